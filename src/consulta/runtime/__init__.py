@@ -1,0 +1,73 @@
+"""The engine: agent definitions, tools and their policies, runs, asks, plans, events and the store."""
+
+from ._agent import Agent, tool_schemas
+from ._errors import ConfigError, ConflictError, ConsultaError, InvalidAnswerError, NotFoundError, ToolError
+from ._events import (
+    AskClosed,
+    AskOpened,
+    Event,
+    ModelText,
+    PlanDecided,
+    PlanStaged,
+    RunEnded,
+    RunStarted,
+    StepStarted,
+    ToolCalled,
+    ToolReturned,
+)
+from ._grounding import Evidence, mentions
+from ._plans import PlanExecutor
+from ._policies import Cache, Fallback, Retry, Timeout, ToolPolicy, apply_policies
+from ._records import AskRecord, AskStatus, EventRecord, PlanRecord, PlanStatus, RunRecord, RunStatus, ToolCallRecord
+from ._runtime import PLAN_ASK, AskPolicy, Runtime
+from ._store import Store
+from ._tools import AskKind, ToolDef, ToolKind, ask_tool, read_tool, write_tool
+
+__all__ = [
+    "PLAN_ASK",
+    "Agent",
+    "AskClosed",
+    "AskKind",
+    "AskOpened",
+    "AskPolicy",
+    "AskRecord",
+    "AskStatus",
+    "Cache",
+    "ConfigError",
+    "ConflictError",
+    "ConsultaError",
+    "Event",
+    "EventRecord",
+    "Evidence",
+    "Fallback",
+    "InvalidAnswerError",
+    "ModelText",
+    "NotFoundError",
+    "PlanDecided",
+    "PlanExecutor",
+    "PlanRecord",
+    "PlanStaged",
+    "PlanStatus",
+    "Retry",
+    "RunEnded",
+    "RunRecord",
+    "RunStarted",
+    "RunStatus",
+    "Runtime",
+    "StepStarted",
+    "Store",
+    "Timeout",
+    "ToolCallRecord",
+    "ToolCalled",
+    "ToolDef",
+    "ToolError",
+    "ToolKind",
+    "ToolPolicy",
+    "ToolReturned",
+    "apply_policies",
+    "ask_tool",
+    "mentions",
+    "read_tool",
+    "tool_schemas",
+    "write_tool",
+]

@@ -1,0 +1,334 @@
+"""The bridge to the agent engine (pydantic-ai). The only module of the runtime that knows its API.
+
+It builds a pydantic-ai agent from a Consulta `Agent`, and adds one capability that gives every tool call Consulta's
+semantics: errors in the seeds' shape (unknown tool, invalid arguments, exceptions) instead of retries that can
+crash the run; ask tools that defer the call (the run pauses on an Ask); write tools staged into a plan after the
+grounding and validation checks; and a record of every call in the store.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+from pydantic_ai import Agent as PaiAgent
+from pydantic_ai import CallDeferred, DeferredToolRequests, DeferredToolResults, ModelMessagesTypeAdapter, RunContext, Tool
+from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.exceptions import ModelRetry, ToolFailed
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    RetryPromptPart,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from pydantic_ai.models import Model
+from pydantic_ai.tools import ToolDefinition
+from pydantic_ai.usage import UsageLimits
+
+from ._agent import Agent
+from ._errors import ToolError
+from ._grounding import Evidence
+from ._store import utcnow
+from ._tools import ToolDef
+
+__all__ = [
+    "Cancelled",
+    "EngineRun",
+    "PausedCall",
+    "final_text",
+    "RunDeps",
+    "build_engine_agent",
+    "dump_messages",
+    "evidence_from",
+    "json_schema_for",
+    "load_messages",
+    "pending_tool_calls",
+]
+
+ASK_METADATA_KEY = "consulta_ask"
+
+
+def dump_messages(messages: list[ModelMessage]) -> str:
+    return ModelMessagesTypeAdapter.dump_json(messages).decode()
+
+
+def load_messages(blob: str) -> list[ModelMessage]:
+    return list(ModelMessagesTypeAdapter.validate_json(blob))
+
+
+def json_schema_for(tool: ToolDef) -> dict[str, Any]:
+    """The JSON schema of a tool's arguments, generated from the function's type hints and docstring."""
+    return Tool(tool.function, name=tool.name, description=tool.description).tool_def.parameters_json_schema
+
+
+def pending_tool_calls(messages: list[ModelMessage]) -> list[ToolCallPart]:
+    """The tool calls of the last response that have no result yet (a run paused on them)."""
+    if not messages or not isinstance(messages[-1], ModelResponse):
+        return []
+    return list(messages[-1].tool_calls)
+
+
+def evidence_from(messages: list[ModelMessage], agent: Agent, prompt: str | None = None) -> Evidence:
+    """What the user said and what read tools returned, from the conversation so far."""
+    user: list[str] = [prompt] if prompt else []
+    answers: list[str] = []
+    data: list[str] = []
+    for message in messages:
+        if not isinstance(message, ModelRequest):
+            continue
+        for part in message.parts:
+            if isinstance(part, UserPromptPart) and isinstance(part.content, str):
+                user.append(part.content)
+            elif isinstance(part, ToolReturnPart):
+                tool = agent.tool(part.tool_name)
+                if tool is None:
+                    continue
+                if tool.kind == "ask":
+                    answers.extend(_raw_answers(part.content))
+                elif tool.kind == "read":
+                    data.append(Evidence.data_text(part.content))
+    return Evidence(user_texts=tuple(user), answers=tuple(answers), data_texts=tuple(data))
+
+
+def _raw_answers(content: Any) -> list[str]:
+    if isinstance(content, str):
+        try:
+            content = json.loads(content)
+        except ValueError:
+            return [content]
+    if not isinstance(content, dict) or not content.get("ok"):
+        return []
+    raw = (content.get("result") or {}).get("raw_answers") or []
+    flat: list[str] = []
+    for value in raw:
+        flat.extend(value if isinstance(value, list) else [value])
+    return [str(v) for v in flat]
+
+
+@dataclass(kw_only=True)
+class RunDeps:
+    """Per-run state handed to the capability (pydantic-ai's `deps`)."""
+
+    run_id: str
+    agent: Agent
+    prompt: str | None
+    step: Callable[[], int]
+    record_call: Callable[..., None]
+    stage: Callable[[str, str, dict[str, Any], Evidence], Awaitable[dict[str, Any]]]
+    emit_call: Callable[[str, str, Any], None]
+    tool_started: dict[str, float] = field(default_factory=dict)
+
+
+def _result_of(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", exclude_none=True)
+    return value
+
+
+def _invalid_arguments(tool_name: str, error: ValidationError | ModelRetry) -> dict[str, Any]:
+    if isinstance(error, ValidationError):
+        problems = [
+            {"field": ".".join(str(p) for p in e["loc"]) or "(arguments)", "problem": e["msg"]} for e in error.errors()
+        ]
+        first = problems[0] if problems else {"field": "(arguments)", "problem": "invalid"}
+        return {
+            "ok": False,
+            "error_code": "invalid_arguments",
+            "message": f"Invalid arguments for {tool_name}: {first['field']}: {first['problem']}.",
+            "field": first["field"],
+            "errors": problems[:5],
+            "_hint": "Fix the listed fields and call the tool again; see its parameter schema.",
+        }
+    return {"ok": False, "error_code": "invalid_arguments", "message": str(error.message), "_hint": "Fix the arguments."}
+
+
+def _unknown_tool(name: str, available: list[str]) -> dict[str, Any]:
+    return {
+        "ok": False,
+        "error_code": "unknown_tool",
+        "message": f"Unknown tool: {name}",
+        "_hint": f"Choose action from available tools: {', '.join(available)}.",
+    }
+
+
+class _ConsultaTools(AbstractCapability[RunDeps]):
+    """Consulta's semantics for every tool call (see the module docstring)."""
+
+    async def wrap_tool_execute(
+        self, ctx: RunContext[RunDeps], *, call: ToolCallPart, tool_def: ToolDefinition, args: dict[str, Any], handler: Any
+    ) -> Any:
+        deps = ctx.deps
+        tool = deps.agent.tool(call.tool_name)
+        started = time.perf_counter()
+        started_at = utcnow()
+        deps.emit_call(call.tool_call_id, call.tool_name, args)
+        try:
+            if tool is None:  # an engine-level tool (e.g. structured output); not ours to judge
+                return await handler(args)
+            if tool.kind == "ask":
+                result = self._defer_ask(ctx, call, tool, args)
+            elif tool.kind == "write":
+                op = _result_of(await handler(args))
+                evidence = evidence_from(ctx.messages, deps.agent, deps.prompt)
+                result = await deps.stage(call.tool_call_id, call.tool_name, op, evidence)
+            else:
+                result = _result_of(await handler(args))
+        except ToolError as error:
+            result = error.to_result()
+        except CallDeferred:
+            raise
+        except Exception as error:  # a tool's bug must not end the run: the model sees it in the seeds' shape
+            result = {
+                "ok": False,
+                "error_code": "tool_exception",
+                "message": f"{call.tool_name} failed: {type(error).__name__}: {error}",
+                "_hint": "Check the arguments; if they are right, tell the user the tool failed.",
+            }
+        deps.record_call(
+            tool_call_id=call.tool_call_id,
+            tool_name=call.tool_name,
+            args=args,
+            result=result,
+            started_at=started_at,
+            duration_ms=(time.perf_counter() - started) * 1000,
+        )
+        return result
+
+    def _defer_ask(self, ctx: RunContext[RunDeps], call: ToolCallPart, tool: ToolDef, args: dict[str, Any]) -> Any:
+        kind = tool.ask_kind
+        assert kind is not None
+        response = next((m for m in reversed(ctx.messages) if isinstance(m, ModelResponse)), None)
+        siblings = [c for c in (response.tool_calls if response else []) if c.tool_call_id != call.tool_call_id]
+        if siblings:
+            return kind.not_alone_result()
+        payload = kind.prepare(args)  # raises ToolError with the kind's own codes
+        raise CallDeferred(metadata={ASK_METADATA_KEY: {"kind": kind.name, "payload": payload}}, kind="question")
+
+    async def on_tool_validate_error(
+        self, ctx: RunContext[RunDeps], *, call: ToolCallPart, tool_def: ToolDefinition, args: Any, error: Any
+    ) -> Any:
+        result = _invalid_arguments(call.tool_name, error)
+        ctx.deps.record_call(
+            tool_call_id=call.tool_call_id,
+            tool_name=call.tool_name,
+            args=args if isinstance(args, dict) else {"raw": str(args)},
+            result=result,
+            started_at=utcnow(),
+            duration_ms=0.0,
+        )
+        raise ToolFailed(json.dumps(result, ensure_ascii=False))
+
+    async def before_model_request(self, ctx: RunContext[RunDeps], request_context: Any) -> Any:
+        # pydantic-ai answers an unknown tool name with a retry; give the model the seeds' `unknown_tool` result
+        # instead. (Its retry budget is set to the step limit, so the run ends on the step limit, never on it.)
+        available = [t.name for t in ctx.deps.agent.tools]
+        for message in ctx.messages:
+            if not isinstance(message, ModelRequest):
+                continue
+            for i, part in enumerate(message.parts):
+                if not _is_unknown_tool_retry(part):
+                    continue
+                name = part.tool_name or "?"
+                message.parts[i] = ToolReturnPart(
+                    tool_name=name,
+                    content=_unknown_tool(name, available),
+                    tool_call_id=part.tool_call_id,
+                    outcome="failed",
+                )
+        return request_context
+
+
+def _is_unknown_tool_retry(part: Any) -> bool:
+    if isinstance(part, ToolReturnPart):
+        return getattr(getattr(part, "retry", None), "cause", None) == "unknown_tool"
+    return isinstance(part, RetryPromptPart) and isinstance(part.content, str) and part.content.startswith("Unknown tool name")
+
+
+def _engine_tool(tool: ToolDef) -> Tool[RunDeps]:
+    if tool.parameters is not None:
+        return Tool.from_schema(tool.call, name=tool.name, description=_full_description(tool), json_schema=tool.parameters)
+    return Tool(tool.call, name=tool.name, description=_full_description(tool), takes_ctx=False)
+
+
+def _full_description(tool: ToolDef) -> str:
+    return tool.description if not tool.notes else f"{tool.description} {tool.notes}"
+
+
+def build_engine_agent(agent: Agent, model: Model) -> PaiAgent[RunDeps, str | DeferredToolRequests]:
+    """A pydantic-ai agent for `agent` on `model`: text output, or the deferred calls the run paused on."""
+    return PaiAgent(
+        model,
+        instructions=agent.instructions,
+        tools=[_engine_tool(t) for t in agent.tools],
+        deps_type=RunDeps,
+        output_type=[str, DeferredToolRequests],  # type: ignore[arg-type]
+        capabilities=[_ConsultaTools()],
+        retries=agent.max_steps,
+    )
+
+
+@dataclass(kw_only=True)
+class EngineRun:
+    """One stretch of a run on the engine: from a prompt or from answers, to a final text or the next pause."""
+
+    engine: PaiAgent[RunDeps, Any]
+    deps: RunDeps
+    history: list[ModelMessage]
+    prompt: str | None
+    deferred: dict[str, Any] | None
+    max_steps: int
+    on_step: Callable[[list[ModelMessage], int], None]
+    check_cancel: Callable[[], bool]
+
+    async def __call__(self) -> tuple[str | None, list[PausedCall], list[ModelMessage]]:
+        """Run; return (final text or None, the calls the run paused on, all messages)."""
+        results = DeferredToolResults(calls=self.deferred) if self.deferred else None
+        limits = UsageLimits(request_limit=self.max_steps)
+        async with self.engine.iter(
+            self.prompt, message_history=self.history, deferred_tool_results=results, deps=self.deps, usage_limits=limits
+        ) as run:
+            async for node in run:
+                messages = run.all_messages()
+                request = getattr(node, "request", None)
+                if isinstance(request, ModelRequest) and (not messages or messages[-1] is not request):
+                    messages = [*messages, request]
+                self.on_step(messages, sum(isinstance(m, ModelResponse) for m in messages))
+                if self.check_cancel():
+                    raise Cancelled(messages)
+            assert run.result is not None
+            output = run.result.output
+            messages = run.result.all_messages()
+        if isinstance(output, DeferredToolRequests):
+            paused = [PausedCall(call=c, ask=(output.metadata.get(c.tool_call_id) or {}).get(ASK_METADATA_KEY)) for c in output.calls]
+            return None, paused, messages
+        return str(output), [], messages
+
+
+@dataclass(frozen=True)
+class PausedCall:
+    """A call the run paused on, with the ask it stands for (None for a deferral that is not an ask)."""
+
+    call: ToolCallPart
+    ask: dict[str, Any] | None
+
+
+class Cancelled(Exception):
+    def __init__(self, messages: list[ModelMessage]) -> None:
+        super().__init__("cancelled")
+        self.messages = messages
+
+
+def final_text(messages: list[ModelMessage]) -> str | None:
+    for message in reversed(messages):
+        if isinstance(message, ModelResponse):
+            texts = [p.content for p in message.parts if isinstance(p, TextPart)]
+            return "\n".join(texts) if texts else None
+    return None

@@ -1,0 +1,60 @@
+"""Errors of the runtime: the structured error a tool hands back to the model, and the errors people and front ends see."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ToolError(Exception):
+    """A tool call that cannot be carried out, reported to the model in the seeds' shape.
+
+    Raise it from a tool (or from domain code a tool calls); the runtime turns it into
+    `{"ok": false, "error_code": ..., "message": ..., "_hint": ...}` (plus `field` when one argument is at fault)
+    and the run goes on. Nothing the tool was about to change may have changed when it is raised.
+    """
+
+    def __init__(self, error_code: str, message: str, *, hint: str | None = None, field: str | None = None) -> None:
+        super().__init__(message)
+        self.error_code = error_code
+        self.message = message
+        self.hint = hint
+        self.field = field
+
+    def to_result(self) -> dict[str, Any]:
+        """The JSON result the model sees."""
+        result: dict[str, Any] = {"ok": False, "error_code": self.error_code, "message": self.message}
+        if self.field is not None:
+            result["field"] = self.field
+        if self.hint is not None:
+            result["_hint"] = self.hint
+        return result
+
+
+class ConsultaError(Exception):
+    """Base of the errors a person or a front end gets: the message says what went wrong and what to do."""
+
+    code: str = "consulta_error"
+
+
+class NotFoundError(ConsultaError):
+    """An id (run, ask, plan, audit entry) that the store does not know."""
+
+    code = "not_found"
+
+
+class ConflictError(ConsultaError):
+    """An action on something whose state does not allow it, e.g. answering an ask that is already closed."""
+
+    code = "conflict"
+
+
+class InvalidAnswerError(ConsultaError):
+    """An answer whose shape does not fit the ask (wrong number of answers, an option that was not offered...)."""
+
+    code = "invalid_answer"
+
+
+class ConfigError(ConsultaError):
+    """A setting that cannot be used (unknown model name, unreadable data directory, missing API key...)."""
+
+    code = "config_error"

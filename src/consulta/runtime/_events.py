@@ -1,0 +1,101 @@
+"""The typed events a run emits: stored in order and delivered to every attached front end."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field, TypeAdapter
+
+__all__ = [
+    "AskClosed",
+    "AskOpened",
+    "Event",
+    "EventAdapter",
+    "ModelText",
+    "PlanDecided",
+    "PlanStaged",
+    "RunEnded",
+    "RunStarted",
+    "StepStarted",
+    "ToolCalled",
+    "ToolReturned",
+]
+
+
+class _Base(BaseModel):
+    run_id: str
+
+
+class RunStarted(_Base):
+    type: Literal["run_started"] = "run_started"
+    app: str
+    prompt: str | None
+    resumed: bool = False
+
+
+class StepStarted(_Base):
+    type: Literal["step_started"] = "step_started"
+    step: int
+
+
+class ModelText(_Base):
+    type: Literal["model_text"] = "model_text"
+    text: str
+
+
+class ToolCalled(_Base):
+    type: Literal["tool_called"] = "tool_called"
+    tool_call_id: str
+    tool_name: str
+    args: Any
+
+
+class ToolReturned(_Base):
+    type: Literal["tool_returned"] = "tool_returned"
+    tool_call_id: str
+    tool_name: str
+    ok: bool
+    result: Any
+    duration_ms: float
+
+
+class AskOpened(_Base):
+    type: Literal["ask_opened"] = "ask_opened"
+    ask_id: str
+    kind: str
+    payload: dict[str, Any]
+
+
+class AskClosed(_Base):
+    type: Literal["ask_closed"] = "ask_closed"
+    ask_id: str
+    kind: str
+    status: str
+    answered_by: str | None = None
+
+
+class PlanStaged(_Base):
+    type: Literal["plan_staged"] = "plan_staged"
+    plan_id: str
+    items: list[dict[str, Any]]
+
+
+class PlanDecided(_Base):
+    type: Literal["plan_decided"] = "plan_decided"
+    plan_id: str
+    status: str
+    result: Any = None
+
+
+class RunEnded(_Base):
+    type: Literal["run_ended"] = "run_ended"
+    status: str
+    output: str | None = None
+    error: str | None = None
+
+
+Event = Annotated[
+    RunStarted | StepStarted | ModelText | ToolCalled | ToolReturned | AskOpened | AskClosed | PlanStaged | PlanDecided | RunEnded,
+    Field(discriminator="type"),
+]
+EventAdapter: TypeAdapter[Event] = TypeAdapter(Event)

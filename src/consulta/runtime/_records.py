@@ -1,0 +1,108 @@
+"""The records the store keeps, as plain data: runs, asks, plans, tool calls, events."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+__all__ = ["AskRecord", "AskStatus", "EventRecord", "PlanRecord", "PlanStatus", "RunRecord", "RunStatus", "ToolCallRecord"]
+
+
+class RunStatus(StrEnum):
+    running = "running"
+    waiting = "waiting"  # an ask is pending and nothing in this process waits for it
+    finished = "finished"
+    failed = "failed"
+    cancelled = "cancelled"
+
+
+class AskStatus(StrEnum):
+    pending = "pending"
+    answered = "answered"
+    cancelled = "cancelled"
+    timed_out = "timed_out"
+    declined = "declined"
+
+
+class PlanStatus(StrEnum):
+    staging = "staging"  # write calls are being added during the run
+    pending = "pending"  # waiting for the user's approval (an ask of kind "plan")
+    applied = "applied"
+    rejected = "rejected"
+    failed = "failed"  # approved, but applying it failed; nothing was written
+    cancelled = "cancelled"
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunRecord:
+    id: str
+    app: str
+    thread_id: str
+    parent_run_id: str | None
+    status: RunStatus
+    prompt: str
+    model: str
+    lang: str
+    options: dict[str, Any]
+    trace_id: str
+    output: str | None
+    error: str | None
+    owner: str | None
+    heartbeat_at: float | None
+    cancel_requested: bool
+    created_at: str
+    updated_at: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class AskRecord:
+    id: str
+    run_id: str
+    kind: str
+    tool_call_id: str | None
+    payload: dict[str, Any]
+    status: AskStatus
+    answer: Any
+    outcome: Any
+    answered_by: str | None
+    timeout_s: float | None
+    trace_id: str
+    created_at: str
+    closed_at: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlanRecord:
+    id: str
+    run_id: str
+    app: str
+    status: PlanStatus
+    items: list[dict[str, Any]]
+    ask_id: str | None
+    result: Any
+    created_at: str
+    updated_at: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCallRecord:
+    run_id: str
+    step: int
+    tool_call_id: str
+    tool_name: str
+    args: Any
+    result: Any
+    ok: bool
+    error_code: str | None
+    started_at: str
+    duration_ms: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class EventRecord:
+    id: int
+    run_id: str
+    type: str
+    data: dict[str, Any]
+    ts: str

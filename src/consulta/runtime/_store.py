@@ -1,0 +1,607 @@
+"""The store: the single source of truth for runs, checkpoints, asks, plans, tool calls and events.
+
+SQLite through SQLAlchemy Core by default (one file, zero set-up); any SQLAlchemy URL works
+(`CONSULTA_DATABASE_URL`). Every state change that must not be lost is one short transaction; an ask is
+closed by a conditional UPDATE (`WHERE status = 'pending'`) so that two answerers can never both win.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    Column,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    create_engine,
+    event,
+    func,
+    insert,
+    select,
+    update,
+)
+from sqlalchemy.engine import Connection, Engine, RowMapping
+
+from ._errors import ConflictError, NotFoundError
+from ._records import AskRecord, AskStatus, EventRecord, PlanRecord, PlanStatus, RunRecord, RunStatus, ToolCallRecord
+
+__all__ = ["Store", "new_id", "utcnow"]
+
+metadata = MetaData()
+
+runs = Table(
+    "runs",
+    metadata,
+    Column("id", String(40), primary_key=True),
+    Column("app", String(40), nullable=False),
+    Column("thread_id", String(40), nullable=False, index=True),
+    Column("parent_run_id", String(40), nullable=True),
+    Column("status", String(16), nullable=False, index=True),
+    Column("prompt", Text, nullable=False),
+    Column("model", String(200), nullable=False),
+    Column("lang", String(10), nullable=False),
+    Column("options", Text, nullable=False, default="{}"),
+    Column("trace_id", String(32), nullable=False),
+    Column("output", Text, nullable=True),
+    Column("error", Text, nullable=True),
+    Column("owner", String(120), nullable=True),
+    Column("heartbeat_at", Float, nullable=True),
+    Column("cancel_requested", Integer, nullable=False, default=0),
+    Column("created_at", String(32), nullable=False),
+    Column("updated_at", String(32), nullable=False),
+)
+
+checkpoints = Table(
+    "checkpoints",
+    metadata,
+    Column("run_id", String(40), ForeignKey("runs.id"), primary_key=True),
+    Column("step", Integer, nullable=False),
+    Column("messages", Text, nullable=False),
+    Column("updated_at", String(32), nullable=False),
+)
+
+asks = Table(
+    "asks",
+    metadata,
+    Column("id", String(40), primary_key=True),
+    Column("run_id", String(40), ForeignKey("runs.id"), nullable=False, index=True),
+    Column("kind", String(20), nullable=False),
+    Column("tool_call_id", String(120), nullable=True),
+    Column("payload", Text, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("answer", Text, nullable=True),
+    Column("outcome", Text, nullable=True),
+    Column("answered_by", String(120), nullable=True),
+    Column("timeout_s", Float, nullable=True),
+    Column("trace_id", String(32), nullable=False),
+    Column("created_at", String(32), nullable=False),
+    Column("closed_at", String(32), nullable=True),
+    Column("closed_seq", Integer, nullable=True),
+    Index("ix_asks_status_closed_seq", "status", "closed_seq"),
+)
+
+plans = Table(
+    "plans",
+    metadata,
+    Column("id", String(40), primary_key=True),
+    Column("run_id", String(40), ForeignKey("runs.id"), nullable=False, index=True),
+    Column("app", String(40), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("items", Text, nullable=False),
+    Column("ask_id", String(40), nullable=True),
+    Column("result", Text, nullable=True),
+    Column("created_at", String(32), nullable=False),
+    Column("updated_at", String(32), nullable=False),
+)
+
+tool_calls = Table(
+    "tool_calls",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", String(40), ForeignKey("runs.id"), nullable=False, index=True),
+    Column("step", Integer, nullable=False),
+    Column("tool_call_id", String(120), nullable=False),
+    Column("tool_name", String(120), nullable=False),
+    Column("args", Text, nullable=False),
+    Column("result", Text, nullable=False),
+    Column("ok", Integer, nullable=False),
+    Column("error_code", String(80), nullable=True),
+    Column("started_at", String(32), nullable=False),
+    Column("duration_ms", Float, nullable=False),
+)
+
+events = Table(
+    "events",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", String(40), ForeignKey("runs.id"), nullable=False, index=True),
+    Column("type", String(40), nullable=False),
+    Column("data", Text, nullable=False),
+    Column("ts", String(32), nullable=False),
+)
+
+counters = Table(
+    "counters",
+    metadata,
+    Column("name", String(40), primary_key=True),
+    Column("value", Integer, nullable=False),
+)
+
+
+def utcnow() -> str:
+    """Now, as an ISO-8601 UTC timestamp (the store's one time format)."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def new_id(prefix: str) -> str:
+    """A new random id such as `run_3f2a…`, short enough to type."""
+    return f"{prefix}_{uuid.uuid4().hex[:12]}"
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _loads(value: str | None) -> Any:
+    return None if value is None else json.loads(value)
+
+
+_OWNER = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
+class Store:
+    """All persistence of the runtime. Thread-safe (SQLAlchemy pools connections); every method is one transaction."""
+
+    def __init__(self, url: str, *, echo: bool = False) -> None:
+        self.url = url
+        self.owner = _OWNER
+        self.engine: Engine = create_engine(url, echo=echo)
+        if url.startswith("sqlite"):
+            event.listen(self.engine, "connect", _sqlite_pragmas)
+        metadata.create_all(self.engine)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    @contextmanager
+    def _tx(self) -> Iterator[Connection]:
+        with self.engine.begin() as conn:
+            yield conn
+
+    # ---- runs -------------------------------------------------------------------------------------------------
+
+    def create_run(
+        self,
+        *,
+        app: str,
+        prompt: str,
+        model: str,
+        lang: str,
+        thread_id: str | None = None,
+        parent_run_id: str | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> RunRecord:
+        run_id = new_id("run")
+        now = utcnow()
+        with self._tx() as conn:
+            conn.execute(
+                insert(runs).values(
+                    id=run_id,
+                    app=app,
+                    thread_id=thread_id or run_id,
+                    parent_run_id=parent_run_id,
+                    status=RunStatus.running,
+                    prompt=prompt,
+                    model=model,
+                    lang=lang,
+                    options=_dumps(options or {}),
+                    trace_id=uuid.uuid4().hex,
+                    owner=self.owner,
+                    heartbeat_at=_clock(),
+                    cancel_requested=0,
+                    created_at=now,
+                    updated_at=now,
+                )
+            )
+        return self.get_run(run_id)
+
+    def get_run(self, run_id: str) -> RunRecord:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(runs).where(runs.c.id == run_id)).mappings().first()
+        if row is None:
+            raise NotFoundError(f"No run with id {run_id!r}. List runs with `consulta runs`.")
+        return _run_record(row)
+
+    def list_runs(self, *, status: str | None = None, app: str | None = None, limit: int = 50) -> list[RunRecord]:
+        query = select(runs).order_by(runs.c.created_at.desc()).limit(limit)
+        if status is not None:
+            query = query.where(runs.c.status == status)
+        if app is not None:
+            query = query.where(runs.c.app == app)
+        with self.engine.connect() as conn:
+            return [_run_record(row) for row in conn.execute(query).mappings()]
+
+    def set_run_status(
+        self, run_id: str, status: RunStatus, *, output: str | None = None, error: str | None = None
+    ) -> None:
+        values: dict[str, Any] = {"status": status, "updated_at": utcnow()}
+        if output is not None:
+            values["output"] = output
+        if error is not None:
+            values["error"] = error
+        if status in (RunStatus.finished, RunStatus.failed, RunStatus.cancelled):
+            values["owner"] = None
+        with self._tx() as conn:
+            conn.execute(update(runs).where(runs.c.id == run_id).values(**values))
+
+    def claim_run(self, run_id: str, *, stale_after: float = 15.0) -> bool:
+        """Take ownership of a run whose owner is gone (no heartbeat for `stale_after` s, or a dead local pid)."""
+        run = self.get_run(run_id)
+        if run.owner == self.owner:
+            return True
+        if run.owner is not None and _owner_alive(run.owner, run.heartbeat_at, stale_after):
+            return False
+        with self._tx() as conn:
+            result = conn.execute(
+                update(runs)
+                .where(runs.c.id == run_id, (runs.c.owner == run.owner) | runs.c.owner.is_(None))
+                .values(owner=self.owner, heartbeat_at=_clock(), updated_at=utcnow())
+            )
+        return result.rowcount == 1
+
+    def run_is_live_elsewhere(self, run_id: str, *, stale_after: float = 15.0) -> bool:
+        run = self.get_run(run_id)
+        return run.owner not in (None, self.owner) and _owner_alive(run.owner, run.heartbeat_at, stale_after)
+
+    def heartbeat(self, run_ids: list[str]) -> None:
+        if not run_ids:
+            return
+        with self._tx() as conn:
+            conn.execute(update(runs).where(runs.c.id.in_(run_ids)).values(heartbeat_at=_clock()))
+
+    def request_cancel(self, run_id: str) -> None:
+        self.get_run(run_id)
+        with self._tx() as conn:
+            conn.execute(update(runs).where(runs.c.id == run_id).values(cancel_requested=1, updated_at=utcnow()))
+
+    def cancel_requested(self, run_ids: list[str]) -> set[str]:
+        if not run_ids:
+            return set()
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(runs.c.id).where(runs.c.id.in_(run_ids), runs.c.cancel_requested == 1))
+            return {row[0] for row in rows}
+
+    # ---- checkpoints ------------------------------------------------------------------------------------------
+
+    def save_checkpoint(self, run_id: str, step: int, messages_json: str) -> None:
+        now = utcnow()
+        with self._tx() as conn:
+            updated = conn.execute(
+                update(checkpoints)
+                .where(checkpoints.c.run_id == run_id)
+                .values(step=step, messages=messages_json, updated_at=now)
+            )
+            if updated.rowcount == 0:
+                conn.execute(insert(checkpoints).values(run_id=run_id, step=step, messages=messages_json, updated_at=now))
+
+    def load_checkpoint(self, run_id: str) -> tuple[int, str] | None:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(checkpoints).where(checkpoints.c.run_id == run_id)).mappings().first()
+        return None if row is None else (row["step"], row["messages"])
+
+    # ---- asks -------------------------------------------------------------------------------------------------
+
+    def create_ask(
+        self,
+        *,
+        run_id: str,
+        kind: str,
+        payload: dict[str, Any],
+        tool_call_id: str | None = None,
+        timeout_s: float | None = None,
+        trace_id: str = "",
+    ) -> AskRecord:
+        ask_id = new_id("ask")
+        with self._tx() as conn:
+            conn.execute(
+                insert(asks).values(
+                    id=ask_id,
+                    run_id=run_id,
+                    kind=kind,
+                    tool_call_id=tool_call_id,
+                    payload=_dumps(payload),
+                    status=AskStatus.pending,
+                    timeout_s=timeout_s,
+                    trace_id=trace_id,
+                    created_at=utcnow(),
+                )
+            )
+        return self.get_ask(ask_id)
+
+    def get_ask(self, ask_id: str) -> AskRecord:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(asks).where(asks.c.id == ask_id)).mappings().first()
+        if row is None:
+            raise NotFoundError(f"No ask with id {ask_id!r}. List pending asks with `consulta asks`.")
+        return _ask_record(row)
+
+    def list_asks(self, *, status: str | None = AskStatus.pending, run_id: str | None = None) -> list[AskRecord]:
+        query = select(asks).order_by(asks.c.created_at)
+        if status is not None:
+            query = query.where(asks.c.status == status)
+        if run_id is not None:
+            query = query.where(asks.c.run_id == run_id)
+        with self.engine.connect() as conn:
+            return [_ask_record(row) for row in conn.execute(query).mappings()]
+
+    def close_ask(
+        self,
+        ask_id: str,
+        status: AskStatus,
+        *,
+        answer: Any = None,
+        outcome: Any = None,
+        answered_by: str | None = None,
+    ) -> AskRecord:
+        """Close a pending ask. Raises NotFoundError for an unknown id, ConflictError if it is already closed."""
+        with self._tx() as conn:
+            seq = _next_counter(conn, "ask_closed_seq")
+            result = conn.execute(
+                update(asks)
+                .where(asks.c.id == ask_id, asks.c.status == AskStatus.pending)
+                .values(
+                    status=status,
+                    answer=_dumps(answer),
+                    outcome=_dumps(outcome),
+                    answered_by=answered_by,
+                    closed_at=utcnow(),
+                    closed_seq=seq,
+                )
+            )
+        if result.rowcount == 0:
+            existing = self.get_ask(ask_id)  # raises NotFoundError for an unknown id
+            raise ConflictError(
+                f"Ask {ask_id} is already {existing.status.value} (closed at {existing.closed_at}); it cannot be "
+                "answered again. List the pending ones with `consulta asks`."
+            )
+        return self.get_ask(ask_id)
+
+    def asks_closed_since(self, seq: int) -> tuple[int, list[tuple[str, str]]]:
+        """(new high-water mark, [(ask_id, status)]) of asks closed after `seq`: one cheap query for all waiters."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(asks.c.id, asks.c.status, asks.c.closed_seq)
+                .where(asks.c.closed_seq > seq)
+                .order_by(asks.c.closed_seq)
+            ).all()
+        high = max((row[2] for row in rows), default=seq)
+        return high, [(row[0], row[1]) for row in rows]
+
+    def ask_closed_high_water(self) -> int:
+        with self.engine.connect() as conn:
+            value = conn.execute(select(func.max(asks.c.closed_seq))).scalar()
+        return int(value or 0)
+
+    # ---- plans ------------------------------------------------------------------------------------------------
+
+    def get_or_create_staging_plan(self, *, run_id: str, app: str) -> PlanRecord:
+        with self._tx() as conn:
+            row = (
+                conn.execute(select(plans).where(plans.c.run_id == run_id, plans.c.status == PlanStatus.staging))
+                .mappings()
+                .first()
+            )
+            if row is not None:
+                return _plan_record(row)
+            plan_id = new_id("plan")
+            now = utcnow()
+            conn.execute(
+                insert(plans).values(
+                    id=plan_id, run_id=run_id, app=app, status=PlanStatus.staging, items="[]", created_at=now, updated_at=now
+                )
+            )
+        return self.get_plan(plan_id)
+
+    def get_plan(self, plan_id: str) -> PlanRecord:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(plans).where(plans.c.id == plan_id)).mappings().first()
+        if row is None:
+            raise NotFoundError(f"No plan with id {plan_id!r}.")
+        return _plan_record(row)
+
+    def list_plans(self, *, run_id: str) -> list[PlanRecord]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(plans).where(plans.c.run_id == run_id).order_by(plans.c.created_at)).mappings()
+            return [_plan_record(row) for row in rows]
+
+    def update_plan(
+        self,
+        plan_id: str,
+        *,
+        status: PlanStatus | None = None,
+        items: list[dict[str, Any]] | None = None,
+        ask_id: str | None = None,
+        result: Any = None,
+    ) -> PlanRecord:
+        values: dict[str, Any] = {"updated_at": utcnow()}
+        if status is not None:
+            values["status"] = status
+        if items is not None:
+            values["items"] = _dumps(items)
+        if ask_id is not None:
+            values["ask_id"] = ask_id
+        if result is not None:
+            values["result"] = _dumps(result)
+        with self._tx() as conn:
+            conn.execute(update(plans).where(plans.c.id == plan_id).values(**values))
+        return self.get_plan(plan_id)
+
+    # ---- tool calls and events --------------------------------------------------------------------------------
+
+    def record_tool_call(
+        self,
+        *,
+        run_id: str,
+        step: int,
+        tool_call_id: str,
+        tool_name: str,
+        args: Any,
+        result: Any,
+        started_at: str,
+        duration_ms: float,
+    ) -> None:
+        ok = not (isinstance(result, dict) and result.get("ok") is False)
+        error_code = result.get("error_code") if isinstance(result, dict) else None
+        with self._tx() as conn:
+            conn.execute(
+                insert(tool_calls).values(
+                    run_id=run_id,
+                    step=step,
+                    tool_call_id=tool_call_id,
+                    tool_name=tool_name,
+                    args=_dumps(args),
+                    result=_dumps(result),
+                    ok=int(ok),
+                    error_code=error_code,
+                    started_at=started_at,
+                    duration_ms=duration_ms,
+                )
+            )
+
+    def list_tool_calls(self, run_id: str) -> list[ToolCallRecord]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(tool_calls).where(tool_calls.c.run_id == run_id).order_by(tool_calls.c.id))
+            return [
+                ToolCallRecord(
+                    run_id=row.run_id,
+                    step=row.step,
+                    tool_call_id=row.tool_call_id,
+                    tool_name=row.tool_name,
+                    args=_loads(row.args),
+                    result=_loads(row.result),
+                    ok=bool(row.ok),
+                    error_code=row.error_code,
+                    started_at=row.started_at,
+                    duration_ms=row.duration_ms,
+                )
+                for row in rows
+            ]
+
+    def append_event(self, run_id: str, type_: str, data: dict[str, Any]) -> EventRecord:
+        ts = utcnow()
+        with self._tx() as conn:
+            result = conn.execute(insert(events).values(run_id=run_id, type=type_, data=_dumps(data), ts=ts))
+            event_id = result.inserted_primary_key[0] if result.inserted_primary_key else 0
+        return EventRecord(id=int(event_id), run_id=run_id, type=type_, data=data, ts=ts)
+
+    def list_events(self, run_id: str, *, after_id: int = 0) -> list[EventRecord]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(events).where(events.c.run_id == run_id, events.c.id > after_id).order_by(events.c.id)
+            )
+            return [EventRecord(id=r.id, run_id=r.run_id, type=r.type, data=_loads(r.data), ts=r.ts) for r in rows]
+
+
+def _next_counter(conn: Connection, name: str) -> int:
+    result = conn.execute(update(counters).where(counters.c.name == name).values(value=counters.c.value + 1))
+    if result.rowcount == 0:
+        conn.execute(insert(counters).values(name=name, value=1))
+        return 1
+    return int(conn.execute(select(counters.c.value).where(counters.c.name == name)).scalar_one())
+
+
+def _clock() -> float:
+    return datetime.now(UTC).timestamp()
+
+
+def _owner_alive(owner: str, heartbeat_at: float | None, stale_after: float) -> bool:
+    host, _, rest = owner.partition(":")
+    pid_text = rest.split(":", 1)[0]
+    if host == socket.gethostname() and pid_text.isdigit():
+        try:
+            os.kill(int(pid_text), 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            pass
+        # A live pid may have been reused; the heartbeat settles it.
+    if heartbeat_at is None:
+        return False
+    return (_clock() - heartbeat_at) < stale_after
+
+
+def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    cursor = dbapi_conn.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
+def _run_record(row: RowMapping) -> RunRecord:
+    return RunRecord(
+        id=row["id"],
+        app=row["app"],
+        thread_id=row["thread_id"],
+        parent_run_id=row["parent_run_id"],
+        status=RunStatus(row["status"]),
+        prompt=row["prompt"],
+        model=row["model"],
+        lang=row["lang"],
+        options=_loads(row["options"]) or {},
+        trace_id=row["trace_id"],
+        output=row["output"],
+        error=row["error"],
+        owner=row["owner"],
+        heartbeat_at=row["heartbeat_at"],
+        cancel_requested=bool(row["cancel_requested"]),
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+    )
+
+
+def _ask_record(row: RowMapping) -> AskRecord:
+    return AskRecord(
+        id=row["id"],
+        run_id=row["run_id"],
+        kind=row["kind"],
+        tool_call_id=row["tool_call_id"],
+        payload=_loads(row["payload"]),
+        status=AskStatus(row["status"]),
+        answer=_loads(row["answer"]),
+        outcome=_loads(row["outcome"]),
+        answered_by=row["answered_by"],
+        timeout_s=row["timeout_s"],
+        trace_id=row["trace_id"],
+        created_at=row["created_at"],
+        closed_at=row["closed_at"],
+    )
+
+
+def _plan_record(row: RowMapping) -> PlanRecord:
+    return PlanRecord(
+        id=row["id"],
+        run_id=row["run_id"],
+        app=row["app"],
+        status=PlanStatus(row["status"]),
+        items=_loads(row["items"]) or [],
+        ask_id=row["ask_id"],
+        result=_loads(row["result"]),
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+    )
+

@@ -1,0 +1,110 @@
+"""Tool definitions: read tools, write tools (staged into a plan) and ask tools (the run pauses on a person).
+
+A tool is a plain Python function with type hints and a docstring; its JSON schema is generated from them (or given
+explicitly, as the seeds do for `question`). Nothing here depends on the agent engine, so the same definitions
+serve the agent, `consulta tools --schema` and an MCP server.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from ._policies import ToolPolicy, apply_policies
+
+__all__ = ["AskKind", "ToolDef", "ToolKind", "ask_tool", "read_tool", "write_tool"]
+
+ToolKind = Literal["read", "write", "ask"]
+
+
+class AskKind(Protocol):
+    """What a kind of ask (a question, a consultation, …) tells the runtime about itself.
+
+    `prepare` turns the model's arguments into the ask's payload (raising ToolError for bad arguments: nothing is
+    asked then); `validate_answer` checks a person's answer (raising InvalidAnswerError); the `*_result` methods
+    give the tool result the model sees for each way the ask can close.
+    """
+
+    name: str
+
+    def prepare(self, args: dict[str, Any]) -> dict[str, Any]: ...
+    def validate_answer(self, payload: dict[str, Any], answer: Any) -> Any: ...
+    def answered_result(self, payload: dict[str, Any], answer: Any) -> Any: ...
+    def timeout_result(self, payload: dict[str, Any]) -> Any: ...
+    def cancelled_result(self, payload: dict[str, Any]) -> Any: ...
+    def unavailable_result(self, payload: dict[str, Any]) -> Any: ...
+    def not_alone_result(self) -> Any: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolDef:
+    """One tool the model can call."""
+
+    name: str
+    function: Callable[..., Any]
+    description: str
+    kind: ToolKind = "read"
+    parameters: dict[str, Any] | None = None
+    """An explicit JSON schema for the arguments; by default it is generated from the function's signature."""
+    policies: tuple[ToolPolicy, ...] = ()
+    ask_kind: AskKind | None = None
+    notes: str | None = None
+    _wrapped: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def call(self) -> Callable[..., Any]:
+        """The function with its policies applied (async, keyword arguments)."""
+        if self._wrapped is None:
+            object.__setattr__(self, "_wrapped", apply_policies(self.function, self.policies))
+        assert self._wrapped is not None
+        return self._wrapped
+
+
+def _description(fn: Callable[..., Any], description: str | None) -> str:
+    if description:
+        return description
+    doc = inspect.getdoc(fn) or ""
+    return doc.split("\n\n", 1)[0].strip() or fn.__name__
+
+
+def read_tool(
+    fn: Callable[..., Any] | None = None,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    policies: tuple[ToolPolicy, ...] | list[ToolPolicy] = (),
+) -> Any:
+    """Declare a read tool (usable as `@read_tool` or `@read_tool(policies=[...])`)."""
+
+    def make(f: Callable[..., Any]) -> ToolDef:
+        return ToolDef(name=name or f.__name__, function=f, description=_description(f, description), kind="read", policies=tuple(policies))
+
+    return make(fn) if fn is not None else make
+
+
+def write_tool(
+    fn: Callable[..., Any] | None = None, *, name: str | None = None, description: str | None = None
+) -> Any:
+    """Declare a write tool: its function only builds the operation; the runtime stages it into a plan.
+
+    The function returns the operation as a JSON-able dict (or pydantic model). Validation against the data, the
+    grounding check and the application happen in the agent's PlanExecutor.
+    """
+
+    def make(f: Callable[..., Any]) -> ToolDef:
+        return ToolDef(name=name or f.__name__, function=f, description=_description(f, description), kind="write")
+
+    return make(fn) if fn is not None else make
+
+
+def ask_tool(kind: AskKind, *, name: str, description: str, parameters: dict[str, Any], notes: str | None = None) -> ToolDef:
+    """Declare a tool that pauses the run on an ask of `kind` (the model's arguments are checked by `kind.prepare`)."""
+
+    def never_called(**_: Any) -> Any:  # the runtime defers the call instead of running it
+        raise AssertionError("ask tools are handled by the runtime")
+
+    return ToolDef(
+        name=name, function=never_called, description=description, kind="ask", parameters=parameters, ask_kind=kind, notes=notes
+    )
