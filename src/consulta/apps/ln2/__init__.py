@@ -1,0 +1,39 @@
+"""ln2 — the liquid-nitrogen cryo-box inventory assistant (seed 001's reference app).
+
+One YAML inventory edited round-trip; read tools, staged write tools, plans approved by the user, applied atomically,
+audited in JSONL and reversible by rollback; the `question` tool when a request is ambiguous.
+"""
+
+from ._agent import SAMPLE_INVENTORY, build_agent, default_inventory, instructions
+from ._audit import read_audit
+from ._inventory import Inventory, InventoryFile, Record, load_inventory
+from ._operations import AddEntry, BatchThaw, Operation, RecordThaw, Rollback, apply_plan, parse_op, preview, validate_ops
+from ._queries import empty_positions, inventory_stats, query_inventory, search_records
+from ._tools import Ln2Plans, ln2_tools
+
+__all__ = [
+    "SAMPLE_INVENTORY",
+    "AddEntry",
+    "BatchThaw",
+    "Inventory",
+    "InventoryFile",
+    "Ln2Plans",
+    "Operation",
+    "Record",
+    "RecordThaw",
+    "Rollback",
+    "apply_plan",
+    "build_agent",
+    "default_inventory",
+    "empty_positions",
+    "instructions",
+    "inventory_stats",
+    "ln2_tools",
+    "load_inventory",
+    "parse_op",
+    "preview",
+    "query_inventory",
+    "read_audit",
+    "search_records",
+    "validate_ops",
+]

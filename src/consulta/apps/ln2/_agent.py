@@ -1,0 +1,71 @@
+"""The ln2 agent: the seed's system prompt (rule 10 included), the tools, and where the inventory lives."""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ...asks import question_tool
+from ...runtime import Agent
+from ._inventory import load_inventory
+from ._tools import Ln2Plans, ln2_tools
+
+__all__ = ["SAMPLE_INVENTORY", "build_agent", "default_inventory", "instructions"]
+
+SAMPLE_INVENTORY = "sample_inventory.yaml"
+
+_PROMPT = """You are an LN2 inventory assistant for a liquid-nitrogen tank: {boxes} boxes of {rows}x{cols} positions, \
+numbered 1..{n} row by row (1 = A1). Today is {today}.
+
+Rules:
+1) Look things up with query_inventory, search_records, empty_positions, inventory_stats, audit_history. Never invent \
+records, ids, positions or dates.
+2) add_entry, record_thaw, batch_thaw and rollback only STAGE changes; the user approves the plan afterwards.
+3) Stage a write only when the user's words (or answers) say which record, box and positions. Take record ids from \
+query_inventory results.
+4) If several records match what the user said (e.g. K562, K562-dTAG, K562-RTCB), ask which one.
+5) After staging, reply with one short sentence saying what is staged.
+6) Keep replies short and in the user's language.
+7) Tool results with "ok": false explain the problem and a hint; follow the hint.
+10) You have a `question` tool to ask the user clarifying questions.
+    Use it ONLY when you cannot determine the answer from inventory data.
+    Always try query/search tools first before asking the user.
+    Call `question` alone — never in parallel with other tools.
+"""
+
+
+def instructions(inventory_path: Path) -> str:
+    inventory = load_inventory(inventory_path)
+    layout = inventory.layout
+    return _PROMPT.format(
+        boxes=inventory.meta.box_count,
+        rows=layout.rows,
+        cols=layout.cols,
+        n=layout.rows * layout.cols,
+        today=dt.date.today().isoformat(),
+    )
+
+
+def default_inventory(app_dir: Path) -> Path:
+    """The user's inventory in the data dir; the first time, a copy of the sample inventory shipped with the app."""
+    path = app_dir / "inventory.yaml"
+    if not path.exists():
+        with resources.as_file(resources.files(__package__).joinpath("data", SAMPLE_INVENTORY)) as sample:
+            shutil.copyfile(sample, path)
+    return path
+
+
+def build_agent(*, inventory: Path | str, question_timeout: float = 300.0, **_: Any) -> Agent:
+    """The ln2 agent over the inventory file `inventory` (options are recorded on each run to rebuild it)."""
+    path = Path(inventory).expanduser().resolve()
+    return Agent(
+        app="ln2",
+        instructions=instructions(path),
+        tools=(*ln2_tools(path), question_tool()),
+        executor=Ln2Plans(path),
+        question_timeout=question_timeout,
+        options={"inventory": str(path), "question_timeout": question_timeout},
+    )

@@ -1,0 +1,274 @@
+"""ln2's tools: read tools over the inventory, write tools that build operations, and the plan executor.
+
+The write tools only build an operation; the runtime stages it after `Ln2Plans.check_grounding` and
+`Ln2Plans.validate`, and `Ln2Plans.apply` writes an approved plan atomically with its audit lines.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from ...runtime import Evidence, ToolDef, ToolError, read_tool, write_tool
+from ._audit import read_audit
+from ._inventory import Inventory, load_inventory
+from ._operations import apply_plan, parse_op, preview
+from ._queries import empty_positions as _empty_positions
+from ._queries import inventory_stats as _inventory_stats
+from ._queries import query_inventory as _query_inventory
+from ._queries import search_records as _search_records
+
+__all__ = ["Ln2Plans", "ln2_tools"]
+
+ThawAction = Literal["thaw", "takeout", "discard"]
+
+
+class ThawItem(BaseModel):
+    """One record's tubes in a batch thaw."""
+
+    record_id: int
+    positions: list[int]
+
+
+def _today() -> str:
+    return dt.date.today().isoformat()
+
+
+def ln2_tools(inventory_path: Path) -> tuple[ToolDef, ...]:
+    """The read and write tools over the inventory file at `inventory_path` (read afresh on every call)."""
+
+    def inv() -> Inventory:
+        return load_inventory(inventory_path)
+
+    @read_tool
+    def query_inventory(
+        cell_line: str | None = None,
+        short_name: str | None = None,
+        plasmid: str | None = None,
+        box: int | None = None,
+        exact: bool = False,
+        include_consumed: bool = False,
+    ) -> dict[str, Any]:
+        """Find tube records by cell line, short name, plasmid or box (fuzzy unless exact=true).
+
+        Args:
+            cell_line: Parent cell line or short name, e.g. K562.
+            short_name: Short name, e.g. K562-dTAG-BRD4.
+            plasmid: Plasmid name or id.
+            box: Box number.
+            exact: Match names exactly instead of fuzzily.
+            include_consumed: Also list records with no tubes left.
+        """
+        return _query_inventory(
+            inv(), cell_line=cell_line, short_name=short_name, plasmid=plasmid, box=box, exact=exact, include_consumed=include_consumed
+        )
+
+    @read_tool
+    def search_records(text: str) -> dict[str, Any]:
+        """Search all text of the records (names, plasmids, dates, notes) for the given words.
+
+        Args:
+            text: Words to look for.
+        """
+        return _search_records(inv(), text)
+
+    @read_tool
+    def empty_positions(box: int | None = None) -> dict[str, Any]:
+        """List the free positions, per box or for one box.
+
+        Args:
+            box: Only this box.
+        """
+        return _empty_positions(inv(), box=box)
+
+    @read_tool
+    def inventory_stats() -> dict[str, Any]:
+        """Counts per box and per cell line: occupied and free positions, consumed records."""
+        return _inventory_stats(inv())
+
+    @read_tool
+    def audit_history(limit: int = 10) -> dict[str, Any]:
+        """The latest applied changes (newest last), with the audit ids that rollback takes.
+
+        Args:
+            limit: How many entries.
+        """
+        log = read_audit(inventory_path, limit=limit)
+        return {"entries": [{"audit_id": e.audit_id, "ts": e.ts, "op": e.op, "summary": e.summary} for e in log.entries]}
+
+    @write_tool
+    def add_entry(
+        parent_cell_line: str,
+        box: int,
+        positions: list[int],
+        frozen_at: str | None = None,
+        short_name: str | None = None,
+        plasmid_name: str | None = None,
+        plasmid_id: str | None = None,
+        note: str | None = None,
+    ) -> dict[str, Any]:
+        """Stage freezing new tubes: a new record in `box` at `positions` (1..rows*cols, row by row).
+
+        Args:
+            parent_cell_line: Parent cell line, e.g. K562.
+            box: Box number.
+            positions: Positions of the new tubes.
+            frozen_at: Freezing date YYYY-MM-DD (default today).
+            short_name: Short name of the line.
+            plasmid_name: Plasmid name.
+            plasmid_id: Plasmid id.
+            note: Free note.
+        """
+        return _op(
+            "add_entry",
+            parent_cell_line=parent_cell_line,
+            box=box,
+            positions=positions,
+            frozen_at=frozen_at or _today(),
+            short_name=short_name,
+            plasmid_name=plasmid_name,
+            plasmid_id=plasmid_id,
+            note=note,
+        )
+
+    @write_tool
+    def record_thaw(
+        record_id: int, positions: list[int], date: str | None = None, action: ThawAction = "thaw", note: str | None = None
+    ) -> dict[str, Any]:
+        """Stage taking tubes out of a record (thaw, takeout or discard).
+
+        Args:
+            record_id: The record's id (from query_inventory).
+            positions: Positions to take out; they must belong to the record.
+            date: Date YYYY-MM-DD (default today).
+            action: thaw, takeout or discard.
+            note: Free note.
+        """
+        return _op("record_thaw", record_id=record_id, positions=positions, date=date or _today(), action=action, note=note)
+
+    @write_tool
+    def batch_thaw(
+        entries: list[ThawItem], date: str | None = None, action: ThawAction = "thaw", note: str | None = None
+    ) -> dict[str, Any]:
+        """Stage taking tubes out of several records at once.
+
+        Args:
+            entries: One item per record: record_id and positions.
+            date: Date YYYY-MM-DD (default today).
+            action: thaw, takeout or discard.
+            note: Free note.
+        """
+        return _op(
+            "batch_thaw", entries=[e.model_dump() for e in entries], date=date or _today(), action=action, note=note
+        )
+
+    @write_tool
+    def rollback(audit_id: str) -> dict[str, Any]:
+        """Stage restoring the inventory to exactly how it was before an applied change.
+
+        Args:
+            audit_id: The audit id of the change to undo (from audit_history).
+        """
+        return _op("rollback", audit_id=audit_id)
+
+    return (query_inventory, search_records, empty_positions, inventory_stats, audit_history, add_entry, record_thaw, batch_thaw, rollback)
+
+
+def _op(op: str, **fields: Any) -> dict[str, Any]:
+    """The operation as a JSON dict, checked by the domain model (bad fields → ToolError)."""
+    return parse_op({"op": op, **{k: v for k, v in fields.items() if v is not None}}).model_dump(mode="json", exclude_none=True)
+
+
+_ID_MENTION = r"(?:\bid\b|\brecord\b|#|编号|记录)\s*[:：#]?\s*{id}(?!\d)"
+_DATE_WORDS = re.compile(r"\d{1,4}[-/.年月]\d{1,2}|yesterday|today|昨天|前天|今天|上周|last\s+\w+day", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Ln2Plans:
+    """The plan executor for one inventory file."""
+
+    path: Path
+
+    # ---- grounding ------------------------------------------------------------------------------------------
+
+    def check_grounding(self, tool_name: str, op: dict[str, Any], evidence: Evidence) -> None:
+        inventory = load_inventory(self.path)
+        kind = op.get("op")
+        if kind == "add_entry":
+            self._require_said(evidence, "parent_cell_line", op["parent_cell_line"])
+            self._require_said(evidence, "box", op["box"])
+            for position in op["positions"]:
+                self._require_said(evidence, "positions", position)
+            self._check_date(evidence, "frozen_at", op.get("frozen_at"))
+        elif kind == "record_thaw":
+            self._check_record(inventory, evidence, op["record_id"])
+            self._check_date(evidence, "date", op.get("date"))
+        elif kind == "batch_thaw":
+            for entry in op["entries"]:
+                self._check_record(inventory, evidence, entry["record_id"])
+            self._check_date(evidence, "date", op.get("date"))
+        elif kind == "rollback":
+            audit_id = op["audit_id"]
+            if not (evidence.said_by_user(audit_id) or evidence.seen_in_data(audit_id)):
+                raise _ungrounded("audit_id", f"audit id {audit_id} was neither named by the user nor listed by audit_history.")
+
+    @staticmethod
+    def _require_said(evidence: Evidence, field: str, value: Any) -> None:
+        if not (evidence.said_by_user(value) or evidence.answered(value)):
+            raise _ungrounded(field, f"{field}={value!r} is not something the user said.")
+
+    @staticmethod
+    def _check_date(evidence: Evidence, field: str, value: str | None) -> None:
+        if value is None or value == _today() or evidence.said_by_user(value):
+            return
+        if any(_DATE_WORDS.search(text) for text in (*evidence.user_texts, *evidence.answers)):
+            return  # the user gave a date in words the model converted
+        raise _ungrounded(field, f"{field}={value!r} is not a date the user gave (leave it out for today).")
+
+    @staticmethod
+    def _check_record(inventory: Inventory, evidence: Evidence, record_id: int) -> None:
+        record = inventory.record(record_id)
+        if record is None:
+            return  # validation reports the unknown id
+        if any(re.search(_ID_MENTION.format(id=record_id), text, re.IGNORECASE) for text in (*evidence.user_texts, *evidence.answers)):
+            return
+        if record.short_name and (evidence.said_by_user(record.short_name) or evidence.answered(record.short_name)):
+            return
+        active = [r for r in inventory.records if r.positions]
+        named = [r for r in active if any(evidence.said_by_user(n) or evidence.answered(n) for n in (r.short_name, r.parent_cell_line) if n)]
+        names = sorted({r.short_name or r.parent_cell_line for r in named})
+        if record in named and len(names) == 1:
+            return
+        said = record.parent_cell_line if evidence.said_by_user(record.parent_cell_line) else None
+        if said and len(names) > 1:
+            detail = f"'{said}' matches {len(names)} lines: {', '.join(names[:8])}."
+        else:
+            detail = f"record {record_id} ({record.short_name or record.parent_cell_line}) was not named by the user."
+        raise _ungrounded(
+            "record_id",
+            detail,
+            hint=f"Ask the user which one with the question tool (options: {', '.join(names[:8]) or 'the matching records'}), then call again.",
+        )
+
+    # ---- validation and application -------------------------------------------------------------------------
+
+    def validate(self, ops: list[dict[str, Any]]) -> list[str]:
+        return preview(load_inventory(self.path), [parse_op(o) for o in ops], path=self.path)
+
+    def apply(self, ops: list[dict[str, Any]], *, plan_id: str, run_id: str, actor: str) -> dict[str, Any]:
+        result = apply_plan(self.path, [parse_op(o) for o in ops], plan_id=plan_id, actor=actor, run_id=run_id)
+        return result.model_dump(mode="json")
+
+
+def _ungrounded(field: str, detail: str, *, hint: str | None = None) -> ToolError:
+    return ToolError(
+        "ungrounded_argument",
+        f"Not staged: {detail}",
+        field=field,
+        hint=hint or "Do not guess. Ask the user with the question tool, then call the write tool again.",
+    )

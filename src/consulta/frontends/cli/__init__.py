@@ -1,0 +1,412 @@
+"""The `consulta` command: chat with an app in the terminal, list and answer asks, resume and stop runs."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from ...apps import APPS, get_app
+from ...config import Settings
+from ...i18n import normalize_lang, t
+from ...models import available_models, resolve_model
+from ...runtime import (
+    AskOpened,
+    AskPolicy,
+    AskRecord,
+    ConflictError,
+    ConsultaError,
+    Event,
+    InvalidAnswerError,
+    RunRecord,
+    RunStatus,
+    Runtime,
+    Store,
+    tool_schemas,
+)
+from ._render import EventPrinter, parse_cli_answers, prompt_for_ask
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Consulta: agents that stop to consult someone, and carry on.")
+console = Console()
+
+ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="local | local:/x.gguf | openai:M | gemini:M | scripted:PATH")]
+LangOpt = Annotated[str | None, typer.Option("--lang", help="en or zh-CN")]
+
+
+def main() -> None:
+    try:
+        app()
+    except ConsultaError as error:
+        console.print(t("cli.error", normalize_lang(None), message=str(error)), style="red", markup=False)
+        raise SystemExit(2) from None
+
+
+# ---- shared plumbing ------------------------------------------------------------------------------------------
+
+
+class _Stdin:
+    """Reads lines on a daemon thread, so a pending prompt never keeps the process (or the event loop) from ending."""
+
+    def read(self, prompt: str) -> str:
+        console.print(prompt, end="", markup=False)
+        line = sys.stdin.readline()
+        if line == "":
+            raise EOFError
+        return line.rstrip("\n")
+
+    async def aread(self, prompt: str) -> str:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[str] = loop.create_future()
+
+        def work() -> None:
+            try:
+                value = self.read(prompt)
+                loop.call_soon_threadsafe(lambda: future.done() or future.set_result(value))
+            except BaseException as error:  # noqa: BLE001 - delivered to the awaiting task
+                loop.call_soon_threadsafe(lambda: future.done() or future.set_exception(error))
+
+        threading.Thread(target=work, daemon=True).start()
+        return await future
+
+
+def _settings(model: str | None = None, lang: str | None = None) -> Settings:
+    settings = Settings.from_env(model=model, lang=lang)
+    return Settings(home=settings.home, database_url=settings.database_url, model=settings.model, lang=normalize_lang(settings.lang))
+
+
+def _interactive() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def _prepare_model(settings: Settings, spec: str) -> None:
+    """Join the embedded model's parts (with a progress bar) and load it (with timing) before the first run."""
+    if not spec.startswith("local"):
+        return
+    import os
+
+    if spec == "local" and not os.environ.get("CONSULTA_GGUF"):
+        from ...models._gguf import ensure_default_gguf
+
+        with Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(), console=console) as bar:
+            task = bar.add_task(t("cli.model.joining", settings.lang), total=None)
+            ensure_default_gguf(settings.models_dir, progress=lambda done, total: bar.update(task, completed=done, total=total))
+    start = time.monotonic()
+    with console.status(t("cli.model.loading", settings.lang)):
+        model = resolve_model(spec, models_dir=settings.models_dir)
+        load = getattr(model, "load", None)
+        if callable(load):
+            load()
+    console.print(t("cli.model.loaded", settings.lang, seconds=time.monotonic() - start), style="dim")
+
+
+def _runtime(settings: Settings, policy: AskPolicy) -> Runtime:
+    store = Store(settings.database_url)
+    return Runtime(store=store, resolve_model=lambda spec: resolve_model(spec, models_dir=settings.models_dir), ask_policy=policy)
+
+
+def _agent_for(run: RunRecord) -> Any:
+    return get_app(run.app).build_agent(**run.options)
+
+
+async def _drive(runtime: Runtime, run_id: str, settings: Settings, stdin: _Stdin, asks: asyncio.Queue[AskRecord]) -> RunRecord:
+    """Answer the run's asks at the terminal until it settles; Ctrl-C stops it gracefully."""
+    loop = asyncio.get_running_loop()
+    stop_requested = asyncio.Event()
+    if _interactive():
+        loop.add_signal_handler(signal.SIGINT, stop_requested.set)
+    try:
+        while True:
+            settled = asyncio.ensure_future(runtime.settled(run_id))
+            next_ask = asyncio.ensure_future(asks.get())
+            stop = asyncio.ensure_future(stop_requested.wait())
+            done, _ = await asyncio.wait({settled, next_ask, stop}, return_when=asyncio.FIRST_COMPLETED)
+            for task in (settled, next_ask, stop):
+                if task not in done:
+                    task.cancel()
+            if stop in done:
+                console.print(t("cli.chat.stopping", settings.lang), style="yellow")
+                run = await runtime.stop(run_id)
+                console.print(t("cli.chat.stopped", settings.lang, run_id=run_id), style="yellow")
+                return run
+            if next_ask in done:
+                await _answer_at_terminal(runtime, next_ask.result(), settings, stdin)
+                continue
+            return settled.result()
+    finally:
+        if _interactive():
+            loop.remove_signal_handler(signal.SIGINT)
+
+
+async def _answer_at_terminal(runtime: Runtime, ask: AskRecord, settings: Settings, stdin: _Stdin) -> None:
+    while True:
+        try:
+            answer = await asyncio.to_thread(prompt_for_ask, ask, console, settings.lang, stdin.read)
+        except EOFError:
+            answer = None
+        try:
+            if answer is None:
+                runtime.cancel_ask(ask.id)
+                console.print(t("cli.question.cancelled", settings.lang), style="yellow")
+            else:
+                runtime.answer(ask.id, answer)
+            return
+        except InvalidAnswerError as error:
+            console.print(t("cli.question.invalid", settings.lang, error=str(error)), style="red", markup=False)
+        except ConflictError:
+            closed = runtime.store.get_ask(ask.id)
+            console.print(t("cli.question.closed", settings.lang, status=closed.status.value), style="yellow")
+            return
+
+
+def _attach(runtime: Runtime, settings: Settings) -> asyncio.Queue[AskRecord]:
+    """Print events; queue asks for the terminal when someone is there to answer them."""
+    printer = EventPrinter(console, settings.lang)
+    asks: asyncio.Queue[AskRecord] = asyncio.Queue()
+
+    def on_event(event: Event) -> None:
+        printer(event)
+        if isinstance(event, AskOpened):
+            if runtime.ask_policy == "wait":
+                asks.put_nowait(runtime.store.get_ask(event.ask_id))
+            else:
+                console.print(t("cli.chat.deferred", settings.lang, ask_id=event.ask_id), style="yellow", markup=False)
+
+    runtime.subscribe(on_event)
+    return asks
+
+
+# ---- commands -------------------------------------------------------------------------------------------------
+
+
+@app.command()
+def chat(
+    app_name: Annotated[str, typer.Argument(metavar="APP", help=f"One of: {', '.join(APPS)}")],
+    inventory: Annotated[Path | None, typer.Option(help="ln2: the inventory YAML (default: a copy of the sample in the data dir)")] = None,
+    model: ModelOpt = None,
+    lang: LangOpt = None,
+    prompt: Annotated[list[str] | None, typer.Option("--prompt", "-p", help="Send this request (repeatable) instead of reading the terminal")] = None,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait for an answer to a question")] = 300.0,
+) -> None:
+    """Chat with an app's agent in the terminal."""
+    settings = _settings(model, lang)
+    app_def = get_app(app_name)
+    options = app_def.default_options(settings.app_dir(app_name))
+    if inventory is not None:
+        options["inventory"] = str(inventory)
+    options["question_timeout"] = timeout
+    agent = app_def.build_agent(**options)
+    policy: AskPolicy = "wait" if _interactive() else "defer"
+    console.print(t("cli.chat.welcome", settings.lang, app=app_name, model=settings.model, inventory=options.get("inventory", "-")), style="bold")
+    _prepare_model(settings, settings.model)
+    asyncio.run(_chat(settings, agent, policy, prompt))
+
+
+async def _chat(settings: Settings, agent: Any, policy: AskPolicy, prompts: list[str] | None) -> None:
+    runtime = _runtime(settings, policy)
+    asks = _attach(runtime, settings)
+    stdin = _Stdin()
+    previous: str | None = None
+    queue = list(prompts or [])
+    if not prompts:
+        console.print(t("cli.chat.hint", settings.lang), style="dim")
+    try:
+        while True:
+            if prompts is not None:
+                if not queue:
+                    break
+                text = queue.pop(0)
+                console.print(f"{t('cli.chat.prompt', settings.lang)}> {text}", markup=False)
+            else:
+                try:
+                    text = (await stdin.aread(f"{t('cli.chat.prompt', settings.lang)}> ")).strip()
+                except EOFError:
+                    break
+                if text in ("exit", "quit", "退出"):
+                    break
+                if not text:
+                    continue
+            run = await runtime.start(agent, text, model=settings.model, lang=settings.lang, continue_from=previous)
+            result = await _drive(runtime, run.id, settings, stdin, asks)
+            previous = run.id
+            if result.status == RunStatus.waiting and policy == "defer":
+                break
+    finally:
+        await runtime.aclose()
+        runtime.store.close()
+
+
+@app.command()
+def asks(all_: Annotated[bool, typer.Option("--all", help="Also closed asks")] = False, lang: LangOpt = None) -> None:
+    """List pending asks (questions and plans waiting for a person)."""
+    settings = _settings(lang=lang)
+    store = Store(settings.database_url)
+    rows = store.list_asks(status=None if all_ else "pending")
+    if not rows:
+        console.print(t("cli.asks.none", settings.lang))
+        return
+    table = Table(title=t("cli.asks.title", settings.lang))
+    for col in ("col.id", "col.run", "col.kind", "col.status", "col.created", "col.summary"):
+        table.add_column(t(col, settings.lang))
+    for ask in rows:
+        table.add_row(ask.id, ask.run_id, ask.kind, ask.status.value, ask.created_at[:19], _ask_summary(ask))
+    console.print(table)
+
+
+def _ask_summary(ask: AskRecord) -> str:
+    if ask.kind == "plan":
+        return "; ".join(i.get("preview", "") for i in ask.payload.get("items", []))
+    parts = []
+    for q in ask.payload.get("questions", []):
+        options = f" [{' / '.join(q.get('options') or [])}]" if q.get("options") else ""
+        parts.append(f"{q['header']}: {q['question']}{options}")
+    return "\n".join(parts)
+
+
+@app.command()
+def answer(
+    ask_id: Annotated[str, typer.Argument(help="The ask to answer (see `consulta asks`)")],
+    values: Annotated[list[str] | None, typer.Argument(help="One answer per question (a number picks an option; 1,3 picks several); for a plan: approve or reject")] = None,
+    json_answer: Annotated[str | None, typer.Option("--json", help="The answers as a JSON list")] = None,
+    cancel: Annotated[bool, typer.Option("--cancel", help="Cancel the question instead of answering it")] = False,
+    model: ModelOpt = None,
+    lang: LangOpt = None,
+) -> None:
+    """Answer a pending ask; if the process that started its run is gone, resume the run here."""
+    settings = _settings(model, lang)
+    store = Store(settings.database_url)
+    ask = store.get_ask(ask_id)
+    run = store.get_run(ask.run_id)
+    if json_answer is not None:
+        try:
+            value: Any = json.loads(json_answer)
+        except ValueError as error:
+            raise InvalidAnswerError(f"--json is not valid JSON: {error}") from None
+    elif ask.kind == "plan":
+        value = (values or [""])[0]
+    else:
+        value = parse_cli_answers(ask.payload.get("questions", []), values or [])
+    agent = _agent_for(run)
+    asyncio.run(_answer_and_resume(settings, agent, ask, value, cancel, run))
+
+
+async def _answer_and_resume(settings: Settings, agent: Any, ask: AskRecord, value: Any, cancel: bool, run: RunRecord) -> None:
+    policy: AskPolicy = "wait" if _interactive() else "defer"
+    runtime = _runtime(settings, policy)
+    asks_queue = _attach(runtime, settings)
+    runtime.register(agent)
+    try:
+        closed = runtime.cancel_ask(ask.id) if cancel else runtime.answer(ask.id, value)
+        console.print(t("cli.answer.answered", settings.lang, ask_id=closed.id))
+        if runtime.store.run_is_live_elsewhere(run.id):
+            console.print(t("cli.answer.live_elsewhere", settings.lang, owner=run.owner or "?"))
+            return
+        console.print(t("cli.answer.resuming", settings.lang, run_id=run.id), style="dim")
+        _prepare_model(settings, run.model)
+        await runtime.resume(run.id, agent)
+        result = await _drive(runtime, run.id, settings, _Stdin(), asks_queue)
+        console.print(t("cli.run.status", settings.lang, run_id=run.id, status=result.status.value))
+    finally:
+        await runtime.aclose()
+        runtime.store.close()
+
+
+@app.command()
+def resume(run_id: str, model: ModelOpt = None, lang: LangOpt = None) -> None:
+    """Resume a waiting or interrupted run from its checkpoint (answer its questions here)."""
+    settings = _settings(model, lang)
+    store = Store(settings.database_url)
+    run = store.get_run(run_id)
+    agent = _agent_for(run)
+    _prepare_model(settings, run.model)
+    asyncio.run(_resume(settings, agent, run))
+
+
+async def _resume(settings: Settings, agent: Any, run: RunRecord) -> None:
+    policy: AskPolicy = "wait" if _interactive() else "defer"
+    runtime = _runtime(settings, policy)
+    asks_queue = _attach(runtime, settings)
+    try:
+        await runtime.resume(run.id, agent)
+        if policy == "wait":
+            for ask in runtime.store.list_asks(run_id=run.id):
+                asks_queue.put_nowait(ask)
+        result = await _drive(runtime, run.id, settings, _Stdin(), asks_queue)
+        if result.status == RunStatus.waiting:
+            for ask in runtime.store.list_asks(run_id=run.id):
+                console.print(t("cli.chat.deferred", settings.lang, ask_id=ask.id), style="yellow", markup=False)
+        console.print(t("cli.run.status", settings.lang, run_id=run.id, status=result.status.value))
+    finally:
+        await runtime.aclose()
+        runtime.store.close()
+
+
+@app.command()
+def stop(run_id: str, lang: LangOpt = None) -> None:
+    """Stop a run: its pending asks close as cancelled (a run live in another process stops within seconds)."""
+    settings = _settings(lang=lang)
+
+    async def go() -> RunRecord:
+        runtime = _runtime(settings, "defer")
+        try:
+            return await runtime.stop(run_id)
+        finally:
+            await runtime.aclose()
+
+    run = asyncio.run(go())
+    console.print(t("cli.run.status", settings.lang, run_id=run_id, status=run.status.value))
+
+
+@app.command()
+def runs(status: Annotated[str | None, typer.Option(help="Only runs with this status")] = None, lang: LangOpt = None) -> None:
+    """List recent runs."""
+    settings = _settings(lang=lang)
+    store = Store(settings.database_url)
+    table = Table(title=t("cli.runs.title", settings.lang))
+    for col in ("col.id", "col.app", "col.status", "col.model", "col.created", "col.summary"):
+        table.add_column(t(col, settings.lang))
+    for run in store.list_runs(status=status):
+        table.add_row(run.id, run.app, run.status.value, run.model, run.created_at[:19], (run.prompt or "")[:60])
+    console.print(table)
+
+
+@app.command()
+def tools(
+    app_name: Annotated[str, typer.Argument(metavar="APP")],
+    schema: Annotated[bool, typer.Option("--schema", help="Print the OpenAI function-calling schemas as JSON")] = False,
+) -> None:
+    """List an app's tools (`--schema`: OpenAI function-calling format, the seed's tool_schemas())."""
+    settings = _settings()
+    app_def = get_app(app_name)
+    agent = app_def.build_agent(**app_def.default_options(settings.app_dir(app_name)))
+    schemas = tool_schemas(agent)
+    if schema:
+        sys.stdout.write(json.dumps(schemas, ensure_ascii=False, indent=2) + "\n")
+        return
+    for s in schemas:
+        console.print(f"[bold]{s['function']['name']}[/bold] ({s['x-consulta-kind']}): {s['function']['description']}")
+
+
+@app.command()
+def models(lang: LangOpt = None) -> None:
+    """List the model backends, which can be used here, and the default."""
+    settings = _settings(lang=lang)
+    table = Table()
+    for col in ("col.spec", "col.description", "col.available", "col.note"):
+        table.add_column(t(col, settings.lang))
+    for info in available_models():
+        spec = info.spec + (" *" if info.spec == settings.model else "")
+        table.add_row(spec, info.description, "yes" if info.available else "no", info.note)
+    console.print(table)
+    console.print(f"default: {settings.model}  (CONSULTA_MODEL / --model)")

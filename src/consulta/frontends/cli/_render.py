@@ -1,0 +1,148 @@
+"""Rendering for the terminal: events as they happen, questions and plans as prompts. All text from the catalogs."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from rich.console import Console
+from rich.panel import Panel
+from rich.table import Table
+
+from ...i18n import t
+from ...runtime import PLAN_ASK, AskRecord, Event, InvalidAnswerError, ModelText, PlanDecided, RunEnded, ToolCalled, ToolReturned
+
+__all__ = ["EventPrinter", "parse_cli_answers", "prompt_for_ask"]
+
+ReadLine = Callable[[str], str]
+
+
+class EventPrinter:
+    """Prints a run's events compactly: tool calls and their outcome, the agent's reply, plan outcomes."""
+
+    def __init__(self, console: Console, lang: str) -> None:
+        self.console = console
+        self.lang = lang
+
+    def __call__(self, event: Event) -> None:
+        lang, out = self.lang, self.console
+        match event:
+            case ToolCalled(tool_name=name, args=args) if name != "question":
+                out.print(t("cli.chat.tool_call", lang, tool=name, args=_short(args)), style="dim", markup=False, highlight=False)
+            case ToolReturned(tool_name=name, ok=True) if name != "question":
+                out.print(t("cli.chat.tool_ok", lang, tool=name), style="dim green", markup=False, highlight=False)
+            case ToolReturned(tool_name=name, ok=False, result=result):
+                result = result if isinstance(result, dict) else {}
+                out.print(
+                    t("cli.chat.tool_error", lang, tool=name, code=result.get("error_code", "?"), message=result.get("message", "")),
+                    style="yellow",
+                    markup=False,
+                    highlight=False,
+                )
+            case ModelText(text=text):
+                out.print(Panel(text, title=t("cli.chat.agent", lang), title_align="left", border_style="cyan"))
+            case PlanDecided(status=status, result=result):
+                if status == "applied":
+                    out.print(t("cli.plan.applied", lang, audit_ids=", ".join((result or {}).get("audit_ids", []))), style="green")
+                elif status == "failed":
+                    out.print(t("cli.plan.failed", lang, message=(result or {}).get("message", "")), style="red")
+                elif status == "rejected":
+                    out.print(t("cli.plan.rejected", lang), style="yellow")
+                else:
+                    out.print(t("cli.plan.cancelled", lang), style="yellow")
+            case RunEnded(status="failed", error=error):
+                out.print(t("cli.chat.failed", lang, error=error or ""), style="red", markup=False)
+            case _:
+                pass
+
+
+def _short(args: Any, limit: int = 100) -> str:
+    text = json.dumps(args, ensure_ascii=False, default=str) if not isinstance(args, str) else args
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def parse_cli_answers(questions: list[dict[str, Any]], values: list[str]) -> list[Any]:
+    """Turn command-line values (one per question) into answers: `2` picks option 2, `1,3` picks several."""
+    answers: list[Any] = []
+    for q, value in zip(questions, values, strict=False):
+        answers.append(_parse_one(q, value))
+    return answers
+
+
+def _parse_one(q: dict[str, Any], value: str) -> Any:
+    options: list[str] = q.get("options") or []
+    if q.get("multiple") and options:
+        picked = []
+        for token in [v.strip() for v in value.split(",") if v.strip()]:
+            picked.append(_option(options, token))
+        return picked
+    return _option(options, value.strip()) if options else value
+
+
+def _option(options: list[str], token: str) -> str:
+    if token in options:
+        return token
+    if token.isdigit() and 1 <= int(token) <= len(options):
+        return options[int(token) - 1]
+    return token  # free text (validated against the question later)
+
+
+def prompt_for_ask(ask: AskRecord, console: Console, lang: str, read: ReadLine) -> Any | None:
+    """Ask the person at the terminal; return the answer, or None when they cancel (empty line)."""
+    if ask.kind == PLAN_ASK:
+        return _prompt_plan(ask, console, lang, read)
+    questions: list[dict[str, Any]] = ask.payload.get("questions", [])
+    console.print(Panel(t("ai.question.asking", lang), title=t("ai.question.title", lang), border_style="magenta"))
+    answers: list[Any] = []
+    for q in questions:
+        console.print(f"[bold]{_esc(q['header'])}[/bold]: {_esc(q['question'])}")
+        options: list[str] = q.get("options") or []
+        for i, option in enumerate(options, 1):
+            console.print(f"  [cyan]{i}[/cyan]. {_esc(option)}")
+        hint = "cli.question.pick_many" if q.get("multiple") and options else "cli.question.pick_one" if options else "cli.question.free_text"
+        console.print(t(hint, lang), style="dim")
+        while True:
+            line = read("> ").strip()
+            if not line:
+                return None
+            value = _parse_one(q, line)
+            if q.get("multiple") and options and any(v not in options for v in value):
+                console.print(t("cli.question.invalid", lang, error=", ".join(v for v in value if v not in options)), style="red")
+                continue
+            answers.append(value)
+            break
+    return answers
+
+
+def _prompt_plan(ask: AskRecord, console: Console, lang: str, read: ReadLine) -> Any | None:
+    table = Table(title=t("cli.plan.title", lang), show_lines=False)
+    table.add_column("#", justify="right")
+    table.add_column(t("col.summary", lang))
+    for i, item in enumerate(ask.payload.get("items", []), 1):
+        table.add_row(str(i), item.get("preview", ""))
+    console.print(table)
+    while True:
+        line = read(t("cli.plan.prompt", lang) + " ").strip().lower()
+        if line in ("y", "yes", "是", "approve"):
+            return "approve"
+        if line in ("n", "no", "否", "reject"):
+            return "reject"
+        if not line:
+            return None
+
+
+def _esc(text: str) -> str:
+    return text.replace("[", r"\[")
+
+
+def check_answer(ask: AskRecord, answer: Any) -> str | None:
+    """None if `answer` fits the ask, else the readable reason (used before sending)."""
+    try:
+        from ...asks import QuestionKind
+
+        if ask.kind != PLAN_ASK:
+            QuestionKind().validate_answer(ask.payload, answer)
+    except InvalidAnswerError as error:
+        return str(error)
+    return None
