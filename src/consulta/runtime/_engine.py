@@ -216,6 +216,7 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
         self, ctx: RunContext[RunDeps], *, call: ToolCallPart, tool_def: ToolDefinition, args: Any, error: Any
     ) -> Any:
         result = _invalid_arguments(call.tool_name, error)
+        ctx.deps.emit_call(call.tool_call_id, call.tool_name, args)
         ctx.deps.record_call(
             tool_call_id=call.tool_call_id,
             tool_name=call.tool_name,
@@ -237,13 +238,27 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
                 if not _is_unknown_tool_retry(part):
                     continue
                 name = part.tool_name or "?"
-                message.parts[i] = ToolReturnPart(
-                    tool_name=name,
-                    content=_unknown_tool(name, available),
+                result = _unknown_tool(name, available)
+                message.parts[i] = ToolReturnPart(tool_name=name, content=result, tool_call_id=part.tool_call_id, outcome="failed")
+                call = _find_call(ctx.messages, part.tool_call_id)
+                ctx.deps.record_call(
                     tool_call_id=part.tool_call_id,
-                    outcome="failed",
+                    tool_name=name,
+                    args=call.args_as_dict() if call is not None else {},
+                    result=result,
+                    started_at=utcnow(),
+                    duration_ms=0.0,
                 )
         return request_context
+
+
+def _find_call(messages: list[ModelMessage], tool_call_id: str) -> ToolCallPart | None:
+    for message in reversed(messages):
+        if isinstance(message, ModelResponse):
+            for call in message.tool_calls:
+                if call.tool_call_id == tool_call_id:
+                    return call
+    return None
 
 
 def _is_unknown_tool_retry(part: Any) -> bool:

@@ -22,8 +22,9 @@ def mentions(corpus: str, value: object) -> bool:
     """Whether `value` is mentioned in `corpus`: a number as a whole number, text case-insensitively at word edges."""
     if isinstance(value, bool) or value is None:
         return False
+    corpus = _norm(corpus)
     if isinstance(value, int | float):
-        return re.search(rf"(?<![\d.]){re.escape(str(value))}(?![\d])", corpus) is not None
+        return re.search(rf"(?<![\d.]){re.escape(str(value))}(?!\d|\.\d)", corpus) is not None
     text = _norm(str(value))
     if not text:
         return False

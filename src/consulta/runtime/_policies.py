@@ -52,20 +52,23 @@ class Timeout:
 class Retry:
     """Retry transient failures: up to `attempts` calls in all, sleeping `backoff * 2**i` between them.
 
-    A ToolError is the tool's considered answer about bad input, so it is not retried unless listed in `retry_on`.
+    A ToolError is the tool's considered answer about bad input, so it is not retried — except the codes in
+    `retry_codes` (by default a timed-out attempt, so `[Retry(...), Timeout(...)]` retries slow calls).
     """
 
     attempts: int = 3
     backoff: float = 0.5
     max_backoff: float = 10.0
     retry_on: tuple[type[BaseException], ...] = (Exception,)
+    retry_codes: tuple[str, ...] = ("tool_timeout",)
 
     async def __call__(self, args: dict[str, Any], proceed: Proceed) -> Any:
         for attempt in range(self.attempts):
             try:
                 return await proceed(args)
             except ToolError as error:
-                if ToolError not in self.retry_on or attempt == self.attempts - 1:
+                retriable = ToolError in self.retry_on or error.error_code in self.retry_codes
+                if not retriable or attempt == self.attempts - 1:
                     raise
                 last: BaseException = error
             except self.retry_on as error:
@@ -146,7 +149,7 @@ def apply_policies(fn: Callable[..., Any], policies: tuple[ToolPolicy, ...] | li
     async def call_fn(args: dict[str, Any]) -> Any:
         if is_async:
             return await fn(**args)
-        return await anyio.to_thread.run_sync(functools.partial(fn, **args))
+        return await anyio.to_thread.run_sync(functools.partial(fn, **args), abandon_on_cancel=True)
 
     chain: Proceed = call_fn
     for policy in reversed(list(policies)):

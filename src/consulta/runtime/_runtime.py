@@ -330,13 +330,14 @@ class Runtime:
         if executor is None:
             raise ToolError("no_plan_executor", f"{tool_name} cannot be staged: this agent cannot apply writes.")
         executor.check_grounding(tool_name, op, evidence)
-        plan = self.store.get_or_create_staging_plan(run_id=live.run.id, app=live.agent.app)
+        staged = next((p for p in self.store.list_plans(run_id=live.run.id) if p.status == PlanStatus.staging), None)
         # Keyed by tool call id, so a call run again after a restart replaces its item instead of adding one.
-        items = [i for i in plan.items if i["tool_call_id"] != tool_call_id]
+        items = [i for i in (staged.items if staged else []) if i["tool_call_id"] != tool_call_id]
         items.append({"tool_call_id": tool_call_id, "tool": tool_name, "op": op})
         previews = executor.validate([i["op"] for i in items])  # raises ToolError: nothing is staged
         for item, preview in zip(items, previews, strict=True):
             item["preview"] = preview
+        plan = staged or self.store.get_or_create_staging_plan(run_id=live.run.id, app=live.agent.app)
         self.store.update_plan(plan.id, items=items)
         return {
             "ok": True,
@@ -378,6 +379,12 @@ class Runtime:
             except ToolError as error:
                 self.store.update_plan(plan_id, status=PlanStatus.failed, result=error.to_result())
                 self._emit(PlanDecided(run_id=run_id, plan_id=plan_id, status=PlanStatus.failed.value, result=error.to_result()))
+            except Exception as error:  # a bug or an I/O failure in the app: the plan fails, the run ends
+                failure = {"ok": False, "error_code": "apply_failed", "message": f"{type(error).__name__}: {error}"}
+                self.store.update_plan(plan_id, status=PlanStatus.failed, result=failure)
+                self._emit(PlanDecided(run_id=run_id, plan_id=plan_id, status=PlanStatus.failed.value, result=failure))
+                self._finish(run_id, RunStatus.failed, error=f"Applying plan {plan_id} failed: {failure['message']}")
+                return
         run = self.store.get_run(run_id)
         self._finish(run_id, RunStatus.finished, output=run.output or "")
 
@@ -420,6 +427,7 @@ class Runtime:
                     self._close_quietly(ask, AskStatus.declined, kind.unavailable_result(ask.payload), by="policy:fail")
             self._schedule_continue(run_id)
             return
+        self.store.set_run_status(run_id, RunStatus.waiting)
         for ask in asks:
             self._waiting[ask.id] = run_id
             if self.ask_policy == "wait" and ask.timeout_s:
@@ -515,7 +523,11 @@ class Runtime:
         return None if kind is None else getattr(kind, method)(payload)
 
     def _emit(self, event: Event) -> None:
+        """Record the event and tell this process's listeners."""
         self.store.append_event(event.run_id, event.type, event.model_dump(mode="json", exclude={"run_id", "type"}))
+        self._notify(event)
+
+    def _notify(self, event: Event) -> None:
         for listener in list(self._listeners):
             listener(event)
 
@@ -545,7 +557,8 @@ class Runtime:
                 for ask_id, _status in closed:
                     if ask_id in self._waiting:
                         ask = self.store.get_ask(ask_id)
-                        self._emit(AskClosed(run_id=ask.run_id, ask_id=ask.id, kind=ask.kind, status=ask.status.value, answered_by=ask.answered_by))
+                        # Recorded by the process that closed it; here only this process's listeners hear of it.
+                        self._notify(AskClosed(run_id=ask.run_id, ask_id=ask.id, kind=ask.kind, status=ask.status.value, answered_by=ask.answered_by))
                         self._ask_closed(ask_id)
             since_heartbeat += self.poll_interval
             if since_heartbeat >= self.heartbeat_interval:

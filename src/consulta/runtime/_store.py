@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -34,6 +35,7 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.engine import Connection, Engine, RowMapping
+from sqlalchemy.exc import OperationalError
 
 from ._errors import ConflictError, NotFoundError
 from ._records import AskRecord, AskStatus, EventRecord, PlanRecord, PlanStatus, RunRecord, RunStatus, ToolCallRecord
@@ -171,7 +173,18 @@ class Store:
         self.engine: Engine = create_engine(url, echo=echo)
         if url.startswith("sqlite"):
             event.listen(self.engine, "connect", _sqlite_pragmas)
-        metadata.create_all(self.engine)
+        self._create_schema()
+
+    def _create_schema(self) -> None:
+        # Two processes opening a new store at once both see no tables; the loser of that race retries.
+        for attempt in range(5):
+            try:
+                metadata.create_all(self.engine)
+                return
+            except OperationalError as error:
+                if attempt == 4 or not ("already exists" in str(error) or "locked" in str(error)):
+                    raise
+                time.sleep(0.05 * (attempt + 1))
 
     def close(self) -> None:
         self.engine.dispose()

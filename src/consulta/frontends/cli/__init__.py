@@ -90,6 +90,15 @@ def _interactive() -> bool:
     return sys.stdin.isatty() and sys.stdout.isatty()
 
 
+def _policy(choice: str | None) -> AskPolicy:
+    """`wait` when a person is at the terminal to answer, else `defer` (answer later with `consulta answer`)."""
+    if choice is None:
+        return "wait" if _interactive() else "defer"
+    if choice not in ("wait", "defer", "fail"):
+        raise typer.BadParameter("--ask-policy is one of wait, defer, fail")
+    return choice  # type: ignore[return-value]
+
+
 def _prepare_model(settings: Settings, spec: str) -> None:
     """Join the embedded model's parts (with a progress bar) and load it (with timing) before the first run."""
     if not spec.startswith("local"):
@@ -178,10 +187,11 @@ def _attach(runtime: Runtime, settings: Settings) -> asyncio.Queue[AskRecord]:
     def on_event(event: Event) -> None:
         printer(event)
         if isinstance(event, AskOpened):
-            if runtime.ask_policy == "wait":
+            if runtime.ask_policy == "wait" and _interactive():
                 asks.put_nowait(runtime.store.get_ask(event.ask_id))
-            else:
-                console.print(t("cli.chat.deferred", settings.lang, ask_id=event.ask_id), style="yellow", markup=False)
+            else:  # answered from elsewhere: `consulta answer`, another front end
+                key = "cli.chat.waiting" if runtime.ask_policy == "wait" else "cli.chat.deferred"
+                console.print(t(key, settings.lang, ask_id=event.ask_id), style="yellow", markup=False)
 
     runtime.subscribe(on_event)
     return asks
@@ -198,6 +208,7 @@ def chat(
     lang: LangOpt = None,
     prompt: Annotated[list[str] | None, typer.Option("--prompt", "-p", help="Send this request (repeatable) instead of reading the terminal")] = None,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for an answer to a question")] = 300.0,
+    ask_policy: Annotated[str | None, typer.Option(help="wait | defer | fail (default: wait at a terminal, else defer)")] = None,
 ) -> None:
     """Chat with an app's agent in the terminal."""
     settings = _settings(model, lang)
@@ -207,7 +218,7 @@ def chat(
         options["inventory"] = str(inventory)
     options["question_timeout"] = timeout
     agent = app_def.build_agent(**options)
-    policy: AskPolicy = "wait" if _interactive() else "defer"
+    policy = _policy(ask_policy)
     console.print(t("cli.chat.welcome", settings.lang, app=app_name, model=settings.model, inventory=options.get("inventory", "-")), style="bold")
     _prepare_model(settings, settings.model)
     asyncio.run(_chat(settings, agent, policy, prompt))

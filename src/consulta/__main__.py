@@ -1,0 +1,3 @@
+from consulta.frontends.cli import main
+
+main()

@@ -1,0 +1,243 @@
+"""The ln2 agent end to end with the scripted model: ambiguous request → question → answer → staged thaw → approve →
+YAML changed and audited → rollback restores the original bytes; invalid and ungrounded writes change nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import shutil
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from consulta.apps import ln2
+from consulta.models import ScriptedModel
+from consulta.runtime import AskStatus, PlanStatus, Runtime, RunStatus, Store
+from consulta.runtime._engine import load_messages
+
+SAMPLE = resources.files("consulta.apps.ln2").joinpath("data", "sample_inventory.yaml")
+
+
+@pytest.fixture
+def inventory(tmp_path: Path) -> Path:
+    path = tmp_path / "inventory.yaml"
+    with resources.as_file(SAMPLE) as sample:
+        shutil.copyfile(sample, path)
+    return path
+
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def audit_lines(path: Path) -> list[dict[str, Any]]:
+    log = path.with_name(path.name + ".audit.jsonl")
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def tool_results(store: Store, run_id: str) -> dict[str, Any]:
+    """tool_call_id → result the model saw, from the checkpoint."""
+    checkpoint = store.load_checkpoint(run_id)
+    assert checkpoint is not None
+    out = {}
+    for message in load_messages(checkpoint[1]):
+        for part in getattr(message, "parts", []):
+            if part.part_kind == "tool-return":
+                out[part.tool_call_id] = part.content
+    return out
+
+
+class Harness:
+    def __init__(self, tmp_path: Path, inventory: Path, steps: list[dict[str, Any]], policy: str = "defer") -> None:
+        self.store = Store(f"sqlite:///{tmp_path}/consulta.db")
+        self.model = ScriptedModel(steps)
+        self.agent = ln2.build_agent(inventory=inventory)
+        self.runtime = Runtime(store=self.store, resolve_model=lambda spec: self.model, ask_policy=policy)  # type: ignore[arg-type]
+
+    async def run(self, prompt: str, **kw: Any):
+        return await self.runtime.run(self.agent, prompt, model="scripted", **kw)
+
+    def pending(self):
+        asks = self.store.list_asks()
+        assert len(asks) == 1, asks
+        return asks[0]
+
+
+QUESTION = {
+    "name": "question",
+    "args": {
+        "questions": [
+            {
+                "header": "Cell Line",
+                "question": "库存中有 K562、K562-dTAG、K562-RTCB 三种，你需要哪个？",
+                "options": ["K562-WT", "K562-dTAG-BRD4", "K562-RTCB-KO-c3"],
+            }
+        ]
+    },
+}
+
+
+def test_ambiguous_request_question_thaw_approve_rollback(tmp_path: Path, inventory: Path) -> None:
+    original = inventory.read_bytes()
+    steps = [
+        {"tool_calls": [{"name": "query_inventory", "args": {"cell_line": "K562"}}]},
+        {"tool_calls": [QUESTION]},
+        {"tool_calls": [{"name": "record_thaw", "args": {"record_id": 9, "positions": [1]}}]},
+        {"text": "已暂存：记录 9 取出 1 管。"},
+        # second turn: "undo that" → audit_history → rollback → reply
+        {"tool_calls": [{"name": "audit_history", "args": {}}]},
+        {"tool_calls": [{"name": "rollback", "args": {"audit_id": "a_000001"}}]},
+        {"text": "已暂存回滚。"},
+    ]
+    h = Harness(tmp_path, inventory, steps)
+
+    async def scenario() -> None:
+        run = await h.run("帮我取一管K562")
+        assert run.status == RunStatus.waiting
+        ask = h.pending()
+        assert ask.kind == "question"
+        assert ask.payload["questions"][0]["options"] == ["K562-WT", "K562-dTAG-BRD4", "K562-RTCB-KO-c3"]
+        query = tool_results(h.store, run.id)["call_0_0"]
+        assert {"K562-WT", "K562-dTAG-BRD4"} <= set(json.dumps(query, ensure_ascii=False).split('"'))
+
+        h.runtime.answer(ask.id, ["K562-dTAG-BRD4"])
+        run = await h.runtime.settled(run.id)
+        assert run.status == RunStatus.waiting  # now on the plan
+        results = tool_results(h.store, run.id)
+        assert results["call_1_0"] == {
+            "ok": True,
+            "result": {"answers": ["Cell Line: K562-dTAG-BRD4"], "raw_answers": ["K562-dTAG-BRD4"]},
+            "message": "User answered: Cell Line: K562-dTAG-BRD4",
+        }
+        assert results["call_2_0"]["staged"] is True
+        assert inventory.read_bytes() == original  # staged, not written
+        plan_ask = h.pending()
+        assert plan_ask.kind == "plan" and "record 9" in plan_ask.payload["items"][0]["preview"]
+
+        h.runtime.answer(plan_ask.id, "approve")
+        run = await h.runtime.settled(run.id)
+        assert run.status == RunStatus.finished
+        assert run.output == "已暂存：记录 9 取出 1 管。"
+        (plan,) = h.store.list_plans(run_id=run.id)
+        assert plan.status == PlanStatus.applied
+        lines = audit_lines(inventory)
+        assert len(lines) == 1 and lines[0]["op"] == "record_thaw" and lines[0]["audit_id"] == "a_000001"
+        record = ln2.load_inventory(inventory).records[8]
+        assert record.id == 9 and record.positions == [2, 3]
+        assert record.thaw_events[-1].positions == [1]
+        changed = inventory.read_bytes()
+        assert changed != original
+        # comments survive the edit
+        assert b"# LN2 tank 2" in changed
+
+        run2 = await h.run("撤销刚才的操作", continue_from=run.id)
+        assert run2.status == RunStatus.waiting
+        h.runtime.answer(h.pending().id, "approve")
+        run2 = await h.runtime.settled(run2.id)
+        assert run2.status == RunStatus.finished
+        assert inventory.read_bytes() == original  # byte for byte
+        assert [line["op"] for line in audit_lines(inventory)] == ["record_thaw", "rollback"]
+        await h.runtime.aclose()
+
+    asyncio.run(scenario())
+
+
+def test_ungrounded_write_is_refused_and_model_told_to_ask(tmp_path: Path, inventory: Path) -> None:
+    steps = [
+        {"tool_calls": [{"name": "query_inventory", "args": {"cell_line": "K562"}}]},
+        {"tool_calls": [{"name": "record_thaw", "args": {"record_id": 9, "positions": [1]}}]},  # guessed K562-dTAG
+        {"text": "I need to ask."},
+    ]
+    h = Harness(tmp_path, inventory, steps)
+    before = sha(inventory)
+
+    async def scenario() -> None:
+        run = await h.run("Thaw one K562 tube")
+        assert run.status == RunStatus.finished
+        result = tool_results(h.store, run.id)["call_1_0"]
+        assert result["ok"] is False and result["error_code"] == "ungrounded_argument"
+        assert "question" in result["_hint"]
+        assert "K562-WT" in result["_hint"]
+        assert h.store.list_plans(run_id=run.id) == [] or all(not p.items for p in h.store.list_plans(run_id=run.id))
+        assert h.store.list_asks(status=None) == []
+        await h.runtime.aclose()
+
+    asyncio.run(scenario())
+    assert sha(inventory) == before and audit_lines(inventory) == []
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        ({"record_id": 9, "positions": [5]}, "position_not_held"),
+        ({"record_id": 999, "positions": [1]}, "unknown_record"),
+        ({"record_id": 13, "positions": [1]}, "record_consumed"),
+        ({"record_id": 9, "positions": [1], "date": "2999-01-01"}, "invalid_date"),
+    ],
+)
+def test_invalid_write_is_rejected_with_structured_error_and_file_unchanged(
+    tmp_path: Path, inventory: Path, args: dict[str, Any], code: str
+) -> None:
+    steps = [
+        {"tool_calls": [{"name": "record_thaw", "args": args}]},
+        {"text": "That did not work."},
+    ]
+    h = Harness(tmp_path, inventory, steps)
+    before = sha(inventory)
+
+    async def scenario() -> None:
+        # The user names the record explicitly, so grounding passes and validation decides.
+        run = await h.run("Thaw record 9, record 999 and record 13 on 2999-01-01")
+        assert run.status == RunStatus.finished
+        result = tool_results(h.store, run.id)["call_0_0"]
+        assert result["ok"] is False, result
+        assert result["error_code"] == code, result
+        assert result["message"] and result.get("_hint")
+        assert h.store.list_asks(status=None) == []  # no plan to approve
+        await h.runtime.aclose()
+
+    asyncio.run(scenario())
+    assert sha(inventory) == before
+    assert audit_lines(inventory) == []
+
+
+def test_add_entry_with_invented_box_is_refused(tmp_path: Path, inventory: Path) -> None:
+    steps = [
+        {"tool_calls": [{"name": "add_entry", "args": {"parent_cell_line": "HeLa", "box": 4, "positions": [80]}}]},
+        {"text": "Which box?"},
+    ]
+    h = Harness(tmp_path, inventory, steps)
+
+    async def scenario() -> None:
+        run = await h.run("Add a new HeLa tube")
+        result = tool_results(h.store, run.id)["call_0_0"]
+        assert result["error_code"] == "ungrounded_argument" and result["field"] == "box"
+        await h.runtime.aclose()
+
+    asyncio.run(scenario())
+
+
+def test_rejected_plan_changes_nothing(tmp_path: Path, inventory: Path) -> None:
+    steps = [
+        {"tool_calls": [{"name": "add_entry", "args": {"parent_cell_line": "HeLa", "box": 4, "positions": [80]}}]},
+        {"text": "Staged."},
+    ]
+    h = Harness(tmp_path, inventory, steps)
+    before = sha(inventory)
+
+    async def scenario() -> None:
+        run = await h.run("Add a new HeLa tube in box 4 position 80")
+        assert run.status == RunStatus.waiting
+        plan_ask = h.pending()
+        h.runtime.answer(plan_ask.id, "reject")
+        run = await h.runtime.settled(run.id)
+        assert run.status == RunStatus.finished
+        assert h.store.get_ask(plan_ask.id).status == AskStatus.answered
+        assert h.store.list_plans(run_id=run.id)[0].status == PlanStatus.rejected
+        await h.runtime.aclose()
+
+    asyncio.run(scenario())
+    assert sha(inventory) == before and audit_lines(inventory) == []

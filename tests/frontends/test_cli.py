@@ -1,0 +1,91 @@
+"""The `consulta` command in process (typer's CliRunner): schemas, models, listings, errors."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from consulta.frontends.cli import app
+from consulta.runtime import Store
+
+SCRIPT = resources.files("consulta.apps.ln2").joinpath("data", "scripts", "ambiguous_thaw.yaml")
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("CONSULTA_HOME", str(tmp_path))
+    monkeypatch.setenv("CONSULTA_LANG", "en")
+    monkeypatch.delenv("CONSULTA_DATABASE_URL", raising=False)
+    return tmp_path
+
+
+runner = CliRunner()
+
+
+def test_tools_schema_is_openai_function_format(home: Path) -> None:
+    result = runner.invoke(app, ["tools", "ln2", "--schema"])
+    assert result.exit_code == 0, result.output
+    schemas = json.loads(result.output)
+    names = [s["function"]["name"] for s in schemas]
+    assert names == [
+        "query_inventory", "search_records", "empty_positions", "inventory_stats", "audit_history",
+        "add_entry", "record_thaw", "batch_thaw", "rollback", "question",
+    ]
+    question = schemas[-1]["function"]
+    assert question["parameters"]["required"] == ["questions"]
+    item = question["parameters"]["properties"]["questions"]["items"]
+    assert item["required"] == ["header", "question"]
+    assert "Do not call question in parallel" in question["description"]
+    thaw = next(s for s in schemas if s["function"]["name"] == "record_thaw")
+    assert thaw["x-consulta-kind"] == "write"
+    assert set(thaw["function"]["parameters"]["required"]) == {"record_id", "positions"}
+
+
+def test_models_lists_the_default(home: Path) -> None:
+    result = runner.invoke(app, ["models"])
+    assert result.exit_code == 0, result.output
+    assert "local *" in result.output and "openai:MODEL" in result.output and "scripted:PATH" in result.output
+
+
+def test_asks_empty_and_unknown_ids_are_clear_errors(home: Path) -> None:
+    assert "No pending asks" in runner.invoke(app, ["asks"]).output
+    from consulta.frontends.cli import main  # the entry point maps ConsultaError to exit code 2
+
+    with pytest.raises(SystemExit) as exit_info:
+        import sys
+
+        argv = sys.argv
+        sys.argv = ["consulta", "answer", "ask_nope", "x"]
+        try:
+            main()
+        finally:
+            sys.argv = argv
+    assert exit_info.value.code == 2
+
+
+def test_chat_headless_defers_and_asks_lists_it_in_chinese(home: Path) -> None:
+    with resources.as_file(SCRIPT) as script:
+        result = runner.invoke(app, ["chat", "ln2", "--model", f"scripted:{script}", "-p", "帮我取一管K562", "--lang", "zh-CN"])
+    assert result.exit_code == 0, result.output
+    assert "consulta answer" in result.output and "稍后" in result.output
+    store = Store(f"sqlite:///{home / 'consulta.db'}")
+    (ask,) = store.list_asks()
+    listed = runner.invoke(app, ["asks", "--lang", "zh-CN"])
+    assert "待回答的请求" in listed.output and ask.id[:10] in listed.output
+
+
+def test_stop_cancels_a_waiting_run_and_its_asks(home: Path) -> None:
+    with resources.as_file(SCRIPT) as script:
+        runner.invoke(app, ["chat", "ln2", "--model", f"scripted:{script}", "-p", "帮我取一管K562"])
+    store = Store(f"sqlite:///{home / 'consulta.db'}")
+    (ask,) = store.list_asks()
+    result = runner.invoke(app, ["stop", ask.run_id])
+    assert result.exit_code == 0, result.output
+    assert "cancelled" in result.output
+    assert store.get_ask(ask.id).status.value == "cancelled"
+    assert store.get_run(ask.run_id).status.value == "cancelled"
+    assert store.list_asks() == []
