@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import queue
 import signal
 import sys
 import threading
@@ -46,6 +48,7 @@ LangOpt = Annotated[str | None, typer.Option("--lang", help="en or zh-CN")]
 
 
 def main() -> None:
+    os.environ.setdefault("PYDANTIC_AI_NO_BANNER", "1")  # the engine's advertising banner is noise in our terminal
     try:
         app()
     except ConsultaError as error:
@@ -56,29 +59,59 @@ def main() -> None:
 # ---- shared plumbing ------------------------------------------------------------------------------------------
 
 
+async def _in_daemon_thread(fn: Any, *args: Any) -> Any:
+    """Run a blocking terminal prompt on a daemon thread: a prompt abandoned by Ctrl-C never keeps the process alive."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def work() -> None:
+        try:
+            value = fn(*args)
+            loop.call_soon_threadsafe(lambda: future.done() or future.set_result(value))
+        except BaseException as error:  # noqa: BLE001 - delivered to the awaiting task
+            loop.call_soon_threadsafe(lambda: future.done() or future.set_exception(error))
+
+    threading.Thread(target=work, daemon=True).start()
+    return await future
+
+
+class _Abandoned(Exception):
+    """The prompt was given up (the run was stopped); the line it waited for goes to the next prompt."""
+
+
 class _Stdin:
-    """Reads lines on a daemon thread, so a pending prompt never keeps the process (or the event loop) from ending."""
+    """One thread reads the terminal; prompts take lines from it. An abandoned prompt gives up without eating input."""
+
+    def __init__(self) -> None:
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        self._pump: threading.Thread | None = None
+
+    def _read_forever(self) -> None:
+        while True:
+            line = sys.stdin.readline()
+            self._lines.put(line)
+            if line == "":
+                return
 
     def read(self, prompt: str) -> str:
+        if self._pump is None:
+            self._pump = threading.Thread(target=self._read_forever, daemon=True)
+            self._pump.start()
         console.print(prompt, end="", markup=False)
-        line = sys.stdin.readline()
+        line = self._lines.get()
+        if line is None:
+            raise _Abandoned
         if line == "":
+            self._lines.put("")  # end of input stays visible to later prompts
             raise EOFError
         return line.rstrip("\n")
 
+    def abandon(self) -> None:
+        """Wake the prompt that is waiting, so it stops waiting."""
+        self._lines.put(None)
+
     async def aread(self, prompt: str) -> str:
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[str] = loop.create_future()
-
-        def work() -> None:
-            try:
-                value = self.read(prompt)
-                loop.call_soon_threadsafe(lambda: future.done() or future.set_result(value))
-            except BaseException as error:  # noqa: BLE001 - delivered to the awaiting task
-                loop.call_soon_threadsafe(lambda: future.done() or future.set_exception(error))
-
-        threading.Thread(target=work, daemon=True).start()
-        return await future
+        return await _in_daemon_thread(self.read, prompt)
 
 
 def _settings(model: str | None = None, lang: str | None = None) -> Settings:
@@ -103,8 +136,6 @@ def _prepare_model(settings: Settings, spec: str) -> None:
     """Join the embedded model's parts (with a progress bar) and load it (with timing) before the first run."""
     if not spec.startswith("local"):
         return
-    import os
-
     if spec == "local" and not os.environ.get("CONSULTA_GGUF"):
         from ...models._gguf import ensure_default_gguf
 
@@ -141,18 +172,24 @@ async def _drive(runtime: Runtime, run_id: str, settings: Settings, stdin: _Stdi
             next_ask = asyncio.ensure_future(asks.get())
             stop = asyncio.ensure_future(stop_requested.wait())
             done, _ = await asyncio.wait({settled, next_ask, stop}, return_when=asyncio.FIRST_COMPLETED)
-            for task in (settled, next_ask, stop):
+            for task in (settled, next_ask):
                 if task not in done:
                     task.cancel()
+            if next_ask in done and stop not in done:
+                answering = asyncio.ensure_future(_answer_at_terminal(runtime, next_ask.result(), settings, stdin))
+                done, _ = await asyncio.wait({answering, stop}, return_when=asyncio.FIRST_COMPLETED)
+                if answering not in done:
+                    stdin.abandon()
+                    answering.cancel()
             if stop in done:
+                console.print()
                 console.print(t("cli.chat.stopping", settings.lang), style="yellow")
                 run = await runtime.stop(run_id)
                 console.print(t("cli.chat.stopped", settings.lang, run_id=run_id), style="yellow")
                 return run
-            if next_ask in done:
-                await _answer_at_terminal(runtime, next_ask.result(), settings, stdin)
-                continue
-            return settled.result()
+            stop.cancel()
+            if settled in done:
+                return settled.result()
     finally:
         if _interactive():
             loop.remove_signal_handler(signal.SIGINT)
@@ -161,9 +198,11 @@ async def _drive(runtime: Runtime, run_id: str, settings: Settings, stdin: _Stdi
 async def _answer_at_terminal(runtime: Runtime, ask: AskRecord, settings: Settings, stdin: _Stdin) -> None:
     while True:
         try:
-            answer = await asyncio.to_thread(prompt_for_ask, ask, console, settings.lang, stdin.read)
+            answer = await _in_daemon_thread(prompt_for_ask, ask, console, settings.lang, stdin.read)
         except EOFError:
             answer = None
+        except _Abandoned:
+            return
         try:
             if answer is None:
                 runtime.cancel_ask(ask.id)
