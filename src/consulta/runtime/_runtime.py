@@ -26,6 +26,7 @@ from ._events import AskClosed, AskOpened, Event, ModelText, PlanDecided, PlanSt
 from ._grounding import Evidence
 from ._records import AskRecord, AskStatus, PlanStatus, RunRecord, RunStatus
 from ._store import Store
+from ._tools import AskKind
 
 __all__ = ["AskPolicy", "PLAN_ASK", "Runtime"]
 
@@ -40,9 +41,23 @@ Listener = Callable[[Event], None]
 
 
 class _PlanApproval:
-    """The ask kind of a staged plan: the answer is approve or reject."""
+    """The ask kind of a staged plan: the answer is approve or reject; every other way of closing applies nothing."""
 
     name = PLAN_ASK
+
+    def prepare(self, args: dict[str, Any]) -> dict[str, Any]:
+        return args
+
+    def answered_result(self, payload: dict[str, Any], answer: bool) -> dict[str, Any]:
+        return {"approve": answer}
+
+    def timeout_result(self, payload: dict[str, Any]) -> dict[str, Any]:
+        return {"approve": False}
+
+    cancelled_result = unavailable_result = timeout_result
+
+    def not_alone_result(self) -> dict[str, Any]:  # pragma: no cover - plans are not tool calls
+        return {"approve": False}
 
     def validate_answer(self, payload: dict[str, Any], answer: Any) -> bool:
         if isinstance(answer, dict):
@@ -93,7 +108,7 @@ class Runtime:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._poller: asyncio.Task[None] | None = None
         self._closed_seq = 0
-        self._kinds: dict[str, Any] = {PLAN_ASK: _PlanApproval()}
+        self._kinds: dict[str, AskKind] = {PLAN_ASK: _PlanApproval()}
 
     # ---- public API -------------------------------------------------------------------------------------------
 
@@ -167,7 +182,7 @@ class Runtime:
             raise ConflictError(f"Ask {ask_id} is already {ask.status.value}; it cannot be answered again.")
         kind = self._kind(ask.kind)
         value = kind.validate_answer(ask.payload, answer)
-        outcome = kind.answered_result(ask.payload, value) if ask.kind != PLAN_ASK else {"approve": value}
+        outcome = kind.answered_result(ask.payload, value)
         closed = self.store.close_ask(ask_id, AskStatus.answered, answer=value, outcome=outcome, answered_by=answered_by or self.answered_by)
         self._closed(closed)
         return closed
@@ -175,7 +190,7 @@ class Runtime:
     def cancel_ask(self, ask_id: str, *, status: AskStatus = AskStatus.cancelled, answered_by: str | None = None) -> AskRecord:
         """Close a pending ask without an answer (the user cancelled or declined): the model is told so."""
         ask = self.store.get_ask(ask_id)
-        outcome = self._kind(ask.kind).cancelled_result(ask.payload) if ask.kind != PLAN_ASK else {"approve": False}
+        outcome = self._kind(ask.kind).cancelled_result(ask.payload)
         closed = self.store.close_ask(ask_id, status, outcome=outcome, answered_by=answered_by or self.answered_by)
         self._closed(closed)
         return closed
@@ -420,11 +435,7 @@ class Runtime:
         live = self._live[run_id]
         if self.ask_policy == "fail":
             for ask in asks:
-                if ask.kind == PLAN_ASK:
-                    self._close_quietly(ask, AskStatus.declined, {"approve": False}, by="policy:fail")
-                else:
-                    kind = self._kind(ask.kind)
-                    self._close_quietly(ask, AskStatus.declined, kind.unavailable_result(ask.payload), by="policy:fail")
+                self._close_quietly(ask, AskStatus.declined, self._kind(ask.kind).unavailable_result(ask.payload), by="policy:fail")
             self._schedule_continue(run_id)
             return
         self.store.set_run_status(run_id, RunStatus.waiting)
@@ -442,7 +453,7 @@ class Runtime:
         ask = self.store.get_ask(ask_id)
         if ask.status != AskStatus.pending:
             return
-        outcome = {"approve": False} if ask.kind == PLAN_ASK else self._kind(ask.kind).timeout_result(ask.payload)
+        outcome = self._kind(ask.kind).timeout_result(ask.payload)
         with contextlib.suppress(ConflictError):  # an answer that arrived at the same moment wins
             self._closed(self.store.close_ask(ask_id, AskStatus.timed_out, outcome=outcome, answered_by="timeout"))
 
@@ -494,7 +505,8 @@ class Runtime:
 
     def _finish_cancelled(self, run_id: str) -> None:
         for ask in self.store.list_asks(status=AskStatus.pending, run_id=run_id):
-            outcome = {"approve": False} if ask.kind == PLAN_ASK else self._kind_or_none(ask.kind, "cancelled_result", ask.payload)
+            kind = self._kinds.get(ask.kind)  # an app not loaded here still gets its asks closed
+            outcome = kind.cancelled_result(ask.payload) if kind is not None else None
             self._waiting.pop(ask.id, None)
             timer = self._timers.pop(ask.id, None)
             if timer is not None:
@@ -512,15 +524,11 @@ class Runtime:
             if tool.ask_kind is not None:
                 self._kinds[tool.ask_kind.name] = tool.ask_kind
 
-    def _kind(self, name: str) -> Any:
+    def _kind(self, name: str) -> AskKind:
         kind = self._kinds.get(name)
         if kind is None:
             raise ConfigError(f"No ask kind {name!r} is registered in this process; resume the run's app first.")
         return kind
-
-    def _kind_or_none(self, name: str, method: str, payload: dict[str, Any]) -> Any:
-        kind = self._kinds.get(name)
-        return None if kind is None else getattr(kind, method)(payload)
 
     def _emit(self, event: Event) -> None:
         """Record the event and tell this process's listeners."""

@@ -11,7 +11,7 @@ from rich.panel import Panel
 from rich.table import Table
 
 from ...i18n import t
-from ...runtime import PLAN_ASK, AskRecord, Event, InvalidAnswerError, ModelText, PlanDecided, RunEnded, ToolCalled, ToolReturned
+from ...runtime import PLAN_ASK, AskRecord, Event, ModelText, PlanDecided, RunEnded, ToolCalled, ToolReturned
 
 __all__ = ["EventPrinter", "parse_cli_answers", "prompt_for_ask"]
 
@@ -135,14 +135,3 @@ def _prompt_plan(ask: AskRecord, console: Console, lang: str, read: ReadLine) ->
 def _esc(text: str) -> str:
     return text.replace("[", r"\[")
 
-
-def check_answer(ask: AskRecord, answer: Any) -> str | None:
-    """None if `answer` fits the ask, else the readable reason (used before sending)."""
-    try:
-        from ...asks import QuestionKind
-
-        if ask.kind != PLAN_ASK:
-            QuestionKind().validate_answer(ask.payload, answer)
-    except InvalidAnswerError as error:
-        return str(error)
-    return None
