@@ -51,6 +51,7 @@ __all__ = [
     "json_schema_for",
     "load_messages",
     "pending_tool_calls",
+    "returned_call_ids",
 ]
 
 ASK_METADATA_KEY = "consulta_ask"
@@ -74,6 +75,11 @@ def pending_tool_calls(messages: list[ModelMessage]) -> list[ToolCallPart]:
     if not messages or not isinstance(messages[-1], ModelResponse):
         return []
     return list(messages[-1].tool_calls)
+
+
+def returned_call_ids(messages: list[ModelMessage]) -> set[str]:
+    """Ids of the tool calls whose results are in the conversation."""
+    return {p.tool_call_id for m in messages if isinstance(m, ModelRequest) for p in m.parts if isinstance(p, ToolReturnPart)}
 
 
 def evidence_from(messages: list[ModelMessage], agent: Agent, prompt: str | None = None) -> Evidence:
@@ -311,13 +317,16 @@ class EngineRun:
             self.prompt, message_history=self.history, deferred_tool_results=results, deps=self.deps, usage_limits=limits
         ) as run:
             async for node in run:
-                messages = run.all_messages()
+                # One checkpoint per step: when the next model request, carrying the tools' results, is about to
+                # be sent. The run's end is checkpointed by the caller.
                 request = getattr(node, "request", None)
-                if isinstance(request, ModelRequest) and (not messages or messages[-1] is not request):
-                    messages = [*messages, request]
-                self.on_step(messages, sum(isinstance(m, ModelResponse) for m in messages))
+                if isinstance(request, ModelRequest) and any(isinstance(p, ToolReturnPart | RetryPromptPart) for p in request.parts):
+                    messages = run.all_messages()
+                    if not messages or messages[-1] is not request:
+                        messages = [*messages, request]
+                    self.on_step(messages, sum(isinstance(m, ModelResponse) for m in messages))
                 if self.check_cancel():
-                    raise Cancelled(messages)
+                    raise Cancelled(run.all_messages())
             assert run.result is not None
             output = run.result.output
             messages = run.result.all_messages()

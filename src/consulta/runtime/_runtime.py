@@ -20,12 +20,13 @@ from pydantic_ai.exceptions import UsageLimitExceeded
 from pydantic_ai.models import Model
 
 from ._agent import Agent
-from ._engine import Cancelled, EngineRun, PausedCall, RunDeps, build_engine_agent, dump_messages, load_messages, pending_tool_calls
+from ._engine import Cancelled, EngineRun, PausedCall, RunDeps, build_engine_agent, dump_messages, load_messages, pending_tool_calls, returned_call_ids
 from ._errors import ConfigError, ConflictError, InvalidAnswerError, ToolError
 from ._events import AskClosed, AskOpened, Event, ModelText, PlanDecided, PlanStaged, RunEnded, RunStarted, ToolCalled, ToolReturned
 from ._grounding import Evidence
 from ._records import AskRecord, AskStatus, PlanStatus, RunRecord, RunStatus
-from ._store import Store
+from ._store import Store, utcnow
+from ._writer import WriteBehind
 from ._tools import AskKind
 
 __all__ = ["AskPolicy", "PLAN_ASK", "Runtime"]
@@ -80,6 +81,9 @@ class _Live:
     task: asyncio.Task[None] | None = None
     cancel: bool = False
     settled: asyncio.Event = field(default_factory=asyncio.Event)
+    # What the current step produced, written with its checkpoint in one transaction.
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    events: list[tuple[str, dict[str, Any], str]] = field(default_factory=list)
 
 
 class Runtime:
@@ -109,6 +113,8 @@ class Runtime:
         self._poller: asyncio.Task[None] | None = None
         self._closed_seq = 0
         self._kinds: dict[str, AskKind] = {PLAN_ASK: _PlanApproval()}
+        self._engines: dict[tuple[int, str], tuple[Agent, Any]] = {}
+        self._writer = WriteBehind()
 
     # ---- public API -------------------------------------------------------------------------------------------
 
@@ -213,6 +219,7 @@ class Runtime:
 
     async def aclose(self) -> None:
         """Stop background work (runs in progress are left as they are: their checkpoints are consistent)."""
+        self._writer.drain()
         for timer in self._timers.values():
             timer.cancel()
         self._timers.clear()
@@ -237,6 +244,7 @@ class Runtime:
         """Continue a resumed run from what its checkpoint and asks say."""
         checkpoint = self.store.load_checkpoint(run_id)
         messages = load_messages(checkpoint[1]) if checkpoint else []
+        self._prune_staged(run_id, messages)
         plan_asks = [a for a in self.store.list_asks(status=None, run_id=run_id) if a.kind == PLAN_ASK]
         open_plan = next((a for a in plan_asks if a.id == self._pending_plan_ask(run_id)), None)
         if open_plan is not None:
@@ -263,6 +271,15 @@ class Runtime:
         else:
             await self._advance(run_id, prompt=None, deferred={a.tool_call_id: a.outcome for a in known if a.tool_call_id})
 
+    def _prune_staged(self, run_id: str, messages: list[Any]) -> None:
+        """Drop staged writes the checkpoint does not know (their step is redone after a crash and stages them again)."""
+        known = returned_call_ids(messages)
+        for plan in self.store.list_plans(run_id=run_id):
+            if plan.status == PlanStatus.staging:
+                kept = [i for i in plan.items if i["tool_call_id"] in known]
+                if len(kept) != len(plan.items):
+                    self.store.update_plan(plan.id, items=kept)
+
     def _pending_plan_ask(self, run_id: str) -> str | None:
         for plan in self.store.list_plans(run_id=run_id):
             if plan.status == PlanStatus.pending and plan.ask_id:
@@ -277,13 +294,13 @@ class Runtime:
             history = load_messages(checkpoint[1]) if checkpoint else []
             deps = self._deps(live, prompt if prompt is not None else run.prompt)
             engine_run = EngineRun(
-                engine=build_engine_agent(live.agent, self.resolve_model(run.model)),
+                engine=self._engine_for(live.agent, run.model),
                 deps=deps,
                 history=history,
                 prompt=prompt,
                 deferred=deferred,
                 max_steps=live.agent.max_steps,
-                on_step=lambda messages, step: self._checkpoint(run_id, messages, step),
+                on_step=lambda messages, step: self._checkpoint(run_id, messages, step, behind=True),
                 check_cancel=lambda: live.cancel,
             )
             text, paused, messages = await engine_run()
@@ -317,12 +334,21 @@ class Runtime:
             return
         self._finish(run_id, RunStatus.finished, output=text or "")
 
+    def _engine_for(self, agent: Agent, model_spec: str) -> Any:
+        key = (id(agent), model_spec)
+        cached = self._engines.get(key)
+        if cached is None or cached[0] is not agent:
+            if len(self._engines) >= 64:
+                self._engines.pop(next(iter(self._engines)))
+            cached = self._engines[key] = (agent, build_engine_agent(agent, self.resolve_model(model_spec)))
+        return cached[1]
+
     def _deps(self, live: _Live, prompt: str | None) -> RunDeps:
         run_id = live.run.id
         steps = {"n": 0}
 
         def record_call(**kw: Any) -> None:
-            self.store.record_tool_call(run_id=run_id, step=steps["n"], **kw)
+            live.calls.append({"step": steps["n"], **kw})
             result = kw["result"]
             ok = not (isinstance(result, dict) and result.get("ok") is False)
             self._emit(ToolReturned(run_id=run_id, tool_call_id=kw["tool_call_id"], tool_name=kw["tool_name"], ok=ok, result=result, duration_ms=kw["duration_ms"]))
@@ -335,8 +361,20 @@ class Runtime:
 
         return RunDeps(run_id=run_id, agent=live.agent, prompt=prompt, step=lambda: steps["n"], record_call=record_call, stage=stage, emit_call=emit_call)
 
-    def _checkpoint(self, run_id: str, messages: list[Any], step: int) -> None:
-        self.store.save_checkpoint(run_id, step, dump_messages(messages))
+    def _checkpoint(self, run_id: str, messages: list[Any], step: int, *, behind: bool = False) -> None:
+        """Checkpoint with the step's buffered records; `behind`: on the writer thread, not waiting for the commit."""
+        self._flush(run_id, checkpoint=(step, dump_messages(messages)), behind=behind)
+
+    def _flush(self, run_id: str, *, checkpoint: tuple[int, str] | None = None, behind: bool = False) -> None:
+        """Write the run's buffered tool calls and events (and a checkpoint) in one transaction, after earlier writes."""
+        live = self._live.get(run_id)
+        calls, events = (live.calls, live.events) if live is not None else ([], [])
+        if live is not None:
+            live.calls, live.events = [], []
+        if checkpoint is not None or calls or events:
+            self._writer.submit(lambda: self.store.save_step(run_id, checkpoint=checkpoint, tool_calls=calls, events=events))
+        if not behind:
+            self._writer.drain()
 
     # ---- write tools: staging and plans -----------------------------------------------------------------------
 
@@ -497,6 +535,7 @@ class Runtime:
     # ---- ending -----------------------------------------------------------------------------------------------
 
     def _finish(self, run_id: str, status: RunStatus, *, output: str | None = None, error: str | None = None) -> None:
+        self._flush(run_id)
         self.store.set_run_status(run_id, status, output=output, error=error)
         self._emit(RunEnded(run_id=run_id, status=status.value, output=output, error=error))
         live = self._live.pop(run_id, None)
@@ -531,9 +570,16 @@ class Runtime:
         return kind
 
     def _emit(self, event: Event) -> None:
-        """Record the event and tell this process's listeners."""
-        self.store.append_event(event.run_id, event.type, event.model_dump(mode="json", exclude={"run_id", "type"}))
+        """Tell this process's listeners and record the event. A step's tool events are written with its checkpoint;
+        any other event first flushes them, so the stored order is the order of emission."""
         self._notify(event)
+        live = self._live.get(event.run_id)
+        if live is not None:
+            live.events.append((event.type, event.model_dump(mode="json", exclude={"run_id", "type"}), utcnow()))
+            if not isinstance(event, ToolCalled | ToolReturned):
+                self._flush(event.run_id)
+        else:
+            self.store.append_event(event.run_id, event.type, event.model_dump(mode="json", exclude={"run_id", "type"}))
 
     def _notify(self, event: Event) -> None:
         for listener in list(self._listeners):

@@ -32,6 +32,7 @@ from sqlalchemy import (
     func,
     insert,
     select,
+    text,
     update,
 )
 from sqlalchemy.engine import Connection, Engine, RowMapping
@@ -299,16 +300,38 @@ class Store:
 
     # ---- checkpoints ------------------------------------------------------------------------------------------
 
-    def save_checkpoint(self, run_id: str, step: int, messages_json: str) -> None:
-        now = utcnow()
+    def save_step(
+        self,
+        run_id: str,
+        *,
+        checkpoint: tuple[int, str] | None,
+        tool_calls: list[dict[str, Any]] = (),  # type: ignore[assignment]
+        events: list[tuple[str, dict[str, Any], str]] = (),  # type: ignore[assignment]
+    ) -> None:
+        """Write what one step produced in one transaction: its checkpoint, tool call records and events (in order)."""
+        # The hot path of every step: prepared text statements, not Core constructs built per call.
         with self._tx() as conn:
-            updated = conn.execute(
-                update(checkpoints)
-                .where(checkpoints.c.run_id == run_id)
-                .values(step=step, messages=messages_json, updated_at=now)
-            )
-            if updated.rowcount == 0:
-                conn.execute(insert(checkpoints).values(run_id=run_id, step=step, messages=messages_json, updated_at=now))
+            if checkpoint is not None:
+                params = {"run_id": run_id, "step": checkpoint[0], "messages": checkpoint[1], "ts": utcnow()}
+                if conn.execute(_UPDATE_CHECKPOINT, params).rowcount == 0:
+                    conn.execute(_INSERT_CHECKPOINT, params)
+            if tool_calls:
+                conn.execute(_INSERT_TOOL_CALL, [_tool_call_row(run_id, **c) for c in tool_calls])
+            if events:
+                conn.execute(_INSERT_EVENT, [{"run_id": run_id, "type": t, "data": _dumps(d), "ts": ts} for t, d, ts in events])
+
+    def save_checkpoint(self, run_id: str, step: int, messages_json: str) -> None:
+        with self._tx() as conn:
+            self._upsert_checkpoint(conn, run_id, step, messages_json)
+
+    @staticmethod
+    def _upsert_checkpoint(conn: Connection, run_id: str, step: int, messages_json: str) -> None:
+        now = utcnow()
+        updated = conn.execute(
+            update(checkpoints).where(checkpoints.c.run_id == run_id).values(step=step, messages=messages_json, updated_at=now)
+        )
+        if updated.rowcount == 0:
+            conn.execute(insert(checkpoints).values(run_id=run_id, step=step, messages=messages_json, updated_at=now))
 
     def load_checkpoint(self, run_id: str) -> tuple[int, str] | None:
         with self.engine.connect() as conn:
@@ -476,23 +499,12 @@ class Store:
         started_at: str,
         duration_ms: float,
     ) -> None:
-        ok = not (isinstance(result, dict) and result.get("ok") is False)
-        error_code = result.get("error_code") if isinstance(result, dict) else None
+        row = _tool_call_row(
+            run_id, step=step, tool_call_id=tool_call_id, tool_name=tool_name, args=args, result=result,
+            started_at=started_at, duration_ms=duration_ms,
+        )
         with self._tx() as conn:
-            conn.execute(
-                insert(tool_calls).values(
-                    run_id=run_id,
-                    step=step,
-                    tool_call_id=tool_call_id,
-                    tool_name=tool_name,
-                    args=_dumps(args),
-                    result=_dumps(result),
-                    ok=int(ok),
-                    error_code=error_code,
-                    started_at=started_at,
-                    duration_ms=duration_ms,
-                )
-            )
+            conn.execute(insert(tool_calls).values(**row))
 
     def list_tool_calls(self, run_id: str) -> list[ToolCallRecord]:
         with self.engine.connect() as conn:
@@ -526,6 +538,33 @@ class Store:
                 select(events).where(events.c.run_id == run_id, events.c.id > after_id).order_by(events.c.id)
             )
             return [EventRecord(id=r.id, run_id=r.run_id, type=r.type, data=_loads(r.data), ts=r.ts) for r in rows]
+
+
+_UPDATE_CHECKPOINT = text("UPDATE checkpoints SET step = :step, messages = :messages, updated_at = :ts WHERE run_id = :run_id")
+_INSERT_CHECKPOINT = text("INSERT INTO checkpoints (run_id, step, messages, updated_at) VALUES (:run_id, :step, :messages, :ts)")
+_INSERT_TOOL_CALL = text(
+    "INSERT INTO tool_calls (run_id, step, tool_call_id, tool_name, args, result, ok, error_code, started_at, duration_ms) "
+    "VALUES (:run_id, :step, :tool_call_id, :tool_name, :args, :result, :ok, :error_code, :started_at, :duration_ms)"
+)
+_INSERT_EVENT = text("INSERT INTO events (run_id, type, data, ts) VALUES (:run_id, :type, :data, :ts)")
+
+
+def _tool_call_row(
+    run_id: str, *, step: int, tool_call_id: str, tool_name: str, args: Any, result: Any, started_at: str, duration_ms: float
+) -> dict[str, Any]:
+    ok = not (isinstance(result, dict) and result.get("ok") is False)
+    return {
+        "run_id": run_id,
+        "step": step,
+        "tool_call_id": tool_call_id,
+        "tool_name": tool_name,
+        "args": _dumps(args),
+        "result": _dumps(result),
+        "ok": int(ok),
+        "error_code": result.get("error_code") if isinstance(result, dict) else None,
+        "started_at": started_at,
+        "duration_ms": duration_ms,
+    }
 
 
 def _next_counter(conn: Connection, name: str) -> int:
