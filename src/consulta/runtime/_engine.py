@@ -50,6 +50,7 @@ __all__ = [
     "evidence_from",
     "json_schema_for",
     "load_messages",
+    "count_steps",
     "pending_tool_calls",
     "returned_call_ids",
 ]
@@ -75,6 +76,11 @@ def pending_tool_calls(messages: list[ModelMessage]) -> list[ToolCallPart]:
     if not messages or not isinstance(messages[-1], ModelResponse):
         return []
     return list(messages[-1].tool_calls)
+
+
+def count_steps(messages: list[ModelMessage]) -> int:
+    """The number of model responses: the step a conversation has reached."""
+    return sum(isinstance(m, ModelResponse) for m in messages)
 
 
 def returned_call_ids(messages: list[ModelMessage]) -> set[str]:
@@ -126,7 +132,6 @@ class RunDeps:
     run_id: str
     agent: Agent
     prompt: str | None
-    step: Callable[[], int]
     record_call: Callable[..., None]
     stage: Callable[[str, str, dict[str, Any], Evidence], Awaitable[dict[str, Any]]]
     emit_call: Callable[[str, str, Any], None]
@@ -199,6 +204,7 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
                 "_hint": "Check the arguments; if they are right, tell the user the tool failed.",
             }
         deps.record_call(
+            step=count_steps(ctx.messages),
             tool_call_id=call.tool_call_id,
             tool_name=call.tool_name,
             args=args,
@@ -224,6 +230,7 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
         result = _invalid_arguments(call.tool_name, error)
         ctx.deps.emit_call(call.tool_call_id, call.tool_name, args)
         ctx.deps.record_call(
+            step=count_steps(ctx.messages),
             tool_call_id=call.tool_call_id,
             tool_name=call.tool_name,
             args=args if isinstance(args, dict) else {"raw": str(args)},
@@ -248,6 +255,7 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
                 message.parts[i] = ToolReturnPart(tool_name=name, content=result, tool_call_id=part.tool_call_id, outcome="failed")
                 call = _find_call(ctx.messages, part.tool_call_id)
                 ctx.deps.record_call(
+            step=count_steps(ctx.messages),
                     tool_call_id=part.tool_call_id,
                     tool_name=name,
                     args=call.args_as_dict() if call is not None else {},
@@ -306,7 +314,7 @@ class EngineRun:
     prompt: str | None
     deferred: dict[str, Any] | None
     max_steps: int
-    on_step: Callable[[list[ModelMessage], int], None]
+    on_step: Callable[[list[ModelMessage]], None]
     check_cancel: Callable[[], bool]
 
     async def __call__(self) -> tuple[str | None, list[PausedCall], list[ModelMessage]]:
@@ -324,7 +332,7 @@ class EngineRun:
                     messages = run.all_messages()
                     if not messages or messages[-1] is not request:
                         messages = [*messages, request]
-                    self.on_step(messages, sum(isinstance(m, ModelResponse) for m in messages))
+                    self.on_step(messages)
                 if self.check_cancel():
                     raise Cancelled(run.all_messages())
             assert run.result is not None

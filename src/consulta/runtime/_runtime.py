@@ -20,7 +20,7 @@ from pydantic_ai.exceptions import UsageLimitExceeded
 from pydantic_ai.models import Model
 
 from ._agent import Agent
-from ._engine import Cancelled, EngineRun, PausedCall, RunDeps, build_engine_agent, dump_messages, load_messages, pending_tool_calls, returned_call_ids
+from ._engine import Cancelled, EngineRun, PausedCall, RunDeps, build_engine_agent, count_steps, dump_messages, load_messages, pending_tool_calls, returned_call_ids
 from ._errors import ConfigError, ConflictError, InvalidAnswerError, ToolError
 from ._events import AskClosed, AskOpened, Event, ModelText, PlanDecided, PlanStaged, RunEnded, RunStarted, ToolCalled, ToolReturned
 from ._grounding import Evidence
@@ -128,18 +128,10 @@ class Runtime:
     ) -> RunRecord:
         """Start a run of `agent` on `prompt` (continuing the conversation of run `continue_from`, if given)."""
         self._attach_loop()
-        thread_id = None
-        history_blob = None
-        if continue_from is not None:
-            previous = self.store.get_run(continue_from)
-            thread_id = previous.thread_id
-            checkpoint = self.store.load_checkpoint(continue_from)
-            history_blob = checkpoint[1] if checkpoint else None
+        thread_id = self.store.get_run(continue_from).thread_id if continue_from is not None else None
         run = self.store.create_run(
             app=agent.app, prompt=prompt, model=model, lang=lang, thread_id=thread_id, parent_run_id=continue_from, options=agent.options
         )
-        if history_blob is not None:
-            self.store.save_checkpoint(run.id, 0, history_blob)
         self._register(agent)
         live = self._live[run.id] = _Live(run=run, agent=agent)
         self._emit(RunStarted(run_id=run.id, app=agent.app, prompt=prompt))
@@ -243,7 +235,10 @@ class Runtime:
     async def _continue(self, run_id: str) -> None:
         """Continue a resumed run from what its checkpoint and asks say."""
         checkpoint = self.store.load_checkpoint(run_id)
-        messages = load_messages(checkpoint[1]) if checkpoint else []
+        if checkpoint is None:  # died before its first step: start it again
+            await self._advance(run_id, prompt=self.store.get_run(run_id).prompt)
+            return
+        messages = load_messages(checkpoint[1])
         self._prune_staged(run_id, messages)
         plan_asks = [a for a in self.store.list_asks(status=None, run_id=run_id) if a.kind == PLAN_ASK]
         open_plan = next((a for a in plan_asks if a.id == self._pending_plan_ask(run_id)), None)
@@ -255,8 +250,7 @@ class Runtime:
             return
         calls = pending_tool_calls(messages)
         if not calls:
-            run = self.store.get_run(run_id)
-            await self._advance(run_id, prompt=run.prompt if not messages else None)
+            await self._advance(run_id, prompt=None)
             return
         asks = {a.tool_call_id: a for a in self.store.list_asks(status=None, run_id=run_id)}
         known = [asks[c.tool_call_id] for c in calls if c.tool_call_id in asks]
@@ -270,6 +264,13 @@ class Runtime:
             self._await_asks(run_id, pending)
         else:
             await self._advance(run_id, prompt=None, deferred={a.tool_call_id: a.outcome for a in known if a.tool_call_id})
+
+    def _history(self, run: RunRecord) -> list[Any]:
+        """The conversation to continue: the run's checkpoint, or before its first step the thread's previous run's."""
+        checkpoint = self.store.load_checkpoint(run.id)
+        if checkpoint is None and run.parent_run_id is not None:
+            checkpoint = self.store.load_checkpoint(run.parent_run_id)
+        return load_messages(checkpoint[1]) if checkpoint else []
 
     def _prune_staged(self, run_id: str, messages: list[Any]) -> None:
         """Drop staged writes the checkpoint does not know (their step is redone after a crash and stages them again)."""
@@ -290,8 +291,7 @@ class Runtime:
         live = self._live[run_id]
         run = live.run
         try:
-            checkpoint = self.store.load_checkpoint(run_id)
-            history = load_messages(checkpoint[1]) if checkpoint else []
+            history = self._history(run)
             deps = self._deps(live, prompt if prompt is not None else run.prompt)
             engine_run = EngineRun(
                 engine=self._engine_for(live.agent, run.model),
@@ -300,12 +300,12 @@ class Runtime:
                 prompt=prompt,
                 deferred=deferred,
                 max_steps=live.agent.max_steps,
-                on_step=lambda messages, step: self._checkpoint(run_id, messages, step, behind=True),
+                on_step=lambda messages: self._checkpoint(run_id, messages, behind=True),
                 check_cancel=lambda: live.cancel,
             )
             text, paused, messages = await engine_run()
         except Cancelled as stop:
-            self._checkpoint(run_id, stop.messages, -1)
+            self._checkpoint(run_id, stop.messages)
             self._finish_cancelled(run_id)
             return
         except asyncio.CancelledError:
@@ -318,7 +318,7 @@ class Runtime:
         except Exception as error:  # the run fails with a readable reason; the process goes on
             self._finish(run_id, RunStatus.failed, error=f"{type(error).__name__}: {error}")
             return
-        self._checkpoint(run_id, messages, -1)
+        self._checkpoint(run_id, messages)
         if live.cancel:
             self._finish_cancelled(run_id)
             return
@@ -345,10 +345,9 @@ class Runtime:
 
     def _deps(self, live: _Live, prompt: str | None) -> RunDeps:
         run_id = live.run.id
-        steps = {"n": 0}
 
         def record_call(**kw: Any) -> None:
-            live.calls.append({"step": steps["n"], **kw})
+            live.calls.append(kw)
             result = kw["result"]
             ok = not (isinstance(result, dict) and result.get("ok") is False)
             self._emit(ToolReturned(run_id=run_id, tool_call_id=kw["tool_call_id"], tool_name=kw["tool_name"], ok=ok, result=result, duration_ms=kw["duration_ms"]))
@@ -359,11 +358,11 @@ class Runtime:
         async def stage(tool_call_id: str, tool_name: str, op: dict[str, Any], evidence: Evidence) -> dict[str, Any]:
             return self._stage(live, tool_call_id, tool_name, op, evidence)
 
-        return RunDeps(run_id=run_id, agent=live.agent, prompt=prompt, step=lambda: steps["n"], record_call=record_call, stage=stage, emit_call=emit_call)
+        return RunDeps(run_id=run_id, agent=live.agent, prompt=prompt, record_call=record_call, stage=stage, emit_call=emit_call)
 
-    def _checkpoint(self, run_id: str, messages: list[Any], step: int, *, behind: bool = False) -> None:
+    def _checkpoint(self, run_id: str, messages: list[Any], *, behind: bool = False) -> None:
         """Checkpoint with the step's buffered records; `behind`: on the writer thread, not waiting for the commit."""
-        self._flush(run_id, checkpoint=(step, dump_messages(messages)), behind=behind)
+        self._flush(run_id, checkpoint=(count_steps(messages), dump_messages(messages)), behind=behind)
 
     def _flush(self, run_id: str, *, checkpoint: tuple[int, str] | None = None, behind: bool = False) -> None:
         """Write the run's buffered tool calls and events (and a checkpoint) in one transaction, after earlier writes."""
