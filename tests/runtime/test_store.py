@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from consulta.runtime import AskStatus, ConflictError, NotFoundError, PlanStatus, RunStatus, Store
@@ -65,11 +67,15 @@ def test_list_runs_filters(store):
     assert [r.id for r in store.list_runs(status="finished")] == [b.id]
 
 
+def _parsed(checkpoint):
+    return checkpoint[0], json.loads(checkpoint[1])
+
+
 def test_request_cancel(store):
     run = new_run(store)
-    assert store.cancel_requested([run.id]) == set()
+    assert store.cancel_requested() == set()
     store.request_cancel(run.id)
-    assert store.cancel_requested([run.id]) == {run.id}
+    assert store.cancel_requested() == {run.id}
     assert store.get_run(run.id).cancel_requested is True
     with pytest.raises(NotFoundError):
         store.request_cancel("run_nope")
@@ -88,9 +94,15 @@ def test_checkpoint_upsert(store):
     run = new_run(store)
     assert store.load_checkpoint(run.id) is None
     store.save_checkpoint(run.id, 1, '["a"]')
-    assert store.load_checkpoint(run.id) == (1, '["a"]')
+    assert _parsed(store.load_checkpoint(run.id)) == (1, ["a"])
     store.save_checkpoint(run.id, 2, '["a", "b"]')
-    assert store.load_checkpoint(run.id) == (2, '["a", "b"]')
+    assert _parsed(store.load_checkpoint(run.id)) == (2, ["a", "b"])
+    # A step writes only from the last stored message on; what came before stays.
+    store.save_step(run.id, checkpoint=(3, 1, ['"B"', '"c"']))
+    assert _parsed(store.load_checkpoint(run.id)) == (3, ["a", "B", "c"])
+    # A shorter checkpoint (rewritten from an earlier index) drops the tail.
+    store.save_step(run.id, checkpoint=(1, 0, ['"z"']))
+    assert _parsed(store.load_checkpoint(run.id)) == (1, ["z"])
     other = new_run(store)
     assert store.load_checkpoint(other.id) is None
 

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_ai import Agent as PaiAgent
 from pydantic_ai import CallDeferred, DeferredToolRequests, DeferredToolResults, ModelMessagesTypeAdapter, RunContext, Tool
 from pydantic_ai.capabilities import AbstractCapability
@@ -46,6 +46,7 @@ __all__ = [
     "final_text",
     "RunDeps",
     "build_engine_agent",
+    "dump_each",
     "dump_messages",
     "evidence_from",
     "json_schema_for",
@@ -60,6 +61,14 @@ ASK_METADATA_KEY = "consulta_ask"
 
 def dump_messages(messages: list[ModelMessage]) -> str:
     return ModelMessagesTypeAdapter.dump_json(messages).decode()
+
+
+_MESSAGE: TypeAdapter[ModelMessage] = TypeAdapter(ModelMessage)
+
+
+def dump_each(messages: list[ModelMessage]) -> list[str]:
+    """Each message as its own JSON (the store keeps a conversation one message a row)."""
+    return [_MESSAGE.dump_json(m).decode() for m in messages]
 
 
 def load_messages(blob: str) -> list[ModelMessage]:

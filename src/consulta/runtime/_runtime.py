@@ -20,13 +20,12 @@ from pydantic_ai.exceptions import UsageLimitExceeded
 from pydantic_ai.models import Model
 
 from ._agent import Agent
-from ._engine import Cancelled, EngineRun, PausedCall, RunDeps, build_engine_agent, count_steps, dump_messages, load_messages, pending_tool_calls, returned_call_ids
+from ._engine import Cancelled, EngineRun, PausedCall, RunDeps, build_engine_agent, count_steps, dump_each, load_messages, pending_tool_calls, returned_call_ids
 from ._errors import ConfigError, ConflictError, InvalidAnswerError, ToolError
 from ._events import AskClosed, AskOpened, Event, ModelText, PlanDecided, PlanStaged, RunEnded, RunStarted, ToolCalled, ToolReturned
 from ._grounding import Evidence
 from ._records import AskRecord, AskStatus, PlanStatus, RunRecord, RunStatus
 from ._store import Store, utcnow
-from ._writer import WriteBehind
 from ._tools import AskKind
 
 __all__ = ["AskPolicy", "PLAN_ASK", "Runtime"]
@@ -84,6 +83,9 @@ class _Live:
     # What the current step produced, written with its checkpoint in one transaction.
     calls: list[dict[str, Any]] = field(default_factory=list)
     events: list[tuple[str, dict[str, Any], str]] = field(default_factory=list)
+    saved: int = 0  # how many of the run's messages the store has
+    fresh: bool = False  # started here and not yet checkpointed: nothing to load
+    open_asks: int = 0
 
 
 class Runtime:
@@ -114,7 +116,6 @@ class Runtime:
         self._closed_seq = 0
         self._kinds: dict[str, AskKind] = {PLAN_ASK: _PlanApproval()}
         self._engines: dict[tuple[int, str], tuple[Agent, Any]] = {}
-        self._writer = WriteBehind()
 
     # ---- public API -------------------------------------------------------------------------------------------
 
@@ -133,7 +134,7 @@ class Runtime:
             app=agent.app, prompt=prompt, model=model, lang=lang, thread_id=thread_id, parent_run_id=continue_from, options=agent.options
         )
         self._register(agent)
-        live = self._live[run.id] = _Live(run=run, agent=agent)
+        live = self._live[run.id] = _Live(run=run, agent=agent, fresh=True)
         self._emit(RunStarted(run_id=run.id, app=agent.app, prompt=prompt))
         live.task = asyncio.create_task(self._advance(run.id, prompt=prompt))
         self._ensure_poller()
@@ -211,7 +212,6 @@ class Runtime:
 
     async def aclose(self) -> None:
         """Stop background work (runs in progress are left as they are: their checkpoints are consistent)."""
-        self._writer.drain()
         for timer in self._timers.values():
             timer.cancel()
         self._timers.clear()
@@ -265,12 +265,18 @@ class Runtime:
         else:
             await self._advance(run_id, prompt=None, deferred={a.tool_call_id: a.outcome for a in known if a.tool_call_id})
 
-    def _history(self, run: RunRecord) -> list[Any]:
+    def _history(self, live: _Live) -> list[Any]:
         """The conversation to continue: the run's checkpoint, or before its first step the thread's previous run's."""
-        checkpoint = self.store.load_checkpoint(run.id)
-        if checkpoint is None and run.parent_run_id is not None:
-            checkpoint = self.store.load_checkpoint(run.parent_run_id)
-        return load_messages(checkpoint[1]) if checkpoint else []
+        run = live.run
+        checkpoint = None if live.fresh else self.store.load_checkpoint(run.id)
+        live.fresh = False
+        if checkpoint is not None:
+            history = load_messages(checkpoint[1])
+            live.saved = len(history)
+            return history
+        live.saved = 0
+        parent = self.store.load_checkpoint(run.parent_run_id) if run.parent_run_id is not None else None
+        return load_messages(parent[1]) if parent else []
 
     def _prune_staged(self, run_id: str, messages: list[Any]) -> None:
         """Drop staged writes the checkpoint does not know (their step is redone after a crash and stages them again)."""
@@ -291,7 +297,7 @@ class Runtime:
         live = self._live[run_id]
         run = live.run
         try:
-            history = self._history(run)
+            history = self._history(live)
             deps = self._deps(live, prompt if prompt is not None else run.prompt)
             engine_run = EngineRun(
                 engine=self._engine_for(live.agent, run.model),
@@ -300,7 +306,7 @@ class Runtime:
                 prompt=prompt,
                 deferred=deferred,
                 max_steps=live.agent.max_steps,
-                on_step=lambda messages: self._checkpoint(run_id, messages, behind=True),
+                on_step=lambda messages: self._checkpoint(run_id, messages),
                 check_cancel=lambda: live.cancel,
             )
             text, paused, messages = await engine_run()
@@ -327,11 +333,12 @@ class Runtime:
             return
         if text:
             self._emit(ModelText(run_id=run_id, text=text))
-        self.store.set_run_status(run_id, RunStatus.running, output=text or "")
-        plan = next((p for p in self.store.list_plans(run_id=run_id) if p.status == PlanStatus.staging), None)
-        if plan is not None and plan.items:
-            self._open_plan(run_id, plan.id, plan.items)
-            return
+        if live.agent.executor is not None:
+            plan = next((p for p in self.store.list_plans(run_id=run_id) if p.status == PlanStatus.staging), None)
+            if plan is not None and plan.items:
+                self.store.set_run_status(run_id, RunStatus.running, output=text or "")  # the reply, kept for the end
+                self._open_plan(run_id, plan.id, plan.items)
+                return
         self._finish(run_id, RunStatus.finished, output=text or "")
 
     def _engine_for(self, agent: Agent, model_spec: str) -> Any:
@@ -360,20 +367,24 @@ class Runtime:
 
         return RunDeps(run_id=run_id, agent=live.agent, prompt=prompt, record_call=record_call, stage=stage, emit_call=emit_call)
 
-    def _checkpoint(self, run_id: str, messages: list[Any], *, behind: bool = False) -> None:
-        """Checkpoint with the step's buffered records; `behind`: on the writer thread, not waiting for the commit."""
-        self._flush(run_id, checkpoint=(count_steps(messages), dump_messages(messages)), behind=behind)
+    def _checkpoint(self, run_id: str, messages: list[Any]) -> None:
+        """Checkpoint with the step's buffered records, writing only the messages the store does not have yet.
 
-    def _flush(self, run_id: str, *, checkpoint: tuple[int, str] | None = None, behind: bool = False) -> None:
-        """Write the run's buffered tool calls and events (and a checkpoint) in one transaction, after earlier writes."""
+        The last stored message is written again: the engine may still complete it (e.g. the request it sends)."""
+        live = self._live[run_id]
+        first = max(0, min(live.saved, len(messages)) - 1)
+        self._flush(run_id, checkpoint=(count_steps(messages), first, dump_each(messages[first:])))
+        live.saved = len(messages)
+
+    def _flush(self, run_id: str, *, checkpoint: tuple[int, int, list[str]] | None = None) -> None:
+        """Write the run's buffered tool calls and events (and a checkpoint) in one transaction."""
         live = self._live.get(run_id)
         calls, events = (live.calls, live.events) if live is not None else ([], [])
+        if checkpoint is None and not calls and not events:
+            return
+        self.store.save_step(run_id, checkpoint=checkpoint, tool_calls=calls, events=events)
         if live is not None:
             live.calls, live.events = [], []
-        if checkpoint is not None or calls or events:
-            self._writer.submit(lambda: self.store.save_step(run_id, checkpoint=checkpoint, tool_calls=calls, events=events))
-        if not behind:
-            self._writer.drain()
 
     # ---- write tools: staging and plans -----------------------------------------------------------------------
 
@@ -477,6 +488,8 @@ class Runtime:
             return
         self.store.set_run_status(run_id, RunStatus.waiting)
         for ask in asks:
+            if ask.id not in self._waiting:
+                live.open_asks += 1
             self._waiting[ask.id] = run_id
             if self.ask_policy == "wait" and ask.timeout_s:
                 loop = self._loop_or_fail()
@@ -519,11 +532,13 @@ class Runtime:
         timer = self._timers.pop(ask_id, None)
         if timer is not None:
             timer.cancel()
-        if run_id is None or run_id not in self._live:
+        live = self._live.get(run_id) if run_id is not None else None
+        if live is None:
             return
-        if any(r == run_id for r in self._waiting.values()):
+        live.open_asks -= 1
+        if live.open_asks > 0:
             return  # other asks of the same step are still open
-        self._live[run_id].settled.clear()
+        live.settled.clear()
         self._schedule_continue(run_id)
 
     def _schedule_continue(self, run_id: str) -> None:
@@ -616,7 +631,6 @@ class Runtime:
             since_heartbeat += self.poll_interval
             if since_heartbeat >= self.heartbeat_interval:
                 since_heartbeat = 0.0
-                live_ids = list(self._live)
-                self.store.heartbeat(live_ids)
-                for run_id in self.store.cancel_requested(live_ids):
+                self.store.heartbeat()
+                for run_id in self.store.cancel_requested():
                     asyncio.get_running_loop().create_task(self.stop(run_id))

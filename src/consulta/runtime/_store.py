@@ -12,7 +12,7 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
@@ -21,7 +21,6 @@ from sqlalchemy import (
     Column,
     Float,
     ForeignKey,
-    Index,
     Integer,
     MetaData,
     String,
@@ -60,7 +59,7 @@ runs = Table(
     Column("trace_id", String(32), nullable=False),
     Column("output", Text, nullable=True),
     Column("error", Text, nullable=True),
-    Column("owner", String(120), nullable=True),
+    Column("owner", String(120), nullable=True, index=True),
     Column("heartbeat_at", Float, nullable=True),
     Column("cancel_requested", Integer, nullable=False, default=0),
     Column("created_at", String(32), nullable=False),
@@ -72,8 +71,17 @@ checkpoints = Table(
     metadata,
     Column("run_id", String(40), ForeignKey("runs.id"), primary_key=True),
     Column("step", Integer, nullable=False),
-    Column("messages", Text, nullable=False),
+    Column("count", Integer, nullable=False),  # the checkpoint is messages 0..count-1 of the run
     Column("updated_at", String(32), nullable=False),
+)
+
+# A conversation is stored one message a row, so a step writes only what it added (not the whole history again).
+messages = Table(
+    "messages",
+    metadata,
+    Column("run_id", String(40), ForeignKey("runs.id"), primary_key=True),
+    Column("idx", Integer, primary_key=True),
+    Column("data", Text, nullable=False),
 )
 
 asks = Table(
@@ -92,8 +100,7 @@ asks = Table(
     Column("trace_id", String(32), nullable=False),
     Column("created_at", String(32), nullable=False),
     Column("closed_at", String(32), nullable=True),
-    Column("closed_seq", Integer, nullable=True),
-    Index("ix_asks_status_closed_seq", "status", "closed_seq"),
+    Column("closed_seq", Integer, nullable=True, index=True),
 )
 
 plans = Table(
@@ -210,27 +217,28 @@ class Store:
     ) -> RunRecord:
         run_id = new_id("run")
         now = utcnow()
+        row = {
+            "id": run_id,
+            "app": app,
+            "thread_id": thread_id or run_id,
+            "parent_run_id": parent_run_id,
+            "status": RunStatus.running,
+            "prompt": prompt,
+            "model": model,
+            "lang": lang,
+            "options": _dumps(options or {}),
+            "trace_id": uuid.uuid4().hex,
+            "output": None,
+            "error": None,
+            "owner": self.owner,
+            "heartbeat_at": _clock(),
+            "cancel_requested": 0,
+            "created_at": now,
+            "updated_at": now,
+        }
         with self._tx() as conn:
-            conn.execute(
-                insert(runs).values(
-                    id=run_id,
-                    app=app,
-                    thread_id=thread_id or run_id,
-                    parent_run_id=parent_run_id,
-                    status=RunStatus.running,
-                    prompt=prompt,
-                    model=model,
-                    lang=lang,
-                    options=_dumps(options or {}),
-                    trace_id=uuid.uuid4().hex,
-                    owner=self.owner,
-                    heartbeat_at=_clock(),
-                    cancel_requested=0,
-                    created_at=now,
-                    updated_at=now,
-                )
-            )
-        return self.get_run(run_id)
+            conn.execute(insert(runs).values(**row))
+        return _run_record(row)
 
     def get_run(self, run_id: str) -> RunRecord:
         with self.engine.connect() as conn:
@@ -280,22 +288,20 @@ class Store:
         run = self.get_run(run_id)
         return run.owner not in (None, self.owner) and _owner_alive(run.owner, run.heartbeat_at, stale_after)
 
-    def heartbeat(self, run_ids: list[str]) -> None:
-        if not run_ids:
-            return
+    def heartbeat(self) -> None:
+        """Mark every run this process owns as alive (one indexed statement, however many runs)."""
         with self._tx() as conn:
-            conn.execute(update(runs).where(runs.c.id.in_(run_ids)).values(heartbeat_at=_clock()))
+            conn.execute(update(runs).where(runs.c.owner == self.owner).values(heartbeat_at=_clock()))
 
     def request_cancel(self, run_id: str) -> None:
         self.get_run(run_id)
         with self._tx() as conn:
             conn.execute(update(runs).where(runs.c.id == run_id).values(cancel_requested=1, updated_at=utcnow()))
 
-    def cancel_requested(self, run_ids: list[str]) -> set[str]:
-        if not run_ids:
-            return set()
+    def cancel_requested(self) -> set[str]:
+        """Runs this process owns that another process asked to stop."""
         with self.engine.connect() as conn:
-            rows = conn.execute(select(runs.c.id).where(runs.c.id.in_(run_ids), runs.c.cancel_requested == 1))
+            rows = conn.execute(select(runs.c.id).where(runs.c.owner == self.owner, runs.c.cancel_requested == 1))
             return {row[0] for row in rows}
 
     # ---- checkpoints ------------------------------------------------------------------------------------------
@@ -304,15 +310,23 @@ class Store:
         self,
         run_id: str,
         *,
-        checkpoint: tuple[int, str] | None,
-        tool_calls: list[dict[str, Any]] = (),  # type: ignore[assignment]
-        events: list[tuple[str, dict[str, Any], str]] = (),  # type: ignore[assignment]
+        checkpoint: tuple[int, int, list[str]] | None,
+        tool_calls: list[dict[str, Any]] | tuple[()] = (),
+        events: list[tuple[str, dict[str, Any], str]] | tuple[()] = (),
     ) -> None:
-        """Write what one step produced in one transaction: its checkpoint, tool call records and events (in order)."""
+        """Write what one step produced in one transaction: its checkpoint, tool call records and events (in order).
+
+        `checkpoint` is (step, first, messages): the run's messages from index `first` on (each as JSON); messages
+        before `first` are kept as stored.
+        """
         # The hot path of every step: prepared text statements, not Core constructs built per call.
         with self._tx() as conn:
             if checkpoint is not None:
-                params = {"run_id": run_id, "step": checkpoint[0], "messages": checkpoint[1], "ts": utcnow()}
+                step, first, items = checkpoint
+                conn.execute(_DELETE_MESSAGES_FROM, {"run_id": run_id, "first": first})
+                if items:
+                    conn.execute(_INSERT_MESSAGE, [{"run_id": run_id, "idx": first + i, "data": d} for i, d in enumerate(items)])
+                params = {"run_id": run_id, "step": step, "count": first + len(items), "ts": utcnow()}
                 if conn.execute(_UPDATE_CHECKPOINT, params).rowcount == 0:
                     conn.execute(_INSERT_CHECKPOINT, params)
             if tool_calls:
@@ -321,22 +335,20 @@ class Store:
                 conn.execute(_INSERT_EVENT, [{"run_id": run_id, "type": t, "data": _dumps(d), "ts": ts} for t, d, ts in events])
 
     def save_checkpoint(self, run_id: str, step: int, messages_json: str) -> None:
-        with self._tx() as conn:
-            self._upsert_checkpoint(conn, run_id, step, messages_json)
-
-    @staticmethod
-    def _upsert_checkpoint(conn: Connection, run_id: str, step: int, messages_json: str) -> None:
-        now = utcnow()
-        updated = conn.execute(
-            update(checkpoints).where(checkpoints.c.run_id == run_id).values(step=step, messages=messages_json, updated_at=now)
-        )
-        if updated.rowcount == 0:
-            conn.execute(insert(checkpoints).values(run_id=run_id, step=step, messages=messages_json, updated_at=now))
+        """Replace the run's whole checkpoint with `messages_json` (a JSON array of messages)."""
+        items = [json.dumps(m, ensure_ascii=False) for m in json.loads(messages_json)]
+        self.save_step(run_id, checkpoint=(step, 0, items))
 
     def load_checkpoint(self, run_id: str) -> tuple[int, str] | None:
+        """(step, the conversation as a JSON array), or None before the run's first checkpoint."""
         with self.engine.connect() as conn:
-            row = conn.execute(select(checkpoints).where(checkpoints.c.run_id == run_id)).mappings().first()
-        return None if row is None else (row["step"], row["messages"])
+            head = conn.execute(select(checkpoints.c.step, checkpoints.c.count).where(checkpoints.c.run_id == run_id)).first()
+            if head is None:
+                return None
+            rows = conn.execute(
+                select(messages.c.data).where(messages.c.run_id == run_id, messages.c.idx < head.count).order_by(messages.c.idx)
+            ).scalars()
+            return head.step, "[" + ",".join(rows) + "]"
 
     # ---- asks -------------------------------------------------------------------------------------------------
 
@@ -540,8 +552,10 @@ class Store:
             return [EventRecord(id=r.id, run_id=r.run_id, type=r.type, data=_loads(r.data), ts=r.ts) for r in rows]
 
 
-_UPDATE_CHECKPOINT = text("UPDATE checkpoints SET step = :step, messages = :messages, updated_at = :ts WHERE run_id = :run_id")
-_INSERT_CHECKPOINT = text("INSERT INTO checkpoints (run_id, step, messages, updated_at) VALUES (:run_id, :step, :messages, :ts)")
+_UPDATE_CHECKPOINT = text("UPDATE checkpoints SET step = :step, count = :count, updated_at = :ts WHERE run_id = :run_id")
+_INSERT_CHECKPOINT = text("INSERT INTO checkpoints (run_id, step, count, updated_at) VALUES (:run_id, :step, :count, :ts)")
+_DELETE_MESSAGES_FROM = text("DELETE FROM messages WHERE run_id = :run_id AND idx >= :first")
+_INSERT_MESSAGE = text("INSERT INTO messages (run_id, idx, data) VALUES (:run_id, :idx, :data)")
 _INSERT_TOOL_CALL = text(
     "INSERT INTO tool_calls (run_id, step, tool_call_id, tool_name, args, result, ok, error_code, started_at, duration_ms) "
     "VALUES (:run_id, :step, :tool_call_id, :tool_name, :args, :result, :ok, :error_code, :started_at, :duration_ms)"
@@ -604,7 +618,7 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cursor.close()
 
 
-def _run_record(row: RowMapping) -> RunRecord:
+def _run_record(row: Mapping[str, Any]) -> RunRecord:
     return RunRecord(
         id=row["id"],
         app=row["app"],
