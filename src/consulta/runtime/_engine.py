@@ -252,10 +252,10 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
     async def before_model_request(self, ctx: RunContext[RunDeps], request_context: Any) -> Any:
         # pydantic-ai answers an unknown tool name with a retry; give the model the seeds' `unknown_tool` result
         # instead. (Its retry budget is set to the step limit, so the run ends on the step limit, never on it.)
-        available = [t.name for t in ctx.deps.agent.tools]
-        for message in ctx.messages:
-            if not isinstance(message, ModelRequest):
-                continue
+        # Only the newest request can hold a fresh retry: the ones before were rewritten when they were sent.
+        message = next((m for m in reversed(ctx.messages) if isinstance(m, ModelRequest)), None)
+        if message is not None:
+            available = [t.name for t in ctx.deps.agent.tools]
             for i, part in enumerate(message.parts):
                 if not _is_unknown_tool_retry(part):
                     continue
@@ -264,7 +264,7 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
                 message.parts[i] = ToolReturnPart(tool_name=name, content=result, tool_call_id=part.tool_call_id, outcome="failed")
                 call = _find_call(ctx.messages, part.tool_call_id)
                 ctx.deps.record_call(
-            step=count_steps(ctx.messages),
+                    step=count_steps(ctx.messages),
                     tool_call_id=part.tool_call_id,
                     tool_name=name,
                     args=call.args_as_dict() if call is not None else {},
@@ -291,9 +291,11 @@ def _is_unknown_tool_retry(part: Any) -> bool:
 
 
 def _engine_tool(tool: ToolDef) -> Tool[RunDeps]:
+    # Without policies the plain function is handed over: the engine runs it (a sync one in a thread) itself.
+    function = tool.call if tool.policies else tool.function
     if tool.parameters is not None:
-        return Tool.from_schema(tool.call, name=tool.name, description=_full_description(tool), json_schema=tool.parameters)
-    return Tool(tool.call, name=tool.name, description=_full_description(tool), takes_ctx=False)
+        return Tool.from_schema(function, name=tool.name, description=_full_description(tool), json_schema=tool.parameters)
+    return Tool(function, name=tool.name, description=_full_description(tool), takes_ctx=False)
 
 
 def _full_description(tool: ToolDef) -> str:

@@ -584,13 +584,13 @@ class Runtime:
         return kind
 
     def _emit(self, event: Event) -> None:
-        """Tell this process's listeners and record the event. A step's tool events are written with its checkpoint;
-        any other event first flushes them, so the stored order is the order of emission."""
+        """Tell this process's listeners and record the event, in order. Events of a run in progress are written with
+        its next checkpoint; those another process may act on (asks, plans) are written at once."""
         self._notify(event)
         live = self._live.get(event.run_id)
         if live is not None:
             live.events.append((event.type, event.model_dump(mode="json", exclude={"run_id", "type"}), utcnow()))
-            if not isinstance(event, ToolCalled | ToolReturned):
+            if not isinstance(event, ToolCalled | ToolReturned | RunStarted | ModelText):
                 self._flush(event.run_id)
         else:
             self.store.append_event(event.run_id, event.type, event.model_dump(mode="json", exclude={"run_id", "type"}))
