@@ -199,6 +199,13 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
                 op = _result_of(await handler(args))
                 evidence = evidence_from(ctx.messages, deps.agent, deps.prompt)
                 result = await deps.stage(call.tool_call_id, call.tool_name, op, evidence)
+            elif _repeated(ctx.messages, call, args):
+                result = {
+                    "ok": False,
+                    "error_code": "repeated_call",
+                    "message": f"{call.tool_name} was already called with these arguments in this turn; its result is above.",
+                    "_hint": "Use that result: answer the user now, or ask with the question tool.",
+                }
             else:
                 result = _result_of(await handler(args))
         except ToolError as error:
@@ -273,6 +280,23 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
                     duration_ms=0.0,
                 )
         return request_context
+
+
+def _repeated(messages: list[ModelMessage], call: ToolCallPart, args: dict[str, Any]) -> bool:
+    """Whether a read call repeats one made since the user's last words (small models loop on a call)."""
+    for message in reversed(messages):
+        if isinstance(message, ModelRequest) and any(isinstance(p, UserPromptPart) for p in message.parts):
+            return False
+        if isinstance(message, ModelResponse):
+            for earlier in message.tool_calls:
+                if earlier.tool_call_id != call.tool_call_id and earlier.tool_name == call.tool_name:
+                    if earlier.args_as_dict() == args or _without_defaults(earlier.args_as_dict()) == _without_defaults(args):
+                        return True
+    return False
+
+
+def _without_defaults(args: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in args.items() if v not in (None, False, [], {})}
 
 
 def _find_call(messages: list[ModelMessage], tool_call_id: str) -> ToolCallPart | None:

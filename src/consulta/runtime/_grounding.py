@@ -19,7 +19,8 @@ def _norm(text: str) -> str:
 
 
 def mentions(corpus: str, value: object) -> bool:
-    """Whether `value` is mentioned in `corpus`: a number as a whole number, text case-insensitively at word edges."""
+    """Whether `value` is mentioned in `corpus`: a number as a whole number, text case-insensitively at word edges
+    (ASCII letters and digits; any other character, CJK included, is an edge)."""
     if isinstance(value, bool) or value is None:
         return False
     corpus = _norm(corpus)
@@ -28,7 +29,8 @@ def mentions(corpus: str, value: object) -> bool:
     text = _norm(str(value))
     if not text:
         return False
-    return re.search(rf"(?<![\w]){re.escape(text)}(?![\w])", corpus) is not None
+    # Word edges are ASCII letters and digits only: Chinese has no spaces ("取一管K562" mentions K562).
+    return re.search(rf"(?<![a-z0-9_]){re.escape(text)}(?![a-z0-9_])", corpus) is not None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -101,7 +101,9 @@ def test_ambiguous_request_question_thaw_approve_rollback(tmp_path: Path, invent
         assert ask.kind == "question"
         assert ask.payload["questions"][0]["options"] == ["K562-WT", "K562-dTAG-BRD4", "K562-RTCB-KO-c3"]
         query = tool_results(h.store, run.id)["call_0_0"]
-        assert {"K562-WT", "K562-dTAG-BRD4"} <= set(json.dumps(query, ensure_ascii=False).split('"'))
+        lines = query["records"]
+        assert any(line.startswith("id 9: K562-dTAG-BRD4 (K562-dTAG)") and "box 2 positions 1,2,3" in line for line in lines)
+        assert any(line.startswith("id 1: K562-WT (K562)") for line in lines)
 
         h.runtime.answer(ask.id, ["K562-dTAG-BRD4"])
         run = await h.runtime.settled(run.id)
@@ -145,7 +147,8 @@ def test_ambiguous_request_question_thaw_approve_rollback(tmp_path: Path, invent
     asyncio.run(scenario())
 
 
-def test_ungrounded_write_is_refused_and_model_told_to_ask(tmp_path: Path, inventory: Path) -> None:
+@pytest.mark.parametrize("prompt", ["Thaw one K562 tube", "帮我取一管K562"])
+def test_ungrounded_write_is_refused_and_model_told_to_ask(tmp_path: Path, inventory: Path, prompt: str) -> None:
     steps = [
         {"tool_calls": [{"name": "query_inventory", "args": {"cell_line": "K562"}}]},
         {"tool_calls": [{"name": "record_thaw", "args": {"record_id": 9, "positions": [1]}}]},  # guessed K562-dTAG
@@ -155,12 +158,13 @@ def test_ungrounded_write_is_refused_and_model_told_to_ask(tmp_path: Path, inven
     before = sha(inventory)
 
     async def scenario() -> None:
-        run = await h.run("Thaw one K562 tube")
+        run = await h.run(prompt)
         assert run.status == RunStatus.finished
         result = tool_results(h.store, run.id)["call_1_0"]
         assert result["ok"] is False and result["error_code"] == "ungrounded_argument"
         assert "question" in result["_hint"]
-        assert "K562-WT" in result["_hint"]
+        assert '"K562-WT"' in result["_hint"] and '"K562-Cas9"' in result["_hint"]  # the candidates, as options
+        assert "record 9 (K562-dTAG-BRD4) was not named by the user" in result["message"]
         assert h.store.list_plans(run_id=run.id) == [] or all(not p.items for p in h.store.list_plans(run_id=run.id))
         assert h.store.list_asks(status=None) == []
         await h.runtime.aclose()

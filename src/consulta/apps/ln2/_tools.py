@@ -7,6 +7,7 @@ The write tools only build an operation; the runtime stages it after `Ln2Plans.c
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,8 +65,10 @@ def ln2_tools(inventory_path: Path) -> tuple[ToolDef, ...]:
             exact: Match names exactly instead of fuzzily.
             include_consumed: Also list records with no tubes left.
         """
-        return _query_inventory(
-            inv(), cell_line=cell_line, short_name=short_name, plasmid=plasmid, box=box, exact=exact, include_consumed=include_consumed
+        return _compact(
+            _query_inventory(
+                inv(), cell_line=cell_line, short_name=short_name, plasmid=plasmid, box=box, exact=exact, include_consumed=include_consumed
+            )
         )
 
     @read_tool
@@ -75,7 +78,7 @@ def ln2_tools(inventory_path: Path) -> tuple[ToolDef, ...]:
         Args:
             text: Words to look for.
         """
-        return _search_records(inv(), text)
+        return _compact(_search_records(inv(), text), with_note=True)
 
     @read_tool
     def empty_positions(box: int | None = None) -> dict[str, Any]:
@@ -179,6 +182,29 @@ def ln2_tools(inventory_path: Path) -> tuple[ToolDef, ...]:
     return (query_inventory, search_records, empty_positions, inventory_stats, audit_history, add_entry, record_thaw, batch_thaw, rollback)
 
 
+def _compact(result: dict[str, Any], *, with_note: bool = False) -> dict[str, Any]:
+    """Records as one line each: a small model pays for every token of a tool result, on every later step."""
+    records = result.get("records")
+    if not isinstance(records, list):
+        return result
+    return {**result, "records": [_record_line(r, with_note=with_note) for r in records]}
+
+
+def _record_line(hit: dict[str, Any], *, with_note: bool) -> str:
+    name = hit.get("short_name") or hit["parent_cell_line"]
+    parts = [f"id {hit['id']}: {name}"]
+    if hit.get("short_name") and hit["short_name"] != hit["parent_cell_line"]:
+        parts[0] += f" ({hit['parent_cell_line']})"
+    if hit.get("plasmid_name"):
+        parts.append(f"plasmid {hit['plasmid_name']}")
+    positions = hit.get("positions")
+    parts.append(f"box {hit['box']} positions {','.join(map(str, positions))}" if positions else f"box {hit['box']} consumed")
+    parts.append(f"frozen {hit['frozen_at']}")
+    if with_note and hit.get("note"):
+        parts.append(f"note: {hit['note']}")
+    return "; ".join(parts)
+
+
 def _op(op: str, **fields: Any) -> dict[str, Any]:
     """The operation as a JSON dict, checked by the domain model (bad fields → ToolError)."""
     return parse_op({"op": op, **{k: v for k, v in fields.items() if v is not None}}).model_dump(mode="json", exclude_none=True)
@@ -210,7 +236,7 @@ class Ln2Plans:
             self._check_date(evidence, "date", op.get("date"))
         elif kind == "batch_thaw":
             for entry in op["entries"]:
-                self._check_record(inventory, evidence, entry["record_id"])
+                self._check_record(inventory, evidence, entry["record_id"], "batch_thaw")
             self._check_date(evidence, "date", op.get("date"))
         elif kind == "rollback":
             audit_id = op["audit_id"]
@@ -231,7 +257,7 @@ class Ln2Plans:
         raise _ungrounded(field, f"{field}={value!r} is not a date the user gave (leave it out for today).")
 
     @staticmethod
-    def _check_record(inventory: Inventory, evidence: Evidence, record_id: int) -> None:
+    def _check_record(inventory: Inventory, evidence: Evidence, record_id: int, tool_hint: str = "record_thaw") -> None:
         record = inventory.record(record_id)
         if record is None:
             return  # validation reports the unknown id
@@ -249,10 +275,15 @@ class Ln2Plans:
             detail = f"'{said}' matches {len(names)} lines: {', '.join(names[:8])}."
         else:
             detail = f"record {record_id} ({record.short_name or record.parent_cell_line}) was not named by the user."
+        options = json.dumps(names[:8], ensure_ascii=False)
         raise _ungrounded(
             "record_id",
             detail,
-            hint=f"Ask the user which one with the question tool (options: {', '.join(names[:8]) or 'the matching records'}), then call again.",
+            hint=(
+                f"Call question with ONE question whose options are {options}, then call {tool_hint} again with the chosen record."
+                if names
+                else "Call query_inventory to find the record, then ask the user with ONE question listing the matches as options."
+            ),
         )
 
     # ---- validation and application -------------------------------------------------------------------------

@@ -139,7 +139,7 @@ def _prepare_model(settings: Settings, spec: str) -> None:
     if spec == "local" and not os.environ.get("CONSULTA_GGUF"):
         from ...models._gguf import ensure_default_gguf
 
-        with Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(), console=console) as bar:
+        with Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(), console=console, transient=True) as bar:
             task = bar.add_task(t("cli.model.joining", settings.lang), total=None)
             ensure_default_gguf(settings.models_dir, progress=lambda done, total: bar.update(task, completed=done, total=total))
     start = time.monotonic()

@@ -1,0 +1,50 @@
+"""A read call repeated with the same arguments in one turn is answered with `repeated_call` (small models loop)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from consulta.models import ScriptedModel
+from consulta.runtime import Agent, Runtime, Store, read_tool
+from consulta.runtime._engine import load_messages
+
+
+def test_repeated_read_call_in_one_turn_is_refused_but_not_across_turns(tmp_path: Path) -> None:
+    calls: list[str] = []
+
+    @read_tool
+    def lookup(name: str, exact: bool = False) -> dict:
+        """Look up."""
+        calls.append(name)
+        return {"ok": True}
+
+    steps = [
+        {"tool_calls": [{"name": "lookup", "args": {"name": "K562"}}]},
+        {"tool_calls": [{"name": "lookup", "args": {"name": "K562", "exact": False}}]},  # same call, defaults spelled out
+        {"tool_calls": [{"name": "lookup", "args": {"name": "HeLa"}}]},
+        {"text": "done"},
+        {"tool_calls": [{"name": "lookup", "args": {"name": "K562"}}]},  # a new turn may look again
+        {"text": "again"},
+    ]
+    agent = Agent(app="toy", instructions="x", tools=(lookup,))
+    store = Store(f"sqlite:///{tmp_path}/s.db")
+    runtime = Runtime(store=store, resolve_model=lambda s: ScriptedModel(steps))
+
+    async def scenario() -> None:
+        first = await runtime.run(agent, "find K562", model="s")
+        second = await runtime.run(agent, "and now?", model="s", continue_from=first.id)
+        assert second.output == "again"
+        results = {
+            p.tool_call_id: p.content
+            for m in load_messages(store.load_checkpoint(second.id)[1])
+            for p in getattr(m, "parts", [])
+            if p.part_kind == "tool-return"
+        }
+        assert results["call_1_0"]["error_code"] == "repeated_call"
+        assert results["call_2_0"] == {"ok": True}
+        assert results["call_4_0"] == {"ok": True}
+        await runtime.aclose()
+
+    asyncio.run(scenario())
+    assert calls == ["K562", "HeLa", "K562"]
