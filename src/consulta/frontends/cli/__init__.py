@@ -363,7 +363,8 @@ async def _answer_and_resume(settings: Settings, agent: Any, ask: AskRecord, val
             console.print(t("cli.answer.live_elsewhere", settings.lang, owner=run.owner or "?"))
             return
         console.print(t("cli.answer.resuming", settings.lang, run_id=run.id), style="dim")
-        _prepare_model(settings, run.model)
+        if ask.kind != "plan":  # deciding a plan needs no model
+            _prepare_model(settings, run.model)
         await runtime.resume(run.id, agent)
         result = await _drive(runtime, run.id, settings, _Stdin(), asks_queue)
         console.print(t("cli.run.status", settings.lang, run_id=run.id, status=result.status.value))
