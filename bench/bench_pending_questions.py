@@ -119,7 +119,7 @@ def describe_thread(thread: threading.Thread, frames: dict[int, Any]) -> str:
     base = thread.name.split(" (")[0]
     if base.startswith("Thread-"):
         base = "Thread-*"
-    if base == "consulta-store-writer":
+    if base == "consulta-store-writer":  # older versions of the runtime had one; kept to report it if it returns
         where = "store write-behind thread (one per runtime), " + ("idle" if chain[:1] == ["_writer.py:_run"] else "writing")
     elif "queue.py:get" in chain and any(c.startswith("_asyncio.py:run") for c in chain):
         where = "idle in queue.get (anyio worker pool)"
@@ -265,8 +265,8 @@ async def consulta_side(args: argparse.Namespace) -> dict[str, Any]:
         # What the poller does every heartbeat_interval (5 s) with all these runs live in this process.
         live_ids = list(runtime._live)
         t0 = time.perf_counter()
-        store.heartbeat(live_ids)
-        store.cancel_requested(live_ids)
+        store.heartbeat()
+        store.cancel_requested()
         heartbeat_ms = (time.perf_counter() - t0) * 1000
 
         return {
@@ -480,7 +480,7 @@ def report(c: dict[str, Any], t: dict[str, Any], args: argparse.Namespace) -> di
           f"answer -> run finished p50 {c['answer_to_finished']['p50_ms']:.2f} / p99 {c['answer_to_finished']['p99_ms']:.2f} ms")
     g = c["full_gc_during_latency_phase"]
     print(f"consulta: during the latency phase ({c['latency_phase_s']:.0f} s): {g['count']} full (gen-2) garbage collections, longest {g['max_ms']:.0f} ms")
-    print(f"consulta: one poller heartbeat over {c['live_runs_at_heartbeat']:,} live runs (UPDATE … IN + SELECT … IN) = {c['heartbeat_ms']:.1f} ms, every 5 s, on the event loop")
+    print(f"consulta: one poller heartbeat over {c['live_runs_at_heartbeat']:,} live runs (UPDATE … WHERE owner + SELECT … WHERE owner) = {c['heartbeat_ms']:.1f} ms, every 5 s, on the event loop")
     print(f"consulta latency point: {c['latency_point']}; source {c.get('source', 'unknown')}")
     print(f"seed:     {t['stack_size']}; threads {t['threads_before']} -> {t['threads_pending']}; start error: {t['start_error']}")
     print(f"seed latency point: {t['latency_point']}")
