@@ -352,8 +352,10 @@ async def test_continue_from_keeps_the_thread_and_the_history(store, make_runtim
     assert second.thread_id == first.id
     assert second.parent_run_id == first.id
     assert second.status == RunStatus.finished
-    assert second.output == "5 messages so far"  # prompt, call, result, answer, new prompt
-    assert [r for _, _, r in tool_returns(checkpoint_messages(store, second.id), "lookup")] == [{"ok": True, "found": ["K562-a", "K562-b"]}]
+    # A new turn carries the earlier ones as words only: prompt, answer, new prompt. The tool traffic stays on record.
+    assert second.output == "3 messages so far"
+    assert tool_returns(checkpoint_messages(store, second.id), "lookup") == []
+    assert [r for _, _, r in tool_returns(checkpoint_messages(store, first.id), "lookup")] == [{"ok": True, "found": ["K562-a", "K562-b"]}]
 
 
 # ---- agent definitions and schemas -----------------------------------------------------------------------------

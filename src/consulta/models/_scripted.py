@@ -1,8 +1,9 @@
 """The scripted model — a test double: it replays a fixed script of responses. For tests and exact offline demos.
 
-A script is a list of steps; step i is the model's i-th response in the conversation (counted from the messages, so
-a run resumed in another process continues the same script). A step is `{"text": "..."}` or
-`{"tool_calls": [{"name": "...", "args": {...}}]}`. When the script runs out, the model says so in text.
+A script is a list of steps for the first turn, or `{"turns": [[steps of turn 1], [steps of turn 2], ...]}` for a
+conversation of several user messages. Step i of a turn is the model's i-th response since the user's message
+(counted from the messages, so a run resumed in another process continues the same script). A step is
+`{"text": "..."}` or `{"tool_calls": [{"name": "...", "args": {...}}]}`. When the script runs out, the model says so.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, UserPromptPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from ruamel.yaml import YAML
 
@@ -26,27 +27,29 @@ def load_script(path: Path) -> list[dict[str, Any]]:
         data = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
         raise ConfigError(f"Cannot read the model script {path}: {error}") from error
-    steps = data.get("steps") if isinstance(data, dict) else data
-    if not isinstance(steps, list):
-        raise ConfigError(f"The model script {path} must be a list of steps (or a mapping with 'steps').")
-    for i, step in enumerate(steps):
-        if not isinstance(step, dict) or not ({"text", "tool_calls"} & set(step)):
-            raise ConfigError(f"Step {i} of {path} needs 'text' or 'tool_calls'.")
-    return steps
+    turns = (data.get("turns") or [data.get("steps")]) if isinstance(data, dict) else [data]
+    if not all(isinstance(t, list) for t in turns):
+        raise ConfigError(f"The model script {path} must be a list of steps, or a mapping with 'steps' or 'turns'.")
+    for t, steps in enumerate(turns):
+        for i, step in enumerate(steps):
+            if not isinstance(step, dict) or not ({"text", "tool_calls"} & set(step)):
+                raise ConfigError(f"Step {i} of turn {t + 1} of {path} needs 'text' or 'tool_calls'.")
+    return turns[0] if len(turns) == 1 else {"turns": turns}  # type: ignore[return-value]
 
 
 class ScriptedModel(FunctionModel):
     """A FunctionModel that answers with the next step of its script."""
 
-    def __init__(self, steps: list[dict[str, Any]], *, name: str = "scripted") -> None:
-        self.steps = steps
+    def __init__(self, steps: list[dict[str, Any]] | dict[str, Any], *, name: str = "scripted") -> None:
+        self.turns: list[list[dict[str, Any]]] = steps["turns"] if isinstance(steps, dict) else [steps]
         super().__init__(self._respond, model_name=name)
 
     def _respond(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        index = sum(isinstance(m, ModelResponse) for m in messages)
-        if index >= len(self.steps):
-            return ModelResponse(parts=[TextPart(f"(the script has no step {index})")])
-        step = self.steps[index]
+        turn, index = _position(messages)
+        steps = self.turns[turn] if turn < len(self.turns) else []
+        if index >= len(steps):
+            return ModelResponse(parts=[TextPart(f"(the script has no step {index + 1} in turn {turn + 1})")])
+        step = steps[index]
         parts: list[Any] = []
         if step.get("text"):
             parts.append(TextPart(str(step["text"])))
@@ -56,7 +59,18 @@ class ScriptedModel(FunctionModel):
                 ToolCallPart(
                     call["name"],
                     args if isinstance(args, dict | str) else json.dumps(args),
-                    tool_call_id=call.get("id") or f"call_{index}_{j}",
+                    tool_call_id=call.get("id") or (f"call_{index}_{j}" if turn == 0 else f"call_t{turn}_{index}_{j}"),
                 )
             )
         return ModelResponse(parts=parts)
+
+
+def _position(messages: list[ModelMessage]) -> tuple[int, int]:
+    """(turn, step within it): how many user messages came before the last one, and responses since it."""
+    turn, index = -1, 0
+    for message in messages:
+        if isinstance(message, ModelRequest) and any(isinstance(p, UserPromptPart) for p in message.parts):
+            turn, index = turn + 1, 0
+        elif isinstance(message, ModelResponse):
+            index += 1
+    return max(turn, 0), index

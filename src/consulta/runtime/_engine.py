@@ -41,6 +41,7 @@ from ._tools import ToolDef
 
 __all__ = [
     "Cancelled",
+    "carry_over",
     "EngineRun",
     "PausedCall",
     "final_text",
@@ -85,6 +86,25 @@ def pending_tool_calls(messages: list[ModelMessage]) -> list[ToolCallPart]:
     if not messages or not isinstance(messages[-1], ModelResponse):
         return []
     return list(messages[-1].tool_calls)
+
+
+def carry_over(messages: list[ModelMessage]) -> list[ModelMessage]:
+    """What a new turn of a thread carries from the earlier ones: the user's words and the agent's replies.
+
+    Tool calls and their results stay on record (checkpoints, tool call rows) but are not sent again: a small model's
+    context is short and every token of it is paid for on every step.
+    """
+    kept: list[ModelMessage] = []
+    for message in messages:
+        if isinstance(message, ModelRequest):
+            prompts = [p for p in message.parts if isinstance(p, UserPromptPart)]
+            if prompts:
+                kept.append(ModelRequest(parts=prompts))
+        elif isinstance(message, ModelResponse):
+            texts = [p for p in message.parts if isinstance(p, TextPart) and p.content.strip()]
+            if texts and not message.tool_calls:
+                kept.append(ModelResponse(parts=texts, model_name=message.model_name))
+    return kept
 
 
 def count_steps(messages: list[ModelMessage]) -> int:

@@ -20,7 +20,7 @@ from pydantic_ai.exceptions import UsageLimitExceeded
 from pydantic_ai.models import Model
 
 from ._agent import Agent
-from ._engine import Cancelled, EngineRun, PausedCall, RunDeps, build_engine_agent, count_steps, dump_each, load_messages, pending_tool_calls, returned_call_ids
+from ._engine import Cancelled, EngineRun, PausedCall, RunDeps, build_engine_agent, carry_over, count_steps, dump_each, load_messages, pending_tool_calls, returned_call_ids
 from ._errors import ConfigError, ConflictError, InvalidAnswerError, ToolError
 from ._events import AskClosed, AskOpened, Event, ModelText, PlanDecided, PlanStaged, RunEnded, RunStarted, ToolCalled, ToolReturned
 from ._grounding import Evidence
@@ -276,7 +276,7 @@ class Runtime:
             return history
         live.saved = 0
         parent = self.store.load_checkpoint(run.parent_run_id) if run.parent_run_id is not None else None
-        return load_messages(parent[1]) if parent else []
+        return carry_over(load_messages(parent[1])) if parent else []
 
     def _prune_staged(self, run_id: str, messages: list[Any]) -> None:
         """Drop staged writes the checkpoint does not know (their step is redone after a crash and stages them again)."""

@@ -51,7 +51,7 @@ def tool_results(store: Store, run_id: str) -> dict[str, Any]:
 
 
 class Harness:
-    def __init__(self, tmp_path: Path, inventory: Path, steps: list[dict[str, Any]], policy: str = "defer") -> None:
+    def __init__(self, tmp_path: Path, inventory: Path, steps: Any, policy: str = "defer") -> None:
         self.store = Store(f"sqlite:///{tmp_path}/consulta.db")
         self.model = ScriptedModel(steps)
         self.agent = ln2.build_agent(inventory=inventory)
@@ -82,16 +82,21 @@ QUESTION = {
 
 def test_ambiguous_request_question_thaw_approve_rollback(tmp_path: Path, inventory: Path) -> None:
     original = inventory.read_bytes()
-    steps = [
-        {"tool_calls": [{"name": "query_inventory", "args": {"cell_line": "K562"}}]},
-        {"tool_calls": [QUESTION]},
-        {"tool_calls": [{"name": "record_thaw", "args": {"record_id": 9, "positions": [1]}}]},
-        {"text": "已暂存：记录 9 取出 1 管。"},
-        # second turn: "undo that" → audit_history → rollback → reply
-        {"tool_calls": [{"name": "audit_history", "args": {}}]},
-        {"tool_calls": [{"name": "rollback", "args": {"audit_id": "a_000001"}}]},
-        {"text": "已暂存回滚。"},
-    ]
+    steps = {
+        "turns": [
+            [
+                {"tool_calls": [{"name": "query_inventory", "args": {"cell_line": "K562"}}]},
+                {"tool_calls": [QUESTION]},
+                {"tool_calls": [{"name": "record_thaw", "args": {"record_id": 9, "positions": [1]}}]},
+                {"text": "已暂存：记录 9 取出 1 管。"},
+            ],
+            [  # "undo that" → audit_history → rollback → reply
+                {"tool_calls": [{"name": "audit_history", "args": {}}]},
+                {"tool_calls": [{"name": "rollback", "args": {"audit_id": "a_000001"}}]},
+                {"text": "已暂存回滚。"},
+            ],
+        ]
+    }
     h = Harness(tmp_path, inventory, steps)
 
     async def scenario() -> None:
