@@ -47,6 +47,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import source_version  # noqa: E402
+
 import psutil
 
 HERE = Path(__file__).resolve().parent
@@ -56,17 +59,6 @@ MB = 1024 * 1024
 TARGET_RSS_MB = 200.0
 TARGET_P99_MS = 50.0
 ANYIO_POOL_CAP = 40  # anyio's default thread limiter: the most worker threads pydantic-ai's sync calls can use
-
-
-def source_version() -> str:
-    """The commit measured (with `+dirty` when src/ has uncommitted changes)."""
-    try:
-        root = Path(__file__).resolve().parent.parent
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", "src"], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
-        return head + ("+dirty" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 # ---- shared helpers ---------------------------------------------------------------------------------------------

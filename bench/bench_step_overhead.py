@@ -39,7 +39,6 @@ import platform
 import pstats
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -47,6 +46,9 @@ import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import source_version  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
@@ -136,17 +138,6 @@ def summarise(times: dict[str, list[float]]) -> dict[str, Any]:
         "extra_ms_per_step": med["consulta"] - med["bare"],
         "rounds": len(pair),
     }
-
-
-def source_version() -> str:
-    """The commit measured (with `+dirty` when src/ has uncommitted changes)."""
-    try:
-        root = Path(__file__).resolve().parent.parent
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", "src"], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
-        return head + ("+dirty" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 # ---- breakdown ----------------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Tool
 from pydantic_ai.models.function import AgentInfo
 
 from consulta.models import ScriptedModel
-from consulta.runtime import Evidence, Runtime, Store, ToolError
+from consulta.runtime import Evidence, Runtime, Store, ToolError, read_tool
 from consulta.runtime._engine import load_messages
 
 SETTLE_LIMIT = 10.0  # seconds; only a guard against a hang, never an assertion about speed
@@ -149,3 +149,9 @@ class FakeExecutor:
 
 def ungrounded(field_name: str) -> ToolError:
     return ToolError("ungrounded_argument", f"{field_name} is a guess.", field=field_name, hint="Ask with question.")
+
+
+@read_tool
+def lookup(name: str) -> dict:
+    """Look a name up."""
+    return {"ok": True, "found": [f"{name}-a", f"{name}-b"]}

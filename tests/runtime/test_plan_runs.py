@@ -17,6 +17,7 @@ from ._support import (
     ask,
     call,
     calls,
+    lookup,
     run_to_settle,
     say,
     seen_by_model,
@@ -27,10 +28,6 @@ from ._support import (
 pytestmark = pytest.mark.anyio
 
 
-@read_tool
-def lookup(name: str) -> dict:
-    """Look a name up."""
-    return {"ok": True, "found": [f"{name}-a", f"{name}-b"]}
 
 
 built: list[str] = []

@@ -39,6 +39,7 @@ from ._support import (
     calls,
     checkpoint_messages,
     results_for,
+    lookup,
     run_to_settle,
     say,
     seen_by_model,
@@ -49,10 +50,6 @@ from ._support import (
 pytestmark = pytest.mark.anyio
 
 
-@read_tool
-def lookup(name: str) -> dict:
-    """Look a name up."""
-    return {"ok": True, "found": [f"{name}-a", f"{name}-b"]}
 
 
 @read_tool
