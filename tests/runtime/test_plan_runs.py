@@ -8,7 +8,7 @@ import anyio
 import pytest
 
 from consulta.asks import question_tool
-from consulta.runtime import PLAN_ASK, Agent, AskStatus, InvalidAnswerError, PlanStatus, RunStatus, ToolError, read_tool, write_tool
+from consulta.runtime import PLAN_ASK, Agent, AskStatus, InvalidAnswerError, PlanStatus, RunStatus, ToolError, write_tool
 
 from ._support import (
     CELL_LINE_Q,
