@@ -250,3 +250,23 @@ def test_rejected_plan_changes_nothing(tmp_path: Path, inventory: Path) -> None:
 
     asyncio.run(scenario())
     assert sha(inventory) == before and audit_lines(inventory) == []
+
+
+def test_wrong_record_after_an_answer_is_refused_with_the_right_id(tmp_path: Path, inventory: Path) -> None:
+    steps = [
+        {"tool_calls": [{"name": "question", "args": {"questions": [{"header": "Line", "question": "Which?", "options": ["K562-GFP", "K562-WT"]}]}}]},
+        {"tool_calls": [{"name": "record_thaw", "args": {"record_id": 2, "positions": [10]}}]},  # K562-Cas9: wrong
+        {"text": "Retrying."},
+    ]
+    h = Harness(tmp_path, inventory, steps)
+
+    async def scenario() -> None:
+        run = await h.run("帮我取一管K562")
+        h.runtime.answer(h.pending().id, ["K562-GFP"])
+        run = await h.runtime.settled(run.id)
+        result = tool_results(h.store, run.id)["call_1_0"]
+        assert result["error_code"] == "ungrounded_argument"
+        assert "record_id 39 = K562-GFP, box 5, positions 73,74" in result["_hint"]
+        await h.runtime.aclose()
+
+    asyncio.run(scenario())

@@ -266,6 +266,14 @@ class Ln2Plans:
         if record.short_name and (evidence.said_by_user(record.short_name) or evidence.answered(record.short_name)):
             return
         active = [r for r in inventory.records if r.positions]
+        chosen = [r for r in active if r.short_name and (evidence.answered(r.short_name) or evidence.said_by_user(r.short_name))]
+        if chosen:  # the user named other records than this one: say which ids those are
+            listing = "; ".join(f"record_id {r.id} = {r.short_name}, box {r.box}, positions {','.join(map(str, r.positions))}" for r in chosen[:5])
+            raise _ungrounded(
+                "record_id",
+                f"record {record_id} ({record.short_name or record.parent_cell_line}) is not what the user named.",
+                hint=f"The user named: {listing}. Call {tool_hint} again with that record_id.",
+            )
         named = [r for r in active if any(evidence.said_by_user(n) or evidence.answered(n) for n in (r.short_name, r.parent_cell_line) if n)]
         names = sorted({r.short_name or r.parent_cell_line for r in named})
         if record in named and len(names) == 1:
