@@ -164,6 +164,7 @@ class RunDeps:
     record_call: Callable[..., None]
     stage: Callable[[str, str, dict[str, Any], Evidence], Awaitable[dict[str, Any]]]
     emit_call: Callable[[str, str, Any], None]
+    emit_step: Callable[[int], None]
     tool_started: dict[str, float] = field(default_factory=dict)
 
 
@@ -277,6 +278,7 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
         raise ToolFailed(json.dumps(result, ensure_ascii=False))
 
     async def before_model_request(self, ctx: RunContext[RunDeps], request_context: Any) -> Any:
+        ctx.deps.emit_step(count_steps(ctx.messages) + 1)  # the model is about to think: front ends show it
         # pydantic-ai answers an unknown tool name with a retry; give the model the seeds' `unknown_tool` result
         # instead. (Its retry budget is set to the step limit, so the run ends on the step limit, never on it.)
         # Only the newest request can hold a fresh retry: the ones before were rewritten when they were sent.

@@ -22,7 +22,7 @@ from pydantic_ai.models import Model
 from ._agent import Agent
 from ._engine import Cancelled, EngineRun, PausedCall, RunDeps, build_engine_agent, carry_over, count_steps, dump_each, load_messages, pending_tool_calls, returned_call_ids
 from ._errors import ConfigError, ConflictError, InvalidAnswerError, ToolError
-from ._events import AskClosed, AskOpened, Event, ModelText, PlanDecided, PlanStaged, RunEnded, RunStarted, ToolCalled, ToolReturned
+from ._events import AskClosed, AskOpened, Event, ModelText, PlanDecided, PlanStaged, RunEnded, RunStarted, StepStarted, ToolCalled, ToolReturned
 from ._grounding import Evidence
 from ._records import AskRecord, AskStatus, PlanStatus, RunRecord, RunStatus
 from ._store import Store, utcnow
@@ -100,6 +100,7 @@ class Runtime:
         poll_interval: float = 0.5,
         heartbeat_interval: float = 5.0,
         answered_by: str = "user",
+        max_active_runs: int = 64,
     ) -> None:
         self.store = store
         self.resolve_model = resolve_model
@@ -116,6 +117,9 @@ class Runtime:
         self._closed_seq = 0
         self._kinds: dict[str, AskKind] = {PLAN_ASK: _PlanApproval()}
         self._engines: dict[tuple[int, str], tuple[Agent, Any]] = {}
+        # Runs advancing at once (model calls and tools in flight); the rest wait their turn, holding only a task.
+        self.max_active_runs = max_active_runs
+        self._active: asyncio.Semaphore | None = None
 
     # ---- public API -------------------------------------------------------------------------------------------
 
@@ -294,6 +298,12 @@ class Runtime:
         return None
 
     async def _advance(self, run_id: str, *, prompt: str | None, deferred: dict[str, Any] | None = None) -> None:
+        if self._active is None:
+            self._active = asyncio.Semaphore(self.max_active_runs)
+        async with self._active:
+            await self._advance_now(run_id, prompt=prompt, deferred=deferred)
+
+    async def _advance_now(self, run_id: str, *, prompt: str | None, deferred: dict[str, Any] | None) -> None:
         live = self._live[run_id]
         run = live.run
         try:
@@ -365,7 +375,12 @@ class Runtime:
         async def stage(tool_call_id: str, tool_name: str, op: dict[str, Any], evidence: Evidence) -> dict[str, Any]:
             return self._stage(live, tool_call_id, tool_name, op, evidence)
 
-        return RunDeps(run_id=run_id, agent=live.agent, prompt=prompt, record_call=record_call, stage=stage, emit_call=emit_call)
+        def emit_step(step: int) -> None:
+            self._emit(StepStarted(run_id=run_id, step=step))
+
+        return RunDeps(
+            run_id=run_id, agent=live.agent, prompt=prompt, record_call=record_call, stage=stage, emit_call=emit_call, emit_step=emit_step
+        )
 
     def _checkpoint(self, run_id: str, messages: list[Any]) -> None:
         """Checkpoint with the step's buffered records, writing only the messages the store does not have yet.
@@ -590,7 +605,7 @@ class Runtime:
         live = self._live.get(event.run_id)
         if live is not None:
             live.events.append((event.type, event.model_dump(mode="json", exclude={"run_id", "type"}), utcnow()))
-            if not isinstance(event, ToolCalled | ToolReturned | RunStarted | ModelText):
+            if not isinstance(event, ToolCalled | ToolReturned | RunStarted | StepStarted | ModelText):
                 self._flush(event.run_id)
         else:
             self.store.append_event(event.run_id, event.type, event.model_dump(mode="json", exclude={"run_id", "type"}))
@@ -604,6 +619,7 @@ class Runtime:
         if self._loop is not loop:
             self._loop = loop
             self._poller = None
+            self._active = None  # a semaphore belongs to one event loop
             self._closed_seq = self.store.ask_closed_high_water()
 
     def _loop_or_fail(self) -> asyncio.AbstractEventLoop:
