@@ -360,7 +360,8 @@ async def test_resume_while_the_ask_is_still_pending_leaves_the_run_waiting(stor
     assert run.status == RunStatus.waiting
 
 
-async def test_a_live_runtime_notices_an_answer_given_by_another_process(store, make_runtime):
+async def _answer_from_another_process(store, make_runtime):
+    """A run waits on a question here; another process (its own Store) answers it; the live run here finishes."""
     model = RecordingModel([ask(CELL_LINE_Q), say("done")])
     rt = make_runtime(model)
     agent = toy_agent()
@@ -375,25 +376,17 @@ async def test_a_live_runtime_notices_an_answer_given_by_another_process(store, 
                 await anyio.sleep(0.02)
     finally:
         other_store.close()
+    return model, run
+
+
+async def test_a_live_runtime_notices_an_answer_given_by_another_process(store, make_runtime):
+    model, run = await _answer_from_another_process(store, make_runtime)
     assert seen_by_model(model, "question") == [SEED_ANSWERED]
     assert "ask_closed" in [e.type for e in store.list_events(run.id)]
 
 
 async def test_an_ask_answered_elsewhere_is_closed_once_in_the_event_log(store, make_runtime):
-    model = RecordingModel([ask(CELL_LINE_Q), say("done")])
-    rt = make_runtime(model)
-    agent = toy_agent()
-    run = await run_to_settle(rt, agent)
-    other_store = Store(store.url)
-    try:
-        elsewhere = make_runtime(RecordingModel([]), on=other_store)
-        elsewhere.register(agent)
-        elsewhere.answer(only_ask(store, run.id).id, ["K562-dTAG"])
-        with anyio.fail_after(10):
-            while store.get_run(run.id).status != RunStatus.finished:
-                await anyio.sleep(0.02)
-    finally:
-        other_store.close()
+    _, run = await _answer_from_another_process(store, make_runtime)
     assert [e.type for e in store.list_events(run.id)].count("ask_closed") == 1
 
 

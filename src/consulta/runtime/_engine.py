@@ -44,7 +44,6 @@ __all__ = [
     "carry_over",
     "EngineRun",
     "PausedCall",
-    "final_text",
     "RunDeps",
     "build_engine_agent",
     "dump_each",
@@ -414,10 +413,3 @@ class Cancelled(Exception):
         super().__init__("cancelled")
         self.messages = messages
 
-
-def final_text(messages: list[ModelMessage]) -> str | None:
-    for message in reversed(messages):
-        if isinstance(message, ModelResponse):
-            texts = [p.content for p in message.parts if isinstance(p, TextPart)]
-            return "\n".join(texts) if texts else None
-    return None
