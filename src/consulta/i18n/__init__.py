@@ -1,4 +1,8 @@
-"""Message catalogs for everything a person reads: `en` and `zh-CN` (the seed's `ai.question.*` keys included)."""
+"""Message catalogs for everything a person reads: `en` and `zh-CN` (the seed's `ai.question.*` keys included).
+
+Each language is a folder of JSON files, one per area (`core.json`: shared and seed keys, `cli.json`, `web.json`,
+`qt.json`, `mcp.json`), merged into one catalog; a key defined twice is an error.
+"""
 
 from __future__ import annotations
 
@@ -21,8 +25,15 @@ def normalize_lang(lang: str | None) -> str:
 
 @cache
 def catalog(lang: str) -> dict[str, str]:
-    text = resources.files(__package__).joinpath(f"{normalize_lang(lang)}.json").read_text(encoding="utf-8")
-    return json.loads(text)
+    """Every message of `lang`, merged from the language's files."""
+    merged: dict[str, str] = {}
+    folder = resources.files(__package__).joinpath(normalize_lang(lang))
+    for part in sorted((f for f in folder.iterdir() if f.name.endswith(".json")), key=lambda f: f.name):
+        for key, text in json.loads(part.read_text(encoding="utf-8")).items():
+            if key in merged:
+                raise ValueError(f"Message key {key!r} is defined twice in the {lang} catalog ({part.name}); keep one.")
+            merged[key] = text
+    return merged
 
 
 def t(key: str, lang: str = "en", **values: Any) -> str:

@@ -49,6 +49,9 @@ class RunRecord:
     output: str | None
     error: str | None
     owner: str | None
+    """The process holding the run's lease (while it runs)."""
+    principal: str | None
+    """Whom the run belongs to: a web session, an API token, `local` for the machine's own user."""
     heartbeat_at: float | None
     cancel_requested: bool
     created_at: str

@@ -129,13 +129,35 @@ class Runtime:
         return lambda: self._listeners.remove(listener)
 
     async def start(
-        self, agent: Agent, prompt: str, *, model: str, lang: str = "en", continue_from: str | None = None
+        self,
+        agent: Agent,
+        prompt: str,
+        *,
+        model: str,
+        lang: str = "en",
+        continue_from: str | None = None,
+        principal: str | None = None,
     ) -> RunRecord:
-        """Start a run of `agent` on `prompt` (continuing the conversation of run `continue_from`, if given)."""
+        """Start a run of `agent` on `prompt` (continuing the conversation of run `continue_from`, if given).
+
+        `principal` records whom the run belongs to (front ends show each person only their own runs and asks);
+        a continued conversation keeps its principal unless another is given.
+        """
         self._attach_loop()
-        thread_id = self.store.get_run(continue_from).thread_id if continue_from is not None else None
+        thread_id = None
+        if continue_from is not None:
+            previous = self.store.get_run(continue_from)
+            thread_id = previous.thread_id
+            principal = principal if principal is not None else previous.principal
         run = self.store.create_run(
-            app=agent.app, prompt=prompt, model=model, lang=lang, thread_id=thread_id, parent_run_id=continue_from, options=agent.options
+            app=agent.app,
+            prompt=prompt,
+            model=model,
+            lang=lang,
+            thread_id=thread_id,
+            parent_run_id=continue_from,
+            options=agent.options,
+            principal=principal,
         )
         self._register(agent)
         live = self._live[run.id] = _Live(run=run, agent=agent, fresh=True)
@@ -144,9 +166,18 @@ class Runtime:
         self._ensure_poller()
         return run
 
-    async def run(self, agent: Agent, prompt: str, *, model: str, lang: str = "en", continue_from: str | None = None) -> RunRecord:
+    async def run(
+        self,
+        agent: Agent,
+        prompt: str,
+        *,
+        model: str,
+        lang: str = "en",
+        continue_from: str | None = None,
+        principal: str | None = None,
+    ) -> RunRecord:
         """Start a run and return when it has settled (see `settled`)."""
-        run = await self.start(agent, prompt, model=model, lang=lang, continue_from=continue_from)
+        run = await self.start(agent, prompt, model=model, lang=lang, continue_from=continue_from, principal=principal)
         return await self.settled(run.id)
 
     async def settled(self, run_id: str) -> RunRecord:
@@ -177,6 +208,10 @@ class Runtime:
         live.task = asyncio.create_task(self._continue(run_id))
         self._ensure_poller()
         return run
+
+    def is_running_here(self, run_id: str) -> bool:
+        """Whether this runtime is carrying the run (advancing it, or waiting on its asks to continue it)."""
+        return run_id in self._live
 
     def answer(self, ask_id: str, answer: Any, *, answered_by: str | None = None) -> AskRecord:
         """Answer a pending ask (from any thread). Unknown id → NotFoundError; closed → ConflictError; bad shape → InvalidAnswerError."""

@@ -31,6 +31,7 @@ from sqlalchemy import (
     event,
     func,
     insert,
+    inspect,
     select,
     text,
     update,
@@ -60,7 +61,8 @@ runs = Table(
     Column("trace_id", String(32), nullable=False),
     Column("output", Text, nullable=True),
     Column("error", Text, nullable=True),
-    Column("owner", String(120), nullable=True, index=True),
+    Column("owner", String(120), nullable=True, index=True),  # the process holding the run's lease
+    Column("principal", String(120), nullable=True, index=True),  # whom the run belongs to (a session, a token)
     Column("heartbeat_at", Float, nullable=True),
     Column("cancel_requested", Integer, nullable=False, default=0),
     Column("created_at", String(32), nullable=False),
@@ -192,11 +194,21 @@ class Store:
         for attempt in range(5):
             try:
                 metadata.create_all(self.engine)
+                self._add_missing_columns()
                 return
             except OperationalError as error:
                 if attempt == 4 or not ("already exists" in str(error) or "locked" in str(error)):
                     raise
                 time.sleep(0.05 * (attempt + 1))
+
+    def _add_missing_columns(self) -> None:
+        """Bring a store made by an earlier version up to date (columns added since are nullable)."""
+        added = {"runs": ("principal", "VARCHAR(120)")}
+        with self._tx() as conn:
+            for table, (column, sql_type) in added.items():
+                present = {c["name"] for c in inspect(conn).get_columns(table)}
+                if column not in present:
+                    conn.execute(text(f"ALTER TABLE {table} ADD COLUMN {column} {sql_type}"))
 
     def close(self) -> None:
         for conn in self._raw_connections:
@@ -222,6 +234,7 @@ class Store:
         thread_id: str | None = None,
         parent_run_id: str | None = None,
         options: dict[str, Any] | None = None,
+        principal: str | None = None,
     ) -> RunRecord:
         run_id = new_id("run")
         now = utcnow()
@@ -239,6 +252,7 @@ class Store:
             "output": None,
             "error": None,
             "owner": self.owner,
+            "principal": principal,
             "heartbeat_at": _clock(),
             "cancel_requested": 0,
             "created_at": now,
@@ -255,8 +269,12 @@ class Store:
             raise NotFoundError(f"No run with id {run_id!r}. List runs with `consulta runs`.")
         return _run_record(row)
 
-    def list_runs(self, *, status: str | None = None, app: str | None = None, limit: int = 50) -> list[RunRecord]:
+    def list_runs(
+        self, *, status: str | None = None, app: str | None = None, principal: str | None = None, limit: int = 50
+    ) -> list[RunRecord]:
         query = select(runs).order_by(runs.c.created_at.desc()).limit(limit)
+        if principal is not None:
+            query = query.where(runs.c.principal == principal)
         if status is not None:
             query = query.where(runs.c.status == status)
         if app is not None:
@@ -435,8 +453,12 @@ class Store:
             raise NotFoundError(f"No ask with id {ask_id!r}. List pending asks with `consulta asks`.")
         return _ask_record(row)
 
-    def list_asks(self, *, status: str | None = AskStatus.pending, run_id: str | None = None) -> list[AskRecord]:
+    def list_asks(
+        self, *, status: str | None = AskStatus.pending, run_id: str | None = None, principal: str | None = None
+    ) -> list[AskRecord]:
         query = select(asks).order_by(asks.c.created_at)
+        if principal is not None:
+            query = query.join(runs, runs.c.id == asks.c.run_id).where(runs.c.principal == principal)
         if status is not None:
             query = query.where(asks.c.status == status)
         if run_id is not None:
@@ -682,6 +704,7 @@ def _run_record(row: Mapping[str, Any]) -> RunRecord:
         output=row["output"],
         error=row["error"],
         owner=row["owner"],
+        principal=row["principal"],
         heartbeat_at=row["heartbeat_at"],
         cancel_requested=bool(row["cancel_requested"]),
         created_at=row["created_at"],

@@ -10,11 +10,15 @@ from ._inventory import Inventory, InventoryFile, Record, load_inventory
 from ._operations import AddEntry, BatchThaw, Operation, RecordThaw, Rollback, apply_plan, parse_op, preview, validate_ops
 from ._queries import empty_positions, inventory_stats, query_inventory, search_records
 from ._tools import Ln2Plans, ln2_tools
+from ._views import BoxView, CellView, GridView, TubeView, audit_entries, grid_view, rollback_now, tube_view
 
 __all__ = [
     "SAMPLE_INVENTORY",
     "AddEntry",
     "BatchThaw",
+    "BoxView",
+    "CellView",
+    "GridView",
     "Inventory",
     "InventoryFile",
     "Ln2Plans",
@@ -22,10 +26,13 @@ __all__ = [
     "Record",
     "RecordThaw",
     "Rollback",
+    "TubeView",
     "apply_plan",
+    "audit_entries",
     "build_agent",
     "default_inventory",
     "empty_positions",
+    "grid_view",
     "instructions",
     "inventory_stats",
     "ln2_tools",
@@ -34,6 +41,8 @@ __all__ = [
     "preview",
     "query_inventory",
     "read_audit",
+    "rollback_now",
     "search_records",
+    "tube_view",
     "validate_ops",
 ]

@@ -22,6 +22,7 @@ from ...apps import APPS, get_app
 from ...config import Settings
 from ...i18n import normalize_lang, t
 from ...models import available_models, resolve_model
+from .._host import LOCAL_PRINCIPAL
 from ...runtime import (
     AskOpened,
     AskPolicy,
@@ -287,7 +288,7 @@ async def _chat(settings: Settings, agent: Any, policy: AskPolicy, prompts: list
                     break
                 if not text:
                     continue
-            run = await runtime.start(agent, text, model=settings.model, lang=settings.lang, continue_from=previous)
+            run = await runtime.start(agent, text, model=settings.model, lang=settings.lang, continue_from=previous, principal=LOCAL_PRINCIPAL)
             result = await _drive(runtime, run.id, settings, stdin, asks)
             previous = run.id
             if result.status == RunStatus.waiting and policy == "defer":

@@ -1,0 +1,84 @@
+"""AppHost: runs and asks are scoped to their principal; answers are validated; a run left by a gone process is
+resumed by the host that answers its ask."""
+
+from __future__ import annotations
+
+import asyncio
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from consulta.config import Settings
+from consulta.frontends import AppHost
+from consulta.runtime import AskStatus, ConflictError, InvalidAnswerError, NotFoundError, RunStatus
+
+SCRIPT = resources.files("consulta.apps.ln2").joinpath("data", "scripts", "ambiguous_thaw.yaml")
+
+
+def settings(tmp_path: Path) -> Settings:
+    with resources.as_file(SCRIPT) as script:
+        return Settings(home=tmp_path, database_url=f"sqlite:///{tmp_path}/consulta.db", model=f"scripted:{script}")
+
+
+def test_principals_see_only_their_own_runs_and_asks(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        host = AppHost(app="ln2", settings=settings(tmp_path), ask_policy="defer")
+        try:
+            run = await host.start("帮我取一管K562", principal="web:alice")
+            run = await host.runtime.settled(run.id)
+            assert run.status == RunStatus.waiting and run.principal == "web:alice"
+            (ask,) = host.asks(principal="web:alice")
+            assert host.asks(principal="web:bob") == []
+            assert host.runs(principal="web:bob") == []
+            with pytest.raises(NotFoundError):
+                host.run(run.id, principal="web:bob")
+            with pytest.raises(NotFoundError) as foreign:
+                await host.answer(ask.id, ["K562-WT"], principal="web:bob")
+            with pytest.raises(NotFoundError) as unknown:
+                host.ask("ask_nope", principal="web:bob")
+            assert str(foreign.value).replace(ask.id, "X") == str(unknown.value).replace("ask_nope", "X")  # nothing leaks
+            with pytest.raises(InvalidAnswerError):
+                await host.answer(ask.id, [["K562-WT", "K562-dTAG-BRD4"]], principal="web:alice")
+            assert host.ask(ask.id, principal="web:alice").status == AskStatus.pending  # errors change nothing
+
+            closed = await host.answer(ask.id, ["K562-dTAG-BRD4"], principal="web:alice")
+            assert closed.answered_by == "web:alice"
+            with pytest.raises(ConflictError):
+                await host.answer(ask.id, ["K562-WT"], principal="web:alice")
+            run = await host.runtime.settled(run.id)
+            (plan,) = host.asks(principal="web:alice")
+            assert plan.kind == "plan"
+        finally:
+            await host.aclose()
+
+    asyncio.run(scenario())
+
+
+def test_an_answer_resumes_a_run_whose_process_is_gone(tmp_path: Path) -> None:
+    async def first() -> str:
+        host = AppHost(app="ln2", settings=settings(tmp_path), ask_policy="defer")
+        run = await host.start("帮我取一管K562", principal="token:lab")
+        await host.runtime.settled(run.id)
+        await host.aclose()
+        return run.id
+
+    async def second(run_id: str) -> None:
+        host = AppHost(app="ln2", settings=settings(tmp_path), ask_policy="defer")
+        # The first host is gone (same process here, so it counts as ours: claimable, not live elsewhere).
+        assert not host.runtime.is_running_here(run_id)
+        try:
+            (ask,) = host.asks(principal="token:lab", run_id=run_id)
+            await host.answer(ask.id, ["K562-dTAG-BRD4"], principal="token:lab")
+            assert host.runtime.is_running_here(run_id)
+            run = await host.runtime.settled(run_id)
+            assert run.status == RunStatus.waiting
+            (plan,) = host.asks(principal="token:lab")
+            assert plan.kind == "plan"
+            await host.answer(plan.id, "approve", principal="token:lab")
+            run = await host.runtime.settled(run_id)
+            assert run.status == RunStatus.finished
+        finally:
+            await host.aclose()
+
+    asyncio.run(second(asyncio.run(first())))
