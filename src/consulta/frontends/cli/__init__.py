@@ -46,6 +46,8 @@ console = Console()
 
 ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="local | local:/x.gguf | openai:M | gemini:M | scripted:PATH")]
 LangOpt = Annotated[str | None, typer.Option("--lang", help="en or zh-CN")]
+InventoryOpt = Annotated[Path | None, typer.Option(help="ln2: the inventory YAML (default: a copy of the sample in the data dir)")]
+TimeoutOpt = Annotated[float, typer.Option(help="Seconds to wait for an answer to a question")]
 
 
 def main() -> None:
@@ -152,6 +154,15 @@ def _prepare_model(settings: Settings, spec: str) -> None:
     console.print(t("cli.model.loaded", settings.lang, seconds=time.monotonic() - start), style="dim")
 
 
+def _app_options(settings: Settings, app_name: str, *, inventory: Path | None, timeout: float) -> dict[str, Any]:
+    """The app's options for a new session: its defaults, the inventory given, the question timeout."""
+    options = get_app(app_name).default_options(settings.app_dir(app_name))
+    if inventory is not None:
+        options["inventory"] = str(inventory.resolve())
+    options["question_timeout"] = timeout
+    return options
+
+
 def _runtime(settings: Settings, policy: AskPolicy) -> Runtime:
     store = Store(settings.database_url)
     return Runtime(store=store, resolve_model=lambda spec: resolve_model(spec, models_dir=settings.models_dir), ask_policy=policy)
@@ -243,20 +254,17 @@ def _attach(runtime: Runtime, settings: Settings) -> asyncio.Queue[AskRecord]:
 @app.command()
 def chat(
     app_name: Annotated[str, typer.Argument(metavar="APP", help=f"One of: {', '.join(APPS)}")],
-    inventory: Annotated[Path | None, typer.Option(help="ln2: the inventory YAML (default: a copy of the sample in the data dir)")] = None,
+    inventory: InventoryOpt = None,
     model: ModelOpt = None,
     lang: LangOpt = None,
     prompt: Annotated[list[str] | None, typer.Option("--prompt", "-p", help="Send this request (repeatable) instead of reading the terminal")] = None,
-    timeout: Annotated[float, typer.Option(help="Seconds to wait for an answer to a question")] = 300.0,
+    timeout: TimeoutOpt = 300.0,
     ask_policy: Annotated[str | None, typer.Option(help="wait | defer | fail (default: wait at a terminal, else defer)")] = None,
 ) -> None:
     """Chat with an app's agent in the terminal."""
     settings = _settings(model, lang)
     app_def = get_app(app_name)
-    options = app_def.default_options(settings.app_dir(app_name))
-    if inventory is not None:
-        options["inventory"] = str(inventory)
-    options["question_timeout"] = timeout
+    options = _app_options(settings, app_name, inventory=inventory, timeout=timeout)
     agent = app_def.build_agent(**options)
     policy = _policy(ask_policy)
     console.print(t("cli.chat.welcome", settings.lang, app=app_name, model=settings.model, inventory=options.get("inventory", "-")), style="bold")
@@ -296,6 +304,62 @@ async def _chat(settings: Settings, agent: Any, policy: AskPolicy, prompts: list
     finally:
         await runtime.aclose()
         runtime.store.close()
+
+
+@app.command()
+def serve(
+    app_name: Annotated[str, typer.Argument(metavar="APP", help=f"One of: {', '.join(APPS)}")] = "ln2",
+    host: Annotated[str, typer.Option(help="Address to bind (127.0.0.1: this machine only)")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on")] = 8000,
+    inventory: InventoryOpt = None,
+    model: ModelOpt = None,
+    lang: LangOpt = None,
+    timeout: TimeoutOpt = 300.0,
+) -> None:
+    """Serve an app's web page and JSON API (OpenAPI docs at /docs)."""
+    from ..web import serve as serve_web
+
+    settings = _settings(model, lang)
+    options = _app_options(settings, app_name, inventory=inventory, timeout=timeout)
+    _prepare_model(settings, settings.model)
+    serve_web(app=app_name, settings=settings, options=options, host=host, port=port)
+
+
+@app.command()
+def desktop(
+    app_name: Annotated[str, typer.Argument(metavar="APP", help=f"One of: {', '.join(APPS)}")] = "ln2",
+    inventory: InventoryOpt = None,
+    model: ModelOpt = None,
+    lang: LangOpt = None,
+    timeout: TimeoutOpt = 300.0,
+) -> None:
+    """Open an app's desktop window (needs the `qt` extra)."""
+    from ..qt import run_desktop
+
+    settings = _settings(model, lang)
+    options = _app_options(settings, app_name, inventory=inventory, timeout=timeout)
+    _prepare_model(settings, settings.model)
+    raise SystemExit(run_desktop(app=app_name, settings=settings, options=options))
+
+
+@app.command()
+def mcp(
+    app_name: Annotated[str, typer.Argument(metavar="APP", help=f"One of: {', '.join(APPS)}")] = "ln2",
+    transport: Annotated[str, typer.Option(help="stdio (for a client that starts this process) or http (streamable HTTP)")] = "stdio",
+    host: Annotated[str, typer.Option(help="http: address to bind")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="http: port to listen on")] = 8001,
+    inventory: InventoryOpt = None,
+    lang: LangOpt = None,
+    timeout: TimeoutOpt = 300.0,
+) -> None:
+    """Serve an app's tools over MCP; its questions reach the client's user through elicitation."""
+    from ..mcp import run_mcp
+
+    if transport not in ("stdio", "http"):
+        raise typer.BadParameter("--transport is stdio or http")
+    settings = _settings(lang=lang)
+    options = _app_options(settings, app_name, inventory=inventory, timeout=timeout)
+    run_mcp(app=app_name, settings=settings, options=options, transport=transport, host=host, port=port)
 
 
 @app.command()
