@@ -134,7 +134,7 @@ class FakeExecutor:
         if self.grounding_error is not None:
             raise self.grounding_error
 
-    def validate(self, ops: list[dict[str, Any]]) -> list[str]:
+    def validate(self, ops: list[dict[str, Any]], *, lang: str = "en") -> list[str]:
         self.validate_calls.append([dict(o) for o in ops])
         if self.validate_error is not None:
             raise self.validate_error

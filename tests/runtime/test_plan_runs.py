@@ -274,7 +274,7 @@ async def test_validate_refusal_reaches_the_model_and_stages_nothing(store, make
 
 async def test_a_refused_write_keeps_the_earlier_staged_ones(store, make_runtime):
     class RefuseBeta(FakeExecutor):
-        def validate(self, ops: list[dict[str, Any]]) -> list[str]:
+        def validate(self, ops: list[dict[str, Any]], *, lang: str = "en") -> list[str]:
             if any(o["name"] == "beta" for o in ops):
                 raise ToolError("bad_name", "beta is taken.")
             return super().validate(ops)

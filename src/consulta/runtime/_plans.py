@@ -19,8 +19,9 @@ class PlanExecutor(Protocol):
     def check_grounding(self, tool_name: str, op: dict[str, Any], evidence: Evidence) -> None:
         """Refuse (ToolError `ungrounded_argument`) a write whose key arguments are guesses, not the user's words or data."""
 
-    def validate(self, ops: list[dict[str, Any]]) -> list[str]:
-        """Check `ops` in order against the current data; return one preview line per op."""
+    def validate(self, ops: list[dict[str, Any]], *, lang: str = "en") -> list[str]:
+        """Check `ops` in order against the current data; return one preview line per op, in `lang` (people read
+        the previews of a plan they approve in the run's language; the model reads them in English)."""
 
     def apply(self, ops: list[dict[str, Any]], *, plan_id: str, run_id: str, actor: str) -> dict[str, Any]:
         """Apply all of `ops` atomically (all or nothing) and audit them; return a summary for the record."""

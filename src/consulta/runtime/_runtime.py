@@ -463,7 +463,15 @@ class Runtime:
         }
 
     def _open_plan(self, run_id: str, plan_id: str, items: list[dict[str, Any]]) -> None:
-        payload = {"plan_id": plan_id, "items": [{"tool": i["tool"], "op": i["op"], "preview": i["preview"]} for i in items]}
+        previews = [i["preview"] for i in items]
+        live = self._live[run_id]
+        if live.run.lang != "en" and live.agent.executor is not None:
+            with contextlib.suppress(ToolError):  # the approval re-validates anyway; English previews will do
+                previews = live.agent.executor.validate([i["op"] for i in items], lang=live.run.lang)
+        payload = {
+            "plan_id": plan_id,
+            "items": [{"tool": i["tool"], "op": i["op"], "preview": preview} for i, preview in zip(items, previews, strict=True)],
+        }
         ask = self.store.create_ask(run_id=run_id, kind=PLAN_ASK, payload=payload, timeout_s=self._live[run_id].agent.question_timeout, trace_id=self._live[run_id].run.trace_id)
         self.store.update_plan(plan_id, status=PlanStatus.pending, ask_id=ask.id)
         self._emit(PlanStaged(run_id=run_id, plan_id=plan_id, items=payload["items"]))

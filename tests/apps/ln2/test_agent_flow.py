@@ -270,3 +270,25 @@ def test_wrong_record_after_an_answer_is_refused_with_the_right_id(tmp_path: Pat
         await h.runtime.aclose()
 
     asyncio.run(scenario())
+
+
+def test_plan_previews_are_in_the_runs_language_and_english_for_the_model(tmp_path: Path, inventory: Path) -> None:
+    steps = [
+        {"tool_calls": [{"name": "record_thaw", "args": {"record_id": 9, "positions": [1]}}]},
+        {"text": "已暂存。"},
+    ]
+    h = Harness(tmp_path, inventory, steps)
+
+    async def scenario() -> None:
+        run = await h.run("从记录 9 的 1 号位取一管", lang="zh-CN")
+        plan_ask = h.pending()
+        (item,) = plan_ask.payload["items"]
+        assert "记录 9（K562-dTAG-BRD4），2 号盒 1 (A1)" in item["preview"]
+        assert "复苏" in item["preview"]
+        staged = tool_results(h.store, run.id)["call_0_0"]
+        assert staged["preview"].startswith("Thaw on ") and "record 9 (K562-dTAG-BRD4), box 2 at 1 (A1)" in staged["preview"]
+        h.runtime.answer(plan_ask.id, "approve")
+        await h.runtime.settled(run.id)
+        assert audit_lines(inventory)[0]["summary"].startswith("Thaw on ")  # the record stays in one language
+
+    asyncio.run(scenario())

@@ -21,6 +21,7 @@ from typing import Annotated, Any, Literal, assert_never
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
+from consulta.i18n import t
 from consulta.runtime._errors import ToolError
 
 from ._audit import append_audit, lock_path, resolve_rollback, store_backup, utc_timestamp
@@ -176,9 +177,32 @@ class _Restore:
 _Edit = _NewRecord | _Removal | _Restore
 
 
+@dataclass(frozen=True)
+class _Phrase:
+    """Words for people, rendered in their language from the `ln2.*` catalog keys. Values may be phrases
+    themselves, or lists of phrases (joined with the language's separator)."""
+
+    key: str
+    values: dict[str, Any] = field(default_factory=dict)
+
+    def render(self, lang: str = "en") -> str:
+        def value(v: Any) -> Any:
+            if isinstance(v, _Phrase):
+                return v.render(lang)
+            if isinstance(v, list):
+                return t("ln2.separator", lang).join(value(x) for x in v)
+            return v
+
+        return t(self.key, lang, **{k: value(v) for k, v in self.values.items()})
+
+
+def _tubes(n: int) -> _Phrase:
+    return _Phrase("ln2.tubes.one" if n == 1 else "ln2.tubes.many", {"n": n})
+
+
 @dataclass
 class _Outcome:
-    summary: str
+    summary: _Phrase
     edits: list[_Edit]
 
 
@@ -200,9 +224,6 @@ def _prefixed(err: ToolError, where: str) -> ToolError:
     """The same error, its message saying where in the plan it happened."""
     return ToolError(err.error_code, f"{where}: {err.message}", hint=err.hint, field=err.field)
 
-
-def _count(n: int, singular: str, plural: str | None = None) -> str:
-    return f"{n} {singular if n == 1 else plural or singular + 's'}"
 
 
 def _record_label(record: Record, *, start: bool = False) -> str:
@@ -330,9 +351,16 @@ def _check_add(sim: _Simulation, op: AddEntry) -> _Outcome:
     sim.added_by[record.id] = sim.number
     plasmid = ", ".join(p for p in (record.plasmid_name, record.plasmid_id) if p)
     names = cell_line + (f" / {record.short_name}" if record.short_name else "")
-    summary = (
-        f"Add record {record.id}: {names}{f' (plasmid {plasmid})' if plasmid else ''}, box {record.box} at "
-        f"{describe_positions(record.positions, layout)}, frozen {frozen_at}."
+    summary = _Phrase(
+        "ln2.preview.add",
+        {
+            "id": record.id,
+            "names": names,
+            "plasmid": _Phrase("ln2.preview.plasmid", {"plasmid": plasmid}) if plasmid else "",
+            "box": record.box,
+            "positions": describe_positions(record.positions, layout),
+            "frozen": frozen_at,
+        },
     )
     return _Outcome(summary, [_NewRecord(record.model_copy(deep=True))])
 
@@ -340,7 +368,7 @@ def _check_add(sim: _Simulation, op: AddEntry) -> _Outcome:
 def _check_removal(
     sim: _Simulation, record_id: int, positions: Sequence[int], *, date: str, action: ThawAction, note: str | None,
     prefix: str = "",
-) -> tuple[_Removal, str]:
+) -> tuple[_Removal, _Phrase]:
     """Check that `record_id` holds `positions`, remove them from the state; return the edit and a summary part."""
     state, layout = sim.state, sim.layout
     record = state.record(record_id)
@@ -387,17 +415,23 @@ def _check_removal(
     record.thaw_events.append(event)
     for pos in positions:
         sim.removed_by[(record.id, pos)] = sim.number
-    left = _count(len(record.positions), "tube") + " left" if record.positions else "no tube left"
-    part = f"{_record_label(record)}, box {record.box} at {describe_positions(positions, layout)} ({left})"
+    left = _Phrase("ln2.left.some", {"tubes": _tubes(len(record.positions))}) if record.positions else _Phrase("ln2.left.none")
+    part = _Phrase(
+        "ln2.preview.removal",
+        {
+            "record": _Phrase("ln2.record", {"id": record.id, "name": record.display_name}),
+            "box": record.box,
+            "positions": describe_positions(positions, layout),
+            "left": left,
+        },
+    )
     return _Removal(record.id, list(positions), event), part
-
-
-_VERBS: dict[str, str] = {"thaw": "Thaw", "takeout": "Take out", "discard": "Discard"}
 
 
 def _check_thaw(sim: _Simulation, op: RecordThaw) -> _Outcome:
     removal, part = _check_removal(sim, op.record_id, op.positions, date=op.date, action=op.action, note=op.note)
-    return _Outcome(f"{_VERBS[op.action]} on {removal.event.date}: {part}.", [removal])
+    verb = _Phrase(f"ln2.verb.{op.action}")
+    return _Outcome(_Phrase("ln2.preview.thaw", {"verb": verb, "date": removal.event.date, "part": part}), [removal])
 
 
 def _check_batch(sim: _Simulation, op: BatchThaw) -> _Outcome:
@@ -421,21 +455,23 @@ def _check_batch(sim: _Simulation, op: BatchThaw) -> _Outcome:
         parts.append(part)
     tubes = sum(len(r.positions) for r in removals)
     date = removals[0].event.date
-    return _Outcome(f"{_VERBS[op.action]} {_count(tubes, 'tube')} on {date}: {'; '.join(parts)}.", removals)
+    summary = _Phrase("ln2.preview.batch", {"verb": _Phrase(f"ln2.verb.{op.action}"), "tubes": _tubes(tubes), "date": date, "parts": parts})
+    return _Outcome(summary, removals)
 
 
 def _check_rollback(sim: _Simulation, op: Rollback) -> _Outcome:
     if sim.path is None:
         # Without the file there is no audit log to check; apply_plan checks it for real.
-        return _Outcome(f"Roll back audit entry {op.audit_id}: restore the file to its state before that change.", [])
+        return _Outcome(_Phrase("ln2.preview.rollback_unchecked", {"audit_id": op.audit_id}), [])
     target = resolve_rollback(sim.path, op.audit_id)
     restored = InventoryFile.from_bytes(target.data, path=sim.path).inventory
     sim.state.meta, sim.state.records = restored.meta, restored.records
     entry, undone = target.entry, target.undone
     span = undone[0] if len(undone) == 1 else f"{undone[0]}..{undone[-1]}"
-    summary = (
-        f"Roll back {entry.audit_id} ({entry.summary.rstrip('.')}): restore the file as it was before plan "
-        f"{entry.plan_id}, undoing {_count(len(undone), 'audit entry', 'audit entries')} ({span})."
+    entries = _Phrase("ln2.entries.one" if len(undone) == 1 else "ln2.entries.many", {"n": len(undone)})
+    summary = _Phrase(
+        "ln2.preview.rollback",
+        {"audit_id": entry.audit_id, "summary": entry.summary.rstrip("."), "plan_id": entry.plan_id, "entries": entries, "span": span},
     )
     return _Outcome(summary, [_Restore(target.data)])
 
@@ -492,14 +528,19 @@ def validate_ops(
 
 
 def preview(
-    inventory: Inventory, ops: Sequence[Operation], *, today: dt.date | None = None, path: Path | str | None = None
+    inventory: Inventory,
+    ops: Sequence[Operation],
+    *,
+    today: dt.date | None = None,
+    path: Path | str | None = None,
+    lang: str = "en",
 ) -> list[str]:
-    """One human-readable line per operation saying what it will do (ids, names, positions with labels).
+    """One human-readable line per operation saying what it will do (ids, names, positions with labels), in `lang`.
 
     Validates like `validate_ops` and raises the same ToolError when the plan cannot be applied.
     """
     _, outcomes = _simulate(inventory, ops, today=today, path=Path(path) if path else None)
-    return [outcome.summary for outcome in outcomes]
+    return [outcome.summary.render(lang) for outcome in outcomes]
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -660,7 +701,7 @@ def _apply_locked(
             "actor": actor,
             "op": op.op,
             "args": op.model_dump(mode="json", exclude={"op"}, exclude_none=True),
-            "summary": outcome.summary,
+            "summary": outcome.summary.render(),
             "before_sha256": current.sha256,
             "after_sha256": after,
             "backup": backup,
@@ -675,7 +716,7 @@ def _apply_locked(
     return ApplyResult(
         plan_id=plan_id,
         audit_ids=[e.audit_id for e in entries],
-        summaries=[o.summary for o in outcomes],
+        summaries=[o.summary.render() for o in outcomes],
         before_sha256=current.sha256,
         after_sha256=after,
         backup=backup,

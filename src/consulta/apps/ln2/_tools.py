@@ -296,8 +296,8 @@ class Ln2Plans:
 
     # ---- validation and application -------------------------------------------------------------------------
 
-    def validate(self, ops: list[dict[str, Any]]) -> list[str]:
-        return preview(load_inventory(self.path), [parse_op(o) for o in ops], path=self.path)
+    def validate(self, ops: list[dict[str, Any]], *, lang: str = "en") -> list[str]:
+        return preview(load_inventory(self.path), [parse_op(o) for o in ops], path=self.path, lang=lang)
 
     def apply(self, ops: list[dict[str, Any]], *, plan_id: str, run_id: str, actor: str) -> dict[str, Any]:
         result = apply_plan(self.path, [parse_op(o) for o in ops], plan_id=plan_id, actor=actor, run_id=run_id)
