@@ -50,12 +50,17 @@ InventoryOpt = Annotated[Path | None, typer.Option(help="ln2: the inventory YAML
 TimeoutOpt = Annotated[float, typer.Option(help="Seconds to wait for an answer to a question")]
 
 
+def _env_lang() -> str:
+    """The language for messages given before the settings are read (`CONSULTA_LANG`)."""
+    return normalize_lang(os.environ.get("CONSULTA_LANG"))
+
+
 def main() -> None:
     os.environ.setdefault("PYDANTIC_AI_NO_BANNER", "1")  # the engine's advertising banner is noise in our terminal
     try:
         app()
     except ConsultaError as error:
-        console.print(t("cli.error", normalize_lang(None), message=str(error)), style="red", markup=False)
+        console.print(t("cli.error", _env_lang(), message=str(error)), style="red", markup=False)
         raise SystemExit(2) from None
 
 
@@ -131,7 +136,7 @@ def _policy(choice: str | None) -> AskPolicy:
     if choice is None:
         return "wait" if _interactive() else "defer"
     if choice not in ("wait", "defer", "fail"):
-        raise typer.BadParameter("--ask-policy is one of wait, defer, fail")
+        raise typer.BadParameter(t("cli.bad.ask_policy", _env_lang()))
     return choice  # type: ignore[return-value]
 
 
@@ -356,7 +361,7 @@ def mcp(
     from ..mcp import run_mcp
 
     if transport not in ("stdio", "http"):
-        raise typer.BadParameter("--transport is stdio or http")
+        raise typer.BadParameter(t("cli.bad.transport", _env_lang()))
     settings = _settings(lang=lang)
     options = _app_options(settings, app_name, inventory=inventory, timeout=timeout)
     run_mcp(app=app_name, settings=settings, options=options, transport=transport, host=host, port=port)
@@ -523,6 +528,6 @@ def models(lang: LangOpt = None) -> None:
         table.add_column(t(col, settings.lang))
     for info in available_models():
         spec = info.spec + (" *" if info.spec == settings.model else "")
-        table.add_row(spec, info.description, "yes" if info.available else "no", info.note)
+        table.add_row(spec, info.description, t("cli.yes" if info.available else "cli.no", settings.lang), info.note)
     console.print(table)
-    console.print(f"default: {settings.model}  (CONSULTA_MODEL / --model)")
+    console.print(t("cli.models.default", settings.lang, model=settings.model))
