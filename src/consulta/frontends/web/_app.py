@@ -1,0 +1,134 @@
+"""The web front end: a FastAPI app serving one app's page, its JSON API and its runs' event streams."""
+
+from __future__ import annotations
+
+import copy
+import logging
+import resource
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+from fastapi import FastAPI, Request
+from fastapi.responses import Response
+from fastapi.staticfiles import StaticFiles
+
+from ...apps import get_app
+from ...config import Settings
+from ...runtime import AskPolicy
+from .._host import AppHost
+from . import _api, _ln2_api
+from ._access_log import AccessLog
+from ._errors import install_error_handlers
+from ._sessions import COOKIE, mint_token, set_session_cookie, valid_token
+from ._stream import EventBroker
+
+__all__ = ["WebServer", "create_app", "serve"]
+
+STATIC = Path(__file__).parent / "static"
+_PAGE_HEADERS = {
+    "Cache-Control": "no-store",
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; "
+    "frame-ancestors 'none'; form-action 'self'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+
+
+def create_app(
+    *,
+    app: str,
+    settings: Settings,
+    options: dict[str, Any] | None = None,
+    ask_policy: AskPolicy = "wait",
+    heartbeat_s: float = 15.0,
+    client_queue: int = 256,
+) -> FastAPI:
+    """The web app serving app `app`. Its AppHost is made in the lifespan, on the server's event loop, and closed at
+    shutdown. `heartbeat_s`: seconds between keep-alive comments on idle event streams; `client_queue`: events a
+    stream client may fall behind before it is dropped (it reconnects and catches up)."""
+    app_def = get_app(app)  # an unknown app fails here, not at the first request
+    broker = EventBroker(client_queue=client_queue)
+
+    @asynccontextmanager
+    async def lifespan(api: FastAPI) -> AsyncIterator[None]:
+        host = AppHost(app=app, settings=settings, options=options, ask_policy=ask_policy)
+        api.state.host = host
+        broker.open(host)
+        try:
+            yield
+        finally:
+            broker.close()
+            await host.aclose()
+
+    api = FastAPI(
+        title=f"Consulta · {app_def.name}",
+        summary=app_def.description,
+        description="Runs of the agent, their events (server-sent events), the asks they pause on, and the app's "
+        "own views. Every /api route but /api/sessions, /api/app and /api/i18n needs a session: the page's cookie, "
+        "or `Authorization: Bearer <token>` from POST /api/sessions.",
+        lifespan=lifespan,
+    )
+    api.state.broker = broker
+    api.state.heartbeat_s = heartbeat_s
+    install_error_handlers(api)
+    api.include_router(_api.router)
+    if app_def.name == "ln2":
+        api.include_router(_ln2_api.router)
+    page = STATIC / f"{app_def.name}.html"  # an app's page, if it has one
+    if page.is_file():
+        html = page.read_bytes()
+
+        @api.get("/", include_in_schema=False)
+        async def index(request: Request) -> Response:
+            response = Response(html, media_type="text/html; charset=utf-8", headers=_PAGE_HEADERS)
+            if not valid_token(request.cookies.get(COOKIE)):
+                set_session_cookie(response, mint_token(), secure=request.url.scheme == "https")
+            return response
+
+    api.mount("/static", StaticFiles(directory=STATIC), name="static")
+    api.add_middleware(AccessLog)
+    return api
+
+
+class WebServer(uvicorn.Server):
+    """uvicorn's server, ending the app's event streams first when it shuts down (they would hold it open)."""
+
+    async def shutdown(self, sockets: Any = None) -> None:
+        broker = getattr(getattr(self.config.app, "state", None), "broker", None)
+        if isinstance(broker, EventBroker):
+            broker.close()
+        await super().shutdown(sockets)
+
+
+def serve(*, app: str, settings: Settings, options: dict[str, Any], host: str, port: int) -> None:
+    """Serve app `app` on http://host:port until interrupted (blocking)."""
+    _raise_open_files_limit()
+    config = uvicorn.Config(
+        create_app(app=app, settings=settings, options=options),
+        host=host,
+        port=port,
+        log_config=_log_config(),
+        access_log=False,  # ours logs one line per request, without the query string
+        timeout_graceful_shutdown=5,
+    )
+    WebServer(config).run()
+
+
+def _log_config() -> dict[str, Any]:
+    config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
+    config["loggers"]["consulta.web"] = {"handlers": ["default"], "level": "INFO", "propagate": False}
+    return config
+
+
+def _raise_open_files_limit(wanted: int = 65536) -> None:
+    """Each event-stream client holds a socket: allow as many open files as the system lets this process have."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = min(wanted, hard) if hard != resource.RLIM_INFINITY else wanted
+    if soft != resource.RLIM_INFINITY and soft < target:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        except (ValueError, OSError):
+            logging.getLogger("consulta.web").warning("Could not raise the open files limit from %d.", soft)

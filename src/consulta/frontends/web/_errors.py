@@ -1,0 +1,104 @@
+"""Errors as the API returns them: one JSON shape (`ErrorBody`) for every 4xx and 5xx, mapped in one place."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+
+from ...runtime import ConfigError, ConflictError, ConsultaError, InvalidAnswerError, NotFoundError
+from ._schemas import ErrorBody
+
+__all__ = ["ERROR_RESPONSES", "STREAM_ERROR_RESPONSES", "ApiError", "install_error_handlers"]
+
+logger = logging.getLogger("consulta.web")
+
+_STATUS: dict[type[ConsultaError], int] = {
+    NotFoundError: 404,
+    ConflictError: 409,
+    InvalidAnswerError: 422,
+    ConfigError: 503,
+}
+
+ERROR_RESPONSES: dict[int | str, dict[str, object]] = {
+    code: {"model": ErrorBody, "description": text}
+    for code, text in (
+        (401, "No session: send `Authorization: Bearer <token>` (POST /api/sessions) or the session cookie."),
+        (404, "Unknown id, or one that belongs to another session."),
+        (409, "The ask is already closed (or the state does not allow the action)."),
+        (422, "Malformed request or answer; nothing was changed."),
+    )
+}
+
+# A streaming route's errors are still JSON (FastAPI would list them under the stream's media type).
+STREAM_ERROR_RESPONSES: dict[int | str, dict[str, object]] = {
+    code: {
+        "description": ERROR_RESPONSES[code]["description"],
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}},
+    }
+    for code in (401, 404, 409, 422)
+}
+
+
+class ApiError(Exception):
+    """An error of the web layer itself (no session, a ln2 tool error turned into an HTTP status)."""
+
+    def __init__(self, status: int, error_code: str, message: str, *, hint: str | None = None, field: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.body = ErrorBody(error_code=error_code, message=message, hint=hint, field=field)
+
+
+def _respond(status: int, body: ErrorBody, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse(body.model_dump(exclude_none=True), status_code=status, headers=headers)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(ConsultaError)
+    async def consulta_error(_: Request, error: ConsultaError) -> JSONResponse:
+        status = next((s for cls, s in _STATUS.items() if isinstance(error, cls)), 400)
+        return _respond(status, ErrorBody(error_code=error.code, message=str(error)))
+
+    @app.exception_handler(ApiError)
+    async def api_error(_: Request, error: ApiError) -> JSONResponse:
+        headers = {"WWW-Authenticate": "Bearer"} if error.status == 401 else None
+        return _respond(error.status, error.body, headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(_: Request, error: RequestValidationError) -> JSONResponse:
+        return _respond(422, _validation_body(error))
+
+    @app.exception_handler(HTTPException)
+    async def http_error(_: Request, error: HTTPException) -> JSONResponse:
+        code = {404: "not_found", 405: "method_not_allowed"}.get(error.status_code, "http_error")
+        return _respond(error.status_code, ErrorBody(error_code=code, message=str(error.detail)), getattr(error, "headers", None))
+
+
+def _validation_body(error: RequestValidationError) -> ErrorBody:
+    """The first problem of a request FastAPI could not parse, in words, with the field it concerns."""
+    problems = list(error.errors())
+    if not problems:
+        return ErrorBody(error_code="invalid_request", message="The request is malformed.")
+    first = problems[0]
+    loc = [str(x) for x in first.get("loc", ()) if x not in ("body", "query", "path", "header")]
+    if first.get("type") == "json_invalid":
+        detail = (first.get("ctx") or {}).get("error", "")
+        return ErrorBody(
+            error_code="invalid_json",
+            message=f"The request body is not valid JSON{': ' + str(detail) if detail else ''}.",
+            hint='Send a JSON object, e.g. {"answers": ["K562-WT"]}.',
+        )
+    field = ".".join(loc) or None
+    text = str(first.get("msg", "invalid value"))
+    more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
+    if field:
+        message = f"{field}: {text}{more}."
+    else:
+        message = f"{text}{more}."
+        if first.get("type") == "model_attributes_type":
+            message = f"The request body must be a JSON object, not {json.dumps(first.get('input'))[:40]}."
+    return ErrorBody(error_code="invalid_request", message=message, field=field)

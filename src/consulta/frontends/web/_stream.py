@@ -1,0 +1,291 @@
+"""Runs' events as server-sent events: live as they happen, replayed exactly once after a late connect or reconnect.
+
+Every event of a run gets a per-run sequence number, 1, 2, 3 … in the order the runtime emits it — the SSE `id`.
+The runtime tells its listeners each event at once but records the events of a step in progress only with the
+step's checkpoint, so neither source alone will do: the broker hears every event of every run in this process,
+numbers it, and keeps the run's recent events in memory; the store holds the rest. The store records a run's events
+in the order they are emitted, so the n-th recorded event of a run is event n, and a client that sends
+`Last-Event-ID: n` gets n+1, n+2 … from the store and the memory, then live ones — nothing missed, nothing twice.
+Snapshot and registration happen in one go on the event loop, where events are heard, so no event falls between.
+
+Each client has a bounded queue; one that falls behind is dropped (its stream ends; EventSource reconnects with
+its Last-Event-ID). A comment line every `heartbeat_s` keeps proxies from closing an idle stream. A client costs a
+queue and one small task that notices when it goes away: a thousand of them are cheap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import threading
+from collections import OrderedDict, deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from ...runtime import Event, EventRecord, RunEnded, RunRecord, RunStarted, RunStatus
+from .._host import AppHost
+
+__all__ = ["EventBroker", "EventStream"]
+
+_TERMINAL = (RunStatus.finished, RunStatus.failed, RunStatus.cancelled)
+_Item = tuple[int, str, bytes]  # (sequence number, event type, the SSE frame)
+
+
+def _frame(seq: int, data: dict[str, Any]) -> bytes:
+    body = json.dumps({"seq": seq, **data}, ensure_ascii=False, separators=(",", ":"))
+    return f"id: {seq}\ndata: {body}\n\n".encode()
+
+
+def _recorded_frame(seq: int, record: EventRecord) -> bytes:
+    return _frame(seq, {"run_id": record.run_id, "type": record.type, **record.data})
+
+
+@dataclass(eq=False)
+class _Client:
+    limit: int
+    pending: deque[_Item] = field(default_factory=deque)
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    dropped: bool = False  # fell `limit` events behind
+    gone: bool = False  # disconnected, or the server is shutting down
+
+    def offer(self, item: _Item) -> bool:
+        if len(self.pending) >= self.limit:
+            self.dropped = True
+        else:
+            self.pending.append(item)
+        self.wake.set()
+        return not self.dropped
+
+
+@dataclass(eq=False)
+class _RunLog:
+    seq: int  # the last sequence number given out
+    recent: deque[_Item]
+    clients: set[_Client] = field(default_factory=set)
+    ended: bool = False
+
+
+@dataclass(frozen=True)
+class Subscription:
+    run_id: str
+    replay: list[bytes]
+    last_seq: int
+    reset: bool
+    """The client claimed events this server never gave (it restarted and lost a step in progress): start over."""
+    client: _Client | None
+    """None when nothing more will come (the run has ended, or the server is closing)."""
+
+
+class EventBroker:
+    """Numbers, keeps and fans out the events of runs. Open it on the event loop that runs the agents."""
+
+    def __init__(self, *, history: int = 256, idle_runs: int = 256, client_queue: int = 256) -> None:
+        self.history = history  # events of a run kept in memory (more than a step's, so the unrecorded tail is here)
+        self.idle_runs = idle_runs  # runs kept in memory while no client watches them and nothing runs them here
+        self.client_queue = client_queue
+        self._logs: OrderedDict[str, _RunLog] = OrderedDict()
+        self._host: AppHost | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: int | None = None
+        self._unsubscribe: Any = None
+        self.closing = False
+
+    @property
+    def host(self) -> AppHost:
+        if self._host is None:
+            raise RuntimeError("The event broker is not open (it opens in the app's lifespan).")
+        return self._host
+
+    def open(self, host: AppHost) -> None:
+        self._host = host
+        self._loop = asyncio.get_running_loop()
+        self._thread = threading.get_ident()
+        self.closing = False
+        self._unsubscribe = host.subscribe(self._hear)
+
+    def close(self) -> None:
+        """End every stream (the server is shutting down); idempotent."""
+        self.closing = True
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        for log in self._logs.values():
+            for client in log.clients:
+                client.gone = True
+                client.wake.set()
+            log.clients.clear()
+
+    @property
+    def clients(self) -> int:
+        return sum(len(log.clients) for log in self._logs.values())
+
+    # ---- hearing events ---------------------------------------------------------------------------------------
+
+    def _hear(self, event: Event) -> None:
+        if threading.get_ident() == self._thread:
+            self._record(event)
+        elif self._loop is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._record, event)  # an answer given on another thread
+
+    def _record(self, event: Event) -> None:
+        log = self._logs.get(event.run_id)
+        if log is None:
+            # A new run has no events yet; any other run heard for the first time has all its earlier events in the
+            # store (nothing runs it here, so nothing of it waits for a checkpoint): numbering continues from there.
+            fresh = isinstance(event, RunStarted) and not event.resumed
+            log = self._new_log(event.run_id, [] if fresh else None)
+        else:
+            self._logs.move_to_end(event.run_id)
+        log.seq += 1
+        item = (log.seq, event.type, _frame(log.seq, event.model_dump(mode="json")))
+        log.recent.append(item)
+        if isinstance(event, RunEnded):
+            log.ended = True
+        for client in list(log.clients):
+            if not client.offer(item):
+                log.clients.discard(client)
+
+    def _new_log(self, run_id: str, records: list[EventRecord] | None) -> _RunLog:
+        if records is None:
+            records = self.host.store.list_events(run_id)
+        first = max(0, len(records) - self.history)
+        recent: deque[_Item] = deque(maxlen=self.history)
+        for seq, record in enumerate(records[first:], start=first + 1):
+            recent.append((seq, record.type, _recorded_frame(seq, record)))
+        log = self._logs[run_id] = _RunLog(seq=len(records), recent=recent, ended=any(r.type == "run_ended" for r in records))
+        self._evict()
+        return log
+
+    def _evict(self) -> None:
+        """Forget the least recently used runs nobody watches and nothing runs here (the store has all of theirs)."""
+        excess = len(self._logs) - self.idle_runs
+        if excess <= 0:
+            return
+        for run_id, log in list(self._logs.items()):
+            if excess <= 0:
+                break
+            if not log.clients and not self.host.runtime.is_running_here(run_id):
+                del self._logs[run_id]
+                excess -= 1
+
+    # ---- clients ----------------------------------------------------------------------------------------------
+
+    def subscribe(self, run: RunRecord, *, after: int, follow: bool = True) -> Subscription:
+        """The events after `after` to send now, and (when `follow` and more may come) a client for the live ones.
+        Call on the event loop, with a run the caller may see."""
+        log = self._logs.get(run.id)
+        if log is None:
+            log = self._new_log(run.id, None)
+        else:
+            self._logs.move_to_end(run.id)
+        if not log.ended and run.status in _TERMINAL and not self.host.runtime.is_running_here(run.id):
+            log.ended = True  # ended without a recorded run_ended (its process died at the end): nothing more comes
+        reset = after > log.seq
+        if reset:
+            after = 0
+        replay = self._replay(run.id, log, after)
+        client = None
+        if follow and not log.ended and not self.closing:
+            client = _Client(limit=self.client_queue)
+            log.clients.add(client)
+        return Subscription(run_id=run.id, replay=replay, last_seq=log.seq, reset=reset, client=client)
+
+    def _replay(self, run_id: str, log: _RunLog, after: int) -> list[bytes]:
+        first_kept = log.recent[0][0] if log.recent else log.seq + 1
+        frames: list[bytes] = []
+        if after + 1 < first_kept:  # older than memory: the store has them
+            for seq, record in enumerate(self.host.store.list_events(run_id), start=1):
+                if after < seq < first_kept:
+                    frames.append(_recorded_frame(seq, record))
+        frames.extend(frame for seq, _, frame in log.recent if seq > after)
+        return frames
+
+    def leave(self, run_id: str, client: _Client) -> None:
+        log = self._logs.get(run_id)
+        if log is not None:
+            log.clients.discard(client)
+
+
+class EventStream(Response):
+    """The `text/event-stream` response of one subscription: the replay, `event: live`, then live events and
+    heartbeats, then `event: end` once the run has ended (so EventSource clients close rather than reconnect)."""
+
+    media_type = "text/event-stream"
+
+    def __init__(self, broker: EventBroker, subscription: Subscription, *, heartbeat_s: float, send_timeout_s: float = 30.0) -> None:
+        # No body and so no Content-Length (as Starlette's StreamingResponse): the stream is as long as it lasts.
+        self.status_code = 200
+        self.background = None
+        self.media_type = "text/event-stream; charset=utf-8"
+        self.init_headers({"Cache-Control": "no-cache, no-store", "X-Accel-Buffering": "no"})
+        self.broker = broker
+        self.subscription = subscription
+        self.heartbeat_s = heartbeat_s
+        self.send_timeout_s = send_timeout_s
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        sub = self.subscription
+        await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
+        head = b"retry: 2000\n\n" + (b"event: reset\ndata: {}\n\n" if sub.reset else b"") + b"".join(sub.replay)
+        client = sub.client
+        if client is not None:
+            head += b"event: live\ndata: {}\n\n"  # the replay is over: what follows happens now
+        if client is None:
+            await send({"type": "http.response.body", "body": head + _end(sub.last_seq), "more_body": False})
+            return
+        watcher = asyncio.get_running_loop().create_task(_watch_disconnect(receive, client))
+        try:
+            await self._send(send, head)
+            await self._pump(send, client, sub.last_seq)
+        except TimeoutError:
+            pass  # the client stopped reading: give up on it (the connection is closed)
+        finally:
+            watcher.cancel()
+            self.broker.leave(sub.run_id, client)
+
+    async def _pump(self, send: Send, client: _Client, last_seq: int) -> None:
+        while True:
+            if client.pending:
+                items = list(client.pending)
+                client.pending.clear()
+                last_seq = items[-1][0]
+                chunk = b"".join(frame for _, _, frame in items)
+                if any(kind == "run_ended" for _, kind, _ in items):
+                    await self._send(send, chunk + _end(last_seq), more=False)
+                    return
+                await self._send(send, chunk)
+                continue
+            if client.gone:
+                if not self.broker.closing:
+                    return  # disconnected: nobody to tell
+                await self._send(send, b"", more=False)
+                return
+            if client.dropped:
+                await self._send(send, b"", more=False)  # too slow: end; it reconnects with its Last-Event-ID
+                return
+            client.wake.clear()
+            try:
+                async with asyncio.timeout(self.heartbeat_s):
+                    await client.wake.wait()
+            except TimeoutError:
+                await self._send(send, b": ping\n\n")
+
+    async def _send(self, send: Send, body: bytes, *, more: bool = True) -> None:
+        async with asyncio.timeout(self.send_timeout_s):
+            await send({"type": "http.response.body", "body": body, "more_body": more})
+
+
+def _end(seq: int) -> bytes:
+    return f"event: end\ndata: {json.dumps({'seq': seq})}\n\n".encode()
+
+
+async def _watch_disconnect(receive: Receive, client: _Client) -> None:
+    with contextlib.suppress(asyncio.CancelledError):
+        while (await receive())["type"] != "http.disconnect":
+            pass
+        client.gone = True
+        client.wake.set()

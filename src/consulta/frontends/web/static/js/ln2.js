@@ -1,0 +1,244 @@
+// The inventory side of the ln2 page: the boxes as rows × cols grids, one tube's record, the audit history with
+// rollback. Everything here is drawn from GET /api/ln2/* and redrawn when the file changes.
+
+import { api } from "./api.js";
+import { h } from "./dom.js";
+import { formatTime, t } from "./i18n.js";
+
+export class Inventory {
+  constructor({ tabs, grid, tube, audit, confirm, onError, onNotice }) {
+    Object.assign(this, { tabs, grid, tube, audit, confirm, onError, onNotice });
+    this.view = null;
+    this.box = 1;
+    this.selected = null;
+    this.changed = new Set();
+    this.entries = [];
+  }
+
+  // Fetch the grid; cells whose record changed since the last fetch are marked until the next change.
+  async refresh() {
+    const before = this.view;
+    const view = await api("GET", "/api/ln2/grid");
+    if (before && before.sha256 !== view.sha256) {
+      this.changed = changedCells(before, view);
+      const first = [...this.changed][0];
+      if (first) {
+        this.box = Number(first.split(":")[0]);
+      }
+    }
+    this.view = view;
+    this.draw();
+    if (this.selected) {
+      await this.showTube(this.selected.box, this.selected.position);
+    }
+  }
+
+  draw() {
+    if (!this.view) {
+      return;
+    }
+    this.drawTabs();
+    const box = this.view.boxes.find((b) => b.box === this.box) || this.view.boxes[0];
+    this.box = box.box;
+    const columns = Array.from({ length: box.cols }, (_, i) => h("div", { class: "col-head", "aria-hidden": "true" }, String(i + 1)));
+    const rows = [];
+    for (let r = 0; r < box.rows; r += 1) {
+      const cells = box.cells.slice(r * box.cols, (r + 1) * box.cols);
+      const rowName = cells[0].label.slice(0, cells[0].label.length - 1);
+      rows.push(h("div", { class: "row-head", "aria-hidden": "true" }, rowName));
+      for (const cell of cells) {
+        rows.push(this.cellButton(box.box, cell));
+      }
+    }
+    const grid = h("div", { class: "grid", role: "group", "aria-label": t("web.grid.box", { box: box.box }) }, h("div", { class: "corner" }), columns, rows);
+    grid.style.setProperty("--cols", box.cols);
+    this.grid.replaceChildren(grid);
+  }
+
+  drawTabs() {
+    const tabs = this.view.boxes.map((box) => {
+      const used = box.cells.filter((c) => c.record_id !== null).length;
+      return h(
+        "button",
+        {
+          type: "button",
+          role: "tab",
+          class: "tab",
+          "aria-selected": String(box.box === this.box),
+          dataset: { box: String(box.box) },
+          on: { click: () => this.selectBox(box.box) },
+        },
+        h("span", {}, t("web.grid.box", { box: box.box })),
+        h("span", { class: "tab-count" }, t("web.grid.occupancy", { used, total: box.cells.length })),
+      );
+    });
+    this.tabs.replaceChildren(...tabs);
+  }
+
+  selectBox(box) {
+    this.box = box;
+    this.draw();
+  }
+
+  cellButton(box, cell) {
+    const occupied = cell.record_id !== null;
+    const key = `${box}:${cell.position}`;
+    const label = occupied ? t("web.grid.cell_occupied", { label: cell.label, name: cell.name || "" }) : t("web.grid.cell_empty", { label: cell.label });
+    const isSelected = this.selected && this.selected.box === box && this.selected.position === cell.position;
+    return h(
+      "button",
+      {
+        type: "button",
+        class: ["cell", occupied ? "occupied" : "empty", this.changed.has(key) && "changed", isSelected && "selected"],
+        title: label,
+        "aria-label": label,
+        "aria-pressed": String(Boolean(isSelected)),
+        dataset: { box: String(box), pos: String(cell.position), label: cell.label },
+        on: { click: () => this.showTube(box, cell.position) },
+      },
+      h("span", { class: "cell-name" }, occupied ? cell.name || `#${cell.record_id}` : ""),
+    );
+  }
+
+  async showTube(box, position) {
+    this.selected = { box, position };
+    for (const cell of this.grid.querySelectorAll(".cell")) {
+      const on = Number(cell.dataset.box) === box && Number(cell.dataset.pos) === position;
+      cell.classList.toggle("selected", on);
+      cell.setAttribute("aria-pressed", String(on));
+    }
+    let view;
+    try {
+      view = await api("GET", `/api/ln2/boxes/${box}/positions/${position}`);
+    } catch (error) {
+      this.onError(error);
+      return;
+    }
+    const cell = this.view?.boxes.find((b) => b.box === box)?.cells.find((c) => c.position === position);
+    const where = t("web.tube.where", { box, label: cell ? cell.label : position });
+    const record = view.record;
+    const body = record ? recordDetails(record) : [h("p", { class: "muted" }, t("web.tube.empty"))];
+    this.tube.replaceChildren(h("h3", { id: "tube-title" }, t("web.tube.title")), h("p", { class: "tube-where" }, where), ...body);
+  }
+
+  async refreshAudit() {
+    this.entries = await api("GET", "/api/ln2/audit?limit=50");
+    this.drawAudit();
+  }
+
+  drawAudit() {
+    if (!this.entries.length) {
+      this.audit.replaceChildren(h("li", { class: "muted" }, t("web.audit.empty")));
+      return;
+    }
+    this.audit.replaceChildren(
+      ...this.entries.map((entry) =>
+        h(
+          "li",
+          { class: "audit-entry", dataset: { auditId: entry.audit_id } },
+          h(
+            "div",
+            { class: "audit-main" },
+            h("p", { class: "audit-summary" }, entry.summary),
+            h("p", { class: "audit-meta" }, t("web.audit.meta", { id: entry.audit_id, when: formatTime(entry.ts), actor: actor(entry.actor), op: opName(entry.op) })),
+          ),
+          h("button", { type: "button", class: ["ghost", "small"], on: { click: () => this.rollback(entry) } }, t("web.audit.rollback")),
+        ),
+      ),
+    );
+  }
+
+  async rollback(entry) {
+    this.confirm.querySelector("#confirm-text").textContent = t("web.audit.confirm_text", { id: entry.audit_id, summary: entry.summary });
+    const answer = await new Promise((resolve) => {
+      this.confirm.addEventListener("close", () => resolve(this.confirm.returnValue), { once: true });
+      this.confirm.returnValue = "cancel";
+      this.confirm.showModal();
+    });
+    if (answer !== "ok") {
+      return;
+    }
+    try {
+      await api("POST", `/api/ln2/audit/${encodeURIComponent(entry.audit_id)}/rollback`);
+    } catch (error) {
+      this.onError(error);
+      return;
+    }
+    this.onNotice(t("web.audit.rolled_back", { id: entry.audit_id }));
+    await Promise.all([this.refresh(), this.refreshAudit()]);
+  }
+}
+
+function changedCells(before, after) {
+  const held = new Map();
+  for (const box of before.boxes) {
+    for (const cell of box.cells) {
+      held.set(`${box.box}:${cell.position}`, cell.record_id);
+    }
+  }
+  const changed = new Set();
+  for (const box of after.boxes) {
+    for (const cell of box.cells) {
+      const key = `${box.box}:${cell.position}`;
+      if (held.get(key) !== cell.record_id) {
+        changed.add(key);
+      }
+    }
+  }
+  return changed;
+}
+
+const FIELDS = [
+  ["id", "web.tube.field.id"],
+  ["parent_cell_line", "web.tube.field.cell_line"],
+  ["short_name", "web.tube.field.short_name"],
+  ["plasmid_name", "web.tube.field.plasmid_name"],
+  ["plasmid_id", "web.tube.field.plasmid_id"],
+  ["box", "web.tube.field.box"],
+  ["positions", "web.tube.field.positions"],
+  ["frozen_at", "web.tube.field.frozen_at"],
+  ["note", "web.tube.field.note"],
+];
+
+function recordDetails(record) {
+  const rows = FIELDS.filter(([name]) => record[name] !== null && record[name] !== undefined && record[name] !== "").map(([name, key]) => [
+    h("dt", {}, t(key)),
+    h("dd", {}, Array.isArray(record[name]) ? record[name].join(t("web.list_separator")) : String(record[name])),
+  ]);
+  const events = record.thaw_events || [];
+  return [
+    h("dl", { class: "record" }, rows),
+    events.length ? h("h4", {}, t("web.tube.thaw_events")) : null,
+    events.length
+      ? h(
+          "ul",
+          { class: "thaws" },
+          events.map((event) => h("li", {}, t("web.tube.thaw_event", { date: event.date, action: opName(event.action), positions: (event.positions || []).join(t("web.list_separator")) }))),
+        )
+      : null,
+  ].filter(Boolean);
+}
+
+const OPS = {
+  add_entry: "web.op.add_entry",
+  record_thaw: "web.op.record_thaw",
+  batch_thaw: "web.op.batch_thaw",
+  rollback: "web.op.rollback",
+  thaw: "web.op.thaw",
+  takeout: "web.op.takeout",
+  discard: "web.op.discard",
+};
+
+function opName(op) {
+  return OPS[op] ? t(OPS[op]) : op;
+}
+
+function actor(name) {
+  if (name === "local") {
+    return t("web.audit.actor_local");
+  }
+  if (name && name.startsWith("web:")) {
+    return t("web.audit.actor_web", { id: name.slice(4, 10) });
+  }
+  return name;
+}
