@@ -1,0 +1,147 @@
+"""The chat panel: a transcript of the run's events (the request, thinking, tool calls and results, questions, plans,
+the agent's replies, errors) and the input line. Every line comes from the catalogs."""
+
+from __future__ import annotations
+
+import html
+import json
+from enum import Enum
+from typing import Any, assert_never
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QPushButton, QTextBrowser, QVBoxLayout, QWidget
+
+from ...i18n import t
+from ...runtime import (
+    PLAN_ASK,
+    AskClosed,
+    AskOpened,
+    Event,
+    ModelText,
+    PlanDecided,
+    PlanStaged,
+    RunEnded,
+    RunStarted,
+    StepStarted,
+    ToolCalled,
+    ToolReturned,
+)
+
+__all__ = ["ChatPanel", "Tone", "describe_event"]
+
+QUESTION_TOOL = "question"
+
+
+class Tone(Enum):
+    """How a transcript line looks."""
+
+    user = "#1a237e"
+    agent = "#004d40"
+    quiet = "#757575"
+    good = "#2e7d32"
+    warn = "#e65100"
+    bad = "#b00020"
+    ask = "#6a1b9a"
+
+
+def describe_event(event: Event, lang: str) -> tuple[str, Tone] | None:
+    """The transcript line for a runtime event, or None when the event shows nothing by itself."""
+    match event:
+        case RunStarted(resumed=True):
+            return t("qt.chat.resumed", lang), Tone.quiet
+        case RunStarted(prompt=prompt):
+            return t("qt.chat.you", lang, text=prompt or ""), Tone.user
+        case StepStarted(step=step):
+            return t("qt.chat.thinking", lang, step=step), Tone.quiet
+        case ModelText(text=text):
+            return t("qt.chat.agent", lang, text=text), Tone.agent
+        case ToolCalled(tool_name=name):
+            if name == QUESTION_TOOL:
+                return None  # the question shows as `ai.question.asking` when its ask opens
+            return t("qt.chat.tool_call", lang, tool=name, args=_short(event.args)), Tone.quiet
+        case ToolReturned(tool_name=name, ok=True):
+            return (None if name == QUESTION_TOOL else (t("qt.chat.tool_ok", lang, tool=name), Tone.good))
+        case ToolReturned(tool_name=name, result=result):
+            result = result if isinstance(result, dict) else {}
+            return t("qt.chat.tool_error", lang, tool=name, code=result.get("error_code", "?"), message=result.get("message", "")), Tone.warn
+        case AskOpened(kind=kind):
+            return (t("qt.chat.plan_waiting", lang), Tone.ask) if kind == PLAN_ASK else (t("ai.question.asking", lang), Tone.ask)
+        case AskClosed():
+            return None  # the window says what matters (closed elsewhere, timed out)
+        case PlanStaged(items=items):
+            return t("qt.chat.plan_staged", lang, count=len(items)), Tone.ask
+        case PlanDecided(status="applied", result=result):
+            return t("qt.plan.applied", lang, audit_ids=", ".join((result or {}).get("audit_ids", []))), Tone.good
+        case PlanDecided(status="rejected"):
+            return t("qt.plan.rejected", lang), Tone.warn
+        case PlanDecided(status="failed", result=result):
+            return t("qt.plan.failed", lang, message=(result or {}).get("message", "")), Tone.bad
+        case PlanDecided():
+            return t("qt.plan.cancelled", lang), Tone.warn
+        case RunEnded(status="failed", error=error):
+            return t("qt.chat.failed", lang, error=error or ""), Tone.bad
+        case RunEnded(status="cancelled"):
+            return t("qt.chat.stopped", lang), Tone.warn
+        case RunEnded():
+            return None
+        case _:
+            assert_never(event)
+
+
+def _short(args: Any, limit: int = 120) -> str:
+    text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class ChatPanel(QWidget):
+    """Transcript above, input line with Send and Stop below. `send_requested(text)` when the person sends."""
+
+    send_requested = Signal(str)
+    stop_requested = Signal()
+
+    def __init__(self, *, lang: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.lang = lang
+        self.transcript = QTextBrowser()
+        self.transcript.setOpenExternalLinks(False)
+        self.input = QLineEdit()
+        self.input.setPlaceholderText(t("qt.chat.placeholder", lang))
+        self.send_button = QPushButton(t("qt.chat.send", lang))
+        self.stop_button = QPushButton(t("qt.chat.stop", lang))
+        self.stop_button.setEnabled(False)
+        row = QHBoxLayout()
+        row.addWidget(self.input, 1)
+        row.addWidget(self.send_button)
+        row.addWidget(self.stop_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.transcript, 1)
+        layout.addLayout(row)
+        self.input.returnPressed.connect(self._send)
+        self.send_button.clicked.connect(self._send)
+        self.stop_button.clicked.connect(self.stop_requested)
+        self.lines: list[str] = []
+        """Every line shown, as plain text (what the transcript says, for people and tests alike)."""
+
+    def _send(self) -> None:
+        text = self.input.text().strip()
+        if text and self.send_button.isEnabled():
+            self.send_requested.emit(text)
+
+    def set_busy(self, busy: bool, *, can_stop: bool = True) -> None:
+        """While a run goes on, nothing new can be sent; it can be stopped."""
+        self.send_button.setEnabled(not busy)
+        self.input.setEnabled(not busy)
+        self.stop_button.setEnabled(busy and can_stop)
+        if not busy:
+            self.input.setFocus()
+
+    def add(self, text: str, tone: Tone) -> None:
+        self.lines.append(text)
+        body = html.escape(text).replace("\n", "<br>")
+        self.transcript.append(f'<div style="color:{tone.value}; margin:2px 0">{body}</div>')
+
+    def show_event(self, event: Event) -> None:
+        line = describe_event(event, self.lang)
+        if line is not None:
+            self.add(*line)

@@ -1,0 +1,320 @@
+"""The desktop main window: chat on the left; for ln2, the box grid, the staged plan and the audit history on the
+right. It holds no run state of its own beyond what it shows: every action goes through the host (via the bridge)
+and every change comes back as a runtime event."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QCloseEvent
+from PySide6.QtWidgets import QMainWindow, QSplitter, QTabWidget, QWidget
+
+from ...apps import ln2
+from ...asks import Question
+from ...config import Settings
+from ...i18n import normalize_lang, t
+from ...runtime import (
+    PLAN_ASK,
+    AskClosed,
+    AskOpened,
+    AskRecord,
+    AskStatus,
+    ConflictError,
+    ConsultaError,
+    Event,
+    InvalidAnswerError,
+    PlanDecided,
+    RunEnded,
+    RunStarted,
+    ToolError,
+)
+from .._host import AppHost
+from ._bridge import BridgeState, HostBridge
+from ._chat import ChatPanel, Tone
+from ._dialog import QuestionDialog
+from ._inventory import AuditPanel, GridPanel, PlanPanel
+
+__all__ = ["MainWindow"]
+
+CLOSE_GRACE_MS = 30_000
+"""If stopping takes longer than this (a model call that will not end), the window closes anyway."""
+
+_CLOSED_ELSEWHERE = {
+    AskStatus.answered: "qt.question.answered_elsewhere",
+    AskStatus.cancelled: "qt.question.cancelled_elsewhere",
+    AskStatus.declined: "qt.question.cancelled_elsewhere",
+    AskStatus.timed_out: "ai.question.timeout",
+}
+
+
+class MainWindow(QMainWindow):
+    """One app's desktop window for the machine's own user (`LOCAL_PRINCIPAL`).
+
+    Starts the bridge (event loop thread + AppHost) at once; closing the window stops this window's runs (pending
+    asks close as cancelled) and ends the loop before the window really closes.
+    """
+
+    def __init__(self, *, app: str, settings: Settings, options: dict[str, Any], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.app_name = app
+        self.lang = normalize_lang(settings.lang)
+        self.bridge = HostBridge(app=app, settings=settings, options=options, parent=self)
+        self.principal = self.bridge.principal
+        self.dialogs: dict[str, QuestionDialog] = {}
+        self.run_id: str | None = None
+        """The run in progress (or the last one: the next request continues its conversation)."""
+        self.running = False
+        self.start_error: str | None = None
+        """Why the host could not start (bad settings, unreadable data), if it could not."""
+        self._closing = False
+        self.setWindowTitle(t("qt.window.title", self.lang, app=app))
+        self.resize(1200, 760)
+
+        self.chat = ChatPanel(lang=self.lang)
+        self.plan = PlanPanel(lang=self.lang)
+        self.grid: GridPanel | None = None  # ln2's panels, built once the host names the inventory file
+        self.audit: AuditPanel | None = None
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.plan, t("qt.tab.plan", self.lang))
+        self.side = QSplitter(Qt.Orientation.Vertical)
+        self.side.addWidget(self.tabs)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(self.chat)
+        splitter.addWidget(self.side)
+        splitter.setSizes([480, 720])
+        self.setCentralWidget(splitter)
+
+        self.chat.set_busy(True, can_stop=False)
+        self.statusBar().showMessage(t("qt.status.starting", self.lang))
+        self.chat.send_requested.connect(self.send)
+        self.chat.stop_requested.connect(self.stop_run)
+        self.plan.decided.connect(self._decide_plan)
+        self.bridge.ready.connect(self._on_ready)
+        self.bridge.failed.connect(self._on_failed)
+        self.bridge.event_received.connect(self.on_event)
+        self.bridge.stopped.connect(self._on_stopped)
+        self.bridge.start()
+
+    # ---- the host's lifetime --------------------------------------------------------------------------------
+
+    def _on_ready(self) -> None:
+        path = self.bridge.data_path
+        if self.app_name == "ln2" and path is not None:
+            self.grid = GridPanel(path=path, lang=self.lang)
+            self.audit = AuditPanel(path=path, lang=self.lang)
+            self.audit.rollback_requested.connect(self._rollback)
+            self.tabs.addTab(self.audit, t("qt.tab.history", self.lang))
+            self.side.insertWidget(0, self.grid)
+            self.side.setSizes([520, 240])
+            self.refresh_inventory()
+        self.chat.set_busy(False)
+        self.statusBar().showMessage(t("qt.status.ready", self.lang), 5000)
+
+    def _on_failed(self, message: str) -> None:
+        self.start_error = message
+        self.chat.add(t("qt.status.failed", self.lang, error=message), Tone.bad)
+        self.statusBar().showMessage(t("qt.status.failed", self.lang, error=message))
+
+    @property
+    def failed(self) -> bool:
+        return self.start_error is not None
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt's name
+        """Stop gracefully first: the window really closes once the bridge has stopped (or after a grace period)."""
+        if self.bridge.state in (BridgeState.stopped, BridgeState.new):
+            event.accept()
+            return
+        event.ignore()
+        if self._closing:
+            return
+        self._closing = True
+        self.chat.set_busy(True, can_stop=False)
+        self.plan.set_enabled(False)
+        self.statusBar().showMessage(t("qt.status.stopping", self.lang))
+        self.chat.add(t("qt.status.stopping", self.lang), Tone.warn)
+        for dialog in list(self.dialogs.values()):
+            dialog.setEnabled(False)  # stopping closes its ask as cancelled; the dialog goes with the window
+        QTimer.singleShot(CLOSE_GRACE_MS, self._force_close)
+        self.bridge.shutdown()
+
+    def _on_stopped(self) -> None:
+        for dialog in list(self.dialogs.values()):
+            dialog.finish()
+        self.dialogs.clear()
+        self.close()
+
+    def _force_close(self) -> None:
+        if self.bridge.state is not BridgeState.stopped:
+            self.bridge.abandon()
+            self.close()
+
+    # ---- chat and runs --------------------------------------------------------------------------------------
+
+    def send(self, text: str) -> None:
+        """Start a run on `text`, continuing the conversation of the previous run."""
+        previous = self.run_id
+
+        def refused(error: BaseException) -> None:
+            self.running = False
+            self._show_error(error)
+            self.chat.set_busy(False)
+
+        # RunStarted (queued before this call's reply) marks the run as the current one.
+        if self.bridge.call(lambda h: h.start(text, principal=self.principal, continue_from=previous), on_error=refused):
+            self.running = True
+            self.chat.set_busy(True, can_stop=False)
+            self.chat.input.clear()
+
+    def stop_run(self) -> None:
+        run_id = self.run_id
+        if run_id is None or not self.running:
+            return
+        self.chat.stop_button.setEnabled(False)
+        self.statusBar().showMessage(t("qt.status.stopping_run", self.lang), 5000)
+        self.bridge.call(lambda h: h.stop(run_id, principal=self.principal), on_error=self._show_error)
+
+    def on_event(self, event: Event) -> None:
+        """A runtime event, on the GUI thread: show it, and open or close what it asks for."""
+        self.chat.show_event(event)
+        match event:
+            case RunStarted():
+                self.run_id = event.run_id
+                self.running = True
+                self.chat.set_busy(True)
+            case AskOpened(kind="question"):
+                self._open_question(event)
+            case AskOpened(kind="plan"):
+                self._open_plan(event)
+            case AskClosed():
+                self._ask_closed(event)
+            case PlanDecided():
+                self.refresh_inventory()
+            case RunEnded():
+                if event.run_id == self.run_id:
+                    self.running = False
+                    if not self._closing:
+                        self.chat.set_busy(False)
+            case _:
+                pass
+
+    def refresh_inventory(self) -> None:
+        if self.grid is not None:
+            self.grid.refresh()
+        if self.audit is not None:
+            self.audit.refresh()
+
+    # ---- questions ------------------------------------------------------------------------------------------
+
+    def _open_question(self, event: AskOpened) -> None:
+        questions = [Question.model_validate(q) for q in event.payload.get("questions", [])]
+        dialog = QuestionDialog(ask_id=event.ask_id, questions=questions, lang=self.lang, parent=self)
+        dialog.submitted.connect(lambda answers: self._answer(dialog, answers))
+        dialog.cancel_requested.connect(lambda: self._cancel(dialog))
+        self.dialogs[event.ask_id] = dialog
+        dialog.open()  # window-modal, returns at once: the event flow goes on
+
+    def _answer(self, dialog: QuestionDialog, answers: list[Any]) -> None:
+        def refused(error: BaseException) -> None:
+            if isinstance(error, InvalidAnswerError):
+                dialog.refuse(t("qt.question.invalid", self.lang, error=str(error)))
+            elif isinstance(error, ConflictError | ConsultaError):  # closed meanwhile: AskClosed says how
+                self._close_dialog(dialog.ask_id)
+            else:
+                dialog.refuse(t("qt.chat.error", self.lang, message=str(error)))
+
+        def answered(ask: AskRecord) -> None:
+            self._close_dialog(ask.id)
+            answers = (ask.outcome or {}).get("result", {}).get("answers", [])
+            self.chat.add(t("qt.chat.answered", self.lang, answers="; ".join(answers)), Tone.ask)
+
+        self.bridge.call(lambda h: h.answer(dialog.ask_id, answers, principal=self.principal), on_done=answered, on_error=refused)
+
+    def _cancel(self, dialog: QuestionDialog) -> None:
+        def cancelled(_: AskRecord) -> None:
+            self._close_dialog(dialog.ask_id)
+            self.chat.add(t("qt.chat.question_cancelled", self.lang), Tone.warn)
+
+        # Already closed (ConflictError): AskClosed has said how, and the dialog goes either way.
+        self.bridge.call(lambda h: h.cancel(dialog.ask_id, principal=self.principal), on_done=cancelled, on_error=lambda _: self._close_dialog(dialog.ask_id))
+
+    def _close_dialog(self, ask_id: str) -> None:
+        dialog = self.dialogs.pop(ask_id, None)
+        if dialog is not None:
+            dialog.finish()
+            dialog.deleteLater()
+
+    def _ask_closed(self, event: AskClosed) -> None:
+        if event.kind == PLAN_ASK and event.ask_id == self.plan.ask_id:
+            self.plan.clear(t("qt.plan.closed", self.lang, status=_status_text(event.status, self.lang)))
+        if event.ask_id not in self.dialogs:
+            return
+        status = AskStatus(event.status)
+        if event.answered_by != self.principal and not self._closing:
+            # Closed elsewhere (the terminal, the web page), by the timeout, or by a stop: say so.
+            message = t(_CLOSED_ELSEWHERE.get(status, "qt.question.cancelled_elsewhere"), self.lang)
+            self.chat.add(message, Tone.warn)
+            self.statusBar().showMessage(message, 10_000)
+        self._close_dialog(event.ask_id)
+
+    # ---- plans and rollback ---------------------------------------------------------------------------------
+
+    def _open_plan(self, event: AskOpened) -> None:
+        items = event.payload.get("items", [])
+        self.plan.show_plan(event.ask_id, [i.get("preview", "") for i in items])
+        self.tabs.setCurrentWidget(self.plan)
+        # The previews were written for the model (English): show them in the person's language when possible.
+        ops = [i.get("op", {}) for i in items]
+
+        def localised(host: AppHost) -> list[str]:
+            executor = host.agent.executor
+            return executor.validate(ops, lang=self.lang) if executor is not None else []
+
+        def show(previews: list[str]) -> None:
+            if previews and self.plan.ask_id == event.ask_id:
+                self.plan.show_plan(event.ask_id, previews)
+
+        self.bridge.call(localised, on_done=show, on_error=lambda _: None)  # the model's previews stay on an error
+
+    def _decide_plan(self, ask_id: str, approve: bool) -> None:
+        def refused(error: BaseException) -> None:
+            self._show_error(error)
+            if self.plan.ask_id == ask_id:
+                self.plan.set_enabled(not isinstance(error, ConflictError))
+
+        self.bridge.call(lambda h: h.answer(ask_id, "approve" if approve else "reject", principal=self.principal), on_error=refused)
+
+    def _rollback(self, audit_id: str) -> None:
+        assert self.grid is not None
+        path = self.grid.path
+        plan_id = f"desktop_{uuid.uuid4().hex[:12]}"
+
+        async def rollback(host: AppHost) -> Any:
+            return await asyncio.to_thread(ln2.rollback_now, path, audit_id=audit_id, actor=self.principal, plan_id=plan_id)
+
+        def done(result: Any) -> None:
+            self.chat.add(t("qt.audit.rolled_back", self.lang, audit_id=audit_id, audit_ids=", ".join(result.audit_ids)), Tone.good)
+            self.refresh_inventory()
+
+        def refused(error: BaseException) -> None:
+            self._show_error(error)
+            self.refresh_inventory()
+
+        self.bridge.call(rollback, on_done=done, on_error=refused)
+
+    def _show_error(self, error: BaseException) -> None:
+        message = error.message if isinstance(error, ToolError) else str(error)
+        self.chat.add(t("qt.chat.error", self.lang, message=message), Tone.bad)
+
+
+def _status_text(status: str, lang: str) -> str:
+    keys = {
+        "pending": "qt.ask.pending",
+        "answered": "qt.ask.answered",
+        "cancelled": "qt.ask.cancelled",
+        "timed_out": "qt.ask.timed_out",
+        "declined": "qt.ask.declined",
+    }
+    return t(keys.get(status, "qt.ask.cancelled"), lang)
