@@ -38,6 +38,7 @@ class RoundState(BaseModel):
 
     ask: str
     call: str
+    step: int
     started: float
     attempt: int
 
@@ -99,7 +100,7 @@ class Asker:
             if attempt >= MAX_ATTEMPTS:
                 return self.give_up(session, ask, problem)
         request = ElicitRequest(params=ElicitRequestFormParams(message=form.message_after(problem), requested_schema=form.schema))
-        state = RoundState(ask=ask.id, call=call.id, started=call.started, attempt=attempt + 1)
+        state = RoundState(ask=ask.id, call=call.id, step=call.step, started=call.started, attempt=attempt + 1)
         return InputRequiredResult(input_requests={REPLY_KEY: request}, request_state=state.model_dump_json())
 
     async def _push(self, ctx: Context, session: McpSession, ask: AskRecord, form: Form) -> AskRecord:

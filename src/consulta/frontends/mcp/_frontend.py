@@ -126,7 +126,7 @@ class McpFrontEnd:
             if not elicitation_supported(ctx):
                 return self.book.end(session, call, self.asker.unavailable(session, ask).outcome)
         else:  # a later 2026-07-28 round of the same call
-            call = self.book.resumed(session, call_id=state.call, tool="question", args=arguments, started=state.started)
+            call = self.book.resumed(call_id=state.call, tool="question", args=arguments, step=state.step, started=state.started)
             try:
                 ask = self.host.ask(state.ask, principal=session.principal)
             except NotFoundError as error:
@@ -144,7 +144,7 @@ class McpFrontEnd:
         if state is None:
             call = self.book.begin(session, "apply_plan", arguments)
         else:
-            call = self.book.resumed(session, call_id=state.call, tool="apply_plan", args=arguments, started=state.started)
+            call = self.book.resumed(call_id=state.call, tool="apply_plan", args=arguments, step=state.step, started=state.started)
         try:
             args = check(arguments)
         except ValidationError as error:

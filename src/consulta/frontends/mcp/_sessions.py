@@ -19,6 +19,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from fastmcp.server.context import Context
@@ -43,7 +44,6 @@ from ...runtime import (
     ToolCalled,
     ToolReturned,
 )
-from ...runtime._store import utcnow
 from .._host import AppHost
 
 __all__ = ["McpSession", "SessionBook", "ToolCall", "is_modern"]
@@ -76,8 +76,12 @@ class ToolCall:
     tool: str
     args: Any
     step: int
-    started_at: str
     started: float = field(default_factory=time.time)
+
+    @property
+    def started_at(self) -> str:
+        """The start as the store writes times (ISO-8601 UTC, milliseconds)."""
+        return datetime.fromtimestamp(self.started, UTC).isoformat(timespec="milliseconds")
 
 
 class SessionBook:
@@ -127,13 +131,13 @@ class SessionBook:
 
     def begin(self, session: McpSession, tool: str, args: Any) -> ToolCall:
         session.steps += 1
-        call = ToolCall(id=f"mcp_{uuid.uuid4().hex[:12]}", tool=tool, args=args, step=session.steps, started_at=utcnow())
+        call = ToolCall(id=f"mcp_{uuid.uuid4().hex[:12]}", tool=tool, args=args, step=session.steps)
         self.emit(ToolCalled(run_id=session.run_id, tool_call_id=call.id, tool_name=tool, args=args))
         return call
 
-    def resumed(self, session: McpSession, *, call_id: str, tool: str, args: Any, started: float) -> ToolCall:
-        """A call begun in an earlier input-required round (its id and start travel in the sealed request state)."""
-        return ToolCall(id=call_id, tool=tool, args=args, step=session.steps, started_at=utcnow(), started=started)
+    def resumed(self, *, call_id: str, tool: str, args: Any, step: int, started: float) -> ToolCall:
+        """A call begun in an earlier input-required round (its id, step and start travel in the sealed request state)."""
+        return ToolCall(id=call_id, tool=tool, args=args, step=step, started=started)
 
     def end(self, session: McpSession, call: ToolCall, result: Any) -> Any:
         """Record the call's result; return it."""
@@ -270,6 +274,7 @@ def _scope_key(ctx: Context, instance: str) -> str:
 
 
 def _client_name(ctx: Context) -> str:
+    """The name the client gave (`clientInfo.name`), bounded: it names the run's model on record."""
     params = ctx.session.client_params
-    name = params.client_info.name if params is not None else ""
-    return name or "client"
+    name = params.client_info.name.strip() if params is not None else ""
+    return name[:80] or "client"
