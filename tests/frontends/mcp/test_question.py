@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from fastmcp.server.elicitation import validate_elicitation_json_schema
+from mcp.shared.exceptions import MCPError
 
 from consulta.asks import answered_result, cancelled_result, parse_questions, timeout_result, unavailable_result
 from consulta.runtime import AskStatus, Store
@@ -153,3 +154,42 @@ def test_no_answer_within_the_question_timeout_gives_question_timeout(tmp_path: 
     assert asyncio.run(scenario()) == timeout_result()
     (ask,) = asks(lab)
     assert ask.status == AskStatus.timed_out
+
+
+def test_a_client_whose_form_fails_gets_question_unavailable(tmp_path: Path) -> None:
+    """Handshake era: the client answers `elicitation/create` with an error (it could not show the form)."""
+    lab = Lab(tmp_path)
+
+    class BrokenForm(Person):
+        async def __call__(self, *args: Any) -> Any:
+            raise RuntimeError("no display")
+
+    async def scenario() -> dict[str, Any]:
+        async with client(lab.server(), "legacy", BrokenForm()) as c:
+            return await call(c, "question", {"questions": QUESTIONS[:1]})
+
+    assert asyncio.run(scenario()) == unavailable_result()
+    (ask,) = asks(lab)
+    assert ask.status == AskStatus.declined
+
+
+def test_a_2026_client_whose_form_fails_leaves_the_question_to_its_timeout(tmp_path: Path) -> None:
+    """2026-07-28: the client's own driver fails the call; the ask stays pending, bounded by the question timeout."""
+    lab = Lab(tmp_path, question_timeout=0.2)
+
+    class BrokenForm(Person):
+        async def __call__(self, *args: Any) -> Any:
+            raise RuntimeError("no display")
+
+    async def scenario() -> None:
+        async with client(lab.server(), "2026-07-28", BrokenForm()) as c:
+            with pytest.raises(MCPError, match="no display"):
+                await c.call_tool("question", {"questions": QUESTIONS[:1]})
+            for _ in range(100):  # bounded: the timer closes the ask
+                if asks(lab)[0].status != AskStatus.pending:
+                    break
+                await asyncio.sleep(0.05)
+
+    asyncio.run(scenario())
+    (ask,) = asks(lab)
+    assert ask.status == AskStatus.timed_out and ask.outcome == timeout_result()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import logging
 import time
 import uuid
 from collections.abc import Callable
@@ -47,6 +48,8 @@ from ...runtime import (
 from .._host import AppHost
 
 __all__ = ["McpSession", "SessionBook", "ToolCall", "is_modern"]
+
+logger = logging.getLogger(__name__)
 
 HEARTBEAT_SECONDS = 5.0
 """How often this process marks its sessions' runs alive (other processes then leave them alone)."""
@@ -228,11 +231,14 @@ class SessionBook:
         """Keep this process's runs alive on record (so `consulta answer` elsewhere does not take them over), and
         honour `consulta stop` of a session's run."""
         while self._sessions:
-            self.store.heartbeat()
-            for run_id in self.store.cancel_requested():
-                session = self.session_of_run(run_id)
-                if session is not None:
-                    self._end(session, RunStatus.cancelled)
+            try:
+                self.store.heartbeat()
+                for run_id in self.store.cancel_requested():
+                    session = self.session_of_run(run_id)
+                    if session is not None:
+                        self._end(session, RunStatus.cancelled)
+            except Exception:  # a busy or broken store: say so and try again at the next beat
+                logger.exception("Recording the MCP sessions' heartbeat failed")
             await asyncio.sleep(HEARTBEAT_SECONDS)
 
     def _end(self, session: McpSession, status: RunStatus) -> None:
