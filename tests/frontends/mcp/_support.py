@@ -12,6 +12,8 @@ from typing import Any
 
 from fastmcp import Client, FastMCP
 from fastmcp.client.elicitation import ElicitResult
+from mcp_types import _v2025_11_25, _v2026_07_28
+from pydantic import TypeAdapter
 
 from consulta.apps.ln2 import SAMPLE_INVENTORY, build_agent
 from consulta.config import Settings
@@ -99,3 +101,14 @@ def answer_elsewhere(lab: Lab, ask_id: str, value: Any) -> None:
 
 def _no_model(spec: str) -> Any:
     raise AssertionError(f"answering an ask needs no model ({spec})")
+
+
+def assert_spec_form(schema: dict[str, Any]) -> None:
+    """`schema` is a form every MCP client must render: a flat object whose fields are the spec's primitive schemas
+    (2025-11-25 and 2026-07-28), with no key the spec does not define."""
+    assert schema["type"] == "object" and set(schema) <= {"type", "properties", "required"}
+    for version in (_v2025_11_25, _v2026_07_28):
+        field_schema: TypeAdapter[Any] = TypeAdapter(version.PrimitiveSchemaDefinition)
+        for name, prop in schema["properties"].items():
+            parsed = field_schema.validate_python(prop)
+            assert parsed.model_dump(by_alias=True, exclude_none=True, mode="json") == prop, (version.__name__, name)

@@ -11,7 +11,7 @@ import pytest
 from consulta.apps.ln2 import RecordThaw, apply_plan, load_inventory, read_audit
 from consulta.runtime import AskStatus, PlanStatus, Store
 
-from ._support import MODES, Lab, Person, answer_elsewhere, call, client, sha256
+from ._support import MODES, Lab, Person, answer_elsewhere, assert_spec_form, call, client, sha256
 
 THAW = {"record_id": 9, "positions": [1]}
 
@@ -51,6 +51,7 @@ def test_an_approved_plan_is_applied_and_audited(tmp_path: Path, mode: str) -> N
 
     (message, schema), = person.seen
     assert staged["preview"] in message and schema["properties"]["approve"]["type"] == "boolean"
+    assert_spec_form(schema)
     (plan,), (ask,) = plans_and_asks(lab)
     assert plan.status == PlanStatus.applied and plan.ask_id == ask.id
     assert ask.kind == "plan" and ask.status == AskStatus.answered and ask.answer is True

@@ -14,7 +14,7 @@ from mcp.shared.exceptions import MCPError
 from consulta.asks import answered_result, cancelled_result, parse_questions, timeout_result, unavailable_result
 from consulta.runtime import AskStatus, Store
 
-from ._support import MODES, Lab, Person, call, client
+from ._support import MODES, Lab, Person, assert_spec_form, call, client
 
 QUESTIONS = [
     {"header": "Cell Line", "question": "Which K562 line?", "options": ["K562-WT", "K562-dTAG-BRD4", "K562-RTCB-KO-c3"]},
@@ -46,7 +46,8 @@ def test_an_answered_question_gives_the_seed_result(tmp_path: Path, mode: str) -
     assert result["result"]["answers"] == ["Cell Line: K562-dTAG-BRD4", "Boxes: 2, 5", "Note: for the BRD4 time course"]
 
     (message, schema), = person.seen
-    validate_elicitation_json_schema(schema)  # a form MCP clients can render
+    validate_elicitation_json_schema(schema)  # a form FastMCP accepts…
+    assert_spec_form(schema)  # …made only of what the MCP spec defines
     assert schema["required"] == ["q1", "q2", "q3"]
     q1, q2, q3 = (schema["properties"][k] for k in ("q1", "q2", "q3"))
     assert q1 == {"title": "Cell Line", "description": "Which K562 line?", "type": "string", "enum": QUESTIONS[0]["options"]}

@@ -43,7 +43,7 @@ def question_form(questions: list[Question], *, lang: str) -> Form:
         field: dict[str, Any] = {"title": question.header, "description": question.question}
         options = list(dict.fromkeys(question.options))
         if options and question.multiple:
-            field |= {"type": "array", "items": {"type": "string", "enum": options}, "uniqueItems": True}
+            field |= {"type": "array", "items": {"type": "string", "enum": options}}
         elif options:
             field |= {"type": "string", "enum": options}
         else:
