@@ -84,7 +84,6 @@ def _validation_body(error: RequestValidationError) -> ErrorBody:
     if not problems:
         return ErrorBody(error_code="invalid_request", message="The request is malformed.")
     first = problems[0]
-    loc = [str(x) for x in first.get("loc", ()) if x not in ("body", "query", "path", "header")]
     if first.get("type") == "json_invalid":
         detail = (first.get("ctx") or {}).get("error", "")
         return ErrorBody(
@@ -92,13 +91,20 @@ def _validation_body(error: RequestValidationError) -> ErrorBody:
             message=f"The request body is not valid JSON{': ' + str(detail) if detail else ''}.",
             hint='Send a JSON object, e.g. {"answers": ["K562-WT"]}.',
         )
+    locs = [[str(x) for x in p.get("loc", ()) if x not in ("body", "query", "path", "header")] for p in problems]
+    loc, texts = locs[0], [str(first.get("msg", "invalid value"))]
+    # A value that fits no member of a union fails once per member, under the member's name: report the value.
+    siblings = [p for p, l in zip(problems, locs, strict=True) if len(loc) > 1 and l[:-1] == loc[:-1]]
+    if len(siblings) > 1:
+        loc, texts = loc[:-1], [str(p.get("msg")) for p in siblings]
     field = ".".join(loc) or None
-    text = str(first.get("msg", "invalid value"))
-    more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
+    rest = len(problems) - max(1, len(siblings))
+    more = f" (and {rest} more problem(s))" if rest > 0 else ""
+    text = " / ".join(texts)
     if field:
         message = f"{field}: {text}{more}."
+    elif first.get("type") == "model_attributes_type":
+        message = f"The request body must be a JSON object, not {json.dumps(first.get('input'))[:40]}."
     else:
         message = f"{text}{more}."
-        if first.get("type") == "model_attributes_type":
-            message = f"The request body must be a JSON object, not {json.dumps(first.get('input'))[:40]}."
     return ErrorBody(error_code="invalid_request", message=message, field=field)

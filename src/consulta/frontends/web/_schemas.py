@@ -50,7 +50,7 @@ class StartRun(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     prompt: str = Field(min_length=1, max_length=4000, description="What the person asks the agent.")
-    lang: str | None = Field(default=None, max_length=16, description="`en` or `zh-CN` (default: the server's language).")
+    lang: Literal["en", "zh-CN"] | None = Field(default=None, description="The run's language (default: the server's).")
     continue_from: str | None = Field(
         default=None, max_length=64, description="An earlier run of this session whose conversation this run continues."
     )

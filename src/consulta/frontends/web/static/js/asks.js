@@ -23,7 +23,7 @@ export function questionCard(askId, questions, { onError }) {
   );
   const busy = (on) => {
     form.setAttribute("aria-busy", String(on));
-    for (const control of form.querySelectorAll("button, input, select")) {
+    for (const control of form.querySelectorAll("button,input,select")) {
       control.disabled = on;
     }
   };

@@ -106,7 +106,7 @@ export class RunView {
       h(
         "li",
         { class: "tool" },
-        h("details", {}, h("summary", {}, h("span", { class: "tool-name" }, t("web.tool.call", { tool: event.tool_name })), badge), body),
+        h("details", {}, h("summary", {}, h("span", { class: "tool-name" }, event.tool_name), badge), body),
       ),
     );
     this.tools.set(event.tool_call_id, { node, badge, body });

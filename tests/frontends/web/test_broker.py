@@ -1,0 +1,212 @@
+"""The event broker's numbering, replay and fan-out, against a stand-in host whose store holds what the runtime has
+recorded so far (the events of a step in progress are heard before they are recorded)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from consulta.frontends.web._stream import EventBroker
+from consulta.runtime import Event, EventRecord, ModelText, RunEnded, RunRecord, RunStarted, RunStatus, StepStarted
+
+
+@dataclass
+class _Store:
+    recorded: dict[str, list[EventRecord]] = field(default_factory=dict)
+    reads: int = 0
+
+    def record(self, event: Event) -> None:
+        rows = self.recorded.setdefault(event.run_id, [])
+        data = event.model_dump(mode="json", exclude={"run_id", "type"})
+        rows.append(EventRecord(id=len(rows) + 1, run_id=event.run_id, type=event.type, data=data, ts="t"))
+
+    def list_events(self, run_id: str, *, after_id: int = 0) -> list[EventRecord]:
+        self.reads += 1
+        return list(self.recorded.get(run_id, []))
+
+
+@dataclass
+class _Runtime:
+    here: set[str] = field(default_factory=set)
+
+    def is_running_here(self, run_id: str) -> bool:
+        return run_id in self.here
+
+
+@dataclass
+class _Host:
+    store: _Store = field(default_factory=_Store)
+    runtime: _Runtime = field(default_factory=_Runtime)
+    listeners: list[Callable[[Event], None]] = field(default_factory=list)
+
+    def subscribe(self, listener: Callable[[Event], None]) -> Callable[[], None]:
+        self.listeners.append(listener)
+        return lambda: self.listeners.remove(listener)
+
+    def emit(self, event: Event, *, record: bool = True) -> None:
+        """As the runtime does: tell the listeners, then record (or leave it for the step's checkpoint)."""
+        for listener in self.listeners:
+            listener(event)
+        if record:
+            self.store.record(event)
+
+
+def _run(run_id: str, status: RunStatus = RunStatus.running) -> RunRecord:
+    return RunRecord(
+        id=run_id, app="ln2", thread_id=run_id, parent_run_id=None, status=status, prompt="p", model="m", lang="en",
+        options={}, trace_id="t", output=None, error=None, owner=None, principal="web:x", heartbeat_at=None,
+        cancel_requested=False, created_at="c", updated_at="u",
+    )
+
+
+def _seqs(frames: list[bytes]) -> list[int]:
+    return [json.loads(f.decode().split("data: ", 1)[1])["seq"] for f in frames]
+
+
+def _types(frames: list[bytes]) -> list[str]:
+    return [json.loads(f.decode().split("data: ", 1)[1])["type"] for f in frames]
+
+
+def _with_broker(test: Callable[[EventBroker, _Host], Any], **options: Any) -> None:
+    async def main() -> None:
+        host = _Host()
+        broker = EventBroker(**options)
+        broker.open(host)  # type: ignore[arg-type]
+        test(broker, host)
+        broker.close()
+
+    asyncio.run(main())
+
+
+def _started_run(host: _Host, run_id: str = "run_a", *, steps: int = 2, unrecorded: int = 0) -> None:
+    """RunStarted and `steps` StepStarted events, the last `unrecorded` of them not yet checkpointed."""
+    host.runtime.here.add(run_id)
+    host.emit(RunStarted(run_id=run_id, app="ln2", prompt="p"))
+    for step in range(1, steps + 1):
+        host.emit(StepStarted(run_id=run_id, step=step), record=step <= steps - unrecorded)
+
+
+def test_events_are_numbered_per_run_from_one_without_reading_the_store_for_a_new_run() -> None:
+    def check(broker: EventBroker, host: _Host) -> None:
+        _started_run(host, "run_a")
+        _started_run(host, "run_b", steps=1)
+        assert host.store.reads == 0
+        sub_a = broker.subscribe(_run("run_a"), after=0)
+        sub_b = broker.subscribe(_run("run_b"), after=0)
+        assert _seqs(sub_a.replay) == [1, 2, 3] and _seqs(sub_b.replay) == [1, 2]
+        assert not sub_a.reset and sub_a.last_seq == 3
+
+    _with_broker(check)
+
+
+def test_a_late_client_gets_the_unrecorded_step_events_from_memory_exactly_once_then_live_ones() -> None:
+    def check(broker: EventBroker, host: _Host) -> None:
+        _started_run(host, steps=4, unrecorded=2)  # events 4 and 5 are not in the store yet
+        assert len(host.store.recorded["run_a"]) == 3
+        sub = broker.subscribe(_run("run_a"), after=2)
+        assert _seqs(sub.replay) == [3, 4, 5]
+        host.emit(ModelText(run_id="run_a", text="hi"), record=False)
+        assert sub.client is not None
+        assert [seq for seq, _, _ in sub.client.pending] == [6]
+        assert _seqs(broker.subscribe(_run("run_a"), after=6).replay) == []
+
+    _with_broker(check)
+
+
+def test_replay_older_than_memory_comes_from_the_store_without_gaps_or_duplicates() -> None:
+    def check(broker: EventBroker, host: _Host) -> None:
+        _started_run(host, steps=6, unrecorded=2)  # 7 events heard, 5 recorded; memory keeps the last 3
+        sub = broker.subscribe(_run("run_a"), after=1)
+        assert _seqs(sub.replay) == [2, 3, 4, 5, 6, 7]
+        assert _types(sub.replay)[0] == "step_started"
+
+    _with_broker(check, history=3)
+
+
+def test_a_run_first_heard_midway_continues_the_stores_numbering() -> None:
+    def check(broker: EventBroker, host: _Host) -> None:
+        for event in (RunStarted(run_id="run_old", app="ln2", prompt="p"), StepStarted(run_id="run_old", step=1)):
+            host.store.record(event)  # recorded by a process that is gone
+        host.runtime.here.add("run_old")
+        host.emit(RunStarted(run_id="run_old", app="ln2", prompt=None, resumed=True))
+        host.emit(StepStarted(run_id="run_old", step=2), record=False)
+        assert _seqs(broker.subscribe(_run("run_old"), after=0).replay) == [1, 2, 3, 4]
+
+    _with_broker(check)
+
+
+def test_a_client_ahead_of_the_server_is_told_to_reset_and_gets_everything() -> None:
+    def check(broker: EventBroker, host: _Host) -> None:
+        _started_run(host)
+        sub = broker.subscribe(_run("run_a"), after=40)  # e.g. the server restarted and lost a step in progress
+        assert sub.reset and _seqs(sub.replay) == [1, 2, 3]
+
+    _with_broker(check)
+
+
+def test_an_ended_run_has_no_live_client_and_a_slow_client_is_dropped() -> None:
+    def check(broker: EventBroker, host: _Host) -> None:
+        _started_run(host)
+        slow = broker.subscribe(_run("run_a"), after=0).client
+        fast = broker.subscribe(_run("run_a"), after=0).client
+        assert slow is not None and fast is not None and broker.clients == 2
+        host.emit(StepStarted(run_id="run_a", step=3))
+        fast.pending.clear()
+        host.emit(StepStarted(run_id="run_a", step=4))
+        host.emit(StepStarted(run_id="run_a", step=5))  # the third event `slow` has not taken
+        assert slow.dropped and not fast.dropped and broker.clients == 1
+        host.emit(RunEnded(run_id="run_a", status="finished"))
+        host.runtime.here.discard("run_a")
+        after_end = broker.subscribe(_run("run_a", RunStatus.finished), after=0)
+        assert after_end.client is None and _seqs(after_end.replay) == [1, 2, 3, 4, 5, 6, 7]
+        assert broker.subscribe(_run("run_a", RunStatus.finished), after=0, follow=False).client is None
+
+    _with_broker(check, client_queue=2)
+
+
+def test_a_finished_run_without_a_recorded_end_does_not_keep_a_client_waiting() -> None:
+    def check(broker: EventBroker, host: _Host) -> None:
+        host.store.record(RunStarted(run_id="run_x", app="ln2", prompt="p"))  # its process died at the end
+        assert broker.subscribe(_run("run_x", RunStatus.finished), after=0).client is None
+        assert broker.subscribe(_run("run_y", RunStatus.waiting), after=0).client is not None
+
+    _with_broker(check)
+
+
+def test_idle_runs_are_forgotten_and_read_back_from_the_store() -> None:
+    def check(broker: EventBroker, host: _Host) -> None:
+        for name in ("run_1", "run_2", "run_3"):
+            _started_run(host, name)
+            host.runtime.here.discard(name)  # ended here: the store has all of it
+        _started_run(host, "run_live")  # still running here: never forgotten
+        watched = broker.subscribe(_run("run_3"), after=0).client
+        assert watched is not None
+        _started_run(host, "run_new")
+        kept = set(broker._logs)
+        assert {"run_live", "run_3", "run_new"} <= kept and len(kept) == 3
+        reads = host.store.reads
+        assert _seqs(broker.subscribe(_run("run_1"), after=1).replay) == [2, 3]
+        assert host.store.reads == reads + 1
+
+    _with_broker(check, idle_runs=3)
+
+
+def test_an_event_heard_on_another_thread_is_numbered_on_the_loop() -> None:
+    async def main() -> None:
+        host = _Host()
+        broker = EventBroker()
+        broker.open(host)  # type: ignore[arg-type]
+        _started_run(host)
+        thread = threading.Thread(target=host.emit, args=(ModelText(run_id="run_a", text="from a thread"),))
+        thread.start()
+        thread.join()
+        await asyncio.sleep(0)  # the loop takes it up
+        await asyncio.sleep(0)
+        assert _types(broker.subscribe(_run("run_a"), after=3).replay) == ["model_text"]
+        broker.close()
+
+    asyncio.run(main())
