@@ -107,17 +107,23 @@ export class Inventory {
       cell.classList.toggle("selected", on);
       cell.setAttribute("aria-pressed", String(on));
     }
-    let view;
     try {
-      view = await api("GET", `/api/ln2/boxes/${box}/positions/${position}`);
+      this.tubeView = await api("GET", `/api/ln2/boxes/${box}/positions/${position}`);
     } catch (error) {
       this.onError(error);
       return;
     }
-    const cell = this.view?.boxes.find((b) => b.box === box)?.cells.find((c) => c.position === position);
-    const where = t("web.tube.where", { box, label: cell ? cell.label : position });
-    const record = view.record;
-    const body = record ? recordDetails(record) : [h("p", { class: "muted" }, t("web.tube.empty"))];
+    this.drawTube();
+  }
+
+  drawTube() {
+    const view = this.tubeView;
+    if (!view) {
+      return;
+    }
+    const cell = this.view?.boxes.find((b) => b.box === view.box)?.cells.find((c) => c.position === view.position);
+    const where = t("web.tube.where", { box: view.box, label: cell ? cell.label : view.position });
+    const body = view.record ? recordDetails(view.record) : [h("p", { class: "muted" }, t("web.tube.empty"))];
     this.tube.replaceChildren(h("h3", { id: "tube-title" }, t("web.tube.title")), h("p", { class: "tube-where" }, where), ...body);
   }
 

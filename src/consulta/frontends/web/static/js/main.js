@@ -150,10 +150,8 @@ async function switchLanguage(code) {
   $("#lang").value = lang();
   // Redraw what code drew: the inventory at once, the conversation from its replay.
   inventory.draw();
+  inventory.drawTube();
   inventory.drawAudit();
-  if (inventory.selected) {
-    inventory.showTube(inventory.selected.box, inventory.selected.position);
-  }
   newConversation();
   await restore();
 }

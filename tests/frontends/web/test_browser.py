@@ -1,0 +1,257 @@
+"""The ln2 page in headless Chromium against a real server (uvicorn on a free port) with the scripted model: the
+ambiguous request in Chinese and in English, the cancel path, a question that times out. Each step is
+screenshotted to test-artifacts/web/."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from consulta.frontends.web import create_app
+from consulta.i18n import catalog
+
+from .conftest import AMBIGUOUS, inventory_path, running_server, settings_for, wait_for
+
+pytestmark = pytest.mark.slow
+
+ARTIFACTS = Path(__file__).resolve().parents[3] / "test-artifacts" / "web"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+STEP_MS = 15_000  # the longest any one step may take
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    playwright_api = pytest.importorskip("playwright.sync_api")
+    with playwright_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+class Page:
+    """A browser tab on the page, failing the test on any script error, screenshotting each step."""
+
+    def __init__(self, browser: Any, base: str, lang: str) -> None:
+        self.context = browser.new_context(viewport={"width": 1440, "height": 900}, locale=lang)
+        self.page = self.context.new_page()
+        self.page.set_default_timeout(STEP_MS)
+        self.errors: list[str] = []
+        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
+        self.page.on("console", lambda message: message.type == "error" and self.errors.append(message.text))
+        self.base = base
+        self.t = catalog(lang)
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+
+    def open(self) -> None:
+        self.page.goto(self.base)
+        self.page.wait_for_selector("body[data-ready=true]")
+
+    def shot(self, name: str) -> None:
+        self.page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+
+    def text(self, selector: str) -> str:
+        return self.page.locator(selector).first.inner_text()
+
+    def cell(self, box: int, position: int) -> Any:
+        return self.page.locator(f'.cell[data-box="{box}"][data-pos="{position}"]')
+
+    def show_box(self, box: int) -> None:
+        self.page.click(f'.tab[data-box="{box}"]')
+
+    def close(self) -> None:
+        self.context.close()
+        assert self.errors == []
+
+
+@pytest.fixture
+def open_page(browser: Any) -> Iterator[Any]:
+    pages: list[Page] = []
+
+    def make(base: str, lang: str) -> Page:
+        page = Page(browser, base, lang)
+        pages.append(page)
+        page.open()
+        return page
+
+    yield make
+    for page in pages:
+        page.close()
+
+
+def _ask_and_approve(p: Page, home: Path, *, first: int, keyboard: bool) -> None:
+    """The ambiguous request from typing it to rolling the thaw back, one screenshot per step from `first`."""
+    t, page = p.t, p.page
+    original = inventory_path(home).read_bytes()
+    assert p.text("#send") == t["web.chat.send"] and p.text("h1") == t["web.app.name"]
+    assert page.title() == t["web.title"]
+    p.show_box(2)
+    assert "occupied" in p.cell(2, 1).get_attribute("class")
+    p.shot(f"{first:02d}-page")
+
+    page.fill("#prompt", AMBIGUOUS)
+    page.press("#prompt", "Enter")
+    form = page.locator(".question-form")
+    form.wait_for()
+    assert form.locator("h3").inner_text() == t["ai.question.title"]
+    assert t["ai.question.asking"] in p.text(".note.asking")
+    assert "Cell Line" in form.locator("label").inner_text() and "K562-dTAG" in form.locator("label").inner_text()
+    assert form.locator("button[type=submit]").inner_text() == t["ai.question.confirm"]
+    assert form.locator("button[type=button]").inner_text() == t["ai.question.cancel"]
+    assert page.evaluate("document.activeElement.tagName") == "SELECT"  # the form has the focus
+    p.shot(f"{first + 1:02d}-question")
+
+    page.select_option(".question-form select", "K562-dTAG-BRD4")
+    if keyboard:
+        page.keyboard.press("Enter")
+    else:
+        form.locator("button[type=submit]").click()
+    page.locator(".card.question.closed").wait_for()
+    assert "K562-dTAG-BRD4" in p.text(".card.question.closed")
+    plan = page.locator(".card.plan")
+    plan.locator("button.primary:not([disabled])").wait_for()
+    assert "9" in plan.locator(".previews").inner_text() and "K562-dTAG-BRD4" in plan.locator(".previews").inner_text()
+    assert plan.locator("button.primary").inner_text() == t["web.plan.approve"]
+    assert inventory_path(home).read_bytes() == original  # staged only
+    tool = page.locator(".tool details").first
+    assert not tool.locator("pre").first.is_visible()  # tool calls start collapsed
+    tool.locator("summary").click()
+    assert '"cell_line": "K562"' in tool.locator("pre").first.inner_text()
+    assert '"total"' in tool.locator("pre").nth(1).inner_text()  # and hold their result
+    tool.locator("summary").click()
+    plan.scroll_into_view_if_needed()
+    p.shot(f"{first + 2:02d}-plan")
+
+    plan.locator("button.primary").click()
+    page.locator(".plan-status.applied").wait_for()
+    page.locator('.cell.empty[data-box="2"][data-pos="1"]').wait_for()  # the grid redrew itself
+    assert "changed" in p.cell(2, 1).get_attribute("class")
+    assert inventory_path(home).read_bytes() != original
+    p.shot(f"{first + 3:02d}-applied")
+
+    p.cell(2, 2).click()
+    page.locator("#tube .record").wait_for()
+    assert "K562-dTAG-BRD4" in p.text("#tube")
+    p.shot(f"{first + 4:02d}-tube")
+
+    entry = page.locator(".audit-entry").first
+    entry.wait_for()
+    entry.locator("button").click()
+    dialog = page.locator("#confirm")
+    dialog.wait_for()
+    assert dialog.locator("h3").inner_text() == t["web.audit.confirm_title"]
+    p.shot(f"{first + 5:02d}-confirm-rollback")
+    dialog.locator("button[value=ok]").click()
+    page.locator('.cell.occupied[data-box="2"][data-pos="1"]').wait_for()
+    wait_for(lambda: page.locator(".audit-entry").count() == 2, what="the rollback in the history")
+    page.locator("#tube .thaws li").nth(1).wait_for(state="detached")  # the open tube shows the thaw undone
+    assert page.locator("#tube .thaws li").count() == 1
+    assert inventory_path(home).read_bytes() == original
+    p.shot(f"{first + 6:02d}-rolled-back")
+
+
+def test_the_ambiguous_request_in_chinese(open_page: Any, tmp_path: Path) -> None:
+    app = create_app(app="ln2", settings=settings_for(tmp_path, lang="zh-CN"))
+    with running_server(app) as base:
+        p = open_page(base, "zh-CN")
+        assert p.page.evaluate("document.documentElement.lang") == "zh-CN"
+        _ask_and_approve(p, tmp_path, first=1, keyboard=True)
+        assert "已执行" in p.text(".plan-status")
+
+
+def test_the_ambiguous_request_in_english_then_switching_to_chinese(open_page: Any, tmp_path: Path) -> None:
+    app = create_app(app="ln2", settings=settings_for(tmp_path, lang="en"))
+    with running_server(app) as base:
+        p = open_page(base, "en")
+        _ask_and_approve(p, tmp_path, first=11, keyboard=False)
+        assert "Applied" in p.text(".plan-status")
+
+        p.page.select_option("#lang", "zh-CN")
+        zh = catalog("zh-CN")
+        p.page.locator("html[lang=zh-CN]").wait_for(state="attached")
+        p.page.locator(".plan-status.applied").wait_for()  # the conversation was drawn again, in Chinese
+        assert p.text("#send") == zh["web.chat.send"]
+        assert zh["web.plan.applied"].split("：")[0] in p.text(".plan-status")
+        assert p.text(".card.question.closed h3") == zh["ai.question.title"]
+        assert p.page.get_attribute("#prompt", "placeholder") == zh["web.chat.placeholder"]
+        assert p.text("#tube h3") == zh["web.tube.title"] and zh["web.tube.field.short_name"] in p.text("#tube")
+        assert p.text(".tab.active, .tab[aria-selected=true]").startswith(zh["web.grid.box"].format(box=2))
+        p.shot("18-switched-to-chinese")
+        p.page.reload()
+        p.page.wait_for_selector("body[data-ready=true]")
+        assert p.text("#send") == zh["web.chat.send"]  # the choice is remembered
+
+
+def test_a_reloaded_page_still_has_its_question(open_page: Any, tmp_path: Path) -> None:
+    app = create_app(app="ln2", settings=settings_for(tmp_path))
+    with running_server(app) as base:
+        p = open_page(base, "en")
+        p.page.fill("#prompt", AMBIGUOUS)
+        p.page.click("#send")
+        p.page.locator(".question-form").wait_for()
+        p.page.reload()
+        p.page.wait_for_selector("body[data-ready=true]")
+        form = p.page.locator(".question-form")
+        form.wait_for()
+        assert p.page.locator(".msg.user").count() == 1 and p.page.locator(".question-form").count() == 1
+        p.page.locator(".question-form select:focus").wait_for()  # focus is on the form again
+        assert p.page.is_disabled("#send") and p.page.is_visible("#stop")
+        p.shot("25-reloaded-question")
+        p.page.click("#stop")
+        p.page.locator(".card.question.closed").wait_for()
+        p.page.locator(".note.muted").wait_for()
+        assert p.page.is_enabled("#send")
+
+
+def test_cancel_tells_the_model_question_cancelled(open_page: Any, tmp_path: Path) -> None:
+    script = tmp_path / "cancel.json"
+    script.write_text(json.dumps({"steps": [
+        {"tool_calls": [{"name": "question", "args": {"questions": [
+            {"header": "Cell Line", "question": "Which K562?", "options": ["K562-WT", "K562-dTAG-BRD4"]},
+        ]}}]},
+        {"text": "OK, I will not take any tube."},
+    ]}), encoding="utf-8")
+    app = create_app(app="ln2", settings=settings_for(tmp_path, script))
+    with running_server(app) as base:
+        p = open_page(base, "en")
+        p.page.fill("#prompt", AMBIGUOUS)
+        p.page.press("#prompt", "Enter")
+        form = p.page.locator(".question-form")
+        form.wait_for()
+        p.shot("21-question-to-cancel")
+        form.locator("button[type=button]").click()
+        p.page.locator(".card.question.closed").wait_for()
+        assert p.text(".card.question.closed .closed-note") == p.t["web.question.cancelled"]
+        p.page.locator(".msg.agent").wait_for()
+        assert p.text(".msg.agent") == "OK, I will not take any tube."
+        p.shot("22-cancelled")
+        store = app.state.host.store
+        (ask,) = [a for a in store.list_asks(status=None) if a.kind == "question"]
+        assert ask.status == "cancelled" and ask.outcome["error_code"] == "question_cancelled"
+        _, conversation = store.load_checkpoint(ask.run_id)
+        assert "question_cancelled" in conversation  # what the model was told
+
+
+def test_a_question_that_times_out_says_so(open_page: Any, tmp_path: Path) -> None:
+    app = create_app(app="ln2", settings=settings_for(tmp_path, lang="zh-CN"), options={"question_timeout": 1.0})
+    with running_server(app) as base:
+        p = open_page(base, "zh-CN")
+        p.page.fill("#prompt", AMBIGUOUS)
+        p.page.press("#prompt", "Enter")
+        p.page.locator(".question-form").wait_for()
+        note = p.page.locator(".closed-note.timed_out")
+        note.wait_for()
+        assert note.inner_text() == p.t["ai.question.timeout"] == "提问超时，Agent 将继续执行"
+        p.shot("31-question-timed-out")
