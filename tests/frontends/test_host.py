@@ -82,3 +82,21 @@ def test_an_answer_resumes_a_run_whose_process_is_gone(tmp_path: Path) -> None:
             await host.aclose()
 
     asyncio.run(second(asyncio.run(first())))
+
+
+def test_an_answer_to_an_outside_clients_run_is_recorded_and_nothing_resumes_it(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        host = AppHost(app="ln2", settings=settings(tmp_path), ask_policy="defer")
+        try:
+            run = host.store.create_run(app="ln2", prompt="(MCP session)", model="mcp:inspector", lang="en", principal="mcp:s1")
+            assert run.external
+            payload = {"questions": [{"header": "Cell Line", "question": "Which?", "options": ["K562-WT", "K562-dTAG-BRD4"]}]}
+            ask = host.store.create_ask(run_id=run.id, kind="question", payload=payload, timeout_s=60, trace_id=run.trace_id)
+            closed = await host.answer(ask.id, ["K562-WT"], principal="mcp:s1")
+            assert closed.status == AskStatus.answered
+            assert not host.runtime.is_running_here(run.id)
+            assert (await host.runtime.resume(run.id, host.agent)).status == RunStatus.running  # untouched: the client drives it
+        finally:
+            await host.aclose()
+
+    asyncio.run(scenario())

@@ -84,7 +84,9 @@ async def test_write_calls_are_staged_and_a_plan_ask_opens_at_the_end(store, mak
     assert first["ok"] is True and first["staged"] is True
     assert (first["plan_id"], first["item"], first["preview"]) == (plan.id, 1, "preview of rename alpha")
     assert (second["item"], second["preview"]) == (2, "preview of rename beta")
-    assert executor.validate_calls == [[{"op": "rename", "name": "alpha"}], [{"op": "rename", "name": "alpha"}, {"op": "rename", "name": "beta"}]]
+    both = [{"op": "rename", "name": "alpha"}, {"op": "rename", "name": "beta"}]
+    # each staging validates the plan so far; opening it for approval validates it once more, against the data then
+    assert executor.validate_calls == [[{"op": "rename", "name": "alpha"}], both, both]
     assert [g[0:2] for g in executor.grounding_calls] == [("rename", {"op": "rename", "name": "alpha"}), ("rename", {"op": "rename", "name": "beta"})]
 
     assert plan.status == PlanStatus.pending

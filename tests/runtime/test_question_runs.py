@@ -422,7 +422,7 @@ async def test_stop_while_waiting_cancels_asks_and_staged_plans(store, make_runt
     assert executor.apply_calls == []
     assert len(model.requests) == 2
     assert (await settle(rt, run.id)).status == RunStatus.cancelled
-    assert [e.type for e in events][-2:] == ["ask_closed", "run_ended"]
+    assert [e.type for e in events][-3:] == ["ask_closed", "plan_decided", "run_ended"]  # the staged plan is cancelled too
     assert events[-1].status == "cancelled"
     with pytest.raises(ConflictError):
         rt.answer(ask_.id, ["K562"])

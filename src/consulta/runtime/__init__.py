@@ -1,6 +1,7 @@
 """The engine: agent definitions, tools and their policies, runs, asks, plans, events and the store."""
 
 from ._agent import Agent, tool_schemas
+from ._engine import argument_validator, invalid_arguments_result, json_schema_for, tool_exception_result
 from ._errors import ConfigError, ConflictError, ConsultaError, InvalidAnswerError, NotFoundError, ToolError
 from ._events import (
     AskClosed,
@@ -18,12 +19,14 @@ from ._events import (
 from ._grounding import Evidence, mentions
 from ._plans import PlanExecutor
 from ._policies import Cache, Fallback, Retry, Timeout, ToolPolicy, apply_policies
-from ._records import AskRecord, AskStatus, EventRecord, PlanRecord, PlanStatus, RunRecord, RunStatus, ToolCallRecord
-from ._runtime import PLAN_ASK, AskPolicy, Runtime
+from ._records import EXTERNAL_MODEL_PREFIX, AskRecord, AskStatus, EventRecord, PlanRecord, PlanStatus, RunRecord, RunStatus, ToolCallRecord
+from ._plan_book import PLAN_ASK, PlanBook, PlanOutcome
+from ._runtime import AskPolicy, Runtime
 from ._store import Store
 from ._tools import AskKind, ToolDef, ToolKind, ask_tool, read_tool, write_tool
 
 __all__ = [
+    "EXTERNAL_MODEL_PREFIX",
     "PLAN_ASK",
     "Agent",
     "AskClosed",
@@ -44,7 +47,9 @@ __all__ = [
     "ModelText",
     "NotFoundError",
     "PlanDecided",
+    "PlanBook",
     "PlanExecutor",
+    "PlanOutcome",
     "PlanRecord",
     "PlanStaged",
     "PlanStatus",
@@ -65,9 +70,13 @@ __all__ = [
     "ToolPolicy",
     "ToolReturned",
     "apply_policies",
+    "argument_validator",
     "ask_tool",
+    "invalid_arguments_result",
+    "json_schema_for",
     "mentions",
     "read_tool",
+    "tool_exception_result",
     "tool_schemas",
     "write_tool",
 ]

@@ -50,6 +50,9 @@ __all__ = [
     "dump_messages",
     "evidence_from",
     "json_schema_for",
+    "argument_validator",
+    "invalid_arguments_result",
+    "tool_exception_result",
     "load_messages",
     "count_steps",
     "pending_tool_calls",
@@ -78,6 +81,12 @@ def load_messages(blob: str) -> list[ModelMessage]:
 def json_schema_for(tool: ToolDef) -> dict[str, Any]:
     """The JSON schema of a tool's arguments, generated from the function's type hints and docstring."""
     return Tool(tool.function, name=tool.name, description=tool.description).tool_def.parameters_json_schema
+
+
+def argument_validator(tool: ToolDef) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """The validator the engine applies to `tool`'s arguments (raises pydantic's ValidationError), for callers
+    that run tools without the engine (an MCP client's calls)."""
+    return Tool(tool.function, name=tool.name, takes_ctx=False).function_schema.validator.validate_python
 
 
 def pending_tool_calls(messages: list[ModelMessage]) -> list[ToolCallPart]:
@@ -173,7 +182,8 @@ def _result_of(value: Any) -> Any:
     return value
 
 
-def _invalid_arguments(tool_name: str, error: ValidationError | ModelRetry) -> dict[str, Any]:
+def invalid_arguments_result(tool_name: str, error: ValidationError | ModelRetry) -> dict[str, Any]:
+    """The seeds' `invalid_arguments` result for arguments that do not fit a tool's schema (naming the field)."""
     if isinstance(error, ValidationError):
         problems = [
             {"field": ".".join(str(p) for p in e["loc"]) or "(arguments)", "problem": e["msg"]} for e in error.errors()
@@ -188,6 +198,16 @@ def _invalid_arguments(tool_name: str, error: ValidationError | ModelRetry) -> d
             "_hint": "Fix the listed fields and call the tool again; see its parameter schema.",
         }
     return {"ok": False, "error_code": "invalid_arguments", "message": str(error.message), "_hint": "Fix the arguments."}
+
+
+def tool_exception_result(tool_name: str, error: Exception) -> dict[str, Any]:
+    """The seeds' `tool_exception` result for a tool that raised (a bug must not end the run)."""
+    return {
+        "ok": False,
+        "error_code": "tool_exception",
+        "message": f"{tool_name} failed: {type(error).__name__}: {error}",
+        "_hint": "Check the arguments; if they are right, tell the user the tool failed.",
+    }
 
 
 def _unknown_tool(name: str, available: list[str]) -> dict[str, Any]:
@@ -233,12 +253,7 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
         except CallDeferred:
             raise
         except Exception as error:  # a tool's bug must not end the run: the model sees it in the seeds' shape
-            result = {
-                "ok": False,
-                "error_code": "tool_exception",
-                "message": f"{call.tool_name} failed: {type(error).__name__}: {error}",
-                "_hint": "Check the arguments; if they are right, tell the user the tool failed.",
-            }
+            result = tool_exception_result(call.tool_name, error)
         deps.record_call(
             step=count_steps(ctx.messages),
             tool_call_id=call.tool_call_id,
@@ -263,7 +278,7 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
     async def on_tool_validate_error(
         self, ctx: RunContext[RunDeps], *, call: ToolCallPart, tool_def: ToolDefinition, args: Any, error: Any
     ) -> Any:
-        result = _invalid_arguments(call.tool_name, error)
+        result = invalid_arguments_result(call.tool_name, error)
         ctx.deps.emit_call(call.tool_call_id, call.tool_name, args)
         ctx.deps.record_call(
             step=count_steps(ctx.messages),

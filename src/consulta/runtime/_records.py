@@ -34,6 +34,11 @@ class PlanStatus(StrEnum):
     cancelled = "cancelled"
 
 
+EXTERNAL_MODEL_PREFIX = "mcp:"
+"""The model of a run driven from outside (an MCP client's model calls the tools): Consulta records it but cannot
+advance it, so nothing resumes it."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class RunRecord:
     id: str
@@ -56,6 +61,11 @@ class RunRecord:
     cancel_requested: bool
     created_at: str
     updated_at: str
+
+    @property
+    def external(self) -> bool:
+        """Whether the run is driven from outside (see EXTERNAL_MODEL_PREFIX)."""
+        return self.model.startswith(EXTERNAL_MODEL_PREFIX)
 
 
 @dataclass(frozen=True, kw_only=True)

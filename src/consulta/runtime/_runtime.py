@@ -22,20 +22,20 @@ from pydantic_ai.models import Model
 from ._agent import Agent
 from ._engine import Cancelled, EngineRun, PausedCall, RunDeps, build_engine_agent, carry_over, count_steps, dump_each, load_messages, pending_tool_calls, returned_call_ids
 from ._errors import ConfigError, ConflictError, InvalidAnswerError, ToolError
-from ._events import AskClosed, AskOpened, Event, ModelText, PlanDecided, PlanStaged, RunEnded, RunStarted, StepStarted, ToolCalled, ToolReturned
+from ._events import AskClosed, AskOpened, Event, ModelText, RunEnded, RunStarted, StepStarted, ToolCalled, ToolReturned
 from ._grounding import Evidence
-from ._records import AskRecord, AskStatus, PlanStatus, RunRecord, RunStatus
+from ._plan_book import PLAN_ASK, PlanBook
+from ._records import AskRecord, AskStatus, PlanRecord, PlanStatus, RunRecord, RunStatus
 from ._store import Store, utcnow
 from ._tools import AskKind
 
-__all__ = ["AskPolicy", "PLAN_ASK", "Runtime"]
+__all__ = ["AskPolicy", "Runtime"]
 
 AskPolicy = Literal["wait", "defer", "fail"]
 """What happens when a run pauses on an ask: `wait` in this process (bounded by the agent's timeout; the seed's
 blocking semantics), `defer` (persist it and let the caller return; any process can answer and resume later), or
 `fail` (nothing can answer: the model gets `question_unavailable` at once)."""
 
-PLAN_ASK = "plan"
 _TERMINAL = (RunStatus.finished, RunStatus.failed, RunStatus.cancelled)
 Listener = Callable[[Event], None]
 
@@ -116,6 +116,7 @@ class Runtime:
         self._poller: asyncio.Task[None] | None = None
         self._closed_seq = 0
         self._kinds: dict[str, AskKind] = {PLAN_ASK: _PlanApproval()}
+        self._plans = PlanBook(store, self._emit)
         self._engines: dict[tuple[int, str], tuple[Agent, Any]] = {}
         # Runs advancing at once (model calls and tools in flight); the rest wait their turn, holding only a task.
         self.max_active_runs = max_active_runs
@@ -195,8 +196,8 @@ class Runtime:
         """
         self._attach_loop()
         run = self.store.get_run(run_id)
-        if run.status in _TERMINAL:
-            return run
+        if run.status in _TERMINAL or run.external:
+            return run  # nothing to do, or nothing Consulta can do: an outside client drives it
         if run_id in self._live:
             return run
         if not self.store.claim_run(run_id):
@@ -382,7 +383,7 @@ class Runtime:
             plan = next((p for p in self.store.list_plans(run_id=run_id) if p.status == PlanStatus.staging), None)
             if plan is not None and plan.items:
                 self.store.set_run_status(run_id, RunStatus.running, output=text or "")  # the reply, kept for the end
-                self._open_plan(run_id, plan.id, plan.items)
+                self._open_plan(run_id, plan)
                 return
         self._finish(run_id, RunStatus.finished, output=text or "")
 
@@ -443,71 +444,40 @@ class Runtime:
         if executor is None:
             raise ToolError("no_plan_executor", f"{tool_name} cannot be staged: this agent cannot apply writes.")
         executor.check_grounding(tool_name, op, evidence)
-        staged = next((p for p in self.store.list_plans(run_id=live.run.id) if p.status == PlanStatus.staging), None)
-        # Keyed by tool call id, so a call run again after a restart replaces its item instead of adding one.
-        items = [i for i in (staged.items if staged else []) if i["tool_call_id"] != tool_call_id]
-        items.append({"tool_call_id": tool_call_id, "tool": tool_name, "op": op})
-        previews = executor.validate([i["op"] for i in items])  # raises ToolError: nothing is staged
-        for item, preview in zip(items, previews, strict=True):
-            item["preview"] = preview
-        plan = staged or self.store.get_or_create_staging_plan(run_id=live.run.id, app=live.agent.app)
-        self.store.update_plan(plan.id, items=items)
+        plan, previews = self._plans.stage(
+            run_id=live.run.id, app=live.agent.app, executor=executor, tool_call_id=tool_call_id, tool_name=tool_name, op=op
+        )
         return {
             "ok": True,
             "staged": True,
             "plan_id": plan.id,
-            "item": len(items),
+            "item": len(previews),
             "preview": previews[-1],
             "message": "Staged for the user's approval; nothing is written until they approve the plan. "
             "Finish by telling the user what is staged.",
         }
 
-    def _open_plan(self, run_id: str, plan_id: str, items: list[dict[str, Any]]) -> None:
-        previews = [i["preview"] for i in items]
+    def _open_plan(self, run_id: str, plan: PlanRecord) -> None:
         live = self._live[run_id]
-        if live.run.lang != "en" and live.agent.executor is not None:
-            with contextlib.suppress(ToolError):  # the approval re-validates anyway; English previews will do
-                previews = live.agent.executor.validate([i["op"] for i in items], lang=live.run.lang)
-        payload = {
-            "plan_id": plan_id,
-            "items": [{"tool": i["tool"], "op": i["op"], "preview": preview} for i, preview in zip(items, previews, strict=True)],
-        }
-        ask = self.store.create_ask(run_id=run_id, kind=PLAN_ASK, payload=payload, timeout_s=self._live[run_id].agent.question_timeout, trace_id=self._live[run_id].run.trace_id)
-        self.store.update_plan(plan_id, status=PlanStatus.pending, ask_id=ask.id)
-        self._emit(PlanStaged(run_id=run_id, plan_id=plan_id, items=payload["items"]))
-        self._emit(AskOpened(run_id=run_id, ask_id=ask.id, kind=PLAN_ASK, payload=payload))
+        assert live.agent.executor is not None
+        try:
+            ask = self._plans.open(
+                plan, executor=live.agent.executor, lang=live.run.lang, timeout_s=live.agent.question_timeout, trace_id=live.run.trace_id
+            )
+        except ToolError as error:  # the data changed under the staged plan: nothing to approve
+            self._finish(run_id, RunStatus.failed, error=f"Plan {plan.id} no longer fits the data: {error.message}")
+            return
         self.store.set_run_status(run_id, RunStatus.waiting)
         self._await_asks(run_id, [ask])
 
     async def _decide_plan(self, run_id: str, ask: AskRecord) -> None:
-        live = self._live[run_id]
-        plan_id = ask.payload["plan_id"]
-        plan = self.store.get_plan(plan_id)
-        approve = bool((ask.outcome or {}).get("approve")) and ask.status == AskStatus.answered
-        if not approve:
-            status = PlanStatus.rejected if ask.status == AskStatus.answered else PlanStatus.cancelled
-            self.store.update_plan(plan_id, status=status, result={"applied": False, "reason": ask.status.value})
-            self._emit(PlanDecided(run_id=run_id, plan_id=plan_id, status=status.value))
-        else:
-            executor = live.agent.executor
-            assert executor is not None
-            try:
-                result = await asyncio.to_thread(
-                    executor.apply, [i["op"] for i in plan.items], plan_id=plan_id, run_id=run_id, actor=ask.answered_by or "user"
-                )
-                self.store.update_plan(plan_id, status=PlanStatus.applied, result=result)
-                self._emit(PlanDecided(run_id=run_id, plan_id=plan_id, status=PlanStatus.applied.value, result=result))
-            except ToolError as error:
-                self.store.update_plan(plan_id, status=PlanStatus.failed, result=error.to_result())
-                self._emit(PlanDecided(run_id=run_id, plan_id=plan_id, status=PlanStatus.failed.value, result=error.to_result()))
-            except Exception as error:  # a bug or an I/O failure in the app: the plan fails, the run ends
-                failure = {"ok": False, "error_code": "apply_failed", "message": f"{type(error).__name__}: {error}"}
-                self.store.update_plan(plan_id, status=PlanStatus.failed, result=failure)
-                self._emit(PlanDecided(run_id=run_id, plan_id=plan_id, status=PlanStatus.failed.value, result=failure))
-                self._finish(run_id, RunStatus.failed, error=f"Applying plan {plan_id} failed: {failure['message']}")
-                return
-        run = self.store.get_run(run_id)
-        self._finish(run_id, RunStatus.finished, output=run.output or "")
+        executor = self._live[run_id].agent.executor
+        assert executor is not None
+        status, result = await self._plans.decide(ask, executor=executor)
+        if status == PlanStatus.failed and (result or {}).get("error_code") == "apply_failed":
+            self._finish(run_id, RunStatus.failed, error=f"Applying plan {ask.payload['plan_id']} failed: {(result or {}).get('message')}")
+            return
+        self._finish(run_id, RunStatus.finished, output=self.store.get_run(run_id).output or "")
 
     # ---- asks: opening, waiting, closing ----------------------------------------------------------------------
 
@@ -623,9 +593,7 @@ class Runtime:
             if timer is not None:
                 timer.cancel()
             self._close_quietly(ask, AskStatus.cancelled, outcome, by="stop")
-        for plan in self.store.list_plans(run_id=run_id):
-            if plan.status in (PlanStatus.staging, PlanStatus.pending):
-                self.store.update_plan(plan.id, status=PlanStatus.cancelled)
+        self._plans.cancel_open(run_id)
         self._finish(run_id, RunStatus.cancelled)
 
     # ---- plumbing ---------------------------------------------------------------------------------------------

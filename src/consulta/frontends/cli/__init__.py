@@ -77,7 +77,7 @@ async def _in_daemon_thread(fn: Any, *args: Any) -> Any:
             value = fn(*args)
             loop.call_soon_threadsafe(lambda: future.done() or future.set_result(value))
         except BaseException as error:  # noqa: BLE001 - delivered to the awaiting task
-            loop.call_soon_threadsafe(lambda: future.done() or future.set_exception(error))
+            loop.call_soon_threadsafe(lambda e=error: future.done() or future.set_exception(e))
 
     threading.Thread(target=work, daemon=True).start()
     return await future

@@ -2,7 +2,7 @@
 
 What a client sees, and what is decided here:
 - The app's read tools, exactly as Consulta's own agent sees them: the same definitions (names, descriptions, JSON
-  schemas from `tool_schemas`), the same argument validation (`invalid_arguments`), the same results; a tool's
+  schemas from `tool_schemas`), the same argument validation (`invalid_arguments_result`), the same results; a tool's
   refusal comes back in the seeds' shape (`ToolError.to_result()`). `"ok": false` marks an MCP error result.
 - The app's write tools stage: the operation is validated against the data and added to the session's plan, and
   the result carries the plan id and a preview; nothing is written. `apply_plan(plan_id)` asks the client's user to

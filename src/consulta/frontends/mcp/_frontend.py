@@ -12,14 +12,22 @@ from pydantic import ValidationError
 from pydantic_core import to_jsonable_python
 
 from ...asks import QuestionKind
-from ...runtime import NotFoundError, ToolDef, ToolError, tool_schemas
-from ...runtime._engine import json_schema_for
+from ...runtime import (
+    NotFoundError,
+    ToolDef,
+    ToolError,
+    argument_validator,
+    invalid_arguments_result,
+    json_schema_for,
+    tool_exception_result,
+    tool_schemas,
+)
 from .._host import AppHost
 from ._asking import Asker, RoundState, elicitation_supported
 from ._forms import question_form
 from ._plans import PlanDesk
 from ._sessions import McpSession, SessionBook, ToolCall
-from ._tools import Served, ServedTool, argument_check, invalid_arguments, served_tool, tool_exception_result
+from ._tools import Served, ServedTool, served_tool
 
 __all__ = ["MCP_INSTRUCTIONS", "McpFrontEnd"]
 
@@ -68,7 +76,7 @@ class McpFrontEnd:
             elif tool.kind == "write" and self.desk is None:
                 continue
             else:
-                serve = partial(self._app_tool, tool, argument_check(tool))
+                serve = partial(self._app_tool, tool, argument_validator(tool))
             served.append(
                 served_tool(
                     name=tool.name, description=spec["description"], parameters=spec["parameters"], lang=lang, serve=serve, read_only=tool.kind == "read"
@@ -78,7 +86,7 @@ class McpFrontEnd:
             plan = self._apply_plan
             served.append(
                 served_tool(
-                    name=plan.name, description=plan.description, parameters=json_schema_for(plan), lang=lang, serve=partial(self._apply, argument_check(plan))
+                    name=plan.name, description=plan.description, parameters=json_schema_for(plan), lang=lang, serve=partial(self._apply, argument_validator(plan))
                 )
             )
         return served
@@ -96,7 +104,7 @@ class McpFrontEnd:
         try:
             args = check(arguments)
         except ValidationError as error:
-            return self.book.end(session, call, invalid_arguments(tool.name, error))
+            return self.book.end(session, call, invalid_arguments_result(tool.name, error))
         try:
             value = to_jsonable_python(await tool.call(**args), fallback=str)
             result = value if tool.kind == "read" else self._stage(session, call, tool.name, value)
@@ -148,7 +156,7 @@ class McpFrontEnd:
         try:
             args = check(arguments)
         except ValidationError as error:
-            return self.book.end(session, call, invalid_arguments("apply_plan", error))
+            return self.book.end(session, call, invalid_arguments_result("apply_plan", error))
         result = await self.desk.apply(ctx, session, call, args["plan_id"])
         if isinstance(result, InputRequiredResult):
             return result

@@ -13,12 +13,11 @@ them (the client's model talks to the user). The person's approval of the exact 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, assert_never
 
-import anyio
 from fastmcp.server.context import Context
 
-from ...runtime import PLAN_ASK, AskRecord, AskStatus, NotFoundError, PlanDecided, PlanRecord, PlanStaged, PlanStatus, ToolError
+from ...runtime import AskRecord, AskStatus, NotFoundError, PlanRecord, PlanStatus, ToolError
 from ._asking import Asker, elicitation_supported
 from ._forms import plan_form
 from ._sessions import McpSession, SessionBook, ToolCall
@@ -44,18 +43,14 @@ class PlanDesk:
 
     def stage(self, session: McpSession, call: ToolCall, tool_name: str, op: dict[str, Any]) -> dict[str, Any]:
         """Add the write `op` to the session's staging plan after validating the whole plan (ToolError: nothing staged)."""
-        staged = next((p for p in self.store.list_plans(run_id=session.run_id) if p.status == PlanStatus.staging), None)
-        items = [*(staged.items if staged else []), {"tool_call_id": call.id, "tool": tool_name, "op": op}]
-        previews = self.executor.validate([i["op"] for i in items])
-        for item, preview in zip(items, previews, strict=True):
-            item["preview"] = preview
-        plan = staged or self.store.get_or_create_staging_plan(run_id=session.run_id, app=self.book.host.agent.app)
-        self.store.update_plan(plan.id, items=items)
+        plan, previews = self.book.plans.stage(
+            run_id=session.run_id, app=self.book.host.agent.app, executor=self.executor, tool_call_id=call.id, tool_name=tool_name, op=op
+        )
         return {
             "ok": True,
             "staged": True,
             "plan_id": plan.id,
-            "item": len(items),
+            "item": len(previews),
             "preview": previews[-1],
             "previews": previews,
             "message": "Staged; nothing is written yet. When everything the user asked for is staged, call apply_plan "
@@ -98,71 +93,55 @@ class PlanDesk:
         return await self._decide(plan.id, ask)
 
     def _open(self, session: McpSession, plan: PlanRecord) -> AskRecord:
-        """Re-validate the plan against the data as it is now and open its approval ask (a plan that no longer fits
-        fails, so the next write starts a fresh plan)."""
-        ops = [item["op"] for item in plan.items]
-        try:
-            previews = self.executor.validate(ops, lang=session.lang)
-        except ToolError as error:
-            self.store.update_plan(plan.id, status=PlanStatus.failed, result=error.to_result())
-            self.book.emit(PlanDecided(run_id=plan.run_id, plan_id=plan.id, status=PlanStatus.failed.value, result=error.to_result()))
-            raise
-        items = [{"tool": item["tool"], "op": item["op"], "preview": preview} for item, preview in zip(plan.items, previews, strict=True)]
-        self.book.emit(PlanStaged(run_id=plan.run_id, plan_id=plan.id, items=items))
-        ask = self.book.open_ask(session, kind=PLAN_ASK, payload={"plan_id": plan.id, "items": items}, tool_call_id=None)
-        self.store.update_plan(plan.id, status=PlanStatus.pending, ask_id=ask.id)
+        """Re-validate the plan against the data as it is now and open its approval ask, bounded in time (a plan
+        that no longer fits fails, so the next write starts a fresh plan)."""
+        run = self.store.get_run(plan.run_id)
+        ask = self.book.plans.open(
+            plan, executor=self.executor, lang=session.lang, timeout_s=self.book.host.agent.question_timeout, trace_id=run.trace_id
+        )
+        self.book.bound(ask)
         return ask
 
     async def _decide(self, plan_id: str, ask: AskRecord) -> dict[str, Any]:
         """The plan's ask is closed: apply the plan if it was approved, else record it rejected or cancelled."""
-        approved = ask.status == AskStatus.answered and bool((ask.outcome or {}).get("approve"))
-        if not approved:
-            self.book.settle_plan(ask)
-            if ask.status == AskStatus.answered:
+        plan = self.store.get_plan(plan_id)
+        if plan.status != PlanStatus.pending or plan_id in self._applying:
+            return _closed(plan, plan.status.value)
+        self._applying.add(plan_id)
+        try:
+            status, result = await self.book.plans.decide(ask, executor=self.executor)
+        finally:
+            self._applying.discard(plan_id)
+        match status:
+            case PlanStatus.applied:
+                return {
+                    "ok": True,
+                    "applied": True,
+                    "plan_id": plan_id,
+                    "audit_ids": (result or {}).get("audit_ids", []),
+                    "summaries": (result or {}).get("summaries", []),
+                    "message": "The user approved; the changes are written and audited.",
+                }
+            case PlanStatus.rejected:
                 return {
                     "ok": False,
                     "error_code": "plan_rejected",
                     "message": f"The user rejected plan {plan_id}; nothing was written.",
                     "_hint": "Ask the user what to change before staging anything else.",
                 }
-            return {
-                "ok": False,
-                "error_code": "plan_cancelled",
-                "message": f"Plan {plan_id} was not approved ({ask.status.value}); nothing was written.",
-                "_hint": "Tell the user nothing was changed.",
-            }
-        plan = self.store.get_plan(plan_id)
-        if plan.status != PlanStatus.pending or plan_id in self._applying:
-            return _closed(plan, plan.status.value)
-        self._applying.add(plan_id)
-        try:
-            return await self._apply(plan, actor=ask.answered_by or "user")
-        finally:
-            self._applying.discard(plan_id)
-
-    async def _apply(self, plan: PlanRecord, *, actor: str) -> dict[str, Any]:
-        ops = [item["op"] for item in plan.items]
-        try:
-            result = await anyio.to_thread.run_sync(lambda: self.executor.apply(ops, plan_id=plan.id, run_id=plan.run_id, actor=actor))
-        except ToolError as error:
-            return self._failed(plan, error.to_result())
-        except Exception as error:  # a bug or an I/O failure in the app: the plan fails, nothing was written
-            return self._failed(plan, {"ok": False, "error_code": "apply_failed", "message": f"{type(error).__name__}: {error}"})
-        self.store.update_plan(plan.id, status=PlanStatus.applied, result=result)
-        self.book.emit(PlanDecided(run_id=plan.run_id, plan_id=plan.id, status=PlanStatus.applied.value, result=result))
-        return {
-            "ok": True,
-            "applied": True,
-            "plan_id": plan.id,
-            "audit_ids": result.get("audit_ids", []),
-            "summaries": result.get("summaries", []),
-            "message": "The user approved; the changes are written and audited.",
-        }
-
-    def _failed(self, plan: PlanRecord, failure: dict[str, Any]) -> dict[str, Any]:
-        self.store.update_plan(plan.id, status=PlanStatus.failed, result=failure)
-        self.book.emit(PlanDecided(run_id=plan.run_id, plan_id=plan.id, status=PlanStatus.failed.value, result=failure))
-        return failure
+            case PlanStatus.cancelled:
+                return {
+                    "ok": False,
+                    "error_code": "plan_cancelled",
+                    "message": f"Plan {plan_id} was not approved ({ask.status.value}); nothing was written.",
+                    "_hint": "Tell the user nothing was changed.",
+                }
+            case PlanStatus.failed:
+                return result or {"ok": False, "error_code": "apply_failed", "message": f"Plan {plan_id} failed."}
+            case PlanStatus.staging | PlanStatus.pending:
+                return _closed(plan, status.value)
+            case _:
+                assert_never(status)
 
 
 def _closed(plan: PlanRecord, state: str) -> dict[str, Any]:

@@ -35,10 +35,10 @@ from ...runtime import (
     AskOpened,
     AskRecord,
     AskStatus,
+    EXTERNAL_MODEL_PREFIX,
     ConflictError,
     Event,
-    PlanDecided,
-    PlanStatus,
+    PlanBook,
     RunEnded,
     RunStarted,
     RunStatus,
@@ -98,6 +98,7 @@ class SessionBook:
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._deadlines: dict[str, float] = {}
         self._heartbeat: asyncio.Task[None] | None = None
+        self.plans = PlanBook(self.store, self.emit)
 
     # ---- sessions ---------------------------------------------------------------------------------------------
 
@@ -113,7 +114,7 @@ class SessionBook:
         run = self.store.create_run(
             app=agent.app,
             prompt=t("mcp.run.prompt", lang, client=client),
-            model=f"mcp:{client}",
+            model=f"{EXTERNAL_MODEL_PREFIX}{client}",
             lang=lang,
             options=agent.options,
             principal=f"mcp:{key}",
@@ -169,10 +170,15 @@ class SessionBook:
             run_id=session.run_id, kind=kind, payload=payload, tool_call_id=tool_call_id, timeout_s=timeout, trace_id=run.trace_id
         )
         self.emit(AskOpened(run_id=session.run_id, ask_id=ask.id, kind=kind, payload=payload))
+        self.bound(ask)
+        return ask
+
+    def bound(self, ask: AskRecord) -> None:
+        """Time the open ask out after its timeout (every wait is bounded)."""
+        timeout = ask.timeout_s or self.host.agent.question_timeout
         loop = asyncio.get_running_loop()
         self._deadlines[ask.id] = loop.time() + timeout
         self._timers[ask.id] = loop.call_later(timeout, self._time_out, ask.id)
-        return ask
 
     def seconds_left(self, ask_id: str) -> float:
         deadline = self._deadlines.get(ask_id)
@@ -210,16 +216,7 @@ class SessionBook:
         if ask.status == AskStatus.pending:
             closed = self.close_unanswered(ask, AskStatus.timed_out, by="timeout", outcome=lambda kind, payload: kind.timeout_result(payload))
             if closed.kind == PLAN_ASK:
-                self.settle_plan(closed)
-
-    def settle_plan(self, ask: AskRecord) -> None:
-        """A plan ask closed without approval: its plan is rejected (the person said no) or cancelled."""
-        plan = self.store.get_plan(ask.payload["plan_id"])
-        if plan.status != PlanStatus.pending:
-            return
-        status = PlanStatus.rejected if ask.status == AskStatus.answered else PlanStatus.cancelled
-        self.store.update_plan(plan.id, status=status, result={"applied": False, "reason": ask.status.value})
-        self.emit(PlanDecided(run_id=plan.run_id, plan_id=plan.id, status=status.value))
+                self.plans.decline(closed)
 
     # ---- lifetime ---------------------------------------------------------------------------------------------
 
@@ -249,11 +246,8 @@ class SessionBook:
         for ask in self.store.list_asks(status=AskStatus.pending, run_id=session.run_id):
             closed = self.close_unanswered(ask, AskStatus.cancelled, by="mcp:session-ended", outcome=lambda kind, payload: kind.cancelled_result(payload))
             if closed.kind == PLAN_ASK:
-                self.settle_plan(closed)
-        for plan in self.store.list_plans(run_id=session.run_id):
-            if plan.status in (PlanStatus.staging, PlanStatus.pending):
-                self.store.update_plan(plan.id, status=PlanStatus.cancelled)
-                self.emit(PlanDecided(run_id=session.run_id, plan_id=plan.id, status=PlanStatus.cancelled.value))
+                self.plans.decline(closed)
+        self.plans.cancel_open(session.run_id)
         self.store.set_run_status(session.run_id, status)
         self.emit(RunEnded(run_id=session.run_id, status=status.value))
 

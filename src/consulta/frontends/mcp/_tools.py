@@ -9,16 +9,13 @@ from typing import Annotated, Any
 
 from fastmcp.tools.base import InputRequiredToolResult, Tool, ToolResult
 from mcp_types import InputRequiredResult, TextContent, ToolAnnotations
-from pydantic import Field, ValidationError
+from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
-from pydantic_ai import Tool as EngineTool
 from pydantic_core import to_jsonable_python
 
 from ...i18n import catalog
-from ...runtime import ToolDef
-from ...runtime._engine import _invalid_arguments
 
-__all__ = ["Served", "ServedTool", "argument_check", "invalid_arguments", "served_tool", "tool_exception_result", "tool_title"]
+__all__ = ["Served", "ServedTool", "served_tool", "tool_title"]
 
 Served = dict[str, Any] | InputRequiredResult
 Serve = Callable[[dict[str, Any]], Awaitable[Served]]
@@ -58,23 +55,3 @@ def served_tool(
         annotations=ToolAnnotations(read_only_hint=read_only),
         serve=serve,
     )
-
-
-def argument_check(tool: ToolDef) -> Callable[[dict[str, Any]], dict[str, Any]]:
-    """The validator the agent's engine uses for `tool`'s arguments (raises pydantic's ValidationError)."""
-    return EngineTool(tool.function, name=tool.name, takes_ctx=False).function_schema.validator.validate_python
-
-
-def invalid_arguments(tool_name: str, error: ValidationError) -> dict[str, Any]:
-    """The `invalid_arguments` result the agent gets for the same mistake."""
-    return _invalid_arguments(tool_name, error)
-
-
-def tool_exception_result(tool_name: str, error: Exception) -> dict[str, Any]:
-    """A tool's bug, reported like the agent's engine reports it (the server goes on)."""
-    return {
-        "ok": False,
-        "error_code": "tool_exception",
-        "message": f"{tool_name} failed: {type(error).__name__}: {error}",
-        "_hint": "Check the arguments; if they are right, tell the user the tool failed.",
-    }
