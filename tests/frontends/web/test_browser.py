@@ -101,10 +101,21 @@ def _ask_and_approve(p: Page, home: Path, *, first: int, keyboard: bool) -> None
     assert "occupied" in p.cell(2, 1).get_attribute("class")
     p.shot(f"{first:02d}-page")
 
+    # Note every text the thinking indicator shows while the run goes on (it is gone by the time the question is).
+    page.evaluate(
+        """() => {
+            window.thinking = [];
+            const node = document.querySelector("#thinking");
+            new MutationObserver(() => node.hidden || window.thinking.push(node.innerText))
+                .observe(node, { attributes: true, childList: true, subtree: true, characterData: true });
+        }"""
+    )
     page.fill("#prompt", AMBIGUOUS)
     page.press("#prompt", "Enter")
     form = page.locator(".question-form")
     form.wait_for()
+    assert t["web.chat.thinking"].format(step=1) in page.evaluate("window.thinking")
+    assert page.is_hidden("#thinking")
     assert form.locator("h3").inner_text() == t["ai.question.title"]
     assert t["ai.question.asking"] in p.text(".note.asking")
     assert "Cell Line" in form.locator("label").inner_text() and "K562-dTAG" in form.locator("label").inner_text()
@@ -255,3 +266,42 @@ def test_a_question_that_times_out_says_so(open_page: Any, tmp_path: Path) -> No
         note.wait_for()
         assert note.inner_text() == p.t["ai.question.timeout"] == "提问超时，Agent 将继续执行"
         p.shot("31-question-timed-out")
+
+
+def test_the_question_form_follows_the_questions_schema(open_page: Any, tmp_path: Path) -> None:
+    script = tmp_path / "kinds.json"
+    script.write_text(json.dumps({"steps": [
+        {"tool_calls": [{"name": "question", "args": {"questions": [
+            {"header": "Cell Line", "question": "Which K562?", "options": ["K562-WT", "K562-dTAG-BRD4"]},
+            {"header": "Boxes", "question": "Which boxes may I use?", "options": ["1", "2", "3"], "multiple": True},
+            {"header": "Note", "question": "Anything to write in the note?"},
+        ]}}]},
+        {"text": "Thanks."},
+    ]}), encoding="utf-8")
+    app = create_app(app="ln2", settings=settings_for(tmp_path, script))
+    with running_server(app) as base:
+        p = open_page(base, "en")
+        p.page.fill("#prompt", AMBIGUOUS)
+        p.page.press("#prompt", "Enter")
+        form = p.page.locator(".question-form")
+        form.wait_for()
+        assert form.locator("select").count() == 1  # single choice
+        assert form.locator("fieldset input[type=checkbox]").count() == 3  # multiple
+        labels = form.locator(".field > label[for], legend").all_inner_texts()
+        assert labels == ["Cell Line: Which K562?", "Boxes: Which boxes may I use?", "Note: Anything to write in the note?"]
+        other = form.locator("input[type=text][id$=-other]")
+        assert other.is_hidden()
+        form.locator("select").select_option("__other__")  # free text is an answer too
+        assert other.is_visible() and p.page.evaluate("document.activeElement.id").endswith("-other")
+        other.fill("K562 from Tom's box")
+        form.locator("label.check", has_text="1").locator("input").check()
+        form.locator("label.check", has_text="3").locator("input").check()
+        form.locator("input[type=text]:not([id$=-other])").fill("for the CRISPR screen")
+        p.shot("41-question-kinds")
+        form.locator("input[type=text]:not([id$=-other])").press("Enter")  # Enter in the form answers it
+        p.page.locator(".card.question.closed").wait_for()
+        p.page.locator(".msg.agent").wait_for()
+        (ask,) = app.state.host.store.list_asks(status=None)
+        assert ask.answer == ["K562 from Tom's box", ["1", "3"], "for the CRISPR screen"]
+        assert "Boxes: 1, 3" in p.text(".card.question.closed")
+        p.shot("42-question-kinds-answered")

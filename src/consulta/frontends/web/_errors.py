@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -15,7 +14,6 @@ from ._schemas import ErrorBody
 
 __all__ = ["ERROR_RESPONSES", "STREAM_ERROR_RESPONSES", "ApiError", "install_error_handlers"]
 
-logger = logging.getLogger("consulta.web")
 
 _STATUS: dict[type[ConsultaError], int] = {
     NotFoundError: 404,
