@@ -162,10 +162,23 @@ def test_an_ended_run_has_no_live_client_and_a_slow_client_is_dropped() -> None:
         host.emit(RunEnded(run_id="run_a", status="finished"))
         host.runtime.here.discard("run_a")
         after_end = broker.subscribe(_run("run_a", RunStatus.finished), after=0)
-        assert after_end.client is None and _seqs(after_end.replay) == [1, 2, 3, 4, 5, 6, 7]
+        assert after_end.client is None and after_end.final and _seqs(after_end.replay) == [1, 2, 3, 4, 5, 6, 7]
         assert broker.subscribe(_run("run_a", RunStatus.finished), after=0, follow=False).client is None
 
     _with_broker(check, client_queue=2)
+
+
+def test_while_closing_a_running_run_gets_its_replay_without_an_end() -> None:
+    def check(broker: EventBroker, host: _Host) -> None:
+        _started_run(host)
+        assert broker.subscribe(_run("run_a"), after=0, follow=False).final  # only the replay was asked for
+        watching = broker.subscribe(_run("run_a"), after=0).client
+        broker.close()
+        assert watching is not None and watching.gone and watching.wake.is_set()
+        late = broker.subscribe(_run("run_a"), after=0)
+        assert late.client is None and not late.final and _seqs(late.replay) == [1, 2, 3]
+
+    _with_broker(check)
 
 
 def test_a_finished_run_without_a_recorded_end_does_not_keep_a_client_waiting() -> None:
@@ -193,6 +206,23 @@ def test_idle_runs_are_forgotten_and_read_back_from_the_store() -> None:
         assert host.store.reads == reads + 1
 
     _with_broker(check, idle_runs=3)
+
+
+def test_a_run_read_from_the_store_takes_in_what_another_process_added() -> None:
+    def check(broker: EventBroker, host: _Host) -> None:
+        host.store.record(RunStarted(run_id="run_o", app="ln2", prompt="p"))
+        first = broker.subscribe(_run("run_o", RunStatus.waiting), after=0)  # read from the store, not heard here
+        assert _seqs(first.replay) == [1] and first.client is not None
+        host.store.record(StepStarted(run_id="run_o", step=1))  # another process (e.g. `consulta answer`) records
+        assert _seqs(broker.subscribe(_run("run_o", RunStatus.waiting), after=0).replay) == [1, 2]
+        assert [seq for seq, _, _ in first.client.pending] == [2]  # the first client is told too
+        host.store.record(StepStarted(run_id="run_o", step=2))
+        host.runtime.here.add("run_o")  # then this process resumes it
+        host.emit(RunStarted(run_id="run_o", app="ln2", prompt=None, resumed=True), record=False)
+        assert [seq for seq, _, _ in first.client.pending] == [2, 3, 4]
+        assert _types(broker.subscribe(_run("run_o"), after=2).replay) == ["step_started", "run_started"]
+
+    _with_broker(check)
 
 
 def test_an_event_heard_on_another_thread_is_numbered_on_the_loop() -> None:

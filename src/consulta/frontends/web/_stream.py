@@ -67,6 +67,8 @@ class _RunLog:
     recent: deque[_Item]
     clients: set[_Client] = field(default_factory=set)
     ended: bool = False
+    heard: bool = False
+    """Fed by this process's runtime. Until then the log is a copy of the store, which another process may add to."""
 
 
 @dataclass(frozen=True)
@@ -77,7 +79,10 @@ class Subscription:
     reset: bool
     """The client claimed events this server never gave (it restarted and lost a step in progress): start over."""
     client: _Client | None
-    """None when nothing more will come (the run has ended, or the server is closing)."""
+    """None when nothing more will come here (the run has ended, the replay was all that was asked for, or the
+    server is closing)."""
+    final: bool
+    """Nothing more will come at all (the run has ended, or only the replay was asked for): say `event: end`."""
 
 
 class EventBroker:
@@ -140,6 +145,9 @@ class EventBroker:
             log = self._new_log(event.run_id, [] if fresh else None)
         else:
             self._logs.move_to_end(event.run_id)
+            if not log.heard:
+                self._catch_up(event.run_id, log)
+        log.heard = True
         log.seq += 1
         item = (log.seq, event.type, _frame(log.seq, event.model_dump(mode="json")))
         log.recent.append(item)
@@ -157,10 +165,22 @@ class EventBroker:
         for seq, record in enumerate(records[first:], start=first + 1):
             recent.append((seq, record.type, _recorded_frame(seq, record)))
         log = self._logs[run_id] = _RunLog(seq=len(records), recent=recent, ended=any(r.type == "run_ended" for r in records))
-        self._evict()
+        self._evict(keep=run_id)
         return log
 
-    def _evict(self) -> None:
+    def _catch_up(self, run_id: str, log: _RunLog) -> None:
+        """Take in what other processes recorded since the log was read from the store, and pass it on."""
+        records = self.host.store.list_events(run_id)
+        for seq, record in enumerate(records[log.seq :], start=log.seq + 1):
+            item = (seq, record.type, _recorded_frame(seq, record))
+            log.recent.append(item)
+            log.ended = log.ended or record.type == "run_ended"
+            for client in list(log.clients):
+                if not client.offer(item):
+                    log.clients.discard(client)
+        log.seq = max(log.seq, len(records))
+
+    def _evict(self, *, keep: str) -> None:
         """Forget the least recently used runs nobody watches and nothing runs here (the store has all of theirs)."""
         excess = len(self._logs) - self.idle_runs
         if excess <= 0:
@@ -168,7 +188,7 @@ class EventBroker:
         for run_id, log in list(self._logs.items()):
             if excess <= 0:
                 break
-            if not log.clients and not self.host.runtime.is_running_here(run_id):
+            if run_id != keep and not log.clients and not self.host.runtime.is_running_here(run_id):
                 del self._logs[run_id]
                 excess -= 1
 
@@ -182,6 +202,8 @@ class EventBroker:
             log = self._new_log(run.id, None)
         else:
             self._logs.move_to_end(run.id)
+            if not log.heard and not log.ended:
+                self._catch_up(run.id, log)
         if not log.ended and run.status in _TERMINAL and not self.host.runtime.is_running_here(run.id):
             log.ended = True  # ended without a recorded run_ended (its process died at the end): nothing more comes
         reset = after > log.seq
@@ -192,7 +214,8 @@ class EventBroker:
         if follow and not log.ended and not self.closing:
             client = _Client(limit=self.client_queue)
             log.clients.add(client)
-        return Subscription(run_id=run.id, replay=replay, last_seq=log.seq, reset=reset, client=client)
+        final = log.ended or not follow
+        return Subscription(run_id=run.id, replay=replay, last_seq=log.seq, reset=reset, client=client, final=final)
 
     def _replay(self, run_id: str, log: _RunLog, after: int) -> list[bytes]:
         first_kept = log.recent[0][0] if log.recent else log.seq + 1
@@ -234,8 +257,9 @@ class EventStream(Response):
         client = sub.client
         if client is not None:
             head += b"event: live\ndata: {}\n\n"  # the replay is over: what follows happens now
-        if client is None:
-            await send({"type": "http.response.body", "body": head + _end(sub.last_seq), "more_body": False})
+        if client is None:  # (closing: no `end`, so the client reconnects to the next server)
+            tail = _end(sub.last_seq) if sub.final else b""
+            await send({"type": "http.response.body", "body": head + tail, "more_body": False})
             return
         watcher = asyncio.get_running_loop().create_task(_watch_disconnect(receive, client))
         try:
