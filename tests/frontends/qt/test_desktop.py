@@ -15,8 +15,8 @@ pytest.importorskip("PySide6")
 
 import shiboken6  # noqa: E402
 
-from PySide6.QtCore import Qt  # noqa: E402
-from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QLineEdit  # noqa: E402
+from PySide6.QtCore import Qt, QTimer  # noqa: E402
+from PySide6.QtWidgets import QApplication, QCheckBox, QComboBox, QLabel, QLineEdit  # noqa: E402
 
 from consulta.apps import ln2  # noqa: E402
 from consulta.frontends.qt import BridgeState, MainWindow, QuestionDialog  # noqa: E402
@@ -228,3 +228,52 @@ def test_closing_the_window_mid_question_cancels_the_run_and_ends_the_thread(qtb
         assert store.get_ask(ask_id).status == AskStatus.cancelled
     finally:
         store.close()
+
+
+def test_stop_while_a_question_is_pending(qtbot: Any, open_window: Any, tmp_path: Path) -> None:
+    window: MainWindow = open_window()
+    send(qtbot, window, PROMPT)
+    dialog = wait_dialog(qtbot, window)
+    assert window.chat.stop_button.isEnabled()
+    window.stop_run()  # the Stop button's action (the window-modal dialog covers the button itself)
+    qtbot.waitUntil(lambda: not window.running, timeout=WAIT_MS)
+    assert not window.dialogs and gone(dialog)
+    assert t("qt.chat.stopped", "en") in window.chat.lines
+    assert t("qt.question.cancelled_elsewhere", "en") in window.chat.lines
+    assert window.chat.send_button.isEnabled() and not window.chat.stop_button.isEnabled()
+    assert window.run_id is not None
+    assert on_host(qtbot, window, lambda h: h.run(window.run_id, principal=window.principal)).status == RunStatus.cancelled
+
+
+def test_run_desktop_returns_when_the_window_closes(qtbot: Any, tmp_path: Path) -> None:
+    from consulta.frontends.qt import run_desktop
+
+    from .conftest import copy_inventory, make_settings
+
+    def close_when_ready() -> None:
+        windows = [w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible()]
+        if windows and windows[0].bridge.state is BridgeState.ready:
+            windows[0].close()
+        else:
+            QTimer.singleShot(20, close_when_ready)
+
+    QTimer.singleShot(0, close_when_ready)
+    settings = make_settings(tmp_path)
+    assert run_desktop(app="ln2", settings=settings, options={"inventory": str(copy_inventory(tmp_path))}) == 0
+
+    # An inventory that cannot be read: the window says why, and the exit code says it failed.
+    failed: list[MainWindow] = []
+
+    def close_when_failed() -> None:
+        windows = [w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible() and w.failed]
+        if windows:
+            failed.append(windows[0])
+            windows[0].close()
+        else:
+            QTimer.singleShot(20, close_when_failed)
+
+    QTimer.singleShot(0, close_when_failed)
+    assert run_desktop(app="ln2", settings=settings, options={"inventory": str(tmp_path / "missing.yaml")}) == 1
+    (window,) = failed
+    assert window.chat.lines[0].startswith("Could not start: The inventory file")
+    assert not window.chat.send_button.isEnabled()

@@ -16,7 +16,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, Signal, Slot
+from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
 
 from ...config import Settings
 from ...runtime import Event, RunStarted
@@ -107,8 +107,8 @@ class HostBridge(QObject):
             return
         previous, self.state = self.state, BridgeState.stopping
         if self._loop is None or self._ended:
-            self.state = BridgeState.stopped
-            self.stopped.emit()
+            # Never from inside the caller (e.g. a closeEvent that would then close again): on the next turn.
+            QTimer.singleShot(0, self._stopped_now)
         elif previous is not BridgeState.failed:  # a failed host's loop is ending already: `_joined` follows
             closing = self._close()
             try:
@@ -157,6 +157,7 @@ class HostBridge(QObject):
             try:
                 self._thread_ended.emit()
             except RuntimeError:  # the window (and this bridge with it) is already destroyed: nobody to tell
+                pass
                 pass
                 pass
 
@@ -211,6 +212,11 @@ class HostBridge(QObject):
         elif reply.on_done is not None:
             reply.on_done(reply.value)
 
+    @Slot()
+    def _stopped_now(self) -> None:
+        self.state = BridgeState.stopped
+        self.stopped.emit()
+
     @Slot(object)
     def _on_opened(self, opened: tuple[BaseException | None, Path | None]) -> None:
         error, self.data_path = opened
@@ -229,8 +235,7 @@ class HostBridge(QObject):
         if self._thread is not None:
             self._thread.join()  # it emitted this signal as its very last act: the join returns at once
         if self.state is BridgeState.stopping:
-            self.state = BridgeState.stopped
-            self.stopped.emit()
+            self._stopped_now()
 
 
 def _reply(future: Any, on_done: Callable[[Any], None] | None, on_error: Callable[[BaseException], None] | None) -> _Reply:

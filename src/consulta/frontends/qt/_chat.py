@@ -89,6 +89,8 @@ def describe_event(event: Event, lang: str) -> tuple[str, Tone] | None:
 
 
 def _short(args: Any, limit: int = 120) -> str:
+    if isinstance(args, dict):
+        args = {k: v for k, v in args.items() if v is not None}  # unset optional arguments are noise here
     text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False, default=str)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
