@@ -8,6 +8,7 @@ thread. The GUI never blocks on the loop either: `call` returns at once and its 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import threading
 from collections.abc import Callable
@@ -139,7 +140,7 @@ class HostBridge(QObject):
         if self.state is not BridgeState.ready or self._loop is None:
             return False
         future = asyncio.run_coroutine_threadsafe(self._run(work), self._loop)
-        future.add_done_callback(lambda f: self._replied.emit(_reply(f, on_done, on_error)))
+        future.add_done_callback(lambda f: self._post(self._replied, _reply(f, on_done, on_error)))
         return True
 
     # ---- on the loop thread ---------------------------------------------------------------------------------
@@ -154,27 +155,27 @@ class HostBridge(QObject):
             loop.run_until_complete(loop.shutdown_default_executor())  # threads of asyncio.to_thread end here
         finally:
             loop.close()
-            try:
-                self._thread_ended.emit()
-            except RuntimeError:  # the window (and this bridge with it) is already destroyed: nobody to tell
-                pass
-                pass
-                pass
+            self._post(self._thread_ended)
+
+    def _post(self, signal: Any, *args: Any) -> None:
+        """Emit from the loop thread; once the window (and this bridge with it) is destroyed, nobody is told."""
+        with contextlib.suppress(RuntimeError):
+            signal.emit(*args)
 
     async def _open(self) -> None:
         try:
             self.host = AppHost(app=self.app, settings=self.settings, options=self.options, ask_policy="wait")
         except Exception as error:  # noqa: BLE001 - reported to the window, which shows it
             self._stop_loop()
-            self._opened.emit((error, None))
+            self._post(self._opened, (error, None))
             return
         self.host.subscribe(self._on_event)
-        self._opened.emit((None, self.host.data_path))
+        self._post(self._opened, (None, self.host.data_path))
 
     def _on_event(self, event: Event) -> None:
         if isinstance(event, RunStarted):
             self._runs.add(event.run_id)
-        self.event_received.emit(event)
+        self._post(self.event_received, event)
 
     async def _run(self, work: Work) -> Any:
         assert self.host is not None
@@ -189,10 +190,9 @@ class HostBridge(QObject):
             if host is not None:
                 for run_id in sorted(self._runs):
                     if host.runtime.is_running_here(run_id):
-                        try:
+                        # A run that cannot stop in time is left at its last checkpoint (consistent by design).
+                        with contextlib.suppress(Exception):
                             await asyncio.wait_for(host.stop(run_id, principal=self.principal), STOP_TIMEOUT_S)
-                        except Exception:  # noqa: BLE001 - a run that cannot stop in time is left at its checkpoint
-                            pass
                 await host.aclose()
         finally:
             self._stop_loop()
@@ -233,7 +233,7 @@ class HostBridge(QObject):
     def _joined(self) -> None:
         self._ended = True
         if self._thread is not None:
-            self._thread.join()  # it emitted this signal as its very last act: the join returns at once
+            self._thread.join(timeout=5.0)  # it emitted this signal as its very last act: the join returns at once
         if self.state is BridgeState.stopping:
             self._stopped_now()
 

@@ -133,8 +133,9 @@ class MainWindow(QMainWindow):
         self._closing = True
         self.chat.set_busy(True, can_stop=False)
         self.plan.set_enabled(False)
-        self.statusBar().showMessage(t("qt.status.stopping", self.lang))
-        self.chat.add(t("qt.status.stopping", self.lang), Tone.warn)
+        if not self.failed:
+            self.statusBar().showMessage(t("qt.status.stopping", self.lang))
+            self.chat.add(t("qt.status.stopping", self.lang), Tone.warn)
         for dialog in list(self.dialogs.values()):
             dialog.setEnabled(False)  # stopping closes its ask as cancelled; the dialog goes with the window
         QTimer.singleShot(CLOSE_GRACE_MS, self._force_close)
@@ -209,6 +210,8 @@ class MainWindow(QMainWindow):
     # ---- questions ------------------------------------------------------------------------------------------
 
     def _open_question(self, event: AskOpened) -> None:
+        if self._closing:
+            return  # the stop under way closes this ask as cancelled
         questions = [Question.model_validate(q) for q in event.payload.get("questions", [])]
         dialog = QuestionDialog(ask_id=event.ask_id, questions=questions, lang=self.lang, parent=self)
         dialog.submitted.connect(lambda answers: self._answer(dialog, answers))
@@ -247,11 +250,12 @@ class MainWindow(QMainWindow):
             dialog.deleteLater()
 
     def _ask_closed(self, event: AskClosed) -> None:
+        status = AskStatus(event.status)
         if event.kind == PLAN_ASK and event.ask_id == self.plan.ask_id:
-            self.plan.clear(t("qt.plan.closed", self.lang, status=_status_text(event.status, self.lang)))
+            # Approved or rejected: the transcript says what came of it. Otherwise say why the plan went away.
+            self.plan.clear(None if status is AskStatus.answered else t("qt.plan.closed", self.lang, status=t(_ASK_STATUS[status], self.lang)))
         if event.ask_id not in self.dialogs:
             return
-        status = AskStatus(event.status)
         if event.answered_by != self.principal and not self._closing:
             # Closed elsewhere (the terminal, the web page), by the timeout, or by a stop: say so.
             message = t(_CLOSED_ELSEWHERE.get(status, "qt.question.cancelled_elsewhere"), self.lang)
@@ -309,12 +313,10 @@ class MainWindow(QMainWindow):
         self.chat.add(t("qt.chat.error", self.lang, message=message), Tone.bad)
 
 
-def _status_text(status: str, lang: str) -> str:
-    keys = {
-        "pending": "qt.ask.pending",
-        "answered": "qt.ask.answered",
-        "cancelled": "qt.ask.cancelled",
-        "timed_out": "qt.ask.timed_out",
-        "declined": "qt.ask.declined",
-    }
-    return t(keys.get(status, "qt.ask.cancelled"), lang)
+_ASK_STATUS = {
+    AskStatus.pending: "qt.ask.pending",
+    AskStatus.answered: "qt.ask.answered",
+    AskStatus.cancelled: "qt.ask.cancelled",
+    AskStatus.timed_out: "qt.ask.timed_out",
+    AskStatus.declined: "qt.ask.declined",
+}
