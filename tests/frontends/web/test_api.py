@@ -4,6 +4,7 @@ error status, sessions kept apart, and nothing changed by a request that fails."
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -171,7 +172,11 @@ def test_routes_without_a_session(client: TestClient) -> None:
     assert unknown.status_code == 404 and unknown.json()["error_code"] == "unknown_language"
     schema = client.get("/openapi.json").json()
     assert "/api/asks/{ask_id}/answer" in schema["paths"] and "AnswerBody" in schema["components"]["schemas"]
-    assert client.get("/docs").status_code == 200
+    docs = client.get("/docs")
+    assert docs.status_code == 200
+    assets = re.findall(r"""(?:src|href)=['"]([^'"]+)['"]""", docs.text)
+    assert assets and not [a for a in assets if a.startswith(("http:", "https:", "//"))]  # no CDN: served here
+    assert all(client.get(a).status_code == 200 for a in assets)
     missing = client.get("/api/nothing-here")
     assert missing.status_code == 404 and missing.json()["error_code"] == "not_found"
 

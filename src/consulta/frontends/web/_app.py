@@ -12,6 +12,7 @@ from typing import Any
 
 import uvicorn
 from fastapi import FastAPI, Request
+from fastapi_offline import FastAPIOffline
 from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
 
@@ -63,7 +64,7 @@ def create_app(
             broker.close()
             await host.aclose()
 
-    api = FastAPI(
+    api = FastAPIOffline(  # /docs and /redoc with their assets served here, not from a CDN
         title=f"Consulta · {app_def.name}",
         summary=app_def.description,
         description="Runs of the agent, their events (server-sent events), the asks they pause on, and the app's "
