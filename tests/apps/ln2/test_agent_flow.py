@@ -292,3 +292,14 @@ def test_plan_previews_are_in_the_runs_language_and_english_for_the_model(tmp_pa
         assert audit_lines(inventory)[0]["summary"].startswith("Thaw on ")  # the record stays in one language
 
     asyncio.run(scenario())
+
+
+def test_audit_entries_carry_their_summary_in_every_language(tmp_path: Path, inventory: Path) -> None:
+    ln2.apply_plan(inventory, [ln2.RecordThaw(record_id=9, positions=[1], date="2026-01-05")], plan_id="p1", actor="test")
+    (entry,) = ln2.read_audit(inventory).entries
+    assert entry.summary.startswith("Thaw on 2026-01-05: record 9")
+    assert entry.translations["en"] == entry.summary and entry.translations["zh-CN"].startswith("2026-01-05 复苏：记录 9")
+    assert ln2.audit_entries(inventory, lang="zh-CN")[0]["summary"] == entry.translations["zh-CN"]
+    assert ln2.audit_entries(inventory)[0]["summary"] == entry.summary
+    (zh,) = ln2.preview(ln2.load_inventory(inventory), [ln2.Rollback(audit_id=entry.audit_id)], path=inventory, lang="zh-CN")
+    assert zh.startswith(f"回滚 {entry.audit_id}（2026-01-05 复苏：记录 9") and "。）" not in zh

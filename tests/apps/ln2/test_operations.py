@@ -187,8 +187,8 @@ def test_apply_writes_one_audit_line_per_op_and_a_backup(tmp_path: Path) -> None
     assert len(lines) == 2
     first, second = (json.loads(line) for line in lines)
     assert set(first) == {
-        "audit_id", "ts", "plan_id", "run_id", "actor", "op", "args", "summary", "before_sha256", "after_sha256",
-        "backup",
+        "audit_id", "ts", "plan_id", "run_id", "actor", "op", "args", "summary", "translations", "before_sha256",
+        "after_sha256", "backup",
     }
     assert first["op"] == "add_entry" and second["op"] == "batch_thaw"
     assert first["args"] == {

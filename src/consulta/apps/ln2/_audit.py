@@ -60,6 +60,9 @@ class AuditEntry(BaseModel):
     op: str
     args: dict[str, Any]
     summary: str
+    """What the operation did, in English (the record's language)."""
+    translations: dict[str, str] = {}
+    """The summary in each language people read it in (`en`, `zh-CN`); entries written before it existed have none."""
     before_sha256: str
     after_sha256: str
     backup: str

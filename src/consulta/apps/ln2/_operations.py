@@ -21,10 +21,10 @@ from typing import Annotated, Any, Literal, assert_never
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-from consulta.i18n import t
+from consulta.i18n import LANGUAGES, t
 from consulta.runtime._errors import ToolError
 
-from ._audit import append_audit, lock_path, resolve_rollback, store_backup, utc_timestamp
+from ._audit import AuditEntry, append_audit, lock_path, resolve_rollback, store_backup, utc_timestamp
 from ._inventory import (
     BoxLayout,
     Inventory,
@@ -180,7 +180,7 @@ _Edit = _NewRecord | _Removal | _Restore
 @dataclass(frozen=True)
 class _Phrase:
     """Words for people, rendered in their language from the `ln2.*` catalog keys. Values may be phrases
-    themselves, or lists of phrases (joined with the language's separator)."""
+    themselves, lists of phrases (joined with the language's separator), or {lang: text} for text already written."""
 
     key: str
     values: dict[str, Any] = field(default_factory=dict)
@@ -189,6 +189,8 @@ class _Phrase:
         def value(v: Any) -> Any:
             if isinstance(v, _Phrase):
                 return v.render(lang)
+            if isinstance(v, dict):  # text already written in several languages (an audit entry's summary)
+                return v.get(lang) or v["en"]
             if isinstance(v, list):
                 return t("ln2.separator", lang).join(value(x) for x in v)
             return v
@@ -471,9 +473,14 @@ def _check_rollback(sim: _Simulation, op: Rollback) -> _Outcome:
     entries = _Phrase("ln2.entries.one" if len(undone) == 1 else "ln2.entries.many", {"n": len(undone)})
     summary = _Phrase(
         "ln2.preview.rollback",
-        {"audit_id": entry.audit_id, "summary": entry.summary.rstrip("."), "plan_id": entry.plan_id, "entries": entries, "span": span},
+        {"audit_id": entry.audit_id, "summary": _said(entry), "plan_id": entry.plan_id, "entries": entries, "span": span},
     )
     return _Outcome(summary, [_Restore(target.data)])
+
+
+def _said(entry: AuditEntry) -> dict[str, str]:
+    """An audit entry's summary in each language it was written in, without its full stop."""
+    return {lang: text.rstrip(".。") for lang, text in {**entry.translations, "en": entry.summary}.items()}
 
 
 def _check_op(sim: _Simulation, op: Operation) -> _Outcome:
@@ -702,6 +709,7 @@ def _apply_locked(
             "op": op.op,
             "args": op.model_dump(mode="json", exclude={"op"}, exclude_none=True),
             "summary": outcome.summary.render(),
+            "translations": {lang: outcome.summary.render(lang) for lang in LANGUAGES},
             "before_sha256": current.sha256,
             "after_sha256": after,
             "backup": backup,

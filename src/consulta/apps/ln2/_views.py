@@ -87,7 +87,11 @@ def rollback_now(path: Path | str, *, audit_id: str, actor: str, plan_id: str) -
     return apply_plan(path, [Rollback(audit_id=audit_id)], plan_id=plan_id, actor=actor)
 
 
-def audit_entries(path: Path | str, *, limit: int | None = 50) -> list[dict[str, Any]]:
-    """The newest audit entries first, as plain data."""
-    log = read_audit(path, limit=limit)
-    return [e.model_dump(mode="json") for e in reversed(log.entries)]
+def audit_entries(path: Path | str, *, limit: int | None = 50, lang: str | None = None) -> list[dict[str, Any]]:
+    """The newest audit entries first, as plain data; with `lang`, each `summary` is in that language where the
+    entry has it (`translations`), else the recorded English."""
+    entries = [e.model_dump(mode="json") for e in reversed(read_audit(path, limit=limit).entries)]
+    if lang is not None:
+        for entry in entries:
+            entry["summary"] = entry["translations"].get(lang) or entry["summary"]
+    return entries

@@ -3,7 +3,7 @@
 
 import { api } from "./api.js";
 import { h } from "./dom.js";
-import { formatTime, t } from "./i18n.js";
+import { formatTime, lang, t } from "./i18n.js";
 
 export class Inventory {
   constructor({ tabs, grid, tube, audit, confirm, onError, onNotice }) {
@@ -145,7 +145,7 @@ export class Inventory {
           h(
             "div",
             { class: "audit-main" },
-            h("p", { class: "audit-summary" }, entry.summary),
+            h("p", { class: "audit-summary" }, summaryOf(entry)),
             h("p", { class: "audit-meta" }, t("web.audit.meta", { id: entry.audit_id, when: formatTime(entry.ts), actor: actor(entry.actor), op: opName(entry.op) })),
           ),
           h("button", { type: "button", class: ["ghost", "small"], on: { click: () => this.rollback(entry) } }, t("web.audit.rollback")),
@@ -155,7 +155,7 @@ export class Inventory {
   }
 
   async rollback(entry) {
-    this.confirm.querySelector("#confirm-text").textContent = t("web.audit.confirm_text", { id: entry.audit_id, summary: entry.summary });
+    this.confirm.querySelector("#confirm-text").textContent = t("web.audit.confirm_text", { id: entry.audit_id, summary: summaryOf(entry) });
     const answer = await new Promise((resolve) => {
       this.confirm.addEventListener("close", () => resolve(this.confirm.returnValue), { once: true });
       this.confirm.returnValue = "cancel";
@@ -247,4 +247,9 @@ function actor(name) {
     return t("web.audit.actor_web", { id: name.slice(4, 10) });
   }
   return name;
+}
+
+// An audit entry's summary in the page's language when the entry has it (older entries are English only).
+function summaryOf(entry) {
+  return (entry.translations || {})[lang()] || entry.summary;
 }
