@@ -5,9 +5,9 @@ audited in JSONL and reversible by rollback; the `question` tool when a request 
 """
 
 from ._agent import SAMPLE_INVENTORY, build_agent, default_inventory, instructions
-from ._audit import read_audit
+from ._audit import AuditEntry, read_audit
 from ._inventory import Inventory, InventoryFile, Record, load_inventory
-from ._operations import AddEntry, BatchThaw, Operation, RecordThaw, Rollback, apply_plan, parse_op, preview, validate_ops
+from ._operations import AddEntry, ApplyResult, BatchThaw, Operation, RecordThaw, Rollback, apply_plan, parse_op, preview, validate_ops
 from ._queries import empty_positions, inventory_stats, query_inventory, search_records
 from ._tools import Ln2Plans, ln2_tools
 from ._views import BoxView, CellView, GridView, TubeView, audit_entries, grid_view, rollback_now, tube_view
@@ -15,6 +15,8 @@ from ._views import BoxView, CellView, GridView, TubeView, audit_entries, grid_v
 __all__ = [
     "SAMPLE_INVENTORY",
     "AddEntry",
+    "ApplyResult",
+    "AuditEntry",
     "BatchThaw",
     "BoxView",
     "CellView",

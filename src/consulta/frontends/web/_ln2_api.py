@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 from pathlib import Path as FilePath
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 
@@ -50,15 +50,16 @@ async def tube(
 
 
 @router.get("/audit", summary="The audit history, newest first")
-async def audit(host: Host, _: Principal, limit: Annotated[int, Query(ge=1, le=500)] = 50) -> list[dict[str, Any]]:
-    """Each entry: audit_id, ts, plan_id, run_id, actor, op, args, summary, before_sha256, after_sha256, backup."""
+async def audit(host: Host, _: Principal, limit: Annotated[int, Query(ge=1, le=500)] = 50) -> list[ln2.AuditEntry]:
+    """Each entry: audit_id, ts, plan_id, run_id, actor, op, args, summary (English) and its translations,
+    before_sha256, after_sha256, backup."""
     return await asyncio.to_thread(ln2.audit_entries, _inventory(host), limit=limit)
 
 
 @router.post("/audit/{audit_id}/rollback", summary="Roll the inventory back to before an audit entry")
 async def rollback(
     audit_id: Annotated[str, Path(max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")], host: Host, principal: Principal
-) -> dict[str, Any]:
+) -> ln2.ApplyResult:
     """A person's own action: applied and audited at once (actor: this session). Returns the applied change
     (plan_id, audit_ids, summaries, before_sha256, after_sha256, backup). 404 for an unknown entry; 409 when the
     file cannot be brought back to that state (already there, backup unusable); nothing changes then."""
@@ -68,4 +69,4 @@ async def rollback(
     except ToolError as error:
         status = 404 if error.error_code == "unknown_audit_entry" else 409
         raise ApiError(status, error.error_code, error.message, hint=error.hint, field=error.field) from None
-    return result.model_dump(mode="json")
+    return result
