@@ -82,8 +82,14 @@ def test_ambiguous_request_question_plan_approve_grid_and_rollback(qtbot: Any, o
     grid.table.cellClicked.emit(0, 0)  # box 2, A1: its tube's details
     assert "K562-dTAG-BRD4" in grid.details.toPlainText() and "P0123" in grid.details.toPlainText()
 
+    handled_on: set[threading.Thread] = set()
+    show_event = window.chat.show_event
+    window.chat.show_event = lambda event: (handled_on.add(threading.current_thread()), show_event(event))  # type: ignore[method-assign]
+
     send(qtbot, window, PROMPT)
     dialog = wait_dialog(qtbot, window)
+    assert handled_on == {threading.main_thread()}  # runtime events reach the window on the GUI thread
+    assert window.bridge.thread_alive  # ...from the loop thread, which is not the GUI thread
     assert dialog.windowTitle() == t("ai.question.title", "en") == "Agent Question"
     assert t("ai.question.asking", "en") in window.chat.lines
     labels = [w.text() for w in dialog.findChildren(QLabel) if w.text()]

@@ -94,7 +94,7 @@ class MainWindow(QMainWindow):
         self.plan.decided.connect(self._decide_plan)
         self.bridge.ready.connect(self._on_ready)
         self.bridge.failed.connect(self._on_failed)
-        self.bridge.event_received.connect(self.on_event)
+        self.bridge.event_received.connect(self.on_event, Qt.ConnectionType.QueuedConnection)  # emitted on the loop thread
         self.bridge.stopped.connect(self._on_stopped)
         self.bridge.start()
 
@@ -241,7 +241,8 @@ class MainWindow(QMainWindow):
             self.chat.add(t("qt.chat.question_cancelled", self.lang), Tone.warn)
 
         # Already closed (ConflictError): AskClosed has said how, and the dialog goes either way.
-        self.bridge.call(lambda h: h.cancel(dialog.ask_id, principal=self.principal), on_done=cancelled, on_error=lambda _: self._close_dialog(dialog.ask_id))
+        if not self.bridge.call(lambda h: h.cancel(dialog.ask_id, principal=self.principal), on_done=cancelled, on_error=lambda _: self._close_dialog(dialog.ask_id)):
+            self._close_dialog(dialog.ask_id)  # shutting down: the stop closes the ask as cancelled
 
     def _close_dialog(self, ask_id: str) -> None:
         dialog = self.dialogs.pop(ask_id, None)
