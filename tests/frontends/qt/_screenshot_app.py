@@ -1,7 +1,8 @@
 """Run in a subprocess under Xvfb by test_xvfb.py: open the desktop window on the scripted ambiguous request, wait for
-the question dialog, save a screenshot of the whole X screen, then close the window gracefully.
+the question dialog and save a screenshot of the whole X screen; pick K562-dTAG-BRD4, wait for the staged plan and
+save a second one; then close the window gracefully.
 
-Usage: python _screenshot_app.py HOME LANG OUT.png   (exit 0 = saved and closed cleanly)
+Usage: python _screenshot_app.py HOME LANG QUESTION.png PLAN.png   (exit 0 = both saved and closed cleanly)
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QComboBox
 
 from consulta.config import Settings
 from consulta.frontends.qt import MainWindow
@@ -24,7 +25,7 @@ SETTLE_MS = 700  # let the X server show the freshly mapped dialog before readin
 
 
 def main() -> int:
-    home, lang, out = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
+    home, lang, question_png, plan_png = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3]), Path(sys.argv[4])
     ln2_data = resources.files("consulta.apps.ln2").joinpath("data")
     inventory = home / "inventory.yaml"
     with resources.as_file(ln2_data.joinpath("sample_inventory.yaml")) as sample:
@@ -53,13 +54,24 @@ def main() -> int:
         window.grid.table.cellClicked.emit(0, 1)
         window.chat.input.setText(PROMPT)
         window.chat.send_button.click()
-        when(lambda: any(d.isVisible() for d in window.dialogs.values()), lambda: QTimer.singleShot(SETTLE_MS, shoot))
+        when(lambda: any(d.isVisible() for d in window.dialogs.values()), lambda: QTimer.singleShot(SETTLE_MS, shoot_question))
 
-    def shoot() -> None:
-        screen = QGuiApplication.primaryScreen()
-        saved = screen.grabWindow(0).save(str(out), "PNG")
-        outcome["code"] = 0 if saved else 4
-        window.close()  # stops the run (the pending question closes as cancelled), then the window closes
+    def shoot(out: Path) -> bool:
+        return QGuiApplication.primaryScreen().grabWindow(0).save(str(out), "PNG")
+
+    def shoot_question() -> None:
+        if not shoot(question_png):
+            window.close()
+            return
+        (dialog,) = window.dialogs.values()
+        (combo,) = dialog.findChildren(QComboBox)
+        combo.setCurrentText("K562-dTAG-BRD4")
+        dialog.ok_button.click()
+        when(lambda: window.plan.approve_button.isEnabled(), lambda: QTimer.singleShot(SETTLE_MS, shoot_plan))
+
+    def shoot_plan() -> None:
+        outcome["code"] = 0 if shoot(plan_png) else 4
+        window.close()  # stops the run (the pending plan closes as cancelled), then the window closes
 
     window.bridge.stopped.connect(app.quit)
     QTimer.singleShot(LIMIT_MS, lambda: app.exit(5))

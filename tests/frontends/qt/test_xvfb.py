@@ -55,19 +55,29 @@ def display() -> Iterator[str]:
             xvfb.wait(timeout=10)
 
 
+def not_blank(path: Path) -> bool:
+    """A real window has many colours; a blank or black screen has one or two."""
+    image = QImage(str(path))
+    assert (image.width(), image.height()) == (1280, 800)
+    colours = {image.pixel(x, y) for x in range(0, image.width(), 7) for y in range(0, image.height(), 7)}
+    return len(colours) > 20
+
+
 @pytest.mark.parametrize("lang", ["en", "zh-CN"])
 def test_main_window_with_the_question_dialog_under_xvfb(display: str, lang: str, tmp_path: Path) -> None:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    out = ARTIFACTS / f"question-dialog-{lang}.png"
-    out.unlink(missing_ok=True)
+    question, plan = ARTIFACTS / f"question-dialog-{lang}.png", ARTIFACTS / f"plan-staged-{lang}.png"
+    for out in (question, plan):
+        out.unlink(missing_ok=True)
     env = {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb", "PYDANTIC_AI_NO_BANNER": "1"}
     done = subprocess.run(
-        [sys.executable, str(APP), str(tmp_path), lang, str(out)], env=env, capture_output=True, text=True, timeout=RUN_LIMIT_S
+        [sys.executable, str(APP), str(tmp_path), lang, str(question), str(plan)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=RUN_LIMIT_S,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    assert out.exists()
-    image = QImage(str(out))
-    assert (image.width(), image.height()) == (1280, 800)
-    # Not blank: a real window and dialog have many colours (a blank or black screen has one or two).
-    colours = {image.pixel(x, y) for x in range(0, image.width(), 7) for y in range(0, image.height(), 7)}
-    assert len(colours) > 20
+    assert question.exists() and plan.exists()
+    assert not_blank(question) and not_blank(plan)
+    assert question.read_bytes() != plan.read_bytes()

@@ -273,9 +273,9 @@ class MainWindow(QMainWindow):
         # The previews were written for the model (English): show them in the person's language when possible.
         ops = [i.get("op", {}) for i in items]
 
-        def localised(host: AppHost) -> list[str]:
+        async def localised(host: AppHost) -> list[str]:
             executor = host.agent.executor
-            return executor.validate(ops, lang=self.lang) if executor is not None else []
+            return await asyncio.to_thread(executor.validate, ops, lang=self.lang) if executor is not None else []
 
         def show(previews: list[str]) -> None:
             if previews and self.plan.ask_id == event.ask_id:
