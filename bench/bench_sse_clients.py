@@ -302,7 +302,7 @@ def main(argv: list[str] | None = None) -> None:
     full = args.clients >= 1_000 and not args.profile
     out = args.out or (RESULTS / "sse_clients.json" if full else Path(tempfile.gettempdir()) / "sse_clients.small.json")
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
+    out.write_text(json.dumps(result, indent=2, default=str) + "\n")
     print(f"\nwrote {out}")
 
 

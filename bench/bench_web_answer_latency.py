@@ -30,6 +30,7 @@ import asyncio
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -187,6 +188,7 @@ def summary(timings: list[Timing]) -> dict[str, Any]:
         "first_event_types": firsts,
         "answer_to_response": latency_summary([t.response for t in timings]),
         "answer_to_run_ended": latency_summary([t.finished for t in timings]),
+        "answer_to_resumed_in_order_ms": [round(t.resumed * 1000, 2) for t in timings],
     }
 
 
@@ -227,8 +229,8 @@ async def parent(args: argparse.Namespace) -> dict[str, Any]:
             if args.profile:
                 server.profile_start()
                 profiled = await web.answer(args.profile)
-                path = server.profile_stop()
-                profile = {**profile_summary(path, per_call=args.profile), "latency_under_profile": summary(profiled)["answer_to_resumed"]}
+                kept = shutil.copyfile(server.profile_stop(), Path(tempfile.gettempdir()) / "web_answer_latency.prof")
+                profile = {**profile_summary(kept, per_call=args.profile), "file": str(kept), "latency_under_profile": summary(profiled)["answer_to_resumed"]}
         finally:
             if pool is not None:
                 pool.close()
@@ -297,6 +299,7 @@ def report(result: dict[str, Any]) -> None:
               f"{p['total_ms_per_answer']:.2f} ms own time per answer; latency under the profiler p50 "
               f"{p['latency_under_profile']['p50_ms']:.2f} / p99 {p['latency_under_profile']['p99_ms']:.2f} ms")
         print_profile(p)
+        print(f"  (the profile: {p['file']}; python -m pstats)")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -323,7 +326,7 @@ def main(argv: list[str] | None = None) -> None:
     full = args.answers >= 1_000 and not args.profile
     out = args.out or (RESULTS / "web_answer_latency.json" if full else Path(tempfile.gettempdir()) / "web_answer_latency.small.json")
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
+    out.write_text(json.dumps(result, indent=2, default=str) + "\n")
     print(f"\nwrote {out}")
 
 
