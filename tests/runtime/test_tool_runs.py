@@ -294,11 +294,12 @@ async def test_events_reach_subscribers_in_order_and_are_stored(store, make_runt
         "tool_called",
         "ask_opened",
         "ask_closed",
+        "tool_returned",  # the question call's result: the answer, as the model receives it
         "model_text",
         "run_ended",
     ]
     assert all(e.run_id == run.id for e in events)
-    started, called, returned, _, opened, closed, text, ended = events
+    started, called, returned, asked, opened, closed, answered, text, ended = events
     assert isinstance(started, RunStarted) and (started.app, started.prompt) == ("toy", "go")
     assert isinstance(called, ToolCalled) and (called.tool_name, called.tool_call_id, called.args) == ("lookup", "r1", {"name": "K562"})
     assert isinstance(returned, ToolReturned) and (returned.tool_name, returned.ok) == ("lookup", True)
@@ -306,6 +307,8 @@ async def test_events_reach_subscribers_in_order_and_are_stored(store, make_runt
     assert isinstance(opened, AskOpened) and (opened.ask_id, opened.kind) == (pending.id, "question")
     assert opened.payload["questions"][0]["header"] == "Cell Line"
     assert isinstance(closed, AskClosed) and (closed.ask_id, closed.status, closed.answered_by) == (pending.id, "answered", "user")
+    assert isinstance(answered, ToolReturned) and (answered.tool_call_id, answered.tool_name, answered.ok) == (asked.tool_call_id, "question", True)
+    assert answered.result["result"]["raw_answers"] == ["K562-dTAG"] and answered.duration_ms >= 0
     assert text.text == "Done."
     assert isinstance(ended, RunEnded) and (ended.status, ended.output) == ("finished", "Done.")
 

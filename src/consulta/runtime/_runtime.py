@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Literal
 
 from pydantic_ai.exceptions import UsageLimitExceeded
@@ -303,6 +304,8 @@ class Runtime:
         if pending:
             self._await_asks(run_id, pending)
         else:
+            for ask in known:  # the paused calls' results, told like any tool's (they reach the model with this step)
+                self._emit(_answered_call(ask))
             await self._advance(run_id, prompt=None, deferred={a.tool_call_id: a.outcome for a in known if a.tool_call_id})
 
     def _history(self, live: _Live) -> list[Any]:
@@ -661,3 +664,12 @@ class Runtime:
                 self.store.heartbeat()
                 for run_id in self.store.cancel_requested():
                     asyncio.get_running_loop().create_task(self.stop(run_id))
+
+
+def _answered_call(ask: AskRecord) -> ToolReturned:
+    """The result of the tool call an ask paused, as the event any tool's result is."""
+    waited = datetime.fromisoformat(ask.closed_at or ask.created_at) - datetime.fromisoformat(ask.created_at)
+    ok = not (isinstance(ask.outcome, dict) and ask.outcome.get("ok") is False)
+    return ToolReturned(
+        run_id=ask.run_id, tool_call_id=ask.tool_call_id or ask.id, tool_name=ask.kind, ok=ok, result=ask.outcome, duration_ms=waited.total_seconds() * 1000
+    )

@@ -265,7 +265,7 @@ class AuditPanel(QWidget):
 
     def refresh(self) -> None:
         try:
-            self.entries = ln2.audit_entries(self.path)
+            self.entries = ln2.audit_entries(self.path, lang=self.lang)
         except Exception:  # noqa: BLE001 - an unreadable log shows as empty; the grid panel reports the file
             self.entries = []
         self.table.setRowCount(len(self.entries))
