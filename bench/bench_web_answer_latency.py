@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import os
 import platform
@@ -72,7 +73,7 @@ PRINCIPAL = "bench"
 
 async def direct_side(args: argparse.Namespace) -> None:
     """Start the runs, say `ready`; then for each line `K` on stdin answer the next K runs and print their timings
-    (JSON); at `quit`, print the process's figures and end."""
+    (JSON); end at `quit` or when stdin closes (the parent is gone)."""
     from consulta.config import Settings
     from consulta.frontends import AppHost
     from consulta.runtime import AskOpened, RunStatus
@@ -121,9 +122,9 @@ async def direct_side(args: argparse.Namespace) -> None:
                 await asyncio.sleep(0.01)
         order = iter(list(asks))
         print("ready", flush=True)
-        while (line := (await loop.run_in_executor(None, sys.stdin.readline)).strip()) != "quit":
+        while (line := (await loop.run_in_executor(None, sys.stdin.readline)).strip()) not in ("", "quit"):
             timings = [await answer(next(order)) for _ in range(int(line))]
-            print(json.dumps([t.__dict__ for t in timings]), flush=True)
+            print(json.dumps([dataclasses.asdict(t) for t in timings]), flush=True)
     finally:
         await host.aclose()
 
