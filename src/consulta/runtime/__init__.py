@@ -20,7 +20,7 @@ from ._grounding import Evidence, mentions
 from ._plans import PlanExecutor
 from ._policies import Cache, Fallback, Retry, Timeout, ToolPolicy, apply_policies
 from ._records import EXTERNAL_MODEL_PREFIX, AskRecord, AskStatus, EventRecord, PlanRecord, PlanStatus, RunRecord, RunStatus, ToolCallRecord
-from ._plan_book import PLAN_ASK, PlanBook, PlanOutcome
+from ._plan_book import PLAN_ASK, PlanBook, PlanOutcome, staged_result
 from ._runtime import AskPolicy, Runtime
 from ._store import Store
 from ._tools import AskKind, ToolDef, ToolKind, ask_tool, read_tool, write_tool
@@ -76,6 +76,7 @@ __all__ = [
     "json_schema_for",
     "mentions",
     "read_tool",
+    "staged_result",
     "tool_exception_result",
     "tool_schemas",
     "write_tool",

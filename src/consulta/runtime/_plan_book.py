@@ -17,13 +17,26 @@ from ._plans import PlanExecutor
 from ._records import AskRecord, AskStatus, PlanRecord, PlanStatus
 from ._store import Store
 
-__all__ = ["PLAN_ASK", "PlanBook", "PlanOutcome"]
+__all__ = ["PLAN_ASK", "PlanBook", "PlanOutcome", "staged_result"]
 
 PLAN_ASK = "plan"
 """The ask kind of a plan waiting for approval."""
 
 PlanOutcome = tuple[PlanStatus, dict[str, Any] | None]
 """How a decided plan ended, and its result (audit ids and summaries, or the failure)."""
+
+
+def staged_result(plan: PlanRecord, previews: list[str], *, next_step: str) -> dict[str, Any]:
+    """What a write tool returns to the model once its operation is staged: the plan, the operation's preview,
+    and what to do next (which depends on who drives the run)."""
+    return {
+        "ok": True,
+        "staged": True,
+        "plan_id": plan.id,
+        "item": len(previews),
+        "preview": previews[-1],
+        "message": f"Staged; nothing is written until the user approves the plan. {next_step}",
+    }
 
 
 class PlanBook:

@@ -25,7 +25,7 @@ from ._engine import Cancelled, EngineRun, PausedCall, RunDeps, build_engine_age
 from ._errors import ConfigError, ConflictError, InvalidAnswerError, ToolError
 from ._events import AskClosed, AskOpened, Event, ModelText, RunEnded, RunStarted, StepStarted, ToolCalled, ToolReturned
 from ._grounding import Evidence
-from ._plan_book import PLAN_ASK, PlanBook
+from ._plan_book import PLAN_ASK, PlanBook, staged_result
 from ._records import AskRecord, AskStatus, PlanRecord, PlanStatus, RunRecord, RunStatus
 from ._store import Store, utcnow
 from ._tools import AskKind
@@ -450,15 +450,7 @@ class Runtime:
         plan, previews = self._plans.stage(
             run_id=live.run.id, app=live.agent.app, executor=executor, tool_call_id=tool_call_id, tool_name=tool_name, op=op
         )
-        return {
-            "ok": True,
-            "staged": True,
-            "plan_id": plan.id,
-            "item": len(previews),
-            "preview": previews[-1],
-            "message": "Staged for the user's approval; nothing is written until they approve the plan. "
-            "Finish by telling the user what is staged.",
-        }
+        return staged_result(plan, previews, next_step="Now tell the user, in one short sentence in their language, what is staged.")
 
     def _open_plan(self, run_id: str, plan: PlanRecord) -> None:
         live = self._live[run_id]

@@ -3,9 +3,7 @@ tool titles and the run's title come from the catalogs, in the settings' languag
 
 from __future__ import annotations
 
-import ast
 import asyncio
-import re
 from pathlib import Path
 from typing import Any
 
@@ -15,43 +13,23 @@ from consulta.apps.ln2 import build_agent
 from consulta.i18n import catalog, t
 from consulta.runtime import Store
 
+from .._hard_coded import Shown, scan, scan_package
 from ._support import Lab, Person, call, client, copy_sample
 
 MCP = Path(__file__).resolve().parents[3] / "src" / "consulta" / "frontends" / "mcp"
-WORDS = re.compile(r"[A-Za-z\u4e00-\u9fff]{2,}")
-SHOWN_KEYWORDS = {"message", "title", "prompt", "response_title"}  # arguments that reach a person
-SHOWN_CALLS = {"elicit_form", "elicit", "message_after"}  # calls whose arguments reach a person
-SHOWN_KEYS = {"title", "description"}  # keys of an elicitation schema's fields
-
-
-def _literal_words(node: ast.AST | None) -> list[str]:
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return WORDS.findall(node.value)
-    if isinstance(node, ast.JoinedStr):
-        return [w for part in node.values for w in _literal_words(part)]
-    if isinstance(node, ast.BinOp):
-        return _literal_words(node.left) + _literal_words(node.right)
-    if isinstance(node, ast.IfExp):
-        return _literal_words(node.body) + _literal_words(node.orelse)
-    return []
+SHOWN = Shown(
+    calls=frozenset({"elicit_form", "elicit", "message_after"}),  # calls whose arguments reach a person
+    keywords=frozenset({"message", "title", "prompt", "response_title"}),  # arguments that reach a person
+    dict_keys=frozenset({"title", "description"}),  # keys of an elicitation schema's fields
+)
 
 
 def hard_coded(source: str) -> list[str]:
-    found = []
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Call):
-            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-            shown = [a for a in node.args if name in SHOWN_CALLS] + [k.value for k in node.keywords if k.arg in SHOWN_KEYWORDS]
-            found += [f"line {node.lineno}: {name}(… {' '.join(w)} …)" for a in shown if (w := _literal_words(a))]
-        elif isinstance(node, ast.Dict):
-            for key, value in zip(node.keys, node.values, strict=True):
-                if isinstance(key, ast.Constant) and key.value in SHOWN_KEYS and (w := _literal_words(value)):
-                    found.append(f"line {node.lineno}: {key.value!r}: … {' '.join(w)} …")
-    return found
+    return scan(source, SHOWN)[1]
 
 
 def test_the_scan_finds_a_hard_coded_message() -> None:
-    assert hard_coded('ctx.session.elicit_form("Please approve", schema)') == ["line 1: elicit_form(… Please approve …)"]
+    assert hard_coded('ctx.session.elicit_form("Please approve", schema)') == ["<source>:1: elicit_form('Please approve')"]
     assert hard_coded('ElicitRequestFormParams(message=f"Approve {n} changes?")') != []
     assert hard_coded('field = {"title": "Approve", "type": "boolean"}') != []
     assert hard_coded('Form(message=t("mcp.plan.message", lang) + "\\nReally?")') != []
@@ -60,8 +38,9 @@ def test_the_scan_finds_a_hard_coded_message() -> None:
 
 
 def test_no_message_in_the_mcp_front_end_is_hard_coded() -> None:
-    problems = {path.name: hard_coded(path.read_text(encoding="utf-8")) for path in sorted(MCP.glob("*.py"))}
-    assert {name: found for name, found in problems.items() if found} == {}
+    checked, found = scan_package(MCP, SHOWN)
+    assert checked >= 5, "the scan saw too few places that reach a person: it is broken"
+    assert found == []
 
 
 def test_every_tool_has_a_title_in_both_catalogs(tmp_path: Path) -> None:

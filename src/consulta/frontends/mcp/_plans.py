@@ -17,7 +17,7 @@ from typing import Any, assert_never
 
 from fastmcp.server.context import Context
 
-from ...runtime import AskRecord, AskStatus, NotFoundError, PlanRecord, PlanStatus, ToolError
+from ...runtime import AskRecord, AskStatus, NotFoundError, PlanRecord, PlanStatus, ToolError, staged_result
 from ._asking import Asker, elicitation_supported
 from ._forms import plan_form
 from ._sessions import McpSession, SessionBook, ToolCall
@@ -46,16 +46,8 @@ class PlanDesk:
         plan, previews = self.book.plans.stage(
             run_id=session.run_id, app=self.book.host.agent.app, executor=self.executor, tool_call_id=call.id, tool_name=tool_name, op=op
         )
-        return {
-            "ok": True,
-            "staged": True,
-            "plan_id": plan.id,
-            "item": len(previews),
-            "preview": previews[-1],
-            "previews": previews,
-            "message": "Staged; nothing is written yet. When everything the user asked for is staged, call apply_plan "
-            "with this plan_id: it asks the user to approve these changes and applies them.",
-        }
+        next_step = "When everything the user asked for is staged, call apply_plan with this plan_id: it asks the user to approve these changes and applies them."
+        return {**staged_result(plan, previews, next_step=next_step), "previews": previews}
 
     # ---- approval and application -----------------------------------------------------------------------------
 

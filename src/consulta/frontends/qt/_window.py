@@ -269,19 +269,7 @@ class MainWindow(QMainWindow):
     def _open_plan(self, event: AskOpened) -> None:
         items = event.payload.get("items", [])
         self.plan.show_plan(event.ask_id, [i.get("preview", "") for i in items])
-        self.tabs.setCurrentWidget(self.plan)
-        # The previews were written for the model (English): show them in the person's language when possible.
-        ops = [i.get("op", {}) for i in items]
-
-        async def localised(host: AppHost) -> list[str]:
-            executor = host.agent.executor
-            return await asyncio.to_thread(executor.validate, ops, lang=self.lang) if executor is not None else []
-
-        def show(previews: list[str]) -> None:
-            if previews and self.plan.ask_id == event.ask_id:
-                self.plan.show_plan(event.ask_id, previews)
-
-        self.bridge.call(localised, on_done=show, on_error=lambda _: None)  # the model's previews stay on an error
+        self.tabs.setCurrentWidget(self.plan)  # the previews are in the run's language (the window's)
 
     def _decide_plan(self, ask_id: str, approve: bool) -> None:
         def refused(error: BaseException) -> None:
