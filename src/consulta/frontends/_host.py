@@ -148,8 +148,10 @@ class AppHost:
 
     async def _continue_orphan(self, run_id: str) -> None:
         """A run left by a process that is gone (a restarted server) is taken up here; a live one continues where it is."""
+        if self.runtime.is_running_here(run_id):
+            return  # the common case, decided without reading the store
         run = self.store.get_run(run_id)
-        if run.external or self.runtime.is_running_here(run_id) or self.store.run_is_live_elsewhere(run_id):
+        if run.external or self.store.run_is_live_elsewhere(run_id):
             return  # an outside client (MCP) picks the answer up itself; a live run continues where it is
         await self.runtime.resume(run_id, self.app.build_agent(**run.options))
 
