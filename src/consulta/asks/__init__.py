@@ -1,5 +1,21 @@
-"""The consultation primitives: the `question` tool (seed 001), and the ask kinds built on the runtime's asks."""
+"""The consultation primitives: the `question` tool (seed 001), the ask kinds built on the runtime's asks, and the
+contract of `consult_expert` (seed 000) with its binding rules."""
 
+from ._binding_rules import BindingRule, RuleBook, RuleOutcome, missing_updates
+from ._consult import (
+    OUTPUT_TYPES,
+    BindingRuleTriggered,
+    ConceptExplanation,
+    ConsultContext,
+    ConsultRequest,
+    ConsultResult,
+    ErrorDiagnosis,
+    ExpertOutput,
+    SuitabilityJudgment,
+    ValidationReport,
+    parse_consult_request,
+    parse_expert_output,
+)
 from ._question import (
     Question,
     answered_result,
@@ -13,11 +29,27 @@ from ._question import (
 from ._question_kind import QuestionKind, question_tool
 
 __all__ = [
+    "OUTPUT_TYPES",
+    "BindingRule",
+    "BindingRuleTriggered",
+    "ConceptExplanation",
+    "ConsultContext",
+    "ConsultRequest",
+    "ConsultResult",
+    "ErrorDiagnosis",
+    "ExpertOutput",
     "Question",
     "QuestionKind",
+    "RuleBook",
+    "RuleOutcome",
+    "SuitabilityJudgment",
+    "ValidationReport",
     "answered_result",
     "cancelled_result",
+    "missing_updates",
     "not_alone_result",
+    "parse_consult_request",
+    "parse_expert_output",
     "parse_questions",
     "question_tool",
     "timeout_result",
