@@ -22,7 +22,7 @@ def test_every_key_used_in_the_code_exists() -> None:
     used: set[str] = set()
     for path in SRC.rglob("*.py"):
         used |= set(re.findall(r"""\bt\(\s*["']([a-z][\w.]+)["']""", path.read_text(encoding="utf-8")))
-        used |= set(re.findall(r"""["']((?:cli|col|ai|web|qt|mcp|ln2)\.[a-z_.]+)["']""", path.read_text(encoding="utf-8")))
+        used |= set(re.findall(r"""["']((?:cli|col|ai|web|qt|mcp|ln2|ledger)\.[a-z_.]+)["']""", path.read_text(encoding="utf-8")))
     assert used, "no catalog keys found: the scan is broken"
     missing = sorted(k for k in used if k not in catalog("en") or k not in catalog("zh-CN"))
     assert missing == []

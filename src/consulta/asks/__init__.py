@@ -16,6 +16,7 @@ from ._consult import (
     parse_consult_request,
     parse_expert_output,
 )
+from ._ledger import consultation_markdown, write_consultation_markdown
 from ._question import (
     Question,
     answered_result,
@@ -46,6 +47,7 @@ __all__ = [
     "ValidationReport",
     "answered_result",
     "cancelled_result",
+    "consultation_markdown",
     "missing_updates",
     "not_alone_result",
     "parse_consult_request",
@@ -55,4 +57,5 @@ __all__ = [
     "timeout_result",
     "unavailable_result",
     "validate_answers",
+    "write_consultation_markdown",
 ]

@@ -1,7 +1,7 @@
 """Message catalogs for everything a person reads: `en` and `zh-CN` (the seed's `ai.question.*` keys included).
 
-Each language is a folder of JSON files, one per area (`core.json`: shared and seed keys, `cli.json`, `web.json`,
-`qt.json`, `mcp.json`), merged into one catalog; a key defined twice is an error.
+Each language is a folder of JSON files, one per area (`core.json`: shared and seed keys, `asks.json`, `cli.json`,
+`web.json`, `qt.json`, `mcp.json`, `ln2.json`), merged into one catalog; a key defined twice is an error.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from ._events import (
 from ._grounding import Evidence, mentions
 from ._plans import PlanExecutor
 from ._policies import Cache, Fallback, Retry, Timeout, ToolPolicy, apply_policies
-from ._records import EXTERNAL_MODEL_PREFIX, AskRecord, AskStatus, EventRecord, PlanRecord, PlanStatus, RunRecord, RunStatus, ToolCallRecord
+from ._records import EXTERNAL_MODEL_PREFIX, AskRecord, AskStatus, ConsultationRecord, EventRecord, PlanRecord, PlanStatus, RunRecord, RunStatus, ToolCallRecord
 from ._plan_book import PLAN_ASK, PlanBook, PlanOutcome, staged_result
 from ._runtime import AskPolicy, Runtime
 from ._store import Store
@@ -38,6 +38,7 @@ __all__ = [
     "Cache",
     "ConfigError",
     "ConflictError",
+    "ConsultationRecord",
     "ConsultaError",
     "Event",
     "EventRecord",

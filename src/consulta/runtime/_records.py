@@ -119,3 +119,28 @@ class EventRecord:
     type: str
     data: dict[str, Any]
     ts: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConsultationRecord:
+    """One consultation of an expert, as the ledger keeps it (seed 000)."""
+
+    id: str
+    """`consult_0001`, … — sequential per store, never reused."""
+    run_id: str | None
+    tool_call_id: str | None
+    expert_id: str
+    status: str
+    """`done`, or `failed` (the expert's output never fitted its type; `error` says why)."""
+    request: dict[str, Any]
+    """The validated parameters: question, context, expected_output_type, scenario_id, reasoning."""
+    expert_output: dict[str, Any] | None
+    binding_rules: list[dict[str, Any]]
+    instruction_updates: dict[str, Any]
+    attempts: int
+    error: str | None
+    expert_run_id: str | None
+    """The nested run in which the expert worked."""
+    started_at: str
+    finished_at: str
+    duration_ms: float

@@ -40,7 +40,7 @@ from sqlalchemy.engine import Connection, Engine, RowMapping
 from sqlalchemy.exc import OperationalError
 
 from ._errors import ConflictError, NotFoundError
-from ._records import AskRecord, AskStatus, EventRecord, PlanRecord, PlanStatus, RunRecord, RunStatus, ToolCallRecord
+from ._records import AskRecord, AskStatus, ConsultationRecord, EventRecord, PlanRecord, PlanStatus, RunRecord, RunStatus, ToolCallRecord
 
 __all__ = ["Store", "new_id", "utcnow"]
 
@@ -144,6 +144,27 @@ events = Table(
     Column("type", String(40), nullable=False),
     Column("data", Text, nullable=False),
     Column("ts", String(32), nullable=False),
+)
+
+# The consultation ledger (seed 000): one row per consultation of an expert, numbered consult_0001, 0002, … per store.
+consultations = Table(
+    "consultations",
+    metadata,
+    Column("id", String(40), primary_key=True),
+    Column("run_id", String(40), ForeignKey("runs.id"), nullable=True, index=True),
+    Column("tool_call_id", String(120), nullable=True),
+    Column("expert_id", String(80), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("request", Text, nullable=False),
+    Column("expert_output", Text, nullable=True),
+    Column("binding_rules", Text, nullable=False),
+    Column("instruction_updates", Text, nullable=False),
+    Column("attempts", Integer, nullable=False),
+    Column("error", Text, nullable=True),
+    Column("expert_run_id", String(40), nullable=True),
+    Column("started_at", String(32), nullable=False),
+    Column("finished_at", String(32), nullable=False),
+    Column("duration_ms", Float, nullable=False),
 )
 
 counters = Table(
@@ -608,6 +629,63 @@ class Store:
                 for row in rows
             ]
 
+    # ---- the consultation ledger ------------------------------------------------------------------------------
+
+    def record_consultation(
+        self,
+        *,
+        expert_id: str,
+        status: str,
+        request: dict[str, Any],
+        started_at: str,
+        duration_ms: float,
+        attempts: int,
+        run_id: str | None = None,
+        tool_call_id: str | None = None,
+        expert_output: dict[str, Any] | None = None,
+        binding_rules: list[dict[str, Any]] | None = None,
+        instruction_updates: dict[str, Any] | None = None,
+        error: str | None = None,
+        expert_run_id: str | None = None,
+    ) -> ConsultationRecord:
+        """Record a finished consultation under the next number (`consult_0001`, …): numbers are given out in the
+        same transaction as the row, so concurrent writers never share or reuse one."""
+        row = {
+            "run_id": run_id,
+            "tool_call_id": tool_call_id,
+            "expert_id": expert_id,
+            "status": status,
+            "request": _dumps(request),
+            "expert_output": _dumps(expert_output) if expert_output is not None else None,
+            "binding_rules": _dumps(binding_rules or []),
+            "instruction_updates": _dumps(instruction_updates or {}),
+            "attempts": attempts,
+            "error": error,
+            "expert_run_id": expert_run_id,
+            "started_at": started_at,
+            "finished_at": utcnow(),
+            "duration_ms": duration_ms,
+        }
+        with self._tx() as conn:
+            row["id"] = f"consult_{_next_counter(conn, 'consultation'):04d}"
+            conn.execute(insert(consultations).values(**row))
+        return _consultation_record(row)
+
+    def get_consultation(self, consultation_id: str) -> ConsultationRecord:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(consultations).where(consultations.c.id == consultation_id)).mappings().first()
+        if row is None:
+            raise NotFoundError(f"No consultation with id {consultation_id!r}. List them with `consulta consultations`.")
+        return _consultation_record(row)
+
+    def list_consultations(self, *, run_id: str | None = None, limit: int = 100) -> list[ConsultationRecord]:
+        """The newest consultations first (of one run, if given)."""
+        query = select(consultations).order_by(consultations.c.id.desc()).limit(limit)
+        if run_id is not None:
+            query = query.where(consultations.c.run_id == run_id)
+        with self.engine.connect() as conn:
+            return [_consultation_record(row) for row in conn.execute(query).mappings()]
+
     def append_event(self, run_id: str, type_: str, data: dict[str, Any]) -> EventRecord:
         ts = utcnow()
         with self._tx() as conn:
@@ -709,6 +787,26 @@ def _run_record(row: Mapping[str, Any]) -> RunRecord:
         cancel_requested=bool(row["cancel_requested"]),
         created_at=row["created_at"],
         updated_at=row["updated_at"],
+    )
+
+
+def _consultation_record(row: Mapping[str, Any]) -> ConsultationRecord:
+    return ConsultationRecord(
+        id=row["id"],
+        run_id=row["run_id"],
+        tool_call_id=row["tool_call_id"],
+        expert_id=row["expert_id"],
+        status=row["status"],
+        request=_loads(row["request"]),
+        expert_output=_loads(row["expert_output"]),
+        binding_rules=_loads(row["binding_rules"]) or [],
+        instruction_updates=_loads(row["instruction_updates"]) or {},
+        attempts=row["attempts"],
+        error=row["error"],
+        expert_run_id=row["expert_run_id"],
+        started_at=row["started_at"],
+        finished_at=row["finished_at"],
+        duration_ms=row["duration_ms"],
     )
 
 

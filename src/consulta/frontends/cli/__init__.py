@@ -15,6 +15,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markdown import Markdown
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -499,6 +500,33 @@ def runs(status: Annotated[str | None, typer.Option(help="Only runs with this st
         table.add_column(t(col, settings.lang))
     for run in store.list_runs(status=status):
         table.add_row(run.id, run.app, run.status.value, run.model, run.created_at[:19], (run.prompt or "")[:60])
+    console.print(table)
+
+
+@app.command()
+def consultations(
+    consultation_id: Annotated[str | None, typer.Argument(metavar="[ID]", help="Show this consultation's full record")] = None,
+    run: Annotated[str | None, typer.Option("--run", help="Only the consultations of this run")] = None,
+    lang: LangOpt = None,
+) -> None:
+    """List the expert consultations on record (seed 000's ledger), or show one as its markdown record."""
+    from ...asks import consultation_markdown
+
+    settings = _settings(lang=lang)
+    store = Store(settings.database_url)
+    if consultation_id is not None:
+        console.print(Markdown(consultation_markdown(store.get_consultation(consultation_id), lang=settings.lang)))
+        return
+    rows = store.list_consultations(run_id=run)
+    if not rows:
+        console.print(t("cli.consultations.none", settings.lang))
+        return
+    table = Table(title=t("cli.consultations.title", settings.lang))
+    for col in ("col.id", "col.run", "col.expert", "col.output_type", "col.status", "col.rules", "col.created"):
+        table.add_column(t(col, settings.lang))
+    for c in rows:
+        rules = ", ".join(r["rule_name"] for r in c.binding_rules)
+        table.add_row(c.id, c.run_id or "-", c.expert_id, c.request.get("expected_output_type", ""), c.status, rules or "-", c.started_at[:19])
     console.print(table)
 
 
