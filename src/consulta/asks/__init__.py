@@ -16,6 +16,7 @@ from ._consult import (
     parse_consult_request,
     parse_expert_output,
 )
+from ._experts import CONSULT_EXPERT_TOOL_NAME, Consultant, Expert, consult_expert_tool
 from ._ledger import consultation_markdown, write_consultation_markdown
 from ._question import (
     Question,
@@ -30,14 +31,17 @@ from ._question import (
 from ._question_kind import QuestionKind, question_tool
 
 __all__ = [
+    "CONSULT_EXPERT_TOOL_NAME",
     "OUTPUT_TYPES",
     "BindingRule",
     "BindingRuleTriggered",
     "ConceptExplanation",
     "ConsultContext",
+    "Consultant",
     "ConsultRequest",
     "ConsultResult",
     "ErrorDiagnosis",
+    "Expert",
     "ExpertOutput",
     "Question",
     "QuestionKind",
@@ -47,6 +51,7 @@ __all__ = [
     "ValidationReport",
     "answered_result",
     "cancelled_result",
+    "consult_expert_tool",
     "consultation_markdown",
     "missing_updates",
     "not_alone_result",

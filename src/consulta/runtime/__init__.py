@@ -1,7 +1,7 @@
 """The engine: agent definitions, tools and their policies, runs, asks, plans, events and the store."""
 
 from ._agent import Agent, tool_schemas
-from ._engine import argument_validator, invalid_arguments_result, json_schema_for, tool_exception_result
+from ._engine import TypedAnswer, argument_validator, invalid_arguments_result, json_schema_for, tool_exception_result, typed_answer
 from ._errors import ConfigError, ConflictError, ConsultaError, InvalidAnswerError, NotFoundError, ToolError
 from ._events import (
     AskClosed,
@@ -22,8 +22,8 @@ from ._policies import Cache, Fallback, Retry, Timeout, ToolPolicy, apply_polici
 from ._records import EXTERNAL_MODEL_PREFIX, AskRecord, AskStatus, ConsultationRecord, EventRecord, PlanRecord, PlanStatus, RunRecord, RunStatus, ToolCallRecord
 from ._plan_book import PLAN_ASK, PlanBook, PlanOutcome, staged_result
 from ._runtime import AskPolicy, Runtime
-from ._store import Store
-from ._tools import AskKind, ToolDef, ToolKind, ask_tool, read_tool, write_tool
+from ._store import Store, utcnow
+from ._tools import AskKind, ToolCallContext, ToolDef, ToolKind, ask_tool, current_tool_call, read_tool, write_tool
 
 __all__ = [
     "EXTERNAL_MODEL_PREFIX",
@@ -64,15 +64,18 @@ __all__ = [
     "Store",
     "Timeout",
     "ToolCallRecord",
+    "ToolCallContext",
     "ToolCalled",
     "ToolDef",
     "ToolError",
     "ToolKind",
     "ToolPolicy",
     "ToolReturned",
+    "TypedAnswer",
     "apply_policies",
     "argument_validator",
     "ask_tool",
+    "current_tool_call",
     "invalid_arguments_result",
     "json_schema_for",
     "mentions",
@@ -80,5 +83,7 @@ __all__ = [
     "staged_result",
     "tool_exception_result",
     "tool_schemas",
+    "typed_answer",
+    "utcnow",
     "write_tool",
 ]

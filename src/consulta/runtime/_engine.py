@@ -18,7 +18,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_ai import Agent as PaiAgent
 from pydantic_ai import CallDeferred, DeferredToolRequests, DeferredToolResults, ModelMessagesTypeAdapter, RunContext, Tool
 from pydantic_ai.capabilities import AbstractCapability
-from pydantic_ai.exceptions import ModelRetry, ToolFailed
+from pydantic_ai.exceptions import ModelRetry, ToolFailed, UnexpectedModelBehavior
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -37,7 +37,7 @@ from ._agent import Agent
 from ._errors import ToolError
 from ._grounding import Evidence
 from ._store import utcnow
-from ._tools import ToolDef
+from ._tools import CURRENT_TOOL_CALL, ToolCallContext, ToolDef
 
 __all__ = [
     "Cancelled",
@@ -53,6 +53,8 @@ __all__ = [
     "argument_validator",
     "invalid_arguments_result",
     "tool_exception_result",
+    "TypedAnswer",
+    "typed_answer",
     "load_messages",
     "count_steps",
     "pending_tool_calls",
@@ -87,6 +89,53 @@ def argument_validator(tool: ToolDef) -> Callable[[dict[str, Any]], dict[str, An
     """The validator the engine applies to `tool`'s arguments (raises pydantic's ValidationError), for callers
     that run tools without the engine (an MCP client's calls)."""
     return Tool(tool.function, name=tool.name, takes_ctx=False).function_schema.validator.validate_python
+
+
+@dataclass(frozen=True)
+class TypedAnswer:
+    """A model's structured answer: the validated output, how many answers it took, the conversation (JSON)."""
+
+    output: BaseModel
+    attempts: int
+    messages_json: str
+
+
+async def typed_answer(
+    *,
+    model: Model,
+    instructions: str,
+    prompt: str,
+    output_type: type[BaseModel],
+    check: Callable[[Any], None] | None = None,
+    retries: int = 2,
+) -> TypedAnswer:
+    """Ask `model` for one answer of `output_type`. An answer that does not validate, or that `check` refuses (by
+    raising ValueError with the reason), is sent back with the errors and asked again, up to `retries` times; then
+    ToolError `invalid_expert_output`."""
+    agent: PaiAgent[None, Any] = PaiAgent(model, instructions=instructions, output_type=output_type, retries={"tools": 1, "output": retries})
+
+    if check is not None:
+
+        @agent.output_validator
+        def _checked(output: Any) -> Any:
+            try:
+                check(output)
+            except ValueError as error:
+                raise ModelRetry(str(error)) from None
+            return output
+
+    try:
+        result = await agent.run(prompt)
+    except UnexpectedModelBehavior as error:
+        raise ToolError(
+            "invalid_expert_output",
+            f"The expert's answer did not fit {output_type.__name__} after {retries + 1} tries: {error.message}",
+            hint="Ask a narrower question, or consult another expert.",
+        ) from None
+    messages = result.all_messages()
+    return TypedAnswer(
+        output=result.output, attempts=sum(isinstance(m, ModelResponse) for m in messages), messages_json=dump_messages(messages)
+    )
 
 
 def pending_tool_calls(messages: list[ModelMessage]) -> list[ToolCallPart]:
@@ -247,7 +296,11 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
                     "_hint": "Use that result: answer the user now, or ask with the question tool.",
                 }
             else:
-                result = _result_of(await handler(args))
+                token = CURRENT_TOOL_CALL.set(ToolCallContext(run_id=deps.run_id, tool_call_id=call.tool_call_id, tool_name=call.tool_name))
+                try:
+                    result = _result_of(await handler(args))
+                finally:
+                    CURRENT_TOOL_CALL.reset(token)
         except ToolError as error:
             result = error.to_result()
         except CallDeferred:

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from ._policies import ToolPolicy, apply_policies
 
-__all__ = ["AskKind", "ToolDef", "ToolKind", "ask_tool", "read_tool", "write_tool"]
+__all__ = ["CURRENT_TOOL_CALL", "AskKind", "ToolCallContext", "ToolDef", "ToolKind", "ask_tool", "current_tool_call", "read_tool", "write_tool"]
 
 ToolKind = Literal["read", "write", "ask"]
 
@@ -36,6 +37,23 @@ class AskKind(Protocol):
     def cancelled_result(self, payload: dict[str, Any]) -> Any: ...
     def unavailable_result(self, payload: dict[str, Any]) -> Any: ...
     def not_alone_result(self) -> Any: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCallContext:
+    """The call a tool function is running for (tools that keep records, e.g. a consultation ledger, name it)."""
+
+    run_id: str
+    tool_call_id: str
+    tool_name: str
+
+
+CURRENT_TOOL_CALL: ContextVar[ToolCallContext | None] = ContextVar("consulta_tool_call", default=None)
+
+
+def current_tool_call() -> ToolCallContext | None:
+    """The run and tool call the current read tool runs for, or None outside a run."""
+    return CURRENT_TOOL_CALL.get()
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,0 +1,182 @@
+"""Experts and the `consult_expert` tool (seed 000): the orchestrator consults an expert; the expert does its work in
+code (open the file, run the snippet), its model writes a typed answer, the app's binding rules are applied in code,
+and the consultation goes on record in the ledger.
+
+Errors are the seeds' shape and record nothing as done: `missing_reasoning`, `unknown_output_type`,
+`unknown_scenario`, `invalid_arguments` (the request), `unknown_expert`, `output_type_not_offered`,
+`consultation_budget_exceeded` (the per-task limit: don't over-consult). An answer that never fits its type is
+recorded as a failed consultation and returned as `invalid_expert_output`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic_ai.models import Model
+
+from ..runtime import RunStatus, Store, ToolDef, ToolError, current_tool_call, typed_answer, utcnow
+from ._binding_rules import RuleBook
+from ._consult import OUTPUT_TYPES, ConsultRequest, ConsultResult, ExpertOutput, OutputType, parse_consult_request
+from ._ledger import write_consultation_markdown
+
+__all__ = ["CONSULT_EXPERT_TOOL_NAME", "Consultant", "Expert", "consult_expert_tool"]
+
+CONSULT_EXPERT_TOOL_NAME = "consult_expert"
+
+Facts = dict[str, Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Expert:
+    """An expert an app offers: a role, the output types it answers with, and the work it does in code."""
+
+    expert_id: str
+    role: str
+    """The expert model's instructions."""
+    output_types: tuple[OutputType, ...]
+    inspect: Callable[[ConsultRequest], Facts | Awaitable[Facts]] | None = None
+    """Work done in code before the model writes (e.g. open the student's file, run their snippet): the facts are
+    given to the model and kept in the ledger. Raise ToolError when the request cannot be served (nothing is done)."""
+    check: Callable[[ConsultRequest, Facts, ExpertOutput], None] | None = None
+    """A check of the model's answer in code (raise ValueError saying why: the answer is regenerated)."""
+
+
+class Consultant:
+    """Serves `consult_expert` for one app: its experts, its binding rules, its budget, the ledger."""
+
+    def __init__(
+        self,
+        *,
+        store: Store,
+        experts: Sequence[Expert],
+        rules: RuleBook,
+        resolve_model: Callable[[str], Model],
+        model: str,
+        budget_per_task: int = 3,
+        retries: int = 2,
+        ledger_dir: Path | None = None,
+        lang: str = "en",
+    ) -> None:
+        self.store = store
+        self.experts = {e.expert_id: e for e in experts}
+        self.rules = rules
+        self.resolve_model = resolve_model
+        self.model = model
+        self.budget_per_task = budget_per_task
+        self.retries = retries
+        self.ledger_dir = ledger_dir
+        self.lang = lang
+
+    async def consult(self, arguments: Any, *, run_id: str | None = None, tool_call_id: str | None = None) -> dict[str, Any]:
+        """Run one consultation; the seed's result as a dict (ToolError for a request that cannot be served)."""
+        call = current_tool_call()
+        run_id = run_id or (call.run_id if call else None)
+        tool_call_id = tool_call_id or (call.tool_call_id if call else None)
+        request = parse_consult_request(arguments)
+        expert = self._expert(request)
+        self._within_budget(request, run_id)
+        started, clock = utcnow(), time.perf_counter()
+        facts = await _maybe_await(expert.inspect(request)) if expert.inspect is not None else {}
+        output_type = OUTPUT_TYPES[request.expected_output_type]
+        expert_run = self.store.create_run(
+            app=f"expert:{expert.expert_id}", prompt=request.question, model=self.model, lang=self.lang,
+            parent_run_id=run_id, principal=self.store.get_run(run_id).principal if run_id else None,
+        )
+        record = {"expert_id": expert.expert_id, "request": request.model_dump(mode="json"), "run_id": run_id, "tool_call_id": tool_call_id, "expert_run_id": expert_run.id}
+        try:
+            answer = await typed_answer(
+                model=self.resolve_model(self.model),
+                instructions=_instructions(expert, output_type.__name__, request.expected_output_type),
+                prompt=_prompt(request, facts),
+                output_type=output_type,
+                check=(lambda output: expert.check(request, facts, output)) if expert.check is not None else None,
+                retries=self.retries,
+            )
+        except ToolError as error:
+            self.store.set_run_status(expert_run.id, RunStatus.failed, error=error.message)
+            self._keep(status="failed", started=started, clock=clock, attempts=self.retries + 1, error=error.message, **record)
+            raise
+        self.store.save_checkpoint(expert_run.id, answer.attempts, answer.messages_json)
+        output = answer.output
+        self.store.set_run_status(expert_run.id, RunStatus.finished, output=output.model_dump_json())
+        outcome = self.rules.evaluate(output)  # type: ignore[arg-type]
+        kept = self._keep(
+            status="done", started=started, clock=clock, attempts=answer.attempts, expert_output=output.model_dump(mode="json"),
+            binding_rules=[t.model_dump() for t in outcome.triggered], instruction_updates=outcome.instruction_updates, **record,
+        )
+        return ConsultResult(
+            consultation_id=kept, expert_id=expert.expert_id, expert_output=output.model_dump(mode="json"),
+            binding_rules_triggered=outcome.triggered, instruction_updates=outcome.instruction_updates,
+        ).model_dump(mode="json")
+
+    def _expert(self, request: ConsultRequest) -> Expert:
+        expert = self.experts.get(request.expert_id)
+        if expert is None:
+            raise ToolError(
+                "unknown_expert", f"There is no expert {request.expert_id!r}.",
+                hint=f"Available experts: {', '.join(self.experts)}.", field="expert_id",
+            )
+        if request.expected_output_type not in expert.output_types:
+            raise ToolError(
+                "output_type_not_offered",
+                f"{expert.expert_id} does not answer with {request.expected_output_type}.",
+                hint=f"{expert.expert_id} offers: {', '.join(expert.output_types)}.", field="expected_output_type",
+            )
+        return expert
+
+    def _within_budget(self, request: ConsultRequest, run_id: str | None) -> None:
+        task = request.context.task_id
+        if run_id is None or task is None:
+            return
+        used = [c for c in self.store.list_consultations(run_id=run_id, limit=1000) if c.request.get("context", {}).get("task_id") == task and c.status == "done"]
+        if len(used) >= self.budget_per_task:
+            raise ToolError(
+                "consultation_budget_exceeded",
+                f"Task {task} has had {len(used)} consultations, its limit: don't over-consult.",
+                hint="Use what the experts already said (their consultation ids: " + ", ".join(c.id for c in used) + ").",
+            )
+
+    def _keep(self, *, status: str, started: str, clock: float, attempts: int, **fields: Any) -> str:
+        kept = self.store.record_consultation(
+            status=status, started_at=started, duration_ms=(time.perf_counter() - clock) * 1000, attempts=attempts, **fields
+        )
+        if self.ledger_dir is not None:
+            write_consultation_markdown(kept, self.ledger_dir, lang=self.lang)
+        return kept.id
+
+
+def consult_expert_tool(consultant: Consultant) -> ToolDef:
+    """The `consult_expert` tool of an app's orchestrator (its parameters are the seed's; see ConsultRequest)."""
+
+    async def consult_expert(**arguments: Any) -> dict[str, Any]:
+        return await consultant.consult(arguments)
+
+    experts = "; ".join(f"{e.expert_id} ({', '.join(e.output_types)})" for e in consultant.experts.values())
+    return ToolDef(
+        name=CONSULT_EXPERT_TOOL_NAME,
+        function=consult_expert,
+        description=f"Consult an expert and get a typed answer; binding rules may update your instructions. Experts: {experts}.",
+        parameters=ConsultRequest.model_json_schema(),
+    )
+
+
+async def _maybe_await(value: Facts | Awaitable[Facts]) -> Facts:
+    return await value if inspect.isawaitable(value) else value  # type: ignore[return-value]
+
+
+def _instructions(expert: Expert, type_name: str, output_type: str) -> str:
+    return f"{expert.role}\n\nAnswer with one {output_type} ({type_name}): fill every field from the facts given; invent nothing."
+
+
+def _prompt(request: ConsultRequest, facts: Facts) -> str:
+    parts = [f"Question: {request.question}", "Context: " + json.dumps(request.context.model_dump(exclude_none=True), ensure_ascii=False)]
+    if facts:
+        parts.append("Facts established in code: " + json.dumps(facts, ensure_ascii=False, default=str))
+    return "\n".join(parts)
+
