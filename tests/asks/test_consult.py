@@ -4,6 +4,8 @@ updates, and a packet that drops an update is caught."""
 
 from __future__ import annotations
 
+import json
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -22,44 +24,8 @@ from consulta.asks import (
 )
 from consulta.runtime import ConfigError, ToolError
 
-SEED_EXAMPLES: list[dict[str, Any]] = [
-    {
-        "expert_id": "data_inspector",
-        "question": "请检查文件'student_data.csv'是否适合用于任务task_2_1。任务要求：数据集应包含至少100行数据，包含'name'、'age'、'city'列，用于练习pandas基础操作。",
-        "context": {"file_name": "student_data.csv", "task_id": "task_2_1", "task_requirements": "数据集应包含至少100行数据，包含'name'、'age'、'city'列"},
-        "expected_output_type": "suitability_judgment",
-        "scenario_id": "dataset_suitability_check",
-        "reasoning": "学生刚上传了新的数据文件，根据consultation guide的'Dataset Suitability Check'场景，应该验证数据集是否符合任务要求。",
-    },
-    {
-        "expert_id": "concept_explainer",
-        "question": "学生在任务task_2_3中对'pandas.merge()'概念理解有困难。请提供清晰的解释，但不要给出任务答案。",
-        "context": {"task_id": "task_2_3", "student_confusion": "不清楚on参数和how参数的区别", "concept_name": "pandas.merge()"},
-        "expected_output_type": "concept_explanation",
-        "scenario_id": "concept_clarification",
-        "reasoning": "学生已经尝试了3次使用pandas.merge()但都失败了。",
-    },
-    {
-        "expert_id": "data_inspector",
-        "question": "学生在任务task_2_2中遇到KeyError: 'age'错误。学生尝试的代码：df['age'].mean()。请帮助诊断问题根源并提供解决方向（不要给出完整答案）。",
-        "context": {"task_id": "task_2_2", "error_message": "KeyError: 'age'", "student_code_snippet": "df['age'].mean()", "error_type": "KeyError"},
-        "expected_output_type": "error_diagnosis",
-        "scenario_id": "error_diagnosis",
-        "reasoning": "学生遇到KeyError错误且已经尝试了3次仍未解决。",
-    },
-    {
-        "expert_id": "data_inspector",
-        "question": "学生声称完成了任务task_2_4。请验证该证据是否真正表明学生达到了学习目标。",
-        "context": {
-            "task_id": "task_2_4",
-            "student_evidence": "我成功使用groupby()计算了每个城市的平均年龄",
-            "learning_objectives": "理解groupby()的使用方法并能正确应用",
-        },
-        "expected_output_type": "validation_report",
-        "scenario_id": "progress_validation",
-        "reasoning": "学生声称完成了核心任务task_2_4，但只提供了口头描述。",
-    },
-]
+# The seed's four example requests, as written (shipped with the tutor app, which answers them).
+SEED_EXAMPLES: list[dict[str, Any]] = json.loads(resources.files("consulta.apps.tutor").joinpath("data", "seed_examples.json").read_text(encoding="utf-8"))
 
 
 @pytest.mark.parametrize("example", SEED_EXAMPLES, ids=lambda e: e["scenario_id"])

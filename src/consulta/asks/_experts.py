@@ -43,8 +43,18 @@ class Expert:
     inspect: Callable[[ConsultRequest], Facts | Awaitable[Facts]] | None = None
     """Work done in code before the model writes (e.g. open the student's file, run their snippet): the facts are
     given to the model and kept in the ledger. Raise ToolError when the request cannot be served (nothing is done)."""
+    complete: Callable[[ConsultRequest, Facts, ExpertOutput], ExpertOutput] | None = None
+    """Put what code established over the model's answer (e.g. the verdict of the data checks): the model only
+    writes the prose."""
     check: Callable[[ConsultRequest, Facts, ExpertOutput], None] | None = None
-    """A check of the model's answer in code (raise ValueError saying why: the answer is regenerated)."""
+    """A check of the (completed) answer in code (raise ValueError saying why: the answer is regenerated)."""
+
+    def finish(self, request: ConsultRequest, facts: Facts, output: ExpertOutput) -> ExpertOutput:
+        """The answer completed by code, then checked (ValueError when it must be regenerated)."""
+        done = self.complete(request, facts, output) if self.complete is not None else output
+        if self.check is not None:
+            self.check(request, facts, done)
+        return done
 
 
 class Consultant:
@@ -95,7 +105,7 @@ class Consultant:
                 instructions=_instructions(expert, output_type.__name__, request.expected_output_type),
                 prompt=_prompt(request, facts),
                 output_type=output_type,
-                check=(lambda output: expert.check(request, facts, output)) if expert.check is not None else None,
+                check=lambda output: expert.finish(request, facts, output),
                 retries=self.retries,
             )
         except ToolError as error:
@@ -103,7 +113,7 @@ class Consultant:
             self._keep(status="failed", started=started, clock=clock, attempts=self.retries + 1, error=error.message, **record)
             raise
         self.store.save_checkpoint(expert_run.id, answer.attempts, answer.messages_json)
-        output = answer.output
+        output = expert.finish(request, facts, answer.output)  # type: ignore[arg-type]
         self.store.set_run_status(expert_run.id, RunStatus.finished, output=output.model_dump_json())
         outcome = self.rules.evaluate(output)  # type: ignore[arg-type]
         kept = self._keep(
@@ -177,6 +187,7 @@ def _instructions(expert: Expert, type_name: str, output_type: str) -> str:
 def _prompt(request: ConsultRequest, facts: Facts) -> str:
     parts = [f"Question: {request.question}", "Context: " + json.dumps(request.context.model_dump(exclude_none=True), ensure_ascii=False)]
     if facts:
-        parts.append("Facts established in code: " + json.dumps(facts, ensure_ascii=False, default=str))
+        known = {k: v.model_dump(mode="json") if hasattr(v, "model_dump") else v for k, v in facts.items()}
+        parts.append("Facts established in code: " + json.dumps(known, ensure_ascii=False, default=str))
     return "\n".join(parts)
 

@@ -1,0 +1,112 @@
+"""The student's uploaded datasets: confined to the session's upload folder, bounded in size, opened with pandas,
+and checked against a task's requirements in code — the facts and the verdict the data inspector's model only
+puts into words."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from pydantic import BaseModel, Field
+
+from ...runtime import ToolError
+from ._tasks import DatasetRequirements
+
+__all__ = ["MAX_UPLOAD_BYTES", "DatasetFacts", "Verdict", "check_dataset", "open_dataset", "upload_path"]
+
+MAX_UPLOAD_BYTES = 20 * 1024 * 1024
+_READERS = {".csv": pd.read_csv, ".tsv": lambda p: pd.read_csv(p, sep="\t"), ".xlsx": pd.read_excel, ".xls": pd.read_excel}
+
+
+def upload_path(folder: Path, name: str | None) -> Path:
+    """The file `name` in the upload folder. A name with a folder part (`../x`, `/etc/passwd`, `a/b.csv`), a link
+    leading outside, a missing file, an unknown type or a file over the size limit is refused (ToolError)."""
+    if not name:
+        raise ToolError("missing_required_field", "context.file_name is empty: which uploaded file?", field="context.file_name")
+    if Path(name).name != name or name in (".", ".."):
+        raise ToolError(
+            "path_outside_uploads", f"{name!r} is not a file name in the upload folder.",
+            hint="Give the uploaded file's name only, e.g. student_data.csv.", field="context.file_name",
+        )
+    path = folder / name
+    if not path.resolve().is_relative_to(folder.resolve()):
+        raise ToolError("path_outside_uploads", f"{name!r} leads outside the upload folder.", field="context.file_name")
+    if not path.is_file():
+        present = sorted(p.name for p in folder.iterdir() if p.is_file()) if folder.is_dir() else []
+        raise ToolError(
+            "file_not_found", f"No uploaded file {name!r}.", hint=f"Uploaded: {', '.join(present) or 'nothing yet'}.", field="context.file_name"
+        )
+    if path.suffix.lower() not in _READERS:
+        raise ToolError("unsupported_file_type", f"{name} is not a CSV, TSV or Excel file.", field="context.file_name")
+    if path.stat().st_size > MAX_UPLOAD_BYTES:
+        raise ToolError("file_too_large", f"{name} is over {MAX_UPLOAD_BYTES // (1024 * 1024)} MB.", field="context.file_name")
+    return path
+
+
+def open_dataset(path: Path) -> pd.DataFrame:
+    """The file as a DataFrame; ToolError `unreadable_file` with pandas' reason when it cannot be parsed."""
+    try:
+        return _READERS[path.suffix.lower()](path)
+    except Exception as error:  # noqa: BLE001 - any parser failure is the file's problem, reported as such
+        raise ToolError("unreadable_file", f"{path.name} could not be read: {type(error).__name__}: {error}", field="context.file_name") from None
+
+
+class DatasetFacts(BaseModel):
+    file_name: str
+    rows: int
+    columns: list[str]
+    dtypes: dict[str, str]
+    nulls: dict[str, int]
+    duplicate_rows: int
+    head: list[dict[str, Any]]
+
+
+class Verdict(BaseModel):
+    """What the checks found: blocking issues make the dataset unsuitable; warnings do not."""
+
+    is_suitable: bool
+    blocking_issues: list[str] = Field(default_factory=list)
+    warning_issues: list[str] = Field(default_factory=list)
+    evidence: list[str] = Field(default_factory=list)
+
+
+def _is(kind: str, series: pd.Series) -> bool:
+    match kind:
+        case "number":
+            return bool(pd.api.types.is_numeric_dtype(series))
+        case "date":
+            return bool(pd.api.types.is_datetime64_any_dtype(series)) or bool(pd.to_datetime(series, errors="coerce").notna().all())
+        case _:
+            return bool(pd.api.types.is_string_dtype(series) or pd.api.types.is_object_dtype(series))
+
+
+def check_dataset(frame: pd.DataFrame, requirements: DatasetRequirements, *, file_name: str) -> tuple[DatasetFacts, Verdict]:
+    """The dataset's facts (size, columns, types, nulls, duplicates, first rows) and the verdict against the task's
+    requirements, all computed here."""
+    columns = [str(c) for c in frame.columns]
+    facts = DatasetFacts(
+        file_name=file_name,
+        rows=len(frame),
+        columns=columns,
+        dtypes={str(c): str(t) for c, t in frame.dtypes.items()},
+        nulls={str(c): int(n) for c, n in frame.isna().sum().items() if n},
+        duplicate_rows=int(frame.duplicated().sum()),
+        head=frame.head(3).astype(str).to_dict(orient="records"),
+    )
+    blocking, warnings = [], []
+    if facts.rows < requirements.min_rows:
+        blocking.append(f"only {facts.rows} rows; the task needs at least {requirements.min_rows}")
+    missing = [c for c in requirements.required_columns if c not in columns]
+    if missing:
+        blocking.append(f"missing column(s): {', '.join(missing)}")
+    for column, kind in requirements.column_types.items():
+        if column in columns and not _is(kind, frame[column]):
+            blocking.append(f"column {column} should hold {kind} values but is {facts.dtypes[column]}")
+    for column in requirements.no_nulls_in:
+        if facts.nulls.get(column):
+            warnings.append(f"column {column} has {facts.nulls[column]} empty value(s)")
+    if facts.duplicate_rows:
+        warnings.append(f"{facts.duplicate_rows} duplicate row(s)")
+    evidence = [f"rows: {facts.rows}", f"columns: {', '.join(columns)}"] + [f"{c}: {t}" for c, t in facts.dtypes.items() if c in requirements.column_types]
+    return facts, Verdict(is_suitable=not blocking, blocking_issues=blocking, warning_issues=warnings, evidence=evidence)

@@ -1,0 +1,122 @@
+"""The tutor's experts (seed 000). They act on real files and code; their models only put the findings into words.
+
+- `data_inspector`: opens the student's upload with pandas and checks it against the task in code
+  (`suitability_judgment`: the verdict, issues and evidence are the code's); reproduces a student's snippet on their
+  data in the sandbox (`error_diagnosis`: the real exception and the real columns); runs the code in a student's
+  evidence and judges it (`validation_report`).
+- `concept_explainer`: `concept_explanation` that never contains the task's answer (the task's `must_not_reveal`,
+  checked in code; a violating explanation is regenerated).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from ...asks import ConsultRequest, ErrorDiagnosis, Expert, ExpertOutput, SuitabilityJudgment, ValidationReport
+from ...sandbox import Limits, run_python
+from ._datasets import check_dataset, open_dataset, upload_path
+from ._tasks import TaskCatalog
+
+__all__ = ["tutor_experts"]
+
+_CODE = re.compile(r"\b(df|pd)\b[\w.\[\]'\"()]*\(|\.groupby\(|\.merge\(|read_csv\(")
+
+
+def _squeezed(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def _gives_away(text: str, forbidden: list[str]) -> str | None:
+    flat = _squeezed(text)
+    return next((f for f in forbidden if _squeezed(f) in flat), None)
+
+
+def _texts(output: ExpertOutput) -> str:
+    return "\n".join(str(v) for v in output.model_dump().values())
+
+
+def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limits()) -> list[Expert]:
+    """The experts of one tutoring session, whose student's files are in `uploads`."""
+
+    def load_prelude(name: str) -> str:
+        reader = "read_excel" if name.lower().endswith((".xlsx", ".xls")) else "read_csv"
+        return f"import pandas as pd\ndf = pd.{reader}({name!r})\n"
+
+    def the_file(request: ConsultRequest) -> Path | None:
+        name = request.context.file_name
+        if name is None:
+            present = sorted(p for p in uploads.iterdir() if p.is_file()) if uploads.is_dir() else []
+            name = present[0].name if len(present) == 1 else None
+        return upload_path(uploads, name) if name else None
+
+    def inspect_data(request: ConsultRequest) -> dict[str, Any]:
+        task = catalog.task(request.context.task_id)
+        match request.expected_output_type:
+            case "suitability_judgment":
+                path = upload_path(uploads, request.context.file_name)
+                facts, verdict = check_dataset(open_dataset(path), task.dataset, file_name=path.name)
+                return {"task": task.requirements, "dataset": facts, "verdict": verdict}
+            case "error_diagnosis":
+                path = the_file(request)
+                snippet = request.context.student_code_snippet or ""
+                ran = run_python(snippet, files=[path] if path else [], prelude=load_prelude(path.name) if path else "", limits=limits)
+                columns = [str(c) for c in open_dataset(path).columns] if path else []
+                return {"reproduced": ran.exception is not None, "exception": ran.exception, "stdout": ran.stdout, "columns": columns}
+            case _:
+                evidence = request.context.student_evidence or ""
+                facts: dict[str, Any] = {"objectives": task.learning_objectives, "evidence_has_code": bool(_CODE.search(evidence))}
+                if facts["evidence_has_code"]:
+                    path = the_file(request)
+                    ran = run_python(evidence, files=[path] if path else [], prelude=load_prelude(path.name) if path else "", limits=limits)
+                    facts.update(ran=ran.ok, exception=ran.exception, stdout=ran.stdout)
+                return facts
+
+    def complete_data(request: ConsultRequest, facts: dict[str, Any], output: ExpertOutput) -> ExpertOutput:
+        if isinstance(output, SuitabilityJudgment):
+            verdict = facts["verdict"]
+            return output.model_copy(update=verdict.model_dump())  # the model wrote recommended_next_step only
+        if isinstance(output, ValidationReport) and not facts.get("evidence_has_code"):
+            return output.model_copy(update={"is_valid": False, "missing_elements": sorted({*output.missing_elements, "code or output that shows it"})})
+        if isinstance(output, ValidationReport) and facts.get("ran") is False:
+            return output.model_copy(update={"is_valid": False})
+        return output
+
+    def check_data(request: ConsultRequest, facts: dict[str, Any], output: ExpertOutput) -> None:
+        if isinstance(output, ErrorDiagnosis):
+            task = catalog.task(request.context.task_id)
+            if leaked := _gives_away(output.suggested_fix_direction + output.explanation, task.must_not_reveal):
+                raise ValueError(f"The answer contains the solution ({leaked}); give a direction, not the line of code.")
+            exception = facts.get("exception")
+            if exception is not None and exception.type not in output.error_root_cause + output.explanation:
+                raise ValueError(f"Name the real exception, {exception.type}: {exception.message}.")
+
+    def check_concept(request: ConsultRequest, facts: dict[str, Any], output: ExpertOutput) -> None:
+        task = catalog.task(request.context.task_id)
+        if leaked := _gives_away(_texts(output), task.must_not_reveal):
+            raise ValueError(f"The explanation gives away the task's answer ({leaked}); use an example unrelated to the task.")
+
+    def inspect_concept(request: ConsultRequest) -> dict[str, Any]:
+        task = catalog.task(request.context.task_id)
+        return {"task": task.title, "learning_objectives": task.learning_objectives, "never_write": task.must_not_reveal}
+
+    return [
+        Expert(
+            expert_id="data_inspector",
+            role="You are a data inspector for a pandas course. You explain to a tutor what checks on a student's data "
+            "and code found. Use only the facts given; never write the student's solution.",
+            output_types=("suitability_judgment", "error_diagnosis", "validation_report"),
+            inspect=inspect_data,
+            complete=complete_data,
+            check=check_data,
+        ),
+        Expert(
+            expert_id="concept_explainer",
+            role="You explain pandas concepts to a tutor, clearly and briefly, with an example unrelated to the student's task.",
+            output_types=("concept_explanation",),
+            inspect=inspect_concept,
+            check=check_concept,
+        ),
+    ]
+

@@ -1,0 +1,65 @@
+"""The tutor's task catalog: pandas exercises with what a dataset must have, the learning objectives, and what an
+explanation must never give away. Shipped as `data/tasks.yaml`; any catalog file of the same shape can replace it."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
+from ...runtime import ConfigError, ToolError
+
+__all__ = ["DatasetRequirements", "Task", "TaskCatalog", "load_catalog"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DatasetRequirements(_Model):
+    min_rows: int = Field(default=1, ge=0)
+    required_columns: list[str] = Field(default_factory=list)
+    column_types: dict[str, Literal["number", "text", "date"]] = Field(default_factory=dict)
+    no_nulls_in: list[str] = Field(default_factory=list)
+
+
+class Task(_Model):
+    id: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    title: str
+    requirements: str
+    dataset: DatasetRequirements = Field(default_factory=DatasetRequirements)
+    learning_objectives: str
+    must_not_reveal: list[str] = Field(default_factory=list)
+    """Code an explanation must not contain (the task's answer), compared without spaces."""
+
+
+class TaskCatalog(_Model):
+    tasks: list[Task]
+
+    def task(self, task_id: str | None) -> Task:
+        """The task `task_id`; ToolError `unknown_task` naming the known ones."""
+        found = next((t for t in self.tasks if t.id == task_id), None)
+        if found is None:
+            raise ToolError(
+                "unknown_task", f"There is no task {task_id!r}.", hint=f"Tasks: {', '.join(t.id for t in self.tasks)}.", field="context.task_id"
+            )
+        return found
+
+
+def load_catalog(path: Path | str | None = None) -> TaskCatalog:
+    """The catalog at `path`, or the one shipped with the app; ConfigError naming the file and the problem."""
+    source = resources.files(__package__).joinpath("data", "tasks.yaml") if path is None else Path(path)
+    try:
+        return TaskCatalog.model_validate(YAML(typ="safe").load(source.read_text(encoding="utf-8")))
+    except OSError as error:
+        raise ConfigError(f"Cannot read the task catalog {source}: {error.strerror or error}.") from None
+    except YAMLError as error:
+        raise ConfigError(f"The task catalog {source} is not valid YAML: {error}") from None
+    except ValidationError as error:
+        problem = error.errors()[0]
+        where = ".".join(str(p) for p in problem["loc"])
+        raise ConfigError(f"The task catalog {source} has a problem at {where}: {problem['msg']}.") from None

@@ -1,0 +1,133 @@
+"""The tutor's experts on real files and code, with a scripted model (a test double) writing the prose: the seed's
+four examples as written; the verdict, the real exception and the run of the evidence come from code; answers that
+give the task away are regenerated; uploads outside the folder are refused."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from consulta.apps import tutor
+from consulta.asks import Consultant, RuleBook
+from consulta.models import ScriptedModel
+from consulta.runtime import Store, ToolError
+
+
+
+SEED_EXAMPLES: list[dict[str, Any]] = json.loads(resources.files("consulta.apps.tutor").joinpath("data", "seed_examples.json").read_text(encoding="utf-8"))
+
+
+def final(**output: Any) -> dict[str, Any]:
+    return {"tool_calls": [{"name": "final_result", "args": output}]}
+
+
+@pytest.fixture
+def uploads(tmp_path: Path) -> Path:
+    folder = tmp_path / "uploads"
+    folder.mkdir()
+    (folder / "student_data.csv").write_text("name,city\nAda,Paris\nBo,Rome\nCy,Oslo\n", encoding="utf-8")
+    (tmp_path / "secret.csv").write_text("a\n1\n", encoding="utf-8")
+    return folder
+
+
+def consultant(tmp_path: Path, uploads: Path, steps: list[dict[str, Any]]) -> Consultant:
+    model = ScriptedModel(steps)
+    with resources.as_file(tutor.BINDING_RULES) as rules:
+        book = RuleBook.load(rules)
+    return Consultant(
+        store=Store(f"sqlite:///{tmp_path}/consulta.db"),
+        experts=tutor.tutor_experts(catalog=tutor.load_catalog(), uploads=uploads),
+        rules=book,
+        resolve_model=lambda spec: model,
+        model="scripted",
+    )
+
+
+def consult(c: Consultant, request: dict[str, Any]) -> dict[str, Any]:
+    return asyncio.run(c.consult(request))
+
+
+def test_example_1_the_verdict_is_the_codes(tmp_path: Path, uploads: Path) -> None:
+    # The model claims the data is fine; the checks say otherwise, and the checks win.
+    prose = final(is_suitable=True, blocking_issues=[], warning_issues=[], evidence=[], recommended_next_step="请上传至少100行、含age列的数据。")
+    result = consult(consultant(tmp_path, uploads, [prose]), SEED_EXAMPLES[0])
+    out = result["expert_output"]
+    assert out["is_suitable"] is False
+    assert out["blocking_issues"] == ["only 3 rows; the task needs at least 100", "missing column(s): age"]
+    assert "columns: name, city" in out["evidence"] and out["recommended_next_step"].startswith("请上传")
+    assert [r["rule_name"] for r in result["binding_rules_triggered"]] == ["dataset_not_suitable"]
+    assert result["instruction_updates"]["blocked_steps"] == ["analysis"]
+
+
+def test_example_2_an_explanation_that_gives_the_merge_away_is_regenerated(tmp_path: Path, uploads: Path) -> None:
+    leaky = dict(concept_name="pandas.merge()", definition="Joins two DataFrames on key columns.", use_cases=["combine tables"],
+                 simple_example="people.merge(cities, on = 'city')", common_pitfalls=["how defaults to inner"])
+    clean = {**leaky, "simple_example": "orders.merge(customers, on='customer_id', how='left')"}
+    c = consultant(tmp_path, uploads, [final(**leaky), final(**clean)])
+    result = consult(c, SEED_EXAMPLES[1])
+    assert result["expert_output"]["simple_example"] == clean["simple_example"]
+    assert c.store.get_consultation(result["consultation_id"]).attempts == 2
+
+
+def test_example_3_the_real_keyerror_and_columns_from_the_sandbox(tmp_path: Path, uploads: Path) -> None:
+    vague = dict(error_root_cause="A typo.", explanation="Check spelling.", suggested_fix_direction="Look at df.columns.", related_concepts=[])
+    solved = dict(error_root_cause="The column does not exist.", explanation="df['age'] raises KeyError: the file has only name and city.",
+                  suggested_fix_direction="df['age'].mean() needs an age column", related_concepts=["df.columns"])
+    good = dict(error_root_cause="KeyError: the file has no 'age' column.", explanation="Your columns are name and city.",
+                suggested_fix_direction="Print df.columns and compare with the task's required columns; you may need another file.",
+                related_concepts=["df.columns", "KeyError"])
+    c = consultant(tmp_path, uploads, [final(**vague), final(**solved), final(**good)])
+    result = consult(c, SEED_EXAMPLES[2])
+    assert result["expert_output"] == good
+    kept = c.store.get_consultation(result["consultation_id"])
+    assert kept.attempts == 3  # vague (no KeyError named) and solved (the answer's line) were both refused
+    assert [r["rule_name"] for r in result["binding_rules_triggered"]] == ["no_solution_in_hints"]
+
+
+def test_example_4_words_alone_do_not_validate_the_task(tmp_path: Path, uploads: Path) -> None:
+    generous = dict(is_valid=True, validation_details="The student says they used groupby().", missing_elements=[], recommended_action="Move on.")
+    result = consult(consultant(tmp_path, uploads, [final(**generous)]), SEED_EXAMPLES[3])
+    out = result["expert_output"]
+    assert out["is_valid"] is False and "code or output that shows it" in out["missing_elements"]
+    assert result["instruction_updates"]["task_status"] == "in_progress"
+
+
+def test_evidence_with_code_is_run_on_the_students_data(tmp_path: Path, uploads: Path) -> None:
+    request = {**SEED_EXAMPLES[3], "context": {**SEED_EXAMPLES[3]["context"], "student_evidence": "print(df.groupby('city')['age'].mean())"}}
+    claims = dict(is_valid=True, validation_details="Ran it.", missing_elements=[], recommended_action="Next task.")
+    result = consult(consultant(tmp_path, uploads, [final(**claims)]), request)
+    assert result["expert_output"]["is_valid"] is False  # it raised KeyError on the real file
+
+
+@pytest.mark.parametrize(
+    ("file_name", "code"),
+    [("../secret.csv", "path_outside_uploads"), ("/etc/passwd", "path_outside_uploads"), ("nope.csv", "file_not_found"), ("", "missing_required_field")],
+)
+def test_uploads_outside_the_folder_or_missing_are_refused(tmp_path: Path, uploads: Path, file_name: str, code: str) -> None:
+    request = {**SEED_EXAMPLES[0], "context": {**SEED_EXAMPLES[0]["context"], "file_name": file_name}}
+    c = consultant(tmp_path, uploads, [])
+    with pytest.raises(ToolError) as refused:
+        consult(c, request)
+    assert refused.value.error_code == code and c.store.list_consultations() == []
+
+
+def test_a_link_out_of_the_folder_and_an_oversized_file_are_refused(tmp_path: Path, uploads: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (uploads / "link.csv").symlink_to(tmp_path / "secret.csv")
+    with pytest.raises(ToolError, match="leads outside"):
+        tutor.upload_path(uploads, "link.csv")
+    monkeypatch.setattr("consulta.apps.tutor._datasets.MAX_UPLOAD_BYTES", 10)
+    with pytest.raises(ToolError) as big:
+        tutor.upload_path(uploads, "student_data.csv")
+    assert big.value.error_code == "file_too_large"
+
+
+def test_an_unknown_task_is_refused(tmp_path: Path, uploads: Path) -> None:
+    request = {**SEED_EXAMPLES[0], "context": {**SEED_EXAMPLES[0]["context"], "task_id": "task_9_9"}}
+    with pytest.raises(ToolError) as refused:
+        consult(consultant(tmp_path, uploads, []), request)
+    assert refused.value.error_code == "unknown_task"
