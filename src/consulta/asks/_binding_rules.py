@@ -28,7 +28,7 @@ from ruamel.yaml.error import YAMLError
 from ..runtime._errors import ConfigError
 from ._consult import OUTPUT_TYPES, BindingRuleTriggered, ExpertOutput, OutputType
 
-__all__ = ["BindingRule", "RuleBook", "RuleOutcome", "missing_updates"]
+__all__ = ["BindingRule", "RuleBook", "RuleOutcome", "merge_updates", "missing_updates"]
 
 
 class _Strict(BaseModel):
@@ -151,12 +151,18 @@ class RuleBook:
             if not isinstance(output, OUTPUT_TYPES[rule.output_type]) or not _holds(rule.when, output):
                 continue
             outcome.triggered.append(BindingRuleTriggered(rule_name=rule.name, action=rule.action))
-            for key, value in rule.instruction_updates.items():
-                earlier = outcome.instruction_updates.get(key)
-                if isinstance(earlier, list) and isinstance(value, list):
-                    value = earlier + [v for v in value if v not in earlier]
-                outcome.instruction_updates[key] = value
+            outcome.instruction_updates = merge_updates(outcome.instruction_updates, rule.instruction_updates)
         return outcome
+
+
+def merge_updates(earlier: Mapping[str, Any], later: Mapping[str, Any]) -> dict[str, Any]:
+    """Instruction updates of two rules (or consultations) in order: lists are joined without repeats, any other
+    value of the later one replaces the earlier one's."""
+    merged = dict(earlier)
+    for key, value in later.items():
+        before = merged.get(key)
+        merged[key] = before + [v for v in value if v not in before] if isinstance(before, list) and isinstance(value, list) else value
+    return merged
 
 
 def missing_updates(packet: Mapping[str, Any], updates: Mapping[str, Any]) -> list[str]:

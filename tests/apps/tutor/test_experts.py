@@ -131,3 +131,43 @@ def test_an_unknown_task_is_refused(tmp_path: Path, uploads: Path) -> None:
     with pytest.raises(ToolError) as refused:
         consult(consultant(tmp_path, uploads, []), request)
     assert refused.value.error_code == "unknown_task"
+
+
+def test_the_packet_must_carry_the_binding_updates_of_the_runs_consultations(tmp_path: Path, uploads: Path) -> None:
+    from consulta.asks import consult_expert_tool
+    from consulta.runtime import Agent, Runtime, RunStatus
+    from consulta.runtime._engine import load_messages
+
+    prose = final(is_suitable=True, blocking_issues=[], warning_issues=[], evidence=[], recommended_next_step="换一个数据集。")
+    c = consultant(tmp_path, uploads, [prose])
+    orchestrator = Agent(app="tutor", instructions="Plan the session.", tools=(consult_expert_tool(c), tutor.submit_packet_tool(c.store)))
+    dropped = {"task_id": "task_2_1", "task_status": "in_progress", "guidance_for_ca": "Start with df.head().", "consultation_ids": ["consult_0001"]}
+    carried = {
+        **dropped,
+        "task_status": "blocked",
+        "guidance_for_ca": "Do not start the exercise on this file; tell the student what the dataset lacks and ask for one that meets the task's requirements. 先说明缺少 age 列。",
+        "blocked_steps": ["analysis"],
+    }
+    model = ScriptedModel([
+        {"tool_calls": [{"name": "consult_expert", "args": SEED_EXAMPLES[0]}]},
+        {"tool_calls": [{"name": "submit_instruction_packet", "args": dropped}]},
+        {"tool_calls": [{"name": "submit_instruction_packet", "args": {**carried, "task_status": "paused"}}]},
+        {"tool_calls": [{"name": "submit_instruction_packet", "args": carried}]},
+        {"text": "Packet submitted."},
+    ])
+
+    async def scenario():  # noqa: ANN202
+        runtime = Runtime(store=c.store, resolve_model=lambda spec: model)
+        try:
+            return await runtime.run(orchestrator, "The student uploaded student_data.csv for task_2_1.", model="scripted")
+        finally:
+            await runtime.aclose()
+
+    run = asyncio.run(scenario())
+    assert run.status == RunStatus.finished
+    results = [p.content for m in load_messages(c.store.load_checkpoint(run.id)[1]) for p in getattr(m, "parts", []) if p.part_kind == "tool-return"]
+    consulted, refused, malformed, accepted = results
+    assert consulted["binding_rules_triggered"][0]["rule_name"] == "dataset_not_suitable"
+    assert refused["error_code"] == "binding_updates_dropped" and "guidance_for_ca" in refused["message"] and "blocked_steps" in refused["message"]
+    assert malformed["error_code"] == "invalid_arguments" and malformed["field"] == "task_status"
+    assert accepted == {"ok": True, "accepted": True, "packet": {**carried, "mention_to_student": []}}

@@ -1,14 +1,15 @@
 """tutor — a pandas tutoring session planned by an orchestrator that consults experts (seed 000's reference app).
 
 So far: the task catalog, the student's uploads (confined, bounded, opened with pandas and checked in code), the
-experts (`data_inspector`, `concept_explainer`) and the binding rules. The orchestrator, the instruction packet and
-the conversational assistant come next.
+experts (`data_inspector`, `concept_explainer`), the binding rules and the instruction packet that must carry their
+updates. The orchestrator's and the conversational assistant's agents and `consulta chat tutor` come next.
 """
 
 from importlib import resources
 
 from ._datasets import MAX_UPLOAD_BYTES, DatasetFacts, Verdict, check_dataset, open_dataset, upload_path
 from ._experts import tutor_experts
+from ._packet import SUBMIT_PACKET_TOOL_NAME, InstructionPacket, binding_updates, submit_packet_tool
 from ._tasks import DatasetRequirements, Task, TaskCatalog, load_catalog
 
 BINDING_RULES = resources.files(__package__).joinpath("data", "binding_rules.yaml")
@@ -16,14 +17,18 @@ BINDING_RULES = resources.files(__package__).joinpath("data", "binding_rules.yam
 __all__ = [
     "BINDING_RULES",
     "MAX_UPLOAD_BYTES",
+    "SUBMIT_PACKET_TOOL_NAME",
     "DatasetFacts",
     "DatasetRequirements",
+    "InstructionPacket",
     "Task",
     "TaskCatalog",
     "Verdict",
+    "binding_updates",
     "check_dataset",
     "load_catalog",
     "open_dataset",
+    "submit_packet_tool",
     "tutor_experts",
     "upload_path",
 ]
