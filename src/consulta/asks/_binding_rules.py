@@ -21,10 +21,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, assert_never
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
-from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from .._yaml_files import load_yaml_model
 from ..runtime._errors import ConfigError
 from ._consult import OUTPUT_TYPES, BindingRuleTriggered, ExpertOutput, OutputType
 
@@ -131,18 +130,7 @@ class RuleBook:
     @classmethod
     def load(cls, path: Path | str) -> RuleBook:
         """Read a rules file; ConfigError naming the file, the rule and the problem when it cannot be used."""
-        path = Path(path)
-        try:
-            data = YAML(typ="safe").load(path.read_text(encoding="utf-8")) or {}
-            return cls(_File.model_validate(data).rules, source=str(path))
-        except OSError as error:
-            raise ConfigError(f"Cannot read the binding rules file {path}: {error.strerror or error}.") from None
-        except YAMLError as error:
-            raise ConfigError(f"The binding rules file {path} is not valid YAML: {error}") from None
-        except ValidationError as error:
-            problem = error.errors()[0]
-            where = ".".join(str(p) for p in problem["loc"])
-            raise ConfigError(f"The binding rules file {path} has a problem at {where}: {problem['msg']}.") from None
+        return cls(load_yaml_model(Path(path), _File, what="binding rules file").rules, source=str(path))
 
     def evaluate(self, output: ExpertOutput) -> RuleOutcome:
         """Which rules hold for `output` (of its own type), and their merged instruction updates."""

@@ -171,3 +171,17 @@ def test_the_packet_must_carry_the_binding_updates_of_the_runs_consultations(tmp
     assert refused["error_code"] == "binding_updates_dropped" and "guidance_for_ca" in refused["message"] and "blocked_steps" in refused["message"]
     assert malformed["error_code"] == "invalid_arguments" and malformed["field"] == "task_status"
     assert accepted == {"ok": True, "accepted": True, "packet": {**carried, "mention_to_student": []}}
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [("tasks: [{id: t1, title: x}]", "has a problem at tasks.0.requirements"), ("tasks: [", "not valid YAML"), ("tasks: [{id: 'a b', title: x, requirements: r, learning_objectives: o}]", "tasks.0.id")],
+)
+def test_a_bad_task_catalog_is_a_clear_error(tmp_path: Path, text: str, says: str) -> None:
+    from consulta.runtime import ConfigError
+
+    path = tmp_path / "tasks.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as error:
+        tutor.load_catalog(path)
+    assert says in str(error.value) and str(path) in str(error.value)

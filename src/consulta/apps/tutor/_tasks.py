@@ -7,11 +7,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
+from pydantic import BaseModel, ConfigDict, Field
 
-from ...runtime import ConfigError, ToolError
+from ..._yaml_files import load_yaml_model
+from ...runtime import ToolError
 
 __all__ = ["DatasetRequirements", "Task", "TaskCatalog", "load_catalog"]
 
@@ -53,13 +52,4 @@ class TaskCatalog(_Model):
 def load_catalog(path: Path | str | None = None) -> TaskCatalog:
     """The catalog at `path`, or the one shipped with the app; ConfigError naming the file and the problem."""
     source = resources.files(__package__).joinpath("data", "tasks.yaml") if path is None else Path(path)
-    try:
-        return TaskCatalog.model_validate(YAML(typ="safe").load(source.read_text(encoding="utf-8")))
-    except OSError as error:
-        raise ConfigError(f"Cannot read the task catalog {source}: {error.strerror or error}.") from None
-    except YAMLError as error:
-        raise ConfigError(f"The task catalog {source} is not valid YAML: {error}") from None
-    except ValidationError as error:
-        problem = error.errors()[0]
-        where = ".".join(str(p) for p in problem["loc"])
-        raise ConfigError(f"The task catalog {source} has a problem at {where}: {problem['msg']}.") from None
+    return load_yaml_model(source, TaskCatalog, what="task catalog")

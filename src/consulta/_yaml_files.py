@@ -1,0 +1,34 @@
+"""Reading a YAML file a person wrote (a rules file, a task catalog) into a pydantic model, with errors that name
+the file and the place of the problem."""
+
+from __future__ import annotations
+
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
+from .runtime import ConfigError
+
+__all__ = ["load_yaml_model"]
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def load_yaml_model(source: Path | Traversable, model: type[M], *, what: str) -> M:
+    """The file at `source` validated as `model`; ConfigError ("Cannot read the {what} …", "… is not valid YAML …",
+    "… has a problem at rules.0.when: …") when it cannot be used. An empty file is an empty mapping."""
+    try:
+        data = YAML(typ="safe").load(source.read_text(encoding="utf-8")) or {}
+        return model.model_validate(data)
+    except OSError as error:
+        raise ConfigError(f"Cannot read the {what} {source}: {error.strerror or error}.") from None
+    except YAMLError as error:
+        raise ConfigError(f"The {what} {source} is not valid YAML: {error}") from None
+    except ValidationError as error:
+        problem = error.errors()[0]
+        where = ".".join(str(p) for p in problem["loc"]) or "the top"
+        raise ConfigError(f"The {what} {source} has a problem at {where}: {problem['msg']}.") from None
