@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from ..runtime import Agent, ConfigError
+from ..config import Settings
+from ..runtime import Agent, ConfigError, RunRecord, Store
 
 __all__ = ["APPS", "AppDef", "get_app"]
 
@@ -18,8 +18,11 @@ class AppDef:
     name: str
     description: str
     build_agent: Callable[..., Agent]
-    default_options: Callable[[Path], dict[str, Any]]
-    """Options for a new session given the app's data dir (e.g. ln2's inventory file there)."""
+    default_options: Callable[[Settings], dict[str, Any]]
+    """Options for a new session given the settings (e.g. ln2's inventory file in the app's data dir)."""
+    follow_up: Callable[[Store, RunRecord], tuple[Agent, str] | None] | None = None
+    """After a run of the app's agent finishes: another agent and its prompt to hand the turn to (the tutor's
+    conversational assistant speaks from the orchestrator's packet), or None."""
 
 
 def _ln2() -> AppDef:
@@ -29,11 +32,29 @@ def _ln2() -> AppDef:
         name="ln2",
         description="liquid-nitrogen cryo-box inventory assistant (seed 001)",
         build_agent=ln2.build_agent,
-        default_options=lambda app_dir: {"inventory": str(ln2.default_inventory(app_dir))},
+        default_options=lambda settings: {"inventory": str(ln2.default_inventory(settings.app_dir("ln2")))},
     )
 
 
-_FACTORIES: dict[str, Callable[[], AppDef]] = {"ln2": _ln2}
+def _tutor() -> AppDef:
+    from . import tutor
+
+    return AppDef(
+        name="tutor",
+        description="pandas tutoring: an orchestrator consults experts, an assistant talks to the student (seed 000)",
+        build_agent=tutor.build_agent,
+        default_options=lambda settings: {
+            "uploads": str(settings.app_dir("tutor") / "uploads"),
+            "database_url": settings.database_url,
+            "model": settings.model,
+            "models_dir": str(settings.models_dir),
+            "lang": settings.lang,
+        },
+        follow_up=tutor.follow_up,
+    )
+
+
+_FACTORIES: dict[str, Callable[[], AppDef]] = {"ln2": _ln2, "tutor": _tutor}
 APPS = tuple(_FACTORIES)
 
 

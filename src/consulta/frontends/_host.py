@@ -50,7 +50,7 @@ class AppHost:
     ) -> None:
         self.settings = settings
         self.app: AppDef = get_app(app)
-        self.options = {**self.app.default_options(settings.app_dir(app)), **(options or {})}
+        self.options = {**self.app.default_options(settings), **(options or {})}
         self.agent: Agent = self.app.build_agent(**self.options)
         self.store = store or (runtime.store if runtime is not None else Store(settings.database_url))
         self.runtime = runtime or Runtime(

@@ -4,6 +4,10 @@ A script is a list of steps for the first turn, or `{"turns": [[steps of turn 1]
 conversation of several user messages. Step i of a turn is the model's i-th response since the user's message
 (counted from the messages, so a run resumed in another process continues the same script). A step is
 `{"text": "..."}` or `{"tool_calls": [{"name": "...", "args": {...}}]}`. When the script runs out, the model says so.
+
+Several agents sharing one scripted model (an orchestrator and the experts it consults) each get their own script:
+`{"agents": [{"when": "words of its instructions", "steps": [...]}, ...]}` (or `"turns"`); the first whose `when`
+appears in the agent's instructions is played.
 """
 
 from __future__ import annotations
@@ -27,13 +31,14 @@ def load_script(path: Path) -> list[dict[str, Any]]:
         data = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
         raise ConfigError(f"Cannot read the model script {path}: {error}") from error
+    if isinstance(data, dict) and isinstance(data.get("agents"), list):
+        for agent in data["agents"]:
+            if not isinstance(agent, dict) or not isinstance(agent.get("when"), str):
+                raise ConfigError(f"Each agent of {path} needs 'when' (words of its instructions) and 'steps' or 'turns'.")
+            _check_turns(agent.get("turns") or [agent.get("steps")], path)
+        return data  # type: ignore[return-value]
     turns = (data.get("turns") or [data.get("steps")]) if isinstance(data, dict) else [data]
-    if not all(isinstance(t, list) for t in turns):
-        raise ConfigError(f"The model script {path} must be a list of steps, or a mapping with 'steps' or 'turns'.")
-    for t, steps in enumerate(turns):
-        for i, step in enumerate(steps):
-            if not isinstance(step, dict) or not ({"text", "tool_calls"} & set(step)):
-                raise ConfigError(f"Step {i} of turn {t + 1} of {path} needs 'text' or 'tool_calls'.")
+    _check_turns(turns, path)
     return turns[0] if len(turns) == 1 else {"turns": turns}  # type: ignore[return-value]
 
 
@@ -41,12 +46,23 @@ class ScriptedModel(FunctionModel):
     """A FunctionModel that answers with the next step of its script."""
 
     def __init__(self, steps: list[dict[str, Any]] | dict[str, Any], *, name: str = "scripted") -> None:
-        self.turns: list[list[dict[str, Any]]] = steps["turns"] if isinstance(steps, dict) else [steps]
+        self.agents: list[tuple[str, list[list[dict[str, Any]]]]] = []
+        if isinstance(steps, dict) and "agents" in steps:
+            self.agents = [(a["when"], _turns(a)) for a in steps["agents"]]
+            self.turns: list[list[dict[str, Any]]] = []
+        else:
+            self.turns = _turns(steps)
         super().__init__(self._respond, model_name=name)
+
+    def _script(self, instructions: str | None) -> list[list[dict[str, Any]]]:
+        if not self.agents:
+            return self.turns
+        return next((turns for when, turns in self.agents if when in (instructions or "")), [])
 
     def _respond(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         turn, index = _position(messages)
-        steps = self.turns[turn] if turn < len(self.turns) else []
+        turns = self._script(info.instructions)
+        steps = turns[turn] if turn < len(turns) else []
         if index >= len(steps):
             return ModelResponse(parts=[TextPart(f"(the script has no step {index + 1} in turn {turn + 1})")])
         step = steps[index]
@@ -63,6 +79,21 @@ class ScriptedModel(FunctionModel):
                 )
             )
         return ModelResponse(parts=parts)
+
+
+def _check_turns(turns: list[Any], path: Path) -> None:
+    if not all(isinstance(t, list) for t in turns):
+        raise ConfigError(f"The model script {path} must be a list of steps, or a mapping with 'steps', 'turns' or 'agents'.")
+    for t, steps in enumerate(turns):
+        for i, step in enumerate(steps):
+            if not isinstance(step, dict) or not ({"text", "tool_calls"} & set(step)):
+                raise ConfigError(f"Step {i} of turn {t + 1} of {path} needs 'text' or 'tool_calls'.")
+
+
+def _turns(steps: list[dict[str, Any]] | dict[str, Any]) -> list[list[dict[str, Any]]]:
+    if isinstance(steps, dict):
+        return steps["turns"] if "turns" in steps else [steps["steps"]]
+    return [steps]
 
 
 def _position(messages: list[ModelMessage]) -> tuple[int, int]:

@@ -7,6 +7,7 @@ updates. The orchestrator's and the conversational assistant's agents and `consu
 
 from importlib import resources
 
+from ._agent import build_agent, ca_agent, follow_up
 from ._datasets import MAX_UPLOAD_BYTES, DatasetFacts, Verdict, check_dataset, open_dataset, upload_path
 from ._experts import tutor_experts
 from ._packet import SUBMIT_PACKET_TOOL_NAME, InstructionPacket, binding_updates, submit_packet_tool
@@ -25,7 +26,10 @@ __all__ = [
     "TaskCatalog",
     "Verdict",
     "binding_updates",
+    "build_agent",
+    "ca_agent",
     "check_dataset",
+    "follow_up",
     "load_catalog",
     "open_dataset",
     "submit_packet_tool",

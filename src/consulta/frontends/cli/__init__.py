@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import queue
+import shutil
 import signal
 import sys
 import threading
@@ -19,7 +20,7 @@ from rich.markdown import Markdown
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from ...apps import APPS, get_app
+from ...apps import APPS, AppDef, get_app
 from ...config import Settings
 from ...i18n import normalize_lang, t
 from ...models import available_models, resolve_model
@@ -162,7 +163,7 @@ def _prepare_model(settings: Settings, spec: str) -> None:
 
 def _app_options(settings: Settings, app_name: str, *, inventory: Path | None, timeout: float) -> dict[str, Any]:
     """The app's options for a new session: its defaults, the inventory given, the question timeout."""
-    options = get_app(app_name).default_options(settings.app_dir(app_name))
+    options = get_app(app_name).default_options(settings)
     if inventory is not None:
         options["inventory"] = str(inventory.resolve())
     options["question_timeout"] = timeout
@@ -266,19 +267,35 @@ def chat(
     prompt: Annotated[list[str] | None, typer.Option("--prompt", "-p", help="Send this request (repeatable) instead of reading the terminal")] = None,
     timeout: TimeoutOpt = 300.0,
     ask_policy: Annotated[str | None, typer.Option(help="wait | defer | fail (default: wait at a terminal, else defer)")] = None,
+    file: Annotated[list[Path] | None, typer.Option("--file", help="tutor: a file the student uploads (repeatable)")] = None,
 ) -> None:
     """Chat with an app's agent in the terminal."""
     settings = _settings(model, lang)
     app_def = get_app(app_name)
     options = _app_options(settings, app_name, inventory=inventory, timeout=timeout)
+    _upload(options, file or [])
     agent = app_def.build_agent(**options)
     policy = _policy(ask_policy)
     console.print(t("cli.chat.welcome", settings.lang, app=app_name, model=settings.model, inventory=options.get("inventory", "-")), style="bold")
     _prepare_model(settings, settings.model)
-    asyncio.run(_chat(settings, agent, policy, prompt))
+    asyncio.run(_chat(settings, app_def, agent, policy, prompt))
 
 
-async def _chat(settings: Settings, agent: Any, policy: AskPolicy, prompts: list[str] | None) -> None:
+def _upload(options: dict[str, Any], files: list[Path]) -> None:
+    """Copy the student's files into the app's upload folder (an app without one takes no files)."""
+    if not files:
+        return
+    if "uploads" not in options:
+        raise typer.BadParameter(t("cli.bad.no_uploads", _env_lang()))
+    folder = Path(options["uploads"])
+    folder.mkdir(parents=True, exist_ok=True)
+    for source in files:
+        if not source.is_file():
+            raise typer.BadParameter(t("cli.bad.no_file", _env_lang(), path=str(source)))
+        shutil.copyfile(source, folder / source.name)
+
+
+async def _chat(settings: Settings, app_def: AppDef, agent: Any, policy: AskPolicy, prompts: list[str] | None) -> None:
     runtime = _runtime(settings, policy)
     asks = _attach(runtime, settings)
     stdin = _Stdin()
@@ -305,6 +322,11 @@ async def _chat(settings: Settings, agent: Any, policy: AskPolicy, prompts: list
             run = await runtime.start(agent, text, model=settings.model, lang=settings.lang, continue_from=previous, principal=LOCAL_PRINCIPAL)
             result = await _drive(runtime, run.id, settings, stdin, asks)
             previous = run.id
+            handed = app_def.follow_up(runtime.store, result) if app_def.follow_up and result.status == RunStatus.finished else None
+            if handed is not None:  # another agent of the app speaks next (the tutor's assistant, from the packet)
+                next_agent, next_prompt = handed
+                follow = await runtime.start(next_agent, next_prompt, model=settings.model, lang=settings.lang, principal=LOCAL_PRINCIPAL)
+                await _drive(runtime, follow.id, settings, stdin, asks)
             if result.status == RunStatus.waiting and policy == "defer":
                 break
     finally:
@@ -538,7 +560,7 @@ def tools(
     """List an app's tools (`--schema`: OpenAI function-calling format, the seed's tool_schemas())."""
     settings = _settings()
     app_def = get_app(app_name)
-    agent = app_def.build_agent(**app_def.default_options(settings.app_dir(app_name)))
+    agent = app_def.build_agent(**app_def.default_options(settings))
     schemas = tool_schemas(agent)
     if schema:
         sys.stdout.write(json.dumps(schemas, ensure_ascii=False, indent=2) + "\n")

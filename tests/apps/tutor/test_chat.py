@@ -1,0 +1,45 @@
+"""`consulta chat tutor --file` end to end with the scripted test double: the orchestrator consults the data
+inspector on the real upload, the packet is accepted only with the binding update, the assistant talks to the
+student, and the consultation is on record."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from importlib import resources
+from pathlib import Path
+
+from consulta.runtime import Store
+
+SCRIPT = resources.files("consulta.apps.tutor").joinpath("data", "scripts", "unsuitable_upload.yaml")
+
+
+def test_chat_tutor_consults_then_the_assistant_speaks_from_the_packet(tmp_path: Path) -> None:
+    data = tmp_path / "student_data.csv"
+    data.write_text("name,city\nAda,Paris\nBo,Rome\nCy,Oslo\n", encoding="utf-8")
+    env = {**os.environ, "CONSULTA_HOME": str(tmp_path / "home"), "CONSULTA_LANG": "en", "COLUMNS": "200"}
+    with resources.as_file(SCRIPT) as script:
+        chat = subprocess.run(
+            [sys.executable, "-m", "consulta", "chat", "tutor", "--file", str(data), "--model", f"scripted:{script}", "-p", "我上传了数据，可以开始task_2_1吗？"],
+            env=env, capture_output=True, text=True, timeout=120, check=False,
+        )
+    assert chat.returncode == 0, chat.stderr
+    assert "✓ consult_expert" in chat.stdout and "✓ submit_instruction_packet" in chat.stdout
+    assert "没有 age 列" in chat.stdout  # the assistant's reply to the student
+    store = Store(f"sqlite:///{tmp_path / 'home' / 'consulta.db'}")
+    (kept,) = store.list_consultations()
+    assert kept.expert_output is not None and kept.expert_output["is_suitable"] is False  # the code's verdict, not the model's
+    assert [r["rule_name"] for r in kept.binding_rules] == ["dataset_not_suitable"]
+    assert (tmp_path / "home" / "apps" / "tutor" / "uploads" / "student_data.csv").read_bytes() == data.read_bytes()
+    assert (tmp_path / "home" / "apps" / "tutor" / "consultations" / f"{kept.id}.md").exists()
+    listed = subprocess.run([sys.executable, "-m", "consulta", "consultations"], env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert kept.id in listed.stdout and "data_inspector" in listed.stdout
+
+
+def test_file_is_refused_by_an_app_without_uploads(tmp_path: Path) -> None:
+    data = tmp_path / "x.csv"
+    data.write_text("a\n", encoding="utf-8")
+    env = {**os.environ, "CONSULTA_HOME": str(tmp_path / "home"), "CONSULTA_LANG": "en"}
+    refused = subprocess.run([sys.executable, "-m", "consulta", "chat", "ln2", "--file", str(data), "-p", "hi"], env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert refused.returncode != 0 and "takes no uploaded files" in refused.stdout + refused.stderr
