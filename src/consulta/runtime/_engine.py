@@ -457,6 +457,9 @@ class EngineRun:
                     if not messages or messages[-1] is not request:
                         messages = [*messages, request]
                     self.on_step(messages)
+                    final = _turn_ending_result(self.deps.agent, request)
+                    if final is not None:
+                        return final, [], messages
                 if self.check_cancel():
                     raise Cancelled(run.all_messages())
             assert run.result is not None
@@ -466,6 +469,15 @@ class EngineRun:
             paused = [PausedCall(call=c, ask=(output.metadata.get(c.tool_call_id) or {}).get(ASK_METADATA_KEY)) for c in output.calls]
             return None, paused, messages
         return str(output), [], messages
+
+
+def _turn_ending_result(agent: Agent, request: ModelRequest) -> str | None:
+    """The output of a turn ended by a successful call of an `ends_turn` tool, else None."""
+    for part in request.parts:
+        tool = agent.tool(part.tool_name) if isinstance(part, ToolReturnPart) else None
+        if tool is not None and tool.ends_turn and isinstance(part.content, dict) and part.content.get("ok") is not False:
+            return str(part.content.get("message") or json.dumps(part.content, ensure_ascii=False))
+    return None
 
 
 @dataclass(frozen=True)

@@ -69,6 +69,9 @@ class ToolDef:
     policies: tuple[ToolPolicy, ...] = ()
     ask_kind: AskKind | None = None
     notes: str | None = None
+    ends_turn: bool = False
+    """A successful call ends the agent's turn (e.g. submitting a final packet): its result's `message` is the
+    run's output, and the model is not asked again."""
     _wrapped: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
 
     @property

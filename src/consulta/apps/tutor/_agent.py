@@ -53,7 +53,7 @@ def build_agent(
     return Agent(
         app="tutor",
         instructions=ORCHESTRATOR.format(tasks=tasks, files=files),
-        tools=(consult_expert_tool(consultant), submit_packet_tool(store)),
+        tools=(consult_expert_tool(consultant), submit_packet_tool(store, uploads=folder)),
         question_timeout=question_timeout,
         options={
             "uploads": str(folder), "database_url": database_url, "model": model, "models_dir": models_dir, "lang": lang,

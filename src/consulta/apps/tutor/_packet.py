@@ -4,6 +4,8 @@ instruction_packet"); the check is code, and a packet that drops one is refused 
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -38,8 +40,30 @@ def binding_updates(store: Store, run_id: str) -> dict[str, Any]:
     return merged
 
 
-def submit_packet_tool(store: Store) -> ToolDef:
-    """The orchestrator's last call: its instruction packet, checked against the run's binding updates."""
+def _inspect_first(store: Store, run_id: str, task_id: str, uploads: Path) -> None:
+    """A packet for a task is refused while an uploaded file has not been inspected for it in this run."""
+    files = sorted(p.name for p in uploads.iterdir() if p.is_file()) if uploads.is_dir() else []
+    inspected = {
+        c.request.get("context", {}).get("file_name")
+        for c in store.list_consultations(run_id=run_id, limit=1000)
+        if c.status == "done" and c.request.get("expected_output_type") == "suitability_judgment" and c.request.get("context", {}).get("task_id") == task_id
+    }
+    unseen = [f for f in files if f not in inspected]
+    if unseen:
+        call = {
+            "expert_id": "data_inspector", "question": f"Is {unseen[0]} suitable for {task_id}?",
+            "context": {"file_name": unseen[0], "task_id": task_id}, "expected_output_type": "suitability_judgment",
+            "scenario_id": "dataset_suitability_check", "reasoning": "The student uploaded this file; check it before planning.",
+        }
+        raise ToolError(
+            "consult_first", f"{unseen[0]} has not been inspected for {task_id}; the packet cannot rest on it yet.",
+            hint="Call consult_expert with " + json.dumps(call, ensure_ascii=False) + ", then submit the packet again.",
+        )
+
+
+def submit_packet_tool(store: Store, *, uploads: Path | None = None) -> ToolDef:
+    """The orchestrator's last call: its instruction packet, checked against the run's binding updates (and, with
+    `uploads`, refused until every uploaded file was inspected for the packet's task)."""
 
     def submit_instruction_packet(**packet: Any) -> dict[str, Any]:
         try:
@@ -47,6 +71,8 @@ def submit_packet_tool(store: Store) -> ToolDef:
         except ValidationError as error:
             return invalid_arguments_result(SUBMIT_PACKET_TOOL_NAME, error)
         call = current_tool_call()
+        if call is not None and uploads is not None:
+            _inspect_first(store, call.run_id, accepted.task_id, uploads)
         updates = binding_updates(store, call.run_id) if call is not None else {}
         missing = missing_updates(accepted.model_dump(), updates)
         if missing:
@@ -55,11 +81,12 @@ def submit_packet_tool(store: Store) -> ToolDef:
                 "The packet drops binding updates from the consultations: " + "; ".join(missing) + ".",
                 hint="Submit the packet again carrying every binding update (they are not optional).",
             )
-        return {"ok": True, "accepted": True, "packet": accepted.model_dump()}
+        return {"ok": True, "accepted": True, "packet": accepted.model_dump(), "message": "Instruction packet accepted."}
 
     return ToolDef(
         name=SUBMIT_PACKET_TOOL_NAME,
         function=submit_instruction_packet,
         description="Submit the instruction packet for the conversational assistant; it must carry every binding update the consultations returned.",
         parameters=InstructionPacket.model_json_schema(),
+        ends_turn=True,
     )
