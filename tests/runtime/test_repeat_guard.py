@@ -57,3 +57,28 @@ def test_repeated_read_call_in_one_turn_is_refused_but_not_across_turns(tmp_path
 
     asyncio.run(scenario())
     assert calls == ["K562", "HeLa", "K562"]
+
+
+def test_a_model_that_keeps_repeating_a_refused_call_stops_the_run_early(tmp_path: Path) -> None:
+    @read_tool
+    def lookup(name: str) -> dict:
+        """Look up."""
+        return {"ok": True}
+
+    same = {"tool_calls": [{"name": "lookup", "args": {"name": "K562"}}]}
+    model = ScriptedModel([same] * 20 + [{"text": "never"}])
+    agent = Agent(app="toy", instructions="x", tools=(lookup,))
+    store = Store(f"sqlite:///{tmp_path}/s.db")
+
+    async def scenario():  # noqa: ANN202
+        runtime = Runtime(store=store, resolve_model=lambda s: model)
+        try:
+            return await runtime.run(agent, "find K562", model="s")
+        finally:
+            await runtime.aclose()
+
+    run = asyncio.run(scenario())
+    assert run.status.value == "failed" and run.error is not None
+    assert run.error.startswith("ModelStuck: The model called lookup with the same arguments again after 3 refusals")
+    refused = [c for c in store.list_tool_calls(run.id) if c.error_code == "repeated_call"]
+    assert len(refused) == 3  # the first call ran, three repeats were refused, the fourth stopped the run

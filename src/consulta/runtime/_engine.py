@@ -289,6 +289,12 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
                 evidence = evidence_from(ctx.messages, deps.agent, deps.prompt)
                 result = await deps.stage(call.tool_call_id, call.tool_name, op, evidence)
             elif _repeated(ctx.messages, call, args):
+                if _repeats_this_turn(ctx.messages) >= MAX_REPEATS:
+                    raise ModelStuck(
+                        f"The model called {call.tool_name} with the same arguments again after {MAX_REPEATS} "
+                        "refusals as repeated calls; the run stops here instead of spending its step limit. "
+                        "A larger model (--model openai:…) follows the tools' hints."
+                    )
                 result = {
                     "ok": False,
                     "error_code": "repeated_call",
@@ -303,7 +309,7 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
                     CURRENT_TOOL_CALL.reset(token)
         except ToolError as error:
             result = error.to_result()
-        except CallDeferred:
+        except (CallDeferred, ModelStuck):
             raise
         except Exception as error:  # a tool's bug must not end the run: the model sees it in the seeds' shape
             result = tool_exception_result(call.tool_name, error)
@@ -382,6 +388,27 @@ def _repeated(messages: list[ModelMessage], call: ToolCallPart, args: dict[str, 
                     if earlier.args_as_dict() == args or _without_defaults(earlier.args_as_dict()) == _without_defaults(args):
                         return True
     return False
+
+
+MAX_REPEATS = 3
+"""Repeated calls answered `repeated_call` in one turn before the run stops as stuck."""
+
+
+class ModelStuck(Exception):
+    """The model keeps repeating a call it was told it already made: the run fails with a readable reason."""
+
+
+def _repeats_this_turn(messages: list[ModelMessage]) -> int:
+    count = 0
+    for message in reversed(messages):
+        if isinstance(message, ModelRequest):
+            if any(isinstance(p, UserPromptPart) for p in message.parts):
+                break
+            count += sum(
+                1 for p in message.parts
+                if isinstance(p, ToolReturnPart) and isinstance(p.content, dict) and p.content.get("error_code") == "repeated_call"
+            )
+    return count
 
 
 def _without_defaults(args: dict[str, Any]) -> dict[str, Any]:
