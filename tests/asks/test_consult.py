@@ -18,6 +18,7 @@ from consulta.asks import (
     RuleBook,
     SuitabilityJudgment,
     ValidationReport,
+    carry_updates,
     missing_updates,
     parse_consult_request,
     parse_expert_output,
@@ -43,6 +44,8 @@ def test_the_seeds_examples_parse_as_written(example: dict[str, Any]) -> None:
         ({"scenario_id": "chit_chat"}, "unknown_scenario", "scenario_id"),
         ({"question": "  "}, "invalid_arguments", "question"),
         ({"surprise": 1}, "invalid_arguments", "surprise"),
+        ({"context": {"file_name": "student_data.csv"}}, "invalid_arguments", "context.task_id"),
+        ({"context": None}, "invalid_arguments", "context"),
     ],
 )
 def test_bad_requests_are_structured_errors(change: dict[str, Any], code: str, field: str) -> None:
@@ -131,6 +134,13 @@ def test_a_packet_that_drops_a_binding_update_is_caught(book: RuleBook) -> None:
         "guidance_for_ca: must carry \"Ask the student for a dataset that meets the task's requirements before any analysis.\"",
         "blocked_steps: must carry ['analysis', 'plotting']",
     ]
+    offered = carry_updates({**dropped, "task_status": "in_progress"}, {**outcome.instruction_updates, "task_status": "blocked"})
+    assert offered == {  # what the refusal offers back: the model's packet with what it dropped added
+        "guidance_for_ca": "Let's start the analysis. Ask the student for a dataset that meets the task's requirements before any analysis.",
+        "blocked_steps": ["analysis", "plotting"],
+        "task_status": "blocked",
+    }
+    assert missing_updates(offered, outcome.instruction_updates) == [] and carry_updates(carried, outcome.instruction_updates) == carried
 
 
 @pytest.mark.parametrize(

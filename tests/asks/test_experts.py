@@ -157,4 +157,28 @@ def test_inside_a_run_the_ledger_names_the_call_and_the_budget_holds(setup) -> N
     third = [c for c in store.list_tool_calls(run.id) if c.tool_call_id not in {k.tool_call_id for k in kept}]
     assert third and third[0].error_code == "consultation_budget_exceeded"
     assert all(store.get_run(c.expert_run_id).parent_run_id == run.id for c in kept)
+    assert all(store.get_run(c.expert_run_id).trace_id == run.trace_id for c in kept)  # one trace
     assert tool.parameters is not None and set(tool.parameters["required"]) >= {"expert_id", "question", "expected_output_type", "scenario_id", "reasoning"}
+
+
+@pytest.mark.parametrize(("max_steps", "status"), [(3, RunStatus.failed), (4, RunStatus.finished)])
+def test_the_experts_model_requests_count_against_the_runs_limits(setup, max_steps: int, status: RunStatus) -> None:  # noqa: ANN001
+    """One orchestrator request, two expert requests (a wrong shape, then the answer), the orchestrator's last one:
+    four in all, so a limit of 3 ends the run (it would not if the expert's requests were not counted)."""
+    store, make, _ = setup
+    consultant = make([final(is_suitable="perhaps"), final(**NOT_SUITABLE)])
+    orchestrator = Agent(app="tutor", instructions="Plan the session.", tools=(consult_expert_tool(consultant),), max_steps=max_steps)
+    model = ScriptedModel([{"tool_calls": [{"name": "consult_expert", "args": SEED_EXAMPLES[0]}]}, {"text": "Packet ready."}])
+
+    async def scenario():  # noqa: ANN202
+        runtime = Runtime(store=store, resolve_model=lambda spec: model)
+        try:
+            return await runtime.run(orchestrator, "The student uploaded student_data.csv for task_2_1.", model="scripted")
+        finally:
+            await runtime.aclose()
+
+    run = asyncio.run(scenario())
+    assert run.status == status, run.error
+    assert [c.status for c in store.list_consultations(run_id=run.id)] == ["done"]
+    if status == RunStatus.failed:
+        assert run.error is not None and "step limit" in run.error

@@ -1,7 +1,7 @@
 """The consultation primitives: the `question` tool (seed 001), the ask kinds built on the runtime's asks, and the
 contract of `consult_expert` (seed 000) with its binding rules."""
 
-from ._binding_rules import BindingRule, RuleBook, RuleOutcome, merge_updates, missing_updates
+from ._binding_rules import BindingRule, RuleBook, RuleOutcome, carry_updates, merge_updates, missing_updates
 from ._consult import (
     OUTPUT_TYPES,
     BindingRuleTriggered,
@@ -52,6 +52,7 @@ __all__ = [
     "answered_result",
     "cancelled_result",
     "consult_expert_tool",
+    "carry_updates",
     "consultation_markdown",
     "merge_updates",
     "missing_updates",

@@ -17,6 +17,7 @@ later rule replace an earlier one's.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, assert_never
@@ -27,7 +28,7 @@ from .._yaml_files import load_yaml_model
 from ..runtime._errors import ConfigError
 from ._consult import OUTPUT_TYPES, BindingRuleTriggered, ExpertOutput, OutputType
 
-__all__ = ["BindingRule", "RuleBook", "RuleOutcome", "merge_updates", "missing_updates"]
+__all__ = ["BindingRule", "RuleBook", "RuleOutcome", "carry_updates", "merge_updates", "missing_updates"]
 
 
 class _Strict(BaseModel):
@@ -151,6 +152,26 @@ def merge_updates(earlier: Mapping[str, Any], later: Mapping[str, Any]) -> dict[
         before = merged.get(key)
         merged[key] = before + [v for v in value if v not in before] if isinstance(before, list) and isinstance(value, list) else value
     return merged
+
+
+_ONE_WORD = re.compile(r"[\w.-]+")
+
+
+def carry_updates(packet: Mapping[str, Any], updates: Mapping[str, Any]) -> dict[str, Any]:
+    """`packet` with what it lacks of `updates` added (what a refusal shows the model to submit): a missing text is
+    appended to the packet's text, missing list items are appended, any other value (and a one-word value such as a
+    status) is replaced."""
+    carried = dict(packet)
+    for key, wanted in updates.items():
+        have = carried.get(key)
+        if isinstance(wanted, str) and not _ONE_WORD.fullmatch(wanted):
+            carried[key] = have if isinstance(have, str) and wanted in have else " ".join(x for x in (have if isinstance(have, str) else "", wanted) if x)
+        elif isinstance(wanted, list):
+            kept = have if isinstance(have, list) else []
+            carried[key] = kept + [item for item in wanted if item not in kept]
+        else:
+            carried[key] = wanted
+    return carried
 
 
 def missing_updates(packet: Mapping[str, Any], updates: Mapping[str, Any]) -> list[str]:

@@ -92,13 +92,14 @@ OUTPUT_TYPES: dict[str, type[ExpertOutput]] = {
 
 
 class ConsultContext(BaseModel):
-    """What the orchestrator tells the expert; every field optional, extra keys kept (the seed's examples add
-    `concept_name` and `error_type`)."""
+    """What the orchestrator tells the expert. `task_id` is required (the seed's "current task id", the one field
+    not marked "if applicable" that every example carries); the rest are optional, extra keys kept (the seed's
+    examples add `concept_name` and `error_type`)."""
 
     model_config = ConfigDict(extra="allow", str_strip_whitespace=True)
 
     file_name: str | None = None
-    task_id: str | None = None
+    task_id: str = Field(min_length=1, description="The current task's id.")
     task_requirements: str | None = None
     student_confusion: str | None = None
     error_message: str | None = None
@@ -114,7 +115,7 @@ class ConsultRequest(BaseModel):
 
     expert_id: str = Field(min_length=1, description="The expert's id (from the available experts).")
     question: str = Field(min_length=1, description="The specific question for the expert.")
-    context: ConsultContext = Field(default_factory=ConsultContext)
+    context: ConsultContext
     expected_output_type: OutputType
     scenario_id: ScenarioId
     reasoning: str = Field(min_length=1, description="Why this consultation is needed (kept for the record).")

@@ -40,6 +40,9 @@ class Expert:
     role: str
     """The expert model's instructions."""
     output_types: tuple[OutputType, ...]
+    prepare: Callable[[ConsultRequest], ConsultRequest] | None = None
+    """Complete the request with what code knows (e.g. the only uploaded file when none is named), before anything
+    else; the ledger keeps the completed request."""
     inspect: Callable[[ConsultRequest], Facts | Awaitable[Facts]] | None = None
     """Work done in code before the model writes (e.g. open the student's file, run their snippet): the facts are
     given to the model and kept in the ledger. Raise ToolError when the request cannot be served (nothing is done)."""
@@ -90,13 +93,16 @@ class Consultant:
         tool_call_id = tool_call_id or (call.tool_call_id if call else None)
         request = parse_consult_request(arguments)
         expert = self._expert(request)
+        if expert.prepare is not None:
+            request = expert.prepare(request)
         self._within_budget(request, run_id)
         started, clock = utcnow(), time.perf_counter()
         facts = await _maybe_await(expert.inspect(request)) if expert.inspect is not None else {}
         output_type = OUTPUT_TYPES[request.expected_output_type]
+        parent = self.store.get_run(run_id) if run_id else None
         expert_run = self.store.create_run(
             app=f"expert:{expert.expert_id}", prompt=request.question, model=self.model, lang=self.lang,
-            parent_run_id=run_id, principal=self.store.get_run(run_id).principal if run_id else None,
+            parent_run_id=run_id, principal=parent.principal if parent else None, trace_id=parent.trace_id if parent else None,
         )
         record = {"expert_id": expert.expert_id, "request": request.model_dump(mode="json"), "run_id": run_id, "tool_call_id": tool_call_id, "expert_run_id": expert_run.id}
         try:
@@ -107,6 +113,7 @@ class Consultant:
                 output_type=output_type,
                 check=lambda output: expert.finish(request, facts, output),
                 retries=self.retries,
+                within=call,
             )
         except ToolError as error:
             self.store.set_run_status(expert_run.id, RunStatus.failed, error=error.message)
@@ -142,7 +149,7 @@ class Consultant:
 
     def _within_budget(self, request: ConsultRequest, run_id: str | None) -> None:
         task = request.context.task_id
-        if run_id is None or task is None:
+        if run_id is None:
             return
         used = [c for c in self.store.list_consultations(run_id=run_id, limit=1000) if c.request.get("context", {}).get("task_id") == task and c.status == "done"]
         if len(used) >= self.budget_per_task:

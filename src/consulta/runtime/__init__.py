@@ -1,6 +1,6 @@
 """The engine: agent definitions, tools and their policies, runs, asks, plans, events and the store."""
 
-from ._agent import Agent, tool_schemas
+from ._agent import Agent, ToolChoice, tool_schemas
 from ._engine import TypedAnswer, argument_validator, invalid_arguments_result, json_schema_for, tool_exception_result, typed_answer
 from ._errors import ConfigError, ConflictError, ConsultaError, InvalidAnswerError, NotFoundError, ToolError
 from ._events import (
@@ -65,6 +65,7 @@ __all__ = [
     "Timeout",
     "ToolCallRecord",
     "ToolCallContext",
+    "ToolChoice",
     "ToolCalled",
     "ToolDef",
     "ToolError",

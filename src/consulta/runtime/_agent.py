@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -9,7 +10,11 @@ from ._errors import ConfigError
 from ._plans import PlanExecutor
 from ._tools import AskKind, ToolDef
 
-__all__ = ["Agent", "tool_schemas"]
+__all__ = ["Agent", "ToolChoice", "tool_schemas"]
+
+ToolChoice = Callable[[str], Sequence[str] | None]
+"""Given the run id, before each model request: the tools the model must call one of at this step, or None (it may
+call any tool or answer in text)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -18,6 +23,8 @@ class Agent:
 
     `question_timeout` bounds the in-process wait for an answer (the seed's 300 s); `max_steps` bounds the model
     requests of one run; `options` are recorded on each run so that another process can rebuild the same agent.
+    `tool_choice` narrows each step to the tools that make sense in the run's state (e.g. an orchestrator that must
+    inspect an upload before it plans): the model still writes the call, and every tool stays described to it.
     """
 
     app: str
@@ -26,6 +33,7 @@ class Agent:
     executor: PlanExecutor | None = None
     question_timeout: float = 300.0
     max_steps: int = 25
+    tool_choice: ToolChoice | None = None
     options: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -34,6 +42,18 @@ class Agent:
             raise ConfigError(f"Agent {self.app!r} has duplicate tool names: {names}.")
         if any(t.kind == "write" for t in self.tools) and self.executor is None:
             raise ConfigError(f"Agent {self.app!r} has write tools but no plan executor to apply them.")
+
+    def choose_tools(self, run_id: str) -> list[str] | None:
+        """This step's `tool_choice` (None: free); a name the agent does not have is a ConfigError."""
+        if self.tool_choice is None:
+            return None
+        chosen = self.tool_choice(run_id)
+        if chosen is None:
+            return None
+        unknown = [n for n in chosen if self.tool(n) is None]
+        if unknown or not chosen:
+            raise ConfigError(f"Agent {self.app!r} chose tools it does not have: {unknown or 'none'}; choose among {[t.name for t in self.tools]}.")
+        return list(chosen)
 
     def tool(self, name: str) -> ToolDef | None:
         return next((t for t in self.tools if t.name == name), None)

@@ -18,7 +18,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_ai import Agent as PaiAgent
 from pydantic_ai import CallDeferred, DeferredToolRequests, DeferredToolResults, ModelMessagesTypeAdapter, RunContext, Tool
 from pydantic_ai.capabilities import AbstractCapability
-from pydantic_ai.exceptions import ModelRetry, ToolFailed, UnexpectedModelBehavior
+from pydantic_ai.exceptions import ModelRetry, ToolFailed, UnexpectedModelBehavior, UsageLimitExceeded
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -30,6 +30,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 from pydantic_ai.models import Model
+from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.usage import UsageLimits
 
@@ -108,10 +109,14 @@ async def typed_answer(
     output_type: type[BaseModel],
     check: Callable[[Any], None] | None = None,
     retries: int = 2,
+    within: ToolCallContext | None = None,
 ) -> TypedAnswer:
     """Ask `model` for one answer of `output_type`. An answer that does not validate, or that `check` refuses (by
     raising ValueError with the reason), is sent back with the errors and asked again, up to `retries` times; then
-    ToolError `invalid_expert_output`."""
+    ToolError `invalid_expert_output`.
+
+    Asked `within` a tool call, the answer's model requests count against that run's usage and limits (a nested
+    run); when they would pass the limits: ToolError `usage_limit_exceeded`."""
     agent: PaiAgent[None, Any] = PaiAgent(model, instructions=instructions, output_type=output_type, retries={"tools": 1, "output": retries})
 
     if check is not None:
@@ -124,8 +129,14 @@ async def typed_answer(
                 raise ModelRetry(str(error)) from None
             return output
 
+    shared = {"usage": within.usage, "usage_limits": within.usage_limits} if within is not None and within.usage is not None else {}
     try:
-        result = await agent.run(prompt)
+        result = await agent.run(prompt, **shared)
+    except UsageLimitExceeded as error:
+        raise ToolError(
+            "usage_limit_exceeded", f"The consultation would pass the run's usage limits: {error}",
+            hint="Work with what you have: submit your answer now.",
+        ) from None
     except UnexpectedModelBehavior as error:
         raise ToolError(
             "invalid_expert_output",
@@ -216,6 +227,7 @@ class RunDeps:
     """Per-run state handed to the capability (pydantic-ai's `deps`)."""
 
     run_id: str
+    trace_id: str
     agent: Agent
     prompt: str | None
     record_call: Callable[..., None]
@@ -271,6 +283,13 @@ def _unknown_tool(name: str, available: list[str]) -> dict[str, Any]:
 class _ConsultaTools(AbstractCapability[RunDeps]):
     """Consulta's semantics for every tool call (see the module docstring)."""
 
+    def get_model_settings(self) -> Callable[[RunContext[RunDeps]], ModelSettings]:
+        def per_step(ctx: RunContext[RunDeps]) -> ModelSettings:
+            chosen = ctx.deps.agent.choose_tools(ctx.deps.run_id)
+            return ModelSettings(tool_choice=chosen) if chosen is not None else ModelSettings()
+
+        return per_step
+
     async def wrap_tool_execute(
         self, ctx: RunContext[RunDeps], *, call: ToolCallPart, tool_def: ToolDefinition, args: dict[str, Any], handler: Any
     ) -> Any:
@@ -302,7 +321,12 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
                     "_hint": "Use that result: answer the user now, or ask with the question tool.",
                 }
             else:
-                token = CURRENT_TOOL_CALL.set(ToolCallContext(run_id=deps.run_id, tool_call_id=call.tool_call_id, tool_name=call.tool_name))
+                token = CURRENT_TOOL_CALL.set(
+                    ToolCallContext(
+                        run_id=deps.run_id, tool_call_id=call.tool_call_id, tool_name=call.tool_name,
+                        trace_id=deps.trace_id, usage=ctx.usage, usage_limits=ctx.usage_limits,
+                    )
+                )
                 try:
                     result = _result_of(await handler(args))
                 finally:

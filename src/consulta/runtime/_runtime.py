@@ -418,7 +418,7 @@ class Runtime:
             self._emit(StepStarted(run_id=run_id, step=step))
 
         return RunDeps(
-            run_id=run_id, agent=live.agent, prompt=prompt, record_call=record_call, stage=stage, emit_call=emit_call, emit_step=emit_step
+            run_id=run_id, trace_id=live.run.trace_id, agent=live.agent, prompt=prompt, record_call=record_call, stage=stage, emit_call=emit_call, emit_step=emit_step
         )
 
     def _checkpoint(self, run_id: str, messages: list[Any]) -> None:

@@ -256,7 +256,9 @@ class Store:
         parent_run_id: str | None = None,
         options: dict[str, Any] | None = None,
         principal: str | None = None,
+        trace_id: str | None = None,
     ) -> RunRecord:
+        """A new running run; `trace_id` joins an existing trace (a nested run), else a new one starts."""
         run_id = new_id("run")
         now = utcnow()
         row = {
@@ -269,7 +271,7 @@ class Store:
             "model": model,
             "lang": lang,
             "options": _dumps(options or {}),
-            "trace_id": uuid.uuid4().hex,
+            "trace_id": trace_id or uuid.uuid4().hex,
             "output": None,
             "error": None,
             "owner": self.owner,
@@ -678,11 +680,13 @@ class Store:
             raise NotFoundError(f"No consultation with id {consultation_id!r}. List them with `consulta consultations`.")
         return _consultation_record(row)
 
-    def list_consultations(self, *, run_id: str | None = None, limit: int = 100) -> list[ConsultationRecord]:
-        """The newest consultations first (of one run, if given)."""
+    def list_consultations(self, *, run_id: str | None = None, thread_id: str | None = None, limit: int = 100) -> list[ConsultationRecord]:
+        """The newest consultations first (of one run, or of the runs of one thread, if given)."""
         query = select(consultations).order_by(consultations.c.id.desc()).limit(limit)
         if run_id is not None:
             query = query.where(consultations.c.run_id == run_id)
+        if thread_id is not None:
+            query = query.where(consultations.c.run_id.in_(select(runs.c.id).where(runs.c.thread_id == thread_id)))
         with self.engine.connect() as conn:
             return [_consultation_record(row) for row in conn.execute(query).mappings()]
 

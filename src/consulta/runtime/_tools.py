@@ -11,9 +11,12 @@ import inspect
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ._policies import ToolPolicy, apply_policies
+
+if TYPE_CHECKING:  # the engine's types, named only for the checker: tools stay engine-free
+    from pydantic_ai.usage import RunUsage, UsageLimits
 
 __all__ = ["CURRENT_TOOL_CALL", "AskKind", "ToolCallContext", "ToolDef", "ToolKind", "ask_tool", "current_tool_call", "read_tool", "write_tool"]
 
@@ -46,6 +49,12 @@ class ToolCallContext:
     run_id: str
     tool_call_id: str
     tool_name: str
+    trace_id: str | None = None
+    """The run's trace: work done for the call (e.g. an expert's nested run) joins it."""
+    usage: RunUsage | None = None
+    """The run's usage so far; a nested run given it counts against the run's own limits."""
+    usage_limits: UsageLimits | None = None
+    """The limits the run enforces (shared with nested runs)."""
 
 
 CURRENT_TOOL_CALL: ContextVar[ToolCallContext | None] = ContextVar("consulta_tool_call", default=None)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from consulta.apps import tutor
-from consulta.asks import Consultant, RuleBook
+from consulta.asks import Consultant, RuleBook, missing_updates
 from consulta.models import ScriptedModel
 from consulta.runtime import Store, ToolError
 
@@ -106,7 +106,7 @@ def test_evidence_with_code_is_run_on_the_students_data(tmp_path: Path, uploads:
 
 @pytest.mark.parametrize(
     ("file_name", "code"),
-    [("../secret.csv", "path_outside_uploads"), ("/etc/passwd", "path_outside_uploads"), ("nope.csv", "file_not_found"), ("", "missing_required_field")],
+    [("../secret.csv", "path_outside_uploads"), ("/etc/passwd", "path_outside_uploads"), ("nope.csv", "file_not_found")],
 )
 def test_uploads_outside_the_folder_or_missing_are_refused(tmp_path: Path, uploads: Path, file_name: str, code: str) -> None:
     request = {**SEED_EXAMPLES[0], "context": {**SEED_EXAMPLES[0]["context"], "file_name": file_name}}
@@ -114,6 +114,22 @@ def test_uploads_outside_the_folder_or_missing_are_refused(tmp_path: Path, uploa
     with pytest.raises(ToolError) as refused:
         consult(c, request)
     assert refused.value.error_code == code and c.store.list_consultations() == []
+
+
+def test_with_no_file_named_the_only_upload_is_inspected_and_two_need_a_name(tmp_path: Path, uploads: Path) -> None:
+    unnamed = {**SEED_EXAMPLES[0], "context": {"task_id": "task_2_1"}}
+    prose = final(is_suitable=True, blocking_issues=[], warning_issues=[], evidence=[], recommended_next_step="Upload more rows.")
+    c = consultant(tmp_path, uploads, [prose])
+    result = consult(c, unnamed)
+    assert result["expert_output"]["is_suitable"] is False
+    (kept,) = c.store.list_consultations()
+    assert kept.request["context"]["file_name"] == "student_data.csv"  # the ledger keeps the completed request
+    (uploads / "cities.csv").write_text("city\nParis\n", encoding="utf-8")
+    c = consultant(tmp_path, uploads, [prose])
+    with pytest.raises(ToolError) as refused:
+        consult(c, unnamed)
+    assert refused.value.error_code == "missing_required_field" and "cities.csv, student_data.csv" in (refused.value.hint or "")
+    assert len(c.store.list_consultations()) == 1
 
 
 def test_a_link_out_of_the_folder_and_an_oversized_file_are_refused(tmp_path: Path, uploads: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -170,8 +186,12 @@ def test_the_packet_must_carry_the_binding_updates_of_the_runs_consultations(tmp
     assert consulted["binding_rules_triggered"][0]["rule_name"] == "dataset_not_suitable"
     assert refused["error_code"] == "binding_updates_dropped" and "guidance_for_ca" in refused["message"] and "blocked_steps" in refused["message"]
     assert malformed["error_code"] == "invalid_arguments" and malformed["field"] == "task_status"
-    assert accepted == {"ok": True, "accepted": True, "packet": {**carried, "mention_to_student": []}, "message": "Instruction packet accepted."}
-    assert run.output == "Instruction packet accepted."  # an accepted packet ends the orchestrator's turn: no further step
+    suggested = json.loads(refused["_hint"].split("Submit this packet: ", 1)[1])  # the model's packet, with what it dropped
+    assert suggested["guidance_for_ca"].startswith("Start with df.head(). Do not start the exercise") and suggested["blocked_steps"] == ["analysis"]
+    assert missing_updates(suggested, consulted["instruction_updates"]) == []
+    said = "Instruction packet for task_2_1 (blocked) accepted; the assistant takes it from here."
+    assert accepted == {"ok": True, "accepted": True, "packet": {**carried, "mention_to_student": []}, "message": said}
+    assert run.output == said  # an accepted packet ends the orchestrator's turn: no further step
 
 
 @pytest.mark.parametrize(

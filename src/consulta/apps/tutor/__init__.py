@@ -7,7 +7,7 @@ updates. The orchestrator's and the conversational assistant's agents and `consu
 
 from importlib import resources
 
-from ._agent import build_agent, ca_agent, follow_up
+from ._agent import build_agent, ca_agent, ca_request, follow_up, packet_brief, reply_language
 from ._datasets import MAX_UPLOAD_BYTES, DatasetFacts, Verdict, check_dataset, open_dataset, upload_path
 from ._experts import tutor_experts
 from ._packet import SUBMIT_PACKET_TOOL_NAME, InstructionPacket, binding_updates, submit_packet_tool
@@ -28,10 +28,13 @@ __all__ = [
     "binding_updates",
     "build_agent",
     "ca_agent",
+    "ca_request",
     "check_dataset",
     "follow_up",
     "load_catalog",
     "open_dataset",
+    "packet_brief",
+    "reply_language",
     "submit_packet_tool",
     "tutor_experts",
     "upload_path",

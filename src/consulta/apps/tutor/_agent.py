@@ -3,19 +3,20 @@ conversational assistant (CA), which talks to the student from that packet."""
 
 from __future__ import annotations
 
-import json
+import re
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ...asks import Consultant, RuleBook, consult_expert_tool
+from ...asks import CONSULT_EXPERT_TOOL_NAME, Consultant, RuleBook, consult_expert_tool
 from ...models import resolve_model
-from ...runtime import Agent, RunRecord, Store
+from ...runtime import Agent, RunRecord, Store, ToolChoice
+from ._datasets import uploaded_files
 from ._experts import tutor_experts
-from ._packet import SUBMIT_PACKET_TOOL_NAME, submit_packet_tool
-from ._tasks import load_catalog
+from ._packet import SUBMIT_PACKET_TOOL_NAME, InstructionPacket, submit_packet_tool, uninspected_uploads
+from ._tasks import Task, load_catalog
 
-__all__ = ["build_agent", "ca_agent", "follow_up"]
+__all__ = ["build_agent", "ca_agent", "ca_request", "follow_up", "packet_brief", "reply_language"]
 
 ORCHESTRATOR = """You plan a pandas tutoring session; you never talk to the student yourself. Tasks:
 {tasks}
@@ -25,11 +26,45 @@ scenario dataset_suitability_check; a confusing concept: concept_explainer, conc
 concept_clarification; an error: data_inspector, error_diagnosis, scenario error_diagnosis; a claim that a task is done: \
 data_inspector, validation_report, scenario progress_validation). Always give reasoning. Then call \
 submit_instruction_packet with guidance_for_ca for the assistant who talks to the student, carrying every \
-instruction update the consultations returned. When it is accepted, reply with one short line."""
+instruction update the consultations returned; the accepted packet ends your turn."""
 
-CA = """You are a friendly pandas tutor talking to a student, in the student's language. Follow this instruction \
-packet exactly; never write the solution code for the student; ask one guiding question at the end.
-Instruction packet: {packet}"""
+CA = "You write a friendly pandas tutor's messages to a student."
+
+# The notes go in the request, after the student's words: the embedded 1.5B model ignored them as instructions and
+# answered "Can I start?" with "Yes" whatever they said; framed as the reply to write, it mostly follows them.
+CA_REQUEST = """The student wrote: "{student}"
+
+Write the tutor's reply to the student from these notes, in {language}. Never write solution code. End with one guiding question.
+Notes:
+{notes}"""
+
+_LANGUAGES = {"en": "English", "zh-CN": "Chinese (简体中文)"}
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+_STATUS = {
+    "not_started": "The student has not started it yet.",
+    "in_progress": "The student is working on it; it is not done yet.",
+    "blocked": "NOT YET. The student cannot start it yet; say so plainly.",
+    "done": "The student has finished it.",
+}
+
+
+def packet_brief(packet: InstructionPacket, task: Task | None = None) -> str:
+    """The packet (and its task's requirements) as the plain lines a small model follows; JSON it paraphrased away."""
+    lines = [f"Task {packet.task_id}: {_STATUS[packet.task_status]}"]
+    if task is not None:
+        lines.append(f"The task ({task.title}) needs: {task.requirements}.")
+    lines.append(f"What to do now: {packet.guidance_for_ca}")
+    if packet.mention_to_student:
+        lines.append("Tell the student: " + " ".join(packet.mention_to_student))
+    if packet.blocked_steps:
+        lines.append("Do not start: " + ", ".join(packet.blocked_steps) + ".")
+    return "\n".join(f"- {line}" for line in lines)
+
+
+def reply_language(student: str, lang: str) -> str:
+    """The language to answer in: the student's (Chinese when they wrote Chinese), else the session's."""
+    return _LANGUAGES["zh-CN"] if _CJK.search(student) else _LANGUAGES.get(lang, _LANGUAGES["en"])
 
 
 def build_agent(
@@ -49,11 +84,12 @@ def build_agent(
         budget_per_task=budget_per_task, ledger_dir=folder.parent / "consultations", lang=lang,
     )
     tasks = "\n".join(f"- {t.id}: {t.title} ({t.requirements})" for t in catalog.tasks)
-    files = ", ".join(sorted(p.name for p in folder.iterdir() if p.is_file())) or "none yet"
+    files = ", ".join(uploaded_files(folder)) or "none yet"
     return Agent(
         app="tutor",
         instructions=ORCHESTRATOR.format(tasks=tasks, files=files),
         tools=(consult_expert_tool(consultant), submit_packet_tool(store, uploads=folder)),
+        tool_choice=_plan_steps(store, folder),
         question_timeout=question_timeout,
         options={
             "uploads": str(folder), "database_url": database_url, "model": model, "models_dir": models_dir, "lang": lang,
@@ -62,17 +98,37 @@ def build_agent(
     )
 
 
-def ca_agent(packet: dict[str, Any], *, options: dict[str, Any]) -> Agent:
-    """The assistant who talks to the student, told what to do by `packet`."""
-    return Agent(app="tutor", instructions=CA.format(packet=json.dumps(packet, ensure_ascii=False)), tools=(), options=options)
+def _plan_steps(store: Store, uploads: Path) -> ToolChoice:
+    """The orchestrator always calls a tool (its turn ends with an accepted packet), and consults first while an
+    upload has not been inspected in the run (a packet would be refused with consult_first anyway)."""
+
+    def choose(run_id: str) -> list[str]:
+        if uninspected_uploads(store, run_id, uploads):
+            return [CONSULT_EXPERT_TOOL_NAME]
+        return [CONSULT_EXPERT_TOOL_NAME, SUBMIT_PACKET_TOOL_NAME]
+
+    return choose
+
+
+def ca_agent(*, options: dict[str, Any]) -> Agent:
+    """The assistant who talks to the student (what to say comes with each request: see `ca_request`)."""
+    return Agent(app="tutor", instructions=CA, tools=(), options=options)
+
+
+def ca_request(packet: dict[str, Any], *, student: str, lang: str) -> str:
+    """What the assistant is asked: the student's words and the accepted InstructionPacket, as notes."""
+    accepted = InstructionPacket.model_validate(packet)
+    task = next((t for t in load_catalog().tasks if t.id == accepted.task_id), None)
+    brief = packet_brief(accepted, task)
+    return CA_REQUEST.format(student=student, language=reply_language(student, lang), notes=brief)
 
 
 def follow_up(store: Store, run: RunRecord) -> tuple[Agent, str] | None:
-    """After the orchestrator's run: the CA and the student's message, if a packet was accepted."""
+    """After the orchestrator's run: the CA and what it is asked, if a packet was accepted."""
     accepted = [
         c.result["packet"] for c in store.list_tool_calls(run.id)
         if c.tool_name == SUBMIT_PACKET_TOOL_NAME and isinstance(c.result, dict) and c.result.get("accepted")
     ]
     if not accepted:
         return None
-    return ca_agent(accepted[-1], options=run.options), run.prompt
+    return ca_agent(options=run.options), ca_request(accepted[-1], student=run.prompt, lang=run.lang)

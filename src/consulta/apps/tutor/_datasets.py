@@ -13,17 +13,25 @@ from pydantic import BaseModel, Field
 from ...runtime import ToolError
 from ._tasks import DatasetRequirements
 
-__all__ = ["MAX_UPLOAD_BYTES", "DatasetFacts", "Verdict", "check_dataset", "open_dataset", "upload_path"]
+__all__ = ["MAX_UPLOAD_BYTES", "DatasetFacts", "Verdict", "check_dataset", "open_dataset", "upload_path", "uploaded_files"]
 
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
 _READERS = {".csv": pd.read_csv, ".tsv": lambda p: pd.read_csv(p, sep="\t"), ".xlsx": pd.read_excel, ".xls": pd.read_excel}
+
+
+def uploaded_files(folder: Path) -> list[str]:
+    """The names of the files uploaded so far, sorted."""
+    return sorted(p.name for p in folder.iterdir() if p.is_file()) if folder.is_dir() else []
 
 
 def upload_path(folder: Path, name: str | None) -> Path:
     """The file `name` in the upload folder. A name with a folder part (`../x`, `/etc/passwd`, `a/b.csv`), a link
     leading outside, a missing file, an unknown type or a file over the size limit is refused (ToolError)."""
     if not name:
-        raise ToolError("missing_required_field", "context.file_name is empty: which uploaded file?", field="context.file_name")
+        raise ToolError(
+            "missing_required_field", "context.file_name is empty: which uploaded file?",
+            hint=f"Uploaded: {', '.join(uploaded_files(folder)) or 'nothing yet'}.", field="context.file_name",
+        )
     if Path(name).name != name or name in (".", ".."):
         raise ToolError(
             "path_outside_uploads", f"{name!r} is not a file name in the upload folder.",
@@ -33,9 +41,8 @@ def upload_path(folder: Path, name: str | None) -> Path:
     if not path.resolve().is_relative_to(folder.resolve()):
         raise ToolError("path_outside_uploads", f"{name!r} leads outside the upload folder.", field="context.file_name")
     if not path.is_file():
-        present = sorted(p.name for p in folder.iterdir() if p.is_file()) if folder.is_dir() else []
         raise ToolError(
-            "file_not_found", f"No uploaded file {name!r}.", hint=f"Uploaded: {', '.join(present) or 'nothing yet'}.", field="context.file_name"
+            "file_not_found", f"No uploaded file {name!r}.", hint=f"Uploaded: {', '.join(uploaded_files(folder)) or 'nothing yet'}.", field="context.file_name"
         )
     if path.suffix.lower() not in _READERS:
         raise ToolError("unsupported_file_type", f"{name} is not a CSV, TSV or Excel file.", field="context.file_name")

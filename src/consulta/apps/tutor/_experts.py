@@ -16,7 +16,7 @@ from typing import Any
 
 from ...asks import ConsultRequest, ErrorDiagnosis, Expert, ExpertOutput, SuitabilityJudgment, ValidationReport
 from ...sandbox import Limits, run_python
-from ._datasets import check_dataset, open_dataset, upload_path
+from ._datasets import check_dataset, open_dataset, upload_path, uploaded_files
 from ._tasks import TaskCatalog
 
 __all__ = ["tutor_experts"]
@@ -44,11 +44,15 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
         reader = "read_excel" if name.lower().endswith((".xlsx", ".xls")) else "read_csv"
         return f"import pandas as pd\ndf = pd.{reader}({name!r})\n"
 
+    def prepare_data(request: ConsultRequest) -> ConsultRequest:
+        """With one upload and no file named, the file is that upload (there is nothing else it could mean)."""
+        present = uploaded_files(uploads)
+        if request.context.file_name or len(present) != 1:
+            return request
+        return request.model_copy(update={"context": request.context.model_copy(update={"file_name": present[0]})})
+
     def the_file(request: ConsultRequest) -> Path | None:
         name = request.context.file_name
-        if name is None:
-            present = sorted(p for p in uploads.iterdir() if p.is_file()) if uploads.is_dir() else []
-            name = present[0].name if len(present) == 1 else None
         return upload_path(uploads, name) if name else None
 
     def inspect_data(request: ConsultRequest) -> dict[str, Any]:
@@ -107,6 +111,7 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
             role="You are a data inspector for a pandas course. You explain to a tutor what checks on a student's data "
             "and code found. Use only the facts given; never write the student's solution.",
             output_types=("suitability_judgment", "error_diagnosis", "validation_report"),
+            prepare=prepare_data,
             inspect=inspect_data,
             complete=complete_data,
             check=check_data,

@@ -5,15 +5,17 @@ instruction_packet"); the check is code, and a packet that drops one is refused 
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ...asks import merge_updates, missing_updates
-from ...runtime import Store, ToolDef, ToolError, current_tool_call, invalid_arguments_result
+from ...asks import carry_updates, merge_updates, missing_updates
+from ...runtime import ConsultationRecord, Store, ToolDef, ToolError, current_tool_call, invalid_arguments_result
+from ._datasets import uploaded_files
 
-__all__ = ["SUBMIT_PACKET_TOOL_NAME", "InstructionPacket", "binding_updates", "submit_packet_tool"]
+__all__ = ["SUBMIT_PACKET_TOOL_NAME", "InstructionPacket", "binding_updates", "standing_consultations", "submit_packet_tool", "uninspected_uploads"]
 
 SUBMIT_PACKET_TOOL_NAME = "submit_instruction_packet"
 
@@ -31,24 +33,50 @@ class InstructionPacket(BaseModel):
     consultation_ids: list[str] = Field(default_factory=list, description="The consultations this packet rests on.")
 
 
-def binding_updates(store: Store, run_id: str) -> dict[str, Any]:
-    """The instruction updates of the run's finished consultations, merged in the order they happened."""
+def standing_consultations(store: Store, run_id: str, uploads: Path | None = None) -> list[ConsultationRecord]:
+    """What a packet of this run rests on, oldest first: the run's finished consultations and, for each uploaded file
+    and task, the thread's latest finished inspection of it since the file last changed. A dataset's verdict (and its
+    binding updates) stands as long as the file does; other advice is for the turn it was asked in."""
+    mine = [c for c in store.list_consultations(run_id=run_id, limit=1000) if c.status == "done"]
+    covered = {_inspected(c) for c in mine} - {None}
+    earlier: list[ConsultationRecord] = []
+    if uploads is not None:
+        for c in store.list_consultations(thread_id=store.get_run(run_id).thread_id, limit=1000):  # newest first
+            key = _inspected(c)
+            if c.status != "done" or c.run_id == run_id or key is None or key in covered:
+                continue
+            path = uploads / key[0]
+            if path.is_file() and datetime.fromtimestamp(path.stat().st_mtime, UTC) <= datetime.fromisoformat(c.started_at):
+                covered.add(key)
+                earlier.append(c)
+    return sorted([*mine, *earlier], key=lambda c: c.id)
+
+
+def _inspected(consultation: ConsultationRecord) -> tuple[str, str] | None:
+    """(file, task) of a suitability inspection, else None."""
+    context = consultation.request.get("context", {})
+    if consultation.request.get("expected_output_type") != "suitability_judgment" or not context.get("file_name"):
+        return None
+    return str(context["file_name"]), str(context.get("task_id"))
+
+
+def binding_updates(store: Store, run_id: str, uploads: Path | None = None) -> dict[str, Any]:
+    """The instruction updates of the consultations the run's packet rests on, merged in the order they happened."""
     merged: dict[str, Any] = {}
-    for consultation in sorted(store.list_consultations(run_id=run_id, limit=1000), key=lambda c: c.id):
-        if consultation.status == "done":
-            merged = merge_updates(merged, consultation.instruction_updates)
+    for consultation in standing_consultations(store, run_id, uploads):
+        merged = merge_updates(merged, consultation.instruction_updates)
     return merged
 
 
+def uninspected_uploads(store: Store, run_id: str, uploads: Path, *, task_id: str | None = None) -> list[str]:
+    """The uploaded files with no standing inspection (`suitability_judgment`), for `task_id` if given."""
+    inspected = {key for c in standing_consultations(store, run_id, uploads) if (key := _inspected(c)) is not None}
+    return [f for f in uploaded_files(uploads) if not any(file == f and task_id in (None, task) for file, task in inspected)]
+
+
 def _inspect_first(store: Store, run_id: str, task_id: str, uploads: Path) -> None:
-    """A packet for a task is refused while an uploaded file has not been inspected for it in this run."""
-    files = sorted(p.name for p in uploads.iterdir() if p.is_file()) if uploads.is_dir() else []
-    inspected = {
-        c.request.get("context", {}).get("file_name")
-        for c in store.list_consultations(run_id=run_id, limit=1000)
-        if c.status == "done" and c.request.get("expected_output_type") == "suitability_judgment" and c.request.get("context", {}).get("task_id") == task_id
-    }
-    unseen = [f for f in files if f not in inspected]
+    """A packet for a task is refused while an uploaded file has no standing inspection for it."""
+    unseen = uninspected_uploads(store, run_id, uploads, task_id=task_id)
     if unseen:
         call = {
             "expert_id": "data_inspector", "question": f"Is {unseen[0]} suitable for {task_id}?",
@@ -62,8 +90,8 @@ def _inspect_first(store: Store, run_id: str, task_id: str, uploads: Path) -> No
 
 
 def submit_packet_tool(store: Store, *, uploads: Path | None = None) -> ToolDef:
-    """The orchestrator's last call: its instruction packet, checked against the run's binding updates (and, with
-    `uploads`, refused until every uploaded file was inspected for the packet's task)."""
+    """The orchestrator's last call: its instruction packet, checked against the binding updates of the consultations
+    it rests on (and, with `uploads`, refused until every uploaded file has a standing inspection for its task)."""
 
     def submit_instruction_packet(**packet: Any) -> dict[str, Any]:
         try:
@@ -73,15 +101,17 @@ def submit_packet_tool(store: Store, *, uploads: Path | None = None) -> ToolDef:
         call = current_tool_call()
         if call is not None and uploads is not None:
             _inspect_first(store, call.run_id, accepted.task_id, uploads)
-        updates = binding_updates(store, call.run_id) if call is not None else {}
+        updates = binding_updates(store, call.run_id, uploads) if call is not None else {}
         missing = missing_updates(accepted.model_dump(), updates)
         if missing:
             raise ToolError(
                 "binding_updates_dropped",
                 "The packet drops binding updates from the consultations: " + "; ".join(missing) + ".",
-                hint="Submit the packet again carrying every binding update (they are not optional).",
+                hint="Binding updates are not optional. Submit this packet: "
+                + json.dumps(carry_updates(accepted.model_dump(), updates), ensure_ascii=False),
             )
-        return {"ok": True, "accepted": True, "packet": accepted.model_dump(), "message": "Instruction packet accepted."}
+        message = f"Instruction packet for {accepted.task_id} ({accepted.task_status}) accepted; the assistant takes it from here."
+        return {"ok": True, "accepted": True, "packet": accepted.model_dump(), "message": message}
 
     return ToolDef(
         name=SUBMIT_PACKET_TOOL_NAME,

@@ -39,7 +39,7 @@ class Task(_Model):
 class TaskCatalog(_Model):
     tasks: list[Task]
 
-    def task(self, task_id: str | None) -> Task:
+    def task(self, task_id: str) -> Task:
         """The task `task_id`; ToolError `unknown_task` naming the known ones."""
         found = next((t for t in self.tasks if t.id == task_id), None)
         if found is None:

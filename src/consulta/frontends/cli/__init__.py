@@ -276,7 +276,8 @@ def chat(
     _upload(options, file or [])
     agent = app_def.build_agent(**options)
     policy = _policy(ask_policy)
-    console.print(t("cli.chat.welcome", settings.lang, app=app_name, model=settings.model, inventory=options.get("inventory", "-")), style="bold")
+    where = [t(f"cli.chat.{key}", settings.lang, path=options[key]) for key in ("inventory", "uploads") if key in options]
+    console.print(" · ".join([t("cli.chat.welcome", settings.lang, app=app_name, model=settings.model), *where]), style="bold")
     _prepare_model(settings, settings.model)
     asyncio.run(_chat(settings, app_def, agent, policy, prompt))
 
