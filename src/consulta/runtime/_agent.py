@@ -34,6 +34,9 @@ class Agent:
     question_timeout: float = 300.0
     max_steps: int = 25
     tool_choice: ToolChoice | None = None
+    check_reply: Callable[[str], None] | None = None
+    """A check in code of the agent's final text: raise ValueError saying why, and the model writes it again with
+    that reason (each retry is a step)."""
     options: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

@@ -121,13 +121,7 @@ async def typed_answer(
 
     if check is not None:
 
-        @agent.output_validator
-        def _checked(output: Any) -> Any:
-            try:
-                check(output)
-            except ValueError as error:
-                raise ModelRetry(str(error)) from None
-            return output
+        agent.output_validator(_checked_by(check))
 
     shared = {"usage": within.usage, "usage_limits": within.usage_limits} if within is not None and within.usage is not None else {}
     try:
@@ -466,9 +460,24 @@ def _full_description(tool: ToolDef) -> str:
     return tool.description if not tool.notes else f"{tool.description} {tool.notes}"
 
 
+def _checked_by(check: Callable[[Any], None]) -> Callable[[Any], Any]:
+    """An output validator from a check that raises ValueError saying why (the model is asked again with it)."""
+
+    def checked(output: Any) -> Any:
+        if isinstance(output, DeferredToolRequests):
+            return output
+        try:
+            check(output)
+        except ValueError as error:
+            raise ModelRetry(str(error)) from None
+        return output
+
+    return checked
+
+
 def build_engine_agent(agent: Agent, model: Model) -> PaiAgent[RunDeps, str | DeferredToolRequests]:
     """A pydantic-ai agent for `agent` on `model`: text output, or the deferred calls the run paused on."""
-    return PaiAgent(
+    engine: PaiAgent[RunDeps, str | DeferredToolRequests] = PaiAgent(
         model,
         instructions=agent.instructions,
         tools=[_engine_tool(t) for t in agent.tools],
@@ -477,6 +486,9 @@ def build_engine_agent(agent: Agent, model: Model) -> PaiAgent[RunDeps, str | De
         capabilities=[_ConsultaTools()],
         retries=agent.max_steps,
     )
+    if agent.check_reply is not None:
+        engine.output_validator(_checked_by(agent.check_reply))
+    return engine
 
 
 @dataclass(kw_only=True)

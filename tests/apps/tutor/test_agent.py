@@ -7,6 +7,8 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from consulta.apps import tutor
 from consulta.runtime import Store, utcnow
 
@@ -64,3 +66,14 @@ def test_the_assistant_is_asked_with_the_students_words_and_the_packet_as_notes(
     assert "- Tell the student: Only 60 rows." in asked and "- Do not start: analysis." in asked
     assert "in English" in tutor.ca_request(packet, student="Can I start?", lang="en")
     assert "in Chinese" in tutor.ca_request(packet, student="Can I start?", lang="zh-CN")
+
+
+def test_the_assistants_reply_is_checked_for_code_and_the_tasks_answer() -> None:
+    task = next(t for t in tutor.load_catalog().tasks if t.id == "task_2_2")
+    check = tutor.ca_agent(options={}, task=task).check_reply
+    assert check is not None
+    check("Look at df.columns: is the name spelled the way you typed it?")
+    with pytest.raises(ValueError, match="no code block"):
+        check("Try this:\n```python\nprint(df.columns)\n```")
+    with pytest.raises(ValueError, match="gives the task's answer away"):
+        check("Just run df[ 'age' ].mean() and you are done.")

@@ -110,17 +110,28 @@ def _plan_steps(store: Store, uploads: Path) -> ToolChoice:
     return choose
 
 
-def ca_agent(*, options: dict[str, Any]) -> Agent:
-    """The assistant who talks to the student (what to say comes with each request: see `ca_request`)."""
-    return Agent(app="tutor", instructions=CA, tools=(), options=options)
+def ca_agent(*, options: dict[str, Any], task: Task | None = None) -> Agent:
+    """The assistant who talks to the student (what to say comes with each request: see `ca_request`). Its reply is
+    checked in code: no code block, nothing of the task's answer; a reply that has either is written again."""
+    return Agent(app="tutor", instructions=CA, tools=(), options=options, check_reply=lambda text: _no_solution(text, task))
+
+
+def _no_solution(text: str, task: Task | None) -> None:
+    if "```" in text:
+        raise ValueError("Write no code for the student: no code block. Point them to what to check, and ask one guiding question.")
+    if task is not None and (leaked := task.revealed_in(text)):
+        raise ValueError(f"The reply gives the task's answer away ({leaked}); guide the student with a question instead.")
 
 
 def ca_request(packet: dict[str, Any], *, student: str, lang: str) -> str:
     """What the assistant is asked: the student's words and the accepted InstructionPacket, as notes."""
     accepted = InstructionPacket.model_validate(packet)
-    task = next((t for t in load_catalog().tasks if t.id == accepted.task_id), None)
-    brief = packet_brief(accepted, task)
+    brief = packet_brief(accepted, _task(accepted.task_id))
     return CA_REQUEST.format(student=student, language=reply_language(student, lang), notes=brief)
+
+
+def _task(task_id: str) -> Task | None:
+    return next((t for t in load_catalog().tasks if t.id == task_id), None)
 
 
 def follow_up(store: Store, run: RunRecord) -> tuple[Agent, str] | None:
@@ -131,4 +142,5 @@ def follow_up(store: Store, run: RunRecord) -> tuple[Agent, str] | None:
     ]
     if not accepted:
         return None
-    return ca_agent(options=run.options), ca_request(accepted[-1], student=run.prompt, lang=run.lang)
+    packet = accepted[-1]
+    return ca_agent(options=run.options, task=_task(str(packet["task_id"]))), ca_request(packet, student=run.prompt, lang=run.lang)

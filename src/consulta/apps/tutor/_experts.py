@@ -24,15 +24,6 @@ __all__ = ["tutor_experts"]
 _CODE = re.compile(r"\b(df|pd)\b[\w.\[\]'\"()]*\(|\.groupby\(|\.merge\(|read_csv\(")
 
 
-def _squeezed(text: str) -> str:
-    return re.sub(r"\s+", "", text)
-
-
-def _gives_away(text: str, forbidden: list[str]) -> str | None:
-    flat = _squeezed(text)
-    return next((f for f in forbidden if _squeezed(f) in flat), None)
-
-
 def _texts(output: ExpertOutput) -> str:
     return "\n".join(str(v) for v in output.model_dump().values())
 
@@ -90,7 +81,7 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
     def check_data(request: ConsultRequest, facts: dict[str, Any], output: ExpertOutput) -> None:
         if isinstance(output, ErrorDiagnosis):
             task = catalog.task(request.context.task_id)
-            if leaked := _gives_away(output.suggested_fix_direction + output.explanation, task.must_not_reveal):
+            if leaked := task.revealed_in(output.suggested_fix_direction + output.explanation):
                 raise ValueError(f"The answer contains the solution ({leaked}); give a direction, not the line of code.")
             exception = facts.get("exception")
             if exception is not None and exception.type not in output.error_root_cause + output.explanation:
@@ -98,7 +89,7 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
 
     def check_concept(request: ConsultRequest, facts: dict[str, Any], output: ExpertOutput) -> None:
         task = catalog.task(request.context.task_id)
-        if leaked := _gives_away(_texts(output), task.must_not_reveal):
+        if leaked := task.revealed_in(_texts(output)):
             raise ValueError(f"The explanation gives away the task's answer ({leaked}); use an example unrelated to the task.")
 
     def inspect_concept(request: ConsultRequest) -> dict[str, Any]:

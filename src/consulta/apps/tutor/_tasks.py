@@ -3,6 +3,7 @@ explanation must never give away. Shipped as `data/tasks.yaml`; any catalog file
 
 from __future__ import annotations
 
+import re
 from importlib import resources
 from pathlib import Path
 from typing import Literal
@@ -34,6 +35,15 @@ class Task(_Model):
     learning_objectives: str
     must_not_reveal: list[str] = Field(default_factory=list)
     """Code an explanation must not contain (the task's answer), compared without spaces."""
+
+    def revealed_in(self, text: str) -> str | None:
+        """The first of `must_not_reveal` that `text` contains (spaces ignored), or None."""
+        flat = _squeezed(text)
+        return next((f for f in self.must_not_reveal if _squeezed(f) in flat), None)
+
+
+def _squeezed(text: str) -> str:
+    return re.sub(r"\s+", "", text)
 
 
 class TaskCatalog(_Model):
