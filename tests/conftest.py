@@ -1,8 +1,14 @@
-"""Suite-wide collection order."""
+"""Suite-wide collection order, and fixtures shared by the test folders."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
+
 import pytest
+from pydantic_ai.models import Model
+
+from consulta.runtime import Agent, Runtime, RunRecord, Store
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -10,3 +16,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     running an asyncio loop) segfaults in `select` at its next launch (seen with PySide6 6.12.0, playwright 1.65.2,
     greenlet on CPython 3.11; every test passes on its own and in this order)."""
     items.sort(key=lambda item: "frontends/qt/" in item.nodeid.replace("\\", "/"))
+
+
+@pytest.fixture
+def run_once() -> Callable[..., RunRecord]:
+    """Run an agent once to its end (or pause) in a fresh Runtime on `model`, closing the runtime after."""
+
+    def run(store: Store, agent: Agent, prompt: str, model: Model, *, spec: str = "scripted") -> RunRecord:
+        async def scenario() -> RunRecord:
+            runtime = Runtime(store=store, resolve_model=lambda _: model)
+            try:
+                return await runtime.run(agent, prompt, model=spec)
+            finally:
+                await runtime.aclose()
+
+        return asyncio.run(scenario())
+
+    return run

@@ -14,7 +14,7 @@ import pytest
 
 from consulta.asks import Consultant, ConsultRequest, Expert, RuleBook, consult_expert_tool
 from consulta.models import ScriptedModel
-from consulta.runtime import Agent, Runtime, RunStatus, Store, ToolError
+from consulta.runtime import Agent, RunStatus, Store, ToolError
 from consulta.runtime._engine import load_messages
 
 from .test_consult import RULES, SEED_EXAMPLES
@@ -132,7 +132,7 @@ def test_refusals_record_nothing(setup, change: dict[str, Any], code: str) -> No
     assert store.list_consultations() == [] and store.list_runs() == []
 
 
-def test_inside_a_run_the_ledger_names_the_call_and_the_budget_holds(setup) -> None:  # noqa: ANN001
+def test_inside_a_run_the_ledger_names_the_call_and_the_budget_holds(setup, run_once) -> None:  # noqa: ANN001
     store, make, _ = setup
     consultant = make([final(**NOT_SUITABLE)] * 3, budget_per_task=2)
     tool = consult_expert_tool(consultant)
@@ -140,15 +140,7 @@ def test_inside_a_run_the_ledger_names_the_call_and_the_budget_holds(setup) -> N
     asks = [{**SEED_EXAMPLES[0], "question": f"{SEED_EXAMPLES[0]['question']} (round {n})"} for n in range(3)]
     calls = [{"tool_calls": [{"name": "consult_expert", "args": args}]} for args in asks]
     model = ScriptedModel([*calls, {"text": "Packet ready."}])
-
-    async def scenario():  # noqa: ANN202
-        runtime = Runtime(store=store, resolve_model=lambda spec: model)
-        try:
-            return await runtime.run(orchestrator, "The student uploaded student_data.csv for task_2_1.", model="scripted")
-        finally:
-            await runtime.aclose()
-
-    run = asyncio.run(scenario())
+    run = run_once(store, orchestrator, "The student uploaded student_data.csv for task_2_1.", model)
     assert run.status == RunStatus.finished
     kept = sorted(store.list_consultations(run_id=run.id), key=lambda c: c.id)
     assert [c.id for c in kept] == ["consult_0001", "consult_0002"]  # the third was refused: budget 2 per task
@@ -162,22 +154,14 @@ def test_inside_a_run_the_ledger_names_the_call_and_the_budget_holds(setup) -> N
 
 
 @pytest.mark.parametrize(("max_steps", "status"), [(3, RunStatus.failed), (4, RunStatus.finished)])
-def test_the_experts_model_requests_count_against_the_runs_limits(setup, max_steps: int, status: RunStatus) -> None:  # noqa: ANN001
+def test_the_experts_model_requests_count_against_the_runs_limits(setup, run_once, max_steps: int, status: RunStatus) -> None:  # noqa: ANN001
     """One orchestrator request, two expert requests (a wrong shape, then the answer), the orchestrator's last one:
     four in all, so a limit of 3 ends the run (it would not if the expert's requests were not counted)."""
     store, make, _ = setup
     consultant = make([final(is_suitable="perhaps"), final(**NOT_SUITABLE)])
     orchestrator = Agent(app="tutor", instructions="Plan the session.", tools=(consult_expert_tool(consultant),), max_steps=max_steps)
     model = ScriptedModel([{"tool_calls": [{"name": "consult_expert", "args": SEED_EXAMPLES[0]}]}, {"text": "Packet ready."}])
-
-    async def scenario():  # noqa: ANN202
-        runtime = Runtime(store=store, resolve_model=lambda spec: model)
-        try:
-            return await runtime.run(orchestrator, "The student uploaded student_data.csv for task_2_1.", model="scripted")
-        finally:
-            await runtime.aclose()
-
-    run = asyncio.run(scenario())
+    run = run_once(store, orchestrator, "The student uploaded student_data.csv for task_2_1.", model)
     assert run.status == status, run.error
     assert [c.status for c in store.list_consultations(run_id=run.id)] == ["done"]
     if status == RunStatus.failed:

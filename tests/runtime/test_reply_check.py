@@ -3,13 +3,12 @@ reason and it writes again (a run whose model never passes ends at its step limi
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from consulta.runtime import Agent, Runtime, RunStatus, Store
+from consulta.runtime import Agent, RunStatus, Store
 
 
 REASON = "No code blocks, please."
@@ -20,7 +19,7 @@ def no_code(text: str) -> None:
         raise ValueError(REASON)
 
 
-def run_with(tmp_path: Path, replies: list[str], *, max_steps: int = 25):  # noqa: ANN201
+def run_with(tmp_path: Path, run_once, replies: list[str], *, max_steps: int = 25):  # noqa: ANN001, ANN201
     told: list[str] = []
 
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -30,24 +29,16 @@ def run_with(tmp_path: Path, replies: list[str], *, max_steps: int = 25):  # noq
 
     store = Store(f"sqlite:///{tmp_path}/consulta.db")
     agent = Agent(app="t", instructions="Help.", tools=(), check_reply=no_code, max_steps=max_steps)
-
-    async def scenario():  # noqa: ANN202
-        runtime = Runtime(store=store, resolve_model=lambda spec: FunctionModel(model))
-        try:
-            return await runtime.run(agent, "How do I see the columns?", model="function")
-        finally:
-            await runtime.aclose()
-
-    return asyncio.run(scenario()), told
+    return run_once(store, agent, "How do I see the columns?", FunctionModel(model)), told
 
 
-def test_a_refused_reply_is_written_again_with_the_reason(tmp_path: Path) -> None:
-    run, told = run_with(tmp_path, ["```python\nprint(df.columns)\n```", "Which attribute of a DataFrame lists its columns?"])
+def test_a_refused_reply_is_written_again_with_the_reason(tmp_path: Path, run_once) -> None:  # noqa: ANN001
+    run, told = run_with(tmp_path, run_once, ["```python\nprint(df.columns)\n```", "Which attribute of a DataFrame lists its columns?"])
     assert run.status == RunStatus.finished and run.output == "Which attribute of a DataFrame lists its columns?"
     assert told == [REASON]
 
 
-def test_a_model_that_never_passes_ends_at_the_step_limit(tmp_path: Path) -> None:
-    run, told = run_with(tmp_path, ["```x```"], max_steps=3)
+def test_a_model_that_never_passes_ends_at_the_step_limit(tmp_path: Path, run_once) -> None:  # noqa: ANN001
+    run, told = run_with(tmp_path, run_once, ["```x```"], max_steps=3)
     assert run.status == RunStatus.failed and run.error is not None and "step limit" in run.error
     assert told and set(told) == {REASON}

@@ -3,7 +3,6 @@ run's state; the model is told through the request's `tool_choice` setting (ever
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -11,10 +10,10 @@ import pytest
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from consulta.runtime import Agent, ConfigError, Runtime, RunStatus, Store, read_tool
+from consulta.runtime import Agent, ConfigError, RunStatus, Store, read_tool
 
 
-def test_each_step_gets_the_choice_the_runs_state_calls_for(tmp_path: Path) -> None:
+def test_each_step_gets_the_choice_the_runs_state_calls_for(tmp_path: Path, run_once) -> None:  # noqa: ANN001
     store = Store(f"sqlite:///{tmp_path}/consulta.db")
     inspected: list[str] = []
 
@@ -43,15 +42,7 @@ def test_each_step_gets_the_choice_the_runs_state_calls_for(tmp_path: Path) -> N
         app="t", instructions="Plan.", tools=(inspect_file, submit),
         tool_choice=lambda run_id: ["inspect_file"] if not inspected else None,
     )
-
-    async def scenario():  # noqa: ANN202
-        runtime = Runtime(store=store, resolve_model=lambda spec: FunctionModel(model))
-        try:
-            return await runtime.run(agent, "Plan for data.csv.", model="function")
-        finally:
-            await runtime.aclose()
-
-    run = asyncio.run(scenario())
+    run = run_once(store, agent, "Plan for data.csv.", FunctionModel(model))
     assert run.status == RunStatus.finished
     assert seen == [(["inspect_file"], ["inspect_file", "submit"]), (None, ["inspect_file", "submit"]), (None, ["inspect_file", "submit"])]
 

@@ -149,9 +149,9 @@ def test_an_unknown_task_is_refused(tmp_path: Path, uploads: Path) -> None:
     assert refused.value.error_code == "unknown_task"
 
 
-def test_the_packet_must_carry_the_binding_updates_of_the_runs_consultations(tmp_path: Path, uploads: Path) -> None:
+def test_the_packet_must_carry_the_binding_updates_of_the_runs_consultations(tmp_path: Path, uploads: Path, run_once) -> None:  # noqa: ANN001
     from consulta.asks import consult_expert_tool
-    from consulta.runtime import Agent, Runtime, RunStatus
+    from consulta.runtime import Agent, RunStatus
     from consulta.runtime._engine import load_messages
 
     prose = final(is_suitable=True, blocking_issues=[], warning_issues=[], evidence=[], recommended_next_step="换一个数据集。")
@@ -171,15 +171,7 @@ def test_the_packet_must_carry_the_binding_updates_of_the_runs_consultations(tmp
         {"tool_calls": [{"name": "submit_instruction_packet", "args": carried}]},
         {"text": "Packet submitted."},
     ])
-
-    async def scenario():  # noqa: ANN202
-        runtime = Runtime(store=c.store, resolve_model=lambda spec: model)
-        try:
-            return await runtime.run(orchestrator, "The student uploaded student_data.csv for task_2_1.", model="scripted")
-        finally:
-            await runtime.aclose()
-
-    run = asyncio.run(scenario())
+    run = run_once(c.store, orchestrator, "The student uploaded student_data.csv for task_2_1.", model)
     assert run.status == RunStatus.finished
     results = [p.content for m in load_messages(c.store.load_checkpoint(run.id)[1]) for p in getattr(m, "parts", []) if p.part_kind == "tool-return"]
     consulted, refused, malformed, accepted = results
