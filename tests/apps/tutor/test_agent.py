@@ -26,16 +26,18 @@ def test_the_orchestrator_must_consult_while_an_upload_is_uninspected(tmp_path: 
     request = {"expert_id": "data_inspector", "context": {"task_id": "task_2_1", "file_name": "student_data.csv"}, "expected_output_type": "suitability_judgment"}
     failed = dict(expert_id="data_inspector", request=request, started_at=utcnow(), duration_ms=1.0, attempts=3, run_id=run.id)
     store.record_consultation(status="failed", **failed)
-    assert agent.choose_tools(run.id) == ["consult_expert"]  # a failed inspection does not count
-    store.record_consultation(status="done", **failed)
+    assert tutor.uninspected_uploads(store, run.id, uploads) == ["student_data.csv"]  # a failed inspection does not count
+    # but once the run has consulted, the packet is offered: its consult_first refusal names the inspection to make
     assert agent.choose_tools(run.id) == ["consult_expert", "submit_instruction_packet"]
+    store.record_consultation(status="done", **failed)
+    assert tutor.uninspected_uploads(store, run.id, uploads) == []
     other = store.create_run(app="tutor", prompt="another session", model="scripted", lang="en")
     assert agent.choose_tools(other.id) == ["consult_expert"]  # another thread: not inspected there
     later = store.create_run(app="tutor", prompt="next turn", model="scripted", lang="en", thread_id=run.thread_id)
     assert agent.choose_tools(later.id) == ["consult_expert", "submit_instruction_packet"]  # the verdict stands
     (uploads / "student_data.csv").write_text("name,age\nAda,3\nBo,4\n", encoding="utf-8")  # a new upload, same name
     os.utime(uploads / "student_data.csv", (time.time() + 5, time.time() + 5))
-    assert agent.choose_tools(later.id) == ["consult_expert"]
+    assert agent.choose_tools(later.id) == ["consult_expert"] and tutor.uninspected_uploads(store, later.id, uploads) == ["student_data.csv"]
 
 
 def test_a_datasets_binding_updates_stand_in_later_turns_until_the_file_changes(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from importlib import resources
 from ._agent import build_agent, ca_agent, ca_request, follow_up, packet_brief, reply_language
 from ._datasets import MAX_UPLOAD_BYTES, DatasetFacts, Verdict, check_dataset, open_dataset, upload_path
 from ._experts import tutor_experts
-from ._packet import SUBMIT_PACKET_TOOL_NAME, InstructionPacket, binding_updates, submit_packet_tool
+from ._packet import SUBMIT_PACKET_TOOL_NAME, InstructionPacket, binding_updates, submit_packet_tool, uninspected_uploads
 from ._tasks import DatasetRequirements, Task, TaskCatalog, load_catalog
 
 BINDING_RULES = resources.files(__package__).joinpath("data", "binding_rules.yaml")
@@ -37,5 +37,6 @@ __all__ = [
     "reply_language",
     "submit_packet_tool",
     "tutor_experts",
+    "uninspected_uploads",
     "upload_path",
 ]

@@ -99,11 +99,13 @@ def build_agent(
 
 
 def _plan_steps(store: Store, uploads: Path) -> ToolChoice:
-    """The orchestrator always calls a tool (its turn ends with an accepted packet), and consults first while an
-    upload has not been inspected in the run (a packet would be refused with consult_first anyway)."""
+    """The orchestrator always calls a tool (its turn ends with an accepted packet), and its first call is a
+    consultation while an upload has no standing inspection. After that the packet is offered too: if the model
+    consulted about something else, the packet's consult_first refusal names the exact inspection to ask for (the
+    embedded model, held to consult_expert alone, repeated its other consultation instead)."""
 
     def choose(run_id: str) -> list[str]:
-        if uninspected_uploads(store, run_id, uploads):
+        if uninspected_uploads(store, run_id, uploads) and not store.list_consultations(run_id=run_id, limit=1):
             return [CONSULT_EXPERT_TOOL_NAME]
         return [CONSULT_EXPERT_TOOL_NAME, SUBMIT_PACKET_TOOL_NAME]
 
