@@ -222,3 +222,32 @@ def test_a_packet_before_the_upload_was_inspected_is_refused_with_the_call_to_ma
     (refused,) = [p.content for m in load_messages(c.store.load_checkpoint(run.id)[1]) for p in getattr(m, "parts", []) if p.part_kind == "tool-return"]
     assert refused["error_code"] == "consult_first" and "student_data.csv" in refused["message"]
     assert '"expected_output_type": "suitability_judgment"' in refused["_hint"] and '"file_name": "student_data.csv"' in refused["_hint"]
+
+
+def test_a_packet_resting_on_an_uninspected_upload_gets_it_inspected_and_its_rules_applied(tmp_path: Path, uploads: Path, run_once) -> None:  # noqa: ANN001
+    """The model skips the inspection; the packet tool makes it (a consultation on record under the packet's call),
+    and the packet is refused until it carries the inspection's binding updates, as offered in the refusal."""
+    from consulta.asks import consult_expert_tool
+    from consulta.runtime import Agent, RunStatus
+    from consulta.runtime._engine import load_messages
+
+    prose = final(is_suitable=True, blocking_issues=[], warning_issues=[], evidence=[], recommended_next_step="Upload more rows.")
+    c = consultant(tmp_path, uploads, [prose])
+    packet_tool = tutor.submit_packet_tool(c.store, uploads=uploads, inspect=c.consult)
+    orchestrator = Agent(app="tutor", instructions="Plan the session.", tools=(consult_expert_tool(c), packet_tool))
+    hasty = {"task_id": "task_2_1", "task_status": "in_progress", "guidance_for_ca": "Start with df.head()."}
+    carried = {**hasty, "task_status": "in_progress", "guidance_for_ca": "Start with df.head(). Do not start the exercise on this file; tell the student what the dataset lacks and ask for one that meets the task's requirements.", "blocked_steps": ["analysis"]}
+    model = ScriptedModel([
+        {"tool_calls": [{"name": "submit_instruction_packet", "args": hasty}]},
+        {"tool_calls": [{"name": "submit_instruction_packet", "args": carried}]},
+    ])
+    run = run_once(c.store, orchestrator, "Can I start task_2_1?", model)
+    assert run.status == RunStatus.finished
+    refused, accepted = [p.content for m in load_messages(c.store.load_checkpoint(run.id)[1]) for p in getattr(m, "parts", []) if p.part_kind == "tool-return"]
+    assert refused["error_code"] == "binding_updates_dropped"
+    assert json.loads(refused["_hint"].split("Submit this packet: ", 1)[1]) == {**carried, "mention_to_student": [], "consultation_ids": []}
+    assert accepted["accepted"] is True
+    (kept,) = c.store.list_consultations(run_id=run.id)
+    first_call = c.store.list_tool_calls(run.id)[0]
+    assert kept.tool_call_id == first_call.tool_call_id and {k: v for k, v in kept.request["context"].items() if v} == {"file_name": "student_data.csv", "task_id": "task_2_1"}
+    assert kept.expert_output is not None and kept.expert_output["is_suitable"] is False

@@ -88,7 +88,7 @@ def build_agent(
     return Agent(
         app="tutor",
         instructions=ORCHESTRATOR.format(tasks=tasks, files=files),
-        tools=(consult_expert_tool(consultant), submit_packet_tool(store, uploads=folder)),
+        tools=(consult_expert_tool(consultant), submit_packet_tool(store, uploads=folder, inspect=consultant.consult)),
         tool_choice=_plan_steps(store, folder),
         question_timeout=question_timeout,
         options={
@@ -100,9 +100,9 @@ def build_agent(
 
 def _plan_steps(store: Store, uploads: Path) -> ToolChoice:
     """The orchestrator always calls a tool (its turn ends with an accepted packet), and its first call is a
-    consultation while an upload has no standing inspection. After that the packet is offered too: if the model
-    consulted about something else, the packet's consult_first refusal names the exact inspection to ask for (the
-    embedded model, held to consult_expert alone, repeated its other consultation instead)."""
+    consultation while an upload has no standing inspection. After that the packet is offered too (held to
+    consult_expert alone, the embedded model repeated its other consultation): an upload still uninspected is then
+    inspected by the packet tool itself."""
 
     def choose(run_id: str) -> list[str]:
         if uninspected_uploads(store, run_id, uploads) and not store.list_consultations(run_id=run_id, limit=1):

@@ -5,6 +5,7 @@ instruction_packet"); the check is code, and a packet that drops one is refused 
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -15,9 +16,12 @@ from ...asks import carry_updates, merge_updates, missing_updates
 from ...runtime import ConsultationRecord, Store, ToolDef, ToolError, current_tool_call, invalid_arguments_result
 from ._datasets import uploaded_files
 
-__all__ = ["SUBMIT_PACKET_TOOL_NAME", "InstructionPacket", "binding_updates", "standing_consultations", "submit_packet_tool", "uninspected_uploads"]
+__all__ = ["SUBMIT_PACKET_TOOL_NAME", "Inspect", "InstructionPacket", "binding_updates", "inspection_request", "standing_consultations", "submit_packet_tool", "uninspected_uploads"]
 
 SUBMIT_PACKET_TOOL_NAME = "submit_instruction_packet"
+
+Inspect = Callable[[dict[str, Any]], Awaitable[Any]]
+"""Runs a consult_expert request (the inspection of an upload) and records it under the current tool call."""
 
 
 class InstructionPacket(BaseModel):
@@ -74,33 +78,43 @@ def uninspected_uploads(store: Store, run_id: str, uploads: Path, *, task_id: st
     return [f for f in uploaded_files(uploads) if not any(file == f and task_id in (None, task) for file, task in inspected)]
 
 
-def _inspect_first(store: Store, run_id: str, task_id: str, uploads: Path) -> None:
-    """A packet for a task is refused while an uploaded file has no standing inspection for it."""
-    unseen = uninspected_uploads(store, run_id, uploads, task_id=task_id)
-    if unseen:
-        call = {
-            "expert_id": "data_inspector", "question": f"Is {unseen[0]} suitable for {task_id}?",
-            "context": {"file_name": unseen[0], "task_id": task_id}, "expected_output_type": "suitability_judgment",
-            "scenario_id": "dataset_suitability_check", "reasoning": "The student uploaded this file; check it before planning.",
-        }
-        raise ToolError(
-            "consult_first", f"{unseen[0]} has not been inspected for {task_id}; the packet cannot rest on it yet.",
-            hint="Call consult_expert with " + json.dumps(call, ensure_ascii=False) + ", then submit the packet again.",
-        )
+def inspection_request(file_name: str, task_id: str) -> dict[str, Any]:
+    """The consult_expert request that inspects an upload for a task (seed 000's first example, for this file)."""
+    return {
+        "expert_id": "data_inspector", "question": f"Is {file_name} suitable for {task_id}?",
+        "context": {"file_name": file_name, "task_id": task_id}, "expected_output_type": "suitability_judgment",
+        "scenario_id": "dataset_suitability_check",
+        "reasoning": "The packet rests on this upload, which has not been inspected for the task: every upload is inspected before a packet uses it.",
+    }
 
 
-def submit_packet_tool(store: Store, *, uploads: Path | None = None) -> ToolDef:
+async def _inspect_first(store: Store, run_id: str, task_id: str, uploads: Path, inspect: Inspect | None) -> None:
+    """Every upload gets a standing inspection for the packet's task before the packet is judged: made here with
+    `inspect` (a consultation on record, under this call), or, without it, asked of the model (`consult_first`)."""
+    for name in uninspected_uploads(store, run_id, uploads, task_id=task_id):
+        request = inspection_request(name, task_id)
+        if inspect is None:
+            raise ToolError(
+                "consult_first", f"{name} has not been inspected for {task_id}; the packet cannot rest on it yet.",
+                hint="Call consult_expert with " + json.dumps(request, ensure_ascii=False) + ", then submit the packet again.",
+            )
+        await inspect(request)
+
+
+def submit_packet_tool(store: Store, *, uploads: Path | None = None, inspect: Inspect | None = None) -> ToolDef:
     """The orchestrator's last call: its instruction packet, checked against the binding updates of the consultations
-    it rests on (and, with `uploads`, refused until every uploaded file has a standing inspection for its task)."""
+    it rests on. With `uploads`, every uploaded file first gets a standing inspection for the packet's task: made by
+    `inspect` (e.g. `Consultant.consult`), so its binding rules reach the packet even when the model did not ask for
+    it; without `inspect` the packet is refused with `consult_first` until the model asks."""
 
-    def submit_instruction_packet(**packet: Any) -> dict[str, Any]:
+    async def submit_instruction_packet(**packet: Any) -> dict[str, Any]:
         try:
             accepted = InstructionPacket.model_validate(packet)
         except ValidationError as error:
             return invalid_arguments_result(SUBMIT_PACKET_TOOL_NAME, error)
         call = current_tool_call()
         if call is not None and uploads is not None:
-            _inspect_first(store, call.run_id, accepted.task_id, uploads)
+            await _inspect_first(store, call.run_id, accepted.task_id, uploads, inspect)
         updates = binding_updates(store, call.run_id, uploads) if call is not None else {}
         missing = missing_updates(accepted.model_dump(), updates)
         if missing:
