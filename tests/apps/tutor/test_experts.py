@@ -200,9 +200,9 @@ def test_a_bad_task_catalog_is_a_clear_error(tmp_path: Path, text: str, says: st
     assert says in str(error.value) and str(path) in str(error.value)
 
 
-def test_a_packet_before_the_upload_was_inspected_is_refused_with_the_call_to_make(tmp_path: Path, uploads: Path) -> None:
+def test_a_packet_before_the_upload_was_inspected_is_refused_with_the_call_to_make(tmp_path: Path, uploads: Path, run_once) -> None:  # noqa: ANN001
     from consulta.asks import consult_expert_tool
-    from consulta.runtime import Agent, Runtime
+    from consulta.runtime import Agent
     from consulta.runtime._engine import load_messages
 
     prose = final(is_suitable=True, blocking_issues=[], warning_issues=[], evidence=[], recommended_next_step="换一个数据集。")
@@ -210,15 +210,7 @@ def test_a_packet_before_the_upload_was_inspected_is_refused_with_the_call_to_ma
     orchestrator = Agent(app="tutor", instructions="Plan.", tools=(consult_expert_tool(c), tutor.submit_packet_tool(c.store, uploads=uploads)))
     early = {"task_id": "task_2_1", "task_status": "in_progress", "guidance_for_ca": "Start with df.head()."}
     model = ScriptedModel([{"tool_calls": [{"name": "submit_instruction_packet", "args": early}]}, {"text": "I will consult first."}])
-
-    async def scenario():  # noqa: ANN202
-        runtime = Runtime(store=c.store, resolve_model=lambda spec: model)
-        try:
-            return await runtime.run(orchestrator, "Can I start task_2_1?", model="scripted")
-        finally:
-            await runtime.aclose()
-
-    run = asyncio.run(scenario())
+    run = run_once(c.store, orchestrator, "Can I start task_2_1?", model)
     (refused,) = [p.content for m in load_messages(c.store.load_checkpoint(run.id)[1]) for p in getattr(m, "parts", []) if p.part_kind == "tool-return"]
     assert refused["error_code"] == "consult_first" and "student_data.csv" in refused["message"]
     assert '"expected_output_type": "suitability_judgment"' in refused["_hint"] and '"file_name": "student_data.csv"' in refused["_hint"]
