@@ -27,7 +27,11 @@ def test_the_orchestrator_must_consult_while_an_upload_is_uninspected(tmp_path: 
     failed = dict(expert_id="data_inspector", request=request, started_at=utcnow(), duration_ms=1.0, attempts=3, run_id=run.id)
     store.record_consultation(status="failed", **failed)
     assert tutor.uninspected_uploads(store, run.id, uploads) == ["student_data.csv"]  # a failed inspection does not count
-    # but once the run has consulted, the packet is offered: the packet tool inspects what is left
+    store.record_tool_call(
+        run_id=run.id, step=1, tool_call_id="call_1", tool_name="consult_expert", args=request,
+        result={"ok": False, "error_code": "invalid_expert_output"}, started_at=utcnow(), duration_ms=1.0,
+    )
+    # after the first call the packet is offered too: the packet tool inspects what is left
     assert agent.choose_tools(run.id) == ["consult_expert", "submit_instruction_packet"]
     store.record_consultation(status="done", **failed)
     assert tutor.uninspected_uploads(store, run.id, uploads) == []

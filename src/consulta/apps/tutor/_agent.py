@@ -34,7 +34,8 @@ CA = "You write a friendly pandas tutor's messages to a student."
 # answered "Can I start?" with "Yes" whatever they said; framed as the reply to write, it mostly follows them.
 CA_REQUEST = """The student wrote: "{student}"
 
-Write the tutor's reply to the student from these notes, in {language}. Never write solution code. End with one guiding question.
+Write the tutor's reply to the student from these notes, in {language}. Write no code at all (no code block): at \
+most name a method or attribute to look at. End with one guiding question.
 Notes:
 {notes}"""
 
@@ -100,12 +101,12 @@ def build_agent(
 
 def _plan_steps(store: Store, uploads: Path) -> ToolChoice:
     """The orchestrator always calls a tool (its turn ends with an accepted packet), and its first call is a
-    consultation while an upload has no standing inspection. After that the packet is offered too (held to
-    consult_expert alone, the embedded model repeated its other consultation): an upload still uninspected is then
-    inspected by the packet tool itself."""
+    consultation when an upload has no standing inspection. After that the packet is offered too (held to
+    consult_expert alone, the embedded model repeated a refused or unneeded consultation until it was stopped): an
+    upload still uninspected is then inspected by the packet tool itself."""
 
     def choose(run_id: str) -> list[str]:
-        if uninspected_uploads(store, run_id, uploads) and not store.list_consultations(run_id=run_id, limit=1):
+        if not store.list_tool_calls(run_id) and uninspected_uploads(store, run_id, uploads):
             return [CONSULT_EXPERT_TOOL_NAME]
         return [CONSULT_EXPERT_TOOL_NAME, SUBMIT_PACKET_TOOL_NAME]
 
@@ -114,8 +115,9 @@ def _plan_steps(store: Store, uploads: Path) -> ToolChoice:
 
 def ca_agent(*, options: dict[str, Any], task: Task | None = None) -> Agent:
     """The assistant who talks to the student (what to say comes with each request: see `ca_request`). Its reply is
-    checked in code: no code block, nothing of the task's answer; a reply that has either is written again."""
-    return Agent(app="tutor", instructions=CA, tools=(), options=options, check_reply=lambda text: _no_solution(text, task))
+    checked in code: no code block, nothing of the task's answer; a reply that has either is written again (twice at
+    most: then the run fails, readably, rather than show the student the solution)."""
+    return Agent(app="tutor", instructions=CA, tools=(), options=options, check_reply=lambda text: _no_solution(text, task), max_steps=3)
 
 
 def _no_solution(text: str, task: Task | None) -> None:
