@@ -65,6 +65,14 @@ class Page:
     def text(self, selector: str) -> str:
         return self.page.locator(selector).first.inner_text()
 
+    def ask_ambiguous(self) -> Any:
+        """Send the ambiguous request with Enter; the question form it brings."""
+        self.page.fill("#prompt", AMBIGUOUS)
+        self.page.press("#prompt", "Enter")
+        form = self.page.locator(".question-form")
+        form.wait_for()
+        return form
+
     def cell(self, box: int, position: int) -> Any:
         return self.page.locator(f'.cell[data-box="{box}"][data-pos="{position}"]')
 
@@ -237,10 +245,7 @@ def test_cancel_tells_the_model_question_cancelled(open_page: Any, tmp_path: Pat
     app = create_app(app="ln2", settings=settings_for(tmp_path, script))
     with running_server(app) as base:
         p = open_page(base, "en")
-        p.page.fill("#prompt", AMBIGUOUS)
-        p.page.press("#prompt", "Enter")
-        form = p.page.locator(".question-form")
-        form.wait_for()
+        form = p.ask_ambiguous()
         p.shot("21-question-to-cancel")
         form.locator("button[type=button]").click()
         p.page.locator(".card.question.closed").wait_for()
@@ -259,9 +264,7 @@ def test_a_question_that_times_out_says_so(open_page: Any, tmp_path: Path) -> No
     app = create_app(app="ln2", settings=settings_for(tmp_path, lang="zh-CN"), options={"question_timeout": 1.0})
     with running_server(app) as base:
         p = open_page(base, "zh-CN")
-        p.page.fill("#prompt", AMBIGUOUS)
-        p.page.press("#prompt", "Enter")
-        p.page.locator(".question-form").wait_for()
+        p.ask_ambiguous()
         note = p.page.locator(".closed-note.timed_out")
         note.wait_for()
         assert note.inner_text() == p.t["ai.question.timeout"] == "提问超时，Agent 将继续执行"
@@ -281,10 +284,7 @@ def test_the_question_form_follows_the_questions_schema(open_page: Any, tmp_path
     app = create_app(app="ln2", settings=settings_for(tmp_path, script))
     with running_server(app) as base:
         p = open_page(base, "en")
-        p.page.fill("#prompt", AMBIGUOUS)
-        p.page.press("#prompt", "Enter")
-        form = p.page.locator(".question-form")
-        form.wait_for()
+        form = p.ask_ambiguous()
         assert form.locator("select").count() == 1  # single choice
         assert form.locator("fieldset input[type=checkbox]").count() == 3  # multiple
         labels = form.locator(".field > label[for], legend").all_inner_texts()

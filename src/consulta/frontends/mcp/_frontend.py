@@ -118,14 +118,20 @@ class McpFrontEnd:
         assert self.desk is not None
         return self.desk.stage(session, call, tool_name, op)
 
+    def _call(self, session: McpSession, state: RoundState | None, tool: str, arguments: dict[str, Any]) -> ToolCall:
+        """The tool call on record: a new one, or the one a later 2026-07-28 round continues."""
+        if state is None:
+            return self.book.begin(session, tool, arguments)
+        return self.book.resumed(call_id=state.call, tool=tool, args=arguments, step=state.step, started=state.started)
+
     async def _question(self, kind: QuestionKind, arguments: dict[str, Any]) -> Served:
         """The seed's question, put to the client's user as a form; the seed's results (answered, cancelled, timed
         out, unavailable) through the question ask kind."""
         ctx = get_context()
         session = self.book.for_context(ctx)
         state = RoundState.parse(ctx)
+        call = self._call(session, state, "question", arguments)
         if state is None:
-            call = self.book.begin(session, "question", arguments)
             try:
                 payload = kind.prepare(arguments)  # the seed's validation and error codes
             except ToolError as error:
@@ -134,7 +140,6 @@ class McpFrontEnd:
             if not elicitation_supported(ctx):
                 return self.book.end(session, call, self.asker.unavailable(session, ask).outcome)
         else:  # a later 2026-07-28 round of the same call
-            call = self.book.resumed(call_id=state.call, tool="question", args=arguments, step=state.step, started=state.started)
             try:
                 ask = self.host.ask(state.ask, principal=session.principal)
             except NotFoundError as error:
@@ -149,10 +154,7 @@ class McpFrontEnd:
         ctx = get_context()
         session = self.book.for_context(ctx)
         state = RoundState.parse(ctx)
-        if state is None:
-            call = self.book.begin(session, "apply_plan", arguments)
-        else:
-            call = self.book.resumed(call_id=state.call, tool="apply_plan", args=arguments, step=state.step, started=state.started)
+        call = self._call(session, state, "apply_plan", arguments)
         try:
             args = check(arguments)
         except ValidationError as error:

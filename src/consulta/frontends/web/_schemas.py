@@ -57,6 +57,8 @@ class StartRun(BaseModel):
 
 
 class RunOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
     id: str
     status: RunStatus
     prompt: str
@@ -70,21 +72,12 @@ class RunOut(BaseModel):
 
     @classmethod
     def of(cls, run: RunRecord) -> RunOut:
-        return cls(
-            id=run.id,
-            status=run.status,
-            prompt=run.prompt,
-            lang=run.lang,
-            thread_id=run.thread_id,
-            parent_run_id=run.parent_run_id,
-            output=run.output,
-            error=run.error,
-            created_at=run.created_at,
-            updated_at=run.updated_at,
-        )
+        return cls.model_validate(run)
 
 
 class AskOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
     id: str
     run_id: str
     kind: str = Field(description="`question` (payload `{questions: [{header, question, options, multiple}]}`) or "
@@ -100,19 +93,7 @@ class AskOut(BaseModel):
 
     @classmethod
     def of(cls, ask: AskRecord) -> AskOut:
-        return cls(
-            id=ask.id,
-            run_id=ask.run_id,
-            kind=ask.kind,
-            status=ask.status,
-            payload=ask.payload,
-            answer=ask.answer,
-            outcome=ask.outcome,
-            answered_by=ask.answered_by,
-            timeout_s=ask.timeout_s,
-            created_at=ask.created_at,
-            closed_at=ask.closed_at,
-        )
+        return cls.model_validate(ask)
 
 
 class AnswerBody(BaseModel):
