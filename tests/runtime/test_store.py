@@ -261,3 +261,32 @@ def test_events_in_order_and_after_id(store):
     assert [(e.type, e.data) for e in events] == [("run_started", {"app": "toy"}), ("run_ended", {"status": "finished"})]
     assert [e.id for e in events] == [first.id, second.id]
     assert [e.type for e in store.list_events(run.id, after_id=first.id)] == ["run_ended"]
+
+
+def test_a_store_from_an_earlier_version_is_upgraded_on_open(tmp_path):
+    """Checkpoints kept as one JSON array, and runs without `principal` (both from earlier versions): opening the
+    store rewrites the checkpoints one message a row and adds the column; the conversations read back the same."""
+    import sqlite3
+
+    url = f"sqlite:///{tmp_path}/old.db"
+    store = Store(url)
+    run = new_run(store)
+    store.close()
+    conversation = [{"kind": "request", "parts": [{"part_kind": "user-prompt", "content": "取一管K562"}]}]
+    with sqlite3.connect(tmp_path / "old.db") as db:
+        db.executescript(
+            "DROP TABLE checkpoints; DROP TABLE messages; DROP INDEX ix_runs_principal; ALTER TABLE runs DROP COLUMN principal;"
+            "CREATE TABLE checkpoints (run_id VARCHAR(40) NOT NULL PRIMARY KEY, step INTEGER NOT NULL, messages TEXT NOT NULL, updated_at VARCHAR(32) NOT NULL);"
+        )
+        db.execute("INSERT INTO checkpoints VALUES (?, 3, ?, '2026-01-01T00:00:00+00:00')", (run.id, json.dumps(conversation, ensure_ascii=False)))
+    upgraded = Store(url)
+    step, blob = upgraded.load_checkpoint(run.id)
+    assert step == 3 and json.loads(blob) == conversation
+    assert upgraded.get_run(run.id).principal is None
+    with sqlite3.connect(tmp_path / "old.db") as db:
+        assert db.execute("SELECT name FROM sqlite_master WHERE name = 'ix_runs_principal'").fetchone()
+    upgraded.save_checkpoint(run.id, 4, json.dumps([*conversation, *conversation]))  # and it works as a store now
+    assert json.loads(upgraded.load_checkpoint(run.id)[1]) == [*conversation, *conversation]
+    upgraded.close()
+    again = Store(url)  # opening an up-to-date store changes nothing
+    assert again.load_checkpoint(run.id)[0] == 4

@@ -28,6 +28,7 @@ from sqlalchemy import (
     Table,
     Text,
     create_engine,
+    delete,
     event,
     func,
     insert,
@@ -175,6 +176,19 @@ counters = Table(
 )
 
 
+def _split_checkpoints(conn: Connection) -> None:
+    """Rewrite checkpoints stored as one JSON array per run as one message a row (`messages`) plus a count."""
+    old = conn.execute(text("SELECT run_id, step, messages, updated_at FROM checkpoints")).mappings().all()
+    conn.execute(text("DROP TABLE checkpoints"))
+    checkpoints.create(conn)
+    for row in old:
+        items = [json.dumps(m, ensure_ascii=False) for m in json.loads(row["messages"])]
+        conn.execute(delete(messages).where(messages.c.run_id == row["run_id"]))
+        if items:
+            conn.execute(insert(messages), [{"run_id": row["run_id"], "idx": i, "data": d} for i, d in enumerate(items)])
+        conn.execute(insert(checkpoints).values(run_id=row["run_id"], step=row["step"], count=len(items), updated_at=row["updated_at"]))
+
+
 def utcnow() -> str:
     """Now, as an ISO-8601 UTC timestamp (the store's one time format)."""
     return datetime.now(UTC).isoformat(timespec="milliseconds")
@@ -215,21 +229,25 @@ class Store:
         for attempt in range(5):
             try:
                 metadata.create_all(self.engine)
-                self._add_missing_columns()
+                self._upgrade()
                 return
             except OperationalError as error:
                 if attempt == 4 or not ("already exists" in str(error) or "locked" in str(error)):
                     raise
                 time.sleep(0.05 * (attempt + 1))
 
-    def _add_missing_columns(self) -> None:
-        """Bring a store made by an earlier version up to date (columns added since are nullable)."""
+    def _upgrade(self) -> None:
+        """Bring a store made by an earlier version up to date, in one transaction: columns added since (nullable),
+        and checkpoints kept as one JSON array (before the conversation was stored one message a row)."""
         added = {"runs": ("principal", "VARCHAR(120)")}
         with self._tx() as conn:
             for table, (column, sql_type) in added.items():
                 present = {c["name"] for c in inspect(conn).get_columns(table)}
                 if column not in present:
                     conn.execute(text(f"ALTER TABLE {table} ADD COLUMN {column} {sql_type}"))
+                    conn.execute(text(f"CREATE INDEX IF NOT EXISTS ix_{table}_{column} ON {table} ({column})"))
+            if "count" not in {c["name"] for c in inspect(conn).get_columns("checkpoints")}:
+                _split_checkpoints(conn)
 
     def close(self) -> None:
         for conn in self._raw_connections:
