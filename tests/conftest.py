@@ -1,14 +1,35 @@
-"""Suite-wide collection order, and fixtures shared by the test folders."""
+"""Suite-wide collection order, and fixtures shared by the test folders (a throwaway PostgreSQL server among them)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import glob
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from pydantic_ai.models import Model
 
 from consulta.runtime import Agent, Runtime, RunRecord, Store
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "both_backends: run the test on a SQLite store and on a PostgreSQL one (`store_url`); the PostgreSQL run is "
+        "marked slow (a real server the tests start themselves, see `postgres_server`)",
+    )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "store_url" in metafunc.fixturenames and metafunc.definition.get_closest_marker("both_backends"):
+        metafunc.parametrize("store_url", ["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)], indirect=True)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -33,3 +54,107 @@ def run_once() -> Callable[..., RunRecord]:
         return asyncio.run(scenario())
 
     return run
+
+
+# ---- stores on SQLite and PostgreSQL ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The URL of a new, empty store: a SQLite file, or (in tests marked `both_backends`) also a new database on the
+    session's PostgreSQL server."""
+    if getattr(request, "param", "sqlite") == "sqlite":
+        return f"sqlite:///{tmp_path}/s.db"
+    server: PostgresServer = request.getfixturevalue("postgres_server")
+    return server.new_database()
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """A PostgreSQL server of its own for this test session (initdb in a temporary directory, a unix socket there,
+    a free port), stopped and removed after. Skipped when the server is not installed, except in CI (`CI` set),
+    where that is a failure: `scripts/test-system-deps` installs it."""
+    bindir = _postgres_bindir()
+    if bindir is None:
+        reason = "PostgreSQL server binaries (initdb, pg_ctl) are not installed; scripts/test-system-deps installs them"
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    server = PostgresServer(bindir)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+
+
+class PostgresServer:
+    """A throwaway PostgreSQL cluster run by the tests. As root, it runs as the `postgres` user (initdb refuses root)."""
+
+    USER = "consulta"
+
+    def __init__(self, bindir: Path) -> None:
+        self.bindir = bindir
+        self.dir = Path(tempfile.mkdtemp(prefix="consulta-pg-"))
+        self.data = self.dir / "data"
+        self.port = _free_port()
+        self._as = []
+        if os.geteuid() == 0:
+            owner = "postgres" if _user_exists("postgres") else "nobody"
+            shutil.chown(self.dir, owner)
+            self._as = ["runuser", "-u", owner, "--"]
+
+    def start(self) -> None:
+        self._run("initdb", "-D", str(self.data), "-U", self.USER, "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C")
+        options = f"-k {self.dir} -p {self.port} -c listen_addresses='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+        self._run("pg_ctl", "-D", str(self.data), "-l", str(self.dir / "server.log"), "-w", "-t", "60", "-o", options, "start")
+
+    def url(self, database: str) -> str:
+        return f"postgresql+psycopg://{self.USER}@/{database}?host={self.dir}&port={self.port}"
+
+    def new_database(self) -> str:
+        """A new empty database on the server; its URL."""
+        import psycopg
+
+        name = f"t_{uuid.uuid4().hex[:16]}"
+        with psycopg.connect(host=str(self.dir), port=self.port, user=self.USER, dbname="postgres", autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        return self.url(name)
+
+    def stop(self) -> None:
+        if (self.data / "postmaster.pid").exists():
+            self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "-t", "60", "stop")
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def _run(self, program: str, *args: str) -> None:
+        done = subprocess.run([*self._as, str(self.bindir / program), *args], capture_output=True, text=True, timeout=120)
+        if done.returncode != 0:
+            log = self.dir / "server.log"
+            raise RuntimeError(
+                f"{program} failed ({done.returncode}): {done.stderr.strip() or done.stdout.strip()}"
+                + (f"\nserver log:\n{log.read_text()}" if log.exists() else "")
+            )
+
+
+def _postgres_bindir() -> Path | None:
+    found = shutil.which("pg_ctl")
+    if found:
+        return Path(found).parent
+    candidates = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"), key=lambda p: int(Path(p).parts[-3]))
+    return Path(candidates[-1]).parent if candidates else None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _user_exists(name: str) -> bool:
+    import pwd
+
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        return False
+    return True

@@ -15,8 +15,8 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture
-def store(tmp_path) -> Iterator[Store]:
-    s = Store(f"sqlite:///{tmp_path}/s.db")
+def store(store_url: str) -> Iterator[Store]:
+    s = Store(store_url)
     yield s
     s.close()
 

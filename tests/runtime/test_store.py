@@ -1,12 +1,17 @@
-"""The store: runs, checkpoints, asks, plans, tool calls and events, each test on its own SQLite file."""
+"""The store: runs, checkpoints, asks, plans, tool calls and events, each test on a new store of its own, on SQLite
+and (slow) on PostgreSQL."""
 
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 
 from consulta.runtime import AskStatus, ConflictError, NotFoundError, PlanStatus, RunStatus, Store
+from consulta.runtime._records import EventRow
+
+pytestmark = pytest.mark.both_backends
 
 
 def new_run(store: Store, **kw):
@@ -31,6 +36,13 @@ def test_create_and_get_run(store):
     assert run.owner == store.owner
     assert len(run.trace_id) == 32
     assert run.output is None and run.error is None
+    assert run.agent == ""  # the app's main agent
+
+
+def test_a_run_records_its_agent(store):
+    run = new_run(store, agent="assistant")
+    assert run.agent == "assistant"
+    assert store.get_run(run.id).agent == "assistant"
 
 
 def test_run_in_a_thread_keeps_thread_and_parent(store):
@@ -175,9 +187,22 @@ def test_a_failed_second_close_does_not_report_the_ask_again(store):
     assert store.asks_closed_since(mark)[1] == []
 
 
-def test_two_stores_on_one_file_see_each_others_closes(tmp_path):
-    url = f"sqlite:///{tmp_path}/shared.db"
-    one, two = Store(url), Store(url)
+def test_close_ask_expects_a_status_and_changes_nothing_otherwise(store):
+    run = new_run(store)
+    ask = store.create_ask(run_id=run.id, kind="question", payload={})
+    mark = store.ask_closed_high_water()
+    with pytest.raises(ConflictError) as info:
+        store.close_ask(ask.id, AskStatus.cancelled, expect=AskStatus.answered)
+    assert "pending, not answered" in str(info.value)
+    assert store.get_ask(ask.id).status == AskStatus.pending
+    assert store.ask_closed_high_water() == mark  # the failed close took no number
+    closed = store.close_ask(ask.id, AskStatus.answered, answer=["x"])
+    assert closed == store.get_ask(ask.id)
+    assert store.close_ask(ask.id, AskStatus.cancelled, expect=AskStatus.answered).status == AskStatus.cancelled
+
+
+def test_two_stores_on_one_database_see_each_others_closes(store_url):
+    one, two = Store(store_url), Store(store_url)
     try:
         run = new_run(one)
         ask = one.create_ask(run_id=run.id, kind="question", payload={})
@@ -263,30 +288,63 @@ def test_events_in_order_and_after_id(store):
     assert [e.type for e in store.list_events(run.id, after_id=first.id)] == ["run_ended"]
 
 
-def test_a_store_from_an_earlier_version_is_upgraded_on_open(tmp_path):
-    """Checkpoints kept as one JSON array, and runs without `principal` (both from earlier versions): opening the
-    store rewrites the checkpoints one message a row and adds the column; the conversations read back the same."""
-    import sqlite3
+def test_events_are_numbered_per_run(store):
+    run, other = new_run(store), new_run(store)
+    assert store.last_event_seq(run.id) == 0
+    a = store.append_event(run.id, "run_started", {})
+    b = store.append_event(other.id, "run_started", {})
+    c = store.append_event(run.id, "step_started", {"step": 1})
+    assert (a.seq, b.seq, c.seq) == (1, 1, 2)
+    assert store.list_events(run.id) == [a, c]
+    assert store.last_event_seq(run.id) == 2 and store.last_event_seq(other.id) == 1
+    assert store.list_events(run.id, after_seq=1) == [c]
+    assert store.list_events(run.id, after_seq=2) == []
 
-    url = f"sqlite:///{tmp_path}/old.db"
-    store = Store(url)
+
+def test_a_step_stores_its_events_under_their_numbers(store):
     run = new_run(store)
-    store.close()
-    conversation = [{"kind": "request", "parts": [{"part_kind": "user-prompt", "content": "取一管K562"}]}]
-    with sqlite3.connect(tmp_path / "old.db") as db:
-        db.executescript(
-            "DROP TABLE checkpoints; DROP TABLE messages; DROP INDEX ix_runs_principal; ALTER TABLE runs DROP COLUMN principal;"
-            "CREATE TABLE checkpoints (run_id VARCHAR(40) NOT NULL PRIMARY KEY, step INTEGER NOT NULL, messages TEXT NOT NULL, updated_at VARCHAR(32) NOT NULL);"
-        )
-        db.execute("INSERT INTO checkpoints VALUES (?, 3, ?, '2026-01-01T00:00:00+00:00')", (run.id, json.dumps(conversation, ensure_ascii=False)))
-    upgraded = Store(url)
-    step, blob = upgraded.load_checkpoint(run.id)
-    assert step == 3 and json.loads(blob) == conversation
-    assert upgraded.get_run(run.id).principal is None
-    with sqlite3.connect(tmp_path / "old.db") as db:
-        assert db.execute("SELECT name FROM sqlite_master WHERE name = 'ix_runs_principal'").fetchone()
-    upgraded.save_checkpoint(run.id, 4, json.dumps([*conversation, *conversation]))  # and it works as a store now
-    assert json.loads(upgraded.load_checkpoint(run.id)[1]) == [*conversation, *conversation]
-    upgraded.close()
-    again = Store(url)  # opening an up-to-date store changes nothing
-    assert again.load_checkpoint(run.id)[0] == 4
+    store.append_event(run.id, "run_started", {})
+    rows = [EventRow(2, "step_started", {"step": 1}, "t1"), EventRow(3, "tool_called", {"tool": "x"}, "t2")]
+    store.save_step(run.id, checkpoint=(1, 0, ['"a"']), events=rows)
+    # Events written as (type, data, ts), as callers did before events were numbered, are numbered by the store.
+    store.save_step(run.id, checkpoint=None, events=[("tool_returned", {"ok": True}, "t3"), ("model_text", {}, "t4")])
+    stored = store.list_events(run.id)
+    assert [(e.seq, e.type, e.ts) for e in stored] == [
+        (1, "run_started", stored[0].ts), (2, "step_started", "t1"), (3, "tool_called", "t2"), (4, "tool_returned", "t3"),
+        (5, "model_text", "t4"),
+    ]
+    assert store.append_event(run.id, "run_ended", {}, seq=6).seq == 6
+
+
+def test_an_event_number_taken_already_is_a_conflict_and_writes_nothing(store):
+    run = new_run(store)
+    store.append_event(run.id, "run_started", {})
+    with pytest.raises(ConflictError) as info:
+        store.append_event(run.id, "again", {}, seq=1)
+    assert "last_event_seq" in str(info.value)
+    with pytest.raises(ConflictError):
+        store.save_step(run.id, checkpoint=(1, 0, ['"a"']), events=[EventRow(1, "again", {}, "t")])
+    assert store.load_checkpoint(run.id) is None  # the step's transaction wrote nothing
+    assert [e.type for e in store.list_events(run.id)] == ["run_started"]
+
+
+def test_two_writers_number_one_runs_events_without_gaps_or_repeats(store_url):
+    one, two = Store(store_url), Store(store_url)
+    try:
+        run = new_run(one)
+
+        def write(store: Store, name: str) -> None:
+            for i in range(15):
+                store.append_event(run.id, name, {"i": i})
+
+        threads = [threading.Thread(target=write, args=(s, n)) for s, n in ((one, "one"), (two, "two"))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=60)
+        events = one.list_events(run.id)
+        assert [e.seq for e in events] == list(range(1, 31))
+        assert sorted(e.data["i"] for e in events if e.type == "one") == list(range(15))
+    finally:
+        one.close()
+        two.close()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
-__all__ = ["AskRecord", "AskStatus", "EventRecord", "PlanRecord", "PlanStatus", "RunRecord", "RunStatus", "ToolCallRecord"]
+__all__ = ["AskRecord", "AskStatus", "EventRecord", "EventRow", "PlanRecord", "PlanStatus", "RunRecord", "RunStatus", "ToolCallRecord"]
 
 
 class RunStatus(StrEnum):
@@ -43,6 +43,8 @@ advance it, so nothing resumes it."""
 class RunRecord:
     id: str
     app: str
+    agent: str = ""
+    """The agent's name within its app; "" is the app's main agent (and every run stored before runs named theirs)."""
     thread_id: str
     parent_run_id: str | None
     status: RunStatus
@@ -115,7 +117,20 @@ class ToolCallRecord:
 @dataclass(frozen=True, kw_only=True)
 class EventRecord:
     id: int
+    """Store-wide order of events (across runs)."""
     run_id: str
+    seq: int = 0
+    """The event's number within its run: 1, 2, 3 … (unique per run). 0 only in records made outside a store."""
+    type: str
+    data: dict[str, Any]
+    ts: str
+
+
+class EventRow(NamedTuple):
+    """An event as a writer hands it to the store (`Store.save_step(events=[...])`)."""
+
+    seq: int | None
+    """Its number within the run, or None: the store numbers it after the run's last stored event."""
     type: str
     data: dict[str, Any]
     ts: str

@@ -1,0 +1,86 @@
+"""The store's database connection, and the few statements whose spelling differs between SQLite and PostgreSQL.
+
+Every query is SQLAlchemy Core written once against `_schema`; what the two databases spell differently (an upsert,
+the lock that lets one process at a time migrate, SQLite's connection settings) is here, each behind one function.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any
+
+from sqlalchemy import Table, create_engine, event, func, select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.sql.dml import Insert
+
+from .._errors import ConfigError
+
+__all__ = ["Database"]
+
+_INSERTS: dict[str, Callable[[Table], Any]] = {"sqlite": sqlite.insert, "postgresql": postgresql.insert}
+
+# Any fixed number: the PostgreSQL advisory lock every Consulta process takes to migrate a store.
+_MIGRATION_LOCK = zlib.crc32(b"consulta store migration")
+
+
+class Database:
+    """An engine on a SQLite or PostgreSQL URL. Thread-safe (SQLAlchemy pools connections)."""
+
+    def __init__(self, url: str, *, echo: bool = False) -> None:
+        self.engine: Engine = create_engine(url, echo=echo)
+        self.dialect = self.engine.dialect.name
+        if self.dialect not in _INSERTS:
+            self.engine.dispose()
+            raise ConfigError(
+                f"The store runs on SQLite or PostgreSQL, and {self.engine.url.render_as_string(hide_password=True)!r} "
+                f"is {self.dialect}. Set CONSULTA_DATABASE_URL to a sqlite:/// or postgresql+psycopg:// URL."
+            )
+        if self.dialect == "sqlite":
+            event.listen(self.engine, "connect", _sqlite_pragmas)
+
+    def begin(self) -> AbstractContextManager[Connection]:
+        """One transaction: committed at the end of the block, rolled back if it raises."""
+        return self.engine.begin()
+
+    def read(self) -> AbstractContextManager[Connection]:
+        """A connection for reading (its implicit transaction is rolled back at the end)."""
+        return self.engine.connect()
+
+    def upsert(self, table: Table, *, key: Sequence[str], set_: Sequence[str] | Mapping[str, Any]) -> Insert:
+        """INSERT … ON CONFLICT (key) DO UPDATE SET …: the new row, or the existing one updated. `set_` names the
+        columns that take the inserted row's values, or maps columns to expressions."""
+        statement = _INSERTS[self.dialect](table)
+        values = {name: statement.excluded[name] for name in set_} if not isinstance(set_, Mapping) else set_
+        return statement.on_conflict_do_update(index_elements=list(key), set_=values)
+
+    @contextmanager
+    def migrating(self) -> Iterator[Connection]:
+        """A transaction that only one process at a time holds, for bringing the schema up to date."""
+        with self.engine.connect() as conn:
+            if self.dialect == "sqlite":
+                conn.exec_driver_sql("BEGIN IMMEDIATE")  # the write lock now, not at the first write
+            else:
+                conn.execute(select(func.pg_advisory_xact_lock(_MIGRATION_LOCK)))
+            try:
+                yield conn
+            except BaseException:
+                conn.rollback()
+                raise
+            conn.commit()
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+
+
+def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    cursor = dbapi_conn.cursor()
+    cursor.execute("PRAGMA busy_timeout=10000")  # first: another process may hold the lock while this one opens
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+

@@ -1,0 +1,188 @@
+"""Runs: their rows, and the lease by which one process at a time drives a run (owner, heartbeat, remote stop)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from sqlalchemy import insert, select, update
+
+from .._errors import NotFoundError
+from .._records import RunRecord, RunStatus
+from ._database import Database
+from ._schema import runs
+from ._values import clock, dumps, loads, new_id, utcnow
+
+__all__ = ["Runs", "PROCESS_OWNER"]
+
+PROCESS_OWNER = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+"""This process, as it is written in the `owner` of the runs it holds."""
+
+_ENDED = (RunStatus.finished, RunStatus.failed, RunStatus.cancelled)
+
+
+class Runs:
+    """The runs of a store (a part of `Store`)."""
+
+    _db: Database
+    owner: str
+
+    def create_run(
+        self,
+        *,
+        app: str,
+        prompt: str,
+        model: str,
+        lang: str,
+        agent: str = "",
+        thread_id: str | None = None,
+        parent_run_id: str | None = None,
+        options: dict[str, Any] | None = None,
+        principal: str | None = None,
+        trace_id: str | None = None,
+    ) -> RunRecord:
+        """A new running run, held by this process; `agent` is the agent's name within its app ("" for its main
+        one); `trace_id` joins an existing trace (a nested run), else a new one starts."""
+        run_id = new_id("run")
+        now = utcnow()
+        row = {
+            "id": run_id,
+            "app": app,
+            "agent": agent,
+            "thread_id": thread_id or run_id,
+            "parent_run_id": parent_run_id,
+            "status": RunStatus.running,
+            "prompt": prompt,
+            "model": model,
+            "lang": lang,
+            "options": dumps(options or {}),
+            "trace_id": trace_id or uuid.uuid4().hex,
+            "output": None,
+            "error": None,
+            "owner": self.owner,
+            "principal": principal,
+            "heartbeat_at": clock(),
+            "cancel_requested": 0,
+            "created_at": now,
+            "updated_at": now,
+        }
+        with self._db.begin() as conn:
+            conn.execute(insert(runs).values(**row))
+        return run_record(row)
+
+    def get_run(self, run_id: str) -> RunRecord:
+        with self._db.read() as conn:
+            row = conn.execute(select(runs).where(runs.c.id == run_id)).mappings().first()
+        if row is None:
+            raise NotFoundError(f"No run with id {run_id!r}. List runs with `consulta runs`.")
+        return run_record(row)
+
+    def list_runs(
+        self, *, status: str | None = None, app: str | None = None, principal: str | None = None, limit: int = 50
+    ) -> list[RunRecord]:
+        query = select(runs).order_by(runs.c.created_at.desc()).limit(limit)
+        if principal is not None:
+            query = query.where(runs.c.principal == principal)
+        if status is not None:
+            query = query.where(runs.c.status == status)
+        if app is not None:
+            query = query.where(runs.c.app == app)
+        with self._db.read() as conn:
+            return [run_record(row) for row in conn.execute(query).mappings()]
+
+    def set_run_status(
+        self, run_id: str, status: RunStatus, *, output: str | None = None, error: str | None = None
+    ) -> None:
+        """Set the run's status (and its output or error); an ended run is released (no owner)."""
+        values: dict[str, Any] = {"status": status, "updated_at": utcnow()}
+        if output is not None:
+            values["output"] = output
+        if error is not None:
+            values["error"] = error
+        if status in _ENDED:
+            values["owner"] = None
+        with self._db.begin() as conn:
+            conn.execute(update(runs).where(runs.c.id == run_id).values(**values))
+
+    # ---- the lease ----------------------------------------------------------------------------------------------
+
+    def claim_run(self, run_id: str, *, stale_after: float = 15.0) -> bool:
+        """Take ownership of a run whose owner is gone (no heartbeat for `stale_after` s, or a dead local pid).
+        Of several processes claiming one run at once, exactly one wins: the update is conditional on the owner
+        each of them saw."""
+        run = self.get_run(run_id)
+        if run.owner == self.owner:
+            return True
+        if run.owner is not None and _owner_alive(run.owner, run.heartbeat_at, stale_after):
+            return False
+        seen = runs.c.owner.is_(None) if run.owner is None else runs.c.owner == run.owner
+        with self._db.begin() as conn:
+            result = conn.execute(
+                update(runs).where(runs.c.id == run_id, seen).values(owner=self.owner, heartbeat_at=clock(), updated_at=utcnow())
+            )
+        return result.rowcount == 1
+
+    def run_is_live_elsewhere(self, run_id: str, *, stale_after: float = 15.0) -> bool:
+        run = self.get_run(run_id)
+        return run.owner not in (None, self.owner) and _owner_alive(run.owner, run.heartbeat_at, stale_after)
+
+    def heartbeat(self) -> None:
+        """Mark every run this process owns as alive (one indexed statement, however many runs)."""
+        with self._db.begin() as conn:
+            conn.execute(update(runs).where(runs.c.owner == self.owner).values(heartbeat_at=clock()))
+
+    def request_cancel(self, run_id: str) -> None:
+        """Ask the run's owner (any process) to stop it. Raises NotFoundError for an unknown run."""
+        with self._db.begin() as conn:
+            result = conn.execute(update(runs).where(runs.c.id == run_id).values(cancel_requested=1, updated_at=utcnow()))
+        if result.rowcount == 0:
+            self.get_run(run_id)  # raises NotFoundError
+
+    def cancel_requested(self) -> set[str]:
+        """Runs this process owns that another process asked to stop."""
+        with self._db.read() as conn:
+            rows = conn.execute(select(runs.c.id).where(runs.c.owner == self.owner, runs.c.cancel_requested == 1))
+            return {row[0] for row in rows}
+
+
+def run_record(row: Mapping[str, Any]) -> RunRecord:
+    return RunRecord(
+        id=row["id"],
+        app=row["app"],
+        agent=row["agent"],
+        thread_id=row["thread_id"],
+        parent_run_id=row["parent_run_id"],
+        status=RunStatus(row["status"]),
+        prompt=row["prompt"],
+        model=row["model"],
+        lang=row["lang"],
+        options=loads(row["options"]) or {},
+        trace_id=row["trace_id"],
+        output=row["output"],
+        error=row["error"],
+        owner=row["owner"],
+        principal=row["principal"],
+        heartbeat_at=row["heartbeat_at"],
+        cancel_requested=bool(row["cancel_requested"]),
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+    )
+
+
+def _owner_alive(owner: str, heartbeat_at: float | None, stale_after: float) -> bool:
+    host, _, rest = owner.partition(":")
+    pid_text = rest.split(":", 1)[0]
+    if host == socket.gethostname() and pid_text.isdigit():
+        try:
+            os.kill(int(pid_text), 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            pass
+        # A live pid may have been reused; the heartbeat settles it.
+    if heartbeat_at is None:
+        return False
+    return (clock() - heartbeat_at) < stale_after

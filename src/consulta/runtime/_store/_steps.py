@@ -1,0 +1,131 @@
+"""What each step of a run leaves: its checkpoint (the conversation, one message a row) and its tool call records,
+written with the step's events in one transaction."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import bindparam, delete, insert, select
+from sqlalchemy.engine import Connection
+
+from .._records import EventRow, ToolCallRecord
+from ._database import Database
+from ._events import LegacyEventRow, insert_events, numbering
+from ._schema import checkpoints, messages, tool_calls
+from ._values import dumps, loads, utcnow
+
+__all__ = ["Steps"]
+
+# Built once: the per-step write is the hot path of every run, and a built statement is compiled once (cached).
+_DELETE_MESSAGES_FROM = delete(messages).where(messages.c.run_id == bindparam("run_id"), messages.c.idx >= bindparam("first"))
+_INSERT_MESSAGE = insert(messages)
+_INSERT_TOOL_CALL = insert(tool_calls)
+
+
+class Steps:
+    """Checkpoints and tool call records of a store's runs (a part of `Store`)."""
+
+    _db: Database
+
+    def save_step(
+        self,
+        run_id: str,
+        *,
+        checkpoint: tuple[int, int, list[str]] | None,
+        tool_calls: Sequence[dict[str, Any]] = (),
+        events: Sequence[EventRow | LegacyEventRow] = (),
+    ) -> None:
+        """Write what one step produced in one transaction: its checkpoint, tool call records and events (in order).
+
+        `checkpoint` is (step, first, messages): the run's messages from index `first` on (each as JSON); messages
+        before `first` are kept as stored. Each event carries its number (`EventRow.seq`) or None for the store to
+        number it; an event written as (type, data, ts) is numbered by the store too.
+        """
+        upsert_checkpoint = self._db.upsert(checkpoints, key=["run_id"], set_=["step", "count", "updated_at"])
+
+        def write(conn: Connection) -> None:
+            if checkpoint is not None:
+                step, first, items = checkpoint
+                conn.execute(_DELETE_MESSAGES_FROM, {"run_id": run_id, "first": first})
+                if items:
+                    conn.execute(_INSERT_MESSAGE, [{"run_id": run_id, "idx": first + i, "data": d} for i, d in enumerate(items)])
+                conn.execute(upsert_checkpoint, {"run_id": run_id, "step": step, "count": first + len(items), "updated_at": utcnow()})
+            if tool_calls:
+                conn.execute(_INSERT_TOOL_CALL, [_tool_call_row(run_id, **c) for c in tool_calls])
+            insert_events(conn, run_id, events)
+
+        numbering(self._db, run_id, write)
+
+    def save_checkpoint(self, run_id: str, step: int, messages_json: str) -> None:
+        """Replace the run's whole checkpoint with `messages_json` (a JSON array of messages)."""
+        items = [json.dumps(m, ensure_ascii=False) for m in json.loads(messages_json)]
+        self.save_step(run_id, checkpoint=(step, 0, items))
+
+    def load_checkpoint(self, run_id: str) -> tuple[int, str] | None:
+        """(step, the conversation as a JSON array), or None before the run's first checkpoint."""
+        with self._db.read() as conn:
+            head = conn.execute(select(checkpoints.c.step, checkpoints.c.count).where(checkpoints.c.run_id == run_id)).first()
+            if head is None:
+                return None
+            rows = conn.execute(
+                select(messages.c.data).where(messages.c.run_id == run_id, messages.c.idx < head.count).order_by(messages.c.idx)
+            ).scalars()
+            return head.step, "[" + ",".join(rows) + "]"
+
+    def record_tool_call(
+        self,
+        *,
+        run_id: str,
+        step: int,
+        tool_call_id: str,
+        tool_name: str,
+        args: Any,
+        result: Any,
+        started_at: str,
+        duration_ms: float,
+    ) -> None:
+        row = _tool_call_row(
+            run_id, step=step, tool_call_id=tool_call_id, tool_name=tool_name, args=args, result=result,
+            started_at=started_at, duration_ms=duration_ms,
+        )
+        with self._db.begin() as conn:
+            conn.execute(_INSERT_TOOL_CALL, row)
+
+    def list_tool_calls(self, run_id: str) -> list[ToolCallRecord]:
+        with self._db.read() as conn:
+            rows = conn.execute(select(tool_calls).where(tool_calls.c.run_id == run_id).order_by(tool_calls.c.id))
+            return [
+                ToolCallRecord(
+                    run_id=row.run_id,
+                    step=row.step,
+                    tool_call_id=row.tool_call_id,
+                    tool_name=row.tool_name,
+                    args=loads(row.args),
+                    result=loads(row.result),
+                    ok=bool(row.ok),
+                    error_code=row.error_code,
+                    started_at=row.started_at,
+                    duration_ms=row.duration_ms,
+                )
+                for row in rows
+            ]
+
+
+def _tool_call_row(
+    run_id: str, *, step: int, tool_call_id: str, tool_name: str, args: Any, result: Any, started_at: str, duration_ms: float
+) -> dict[str, Any]:
+    ok = not (isinstance(result, dict) and result.get("ok") is False)
+    return {
+        "run_id": run_id,
+        "step": step,
+        "tool_call_id": tool_call_id,
+        "tool_name": tool_name,
+        "args": dumps(args),
+        "result": dumps(result),
+        "ok": int(ok),
+        "error_code": result.get("error_code") if isinstance(result, dict) else None,
+        "started_at": started_at,
+        "duration_ms": duration_ms,
+    }
