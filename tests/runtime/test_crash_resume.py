@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
+import pytest
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import FunctionModel
 from sqlalchemy import update
@@ -13,7 +13,8 @@ from consulta.runtime import Agent, Runtime, RunStatus, Store, read_tool
 from consulta.runtime._store import runs
 
 
-def test_resume_after_a_crash_between_steps_continues_from_the_checkpoint(tmp_path: Path) -> None:
+@pytest.mark.both_backends
+def test_resume_after_a_crash_between_steps_continues_from_the_checkpoint(store_url: str) -> None:
     calls: list[str] = []
 
     @read_tool
@@ -34,7 +35,7 @@ def test_resume_after_a_crash_between_steps_continues_from_the_checkpoint(tmp_pa
         return ModelResponse(parts=[TextPart(f"done after {n} steps")])
 
     model = FunctionModel(model_fn)
-    url = f"sqlite:///{tmp_path}/s.db"
+    url = store_url
 
     async def scenario() -> None:
         first = Runtime(store=Store(url), resolve_model=lambda s: model)

@@ -25,7 +25,7 @@ from ._support import (
     ungrounded,
 )
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.both_backends]
 
 
 

@@ -35,7 +35,7 @@ from ._support import (
     settle,
 )
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.both_backends]
 
 LOOKED_UP = {"ok": True, "found": ["K562-a", "K562-b"]}
 PAYLOAD = {"questions": [{"header": "Cell Line", "question": "Which one?", "options": ["K562", "K562-dTAG", "K562-RTCB"], "multiple": False}]}

@@ -47,7 +47,7 @@ from ._support import (
     tool_returns,
 )
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.both_backends]
 
 
 
