@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +14,8 @@ from alembic.runtime.migration import MigrationContext
 from consulta.runtime import AskStatus, Store
 from consulta.runtime._store._migrations import head
 from consulta.runtime._store._schema import metadata
+
+from ._processes import READY, run_together
 
 EARLIER = Path(__file__).with_name("earlier_stores")
 CONVERSATION = [{"kind": "request", "parts": [{"part_kind": "user-prompt", "content": "取一管K562"}]}]
@@ -97,11 +97,10 @@ def test_a_store_made_by_an_earlier_version_is_upgraded_on_open(tmp_path, layout
         again.close()
 
 
-_OPEN = """
+_OPEN = f"""
 import sys
 from consulta.runtime import Store
-print("ready", flush=True)
-sys.stdin.readline()  # go: every process opens the store at the same moment, its imports done
+{READY}
 store = Store(sys.argv[1])
 store.create_run(app="toy", prompt="p", model="m", lang="en")
 store.close()
@@ -110,20 +109,7 @@ store.close()
 
 @pytest.mark.both_backends
 def test_two_processes_opening_one_new_store_at_once_both_open_it(store_url):
-    procs = [
-        subprocess.Popen([sys.executable, "-c", _OPEN, store_url], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        for _ in range(2)
-    ]
-    try:
-        assert [p.stdout.readline().strip() for p in procs] == ["ready", "ready"]
-        for p in procs:
-            p.stdin.write("go\n")
-            p.stdin.flush()
-        errors = [p.communicate(timeout=120)[1] for p in procs]
-    finally:
-        for p in procs:
-            p.kill()
-    assert [p.returncode for p in procs] == [0, 0], errors
+    run_together(_OPEN, store_url)
     store = Store(store_url)
     try:
         assert schema_drift(store) == []

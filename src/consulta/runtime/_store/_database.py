@@ -9,7 +9,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Table, create_engine, event, func, select
 from sqlalchemy.dialects import postgresql, sqlite
@@ -19,6 +19,8 @@ from sqlalchemy.sql.dml import Insert
 from .._errors import ConfigError
 
 __all__ = ["Database"]
+
+T = TypeVar("T")
 
 _INSERTS: dict[str, Callable[[Table], Any]] = {"sqlite": sqlite.insert, "postgresql": postgresql.insert}
 
@@ -40,6 +42,7 @@ class Database:
             )
         if self.dialect == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
+        self._prepared: dict[str, Any] = {}
 
     def begin(self) -> AbstractContextManager[Connection]:
         """One transaction: committed at the end of the block, rolled back if it raises."""
@@ -55,6 +58,14 @@ class Database:
         statement = _INSERTS[self.dialect](table)
         values = {name: statement.excluded[name] for name in set_} if not isinstance(set_, Mapping) else set_
         return statement.on_conflict_do_update(index_elements=list(key), set_=values)
+
+    def prepared(self, name: str, build: Callable[[Database], T]) -> T:
+        """The statement `build` makes for this database, built once (the hot paths execute it again and again,
+        and SQLAlchemy compiles a statement it has seen once)."""
+        statement = self._prepared.get(name)
+        if statement is None:
+            statement = self._prepared[name] = build(self)
+        return statement
 
     @contextmanager
     def migrating(self) -> Iterator[Connection]:

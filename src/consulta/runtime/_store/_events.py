@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import bindparam, func, insert, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
@@ -28,6 +28,10 @@ LegacyEventRow = tuple[str, dict[str, Any], str]
 
 _ATTEMPTS = 5
 T = TypeVar("T")
+
+_LAST_SEQ = select(func.coalesce(func.max(events.c.seq), 0)).where(events.c.run_id == bindparam("run_id"))
+_HOLD_RUN = update(runs).where(runs.c.id == bindparam("run_id")).values(id=runs.c.id)
+_INSERT = insert(events)
 
 
 class Events:
@@ -51,7 +55,7 @@ class Events:
     def last_event_seq(self, run_id: str) -> int:
         """The number of the run's last stored event (0 before its first)."""
         with self._db.read() as conn:
-            return int(conn.execute(_last_seq(run_id)).scalar_one())
+            return int(conn.execute(_LAST_SEQ, {"run_id": run_id}).scalar_one())
 
     def list_events(self, run_id: str, *, after_seq: int = 0, after_id: int = 0) -> list[EventRecord]:
         """The run's events numbered after `after_seq` (and, for older callers, with a store-wide id after
@@ -74,8 +78,8 @@ def number_events(conn: Connection, run_id: str, rows: Sequence[EventRow | Legac
     if any(row.seq is None for row in numbered):
         # Writers of one run take turns from here to their commit: the run's row is locked (PostgreSQL) or the
         # database's write lock taken (SQLite) by this no-op update, before the last number is read.
-        conn.execute(update(runs).where(runs.c.id == run_id).values(id=runs.c.id))
-        last = int(conn.execute(_last_seq(run_id)).scalar_one())
+        conn.execute(_HOLD_RUN, {"run_id": run_id})
+        last = int(conn.execute(_LAST_SEQ, {"run_id": run_id}).scalar_one())
         for i, row in enumerate(numbered):
             if row.seq is None:
                 numbered[i] = row._replace(seq=last + 1)
@@ -87,7 +91,7 @@ def insert_events(conn: Connection, run_id: str, rows: Sequence[EventRow | Legac
     """Insert the run's events in order, numbering those without a number (see `number_events`)."""
     if rows:
         with _clashes(run_id, rows):
-            conn.execute(insert(events), [_params(run_id, row) for row in number_events(conn, run_id, rows)])
+            conn.execute(_INSERT, [_params(run_id, row) for row in number_events(conn, run_id, rows)])
 
 
 def numbering(db: Database, run_id: str, write: Callable[[Connection], T]) -> T:
@@ -126,10 +130,6 @@ def _clashes(run_id: str, rows: Sequence[EventRow | LegacyEventRow]) -> Iterator
 
 def _params(run_id: str, row: EventRow) -> dict[str, Any]:
     return {"run_id": run_id, "seq": row.seq, "type": row.type, "data": dumps(row.data), "ts": row.ts}
-
-
-def _last_seq(run_id: str) -> Any:
-    return select(func.coalesce(func.max(events.c.seq), 0)).where(events.c.run_id == run_id)
 
 
 def _seq_clash(error: IntegrityError) -> bool:

@@ -9,6 +9,7 @@ from typing import Any
 
 from sqlalchemy import bindparam, delete, insert, select
 from sqlalchemy.engine import Connection
+from sqlalchemy.sql.dml import Insert
 
 from .._records import EventRow, ToolCallRecord
 from ._database import Database
@@ -43,7 +44,7 @@ class Steps:
         before `first` are kept as stored. Each event carries its number (`EventRow.seq`) or None for the store to
         number it; an event written as (type, data, ts) is numbered by the store too.
         """
-        upsert_checkpoint = self._db.upsert(checkpoints, key=["run_id"], set_=["step", "count", "updated_at"])
+        upsert_checkpoint = self._db.prepared("upsert checkpoint", _upsert_checkpoint)
 
         def write(conn: Connection) -> None:
             if checkpoint is not None:
@@ -111,6 +112,10 @@ class Steps:
                 )
                 for row in rows
             ]
+
+
+def _upsert_checkpoint(db: Database) -> Insert:
+    return db.upsert(checkpoints, key=["run_id"], set_=["step", "count", "updated_at"])
 
 
 def _tool_call_row(
