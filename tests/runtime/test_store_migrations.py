@@ -42,7 +42,7 @@ def test_a_new_store_is_made_at_the_newest_revision(store_url):
 def _earlier_store(path: Path, layout: str) -> None:
     """A store as an earlier version left it: two runs with interleaved events, a checkpoint, an ask."""
     with sqlite3.connect(path) as db:
-        db.executescript((EARLIER / f"{layout}.sql").read_text())
+        db.executescript((EARLIER / "common.sql").read_text() + (EARLIER / f"{layout}.sql").read_text())
         columns = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
         for run_id in ("run_a", "run_b"):
             row = {
@@ -53,7 +53,8 @@ def _earlier_store(path: Path, layout: str) -> None:
             }
             row = {k: v for k, v in row.items() if k in columns}
             db.execute(f"INSERT INTO runs ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", list(row.values()))
-        for run_id, type_ in [("run_a", "run_started"), ("run_b", "run_started"), ("run_a", "step_started"), ("run_a", "ask_opened"), ("run_b", "run_ended")]:
+        interleaved = [("run_a", "run_started"), ("run_b", "run_started"), ("run_a", "step_started"), ("run_a", "ask_opened"), ("run_b", "run_ended")]
+        for run_id, type_ in interleaved:
             db.execute("INSERT INTO events (run_id, type, data, ts) VALUES (?, ?, '{}', 't')", (run_id, type_))
         if "messages" in {row[1] for row in db.execute("PRAGMA table_info(checkpoints)")}:
             db.execute("INSERT INTO checkpoints VALUES ('run_a', 3, ?, 't')", (json.dumps(CONVERSATION, ensure_ascii=False),))
@@ -61,7 +62,8 @@ def _earlier_store(path: Path, layout: str) -> None:
             db.execute("INSERT INTO messages VALUES ('run_a', 0, ?)", (json.dumps(CONVERSATION[0], ensure_ascii=False),))
             db.execute("INSERT INTO checkpoints VALUES ('run_a', 3, 1, 't')")
         db.execute(
-            "INSERT INTO asks (id, run_id, kind, payload, status, trace_id, created_at) VALUES ('ask_a', 'run_a', 'question', '{}', 'pending', 't', 't')"
+            "INSERT INTO asks (id, run_id, kind, payload, status, trace_id, created_at) "
+            "VALUES ('ask_a', 'run_a', 'question', '{}', 'pending', 't', 't')"
         )
 
 
@@ -86,7 +88,8 @@ def test_a_store_made_by_an_earlier_version_is_upgraded_on_open(tmp_path, layout
         store.save_checkpoint("run_a", 4, json.dumps([*CONVERSATION, *CONVERSATION]))
         assert json.loads(store.load_checkpoint("run_a")[1]) == [*CONVERSATION, *CONVERSATION]
         assert store.create_run(app="toy", prompt="p", model="m", lang="en", agent="assistant").agent == "assistant"
-        assert store.record_consultation(expert_id="e", status="done", request={}, started_at="t", duration_ms=1, attempts=1).id == "consult_0001"
+        consultation = store.record_consultation(expert_id="e", status="done", request={}, started_at="t", duration_ms=1, attempts=1)
+        assert consultation.id == "consult_0001"
     finally:
         store.close()
     again = Store(f"sqlite:///{tmp_path}/old.db")

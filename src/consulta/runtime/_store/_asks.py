@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy import func, insert, select, update
-from sqlalchemy.engine import RowMapping
 
-from .._errors import ConflictError, NotFoundError
+from .._errors import ConflictError
 from .._records import AskRecord, AskStatus
 from ._counters import next_number
 from ._database import Database
 from ._schema import asks, runs
-from ._values import dumps, loads, new_id, utcnow
+from ._values import dumps, loads, new_id, record_from_row, utcnow
 
 __all__ = ["Asks"]
 
@@ -57,11 +57,7 @@ class Asks:
         return _ask_record(row)
 
     def get_ask(self, ask_id: str) -> AskRecord:
-        with self._db.read() as conn:
-            row = conn.execute(select(asks).where(asks.c.id == ask_id)).mappings().first()
-        if row is None:
-            raise NotFoundError(f"No ask with id {ask_id!r}. List pending asks with `consulta asks`.")
-        return _ask_record(row)
+        return _ask_record(self._db.one(asks, ask_id, missing=f"No ask with id {ask_id!r}. List pending asks with `consulta asks`."))
 
     def list_asks(
         self, *, status: str | None = AskStatus.pending, run_id: str | None = None, principal: str | None = None
@@ -133,19 +129,5 @@ class Asks:
         return int(value or 0)
 
 
-def _ask_record(row: RowMapping | dict[str, Any]) -> AskRecord:
-    return AskRecord(
-        id=row["id"],
-        run_id=row["run_id"],
-        kind=row["kind"],
-        tool_call_id=row["tool_call_id"],
-        payload=loads(row["payload"]),
-        status=AskStatus(row["status"]),
-        answer=loads(row["answer"]),
-        outcome=loads(row["outcome"]),
-        answered_by=row["answered_by"],
-        timeout_s=row["timeout_s"],
-        trace_id=row["trace_id"],
-        created_at=row["created_at"],
-        closed_at=row["closed_at"],
-    )
+def _ask_record(row: Mapping[str, Any]) -> AskRecord:
+    return record_from_row(AskRecord, row, status=AskStatus, payload=loads, answer=loads, outcome=loads)

@@ -7,12 +7,11 @@ from typing import Any
 
 from sqlalchemy import insert, select
 
-from .._errors import NotFoundError
 from .._records import ConsultationRecord
 from ._counters import next_number
 from ._database import Database
 from ._schema import consultations, runs
-from ._values import dumps, loads, utcnow
+from ._values import dumps, loads, loads_or, record_from_row, utcnow
 
 __all__ = ["Consultations"]
 
@@ -63,11 +62,8 @@ class Consultations:
         return _consultation_record(row)
 
     def get_consultation(self, consultation_id: str) -> ConsultationRecord:
-        with self._db.read() as conn:
-            row = conn.execute(select(consultations).where(consultations.c.id == consultation_id)).mappings().first()
-        if row is None:
-            raise NotFoundError(f"No consultation with id {consultation_id!r}. List them with `consulta consultations`.")
-        return _consultation_record(row)
+        missing = f"No consultation with id {consultation_id!r}. List them with `consulta consultations`."
+        return _consultation_record(self._db.one(consultations, consultation_id, missing=missing))
 
     def list_consultations(
         self, *, run_id: str | None = None, thread_id: str | None = None, limit: int = 100
@@ -83,20 +79,6 @@ class Consultations:
 
 
 def _consultation_record(row: Mapping[str, Any]) -> ConsultationRecord:
-    return ConsultationRecord(
-        id=row["id"],
-        run_id=row["run_id"],
-        tool_call_id=row["tool_call_id"],
-        expert_id=row["expert_id"],
-        status=row["status"],
-        request=loads(row["request"]),
-        expert_output=loads(row["expert_output"]),
-        binding_rules=loads(row["binding_rules"]) or [],
-        instruction_updates=loads(row["instruction_updates"]) or {},
-        attempts=row["attempts"],
-        error=row["error"],
-        expert_run_id=row["expert_run_id"],
-        started_at=row["started_at"],
-        finished_at=row["finished_at"],
-        duration_ms=row["duration_ms"],
+    return record_from_row(
+        ConsultationRecord, row, request=loads, expert_output=loads, binding_rules=loads_or(list), instruction_updates=loads_or(dict)
     )

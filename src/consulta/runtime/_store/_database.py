@@ -13,10 +13,10 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Table, create_engine, event, func, select
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Connection, Engine, RowMapping
 from sqlalchemy.sql.dml import Insert
 
-from .._errors import ConfigError
+from .._errors import ConfigError, NotFoundError
 
 __all__ = ["Database"]
 
@@ -51,6 +51,14 @@ class Database:
     def read(self) -> AbstractContextManager[Connection]:
         """A connection for reading (its implicit transaction is rolled back at the end)."""
         return self.engine.connect()
+
+    def one(self, table: Table, key: Any, *, missing: str) -> RowMapping:
+        """The row of `table` whose primary key is `key`; NotFoundError(`missing`) if there is none."""
+        with self.read() as conn:
+            row = conn.execute(select(table).where(table.primary_key.columns[0] == key)).mappings().first()
+        if row is None:
+            raise NotFoundError(missing)
+        return row
 
     def upsert(self, table: Table, *, key: Sequence[str], set_: Sequence[str] | Mapping[str, Any]) -> Insert:
         """INSERT … ON CONFLICT (key) DO UPDATE SET …: the new row, or the existing one updated. `set_` names the

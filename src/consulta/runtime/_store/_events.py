@@ -19,7 +19,7 @@ from .._errors import ConflictError
 from .._records import EventRecord, EventRow
 from ._database import Database
 from ._schema import events, runs
-from ._values import dumps, loads, utcnow
+from ._values import dumps, loads, record_from_row, utcnow
 
 __all__ = ["Events", "LegacyEventRow", "insert_events", "number_events", "numbering"]
 
@@ -30,8 +30,9 @@ _ATTEMPTS = 5
 T = TypeVar("T")
 
 _LAST_SEQ = select(func.coalesce(func.max(events.c.seq), 0)).where(events.c.run_id == bindparam("run_id"))
-_HOLD_RUN = update(runs).where(runs.c.id == bindparam("run_id")).values(id=runs.c.id)
+_HOLD_RUN = update(runs).where(runs.c.id == bindparam("run_id")).values(updated_at=runs.c.updated_at)
 _INSERT = insert(events)
+_INSERT_ONE = insert(events).returning(events.c.id)
 
 
 class Events:
@@ -47,7 +48,7 @@ class Events:
         def write(conn: Connection) -> EventRecord:
             [numbered] = number_events(conn, run_id, [row])
             with _clashes(run_id, [row]):
-                event_id = conn.execute(insert(events).values(_params(run_id, numbered)).returning(events.c.id)).scalar_one()
+                event_id = conn.execute(_INSERT_ONE, _params(run_id, numbered)).scalar_one()
             return EventRecord(id=event_id, run_id=run_id, seq=numbered.seq, type=type_, data=data, ts=row.ts)
 
         return numbering(self._db, run_id, write)
@@ -66,10 +67,7 @@ class Events:
             .order_by(events.c.seq)
         )
         with self._db.read() as conn:
-            return [
-                EventRecord(id=r.id, run_id=r.run_id, seq=r.seq, type=r.type, data=loads(r.data), ts=r.ts)
-                for r in conn.execute(query)
-            ]
+            return [record_from_row(EventRecord, row, data=loads) for row in conn.execute(query).mappings()]
 
 
 def number_events(conn: Connection, run_id: str, rows: Sequence[EventRow | LegacyEventRow]) -> list[EventRow]:

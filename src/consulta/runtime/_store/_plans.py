@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy import insert, select, update
-from sqlalchemy.engine import RowMapping
 
 from .._errors import NotFoundError
 from .._records import PlanRecord, PlanStatus
 from ._database import Database
 from ._schema import plans
-from ._values import dumps, loads, new_id, utcnow
+from ._values import dumps, loads, loads_or, new_id, record_from_row, utcnow
 
 __all__ = ["Plans"]
 
@@ -40,11 +40,7 @@ class Plans:
         return _plan_record(row)
 
     def get_plan(self, plan_id: str) -> PlanRecord:
-        with self._db.read() as conn:
-            row = conn.execute(select(plans).where(plans.c.id == plan_id)).mappings().first()
-        if row is None:
-            raise NotFoundError(f"No plan with id {plan_id!r}.")
-        return _plan_record(row)
+        return _plan_record(self._db.one(plans, plan_id, missing=f"No plan with id {plan_id!r}."))
 
     def list_plans(self, *, run_id: str) -> list[PlanRecord]:
         with self._db.read() as conn:
@@ -77,15 +73,5 @@ class Plans:
         return _plan_record(row)
 
 
-def _plan_record(row: RowMapping | dict[str, Any]) -> PlanRecord:
-    return PlanRecord(
-        id=row["id"],
-        run_id=row["run_id"],
-        app=row["app"],
-        status=PlanStatus(row["status"]),
-        items=loads(row["items"]) or [],
-        ask_id=row["ask_id"],
-        result=loads(row["result"]),
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-    )
+def _plan_record(row: Mapping[str, Any]) -> PlanRecord:
+    return record_from_row(PlanRecord, row, status=PlanStatus, items=loads_or(list), result=loads)

@@ -10,11 +10,10 @@ from typing import Any
 
 from sqlalchemy import insert, select, update
 
-from .._errors import NotFoundError
 from .._records import RunRecord, RunStatus
 from ._database import Database
 from ._schema import runs
-from ._values import clock, dumps, loads, new_id, utcnow
+from ._values import clock, dumps, loads_or, new_id, record_from_row, utcnow
 
 __all__ = ["Runs", "PROCESS_OWNER"]
 
@@ -74,11 +73,7 @@ class Runs:
         return run_record(row)
 
     def get_run(self, run_id: str) -> RunRecord:
-        with self._db.read() as conn:
-            row = conn.execute(select(runs).where(runs.c.id == run_id)).mappings().first()
-        if row is None:
-            raise NotFoundError(f"No run with id {run_id!r}. List runs with `consulta runs`.")
-        return run_record(row)
+        return run_record(self._db.one(runs, run_id, missing=f"No run with id {run_id!r}. List runs with `consulta runs`."))
 
     def list_runs(
         self, *, status: str | None = None, app: str | None = None, principal: str | None = None, limit: int = 50
@@ -149,27 +144,7 @@ class Runs:
 
 
 def run_record(row: Mapping[str, Any]) -> RunRecord:
-    return RunRecord(
-        id=row["id"],
-        app=row["app"],
-        agent=row["agent"],
-        thread_id=row["thread_id"],
-        parent_run_id=row["parent_run_id"],
-        status=RunStatus(row["status"]),
-        prompt=row["prompt"],
-        model=row["model"],
-        lang=row["lang"],
-        options=loads(row["options"]) or {},
-        trace_id=row["trace_id"],
-        output=row["output"],
-        error=row["error"],
-        owner=row["owner"],
-        principal=row["principal"],
-        heartbeat_at=row["heartbeat_at"],
-        cancel_requested=bool(row["cancel_requested"]),
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-    )
+    return record_from_row(RunRecord, row, status=RunStatus, options=loads_or(dict), cancel_requested=bool)
 
 
 def _owner_alive(owner: str, heartbeat_at: float | None, stale_after: float) -> bool:

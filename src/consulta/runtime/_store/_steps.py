@@ -15,7 +15,7 @@ from .._records import EventRow, ToolCallRecord
 from ._database import Database
 from ._events import LegacyEventRow, insert_events, numbering
 from ._schema import checkpoints, messages, tool_calls
-from ._values import dumps, loads, utcnow
+from ._values import dumps, loads, record_from_row, utcnow
 
 __all__ = ["Steps"]
 
@@ -96,22 +96,8 @@ class Steps:
 
     def list_tool_calls(self, run_id: str) -> list[ToolCallRecord]:
         with self._db.read() as conn:
-            rows = conn.execute(select(tool_calls).where(tool_calls.c.run_id == run_id).order_by(tool_calls.c.id))
-            return [
-                ToolCallRecord(
-                    run_id=row.run_id,
-                    step=row.step,
-                    tool_call_id=row.tool_call_id,
-                    tool_name=row.tool_name,
-                    args=loads(row.args),
-                    result=loads(row.result),
-                    ok=bool(row.ok),
-                    error_code=row.error_code,
-                    started_at=row.started_at,
-                    duration_ms=row.duration_ms,
-                )
-                for row in rows
-            ]
+            rows = conn.execute(select(tool_calls).where(tool_calls.c.run_id == run_id).order_by(tool_calls.c.id)).mappings()
+            return [record_from_row(ToolCallRecord, row, args=loads, result=loads, ok=bool) for row in rows]
 
 
 def _upsert_checkpoint(db: Database) -> Insert:

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import fields
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
-__all__ = ["clock", "dumps", "loads", "new_id", "utcnow"]
+__all__ = ["clock", "dumps", "loads", "loads_or", "new_id", "record_from_row", "utcnow"]
+
+R = TypeVar("R")
 
 
 def utcnow() -> str:
@@ -31,3 +35,16 @@ def dumps(value: Any) -> str:
 
 def loads(value: str | None) -> Any:
     return None if value is None else json.loads(value)
+
+
+def loads_or(empty: Callable[[], Any]) -> Callable[[str | None], Any]:
+    """`loads`, with `empty()` for a NULL or empty value."""
+    return lambda value: loads(value) or empty()
+
+
+def record_from_row(cls: type[R], row: Mapping[str, Any], **decode: Callable[[Any], Any]) -> R:
+    """A record (a dataclass) from a row with a column per field; `decode` maps a field to how its column reads."""
+    values = {f.name: row[f.name] for f in fields(cls) if f.name in row}  # type: ignore[arg-type]
+    for name, read in decode.items():
+        values[name] = read(row[name])
+    return cls(**values)
