@@ -6,6 +6,8 @@ the lock that lets one process at a time migrate, SQLite's connection settings) 
 
 from __future__ import annotations
 
+import sqlite3
+import time
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -14,6 +16,8 @@ from typing import Any, TypeVar
 from sqlalchemy import Table, create_engine, event, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine, RowMapping
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.sql.base import Executable
 from sqlalchemy.sql.dml import Insert
 
 from .._errors import ConfigError, NotFoundError
@@ -43,6 +47,7 @@ class Database:
         if self.dialect == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
         self._prepared: dict[str, Any] = {}
+        self._compiled: dict[tuple[int, tuple[str, ...]], tuple[Any, str, tuple[str, ...] | None]] = {}
 
     def begin(self) -> AbstractContextManager[Connection]:
         """One transaction: committed at the end of the block, rolled back if it raises."""
@@ -75,6 +80,31 @@ class Database:
             statement = self._prepared[name] = build(self)
         return statement
 
+    def write(self, conn: Connection, statement: Executable, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Execute a write statement (no result) once per row, in `conn`'s transaction, on the driver's cursor.
+
+        The per-step write of every run goes this way: the statement is SQLAlchemy's, compiled once for this
+        database, and only SQLAlchemy's per-call work is skipped (a third of a step's store time on SQLite).
+        """
+        if not rows:
+            return
+        keys = tuple(rows[0])
+        compiled = self._compiled.get((id(statement), keys))
+        if compiled is None:
+            done = statement.compile(dialect=self.engine.dialect, column_keys=list(keys))
+            # The statement is kept with its compiled form, so that its id is never reused for another.
+            compiled = self._compiled[(id(statement), keys)] = (statement, done.string, done.positiontup)
+        _, sql, order = compiled
+        params = [tuple(row[name] for name in order) for row in rows] if order is not None else rows
+        dbapi_error = self.engine.dialect.loaded_dbapi.Error
+        cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+        try:
+            cursor.executemany(sql, params)
+        except dbapi_error as error:  # as SQLAlchemy raises it (IntegrityError, OperationalError, …)
+            raise DBAPIError.instance(sql, params, error, dbapi_error) from error
+        finally:
+            cursor.close()
+
     @contextmanager
     def migrating(self) -> Iterator[Connection]:
         """A transaction that only one process at a time holds, for bringing the schema up to date."""
@@ -97,7 +127,14 @@ class Database:
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cursor = dbapi_conn.cursor()
     cursor.execute("PRAGMA busy_timeout=10000")  # first: another process may hold the lock while this one opens
-    cursor.execute("PRAGMA journal_mode=WAL")
+    for attempt in range(50):  # switching a new file to WAL can find it locked by another process doing the same
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            break
+        except sqlite3.OperationalError:
+            if attempt == 49:
+                raise
+            time.sleep(0.02)
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()

@@ -85,11 +85,11 @@ def number_events(conn: Connection, run_id: str, rows: Sequence[EventRow | Legac
     return numbered
 
 
-def insert_events(conn: Connection, run_id: str, rows: Sequence[EventRow | LegacyEventRow]) -> None:
+def insert_events(db: Database, conn: Connection, run_id: str, rows: Sequence[EventRow | LegacyEventRow]) -> None:
     """Insert the run's events in order, numbering those without a number (see `number_events`)."""
     if rows:
         with _clashes(run_id, rows):
-            conn.execute(_INSERT, [_params(run_id, row) for row in number_events(conn, run_id, rows)])
+            db.write(conn, _INSERT, [_params(run_id, row) for row in number_events(conn, run_id, rows)])
 
 
 def numbering(db: Database, run_id: str, write: Callable[[Connection], T]) -> T:

@@ -44,20 +44,19 @@ class Steps:
         before `first` are kept as stored. Each event carries its number (`EventRow.seq`) or None for the store to
         number it; an event written as (type, data, ts) is numbered by the store too.
         """
-        upsert_checkpoint = self._db.prepared("upsert checkpoint", _upsert_checkpoint)
+        db = self._db
+        upsert_checkpoint = db.prepared("upsert checkpoint", _upsert_checkpoint)
 
         def write(conn: Connection) -> None:
             if checkpoint is not None:
                 step, first, items = checkpoint
-                conn.execute(_DELETE_MESSAGES_FROM, {"run_id": run_id, "first": first})
-                if items:
-                    conn.execute(_INSERT_MESSAGE, [{"run_id": run_id, "idx": first + i, "data": d} for i, d in enumerate(items)])
-                conn.execute(upsert_checkpoint, {"run_id": run_id, "step": step, "count": first + len(items), "updated_at": utcnow()})
-            if tool_calls:
-                conn.execute(_INSERT_TOOL_CALL, [_tool_call_row(run_id, **c) for c in tool_calls])
-            insert_events(conn, run_id, events)
+                db.write(conn, _DELETE_MESSAGES_FROM, [{"run_id": run_id, "first": first}])
+                db.write(conn, _INSERT_MESSAGE, [{"run_id": run_id, "idx": first + i, "data": d} for i, d in enumerate(items)])
+                db.write(conn, upsert_checkpoint, [{"run_id": run_id, "step": step, "count": first + len(items), "updated_at": utcnow()}])
+            db.write(conn, _INSERT_TOOL_CALL, [_tool_call_row(run_id, **c) for c in tool_calls])
+            insert_events(db, conn, run_id, events)
 
-        numbering(self._db, run_id, write)
+        numbering(db, run_id, write)
 
     def save_checkpoint(self, run_id: str, step: int, messages_json: str) -> None:
         """Replace the run's whole checkpoint with `messages_json` (a JSON array of messages)."""
