@@ -47,7 +47,7 @@ class Database:
         if self.dialect == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
         self._prepared: dict[str, Any] = {}
-        self._compiled: dict[tuple[int, tuple[str, ...]], tuple[Any, str, tuple[str, ...] | None]] = {}
+        self._compiled: dict[tuple[int, tuple[str, ...]], tuple[Any, str, tuple[str, ...] | None, dict[str, Any]]] = {}
 
     def begin(self) -> AbstractContextManager[Connection]:
         """One transaction: committed at the end of the block, rolled back if it raises."""
@@ -81,25 +81,38 @@ class Database:
         return statement
 
     def write(self, conn: Connection, statement: Executable, rows: Sequence[Mapping[str, Any]]) -> None:
-        """Execute a write statement (no result) once per row, in `conn`'s transaction, on the driver's cursor.
+        """Execute a write statement once per row, in `conn`'s transaction, on the driver's cursor.
 
-        The per-step write of every run goes this way: the statement is SQLAlchemy's, compiled once for this
-        database, and only SQLAlchemy's per-call work is skipped (a third of a step's store time on SQLite).
+        The per-step write of every run goes this way (`write`, `scalar`): the statements are SQLAlchemy's, compiled
+        once for this database, and only SQLAlchemy's per-call work is skipped (most of a step's store time).
         """
-        if not rows:
-            return
+        if rows:
+            self._on_cursor(conn, statement, rows, lambda cursor, sql, params: cursor.executemany(sql, params))
+
+    def scalar(self, conn: Connection, statement: Executable, params: Mapping[str, Any]) -> Any:
+        """The first column of the first row `statement` selects (see `write`)."""
+
+        def fetch(cursor: Any, sql: str, rows: list[Any]) -> Any:
+            cursor.execute(sql, rows[0])
+            return cursor.fetchone()[0]
+
+        return self._on_cursor(conn, statement, [params], fetch)
+
+    def _on_cursor(self, conn: Connection, statement: Executable, rows: Sequence[Mapping[str, Any]], run: Callable[..., T]) -> T:
         keys = tuple(rows[0])
         compiled = self._compiled.get((id(statement), keys))
         if compiled is None:
             done = statement.compile(dialect=self.engine.dialect, column_keys=list(keys))
             # The statement is kept with its compiled form, so that its id is never reused for another.
-            compiled = self._compiled[(id(statement), keys)] = (statement, done.string, done.positiontup)
-        _, sql, order = compiled
-        params = [tuple(row[name] for name in order) for row in rows] if order is not None else rows
+            compiled = self._compiled[(id(statement), keys)] = (statement, done.string, done.positiontup, done.params)
+        _, sql, order, fixed = compiled  # `fixed`: the values written in the statement (e.g. the 0 in coalesce(…, 0))
+        if fixed.keys() - set(keys):
+            rows = [{**fixed, **row} for row in rows]
+        params = [tuple(row[name] for name in order) for row in rows] if order is not None else list(rows)
         dbapi_error = self.engine.dialect.loaded_dbapi.Error
         cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
         try:
-            cursor.executemany(sql, params)
+            return run(cursor, sql, params)
         except dbapi_error as error:  # as SQLAlchemy raises it (IntegrityError, OperationalError, …)
             raise DBAPIError.instance(sql, params, error, dbapi_error) from error
         finally:

@@ -46,7 +46,7 @@ class Events:
         row = EventRow(seq=seq, type=type_, data=data, ts=utcnow())
 
         def write(conn: Connection) -> EventRecord:
-            [numbered] = number_events(conn, run_id, [row])
+            [numbered] = number_events(self._db, conn, run_id, [row])
             with _clashes(run_id, [row]):
                 event_id = conn.execute(_INSERT_ONE, _params(run_id, numbered)).scalar_one()
             return EventRecord(id=event_id, run_id=run_id, seq=numbered.seq, type=type_, data=data, ts=row.ts)
@@ -70,14 +70,14 @@ class Events:
             return [record_from_row(EventRecord, row, data=loads) for row in conn.execute(query).mappings()]
 
 
-def number_events(conn: Connection, run_id: str, rows: Sequence[EventRow | LegacyEventRow]) -> list[EventRow]:
+def number_events(db: Database, conn: Connection, run_id: str, rows: Sequence[EventRow | LegacyEventRow]) -> list[EventRow]:
     """The rows as EventRows, those without a number numbered on from the run's last stored event (in order)."""
     numbered = [EventRow(None, *row) if len(row) == 3 else row for row in rows]
     if any(row.seq is None for row in numbered):
         # Writers of one run take turns from here to their commit: the run's row is locked (PostgreSQL) or the
         # database's write lock taken (SQLite) by this no-op update, before the last number is read.
-        conn.execute(_HOLD_RUN, {"run_id": run_id})
-        last = int(conn.execute(_LAST_SEQ, {"run_id": run_id}).scalar_one())
+        db.write(conn, _HOLD_RUN, [{"run_id": run_id}])
+        last = int(db.scalar(conn, _LAST_SEQ, {"run_id": run_id}))
         for i, row in enumerate(numbered):
             if row.seq is None:
                 numbered[i] = row._replace(seq=last + 1)
@@ -89,7 +89,7 @@ def insert_events(db: Database, conn: Connection, run_id: str, rows: Sequence[Ev
     """Insert the run's events in order, numbering those without a number (see `number_events`)."""
     if rows:
         with _clashes(run_id, rows):
-            db.write(conn, _INSERT, [_params(run_id, row) for row in number_events(conn, run_id, rows)])
+            db.write(conn, _INSERT, [_params(run_id, row) for row in number_events(db, conn, run_id, rows)])
 
 
 def numbering(db: Database, run_id: str, write: Callable[[Connection], T]) -> T:
