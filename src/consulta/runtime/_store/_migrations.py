@@ -56,4 +56,4 @@ def upgrade(db: Database) -> None:
 
 def configure(connection: Connection) -> dict[str, object]:
     """The options `migrations/env.py` hands to Alembic's context (one place for the store and the command)."""
-    return {"connection": connection, "target_metadata": metadata, "render_as_batch": True, "compare_server_default": True}
+    return {"connection": connection, "target_metadata": metadata, "render_as_batch": True}

@@ -8,20 +8,24 @@ from __future__ import annotations
 
 from alembic import context
 from sqlalchemy import create_engine
+from sqlalchemy.engine import Connection
 
 from consulta.runtime._store._migrations import configure
 
-connection = context.config.attributes.get("connection")
-if connection is not None:
+
+def migrate(connection: Connection) -> None:
     context.configure(**configure(connection))
     with context.begin_transaction():
         context.run_migrations()
+
+
+given = context.config.attributes.get("connection")
+if given is not None:
+    migrate(given)
 else:
     url = context.get_x_argument(as_dictionary=True).get("url")
     if not url:
-        raise SystemExit("Give the database to migrate: alembic -c … -x url=sqlite:///path/to/consulta.db …")
+        raise SystemExit("Give the database: alembic -c src/consulta/runtime/_store/migrations/alembic.ini -x url=sqlite:///… …")
     with create_engine(url).connect() as conn:
-        context.configure(**configure(conn))
-        with context.begin_transaction():
-            context.run_migrations()
+        migrate(conn)
         conn.commit()
