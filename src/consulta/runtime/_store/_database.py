@@ -7,6 +7,7 @@ the lock that lets one process at a time migrate, SQLite's connection settings) 
 from __future__ import annotations
 
 import sqlite3
+import threading
 import time
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -29,6 +30,8 @@ T = TypeVar("T")
 _INSERTS: dict[str, Callable[[Table], Any]] = {"sqlite": sqlite.insert, "postgresql": postgresql.insert}
 
 # Any fixed number: the PostgreSQL advisory lock every Consulta process takes to migrate a store.
+_KEPT = 3  # threads that keep a connection for the per-step write (the pool holds 5, and 10 more when busy)
+
 _MIGRATION_LOCK = zlib.crc32(b"consulta store migration")
 
 
@@ -47,11 +50,39 @@ class Database:
         if self.dialect == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
         self._prepared: dict[str, Any] = {}
+        self._kept: dict[int, Connection] = {}  # thread id -> the connection it keeps (see `begin_kept`)
+        self._kept_lock = threading.Lock()
         self._compiled: dict[tuple[int, tuple[str, ...]], tuple[Any, str, tuple[str, ...] | None, dict[str, Any]]] = {}
 
     def begin(self) -> AbstractContextManager[Connection]:
         """One transaction: committed at the end of the block, rolled back if it raises."""
         return self.engine.begin()
+
+    @contextmanager
+    def begin_kept(self) -> Iterator[Connection]:
+        """Like `begin`, on a connection this thread keeps open: for the per-step write, which runs on every step
+        of every run and would otherwise check a connection out of the pool and back each time. A few threads keep
+        one (those of finished threads are closed); others get a pooled one."""
+        conn = self._kept.get(threading.get_ident())
+        if conn is None:
+            conn = self._keep()
+        if conn is None:
+            with self.engine.begin() as pooled:
+                yield pooled
+            return
+        with conn.begin():
+            yield conn
+
+    def _keep(self) -> Connection | None:
+        with self._kept_lock:
+            if len(self._kept) >= _KEPT:
+                alive = {thread.ident for thread in threading.enumerate()}
+                for ident in [i for i in self._kept if i not in alive]:
+                    self._kept.pop(ident).close()
+            if len(self._kept) >= _KEPT:
+                return None
+            conn = self._kept[threading.get_ident()] = self.engine.connect()
+            return conn
 
     def read(self) -> AbstractContextManager[Connection]:
         """A connection for reading (its implicit transaction is rolled back at the end)."""
@@ -134,6 +165,10 @@ class Database:
             conn.commit()
 
     def dispose(self) -> None:
+        with self._kept_lock:
+            for conn in self._kept.values():
+                conn.close()
+            self._kept.clear()
         self.engine.dispose()
 
 

@@ -8,7 +8,7 @@ again with the next one.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any, TypeVar
 
 from sqlalchemy import bindparam, func, insert, select, update
@@ -51,7 +51,7 @@ class Events:
                 event_id = conn.execute(_INSERT_ONE, _params(run_id, numbered)).scalar_one()
             return EventRecord(id=event_id, run_id=run_id, seq=numbered.seq, type=type_, data=data, ts=row.ts)
 
-        return numbering(self._db, run_id, write)
+        return numbering(self._db.begin, run_id, write)
 
     def last_event_seq(self, run_id: str) -> int:
         """The number of the run's last stored event (0 before its first)."""
@@ -92,12 +92,12 @@ def insert_events(db: Database, conn: Connection, run_id: str, rows: Sequence[Ev
             db.write(conn, _INSERT, [_params(run_id, row) for row in number_events(db, conn, run_id, rows)])
 
 
-def numbering(db: Database, run_id: str, write: Callable[[Connection], T]) -> T:
-    """Run `write` (which inserts events of `run_id`) in a transaction, again if another writer took the same
-    event number meanwhile (bounded)."""
+def numbering(begin: Callable[[], AbstractContextManager[Connection]], run_id: str, write: Callable[[Connection], T]) -> T:
+    """Run `write` (which inserts events of `run_id`) in a transaction from `begin`, again if another writer took the
+    same event number meanwhile (bounded)."""
     for attempt in range(_ATTEMPTS):
         try:
-            with db.begin() as conn:
+            with begin() as conn:
                 return write(conn)
         except IntegrityError as error:
             if not _seq_clash(error):

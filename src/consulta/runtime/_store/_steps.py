@@ -56,7 +56,7 @@ class Steps:
             db.write(conn, _INSERT_TOOL_CALL, [_tool_call_row(run_id, **c) for c in tool_calls])
             insert_events(db, conn, run_id, events)
 
-        numbering(db, run_id, write)
+        numbering(db.begin_kept, run_id, write)
 
     def save_checkpoint(self, run_id: str, step: int, messages_json: str) -> None:
         """Replace the run's whole checkpoint with `messages_json` (a JSON array of messages)."""
