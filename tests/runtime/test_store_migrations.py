@@ -39,10 +39,18 @@ def test_a_new_store_is_made_at_the_newest_revision(store_url):
     Store(store_url).close()  # opening it again changes nothing
 
 
+LAYOUTS = {
+    "first": ["1-first"],
+    "messages split": ["2-messages-split"],
+    "before migrations": ["3-before-migrations"],
+    "interim": ["3-before-migrations", "4-interim"],
+}
+
+
 def _earlier_store(path: Path, layout: str) -> None:
     """A store as an earlier version left it: two runs with interleaved events, a checkpoint, an ask."""
     with sqlite3.connect(path) as db:
-        db.executescript((EARLIER / "common.sql").read_text() + (EARLIER / f"{layout}.sql").read_text())
+        db.executescript("".join((EARLIER / f"{name}.sql").read_text() for name in ["common", *LAYOUTS[layout]]))
         columns = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
         for run_id in ("run_a", "run_b"):
             row = {
@@ -67,10 +75,11 @@ def _earlier_store(path: Path, layout: str) -> None:
         )
 
 
-@pytest.mark.parametrize("layout", ["1-first", "2-messages-split", "3-before-migrations"])
+@pytest.mark.parametrize("layout", list(LAYOUTS))
 def test_a_store_made_by_an_earlier_version_is_upgraded_on_open(tmp_path, layout):
     """The first layout (checkpoints one JSON array per run, no `principal`), the second (messages a row, still no
-    `principal`) and the last before migrations: each reads back the same, gains what came since, and works."""
+    `principal`), the last before migrations, and the interim one (`agent`, and `seq` 0 for the events stored before
+    it): each reads back the same, gains what came since, and works."""
     _earlier_store(tmp_path / "old.db", layout)
     store = Store(f"sqlite:///{tmp_path}/old.db")
     try:

@@ -17,7 +17,9 @@ depends_on = None
 
 
 def upgrade() -> None:
-    op.add_column("runs", sa.Column("agent", sa.String(80), nullable=False, server_default=""))
+    # A store opened by the interim version (between the hand-written upgrades and these) may have it already.
+    if "agent" not in {c["name"] for c in sa.inspect(op.get_bind()).get_columns("runs")}:
+        op.add_column("runs", sa.Column("agent", sa.String(80), nullable=False, server_default=""))
 
 
 def downgrade() -> None:

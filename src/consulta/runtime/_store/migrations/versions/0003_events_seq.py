@@ -18,7 +18,10 @@ depends_on = None
 
 
 def upgrade() -> None:
-    op.add_column("events", sa.Column("seq", sa.Integer, nullable=True))
+    # A store opened by the interim version (between the hand-written upgrades and these) has the column, with 0 for
+    # the events stored before it: every event is numbered again below, by its place in its run.
+    if "seq" not in {c["name"] for c in sa.inspect(op.get_bind()).get_columns("events")}:
+        op.add_column("events", sa.Column("seq", sa.Integer, nullable=True))
     events = sa.table("events", sa.column("id", sa.Integer), sa.column("run_id", sa.String), sa.column("seq", sa.Integer))
     earlier = events.alias("earlier")
     position = (
