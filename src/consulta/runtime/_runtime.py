@@ -14,6 +14,7 @@ tells listeners (`_event_bus`). This class puts them together behind the public 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -52,31 +53,31 @@ class Runtime:
     ) -> None:
         self.store = store
         self.resolve_model = resolve_model
-        self.bus = EventBus()
-        self.recorder = RunRecorder(store, self.bus)
+        self._bus = EventBus()
+        self.recorder = RunRecorder(store, self._bus)
         """Records every run of this process (front ends that drive runs themselves, e.g. MCP sessions, use it too)."""
-        self.asks = AskDesk(store, self.recorder, answered_by=answered_by, on_closed=self._on_closed)
+        self._asks = AskDesk(store, self.recorder, answered_by=answered_by, on_closed=self._on_closed)
         self.plans = PlanBook(store, self.recorder.emit)
-        self.loop = RunLoop(
-            store=store, desk=self.asks, plans=self.plans, resolve_model=resolve_model, ask_policy=ask_policy,
+        self._runs = RunLoop(
+            store=store, desk=self._asks, plans=self.plans, resolve_model=resolve_model, ask_policy=ask_policy,
             max_active_runs=max_active_runs, on_end=self._on_end,
         )
         self.leases = Leases(
             store, poll_interval=poll_interval, heartbeat_interval=heartbeat_interval,
-            waiting=lambda: self.asks.waiting, on_closed_elsewhere=self._closed_elsewhere,
+            waiting=lambda: self._asks.waiting, on_closed_elsewhere=self._closed_elsewhere,
         )
         """This process's hold on the runs it carries (front ends driving runs themselves hold theirs here too)."""
         self._event_loop: asyncio.AbstractEventLoop | None = None
 
     @property
     def ask_policy(self) -> AskPolicy:
-        return self.loop.ask_policy
+        return self._runs.ask_policy
 
     # ---- public API -------------------------------------------------------------------------------------------
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Call `listener` with every event of every run in this process; returns an unsubscribe function."""
-        return self.bus.subscribe(listener)
+        return self._bus.subscribe(listener)
 
     async def start(
         self,
@@ -103,8 +104,8 @@ class Runtime:
             agent=agent.name, app=agent.app, prompt=prompt, model=model, lang=lang, thread_id=thread_id,
             parent_run_id=continue_from, options=agent.options, principal=principal,
         )
-        self.asks.register(agent)
-        self.loop.begin(log, agent, prompt=prompt)
+        self._asks.register(agent)
+        self._runs.begin(log, agent, prompt=prompt)
         self._hold(log.run.id)
         return log.run
 
@@ -124,7 +125,7 @@ class Runtime:
 
     async def settled(self, run_id: str) -> RunRecord:
         """Wait until the run ends, or waits on an ask that nothing in this process will continue (policy `defer`)."""
-        live = self.loop.live.get(run_id)
+        live = self._runs.live.get(run_id)
         if live is not None:
             await live.settled.wait()
         return self.store.get_run(run_id)
@@ -140,43 +141,43 @@ class Runtime:
         run = self.store.get_run(run_id)
         if run.status in _TERMINAL or run.external:
             return run  # nothing to do, or nothing Consulta can do: an outside client drives it
-        if run_id in self.loop.live:
+        if run_id in self._runs.live:
             return run
         _check_agent(run, agent)
         if not self.store.claim_run(run_id):
             raise ConflictError(f"Run {run_id} is being run by another live process ({run.owner}); answer it there.")
-        self.asks.register(agent)
+        self._asks.register(agent)
         log = self.recorder.take_up(run)
         log.hold()
         log.emit(RunStarted(run_id=run_id, app=agent.app, agent=agent.name, prompt=None, resumed=True))
         log.set_status(RunStatus.running)
-        self.loop.begin(log, agent, prompt=None)
+        self._runs.begin(log, agent, prompt=None)
         self._hold(run_id)
         return run
 
     def is_running_here(self, run_id: str) -> bool:
         """Whether this runtime is carrying the run (advancing it, or waiting on its asks to continue it)."""
-        return run_id in self.loop.live
+        return run_id in self._runs.live
 
     def answer(self, ask: str | AskRecord, answer: Any, *, answered_by: str | None = None) -> AskRecord:
         """Answer a pending ask (from any thread), given its id or the record the caller already read: one read at
         most, then the conditional close. Unknown id → NotFoundError; closed → ConflictError; bad shape →
         InvalidAnswerError (nothing changes on an error)."""
-        return self.asks.answer(ask, answer, answered_by=answered_by)
+        return self._asks.answer(ask, answer, answered_by=answered_by)
 
     def cancel_ask(
         self, ask: str | AskRecord, *, status: AskStatus = AskStatus.cancelled, answered_by: str | None = None, outcome: Outcome | None = None
     ) -> AskRecord:
         """Close a pending ask without an answer (the user cancelled or declined, it timed out elsewhere): the model
         gets `outcome(kind, payload)`, by default the kind's `cancelled_result`. Closed → ConflictError."""
-        return self.asks.cancel(ask, status=status, answered_by=answered_by, outcome=outcome)
+        return self._asks.cancel(ask, status=status, answered_by=answered_by, outcome=outcome)
 
     async def stop(self, run_id: str) -> RunRecord:
         """Stop a run cooperatively: its pending asks close as cancelled, it ends `cancelled`, nothing is cut mid-write."""
         run = self.store.get_run(run_id)
         if run.status in _TERMINAL:
             return run
-        live = self.loop.live.get(run_id)
+        live = self._runs.live.get(run_id)
         if live is None and self.store.run_is_live_elsewhere(run_id):
             self.store.request_cancel(run_id)  # its owner notices within its poll interval
             return run
@@ -184,31 +185,29 @@ class Runtime:
             live.cancel = True
             await asyncio.wait({live.task})
             return self.store.get_run(run_id)
-        self.loop.finish_cancelled(run_id)
+        self._runs.finish_cancelled(run_id)
         return self.store.get_run(run_id)
 
     async def aclose(self) -> None:
         """Stop background work (runs in progress are left as they are: their checkpoints are consistent)."""
-        self.asks.timers.clear()
+        self._asks.timers.clear()
         await self.leases.aclose()
-        for live in list(self.loop.live.values()):
+        for live in list(self._runs.live.values()):
             if live.task is not None and not live.task.done():
                 live.task.cancel()
-                try:
+                with contextlib.suppress(asyncio.CancelledError, Exception):  # a run's failure is on its record already
                     await live.task
-                except (asyncio.CancelledError, Exception):  # noqa: S110 - a run's failure is on its record already
-                    pass
 
     def register(self, agent: Agent) -> None:
         """Make the ask kinds of `agent` known (so its asks can be answered before its run is resumed here)."""
-        self.asks.register(agent)
+        self._asks.register(agent)
 
     def attach(self) -> None:
         """Bind the runtime to the running event loop (start, resume and front ends that hold runs call it)."""
         loop = asyncio.get_running_loop()
         if self._event_loop is not loop:
             self._event_loop = loop
-            self.loop.attach()
+            self._runs.attach()
             self.leases.attach()
 
     # ---- plumbing ---------------------------------------------------------------------------------------------
@@ -234,16 +233,16 @@ class Runtime:
         except RuntimeError:
             running = None
         if running is loop:
-            self.loop.ask_closed(ask.id)
+            self._runs.ask_closed(ask.id)
         else:
-            loop.call_soon_threadsafe(self.loop.ask_closed, ask.id)
+            loop.call_soon_threadsafe(self._runs.ask_closed, ask.id)
 
     def _closed_elsewhere(self, ask_id: str) -> None:
         """Another process closed an ask a run here waits on, and recorded it: listeners here hear what it wrote."""
-        live = self.loop.live.get(self.asks.waiting.get(ask_id, ""))
+        live = self._runs.live.get(self._asks.waiting.get(ask_id, ""))
         if live is not None:
             live.log.catch_up()
-        self.loop.ask_closed(ask_id)
+        self._runs.ask_closed(ask_id)
 
 
 def _check_agent(run: RunRecord, agent: Agent) -> None:
