@@ -80,6 +80,15 @@ async def test_instructions_are_evaluated_once_per_run_and_the_same_at_every_ste
     assert told == [f"Today is day 1. Run {first.id}."] * 2 + [f"Today is day 2. Run {second.id}."] * 2
 
 
+async def test_instructions_that_fail_end_the_run_failed_with_the_reason(store, make_runtime):
+    def instructions(run: RunRecord) -> str:
+        raise KeyError("no date for this run")
+
+    run = await run_to_settle(make_runtime(RecordingModel([say("never")])), Agent(app="toy", instructions=instructions, tools=(lookup,)))
+    assert run.status == RunStatus.failed and "no date for this run" in (run.error or "")
+    assert [t for _, t in stored(store, run.id)] == ["run_started", "run_ended"]
+
+
 # ---- events numbered per run -----------------------------------------------------------------------------------
 
 

@@ -43,18 +43,26 @@ class LiveRun:
 
     log: RunLog
     agent: Agent
-    instructions: str
-    """The agent's instructions for this run, evaluated once: the same text at every step (the model's cache holds)."""
     task: asyncio.Task[None] | None = None
     cancel: bool = False
     settled: asyncio.Event = field(default_factory=asyncio.Event)
     messages: list[ModelMessage] | None = None
     """The conversation in hand (the checkpoint as this process wrote it), so continuing needs no load."""
     open_asks: int = 0
+    _instructions: str | None = None
 
     @property
     def run_id(self) -> str:
         return self.log.run.id
+
+    @property
+    def instructions(self) -> str:
+        """The agent's instructions for this run, evaluated once: the same text at every step (the model's cache
+        of the conversation holds)."""
+        if self._instructions is None:
+            given = self.agent.instructions
+            self._instructions = given if isinstance(given, str) else given(self.log.run)
+        return self._instructions
 
 
 class RunLoop:
@@ -88,7 +96,7 @@ class RunLoop:
 
     def begin(self, log: RunLog, agent: Agent, *, prompt: str | None) -> LiveRun:
         """Carry the run here: advance a new run from `prompt`, or continue a taken-up one (prompt None)."""
-        live = self.live[log.run.id] = LiveRun(log=log, agent=agent, instructions=_instructions_for(agent, log))
+        live = self.live[log.run.id] = LiveRun(log=log, agent=agent)
         if prompt is not None:
             live.task = asyncio.create_task(self._advance(live, prompt=prompt, history=self._thread_history(log)))
         else:
@@ -98,8 +106,7 @@ class RunLoop:
     # ---- continuing -------------------------------------------------------------------------------------------
 
     async def continue_run(self, live: LiveRun) -> None:
-        """Continue a run from what its conversation and asks say."""
-        live.log.hold()
+        """Continue a run from what its conversation and asks say (it advances only when no ask is pending)."""
         messages = live.messages if live.messages is not None else live.log.load()
         live.messages = None
         if messages is None:  # died before its first step: start it again
@@ -131,6 +138,7 @@ class RunLoop:
         if pending:
             self.await_asks(live, pending)
             return
+        live.log.hold()
         for ask in known:  # the paused calls' results, told like any tool's (they reach the model with this step)
             live.log.emit(_answered_call(ask))
         await self._advance(live, prompt=None, history=messages, deferred={a.tool_call_id: a.outcome for a in known if a.tool_call_id})
@@ -162,6 +170,7 @@ class RunLoop:
         if self._active is None:
             self._active = asyncio.Semaphore(self.max_active_runs)
         async with self._active:
+            live.log.hold()
             await self._advance_now(live, prompt=prompt, history=history, deferred=deferred)
 
     async def _advance_now(self, live: LiveRun, *, prompt: str | None, history: list[ModelMessage], deferred: dict[str, Any] | None) -> None:
@@ -199,6 +208,7 @@ class RunLoop:
         if paused:
             log.checkpoint(messages)
             live.messages = messages
+            log.release()  # from the first ask opened, another process may answer it and record that
             self._open_asks(live, paused)
             return
         if text:
@@ -208,6 +218,7 @@ class RunLoop:
             if plan is not None and plan.items:
                 log.checkpoint(messages)
                 log.set_status(RunStatus.running, output=text or "")  # the reply, kept for the end
+                log.release()  # its approval may be given in another process
                 self._open_plan(live, plan)
                 return
         self.finish(live.run_id, RunStatus.finished, output=text or "", messages=messages)
@@ -253,6 +264,7 @@ class RunLoop:
     async def _decide_plan(self, live: LiveRun, ask: AskRecord) -> None:
         executor = live.agent.executor
         assert executor is not None
+        live.log.hold()
         status, result = await self.plans.decide(ask, executor=executor)
         if status == PlanStatus.failed and (result or {}).get("error_code") == "apply_failed":
             self.finish(live.run_id, RunStatus.failed, error=f"Applying plan {ask.payload['plan_id']} failed: {(result or {}).get('message')}")
@@ -328,10 +340,6 @@ class RunLoop:
             self.desk.close_quietly(ask, AskStatus.cancelled, kind.cancelled_result(ask.payload) if kind is not None else None, by="stop")
         self.plans.cancel_open(run_id)
         self.finish(run_id, RunStatus.cancelled)
-
-
-def _instructions_for(agent: Agent, log: RunLog) -> str:
-    return agent.instructions if isinstance(agent.instructions, str) else agent.instructions(log.run)
 
 
 def _answered_call(ask: AskRecord) -> ToolReturned:
