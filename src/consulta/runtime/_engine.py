@@ -273,7 +273,13 @@ def _unknown_tool(name: str, available: list[str]) -> dict[str, Any]:
 class _ConsultaTools(AbstractCapability[RunDeps]):
     """Consulta's semantics for every tool call (see the module docstring)."""
 
-    def get_model_settings(self) -> Callable[[RunContext[RunDeps]], ModelSettings]:
+    def __init__(self, *, choose_tools: bool) -> None:
+        self.choose_tools = choose_tools
+
+    def get_model_settings(self) -> Callable[[RunContext[RunDeps]], ModelSettings] | None:
+        if not self.choose_tools:
+            return None  # nothing to settle per step
+
         def per_step(ctx: RunContext[RunDeps]) -> ModelSettings:
             chosen = ctx.deps.agent.choose_tools(ctx.deps.run_id)
             return ModelSettings(tool_choice=chosen) if chosen is not None else ModelSettings()
@@ -485,7 +491,7 @@ def build_engine_agent(agent: Agent, model: Model) -> PaiAgent[RunDeps, str | De
         tools=[_engine_tool(t) for t in agent.tools],
         deps_type=RunDeps,
         output_type=[str, DeferredToolRequests],  # type: ignore[arg-type]
-        capabilities=[_ConsultaTools()],
+        capabilities=[_ConsultaTools(choose_tools=agent.tool_choice is not None)],
         retries=agent.max_steps,
     )
     if agent.check_reply is not None:
