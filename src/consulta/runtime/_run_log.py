@@ -86,15 +86,14 @@ class RunRecorder:
             log = self._logs[run.id] = RunLog(self, run, last_seq=None, held=False)
         return log
 
-    def log_of(self, run_id: str) -> RunLog | None:
-        return self._logs.get(run_id)
-
     def emit(self, event: Event) -> Event:
         """Record and publish an event of any run: through its log if this process carries it, else numbered by
         the store as it is written."""
         log = self._logs.get(event.run_id)
-        if log is not None:
-            return log.emit(event)
+        return log.emit(event) if log is not None else self._append(event)
+
+    def _append(self, event: Event) -> Event:
+        """Write the event now, numbered by the store; then publish it."""
         event.seq = self.store.append_event(event.run_id, event.type, _data(event)).seq
         self.bus.publish(event)
         return event
@@ -130,8 +129,7 @@ class RunLog:
         """Number the event, publish it and record it (with the next checkpoint, or at once; see the module)."""
         with self._lock:
             if not self._held:
-                event.seq = self.last_seq = self.store.append_event(self.run.id, event.type, _data(event)).seq
-                self.recorder.bus.publish(event)
+                self.last_seq = self.recorder._append(event).seq
                 return event
             self._number(event)
             self.recorder.bus.publish(event)
@@ -256,8 +254,3 @@ class RunLog:
                 self.recorder.bus.publish(ended)
         self.recorder._forget(self)
         return ended
-
-    def close(self) -> None:
-        """This process lets go of the run without ending it (it goes on elsewhere, or after a restart)."""
-        self.release()
-        self.recorder._forget(self)
