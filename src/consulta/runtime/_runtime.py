@@ -246,5 +246,6 @@ class Runtime:
 
 
 def _check_agent(run: RunRecord, agent: Agent) -> None:
+    # A run recorded before agents were named ("") ran its app's main agent: whichever the caller gives stands.
     if run.agent and run.agent != agent.name:
         raise ConfigError(f"Run {run.id} ran agent {run.agent!r}, not {agent.name!r}; resume it with the agent it recorded (RunRecord.agent).")
