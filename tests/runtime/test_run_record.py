@@ -184,3 +184,25 @@ async def test_an_answer_reads_the_ask_once_and_a_closed_ask_is_a_conflict(store
     assert store.get_ask(pending.id).answer == ["K562-dTAG"]
     assert (await settle(rt, run.id)).status == RunStatus.finished
     assert store.get_ask(pending.id).status == AskStatus.answered
+
+
+async def test_a_run_driven_from_outside_is_recorded_by_the_same_log_numbered_by_the_store(store, make_runtime):
+    """An MCP client's session: a run this process does not advance, written by its session and by the runtime's ask
+    API alike; every event numbered once, in order, as listeners heard it."""
+    rt = make_runtime(RecordingModel([]))
+    agent = asking_agent(name="assistant")
+    rt.register(agent)
+    heard = heard_by(rt)
+    log = rt.recorder.create(agent="assistant", app="toy", prompt="(MCP session)", model="mcp:client", lang="en", held=False)
+    log.call_started("c1", "lookup", {"name": "a"})
+    log.call_returned(step=1, tool_call_id="c1", tool_name="lookup", args={"name": "a"}, result={"ok": True}, started_at="t", duration_ms=1.0)
+    ask = log.open_ask(kind="question", payload={"questions": [CELL_LINE_Q]}, tool_call_id="c2", timeout_s=5)
+    rt.cancel_ask(ask, status=AskStatus.timed_out, answered_by="timeout", outcome=lambda kind, payload: kind.timeout_result(payload))
+    log.end(RunStatus.finished)
+    on_record = stored(store, log.run.id)
+    assert on_record == list(enumerate(["run_started", "tool_called", "tool_returned", "ask_opened", "ask_closed", "run_ended"], start=1))
+    assert numbered(heard, log.run.id) == on_record
+    run = store.get_run(log.run.id)
+    assert (run.status, run.agent) == (RunStatus.finished, "assistant")
+    assert store.get_ask(ask.id).outcome["error_code"] == "question_timeout"
+    assert [c.tool_call_id for c in store.list_tool_calls(run.id)] == ["c1"]
