@@ -28,19 +28,11 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.tools import ToolDefinition
 
-from consulta.models._local import (
-    LocalModel,
-    SchemaBounds,
-    StepStats,
-    _Generation,
-    _Plan,
-    bound_schema,
-    build_step_schema,
-    describe_tools,
-    parse_step,
-    render_messages,
-    schema_to_gbnf,
-)
+from consulta.models._grammar import schema_to_gbnf
+from consulta.models._local import LocalModel, StepStats, _Generation, _Plan
+from consulta.models._parsing import parse_step
+from consulta.models._rendering import describe_tools, render_messages
+from consulta.models._schema import SchemaBounds, bound_schema, build_step_schema
 
 # ---- tool schemas as pydantic-ai builds them ------------------------------------------------------------------------
 
@@ -320,7 +312,7 @@ class _Scripted:
             generation_seconds=1.0,
             finish_reason="stop",
         )
-        return _Generation(text=self.texts.pop(0), finish_reason="stop", stats=stats)
+        return _Generation(text=self.texts.pop(0), stats=stats)
 
 
 def _scripted_model(monkeypatch: pytest.MonkeyPatch, texts: list[str]) -> tuple[LocalModel, _Scripted]:

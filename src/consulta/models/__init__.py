@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pydantic_ai.models import Model
 
-from ..runtime._errors import ConfigError
+from ..runtime import ConfigError
 from ._scripted import ScriptedModel, load_script
 
 __all__ = ["MODEL_KINDS", "ModelInfo", "ScriptedModel", "available_models", "load_script", "resolve_model"]

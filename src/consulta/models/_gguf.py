@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from consulta.runtime._errors import ConfigError
+from ..runtime import ConfigError
 
 __all__ = [
     "DEFAULT_GGUF",
