@@ -31,8 +31,8 @@ from __future__ import annotations
 
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import AsyncIterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -70,8 +70,6 @@ if TYPE_CHECKING:
     from llama_cpp.llama_grammar import LlamaGrammar
 
 __all__ = ["LocalModel", "RenderedRequest", "StepStats"]
-
-
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -325,6 +323,7 @@ class LocalModel(Model):
         else:
             parts = [TextPart(generation.text.strip() if plan.kind == "text" else generation.text)]
         is_call = any(isinstance(p, ToolCallPart) for p in parts)
+        cut_short = generation.stats.finish_reason == "length"
         return ModelResponse(
             parts=parts,
             usage=RequestUsage(
@@ -334,7 +333,7 @@ class LocalModel(Model):
             ),
             model_name=self.model_name,
             provider_name=self.system,
-            finish_reason="tool_call" if is_call else ("length" if generation.stats.finish_reason == "length" else "stop"),
+            finish_reason="tool_call" if is_call else ("length" if cut_short else "stop"),
         )
 
     def _plan(self, messages: list[ModelMessage], settings: ModelSettings, params: ModelRequestParameters) -> _Plan:

@@ -55,7 +55,8 @@ def render_messages(messages: Sequence[ModelMessage], *, system: str | None) -> 
     Later system prompt parts stay where they are (role `system`). Assistant tool calls become OpenAI-style
     `tool_calls` with `arguments` as an object (the Qwen template applies `tojson` to them), tool results role `tool`,
     retry feedback role `user` (or `tool`, for a legacy retry of a tool call). User content that is not text (an
-    image, say) is named in a short note instead, since the model reads text only. The same history always renders the same, byte for byte, which is what lets the KV cache be reused.
+    image, say) is named in a short note instead, since the model reads text only. The same history always renders
+    the same, byte for byte, which is what lets the KV cache be reused.
     """
     leading: list[str] = []
     chat: list[ChatMessage] = []
