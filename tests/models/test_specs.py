@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from consulta.models import MODEL_KINDS, ScriptedModel, available_models, resolve_model
+from consulta.models._local import LocalModel
 from consulta.runtime import ConfigError
 
 _KEYS = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "GEMINI_API_KEY", "GOOGLE_API_KEY", "CONSULTA_GGUF")
@@ -29,9 +30,6 @@ def test_a_scripted_spec_replays_its_file_and_is_made_anew_each_time(tmp_path: P
 
 
 def test_a_local_spec_names_its_gguf_and_is_loaded_once_per_process(tmp_path: Path) -> None:
-    pytest.importorskip("llama_cpp")
-    from consulta.models._local import LocalModel
-
     gguf = tmp_path / "tiny.gguf"
     gguf.write_bytes(b"GGUF")
 

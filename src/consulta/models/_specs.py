@@ -12,7 +12,8 @@ from pathlib import Path
 from pydantic_ai.models import Model
 
 from ..runtime import ConfigError
-from ._gguf import DEFAULT_GGUF
+from ._gguf import DEFAULT_GGUF, ensure_default_gguf
+from ._local import LocalModel
 from ._scripted import ScriptedModel, load_script
 
 __all__ = ["MODEL_KINDS", "ModelInfo", "available_models", "resolve_model"]
@@ -57,8 +58,6 @@ def resolve_model(spec: str, *, models_dir: Path | None = None) -> Model:
 
 
 def _local(arg: str, models_dir: Path | None) -> Model:
-    from ._local import LocalModel  # imported on use: it is the only kind that needs llama-cpp-python
-
     return LocalModel(_gguf_path(arg, models_dir))
 
 
@@ -70,8 +69,6 @@ def _gguf_path(arg: str, models_dir: Path | None) -> Path:
         if not path.is_file():
             raise ConfigError(f"GGUF file not found: {path}.")
         return path
-    from ._gguf import ensure_default_gguf
-
     if models_dir is None:
         from ..config import Settings
 
