@@ -229,7 +229,7 @@ def test_unquoted_date_is_read_as_text() -> None:
         (lambda t: t.replace("parent_cell_line: HEK293T", "parent_cell_line: ''"), "parent_cell_line", 39),
         (lambda t: t.replace("action: discard", "action: lost"), "thaw_events.1.action", 37),
         (lambda t: t.replace("rows: 3", "rows: 0"), "meta.box_layout.rows", 3),
-        (lambda t: "- just\n- a list\n", "top level must be a mapping", None),
+        (lambda t: "- just\n- a list\n", "top level is a list", 1),
     ],
     ids=["syntax", "no-meta", "bad-date", "shared-position", "out-of-range", "dup-id", "bad-box", "empty-name",
          "bad-action", "zero-rows", "not-a-mapping"],
@@ -245,7 +245,7 @@ def test_broken_file_is_an_inventory_file_error(mutate, fragment: str, line: int
     assert "/x/inv.yaml" in err.message
     assert err.hint
     if line is not None:
-        assert f"(line {line}):" in err.message
+        assert f"(line {line}) " in err.message
     if fragment == "YAML syntax error":
         assert "(line " in err.message
 
