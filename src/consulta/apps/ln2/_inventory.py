@@ -51,6 +51,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, V
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
+from ruamel.yaml.tokens import CommentToken
 from ruamel.yaml.nodes import ScalarNode
 from ruamel.yaml.representer import RoundTripRepresenter
 from ruamel.yaml.scalarstring import ScalarString
@@ -683,11 +684,15 @@ class InventoryFile:
         except YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             problem = " ".join((getattr(exc, "problem", None) or str(exc)).split())
-            raise _invalid(
-                source, f"YAML syntax error: {problem}.", line=mark.line + 1 if mark else None,
-                fix="Correct the YAML near that line (indentation, an unclosed bracket or quote, a tab).",
+            raise InventoryFileError(
+                source, f"is not valid: YAML syntax error: {problem}.", line=mark.line + 1 if mark else None,
+                fix="Correct the YAML near that line (indentation, an unclosed bracket or quote, a tab).", path=path,
             ) from None
-        inventory, dialect = _validate_document(document, source)
+        try:
+            inventory, dialect = _validate_document(document, source)
+        except InventoryFileError as err:
+            err.path = path
+            raise
         return cls(
             path=path, raw=raw, document=document, inventory=inventory, dialect=dialect, _yaml=yaml,
             _crlf=b"\r\n" in raw,
@@ -723,10 +728,13 @@ class InventoryFile:
         node = self.record_node(record_id)
         self.dialect.take_out(node, positions)
         key = self.dialect.events_key
+        trailing = _detach_trailing_lines(node)
         events = node.get(key)
         if not events:  # absent, null or [] — start a block list
             events = node[key] = CommentedSeq()
         events.append(self._event_node(self.dialect.stored_event(event), node))
+        if trailing is not None:
+            _attach_trailing_lines(events, trailing)
 
     def reads_back_as(self, state: Inventory) -> Inventory:
         """`state`, simulated from this file's `inventory`, as it reads back once written in this file's dialect
@@ -763,6 +771,47 @@ class InventoryFile:
                 if isinstance(event, CommentedMap):
                     return event
         return None
+
+
+def _after_line(token: Any) -> bool:
+    # A token "\n…" holds the lines after a value's own line (blank lines, comment lines); "  # c\n…" is the line's own comment.
+    return isinstance(token, CommentToken) and token.value.startswith("\n") and token.value != "\n"
+
+
+def _detach_trailing_lines(node: CommentedMap) -> CommentToken | None:
+    """Take the blank and comment lines that follow the record `node` off its last value, to put them after what is
+    appended to the record: they separate it from the next record (or head the next box) and belong there."""
+    last = next(reversed(node), None) if node else None
+    if last is None:
+        return None
+    value = node[last]
+    if isinstance(value, CommentedSeq) and value and not value.fa.flow_style():  # the record ends with its events
+        if value.ca.end:
+            token = CommentToken("\n" + "".join(t.value for t in value.ca.end), value.ca.end[0].start_mark, None)
+            value.ca.end = []
+            return token
+        index, item = len(value) - 1, value[-1]
+        slot = value.ca.items.get(index)
+        if slot and _after_line(slot[0]):
+            token, slot[0] = slot[0], None
+            return token
+        if isinstance(item, CommentedMap) and not item.fa.flow_style():
+            return _detach_trailing_lines(item)
+        return None
+    slots = node.ca.items.get(last)
+    if slots and len(slots) > 2 and _after_line(slots[2]):
+        token, slots[2] = slots[2], None
+        return token
+    return None
+
+
+def _attach_trailing_lines(events: CommentedSeq, token: CommentToken) -> None:
+    """Put the lines `_detach_trailing_lines` took after the last event (a flow item or a block mapping)."""
+    last = events[-1]
+    if last.fa.flow_style():
+        events.ca.items[len(events) - 1] = [token, None]
+    else:
+        last.ca.items[next(reversed(last))] = [None, None, token, None]
 
 
 def _custom_keys(document: Mapping[str, Any]) -> list[str]:
