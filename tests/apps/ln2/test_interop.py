@@ -157,7 +157,9 @@ def test_thaw_and_add_on_the_newer_layout_write_its_own_keys(tmp_path: Path) -> 
     for foreign in ("thaw_events", "positions: [5", "parent_cell_line", "frozen_at", "box_count: 1"):
         assert foreign not in text
     assert "    position: null\n" in text and 'stored_at: "2026-03-02"' in text  # its nulls and quotes
-    assert text.count("\n\n") == before_text.count("\n\n")  # records stay separated as they were
+    # Records stay separated by a blank line, the new ones too.
+    assert text.count("\n\n") == before_text.count("\n\n") + 2
+    assert "\n\n  - id: 4\n" in text and "\n\n  - id: 5\n" in text
     assert result.summaries[1].startswith("Add record 4, 5: HeLa")
     assert load_inventory(path).record(1).consumed
 
@@ -194,7 +196,8 @@ def test_thaw_on_the_older_sample_keeps_its_layout_and_comment(tmp_path: Path) -
     text = path.read_text(encoding="utf-8")
     assert "# Tube-level model: one record == one physical tube.\n" in text
     assert "    plasmid_name: null\n" in text  # its nulls stay spelled `null`
-    assert text.count("\n\n") == before_text.count("\n\n")
+    assert text.count("\n\n") == before_text.count("\n\n") + 1 and "\n\n  - id: 5\n" in text
+    assert "    note: keep for validation\n    thaw_events:\n" in text  # the event before the blank line
 
 
 @pytest.mark.parametrize("name", [OLDER, FULL, MIN])

@@ -278,3 +278,17 @@ def test_atomic_write_replaces_and_leaves_no_temp_file(tmp_path: Path) -> None:
     assert target.read_bytes() == b"new"
     assert oct(target.stat().st_mode & 0o777) == oct(0o640)
     assert [p.name for p in tmp_path.iterdir()] == ["f.yaml"]
+
+
+def test_a_box_heading_after_a_record_stays_before_the_next_record(tmp_path: Path) -> None:
+    path = sample_copy(tmp_path)
+    heading = "  # ---- Box 2: K562-dTAG degron knock-ins (FKBP12-F36V; degrade with dTAG-13) ----------\n"
+    for day in ("2025-07-30", "2025-07-31"):  # the first event starts the list, the second is appended to it
+        held = load_inventory(path).record(8).positions
+        apply_plan(path, [RecordThaw(record_id=8, positions=held[:1], date=day)], plan_id=day, actor="t", today=TODAY)
+    record_8 = path.read_text(encoding="utf-8").split("  - id: 8\n")[1].split("  - id: 9\n")[0]
+    assert record_8.endswith(
+        "    note: ATCC TIB-152\n    thaw_events:\n"
+        "      - {date: '2025-07-30', action: thaw, positions: [64]}\n"
+        "      - {date: '2025-07-31', action: thaw, positions: [65]}\n" + heading
+    )

@@ -320,7 +320,9 @@ class InventoryFileError(ToolError, ConsultaError):
 
     code = "inventory_file_error"
 
-    def __init__(self, source: str, problem: str, *, fix: str, line: int | None = None, path: Path | None = None) -> None:
+    def __init__(
+        self, source: str, problem: str, *, fix: str, line: int | None = None, path: Path | None = None
+    ) -> None:
         where = f" (line {line})" if line else ""
         super().__init__("inventory_file_error", f"The inventory file {source}{where} {problem}", hint=fix)
         self.path = path
@@ -341,7 +343,7 @@ def _invalid(source: str, what: str, *, fix: str, line: int | None = None) -> In
 
 
 def _like(sample: Any, value: str) -> str:
-    """`value` quoted the way `sample` (a scalar of the same file) is quoted, so new lines look like their neighbours."""
+    """`value` quoted the way `sample` (a scalar of the same file) is, so new lines look like their neighbours."""
     return type(sample)(value) if isinstance(sample, ScalarString) else value
 
 
@@ -379,8 +381,8 @@ class FileDialect(ABC):
             return TUBE_DIALECT if tube else BATCH_DIALECT
         meta = document.get("meta")
         layout = meta.get("box_layout") if isinstance(meta, Mapping) else None
-        tube = isinstance(meta, Mapping) and "custom_fields" in meta or isinstance(layout, Mapping) and "box_count" in layout
-        return TUBE_DIALECT if tube else BATCH_DIALECT
+        custom = isinstance(meta, Mapping) and "custom_fields" in meta
+        return TUBE_DIALECT if custom or isinstance(layout, Mapping) and "box_count" in layout else BATCH_DIALECT
 
     @abstractmethod
     def record_view(self, node: Mapping[str, Any]) -> dict[str, Any]:
@@ -391,7 +393,9 @@ class FileDialect(ABC):
         """A location inside a record in the model's terms (`positions.0`) as a location in the file (`position`)."""
 
     @abstractmethod
-    def new_record(self, record: Record, *, template: Mapping[str, Any] | None, custom_keys: Sequence[str]) -> CommentedMap:
+    def new_record(
+        self, record: Record, *, template: Mapping[str, Any] | None, custom_keys: Sequence[str]
+    ) -> CommentedMap:
         """The mapping of a new record in the file's terms; `template` is the last record of the file, if any."""
 
     @abstractmethod
@@ -420,7 +424,9 @@ class BatchDialect(FileDialect):
     def file_loc(self, node: Any, loc: Sequence[Any]) -> list[Any]:
         return list(loc)
 
-    def new_record(self, record: Record, *, template: Mapping[str, Any] | None, custom_keys: Sequence[str]) -> CommentedMap:
+    def new_record(
+        self, record: Record, *, template: Mapping[str, Any] | None, custom_keys: Sequence[str]
+    ) -> CommentedMap:
         node = CommentedMap()
         for key, value in record.model_dump(exclude={"thaw_events", "custom"}).items():
             if value is None:
@@ -482,7 +488,9 @@ class TubeDialect(FileDialect):
             return ["storage_events", kept[rest[0]], *rest[1:]] if rest[0] < len(kept) else ["storage_events"]
         return [self._KEYS.get(head, head), *rest]
 
-    def new_record(self, record: Record, *, template: Mapping[str, Any] | None, custom_keys: Sequence[str]) -> CommentedMap:
+    def new_record(
+        self, record: Record, *, template: Mapping[str, Any] | None, custom_keys: Sequence[str]
+    ) -> CommentedMap:
         values: dict[str, Any] = {
             "id": record.id,
             "box": record.box,
@@ -613,7 +621,8 @@ def _pydantic_problem(exc: ValidationError, document: Any, file_loc: Any, source
 
 def _read_error(path: Path, exc: OSError) -> InventoryFileError:
     if isinstance(exc, FileNotFoundError):
-        return InventoryFileError(str(path), "does not exist.", fix="Check the path given for the inventory.", path=path)
+        fix = "Check the path given for the inventory."
+        return InventoryFileError(str(path), "does not exist.", fix=fix, path=path)
     if isinstance(exc, IsADirectoryError):
         inside = sorted(p.name for p in path.iterdir() if p.suffix in (".yaml", ".yml"))
         fix = f"Give the path of the YAML file inside it{f', e.g. {path / inside[0]}' if inside else ''}."
@@ -721,6 +730,8 @@ class InventoryFile:
         if not isinstance(items, CommentedSeq):
             items = self.document["inventory"] = CommentedSeq()
         template = next((node for node in reversed(items) if isinstance(node, CommentedMap)), None)
+        if (blank := _blank_line_between_records(items)) is not None:
+            _attach_after(items[-1], CommentToken(blank.value, blank.start_mark, None))
         items.append(self.dialect.new_record(record, template=template, custom_keys=_custom_keys(self.document)))
 
     def take_out(self, record_id: int, positions: Sequence[int], event: ThawEvent) -> None:
@@ -734,7 +745,7 @@ class InventoryFile:
             events = node[key] = CommentedSeq()
         events.append(self._event_node(self.dialect.stored_event(event), node))
         if trailing is not None:
-            _attach_trailing_lines(events, trailing)
+            _attach_after(events, trailing)
 
     def reads_back_as(self, state: Inventory) -> Inventory:
         """`state`, simulated from this file's `inventory`, as it reads back once written in this file's dialect
@@ -752,13 +763,18 @@ class InventoryFile:
         like = self._first_event()
         keys = [k for k in like if k in ThawEvent.model_fields] if like is not None else list(self.dialect.event_keys)
         keys += [k for k in self.dialect.event_keys if k not in keys]
-        date_like = like.get("date") if like is not None else record.get(self.dialect.file_loc(record, ["frozen_at"])[0])
+        date_key = self.dialect.file_loc(record, ["frozen_at"])[0]
+        date_like = like.get("date") if like is not None else record.get(date_key)
         values = event.model_dump(exclude_none=True)
         node = CommentedMap()
         for key in keys:
             if key in values:
                 value = values[key]
-                node[key] = _flow_seq(value) if key == "positions" else _like(date_like, value) if key == "date" else value
+                if key == "positions":
+                    value = _flow_seq(value)
+                elif key == "date":
+                    value = _like(date_like, value)
+                node[key] = value
         flow = like.fa.flow_style() if like is not None else self.dialect.flow_events
         if flow:
             node.fa.set_flow_style()
@@ -774,44 +790,70 @@ class InventoryFile:
 
 
 def _after_line(token: Any) -> bool:
-    # A token "\n…" holds the lines after a value's own line (blank lines, comment lines); "  # c\n…" is the line's own comment.
+    # "\n…" holds the lines after a value's line (blank or comment lines); "  # c\n…" is that line's own comment.
     return isinstance(token, CommentToken) and token.value.startswith("\n") and token.value != "\n"
 
 
-def _detach_trailing_lines(node: CommentedMap) -> CommentToken | None:
-    """Take the blank and comment lines that follow the record `node` off its last value, to put them after what is
-    appended to the record: they separate it from the next record (or head the next box) and belong there."""
+def _detach_trailing_lines(node: CommentedMap, *, take: bool = True) -> CommentToken | None:
+    """The blank and comment lines that follow the record `node` (as one token "\n…"), taken off its last value
+    unless `take` is false. They separate the record from the next one (or head the next box), so what is appended
+    to the record goes before them (`_attach_after`)."""
     last = next(reversed(node), None) if node else None
     if last is None:
         return None
     value = node[last]
     if isinstance(value, CommentedSeq) and value and not value.fa.flow_style():  # the record ends with its events
-        if value.ca.end:
-            token = CommentToken("\n" + "".join(t.value for t in value.ca.end), value.ca.end[0].start_mark, None)
-            value.ca.end = []
+        if value.ca.end:  # lines kept apart from their indentation, which is in the tokens' marks
+            lines = "".join(" " * t.start_mark.column + t.value if t.value.strip() else t.value for t in value.ca.end)
+            token = CommentToken("\n" + lines, value.ca.end[0].start_mark, None)
+            if take:
+                value.ca.end = []
             return token
         index, item = len(value) - 1, value[-1]
         slot = value.ca.items.get(index)
         if slot and _after_line(slot[0]):
-            token, slot[0] = slot[0], None
+            token = slot[0]
+            if take:
+                slot[0] = None
             return token
         if isinstance(item, CommentedMap) and not item.fa.flow_style():
-            return _detach_trailing_lines(item)
+            return _detach_trailing_lines(item, take=take)
         return None
     slots = node.ca.items.get(last)
     if slots and len(slots) > 2 and _after_line(slots[2]):
-        token, slots[2] = slots[2], None
+        token = slots[2]
+        if take:
+            slots[2] = None
         return token
     return None
 
 
-def _attach_trailing_lines(events: CommentedSeq, token: CommentToken) -> None:
-    """Put the lines `_detach_trailing_lines` took after the last event (a flow item or a block mapping)."""
-    last = events[-1]
-    if last.fa.flow_style():
-        events.ca.items[len(events) - 1] = [token, None]
-    else:
-        last.ca.items[next(reversed(last))] = [None, None, token, None]
+def _attach_after(node: CommentedMap | CommentedSeq, token: CommentToken) -> None:
+    """Put lines taken by `_detach_trailing_lines` after the last value of `node` (a record or its events)."""
+    if isinstance(node, CommentedSeq):
+        last = node[-1]
+        if isinstance(last, CommentedMap) and last and not last.fa.flow_style():
+            _attach_after(last, token)
+        else:
+            node.ca.items[len(node) - 1] = [token, None]
+        return
+    key = next(reversed(node))
+    value = node[key]
+    if isinstance(value, CommentedMap | CommentedSeq) and value and not value.fa.flow_style():
+        _attach_after(value, token)
+    elif not node.ca.items.get(key):  # never over the line's own comment
+        node.ca.items[key] = [None, None, token, None]
+
+
+def _blank_line_between_records(items: CommentedSeq) -> CommentToken | None:
+    """The blank line between the file's last two records, when there is one and the last has nothing after it yet
+    (so a new record can be separated the same way)."""
+    if len(items) < 2 or not all(isinstance(node, CommentedMap) and node for node in items[-2:]):
+        return None
+    between = _detach_trailing_lines(items[-2], take=False)
+    if between is None or between.value != "\n\n" or _detach_trailing_lines(items[-1], take=False) is not None:
+        return None
+    return between
 
 
 def _custom_keys(document: Mapping[str, Any]) -> list[str]:
@@ -890,7 +932,7 @@ def _record_problem(
     record: Record, inventory: Inventory, seen_ids: dict[int, int], holder: dict[tuple[int, int], int],
     count_key: str,
 ) -> tuple[str, str, str] | None:
-    """(what is wrong, offending model field, fix) for a record that clashes with the layout or the records before it."""
+    """(what is wrong, offending model field, fix) for a record clashing with the layout or the records before it."""
     layout, box_count = inventory.layout, inventory.meta.box_count
     if record.id in seen_ids:
         what = f"record id {record.id} is used twice (also by record #{seen_ids[record.id] + 1} of the list)."
