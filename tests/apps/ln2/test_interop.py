@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from consulta.apps.ln2._audit import read_audit
 from consulta.apps.ln2._inventory import InventoryFile, InventoryFileError, load_inventory
 from consulta.apps.ln2._operations import AddEntry, BatchThaw, RecordThaw, Rollback, ThawEntry, apply_plan, preview
 from consulta.apps.ln2._queries import empty_positions, inventory_stats, query_inventory, search_records
+from consulta.frontends.cli import main
 from consulta.runtime import ConsultaError, ToolError
 
 from .test_inventory import TINY, snapshot
@@ -243,6 +245,8 @@ BROKEN = [
     ("only-comments", "# nothing yet\n", ["is empty"], None),
     ("top-level-list", "- id: 1\n- id: 2\n", ["top level is a list"], 1),
     ("no-inventory", "meta:\n  box_layout: {rows: 3, cols: 3}\n", ["`inventory` list", "missing"], 1),
+    ("no-box-layout", "# lab\nmeta:\n  box_count: 2\ninventory: []\n", ["`meta.box_layout`", "missing"], 2),
+    ("inventory-not-a-list", "meta:\n  box_layout: {rows: 3, cols: 3}\ninventory:\n  id: 1\n", ["must be a list"], 3),
     ("duplicate-ids", TINY.replace("id: 5", "id: 3"), ["record id 3 is used twice"], 38),
     ("shared-position", TINY.replace("positions: [5]", "positions: [1]"), ["held by both record 1 and record 2"], 20),
     ("outside-the-box", TINY.replace("positions: [9]", "positions: [10]"), ["position 10, outside 1..9"], 41),
@@ -295,6 +299,7 @@ def test_the_fixes_say_what_to_do(tmp_path: Path) -> None:
         return info.value.fix
 
     assert "`inventory: []`" in fix("meta:\n  box_layout: {rows: 3, cols: 3}\n")
+    assert "`box_layout: {rows: 9, cols: 9}`" in fix("meta: {}\ninventory: []\n")
     assert "unused id, e.g. 5" in fix(TINY.replace("id: 5", "id: 3"))
     assert "Positions run 1..9 in a 3×3 box" in fix(TINY.replace("positions: [9]", "positions: [10]"))
     assert "`meta.box_count`" in fix(TINY.replace("box: 2\n    positions: [9]", "box: 3\n    positions: [9]"))
@@ -316,3 +321,19 @@ def test_the_error_is_both_a_tool_error_and_a_consulta_error() -> None:
         "ok": False, "error_code": "inventory_file_error", "message": "The inventory file /x/inv.yaml is empty.",
         "_hint": err.fix,
     }
+
+
+def test_the_terminal_shows_a_bad_inventory_as_one_message_and_exits_non_zero(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _write(tmp_path, TINY.replace("id: 5", "id: 3").encode())
+    for name, value in {"CONSULTA_HOME": str(tmp_path / "home"), "CONSULTA_LANG": "en", "COLUMNS": "400"}.items():
+        monkeypatch.setenv(name, value)
+    argv = ["consulta", "chat", "ln2", "--inventory", str(path), "--model", "scripted:none.yaml", "-p", "hello"]
+    monkeypatch.setattr(sys, "argv", argv)
+    with pytest.raises(SystemExit) as exited:  # anything else would reach the terminal as a traceback
+        main()
+    assert exited.value.code == 2
+    output = capsys.readouterr()
+    assert f"{path} (line 38) is not valid: record id 3 is used twice" in output.out + output.err
+    assert "unused id, e.g. 5" in output.out + output.err

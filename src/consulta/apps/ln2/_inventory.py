@@ -896,6 +896,10 @@ def _validate_document(document: Any, source: str) -> tuple[Inventory, FileDiale
     if not isinstance(meta, Mapping):
         raise _invalid(source, "`meta` must be a mapping with `box_layout`.", line=_line_of(document, ["meta"]),
                        fix="Write `meta: {box_layout: {rows: 9, cols: 9}, box_count: 1}` with your boxes' numbers.")
+    if "box_layout" not in meta:
+        raise _invalid(source, "`meta.box_layout` (the rows and columns of a box) is missing.",
+                       line=_line_of(document, ["meta"]), fix="Add `box_layout: {rows: 9, cols: 9}` under `meta` "
+                       "with your boxes' numbers of rows and columns.")
     items = document["inventory"] or []
     if not isinstance(items, list):
         raise _invalid(source, "`inventory` must be a list of records.", line=_line_of(document, ["inventory"]),
