@@ -128,6 +128,25 @@ def _changed_leaves(before: Any, after: Any) -> tuple[set, set, set]:
     return set(old) - set(new), set(new) - set(old), {k for k in set(old) & set(new) if old[k] != new[k]}
 
 
+@pytest.mark.parametrize("name", [OLDER, FULL, MIN])
+def test_a_thaw_changes_only_the_tube_and_its_events(tmp_path: Path, name: str) -> None:
+    path = copy(name, tmp_path)
+    before = parsed(path)
+    apply_plan(path, [RecordThaw(record_id=1, positions=[1], date="2026-03-01")], plan_id="p", actor="t", today=TODAY)
+    after = parsed(path)
+    record = before["inventory"][0]
+    held, events = ("positions", "thaw_events") if "positions" in record else ("position", "storage_events")
+
+    def untouched(data: Any) -> dict[tuple[Any, ...], Any]:
+        return {leaf: v for leaf, v in keys_and_values(data).items() if leaf[:3] not in {
+            ("inventory", 0, held), ("inventory", 0, events)}}
+
+    assert untouched(after) == untouched(before)  # every other key and value, custom fields and meta included
+    assert list(after["inventory"][0]) == [*record, *([] if events in record else [events])]  # same keys, same order
+    assert after["inventory"][0][held] in ([], None)
+    assert after["inventory"][0][events][-1]["positions"] == [1]
+
+
 def test_thaw_and_add_on_the_newer_layout_write_its_own_keys(tmp_path: Path) -> None:
     path = copy(FULL, tmp_path)
     before_text, before = path.read_text(encoding="utf-8"), parsed(path)
@@ -337,3 +356,17 @@ def test_the_terminal_shows_a_bad_inventory_as_one_message_and_exits_non_zero(
     output = capsys.readouterr()
     assert f"{path} (line 38) is not valid: record id 3 is used twice" in output.out + output.err
     assert "unused id, e.g. 5" in output.out + output.err
+
+
+def test_an_empty_newer_layout_file_gets_records_in_that_layout(tmp_path: Path) -> None:
+    text = FULL_TEXT.split("inventory:\n")[0] + "inventory: []\n"
+    path = _write(tmp_path, text.encode())
+    file = InventoryFile.load(path)
+    assert file.dialect.name == "tube" and file.inventory.meta.box_count == 2
+    apply_plan(path, [AddEntry(parent_cell_line="K562", box=2, positions=[7], frozen_at="2026-01-05", note="n")],
+               plan_id="p", actor="t", today=TODAY)
+    assert parsed(path)["inventory"] == [
+        {"id": 1, "box": 2, "position": 7, "stored_at": "2026-01-05", "cell_line": "K562", "note": "n", "batch": None,
+         "operator": None, "storage_events": None}
+    ]
+    assert path.read_text(encoding="utf-8").startswith(text.split("inventory:")[0])

@@ -146,7 +146,10 @@ class BoxLayout(_Model):
 
 
 class InventoryMeta(_Model):
-    """The `meta` section: box layout and number of boxes (boxes are numbered 1..box_count)."""
+    """The `meta` section: box layout and number of boxes (boxes are numbered 1..box_count).
+
+    A file that does not say how many boxes it has (SnowFox's older sample, `meta.box_layout` alone) has the boxes
+    its records use: the largest box number among them, at least 1 (see `FileDialect`)."""
 
     box_layout: BoxLayout
     box_count: StrictInt = Field(ge=1)
