@@ -352,13 +352,14 @@ async def test_tracing_leaves_the_global_provider_alone(store, make_runtime, tra
     assert not isinstance(trace.get_tracer_provider(), TracerProvider)
 
 
-async def test_a_failure_in_tracing_never_reaches_the_run(store, make_runtime, tracing, exported, tmp_path: Path) -> None:
+async def test_a_failure_in_tracing_never_reaches_the_run(store, make_runtime, tracing, exported, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     elsewhere = Store(f"sqlite:///{tmp_path}/other.db")  # knows none of the runs: every lookup fails
     rt = make_runtime(RecordingModel([calls(call("lookup", {"name": "a"})), say("done")]))
     tracing.install(rt, elsewhere)
     run = await run_to_settle(rt, toy_agent())
     elsewhere.close()
     assert run.status == RunStatus.finished and not exported.get_finished_spans()
+    assert f"Could not trace run_started of run {run.id}" in caplog.text  # said, not raised
 
 
 async def test_shutdown_stops_listening(store, make_runtime, tracing, exported) -> None:
@@ -401,15 +402,22 @@ def test_a_file_that_cannot_be_written_is_a_config_error(tmp_path: Path) -> None
 
 def test_otlp_goes_to_the_standard_endpoint_or_the_given_one(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OTEL_EXPORTER_OTLP_ENDPOINT", raising=False)
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", raising=False)
     made = [tracing_from_setting("otlp")]
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "https://collector.example:4318/")
     made += [tracing_from_setting("otlp"), tracing_from_setting("otlp:http://host:4318"), tracing_from_setting("OTLP:http://host:4318/v1/traces")]
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://traces.example/ingest")
+    made.append(tracing_from_setting("otlp"))
     assert [t.destination for t in made if t is not None] == [
         "http://localhost:4318/v1/traces", "https://collector.example:4318/v1/traces", "http://host:4318/v1/traces", "http://host:4318/v1/traces",
+        "http://traces.example/ingest",
     ]
     for t in made:
         assert t is not None
         t.shutdown()  # nothing was traced: nothing is sent
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "collector:4318")
+    with pytest.raises(ConfigError, match="OTEL_EXPORTER_OTLP_TRACES_ENDPOINT must be an http"):
+        tracing_from_setting("otlp")
 
 
 async def test_console_writes_spans_to_stderr(store, make_runtime, capsys: pytest.CaptureFixture[str]) -> None:

@@ -51,6 +51,7 @@ class Tracing:
         self._builders: list[SpanBuilder] = []
         self._unsubscribe: list[Callable[[], None]] = []
         self._instrumentation: InstrumentationSettings | None = None
+        self._shut = False
 
     def install(self, runtime: _Subscribable, store: Store) -> None:
         """Trace every run of `runtime` (a listener on its events; `store` tells each run's trace id)."""
@@ -81,9 +82,11 @@ class Tracing:
 
     def shutdown(self) -> None:
         """Stop listening, end the spans still open (marked `consulta.unfinished`), flush and close the exporter."""
+        if self._shut:
+            return
+        self._shut = True
         for unsubscribe in self._unsubscribe:
             unsubscribe()
-        self._unsubscribe.clear()
         for builder in self._builders:
             builder.close()
         self.provider.shutdown()

@@ -38,10 +38,13 @@ def tracing_from_setting(value: str | None) -> Tracing | None:
         case ("file", True):
             return _to_file(rest.strip())
         case ("otlp", False):
-            base = os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or _OTLP_DEFAULT
-            return _to_otlp(base, where="OTEL_EXPORTER_OTLP_ENDPOINT")
+            # the standard variables: the traces endpoint as it is, else the collector's base URL (+ /v1/traces)
+            if os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
+                return _to_otlp(_url(os.environ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"], where="OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
+            base = _url(os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or _OTLP_DEFAULT, where="OTEL_EXPORTER_OTLP_ENDPOINT")
+            return _to_otlp(_traces_path(base))
         case ("otlp", True):
-            return _to_otlp(rest.strip(), where=TRACES_SETTING)
+            return _to_otlp(_traces_path(_url(rest.strip(), where=TRACES_SETTING)))
         case _:
             raise ConfigError(f"{TRACES_SETTING}={text!r} is not a traces setting. Use one of: {_FORMS}.")
 
@@ -60,13 +63,19 @@ def _to_file(where: str) -> Tracing:
     return Tracing(exporter=exporter, destination=str(path))
 
 
-def _to_otlp(base: str, *, where: str) -> Tracing:
-    parts = urlsplit(base)
+def _url(value: str, *, where: str) -> str:
+    parts = urlsplit(value)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ConfigError(f"{where} must be an http(s) URL such as http://localhost:4318 (got {base!r}); traces go there over OTLP/HTTP.")
-    endpoint = base.rstrip("/")
-    if not endpoint.endswith("/v1/traces"):  # a collector's base URL, as OTEL_EXPORTER_OTLP_ENDPOINT is
-        endpoint += "/v1/traces"
+        raise ConfigError(f"{where} must be an http(s) URL such as http://localhost:4318 (got {value!r}); traces go there over OTLP/HTTP.")
+    return value.rstrip("/")
+
+
+def _traces_path(base: str) -> str:
+    """A collector's base URL with the traces path added (as for OTEL_EXPORTER_OTLP_ENDPOINT), unless it is there."""
+    return base if base.endswith("/v1/traces") else f"{base}/v1/traces"
+
+
+def _to_otlp(endpoint: str) -> Tracing:
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
     return Tracing(exporter=OTLPSpanExporter(endpoint=endpoint), destination=endpoint)

@@ -174,8 +174,9 @@ class SpanBuilder:
         attributes = run.attributes(**{"consulta.resumed": event.resumed, "consulta.model": record.model})
         if record.parent_run_id:
             attributes["consulta.parent_run_id"] = record.parent_run_id
-        if getattr(record, "agent", ""):
-            attributes["consulta.agent"] = record.agent  # type: ignore[attr-defined]  # RunRecord.agent (issue 9)
+        agent = getattr(record, "agent", "")  # RunRecord.agent: the agent's name within its app ("" for its main one)
+        if agent:
+            attributes["consulta.agent"] = agent
         run.span = self._tracer.start_span(f"run {event.app}", context=self._nested_in(record.parent_run_id, record.trace_id) or run.root, attributes=attributes)
 
     def _nested_in(self, parent_run_id: str | None, trace_id: str) -> Context | None:
