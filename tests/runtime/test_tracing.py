@@ -3,6 +3,7 @@ the runtime's events (an in-memory exporter stands in for the collector); the `C
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -447,8 +448,6 @@ async def test_the_file_setting_writes_one_json_span_a_line(store, make_runtime,
 
 
 async def test_an_answer_from_another_thread_is_traced(store, make_runtime, tracing, exported) -> None:
-    import asyncio
-
     rt = make_runtime(RecordingModel([ask(CELL_LINE_Q), say("ok")]))
     tracing.install(rt, store)
     run = await run_to_settle(rt, toy_agent())

@@ -26,6 +26,7 @@ from opentelemetry.trace import NonRecordingSpan, Span, SpanContext, Status, Sta
 from opentelemetry.util.types import AttributeValue
 
 from .._events import AskClosed, AskOpened, Event, ModelText, PlanDecided, PlanStaged, RunEnded, RunStarted, StepStarted, ToolCalled, ToolReturned
+from .._records import RunRecord, RunStatus
 from .._store import Store
 from .._tools import current_tool_call
 
@@ -170,14 +171,9 @@ class SpanBuilder:
         if earlier is not None:  # started again before its end was seen here
             for span in earlier.open_spans():
                 span.end()
-        run = self._runs[event.run_id] = _Run(run_id=event.run_id, app=event.app, trace_id=record.trace_id, root=run_root(record.trace_id, event.run_id))
-        attributes = run.attributes(**{"consulta.resumed": event.resumed, "consulta.model": record.model})
-        if record.parent_run_id:
-            attributes["consulta.parent_run_id"] = record.parent_run_id
-        agent = getattr(record, "agent", "")  # RunRecord.agent: the agent's name within its app ("" for its main one)
-        if agent:
-            attributes["consulta.agent"] = agent
-        run.span = self._tracer.start_span(f"run {event.app}", context=self._nested_in(record.parent_run_id, record.trace_id) or run.root, attributes=attributes)
+        run = self._runs[event.run_id] = _Run(run_id=event.run_id, app=record.app, trace_id=record.trace_id, root=run_root(record.trace_id, event.run_id))
+        context = self._nested_in(record.parent_run_id, record.trace_id) or run.root
+        run.span = self._tracer.start_span(f"run {record.app}", context=context, attributes=_run_attributes(record, resumed=event.resumed))
 
     def _nested_in(self, parent_run_id: str | None, trace_id: str) -> Context | None:
         """For a run made inside a tool call of its parent (same trace): that call's span, else the parent's span."""
@@ -236,12 +232,7 @@ class SpanBuilder:
         if expert_run_id in self._runs or expert_run_id in self._ended:
             return
         record = self._store.get_run(expert_run_id)
-        attributes: dict[str, AttributeValue] = {
-            "consulta.run_id": record.id, "consulta.app": record.app, "consulta.resumed": False, "consulta.model": record.model,
-            "consulta.run.status": record.status.value, "consulta.from_record": True,
-        }
-        if record.parent_run_id:
-            attributes["consulta.parent_run_id"] = record.parent_run_id
+        attributes = _run_attributes(record, resumed=False) | {"consulta.run.status": record.status.value, "consulta.from_record": True}
         span = self._tracer.start_span(
             f"run {record.app}", context=set_span_in_context(consultation), attributes=attributes, start_time=_ns(record.created_at)
         )
@@ -294,7 +285,7 @@ class SpanBuilder:
         if span is None:
             return
         span.set_attribute("consulta.run.status", event.status)
-        if event.status == "failed":
+        if event.status == RunStatus.failed:
             span.set_status(Status(StatusCode.ERROR, event.error or "failed"))
         span.end()
 
@@ -307,6 +298,16 @@ class SpanBuilder:
             record = self._store.get_run(run_id)
             run = self._runs[run_id] = _Run(run_id=run_id, app=record.app, trace_id=record.trace_id, root=run_root(record.trace_id, run_id))
         return run
+
+
+def _run_attributes(record: RunRecord, *, resumed: bool) -> dict[str, AttributeValue]:
+    attributes: dict[str, AttributeValue] = {"consulta.run_id": record.id, "consulta.app": record.app, "consulta.resumed": resumed, "consulta.model": record.model}
+    if record.parent_run_id:
+        attributes["consulta.parent_run_id"] = record.parent_run_id
+    agent = getattr(record, "agent", "")  # RunRecord.agent: the agent's name within its app ("" for its main one)
+    if agent:
+        attributes["consulta.agent"] = agent
+    return attributes
 
 
 def _ns(timestamp: str) -> int:
