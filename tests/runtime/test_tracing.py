@@ -455,3 +455,17 @@ async def test_an_answer_from_another_thread_is_traced(store, make_runtime, trac
     await asyncio.to_thread(rt.answer, pending.id, ["K562"])
     assert (await settle(rt, run.id)).status == RunStatus.finished
     assert attrs(Tree(exported.get_finished_spans()).one("ask question"))["consulta.ask.status"] == AskStatus.answered.value
+
+
+async def test_the_run_context_of_a_run_not_traced_here_is_its_trace(tracing, store) -> None:
+    """A run carried here before tracing began still gets its engine's spans into its own trace; an unknown run
+    changes nothing (and breaks nothing)."""
+    tracing.install(_Events(), store)
+    run = store.create_run(app="toy", prompt="go", model="m", lang="en")
+    before = trace.get_current_span()
+    with tracing.run_context(run.id):
+        current = trace.get_current_span().get_span_context()
+        assert (f"{current.trace_id:032x}", current.is_remote) == (run.trace_id, True)
+    assert trace.get_current_span() is before
+    with tracing.run_context("run_nowhere"):
+        assert trace.get_current_span() is before
