@@ -28,11 +28,13 @@ from ._plan_book import PLAN_ASK, PlanBook, PlanOutcome, staged_result
 from ._runtime import AskPolicy, Runtime
 from ._schemas import argument_validator, json_schema_for
 from ._store import Store, utcnow
+from ._tracing import TRACES_SETTING, Tracing, tracing_from_setting
 from ._tools import AskKind, ToolCallContext, ToolDef, ToolKind, ask_tool, current_tool_call, read_tool, write_tool
 
 __all__ = [
     "EXTERNAL_MODEL_PREFIX",
     "PLAN_ASK",
+    "TRACES_SETTING",
     "Agent",
     "AskClosed",
     "AskKind",
@@ -85,6 +87,7 @@ __all__ = [
     "ToolKind",
     "ToolPolicy",
     "ToolReturned",
+    "Tracing",
     "TypedAnswer",
     "apply_policies",
     "argument_validator",
@@ -97,6 +100,7 @@ __all__ = [
     "staged_result",
     "tool_exception_result",
     "tool_schemas",
+    "tracing_from_setting",
     "typed_answer",
     "utcnow",
     "write_tool",
