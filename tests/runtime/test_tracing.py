@@ -34,7 +34,6 @@ from consulta.runtime import (
     tracing_from_setting,
     write_tool,
 )
-from consulta.runtime import _runtime
 from consulta.runtime._tracing._provider import CONSULTATION_TOOL
 
 from ._support import CELL_LINE_Q, FakeExecutor, RecordingModel, ask, call, calls, lookup, run_to_settle, say, settle
@@ -166,29 +165,8 @@ async def test_plan_events_are_events_of_the_run_span(store, make_runtime, traci
 # ---- pydantic-ai's own spans -----------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def engine_wired(monkeypatch: pytest.MonkeyPatch, tracing: Tracing) -> None:
-    """The two call sites the runtime gets (see the report): the engine agent instrumented, its run in the run's
-    context. Patched here until they are wired."""
-    build = _runtime.build_engine_agent
-    engine_call = _runtime.EngineRun.__call__
-
-    def instrumented(agent: Agent, model: Any, **kw: Any) -> Any:
-        engine = build(agent, model, **kw)
-        engine.instrument = tracing.instrumentation()
-        return engine
-
-    async def in_run_context(self: Any) -> Any:
-        with tracing.run_context(self.deps.run_id):
-            return await engine_call(self)
-
-    monkeypatch.setattr(_runtime, "build_engine_agent", instrumented)
-    monkeypatch.setattr(_runtime.EngineRun, "__call__", in_run_context)
-
-
-async def test_pydantic_ai_spans_join_the_runs_trace_under_the_run_span(store, make_runtime, tracing, exported, engine_wired) -> None:
-    rt = make_runtime(RecordingModel([calls(call("lookup", {"name": "K562"})), say("Found it.")]))
-    tracing.install(rt, store)
+async def test_pydantic_ai_spans_join_the_runs_trace_under_the_run_span(store, make_runtime, tracing, exported) -> None:
+    rt = make_runtime(RecordingModel([calls(call("lookup", {"name": "K562"})), say("Found it.")]), tracing=tracing)  # engine instrumented too
     run = await run_to_settle(rt, toy_agent())
     assert run.status == RunStatus.finished
 

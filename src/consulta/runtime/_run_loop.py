@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic_ai.exceptions import UsageLimitExceeded
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models import Model
+
+if TYPE_CHECKING:
+    from pydantic_ai import InstrumentationSettings
 
 from ._agent import Agent
 from ._asks import AskDesk
@@ -29,12 +33,20 @@ from ._records import AskRecord, AskStatus, PlanRecord, PlanStatus, RunStatus
 from ._run_log import RunLog
 from ._store import Store
 
-__all__ = ["AskPolicy", "LiveRun", "RunLoop"]
+__all__ = ["AskPolicy", "EngineTracing", "LiveRun", "RunLoop"]
 
 AskPolicy = Literal["wait", "defer", "fail"]
 """What happens when a run pauses on an ask: `wait` in this process (bounded by the agent's timeout; the seed's
 blocking semantics), `defer` (persist it and let the caller return; any process can answer and resume later), or
 `fail` (nothing can answer: the model gets `question_unavailable` at once)."""
+
+
+class EngineTracing(Protocol):
+    """What the engine's work needs from traces (`Tracing`): pydantic-ai's instrumentation, and the run's span as the
+    current context while the engine works for it (its model requests nest under the run)."""
+
+    def instrumentation(self) -> InstrumentationSettings: ...
+    def run_context(self, run_id: str) -> AbstractContextManager[None]: ...
 
 
 @dataclass(eq=False)
@@ -78,6 +90,7 @@ class RunLoop:
         ask_policy: AskPolicy,
         max_active_runs: int,
         on_end: Callable[[str], None],
+        tracing: EngineTracing | None = None,
     ) -> None:
         self.store = store
         self.desk = desk
@@ -90,6 +103,7 @@ class RunLoop:
         # Runs advancing at once (model calls and tools in flight); the rest wait their turn, holding only a task.
         self._active: asyncio.Semaphore | None = None
         self.on_end = on_end
+        self.tracing = tracing
 
     def attach(self) -> None:
         self._active = None  # a semaphore belongs to one event loop
@@ -186,7 +200,8 @@ class RunLoop:
                 on_step=log.checkpoint,
                 check_cancel=lambda: live.cancel,
             )
-            text, paused, messages = await engine_run()
+            with self.tracing.run_context(live.run_id) if self.tracing is not None else nullcontext():
+                text, paused, messages = await engine_run()
         except Cancelled as stop:
             log.checkpoint(stop.messages)
             self.finish_cancelled(live.run_id)
@@ -229,7 +244,10 @@ class RunLoop:
         if cached is None or cached[0] is not agent:
             if len(self._engines) >= 64:
                 self._engines.pop(next(iter(self._engines)))
-            cached = self._engines[key] = (agent, build_engine_agent(agent, self.resolve_model(model_spec)))
+            engine = build_engine_agent(agent, self.resolve_model(model_spec))
+            if self.tracing is not None:
+                engine.instrument = self.tracing.instrumentation()
+            cached = self._engines[key] = (agent, engine)
         return cached[1]
 
     def _deps(self, live: LiveRun, prompt: str | None) -> RunDeps:

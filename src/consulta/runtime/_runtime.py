@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.models import Model
 
@@ -31,6 +31,9 @@ from ._records import AskRecord, AskStatus, RunRecord, RunStatus
 from ._run_log import RunRecorder
 from ._run_loop import AskPolicy, RunLoop
 from ._store import Store
+
+if TYPE_CHECKING:
+    from ._tracing import Tracing
 
 __all__ = ["AskPolicy", "Runtime"]
 
@@ -50,7 +53,10 @@ class Runtime:
         heartbeat_interval: float = 5.0,
         answered_by: str = "user",
         max_active_runs: int = 64,
+        tracing: Tracing | None = None,
     ) -> None:
+        """`tracing`: trace every run of this runtime (its events as spans, the engine instrumented in the run's
+        trace); off when None."""
         self.store = store
         self.resolve_model = resolve_model
         self._bus = EventBus()
@@ -60,7 +66,7 @@ class Runtime:
         self.plans = PlanBook(store, self.recorder.emit)
         self._runs = RunLoop(
             store=store, desk=self._asks, plans=self.plans, resolve_model=resolve_model, ask_policy=ask_policy,
-            max_active_runs=max_active_runs, on_end=self._on_end,
+            max_active_runs=max_active_runs, on_end=self._on_end, tracing=tracing,
         )
         self.leases = Leases(
             store, poll_interval=poll_interval, heartbeat_interval=heartbeat_interval,
@@ -68,6 +74,8 @@ class Runtime:
         )
         """This process's hold on the runs it carries (front ends driving runs themselves hold theirs here too)."""
         self._event_loop: asyncio.AbstractEventLoop | None = None
+        if tracing is not None:
+            tracing.install(self, store)
 
     @property
     def ask_policy(self) -> AskPolicy:
