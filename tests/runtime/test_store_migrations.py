@@ -11,7 +11,7 @@ import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
-from consulta.runtime import AskStatus, Store
+from consulta.runtime import AskStatus, ConfigError, Store
 from consulta.runtime._store._migrations import head
 from consulta.runtime._store._schema import metadata
 
@@ -128,3 +128,10 @@ def test_two_processes_opening_one_new_store_at_once_both_open_it(store_url):
         assert len(store.list_runs()) == 2
     finally:
         store.close()
+
+
+def test_a_database_other_than_sqlite_or_postgresql_is_refused_clearly():
+    with pytest.raises(ConfigError) as info:
+        Store("mysql+pymysql://someone:secret@db/consulta")
+    assert "SQLite or PostgreSQL" in str(info.value) and "CONSULTA_DATABASE_URL" in str(info.value)
+    assert "secret" not in str(info.value)

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Table, create_engine, event, func, select
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.engine import Connection, Engine, RowMapping
+from sqlalchemy.engine import Connection, Engine, RowMapping, make_url
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.sql.base import Executable
 from sqlalchemy.sql.dml import Insert
@@ -39,14 +39,13 @@ class Database:
     """An engine on a SQLite or PostgreSQL URL. Thread-safe (SQLAlchemy pools connections)."""
 
     def __init__(self, url: str, *, echo: bool = False) -> None:
-        self.engine: Engine = create_engine(url, echo=echo)
-        self.dialect = self.engine.dialect.name
+        self.dialect = make_url(url).get_backend_name()
         if self.dialect not in _INSERTS:
-            self.engine.dispose()
             raise ConfigError(
-                f"The store runs on SQLite or PostgreSQL, and {self.engine.url.render_as_string(hide_password=True)!r} "
-                f"is {self.dialect}. Set CONSULTA_DATABASE_URL to a sqlite:/// or postgresql+psycopg:// URL."
+                f"The store runs on SQLite or PostgreSQL, and {make_url(url).render_as_string(hide_password=True)!r} is "
+                f"{self.dialect}. Set CONSULTA_DATABASE_URL to a sqlite:/// or postgresql+psycopg:// URL."
             )
+        self.engine: Engine = create_engine(url, echo=echo)
         if self.dialect == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
         self._prepared: dict[str, Any] = {}
