@@ -28,6 +28,8 @@ class Agent:
     """
 
     app: str
+    name: str = ""
+    """The agent's name within its app (e.g. "orchestrator", "assistant"); "" is the app's main agent."""
     instructions: str
     tools: tuple[ToolDef, ...]
     executor: PlanExecutor | None = None

@@ -9,7 +9,10 @@ import pytest
 
 from .._hard_coded import Shown, scan, scan_package
 
-QT_PACKAGE = Path(__file__).resolve().parents[3] / "src" / "consulta" / "frontends" / "qt"
+SRC = Path(__file__).resolve().parents[3] / "src" / "consulta"
+QT_PACKAGE = SRC / "frontends" / "qt"
+APP_PANELS = sorted(SRC.glob("apps/*/_desktop.py"))
+"""The apps' own desktop panels, held to the same rule."""
 
 # Calls whose string arguments a person reads: Qt setters, widget constructors, list/box items, message boxes.
 SHOWN = Shown(
@@ -38,6 +41,12 @@ def test_no_user_facing_string_is_hard_coded_in_the_qt_package() -> None:
     checked, found = scan_package(QT_PACKAGE, SHOWN)
     assert checked >= 30, "the scan saw too few Qt calls: it is broken"
     assert found == []
+
+
+@pytest.mark.parametrize("path", APP_PANELS, ids=lambda p: p.parent.name)
+def test_no_user_facing_string_is_hard_coded_in_an_apps_panels(path: Path) -> None:
+    checked, found = scan(path.read_text(encoding="utf-8"), SHOWN)
+    assert checked >= 10 and found == []
 
 
 def test_without_pyside6_the_import_error_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:

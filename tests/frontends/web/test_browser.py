@@ -103,8 +103,8 @@ def _ask_and_approve(p: Page, home: Path, *, first: int, keyboard: bool) -> None
     """The ambiguous request from typing it to rolling the thaw back, one screenshot per step from `first`."""
     t, page = p.t, p.page
     original = inventory_path(home).read_bytes()
-    assert p.text("#send") == t["web.chat.send"] and p.text("h1") == t["web.app.name"]
-    assert page.title() == t["web.title"]
+    assert p.text("#send") == t["web.chat.send"] and p.text("h1") == t["ln2.web.name"]
+    assert page.title() == t["ln2.web.title"]
     p.show_box(2)
     assert "occupied" in p.cell(2, 1).get_attribute("class")
     p.shot(f"{first:02d}-page")
@@ -170,7 +170,7 @@ def _ask_and_approve(p: Page, home: Path, *, first: int, keyboard: bool) -> None
     entry.locator("button").click()
     dialog = page.locator("#confirm")
     dialog.wait_for()
-    assert dialog.locator("h3").inner_text() == t["web.audit.confirm_title"]
+    assert dialog.locator("h3").inner_text() == t["ln2.web.audit.confirm_title"]
     p.shot(f"{first + 5:02d}-confirm-rollback")
     dialog.locator("button[value=ok]").click()
     page.locator('.cell.occupied[data-box="2"][data-pos="1"]').wait_for()
@@ -205,8 +205,8 @@ def test_the_ambiguous_request_in_english_then_switching_to_chinese(open_page: A
         assert zh["web.plan.applied"].split("：")[0] in p.text(".plan-status")
         assert p.text(".card.question.closed h3") == zh["ai.question.title"]
         assert p.page.get_attribute("#prompt", "placeholder") == zh["web.chat.placeholder"]
-        assert p.text("#tube h3") == zh["web.tube.title"] and zh["web.tube.field.short_name"] in p.text("#tube")
-        assert p.text(".tab.active, .tab[aria-selected=true]").startswith(zh["web.grid.box"].format(box=2))
+        assert p.text("#tube h3") == zh["ln2.web.tube.title"] and zh["ln2.web.tube.field.short_name"] in p.text("#tube")
+        assert p.text(".tab.active, .tab[aria-selected=true]").startswith(zh["ln2.web.grid.box"].format(box=2))
         p.shot("18-switched-to-chinese")
         p.page.reload()
         p.page.wait_for_selector("body[data-ready=true]")

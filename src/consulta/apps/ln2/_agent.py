@@ -6,14 +6,15 @@ import datetime as dt
 import shutil
 from importlib import resources
 from pathlib import Path
-from typing import Any
-
 from ...asks import question_tool
 from ...runtime import Agent
 from ._inventory import load_inventory
 from ._tools import Ln2Plans, ln2_tools
 
-__all__ = ["SAMPLE_INVENTORY", "build_agent", "default_inventory", "instructions"]
+__all__ = ["AGENT", "SAMPLE_INVENTORY", "build_agent", "default_inventory", "instructions"]
+
+AGENT = "assistant"
+"""ln2's one agent."""
 
 SAMPLE_INVENTORY = "sample_inventory.yaml"
 
@@ -58,11 +59,12 @@ def default_inventory(app_dir: Path) -> Path:
     return path
 
 
-def build_agent(*, inventory: Path | str, question_timeout: float = 300.0, **_: Any) -> Agent:
+def build_agent(*, inventory: Path | str, question_timeout: float = 300.0) -> Agent:
     """The ln2 agent over the inventory file `inventory` (options are recorded on each run to rebuild it)."""
     path = Path(inventory).expanduser().resolve()
     return Agent(
         app="ln2",
+        name=AGENT,
         instructions=instructions(path),
         tools=(*ln2_tools(path), question_tool()),
         executor=Ln2Plans(path),
