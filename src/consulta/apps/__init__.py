@@ -41,6 +41,7 @@ __all__ = [
     "TerminalPart",
     "WebKit",
     "WebPart",
+    "DEFAULT_APP",
     "app_names",
     "get_app",
     "register_app",
@@ -61,6 +62,8 @@ def _tutor() -> AppDef:
 
 
 _BUILT_IN: dict[str, Callable[[], AppDef]] = {"ln2": _ln2, "tutor": _tutor}
+DEFAULT_APP = "ln2"
+"""The app `consulta serve`, `desktop` and `mcp` serve when none is named."""
 _REGISTERED: dict[str, AppDef] = {}
 
 

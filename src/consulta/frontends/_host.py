@@ -93,6 +93,7 @@ class AppHost:
         self.runtime.register(self.agent)
         self._listeners: list[Callable[[HostEvent], None]] = []
         self._handovers: dict[str, asyncio.Task[RunRecord | None]] = {}  # by the finished run's id
+        self._chains: dict[str, tuple[str, ...]] = {}  # a handed-over run's id -> the agents of its turn so far
         self._unsubscribe = self.runtime.subscribe(self._hear)
         self._closed = False
 
@@ -216,9 +217,14 @@ class AppHost:
         handover = self.app.follow_up(run, self.env)
         if handover is None:
             return None
+        chain = self._chains.pop(run_id, (getattr(run, "agent", "") or self.app.main_agent,))
+        if handover.agent in chain:  # a turn hands over to each agent once at most: no loop
+            _log.warning("App %s handed run %s back to agent %r of the same turn; not followed.", self.app.name, run_id, handover.agent)
+            return None
         options = self.app.recorded_options({**run.options, **handover.options})
         agent = self.app.build(handover.agent, options, self.env)
         follow = await self.runtime.start(agent, handover.prompt, model=run.model, lang=run.lang, principal=run.principal)
+        self._chains[follow.id] = (*chain, handover.agent)
         told = HandedOver(run_id=run.id, next_run_id=follow.id, agent=handover.agent)
         self.store.append_event(run.id, told.type, told.model_dump(mode="json", exclude={"type"}))
         self._tell(told)

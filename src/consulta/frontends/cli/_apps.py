@@ -1,5 +1,5 @@
 """The commands that serve an app: `chat` in the terminal, `serve` (web), `desktop`, `mcp`. Each takes the app's own
-flags (read from its options model, e.g. ln2's `--inventory`; `consulta chat APP --help-app` lists them)."""
+flags (read from its options model; `consulta chat APP --help-app` lists them)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ...apps import AppDef, get_app
+from ...apps import DEFAULT_APP, AppDef, get_app
 from ...config import Settings
 from ...i18n import t
 from ...runtime import AskPolicy, RunStatus
@@ -95,7 +95,7 @@ async def _converse(session: TerminalSession, settings: Settings, prompts: list[
 @app.command(context_settings=_EXTRA)
 def serve(
     ctx: typer.Context,
-    app_name: AppArg = "ln2",
+    app_name: AppArg = DEFAULT_APP,
     host: Annotated[str, typer.Option(help="Address to bind (127.0.0.1: this machine only)")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on")] = 8000,
     model: ModelOpt = None,
@@ -112,7 +112,7 @@ def serve(
 
 
 @app.command(context_settings=_EXTRA)
-def desktop(ctx: typer.Context, app_name: AppArg = "ln2", model: ModelOpt = None, lang: LangOpt = None, help_app: HelpApp = False) -> None:
+def desktop(ctx: typer.Context, app_name: AppArg = DEFAULT_APP, model: ModelOpt = None, lang: LangOpt = None, help_app: HelpApp = False) -> None:
     """Open an app's desktop window (needs the `qt` extra)."""
     from ..qt import run_desktop
 
@@ -125,7 +125,7 @@ def desktop(ctx: typer.Context, app_name: AppArg = "ln2", model: ModelOpt = None
 @app.command(context_settings=_EXTRA)
 def mcp(
     ctx: typer.Context,
-    app_name: AppArg = "ln2",
+    app_name: AppArg = DEFAULT_APP,
     transport: Annotated[str, typer.Option(help="stdio (for a client that starts this process) or http (streamable HTTP)")] = "stdio",
     host: Annotated[str, typer.Option(help="http: address to bind")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="http: port to listen on")] = 8001,

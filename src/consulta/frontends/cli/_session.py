@@ -52,7 +52,7 @@ class TerminalSession:
         """Drive `run` until it settles, then each run it is handed over to; the first run's end."""
         result = await self.drive(run.id)
         follow = await self.host.handed_over(run.id) if result.status == RunStatus.finished else None
-        while follow is not None:  # another agent of the app speaks next (the tutor's assistant, from the packet)
+        while follow is not None:  # another agent of the app speaks next (the app's hand-over)
             handed = await self.drive(follow.id)
             follow = await self.host.handed_over(follow.id) if handed.status == RunStatus.finished else None
         return result
