@@ -25,7 +25,7 @@ from consulta.runtime import RunRecord, RunStatus, Store
 
 from .mcp._support import call, client
 from .probe import PROBE, write_script
-from .web.conftest import new_session, run_status, wait_for
+from .web.conftest import new_session, run_status
 
 FRONTENDS = Path(__file__).resolve().parents[2] / "src" / "consulta" / "frontends"
 APP_WORDS = ("inventory", "uploads", "thaw", "cryo", "pandas", "orchestrator", "assistant", "student")

@@ -8,7 +8,6 @@ import json
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from ...apps import AppOptions, get_app
 from ...config import Settings

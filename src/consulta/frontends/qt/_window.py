@@ -23,7 +23,6 @@ from ...runtime import (
     AskStatus,
     ConflictError,
     ConsultaError,
-    Event,
     InvalidAnswerError,
     RunEnded,
     RunStarted,
