@@ -189,6 +189,7 @@ class AppHost:
             except RuntimeError:
                 loop = None
             if loop is not None:
+                self._forget_old_handovers()
                 self._handovers[event.run_id] = loop.create_task(self._hand_over(event))
                 return
         self._tell(event)
@@ -201,6 +202,12 @@ class AppHost:
             return None
         finally:
             self._tell(ended)
+
+    def _forget_old_handovers(self, keep: int = 256) -> None:
+        """A long-lived host keeps the latest finished hand-overs only (the store has them all)."""
+        done = [run_id for run_id, task in self._handovers.items() if task.done()]
+        for run_id in done[: max(0, len(self._handovers) - keep)]:
+            del self._handovers[run_id]
 
     async def handed_over(self, run_id: str) -> RunRecord | None:
         """The run that finished run `run_id` handed its turn to in this process (waiting for the hand-over if it is

@@ -305,3 +305,25 @@ def test_the_question_form_follows_the_questions_schema(open_page: Any, tmp_path
         assert ask.answer == ["K562 from Tom's box", ["1", "3"], "for the CRISPR screen"]
         assert "Boxes: 1, 3" in p.text(".card.question.closed")
         p.shot("42-question-kinds-answered")
+
+
+def test_a_test_only_app_gets_its_page_and_the_next_agents_reply(open_page: Any, tmp_path: Path) -> None:
+    """The probe app (tests/frontends/probe): its panel mounted by its own script over its own route; a request runs
+    the planner, and the page follows the host's hand-over into the speaker's run, then after a reload too."""
+    from ..probe import PROBE, write_script
+
+    settings = settings_for(tmp_path, write_script(tmp_path))
+    with running_server(create_app(app=PROBE, settings=settings, options={"motto": "onwards"})) as base:
+        p = open_page(base, "en")
+        assert p.text("#probe-motto") == "onwards" and p.text("h1") == "probe" and p.page.title() == "probe"
+        assert p.page.evaluate("document.body.dataset.probeMounted") == "true"
+        p.page.fill("#prompt", "hello")
+        p.page.press("#prompt", "Enter")
+        p.page.locator(".msg.agent", has_text="Spoken!").wait_for()
+        assert [m.strip() for m in p.page.locator(".msg.agent").all_inner_texts()] == ["planned", "Spoken!"]
+        wait_for(lambda: not p.page.is_visible("#stop"), what="the turn to end")
+        p.page.reload()
+        p.page.wait_for_selector("body[data-ready=true]")
+        p.page.locator(".msg.agent", has_text="Spoken!").wait_for()
+        assert p.page.locator(".msg.agent", has_text="Spoken!").count() == 1  # followed once, not twice
+        assert p.errors == []
