@@ -13,6 +13,7 @@ import pytest
 
 from consulta.frontends.web import create_app
 from consulta.i18n import catalog
+from consulta.runtime import Store
 
 from .conftest import AMBIGUOUS, inventory_path, running_server, settings_for, wait_for
 
@@ -322,8 +323,16 @@ def test_a_test_only_app_gets_its_page_and_the_next_agents_reply(open_page: Any,
         p.page.locator(".msg.agent", has_text="Spoken!").wait_for()
         assert [m.strip() for m in p.page.locator(".msg.agent").all_inner_texts()] == ["planned", "Spoken!"]
         wait_for(lambda: not p.page.is_visible("#stop"), what="the turn to end")
+        p.page.fill("#prompt", "again")  # the next turn continues the planner's conversation, not the speaker's
+        p.page.press("#prompt", "Enter")
+        wait_for(lambda: p.page.locator(".msg.agent", has_text="Spoken!").count() == 2, what="the second turn's reply")
+        store = Store(settings.database_url)
+        first, _, second, _ = sorted(store.list_runs(app="probe"), key=lambda r: r.created_at)
+        store.close()
+        assert (first.prompt, second.prompt, second.parent_run_id) == ("hello", "again", first.id)
+        wait_for(lambda: not p.page.is_visible("#stop"), what="the turn to end")
         p.page.reload()
         p.page.wait_for_selector("body[data-ready=true]")
         p.page.locator(".msg.agent", has_text="Spoken!").wait_for()
-        assert p.page.locator(".msg.agent", has_text="Spoken!").count() == 1  # followed once, not twice
+        assert p.page.locator(".msg.agent", has_text="Spoken!").count() == 1  # shown once, not followed twice
         assert p.errors == []

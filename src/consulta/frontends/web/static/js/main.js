@@ -24,6 +24,7 @@ const state = {
   current: null, // the RunView of the newest run
   shown: new Set(), // ids of the runs shown
   part: null, // what the app's module returned from mount()
+  turn: null, // the id of the newest run the page started (or restored): the next request continues its conversation
 };
 
 
@@ -78,8 +79,9 @@ function updateComposer() {
 }
 
 // Draw a run and follow its events; resolves when its stream ends (at once for an ended run's replay).
-// A run that hands its turn over (`handed_over`: the host started the app's next agent) is followed by that run.
-function show(run, { live }) {
+// A run that hands its turn over (`handed_over`: the host started the app's next agent) is followed by that run; the
+// next request still continues the conversation of the run that began the turn (`handed` runs are not turns).
+function show(run, { live, handed = false }) {
   const view = new RunView(run.id, {
     transcript: $("#transcript"),
     thinking: $("#thinking"),
@@ -90,6 +92,9 @@ function show(run, { live }) {
   state.views.push(view);
   state.shown.add(run.id);
   state.current = view;
+  if (!handed) {
+    state.turn = run.id;
+  }
   updateComposer();
   let next = null;
   view.source = follow(run.id, {
@@ -109,7 +114,7 @@ function show(run, { live }) {
     view.caughtUp();
     updateComposer();
     if (next && !state.shown.has(next) && state.current === view) {
-      await show(await api("GET", `/api/runs/${encodeURIComponent(next)}`), { live: true });
+      await show(await api("GET", `/api/runs/${encodeURIComponent(next)}`), { live: true, handed: true });
     }
   });
 }
@@ -119,10 +124,9 @@ async function send(prompt) {
   if (!text || busy()) {
     return;
   }
-  const previous = state.current;
   let run;
   try {
-    run = await api("POST", "/api/runs", { prompt: text, lang: lang(), continue_from: previous ? previous.runId : null });
+    run = await api("POST", "/api/runs", { prompt: text, lang: lang(), continue_from: state.turn });
   } catch (error) {
     showError(error);
     return;
@@ -138,6 +142,7 @@ function newConversation() {
   }
   state.views = [];
   state.shown.clear();
+  state.turn = null;
   state.current = null;
   $("#transcript").replaceChildren();
   updateComposer();
