@@ -64,7 +64,9 @@ class MainWindow(QMainWindow):
         self.principal = self.bridge.principal
         self.dialogs: dict[str, QuestionDialog] = {}
         self.run_id: str | None = None
-        """The run in progress (or the last one: the next request continues its conversation)."""
+        """The run in progress (or the last one), a handed-over run included."""
+        self.turn_id: str | None = None
+        """The run this window started last: the next request continues its conversation (not a hand-over's)."""
         self.running = False
         self.start_error: str | None = None
         """Why the host could not start (bad settings, unreadable data), if it could not."""
@@ -158,8 +160,8 @@ class MainWindow(QMainWindow):
     # ---- chat and runs --------------------------------------------------------------------------------------
 
     def send(self, text: str) -> None:
-        """Start a run on `text`, continuing the conversation of the previous run."""
-        previous = self.run_id
+        """Start a run on `text`, continuing the conversation of the previous turn."""
+        previous = self.turn_id
 
         def refused(error: BaseException) -> None:
             self.running = False
@@ -167,7 +169,10 @@ class MainWindow(QMainWindow):
             self.chat.set_busy(False)
 
         # RunStarted (queued before this call's reply) marks the run as the current one.
-        if self.bridge.call(lambda h: h.start(text, principal=self.principal, continue_from=previous), on_error=refused):
+        def started(run: Any) -> None:
+            self.turn_id = run.id
+
+        if self.bridge.call(lambda h: h.start(text, principal=self.principal, continue_from=previous), on_done=started, on_error=refused):
             self.running = True
             self.chat.set_busy(True, can_stop=False)
             self.chat.input.clear()
