@@ -3,12 +3,13 @@ once a packet is accepted; the student's files go in the upload folder."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
 from pydantic import BaseModel, Field, field_validator
 
-from ...i18n import t
+from ...i18n import normalize_lang, t
 from .._def import AppDef, AppEnv, AppView, TerminalPart
 from ._agent import ASSISTANT, ORCHESTRATOR_AGENT, TutorOptions, build_agent, build_assistant, follow_up, uploads_folder
 
@@ -25,7 +26,7 @@ class TutorFlags(BaseModel):
     def _exist(cls, files: list[Path]) -> list[Path]:
         missing = [str(f) for f in files if not f.is_file()]
         if missing:
-            raise ValueError(t("tutor.cli.no_file", "en", path=", ".join(missing)))
+            raise ValueError(t("tutor.cli.no_file", normalize_lang(os.environ.get("CONSULTA_LANG")), path=", ".join(missing)))
         return files
 
 
