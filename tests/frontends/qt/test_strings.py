@@ -57,3 +57,17 @@ def test_without_pyside6_the_import_error_says_how_to_install_it(monkeypatch: py
     with pytest.raises(ImportError) as error:
         import consulta.frontends.qt  # noqa: F401
     assert "pip install 'consulta[qt]'" in str(error.value) and "uv sync --extra qt" in str(error.value)
+
+
+def test_an_app_with_desktop_panels_imports_without_pyside6(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in list(sys.modules):
+        if name == "PySide6" or name.startswith(("PySide6.", "consulta.apps", "consulta.frontends.qt")):
+            monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "PySide6", None)
+    from consulta.apps import get_app
+
+    ln2 = get_app("ln2")  # its declaration, agent, web and MCP parts need no Qt
+    assert ln2.desktop is not None and ln2.web is not None and ln2.mcp is not None
+    with pytest.raises(ImportError):
+        ln2.desktop()  # only building the panels does
+
