@@ -42,6 +42,7 @@ async def create_session() -> SessionOut:
 async def app_info(host: Host) -> AppInfo:
     return AppInfo(
         app=host.app.name,
+        main_agent=host.app.main_agent,
         default_lang=normalize_lang(host.settings.lang),
         languages=list(LANGUAGES),
         question_timeout_s=host.options.question_timeout,

@@ -25,6 +25,7 @@ const state = {
   shown: new Set(), // ids of the runs shown
   part: null, // what the app's module returned from mount()
   turn: null, // the id of the newest run the page started (or restored): the next request continues its conversation
+  mainAgent: "", // the agent each request starts with; the others' runs are shown after the run that handed over
 };
 
 
@@ -155,7 +156,9 @@ async function restore() {
   if (!runs.length) {
     return;
   }
-  const thread = runs.filter((run) => run.thread_id === runs[0].thread_id).reverse();
+  const turns = runs.filter((run) => !run.agent || run.agent === state.mainAgent);
+  const newestTurn = turns[0] || runs[0];
+  const thread = runs.filter((run) => run.thread_id === newestTurn.thread_id).reverse();
   const newest = thread.pop();
   for (const run of thread) {
     if (!state.shown.has(run.id)) {
@@ -194,6 +197,7 @@ async function switchLanguage(code) {
 
 async function start() {
   const info = await api("GET", "/api/app");
+  state.mainAgent = info.main_agent;
   await load(preferredLanguage(info.default_lang));
   apply();
   brand();
