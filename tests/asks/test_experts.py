@@ -14,7 +14,7 @@ import pytest
 
 from consulta.asks import Consultant, ConsultRequest, Expert, RuleBook, consult_expert_tool
 from consulta.models import ScriptedModel
-from consulta.runtime import Agent, RunStatus, Store, ToolError
+from consulta.runtime import Agent, Runtime, RunStatus, Store, ToolError
 from consulta.runtime._engine import load_messages
 
 from .test_consult import RULES, SEED_EXAMPLES
@@ -166,3 +166,42 @@ def test_the_experts_model_requests_count_against_the_runs_limits(setup, run_onc
     assert [c.status for c in store.list_consultations(run_id=run.id)] == ["done"]
     if status == RunStatus.failed:
         assert run.error is not None and "step limit" in run.error
+
+
+def test_the_experts_run_is_recorded_like_every_run_under_the_consulting_run(setup) -> None:  # noqa: ANN001
+    """The nested run goes through the runtime's run recorder: its agent, its numbered events (started, ended) in the
+    store and told to the runtime's listeners, its checkpoint, its parent and trace."""
+    store, make, _ = setup
+    consultant = make([final(**NOT_SUITABLE)])
+    orchestrator = Agent(app="tutor", name="orchestrator", instructions="Plan the session.", tools=(consult_expert_tool(consultant),))
+    model = ScriptedModel([{"tool_calls": [{"name": "consult_expert", "args": SEED_EXAMPLES[0]}]}, {"text": "Packet ready."}])
+
+    async def scenario() -> tuple[Any, list[Any]]:
+        runtime = Runtime(store=store, resolve_model=lambda _: model)
+        heard: list[Any] = []
+        runtime.subscribe(heard.append)
+        try:
+            return await runtime.run(orchestrator, "The student uploaded student_data.csv for task_2_1.", model="scripted"), heard
+        finally:
+            await runtime.aclose()
+
+    run, heard = asyncio.run(scenario())
+    assert run.status == RunStatus.finished and run.agent == "orchestrator"
+    (kept,) = store.list_consultations(run_id=run.id)
+    expert_run = store.get_run(kept.expert_run_id)
+    assert (expert_run.app, expert_run.agent, expert_run.status) == ("expert:data_inspector", "data_inspector", RunStatus.finished)
+    assert (expert_run.parent_run_id, expert_run.trace_id, expert_run.principal) == (run.id, run.trace_id, run.principal)
+    events = store.list_events(expert_run.id)
+    assert [(e.seq, e.type) for e in events] == [(1, "run_started"), (2, "run_ended")]
+    assert events[0].data["agent"] == "data_inspector" and events[1].data["status"] == "finished"
+    assert [(e.seq, e.type) for e in heard if e.run_id == expert_run.id] == [(1, "run_started"), (2, "run_ended")]
+    assert store.load_checkpoint(expert_run.id)[0] == kept.attempts  # the expert's conversation is on record
+
+
+def test_a_failed_consultation_ends_the_experts_run_failed_on_record(setup) -> None:  # noqa: ANN001
+    store, make, _ = setup
+    with pytest.raises(ToolError):
+        asyncio.run(make([final(is_suitable="perhaps")] * 3, retries=1).consult(SEED_EXAMPLES[0]))
+    (expert_run,) = store.list_runs()
+    assert expert_run.status == RunStatus.failed and expert_run.error
+    assert [e.type for e in store.list_events(expert_run.id)] == ["run_started", "run_ended"]

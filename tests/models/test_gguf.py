@@ -12,7 +12,7 @@ import pytest
 
 from consulta.models import _gguf
 from consulta.models._gguf import DEFAULT_GGUF, GgufSpec, ensure_gguf, join_parts
-from consulta.runtime._errors import ConfigError
+from consulta.runtime import ConfigError
 
 
 def _make_parts(directory: Path, chunks: list[bytes]) -> list[Path]:

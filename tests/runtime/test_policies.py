@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from consulta.runtime import Agent, Cache, Fallback, Retry, Timeout, ToolError, apply_policies, read_tool, tool_schemas
-from consulta.runtime._engine import json_schema_for
+from consulta.runtime import json_schema_for
 
 pytestmark = pytest.mark.anyio
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic_ai.models import Model
 
-from ..runtime import RunStatus, Store, ToolDef, ToolError, current_tool_call, typed_answer, utcnow
+from ..runtime import RunLog, RunRecorder, RunStatus, Store, ToolCallContext, ToolDef, ToolError, current_tool_call, typed_answer, utcnow
 from ._binding_rules import RuleBook
 from ._consult import OUTPUT_TYPES, ConsultRequest, ConsultResult, ExpertOutput, OutputType, parse_consult_request
 from ._ledger import write_consultation_markdown
@@ -99,12 +99,8 @@ class Consultant:
         started, clock = utcnow(), time.perf_counter()
         facts = await _maybe_await(expert.inspect(request)) if expert.inspect is not None else {}
         output_type = OUTPUT_TYPES[request.expected_output_type]
-        parent = self.store.get_run(run_id) if run_id else None
-        expert_run = self.store.create_run(
-            app=f"expert:{expert.expert_id}", prompt=request.question, model=self.model, lang=self.lang,
-            parent_run_id=run_id, principal=parent.principal if parent else None, trace_id=parent.trace_id if parent else None,
-        )
-        record = {"expert_id": expert.expert_id, "request": request.model_dump(mode="json"), "run_id": run_id, "tool_call_id": tool_call_id, "expert_run_id": expert_run.id}
+        expert_run = self._expert_run(expert, request, call=call, run_id=run_id)
+        record = {"expert_id": expert.expert_id, "request": request.model_dump(mode="json"), "run_id": run_id, "tool_call_id": tool_call_id, "expert_run_id": expert_run.run.id}
         try:
             answer = await typed_answer(
                 model=self.resolve_model(self.model),
@@ -115,13 +111,15 @@ class Consultant:
                 retries=self.retries,
                 within=call,
             )
+            output = expert.finish(request, facts, answer.output)  # type: ignore[arg-type]
         except ToolError as error:
-            self.store.set_run_status(expert_run.id, RunStatus.failed, error=error.message)
+            expert_run.end(RunStatus.failed, error=error.message)
             self._keep(status="failed", started=started, clock=clock, attempts=self.retries + 1, error=error.message, **record)
             raise
-        self.store.save_checkpoint(expert_run.id, answer.attempts, answer.messages_json)
-        output = expert.finish(request, facts, answer.output)  # type: ignore[arg-type]
-        self.store.set_run_status(expert_run.id, RunStatus.finished, output=output.model_dump_json())
+        except BaseException as error:  # the expert's run ends on record whatever stopped it
+            expert_run.end(RunStatus.failed, error=f"{type(error).__name__}: {error}")
+            raise
+        expert_run.end(RunStatus.finished, output=output.model_dump_json(), messages=answer.messages)
         outcome = self.rules.evaluate(output)  # type: ignore[arg-type]
         kept = self._keep(
             status="done", started=started, clock=clock, attempts=answer.attempts, expert_output=output.model_dump(mode="json"),
@@ -131,6 +129,16 @@ class Consultant:
             consultation_id=kept, expert_id=expert.expert_id, expert_output=output.model_dump(mode="json"),
             binding_rules_triggered=outcome.triggered, instruction_updates=outcome.instruction_updates,
         ).model_dump(mode="json")
+
+    def _expert_run(self, expert: Expert, request: ConsultRequest, *, call: ToolCallContext | None, run_id: str | None) -> RunLog:
+        """The expert's own run, recorded like every run: under the consulting run, in its trace (through the run's
+        log inside a tool call, so its events reach the same listeners)."""
+        fields: dict[str, Any] = {
+            "agent": expert.expert_id, "app": f"expert:{expert.expert_id}", "prompt": request.question, "model": self.model, "lang": self.lang,
+        }
+        if call is not None and call.log is not None and call.run_id == run_id:
+            return call.log.nested(**fields)
+        return RunRecorder(self.store).nested(self.store.get_run(run_id) if run_id else None, **fields)
 
     def _expert(self, request: ConsultRequest) -> Expert:
         expert = self.experts.get(request.expert_id)

@@ -14,11 +14,11 @@ import importlib.util
 import json
 import os
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from consulta.runtime._errors import ConfigError
+from ..runtime import ConfigError
 
 __all__ = [
     "DEFAULT_GGUF",
@@ -130,19 +130,13 @@ def join_parts(
         ) from exc
     tmp = Path(tmp_name)
     digest = hashlib.sha256()
-    done = 0
     try:
         with os.fdopen(fd, "wb") as out:
             if progress is not None:
                 progress(0, total)
-            for part in parts:
-                with open(part, "rb") as src:
-                    while chunk := src.read(_CHUNK):
-                        out.write(chunk)
-                        digest.update(chunk)
-                        done += len(chunk)
-                        if progress is not None:
-                            progress(done, total)
+            for chunk in _read_chunks(parts, total=total, progress=progress):
+                out.write(chunk)
+                digest.update(chunk)
         actual = digest.hexdigest()
         if actual != expected_sha256:
             raise ConfigError(
@@ -194,15 +188,21 @@ def _summarise(names: list[str]) -> str:
 
 def _sha256_of(path: Path, progress: Progress | None) -> str:
     digest = hashlib.sha256()
-    total = path.stat().st_size
-    done = 0
-    with open(path, "rb") as src:
-        while chunk := src.read(_CHUNK):
-            digest.update(chunk)
-            done += len(chunk)
-            if progress is not None:
-                progress(done, total)
+    for chunk in _read_chunks([path], total=path.stat().st_size, progress=progress):
+        digest.update(chunk)
     return digest.hexdigest()
+
+
+def _read_chunks(paths: Sequence[Path], *, total: int, progress: Progress | None) -> Iterator[bytes]:
+    """The bytes of `paths` in order, a chunk at a time; `progress(done, total)` after the caller has used each."""
+    done = 0
+    for path in paths:
+        with open(path, "rb") as src:
+            while chunk := src.read(_CHUNK):
+                yield chunk
+                done += len(chunk)
+                if progress is not None:
+                    progress(done, total)
 
 
 def _marker_path(target: Path) -> Path:

@@ -1,16 +1,24 @@
 """The embedded default model: a GGUF run in process by llama.cpp (llama-cpp-python), as a pydantic-ai `Model`.
 
+This module is the adapter; each other part of a step has its own module:
+
+| module | job |
+|---|---|
+| `_schema` | the step protocol's JSON schema: tool schemas bounded and joined into one `anyOf` |
+| `_grammar` | that schema as the GBNF grammar llama.cpp samples under |
+| `_rendering` | the history as chat-template messages; the system prompt's tool list and reply-format line |
+| `_parsing` | the generated JSON back into a tool call or text |
+| `_local` (here) | `LocalModel`: planning a step from pydantic-ai's request, loading, generating, KV-cache reuse |
+
 How a step works:
 
-* The conversation is rendered with the GGUF's own chat template. The system message is the stable prefix of
-  every step: system prompts and instructions, then a compact list of the tools, then one line on the reply format.
-  Assistant tool calls go back into the history as OpenAI-style `tool_calls` and tool results as role `tool`, which
-  the Qwen2.5 template renders as its native `<tool_call>` / `<tool_response>` blocks.
-* When tools are offered, generation is constrained by a JSON-schema grammar: an `anyOf` over
+* The conversation is rendered (`_rendering`) with the GGUF's own chat template. The system message is the stable
+  prefix of every step: system prompts and instructions, then a compact list of the tools, then one line on the
+  reply format.
+* When tools are offered, generation is constrained by a grammar (`_schema`, `_grammar`): an `anyOf` over
   `{"name": <tool>, "arguments": <its parameters>}` for every callable tool, plus `{"reply": ...}` when the agent may
-  answer without a tool. Every string and array is bounded (`maxLength` / `maxItems`), because a small model in an
-  unbounded string can run until `max_tokens`. The `name`/`arguments` keys are the JSON Qwen2.5 was trained to put
-  inside `<tool_call>`, so what the model writes matches the calls its history shows.
+  answer without a tool, with every string and array bounded. What the model wrote is parsed (`_parsing`) into a
+  tool call or a text part.
 * One `llama_cpp.Llama` per `LocalModel`, kept across steps and runs: llama-cpp-python keeps the KV cache of its last
   prompt and only evaluates the tokens after the longest common token prefix, so step 2 of a run pays for the tool
   call (as the template writes it back) and its result, not for the system prompt again. `LocalModel.last_stats`
@@ -21,11 +29,10 @@ How a step works:
 
 from __future__ import annotations
 
-import json
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import AsyncIterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -37,21 +44,12 @@ import anyio.to_thread
 from pydantic_ai import RunContext
 from pydantic_ai.exceptions import ModelContextWindowExceededError
 from pydantic_ai.messages import (
-    BinaryContent,
-    CachePoint,
     ModelMessage,
-    ModelRequest,
     ModelResponse,
     ModelResponsePart,
     ModelResponseStreamEvent,
-    RetryFeedbackPart,
-    RetryPromptPart,
-    SystemPromptPart,
-    TextContent,
     TextPart,
     ToolCallPart,
-    ToolReturnPart,
-    UserPromptPart,
 )
 from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
 from pydantic_ai.models._tool_choice import resolve_tool_choice  # the same resolution every adapter uses
@@ -60,495 +58,18 @@ from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.usage import RequestUsage
 
+from ..runtime import ConfigError
+from ._grammar import schema_to_gbnf
+from ._parsing import parse_step
+from ._rendering import ChatMessage, chat_template_formatter, describe_tools, format_instruction, render_messages
+from ._schema import DEFAULT_BOUNDS, SchemaBounds, bound_schema, build_step_schema
+
 if TYPE_CHECKING:
     from llama_cpp import Llama
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+    from llama_cpp.llama_grammar import LlamaGrammar
 
-__all__ = [
-    "LocalModel",
-    "RenderedRequest",
-    "DEFAULT_BOUNDS",
-    "SchemaBounds",
-    "StepStats",
-    "bound_schema",
-    "build_step_schema",
-    "describe_tools",
-    "parse_step",
-    "render_messages",
-    "schema_to_gbnf",
-]
-
-ChatMessage = dict[str, Any]
-
-
-# --------------------------------------------------------------------------------------------------------------------
-# JSON schema for one step
-# --------------------------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, kw_only=True)
-class SchemaBounds:
-    """Limits written into a grammar schema: every string gets a `maxLength`, every array a `maxItems`.
-
-    A bound the schema already sets is kept. `reply_chars` bounds the plain-text `reply` branch.
-    """
-
-    string_chars: int = 256
-    array_items: int = 16
-    reply_chars: int = 1500
-
-
-DEFAULT_BOUNDS = SchemaBounds()
-
-# Keywords llama-cpp-python's json-schema-to-grammar converter understands; everything else is dropped (titles,
-# descriptions and defaults mean nothing to a grammar, and `pattern`/`not`/`if` can fail to convert or be unbounded).
-_KEPT_KEYWORDS = frozenset(
-    {
-        "type",
-        "properties",
-        "required",
-        "additionalProperties",
-        "items",
-        "prefixItems",
-        "minItems",
-        "maxItems",
-        "minLength",
-        "maxLength",
-        "anyOf",
-        "oneOf",
-        "allOf",
-        "const",
-        "enum",
-        "$ref",
-        "format",
-    }
-)
-# Formats the converter turns into bounded rules; other formats would make it ignore maxLength.
-_BOUNDED_FORMATS = frozenset({"date", "time", "date-time", "uuid"})
-_SCALAR_TYPES = ("string", "number", "integer", "boolean", "null")
-
-
-def bound_schema(schema: Mapping[str, Any], bounds: SchemaBounds = DEFAULT_BOUNDS) -> dict[str, Any]:
-    """A copy of `schema` that llama.cpp's grammar converter turns into a grammar with no unbounded string or array.
-
-    `$defs` (or `definitions`) stay at the root, bounded too, with `$ref`s pointing at `#/$defs/...`. The input is not
-    changed. Untyped values (`{}`) become a bounded scalar.
-    """
-    defs = {**schema.get("definitions", {}), **schema.get("$defs", {})}
-    result = _bound(schema, bounds)
-    if defs:
-        result["$defs"] = {name: _bound(sub, bounds) for name, sub in defs.items()}
-    return result
-
-
-def _bound(node: Any, bounds: SchemaBounds) -> dict[str, Any]:
-    if node is True or not isinstance(node, Mapping) or not node:
-        return _any_bounded(bounds)
-    if "$ref" in node:
-        # A ref with siblings (pydantic puts `description`/`default` next to it) is just the ref for a grammar.
-        return {"$ref": _normalise_ref(node["$ref"])}
-    types = node.get("type")
-    if isinstance(types, list):
-        # The converter turns a type list into bare `{"type": t}` alternatives, losing maxLength; split it ourselves.
-        return {"anyOf": [_bound({**node, "type": t}, bounds) for t in types]}
-    out: dict[str, Any] = {k: v for k, v in node.items() if k in _KEPT_KEYWORDS}
-    if "const" in out or "enum" in out:
-        return {k: out[k] for k in ("const", "enum") if k in out}
-    for key in ("anyOf", "oneOf"):
-        if key in out:
-            return {"anyOf": [_bound(alt, bounds) for alt in out[key]]}
-    if "allOf" in out:
-        parts = out.pop("allOf")
-        if len(parts) == 1 and not out.get("properties"):
-            return _bound(parts[0], bounds)
-        out["allOf"] = [_bound(p, bounds) for p in parts]
-        return out
-    kind = out.get("type")
-    if kind == "string" or (kind is None and ("minLength" in out or "maxLength" in out)):
-        out["type"] = "string"
-        if out.get("format") in _BOUNDED_FORMATS:
-            return {"type": "string", "format": out["format"]}
-        out.pop("format", None)
-        out.setdefault("maxLength", max(bounds.string_chars, out.get("minLength", 0)))
-        return out
-    out.pop("format", None)
-    if kind == "array" or "items" in out or "prefixItems" in out:
-        out["type"] = "array"
-        if "prefixItems" in out:
-            out["prefixItems"] = [_bound(item, bounds) for item in out["prefixItems"]]
-            out.pop("items", None)
-        else:
-            out["items"] = _bound(out.get("items", {}), bounds)
-            out.setdefault("maxItems", max(bounds.array_items, out.get("minItems", 0)))
-        return out
-    if kind == "object" or "properties" in out or "additionalProperties" in out:
-        properties = {name: _bound(sub, bounds) for name, sub in out.get("properties", {}).items()}
-        if properties:
-            # Extra keys next to declared ones would be an unbounded `( "," kv )*`; a call never needs them.
-            result: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
-            if "required" in out:
-                result["required"] = list(out["required"])
-            return result
-        extra = out.get("additionalProperties", True)
-        if extra is False:
-            return {"type": "object", "additionalProperties": False}
-        # A mapping (`dict[str, X]`): bound its keys, values and size (`schema_to_gbnf` reads the last two).
-        return {
-            "type": "object",
-            "additionalProperties": _bound(extra, bounds),
-            "propertyNames": {"type": "string", "maxLength": bounds.string_chars},
-            "maxProperties": bounds.array_items,
-        }
-    if kind in _SCALAR_TYPES:
-        return {"type": kind}
-    return _any_bounded(bounds)
-
-
-def _any_bounded(bounds: SchemaBounds) -> dict[str, Any]:
-    return {
-        "anyOf": [
-            {"type": "string", "maxLength": bounds.string_chars},
-            {"type": "number"},
-            {"type": "boolean"},
-            {"type": "null"},
-        ]
-    }
-
-
-def _normalise_ref(ref: str) -> str:
-    return "#/$defs/" + ref[len("#/definitions/") :] if ref.startswith("#/definitions/") else ref
-
-
-def _rename_refs(node: Any, prefix: str) -> Any:
-    """A copy of `node` whose `#/$defs/X` refs point at `#/$defs/<prefix>X` (and `#` at `<prefix>root`)."""
-    if isinstance(node, list):
-        return [_rename_refs(item, prefix) for item in node]
-    if not isinstance(node, dict):
-        return node
-    result = {key: _rename_refs(value, prefix) for key, value in node.items()}
-    ref = result.get("$ref")
-    if ref == "#":
-        result["$ref"] = f"#/$defs/{prefix}root"
-    elif isinstance(ref, str) and ref.startswith("#/$defs/"):
-        result["$ref"] = f"#/$defs/{prefix}{ref[len('#/$defs/') :]}"
-    return result
-
-
-def _hoist(schema: dict[str, Any], prefix: str, defs: dict[str, Any]) -> dict[str, Any]:
-    """Move `schema`'s `$defs` into the shared `defs` under unique names and return the schema without them.
-
-    Needed because each tool's parameters have their own `$defs`, and the grammar converter names rules after the
-    last segment of a ref: two tools with a `$defs/Item` each would otherwise share one rule.
-    """
-    own = schema.pop("$defs", {})
-    renamed = _rename_refs(schema, prefix)
-    if _has_root_ref(schema):
-        defs[f"{prefix}root"] = renamed
-    for name, sub in own.items():
-        defs[f"{prefix}{name}"] = _rename_refs(sub, prefix)
-    return renamed
-
-
-def _has_root_ref(node: Any) -> bool:
-    if isinstance(node, list):
-        return any(_has_root_ref(item) for item in node)
-    if isinstance(node, dict):
-        return node.get("$ref") == "#" or any(_has_root_ref(v) for v in node.values())
-    return False
-
-
-def build_step_schema(
-    tools: Sequence[ToolDefinition],
-    *,
-    reply: Literal["text"] | Mapping[str, Any] | None,
-    bounds: SchemaBounds = DEFAULT_BOUNDS,
-) -> dict[str, Any]:
-    """The grammar schema for one step: `anyOf` one `{"name": const, "arguments": params}` branch per tool.
-
-    `reply="text"` adds a `{"reply": string}` branch for a plain answer, a schema adds `{"reply": <that schema>}` for
-    a structured final answer, `None` adds none (a tool call is required). Strings and arrays are bounded.
-    """
-    branches: list[dict[str, Any]] = []
-    defs: dict[str, Any] = {}
-    for index, tool in enumerate(tools):
-        params = _hoist(bound_schema(tool.parameters_json_schema, bounds), f"t{index}_", defs)
-        branches.append(_object({"name": {"const": tool.name}, "arguments": params}))
-    if reply == "text":
-        branches.append(_object({"reply": {"type": "string", "maxLength": bounds.reply_chars}}))
-    elif reply is not None:
-        branches.append(_object({"reply": _hoist(bound_schema(reply, bounds), "reply_", defs)}))
-    if not branches:
-        raise ValueError("a step schema needs at least one tool or a reply branch")
-    schema: dict[str, Any] = {"anyOf": branches} if len(branches) > 1 else branches[0]
-    if defs:
-        schema["$defs"] = defs
-    return schema
-
-
-def schema_to_gbnf(schema: Mapping[str, Any]) -> str:
-    """GBNF for `schema`: JSON laid out exactly as `json.dumps` does, bounded strings and arrays as `x{m,n}`.
-
-    llama-cpp-python's converter spells `maxLength: 256` as 256 nested optional groups, which llama.cpp's grammar
-    parser rejects (and llama-cpp-python then segfaults on); the counted repetition is the same language in a form
-    it parses and samples quickly. The layout is fixed to `json.dumps`'s (`{"a": 1, "b": [2, 3]}`), the way the chat
-    template writes a call back into the history (`tojson`), so the model never spends tokens on whitespace.
-    """
-    from llama_cpp.llama_grammar import PRIMITIVE_RULES, SchemaConverter
-
-    class _Converter(SchemaConverter):
-        def visit(self, schema: dict[str, Any], name: str) -> str:  # type: ignore[override]
-            kind = schema.get("type")
-            rule_name = name or "root"
-            if kind == "string" and "maxLength" in schema and not {"pattern", "format", "enum", "const"} & set(schema):
-                char = self._add_primitive("char", PRIMITIVE_RULES["char"])
-                lo, hi = schema.get("minLength", 0), schema["maxLength"]
-                return self._add_rule(rule_name, f'"\\"" {char}{{{lo},{hi}}} "\\"" space')
-            if kind == "array" and isinstance(schema.get("items"), dict) and "maxItems" in schema:
-                item = self.visit(schema["items"], f"{name}{'-' if name else ''}item")
-                lo, hi = schema.get("minItems", 0), schema["maxItems"]
-                if hi == 0:
-                    body = ""
-                elif lo == 0:
-                    body = f'({item} ("," space {item}){{0,{hi - 1}}})?'
-                else:
-                    body = f'{item} ("," space {item}){{{lo - 1},{hi - 1}}}'
-                return self._add_rule(rule_name, f'"[" space {body} "]" space')
-            if kind == "object" and "maxProperties" in schema and isinstance(schema.get("additionalProperties"), dict):
-                key = self.visit(schema.get("propertyNames", {"type": "string"}), f"{name}{'-' if name else ''}key")
-                value = self.visit(schema["additionalProperties"], f"{name}{'-' if name else ''}value")
-                pair = self._add_rule(f"{name}{'-' if name else ''}kv", f'{key} ":" space {value}')
-                hi = schema["maxProperties"]
-                body = f'({pair} ("," space {pair}){{0,{hi - 1}}})?' if hi > 0 else ""
-                return self._add_rule(rule_name, f'"{{" space {body} "}}" space')
-            return super().visit(schema, name)
-
-    converter = _Converter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)
-    resolved = converter.resolve_refs(json.loads(json.dumps(schema)), "input")
-    converter.visit(resolved, "")
-    # The converter puts an optional space (`space`) after every token; json.dumps puts exactly one after `:` and
-    # `,` and none elsewhere.
-    rules = {name: _json_dumps_spacing(body) for name, body in converter._rules.items()}
-    rules["space"] = '""'
-    if "char" in rules:
-        # No raw control characters in strings: json.dumps escapes them, so the history would not match.
-        rules["char"] = r'[^"\\\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})'
-    return "\n".join(f"{name} ::= {body}" for name, body in sorted(rules.items()))
-
-
-def _json_dumps_spacing(body: str) -> str:
-    return body.replace('":" space', '": "').replace('"," space', '", "')
-
-
-def _object(properties: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
-
-
-# --------------------------------------------------------------------------------------------------------------------
-# The system prompt's tool list and reply format
-# --------------------------------------------------------------------------------------------------------------------
-
-
-def describe_tools(tools: Sequence[ToolDefinition]) -> str:
-    """A compact tool list for the system prompt: one signature line per tool, its description, its argument notes.
-
-    Much shorter than the tools' JSON schemas (prompt processing is the slow part on a CPU); the grammar enforces
-    the exact schema anyway.
-    """
-    lines = ["# Tools"]
-    for tool in tools:
-        schema = tool.parameters_json_schema
-        defs = {**schema.get("definitions", {}), **schema.get("$defs", {})}
-        required = set(schema.get("required", []))
-        props: dict[str, Any] = schema.get("properties", {})
-        signature = ", ".join(_param_label(n, s, n in required, defs, 0) for n, s in props.items())
-        lines.append(f"{tool.name}({signature})")
-        if tool.description:
-            lines.append(f"  {_one_paragraph(tool.description)}")
-        for name, sub in props.items():
-            if isinstance(sub, Mapping) and sub.get("description"):
-                lines.append(f"  {name}: {_one_paragraph(sub['description'])}")
-    return "\n".join(lines)
-
-
-def _one_paragraph(text: str) -> str:
-    return " ".join(text.split())
-
-
-def _param_label(name: str, schema: Any, required: bool, defs: Mapping[str, Any], depth: int) -> str:
-    label = _type_label(schema, defs, depth, drop_null=not required)
-    return f"{name}{'' if required else '?'}: {label}"
-
-
-def _type_label(schema: Any, defs: Mapping[str, Any], depth: int, *, drop_null: bool = False) -> str:
-    if not isinstance(schema, Mapping) or not schema:
-        return "any"
-    if ref := schema.get("$ref"):
-        name = ref.rsplit("/", 1)[-1]
-        target = defs.get(name)
-        return _type_label(target, defs, depth + 1) if target is not None and depth < 2 else name
-    if "const" in schema:
-        return json.dumps(schema["const"], ensure_ascii=False)
-    if "enum" in schema:
-        return "|".join(json.dumps(v, ensure_ascii=False) for v in schema["enum"])
-    alternatives = schema.get("anyOf") or schema.get("oneOf")
-    kind = schema.get("type")
-    if alternatives is None and isinstance(kind, list):
-        alternatives = [{**schema, "type": t} for t in kind]
-    if alternatives:
-        labels = [_type_label(a, defs, depth) for a in alternatives]
-        if drop_null and len(labels) > 1:
-            labels = [label for label in labels if label != "null"]
-        return "|".join(dict.fromkeys(labels))
-    if kind == "array":
-        return f"list[{_type_label(schema.get('items', {}), defs, depth)}]"
-    if kind == "object" or "properties" in schema:
-        props = schema.get("properties") or {}
-        if not props or depth >= 2:
-            return "object"
-        required = set(schema.get("required", []))
-        inner = ", ".join(_param_label(n, s, n in required, defs, depth + 1) for n, s in props.items())
-        return "{" + inner + "}"
-    if kind == "string" and schema.get("format") in _BOUNDED_FORMATS:
-        return str(schema["format"])
-    return str(kind) if kind else "any"
-
-
-_CALL_FORMAT = '{"name": <tool>, "arguments": {...}}'
-
-
-def _format_instruction(reply: Literal["text"] | Mapping[str, Any] | None) -> str:
-    # Measured on Qwen2.5-Coder-1.5B: this wording with bare JSON calls chose the right tool in 4 of 4 probes;
-    # Qwen's own `<tool_call>` tags around the call (forced by the grammar) made it answer without a tool in 3 of 4.
-    if reply is None:
-        return f"Reply with one JSON object, {_CALL_FORMAT}, to call one tool."
-    answer = '{"reply": "<your answer>"}' if reply == "text" else '{"reply": {...}} with the final result'
-    return f"Reply with one JSON object: {_CALL_FORMAT} to call one tool, or {answer}."
-
-
-# --------------------------------------------------------------------------------------------------------------------
-# pydantic-ai messages -> chat messages
-# --------------------------------------------------------------------------------------------------------------------
-
-
-def render_messages(messages: Sequence[ModelMessage], *, system: str | None) -> list[ChatMessage]:
-    """Render a (prepared) pydantic-ai history as chat-template messages, with `system` appended to the system turn.
-
-    The leading system prompt parts of the first request, then `system`, make the one system message at the top.
-    Later system prompt parts stay where they are (role `system`). Assistant tool calls become OpenAI-style
-    `tool_calls` with `arguments` as an object (the Qwen template applies `tojson` to them), tool results role `tool`.
-    The same history always renders the same, byte for byte, which is what lets the KV cache be reused.
-    """
-    leading: list[str] = []
-    chat: list[ChatMessage] = []
-    for message in messages:
-        if isinstance(message, ModelRequest):
-            for part in message.parts:
-                if isinstance(part, SystemPromptPart):
-                    if chat:
-                        chat.append({"role": "system", "content": part.content})
-                    else:
-                        leading.append(part.content)
-                elif isinstance(part, UserPromptPart):
-                    chat.append({"role": "user", "content": _user_text(part.content)})
-                elif isinstance(part, ToolReturnPart):
-                    chat.append({"role": "tool", "content": part.model_response_str()})
-                elif isinstance(part, RetryFeedbackPart):
-                    chat.append({"role": "user", "content": part.model_response()})
-                elif isinstance(part, RetryPromptPart):  # deprecated, still found in stored histories
-                    role = "user" if part.tool_name is None else "tool"
-                    chat.append({"role": role, "content": part.model_response()})
-                # Other parts (settings and availability deltas) carry no text for the model.
-        else:
-            _append_response(chat, message)
-    header = "\n\n".join(text for text in [*leading, system or ""] if text.strip())
-    return ([{"role": "system", "content": header}] if header else []) + chat
-
-
-def _append_response(chat: list[ChatMessage], response: ModelResponse) -> None:
-    text = "".join(part.content for part in response.parts if isinstance(part, TextPart))
-    calls = [
-        {
-            "id": part.tool_call_id,
-            "type": "function",
-            "function": {"name": part.tool_name, "arguments": part.args_as_dict()},
-        }
-        for part in response.parts
-        if isinstance(part, ToolCallPart)
-    ]
-    if calls:
-        chat.append({"role": "assistant", "content": text or None, "tool_calls": calls})
-    elif text:
-        chat.append({"role": "assistant", "content": text})
-
-
-def _user_text(content: str | Sequence[Any]) -> str:
-    if isinstance(content, str):
-        return content
-    pieces: list[str] = []
-    for item in content:
-        if isinstance(item, str):
-            pieces.append(item)
-        elif isinstance(item, TextContent):
-            pieces.append(item.content)
-        elif isinstance(item, CachePoint):
-            continue
-        elif isinstance(item, BinaryContent) and _is_text_media(item.media_type):
-            pieces.append(item.data.decode("utf-8", errors="replace"))
-        else:
-            name = getattr(item, "identifier", None) or type(item).__name__
-            pieces.append(f"[{name}: not shown, this model reads text only]")
-    return "\n".join(pieces)
-
-
-def _is_text_media(media_type: str) -> bool:
-    return media_type.startswith("text/") or media_type in {"application/json", "application/xml", "application/yaml"}
-
-
-# --------------------------------------------------------------------------------------------------------------------
-# Generated text -> response parts
-# --------------------------------------------------------------------------------------------------------------------
-
-
-def parse_step(text: str, *, tool_names: Sequence[str], structured_reply: bool) -> list[ModelResponsePart]:
-    """Turn the JSON the grammar produced into response parts.
-
-    `{"name", "arguments"}` for a known tool -> `ToolCallPart`; `{"reply": ...}` -> `TextPart` (a structured reply
-    as its JSON text). Anything else - truncated by `max_tokens`, say - comes back as a `TextPart` of the raw text
-    (or of the reply recovered from it), so pydantic-ai can validate it and ask again instead of the run crashing.
-    """
-    try:
-        data = json.loads(text, strict=False)  # the grammar lets raw newlines into strings
-    except ValueError:
-        recovered = None if structured_reply else _recover_reply(text)
-        return [TextPart(recovered if recovered is not None else text)]
-    if isinstance(data, dict) and data.get("name") in tool_names and isinstance(data.get("arguments"), dict):
-        return [ToolCallPart(tool_name=data["name"], args=data["arguments"])]
-    if isinstance(data, dict) and "reply" in data:
-        reply = data["reply"]
-        return [TextPart(reply if isinstance(reply, str) else json.dumps(reply, ensure_ascii=False))]
-    return [TextPart(text)]
-
-
-def _recover_reply(text: str) -> str | None:
-    """The text of a `{"reply": "...` cut short by `max_tokens`, if that is what `text` is."""
-    head, sep, rest = text.partition('"reply"')
-    if not sep or head.strip() != "{":
-        return None
-    rest = rest.lstrip().removeprefix(":").lstrip()
-    if not rest.startswith('"'):
-        return None
-    body = rest[1:]
-    # Drop characters from the end until what is left is a complete JSON string body (a cut escape, say).
-    for end in range(len(body), max(len(body) - 8, -1), -1):
-        try:
-            return json.loads('"' + body[:end] + '"')
-        except ValueError:
-            continue
-    return None
-
-
-# --------------------------------------------------------------------------------------------------------------------
-# The model
-# --------------------------------------------------------------------------------------------------------------------
+__all__ = ["LocalModel", "RenderedRequest", "StepStats"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -557,7 +78,8 @@ class StepStats:
 
     `reused_tokens` of the `prompt_tokens` came from the KV cache of the previous request (the longest common token
     prefix); `prompt_eval_tokens` were evaluated in batches (llama.cpp's perf counter); `generated_tokens` were
-    sampled. Times are llama.cpp's own, in seconds.
+    sampled. Times are llama.cpp's own, in seconds. `finish_reason` is llama.cpp's: `"length"` when generation
+    stopped at `max_tokens`, `"stop"` otherwise.
     """
 
     prompt_tokens: int
@@ -570,6 +92,7 @@ class StepStats:
 
     @property
     def generation_tokens_per_second(self) -> float:
+        """Generated tokens per second of generation time (0 when no time was measured)."""
         return self.generated_tokens / self.generation_seconds if self.generation_seconds else 0.0
 
 
@@ -584,10 +107,16 @@ class RenderedRequest:
 
 @dataclass(frozen=True, kw_only=True)
 class _Plan:
-    """Everything one step needs from the pydantic-ai side, computed on the event loop."""
+    """Everything one step needs from the pydantic-ai side, computed on the event loop.
+
+    `kind` is what the model writes: free text, one JSON object (a structured answer with no tools), or the step
+    protocol (a tool call or a reply, see `_schema`). `schema` is what the grammar is built from (`None`: no grammar);
+    `tool_names` the tools this step may call; `structured_reply` whether a reply must match the output schema;
+    `sampling` the keyword arguments for `Llama.create_completion`.
+    """
 
     chat: list[ChatMessage]
-    kind: Literal["text", "object", "step"]  # free text, one JSON object, or the tool-call/reply protocol
+    kind: Literal["text", "object", "step"]
     schema: dict[str, Any] | None
     tool_names: tuple[str, ...]
     structured_reply: bool
@@ -596,8 +125,9 @@ class _Plan:
 
 @dataclass(frozen=True, kw_only=True)
 class _Generation:
+    """What the worker thread hands back for one step: the generated text and what it cost."""
+
     text: str
-    finish_reason: str
     stats: StepStats
 
 
@@ -638,7 +168,7 @@ class LocalModel(Model):
         self.verbose = verbose
         self.last_stats: StepStats | None = None
         self._llama: Llama | None = None
-        self._formatter: Any = None
+        self._formatter: Jinja2ChatFormatter | None = None
         self._lock = threading.Lock()
         # Every generation runs on this one long-lived thread. llama.cpp's CPU backend uses OpenMP, whose thread team
         # belongs to the calling thread: a new caller thread per request (anyio's pool, one per event loop) built a
@@ -667,14 +197,20 @@ class LocalModel(Model):
 
     @property
     def system(self) -> str:
+        """The provider name pydantic-ai records on each response."""
         return "llama.cpp"
 
     @property
     def loaded(self) -> bool:
+        """Whether the weights are in memory now."""
         return self._llama is not None
 
     def load(self) -> None:
-        """Load the weights now (blocking, a few seconds; idempotent and thread-safe)."""
+        """Load the weights now (blocking, a few seconds; idempotent and thread-safe).
+
+        Raises `ConfigError` when llama-cpp-python is not installed, the GGUF file does not exist, or it has no chat
+        template.
+        """
         with self._lock:
             self._load_locked()
 
@@ -698,17 +234,12 @@ class LocalModel(Model):
             return self._llama
         try:
             import llama_cpp
-            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
         except ImportError as exc:  # pragma: no cover - depends on the install
-            from consulta.runtime._errors import ConfigError
-
             raise ConfigError(
                 "The local model needs llama-cpp-python: install it with `uv sync --extra local` "
                 "(or pip install 'consulta[local]')."
             ) from exc
         if not self.gguf_path.is_file():
-            from consulta.runtime._errors import ConfigError
-
             raise ConfigError(f"The model file {self.gguf_path} does not exist; check CONSULTA_GGUF or reinstall.")
         llama = llama_cpp.Llama(
             model_path=str(self.gguf_path),
@@ -718,21 +249,11 @@ class LocalModel(Model):
             seed=self.seed,
             verbose=self.verbose,
         )
-        template = llama.metadata.get("tokenizer.chat_template")
-        if template is None:
-            from consulta.runtime._errors import ConfigError
-
+        try:
+            self._formatter = chat_template_formatter(llama, gguf_name=self.gguf_path.name)
+        except ConfigError:
             llama.close()
-            raise ConfigError(
-                f"{self.gguf_path.name} has no chat template in its metadata; use an instruct (chat) GGUF."
-            )
-        eos_id, bos_id = llama.token_eos(), llama.token_bos()
-        self._formatter = Jinja2ChatFormatter(
-            template=template,
-            eos_token=llama._model.token_get_text(eos_id) if eos_id != -1 else "",
-            bos_token=llama._model.token_get_text(bos_id) if bos_id != -1 else "",
-            stop_token_ids=[eos_id],
-        )
+            raise
         self._llama = llama
         return llama
 
@@ -786,6 +307,7 @@ class LocalModel(Model):
     async def _complete(
         self, messages: list[ModelMessage], model_settings: ModelSettings | None, params: ModelRequestParameters
     ) -> ModelResponse:
+        """Plan the step here, generate on the worker thread, and parse what came back into one response."""
         plan = self._plan(messages, model_settings or {}, params)
         cancel = threading.Event()
         try:
@@ -801,6 +323,7 @@ class LocalModel(Model):
         else:
             parts = [TextPart(generation.text.strip() if plan.kind == "text" else generation.text)]
         is_call = any(isinstance(p, ToolCallPart) for p in parts)
+        cut_short = generation.stats.finish_reason == "length"
         return ModelResponse(
             parts=parts,
             usage=RequestUsage(
@@ -810,10 +333,11 @@ class LocalModel(Model):
             ),
             model_name=self.model_name,
             provider_name=self.system,
-            finish_reason="tool_call" if is_call else ("length" if generation.finish_reason == "length" else "stop"),
+            finish_reason="tool_call" if is_call else ("length" if cut_short else "stop"),
         )
 
     def _plan(self, messages: list[ModelMessage], settings: ModelSettings, params: ModelRequestParameters) -> _Plan:
+        """Decide the step's kind, grammar schema and callable tools (honouring `tool_choice`) and render the chat."""
         declared = list(params.declared_tool_defs.values())
         instructions = [p.content for p in (self._get_instruction_parts(messages, params) or [])]
         output_schema = params.output_object.json_schema if params.output_object is not None else None
@@ -836,7 +360,7 @@ class LocalModel(Model):
             # The tool list and format line describe every declared tool, whatever this step allows, so the system
             # prompt - the cached prefix - stays the same from step to step.
             format_reply = text_reply if params.allow_text_output or output_schema is not None else None
-            system_tail = [describe_tools(declared), _format_instruction(format_reply)]
+            system_tail = [describe_tools(declared), format_instruction(format_reply)]
         elif output_schema is not None:
             kind, schema, system_tail = "object", bound_schema(output_schema, self.bounds), []
         else:
@@ -852,6 +376,7 @@ class LocalModel(Model):
         )
 
     def _sampling(self, settings: ModelSettings) -> dict[str, Any]:
+        """`create_completion`'s sampling arguments: the model's defaults, overridden by the request's settings."""
         sampling: dict[str, Any] = {
             "max_tokens": settings.get("max_tokens", self.max_tokens),
             "temperature": settings.get("temperature", 0.0),
@@ -870,6 +395,10 @@ class LocalModel(Model):
     # ---- the blocking part, in a worker thread ---------------------------------------------------------------------
 
     def _generate(self, plan: _Plan, cancel: threading.Event) -> _Generation:
+        """Generate one step under the lock (loading the model if needed); stops early once `cancel` is set.
+
+        Raises `ModelContextWindowExceededError` when the prompt leaves no room to answer in the context window.
+        """
         import llama_cpp
 
         with self._lock:
@@ -914,9 +443,10 @@ class LocalModel(Model):
             generation_seconds=perf.t_eval_ms / 1000,
             finish_reason=choice["finish_reason"] or "stop",
         )
-        return _Generation(text=choice["text"], finish_reason=stats.finish_reason, stats=stats)
+        return _Generation(text=choice["text"], stats=stats)
 
-    def _grammar(self, llama: Llama, schema: dict[str, Any]) -> Any:
+    def _grammar(self, llama: Llama, schema: dict[str, Any]) -> LlamaGrammar:
+        """The grammar for `schema`, checked once per distinct grammar; `ValueError` if llama.cpp cannot parse it."""
         import llama_cpp
         from llama_cpp.llama_grammar import LlamaGrammar
 

@@ -20,7 +20,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Text
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from ruamel.yaml import YAML
 
-from ..runtime._errors import ConfigError
+from ..runtime import ConfigError
 
 __all__ = ["ScriptedModel", "load_script"]
 

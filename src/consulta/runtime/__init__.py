@@ -1,7 +1,7 @@
 """The engine: agent definitions, tools and their policies, runs, asks, plans, events and the store."""
 
-from ._agent import Agent, ToolChoice, tool_schemas
-from ._engine import TypedAnswer, argument_validator, invalid_arguments_result, json_schema_for, tool_exception_result, typed_answer
+from ._agent import Agent, Instructions, ToolChoice, tool_schemas
+from ._engine import TypedAnswer, invalid_arguments_result, tool_exception_result, typed_answer
 from ._errors import ConfigError, ConflictError, ConsultaError, InvalidAnswerError, NotFoundError, ToolError
 from ._events import (
     AskClosed,
@@ -20,14 +20,21 @@ from ._grounding import Evidence, mentions
 from ._plans import PlanExecutor
 from ._policies import Cache, Fallback, Retry, Timeout, ToolPolicy, apply_policies
 from ._records import EXTERNAL_MODEL_PREFIX, AskRecord, AskStatus, ConsultationRecord, EventRecord, PlanRecord, PlanStatus, RunRecord, RunStatus, ToolCallRecord
+from ._asks import AskTimers, Outcome
+from ._event_bus import EventBus, Listener
+from ._leases import Leases
+from ._run_log import RunLog, RunRecorder
 from ._plan_book import PLAN_ASK, PlanBook, PlanOutcome, staged_result
 from ._runtime import AskPolicy, Runtime
+from ._schemas import argument_validator, json_schema_for
 from ._store import Store, utcnow
+from ._tracing import TRACES_SETTING, Tracing, tracing_from_setting
 from ._tools import AskKind, ToolCallContext, ToolDef, ToolKind, ask_tool, current_tool_call, read_tool, write_tool
 
 __all__ = [
     "EXTERNAL_MODEL_PREFIX",
     "PLAN_ASK",
+    "TRACES_SETTING",
     "Agent",
     "AskClosed",
     "AskKind",
@@ -35,18 +42,24 @@ __all__ = [
     "AskPolicy",
     "AskRecord",
     "AskStatus",
+    "AskTimers",
     "Cache",
     "ConfigError",
     "ConflictError",
     "ConsultationRecord",
     "ConsultaError",
     "Event",
+    "EventBus",
     "EventRecord",
     "Evidence",
     "Fallback",
+    "Instructions",
     "InvalidAnswerError",
+    "Leases",
+    "Listener",
     "ModelText",
     "NotFoundError",
+    "Outcome",
     "PlanDecided",
     "PlanBook",
     "PlanExecutor",
@@ -56,7 +69,9 @@ __all__ = [
     "PlanStatus",
     "Retry",
     "RunEnded",
+    "RunLog",
     "RunRecord",
+    "RunRecorder",
     "RunStarted",
     "RunStatus",
     "Runtime",
@@ -72,6 +87,7 @@ __all__ = [
     "ToolKind",
     "ToolPolicy",
     "ToolReturned",
+    "Tracing",
     "TypedAnswer",
     "apply_policies",
     "argument_validator",
@@ -84,6 +100,7 @@ __all__ = [
     "staged_result",
     "tool_exception_result",
     "tool_schemas",
+    "tracing_from_setting",
     "typed_answer",
     "utcnow",
     "write_tool",

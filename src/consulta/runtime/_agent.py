@@ -8,9 +8,17 @@ from typing import Any
 
 from ._errors import ConfigError
 from ._plans import PlanExecutor
+from ._records import RunRecord
+from ._schemas import json_schema_for
 from ._tools import AskKind, ToolDef
 
-__all__ = ["Agent", "ToolChoice", "tool_schemas"]
+__all__ = ["Agent", "Instructions", "ToolChoice", "tool_schemas"]
+
+Instructions = str | Callable[[RunRecord], str]
+"""An agent's instructions: a text, or a function of the run giving it (e.g. with the date the run started on:
+`run.created_at`). A function is called once each time a process takes the run up, so every step of the run sends
+the same text (the model's cache of the conversation holds); read time from the run, not the clock, and a run
+resumed later is told what it was told before."""
 
 ToolChoice = Callable[[str], Sequence[str] | None]
 """Given the run id, before each model request: the tools the model must call one of at this step, or None (it may
@@ -21,17 +29,17 @@ call any tool or answer in text)."""
 class Agent:
     """What one app's agent is: everything the runtime needs to run it, and nothing about a model.
 
-    `question_timeout` bounds the in-process wait for an answer (the seed's 300 s); `max_steps` bounds the model
-    requests of one run; `options` are recorded on each run so that another process can rebuild the same agent.
+    `name` is the agent's name within its app (e.g. "orchestrator", "assistant"; "" for an app's only agent): every
+    run records it, and a run is resumed only as the agent it recorded. `question_timeout` bounds the in-process
+    wait for an answer (the seed's 300 s); `max_steps` bounds the model requests of one run; `options` are recorded on each run so that another process can rebuild the same agent.
     `tool_choice` narrows each step to the tools that make sense in the run's state (e.g. an orchestrator that must
     inspect an upload before it plans): the model still writes the call, and every tool stays described to it.
     """
 
     app: str
-    name: str = ""
-    """The agent's name within its app (e.g. "orchestrator", "assistant"); "" is the app's main agent."""
-    instructions: str
+    instructions: Instructions
     tools: tuple[ToolDef, ...]
+    name: str = ""
     executor: PlanExecutor | None = None
     question_timeout: float = 300.0
     max_steps: int = 25
@@ -72,8 +80,6 @@ class Agent:
 
 def tool_schemas(agent: Agent) -> list[dict[str, Any]]:
     """The agent's tools in OpenAI function-calling format (the seed's `tool_schemas()`), from the same definitions."""
-    from ._engine import json_schema_for  # the engine generates schemas from type hints
-
     schemas = []
     for t in agent.tools:
         description = t.description if not t.notes else f"{t.description} {t.notes}"

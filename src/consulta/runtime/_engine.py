@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_ai import Agent as PaiAgent
@@ -36,9 +36,13 @@ from pydantic_ai.usage import UsageLimits
 
 from ._agent import Agent
 from ._errors import ToolError
+from ._events import StepStarted
 from ._grounding import Evidence
 from ._store import utcnow
 from ._tools import CURRENT_TOOL_CALL, ToolCallContext, ToolDef
+
+if TYPE_CHECKING:
+    from ._run_log import RunLog
 
 __all__ = [
     "Cancelled",
@@ -50,8 +54,6 @@ __all__ = [
     "dump_each",
     "dump_messages",
     "evidence_from",
-    "json_schema_for",
-    "argument_validator",
     "invalid_arguments_result",
     "tool_exception_result",
     "TypedAnswer",
@@ -81,24 +83,18 @@ def load_messages(blob: str) -> list[ModelMessage]:
     return list(ModelMessagesTypeAdapter.validate_json(blob))
 
 
-def json_schema_for(tool: ToolDef) -> dict[str, Any]:
-    """The JSON schema of a tool's arguments, generated from the function's type hints and docstring."""
-    return Tool(tool.function, name=tool.name, description=tool.description).tool_def.parameters_json_schema
-
-
-def argument_validator(tool: ToolDef) -> Callable[[dict[str, Any]], dict[str, Any]]:
-    """The validator the engine applies to `tool`'s arguments (raises pydantic's ValidationError), for callers
-    that run tools without the engine (an MCP client's calls)."""
-    return Tool(tool.function, name=tool.name, takes_ctx=False).function_schema.validator.validate_python
-
-
 @dataclass(frozen=True)
 class TypedAnswer:
     """A model's structured answer: the validated output, how many answers it took, the conversation (JSON)."""
 
     output: BaseModel
     attempts: int
-    messages_json: str
+    messages: list[ModelMessage]
+
+    @property
+    def messages_json(self) -> str:
+        """The conversation as one JSON array."""
+        return dump_messages(self.messages)
 
 
 async def typed_answer(
@@ -138,9 +134,7 @@ async def typed_answer(
             hint="Ask a narrower question, or consult another expert.",
         ) from None
     messages = result.all_messages()
-    return TypedAnswer(
-        output=result.output, attempts=sum(isinstance(m, ModelResponse) for m in messages), messages_json=dump_messages(messages)
-    )
+    return TypedAnswer(output=result.output, attempts=count_steps(messages), messages=messages)
 
 
 def pending_tool_calls(messages: list[ModelMessage]) -> list[ToolCallPart]:
@@ -220,15 +214,17 @@ def _raw_answers(content: Any) -> list[str]:
 class RunDeps:
     """Per-run state handed to the capability (pydantic-ai's `deps`)."""
 
-    run_id: str
-    trace_id: str
     agent: Agent
+    instructions: str
+    """The agent's instructions for this run (the same at every step)."""
     prompt: str | None
-    record_call: Callable[..., None]
+    log: RunLog
+    """The run's record: tool calls and steps are told to it."""
     stage: Callable[[str, str, dict[str, Any], Evidence], Awaitable[dict[str, Any]]]
-    emit_call: Callable[[str, str, Any], None]
-    emit_step: Callable[[int], None]
-    tool_started: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def run_id(self) -> str:
+        return self.log.run.id
 
 
 def _result_of(value: Any) -> Any:
@@ -277,7 +273,13 @@ def _unknown_tool(name: str, available: list[str]) -> dict[str, Any]:
 class _ConsultaTools(AbstractCapability[RunDeps]):
     """Consulta's semantics for every tool call (see the module docstring)."""
 
-    def get_model_settings(self) -> Callable[[RunContext[RunDeps]], ModelSettings]:
+    def __init__(self, *, choose_tools: bool) -> None:
+        self.choose_tools = choose_tools
+
+    def get_model_settings(self) -> Callable[[RunContext[RunDeps]], ModelSettings] | None:
+        if not self.choose_tools:
+            return None  # nothing to settle per step
+
         def per_step(ctx: RunContext[RunDeps]) -> ModelSettings:
             chosen = ctx.deps.agent.choose_tools(ctx.deps.run_id)
             return ModelSettings(tool_choice=chosen) if chosen is not None else ModelSettings()
@@ -291,7 +293,7 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
         tool = deps.agent.tool(call.tool_name)
         started = time.perf_counter()
         started_at = utcnow()
-        deps.emit_call(call.tool_call_id, call.tool_name, args)
+        deps.log.call_started(call.tool_call_id, call.tool_name, args)
         try:
             if tool is None:  # an engine-level tool (e.g. structured output); not ours to judge
                 return await handler(args)
@@ -318,7 +320,7 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
                 token = CURRENT_TOOL_CALL.set(
                     ToolCallContext(
                         run_id=deps.run_id, tool_call_id=call.tool_call_id, tool_name=call.tool_name,
-                        trace_id=deps.trace_id, usage=ctx.usage, usage_limits=ctx.usage_limits,
+                        trace_id=deps.log.run.trace_id, usage=ctx.usage, usage_limits=ctx.usage_limits, log=deps.log,
                     )
                 )
                 try:
@@ -331,7 +333,7 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
             raise
         except Exception as error:  # a tool's bug must not end the run: the model sees it in the seeds' shape
             result = tool_exception_result(call.tool_name, error)
-        deps.record_call(
+        deps.log.call_returned(
             step=count_steps(ctx.messages),
             tool_call_id=call.tool_call_id,
             tool_name=call.tool_name,
@@ -356,8 +358,8 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
         self, ctx: RunContext[RunDeps], *, call: ToolCallPart, tool_def: ToolDefinition, args: Any, error: Any
     ) -> Any:
         result = invalid_arguments_result(call.tool_name, error)
-        ctx.deps.emit_call(call.tool_call_id, call.tool_name, args)
-        ctx.deps.record_call(
+        ctx.deps.log.call_started(call.tool_call_id, call.tool_name, args)
+        ctx.deps.log.call_returned(
             step=count_steps(ctx.messages),
             tool_call_id=call.tool_call_id,
             tool_name=call.tool_name,
@@ -369,7 +371,7 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
         raise ToolFailed(json.dumps(result, ensure_ascii=False))
 
     async def before_model_request(self, ctx: RunContext[RunDeps], request_context: Any) -> Any:
-        ctx.deps.emit_step(count_steps(ctx.messages) + 1)  # the model is about to think: front ends show it
+        ctx.deps.log.emit(StepStarted(run_id=ctx.deps.run_id, step=count_steps(ctx.messages) + 1))  # the model is about to think
         # pydantic-ai answers an unknown tool name with a retry; give the model the seeds' `unknown_tool` result
         # instead. (Its retry budget is set to the step limit, so the run ends on the step limit, never on it.)
         # Only the newest request can hold a fresh retry: the ones before were rewritten when they were sent.
@@ -383,7 +385,7 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
                 result = _unknown_tool(name, available)
                 message.parts[i] = ToolReturnPart(tool_name=name, content=result, tool_call_id=part.tool_call_id, outcome="failed")
                 call = _find_call(ctx.messages, part.tool_call_id)
-                ctx.deps.record_call(
+                ctx.deps.log.call_returned(
                     step=count_steps(ctx.messages),
                     tool_call_id=part.tool_call_id,
                     tool_name=name,
@@ -475,15 +477,21 @@ def _checked_by(check: Callable[[Any], None]) -> Callable[[Any], Any]:
     return checked
 
 
+def _run_instructions(ctx: RunContext[RunDeps]) -> str:
+    return ctx.deps.instructions
+
+
 def build_engine_agent(agent: Agent, model: Model) -> PaiAgent[RunDeps, str | DeferredToolRequests]:
     """A pydantic-ai agent for `agent` on `model`: text output, or the deferred calls the run paused on."""
     engine: PaiAgent[RunDeps, str | DeferredToolRequests] = PaiAgent(
         model,
-        instructions=agent.instructions,
+        # Instructions that depend on the run are evaluated once per run (RunDeps.instructions): the same text at
+        # every step, so the model's cache of the conversation's prefix holds.
+        instructions=agent.instructions if isinstance(agent.instructions, str) else _run_instructions,
         tools=[_engine_tool(t) for t in agent.tools],
         deps_type=RunDeps,
         output_type=[str, DeferredToolRequests],  # type: ignore[arg-type]
-        capabilities=[_ConsultaTools()],
+        capabilities=[_ConsultaTools(choose_tools=agent.tool_choice is not None)],
         retries=agent.max_steps,
     )
     if agent.check_reply is not None:

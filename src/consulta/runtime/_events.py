@@ -1,4 +1,8 @@
-"""The typed events a run emits: stored in order and delivered to every attached front end."""
+"""The typed events a run emits: numbered within their run, stored in order and delivered to every listener.
+
+`seq` is the event's number within its run (1, 2, 3 …): the runtime's run log assigns it when it emits the event,
+so a listener sees the number the store keeps (`EventRecord.seq`). An event built but not yet emitted has seq 0.
+"""
 
 from __future__ import annotations
 
@@ -24,11 +28,14 @@ __all__ = [
 
 class _Base(BaseModel):
     run_id: str
+    seq: int = 0
 
 
 class RunStarted(_Base):
     type: Literal["run_started"] = "run_started"
     app: str
+    agent: str = ""
+    """The agent's name within its app ("" for the app's main agent of a run recorded before agents were named)."""
     prompt: str | None
     resumed: bool = False
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
-__all__ = ["AskRecord", "AskStatus", "EventRecord", "PlanRecord", "PlanStatus", "RunRecord", "RunStatus", "ToolCallRecord"]
+__all__ = ["AskRecord", "AskStatus", "EventRecord", "EventRow", "PlanRecord", "PlanStatus", "RunRecord", "RunStatus", "ToolCallRecord"]
 
 
 class RunStatus(StrEnum):
@@ -59,6 +59,8 @@ class RunRecord:
     """Whom the run belongs to: a web session, an API token, `local` for the machine's own user."""
     heartbeat_at: float | None
     cancel_requested: bool
+    agent: str = ""
+    """The agent's name within its app ("" for runs recorded before agents were named: the app's main agent)."""
     created_at: str
     updated_at: str
 
@@ -116,6 +118,17 @@ class ToolCallRecord:
 class EventRecord:
     id: int
     run_id: str
+    type: str
+    data: dict[str, Any]
+    ts: str
+    seq: int = 0
+    """The event's number within its run (1, 2, …), as the runtime emitted it."""
+
+
+class EventRow(NamedTuple):
+    """One event as a step writes it (`Store.save_step(events=...)`)."""
+
+    seq: int
     type: str
     data: dict[str, Any]
     ts: str

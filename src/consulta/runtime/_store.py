@@ -41,7 +41,7 @@ from sqlalchemy.engine import Connection, Engine, RowMapping
 from sqlalchemy.exc import OperationalError
 
 from ._errors import ConflictError, NotFoundError
-from ._records import AskRecord, AskStatus, ConsultationRecord, EventRecord, PlanRecord, PlanStatus, RunRecord, RunStatus, ToolCallRecord
+from ._records import AskRecord, AskStatus, ConsultationRecord, EventRecord, EventRow, PlanRecord, PlanStatus, RunRecord, RunStatus, ToolCallRecord
 
 __all__ = ["Store", "new_id", "utcnow"]
 
@@ -64,6 +64,7 @@ runs = Table(
     Column("error", Text, nullable=True),
     Column("owner", String(120), nullable=True, index=True),  # the process holding the run's lease
     Column("principal", String(120), nullable=True, index=True),  # whom the run belongs to (a session, a token)
+    Column("agent", String(80), nullable=False, default=""),  # TEMP (runtime helper): the store helper's migration adds it
     Column("heartbeat_at", Float, nullable=True),
     Column("cancel_requested", Integer, nullable=False, default=0),
     Column("created_at", String(32), nullable=False),
@@ -145,6 +146,7 @@ events = Table(
     Column("type", String(40), nullable=False),
     Column("data", Text, nullable=False),
     Column("ts", String(32), nullable=False),
+    Column("seq", Integer, nullable=False, default=0),  # TEMP (runtime helper): per-run number, see INTERFACES §3
 )
 
 # The consultation ledger (seed 000): one row per consultation of an expert, numbered consult_0001, 0002, … per store.
@@ -239,9 +241,9 @@ class Store:
     def _upgrade(self) -> None:
         """Bring a store made by an earlier version up to date, in one transaction: columns added since (nullable),
         and checkpoints kept as one JSON array (before the conversation was stored one message a row)."""
-        added = {"runs": ("principal", "VARCHAR(120)")}
+        added = [("runs", "principal", "VARCHAR(120)"), ("runs", "agent", "VARCHAR(80) NOT NULL DEFAULT ''"), ("events", "seq", "INTEGER NOT NULL DEFAULT 0")]
         with self._tx() as conn:
-            for table, (column, sql_type) in added.items():
+            for table, column, sql_type in added:
                 present = {c["name"] for c in inspect(conn).get_columns(table)}
                 if column not in present:
                     conn.execute(text(f"ALTER TABLE {table} ADD COLUMN {column} {sql_type}"))
@@ -275,6 +277,7 @@ class Store:
         options: dict[str, Any] | None = None,
         principal: str | None = None,
         trace_id: str | None = None,
+        agent: str = "",
     ) -> RunRecord:
         """A new running run; `trace_id` joins an existing trace (a nested run), else a new one starts."""
         run_id = new_id("run")
@@ -294,6 +297,7 @@ class Store:
             "error": None,
             "owner": self.owner,
             "principal": principal,
+            "agent": agent,
             "heartbeat_at": _clock(),
             "cancel_requested": 0,
             "created_at": now,
@@ -379,7 +383,7 @@ class Store:
         *,
         checkpoint: tuple[int, int, list[str]] | None,
         tool_calls: list[dict[str, Any]] | tuple[()] = (),
-        events: list[tuple[str, dict[str, Any], str]] | tuple[()] = (),
+        events: list[EventRow] | tuple[()] = (),
     ) -> None:
         """Write what one step produced in one transaction: its checkpoint, tool call records and events (in order).
 
@@ -402,7 +406,7 @@ class Store:
             if tool_calls:
                 conn.execute(_INSERT_TOOL_CALL, [_tool_call_row(run_id, **c) for c in tool_calls])
             if events:
-                conn.execute(_INSERT_EVENT, [{"run_id": run_id, "type": t, "data": _dumps(d), "ts": ts} for t, d, ts in events])
+                conn.execute(_INSERT_EVENT, [{"run_id": run_id, "seq": q, "type": t, "data": _dumps(d), "ts": ts} for q, t, d, ts in events])
 
     def _save_step_sqlite(
         self,
@@ -436,7 +440,7 @@ class Store:
                     rows,
                 )
             if events:
-                cur.executemany("INSERT INTO events (run_id, type, data, ts) VALUES (?, ?, ?, ?)", [(run_id, t, _dumps(d), ts) for t, d, ts in events])
+                cur.executemany("INSERT INTO events (run_id, seq, type, data, ts) VALUES (?, ?, ?, ?, ?)", [(run_id, q, t, _dumps(d), ts) for q, t, d, ts in events])
             conn.commit()
         except BaseException:
             conn.rollback()
@@ -515,13 +519,14 @@ class Store:
         answer: Any = None,
         outcome: Any = None,
         answered_by: str | None = None,
+        expect: AskStatus = AskStatus.pending,
     ) -> AskRecord:
         """Close a pending ask. Raises NotFoundError for an unknown id, ConflictError if it is already closed."""
         with self._tx() as conn:
             seq = _next_counter(conn, "ask_closed_seq")
             result = conn.execute(
                 update(asks)
-                .where(asks.c.id == ask_id, asks.c.status == AskStatus.pending)
+                .where(asks.c.id == ask_id, asks.c.status == expect)
                 .values(
                     status=status,
                     answer=_dumps(answer),
@@ -708,19 +713,26 @@ class Store:
         with self.engine.connect() as conn:
             return [_consultation_record(row) for row in conn.execute(query).mappings()]
 
-    def append_event(self, run_id: str, type_: str, data: dict[str, Any]) -> EventRecord:
+    def append_event(self, run_id: str, type_: str, data: dict[str, Any], *, seq: int | None = None) -> EventRecord:
         ts = utcnow()
         with self._tx() as conn:
-            result = conn.execute(insert(events).values(run_id=run_id, type=type_, data=_dumps(data), ts=ts))
+            if seq is None:  # TEMP (runtime helper) until the store helper's version lands
+                seq = int(conn.execute(select(func.coalesce(func.max(events.c.seq), 0)).where(events.c.run_id == run_id)).scalar_one()) + 1
+            result = conn.execute(insert(events).values(run_id=run_id, seq=seq, type=type_, data=_dumps(data), ts=ts))
             event_id = result.inserted_primary_key[0] if result.inserted_primary_key else 0
-        return EventRecord(id=int(event_id), run_id=run_id, type=type_, data=data, ts=ts)
+        return EventRecord(id=int(event_id), run_id=run_id, type=type_, data=data, ts=ts, seq=seq)
 
-    def list_events(self, run_id: str, *, after_id: int = 0) -> list[EventRecord]:
+    def last_event_seq(self, run_id: str) -> int:
+        """TEMP (runtime helper): the seq of the run's last stored event (0 when none)."""
+        with self.engine.connect() as conn:
+            return int(conn.execute(select(func.coalesce(func.max(events.c.seq), 0)).where(events.c.run_id == run_id)).scalar_one())
+
+    def list_events(self, run_id: str, *, after_id: int = 0, after_seq: int = 0) -> list[EventRecord]:
         with self.engine.connect() as conn:
             rows = conn.execute(
-                select(events).where(events.c.run_id == run_id, events.c.id > after_id).order_by(events.c.id)
+                select(events).where(events.c.run_id == run_id, events.c.id > after_id, events.c.seq > after_seq).order_by(events.c.id)
             )
-            return [EventRecord(id=r.id, run_id=r.run_id, type=r.type, data=_loads(r.data), ts=r.ts) for r in rows]
+            return [EventRecord(id=r.id, run_id=r.run_id, type=r.type, data=_loads(r.data), ts=r.ts, seq=r.seq) for r in rows]
 
 
 _UPDATE_CHECKPOINT = text("UPDATE checkpoints SET step = :step, count = :count, updated_at = :ts WHERE run_id = :run_id")
@@ -731,7 +743,7 @@ _INSERT_TOOL_CALL = text(
     "INSERT INTO tool_calls (run_id, step, tool_call_id, tool_name, args, result, ok, error_code, started_at, duration_ms) "
     "VALUES (:run_id, :step, :tool_call_id, :tool_name, :args, :result, :ok, :error_code, :started_at, :duration_ms)"
 )
-_INSERT_EVENT = text("INSERT INTO events (run_id, type, data, ts) VALUES (:run_id, :type, :data, :ts)")
+_INSERT_EVENT = text("INSERT INTO events (run_id, seq, type, data, ts) VALUES (:run_id, :seq, :type, :data, :ts)")
 
 
 def _tool_call_row(
@@ -805,6 +817,7 @@ def _run_record(row: Mapping[str, Any]) -> RunRecord:
         error=row["error"],
         owner=row["owner"],
         principal=row["principal"],
+        agent=row.get("agent") or "",
         heartbeat_at=row["heartbeat_at"],
         cancel_requested=bool(row["cancel_requested"]),
         created_at=row["created_at"],

@@ -18,6 +18,8 @@ from ._policies import ToolPolicy, apply_policies
 if TYPE_CHECKING:  # the engine's types, named only for the checker: tools stay engine-free
     from pydantic_ai.usage import RunUsage, UsageLimits
 
+    from ._run_log import RunLog
+
 __all__ = ["CURRENT_TOOL_CALL", "AskKind", "ToolCallContext", "ToolDef", "ToolKind", "ask_tool", "current_tool_call", "read_tool", "write_tool"]
 
 ToolKind = Literal["read", "write", "ask"]
@@ -55,6 +57,9 @@ class ToolCallContext:
     """The run's usage so far; a nested run given it counts against the run's own limits."""
     usage_limits: UsageLimits | None = None
     """The limits the run enforces (shared with nested runs)."""
+    log: RunLog | None = None
+    """The run's record: a run done for the call (an expert's) is created through it (`log.nested(...)`), under
+    the run, in its trace, with its events told to the same listeners."""
 
 
 CURRENT_TOOL_CALL: ContextVar[ToolCallContext | None] = ContextVar("consulta_tool_call", default=None)

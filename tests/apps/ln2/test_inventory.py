@@ -229,7 +229,7 @@ def test_unquoted_date_is_read_as_text() -> None:
         (lambda t: t.replace("parent_cell_line: HEK293T", "parent_cell_line: ''"), "parent_cell_line", 39),
         (lambda t: t.replace("action: discard", "action: lost"), "thaw_events.1.action", 37),
         (lambda t: t.replace("rows: 3", "rows: 0"), "meta.box_layout.rows", 3),
-        (lambda t: "- just\n- a list\n", "top level must be a mapping", None),
+        (lambda t: "- just\n- a list\n", "top level is a list", 1),
     ],
     ids=["syntax", "no-meta", "bad-date", "shared-position", "out-of-range", "dup-id", "bad-box", "empty-name",
          "bad-action", "zero-rows", "not-a-mapping"],
@@ -245,7 +245,7 @@ def test_broken_file_is_an_inventory_file_error(mutate, fragment: str, line: int
     assert "/x/inv.yaml" in err.message
     assert err.hint
     if line is not None:
-        assert f"(line {line}):" in err.message
+        assert f"(line {line}) " in err.message
     if fragment == "YAML syntax error":
         assert "(line " in err.message
 
@@ -278,3 +278,17 @@ def test_atomic_write_replaces_and_leaves_no_temp_file(tmp_path: Path) -> None:
     assert target.read_bytes() == b"new"
     assert oct(target.stat().st_mode & 0o777) == oct(0o640)
     assert [p.name for p in tmp_path.iterdir()] == ["f.yaml"]
+
+
+def test_a_box_heading_after_a_record_stays_before_the_next_record(tmp_path: Path) -> None:
+    path = sample_copy(tmp_path)
+    heading = "  # ---- Box 2: K562-dTAG degron knock-ins (FKBP12-F36V; degrade with dTAG-13) ----------\n"
+    for day in ("2025-07-30", "2025-07-31"):  # the first event starts the list, the second is appended to it
+        held = load_inventory(path).record(8).positions
+        apply_plan(path, [RecordThaw(record_id=8, positions=held[:1], date=day)], plan_id=day, actor="t", today=TODAY)
+    record_8 = path.read_text(encoding="utf-8").split("  - id: 8\n")[1].split("  - id: 9\n")[0]
+    assert record_8.endswith(
+        "    note: ATCC TIB-152\n    thaw_events:\n"
+        "      - {date: '2025-07-30', action: thaw, positions: [64]}\n"
+        "      - {date: '2025-07-31', action: thaw, positions: [65]}\n" + heading
+    )

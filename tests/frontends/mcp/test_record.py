@@ -14,7 +14,6 @@ from mcp_types import ElicitResult, Implementation, InputRequiredResult
 from typer.testing import CliRunner
 
 from consulta.frontends.cli import app as cli
-from consulta.frontends.mcp import _sessions
 from consulta.i18n import t
 from consulta.runtime import AskStatus, RunStatus, Store
 
@@ -142,8 +141,7 @@ def test_a_tampered_request_state_is_refused(tmp_path: Path) -> None:
     store.close()
 
 
-def test_consulta_stop_ends_a_sessions_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_sessions, "HEARTBEAT_SECONDS", 0.05)
+def test_consulta_stop_ends_a_sessions_run(tmp_path: Path) -> None:
     lab = Lab(tmp_path)
 
     async def scenario() -> tuple[str, str]:

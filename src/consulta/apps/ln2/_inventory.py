@@ -18,6 +18,17 @@ It is read with ruamel.yaml in round-trip mode and the loaded document is kept, 
 change only what they must: the user's comments, key order, quoting and flow/block style survive, and an unchanged
 document renders back to the very same bytes. The pydantic models are a validated *view* of the document; they are
 never dumped themselves.
+
+Files written by SnowFox (seed 001) open too, unchanged. Which of the two record layouts a file uses is decided
+once, when it is loaded, by its `FileDialect`: the only place that knows the file's vocabulary. It reads the
+document into the models' terms and writes edits back in the file's own terms (key names, one position or a list,
+`storage_events` or `thaw_events`), so operations never know which layout they edit:
+
+- `BatchDialect` — Consulta's layout above, and SnowFox's older one (the same keys; `meta.box_count` may be absent).
+- `TubeDialect` — SnowFox's newer layout: one tube per record, `cell_line`, a single `position` (null once taken
+  out), `stored_at`, `storage_events` (`takeout` / `move`), `meta.box_layout.box_count` and `meta.custom_fields`.
+
+A file that cannot be used raises `InventoryFileError`: one line naming the file, the line, what is wrong and the fix.
 """
 
 from __future__ import annotations
@@ -30,17 +41,22 @@ import os
 import re
 import stat
 import tempfile
-from collections.abc import Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, ValidationError, field_validator
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
+from ruamel.yaml.tokens import CommentToken
+from ruamel.yaml.nodes import ScalarNode
+from ruamel.yaml.representer import RoundTripRepresenter
+from ruamel.yaml.scalarstring import ScalarString
 
-from consulta.runtime._errors import ToolError
+from consulta.runtime import ConsultaError, ToolError
 
 __all__ = [
     "ThawAction",
@@ -50,6 +66,10 @@ __all__ = [
     "Record",
     "Inventory",
     "InventoryFile",
+    "InventoryFileError",
+    "FileDialect",
+    "BatchDialect",
+    "TubeDialect",
     "load_inventory",
     "parse_iso_date",
     "position_label",
@@ -126,7 +146,10 @@ class BoxLayout(_Model):
 
 
 class InventoryMeta(_Model):
-    """The `meta` section: box layout and number of boxes (boxes are numbered 1..box_count)."""
+    """The `meta` section: box layout and number of boxes (boxes are numbered 1..box_count).
+
+    A file that does not say how many boxes it has (SnowFox's older sample, `meta.box_layout` alone) has the boxes
+    its records use: the largest box number among them, at least 1 (see `FileDialect`)."""
 
     box_layout: BoxLayout
     box_count: StrictInt = Field(ge=1)
@@ -159,6 +182,7 @@ class Record(_Model):
     frozen_at: IsoDate
     note: OptionalText = None
     thaw_events: list[ThawEvent] = Field(default_factory=list)
+    custom: dict[str, str] = Field(default_factory=dict)  # the file's own fields (meta.custom_fields) that have a value
 
     @field_validator("frozen_at")
     @classmethod
@@ -186,6 +210,7 @@ class Inventory(_Model):
 
     meta: InventoryMeta
     records: list[Record] = Field(default_factory=list)
+    one_tube_per_record: bool = False  # the file keeps each tube as its own record (a single position)
 
     @property
     def layout(self) -> BoxLayout:
@@ -199,6 +224,18 @@ class Inventory(_Model):
     def next_id(self) -> int:
         """The id a new record gets: one more than the largest id ever used in the file."""
         return max((r.id for r in self.records), default=0) + 1
+
+    def add(self, record: Record) -> list[Record]:
+        """Append `record` and return the records added: `record` itself or, when the file keeps one tube per
+        record and `record` holds several positions, one record per position with consecutive ids from `record.id`."""
+        added = [record]
+        if self.one_tube_per_record and len(record.positions) > 1:
+            added = [
+                record.model_copy(update={"id": record.id + index, "positions": [pos]}, deep=True)
+                for index, pos in enumerate(record.positions)
+            ]
+        self.records.extend(added)
+        return added
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -273,6 +310,222 @@ def fsync_dir(folder: Path) -> None:
 
 
 # --------------------------------------------------------------------------------------------------------------
+# Errors
+
+
+class InventoryFileError(ToolError, ConsultaError):
+    """A file that cannot be used as an inventory: missing, unreadable, not YAML text, or not a consistent inventory.
+
+    `str()` is one line naming the file, the line when known, what is wrong and what to do; `path`, `line`,
+    `problem` and `fix` hold the parts. It is a ToolError (`inventory_file_error`, the fix as its hint) so a tool
+    reports it to the model, and a ConsultaError so a front end shows it as a message, never as a traceback.
+    """
+
+    code = "inventory_file_error"
+
+    def __init__(
+        self, source: str, problem: str, *, fix: str, line: int | None = None, path: Path | None = None
+    ) -> None:
+        where = f" (line {line})" if line else ""
+        super().__init__("inventory_file_error", f"The inventory file {source}{where} {problem}", hint=fix)
+        self.path = path
+        self.line = line
+        self.problem = problem
+        self.fix = fix
+
+    def __str__(self) -> str:
+        return f"{self.message} {self.fix}"
+
+
+def _invalid(source: str, what: str, *, fix: str, line: int | None = None) -> InventoryFileError:
+    return InventoryFileError(source, f"is not valid: {what}", fix=fix, line=line)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Dialects: the two record layouts a file may use
+
+
+def _like(sample: Any, value: str) -> str:
+    """`value` quoted the way `sample` (a scalar of the same file) is, so new lines look like their neighbours."""
+    return type(sample)(value) if isinstance(sample, ScalarString) else value
+
+
+def _flow_seq(items: Sequence[Any]) -> CommentedSeq:
+    seq = CommentedSeq(items)
+    seq.fa.set_flow_style()
+    return seq
+
+
+def _is_move(event: Any) -> bool:
+    return isinstance(event, Mapping) and event.get("action") == "move"
+
+
+class FileDialect(ABC):
+    """How the records of one file layout are written: read into the models' terms, edits written in the file's.
+
+    Chosen once per file when it is loaded (`choose`); the only code that knows the file's key names.
+    """
+
+    name: ClassVar[str]
+    one_tube_per_record: ClassVar[bool] = False
+    events_key: ClassVar[str]  # the record key holding its removal events
+    event_keys: ClassVar[tuple[str, ...]]  # key order of a new event when the file has none to copy
+    flow_events: ClassVar[bool]  # style of a new event when the file has none to copy
+    box_count_key: ClassVar[tuple[str, ...]]  # where this layout keeps the number of boxes
+
+    @staticmethod
+    def choose(document: Mapping[str, Any]) -> FileDialect:
+        """The dialect of a loaded document: the newer SnowFox layout when its records (or, with no record, its
+        `meta`) use that layout's keys; Consulta's otherwise."""
+        items = document.get("inventory")
+        first = next((i for i in items if isinstance(i, Mapping)), None) if isinstance(items, list) else None
+        if first is not None:
+            tube = "positions" not in first and any(k in first for k in ("position", "cell_line", "stored_at"))
+            return TUBE_DIALECT if tube else BATCH_DIALECT
+        meta = document.get("meta")
+        layout = meta.get("box_layout") if isinstance(meta, Mapping) else None
+        custom = isinstance(meta, Mapping) and "custom_fields" in meta
+        return TUBE_DIALECT if custom or isinstance(layout, Mapping) and "box_count" in layout else BATCH_DIALECT
+
+    @abstractmethod
+    def record_view(self, node: Mapping[str, Any]) -> dict[str, Any]:
+        """The record `node` of the file as the `Record` model's fields (before validation)."""
+
+    @abstractmethod
+    def file_loc(self, node: Any, loc: Sequence[Any]) -> list[Any]:
+        """A location inside a record in the model's terms (`positions.0`) as a location in the file (`position`)."""
+
+    @abstractmethod
+    def new_record(
+        self, record: Record, *, template: Mapping[str, Any] | None, custom_keys: Sequence[str]
+    ) -> CommentedMap:
+        """The mapping of a new record in the file's terms; `template` is the last record of the file, if any."""
+
+    @abstractmethod
+    def take_out(self, node: CommentedMap, positions: Sequence[int]) -> None:
+        """Remove `positions` from the record `node` (its events are appended separately)."""
+
+    def stored_event(self, event: ThawEvent) -> ThawEvent:
+        """`event` as this layout records it (and reads it back)."""
+        return event
+
+
+class BatchDialect(FileDialect):
+    """Consulta's layout (and SnowFox's older one): a record holds `positions: [..]` of one frozen batch, events
+    are `thaw_events`. The number of boxes is `meta.box_count`; when it is absent (SnowFox's older sample) the boxes
+    are those the records use (the largest box number, at least 1)."""
+
+    name = "batch"
+    events_key = "thaw_events"
+    event_keys = ("date", "action", "positions", "note")
+    flow_events = True  # one line per event, as in hand-written files
+    box_count_key = ("meta", "box_count")
+
+    def record_view(self, node: Mapping[str, Any]) -> dict[str, Any]:
+        return dict(node)
+
+    def file_loc(self, node: Any, loc: Sequence[Any]) -> list[Any]:
+        return list(loc)
+
+    def new_record(
+        self, record: Record, *, template: Mapping[str, Any] | None, custom_keys: Sequence[str]
+    ) -> CommentedMap:
+        node = CommentedMap()
+        for key, value in record.model_dump(exclude={"thaw_events", "custom"}).items():
+            if value is None:
+                continue  # absent = unknown; keeps new records as short as hand-written ones
+            if key == "positions":
+                value = _flow_seq(value)
+            elif key == "frozen_at" and template is not None:
+                value = _like(template.get("frozen_at"), value)
+            node[key] = value
+        return node
+
+    def take_out(self, node: CommentedMap, positions: Sequence[int]) -> None:
+        held = node["positions"]
+        for index in reversed(range(len(held))):
+            if held[index] in positions:
+                del held[index]  # in place: the list keeps its style and comments
+
+
+class TubeDialect(FileDialect):
+    """SnowFox's newer layout: one tube per record, `cell_line`, a single `position` (null once taken out),
+    `stored_at`, `storage_events` (`takeout` and `move`; a move is not a removal, so the models leave it out), the
+    number of boxes in `meta.box_layout.box_count` (absent: the boxes the records use, at least 1), the user's own
+    fields declared in `meta.custom_fields`. Every removal is written as a `takeout` event."""
+
+    name = "tube"
+    one_tube_per_record = True
+    events_key = "storage_events"
+    event_keys = ("action", "date", "positions", "note")
+    flow_events = False
+    box_count_key = ("meta", "box_layout", "box_count")
+    _KEYS: ClassVar[dict[str, str]] = {  # model field -> file key
+        "parent_cell_line": "cell_line",
+        "positions": "position",
+        "frozen_at": "stored_at",
+        "thaw_events": "storage_events",
+    }
+    _NEW_KEYS: ClassVar[tuple[str, ...]] = ("id", "box", "position", "stored_at", "cell_line", "note")
+
+    def record_view(self, node: Mapping[str, Any]) -> dict[str, Any]:
+        view = {k: v for k, v in node.items() if k not in self._KEYS.values()}
+        if "cell_line" in node:
+            view["parent_cell_line"] = node["cell_line"]
+        if "position" in node:
+            view["positions"] = [] if node["position"] is None else [node["position"]]
+        if "stored_at" in node:
+            view["frozen_at"] = node["stored_at"]
+        events = node.get("storage_events")
+        view["thaw_events"] = [e for e in events if not _is_move(e)] if isinstance(events, list) else events
+        return view
+
+    def file_loc(self, node: Any, loc: Sequence[Any]) -> list[Any]:
+        if not loc:
+            return []
+        head, rest = loc[0], list(loc[1:])
+        if head == "positions":
+            return ["position"]
+        if head == "thaw_events" and rest and isinstance(rest[0], int) and isinstance(node, Mapping):
+            kept = [i for i, e in enumerate(node.get("storage_events") or ()) if not _is_move(e)]
+            return ["storage_events", kept[rest[0]], *rest[1:]] if rest[0] < len(kept) else ["storage_events"]
+        return [self._KEYS.get(head, head), *rest]
+
+    def new_record(
+        self, record: Record, *, template: Mapping[str, Any] | None, custom_keys: Sequence[str]
+    ) -> CommentedMap:
+        values: dict[str, Any] = {
+            "id": record.id,
+            "box": record.box,
+            "position": record.positions[0] if record.positions else None,
+            "stored_at": _like(template.get("stored_at"), record.frozen_at) if template else record.frozen_at,
+            "cell_line": record.parent_cell_line,
+            "short_name": record.short_name,
+            "plasmid_name": record.plasmid_name,
+            "plasmid_id": record.plasmid_id,
+            "note": record.note,
+            "storage_events": None,
+        }
+        # The same keys in the same order as the records around it; custom fields start empty (null).
+        order = list(template) if template else [*self._NEW_KEYS, *custom_keys, "storage_events"]
+        node = CommentedMap((key, values.get(key)) for key in order)
+        for key, value in values.items():
+            if key not in node and value is not None:
+                node[key] = value
+        return node
+
+    def take_out(self, node: CommentedMap, positions: Sequence[int]) -> None:
+        node["position"] = None
+
+    def stored_event(self, event: ThawEvent) -> ThawEvent:
+        return event.model_copy(update={"action": "takeout"})
+
+
+BATCH_DIALECT = BatchDialect()
+TUBE_DIALECT = TubeDialect()
+
+
+# --------------------------------------------------------------------------------------------------------------
 # Round-trip loading
 
 
@@ -306,8 +559,21 @@ def _guess_indent(text: str) -> tuple[int, int, int]:
     return mapping, sequence, offset if offset is not None else max(sequence - 2, 0)
 
 
+class _NullWordRepresenter(RoundTripRepresenter):
+    """Writes a null as the word `null` (ruamel leaves the value empty), for files that spell their nulls so."""
+
+    def represent_null_word(self, data: None) -> ScalarNode:
+        return self.represent_scalar("tag:yaml.org,2002:null", "null")
+
+
+_NullWordRepresenter.add_representer(type(None), _NullWordRepresenter.represent_null_word)
+_NULL_WORD = re.compile(r":[ \t]+null[ \t]*(#|$)", re.MULTILINE)
+
+
 def _new_yaml(text: str) -> YAML:
     yaml = YAML(typ="rt")
+    if _NULL_WORD.search(text):
+        yaml.Representer = _NullWordRepresenter
     yaml.preserve_quotes = True
     yaml.allow_unicode = True
     yaml.width = 4096  # never re-wrap a long note
@@ -331,7 +597,7 @@ def _node_line(node: Any, key: Any) -> int | None:
 
 
 def _line_of(node: Any, loc: Sequence[Any]) -> int | None:
-    """1-based line of the deepest node of `loc` (a pydantic error location) found in the document."""
+    """1-based line of the deepest node of `loc` (a location in the document) found in the document."""
     line = None
     for key in loc:
         found = _node_line(node, key)
@@ -345,34 +611,47 @@ def _line_of(node: Any, loc: Sequence[Any]) -> int | None:
     return None if line is None else line + 1
 
 
-def _file_error(source: str, what: str, *, line: int | None = None) -> ToolError:
-    where = f" (line {line})" if line else ""
-    return ToolError(
-        "inventory_file_error",
-        f"The inventory file {source} is not valid{where}: {what}",
-        hint="Fix the file by hand (or roll back to an earlier state with rollback) and try again.",
+def _pydantic_problem(exc: ValidationError, document: Any, file_loc: Any, source: str) -> InventoryFileError:
+    """The first validation error, at its place in the file (`file_loc` maps the model's location to the file's)."""
+    err = exc.errors()[0]
+    loc = file_loc(list(err["loc"]))
+    field = ".".join(str(part) for part in loc)
+    key = next((str(part) for part in reversed(loc) if isinstance(part, str)), field)
+    fix = f"Add `{key}` there." if err["type"] == "missing" else f"Correct `{key}` there."
+    return _invalid(source, f"{field}: {err['msg']}.", line=_line_of(document, loc),
+                    fix=f"{fix} The other records show the expected form.")
+
+
+def _read_error(path: Path, exc: OSError) -> InventoryFileError:
+    if isinstance(exc, FileNotFoundError):
+        fix = "Check the path given for the inventory."
+        return InventoryFileError(str(path), "does not exist.", fix=fix, path=path)
+    if isinstance(exc, IsADirectoryError):
+        inside = sorted(p.name for p in path.iterdir() if p.suffix in (".yaml", ".yml"))
+        fix = f"Give the path of the YAML file inside it{f', e.g. {path / inside[0]}' if inside else ''}."
+        return InventoryFileError(str(path), "is a folder, not a YAML file.", fix=fix, path=path)
+    return InventoryFileError(
+        str(path), f"cannot be read: {exc.strerror or exc}.", fix="Check that the file is readable by you.", path=path
     )
 
 
-def _pydantic_problem(exc: ValidationError, node: Any, prefix: Sequence[Any], source: str) -> ToolError:
-    err = exc.errors()[0]
-    loc = [*prefix, *err["loc"]]
-    field = ".".join(str(part) for part in loc)
-    return _file_error(source, f"{field}: {err['msg']}", line=_line_of(node, loc))
+_START = "Start it with `meta: {box_layout: {rows: 9, cols: 9}, box_count: 1}` and `inventory: []`."
 
 
 @dataclass
 class InventoryFile:
-    """An inventory file loaded in round-trip mode: its bytes, the editable document and the validated models.
+    """An inventory file loaded in round-trip mode: its bytes, the editable document, its dialect and the models.
 
-    Edit `document` (a ruamel CommentedMap) in place and call `render()` to get the new bytes; `inventory` is the
-    validated view of the document as loaded (it is not updated by edits — reload the rendered bytes for that).
+    Change it with `add_record` and `take_out` (they write in the file's own dialect) and call `render()` to get
+    the new bytes; `inventory` is the validated view of the document as loaded (it is not updated by edits —
+    reload the rendered bytes for that, and compare with `reads_back_as`).
     """
 
     path: Path | None
     raw: bytes
     document: CommentedMap
     inventory: Inventory
+    dialect: FileDialect
     _yaml: YAML
     _crlf: bool
 
@@ -388,41 +667,48 @@ class InventoryFile:
 
     @classmethod
     def load(cls, path: Path | str) -> InventoryFile:
-        """Read and validate the file at `path`; raise ToolError `inventory_file_error` if it cannot be used."""
+        """Read and validate the file at `path`; raise InventoryFileError if it cannot be used."""
         path = Path(path)
         try:
             raw = path.read_bytes()
-        except FileNotFoundError:
-            raise ToolError(
-                "inventory_file_error",
-                f"The inventory file {path} does not exist.",
-                hint="Check the configured inventory path.",
-            ) from None
         except OSError as exc:
-            raise ToolError(
-                "inventory_file_error",
-                f"The inventory file {path} cannot be read: {exc.strerror or exc}.",
-                hint="Check the file's permissions.",
-            ) from None
+            raise _read_error(path, exc) from None
         return cls.from_bytes(raw, path=path)
 
     @classmethod
     def from_bytes(cls, raw: bytes, *, path: Path | None = None) -> InventoryFile:
-        """Parse and validate inventory bytes (UTF-8 YAML); raise ToolError `inventory_file_error` if invalid."""
+        """Parse and validate inventory bytes (UTF-8 YAML); raise InventoryFileError if they cannot be used."""
         source = str(path) if path else "<inventory>"
+        if (nul := raw.find(b"\x00")) >= 0:
+            raise InventoryFileError(
+                source, f"is not a text file (binary data at byte {nul}).",
+                fix="Give the path of the inventory's YAML file: is this the right file?", path=path,
+            )
         try:
             text = raw.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
-            raise _file_error(source, f"it is not UTF-8 text (byte {exc.start}).") from None
+            raise InventoryFileError(
+                source, f"is not UTF-8 text (byte {exc.start}).", fix="Save it as UTF-8 in your editor.", path=path,
+            ) from None
         yaml = _new_yaml(text)
         try:
             document = yaml.load(text)
         except YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
-            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-            raise _file_error(source, f"YAML syntax error: {problem}.", line=mark.line + 1 if mark else None) from None
-        inventory = _validate_document(document, source)
-        return cls(path=path, raw=raw, document=document, inventory=inventory, _yaml=yaml, _crlf=b"\r\n" in raw)
+            problem = " ".join((getattr(exc, "problem", None) or str(exc)).split())
+            raise InventoryFileError(
+                source, f"is not valid: YAML syntax error: {problem}.", line=mark.line + 1 if mark else None,
+                fix="Correct the YAML near that line (indentation, an unclosed bracket or quote, a tab).", path=path,
+            ) from None
+        try:
+            inventory, dialect = _validate_document(document, source)
+        except InventoryFileError as err:
+            err.path = path
+            raise
+        return cls(
+            path=path, raw=raw, document=document, inventory=inventory, dialect=dialect, _yaml=yaml,
+            _crlf=b"\r\n" in raw,
+        )
 
     def render(self) -> bytes:
         """The current document as bytes, in the file's own indentation, quoting and line endings."""
@@ -441,65 +727,257 @@ class InventoryFile:
                 return node
         raise KeyError(record_id)
 
+    def add_record(self, record: Record) -> None:
+        """Append `record` to the document, written like the file's other records."""
+        items = self.document.get("inventory")
+        if not isinstance(items, CommentedSeq):
+            items = self.document["inventory"] = CommentedSeq()
+        template = next((node for node in reversed(items) if isinstance(node, CommentedMap)), None)
+        if (blank := _blank_line_between_records(items)) is not None:
+            _attach_after(items[-1], CommentToken(blank.value, blank.start_mark, None))
+        items.append(self.dialect.new_record(record, template=template, custom_keys=_custom_keys(self.document)))
 
-def _validate_document(document: Any, source: str) -> Inventory:
-    """Validate a loaded document into an `Inventory`, checking also what no single record can check alone."""
+    def take_out(self, record_id: int, positions: Sequence[int], event: ThawEvent) -> None:
+        """Remove `positions` from record `record_id` and append `event` to its events, in the file's dialect."""
+        node = self.record_node(record_id)
+        self.dialect.take_out(node, positions)
+        key = self.dialect.events_key
+        trailing = _detach_trailing_lines(node)
+        events = node.get(key)
+        if not events:  # absent, null or [] — start a block list
+            events = node[key] = CommentedSeq()
+        events.append(self._event_node(self.dialect.stored_event(event), node))
+        if trailing is not None:
+            _attach_after(events, trailing)
+
+    def reads_back_as(self, state: Inventory) -> Inventory:
+        """`state`, simulated from this file's `inventory`, as it reads back once written in this file's dialect
+        (events added since loading are those `FileDialect.stored_event` writes)."""
+        loaded = {r.id: len(r.thaw_events) for r in self.inventory.records}
+        records = []
+        for record in state.records:
+            kept = loaded.get(record.id, 0)
+            events = [*record.thaw_events[:kept], *map(self.dialect.stored_event, record.thaw_events[kept:])]
+            records.append(record.model_copy(update={"thaw_events": events}))
+        return state.model_copy(update={"records": records})
+
+    def _event_node(self, event: ThawEvent, record: CommentedMap) -> CommentedMap:
+        """An event mapping styled like the file's first event (key order, flow or block, date quoting)."""
+        like = self._first_event()
+        keys = [k for k in like if k in ThawEvent.model_fields] if like is not None else list(self.dialect.event_keys)
+        keys += [k for k in self.dialect.event_keys if k not in keys]
+        date_key = self.dialect.file_loc(record, ["frozen_at"])[0]
+        date_like = like.get("date") if like is not None else record.get(date_key)
+        values = event.model_dump(exclude_none=True)
+        node = CommentedMap()
+        for key in keys:
+            if key in values:
+                value = values[key]
+                if key == "positions":
+                    value = _flow_seq(value)
+                elif key == "date":
+                    value = _like(date_like, value)
+                node[key] = value
+        flow = like.fa.flow_style() if like is not None else self.dialect.flow_events
+        if flow:
+            node.fa.set_flow_style()
+        return node
+
+    def _first_event(self) -> CommentedMap | None:
+        for item in self.document.get("inventory") or ():
+            events = item.get(self.dialect.events_key) if isinstance(item, Mapping) else None
+            for event in events if isinstance(events, list) else ():
+                if isinstance(event, CommentedMap):
+                    return event
+        return None
+
+
+def _after_line(token: Any) -> bool:
+    # "\n…" holds the lines after a value's line (blank or comment lines); "  # c\n…" is that line's own comment.
+    return isinstance(token, CommentToken) and token.value.startswith("\n") and token.value != "\n"
+
+
+def _detach_trailing_lines(node: CommentedMap, *, take: bool = True) -> CommentToken | None:
+    """The blank and comment lines that follow the record `node` (as one token "\n…"), taken off its last value
+    unless `take` is false. They separate the record from the next one (or head the next box), so what is appended
+    to the record goes before them (`_attach_after`)."""
+    last = next(reversed(node), None) if node else None
+    if last is None:
+        return None
+    value = node[last]
+    if isinstance(value, CommentedSeq) and value and not value.fa.flow_style():  # the record ends with its events
+        if value.ca.end:  # lines kept apart from their indentation, which is in the tokens' marks
+            lines = "".join(" " * t.start_mark.column + t.value if t.value.strip() else t.value for t in value.ca.end)
+            token = CommentToken("\n" + lines, value.ca.end[0].start_mark, None)
+            if take:
+                value.ca.end = []
+            return token
+        index, item = len(value) - 1, value[-1]
+        slot = value.ca.items.get(index)
+        if slot and _after_line(slot[0]):
+            token = slot[0]
+            if take:
+                slot[0] = None
+            return token
+        if isinstance(item, CommentedMap) and not item.fa.flow_style():
+            return _detach_trailing_lines(item, take=take)
+        return None
+    slots = node.ca.items.get(last)
+    if slots and len(slots) > 2 and _after_line(slots[2]):
+        token = slots[2]
+        if take:
+            slots[2] = None
+        return token
+    return None
+
+
+def _attach_after(node: CommentedMap | CommentedSeq, token: CommentToken) -> None:
+    """Put lines taken by `_detach_trailing_lines` after the last value of `node` (a record or its events)."""
+    if isinstance(node, CommentedSeq):
+        last = node[-1]
+        if isinstance(last, CommentedMap) and last and not last.fa.flow_style():
+            _attach_after(last, token)
+        else:
+            node.ca.items[len(node) - 1] = [token, None]
+        return
+    key = next(reversed(node))
+    value = node[key]
+    if isinstance(value, CommentedMap | CommentedSeq) and value and not value.fa.flow_style():
+        _attach_after(value, token)
+    elif not node.ca.items.get(key):  # never over the line's own comment
+        node.ca.items[key] = [None, None, token, None]
+
+
+def _blank_line_between_records(items: CommentedSeq) -> CommentToken | None:
+    """The blank line between the file's last two records, when there is one and the last has nothing after it yet
+    (so a new record can be separated the same way)."""
+    if len(items) < 2 or not all(isinstance(node, CommentedMap) and node for node in items[-2:]):
+        return None
+    between = _detach_trailing_lines(items[-2], take=False)
+    if between is None or between.value != "\n\n" or _detach_trailing_lines(items[-1], take=False) is not None:
+        return None
+    return between
+
+
+def _custom_keys(document: Mapping[str, Any]) -> list[str]:
+    """The keys of the user's own record fields, declared in `meta.custom_fields` (`- key: batch`)."""
+    meta = document.get("meta")
+    fields = meta.get("custom_fields") if isinstance(meta, Mapping) else None
+    if not isinstance(fields, list):
+        return []
+    return [f["key"] for f in fields if isinstance(f, Mapping) and isinstance(f.get("key"), str)]
+
+
+def _explicit_box_count(meta: Mapping[str, Any]) -> tuple[Any, list[Any]] | None:
+    """(the number of boxes, its location) when the file says it: `meta.box_count` or `meta.box_layout.box_count`."""
+    if "box_count" in meta:
+        return meta["box_count"], ["meta", "box_count"]
+    layout = meta.get("box_layout")
+    if isinstance(layout, Mapping) and "box_count" in layout:
+        return layout["box_count"], ["meta", "box_layout", "box_count"]
+    return None
+
+
+def _validate_document(document: Any, source: str) -> tuple[Inventory, FileDialect]:
+    """Validate a loaded document into an `Inventory` and its dialect, checking also what no single record can
+    check alone."""
+    if document is None:
+        raise InventoryFileError(source, "is empty.", fix=_START)
     if not isinstance(document, CommentedMap):
-        raise _file_error(source, "the top level must be a mapping with the keys `meta` and `inventory`.")
+        kind = "a list" if isinstance(document, list) else "a single value"
+        raise _invalid(
+            source, f"the top level is {kind}, not a mapping with the keys `meta` and `inventory`.",
+            fix="Put the records under `inventory:` and the box layout under `meta:`. " + _START, line=1,
+        )
     if "meta" not in document:
-        raise _file_error(source, "the `meta` section (box_layout, box_count) is missing.")
+        raise _invalid(source, "the `meta` section is missing.", fix="Add `meta: {box_layout: {rows: 9, cols: 9}}` "
+                       "with your boxes' rows and columns, and their number as `box_count`.")
     if "inventory" not in document:
-        raise _file_error(source, "the `inventory` list is missing (write `inventory: []` for an empty one).")
-    try:
-        meta = InventoryMeta.model_validate(document["meta"])
-    except ValidationError as exc:
-        raise _pydantic_problem(exc, document, ["meta"], source) from None
+        raise _invalid(source, "the `inventory` list of records is missing.", line=_line_of(document, ["meta"]),
+                       fix="Add `inventory:` with the records under it (`inventory: []` for none).")
+    meta = document["meta"]
+    if not isinstance(meta, Mapping):
+        raise _invalid(source, "`meta` must be a mapping with `box_layout`.", line=_line_of(document, ["meta"]),
+                       fix="Write `meta: {box_layout: {rows: 9, cols: 9}, box_count: 1}` with your boxes' numbers.")
+    if "box_layout" not in meta:
+        raise _invalid(source, "`meta.box_layout` (the rows and columns of a box) is missing.",
+                       line=_line_of(document, ["meta"]), fix="Add `box_layout: {rows: 9, cols: 9}` under `meta` "
+                       "with your boxes' numbers of rows and columns.")
     items = document["inventory"] or []
     if not isinstance(items, list):
-        raise _file_error(source, "`inventory` must be a list of records.", line=_line_of(document, ["inventory"]))
+        raise _invalid(source, "`inventory` must be a list of records.", line=_line_of(document, ["inventory"]),
+                       fix="Write each record as a `- id: ...` item under `inventory:`.")
+    dialect = FileDialect.choose(document)
+    custom_keys = _custom_keys(document)
     records = []
     for index, item in enumerate(items):
         try:
-            records.append(Record.model_validate(item))
+            view = dialect.record_view(item) if isinstance(item, Mapping) else item
+            if isinstance(view, dict):
+                view["custom"] = {k: str(item[k]) for k in custom_keys if k in item and item[k] is not None}
+            records.append(Record.model_validate(view))
         except ValidationError as exc:
-            raise _pydantic_problem(exc, document, ["inventory", index], source) from None
-    inventory = Inventory(meta=meta, records=records)
-    _check_consistency(inventory, document, source)
-    return inventory
+            def file_loc(loc: list[Any], index: int = index, item: Any = item) -> list[Any]:
+                return ["inventory", index, *dialect.file_loc(item, loc)]
+
+            raise _pydantic_problem(exc, document, file_loc, source) from None
+    explicit = _explicit_box_count(meta)
+    box_count, count_loc = explicit if explicit else (max([1, *(r.box for r in records)]), list(dialect.box_count_key))
+    try:
+        inventory_meta = InventoryMeta.model_validate({"box_layout": meta.get("box_layout"), "box_count": box_count})
+    except ValidationError as exc:
+        def meta_loc(loc: list[Any]) -> list[Any]:
+            return count_loc if loc[:1] == ["box_count"] else ["meta", *loc]
+
+        raise _pydantic_problem(exc, document, meta_loc, source) from None
+    inventory = Inventory(meta=inventory_meta, records=records, one_tube_per_record=dialect.one_tube_per_record)
+    _check_consistency(inventory, document, dialect, count_loc, source)
+    return inventory, dialect
 
 
 def _record_problem(
-    record: Record, inventory: Inventory, seen_ids: dict[int, int], holder: dict[tuple[int, int], int]
-) -> tuple[str, str] | None:
-    """(what is wrong, offending key) for a record that clashes with the layout or with the records before it."""
+    record: Record, inventory: Inventory, seen_ids: dict[int, int], holder: dict[tuple[int, int], int],
+    count_key: str,
+) -> tuple[str, str, str] | None:
+    """(what is wrong, offending model field, fix) for a record clashing with the layout or the records before it."""
     layout, box_count = inventory.layout, inventory.meta.box_count
     if record.id in seen_ids:
-        return f"record id {record.id} is used twice (also by record #{seen_ids[record.id] + 1} of the list).", "id"
+        what = f"record id {record.id} is used twice (also by record #{seen_ids[record.id] + 1} of the list)."
+        return what, "id", f"Give one of the two records an unused id, e.g. {inventory.next_id()}."
     if not 1 <= record.box <= box_count:
-        return f"record {record.id} is in box {record.box}, but boxes are numbered 1..{box_count}.", "box"
+        what = f"record {record.id} is in box {record.box}, but boxes are numbered 1..{box_count}."
+        return what, "box", f"Correct the box number, or `{count_key}` if there are more boxes."
     for pos in record.positions:
         if not 1 <= pos <= layout.capacity:
-            return f"record {record.id} holds position {pos}, outside 1..{layout.capacity}.", "positions"
+            what = f"record {record.id} holds position {pos}, outside 1..{layout.capacity}."
+            fix = (f"Positions run 1..{layout.capacity} in a {layout.rows}×{layout.cols} box: correct the position, "
+                   "or `meta.box_layout` if the boxes are bigger.")
+            return what, "positions", fix
         other = holder.get((record.box, pos))
         if other is not None:
             where = f"box {record.box} position {describe_position(pos, layout)}"
-            return f"{where} is held by both record {other} and record {record.id}.", "positions"
+            what = f"{where} is held by both record {other} and record {record.id}."
+            return what, "positions", "Correct the position of one of the two records: a position holds one tube."
         holder[(record.box, pos)] = record.id
     return None
 
 
-def _check_consistency(inventory: Inventory, document: CommentedMap, source: str) -> None:
+def _check_consistency(
+    inventory: Inventory, document: CommentedMap, dialect: FileDialect, count_loc: list[Any], source: str
+) -> None:
     seen_ids: dict[int, int] = {}
     holder: dict[tuple[int, int], int] = {}
+    items = document["inventory"]
+    count_key = ".".join(count_loc)
     for index, record in enumerate(inventory.records):
-        problem = _record_problem(record, inventory, seen_ids, holder)
+        problem = _record_problem(record, inventory, seen_ids, holder, count_key)
         if problem is not None:
-            what, key = problem
-            raise _file_error(source, what, line=_line_of(document, ["inventory", index, key]))
+            what, field, fix = problem
+            loc = ["inventory", index, *dialect.file_loc(items[index], [field])]
+            raise _invalid(source, what, line=_line_of(document, loc), fix=fix)
         seen_ids[record.id] = index
 
 
 def load_inventory(path: Path | str) -> Inventory:
-    """Load and validate the inventory at `path` (read-only use); ToolError `inventory_file_error` if invalid."""
+    """Load and validate the inventory at `path` (read-only use); InventoryFileError if it cannot be used."""
     return InventoryFile.load(path).inventory
-

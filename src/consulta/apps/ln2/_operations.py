@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, assert_never
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from consulta.i18n import LANGUAGES, t
 from consulta.runtime._errors import ToolError
@@ -349,14 +348,15 @@ def _check_add(sim: _Simulation, op: AddEntry) -> _Outcome:
         frozen_at=frozen_at,
         note=_optional_text(op.note),
     )
-    state.records.append(record)
-    sim.added_by[record.id] = sim.number
+    added = state.add(record)  # one record, or one per tube when the file keeps one tube per record
+    for new in added:
+        sim.added_by[new.id] = sim.number
     plasmid = ", ".join(p for p in (record.plasmid_name, record.plasmid_id) if p)
     names = cell_line + (f" / {record.short_name}" if record.short_name else "")
     summary = _Phrase(
         "ln2.preview.add",
         {
-            "id": record.id,
+            "id": ", ".join(str(new.id) for new in added),
             "names": names,
             "plasmid": _Phrase("ln2.preview.plasmid", {"plasmid": plasmid}) if plasmid else "",
             "box": record.box,
@@ -364,7 +364,7 @@ def _check_add(sim: _Simulation, op: AddEntry) -> _Outcome:
             "frozen": frozen_at,
         },
     )
-    return _Outcome(summary, [_NewRecord(record.model_copy(deep=True))])
+    return _Outcome(summary, [_NewRecord(new.model_copy(deep=True)) for new in added])
 
 
 def _check_removal(
@@ -554,47 +554,13 @@ def preview(
 # Editing the round-trip document
 
 
-def _flow_seq(items: Sequence[Any]) -> CommentedSeq:
-    seq = CommentedSeq(items)
-    seq.fa.set_flow_style()
-    return seq
-
-
-def _record_node(record: Record) -> CommentedMap:
-    node = CommentedMap()
-    for key, value in record.model_dump(exclude={"thaw_events"}).items():
-        if value is None:
-            continue  # absent = unknown; keeps new records as short as hand-written ones
-        node[key] = _flow_seq(value) if key == "positions" else value
-    return node
-
-
-def _event_node(event: ThawEvent) -> CommentedMap:
-    node = CommentedMap()
-    for key, value in event.model_dump(exclude_none=True).items():
-        node[key] = _flow_seq(value) if key == "positions" else value
-    node.fa.set_flow_style()  # one line per event, as in hand-written files
-    return node
-
-
 def _edit_document(file: InventoryFile, edit: _Edit) -> None:
-    document = file.document
+    # The file writes each edit in its own dialect (key names, layout, event style).
     match edit:
         case _NewRecord(record=record):
-            items = document.get("inventory")
-            if not isinstance(items, CommentedSeq):
-                items = document["inventory"] = CommentedSeq()
-            items.append(_record_node(record))
+            file.add_record(record)
         case _Removal(record_id=record_id, positions=positions, event=event):
-            node = file.record_node(record_id)
-            held = node["positions"]
-            for index in reversed(range(len(held))):
-                if held[index] in positions:
-                    del held[index]  # in place: the list keeps its style and comments
-            events = node.get("thaw_events")
-            if not events:  # absent, null or [] — start a block list
-                events = node["thaw_events"] = CommentedSeq()
-            events.append(_event_node(event))
+            file.take_out(record_id, positions, event)
         case _Restore():
             raise AssertionError("a rollback replaces the bytes; it does not edit the document")
         case _:
@@ -692,7 +658,7 @@ def _apply_locked(
         # The edited document must read back as exactly the simulated state; anything else is a bug, caught here
         # before the file is touched.
         written = InventoryFile.from_bytes(new_bytes, path=path).inventory
-        if written != final_state:
+        if written != current.reads_back_as(final_state):
             raise RuntimeError("ln2: the edited YAML does not match the validated plan; nothing was written")
     backup = store_backup(path, current.raw)
     if sha256_hex(path.read_bytes()) != current.sha256:  # someone wrote without the lock (an editor)

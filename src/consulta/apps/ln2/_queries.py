@@ -91,6 +91,8 @@ def _hit(record: Record, layout: BoxLayout) -> dict[str, Any]:
     hit["frozen_at"] = record.frozen_at
     if record.note:
         hit["note"] = _short(record.note)
+    if record.custom:  # the user's own fields (e.g. batch, operator)
+        hit["custom"] = {key: _short(value) for key, value in record.custom.items()}
     return hit
 
 
@@ -175,13 +177,15 @@ def _search_fields(record: Record) -> list[tuple[str, str]]:
         if (value := getattr(record, key))
     ]
     fields += [("thaw_events", f"{e.date} {e.action} {e.note or ''}") for e in record.thaw_events]
+    fields += list(record.custom.items())
     return fields
 
 
 def search_records(
     inventory: Inventory, text: str, *, include_consumed: bool = True, limit: int = 20
 ) -> dict[str, Any]:
-    """Records whose text fields (names, plasmids, dates, notes, thaw-event notes) contain every word of `text`.
+    """Records whose text fields (names, plasmids, dates, notes, thaw-event notes, the user's own fields) contain
+    every word of `text`.
 
     Case-insensitive substring search (works for Chinese text too); when nothing contains the words, close
     spellings are tried. Each hit says in `matched` which fields matched. Returns `{"total", "records"}` plus

@@ -36,7 +36,7 @@ _Item = tuple[int, str, bytes]  # (sequence number, event type, the SSE frame)
 
 
 def _frame(seq: int, data: dict[str, Any]) -> bytes:
-    body = json.dumps({"seq": seq, **data}, ensure_ascii=False, separators=(",", ":"))
+    body = json.dumps({**data, "seq": seq}, ensure_ascii=False, separators=(",", ":"))
     return f"id: {seq}\ndata: {body}\n\n".encode()
 
 
