@@ -336,7 +336,9 @@ def test_a_test_only_app_gets_its_page_and_the_next_agents_reply(open_page: Any,
         p.page.locator(".msg.agent", has_text="Spoken!").wait_for()
         shown = p.page.locator(".msg.agent").all_inner_texts()
         if hasattr(first, "agent"):  # runs record their agent: the newest turn's thread, each run followed by its hand-over
-            assert [m.strip() for m in shown][1::2] == ["Spoken!", "Spoken!"] and shown[0].strip() == "planned"
+            wait_for(lambda: p.page.locator(".msg.agent", has_text="Spoken!").count() == 2, what="both turns restored")
+            shown = p.page.locator(".msg.agent").all_inner_texts()
+            assert len(shown) == 4 and [m.strip() for m in shown][1::2] == ["Spoken!", "Spoken!"] and shown[0].strip() == "planned"
         else:  # older records: the newest run's thread alone
             assert [m.strip() for m in shown] == ["Spoken!"]
         assert p.errors == []
