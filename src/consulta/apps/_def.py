@@ -163,10 +163,11 @@ class DesktopPart:
 
 @dataclass(frozen=True, kw_only=True)
 class McpPart:
-    """What MCP clients read besides the agent's own instructions and tools: `instructions` (how the app's tools go
-    together over MCP), and `tools(host)`: extra read tools served like the agent's read tools."""
+    """What MCP clients read besides the agent's tools: `instructions` (how the app's tools go together over MCP; a
+    function of the host when they depend on its data — an agent whose instructions are a function of the run has
+    its text sent only through these), and `tools(host)`: extra read tools served like the agent's read tools."""
 
-    instructions: str = ""
+    instructions: str | Callable[[AppView], str] = ""
     tools: Callable[[AppView], Sequence[ToolDef]] | None = None
 
 

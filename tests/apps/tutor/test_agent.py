@@ -26,6 +26,7 @@ def test_the_orchestrator_must_consult_while_an_upload_is_uninspected(tmp_path: 
     (uploads / "student_data.csv").write_text("name,age\nAda,3\n", encoding="utf-8")
     os.utime(uploads / "student_data.csv", (1e9, 1e9))  # uploaded before the inspection below
     assert agent.choose_tools(run.id) == ["consult_expert"]
+    assert callable(agent.instructions) and "student_data.csv" in agent.instructions(run)  # uploaded after the build
     request = {"expert_id": "data_inspector", "context": {"task_id": "task_2_1", "file_name": "student_data.csv"}, "expected_output_type": "suitability_judgment"}
     failed = dict(expert_id="data_inspector", request=request, started_at=utcnow(), duration_ms=1.0, attempts=3, run_id=run.id)
     store.record_consultation(status="failed", **failed)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import datetime as dt
 import shutil
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from ...asks import question_tool
-from ...runtime import Agent
+from ...runtime import Agent, RunRecord
 from ._inventory import load_inventory
 from ._tools import Ln2Plans, ln2_tools
 
@@ -38,7 +39,8 @@ query_inventory results.
 """
 
 
-def instructions(inventory_path: Path) -> str:
+def instructions(inventory_path: Path, *, today: str | None = None) -> str:
+    """The system prompt over the inventory as it is now; `today` (ISO date) defaults to the clock's."""
     inventory = load_inventory(inventory_path)
     layout = inventory.layout
     return _PROMPT.format(
@@ -46,8 +48,14 @@ def instructions(inventory_path: Path) -> str:
         rows=layout.rows,
         cols=layout.cols,
         n=layout.rows * layout.cols,
-        today=dt.date.today().isoformat(),
+        today=today or dt.date.today().isoformat(),
     )
+
+
+def _per_run(path: Path) -> Callable[[RunRecord], str]:
+    """The prompt of each run: the inventory's layout when the run is taken up, the date the run started on (a
+    server running past midnight tells each run its own day; a resumed run is told what it was told before)."""
+    return lambda run: instructions(path, today=run.created_at[:10])
 
 
 def default_inventory(app_dir: Path) -> Path:
@@ -62,10 +70,11 @@ def default_inventory(app_dir: Path) -> Path:
 def build_agent(*, inventory: Path | str, question_timeout: float = 300.0) -> Agent:
     """The ln2 agent over the inventory file `inventory` (options are recorded on each run to rebuild it)."""
     path = Path(inventory).expanduser().resolve()
+    load_inventory(path)  # an unreadable file is refused now, with its line and fix, not at the first run
     return Agent(
         app="ln2",
         name=AGENT,
-        instructions=instructions(path),
+        instructions=_per_run(path),
         tools=(*ln2_tools(path), question_tool()),
         executor=Ln2Plans(path),
         question_timeout=question_timeout,

@@ -47,9 +47,9 @@ def _desktop() -> DesktopPart:
 
 
 def _mcp() -> McpPart:
-    from ._mcp import INSTRUCTIONS
+    from ._mcp import instructions
 
-    return McpPart(instructions=INSTRUCTIONS)
+    return McpPart(instructions=instructions)
 
 
 APP = AppDef(

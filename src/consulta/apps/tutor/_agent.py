@@ -115,11 +115,14 @@ def build_agent(options: TutorOptions, env: AppEnv) -> Agent:
         budget_per_task=options.budget_per_task, ledger_dir=folder.parent / "consultations", lang=env.lang,
     )
     tasks = "\n".join(f"- {t.id}: {t.title} ({t.requirements})" for t in catalog.tasks)
-    files = ", ".join(uploaded_files(folder)) or "none yet"
+
+    def instructions(run: RunRecord) -> str:  # the files uploaded by the time the run is taken up
+        return ORCHESTRATOR.format(tasks=tasks, files=", ".join(uploaded_files(folder)) or "none yet")
+
     return Agent(
         app="tutor",
         name=ORCHESTRATOR_AGENT,
-        instructions=ORCHESTRATOR.format(tasks=tasks, files=files),
+        instructions=instructions,
         tools=(consult_expert_tool(consultant), submit_packet_tool(env.store, uploads=folder, inspect=consultant.consult)),
         tool_choice=_plan_steps(env.store, folder),
         question_timeout=options.question_timeout,

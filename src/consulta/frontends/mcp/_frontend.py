@@ -63,17 +63,17 @@ class McpFrontEnd:
 
     @property
     def instructions(self) -> str:
-        """The agent's instructions, then how its tools go over MCP: the app's words if it has any, else the general
-        ones for its write tools."""
+        """What the client's model is told: the agent's instructions when they are a text (a function of the run
+        needs a run: the app's MCP instructions say it then), the app's MCP instructions or else the general words
+        for its write tools, then how `question` works here."""
         agent = self.host.agent
-        own = agent.instructions if isinstance(agent.instructions, str) else ""  # per-run instructions need a run
-        writes = [t.name for t in agent.tools if t.kind == "write"]
-        if self.part is not None and self.part.instructions:
-            how = self.part.instructions
-        elif writes and self.desk is not None:
-            how = PLAN_INSTRUCTIONS.format(tools=", ".join(writes))
+        own = agent.instructions if isinstance(agent.instructions, str) else ""
+        told = self.part.instructions if self.part is not None else ""
+        if told:
+            how = told if isinstance(told, str) else told(self.host)
         else:
-            how = ""
+            writes = [t.name for t in agent.tools if t.kind == "write"]
+            how = PLAN_INSTRUCTIONS.format(tools=", ".join(writes)) if writes and self.desk is not None else ""
         return own + how + MCP_INSTRUCTIONS
 
     def _extra_tools(self) -> list[ToolDef]:
