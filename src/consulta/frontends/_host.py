@@ -1,7 +1,8 @@
 """One app served to people through a front end (web, desktop, MCP): one store, one runtime, every call scoped to
 a principal — the person, browser session or token the runs belong to.
 
-A principal sees only its own runs and asks: another principal's id is answered exactly like an unknown id
+A principal sees only its own runs and asks (None stands for the runs recorded before runs had principals, which
+the terminal acts for): another principal's id is answered exactly like an unknown id
 (NotFoundError), so ids reveal nothing. Answers go through the runtime's ask API (validated, conditional close),
 and a run whose process is gone is resumed here, so an answer always lets the run continue.
 """
@@ -46,8 +47,9 @@ _log = logging.getLogger("consulta.host")
 
 class HandedOver(BaseModel):
     """Run `run_id` finished and handed the turn to agent `agent` of the app: run `next_run_id` (started by the
-    host). Told to the host's listeners just before the run's `RunEnded`, and recorded as the run's event
-    `handed_over` (after its `run_ended`), so a replay shows it too."""
+    host). Told to the host's listeners just before the run's `RunEnded` (so a stream that ends with the run has
+    told it), and recorded as the run's event `handed_over`, numbered after its `run_ended` (the store numbers it
+    when the runtime has already stored the end), so a replay shows it too. It carries no `seq` of its own."""
 
     type: Literal["handed_over"] = "handed_over"
     run_id: str
@@ -123,7 +125,7 @@ class AppHost:
 
     # ---- runs -------------------------------------------------------------------------------------------------
 
-    async def start(self, prompt: str, *, principal: str, lang: str | None = None, continue_from: str | None = None) -> RunRecord:
+    async def start(self, prompt: str, *, principal: str | None, lang: str | None = None, continue_from: str | None = None) -> RunRecord:
         """Start a run of the app's main agent for `principal` (continuing its earlier run `continue_from`, if given)."""
         if continue_from is not None:
             self.run(continue_from, principal=principal)
@@ -136,18 +138,18 @@ class AppHost:
             principal=principal,
         )
 
-    async def settled(self, run_id: str, *, principal: str) -> RunRecord:
+    async def settled(self, run_id: str, *, principal: str | None) -> RunRecord:
         """Wait until the run ends, or waits on an ask nothing in this process will continue (policy `defer`)."""
         self.run(run_id, principal=principal)
         return await self.runtime.settled(run_id)
 
-    async def resume(self, run_id: str, *, principal: str) -> RunRecord:
+    async def resume(self, run_id: str, *, principal: str | None) -> RunRecord:
         """Take the run up here from its checkpoint, as the agent it recorded (ConflictError if a live process has
         it)."""
         run = self.run(run_id, principal=principal)
         return await self.runtime.resume(run_id, self.agent_for(run))
 
-    def run(self, run_id: str, *, principal: str) -> RunRecord:
+    def run(self, run_id: str, *, principal: str | None) -> RunRecord:
         """The run, if it belongs to `principal`; else NotFoundError."""
         try:
             run = self.store.get_run(run_id)
@@ -157,15 +159,15 @@ class AppHost:
             raise NotFoundError(f"No run with id {run_id!r} in this session.")
         return run
 
-    def runs(self, *, principal: str, limit: int = 50) -> list[RunRecord]:
+    def runs(self, *, principal: str | None, limit: int = 50) -> list[RunRecord]:
         return self.store.list_runs(principal=principal, app=self.app.name, limit=limit)
 
-    def events(self, run_id: str, *, principal: str, after_id: int = 0) -> list[EventRecord]:
+    def events(self, run_id: str, *, principal: str | None, after_id: int = 0) -> list[EventRecord]:
         """The run's recorded events after `after_id` (events of a step in progress are recorded with its checkpoint)."""
         self.run(run_id, principal=principal)
         return self.store.list_events(run_id, after_id=after_id)
 
-    async def stop(self, run_id: str, *, principal: str) -> RunRecord:
+    async def stop(self, run_id: str, *, principal: str | None) -> RunRecord:
         self.run(run_id, principal=principal)
         return await self.runtime.stop(run_id)
 
@@ -239,12 +241,12 @@ class AppHost:
 
     # ---- asks -------------------------------------------------------------------------------------------------
 
-    def asks(self, *, principal: str, run_id: str | None = None, status: str | None = AskStatus.pending) -> list[AskRecord]:
+    def asks(self, *, principal: str | None, run_id: str | None = None, status: str | None = AskStatus.pending) -> list[AskRecord]:
         if run_id is not None:
             self.run(run_id, principal=principal)
         return self.store.list_asks(status=status, run_id=run_id, principal=principal)
 
-    def ask(self, ask_id: str, *, principal: str) -> AskRecord:
+    def ask(self, ask_id: str, *, principal: str | None) -> AskRecord:
         """The ask, if its run belongs to `principal`; else NotFoundError."""
         try:
             ask = self.store.get_ask(ask_id)
@@ -253,7 +255,7 @@ class AppHost:
             raise NotFoundError(f"No ask with id {ask_id!r} in this session.") from None
         return ask
 
-    async def answer(self, ask_id: str, value: Any, *, principal: str) -> AskRecord:
+    async def answer(self, ask_id: str, value: Any, *, principal: str | None) -> AskRecord:
         """Answer the ask (NotFoundError, ConflictError when already closed, InvalidAnswerError; nothing changes on
         an error) and make sure its run continues."""
         ask = self.ask(ask_id, principal=principal)
@@ -261,7 +263,7 @@ class AppHost:
         await self._continue_orphan(ask.run_id)
         return closed
 
-    async def cancel(self, ask_id: str, *, principal: str) -> AskRecord:
+    async def cancel(self, ask_id: str, *, principal: str | None) -> AskRecord:
         """Cancel (decline) the ask: the model is told the person cancelled (`question_cancelled` for a question)."""
         ask = self.ask(ask_id, principal=principal)
         closed = self.runtime.cancel_ask(ask_id, answered_by=principal)

@@ -87,7 +87,7 @@ def answer(
 
 async def _answer(settings: Settings, ask: AskRecord, run: RunRecord, value: Any, *, cancel: bool) -> None:
     host = _host_for(run, settings)
-    session = TerminalSession(host, principal=run.principal or "")
+    session = TerminalSession(host, principal=run.principal)
     try:
         live_elsewhere = host.store.run_is_live_elsewhere(run.id)
         if not live_elsewhere and not run.external and ask.kind != "plan":  # deciding a plan needs no model
@@ -121,7 +121,7 @@ def resume(run_id: str, model: ModelOpt = None, lang: LangOpt = None) -> None:
 
 async def _resume(settings: Settings, run: RunRecord) -> None:
     host = _host_for(run, settings)
-    session = TerminalSession(host, principal=run.principal or "")
+    session = TerminalSession(host, principal=run.principal)
     try:
         await host.resume(run.id, principal=session.principal)
         if session.answers_here:
@@ -150,7 +150,7 @@ def stop(run_id: str, lang: LangOpt = None) -> None:
     async def go() -> RunRecord:
         host = AppHost(app=run.app, settings=settings, options=_options(run), ask_policy="defer")
         try:
-            return await host.stop(run_id, principal=run.principal or "")
+            return await host.stop(run_id, principal=run.principal)
         finally:
             await host.aclose()
 

@@ -19,7 +19,9 @@ __all__ = ["TerminalSession"]
 class TerminalSession:
     """The terminal's hold on a host: prints the host's events and queues the asks someone here should answer."""
 
-    def __init__(self, host: AppHost, *, principal: str, stdin: Stdin | None = None) -> None:
+    def __init__(self, host: AppHost, *, principal: str | None, stdin: Stdin | None = None) -> None:
+        """`principal`: whose runs these are (the terminal acts for the run's own principal; None on runs recorded
+        before principals were)."""
         self.host = host
         self.principal = principal
         self.lang = host.env.lang
