@@ -139,6 +139,22 @@ def test_the_mcp_server_serves_the_probes_instructions_and_extra_tool(tmp_path: 
     asyncio.run(scenario())
 
 
+def test_a_run_driven_from_outside_is_not_handed_over(tmp_path: Path) -> None:
+    """An MCP session's run: its client's model speaks next, not the app's next agent."""
+
+    async def scenario() -> None:
+        host = AppHost(app=PROBE, settings=settings(tmp_path), ask_policy="defer")
+        try:
+            run = host.store.create_run(app="probe", prompt="(MCP session)", model="mcp:client", lang="en", principal="mcp:s1")
+            host.store.set_run_status(run.id, RunStatus.finished)
+            assert await host.follow_up(run.id) is None
+            assert [r.id for r in runs_of(tmp_path)] == [run.id]
+        finally:
+            await host.aclose()
+
+    asyncio.run(scenario())
+
+
 def test_terminal_chat_takes_the_probes_flag_and_follows_the_hand_over(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CONSULTA_HOME", str(tmp_path))
     monkeypatch.setenv("CONSULTA_LANG", "en")

@@ -223,6 +223,8 @@ class AppHost:
         if self.app.follow_up is None:
             return None
         run = self.store.get_run(run_id)
+        if run.external:
+            return None  # a run driven from outside (an MCP session): its client's model speaks next, not ours
         handover = self.app.follow_up(run, self.env)
         if handover is None:
             return None
