@@ -76,8 +76,9 @@ def test_the_web_front_end_serves_the_probe_page_route_assets_and_hand_over(tmp_
         first = run_status(http, alice, run["id"], "finished")
         assert first["output"] == "planned"
         events = _events(http, alice, run["id"])
-        (handed,) = [e for e in events if e["type"] == "handed_over"]  # told before the run's end (the page follows it)
-        assert handed["agent"] == "speaker" and [e["type"] for e in events][-2:] == ["handed_over", "run_ended"]
+        (handed,) = [e for e in events if e["type"] == "handed_over"]  # right after the run's end (the page follows it)
+        assert handed["agent"] == "speaker" and [e["type"] for e in events][-2:] == ["run_ended", "handed_over"]
+        assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
         second = run_status(http, alice, handed["next_run_id"], "finished")
         assert second["output"] == "Spoken!"
         listed = [r["id"] for r in http.get("/api/runs", headers=alice).json()]
@@ -114,9 +115,12 @@ def test_the_host_hands_over_and_records_each_agent_with_its_options(tmp_path: P
 
     heard = asyncio.run(scenario())
     types = [e.type for e in heard]
-    # The first run's end is told once the next run has started: a front end that sees it end knows what follows.
+    # The first run's end is told once the next run has started, and its hand-over with it: a front end that sees
+    # it end knows what follows.
     first_end = types.index("run_ended")
-    assert types.index("handed_over") < first_end and types[:first_end].count("run_started") == 2
+    assert types.index("handed_over") == first_end + 1 and types[:first_end].count("run_started") == 2
+    handed = heard[first_end + 1]
+    assert handed.seq == heard[first_end].seq + 1  # numbered by the store, after the run's end
 
 
 def test_an_options_model_refuses_bad_options_clearly(tmp_path: Path) -> None:

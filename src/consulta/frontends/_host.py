@@ -47,14 +47,15 @@ _log = logging.getLogger("consulta.host")
 
 class HandedOver(BaseModel):
     """Run `run_id` finished and handed the turn to agent `agent` of the app: run `next_run_id` (started by the
-    host). Told to the host's listeners just before the run's `RunEnded` (so a stream that ends with the run has
-    told it), and recorded as the run's event `handed_over`, numbered after its `run_ended` (the store numbers it
-    when the runtime has already stored the end), so a replay shows it too. It carries no `seq` of its own."""
+    host). Recorded as the run's event `handed_over` right after its `run_ended` (`seq`: its number in the run), and
+    told to the host's listeners in that order, together: the run's `RunEnded` is held back until the next run has
+    started, then both are told in one go, so a stream that ends with the run has told the hand-over too."""
 
     type: Literal["handed_over"] = "handed_over"
     run_id: str
     next_run_id: str
     agent: str
+    seq: int = 0
 
 
 HostEvent = Event | HandedOver
@@ -68,7 +69,7 @@ class AppHost:
     `options` are the app's options for new sessions (validated against its options model). A run's agent is built
     from what the run recorded — its agent's name and options — so a resumed run comes back as the same agent. When
     a run finishes and the app's `follow_up` hands the turn over, the host starts the next agent's run (every front
-    end sees it start; the first run's listeners hear `HandedOver` first).
+    end sees it start; the first run's listeners then hear its `RunEnded` and `HandedOver`).
     """
 
     def __init__(
@@ -197,13 +198,16 @@ class AppHost:
         self._tell(event)
 
     async def _hand_over(self, ended: RunEnded) -> RunRecord | None:
+        handed: tuple[RunRecord, HandedOver] | None = None
         try:
-            return await self.follow_up(ended.run_id)
+            handed = await self._start_next(ended.run_id)
         except Exception:  # the first run stands; its hand-over is logged, not lost silently
             _log.exception("The hand-over after run %s failed.", ended.run_id)
-            return None
         finally:
-            self._tell(ended)
+            self._tell(ended)  # in the store's order: the run's end, then its hand-over (told together)
+            if handed is not None:
+                self._tell(handed[1])
+        return handed[0] if handed is not None else None
 
     def _forget_old_handovers(self, keep: int = 256) -> None:
         """A long-lived host keeps the latest finished hand-overs only (the store has them all)."""
@@ -219,7 +223,16 @@ class AppHost:
 
     async def follow_up(self, run_id: str) -> RunRecord | None:
         """Hand finished run `run_id` over to the app's next agent, if its `follow_up` says so: start that agent's
-        run (its own options recorded, for the same principal) and tell listeners `HandedOver`. Returns the new run."""
+        run (its own options recorded, for the same principal) and tell listeners `HandedOver`. Returns the new run.
+        (The host does this itself when a run of this process finishes.)"""
+        handed = await self._start_next(run_id)
+        if handed is None:
+            return None
+        self._tell(handed[1])
+        return handed[0]
+
+    async def _start_next(self, run_id: str) -> tuple[RunRecord, HandedOver] | None:
+        """Start the next agent's run, if any, and record the hand-over on the finished run (told by the caller)."""
         if self.app.follow_up is None:
             return None
         run = self.store.get_run(run_id)
@@ -237,9 +250,8 @@ class AppHost:
         follow = await self.runtime.start(agent, handover.prompt, model=run.model, lang=run.lang, principal=run.principal)
         self._chains[follow.id] = (*chain, handover.agent)
         told = HandedOver(run_id=run.id, next_run_id=follow.id, agent=handover.agent)
-        self.store.append_event(run.id, told.type, told.model_dump(mode="json", exclude={"type"}))
-        self._tell(told)
-        return follow
+        stored = self.store.append_event(run.id, told.type, told.model_dump(mode="json", exclude={"type", "seq"}))
+        return follow, told.model_copy(update={"seq": getattr(stored, "seq", 0)})
 
     # ---- asks -------------------------------------------------------------------------------------------------
 
