@@ -12,13 +12,16 @@ import urllib.request
 from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
 from consulta.apps.tutor import MAX_UPLOAD_BYTES
+from consulta.apps.tutor._turn import consultation_card, turn_view
 from consulta.frontends.web import create_app
+from consulta.runtime import ConsultationRecord, RunStatus, ToolCallRecord
 from frontends.web.conftest import new_session, run_status, running_server, settings_for, wait_for
 
 SCRIPT = resources.files("consulta.apps.tutor").joinpath("data", "scripts", "unsuitable_upload.yaml")
@@ -235,3 +238,69 @@ def test_the_page_carries_the_tutors_panels(client: TestClient) -> None:
     assert 'data-app="tutor"' in page and 'id="upload-input"' in page and 'id="turn-cards"' in page
     assert '/apps/tutor/static/app.css' in page and 'data-app-script="/apps/tutor/static/app.js"' in page
     assert client.get("/apps/tutor/static/app.js").status_code == 200
+
+
+# ---- the cards' data, for every kind of consultation and a refused packet -------------------------------------------
+
+
+def consultation(n: int, output_type: str, output: dict[str, Any] | None, *, status: str = "done", rules: list[dict[str, str]] | None = None) -> ConsultationRecord:
+    return ConsultationRecord(
+        id=f"consult_{n:04d}", run_id="run_o", tool_call_id="call_1", expert_id="data_inspector", status=status,
+        request={"question": "q?", "context": {"task_id": "task_2_1"}, "expected_output_type": output_type, "scenario_id": "s"},
+        expert_output=output, binding_rules=rules or [], instruction_updates={}, attempts=1,
+        error=None if status == "done" else "never fitted its type", expert_run_id=None,
+        started_at="2026-11-23T00:00:00+00:00", finished_at="2026-11-23T00:00:01+00:00", duration_ms=12.0,
+    )
+
+
+@pytest.mark.parametrize(
+    ("output_type", "output", "verdict", "summary", "issues"),
+    [
+        ("validation_report", {"is_valid": False, "validation_details": "no output shown", "missing_elements": ["df.head()"], "recommended_action": "show it"}, "not_valid", "no output shown", ["df.head()"]),
+        ("validation_report", {"is_valid": True, "validation_details": "all there", "missing_elements": [], "recommended_action": ""}, "valid", "all there", []),
+        ("error_diagnosis", {"error_root_cause": "a typo in the column", "explanation": "KeyError", "suggested_fix_direction": "check df.columns", "related_concepts": []}, "diagnosed", "a typo in the column", []),
+        ("concept_explanation", {"concept_name": "groupby", "definition": "split-apply-combine", "use_cases": [], "simple_example": "", "common_pitfalls": ["forgetting agg"]}, "explained", "split-apply-combine", []),
+        ("suitability_judgment", {"is_suitable": True, "blocking_issues": [], "warning_issues": ["2 duplicate row(s)"], "evidence": ["rows: 120"], "recommended_next_step": "go on"}, "suitable", "go on", []),
+    ],
+)
+def test_a_consultation_card_reads_its_verdict_from_the_typed_output(output_type: str, output: dict[str, Any], verdict: str, summary: str, issues: list[str]) -> None:
+    card = consultation_card(consultation(1, output_type, output))
+    assert (card.verdict, card.summary, card.issues) == (verdict, summary, issues)
+
+
+def test_a_failed_consultation_says_why() -> None:
+    card = consultation_card(consultation(2, "suitability_judgment", None, status="failed"))
+    assert card.verdict == "failed" and card.summary == "never fitted its type" and card.binding_rules == []
+
+
+class _Store:
+    """The store reads a turn makes, over fixed records."""
+
+    def __init__(self, calls: list[ToolCallRecord], consultations: list[ConsultationRecord]) -> None:
+        self.calls, self.consultations = calls, consultations
+
+    def list_tool_calls(self, run_id: str) -> list[ToolCallRecord]:
+        return [c for c in self.calls if c.run_id == run_id]
+
+    def list_consultations(self, *, run_id: str, limit: int) -> list[ConsultationRecord]:
+        return [c for c in reversed(self.consultations) if c.run_id == run_id]
+
+    def list_events(self, run_id: str, **_: Any) -> list[Any]:
+        return []
+
+
+def test_a_refused_packet_shows_what_was_submitted_and_why_it_was_refused() -> None:
+    args = {"task_id": "task_2_1", "task_status": "in_progress", "guidance_for_ca": "start the analysis"}
+    refusal = {"ok": False, "error_code": "binding_updates_dropped", "message": "The packet drops binding updates from the consultations: blocked_steps."}
+    call = ToolCallRecord(
+        run_id="run_o", step=2, tool_call_id="call_2", tool_name="submit_instruction_packet", args=args, result=refusal, ok=False,
+        error_code="binding_updates_dropped", started_at="2026-11-23T00:00:00+00:00", duration_ms=3.0,
+    )
+    rules = [{"rule_name": "dataset_not_suitable", "action": "require_new_dataset"}]
+    kept = [consultation(1, "suitability_judgment", {"is_suitable": False, "blocking_issues": ["missing column(s): age"], "recommended_next_step": "x"}, rules=rules)]
+    run = SimpleNamespace(id="run_o", status=RunStatus.failed, prompt="can I start?", parent_run_id=None)  # what a turn reads of its run
+    turn = turn_view(_Store([call], kept), run)  # type: ignore[arg-type]
+    assert turn.status == "failed" and turn.assistant_run_id is None
+    assert turn.packet is not None and turn.packet.accepted is False
+    assert turn.packet.task_status == "in_progress" and turn.packet.refusal == refusal["message"]
+    assert [c.binding_rules[0].rule_name for c in turn.consultations] == ["dataset_not_suitable"]
