@@ -54,6 +54,17 @@ def test_upload_ask_and_read_the_turns_cards(open_page: Any, tmp_path: Path, lan
         page.locator('#upload-list .upload[data-name="student_data.csv"]').wait_for()
         assert page.locator("#upload-status.good").inner_text().startswith(t["tutor.web.uploads.done"].split("{name}")[0])
         assert (home / "apps" / "tutor" / "uploads" / "student_data.csv").read_text(encoding="utf-8") == STUDENT_DATA
+        assert page.get_attribute("#upload-input", "accept") == ".csv,.tsv,.xlsx,.xls"
+        # a file dropped on the panel goes the same way
+        page.evaluate(
+            """(text) => {
+                const files = new DataTransfer();
+                files.items.add(new File([text], "more_data.csv", { type: "text/csv" }));
+                document.querySelector("#uploads").dispatchEvent(new DragEvent("drop", { dataTransfer: files, bubbles: true, cancelable: true }));
+            }""",
+            STUDENT_DATA,
+        )
+        page.locator('#upload-list .upload[data-name="more_data.csv"]').wait_for()
         p.shot(f"{name}-02-uploaded")
 
         page.fill("#prompt", PROMPTS[lang])

@@ -238,6 +238,8 @@ def test_the_page_carries_the_tutors_panels(client: TestClient) -> None:
     assert 'data-app="tutor"' in page and 'id="upload-input"' in page and 'id="turn-cards"' in page
     assert '/apps/tutor/static/app.css' in page and 'data-app-script="/apps/tutor/static/app.js"' in page
     assert client.get("/apps/tutor/static/app.js").status_code == 200
+    body = client.get("/openapi.json").json()["paths"]["/api/tutor/uploads"]["post"]["requestBody"]
+    assert body["content"]["multipart/form-data"]["schema"]["properties"]["file"]["format"] == "binary"
 
 
 # ---- the cards' data, for every kind of consultation and a refused packet -------------------------------------------

@@ -23,6 +23,8 @@ __all__ = ["router"]
 MULTIPART_SLACK = 64 * 1024
 """What a multipart body may hold besides the file itself (boundaries, part headers, small fields)."""
 _STATUS = {"file_too_large": 413, "unsupported_file_type": 415}
+_FORM = {"type": "object", "properties": {FIELD: {"type": "string", "format": "binary"}}, "required": [FIELD]}
+"""The upload's form, for the API's docs (the body is read by hand, in a bounded stream)."""
 _RECENT_RUNS = 50
 """How far back the runs are searched for the turn an assistant's run belongs to."""
 
@@ -156,6 +158,7 @@ def router(kit: WebKit) -> APIRouter:
             413: {**kit.responses[422], "description": "The file is over the upload limit; nothing was written."},
             415: {**kit.responses[422], "description": "Not a CSV, TSV or Excel file; nothing was written."},
         },
+        openapi_extra={"requestBody": {"required": True, "content": {"multipart/form-data": {"schema": _FORM}}}},
     )
     async def upload(request: Request, host: Host, _: Principal) -> UploadedFile:
         """The file goes into the upload folder (a file of the same name is replaced), written atomically. Refused,

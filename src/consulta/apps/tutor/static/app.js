@@ -28,6 +28,21 @@ export function mount({ onError }) {
       tutor.upload(file);
     }
   });
+  // A file dropped on the panel is uploaded like a file picked.
+  const zone = $("#uploads");
+  zone.addEventListener("dragover", (event) => {
+    event.preventDefault();
+    zone.classList.add("dropping");
+  });
+  zone.addEventListener("dragleave", () => zone.classList.remove("dropping"));
+  zone.addEventListener("drop", (event) => {
+    event.preventDefault();
+    zone.classList.remove("dropping");
+    const file = event.dataTransfer?.files[0];
+    if (file) {
+      tutor.upload(file);
+    }
+  });
   return {
     ready: Promise.all([tutor.refreshUploads(), tutor.refreshTurn(null)]),
     event: (event) => tutor.heard(event),
@@ -62,6 +77,7 @@ export class Tutor {
       return;
     }
     const { files, max_bytes: max, accepted } = this.uploads;
+    this.input.accept = accepted.join(",");
     this.hint.textContent = t("tutor.web.uploads.hint", { types: accepted.join(t("web.list_separator")), limit: size(max) });
     if (!files.length) {
       this.list.replaceChildren(h("li", { class: "muted" }, t("tutor.web.uploads.empty")));
