@@ -83,7 +83,7 @@ def test_upload_ask_and_read_the_turns_cards(open_page: Any, tmp_path: Path, lan
         assert t["tutor.web.verdict.not_suitable"] in text and "age" in text
         assert t["tutor.web.consultation.rules"] in text and "dataset_not_suitable → require_new_dataset" in text
         assert t["tutor.web.consultation.updates"] in text
-        card.scroll_into_view_if_needed()
+        page.locator(".panel.turn").scroll_into_view_if_needed()  # (the cards are drawn again as the turn's events go by)
         p.shot(f"{name}-03-cards")
 
         # a reload draws the same cards from the store

@@ -176,11 +176,11 @@ def router(kit: WebKit) -> APIRouter:
         reader = _Upload(folder, params[b"boundary"])
         try:
             async for chunk in request.stream():
-                reader.feed(chunk)
+                await asyncio.to_thread(reader.feed, chunk)  # the disk writes (and the commit's fsync) off the loop
                 if reader.error is not None:
                     break
             else:
-                reader.parser.finalize()
+                await asyncio.to_thread(reader.parser.finalize)
         except FormParserError as error:
             reader.error = reader.error or ToolError("invalid_request", f"The multipart body could not be read: {error}", field=FIELD)
         finally:

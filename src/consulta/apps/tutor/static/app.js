@@ -54,7 +54,7 @@ export class Tutor {
   constructor({ input, hint, status, list, state, cards, onError }) {
     Object.assign(this, { input, hint, status, list, state, cards, onError });
     this.uploads = null; // GET /api/tutor/uploads: files, max_bytes, accepted
-    this.turn = null; // GET /api/tutor/turn
+    this.turn = undefined; // GET /api/tutor/turn (null: no turn yet; undefined: not read yet)
     this.notice = null; // the upload line: { key, values, tone }
     this.asked = 0; // the newest turn request; older answers are dropped
   }
@@ -175,8 +175,8 @@ export class Tutor {
       this.onError(error);
       return;
     }
-    if (asked === this.asked) {
-      this.turn = turn;
+    if (asked === this.asked && JSON.stringify(turn) !== JSON.stringify(this.turn)) {
+      this.turn = turn; // drawn again only when it changed: the cards stay put while the turn's events go by
       this.drawTurn();
     }
   }
