@@ -122,6 +122,8 @@ class TurnPanel(QWidget):
         self.kit = kit
         self.lang = kit.lang
         self.turn: TurnView | None = None
+        self.asked = 0
+        """The newest read of the turn."""
         self.view = QTextBrowser()
         self.view.setOpenExternalLinks(False)
         self.view.setPlaceholderText(t("tutor.web.turn.empty", self.lang))
@@ -138,12 +140,21 @@ class TurnPanel(QWidget):
     def load(self, run_id: str | None) -> None:
         """Read the turn of run `run_id` (None: the newest) on the host's loop; drawn when it comes back."""
 
+        self.asked += 1
+        asked = self.asked
+
         async def read(host: Any) -> TurnView | None:
             return await asyncio.to_thread(_read_turn, host, self.kit.principal, run_id)
 
-        self.kit.call(read, on_done=self.show_turn, on_error=self.kit.show_error)
+        def done(turn: TurnView | None) -> None:
+            if asked == self.asked:  # reads run side by side: an older one that comes back late is dropped
+                self.show_turn(turn)
+
+        self.kit.call(read, on_done=done, on_error=self.kit.show_error)
 
     def show_turn(self, turn: TurnView | None) -> None:
+        if turn is not None and turn == self.turn:
+            return  # unchanged: the reader's scroll position stays
         self.turn = turn
         self.view.setHtml(turn_html(turn, self.lang) if turn is not None else "")
 
