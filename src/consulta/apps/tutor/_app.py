@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import os
 import shutil
+from importlib import resources
 from pathlib import Path
 
 from pydantic import BaseModel, Field, field_validator
 
 from ...i18n import normalize_lang, t
-from .._def import AppDef, AppEnv, AppView, TerminalPart
+from .._def import AppDef, AppEnv, AppView, DesktopPart, McpPart, TerminalPart, WebPart
 from ._agent import ASSISTANT, ORCHESTRATOR_AGENT, TutorOptions, build_agent, build_assistant, follow_up, uploads_folder
 
 __all__ = ["APP", "TutorFlags"]
@@ -46,6 +47,24 @@ def _data(options: TutorOptions, env: AppEnv) -> Path:
     return uploads_folder(options, env)
 
 
+def _web() -> WebPart:
+    from ._web import router
+
+    return WebPart(static=Path(str(resources.files(__package__).joinpath("static"))), styles=("app.css",), router=router)
+
+
+def _desktop() -> DesktopPart:
+    from ._desktop import panels
+
+    return DesktopPart(panels=panels)
+
+
+def _mcp() -> McpPart:
+    from ._mcp import INSTRUCTIONS, tools
+
+    return McpPart(instructions=INSTRUCTIONS, tools=tools)
+
+
 APP = AppDef(
     name="tutor",
     description="pandas tutoring: an orchestrator consults experts, an assistant talks to the student (seed 000)",
@@ -54,5 +73,8 @@ APP = AppDef(
     options=TutorOptions,
     data_path=_data,
     follow_up=follow_up,
+    web=_web,
+    desktop=_desktop,
+    mcp=_mcp,
     terminal=TerminalPart(welcome=_welcome, flags=TutorFlags, prepare=_upload),
 )

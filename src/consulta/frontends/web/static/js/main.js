@@ -44,7 +44,8 @@ function showError(error) {
 // ---- the app's panels ---------------------------------------------------------------------------------------------
 
 // The app's module: `mount({ api, t, onError, onNotice })` returns hooks, each optional: `ready` (a promise: the
-// panels have their data), `planApplied()` (a plan of the chat was applied), `redraw()` (the language changed).
+// panels have their data), `planApplied()` (a plan of the chat was applied), `redraw()` (the language changed),
+// `event(event)` (every event of the runs the page shows, the hand-over's included, as they arrive or replay).
 async function mountApp() {
   const script = document.body.dataset.appScript;
   if (!script) {
@@ -101,6 +102,7 @@ function show(run, { live, handed = false }) {
   view.source = follow(run.id, {
     live,
     onEvent: (event) => {
+      state.part?.event?.(event);
       if (event.type === "handed_over") {
         next = event.next_run_id;
       } else {
