@@ -24,7 +24,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import source_version  # noqa: E402
 
-from consulta.apps import tutor  # noqa: E402
+from consulta.apps import AppEnv, tutor  # noqa: E402
 from consulta.config import Settings  # noqa: E402
 from consulta.models import resolve_model  # noqa: E402
 from consulta.runtime import Runtime, RunStatus, Store  # noqa: E402
@@ -60,12 +60,17 @@ async def one_turn(turn: Turn, *, model_spec: str, models_dir: Path) -> dict[str
         db = f"sqlite:///{tmp}/eval.db"
         store = Store(db)
         runtime = Runtime(store=store, resolve_model=lambda spec: resolve_model(spec, models_dir=models_dir))
-        agent = tutor.build_agent(uploads=str(uploads), database_url=db, model=model_spec, models_dir=str(models_dir), lang="en")
+        env = AppEnv(store=store, resolve_model=runtime.resolve_model, model=model_spec, lang="en", data_dir=Path(tmp))
+        agent = tutor.APP.build(tutor.APP.main_agent, tutor.TutorOptions(uploads=uploads), env)
         started = time.perf_counter()
         try:
             run = await runtime.run(agent, turn.student, model=model_spec, lang="en")
-            handed = tutor.follow_up(store, run) if run.status == RunStatus.finished else None
-            reply = await runtime.run(handed[0], handed[1], model=model_spec, lang="en") if handed else None
+            handed = tutor.follow_up(run, env) if run.status == RunStatus.finished else None
+            if handed is not None:  # as the host hands over: the next agent over the run's options and the hand-over's
+                options = tutor.APP.recorded_options({**run.options, **handed.options})
+                reply = await runtime.run(tutor.APP.build(handed.agent, options, env), handed.prompt, model=model_spec, lang="en")
+            else:
+                reply = None
         finally:
             await runtime.aclose()
         seconds = time.perf_counter() - started

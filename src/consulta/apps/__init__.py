@@ -1,65 +1,60 @@
-"""The reference apps, by name. Each app builds its agent from options recorded on its runs, so any process can
-rebuild the agent of a run it resumes."""
+"""The apps, by name, and what an app declares about itself (`AppDef`: agents, options, hand-over, front-end parts).
+
+The reference apps (`ln2`, `tutor`) are known by name and imported when first asked for; another app (a plug-in, a
+test's) is added with `register_app`. Front ends take an app by name (`get_app`) or its `AppDef` itself.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
 
-from ..config import Settings
-from ..runtime import Agent, ConfigError, RunRecord, Store
+from ..runtime import ConfigError
+from . import _def
+from ._def import *  # noqa: F403 - the declaration types are this package's public face
 
-__all__ = ["APPS", "AppDef", "get_app"]
-
-
-@dataclass(frozen=True, kw_only=True)
-class AppDef:
-    name: str
-    description: str
-    build_agent: Callable[..., Agent]
-    default_options: Callable[[Settings], dict[str, Any]]
-    """Options for a new session given the settings (e.g. ln2's inventory file in the app's data dir)."""
-    follow_up: Callable[[Store, RunRecord], tuple[Agent, str] | None] | None = None
-    """After a run of the app's agent finishes: another agent and its prompt to hand the turn to (the tutor's
-    conversational assistant speaks from the orchestrator's packet), or None."""
+__all__ = [*_def.__all__, "DEFAULT_APP", "app_names", "get_app", "register_app", "resolve_app"]
 
 
 def _ln2() -> AppDef:
-    from . import ln2
+    from .ln2 import APP
 
-    return AppDef(
-        name="ln2",
-        description="liquid-nitrogen cryo-box inventory assistant (seed 001)",
-        build_agent=ln2.build_agent,
-        default_options=lambda settings: {"inventory": str(ln2.default_inventory(settings.app_dir("ln2")))},
-    )
+    return APP
 
 
 def _tutor() -> AppDef:
-    from . import tutor
+    from .tutor import APP
 
-    return AppDef(
-        name="tutor",
-        description="pandas tutoring: an orchestrator consults experts, an assistant talks to the student (seed 000)",
-        build_agent=tutor.build_agent,
-        default_options=lambda settings: {
-            "uploads": str(settings.app_dir("tutor") / "uploads"),
-            "database_url": settings.database_url,
-            "model": settings.model,
-            "models_dir": str(settings.models_dir),
-            "lang": settings.lang,
-        },
-        follow_up=tutor.follow_up,
-    )
+    return APP
 
 
-_FACTORIES: dict[str, Callable[[], AppDef]] = {"ln2": _ln2, "tutor": _tutor}
-APPS = tuple(_FACTORIES)
+_BUILT_IN: dict[str, Callable[[], AppDef]] = {"ln2": _ln2, "tutor": _tutor}
+DEFAULT_APP = "ln2"
+"""The app `consulta serve`, `desktop` and `mcp` serve when none is named."""
+_REGISTERED: dict[str, AppDef] = {}
+
+
+def register_app(app: AppDef) -> AppDef:
+    """Make `app` known by its name to every front end (`consulta chat <name>` …). Registering a name again replaces
+    the earlier app of that name (a built-in one included)."""
+    _REGISTERED[app.name] = app
+    return app
+
+
+def app_names() -> tuple[str, ...]:
+    """The names of the apps known here: the reference apps, then the registered ones."""
+    return tuple(dict.fromkeys([*_BUILT_IN, *_REGISTERED]))
 
 
 def get_app(name: str) -> AppDef:
-    factory = _FACTORIES.get(name)
+    app = _REGISTERED.get(name)
+    if app is not None:
+        return app
+    factory = _BUILT_IN.get(name)
     if factory is None:
-        raise ConfigError(f"Unknown app {name!r}. Apps: {', '.join(APPS)}.")
+        raise ConfigError(f"Unknown app {name!r}. Apps: {', '.join(app_names())}.")
     return factory()
+
+
+def resolve_app(app: str | AppDef) -> AppDef:
+    """The app itself, or the app of that name."""
+    return app if isinstance(app, AppDef) else get_app(app)

@@ -1,18 +1,24 @@
 """One app served to people through a front end (web, desktop, MCP): one store, one runtime, every call scoped to
 a principal — the person, browser session or token the runs belong to.
 
-A principal sees only its own runs and asks: another principal's id is answered exactly like an unknown id
+A principal sees only its own runs and asks (None stands for the runs recorded before runs had principals, which
+the terminal acts for): another principal's id is answered exactly like an unknown id
 (NotFoundError), so ids reveal nothing. Answers go through the runtime's ask API (validated, conditional close),
 and a run whose process is gone is resumed here, so an answer always lets the run continue.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from ..apps import AppDef, get_app
+from pydantic import BaseModel
+
+from ..apps import AppDef, AppEnv, AppOptions, resolve_app
 from ..config import Settings
 from ..i18n import normalize_lang
 from ..models import resolve_model
@@ -24,41 +30,78 @@ from ..runtime import (
     Event,
     EventRecord,
     NotFoundError,
+    RunEnded,
     RunRecord,
+    RunStatus,
     Runtime,
     Store,
 )
 
-__all__ = ["LOCAL_PRINCIPAL", "AppHost"]
+__all__ = ["LOCAL_PRINCIPAL", "AppHost", "HandedOver", "HostEvent"]
 
 LOCAL_PRINCIPAL = "local"
 """The machine's own user: runs started in the terminal or the desktop window."""
 
+_log = logging.getLogger("consulta.host")
+
+
+class HandedOver(BaseModel):
+    """Run `run_id` finished and handed the turn to agent `agent` of the app: run `next_run_id` (started by the
+    host). Recorded as the run's event `handed_over` right after its `run_ended` (`seq`: its number in the run), and
+    told to the host's listeners in that order, together: the run's `RunEnded` is held back until the next run has
+    started, then both are told in one go, so a stream that ends with the run has told the hand-over too."""
+
+    type: Literal["handed_over"] = "handed_over"
+    run_id: str
+    next_run_id: str
+    agent: str
+    seq: int = 0
+
+
+HostEvent = Event | HandedOver
+"""What the host's listeners hear: the runtime's events, and the host's hand-overs."""
+
 
 class AppHost:
-    """Serve app `app` (e.g. `ln2`) to front ends. Create inside the event loop that will run the agents."""
+    """Serve app `app` (a name or an `AppDef`) to front ends. Create inside the event loop that will run
+    the agents.
+
+    `options` are the app's options for new sessions (validated against its options model). A run's agent is built
+    from what the run recorded — its agent's name and options — so a resumed run comes back as the same agent. When
+    a run finishes and the app's `follow_up` hands the turn over, the host starts the next agent's run (every front
+    end sees it start; the first run's listeners then hear its `RunEnded` and `HandedOver`).
+    """
 
     def __init__(
         self,
         *,
-        app: str,
+        app: str | AppDef,
         settings: Settings,
-        options: dict[str, Any] | None = None,
+        options: Mapping[str, Any] | AppOptions | None = None,
         ask_policy: AskPolicy = "wait",
         store: Store | None = None,
         runtime: Runtime | None = None,
     ) -> None:
         self.settings = settings
-        self.app: AppDef = get_app(app)
-        self.options = {**self.app.default_options(settings), **(options or {})}
-        self.agent: Agent = self.app.build_agent(**self.options)
+        self.app: AppDef = resolve_app(app)
+        self.options: AppOptions = self.app.parse_options(options)
         self.store = store or (runtime.store if runtime is not None else Store(settings.database_url))
-        self.runtime = runtime or Runtime(
-            store=self.store,
-            resolve_model=lambda spec: resolve_model(spec, models_dir=settings.models_dir),
-            ask_policy=ask_policy,
+        self.runtime = runtime or Runtime(store=self.store, resolve_model=self._resolve_model, ask_policy=ask_policy)
+        self.env = AppEnv(
+            store=self.store, resolve_model=self._resolve_model, model=settings.model, lang=normalize_lang(settings.lang),
+            data_dir=settings.app_dir(self.app.name),
         )
+        self.agent: Agent = self.app.build(self.app.main_agent, self.options, self.env)
+        """The main agent over this host's options (each new turn starts with it)."""
         self.runtime.register(self.agent)
+        self._listeners: list[Callable[[HostEvent], None]] = []
+        self._handovers: dict[str, asyncio.Task[RunRecord | None]] = {}  # by the finished run's id
+        self._chains: dict[str, tuple[str, ...]] = {}  # a handed-over run's id -> the agents of its turn so far
+        self._unsubscribe = self.runtime.subscribe(self._hear)
+        self._closed = False
+
+    def _resolve_model(self, spec: str) -> Any:
+        return resolve_model(spec, models_dir=self.settings.models_dir)
 
     # ---- the model --------------------------------------------------------------------------------------------
 
@@ -69,15 +112,22 @@ class AppHost:
             from ..models._gguf import ensure_default_gguf
 
             ensure_default_gguf(self.settings.models_dir, progress=progress)
-        model = resolve_model(spec, models_dir=self.settings.models_dir)
+        model = self._resolve_model(spec)
         load = getattr(model, "load", None)
         if callable(load):
             load()
 
+    # ---- agents -----------------------------------------------------------------------------------------------
+
+    def agent_for(self, run: RunRecord) -> Agent:
+        """The agent of `run`, rebuilt from what it recorded: its agent's name ("" before runs recorded it: the main
+        agent) and its options."""
+        return self.app.build(getattr(run, "agent", "") or "", self.app.recorded_options(run.options), self.env)
+
     # ---- runs -------------------------------------------------------------------------------------------------
 
-    async def start(self, prompt: str, *, principal: str, lang: str | None = None, continue_from: str | None = None) -> RunRecord:
-        """Start a run of the app's agent for `principal` (continuing its earlier run `continue_from`, if given)."""
+    async def start(self, prompt: str, *, principal: str | None, lang: str | None = None, continue_from: str | None = None) -> RunRecord:
+        """Start a run of the app's main agent for `principal` (continuing its earlier run `continue_from`, if given)."""
         if continue_from is not None:
             self.run(continue_from, principal=principal)
         return await self.runtime.start(
@@ -89,7 +139,18 @@ class AppHost:
             principal=principal,
         )
 
-    def run(self, run_id: str, *, principal: str) -> RunRecord:
+    async def settled(self, run_id: str, *, principal: str | None) -> RunRecord:
+        """Wait until the run ends, or waits on an ask nothing in this process will continue (policy `defer`)."""
+        self.run(run_id, principal=principal)
+        return await self.runtime.settled(run_id)
+
+    async def resume(self, run_id: str, *, principal: str | None) -> RunRecord:
+        """Take the run up here from its checkpoint, as the agent it recorded (ConflictError if a live process has
+        it)."""
+        run = self.run(run_id, principal=principal)
+        return await self.runtime.resume(run_id, self.agent_for(run))
+
+    def run(self, run_id: str, *, principal: str | None) -> RunRecord:
         """The run, if it belongs to `principal`; else NotFoundError."""
         try:
             run = self.store.get_run(run_id)
@@ -99,30 +160,107 @@ class AppHost:
             raise NotFoundError(f"No run with id {run_id!r} in this session.")
         return run
 
-    def runs(self, *, principal: str, limit: int = 50) -> list[RunRecord]:
+    def runs(self, *, principal: str | None, limit: int = 50) -> list[RunRecord]:
         return self.store.list_runs(principal=principal, app=self.app.name, limit=limit)
 
-    def events(self, run_id: str, *, principal: str, after_id: int = 0) -> list[EventRecord]:
+    def events(self, run_id: str, *, principal: str | None, after_id: int = 0) -> list[EventRecord]:
         """The run's recorded events after `after_id` (events of a step in progress are recorded with its checkpoint)."""
         self.run(run_id, principal=principal)
         return self.store.list_events(run_id, after_id=after_id)
 
-    async def stop(self, run_id: str, *, principal: str) -> RunRecord:
+    async def stop(self, run_id: str, *, principal: str | None) -> RunRecord:
         self.run(run_id, principal=principal)
         return await self.runtime.stop(run_id)
 
-    def subscribe(self, listener: Callable[[Event], None]) -> Callable[[], None]:
-        """Hear every event of every run in this process (filter by run id, or by `owns_run`)."""
-        return self.runtime.subscribe(listener)
+    def subscribe(self, listener: Callable[[HostEvent], None]) -> Callable[[], None]:
+        """Hear every event of every run in this process (filter by run id), and the host's hand-overs."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def _tell(self, event: HostEvent) -> None:
+        for listener in list(self._listeners):
+            listener(event)
+
+    # ---- the hand-over ----------------------------------------------------------------------------------------
+
+    def _hear(self, event: Event) -> None:
+        """The runtime's events, passed on; a finished run of an app that hands over is held back until the next
+        agent's run has started, so a front end that sees the run end already knows what comes next."""
+        if isinstance(event, RunEnded) and event.status == RunStatus.finished.value and self.app.follow_up is not None:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                loop = None
+            if loop is not None:
+                self._forget_old_handovers()
+                self._handovers[event.run_id] = loop.create_task(self._hand_over(event))
+                return
+        self._tell(event)
+
+    async def _hand_over(self, ended: RunEnded) -> RunRecord | None:
+        handed: tuple[RunRecord, HandedOver] | None = None
+        try:
+            handed = await self._start_next(ended.run_id)
+        except Exception:  # the first run stands; its hand-over is logged, not lost silently
+            _log.exception("The hand-over after run %s failed.", ended.run_id)
+        finally:
+            self._tell(ended)  # in the store's order: the run's end, then its hand-over (told together)
+            if handed is not None:
+                self._tell(handed[1])
+        return handed[0] if handed is not None else None
+
+    def _forget_old_handovers(self, keep: int = 256) -> None:
+        """A long-lived host keeps the latest finished hand-overs only (the store has them all)."""
+        done = [run_id for run_id, task in self._handovers.items() if task.done()]
+        for run_id in done[: max(0, len(self._handovers) - keep)]:
+            del self._handovers[run_id]
+
+    async def handed_over(self, run_id: str) -> RunRecord | None:
+        """The run that finished run `run_id` handed its turn to in this process (waiting for the hand-over if it is
+        under way), or None."""
+        task = self._handovers.get(run_id)
+        return await task if task is not None else None
+
+    async def follow_up(self, run_id: str) -> RunRecord | None:
+        """Hand finished run `run_id` over to the app's next agent, if its `follow_up` says so: start that agent's
+        run (its own options recorded, for the same principal) and tell listeners `HandedOver`. Returns the new run.
+        (The host does this itself when a run of this process finishes.)"""
+        handed = await self._start_next(run_id)
+        if handed is None:
+            return None
+        self._tell(handed[1])
+        return handed[0]
+
+    async def _start_next(self, run_id: str) -> tuple[RunRecord, HandedOver] | None:
+        """Start the next agent's run, if any, and record the hand-over on the finished run (told by the caller)."""
+        if self.app.follow_up is None:
+            return None
+        run = self.store.get_run(run_id)
+        if run.external:
+            return None  # a run driven from outside (an MCP session): its client's model speaks next, not ours
+        handover = self.app.follow_up(run, self.env)
+        if handover is None:
+            return None
+        chain = self._chains.pop(run_id, (getattr(run, "agent", "") or self.app.main_agent,))
+        if handover.agent in chain:  # a turn hands over to each agent once at most: no loop
+            _log.warning("App %s handed run %s back to agent %r of the same turn; not followed.", self.app.name, run_id, handover.agent)
+            return None
+        options = self.app.recorded_options({**run.options, **handover.options})
+        agent = self.app.build(handover.agent, options, self.env)
+        follow = await self.runtime.start(agent, handover.prompt, model=run.model, lang=run.lang, principal=run.principal)
+        self._chains[follow.id] = (*chain, handover.agent)
+        told = HandedOver(run_id=run.id, next_run_id=follow.id, agent=handover.agent)
+        stored = self.store.append_event(run.id, told.type, told.model_dump(mode="json", exclude={"type", "seq"}))
+        return follow, told.model_copy(update={"seq": getattr(stored, "seq", 0)})
 
     # ---- asks -------------------------------------------------------------------------------------------------
 
-    def asks(self, *, principal: str, run_id: str | None = None, status: str | None = AskStatus.pending) -> list[AskRecord]:
+    def asks(self, *, principal: str | None, run_id: str | None = None, status: str | None = AskStatus.pending) -> list[AskRecord]:
         if run_id is not None:
             self.run(run_id, principal=principal)
         return self.store.list_asks(status=status, run_id=run_id, principal=principal)
 
-    def ask(self, ask_id: str, *, principal: str) -> AskRecord:
+    def ask(self, ask_id: str, *, principal: str | None) -> AskRecord:
         """The ask, if its run belongs to `principal`; else NotFoundError."""
         try:
             ask = self.store.get_ask(ask_id)
@@ -131,7 +269,7 @@ class AppHost:
             raise NotFoundError(f"No ask with id {ask_id!r} in this session.") from None
         return ask
 
-    async def answer(self, ask_id: str, value: Any, *, principal: str) -> AskRecord:
+    async def answer(self, ask_id: str, value: Any, *, principal: str | None) -> AskRecord:
         """Answer the ask (NotFoundError, ConflictError when already closed, InvalidAnswerError; nothing changes on
         an error) and make sure its run continues."""
         ask = self.ask(ask_id, principal=principal)
@@ -139,7 +277,7 @@ class AppHost:
         await self._continue_orphan(ask.run_id)
         return closed
 
-    async def cancel(self, ask_id: str, *, principal: str) -> AskRecord:
+    async def cancel(self, ask_id: str, *, principal: str | None) -> AskRecord:
         """Cancel (decline) the ask: the model is told the person cancelled (`question_cancelled` for a question)."""
         ask = self.ask(ask_id, principal=principal)
         closed = self.runtime.cancel_ask(ask_id, answered_by=principal)
@@ -153,16 +291,24 @@ class AppHost:
         run = self.store.get_run(run_id)
         if run.external or self.store.run_is_live_elsewhere(run_id):
             return  # an outside client (MCP) picks the answer up itself; a live run continues where it is
-        await self.runtime.resume(run_id, self.app.build_agent(**run.options))
+        await self.runtime.resume(run_id, self.agent_for(run))
 
     # ---- lifetime ---------------------------------------------------------------------------------------------
 
     @property
     def data_path(self) -> Path | None:
-        """The app's data file (ln2: the inventory YAML), if it has one."""
-        value = self.options.get("inventory")
-        return Path(value) if value else None
+        """The app's data (a file or a folder), as its declaration says, if it has any."""
+        return None if self.app.data_path is None else self.app.data_path(self.options, self.env)
 
     async def aclose(self) -> None:
+        """Stop background work and close the store (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        for task in list(self._handovers.values()):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._unsubscribe()
         await self.runtime.aclose()
         self.store.close()

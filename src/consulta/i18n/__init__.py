@@ -1,7 +1,8 @@
 """Message catalogs for everything a person reads: `en` and `zh-CN` (the seed's `ai.question.*` keys included).
 
 Each language is a folder of JSON files, one per area (`core.json`: shared and seed keys, `asks.json`, `cli.json`,
-`web.json`, `qt.json`, `mcp.json`, `ln2.json`), merged into one catalog; a key defined twice is an error.
+`web.json`, `qt.json`, `mcp.json`) and one per app (`ln2.json`, `tutor.json`: its words on every front end, e.g.
+`ln2.web.*`, `ln2.qt.*`, `ln2.cli.*`), merged into one catalog; a key defined twice is an error.
 """
 
 from __future__ import annotations

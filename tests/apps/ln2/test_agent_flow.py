@@ -7,6 +7,7 @@ import asyncio
 import hashlib
 import json
 import shutil
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -303,3 +304,14 @@ def test_audit_entries_carry_their_summary_in_every_language(tmp_path: Path, inv
     assert ln2.audit_entries(inventory)[0]["summary"] == entry.summary
     (zh,) = ln2.preview(ln2.load_inventory(inventory), [ln2.Rollback(audit_id=entry.audit_id)], path=inventory, lang="zh-CN")
     assert zh.startswith(f"回滚 {entry.audit_id}（2026-01-05 复苏：记录 9") and "。）" not in zh
+
+
+def test_instructions_tell_each_run_the_day_it_started(tmp_path: Path, inventory: Path) -> None:
+    """A server running past midnight: each run is told its own day (read from the run), not the process's."""
+    agent = ln2.build_agent(inventory=inventory)
+    assert callable(agent.instructions)
+    store = Store(f"sqlite:///{tmp_path}/day.db")
+    run = store.create_run(app="ln2", prompt="p", model="m", lang="en")
+    later = replace(run, created_at="2031-02-03T00:00:01+00:00")
+    assert "Today is 2031-02-03." in agent.instructions(later)
+    assert f"Today is {run.created_at[:10]}." in agent.instructions(run)

@@ -9,20 +9,24 @@ from pathlib import Path
 
 import pytest
 
-from consulta.apps import tutor
+from consulta.apps import AppEnv, tutor
+from consulta.models import resolve_model
 from consulta.runtime import Store, utcnow
 
 
 def test_the_orchestrator_must_consult_while_an_upload_is_uninspected(tmp_path: Path) -> None:
-    db = f"sqlite:///{tmp_path}/consulta.db"
+    store = Store(f"sqlite:///{tmp_path}/consulta.db")
     uploads = tmp_path / "uploads"
-    agent = tutor.build_agent(uploads=str(uploads), database_url=db, model="scripted", models_dir=str(tmp_path))
-    store = Store(db)
+    env = AppEnv(store=store, resolve_model=lambda spec: resolve_model(spec, models_dir=tmp_path), model="scripted", lang="en", data_dir=tmp_path)
+    agent = tutor.build_agent(tutor.TutorOptions(uploads=uploads), env)
+    assert agent.name == "orchestrator" and agent.options["uploads"] == str(uploads.resolve())
+    assert set(agent.options) == {"question_timeout", "uploads", "budget_per_task", "task_id"}  # no runtime settings
     run = store.create_run(app="tutor", prompt="Can I start task_2_1?", model="scripted", lang="en")
     assert agent.choose_tools(run.id) == ["consult_expert", "submit_instruction_packet"]  # nothing uploaded
     (uploads / "student_data.csv").write_text("name,age\nAda,3\n", encoding="utf-8")
     os.utime(uploads / "student_data.csv", (1e9, 1e9))  # uploaded before the inspection below
     assert agent.choose_tools(run.id) == ["consult_expert"]
+    assert callable(agent.instructions) and "student_data.csv" in agent.instructions(run)  # uploaded after the build
     request = {"expert_id": "data_inspector", "context": {"task_id": "task_2_1", "file_name": "student_data.csv"}, "expected_output_type": "suitability_judgment"}
     failed = dict(expert_id="data_inspector", request=request, started_at=utcnow(), duration_ms=1.0, attempts=3, run_id=run.id)
     store.record_consultation(status="failed", **failed)

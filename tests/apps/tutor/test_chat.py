@@ -33,6 +33,13 @@ def test_chat_tutor_consults_then_the_assistant_speaks_from_the_packet(tmp_path:
     assert [r["rule_name"] for r in kept.binding_rules] == ["dataset_not_suitable"]
     assert (tmp_path / "home" / "apps" / "tutor" / "uploads" / "student_data.csv").read_bytes() == data.read_bytes()
     assert (tmp_path / "home" / "apps" / "tutor" / "consultations" / f"{kept.id}.md").exists()
+    # Two runs of the turn: the orchestrator's, then the assistant's (the host's hand-over), each with its own options
+    # and no runtime settings among them.
+    orchestrator, assistant = sorted(store.list_runs(app="tutor"), key=lambda r: r.created_at)
+    assert orchestrator.options["task_id"] is None and assistant.options["task_id"] == "task_2_1"
+    assert not {"database_url", "model", "models_dir", "lang"} & (set(orchestrator.options) | set(assistant.options))
+    if hasattr(assistant, "agent"):  # RunRecord.agent (the store's part of issue 9)
+        assert (orchestrator.agent, assistant.agent) == ("orchestrator", "assistant")
     listed = subprocess.run([sys.executable, "-m", "consulta", "consultations"], env=env, capture_output=True, text=True, timeout=60, check=False)
     assert kept.id in listed.stdout and "data_inspector" in listed.stdout
 
@@ -42,4 +49,5 @@ def test_file_is_refused_by_an_app_without_uploads(tmp_path: Path) -> None:
     data.write_text("a\n", encoding="utf-8")
     env = {**os.environ, "CONSULTA_HOME": str(tmp_path / "home"), "CONSULTA_LANG": "en"}
     refused = subprocess.run([sys.executable, "-m", "consulta", "chat", "ln2", "--file", str(data), "-p", "hi"], env=env, capture_output=True, text=True, timeout=60, check=False)
-    assert refused.returncode != 0 and "takes no uploaded files" in refused.stdout + refused.stderr
+    said = " ".join((refused.stdout + refused.stderr).split())
+    assert refused.returncode != 0 and "--file" in said and "The flags of ln2" in said and "--inventory" in said

@@ -17,6 +17,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QComboBox
 
 from consulta.config import Settings
+from consulta.apps.ln2._desktop import GridPanel
 from consulta.frontends.qt import MainWindow
 
 PROMPT = "帮我取一管K562"
@@ -48,10 +49,10 @@ def main() -> int:
         check()
 
     def ready() -> None:
-        assert window.grid is not None
-        window.grid.show_box(2)
-        window.grid.table.setCurrentCell(0, 1)
-        window.grid.table.cellClicked.emit(0, 1)
+        grid = next(p.widget for p in window.panels if isinstance(p.widget, GridPanel))
+        grid.show_box(2)
+        grid.table.setCurrentCell(0, 1)
+        grid.table.cellClicked.emit(0, 1)
         window.chat.input.setText(PROMPT)
         window.chat.send_button.click()
         when(lambda: any(d.isVisible() for d in window.dialogs.values()), lambda: QTimer.singleShot(SETTLE_MS, shoot_question))
@@ -75,7 +76,7 @@ def main() -> int:
 
     window.bridge.stopped.connect(app.quit)
     QTimer.singleShot(LIMIT_MS, lambda: app.exit(5))
-    when(lambda: window.grid is not None, ready)
+    when(lambda: window.panels_ready, ready)
     code = app.exec()
     return outcome["code"] if code == 0 else code
 

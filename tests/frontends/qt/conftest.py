@@ -59,7 +59,7 @@ def open_window(qtbot: Any, tmp_path: Path) -> Iterator[Callable[..., Any]]:
         )
         windows.append(window)  # not qtbot.addWidget: it would delete the window before it has stopped
         window.show()
-        qtbot.waitUntil(lambda: window.bridge.state is BridgeState.ready and window.grid is not None, timeout=WAIT_MS)
+        qtbot.waitUntil(lambda: window.bridge.state is BridgeState.ready and window.panels_ready, timeout=WAIT_MS)
         return window
 
     yield open_
@@ -68,3 +68,8 @@ def open_window(qtbot: Any, tmp_path: Path) -> Iterator[Callable[..., Any]]:
         qtbot.waitUntil(lambda w=window: w.bridge.state is BridgeState.stopped, timeout=WAIT_MS)
         assert not window.bridge.thread_alive
         window.deleteLater()
+
+
+def panel(window: Any, kind: type[Any]) -> Any:
+    """The window's app panel of type `kind` (ln2's GridPanel, AuditPanel)."""
+    return next(p.widget for p in window.panels if isinstance(p.widget, kind))

@@ -19,13 +19,14 @@ from PySide6.QtCore import Qt, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication, QCheckBox, QComboBox, QLabel, QLineEdit  # noqa: E402
 
 from consulta.apps import ln2  # noqa: E402
+from consulta.apps.ln2._desktop import AuditPanel, GridPanel  # noqa: E402
 from consulta.frontends.qt import BridgeState, MainWindow, QuestionDialog  # noqa: E402
 from consulta.i18n import t  # noqa: E402
 from consulta.runtime import AskStatus, RunStatus, Store  # noqa: E402
 from consulta.runtime._engine import load_messages  # noqa: E402
 from pydantic_ai.messages import ModelRequest, ToolReturnPart  # noqa: E402
 
-from .conftest import WAIT_MS, write_script  # noqa: E402
+from .conftest import WAIT_MS, panel, write_script  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -75,8 +76,7 @@ def model_saw(qtbot: Any, window: MainWindow, run_id: str, tool_name: str) -> li
 
 def test_ambiguous_request_question_plan_approve_grid_and_rollback(qtbot: Any, open_window: Any) -> None:
     window: MainWindow = open_window()
-    grid = window.grid
-    assert grid is not None and window.audit is not None
+    grid, audit = panel(window, GridPanel), panel(window, AuditPanel)
     original = grid.path.read_bytes()
     assert grid.cell_text(2, 1) == "K562-dTAG-BRD4"
     grid.table.cellClicked.emit(0, 0)  # box 2, A1: its tube's details
@@ -115,12 +115,12 @@ def test_ambiguous_request_question_plan_approve_grid_and_rollback(qtbot: Any, o
     assert window.plan.ask_id is None
 
     # The audit history shows the change; rolling it back restores the file's bytes and the grid.
-    assert window.audit.table.rowCount() == 1
-    window.audit.table.selectRow(0)
-    qtbot.mouseClick(window.audit.rollback_button, Qt.MouseButton.LeftButton)
+    assert audit.table.rowCount() == 1
+    audit.table.selectRow(0)
+    qtbot.mouseClick(audit.rollback_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: grid.path.read_bytes() == original, timeout=WAIT_MS)
     qtbot.waitUntil(lambda: grid.cell_text(2, 1) == "K562-dTAG-BRD4", timeout=WAIT_MS)
-    assert window.audit.table.rowCount() == 2
+    assert audit.table.rowCount() == 2
 
 
 def test_cancel_tells_the_model_question_cancelled(qtbot: Any, open_window: Any) -> None:

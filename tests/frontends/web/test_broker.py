@@ -240,3 +240,24 @@ def test_an_event_heard_on_another_thread_is_numbered_on_the_loop() -> None:
         broker.close()
 
     asyncio.run(main())
+
+
+def test_the_runtimes_numbers_are_kept_and_an_event_the_store_showed_first_is_given_out_once() -> None:
+    """Events carry their number from the runtime (`Event.seq`, the store's): the broker keeps it. A resumed run's
+    RunStarted, recorded before it was told, is in the store when the broker first reads the run: not sent twice."""
+
+    def check(broker: EventBroker, host: _Host) -> None:
+        rows = host.store.recorded.setdefault("run_r", [])
+        for seq, event in enumerate([RunStarted(run_id="run_r", app="ln2", prompt="p"), StepStarted(run_id="run_r", step=1)], start=1):
+            rows.append(EventRecord(id=seq, run_id="run_r", type=event.type, data={}, ts="t", seq=seq))
+        resumed = RunStarted(run_id="run_r", app="ln2", prompt=None, resumed=True, seq=3)
+        rows.append(EventRecord(id=3, run_id="run_r", type=resumed.type, data={"resumed": True}, ts="t", seq=3))
+        host.runtime.here.add("run_r")
+        host.emit(resumed, record=False)  # heard after the store has it
+        sub = broker.subscribe(_run("run_r"), after=0)
+        assert _seqs(sub.replay) == [1, 2, 3] and _types(sub.replay)[-1] == "run_started"
+        host.emit(StepStarted(run_id="run_r", step=2, seq=4), record=False)
+        assert sub.client is not None and [seq for seq, _, _ in sub.client.pending] == [4]
+        assert _seqs(broker.subscribe(_run("run_r"), after=3).replay) == [4]
+
+    _with_broker(check)

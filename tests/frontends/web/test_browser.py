@@ -13,6 +13,7 @@ import pytest
 
 from consulta.frontends.web import create_app
 from consulta.i18n import catalog
+from consulta.runtime import Store
 
 from .conftest import AMBIGUOUS, inventory_path, running_server, settings_for, wait_for
 
@@ -103,8 +104,8 @@ def _ask_and_approve(p: Page, home: Path, *, first: int, keyboard: bool) -> None
     """The ambiguous request from typing it to rolling the thaw back, one screenshot per step from `first`."""
     t, page = p.t, p.page
     original = inventory_path(home).read_bytes()
-    assert p.text("#send") == t["web.chat.send"] and p.text("h1") == t["web.app.name"]
-    assert page.title() == t["web.title"]
+    assert p.text("#send") == t["web.chat.send"] and p.text("h1") == t["ln2.web.name"]
+    assert page.title() == t["ln2.web.title"]
     p.show_box(2)
     assert "occupied" in p.cell(2, 1).get_attribute("class")
     p.shot(f"{first:02d}-page")
@@ -170,7 +171,7 @@ def _ask_and_approve(p: Page, home: Path, *, first: int, keyboard: bool) -> None
     entry.locator("button").click()
     dialog = page.locator("#confirm")
     dialog.wait_for()
-    assert dialog.locator("h3").inner_text() == t["web.audit.confirm_title"]
+    assert dialog.locator("h3").inner_text() == t["ln2.web.audit.confirm_title"]
     p.shot(f"{first + 5:02d}-confirm-rollback")
     dialog.locator("button[value=ok]").click()
     page.locator('.cell.occupied[data-box="2"][data-pos="1"]').wait_for()
@@ -205,8 +206,8 @@ def test_the_ambiguous_request_in_english_then_switching_to_chinese(open_page: A
         assert zh["web.plan.applied"].split("：")[0] in p.text(".plan-status")
         assert p.text(".card.question.closed h3") == zh["ai.question.title"]
         assert p.page.get_attribute("#prompt", "placeholder") == zh["web.chat.placeholder"]
-        assert p.text("#tube h3") == zh["web.tube.title"] and zh["web.tube.field.short_name"] in p.text("#tube")
-        assert p.text(".tab.active, .tab[aria-selected=true]").startswith(zh["web.grid.box"].format(box=2))
+        assert p.text("#tube h3") == zh["ln2.web.tube.title"] and zh["ln2.web.tube.field.short_name"] in p.text("#tube")
+        assert p.text(".tab.active, .tab[aria-selected=true]").startswith(zh["ln2.web.grid.box"].format(box=2))
         p.shot("18-switched-to-chinese")
         p.page.reload()
         p.page.wait_for_selector("body[data-ready=true]")
@@ -305,3 +306,39 @@ def test_the_question_form_follows_the_questions_schema(open_page: Any, tmp_path
         assert ask.answer == ["K562 from Tom's box", ["1", "3"], "for the CRISPR screen"]
         assert "Boxes: 1, 3" in p.text(".card.question.closed")
         p.shot("42-question-kinds-answered")
+
+
+def test_a_test_only_app_gets_its_page_and_the_next_agents_reply(open_page: Any, tmp_path: Path) -> None:
+    """The probe app (tests/frontends/probe): its panel mounted by its own script over its own route; a request runs
+    the planner, and the page follows the host's hand-over into the speaker's run, then after a reload too."""
+    from ..probe import PROBE, write_script
+
+    settings = settings_for(tmp_path, write_script(tmp_path))
+    with running_server(create_app(app=PROBE, settings=settings, options={"motto": "onwards"})) as base:
+        p = open_page(base, "en")
+        assert p.text("#probe-motto") == "onwards" and p.text("h1") == "probe" and p.page.title() == "probe"
+        assert p.page.evaluate("document.body.dataset.probeMounted") == "true"
+        p.page.fill("#prompt", "hello")
+        p.page.press("#prompt", "Enter")
+        p.page.locator(".msg.agent", has_text="Spoken!").wait_for()
+        assert [m.strip() for m in p.page.locator(".msg.agent").all_inner_texts()] == ["planned", "Spoken!"]
+        wait_for(lambda: not p.page.is_visible("#stop"), what="the turn to end")
+        p.page.fill("#prompt", "again")  # the next turn continues the planner's conversation, not the speaker's
+        p.page.press("#prompt", "Enter")
+        wait_for(lambda: p.page.locator(".msg.agent", has_text="Spoken!").count() == 2, what="the second turn's reply")
+        store = Store(settings.database_url)
+        first, _, second, _ = sorted(store.list_runs(app="probe"), key=lambda r: r.created_at)
+        store.close()
+        assert (first.prompt, second.prompt, second.parent_run_id) == ("hello", "again", first.id)
+        wait_for(lambda: not p.page.is_visible("#stop"), what="the turn to end")
+        p.page.reload()
+        p.page.wait_for_selector("body[data-ready=true]")
+        p.page.locator(".msg.agent", has_text="Spoken!").wait_for()
+        shown = p.page.locator(".msg.agent").all_inner_texts()
+        if hasattr(first, "agent"):  # runs record their agent: the newest turn's thread, each run followed by its hand-over
+            wait_for(lambda: p.page.locator(".msg.agent", has_text="Spoken!").count() == 2, what="both turns restored")
+            shown = p.page.locator(".msg.agent").all_inner_texts()
+            assert len(shown) == 4 and [m.strip() for m in shown][1::2] == ["Spoken!", "Spoken!"] and shown[0].strip() == "planned"
+        else:  # older records: the newest run's thread alone
+            assert [m.strip() for m in shown] == ["Spoken!"]
+        assert p.errors == []

@@ -9,15 +9,20 @@ from pathlib import Path
 
 import pytest
 
+from consulta.apps import app_names, get_app
 from consulta.i18n import catalog
 
 STATIC = Path(__file__).resolve().parents[3] / "src" / "consulta" / "frontends" / "web" / "static"
+APP_STATIC = {name: part.static for name in app_names() if (web := get_app(name).web) is not None and (part := web())}
+"""Each app's own page assets, scanned like the page's."""
+APP_PAGE_KEYS = ("name", "title", "tagline", "example", "example_prompt")
+"""Keys the page reads for any app (`<app>.web.<key>`, each optional)."""
 SHOWN_ATTRIBUTES = ("placeholder", "title", "aria-label", "alt")
 # Literals that are words but never shown: key names compared with KeyboardEvent.key, HTTP header names.
 TECHNICAL_WORDS = {"Enter", "Escape", "BUTTON"}
 _CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
 _KEY_USE = re.compile(r"""\bt\(\s*["']([^"']+)["']""")
-_KEY_LITERAL = re.compile(r"""["']((?:web|ai)\.[A-Za-z0-9_.]+)["']""")
+_KEY_LITERAL = re.compile(r"""["']((?:web|ai|[a-z0-9]+\.web)\.[A-Za-z0-9_.]+)["']""")
 
 
 # ---- the scanners ---------------------------------------------------------------------------------------------------
@@ -142,7 +147,7 @@ def scan_js(source: str) -> tuple[list[str], set[str]]:
 
 
 def _assets() -> list[Path]:
-    files = sorted(STATIC.rglob("*.html")) + sorted(STATIC.rglob("*.js"))
+    files = [f for folder in (STATIC, *APP_STATIC.values()) for f in sorted(folder.rglob("*.html")) + sorted(folder.rglob("*.js"))]
     assert len(files) >= 5, "the page's assets were not found: the scan is broken"
     return files
 
@@ -162,14 +167,18 @@ def test_every_key_the_page_uses_is_in_both_catalogs() -> None:
     assert len(used) > 50, "too few keys found: the scan is broken"
     en, zh = catalog("en"), catalog("zh-CN")
     assert sorted(k for k in used if k not in en or k not in zh) == []
-    # and nothing in the web catalog is dead weight
-    assert sorted(k for k in en if k.startswith("web.") and k not in used) == []
+    # and nothing in the web catalogs is dead weight
+    used |= {f"{app}.web.{key}" for app in APP_STATIC for key in APP_PAGE_KEYS}
+    web = ("web.", *(f"{app}.web." for app in APP_STATIC))
+    app_errors = tuple(f"{app}.web.error." for app in APP_STATIC)  # shown by the page for the app's error codes
+    assert sorted(k for k in en if k.startswith(web) and not k.startswith(app_errors) and k not in used) == []
 
 
 def test_the_web_catalogs_are_really_translated() -> None:
     en, zh = catalog("en"), catalog("zh-CN")
     words = {k: re.sub(r"{\w+}", "", text) for k, text in en.items()}
-    same = [k for k in en if k.startswith("web.") and en[k] == zh[k] and re.search(r"[A-Za-z]{3}", words[k])]
+    web = ("web.", *(f"{app}.web." for app in APP_STATIC))
+    same = [k for k in en if k.startswith(web) and en[k] == zh[k] and re.search(r"[A-Za-z]{3}", words[k])]
     assert same == ["web.lang.en"]  # a language's own name is the same in every language
 
 

@@ -53,7 +53,7 @@ def test_consulta_serve_logs_each_request_without_secrets_and_stops_on_ctrl_c(tm
                     return False
 
             wait_for(up, timeout=90, what="the server to answer")
-            assert http.get("/api/app").json() == {"app": "ln2", "default_lang": "zh-CN", "languages": ["en", "zh-CN"], "question_timeout_s": 300.0}
+            assert http.get("/api/app").json() == {"app": "ln2", "main_agent": "assistant", "default_lang": "zh-CN", "languages": ["en", "zh-CN"], "question_timeout_s": 300.0}
             page = http.get("/")
             cookie = page.cookies["consulta_session"]
             token = http.post("/api/sessions").json()["token"]

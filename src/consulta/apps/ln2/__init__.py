@@ -4,15 +4,18 @@ One YAML inventory edited round-trip; read tools, staged write tools, plans appr
 audited in JSONL and reversible by rollback; the `question` tool when a request is ambiguous.
 """
 
-from ._agent import SAMPLE_INVENTORY, build_agent, default_inventory, instructions
+from ._agent import AGENT, SAMPLE_INVENTORY, build_agent, default_inventory, instructions
 from ._audit import AuditEntry, read_audit
 from ._inventory import Inventory, InventoryFile, Record, load_inventory
 from ._operations import AddEntry, ApplyResult, BatchThaw, Operation, RecordThaw, Rollback, apply_plan, parse_op, preview, validate_ops
 from ._queries import empty_positions, inventory_stats, query_inventory, search_records
 from ._tools import Ln2Plans, ln2_tools
 from ._views import BoxView, CellView, GridView, TubeView, audit_entries, grid_view, rollback_now, tube_view
+from ._app import APP, Ln2Options  # noqa: E402 - the declaration, over the parts above
 
 __all__ = [
+    "AGENT",
+    "APP",
     "SAMPLE_INVENTORY",
     "AddEntry",
     "ApplyResult",
@@ -23,6 +26,7 @@ __all__ = [
     "GridView",
     "Inventory",
     "InventoryFile",
+    "Ln2Options",
     "Ln2Plans",
     "Operation",
     "Record",

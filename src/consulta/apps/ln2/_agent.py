@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import datetime as dt
 import shutil
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
-from typing import Any
-
 from ...asks import question_tool
-from ...runtime import Agent
+from ...runtime import Agent, RunRecord
 from ._inventory import load_inventory
 from ._tools import Ln2Plans, ln2_tools
 
-__all__ = ["SAMPLE_INVENTORY", "build_agent", "default_inventory", "instructions"]
+__all__ = ["AGENT", "SAMPLE_INVENTORY", "build_agent", "default_inventory", "instructions"]
+
+AGENT = "assistant"
+"""ln2's one agent."""
 
 SAMPLE_INVENTORY = "sample_inventory.yaml"
 
@@ -37,7 +39,8 @@ query_inventory results.
 """
 
 
-def instructions(inventory_path: Path) -> str:
+def instructions(inventory_path: Path, *, today: str | None = None) -> str:
+    """The system prompt over the inventory as it is now; `today` (ISO date) defaults to the clock's."""
     inventory = load_inventory(inventory_path)
     layout = inventory.layout
     return _PROMPT.format(
@@ -45,8 +48,14 @@ def instructions(inventory_path: Path) -> str:
         rows=layout.rows,
         cols=layout.cols,
         n=layout.rows * layout.cols,
-        today=dt.date.today().isoformat(),
+        today=today or dt.date.today().isoformat(),
     )
+
+
+def _per_run(path: Path) -> Callable[[RunRecord], str]:
+    """The prompt of each run: the inventory's layout when the run is taken up, the date the run started on (a
+    server running past midnight tells each run its own day; a resumed run is told what it was told before)."""
+    return lambda run: instructions(path, today=run.created_at[:10])
 
 
 def default_inventory(app_dir: Path) -> Path:
@@ -58,12 +67,14 @@ def default_inventory(app_dir: Path) -> Path:
     return path
 
 
-def build_agent(*, inventory: Path | str, question_timeout: float = 300.0, **_: Any) -> Agent:
+def build_agent(*, inventory: Path | str, question_timeout: float = 300.0) -> Agent:
     """The ln2 agent over the inventory file `inventory` (options are recorded on each run to rebuild it)."""
     path = Path(inventory).expanduser().resolve()
+    load_inventory(path)  # an unreadable file is refused now, with its line and fix, not at the first run
     return Agent(
         app="ln2",
-        instructions=instructions(path),
+        name=AGENT,
+        instructions=_per_run(path),
         tools=(*ln2_tools(path), question_tool()),
         executor=Ln2Plans(path),
         question_timeout=question_timeout,

@@ -2,20 +2,22 @@
 
 So far: the task catalog, the student's uploads (confined, bounded, opened with pandas and checked in code), the
 experts (`data_inspector`, `concept_explainer`), the binding rules and the instruction packet that must carry their
-updates. The orchestrator's and the conversational assistant's agents and `consulta chat tutor` come next.
+updates; the orchestrator and the conversational assistant it hands each turn to (`APP` declares them).
 """
 
 from importlib import resources
 
-from ._agent import build_agent, ca_agent, ca_request, follow_up, packet_brief, reply_language
+from ._agent import TutorOptions, build_agent, build_assistant, ca_agent, ca_request, follow_up, packet_brief, reply_language
 from ._datasets import MAX_UPLOAD_BYTES, DatasetFacts, Verdict, check_dataset, open_dataset, upload_path
 from ._experts import tutor_experts
 from ._packet import SUBMIT_PACKET_TOOL_NAME, InstructionPacket, binding_updates, submit_packet_tool, uninspected_uploads
 from ._tasks import DatasetRequirements, Task, TaskCatalog, load_catalog
+from ._app import APP  # noqa: E402 - the declaration, over the parts above
 
 BINDING_RULES = resources.files(__package__).joinpath("data", "binding_rules.yaml")
 
 __all__ = [
+    "APP",
     "BINDING_RULES",
     "MAX_UPLOAD_BYTES",
     "SUBMIT_PACKET_TOOL_NAME",
@@ -24,9 +26,11 @@ __all__ = [
     "InstructionPacket",
     "Task",
     "TaskCatalog",
+    "TutorOptions",
     "Verdict",
     "binding_updates",
     "build_agent",
+    "build_assistant",
     "ca_agent",
     "ca_request",
     "check_dataset",

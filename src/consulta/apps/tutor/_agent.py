@@ -8,15 +8,39 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
+
 from ...asks import CONSULT_EXPERT_TOOL_NAME, Consultant, RuleBook, consult_expert_tool
-from ...models import resolve_model
 from ...runtime import Agent, RunRecord, Store, ToolChoice
+from .._def import AppEnv, AppOptions, Handover
 from ._datasets import uploaded_files
 from ._experts import tutor_experts
 from ._packet import SUBMIT_PACKET_TOOL_NAME, InstructionPacket, submit_packet_tool, uninspected_uploads
 from ._tasks import Task, load_catalog
 
-__all__ = ["build_agent", "ca_agent", "ca_request", "follow_up", "packet_brief", "reply_language"]
+__all__ = [
+    "ASSISTANT",
+    "ORCHESTRATOR_AGENT",
+    "TutorOptions",
+    "build_agent",
+    "build_assistant",
+    "ca_agent",
+    "ca_request",
+    "follow_up",
+    "packet_brief",
+    "reply_language",
+    "uploads_folder",
+]
+
+ORCHESTRATOR_AGENT = "orchestrator"
+ASSISTANT = "assistant"
+
+
+class TutorOptions(AppOptions):
+    uploads: Path | None = Field(None, description="The folder of the student's uploaded files (default: uploads in the data dir)")
+    budget_per_task: int = Field(3, ge=1, le=20, description="Expert consultations allowed per task")
+    task_id: str | None = Field(None, json_schema_extra={"flag": False})
+    """Set by the hand-over for the assistant: the task its reply must not give away."""
 
 ORCHESTRATOR = """You plan a pandas tutoring session; you never talk to the student yourself. Tasks:
 {tasks}
@@ -68,35 +92,48 @@ def reply_language(student: str, lang: str) -> str:
     return _LANGUAGES["zh-CN"] if _CJK.search(student) else _LANGUAGES.get(lang, _LANGUAGES["en"])
 
 
-def build_agent(
-    *, uploads: str, database_url: str, model: str, models_dir: str, lang: str = "en", budget_per_task: int = 3,
-    question_timeout: float = 300.0, **_: Any,
-) -> Agent:
-    """The orchestrator over the session's upload folder (options are recorded on each run to rebuild it)."""
-    folder = Path(uploads)
+def uploads_folder(options: TutorOptions, env: AppEnv) -> Path:
+    """The session's upload folder (made if missing): the one given, else `uploads` in the app's data dir."""
+    folder = options.uploads.expanduser().resolve() if options.uploads is not None else env.data_dir / "uploads"
     folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _recorded(options: TutorOptions, env: AppEnv) -> dict[str, Any]:
+    return options.model_copy(update={"uploads": uploads_folder(options, env)}).model_dump(mode="json")
+
+
+def build_agent(options: TutorOptions, env: AppEnv) -> Agent:
+    """The orchestrator over the session's upload folder (options are recorded on each run to rebuild it)."""
+    folder = uploads_folder(options, env)
     catalog = load_catalog()
-    store = Store(database_url)
     with resources.as_file(resources.files(__package__).joinpath("data", "binding_rules.yaml")) as rules:
         book = RuleBook.load(rules)
     consultant = Consultant(
-        store=store, experts=tutor_experts(catalog=catalog, uploads=folder), rules=book,
-        resolve_model=lambda spec: resolve_model(spec, models_dir=Path(models_dir)), model=model,
-        budget_per_task=budget_per_task, ledger_dir=folder.parent / "consultations", lang=lang,
+        store=env.store, experts=tutor_experts(catalog=catalog, uploads=folder), rules=book,
+        resolve_model=env.resolve_model, model=env.model,
+        budget_per_task=options.budget_per_task, ledger_dir=folder.parent / "consultations", lang=env.lang,
     )
     tasks = "\n".join(f"- {t.id}: {t.title} ({t.requirements})" for t in catalog.tasks)
-    files = ", ".join(uploaded_files(folder)) or "none yet"
+
+    def instructions(run: RunRecord) -> str:  # the files uploaded by the time the run is taken up
+        return ORCHESTRATOR.format(tasks=tasks, files=", ".join(uploaded_files(folder)) or "none yet")
+
     return Agent(
         app="tutor",
-        instructions=ORCHESTRATOR.format(tasks=tasks, files=files),
-        tools=(consult_expert_tool(consultant), submit_packet_tool(store, uploads=folder, inspect=consultant.consult)),
-        tool_choice=_plan_steps(store, folder),
-        question_timeout=question_timeout,
-        options={
-            "uploads": str(folder), "database_url": database_url, "model": model, "models_dir": models_dir, "lang": lang,
-            "budget_per_task": budget_per_task, "question_timeout": question_timeout,
-        },
+        name=ORCHESTRATOR_AGENT,
+        instructions=instructions,
+        tools=(consult_expert_tool(consultant), submit_packet_tool(env.store, uploads=folder, inspect=consultant.consult)),
+        tool_choice=_plan_steps(env.store, folder),
+        question_timeout=options.question_timeout,
+        options=_recorded(options, env),
     )
+
+
+def build_assistant(options: TutorOptions, env: AppEnv) -> Agent:
+    """The assistant of a hand-over (its task, if the packet named one, in `options.task_id`)."""
+    task = _task(options.task_id) if options.task_id else None
+    return ca_agent(options=_recorded(options, env), task=task)
 
 
 def _plan_steps(store: Store, uploads: Path) -> ToolChoice:
@@ -117,7 +154,9 @@ def ca_agent(*, options: dict[str, Any], task: Task | None = None) -> Agent:
     """The assistant who talks to the student (what to say comes with each request: see `ca_request`). Its reply is
     checked in code: no code block, nothing of the task's answer; a reply that has either is written again (twice at
     most: then the run fails, readably, rather than show the student the solution)."""
-    return Agent(app="tutor", instructions=CA, tools=(), options=options, check_reply=lambda text: _no_solution(text, task), max_steps=3)
+    return Agent(
+        app="tutor", name=ASSISTANT, instructions=CA, tools=(), options=options, check_reply=lambda text: _no_solution(text, task), max_steps=3
+    )
 
 
 def _no_solution(text: str, task: Task | None) -> None:
@@ -138,13 +177,15 @@ def _task(task_id: str) -> Task | None:
     return next((t for t in load_catalog().tasks if t.id == task_id), None)
 
 
-def follow_up(store: Store, run: RunRecord) -> tuple[Agent, str] | None:
-    """After the orchestrator's run: the CA and what it is asked, if a packet was accepted."""
+def follow_up(run: RunRecord, env: AppEnv) -> Handover | None:
+    """After the orchestrator's run: the assistant and what it is asked, if a packet was accepted."""
+    if (getattr(run, "agent", "") or ORCHESTRATOR_AGENT) != ORCHESTRATOR_AGENT:
+        return None  # the assistant's own run ends the turn
     accepted = [
-        c.result["packet"] for c in store.list_tool_calls(run.id)
+        c.result["packet"] for c in env.store.list_tool_calls(run.id)
         if c.tool_name == SUBMIT_PACKET_TOOL_NAME and isinstance(c.result, dict) and c.result.get("accepted")
     ]
     if not accepted:
         return None
     packet = accepted[-1]
-    return ca_agent(options=run.options, task=_task(str(packet["task_id"]))), ca_request(packet, student=run.prompt, lang=run.lang)
+    return Handover(agent=ASSISTANT, prompt=ca_request(packet, student=run.prompt, lang=run.lang), options={"task_id": str(packet["task_id"])})

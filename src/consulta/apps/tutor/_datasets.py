@@ -13,15 +13,54 @@ from pydantic import BaseModel, Field
 from ...runtime import ToolError
 from ._tasks import DatasetRequirements
 
-__all__ = ["MAX_UPLOAD_BYTES", "DatasetFacts", "Verdict", "check_dataset", "open_dataset", "upload_path", "uploaded_files"]
+__all__ = [
+    "ACCEPTED_SUFFIXES",
+    "MAX_UPLOAD_BYTES",
+    "DatasetFacts",
+    "Verdict",
+    "check_dataset",
+    "check_file_name",
+    "check_file_size",
+    "check_file_type",
+    "open_dataset",
+    "upload_path",
+    "uploaded_files",
+]
 
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
 _READERS = {".csv": pd.read_csv, ".tsv": lambda p: pd.read_csv(p, sep="\t"), ".xlsx": pd.read_excel, ".xls": pd.read_excel}
+ACCEPTED_SUFFIXES: tuple[str, ...] = tuple(_READERS)
+"""The file types an upload may have (the ones pandas opens here)."""
 
 
 def uploaded_files(folder: Path) -> list[str]:
-    """The names of the files uploaded so far, sorted."""
-    return sorted(p.name for p in folder.iterdir() if p.is_file()) if folder.is_dir() else []
+    """The names of the files uploaded so far, sorted (hidden names, e.g. an upload being written, are not files of
+    the folder)."""
+    return sorted(p.name for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")) if folder.is_dir() else []
+
+
+def check_file_name(name: str, *, field: str = "context.file_name") -> None:
+    """A plain, visible file name (no folder part, no leading dot), else ToolError `path_outside_uploads`."""
+    if Path(name).name != name or name.startswith(".") or any(ord(c) < 32 for c in name):
+        raise ToolError(
+            "path_outside_uploads", f"{name!r} is not a file name in the upload folder.",
+            hint="Give the uploaded file's name only, e.g. student_data.csv.", field=field,
+        )
+
+
+def check_file_type(name: str, *, field: str = "context.file_name") -> None:
+    """A type pandas opens here (ACCEPTED_SUFFIXES), else ToolError `unsupported_file_type`."""
+    if Path(name).suffix.lower() not in _READERS:
+        raise ToolError(
+            "unsupported_file_type", f"{name} is not a CSV, TSV or Excel file.",
+            hint=f"Accepted: {', '.join(ACCEPTED_SUFFIXES)}.", field=field,
+        )
+
+
+def check_file_size(name: str, size: int, *, field: str = "context.file_name") -> None:
+    """At most MAX_UPLOAD_BYTES, else ToolError `file_too_large`."""
+    if size > MAX_UPLOAD_BYTES:
+        raise ToolError("file_too_large", f"{name} is over {MAX_UPLOAD_BYTES // (1024 * 1024)} MB.", field=field)
 
 
 def upload_path(folder: Path, name: str | None) -> Path:
@@ -32,11 +71,7 @@ def upload_path(folder: Path, name: str | None) -> Path:
             "missing_required_field", "context.file_name is empty: which uploaded file?",
             hint=f"Uploaded: {', '.join(uploaded_files(folder)) or 'nothing yet'}.", field="context.file_name",
         )
-    if Path(name).name != name or name in (".", ".."):
-        raise ToolError(
-            "path_outside_uploads", f"{name!r} is not a file name in the upload folder.",
-            hint="Give the uploaded file's name only, e.g. student_data.csv.", field="context.file_name",
-        )
+    check_file_name(name)
     path = folder / name
     if not path.resolve().is_relative_to(folder.resolve()):
         raise ToolError("path_outside_uploads", f"{name!r} leads outside the upload folder.", field="context.file_name")
@@ -44,10 +79,8 @@ def upload_path(folder: Path, name: str | None) -> Path:
         raise ToolError(
             "file_not_found", f"No uploaded file {name!r}.", hint=f"Uploaded: {', '.join(uploaded_files(folder)) or 'nothing yet'}.", field="context.file_name"
         )
-    if path.suffix.lower() not in _READERS:
-        raise ToolError("unsupported_file_type", f"{name} is not a CSV, TSV or Excel file.", field="context.file_name")
-    if path.stat().st_size > MAX_UPLOAD_BYTES:
-        raise ToolError("file_too_large", f"{name} is over {MAX_UPLOAD_BYTES // (1024 * 1024)} MB.", field="context.file_name")
+    check_file_type(name)
+    check_file_size(name, path.stat().st_size)
     return path
 
 

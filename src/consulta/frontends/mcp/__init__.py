@@ -1,4 +1,4 @@
-"""The MCP front end: one app's tools served by a FastMCP server (`consulta mcp ln2`), over stdio or streamable HTTP.
+"""The MCP front end: one app's tools served by a FastMCP server (`consulta mcp <app>`), over stdio or streamable HTTP.
 
 What a client sees, and what is decided here:
 - The app's read tools, exactly as Consulta's own agent sees them: the same definitions (names, descriptions, JSON

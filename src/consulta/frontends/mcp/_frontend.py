@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -32,9 +33,10 @@ from ._tools import Served, ServedTool, served_tool
 __all__ = ["MCP_INSTRUCTIONS", "McpFrontEnd"]
 
 MCP_INSTRUCTIONS = """
-Over MCP: add_entry, record_thaw, batch_thaw and rollback return a plan_id; when the user's request is fully \
-staged, call apply_plan(plan_id): it shows the user the changes to approve and applies them if they do. \
-`question` shows the user a form and returns their answers.
+Over MCP: `question` shows the user a form and returns their answers.
+"""
+PLAN_INSTRUCTIONS = """Write tools ({tools}) return a plan_id; when the user's request is fully staged, call \
+apply_plan(plan_id): it shows the user the changes to approve and applies them if they do.
 """
 
 
@@ -56,17 +58,38 @@ class McpFrontEnd:
         self.asker = Asker(self.book)
         self.desk = PlanDesk(self.book, self.asker) if host.agent.executor is not None else None
         self._apply_plan = ToolDef(name="apply_plan", function=apply_plan, description=(apply_plan.__doc__ or "").split("\n\n")[0])
+        self.part = host.app.mcp() if host.app.mcp is not None else None
+        """The app's own MCP part (instructions, extra tools), if any."""
 
     @property
     def instructions(self) -> str:
-        return self.host.agent.instructions + MCP_INSTRUCTIONS
+        """What the client's model is told: the agent's instructions when they are a text (a function of the run
+        needs a run: the app's MCP instructions say it then), the app's MCP instructions or else the general words
+        for its write tools, then how `question` works here."""
+        agent = self.host.agent
+        own = agent.instructions if isinstance(agent.instructions, str) else ""
+        told = self.part.instructions if self.part is not None else ""
+        if told:
+            how = told if isinstance(told, str) else told(self.host)
+        else:
+            writes = [t.name for t in agent.tools if t.kind == "write"]
+            how = PLAN_INSTRUCTIONS.format(tools=", ".join(writes)) if writes and self.desk is not None else ""
+        return own + how + MCP_INSTRUCTIONS
+
+    def _extra_tools(self) -> list[ToolDef]:
+        """The app part's extra tools, served like read tools."""
+        if self.part is None or self.part.tools is None:
+            return []
+        return list(self.part.tools(self.host))
 
     def tools(self) -> list[ServedTool]:
         """The agent's tools as it sees them (ask tools other than `question` have no MCP form yet), and apply_plan."""
         lang = self.host.settings.lang
-        described = {s["function"]["name"]: s["function"] for s in tool_schemas(self.host.agent)}
+        extra = self._extra_tools()
+        everything = self.host.agent.tools + tuple(extra)
+        described = {s["function"]["name"]: s["function"] for s in tool_schemas(replace(self.host.agent, tools=everything))}
         served = []
-        for tool in self.host.agent.tools:
+        for tool in everything:
             spec = described[tool.name]
             serve: Callable[[dict[str, Any]], Any]
             if tool.kind == "ask":

@@ -1,5 +1,5 @@
-"""The desktop front end (PySide6): `consulta desktop ln2` — chat, the seed's question dialog, the box grid, the
-staged plan with Approve / Reject, and the audit history with rollback.
+"""The desktop front end (PySide6): `consulta desktop <app>` — chat, the seed's question dialog, the staged plan with
+Approve / Reject, and the app's own side panels (its desktop part).
 
 The run works off the GUI thread: one asyncio loop on one background thread owns the `AppHost` (`HostBridge`);
 the GUI submits work to it and hears back through queued Qt signals. PySide6 is the optional `qt` extra.
@@ -16,14 +16,12 @@ from ._app import run_desktop
 from ._bridge import BridgeState, HostBridge
 from ._chat import ChatPanel, describe_event
 from ._dialog import QuestionDialog
-from ._inventory import AuditPanel, GridPanel, PlanPanel
+from ._plan import PlanPanel
 from ._window import MainWindow
 
 __all__ = [
-    "AuditPanel",
     "BridgeState",
     "ChatPanel",
-    "GridPanel",
     "HostBridge",
     "MainWindow",
     "PlanPanel",

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import signal
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
+from ...apps import AppDef, AppOptions
 from ...config import Settings
 from ._window import MainWindow
 
 __all__ = ["run_desktop"]
 
 
-def run_desktop(*, app: str, settings: Settings, options: dict[str, Any]) -> int:
+def run_desktop(*, app: str | AppDef, settings: Settings, options: Mapping[str, Any] | AppOptions | None = None) -> int:
     """Open the app's window and run Qt's event loop until it closes; the exit code (0, or 1 if the app could not
     start). Ctrl-C in the terminal closes the window gracefully, like its close button."""
     qt_app = QApplication.instance() or QApplication(sys.argv[:1])

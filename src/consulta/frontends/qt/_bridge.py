@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import inspect
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -19,6 +19,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
 
+from ...apps import AppDef, AppOptions
 from ...config import Settings
 from ...runtime import Event, RunStarted
 from .._host import LOCAL_PRINCIPAL, AppHost
@@ -69,7 +70,9 @@ class HostBridge(QObject):
     _opened = Signal(object)
     _thread_ended = Signal()
 
-    def __init__(self, *, app: str, settings: Settings, options: dict[str, Any], parent: QObject | None = None) -> None:
+    def __init__(
+        self, *, app: str | AppDef, settings: Settings, options: Mapping[str, Any] | AppOptions | None = None, parent: QObject | None = None
+    ) -> None:
         super().__init__(parent)
         self.app = app
         self.settings = settings
@@ -79,7 +82,7 @@ class HostBridge(QObject):
         self.host: AppHost | None = None
         """Created on the loop thread; touch it only from work passed to `call`."""
         self.data_path: Path | None = None
-        """The app's data file (ln2: the inventory YAML), known once `ready`."""
+        """The app's data (a file or folder, as the app declares), known once `ready`."""
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._runs: set[str] = set()  # runs this process started or resumed (loop thread only)

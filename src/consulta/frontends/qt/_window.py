@@ -1,18 +1,17 @@
-"""The desktop main window: chat on the left; for ln2, the box grid, the staged plan and the audit history on the
-right. It holds no run state of its own beyond what it shows: every action goes through the host (via the bridge)
-and every change comes back as a runtime event."""
+"""The desktop main window: chat on the left; on the right the staged plan and the app's own panels (its desktop
+part, built once the host is up). It holds no run state of its own beyond what it shows: every action goes through
+the host (via the bridge) and every change comes back as a runtime event."""
 
 from __future__ import annotations
 
-import asyncio
-import uuid
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QMainWindow, QSplitter, QTabWidget, QWidget
 
-from ...apps import ln2
+from ...apps import AppDef, AppOptions, AppView, DesktopPanel, resolve_app
 from ...asks import Question
 from ...config import Settings
 from ...i18n import normalize_lang, t
@@ -24,18 +23,16 @@ from ...runtime import (
     AskStatus,
     ConflictError,
     ConsultaError,
-    Event,
     InvalidAnswerError,
-    PlanDecided,
     RunEnded,
     RunStarted,
     ToolError,
 )
-from .._host import AppHost
+from .._host import HandedOver, HostEvent
 from ._bridge import BridgeState, HostBridge
 from ._chat import ChatPanel, Tone
 from ._dialog import QuestionDialog
-from ._inventory import AuditPanel, GridPanel, PlanPanel
+from ._plan import PlanPanel
 
 __all__ = ["MainWindow"]
 
@@ -57,26 +54,31 @@ class MainWindow(QMainWindow):
     asks close as cancelled) and ends the loop before the window really closes.
     """
 
-    def __init__(self, *, app: str, settings: Settings, options: dict[str, Any], parent: QWidget | None = None) -> None:
+    def __init__(
+        self, *, app: str | AppDef, settings: Settings, options: Mapping[str, Any] | AppOptions | None = None, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
-        self.app_name = app
+        self.app = resolve_app(app)
         self.lang = normalize_lang(settings.lang)
-        self.bridge = HostBridge(app=app, settings=settings, options=options, parent=self)
+        self.bridge = HostBridge(app=self.app, settings=settings, options=options, parent=self)
         self.principal = self.bridge.principal
         self.dialogs: dict[str, QuestionDialog] = {}
         self.run_id: str | None = None
-        """The run in progress (or the last one: the next request continues its conversation)."""
+        """The run in progress (or the last one), a handed-over run included."""
+        self.turn_id: str | None = None
+        """The run this window started last: the next request continues its conversation (not a hand-over's)."""
         self.running = False
         self.start_error: str | None = None
         """Why the host could not start (bad settings, unreadable data), if it could not."""
         self._closing = False
-        self.setWindowTitle(t("qt.window.title", self.lang, app=app))
+        self.setWindowTitle(t("qt.window.title", self.lang, app=self.app.name))
         self.resize(1200, 760)
 
         self.chat = ChatPanel(lang=self.lang)
         self.plan = PlanPanel(lang=self.lang)
-        self.grid: GridPanel | None = None  # ln2's panels, built once the host names the inventory file
-        self.audit: AuditPanel | None = None
+        self.panels: list[DesktopPanel] = []
+        """The app's own panels (its desktop part), built once the host is ready."""
+        self.panels_ready = False
         self.tabs = QTabWidget()
         self.tabs.addTab(self.plan, t("qt.tab.plan", self.lang))
         self.side = QSplitter(Qt.Orientation.Vertical)
@@ -101,15 +103,18 @@ class MainWindow(QMainWindow):
     # ---- the host's lifetime --------------------------------------------------------------------------------
 
     def _on_ready(self) -> None:
-        path = self.bridge.data_path
-        if self.app_name == "ln2" and path is not None:
-            self.grid = GridPanel(path=path, lang=self.lang)
-            self.audit = AuditPanel(path=path, lang=self.lang)
-            self.audit.rollback_requested.connect(self._rollback)
-            self.tabs.addTab(self.audit, t("qt.tab.history", self.lang))
-            self.side.insertWidget(0, self.grid)
-            self.side.setSizes([520, 240])
-            self.refresh_inventory()
+        if self.app.desktop is not None:
+            try:
+                self.panels = list(self.app.desktop().panels(_Kit(self)))
+            except Exception as error:  # noqa: BLE001 - an app's panels that fail are reported, the chat still works
+                self._show_error(error)
+        for panel in self.panels:
+            if panel.placement == "top":
+                self.side.insertWidget(0, panel.widget)
+                self.side.setSizes([520, 240])
+            else:
+                self.tabs.addTab(panel.widget, panel.title)
+        self.panels_ready = True
         self.chat.set_busy(False)
         self.statusBar().showMessage(t("qt.status.ready", self.lang), 5000)
 
@@ -155,8 +160,8 @@ class MainWindow(QMainWindow):
     # ---- chat and runs --------------------------------------------------------------------------------------
 
     def send(self, text: str) -> None:
-        """Start a run on `text`, continuing the conversation of the previous run."""
-        previous = self.run_id
+        """Start a run on `text`, continuing the conversation of the previous turn."""
+        previous = self.turn_id
 
         def refused(error: BaseException) -> None:
             self.running = False
@@ -164,7 +169,10 @@ class MainWindow(QMainWindow):
             self.chat.set_busy(False)
 
         # RunStarted (queued before this call's reply) marks the run as the current one.
-        if self.bridge.call(lambda h: h.start(text, principal=self.principal, continue_from=previous), on_error=refused):
+        def started(run: Any) -> None:
+            self.turn_id = run.id
+
+        if self.bridge.call(lambda h: h.start(text, principal=self.principal, continue_from=previous), on_done=started, on_error=refused):
             self.running = True
             self.chat.set_busy(True, can_stop=False)
             self.chat.input.clear()
@@ -177,9 +185,15 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(t("qt.status.stopping_run", self.lang), 5000)
         self.bridge.call(lambda h: h.stop(run_id, principal=self.principal), on_error=self._show_error)
 
-    def on_event(self, event: Event) -> None:
-        """A runtime event, on the GUI thread: show it, and open or close what it asks for."""
+    def on_event(self, event: HostEvent) -> None:
+        """A runtime event, on the GUI thread: show it, and open or close what it asks for (a hand-over needs nothing:
+        the next agent's run starts like any run)."""
+        if isinstance(event, HandedOver):
+            return
         self.chat.show_event(event)
+        for panel in self.panels:
+            if panel.on_event is not None:
+                panel.on_event(event)
         match event:
             case RunStarted():
                 self.run_id = event.run_id
@@ -191,8 +205,6 @@ class MainWindow(QMainWindow):
                 self._open_plan(event)
             case AskClosed():
                 self._ask_closed(event)
-            case PlanDecided():
-                self.refresh_inventory()
             case RunEnded():
                 if event.run_id == self.run_id:
                     self.running = False
@@ -200,12 +212,6 @@ class MainWindow(QMainWindow):
                         self.chat.set_busy(False)
             case _:
                 pass
-
-    def refresh_inventory(self) -> None:
-        if self.grid is not None:
-            self.grid.refresh()
-        if self.audit is not None:
-            self.audit.refresh()
 
     # ---- questions ------------------------------------------------------------------------------------------
 
@@ -279,24 +285,6 @@ class MainWindow(QMainWindow):
 
         self.bridge.call(lambda h: h.answer(ask_id, "approve" if approve else "reject", principal=self.principal), on_error=refused)
 
-    def _rollback(self, audit_id: str) -> None:
-        assert self.grid is not None
-        path = self.grid.path
-        plan_id = f"desktop_{uuid.uuid4().hex[:12]}"
-
-        async def rollback(host: AppHost) -> Any:
-            return await asyncio.to_thread(ln2.rollback_now, path, audit_id=audit_id, actor=self.principal, plan_id=plan_id)
-
-        def done(result: Any) -> None:
-            self.chat.add(t("qt.audit.rolled_back", self.lang, audit_id=audit_id, audit_ids=", ".join(result.audit_ids)), Tone.good)
-            self.refresh_inventory()
-
-        def refused(error: BaseException) -> None:
-            self._show_error(error)
-            self.refresh_inventory()
-
-        self.bridge.call(rollback, on_done=done, on_error=refused)
-
     def _show_error(self, error: BaseException) -> None:
         message = error.message if isinstance(error, ToolError) else str(error)
         self.chat.add(t("qt.chat.error", self.lang, message=message), Tone.bad)
@@ -309,3 +297,28 @@ _ASK_STATUS = {
     AskStatus.timed_out: "qt.ask.timed_out",
     AskStatus.declined: "qt.ask.declined",
 }
+
+
+_TONES = {"good": Tone.good, "warn": Tone.warn, "bad": Tone.bad}
+
+
+class _Kit:
+    """What the window gives the app's panels (`DesktopKit`)."""
+
+    def __init__(self, window: MainWindow) -> None:
+        self._window = window
+        self.lang = window.lang
+        self.principal = window.principal
+
+    @property
+    def host(self) -> AppView | None:
+        return self._window.bridge.host
+
+    def call(self, work: Callable[[Any], Any], *, on_done: Callable[[Any], None] | None = None, on_error: Callable[[BaseException], None] | None = None) -> bool:
+        return self._window.bridge.call(work, on_done=on_done, on_error=on_error)
+
+    def notify(self, text: str, tone: str = "good") -> None:
+        self._window.chat.add(text, _TONES.get(tone, Tone.good))
+
+    def show_error(self, error: BaseException) -> None:
+        self._window._show_error(error)

@@ -25,6 +25,7 @@ _ID = {"max_length": 64, "pattern": r"^[A-Za-z0-9_.-]+$"}
 Id = Annotated[str, Path(**_ID)]
 _TERMINAL = (RunStatus.finished, RunStatus.failed, RunStatus.cancelled)
 _PAGE_KEYS = ("web.", "ai.")
+"""The page's own messages; the app's page adds its `<app>.web.*`."""
 
 
 # ---- sessions and the page's set-up ----------------------------------------------------------------------------
@@ -39,22 +40,22 @@ async def create_session() -> SessionOut:
 
 @router.get("/app", tags=["app"], summary="The app served and its languages")
 async def app_info(host: Host) -> AppInfo:
-    timeout = host.options.get("question_timeout")
     return AppInfo(
         app=host.app.name,
+        main_agent=host.app.main_agent,
         default_lang=normalize_lang(host.settings.lang),
         languages=list(LANGUAGES),
-        question_timeout_s=float(timeout) if timeout is not None else None,
+        question_timeout_s=host.options.question_timeout,
     )
 
 
 @router.get("/i18n/{lang}", tags=["app"], summary="The page's messages in one language")
-async def messages(lang: Annotated[str, Path(max_length=16)]) -> Messages:
+async def messages(lang: Annotated[str, Path(max_length=16)], host: Host) -> Messages:
     lang_ = lang.replace("_", "-").lower()
     if lang_ != "en" and not lang_.startswith("zh"):
         raise ApiError(404, "unknown_language", f"No messages in {lang!r}.", hint=f"Languages: {', '.join(LANGUAGES)}.")
     code = normalize_lang(lang_)
-    return Messages(lang=code, messages={k: v for k, v in catalog(code).items() if k.startswith(_PAGE_KEYS)})
+    return Messages(lang=code, messages={k: v for k, v in catalog(code).items() if k.startswith((*_PAGE_KEYS, f"{host.app.name}.web."))})
 
 
 # ---- runs -------------------------------------------------------------------------------------------------------

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import copy
 import gc
+import html
 import logging
 import resource
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -17,13 +18,14 @@ from fastapi_offline import FastAPIOffline
 from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
 
-from ...apps import get_app
+from ...apps import AppDef, AppOptions, WebKit, WebPart, resolve_app
 from ...config import Settings
 from ...runtime import AskPolicy
 from .._host import AppHost
-from . import _api, _ln2_api
+from . import _api
 from ._access_log import AccessLog
-from ._errors import install_error_handlers
+from ._deps import Host, Principal
+from ._errors import ERROR_RESPONSES, ApiError, install_error_handlers
 from ._sessions import COOKIE, mint_token, set_session_cookie, valid_token
 from ._stream import EventBroker
 
@@ -41,22 +43,26 @@ _PAGE_HEADERS = {
 
 def create_app(
     *,
-    app: str,
+    app: str | AppDef,
     settings: Settings,
-    options: dict[str, Any] | None = None,
+    options: Mapping[str, Any] | AppOptions | None = None,
     ask_policy: AskPolicy = "wait",
     heartbeat_s: float = 15.0,
     client_queue: int = 256,
 ) -> FastAPI:
-    """The web app serving app `app`. Its AppHost is made in the lifespan, on the server's event loop, and closed at
-    shutdown. `heartbeat_s`: seconds between keep-alive comments on idle event streams; `client_queue`: events a
-    stream client may fall behind before it is dropped (it reconnects and catches up)."""
-    app_def = get_app(app)  # an unknown app fails here, not at the first request
+    """The web app serving app `app` (a name or its `AppDef`): the page (the chat, with the app's own panels, routes
+    and assets if it has a web part), the JSON API and the event streams. Its AppHost is made in the lifespan, on the
+    server's event loop, and closed at shutdown. `heartbeat_s`: seconds between keep-alive comments on idle event
+    streams; `client_queue`: events a stream client may fall behind before it is dropped (it reconnects and catches
+    up)."""
+    app_def = resolve_app(app)  # an unknown app or bad options fail here, not at the first request
+    app_options = app_def.parse_options(options)
+    part = app_def.web() if app_def.web is not None else None
     broker = EventBroker(client_queue=client_queue)
 
     @asynccontextmanager
     async def lifespan(api: FastAPI) -> AsyncIterator[None]:
-        host = AppHost(app=app, settings=settings, options=options, ask_policy=ask_policy)
+        host = AppHost(app=app_def, settings=settings, options=app_options, ask_policy=ask_policy)
         api.state.host = host
         broker.open(host)
         try:
@@ -77,22 +83,44 @@ def create_app(
     api.state.heartbeat_s = heartbeat_s
     install_error_handlers(api)
     api.include_router(_api.router)
-    if app_def.name == "ln2":
-        api.include_router(_ln2_api.router)
-    page = STATIC / f"{app_def.name}.html"  # an app's page, if it has one
-    if page.is_file():
-        html = page.read_bytes()
+    html_page = _page(app_def.name, part)
+    if part is not None:
+        if part.router is not None:
+            kit = WebKit(host=Host, principal=Principal, error=ApiError, responses=ERROR_RESPONSES)
+            api.include_router(part.router(kit))
+        api.mount(f"/apps/{app_def.name}/static", StaticFiles(directory=part.static), name=f"{app_def.name}-static")
 
-        @api.get("/", include_in_schema=False)
-        async def index(request: Request) -> Response:
-            response = Response(html, media_type="text/html; charset=utf-8", headers=_PAGE_HEADERS)
-            if not valid_token(request.cookies.get(COOKIE)):
-                set_session_cookie(response, mint_token(), secure=request.url.scheme == "https")
-            return response
+    @api.get("/", include_in_schema=False)
+    async def index(request: Request) -> Response:
+        response = Response(html_page, media_type="text/html; charset=utf-8", headers=_PAGE_HEADERS)
+        if not valid_token(request.cookies.get(COOKIE)):
+            set_session_cookie(response, mint_token(), secure=request.url.scheme == "https")
+        return response
 
     api.mount("/static", StaticFiles(directory=STATIC), name="static")
     api.add_middleware(AccessLog)
     return api
+
+
+def _page(name: str, part: WebPart | None) -> bytes:
+    """The page shell (static/page.html) with the app's panels, styles and script in it; the chat alone without."""
+    shell = (STATIC / "page.html").read_text(encoding="utf-8")
+    quoted = html.escape(name, quote=True)
+    base = f"/apps/{quoted}/static"
+    if part is None:
+        panels, styles, script = "", "", ""
+        shell = shell.replace('<main class="layout">', '<main class="layout chat-only">')
+    else:
+        panels = (part.static / part.panels).read_text(encoding="utf-8") if part.panels else ""
+        styles = "\n  ".join(f'<link rel="stylesheet" href="{base}/{html.escape(s, quote=True)}">' for s in part.styles)
+        script = f"{base}/{html.escape(part.script, quote=True)}" if part.script else ""
+    page = (
+        shell.replace("<!--app-panels-->", panels)
+        .replace("<!--app-styles-->", styles)
+        .replace('data-app=""', f'data-app="{quoted}"')
+        .replace('data-app-script=""', f'data-app-script="{script}"')
+    )
+    return page.encode()
 
 
 class WebServer(uvicorn.Server):
@@ -105,7 +133,7 @@ class WebServer(uvicorn.Server):
         await super().shutdown(sockets)
 
 
-def serve(*, app: str, settings: Settings, options: dict[str, Any], host: str, port: int) -> None:
+def serve(*, app: str | AppDef, settings: Settings, options: Mapping[str, Any] | AppOptions | None, host: str, port: int) -> None:
     """Serve app `app` on http://host:port until interrupted (blocking)."""
     _raise_open_files_limit()
     config = uvicorn.Config(

@@ -43,7 +43,7 @@ STREAM_ERROR_RESPONSES: dict[int | str, dict[str, object]] = {
 
 
 class ApiError(Exception):
-    """An error of the web layer itself (no session, a ln2 tool error turned into an HTTP status)."""
+    """An error of the web layer itself (no session, an app tool's error turned into an HTTP status)."""
 
     def __init__(self, status: int, error_code: str, message: str, *, hint: str | None = None, field: str | None = None) -> None:
         super().__init__(message)

@@ -36,6 +36,7 @@ class SessionOut(BaseModel):
 
 class AppInfo(BaseModel):
     app: str
+    main_agent: str = Field(description="The agent each request starts with (others speak after a hand-over).")
     default_lang: str
     languages: list[str]
     question_timeout_s: float | None = Field(description="How long a question waits for an answer before it times out.")
@@ -65,6 +66,7 @@ class RunOut(BaseModel):
     lang: str
     thread_id: str
     parent_run_id: str | None
+    agent: str = Field(default="", description="The app's agent that ran it (\"\": the main agent, on older runs).")
     output: str | None = Field(description="The agent's reply, once it has one.")
     error: str | None
     created_at: str

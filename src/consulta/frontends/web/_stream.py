@@ -1,12 +1,13 @@
 """Runs' events as server-sent events: live as they happen, replayed exactly once after a late connect or reconnect.
 
-Every event of a run gets a per-run sequence number, 1, 2, 3 … in the order the runtime emits it — the SSE `id`.
-The runtime tells its listeners each event at once but records the events of a step in progress only with the
-step's checkpoint, so neither source alone will do: the broker hears every event of every run in this process,
-numbers it, and keeps the run's recent events in memory; the store holds the rest. The store records a run's events
-in the order they are emitted, so the n-th recorded event of a run is event n, and a client that sends
-`Last-Event-ID: n` gets n+1, n+2 … from the store and the memory, then live ones — nothing missed, nothing twice.
-Snapshot and registration happen in one go on the event loop, where events are heard, so no event falls between.
+Every event of a run has its number in the run, 1, 2, 3 … (`Event.seq`, given once by the runtime's run log and kept
+by the store as `EventRecord.seq`) — the SSE `id`. The runtime tells its listeners each event at once but may record
+the events of a step in progress only with the step's checkpoint, so neither source alone will do: the broker hears
+every event of every run in this process and keeps the run's recent events in memory; the store holds the rest. A
+client that sends `Last-Event-ID: n` gets the events after n from the store and the memory, then live ones — nothing
+missed, nothing twice (an event heard with a number already given out is one the store showed already, and is
+dropped). Snapshot and registration happen in one go on the event loop, where events are heard, so no event falls
+between. (An event without a number, from a stand-in, is numbered after the last one.)
 
 Each client has a bounded queue; one that falls behind is dropped (its stream ends; EventSource reconnects with
 its Last-Event-ID). A comment line every `heartbeat_s` keeps proxies from closing an idle stream. A client costs a
@@ -42,6 +43,11 @@ def _frame(seq: int, data: dict[str, Any]) -> bytes:
 
 def _recorded_frame(seq: int, record: EventRecord) -> bytes:
     return _frame(seq, {"run_id": record.run_id, "type": record.type, **record.data})
+
+
+def _numbered(records: list[EventRecord]) -> list[tuple[int, EventRecord]]:
+    """The run's recorded events with their numbers (the store's `seq`; the position for a stand-in's records)."""
+    return [(getattr(record, "seq", 0) or position, record) for position, record in enumerate(records, start=1)]
 
 
 @dataclass(eq=False)
@@ -148,8 +154,11 @@ class EventBroker:
             if not log.heard:
                 self._catch_up(event.run_id, log)
         log.heard = True
-        log.seq += 1
-        item = (log.seq, event.type, _frame(log.seq, event.model_dump(mode="json")))
+        seq = getattr(event, "seq", 0) or log.seq + 1
+        if seq <= log.seq:
+            return  # read from the store already (recorded before it was told): given out once
+        log.seq = seq
+        item = (seq, event.type, _frame(seq, event.model_dump(mode="json")))
         log.recent.append(item)
         if isinstance(event, RunEnded):
             log.ended = True
@@ -160,25 +169,26 @@ class EventBroker:
     def _new_log(self, run_id: str, records: list[EventRecord] | None) -> _RunLog:
         if records is None:
             records = self.host.store.list_events(run_id)
-        first = max(0, len(records) - self.history)
+        numbered = _numbered(records)
         recent: deque[_Item] = deque(maxlen=self.history)
-        for seq, record in enumerate(records[first:], start=first + 1):
+        for seq, record in numbered[-self.history :]:
             recent.append((seq, record.type, _recorded_frame(seq, record)))
-        log = self._logs[run_id] = _RunLog(seq=len(records), recent=recent, ended=any(r.type == "run_ended" for r in records))
+        last = numbered[-1][0] if numbered else 0
+        log = self._logs[run_id] = _RunLog(seq=last, recent=recent, ended=any(r.type == "run_ended" for r in records))
         self._evict(keep=run_id)
         return log
 
     def _catch_up(self, run_id: str, log: _RunLog) -> None:
         """Take in what other processes recorded since the log was read from the store, and pass it on."""
-        records = self.host.store.list_events(run_id)
-        for seq, record in enumerate(records[log.seq :], start=log.seq + 1):
+        newer = [(seq, record) for seq, record in _numbered(self.host.store.list_events(run_id)) if seq > log.seq]
+        for seq, record in newer:
             item = (seq, record.type, _recorded_frame(seq, record))
             log.recent.append(item)
             log.ended = log.ended or record.type == "run_ended"
             for client in list(log.clients):
                 if not client.offer(item):
                     log.clients.discard(client)
-        log.seq = max(log.seq, len(records))
+        log.seq = max(log.seq, newer[-1][0] if newer else 0)
 
     def _evict(self, *, keep: str) -> None:
         """Forget the least recently used runs nobody watches and nothing runs here (the store has all of theirs)."""
@@ -221,7 +231,7 @@ class EventBroker:
         first_kept = log.recent[0][0] if log.recent else log.seq + 1
         frames: list[bytes] = []
         if after + 1 < first_kept:  # older than memory: the store has them
-            for seq, record in enumerate(self.host.store.list_events(run_id), start=1):
+            for seq, record in _numbered(self.host.store.list_events(run_id)):
                 if after < seq < first_kept:
                     frames.append(_recorded_frame(seq, record))
         frames.extend(frame for seq, _, frame in log.recent if seq > after)

@@ -1,5 +1,5 @@
 // A small element builder: h("li", {class: ["card", "plan"], ...}, child, ...). String children become text nodes,
-// never HTML, so what the model or the inventory says is shown, not run.
+// never HTML, so what the model or the data says is shown, not run.
 
 export function h(tag, props = {}, ...children) {
   const node = document.createElement(tag);

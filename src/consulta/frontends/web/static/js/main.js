@@ -1,12 +1,13 @@
-// The ln2 page: wires the conversation, the inventory and the language switch together.
+// An app's page: the conversation and the language switch, with the app's own panels (its module, named by the page,
+// exports `mount(ctx)`; see `mountApp`). Nothing here is about one app.
 
 import { api, follow } from "./api.js";
 import { RunView } from "./chat.js";
 import { h } from "./dom.js";
 import { LANGUAGES, apply, has, lang, load, t } from "./i18n.js";
-import { Inventory } from "./ln2.js";
 
 const $ = (selector) => document.querySelector(selector);
+const APP = document.body.dataset.app;
 
 const ERRORS = {
   no_session: "web.error.no_session",
@@ -15,14 +16,18 @@ const ERRORS = {
   invalid_answer: "web.error.invalid_answer",
   invalid_request: "web.error.invalid_request",
   invalid_json: "web.error.invalid_request",
-  unknown_audit_entry: "web.error.unknown_audit_entry",
   network: "web.error.network",
 };
 
 const state = {
   views: [], // RunView of each run shown, oldest first
   current: null, // the RunView of the newest run
+  shown: new Set(), // ids of the runs shown
+  part: null, // what the app's module returned from mount()
+  turn: null, // the id of the newest run the page started (or restored): the next request continues its conversation
+  mainAgent: "", // the agent each request starts with; the others' runs are shown after the run that handed over
 };
+
 
 function toast(text, tone = "info") {
   const node = h("div", { class: ["toast", tone] }, text);
@@ -31,22 +36,36 @@ function toast(text, tone = "info") {
 }
 
 function showError(error) {
-  const key = ERRORS[error.code];
+  const key = ERRORS[error.code] || `${APP}.web.error.${error.code}`; // the app's own error codes in its catalog
   const detail = error.message && error.message !== String(error.status) ? error.message : "";
   toast(key && has(key) ? t(key, { detail }) : t("web.error.generic", { detail }), "error");
 }
 
-// ---- the conversation ---------------------------------------------------------------------------------------------
+// ---- the app's panels ---------------------------------------------------------------------------------------------
 
-const inventory = new Inventory({
-  tabs: $("#box-tabs"),
-  grid: $("#grid"),
-  tube: $("#tube"),
-  audit: $("#audit-list"),
-  confirm: $("#confirm"),
-  onError: showError,
-  onNotice: (text) => toast(text, "ok"),
-});
+// The app's module: `mount({ api, t, onError, onNotice })` returns hooks, each optional: `ready` (a promise: the
+// panels have their data), `planApplied()` (a plan of the chat was applied), `redraw()` (the language changed),
+// `event(event)` (every event of the runs the page shows, the hand-over's included, as they arrive or replay).
+async function mountApp() {
+  const script = document.body.dataset.appScript;
+  if (!script) {
+    return {};
+  }
+  const module = await import(script);
+  return module.mount({ api, t, onError: showError, onNotice: (text) => toast(text, "ok") }) || {};
+}
+
+function brand() {
+  const name = has(`${APP}.web.name`) ? t(`${APP}.web.name`) : APP;
+  $("#app-name").textContent = name;
+  $("#app-tagline").textContent = has(`${APP}.web.tagline`) ? t(`${APP}.web.tagline`) : "";
+  document.title = has(`${APP}.web.title`) ? t(`${APP}.web.title`) : name;
+  const example = $("#example");
+  example.hidden = !has(`${APP}.web.example`);
+  example.textContent = example.hidden ? "" : t(`${APP}.web.example`);
+}
+
+// ---- the conversation ---------------------------------------------------------------------------------------------
 
 function busy() {
   return Boolean(state.current && !state.current.ended);
@@ -62,30 +81,44 @@ function updateComposer() {
 }
 
 // Draw a run and follow its events; resolves when its stream ends (at once for an ended run's replay).
-function show(run, { live }) {
+// A run that hands its turn over (`handed_over`: the host started the app's next agent) is followed by that run; the
+// next request still continues the conversation of the run that began the turn (`handed` runs are not turns).
+function show(run, { live, handed = false }) {
   const view = new RunView(run.id, {
     transcript: $("#transcript"),
     thinking: $("#thinking"),
     onError: showError,
-    onPlanApplied: () => {
-      inventory.refresh().catch(showError);
-      inventory.refreshAudit().catch(showError);
-    },
+    onPlanApplied: () => state.part?.planApplied?.(),
     onChange: updateComposer,
   });
   state.views.push(view);
+  state.shown.add(run.id);
   state.current = view;
+  if (!handed) {
+    state.turn = run.id;
+  }
   updateComposer();
+  let next = null;
   view.source = follow(run.id, {
     live,
-    onEvent: (event) => view.handle(event),
+    onEvent: (event) => {
+      state.part?.event?.(event);
+      if (event.type === "handed_over") {
+        next = event.next_run_id;
+      } else {
+        view.handle(event);
+      }
+    },
     onReset: () => view.reset(),
     onLive: () => view.caughtUp(),
     onLost: () => toast(t("web.stream.lost"), "error"),
   });
-  return view.source.done.then(() => {
+  return view.source.done.then(async () => {
     view.caughtUp();
     updateComposer();
+    if (next && !state.shown.has(next) && state.current === view) {
+      await show(await api("GET", `/api/runs/${encodeURIComponent(next)}`), { live: true, handed: true });
+    }
   });
 }
 
@@ -94,10 +127,9 @@ async function send(prompt) {
   if (!text || busy()) {
     return;
   }
-  const previous = state.current;
   let run;
   try {
-    run = await api("POST", "/api/runs", { prompt: text, lang: lang(), continue_from: previous ? previous.runId : null });
+    run = await api("POST", "/api/runs", { prompt: text, lang: lang(), continue_from: state.turn });
   } catch (error) {
     showError(error);
     return;
@@ -112,6 +144,8 @@ function newConversation() {
     view.reset();
   }
   state.views = [];
+  state.shown.clear();
+  state.turn = null;
   state.current = null;
   $("#transcript").replaceChildren();
   updateComposer();
@@ -124,12 +158,18 @@ async function restore() {
   if (!runs.length) {
     return;
   }
-  const thread = runs.filter((run) => run.thread_id === runs[0].thread_id).reverse();
+  const turns = runs.filter((run) => !run.agent || run.agent === state.mainAgent);
+  const newestTurn = turns[0] || runs[0];
+  const thread = runs.filter((run) => run.thread_id === newestTurn.thread_id).reverse();
   const newest = thread.pop();
   for (const run of thread) {
-    await show(run, { live: false }); // one after the other, so the transcript reads in order
+    if (!state.shown.has(run.id)) {
+      await show(run, { live: false }); // one after the other, so the transcript reads in order
+    }
   }
-  show(newest, { live: true }); // followed until it ends; not waited for
+  if (!state.shown.has(newest.id)) {
+    show(newest, { live: true }); // followed until it ends; not waited for
+  }
 }
 
 // ---- language -----------------------------------------------------------------------------------------------------
@@ -148,10 +188,9 @@ async function switchLanguage(code) {
   await load(code);
   apply();
   $("#lang").value = lang();
-  // Redraw what code drew: the inventory at once, the conversation from its replay.
-  inventory.draw();
-  inventory.drawTube();
-  inventory.drawAudit();
+  // Redraw what code drew: the app's panels at once, the conversation from its replay.
+  brand();
+  state.part?.redraw?.();
   newConversation();
   await restore();
 }
@@ -160,8 +199,10 @@ async function switchLanguage(code) {
 
 async function start() {
   const info = await api("GET", "/api/app");
+  state.mainAgent = info.main_agent;
   await load(preferredLanguage(info.default_lang));
   apply();
+  brand();
   $("#lang").value = lang();
   $("#lang").addEventListener("change", (event) => switchLanguage(event.target.value).catch(showError));
   $("#composer").addEventListener("submit", (event) => {
@@ -175,7 +216,7 @@ async function start() {
     }
   });
   $("#example").addEventListener("click", () => {
-    $("#prompt").value = t("web.chat.example_prompt");
+    $("#prompt").value = t(`${APP}.web.example_prompt`);
     $("#prompt").focus();
   });
   $("#new-chat").addEventListener("click", newConversation);
@@ -189,10 +230,9 @@ async function start() {
       showError(error);
     }
   });
-  $("#audit-refresh").addEventListener("click", () => inventory.refreshAudit().catch(showError));
-  window.addEventListener("focus", () => inventory.refresh().catch(() => {}));
   updateComposer();
-  await Promise.all([inventory.refresh(), inventory.refreshAudit(), restore()]);
+  state.part = await mountApp();
+  await Promise.all([state.part.ready, restore()]);
   document.body.dataset.ready = "true";
 }
 

@@ -1,9 +1,39 @@
-// The inventory side of the ln2 page: the boxes as rows × cols grids, one tube's record, the audit history with
-// rollback. Everything here is drawn from GET /api/ln2/* and redrawn when the file changes.
+// ln2's panels on the web page: the boxes as rows × cols grids, one tube's record, the audit history with
+// rollback. Everything here is drawn from GET /api/ln2/* and redrawn when the file changes. The page (the web front
+// end's main.js) calls `mount` once its language is loaded.
 
-import { api } from "./api.js";
-import { h } from "./dom.js";
-import { formatTime, lang, t } from "./i18n.js";
+import { api } from "/static/js/api.js";
+import { h } from "/static/js/dom.js";
+import { formatTime, lang, t } from "/static/js/i18n.js";
+
+const $ = (selector) => document.querySelector(selector);
+
+// The page's hooks: `planApplied` after a plan of the chat was applied, `redraw` after a language switch.
+export function mount({ onError, onNotice }) {
+  const inventory = new Inventory({
+    tabs: $("#box-tabs"),
+    grid: $("#grid"),
+    tube: $("#tube"),
+    audit: $("#audit-list"),
+    confirm: $("#confirm"),
+    onError,
+    onNotice,
+  });
+  $("#audit-refresh").addEventListener("click", () => inventory.refreshAudit().catch(onError));
+  window.addEventListener("focus", () => inventory.refresh().catch(() => {}));
+  return {
+    ready: Promise.all([inventory.refresh(), inventory.refreshAudit()]),
+    planApplied() {
+      inventory.refresh().catch(onError);
+      inventory.refreshAudit().catch(onError);
+    },
+    redraw() {
+      inventory.draw();
+      inventory.drawTube();
+      inventory.drawAudit();
+    },
+  };
+}
 
 export class Inventory {
   constructor({ tabs, grid, tube, audit, confirm, onError, onNotice }) {
@@ -50,7 +80,7 @@ export class Inventory {
         rows.push(this.cellButton(box.box, cell));
       }
     }
-    const grid = h("div", { class: "grid", role: "group", "aria-label": t("web.grid.box", { box: box.box }) }, h("div", { class: "corner" }), columns, rows);
+    const grid = h("div", { class: "grid", role: "group", "aria-label": t("ln2.web.grid.box", { box: box.box }) }, h("div", { class: "corner" }), columns, rows);
     grid.style.setProperty("--cols", box.cols);
     this.grid.replaceChildren(grid);
   }
@@ -68,8 +98,8 @@ export class Inventory {
           dataset: { box: String(box.box) },
           on: { click: () => this.selectBox(box.box) },
         },
-        h("span", {}, t("web.grid.box", { box: box.box })),
-        h("span", { class: "tab-count" }, t("web.grid.occupancy", { used, total: box.cells.length })),
+        h("span", {}, t("ln2.web.grid.box", { box: box.box })),
+        h("span", { class: "tab-count" }, t("ln2.web.grid.occupancy", { used, total: box.cells.length })),
       );
     });
     this.tabs.replaceChildren(...tabs);
@@ -83,7 +113,7 @@ export class Inventory {
   cellButton(box, cell) {
     const occupied = cell.record_id !== null;
     const key = `${box}:${cell.position}`;
-    const label = occupied ? t("web.grid.cell_occupied", { label: cell.label, name: cell.name || "" }) : t("web.grid.cell_empty", { label: cell.label });
+    const label = occupied ? t("ln2.web.grid.cell_occupied", { label: cell.label, name: cell.name || "" }) : t("ln2.web.grid.cell_empty", { label: cell.label });
     const isSelected = this.selected && this.selected.box === box && this.selected.position === cell.position;
     return h(
       "button",
@@ -122,9 +152,9 @@ export class Inventory {
       return;
     }
     const cell = this.view?.boxes.find((b) => b.box === view.box)?.cells.find((c) => c.position === view.position);
-    const where = t("web.tube.where", { box: view.box, label: cell ? cell.label : view.position });
-    const body = view.record ? recordDetails(view.record) : [h("p", { class: "muted" }, t("web.tube.empty"))];
-    this.tube.replaceChildren(h("h3", { id: "tube-title" }, t("web.tube.title")), h("p", { class: "tube-where" }, where), ...body);
+    const where = t("ln2.web.tube.where", { box: view.box, label: cell ? cell.label : view.position });
+    const body = view.record ? recordDetails(view.record) : [h("p", { class: "muted" }, t("ln2.web.tube.empty"))];
+    this.tube.replaceChildren(h("h3", { id: "tube-title" }, t("ln2.web.tube.title")), h("p", { class: "tube-where" }, where), ...body);
   }
 
   async refreshAudit() {
@@ -134,7 +164,7 @@ export class Inventory {
 
   drawAudit() {
     if (!this.entries.length) {
-      this.audit.replaceChildren(h("li", { class: "muted" }, t("web.audit.empty")));
+      this.audit.replaceChildren(h("li", { class: "muted" }, t("ln2.web.audit.empty")));
       return;
     }
     this.audit.replaceChildren(
@@ -146,16 +176,16 @@ export class Inventory {
             "div",
             { class: "audit-main" },
             h("p", { class: "audit-summary" }, summaryOf(entry)),
-            h("p", { class: "audit-meta" }, t("web.audit.meta", { id: entry.audit_id, when: formatTime(entry.ts), actor: actor(entry.actor), op: opName(entry.op) })),
+            h("p", { class: "audit-meta" }, t("ln2.web.audit.meta", { id: entry.audit_id, when: formatTime(entry.ts), actor: actor(entry.actor), op: opName(entry.op) })),
           ),
-          h("button", { type: "button", class: ["ghost", "small"], on: { click: () => this.rollback(entry) } }, t("web.audit.rollback")),
+          h("button", { type: "button", class: ["ghost", "small"], on: { click: () => this.rollback(entry) } }, t("ln2.web.audit.rollback")),
         ),
       ),
     );
   }
 
   async rollback(entry) {
-    this.confirm.querySelector("#confirm-text").textContent = t("web.audit.confirm_text", { id: entry.audit_id, summary: summaryOf(entry) });
+    this.confirm.querySelector("#confirm-text").textContent = t("ln2.web.audit.confirm_text", { id: entry.audit_id, summary: summaryOf(entry) });
     const answer = await new Promise((resolve) => {
       this.confirm.addEventListener("close", () => resolve(this.confirm.returnValue), { once: true });
       this.confirm.returnValue = "cancel";
@@ -170,7 +200,7 @@ export class Inventory {
       this.onError(error);
       return;
     }
-    this.onNotice(t("web.audit.rolled_back", { id: entry.audit_id }));
+    this.onNotice(t("ln2.web.audit.rolled_back", { id: entry.audit_id }));
     await Promise.all([this.refresh(), this.refreshAudit()]);
   }
 }
@@ -195,15 +225,15 @@ function changedCells(before, after) {
 }
 
 const FIELDS = [
-  ["id", "web.tube.field.id"],
-  ["parent_cell_line", "web.tube.field.cell_line"],
-  ["short_name", "web.tube.field.short_name"],
-  ["plasmid_name", "web.tube.field.plasmid_name"],
-  ["plasmid_id", "web.tube.field.plasmid_id"],
-  ["box", "web.tube.field.box"],
-  ["positions", "web.tube.field.positions"],
-  ["frozen_at", "web.tube.field.frozen_at"],
-  ["note", "web.tube.field.note"],
+  ["id", "ln2.web.tube.field.id"],
+  ["parent_cell_line", "ln2.web.tube.field.cell_line"],
+  ["short_name", "ln2.web.tube.field.short_name"],
+  ["plasmid_name", "ln2.web.tube.field.plasmid_name"],
+  ["plasmid_id", "ln2.web.tube.field.plasmid_id"],
+  ["box", "ln2.web.tube.field.box"],
+  ["positions", "ln2.web.tube.field.positions"],
+  ["frozen_at", "ln2.web.tube.field.frozen_at"],
+  ["note", "ln2.web.tube.field.note"],
 ];
 
 function recordDetails(record) {
@@ -214,25 +244,25 @@ function recordDetails(record) {
   const events = record.thaw_events || [];
   return [
     h("dl", { class: "record" }, rows),
-    events.length ? h("h4", {}, t("web.tube.thaw_events")) : null,
+    events.length ? h("h4", {}, t("ln2.web.tube.thaw_events")) : null,
     events.length
       ? h(
           "ul",
           { class: "thaws" },
-          events.map((event) => h("li", {}, t("web.tube.thaw_event", { date: event.date, action: opName(event.action), positions: (event.positions || []).join(t("web.list_separator")) }))),
+          events.map((event) => h("li", {}, t("ln2.web.tube.thaw_event", { date: event.date, action: opName(event.action), positions: (event.positions || []).join(t("web.list_separator")) }))),
         )
       : null,
   ].filter(Boolean);
 }
 
 const OPS = {
-  add_entry: "web.op.add_entry",
-  record_thaw: "web.op.record_thaw",
-  batch_thaw: "web.op.batch_thaw",
-  rollback: "web.op.rollback",
-  thaw: "web.op.thaw",
-  takeout: "web.op.takeout",
-  discard: "web.op.discard",
+  add_entry: "ln2.web.op.add_entry",
+  record_thaw: "ln2.web.op.record_thaw",
+  batch_thaw: "ln2.web.op.batch_thaw",
+  rollback: "ln2.web.op.rollback",
+  thaw: "ln2.web.op.thaw",
+  takeout: "ln2.web.op.takeout",
+  discard: "ln2.web.op.discard",
 };
 
 function opName(op) {
@@ -241,10 +271,10 @@ function opName(op) {
 
 function actor(name) {
   if (name === "local") {
-    return t("web.audit.actor_local");
+    return t("ln2.web.audit.actor_local");
   }
   if (name && name.startsWith("web:")) {
-    return t("web.audit.actor_web", { id: name.slice(4, 10) });
+    return t("ln2.web.audit.actor_web", { id: name.slice(4, 10) });
   }
   return name;
 }

@@ -1,10 +1,12 @@
-"""The ln2 panels of the desktop window: the box grid with one tube's details, the staged plan with Approve /
-Reject, and the audit history with rollback. They show what ln2's screen-side views return (`grid_view`,
-`tube_view`, `audit_entries`) and ask the window to act; they never write the inventory themselves."""
+"""ln2's panels of the desktop window: the box grid with one tube's details, and the audit history with rollback.
+They show what ln2's screen-side views return (`grid_view`, `tube_view`, `audit_entries`); a rollback goes through
+the window (`DesktopKit.call`). Qt is imported only when the window builds them (`panels`)."""
 
 from __future__ import annotations
 
+import asyncio
 import html
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QListWidget,
     QPushButton,
     QTableWidget,
     QTableWidgetItem,
@@ -25,28 +26,31 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...apps import ln2
 from ...i18n import t
+from ...runtime import Event, PlanDecided
+from .._def import AppView, DesktopKit, DesktopPanel
+from ._operations import ApplyResult
+from ._views import GridView, audit_entries, grid_view, rollback_now, tube_view
 
-__all__ = ["AuditPanel", "GridPanel", "PlanPanel"]
+__all__ = ["AuditPanel", "GridPanel", "panels"]
 
 # Record fields in the order the tube details list them, with their catalog labels.
 _FIELDS = {
-    "id": "qt.tube.id",
-    "short_name": "qt.tube.short_name",
-    "parent_cell_line": "qt.tube.parent_cell_line",
-    "plasmid_name": "qt.tube.plasmid_name",
-    "plasmid_id": "qt.tube.plasmid_id",
-    "box": "qt.tube.box",
-    "positions": "qt.tube.positions",
-    "frozen_at": "qt.tube.frozen_at",
-    "note": "qt.tube.note",
-    "thaw_events": "qt.tube.thaw_events",
+    "id": "ln2.qt.tube.id",
+    "short_name": "ln2.qt.tube.short_name",
+    "parent_cell_line": "ln2.qt.tube.parent_cell_line",
+    "plasmid_name": "ln2.qt.tube.plasmid_name",
+    "plasmid_id": "ln2.qt.tube.plasmid_id",
+    "box": "ln2.qt.tube.box",
+    "positions": "ln2.qt.tube.positions",
+    "frozen_at": "ln2.qt.tube.frozen_at",
+    "note": "ln2.qt.tube.note",
+    "thaw_events": "ln2.qt.tube.thaw_events",
 }
 
 
 _OCCUPIED = QColor("#d7ecf7")
-_ACTIONS = {"thaw": "qt.tube.action.thaw", "takeout": "qt.tube.action.takeout", "discard": "qt.tube.action.discard"}
+_ACTIONS = {"thaw": "ln2.qt.tube.action.thaw", "takeout": "ln2.qt.tube.action.takeout", "discard": "ln2.qt.tube.action.discard"}
 
 
 class GridPanel(QWidget):
@@ -57,7 +61,7 @@ class GridPanel(QWidget):
         super().__init__(parent)
         self.path = path
         self.lang = lang
-        self.view: ln2.GridView | None = None
+        self.view: GridView | None = None
         self.selected: tuple[int, int] | None = None  # (box, position)
         self.box_selector = QComboBox()
         self.table = QTableWidget()
@@ -67,14 +71,14 @@ class GridPanel(QWidget):
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.table.setWordWrap(True)
         self.details = QTextBrowser()
-        self.details.setPlaceholderText(t("qt.tube.hint", lang))
+        self.details.setPlaceholderText(t("ln2.qt.tube.hint", lang))
         self.error = QLabel()
         self.error.setStyleSheet("color: #b00020;")
         self.error.setWordWrap(True)
         self.error.hide()
-        self.refresh_button = QPushButton(t("qt.grid.refresh", lang))
+        self.refresh_button = QPushButton(t("ln2.qt.grid.refresh", lang))
         top = QHBoxLayout()
-        top.addWidget(QLabel(t("qt.grid.box_label", lang)))
+        top.addWidget(QLabel(t("ln2.qt.grid.box_label", lang)))
         top.addWidget(self.box_selector, 1)
         top.addWidget(self.refresh_button)
         layout = QVBoxLayout(self)
@@ -109,9 +113,9 @@ class GridPanel(QWidget):
     def refresh(self) -> None:
         """Reread the inventory and redraw (keeping the box and the tube shown)."""
         try:
-            view = ln2.grid_view(self.path)
+            view = grid_view(self.path)
         except Exception as error:  # noqa: BLE001 - an unreadable file is shown, not raised into Qt
-            self.error.setText(t("qt.grid.unreadable", self.lang, error=str(error)))
+            self.error.setText(t("ln2.qt.grid.unreadable", self.lang, error=str(error)))
             self.error.show()
             return
         self.error.hide()
@@ -120,7 +124,7 @@ class GridPanel(QWidget):
         self.box_selector.blockSignals(True)
         self.box_selector.clear()
         for box in view.boxes:
-            self.box_selector.addItem(t("qt.grid.box", self.lang, box=box.box, occupied=box.occupied, capacity=len(box.cells)), box.box)
+            self.box_selector.addItem(t("ln2.qt.grid.box", self.lang, box=box.box, occupied=box.occupied, capacity=len(box.cells)), box.box)
         self.box_selector.blockSignals(False)
         self.show_box(keep)
         self._draw_box()
@@ -140,7 +144,7 @@ class GridPanel(QWidget):
         for cell in box.cells:
             item = QTableWidgetItem(cell.name or "")
             item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
-            item.setToolTip(t("qt.grid.cell_tip", self.lang, label=cell.label, name=cell.name) if cell.name else cell.label)
+            item.setToolTip(t("ln2.qt.grid.cell_tip", self.lang, label=cell.label, name=cell.name) if cell.name else cell.label)
             if cell.record_id is not None:
                 item.setBackground(_OCCUPIED)
             self.table.setItem((cell.position - 1) // box.cols, (cell.position - 1) % box.cols, item)
@@ -153,15 +157,15 @@ class GridPanel(QWidget):
     def _show_tube(self, box: int, position: int) -> None:
         self.selected = (box, position)
         try:
-            tube = ln2.tube_view(self.path, box=box, position=position)
+            tube = tube_view(self.path, box=box, position=position)
         except Exception as error:  # noqa: BLE001
-            self.details.setPlainText(t("qt.grid.unreadable", self.lang, error=str(error)))
+            self.details.setPlainText(t("ln2.qt.grid.unreadable", self.lang, error=str(error)))
             return
         assert self.view is not None
         label = self.view.boxes[box - 1].cells[position - 1].label
-        lines = [f"<b>{html.escape(t('qt.tube.where', self.lang, box=box, label=label, position=position))}</b>"]
+        lines = [f"<b>{html.escape(t('ln2.qt.tube.where', self.lang, box=box, label=label, position=position))}</b>"]
         if tube.record is None:
-            lines.append(html.escape(t("qt.tube.empty", self.lang)))
+            lines.append(html.escape(t("ln2.qt.tube.empty", self.lang)))
         else:
             for field, key in _FIELDS.items():
                 value = tube.record.get(field)
@@ -174,7 +178,7 @@ class GridPanel(QWidget):
 def _format(field: str, value: Any, lang: str) -> str:
     if field == "thaw_events":
         return "; ".join(
-            t("qt.tube.thaw_event", lang, date=e.get("date", ""), action=t(_ACTIONS[e["action"]], lang) if e.get("action") in _ACTIONS else e.get("action", ""), positions=", ".join(map(str, e.get("positions", []))))
+            t("ln2.qt.tube.thaw_event", lang, date=e.get("date", ""), action=t(_ACTIONS[e["action"]], lang) if e.get("action") in _ACTIONS else e.get("action", ""), positions=", ".join(map(str, e.get("positions", []))))
             + (f" ({e['note']})" if e.get("note") else "")
             for e in value
         )
@@ -183,62 +187,12 @@ def _format(field: str, value: Any, lang: str) -> str:
     return str(value)
 
 
-class PlanPanel(QWidget):
-    """The staged plan waiting for approval: one preview line per change, Approve and Reject.
-    `decided(ask_id, approve)` when the person decides; the window answers the plan's ask."""
-
-    decided = Signal(str, bool)
-
-    def __init__(self, *, lang: str, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.lang = lang
-        self.ask_id: str | None = None
-        self.status = QLabel(t("qt.plan.none", lang))
-        self.status.setWordWrap(True)
-        self.items = QListWidget()
-        self.approve_button = QPushButton(t("qt.plan.approve", lang))
-        self.reject_button = QPushButton(t("qt.plan.reject", lang))
-        buttons = QHBoxLayout()
-        buttons.addStretch(1)
-        buttons.addWidget(self.approve_button)
-        buttons.addWidget(self.reject_button)
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.status)
-        layout.addWidget(self.items, 1)
-        layout.addLayout(buttons)
-        self.approve_button.clicked.connect(lambda: self._decide(True))
-        self.reject_button.clicked.connect(lambda: self._decide(False))
-        self.clear()
-
-    def show_plan(self, ask_id: str, previews: list[str]) -> None:
-        self.ask_id = ask_id
-        self.items.clear()
-        self.items.addItems(previews)
-        self.status.setText(t("qt.plan.title", self.lang))
-        self.set_enabled(True)
-
-    def clear(self, message: str | None = None) -> None:
-        self.ask_id = None
-        self.items.clear()
-        self.status.setText(message or t("qt.plan.none", self.lang))
-        self.set_enabled(False)
-
-    def set_enabled(self, enabled: bool) -> None:
-        self.approve_button.setEnabled(enabled)
-        self.reject_button.setEnabled(enabled)
-
-    def _decide(self, approve: bool) -> None:
-        if self.ask_id is not None:
-            self.set_enabled(False)
-            self.decided.emit(self.ask_id, approve)
-
-
 class AuditPanel(QWidget):
     """The audit history, newest first; `rollback_requested(audit_id)` restores the state before an entry."""
 
     rollback_requested = Signal(str)
 
-    _COLUMNS = ("qt.audit.when", "qt.audit.actor", "qt.audit.summary")
+    _COLUMNS = ("ln2.qt.audit.when", "ln2.qt.audit.actor", "ln2.qt.audit.summary")
 
     def __init__(self, *, path: Path, lang: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -252,7 +206,7 @@ class AuditPanel(QWidget):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.verticalHeader().hide()
-        self.rollback_button = QPushButton(t("qt.audit.rollback", lang))
+        self.rollback_button = QPushButton(t("ln2.qt.audit.rollback", lang))
         self.rollback_button.setEnabled(False)
         row = QHBoxLayout()
         row.addStretch(1)
@@ -265,7 +219,7 @@ class AuditPanel(QWidget):
 
     def refresh(self) -> None:
         try:
-            self.entries = ln2.audit_entries(self.path, lang=self.lang)
+            self.entries = audit_entries(self.path, lang=self.lang)
         except Exception:  # noqa: BLE001 - an unreadable log shows as empty; the grid panel reports the file
             self.entries = []
         self.table.setRowCount(len(self.entries))
@@ -284,3 +238,45 @@ class AuditPanel(QWidget):
         if audit_id is not None:
             self.rollback_button.setEnabled(False)
             self.rollback_requested.emit(audit_id)
+
+
+def panels(kit: DesktopKit) -> list[DesktopPanel]:
+    """The grid above the tabs and the audit history as a tab, both over the host's inventory file; redrawn when a
+    plan is decided and after a rollback."""
+    host: AppView | None = kit.host
+    path = host.data_path if host is not None else None
+    if path is None:  # pragma: no cover - ln2 always has an inventory
+        return []
+    grid = GridPanel(path=path, lang=kit.lang)
+    audit = AuditPanel(path=path, lang=kit.lang)
+
+    def refresh() -> None:
+        grid.refresh()
+        audit.refresh()
+
+    def rollback(audit_id: str) -> None:
+        plan_id = f"desktop_{uuid.uuid4().hex[:12]}"
+
+        async def work(_: object) -> ApplyResult:
+            return await asyncio.to_thread(rollback_now, path, audit_id=audit_id, actor=kit.principal, plan_id=plan_id)
+
+        def done(result: ApplyResult) -> None:
+            kit.notify(t("ln2.qt.audit.rolled_back", kit.lang, audit_id=audit_id, audit_ids=", ".join(result.audit_ids)), "good")
+            refresh()
+
+        def refused(error: BaseException) -> None:
+            kit.show_error(error)
+            refresh()
+
+        kit.call(work, on_done=done, on_error=refused)
+
+    def on_event(event: Event) -> None:
+        if isinstance(event, PlanDecided):
+            refresh()
+
+    audit.rollback_requested.connect(rollback)
+    refresh()
+    return [
+        DesktopPanel(widget=grid, placement="top", on_event=on_event),
+        DesktopPanel(widget=audit, title=t("ln2.qt.tab.history", kit.lang), placement="tab"),
+    ]

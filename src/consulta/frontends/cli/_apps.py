@@ -1,0 +1,142 @@
+"""The commands that serve an app: `chat` in the terminal, `serve` (web), `desktop`, `mcp`. Each takes the app's own
+flags (read from its options model; `consulta chat APP --help-app` lists them)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated
+
+import typer
+
+from ...apps import DEFAULT_APP, AppDef, get_app
+from ...config import Settings
+from ...i18n import t
+from ...runtime import AskPolicy, RunStatus
+from .._host import LOCAL_PRINCIPAL, AppHost
+from ._base import LangOpt, ModelOpt, app, console, env_lang, policy, prepare_model, settings_for
+from ._flags import AppFlags, app_flags, flags_help
+from ._session import TerminalSession
+
+__all__ = ["chat", "desktop", "mcp", "serve"]
+
+_EXTRA = {"allow_extra_args": True, "ignore_unknown_options": True}
+AppArg = Annotated[str, typer.Argument(metavar="APP", help="The app (`consulta apps` lists them); its own flags follow it")]
+HelpApp = Annotated[bool, typer.Option("--help-app", help="List the app's own flags and exit")]
+
+
+def _app(name: str, ctx: typer.Context, help_app: bool) -> tuple[AppDef, AppFlags]:
+    """The app and what its flags say (`--help-app`: print them and exit)."""
+    app_def = get_app(name)
+    if help_app:
+        console.print(flags_help(app_def), markup=False, highlight=False)
+        raise typer.Exit(0)
+    return app_def, app_flags(app_def, ctx.args)
+
+
+@app.command(context_settings=_EXTRA)
+def chat(
+    ctx: typer.Context,
+    app_name: AppArg,
+    model: ModelOpt = None,
+    lang: LangOpt = None,
+    prompt: Annotated[list[str] | None, typer.Option("--prompt", "-p", help="Send this request (repeatable) instead of reading the terminal")] = None,
+    ask_policy: Annotated[str | None, typer.Option(help="wait | defer | fail (default: wait at a terminal, else defer)")] = None,
+    help_app: HelpApp = False,
+) -> None:
+    """Chat with an app's agent in the terminal."""
+    settings = settings_for(model, lang)
+    app_def, flags = _app(app_name, ctx, help_app)
+    asyncio.run(_chat(settings, app_def, flags, policy(ask_policy), prompt))
+
+
+async def _chat(settings: Settings, app_def: AppDef, flags: AppFlags, ask_policy: AskPolicy, prompts: list[str] | None) -> None:
+    host = AppHost(app=app_def, settings=settings, options=flags.options, ask_policy=ask_policy)
+    session = TerminalSession(host, principal=LOCAL_PRINCIPAL)
+    try:
+        if app_def.terminal.prepare is not None and flags.terminal is not None:
+            app_def.terminal.prepare(flags.terminal, host)
+        welcome = app_def.terminal.welcome(host, settings.lang) if app_def.terminal.welcome is not None else None
+        line = t("cli.chat.welcome", settings.lang, app=app_def.name, model=settings.model)
+        console.print(" · ".join([line, welcome] if welcome else [line]), style="bold", markup=False)
+        prepare_model(settings, settings.model)  # before the first run: nothing runs on the loop yet
+        await _converse(session, settings, prompts)
+    finally:
+        session.close()
+        await host.aclose()
+
+
+async def _converse(session: TerminalSession, settings: Settings, prompts: list[str] | None) -> None:
+    previous: str | None = None
+    queue = list(prompts or [])
+    if not prompts:
+        console.print(t("cli.chat.hint", settings.lang), style="dim")
+    while True:
+        if prompts is not None:
+            if not queue:
+                return
+            text = queue.pop(0)
+            console.print(f"{t('cli.chat.prompt', settings.lang)}> {text}", markup=False)
+        else:
+            try:
+                text = (await session.stdin.aread(f"{t('cli.chat.prompt', settings.lang)}> ")).strip()
+            except EOFError:
+                return
+            if text in ("exit", "quit", "退出"):
+                return
+            if not text:
+                continue
+        run = await session.host.start(text, principal=LOCAL_PRINCIPAL, lang=settings.lang, continue_from=previous)
+        result = await session.turn(run)
+        previous = run.id  # the next turn continues the main agent's conversation
+        if result.status == RunStatus.waiting and session.host.runtime.ask_policy == "defer":
+            return
+
+
+@app.command(context_settings=_EXTRA)
+def serve(
+    ctx: typer.Context,
+    app_name: AppArg = DEFAULT_APP,
+    host: Annotated[str, typer.Option(help="Address to bind (127.0.0.1: this machine only)")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on")] = 8000,
+    model: ModelOpt = None,
+    lang: LangOpt = None,
+    help_app: HelpApp = False,
+) -> None:
+    """Serve an app's web page and JSON API (OpenAPI docs at /docs)."""
+    from ..web import serve as serve_web
+
+    settings = settings_for(model, lang)
+    app_def, flags = _app(app_name, ctx, help_app)
+    prepare_model(settings, settings.model)
+    serve_web(app=app_def, settings=settings, options=flags.options, host=host, port=port)
+
+
+@app.command(context_settings=_EXTRA)
+def desktop(ctx: typer.Context, app_name: AppArg = DEFAULT_APP, model: ModelOpt = None, lang: LangOpt = None, help_app: HelpApp = False) -> None:
+    """Open an app's desktop window (needs the `qt` extra)."""
+    from ..qt import run_desktop
+
+    settings = settings_for(model, lang)
+    app_def, flags = _app(app_name, ctx, help_app)
+    prepare_model(settings, settings.model)
+    raise SystemExit(run_desktop(app=app_def, settings=settings, options=flags.options))
+
+
+@app.command(context_settings=_EXTRA)
+def mcp(
+    ctx: typer.Context,
+    app_name: AppArg = DEFAULT_APP,
+    transport: Annotated[str, typer.Option(help="stdio (for a client that starts this process) or http (streamable HTTP)")] = "stdio",
+    host: Annotated[str, typer.Option(help="http: address to bind")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="http: port to listen on")] = 8001,
+    lang: LangOpt = None,
+    help_app: HelpApp = False,
+) -> None:
+    """Serve an app's tools over MCP; its questions reach the client's user through elicitation."""
+    from ..mcp import run_mcp
+
+    if transport not in ("stdio", "http"):
+        raise typer.BadParameter(t("cli.bad.transport", env_lang()))
+    settings = settings_for(lang=lang)
+    app_def, flags = _app(app_name, ctx, help_app)
+    run_mcp(app=app_def, settings=settings, options=flags.options, transport=transport, host=host, port=port)

@@ -1,0 +1,139 @@
+"""What every command shares: the Typer app, the console, the common options, settings, and the terminal itself
+(one reader of stdin, prompts that can be abandoned, the model made ready with progress)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import queue
+import sys
+import threading
+import time
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+from ...config import Settings
+from ...i18n import normalize_lang, t
+from ...models import resolve_model
+from ...runtime import AskPolicy
+
+__all__ = [
+    "LangOpt",
+    "ModelOpt",
+    "Stdin",
+    "Abandoned",
+    "app",
+    "console",
+    "env_lang",
+    "in_daemon_thread",
+    "interactive",
+    "policy",
+    "prepare_model",
+    "settings_for",
+]
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Consulta: agents that stop to consult someone, and carry on.")
+console = Console()
+
+ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="local | local:/x.gguf | openai:M | gemini:M | scripted:PATH")]
+LangOpt = Annotated[str | None, typer.Option("--lang", help="en or zh-CN")]
+
+
+def env_lang() -> str:
+    """The language for messages given before the settings are read (`CONSULTA_LANG`)."""
+    return normalize_lang(os.environ.get("CONSULTA_LANG"))
+
+
+def settings_for(model: str | None = None, lang: str | None = None) -> Settings:
+    settings = Settings.from_env(model=model, lang=lang)
+    return Settings(home=settings.home, database_url=settings.database_url, model=settings.model, lang=normalize_lang(settings.lang))
+
+
+def interactive() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def policy(choice: str | None = None) -> AskPolicy:
+    """`wait` when a person is at the terminal to answer, else `defer` (answer later with `consulta answer`)."""
+    if choice is None:
+        return "wait" if interactive() else "defer"
+    if choice not in ("wait", "defer", "fail"):
+        raise typer.BadParameter(t("cli.bad.ask_policy", env_lang()))
+    return choice  # type: ignore[return-value]
+
+
+def prepare_model(settings: Settings, spec: str) -> None:
+    """Join the embedded model's parts (with a progress bar) and load it (with timing) before the first run."""
+    if not spec.startswith("local"):
+        return
+    if spec == "local" and not os.environ.get("CONSULTA_GGUF"):
+        from ...models._gguf import ensure_default_gguf
+
+        with Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(), console=console, transient=True) as bar:
+            task = bar.add_task(t("cli.model.joining", settings.lang), total=None)
+            ensure_default_gguf(settings.models_dir, progress=lambda done, total: bar.update(task, completed=done, total=total))
+    start = time.monotonic()
+    with console.status(t("cli.model.loading", settings.lang)):
+        model = resolve_model(spec, models_dir=settings.models_dir)
+        load = getattr(model, "load", None)
+        if callable(load):
+            load()
+    console.print(t("cli.model.loaded", settings.lang, seconds=time.monotonic() - start), style="dim")
+
+
+async def in_daemon_thread(fn: Any, *args: Any) -> Any:
+    """Run a blocking terminal prompt on a daemon thread: a prompt abandoned by Ctrl-C never keeps the process alive."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def work() -> None:
+        try:
+            value = fn(*args)
+            loop.call_soon_threadsafe(lambda: future.done() or future.set_result(value))
+        except BaseException as error:  # noqa: BLE001 - delivered to the awaiting task
+            loop.call_soon_threadsafe(lambda e=error: future.done() or future.set_exception(e))
+
+    threading.Thread(target=work, daemon=True).start()
+    return await future
+
+
+class Abandoned(Exception):
+    """The prompt was given up (the run was stopped); the line it waited for goes to the next prompt."""
+
+
+class Stdin:
+    """One thread reads the terminal; prompts take lines from it. An abandoned prompt gives up without eating input."""
+
+    def __init__(self) -> None:
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        self._pump: threading.Thread | None = None
+
+    def _read_forever(self) -> None:
+        while True:
+            line = sys.stdin.readline()
+            self._lines.put(line)
+            if line == "":
+                return
+
+    def read(self, prompt: str) -> str:
+        if self._pump is None:
+            self._pump = threading.Thread(target=self._read_forever, daemon=True)
+            self._pump.start()
+        console.print(prompt, end="", markup=False)
+        line = self._lines.get()
+        if line is None:
+            raise Abandoned
+        if line == "":
+            self._lines.put("")  # end of input stays visible to later prompts
+            raise EOFError
+        return line.rstrip("\n")
+
+    def abandon(self) -> None:
+        """Wake the prompt that is waiting, so it stops waiting."""
+        self._lines.put(None)
+
+    async def aread(self, prompt: str) -> str:
+        return await in_daemon_thread(self.read, prompt)
