@@ -35,6 +35,8 @@ from ..runtime import (
     RunStatus,
     Runtime,
     Store,
+    Tracing,
+    tracing_from_setting,
 )
 
 __all__ = ["LOCAL_PRINCIPAL", "AppHost", "HandedOver", "HostEvent"]
@@ -70,6 +72,9 @@ class AppHost:
     from what the run recorded — its agent's name and options — so a resumed run comes back as the same agent. When
     a run finishes and the app's `follow_up` hands the turn over, the host starts the next agent's run (every front
     end sees it start; the first run's listeners then hear its `RunEnded` and `HandedOver`).
+
+    Runs are traced as `settings.traces` says (ConfigError for a value that is not a traces setting, before anything
+    is opened), unless a `runtime` is given: it traces as it was made to.
     """
 
     def __init__(
@@ -85,8 +90,10 @@ class AppHost:
         self.settings = settings
         self.app: AppDef = resolve_app(app)
         self.options: AppOptions = self.app.parse_options(options)
+        self.tracing: Tracing | None = tracing_from_setting(settings.traces) if runtime is None else None
+        """This host's tracing (shut down with the host), if its runtime is its own and traces are on."""
         self.store = store or (runtime.store if runtime is not None else Store(settings.database_url))
-        self.runtime = runtime or Runtime(store=self.store, resolve_model=self._resolve_model, ask_policy=ask_policy)
+        self.runtime = runtime or Runtime(store=self.store, resolve_model=self._resolve_model, ask_policy=ask_policy, tracing=self.tracing)
         self.env = AppEnv(
             store=self.store, resolve_model=self._resolve_model, model=settings.model, lang=normalize_lang(settings.lang),
             data_dir=settings.app_dir(self.app.name),
@@ -269,20 +276,27 @@ class AppHost:
             raise NotFoundError(f"No ask with id {ask_id!r} in this session.") from None
         return ask
 
-    async def answer(self, ask_id: str, value: Any, *, principal: str | None) -> AskRecord:
+    async def answer(self, ask: str | AskRecord, value: Any, *, principal: str | None) -> AskRecord:
         """Answer the ask (NotFoundError, ConflictError when already closed, InvalidAnswerError; nothing changes on
-        an error) and make sure its run continues."""
-        ask = self.ask(ask_id, principal=principal)
-        closed = self.runtime.answer(ask_id, value, answered_by=principal)
-        await self._continue_orphan(ask.run_id)
+        an error) and make sure its run continues.
+
+        `ask`: its id, or the record `ask(…, principal=principal)` gave the caller (not read again: an answer reads
+        the ask once, then closes it with the store's conditional update)."""
+        record = self._own_ask(ask, principal=principal)
+        closed = self.runtime.answer(record, value, answered_by=principal)
+        await self._continue_orphan(record.run_id)
         return closed
 
-    async def cancel(self, ask_id: str, *, principal: str | None) -> AskRecord:
-        """Cancel (decline) the ask: the model is told the person cancelled (`question_cancelled` for a question)."""
-        ask = self.ask(ask_id, principal=principal)
-        closed = self.runtime.cancel_ask(ask_id, answered_by=principal)
-        await self._continue_orphan(ask.run_id)
+    async def cancel(self, ask: str | AskRecord, *, principal: str | None) -> AskRecord:
+        """Cancel (decline) the ask: the model is told the person cancelled (`question_cancelled` for a question).
+        `ask` as for `answer`."""
+        record = self._own_ask(ask, principal=principal)
+        closed = self.runtime.cancel_ask(record, answered_by=principal)
+        await self._continue_orphan(record.run_id)
         return closed
+
+    def _own_ask(self, ask: str | AskRecord, *, principal: str | None) -> AskRecord:
+        return ask if isinstance(ask, AskRecord) else self.ask(ask, principal=principal)
 
     async def _continue_orphan(self, run_id: str) -> None:
         """A run left by a process that is gone (a restarted server) is taken up here; a live one continues where it is."""
@@ -301,7 +315,7 @@ class AppHost:
         return None if self.app.data_path is None else self.app.data_path(self.options, self.env)
 
     async def aclose(self) -> None:
-        """Stop background work and close the store (idempotent)."""
+        """Stop background work, flush the traces and close the store (idempotent)."""
         if self._closed:
             return
         self._closed = True
@@ -311,4 +325,6 @@ class AppHost:
                 await task
         self._unsubscribe()
         await self.runtime.aclose()
+        if self.tracing is not None:
+            self.tracing.shutdown()  # ends the spans of runs left waiting, flushes the exporter
         self.store.close()
