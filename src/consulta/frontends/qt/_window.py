@@ -74,7 +74,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(t("qt.window.title", self.lang, app=self.app.name))
         self.resize(1200, 760)
 
-        self.chat = ChatPanel(lang=self.lang)
+        self.chat = ChatPanel(lang=self.lang, app=self.app.name)
         self.plan = PlanPanel(lang=self.lang)
         self.panels: list[DesktopPanel] = []
         """The app's own panels (its desktop part), built once the host is ready."""
