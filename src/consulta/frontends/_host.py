@@ -12,7 +12,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 
@@ -32,6 +34,7 @@ from ..runtime import (
     NotFoundError,
     RunEnded,
     RunRecord,
+    RunStarted,
     RunStatus,
     Runtime,
     Store,
@@ -45,6 +48,12 @@ LOCAL_PRINCIPAL = "local"
 """The machine's own user: runs started in the terminal or the desktop window."""
 
 _log = logging.getLogger("consulta.host")
+
+_HANDING_OVER: ContextVar[str | None] = ContextVar("consulta_handing_over", default=None)
+"""While the host starts the next agent's run: the id of the run handing its turn over (the new run's `RunStarted`,
+told from inside the start, is known by it as a hand-over's)."""
+_REMEMBERED = 1024
+"""Hand-overs a long-lived host remembers for `handed_from` / `handed_to` (the store has them all)."""
 
 
 class HandedOver(BaseModel):
@@ -104,6 +113,8 @@ class AppHost:
         self._listeners: list[Callable[[HostEvent], None]] = []
         self._handovers: dict[str, asyncio.Task[RunRecord | None]] = {}  # by the finished run's id
         self._chains: dict[str, tuple[str, ...]] = {}  # a handed-over run's id -> the agents of its turn so far
+        self._handed_from: OrderedDict[str, str] = OrderedDict()  # a run started by a hand-over -> the run that handed over
+        self._handed_to: OrderedDict[str, str] = OrderedDict()  # a run that handed over -> the run it handed its turn to
         self._unsubscribe = self.runtime.subscribe(self._hear)
         self._closed = False
 
@@ -193,6 +204,9 @@ class AppHost:
     def _hear(self, event: Event) -> None:
         """The runtime's events, passed on; a finished run of an app that hands over is held back until the next
         agent's run has started, so a front end that sees the run end already knows what comes next."""
+        if isinstance(event, RunStarted) and not event.resumed and (handing := _HANDING_OVER.get()) is not None:
+            _remember(self._handed_from, event.run_id, handing)
+            _remember(self._handed_to, handing, event.run_id)
         if isinstance(event, RunEnded) and event.status == RunStatus.finished.value and self.app.follow_up is not None:
             try:
                 loop = asyncio.get_running_loop()
@@ -221,6 +235,16 @@ class AppHost:
         done = [run_id for run_id, task in self._handovers.items() if task.done()]
         for run_id in done[: max(0, len(self._handovers) - keep)]:
             del self._handovers[run_id]
+
+    def handed_from(self, run_id: str) -> str | None:
+        """The run that handed its turn over to run `run_id` in this process (known from the new run's `RunStarted`
+        on), or None: a run of the person's own (or one this host has forgotten)."""
+        return self._handed_from.get(run_id)
+
+    def handed_to(self, run_id: str) -> str | None:
+        """The run that run `run_id` handed its turn over to in this process (known from the run's `RunEnded` on),
+        or None."""
+        return self._handed_to.get(run_id)
 
     async def handed_over(self, run_id: str) -> RunRecord | None:
         """The run that finished run `run_id` handed its turn to in this process (waiting for the hand-over if it is
@@ -254,7 +278,13 @@ class AppHost:
             return None
         options = self.app.recorded_options({**run.options, **handover.options})
         agent = self.app.build(handover.agent, options, self.env)
-        follow = await self.runtime.start(agent, handover.prompt, model=run.model, lang=run.lang, principal=run.principal)
+        handing = _HANDING_OVER.set(run.id)
+        try:
+            follow = await self.runtime.start(agent, handover.prompt, model=run.model, lang=run.lang, principal=run.principal)
+        finally:
+            _HANDING_OVER.reset(handing)
+        _remember(self._handed_from, follow.id, run.id)  # (already, unless the start told nothing)
+        _remember(self._handed_to, run.id, follow.id)
         self._chains[follow.id] = (*chain, handover.agent)
         told = HandedOver(run_id=run.id, next_run_id=follow.id, agent=handover.agent)
         stored = self.store.append_event(run.id, told.type, told.model_dump(mode="json", exclude={"type", "seq"}))
@@ -328,3 +358,10 @@ class AppHost:
         if self.tracing is not None:
             self.tracing.shutdown()  # ends the spans of runs left waiting, flushes the exporter
         self.store.close()
+
+
+def _remember(book: OrderedDict[str, str], key: str, value: str) -> None:
+    book[key] = value
+    book.move_to_end(key)
+    while len(book) > _REMEMBERED:
+        book.popitem(last=False)
