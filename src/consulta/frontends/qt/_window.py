@@ -107,7 +107,7 @@ class MainWindow(QMainWindow):
 
     def _on_ready(self) -> None:
         assert self.bridge.host is not None
-        self._person_view = PersonView(self.bridge.host, self.chat.show_event)
+        self._person_view = PersonView(self.bridge.host, lambda event: self.chat.show_event(event))
         if self.app.desktop is not None:
             try:
                 self.panels = list(self.app.desktop().panels(_Kit(self)))
