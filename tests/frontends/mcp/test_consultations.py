@@ -12,31 +12,31 @@ from fastmcp import Client
 
 from consulta.config import Settings
 from consulta.frontends.mcp import build_server
+from consulta.models import load_script
 from consulta.runtime import Store
 
 from ._support import call
 
 SCRIPT = resources.files("consulta.apps.tutor").joinpath("data", "scripts", "unsuitable_upload.yaml")
-STUDENT_DATA = "name,city\nAda,Paris\nBo,Rome\nCy,Oslo\n"
-INSPECT = {
-    "expert_id": "data_inspector",
-    "question": "Is student_data.csv suitable for task_2_1?",
-    "context": {"file_name": "student_data.csv", "task_id": "task_2_1"},
-    "expected_output_type": "suitability_judgment",
-    "scenario_id": "dataset_suitability_check",
-    "reasoning": "The student just uploaded this file.",
-}
+
+
+def scripted_consultation(script: Path) -> dict[str, Any]:
+    """The consult_expert request the tutor's script has its orchestrator make (a data inspection of an upload)."""
+    agents = load_script(script)["agents"]  # type: ignore[call-overload]
+    return next(c["args"] for a in agents for step in a.get("steps", []) for c in step.get("tool_calls", []) if c["name"] == "consult_expert")
 
 
 def test_consult_expert_over_mcp_is_kept_on_the_sessions_run_within_its_budget(tmp_path: Path) -> None:
     with resources.as_file(SCRIPT) as script:
         settings = Settings(home=tmp_path, database_url=f"sqlite:///{tmp_path}/consulta.db", model=f"scripted:{script}", lang="en")
+        request = scripted_consultation(Path(script))
     server = build_server(app="tutor", settings=settings)
+    upload = {"name": request["context"]["file_name"], "content": "name,score\n" + "".join(f"s{i},{i}\n" for i in range(5))}
 
     async def scenario() -> list[dict[str, Any]]:
         async with Client(server) as client:
-            assert (await call(client, "upload_dataset", {"name": "student_data.csv", "content": STUDENT_DATA}))["ok"] is True
-            return [await call(client, "consult_expert", INSPECT) for _ in range(4)]
+            assert (await call(client, "upload_dataset", upload))["ok"] is True
+            return [await call(client, "consult_expert", request) for _ in range(4)]
 
     *done, refused = asyncio.run(scenario())
     assert all(r["consultation_id"].startswith("consult_") for r in done)
