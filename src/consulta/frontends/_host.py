@@ -283,7 +283,7 @@ class AppHost:
             follow = await self.runtime.start(agent, handover.prompt, model=run.model, lang=run.lang, principal=run.principal)
         finally:
             _HANDING_OVER.reset(handing)
-        _remember(self._handed_from, follow.id, run.id)  # (already, unless the start told nothing)
+        _remember(self._handed_from, follow.id, run.id)  # as `_hear` noted from its RunStarted (should that be told elsewhere)
         _remember(self._handed_to, run.id, follow.id)
         self._chains[follow.id] = (*chain, handover.agent)
         told = HandedOver(run_id=run.id, next_run_id=follow.id, agent=handover.agent)
