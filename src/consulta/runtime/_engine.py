@@ -23,6 +23,7 @@ from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
     ModelResponse,
+    RetryFeedbackPart,
     RetryPromptPart,
     TextPart,
     ToolCallPart,
@@ -171,8 +172,15 @@ def _refused(messages: list[ModelMessage], i: int) -> bool:
     after = messages[i + 1] if i + 1 < len(messages) else None
     return (
         isinstance(messages[i], ModelResponse) and isinstance(after, ModelRequest)
-        and any(isinstance(p, RetryPromptPart) and p.tool_name is None for p in after.parts)
+        and any(_is_refusal(p) for p in after.parts)
     )
+
+
+def _is_refusal(part: Any) -> bool:
+    """Whether `part` sends a final text back: a reply check's reason (ModelRetry from an output validator)."""
+    if isinstance(part, RetryFeedbackPart):
+        return part.retry.cause == "model_retry"
+    return isinstance(part, RetryPromptPart) and part.tool_name is None
 
 
 def count_steps(messages: list[ModelMessage]) -> int:
@@ -553,7 +561,7 @@ def _refusals(messages: list[ModelMessage]) -> int:
     """Final texts refused so far in this turn."""
     return sum(
         1 for m in this_turn(messages) if isinstance(m, ModelRequest)
-        for p in m.parts if isinstance(p, RetryPromptPart) and p.tool_name is None
+        for p in m.parts if _is_refusal(p)
     )
 
 
