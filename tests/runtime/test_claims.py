@@ -26,7 +26,7 @@ from consulta.runtime import (
     find_claims,
     read_tool,
 )
-from consulta.runtime._engine import carry_over
+from consulta.runtime._engine import carry_over, load_messages
 
 NOTHING = TurnFacts(lang="en")
 LOOKED_UP = TurnFacts(
@@ -164,7 +164,7 @@ def lookup(name: str) -> dict[str, Any]:
     return {"ok": True, "records": [f"{name}: box 1 positions 4,5,6"]}
 
 
-def run_with(tmp_path: Path, run_once, replies: list[str], *, prompt: str = "Thaw a RTCB tube", lang_tools: bool = False):  # noqa: ANN001, ANN201
+def run_with(tmp_path: Path, run_once, replies: list[str], *, prompt: str = "Thaw a RTCB tube"):  # noqa: ANN001, ANN201
     """Run a toolless agent whose model answers `replies` in turn; return the run and the reasons it was told."""
     told: list[str] = []
 
@@ -185,7 +185,7 @@ def test_a_false_claim_is_sent_back_once_then_replaced_by_codes_reply(tmp_path: 
     assert len(told) == 1 and "has been thawed" in told[0] and "nothing in this turn did that" in told[0]
     checkpoint = store.load_checkpoint(run.id)
     assert checkpoint is not None
-    assert [p.content for m in carry_over(_messages(checkpoint[1])) if isinstance(m, ModelResponse) for p in m.parts] == [run.output]
+    assert [p.content for m in carry_over(load_messages(checkpoint[1])) if isinstance(m, ModelResponse) for p in m.parts] == [run.output]
 
 
 def test_a_chinese_request_gets_codes_reply_in_chinese(tmp_path: Path, run_once) -> None:  # noqa: ANN001
@@ -202,12 +202,6 @@ def test_a_rewrite_that_holds_is_shown(tmp_path: Path, run_once) -> None:  # noq
 def test_a_legitimate_reply_is_shown_as_written(tmp_path: Path, run_once, reply: str) -> None:  # noqa: ANN001
     run, told, _ = run_with(tmp_path, run_once, [reply])
     assert run.output == reply and told == []
-
-
-def _messages(blob: str) -> list[ModelMessage]:
-    from consulta.runtime._engine import load_messages
-
-    return load_messages(blob)
 
 
 def test_carry_over_leaves_out_refused_replies() -> None:

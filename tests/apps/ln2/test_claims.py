@@ -6,8 +6,6 @@ replies pass as written, and an ln2 turn's first step must call a tool."""
 from __future__ import annotations
 
 import asyncio
-import shutil
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -17,32 +15,21 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from consulta.apps import ln2
 from consulta.i18n import t
-from consulta.models import ScriptedModel
 from consulta.runtime import PlanStatus, RunRecord, Runtime, RunStatus, Store
 
-SAMPLE = resources.files("consulta.apps.ln2").joinpath("data", "sample_inventory.yaml")
+from .test_agent_flow import Harness, inventory  # noqa: F401 (a fixture)
 
 
-@pytest.fixture
-def inventory(tmp_path: Path) -> Path:
-    path = tmp_path / "inventory.yaml"
-    with resources.as_file(SAMPLE) as sample:
-        shutil.copyfile(sample, path)
-    return path
-
-
-def run_script(tmp_path: Path, inventory: Path, prompt: str, steps: list[dict[str, Any]]) -> tuple[RunRecord, Store]:
-    store = Store(f"sqlite:///{tmp_path}/consulta.db")
-    model = ScriptedModel(steps)
+def run_script(tmp_path: Path, inventory: Path, prompt: str, steps: list[dict[str, Any]]) -> tuple[RunRecord, Store]:  # noqa: F811
+    h = Harness(tmp_path, inventory, steps)
 
     async def scenario() -> RunRecord:
-        runtime = Runtime(store=store, resolve_model=lambda _: model, ask_policy="defer")
         try:
-            return await runtime.run(ln2.build_agent(inventory=inventory), prompt, model="scripted")
+            return await h.run(prompt)
         finally:
-            await runtime.aclose()
+            await h.runtime.aclose()
 
-    return asyncio.run(scenario()), store
+    return asyncio.run(scenario()), h.store
 
 
 # (request, the false reply) — the four seen, and variants in both languages
