@@ -180,7 +180,8 @@ def _words(words: Iterable[str]) -> str:
 
 
 _ADVERBS = r"(?:(?:now|just|already|successfully|also|all)\s+)*"
-_ZH_GAP = r"(?:(?!暂存|于)[^，,：:；;]){0,12}?"  # up to the verb, within the clause; never "已于 <date>" (data)
+_ZH_GAP = r"(?!有|是|在|满)(?:(?!暂存|于|有)[^，,：:；;]){0,12}?"
+"""From 已 up to the verb, within the clause; never what the data says ("已于 <date>", "已有 3 条记录", "已满")."""
 _ZH_VERBS = _words(ZH_DONE)
 
 _LEXICON: tuple[tuple[ClaimKind, re.Pattern[str]], ...] = tuple(

@@ -12,7 +12,7 @@ from pydantic import Field
 
 from ...asks import CONSULT_EXPERT_TOOL_NAME, Consultant, RuleBook, consult_expert_tool
 from ...i18n import t
-from ...runtime import Agent, ReplyCheck, ReplyRefused, RunRecord, Store, ToolChoice, TurnFacts, all_checks, assertions
+from ...runtime import Agent, ReplyCheck, ReplyRefused, RunRecord, Store, ToolChoice, TurnFacts, all_checks, assertions, reply_lang
 from .._def import AppEnv, AppOptions, Handover
 from ._datasets import uploaded_files
 from ._experts import tutor_experts
@@ -67,7 +67,6 @@ Notes:
 {notes}"""
 
 _LANGUAGES = {"en": "English", "zh-CN": "Chinese (简体中文)"}
-_CJK = re.compile(r"[\u4e00-\u9fff]")
 
 _STATUS = {
     "not_started": "The student has not started it yet.",
@@ -92,7 +91,7 @@ def packet_brief(packet: InstructionPacket, task: Task | None = None) -> str:
 
 def reply_language(student: str, lang: str) -> str:
     """The language to answer in: the student's (Chinese when they wrote Chinese), else the session's."""
-    return _LANGUAGES["zh-CN"] if _CJK.search(student) else _LANGUAGES.get(lang, _LANGUAGES["en"])
+    return _LANGUAGES[reply_lang(student, lang)]
 
 
 def uploads_folder(options: TutorOptions, env: AppEnv) -> Path:
