@@ -1,0 +1,207 @@
+"""Two `consulta serve ln2` processes on one PostgreSQL store serve one app: a run started on A is watched and
+answered on B; A is killed while the run waits on its plan, and the run continues on B — the thaw applied once,
+audited once, and B's event stream whole (every number once, in order, none missing)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from importlib import resources
+from pathlib import Path
+from typing import Any, TypeVar
+
+import httpx2
+import pytest
+import yaml
+
+pytestmark = pytest.mark.slow
+
+AMBIGUOUS = "帮我取一管K562"
+CHOSEN = "K562-dTAG-BRD4"  # the script thaws record 9, position 1
+T = TypeVar("T")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait_for(check: Callable[[], T | None], *, timeout: float, what: str) -> T:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.05)
+
+
+class _Server:
+    """`consulta serve ln2` in a subprocess on a free port, its output in a log file."""
+
+    def __init__(self, name: str, env: dict[str, str], logs: Path) -> None:
+        self.name = name
+        self.port = _free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.log = logs / f"server-{name}.log"
+        with self.log.open("w") as out:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "consulta", "serve", "ln2", "--port", str(self.port)],
+                env=env, stdout=out, stderr=subprocess.STDOUT,
+            )
+        self.http = httpx2.Client(base_url=self.base, timeout=10)
+
+    def wait_up(self, *, timeout: float = 90) -> None:
+        def up() -> bool:
+            try:
+                return self.http.get("/api/app").status_code == 200
+            except httpx2.TransportError:
+                assert self.process.poll() is None, f"server {self.name} exited:\n{self.log.read_text()}"
+                return False
+
+        _wait_for(up, timeout=timeout, what=f"server {self.name} to answer")
+
+    def kill(self) -> None:
+        """SIGKILL, and reap it: nothing of it runs on, nothing is flushed or released."""
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+    def close(self) -> None:
+        self.http.close()
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+
+
+class _Watcher:
+    """Reads a run's event stream on one server in a thread: the events (`id`/`data` frames) and whether `end` came."""
+
+    def __init__(self, server: _Server, run_id: str, headers: dict[str, str]) -> None:
+        self.events: list[dict[str, Any]] = []
+        self.ended = False
+        self.error: BaseException | None = None
+        self._lock = threading.Lock()
+        url = f"{server.base}/api/runs/{run_id}/events"
+        self._thread = threading.Thread(target=self._read, args=(url, headers), daemon=True)
+        self._thread.start()
+
+    def _read(self, url: str, headers: dict[str, str]) -> None:
+        try:
+            # read timeout: longer than the stream's heartbeat (15 s), so only a dead stream times out
+            with httpx2.stream("GET", url, headers=headers, timeout=httpx2.Timeout(10, read=40)) as response:
+                assert response.status_code == 200
+                kind = None
+                for line in response.iter_lines():
+                    if line.startswith("event: "):
+                        kind = line.removeprefix("event: ")
+                    elif line.startswith("data: ") and kind is None:
+                        with self._lock:
+                            self.events.append(json.loads(line.removeprefix("data: ")))
+                    elif line == "":
+                        if kind == "end":
+                            self.ended = True
+                            return
+                        kind = None
+        except BaseException as error:  # noqa: BLE001 - reported by the test
+            self.error = error
+
+    def seen(self, predicate: Callable[[dict[str, Any]], bool]) -> bool:
+        with self._lock:
+            return any(predicate(event) for event in self.events)
+
+    def join(self, timeout: float) -> None:
+        self._thread.join(timeout)
+        assert not self._thread.is_alive(), "the event stream did not end"
+
+
+@pytest.fixture
+def two_servers(postgres_server: Any, tmp_path: Path) -> Iterator[tuple[_Server, _Server, Path]]:
+    home = tmp_path / "home"
+    home.mkdir()
+    with resources.as_file(resources.files("consulta.apps.ln2").joinpath("data", "scripts", "ambiguous_thaw.yaml")) as script:
+        env = {
+            **os.environ,
+            "CONSULTA_HOME": str(home),
+            "CONSULTA_DATABASE_URL": postgres_server.new_database(),
+            "CONSULTA_MODEL": f"scripted:{script}",
+            "CONSULTA_LANG": "en",
+            "PYTHONUNBUFFERED": "1",
+        }
+        servers: list[_Server] = []
+        try:
+            servers = [_Server("A", env, tmp_path), _Server("B", env, tmp_path)]  # started together: one store, one home
+            for server in servers:
+                server.wait_up()
+            yield servers[0], servers[1], home
+        finally:
+            for server in servers:
+                server.close()
+
+
+def test_a_run_started_on_one_server_is_watched_answered_and_finished_on_the_other(two_servers: tuple[_Server, _Server, Path]) -> None:
+    a, b, home = two_servers
+    token = a.http.post("/api/sessions").json()["token"]
+    headers = {"Authorization": f"Bearer {token}"}
+    assert b.http.get("/api/runs", headers=headers).status_code == 200  # a session minted on A holds on B
+
+    run = a.http.post("/api/runs", json={"prompt": AMBIGUOUS}, headers=headers).json()
+    assert b.http.get(f"/api/runs/{run['id']}", headers=headers).json()["id"] == run["id"]
+
+    def pending(kind: str) -> dict[str, Any] | None:
+        asks = b.http.get("/api/asks", headers=headers, params={"run_id": run["id"]}).json()
+        return next((ask for ask in asks if ask["kind"] == kind), None)
+
+    watcher = _Watcher(b, run["id"], headers)
+    question = _wait_for(lambda: pending("question"), timeout=30, what="the question, on B")
+    _wait_for(lambda: watcher.seen(lambda e: e["type"] == "ask_opened" and e["ask_id"] == question["id"]), timeout=15, what="B's stream to show the question")
+
+    answered = b.http.post(f"/api/asks/{question['id']}/answer", json={"answers": [CHOSEN]}, headers=headers)
+    assert answered.status_code == 200, answered.text
+
+    plan = _wait_for(lambda: pending("plan"), timeout=30, what="the plan (A continues the run after B's answer)")
+    _wait_for(lambda: watcher.seen(lambda e: e["type"] == "ask_opened" and e["ask_id"] == plan["id"]), timeout=15, what="B's stream to show A's later events")
+
+    a.kill()  # the run's holder dies while its plan waits
+    approved = b.http.post(f"/api/asks/{plan['id']}/answer", json={"decision": "approve"}, headers=headers)
+    assert approved.status_code == 200, approved.text
+
+    finished = _wait_for(
+        lambda: (r := b.http.get(f"/api/runs/{run['id']}", headers=headers).json())["status"] in ("finished", "failed", "cancelled") and r,
+        timeout=60, what="the run to end on B",
+    )
+    assert finished["status"] == "finished", finished
+    watcher.join(timeout=30)
+    assert watcher.error is None, watcher.error
+    assert watcher.ended
+
+    # The thaw is applied once and audited once.
+    inventory = home / "apps" / "ln2" / "inventory.yaml"
+    record = next(r for r in yaml.safe_load(inventory.read_text())["inventory"] if r["id"] == 9)
+    assert record["positions"] == [2, 3]
+    assert [event["positions"] for event in record["thaw_events"]] == [[4], [1]]
+    audit = [json.loads(line) for line in (inventory.parent / "inventory.yaml.audit.jsonl").read_text().splitlines() if line.strip()]
+    assert [(entry["run_id"], entry["op"]) for entry in audit] == [(run["id"], "record_thaw")], audit
+
+    # B's stream: every event once, in order, none missing; the run resumed on B and ended there.
+    seqs = [event["seq"] for event in watcher.events]
+    assert seqs == list(range(1, len(seqs) + 1)), seqs
+    types = [event["type"] for event in watcher.events]
+    assert types[0] == "run_started" and types[-1] == "run_ended"
+    assert types.count("ask_opened") == 2 and types.count("ask_closed") == 2
+    assert [e.get("resumed") for e in watcher.events if e["type"] == "run_started"] == [False, True]
+    assert watcher.events[-1]["status"] == "finished"
+    recorded = b.http.get(f"/api/runs/{run['id']}/events", headers=headers, params={"follow": False})
+    assert [line for line in recorded.text.splitlines() if line.startswith("id: ")] == [f"id: {seq}" for seq in seqs]
