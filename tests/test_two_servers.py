@@ -1,6 +1,9 @@
 """Two `consulta serve ln2` processes on one PostgreSQL store serve one app: a run started on A is watched and
 answered on B; A is killed while the run waits on its plan, and the run continues on B — the thaw applied once,
-audited once, and B's event stream whole (every number once, in order, none missing)."""
+audited once, and B's event stream whole (every number once, in order, none missing).
+
+Killed A is either reaped at once (B sees its process is gone: a server on the same machine) or left a zombie, so
+that B cannot tell from the process and must wait for A's lease to go stale (as with a server on another machine)."""
 
 from __future__ import annotations
 
@@ -13,12 +16,14 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx2
 import pytest
+import sqlalchemy
 import yaml
 
 pytestmark = pytest.mark.slow
@@ -70,10 +75,21 @@ class _Server:
 
         _wait_for(up, timeout=timeout, what=f"server {self.name} to answer")
 
-    def kill(self) -> None:
-        """SIGKILL, and reap it: nothing of it runs on, nothing is flushed or released."""
+    def kill(self, *, reap: bool) -> None:
+        """SIGKILL: nothing of it runs on, nothing is flushed or released. Unreaped, its pid still answers (a zombie)
+        until `close`, so only its lease's heartbeat tells others it is gone."""
         self.process.send_signal(signal.SIGKILL)
-        self.process.wait(timeout=10)
+        if reap:
+            self.process.wait(timeout=10)
+
+        def gone() -> bool:
+            try:
+                self.http.get("/api/app", timeout=1)
+            except httpx2.TransportError:
+                return True
+            return False
+
+        _wait_for(gone, timeout=10, what=f"server {self.name} to stop answering")
 
     def close(self) -> None:
         self.http.close()
@@ -127,15 +143,33 @@ class _Watcher:
         assert not self._thread.is_alive(), "the event stream did not end"
 
 
+@dataclass
+class _Two:
+    a: _Server
+    b: _Server
+    home: Path
+    database_url: str
+
+    def owner(self, run_id: str) -> str | None:
+        """Who holds the run's lease, as the store says."""
+        engine = sqlalchemy.create_engine(self.database_url)
+        try:
+            with engine.connect() as conn:
+                return conn.execute(sqlalchemy.text("SELECT owner FROM runs WHERE id = :id"), {"id": run_id}).scalar_one()
+        finally:
+            engine.dispose()
+
+
 @pytest.fixture
-def two_servers(postgres_server: Any, tmp_path: Path) -> Iterator[tuple[_Server, _Server, Path]]:
+def two_servers(postgres_server: Any, tmp_path: Path) -> Iterator[_Two]:
     home = tmp_path / "home"
     home.mkdir()
+    database_url = postgres_server.new_database()
     with resources.as_file(resources.files("consulta.apps.ln2").joinpath("data", "scripts", "ambiguous_thaw.yaml")) as script:
         env = {
             **os.environ,
             "CONSULTA_HOME": str(home),
-            "CONSULTA_DATABASE_URL": postgres_server.new_database(),
+            "CONSULTA_DATABASE_URL": database_url,
             "CONSULTA_MODEL": f"scripted:{script}",
             "CONSULTA_LANG": "en",
             "PYTHONUNBUFFERED": "1",
@@ -145,14 +179,15 @@ def two_servers(postgres_server: Any, tmp_path: Path) -> Iterator[tuple[_Server,
             servers = [_Server("A", env, tmp_path), _Server("B", env, tmp_path)]  # started together: one store, one home
             for server in servers:
                 server.wait_up()
-            yield servers[0], servers[1], home
+            yield _Two(servers[0], servers[1], home, database_url)
         finally:
             for server in servers:
                 server.close()
 
 
-def test_a_run_started_on_one_server_is_watched_answered_and_finished_on_the_other(two_servers: tuple[_Server, _Server, Path]) -> None:
-    a, b, home = two_servers
+@pytest.mark.parametrize("reap", [True, False], ids=["holder-reaped", "holder-unreachable"])
+def test_a_run_started_on_one_server_is_watched_answered_and_finished_on_the_other(two_servers: _Two, reap: bool) -> None:
+    a, b, home = two_servers.a, two_servers.b, two_servers.home
     token = a.http.post("/api/sessions").json()["token"]
     headers = {"Authorization": f"Bearer {token}"}
     assert b.http.get("/api/runs", headers=headers).status_code == 200  # a session minted on A holds on B
@@ -174,13 +209,14 @@ def test_a_run_started_on_one_server_is_watched_answered_and_finished_on_the_oth
     plan = _wait_for(lambda: pending("plan"), timeout=30, what="the plan (A continues the run after B's answer)")
     _wait_for(lambda: watcher.seen(lambda e: e["type"] == "ask_opened" and e["ask_id"] == plan["id"]), timeout=15, what="B's stream to show A's later events")
 
-    a.kill()  # the run's holder dies while its plan waits
+    assert f":{a.process.pid}:" in (two_servers.owner(run["id"]) or "")  # A carried the run on after B's answer
+    a.kill(reap=reap)  # the run's holder dies while its plan waits
     approved = b.http.post(f"/api/asks/{plan['id']}/answer", json={"decision": "approve"}, headers=headers)
     assert approved.status_code == 200, approved.text
 
     finished = _wait_for(
         lambda: (r := b.http.get(f"/api/runs/{run['id']}", headers=headers).json())["status"] in ("finished", "failed", "cancelled") and r,
-        timeout=60, what="the run to end on B",
+        timeout=45, what="the run to end on B (within A's lease going stale, 15 s)",
     )
     assert finished["status"] == "finished", finished
     watcher.join(timeout=30)
