@@ -100,3 +100,55 @@ def test_an_answer_to_an_outside_clients_run_is_recorded_and_nothing_resumes_it(
             await host.aclose()
 
     asyncio.run(scenario())
+
+
+def test_an_answer_while_the_holder_looks_alive_takes_the_run_up_once_the_holders_lease_is_stale(tmp_path: Path) -> None:
+    """A holder on another machine that died (its pid cannot be checked from here): its run waits until its lease is
+    stale, then the host that took the answer carries it on; a holder that carries on itself is left alone."""
+    import time
+
+    import sqlalchemy
+
+    url = settings(tmp_path).database_url
+
+    def lease(run_id: str, *, owner: str, age: float = 0.0, status: str | None = None) -> None:
+        engine = sqlalchemy.create_engine(url)
+        values = {"id": run_id, "owner": owner, "at": time.time() - age}
+        sets = "owner = :owner, heartbeat_at = :at" + (", status = :status" if status else "")
+        with engine.begin() as conn:
+            conn.execute(sqlalchemy.text(f"UPDATE runs SET {sets} WHERE id = :id"), {**values, "status": status})
+        engine.dispose()
+
+    async def waiting_run(host: AppHost) -> str:
+        run = await host.start("帮我取一管K562", principal="token:lab")
+        await host.runtime.settled(run.id)
+        return run.id
+
+    async def scenario() -> None:
+        first = AppHost(app="ln2", settings=settings(tmp_path), ask_policy="defer")
+        abandoned, carried = await waiting_run(first), await waiting_run(first)
+        await first.aclose()
+        host = AppHost(app="ln2", settings=settings(tmp_path), ask_policy="defer")
+        host.runtime.leases.poll_interval = 0.02
+        try:
+            for run_id in (abandoned, carried):
+                lease(run_id, owner="elsewhere:4242:abcdef")  # a fresh heartbeat from another machine
+                (ask,) = host.asks(principal="token:lab", run_id=run_id)
+                await host.answer(ask.id, ["K562-dTAG-BRD4"], principal="token:lab")
+                assert not host.runtime.is_running_here(run_id)  # its holder may carry it on
+            lease(carried, owner="elsewhere:4242:abcdef", status="running")  # ... and this one's does
+            async with asyncio.timeout(5):
+                while host._watched.keys() != {abandoned}:  # the carried run's watch ends
+                    await asyncio.sleep(0.01)
+            assert not host.runtime.is_running_here(abandoned)
+            lease(abandoned, owner="elsewhere:4242:abcdef", age=60)  # the holder's heartbeat stopped a minute ago
+            async with asyncio.timeout(5):
+                while not host.runtime.is_running_here(abandoned):
+                    await asyncio.sleep(0.01)
+            assert (await host.runtime.settled(abandoned)).status == RunStatus.waiting
+            assert [a.kind for a in host.asks(principal="token:lab", run_id=abandoned)] == ["plan"]
+            assert not host.runtime.is_running_here(carried) and not host._watched
+        finally:
+            await host.aclose()
+
+    asyncio.run(scenario())
