@@ -14,40 +14,27 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import httpx2
 import pytest
 import sqlalchemy
 import yaml
+from frontends.web.conftest import AMBIGUOUS, wait_for  # tests/ is on the path: its folders are packages
 
 pytestmark = pytest.mark.slow
 
-AMBIGUOUS = "帮我取一管K562"
 CHOSEN = "K562-dTAG-BRD4"  # the script thaws record 9, position 1
-T = TypeVar("T")
 
 
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
-
-
-def _wait_for(check: Callable[[], T | None], *, timeout: float, what: str) -> T:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.05)
 
 
 class _Server:
@@ -73,7 +60,7 @@ class _Server:
                 assert self.process.poll() is None, f"server {self.name} exited:\n{self.log.read_text()}"
                 return False
 
-        _wait_for(up, timeout=timeout, what=f"server {self.name} to answer")
+        wait_for(up, timeout=timeout, what=f"server {self.name} to answer")
 
     def kill(self, *, reap: bool) -> None:
         """SIGKILL: nothing of it runs on, nothing is flushed or released. Unreaped, its pid still answers (a zombie)
@@ -89,7 +76,7 @@ class _Server:
                 return True
             return False
 
-        _wait_for(gone, timeout=10, what=f"server {self.name} to stop answering")
+        wait_for(gone, timeout=10, what=f"server {self.name} to stop answering")
 
     def close(self) -> None:
         self.http.close()
@@ -200,21 +187,21 @@ def test_a_run_started_on_one_server_is_watched_answered_and_finished_on_the_oth
         return next((ask for ask in asks if ask["kind"] == kind), None)
 
     watcher = _Watcher(b, run["id"], headers)
-    question = _wait_for(lambda: pending("question"), timeout=30, what="the question, on B")
-    _wait_for(lambda: watcher.seen(lambda e: e["type"] == "ask_opened" and e["ask_id"] == question["id"]), timeout=15, what="B's stream to show the question")
+    question = wait_for(lambda: pending("question"), timeout=30, what="the question, on B")
+    wait_for(lambda: watcher.seen(lambda e: e["type"] == "ask_opened" and e["ask_id"] == question["id"]), timeout=15, what="B's stream to show the question")
 
     answered = b.http.post(f"/api/asks/{question['id']}/answer", json={"answers": [CHOSEN]}, headers=headers)
     assert answered.status_code == 200, answered.text
 
-    plan = _wait_for(lambda: pending("plan"), timeout=30, what="the plan (A continues the run after B's answer)")
-    _wait_for(lambda: watcher.seen(lambda e: e["type"] == "ask_opened" and e["ask_id"] == plan["id"]), timeout=15, what="B's stream to show A's later events")
+    plan = wait_for(lambda: pending("plan"), timeout=30, what="the plan (A continues the run after B's answer)")
+    wait_for(lambda: watcher.seen(lambda e: e["type"] == "ask_opened" and e["ask_id"] == plan["id"]), timeout=15, what="B's stream to show A's later events")
 
     assert f":{a.process.pid}:" in (two_servers.owner(run["id"]) or "")  # A carried the run on after B's answer
     a.kill(reap=reap)  # the run's holder dies while its plan waits
     approved = b.http.post(f"/api/asks/{plan['id']}/answer", json={"decision": "approve"}, headers=headers)
     assert approved.status_code == 200, approved.text
 
-    finished = _wait_for(
+    finished = wait_for(
         lambda: (r := b.http.get(f"/api/runs/{run['id']}", headers=headers).json())["status"] in ("finished", "failed", "cancelled") and r,
         timeout=45, what="the run to end on B (within A's lease going stale, 15 s)",
     )

@@ -30,6 +30,10 @@ class _Store:
     def last_seq(self, run_id: str) -> int:
         return max((row.seq for row in self.recorded.get(run_id, [])), default=0)
 
+    def last_event_seqs(self, run_ids: list[str]) -> dict[str, int]:
+        self.reads += 1
+        return {run_id: self.last_seq(run_id) for run_id in run_ids if run_id in self.recorded}
+
     def list_events(self, run_id: str, *, after_seq: int = 0) -> list[EventRecord]:
         self.reads += 1
         return sorted((row for row in self.recorded.get(run_id, []) if row.seq > after_seq), key=lambda row: row.seq)

@@ -10,11 +10,11 @@ dropped). Snapshot and registration happen in one go on the event loop, where ev
 between. (An event without a number, from a stand-in, is numbered after the last one.)
 
 A run another process carries (several servers on one store) is heard here only in part (an answer given here), so
-the rest comes from the store: while a client watches such a run, one task reads the events recorded after the
-last one given out, every `poll_s` — one indexed query per watched run, none while nobody watches. An event heard
-with a number past the next one means others recorded the ones between: they are read from the store first. The
-store has them all, as an event another process may act on is written at once (only a step in progress waits for
-its checkpoint, and only the process carrying the run tells those).
+the rest comes from the store: while clients watch such runs, one task reads every `poll_s` the last numbers of all
+of them in one query, then the new events of those that have some; nothing is read while nobody watches one. (The
+carrying process records a step's events with its checkpoint, so a step in progress shows there a little later.)
+An event heard with a number past the next one means another process recorded the ones between: they are read from
+the store first.
 
 Each client has a bounded queue; one that falls behind is dropped (its stream ends; EventSource reconnects with
 its Last-Event-ID). A comment line every `heartbeat_s` keeps proxies from closing an idle stream. A client costs a
@@ -192,20 +192,24 @@ class EventBroker:
             log.give((record.seq, record.type, _recorded_frame(record)))
 
     async def _poll_store(self) -> None:
-        """While clients watch runs this process does not carry, read what the processes carrying them record."""
+        """While clients watch runs this process does not carry, read what the processes carrying them record: one
+        query for the last numbers of all of them, then the new events of those that have some."""
         while not self.closing:
             await asyncio.sleep(self.poll_s)
-            elsewhere = [
-                (run_id, log) for run_id, log in self._logs.items()
+            elsewhere = {
+                run_id: log for run_id, log in self._logs.items()
                 if log.clients and not log.ended and not self.host.runtime.is_running_here(run_id)
-            ]
+            }
             if not elsewhere:
                 break
-            for run_id, log in elsewhere:
-                try:
-                    self._catch_up(run_id, log)
-                except Exception:  # a busy or broken store: say so and read again at the next poll
-                    _log.exception("Reading the events of run %s from the store failed", run_id)
+            try:
+                latest = self.host.store.last_event_seqs(elsewhere)
+                for run_id, seq in latest.items():
+                    log = elsewhere[run_id]
+                    if seq > log.seq:
+                        self._catch_up(run_id, log)
+            except Exception:  # a busy or broken store: say so and read again at the next poll
+                _log.exception("Reading the events of runs other processes carry failed")
         self._poller = None
 
     def _follow_store(self) -> None:
