@@ -224,6 +224,7 @@ def test_a_run_started_on_one_server_is_watched_answered_and_finished_on_the_oth
     types = [event["type"] for event in watcher.events]
     assert types[0] == "run_started" and types[-1] == "run_ended"
     assert types.count("ask_opened") == 2 and types.count("ask_closed") == 2
+    assert types.count("plan_staged") == 1 and types.count("plan_decided") == 1
     assert [e.get("resumed") for e in watcher.events if e["type"] == "run_started"] == [False, True]
     assert watcher.events[-1]["status"] == "finished"
     recorded = b.http.get(f"/api/runs/{run['id']}/events", headers=headers, params={"follow": False})
