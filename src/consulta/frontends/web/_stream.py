@@ -35,7 +35,7 @@ from typing import Any
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from ...runtime import Event, EventRecord, RunEnded, RunRecord, RunStarted, RunStatus
+from ...runtime import Event, EventRecord, RunRecord, RunStarted, RunStatus
 from .._host import AppHost
 
 __all__ = ["EventBroker", "EventStream"]
