@@ -152,3 +152,39 @@ def test_an_answer_while_the_holder_looks_alive_takes_the_run_up_once_the_holder
             await host.aclose()
 
     asyncio.run(scenario())
+
+
+def test_a_server_adopts_runs_whose_holder_died_mid_step_and_leaves_those_waiting_on_an_answer(tmp_path: Path) -> None:
+    import time
+
+    import sqlalchemy
+
+    async def scenario() -> None:
+        first = AppHost(app="ln2", settings=settings(tmp_path), ask_policy="defer")
+        mid_step = await first.start("帮我取一管K562", principal="token:lab")
+        waiting = await first.start("帮我取一管K562", principal="token:lab")
+        for run in (mid_step, waiting):
+            await first.runtime.settled(run.id)
+        (ask,) = first.asks(principal="token:lab", run_id=mid_step.id)
+        await first.aclose()
+        host = AppHost(app="ln2", settings=settings(tmp_path), ask_policy="defer")
+        try:
+            # The holder (on another machine) closed the ask and died while continuing: running, its lease stale.
+            host.runtime.answer(ask.id, ["K562-dTAG-BRD4"])
+            engine = sqlalchemy.create_engine(host.settings.database_url)
+            with engine.begin() as conn:
+                conn.execute(
+                    sqlalchemy.text("UPDATE runs SET owner = 'elsewhere:4242:abcdef', heartbeat_at = :at, status = :status WHERE id = :id"),
+                    {"at": time.time() - 60, "status": "running", "id": mid_step.id},
+                )
+                conn.execute(sqlalchemy.text("UPDATE runs SET owner = 'elsewhere:4242:abcdef', heartbeat_at = :at WHERE id = :id"), {"at": time.time() - 60, "id": waiting.id})
+            engine.dispose()
+            assert await host.adopt_orphans() == [mid_step.id]
+            assert (await host.runtime.settled(mid_step.id)).status == RunStatus.waiting
+            assert [a.kind for a in host.asks(principal="token:lab", run_id=mid_step.id)] == ["plan"]
+            assert not host.runtime.is_running_here(waiting.id)  # it waits on its question: its answer takes it up
+            assert await host.adopt_orphans() == []
+        finally:
+            await host.aclose()
+
+    asyncio.run(scenario())

@@ -99,6 +99,7 @@ class AppHost:
         self._handovers: dict[str, asyncio.Task[RunRecord | None]] = {}  # by the finished run's id
         self._chains: dict[str, tuple[str, ...]] = {}  # a handed-over run's id -> the agents of its turn so far
         self._watched: dict[str, asyncio.Task[None]] = {}  # runs answered here whose holder elsewhere may be gone
+        self._adopting: asyncio.Task[None] | None = None
         self._unsubscribe = self.runtime.subscribe(self._hear)
         self._closed = False
 
@@ -322,6 +323,39 @@ class AppHost:
         finally:
             self._watched.pop(run_id, None)
 
+    async def adopt_orphans(self, *, limit: int = 200) -> list[str]:
+        """Take up here the app's runs whose holder is gone and that nothing else would continue: those left mid-step
+        (`running`) and those `waiting` with every ask closed (answered as their holder died). A run waiting on an open
+        ask is left as it is: its answer takes it up. Of several servers adopting one run, one wins. Returns the ids
+        taken up here."""
+        taken: list[str] = []
+        for status in (RunStatus.running, RunStatus.waiting):
+            for run in self.store.list_runs(status=status.value, app=self.app.name, limit=limit):
+                if run.external or (run.agent and run.agent not in self.app.agents) or self.runtime.is_running_here(run.id):
+                    continue
+                if self.store.run_is_live_elsewhere(run.id) or self.store.list_asks(run_id=run.id):
+                    continue  # its holder lives, or it waits on an answer
+                with contextlib.suppress(ConflictError):  # another server took it up first
+                    await self.runtime.resume(run.id, self.agent_for(run))
+                    taken.append(run.id)
+        return taken
+
+    def keep_adopting(self, *, every: float = 5.0) -> None:
+        """Adopt orphaned runs (`adopt_orphans`) now and every `every` seconds until the host closes: what a
+        long-lived server does, so the runs of a server that died continue on the others (call on the event loop)."""
+        if self._adopting is None:
+            self._adopting = asyncio.get_running_loop().create_task(self._keep_adopting(every))
+
+    async def _keep_adopting(self, every: float) -> None:
+        while True:
+            try:
+                taken = await self.adopt_orphans()
+                if taken:
+                    _log.info("Took up %d run(s) whose process is gone: %s", len(taken), ", ".join(taken))
+            except Exception:  # a busy or broken store: say so and look again next time
+                _log.exception("Looking for runs whose process is gone failed.")
+            await asyncio.sleep(every)
+
     # ---- lifetime ---------------------------------------------------------------------------------------------
 
     @property
@@ -334,7 +368,7 @@ class AppHost:
         if self._closed:
             return
         self._closed = True
-        for task in [*self._handovers.values(), *self._watched.values()]:
+        for task in [*self._handovers.values(), *self._watched.values(), *([self._adopting] if self._adopting else [])]:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
