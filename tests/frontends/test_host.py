@@ -1,13 +1,15 @@
 """AppHost: runs and asks are scoped to their principal; answers are validated; a run left by a gone process is
-resumed by the host that answers its ask."""
+resumed by the host that answers its ask, or (left mid-step, or with its asks closed) adopted by a server."""
 
 from __future__ import annotations
 
 import asyncio
+import time
 from importlib import resources
 from pathlib import Path
 
 import pytest
+import sqlalchemy
 
 from consulta.config import Settings
 from consulta.frontends import AppHost
@@ -102,22 +104,23 @@ def test_an_answer_to_an_outside_clients_run_is_recorded_and_nothing_resumes_it(
     asyncio.run(scenario())
 
 
+ELSEWHERE = "elsewhere:4242:abcdef"
+"""A holder on another machine: its pid cannot be checked from here, only its lease's heartbeat."""
+
+
+def lease(url: str, run_id: str, *, owner: str = ELSEWHERE, age: float = 0.0, status: str | None = None) -> None:
+    """Give the run's lease to `owner`, its last heartbeat `age` seconds ago (and set its status, if given)."""
+    engine = sqlalchemy.create_engine(url)
+    sets = "owner = :owner, heartbeat_at = :at" + (", status = :status" if status else "")
+    with engine.begin() as conn:
+        conn.execute(sqlalchemy.text(f"UPDATE runs SET {sets} WHERE id = :id"), {"id": run_id, "owner": owner, "at": time.time() - age, "status": status})
+    engine.dispose()
+
+
 def test_an_answer_while_the_holder_looks_alive_takes_the_run_up_once_the_holders_lease_is_stale(tmp_path: Path) -> None:
-    """A holder on another machine that died (its pid cannot be checked from here): its run waits until its lease is
-    stale, then the host that took the answer carries it on; a holder that carries on itself is left alone."""
-    import time
-
-    import sqlalchemy
-
+    """A holder on another machine that died: its run waits until its lease is stale, then the host that took the
+    answer carries it on; a holder that carries on itself is left alone."""
     url = settings(tmp_path).database_url
-
-    def lease(run_id: str, *, owner: str, age: float = 0.0, status: str | None = None) -> None:
-        engine = sqlalchemy.create_engine(url)
-        values = {"id": run_id, "owner": owner, "at": time.time() - age}
-        sets = "owner = :owner, heartbeat_at = :at" + (", status = :status" if status else "")
-        with engine.begin() as conn:
-            conn.execute(sqlalchemy.text(f"UPDATE runs SET {sets} WHERE id = :id"), {**values, "status": status})
-        engine.dispose()
 
     async def waiting_run(host: AppHost) -> str:
         run = await host.start("帮我取一管K562", principal="token:lab")
@@ -132,16 +135,16 @@ def test_an_answer_while_the_holder_looks_alive_takes_the_run_up_once_the_holder
         host.runtime.leases.poll_interval = 0.02
         try:
             for run_id in (abandoned, carried):
-                lease(run_id, owner="elsewhere:4242:abcdef")  # a fresh heartbeat from another machine
+                lease(url, run_id)  # a fresh heartbeat from another machine
                 (ask,) = host.asks(principal="token:lab", run_id=run_id)
                 await host.answer(ask.id, ["K562-dTAG-BRD4"], principal="token:lab")
                 assert not host.runtime.is_running_here(run_id)  # its holder may carry it on
-            lease(carried, owner="elsewhere:4242:abcdef", status="running")  # ... and this one's does
+            lease(url, carried, status="running")  # ... and this one's does
             async with asyncio.timeout(5):
                 while host._watched.keys() != {abandoned}:  # the carried run's watch ends
                     await asyncio.sleep(0.01)
             assert not host.runtime.is_running_here(abandoned)
-            lease(abandoned, owner="elsewhere:4242:abcdef", age=60)  # the holder's heartbeat stopped a minute ago
+            lease(url, abandoned, age=60)  # the holder's heartbeat stopped a minute ago
             async with asyncio.timeout(5):
                 while not host.runtime.is_running_here(abandoned):
                     await asyncio.sleep(0.01)
@@ -155,10 +158,6 @@ def test_an_answer_while_the_holder_looks_alive_takes_the_run_up_once_the_holder
 
 
 def test_a_server_adopts_runs_whose_holder_died_mid_step_and_leaves_those_waiting_on_an_answer(tmp_path: Path) -> None:
-    import time
-
-    import sqlalchemy
-
     async def scenario() -> None:
         first = AppHost(app="ln2", settings=settings(tmp_path), ask_policy="defer")
         mid_step = await first.start("帮我取一管K562", principal="token:lab")
@@ -171,14 +170,8 @@ def test_a_server_adopts_runs_whose_holder_died_mid_step_and_leaves_those_waitin
         try:
             # The holder (on another machine) closed the ask and died while continuing: running, its lease stale.
             host.runtime.answer(ask.id, ["K562-dTAG-BRD4"])
-            engine = sqlalchemy.create_engine(host.settings.database_url)
-            with engine.begin() as conn:
-                conn.execute(
-                    sqlalchemy.text("UPDATE runs SET owner = 'elsewhere:4242:abcdef', heartbeat_at = :at, status = :status WHERE id = :id"),
-                    {"at": time.time() - 60, "status": "running", "id": mid_step.id},
-                )
-                conn.execute(sqlalchemy.text("UPDATE runs SET owner = 'elsewhere:4242:abcdef', heartbeat_at = :at WHERE id = :id"), {"at": time.time() - 60, "id": waiting.id})
-            engine.dispose()
+            lease(host.settings.database_url, mid_step.id, age=60, status="running")
+            lease(host.settings.database_url, waiting.id, age=60)  # died while its question waits
             assert await host.adopt_orphans() == [mid_step.id]
             assert (await host.runtime.settled(mid_step.id)).status == RunStatus.waiting
             assert [a.kind for a in host.asks(principal="token:lab", run_id=mid_step.id)] == ["plan"]
