@@ -3,7 +3,7 @@ answered on B; A is killed while the run waits on its plan, and the run continue
 audited once, and B's event stream whole (every number once, in order, none missing).
 
 Killed A is either reaped at once (B sees its process is gone: a server on the same machine) or left a zombie, so
-that B cannot tell from the process and must wait for A's lease to go stale (as with a server on another machine)."""
+that B cannot tell from the process: once A's lease is stale, B adopts the run (as with a server on another machine)."""
 
 from __future__ import annotations
 
@@ -203,7 +203,7 @@ def test_a_run_started_on_one_server_is_watched_answered_and_finished_on_the_oth
 
     finished = wait_for(
         lambda: (r := b.http.get(f"/api/runs/{run['id']}", headers=headers).json())["status"] in ("finished", "failed", "cancelled") and r,
-        timeout=45, what="the run to end on B (within A's lease going stale, 15 s)",
+        timeout=45, what="the run to end on B (A's lease goes stale in 15 s; B looks every 5 s)",
     )
     assert finished["status"] == "finished", finished
     watcher.join(timeout=30)

@@ -98,7 +98,6 @@ class AppHost:
         self._listeners: list[Callable[[HostEvent], None]] = []
         self._handovers: dict[str, asyncio.Task[RunRecord | None]] = {}  # by the finished run's id
         self._chains: dict[str, tuple[str, ...]] = {}  # a handed-over run's id -> the agents of its turn so far
-        self._watched: dict[str, asyncio.Task[None]] = {}  # runs answered here whose holder elsewhere may be gone
         self._adopting: asyncio.Task[None] | None = None
         self._unsubscribe = self.runtime.subscribe(self._hear)
         self._closed = False
@@ -289,39 +288,14 @@ class AppHost:
 
     async def _continue_orphan(self, run_id: str) -> None:
         """A run left by a process that is gone (a restarted server) is taken up here; a live one continues where it is.
-        A holder that looks alive may have died before its lease went stale (a server killed, on another machine):
-        then the run is taken up here once the lease is stale (see `_take_up_if_abandoned`)."""
+        (A holder that looks alive but died, on another machine, is known gone once its lease is stale: then a server
+        adopts the run, see `adopt_orphans`.)"""
         if self.runtime.is_running_here(run_id):
             return  # the common case, decided without reading the store
         run = self.store.get_run(run_id)
-        if run.external:
-            return  # an outside client (MCP) picks the answer up itself
-        if self.store.run_is_live_elsewhere(run_id):
-            if run_id not in self._watched:
-                self._watched[run_id] = asyncio.get_running_loop().create_task(self._take_up_if_abandoned(run_id))
-            return
+        if run.external or self.store.run_is_live_elsewhere(run_id):
+            return  # an outside client (MCP) picks the answer up itself; a live run continues where it is
         await self.runtime.resume(run_id, self.agent_for(run))
-
-    async def _take_up_if_abandoned(self, run_id: str) -> None:
-        """Watch a run whose holder looked alive when its last ask closed here: done when the holder carries it on
-        (it is no longer waiting, within the holder's poll interval) or another ask of it is still open; taken up
-        here when the holder's lease goes stale first (a bounded wait: the lease's stale-after)."""
-        try:
-            while True:
-                await asyncio.sleep(self.runtime.leases.poll_interval)
-                if self.runtime.is_running_here(run_id):
-                    return
-                run = self.store.get_run(run_id)
-                if run.status != RunStatus.waiting or self.store.list_asks(status=AskStatus.pending, run_id=run_id):
-                    return  # carried on, ended, or waiting on an ask whose answer will come through here again
-                if not self.store.run_is_live_elsewhere(run_id):
-                    with contextlib.suppress(ConflictError):  # another server took it up first
-                        await self.runtime.resume(run_id, self.agent_for(run))
-                    return
-        except Exception:  # the run stays on record; the next answer or restart takes it up
-            _log.exception("Taking up run %s after its holder went away failed.", run_id)
-        finally:
-            self._watched.pop(run_id, None)
 
     async def adopt_orphans(self, *, limit: int = 200) -> list[str]:
         """Take up here the app's runs whose holder is gone and that nothing else would continue: those left mid-step
@@ -368,7 +342,7 @@ class AppHost:
         if self._closed:
             return
         self._closed = True
-        for task in [*self._handovers.values(), *self._watched.values(), *([self._adopting] if self._adopting else [])]:
+        for task in [*self._handovers.values(), *([self._adopting] if self._adopting else [])]:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
