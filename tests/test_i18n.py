@@ -38,3 +38,23 @@ def test_lang_normalisation() -> None:
     assert normalize_lang("zh_CN") == normalize_lang("zh") == "zh-CN"
     assert normalize_lang("fr") == "en"
     assert t("cli.plan.applied", "zh", audit_ids="a_1") == "已执行。审计记录：a_1"
+
+
+GENERIC_CHAT_WORDS = ("web.chat.empty", "web.chat.hint", "web.chat.placeholder", "qt.chat.placeholder")
+"""The chat's words on every app's page and window: an app may word them its own way (`<app>.<key>`)."""
+
+
+def test_each_app_words_the_chat_its_own_way_and_the_generic_words_name_no_app() -> None:
+    from consulta.i18n import t_app
+
+    for lang in ("en", "zh-CN"):
+        words = catalog(lang)
+        for key in ("web.chat.empty", "web.chat.hint", "qt.chat.placeholder"):
+            own = {app: t_app(app, key, lang) for app in ("ln2", "tutor")}
+            assert own == {app: words[f"{app}.{key}"] for app in own} and len(set(own.values())) == 2, key
+            assert t_app("probe", key, lang) == words[key] not in own.values()  # an app without its own words
+        for key in GENERIC_CHAT_WORDS:
+            assert not re.search(r"inventory|tube|K562|pandas|dataset|库存|冻存|数据集", words[key], re.IGNORECASE), (lang, key)
+    assert "pandas" in t_app("tutor", "web.chat.empty", "en") and "dataset" in t_app("tutor", "web.chat.hint", "en")
+    assert "数据集" in t_app("tutor", "web.chat.empty", "zh-CN") and "K562" in t_app("ln2", "qt.chat.placeholder", "zh-CN")
+    assert t_app("ln2", "qt.window.title", "en", app="ln2") == t("qt.window.title", "en", app="ln2")  # values as for t

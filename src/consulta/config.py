@@ -1,4 +1,4 @@
-"""Settings: one data directory, the store's URL, the model, the language — from the environment or the CLI."""
+"""Settings: one data directory, the store's URL, the model, the language, the traces — from the environment or the CLI."""
 
 from __future__ import annotations
 
@@ -22,12 +22,15 @@ class Settings:
     - `database_url`: `CONSULTA_DATABASE_URL`, default `sqlite:///{home}/consulta.db`.
     - `model`: `CONSULTA_MODEL` (or `--model`), default `local` (the embedded GGUF).
     - `lang`: `CONSULTA_LANG`, `en` or `zh-CN`.
+    - `traces`: `CONSULTA_TRACES`, where run traces go: `off` (the default), `console`, `file:PATH`, `otlp` or
+      `otlp:URL` (read as it is; `consulta.runtime.tracing_from_setting` parses it and says what is wrong).
     """
 
     home: Path
     database_url: str
     model: str = DEFAULT_MODEL
     lang: str = "en"
+    traces: str = "off"
 
     @classmethod
     def from_env(cls, *, model: str | None = None, lang: str | None = None, home: Path | None = None) -> Settings:
@@ -39,6 +42,7 @@ class Settings:
             database_url=url,
             model=model or os.environ.get("CONSULTA_MODEL") or DEFAULT_MODEL,
             lang=lang or os.environ.get("CONSULTA_LANG") or "en",
+            traces=os.environ.get("CONSULTA_TRACES") or "off",
         )
 
     @property

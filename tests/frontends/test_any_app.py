@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from consulta.apps import app_names, get_app, register_app
 from consulta.config import Settings
-from consulta.frontends import AppHost
+from consulta.frontends import AppHost, PersonView
 from consulta.frontends.cli import app as cli
 from consulta.frontends.mcp import build_server
 from consulta.frontends.web import create_app
@@ -123,6 +123,41 @@ def test_the_host_hands_over_and_records_each_agent_with_its_options(tmp_path: P
     assert handed.seq == heard[first_end].seq + 1  # numbered by the store, after the run's end
 
 
+def test_a_person_reads_their_message_and_the_reply_of_the_agent_that_speaks_to_them(tmp_path: Path) -> None:
+    """Through `PersonView` (the desktop's and the terminal's reading of the host's events): the speaker's run,
+    started by the hand-over, shows no prompt as the person's; the planner's run, which handed over, shows no reply;
+    its tool call shows; the speaker's reply shows, before its run's end."""
+
+    async def scenario() -> tuple[list[Any], list[Any], str, str]:
+        shown: list[Any] = []
+        heard: list[Any] = []
+        host = AppHost(app=PROBE, settings=settings(tmp_path), ask_policy="defer")
+        host.subscribe(heard.append)
+        host.subscribe(PersonView(host, shown.append))
+        try:
+            run = await host.start("hello", principal="p")
+            await host.settled(run.id, principal="p")
+            follow = await host.handed_over(run.id)
+            assert follow is not None
+            await host.settled(follow.id, principal="p")
+            assert (host.handed_from(follow.id), host.handed_to(run.id)) == (run.id, follow.id)
+            assert host.handed_from(run.id) is None and host.handed_to(follow.id) is None
+            return shown, heard, run.id, follow.id
+        finally:
+            await host.aclose()
+
+    shown, heard, first, second = asyncio.run(scenario())
+    assert [e.type for e in heard if e.type == "model_text"] == ["model_text", "model_text"]  # both replies were told
+    prompts = [e.prompt for e in shown if e.type == "run_started"]
+    replies = [(e.run_id, e.text) for e in shown if e.type == "model_text"]
+    assert prompts == ["hello"] and replies == [(second, "Spoken!")]
+    assert [e.tool_name for e in shown if e.type == "tool_called"] == ["note"]
+    assert sorted(e.run_id for e in shown if e.type == "run_ended") == sorted([first, second])
+    assert not [e for e in shown if e.type == "handed_over"]
+    ended = [i for i, e in enumerate(shown) if e.type == "run_ended" and e.run_id == second][0]
+    assert shown.index(next(e for e in shown if e.type == "model_text")) < ended  # the reply before its run's end
+
+
 def test_an_options_model_refuses_bad_options_clearly(tmp_path: Path) -> None:
     with pytest.raises(Exception, match="nonsense"):
         create_app(app=PROBE, settings=settings(tmp_path), options={"nonsense": 1})
@@ -169,7 +204,9 @@ def test_terminal_chat_takes_the_probes_flag_and_follows_the_hand_over(tmp_path:
     result = runner.invoke(cli, ["chat", "probe", "--motto", "onwards", "--model", f"scripted:{write_script(tmp_path)}", "-p", "hello"])
     assert result.exit_code == 0, result.output
     assert f"probedata{tmp_path / 'apps' / 'probe' / 'probe.txt'}" in "".join(result.output.split())  # the welcome line
-    assert "planned" in result.output and "Spoken!" in result.output
+    assert "Spoken!" in result.output and "planned" not in result.output  # the planner's reply is its note to the speaker
+    assert "Say what the planner said" not in result.output  # and the speaker's prompt is not the person's
+    assert "note(" in result.output  # the planner's work shows as its tool call
     planner, speaker = runs_of(tmp_path)
     assert planner.options["motto"] == speaker.options["motto"] == "onwards" and speaker.output == "Spoken!"
     bad = runner.invoke(cli, ["chat", "probe", "--inventory", "x.yaml", "-p", "hello"])

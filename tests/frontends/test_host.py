@@ -4,16 +4,22 @@ resumed by the host that answers its ask, or (left mid-step, or with its asks cl
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import subprocess
+import sys
 import time
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlalchemy
 
 from consulta.config import Settings
 from consulta.frontends import AppHost
-from consulta.runtime import AskStatus, ConflictError, InvalidAnswerError, NotFoundError, RunStatus
+from consulta.runtime import AskStatus, ConfigError, ConflictError, InvalidAnswerError, NotFoundError, RunStatus, Store
 
 SCRIPT = resources.files("consulta.apps.ln2").joinpath("data", "scripts", "ambiguous_thaw.yaml")
 
@@ -175,3 +181,111 @@ def test_a_server_adopts_runs_whose_holder_died_mid_step_and_leaves_those_waitin
             await host.aclose()
 
     asyncio.run(scenario())
+
+
+# ---- an answer reads its ask once ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def ask_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every read of an ask by id, by anyone in this process (the store's own reads included)."""
+    reads: list[str] = []
+    read = Store.get_ask
+
+    def counted(self: Store, ask_id: str) -> Any:
+        reads.append(ask_id)
+        return read(self, ask_id)
+
+    monkeypatch.setattr(Store, "get_ask", counted)
+    return reads
+
+
+def test_an_answer_and_a_cancel_read_the_ask_once(tmp_path: Path, ask_reads: list[str]) -> None:
+    async def scenario() -> None:
+        host = AppHost(app="ln2", settings=settings(tmp_path), ask_policy="defer")
+        try:
+            run = await host.start("帮我取一管K562", principal="web:alice")
+            await host.runtime.settled(run.id)
+            (ask,) = host.asks(principal="web:alice")
+            ask_reads.clear()
+            await host.answer(ask.id, ["K562-dTAG-BRD4"], principal="web:alice")
+            assert ask_reads == [ask.id]
+            run = await host.runtime.settled(run.id)
+            (plan,) = host.asks(principal="web:alice")
+            ask_reads.clear()
+            record = host.ask(plan.id, principal="web:alice")  # what the web route reads to check the body
+            await host.cancel(record, principal="web:alice")
+            assert ask_reads == [plan.id]  # given the record: not read again
+            assert host.store.list_asks(run_id=run.id, status="cancelled")[0].id == plan.id
+        finally:
+            await host.aclose()
+
+    asyncio.run(scenario())
+
+
+def test_the_web_answer_route_reads_the_ask_once(tmp_path: Path, ask_reads: list[str]) -> None:
+    from fastapi.testclient import TestClient
+
+    from consulta.frontends.web import create_app
+
+    from .web.conftest import new_session, pending_ask
+
+    with TestClient(create_app(app="ln2", settings=settings(tmp_path))) as client:
+        alice = new_session(client)
+        client.post("/api/runs", json={"prompt": "帮我取一管K562"}, headers=alice)
+        question = pending_ask(client, alice, kind="question")
+        ask_reads.clear()
+        answered = client.post(f"/api/asks/{question['id']}/answer", json={"answers": ["K562-dTAG-BRD4"]}, headers=alice)
+        assert answered.status_code == 200 and answered.json()["status"] == "answered"
+        assert ask_reads == [question["id"]]
+        plan = pending_ask(client, alice, kind="plan")
+        ask_reads.clear()
+        assert client.post(f"/api/asks/{plan['id']}/cancel", headers=alice).status_code == 200
+        assert ask_reads == [plan["id"]]
+
+
+# ---- traces ----------------------------------------------------------------------------------------------------
+
+
+def test_the_traces_setting_traces_the_hosts_runs_to_a_file(tmp_path: Path) -> None:
+    path = tmp_path / "traces" / "traces.jsonl"
+    traced = replace(settings(tmp_path), traces=f"file:{path}")
+
+    async def scenario() -> str:
+        host = AppHost(app="ln2", settings=traced, ask_policy="defer")
+        try:
+            assert host.tracing is not None and host.tracing.destination == str(path)
+            run = await host.start("帮我取一管K562", principal="web:alice")
+            run = await host.runtime.settled(run.id)
+            assert run.status == RunStatus.waiting
+            return run.trace_id
+        finally:
+            await host.aclose()  # shuts the tracing down: the batch is flushed, the waiting run's span ended
+
+    trace_id = asyncio.run(scenario())
+    spans = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    names = {s["name"] for s in spans}
+    assert {"run ln2", "step 1", "tool question", "ask question"} <= names, names
+    assert {s["context"]["trace_id"] for s in spans} == {f"0x{trace_id}"}
+    assert Settings.from_env(home=tmp_path).traces == "off"  # off unless set
+
+
+def test_the_traces_setting_is_read_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CONSULTA_TRACES", "console")
+    assert Settings.from_env(home=tmp_path).traces == "console"
+    monkeypatch.setenv("CONSULTA_TRACES", "loud")
+    with pytest.raises(ConfigError, match="is not a traces setting"):
+        AppHost(app="ln2", settings=Settings.from_env(home=tmp_path))
+    assert not (tmp_path / "consulta.db").exists()  # refused before anything was opened
+
+
+def test_a_bad_traces_setting_is_one_line_from_the_command(tmp_path: Path) -> None:
+    env = {
+        **os.environ, "CONSULTA_HOME": str(tmp_path), "CONSULTA_TRACES": "file:", "CONSULTA_LANG": "en",
+        "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src"), "COLUMNS": "300",
+    }
+    env.pop("CONSULTA_DATABASE_URL", None)
+    done = subprocess.run([sys.executable, "-m", "consulta", "runs"], env=env, capture_output=True, text=True, timeout=60)
+    said = (done.stdout + done.stderr).strip()
+    assert done.returncode == 2, said
+    assert "Traceback" not in said and len(said.splitlines()) == 1 and "CONSULTA_TRACES=file: needs a path" in said

@@ -12,7 +12,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 
@@ -33,9 +35,12 @@ from ..runtime import (
     NotFoundError,
     RunEnded,
     RunRecord,
+    RunStarted,
     RunStatus,
     Runtime,
     Store,
+    Tracing,
+    tracing_from_setting,
 )
 
 __all__ = ["LOCAL_PRINCIPAL", "AppHost", "HandedOver", "HostEvent"]
@@ -44,6 +49,12 @@ LOCAL_PRINCIPAL = "local"
 """The machine's own user: runs started in the terminal or the desktop window."""
 
 _log = logging.getLogger("consulta.host")
+
+_HANDING_OVER: ContextVar[str | None] = ContextVar("consulta_handing_over", default=None)
+"""While the host starts the next agent's run: the id of the run handing its turn over (the new run's `RunStarted`,
+told from inside the start, is known by it as a hand-over's)."""
+_REMEMBERED = 1024
+"""Hand-overs a long-lived host remembers for `handed_from` / `handed_to` (the store has them all)."""
 
 
 class HandedOver(BaseModel):
@@ -71,6 +82,9 @@ class AppHost:
     from what the run recorded — its agent's name and options — so a resumed run comes back as the same agent. When
     a run finishes and the app's `follow_up` hands the turn over, the host starts the next agent's run (every front
     end sees it start; the first run's listeners then hear its `RunEnded` and `HandedOver`).
+
+    Runs are traced as `settings.traces` says (ConfigError for a value that is not a traces setting, before anything
+    is opened), unless a `runtime` is given: it traces as it was made to.
     """
 
     def __init__(
@@ -86,8 +100,10 @@ class AppHost:
         self.settings = settings
         self.app: AppDef = resolve_app(app)
         self.options: AppOptions = self.app.parse_options(options)
+        self.tracing: Tracing | None = tracing_from_setting(settings.traces) if runtime is None else None
+        """This host's tracing (shut down with the host), if its runtime is its own and traces are on."""
         self.store = store or (runtime.store if runtime is not None else Store(settings.database_url))
-        self.runtime = runtime or Runtime(store=self.store, resolve_model=self._resolve_model, ask_policy=ask_policy)
+        self.runtime = runtime or Runtime(store=self.store, resolve_model=self._resolve_model, ask_policy=ask_policy, tracing=self.tracing)
         self.env = AppEnv(
             store=self.store, resolve_model=self._resolve_model, model=settings.model, lang=normalize_lang(settings.lang),
             data_dir=settings.app_dir(self.app.name),
@@ -99,6 +115,8 @@ class AppHost:
         self._handovers: dict[str, asyncio.Task[RunRecord | None]] = {}  # by the finished run's id
         self._chains: dict[str, tuple[str, ...]] = {}  # a handed-over run's id -> the agents of its turn so far
         self._adopting: asyncio.Task[None] | None = None
+        self._handed_from: OrderedDict[str, str] = OrderedDict()  # a run started by a hand-over -> the run that handed over
+        self._handed_to: OrderedDict[str, str] = OrderedDict()  # a run that handed over -> the run it handed its turn to
         self._unsubscribe = self.runtime.subscribe(self._hear)
         self._closed = False
 
@@ -188,6 +206,9 @@ class AppHost:
     def _hear(self, event: Event) -> None:
         """The runtime's events, passed on; a finished run of an app that hands over is held back until the next
         agent's run has started, so a front end that sees the run end already knows what comes next."""
+        if isinstance(event, RunStarted) and not event.resumed and (handing := _HANDING_OVER.get()) is not None:
+            _remember(self._handed_from, event.run_id, handing)
+            _remember(self._handed_to, handing, event.run_id)
         if isinstance(event, RunEnded) and event.status == RunStatus.finished.value and self.app.follow_up is not None:
             try:
                 loop = asyncio.get_running_loop()
@@ -216,6 +237,16 @@ class AppHost:
         done = [run_id for run_id, task in self._handovers.items() if task.done()]
         for run_id in done[: max(0, len(self._handovers) - keep)]:
             del self._handovers[run_id]
+
+    def handed_from(self, run_id: str) -> str | None:
+        """The run that handed its turn over to run `run_id` in this process (known from the new run's `RunStarted`
+        on), or None: a run of the person's own (or one this host has forgotten)."""
+        return self._handed_from.get(run_id)
+
+    def handed_to(self, run_id: str) -> str | None:
+        """The run that run `run_id` handed its turn over to in this process (known from the run's `RunEnded` on),
+        or None."""
+        return self._handed_to.get(run_id)
 
     async def handed_over(self, run_id: str) -> RunRecord | None:
         """The run that finished run `run_id` handed its turn to in this process (waiting for the hand-over if it is
@@ -249,7 +280,13 @@ class AppHost:
             return None
         options = self.app.recorded_options({**run.options, **handover.options})
         agent = self.app.build(handover.agent, options, self.env)
-        follow = await self.runtime.start(agent, handover.prompt, model=run.model, lang=run.lang, principal=run.principal)
+        handing = _HANDING_OVER.set(run.id)
+        try:
+            follow = await self.runtime.start(agent, handover.prompt, model=run.model, lang=run.lang, principal=run.principal)
+        finally:
+            _HANDING_OVER.reset(handing)
+        _remember(self._handed_from, follow.id, run.id)  # as `_hear` noted from its RunStarted (should that be told elsewhere)
+        _remember(self._handed_to, run.id, follow.id)
         self._chains[follow.id] = (*chain, handover.agent)
         told = HandedOver(run_id=run.id, next_run_id=follow.id, agent=handover.agent)
         stored = self.store.append_event(run.id, told.type, told.model_dump(mode="json", exclude={"type", "seq"}))
@@ -271,20 +308,27 @@ class AppHost:
             raise NotFoundError(f"No ask with id {ask_id!r} in this session.") from None
         return ask
 
-    async def answer(self, ask_id: str, value: Any, *, principal: str | None) -> AskRecord:
+    async def answer(self, ask: str | AskRecord, value: Any, *, principal: str | None) -> AskRecord:
         """Answer the ask (NotFoundError, ConflictError when already closed, InvalidAnswerError; nothing changes on
-        an error) and make sure its run continues."""
-        ask = self.ask(ask_id, principal=principal)
-        closed = self.runtime.answer(ask_id, value, answered_by=principal)
-        await self._continue_orphan(ask.run_id)
+        an error) and make sure its run continues.
+
+        `ask`: its id, or the record `ask(…, principal=principal)` gave the caller (not read again: an answer reads
+        the ask once, then closes it with the store's conditional update)."""
+        record = self._own_ask(ask, principal=principal)
+        closed = self.runtime.answer(record, value, answered_by=principal)
+        await self._continue_orphan(record.run_id)
         return closed
 
-    async def cancel(self, ask_id: str, *, principal: str | None) -> AskRecord:
-        """Cancel (decline) the ask: the model is told the person cancelled (`question_cancelled` for a question)."""
-        ask = self.ask(ask_id, principal=principal)
-        closed = self.runtime.cancel_ask(ask_id, answered_by=principal)
-        await self._continue_orphan(ask.run_id)
+    async def cancel(self, ask: str | AskRecord, *, principal: str | None) -> AskRecord:
+        """Cancel (decline) the ask: the model is told the person cancelled (`question_cancelled` for a question).
+        `ask` as for `answer`."""
+        record = self._own_ask(ask, principal=principal)
+        closed = self.runtime.cancel_ask(record, answered_by=principal)
+        await self._continue_orphan(record.run_id)
         return closed
+
+    def _own_ask(self, ask: str | AskRecord, *, principal: str | None) -> AskRecord:
+        return ask if isinstance(ask, AskRecord) else self.ask(ask, principal=principal)
 
     async def _continue_orphan(self, run_id: str) -> None:
         """A run left by a process that is gone (a restarted server) is taken up here; a live one continues where it is.
@@ -338,7 +382,7 @@ class AppHost:
         return None if self.app.data_path is None else self.app.data_path(self.options, self.env)
 
     async def aclose(self) -> None:
-        """Stop background work and close the store (idempotent)."""
+        """Stop background work, flush the traces and close the store (idempotent)."""
         if self._closed:
             return
         self._closed = True
@@ -348,4 +392,13 @@ class AppHost:
                 await task
         self._unsubscribe()
         await self.runtime.aclose()
+        if self.tracing is not None:
+            self.tracing.shutdown()  # ends the spans of runs left waiting, flushes the exporter
         self.store.close()
+
+
+def _remember(book: OrderedDict[str, str], key: str, value: str) -> None:
+    book[key] = value
+    book.move_to_end(key)
+    while len(book) > _REMEMBERED:
+        book.popitem(last=False)

@@ -3,6 +3,9 @@
 Each language is a folder of JSON files, one per area (`core.json`: shared and seed keys, `asks.json`, `cli.json`,
 `web.json`, `qt.json`, `mcp.json`) and one per app (`ln2.json`, `tutor.json`: its words on every front end, e.g.
 `ln2.web.*`, `ln2.qt.*`, `ln2.cli.*`), merged into one catalog; a key defined twice is an error.
+
+A front end's generic words may be given by an app in its own words: `t_app(app, key)` reads `<app>.<key>` when the
+app's catalog has it, else the app-neutral `key` (the web page does the same in static/js/i18n.js).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-__all__ = ["LANGUAGES", "catalog", "normalize_lang", "t"]
+__all__ = ["LANGUAGES", "catalog", "normalize_lang", "t", "t_app"]
 
 LANGUAGES = ("en", "zh-CN")
 
@@ -41,3 +44,10 @@ def t(key: str, lang: str = "en", **values: Any) -> str:
     """The message `key` in `lang`, formatted with `values`. A missing key raises KeyError (tests check both catalogs)."""
     text = catalog(normalize_lang(lang))[key]
     return text.format(**values) if values else text
+
+
+def t_app(app: str, key: str, lang: str = "en", /, **values: Any) -> str:
+    """App `app`'s own words for the generic message `key` (its `<app>.<key>`, e.g. `tutor.qt.chat.placeholder`)
+    if its catalog has them, else `key`'s app-neutral words; formatted like `t`."""
+    own = f"{app}.{key}"
+    return t(own if own in catalog(normalize_lang(lang)) else key, lang, **values)

@@ -29,9 +29,10 @@ from ._runtime import AskPolicy, Runtime
 from ._schemas import argument_validator, json_schema_for
 from ._store import Store, utcnow
 from ._tracing import TRACES_SETTING, Tracing, tracing_from_setting
-from ._tools import AskKind, ToolCallContext, ToolDef, ToolKind, ask_tool, current_tool_call, read_tool, write_tool
+from ._tools import CURRENT_TOOL_CALL, AskKind, ToolCallContext, ToolDef, ToolKind, ask_tool, current_tool_call, read_tool, write_tool
 
 __all__ = [
+    "CURRENT_TOOL_CALL",
     "EXTERNAL_MODEL_PREFIX",
     "PLAN_ASK",
     "TRACES_SETTING",

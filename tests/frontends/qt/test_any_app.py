@@ -15,6 +15,7 @@ from PySide6.QtCore import Qt  # noqa: E402
 
 from consulta.config import Settings  # noqa: E402
 from consulta.frontends.qt import BridgeState, MainWindow  # noqa: E402
+from consulta.i18n import t  # noqa: E402
 from consulta.runtime import Store  # noqa: E402
 
 from ..probe import PROBE, write_script  # noqa: E402
@@ -36,7 +37,12 @@ def test_the_probe_gets_a_desktop_window_with_its_panel_and_hand_over(qtbot: Any
         qtbot.keyClick(window.chat.input, Qt.Key.Key_Return)
         qtbot.waitUntil(lambda: any("Spoken!" in line for line in window.chat.lines), timeout=WAIT_MS)
         qtbot.waitUntil(lambda: not window.running, timeout=WAIT_MS)
-        assert any("planned" in line for line in window.chat.lines)
+        # The person reads their message and the speaker's reply: not the planner's note, not the speaker's prompt.
+        you = [line for line in window.chat.lines if line.startswith(t("qt.chat.you", "en", text=""))]
+        assert you == [t("qt.chat.you", "en", text="hello")]
+        assert not any("planned" in line for line in window.chat.lines)
+        assert any(line.startswith("→ note(") for line in window.chat.lines)  # the planner's work shows as its tool call
+        assert window.chat.input.placeholderText() == t("qt.chat.placeholder", "en")  # the probe has no words of its own
         assert probe.widget.heard.count("run_started") == 2 and "run_ended" in probe.widget.heard
         first = window.turn_id
         assert first is not None and window.run_id != first  # the speaker's run is shown; the planner's is the turn

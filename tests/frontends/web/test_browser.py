@@ -321,11 +321,17 @@ def test_a_test_only_app_gets_its_page_and_the_next_agents_reply(open_page: Any,
         p.page.fill("#prompt", "hello")
         p.page.press("#prompt", "Enter")
         p.page.locator(".msg.agent", has_text="Spoken!").wait_for()
-        assert [m.strip() for m in p.page.locator(".msg.agent").all_inner_texts()] == ["planned", "Spoken!"]
         wait_for(lambda: not p.page.is_visible("#stop"), what="the turn to end")
+        # The person reads their message and the speaker's reply: not the planner's note, not the speaker's prompt.
+        assert [m.strip() for m in p.page.locator(".msg.user").all_inner_texts()] == ["hello"]
+        assert [m.strip() for m in p.page.locator(".msg.agent").all_inner_texts()] == ["Spoken!"]
+        assert p.page.locator(".tool .tool-name", has_text="note").count() == 1  # the planner's work shows as its tool call
         p.page.fill("#prompt", "again")  # the next turn continues the planner's conversation, not the speaker's
         p.page.press("#prompt", "Enter")
         wait_for(lambda: p.page.locator(".msg.agent", has_text="Spoken!").count() == 2, what="the second turn's reply")
+        wait_for(lambda: not p.page.is_visible("#stop"), what="the second turn to end")
+        assert [m.strip() for m in p.page.locator(".msg.user").all_inner_texts()] == ["hello", "again"]
+        assert [m.strip() for m in p.page.locator(".msg.agent").all_inner_texts()] == ["Spoken!", "Spoken!"]
         store = Store(settings.database_url)
         first, _, second, _ = sorted(store.list_runs(app="probe"), key=lambda r: r.created_at)
         store.close()
@@ -337,8 +343,11 @@ def test_a_test_only_app_gets_its_page_and_the_next_agents_reply(open_page: Any,
         shown = p.page.locator(".msg.agent").all_inner_texts()
         if hasattr(first, "agent"):  # runs record their agent: the newest turn's thread, each run followed by its hand-over
             wait_for(lambda: p.page.locator(".msg.agent", has_text="Spoken!").count() == 2, what="both turns restored")
-            shown = p.page.locator(".msg.agent").all_inner_texts()
-            assert len(shown) == 4 and [m.strip() for m in shown][1::2] == ["Spoken!", "Spoken!"] and shown[0].strip() == "planned"
+            wait_for(lambda: all(v for v in p.page.evaluate("[...document.querySelectorAll('.msg')].map((m) => m.innerText)")), what="the bubbles")
+            assert [m.strip() for m in p.page.locator(".msg.user").all_inner_texts()] == ["hello", "again"]
+            assert [m.strip() for m in p.page.locator(".msg.agent").all_inner_texts()] == ["Spoken!", "Spoken!"]
+            order = p.page.evaluate("[...document.querySelectorAll('.msg')].map((m) => m.innerText.trim())")
+            assert order == ["hello", "Spoken!", "again", "Spoken!"]
         else:  # older records: the newest run's thread alone
             assert [m.strip() for m in shown] == ["Spoken!"]
         assert p.errors == []

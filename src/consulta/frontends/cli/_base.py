@@ -9,6 +9,7 @@ import queue
 import sys
 import threading
 import time
+from dataclasses import replace
 from typing import Annotated, Any
 
 import typer
@@ -18,7 +19,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 from ...config import Settings
 from ...i18n import normalize_lang, t
 from ...models import resolve_model
-from ...runtime import AskPolicy
+from ...runtime import AskPolicy, tracing_from_setting
 
 __all__ = [
     "LangOpt",
@@ -48,8 +49,13 @@ def env_lang() -> str:
 
 
 def settings_for(model: str | None = None, lang: str | None = None) -> Settings:
+    """The settings from the environment and the options; a traces setting that cannot be used is refused here, as
+    one line (ConfigError), before anything starts."""
     settings = Settings.from_env(model=model, lang=lang)
-    return Settings(home=settings.home, database_url=settings.database_url, model=settings.model, lang=normalize_lang(settings.lang))
+    checked = tracing_from_setting(settings.traces)
+    if checked is not None:
+        checked.shutdown()  # only checked: each host makes its own
+    return replace(settings, lang=normalize_lang(settings.lang))
 
 
 def interactive() -> bool:

@@ -93,7 +93,7 @@ async def _answer(settings: Settings, ask: AskRecord, run: RunRecord, value: Any
         if not live_elsewhere and not run.external and ask.kind != "plan":  # deciding a plan needs no model
             prepare_model(settings, run.model)
         # The host continues a run whose process is gone (here, as the agent it recorded).
-        closed = await (host.cancel(ask.id, principal=session.principal) if cancel else host.answer(ask.id, value, principal=session.principal))
+        closed = await (host.cancel(ask, principal=session.principal) if cancel else host.answer(ask, value, principal=session.principal))
         console.print(t("cli.answer.answered", settings.lang, ask_id=closed.id))
         if live_elsewhere or run.external:
             console.print(t("cli.answer.live_elsewhere", settings.lang, owner=run.owner or "?"))

@@ -10,6 +10,7 @@ from typing import Any
 from ...i18n import t
 from ...runtime import AskOpened, AskRecord, ConflictError, InvalidAnswerError, RunRecord, RunStatus
 from .._host import AppHost, HostEvent
+from .._person_view import PersonView
 from ._base import Abandoned, Stdin, console, in_daemon_thread, interactive
 from ._render import EventPrinter, prompt_for_ask
 
@@ -27,7 +28,7 @@ class TerminalSession:
         self.lang = host.env.lang
         self.stdin = stdin or Stdin()
         self.asks: asyncio.Queue[AskRecord] = asyncio.Queue()
-        self._printer = EventPrinter(console, self.lang)
+        self._show = PersonView(host, EventPrinter(console, self.lang))
         self._unsubscribe = host.subscribe(self._hear)
 
     @property
@@ -35,9 +36,7 @@ class TerminalSession:
         return self.host.runtime.ask_policy == "wait" and interactive()
 
     def _hear(self, event: HostEvent) -> None:
-        if event.type == "handed_over":
-            return  # the next agent's run starts like any run: its events follow
-        self._printer(event)  # type: ignore[arg-type]
+        self._show(event)  # the next agent's run, after a hand-over, starts like any run: its events follow
         if isinstance(event, AskOpened):
             if self.answers_here:
                 self.asks.put_nowait(self.host.store.get_ask(event.ask_id))

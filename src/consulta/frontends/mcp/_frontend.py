@@ -129,7 +129,8 @@ class McpFrontEnd:
         except ValidationError as error:
             return self.book.end(session, call, invalid_arguments_result(tool.name, error))
         try:
-            value = to_jsonable_python(await tool.call(**args), fallback=str)
+            with self.book.within(session, call):
+                value = to_jsonable_python(await tool.call(**args), fallback=str)
             result = value if tool.kind == "read" else self._stage(session, call, tool.name, value)
         except ToolError as error:
             result = error.to_result()

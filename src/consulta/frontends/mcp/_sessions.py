@@ -17,6 +17,8 @@ from __future__ import annotations
 import hashlib
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -27,6 +29,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ...i18n import t
 from ...runtime import (
+    CURRENT_TOOL_CALL,
     EXTERNAL_MODEL_PREFIX,
     PLAN_ASK,
     AskRecord,
@@ -37,6 +40,7 @@ from ...runtime import (
     Outcome,
     RunLog,
     RunStatus,
+    ToolCallContext,
 )
 from .._host import AppHost
 
@@ -133,6 +137,19 @@ class SessionBook:
     def resumed(self, *, call_id: str, tool: str, args: Any, step: int, started: float) -> ToolCall:
         """A call begun in an earlier input-required round (its id, step and start travel in the sealed request state)."""
         return ToolCall(id=call_id, tool=tool, args=args, step=step, started=started)
+
+    @contextmanager
+    def within(self, session: McpSession, call: ToolCall) -> Iterator[ToolCallContext]:
+        """Run a tool function inside `call`, as the runtime runs its own (`current_tool_call()`): on the session's
+        run, in its trace, with its log — so a run done for the call (an expert consulted) is recorded under the
+        session's run, and what is kept per run (a consultation, its budget) counts on it."""
+        log = self._logs[session.run_id]
+        context = ToolCallContext(run_id=session.run_id, tool_call_id=call.id, tool_name=call.tool, trace_id=log.run.trace_id, log=log)
+        token = CURRENT_TOOL_CALL.set(context)
+        try:
+            yield context
+        finally:
+            CURRENT_TOOL_CALL.reset(token)
 
     def end(self, session: McpSession, call: ToolCall, result: Any) -> Any:
         """Record the call's result; return it."""

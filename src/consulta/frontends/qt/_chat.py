@@ -11,7 +11,7 @@ from typing import Any, assert_never
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QPushButton, QTextBrowser, QVBoxLayout, QWidget
 
-from ...i18n import t
+from ...i18n import t, t_app
 from ...runtime import (
     PLAN_ASK,
     AskClosed,
@@ -101,13 +101,14 @@ class ChatPanel(QWidget):
     send_requested = Signal(str)
     stop_requested = Signal()
 
-    def __init__(self, *, lang: str, parent: QWidget | None = None) -> None:
+    def __init__(self, *, lang: str, app: str = "", parent: QWidget | None = None) -> None:
+        """`app`: the app served, whose catalog may word the input's placeholder its own way."""
         super().__init__(parent)
         self.lang = lang
         self.transcript = QTextBrowser()
         self.transcript.setOpenExternalLinks(False)
         self.input = QLineEdit()
-        self.input.setPlaceholderText(t("qt.chat.placeholder", lang))
+        self.input.setPlaceholderText(t_app(app, "qt.chat.placeholder", lang))
         self.send_button = QPushButton(t("qt.chat.send", lang))
         self.stop_button = QPushButton(t("qt.chat.stop", lang))
         self.stop_button.setEnabled(False)

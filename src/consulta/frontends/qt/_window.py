@@ -29,6 +29,7 @@ from ...runtime import (
     ToolError,
 )
 from .._host import HandedOver, HostEvent
+from .._person_view import PersonView
 from ._bridge import BridgeState, HostBridge
 from ._chat import ChatPanel, Tone
 from ._dialog import QuestionDialog
@@ -74,11 +75,13 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(t("qt.window.title", self.lang, app=self.app.name))
         self.resize(1200, 760)
 
-        self.chat = ChatPanel(lang=self.lang)
+        self.chat = ChatPanel(lang=self.lang, app=self.app.name)
         self.plan = PlanPanel(lang=self.lang)
         self.panels: list[DesktopPanel] = []
         """The app's own panels (its desktop part), built once the host is ready."""
         self.panels_ready = False
+        self._person_view: PersonView | None = None
+        """What the chat shows of the host's events (made with the host)."""
         self.tabs = QTabWidget()
         self.tabs.addTab(self.plan, t("qt.tab.plan", self.lang))
         self.side = QSplitter(Qt.Orientation.Vertical)
@@ -103,6 +106,8 @@ class MainWindow(QMainWindow):
     # ---- the host's lifetime --------------------------------------------------------------------------------
 
     def _on_ready(self) -> None:
+        assert self.bridge.host is not None
+        self._person_view = PersonView(self.bridge.host, lambda event: self.chat.show_event(event))
         if self.app.desktop is not None:
             try:
                 self.panels = list(self.app.desktop().panels(_Kit(self)))
@@ -186,11 +191,12 @@ class MainWindow(QMainWindow):
         self.bridge.call(lambda h: h.stop(run_id, principal=self.principal), on_error=self._show_error)
 
     def on_event(self, event: HostEvent) -> None:
-        """A runtime event, on the GUI thread: show it, and open or close what it asks for (a hand-over needs nothing:
-        the next agent's run starts like any run)."""
+        """A runtime event, on the GUI thread: show what the person should read of it, and open or close what it asks
+        for (a hand-over needs nothing: the next agent's run starts like any run)."""
+        if self._person_view is not None:
+            self._person_view(event)
         if isinstance(event, HandedOver):
             return
-        self.chat.show_event(event)
         for panel in self.panels:
             if panel.on_event is not None:
                 panel.on_event(event)

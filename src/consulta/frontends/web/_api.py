@@ -154,7 +154,7 @@ async def answer_ask(ask_id: Id, body: AnswerBody, host: Host, principal: Princi
         if body.answers is None or body.decision is not None:
             raise ApiError(422, "invalid_answer", 'A question is answered with {"answers": [...]}, one answer per question.', field="answers")
         value = body.answers
-    return AskOut.of(await host.answer(ask_id, value, principal=principal))
+    return AskOut.of(await host.answer(ask, value, principal=principal))  # the ask as read above: one read
 
 
 @router.post("/asks/{ask_id}/cancel", tags=["asks"], summary="Cancel an ask")
@@ -163,4 +163,4 @@ async def cancel_ask(ask_id: Id, host: Host, principal: Principal) -> AskOut:
     ask = host.ask(ask_id, principal=principal)
     if ask.status != AskStatus.pending:
         raise ConflictError(f"This {ask.kind} is already {ask.status.value}; it cannot be cancelled.")
-    return AskOut.of(await host.cancel(ask_id, principal=principal))
+    return AskOut.of(await host.cancel(ask, principal=principal))

@@ -1,13 +1,19 @@
 // The conversation: each run's events, as they arrive, drawn into the transcript. The transcript is a function of
 // the events, so a reload (or a language switch) draws it again from the server's replay.
+//
+// A person reads their own message, then the reply of the agent that speaks to them. A turn may pass through several
+// agents (the app's hand-over): a run started by a hand-over (`handed`) shows no prompt as the person's (it is the
+// previous agent's note), and a run that handed its turn over shows no reply (its work shows as its tool calls and
+// cards). So a reply is held until the run goes on, or its stream ends without a `handed_over` (see finish()).
 
 import { closedQuestion, planCard, questionCard } from "./asks.js";
 import { h, json } from "./dom.js";
 import { t } from "./i18n.js";
 
 export class RunView {
-  constructor(runId, { transcript, thinking, onError, onPlanApplied, onChange }) {
+  constructor(runId, { transcript, thinking, onError, onPlanApplied, onChange, handed = false }) {
     this.runId = runId;
+    this.handed = handed;
     this.transcript = transcript;
     this.thinking = thinking;
     this.onError = onError;
@@ -27,6 +33,8 @@ export class RunView {
     this.status = "running";
     this.step = 0;
     this.replaying = true;
+    this.reply = null; // the run's reply, held until the run goes on or its stream ends
+    this.handedOver = false;
     this.showThinking(false);
   }
 
@@ -49,9 +57,12 @@ export class RunView {
   }
 
   handle(event) {
+    if (event.type !== "run_ended" && event.type !== "handed_over") {
+      this.drawReply(); // the run went on after its reply: it stands
+    }
     switch (event.type) {
       case "run_started":
-        if (!event.resumed) {
+        if (!event.resumed && !this.handed) {
           this.add(h("li", { class: ["msg", "user"] }, h("div", { class: "bubble" }, event.prompt)));
         }
         break;
@@ -67,7 +78,11 @@ export class RunView {
         break;
       case "model_text":
         this.showThinking(false);
-        this.add(h("li", { class: ["msg", "agent"] }, h("div", { class: "bubble" }, event.text)));
+        this.reply = event.text;
+        break;
+      case "handed_over":
+        this.handedOver = true;
+        this.reply = null;
         break;
       case "ask_opened":
         this.showThinking(false);
@@ -157,6 +172,20 @@ export class RunView {
       this.add(h("li", { class: ["note", "error"] }, t("web.run.failed", { error: event.error || "" })));
     } else if (event.status === "cancelled") {
       this.add(h("li", { class: ["note", "muted"] }, t("web.run.stopped")));
+    }
+  }
+
+  drawReply() {
+    if (this.reply !== null) {
+      this.add(h("li", { class: ["msg", "agent"] }, h("div", { class: "bubble" }, this.reply)));
+      this.reply = null;
+    }
+  }
+
+  // The run's stream has ended: its reply is shown unless it handed its turn over.
+  finish() {
+    if (!this.handedOver) {
+      this.drawReply();
     }
   }
 

@@ -25,9 +25,15 @@ export function has(key) {
   return Object.prototype.hasOwnProperty.call(messages, key);
 }
 
-// The message `key` with {name} placeholders filled from `values`; a missing key shows as itself, so it is noticed.
+// The app the page serves: its catalog may word any generic message its own way (`<app>.<key>`, e.g.
+// `<app>.web.chat.hint`), which wins over the app-neutral `key`.
+const APP = document.body.dataset.app || "";
+
+// The message `key` (the app's own wording first) with {name} placeholders filled from `values`; a missing key
+// shows as itself, so it is noticed.
 export function t(key, values = {}) {
-  const text = has(key) ? messages[key] : key;
+  const own = `${APP}.${key}`;
+  const text = APP && has(own) ? messages[own] : has(key) ? messages[key] : key;
   return text.replace(new RegExp("\\{(\\w+)\\}", "g"), (whole, name) => (name in values ? String(values[name]) : whole));
 }
 

@@ -90,6 +90,7 @@ function show(run, { live, handed = false }) {
     onError: showError,
     onPlanApplied: () => state.part?.planApplied?.(),
     onChange: updateComposer,
+    handed,
   });
   state.views.push(view);
   state.shown.add(run.id);
@@ -105,15 +106,15 @@ function show(run, { live, handed = false }) {
       state.part?.event?.(event);
       if (event.type === "handed_over") {
         next = event.next_run_id;
-      } else {
-        view.handle(event);
       }
+      view.handle(event);
     },
     onReset: () => view.reset(),
     onLive: () => view.caughtUp(),
     onLost: () => toast(t("web.stream.lost"), "error"),
   });
   return view.source.done.then(async () => {
+    view.finish();
     view.caughtUp();
     updateComposer();
     if (next && !state.shown.has(next) && state.current === view) {
