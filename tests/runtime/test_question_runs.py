@@ -75,7 +75,7 @@ async def wait_for_ask(store: Store, run_id: str):
 
 
 async def test_question_pauses_the_run_and_the_answer_resumes_it(store, make_runtime):
-    model = RecordingModel([ask(CELL_LINE_Q), say("Thawing K562-dTAG.")])
+    model = RecordingModel([ask(CELL_LINE_Q), say("You chose K562-dTAG.")])
     rt = make_runtime(model)
     run = await run_to_settle(rt, toy_agent())
     assert run.status == RunStatus.waiting
@@ -91,7 +91,7 @@ async def test_question_pauses_the_run_and_the_answer_resumes_it(store, make_run
     assert closed.outcome == SEED_ANSWERED
 
     run = await settle(rt, run.id)
-    assert (run.status, run.output, run.error) == (RunStatus.finished, "Thawing K562-dTAG.", None)
+    assert (run.status, run.output, run.error) == (RunStatus.finished, "You chose K562-dTAG.", None)
     assert seen_by_model(model, "question") == [SEED_ANSWERED]
     assert results_for(store, run.id, "question") == [SEED_ANSWERED]
     assert len(model.requests) == 2
@@ -295,7 +295,7 @@ async def test_answer_errors_leave_the_ask_pending(store, make_runtime):
 
 
 async def test_defer_then_a_new_runtime_answers_and_resumes(store, make_runtime, tmp_path):
-    steps = [calls(call("lookup", {"name": "K562"}, id="r1")), ask(CELL_LINE_Q), say("Thawing K562-dTAG.")]
+    steps = [calls(call("lookup", {"name": "K562"}, id="r1")), ask(CELL_LINE_Q), say("You chose K562-dTAG.")]
     first_model = RecordingModel(steps)
     first = make_runtime(first_model)
     run = await run_to_settle(first, toy_agent())
@@ -316,7 +316,7 @@ async def test_defer_then_a_new_runtime_answers_and_resumes(store, make_runtime,
         resumed = await second.resume(run.id, agent)
         assert resumed.id == run.id
         run = await settle(second, run.id)
-        assert (run.status, run.output) == (RunStatus.finished, "Thawing K562-dTAG.")
+        assert (run.status, run.output) == (RunStatus.finished, "You chose K562-dTAG.")
         assert len(second_model.requests) == 1  # continued from the checkpoint, not replayed
         assert seen_by_model(second_model, "question") == [SEED_ANSWERED]
         assert seen_by_model(second_model, "lookup") == [LOOKED_UP]

@@ -8,13 +8,13 @@ from pathlib import Path
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from consulta.runtime import Agent, RunStatus, Store
+from consulta.runtime import Agent, RunStatus, Store, TurnFacts
 
 
 REASON = "No code blocks, please."
 
 
-def no_code(text: str) -> None:
+def no_code(text: str, facts: TurnFacts) -> None:
     if "```" in text:
         raise ValueError(REASON)
 

@@ -99,7 +99,7 @@ def attrs(span: ReadableSpan) -> dict[str, Any]:
 
 
 async def test_a_run_is_one_trace_of_run_step_tool_and_ask_spans(store, make_runtime, tracing, exported) -> None:
-    model = RecordingModel([calls(call("lookup", {"name": "K562"}, id="r1"), call("find_box", {"label": "B7"}, id="r2")), ask(CELL_LINE_Q), say("Thawing K562.")])
+    model = RecordingModel([calls(call("lookup", {"name": "K562"}, id="r1"), call("find_box", {"label": "B7"}, id="r2")), ask(CELL_LINE_Q), say("You chose K562.")])
     rt = make_runtime(model)
     tracing.install(rt, store)
     run = await run_to_settle(rt, toy_agent())
@@ -292,7 +292,7 @@ async def test_a_resumed_run_is_a_new_span_in_the_same_trace(store, make_runtime
     """The first process stops while the run waits (its spans end, marked unfinished); another takes the run up."""
     first_exported, second_exported = InMemorySpanExporter(), InMemorySpanExporter()
     first_tracing, second_tracing = Tracing(exporter=first_exported, batch=False), Tracing(exporter=second_exported, batch=False)
-    model = RecordingModel([ask(CELL_LINE_Q), say("Thawing K562.")])
+    model = RecordingModel([ask(CELL_LINE_Q), say("You chose K562.")])
     first = make_runtime(model)
     first_tracing.install(first, store)
     run = await run_to_settle(first, toy_agent())

@@ -9,10 +9,44 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..runtime import ConfigError
-from . import _def
-from ._def import *  # noqa: F403 - the declaration types are this package's public face
+from ._def import (
+    AgentBuilder,
+    AppDef,
+    AppEnv,
+    AppOptions,
+    AppView,
+    DesktopKit,
+    DesktopPanel,
+    DesktopPart,
+    FollowUp,
+    Handover,
+    McpPart,
+    TerminalPart,
+    WebKit,
+    WebPart,
+)
 
-__all__ = [*_def.__all__, "DEFAULT_APP", "app_names", "get_app", "register_app", "resolve_app"]
+__all__ = [
+    "AgentBuilder",
+    "AppDef",
+    "AppEnv",
+    "AppOptions",
+    "AppView",
+    "DEFAULT_APP",
+    "DesktopKit",
+    "DesktopPanel",
+    "DesktopPart",
+    "FollowUp",
+    "Handover",
+    "McpPart",
+    "TerminalPart",
+    "WebKit",
+    "WebPart",
+    "app_names",
+    "get_app",
+    "register_app",
+    "resolve_app",
+]
 
 
 def _ln2() -> AppDef:

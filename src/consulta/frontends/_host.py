@@ -123,20 +123,6 @@ class AppHost:
     def _resolve_model(self, spec: str) -> Any:
         return resolve_model(spec, models_dir=self.settings.models_dir)
 
-    # ---- the model --------------------------------------------------------------------------------------------
-
-    def load_model(self, *, progress: Callable[[int, int], None] | None = None) -> None:
-        """Make the default model ready (join the embedded GGUF, load it). Blocking: call it off the event loop."""
-        spec = self.settings.model
-        if spec == "local":
-            from ..models._gguf import ensure_default_gguf
-
-            ensure_default_gguf(self.settings.models_dir, progress=progress)
-        model = self._resolve_model(spec)
-        load = getattr(model, "load", None)
-        if callable(load):
-            load()
-
     # ---- agents -----------------------------------------------------------------------------------------------
 
     def agent_for(self, run: RunRecord) -> Agent:

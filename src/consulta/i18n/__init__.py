@@ -1,6 +1,6 @@
 """Message catalogs for everything a person reads: `en` and `zh-CN` (the seed's `ai.question.*` keys included).
 
-Each language is a folder of JSON files, one per area (`core.json`: shared and seed keys, `asks.json`, `cli.json`,
+Each language is a folder of JSON files, one per area (`core.json`: shared and seed keys, `asks.json`, `claims.json`, `cli.json`,
 `web.json`, `qt.json`, `mcp.json`) and one per app (`ln2.json`, `tutor.json`: its words on every front end, e.g.
 `ln2.web.*`, `ln2.qt.*`, `ln2.cli.*`), merged into one catalog; a key defined twice is an error.
 

@@ -15,6 +15,6 @@ model (with `_schema`, `_grammar`, `_rendering`, `_parsing` for the parts of its
 from __future__ import annotations
 
 from ._scripted import ScriptedModel, load_script
-from ._specs import MODEL_KINDS, ModelInfo, available_models, resolve_model
+from ._specs import MODEL_KINDS, ModelInfo, available_models, prepare_model, resolve_model
 
-__all__ = ["MODEL_KINDS", "ModelInfo", "ScriptedModel", "available_models", "load_script", "resolve_model"]
+__all__ = ["MODEL_KINDS", "ModelInfo", "ScriptedModel", "available_models", "load_script", "prepare_model", "resolve_model"]

@@ -96,11 +96,16 @@ def _turns(steps: list[dict[str, Any]] | dict[str, Any]) -> list[list[dict[str, 
     return [steps]
 
 
+def _users_words(part: object) -> bool:
+    """A user's message; not a reply check's reason, which reaches the model as a fenced user part."""
+    return isinstance(part, UserPromptPart) and not (isinstance(part.content, str) and "<pyai:retry_feedback>" in part.content)
+
+
 def _position(messages: list[ModelMessage]) -> tuple[int, int]:
     """(turn, step within it): how many user messages came before the last one, and responses since it."""
     turn, index = -1, 0
     for message in messages:
-        if isinstance(message, ModelRequest) and any(isinstance(p, UserPromptPart) for p in message.parts):
+        if isinstance(message, ModelRequest) and any(_users_words(p) for p in message.parts):
             turn, index = turn + 1, 0
         elif isinstance(message, ModelResponse):
             index += 1

@@ -16,7 +16,7 @@ from ._gguf import DEFAULT_GGUF, ensure_default_gguf
 from ._local import LocalModel
 from ._scripted import ScriptedModel, load_script
 
-__all__ = ["MODEL_KINDS", "ModelInfo", "available_models", "resolve_model"]
+__all__ = ["MODEL_KINDS", "ModelInfo", "available_models", "prepare_model", "resolve_model"]
 
 GEMINI_OPENAI_BASE_URL = "https://generativelanguage.googleapis.com/v1beta/openai/"
 
@@ -55,6 +55,28 @@ def resolve_model(spec: str, *, models_dir: Path | None = None) -> Model:
         if kind == "local":
             _cache[spec] = model
         return model
+
+
+def prepare_model(
+    spec: str,
+    *,
+    models_dir: Path | None = None,
+    joining: Callable[[int, int], None] | None = None,
+    loading: Callable[[], None] | None = None,
+) -> Model:
+    """Make the model for `spec` ready before the first run: join the embedded GGUF's parts (reporting bytes done and
+    total to `joining`), then load it (`loading` is called first). Blocking (seconds to minutes for a local model):
+    call it off the event loop."""
+    kind, _, arg = spec.partition(":")
+    if kind == "local" and not arg and not os.environ.get("CONSULTA_GGUF") and models_dir is not None:
+        ensure_default_gguf(models_dir, progress=joining)
+    model = resolve_model(spec, models_dir=models_dir)
+    load = getattr(model, "load", None)
+    if callable(load):
+        if loading is not None:
+            loading()
+        load()
+    return model
 
 
 def _local(arg: str, models_dir: Path | None) -> Model:

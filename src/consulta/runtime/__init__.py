@@ -1,6 +1,7 @@
 """The engine: agent definitions, tools and their policies, runs, asks, plans, events and the store."""
 
 from ._agent import Agent, Instructions, ToolChoice, tool_schemas
+from ._claims import Claim, ReplyCheck, ReplyRefused, ToolOutcome, TurnFacts, all_checks, assertions, check_claims, compose_reply, find_claims, reply_lang
 from ._engine import TypedAnswer, invalid_arguments_result, tool_exception_result, typed_answer
 from ._errors import ConfigError, ConflictError, ConsultaError, InvalidAnswerError, NotFoundError, ToolError
 from ._events import (
@@ -45,6 +46,7 @@ __all__ = [
     "AskStatus",
     "AskTimers",
     "Cache",
+    "Claim",
     "ConfigError",
     "ConflictError",
     "ConsultationRecord",
@@ -68,6 +70,8 @@ __all__ = [
     "PlanRecord",
     "PlanStaged",
     "PlanStatus",
+    "ReplyCheck",
+    "ReplyRefused",
     "Retry",
     "RunEnded",
     "RunLog",
@@ -80,6 +84,7 @@ __all__ = [
     "Store",
     "Timeout",
     "ToolCallRecord",
+    "ToolOutcome",
     "ToolCallContext",
     "ToolChoice",
     "ToolCalled",
@@ -89,15 +94,22 @@ __all__ = [
     "ToolPolicy",
     "ToolReturned",
     "Tracing",
+    "TurnFacts",
     "TypedAnswer",
+    "all_checks",
     "apply_policies",
     "argument_validator",
     "ask_tool",
+    "assertions",
+    "check_claims",
+    "compose_reply",
     "current_tool_call",
+    "find_claims",
     "invalid_arguments_result",
     "json_schema_for",
     "mentions",
     "read_tool",
+    "reply_lang",
     "staged_result",
     "tool_exception_result",
     "tool_schemas",

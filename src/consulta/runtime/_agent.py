@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._claims import ReplyCheck
 from ._errors import ConfigError
 from ._plans import PlanExecutor
 from ._records import RunRecord
@@ -34,6 +35,8 @@ class Agent:
     wait for an answer (the seed's 300 s); `max_steps` bounds the model requests of one run; `options` are recorded on each run so that another process can rebuild the same agent.
     `tool_choice` narrows each step to the tools that make sense in the run's state (e.g. an orchestrator that must
     inspect an upload before it plans): the model still writes the call, and every tool stays described to it.
+    `first_step_tool`: the first step of each turn calls a tool (any of the agent's, unless `tool_choice` narrows
+    them): an agent whose turns act or look up starts from facts, and free text comes after them.
     """
 
     app: str
@@ -44,15 +47,19 @@ class Agent:
     question_timeout: float = 300.0
     max_steps: int = 25
     tool_choice: ToolChoice | None = None
-    check_reply: Callable[[str], None] | None = None
-    """A check in code of the agent's final text: raise ValueError saying why, and the model writes it again with
-    that reason (each retry is a step)."""
+    first_step_tool: bool = False
+    check_reply: ReplyCheck | None = None
+    """The agent's own check in code of its final text against the turn's facts (`TurnFacts`), after the runtime's
+    claim check that every agent has: raise ValueError saying why, and the model writes it again with that reason
+    (each retry is a step); a `ReplyRefused` with a replacement is replaced by it when the rewrite is refused too."""
     options: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         names = [t.name for t in self.tools]
         if len(set(names)) != len(names):
             raise ConfigError(f"Agent {self.app!r} has duplicate tool names: {names}.")
+        if self.first_step_tool and not self.tools:
+            raise ConfigError(f"Agent {self.app!r} must start each turn with a tool (first_step_tool) but has no tools.")
         if any(t.kind == "write" for t in self.tools) and self.executor is None:
             raise ConfigError(f"Agent {self.app!r} has write tools but no plan executor to apply them.")
 

@@ -23,6 +23,7 @@ from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
     ModelResponse,
+    RetryFeedbackPart,
     RetryPromptPart,
     TextPart,
     ToolCallPart,
@@ -35,6 +36,7 @@ from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.usage import UsageLimits
 
 from ._agent import Agent
+from ._claims import ReplyCheck, ReplyRefused, ToolOutcome, TurnFacts, all_checks, check_claims, gather_facts
 from ._errors import ToolError
 from ._events import StepStarted
 from ._grounding import Evidence
@@ -151,7 +153,9 @@ def carry_over(messages: list[ModelMessage]) -> list[ModelMessage]:
     context is short and every token of it is paid for on every step.
     """
     kept: list[ModelMessage] = []
-    for message in messages:
+    for i, message in enumerate(messages):
+        if _refused(messages, i):
+            continue  # a reply the checks sent back was never shown
         if isinstance(message, ModelRequest):
             prompts = [p for p in message.parts if isinstance(p, UserPromptPart)]
             if prompts:
@@ -161,6 +165,22 @@ def carry_over(messages: list[ModelMessage]) -> list[ModelMessage]:
             if texts and not message.tool_calls:
                 kept.append(ModelResponse(parts=texts, model_name=message.model_name))
     return kept
+
+
+def _refused(messages: list[ModelMessage], i: int) -> bool:
+    """Whether message `i` is a final text the reply checks refused (the next request carries the reason)."""
+    after = messages[i + 1] if i + 1 < len(messages) else None
+    return (
+        isinstance(messages[i], ModelResponse) and isinstance(after, ModelRequest)
+        and any(_is_refusal(p) for p in after.parts)
+    )
+
+
+def _is_refusal(part: Any) -> bool:
+    """Whether `part` sends a final text back: a reply check's reason (ModelRetry from an output validator)."""
+    if isinstance(part, RetryFeedbackPart):
+        return part.retry.cause == "model_retry"
+    return isinstance(part, RetryPromptPart) and part.tool_name is None
 
 
 def count_steps(messages: list[ModelMessage]) -> int:
@@ -281,8 +301,13 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
             return None  # nothing to settle per step
 
         def per_step(ctx: RunContext[RunDeps]) -> ModelSettings:
-            chosen = ctx.deps.agent.choose_tools(ctx.deps.run_id)
-            return ModelSettings(tool_choice=chosen) if chosen is not None else ModelSettings()
+            agent = ctx.deps.agent
+            chosen = agent.choose_tools(ctx.deps.run_id)
+            if chosen is not None:
+                return ModelSettings(tool_choice=chosen)
+            if agent.first_step_tool and not _called_this_turn(ctx.messages):
+                return ModelSettings(tool_choice="required")  # facts first: the turn's first step calls a tool
+            return ModelSettings()
 
         return per_step
 
@@ -397,6 +422,10 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
         return request_context
 
 
+def _called_this_turn(messages: list[ModelMessage]) -> bool:
+    return any(isinstance(m, ModelResponse) and m.tool_calls for m in this_turn(messages))
+
+
 def _repeated(messages: list[ModelMessage], call: ToolCallPart, args: dict[str, Any]) -> bool:
     """Whether a read call repeats one made since the user's last words (small models loop on a call)."""
     for message in reversed(messages):
@@ -462,6 +491,86 @@ def _full_description(tool: ToolDef) -> str:
     return tool.description if not tool.notes else f"{tool.description} {tool.notes}"
 
 
+def this_turn(messages: list[ModelMessage]) -> list[ModelMessage]:
+    """The messages since the user's last words (the turn the run is in)."""
+    for i in range(len(messages) - 1, -1, -1):
+        message = messages[i]
+        if isinstance(message, ModelRequest) and any(isinstance(p, UserPromptPart) for p in message.parts):
+            return messages[i:]
+    return list(messages)
+
+
+def turn_outcomes(messages: list[ModelMessage], agent: Agent) -> list[ToolOutcome]:
+    """The tool calls of the turn and how they ended, from its conversation."""
+    outcomes = []
+    for message in this_turn(messages):
+        if not isinstance(message, ModelRequest):
+            continue
+        for part in message.parts:
+            if not isinstance(part, ToolReturnPart):
+                continue
+            content = part.content
+            if isinstance(content, str):
+                try:
+                    content = json.loads(content)
+                except ValueError:
+                    pass
+            result = content if isinstance(content, dict) else {}
+            tool = agent.tool(part.tool_name)
+            ok = result.get("ok") is not False and getattr(part, "outcome", "success") != "failed"
+            outcomes.append(
+                ToolOutcome(
+                    name=part.tool_name, kind=tool.kind if tool is not None else "other", ok=ok,
+                    error_code=result.get("error_code"), message=result.get("message"),
+                    data=Evidence.data_text(content) if tool is not None and tool.kind == "read" and ok else "",
+                )
+            )
+    return outcomes
+
+
+def _turn_facts(ctx: RunContext[RunDeps]) -> TurnFacts:
+    deps = ctx.deps
+    return gather_facts(
+        store=deps.log.store, run=deps.log.run, calls=turn_outcomes(ctx.messages, deps.agent), prompt=deps.prompt, executor=deps.agent.executor
+    )
+
+
+def _checked_in_turn(check: ReplyCheck) -> Callable[[RunContext[RunDeps], Any], Any]:
+    """An output validator holding the final text to `check` against the turn's facts. A refused text goes back to
+    the model with the reason; refused again in the same turn, a `ReplyRefused`'s replacement is the reply instead
+    (the conversation keeps it in place of the refused text)."""
+
+    def checked(ctx: RunContext[RunDeps], output: Any) -> Any:
+        if isinstance(output, DeferredToolRequests):
+            return output
+        try:
+            check(str(output), _turn_facts(ctx))
+        except ReplyRefused as error:
+            if error.replacement is None or not _refusals(ctx.messages):
+                raise ModelRetry(str(error)) from None
+            _say_instead(ctx.messages, error.replacement)
+            return error.replacement
+        except ValueError as error:
+            raise ModelRetry(str(error)) from None
+        return output
+
+    return checked
+
+
+def _refusals(messages: list[ModelMessage]) -> int:
+    """Final texts refused so far in this turn."""
+    return sum(
+        1 for m in this_turn(messages) if isinstance(m, ModelRequest)
+        for p in m.parts if _is_refusal(p)
+    )
+
+
+def _say_instead(messages: list[ModelMessage], text: str) -> None:
+    response = next((m for m in reversed(messages) if isinstance(m, ModelResponse)), None)
+    if response is not None:
+        response.parts = [TextPart(text), *(p for p in response.parts if not isinstance(p, TextPart))]
+
+
 def _checked_by(check: Callable[[Any], None]) -> Callable[[Any], Any]:
     """An output validator from a check that raises ValueError saying why (the model is asked again with it)."""
 
@@ -491,11 +600,11 @@ def build_engine_agent(agent: Agent, model: Model) -> PaiAgent[RunDeps, str | De
         tools=[_engine_tool(t) for t in agent.tools],
         deps_type=RunDeps,
         output_type=[str, DeferredToolRequests],  # type: ignore[arg-type]
-        capabilities=[_ConsultaTools(choose_tools=agent.tool_choice is not None)],
+        capabilities=[_ConsultaTools(choose_tools=agent.tool_choice is not None or agent.first_step_tool)],
         retries=agent.max_steps,
     )
-    if agent.check_reply is not None:
-        engine.output_validator(_checked_by(agent.check_reply))
+    # Every reply is held to what its turn did (the runtime's claim check), then to the agent's own check.
+    engine.output_validator(_checked_in_turn(all_checks(check_claims, agent.check_reply)))
     return engine
 
 

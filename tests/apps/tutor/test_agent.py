@@ -11,7 +11,7 @@ import pytest
 
 from consulta.apps import AppEnv, tutor
 from consulta.models import resolve_model
-from consulta.runtime import Store, utcnow
+from consulta.runtime import Store, TurnFacts, utcnow
 
 
 def test_the_orchestrator_must_consult_while_an_upload_is_uninspected(tmp_path: Path) -> None:
@@ -20,7 +20,7 @@ def test_the_orchestrator_must_consult_while_an_upload_is_uninspected(tmp_path: 
     env = AppEnv(store=store, resolve_model=lambda spec: resolve_model(spec, models_dir=tmp_path), model="scripted", lang="en", data_dir=tmp_path)
     agent = tutor.build_agent(tutor.TutorOptions(uploads=uploads), env)
     assert agent.name == "orchestrator" and agent.options["uploads"] == str(uploads.resolve())
-    assert set(agent.options) == {"question_timeout", "uploads", "budget_per_task", "task_id"}  # no runtime settings
+    assert set(agent.options) == {"question_timeout", "uploads", "budget_per_task", "task_id", "packet"}  # no runtime settings
     run = store.create_run(app="tutor", prompt="Can I start task_2_1?", model="scripted", lang="en")
     assert agent.choose_tools(run.id) == ["consult_expert", "submit_instruction_packet"]  # nothing uploaded
     (uploads / "student_data.csv").write_text("name,age\nAda,3\n", encoding="utf-8")
@@ -78,12 +78,15 @@ def test_the_assistant_is_asked_with_the_students_words_and_the_packet_as_notes(
     assert "in Chinese" in tutor.ca_request(packet, student="Can I start?", lang="zh-CN")
 
 
+FACTS = TurnFacts(lang="en")
+
+
 def test_the_assistants_reply_is_checked_for_code_and_the_tasks_answer() -> None:
     task = next(t for t in tutor.load_catalog().tasks if t.id == "task_2_2")
     check = tutor.ca_agent(options={}, task=task).check_reply
     assert check is not None
-    check("Look at df.columns: is the name spelled the way you typed it?")
+    check("Look at df.columns: is the name spelled the way you typed it?", FACTS)
     with pytest.raises(ValueError, match="no code block"):
-        check("Try this:\n```python\nprint(df.columns)\n```")
+        check("Try this:\n```python\nprint(df.columns)\n```", FACTS)
     with pytest.raises(ValueError, match="gives the task's answer away"):
-        check("Just run df[ 'age' ].mean() and you are done.")
+        check("Just run df[ 'age' ].mean() and you are done.", FACTS)

@@ -86,6 +86,7 @@ def build_agent(*, inventory: Path | str, question_timeout: float = 300.0) -> Ag
         instructions=_per_run(path),
         tools=(*ln2_tools(path), question_tool()),
         executor=Ln2Plans(path),
+        first_step_tool=True,  # an inventory turn looks up or acts before it says anything
         question_timeout=question_timeout,
         options={"inventory": str(path), "question_timeout": question_timeout},
     )

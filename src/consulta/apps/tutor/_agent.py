@@ -11,7 +11,8 @@ from typing import Any
 from pydantic import Field
 
 from ...asks import CONSULT_EXPERT_TOOL_NAME, Consultant, RuleBook, consult_expert_tool
-from ...runtime import Agent, RunRecord, Store, ToolChoice
+from ...i18n import t
+from ...runtime import Agent, ReplyCheck, ReplyRefused, RunRecord, Store, ToolChoice, TurnFacts, all_checks, assertions, reply_lang
 from .._def import AppEnv, AppOptions, Handover
 from ._datasets import uploaded_files
 from ._experts import tutor_experts
@@ -41,6 +42,8 @@ class TutorOptions(AppOptions):
     budget_per_task: int = Field(3, ge=1, le=20, description="Expert consultations allowed per task")
     task_id: str | None = Field(None, json_schema_extra={"flag": False})
     """Set by the hand-over for the assistant: the task its reply must not give away."""
+    packet: dict[str, Any] | None = Field(None, json_schema_extra={"flag": False})
+    """Set by the hand-over for the assistant: the accepted packet its reply must not contradict."""
 
 ORCHESTRATOR = """You plan a pandas tutoring session; you never talk to the student yourself. Tasks:
 {tasks}
@@ -64,7 +67,6 @@ Notes:
 {notes}"""
 
 _LANGUAGES = {"en": "English", "zh-CN": "Chinese (简体中文)"}
-_CJK = re.compile(r"[\u4e00-\u9fff]")
 
 _STATUS = {
     "not_started": "The student has not started it yet.",
@@ -89,7 +91,7 @@ def packet_brief(packet: InstructionPacket, task: Task | None = None) -> str:
 
 def reply_language(student: str, lang: str) -> str:
     """The language to answer in: the student's (Chinese when they wrote Chinese), else the session's."""
-    return _LANGUAGES["zh-CN"] if _CJK.search(student) else _LANGUAGES.get(lang, _LANGUAGES["en"])
+    return _LANGUAGES[reply_lang(student, lang)]
 
 
 def uploads_folder(options: TutorOptions, env: AppEnv) -> Path:
@@ -133,7 +135,8 @@ def build_agent(options: TutorOptions, env: AppEnv) -> Agent:
 def build_assistant(options: TutorOptions, env: AppEnv) -> Agent:
     """The assistant of a hand-over (its task, if the packet named one, in `options.task_id`)."""
     task = _task(options.task_id) if options.task_id else None
-    return ca_agent(options=_recorded(options, env), task=task)
+    packet = InstructionPacket.model_validate(options.packet) if options.packet else None
+    return ca_agent(options=_recorded(options, env), task=task, packet=packet)
 
 
 def _plan_steps(store: Store, uploads: Path) -> ToolChoice:
@@ -150,13 +153,42 @@ def _plan_steps(store: Store, uploads: Path) -> ToolChoice:
     return choose
 
 
-def ca_agent(*, options: dict[str, Any], task: Task | None = None) -> Agent:
+def ca_agent(*, options: dict[str, Any], task: Task | None = None, packet: InstructionPacket | None = None) -> Agent:
     """The assistant who talks to the student (what to say comes with each request: see `ca_request`). Its reply is
     checked in code: no code block, nothing of the task's answer; a reply that has either is written again (twice at
-    most: then the run fails, readably, rather than show the student the solution)."""
+    most: then the run fails, readably, rather than show the student the solution). A reply that contradicts the
+    `packet` it was handed (the student may start a blocked task) is written again, then replaced by code's."""
     return Agent(
-        app="tutor", name=ASSISTANT, instructions=CA, tools=(), options=options, check_reply=lambda text: _no_solution(text, task), max_steps=3
+        app="tutor", name=ASSISTANT, instructions=CA, tools=(), options=options, max_steps=3,
+        check_reply=all_checks(lambda text, facts: _no_solution(text, task), _follows(packet) if packet is not None else None),
     )
+
+
+_MAY_START = re.compile(
+    r"\byou\s+(?:can|may|could)\s+(?:now\s+|already\s+|go\s+ahead\s+and\s+)?(?:start|begin|proceed|go\s+ahead|work\s+on)"
+    r"|\b(?:go\s+ahead\s+(?:and\s+)?(?:start|begin)|(?:are|you're)\s+(?:all\s+)?(?:set|ready)\s+to\s+(?:start|begin)|let'?s\s+(?:start|begin|get\s+started))\b"
+    r"|可以(?:开始|着手|动手|进行|做)|能(?:开始|着手)|开始吧|(?:可以|能)直接开始",
+    re.IGNORECASE,
+)
+"""Saying the student may start (English and Chinese), in a sentence that asserts it."""
+
+
+def _follows(packet: InstructionPacket) -> ReplyCheck:
+    """The assistant's reply holds to the packet: never that the student can start a task it marks blocked."""
+
+    def check(text: str, facts: TurnFacts) -> None:
+        if packet.task_status != "blocked":
+            return
+        said = next((m.group(0) for s in assertions(text) if (m := _MAY_START.search(s))), None)
+        if said is not None:
+            reasons = " ".join(packet.mention_to_student) or packet.guidance_for_ca
+            raise ReplyRefused(
+                f'Your reply says "{said}", but task {packet.task_id} is blocked: the student cannot start it yet. '
+                "Say so plainly, say why from the notes, and end with one guiding question.",
+                replacement=t("tutor.blocked_reply", facts.lang, task=packet.task_id, reasons=reasons),
+            )
+
+    return check
 
 
 def _no_solution(text: str, task: Task | None) -> None:
@@ -188,4 +220,6 @@ def follow_up(run: RunRecord, env: AppEnv) -> Handover | None:
     if not accepted:
         return None
     packet = accepted[-1]
-    return Handover(agent=ASSISTANT, prompt=ca_request(packet, student=run.prompt, lang=run.lang), options={"task_id": str(packet["task_id"])})
+    return Handover(
+        agent=ASSISTANT, prompt=ca_request(packet, student=run.prompt, lang=run.lang), options={"task_id": str(packet["task_id"]), "packet": packet}
+    )

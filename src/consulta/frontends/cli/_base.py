@@ -18,7 +18,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 
 from ...config import Settings
 from ...i18n import normalize_lang, t
-from ...models import resolve_model
+from ...models import prepare_model as prepare
 from ...runtime import AskPolicy, tracing_from_setting
 
 __all__ = [
@@ -75,18 +75,15 @@ def prepare_model(settings: Settings, spec: str) -> None:
     """Join the embedded model's parts (with a progress bar) and load it (with timing) before the first run."""
     if not spec.startswith("local"):
         return
-    if spec == "local" and not os.environ.get("CONSULTA_GGUF"):
-        from ...models._gguf import ensure_default_gguf
-
-        with Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(), console=console, transient=True) as bar:
-            task = bar.add_task(t("cli.model.joining", settings.lang), total=None)
-            ensure_default_gguf(settings.models_dir, progress=lambda done, total: bar.update(task, completed=done, total=total))
-    start = time.monotonic()
-    with console.status(t("cli.model.loading", settings.lang)):
-        model = resolve_model(spec, models_dir=settings.models_dir)
-        load = getattr(model, "load", None)
-        if callable(load):
-            load()
+    with Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(), console=console, transient=True) as bar:
+        task = bar.add_task(t("cli.model.joining", settings.lang), total=None)
+        start = time.monotonic()
+        prepare(
+            spec,
+            models_dir=settings.models_dir,
+            joining=lambda done, total: bar.update(task, completed=done, total=total),
+            loading=lambda: bar.update(task, description=t("cli.model.loading", settings.lang), total=None),
+        )
     console.print(t("cli.model.loaded", settings.lang, seconds=time.monotonic() - start), style="dim")
 
 

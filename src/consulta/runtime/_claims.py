@@ -1,0 +1,301 @@
+"""What a turn did, and the check of a final reply against it: nothing is claimed that did not happen.
+
+When the model writes its final text, the runtime gathers the turn's facts (`TurnFacts`: its tool calls and their
+results, the plan staged, applied or rejected, the asks opened, the consultations made) and runs the reply checks
+on the text: the runtime's own `check_claims`, for every agent, and then the agent's `check_reply`. A check refuses
+a reply by raising ValueError with the reason (the model writes the reply again with it); a `ReplyRefused` also
+carries a reply composed in code, shown instead when the model's second try is refused too.
+
+Claims are found with a small lexicon (data below, English and Chinese) in the reply's *assertions*: sentences that
+are not questions, not negated and not conditional ("Which box?", "Nothing was changed", "Once you approve …" are
+not claims). A claim of an action in progress ("Staging the removal …", "已暂存") needs a plan staged or applied in
+the turn; a claim of completion ("has been thawed", "已取出") needs a plan applied. What a write did is then said
+by code, from the plan.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..i18n import normalize_lang, t
+from ._errors import ToolError
+from ._plans import PlanExecutor
+from ._records import PlanStatus, RunRecord
+from ._store import Store
+
+__all__ = [
+    "Claim",
+    "ReplyCheck",
+    "ReplyRefused",
+    "ToolOutcome",
+    "TurnFacts",
+    "all_checks",
+    "assertions",
+    "check_claims",
+    "compose_reply",
+    "find_claims",
+    "gather_facts",
+    "reply_lang",
+    "runaway",
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolOutcome:
+    """One tool call of the turn and how it ended (`ok` False: `error_code` says why)."""
+
+    name: str
+    kind: Literal["read", "write", "ask", "other"]
+    ok: bool
+    error_code: str | None = None
+    message: str | None = None
+    data: str = ""
+    """The result as text, for a read call (what the reply may describe)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnFacts:
+    """What one turn of a run did, as the runtime knows it when the model writes its final text."""
+
+    lang: str
+    """The reply's language: `zh-CN` for a Chinese user message, else the run's."""
+    calls: tuple[ToolOutcome, ...] = ()
+    staged: tuple[str, ...] = ()
+    """Previews (in `lang`) of the plan staged in this run and not yet decided."""
+    applied: tuple[str, ...] = ()
+    """Previews of the plans applied in this run."""
+    rejected: bool = False
+    """A plan of this run was rejected or cancelled (nothing of it was written)."""
+    questions: tuple[str, ...] = ()
+    """The questions of the asks opened in this run (not plan approvals)."""
+    consultations: tuple[str, ...] = ()
+    """The experts consulted in this run."""
+
+    @property
+    def data(self) -> str:
+        """What the turn's successful read calls returned, as one text."""
+        return "\n".join(c.data for c in self.calls if c.kind == "read" and c.ok)
+
+    @property
+    def failed_writes(self) -> tuple[ToolOutcome, ...]:
+        return tuple(c for c in self.calls if c.kind == "write" and not c.ok)
+
+
+ReplyCheck = Callable[[str, TurnFacts], None]
+"""A check of an agent's final text against its turn: raise ValueError saying why it is refused (`ReplyRefused` to
+give the reply code shows when the model's rewrite is refused again)."""
+
+
+class ReplyRefused(ValueError):
+    """A reply refused with `reason` (told to the model); `replacement`, if given, is shown instead of a second
+    refused try."""
+
+    def __init__(self, reason: str, *, replacement: str | None = None) -> None:
+        super().__init__(reason)
+        self.replacement = replacement
+
+
+def all_checks(*checks: ReplyCheck | None) -> ReplyCheck:
+    """One check running `checks` in order (None skipped); the first refusal wins."""
+    chosen = [c for c in checks if c is not None]
+
+    def check(text: str, facts: TurnFacts) -> None:
+        for each in chosen:
+            each(text, facts)
+
+    return check
+
+
+# ---- gathering the facts ----------------------------------------------------------------------------------------
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def reply_lang(prompt: str | None, lang: str) -> str:
+    """The language to reply in: zh-CN when the user wrote Chinese, else the run's (`en` or `zh-CN`)."""
+    return "zh-CN" if prompt and _CJK.search(prompt) else normalize_lang(lang)
+
+
+def gather_facts(
+    *, store: Store, run: RunRecord, calls: Iterable[ToolOutcome], prompt: str | None = None, executor: PlanExecutor | None = None
+) -> TurnFacts:
+    """The facts of the turn `run` is in: `calls` (from its conversation) with its plans, asks and consultations from
+    `store`. Staged previews are rendered again in the reply's language by `executor` when it is given."""
+    lang = reply_lang(prompt if prompt is not None else run.prompt, run.lang)
+    staged: tuple[str, ...] = ()
+    applied: list[str] = []
+    rejected = False
+    for plan in store.list_plans(run_id=run.id):
+        if plan.status in (PlanStatus.staging, PlanStatus.pending) and plan.items:
+            staged = _previews(plan.items, executor, lang)
+        elif plan.status == PlanStatus.applied:
+            applied.extend(_previews(plan.items, executor=None, lang=lang))
+        elif plan.status in (PlanStatus.rejected, PlanStatus.cancelled):
+            rejected = True
+    questions = tuple(
+        str(q.get("question", "")) for a in store.list_asks(status=None, run_id=run.id) if a.kind == "question"
+        for q in (a.payload.get("questions") or []) if isinstance(q, dict)
+    )
+    consulted = tuple(c.expert_id for c in store.list_consultations(run_id=run.id, limit=1000))
+    return TurnFacts(lang=lang, calls=tuple(calls), staged=staged, applied=tuple(applied), rejected=rejected, questions=questions, consultations=consulted)
+
+
+def _previews(items: list[dict[str, Any]], executor: PlanExecutor | None, lang: str) -> tuple[str, ...]:
+    if executor is not None and lang != "en":
+        try:
+            return tuple(executor.validate([i["op"] for i in items], lang=lang))
+        except ToolError:
+            pass  # the data moved since: the previews as staged
+    return tuple(str(i.get("preview") or i.get("tool") or "") for i in items)
+
+
+# ---- the lexicon -------------------------------------------------------------------------------------------------
+
+ClaimKind = Literal["acting", "done"]
+"""`acting`: an action under way or staged (needs a plan staged or applied); `done`: completed (needs one applied)."""
+
+EN_DONE = (
+    "thawed", "added", "removed", "taken out", "undone", "reverted", "rolled back", "recorded", "updated", "deleted",
+    "moved", "saved", "written", "applied", "logged", "changed", "registered", "created", "stored", "retrieved",
+    "consumed", "completed", "done", "restored", "marked", "put back", "placed", "cancelled", "processed", "executed",
+)
+"""Past participles of the actions a reply may claim done."""
+EN_PAST = (*EN_DONE, "took out", "undid", "wrote", "did", "put")
+"""…and their simple past, after "I" or "we"."""
+EN_ACTING = ("thawing", "adding", "removing", "taking out", "undoing", "reverting", "rolling back", "recording", "updating", "deleting", "moving", "staging")
+"""Present participles of an action under way ("Staging the removal …")."""
+
+ZH_DONE = (
+    "撤销", "撤回", "取出", "添加", "记录", "更新", "删除", "完成", "解冻", "复苏", "移除", "回滚", "修改", "保存", "登记",
+    "放入", "存入", "转移", "移动", "录入", "处理", "执行", "提交", "恢复", "新增", "写入", "标记", "取消", "办好",
+)
+"""Chinese verbs of the actions a reply may claim done (after 已/已经, before 了/好了/完毕/成功)."""
+
+
+def _words(words: Iterable[str]) -> str:
+    return "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in sorted(words, key=len, reverse=True))
+
+
+_ADVERBS = r"(?:(?:now|just|already|successfully|also|all)\s+)*"
+_ZH_GAP = r"(?!有|是|在|满)(?:(?!暂存|于|有)[^，,：:；;]){0,12}?"
+"""From 已 up to the verb, within the clause; never what the data says ("已于 <date>", "已有 3 条记录", "已满")."""
+_ZH_VERBS = _words(ZH_DONE)
+
+_LEXICON: tuple[tuple[ClaimKind, re.Pattern[str]], ...] = tuple(
+    (kind, re.compile(pattern, re.IGNORECASE))
+    for kind, pattern in (
+        ("done", rf"\b(?:has|have|had|'ve)\s+{_ADVERBS}been\s+{_ADVERBS}(?:{_words(EN_DONE)})\b"),
+        ("done", rf"\b(?:I|we)(?:\s+have|'ve|\s+had|'d)?\s+{_ADVERBS}(?:{_words(EN_PAST)})\b"),
+        ("done", rf"\bsuccessfully\s+(?:{_words(EN_PAST)})\b|\b(?:{_words(EN_DONE)})\s+successfully\b"),
+        ("acting", rf"^\s*(?:now\s+|ok(?:ay)?,?\s+)?(?:{_words(EN_ACTING)})\b"),
+        ("acting", rf"\b(?:I|we)(?:'m|'re|\s+am|\s+are)\s+(?:now\s+)?(?:{_words(EN_ACTING)})\b"),
+        ("acting", r"\b(?:has|have|'ve|is|are)\s+(?:now\s+|just\s+)?(?:been\s+)?staged\b|\bI(?:'ve|\s+have)\s+staged\b|^\s*staged\b"),
+        ("done", rf"已(?:经)?(?:为|帮|给|替)(?:您|你)"),
+        ("done", rf"已(?:经)?{_ZH_GAP}(?:{_ZH_VERBS})"),
+        ("done", rf"(?:成功|顺利)(?:地)?(?:{_ZH_VERBS})|(?:{_ZH_VERBS})[^，,：:；;]{{0,12}}?(?:好了|完毕|成功|完成了)"),
+        ("acting", rf"已(?:经)?(?:为您|为你)?暂存|暂存了|正在(?:为您)?(?:暂存|{_ZH_VERBS})|^\s*暂存"),
+    )
+)
+
+_SENTENCE = re.compile(r"[^.!?。！？;；\n]+[.!?。！？;；]*")
+_CLAUSE = re.compile(r"[,，、]")
+_QUESTION = re.compile(r"[?？]\s*$|[吗呢]\s*[。.]?\s*$")
+_NEGATED = re.compile(
+    r"\b(?:not|nothing|never|none|cannot|unable|no\s+longer|yet\s+to)\b|n't\b|\bno\b(?!,)|[没未无别勿]|不(?!同|久|少|仅|过)",
+    re.IGNORECASE,
+)
+_CONDITIONAL = re.compile(r"\b(?:if|once|when|after|unless|until|as\s+soon\s+as)\b|如果|若|一旦|之后|以后|后再|等您|等你|等到|批准后|确认后", re.IGNORECASE)
+_MODAL = re.compile(r"\b(?:would|could|should|can|may|might|will|shall|please|let\s+me)\b|可以|能|将会|会|请|要不要|是否", re.IGNORECASE)
+_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\d{4}年\d{1,2}月\d{1,2}日")
+
+
+def assertions(text: str) -> list[str]:
+    """The sentences of `text` that assert something: not questions, not negated, not conditional."""
+    return [
+        s.strip() for s in _SENTENCE.findall(text)
+        if s.strip() and not _QUESTION.search(s) and not _NEGATED.search(s) and not _CONDITIONAL.search(s)
+    ]
+
+
+@dataclass(frozen=True)
+class Claim:
+    kind: ClaimKind
+    phrase: str
+    """The words that make the claim, as the reply has them."""
+
+
+def find_claims(text: str, data: str = "") -> list[Claim]:
+    """The action claims of `text`. A sentence naming a date that `data` (what read tools returned) holds describes
+    the data, not the turn ("Tube 3 was thawed on 2024-06-01")."""
+    claims: list[Claim] = []
+    for sentence in assertions(text):
+        if any(d in data for d in _DATE.findall(sentence)):
+            continue
+        # What could or will be done is not what was: modal clauses are left out.
+        said = "，".join(c for c in _CLAUSE.split(sentence) if not _MODAL.search(c))
+        for kind, pattern in _LEXICON:
+            found = pattern.search(said)
+            if found:
+                claims.append(Claim(kind, found.group(0).strip()))
+                break
+    return claims
+
+
+_RUNAWAY = (re.compile(r"\d{20,}"), re.compile(r"(\w[^\n]{0,15}?)(?:\s*\1){9,}"))
+
+
+def runaway(text: str) -> str | None:
+    """A runaway string in `text` (a long run of digits, a token repeated ten times or more), or None."""
+    for pattern in _RUNAWAY:
+        found = pattern.search(text)
+        if found:
+            return found.group(0)[:40]
+    return None
+
+
+# ---- the check and the reply code composes ----------------------------------------------------------------------
+
+
+def check_claims(text: str, facts: TurnFacts) -> None:
+    """The runtime's check of every final reply: refuse (ReplyRefused, with the reply composed from the facts) a
+    runaway string, a claim of an action no write of the turn backs, and a claim of completion while the plan only
+    waits for approval."""
+    if (run := runaway(text)) is not None:
+        raise ReplyRefused(f"Your reply has a runaway string ({run!r}…). Write one or two short sentences.", replacement=compose_reply(facts))
+    for claim in find_claims(text, facts.data):
+        if facts.applied:
+            return  # the turn's plan was applied: what it did may be said done
+        if facts.staged and claim.kind == "done":
+            raise ReplyRefused(
+                f'Your reply says "{claim.phrase}", but the change is only staged: nothing is written until the user '
+                "approves the plan. Say, in one short sentence, what is staged and that it waits for approval.",
+                replacement=compose_reply(facts),
+            )
+        if not facts.staged:
+            raise ReplyRefused(
+                f'Your reply says "{claim.phrase}", but nothing in this turn did that: no change was staged or applied. '
+                "Never say something was done that no tool did. To act, call the tool first (writes are staged for "
+                "the user's approval); to ask, use the question tool; otherwise say what the tools' results show.",
+                replacement=compose_reply(facts),
+            )
+
+
+def compose_reply(facts: TurnFacts) -> str:
+    """What the turn did, said by code in the reply's language: the plan applied, staged or rejected; else that
+    nothing was changed (and why the last write was refused, if one was)."""
+    lang = facts.lang
+    sep = "；" if lang == "zh-CN" else "; "
+    if facts.applied:
+        return t("claims.applied", lang, items=sep.join(facts.applied))
+    if facts.staged:
+        return t("claims.staged", lang, items=sep.join(facts.staged))
+    if facts.rejected:
+        return t("claims.rejected", lang)
+    failed = facts.failed_writes
+    if failed:
+        last = failed[-1]
+        return t("claims.refused_write", lang, tool=last.name, reason=last.message or last.error_code or "")
+    return t("claims.nothing", lang)

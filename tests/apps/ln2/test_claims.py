@@ -1,0 +1,146 @@
+"""ln2 on the scripted model: the false replies seen on the embedded model (issue 10) are never shown. With no call,
+"已撤销上一次操作。", "… has been thawed.", "Staging the removal …" and their variants are sent back once and then
+replaced by code's reply; after a staged add_entry, "… has been added" becomes what code says from the plan. Honest
+replies pass as written, and an ln2 turn's first step must call a tool."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from consulta.apps import ln2
+from consulta.i18n import t
+from consulta.runtime import PlanStatus, RunRecord, Runtime, RunStatus, Store
+
+from .test_agent_flow import Harness, inventory  # noqa: F401 (a fixture)
+
+
+def run_script(tmp_path: Path, inventory: Path, prompt: str, steps: list[dict[str, Any]]) -> tuple[RunRecord, Store]:  # noqa: F811
+    h = Harness(tmp_path, inventory, steps)
+
+    async def scenario() -> RunRecord:
+        try:
+            return await h.run(prompt)
+        finally:
+            await h.runtime.aclose()
+
+    return asyncio.run(scenario()), h.store
+
+
+# (request, the false reply) — the four seen, and variants in both languages
+NO_CALL = [
+    ("撤销刚才的操作", "已撤销上一次操作。"),
+    ("Thaw a RTCB tube", "Tubing at positions 1-9 in box 1 has been thawed."),
+    ("取出一管 K562", "Staging the removal of one tube from the K562 box."),
+    ("Undo what you just did", "The last operation has been undone."),
+    ("Undo what you just did", "I have rolled back the last change."),
+    ("Thaw a RTCB tube", "I've thawed one K562-RTCB tube from box 1."),
+    ("Take out one K562", "Removing one K562 tube from box 2, position 1."),
+    ("取出一管 K562", "已取出一管 K562。"),
+    ("取出一管 K562", "正在为您取出一管 K562。"),
+    ("帮我解冻一管 RTCB", "已为您解冻 1 号盒的 RTCB。"),
+    ("帮我解冻一管 RTCB", "RTCB 细胞已经解冻了。"),
+    ("Add a HeLa tube", "A new HeLa tube has been added to box 4."),
+    ("加一管 HeLa", "已添加一管新的 HeLa。"),
+    ("撤销刚才的操作", "操作已回滚。"),
+]
+
+
+@pytest.mark.parametrize(("prompt", "reply"), NO_CALL)
+def test_a_claim_with_no_call_is_replaced_by_codes_reply(tmp_path: Path, inventory: Path, prompt: str, reply: str) -> None:
+    before = inventory.read_bytes()
+    run, store = run_script(tmp_path, inventory, prompt, [{"text": reply}, {"text": reply}])  # the model repeats it
+    lang = "zh-CN" if any("\u4e00" <= c <= "\u9fff" for c in prompt) else "en"
+    assert run.status == RunStatus.finished
+    assert run.output == t("claims.nothing", lang) and reply not in (run.output or "")
+    assert store.list_plans(run_id=run.id) == [] and inventory.read_bytes() == before
+    told = [e for e in store.list_events(run.id) if e.type == "model_text"]
+    assert [e.data["text"] for e in told] == [run.output]  # the false text never reached a front end
+
+
+def test_a_refused_claim_then_an_honest_question_shows_the_question(tmp_path: Path, inventory: Path) -> None:
+    run, _ = run_script(tmp_path, inventory, "取出一管 K562", [{"text": "已取出一管 K562。"}, {"text": "您要取哪一种 K562？"}])
+    assert run.output == "您要取哪一种 K562？"
+
+
+def test_a_look_up_then_a_refused_claim_says_nothing_changed(tmp_path: Path, inventory: Path) -> None:
+    steps = [
+        {"tool_calls": [{"name": "query_inventory", "args": {"cell_line": "RTCB"}}]},
+        {"text": "Tubing at positions 1-9 in box 1 has been thawed."},
+        {"text": "Tubing at positions 1-9 in box 1 has been thawed."},
+    ]
+    run, _ = run_script(tmp_path, inventory, "Thaw a RTCB tube", steps)
+    assert run.output == t("claims.nothing", "en")
+
+
+ADD = {"name": "add_entry", "args": {"parent_cell_line": "HeLa", "box": 4, "positions": [80]}}
+
+
+@pytest.mark.parametrize(
+    ("prompt", "reply", "lang"),
+    [
+        ("Add a new HeLa tube in box 4 position 80", "A new tube of HeLa has been added to box 4, position 80.", "en"),
+        ("Add a new HeLa tube in box 4 position 80", "Done: the HeLa tube was added successfully.", "en"),
+        ("在 4 号盒 80 号位加一管新的 HeLa", "已添加一管新的 HeLa 到 4 号盒 80 号位。", "zh-CN"),
+        ("在 4 号盒 80 号位加一管新的 HeLa", "已为您新增 HeLa 记录。", "zh-CN"),
+    ],
+)
+def test_added_while_only_staged_becomes_staged_waiting_for_approval(tmp_path: Path, inventory: Path, prompt: str, reply: str, lang: str) -> None:
+    before = inventory.read_bytes()
+    run, store = run_script(tmp_path, inventory, prompt, [{"tool_calls": [ADD]}, {"text": reply}, {"text": reply}])
+    assert run.status == RunStatus.waiting  # on the plan's approval
+    (plan,) = store.list_plans(run_id=run.id)
+    assert plan.status == PlanStatus.pending and inventory.read_bytes() == before
+    previews = ln2.Ln2Plans(inventory).validate([i["op"] for i in plan.items], lang=lang)
+    assert run.output == t("claims.staged", lang, items=previews[0])
+    assert run.output.startswith("Staged, waiting for your approval: " if lang == "en" else "已暂存，等待您批准：")
+
+
+@pytest.mark.parametrize("reply", ["Staged: a new HeLa tube in box 4 position 80, waiting for your approval.", "已暂存：4 号盒 80 号位新增一管 HeLa，等待您批准。"])
+def test_saying_what_is_staged_passes_as_written(tmp_path: Path, inventory: Path, reply: str) -> None:
+    run, _ = run_script(tmp_path, inventory, "Add a new HeLa tube in box 4 position 80", [{"tool_calls": [ADD]}, {"text": reply}])
+    assert run.status == RunStatus.waiting and run.output == reply
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "K562 has 3 records: K562-WT, K562-dTAG-BRD4 and K562-RTCB-KO-c3. Which one do you mean?",
+        "Record 1 (K562-WT) was thawed on 2025-01-08 (positions 7 and 8).",
+        "记录 1 于 2025-01-08 取出过 2 管。",
+        "K562 共有 3 条记录，您要哪一种？",
+    ],
+)
+def test_honest_replies_after_a_look_up_pass_as_written(tmp_path: Path, inventory: Path, reply: str) -> None:
+    steps = [{"tool_calls": [{"name": "query_inventory", "args": {"cell_line": "K562"}}]}, {"text": reply}]
+    run, _ = run_script(tmp_path, inventory, "Where is K562?", steps)
+    assert run.status == RunStatus.finished and run.output == reply
+
+
+def test_an_ln2_turn_starts_with_a_tool(tmp_path: Path, inventory: Path) -> None:
+    agent = ln2.build_agent(inventory=inventory)
+    assert agent.first_step_tool
+    seen: list[Any] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        seen.append((info.model_settings or {}).get("tool_choice"))
+        if len(seen) == 1:
+            return ModelResponse(parts=[ToolCallPart("query_inventory", {"cell_line": "HeLa"})])
+        return ModelResponse(parts=[TextPart("HeLa is in box 1.")])
+
+    store = Store(f"sqlite:///{tmp_path}/consulta.db")
+
+    async def scenario() -> RunRecord:
+        runtime = Runtime(store=store, resolve_model=lambda _: FunctionModel(model))
+        try:
+            return await runtime.run(agent, "Do we have any HeLa cells left?", model="scripted")
+        finally:
+            await runtime.aclose()
+
+    run = asyncio.run(scenario())
+    assert run.status == RunStatus.finished and seen == ["required", None]

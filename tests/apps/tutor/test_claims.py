@@ -1,0 +1,103 @@
+"""The tutor's assistant never tells the student they can start a task the accepted packet marks `blocked`: the hand-
+over gives the assistant the packet, its reply check refuses "Yes, you can start task_2_1" (en and zh) with the
+reason, and a repeat is replaced by code's reply from the packet. Replies that hold to the packet pass."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from consulta.apps import AppEnv, tutor
+from consulta.i18n import t
+from consulta.models import resolve_model
+from consulta.runtime import ReplyRefused, RunStatus, Store, TurnFacts
+
+BLOCKED = tutor.InstructionPacket(
+    task_id="task_2_1", task_status="blocked", guidance_for_ca="Ask for a dataset with an age column.", blocked_steps=["analysis"],
+    mention_to_student=["The dataset is missing column(s): age."],
+).model_dump()
+READY = {**BLOCKED, "task_status": "not_started", "blocked_steps": [], "mention_to_student": []}
+
+MAY_START = [
+    "Yes, you can start task_2_1. The dataset is missing the 'age' column, so add it as you go.",
+    "Great news: you can go ahead and start task_2_1!",
+    "You're all set to begin task_2_1.",
+    "Let's start task_2_1 with your data.",
+    "可以开始 task_2_1 了。数据集缺少 age 列。",
+    "是的，你可以开始做 task_2_1 了！",
+    "你现在就能开始 task_2_1。",
+]
+HOLDS = [
+    "Not yet: task_2_1 needs an age column, which your dataset lacks. Which file has the ages?",
+    "You cannot start task_2_1 yet because the age column is missing. Can you find a dataset with ages?",
+    "Once you upload a dataset with an age column, you can start task_2_1. What other data do you have?",
+    "Can you start task_2_1? First look at df.columns: is there an age column?",
+    "现在还不能开始 task_2_1：数据集缺少 age 列。你能找到带年龄的数据吗？",
+    "等你补上 age 列之后就可以开始了。你手上还有别的数据吗？",
+]
+
+
+def assistant(tmp_path: Path, packet: dict[str, Any]):  # noqa: ANN201
+    """The assistant as the host builds it after a hand-over of `packet`."""
+    store = Store(f"sqlite:///{tmp_path}/consulta.db")
+    env = AppEnv(store=store, resolve_model=lambda spec: resolve_model(spec, models_dir=tmp_path), model="scripted", lang="en", data_dir=tmp_path)
+    options = tutor.TutorOptions(task_id=packet["task_id"], packet=packet)
+    return store, tutor.build_assistant(options, env)
+
+
+@pytest.mark.parametrize("reply", MAY_START)
+def test_you_can_start_on_a_blocked_packet_is_refused(tmp_path: Path, reply: str) -> None:
+    _, agent = assistant(tmp_path, BLOCKED)
+    assert agent.check_reply is not None
+    lang = "zh-CN" if any("\u4e00" <= c <= "\u9fff" for c in reply) else "en"
+    with pytest.raises(ReplyRefused, match="task_2_1 is blocked") as refused:
+        agent.check_reply(reply, TurnFacts(lang=lang))
+    assert refused.value.replacement == t("tutor.blocked_reply", lang, task="task_2_1", reasons="The dataset is missing column(s): age.")
+    _, ready = assistant(tmp_path, READY)
+    assert ready.check_reply is not None
+    ready.check_reply(reply, TurnFacts(lang=lang))  # a task the student may start: fine
+
+
+@pytest.mark.parametrize("reply", HOLDS)
+def test_replies_that_hold_to_a_blocked_packet_pass(tmp_path: Path, reply: str) -> None:
+    _, agent = assistant(tmp_path, BLOCKED)
+    assert agent.check_reply is not None
+    agent.check_reply(reply, TurnFacts(lang="en"))
+
+
+@pytest.mark.parametrize(
+    ("student", "reply", "expected"),
+    [
+        ("Can I start task_2_1?", "Yes, you can start task_2_1. The dataset is missing the 'age' column.", "You cannot start task_2_1 yet."),
+        ("我可以开始 task_2_1 吗？", "可以开始 task_2_1 了。", "暂时还不能开始 task_2_1。"),
+    ],
+)
+def test_the_assistant_repeating_it_is_replaced_by_codes_reply(tmp_path: Path, run_once, student: str, reply: str, expected: str) -> None:  # noqa: ANN001
+    told: list[str] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        last = messages[-1]
+        told.extend(str(p.content) for p in getattr(last, "parts", []) if isinstance(last, ModelRequest) and "<pyai:retry_feedback>" in str(p.content))
+        return ModelResponse(parts=[TextPart(reply)])
+
+    store, agent = assistant(tmp_path, BLOCKED)
+    run = run_once(store, agent, tutor.ca_request(BLOCKED, student=student, lang="en"), FunctionModel(model))
+    assert run.status == RunStatus.finished
+    assert run.output is not None and run.output.startswith(expected) and reply not in run.output
+    assert len(told) == 1 and "task_2_1 is blocked" in told[0]
+
+
+def test_the_hand_over_gives_the_assistant_the_packet(tmp_path: Path) -> None:
+    store = Store(f"sqlite:///{tmp_path}/consulta.db")
+    env = AppEnv(store=store, resolve_model=lambda spec: resolve_model(spec, models_dir=tmp_path), model="scripted", lang="en", data_dir=tmp_path)
+    run = store.create_run(app="tutor", agent="orchestrator", prompt="Can I start task_2_1?", model="scripted", lang="en")
+    store.record_tool_call(
+        run_id=run.id, step=1, tool_call_id="c1", tool_name="submit_instruction_packet", args={},
+        result={"ok": True, "accepted": True, "packet": BLOCKED}, started_at=run.created_at, duration_ms=1.0,
+    )
+    handover = tutor.follow_up(store.get_run(run.id), env)
+    assert handover is not None and handover.options == {"task_id": "task_2_1", "packet": BLOCKED}
