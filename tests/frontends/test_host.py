@@ -1,5 +1,5 @@
 """AppHost: runs and asks are scoped to their principal; answers are validated; a run left by a gone process is
-resumed by the host that answers its ask."""
+resumed by the host that answers its ask, or (left mid-step, or with its asks closed) adopted by a server."""
 
 from __future__ import annotations
 
@@ -8,12 +8,14 @@ import json
 import os
 import subprocess
 import sys
+import time
 from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlalchemy
 
 from consulta.config import Settings
 from consulta.frontends import AppHost
@@ -102,6 +104,79 @@ def test_an_answer_to_an_outside_clients_run_is_recorded_and_nothing_resumes_it(
             assert closed.status == AskStatus.answered
             assert not host.runtime.is_running_here(run.id)
             assert (await host.runtime.resume(run.id, host.agent)).status == RunStatus.running  # untouched: the client drives it
+        finally:
+            await host.aclose()
+
+    asyncio.run(scenario())
+
+
+ELSEWHERE = "elsewhere:4242:abcdef"
+"""A holder on another machine: its pid cannot be checked from here, only its lease's heartbeat."""
+
+
+def lease(url: str, run_id: str, *, owner: str = ELSEWHERE, age: float = 0.0, status: str | None = None) -> None:
+    """Give the run's lease to `owner`, its last heartbeat `age` seconds ago (and set its status, if given)."""
+    engine = sqlalchemy.create_engine(url)
+    sets = "owner = :owner, heartbeat_at = :at" + (", status = :status" if status else "")
+    with engine.begin() as conn:
+        conn.execute(sqlalchemy.text(f"UPDATE runs SET {sets} WHERE id = :id"), {"id": run_id, "owner": owner, "at": time.time() - age, "status": status})
+    engine.dispose()
+
+
+def test_an_answer_while_the_holder_looks_alive_leaves_the_run_to_it_until_its_lease_is_stale(tmp_path: Path) -> None:
+    """A holder on another machine that died: the run answered here waits until its lease is stale, then a server
+    adopts it; a holder that carries on itself is left alone."""
+    url = settings(tmp_path).database_url
+
+    async def waiting_run(host: AppHost) -> str:
+        run = await host.start("帮我取一管K562", principal="token:lab")
+        await host.runtime.settled(run.id)
+        return run.id
+
+    async def scenario() -> None:
+        first = AppHost(app="ln2", settings=settings(tmp_path), ask_policy="defer")
+        abandoned, carried = await waiting_run(first), await waiting_run(first)
+        await first.aclose()
+        host = AppHost(app="ln2", settings=settings(tmp_path), ask_policy="defer")
+        try:
+            for run_id in (abandoned, carried):
+                lease(url, run_id)  # a fresh heartbeat from another machine
+                (ask,) = host.asks(principal="token:lab", run_id=run_id)
+                await host.answer(ask.id, ["K562-dTAG-BRD4"], principal="token:lab")
+                assert not host.runtime.is_running_here(run_id)  # its holder may carry it on
+            lease(url, carried, status="running")  # ... and this one's does
+            assert await host.adopt_orphans() == []
+            lease(url, abandoned, age=60)  # the holder's heartbeat stopped a minute ago
+            assert await host.adopt_orphans() == [abandoned]
+            assert (await host.runtime.settled(abandoned)).status == RunStatus.waiting
+            assert [a.kind for a in host.asks(principal="token:lab", run_id=abandoned)] == ["plan"]
+            assert not host.runtime.is_running_here(carried)
+        finally:
+            await host.aclose()
+
+    asyncio.run(scenario())
+
+
+def test_a_server_adopts_runs_whose_holder_died_mid_step_and_leaves_those_waiting_on_an_answer(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        first = AppHost(app="ln2", settings=settings(tmp_path), ask_policy="defer")
+        mid_step = await first.start("帮我取一管K562", principal="token:lab")
+        waiting = await first.start("帮我取一管K562", principal="token:lab")
+        for run in (mid_step, waiting):
+            await first.runtime.settled(run.id)
+        (ask,) = first.asks(principal="token:lab", run_id=mid_step.id)
+        await first.aclose()
+        host = AppHost(app="ln2", settings=settings(tmp_path), ask_policy="defer")
+        try:
+            # The holder (on another machine) closed the ask and died while continuing: running, its lease stale.
+            host.runtime.answer(ask.id, ["K562-dTAG-BRD4"])
+            lease(host.settings.database_url, mid_step.id, age=60, status="running")
+            lease(host.settings.database_url, waiting.id, age=60)  # died while its question waits
+            assert await host.adopt_orphans() == [mid_step.id]
+            assert (await host.runtime.settled(mid_step.id)).status == RunStatus.waiting
+            assert [a.kind for a in host.asks(principal="token:lab", run_id=mid_step.id)] == ["plan"]
+            assert not host.runtime.is_running_here(waiting.id)  # it waits on its question: its answer takes it up
+            assert await host.adopt_orphans() == []
         finally:
             await host.aclose()
 

@@ -297,6 +297,7 @@ def test_events_are_numbered_per_run(store):
     assert (a.seq, b.seq, c.seq) == (1, 1, 2)
     assert store.list_events(run.id) == [a, c]
     assert store.last_event_seq(run.id) == 2 and store.last_event_seq(other.id) == 1
+    assert store.last_event_seqs([run.id, other.id, "run_none"]) == {run.id: 2, other.id: 1} and store.last_event_seqs([]) == {}
     assert store.list_events(run.id, after_seq=1) == [c]
     assert store.list_events(run.id, after_seq=2) == []
 

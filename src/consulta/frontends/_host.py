@@ -29,6 +29,7 @@ from ..runtime import (
     AskPolicy,
     AskRecord,
     AskStatus,
+    ConflictError,
     Event,
     EventRecord,
     NotFoundError,
@@ -113,6 +114,7 @@ class AppHost:
         self._listeners: list[Callable[[HostEvent], None]] = []
         self._handovers: dict[str, asyncio.Task[RunRecord | None]] = {}  # by the finished run's id
         self._chains: dict[str, tuple[str, ...]] = {}  # a handed-over run's id -> the agents of its turn so far
+        self._adopting: asyncio.Task[None] | None = None
         self._handed_from: OrderedDict[str, str] = OrderedDict()  # a run started by a hand-over -> the run that handed over
         self._handed_to: OrderedDict[str, str] = OrderedDict()  # a run that handed over -> the run it handed its turn to
         self._unsubscribe = self.runtime.subscribe(self._hear)
@@ -315,13 +317,48 @@ class AppHost:
         return ask if isinstance(ask, AskRecord) else self.ask(ask, principal=principal)
 
     async def _continue_orphan(self, run_id: str) -> None:
-        """A run left by a process that is gone (a restarted server) is taken up here; a live one continues where it is."""
+        """A run left by a process that is gone (a restarted server) is taken up here; a live one continues where it is.
+        (A holder that looks alive but died, on another machine, is known gone once its lease is stale: then a server
+        adopts the run, see `adopt_orphans`.)"""
         if self.runtime.is_running_here(run_id):
             return  # the common case, decided without reading the store
         run = self.store.get_run(run_id)
         if run.external or self.store.run_is_live_elsewhere(run_id):
             return  # an outside client (MCP) picks the answer up itself; a live run continues where it is
         await self.runtime.resume(run_id, self.agent_for(run))
+
+    async def adopt_orphans(self, *, limit: int = 200) -> list[str]:
+        """Take up here the app's runs whose holder is gone and that nothing else would continue: those left mid-step
+        (`running`) and those `waiting` with every ask closed (answered as their holder died). A run waiting on an open
+        ask is left as it is: its answer takes it up. Of several servers adopting one run, one wins. Returns the ids
+        taken up here."""
+        taken: list[str] = []
+        for status in (RunStatus.running, RunStatus.waiting):
+            for run in self.store.list_runs(status=status.value, app=self.app.name, limit=limit):
+                if run.external or (run.agent and run.agent not in self.app.agents) or self.runtime.is_running_here(run.id):
+                    continue
+                if self.store.run_is_live_elsewhere(run.id) or self.store.list_asks(run_id=run.id):
+                    continue  # its holder lives, or it waits on an answer
+                with contextlib.suppress(ConflictError):  # another server took it up first
+                    await self.runtime.resume(run.id, self.agent_for(run))
+                    taken.append(run.id)
+        return taken
+
+    def keep_adopting(self, *, every: float = 5.0) -> None:
+        """Adopt orphaned runs (`adopt_orphans`) now and every `every` seconds until the host closes: what a
+        long-lived server does, so the runs of a server that died continue on the others (call on the event loop)."""
+        if self._adopting is None:
+            self._adopting = asyncio.get_running_loop().create_task(self._keep_adopting(every))
+
+    async def _keep_adopting(self, every: float) -> None:
+        while True:
+            try:
+                taken = await self.adopt_orphans()
+                if taken:
+                    _log.info("Took up %d run(s) whose process is gone: %s", len(taken), ", ".join(taken))
+            except Exception:  # a busy or broken store: say so and look again next time
+                _log.exception("Looking for runs whose process is gone failed.")
+            await asyncio.sleep(every)
 
     # ---- lifetime ---------------------------------------------------------------------------------------------
 
@@ -335,7 +372,7 @@ class AppHost:
         if self._closed:
             return
         self._closed = True
-        for task in list(self._handovers.values()):
+        for task in [*self._handovers.values(), *([self._adopting] if self._adopting else [])]:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task

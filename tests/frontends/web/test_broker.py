@@ -1,5 +1,6 @@
 """The event broker's numbering, replay and fan-out, against a stand-in host whose store holds what the runtime has
-recorded so far (the events of a step in progress are heard before they are recorded)."""
+recorded so far (the events of a step in progress are heard before they are recorded), numbered as the runtime and
+the store number them."""
 
 from __future__ import annotations
 
@@ -20,13 +21,22 @@ class _Store:
     reads: int = 0
 
     def record(self, event: Event) -> None:
+        """Store the event under its number (the run's next one when it has none, as `Store.append_event`)."""
         rows = self.recorded.setdefault(event.run_id, [])
-        data = event.model_dump(mode="json", exclude={"run_id", "type"})
-        rows.append(EventRecord(id=len(rows) + 1, run_id=event.run_id, type=event.type, data=data, ts="t"))
+        seq = event.seq or self.last_seq(event.run_id) + 1
+        data = event.model_dump(mode="json", exclude={"run_id", "type", "seq"})
+        rows.append(EventRecord(id=len(rows) + 1, run_id=event.run_id, seq=seq, type=event.type, data=data, ts="t"))
 
-    def list_events(self, run_id: str, *, after_id: int = 0) -> list[EventRecord]:
+    def last_seq(self, run_id: str) -> int:
+        return max((row.seq for row in self.recorded.get(run_id, [])), default=0)
+
+    def last_event_seqs(self, run_ids: list[str]) -> dict[str, int]:
         self.reads += 1
-        return list(self.recorded.get(run_id, []))
+        return {run_id: self.last_seq(run_id) for run_id in run_ids if run_id in self.recorded}
+
+    def list_events(self, run_id: str, *, after_seq: int = 0) -> list[EventRecord]:
+        self.reads += 1
+        return sorted((row for row in self.recorded.get(run_id, []) if row.seq > after_seq), key=lambda row: row.seq)
 
 
 @dataclass
@@ -42,13 +52,18 @@ class _Host:
     store: _Store = field(default_factory=_Store)
     runtime: _Runtime = field(default_factory=_Runtime)
     listeners: list[Callable[[Event], None]] = field(default_factory=list)
+    told: dict[str, int] = field(default_factory=dict)  # the last number this process gave each run's events
 
     def subscribe(self, listener: Callable[[Event], None]) -> Callable[[], None]:
         self.listeners.append(listener)
         return lambda: self.listeners.remove(listener)
 
     def emit(self, event: Event, *, record: bool = True) -> None:
-        """As the runtime does: tell the listeners, then record (or leave it for the step's checkpoint)."""
+        """As the runtime does: number the event (after the last one told or stored), tell the listeners, then
+        record it (or leave it for the step's checkpoint)."""
+        if not event.seq:
+            event.seq = max(self.told.get(event.run_id, 0), self.store.last_seq(event.run_id)) + 1
+        self.told[event.run_id] = event.seq
         for listener in self.listeners:
             listener(event)
         if record:
@@ -261,3 +276,45 @@ def test_the_runtimes_numbers_are_kept_and_an_event_the_store_showed_first_is_gi
         assert _seqs(broker.subscribe(_run("run_r"), after=3).replay) == [4]
 
     _with_broker(check)
+
+
+def test_a_watched_run_another_process_carries_is_read_from_the_store_until_it_ends_then_polling_stops() -> None:
+    async def main() -> None:
+        host = _Host()
+        broker = EventBroker(poll_s=0.01)
+        broker.open(host)  # type: ignore[arg-type]
+        host.store.record(RunStarted(run_id="run_o", app="ln2", prompt="p"))  # another server runs it
+        sub = broker.subscribe(_run("run_o"), after=0)
+        assert sub.client is not None and broker._poller is not None
+        host.store.record(StepStarted(run_id="run_o", step=1))  # recorded there, never heard here
+        host.store.record(RunEnded(run_id="run_o", status="finished"))
+        await asyncio.wait_for(_until(lambda: len(sub.client.pending) == 2), timeout=5)
+        assert [kind for _, kind, _ in sub.client.pending] == ["step_started", "run_ended"]
+        await asyncio.wait_for(_until(lambda: broker._poller is None), timeout=5)  # nothing left to watch elsewhere
+        reads = host.store.reads
+        await asyncio.sleep(0.05)
+        assert host.store.reads == reads
+        broker.close()
+
+    asyncio.run(main())
+
+
+def test_a_run_carried_here_is_not_polled_and_an_event_past_the_next_number_brings_the_ones_between() -> None:
+    async def main() -> None:
+        host = _Host()
+        broker = EventBroker(poll_s=0.01)
+        broker.open(host)  # type: ignore[arg-type]
+        _started_run(host, steps=1)
+        sub = broker.subscribe(_run("run_a"), after=0)
+        assert sub.client is not None and broker._poller is None  # this process tells every event of it
+        host.store.record(StepStarted(run_id="run_a", step=2))  # number 3, written by another process
+        host.emit(StepStarted(run_id="run_a", step=3, seq=4), record=False)
+        assert [seq for seq, _, _ in sub.client.pending] == [3, 4]
+        broker.close()
+
+    asyncio.run(main())
+
+
+async def _until(check: Callable[[], bool]) -> None:
+    while not check():
+        await asyncio.sleep(0.005)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-import shutil
+import os
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
@@ -59,11 +59,20 @@ def _per_run(path: Path) -> Callable[[RunRecord], str]:
 
 
 def default_inventory(app_dir: Path) -> Path:
-    """The user's inventory in the data dir; the first time, a copy of the sample inventory shipped with the app."""
+    """The user's inventory in the data dir; the first time, a copy of the sample inventory shipped with the app,
+    made whole before it appears (servers starting together on one data dir see all of it or none; the first stands)."""
     path = app_dir / "inventory.yaml"
     if not path.exists():
-        with resources.as_file(resources.files(__package__).joinpath("data", SAMPLE_INVENTORY)) as sample:
-            shutil.copyfile(sample, path)
+        draft = path.with_name(f".{path.name}.{os.getpid()}.new")
+        draft.write_bytes(resources.files(__package__).joinpath("data", SAMPLE_INVENTORY).read_bytes())
+        try:
+            os.link(draft, path)  # never over a copy another process made meanwhile
+        except FileExistsError:
+            pass
+        except OSError:  # a file system without hard links
+            os.replace(draft, path)
+        finally:
+            draft.unlink(missing_ok=True)
     return path
 
 

@@ -64,6 +64,7 @@ def create_app(
     async def lifespan(api: FastAPI) -> AsyncIterator[None]:
         host = AppHost(app=app_def, settings=settings, options=app_options, ask_policy=ask_policy)
         api.state.host = host
+        host.keep_adopting()  # runs of a server that died continue here
         broker.open(host)
         try:
             yield

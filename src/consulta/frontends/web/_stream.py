@@ -9,6 +9,13 @@ missed, nothing twice (an event heard with a number already given out is one the
 dropped). Snapshot and registration happen in one go on the event loop, where events are heard, so no event falls
 between. (An event without a number, from a stand-in, is numbered after the last one.)
 
+A run another process carries (several servers on one store) is heard here only in part (an answer given here), so
+the rest comes from the store: while clients watch such runs, one task reads every `poll_s` the last numbers of all
+of them in one query, then the new events of those that have some; nothing is read while nobody watches one. (The
+carrying process records a step's events with its checkpoint, so a step in progress shows there a little later.)
+An event heard with a number past the next one means another process recorded the ones between: they are read from
+the store first.
+
 Each client has a bounded queue; one that falls behind is dropped (its stream ends; EventSource reconnects with
 its Last-Event-ID). A comment line every `heartbeat_s` keeps proxies from closing an idle stream. A client costs a
 queue and one small task that notices when it goes away: a thousand of them are cheap.
@@ -19,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import threading
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
@@ -27,11 +35,12 @@ from typing import Any
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from ...runtime import Event, EventRecord, RunEnded, RunRecord, RunStarted, RunStatus
+from ...runtime import Event, EventRecord, RunRecord, RunStarted, RunStatus
 from .._host import AppHost
 
 __all__ = ["EventBroker", "EventStream"]
 
+_log = logging.getLogger("consulta.web")
 _TERMINAL = (RunStatus.finished, RunStatus.failed, RunStatus.cancelled)
 _Item = tuple[int, str, bytes]  # (sequence number, event type, the SSE frame)
 
@@ -41,13 +50,8 @@ def _frame(seq: int, data: dict[str, Any]) -> bytes:
     return f"id: {seq}\ndata: {body}\n\n".encode()
 
 
-def _recorded_frame(seq: int, record: EventRecord) -> bytes:
-    return _frame(seq, {"run_id": record.run_id, "type": record.type, **record.data})
-
-
-def _numbered(records: list[EventRecord]) -> list[tuple[int, EventRecord]]:
-    """The run's recorded events with their numbers (the store's `seq`; the position for a stand-in's records)."""
-    return [(getattr(record, "seq", 0) or position, record) for position, record in enumerate(records, start=1)]
+def _recorded_frame(record: EventRecord) -> bytes:
+    return _frame(record.seq, {"run_id": record.run_id, "type": record.type, **record.data})
 
 
 @dataclass(eq=False)
@@ -73,8 +77,15 @@ class _RunLog:
     recent: deque[_Item]
     clients: set[_Client] = field(default_factory=set)
     ended: bool = False
-    heard: bool = False
-    """Fed by this process's runtime. Until then the log is a copy of the store, which another process may add to."""
+
+    def give(self, item: _Item) -> None:
+        """Keep the event and pass it to every client (dropping those too far behind)."""
+        self.seq = item[0]
+        self.recent.append(item)
+        self.ended = self.ended or item[1] == "run_ended"
+        for client in list(self.clients):
+            if not client.offer(item):
+                self.clients.discard(client)
 
 
 @dataclass(frozen=True)
@@ -94,10 +105,12 @@ class Subscription:
 class EventBroker:
     """Numbers, keeps and fans out the events of runs. Open it on the event loop that runs the agents."""
 
-    def __init__(self, *, history: int = 256, idle_runs: int = 256, client_queue: int = 256) -> None:
+    def __init__(self, *, history: int = 256, idle_runs: int = 256, client_queue: int = 256, poll_s: float = 0.5) -> None:
         self.history = history  # events of a run kept in memory (more than a step's, so the unrecorded tail is here)
         self.idle_runs = idle_runs  # runs kept in memory while no client watches them and nothing runs them here
         self.client_queue = client_queue
+        self.poll_s = poll_s  # how often the store is read for watched runs another process carries
+        self._poller: asyncio.Task[None] | None = None
         self._logs: OrderedDict[str, _RunLog] = OrderedDict()
         self._host: AppHost | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -121,6 +134,9 @@ class EventBroker:
     def close(self) -> None:
         """End every stream (the server is shutting down); idempotent."""
         self.closing = True
+        if self._poller is not None:
+            self._poller.cancel()
+            self._poller = None
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
@@ -151,44 +167,54 @@ class EventBroker:
             log = self._new_log(event.run_id, [] if fresh else None)
         else:
             self._logs.move_to_end(event.run_id)
-            if not log.heard:
-                self._catch_up(event.run_id, log)
-        log.heard = True
-        seq = getattr(event, "seq", 0) or log.seq + 1
+        given = getattr(event, "seq", 0)
+        if given > log.seq + 1:
+            self._catch_up(event.run_id, log)  # what others recorded before it (this process did not carry the run)
+        seq = given or log.seq + 1
         if seq <= log.seq:
             return  # read from the store already (recorded before it was told): given out once
-        log.seq = seq
-        item = (seq, event.type, _frame(seq, event.model_dump(mode="json")))
-        log.recent.append(item)
-        if isinstance(event, RunEnded):
-            log.ended = True
-        for client in list(log.clients):
-            if not client.offer(item):
-                log.clients.discard(client)
+        log.give((seq, event.type, _frame(seq, event.model_dump(mode="json"))))
 
     def _new_log(self, run_id: str, records: list[EventRecord] | None) -> _RunLog:
         if records is None:
             records = self.host.store.list_events(run_id)
-        numbered = _numbered(records)
         recent: deque[_Item] = deque(maxlen=self.history)
-        for seq, record in numbered[-self.history :]:
-            recent.append((seq, record.type, _recorded_frame(seq, record)))
-        last = numbered[-1][0] if numbered else 0
+        for record in records[-self.history :]:
+            recent.append((record.seq, record.type, _recorded_frame(record)))
+        last = records[-1].seq if records else 0
         log = self._logs[run_id] = _RunLog(seq=last, recent=recent, ended=any(r.type == "run_ended" for r in records))
         self._evict(keep=run_id)
         return log
 
     def _catch_up(self, run_id: str, log: _RunLog) -> None:
-        """Take in what other processes recorded since the log was read from the store, and pass it on."""
-        newer = [(seq, record) for seq, record in _numbered(self.host.store.list_events(run_id)) if seq > log.seq]
-        for seq, record in newer:
-            item = (seq, record.type, _recorded_frame(seq, record))
-            log.recent.append(item)
-            log.ended = log.ended or record.type == "run_ended"
-            for client in list(log.clients):
-                if not client.offer(item):
-                    log.clients.discard(client)
-        log.seq = max(log.seq, newer[-1][0] if newer else 0)
+        """Take in what other processes recorded since the last event given out, and pass it on."""
+        for record in self.host.store.list_events(run_id, after_seq=log.seq):
+            log.give((record.seq, record.type, _recorded_frame(record)))
+
+    async def _poll_store(self) -> None:
+        """While clients watch runs this process does not carry, read what the processes carrying them record: one
+        query for the last numbers of all of them, then the new events of those that have some."""
+        while not self.closing:
+            await asyncio.sleep(self.poll_s)
+            elsewhere = {
+                run_id: log for run_id, log in self._logs.items()
+                if log.clients and not log.ended and not self.host.runtime.is_running_here(run_id)
+            }
+            if not elsewhere:
+                break
+            try:
+                latest = self.host.store.last_event_seqs(elsewhere)
+                for run_id, seq in latest.items():
+                    log = elsewhere[run_id]
+                    if seq > log.seq:
+                        self._catch_up(run_id, log)
+            except Exception:  # a busy or broken store: say so and read again at the next poll
+                _log.exception("Reading the events of runs other processes carry failed")
+        self._poller = None
+
+    def _follow_store(self) -> None:
+        if self._poller is None and not self.closing:
+            self._poller = asyncio.get_running_loop().create_task(self._poll_store())
 
     def _evict(self, *, keep: str) -> None:
         """Forget the least recently used runs nobody watches and nothing runs here (the store has all of theirs)."""
@@ -207,14 +233,15 @@ class EventBroker:
     def subscribe(self, run: RunRecord, *, after: int, follow: bool = True) -> Subscription:
         """The events after `after` to send now, and (when `follow` and more may come) a client for the live ones.
         Call on the event loop, with a run the caller may see."""
+        here = self.host.runtime.is_running_here(run.id)
         log = self._logs.get(run.id)
         if log is None:
             log = self._new_log(run.id, None)
         else:
             self._logs.move_to_end(run.id)
-            if not log.heard and not log.ended:
-                self._catch_up(run.id, log)
-        if not log.ended and run.status in _TERMINAL and not self.host.runtime.is_running_here(run.id):
+            if not log.ended and not here:
+                self._catch_up(run.id, log)  # another process carries it: what it recorded since
+        if not log.ended and run.status in _TERMINAL and not here:
             log.ended = True  # ended without a recorded run_ended (its process died at the end): nothing more comes
         reset = after > log.seq
         if reset:
@@ -224,6 +251,8 @@ class EventBroker:
         if follow and not log.ended and not self.closing:
             client = _Client(limit=self.client_queue)
             log.clients.add(client)
+            if not here:
+                self._follow_store()
         final = log.ended or not follow
         return Subscription(run_id=run.id, replay=replay, last_seq=log.seq, reset=reset, client=client, final=final)
 
@@ -231,9 +260,9 @@ class EventBroker:
         first_kept = log.recent[0][0] if log.recent else log.seq + 1
         frames: list[bytes] = []
         if after + 1 < first_kept:  # older than memory: the store has them
-            for seq, record in _numbered(self.host.store.list_events(run_id)):
-                if after < seq < first_kept:
-                    frames.append(_recorded_frame(seq, record))
+            for record in self.host.store.list_events(run_id, after_seq=after):
+                if record.seq < first_kept:
+                    frames.append(_recorded_frame(record))
         frames.extend(frame for seq, _, frame in log.recent if seq > after)
         return frames
 
