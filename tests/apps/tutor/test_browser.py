@@ -91,3 +91,4 @@ def test_upload_ask_and_read_the_turns_cards(open_page: Any, tmp_path: Path, lan
         page.wait_for_selector("body[data-ready=true]")
         page.locator('.card.consultation[data-id="consult_0001"]').wait_for()
         page.locator("#turn-state.answered").wait_for()
+        p.close()  # before the server stops: the reloaded page may still be loading

@@ -50,6 +50,7 @@ class Page:
         self.page = self.context.new_page()
         self.page.set_default_timeout(STEP_MS)
         self.errors: list[str] = []
+        self.closed = False
         self.page.on("pageerror", lambda error: self.errors.append(str(error)))
         self.page.on("console", lambda message: message.type == "error" and self.errors.append(message.text))
         self.base = base
@@ -81,6 +82,11 @@ class Page:
         self.page.click(f'.tab[data-box="{box}"]')
 
     def close(self) -> None:
+        """Close the page (once) and check it logged no error. Call it before the server stops when the page may
+        still be loading (after a reload): a request cut by the server's shutdown is logged as an error."""
+        if self.closed:
+            return
+        self.closed = True
         self.context.close()
         assert self.errors == []
 
