@@ -2,7 +2,7 @@
 
 from ._agent import Agent, Instructions, ToolChoice, tool_schemas
 from ._engine import TypedAnswer, invalid_arguments_result, tool_exception_result, typed_answer
-from ._errors import ConfigError, ConflictError, ConsultaError, InvalidAnswerError, NotFoundError, ToolError
+from ._errors import ConfigError, ConflictError, ConsultaError, InvalidAnswerError, ListenerError, NotFoundError, ToolError
 from ._events import (
     AskClosed,
     AskOpened,
@@ -55,6 +55,7 @@ __all__ = [
     "Fallback",
     "Instructions",
     "InvalidAnswerError",
+    "ListenerError",
     "Leases",
     "Listener",
     "ModelText",

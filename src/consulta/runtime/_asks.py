@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Callable
 from typing import Any
 
 from ._agent import Agent
-from ._errors import ConfigError, ConflictError, InvalidAnswerError
+from ._errors import ConfigError, ConflictError, InvalidAnswerError, ListenerError
 from ._events import AskClosed
 from ._plan_book import PLAN_ASK
 from ._records import AskRecord, AskStatus
@@ -22,6 +23,8 @@ from ._store import Store
 from ._tools import AskKind
 
 __all__ = ["AskDesk", "AskTimers", "Outcome"]
+
+_logger = logging.getLogger(__name__)
 
 Outcome = Callable[[AskKind, dict[str, Any]], Any]
 """The tool result an ask closed without an answer gives the model, from its kind and payload."""
@@ -154,9 +157,14 @@ class AskDesk:
             self.closed(self.store.close_ask(ask.id, status, outcome=outcome, answered_by=by, expect=AskStatus.pending))
 
     def closed(self, ask: AskRecord) -> None:
-        """An ask closed in this process: tell listeners, then `on_closed`."""
-        self.recorder.emit(AskClosed(run_id=ask.run_id, ask_id=ask.id, kind=ask.kind, status=ask.status.value, answered_by=ask.answered_by))
-        self.on_closed(ask)
+        """An ask closed in this process: tell listeners, then `on_closed`. The ask is closed: its run goes on
+        whatever the telling meets (a listener's error is logged; the store's reaches the caller)."""
+        try:
+            self.recorder.emit(AskClosed(run_id=ask.run_id, ask_id=ask.id, kind=ask.kind, status=ask.status.value, answered_by=ask.answered_by))
+        except ListenerError:
+            _logger.exception("A listener failed on the closing of ask %s (its run goes on).", ask.id)
+        finally:
+            self.on_closed(ask)
 
     # ---- waiting ----------------------------------------------------------------------------------------------
 

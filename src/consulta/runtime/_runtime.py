@@ -132,11 +132,18 @@ class Runtime:
         return await self.settled(run.id)
 
     async def settled(self, run_id: str) -> RunRecord:
-        """Wait until the run ends, or waits on an ask that nothing in this process will continue (policy `defer`)."""
+        """Wait until the run ends, or waits on an ask that nothing in this process will continue (policy `defer`).
+
+        A run whose step failed ends `failed` with the reason. Should the store fail even to record that, this
+        process lets the run go (a restart takes it up from its last checkpoint) and its waiters get the store's
+        error."""
         live = self._runs.live.get(run_id)
-        if live is not None:
-            await live.settled.wait()
-        return self.store.get_run(run_id)
+        if live is None:
+            return self.store.get_run(run_id)
+        await live.settled.wait()
+        if live.failure is not None:
+            raise live.failure
+        return live.log.run  # as this process recorded it: no read
 
     async def resume(self, run_id: str, agent: Agent) -> RunRecord:
         """Take up a run after a restart (or from another process): continue it from its checkpoint.
@@ -156,9 +163,14 @@ class Runtime:
             raise ConflictError(f"Run {run_id} is being run by another live process ({run.owner}); answer it there.")
         self._asks.register(agent)
         log = self.recorder.take_up(run)
-        log.hold()
-        log.emit(RunStarted(run_id=run_id, app=agent.app, agent=agent.name, prompt=None, resumed=True))
-        log.set_status(RunStatus.running)
+        try:
+            log.hold()
+            log.emit(RunStarted(run_id=run_id, app=agent.app, agent=agent.name, prompt=None, resumed=True))
+            log.set_status(RunStatus.running)
+        except Exception as error:  # claimed but not carried: it ends, rather than look carried by this process
+            with contextlib.suppress(Exception):  # the caller hears the first error (and the run stays as it is)
+                log.end(RunStatus.failed, error=f"The run could not be resumed: {type(error).__name__}: {error}")
+            raise
         self._runs.begin(log, agent, prompt=None)
         self._hold(run_id)
         return run
