@@ -42,6 +42,11 @@ def _data(event: Event) -> dict[str, Any]:
     return event.model_dump(mode="json", exclude=_NOT_DATA)
 
 
+def _row(event: Event) -> EventRow:
+    """The event as the store writes it (its data dumped to JSON once, here)."""
+    return EventRow(event.seq, event.type, event.model_dump_json(exclude=_NOT_DATA), utcnow())
+
+
 class RunRecorder:
     """Records the runs of one process in `store` and tells `bus` their events."""
 
@@ -151,7 +156,7 @@ class RunLog:
         assert self.last_seq is not None
         self.last_seq += 1
         event.seq = self.last_seq
-        self._events.append(EventRow(event.seq, event.type, _data(event), utcnow()))
+        self._events.append(_row(event))
 
     def catch_up(self) -> list[Event]:
         """Publish the run's events other processes wrote since the last one this process knows (e.g. the
@@ -272,8 +277,8 @@ class RunLog:
         changed (end it again, e.g. failed); a listener that raises on `RunEnded` is only logged: the run is over."""
         ended = RunEnded(run_id=self.run.id, status=status.value, output=output, error=error)
         with self._lock:
-            seq = self.last_seq + 1 if self._held and self.last_seq is not None else None  # else the store numbers it
-            row = EventRow(seq, ended.type, _data(ended), utcnow())
+            ended.seq = self.last_seq + 1 if self._held and self.last_seq is not None else None  # else the store numbers it
+            row = _row(ended)
             ended.seq = self._write(messages=messages, last=row, status=status, output=output, error=error)
             self.last_seq = ended.seq
             self._held = False

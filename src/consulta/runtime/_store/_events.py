@@ -131,7 +131,8 @@ def _clashes(run_id: str, rows: Sequence[EventRow | LegacyEventRow]) -> Iterator
 
 
 def _params(run_id: str, row: EventRow) -> dict[str, Any]:
-    return {"run_id": run_id, "seq": row.seq, "type": row.type, "data": dumps(row.data), "ts": row.ts}
+    data = row.data if isinstance(row.data, str) else dumps(row.data)
+    return {"run_id": run_id, "seq": row.seq, "type": row.type, "data": data, "ts": row.ts}
 
 
 def _seq_clash(error: IntegrityError) -> bool:

@@ -23,6 +23,7 @@ PROCESS_OWNER = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
 
 _ENDED = (RunStatus.finished, RunStatus.failed, RunStatus.cancelled)
 
+_INSERT = insert(runs)
 # The columns set are the row's (see `status_row`): compiled once per set of columns.
 _SET_STATUS = update(runs).where(runs.c.id == bindparam("run_id"))
 
@@ -57,7 +58,7 @@ class Runs:
             "agent": agent,
             "thread_id": thread_id or run_id,
             "parent_run_id": parent_run_id,
-            "status": RunStatus.running,
+            "status": RunStatus.running.value,
             "prompt": prompt,
             "model": model,
             "lang": lang,
@@ -73,7 +74,7 @@ class Runs:
             "updated_at": now,
         }
         with self._db.begin() as conn:
-            conn.execute(insert(runs).values(**row))
+            self._db.write(conn, _INSERT, [row])
         return run_record(row)
 
     def get_run(self, run_id: str) -> RunRecord:
