@@ -52,6 +52,10 @@ class FailingStore(Store):
         self._maybe_fail("set_run_status")
         return super().set_run_status(*args, **kwargs)
 
+    def close_ask(self, *args: Any, **kwargs: Any) -> Any:
+        self._maybe_fail("close_ask")
+        return super().close_ask(*args, **kwargs)
+
 
 @pytest.fixture
 def failing(store_url: str):
@@ -60,8 +64,8 @@ def failing(store_url: str):
     s.close()
 
 
-def toy_agent() -> Agent:
-    return Agent(app="toy", instructions="Be brief.", tools=(lookup, question_tool()))
+def toy_agent(**kw: Any) -> Agent:
+    return Agent(app="toy", instructions="Be brief.", tools=(lookup, question_tool()), **kw)
 
 
 async def run_bounded(runtime, agent: Agent, prompt: str = "go"):
@@ -131,6 +135,15 @@ async def test_a_store_error_when_an_answer_continues_the_run_fails_it(make_runt
     settled = await asyncio.wait_for(runtime.settled(run.id), SETTLE_LIMIT)
     assert settled.status == RunStatus.failed and "the disk is full" in settled.error
     assert failing.get_ask(pending.id).status == AskStatus.answered
+
+
+async def test_a_store_error_when_an_ask_times_out_fails_the_run_waiting_on_it(make_runtime, failing):
+    runtime = make_runtime(RecordingModel([ask(CELL_LINE_Q), say("Never mind.")]), on=failing, ask_policy="wait")
+    failing.fail("close_ask")  # the timeout's closing fails; the run must not wait on the ask for ever
+    run = await run_bounded(runtime, toy_agent(question_timeout=0.1))
+    assert run.status == RunStatus.failed and "close_ask: the disk is full" in run.error
+    [opened] = failing.list_asks(status=None, run_id=run.id)
+    assert opened.status == AskStatus.cancelled
 
 
 async def test_when_the_store_cannot_even_record_the_failure_the_waiters_get_its_error(make_runtime, failing):

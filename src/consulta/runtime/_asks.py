@@ -98,11 +98,22 @@ class AskTimers:
 class AskDesk:
     """The asks of one runtime: kinds, answers and cancellations, and the waits of the runs it carries."""
 
-    def __init__(self, store: Store, recorder: RunRecorder, *, answered_by: str, on_closed: Callable[[AskRecord], None]) -> None:
+    def __init__(
+        self,
+        store: Store,
+        recorder: RunRecorder,
+        *,
+        answered_by: str,
+        on_closed: Callable[[AskRecord], None],
+        on_timeout_failed: Callable[[AskRecord, Exception], None],
+    ) -> None:
+        """`on_timeout_failed(ask, error)`: an ask's timeout could not close it (the store failed); its run must not
+        wait on it any longer."""
         self.store = store
         self.recorder = recorder
         self.answered_by = answered_by
         self.on_closed = on_closed
+        self.on_timeout_failed = on_timeout_failed
         self.timers = AskTimers()
         self.waiting: dict[str, str] = {}
         """Ask id -> run id, for the asks this process continues a run on when they close."""
@@ -184,7 +195,10 @@ class AskDesk:
 
     def _time_out(self, ask: AskRecord) -> None:
         # An answer that arrived at the same moment wins.
-        self.close_quietly(ask, AskStatus.timed_out, self.kind(ask.kind).timeout_result(ask.payload), by="timeout")
+        try:
+            self.close_quietly(ask, AskStatus.timed_out, self.kind(ask.kind).timeout_result(ask.payload), by="timeout")
+        except Exception as error:  # on a timer: nobody else would hear of it
+            self.on_timeout_failed(ask, error)
 
 
 def _cancelled(kind: AskKind, payload: dict[str, Any]) -> Any:

@@ -62,7 +62,9 @@ class Runtime:
         self._bus = EventBus()
         self.recorder = RunRecorder(store, self._bus)
         """Records every run of this process (front ends that drive runs themselves, e.g. MCP sessions, use it too)."""
-        self._asks = AskDesk(store, self.recorder, answered_by=answered_by, on_closed=self._on_closed)
+        self._asks = AskDesk(
+            store, self.recorder, answered_by=answered_by, on_closed=self._on_closed, on_timeout_failed=self._on_timeout_failed
+        )
         self.plans = PlanBook(store, self.recorder.emit)
         self._runs = RunLoop(
             store=store, desk=self._asks, plans=self.plans, resolve_model=resolve_model, ask_policy=ask_policy,
@@ -257,12 +259,21 @@ class Runtime:
         else:
             loop.call_soon_threadsafe(self._runs.ask_closed, ask.id)
 
+    def _on_timeout_failed(self, ask: AskRecord, error: Exception) -> None:
+        """An ask's timeout could not close it: its run fails rather than wait on it."""
+        live = self._runs.live.get(ask.run_id)
+        if live is not None:
+            self._asks.stop_waiting(ask.id)
+            self._runs.fail(live, error)
+
     def _closed_elsewhere(self, ask_id: str) -> None:
         """Another process closed an ask a run here waits on, and recorded it: listeners here hear what it wrote."""
         live = self._runs.live.get(self._asks.waiting.get(ask_id, ""))
-        if live is not None:
-            live.log.catch_up()
-        self._runs.ask_closed(ask_id)
+        try:
+            if live is not None:
+                live.log.catch_up()
+        finally:  # the run goes on whatever telling it met
+            self._runs.ask_closed(ask_id)
 
 
 def _check_agent(run: RunRecord, agent: Agent) -> None:
