@@ -9,6 +9,7 @@ checkpoint, after a restart) with the asks' outcomes as the paused calls' result
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Coroutine
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
@@ -34,6 +35,8 @@ from ._run_log import RunLog
 from ._store import Store
 
 __all__ = ["AskPolicy", "EngineTracing", "LiveRun", "RunLoop"]
+
+_logger = logging.getLogger(__name__)
 
 AskPolicy = Literal["wait", "defer", "fail"]
 """What happens when a run pauses on an ask: `wait` in this process (bounded by the agent's timeout; the seed's
@@ -143,6 +146,9 @@ class RunLoop:
         reason = f"The run stopped on an unexpected error: {type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
         try:
             self._close_asks(live.run_id, AskStatus.cancelled, by="run failed")
+        except Exception:  # recording the end matters more than tidying its asks
+            _logger.exception("The pending asks of failed run %s could not be cancelled.", live.run_id)
+        try:
             self.finish(live.run_id, RunStatus.failed, error=reason)
         except Exception as again:
             live.failure = again
