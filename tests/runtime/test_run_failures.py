@@ -25,6 +25,18 @@ class DiskFull(Exception):
     """What the failing store raises."""
 
 
+def _failing(method: str) -> Any:
+    """`Store.<method>`, raising first while the store has failures of it in store."""
+
+    def call(self: FailingStore, *args: Any, **kwargs: Any) -> Any:
+        if self.failures[method] > 0:
+            self.failures[method] -= 1
+            raise DiskFull(f"{method}: the disk is full")
+        return getattr(Store, method)(self, *args, **kwargs)
+
+    return call
+
+
 class FailingStore(Store):
     """A store whose named methods raise `DiskFull` the next `times` calls (then work again)."""
 
@@ -35,26 +47,10 @@ class FailingStore(Store):
     def fail(self, method: str, times: int = 1) -> None:
         self.failures[method] += times
 
-    def _maybe_fail(self, method: str) -> None:
-        if self.failures[method] > 0:
-            self.failures[method] -= 1
-            raise DiskFull(f"{method}: the disk is full")
-
-    def save_step(self, *args: Any, **kwargs: Any) -> Any:
-        self._maybe_fail("save_step")
-        return super().save_step(*args, **kwargs)
-
-    def create_ask(self, *args: Any, **kwargs: Any) -> Any:
-        self._maybe_fail("create_ask")
-        return super().create_ask(*args, **kwargs)
-
-    def set_run_status(self, *args: Any, **kwargs: Any) -> Any:
-        self._maybe_fail("set_run_status")
-        return super().set_run_status(*args, **kwargs)
-
-    def close_ask(self, *args: Any, **kwargs: Any) -> Any:
-        self._maybe_fail("close_ask")
-        return super().close_ask(*args, **kwargs)
+    save_step = _failing("save_step")
+    create_ask = _failing("create_ask")
+    set_run_status = _failing("set_run_status")
+    close_ask = _failing("close_ask")
 
 
 @pytest.fixture
