@@ -1,5 +1,5 @@
 """What each step of a run leaves: its checkpoint (the conversation, one message a row) and its tool call records,
-written with the step's events in one transaction."""
+written with the step's events (and, at the run's end, its status) in one transaction."""
 
 from __future__ import annotations
 
