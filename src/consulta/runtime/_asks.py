@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Callable
 from typing import Any
 
 from ._agent import Agent
-from ._errors import ConfigError, ConflictError, InvalidAnswerError
+from ._errors import ConfigError, ConflictError, InvalidAnswerError, ListenerError
 from ._events import AskClosed
 from ._plan_book import PLAN_ASK
 from ._records import AskRecord, AskStatus
@@ -22,6 +23,8 @@ from ._store import Store
 from ._tools import AskKind
 
 __all__ = ["AskDesk", "AskTimers", "Outcome"]
+
+_logger = logging.getLogger(__name__)
 
 Outcome = Callable[[AskKind, dict[str, Any]], Any]
 """The tool result an ask closed without an answer gives the model, from its kind and payload."""
@@ -95,11 +98,22 @@ class AskTimers:
 class AskDesk:
     """The asks of one runtime: kinds, answers and cancellations, and the waits of the runs it carries."""
 
-    def __init__(self, store: Store, recorder: RunRecorder, *, answered_by: str, on_closed: Callable[[AskRecord], None]) -> None:
+    def __init__(
+        self,
+        store: Store,
+        recorder: RunRecorder,
+        *,
+        answered_by: str,
+        on_closed: Callable[[AskRecord], None],
+        on_timeout_failed: Callable[[AskRecord, Exception], None],
+    ) -> None:
+        """`on_timeout_failed(ask, error)`: an ask's timeout could not close it (the store failed); its run must not
+        wait on it any longer."""
         self.store = store
         self.recorder = recorder
         self.answered_by = answered_by
         self.on_closed = on_closed
+        self.on_timeout_failed = on_timeout_failed
         self.timers = AskTimers()
         self.waiting: dict[str, str] = {}
         """Ask id -> run id, for the asks this process continues a run on when they close."""
@@ -154,9 +168,14 @@ class AskDesk:
             self.closed(self.store.close_ask(ask.id, status, outcome=outcome, answered_by=by, expect=AskStatus.pending))
 
     def closed(self, ask: AskRecord) -> None:
-        """An ask closed in this process: tell listeners, then `on_closed`."""
-        self.recorder.emit(AskClosed(run_id=ask.run_id, ask_id=ask.id, kind=ask.kind, status=ask.status.value, answered_by=ask.answered_by))
-        self.on_closed(ask)
+        """An ask closed in this process: tell listeners, then `on_closed`. The ask is closed: its run goes on
+        whatever the telling meets (a listener's error is logged; the store's reaches the caller)."""
+        try:
+            self.recorder.emit(AskClosed(run_id=ask.run_id, ask_id=ask.id, kind=ask.kind, status=ask.status.value, answered_by=ask.answered_by))
+        except ListenerError:
+            _logger.exception("A listener failed on the closing of ask %s (its run goes on).", ask.id)
+        finally:
+            self.on_closed(ask)
 
     # ---- waiting ----------------------------------------------------------------------------------------------
 
@@ -176,7 +195,10 @@ class AskDesk:
 
     def _time_out(self, ask: AskRecord) -> None:
         # An answer that arrived at the same moment wins.
-        self.close_quietly(ask, AskStatus.timed_out, self.kind(ask.kind).timeout_result(ask.payload), by="timeout")
+        try:
+            self.close_quietly(ask, AskStatus.timed_out, self.kind(ask.kind).timeout_result(ask.payload), by="timeout")
+        except Exception as error:  # on a timer: nobody else would hear of it
+            self.on_timeout_failed(ask, error)
 
 
 def _cancelled(kind: AskKind, payload: dict[str, Any]) -> Any:

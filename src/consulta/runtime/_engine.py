@@ -402,12 +402,11 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
         # Only the newest request can hold a fresh retry: the ones before were rewritten when they were sent.
         message = next((m for m in reversed(ctx.messages) if isinstance(m, ModelRequest)), None)
         if message is not None:
-            available = [t.name for t in ctx.deps.agent.tools]
             for i, part in enumerate(message.parts):
                 if not _is_unknown_tool_retry(part):
                     continue
                 name = part.tool_name or "?"
-                result = _unknown_tool(name, available)
+                result = _unknown_tool(name, [t.name for t in ctx.deps.agent.tools])
                 message.parts[i] = ToolReturnPart(tool_name=name, content=result, tool_call_id=part.tool_call_id, outcome="failed")
                 call = _find_call(ctx.messages, part.tool_call_id)
                 ctx.deps.log.call_returned(
@@ -428,13 +427,17 @@ def _called_this_turn(messages: list[ModelMessage]) -> bool:
 
 def _repeated(messages: list[ModelMessage], call: ToolCallPart, args: dict[str, Any]) -> bool:
     """Whether a read call repeats one made since the user's last words (small models loop on a call)."""
+    meant: dict[str, Any] | None = None
     for message in reversed(messages):
         if isinstance(message, ModelRequest) and any(isinstance(p, UserPromptPart) for p in message.parts):
             return False
         if isinstance(message, ModelResponse):
             for earlier in message.tool_calls:
                 if earlier.tool_call_id != call.tool_call_id and earlier.tool_name == call.tool_name:
-                    if earlier.args_as_dict() == args or _without_defaults(earlier.args_as_dict()) == _without_defaults(args):
+                    before = earlier.args_as_dict()
+                    if meant is None:
+                        meant = _without_defaults(args)
+                    if before == args or _without_defaults(before) == meant:
                         return True
     return False
 

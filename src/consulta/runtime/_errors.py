@@ -58,3 +58,10 @@ class ConfigError(ConsultaError):
     """A setting that cannot be used (unknown model name, unreadable data directory, missing API key...)."""
 
     code = "config_error"
+
+
+class ListenerError(ConsultaError):
+    """A listener of the runtime's events raised (every listener heard the event first). Raised where the event was
+    emitted: a run whose step emitted it fails with this message; a run that could not start is recorded failed."""
+
+    code = "listener_failed"

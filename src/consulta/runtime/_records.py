@@ -132,7 +132,8 @@ class EventRow(NamedTuple):
     seq: int | None
     """Its number within the run, or None: the store numbers it after the run's last stored event."""
     type: str
-    data: dict[str, Any]
+    data: dict[str, Any] | str
+    """The event's data, or that data as JSON text already (a writer that has it so saves the store a dump)."""
     ts: str
 
 

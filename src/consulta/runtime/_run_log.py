@@ -14,10 +14,13 @@ the numbering up again from the last stored event.
 
 from __future__ import annotations
 
+import logging
 import threading
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ._engine import count_steps, dump_each, load_messages
+from ._errors import ListenerError
 from ._event_bus import EventBus
 from ._events import AskOpened, Event, EventAdapter, ModelText, RunEnded, RunStarted, StepStarted, ToolCalled, ToolReturned
 from ._records import AskRecord, EventRow, RunRecord, RunStatus
@@ -28,6 +31,8 @@ if TYPE_CHECKING:
 
 __all__ = ["RunLog", "RunRecorder"]
 
+_logger = logging.getLogger(__name__)
+
 _WITH_STEP = (ToolCalled, ToolReturned, RunStarted, StepStarted, ModelText)
 """Events written with the step's checkpoint; the others are written at once."""
 _NOT_DATA = {"run_id", "type", "seq"}
@@ -35,6 +40,11 @@ _NOT_DATA = {"run_id", "type", "seq"}
 
 def _data(event: Event) -> dict[str, Any]:
     return event.model_dump(mode="json", exclude=_NOT_DATA)
+
+
+def _row(event: Event) -> EventRow:
+    """The event as the store writes it (its data dumped to JSON once, here)."""
+    return EventRow(event.seq, event.type, event.model_dump_json(exclude=_NOT_DATA), utcnow())
 
 
 class RunRecorder:
@@ -67,7 +77,11 @@ class RunRecorder:
             options=options, principal=principal, trace_id=trace_id,
         )
         log = self._logs[run.id] = RunLog(self, run, last_seq=0, held=held)
-        log.emit(RunStarted(run_id=run.id, app=app, agent=agent, prompt=prompt))
+        try:
+            log.emit(RunStarted(run_id=run.id, app=app, agent=agent, prompt=prompt))
+        except ListenerError as error:  # nobody will carry the run: it ends here, and the caller hears why
+            log.end(RunStatus.failed, error=error.args[0])
+            raise
         return log
 
     def nested(self, parent: RunRecord | None, *, agent: str, app: str, prompt: str, model: str, lang: str) -> RunLog:
@@ -98,7 +112,8 @@ class RunRecorder:
         self.bus.publish(event)
         return event
 
-    def _forget(self, log: RunLog) -> None:
+    def forget(self, log: RunLog) -> None:
+        """This process no longer records `log`'s run (it ended, or was let go)."""
         if self._logs.get(log.run.id) is log:
             del self._logs[log.run.id]
 
@@ -134,14 +149,14 @@ class RunLog:
             self._number(event)
             self.recorder.bus.publish(event)
             if not isinstance(event, _WITH_STEP):
-                self.flush()
+                self._write()
             return event
 
     def _number(self, event: Event) -> None:
         assert self.last_seq is not None
         self.last_seq += 1
         event.seq = self.last_seq
-        self._events.append(EventRow(event.seq, event.type, _data(event), utcnow()))
+        self._events.append(_row(event))
 
     def catch_up(self) -> list[Event]:
         """Publish the run's events other processes wrote since the last one this process knows (e.g. the
@@ -187,20 +202,39 @@ class RunLog:
 
         The last stored message is written again: the engine may still complete it (e.g. the request it sends)."""
         with self._lock:
-            self.flush(checkpoint=self._checkpoint_of(messages))
+            self._write(messages=messages)
 
-    def _checkpoint_of(self, messages: list[ModelMessage]) -> tuple[int, int, list[str]]:
-        first = max(0, min(self.saved, len(messages)) - 1)
-        self.saved = len(messages)
-        return count_steps(messages), first, dump_each(messages[first:])
-
-    def flush(self, *, checkpoint: tuple[int, int, list[str]] | None = None) -> None:
-        """Write the buffered tool calls and events (and a checkpoint) in one transaction."""
+    def flush(self) -> None:
+        """Write the buffered tool calls and events in one transaction."""
         with self._lock:
-            if checkpoint is None and not self._calls and not self._events:
-                return
-            self.store.save_step(self.run.id, checkpoint=checkpoint, tool_calls=self._calls, events=self._events)
-            self._calls, self._events = [], []
+            self._write()
+
+    def _write(
+        self,
+        *,
+        messages: list[ModelMessage] | None = None,
+        last: EventRow | None = None,
+        status: RunStatus | None = None,
+        output: str | None = None,
+        error: str | None = None,
+    ) -> int | None:
+        """Write in one transaction what is buffered, a checkpoint of `messages`, the event `last` and the run's
+        new `status`; the number of the last event written. What is buffered is dropped only once written: after a
+        failed write nothing has changed, and the next write (the run's end, failed) carries it again."""
+        checkpoint = None
+        if messages is not None:
+            first = max(0, min(self.saved, len(messages)) - 1)
+            checkpoint = (count_steps(messages), first, dump_each(messages[first:]))
+        events = self._events if last is None else [*self._events, last]
+        if checkpoint is None and status is None and not self._calls and not events:
+            return None
+        seq = self.store.save_step(
+            self.run.id, checkpoint=checkpoint, tool_calls=self._calls, events=events, status=status, output=output, error=error
+        )
+        self._calls, self._events = [], []
+        if messages is not None:
+            self.saved = len(messages)
+        return seq
 
     # ---- holding the run --------------------------------------------------------------------------------------
 
@@ -214,7 +248,7 @@ class RunLog:
     def release(self) -> None:
         """The run waits: write what is buffered; the store numbers its events from now on."""
         with self._lock:
-            self.flush()
+            self._write()
             self._held = False
 
     def nested(self, *, agent: str, app: str, prompt: str, model: str, lang: str) -> RunLog:
@@ -226,6 +260,7 @@ class RunLog:
     def set_status(self, status: RunStatus, *, output: str | None = None) -> None:
         """A status on the way (running, waiting); the end is `end`."""
         self.store.set_run_status(self.run.id, status, output=output)
+        self.run = replace(self.run, status=status, output=output if output is not None else self.run.output)
 
     def open_ask(self, *, kind: str, payload: dict[str, Any], tool_call_id: str | None, timeout_s: float | None) -> AskRecord:
         ask = self.store.create_ask(
@@ -237,20 +272,21 @@ class RunLog:
     def end(
         self, status: RunStatus, *, output: str | None = None, error: str | None = None, messages: list[ModelMessage] | None = None
     ) -> RunEnded:
-        """End the run: its last checkpoint (`messages`, if given), what is buffered and `RunEnded` in one
-        transaction, then its status; listeners hear of the end last, when the store says it."""
+        """End the run: its last checkpoint (`messages`, if given), what is buffered, `RunEnded` and its status in one
+        transaction; listeners hear of the end last, when the store says it. Should the write fail, nothing has
+        changed (end it again, e.g. failed); a listener that raises on `RunEnded` is only logged: the run is over."""
         ended = RunEnded(run_id=self.run.id, status=status.value, output=output, error=error)
         with self._lock:
-            checkpoint = self._checkpoint_of(messages) if messages is not None else None
-            if not self._held:  # the store numbers it: write the run's end first
-                self.flush(checkpoint=checkpoint)
-                self.store.set_run_status(self.run.id, status, output=output, error=error)
-                self.emit(ended)
-            else:
-                self._number(ended)
-                self.flush(checkpoint=checkpoint)
-                self.store.set_run_status(self.run.id, status, output=output, error=error)
-                self._held = False
-                self.recorder.bus.publish(ended)
-        self.recorder._forget(self)
+            ended.seq = self.last_seq + 1 if self._held and self.last_seq is not None else None  # else the store numbers it
+            row = _row(ended)
+            ended.seq = self._write(messages=messages, last=row, status=status, output=output, error=error)
+            self.last_seq = ended.seq
+            self._held = False
+            self.run = replace(self.run, status=status, output=output if output is not None else self.run.output,
+                               error=error if error is not None else self.run.error, owner=None, updated_at=row.ts)
+        self.recorder.forget(self)
+        try:
+            self.recorder.bus.publish(ended)
+        except ListenerError:
+            _logger.exception("A listener failed on the end of run %s (the run ended %s all the same).", self.run.id, status.value)
         return ended

@@ -9,7 +9,8 @@ checkpoint, after a restart) with the asks' outcomes as the paused calls' result
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Coroutine
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -34,6 +35,8 @@ from ._run_log import RunLog
 from ._store import Store
 
 __all__ = ["AskPolicy", "EngineTracing", "LiveRun", "RunLoop"]
+
+_logger = logging.getLogger(__name__)
 
 AskPolicy = Literal["wait", "defer", "fail"]
 """What happens when a run pauses on an ask: `wait` in this process (bounded by the agent's timeout; the seed's
@@ -61,6 +64,8 @@ class LiveRun:
     messages: list[ModelMessage] | None = None
     """The conversation in hand (the checkpoint as this process wrote it), so continuing needs no load."""
     open_asks: int = 0
+    failure: Exception | None = None
+    """Why the run was let go without its end recorded (the store failed even to record it failed)."""
     _instructions: str | None = None
 
     @property
@@ -111,11 +116,44 @@ class RunLoop:
     def begin(self, log: RunLog, agent: Agent, *, prompt: str | None) -> LiveRun:
         """Carry the run here: advance a new run from `prompt`, or continue a taken-up one (prompt None)."""
         live = self.live[log.run.id] = LiveRun(log=log, agent=agent)
-        if prompt is not None:
-            live.task = asyncio.create_task(self._advance(live, prompt=prompt, history=self._thread_history(log)))
-        else:
-            live.task = asyncio.create_task(self.continue_run(live))
+        self._spawn(live, self._first(live, prompt) if prompt is not None else self.continue_run(live))
         return live
+
+    async def _first(self, live: LiveRun, prompt: str) -> None:
+        await self._advance(live, prompt=prompt, history=self._thread_history(live.log))
+
+    # ---- the run's task: whatever it raises ends the run ------------------------------------------------------
+
+    def _spawn(self, live: LiveRun, work: Coroutine[Any, Any, None]) -> None:
+        live.task = asyncio.get_running_loop().create_task(self._guarded(live, work))
+
+    async def _guarded(self, live: LiveRun, work: Coroutine[Any, Any, None]) -> None:
+        try:
+            await work
+        except asyncio.CancelledError:
+            live.settled.set()  # stopped from outside (the runtime closes): nothing here continues the run
+            raise
+        except Exception as error:  # a store, listener or engine error the run's own handling did not expect
+            self.fail(live, error)
+
+    def fail(self, live: LiveRun, error: Exception) -> None:
+        """End the run `failed` with `error` (its pending asks cancelled). Should the store not record even that,
+        the run is let go as it stands in the store (a restart takes it up) and its waiters get the error: no run
+        is left waiting on nothing."""
+        if self.live.get(live.run_id) is not live:
+            live.settled.set()  # it ended already (what raised came after)
+            return
+        reason = f"The run stopped on an unexpected error: {type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+        try:
+            self._close_asks(live.run_id, AskStatus.cancelled, by="run failed")
+        except Exception:  # recording the end matters more than tidying its asks
+            _logger.exception("The pending asks of failed run %s could not be cancelled.", live.run_id)
+        try:
+            self.finish(live.run_id, RunStatus.failed, error=reason)
+        except Exception as again:
+            live.failure = again
+            live.log.recorder.forget(live.log)
+            self._let_go(live)
 
     # ---- continuing -------------------------------------------------------------------------------------------
 
@@ -287,7 +325,7 @@ class RunLoop:
         if status == PlanStatus.failed and (result or {}).get("error_code") == "apply_failed":
             self.finish(live.run_id, RunStatus.failed, error=f"Applying plan {ask.payload['plan_id']} failed: {(result or {}).get('message')}")
             return
-        self.finish(live.run_id, RunStatus.finished, output=self.store.get_run(live.run_id).output or "")
+        self.finish(live.run_id, RunStatus.finished, output=live.log.run.output or "")  # the reply kept when the plan opened
 
     # ---- asks: opening and waiting ----------------------------------------------------------------------------
 
@@ -338,26 +376,45 @@ class RunLoop:
         self.continue_soon(live)
 
     def continue_soon(self, live: LiveRun) -> None:
-        live.log.set_status(RunStatus.running)
-        live.task = asyncio.get_running_loop().create_task(self.continue_run(live))
+        try:
+            live.log.set_status(RunStatus.running)
+        except Exception as error:
+            self.fail(live, error)
+            return
+        self._spawn(live, self.continue_run(live))
 
     # ---- ending -----------------------------------------------------------------------------------------------
 
     def finish(self, run_id: str, status: RunStatus, *, output: str | None = None, error: str | None = None, messages: list[ModelMessage] | None = None) -> None:
-        live = self.live.pop(run_id, None)
+        """End the run (see `RunLog.end`). Should the store fail, the run is still carried here, as it was."""
+        live = self.live.get(run_id)
         log = live.log if live is not None else self.desk.recorder.take_up(self.store.get_run(run_id))
         log.end(status, output=output, error=error, messages=messages)
-        self.on_end(run_id)
         if live is not None:
+            self._let_go(live)
+        else:
+            self.on_end(run_id)
+
+    def _let_go(self, live: LiveRun) -> None:
+        """This process no longer carries the run: no lease, no waits, and its waiters wake up."""
+        if self.live.get(live.run_id) is live:
+            del self.live[live.run_id]
+        try:
+            self.on_end(live.run_id)
+        finally:
             live.settled.set()
 
     def finish_cancelled(self, run_id: str) -> None:
+        self._close_asks(run_id, AskStatus.cancelled, by="stop")
+        self.plans.cancel_open(run_id)
+        self.finish(run_id, RunStatus.cancelled)
+
+    def _close_asks(self, run_id: str, status: AskStatus, *, by: str) -> None:
+        """Close the run's pending asks (nothing continues the run when they close: it is ending)."""
         for ask in self.store.list_asks(status=AskStatus.pending, run_id=run_id):
             kind = self.desk.known_kind(ask.kind)  # an app not loaded here still gets its asks closed
             self.desk.stop_waiting(ask.id)
-            self.desk.close_quietly(ask, AskStatus.cancelled, kind.cancelled_result(ask.payload) if kind is not None else None, by="stop")
-        self.plans.cancel_open(run_id)
-        self.finish(run_id, RunStatus.cancelled)
+            self.desk.close_quietly(ask, status, kind.cancelled_result(ask.payload) if kind is not None else None, by=by)
 
 
 def _answered_call(ask: AskRecord) -> ToolReturned:

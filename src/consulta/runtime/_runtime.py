@@ -62,7 +62,9 @@ class Runtime:
         self._bus = EventBus()
         self.recorder = RunRecorder(store, self._bus)
         """Records every run of this process (front ends that drive runs themselves, e.g. MCP sessions, use it too)."""
-        self._asks = AskDesk(store, self.recorder, answered_by=answered_by, on_closed=self._on_closed)
+        self._asks = AskDesk(
+            store, self.recorder, answered_by=answered_by, on_closed=self._on_closed, on_timeout_failed=self._on_timeout_failed
+        )
         self.plans = PlanBook(store, self.recorder.emit)
         self._runs = RunLoop(
             store=store, desk=self._asks, plans=self.plans, resolve_model=resolve_model, ask_policy=ask_policy,
@@ -132,11 +134,18 @@ class Runtime:
         return await self.settled(run.id)
 
     async def settled(self, run_id: str) -> RunRecord:
-        """Wait until the run ends, or waits on an ask that nothing in this process will continue (policy `defer`)."""
+        """Wait until the run ends, or waits on an ask that nothing in this process will continue (policy `defer`).
+
+        A run whose step failed ends `failed` with the reason. Should the store fail even to record that, this
+        process lets the run go (a restart takes it up from its last checkpoint) and its waiters get the store's
+        error."""
         live = self._runs.live.get(run_id)
-        if live is not None:
-            await live.settled.wait()
-        return self.store.get_run(run_id)
+        if live is None:
+            return self.store.get_run(run_id)
+        await live.settled.wait()
+        if live.failure is not None:
+            raise live.failure
+        return live.log.run  # as this process recorded it: no read
 
     async def resume(self, run_id: str, agent: Agent) -> RunRecord:
         """Take up a run after a restart (or from another process): continue it from its checkpoint.
@@ -156,9 +165,14 @@ class Runtime:
             raise ConflictError(f"Run {run_id} is being run by another live process ({run.owner}); answer it there.")
         self._asks.register(agent)
         log = self.recorder.take_up(run)
-        log.hold()
-        log.emit(RunStarted(run_id=run_id, app=agent.app, agent=agent.name, prompt=None, resumed=True))
-        log.set_status(RunStatus.running)
+        try:
+            log.hold()
+            log.emit(RunStarted(run_id=run_id, app=agent.app, agent=agent.name, prompt=None, resumed=True))
+            log.set_status(RunStatus.running)
+        except Exception as error:  # claimed but not carried: it ends, rather than look carried by this process
+            with contextlib.suppress(Exception):  # the caller hears the first error (and the run stays as it is)
+                log.end(RunStatus.failed, error=f"The run could not be resumed: {type(error).__name__}: {error}")
+            raise
         self._runs.begin(log, agent, prompt=None)
         self._hold(run_id)
         return run
@@ -245,12 +259,21 @@ class Runtime:
         else:
             loop.call_soon_threadsafe(self._runs.ask_closed, ask.id)
 
+    def _on_timeout_failed(self, ask: AskRecord, error: Exception) -> None:
+        """An ask's timeout could not close it: its run fails rather than wait on it."""
+        live = self._runs.live.get(ask.run_id)
+        if live is not None:
+            self._asks.stop_waiting(ask.id)
+            self._runs.fail(live, error)
+
     def _closed_elsewhere(self, ask_id: str) -> None:
         """Another process closed an ask a run here waits on, and recorded it: listeners here hear what it wrote."""
         live = self._runs.live.get(self._asks.waiting.get(ask_id, ""))
-        if live is not None:
-            live.log.catch_up()
-        self._runs.ask_closed(ask_id)
+        try:
+            if live is not None:
+                live.log.catch_up()
+        finally:  # the run goes on whatever telling it met
+            self._runs.ask_closed(ask_id)
 
 
 def _check_agent(run: RunRecord, agent: Agent) -> None:

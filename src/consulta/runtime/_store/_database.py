@@ -10,6 +10,8 @@ import sqlite3
 import threading
 import time
 import zlib
+from dataclasses import dataclass
+from operator import itemgetter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, TypeVar
@@ -51,7 +53,8 @@ class Database:
         self._prepared: dict[str, Any] = {}
         self._kept: dict[int, Connection] = {}  # thread id -> the connection it keeps (see `begin_kept`)
         self._kept_lock = threading.Lock()
-        self._compiled: dict[tuple[int, tuple[str, ...]], tuple[Any, str, tuple[str, ...] | None, dict[str, Any]]] = {}
+        self._compiled: dict[tuple[int, tuple[str, ...]], _Compiled] = {}
+        self._dbapi_error: type[Exception] = self.engine.dialect.loaded_dbapi.Error
 
     def begin(self) -> AbstractContextManager[Connection]:
         """One transaction: committed at the end of the block, rolled back if it raises."""
@@ -132,19 +135,13 @@ class Database:
         keys = tuple(rows[0])
         compiled = self._compiled.get((id(statement), keys))
         if compiled is None:
-            done = statement.compile(dialect=self.engine.dialect, column_keys=list(keys))
-            # The statement is kept with its compiled form, so that its id is never reused for another.
-            compiled = self._compiled[(id(statement), keys)] = (statement, done.string, done.positiontup, done.params)
-        _, sql, order, fixed = compiled  # `fixed`: the values written in the statement (e.g. the 0 in coalesce(…, 0))
-        if fixed.keys() - set(keys):
-            rows = [{**fixed, **row} for row in rows]
-        params = [tuple(row[name] for name in order) for row in rows] if order is not None else list(rows)
-        dbapi_error = self.engine.dialect.loaded_dbapi.Error
+            compiled = self._compiled[(id(statement), keys)] = _Compiled.of(statement, keys, self.engine.dialect)
+        params = compiled.params(rows)
         cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
         try:
-            return run(cursor, sql, params)
-        except dbapi_error as error:  # as SQLAlchemy raises it (IntegrityError, OperationalError, …)
-            raise DBAPIError.instance(sql, params, error, dbapi_error) from error
+            return run(cursor, compiled.sql, params)
+        except self._dbapi_error as error:  # as SQLAlchemy raises it (IntegrityError, OperationalError, …)
+            raise DBAPIError.instance(compiled.sql, params, error, self._dbapi_error) from error
         finally:
             cursor.close()
 
@@ -169,6 +166,36 @@ class Database:
                 conn.close()
             self._kept.clear()
         self.engine.dispose()
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    """A statement compiled for one database and one set of parameter names: its SQL, and how a row's values
+    become the driver's parameters (all the per-call work left)."""
+
+    statement: Executable
+    """Kept with its compiled form, so that its id (the cache key) is never reused for another."""
+    sql: str
+    fixed: dict[str, Any]
+    """Values written in the statement that the rows do not give (e.g. the 0 in coalesce(…, 0))."""
+    order: Callable[[Mapping[str, Any]], tuple[Any, ...]] | None
+    """A row's values in the order of the SQL's positional parameters (None: the driver takes named ones)."""
+
+    @classmethod
+    def of(cls, statement: Executable, keys: tuple[str, ...], dialect: Any) -> _Compiled:
+        done = statement.compile(dialect=dialect, column_keys=list(keys))
+        fixed = {name: value for name, value in done.params.items() if name not in keys}
+        order = done.positiontup
+        getter = None
+        if order is not None:
+            pick = itemgetter(*order) if order else (lambda row: ())
+            getter = pick if len(order) != 1 else (lambda row: (pick(row),))
+        return cls(statement, done.string, fixed, getter)
+
+    def params(self, rows: Sequence[Mapping[str, Any]]) -> list[Any]:
+        if self.fixed:
+            rows = [{**self.fixed, **row} for row in rows]
+        return [self.order(row) for row in rows] if self.order is not None else list(rows)
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:

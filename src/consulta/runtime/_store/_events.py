@@ -93,11 +93,15 @@ def number_events(db: Database, conn: Connection, run_id: str, rows: Sequence[Ev
     return numbered
 
 
-def insert_events(db: Database, conn: Connection, run_id: str, rows: Sequence[EventRow | LegacyEventRow]) -> None:
-    """Insert the run's events in order, numbering those without a number (see `number_events`)."""
-    if rows:
-        with _clashes(run_id, rows):
-            db.write(conn, _INSERT, [_params(run_id, row) for row in number_events(db, conn, run_id, rows)])
+def insert_events(db: Database, conn: Connection, run_id: str, rows: Sequence[EventRow | LegacyEventRow]) -> int | None:
+    """Insert the run's events in order, numbering those without a number (see `number_events`); the number of the
+    last one (None when there are none)."""
+    if not rows:
+        return None
+    numbered = number_events(db, conn, run_id, rows)
+    with _clashes(run_id, rows):
+        db.write(conn, _INSERT, [_params(run_id, row) for row in numbered])
+    return numbered[-1].seq
 
 
 def numbering(begin: Callable[[], AbstractContextManager[Connection]], run_id: str, write: Callable[[Connection], T]) -> T:
@@ -135,7 +139,8 @@ def _clashes(run_id: str, rows: Sequence[EventRow | LegacyEventRow]) -> Iterator
 
 
 def _params(run_id: str, row: EventRow) -> dict[str, Any]:
-    return {"run_id": run_id, "seq": row.seq, "type": row.type, "data": dumps(row.data), "ts": row.ts}
+    data = row.data if isinstance(row.data, str) else dumps(row.data)
+    return {"run_id": run_id, "seq": row.seq, "type": row.type, "data": data, "ts": row.ts}
 
 
 def _seq_clash(error: IntegrityError) -> bool:

@@ -8,19 +8,24 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy.engine import Connection
 
 from .._records import RunRecord, RunStatus
 from ._database import Database
 from ._schema import runs
 from ._values import clock, dumps, loads_or, new_id, record_from_row, utcnow
 
-__all__ = ["Runs", "PROCESS_OWNER"]
+__all__ = ["PROCESS_OWNER", "Runs", "set_status", "status_row"]
 
 PROCESS_OWNER = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
 """This process, as it is written in the `owner` of the runs it holds."""
 
 _ENDED = (RunStatus.finished, RunStatus.failed, RunStatus.cancelled)
+
+_INSERT = insert(runs)
+# The columns set are the row's (see `status_row`): compiled once per set of columns.
+_SET_STATUS = update(runs).where(runs.c.id == bindparam("run_id"))
 
 
 class Runs:
@@ -53,7 +58,7 @@ class Runs:
             "agent": agent,
             "thread_id": thread_id or run_id,
             "parent_run_id": parent_run_id,
-            "status": RunStatus.running,
+            "status": RunStatus.running.value,
             "prompt": prompt,
             "model": model,
             "lang": lang,
@@ -69,7 +74,7 @@ class Runs:
             "updated_at": now,
         }
         with self._db.begin() as conn:
-            conn.execute(insert(runs).values(**row))
+            self._db.write(conn, _INSERT, [row])
         return run_record(row)
 
     def get_run(self, run_id: str) -> RunRecord:
@@ -92,15 +97,8 @@ class Runs:
         self, run_id: str, status: RunStatus, *, output: str | None = None, error: str | None = None
     ) -> None:
         """Set the run's status (and its output or error); an ended run is released (no owner)."""
-        values: dict[str, Any] = {"status": status, "updated_at": utcnow()}
-        if output is not None:
-            values["output"] = output
-        if error is not None:
-            values["error"] = error
-        if status in _ENDED:
-            values["owner"] = None
         with self._db.begin() as conn:
-            conn.execute(update(runs).where(runs.c.id == run_id).values(**values))
+            set_status(self._db, conn, status_row(run_id, status, output=output, error=error))
 
     # ---- the lease ----------------------------------------------------------------------------------------------
 
@@ -141,6 +139,23 @@ class Runs:
         with self._db.read() as conn:
             rows = conn.execute(select(runs.c.id).where(runs.c.owner == self.owner, runs.c.cancel_requested == 1))
             return {row[0] for row in rows}
+
+
+def status_row(run_id: str, status: RunStatus, *, output: str | None, error: str | None) -> dict[str, Any]:
+    """The parameters of `_SET_STATUS` for a run's new status (and its output or error; an ended run is released)."""
+    row: dict[str, Any] = {"run_id": run_id, "status": status.value, "updated_at": utcnow()}
+    if output is not None:
+        row["output"] = output
+    if error is not None:
+        row["error"] = error
+    if status in _ENDED:
+        row["owner"] = None
+    return row
+
+
+def set_status(db: Database, conn: Connection, row: dict[str, Any]) -> None:
+    """Set a run's status in `conn`'s transaction, from `status_row`."""
+    db.write(conn, _SET_STATUS, [row])
 
 
 def run_record(row: Mapping[str, Any]) -> RunRecord:

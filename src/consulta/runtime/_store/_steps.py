@@ -1,5 +1,5 @@
 """What each step of a run leaves: its checkpoint (the conversation, one message a row) and its tool call records,
-written with the step's events in one transaction."""
+written with the step's events (and, at the run's end, its status) in one transaction."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ from sqlalchemy import bindparam, delete, insert, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.sql.dml import Insert
 
-from .._records import EventRow, ToolCallRecord
+from .._records import EventRow, RunStatus, ToolCallRecord
 from ._database import Database
 from ._events import LegacyEventRow, insert_events, numbering
+from ._runs import set_status, status_row
 from ._schema import checkpoints, messages, tool_calls
 from ._values import dumps, loads, record_from_row, utcnow
 
@@ -37,8 +38,13 @@ class Steps:
         checkpoint: tuple[int, int, list[str]] | None,
         tool_calls: Sequence[dict[str, Any]] = (),
         events: Sequence[EventRow | LegacyEventRow] = (),
-    ) -> None:
-        """Write what one step produced in one transaction: its checkpoint, tool call records and events (in order).
+        status: RunStatus | None = None,
+        output: str | None = None,
+        error: str | None = None,
+    ) -> int | None:
+        """Write what one step produced in one transaction: its checkpoint, tool call records and events (in order),
+        and the run's new `status` if given (with its output or error: its end, see `set_run_status`). Returns the
+        number of the last event written (None when none was).
 
         `checkpoint` is (step, first, messages): the run's messages from index `first` on (each as JSON); messages
         before `first` are kept as stored. Each event carries its number (`EventRow.seq`) or None for the store to
@@ -46,17 +52,21 @@ class Steps:
         """
         db = self._db
         upsert_checkpoint = db.prepared("upsert checkpoint", _upsert_checkpoint)
+        ending = status_row(run_id, status, output=output, error=error) if status is not None else None
 
-        def write(conn: Connection) -> None:
+        def write(conn: Connection) -> int | None:
             if checkpoint is not None:
                 step, first, items = checkpoint
                 db.write(conn, _DELETE_MESSAGES_FROM, [{"run_id": run_id, "first": first}])
                 db.write(conn, _INSERT_MESSAGE, [{"run_id": run_id, "idx": first + i, "data": d} for i, d in enumerate(items)])
                 db.write(conn, upsert_checkpoint, [{"run_id": run_id, "step": step, "count": first + len(items), "updated_at": utcnow()}])
             db.write(conn, _INSERT_TOOL_CALL, [_tool_call_row(run_id, **c) for c in tool_calls])
-            insert_events(db, conn, run_id, events)
+            last = insert_events(db, conn, run_id, events)
+            if ending is not None:
+                set_status(db, conn, ending)
+            return last
 
-        numbering(db.begin_kept, run_id, write)
+        return numbering(db.begin_kept, run_id, write)
 
     def save_checkpoint(self, run_id: str, step: int, messages_json: str) -> None:
         """Replace the run's whole checkpoint with `messages_json` (a JSON array of messages)."""
