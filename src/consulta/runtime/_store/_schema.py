@@ -103,12 +103,13 @@ tool_calls = Table(
     Column("duration_ms", Float, nullable=False),
 )
 
-# A run's events are numbered 1, 2, 3 … (`seq`); `id` orders them across the store.
+# A run's events are numbered 1, 2, 3 … (`seq`); `id` orders them across the store. The unique (run_id, seq) index
+# serves every look-up by run: no index of run_id alone (one index fewer to write each step).
 events = Table(
     "events",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("run_id", String(40), ForeignKey("runs.id"), nullable=False, index=True),
+    Column("run_id", String(40), ForeignKey("runs.id"), nullable=False),
     Column("seq", Integer, nullable=False),
     Column("type", String(40), nullable=False),
     Column("data", Text, nullable=False),
