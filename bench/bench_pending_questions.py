@@ -255,7 +255,7 @@ async def consulta_side(args: argparse.Namespace) -> dict[str, Any]:
         gc.callbacks.remove(on_gc)
 
         # What the poller does every heartbeat_interval (5 s) with all these runs live in this process.
-        live_ids = list(runtime._live)
+        live_ids = [r.id for r in store.list_runs(limit=args.n + args.warmup + 10) if runtime.is_running_here(r.id)]
         t0 = time.perf_counter()
         store.heartbeat()
         store.cancel_requested()
