@@ -15,7 +15,7 @@ from consulta.runtime._errors import ToolError
 
 from ._inventory import BoxLayout, Inventory, Record, occupancy, position_label
 
-__all__ = ["query_inventory", "search_records", "empty_positions", "inventory_stats"]
+__all__ = ["best_named", "query_inventory", "search_records", "empty_positions", "inventory_stats"]
 
 _NOTE_CHARS = 60
 _FUZZY_CUTOFF = 0.75  # 'K652' vs 'K562' scores exactly 0.75
@@ -104,6 +104,45 @@ def _notes(notes: Sequence[str]) -> dict[str, str]:
     return {"note": " ".join(notes)} if notes else {}
 
 
+_Filters = list[tuple[str, tuple[str, ...]]]
+
+
+def _filters(cell_line: str | None, short_name: str | None, plasmid: str | None) -> _Filters:
+    return [
+        (q, fields)
+        for q, fields in (
+            (cell_line, ("parent_cell_line", "short_name")),
+            (short_name, ("short_name",)),
+            (plasmid, ("plasmid_name", "plasmid_id")),
+        )
+        if q is not None and q.strip()
+    ]
+
+
+def _scored(inventory: Inventory, filters: _Filters, *, box: int | None, exact: bool) -> list[tuple[int, Record]]:
+    """(match level, record) of the records in `box` (any box: None) that match every filter, in file order."""
+    scored: list[tuple[int, Record]] = []
+    for record in inventory.records:
+        if box is not None and record.box != box:
+            continue
+        level = min(
+            (_best(q, (getattr(record, f) for f in fields), exact=exact) for q, fields in filters), default=_EXACT
+        )
+        if level > _NONE:
+            scored.append((level, record))
+    return scored
+
+
+def best_named(
+    inventory: Inventory, *, cell_line: str | None = None, short_name: str | None = None, plasmid: str | None = None
+) -> tuple[list[Record], bool]:
+    """The records with tubes left that match the names best (exact over contained over a close spelling, as in
+    `query_inventory`), in file order, and whether those are only close spellings. No name: every such record."""
+    scored = [(level, r) for level, r in _scored(inventory, _filters(cell_line, short_name, plasmid), box=None, exact=False) if not r.consumed]
+    top = max((level for level, _ in scored), default=_NONE)
+    return [r for level, r in scored if level == top], top == _FUZZY
+
+
 def query_inventory(
     inventory: Inventory,
     *,
@@ -128,24 +167,8 @@ def query_inventory(
     """
     _check_limit(limit)
     _check_box(inventory, box)
-    filters = [
-        (q, fields)
-        for q, fields in (
-            (cell_line, ("parent_cell_line", "short_name")),
-            (short_name, ("short_name",)),
-            (plasmid, ("plasmid_name", "plasmid_id")),
-        )
-        if q is not None and q.strip()
-    ]
-    scored: list[tuple[int, Record]] = []
-    for record in inventory.records:
-        if box is not None and record.box != box:
-            continue
-        level = min(
-            (_best(q, (getattr(record, f) for f in fields), exact=exact) for q, fields in filters), default=_EXACT
-        )
-        if level > _NONE:
-            scored.append((level, record))
+    filters = _filters(cell_line, short_name, plasmid)
+    scored = _scored(inventory, filters, box=box, exact=exact)
     notes = []
     if scored and max(level for level, _ in scored) == _FUZZY:
         asked = ", ".join(repr(q) for q, _ in filters)

@@ -13,11 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel
-
 from ...runtime import Evidence, ToolDef, ToolError, read_tool, write_tool
 from ._audit import read_audit
 from ._inventory import Inventory, load_inventory
+from ._locate import TubeRef, locate, place_said
 from ._operations import apply_plan, parse_op, preview
 from ._queries import empty_positions as _empty_positions
 from ._queries import inventory_stats as _inventory_stats
@@ -27,13 +26,6 @@ from ._queries import search_records as _search_records
 __all__ = ["Ln2Plans", "ln2_tools"]
 
 ThawAction = Literal["thaw", "takeout", "discard"]
-
-
-class ThawItem(BaseModel):
-    """One record's tubes in a batch thaw."""
-
-    record_id: int
-    positions: list[int]
 
 
 def _today() -> str:
@@ -141,34 +133,53 @@ def ln2_tools(inventory_path: Path) -> tuple[ToolDef, ...]:
 
     @write_tool
     def record_thaw(
-        record_id: int, positions: list[int], date: str | None = None, action: ThawAction = "thaw", note: str | None = None
+        box: int | None = None,
+        positions: list[int] | None = None,
+        cell_line: str | None = None,
+        short_name: str | None = None,
+        plasmid: str | None = None,
+        record_id: int | None = None,
+        date: str | None = None,
+        action: ThawAction = "thaw",
+        note: str | None = None,
     ) -> dict[str, Any]:
-        """Stage taking tubes out of a record (thaw, takeout or discard).
+        """Stage taking tubes out (thaw, takeout or discard), named as the user did: box + positions, or a cell line, short name or plasmid (box/positions narrow it). record_id is optional.
 
         Args:
-            record_id: The record's id (from query_inventory).
-            positions: Positions to take out; they must belong to the record.
+            box: Box number.
+            positions: Positions of the tubes.
+            cell_line: Cell line or short name, e.g. K562.
+            short_name: Short name, e.g. K562-dTAG-BRD4.
+            plasmid: Plasmid name or id.
+            record_id: Record id, only if known.
             date: Date YYYY-MM-DD (default today).
             action: thaw, takeout or discard.
             note: Free note.
         """
-        return _op("record_thaw", record_id=record_id, positions=positions, date=date or _today(), action=action, note=note)
+        ref = TubeRef(box=box, positions=positions, cell_line=cell_line, short_name=short_name, plasmid=plasmid, record_id=record_id)
+        return _thaw_op(locate(inv(), ref), date=date, action=action, note=note)
 
     @write_tool
     def batch_thaw(
-        entries: list[ThawItem], date: str | None = None, action: ThawAction = "thaw", note: str | None = None
+        entries: list[TubeRef], date: str | None = None, action: ThawAction = "thaw", note: str | None = None
     ) -> dict[str, Any]:
-        """Stage taking tubes out of several records at once.
+        """Stage taking tubes out of several records at once; each entry names tubes like record_thaw does.
 
         Args:
-            entries: One item per record: record_id and positions.
+            entries: One item per group of tubes: box + positions, or a name (cell_line/short_name/plasmid), or record_id.
             date: Date YYYY-MM-DD (default today).
             action: thaw, takeout or discard.
             note: Free note.
         """
-        return _op(
-            "batch_thaw", entries=[e.model_dump() for e in entries], date=date or _today(), action=action, note=note
-        )
+        inventory = inv()
+        found: list[tuple[int, list[int]]] = []
+        for index, entry in enumerate(entries):
+            try:
+                found += locate(inventory, entry)
+            except ToolError as error:
+                error.message = f"entries[{index}]: {error.message}"
+                raise
+        return _thaw_op(found, date=date, action=action, note=note, batch=True)
 
     @write_tool
     def rollback(audit_id: str) -> dict[str, Any]:
@@ -205,6 +216,21 @@ def _record_line(hit: dict[str, Any], *, with_note: bool) -> str:
     return "; ".join(parts)
 
 
+def _thaw_op(
+    found: list[tuple[int, list[int]]], *, date: str | None, action: ThawAction, note: str | None, batch: bool = False
+) -> dict[str, Any]:
+    """A record_thaw of one record's tubes, or a batch_thaw when the tubes belong to several records (or `batch`)."""
+    groups: dict[int, list[int]] = {}
+    for record_id, positions in found:
+        groups.setdefault(record_id, []).extend(p for p in positions if p not in groups.get(record_id, ()))
+    day = date or _today()
+    if len(groups) == 1 and not batch:
+        ((record_id, positions),) = groups.items()
+        return _op("record_thaw", record_id=record_id, positions=positions, date=day, action=action, note=note)
+    entries = [{"record_id": r, "positions": p} for r, p in groups.items()]
+    return _op("batch_thaw", entries=entries, date=day, action=action, note=note)
+
+
 def _op(op: str, **fields: Any) -> dict[str, Any]:
     """The operation as a JSON dict, checked by the domain model (bad fields → ToolError)."""
     return parse_op({"op": op, **{k: v for k, v in fields.items() if v is not None}}).model_dump(mode="json", exclude_none=True)
@@ -232,11 +258,11 @@ class Ln2Plans:
                 self._require_said(evidence, "positions", position)
             self._check_date(evidence, "frozen_at", op.get("frozen_at"))
         elif kind == "record_thaw":
-            self._check_record(inventory, evidence, op["record_id"])
+            self._check_record(inventory, evidence, op["record_id"], op["positions"], tool_name)
             self._check_date(evidence, "date", op.get("date"))
         elif kind == "batch_thaw":
             for entry in op["entries"]:
-                self._check_record(inventory, evidence, entry["record_id"], "batch_thaw")
+                self._check_record(inventory, evidence, entry["record_id"], entry["positions"], tool_name)
             self._check_date(evidence, "date", op.get("date"))
         elif kind == "rollback":
             audit_id = op["audit_id"]
@@ -257,12 +283,15 @@ class Ln2Plans:
         raise _ungrounded(field, f"{field}={value!r} is not a date the user gave (leave it out for today).")
 
     @staticmethod
-    def _check_record(inventory: Inventory, evidence: Evidence, record_id: int, tool_hint: str = "record_thaw") -> None:
+    def _check_record(inventory: Inventory, evidence: Evidence, record_id: int, positions: list[int], tool_hint: str) -> None:
         record = inventory.record(record_id)
         if record is None:
             return  # validation reports the unknown id
-        if any(re.search(_ID_MENTION.format(id=record_id), text, re.IGNORECASE) for text in (*evidence.user_texts, *evidence.answers)):
+        words = (*evidence.user_texts, *evidence.answers)
+        if any(re.search(_ID_MENTION.format(id=record_id), text, re.IGNORECASE) for text in words):
             return
+        if set(positions) <= set(record.positions) and place_said(words, box=record.box, positions=positions, layout=inventory.layout):
+            return  # the user named the tubes' box and positions: those single the record out
         if record.short_name and (evidence.said_by_user(record.short_name) or evidence.answered(record.short_name)):
             return
         active = [r for r in inventory.records if r.positions]
@@ -290,7 +319,7 @@ class Ln2Plans:
             hint=(
                 f"Call question with ONE question whose options are {options}, then call {tool_hint} again with the chosen record."
                 if names
-                else "Call query_inventory to find the record, then ask the user with ONE question listing the matches as options."
+                else "Pass box and positions as the user said them, or ask the user with ONE question listing the matches as options."
             ),
         )
 

@@ -1,0 +1,219 @@
+"""Tubes in the user's words: which record(s) box + positions, a cell line, short name or plasmid name.
+
+People say "box 2 position 15" or "a K562-GFP tube", not record ids. The write tools take those words and
+`locate` finds the record(s) they name: exactly one fit builds the operation; none is `no_matching_tube`, several
+is `ambiguous_tube`, both with the nearest/possible tubes in a machine-readable `candidates` list (what a question
+to the user offers as options). `place_said` tells grounding whether the user's own words named the box and
+positions of a tube.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator
+
+from consulta.runtime._errors import ToolError
+
+from ._inventory import BoxLayout, Inventory, Record
+from ._queries import _ranges, best_named
+
+__all__ = ["TubeChoiceError", "TubeRef", "locate", "place_said"]
+
+
+def _as_list(value: object) -> object:
+    # Small models often send one position as a bare number.
+    return [value] if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+class TubeRef(BaseModel):
+    """Tubes as the user named them: record_id, or box + positions, or a name (box/positions narrow it)."""
+
+    box: int | None = None
+    positions: Annotated[list[int], BeforeValidator(_as_list)] | None = None
+    cell_line: str | None = None
+    short_name: str | None = None
+    plasmid: str | None = None
+    record_id: int | None = None
+
+    def names(self) -> dict[str, str]:
+        return {k: v for k in ("cell_line", "short_name", "plasmid") if (v := getattr(self, k)) and v.strip()}
+
+    def describe(self) -> str:
+        parts = [f"{k.replace('_', ' ')} {v!r}" for k, v in self.names().items()]
+        if self.record_id is not None:
+            parts.insert(0, f"record {self.record_id}")
+        if self.box is not None:
+            parts.append(f"box {self.box}")
+        if self.positions:
+            parts.append(f"position{'s' if len(self.positions) > 1 else ''} {', '.join(map(str, self.positions))}")
+        return ", ".join(parts) or "nothing"
+
+
+class TubeChoiceError(ToolError):
+    """A ToolError whose result also lists `candidates`: the tubes the user may have meant."""
+
+    def __init__(self, error_code: str, message: str, *, hint: str, candidates: list[dict[str, Any]]) -> None:
+        super().__init__(error_code, message, hint=hint)
+        self.candidates = candidates
+
+    def to_result(self) -> dict[str, Any]:
+        return {**super().to_result(), "candidates": self.candidates}
+
+
+def _candidate(record: Record, positions: Sequence[int]) -> dict[str, Any]:
+    name = record.display_name
+    where = f"position {positions[0]}" if len(positions) == 1 else f"positions {_ranges(sorted(positions))}"
+    return {
+        "record_id": record.id,
+        "short_name": name,
+        "box": record.box,
+        "positions": list(positions),
+        "label": f"{name}, box {record.box}, {where} (record {record.id})",
+    }
+
+
+def locate(inventory: Inventory, ref: TubeRef) -> list[tuple[int, list[int]]]:
+    """The (record id, positions) the words in `ref` name — one pair, or one per record when the positions belong to
+    several records (a one-tube-per-record file). A record id alone is passed on as it is (validation judges it).
+    Raises `no_matching_tube` / `ambiguous_tube` (TubeChoiceError) or `missing_required_field`; changes nothing."""
+    names = ref.names()
+    positions = list(dict.fromkeys(ref.positions or ()))
+    if ref.record_id is not None and ref.box is None and not names:
+        record = inventory.record(ref.record_id)
+        if positions or record is None or len(record.positions) != 1:
+            return [(ref.record_id, positions)]
+        return [(record.id, list(record.positions))]  # the record's one tube
+    if ref.record_id is None and ref.box is None and not names:
+        raise ToolError(
+            "missing_required_field",
+            "Say which tubes: box + positions, or a cell line / short name / plasmid, or a record id.",
+            hint="Pass box and positions as the user said them, e.g. box=2, positions=[15].",
+            field="box",
+        )
+    pool, fuzzy = best_named(inventory, **names)
+    if fuzzy:
+        pool = []
+    if ref.record_id is not None:
+        pool = [r for r in pool if r.id == ref.record_id]
+    if ref.box is not None:
+        pool = [r for r in pool if r.box == ref.box]
+    if positions:
+        holders = {p: [r for r in pool if p in r.positions] for p in positions}
+        if missing := [p for p, rs in holders.items() if not rs]:
+            raise _none(inventory, ref, missing)
+        if any(len(rs) > 1 for rs in holders.values()):
+            several = list({r.id: r for rs in holders.values() for r in rs}.values())
+            raise _several(ref, [_candidate(r, [p for p in positions if p in r.positions]) for r in several])
+        groups: dict[int, list[int]] = {}
+        for p, (record,) in holders.items():
+            groups.setdefault(record.id, []).append(p)
+        return list(groups.items())
+    if not pool:
+        raise _none(inventory, ref, [])
+    if len(pool) > 1:
+        raise _several(ref, [_candidate(r, r.positions) for r in pool])
+    (record,) = pool
+    if len(record.positions) == 1:
+        return [(record.id, list(record.positions))]
+    raise _several(ref, [_candidate(record, [p]) for p in record.positions], which="position")
+
+
+def _several(ref: TubeRef, candidates: list[dict[str, Any]], *, which: str = "tube") -> TubeChoiceError:
+    shown = candidates[:8]
+    options = "; ".join(c["label"] for c in shown)
+    return TubeChoiceError(
+        "ambiguous_tube",
+        f"Not staged: {ref.describe()} fits {len(candidates)} {which}s: {options}.",
+        hint="Ask the user which one with the question tool (these as options), then call again with box and positions.",
+        candidates=shown,
+    )
+
+
+def _none(inventory: Inventory, ref: TubeRef, missing: list[int]) -> TubeChoiceError:
+    what = ref.describe()
+    if missing and ref.box is not None:
+        at = ", ".join(map(str, missing))
+        holders = [r for r in inventory.records if r.box == ref.box and set(missing) & set(r.positions)]
+        detail = (
+            f"box {ref.box} position {at} holds {', '.join(r.display_name for r in holders)}, not {what}"
+            if holders
+            else f"box {ref.box} holds no tube at position {at}"
+        )
+    else:
+        detail = f"no tube with tubes left matches {what}"
+    nearest = [_candidate(r, r.positions) for r in _nearest(inventory, ref)]
+    listing = "; ".join(c["label"] for c in nearest)
+    return TubeChoiceError(
+        "no_matching_tube",
+        f"Not staged: {detail}." + (f" Nearest: {listing}." if listing else ""),
+        hint="Check with query_inventory or empty_positions, or ask the user which tube they mean.",
+        candidates=nearest,
+    )
+
+
+def _nearest(inventory: Inventory, ref: TubeRef, *, limit: int = 5) -> list[Record]:
+    """The records nearest to what was asked: those of the names (close spellings too), else those in the box."""
+    active = [r for r in inventory.records if r.positions]
+    named, _ = best_named(inventory, **ref.names()) if ref.names() else ([], False)
+    pool = named or ([r for r in active if r.box == ref.box] if ref.box is not None else active)
+
+    def distance(record: Record) -> tuple[int, int]:
+        gap = min((abs(p - q) for p in record.positions for q in ref.positions or ()), default=0)
+        return (record.box != ref.box if ref.box is not None else 0, gap)
+
+    return sorted(pool, key=distance)[:limit]
+
+
+# ---- grounding: did the user's words name the place? -------------------------------------------------------------
+
+_BOX = re.compile(
+    r"(?:\bbox(?:es)?\s*(?:no\.?|number|#)?\s*[:：#]?\s*(\d+))|(?:(\d+)\s*号?\s*(?:冻存)?盒)|(?:盒子?\s*[:：#]?\s*(\d+))",
+    re.IGNORECASE,
+)
+_ITEM = r"[A-Za-z]?\d+"
+_LIST = rf"({_ITEM}(?:\s*(?:[,，、/&+~–-]|\band\b|\bto\b|和|与|及|到|至)\s*{_ITEM})*)"
+_POSITIONS = re.compile(rf"(?:\b(?:positions?|pos\.?|slots?|wells?)|位置|孔位|孔|位)\s*[:：#]?\s*{_LIST}", re.IGNORECASE)
+_ZH_POSITION = re.compile(r"(\d+)\s*号\s*(?:位|孔)")
+_LABEL = re.compile(r"(?<![\w-])([A-Za-z])(\d{1,2})(?![\w-])")
+_RANGE = re.compile(rf"({_ITEM})\s*(?:[~–-]|\bto\b|到|至)\s*({_ITEM})", re.IGNORECASE)
+
+
+def _position(token: str, layout: BoxLayout) -> int | None:
+    token = token.strip()
+    if token.isdigit():
+        return int(token)
+    row, col = ord(token[0].upper()) - ord("A"), int(token[1:])
+    if 0 <= row < layout.rows and 1 <= col <= layout.cols:
+        return row * layout.cols + col
+    return None
+
+
+def _said_positions(text: str, layout: BoxLayout) -> set[int]:
+    said: set[int] = set()
+    for match in _POSITIONS.finditer(text):
+        listed = match.group(1)
+        for lo, hi in _RANGE.findall(listed):
+            a, b = _position(lo, layout), _position(hi, layout)
+            if a is not None and b is not None and 0 <= b - a <= layout.capacity:
+                said.update(range(a, b + 1))
+        said.update(p for token in re.findall(_ITEM, listed) if (p := _position(token, layout)) is not None)
+    said.update(int(n) for n in _ZH_POSITION.findall(text))
+    said.update(p for row, col in _LABEL.findall(text) if (p := _position(row + col, layout)) is not None)
+    return said
+
+
+def place_said(texts: Iterable[str], *, box: int, positions: Sequence[int], layout: BoxLayout) -> bool:
+    """Whether the texts (the user's words and answers) name box `box` and every one of `positions` as places —
+    "box 2 position 15", "2号盒 15号位", "box 2, B6" — not merely the numbers."""
+    if not positions:
+        return False
+    boxes: set[int] = set()
+    places: set[int] = set()
+    for text in texts:
+        boxes.update(int(n) for groups in _BOX.findall(text) for n in groups if n)
+        places |= _said_positions(text, layout)
+    return box in boxes and set(positions) <= places
+
