@@ -1,0 +1,146 @@
+"""Tubes in the user's words: the write tools take box + positions or a name; record ids stay possible, never needed."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from consulta.apps import ln2
+from consulta.apps.ln2._locate import TubeRef
+from consulta.apps.ln2._tools import Ln2Plans, ln2_tools
+from consulta.runtime import Evidence, RunStatus, ToolError
+
+from .test_agent_flow import Harness, audit_lines, sha, tool_results
+
+SNOWFOX = Path(__file__).parent / "snowfox"
+
+
+def tool(path: Path, name: str) -> Any:
+    return next(t for t in ln2_tools(path) if t.name == name).function
+
+
+def error_of(path: Path, name: str, **args: Any) -> dict[str, Any]:
+    with pytest.raises(ToolError) as info:
+        tool(path, name)(**args)
+    return info.value.to_result()
+
+
+def grounded(path: Path, name: str, op: dict[str, Any], *said: str) -> bool:
+    try:
+        Ln2Plans(path).check_grounding(name, op, Evidence(user_texts=said))
+    except ToolError as error:
+        assert error.error_code == "ungrounded_argument"
+        return False
+    return True
+
+
+def test_box_and_position_name_the_tube(inventory: Path) -> None:
+    op = tool(inventory, "record_thaw")(box=2, positions=[11])
+    assert (op["op"], op["record_id"], op["positions"]) == ("record_thaw", 10, [11])  # K562-dTAG-MYC
+    assert grounded(inventory, "record_thaw", op, "thaw box 2 position 11")
+    assert grounded(inventory, "record_thaw", op, "取出2号盒11号位的那一管")
+    assert grounded(inventory, "record_thaw", op, "box 2, B2 please")  # the label of position 11
+
+
+def test_positions_of_two_records_become_one_batch(inventory: Path) -> None:
+    op = tool(inventory, "record_thaw")(box=2, positions=[3, 10])
+    assert op["op"] == "batch_thaw"
+    assert op["entries"] == [{"record_id": 9, "positions": [3]}, {"record_id": 10, "positions": [10]}]
+    assert grounded(inventory, "record_thaw", op, "box 2 positions 3 and 10")
+
+
+def test_a_cell_line_with_one_match(inventory: Path) -> None:
+    op = tool(inventory, "record_thaw")(cell_line="K562-GFP", positions=[74])
+    assert (op["record_id"], op["positions"]) == (39, [74])
+    single = tool(inventory, "record_thaw")(short_name="K562-RTCB-KO-c5", box=5)  # its one tube left
+    assert (single["record_id"], single["positions"]) == (35, [37])
+
+
+def test_a_cell_line_with_three_variants_is_ambiguous(inventory: Path) -> None:
+    result = error_of(inventory, "record_thaw", cell_line="iPSC-KOLF2.1J")
+    assert result["ok"] is False and result["error_code"] == "ambiguous_tube"
+    assert [(c["record_id"], c["short_name"], c["box"], c["positions"]) for c in result["candidates"]] == [
+        (28, "KOLF2.1J", 4, [46, 47, 48, 49]),
+        (29, "KOLF2.1J-NGN2", 4, [55, 56, 57]),
+        (37, "KOLF2.1J-mNG-LMNB1", 5, [55, 56]),
+    ]
+    assert "question" in result["_hint"]
+    # one record, several tubes, no position said: the tubes are the choice
+    which = error_of(inventory, "record_thaw", cell_line="K562-GFP")
+    assert which["error_code"] == "ambiguous_tube" and [c["positions"] for c in which["candidates"]] == [[73], [74]]
+
+
+def test_an_empty_position_is_no_matching_tube(inventory: Path) -> None:
+    result = error_of(inventory, "record_thaw", box=2, positions=[15])
+    assert result["error_code"] == "no_matching_tube" and result["_hint"]
+    assert "box 2 holds no tube at position 15" in result["message"]
+    assert result["candidates"][0]["record_id"] == 10  # positions 10-13: the nearest
+    wrong = error_of(inventory, "record_thaw", cell_line="HeLa", box=2, positions=[11])
+    assert wrong["error_code"] == "no_matching_tube" and "holds K562-dTAG-MYC, not cell line 'HeLa'" in wrong["message"]
+    conflict = error_of(inventory, "record_thaw", record_id=15, box=2, positions=[15])  # the observed mix-up
+    assert conflict["error_code"] == "no_matching_tube"
+
+
+def test_batch_items_take_the_same_words(inventory: Path) -> None:
+    op = tool(inventory, "batch_thaw")(
+        entries=[TubeRef(box=2, positions=[1]), TubeRef(short_name="K562-GFP", positions=73), TubeRef(record_id=9, positions=[2])]
+    )
+    assert op["entries"] == [{"record_id": 9, "positions": [1, 2]}, {"record_id": 39, "positions": [73]}]
+    bad = error_of(inventory, "batch_thaw", entries=[TubeRef(box=2, positions=[1]), TubeRef(box=2, positions=[15])])
+    assert bad["error_code"] == "no_matching_tube" and bad["message"].startswith("entries[1]: ")
+
+
+def test_record_id_still_works_and_an_invented_one_is_refused(inventory: Path) -> None:
+    op = tool(inventory, "record_thaw")(record_id=9, positions=[1])
+    assert (op["record_id"], op["positions"]) == (9, [1])
+    assert grounded(inventory, "record_thaw", op, "thaw record 9 position 1")
+    assert not grounded(inventory, "record_thaw", op, "thaw box 2 position 15")  # 9 holds no tube at 15
+    assert not grounded(inventory, "record_thaw", {**op, "record_id": 15, "positions": [55]}, "thaw box 2 position 15")
+    assert not grounded(inventory, "record_thaw", op, "取1管K562")  # numbers that are not a place
+
+
+def test_snowfox_tube_per_record_file_resolves_by_box_and_position(tmp_path: Path) -> None:
+    path = tmp_path / "inventory.yaml"
+    shutil.copyfile(SNOWFOX / "valid_inventory_full.yaml", path)
+    op = tool(path, "record_thaw")(box=2, positions=[20])
+    assert (op["record_id"], op["positions"]) == (3, [20])  # U2OS
+    assert grounded(path, "record_thaw", op, "take out the tube in box 2 position 20")
+    assert tool(path, "record_thaw")(cell_line="K562")["record_id"] == 1  # its single tube
+    assert error_of(path, "record_thaw", box=1, positions=[14])["error_code"] == "no_matching_tube"  # taken out
+
+
+def test_box_and_position_flow_stages_the_right_tube_and_errors_stage_nothing(tmp_path: Path, inventory: Path) -> None:
+    steps = [
+        {"tool_calls": [{"name": "record_thaw", "args": {"box": 2, "positions": [15]}}]},
+        {"tool_calls": [{"name": "record_thaw", "args": {"cell_line": "iPSC-KOLF2.1J"}}]},
+        {"tool_calls": [{"name": "record_thaw", "args": {"box": 2, "positions": [12]}}]},
+        {"text": "Staged."},
+    ]
+    h = Harness(tmp_path, inventory, steps)
+    before = sha(inventory)
+
+    async def scenario() -> None:
+        run = await h.run("Thaw the tube in box 2 position 15, or else box 2 position 12")
+        assert run.status == RunStatus.waiting
+        results = tool_results(h.store, run.id)
+        assert results["call_0_0"]["error_code"] == "no_matching_tube"
+        assert results["call_1_0"]["error_code"] == "ambiguous_tube" and len(results["call_1_0"]["candidates"]) == 3
+        assert results["call_2_0"]["staged"] is True
+        (plan,) = h.store.list_plans(run_id=run.id)
+        (item,) = plan.items
+        assert (item["op"]["op"], item["op"]["record_id"], item["op"]["positions"]) == ("record_thaw", 10, [12])
+        await h.runtime.aclose()
+
+    asyncio.run(scenario())
+    assert sha(inventory) == before and audit_lines(inventory) == []
+
+
+@pytest.fixture
+def inventory(tmp_path: Path) -> Path:
+    path = tmp_path / "inventory.yaml"
+    shutil.copyfile(Path(ln2.__file__).parent / "data" / "sample_inventory.yaml", path)
+    return path
