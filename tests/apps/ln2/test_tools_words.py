@@ -14,7 +14,7 @@ from consulta.apps.ln2._locate import TubeRef
 from consulta.apps.ln2._tools import Ln2Plans, ln2_tools
 from consulta.runtime import Evidence, RunStatus, ToolError
 
-from .test_agent_flow import Harness, audit_lines, sha, tool_results
+from .test_agent_flow import Harness, audit_lines, inventory, sha, tool_results  # noqa: F401 (inventory: the fixture)
 
 SNOWFOX = Path(__file__).parent / "snowfox"
 
@@ -138,9 +138,3 @@ def test_box_and_position_flow_stages_the_right_tube_and_errors_stage_nothing(tm
     asyncio.run(scenario())
     assert sha(inventory) == before and audit_lines(inventory) == []
 
-
-@pytest.fixture
-def inventory(tmp_path: Path) -> Path:
-    path = tmp_path / "inventory.yaml"
-    shutil.copyfile(Path(ln2.__file__).parent / "data" / "sample_inventory.yaml", path)
-    return path

@@ -11,28 +11,24 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import BaseModel, BeforeValidator
+from pydantic import BaseModel
 
 from consulta.runtime._errors import ToolError
 
 from ._inventory import BoxLayout, Inventory, Record
+from ._operations import Positions
 from ._queries import _ranges, best_named
 
 __all__ = ["TubeChoiceError", "TubeRef", "locate", "place_said"]
-
-
-def _as_list(value: object) -> object:
-    # Small models often send one position as a bare number.
-    return [value] if isinstance(value, int) and not isinstance(value, bool) else value
 
 
 class TubeRef(BaseModel):
     """Tubes as the user named them: record_id, or box + positions, or a name (box/positions narrow it)."""
 
     box: int | None = None
-    positions: Annotated[list[int], BeforeValidator(_as_list)] | None = None
+    positions: Positions | None = None
     cell_line: str | None = None
     short_name: str | None = None
     plasmid: str | None = None
