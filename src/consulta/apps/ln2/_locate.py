@@ -117,7 +117,7 @@ def locate(inventory: Inventory, ref: TubeRef) -> list[tuple[int, list[int]]]:
     raise _several(ref, [_candidate(record, [p]) for p in record.positions], which="position")
 
 
-def _several(ref: TubeRef, candidates: list[dict[str, Any]], *, which: str = "tube") -> TubeChoiceError:
+def _several(ref: TubeRef, candidates: list[dict[str, Any]], *, which: str = "record") -> TubeChoiceError:
     shown = candidates[:8]
     options = "; ".join(c["label"] for c in shown)
     return TubeChoiceError(
@@ -139,7 +139,7 @@ def _none(inventory: Inventory, ref: TubeRef, missing: list[int]) -> TubeChoiceE
             else f"box {ref.box} holds no tube at position {at}"
         )
     else:
-        detail = f"no tube with tubes left matches {what}"
+        detail = f"no record with tubes left matches {what}"
     nearest = [_candidate(r, r.positions) for r in _nearest(inventory, ref)]
     listing = "; ".join(c["label"] for c in nearest)
     return TubeChoiceError(
