@@ -46,6 +46,22 @@ def test_box_and_position_name_the_tube(inventory: Path) -> None:
     assert grounded(inventory, "record_thaw", op, "box 2, B2 please")  # the label of position 11
 
 
+def test_a_chosen_candidate_grounds_the_call_that_follows(inventory: Path) -> None:
+    result = error_of(inventory, "record_thaw", short_name="K562-dTAG-BRD4", box=2)
+    labels = [c["label"] for c in result["candidates"]]
+    assert labels == ["K562-dTAG-BRD4, box 2, positions 1-3 (record 9)", "K562-dTAG-BRD4, box 2, positions 28-33 (record 12)"]
+    op = tool(inventory, "record_thaw")(box=2, positions=[30])
+    assert op["record_id"] == 12
+    evidence = Evidence(user_texts=("thaw a K562-dTAG-BRD4 from box 2",), answers=(labels[1],))
+    Ln2Plans(inventory).check_grounding("record_thaw", op, evidence)  # no refusal: the answer names box and positions
+    assert grounded(inventory, "record_thaw", op, "box 2 positions 28-33, the backup clone")
+
+
+def test_a_misspelt_name_resolves_to_nothing_but_lists_the_close_ones(inventory: Path) -> None:
+    result = error_of(inventory, "record_thaw", cell_line="K652", positions=[1])
+    assert result["error_code"] == "no_matching_tube" and result["candidates"][0]["short_name"] == "K562-WT"
+
+
 def test_positions_of_two_records_become_one_batch(inventory: Path) -> None:
     op = tool(inventory, "record_thaw")(box=2, positions=[3, 10])
     assert op["op"] == "batch_thaw"
