@@ -1,4 +1,4 @@
-"""Tubes in the user's words: which record(s) box + positions, a cell line, short name or plasmid name.
+"""Tubes in the user's words: the record(s) that box + positions, a cell line, a short name or a plasmid name.
 
 People say "box 2 position 15" or "a K562-GFP tube", not record ids. The write tools take those words and
 `locate` finds the record(s) they name: exactly one fit builds the operation; none is `no_matching_tube`, several
@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from consulta.runtime._errors import ToolError
+from ...runtime import ToolError
 
 from ._inventory import BoxLayout, Inventory, Record
 from ._operations import Positions
