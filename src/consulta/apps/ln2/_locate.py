@@ -1,4 +1,4 @@
-"""Tubes in the user's words: the record(s) that box + positions, a cell line, a short name or a plasmid name.
+"""Tubes in the user's words: the record(s) named by box + positions, a cell line, a short name or a plasmid.
 
 People say "box 2 position 15" or "a K562-GFP tube", not record ids. The write tools take those words and
 `locate` finds the record(s) they name: exactly one fit builds the operation; none is `no_matching_tube`, several
