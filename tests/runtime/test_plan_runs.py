@@ -144,7 +144,7 @@ async def test_approve_applies_the_plan_once(store, make_runtime):
     closed = rt.answer(plan_ask.id, "approve", answered_by="alice")
     assert (closed.status, closed.answer, closed.outcome) == (AskStatus.answered, True, {"approve": True})
     run = await settle(rt, run.id)
-    assert (run.status, run.output) == (RunStatus.finished, "Staged two renames.")
+    assert (run.status, run.output) == (RunStatus.finished, "Done: preview of rename alpha; preview of rename beta.")
     [plan] = store.list_plans(run_id=run.id)
     assert executor.apply_calls == [
         {"ops": [{"op": "rename", "name": "alpha"}, {"op": "rename", "name": "beta"}], "plan_id": plan.id, "run_id": run.id, "actor": "alice"}

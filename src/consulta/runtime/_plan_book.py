@@ -8,16 +8,18 @@ a person: approval is an Ask like any other, answered through the runtime's ask 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, assert_never
 
+from ..i18n import t
+from ._claims import TurnFacts, compose_reply
 from ._errors import ToolError
 from ._events import AskOpened, Event, PlanDecided, PlanStaged
 from ._plans import PlanExecutor
 from ._records import AskRecord, AskStatus, PlanRecord, PlanStatus
 from ._store import Store
 
-__all__ = ["PLAN_ASK", "PlanBook", "PlanOutcome", "staged_result"]
+__all__ = ["PLAN_ASK", "PlanBook", "PlanOutcome", "decided_reply", "staged_result"]
 
 PLAN_ASK = "plan"
 """The ask kind of a plan waiting for approval."""
@@ -37,6 +39,32 @@ def staged_result(plan: PlanRecord, previews: list[str], *, next_step: str) -> d
         "preview": previews[-1],
         "message": f"Staged; nothing is written until the user approves the plan. {next_step}",
     }
+
+
+def decided_reply(outcome: PlanOutcome, *, previews: Sequence[str], lang: str) -> str:
+    """What a decided plan did, said by code in `lang`: the run's reply once its plan is decided (never the reply
+    written while it waited). Applied: done, with `previews` (its items); else not applied, and why."""
+    status, result = outcome
+    match status:
+        case PlanStatus.applied:
+            return compose_reply(TurnFacts(lang=lang, applied=tuple(previews)))
+        case PlanStatus.rejected:
+            return t("claims.plan_rejected", lang)
+        case PlanStatus.failed:
+            reason = str((result or {}).get("message") or (result or {}).get("error_code") or "").rstrip(".。 ")
+            return t("claims.plan_failed", lang, reason=reason)
+        case PlanStatus.cancelled:
+            match (result or {}).get("reason"):
+                case AskStatus.timed_out.value:
+                    return t("claims.plan_timed_out", lang)
+                case AskStatus.declined.value:
+                    return t("claims.plan_declined", lang)
+                case _:
+                    return t("claims.plan_cancelled", lang)
+        case PlanStatus.staging | PlanStatus.pending:
+            raise ValueError(f"A plan still {status.value} has no outcome to tell: decide it first (PlanBook.decide).")
+        case _:
+            assert_never(status)
 
 
 class PlanBook:
@@ -79,6 +107,15 @@ class PlanBook:
         self.emit(PlanStaged(run_id=plan.run_id, plan_id=plan.id, items=items))
         self.emit(AskOpened(run_id=plan.run_id, ask_id=ask.id, kind=PLAN_ASK, payload=payload))
         return ask
+
+    def previews(self, ask: AskRecord, *, executor: PlanExecutor, lang: str) -> list[str]:
+        """The items of the plan `ask` asks approval for, previewed in `lang` against the data as it is (call it
+        before the plan is applied); as the ask shows them when the data no longer fits."""
+        items = ask.payload["items"]
+        try:
+            return executor.validate([i["op"] for i in items], lang=lang)
+        except ToolError:
+            return [str(i.get("preview") or i.get("tool") or "") for i in items]
 
     async def decide(self, ask: AskRecord, *, executor: PlanExecutor) -> PlanOutcome:
         """The plan's ask is closed: apply the plan atomically if it was approved (off the event loop), else record

@@ -25,11 +25,12 @@ if TYPE_CHECKING:
 
 from ._agent import Agent
 from ._asks import AskDesk
+from ._claims import reply_lang
 from ._engine import Cancelled, EngineRun, PausedCall, RunDeps, build_engine_agent, carry_over, load_messages, pending_tool_calls, returned_call_ids
 from ._errors import ToolError
 from ._events import ModelText, ToolReturned
 from ._grounding import Evidence
-from ._plan_book import PLAN_ASK, PlanBook, staged_result
+from ._plan_book import PLAN_ASK, PlanBook, decided_reply, staged_result
 from ._records import AskRecord, AskStatus, PlanRecord, PlanStatus, RunStatus
 from ._run_log import RunLog
 from ._store import Store
@@ -321,11 +322,17 @@ class RunLoop:
         executor = live.agent.executor
         assert executor is not None
         live.log.hold()
+        run = live.log.run
+        lang = reply_lang(run.prompt, run.lang)
+        previews = self.plans.previews(ask, executor=executor, lang=lang)  # before applying: the data as approved
         status, result = await self.plans.decide(ask, executor=executor)
         if status == PlanStatus.failed and (result or {}).get("error_code") == "apply_failed":
             self.finish(live.run_id, RunStatus.failed, error=f"Applying plan {ask.payload['plan_id']} failed: {(result or {}).get('message')}")
             return
-        self.finish(live.run_id, RunStatus.finished, output=live.log.run.output or "")  # the reply kept when the plan opened
+        # The reply written while the plan waited said "staged"; what the decision did is said by code, from the plan.
+        reply = decided_reply((status, result), previews=previews, lang=lang)
+        live.log.emit(ModelText(run_id=live.run_id, text=reply))
+        self.finish(live.run_id, RunStatus.finished, output=reply)
 
     # ---- asks: opening and waiting ----------------------------------------------------------------------------
 
