@@ -7,10 +7,12 @@ from typing import Any
 
 import anyio
 import pytest
+from pydantic_ai.messages import ModelResponse
 
 from consulta.asks import question_tool
 from consulta.i18n import t
 from consulta.runtime import PLAN_ASK, Agent, PlanStatus, RunStatus, ToolError, write_tool
+from consulta.runtime._engine import carry_over, load_messages
 
 from ._support import FakeExecutor, RecordingModel, call, calls, run_to_settle, say, settle
 
@@ -68,6 +70,9 @@ async def test_approved_the_run_ends_saying_what_was_applied(store, make_runtime
     assert told(store, run.id) == [WAITING, expected]  # front ends show the outcome as the run's last reply
     events = store.list_events(run.id)
     assert [e.type for e in events[-2:]] == ["model_text", "run_ended"] and events[-1].data["output"] == expected
+    # the thread's next turn carries the outcome over as the agent's last reply
+    _, checkpoint = store.load_checkpoint(run.id)
+    assert [p.content for m in carry_over(load_messages(checkpoint)) if isinstance(m, ModelResponse) for p in m.parts] == [WAITING, expected]
 
 
 @pytest.mark.parametrize("lang", ["en", "zh-CN"])

@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic_ai.exceptions import UsageLimitExceeded
-from pydantic_ai.messages import ModelMessage
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models import Model
 
 if TYPE_CHECKING:
@@ -174,7 +174,7 @@ class RunLoop:
             if open_plan.status == AskStatus.pending:
                 self.await_asks(live, [open_plan])
             else:
-                await self._decide_plan(live, open_plan)
+                await self._decide_plan(live, open_plan, messages)
             return
         calls = pending_tool_calls(messages)
         if not calls:
@@ -318,7 +318,7 @@ class RunLoop:
             return
         self.await_asks(live, [ask])
 
-    async def _decide_plan(self, live: LiveRun, ask: AskRecord) -> None:
+    async def _decide_plan(self, live: LiveRun, ask: AskRecord, messages: list[ModelMessage]) -> None:
         executor = live.agent.executor
         assert executor is not None
         live.log.hold()
@@ -332,7 +332,8 @@ class RunLoop:
         # The reply written while the plan waited said "staged"; what the decision did is said by code, from the plan.
         reply = decided_reply((status, result), previews=previews, lang=lang)
         live.log.emit(ModelText(run_id=live.run_id, text=reply))
-        self.finish(live.run_id, RunStatus.finished, output=reply)
+        # The thread's next turn carries it over too: the agent's last word on the plan is its outcome.
+        self.finish(live.run_id, RunStatus.finished, output=reply, messages=[*messages, ModelResponse(parts=[TextPart(content=reply)])])
 
     # ---- asks: opening and waiting ----------------------------------------------------------------------------
 
