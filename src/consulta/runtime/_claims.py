@@ -287,11 +287,14 @@ def compose_reply(facts: TurnFacts) -> str:
     """What the turn did, said by code in the reply's language: the plan applied, staged or rejected; else that
     nothing was changed (and why the last write was refused, if one was)."""
     lang = facts.lang
-    sep = "；" if lang == "zh-CN" else "; "
+
+    def items(previews: list[str]) -> str:  # a preview's own full stop would double the sentence's
+        return ("；" if lang == "zh-CN" else "; ").join(p.rstrip("。.;； ") for p in previews)
+
     if facts.applied:
-        return t("claims.applied", lang, items=sep.join(facts.applied))
+        return t("claims.applied", lang, items=items(facts.applied))
     if facts.staged:
-        return t("claims.staged", lang, items=sep.join(facts.staged))
+        return t("claims.staged", lang, items=items(facts.staged))
     if facts.rejected:
         return t("claims.rejected", lang)
     failed = facts.failed_writes

@@ -97,7 +97,7 @@ def test_added_while_only_staged_becomes_staged_waiting_for_approval(tmp_path: P
     (plan,) = store.list_plans(run_id=run.id)
     assert plan.status == PlanStatus.pending and inventory.read_bytes() == before
     previews = ln2.Ln2Plans(inventory).validate([i["op"] for i in plan.items], lang=lang)
-    assert run.output == t("claims.staged", lang, items=previews[0])
+    assert run.output == t("claims.staged", lang, items=previews[0].rstrip("。."))  # one full stop, the sentence's
     assert run.output.startswith("Staged, waiting for your approval: " if lang == "en" else "已暂存，等待您批准：")
 
 

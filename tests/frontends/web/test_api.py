@@ -70,7 +70,7 @@ def test_the_ambiguous_request_end_to_end(client: TestClient, alice: dict[str, s
     decided = client.post(f"/api/asks/{plan['id']}/answer", json={"decision": "approve"}, headers=alice)
     assert decided.status_code == 200
     finished = run_status(client, alice, run["id"], "finished")
-    assert finished["output"].startswith("已暂存")
+    assert finished["output"].startswith("已完成：") and "记录 9" in finished["output"]  # said by code, from the plan applied
     assert inventory.read_bytes() != original
     assert _cells(client, alice)[(2, 1)] is None
     assert client.get("/api/ln2/boxes/2/positions/1", headers=alice).json()["record"] is None
