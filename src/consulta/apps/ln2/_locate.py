@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ...runtime import ToolError
+from ...runtime import Choice, ToolError
 
 from ._inventory import BoxLayout, Inventory, Record
 from ._operations import Positions
@@ -51,8 +51,10 @@ class TubeRef(BaseModel):
 class TubeChoiceError(ToolError):
     """A ToolError whose result also lists `candidates`: the tubes the user may have meant."""
 
-    def __init__(self, error_code: str, message: str, *, hint: str, candidates: list[dict[str, Any]]) -> None:
-        super().__init__(error_code, message, hint=hint)
+    def __init__(
+        self, error_code: str, message: str, *, hint: str, candidates: list[dict[str, Any]], choice: Choice | None = None
+    ) -> None:
+        super().__init__(error_code, message, hint=hint, choice=choice)
         self.candidates = candidates
 
     def to_result(self) -> dict[str, Any]:
@@ -125,6 +127,13 @@ def _several(ref: TubeRef, candidates: list[dict[str, Any]], *, which: str = "re
         f"Not staged: {ref.describe()} fits {len(candidates)} {which}s: {options}.",
         hint="Ask the user which one with the question tool (these as options), then call again with box and positions.",
         candidates=shown,
+        # The runtime asks the user itself; each option names its tubes by record, box and positions.
+        choice=Choice(
+            header=f"Which {which}",
+            question=f"{ref.describe()} fits {len(candidates)} {which}s. Which one do you mean?",
+            options=[c["label"] for c in shown],
+            args_for_option={c["label"]: {"record_id": c["record_id"], "box": c["box"], "positions": c["positions"]} for c in shown},
+        ),
     )
 
 

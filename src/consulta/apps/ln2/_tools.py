@@ -178,6 +178,7 @@ def ln2_tools(inventory_path: Path) -> tuple[ToolDef, ...]:
                 found += locate(inventory, entry)
             except ToolError as error:
                 error.message = f"entries[{index}]: {error.message}"
+                error.choice = None  # an option's arguments name one call's tubes, not an entry's
                 raise
         return _thaw_op(found, date=date, action=action, note=note, batch=True)
 
