@@ -21,7 +21,7 @@ from ._inventory import BoxLayout, Inventory, Record
 from ._operations import Positions
 from ._queries import _ranges, best_named
 
-__all__ = ["TubeChoiceError", "TubeRef", "locate", "place_said"]
+__all__ = ["TubeChoiceError", "TubeRef", "locate", "place_said", "tube_choice"]
 
 
 class TubeRef(BaseModel):
@@ -71,6 +71,17 @@ def _candidate(record: Record, positions: Sequence[int]) -> dict[str, Any]:
         "positions": list(positions),
         "label": f"{name}, box {record.box}, {where} (record {record.id})",
     }
+
+
+def tube_choice(candidates: list[dict[str, Any]], *, header: str, question: str) -> Choice:
+    """The question the runtime asks itself: the candidates' labels as options, each naming its tubes by record, box
+    and positions (what the write tool is called again with)."""
+    return Choice(
+        header=header,
+        question=question,
+        options=[c["label"] for c in candidates],
+        args_for_option={c["label"]: {"record_id": c["record_id"], "box": c["box"], "positions": c["positions"]} for c in candidates},
+    )
 
 
 def locate(inventory: Inventory, ref: TubeRef) -> list[tuple[int, list[int]]]:
@@ -127,13 +138,7 @@ def _several(ref: TubeRef, candidates: list[dict[str, Any]], *, which: str = "re
         f"Not staged: {ref.describe()} fits {len(candidates)} {which}s: {options}.",
         hint="Ask the user which one with the question tool (these as options), then call again with box and positions.",
         candidates=shown,
-        # The runtime asks the user itself; each option names its tubes by record, box and positions.
-        choice=Choice(
-            header=f"Which {which}",
-            question=f"{ref.describe()} fits {len(candidates)} {which}s. Which one do you mean?",
-            options=[c["label"] for c in shown],
-            args_for_option={c["label"]: {"record_id": c["record_id"], "box": c["box"], "positions": c["positions"]} for c in shown},
-        ),
+        choice=tube_choice(shown, header=f"Which {which}", question=f"{ref.describe()} fits {len(candidates)} {which}s. Which one do you mean?"),
     )
 
 
