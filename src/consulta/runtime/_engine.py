@@ -35,6 +35,7 @@ from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.usage import UsageLimits
 
+from ..i18n import catalog, normalize_lang, t
 from ._agent import Agent
 from ._claims import ReplyCheck, ReplyRefused, ToolOutcome, TurnFacts, all_checks, check_claims, gather_facts
 from ._errors import ToolError
@@ -363,7 +364,7 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
             answers = _rerun_answers(ctx)
             if error.choice is not None and tool is not None and tool.kind == "write" and answers is None and _asks_questions(deps.agent):
                 # A guess becomes a question: the runtime asks the user itself and runs this call again with the answer.
-                raise CallDeferred(metadata={ASK_METADATA_KEY: _choice_ask(error, call, args)}, kind="question") from None
+                raise CallDeferred(metadata={ASK_METADATA_KEY: _choice_ask(error, call, args, deps.log.run.lang)}, kind="question") from None
             result = error.to_result()
             if answers:  # asked once already: the model sees what the user answered with the refusal
                 result["user_answer"] = answers[0] if len(answers) == 1 else answers
@@ -439,11 +440,15 @@ def _asks_questions(agent: Agent) -> bool:
     return any(t.ask_kind is not None and t.ask_kind.name == QUESTION_KIND for t in agent.tools)
 
 
-def _choice_ask(error: ToolError, call: ToolCallPart, args: dict[str, Any]) -> dict[str, Any]:
+def _choice_ask(error: ToolError, call: ToolCallPart, args: dict[str, Any], lang: str) -> dict[str, Any]:
     """The question ask (kind and payload) a write tool's Choice opens; the payload keeps the call to run again."""
     choice = error.choice
     assert choice is not None
-    question = {"header": choice.header[:30], "question": choice.question, "options": list(choice.options), "multiple": False}
+    header, text = choice.header, choice.question
+    words = catalog(normalize_lang(lang))
+    if choice.header_key in words and choice.question_key in words:
+        header, text = t(choice.header_key, lang, **choice.values), t(choice.question_key, lang, **choice.values)
+    question = {"header": header[:30], "question": text, "options": list(choice.options), "multiple": False}
     rerun = {"tool_call_id": call.tool_call_id, "tool_name": call.tool_name, "args": args, "args_for_option": choice.args_for_option}
     return {"kind": QUESTION_KIND, "payload": {"questions": [question], RERUN_KEY: rerun}}
 

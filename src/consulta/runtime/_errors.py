@@ -18,6 +18,11 @@ class Choice:
     question: str
     options: list[str]
     args_for_option: dict[str, dict[str, Any]] = field(default_factory=dict)
+    header_key: str | None = None
+    question_key: str | None = None
+    """Message catalog keys: when the run's language has both, they (formatted with `values`) are asked instead of
+    `header` and `question`."""
+    values: dict[str, Any] = field(default_factory=dict)
 
 
 class ToolError(Exception):

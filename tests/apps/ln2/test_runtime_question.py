@@ -97,3 +97,16 @@ def test_free_text_answer_runs_the_call_again_and_a_refusal_carries_the_answer(t
 
     asyncio.run(scenario())
     assert sha(inventory) == before
+
+
+def test_the_question_is_in_the_runs_language(tmp_path: Path, inventory: Path) -> None:
+    h = Harness(tmp_path, inventory, steps())
+
+    async def scenario() -> None:
+        run = await h.run("取一管 iPSC-KOLF2.1J", lang="zh-CN")
+        ask, _ = opened(h, run.id)
+        (question,) = ask.payload["questions"]
+        assert question["header"] == "哪一管" and "您指的是哪一个" in question["question"]
+        await h.runtime.aclose()
+
+    asyncio.run(scenario())

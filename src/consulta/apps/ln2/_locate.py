@@ -73,12 +73,18 @@ def _candidate(record: Record, positions: Sequence[int]) -> dict[str, Any]:
     }
 
 
-def tube_choice(candidates: list[dict[str, Any]], *, header: str, question: str) -> Choice:
+def tube_choice(
+    candidates: list[dict[str, Any]], *, header: str, question: str,
+    keys: tuple[str, str] | None = None, values: dict[str, Any] | None = None,
+) -> Choice:
     """The question the runtime asks itself: the candidates' labels as options, each naming its tubes by record, box
     and positions (what the write tool is called again with)."""
     return Choice(
         header=header,
         question=question,
+        header_key=keys[0] if keys else None,
+        question_key=keys[1] if keys else None,
+        values=values or {},
         options=[c["label"] for c in candidates],
         args_for_option={c["label"]: {"record_id": c["record_id"], "box": c["box"], "positions": c["positions"]} for c in candidates},
     )
@@ -138,7 +144,10 @@ def _several(ref: TubeRef, candidates: list[dict[str, Any]], *, which: str = "re
         f"Not staged: {ref.describe()} fits {len(candidates)} {which}s: {options}.",
         hint="Ask the user which one with the question tool (these as options), then call again with box and positions.",
         candidates=shown,
-        choice=tube_choice(shown, header=f"Which {which}", question=f"{ref.describe()} fits {len(candidates)} {which}s. Which one do you mean?"),
+        choice=tube_choice(
+            shown, header=f"Which {which}", question=f"{ref.describe()} fits {len(candidates)} {which}s. Which one do you mean?",
+            keys=("ln2.choice.several.header", "ln2.choice.several.question"), values={"what": ref.describe(), "count": len(candidates)},
+        ),
     )
 
 
