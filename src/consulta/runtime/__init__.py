@@ -3,7 +3,7 @@
 from ._agent import Agent, Instructions, ToolChoice, tool_schemas
 from ._claims import Claim, ReplyCheck, ReplyRefused, ToolOutcome, TurnFacts, all_checks, assertions, check_claims, compose_reply, find_claims, reply_lang
 from ._engine import TypedAnswer, invalid_arguments_result, tool_exception_result, typed_answer
-from ._errors import ConfigError, ConflictError, ConsultaError, InvalidAnswerError, ListenerError, NotFoundError, ToolError
+from ._errors import Choice, ConfigError, ConflictError, ConsultaError, InvalidAnswerError, ListenerError, NotFoundError, ToolError
 from ._events import (
     AskClosed,
     AskOpened,
@@ -91,6 +91,7 @@ __all__ = [
     "ToolCalled",
     "ToolDef",
     "ToolError",
+    "Choice",
     "ToolKind",
     "ToolPolicy",
     "ToolReturned",

@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_ai import Agent as PaiAgent
-from pydantic_ai import CallDeferred, DeferredToolRequests, DeferredToolResults, ModelMessagesTypeAdapter, RunContext, Tool
+from pydantic_ai import CallDeferred, DeferredToolRequests, DeferredToolResults, ModelMessagesTypeAdapter, RunContext, Tool, ToolApproved
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.exceptions import ModelRetry, ToolFailed, UnexpectedModelBehavior, UsageLimitExceeded
 from pydantic_ai.messages import (
@@ -35,6 +35,7 @@ from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.usage import UsageLimits
 
+from ..i18n import catalog, normalize_lang, t
 from ._agent import Agent
 from ._claims import ReplyCheck, ReplyRefused, ToolOutcome, TurnFacts, all_checks, check_claims, gather_facts
 from ._errors import ToolError
@@ -67,6 +68,11 @@ __all__ = [
 ]
 
 ASK_METADATA_KEY = "consulta_ask"
+QUESTION_KIND = "question"
+"""The ask kind of seed 001's question: what the runtime opens itself for a write tool's `Choice`."""
+RERUN_KEY = "rerun"
+"""Where a runtime-opened question's payload keeps the call to run again: its tool call id, name, arguments and the
+arguments each option stands for. The re-run's deferred metadata holds the user's answers under the same key."""
 
 
 def dump_messages(messages: list[ModelMessage]) -> str:
@@ -327,6 +333,8 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
             elif tool.kind == "write":
                 op = _result_of(await handler(args))
                 evidence = evidence_from(ctx.messages, deps.agent, deps.prompt)
+                if answers := _rerun_answers(ctx):  # the answer to the runtime's question is the user's words
+                    evidence = replace(evidence, answers=(*evidence.answers, *answers))
                 result = await deps.stage(call.tool_call_id, call.tool_name, op, evidence)
             elif _repeated(ctx.messages, call, args):
                 if _repeats_this_turn(ctx.messages) >= MAX_REPEATS:
@@ -353,7 +361,13 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
                 finally:
                     CURRENT_TOOL_CALL.reset(token)
         except ToolError as error:
+            answers = _rerun_answers(ctx)
+            if error.choice is not None and tool is not None and tool.kind == "write" and answers is None and _asks_questions(deps.agent):
+                # A guess becomes a question: the runtime asks the user itself and runs this call again with the answer.
+                raise CallDeferred(metadata={ASK_METADATA_KEY: _choice_ask(error, call, args, deps.log.run.lang)}, kind="question") from None
             result = error.to_result()
+            if answers:  # asked once already: the model sees what the user answered with the refusal
+                result["user_answer"] = answers[0] if len(answers) == 1 else answers
         except (CallDeferred, ModelStuck):
             raise
         except Exception as error:  # a tool's bug must not end the run: the model sees it in the seeds' shape
@@ -419,6 +433,53 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
                     duration_ms=0.0,
                 )
         return request_context
+
+
+def _asks_questions(agent: Agent) -> bool:
+    """Whether the agent's asks include seed 001's question (else a Choice stays an error for the model)."""
+    return any(t.ask_kind is not None and t.ask_kind.name == QUESTION_KIND for t in agent.tools)
+
+
+def _choice_ask(error: ToolError, call: ToolCallPart, args: dict[str, Any], lang: str) -> dict[str, Any]:
+    """The question ask (kind and payload) a write tool's Choice opens; the payload keeps the call to run again."""
+    choice = error.choice
+    assert choice is not None
+    header, text = choice.header, choice.question
+    words = catalog(normalize_lang(lang))
+    if choice.header_key in words and choice.question_key in words:
+        header, text = t(choice.header_key, lang, **choice.values), t(choice.question_key, lang, **choice.values)
+    question = {"header": header[:30], "question": text, "options": list(choice.options), "multiple": False}
+    rerun = {"tool_call_id": call.tool_call_id, "tool_name": call.tool_name, "args": args, "args_for_option": choice.args_for_option}
+    return {"kind": QUESTION_KIND, "payload": {"questions": [question], RERUN_KEY: rerun}}
+
+
+def _rerun_answers(ctx: RunContext[RunDeps]) -> list[str] | None:
+    """The user's answers when this call runs again after the runtime's question, else None."""
+    metadata = ctx.tool_call_metadata
+    if isinstance(metadata, dict) and isinstance(metadata.get(RERUN_KEY), list):
+        return [str(a) for a in metadata[RERUN_KEY]]
+    return None
+
+
+def rerun_results(deferred: dict[str, Any], asks: dict[str, dict[str, Any]]) -> DeferredToolResults:
+    """The engine's results for the calls a run paused on, from `deferred` (tool call id → the ask's outcome) and
+    `asks` (tool call id → the ask's payload). A call paused on a question the runtime opened for a write tool's
+    Choice runs again: an answered option merges that option's arguments into the call's; free text runs it with
+    its own arguments, the text as the user's words (refused again, the model sees the refusal with the answer).
+    A question not answered (timed out, cancelled) is the call's result as it is."""
+    calls: dict[str, Any] = {}
+    approvals: dict[str, Any] = {}
+    metadata: dict[str, dict[str, Any]] = {}
+    for call_id, outcome in deferred.items():
+        rerun = (asks.get(call_id) or {}).get(RERUN_KEY)
+        if not isinstance(rerun, dict) or not (isinstance(outcome, dict) and outcome.get("ok")):
+            calls[call_id] = outcome
+            continue
+        answers = _raw_answers(outcome)
+        chosen = rerun.get("args_for_option", {}).get(answers[0], {}) if answers else {}
+        approvals[call_id] = ToolApproved(override_args={**rerun["args"], **chosen})
+        metadata[call_id] = {RERUN_KEY: answers}
+    return DeferredToolResults(calls=calls, approvals=approvals, metadata=metadata)
 
 
 def _called_this_turn(messages: list[ModelMessage]) -> bool:
@@ -626,7 +687,10 @@ class EngineRun:
 
     async def __call__(self) -> tuple[str | None, list[PausedCall], list[ModelMessage]]:
         """Run; return (final text or None, the calls the run paused on, all messages)."""
-        results = DeferredToolResults(calls=self.deferred) if self.deferred else None
+        results = None
+        if self.deferred:
+            asks = self.deps.log.store.list_asks(status=None, run_id=self.deps.run_id)
+            results = rerun_results(self.deferred, {a.tool_call_id: a.payload for a in asks if a.tool_call_id})
         limits = UsageLimits(request_limit=self.max_steps)
         async with self.engine.iter(
             self.prompt, message_history=self.history, deferred_tool_results=results, deps=self.deps, usage_limits=limits

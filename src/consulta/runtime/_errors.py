@@ -2,7 +2,27 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
+
+
+@dataclass(frozen=True, kw_only=True)
+class Choice:
+    """What the user could have meant, as a question the runtime asks itself (seed 001's `question`).
+
+    A ToolError carrying a Choice is not shown to the model: the runtime opens a question with `options` (free text
+    allowed), and when it is answered runs the same tool call again with `args_for_option[answer]` merged into its
+    arguments; the answer counts as the user's words for grounding."""
+
+    header: str
+    question: str
+    options: list[str]
+    args_for_option: dict[str, dict[str, Any]] = field(default_factory=dict)
+    header_key: str | None = None
+    question_key: str | None = None
+    """Message catalog keys: when the run's language has both, they (formatted with `values`) are asked instead of
+    `header` and `question`."""
+    values: dict[str, Any] = field(default_factory=dict)
 
 
 class ToolError(Exception):
@@ -11,14 +31,18 @@ class ToolError(Exception):
     Raise it from a tool (or from domain code a tool calls); the runtime turns it into
     `{"ok": false, "error_code": ..., "message": ..., "_hint": ...}` (plus `field` when one argument is at fault)
     and the run goes on. Nothing the tool was about to change may have changed when it is raised.
+    With a `choice`, a write tool's error becomes a question the runtime asks the user (see `Choice`).
     """
 
-    def __init__(self, error_code: str, message: str, *, hint: str | None = None, field: str | None = None) -> None:
+    def __init__(
+        self, error_code: str, message: str, *, hint: str | None = None, field: str | None = None, choice: Choice | None = None
+    ) -> None:
         super().__init__(message)
         self.error_code = error_code
         self.message = message
         self.hint = hint
         self.field = field
+        self.choice = choice
 
     def to_result(self) -> dict[str, Any]:
         """The JSON result the model sees."""

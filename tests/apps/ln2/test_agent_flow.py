@@ -154,25 +154,33 @@ def test_ambiguous_request_question_thaw_approve_rollback(tmp_path: Path, invent
 
 
 @pytest.mark.parametrize("prompt", ["Thaw one K562 tube", "帮我取一管K562"])
-def test_ungrounded_write_is_refused_and_model_told_to_ask(tmp_path: Path, inventory: Path, prompt: str) -> None:
+def test_ungrounded_write_becomes_the_runtimes_question(tmp_path: Path, inventory: Path, prompt: str) -> None:
     steps = [
         {"tool_calls": [{"name": "query_inventory", "args": {"cell_line": "K562"}}]},
         {"tool_calls": [{"name": "record_thaw", "args": {"record_id": 9, "positions": [1]}}]},  # guessed K562-dTAG
-        {"text": "I need to ask."},
+        {"text": "Staged, waiting for your approval."},
     ]
     h = Harness(tmp_path, inventory, steps)
     before = sha(inventory)
 
     async def scenario() -> None:
         run = await h.run(prompt)
-        assert run.status == RunStatus.finished
-        result = tool_results(h.store, run.id)["call_1_0"]
-        assert result["ok"] is False and result["error_code"] == "ungrounded_argument"
-        assert "question" in result["_hint"]
-        assert '"K562-WT"' in result["_hint"] and '"K562-Cas9"' in result["_hint"]  # the candidates, as options
-        assert "record 9 (K562-dTAG-BRD4) was not named by the user" in result["message"]
-        assert h.store.list_plans(run_id=run.id) == [] or all(not p.items for p in h.store.list_plans(run_id=run.id))
-        assert h.store.list_asks(status=None) == []
+        assert run.status == RunStatus.waiting
+        assert "call_1_0" not in tool_results(h.store, run.id)  # the model never sees the refusal
+        ask = h.pending()
+        assert ask.kind == "question" and ask.tool_call_id == "call_1_0"
+        (question,) = ask.payload["questions"]
+        assert "record 9 (K562-dTAG-BRD4) was not named by the user" in question["question"]
+        options = question["options"]
+        assert any(o.startswith("K562-WT,") for o in options) and any(o.startswith("K562-Cas9,") for o in options)
+        assert h.store.list_plans(run_id=run.id) == []  # nothing staged before the answer
+
+        wt = next(o for o in options if o.startswith("K562-WT,"))
+        h.runtime.answer(ask.id, [wt])
+        run = await h.runtime.settled(run.id)
+        assert tool_results(h.store, run.id)["call_1_0"]["staged"] is True
+        (plan,) = h.store.list_plans(run_id=run.id)
+        assert plan.items[0]["op"]["record_id"] == ask.payload["rerun"]["args_for_option"][wt]["record_id"]
         await h.runtime.aclose()
 
     asyncio.run(scenario())

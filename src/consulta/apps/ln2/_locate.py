@@ -15,13 +15,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ...runtime import ToolError
+from ...runtime import Choice, ToolError
 
 from ._inventory import BoxLayout, Inventory, Record
 from ._operations import Positions
 from ._queries import _ranges, best_named
 
-__all__ = ["TubeChoiceError", "TubeRef", "locate", "place_said"]
+__all__ = ["TubeChoiceError", "TubeRef", "locate", "place_said", "tube_choice"]
 
 
 class TubeRef(BaseModel):
@@ -51,8 +51,10 @@ class TubeRef(BaseModel):
 class TubeChoiceError(ToolError):
     """A ToolError whose result also lists `candidates`: the tubes the user may have meant."""
 
-    def __init__(self, error_code: str, message: str, *, hint: str, candidates: list[dict[str, Any]]) -> None:
-        super().__init__(error_code, message, hint=hint)
+    def __init__(
+        self, error_code: str, message: str, *, hint: str, candidates: list[dict[str, Any]], choice: Choice | None = None
+    ) -> None:
+        super().__init__(error_code, message, hint=hint, choice=choice)
         self.candidates = candidates
 
     def to_result(self) -> dict[str, Any]:
@@ -69,6 +71,23 @@ def _candidate(record: Record, positions: Sequence[int]) -> dict[str, Any]:
         "positions": list(positions),
         "label": f"{name}, box {record.box}, {where} (record {record.id})",
     }
+
+
+def tube_choice(
+    candidates: list[dict[str, Any]], *, header: str, question: str,
+    keys: tuple[str, str] | None = None, values: dict[str, Any] | None = None,
+) -> Choice:
+    """The question the runtime asks itself: the candidates' labels as options, each naming its tubes by record, box
+    and positions (what the write tool is called again with)."""
+    return Choice(
+        header=header,
+        question=question,
+        header_key=keys[0] if keys else None,
+        question_key=keys[1] if keys else None,
+        values=values or {},
+        options=[c["label"] for c in candidates],
+        args_for_option={c["label"]: {"record_id": c["record_id"], "box": c["box"], "positions": c["positions"]} for c in candidates},
+    )
 
 
 def locate(inventory: Inventory, ref: TubeRef) -> list[tuple[int, list[int]]]:
@@ -125,6 +144,10 @@ def _several(ref: TubeRef, candidates: list[dict[str, Any]], *, which: str = "re
         f"Not staged: {ref.describe()} fits {len(candidates)} {which}s: {options}.",
         hint="Ask the user which one with the question tool (these as options), then call again with box and positions.",
         candidates=shown,
+        choice=tube_choice(
+            shown, header=f"Which {which}", question=f"{ref.describe()} fits {len(candidates)} {which}s. Which one do you mean?",
+            keys=("ln2.choice.several.header", "ln2.choice.several.question"), values={"what": ref.describe(), "count": len(candidates)},
+        ),
     )
 
 

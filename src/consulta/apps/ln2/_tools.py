@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ...runtime import Evidence, ToolDef, ToolError, read_tool, write_tool
+from ...runtime import Choice, Evidence, ToolDef, ToolError, read_tool, write_tool
 from ._audit import read_audit
 from ._inventory import Inventory, load_inventory
-from ._locate import TubeRef, locate, place_said
+from ._locate import TubeRef, _candidate, locate, place_said, tube_choice
 from ._operations import apply_plan, parse_op, preview
 from ._queries import empty_positions as _empty_positions
 from ._queries import inventory_stats as _inventory_stats
@@ -178,6 +178,7 @@ def ln2_tools(inventory_path: Path) -> tuple[ToolDef, ...]:
                 found += locate(inventory, entry)
             except ToolError as error:
                 error.message = f"entries[{index}]: {error.message}"
+                error.choice = None  # an option's arguments name one call's tubes, not an entry's
                 raise
         return _thaw_op(found, date=date, action=action, note=note, batch=True)
 
@@ -262,7 +263,11 @@ class Ln2Plans:
             self._check_date(evidence, "date", op.get("date"))
         elif kind == "batch_thaw":
             for entry in op["entries"]:
-                self._check_record(inventory, evidence, entry["record_id"], entry["positions"], tool_name)
+                try:
+                    self._check_record(inventory, evidence, entry["record_id"], entry["positions"], tool_name)
+                except ToolError as error:
+                    error.choice = None  # an option's arguments name one call's tubes, not an entry's
+                    raise
             self._check_date(evidence, "date", op.get("date"))
         elif kind == "rollback":
             audit_id = op["audit_id"]
@@ -313,9 +318,12 @@ class Ln2Plans:
         else:
             detail = f"record {record_id} ({record.short_name or record.parent_cell_line}) was not named by the user."
         options = json.dumps(names[:8], ensure_ascii=False)
+        # The runtime asks which of the named records (as many tubes as the call named, from each).
+        shown = [_candidate(r, r.positions[: max(1, len(positions))]) for r in named[:8]]
         raise _ungrounded(
             "record_id",
             detail,
+            choice=tube_choice(shown, header="Which tube", question=f"{detail} Which one do you mean?") if shown else None,
             hint=(
                 f"Call question with ONE question whose options are {options}, then call {tool_hint} again with the chosen record."
                 if names
@@ -333,10 +341,11 @@ class Ln2Plans:
         return result.model_dump(mode="json")
 
 
-def _ungrounded(field: str, detail: str, *, hint: str | None = None) -> ToolError:
+def _ungrounded(field: str, detail: str, *, hint: str | None = None, choice: Choice | None = None) -> ToolError:
     return ToolError(
         "ungrounded_argument",
         f"Not staged: {detail}",
         field=field,
+        choice=choice,
         hint=hint or "Do not guess. Ask the user with the question tool, then call the write tool again.",
     )
