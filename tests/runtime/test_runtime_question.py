@@ -110,3 +110,21 @@ async def test_without_a_question_tool_the_model_gets_the_error(store: Store, ma
     assert store.list_asks(status=None, run_id=run.id) == []
     (result,) = results_for(store, run.id, "rename")
     assert result["error_code"] == "ungrounded_argument"
+
+
+async def test_after_the_person_cancels_a_question_the_runtime_asks_none_of_its_own(store: Store, make_runtime):
+    """A question the person cancelled this turn: the guessed write's refusal goes to the model, no second question."""
+    m = RecordingModel([
+        calls(call("question", {"questions": [{"header": "Which", "question": "Which thing?", "options": OPTIONS}]}, id="q1")),
+        calls(call("rename", {"name": "thing"}, id="w1")),
+        say("You did not choose, so nothing was staged."),
+    ])
+    rt = make_runtime(m)
+    run = await run_to_settle(rt, agent(ChoosyExecutor()))
+    (question,) = store.list_asks(run_id=run.id)
+    rt.cancel_ask(question.id)
+    run = await settle(rt, run.id)
+    assert [a.id for a in store.list_asks(status=None, run_id=run.id)] == [question.id]  # no question of the runtime's
+    (result,) = seen_by_model(m, "rename")
+    assert result["error_code"] == "ungrounded_argument"
+    assert store.list_plans(run_id=run.id) == [] and run.status == RunStatus.finished

@@ -362,7 +362,10 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
                     CURRENT_TOOL_CALL.reset(token)
         except ToolError as error:
             answers = _rerun_answers(ctx)
-            if error.choice is not None and tool is not None and tool.kind == "write" and answers is None and _asks_questions(deps.agent):
+            if (
+                error.choice is not None and tool is not None and tool.kind == "write" and answers is None
+                and _asks_questions(deps.agent) and not _person_declined_this_turn(ctx.messages)
+            ):
                 # A guess becomes a question: the runtime asks the user itself and runs this call again with the answer.
                 raise CallDeferred(metadata={ASK_METADATA_KEY: _choice_ask(error, call, args, deps.log.run.lang)}, kind="question") from None
             result = error.to_result()
@@ -511,17 +514,31 @@ class ModelStuck(Exception):
     """The model keeps repeating a call it was told it already made: the run fails with a readable reason."""
 
 
-def _repeats_this_turn(messages: list[ModelMessage]) -> int:
-    count = 0
+def _errors_this_turn(messages: list[ModelMessage]) -> list[str]:
+    """The error codes of the tool results since the user's last message."""
+    codes: list[str] = []
     for message in reversed(messages):
         if isinstance(message, ModelRequest):
             if any(isinstance(p, UserPromptPart) for p in message.parts):
                 break
-            count += sum(
-                1 for p in message.parts
-                if isinstance(p, ToolReturnPart) and isinstance(p.content, dict) and p.content.get("error_code") == "repeated_call"
-            )
-    return count
+            codes += [
+                str(p.content["error_code"]) for p in message.parts
+                if isinstance(p, ToolReturnPart) and isinstance(p.content, dict) and p.content.get("error_code")
+            ]
+    return codes
+
+
+def _repeats_this_turn(messages: list[ModelMessage]) -> int:
+    return _errors_this_turn(messages).count("repeated_call")
+
+
+_NOT_ANSWERED = frozenset({"question_cancelled", "question_timeout", "question_unavailable"})
+
+
+def _person_declined_this_turn(messages: list[ModelMessage]) -> bool:
+    """Whether a question of this turn went unanswered (cancelled, timed out, nobody to answer): the runtime then asks
+    no question of its own in the same turn — it would ask again what the person just left open."""
+    return not _NOT_ANSWERED.isdisjoint(_errors_this_turn(messages))
 
 
 def _without_defaults(args: dict[str, Any]) -> dict[str, Any]:
