@@ -25,7 +25,7 @@ from typing import Any, Literal, assert_never
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .._yaml_files import load_yaml_model
-from ..runtime._errors import ConfigError
+from ..runtime import ConfigError
 from ._consult import OUTPUT_TYPES, BindingRuleTriggered, ExpertOutput, OutputType
 
 __all__ = ["BindingRule", "RuleBook", "RuleOutcome", "carry_updates", "merge_updates", "missing_updates"]

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..runtime._errors import ToolError
+from ..runtime import ToolError
 
 __all__ = [
     "OUTPUT_TYPES",

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..runtime._errors import InvalidAnswerError, ToolError
+from ..runtime import InvalidAnswerError, ToolError
 
 __all__ = [
     "QUESTION_DESCRIPTION",

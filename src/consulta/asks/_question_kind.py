@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..runtime._tools import ToolDef, ask_tool
+from ..runtime import ToolDef, ask_tool
 from . import _question as q
 
 __all__ = ["QuestionKind", "question_tool"]
