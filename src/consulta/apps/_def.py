@@ -109,6 +109,12 @@ class WebKit:
     error: Callable[..., Exception]
     responses: dict[int | str, dict[str, Any]]
 
+    def api_router(self, app: str) -> Any:
+        """The app's FastAPI router: its routes under `/api/<app>`, tagged with the app, the errors documented."""
+        from fastapi import APIRouter
+
+        return APIRouter(prefix=f"/api/{app}", tags=[app], responses=self.responses)
+
 
 @dataclass(frozen=True, kw_only=True)
 class WebPart:

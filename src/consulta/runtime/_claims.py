@@ -193,7 +193,7 @@ _LEXICON: tuple[tuple[ClaimKind, re.Pattern[str]], ...] = tuple(
         ("acting", rf"^\s*(?:now\s+|ok(?:ay)?,?\s+)?(?:{_words(EN_ACTING)})\b"),
         ("acting", rf"\b(?:I|we)(?:'m|'re|\s+am|\s+are)\s+(?:now\s+)?(?:{_words(EN_ACTING)})\b"),
         ("acting", r"\b(?:has|have|'ve|is|are)\s+(?:now\s+|just\s+)?(?:been\s+)?staged\b|\bI(?:'ve|\s+have)\s+staged\b|^\s*staged\b"),
-        ("done", rf"已(?:经)?(?:为|帮|给|替)(?:您|你)"),
+        ("done", r"已(?:经)?(?:为|帮|给|替)(?:您|你)"),
         ("done", rf"已(?:经)?{_ZH_GAP}(?:{_ZH_VERBS})"),
         ("done", rf"(?:成功|顺利)(?:地)?(?:{_ZH_VERBS})|(?:{_ZH_VERBS})[^，,：:；;]{{0,12}}?(?:好了|完毕|成功|完成了)"),
         ("acting", rf"已(?:经)?(?:为您|为你)?暂存|暂存了|正在(?:为您)?(?:暂存|{_ZH_VERBS})|^\s*暂存"),

@@ -24,7 +24,7 @@ def router(kit: WebKit) -> APIRouter:
     Host: Any = kit.host  # noqa: N806 - FastAPI dependency annotations
     Principal: Any = kit.principal  # noqa: N806
     ApiError = kit.error  # noqa: N806
-    router = APIRouter(prefix="/api/ln2", tags=["ln2"], responses=kit.responses)
+    router = kit.api_router("ln2")
 
     def _inventory(host: AppView) -> FilePath:
         path = host.data_path

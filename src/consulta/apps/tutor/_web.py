@@ -134,7 +134,7 @@ def router(kit: WebKit) -> APIRouter:
     Host: Any = kit.host  # noqa: N806 - FastAPI dependency annotations
     Principal: Any = kit.principal  # noqa: N806
     ApiError = kit.error  # noqa: N806
-    router = APIRouter(prefix="/api/tutor", tags=["tutor"], responses=kit.responses)
+    router = kit.api_router("tutor")
 
     def refused(error: ToolError) -> Exception:
         return ApiError(_STATUS.get(error.error_code, 422), error.error_code, error.message, hint=error.hint, field=error.field)
