@@ -44,24 +44,35 @@ def ln2_tools(inventory_path: Path) -> tuple[ToolDef, ...]:
         short_name: str | None = None,
         plasmid: str | None = None,
         box: int | None = None,
+        position: int | None = None,
         exact: bool = False,
         include_consumed: bool = False,
     ) -> dict[str, Any]:
-        """Find tube records by cell line, short name, plasmid or box (fuzzy unless exact=true).
+        """Find tube records by cell line, short name, plasmid, box or box + position: where tubes are, how many.
 
         Args:
             cell_line: Parent cell line or short name, e.g. K562.
             short_name: Short name, e.g. K562-dTAG-BRD4.
             plasmid: Plasmid name or id.
             box: Box number.
+            position: Position in the box (with box): the record holding it.
             exact: Match names exactly instead of fuzzily.
             include_consumed: Also list records with no tubes left.
         """
-        return _compact(
-            _query_inventory(
-                inv(), cell_line=cell_line, short_name=short_name, plasmid=plasmid, box=box, exact=exact, include_consumed=include_consumed
-            )
+        inventory = inv()
+        found = _query_inventory(
+            inventory, cell_line=cell_line, short_name=short_name, plasmid=plasmid, box=box, exact=exact,
+            include_consumed=include_consumed, limit=len(inventory.records) or 1,
         )
+        if position is not None:
+            holding = [r for r in found["records"] if position in (r.get("positions") or ())]
+            found = {"total": len(holding), "records": holding} | (
+                {} if holding else {"note": f"No tube at position {position}" + (f" of box {box}." if box is not None else ".")}
+            )
+        # Counting is done here: a small model adds up lists of positions badly.
+        found["tubes"] = sum(len(r.get("positions") or ()) for r in found["records"])
+        found["records"] = found["records"][:20]
+        return _compact(found)
 
     @read_tool
     def search_records(text: str) -> dict[str, Any]:
