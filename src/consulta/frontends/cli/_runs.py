@@ -82,10 +82,17 @@ def answer(
         value = (values or [""])[0]
     else:
         value = parse_cli_answers(ask.payload.get("questions", []), values or [])
-    asyncio.run(_answer(settings, ask, run, value, cancel=cancel))
+    _exit_for(asyncio.run(_answer(settings, ask, run, value, cancel=cancel)))
 
 
-async def _answer(settings: Settings, ask: AskRecord, run: RunRecord, value: Any, *, cancel: bool) -> None:
+def _exit_for(run: RunRecord | None) -> None:
+    """A run that failed here (a plan that could not be applied among the causes) is a failed command: exit 1."""
+    if run is not None and run.status == RunStatus.failed:
+        raise typer.Exit(1)
+
+
+async def _answer(settings: Settings, ask: AskRecord, run: RunRecord, value: Any, *, cancel: bool) -> RunRecord | None:
+    """Answer `ask`, then drive its run here if no other process carries it; the run's end (None: not driven here)."""
     host = _host_for(run, settings)
     session = TerminalSession(host, principal=run.principal)
     try:
@@ -97,10 +104,11 @@ async def _answer(settings: Settings, ask: AskRecord, run: RunRecord, value: Any
         console.print(t("cli.answer.answered", settings.lang, ask_id=closed.id))
         if live_elsewhere or run.external:
             console.print(t("cli.answer.live_elsewhere", settings.lang, owner=run.owner or "?"))
-            return
+            return None
         console.print(t("cli.answer.resuming", settings.lang, run_id=run.id), style="dim")
         result = await session.turn(run)
         console.print(t("cli.run.status", settings.lang, run_id=run.id, status=result.status.value))
+        return result
     finally:
         session.close()
         await host.aclose()
@@ -116,10 +124,10 @@ def resume(run_id: str, model: ModelOpt = None, lang: LangOpt = None) -> None:
     finally:
         store.close()
     prepare_model(settings, run.model)
-    asyncio.run(_resume(settings, run))
+    _exit_for(asyncio.run(_resume(settings, run)))
 
 
-async def _resume(settings: Settings, run: RunRecord) -> None:
+async def _resume(settings: Settings, run: RunRecord) -> RunRecord:
     host = _host_for(run, settings)
     session = TerminalSession(host, principal=run.principal)
     try:
@@ -132,6 +140,7 @@ async def _resume(settings: Settings, run: RunRecord) -> None:
             for ask in host.asks(principal=session.principal, run_id=run.id):
                 console.print(t("cli.chat.deferred", settings.lang, ask_id=ask.id), style="yellow", markup=False)
         console.print(t("cli.run.status", settings.lang, run_id=run.id, status=result.status.value))
+        return result
     finally:
         session.close()
         await host.aclose()
