@@ -205,9 +205,7 @@ def read_journal(path: Path | str) -> ApplyJournal | None:
     read (it is written whole before the file is replaced, so a damaged one means the file was never replaced)."""
     try:
         return ApplyJournal.model_validate_json(journal_path(path).read_bytes())
-    except FileNotFoundError:
-        return None
-    except ValidationError:
+    except (FileNotFoundError, ValidationError):  # pydantic reports bad JSON as a ValidationError too
         return None
 
 
@@ -223,11 +221,9 @@ def remove_stray_temps(path: Path | str) -> list[Path]:
     """Remove the temporary files interrupted writes left beside the inventory at `path` (drafts of the file, of its
     journal, of its backups); return them. Call this under the lock: then no write of them is in progress."""
     path = Path(path)
-    drafts = [
-        *path.parent.glob(f".{glob.escape(path.name)}.*.tmp"),
-        *path.parent.glob(f"..{glob.escape(path.name)}.*.tmp"),
-        *backup_dir(path).glob(".*.tmp"),
-    ]
+    draft = f".{glob.escape(path.name)}.{'?' * 8}.tmp"  # `atomic_write_bytes`'s names: mkstemp's 8 random characters
+    journal_draft = f".{glob.escape(journal_path(path).name)}.{'?' * 8}.tmp"
+    drafts = [*path.parent.glob(draft), *path.parent.glob(journal_draft), *backup_dir(path).glob(".*.tmp")]
     for draft in drafts:
         draft.unlink(missing_ok=True)
     if drafts:
