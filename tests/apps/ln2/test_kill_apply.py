@@ -350,10 +350,11 @@ def test_consulta_answer_killed_anywhere_then_resumed_tells_the_truth(
         assert entries.entries[0].audit_id in json.dumps(plan.result)
         assert leftovers(path) == []
 
-        # Approving again is refused and writes nothing more.
-        again = _consulta(home, "answer", staged.plan_ask.id, "approve")
-        assert again.returncode == 2 and "already answered" in again.stdout
-        assert path.read_bytes() == approved and len(read_audit(path).entries) == 1
+        if point == "after_rename":  # one trial is enough to show it (each `consulta` takes seconds)
+            # Approving again is refused and writes nothing more.
+            again = _consulta(home, "answer", staged.plan_ask.id, "approve")
+            assert again.returncode == 2 and "already answered" in again.stdout
+            assert path.read_bytes() == approved and len(read_audit(path).entries) == 1
     finally:
         store.close()
 
