@@ -331,6 +331,12 @@ def test_consulta_answer_killed_anywhere_then_resumed_tells_the_truth(
     assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
     changed = point not in BEFORE_POINTS
     assert path.read_bytes() == (approved if changed else before)
+    if point == "before_rename":  # one trial is enough to show it (each `consulta` takes seconds)
+        # Approving again says the approval is on record and how to go on; nothing is written.
+        again = _consulta(home, "answer", staged.plan_ask.id, "approve")
+        assert again.returncode == 2 and "already answered" in again.stdout
+        assert f"consulta resume {staged.run_id}" in again.stdout
+        assert path.read_bytes() == before
 
     resumed = _consulta(home, "resume", staged.run_id)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr

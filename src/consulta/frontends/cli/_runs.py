@@ -12,7 +12,7 @@ import typer
 from ...apps import AppOptions, get_app
 from ...config import Settings
 from ...i18n import t
-from ...runtime import AskRecord, InvalidAnswerError, RunRecord, RunStatus, Store
+from ...runtime import AskRecord, AskStatus, InvalidAnswerError, RunRecord, RunStatus, Store
 from .._host import AppHost
 from ._base import LangOpt, ModelOpt, app, console, policy, prepare_model, settings_for
 from ._render import parse_cli_answers
@@ -71,6 +71,8 @@ def answer(
     try:
         ask = store.get_ask(ask_id)
         run = store.get_run(ask.run_id)
+        if ask.status != AskStatus.pending and _interrupted(store, run):  # answered as its process died
+            console.print(t("recovery.answer.interrupted", settings.lang, ask_id=ask.id, run_id=run.id), style="yellow", markup=False)
     finally:
         store.close()
     if json_answer is not None:
@@ -83,6 +85,16 @@ def answer(
     else:
         value = parse_cli_answers(ask.payload.get("questions", []), values or [])
     _exit_for(asyncio.run(_answer(settings, ask, run, value, cancel=cancel)))
+
+
+def _interrupted(store: Store, run: RunRecord) -> bool:
+    """The run is neither over nor carried by a live process, and waits on no ask: only `consulta resume` goes on."""
+    return (
+        run.status in (RunStatus.running, RunStatus.waiting)
+        and not run.external
+        and not store.run_is_live_elsewhere(run.id)
+        and not store.list_asks(run_id=run.id)
+    )
 
 
 def _exit_for(run: RunRecord | None) -> None:
