@@ -17,7 +17,7 @@ from ...runtime import Choice, Evidence, ToolDef, ToolError, read_tool, write_to
 from ._audit import read_audit
 from ._inventory import Inventory, load_inventory
 from ._locate import TubeRef, _candidate, locate, place_said, tube_choice
-from ._operations import apply_plan, parse_op, preview
+from ._operations import apply_plan, parse_op, preview, reconcile_plan
 from ._queries import empty_positions as _empty_positions
 from ._queries import inventory_stats as _inventory_stats
 from ._queries import query_inventory as _query_inventory
@@ -350,6 +350,10 @@ class Ln2Plans:
     def apply(self, ops: list[dict[str, Any]], *, plan_id: str, run_id: str, actor: str) -> dict[str, Any]:
         result = apply_plan(self.path, [parse_op(o) for o in ops], plan_id=plan_id, actor=actor, run_id=run_id)
         return result.model_dump(mode="json")
+
+    def reconcile(self, plan_id: str) -> dict[str, Any] | None:
+        result = reconcile_plan(self.path, plan_id)
+        return result.model_dump(mode="json") if result is not None else None
 
 
 def _ungrounded(field: str, detail: str, *, hint: str | None = None, choice: Choice | None = None) -> ToolError:
