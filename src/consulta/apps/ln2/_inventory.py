@@ -680,8 +680,9 @@ def _pydantic_problem(exc: ValidationError, document: Any, file_loc: Any, source
     key = next((str(part) for part in reversed(loc) if isinstance(part, str)), where)
     known = f"ln2.input.detail.{err['type']}"
     detail = _Words(err["msg"], known if known in catalog("en") else None, dict(err.get("ctx") or {}))
+    fix = {"missing": "field.fix_missing", "model_type": "field.fix_record"}.get(err["type"], "field.fix")
     return InventoryFileError(
-        source, "field", fix="field.fix_missing" if err["type"] == "missing" else "field.fix",
+        source, "field", fix=fix,
         line=_line_of(document, loc), field=where, name=key, detail=detail,
     )
 

@@ -24,6 +24,16 @@ AppArg = Annotated[str, typer.Argument(metavar="APP", help="The app (`consulta a
 HelpApp = Annotated[bool, typer.Option("--help-app", help="List the app's own flags and exit")]
 
 
+def _check_starts(settings: Settings, app_def: AppDef, flags: AppFlags) -> None:
+    """Open the app's host once and close it, so that what it cannot use (its data file, say) is refused here as one
+    line (a ConsultaError, exit 2), before a server or a window starts or the model is loaded."""
+
+    async def open_and_close() -> None:
+        await AppHost(app=app_def, settings=settings, options=flags.options, ask_policy="defer").aclose()
+
+    asyncio.run(open_and_close())
+
+
 def _app(name: str, ctx: typer.Context, help_app: bool) -> tuple[AppDef, AppFlags]:
     """The app and what its flags say (`--help-app`: print them and exit)."""
     app_def = get_app(name)
@@ -107,6 +117,7 @@ def serve(
 
     settings = settings_for(model, lang)
     app_def, flags = _app(app_name, ctx, help_app)
+    _check_starts(settings, app_def, flags)
     prepare_model(settings, settings.model)
     serve_web(app=app_def, settings=settings, options=flags.options, host=host, port=port)
 
@@ -118,6 +129,7 @@ def desktop(ctx: typer.Context, app_name: AppArg = DEFAULT_APP, model: ModelOpt 
 
     settings = settings_for(model, lang)
     app_def, flags = _app(app_name, ctx, help_app)
+    _check_starts(settings, app_def, flags)
     prepare_model(settings, settings.model)
     raise SystemExit(run_desktop(app=app_def, settings=settings, options=flags.options))
 

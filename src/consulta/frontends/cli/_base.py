@@ -31,6 +31,7 @@ __all__ = [
     "env_lang",
     "in_daemon_thread",
     "interactive",
+    "messages_lang",
     "policy",
     "prepare_model",
     "settings_for",
@@ -48,14 +49,28 @@ def env_lang() -> str:
     return normalize_lang(os.environ.get("CONSULTA_LANG"))
 
 
+_chosen_lang: str | None = None
+"""The language of the command's settings, once read (`--lang`, else `CONSULTA_LANG`)."""
+
+
+def messages_lang() -> str:
+    """The language to tell the person what went wrong in: the command's (`--lang`) once its settings are read, else
+    `CONSULTA_LANG`."""
+    return _chosen_lang or env_lang()
+
+
 def settings_for(model: str | None = None, lang: str | None = None) -> Settings:
     """The settings from the environment and the options; a traces setting that cannot be used is refused here, as
-    one line (ConfigError), before anything starts."""
+    one line (ConfigError), before anything starts. Their language is the command's from now on (`messages_lang`)."""
+    global _chosen_lang
+    if lang is not None:
+        _chosen_lang = normalize_lang(lang)
     settings = Settings.from_env(model=model, lang=lang)
     checked = tracing_from_setting(settings.traces)
     if checked is not None:
         checked.shutdown()  # only checked: each host makes its own
-    return replace(settings, lang=normalize_lang(settings.lang))
+    _chosen_lang = normalize_lang(settings.lang)
+    return replace(settings, lang=_chosen_lang)
 
 
 def interactive() -> bool:
