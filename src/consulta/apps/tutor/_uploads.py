@@ -182,13 +182,13 @@ def _check_rows(path: Path, name: str, delimiter: str) -> None:
                 if len(row) != len(header):
                     raise UploadRefused(
                         "ragged_rows",
-                        f"{name}: line {reader.line_num} has {len(row)} fields, the header has {len(header)}",
+                        f"{name}: line {reader.line_num} has {len(row)} fields, the header has {len(header)}.",
                         name=name, hint="Give every row one value per column (an empty one between two separators), "
                         "or quote values that contain the separator.",
                     )
         except csv.Error as error:
             raise UploadRefused(
-                "unreadable_table", f"{name}: line {reader.line_num}: {error}", name=name,
+                "unreadable_table", f"{name}: line {reader.line_num}: {error}.", name=name,
                 hint="Check that line's quotes: a quoted value must end with a quote.",
             ) from None
     if rows == 0:
