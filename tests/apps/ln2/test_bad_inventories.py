@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -24,8 +23,8 @@ from consulta.apps.ln2._inventory import (
 )
 from consulta.apps.ln2._operations import RecordThaw, apply_plan
 from consulta.config import Settings
-from consulta.frontends.cli import main
 from consulta.runtime import Store
+from frontends._terminal import run_consulta
 
 from .test_inventory import snapshot
 
@@ -254,19 +253,6 @@ def test_a_bom_alone_is_fine(tmp_path: Path) -> None:
 # Front ends: the terminal's commands, the desktop's message, the web's status and body
 
 
-def run_command(argv: list[str], home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-                *, env_lang: str = "en") -> tuple[int, str]:
-    """`consulta ARGV` in this process: its exit code and everything it printed."""
-    for name, value in {"CONSULTA_HOME": str(home), "CONSULTA_LANG": env_lang, "COLUMNS": "80",
-                        "QT_QPA_PLATFORM": "offscreen"}.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setattr(sys, "argv", ["consulta", *argv])
-    with pytest.raises(SystemExit) as exited:  # anything else would reach the terminal as a traceback
-        main()
-    output = capsys.readouterr()
-    return exited.value.code, output.out + output.err
-
-
 def no_runs(home: Path) -> bool:
     db = home / "consulta.db"
     if not db.exists():
@@ -295,7 +281,7 @@ def test_the_terminal_says_each_in_one_line_and_exits_2(
     folder.mkdir()
     path = corpus_case(name, folder)
     before = snapshot(folder)
-    code, printed = run_command([*COMMANDS["chat"], "--inventory", str(path)], tmp_path / "home", monkeypatch, capsys)
+    code, printed = run_consulta([*COMMANDS["chat"], "--inventory", str(path)], tmp_path / "home", monkeypatch, capsys)
     assert code == 2
     lines = printed.strip().splitlines()
     # ln2 resolves the path it is given: a dangling link is named by where it leads
@@ -313,7 +299,7 @@ def test_every_command_says_it_in_the_persons_language(
 ) -> None:
     path = corpus_case(name, tmp_path)
     argv = [*COMMANDS[command], "--inventory", str(path)] + (["--lang", lang] if how == "flag" else [])
-    code, printed = run_command(argv, tmp_path / "home", monkeypatch, capsys, env_lang=lang if how == "env" else "en")
+    code, printed = run_consulta(argv, tmp_path / "home", monkeypatch, capsys, lang=lang if how == "env" else "en")
     assert code == 2
     lines = printed.strip().splitlines()
     assert len(lines) == 1 and str(path) in lines[0] and "Traceback" not in printed

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import io
 import re
-import sys
 import zipfile
 from collections.abc import Callable, Iterator
 from importlib import resources
@@ -20,8 +19,8 @@ from fastapi.testclient import TestClient
 
 from consulta.apps.tutor import MAX_UPLOAD_BYTES
 from consulta.apps.tutor._uploads import MAX_UNPACKED_BYTES, UploadRefused, copy_upload, save_upload
-from consulta.frontends.cli import main
 from consulta.frontends.web import create_app
+from frontends._terminal import run_consulta
 from frontends.web.conftest import new_session, settings_for
 
 CORPUS = Path(__file__).parent / "bad_uploads"
@@ -180,23 +179,13 @@ def test_the_web_refuses_each_with_a_4xx_and_the_error_body(client: TestClient, 
     assert uploads(tmp_path / "apps" / "tutor" / "uploads") == []
 
 
-def run_command(argv: list[str], home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> tuple[Any, str]:
-    for name, value in {"CONSULTA_HOME": str(home), "CONSULTA_LANG": "en", "COLUMNS": "80"}.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setattr(sys, "argv", ["consulta", *argv])
-    with pytest.raises(SystemExit) as exited:  # anything else would reach the terminal as a traceback
-        main()
-    output = capsys.readouterr()
-    return exited.value.code, output.out + output.err
-
-
 @pytest.mark.parametrize("lang", ["en", "zh-CN"])
 @pytest.mark.parametrize("name", ["ragged_more.csv", "gbk.csv", "notes.txt", "word_document.xlsx"])
 def test_the_terminal_refuses_a_file_in_one_line_and_exits_2(
     tmp_path: Path, lang: str, name: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     argv = ["chat", "tutor", "--file", str(CORPUS / name), "--model", "scripted:none.yaml", "--lang", lang, "-p", "hi"]
-    code, printed = run_command(argv, tmp_path / "home", monkeypatch, capsys)
+    code, printed = run_consulta(argv, tmp_path / "home", monkeypatch, capsys)
     assert code == 2
     lines = [line for line in printed.strip().splitlines() if not line.startswith("Consulta ·")]
     assert len(lines) == 1 and name in lines[0] and "Traceback" not in printed, printed
