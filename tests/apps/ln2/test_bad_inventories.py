@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import shutil
 import threading
 import time
@@ -23,6 +24,7 @@ from consulta.apps.ln2._inventory import (
 )
 from consulta.apps.ln2._operations import RecordThaw, apply_plan
 from consulta.config import Settings
+from consulta.frontends.cli import main
 from consulta.runtime import Store
 from frontends._terminal import run_consulta
 
@@ -308,6 +310,19 @@ def test_every_command_says_it_in_the_persons_language(
     else:
         assert lines[0].startswith(f"错误：库存文件 {path}") and CJK.search(lines[0].split(str(path))[1])
     assert no_runs(tmp_path / "home")
+
+
+def test_mcp_over_stdio_keeps_stdout_for_the_protocol(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = corpus_case("empty.yaml", tmp_path)
+    monkeypatch.setenv("CONSULTA_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(sys, "argv", ["consulta", *COMMANDS["mcp"], "--inventory", str(path), "--lang", "zh-CN"])
+    with pytest.raises(SystemExit) as exited:
+        main()
+    output = capsys.readouterr()
+    assert exited.value.code == 2 and output.out == ""
+    assert output.err.strip() == f"错误：{InventoryFileError(str(path), 'empty').localized('zh-CN')}"
 
 
 def test_the_web_answers_a_file_broken_while_serving_with_a_4xx_and_the_line(tmp_path: Path) -> None:

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import os
 
-from ...i18n import t
 from ...runtime import ConsultaError
 from . import _apps, _info, _runs  # noqa: F401 - each registers its commands on `app`
-from ._base import app, console, messages_lang
+from ._base import app, fail
 
 __all__ = ["app", "main"]
 
@@ -21,7 +20,5 @@ def main() -> None:
     os.environ.setdefault("PYDANTIC_AI_NO_BANNER", "1")  # the engine's advertising banner is noise in our terminal
     try:
         app()
-    except ConsultaError as error:  # one line in the person's language, never a traceback
-        lang = messages_lang()
-        console.print(t("cli.error", lang, message=error.localized(lang)), style="red", markup=False, soft_wrap=True)
-        raise SystemExit(2) from None
+    except ConsultaError as error:
+        fail(error)

@@ -11,9 +11,9 @@ import typer
 from ...apps import DEFAULT_APP, AppDef, get_app
 from ...config import Settings
 from ...i18n import t
-from ...runtime import AskPolicy, RunStatus
+from ...runtime import AskPolicy, ConsultaError, RunStatus
 from .._host import LOCAL_PRINCIPAL, AppHost
-from ._base import LangOpt, ModelOpt, app, console, env_lang, policy, prepare_model, settings_for
+from ._base import LangOpt, ModelOpt, app, console, env_lang, fail, policy, prepare_model, settings_for
 from ._flags import AppFlags, app_flags, flags_help
 from ._session import TerminalSession
 
@@ -149,6 +149,9 @@ def mcp(
 
     if transport not in ("stdio", "http"):
         raise typer.BadParameter(t("cli.bad.transport", env_lang()))
-    settings = settings_for(lang=lang)
-    app_def, flags = _app(app_name, ctx, help_app)
-    run_mcp(app=app_def, settings=settings, options=flags.options, transport=transport, host=host, port=port)
+    try:
+        settings = settings_for(lang=lang)
+        app_def, flags = _app(app_name, ctx, help_app)
+        run_mcp(app=app_def, settings=settings, options=flags.options, transport=transport, host=host, port=port)
+    except ConsultaError as error:  # over stdio, stdout is the protocol's: the person's line goes to stderr
+        fail(error, stderr=True)

@@ -10,7 +10,7 @@ import sys
 import threading
 import time
 from dataclasses import replace
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -19,7 +19,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 from ...config import Settings
 from ...i18n import normalize_lang, t
 from ...models import prepare_model as prepare
-from ...runtime import AskPolicy, tracing_from_setting
+from ...runtime import AskPolicy, ConsultaError, tracing_from_setting
 
 __all__ = [
     "LangOpt",
@@ -28,6 +28,7 @@ __all__ = [
     "Abandoned",
     "app",
     "console",
+    "fail",
     "env_lang",
     "in_daemon_thread",
     "interactive",
@@ -39,6 +40,7 @@ __all__ = [
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Consulta: agents that stop to consult someone, and carry on.")
 console = Console()
+_errors = Console(stderr=True)
 
 ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="local | local:/x.gguf | openai:M | gemini:M | scripted:PATH")]
 LangOpt = Annotated[str | None, typer.Option("--lang", help="en or zh-CN")]
@@ -57,6 +59,16 @@ def messages_lang() -> str:
     """The language to tell the person what went wrong in: the command's (`--lang`) once its settings are read, else
     `CONSULTA_LANG`."""
     return _chosen_lang or env_lang()
+
+
+def fail(error: ConsultaError, *, stderr: bool = False) -> NoReturn:
+    """End the command on `error`: its one line in the person's language (`messages_lang`), exit code 2 — never a
+    traceback. `stderr` when stdout is not the person's (MCP over stdio speaks the protocol there)."""
+    lang = messages_lang()
+    (_errors if stderr else console).print(
+        t("cli.error", lang, message=error.localized(lang)), style="red", markup=False, soft_wrap=True
+    )
+    raise SystemExit(2) from None
 
 
 def settings_for(model: str | None = None, lang: str | None = None) -> Settings:
