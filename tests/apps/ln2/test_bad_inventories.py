@@ -345,3 +345,19 @@ def test_the_web_answers_a_file_broken_while_serving_with_a_4xx_and_the_line(tmp
             assert "held by both record 1 and record 2" in body["message"] and "\n" not in body["message"]
         assert path.read_bytes() == broken
 
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["chat", "ln2", "--model", "bogus:x", "-p", "hi"], "Unknown model 'bogus:x'"),
+        (["chat", "ln2", "--model", "scripted:/no/such/script.yaml", "-p", "hi"], "Cannot read the model script"),
+    ],
+    ids=["unknown-model", "missing-script"],
+)
+def test_a_model_that_cannot_be_used_is_refused_before_the_first_run(
+    tmp_path: Path, argv: list[str], words: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, printed = run_consulta(argv, tmp_path / "home", monkeypatch, capsys)
+    assert code == 2 and words in printed.strip().splitlines()[-1] and "Traceback" not in printed
+    assert no_runs(tmp_path / "home")

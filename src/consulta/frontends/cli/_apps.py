@@ -107,7 +107,7 @@ def serve(
     ctx: typer.Context,
     app_name: AppArg = DEFAULT_APP,
     host: Annotated[str, typer.Option(help="Address to bind (127.0.0.1: this machine only)")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port to listen on")] = 8000,
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on")] = 8000,
     model: ModelOpt = None,
     lang: LangOpt = None,
     help_app: HelpApp = False,
@@ -140,7 +140,7 @@ def mcp(
     app_name: AppArg = DEFAULT_APP,
     transport: Annotated[str, typer.Option(help="stdio (for a client that starts this process) or http (streamable HTTP)")] = "stdio",
     host: Annotated[str, typer.Option(help="http: address to bind")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="http: port to listen on")] = 8001,
+    port: Annotated[int, typer.Option(min=0, max=65535, help="http: port to listen on")] = 8001,
     lang: LangOpt = None,
     help_app: HelpApp = False,
 ) -> None:

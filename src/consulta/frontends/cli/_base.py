@@ -19,6 +19,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 from ...config import Settings
 from ...i18n import normalize_lang, t
 from ...models import prepare_model as prepare
+from ...models import resolve_model
 from ...runtime import AskPolicy, ConsultaError, tracing_from_setting
 
 __all__ = [
@@ -99,8 +100,11 @@ def policy(choice: str | None = None) -> AskPolicy:
 
 
 def prepare_model(settings: Settings, spec: str) -> None:
-    """Join the embedded model's parts (with a progress bar) and load it (with timing) before the first run."""
+    """Join the embedded model's parts (with a progress bar) and load it (with timing) before the first run; any
+    other model is made once, so that a spec that cannot be used (an unknown kind, a missing script or key) is
+    refused here as one line (ConfigError), not when the first run fails."""
     if not spec.startswith("local"):
+        resolve_model(spec, models_dir=settings.models_dir)
         return
     with Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(), console=console, transient=True) as bar:
         task = bar.add_task(t("cli.model.joining", settings.lang), total=None)
