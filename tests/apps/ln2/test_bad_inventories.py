@@ -16,12 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from consulta.apps.ln2._inventory import (
-    MAX_INVENTORY_BYTES,
-    MAX_INVENTORY_RECORDS,
-    InventoryFile,
-    InventoryFileError,
-)
+from consulta.apps.ln2 import MAX_INVENTORY_BYTES, MAX_INVENTORY_RECORDS, InventoryFile, InventoryFileError
 from consulta.apps.ln2._operations import RecordThaw, apply_plan
 from consulta.config import Settings
 from consulta.frontends.cli import main

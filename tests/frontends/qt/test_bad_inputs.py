@@ -29,3 +29,15 @@ def test_a_bad_inventory_is_said_in_the_windows_language(qtbot: Any, tmp_path: P
     finally:
         window.close()
         qtbot.waitUntil(lambda: window.bridge.state is BridgeState.stopped, timeout=WAIT_MS)
+
+
+def test_an_inventory_broken_while_the_window_is_open_is_said_in_its_language(open_window: Any) -> None:
+    from consulta.apps.ln2._desktop import GridPanel
+
+    from .conftest import panel
+
+    window = open_window(lang="zh-CN")
+    grid = panel(window, GridPanel)
+    grid.path.write_bytes(b"")
+    grid.refresh()
+    assert grid.error.text().startswith(f"无法读取库存：库存文件 {grid.path} 是空的。") and "\n" not in grid.error.text()
