@@ -11,13 +11,14 @@ import os
 
 from ...runtime import ConsultaError
 from . import _apps, _info, _runs  # noqa: F401 - each registers its commands on `app`
-from ._base import app, fail
+from ._base import app, fail, new_command
 
 __all__ = ["app", "main"]
 
 
 def main() -> None:
     os.environ.setdefault("PYDANTIC_AI_NO_BANNER", "1")  # the engine's advertising banner is noise in our terminal
+    new_command()
     try:
         app()
     except ConsultaError as error:

@@ -34,6 +34,7 @@ __all__ = [
     "in_daemon_thread",
     "interactive",
     "messages_lang",
+    "new_command",
     "policy",
     "prepare_model",
     "settings_for",
@@ -54,6 +55,12 @@ def env_lang() -> str:
 
 _chosen_lang: str | None = None
 """The language of the command's settings, once read (`--lang`, else `CONSULTA_LANG`)."""
+
+
+def new_command() -> None:
+    """A command starts: its language is not known until its settings are read."""
+    global _chosen_lang
+    _chosen_lang = None
 
 
 def messages_lang() -> str:
