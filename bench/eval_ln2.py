@@ -33,7 +33,6 @@ import argparse
 import json
 import os
 import re
-import shutil
 import sqlite3
 import statistics
 import subprocess

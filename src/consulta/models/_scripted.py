@@ -102,11 +102,12 @@ def _users_words(part: object) -> bool:
 
 
 def _position(messages: list[ModelMessage]) -> tuple[int, int]:
-    """(turn, step within it): how many user messages came before the last one, and responses since it."""
+    """(turn, step within it): how many user messages came before the last one, and model responses since it (a
+    response the runtime made itself, named `consulta:…` — a turn's first look — is not a step of the script)."""
     turn, index = -1, 0
     for message in messages:
         if isinstance(message, ModelRequest) and any(_users_words(p) for p in message.parts):
             turn, index = turn + 1, 0
-        elif isinstance(message, ModelResponse):
+        elif isinstance(message, ModelResponse) and not (message.model_name or "").startswith("consulta:"):
             index += 1
     return max(turn, 0), index

@@ -1,6 +1,6 @@
 """The engine: agent definitions, tools and their policies, runs, asks, plans, events and the store."""
 
-from ._agent import Agent, Instructions, ToolChoice, tool_schemas
+from ._agent import Agent, ChangeRequest, FirstLook, Instructions, ToolChoice, tool_schemas
 from ._claims import Claim, ReplyCheck, ReplyRefused, ToolOutcome, TurnFacts, all_checks, assertions, check_claims, compose_reply, find_claims, reply_lang
 from ._crash_points import CRASH_AT_ENV, crash_point
 from ._engine import TypedAnswer, invalid_arguments_result, tool_exception_result, typed_answer
@@ -40,6 +40,8 @@ __all__ = [
     "PLAN_ASK",
     "TRACES_SETTING",
     "Agent",
+    "ChangeRequest",
+    "FirstLook",
     "AskClosed",
     "AskKind",
     "AskOpened",

@@ -13,7 +13,7 @@ from ._records import RunRecord
 from ._schemas import json_schema_for
 from ._tools import AskKind, ToolDef
 
-__all__ = ["Agent", "Instructions", "ToolChoice", "tool_schemas"]
+__all__ = ["Agent", "ChangeRequest", "FirstLook", "Instructions", "ToolChoice", "tool_schemas"]
 
 Instructions = str | Callable[[RunRecord], str]
 """An agent's instructions: a text, or a function of the run giving it (e.g. with the date the run started on:
@@ -24,6 +24,12 @@ resumed later is told what it was told before."""
 ToolChoice = Callable[[str], Sequence[str] | None]
 """Given the run id, before each model request: the tools the model must call one of at this step, or None (it may
 call any tool or answer in text)."""
+
+ChangeRequest = Callable[[str], bool]
+"""Given the user's words of a turn: whether they ask for a change (a write); see `Agent.asks_for_change`."""
+
+FirstLook = Callable[[str], Sequence[tuple[str, dict[str, Any]]]]
+"""Given the user's words of a turn: the read calls (tool name, arguments) to make before the model's first step."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -37,6 +43,10 @@ class Agent:
     inspect an upload before it plans): the model still writes the call, and every tool stays described to it.
     `first_step_tool`: the first step of each turn calls a tool (any of the agent's, unless `tool_choice` narrows
     them): an agent whose turns act or look up starts from facts, and free text comes after them.
+    `asks_for_change`: when given, a turn whose words do not ask for a change is offered no write tool at any step,
+    and a write called anyway is refused (`not_a_change_request`): a request for information never leads to a write.
+    `first_look`: read calls the runtime makes itself when a turn starts, from the user's words (e.g. the records of a
+    name the user wrote); they are recorded as the turn's first tool calls and the model starts from their results.
     """
 
     app: str
@@ -48,6 +58,8 @@ class Agent:
     max_steps: int = 25
     tool_choice: ToolChoice | None = None
     first_step_tool: bool = False
+    asks_for_change: ChangeRequest | None = None
+    first_look: FirstLook | None = None
     check_reply: ReplyCheck | None = None
     """The agent's own check in code of its final text against the turn's facts (`TurnFacts`), after the runtime's
     claim check that every agent has: raise ValueError saying why, and the model writes it again with that reason
@@ -60,6 +72,8 @@ class Agent:
             raise ConfigError(f"Agent {self.app!r} has duplicate tool names: {names}.")
         if self.first_step_tool and not self.tools:
             raise ConfigError(f"Agent {self.app!r} must start each turn with a tool (first_step_tool) but has no tools.")
+        if self.first_look is not None and not any(t.kind == "read" for t in self.tools):
+            raise ConfigError(f"Agent {self.app!r} has a first_look but no read tools to make it with.")
         if any(t.kind == "write" for t in self.tools) and self.executor is None:
             raise ConfigError(f"Agent {self.app!r} has write tools but no plan executor to apply them.")
 
@@ -74,6 +88,16 @@ class Agent:
         if unknown or not chosen:
             raise ConfigError(f"Agent {self.app!r} chose tools it does not have: {unknown or 'none'}; choose among {[t.name for t in self.tools]}.")
         return list(chosen)
+
+    def offers_writes(self, words: str | None) -> bool:
+        """Whether a turn with these user words may call write tools."""
+        return self.asks_for_change is None or words is None or self.asks_for_change(words)
+
+    def first_calls(self, words: str) -> list[tuple[str, dict[str, Any]]]:
+        """The turn's first look: read calls only (a name that is not one of the agent's read tools is left out)."""
+        if self.first_look is None:
+            return []
+        return [(name, dict(args)) for name, args in self.first_look(words) if (t := self.tool(name)) is not None and t.kind == "read"]
 
     def tool(self, name: str) -> ToolDef | None:
         return next((t for t in self.tools if t.name == name), None)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -31,7 +32,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 from pydantic_ai.models import Model
-from pydantic_ai.settings import ModelSettings
+from pydantic_ai.settings import ModelSettings, ToolOrOutput
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.usage import UsageLimits
 
@@ -305,11 +306,18 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
             chosen = agent.choose_tools(ctx.deps.run_id)
             if chosen is not None:
                 return ModelSettings(tool_choice=chosen)
-            if agent.first_step_tool and not _called_this_turn(ctx.messages):
-                return ModelSettings(tool_choice="required")  # facts first: the turn's first step calls a tool
+            first = agent.first_step_tool and not _called_this_turn(ctx.messages)
             if _last_result_was_repeat(ctx.messages):
                 # It asked again for what it already has: this step says what the results show (small models loop).
                 return ModelSettings(tool_choice="none")
+            if not agent.offers_writes(_turn_words(ctx.messages)):
+                # A request for information: no write is offered (every tool stays described to the model).
+                others = [t.name for t in agent.tools if t.kind != "write"]
+                if not others:
+                    return ModelSettings(tool_choice="none")
+                return ModelSettings(tool_choice=others if first else ToolOrOutput(function_tools=others))
+            if first:
+                return ModelSettings(tool_choice="required")  # facts first: the turn's first step calls a tool
             return ModelSettings()
 
         return per_step
@@ -327,6 +335,13 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
                 return await handler(args)
             if tool.kind == "ask":
                 result = self._defer_ask(ctx, call, tool, args)
+            elif tool.kind == "write" and not deps.agent.offers_writes(_turn_words(ctx.messages)):
+                result = {
+                    "ok": False,
+                    "error_code": "not_a_change_request",
+                    "message": f"Not staged: the user's words in this turn ask for no change, so {call.tool_name} is not offered.",
+                    "_hint": "Answer what the user asked from the look-up results; to change something, they must say so.",
+                }
             elif tool.kind == "write":
                 op = _result_of(await handler(args))
                 evidence = evidence_from(ctx.messages, deps.agent, deps.prompt)
@@ -480,6 +495,30 @@ def rerun_results(deferred: dict[str, Any], asks: dict[str, dict[str, Any]]) -> 
         approvals[call_id] = ToolApproved(override_args={**rerun["args"], **chosen})
         metadata[call_id] = {RERUN_KEY: answers}
     return DeferredToolResults(calls=calls, approvals=approvals, metadata=metadata)
+
+
+def _turn_words(messages: list[ModelMessage]) -> str | None:
+    """What the user wrote to start this turn (None before any)."""
+    for message in reversed(messages):
+        if isinstance(message, ModelRequest):
+            for part in message.parts:
+                if isinstance(part, UserPromptPart):
+                    return part.content if isinstance(part.content, str) else " ".join(str(c) for c in part.content if isinstance(c, str))
+    return None
+
+
+def _first_look(agent: Agent, prompt: str) -> list[ModelMessage]:
+    """The turn's opening as if the model had made the agent's first-look calls: the user's words, then those calls
+    (run by the engine like any call, so they are checked, logged and on record)."""
+    calls = agent.first_calls(prompt)
+    if not calls:
+        return []
+    parts = [ToolCallPart(name, args, tool_call_id=f"look_{uuid.uuid4().hex[:16]}") for name, args in calls]
+    return [ModelRequest(parts=[UserPromptPart(prompt)]), ModelResponse(parts=parts, model_name=FIRST_LOOK_MODEL)]
+
+
+FIRST_LOOK_MODEL = "consulta:first-look"
+"""The model name on a response the runtime made itself (the turn's first look)."""
 
 
 def _last_result_was_repeat(messages: list[ModelMessage]) -> bool:
@@ -717,9 +756,12 @@ class EngineRun:
         if self.deferred:
             asks = self.deps.log.store.list_asks(status=None, run_id=self.deps.run_id)
             results = rerun_results(self.deferred, {a.tool_call_id: a.payload for a in asks if a.tool_call_id})
+        prompt, history = self.prompt, self.history
+        if prompt is not None and not self.deferred and (opening := _first_look(self.deps.agent, prompt)):
+            prompt, history = None, [*history, *opening]  # the engine runs the first-look calls, then the model
         limits = UsageLimits(request_limit=self.max_steps)
         async with self.engine.iter(
-            self.prompt, message_history=self.history, deferred_tool_results=results, deps=self.deps, usage_limits=limits
+            prompt, message_history=history, deferred_tool_results=results, deps=self.deps, usage_limits=limits
         ) as run:
             async for node in run:
                 # One checkpoint per step: when the next model request, carrying the tools' results, is about to

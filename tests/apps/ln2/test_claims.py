@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic_ai.settings import ToolOrOutput
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
@@ -122,7 +123,24 @@ def test_honest_replies_after_a_look_up_pass_as_written(tmp_path: Path, inventor
     assert run.status == RunStatus.finished and run.output == reply
 
 
-def test_an_ln2_turn_starts_with_a_tool(tmp_path: Path, inventory: Path) -> None:
+READS = ["query_inventory", "search_records", "empty_positions", "inventory_stats", "audit_history", "question"]
+
+
+@pytest.mark.parametrize(
+    ("prompt", "first_choice", "looked"),
+    [
+        # an action: the first step must call a tool, any of them
+        ("Thaw the tube in box 1 position 28", "required", []),
+        # information with nothing named: a read (or the question) must come first; no write is offered
+        ("Which tubes were frozen in July 2025?", READS, []),
+        # information naming a record: the runtime looked it up itself; the model may answer, still no write
+        ("Do we have any HeLa cells left?", ToolOrOutput(function_tools=READS), ["query_inventory"]),
+        ("5号盒第37位是什么？", ToolOrOutput(function_tools=READS), ["query_inventory"]),
+    ],
+)
+def test_an_ln2_turn_starts_from_facts_and_information_never_writes(
+    tmp_path: Path, inventory: Path, prompt: str, first_choice: Any, looked: list[str]
+) -> None:
     agent = ln2.build_agent(inventory=inventory)
     assert agent.first_step_tool
     seen: list[Any] = []
@@ -130,17 +148,28 @@ def test_an_ln2_turn_starts_with_a_tool(tmp_path: Path, inventory: Path) -> None
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         seen.append((info.model_settings or {}).get("tool_choice"))
         if len(seen) == 1:
-            return ModelResponse(parts=[ToolCallPart("query_inventory", {"cell_line": "HeLa"})])
-        return ModelResponse(parts=[TextPart("HeLa is in box 1.")])
+            return ModelResponse(parts=[ToolCallPart("inventory_stats", {})])
+        return ModelResponse(parts=[TextPart("Box 1 holds 30 tubes.")])
 
     store = Store(f"sqlite:///{tmp_path}/consulta.db")
 
     async def scenario() -> RunRecord:
         runtime = Runtime(store=store, resolve_model=lambda _: FunctionModel(model))
         try:
-            return await runtime.run(agent, "Do we have any HeLa cells left?", model="scripted")
+            return await runtime.run(agent, prompt, model="scripted")
         finally:
             await runtime.aclose()
 
     run = asyncio.run(scenario())
-    assert run.status == RunStatus.finished and seen == ["required", None]
+    assert run.status == RunStatus.finished and seen[0] == first_choice
+    calls = [c.tool_name for c in store.list_tool_calls(run.id)]
+    assert calls == [*looked, "inventory_stats"]
+
+
+def test_a_write_on_an_information_request_is_refused_and_stages_nothing(tmp_path: Path, inventory: Path) -> None:
+    before = inventory.read_bytes()
+    steps = [{"tool_calls": [{"name": "record_thaw", "args": {"box": 1, "positions": [28]}}]}, {"text": "HeLa is in box 1."}]
+    run, store = run_script(tmp_path, inventory, "What is in box 1 position 28?", steps)
+    (thaw,) = [c for c in store.list_tool_calls(run.id) if c.tool_name == "record_thaw"]
+    assert thaw.error_code == "not_a_change_request"
+    assert store.list_plans(run_id=run.id) == [] and inventory.read_bytes() == before

@@ -11,6 +11,7 @@ from ...asks import question_tool
 from ...runtime import Agent, RunRecord
 from ._inventory import load_inventory
 from ._tools import Ln2Plans, ln2_tools
+from ._turns import asks_for_change, first_look_for
 
 __all__ = ["AGENT", "SAMPLE_INVENTORY", "build_agent", "default_inventory", "instructions"]
 
@@ -101,6 +102,8 @@ def build_agent(*, inventory: Path | str, question_timeout: float = 300.0) -> Ag
         tools=(*ln2_tools(path), question_tool()),
         executor=Ln2Plans(path),
         first_step_tool=True,  # an inventory turn looks up or acts before it says anything
+        asks_for_change=asks_for_change,  # a question about the tank never writes
+        first_look=first_look_for(path),  # the records the words point at, before the model's first step
         question_timeout=question_timeout,
         options={"inventory": str(path), "question_timeout": question_timeout},
     )

@@ -21,7 +21,7 @@ from ._inventory import BoxLayout, Inventory, Record
 from ._operations import Positions
 from ._queries import _ranges, best_named
 
-__all__ = ["TubeChoiceError", "TubeRef", "locate", "place_said", "tube_choice"]
+__all__ = ["TubeChoiceError", "TubeRef", "locate", "place_said", "said_boxes", "said_positions", "tube_choice"]
 
 
 class TubeRef(BaseModel):
@@ -153,31 +153,32 @@ def _several(ref: TubeRef, candidates: list[dict[str, Any]], *, which: str = "re
 
 def _none(inventory: Inventory, ref: TubeRef, missing: list[int]) -> TubeChoiceError:
     what = ref.describe()
+    values: dict[str, Any] = {"what": what}
     if missing and ref.box is not None:
         at = ", ".join(map(str, missing))
         holders = [r for r in inventory.records if r.box == ref.box and set(missing) & set(r.positions)]
+        values |= {"box": ref.box, "at": at}
         if holders:
             held = ", ".join(r.display_name for r in holders)
-            detail = f"box {ref.box} position {at} holds {held}, not {what}"
-            detail_zh = f"{ref.box}号盒 {at} 号位放的是 {held}，不是 {what}"
+            detail, case = f"box {ref.box} position {at} holds {held}, not {what}", "held"
+            values["held"] = held
         else:
-            detail = f"box {ref.box} holds no tube at position {at}"
-            detail_zh = f"{ref.box}号盒 {at} 号位没有管子"
+            detail, case = f"box {ref.box} holds no tube at position {at}", "empty"
     else:
-        detail = f"no record with tubes left matches {what}"
-        detail_zh = f"没有还剩管子的记录符合 {what}"
+        detail, case = f"no record with tubes left matches {what}", "unmatched"
     near = _nearest(inventory, ref)
     nearest = [_candidate(r, r.positions) for r in near]
     listing = "; ".join(c["label"] for c in nearest)
     choice = None
-    if near and (ref.names() or ref.box is not None):
+    named = bool(ref.names()) and bool(best_named(inventory, **ref.names())[0])
+    if near and (named or ref.box is not None):
         # What the words could have meant becomes the runtime's question (as many tubes as were named, from each);
         # a name that fits nothing at all is not asked about with unrelated tubes.
         count = max(1, len(ref.positions or ()))
         shown = [_candidate(r, r.positions[:count]) for r in near]
         choice = tube_choice(
             shown, header="Which tube", question=f"{detail[:1].upper()}{detail[1:]}. Which tube do you mean?",
-            keys=("ln2.choice.none.header", "ln2.choice.none.question"), values={"detail": detail[:1].upper() + detail[1:], "detail_zh": detail_zh},
+            keys=("ln2.choice.none.header", f"ln2.choice.none.{case}"), values=values,
         )
     return TubeChoiceError(
         "no_matching_tube",
@@ -210,7 +211,7 @@ _BOX = re.compile(
 _ITEM = r"[A-Za-z]?\d+"
 _LIST = rf"({_ITEM}(?:\s*(?:[,，、/&+~–-]|\band\b|\bto\b|和|与|及|到|至)\s*{_ITEM})*)"
 _POSITIONS = re.compile(rf"(?:\b(?:positions?|pos\.?|slots?|wells?)|位置|孔位|孔|位)\s*[:：#]?\s*{_LIST}", re.IGNORECASE)
-_ZH_POSITION = re.compile(r"(\d+)\s*号\s*(?:位|孔)")
+_ZH_POSITION = re.compile(r"(?:第\s*)?(\d+)\s*号\s*(?:位|孔)|第\s*(\d+)\s*(?:位|孔)")
 _LABEL = re.compile(r"(?<![\w-])([A-Za-z])(\d{1,2})(?![\w-])")
 _RANGE = re.compile(rf"({_ITEM})\s*(?:[~–-]|\bto\b|到|至)\s*({_ITEM})", re.IGNORECASE)
 
@@ -225,7 +226,13 @@ def _position(token: str, layout: BoxLayout) -> int | None:
     return None
 
 
-def _said_positions(text: str, layout: BoxLayout) -> set[int]:
+def said_boxes(text: str) -> set[int]:
+    """The box numbers `text` names as boxes ("box 2", "2号盒", "盒子 2")."""
+    return {int(n) for groups in _BOX.findall(text) for n in groups if n}
+
+
+def said_positions(text: str, layout: BoxLayout) -> set[int]:
+    """The positions `text` names as places ("position 15", "positions 1-3", "15号位", "第15位", "B6")."""
     said: set[int] = set()
     for match in _POSITIONS.finditer(text):
         listed = match.group(1)
@@ -234,7 +241,7 @@ def _said_positions(text: str, layout: BoxLayout) -> set[int]:
             if a is not None and b is not None and 0 <= b - a <= layout.capacity:
                 said.update(range(a, b + 1))
         said.update(p for token in re.findall(_ITEM, listed) if (p := _position(token, layout)) is not None)
-    said.update(int(n) for n in _ZH_POSITION.findall(text))
+    said.update(int(n) for groups in _ZH_POSITION.findall(text) for n in groups if n)
     said.update(p for row, col in _LABEL.findall(text) if (p := _position(row + col, layout)) is not None)
     return said
 
@@ -247,7 +254,7 @@ def place_said(texts: Iterable[str], *, box: int, positions: Sequence[int], layo
     boxes: set[int] = set()
     places: set[int] = set()
     for text in texts:
-        boxes.update(int(n) for groups in _BOX.findall(text) for n in groups if n)
-        places |= _said_positions(text, layout)
+        boxes |= said_boxes(text)
+        places |= said_positions(text, layout)
     return box in boxes and set(positions) <= places
 

@@ -1,0 +1,99 @@
+"""What a turn's words ask of the inventory, read in code: a change or not, and the look-up that starts it.
+
+Two hooks of the runtime's `Agent` (see `consulta.runtime.Agent`):
+
+* `asks_for_change(words)`: whether the words ask to change the inventory — a verb of taking out, adding or undoing,
+  in English or Chinese. A question about what we have ("Do we have HeLa left?", "5号盒37位是什么？") is not, and the
+  runtime then offers no write tool for the whole turn.
+* `first_look(words)`: the read call the runtime makes before the model's first step, so the model starts from the
+  records the words point at: the tube at a box and position the user named, the records of a name the inventory
+  holds (the longest name found: "HeLa-Kyoto" before "HeLa"), the free positions of a box asked about, or the audit
+  history before an undo. Words that point at nothing known start with no call; the model looks things up itself.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ._inventory import Inventory, load_inventory
+from ._locate import said_boxes, said_positions
+
+__all__ = ["asks_for_change", "first_look_for"]
+
+_CHANGE_EN = re.compile(
+    r"\b(?:thaw\w*|take\s+(?:\w+\s+){0,4}?out|took\s+out|takeout|remove|discard\w*|throw\s+(?:\w+\s+)?away|dispose|"
+    r"add|adding|put|freeze|freezing|store|deposit|undo|revert|roll\s*back|rollback|restore|delete|use\s+up|move)\b",
+    re.IGNORECASE,
+)
+_CHANGE_ZH = re.compile(
+    r"取出|取一|取两|取几|取走|拿出|拿一|拿两|拿走|解冻|复苏|丢弃|扔掉|扔了|销毁|弃掉|添加|加入|新增|加一|放入|放进|放一|放两|放到|存入|"
+    r"冻存|冻一|冻两|撤销|撤回|回滚|恢复|删除|删掉|用掉|移到|移动|登记"
+)
+_UNDO = re.compile(r"\b(?:undo|revert|roll\s*back|rollback)\b|撤销|撤回|回滚", re.IGNORECASE)
+_FREE = re.compile(r"\b(?:free|empty|space|available|vacant)\b|空位|空余|空的|剩余位置|还有几个位|有几个位", re.IGNORECASE)
+
+
+def asks_for_change(words: str) -> bool:
+    """Whether `words` ask to change the inventory (take out, add, undo…), in English or Chinese."""
+    return bool(_CHANGE_EN.search(words) or _CHANGE_ZH.search(words))
+
+
+def _names(inventory: Inventory) -> list[tuple[str, str]]:
+    """(name, query field) of every record with tubes left, longest first: short names, cell lines, plasmids."""
+    found: dict[str, str] = {}
+    for record in inventory.records:
+        if not record.positions:
+            continue
+        for value, field in ((record.short_name, "cell_line"), (record.parent_cell_line, "cell_line"), (record.plasmid_name, "plasmid")):
+            if value and len(value) >= 3:
+                found.setdefault(value, field)
+    return sorted(found.items(), key=lambda item: -len(item[0]))
+
+
+def _named(words: str, inventory: Inventory) -> tuple[str, str] | None:
+    """The longest inventory name the words contain (case-insensitive, at ASCII word edges), or None."""
+    folded = words.casefold()
+    for name, field in _names(inventory):
+        at = folded.find(name.casefold())
+        while at >= 0:
+            before = folded[at - 1] if at else " "
+            end = at + len(name)
+            after = folded[end] if end < len(folded) else " "
+            if not (before.isascii() and (before.isalnum() or before in "-_")) and not (after.isascii() and (after.isalnum() or after in "-_")):
+                return name, field
+            at = folded.find(name.casefold(), at + 1)
+    return None
+
+
+def first_look_for(inventory_path: Path) -> Callable[[str], list[tuple[str, dict[str, Any]]]]:
+    """The first look of turns over the inventory file at `inventory_path` (read afresh each turn)."""
+
+    def first_look(words: str) -> list[tuple[str, dict[str, Any]]]:
+        try:
+            inventory = load_inventory(inventory_path)
+        except Exception:  # an unreadable file: the model's own call reports it properly
+            return []
+        change = asks_for_change(words)
+        if change and _UNDO.search(words):
+            return [("audit_history", {})]
+        boxes = said_boxes(words)
+        box = next(iter(boxes)) if len(boxes) == 1 else None
+        positions = said_positions(words, inventory.layout)
+        if change:
+            return []  # the write tools take the user's words themselves; a question follows when they fit several
+        if box is not None and len(positions) == 1:
+            return [("query_inventory", {"box": box, "position": next(iter(positions))})]
+        if box is not None and _FREE.search(words):
+            return [("empty_positions", {"box": box})]
+        named = _named(words, inventory)
+        if named is not None:
+            name, field = named
+            return [("query_inventory", {field: name})]
+        if box is not None:
+            return [("query_inventory", {"box": box})]
+        return []
+
+    return first_look
