@@ -21,12 +21,15 @@ from ._def import (
     FollowUp,
     Handover,
     McpPart,
+    SharedData,
     TerminalPart,
     WebKit,
     WebPart,
 )
+from ._proposals import PERSON_MODEL, Proposal, propose
 
 __all__ = [
+    "PERSON_MODEL",
     "AgentBuilder",
     "AppDef",
     "AppEnv",
@@ -39,11 +42,14 @@ __all__ = [
     "FollowUp",
     "Handover",
     "McpPart",
+    "Proposal",
+    "SharedData",
     "TerminalPart",
     "WebKit",
     "WebPart",
     "app_names",
     "get_app",
+    "propose",
     "register_app",
     "resolve_app",
 ]

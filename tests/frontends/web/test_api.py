@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 
 from consulta.frontends.web import create_app
 
-from .conftest import AMBIGUOUS, inventory_path, new_session, pending_ask, run_status, settings_for, sha256, wait_for
+from .conftest import AMBIGUOUS, inventory_path, new_session, pending_ask, rollback, run_status, settings_for, sha256, wait_for
 
 QUESTION_ONLY = {
     "turns": [
@@ -78,14 +78,21 @@ def test_the_ambiguous_request_end_to_end(client: TestClient, alice: dict[str, s
     (entry,) = client.get("/api/ln2/audit", headers=alice).json()
     assert entry["op"] == "record_thaw" and entry["run_id"] == run["id"] and entry["actor"].startswith("web:")
 
-    rolled = client.post(f"/api/ln2/audit/{entry['audit_id']}/rollback", headers=alice)
-    assert rolled.status_code == 200
-    assert inventory.read_bytes() == original
+    staged = client.post(f"/api/ln2/audit/{entry['audit_id']}/rollback", headers=alice)
+    assert staged.status_code == 202  # a person's rollback is staged like any write: nothing is written yet
+    proposal = staged.json()
+    assert inventory.read_bytes() != original and len(client.get("/api/ln2/audit", headers=alice).json()) == 1
+    ask = client.get(f"/api/asks/{proposal['ask_id']}", headers=alice).json()
+    assert ask["kind"] == "plan" and ask["status"] == "pending" and ask["run_id"] == proposal["run_id"]
+    assert ask["payload"]["items"][0]["op"] == {"op": "rollback", "audit_id": entry["audit_id"]}
+    assert client.post(f"/api/asks/{proposal['ask_id']}/answer", json={"decision": "approve"}, headers=alice).status_code == 200
+    rolled = run_status(client, alice, proposal["run_id"], "finished")
+    assert rolled["output"] and inventory.read_bytes() == original
     assert _cells(client, alice)[(2, 1)] == 9
     assert client.get("/api/ln2/boxes/2/positions/1", headers=alice).json()["record"]["short_name"] == "K562-dTAG-BRD4"
     newest = client.get("/api/ln2/audit", headers=alice).json()[0]
-    assert newest["op"] == "rollback" and newest["actor"] == entry["actor"]
-    assert [r["id"] for r in client.get("/api/runs", headers=alice).json()] == [run["id"]]
+    assert newest["op"] == "rollback" and newest["actor"] == entry["actor"] and newest["run_id"] == proposal["run_id"]
+    assert [r["id"] for r in client.get("/api/runs", headers=alice).json()] == [proposal["run_id"], run["id"]]
 
 
 def test_a_rejected_plan_changes_nothing(client: TestClient, alice: dict[str, str], home: Path) -> None:
@@ -288,7 +295,7 @@ def test_a_malformed_plan_decision_is_422_and_changes_nothing(client: TestClient
     assert client.get("/api/ln2/audit", headers=alice).json() == []
 
 
-def test_a_rollback_that_cannot_apply_is_409_and_changes_nothing(client: TestClient, alice: dict[str, str], home: Path) -> None:
+def test_a_rollback_that_cannot_apply_fails_and_changes_nothing(client: TestClient, alice: dict[str, str], home: Path) -> None:
     client.post("/api/runs", json={"prompt": AMBIGUOUS}, headers=alice)
     question = pending_ask(client, alice, kind="question")
     client.post(f"/api/asks/{question['id']}/answer", json={"answers": ["K562-dTAG-BRD4"]}, headers=alice)
@@ -296,10 +303,12 @@ def test_a_rollback_that_cannot_apply_is_409_and_changes_nothing(client: TestCli
     client.post(f"/api/asks/{plan['id']}/answer", json={"decision": "approve"}, headers=alice)
     run_status(client, alice, plan["run_id"], "finished")
     (entry,) = client.get("/api/ln2/audit", headers=alice).json()
-    assert client.post(f"/api/ln2/audit/{entry['audit_id']}/rollback", headers=alice).status_code == 200
+    rollback(client, alice, entry["audit_id"])
     after = sha256(inventory_path(home))
-    again = client.post(f"/api/ln2/audit/{entry['audit_id']}/rollback", headers=alice)  # already in that state
-    assert again.status_code == 409 and again.json()["error_code"] == "invalid_argument"
+    again = rollback(client, alice, entry["audit_id"])  # already in that state: approved, it fails at the apply
+    failed = client.get(f"/api/runs/{again['run_id']}/events?follow=false", headers=alice).text
+    assert '"status":"failed"' in failed and "invalid_argument" in failed
+    assert client.get(f"/api/runs/{again['run_id']}", headers=alice).json()["output"].startswith("Not applied")
     assert sha256(inventory_path(home)) == after
     assert len(client.get("/api/ln2/audit", headers=alice).json()) == 2
     bad = client.post("/api/ln2/audit/..%2Fetc/rollback", headers=alice)

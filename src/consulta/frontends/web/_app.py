@@ -24,7 +24,7 @@ from ...runtime import AskPolicy
 from .._host import AppHost
 from . import _api
 from ._access_log import AccessLog
-from ._deps import Host, Principal
+from ._deps import FORBIDDEN_RESPONSE, Host, Principal, shared_principal
 from ._errors import ERROR_RESPONSES, ApiError, install_error_handlers
 from ._sessions import COOKIE, SessionKeeper, set_session_cookie
 from ._stream import EventBroker
@@ -88,7 +88,10 @@ def create_app(
     html_page = _page(app_def.name, part)
     if part is not None:
         if part.router is not None:
-            kit = WebKit(host=Host, principal=Principal, error=ApiError, responses=ERROR_RESPONSES)
+            kit = WebKit(
+                host=Host, principal=Principal, shared=shared_principal(part.shared_data), error=ApiError,
+                responses=ERROR_RESPONSES | FORBIDDEN_RESPONSE,
+            )
             api.include_router(part.router(kit))
         api.mount(f"/apps/{app_def.name}/static", StaticFiles(directory=part.static), name=f"{app_def.name}-static")
 

@@ -1,8 +1,10 @@
 // ln2's panels on the web page: the boxes as rows × cols grids, one tube's record, the audit history with
 // rollback. Everything here is drawn from GET /api/ln2/* and redrawn when the file changes. The page (the web front
-// end's main.js) calls `mount` once its language is loaded.
+// end's main.js) calls `mount` once its language is loaded. A rollback is staged like any write: its plan card (the
+// chat's own) asks for approval, and only approving it applies it.
 
-import { api } from "/static/js/api.js";
+import { api, follow } from "/static/js/api.js";
+import { planCard } from "/static/js/asks.js";
 import { h } from "/static/js/dom.js";
 import { formatTime, lang, t } from "/static/js/i18n.js";
 
@@ -15,7 +17,7 @@ export function mount({ onError, onNotice }) {
     grid: $("#grid"),
     tube: $("#tube"),
     audit: $("#audit-list"),
-    confirm: $("#confirm"),
+    staged: $("#audit-plan"),
     onError,
     onNotice,
   });
@@ -36,8 +38,8 @@ export function mount({ onError, onNotice }) {
 }
 
 export class Inventory {
-  constructor({ tabs, grid, tube, audit, confirm, onError, onNotice }) {
-    Object.assign(this, { tabs, grid, tube, audit, confirm, onError, onNotice });
+  constructor({ tabs, grid, tube, audit, staged, onError, onNotice }) {
+    Object.assign(this, { tabs, grid, tube, audit, staged, onError, onNotice });
     this.view = null;
     this.box = 1;
     this.selected = null;
@@ -184,24 +186,31 @@ export class Inventory {
     );
   }
 
+  // Stage the rollback (nothing is written), show its plan card for approval, and follow its run until the plan is
+  // decided: approving applies it (the grid and the history redraw), rejecting or letting it time out changes nothing.
   async rollback(entry) {
-    this.confirm.querySelector("#confirm-text").textContent = t("ln2.web.audit.confirm_text", { id: entry.audit_id, summary: summaryOf(entry) });
-    const answer = await new Promise((resolve) => {
-      this.confirm.addEventListener("close", () => resolve(this.confirm.returnValue), { once: true });
-      this.confirm.returnValue = "cancel";
-      this.confirm.showModal();
-    });
-    if (answer !== "ok") {
-      return;
-    }
+    let proposal;
     try {
-      await api("POST", `/api/ln2/audit/${encodeURIComponent(entry.audit_id)}/rollback`);
+      proposal = await api("POST", `/api/ln2/audit/${encodeURIComponent(entry.audit_id)}/rollback?lang=${encodeURIComponent(lang())}`);
     } catch (error) {
       this.onError(error);
       return;
     }
-    this.onNotice(t("ln2.web.audit.rolled_back", { id: entry.audit_id }));
-    await Promise.all([this.refresh(), this.refreshAudit()]);
+    const card = planCard(proposal.plan_id, proposal.previews.map((preview) => ({ preview })), { onError: this.onError });
+    card.open(proposal.ask_id);
+    this.staged.replaceChildren(card);
+    card.scrollIntoView({ block: "nearest" });
+    this.onNotice(t("ln2.web.audit.staged", { id: entry.audit_id }));
+    follow(proposal.run_id, {
+      onEvent: (event) => {
+        if (event.type === "ask_closed" && event.ask_id === proposal.ask_id) {
+          card.close();
+        } else if (event.type === "plan_decided" && event.plan_id === proposal.plan_id) {
+          card.decided(event);
+          Promise.all([this.refresh(), this.refreshAudit()]).catch(this.onError);
+        }
+      },
+    });
   }
 }
 
