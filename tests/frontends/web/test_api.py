@@ -8,7 +8,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-import pytest
 from fastapi.testclient import TestClient
 
 from consulta.frontends.web import create_app
@@ -138,34 +137,7 @@ def test_a_question_that_is_not_answered_in_time_times_out(tmp_path: Path) -> No
         assert client.get("/api/app").json()["question_timeout_s"] == 0.3
 
 
-# ---- errors -------------------------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("method", "path"),
-    [
-        ("GET", "/api/runs"),
-        ("POST", "/api/runs"),
-        ("GET", "/api/runs/run_x"),
-        ("GET", "/api/runs/run_x/events"),
-        ("POST", "/api/runs/run_x/stop"),
-        ("GET", "/api/asks"),
-        ("GET", "/api/asks/ask_x"),
-        ("POST", "/api/asks/ask_x/answer"),
-        ("POST", "/api/asks/ask_x/cancel"),
-        ("GET", "/api/ln2/grid"),
-        ("GET", "/api/ln2/boxes/1/positions/1"),
-        ("GET", "/api/ln2/audit"),
-        ("POST", "/api/ln2/audit/a_000001/rollback"),
-    ],
-)
-def test_no_session_is_401(client: TestClient, method: str, path: str) -> None:
-    for headers in ({}, {"Authorization": "Bearer short"}, {"Authorization": "Basic " + "x" * 43}):
-        response = client.request(method, path, headers=headers, json={"prompt": "x"} if method == "POST" else None)
-        assert response.status_code == 401, (path, headers)
-        assert response.json()["error_code"] == "no_session"
-        assert response.json()["message"] and response.json()["hint"]
-        assert response.headers["www-authenticate"] == "Bearer"
+# ---- errors (no session, a made-up one, another session's: test_isolation.py) -------------------------------------
 
 
 def test_routes_without_a_session(client: TestClient) -> None:
