@@ -197,6 +197,7 @@ export class Inventory {
       return;
     }
     const card = planCard(proposal.plan_id, proposal.previews.map((preview) => ({ preview })), { onError: this.onError });
+    card.querySelector(".muted").textContent = t("ln2.web.audit.staged_intro"); // staged by the person, not the agent
     card.open(proposal.ask_id);
     this.staged.replaceChildren(card);
     card.scrollIntoView({ block: "nearest" });
