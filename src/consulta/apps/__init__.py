@@ -26,9 +26,10 @@ from ._def import (
     WebKit,
     WebPart,
 )
-from ._proposals import PERSON_MODEL, Proposal, propose
+from ._proposals import PERSON, PERSON_MODEL, Proposal, propose
 
 __all__ = [
+    "PERSON",
     "PERSON_MODEL",
     "AgentBuilder",
     "AppDef",

@@ -2,8 +2,8 @@
 staged and approved like any write.
 
 `propose` checks the write against the data as it is (ToolError: nothing is recorded), then records a run of the
-person's (driven by them, not by a model: `PERSON_MODEL`, so nothing resumes it as a model's run) holding a plan of
-the one write, and opens the plan's approval ask — the same `plan` ask a model's write opens, shown by every front
+person's (agent `PERSON`, driven by them, not by a model: `PERSON_MODEL`, so nothing resumes it as a model's run, and
+a page restoring its conversation does not take it for a turn of the app's agent) holding a plan of the one write, and opens the plan's approval ask — the same `plan` ask a model's write opens, shown by every front
 end (the desktop's plan panel, the page's plan card, `consulta answer ASK approve`). Only an approval applies it,
 through the runtime's `PlanBook` and the app's `PlanExecutor`, audited as the approver; a rejection, a cancel, a
 stop or the agent's question timeout (every wait is bounded) writes nothing. The run then ends with what came of it.
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import uuid
 from typing import TYPE_CHECKING, Any
 
@@ -41,14 +42,17 @@ from ..runtime import (
 if TYPE_CHECKING:
     from ._def import AppView
 
-__all__ = ["PERSON_MODEL", "Proposal", "propose"]
+__all__ = ["PERSON", "PERSON_MODEL", "Proposal", "propose"]
 
+PERSON = "person"
+"""The agent a proposal's run records: the person themselves (no agent of the app is run)."""
 PERSON_MODEL = f"{EXTERNAL_MODEL_PREFIX}person"
 """The model a proposal's run records: a person drives it (as an MCP client's model drives its session's run)."""
 
 _POLL_S = 1.0
 """How often a waiting proposal looks at the store for an answer given in another process."""
 
+_log = logging.getLogger("consulta.proposals")
 _DECIDING: set[asyncio.Task[None]] = set()  # the tasks deciding proposals (held so they are not collected)
 
 
@@ -74,7 +78,7 @@ async def propose(host: AppView, *, tool: str, op: dict[str, Any], prompt: str, 
     runtime = host.runtime
     runtime.attach()
     log = runtime.recorder.create(
-        agent=agent.name, app=agent.app, prompt=prompt, model=PERSON_MODEL, lang=lang, options=agent.options,
+        agent=PERSON, app=agent.app, prompt=prompt, model=PERSON_MODEL, lang=lang, options=agent.options,
         principal=principal, held=False,
     )
     try:
@@ -87,8 +91,14 @@ async def propose(host: AppView, *, tool: str, op: dict[str, Any], prompt: str, 
         raise
     task = asyncio.get_running_loop().create_task(_decide_when_closed(runtime, log, ask, executor, timeout_s=agent.question_timeout))
     _DECIDING.add(task)
-    task.add_done_callback(_DECIDING.discard)
+    task.add_done_callback(_decided)
     return Proposal(run_id=log.run.id, plan_id=plan.id, ask_id=ask.id, previews=[str(i["preview"]) for i in ask.payload["items"]])
+
+
+def _decided(task: asyncio.Task[None]) -> None:
+    _DECIDING.discard(task)
+    if not task.cancelled() and (error := task.exception()) is not None:  # the plan stays pending: say why
+        _log.error("Deciding a person's proposal failed: %s: %s", type(error).__name__, error, exc_info=error)
 
 
 async def _decide_when_closed(runtime: Runtime, log: RunLog, ask: AskRecord, executor: PlanExecutor, *, timeout_s: float) -> None:
