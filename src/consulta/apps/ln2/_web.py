@@ -73,8 +73,9 @@ def router(kit: WebKit) -> APIRouter:
         """Nothing is written yet: the rollback is staged as a plan on a run of this session's (`run_id`), and its
         approval ask (`ask_id`) opened, like any write. Approve it with POST /api/asks/{ask_id}/answer
         `{"decision": "approve"}` (or reject it); only then is it applied, audited as this session. Follow
-        GET /api/runs/{run_id}/events for the `plan_decided` event. 404 for an unknown entry; 409 when the file cannot
-        be brought back to that state (already there, backup unusable); nothing is recorded then."""
+        GET /api/runs/{run_id}/events for the `plan_decided` event. 404 for an unknown entry; 409 when the entry
+        cannot be rolled back (its backup unusable); nothing is recorded then. Should the file no longer fit when it is
+        approved (already in that state), the plan ends `failed` and nothing is written."""
         try:
             return await propose_rollback(host, audit_id=audit_id, principal=principal, lang=normalize_lang(lang or host.env.lang))
         except ToolError as error:
