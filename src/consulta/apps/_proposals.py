@@ -89,6 +89,7 @@ async def propose(host: AppView, *, tool: str, op: dict[str, Any], prompt: str, 
     except ToolError as error:  # the data changed in between: the run ends saying so
         log.end(RunStatus.failed, error=error.message)
         raise
+    log.set_status(RunStatus.waiting)  # on the person's approval, as a model's run waits on its plan
     task = asyncio.get_running_loop().create_task(_decide_when_closed(runtime, log, ask, executor, timeout_s=agent.question_timeout))
     _DECIDING.add(task)
     task.add_done_callback(_decided)

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 
 from consulta.frontends.web import create_app
@@ -336,3 +337,41 @@ def test_stop_cancels_the_run_and_its_pending_question(client: TestClient, alice
     assert client.get(f"/api/asks/{question['id']}", headers=alice).json()["status"] == "cancelled"
     assert client.get("/api/asks", headers=alice).json() == []
     assert client.post(f"/api/runs/{run['id']}/stop", headers=alice).json()["status"] == "cancelled"  # idempotent
+
+
+# ---- a person's rollback: staged, applied only on approval --------------------------------------------------------
+
+
+def _one_change(client: TestClient, headers: dict[str, str]) -> dict[str, Any]:
+    client.post("/api/runs", json={"prompt": AMBIGUOUS}, headers=headers)
+    question = pending_ask(client, headers, kind="question")
+    client.post(f"/api/asks/{question['id']}/answer", json={"answers": ["K562-dTAG-BRD4"]}, headers=headers)
+    plan = pending_ask(client, headers, kind="plan")
+    client.post(f"/api/asks/{plan['id']}/answer", json={"decision": "approve"}, headers=headers)
+    run_status(client, headers, plan["run_id"], "finished")
+    (entry,) = client.get("/api/ln2/audit", headers=headers).json()
+    return entry
+
+
+@pytest.mark.parametrize("ending", ["reject", "stop", "time out"])
+def test_a_rollback_not_approved_changes_nothing(tmp_path: Path, ending: str) -> None:
+    options = {"question_timeout": 0.5 if ending == "time out" else 60}
+    with TestClient(create_app(app="ln2", settings=settings_for(tmp_path), options=options)) as client:
+        alice = new_session(client)
+        entry = _one_change(client, alice)
+        before = sha256(inventory_path(tmp_path))
+        staged = client.post(f"/api/ln2/audit/{entry['audit_id']}/rollback", headers=alice, params={"lang": "zh-CN"}).json()
+        assert staged["previews"][0].startswith(f"回滚 {entry['audit_id']}")  # in the page's language
+        run = client.get(f"/api/runs/{staged['run_id']}", headers=alice).json()
+        assert run["status"] == "waiting" and run["agent"] == "person"
+        if ending == "reject":
+            client.post(f"/api/asks/{staged['ask_id']}/answer", json={"decision": "reject"}, headers=alice)
+        elif ending == "stop":
+            assert client.post(f"/api/runs/{staged['run_id']}/stop", headers=alice).json()["status"] == "cancelled"
+        ended = run_status(client, alice, staged["run_id"], "finished", "cancelled")
+        ask = client.get(f"/api/asks/{staged['ask_id']}", headers=alice).json()
+        assert ask["status"] == {"reject": "answered", "stop": "cancelled", "time out": "timed_out"}[ending]
+        events = client.get(f"/api/runs/{staged['run_id']}/events?follow=false", headers=alice).text
+        assert '"type":"plan_decided"' in events and '"status":"applied"' not in events
+        assert ended["status"] == ("cancelled" if ending == "stop" else "finished")
+        assert sha256(inventory_path(tmp_path)) == before and len(client.get("/api/ln2/audit", headers=alice).json()) == 1
