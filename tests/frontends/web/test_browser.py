@@ -180,6 +180,11 @@ def _ask_and_approve(p: Page, home: Path, *, first: int, keyboard: bool) -> None
     assert staged.locator("h3").inner_text() == t["web.plan.title"]
     assert inventory_path(home).read_bytes() != original  # nothing written before the approval
     p.shot(f"{first + 5:02d}-staged-rollback")
+    page.reload()  # a staged rollback not yet decided is shown again for approval
+    staged.locator("button.primary:enabled").wait_for()
+    page.locator('.tab[data-box="2"]').click()
+    p.cell(2, 2).click()  # the tube whose thaw the rollback undoes, open again after the reload
+    page.locator("#tube .thaws li").nth(1).wait_for()
     staged.locator("button.primary").click()
     staged.locator(".plan-status.applied").wait_for()
     page.locator('.cell.occupied[data-box="2"][data-pos="1"]').wait_for()

@@ -9,6 +9,7 @@ import { h } from "/static/js/dom.js";
 import { formatTime, lang, t } from "/static/js/i18n.js";
 
 const $ = (selector) => document.querySelector(selector);
+const PERSON = "person"; // the agent a person's own staged write records (consulta.apps.PERSON)
 
 // The page's hooks: `planApplied` after a plan of the chat was applied, `redraw` after a language switch.
 export function mount({ onError, onNotice }) {
@@ -24,7 +25,7 @@ export function mount({ onError, onNotice }) {
   $("#audit-refresh").addEventListener("click", () => inventory.refreshAudit().catch(onError));
   window.addEventListener("focus", () => inventory.refresh().catch(() => {}));
   return {
-    ready: Promise.all([inventory.refresh(), inventory.refreshAudit()]),
+    ready: Promise.all([inventory.refresh(), inventory.refreshAudit(), inventory.restoreStaged()]),
     planApplied() {
       inventory.refresh().catch(onError);
       inventory.refreshAudit().catch(onError);
@@ -33,6 +34,7 @@ export function mount({ onError, onNotice }) {
       inventory.draw();
       inventory.drawTube();
       inventory.drawAudit();
+      inventory.drawStaged();
     },
   };
 }
@@ -45,6 +47,7 @@ export class Inventory {
     this.selected = null;
     this.changed = new Set();
     this.entries = [];
+    this.proposal = null; // the rollback staged last: { run_id, plan_id, ask_id, previews, closed, decision }
   }
 
   // Fetch the grid; cells whose record changed since the last fetch are marked until the next change.
@@ -186,8 +189,7 @@ export class Inventory {
     );
   }
 
-  // Stage the rollback (nothing is written), show its plan card for approval, and follow its run until the plan is
-  // decided: approving applies it (the grid and the history redraw), rejecting or letting it time out changes nothing.
+  // Stage the rollback (nothing is written) and show it for approval.
   async rollback(entry) {
     let proposal;
     try {
@@ -196,22 +198,60 @@ export class Inventory {
       this.onError(error);
       return;
     }
-    const card = planCard(proposal.plan_id, proposal.previews.map((preview) => ({ preview })), { onError: this.onError });
-    card.querySelector(".muted").textContent = t("ln2.web.audit.staged_intro"); // staged by the person, not the agent
-    card.open(proposal.ask_id);
-    this.staged.replaceChildren(card);
-    card.scrollIntoView({ block: "nearest" });
+    this.showStaged(proposal);
     this.onNotice(t("ln2.web.audit.staged", { id: entry.audit_id }));
+  }
+
+  // A rollback this session staged and has not decided yet (the page was reloaded): shown again for approval.
+  async restoreStaged() {
+    const asks = await api("GET", "/api/asks");
+    for (const ask of asks.filter((a) => a.kind === "plan").reverse()) {
+      const run = await api("GET", `/api/runs/${encodeURIComponent(ask.run_id)}`);
+      if (run.agent === PERSON) {
+        const previews = ask.payload.items.map((item) => item.preview);
+        this.showStaged({ run_id: run.id, plan_id: ask.payload.plan_id, ask_id: ask.id, previews });
+        return;
+      }
+    }
+  }
+
+  // The staged rollback's plan card (the chat's own), followed until its plan is decided: approving applies it (the
+  // grid and the history redraw); rejecting it, or letting it time out, changes nothing.
+  showStaged(proposal) {
+    this.proposal = { ...proposal, closed: false, decision: null };
+    this.drawStaged();
+    this.staged.firstElementChild?.scrollIntoView({ block: "nearest" });
     follow(proposal.run_id, {
       onEvent: (event) => {
+        if (this.proposal?.ask_id !== proposal.ask_id) {
+          return; // another rollback was staged since
+        }
         if (event.type === "ask_closed" && event.ask_id === proposal.ask_id) {
-          card.close();
+          this.proposal.closed = true;
+          this.drawStaged();
         } else if (event.type === "plan_decided" && event.plan_id === proposal.plan_id) {
-          card.decided(event);
+          this.proposal.decision = event;
+          this.drawStaged();
           Promise.all([this.refresh(), this.refreshAudit()]).catch(this.onError);
         }
       },
     });
+  }
+
+  // Draw the staged rollback's card as it stands, in the page's language.
+  drawStaged() {
+    const proposal = this.proposal;
+    if (!proposal) {
+      return;
+    }
+    const card = planCard(proposal.plan_id, proposal.previews.map((preview) => ({ preview })), { onError: this.onError });
+    card.querySelector(".muted").textContent = t("ln2.web.audit.staged_intro"); // staged by the person, not the agent
+    if (proposal.decision) {
+      card.decided(proposal.decision);
+    } else if (!proposal.closed) {
+      card.open(proposal.ask_id);
+    }
+    this.staged.replaceChildren(card);
   }
 }
 
