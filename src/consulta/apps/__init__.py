@@ -26,7 +26,7 @@ from ._def import (
     WebKit,
     WebPart,
 )
-from ._proposals import PERSON, PERSON_MODEL, Proposal, propose
+from ._proposals import PERSON, PERSON_MODEL, Proposal, is_proposal, propose, settle
 
 __all__ = [
     "PERSON",
@@ -50,9 +50,11 @@ __all__ = [
     "WebPart",
     "app_names",
     "get_app",
+    "is_proposal",
     "propose",
     "register_app",
     "resolve_app",
+    "settle",
 ]
 
 

@@ -3,19 +3,20 @@ staged and approved like any write.
 
 `propose` checks the write against the data as it is (ToolError: nothing is recorded), then records a run of the
 person's (agent `PERSON`, driven by them, not by a model: `PERSON_MODEL`, so nothing resumes it as a model's run, and
-a page restoring its conversation does not take it for a turn of the app's agent) holding a plan of the one write, and opens the plan's approval ask — the same `plan` ask a model's write opens, shown by every front
-end (the desktop's plan panel, the page's plan card, `consulta answer ASK approve`). Only an approval applies it,
-through the runtime's `PlanBook` and the app's `PlanExecutor`, audited as the approver; a rejection, a cancel, a
-stop or the agent's question timeout (every wait is bounded) writes nothing. The run then ends with what came of it.
+a page restoring its conversation does not take it for a turn of the app's agent) holding a plan of the one write,
+and opens the plan's approval ask — the same `plan` ask a model's write opens, shown by every front end (the
+desktop's plan panel, the page's plan card, `consulta answer ASK approve`). Only an approval applies it, through the
+runtime's `PlanBook` and the app's `PlanExecutor`, audited as the approver; a rejection, a cancel, a stop or the
+agent's question timeout (every wait is bounded) writes nothing. The run then ends with what came of it.
 
-The decision is made by a task of the process that proposed (it hears the answer given here at once, one given by
-another process within a second). A proposal left waiting when its process stops stays unapplied: propose it again.
+The decision is made where the ask is closed: by the host that took the person's answer or cancel (`settle`, in
+whichever process, the server restarted included), or by the proposal's timeout in the process that proposed. A
+proposal still waiting when that process stops is not timed out any more: it waits for the person's answer.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import uuid
 from typing import TYPE_CHECKING, Any
@@ -24,17 +25,13 @@ from pydantic import BaseModel
 
 from ..runtime import (
     EXTERNAL_MODEL_PREFIX,
-    AskClosed,
     AskRecord,
     AskStatus,
     ConfigError,
     ConflictError,
-    Event,
     ModelText,
-    PlanExecutor,
-    RunLog,
+    RunRecord,
     RunStatus,
-    Runtime,
     ToolError,
     decided_reply,
 )
@@ -42,18 +39,16 @@ from ..runtime import (
 if TYPE_CHECKING:
     from ._def import AppView
 
-__all__ = ["PERSON", "PERSON_MODEL", "Proposal", "propose"]
+__all__ = ["PERSON", "PERSON_MODEL", "Proposal", "is_proposal", "propose", "settle"]
 
 PERSON = "person"
 """The agent a proposal's run records: the person themselves (no agent of the app is run)."""
 PERSON_MODEL = f"{EXTERNAL_MODEL_PREFIX}person"
 """The model a proposal's run records: a person drives it (as an MCP client's model drives its session's run)."""
 
-_POLL_S = 1.0
-"""How often a waiting proposal looks at the store for an answer given in another process."""
-
+_ENDED = (RunStatus.finished, RunStatus.failed, RunStatus.cancelled)
 _log = logging.getLogger("consulta.proposals")
-_DECIDING: set[asyncio.Task[None]] = set()  # the tasks deciding proposals (held so they are not collected)
+_TIMING: set[asyncio.Task[None]] = set()  # the proposals' timeouts (held so they are not collected)
 
 
 class Proposal(BaseModel):
@@ -90,44 +85,51 @@ async def propose(host: AppView, *, tool: str, op: dict[str, Any], prompt: str, 
         log.end(RunStatus.failed, error=error.message)
         raise
     log.set_status(RunStatus.waiting)  # on the person's approval, as a model's run waits on its plan
-    task = asyncio.get_running_loop().create_task(_decide_when_closed(runtime, log, ask, executor, timeout_s=agent.question_timeout))
-    _DECIDING.add(task)
-    task.add_done_callback(_decided)
+    task = asyncio.get_running_loop().create_task(_time_out(host, log.run, ask, after_s=agent.question_timeout))
+    _TIMING.add(task)
+    task.add_done_callback(_timed)
     return Proposal(run_id=log.run.id, plan_id=plan.id, ask_id=ask.id, previews=[str(i["preview"]) for i in ask.payload["items"]])
 
 
-def _decided(task: asyncio.Task[None]) -> None:
-    _DECIDING.discard(task)
-    if not task.cancelled() and (error := task.exception()) is not None:  # the plan stays pending: say why
-        _log.error("Deciding a person's proposal failed: %s: %s", type(error).__name__, error, exc_info=error)
+def is_proposal(run: RunRecord) -> bool:
+    """Whether `run` holds a person's own write (made by `propose`)."""
+    return run.model == PERSON_MODEL
 
 
-async def _decide_when_closed(runtime: Runtime, log: RunLog, ask: AskRecord, executor: PlanExecutor, *, timeout_s: float) -> None:
-    """Wait (bounded by `timeout_s`) for the approval ask to close, decide the plan, and end the run saying what came
-    of it."""
-    loop = asyncio.get_running_loop()
-    closed = asyncio.Event()
-
-    def hear(event: Event) -> None:  # told on whichever thread closed the ask
-        if isinstance(event, AskClosed) and event.ask_id == ask.id:
-            loop.call_soon_threadsafe(closed.set)
-
-    unsubscribe = runtime.subscribe(hear)
-    deadline = loop.time() + timeout_s
-    try:
-        while (record := runtime.store.get_ask(ask.id)).status == AskStatus.pending:
-            left = deadline - loop.time()
-            if left <= 0:
-                with contextlib.suppress(ConflictError):  # answered at the last moment: that answer stands
-                    runtime.cancel_ask(record, status=AskStatus.timed_out, answered_by="timeout")
-                continue
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(closed.wait(), min(left, _POLL_S))
-    finally:
-        unsubscribe()
-    outcome = await runtime.plans.decide(record, executor=executor)
-    if runtime.store.get_run(log.run.id).status in (RunStatus.finished, RunStatus.failed, RunStatus.cancelled):
-        return  # stopped meanwhile: its plan was cancelled with it
-    reply = decided_reply(outcome, previews=[str(i.get("preview", "")) for i in record.payload["items"]], lang=log.run.lang)
-    log.emit(ModelText(run_id=log.run.id, text=reply))
+async def settle(host: AppView, run: RunRecord) -> None:
+    """The approval ask of proposal `run` has closed: apply its plan if the ask was answered approve (else record it
+    rejected or cancelled), and end the run saying what came of it. Called by whoever closed the ask — the host after
+    an answer or a cancel (in whichever process the person answered), the proposal's own timeout — so one decision is
+    made, once. A proposal still waiting, or already ended, is left as it is."""
+    runtime = host.runtime
+    if runtime.store.get_run(run.id).status in _ENDED:
+        return  # decided already, or stopped (its plan cancelled with it)
+    plan = next(p for p in runtime.store.list_plans(run_id=run.id) if p.ask_id is not None)
+    ask = runtime.store.get_ask(plan.ask_id or "")
+    if ask.status == AskStatus.pending:
+        return
+    executor = host.agent.executor
+    if executor is None:  # pragma: no cover - `propose` refused it already
+        raise ConfigError(f"App {host.agent.app!r} has no plan executor; it cannot take writes.")
+    outcome = await runtime.plans.decide(ask, executor=executor)
+    reply = decided_reply(outcome, previews=[str(i.get("preview", "")) for i in ask.payload["items"]], lang=run.lang)
+    log = runtime.recorder.take_up(run)
+    log.emit(ModelText(run_id=run.id, text=reply))
     log.end(RunStatus.finished, output=reply)
+
+
+async def _time_out(host: AppView, run: RunRecord, ask: AskRecord, *, after_s: float) -> None:
+    """Close the proposal's approval ask as timed out if nobody has closed it within `after_s` (every wait is
+    bounded), and settle it (nothing is applied)."""
+    await asyncio.sleep(after_s)
+    try:
+        host.runtime.cancel_ask(ask.id, status=AskStatus.timed_out, answered_by="timeout")
+    except ConflictError:
+        return  # closed meanwhile: whoever closed it settles it
+    await settle(host, run)
+
+
+def _timed(task: asyncio.Task[None]) -> None:
+    _TIMING.discard(task)
+    if not task.cancelled() and (error := task.exception()) is not None:
+        _log.error("Timing a person's proposal out failed: %s: %s", type(error).__name__, error, exc_info=error)

@@ -375,3 +375,19 @@ def test_a_rollback_not_approved_changes_nothing(tmp_path: Path, ending: str) ->
         assert '"type":"plan_decided"' in events and '"status":"applied"' not in events
         assert ended["status"] == ("cancelled" if ending == "stop" else "finished")
         assert sha256(inventory_path(tmp_path)) == before and len(client.get("/api/ln2/audit", headers=alice).json()) == 1
+
+
+def test_a_rollback_staged_before_a_restart_is_applied_when_approved_after_it(tmp_path: Path) -> None:
+    with TestClient(create_app(app="ln2", settings=settings_for(tmp_path))) as client:
+        alice = new_session(client)
+        entry = _one_change(client, alice)
+        changed = sha256(inventory_path(tmp_path))
+        staged = client.post(f"/api/ln2/audit/{entry['audit_id']}/rollback", headers=alice).json()
+    with TestClient(create_app(app="ln2", settings=settings_for(tmp_path))) as client:  # the server restarted
+        assert sha256(inventory_path(tmp_path)) == changed
+        assert [a["id"] for a in client.get("/api/asks", headers=alice).json()] == [staged["ask_id"]]
+        client.post(f"/api/asks/{staged['ask_id']}/answer", json={"decision": "approve"}, headers=alice)
+        assert run_status(client, alice, staged["run_id"], "finished")["output"]
+        assert sha256(inventory_path(tmp_path)) == entry["before_sha256"]
+        newest = client.get("/api/ln2/audit", headers=alice).json()[0]
+        assert newest["op"] == "rollback" and newest["run_id"] == staged["run_id"]
