@@ -122,7 +122,7 @@ def test_ambiguous_request_question_plan_approve_grid_and_rollback(qtbot: Any, o
     qtbot.mouseClick(audit.rollback_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: window.plan.ask_id is not None and window.plan.approve_button.isEnabled(), timeout=WAIT_MS)
     assert window.plan.items.count() == 1 and "a_000001" in window.plan.items.item(0).text()
-    assert t("ln2.qt.audit.staged", "en", audit_id="a_000001") in window.chat.lines
+    qtbot.waitUntil(lambda: t("ln2.qt.audit.staged", "en", audit_id="a_000001") in window.chat.lines, timeout=WAIT_MS)
     assert grid.path.read_bytes() == changed  # nothing is written before approval
     qtbot.mouseClick(window.plan.approve_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: grid.path.read_bytes() == original, timeout=WAIT_MS)
