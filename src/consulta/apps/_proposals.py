@@ -30,6 +30,7 @@ from ..runtime import (
     ConfigError,
     ConflictError,
     ModelText,
+    PlanExecutor,
     RunRecord,
     RunStatus,
     ToolError,
@@ -66,9 +67,7 @@ async def propose(host: AppView, *, tool: str, op: dict[str, Any], prompt: str, 
     module docstring). ToolError when the data does not allow it (nothing is recorded then); ConfigError for an app
     without a plan executor. Call on the event loop that runs the host."""
     agent = host.agent
-    executor = agent.executor
-    if executor is None:
-        raise ConfigError(f"App {agent.app!r} has no plan executor; it cannot take writes.")
+    executor = _executor(host)
     executor.validate([op], lang=lang)  # a write the data does not allow is refused before anything is recorded
     runtime = host.runtime
     runtime.attach()
@@ -108,14 +107,17 @@ async def settle(host: AppView, run: RunRecord) -> None:
     ask = runtime.store.get_ask(plan.ask_id or "")
     if ask.status == AskStatus.pending:
         return
-    executor = host.agent.executor
-    if executor is None:  # pragma: no cover - `propose` refused it already
-        raise ConfigError(f"App {host.agent.app!r} has no plan executor; it cannot take writes.")
-    outcome = await runtime.plans.decide(ask, executor=executor)
+    outcome = await runtime.plans.decide(ask, executor=_executor(host))
     reply = decided_reply(outcome, previews=[str(i.get("preview", "")) for i in ask.payload["items"]], lang=run.lang)
     log = runtime.recorder.take_up(run)
     log.emit(ModelText(run_id=run.id, text=reply))
     log.end(RunStatus.finished, output=reply)
+
+
+def _executor(host: AppView) -> PlanExecutor:
+    if host.agent.executor is None:
+        raise ConfigError(f"App {host.agent.app!r} has no plan executor; it cannot take writes.")
+    return host.agent.executor
 
 
 async def _time_out(host: AppView, run: RunRecord, ask: AskRecord, *, after_s: float) -> None:

@@ -268,14 +268,19 @@ def test_a_malformed_plan_decision_is_422_and_changes_nothing(client: TestClient
     assert client.get("/api/ln2/audit", headers=alice).json() == []
 
 
+def _one_change(client: TestClient, headers: dict[str, str]) -> dict[str, Any]:
+    client.post("/api/runs", json={"prompt": AMBIGUOUS}, headers=headers)
+    question = pending_ask(client, headers, kind="question")
+    client.post(f"/api/asks/{question['id']}/answer", json={"answers": ["K562-dTAG-BRD4"]}, headers=headers)
+    plan = pending_ask(client, headers, kind="plan")
+    client.post(f"/api/asks/{plan['id']}/answer", json={"decision": "approve"}, headers=headers)
+    run_status(client, headers, plan["run_id"], "finished")
+    (entry,) = client.get("/api/ln2/audit", headers=headers).json()
+    return entry
+
+
 def test_a_rollback_that_cannot_apply_fails_and_changes_nothing(client: TestClient, alice: dict[str, str], home: Path) -> None:
-    client.post("/api/runs", json={"prompt": AMBIGUOUS}, headers=alice)
-    question = pending_ask(client, alice, kind="question")
-    client.post(f"/api/asks/{question['id']}/answer", json={"answers": ["K562-dTAG-BRD4"]}, headers=alice)
-    plan = pending_ask(client, alice, kind="plan")
-    client.post(f"/api/asks/{plan['id']}/answer", json={"decision": "approve"}, headers=alice)
-    run_status(client, alice, plan["run_id"], "finished")
-    (entry,) = client.get("/api/ln2/audit", headers=alice).json()
+    entry = _one_change(client, alice)
     rollback(client, alice, entry["audit_id"])
     after = sha256(inventory_path(home))
     again = rollback(client, alice, entry["audit_id"])  # already in that state: approved, it fails at the apply
@@ -340,17 +345,6 @@ def test_stop_cancels_the_run_and_its_pending_question(client: TestClient, alice
 
 
 # ---- a person's rollback: staged, applied only on approval --------------------------------------------------------
-
-
-def _one_change(client: TestClient, headers: dict[str, str]) -> dict[str, Any]:
-    client.post("/api/runs", json={"prompt": AMBIGUOUS}, headers=headers)
-    question = pending_ask(client, headers, kind="question")
-    client.post(f"/api/asks/{question['id']}/answer", json={"answers": ["K562-dTAG-BRD4"]}, headers=headers)
-    plan = pending_ask(client, headers, kind="plan")
-    client.post(f"/api/asks/{plan['id']}/answer", json={"decision": "approve"}, headers=headers)
-    run_status(client, headers, plan["run_id"], "finished")
-    (entry,) = client.get("/api/ln2/audit", headers=headers).json()
-    return entry
 
 
 @pytest.mark.parametrize("ending", ["reject", "stop", "time out"])
