@@ -128,6 +128,9 @@ class FakeExecutor:
     grounding_calls: list[tuple[str, dict[str, Any], Evidence]] = field(default_factory=list)
     validate_calls: list[list[dict[str, Any]]] = field(default_factory=list)
     apply_calls: list[dict[str, Any]] = field(default_factory=list)
+    reconciled: dict[str, Any] | None = None
+    """What `reconcile` finds: None (nothing of the plan is applied), or the result of an apply a crash interrupted."""
+    reconcile_calls: list[str] = field(default_factory=list)
 
     def check_grounding(self, tool_name: str, op: dict[str, Any], evidence: Evidence) -> None:
         self.grounding_calls.append((tool_name, op, evidence))
@@ -145,6 +148,10 @@ class FakeExecutor:
         if self.apply_error is not None:
             raise self.apply_error
         return {"applied": len(ops)}
+
+    def reconcile(self, plan_id: str) -> dict[str, Any] | None:
+        self.reconcile_calls.append(plan_id)
+        return self.reconciled
 
 
 def ungrounded(field_name: str) -> ToolError:

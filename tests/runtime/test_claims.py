@@ -64,6 +64,8 @@ FALSE_WITH_NO_ACTION = [
     "正在为您取出 K562。",
     "已暂存：取出一管 K562。",
     "好的，已记录这次解冻。",
+    "The tube in box 1 position 28 is thawed.",  # seen on the embedded model after a staged thaw (eval_ln2)
+    "The two K562-GFP tubes are now discarded.",
 ]
 
 COMPLETION_WHILE_STAGED = [
@@ -71,6 +73,7 @@ COMPLETION_WHILE_STAGED = [
     "Done! I have added the HeLa tube.",
     "The new entry has been recorded.",
     "HeLa was added successfully.",
+    "The tube in box 1 position 28 is thawed.",
     "已添加一管新的 HeLa。",
     "已为您新增 HeLa 记录。",
     "新增 HeLa 成功。",
@@ -97,6 +100,8 @@ LEGITIMATE = [
     "K562 共有 3 条记录。",
     "K562 已有 3 条记录，2 号盒已满。",
     "记录 9 已有 2 管被取出。",
+    "The HeLa tubes are stored in box 1, positions 28-31.",
+    "Record 7 is consumed: no tubes left.",
 ]
 
 

@@ -104,7 +104,10 @@ async def test_a_plan_the_data_no_longer_fits_ends_saying_why(store, make_runtim
     rt, run = await staged(make_runtime, executor)
     rt.answer(plan_ask_id(store, run.id), "approve")
     run = await settle(rt, run.id)
-    assert (run.status, run.output) == (RunStatus.finished, "Not applied: The data changed since the preview. Nothing was changed.")
+    # The approved change was refused: the run failed (not "finished"), and says why.
+    assert (run.status, run.output) == (RunStatus.failed, "Not applied: The data changed since the preview. Nothing was changed.")
+    assert run.error == f"Plan {store.list_plans(run_id=run.id)[0].id} was not applied: The data changed since the preview."
+    assert told(store, run.id)[-1] == run.output
 
 
 async def test_a_failed_apply_still_fails_the_run(store, make_runtime):

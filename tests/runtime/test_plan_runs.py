@@ -233,12 +233,12 @@ async def test_stop_while_the_plan_waits_cancels_it(store, make_runtime):
     assert executor.apply_calls == []
 
 
-async def test_apply_refused_with_a_tool_error_fails_the_plan_not_the_run(store, make_runtime):
+async def test_apply_refused_with_a_tool_error_fails_the_plan_and_the_run(store, make_runtime):
     executor = FakeExecutor(apply_error=ToolError("conflict", "The data changed since the preview."))
     rt, _, run = await staged_run(store, make_runtime, executor)
     rt.answer(only_plan_ask(store, run.id).id, "approve")
     run = await settle(rt, run.id)
-    assert run.status == RunStatus.finished
+    assert run.status == RunStatus.failed and "The data changed" in (run.error or "")
     [plan] = store.list_plans(run_id=run.id)
     assert plan.status == PlanStatus.failed
     assert plan.result == {"ok": False, "error_code": "conflict", "message": "The data changed since the preview."}

@@ -9,12 +9,26 @@
 | `scripted:PATH` | a test double replaying a YAML/JSON script (tests and exact offline demos) |
 
 Inside: `_specs` resolves a spec to a model; `_gguf` ships and checks the embedded GGUF; `_local` is the llama.cpp
-model (with `_schema`, `_grammar`, `_rendering`, `_parsing` for the parts of its step); `_scripted` the test double.
+model (with `_schema`, `_grammar`, `_rendering`, `_parsing` for the parts of its step, and `_prefix_cache`, the
+system-message states it saves in the data dir for later runs and processes); `_scripted` the test double.
 """
 
 from __future__ import annotations
 
+from ._local import LocalModel, StepStats
+from ._prefix_cache import PrefixCache
 from ._scripted import ScriptedModel, load_script
 from ._specs import MODEL_KINDS, ModelInfo, available_models, prepare_model, resolve_model
 
-__all__ = ["MODEL_KINDS", "ModelInfo", "ScriptedModel", "available_models", "load_script", "prepare_model", "resolve_model"]
+__all__ = [
+    "MODEL_KINDS",
+    "LocalModel",
+    "ModelInfo",
+    "PrefixCache",
+    "ScriptedModel",
+    "StepStats",
+    "available_models",
+    "load_script",
+    "prepare_model",
+    "resolve_model",
+]

@@ -23,6 +23,10 @@ How a step works:
   prompt and only evaluates the tokens after the longest common token prefix, so step 2 of a run pays for the tool
   call (as the template writes it back) and its result, not for the system prompt again. `LocalModel.last_stats`
   reports what each step evaluated.
+* Across processes (and after another agent's prompt replaced the KV cache), the stable start of the prompt - the
+  system message - is loaded from a `PrefixCache` in the data dir when one is given: the first step ever to see a
+  system message evaluates it, saves llama.cpp's state right after it, and every later step starting with the same
+  tokens loads that file instead of evaluating ~1,200 tokens again.
 * llama.cpp blocks and is not thread-safe: calls are serialised by a lock and run on one dedicated thread, so the
   event loop stays free; a cancelled request stops generating at the next token.
 """
@@ -61,6 +65,7 @@ from pydantic_ai.usage import RequestUsage
 from ..runtime import ConfigError
 from ._grammar import schema_to_gbnf
 from ._parsing import parse_step
+from ._prefix_cache import PrefixCache, common_prefix
 from ._rendering import ChatMessage, chat_template_formatter, describe_tools, format_instruction, render_messages
 from ._schema import DEFAULT_BOUNDS, SchemaBounds, bound_schema, build_step_schema
 
@@ -76,8 +81,9 @@ __all__ = ["LocalModel", "RenderedRequest", "StepStats"]
 class StepStats:
     """What one request to the local model cost, as llama.cpp reports it.
 
-    `reused_tokens` of the `prompt_tokens` came from the KV cache of the previous request (the longest common token
-    prefix); `prompt_eval_tokens` were evaluated in batches (llama.cpp's perf counter); `generated_tokens` were
+    `reused_tokens` of the `prompt_tokens` came from the KV cache: of the previous request (the longest common token
+    prefix) or, `restored_tokens` of them, from a saved prefix loaded from disk; `prefix_saved` tells whether this
+    step saved its system message's state for later runs; `prompt_eval_tokens` were evaluated in batches (llama.cpp's perf counter); `generated_tokens` were
     sampled. Times are llama.cpp's own, in seconds. `finish_reason` is llama.cpp's: `"length"` when generation
     stopped at `max_tokens`, `"stop"` otherwise.
     """
@@ -89,6 +95,8 @@ class StepStats:
     generated_tokens: int
     generation_seconds: float
     finish_reason: str
+    restored_tokens: int = 0
+    prefix_saved: bool = False
 
     @property
     def generation_tokens_per_second(self) -> float:
@@ -153,11 +161,13 @@ class LocalModel(Model):
         bounds: SchemaBounds = DEFAULT_BOUNDS,
         verbose: bool = False,
         settings: ModelSettings | None = None,
+        prefix_cache: PrefixCache | None = None,
     ) -> None:
         """Describe the model; nothing is loaded yet.
 
         `n_threads` defaults to every core (llama-cpp-python's own default is half of them). `max_tokens` is the
         default cap on generated tokens per step. `bounds` limits the strings and arrays the grammar allows.
+        `prefix_cache` keeps system-message states on disk for later runs and processes (`None`: memory only).
         """
         self.gguf_path = Path(gguf_path)
         self.n_ctx = n_ctx
@@ -166,6 +176,8 @@ class LocalModel(Model):
         self.seed = seed
         self.bounds = bounds
         self.verbose = verbose
+        self.prefix_cache = prefix_cache
+        self._prefix_key: str | None = None
         self.last_stats: StepStats | None = None
         self._llama: Llama | None = None
         self._formatter: Jinja2ChatFormatter | None = None
@@ -254,6 +266,8 @@ class LocalModel(Model):
         except ConfigError:
             llama.close()
             raise
+        if self.prefix_cache is not None:
+            self._prefix_key = PrefixCache.model_key(self.gguf_path, n_ctx=self.n_ctx)
         self._llama = llama
         return llama
 
@@ -412,6 +426,8 @@ class LocalModel(Model):
                     f"The conversation is {len(tokens)} tokens, too long for the context window of {llama.n_ctx()} "
                     "tokens: start a new conversation, shorten tool results, or raise n_ctx.",
                 )
+            llama_cpp.llama_perf_context_reset(llama.ctx)
+            restored, saved = self._use_prefix_cache(llama, plan, tokens)
             reused = _reusable_prefix(llama, tokens)
             grammar = self._grammar(llama, plan.schema) if plan.schema is not None else None
 
@@ -424,7 +440,6 @@ class LocalModel(Model):
             stop = plan.sampling["stop"] + (
                 [formatted.stop] if isinstance(formatted.stop, str) else formatted.stop or []
             )
-            llama_cpp.llama_perf_context_reset(llama.ctx)
             completion = llama.create_completion(
                 prompt=tokens,
                 grammar=grammar,
@@ -442,8 +457,38 @@ class LocalModel(Model):
             generated_tokens=usage["completion_tokens"],
             generation_seconds=perf.t_eval_ms / 1000,
             finish_reason=choice["finish_reason"] or "stop",
+            restored_tokens=min(restored, reused),
+            prefix_saved=saved,
         )
         return _Generation(text=choice["text"], stats=stats)
+
+    def _use_prefix_cache(self, llama: Llama, plan: _Plan, tokens: list[int]) -> tuple[int, bool]:
+        """Bring the system message's KV state in from disk, or save it there; returns (tokens restored, saved?).
+
+        Runs under the lock, before generation. A saved prefix is loaded when it covers more of `tokens` than the
+        KV cache already does. The system message is saved when no entry holds it yet: evaluated up to its end
+        first (generation then goes on from there, so nothing is evaluated twice).
+        """
+        cache, key = self.prefix_cache, self._prefix_key
+        if cache is None or key is None or not plan.chat or plan.chat[0]["role"] != "system":
+            return 0, False
+        in_memory = common_prefix(llama.input_ids[: llama.n_tokens], tokens)
+        restored = 0
+        entry, common = cache.best(key, tokens)
+        if entry is not None and common > in_memory + 16 and cache.load(llama, entry):
+            restored = in_memory = common
+        system_only = self._formatter(messages=plan.chat[:1])
+        system_tokens = llama.tokenize(
+            system_only.prompt.encode("utf-8"), add_bos=not system_only.added_special, special=True
+        )
+        stable = common_prefix(system_tokens, tokens)
+        if stable < cache.min_tokens or stable >= len(tokens) or cache.covers(key, tokens[:stable]):
+            return restored, False
+        keep = min(in_memory, stable)
+        llama._ctx.kv_cache_seq_rm(-1, keep, -1)
+        llama.n_tokens = keep
+        llama.eval(tokens[keep:stable])
+        return restored, cache.save(llama, key, tokens[:stable])
 
     def _grammar(self, llama: Llama, schema: dict[str, Any]) -> LlamaGrammar:
         """The grammar for `schema`, checked once per distinct grammar; `ValueError` if llama.cpp cannot parse it."""

@@ -14,6 +14,7 @@ from pydantic_ai.models import Model
 from ..runtime import ConfigError
 from ._gguf import DEFAULT_GGUF, ensure_default_gguf
 from ._local import LocalModel
+from ._prefix_cache import PrefixCache
 from ._scripted import ScriptedModel, load_script
 
 __all__ = ["MODEL_KINDS", "ModelInfo", "available_models", "prepare_model", "resolve_model"]
@@ -80,7 +81,12 @@ def prepare_model(
 
 
 def _local(arg: str, models_dir: Path | None) -> Model:
-    return LocalModel(_gguf_path(arg, models_dir))
+    if models_dir is None:
+        from ..config import Settings
+
+        models_dir = Settings.from_env().models_dir
+    # Saved prompt prefixes live beside the weights in the data dir, shared by every process using them.
+    return LocalModel(_gguf_path(arg, models_dir), prefix_cache=PrefixCache(models_dir / "prefix-cache"))
 
 
 def _gguf_path(arg: str, models_dir: Path | None) -> Path:

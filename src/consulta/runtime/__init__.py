@@ -2,6 +2,7 @@
 
 from ._agent import Agent, Instructions, ToolChoice, tool_schemas
 from ._claims import Claim, ReplyCheck, ReplyRefused, ToolOutcome, TurnFacts, all_checks, assertions, check_claims, compose_reply, find_claims, reply_lang
+from ._crash_points import CRASH_AT_ENV, crash_point
 from ._engine import TypedAnswer, invalid_arguments_result, tool_exception_result, typed_answer
 from ._errors import Choice, ConfigError, ConflictError, ConsultaError, InvalidAnswerError, ListenerError, NotFoundError, ToolError
 from ._events import (
@@ -33,6 +34,7 @@ from ._tracing import TRACES_SETTING, Tracing, tracing_from_setting
 from ._tools import CURRENT_TOOL_CALL, AskKind, ToolCallContext, ToolDef, ToolKind, ask_tool, current_tool_call, read_tool, write_tool
 
 __all__ = [
+    "CRASH_AT_ENV",
     "CURRENT_TOOL_CALL",
     "EXTERNAL_MODEL_PREFIX",
     "PLAN_ASK",
@@ -105,6 +107,7 @@ __all__ = [
     "assertions",
     "check_claims",
     "compose_reply",
+    "crash_point",
     "current_tool_call",
     "decided_reply",
     "find_claims",

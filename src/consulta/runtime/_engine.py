@@ -299,13 +299,7 @@ def _unknown_tool(name: str, available: list[str]) -> dict[str, Any]:
 class _ConsultaTools(AbstractCapability[RunDeps]):
     """Consulta's semantics for every tool call (see the module docstring)."""
 
-    def __init__(self, *, choose_tools: bool) -> None:
-        self.choose_tools = choose_tools
-
     def get_model_settings(self) -> Callable[[RunContext[RunDeps]], ModelSettings] | None:
-        if not self.choose_tools:
-            return None  # nothing to settle per step
-
         def per_step(ctx: RunContext[RunDeps]) -> ModelSettings:
             agent = ctx.deps.agent
             chosen = agent.choose_tools(ctx.deps.run_id)
@@ -313,6 +307,9 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
                 return ModelSettings(tool_choice=chosen)
             if agent.first_step_tool and not _called_this_turn(ctx.messages):
                 return ModelSettings(tool_choice="required")  # facts first: the turn's first step calls a tool
+            if _last_result_was_repeat(ctx.messages):
+                # It asked again for what it already has: this step says what the results show (small models loop).
+                return ModelSettings(tool_choice="none")
             return ModelSettings()
 
         return per_step
@@ -483,6 +480,18 @@ def rerun_results(deferred: dict[str, Any], asks: dict[str, dict[str, Any]]) -> 
         approvals[call_id] = ToolApproved(override_args={**rerun["args"], **chosen})
         metadata[call_id] = {RERUN_KEY: answers}
     return DeferredToolResults(calls=calls, approvals=approvals, metadata=metadata)
+
+
+def _last_result_was_repeat(messages: list[ModelMessage]) -> bool:
+    """Whether the latest tool results refused a call as `repeated_call`."""
+    for message in reversed(messages):
+        if isinstance(message, ModelRequest):
+            returns = [p for p in message.parts if isinstance(p, ToolReturnPart)]
+            if returns:
+                return any(isinstance(p.content, dict) and p.content.get("error_code") == "repeated_call" for p in returns)
+            if any(isinstance(p, UserPromptPart) for p in message.parts):
+                return False
+    return False
 
 
 def _called_this_turn(messages: list[ModelMessage]) -> bool:
@@ -681,7 +690,7 @@ def build_engine_agent(agent: Agent, model: Model) -> PaiAgent[RunDeps, str | De
         tools=[_engine_tool(t) for t in agent.tools],
         deps_type=RunDeps,
         output_type=[str, DeferredToolRequests],  # type: ignore[arg-type]
-        capabilities=[_ConsultaTools(choose_tools=agent.tool_choice is not None or agent.first_step_tool)],
+        capabilities=[_ConsultaTools()],
         retries=agent.max_steps,
     )
     # Every reply is held to what its turn did (the runtime's claim check), then to the agent's own check.

@@ -59,6 +59,11 @@ class ConsultaError(Exception):
 
     code: str = "consulta_error"
 
+    def localized(self, lang: str) -> str:
+        """The message in language `lang` (`en`, `zh-CN`). This one has no other words than `str()`; an error whose
+        words come from the message catalogs says them in `lang`."""
+        return str(self)
+
 
 class NotFoundError(ConsultaError):
     """An id (run, ask, plan, audit entry) that the store does not know."""

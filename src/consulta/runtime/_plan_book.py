@@ -13,6 +13,7 @@ from typing import Any, assert_never
 
 from ..i18n import t
 from ._claims import TurnFacts, compose_reply
+from ._crash_points import crash_point
 from ._errors import ToolError
 from ._events import AskOpened, Event, PlanDecided, PlanStaged
 from ._plans import PlanExecutor
@@ -120,7 +121,11 @@ class PlanBook:
     async def decide(self, ask: AskRecord, *, executor: PlanExecutor) -> PlanOutcome:
         """The plan's ask is closed: apply the plan atomically if it was approved (off the event loop), else record
         it rejected (the person said no) or cancelled (cancelled, timed out, stopped). A plan already decided is
-        left as it is."""
+        left as it is.
+
+        An approved plan is first reconciled (`PlanExecutor.reconcile`): when a crash interrupted an earlier apply
+        of it after its change reached the data, it is recorded applied from what the executor finished, and not
+        applied again."""
         plan = self.store.get_plan(ask.payload["plan_id"])
         if plan.status != PlanStatus.pending:
             return plan.status, plan.result
@@ -128,12 +133,16 @@ class PlanBook:
             return self.decline(ask)
         ops = [i["op"] for i in plan.items]
         try:
-            result = await asyncio.to_thread(executor.apply, ops, plan_id=plan.id, run_id=plan.run_id, actor=ask.answered_by or "user")
+            result = await asyncio.to_thread(executor.reconcile, plan.id)
+            if result is None:
+                result = await asyncio.to_thread(executor.apply, ops, plan_id=plan.id, run_id=plan.run_id, actor=ask.answered_by or "user")
         except ToolError as error:
             return self._record(plan, PlanStatus.failed, error.to_result())
         except Exception as error:  # a bug or an I/O failure in the app: the plan fails, nothing was written
             return self._record(plan, PlanStatus.failed, {"ok": False, "error_code": "apply_failed", "message": f"{type(error).__name__}: {error}"})
-        return self._record(plan, PlanStatus.applied, result)
+        outcome = self._record(plan, PlanStatus.applied, result)
+        crash_point("after_plan_status")
+        return outcome
 
     def decline(self, ask: AskRecord) -> PlanOutcome:
         """The plan's ask closed without approval: record the plan rejected (the person said no) or cancelled

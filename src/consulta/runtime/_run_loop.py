@@ -168,7 +168,7 @@ class RunLoop:
         run_id = live.run_id
         self._prune_staged(run_id, messages)
         asks = self.store.list_asks(status=None, run_id=run_id)
-        plan_ask = self._pending_plan_ask(run_id)
+        plan_ask = self._plan_ask(run_id)
         open_plan = next((a for a in asks if a.kind == PLAN_ASK and a.id == plan_ask), None)
         if open_plan is not None:
             if open_plan.status == AskStatus.pending:
@@ -211,11 +211,16 @@ class RunLoop:
                 if len(kept) != len(plan.items):
                     self.store.update_plan(plan.id, items=kept)
 
-    def _pending_plan_ask(self, run_id: str) -> str | None:
-        for plan in self.store.list_plans(run_id=run_id):
-            if plan.status == PlanStatus.pending and plan.ask_id:
-                return plan.ask_id
-        return None
+    def _plan_ask(self, run_id: str) -> str | None:
+        """The ask of the run's plan that waits for approval, or of its plan decided while the run was not told the
+        outcome (the process died between the two): either way, the run's next step is deciding that plan."""
+        asked = [p for p in self.store.list_plans(run_id=run_id) if p.ask_id]
+        pending = next((p for p in asked if p.status == PlanStatus.pending), None)
+        if pending is not None:
+            return pending.ask_id
+        # A plan is opened only at the end of a run, and its decision ends the run: a decided plan of a run still
+        # going was decided just before a crash.
+        return asked[-1].ask_id if asked and asked[-1].status != PlanStatus.staging else None
 
     # ---- advancing --------------------------------------------------------------------------------------------
 
@@ -326,14 +331,20 @@ class RunLoop:
         lang = reply_lang(run.prompt, run.lang)
         previews = self.plans.previews(ask, executor=executor, lang=lang)  # before applying: the data as approved
         status, result = await self.plans.decide(ask, executor=executor)
+        plan_id = ask.payload["plan_id"]
         if status == PlanStatus.failed and (result or {}).get("error_code") == "apply_failed":
-            self.finish(live.run_id, RunStatus.failed, error=f"Applying plan {ask.payload['plan_id']} failed: {(result or {}).get('message')}")
+            self.finish(live.run_id, RunStatus.failed, error=f"Applying plan {plan_id} failed: {(result or {}).get('message')}")
             return
         # The reply written while the plan waited said "staged"; what the decision did is said by code, from the plan.
         reply = decided_reply((status, result), previews=previews, lang=lang)
         live.log.emit(ModelText(run_id=live.run_id, text=reply))
         # The thread's next turn carries it over too: the agent's last word on the plan is its outcome.
-        self.finish(live.run_id, RunStatus.finished, output=reply, messages=[*messages, ModelResponse(parts=[TextPart(content=reply)])])
+        told = [*messages, ModelResponse(parts=[TextPart(content=reply)])]
+        if status == PlanStatus.failed:  # the approved change was refused: the run did not do what it was asked
+            error = f"Plan {plan_id} was not applied: {(result or {}).get('message') or (result or {}).get('error_code')}"
+            self.finish(live.run_id, RunStatus.failed, output=reply, error=error, messages=told)
+            return
+        self.finish(live.run_id, RunStatus.finished, output=reply, messages=told)
 
     # ---- asks: opening and waiting ----------------------------------------------------------------------------
 

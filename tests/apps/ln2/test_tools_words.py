@@ -142,12 +142,20 @@ def test_box_and_position_flow_stages_the_right_tube_and_errors_stage_nothing(tm
     async def scenario() -> None:
         run = await h.run("Thaw the tube in box 2 position 15, or else box 2 position 12")
         assert run.status == RunStatus.waiting
-        (question,) = h.store.list_asks(run_id=run.id)  # the runtime asks which iPSC tube (3 options)
+        # An empty place: the runtime asks which of box 2's tubes was meant (its six records, one tube each).
+        (empty,) = h.store.list_asks(run_id=run.id)
+        asked = empty.payload["questions"][0]
+        assert empty.kind == "question" and "no tube at position 15" in asked["question"]
+        assert len(asked["options"]) == 6 and all("box 2" in o for o in asked["options"])
+        h.runtime.answer(empty.id, ["none of these"])  # free text: the refusal reaches the model with it
+        run = await h.runtime.settled(run.id)
+        assert run.status == RunStatus.waiting
+        question = next(a for a in h.store.list_asks(run_id=run.id) if a.id != empty.id)  # which iPSC tube (3 options)
         assert question.kind == "question" and len(question.payload["questions"][0]["options"]) == 3
-        h.runtime.answer(question.id, ["none of these"])  # free text: the refusal reaches the model with it
+        h.runtime.answer(question.id, ["none of these"])
         run = await h.runtime.settled(run.id)
         results = tool_results(h.store, run.id)
-        assert results["call_0_0"]["error_code"] == "no_matching_tube"
+        assert results["call_0_0"]["error_code"] == "no_matching_tube" and results["call_0_0"]["user_answer"] == "none of these"
         assert results["call_1_0"]["error_code"] == "ambiguous_tube" and len(results["call_1_0"]["candidates"]) == 3
         assert results["call_1_0"]["user_answer"] == "none of these"
         assert results["call_2_0"]["staged"] is True

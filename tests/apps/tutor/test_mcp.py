@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import io
+import zipfile
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -91,7 +93,10 @@ def test_upload_by_content_then_consult_expert(server: FastMCP, tmp_path: Path) 
 
 
 def test_an_excel_file_goes_in_as_base64(server: FastMCP, tmp_path: Path) -> None:
-    data = b"PK\x03\x04\x00\xffbinary"
+    workbook = io.BytesIO()
+    with zipfile.ZipFile(workbook, "w") as parts:  # what the upload checks of a workbook: a zip with xl/workbook.xml
+        parts.writestr("xl/workbook.xml", "<workbook/>")
+    data = workbook.getvalue()
     args = {"name": "scores.xlsx", "content": base64.b64encode(data).decode(), "encoding": "base64"}
     saved = asyncio.run(call_once(server, "upload_dataset", args))
     assert saved["ok"] is True

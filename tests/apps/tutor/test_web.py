@@ -5,10 +5,12 @@ and the consultation with its binding rule) read for the orchestrator's run and 
 
 from __future__ import annotations
 
+import io
 import json
 import select
 import socket
 import urllib.request
+import zipfile
 from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
@@ -78,9 +80,12 @@ def test_an_upload_is_listed_and_kept_byte_for_byte(client: TestClient, alice: d
     assert (uploads_dir(home) / "student_data.csv").read_bytes() == STUDENT_DATA
     # a second upload of the same name replaces the file; the listing is by name
     assert upload(client, alice, "student_data.csv", b"a,b\n1,2\n").status_code == 201
-    assert upload(client, alice, "scores.xlsx", b"PK\x03\x04 not really excel").status_code == 201
+    workbook = io.BytesIO()
+    with zipfile.ZipFile(workbook, "w") as parts:  # what the upload checks of a workbook: a zip with xl/workbook.xml
+        parts.writestr("xl/workbook.xml", "<workbook/>")
+    assert upload(client, alice, "scores.xlsx", workbook.getvalue()).status_code == 201
     listed = client.get("/api/tutor/uploads", headers=alice).json()["files"]
-    assert [(f["name"], f["size"]) for f in listed] == [("scores.xlsx", 21), ("student_data.csv", 8)]
+    assert [(f["name"], f["size"]) for f in listed] == [("scores.xlsx", len(workbook.getvalue())), ("student_data.csv", 8)]
     assert folder_files(home) == ["scores.xlsx", "student_data.csv"]
 
 
@@ -116,7 +121,7 @@ def test_a_file_over_the_limit_is_refused_and_nothing_is_written(client: TestCli
     assert "20 MB" in body["message"]
     assert folder_files(home) == []
     # exactly the limit is taken
-    assert upload(client, alice, "edge.csv", b"x" * MAX_UPLOAD_BYTES).status_code == 201
+    assert upload(client, alice, "edge.csv", b"a\n" + b"1\n" * ((MAX_UPLOAD_BYTES - 2) // 2)).status_code == 201
 
 
 def test_a_content_length_over_the_limit_is_refused_before_the_body_is_read(client: TestClient, alice: dict[str, str], home: Path) -> None:

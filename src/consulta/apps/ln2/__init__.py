@@ -6,7 +6,7 @@ audited in JSONL and reversible by rollback; the `question` tool when a request 
 
 from ._agent import AGENT, SAMPLE_INVENTORY, build_agent, default_inventory, instructions
 from ._audit import AuditEntry, read_audit
-from ._inventory import Inventory, InventoryFile, Record, load_inventory
+from ._inventory import MAX_INVENTORY_BYTES, MAX_INVENTORY_RECORDS, Inventory, InventoryFile, InventoryFileError, Record, load_inventory
 from ._operations import AddEntry, ApplyResult, BatchThaw, Operation, RecordThaw, Rollback, apply_plan, parse_op, preview, validate_ops
 from ._queries import empty_positions, inventory_stats, query_inventory, search_records
 from ._tools import Ln2Plans, ln2_tools
@@ -16,6 +16,8 @@ from ._app import APP, Ln2Options  # noqa: E402 - the declaration, over the part
 __all__ = [
     "AGENT",
     "APP",
+    "MAX_INVENTORY_BYTES",
+    "MAX_INVENTORY_RECORDS",
     "SAMPLE_INVENTORY",
     "AddEntry",
     "ApplyResult",
@@ -26,6 +28,7 @@ __all__ = [
     "GridView",
     "Inventory",
     "InventoryFile",
+    "InventoryFileError",
     "Ln2Options",
     "Ln2Plans",
     "Operation",

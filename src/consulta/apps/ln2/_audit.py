@@ -8,6 +8,11 @@ Next to `inventory.yaml` live (all names derive from the inventory's file name):
 - `.inventory.yaml.backups/<sha256>.yaml` — the exact bytes the file had before each plan, stored once per state
   (content-addressed). `backup` in an audit entry is that path relative to the inventory's folder.
 - `.inventory.yaml.lock` — the lock file writers hold (see `_operations.apply_plan`).
+- `.inventory.yaml.journal` — only while a plan is being applied (or after a crash interrupted it): what the apply
+  intends, written durably before the file is replaced — the plan id, the file's sha256 before and after, and the
+  audit entries to append. Whoever takes the lock next settles it (`_operations.reconcile_plan`): if the file holds
+  the intended bytes, the missing audit entries are appended; either way the journal and stray temporary files
+  (`.inventory.yaml.*.tmp`) are removed.
 
 Rolling back an audit entry restores the bytes the file had before that entry's plan; the rollback itself is a
 plan with its own audit entry and backup, so it can be rolled back too. Writing happens only in `_operations`,
@@ -17,6 +22,7 @@ under the lock; this module stores backups, appends entries and finds what a rol
 from __future__ import annotations
 
 import datetime as dt
+import glob
 import json
 import os
 import re
@@ -34,9 +40,16 @@ __all__ = [
     "SkippedLine",
     "AuditLog",
     "RollbackTarget",
+    "ApplyJournal",
     "audit_log_path",
     "backup_dir",
     "lock_path",
+    "journal_path",
+    "write_journal",
+    "read_journal",
+    "discard_journal",
+    "remove_stray_temps",
+    "plan_entries",
     "read_audit",
     "find_audit_entry",
     "store_backup",
@@ -95,6 +108,16 @@ class RollbackTarget(BaseModel):
         return self.entry.before_sha256
 
 
+class ApplyJournal(BaseModel):
+    """What an apply in progress intends, recorded before the inventory is replaced (see the module docstring)."""
+
+    plan_id: str
+    before_sha256: str
+    after_sha256: str
+    records: list[dict[str, Any]]
+    """The audit entries the apply appends once the file is replaced (all fields but `audit_id`), one per operation."""
+
+
 def audit_log_path(path: Path | str) -> Path:
     """The audit log of the inventory at `path`: `<inventory file>.audit.jsonl` in the same folder."""
     path = Path(path)
@@ -111,6 +134,12 @@ def lock_path(path: Path | str) -> Path:
     """The lock file writers of the inventory at `path` hold: `.<inventory file>.lock` in the same folder."""
     path = Path(path)
     return path.with_name(f".{path.name}.lock")
+
+
+def journal_path(path: Path | str) -> Path:
+    """The journal of an apply in progress on the inventory at `path`: `.<inventory file>.journal` beside it."""
+    path = Path(path)
+    return path.with_name(f".{path.name}.journal")
 
 
 def utc_timestamp() -> str:
@@ -161,6 +190,47 @@ def find_audit_entry(path: Path | str, audit_id: str) -> AuditEntry:
     )
 
 
+def plan_entries(path: Path | str, plan_id: str) -> list[AuditEntry]:
+    """The audit entries of plan `plan_id` (one per operation once it is applied; none before), in order."""
+    return [entry for entry in read_audit(path).entries if entry.plan_id == plan_id]
+
+
+def write_journal(path: Path | str, journal: ApplyJournal) -> None:
+    """Record `journal` durably (atomically, fsynced) beside the inventory at `path`. Call this under the lock."""
+    atomic_write_bytes(journal_path(path), journal.model_dump_json().encode("utf-8"))
+
+
+def read_journal(path: Path | str) -> ApplyJournal | None:
+    """The journal of an apply the inventory at `path` has in progress; None when there is none or it cannot be
+    read (it is written whole before the file is replaced, so a damaged one means the file was never replaced)."""
+    try:
+        return ApplyJournal.model_validate_json(journal_path(path).read_bytes())
+    except (FileNotFoundError, ValidationError):  # pydantic reports bad JSON as a ValidationError too
+        return None
+
+
+def discard_journal(path: Path | str) -> None:
+    """Remove the journal of the inventory at `path` (if any), durably: the apply it recorded is settled."""
+    journal = journal_path(path)
+    if journal.exists():
+        journal.unlink()
+        fsync_dir(journal.parent)
+
+
+def remove_stray_temps(path: Path | str) -> list[Path]:
+    """Remove the temporary files interrupted writes left beside the inventory at `path` (drafts of the file, of its
+    journal, of its backups); return them. Call this under the lock: then no write of them is in progress."""
+    path = Path(path)
+    draft = f".{glob.escape(path.name)}.{'?' * 8}.tmp"  # `atomic_write_bytes`'s names: mkstemp's 8 random characters
+    journal_draft = f".{glob.escape(journal_path(path).name)}.{'?' * 8}.tmp"
+    drafts = [*path.parent.glob(draft), *path.parent.glob(journal_draft), *backup_dir(path).glob(".*.tmp")]
+    for draft in drafts:
+        draft.unlink(missing_ok=True)
+    if drafts:
+        fsync_dir(path.parent)
+    return drafts
+
+
 def store_backup(path: Path | str, data: bytes) -> str:
     """Keep `data` (a state of the inventory) in the backup folder; return its path relative to the inventory's folder.
 
@@ -177,6 +247,7 @@ def store_backup(path: Path | str, data: bytes) -> str:
     except FileNotFoundError:
         intact = False
     if not intact:
+        target.unlink(missing_ok=True)  # a damaged backup may be read-only, like the inventory it copied
         atomic_write_bytes(target, data, mode_like=path)  # readable by whoever may read the inventory
     return f"{folder.name}/{target.name}"
 

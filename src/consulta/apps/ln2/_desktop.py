@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...i18n import t
-from ...runtime import Event, PlanDecided
+from ...runtime import ConsultaError, Event, PlanDecided
 from .._def import AppView, DesktopKit, DesktopPanel
 from .._proposals import Proposal
 from ._views import GridView, audit_entries, grid_view, propose_rollback, tube_view
@@ -50,6 +50,11 @@ _FIELDS = {
 
 _OCCUPIED = QColor("#d7ecf7")
 _ACTIONS = {"thaw": "ln2.qt.tube.action.thaw", "takeout": "ln2.qt.tube.action.takeout", "discard": "ln2.qt.tube.action.discard"}
+
+
+def _said(error: Exception, lang: str) -> str:
+    """An error in the panel's language when it has words of its own (a bad inventory file's line and fix)."""
+    return error.localized(lang) if isinstance(error, ConsultaError) else str(error)
 
 
 class GridPanel(QWidget):
@@ -114,7 +119,7 @@ class GridPanel(QWidget):
         try:
             view = grid_view(self.path)
         except Exception as error:  # noqa: BLE001 - an unreadable file is shown, not raised into Qt
-            self.error.setText(t("ln2.qt.grid.unreadable", self.lang, error=str(error)))
+            self.error.setText(t("ln2.qt.grid.unreadable", self.lang, error=_said(error, self.lang)))
             self.error.show()
             return
         self.error.hide()
@@ -158,7 +163,7 @@ class GridPanel(QWidget):
         try:
             tube = tube_view(self.path, box=box, position=position)
         except Exception as error:  # noqa: BLE001
-            self.details.setPlainText(t("ln2.qt.grid.unreadable", self.lang, error=str(error)))
+            self.details.setPlainText(t("ln2.qt.grid.unreadable", self.lang, error=_said(error, self.lang)))
             return
         assert self.view is not None
         label = self.view.boxes[box - 1].cells[position - 1].label

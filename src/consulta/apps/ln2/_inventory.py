@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import errno
 import hashlib
 import io
 import os
@@ -42,8 +43,8 @@ import re
 import stat
 import tempfile
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
@@ -56,6 +57,7 @@ from ruamel.yaml.nodes import ScalarNode
 from ruamel.yaml.representer import RoundTripRepresenter
 from ruamel.yaml.scalarstring import ScalarString
 
+from consulta.i18n import catalog, normalize_lang
 from consulta.runtime import ConsultaError, ToolError
 
 __all__ = [
@@ -67,6 +69,8 @@ __all__ = [
     "Inventory",
     "InventoryFile",
     "InventoryFileError",
+    "MAX_INVENTORY_BYTES",
+    "MAX_INVENTORY_RECORDS",
     "FileDialect",
     "BatchDialect",
     "TubeDialect",
@@ -274,14 +278,26 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def atomic_write_bytes(path: Path, data: bytes, *, mode_like: Path | None = None) -> None:
+def atomic_write_bytes(
+    path: Path, data: bytes, *, mode_like: Path | None = None, before_replace: Callable[[], None] | None = None
+) -> None:
     """Replace `path` with `data` so that a reader sees either the old or the new bytes, never a mix.
 
-    Writes a temp file in the same folder, flushes and fsyncs it, gives it the permissions of `mode_like`
-    (default: of `path` itself, if it exists), `os.replace`s it over the target and fsyncs the folder so the rename
-    itself survives a crash. No temp file is left behind.
+    Writes a temp file in the same folder (`.<name>.<random>.tmp`), flushes and fsyncs it, gives it the permissions
+    of `mode_like` (default: of `path` itself, if it exists), calls `before_replace` (a step of the caller's, e.g. a
+    crash point), `os.replace`s it over the target and fsyncs the folder so the rename itself survives a crash. No
+    temp file is left behind, unless the process dies before the rename (whoever writes next removes it).
+
+    A file its permissions make read-only (no write bit, e.g. mode 444) is not replaced: PermissionError, nothing
+    written. (The rename would replace it all the same; the mode says its owner wants it unchanged.)
     """
     path = Path(path)
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and (not mode & 0o222 or not os.access(path, os.W_OK)):
+        raise PermissionError(errno.EACCES, f"{path.name} is read-only (mode {mode:o})", str(path))
     mode_like = Path(mode_like) if mode_like is not None else path
     folder = path.parent
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
@@ -293,6 +309,8 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode_like: Path | None = None
             os.fsync(handle.fileno())
         with contextlib.suppress(FileNotFoundError):
             os.chmod(tmp, stat.S_IMODE(mode_like.stat().st_mode))
+        if before_replace is not None:
+            before_replace()
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -310,35 +328,93 @@ def fsync_dir(folder: Path) -> None:
 
 
 # --------------------------------------------------------------------------------------------------------------
-# Errors
+# Limits and errors
+
+MAX_INVENTORY_BYTES = 2 * 1024 * 1024
+"""ln2's limit on the size of an inventory file, checked with `os.stat` before a byte is read. A file is parsed on
+every read (about 1 s per 250 kB on a busy 2-core machine): a bigger one would keep a person waiting minutes."""
+MAX_INVENTORY_RECORDS = 10_000
+"""ln2's limit on the records of an inventory, counted on the text before it is parsed (and again once parsed)."""
+_MAX_VALUES = 100 * MAX_INVENTORY_RECORDS
+"""The values a loaded document may hold, aliases expanded (a few `&anchor`/`*alias` pairs can make billions)."""
+
+
+@dataclass(frozen=True)
+class _Words:
+    """A part of a message said in the reader's language: catalog key `key` with `values`, else `text` as it is."""
+
+    text: str
+    key: str | None = None
+    values: Mapping[str, Any] = field(default_factory=dict)
+
+    def said_in(self, lang: str) -> str:
+        return _say(self.key, lang, self.values) if self.key else self.text
+
+
+def _say(key: str, lang: str, values: Mapping[str, Any]) -> str:
+    # Always formatted (`i18n.t` leaves a text without values as it is): the catalog's `{{`, `}}` are literal braces.
+    return catalog(normalize_lang(lang))[key].format(**values)
 
 
 class InventoryFileError(ToolError, ConsultaError):
-    """A file that cannot be used as an inventory: missing, unreadable, not YAML text, or not a consistent inventory.
+    """A file that cannot be used as an inventory: missing, unreadable, too large, not YAML text, or not a consistent
+    inventory.
 
-    `str()` is one line naming the file, the line when known, what is wrong and what to do; `path`, `line`,
-    `problem` and `fix` hold the parts. It is a ToolError (`inventory_file_error`, the fix as its hint) so a tool
-    reports it to the model, and a ConsultaError so a front end shows it as a message, never as a traceback.
+    Its words are catalog keys (`ln2.input.<problem>` and `ln2.input.<problem>.fix`, with `values`): `str()` is one
+    English line naming the file, the line when known, what is wrong and what to do; `localized(lang)` is that line
+    in `lang`. `path`, `line`, `problem` and `fix` (English) hold the parts. It is a ToolError
+    (`inventory_file_error`, the fix as its hint) so a tool reports it to the model, and a ConsultaError so a front
+    end shows it as a message, never as a traceback.
     """
 
     code = "inventory_file_error"
 
     def __init__(
-        self, source: str, problem: str, *, fix: str, line: int | None = None, path: Path | None = None
+        self, source: str, problem: str, *, fix: str | None = None, line: int | None = None, path: Path | None = None,
+        **values: Any,
     ) -> None:
-        where = f" (line {line})" if line else ""
-        super().__init__("inventory_file_error", f"The inventory file {source}{where} {problem}", hint=fix)
-        self.path = path
+        self.source = source
+        self.problem_key = f"ln2.input.{problem}"
+        self.fix_key = f"ln2.input.{fix or problem + '.fix'}"
+        self.values = values
         self.line = line
-        self.problem = problem
-        self.fix = fix
+        self.path = path
+        self.problem = self._problem("en")
+        self.fix = self._fix("en")
+        super().__init__("inventory_file_error", self._message("en"), hint=self.fix)
+
+    def _said(self, lang: str) -> dict[str, Any]:
+        return {k: v.said_in(lang) if isinstance(v, _Words) else v for k, v in self.values.items()}
+
+    def _problem(self, lang: str) -> str:
+        return _say(self.problem_key, lang, self._said(lang))
+
+    def _fix(self, lang: str) -> str:
+        return _say(self.fix_key, lang, self._said(lang))
+
+    def _message(self, lang: str) -> str:
+        where = _say("ln2.input.where", lang, {"line": self.line}) if self.line else ""
+        return _say("ln2.input.message", lang, {"file": self.source, "where": where, "problem": self._problem(lang)})
+
+    def localized(self, lang: str) -> str:
+        return _say("ln2.input.line", lang, {"message": self._message(lang), "fix": self._fix(lang)})
 
     def __str__(self) -> str:
-        return f"{self.message} {self.fix}"
+        return self.localized("en")
 
 
-def _invalid(source: str, what: str, *, fix: str, line: int | None = None) -> InventoryFileError:
-    return InventoryFileError(source, f"is not valid: {what}", fix=fix, line=line)
+def _size_text(size: int) -> str:
+    return f"{size / (1024 * 1024):.1f} MB" if size >= 1024 * 1024 else f"{max(size // 1024, 1)} kB"
+
+
+def _too_large(source: str, size: int, path: Path | None) -> InventoryFileError:
+    return InventoryFileError(
+        source, "too_large", path=path, size=_size_text(size), limit=_size_text(MAX_INVENTORY_BYTES)
+    )
+
+
+_RECORD_ID_KEY = re.compile(rb"(?m)(?:^[ \t]*(?:-[ \t]+)*|[{,][ \t]*)['\"]?id['\"]?[ \t]*:")
+"""An `id:` key (each record has one), block or flow style: counts the records of a text without parsing it."""
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -615,27 +691,107 @@ def _pydantic_problem(exc: ValidationError, document: Any, file_loc: Any, source
     """The first validation error, at its place in the file (`file_loc` maps the model's location to the file's)."""
     err = exc.errors()[0]
     loc = file_loc(list(err["loc"]))
-    field = ".".join(str(part) for part in loc)
-    key = next((str(part) for part in reversed(loc) if isinstance(part, str)), field)
-    fix = f"Add `{key}` there." if err["type"] == "missing" else f"Correct `{key}` there."
-    return _invalid(source, f"{field}: {err['msg']}.", line=_line_of(document, loc),
-                    fix=f"{fix} The other records show the expected form.")
+    where = ".".join(str(part) for part in loc)
+    key = next((str(part) for part in reversed(loc) if isinstance(part, str)), where)
+    known = f"ln2.input.detail.{err['type']}"
+    detail = _Words(err["msg"], known if known in catalog("en") else None, dict(err.get("ctx") or {}))
+    fix = {"missing": "field.fix_missing", "model_type": "field.fix_record"}.get(err["type"], "field.fix")
+    return InventoryFileError(
+        source, "field", fix=fix,
+        line=_line_of(document, loc), field=where, name=key, detail=detail,
+    )
 
 
 def _read_error(path: Path, exc: OSError) -> InventoryFileError:
     if isinstance(exc, FileNotFoundError):
-        fix = "Check the path given for the inventory."
-        return InventoryFileError(str(path), "does not exist.", fix=fix, path=path)
+        if path.is_symlink():
+            return InventoryFileError(str(path), "dangling_link", path=path, target=os.readlink(path))
+        return InventoryFileError(str(path), "not_found", path=path)
     if isinstance(exc, IsADirectoryError):
+        return _folder_error(path)
+    return InventoryFileError(str(path), "unreadable", path=path, reason=exc.strerror or str(exc))
+
+
+def _folder_error(path: Path) -> InventoryFileError:
+    try:
         inside = sorted(p.name for p in path.iterdir() if p.suffix in (".yaml", ".yml"))
-        fix = f"Give the path of the YAML file inside it{f', e.g. {path / inside[0]}' if inside else ''}."
-        return InventoryFileError(str(path), "is a folder, not a YAML file.", fix=fix, path=path)
-    return InventoryFileError(
-        str(path), f"cannot be read: {exc.strerror or exc}.", fix="Check that the file is readable by you.", path=path
-    )
+    except OSError:
+        inside = []
+    if inside:
+        return InventoryFileError(str(path), "folder", fix="folder.fix_example", path=path, example=str(path / inside[0]))
+    return InventoryFileError(str(path), "folder", path=path)
 
 
-_START = "Start it with `meta: {box_layout: {rows: 9, cols: 9}, box_count: 1}` and `inventory: []`."
+def _read_bounded(path: Path) -> bytes:
+    """The bytes of the inventory file at `path`, refused (InventoryFileError) before they are read when it is not
+    a regular file or is over MAX_INVENTORY_BYTES (it is never read past the limit, should it grow meanwhile)."""
+    try:
+        info = path.stat()
+        if stat.S_ISDIR(info.st_mode):
+            raise _folder_error(path)
+        if not stat.S_ISREG(info.st_mode):  # a pipe or a device would be read forever
+            raise InventoryFileError(str(path), "not_regular", path=path)
+        if info.st_size > MAX_INVENTORY_BYTES:
+            raise _too_large(str(path), info.st_size, path)
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_INVENTORY_BYTES + 1)
+    except OSError as exc:
+        raise _read_error(path, exc) from None
+    if len(raw) > MAX_INVENTORY_BYTES:
+        raise _too_large(str(path), len(raw), path)
+    return raw
+
+
+def _decode(raw: bytes, source: str, path: Path | None) -> str:
+    """The text of inventory bytes: UTF-8 (a BOM allowed), checked for size, binary data and the record limit."""
+    if len(raw) > MAX_INVENTORY_BYTES:
+        raise _too_large(source, len(raw), path)
+    for bom, encoding in ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
+                          (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16")):
+        if raw.startswith(bom):
+            raise InventoryFileError(source, "utf16", path=path, encoding=encoding)
+    if (nul := raw.find(b"\x00")) >= 0:
+        raise InventoryFileError(source, "binary", path=path, offset=nul)
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InventoryFileError(source, "not_utf8", path=path, offset=exc.start) from None
+    if (count := len(_RECORD_ID_KEY.findall(raw))) > MAX_INVENTORY_RECORDS:
+        raise InventoryFileError(source, "too_many_records", path=path, count=count, limit=MAX_INVENTORY_RECORDS)
+    return text
+
+
+def _parse(yaml: YAML, text: str, source: str, path: Path | None) -> Any:
+    try:
+        document = yaml.load(text)
+    except YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        detail = " ".join((getattr(exc, "problem", None) or str(exc)).split()).rstrip(".")
+        tab = "'\\t'" in detail or "\t" in detail
+        raise InventoryFileError(
+            source, "syntax", fix="syntax.fix_tab" if tab else None, line=mark.line + 1 if mark else None, path=path,
+            detail=detail,
+        ) from None
+    except RecursionError:  # brackets nested thousands deep
+        raise InventoryFileError(source, "syntax", path=path, detail="nested too deep") from None
+    if _values_over(document, _MAX_VALUES):
+        raise InventoryFileError(source, "expands", path=path, limit=_MAX_VALUES)
+    return document
+
+
+def _values_over(document: Any, limit: int) -> bool:
+    """Whether `document` holds more than `limit` values, aliases counted each time they are used (stops there)."""
+    count, stack = 0, [document]
+    while stack:
+        node = stack.pop()
+        count += 1
+        if count > limit:
+            return True
+        if isinstance(node, Mapping):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
 
 
 @dataclass
@@ -667,39 +823,19 @@ class InventoryFile:
 
     @classmethod
     def load(cls, path: Path | str) -> InventoryFile:
-        """Read and validate the file at `path`; raise InventoryFileError if it cannot be used."""
+        """Read and validate the file at `path`; raise InventoryFileError if it cannot be used (a file over
+        MAX_INVENTORY_BYTES is refused before it is read)."""
         path = Path(path)
-        try:
-            raw = path.read_bytes()
-        except OSError as exc:
-            raise _read_error(path, exc) from None
-        return cls.from_bytes(raw, path=path)
+        return cls.from_bytes(_read_bounded(path), path=path)
 
     @classmethod
     def from_bytes(cls, raw: bytes, *, path: Path | None = None) -> InventoryFile:
-        """Parse and validate inventory bytes (UTF-8 YAML); raise InventoryFileError if they cannot be used."""
+        """Parse and validate inventory bytes (UTF-8 YAML); raise InventoryFileError if they cannot be used (over
+        MAX_INVENTORY_BYTES or MAX_INVENTORY_RECORDS included)."""
         source = str(path) if path else "<inventory>"
-        if (nul := raw.find(b"\x00")) >= 0:
-            raise InventoryFileError(
-                source, f"is not a text file (binary data at byte {nul}).",
-                fix="Give the path of the inventory's YAML file: is this the right file?", path=path,
-            )
-        try:
-            text = raw.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise InventoryFileError(
-                source, f"is not UTF-8 text (byte {exc.start}).", fix="Save it as UTF-8 in your editor.", path=path,
-            ) from None
+        text = _decode(raw, source, path)
         yaml = _new_yaml(text)
-        try:
-            document = yaml.load(text)
-        except YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            problem = " ".join((getattr(exc, "problem", None) or str(exc)).split())
-            raise InventoryFileError(
-                source, f"is not valid: YAML syntax error: {problem}.", line=mark.line + 1 if mark else None,
-                fix="Correct the YAML near that line (indentation, an unclosed bracket or quote, a tab).", path=path,
-            ) from None
+        document = _parse(yaml, text, source, path)
         try:
             inventory, dialect = _validate_document(document, source)
         except InventoryFileError as err:
@@ -882,31 +1018,24 @@ def _validate_document(document: Any, source: str) -> tuple[Inventory, FileDiale
     """Validate a loaded document into an `Inventory` and its dialect, checking also what no single record can
     check alone."""
     if document is None:
-        raise InventoryFileError(source, "is empty.", fix=_START)
+        raise InventoryFileError(source, "empty")
     if not isinstance(document, CommentedMap):
-        kind = "a list" if isinstance(document, list) else "a single value"
-        raise _invalid(
-            source, f"the top level is {kind}, not a mapping with the keys `meta` and `inventory`.",
-            fix="Put the records under `inventory:` and the box layout under `meta:`. " + _START, line=1,
-        )
+        kind = "top_list" if isinstance(document, list) else "top_scalar"
+        raise InventoryFileError(source, kind, fix="top_level.fix", line=1)
     if "meta" not in document:
-        raise _invalid(source, "the `meta` section is missing.", fix="Add `meta: {box_layout: {rows: 9, cols: 9}}` "
-                       "with your boxes' rows and columns, and their number as `box_count`.")
+        raise InventoryFileError(source, "no_meta")
     if "inventory" not in document:
-        raise _invalid(source, "the `inventory` list of records is missing.", line=_line_of(document, ["meta"]),
-                       fix="Add `inventory:` with the records under it (`inventory: []` for none).")
+        raise InventoryFileError(source, "no_inventory", line=_line_of(document, ["meta"]))
     meta = document["meta"]
     if not isinstance(meta, Mapping):
-        raise _invalid(source, "`meta` must be a mapping with `box_layout`.", line=_line_of(document, ["meta"]),
-                       fix="Write `meta: {box_layout: {rows: 9, cols: 9}, box_count: 1}` with your boxes' numbers.")
+        raise InventoryFileError(source, "meta_not_mapping", line=_line_of(document, ["meta"]))
     if "box_layout" not in meta:
-        raise _invalid(source, "`meta.box_layout` (the rows and columns of a box) is missing.",
-                       line=_line_of(document, ["meta"]), fix="Add `box_layout: {rows: 9, cols: 9}` under `meta` "
-                       "with your boxes' numbers of rows and columns.")
+        raise InventoryFileError(source, "no_box_layout", line=_line_of(document, ["meta"]))
     items = document["inventory"] or []
     if not isinstance(items, list):
-        raise _invalid(source, "`inventory` must be a list of records.", line=_line_of(document, ["inventory"]),
-                       fix="Write each record as a `- id: ...` item under `inventory:`.")
+        raise InventoryFileError(source, "inventory_not_list", line=_line_of(document, ["inventory"]))
+    if len(items) > MAX_INVENTORY_RECORDS:
+        raise InventoryFileError(source, "too_many_records", count=len(items), limit=MAX_INVENTORY_RECORDS)
     dialect = FileDialect.choose(document)
     custom_keys = _custom_keys(document)
     records = []
@@ -938,26 +1067,22 @@ def _validate_document(document: Any, source: str) -> tuple[Inventory, FileDiale
 def _record_problem(
     record: Record, inventory: Inventory, seen_ids: dict[int, int], holder: dict[tuple[int, int], int],
     count_key: str,
-) -> tuple[str, str, str] | None:
-    """(what is wrong, offending model field, fix) for a record clashing with the layout or the records before it."""
+) -> tuple[str, str, dict[str, Any]] | None:
+    """(problem, offending model field, the message's values) for a record clashing with the layout or the records
+    before it."""
     layout, box_count = inventory.layout, inventory.meta.box_count
     if record.id in seen_ids:
-        what = f"record id {record.id} is used twice (also by record #{seen_ids[record.id] + 1} of the list)."
-        return what, "id", f"Give one of the two records an unused id, e.g. {inventory.next_id()}."
+        return "duplicate_id", "id", {"id": record.id, "other": seen_ids[record.id] + 1, "next_id": inventory.next_id()}
     if not 1 <= record.box <= box_count:
-        what = f"record {record.id} is in box {record.box}, but boxes are numbered 1..{box_count}."
-        return what, "box", f"Correct the box number, or `{count_key}` if there are more boxes."
+        return "box_range", "box", {"id": record.id, "box": record.box, "count": box_count, "count_key": count_key}
     for pos in record.positions:
         if not 1 <= pos <= layout.capacity:
-            what = f"record {record.id} holds position {pos}, outside 1..{layout.capacity}."
-            fix = (f"Positions run 1..{layout.capacity} in a {layout.rows}×{layout.cols} box: correct the position, "
-                   "or `meta.box_layout` if the boxes are bigger.")
-            return what, "positions", fix
+            values = {"id": record.id, "pos": pos, "capacity": layout.capacity, "rows": layout.rows, "cols": layout.cols}
+            return "position_range", "positions", values
         other = holder.get((record.box, pos))
         if other is not None:
-            where = f"box {record.box} position {describe_position(pos, layout)}"
-            what = f"{where} is held by both record {other} and record {record.id}."
-            return what, "positions", "Correct the position of one of the two records: a position holds one tube."
+            where = describe_position(pos, layout)
+            return "shared_position", "positions", {"id": record.id, "other": other, "box": record.box, "position": where}
         holder[(record.box, pos)] = record.id
     return None
 
@@ -972,9 +1097,9 @@ def _check_consistency(
     for index, record in enumerate(inventory.records):
         problem = _record_problem(record, inventory, seen_ids, holder, count_key)
         if problem is not None:
-            what, field, fix = problem
-            loc = ["inventory", index, *dialect.file_loc(items[index], [field])]
-            raise _invalid(source, what, line=_line_of(document, loc), fix=fix)
+            kind, model_field, values = problem
+            loc = ["inventory", index, *dialect.file_loc(items[index], [model_field])]
+            raise InventoryFileError(source, kind, line=_line_of(document, loc), **values)
         seen_ids[record.id] = index
 
 

@@ -156,24 +156,39 @@ def _none(inventory: Inventory, ref: TubeRef, missing: list[int]) -> TubeChoiceE
     if missing and ref.box is not None:
         at = ", ".join(map(str, missing))
         holders = [r for r in inventory.records if r.box == ref.box and set(missing) & set(r.positions)]
-        detail = (
-            f"box {ref.box} position {at} holds {', '.join(r.display_name for r in holders)}, not {what}"
-            if holders
-            else f"box {ref.box} holds no tube at position {at}"
-        )
+        if holders:
+            held = ", ".join(r.display_name for r in holders)
+            detail = f"box {ref.box} position {at} holds {held}, not {what}"
+            detail_zh = f"{ref.box}号盒 {at} 号位放的是 {held}，不是 {what}"
+        else:
+            detail = f"box {ref.box} holds no tube at position {at}"
+            detail_zh = f"{ref.box}号盒 {at} 号位没有管子"
     else:
         detail = f"no record with tubes left matches {what}"
-    nearest = [_candidate(r, r.positions) for r in _nearest(inventory, ref)]
+        detail_zh = f"没有还剩管子的记录符合 {what}"
+    near = _nearest(inventory, ref)
+    nearest = [_candidate(r, r.positions) for r in near]
     listing = "; ".join(c["label"] for c in nearest)
+    choice = None
+    if near and (ref.names() or ref.box is not None):
+        # What the words could have meant becomes the runtime's question (as many tubes as were named, from each);
+        # a name that fits nothing at all is not asked about with unrelated tubes.
+        count = max(1, len(ref.positions or ()))
+        shown = [_candidate(r, r.positions[:count]) for r in near]
+        choice = tube_choice(
+            shown, header="Which tube", question=f"{detail[:1].upper()}{detail[1:]}. Which tube do you mean?",
+            keys=("ln2.choice.none.header", "ln2.choice.none.question"), values={"detail": detail[:1].upper() + detail[1:], "detail_zh": detail_zh},
+        )
     return TubeChoiceError(
         "no_matching_tube",
         f"Not staged: {detail}." + (f" Nearest: {listing}." if listing else ""),
         hint="Check with query_inventory or empty_positions, or ask the user which tube they mean.",
         candidates=nearest,
+        choice=choice,
     )
 
 
-def _nearest(inventory: Inventory, ref: TubeRef, *, limit: int = 5) -> list[Record]:
+def _nearest(inventory: Inventory, ref: TubeRef, *, limit: int = 8) -> list[Record]:
     """The records nearest to what was asked: those of the names (close spellings too), else those in the box."""
     active = [r for r in inventory.records if r.positions]
     named, _ = best_named(inventory, **ref.names()) if ref.names() else ([], False)

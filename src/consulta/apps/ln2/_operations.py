@@ -12,6 +12,7 @@ import contextlib
 import datetime as dt
 import fcntl
 import os
+import stat
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -21,9 +22,22 @@ from typing import Annotated, Any, Literal, assert_never
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError
 
 from consulta.i18n import LANGUAGES, t
-from consulta.runtime._errors import ToolError
+from consulta.runtime import ToolError, crash_point
 
-from ._audit import AuditEntry, append_audit, lock_path, resolve_rollback, store_backup, utc_timestamp
+from ._audit import (
+    ApplyJournal,
+    AuditEntry,
+    append_audit,
+    discard_journal,
+    lock_path,
+    plan_entries,
+    read_journal,
+    remove_stray_temps,
+    resolve_rollback,
+    store_backup,
+    utc_timestamp,
+    write_journal,
+)
 from ._inventory import (
     BoxLayout,
     Inventory,
@@ -51,6 +65,7 @@ __all__ = [
     "validate_ops",
     "preview",
     "apply_plan",
+    "reconcile_plan",
 ]
 
 
@@ -615,15 +630,52 @@ def apply_plan(
 ) -> ApplyResult:
     """Apply `ops` to the inventory file at `path` as one atomic, audited change.
 
-    Under an exclusive lock: re-read the file (if `expected_sha256` is given and the file differs, ToolError
-    `inventory_changed`), validate all ops, edit the round-trip document (or, for a rollback, take the verified
-    backup bytes), keep the current bytes as a backup, write the new bytes atomically and append one audit entry
-    per op. Any ToolError leaves the file and the audit log as they were.
+    Under an exclusive lock: settle what an interrupted apply left (see `reconcile_plan`), re-read the file (if
+    `expected_sha256` is given and the file differs, ToolError `inventory_changed`), validate all ops, edit the
+    round-trip document (or, for a rollback, take the verified backup bytes), keep the current bytes as a backup,
+    record the intent in the journal (the file's sha256 before and after, the audit entries to write), write the
+    new bytes atomically, append one audit entry per op and discard the journal. Any ToolError leaves the file and
+    the audit log as they were; a read-only file (no write permission) is refused with ToolError
+    `inventory_read_only`. A kill at any instant leaves either the file unchanged with no entry, or the file changed
+    with its journal, which the next writer turns into the entries (one per op).
     """
     path = Path(path)
+    with _locked(path, timeout=lock_timeout):
+        return _apply_locked(path, list(ops), plan_id, actor, run_id, today, expected_sha256)
+
+
+def reconcile_plan(path: Path | str, plan_id: str, *, lock_timeout: float = 10.0) -> ApplyResult | None:
+    """Settle what a crash left of applying plan `plan_id` to the inventory at `path`; the plan's result if it is
+    applied, else None (it can be applied, once).
+
+    Under the lock: if the journal of an interrupted apply is there and the file holds the bytes it intended, the
+    audit entries it intended that are missing are appended (so there is exactly one per operation); if the file
+    holds anything else, the change never reached it. Either way the journal and stray temporary files go. Then
+    the plan is applied exactly when the audit log has its entries. Changes nothing when nothing was interrupted.
+    """
+    path = Path(path)
+    with _locked(path, timeout=lock_timeout):
+        _settle(path)
+        entries = plan_entries(path, plan_id)
+    if not entries:
+        return None
+    first = entries[0]
+    return ApplyResult(
+        plan_id=plan_id,
+        audit_ids=[e.audit_id for e in entries],
+        summaries=[e.summary for e in entries],
+        before_sha256=first.before_sha256,
+        after_sha256=first.after_sha256,
+        backup=first.backup,
+    )
+
+
+@contextlib.contextmanager
+def _locked(path: Path, *, timeout: float) -> Iterator[None]:
+    """The inventory's lock held; an OSError inside is a ToolError saying nothing was changed."""
     try:
-        with _exclusive_lock(path, timeout=lock_timeout):
-            return _apply_locked(path, list(ops), plan_id, actor, run_id, today, expected_sha256)
+        with _exclusive_lock(path, timeout=timeout):
+            yield
     except OSError as exc:
         raise ToolError(
             "inventory_file_error",
@@ -632,10 +684,32 @@ def apply_plan(
         ) from None
 
 
+def _settle(path: Path) -> None:
+    """Under the lock: finish or drop an interrupted apply's journal (see `reconcile_plan`), remove stray drafts."""
+    journal = read_journal(path)
+    if journal is not None and path.exists() and sha256_hex(path.read_bytes()) == journal.after_sha256:
+        done = plan_entries(path, journal.plan_id)  # a torn append leaves the first entries whole, the rest missing
+        if len(done) < len(journal.records):
+            append_audit(path, journal.records[len(done):])
+    remove_stray_temps(path)
+    discard_journal(path)
+
+
+def _refuse_read_only(path: Path) -> None:
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if not mode & 0o222 or not os.access(path, os.W_OK):
+        raise ToolError(
+            "inventory_read_only",
+            f"{path.name} is read-only (mode {mode:o}), so it was not changed; nothing was written.",
+            hint=f"If it should change, make it writable (chmod u+w {path}) and approve the changes again.",
+        )
+
+
 def _apply_locked(
     path: Path, ops: list[Operation], plan_id: str, actor: str, run_id: str | None, today: dt.date | None,
     expected_sha256: str | None,
 ) -> ApplyResult:
+    _settle(path)
     current = InventoryFile.load(path)
     if expected_sha256 is not None and current.sha256 != expected_sha256:
         raise _changed_error(path, expected_sha256, current.sha256)
@@ -660,10 +734,12 @@ def _apply_locked(
         written = InventoryFile.from_bytes(new_bytes, path=path).inventory
         if written != current.reads_back_as(final_state):
             raise RuntimeError("ln2: the edited YAML does not match the validated plan; nothing was written")
+    _refuse_read_only(path)
+    crash_point("before_backup")
     backup = store_backup(path, current.raw)
+    crash_point("after_backup")
     if sha256_hex(path.read_bytes()) != current.sha256:  # someone wrote without the lock (an editor)
         raise _changed_error(path, current.sha256, sha256_hex(path.read_bytes()))
-    atomic_write_bytes(path, new_bytes)
     after = sha256_hex(new_bytes)
     ts = utc_timestamp()
     records = [
@@ -682,11 +758,20 @@ def _apply_locked(
         }
         for op, outcome in zip(ops, outcomes, strict=True)
     ]
+    # From here a kill leaves the file as it was (journal dropped on settling) or as intended (journal finished).
+    write_journal(path, ApplyJournal(plan_id=plan_id, before_sha256=current.sha256, after_sha256=after, records=records))
+    crash_point("after_journal")
+    atomic_write_bytes(path, new_bytes, before_replace=lambda: crash_point("before_rename"))
+    crash_point("after_rename")
     try:
         entries = append_audit(path, records)
     except BaseException:
         atomic_write_bytes(path, current.raw)  # no audit line, no change
+        discard_journal(path)
         raise
+    crash_point("after_audit")
+    discard_journal(path)
+    crash_point("after_apply")
     return ApplyResult(
         plan_id=plan_id,
         audit_ids=[e.audit_id for e in entries],

@@ -17,7 +17,7 @@ from ...runtime import Choice, Evidence, ToolDef, ToolError, read_tool, write_to
 from ._audit import read_audit
 from ._inventory import Inventory, load_inventory
 from ._locate import TubeRef, _candidate, locate, place_said, tube_choice
-from ._operations import apply_plan, parse_op, preview
+from ._operations import apply_plan, parse_op, preview, reconcile_plan
 from ._queries import empty_positions as _empty_positions
 from ._queries import inventory_stats as _inventory_stats
 from ._queries import query_inventory as _query_inventory
@@ -44,24 +44,35 @@ def ln2_tools(inventory_path: Path) -> tuple[ToolDef, ...]:
         short_name: str | None = None,
         plasmid: str | None = None,
         box: int | None = None,
+        position: int | None = None,
         exact: bool = False,
         include_consumed: bool = False,
     ) -> dict[str, Any]:
-        """Find tube records by cell line, short name, plasmid or box (fuzzy unless exact=true).
+        """Find tube records by cell line, short name, plasmid, box or box + position: where tubes are, how many.
 
         Args:
             cell_line: Parent cell line or short name, e.g. K562.
             short_name: Short name, e.g. K562-dTAG-BRD4.
             plasmid: Plasmid name or id.
             box: Box number.
+            position: Position in the box (with box): the record holding it.
             exact: Match names exactly instead of fuzzily.
             include_consumed: Also list records with no tubes left.
         """
-        return _compact(
-            _query_inventory(
-                inv(), cell_line=cell_line, short_name=short_name, plasmid=plasmid, box=box, exact=exact, include_consumed=include_consumed
-            )
+        inventory = inv()
+        found = _query_inventory(
+            inventory, cell_line=cell_line, short_name=short_name, plasmid=plasmid, box=box, exact=exact,
+            include_consumed=include_consumed, limit=len(inventory.records) or 1,
         )
+        if position is not None:
+            holding = [r for r in found["records"] if position in (r.get("positions") or ())]
+            found = {"total": len(holding), "records": holding} | (
+                {} if holding else {"note": f"No tube at position {position}" + (f" of box {box}." if box is not None else ".")}
+            )
+        # Counting is done here: a small model adds up lists of positions badly.
+        found["tubes"] = sum(len(r.get("positions") or ()) for r in found["records"])
+        found["records"] = found["records"][:20]
+        return _compact(found)
 
     @read_tool
     def search_records(text: str) -> dict[str, Any]:
@@ -339,6 +350,10 @@ class Ln2Plans:
     def apply(self, ops: list[dict[str, Any]], *, plan_id: str, run_id: str, actor: str) -> dict[str, Any]:
         result = apply_plan(self.path, [parse_op(o) for o in ops], plan_id=plan_id, actor=actor, run_id=run_id)
         return result.model_dump(mode="json")
+
+    def reconcile(self, plan_id: str) -> dict[str, Any] | None:
+        result = reconcile_plan(self.path, plan_id)
+        return result.model_dump(mode="json") if result is not None else None
 
 
 def _ungrounded(field: str, detail: str, *, hint: str | None = None, choice: Choice | None = None) -> ToolError:

@@ -4,7 +4,6 @@ once a packet is accepted; the student's files go in the upload folder."""
 from __future__ import annotations
 
 import os
-import shutil
 from importlib import resources
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from pydantic import BaseModel, Field, field_validator
 from ...i18n import normalize_lang, t
 from .._def import AppDef, AppEnv, AppView, DesktopPart, McpPart, TerminalPart, WebPart
 from ._agent import ASSISTANT, ORCHESTRATOR_AGENT, TutorOptions, build_agent, build_assistant, follow_up, uploads_folder
+from ._uploads import copy_upload
 
 __all__ = ["APP", "TutorFlags"]
 
@@ -32,11 +32,11 @@ class TutorFlags(BaseModel):
 
 
 def _upload(flags: TutorFlags, host: AppView) -> None:
-    """Copy the student's files into the session's upload folder."""
+    """Copy the student's files into the session's upload folder, checked as any upload is."""
     folder = host.data_path
     assert folder is not None
     for source in flags.file:
-        shutil.copyfile(source, folder / source.name)
+        copy_upload(folder, source)  # the upload folder's checks, as on every front end (UploadRefused: one line)
 
 
 def _welcome(host: AppView, lang: str) -> str | None:

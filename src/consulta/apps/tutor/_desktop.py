@@ -17,24 +17,13 @@ from ...runtime import Event, RunEnded, RunStarted, ToolError, ToolReturned
 from .._def import DesktopKit, DesktopPanel
 from ._datasets import ACCEPTED_SUFFIXES, MAX_UPLOAD_BYTES
 from ._turn import ConsultationCard, PacketCard, TurnView, turn_view
-from ._uploads import UploadWriter, check_upload, list_uploads
+from ._uploads import copy_upload, list_uploads
 
 __all__ = ["TurnPanel", "UploadsPanel", "copy_upload", "panels"]
 
-_CHUNK = 1024 * 1024
 _RECENT_RUNS = 50
 _TURN_TOOLS = {"consult_expert", "submit_instruction_packet"}
 _GOOD, _BAD = "color: #127a4a;", "color: #b42318;"
-
-
-def copy_upload(folder: Path, source: Path) -> str:
-    """Copy `source` into the upload folder under its own name: checked (name, type, size) before a byte is read,
-    copied in chunks with the limit held while copying (the file may grow), atomically. Returns the name."""
-    check_upload(source.name, source.stat().st_size)
-    with UploadWriter(folder, source.name) as writer, source.open("rb") as data:
-        while chunk := data.read(_CHUNK):
-            writer.write(chunk)
-        return writer.commit().name
 
 
 def _size(n: int) -> str:

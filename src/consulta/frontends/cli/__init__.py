@@ -9,18 +9,17 @@ from __future__ import annotations
 
 import os
 
-from ...i18n import t
 from ...runtime import ConsultaError
 from . import _apps, _info, _runs  # noqa: F401 - each registers its commands on `app`
-from ._base import app, console, env_lang
+from ._base import app, fail, new_command
 
 __all__ = ["app", "main"]
 
 
 def main() -> None:
     os.environ.setdefault("PYDANTIC_AI_NO_BANNER", "1")  # the engine's advertising banner is noise in our terminal
+    new_command()
     try:
         app()
     except ConsultaError as error:
-        console.print(t("cli.error", env_lang(), message=str(error)), style="red", markup=False)
-        raise SystemExit(2) from None
+        fail(error)

@@ -11,9 +11,9 @@ import typer
 from ...apps import DEFAULT_APP, AppDef, get_app
 from ...config import Settings
 from ...i18n import t
-from ...runtime import AskPolicy, RunStatus
+from ...runtime import AskPolicy, ConsultaError, RunStatus
 from .._host import LOCAL_PRINCIPAL, AppHost
-from ._base import LangOpt, ModelOpt, app, console, env_lang, policy, prepare_model, settings_for
+from ._base import LangOpt, ModelOpt, app, console, env_lang, fail, policy, prepare_model, settings_for
 from ._flags import AppFlags, app_flags, flags_help
 from ._session import TerminalSession
 
@@ -22,6 +22,16 @@ __all__ = ["chat", "desktop", "mcp", "serve"]
 _EXTRA = {"allow_extra_args": True, "ignore_unknown_options": True}
 AppArg = Annotated[str, typer.Argument(metavar="APP", help="The app (`consulta apps` lists them); its own flags follow it")]
 HelpApp = Annotated[bool, typer.Option("--help-app", help="List the app's own flags and exit")]
+
+
+def _check_starts(settings: Settings, app_def: AppDef, flags: AppFlags) -> None:
+    """Open the app's host once and close it, so that what it cannot use (its data file, say) is refused here as one
+    line (a ConsultaError, exit 2), before a server or a window starts or the model is loaded."""
+
+    async def open_and_close() -> None:
+        await AppHost(app=app_def, settings=settings, options=flags.options, ask_policy="defer").aclose()
+
+    asyncio.run(open_and_close())
 
 
 def _app(name: str, ctx: typer.Context, help_app: bool) -> tuple[AppDef, AppFlags]:
@@ -97,7 +107,7 @@ def serve(
     ctx: typer.Context,
     app_name: AppArg = DEFAULT_APP,
     host: Annotated[str, typer.Option(help="Address to bind (127.0.0.1: this machine only)")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port to listen on")] = 8000,
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on")] = 8000,
     model: ModelOpt = None,
     lang: LangOpt = None,
     help_app: HelpApp = False,
@@ -107,6 +117,7 @@ def serve(
 
     settings = settings_for(model, lang)
     app_def, flags = _app(app_name, ctx, help_app)
+    _check_starts(settings, app_def, flags)
     prepare_model(settings, settings.model)
     serve_web(app=app_def, settings=settings, options=flags.options, host=host, port=port)
 
@@ -118,6 +129,7 @@ def desktop(ctx: typer.Context, app_name: AppArg = DEFAULT_APP, model: ModelOpt 
 
     settings = settings_for(model, lang)
     app_def, flags = _app(app_name, ctx, help_app)
+    _check_starts(settings, app_def, flags)
     prepare_model(settings, settings.model)
     raise SystemExit(run_desktop(app=app_def, settings=settings, options=flags.options))
 
@@ -128,7 +140,7 @@ def mcp(
     app_name: AppArg = DEFAULT_APP,
     transport: Annotated[str, typer.Option(help="stdio (for a client that starts this process) or http (streamable HTTP)")] = "stdio",
     host: Annotated[str, typer.Option(help="http: address to bind")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="http: port to listen on")] = 8001,
+    port: Annotated[int, typer.Option(min=0, max=65535, help="http: port to listen on")] = 8001,
     lang: LangOpt = None,
     help_app: HelpApp = False,
 ) -> None:
@@ -137,6 +149,9 @@ def mcp(
 
     if transport not in ("stdio", "http"):
         raise typer.BadParameter(t("cli.bad.transport", env_lang()))
-    settings = settings_for(lang=lang)
-    app_def, flags = _app(app_name, ctx, help_app)
-    run_mcp(app=app_def, settings=settings, options=flags.options, transport=transport, host=host, port=port)
+    try:
+        settings = settings_for(lang=lang)
+        app_def, flags = _app(app_name, ctx, help_app)
+        run_mcp(app=app_def, settings=settings, options=flags.options, transport=transport, host=host, port=port)
+    except ConsultaError as error:  # over stdio, stdout is the protocol's: the person's line goes to stderr
+        fail(error, stderr=True)

@@ -10,7 +10,7 @@ import sys
 import threading
 import time
 from dataclasses import replace
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -19,7 +19,8 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 from ...config import Settings
 from ...i18n import normalize_lang, t
 from ...models import prepare_model as prepare
-from ...runtime import AskPolicy, tracing_from_setting
+from ...models import resolve_model
+from ...runtime import AskPolicy, ConsultaError, tracing_from_setting
 
 __all__ = [
     "LangOpt",
@@ -28,9 +29,12 @@ __all__ = [
     "Abandoned",
     "app",
     "console",
+    "fail",
     "env_lang",
     "in_daemon_thread",
     "interactive",
+    "messages_lang",
+    "new_command",
     "policy",
     "prepare_model",
     "settings_for",
@@ -38,6 +42,7 @@ __all__ = [
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Consulta: agents that stop to consult someone, and carry on.")
 console = Console()
+_errors = Console(stderr=True)
 
 ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="local | local:/x.gguf | openai:M | gemini:M | scripted:PATH")]
 LangOpt = Annotated[str | None, typer.Option("--lang", help="en or zh-CN")]
@@ -48,14 +53,44 @@ def env_lang() -> str:
     return normalize_lang(os.environ.get("CONSULTA_LANG"))
 
 
+_chosen_lang: str | None = None
+"""The language of the command's settings, once read (`--lang`, else `CONSULTA_LANG`)."""
+
+
+def new_command() -> None:
+    """A command starts: its language is not known until its settings are read."""
+    global _chosen_lang
+    _chosen_lang = None
+
+
+def messages_lang() -> str:
+    """The language to tell the person what went wrong in: the command's (`--lang`) once its settings are read, else
+    `CONSULTA_LANG`."""
+    return _chosen_lang or env_lang()
+
+
+def fail(error: ConsultaError, *, stderr: bool = False) -> NoReturn:
+    """End the command on `error`: its one line in the person's language (`messages_lang`), exit code 2 — never a
+    traceback. `stderr` when stdout is not the person's (MCP over stdio speaks the protocol there)."""
+    lang = messages_lang()
+    (_errors if stderr else console).print(
+        t("cli.error", lang, message=error.localized(lang)), style="red", markup=False, soft_wrap=True
+    )
+    raise SystemExit(2) from None
+
+
 def settings_for(model: str | None = None, lang: str | None = None) -> Settings:
     """The settings from the environment and the options; a traces setting that cannot be used is refused here, as
-    one line (ConfigError), before anything starts."""
+    one line (ConfigError), before anything starts. Their language is the command's from now on (`messages_lang`)."""
+    global _chosen_lang
+    if lang is not None:
+        _chosen_lang = normalize_lang(lang)
     settings = Settings.from_env(model=model, lang=lang)
     checked = tracing_from_setting(settings.traces)
     if checked is not None:
         checked.shutdown()  # only checked: each host makes its own
-    return replace(settings, lang=normalize_lang(settings.lang))
+    _chosen_lang = normalize_lang(settings.lang)
+    return replace(settings, lang=_chosen_lang)
 
 
 def interactive() -> bool:
@@ -72,8 +107,11 @@ def policy(choice: str | None = None) -> AskPolicy:
 
 
 def prepare_model(settings: Settings, spec: str) -> None:
-    """Join the embedded model's parts (with a progress bar) and load it (with timing) before the first run."""
+    """Join the embedded model's parts (with a progress bar) and load it (with timing) before the first run; any
+    other model is made once, so that a spec that cannot be used (an unknown kind, a missing script or key) is
+    refused here as one line (ConfigError), not when the first run fails."""
     if not spec.startswith("local"):
+        resolve_model(spec, models_dir=settings.models_dir)
         return
     with Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(), console=console, transient=True) as bar:
         task = bar.add_task(t("cli.model.joining", settings.lang), total=None)

@@ -12,7 +12,7 @@ import typer
 from ...apps import AppOptions, get_app
 from ...config import Settings
 from ...i18n import t
-from ...runtime import AskRecord, InvalidAnswerError, RunRecord, RunStatus, Store
+from ...runtime import AskRecord, AskStatus, InvalidAnswerError, RunRecord, RunStatus, Store
 from .._host import AppHost
 from ._base import LangOpt, ModelOpt, app, console, policy, prepare_model, settings_for
 from ._render import parse_cli_answers
@@ -71,6 +71,8 @@ def answer(
     try:
         ask = store.get_ask(ask_id)
         run = store.get_run(ask.run_id)
+        if ask.status != AskStatus.pending and _interrupted(store, run):  # answered as its process died
+            console.print(t("recovery.answer.interrupted", settings.lang, ask_id=ask.id, run_id=run.id), style="yellow", markup=False)
     finally:
         store.close()
     if json_answer is not None:
@@ -82,10 +84,27 @@ def answer(
         value = (values or [""])[0]
     else:
         value = parse_cli_answers(ask.payload.get("questions", []), values or [])
-    asyncio.run(_answer(settings, ask, run, value, cancel=cancel))
+    _exit_for(asyncio.run(_answer(settings, ask, run, value, cancel=cancel)))
 
 
-async def _answer(settings: Settings, ask: AskRecord, run: RunRecord, value: Any, *, cancel: bool) -> None:
+def _interrupted(store: Store, run: RunRecord) -> bool:
+    """The run is neither over nor carried by a live process, and waits on no ask: only `consulta resume` goes on."""
+    return (
+        run.status in (RunStatus.running, RunStatus.waiting)
+        and not run.external
+        and not store.run_is_live_elsewhere(run.id)
+        and not store.list_asks(run_id=run.id)
+    )
+
+
+def _exit_for(run: RunRecord | None) -> None:
+    """A run that failed here (a plan that could not be applied among the causes) is a failed command: exit 1."""
+    if run is not None and run.status == RunStatus.failed:
+        raise typer.Exit(1)
+
+
+async def _answer(settings: Settings, ask: AskRecord, run: RunRecord, value: Any, *, cancel: bool) -> RunRecord | None:
+    """Answer `ask`, then drive its run here if no other process carries it; the run's end (None: not driven here)."""
     host = _host_for(run, settings)
     session = TerminalSession(host, principal=run.principal)
     try:
@@ -97,10 +116,11 @@ async def _answer(settings: Settings, ask: AskRecord, run: RunRecord, value: Any
         console.print(t("cli.answer.answered", settings.lang, ask_id=closed.id))
         if live_elsewhere or run.external:
             console.print(t("cli.answer.live_elsewhere", settings.lang, owner=run.owner or "?"))
-            return
+            return None
         console.print(t("cli.answer.resuming", settings.lang, run_id=run.id), style="dim")
         result = await session.turn(run)
         console.print(t("cli.run.status", settings.lang, run_id=run.id, status=result.status.value))
+        return result
     finally:
         session.close()
         await host.aclose()
@@ -116,10 +136,10 @@ def resume(run_id: str, model: ModelOpt = None, lang: LangOpt = None) -> None:
     finally:
         store.close()
     prepare_model(settings, run.model)
-    asyncio.run(_resume(settings, run))
+    _exit_for(asyncio.run(_resume(settings, run)))
 
 
-async def _resume(settings: Settings, run: RunRecord) -> None:
+async def _resume(settings: Settings, run: RunRecord) -> RunRecord:
     host = _host_for(run, settings)
     session = TerminalSession(host, principal=run.principal)
     try:
@@ -132,6 +152,7 @@ async def _resume(settings: Settings, run: RunRecord) -> None:
             for ask in host.asks(principal=session.principal, run_id=run.id):
                 console.print(t("cli.chat.deferred", settings.lang, ask_id=ask.id), style="yellow", markup=False)
         console.print(t("cli.run.status", settings.lang, run_id=run.id, status=result.status.value))
+        return result
     finally:
         session.close()
         await host.aclose()

@@ -21,7 +21,8 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
 
 from ...apps import AppDef, AppOptions
 from ...config import Settings
-from ...runtime import Event, RunStarted
+from ...i18n import normalize_lang
+from ...runtime import ConsultaError, Event, RunStarted
 from .._host import LOCAL_PRINCIPAL, AppHost
 
 __all__ = ["BridgeState", "HostBridge"]
@@ -230,7 +231,8 @@ class HostBridge(QObject):
             self.ready.emit()
         else:
             self.state = BridgeState.failed
-            self.failed.emit(str(error) or type(error).__name__)
+            words = error.localized(normalize_lang(self.settings.lang)) if isinstance(error, ConsultaError) else str(error)
+            self.failed.emit(words or type(error).__name__)
 
     @Slot()
     def _joined(self) -> None:

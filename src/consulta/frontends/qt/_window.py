@@ -292,7 +292,10 @@ class MainWindow(QMainWindow):
         self.bridge.call(lambda h: h.answer(ask_id, "approve" if approve else "reject", principal=self.principal), on_error=refused)
 
     def _show_error(self, error: BaseException) -> None:
-        message = error.message if isinstance(error, ToolError) else str(error)
+        if isinstance(error, ConsultaError):  # its words in the window's language (a file's problem and its fix)
+            message = error.localized(self.lang)
+        else:
+            message = error.message if isinstance(error, ToolError) else str(error)
         self.chat.add(t("qt.chat.error", self.lang, message=message), Tone.bad)
 
 
