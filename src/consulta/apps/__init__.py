@@ -21,12 +21,16 @@ from ._def import (
     FollowUp,
     Handover,
     McpPart,
+    SharedData,
     TerminalPart,
     WebKit,
     WebPart,
 )
+from ._proposals import PERSON, PERSON_MODEL, Proposal, is_proposal, propose, settle
 
 __all__ = [
+    "PERSON",
+    "PERSON_MODEL",
     "AgentBuilder",
     "AppDef",
     "AppEnv",
@@ -39,13 +43,18 @@ __all__ = [
     "FollowUp",
     "Handover",
     "McpPart",
+    "Proposal",
+    "SharedData",
     "TerminalPart",
     "WebKit",
     "WebPart",
     "app_names",
     "get_app",
+    "is_proposal",
+    "propose",
     "register_app",
     "resolve_app",
+    "settle",
 ]
 
 

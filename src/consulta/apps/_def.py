@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..runtime import Agent, ConfigError, Event, RunRecord, Store, ToolDef
+from ..runtime import Agent, ConfigError, Event, RunRecord, Runtime, Store, ToolDef
 
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
@@ -32,6 +32,7 @@ __all__ = [
     "FollowUp",
     "Handover",
     "McpPart",
+    "SharedData",
     "TerminalPart",
     "WebKit",
     "WebPart",
@@ -83,10 +84,17 @@ FollowUp = Callable[[RunRecord, AppEnv], Handover | None]
 
 
 class AppView(Protocol):
-    """What an app's front-end parts may read of the host serving it."""
+    """What an app's front-end parts may read of the host serving it: its options, env and data, its main agent and
+    its runtime (through which a person's own write is staged and approved like any write, see `propose`)."""
 
     @property
     def options(self) -> AppOptions: ...
+
+    @property
+    def agent(self) -> Agent: ...
+
+    @property
+    def runtime(self) -> Runtime: ...
 
     @property
     def env(self) -> AppEnv: ...
@@ -98,14 +106,22 @@ class AppView(Protocol):
 # ---- front-end parts ------------------------------------------------------------------------------------------
 
 
+SharedData = Literal["sessions", "none"]
+"""Who on the web may read and change an app's shared data — what every session works on alike, not a run's own
+(ln2's inventory history and its rollbacks): `sessions`, every session the server issued (a single-user local
+server: the person's own browsers and API clients); `none`, no web session (its routes answer 403)."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class WebKit:
-    """What the web front end gives an app's router: FastAPI dependency annotations for the serving host (`AppView`)
-    and the caller's principal, its structured error type `error(status, code, message, *, hint=None, field=None)`,
-    and the error responses to document."""
+    """What the web front end gives an app's router: FastAPI dependency annotations for the serving host (`AppView`),
+    the caller's principal, and the caller's principal where the app's shared data is concerned (`shared`: a 403
+    unless the app's `WebPart.shared_data` lets the caller in), its structured error type
+    `error(status, code, message, *, hint=None, field=None)`, and the error responses to document."""
 
     host: Any
     principal: Any
+    shared: Any
     error: Callable[..., Exception]
     responses: dict[int | str, dict[str, Any]]
 
@@ -121,13 +137,15 @@ class WebPart:
     """An app's part of the web page. `static` is served at `/apps/<name>/static/`; `panels` (a file in it) is the
     HTML of the app's panels, put in the page next to the chat (text by `data-i18n` keys only); `script` (a module in
     it) exports `mount(ctx)` (see frontends/web/static/js/main.js for `ctx` and what `mount` returns); `styles` are
-    its stylesheets. `router(kit)` adds the app's own API routes (e.g. `/api/<name>/…`)."""
+    its stylesheets. `router(kit)` adds the app's own API routes (e.g. `/api/<name>/…`). `shared_data`: who may read
+    and change the app's shared data through them (`kit.shared`), see `SharedData`."""
 
     static: Path
     panels: str = "panels.html"
     script: str = "app.js"
     styles: tuple[str, ...] = ()
     router: Callable[[WebKit], Any] | None = None
+    shared_data: SharedData = "none"
 
 
 @dataclass(frozen=True, kw_only=True)

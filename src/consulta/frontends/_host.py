@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from ..apps import AppDef, AppEnv, AppOptions, resolve_app
+from ..apps import AppDef, AppEnv, AppOptions, is_proposal, resolve_app, settle
 from ..config import Settings
 from ..i18n import normalize_lang
 from ..models import resolve_model
@@ -323,6 +323,9 @@ class AppHost:
         if self.runtime.is_running_here(run_id):
             return  # the common case, decided without reading the store
         run = self.store.get_run(run_id)
+        if is_proposal(run):
+            await settle(self, run)  # a person's own write: decided here, where its approval was given
+            return
         if run.external or self.store.run_is_live_elsewhere(run_id):
             return  # an outside client (MCP) picks the answer up itself; a live run continues where it is
         await self.runtime.resume(run_id, self.agent_for(run))

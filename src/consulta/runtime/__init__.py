@@ -26,7 +26,7 @@ from ._asks import AskTimers, Outcome
 from ._event_bus import EventBus, Listener
 from ._leases import Leases
 from ._run_log import RunLog, RunRecorder
-from ._plan_book import PLAN_ASK, PlanBook, PlanOutcome, staged_result
+from ._plan_book import PLAN_ASK, PlanBook, PlanOutcome, decided_reply, staged_result
 from ._runtime import AskPolicy, Runtime
 from ._schemas import argument_validator, json_schema_for
 from ._store import Store, utcnow
@@ -111,6 +111,7 @@ __all__ = [
     "compose_reply",
     "crash_point",
     "current_tool_call",
+    "decided_reply",
     "find_claims",
     "invalid_arguments_result",
     "json_schema_for",

@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fastmcp import Client
+from fastmcp.client.elicitation import ElicitResult
 
 from consulta.apps.ln2 import RecordThaw, apply_plan, load_inventory, read_audit
 from consulta.runtime import AskStatus, PlanStatus, Store
@@ -73,6 +75,32 @@ def test_a_plan_not_approved_writes_nothing(tmp_path: Path, mode: str, reply: An
     assert sha256(lab.inventory) == before and read_audit(lab.inventory).entries == []
     (plan,), (ask,) = plans_and_asks(lab)
     assert plan.status == plan_status
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_accepting_the_approval_form_as_it_comes_approves_nothing(tmp_path: Path, mode: str) -> None:
+    """The form never defaults to approve: a client that accepts a form's defaults rejects the plan."""
+    lab = Lab(tmp_path)
+    schemas: list[dict[str, Any]] = []
+
+    async def accept_defaults(message: str, response_type: Any, params: Any, context: Any) -> ElicitResult:
+        schema = params.requested_schema
+        schemas.append(schema)
+        return ElicitResult(action="accept", content={k: f["default"] for k, f in schema["properties"].items() if "default" in f})
+
+    async def scenario() -> dict[str, Any]:
+        async with Client(lab.server(), mode=mode, elicitation_handler=accept_defaults) as c:
+            staged = await call(c, "record_thaw", THAW)
+            return await call(c, "apply_plan", {"plan_id": staged["plan_id"]})
+
+    before = sha256(lab.inventory)
+    result = asyncio.run(scenario())
+    (schema,) = schemas
+    assert schema["properties"]["approve"]["default"] is False
+    assert result["ok"] is False and result["error_code"] == "plan_rejected"
+    assert sha256(lab.inventory) == before and read_audit(lab.inventory).entries == []
+    (plan,), _ = plans_and_asks(lab)
+    assert plan.status == PlanStatus.rejected
 
 
 @pytest.mark.parametrize("mode", MODES)

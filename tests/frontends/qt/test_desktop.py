@@ -114,10 +114,17 @@ def test_ambiguous_request_question_plan_approve_grid_and_rollback(qtbot: Any, o
     assert t("ai.question.timeout", "en") not in window.chat.lines
     assert window.plan.ask_id is None
 
-    # The audit history shows the change; rolling it back restores the file's bytes and the grid.
+    # The audit history shows the change; rolling it back is staged like any write (the plan panel asks for
+    # approval), and approving it restores the file's bytes and the grid.
     assert audit.table.rowCount() == 1
+    changed = grid.path.read_bytes()
     audit.table.selectRow(0)
     qtbot.mouseClick(audit.rollback_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.plan.ask_id is not None and window.plan.approve_button.isEnabled(), timeout=WAIT_MS)
+    assert window.plan.items.count() == 1 and "a_000001" in window.plan.items.item(0).text()
+    qtbot.waitUntil(lambda: t("ln2.qt.audit.staged", "en", audit_id="a_000001") in window.chat.lines, timeout=WAIT_MS)
+    assert grid.path.read_bytes() == changed  # nothing is written before approval
+    qtbot.mouseClick(window.plan.approve_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: grid.path.read_bytes() == original, timeout=WAIT_MS)
     qtbot.waitUntil(lambda: grid.cell_text(2, 1) == "K562-dTAG-BRD4", timeout=WAIT_MS)
     assert audit.table.rowCount() == 2

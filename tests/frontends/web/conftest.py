@@ -68,6 +68,18 @@ def pending_ask(client: Any, headers: dict[str, str], *, kind: str, run_id: str 
     return wait_for(find, what=f"a pending {kind}")
 
 
+def rollback(client: Any, headers: dict[str, str], audit_id: str, *, decision: str = "approve") -> dict[str, Any]:
+    """Roll back as a person does: stage it (202, nothing written), then decide its plan's ask; returns the staged
+    proposal once its run has ended."""
+    staged = client.post(f"/api/ln2/audit/{audit_id}/rollback", headers=headers)
+    assert staged.status_code == 202, staged.text
+    proposal = staged.json()
+    answered = client.post(f"/api/asks/{proposal['ask_id']}/answer", json={"decision": decision}, headers=headers)
+    assert answered.status_code == 200, answered.text
+    run_status(client, headers, proposal["run_id"], "finished")
+    return proposal
+
+
 def run_status(client: Any, headers: dict[str, str], run_id: str, *statuses: str) -> dict[str, Any]:
     return wait_for(
         lambda: (r := client.get(f"/api/runs/{run_id}", headers=headers).json())["status"] in statuses and r,

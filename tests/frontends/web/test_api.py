@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 
 from consulta.frontends.web import create_app
 
-from .conftest import AMBIGUOUS, inventory_path, new_session, pending_ask, run_status, settings_for, sha256, wait_for
+from .conftest import AMBIGUOUS, inventory_path, new_session, pending_ask, rollback, run_status, settings_for, sha256, wait_for
 
 QUESTION_ONLY = {
     "turns": [
@@ -78,14 +78,21 @@ def test_the_ambiguous_request_end_to_end(client: TestClient, alice: dict[str, s
     (entry,) = client.get("/api/ln2/audit", headers=alice).json()
     assert entry["op"] == "record_thaw" and entry["run_id"] == run["id"] and entry["actor"].startswith("web:")
 
-    rolled = client.post(f"/api/ln2/audit/{entry['audit_id']}/rollback", headers=alice)
-    assert rolled.status_code == 200
-    assert inventory.read_bytes() == original
+    staged = client.post(f"/api/ln2/audit/{entry['audit_id']}/rollback", headers=alice)
+    assert staged.status_code == 202  # a person's rollback is staged like any write: nothing is written yet
+    proposal = staged.json()
+    assert inventory.read_bytes() != original and len(client.get("/api/ln2/audit", headers=alice).json()) == 1
+    ask = client.get(f"/api/asks/{proposal['ask_id']}", headers=alice).json()
+    assert ask["kind"] == "plan" and ask["status"] == "pending" and ask["run_id"] == proposal["run_id"]
+    assert ask["payload"]["items"][0]["op"] == {"op": "rollback", "audit_id": entry["audit_id"]}
+    assert client.post(f"/api/asks/{proposal['ask_id']}/answer", json={"decision": "approve"}, headers=alice).status_code == 200
+    rolled = run_status(client, alice, proposal["run_id"], "finished")
+    assert rolled["output"] and inventory.read_bytes() == original
     assert _cells(client, alice)[(2, 1)] == 9
     assert client.get("/api/ln2/boxes/2/positions/1", headers=alice).json()["record"]["short_name"] == "K562-dTAG-BRD4"
     newest = client.get("/api/ln2/audit", headers=alice).json()[0]
-    assert newest["op"] == "rollback" and newest["actor"] == entry["actor"]
-    assert [r["id"] for r in client.get("/api/runs", headers=alice).json()] == [run["id"]]
+    assert newest["op"] == "rollback" and newest["actor"] == entry["actor"] and newest["run_id"] == proposal["run_id"]
+    assert [r["id"] for r in client.get("/api/runs", headers=alice).json()] == [proposal["run_id"], run["id"]]
 
 
 def test_a_rejected_plan_changes_nothing(client: TestClient, alice: dict[str, str], home: Path) -> None:
@@ -131,34 +138,7 @@ def test_a_question_that_is_not_answered_in_time_times_out(tmp_path: Path) -> No
         assert client.get("/api/app").json()["question_timeout_s"] == 0.3
 
 
-# ---- errors -------------------------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("method", "path"),
-    [
-        ("GET", "/api/runs"),
-        ("POST", "/api/runs"),
-        ("GET", "/api/runs/run_x"),
-        ("GET", "/api/runs/run_x/events"),
-        ("POST", "/api/runs/run_x/stop"),
-        ("GET", "/api/asks"),
-        ("GET", "/api/asks/ask_x"),
-        ("POST", "/api/asks/ask_x/answer"),
-        ("POST", "/api/asks/ask_x/cancel"),
-        ("GET", "/api/ln2/grid"),
-        ("GET", "/api/ln2/boxes/1/positions/1"),
-        ("GET", "/api/ln2/audit"),
-        ("POST", "/api/ln2/audit/a_000001/rollback"),
-    ],
-)
-def test_no_session_is_401(client: TestClient, method: str, path: str) -> None:
-    for headers in ({}, {"Authorization": "Bearer short"}, {"Authorization": "Basic " + "x" * 43}):
-        response = client.request(method, path, headers=headers, json={"prompt": "x"} if method == "POST" else None)
-        assert response.status_code == 401, (path, headers)
-        assert response.json()["error_code"] == "no_session"
-        assert response.json()["message"] and response.json()["hint"]
-        assert response.headers["www-authenticate"] == "Bearer"
+# ---- errors (no session, a made-up one, another session's: test_isolation.py) -------------------------------------
 
 
 def test_routes_without_a_session(client: TestClient) -> None:
@@ -288,18 +268,25 @@ def test_a_malformed_plan_decision_is_422_and_changes_nothing(client: TestClient
     assert client.get("/api/ln2/audit", headers=alice).json() == []
 
 
-def test_a_rollback_that_cannot_apply_is_409_and_changes_nothing(client: TestClient, alice: dict[str, str], home: Path) -> None:
-    client.post("/api/runs", json={"prompt": AMBIGUOUS}, headers=alice)
-    question = pending_ask(client, alice, kind="question")
-    client.post(f"/api/asks/{question['id']}/answer", json={"answers": ["K562-dTAG-BRD4"]}, headers=alice)
-    plan = pending_ask(client, alice, kind="plan")
-    client.post(f"/api/asks/{plan['id']}/answer", json={"decision": "approve"}, headers=alice)
-    run_status(client, alice, plan["run_id"], "finished")
-    (entry,) = client.get("/api/ln2/audit", headers=alice).json()
-    assert client.post(f"/api/ln2/audit/{entry['audit_id']}/rollback", headers=alice).status_code == 200
+def _one_change(client: TestClient, headers: dict[str, str]) -> dict[str, Any]:
+    client.post("/api/runs", json={"prompt": AMBIGUOUS}, headers=headers)
+    question = pending_ask(client, headers, kind="question")
+    client.post(f"/api/asks/{question['id']}/answer", json={"answers": ["K562-dTAG-BRD4"]}, headers=headers)
+    plan = pending_ask(client, headers, kind="plan")
+    client.post(f"/api/asks/{plan['id']}/answer", json={"decision": "approve"}, headers=headers)
+    run_status(client, headers, plan["run_id"], "finished")
+    (entry,) = client.get("/api/ln2/audit", headers=headers).json()
+    return entry
+
+
+def test_a_rollback_that_cannot_apply_fails_and_changes_nothing(client: TestClient, alice: dict[str, str], home: Path) -> None:
+    entry = _one_change(client, alice)
+    rollback(client, alice, entry["audit_id"])
     after = sha256(inventory_path(home))
-    again = client.post(f"/api/ln2/audit/{entry['audit_id']}/rollback", headers=alice)  # already in that state
-    assert again.status_code == 409 and again.json()["error_code"] == "invalid_argument"
+    again = rollback(client, alice, entry["audit_id"])  # already in that state: approved, it fails at the apply
+    failed = client.get(f"/api/runs/{again['run_id']}/events?follow=false", headers=alice).text
+    assert '"status":"failed"' in failed and "invalid_argument" in failed
+    assert client.get(f"/api/runs/{again['run_id']}", headers=alice).json()["output"].startswith("Not applied")
     assert sha256(inventory_path(home)) == after
     assert len(client.get("/api/ln2/audit", headers=alice).json()) == 2
     bad = client.post("/api/ln2/audit/..%2Fetc/rollback", headers=alice)
@@ -355,3 +342,46 @@ def test_stop_cancels_the_run_and_its_pending_question(client: TestClient, alice
     assert client.get(f"/api/asks/{question['id']}", headers=alice).json()["status"] == "cancelled"
     assert client.get("/api/asks", headers=alice).json() == []
     assert client.post(f"/api/runs/{run['id']}/stop", headers=alice).json()["status"] == "cancelled"  # idempotent
+
+
+# ---- a person's rollback: staged, applied only on approval --------------------------------------------------------
+
+
+@pytest.mark.parametrize("ending", ["reject", "stop", "time out"])
+def test_a_rollback_not_approved_changes_nothing(tmp_path: Path, ending: str) -> None:
+    options = {"question_timeout": 0.5 if ending == "time out" else 60}
+    with TestClient(create_app(app="ln2", settings=settings_for(tmp_path), options=options)) as client:
+        alice = new_session(client)
+        entry = _one_change(client, alice)
+        before = sha256(inventory_path(tmp_path))
+        staged = client.post(f"/api/ln2/audit/{entry['audit_id']}/rollback", headers=alice, params={"lang": "zh-CN"}).json()
+        assert staged["previews"][0].startswith(f"回滚 {entry['audit_id']}")  # in the page's language
+        run = client.get(f"/api/runs/{staged['run_id']}", headers=alice).json()
+        assert run["status"] == "waiting" and run["agent"] == "person"
+        if ending == "reject":
+            client.post(f"/api/asks/{staged['ask_id']}/answer", json={"decision": "reject"}, headers=alice)
+        elif ending == "stop":
+            assert client.post(f"/api/runs/{staged['run_id']}/stop", headers=alice).json()["status"] == "cancelled"
+        ended = run_status(client, alice, staged["run_id"], "finished", "cancelled")
+        ask = client.get(f"/api/asks/{staged['ask_id']}", headers=alice).json()
+        assert ask["status"] == {"reject": "answered", "stop": "cancelled", "time out": "timed_out"}[ending]
+        events = client.get(f"/api/runs/{staged['run_id']}/events?follow=false", headers=alice).text
+        assert '"type":"plan_decided"' in events and '"status":"applied"' not in events
+        assert ended["status"] == ("cancelled" if ending == "stop" else "finished")
+        assert sha256(inventory_path(tmp_path)) == before and len(client.get("/api/ln2/audit", headers=alice).json()) == 1
+
+
+def test_a_rollback_staged_before_a_restart_is_applied_when_approved_after_it(tmp_path: Path) -> None:
+    with TestClient(create_app(app="ln2", settings=settings_for(tmp_path))) as client:
+        alice = new_session(client)
+        entry = _one_change(client, alice)
+        changed = sha256(inventory_path(tmp_path))
+        staged = client.post(f"/api/ln2/audit/{entry['audit_id']}/rollback", headers=alice).json()
+    with TestClient(create_app(app="ln2", settings=settings_for(tmp_path))) as client:  # the server restarted
+        assert sha256(inventory_path(tmp_path)) == changed
+        assert [a["id"] for a in client.get("/api/asks", headers=alice).json()] == [staged["ask_id"]]
+        client.post(f"/api/asks/{staged['ask_id']}/answer", json={"decision": "approve"}, headers=alice)
+        assert run_status(client, alice, staged["run_id"], "finished")["output"]
+        assert sha256(inventory_path(tmp_path)) == entry["before_sha256"]
+        newest = client.get("/api/ln2/audit", headers=alice).json()[0]
+        assert newest["op"] == "rollback" and newest["run_id"] == staged["run_id"]

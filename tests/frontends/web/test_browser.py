@@ -175,11 +175,18 @@ def _ask_and_approve(p: Page, home: Path, *, first: int, keyboard: bool) -> None
     entry = page.locator(".audit-entry").first
     entry.wait_for()
     entry.locator("button").click()
-    dialog = page.locator("#confirm")
-    dialog.wait_for()
-    assert dialog.locator("h3").inner_text() == t["ln2.web.audit.confirm_title"]
-    p.shot(f"{first + 5:02d}-confirm-rollback")
-    dialog.locator("button[value=ok]").click()
+    staged = page.locator("#audit-plan .card.plan")  # a person's rollback is staged like any write
+    staged.locator("button.primary:enabled").wait_for()
+    assert staged.locator("h3").inner_text() == t["web.plan.title"]
+    assert inventory_path(home).read_bytes() != original  # nothing written before the approval
+    p.shot(f"{first + 5:02d}-staged-rollback")
+    page.reload()  # a staged rollback not yet decided is shown again for approval
+    staged.locator("button.primary:enabled").wait_for()
+    page.locator('.tab[data-box="2"]').click()
+    p.cell(2, 2).click()  # the tube whose thaw the rollback undoes, open again after the reload
+    page.locator("#tube .thaws li").nth(1).wait_for()
+    staged.locator("button.primary").click()
+    staged.locator(".plan-status.applied").wait_for()
     page.locator('.cell.occupied[data-box="2"][data-pos="1"]').wait_for()
     wait_for(lambda: page.locator(".audit-entry").count() == 2, what="the rollback in the history")
     page.locator("#tube .thaws li").nth(1).wait_for(state="detached")  # the open tube shows the thaw undone

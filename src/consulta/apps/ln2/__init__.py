@@ -10,7 +10,7 @@ from ._inventory import MAX_INVENTORY_BYTES, MAX_INVENTORY_RECORDS, Inventory, I
 from ._operations import AddEntry, ApplyResult, BatchThaw, Operation, RecordThaw, Rollback, apply_plan, parse_op, preview, validate_ops
 from ._queries import empty_positions, inventory_stats, query_inventory, search_records
 from ._tools import Ln2Plans, ln2_tools
-from ._views import BoxView, CellView, GridView, TubeView, audit_entries, grid_view, rollback_now, tube_view
+from ._views import BoxView, CellView, GridView, TubeView, audit_entries, grid_view, propose_rollback, tube_view
 from ._app import APP, Ln2Options  # noqa: E402 - the declaration, over the parts above
 
 __all__ = [
@@ -48,9 +48,9 @@ __all__ = [
     "load_inventory",
     "parse_op",
     "preview",
+    "propose_rollback",
     "query_inventory",
     "read_audit",
-    "rollback_now",
     "search_records",
     "tube_view",
     "validate_ops",

@@ -37,7 +37,12 @@ def _welcome(host: AppView, lang: str) -> str | None:
 def _web() -> WebPart:
     from ._web import router
 
-    return WebPart(static=Path(str(resources.files(__package__).joinpath("static"))), styles=("app.css",), router=router)
+    return WebPart(
+        static=Path(str(resources.files(__package__).joinpath("static"))),
+        styles=("app.css",),
+        router=router,
+        shared_data="sessions",  # one person's inventory on their own server: each of their sessions sees it all
+    )
 
 
 def _desktop() -> DesktopPart:

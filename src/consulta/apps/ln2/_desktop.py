@@ -1,12 +1,11 @@
 """ln2's panels of the desktop window: the box grid with one tube's details, and the audit history with rollback.
-They show what ln2's screen-side views return (`grid_view`, `tube_view`, `audit_entries`); a rollback goes through
-the window (`DesktopKit.call`). Qt is imported only when the window builds them (`panels`)."""
+They show what ln2's screen-side views return (`grid_view`, `tube_view`, `audit_entries`); a rollback is staged
+through the window (`DesktopKit.call`, `propose_rollback`) as a plan the window's plan panel shows for approval, like
+any write: only approving it there applies it. Qt is imported only when the window builds them (`panels`)."""
 
 from __future__ import annotations
 
-import asyncio
 import html
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +28,8 @@ from PySide6.QtWidgets import (
 from ...i18n import t
 from ...runtime import ConsultaError, Event, PlanDecided
 from .._def import AppView, DesktopKit, DesktopPanel
-from ._operations import ApplyResult
-from ._views import GridView, audit_entries, grid_view, rollback_now, tube_view
+from .._proposals import Proposal
+from ._views import GridView, audit_entries, grid_view, propose_rollback, tube_view
 
 __all__ = ["AuditPanel", "GridPanel", "panels"]
 
@@ -193,7 +192,8 @@ def _format(field: str, value: Any, lang: str) -> str:
 
 
 class AuditPanel(QWidget):
-    """The audit history, newest first; `rollback_requested(audit_id)` restores the state before an entry."""
+    """The audit history, newest first; `rollback_requested(audit_id)` asks to restore the state before an entry (the
+    rollback is staged for approval)."""
 
     rollback_requested = Signal(str)
 
@@ -247,7 +247,7 @@ class AuditPanel(QWidget):
 
 def panels(kit: DesktopKit) -> list[DesktopPanel]:
     """The grid above the tabs and the audit history as a tab, both over the host's inventory file; redrawn when a
-    plan is decided and after a rollback."""
+    plan is decided (a rollback's included)."""
     host: AppView | None = kit.host
     path = host.data_path if host is not None else None
     if path is None:  # pragma: no cover - ln2 always has an inventory
@@ -260,20 +260,18 @@ def panels(kit: DesktopKit) -> list[DesktopPanel]:
         audit.refresh()
 
     def rollback(audit_id: str) -> None:
-        plan_id = f"desktop_{uuid.uuid4().hex[:12]}"
+        async def work(host: AppView) -> Proposal:
+            return await propose_rollback(host, audit_id=audit_id, principal=kit.principal, lang=kit.lang)
 
-        async def work(_: object) -> ApplyResult:
-            return await asyncio.to_thread(rollback_now, path, audit_id=audit_id, actor=kit.principal, plan_id=plan_id)
-
-        def done(result: ApplyResult) -> None:
-            kit.notify(t("ln2.qt.audit.rolled_back", kit.lang, audit_id=audit_id, audit_ids=", ".join(result.audit_ids)), "good")
-            refresh()
+        def staged(_: Proposal) -> None:  # the window's plan panel shows it for approval (its AskOpened)
+            kit.notify(t("ln2.qt.audit.staged", kit.lang, audit_id=audit_id), "good")
+            audit.refresh()
 
         def refused(error: BaseException) -> None:
             kit.show_error(error)
             refresh()
 
-        kit.call(work, on_done=done, on_error=refused)
+        kit.call(work, on_done=staged, on_error=refused)
 
     def on_event(event: Event) -> None:
         if isinstance(event, PlanDecided):

@@ -1,5 +1,6 @@
 """What a person's screen shows of the inventory (the box grid, one tube, the audit history) and the one write a
-person makes directly: rolling back an audited change. Shared by the web page and the desktop window."""
+person starts there: rolling back an audited change, staged as a plan and approved like any write. Shared by the web
+page and the desktop window."""
 
 from __future__ import annotations
 
@@ -8,11 +9,14 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ...i18n import t
+from .._def import AppView
+from .._proposals import Proposal, propose
 from ._audit import read_audit
 from ._inventory import InventoryFile, describe_position, load_inventory, occupancy, position_label
-from ._operations import ApplyResult, Rollback, apply_plan
+from ._operations import Rollback
 
-__all__ = ["BoxView", "CellView", "GridView", "TubeView", "audit_entries", "grid_view", "rollback_now", "tube_view"]
+__all__ = ["BoxView", "CellView", "GridView", "TubeView", "audit_entries", "grid_view", "propose_rollback", "tube_view"]
 
 
 class CellView(BaseModel):
@@ -80,11 +84,13 @@ def tube_view(path: Path | str, *, box: int, position: int) -> TubeView:
     )
 
 
-def rollback_now(path: Path | str, *, audit_id: str, actor: str, plan_id: str) -> ApplyResult:
-    """Restore the file to its state before audit entry `audit_id`: a person's own action, applied and audited at
-    once (a rollback the agent proposes goes through a plan instead). ToolError when the entry or its backup is
-    unusable; nothing changes then."""
-    return apply_plan(path, [Rollback(audit_id=audit_id)], plan_id=plan_id, actor=actor)
+async def propose_rollback(host: AppView, *, audit_id: str, principal: str, lang: str) -> Proposal:
+    """Stage restoring the inventory to its state before audit entry `audit_id`, for `principal`, and open its
+    approval (see `consulta.apps.propose`): nothing is written unless the plan is approved. ToolError when the entry
+    or its backup is unusable (nothing is recorded then)."""
+    op = Rollback(audit_id=audit_id).model_dump(mode="json", exclude_none=True)
+    prompt = t("ln2.rollback.prompt", lang, audit_id=audit_id)
+    return await propose(host, tool="rollback", op=op, prompt=prompt, principal=principal, lang=lang)
 
 
 def audit_entries(path: Path | str, *, limit: int | None = 50, lang: str | None = None) -> list[dict[str, Any]]:

@@ -8,10 +8,9 @@ from fastapi import APIRouter, Header, Path, Query, Request
 
 from ...i18n import LANGUAGES, catalog, normalize_lang
 from ...runtime import PLAN_ASK, AskStatus, ConflictError, RunStatus
-from ._deps import Broker, Host, Principal
+from ._deps import Broker, Host, Principal, Sessions
 from ._errors import ERROR_RESPONSES, STREAM_ERROR_RESPONSES, ApiError
 from ._schemas import AnswerBody, AppInfo, AskOut, Messages, RunOut, SessionOut, StartRun
-from ._sessions import mint_token
 from ._stream import EventStream
 
 # Every route is a coroutine: the event broker and the runtime live on the event loop, and a thread hop per request
@@ -32,10 +31,10 @@ _PAGE_KEYS = ("web.", "ai.")
 
 
 @router.post("/sessions", status_code=201, tags=["sessions"], summary="Mint a session token for an API client")
-async def create_session() -> SessionOut:
+async def create_session(sessions: Sessions) -> SessionOut:
     """A new session. Send the token as `Authorization: Bearer <token>`; it is shown only here (the page gets its
-    own session as an HttpOnly cookie when it loads)."""
-    return SessionOut(token=mint_token())
+    own session as an HttpOnly cookie when it loads). Only tokens minted here are sessions."""
+    return SessionOut(token=await sessions.mint())
 
 
 @router.get("/app", tags=["app"], summary="The app served and its languages")

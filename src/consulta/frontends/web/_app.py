@@ -24,9 +24,9 @@ from ...runtime import AskPolicy
 from .._host import AppHost
 from . import _api
 from ._access_log import AccessLog
-from ._deps import Host, Principal
+from ._deps import FORBIDDEN_RESPONSE, Host, Principal, shared_principal
 from ._errors import ERROR_RESPONSES, ApiError, install_error_handlers
-from ._sessions import COOKIE, mint_token, set_session_cookie, valid_token
+from ._sessions import COOKIE, SessionKeeper, set_session_cookie
 from ._stream import EventBroker
 
 __all__ = ["WebServer", "create_app", "serve"]
@@ -64,6 +64,7 @@ def create_app(
     async def lifespan(api: FastAPI) -> AsyncIterator[None]:
         host = AppHost(app=app_def, settings=settings, options=app_options, ask_policy=ask_policy)
         api.state.host = host
+        api.state.sessions = SessionKeeper(host.store)
         host.keep_adopting()  # runs of a server that died continue here
         broker.open(host)
         try:
@@ -87,15 +88,19 @@ def create_app(
     html_page = _page(app_def.name, part)
     if part is not None:
         if part.router is not None:
-            kit = WebKit(host=Host, principal=Principal, error=ApiError, responses=ERROR_RESPONSES)
+            kit = WebKit(
+                host=Host, principal=Principal, shared=shared_principal(part.shared_data), error=ApiError,
+                responses=ERROR_RESPONSES | FORBIDDEN_RESPONSE,
+            )
             api.include_router(part.router(kit))
         api.mount(f"/apps/{app_def.name}/static", StaticFiles(directory=part.static), name=f"{app_def.name}-static")
 
     @api.get("/", include_in_schema=False)
     async def index(request: Request) -> Response:
         response = Response(html_page, media_type="text/html; charset=utf-8", headers=_PAGE_HEADERS)
-        if not valid_token(request.cookies.get(COOKIE)):
-            set_session_cookie(response, mint_token(), secure=request.url.scheme == "https")
+        sessions: SessionKeeper = request.app.state.sessions
+        if await sessions.principal(request.cookies.get(COOKIE)) is None:
+            set_session_cookie(response, await sessions.mint(), secure=request.url.scheme == "https")
         return response
 
     api.mount("/static", StaticFiles(directory=STATIC), name="static")

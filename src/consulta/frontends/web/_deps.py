@@ -1,19 +1,23 @@
-"""What a route gets from the app: the AppHost, the event broker, and the caller's principal (or a 401). All are
-coroutines, so FastAPI calls them on the event loop rather than on a worker thread."""
+"""What a route gets from the app: the AppHost, the event broker, the server's sessions, and the caller's principal
+(or a 401: no token, or one this server's store never issued) — for an app's shared data, only if the app lets
+sessions touch it (else a 403). All are coroutines, so FastAPI calls them on the event loop rather than on a worker
+thread."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any, assert_never
 
 from fastapi import Depends, Request
 from fastapi.security import APIKeyCookie, HTTPAuthorizationCredentials, HTTPBearer
 
+from ...apps import SharedData
 from .._host import AppHost
 from ._errors import ApiError
-from ._sessions import COOKIE, principal_of, valid_token
+from ._schemas import ErrorBody
+from ._sessions import COOKIE, SessionKeeper
 from ._stream import EventBroker
 
-__all__ = ["Broker", "Host", "Principal"]
+__all__ = ["FORBIDDEN_RESPONSE", "Broker", "Host", "Principal", "Sessions", "shared_principal"]
 
 _bearer = HTTPBearer(auto_error=False, description="The token from POST /api/sessions.")
 _cookie = APIKeyCookie(name=COOKIE, auto_error=False, description="The page's session cookie (set when / is loaded).")
@@ -27,22 +31,54 @@ async def _broker(request: Request) -> EventBroker:
     return request.app.state.broker
 
 
+async def _sessions(request: Request) -> SessionKeeper:
+    return request.app.state.sessions
+
+
 async def _principal(
+    sessions: Annotated[SessionKeeper, Depends(_sessions)],
     bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
     cookie: Annotated[str | None, Depends(_cookie)],
 ) -> str:
-    token = bearer.credentials if bearer is not None else cookie
-    if not valid_token(token):
+    principal = await sessions.principal(bearer.credentials if bearer is not None else cookie)
+    if principal is None:
         raise ApiError(
             401,
             "no_session",
-            "This request has no session: runs and asks belong to the session that made them.",
+            "This request has no session this server issued: runs and asks belong to the session that made them.",
             hint="Open the page (it sets a session cookie), or POST /api/sessions and send "
             "`Authorization: Bearer <token>` with every request.",
         )
-    return principal_of(token)
+    return principal
 
 
 Host = Annotated[AppHost, Depends(_host)]
 Broker = Annotated[EventBroker, Depends(_broker)]
+Sessions = Annotated[SessionKeeper, Depends(_sessions)]
 Principal = Annotated[str, Depends(_principal)]
+
+
+FORBIDDEN_RESPONSE: dict[int | str, dict[str, Any]] = {
+    403: {"model": ErrorBody, "description": "The app does not let web sessions read or change this shared data."}
+}
+
+
+def shared_principal(shared: SharedData) -> Any:
+    """The dependency annotation of a route over an app's shared data (`WebKit.shared`): the caller's principal if the
+    app's `shared` declaration lets a session in, else a 403 (and a 401 first for no session, as everywhere)."""
+    match shared:
+        case "sessions":
+            return Principal
+        case "none":
+
+            async def refused(_: Principal) -> str:
+                raise ApiError(
+                    403,
+                    "not_allowed",
+                    "This app shares this data with no web session.",
+                    hint="Use the app where its data lives (the terminal or the desktop window).",
+                )
+
+            return Annotated[str, Depends(refused)]
+        case _:
+            assert_never(shared)

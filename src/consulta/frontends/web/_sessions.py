@@ -1,38 +1,68 @@
-"""Web sessions: a random token per browser or API client; the principal its runs and asks belong to.
+"""Web sessions: issued here, never guessed. A random token per browser or API client; the principal its runs and asks
+belong to.
 
-The token is minted here (`secrets.token_urlsafe(32)`), handed to the client once (an HttpOnly, SameSite=Strict
-cookie for the page; the response body for API clients, who send `Authorization: Bearer <token>`), and never
-stored, logged or put in a URL: the server keeps nothing but what it derives from it, `web:` + 24 hex digits of its
-sha256. So a session survives a server restart, and any token, minted here or not, sees only the runs made with it.
+A token is minted here (`secrets.token_urlsafe(32)`), its sha256 recorded in the store (`Store.add_session`: the
+token itself is never stored, logged or put in a URL), and handed to the client once (an HttpOnly, SameSite=Strict
+cookie for the page; the response body for API clients, who send `Authorization: Bearer <token>`). A request is in a
+session only if its token's sha256 is in the store: a made-up token, however well formed, is no session (401). So a
+session survives a server restart, and a server sharing the store accepts it too. Its principal is `web:` + 24 hex
+digits of the sha256.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import re
 import secrets
-from typing import TypeGuard
 
 from starlette.responses import Response
 
-__all__ = ["COOKIE", "mint_token", "principal_of", "set_session_cookie", "valid_token"]
+from ...runtime import Store
+
+__all__ = ["COOKIE", "SessionKeeper", "set_session_cookie"]
 
 COOKIE = "consulta_session"
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{32,128}")
 _ONE_YEAR = 365 * 24 * 3600
+_REMEMBERED = 65536
+"""Issued tokens a server remembers having seen (the store has them all; a token is never withdrawn)."""
 
 
-def mint_token() -> str:
-    return secrets.token_urlsafe(32)
+class SessionKeeper:
+    """The sessions of a server over `store`: mints tokens, and names the principal of a token that was minted."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._known: set[str] = set()  # digests found in the store: no second look-up for them
+
+    async def mint(self) -> str:
+        """A new session's token, recorded (by its sha256) before it is handed out."""
+        token = secrets.token_urlsafe(32)
+        digest = _digest(token)
+        await asyncio.to_thread(self._store.add_session, digest)
+        self._remember(digest)
+        return token
+
+    async def principal(self, token: str | None) -> str | None:
+        """The principal of `token` if it was minted (here or by a server on the same store), else None."""
+        if token is None or _TOKEN.fullmatch(token) is None:
+            return None
+        digest = _digest(token)
+        if digest not in self._known:
+            if not await asyncio.to_thread(self._store.has_session, digest):
+                return None
+            self._remember(digest)
+        return "web:" + digest[:24]
+
+    def _remember(self, digest: str) -> None:
+        if len(self._known) >= _REMEMBERED:
+            self._known.clear()
+        self._known.add(digest)
 
 
-def principal_of(token: str) -> str:
-    return "web:" + hashlib.sha256(token.encode("ascii")).hexdigest()[:24]
-
-
-def valid_token(token: str | None) -> TypeGuard[str]:
-    """Whether `token` has the form of a minted token (anything else is no session at all)."""
-    return token is not None and _TOKEN.fullmatch(token) is not None
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode("ascii")).hexdigest()
 
 
 def set_session_cookie(response: Response, token: str, *, secure: bool) -> None:

@@ -1,7 +1,8 @@
-"""The store: runs, checkpoints, asks, plans, tool calls, events and consultations, on SQLite or PostgreSQL.
+"""The store: runs, checkpoints, asks, plans, tool calls, events, consultations and issued sessions, on SQLite or
+PostgreSQL.
 
-One module per table group (`_runs`, `_steps`, `_events`, `_asks`, `_plans`, `_consultations`), the tables in
-`_schema`, what SQLite and PostgreSQL spell differently in `_database`, the schema's upgrades in `migrations/`.
+One module per table group (`_runs`, `_steps`, `_events`, `_asks`, `_plans`, `_consultations`, `_sessions`), the
+tables in `_schema`, what SQLite and PostgreSQL spell differently in `_database`, the schema's upgrades in `migrations/`.
 """
 
 from ._facade import Store

@@ -1,4 +1,5 @@
-"""`Store`: the single source of truth for runs, checkpoints, asks, plans, tool calls, events and consultations."""
+"""`Store`: the single source of truth for runs, checkpoints, asks, plans, tool calls, events, consultations and
+issued sessions."""
 
 from __future__ import annotations
 
@@ -11,18 +12,19 @@ from ._events import Events
 from ._migrations import upgrade
 from ._plans import Plans
 from ._runs import PROCESS_OWNER, Runs
+from ._sessions import Sessions
 from ._steps import Steps
 
 __all__ = ["Store"]
 
 
-class Store(Runs, Steps, Events, Asks, Plans, Consultations):
+class Store(Runs, Steps, Events, Asks, Plans, Consultations, Sessions):
     """All persistence of the runtime, on SQLite (one file, zero set-up; the default) or PostgreSQL
     (`CONSULTA_DATABASE_URL=postgresql+psycopg://…`, for several processes on several machines).
 
     Opening a store brings its schema up to date (migrations, see `_migrations`). Thread-safe; every method is one
-    short transaction. Each table group is a part (`Runs`, `Steps`, `Events`, `Asks`, `Plans`, `Consultations`);
-    the store is all of them on one database.
+    short transaction. Each table group is a part (`Runs`, `Steps`, `Events`, `Asks`, `Plans`, `Consultations`,
+    `Sessions`); the store is all of them on one database.
     """
 
     def __init__(self, url: str, *, echo: bool = False) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from sqlalchemy import Column, Float, ForeignKey, Integer, MetaData, String, Table, Text, UniqueConstraint
 
-__all__ = ["asks", "checkpoints", "consultations", "counters", "events", "messages", "metadata", "plans", "runs", "tool_calls"]
+__all__ = ["asks", "checkpoints", "consultations", "counters", "events", "messages", "metadata", "plans", "runs", "sessions", "tool_calls"]
 
 metadata = MetaData()
 
@@ -144,4 +144,12 @@ counters = Table(
     metadata,
     Column("name", String(40), primary_key=True),
     Column("value", Integer, nullable=False),
+)
+
+# The session tokens front ends issued, each as its sha256 (never the token itself): a token not here is no session.
+sessions = Table(
+    "sessions",
+    metadata,
+    Column("token_sha256", String(64), primary_key=True),
+    Column("created_at", String(32), nullable=False),
 )

@@ -1,12 +1,15 @@
 // ln2's panels on the web page: the boxes as rows × cols grids, one tube's record, the audit history with
 // rollback. Everything here is drawn from GET /api/ln2/* and redrawn when the file changes. The page (the web front
-// end's main.js) calls `mount` once its language is loaded.
+// end's main.js) calls `mount` once its language is loaded. A rollback is staged like any write: its plan card (the
+// chat's own) asks for approval, and only approving it applies it.
 
-import { api } from "/static/js/api.js";
+import { api, follow } from "/static/js/api.js";
+import { planCard } from "/static/js/asks.js";
 import { h } from "/static/js/dom.js";
 import { formatTime, lang, t } from "/static/js/i18n.js";
 
 const $ = (selector) => document.querySelector(selector);
+const PERSON = "person"; // the agent a person's own staged write records (consulta.apps.PERSON)
 
 // The page's hooks: `planApplied` after a plan of the chat was applied, `redraw` after a language switch.
 export function mount({ onError, onNotice }) {
@@ -15,14 +18,14 @@ export function mount({ onError, onNotice }) {
     grid: $("#grid"),
     tube: $("#tube"),
     audit: $("#audit-list"),
-    confirm: $("#confirm"),
+    staged: $("#audit-plan"),
     onError,
     onNotice,
   });
   $("#audit-refresh").addEventListener("click", () => inventory.refreshAudit().catch(onError));
   window.addEventListener("focus", () => inventory.refresh().catch(() => {}));
   return {
-    ready: Promise.all([inventory.refresh(), inventory.refreshAudit()]),
+    ready: Promise.all([inventory.refresh(), inventory.refreshAudit(), inventory.restoreStaged()]),
     planApplied() {
       inventory.refresh().catch(onError);
       inventory.refreshAudit().catch(onError);
@@ -31,18 +34,20 @@ export function mount({ onError, onNotice }) {
       inventory.draw();
       inventory.drawTube();
       inventory.drawAudit();
+      inventory.drawStaged();
     },
   };
 }
 
 export class Inventory {
-  constructor({ tabs, grid, tube, audit, confirm, onError, onNotice }) {
-    Object.assign(this, { tabs, grid, tube, audit, confirm, onError, onNotice });
+  constructor({ tabs, grid, tube, audit, staged, onError, onNotice }) {
+    Object.assign(this, { tabs, grid, tube, audit, staged, onError, onNotice });
     this.view = null;
     this.box = 1;
     this.selected = null;
     this.changed = new Set();
     this.entries = [];
+    this.proposal = null; // the rollback staged last: { run_id, plan_id, ask_id, previews, closed, decision }
   }
 
   // Fetch the grid; cells whose record changed since the last fetch are marked until the next change.
@@ -184,24 +189,69 @@ export class Inventory {
     );
   }
 
+  // Stage the rollback (nothing is written) and show it for approval.
   async rollback(entry) {
-    this.confirm.querySelector("#confirm-text").textContent = t("ln2.web.audit.confirm_text", { id: entry.audit_id, summary: summaryOf(entry) });
-    const answer = await new Promise((resolve) => {
-      this.confirm.addEventListener("close", () => resolve(this.confirm.returnValue), { once: true });
-      this.confirm.returnValue = "cancel";
-      this.confirm.showModal();
-    });
-    if (answer !== "ok") {
-      return;
-    }
+    let proposal;
     try {
-      await api("POST", `/api/ln2/audit/${encodeURIComponent(entry.audit_id)}/rollback`);
+      proposal = await api("POST", `/api/ln2/audit/${encodeURIComponent(entry.audit_id)}/rollback?lang=${encodeURIComponent(lang())}`);
     } catch (error) {
       this.onError(error);
       return;
     }
-    this.onNotice(t("ln2.web.audit.rolled_back", { id: entry.audit_id }));
-    await Promise.all([this.refresh(), this.refreshAudit()]);
+    this.showStaged(proposal);
+    this.onNotice(t("ln2.web.audit.staged", { id: entry.audit_id }));
+  }
+
+  // A rollback this session staged and has not decided yet (the page was reloaded): shown again for approval.
+  async restoreStaged() {
+    const asks = await api("GET", "/api/asks");
+    for (const ask of asks.filter((a) => a.kind === "plan").reverse()) {
+      const run = await api("GET", `/api/runs/${encodeURIComponent(ask.run_id)}`);
+      if (run.agent === PERSON) {
+        const previews = ask.payload.items.map((item) => item.preview);
+        this.showStaged({ run_id: run.id, plan_id: ask.payload.plan_id, ask_id: ask.id, previews });
+        return;
+      }
+    }
+  }
+
+  // The staged rollback's plan card (the chat's own), followed until its plan is decided: approving applies it (the
+  // grid and the history redraw); rejecting it, or letting it time out, changes nothing.
+  showStaged(proposal) {
+    this.proposal = { ...proposal, closed: false, decision: null };
+    this.drawStaged();
+    this.staged.firstElementChild?.scrollIntoView({ block: "nearest" });
+    follow(proposal.run_id, {
+      onEvent: (event) => {
+        if (this.proposal?.ask_id !== proposal.ask_id) {
+          return; // another rollback was staged since
+        }
+        if (event.type === "ask_closed" && event.ask_id === proposal.ask_id) {
+          this.proposal.closed = true;
+          this.drawStaged();
+        } else if (event.type === "plan_decided" && event.plan_id === proposal.plan_id) {
+          this.proposal.decision = event;
+          this.drawStaged();
+          Promise.all([this.refresh(), this.refreshAudit()]).catch(this.onError);
+        }
+      },
+    });
+  }
+
+  // Draw the staged rollback's card as it stands, in the page's language.
+  drawStaged() {
+    const proposal = this.proposal;
+    if (!proposal) {
+      return;
+    }
+    const card = planCard(proposal.plan_id, proposal.previews.map((preview) => ({ preview })), { onError: this.onError });
+    card.querySelector(".muted").textContent = t("ln2.web.audit.staged_intro"); // staged by the person, not the agent
+    if (proposal.decision) {
+      card.decided(proposal.decision);
+    } else if (!proposal.closed) {
+      card.open(proposal.ask_id);
+    }
+    this.staged.replaceChildren(card);
   }
 }
 
