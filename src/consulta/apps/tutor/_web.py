@@ -23,7 +23,12 @@ __all__ = ["router"]
 MULTIPART_SLACK = 64 * 1024
 """What a multipart body may hold besides the file itself (boundaries, part headers, small fields)."""
 _STATUS = {"file_too_large": 413, "unsupported_file_type": 415}
-_FORM = {"type": "object", "properties": {FIELD: {"type": "string", "format": "binary"}}, "required": [FIELD]}
+_FORM = {"type": "object", "properties": {FIELD: {"type": "string", "format": "binary", "minLength": 1}}, "required": [FIELD]}
+_ENCODING = {FIELD: {"headers": {"Content-Disposition": {
+    "description": "The file's name: it says its type (a suffix of `accepted` in GET /api/tutor/uploads).",
+    "schema": {"type": "string"},
+    "example": f'form-data; name="{FIELD}"; filename="survey.csv"',
+}}}}  # fmt: skip
 """The upload's form, for the API's docs (the body is read by hand, in a bounded stream)."""
 _RECENT_RUNS = 50
 """How far back the runs are searched for the turn an assistant's run belongs to."""
@@ -159,7 +164,7 @@ def router(kit: WebKit) -> APIRouter:
             415: {**kit.responses[422], "description": "Not a CSV, TSV or Excel file, or not a multipart/form-data body; "
                   "nothing was written."},
         },
-        openapi_extra={"requestBody": {"required": True, "content": {"multipart/form-data": {"schema": _FORM}}}},
+        openapi_extra={"requestBody": {"required": True, "content": {"multipart/form-data": {"schema": _FORM, "encoding": _ENCODING}}}},
     )
     async def upload(request: Request, host: Host, _: Principal) -> UploadedFile:
         """The file goes into the upload folder (a file of the same name is replaced), written atomically. Refused,

@@ -24,6 +24,8 @@ router = APIRouter(prefix="/api", responses=ERROR_RESPONSES)
 
 _ID = {"max_length": 64, "pattern": r"^[A-Za-z0-9_.-]+$"}
 Id = Annotated[str, Path(**_ID)]
+_SEQ = r"^[0-9]{1,18}$"
+"""An event's number as the stream's `id:` lines send it."""
 _TERMINAL = (RunStatus.finished, RunStatus.failed, RunStatus.cancelled)
 _PAGE_KEYS = ("web.", "ai.")
 """The page's own messages; the app's page adds its `<app>.web.*`."""
@@ -103,9 +105,9 @@ async def run_events(
     after: Annotated[int, Query(ge=0, description="Send the events after this sequence number.")] = 0,
     follow: Annotated[bool, Query(description="Keep the stream open for live events until the run ends.")] = True,
     last_event_id: Annotated[
-        int | None,
-        WithJsonSchema({"type": "integer", "minimum": 0}),  # when sent, a number: never "null"
-        Header(ge=0, description="Set by EventSource when it reconnects; wins over `after`."),
+        str | None,
+        WithJsonSchema({"type": "string", "pattern": _SEQ}),  # when sent, an event's `id:` (never "null")
+        Header(pattern=_SEQ, description="Set by EventSource when it reconnects (the last `id` it read); wins over `after`."),
     ] = None,
 ) -> EventStream:
     """Each event is `id: <seq>` (1, 2, … per run) and `data: {"seq", "run_id", "type", …fields}`, where `type` is
@@ -116,7 +118,7 @@ async def run_events(
     run_ended (or right after the replay with `follow=false`) it sends `event: end` and closes. `event: reset` first means the client's sequence number
     was unknown here (a server restart lost a step in progress): everything follows from event 1."""
     run = host.run(run_id, principal=principal)
-    subscription = broker.subscribe(run, after=last_event_id if last_event_id is not None else after, follow=follow)
+    subscription = broker.subscribe(run, after=int(last_event_id) if last_event_id is not None else after, follow=follow)
     return EventStream(broker, subscription, heartbeat_s=request.app.state.heartbeat_s)
 
 

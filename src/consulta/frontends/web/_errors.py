@@ -8,7 +8,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
-from starlette.routing import Match, Route
+from fastapi.routing import iter_route_contexts
 
 from ...runtime import ConfigError, ConflictError, ConsultaError, InvalidAnswerError, NotFoundError
 from ._schemas import ErrorBody
@@ -106,9 +106,11 @@ def _unreadable_json(cause: BaseException) -> ErrorBody:
 
 def _allowed_methods(request: Request) -> str:
     """Every method some route of the request's path takes (Starlette names only the first route's)."""
+    path = request.scope["path"]
     methods: set[str] = set()
-    for route in request.app.router.routes:
-        if isinstance(route, Route) and route.methods and route.matches(request.scope)[0] is not Match.NONE:
+    for route in iter_route_contexts(request.app.router.routes):  # the included routers' routes too
+        regex = getattr(route, "path_regex", None)
+        if route.methods and regex is not None and regex.match(path):
             methods |= route.methods
     return ", ".join(sorted(methods))
 
