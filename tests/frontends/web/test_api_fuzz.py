@@ -5,12 +5,16 @@ finds nothing: no server error, every status code documented, every response (ea
 schema, schema-valid requests accepted and schema-violating ones refused, 405's `Allow` listing the path's methods —
 and the server logged no traceback.
 
-The same run by hand, against a server you started (`consulta serve ln2 --model scripted:…`):
+The quick test runs in the default suite (two passes per app: examples, coverage and 5 fuzzed cases per operation;
+then 6 s of stateful scenarios); `pytest -m slow -k long_fuzzing` runs the thorough one (200 per operation, 120 s
+stateful, a fresh seed). The same by hand, against a server you started
+(`consulta serve ln2 --model scripted:src/consulta/apps/ln2/data/scripts/ambiguous_thaw.yaml`), with `_CONFIG`
+below saved as schemathesis.toml and `$TOKEN` from `curl -X POST http://127.0.0.1:8000/api/sessions`:
 
-    st run http://127.0.0.1:8000/openapi.json --checks all --max-time 60 -H "Authorization: Bearer $TOKEN"
+    st --config-file schemathesis.toml run http://127.0.0.1:8000/openapi.json --checks all --max-time 60 \\
+        -H "Authorization: Bearer $TOKEN"
 
-(`$TOKEN` from `curl -X POST http://127.0.0.1:8000/api/sessions`). The found failures this file was written against
-are regression cases in test_api_conformance.py.
+The failures this was written against are plain regression cases in test_api_conformance.py.
 """
 
 from __future__ import annotations

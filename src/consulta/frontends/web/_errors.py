@@ -7,8 +7,8 @@ import json
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from starlette.exceptions import HTTPException
 from fastapi.routing import iter_route_contexts
+from starlette.exceptions import HTTPException
 
 from ...runtime import ConfigError, ConflictError, ConsultaError, InvalidAnswerError, NotFoundError
 from ._schemas import ErrorBody
