@@ -173,16 +173,18 @@ def test_a_stream_that_goes_over_the_limit_stops_being_read(home: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("kwargs", "code"),
+    ("kwargs", "status", "code"),
     [
-        ({"files": {"file": ("empty.csv", b"")}}, "empty_file"),
-        ({"files": {"other": ("a.csv", b"a\n1\n")}}, "missing_file"),
-        ({"data": {"file": "a,b"}}, "invalid_request"),  # a form, not multipart
-        ({"json": {"file": "a.csv"}}, "invalid_request"),
+        ({"files": {"file": ("empty.csv", b"")}}, 422, "empty_file"),
+        ({"files": {"other": ("a.csv", b"a\n1\n")}}, 422, "missing_file"),
+        ({"data": {"file": "a,b"}}, 415, "unsupported_media_type"),  # a form, not multipart
+        ({"json": {"file": "a.csv"}}, 415, "unsupported_media_type"),
     ],
 )
-def test_an_upload_without_a_file_in_it_is_refused(client: TestClient, alice: dict[str, str], home: Path, kwargs: dict[str, Any], code: str) -> None:
-    refused(client.post("/api/tutor/uploads", headers=alice, **kwargs), 422, code)
+def test_an_upload_without_a_file_in_it_is_refused(
+    client: TestClient, alice: dict[str, str], home: Path, kwargs: dict[str, Any], status: int, code: str
+) -> None:
+    refused(client.post("/api/tutor/uploads", headers=alice, **kwargs), status, code)
     assert folder_files(home) == []
 
 

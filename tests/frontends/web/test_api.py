@@ -225,7 +225,7 @@ MALFORMED_QUESTION_ANSWERS: list[tuple[Any, str, str | None]] = [
     ({"answers": [["1"], 3]}, "invalid_request", "answers.1"),
     ({"answers": "1"}, "invalid_request", "answers"),
     ({"decision": "approve"}, "invalid_answer", "answers"),
-    ({}, "invalid_answer", "answers"),
+    ({}, "invalid_request", None),  # neither answers nor decision: the schema asks for exactly one
     ({"answers": [["1"], "x"], "extra": True}, "invalid_request", "extra"),
     (b"{not json", "invalid_json", None),
     (b"[1, 2]", "invalid_request", None),

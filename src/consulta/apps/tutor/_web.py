@@ -23,7 +23,12 @@ __all__ = ["router"]
 MULTIPART_SLACK = 64 * 1024
 """What a multipart body may hold besides the file itself (boundaries, part headers, small fields)."""
 _STATUS = {"file_too_large": 413, "unsupported_file_type": 415}
-_FORM = {"type": "object", "properties": {FIELD: {"type": "string", "format": "binary"}}, "required": [FIELD]}
+_FORM = {"type": "object", "properties": {FIELD: {"type": "string", "format": "binary", "minLength": 1}}, "required": [FIELD]}
+_ENCODING = {FIELD: {"headers": {"Content-Disposition": {
+    "description": "The file's name: it says its type (a suffix of `accepted` in GET /api/tutor/uploads).",
+    "schema": {"type": "string"},
+    "example": f'form-data; name="{FIELD}"; filename="survey.csv"',
+}}}}  # fmt: skip
 """The upload's form, for the API's docs (the body is read by hand, in a bounded stream)."""
 _RECENT_RUNS = 50
 """How far back the runs are searched for the turn an assistant's run belongs to."""
@@ -156,23 +161,27 @@ def router(kit: WebKit) -> APIRouter:
         "/uploads", status_code=201, summary="Upload one dataset (multipart/form-data, part `file`)",
         responses={
             413: {**kit.responses[422], "description": "The file is over the upload limit; nothing was written."},
-            415: {**kit.responses[422], "description": "Not a CSV, TSV or Excel file; nothing was written."},
+            415: {**kit.responses[422], "description": "Not a CSV, TSV or Excel file, or not a multipart/form-data body; "
+                  "nothing was written."},
         },
-        openapi_extra={"requestBody": {"required": True, "content": {"multipart/form-data": {"schema": _FORM}}}},
+        openapi_extra={"requestBody": {"required": True, "content": {"multipart/form-data": {"schema": _FORM, "encoding": _ENCODING}}}},
     )
     async def upload(request: Request, host: Host, _: Principal) -> UploadedFile:
         """The file goes into the upload folder (a file of the same name is replaced), written atomically. Refused,
         with nothing written: 413 `file_too_large` (over the limit; a Content-Length over it is refused before the
         body is read, and the body stops being read once the file goes over), 415 `unsupported_file_type` (CSV, TSV
-        or Excel only), 422 `path_outside_uploads` (a name with a folder part or a leading dot), `missing_file`
-        (no part `file`), `empty_file`, `invalid_request` (not multipart)."""
+        or Excel only) or `unsupported_media_type` (not multipart/form-data), 422 `path_outside_uploads` (a name with a
+        folder part or a leading dot), `missing_file` (no part `file`), `empty_file`."""
         folder = _folder(host)
         length = request.headers.get("content-length")
         if length is not None and length.isdigit() and int(length) > MAX_UPLOAD_BYTES + MULTIPART_SLACK:
             raise refused(_too_large())
         content_type, params = parse_options_header(request.headers.get("content-type"))
         if content_type != b"multipart/form-data" or not params.get(b"boundary"):
-            raise ApiError(422, "invalid_request", "Send the file as multipart/form-data, in a part named file.", field=FIELD)
+            raise ApiError(
+                415, "unsupported_media_type", "This route reads a multipart/form-data body.",
+                hint="Send the file as multipart/form-data, in a part named file.", field=FIELD,
+            )
         reader = _Upload(folder, params[b"boundary"])
         try:
             async for chunk in request.stream():

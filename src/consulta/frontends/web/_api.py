@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Header, Path, Query, Request
+from pydantic import WithJsonSchema
 
 from ...i18n import LANGUAGES, catalog, normalize_lang
 from ...runtime import PLAN_ASK, AskStatus, ConflictError, RunStatus
 from ._deps import Broker, Host, Principal, Sessions
-from ._errors import ERROR_RESPONSES, STREAM_ERROR_RESPONSES, ApiError
-from ._schemas import AnswerBody, AppInfo, AskOut, Messages, RunOut, SessionOut, StartRun
+from ._errors import ERROR_RESPONSES, JSON_BODY_RESPONSES, STREAM_ERROR_RESPONSES, ApiError
+from ._schemas import AnswerBody, AppInfo, AskOut, Messages, RunOut, SessionOut, StartRun, StreamFrame
 from ._stream import EventStream
 
 # Every route is a coroutine: the event broker and the runtime live on the event loop, and a thread hop per request
@@ -22,6 +23,8 @@ router = APIRouter(prefix="/api", responses=ERROR_RESPONSES)
 
 _ID = {"max_length": 64, "pattern": r"^[A-Za-z0-9_.-]+$"}
 Id = Annotated[str, Path(**_ID)]
+_SEQ = r"^[0-9]{1,18}$"
+"""An event's number as the stream's `id:` lines send it."""
 _TERMINAL = (RunStatus.finished, RunStatus.failed, RunStatus.cancelled)
 _PAGE_KEYS = ("web.", "ai.")
 """The page's own messages; the app's page adds its `<app>.web.*`."""
@@ -60,7 +63,7 @@ async def messages(lang: Annotated[str, Path(max_length=16)], host: Host) -> Mes
 # ---- runs -------------------------------------------------------------------------------------------------------
 
 
-@router.post("/runs", status_code=201, tags=["runs"], summary="Start a run of the agent")
+@router.post("/runs", status_code=201, tags=["runs"], summary="Start a run of the agent", responses=JSON_BODY_RESPONSES)
 async def start_run(body: StartRun, host: Host, principal: Principal) -> RunOut:
     """The run starts at once; follow it with GET /api/runs/{id}/events. `continue_from` (a run of this session
     that has ended) carries its conversation on."""
@@ -88,7 +91,9 @@ async def get_run(run_id: Id, host: Host, principal: Principal) -> RunOut:
     summary="The run's events as server-sent events",
     response_class=EventStream,
     status_code=200,
-    responses={200: {"content": {"text/event-stream": {}}, "description": "The event stream (see below)."}, **STREAM_ERROR_RESPONSES},
+    # `schema` is the whole stream, `itemSchema` one frame (as FastAPI documents its own event streams).
+    responses={200: {"model": list[StreamFrame], "description": "The event stream (see below)."}, **STREAM_ERROR_RESPONSES},
+    openapi_extra={"responses": {"200": {"content": {"text/event-stream": {"itemSchema": {"$ref": "#/components/schemas/StreamFrame"}}}}}},
 )
 async def run_events(
     run_id: Id,
@@ -98,16 +103,21 @@ async def run_events(
     principal: Principal,
     after: Annotated[int, Query(ge=0, description="Send the events after this sequence number.")] = 0,
     follow: Annotated[bool, Query(description="Keep the stream open for live events until the run ends.")] = True,
-    last_event_id: Annotated[int | None, Header(ge=0, description="Set by EventSource when it reconnects; wins over `after`.")] = None,
+    last_event_id: Annotated[
+        str | None,
+        WithJsonSchema({"type": "string", "pattern": _SEQ}),  # when sent, an event's `id:` (never "null")
+        Header(pattern=_SEQ, description="Set by EventSource when it reconnects (the last `id` it read); wins over `after`."),
+    ] = None,
 ) -> EventStream:
     """Each event is `id: <seq>` (1, 2, … per run) and `data: {"seq", "run_id", "type", …fields}`, where `type` is
     run_started, step_started (the model is thinking), model_text, tool_called, tool_returned, ask_opened,
-    ask_closed, plan_staged, plan_decided or run_ended. The stream replays the events after `Last-Event-ID` (or
+    ask_closed, plan_staged, plan_decided, run_ended or handed_over (after run_ended: the app's next agent goes on in
+    run `next_run_id`). The stream replays the events after `Last-Event-ID` (or
     `after`), sends `event: live`, then new events as they happen, with `: ping` comments in between; after
     run_ended (or right after the replay with `follow=false`) it sends `event: end` and closes. `event: reset` first means the client's sequence number
     was unknown here (a server restart lost a step in progress): everything follows from event 1."""
     run = host.run(run_id, principal=principal)
-    subscription = broker.subscribe(run, after=last_event_id if last_event_id is not None else after, follow=follow)
+    subscription = broker.subscribe(run, after=int(last_event_id) if last_event_id is not None else after, follow=follow)
     return EventStream(broker, subscription, heartbeat_s=request.app.state.heartbeat_s)
 
 
@@ -137,7 +147,7 @@ async def get_ask(ask_id: Id, host: Host, principal: Principal) -> AskOut:
     return AskOut.of(host.ask(ask_id, principal=principal))
 
 
-@router.post("/asks/{ask_id}/answer", tags=["asks"], summary="Answer an ask")
+@router.post("/asks/{ask_id}/answer", tags=["asks"], summary="Answer an ask", responses=JSON_BODY_RESPONSES)
 async def answer_ask(ask_id: Id, body: AnswerBody, host: Host, principal: Principal) -> AskOut:
     """A question takes `{"answers": [...]}`, one per question: an offered option or free text, or for a `multiple`
     question a list of offered options. A plan takes `{"decision": "approve"}` or `{"decision": "reject"}`.

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, GetJsonSchemaHandler, RootModel, model_validator
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
-from ...runtime import AskRecord, AskStatus, RunRecord, RunStatus
+from ...runtime import AskRecord, AskStatus, Event, RunRecord, RunStatus
+from .._host import HandedOver
 
 __all__ = [
     "AnswerBody",
@@ -17,6 +20,7 @@ __all__ = [
     "RunOut",
     "SessionOut",
     "StartRun",
+    "StreamFrame",
 ]
 
 
@@ -98,14 +102,76 @@ class AskOut(BaseModel):
         return cls.model_validate(ask)
 
 
+def _absent_not_null(schema: dict[str, Any]) -> None:
+    """An optional field's schema without `null`: None stands for the field left out, not one a client sends."""
+    schema.pop("default", None)
+    (present,) = [option for option in schema.pop("anyOf") if option != {"type": "null"}]
+    schema.update(present)
+
+
 class AnswerBody(BaseModel):
-    """The answer to an ask: `answers` for a question (one per question: the chosen option or free text, a list of
-    options for a `multiple` question), `decision` for a plan."""
+    """The answer to an ask, exactly one of: `answers` for a question (one per question: the chosen option or free
+    text, a list of options for a `multiple` question), `decision` for a plan."""
 
     model_config = ConfigDict(
         extra="forbid",
-        json_schema_extra={"examples": [{"answers": ["K562-dTAG-BRD4"]}, {"decision": "approve"}]},
+        json_schema_extra={
+            "oneOf": [{"required": ["answers"]}, {"required": ["decision"]}],
+            "examples": [{"answers": ["K562-dTAG-BRD4"]}, {"decision": "approve"}],
+        },
     )
 
-    answers: list[str | list[str]] | None = Field(default=None, max_length=20)
-    decision: Literal["approve", "reject"] | None = None
+    answers: Annotated[list[str | list[str]], Field(max_length=20)] | None = Field(default=None, json_schema_extra=_absent_not_null)
+    decision: Literal["approve", "reject"] | None = Field(default=None, json_schema_extra=_absent_not_null)
+
+    @model_validator(mode="after")
+    def _one_of(self) -> Self:
+        if (self.answers is None) == (self.decision is None):
+            raise ValueError('Send exactly one of "answers" (to a question) and "decision" (to a plan)')
+        return self
+
+
+# ---- the event stream (GET /api/runs/{id}/events), as an EventSource client parses it -----------------------------
+
+
+class _JsonText:
+    """A field sent as JSON text (an SSE frame's `data`): a string whose content is the annotated type."""
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        return {"type": "string", "contentMediaType": "application/json", "contentSchema": handler(core_schema)}
+
+
+class NoData(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class EndData(BaseModel):
+    seq: int = Field(ge=0, description="The last event's number.")
+
+
+class EventFrame(BaseModel):
+    """One of the run's events (`event: message`): `id` is its number in the run, `data` the event."""
+
+    event: Literal["message"]
+    id: str = Field(pattern=r"^[0-9]+$")
+    data: Annotated[Annotated[Event | HandedOver, Field(discriminator="type")], _JsonText]
+
+
+class MarkFrame(BaseModel):
+    """`live`: the replay is over, what follows happens now. `reset`: the client's `Last-Event-ID` was unknown here
+    (a restart lost a step in progress), so the events follow from 1."""
+
+    event: Literal["live", "reset"]
+    data: Annotated[NoData, _JsonText]
+
+
+class EndFrame(BaseModel):
+    """Nothing more will come (the run has ended, or only the replay was asked for): the client closes."""
+
+    event: Literal["end"]
+    data: Annotated[EndData, _JsonText]
+
+
+class StreamFrame(RootModel[Annotated[EventFrame | MarkFrame | EndFrame, Field(discriminator="event")]]):
+    """One frame of a run's event stream (`retry:` and `: ping` lines carry no data and are not frames)."""
