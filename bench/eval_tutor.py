@@ -284,6 +284,7 @@ def reply_problems(reply: str | None, *, student: str, stance: Stance, rules: It
 
 # ---- one turn -----------------------------------------------------------------------------------------------------
 
+RESULTS = Path(__file__).resolve().parent / "results"
 CHECKS = ("finished", "packet_accepted", "packet_task", "expected_consulted", "expected_rule", "assistant_replied", "reply_consistent")
 
 
@@ -298,18 +299,21 @@ async def one_turn(turn: Turn, *, model_spec: str, models_dir: Path) -> dict[str
         env = AppEnv(store=store, resolve_model=runtime.resolve_model, model=model_spec, lang=turn.lang, data_dir=Path(tmp))
         agent = tutor.APP.build(tutor.APP.main_agent, tutor.TutorOptions(uploads=uploads), env)
         started = time.perf_counter()
+        run = reply = None
+        crashed: str | None = None
         try:
             run = await runtime.run(agent, turn.student, model=model_spec, lang=turn.lang)
             handed = tutor.follow_up(run, env) if run.status == RunStatus.finished else None
-            reply = None
             if handed is not None:  # as the host hands over: the next agent over the run's options and the hand-over's
                 options = tutor.APP.recorded_options({**run.options, **handed.options})
                 reply = await runtime.run(tutor.APP.build(handed.agent, options, env), handed.prompt, model=model_spec, lang=turn.lang)
+        except Exception as error:  # noqa: BLE001 - one turn's crash is that turn's failure, not the evaluation's
+            crashed = f"{type(error).__name__}: {error}"
         finally:
             await runtime.aclose()
         seconds = time.perf_counter() - started
-        calls = store.list_tool_calls(run.id)
-        consulted = sorted(store.list_consultations(run_id=run.id, limit=1000), key=lambda c: c.id)
+        calls = store.list_tool_calls(run.id) if run is not None else []
+        consulted = sorted(store.list_consultations(run_id=run.id, limit=1000), key=lambda c: c.id) if run is not None else []
         store.close()
     done = [c for c in consulted if c.status == "done"]
     types = [str(c.request.get("expected_output_type")) for c in done]
@@ -320,7 +324,7 @@ async def one_turn(turn: Turn, *, model_spec: str, models_dir: Path) -> dict[str
     stance = packet_stance(packet, done)
     problems = reply_problems(text, student=turn.student, stance=stance, rules=fired)
     checks = {
-        "finished": run.status == RunStatus.finished,
+        "finished": run is not None and run.status == RunStatus.finished,
         "packet_accepted": packet is not None,
         "packet_task": packet is not None and (turn.task is None or packet["task_id"] == turn.task),
         "expected_consulted": turn.consult in types if turn.consult else all(t == JUDGE for t in types),
@@ -332,7 +336,7 @@ async def one_turn(turn: Turn, *, model_spec: str, models_dir: Path) -> dict[str
         "turn": turn.name, "category": turn.category, "lang": turn.lang, "student": turn.student, "files": [n for n, _ in turn.files],
         "expected": {"task": turn.task, "consult": turn.consult, "rules": sorted(turn.rules)},
         **checks, "right": all(checks.values()),
-        "error": run.error, "stance": stance, "reply_problems": problems,
+        "error": crashed or (run.error if run is not None else None), "stance": stance, "reply_problems": problems,
         "steps": len(calls), "refusals": [c.error_code for c in calls if c.error_code],
         "consultations": [f"{c.expert_id}/{c.request.get('expected_output_type')}/{c.status}" for c in consulted],
         "rules": fired, "packet": packet, "reply": reply.output if reply else None, "seconds": round(seconds, 1),
@@ -344,7 +348,7 @@ async def one_turn(turn: Turn, *, model_spec: str, models_dir: Path) -> dict[str
 
 def chosen_turns(*, only: Sequence[str] | None, limit: int | None) -> list[Turn]:
     """The turns named by `only` (all without it); with `limit`, at most that many, taken in turn from each category
-    so a short run still sees every kind."""
+    (in both languages) so a short run still sees every kind."""
     unknown = sorted(set(only or ()) - {t.name for t in TURNS})
     if unknown:
         raise SystemExit(f"No turn named {', '.join(unknown)}; turns: {', '.join(t.name for t in TURNS)}.")
@@ -354,7 +358,9 @@ def chosen_turns(*, only: Sequence[str] | None, limit: int | None) -> list[Turn]
     by_category: dict[str, list[Turn]] = {}
     for t in turns:
         by_category.setdefault(t.category, []).append(t)
-    return [t for t in chain.from_iterable(zip_longest(*by_category.values())) if t is not None][:limit]
+    # every other category starts from its second turn: the turns alternate English and Chinese, so a short run sees both
+    rotated = [group[k % 2:] + group[: k % 2] for k, group in enumerate(by_category.values())]
+    return [t for t in chain.from_iterable(zip_longest(*rotated)) if t is not None][:limit]
 
 
 def figures(rows: list[dict[str, Any]], key: str) -> dict[str, dict[str, Any]]:
@@ -373,9 +379,11 @@ async def main() -> None:
     parser.add_argument("--model", default=os.environ.get("CONSULTA_MODEL", "local"))
     parser.add_argument("--only", action="append", metavar="NAME", help="run only this turn (repeatable)")
     parser.add_argument("--limit", type=int, metavar="N", help="at most N turns, taken in turn from each category")
-    parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "results" / "tutor_local.json"))
+    parser.add_argument("--out", type=Path, help="where the JSON goes (default: results/tutor_local.json for a full run, the temp dir for a partial one)")
     args = parser.parse_args()
     turns = chosen_turns(only=args.only, limit=args.limit)
+    full = len(turns) == len(TURNS)
+    out = args.out or (RESULTS / "tutor_local.json" if full else Path(tempfile.gettempdir()) / "tutor_local.partial.json")
     settings = Settings.from_env(model=args.model)
     model = resolve_model(args.model, models_dir=settings.models_dir)
     if callable(load := getattr(model, "load", None)):
@@ -387,6 +395,8 @@ async def main() -> None:
         marks = " ".join(f"{k}={'✓' if row[k] else '✗'}" for k in CHECKS)
         print(f"{turn.name:18s} {marks} steps={row['steps']} refusals={row['refusals']} {row['seconds']:6.1f} s", flush=True)
         print(f"    consultations: {row['consultations']}  rules: {row['rules']}  stance: {row['stance']}", flush=True)
+        if row["error"]:
+            print(f"    error: {row['error']}", flush=True)
         if row["reply_problems"]:
             print(f"    reply problems: {row['reply_problems']}", flush=True)
         print(f"    reply: {(row['reply'] or '').strip()[:300]!r}", flush=True)
@@ -398,11 +408,12 @@ async def main() -> None:
     for name, f in [*categories.items(), *languages.items()]:
         print(f"{name:18s} {f['right']:>3d} / {f['total']:<2d} {f['median_seconds']:9.1f}")
     print(f"\n{complete} of {len(rows)} turns passed every check; by check: {passed}; median {median:.1f} s per turn")
-    Path(args.out).write_text(json.dumps({
+    out.write_text(json.dumps({
         "evaluation": "tutor turns", "source": source_version(), "model": args.model, "cpus": os.cpu_count(),
         "command": "python bench/eval_tutor.py " + " ".join(sys.argv[1:]), "complete": complete, "total": len(rows), "passed": passed,
         "median_seconds": median, "categories": categories, "languages": languages, "turns": rows,
     }, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"written: {out}")
 
 
 if __name__ == "__main__":
