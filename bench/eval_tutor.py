@@ -162,11 +162,13 @@ TURNS = [
 
 # ---- the reply, judged by this file's own lexicon -----------------------------------------------------------------
 
+_USE = r"use\s+(?:(?:this|the|that|your)\s+)?(?:\S+\.(?:csv|tsv|xlsx?)\b|(?:file|dataset|data)\b)"
+"""Using the upload ("use the public_people.csv dataset", "use this file")."""
 _LOOKING = r"(?!\s+(?:by\s+)?(?:upload|find|look|search|get|collect)ing)"
 _MAY_START = [
     re.compile(p, re.IGNORECASE) for p in (
         r"\byou\s+(?:can|may|could|are\s+able\s+to)\s+(?:now\s+|already\s+|definitely\s+|safely\s+|go\s+ahead\s+and\s+)?"
-        rf"(?:start|begin|proceed|get\s+started|work\s+on\s+(?:the\s+)?task|use\s+(?:this|the)\s+(?:file|dataset|data)|use\s+\S+\.csv){_LOOKING}",
+        rf"(?:start|begin|proceed|get\s+started|work\s+on\s+(?:the\s+)?task|{_USE}){_LOOKING}",
         r"\b(?:you'?re|you\s+are)\s+(?:all\s+)?(?:set|ready|good)\s+to\s+(?:go|start|begin)",
         r"\b(?:go\s+ahead\s+(?:and\s+(?:start|begin)|with\s+(?:the\s+)?task)|feel\s+free\s+to\s+(?:start|begin))\b",
         r"\blet'?s\s+(?:start|begin|get\s+started)(?:\s+(?:on|with)\s+(?:the\s+)?(?:task|exercise|analysis)|\s*(?:[!.]|$))",
@@ -184,7 +186,7 @@ _YES = re.compile(r"^\W*(?:yes|yeah|sure|absolutely|of\s+course|是的|当然|�
 _CANNOT = [
     re.compile(p, re.IGNORECASE) for p in (
         r"\b(?:can(?:not|'t|\s+not)|could\s*n[o']t|may\s+not|(?:are|'re)\s*(?:not|n't)\s+(?:yet\s+)?(?:able|ready))\s+(?:to\s+)?(?:yet\s+)?"
-        r"(?:start|begin|proceed|work\s+on\s+(?:the\s+)?task|use\s+(?:this|the)\s+(?:file|dataset|data)|use\s+\S+\.csv)",
+        rf"(?:start|begin|proceed|work\s+on\s+(?:the\s+)?task|{_USE})",
         r"\b(?:is\s+not|isn't|not)\s+(?:yet\s+)?(?:suitable|usable)\b|\bunsuitable\b",
         r"\b(?:doesn't|does\s+not|don't|do\s+not)\s+(?:yet\s+)?(?:meet|satisfy|fulfil|fulfill)\b",
         r"\b(?:upload|provide|find|share|use|get|choose|pick)\s+(?:a\s+|another\s+)?(?:new|different|another|better|bigger|larger)\s+(?:dataset|file|csv|data)",
