@@ -1,4 +1,4 @@
-"""The tutor end to end on the embedded model: 26 student turns (zh-CN and en, about half each) through the
+"""The tutor end to end on the embedded model: 27 student turns (zh-CN and en, about half each) through the
 orchestrator (consult_expert, then an instruction packet checked against the binding rules) and the conversational
 assistant, as `consulta chat tutor` runs them, each in a fresh session with its uploads and the run's language the
 turn's. Each turn is checked in code:
@@ -64,8 +64,12 @@ AGE_TEXT = _people(120, age=lambda i: f"{20 + i % 30} yrs" if i % 3 == 0 else 20
 """age holds text ("21 yrs"): no task that needs a numeric age can run on it."""
 SEMICOLON = _people(120, sep=";")
 """A spreadsheet export with `;` between fields: pandas reads one column named "name;age;city"."""
-HEADER_ONLY = "name,age,city\n"
-EMPTY = ""
+INDEXED = "".join(f"{i - 1 if i else ''},{line}\n" for i, line in enumerate(PEOPLE.splitlines()))
+"""Saved with pandas' index (`to_csv` without `index=False`): an extra unnamed first column; otherwise fine."""
+GAPS = _people(120, age=lambda i: "" if i % 10 == 0 else 20 + i % 30)
+"""12 empty ages: usable for task_2_1, with a data-quality warning."""
+CHINESE_HEADERS = PEOPLE.replace("name,age,city", "姓名,年龄,城市", 1)
+"""The right data under Chinese column names."""
 SMALL = "name,score\n" + "\n".join(f"S{i},{50 + i}" for i in range(60)) + "\n"
 """60 rows, no age, no city."""
 NO_AGE = "name,city,country,occupation\n" + "\n".join(
@@ -119,9 +123,13 @@ TURNS = [
     _turn("no_age_zh", "can_i_start", "zh-CN", {"public_people.csv": NO_AGE},
           "我从网上下载了一个公开数据集 public_people.csv，能用它做 task_2_1 吗？", "task_2_1", JUDGE, UNSUITABLE),
     _turn("age_text_en", "can_i_start", "en", {"ages.csv": AGE_TEXT}, "Can I start task_2_4 with ages.csv?", "task_2_4", JUDGE, UNSUITABLE),
-    # an empty or odd file
-    _turn("empty_file_en", "odd_file", "en", {"data.csv": EMPTY}, "I uploaded data.csv. Can I start task_2_1?", "task_2_1", JUDGE, UNSUITABLE),
-    _turn("header_only_zh", "odd_file", "zh-CN", {"data.csv": HEADER_ONLY}, "我把 data.csv 传上来了，可以开始 task_2_2 吗？", "task_2_2", JUDGE, UNSUITABLE),
+    # odd files a front end accepts (an empty file or one without rows is refused at upload, before any turn)
+    _turn("index_column_en", "odd_file", "en", {"export.csv": INDEXED},
+          "I saved export.csv from pandas and there's a weird unnamed first column. Can I still start task_2_1?", "task_2_1", JUDGE),
+    _turn("gaps_en", "odd_file", "en", {"people.csv": GAPS},
+          "Some ages in people.csv are blank. Can I start task_2_1 anyway?", "task_2_1", JUDGE, "dataset_warnings"),
+    _turn("chinese_headers_zh", "odd_file", "zh-CN", {"同学.csv": CHINESE_HEADERS},
+          "我的表头是中文的（姓名、年龄、城市），可以开始 task_2_1 吗？", "task_2_1", JUDGE, UNSUITABLE),
     _turn("semicolon_zh", "odd_file", "zh-CN", {"people_eu.csv": SEMICOLON},
           "这是我用 Excel 导出的 people_eu.csv，能开始 task_2_1 吗？", "task_2_1", JUDGE, UNSUITABLE),
     # error diagnosis: KeyError, dtype, merge
