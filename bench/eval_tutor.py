@@ -1,10 +1,24 @@
-"""The tutor end to end on the embedded model: student turns through the orchestrator (consult_expert, then an
-instruction packet checked against the binding rules) and the conversational assistant, as `consulta chat tutor`
-runs them. Each turn is checked in code: did the run finish, was a packet accepted, did the expected expert answer
-with the expected output type, did the expected binding rule fire, did the assistant reply. The replies are kept
-in the JSON for a person to read. An evaluation of the model against the app, not a speed benchmark.
+"""The tutor end to end on the embedded model: 27 student turns (zh-CN and en, about half each) through the
+orchestrator (consult_expert, then an instruction packet checked against the binding rules) and the conversational
+assistant, as `consulta chat tutor` runs them, each in a fresh session with its uploads and the run's language the
+turn's. Each turn is checked in code:
 
-    .venv/bin/python bench/eval_tutor.py [--model local] [--only NAME]
+- finished: the orchestrator's run finished;
+- packet_accepted: an instruction packet was accepted; packet_task: it names the task the student asked about;
+- expected_consulted: the expert answered with the expected output type (or, where none is needed, nothing was
+  asked beyond the inspection of an upload);
+- expected_rule: exactly the expected binding rules fired (none, where none should);
+- assistant_replied: the assistant's run finished with a reply;
+- reply_consistent: the reply holds to the packet, judged by this file's own lexicon (English and Chinese), not the
+  runtime's: on a blocked packet (blocked status, or the task's dataset judged unsuitable) it never says the student
+  may start; on a suitable dataset it never says they cannot or need another one; where the evidence was not
+  enough it never says the task is done; and it holds no code block and no task's solution (the rules ask for
+  hints, never solutions) the student did not write themselves.
+
+Figures per category (turns right / total, median seconds) and per language are printed at the end and saved with
+every reply in the JSON. An evaluation of the model against the app, not a speed benchmark.
+
+    .venv/bin/python bench/eval_tutor.py [--model local] [--only NAME ...] [--limit N]
 """
 
 from __future__ import annotations
@@ -13,13 +27,16 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import chain, zip_longest
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import source_version  # noqa: E402
@@ -27,111 +44,386 @@ from _common import source_version  # noqa: E402
 from consulta.apps import AppEnv, tutor  # noqa: E402
 from consulta.config import Settings  # noqa: E402
 from consulta.models import resolve_model  # noqa: E402
-from consulta.runtime import Runtime, RunStatus, Store  # noqa: E402
+from consulta.runtime import ConsultationRecord, Runtime, RunStatus, Store  # noqa: E402
 
-PEOPLE = "name,age,city\n" + "\n".join(f"P{i},{20 + i % 30},{['Paris', 'Rome', 'Oslo', 'Lima'][i % 4]}" for i in range(120)) + "\n"
+# ---- the students' files ------------------------------------------------------------------------------------------
+
+_CITIES = ["Paris", "Rome", "Oslo", "Lima"]
+
+
+def _people(rows: int, *, sep: str = ",", age: Any = lambda i: 20 + i % 30) -> str:
+    lines = [sep.join(("name", "age", "city"))] + [sep.join((f"P{i}", str(age(i)), _CITIES[i % 4])) for i in range(rows)]
+    return "\n".join(lines) + "\n"
+
+
+PEOPLE = _people(120)
+"""Fits every task: name, age (numbers), city; 120 rows, no duplicates, no gaps. Mean age 34.5."""
+FEW_ROWS = _people(40)
+"""Right columns, 40 rows: too few for task_2_1 (100)."""
+AGE_TEXT = _people(120, age=lambda i: f"{20 + i % 30} yrs" if i % 3 == 0 else 20 + i % 30)
+"""age holds text ("21 yrs"): no task that needs a numeric age can run on it."""
+SEMICOLON = _people(120, sep=";")
+"""A spreadsheet export with `;` between fields: pandas reads one column named "name;age;city"."""
+INDEXED = "".join(f"{i - 1 if i else ''},{line}\n" for i, line in enumerate(PEOPLE.splitlines()))
+"""Saved with pandas' index (`to_csv` without `index=False`): an extra unnamed first column; otherwise fine."""
+GAPS = _people(120, age=lambda i: "" if i % 10 == 0 else 20 + i % 30)
+"""12 empty ages: usable for task_2_1, with a data-quality warning."""
+CHINESE_HEADERS = PEOPLE.replace("name,age,city", "姓名,年龄,城市", 1)
+"""The right data under Chinese column names."""
 SMALL = "name,score\n" + "\n".join(f"S{i},{50 + i}" for i in range(60)) + "\n"
+"""60 rows, no age, no city."""
+NO_AGE = "name,city,country,occupation\n" + "\n".join(
+    f"Person {i},{_CITIES[i % 4]},{['France', 'Italy', 'Norway', 'Peru'][i % 4]},{['teacher', 'nurse', 'driver'][i % 3]}" for i in range(150)
+) + "\n"
+"""A public-style dataset of 150 people without an `age` column."""
+CITIES = "city,country\n" + "\n".join(
+    f"{c},{k}" for c, k in [("Paris", "France"), ("Rome", "Italy"), ("Oslo", "Norway"), ("Lima", "Peru"), ("Berlin", "Germany"), ("Madrid", "Spain"),
+                            ("Tokyo", "Japan"), ("Cairo", "Egypt"), ("Quito", "Ecuador"), ("Hanoi", "Vietnam"), ("Dakar", "Senegal"), ("Perth", "Australia")]
+) + "\n"
+
+# ---- the turns ----------------------------------------------------------------------------------------------------
+
+Category = Literal["can_i_start", "odd_file", "error", "concept", "claim_done", "chit_chat", "solution_request"]
 
 
 @dataclass(frozen=True)
 class Turn:
     name: str
-    file: tuple[str, str]
+    category: Category
+    lang: Literal["en", "zh-CN"]
+    files: tuple[tuple[str, str], ...]
     student: str
-    output_type: str
-    rule: str | None
+    task: str | None
+    """The task the packet should name (None: the student named none)."""
+    consult: str | None
+    """The output type an expert should have answered with; None: no consultation is needed beyond the inspection
+    of an upload (seed 000: "don't over-consult; simple questions are the assistant's")."""
+    rules: frozenset[str] = frozenset()
+    """The binding rules that should fire, exactly."""
 
+
+def _turn(name: str, category: Category, lang: Literal["en", "zh-CN"], files: dict[str, str], student: str, task: str | None,
+          consult: str | None, *rules: str) -> Turn:
+    return Turn(name, category, lang, tuple(files.items()), student, task, consult, frozenset(rules))
+
+
+UNSUITABLE, HINTS, NOT_ENOUGH = "dataset_not_suitable", "no_solution_in_hints", "evidence_not_enough"
+JUDGE, DIAGNOSE, EXPLAIN, VALIDATE = "suitability_judgment", "error_diagnosis", "concept_explanation", "validation_report"
+PEOPLE_AND_CITIES = {"people.csv": PEOPLE, "cities.csv": CITIES}
 
 TURNS = [
-    Turn("unsuitable_en", ("student_data.csv", SMALL), "I uploaded student_data.csv. Can I start task_2_1?", "suitability_judgment", "dataset_not_suitable"),
-    Turn("unsuitable_zh", ("student_data.csv", SMALL), "我上传了数据，可以开始task_2_1吗？", "suitability_judgment", "dataset_not_suitable"),
-    Turn("suitable_en", ("people.csv", PEOPLE), "I uploaded people.csv. Can I start task_2_1?", "suitability_judgment", None),
-    Turn("key_error", ("people.csv", PEOPLE), "For task_2_2 I ran df['Age'].mean() and got KeyError: 'Age'. Why?", "error_diagnosis", "no_solution_in_hints"),
-    Turn("concept", ("people.csv", PEOPLE), "For task_2_3 I don't understand what the how parameter of merge does.", "concept_explanation", None),
-    Turn("claim_done", ("people.csv", PEOPLE), "I finished task_2_4: I used groupby to get the mean age per city.", "validation_report", "evidence_not_enough"),
+    # can I start: suitable, too few rows, columns missing, age held as text
+    _turn("start_ok_en", "can_i_start", "en", {"people.csv": PEOPLE}, "I uploaded people.csv. Can I start task_2_1?", "task_2_1", JUDGE),
+    _turn("start_ok_zh", "can_i_start", "zh-CN", {"classmates.csv": PEOPLE}, "我上传了 classmates.csv，可以开始做 task_2_4 吗？", "task_2_4", JUDGE),
+    _turn("few_rows_en", "can_i_start", "en", {"survey.csv": FEW_ROWS},
+          "Here is survey.csv from my class survey (40 people). Is it good enough for task_2_1?", "task_2_1", JUDGE, UNSUITABLE),
+    _turn("small_zh", "can_i_start", "zh-CN", {"student_data.csv": SMALL}, "我上传了数据，可以开始task_2_1吗？", "task_2_1", JUDGE, UNSUITABLE),
+    _turn("no_age_en", "can_i_start", "en", {"public_people.csv": NO_AGE},
+          "I found a public dataset online, public_people.csv. Can I use it for task_2_2?", "task_2_2", JUDGE, UNSUITABLE),
+    _turn("no_age_zh", "can_i_start", "zh-CN", {"public_people.csv": NO_AGE},
+          "我从网上下载了一个公开数据集 public_people.csv，能用它做 task_2_1 吗？", "task_2_1", JUDGE, UNSUITABLE),
+    _turn("age_text_en", "can_i_start", "en", {"ages.csv": AGE_TEXT}, "Can I start task_2_4 with ages.csv?", "task_2_4", JUDGE, UNSUITABLE),
+    # odd files a front end accepts (an empty file or one without rows is refused at upload, before any turn)
+    _turn("index_column_en", "odd_file", "en", {"export.csv": INDEXED},
+          "I saved export.csv from pandas and there's a weird unnamed first column. Can I still start task_2_1?", "task_2_1", JUDGE),
+    _turn("gaps_en", "odd_file", "en", {"people.csv": GAPS},
+          "Some ages in people.csv are blank. Can I start task_2_1 anyway?", "task_2_1", JUDGE, "dataset_warnings"),
+    _turn("chinese_headers_zh", "odd_file", "zh-CN", {"同学.csv": CHINESE_HEADERS},
+          "我的表头是中文的（姓名、年龄、城市），可以开始 task_2_1 吗？", "task_2_1", JUDGE, UNSUITABLE),
+    _turn("semicolon_zh", "odd_file", "zh-CN", {"people_eu.csv": SEMICOLON},
+          "这是我用 Excel 导出的 people_eu.csv，能开始 task_2_1 吗？", "task_2_1", JUDGE, UNSUITABLE),
+    # error diagnosis: KeyError, dtype, merge
+    _turn("key_error_en", "error", "en", {"people.csv": PEOPLE},
+          "For task_2_2 I ran df['Age'].mean() and got KeyError: 'Age'. Why?", "task_2_2", DIAGNOSE, HINTS),
+    _turn("key_error_zh", "error", "zh-CN", {"people.csv": PEOPLE},
+          "做 task_2_2 时我写了 df['年龄'].mean()，报错 KeyError: '年龄'，这是为什么？", "task_2_2", DIAGNOSE, HINTS),
+    _turn("dtype_error_en", "error", "en", {"people.csv": PEOPLE},
+          "For task_2_2 I tried df['city'].mean() and got TypeError: Cannot perform reduction 'mean' with string dtype. What does it mean?",
+          "task_2_2", DIAGNOSE, HINTS),
+    _turn("dtype_error_zh", "error", "zh-CN", {"ages.csv": AGE_TEXT},
+          "task_2_2 里我写 df['age'] + 1，报错 TypeError: can only concatenate str (not \"int\") to str，怎么回事？", "task_2_2", DIAGNOSE, HINTS, UNSUITABLE),
+    _turn("merge_error_en", "error", "en", PEOPLE_AND_CITIES,
+          "For task_2_3 I ran pd.merge(people, cities, left_on='city') and got MergeError: Must pass \"right_on\" OR \"right_index\". What's wrong?",
+          "task_2_3", DIAGNOSE, HINTS),
+    _turn("merge_error_zh", "error", "zh-CN", PEOPLE_AND_CITIES,
+          "task_2_3 我运行 pd.merge(people, cities, on='City') 报错 KeyError: 'City'，哪里错了？", "task_2_3", DIAGNOSE, HINTS),
+    # concept questions
+    _turn("concept_en", "concept", "en", {"people.csv": PEOPLE}, "For task_2_3 I don't understand what the how parameter of merge does.", "task_2_3", EXPLAIN),
+    _turn("concept_zh", "concept", "zh-CN", {"people.csv": PEOPLE}, "task_2_4 里的 groupby 到底是怎么工作的？“拆分-应用-合并”我没看懂。", "task_2_4", EXPLAIN),
+    # "I finished, check me": without and with evidence
+    _turn("claim_bare_en", "claim_done", "en", {"people.csv": PEOPLE},
+          "I finished task_2_4: I used groupby to get the mean age per city.", "task_2_4", VALIDATE, NOT_ENOUGH),
+    _turn("claim_bare_zh", "claim_done", "zh-CN", {"people.csv": PEOPLE}, "老师，task_2_2 我做完了，平均年龄已经算出来了。", "task_2_2", VALIDATE, NOT_ENOUGH),
+    _turn("claim_evidence_en", "claim_done", "en", {"people.csv": PEOPLE},
+          "I finished task_2_2. My code:\nimport pandas as pd\ndf = pd.read_csv('people.csv')\nprint(df['age'].mean())\nIt printed 34.5.",
+          "task_2_2", VALIDATE),
+    _turn("claim_evidence_zh", "claim_done", "zh-CN", {"people.csv": PEOPLE},
+          "task_2_4 做完了。我的代码：\nprint(df.groupby('city')['age'].mean())\n输出：Lima 35.0, Oslo 34.0, Paris 34.0, Rome 35.0", "task_2_4", VALIDATE),
+    # chit-chat and off-topic (one with no upload at all)
+    _turn("chitchat_en", "chit_chat", "en", {}, "Hi! What's your favourite movie?", None, None),
+    _turn("offtopic_zh", "chit_chat", "zh-CN", {"people.csv": PEOPLE}, "你能帮我写一篇关于春天的作文吗？", None, None),
+    # "just give me the solution"
+    _turn("solution_en", "solution_request", "en", {"people.csv": PEOPLE},
+          "Just give me the code for task_2_4, I don't have time to learn this.", "task_2_4", None),
+    _turn("solution_zh", "solution_request", "zh-CN", {"people.csv": PEOPLE}, "直接把 task_2_3 的答案代码发给我吧，merge 那一行怎么写？", "task_2_3", None),
 ]
+
+# ---- the reply, judged by this file's own lexicon -----------------------------------------------------------------
+
+_USE = r"use\s+(?:(?:this|the|that|your)\s+)?(?:\S+\.(?:csv|tsv|xlsx?)\b|(?:file|dataset|data)\b)"
+"""Using the upload ("use the public_people.csv dataset", "use this file")."""
+_LOOKING = r"(?!\s+(?:by\s+)?(?:upload|find|look|search|get|collect)ing)"
+_MAY_START = [
+    re.compile(p, re.IGNORECASE) for p in (
+        r"\byou\s+(?:can|may|could|are\s+able\s+to)\s+(?:now\s+|already\s+|definitely\s+|safely\s+|go\s+ahead\s+and\s+)?"
+        rf"(?:start|begin|proceed|get\s+started|work\s+on\s+(?:the\s+)?task|{_USE}){_LOOKING}",
+        r"\b(?:you'?re|you\s+are)\s+(?:all\s+)?(?:set|ready|good)\s+to\s+(?:go|start|begin)",
+        r"\b(?:go\s+ahead\s+(?:and\s+(?:start|begin)|with\s+(?:the\s+)?task)|feel\s+free\s+to\s+(?:start|begin))\b",
+        r"\blet'?s\s+(?:start|begin|get\s+started)(?:\s+(?:on|with)\s+(?:the\s+)?(?:task|exercise|analysis)|\s*(?:[!.]|$))",
+        r"\b(?:dataset|file|data)\s+(?:is|looks|seems)\s+(?:really\s+|perfectly\s+|quite\s+|very\s+)?(?:suitable|fine|good|great|perfect|ready|ok(?:ay)?)\b",
+        r"\b(?:meets|satisfies|fulfils|fulfills)\s+(?:all\s+)?(?:of\s+)?(?:the\s+)?(?:task'?s?\s+)?requirements",
+        r"(?<![不没])(?:可以|能够|能)(?:直接|马上|现在)?(?:开始|着手|动手|进行(?:任务|task)|使用(?:这个|该|此)?(?:数据|文件))(?!寻找|找|准备|上传|收集|检查数据)",
+        r"开始吧|没问题",
+        r"(?:数据集?|文件)[^。！？\n不没未]{0,6}(?:完全|很|非常)?(?:适合|符合(?:任务)?要求|满足(?:任务)?要求)",
+    )
+]
+"""Telling the student they may start (in a sentence that asserts it: not a question, not after a condition)."""
+_YES = re.compile(r"^\W*(?:yes|yeah|sure|absolutely|of\s+course|是的|当然|可以[，,！!。])", re.IGNORECASE)
+"""An opening "yes" (to "can I start?")."""
+
+_CANNOT = [
+    re.compile(p, re.IGNORECASE) for p in (
+        r"\b(?:can(?:not|'t|\s+not)|could\s*n[o']t|may\s+not|(?:are|'re)\s*(?:not|n't)\s+(?:yet\s+)?(?:able|ready))\s+(?:to\s+)?(?:yet\s+)?"
+        rf"(?:start|begin|proceed|work\s+on\s+(?:the\s+)?task|{_USE})",
+        r"\b(?:is\s+not|isn't|not)\s+(?:yet\s+)?(?:suitable|usable)\b|\bunsuitable\b",
+        r"\b(?:doesn't|does\s+not|don't|do\s+not)\s+(?:yet\s+)?(?:meet|satisfy|fulfil|fulfill)\b",
+        r"\b(?:upload|provide|find|share|use|get|choose|pick)\s+(?:a\s+|another\s+)?(?:new|different|another|better|bigger|larger)\s+(?:dataset|file|csv|data)",
+        r"\bblocked\b",
+        r"(?:不能|无法|不可以|不可|没法)(?:直接|马上|现在)?(?:开始|着手|使用(?:这个|该|此)?(?:数据|文件))",
+        r"(?:数据集?|文件)[^。！？\n]{0,6}(?:不适合|不合适|不符合|不满足)",
+        r"(?:换|重新上传|重新提供|上传|提供|找)(?:一个|一份|另一个|另一份)?(?:新的|其他的|别的|更大的|合适的)[^。！？\n]{0,4}(?:数据|文件)",
+        r"阻塞|暂时还不能",
+    )
+]
+"""Telling the student they cannot start, or need another dataset (questions count: asking for a new file says it)."""
+
+_DONE = [
+    re.compile(p, re.IGNORECASE) for p in (
+        r"\byou(?:'ve|\s+have)\s+(?:successfully\s+|already\s+)?(?:finished|completed|done|solved)\b",
+        r"\b(?:task(?:_\d_\d)?|it)\s+is\s+(?:now\s+)?(?:complete|completed|done|finished)\b|\bcongratulations\b",
+        r"(?:任务|task_\d_\d)[^。！？\n不没未还]{0,6}(?:已经|已)(?:完成|通过)|恭喜",
+    )
+]
+"""Telling the student the task is done."""
+
+_CONDITIONAL = re.compile(r"\b(?:if|once|after|when|until|unless|before|as\s+soon\s+as|then)\b|如果|若|一旦|之后|以后|然后|再|等|只要|才", re.IGNORECASE)
+_QUESTION = re.compile(r"[?？]\s*$|[吗呢]\s*$")
+_SENTENCE = re.compile(r".+?(?:[。！？!?\n]|[.;](?=\s|$)|$)", re.DOTALL)
+
+_Q = r"['\"‘’“”`]"
+_SOLUTIONS = [
+    re.compile(p.replace("Q", _Q), re.IGNORECASE) for p in (
+        r"\[\[QnameQ,QageQ,QcityQ\]\]",  # task_2_1
+        r"(?:\[QageQ\]|\.age)\.mean\(",  # task_2_2
+        r"\bon=QcityQ",  # task_2_3
+        r"groupby\(QcityQ\)(?:\[\[?QageQ\]?\]|\.age)?\.(?:mean|agg)\(",  # task_2_4
+    )
+]
+"""The tasks' answers, matched with the spaces taken out."""
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.findall(text) if s.strip()]
+
+
+def _said(text: str, lexicon: Sequence[re.Pattern[str]], *, questions: bool = False, conditionals: bool = False) -> list[str]:
+    """The phrases of `text` that `lexicon` finds, sentence by sentence; questions, and phrases after a condition in
+    their sentence ("once you have …, you can start"), are left out unless asked for."""
+    found = []
+    for sentence in _sentences(text):
+        if not questions and _QUESTION.search(sentence):
+            continue
+        found += [
+            m.group(0) for p in lexicon
+            if (m := p.search(sentence)) and (conditionals or not _CONDITIONAL.search(sentence[: m.start()]))
+        ]
+    return found
+
+
+def _solutions(text: str, student: str) -> list[str]:
+    """Code blocks, and the tasks' answers the student did not write themselves."""
+    flat, theirs = re.sub(r"\s+", "", text), re.sub(r"\s+", "", student)
+    leaked = ["code block"] if "```" in text else []
+    return leaked + [m.group(0) for p in _SOLUTIONS if (m := p.search(flat)) and not p.search(theirs)]
+
+
+Stance = Literal["blocked", "open", "unknown"]
+
+
+def packet_stance(packet: dict[str, Any] | None, consulted: Iterable[ConsultationRecord]) -> Stance:
+    """What the packet tells the assistant: `blocked` (status blocked, or the packet's task's dataset judged
+    unsuitable), `open` (its dataset judged suitable, nothing blocking), else `unknown` (no dataset judged)."""
+    if packet is None:
+        return "unknown"
+    verdicts = [
+        bool(c.expert_output.get("is_suitable")) for c in consulted
+        if c.status == "done" and c.expert_output is not None and c.request.get("expected_output_type") == JUDGE
+        and (c.request.get("context") or {}).get("task_id") == packet["task_id"]
+    ]
+    if packet["task_status"] == "blocked" or not all(verdicts):
+        return "blocked"
+    return "open" if verdicts else "unknown"
+
+
+def reply_problems(reply: str | None, *, student: str, stance: Stance, rules: Iterable[str]) -> list[str]:
+    """What in the reply contradicts the packet or gives a solution away (empty: consistent)."""
+    if not (reply or "").strip():
+        return ["no reply"]
+    assert reply is not None
+    problems = []
+    if stance == "blocked":
+        opening = (_sentences(reply) or [""])[0]
+        may = ([m.group(0)] if (m := _YES.search(opening)) else []) + _said(reply, _MAY_START)
+        problems += [f"says they may start on a blocked packet: {p!r}" for p in may]
+    if stance == "open":
+        problems += [f"says they cannot on a suitable dataset: {p!r}" for p in _said(reply, _CANNOT, questions=True, conditionals=True)]
+    if NOT_ENOUGH in rules:
+        problems += [f"says the task is done without the evidence: {p!r}" for p in _said(reply, _DONE)]
+    return problems + [f"gives a solution: {p!r}" for p in _solutions(reply, student)]
+
+
+# ---- one turn -----------------------------------------------------------------------------------------------------
+
+RESULTS = Path(__file__).resolve().parent / "results"
+CHECKS = ("finished", "packet_accepted", "packet_task", "expected_consulted", "expected_rule", "assistant_replied", "reply_consistent")
 
 
 async def one_turn(turn: Turn, *, model_spec: str, models_dir: Path) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="consulta-eval-tutor-") as tmp:
         uploads = Path(tmp, "uploads")
         uploads.mkdir()
-        Path(uploads, turn.file[0]).write_text(turn.file[1], encoding="utf-8")
-        db = f"sqlite:///{tmp}/eval.db"
-        store = Store(db)
+        for name, content in turn.files:
+            Path(uploads, name).write_text(content, encoding="utf-8")
+        store = Store(f"sqlite:///{tmp}/eval.db")
         runtime = Runtime(store=store, resolve_model=lambda spec: resolve_model(spec, models_dir=models_dir))
-        env = AppEnv(store=store, resolve_model=runtime.resolve_model, model=model_spec, lang="en", data_dir=Path(tmp))
+        env = AppEnv(store=store, resolve_model=runtime.resolve_model, model=model_spec, lang=turn.lang, data_dir=Path(tmp))
         agent = tutor.APP.build(tutor.APP.main_agent, tutor.TutorOptions(uploads=uploads), env)
         started = time.perf_counter()
+        run = reply = None
+        crashed: str | None = None
         try:
-            run = await runtime.run(agent, turn.student, model=model_spec, lang="en")
+            run = await runtime.run(agent, turn.student, model=model_spec, lang=turn.lang)
             handed = tutor.follow_up(run, env) if run.status == RunStatus.finished else None
             if handed is not None:  # as the host hands over: the next agent over the run's options and the hand-over's
                 options = tutor.APP.recorded_options({**run.options, **handed.options})
-                reply = await runtime.run(tutor.APP.build(handed.agent, options, env), handed.prompt, model=model_spec, lang="en")
-            else:
-                reply = None
+                reply = await runtime.run(tutor.APP.build(handed.agent, options, env), handed.prompt, model=model_spec, lang=turn.lang)
+        except Exception as error:  # noqa: BLE001 - one turn's crash is that turn's failure, not the evaluation's
+            crashed = f"{type(error).__name__}: {error}"
         finally:
             await runtime.aclose()
         seconds = time.perf_counter() - started
-        calls = store.list_tool_calls(run.id)
-        consulted = [c for c in sorted(store.list_consultations(run_id=run.id), key=lambda c: c.id)]
-        done = [c for c in consulted if c.status == "done"]
-        packets = [c.result["packet"] for c in calls if c.tool_name == tutor.SUBMIT_PACKET_TOOL_NAME and isinstance(c.result, dict) and c.result.get("accepted")]
-        fired = [r["rule_name"] for c in done for r in c.binding_rules]
-        row = {
-            "turn": turn.name,
-            "student": turn.student,
-            "finished": run.status == RunStatus.finished,
-            "error": run.error,
-            "packet_accepted": bool(packets),
-            "expected_consulted": any(c.request.get("expected_output_type") == turn.output_type for c in done),
-            "expected_rule": turn.rule is None or turn.rule in fired,
-            "assistant_replied": bool(reply and reply.status == RunStatus.finished and (reply.output or "").strip()),
-            "steps": len(calls),
-            "refusals": [c.error_code for c in calls if c.error_code],
-            "consultations": [f"{c.expert_id}/{c.request.get('expected_output_type')}/{c.status}" for c in consulted],
-            "rules": fired,
-            "packet": packets[-1] if packets else None,
-            "reply": reply.output if reply else None,
-            "seconds": round(seconds, 1),
-        }
+        calls = store.list_tool_calls(run.id) if run is not None else []
+        consulted = sorted(store.list_consultations(run_id=run.id, limit=1000), key=lambda c: c.id) if run is not None else []
         store.close()
-        return row
+    done = [c for c in consulted if c.status == "done"]
+    types = [str(c.request.get("expected_output_type")) for c in done]
+    packets = [c.result["packet"] for c in calls if c.tool_name == tutor.SUBMIT_PACKET_TOOL_NAME and isinstance(c.result, dict) and c.result.get("accepted")]
+    packet = packets[-1] if packets else None
+    fired = sorted({r["rule_name"] for c in done for r in c.binding_rules})
+    text = reply.output if reply is not None and reply.status == RunStatus.finished else None
+    stance = packet_stance(packet, done)
+    problems = reply_problems(text, student=turn.student, stance=stance, rules=fired)
+    checks = {
+        "finished": run is not None and run.status == RunStatus.finished,
+        "packet_accepted": packet is not None,
+        "packet_task": packet is not None and (turn.task is None or packet["task_id"] == turn.task),
+        "expected_consulted": turn.consult in types if turn.consult else all(t == JUDGE for t in types),
+        "expected_rule": set(fired) == turn.rules,
+        "assistant_replied": bool((text or "").strip()),
+        "reply_consistent": not problems,
+    }
+    return {
+        "turn": turn.name, "category": turn.category, "lang": turn.lang, "student": turn.student, "files": [n for n, _ in turn.files],
+        "expected": {"task": turn.task, "consult": turn.consult, "rules": sorted(turn.rules)},
+        **checks, "right": all(checks.values()),
+        "error": crashed or (run.error if run is not None else None), "stance": stance, "reply_problems": problems,
+        "steps": len(calls), "refusals": [c.error_code for c in calls if c.error_code],
+        "consultations": [f"{c.expert_id}/{c.request.get('expected_output_type')}/{c.status}" for c in consulted],
+        "rules": fired, "packet": packet, "reply": reply.output if reply else None, "seconds": round(seconds, 1),
+    }
 
 
-CHECKS = ("finished", "packet_accepted", "expected_consulted", "expected_rule", "assistant_replied")
+# ---- the run ------------------------------------------------------------------------------------------------------
+
+
+def chosen_turns(*, only: Sequence[str] | None, limit: int | None) -> list[Turn]:
+    """The turns named by `only` (all without it); with `limit`, at most that many, taken in turn from each category
+    (in both languages) so a short run still sees every kind."""
+    unknown = sorted(set(only or ()) - {t.name for t in TURNS})
+    if unknown:
+        raise SystemExit(f"No turn named {', '.join(unknown)}; turns: {', '.join(t.name for t in TURNS)}.")
+    turns = [t for t in TURNS if not only or t.name in only]
+    if limit is None:
+        return turns
+    by_category: dict[str, list[Turn]] = {}
+    for t in turns:
+        by_category.setdefault(t.category, []).append(t)
+    # every other category starts from its second turn: the turns alternate English and Chinese, so a short run sees both
+    rotated = [group[k % 2:] + group[: k % 2] for k, group in enumerate(by_category.values())]
+    return [t for t in chain.from_iterable(zip_longest(*rotated)) if t is not None][:limit]
+
+
+def figures(rows: list[dict[str, Any]], key: str) -> dict[str, dict[str, Any]]:
+    """Turns right / total and the median seconds, per value of `key`."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault(r[key], []).append(r)
+    return {
+        name: {"right": sum(r["right"] for r in group), "total": len(group), "median_seconds": round(statistics.median(r["seconds"] for r in group), 1)}
+        for name, group in groups.items()
+    }
 
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default=os.environ.get("CONSULTA_MODEL", "local"))
-    parser.add_argument("--only", action="append", help="run only this turn (repeatable)")
-    parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "results" / "tutor_local.json"))
+    parser.add_argument("--only", action="append", metavar="NAME", help="run only this turn (repeatable)")
+    parser.add_argument("--limit", type=int, metavar="N", help="at most N turns, taken in turn from each category")
+    parser.add_argument("--out", type=Path, help="where the JSON goes (default: results/tutor_local.json for a full run, the temp dir for a partial one)")
     args = parser.parse_args()
+    turns = chosen_turns(only=args.only, limit=args.limit)
+    full = len(turns) == len(TURNS)
+    out = args.out or (RESULTS / "tutor_local.json" if full else Path(tempfile.gettempdir()) / "tutor_local.partial.json")
     settings = Settings.from_env(model=args.model)
     model = resolve_model(args.model, models_dir=settings.models_dir)
     if callable(load := getattr(model, "load", None)):
         load()
     rows = []
-    for turn in TURNS:
-        if args.only and turn.name not in args.only:
-            continue
+    for turn in turns:
         row = await one_turn(turn, model_spec=args.model, models_dir=settings.models_dir)
         rows.append(row)
         marks = " ".join(f"{k}={'✓' if row[k] else '✗'}" for k in CHECKS)
-        print(f"{turn.name:14s} {marks} steps={row['steps']} refusals={row['refusals']} {row['seconds']:6.1f} s", flush=True)
-        print(f"    consultations: {row['consultations']}  rules: {row['rules']}", flush=True)
+        print(f"{turn.name:18s} {marks} steps={row['steps']} refusals={row['refusals']} {row['seconds']:6.1f} s", flush=True)
+        print(f"    consultations: {row['consultations']}  rules: {row['rules']}  stance: {row['stance']}", flush=True)
+        if row["error"]:
+            print(f"    error: {row['error']}", flush=True)
+        if row["reply_problems"]:
+            print(f"    reply problems: {row['reply_problems']}", flush=True)
         print(f"    reply: {(row['reply'] or '').strip()[:300]!r}", flush=True)
     passed = {k: sum(bool(r[k]) for r in rows) for k in CHECKS}
-    complete = sum(all(r[k] for k in CHECKS) for r in rows)
+    complete = sum(r["right"] for r in rows)
     median = statistics.median(r["seconds"] for r in rows)
+    categories, languages = figures(rows, "category"), figures(rows, "lang")
+    print(f"\n{'category':18s} {'right':>8s} {'median s':>9s}")
+    for name, f in [*categories.items(), *languages.items()]:
+        print(f"{name:18s} {f['right']:>3d} / {f['total']:<2d} {f['median_seconds']:9.1f}")
     print(f"\n{complete} of {len(rows)} turns passed every check; by check: {passed}; median {median:.1f} s per turn")
-    Path(args.out).write_text(json.dumps({
+    out.write_text(json.dumps({
         "evaluation": "tutor turns", "source": source_version(), "model": args.model, "cpus": os.cpu_count(),
-        "command": "python bench/eval_tutor.py " + " ".join(sys.argv[1:]), "complete": complete, "passed": passed,
-        "median_seconds": median, "turns": rows,
+        "command": "python bench/eval_tutor.py " + " ".join(sys.argv[1:]), "complete": complete, "total": len(rows), "passed": passed,
+        "median_seconds": median, "categories": categories, "languages": languages, "turns": rows,
     }, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"written: {out}")
 
 
 if __name__ == "__main__":
