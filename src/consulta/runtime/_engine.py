@@ -335,6 +335,20 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
                 return await handler(args)
             if tool.kind == "ask":
                 result = self._defer_ask(ctx, call, tool, args)
+            elif _repeated(ctx.messages, call, args, _parameter_defaults(tool_def)):
+                if _repeats_this_turn(ctx.messages) >= MAX_REPEATS:
+                    raise ModelStuck(
+                        f"The model called {call.tool_name} with the same arguments again after {MAX_REPEATS} "
+                        "refusals as repeated calls; the run stops here instead of spending its step limit. "
+                        "A larger model (--model openai:…) follows the tools' hints."
+                    )
+                result = {
+                    "ok": False,
+                    "error_code": "repeated_call",
+                    "message": f"{call.tool_name} was already called with these arguments in this turn; its result is above"
+                    + (" (what it staged stays staged)." if tool.kind == "write" else "."),
+                    "_hint": "Use that result: answer the user now, or ask with the question tool.",
+                }
             elif tool.kind == "write" and not deps.agent.offers_writes(_turn_words(ctx.messages)):
                 result = {
                     "ok": False,
@@ -348,19 +362,6 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
                 if answers := _rerun_answers(ctx):  # the answer to the runtime's question is the user's words
                     evidence = replace(evidence, answers=(*evidence.answers, *answers))
                 result = await deps.stage(call.tool_call_id, call.tool_name, op, evidence)
-            elif _repeated(ctx.messages, call, args):
-                if _repeats_this_turn(ctx.messages) >= MAX_REPEATS:
-                    raise ModelStuck(
-                        f"The model called {call.tool_name} with the same arguments again after {MAX_REPEATS} "
-                        "refusals as repeated calls; the run stops here instead of spending its step limit. "
-                        "A larger model (--model openai:…) follows the tools' hints."
-                    )
-                result = {
-                    "ok": False,
-                    "error_code": "repeated_call",
-                    "message": f"{call.tool_name} was already called with these arguments in this turn; its result is above.",
-                    "_hint": "Use that result: answer the user now, or ask with the question tool.",
-                }
             else:
                 token = CURRENT_TOOL_CALL.set(
                     ToolCallContext(
@@ -537,9 +538,10 @@ def _called_this_turn(messages: list[ModelMessage]) -> bool:
     return any(isinstance(m, ModelResponse) and m.tool_calls for m in this_turn(messages))
 
 
-def _repeated(messages: list[ModelMessage], call: ToolCallPart, args: dict[str, Any]) -> bool:
-    """Whether a read call repeats one made since the user's last words (small models loop on a call)."""
-    meant: dict[str, Any] | None = None
+def _repeated(messages: list[ModelMessage], call: ToolCallPart, args: dict[str, Any], defaults: dict[str, Any] | None = None) -> bool:
+    """Whether a call repeats one made since the user's last words (small models loop on a call): the same arguments,
+    once each side's are completed with the parameters' `defaults` (what the model left out means the default)."""
+    meant = _without_defaults({**(defaults or {}), **args})
     for message in reversed(messages):
         if isinstance(message, ModelRequest) and any(isinstance(p, UserPromptPart) for p in message.parts):
             return False
@@ -547,11 +549,15 @@ def _repeated(messages: list[ModelMessage], call: ToolCallPart, args: dict[str, 
             for earlier in message.tool_calls:
                 if earlier.tool_call_id != call.tool_call_id and earlier.tool_name == call.tool_name:
                     before = earlier.args_as_dict()
-                    if meant is None:
-                        meant = _without_defaults(args)
-                    if before == args or _without_defaults(before) == meant:
+                    if before == args or _without_defaults({**(defaults or {}), **before}) == meant:
                         return True
     return False
+
+
+def _parameter_defaults(tool_def: ToolDefinition) -> dict[str, Any]:
+    """The default of each parameter that has one, from the tool's JSON schema."""
+    properties = (tool_def.parameters_json_schema or {}).get("properties") or {}
+    return {name: spec["default"] for name, spec in properties.items() if isinstance(spec, dict) and "default" in spec}
 
 
 MAX_REPEATS = 3

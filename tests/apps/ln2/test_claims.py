@@ -173,3 +173,35 @@ def test_a_write_on_an_information_request_is_refused_and_stages_nothing(tmp_pat
     (thaw,) = [c for c in store.list_tool_calls(run.id) if c.tool_name == "record_thaw"]
     assert thaw.error_code == "not_a_change_request"
     assert store.list_plans(run_id=run.id) == [] and inventory.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("prompt", "replies", "said"),
+    [
+        # a reply that gives up after the look-up answered the request: code says what the look-up found
+        ("Do we have any HeLa cells left?", ["I'm sorry, I can't assist with that.", "Sorry, please try again later."], ["HeLa", "box 1 positions 28,29,30,31"]),
+        # a Chinese request answered in English: written again, then said by code in Chinese
+        ("我们还有 HeLa 细胞吗？", ["HeLa is in box 1.", "We have HeLa."], ["共", "HeLa"]),
+        ("撤销刚才的操作", ["抱歉，我无法完成。", "抱歉。"], ["没有可撤销的操作"]),
+    ],
+)
+def test_a_look_up_turn_is_answered_from_its_results(tmp_path: Path, inventory: Path, prompt: str, replies: list[str], said: list[str]) -> None:
+    run, store = run_script(tmp_path, inventory, prompt, [{"text": r} for r in replies])
+    assert run.status == RunStatus.finished
+    assert all(s in (run.output or "") for s in said), run.output
+    assert not any(r in (run.output or "") for r in replies)
+
+
+def test_an_honest_answer_after_the_look_up_stands(tmp_path: Path, inventory: Path) -> None:
+    run, _ = run_script(tmp_path, inventory, "我们还有 HeLa 细胞吗？", [{"text": "有，HeLa 在 1 号盒 28-31 号位。"}])
+    assert run.output == "有，HeLa 在 1 号盒 28-31 号位。"
+
+
+def test_a_repeated_write_call_is_refused_and_stages_once(tmp_path: Path, inventory: Path) -> None:
+    call = {"name": "record_thaw", "args": {"box": 1, "positions": [28]}}
+    steps = [{"tool_calls": [call]}, {"tool_calls": [call]}, {"text": "Staged: thaw box 1 position 28, waiting for your approval."}]
+    run, store = run_script(tmp_path, inventory, "Thaw the tube in box 1 position 28", steps)
+    codes = [c.error_code for c in store.list_tool_calls(run.id) if c.tool_name == "record_thaw"]
+    assert codes == [None, "repeated_call"]
+    (plan,) = store.list_plans(run_id=run.id)
+    assert len(plan.items) == 1

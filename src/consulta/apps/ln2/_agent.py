@@ -10,6 +10,7 @@ from pathlib import Path
 from ...asks import question_tool
 from ...runtime import Agent, RunRecord
 from ._inventory import load_inventory
+from ._replies import check_ln2_reply
 from ._tools import Ln2Plans, ln2_tools
 from ._turns import asks_for_change, first_look_for
 
@@ -104,6 +105,7 @@ def build_agent(*, inventory: Path | str, question_timeout: float = 300.0) -> Ag
         first_step_tool=True,  # an inventory turn looks up or acts before it says anything
         asks_for_change=asks_for_change,  # a question about the tank never writes
         first_look=first_look_for(path),  # the records the words point at, before the model's first step
+        check_reply=check_ln2_reply,  # a look-up turn is answered from its results, in the user's language
         question_timeout=question_timeout,
         options={"inventory": str(path), "question_timeout": question_timeout},
     )
