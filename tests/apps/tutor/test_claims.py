@@ -30,6 +30,9 @@ MAY_START = [
     "可以开始 task_2_1 了。数据集缺少 age 列。",
     "是的，你可以开始做 task_2_1 了！",
     "你现在就能开始 task_2_1。",
+    # seen on the embedded model (eval_tutor, no_age_en): the packet blocked the task, the reply opened with "Yes"
+    "Yes, you can use the public_people.csv dataset for task_2_1. However, the dataset is missing the 'age' column.",
+    "你可以使用这个数据集来做 task_2_1。",
 ]
 HOLDS = [
     "Not yet: task_2_1 needs an age column, which your dataset lacks. Which file has the ages?",
@@ -60,6 +63,14 @@ def test_you_can_start_on_a_blocked_packet_is_refused(tmp_path: Path, reply: str
     _, ready = assistant(tmp_path, READY)
     assert ready.check_reply is not None
     ready.check_reply(reply, TurnFacts(lang=lang))  # a task the student may start: fine
+
+
+@pytest.mark.parametrize("reply", MAY_START[-2:])
+def test_blocked_steps_block_like_a_blocked_status(tmp_path: Path, reply: str) -> None:
+    _, agent = assistant(tmp_path, {**BLOCKED, "task_status": "in_progress"})  # its analysis step is blocked
+    assert agent.check_reply is not None
+    with pytest.raises(ReplyRefused):
+        agent.check_reply(reply, TurnFacts(lang="zh-CN" if "你" in reply else "en"))
 
 
 @pytest.mark.parametrize("reply", HOLDS)

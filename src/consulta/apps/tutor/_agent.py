@@ -166,18 +166,20 @@ def ca_agent(*, options: dict[str, Any], task: Task | None = None, packet: Instr
 
 _MAY_START = re.compile(
     r"\byou\s+(?:can|may|could)\s+(?:now\s+|already\s+|go\s+ahead\s+and\s+)?(?:start|begin|proceed|go\s+ahead|work\s+on)"
+    r"|\byou\s+(?:can|may|could)\s+(?:now\s+)?(?:use|go\s+on\s+with)\b|^\s*yes\b"
     r"|\b(?:go\s+ahead\s+(?:and\s+)?(?:start|begin)|(?:are|you're)\s+(?:all\s+)?(?:set|ready)\s+to\s+(?:start|begin)|let'?s\s+(?:start|begin|get\s+started))\b"
-    r"|可以(?:开始|着手|动手|进行|做)|能(?:开始|着手)|开始吧|(?:可以|能)直接开始",
+    r"|可以(?:开始|着手|动手|进行|做|使用|用)|能(?:开始|着手|使用)|开始吧|(?:可以|能)直接开始|^\s*是的|^\s*可以[，,。!！]",
     re.IGNORECASE,
 )
 """Saying the student may start (English and Chinese), in a sentence that asserts it."""
 
 
 def _follows(packet: InstructionPacket) -> ReplyCheck:
-    """The assistant's reply holds to the packet: never that the student can start a task it marks blocked."""
+    """The assistant's reply holds to the packet: never that the student can start (or use the data for) a task it
+    marks blocked, or whose steps it blocks."""
 
     def check(text: str, facts: TurnFacts) -> None:
-        if packet.task_status != "blocked":
+        if packet.task_status != "blocked" and not packet.blocked_steps:
             return
         said = next((m.group(0) for s in assertions(text) if (m := _MAY_START.search(s))), None)
         if said is not None:
