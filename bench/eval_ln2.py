@@ -1,4 +1,4 @@
-"""ln2 on the embedded model, as a new user meets it: 66 requests (zh-CN and en) across every kind of request, each
+"""ln2 on the embedded model, as a new user meets it: 67 requests (28 zh-CN, 39 en) across every kind of request, each
 checked in code.
 
 Each case runs `consulta chat ln2 --ask-policy defer -p … [-p …]` in a child process with a fresh data dir (a new
@@ -382,11 +382,11 @@ def main() -> None:
     args = parser.parse_args()
 
     from consulta.config import Settings
-    from consulta.models import prepare_model
+    from consulta.models._gguf import ensure_default_gguf
 
     settings = Settings.from_env(model=args.model)
-    if args.model == "local":
-        prepare_model("local", models_dir=settings.models_dir)  # join the GGUF once, before the children start
+    if args.model == "local" and not os.environ.get("CONSULTA_GGUF"):
+        ensure_default_gguf(settings.models_dir)  # join the GGUF once, before the children start (not loaded here)
     cases = [c for c in CASES if (not args.only or c.id in args.only) and (not args.category or c.category in args.category)]
     if args.limit:
         cases = cases[: args.limit]
