@@ -114,3 +114,16 @@ def test_an_apps_flags_come_from_its_options_model(tmp_path: Path) -> None:
         app_flags(tutor, ["--file", str(tmp_path / "missing.csv")])
     with pytest.raises(typer.BadParameter):
         app_flags(tutor, ["--task-id", "task_1"])  # set by the hand-over only
+
+
+def test_chat_with_prompts_exits_1_when_a_run_fails(home: Path) -> None:
+    # A model that repeats the same look-up past every refusal: the run fails as stuck, and the command says so.
+    looping = home / "looping.yaml"
+    looping.write_text("- tool_calls: [{name: inventory_stats, args: {}}]\n" * 6, encoding="utf-8")
+    result = runner.invoke(app, ["chat", "ln2", "--model", f"scripted:{looping}", "-p", "Hello"])
+    assert result.exit_code == 1, result.output
+    (run,) = Store(f"sqlite:///{home / 'consulta.db'}").list_runs()
+    assert run.status == "failed"
+    ok = home / "ok.yaml"
+    ok.write_text("- tool_calls: [{name: inventory_stats, args: {}}]\n- text: Box 1 holds 30 tubes.\n", encoding="utf-8")
+    assert runner.invoke(app, ["chat", "ln2", "--model", f"scripted:{ok}", "-p", "Hello"]).exit_code == 0

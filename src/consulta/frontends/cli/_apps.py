@@ -53,13 +53,15 @@ def chat(
     ask_policy: Annotated[str | None, typer.Option(help="wait | defer | fail (default: wait at a terminal, else defer)")] = None,
     help_app: HelpApp = False,
 ) -> None:
-    """Chat with an app's agent in the terminal."""
+    """Chat with an app's agent in the terminal (with --prompt, the exit status is 1 when a run failed)."""
     settings = settings_for(model, lang)
     app_def, flags = _app(app_name, ctx, help_app)
-    asyncio.run(_chat(settings, app_def, flags, policy(ask_policy), prompt))
+    if asyncio.run(_chat(settings, app_def, flags, policy(ask_policy), prompt)):
+        raise typer.Exit(1)
 
 
-async def _chat(settings: Settings, app_def: AppDef, flags: AppFlags, ask_policy: AskPolicy, prompts: list[str] | None) -> None:
+async def _chat(settings: Settings, app_def: AppDef, flags: AppFlags, ask_policy: AskPolicy, prompts: list[str] | None) -> bool:
+    """Hold the conversation; True when one of its runs failed."""
     host = AppHost(app=app_def, settings=settings, options=flags.options, ask_policy=ask_policy)
     session = TerminalSession(host, principal=LOCAL_PRINCIPAL)
     try:
@@ -69,37 +71,39 @@ async def _chat(settings: Settings, app_def: AppDef, flags: AppFlags, ask_policy
         line = t("cli.chat.welcome", settings.lang, app=app_def.name, model=settings.model)
         console.print(" · ".join([line, welcome] if welcome else [line]), style="bold", markup=False)
         prepare_model(settings, settings.model)  # before the first run: nothing runs on the loop yet
-        await _converse(session, settings, prompts)
+        return await _converse(session, settings, prompts)
     finally:
         session.close()
         await host.aclose()
 
 
-async def _converse(session: TerminalSession, settings: Settings, prompts: list[str] | None) -> None:
+async def _converse(session: TerminalSession, settings: Settings, prompts: list[str] | None) -> bool:
     previous: str | None = None
+    failed = False
     queue = list(prompts or [])
     if not prompts:
         console.print(t("cli.chat.hint", settings.lang), style="dim")
     while True:
         if prompts is not None:
             if not queue:
-                return
+                return failed
             text = queue.pop(0)
             console.print(f"{t('cli.chat.prompt', settings.lang)}> {text}", markup=False)
         else:
             try:
                 text = (await session.stdin.aread(f"{t('cli.chat.prompt', settings.lang)}> ")).strip()
             except EOFError:
-                return
+                return failed
             if text in ("exit", "quit", "退出"):
-                return
+                return failed
             if not text:
                 continue
         run = await session.host.start(text, principal=LOCAL_PRINCIPAL, lang=settings.lang, continue_from=previous)
         result = await session.turn(run)
         previous = run.id  # the next turn continues the main agent's conversation
+        failed = failed or result.status == RunStatus.failed
         if result.status == RunStatus.waiting and session.host.runtime.ask_policy == "defer":
-            return
+            return failed
 
 
 @app.command(context_settings=_EXTRA)
