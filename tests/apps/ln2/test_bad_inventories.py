@@ -338,6 +338,12 @@ def test_the_web_answers_a_file_broken_while_serving_with_a_4xx_and_the_line(tmp
             body = response.json()
             assert body["error_code"] == "inventory_file_error" and str(path) in body["message"]
             assert "held by both record 1 and record 2" in body["message"] and "\n" not in body["message"]
+        # in the reader's language: ?lang= or Accept-Language
+        for extra in ({"params": {"lang": "zh-CN"}}, {"headers": {**headers, "Accept-Language": "zh-CN,zh;q=0.9"}}):
+            response = client.get("/api/ln2/grid", **({"headers": headers} | extra))
+            assert response.status_code < 500
+            zh = response.json()["message"]
+            assert str(path) in zh and any("\u4e00" <= c <= "\u9fff" for c in zh) and "\n" not in zh
         assert path.read_bytes() == broken
 
 

@@ -10,10 +10,11 @@ from fastapi.responses import JSONResponse
 from fastapi.routing import iter_route_contexts
 from starlette.exceptions import HTTPException
 
+from ...i18n import normalize_lang
 from ...runtime import ConfigError, ConflictError, ConsultaError, InvalidAnswerError, NotFoundError
 from ._schemas import ErrorBody
 
-__all__ = ["ERROR_RESPONSES", "JSON_BODY_RESPONSES", "STREAM_ERROR_RESPONSES", "ApiError", "install_error_handlers"]
+__all__ = ["ERROR_RESPONSES", "JSON_BODY_RESPONSES", "STREAM_ERROR_RESPONSES", "ApiError", "install_error_handlers", "request_lang"]
 
 
 _STATUS: dict[type[ConsultaError], int] = {
@@ -63,9 +64,9 @@ def _respond(status: int, body: ErrorBody, headers: dict[str, str] | None = None
 
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ConsultaError)
-    async def consulta_error(_: Request, error: ConsultaError) -> JSONResponse:
+    async def consulta_error(request: Request, error: ConsultaError) -> JSONResponse:
         status = next((s for cls, s in _STATUS.items() if isinstance(error, cls)), 400)
-        return _respond(status, ErrorBody(error_code=error.code, message=str(error)))
+        return _respond(status, ErrorBody(error_code=error.code, message=error.localized(request_lang(request))))
 
     @app.exception_handler(ApiError)
     async def api_error(_: Request, error: ApiError) -> JSONResponse:
@@ -87,6 +88,12 @@ def install_error_handlers(app: FastAPI) -> None:
             headers = {**(headers or {}), "Allow": _allowed_methods(request) or (headers or {}).get("Allow", "")}
         code = {404: "not_found", 405: "method_not_allowed"}.get(error.status_code, "http_error")
         return _respond(error.status_code, ErrorBody(error_code=code, message=str(error.detail)), headers)
+
+
+def request_lang(request: Request) -> str:
+    """The language a person reading this response reads: `?lang=`, else the first of `Accept-Language`, else en."""
+    asked = request.query_params.get("lang") or request.headers.get("accept-language", "").split(",")[0].split(";")[0].strip()
+    return normalize_lang(asked or None)
 
 
 def _not_json(content_type: str | None) -> ErrorBody:
