@@ -62,6 +62,8 @@ class TurnFacts:
 
     lang: str
     """The reply's language: `zh-CN` for a Chinese user message, else the run's."""
+    prompt: str | None = None
+    """The user's words that started the turn."""
     calls: tuple[ToolOutcome, ...] = ()
     staged: tuple[str, ...] = ()
     """Previews (in `lang`) of the plan staged in this run and not yet decided."""
@@ -124,7 +126,8 @@ def gather_facts(
 ) -> TurnFacts:
     """The facts of the turn `run` is in: `calls` (from its conversation) with its plans, asks and consultations from
     `store`. Staged previews are rendered again in the reply's language by `executor` when it is given."""
-    lang = reply_lang(prompt if prompt is not None else run.prompt, run.lang)
+    words = prompt if prompt is not None else run.prompt
+    lang = reply_lang(words, run.lang)
     staged: tuple[str, ...] = ()
     applied: list[str] = []
     rejected = False
@@ -140,7 +143,7 @@ def gather_facts(
         for q in (a.payload.get("questions") or []) if isinstance(q, dict)
     )
     consulted = tuple(c.expert_id for c in store.list_consultations(run_id=run.id, limit=1000))
-    return TurnFacts(lang=lang, calls=tuple(calls), staged=staged, applied=tuple(applied), rejected=rejected, questions=questions, consultations=consulted)
+    return TurnFacts(lang=lang, prompt=words, calls=tuple(calls), staged=staged, applied=tuple(applied), rejected=rejected, questions=questions, consultations=consulted)
 
 
 def _previews(items: list[dict[str, Any]], executor: PlanExecutor | None, lang: str) -> tuple[str, ...]:

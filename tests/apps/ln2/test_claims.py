@@ -183,6 +183,8 @@ def test_a_write_on_an_information_request_is_refused_and_stages_nothing(tmp_pat
         # a Chinese request answered in English: written again, then said by code in Chinese
         ("我们还有 HeLa 细胞吗？", ["HeLa is in box 1.", "We have HeLa."], ["共", "HeLa"]),
         ("撤销刚才的操作", ["抱歉，我无法完成。", "抱歉。"], ["没有可撤销的操作"]),
+        # the user's words repeated back (seen on the embedded model, eval_ln2 zh_lookup_hela)
+        ("我们还有 HeLa 细胞吗？", ["我们还有 HeLa 细胞吗？", "我们还有HeLa细胞吗"], ["共", "box 1 positions 28,29,30,31"]),
     ],
 )
 def test_a_look_up_turn_is_answered_from_its_results(tmp_path: Path, inventory: Path, prompt: str, replies: list[str], said: list[str]) -> None:

@@ -65,21 +65,27 @@ def answer_from_results(facts: TurnFacts) -> str | None:
     return None
 
 
+def _words(text: str) -> str:
+    return re.sub(r"[\W_]+", "", text.casefold())
+
+
 def check_ln2_reply(text: str, facts: TurnFacts) -> None:
-    """Refuse a reply that gives up, or is not in the user's language, on a turn that looked something up and changed
-    nothing (its replacement: the look-up's result, said by code)."""
+    """Refuse a reply that gives up, repeats the user's words back, or is not in the user's language, on a turn that
+    looked something up and changed nothing (its replacement: the look-up's result, said by code)."""
     if facts.staged or facts.applied or facts.questions:
         return
     helpless = _HELPLESS.search(text)
+    echo = facts.prompt is not None and bool(_words(text)) and _words(text) in _words(facts.prompt)
     wrong_language = facts.lang == "zh-CN" and not _CJK.search(text)
-    if not (helpless or wrong_language):
+    if not (helpless or echo or wrong_language):
         return
     answer = answer_from_results(facts)
     if answer is None:
         return
-    reason = (
-        f'Your reply says "{helpless.group(0)}", but the tool results above answer the request.'
-        if helpless
-        else "The user writes Chinese: reply in Chinese."
-    )
+    if helpless:
+        reason = f'Your reply says "{helpless.group(0)}", but the tool results above answer the request.'
+    elif echo:
+        reason = "Your reply repeats the user's words; answer them."
+    else:
+        reason = "The user writes Chinese: reply in Chinese."
     raise ReplyRefused(f"{reason} Say what the results show, in one or two short sentences, in the user's language.", replacement=answer)
