@@ -25,6 +25,7 @@ ended or paused on an ask); the child's wall time includes loading the model (~2
     .venv/bin/python bench/eval_ln2.py                    # all cases (about 30-60 min on 2 cores)
     .venv/bin/python bench/eval_ln2.py --only zh_lookup_hela --only en_count_box4
     .venv/bin/python bench/eval_ln2.py --category ambiguous --limit 3
+    .venv/bin/python bench/eval_ln2.py --rejudge results/ln2_eval.json   # the saved outcomes, checked again (no model)
 """
 
 from __future__ import annotations
@@ -81,8 +82,8 @@ def T(*pairs: tuple[int, int]) -> frozenset[tuple[int, int]]:
 
 CASES: list[Case] = [
     # ---- look-ups -------------------------------------------------------------------------------------------------
-    Case("en_lookup_hela", "lookup", ("Do we have any HeLa cells left?",), "look", (("HeLa",),)),
-    Case("zh_lookup_hela", "lookup", ("我们还有 HeLa 细胞吗？",), "look", (("HeLa",),)),
+    Case("en_lookup_hela", "lookup", ("Do we have any HeLa cells left?",), "look", (("HeLa",), ("28", "46", "29"))),
+    Case("zh_lookup_hela", "lookup", ("我们还有 HeLa 细胞吗？",), "look", (("HeLa",), ("28", "46", "29"))),
     Case("en_lookup_plasmid", "lookup", ("Where is plasmid pLVX-RTCB-C122A?",), "look", (("3",), ("28", "29"))),
     Case("zh_lookup_plasmid", "lookup", ("质粒 pGL4.30-NFAT-luc2P 的细胞放在哪里？",), "look", (("4",), ("10", "11", "12"))),
     Case("en_lookup_position", "lookup", ("What is in box 4 position 28?",), "look", (("WTC11",),)),
@@ -379,7 +380,11 @@ def main() -> None:
     parser.add_argument("--limit", type=int, help="at most this many cases")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per case")
     parser.add_argument("--out", help="JSON results (default bench/results/ln2_eval.json for a full run, else a temp file)")
+    parser.add_argument("--rejudge", metavar="JSON", help="check the outcomes saved in JSON again against these cases; run nothing")
     args = parser.parse_args()
+    if args.rejudge:
+        report(rejudged(Path(args.rejudge)), out_path=None, argv=sys.argv[1:], model="(rejudged)", source=json.loads(Path(args.rejudge).read_text())["source"])
+        return
 
     from consulta.config import Settings
     from consulta.models._gguf import ensure_default_gguf
@@ -402,6 +407,31 @@ def main() -> None:
             print(f"    why: {out.why}", flush=True)
         print(f"    reply: {out.reply.strip()[:240]!r}" + (f"  asked: {out.asked[0][:160]!r}" if out.asked else ""), flush=True)
 
+    out_path = Path(args.out) if args.out else (
+        ROOT / "bench" / "results" / "ln2_eval.json" if full else Path(tempfile.gettempdir()) / "ln2_eval.partial.json"
+    )
+    report(results, out_path=out_path, argv=sys.argv[1:], model=args.model, source=source_version())
+
+
+def rejudge_outcome(case: Case, saved: dict[str, Any]) -> Outcome:
+    """A saved outcome checked again against `case` (the checks may have changed; what the run did has not)."""
+    out = Outcome(case, calls=saved["calls"], reply=saved["reply"], asked=saved["asked"], staged=saved["staged"],
+                  first_tool_s=saved["first_tool_s"], turn_s=saved["turn_s"], wall_s=saved["wall_s"], failed=saved["failed"])
+    _judge(out)
+    return out
+
+
+def rejudged(path: Path) -> list[Outcome]:
+    cases = {c.id: c for c in CASES}
+    saved = json.loads(path.read_text(encoding="utf-8"))["cases"]
+    return [rejudge_outcome(cases[s["id"]], s) for s in saved if s["id"] in cases]
+
+
+def report(results: list[Outcome], *, out_path: Path | None, argv: list[str], model: str, source: str) -> None:
+    """Print the figures per category and language (and the changed verdicts); write them to `out_path`."""
+    for out in results:
+        if not out.right:
+            print(f"✗ {out.case.id:22s} {out.why}")
     by_category: dict[str, list[Outcome]] = defaultdict(list)
     for out in results:
         by_category[out.case.category].append(out)
@@ -433,12 +463,11 @@ def main() -> None:
     print(f"\nright {total['right']}/{total['cases']} = {100 * total['right'] / max(total['cases'], 1):.0f}% (target ≥ 90%); "
           f"unbacked claims {total['unbacked_claims']} (target 0); writes on information requests {total['writes_on_info']} (target 0); "
           f"median request → first tool call {total['median_first_tool_s']} s (target ≤ 8); median request {total['median_request_s']} s (target ≤ 20)")
-    out_path = Path(args.out) if args.out else (
-        ROOT / "bench" / "results" / "ln2_eval.json" if full else Path(tempfile.gettempdir()) / "ln2_eval.partial.json"
-    )
+    if out_path is None:
+        return
     out_path.write_text(json.dumps({
-        "evaluation": "ln2 requests on the embedded model", "source": source_version(), "model": args.model,
-        "cpus": os.cpu_count(), "command": "python bench/eval_ln2.py " + " ".join(sys.argv[1:]),
+        "evaluation": "ln2 requests on the embedded model", "source": source, "model": model,
+        "cpus": os.cpu_count(), "command": "python bench/eval_ln2.py " + " ".join(argv),
         "figures": table,
         "cases": [{
             "id": o.case.id, "category": o.case.category, "lang": o.case.lang, "turns": list(o.case.turns),
