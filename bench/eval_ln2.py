@@ -207,6 +207,7 @@ class Outcome:
     asked: list[str] = field(default_factory=list)
     staged: list[dict[str, Any]] = field(default_factory=list)
     first_tool_s: float | None = None
+    first_model_tool_s: float | None = None  # the first call the model made (not the runtime's first look)
     turn_s: list[float] = field(default_factory=list)
     wall_s: float = 0.0
     failed: str | None = None
@@ -272,6 +273,8 @@ def _read_store(db: Path, out: Outcome) -> None:
                     out.calls.append(data["tool_name"])
                     if out.first_tool_s is None:
                         out.first_tool_s = ts - start
+                    if out.first_model_tool_s is None and not str(data.get("tool_call_id", "")).startswith("look_"):
+                        out.first_model_tool_s = ts - start
                 elif kind == "ask_opened":
                     if data.get("kind") == "question":
                         qs = data.get("payload", {}).get("questions", [])
@@ -416,7 +419,7 @@ def main() -> None:
 def rejudge_outcome(case: Case, saved: dict[str, Any]) -> Outcome:
     """A saved outcome checked again against `case` (the checks may have changed; what the run did has not)."""
     out = Outcome(case, calls=saved["calls"], reply=saved["reply"], asked=saved["asked"], staged=saved["staged"],
-                  first_tool_s=saved["first_tool_s"], turn_s=saved["turn_s"], wall_s=saved["wall_s"], failed=saved["failed"])
+                  first_tool_s=saved["first_tool_s"], first_model_tool_s=saved.get("first_model_tool_s"), turn_s=saved["turn_s"], wall_s=saved["wall_s"], failed=saved["failed"])
     _judge(out)
     return out
 
@@ -441,6 +444,7 @@ def report(results: list[Outcome], *, out_path: Path | None, argv: list[str], mo
 
     def figures(group: list[Outcome]) -> dict[str, Any]:
         firsts = [o.first_tool_s for o in group if o.first_tool_s is not None]
+        models = [o.first_model_tool_s for o in group if o.first_model_tool_s is not None]
         turns = [sum(o.turn_s) / len(o.turn_s) for o in group if o.turn_s]
         return {
             "cases": len(group),
@@ -448,6 +452,7 @@ def report(results: list[Outcome], *, out_path: Path | None, argv: list[str], mo
             "unbacked_claims": sum(o.claim is not None for o in group),
             "writes_on_info": sum(o.write_on_info for o in group),
             "median_first_tool_s": round(statistics.median(firsts), 1) if firsts else None,
+            "median_first_model_tool_s": round(statistics.median(models), 1) if models else None,
             "median_request_s": round(statistics.median(turns), 1) if turns else None,
         }
 
@@ -462,7 +467,8 @@ def report(results: list[Outcome], *, out_path: Path | None, argv: list[str], mo
     total = table["all"]
     print(f"\nright {total['right']}/{total['cases']} = {100 * total['right'] / max(total['cases'], 1):.0f}% (target ≥ 90%); "
           f"unbacked claims {total['unbacked_claims']} (target 0); writes on information requests {total['writes_on_info']} (target 0); "
-          f"median request → first tool call {total['median_first_tool_s']} s (target ≤ 8); median request {total['median_request_s']} s (target ≤ 20)")
+          f"median request → first tool call {total['median_first_tool_s']} s (the model's own first call: "
+          f"{total['median_first_model_tool_s']} s; target ≤ 8); median request {total['median_request_s']} s (target ≤ 20)")
     if out_path is None:
         return
     out_path.write_text(json.dumps({
@@ -473,7 +479,7 @@ def report(results: list[Outcome], *, out_path: Path | None, argv: list[str], mo
             "id": o.case.id, "category": o.case.category, "lang": o.case.lang, "turns": list(o.case.turns),
             "expect": o.case.expect, "right": o.right, "why": o.why, "claim": o.claim, "write_on_info": o.write_on_info,
             "calls": o.calls, "asked": o.asked, "staged": o.staged, "reply": o.reply, "first_tool_s": o.first_tool_s,
-            "turn_s": o.turn_s, "wall_s": round(o.wall_s, 1), "failed": o.failed,
+            "first_model_tool_s": o.first_model_tool_s, "turn_s": o.turn_s, "wall_s": round(o.wall_s, 1), "failed": o.failed,
         } for o in results],
     }, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"written: {out_path}")
