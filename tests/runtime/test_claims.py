@@ -66,6 +66,9 @@ FALSE_WITH_NO_ACTION = [
     "好的，已记录这次解冻。",
     "The tube in box 1 position 28 is thawed.",  # seen on the embedded model after a staged thaw (eval_ln2)
     "The two K562-GFP tubes are now discarded.",
+    # seen on the embedded model (eval_ln2): a staged add and a staged rollback said done
+    "Two K562-GFP tubes have been frozen into box 5 positions 80 and 81.",
+    "The last change was undone.",
 ]
 
 COMPLETION_WHILE_STAGED = [

@@ -164,13 +164,14 @@ EN_DONE = (
     "thawed", "added", "removed", "taken out", "undone", "reverted", "rolled back", "recorded", "updated", "deleted",
     "moved", "saved", "written", "applied", "logged", "changed", "registered", "created", "stored", "retrieved",
     "consumed", "completed", "done", "restored", "marked", "put back", "placed", "cancelled", "processed", "executed",
-    "discarded",
+    "discarded", "frozen",
 )
 """Past participles of the actions a reply may claim done."""
 EN_PAST = (*EN_DONE, "took out", "undid", "wrote", "did", "put")
 """…and their simple past, after "I" or "we"."""
 EN_NOW_DONE = ("thawed", "added", "removed", "taken out", "undone", "reverted", "rolled back", "deleted", "applied", "discarded", "restored")
-"""…that, after "is"/"are" ("The tube is thawed"), say what the turn did rather than describe the data ("are stored in")."""
+"""…that, after "is"/"are"/"was"/"were" ("The tube is thawed", "The last change was undone"), say what the turn did
+rather than describe the data ("are stored in"); a sentence with a date the data holds describes the data."""
 EN_ACTING = ("thawing", "adding", "removing", "taking out", "undoing", "reverting", "rolling back", "recording", "updating", "deleting", "moving", "staging")
 """Present participles of an action under way ("Staging the removal …")."""
 
@@ -196,6 +197,8 @@ _LEXICON: tuple[tuple[ClaimKind, re.Pattern[str]], ...] = tuple(
         ("done", rf"\b(?:has|have|had|'ve)\s+{_ADVERBS}been\s+{_ADVERBS}(?:{_words(EN_DONE)})\b"),
         ("done", rf"\b(?:I|we)(?:\s+have|'ve|\s+had|'d)?\s+{_ADVERBS}(?:{_words(EN_PAST)})\b"),
         ("done", rf"\b(?:is|are)\s+{_ADVERBS}(?:{_words(EN_NOW_DONE)})\b"),
+        # "was thawed" is the turn's claim, unless the sentence dates it (history: "was thawed on 2025-01-08")
+        ("done", rf"\b(?:was|were)\s+{_ADVERBS}(?:{_words(EN_NOW_DONE)})\b(?![^.!?。！？]*\d{{4}}-\d{{2}}-\d{{2}})"),
         ("done", rf"\bsuccessfully\s+(?:{_words(EN_PAST)})\b|\b(?:{_words(EN_DONE)})\s+successfully\b"),
         ("acting", rf"^\s*(?:now\s+|ok(?:ay)?,?\s+)?(?:{_words(EN_ACTING)})\b"),
         ("acting", rf"\b(?:I|we)(?:'m|'re|\s+am|\s+are)\s+(?:now\s+)?(?:{_words(EN_ACTING)})\b"),
