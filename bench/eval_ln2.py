@@ -218,7 +218,9 @@ def _setup_history(home: Path, record_id: int, position: int) -> None:
     code = (
         "import sys; from consulta.apps import ln2; from consulta.apps.ln2 import parse_op, apply_plan, default_inventory; "
         "from pathlib import Path; p = default_inventory(Path(sys.argv[1])); "
-        "apply_plan(p, [parse_op({'op': 'record_thaw', 'record_id': int(sys.argv[2]), 'positions': [int(sys.argv[3])], 'action': 'thaw'})], "
+        "import datetime as dt; "
+        "apply_plan(p, [parse_op({'op': 'record_thaw', 'record_id': int(sys.argv[2]), 'positions': [int(sys.argv[3])], 'action': 'thaw', "
+        "'date': dt.date.today().isoformat()})], "
         "plan_id='plan_setup', actor='eval-setup')"
     )
     app_dir = home / "apps" / "ln2"
@@ -233,7 +235,12 @@ def run_case(case: Case, *, models_dir: Path, model: str, timeout: float) -> Out
         (home / "models").symlink_to(models_dir)
         env = {**os.environ, "CONSULTA_HOME": str(home), "CONSULTA_LANG": case.lang, "CONSULTA_MODEL": model, "NO_COLOR": "1"}
         if case.setup_thaw:
-            _setup_history(home, *case.setup_thaw)
+            try:
+                _setup_history(home, *case.setup_thaw)
+            except subprocess.CalledProcessError as error:
+                out.failed = f"setup failed: {error}"
+                _judge(out)
+                return out
         argv = [str(ROOT / ".venv/bin/consulta"), "chat", "ln2", "--ask-policy", "defer"]
         for turn in case.turns:
             argv += ["-p", turn]
