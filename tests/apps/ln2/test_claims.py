@@ -185,6 +185,9 @@ def test_a_write_on_an_information_request_is_refused_and_stages_nothing(tmp_pat
         ("撤销刚才的操作", ["抱歉，我无法完成。", "抱歉。"], ["没有可撤销的操作"]),
         # the user's words repeated back (seen on the embedded model, eval_ln2 zh_lookup_hela)
         ("我们还有 HeLa 细胞吗？", ["我们还有 HeLa 细胞吗？", "我们还有HeLa细胞吗"], ["共", "box 1 positions 28,29,30,31"]),
+        # "how many" answered with a count the model made (records, not tubes): the tools' count is said instead
+        ("How many K562-WT tubes do we have?", ["We still have 2 K562-WT tubes.", "There are 2."], ["9 tube(s)"]),
+        ("Jurkat 一共有几管？", ["Jurkat 一共有4管。", "4管。"], ["17 管"]),
     ],
 )
 def test_a_look_up_turn_is_answered_from_its_results(tmp_path: Path, inventory: Path, prompt: str, replies: list[str], said: list[str]) -> None:
@@ -194,9 +197,13 @@ def test_a_look_up_turn_is_answered_from_its_results(tmp_path: Path, inventory: 
     assert not any(r in (run.output or "") for r in replies)
 
 
-def test_an_honest_answer_after_the_look_up_stands(tmp_path: Path, inventory: Path) -> None:
-    run, _ = run_script(tmp_path, inventory, "我们还有 HeLa 细胞吗？", [{"text": "有，HeLa 在 1 号盒 28-31 号位。"}])
-    assert run.output == "有，HeLa 在 1 号盒 28-31 号位。"
+@pytest.mark.parametrize(
+    ("prompt", "reply"),
+    [("我们还有 HeLa 细胞吗？", "有，HeLa 在 1 号盒 28-31 号位。"), ("How many K562-WT tubes do we have?", "We have 9 K562-WT tubes, in boxes 1 and 5.")],
+)
+def test_an_honest_answer_after_the_look_up_stands(tmp_path: Path, inventory: Path, prompt: str, reply: str) -> None:
+    run, _ = run_script(tmp_path, inventory, prompt, [{"text": reply}])
+    assert run.output == reply
 
 
 def test_a_repeated_write_call_is_refused_and_stages_once(tmp_path: Path, inventory: Path) -> None:

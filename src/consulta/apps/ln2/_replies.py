@@ -1,8 +1,10 @@
-"""ln2's own check of a final reply: a look-up turn is answered from its results, in the user's language.
+"""ln2's own check of a final reply: a look-up turn is answered from its results, in the user's language, with the
+counts code made.
 
 The runtime's claim check (every agent) keeps a reply from saying something was done that was not. This check adds
 what an inventory user needs on a turn that only looked things up: a reply that gives up ("I'm sorry, I can't assist
-with that") or answers a Chinese request in English is written again with the reason, and if the rewrite fails too,
+with that"), repeats the request back, answers a Chinese request in English, or answers "how many" with none of the
+counts the tools made is written again with the reason, and if the rewrite fails too,
 code says what the first look-up of the turn returned (its records, free positions, counts or audit entries).
 """
 
@@ -23,6 +25,30 @@ _HELPLESS = re.compile(
     re.IGNORECASE,
 )
 _CJK = re.compile(r"[\u4e00-\u9fff]")
+_HOW_MANY = re.compile(r"\bhow\s+many\b|\bcount\b|\bnumber\s+of\b|多少|几管|几支|几个|几只|数量", re.IGNORECASE)
+
+
+def counted(facts: TurnFacts) -> set[int]:
+    """The counts code made in the turn's look-ups (tubes listed, free positions of one box): what a reply to "how
+    many" must say one of."""
+    numbers: set[int] = set()
+    for call in facts.calls:
+        if not (call.kind == "read" and call.ok and call.data):
+            continue
+        try:
+            data = json.loads(call.data)
+        except ValueError:
+            continue
+        if not isinstance(data, dict):
+            continue
+        if isinstance(data.get("tubes"), int):
+            numbers.add(data["tubes"])
+        boxes = data.get("boxes")
+        if isinstance(boxes, list) and len(boxes) == 1 and isinstance(boxes[0], dict) and isinstance(boxes[0].get("free"), int):
+            numbers.add(boxes[0]["free"])
+        if isinstance(data.get("occupied"), int):
+            numbers.add(data["occupied"])
+    return numbers
 
 
 def summarize(call: ToolOutcome, lang: str) -> str | None:
@@ -77,7 +103,10 @@ def check_ln2_reply(text: str, facts: TurnFacts) -> None:
     helpless = _HELPLESS.search(text)
     echo = facts.prompt is not None and bool(_words(text)) and _words(text) in _words(facts.prompt)
     wrong_language = facts.lang == "zh-CN" and not _CJK.search(text)
-    if not (helpless or echo or wrong_language):
+    counts = counted(facts) if facts.prompt and _HOW_MANY.search(facts.prompt) else set()
+    said = {int(n) for n in re.findall(r"\d+", text)}
+    miscounted = bool(counts) and not (counts & said)
+    if not (helpless or echo or wrong_language or miscounted):
         return
     answer = answer_from_results(facts)
     if answer is None:
@@ -86,6 +115,8 @@ def check_ln2_reply(text: str, facts: TurnFacts) -> None:
         reason = f'Your reply says "{helpless.group(0)}", but the tool results above answer the request.'
     elif echo:
         reason = "Your reply repeats the user's words; answer them."
+    elif miscounted:
+        reason = f"The user asked how many; the tool results counted {sorted(counts)}: say that number, do not count yourself."
     else:
         reason = "The user writes Chinese: reply in Chinese."
     raise ReplyRefused(f"{reason} Say what the results show, in one or two short sentences, in the user's language.", replacement=answer)
