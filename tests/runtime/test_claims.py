@@ -69,6 +69,7 @@ FALSE_WITH_NO_ACTION = [
     # seen on the embedded model (eval_ln2): a staged add and a staged rollback said done
     "Two K562-GFP tubes have been frozen into box 5 positions 80 and 81.",
     "The last change was undone.",
+    "The user will be informed that the tube at box 5 position 28 of the HeLa-Kyoto line has been thawed on 2026-11-23.",
 ]
 
 COMPLETION_WHILE_STAGED = [

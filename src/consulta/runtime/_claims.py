@@ -211,7 +211,8 @@ _LEXICON: tuple[tuple[ClaimKind, re.Pattern[str]], ...] = tuple(
 )
 
 _SENTENCE = re.compile(r"[^.!?。！？;；\n]+[.!?。！？;；]*")
-_CLAUSE = re.compile(r"[,，、]")
+_CLAUSE = re.compile(r"[,，、]|\bthat\b", re.IGNORECASE)
+"""Clauses: a modal one ("You will be told") is left out, not what it reports ("that the tube has been thawed")."""
 _QUESTION = re.compile(r"[?？]\s*$|[吗呢]\s*[。.]?\s*$")
 _NEGATED = re.compile(
     r"\b(?:not|nothing|never|none|cannot|unable|no\s+longer|yet\s+to)\b|n't\b|\bno\b(?!,)|[没未无别勿]|不(?!同|久|少|仅|过)",
