@@ -357,10 +357,12 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
                     "_hint": "Answer what the user asked from the look-up results; to change something, they must say so.",
                 }
             elif tool.kind == "write":
-                op = _result_of(await handler(args))
                 evidence = evidence_from(ctx.messages, deps.agent, deps.prompt)
                 if answers := _rerun_answers(ctx):  # the answer to the runtime's question is the user's words
                     evidence = replace(evidence, answers=(*evidence.answers, *answers))
+                elif (ground := getattr(deps.agent.executor, "ground_args", None)) is not None:
+                    args = ground(call.tool_name, args, evidence)  # words the user never said are not filters
+                op = _result_of(await handler(args))
                 result = await deps.stage(call.tool_call_id, call.tool_name, op, evidence)
             else:
                 token = CURRENT_TOOL_CALL.set(

@@ -22,6 +22,10 @@ class PlanExecutor(Protocol):
     decides an approved plan and never applies a plan whose change `reconcile` found done.
     """
 
+    def ground_args(self, tool_name: str, args: dict[str, Any], evidence: Evidence) -> dict[str, Any]:
+        """The write call's arguments with the ones nothing grounds left out (called before the tool runs, except when
+        it runs again with the answer to the runtime's own question). Optional: an executor without it keeps them all."""
+
     def check_grounding(self, tool_name: str, op: dict[str, Any], evidence: Evidence) -> None:
         """Refuse (ToolError `ungrounded_argument`) a write whose key arguments are guesses, not the user's words or data."""
 

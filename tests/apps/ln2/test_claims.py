@@ -214,3 +214,21 @@ def test_a_repeated_write_call_is_refused_and_stages_once(tmp_path: Path, invent
     assert codes == [None, "repeated_call"]
     (plan,) = store.list_plans(run_id=run.id)
     assert len(plan.items) == 1
+
+
+@pytest.mark.parametrize(
+    ("prompt", "invented", "takes"),
+    [
+        # the model copied the tool description's examples and invented places: the user's own words name the tubes
+        ("Discard all the HeLa-RTCB-KO tubes", {"cell_line": "K562", "short_name": "K562-dTAG-BRD4", "box": 1, "positions": list(range(1, 17))}, (21, [46, 47, 48])),
+        ("Thaw the tube in box 3 position 55", {"cell_line": "K562", "box": 3, "positions": [55]}, (22, [55])),
+    ],
+)
+def test_a_write_names_tubes_by_the_users_words_not_invented_ones(
+    tmp_path: Path, inventory: Path, prompt: str, invented: dict[str, Any], takes: tuple[int, list[int]]
+) -> None:
+    steps = [{"tool_calls": [{"name": "record_thaw", "args": invented}]}, {"text": "Staged, waiting for your approval."}]
+    run, store = run_script(tmp_path, inventory, prompt, steps)
+    (plan,) = store.list_plans(run_id=run.id)
+    (item,) = plan.items
+    assert (item["op"]["record_id"], item["op"]["positions"]) == takes

@@ -150,13 +150,15 @@ def test_box_and_position_flow_stages_the_right_tube_and_errors_stage_nothing(tm
         h.runtime.answer(empty.id, ["none of these"])  # free text: the refusal reaches the model with it
         run = await h.runtime.settled(run.id)
         assert run.status == RunStatus.waiting
-        question = next(a for a in h.store.list_asks(run_id=run.id) if a.id != empty.id)  # which iPSC tube (3 options)
-        assert question.kind == "question" and len(question.payload["questions"][0]["options"]) == 3
+        # The model's iPSC line is nothing the user said: the call is taken in the user's words (box 2, positions 12
+        # and 15), and 15 is still empty, so the runtime asks again among box 2's tubes.
+        question = next(a for a in h.store.list_asks(run_id=run.id) if a.id != empty.id)
+        assert question.kind == "question" and len(question.payload["questions"][0]["options"]) == 6
         h.runtime.answer(question.id, ["none of these"])
         run = await h.runtime.settled(run.id)
         results = tool_results(h.store, run.id)
         assert results["call_0_0"]["error_code"] == "no_matching_tube" and results["call_0_0"]["user_answer"] == "none of these"
-        assert results["call_1_0"]["error_code"] == "ambiguous_tube" and len(results["call_1_0"]["candidates"]) == 3
+        assert results["call_1_0"]["error_code"] == "no_matching_tube"
         assert results["call_1_0"]["user_answer"] == "none of these"
         assert results["call_2_0"]["staged"] is True
         (plan,) = h.store.list_plans(run_id=run.id)

@@ -16,12 +16,14 @@ from typing import Any, Literal
 from ...runtime import Choice, Evidence, ToolDef, ToolError, read_tool, write_tool
 from ._audit import read_audit
 from ._inventory import Inventory, load_inventory
-from ._locate import TubeRef, _candidate, locate, place_said, tube_choice
+from ._locate import TubeRef, _candidate, locate, place_said, said_boxes, said_positions, tube_choice
 from ._operations import apply_plan, parse_op, preview, reconcile_plan
 from ._queries import empty_positions as _empty_positions
 from ._queries import inventory_stats as _inventory_stats
 from ._queries import query_inventory as _query_inventory
+from ._queries import best_named
 from ._queries import search_records as _search_records
+from ._turns import named_in
 
 __all__ = ["Ln2Plans", "ln2_tools"]
 
@@ -51,8 +53,8 @@ def ln2_tools(inventory_path: Path) -> tuple[ToolDef, ...]:
         """Find tube records by cell line, short name, plasmid, box or box + position: where tubes are, how many.
 
         Args:
-            cell_line: Parent cell line or short name, e.g. K562.
-            short_name: Short name, e.g. K562-dTAG-BRD4.
+            cell_line: Parent cell line or short name, as the user wrote it.
+            short_name: Short name, as the user wrote it.
             plasmid: Plasmid name or id.
             box: Box number.
             position: Position in the box (with box): the record holding it.
@@ -121,7 +123,7 @@ def ln2_tools(inventory_path: Path) -> tuple[ToolDef, ...]:
         """Stage freezing new tubes: a new record in `box` at `positions` (1..rows*cols, row by row).
 
         Args:
-            parent_cell_line: Parent cell line, e.g. K562.
+            parent_cell_line: Parent cell line, as the user wrote it.
             box: Box number.
             positions: Positions of the new tubes.
             frozen_at: Freezing date YYYY-MM-DD (default today).
@@ -159,8 +161,8 @@ def ln2_tools(inventory_path: Path) -> tuple[ToolDef, ...]:
         Args:
             box: Box number.
             positions: Positions of the tubes.
-            cell_line: Cell line or short name, e.g. K562.
-            short_name: Short name, e.g. K562-dTAG-BRD4.
+            cell_line: Cell line or short name, only as the user wrote it.
+            short_name: Short name, only as the user wrote it.
             plasmid: Plasmid name or id.
             record_id: Record id, only if known.
             date: Date YYYY-MM-DD (default today).
@@ -260,6 +262,44 @@ class Ln2Plans:
 
     # ---- grounding ------------------------------------------------------------------------------------------
 
+    def ground_args(self, tool_name: str, args: dict[str, Any], evidence: Evidence) -> dict[str, Any]:
+        """A take-out names tubes by what the user said or the turn's data showed: a name, box or position nothing
+        grounds (a small model copies examples and invents places) is left out, so the tubes are found from the
+        user's words — or the runtime asks which, when those fit several."""
+        if tool_name == "record_thaw":
+            return {**args, **self._grounded_ref(args, evidence)}
+        if tool_name == "batch_thaw" and isinstance(args.get("entries"), list):
+            return {**args, "entries": [self._grounded_ref(e, evidence) if isinstance(e, dict) else e for e in args["entries"]]}
+        return args
+
+    def _grounded_ref(self, ref: dict[str, Any], evidence: Evidence) -> dict[str, Any]:
+        words = " ".join((*evidence.user_texts, *evidence.answers))
+        try:
+            inventory = load_inventory(self.path)
+        except ToolError:
+            return dict(ref)
+        kept = _grounded_ref(ref, evidence)
+        if kept is None:
+            # Nothing the call named is grounded: name the tubes by the user's own words, if they name any.
+            named = named_in(words, inventory)
+            boxes = said_boxes(words)
+            positions = sorted(said_positions(words, inventory.layout))
+            kept = {**ref, **{k: None for k in ("cell_line", "short_name", "plasmid", "box", "positions")}}
+            if named is not None:
+                kept[named[1]] = named[0]
+            if len(boxes) == 1:
+                kept["box"] = next(iter(boxes))
+                kept["positions"] = positions or None
+            if named is None and kept["box"] is None:
+                return dict(ref)
+        if not kept.get("positions") and kept.get("record_id") is None and _ALL.search(words):
+            # "all the X tubes": every tube of the one record the name fits
+            names = {k: kept[k] for k in ("cell_line", "short_name", "plasmid") if kept.get(k)}
+            pool = [r for r in best_named(inventory, **names)[0] if r.positions and kept.get("box") in (None, r.box)] if names else []
+            if len(pool) == 1:
+                kept = {**kept, "box": pool[0].box, "positions": list(pool[0].positions)}
+        return kept
+
     def check_grounding(self, tool_name: str, op: dict[str, Any], evidence: Evidence) -> None:
         inventory = load_inventory(self.path)
         kind = op.get("op")
@@ -354,6 +394,31 @@ class Ln2Plans:
     def reconcile(self, plan_id: str) -> dict[str, Any] | None:
         result = reconcile_plan(self.path, plan_id)
         return result.model_dump(mode="json") if result is not None else None
+
+
+_ALL = re.compile(r"\ball\b|\bevery\b|全部|所有|都", re.IGNORECASE)
+
+
+def _grounded_ref(ref: dict[str, Any], evidence: Evidence) -> dict[str, Any] | None:
+    """`ref` without what nothing grounds; None when nothing it named is grounded."""
+
+    def known(value: Any) -> bool:
+        return evidence.said_by_user(value) or evidence.seen_in_data(value) or evidence.answered(value)
+
+    if ref.get("record_id") is not None:
+        return dict(ref)  # a record named by id: its own grounding check judges it, its positions with it
+    kept = dict(ref)
+    for name in ("cell_line", "short_name", "plasmid"):
+        if kept.get(name) and not known(kept[name]):
+            kept[name] = None
+    if kept.get("box") is not None and not known(kept["box"]):
+        kept["box"] = None
+    if kept.get("positions"):
+        grounded = [p for p in kept["positions"] if known(p)]
+        kept["positions"] = grounded or None
+    if not any(kept.get(k) not in (None, [], "") for k in ("cell_line", "short_name", "plasmid", "box", "positions")):
+        return None
+    return kept
 
 
 def _ungrounded(field: str, detail: str, *, hint: str | None = None, choice: Choice | None = None) -> ToolError:

@@ -21,7 +21,7 @@ from typing import Any
 from ._inventory import Inventory, load_inventory
 from ._locate import said_boxes, said_positions
 
-__all__ = ["asks_for_change", "first_look_for"]
+__all__ = ["asks_for_change", "first_look_for", "named_in"]
 
 _CHANGE_EN = re.compile(
     r"\b(?:thaw\w*|take\s+(?:\w+\s+){0,4}?out|took\s+out|takeout|remove|discard\w*|throw\s+(?:\w+\s+)?away|dispose|"
@@ -36,8 +36,17 @@ _UNDO = re.compile(r"\b(?:undo|revert|roll\s*back|rollback)\b|撤销|撤回|回�
 _FREE = re.compile(r"\b(?:free|empty|space|available|vacant)\b|空位|空余|空的|剩余位置|还有几个位|有几个位", re.IGNORECASE)
 
 
+_HOW_TO = re.compile(
+    r"^\s*(?:how\s+(?:do|should|can|would|to)\b|what(?:'s|\s+is)\s+the\s+(?:best\s+)?way\b|why\b)|(?:怎么|怎样|如何|为什么)",
+    re.IGNORECASE,
+)
+
+
 def asks_for_change(words: str) -> bool:
-    """Whether `words` ask to change the inventory (take out, add, undo…), in English or Chinese."""
+    """Whether `words` ask to change the inventory (take out, add, undo…), in English or Chinese; a how-to or why
+    question ("How should I thaw cells?", "怎么复苏细胞？") asks for knowledge, not a change."""
+    if _HOW_TO.search(words):
+        return False
     return bool(_CHANGE_EN.search(words) or _CHANGE_ZH.search(words))
 
 
@@ -53,8 +62,9 @@ def _names(inventory: Inventory) -> list[tuple[str, str]]:
     return sorted(found.items(), key=lambda item: -len(item[0]))
 
 
-def _named(words: str, inventory: Inventory) -> tuple[str, str] | None:
-    """The longest inventory name the words contain (case-insensitive, at ASCII word edges), or None."""
+def named_in(words: str, inventory: Inventory) -> tuple[str, str] | None:
+    """The longest inventory name the words contain (case-insensitive, at ASCII word edges) and the query field it is
+    for (`cell_line` or `plasmid`), or None."""
     folded = words.casefold()
     for name, field in _names(inventory):
         at = folded.find(name.casefold())
@@ -88,7 +98,7 @@ def first_look_for(inventory_path: Path) -> Callable[[str], list[tuple[str, dict
             return [("query_inventory", {"box": box, "position": next(iter(positions))})]
         if box is not None and _FREE.search(words):
             return [("empty_positions", {"box": box})]
-        named = _named(words, inventory)
+        named = named_in(words, inventory)
         if named is not None:
             name, field = named
             return [("query_inventory", {field: name})]
