@@ -70,6 +70,7 @@ FALSE_WITH_NO_ACTION = [
     "Two K562-GFP tubes have been frozen into box 5 positions 80 and 81.",
     "The last change was undone.",
     "The user will be informed that the tube at box 5 position 28 of the HeLa-Kyoto line has been thawed on 2026-11-23.",
+    "The Jurkat-CAR-CD19 tubes in box 4 at positions 19, 20, 21, 22 (no tube left) have been thawed.",
 ]
 
 COMPLETION_WHILE_STAGED = [

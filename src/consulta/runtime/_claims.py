@@ -223,11 +223,16 @@ _MODAL = re.compile(r"\b(?:would|could|should|can|may|might|will|shall|please|le
 _DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\d{4}年\d{1,2}月\d{1,2}日")
 
 
+_ASIDE = re.compile(r"\([^()]*\)|（[^（）]*）")
+"""A parenthesis: an aside ("(no tube left)") does not negate or condition the sentence around it."""
+
+
 def assertions(text: str) -> list[str]:
-    """The sentences of `text` that assert something: not questions, not negated, not conditional."""
+    """The sentences of `text` that assert something: not questions, not negated, not conditional (asides in
+    parentheses left out of that judgement)."""
     return [
         s.strip() for s in _SENTENCE.findall(text)
-        if s.strip() and not _QUESTION.search(s) and not _NEGATED.search(s) and not _CONDITIONAL.search(s)
+        if s.strip() and not _QUESTION.search(s) and not _NEGATED.search(_ASIDE.sub(" ", s)) and not _CONDITIONAL.search(_ASIDE.sub(" ", s))
     ]
 
 
