@@ -28,19 +28,22 @@ _CJK = re.compile(r"[\u4e00-\u9fff]")
 _HOW_MANY = re.compile(r"\bhow\s+many\b|\bcount\b|\bnumber\s+of\b|多少|几管|几支|几个|几只|数量", re.IGNORECASE)
 
 
+def _result(call: ToolOutcome) -> dict[str, Any] | None:
+    """A successful read call's result as a dict (None for anything else)."""
+    if not (call.kind == "read" and call.ok and call.data):
+        return None
+    try:
+        data = json.loads(call.data)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
 def counted(facts: TurnFacts) -> set[int]:
     """The counts code made in the turn's look-ups (tubes listed, free positions of one box): what a reply to "how
     many" must say one of."""
     numbers: set[int] = set()
-    for call in facts.calls:
-        if not (call.kind == "read" and call.ok and call.data):
-            continue
-        try:
-            data = json.loads(call.data)
-        except ValueError:
-            continue
-        if not isinstance(data, dict):
-            continue
+    for data in filter(None, map(_result, facts.calls)):
         if isinstance(data.get("tubes"), int):
             numbers.add(data["tubes"])
         boxes = data.get("boxes")
@@ -53,11 +56,8 @@ def counted(facts: TurnFacts) -> set[int]:
 
 def summarize(call: ToolOutcome, lang: str) -> str | None:
     """What one read call returned, said by code in `lang` (None for a result it does not know the shape of)."""
-    try:
-        data: Any = json.loads(call.data)
-    except ValueError:
-        return None
-    if not isinstance(data, dict):
+    data = _result(call)
+    if data is None:
         return None
     sep = "；" if lang == "zh-CN" else "; "
     if isinstance(data.get("records"), list):
@@ -83,12 +83,7 @@ def summarize(call: ToolOutcome, lang: str) -> str | None:
 
 def answer_from_results(facts: TurnFacts) -> str | None:
     """The turn's first successful look-up, said by code; None when the turn looked nothing up."""
-    for call in facts.calls:
-        if call.kind == "read" and call.ok and call.data:
-            summary = summarize(call, facts.lang)
-            if summary:
-                return summary
-    return None
+    return next((summary for call in facts.calls if (summary := summarize(call, facts.lang))), None)
 
 
 def _words(text: str) -> str:
