@@ -1,0 +1,110 @@
+"""quiz's tables, in the same database as the rest of the store (`Store.engine`), created on first use.
+
+The contract other quiz modules write against: the question bank (`questions`), each item's IRT parameters
+(`item_params`), profiles (`profiles`), templates and difficulty keywords (seed tools 2 and 3), and every scored
+response (`responses`, the data items are calibrated from). A person's adaptive test sessions keep their own tables
+(see `_cat_sessions`).
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import Column, Float, Integer, MetaData, String, Table, Text, UniqueConstraint
+from sqlalchemy.engine import Engine
+
+__all__ = ["item_params", "keywords", "metadata", "profiles", "questions", "responses", "templates", "create_tables"]
+
+metadata = MetaData()
+
+profiles = Table(
+    "quiz_profiles",
+    metadata,
+    Column("user_id", String(36), primary_key=True),  # a UUID (seed tool 1)
+    Column("self_level", String(20), nullable=False),  # beginner | intermediate | advanced | expert
+    Column("years_experience", Integer, nullable=False),
+    Column("job_role", String(100), nullable=False),
+    Column("duty", String(500), nullable=False),
+    Column("interests", Text, nullable=False),  # JSON list of str
+    Column("previous_score", Float, nullable=False, default=0),
+    Column("lang", String(10), nullable=False, default="en"),
+    Column("updated_at", String(32), nullable=False),
+)
+
+questions = Table(
+    "quiz_questions",
+    metadata,
+    Column("id", String(36), primary_key=True),  # a UUID
+    Column("item_type", String(20), nullable=False),  # multiple_choice | true_false | short_answer
+    Column("stem", Text, nullable=False),
+    Column("choices", Text, nullable=True),  # JSON list of str (multiple_choice), else null
+    Column("correct_key", Text, nullable=True),  # multiple_choice / true_false
+    Column("correct_keywords", Text, nullable=True),  # JSON list of str (short_answer)
+    Column("difficulty", Integer, nullable=False),  # 1-10
+    Column("categories", Text, nullable=False),  # JSON list: technical | business | general
+    Column("topic", String(100), nullable=False, default=""),  # e.g. "SQL joins": what references are chosen by
+    Column("lang", String(10), nullable=False),  # en | zh-CN
+    Column("explanation", Text, nullable=True),
+    Column("source", String(20), nullable=False),  # bank (shipped) | generated (Mode 1)
+    Column("round_id", String(200), nullable=True),
+    Column("session_id", String(200), nullable=True),  # parsed from round_id
+    Column("round_number", Integer, nullable=True),
+    Column("validation_score", Float, nullable=True),
+    Column("content_hash", String(64), nullable=False, unique=True),  # saves are idempotent: the same item once
+    Column("created_at", String(32), nullable=False),
+)
+
+item_params = Table(
+    "quiz_item_params",
+    metadata,
+    Column("question_id", String(36), primary_key=True),
+    Column("a", Float, nullable=False),  # 2PL discrimination
+    Column("b", Float, nullable=False),  # 2PL difficulty (logit scale)
+    Column("provisional", Integer, nullable=False, default=1),  # 1: from the 1-10 level only; 0: calibrated
+    Column("n_responses", Integer, nullable=False, default=0),
+    Column("updated_at", String(32), nullable=False),
+)
+
+templates = Table(
+    "quiz_templates",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("stem", Text, nullable=False),
+    Column("item_type", String(20), nullable=False),
+    Column("choices", Text, nullable=True),
+    Column("correct_answer", Text, nullable=True),
+    Column("difficulty", Integer, nullable=False),
+    Column("category", String(20), nullable=False),
+    Column("domain", String(100), nullable=False),  # the interest it serves, matched against tool 2's interests
+    Column("lang", String(10), nullable=False),
+    Column("usage_count", Integer, nullable=False, default=0),
+    Column("avg_difficulty_score", Float, nullable=False, default=0),
+)
+
+keywords = Table(
+    "quiz_keywords",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("difficulty", Integer, nullable=False),
+    Column("category", String(20), nullable=False),
+    Column("lang", String(10), nullable=False),
+    Column("keywords", Text, nullable=False),  # JSON list of str
+    Column("concepts", Text, nullable=False),  # JSON list of {name, acronym, definition, key_points}
+    UniqueConstraint("difficulty", "category", "lang"),
+)
+
+responses = Table(
+    "quiz_responses",
+    metadata,
+    Column("id", String(64), primary_key=True),  # idempotency key: `<test session>:<question>` or a Mode 2 attempt id
+    Column("user_id", String(64), nullable=False, index=True),
+    Column("session_id", String(200), nullable=False, index=True),
+    Column("question_id", String(36), nullable=False, index=True),
+    Column("user_answer", Text, nullable=False),
+    Column("score", Float, nullable=False),  # 0-100
+    Column("is_correct", Integer, nullable=False),
+    Column("created_at", String(32), nullable=False),
+)
+
+
+def create_tables(engine: Engine) -> None:
+    """Create quiz's tables where missing (idempotent)."""
+    metadata.create_all(engine, checkfirst=True)
