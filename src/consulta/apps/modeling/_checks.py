@@ -103,7 +103,7 @@ def _read_csv(path: Path, workspace: Path) -> tuple[pd.DataFrame | None, CheckFa
 _SEQUENCE = re.compile(r"^(year|yr|month|date|day|week|quarter|period|time|t|ts|timestamp|id|index|no|年份?|月份?|日期|时间)$|_(year|month|date|day|week|id)$", re.I)
 _GROUP = re.compile(r"(region|province|state|city|county|country|district|zone|area|node|site|facility|station|warehouse|store|plant|sector|category|group|name|code|地区|省|城市|站点|类别)", re.I)
 _COUNT = re.compile(
-    r"(count|number|^num|^n_|cases|infect|recover|death|deaths|susceptible|population|pop$|demand|load|consumption|sales|"
+    r"(count|number|^num|^n_|cases|infect|recover|death|deaths|hospital|patients|susceptible|population|pop$|demand|load|consumption|sales|gdp|revenue|cost|price|"
     r"quantity|qty|volume|capacity|distance|weight|_kwh|_mwh|_gwh|_twh|_mw$|_gw$|_kg$|_km$|_tons?$|人数|数量|病例|人口|需求|用电|负荷|距离)",
     re.I,
 )
