@@ -13,8 +13,7 @@ import pytest
 from fastapi.testclient import TestClient
 from pydantic import Field
 
-from consulta.apps import AppDef, AppEnv, AppOptions, register_app
-from consulta.apps import _REGISTERED  # noqa: PLC2701 - the registry, restored after each test
+from consulta.apps import AppDef, AppEnv, AppOptions
 from consulta.apps.modeling._gates import Verdict, code_verdict, write_validation_record
 from consulta.apps.modeling._paper import render_pdf
 from consulta.apps.modeling._sandbox_run import run_script
@@ -131,10 +130,8 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def home(tmp_path: Path, made: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def home(tmp_path: Path, made: Path) -> Path:
     shutil.copytree(made, tmp_path / "apps" / "modeling" / "runs" / WORKSPACE)
-    monkeypatch.setitem(_REGISTERED, "modeling", TEST_APP)
-    register_app(TEST_APP)
     (tmp_path / "script.yaml").write_text("- text: The team has started.\n", encoding="utf-8")
     return tmp_path
 

@@ -142,7 +142,7 @@ export class Timeline {
       ...(pdf
         ? [
             h("span", { class: "mt-paper-title" }, t("modeling.web.paper.ready")),
-            h("a", { class: "button-like primary small", href: this.file(pdf), target: "_blank", rel: "noopener" }, t("modeling.web.paper.open")),
+            h("a", { class: ["button-like", "primary", "small"], href: this.file(pdf), target: "_blank", rel: "noopener" }, t("modeling.web.paper.open")),
           ]
         : []),
     );
@@ -153,7 +153,7 @@ export class Timeline {
       return;
     }
     if (!this.view || !this.view.cards.length) {
-      this.cards.replaceChildren(h("li", { class: "muted mt-empty" }, t(this.view ? "modeling.web.timeline.nothing_yet" : "modeling.web.timeline.empty")));
+      this.cards.replaceChildren(h("li", { class: ["muted", "mt-empty"] }, t(this.view ? "modeling.web.timeline.nothing_yet" : "modeling.web.timeline.empty")));
       return;
     }
     this.cards.replaceChildren(...this.view.cards.map((card) => this.card(card)));
@@ -185,7 +185,7 @@ export class Timeline {
       "div",
       { class: "mt-record" },
       h("div", { class: "mt-record-head" }, h("span", {}, t("modeling.web.card.record")), h("a", { href: this.file(card.file), target: "_blank", rel: "noopener" }, card.file)),
-      text === undefined ? h("p", { class: "muted small" }, t("modeling.web.card.loading")) : h("pre", { class: "mt-markdown" }, text),
+      text === undefined ? h("p", { class: ["muted", "small"] }, t("modeling.web.card.loading")) : h("pre", { class: "mt-markdown" }, text),
     );
   }
 
@@ -244,7 +244,7 @@ export class Timeline {
       ),
       content: card.reasons.length
         ? h("ul", { class: "mt-reasons" }, card.reasons.map((reason) => h("li", {}, reason)))
-        : h("p", { class: "muted small" }, t("modeling.web.card.no_reasons")),
+        : h("p", { class: ["muted", "small"] }, t("modeling.web.card.no_reasons")),
     };
   }
 
@@ -261,7 +261,7 @@ export class Timeline {
         card.error ? h("p", { class: "mt-error" }, card.error) : null,
         card.outputs.length
           ? h("p", { class: "mt-outputs" }, t("modeling.web.card.outputs"), " ", card.outputs.map((path) => [h("a", { href: this.file(path), target: "_blank", rel: "noopener" }, path), " "]))
-          : h("p", { class: "muted small" }, t("modeling.web.card.no_outputs")),
+          : h("p", { class: ["muted", "small"] }, t("modeling.web.card.no_outputs")),
       ],
     };
   }
@@ -272,7 +272,7 @@ export class Timeline {
     }
     const files = this.view ? this.view.files : [];
     if (!files.length) {
-      this.files.replaceChildren(h("p", { class: "muted small" }, t("modeling.web.files.empty")));
+      this.files.replaceChildren(h("p", { class: ["muted", "small"] }, t("modeling.web.files.empty")));
       return;
     }
     const folders = new Map();
@@ -284,12 +284,12 @@ export class Timeline {
         h(
           "div",
           { class: "mt-folder" },
-          h("h3", {}, t(`modeling.web.folder.${folder}`), h("span", { class: "muted small" }, ` ${folder}/`)),
+          h("h3", {}, t(`modeling.web.folder.${folder}`), h("span", { class: ["muted", "small"] }, ` ${folder}/`)),
           h(
             "ul",
             {},
             list.map((file) =>
-              h("li", {}, h("a", { href: this.file(file.path), target: "_blank", rel: "noopener" }, file.path.slice(folder.length + 1)), h("span", { class: "muted small" }, ` ${size(file.size)}`)),
+              h("li", {}, h("a", { href: this.file(file.path), target: "_blank", rel: "noopener" }, file.path.slice(folder.length + 1)), h("span", { class: ["muted", "small"] }, ` ${size(file.size)}`)),
             ),
           ),
         ),
