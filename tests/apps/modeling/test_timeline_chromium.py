@@ -1,12 +1,13 @@
 """The modeling timeline in headless Chromium against a real server (uvicorn on a free port, scripted model), in
 English and in Chinese, over a workspace made by the real parts (see test_timeline_web.build_workspace): the run
 starts, the team's step writes more records while the page watches, and the timeline follows from the events —
-who is working, the phases, a consultation card opened to its markdown record, a verdict with its reasons, a script
-run, the files and the paper's PDF. Screenshots in test-artifacts/web/."""
+who is working, the phases, the Director's escalation answered in the page's ask form, a consultation card opened
+to its markdown record, a verdict with its reasons, a script run, the files and the paper's PDF. Screenshots in test-artifacts/web/."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ import pytest
 
 from consulta.apps import AppDef, AppEnv
 from consulta.apps.modeling._gates import Verdict, write_validation_record
+from consulta.asks import question_tool
 from consulta.frontends.web import create_app
 from consulta.runtime import Agent, ModelText, ToolDef, current_tool_call
 from frontends.web.conftest import running_server, settings_for
@@ -23,6 +25,12 @@ from .test_timeline_web import SAMPLE, TEST_APP, WORKSPACE, build_workspace
 
 pytestmark = pytest.mark.slow
 
+ESCALATION = {"header": "Gate", "question": "The paper gate rejected the work three times. Accept it as it is?", "options": ["Accept the work", "Stop the team"]}
+SCRIPT = [
+    {"tool_calls": [{"name": "advance_team", "args": {}}]},
+    {"tool_calls": [{"name": "question", "args": {"questions": [ESCALATION]}}]},
+    {"text": "The team goes on with your decision."},
+]
 WORKING = {"en": "model_trainer is training the model…", "zh-CN": "model_trainer 正在训练模型……"}
 
 
@@ -39,8 +47,8 @@ def _app(workspace: Path, lang: str) -> AppDef:
         return {"ok": True, "message": "The results gate approved the work."}
 
     def director(options: Any, env: AppEnv) -> Agent:
-        tool = ToolDef(name="advance_team", function=advance_team, description="Run the team's next step.", ends_turn=True)
-        return Agent(app="modeling", name="director", instructions="[director] test", tools=(tool,), options=options.model_dump(mode="json"))
+        tool = ToolDef(name="advance_team", function=advance_team, description="Run the team's next step.")
+        return Agent(app="modeling", name="director", instructions="[director] test", tools=(tool, question_tool()), options=options.model_dump(mode="json"))
 
     return AppDef(name="modeling", description=TEST_APP.description, agents={"director": director}, main_agent="director",
                   options=TEST_APP.options, data_path=TEST_APP.data_path, web=TEST_APP.web)
@@ -52,7 +60,7 @@ def test_the_timeline_follows_the_run(open_page: Any, tmp_path: Path, lang: str)
     workspace = build_workspace(home / "apps" / "modeling" / "runs" / WORKSPACE)
     app = _app(workspace, lang)
     script = tmp_path / "script.yaml"
-    script.write_text("- tool_calls: [{name: advance_team, args: {}}]\n", encoding="utf-8")
+    script.write_text(json.dumps(SCRIPT), encoding="utf-8")
     settings = settings_for(home, script, lang=lang)
     with running_server(create_app(app=app, settings=settings, options={"problem": str(SAMPLE)})) as base:
         p = open_page(base, lang)
@@ -75,6 +83,16 @@ def test_the_timeline_follows_the_run(open_page: Any, tmp_path: Path, lang: str)
         p.shot(f"{name}-02-working")
 
         page.locator('#mt-phases .mt-phase.approved[data-gate="results_trained"]').wait_for()  # written while the page watched
+
+        # the escalation: a question of the Director's run, answered in the page's own ask form
+        form = page.locator(".question-form")
+        form.wait_for()
+        page.locator("#mt-state.waiting, #mt-state.running").wait_for()
+        assert now.inner_text() == t["modeling.web.now.waiting"]
+        p.shot(f"{name}-03-escalation")
+        page.select_option(".question-form select", "Accept the work")
+        form.locator("button[type=submit]").click()
+        page.locator(".card.question.closed").wait_for()
         page.locator("#mt-state.finished").wait_for()
         assert now.is_hidden()
         cards = page.locator("#mt-cards .mt-card")
@@ -93,7 +111,7 @@ def test_the_timeline_follows_the_run(open_page: Any, tmp_path: Path, lang: str)
         assert "[duplicate_rows]" in rejected.locator(".mt-reasons").inner_text()
         page.locator(".mt-card.script summary").click()
         assert "results/metrics.csv" in page.locator(".mt-card.script .mt-outputs").inner_text()
-        p.shot(f"{name}-03-cards")
+        p.shot(f"{name}-04-cards")
 
         pdf = page.locator("#mt-paper a")
         assert pdf.inner_text() == t["modeling.web.paper.open"]
@@ -104,5 +122,5 @@ def test_the_timeline_follows_the_run(open_page: Any, tmp_path: Path, lang: str)
         figure = page.locator('#mt-file-list a[href*="figures/yearly_total.png"]')
         assert page.request.get(base + figure.get_attribute("href")).headers["content-type"] == "image/png"
         page.locator("#modeling-files").scroll_into_view_if_needed()
-        p.shot(f"{name}-04-files")
+        p.shot(f"{name}-05-files")
         assert p.errors == []

@@ -22,6 +22,7 @@ import tempfile
 from pathlib import Path
 
 from ...runtime import ToolError
+from ._sandbox_run import write_atomic
 
 __all__ = ["markdown_to_typst", "render_pdf"]
 
@@ -309,19 +310,6 @@ def _fonts():  # noqa: ANN202 - a typst.Fonts
     return typst.Fonts(include_system_fonts=True, include_embedded_fonts=True, font_paths=[d for d in _FONT_DIRS if Path(d).is_dir()])
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-
-
 def render_pdf(workspace: Path) -> Path:
     """Render `paper/paper.md` of `workspace` to `paper/paper.pdf` (and `paper/paper.typ`, the markup it came from),
     both written atomically; returns the PDF's path. ToolError: `paper_missing`, `figure_missing` (a figure not in
@@ -355,8 +343,8 @@ def render_pdf(workspace: Path) -> Path:
         finally:
             Path(temp).unlink(missing_ok=True)
         assert isinstance(pdf, bytes)
-        _write_atomic(paper_dir / "paper.typ", markup.encode("utf-8"))
-        _write_atomic(paper_dir / "paper.pdf", pdf)
+        write_atomic(paper_dir / "paper.typ", markup.encode("utf-8"))
+        write_atomic(paper_dir / "paper.pdf", pdf)
         return paper_dir / "paper.pdf"
     message = getattr(error, "message", str(error))
     raise ToolError("paper_render_failed", f"Typst could not render the paper: {message}", hint="Simplify the Markdown around the place named.", field="paper")

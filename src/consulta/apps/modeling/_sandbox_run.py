@@ -28,7 +28,7 @@ from pydantic import BaseModel
 from ...runtime import ToolError
 from ...sandbox import Limits, run_python
 
-__all__ = ["OUTPUTS", "ScriptRun", "run_record", "run_script"]
+__all__ = ["OUTPUTS", "ScriptRun", "run_record", "run_script", "write_atomic"]
 
 DEFAULT_TIMEOUT = 120.0
 """Seconds a script may run (wall time); CPU time is held to the same."""
@@ -126,7 +126,8 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
+def write_atomic(path: Path, data: bytes) -> None:
+    """Replace `path` with `data` through a temporary file, fsync and a rename: a reader sees the old or the new file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -183,7 +184,7 @@ def run_script(workspace: Path, script: Path, *, timeout: float = DEFAULT_TIMEOU
         outputs = []
         if result.ok:
             for item in taken:
-                _write_atomic(workspace / item, (stage / item).read_bytes())
+                write_atomic(workspace / item, (stage / item).read_bytes())
                 outputs.append(item.as_posix())
     error = None
     if result.exception is not None:
@@ -197,5 +198,5 @@ def run_script(workspace: Path, script: Path, *, timeout: float = DEFAULT_TIMEOU
         error=error, stopped=result.stopped, dropped=dropped if result.ok else [], duration_ms=round(result.duration_ms, 1),
         sha256=hashlib.sha256(source).hexdigest(), finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
-    _write_atomic(path.with_name(path.name.removesuffix(".py") + ".run.json"), run.model_dump_json(indent=2).encode("utf-8"))
+    write_atomic(path.with_name(path.name.removesuffix(".py") + ".run.json"), run.model_dump_json(indent=2).encode("utf-8"))
     return run
