@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from pydantic import Field
 
 from consulta.apps import AppDef, AppEnv, AppOptions
-from consulta.apps.modeling._gates import Verdict, code_verdict, write_validation_record
+from consulta.apps.modeling._gates import GATES, Verdict, code_checks, code_verdict, write_validation_record
 from consulta.apps.modeling._paper import render_pdf
 from consulta.apps.modeling._sandbox_run import run_script
 from consulta.apps.modeling._web import web_part
@@ -218,3 +218,13 @@ def test_the_page_carries_the_panels_and_its_words_in_both_languages(client: Tes
         for gate in ("data_ready", "code_runs", "results_trained", "paper_written"):
             assert f"modeling.web.gate.{gate}" in messages
     assert client.get("/apps/modeling/static/app.js").status_code == 200
+
+
+def test_the_made_workspace_passes_every_gate_and_a_wrong_number_does_not(made: Path, tmp_path: Path) -> None:
+    workspace = shutil.copytree(made, tmp_path / WORKSPACE)
+    assert {gate: code_checks(gate, workspace) for gate in GATES} == dict.fromkeys(GATES, [])
+    paper = workspace / "paper" / "paper.md"
+    paper.write_text(paper.read_text(encoding="utf-8").replace("年均增长率为 ", "年均增长率为 1"), encoding="utf-8")
+    render_pdf(workspace)
+    failures = code_checks("paper_written", workspace)
+    assert [f.check for f in failures] == ["paper_numbers"] and "line 5" in failures[0].evidence

@@ -43,6 +43,7 @@ __all__ = [
     "code_checks",
     "code_verdict",
     "read_validation_record",
+    "record_path",
     "validation_records",
     "write_validation_record",
 ]
