@@ -16,7 +16,6 @@ generating values, and the time ratio girth/quiz. Fits alternate which side goes
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import statistics
 import sys
@@ -27,19 +26,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import source_version  # noqa: E402
-
-HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results"
-
-# R ltm, ltm(LSAT ~ z1, IRT.param = TRUE), LSAT-6 (pattern counts as printed by ltm)
-_LSAT6 = {
-    "00000": 3, "00001": 6, "00010": 2, "00011": 11, "00100": 1, "00101": 1, "00110": 3, "00111": 4,
-    "01000": 1, "01001": 8, "01011": 16, "01101": 3, "01110": 2, "01111": 15, "10000": 10, "10001": 29,
-    "10010": 14, "10011": 81, "10100": 3, "10101": 28, "10110": 15, "10111": 80, "11000": 16, "11001": 56,
-    "11010": 21, "11011": 173, "11100": 11, "11101": 61, "11110": 28, "11111": 298,
-}  # fmt: skip
-_LTM_A = np.array([0.8254, 0.7229, 0.8905, 0.6886, 0.6575])
-_LTM_B = np.array([-3.3597, -1.3696, -0.2799, -1.8659, -3.1236])
+from _quiz_common import write_result  # noqa: E402
 
 
 def _simulate(n_items: int, n_people: int, per_person: int | None, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -127,7 +114,10 @@ def run(args: argparse.Namespace) -> dict:
         sparse = [_simulate(300, 5000, 20, args.seed + 100)]
         result["sparse_300x5000_20each"] = _compare(sparse)
         _print("sparse: 300 items × 5,000 people answering 20 each, 1 dataset", result["sparse_300x5000_20each"])
-    lsat = np.array([[int(c) for c in p] for p, n in _LSAT6.items() for _ in range(n)], dtype=float)
+    from consulta.apps.quiz._calibration import LSAT6_LTM_A, LSAT6_LTM_B, lsat6_matrix
+
+    lsat = lsat6_matrix()
+    ltm_a, ltm_b = np.array(LSAT6_LTM_A), np.array(LSAT6_LTM_B)
     published = {}
     print("\nLSAT-6 against R ltm's published 2PL estimates: max |difference|")
     for name, fit in SIDES.items():
@@ -135,11 +125,11 @@ def run(args: argparse.Namespace) -> dict:
         published[name] = {
             "a": a_hat.round(4).tolist(),
             "b": b_hat.round(4).tolist(),
-            "max_abs_diff_a": float(np.max(np.abs(a_hat - _LTM_A))),
-            "max_abs_diff_b": float(np.max(np.abs(b_hat - _LTM_B))),
+            "max_abs_diff_a": float(np.max(np.abs(a_hat - ltm_a))),
+            "max_abs_diff_b": float(np.max(np.abs(b_hat - ltm_b))),
         }
         print(f"{name:26} a {published[name]['max_abs_diff_a']:.4f}   b {published[name]['max_abs_diff_b']:.4f}")
-    result["lsat6_vs_ltm"] = {"ltm_a": _LTM_A.tolist(), "ltm_b": _LTM_B.tolist(), **published}
+    result["lsat6_vs_ltm"] = {"ltm_a": list(LSAT6_LTM_A), "ltm_b": list(LSAT6_LTM_B), **published}
     return result
 
 
@@ -152,12 +142,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.quick:
         args.reps = 2
     result = run(args)
-    RESULTS.mkdir(exist_ok=True)
-    out = RESULTS / ("quiz_calibration.quick.json" if args.quick else "quiz_calibration.json")
-    tmp = out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(result, indent=2) + "\n")
-    tmp.replace(out)
-    print(f"wrote {out}")
+    write_result(result, "quiz_calibration", quick=args.quick)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,6 @@ exposure control and content balance on (randomesque=5, three categories) for in
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import statistics
 import sys
@@ -29,9 +28,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import source_version  # noqa: E402
+from _quiz_common import write_result  # noqa: E402
 
-HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results"
 TARGET_RATIO = 50.0
 
 
@@ -155,12 +153,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.quick:
         args.cases = 200
     result = run(args)
-    RESULTS.mkdir(exist_ok=True)
-    out = RESULTS / ("quiz_selection.quick.json" if args.quick else "quiz_selection.json")
-    tmp = out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(result, indent=2) + "\n")
-    tmp.replace(out)
-    print(f"wrote {out}")
+    out = write_result(result, "quiz_selection", quick=args.quick)
     if result["mismatches"]:
         sys.exit("quiz and catsim chose different items: see mismatches in " + str(out))
 

@@ -20,7 +20,6 @@ which should be close to the RMSE); the ratio catsim RMSE / quiz RMSE; wall time
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import sys
 import time
@@ -30,9 +29,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import source_version  # noqa: E402
+from _quiz_common import write_result  # noqa: E402
 
-HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results"
 LENGTH = 30
 CHECKPOINTS = (10, 20, 30)
 
@@ -151,12 +149,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.quick:
         args.examinees = 150
     result = run(args)
-    RESULTS.mkdir(exist_ok=True)
-    out = RESULTS / ("quiz_simulation.quick.json" if args.quick else "quiz_simulation.json")
-    tmp = out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(result, indent=2) + "\n")
-    tmp.replace(out)
-    print(f"wrote {out}")
+    write_result(result, "quiz_simulation", quick=args.quick)
 
 
 if __name__ == "__main__":

@@ -12,27 +12,22 @@ from sqlalchemy import create_engine, insert, select
 from sqlalchemy.engine import Engine
 
 from consulta.apps.quiz import _db
-from consulta.apps.quiz._calibration import calibrate_2pl, recalibrate
+from consulta.apps.quiz._calibration import (
+    LSAT6_LTM_A,
+    LSAT6_LTM_B,
+    calibrate_2pl,
+    ensure_item_params,
+    lsat6_matrix,
+    recalibrate,
+)
 from consulta.apps.quiz._irt import prob, provisional_params
 
-# LSAT-6 (Bock & Lieberman 1970): response patterns of 1,000 examinees to 5 items and their counts, as printed by R's
-# ltm; ltm(LSAT ~ z1, IRT.param = TRUE) estimates (21 Gauss-Hermite points), published in ltm's documentation.
-_LSAT6 = {
-    "00000": 3, "00001": 6, "00010": 2, "00011": 11, "00100": 1, "00101": 1, "00110": 3, "00111": 4,
-    "01000": 1, "01001": 8, "01011": 16, "01101": 3, "01110": 2, "01111": 15, "10000": 10, "10001": 29,
-    "10010": 14, "10011": 81, "10100": 3, "10101": 28, "10110": 15, "10111": 80, "11000": 16, "11001": 56,
-    "11010": 21, "11011": 173, "11100": 11, "11101": 61, "11110": 28, "11111": 298,
-}  # fmt: skip
-_LTM_A = [0.8254, 0.7229, 0.8905, 0.6886, 0.6575]
-_LTM_B = [-3.3597, -1.3696, -0.2799, -1.8659, -3.1236]
-
-
 def test_reproduces_the_published_lsat6_estimates() -> None:
-    data = np.array([[int(c) for c in pattern] for pattern, n in _LSAT6.items() for _ in range(n)], dtype=float)
+    data = lsat6_matrix()
     assert data.shape == (1000, 5)
     a, b = calibrate_2pl(data)
-    np.testing.assert_allclose(a, _LTM_A, atol=0.003)
-    np.testing.assert_allclose(b, _LTM_B, atol=0.003)
+    np.testing.assert_allclose(a, LSAT6_LTM_A, atol=0.002)
+    np.testing.assert_allclose(b, LSAT6_LTM_B, atol=0.002)
 
 
 def test_sparse_matrix_recovers_the_truth() -> None:
@@ -142,3 +137,15 @@ def test_recalibrate_with_too_little_data_changes_no_parameter(tmp_path: Path) -
     assert rows == {ids[0]: (1.0, -2.25, 1), ids[1]: (1.0, 2.25, 1)}
     with pytest.raises(ValueError, match="min_responses"):
         recalibrate(engine, min_responses=0)
+
+
+def test_ensure_item_params_gives_new_questions_provisional_parameters_once(tmp_path: Path) -> None:
+    engine = _engine(tmp_path)
+    first = _add_questions(engine, [7])
+    assert ensure_item_params(engine) == (first[0],)
+    second = _add_questions(engine, [1, 10])
+    assert set(ensure_item_params(engine)) == set(second)
+    assert ensure_item_params(engine) == ()
+    with engine.connect() as conn:
+        rows = {r.question_id: (r.a, r.b, r.provisional, r.n_responses) for r in conn.execute(select(_db.item_params))}
+    assert rows == {first[0]: (1.0, 0.75, 1, 0), second[0]: (1.0, -2.25, 1, 0), second[1]: (1.0, 2.25, 1, 0)}
