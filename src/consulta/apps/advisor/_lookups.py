@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import weakref
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -21,6 +21,7 @@ from ._catalog import DIMENSIONS, advisor_majors, advisors, majors, reviews, sch
 from ._generate import DIRECTIONS, FUNDING, PERSONALITIES, RESEARCH_STYLES, TITLES, ensure_catalog
 
 __all__ = [
+    "MAX_LIMIT",
     "PREFERENCE_KEYS",
     "SORT_KEYS",
     "AdvisorDetail",
@@ -36,6 +37,7 @@ __all__ = [
     "catalog_summary",
     "get_advisor_detail",
     "get_advisor_reviews",
+    "known_advisors",
     "recommend_advisors",
     "update_ranking",
 ]
@@ -255,6 +257,16 @@ def get_advisor_reviews(engine: Engine, *, advisor_id: str, limit: int = 5) -> R
     summary = _summary(row)
     return Reviews(advisor_id=advisor_id, advisor_name=row.name, total=row.review_count, rating=summary["rating"],
                    ratings=summary["ratings"], reviews=[_review(r) for r in found])  # fmt: skip
+
+
+def known_advisors(engine: Engine, ids: Iterable[str]) -> dict[str, dict[str, str]]:
+    """The name and title of each advisor of `ids` the data has (ids it does not have are left out)."""
+    wanted = sorted({str(i) for i in ids})
+    if not wanted:
+        return {}
+    with _connect(engine) as conn:
+        rows = conn.execute(select(advisors.c.id, advisors.c.name, advisors.c.title).where(advisors.c.id.in_(wanted))).all()
+    return {row.id: {"name": row.name, "title": row.title} for row in rows}
 
 
 def catalog_summary(engine: Engine) -> Catalog:
