@@ -66,7 +66,7 @@ def test_names_look_chinese_are_unique_and_are_not_famous_people(rows: dict[str,
         assert 2 <= len(name) <= 3 and name[0] in _FAMILY and name not in _FAMOUS
         assert all(c in (_GIVEN_F if advisor["gender"] == "f" else _GIVEN_M) for c in name[1:])
         assert advisor["name_en"].replace(" ", "").isascii() and advisor["name_en"][0].isupper()
-    assert "synthetic" in t("advisor.site.footer", "en") and "虚构" in t("advisor.site.footer", "zh-CN")
+    assert "synthetic" in t("advisor.web.footer", "en") and "虚构" in t("advisor.web.footer", "zh-CN")
 
 
 def test_reviews_agree_with_the_advisor_s_traits_and_make_the_ratings(rows: dict[str, list[dict]]) -> None:

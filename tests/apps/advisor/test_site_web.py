@@ -60,27 +60,36 @@ def reply(voice: str, *calls: tuple[str, dict[str, Any]]) -> str:
     return json.dumps({"voice_response": voice, "tool_calls": [{"tool": tool, "params": params} for tool, params in calls]}, ensure_ascii=False)
 
 
-def seed_script(folder: Path, first_id: str) -> Path:
+SPOKEN = {
+    "zh-CN": ["好的，北京大学计算机系。正在为你筛选导师...", "根据你的需求，我推荐这几位导师。", "第一位导师学生评价很高。", "好的，这是他的详细信息。"],
+    "en": ["Okay, Peking University computer science. Finding advisors...", "For what you want, I recommend these advisors.",
+           "The first advisor is rated highly by students.", "Sure, here are his details."],
+}  # fmt: skip
+"""The stand-in's replies in the seed's §4 conversation, by language."""
+
+
+def seed_script(folder: Path, first_id: str, lang: str = "zh-CN") -> Path:
     """The seed's §4 conversation, scripted: ranking, recommendation, the first one, his detail."""
+    said = SPOKEN[lang]
     pku_cs = {"school": "北京大学", "major": "计算机科学与技术"}
     prefs = {"research_direction": "机器学习", "personality": "温和"}
     turns = [
         [{"tool_calls": [{"name": "update_ranking", "args": pku_cs}]},
-         {"text": reply("好的，北京大学计算机系。正在为你筛选导师...", ("update_form", pku_cs), ("update_ranking", pku_cs))}],
+         {"text": reply(said[0], ("update_form", pku_cs), ("update_ranking", pku_cs))}],
         [{"tool_calls": [{"name": "recommend_advisors", "args": {**pku_cs, "preferences": prefs}}]},
-         {"text": reply("根据你的需求，我推荐这几位导师。", ("update_form", {"preferences": prefs}), ("recommend_advisors", {**pku_cs, "preferences": prefs}))}],
-        [{"text": reply("第一位导师学生评价很高。")}],
+         {"text": reply(said[1], ("update_form", {"preferences": prefs}), ("recommend_advisors", {**pku_cs, "preferences": prefs}))}],
+        [{"text": reply(said[2])}],
         [{"tool_calls": [{"name": "get_advisor_detail", "args": {"advisor_id": first_id}}]},
-         {"text": reply("好的，这是他的详细信息。", ("get_advisor_detail", {"advisor_id": first_id}))}],
+         {"text": reply(said[3], ("get_advisor_detail", {"advisor_id": first_id}))}],
     ]  # fmt: skip
     path = folder / "advisor_site_script.json"
     path.write_text(json.dumps({"turns": turns}, ensure_ascii=False), encoding="utf-8")
     return path
 
 
-def settings(home: Path, script: Path | None = None) -> Settings:
+def settings(home: Path, script: Path | None = None, *, lang: str = "zh-CN") -> Settings:
     script = script or seed_script(home, "10001")
-    return Settings(home=home, database_url=f"sqlite:///{home}/consulta.db", model=f"scripted:{script}", lang="zh-CN")
+    return Settings(home=home, database_url=f"sqlite:///{home}/consulta.db", model=f"scripted:{script}", lang=lang)
 
 
 @pytest.fixture

@@ -237,8 +237,8 @@ class Site {
 
   drawMute() {
     this.mute.setAttribute("aria-pressed", String(this.muted));
-    this.mute.textContent = this.muted ? t("advisor.site.voice.muted") : t("advisor.site.voice.on");
-    this.mute.title = this.muted ? t("advisor.site.voice.unmute") : t("advisor.site.voice.mute");
+    this.mute.textContent = this.muted ? t("advisor.web.voice.muted") : t("advisor.web.voice.on");
+    this.mute.title = this.muted ? t("advisor.web.voice.unmute") : t("advisor.web.voice.mute");
   }
 
   speak(text) {
@@ -290,23 +290,23 @@ class Site {
     return h(
       "div",
       { class: "site-home" },
-      h("div", { class: "hero" }, h("h3", {}, t("advisor.site.home.title")), h("p", {}, t("advisor.site.home.lead"))),
+      h("div", { class: "hero" }, h("h3", {}, t("advisor.web.home.title")), h("p", {}, t("advisor.web.home.lead"))),
       h(
         "ul",
         { class: "stats" },
-        stat(schools.length, t("advisor.site.home.schools")),
-        stat(majors.length, t("advisor.site.home.majors")),
-        stat(advisors, t("advisor.site.home.advisors")),
-        stat(reviews, t("advisor.site.home.reviews")),
+        stat(schools.length, t("advisor.web.home.schools")),
+        stat(majors.length, t("advisor.web.home.majors")),
+        stat(advisors, t("advisor.web.home.advisors")),
+        stat(reviews, t("advisor.web.home.reviews")),
       ),
-      h("h4", {}, t("advisor.site.home.try")),
+      h("h4", {}, t("advisor.web.home.try")),
       h("div", { class: "chips" }, example("北京大学", "计算机科学与技术"), example("清华大学", "计算机科学与技术"), example("复旦大学", "计算机科学与技术")),
-      h("h4", {}, t("advisor.site.home.say")),
-      h("ul", { class: "say" }, ...["advisor.site.home.say1", "advisor.site.home.say2", "advisor.site.home.say3", "advisor.site.home.say4"].map((key) => h("li", {}, t(key)))),
-      h("h4", {}, t("advisor.site.home.all_schools")),
+      h("h4", {}, t("advisor.web.home.say")),
+      h("ul", { class: "say" }, ...["advisor.web.home.say1", "advisor.web.home.say2", "advisor.web.home.say3", "advisor.web.home.say4"].map((key) => h("li", {}, t(key)))),
+      h("h4", {}, t("advisor.web.home.all_schools")),
       h(
         "div",
-        { class: "chips schools" },
+        { class: ["chips", "schools"] },
         ...schools.map((school) =>
           h("button", { type: "button", class: "chip", on: { click: () => this.go(rankingHash({ school: school.name, major: school.majors.includes("计算机科学与技术") ? "计算机科学与技术" : school.majors[0], sort_by: "overall" })) } }, this.schoolName(school.name)),
         ),
@@ -332,26 +332,26 @@ class Site {
     return h(
       "div",
       { class: "filters" },
-      select("filter-school", t("advisor.site.filter.school"), school, [["", t("advisor.site.filter.pick_school")], ...this.catalog.schools.map((s) => [s.name, this.schoolName(s.name)])], (value) => {
+      select("filter-school", t("advisor.web.filter.school"), school, [["", t("advisor.web.filter.pick_school")], ...this.catalog.schools.map((s) => [s.name, this.schoolName(s.name)])], (value) => {
         const offered = this.catalog.schools.find((s) => s.name === value)?.majors || [];
         this.go(rankingHash({ school: value, major: offered.includes(major) ? major : null, sort_by: sort }));
       }),
-      select("filter-major", t("advisor.site.filter.major"), major, [["", t("advisor.site.filter.pick_major")], ...majors.map((m) => [m, this.majorName(m)])], (value) =>
+      select("filter-major", t("advisor.web.filter.major"), major, [["", t("advisor.web.filter.pick_major")], ...majors.map((m) => [m, this.majorName(m)])], (value) =>
         this.go(rankingHash({ school, major: value, sort_by: sort })),
       ),
-      select("filter-sort", t("advisor.site.filter.sort"), sort, SORTS.map((key) => [key, dimensionName(key)]), (value) => this.go(rankingHash({ school, major, sort_by: value }))),
+      select("filter-sort", t("advisor.web.filter.sort"), sort, SORTS.map((key) => [key, dimensionName(key)]), (value) => this.go(rankingHash({ school, major, sort_by: value }))),
     );
   }
 
   rankingView() {
     const children = [this.filterBar()];
     if (!this.ranking) {
-      children.push(h("p", { class: "empty-note" }, t("advisor.site.ranking.choose")));
+      children.push(h("p", { class: "empty-note" }, t("advisor.web.ranking.choose")));
     } else if (!this.ranking.advisors.length) {
-      children.push(h("p", { class: "empty-note" }, t("advisor.site.ranking.none", { school: this.schoolName(this.ranking.school), major: this.majorName(this.ranking.major) })));
+      children.push(h("p", { class: "empty-note" }, t("advisor.web.ranking.none", { school: this.schoolName(this.ranking.school), major: this.majorName(this.ranking.major) })));
     } else {
       children.push(
-        h("p", { class: "ranking-title" }, t("advisor.site.ranking.title", { school: this.schoolName(this.ranking.school), major: this.majorName(this.ranking.major), count: this.ranking.total, sort: dimensionName(this.ranking.sort_by) })),
+        h("p", { class: "ranking-title" }, t("advisor.web.ranking.title", { school: this.schoolName(this.ranking.school), major: this.majorName(this.ranking.major), count: this.ranking.total, sort: dimensionName(this.ranking.sort_by) })),
         h("ol", { class: "advisor-list", id: "advisor-list" }, ...this.ranking.advisors.map((a) => this.card(a))),
       );
     }
@@ -366,18 +366,18 @@ class Site {
     return h(
       "li",
       { class: ["advisor-card", recommended && "recommended"], dataset: { id: advisor.id, rank: String(advisor.rank) } },
-      h("div", { class: "rank-badge", "aria-label": t("advisor.site.card.rank", { rank: advisor.rank }) }, String(advisor.rank)),
+      h("div", { class: "rank-badge", "aria-label": t("advisor.web.card.rank", { rank: advisor.rank }) }, String(advisor.rank)),
       h(
         "div",
         { class: "card-main" },
         h(
           "div",
           { class: "card-head" },
-          h("button", { type: "button", class: "link advisor-name", on: { click: open } }, this.personName(advisor)),
+          h("button", { type: "button", class: ["link", "advisor-name"], on: { click: open } }, this.personName(advisor)),
           h("span", { class: "advisor-title" }, english ? advisor.title_en : advisor.title),
-          recommended ? h("span", { class: "badge ok recommended-badge" }, t("advisor.site.card.recommended")) : null,
+          recommended ? h("span", { class: ["badge", "ok", "recommended-badge"] }, t("advisor.web.card.recommended")) : null,
         ),
-        h("p", { class: "directions" }, (english ? advisor.research_directions_en : advisor.research_directions).join(t("advisor.site.list_separator"))),
+        h("p", { class: "directions" }, (english ? advisor.research_directions_en : advisor.research_directions).join(t("advisor.web.list_separator"))),
         recommendation ? h("p", { class: "reason" }, english ? recommendation.reason_en : recommendation.reason) : null,
         h("div", { class: "dimensions" }, ...Object.entries(advisor.ratings).map(([name, value]) => bar(name, value))),
         h("div", { class: "tags" }, ...(english ? advisor.tags_en : advisor.tags).map((tag) => h("span", { class: "tag" }, tag))),
@@ -385,10 +385,10 @@ class Site {
       h(
         "div",
         { class: "card-score" },
-        h("span", { class: "score", "aria-label": t("advisor.site.card.rating", { rating: advisor.rating.toFixed(1) }) }, advisor.rating.toFixed(1)),
+        h("span", { class: "score", "aria-label": t("advisor.web.card.rating", { rating: advisor.rating.toFixed(1) }) }, advisor.rating.toFixed(1)),
         h("span", { class: "stars", "aria-hidden": "true" }, stars(advisor.rating)),
-        h("span", { class: "muted small" }, t("advisor.site.card.reviews", { count: advisor.review_count })),
-        h("button", { type: "button", class: "ghost small", on: { click: open } }, t("advisor.site.card.open")),
+        h("span", { class: ["muted", "small"] }, t("advisor.web.card.reviews", { count: advisor.review_count })),
+        h("button", { type: "button", class: ["ghost", "small"], on: { click: open } }, t("advisor.web.card.open")),
       ),
     );
   }
@@ -400,7 +400,7 @@ class Site {
     return h(
       "article",
       { class: "site-detail", dataset: { id: a.id } },
-      h("button", { type: "button", class: "link back", on: { click: () => this.go(rankingHash(this.filters)) } }, t("advisor.site.detail.back")),
+      h("button", { type: "button", class: ["link", "back"], on: { click: () => this.go(rankingHash(this.filters)) } }, t("advisor.web.detail.back")),
       h(
         "header",
         { class: "detail-head" },
@@ -408,29 +408,29 @@ class Site {
           "div",
           {},
           h("h3", { class: "detail-name" }, this.personName(a), " ", h("span", { class: "advisor-title" }, english ? a.title_en : a.title)),
-          h("p", { class: "muted" }, `${this.schoolName(a.school)} · ${a.majors.map((m) => this.majorName(m)).join(t("advisor.site.list_separator"))}`),
+          h("p", { class: "muted" }, `${this.schoolName(a.school)} · ${a.majors.map((m) => this.majorName(m)).join(t("advisor.web.list_separator"))}`),
         ),
         h(
           "div",
           { class: "card-score" },
           h("span", { class: "score" }, a.rating.toFixed(1)),
           h("span", { class: "stars", "aria-hidden": "true" }, stars(a.rating)),
-          h("span", { class: "muted small" }, t("advisor.site.card.reviews", { count: a.review_count })),
+          h("span", { class: ["muted", "small"] }, t("advisor.web.card.reviews", { count: a.review_count })),
         ),
       ),
       h("p", { class: "bio" }, english ? a.bio_en : a.bio),
       h(
         "dl",
         { class: "traits" },
-        trait(t("advisor.site.detail.directions"), (english ? a.research_directions_en : a.research_directions).join(t("advisor.site.list_separator"))),
-        trait(t("advisor.site.detail.personality"), english ? a.personality_en : a.personality),
-        trait(t("advisor.site.detail.style"), english ? a.research_style_en : a.research_style),
-        trait(t("advisor.site.detail.funding"), english ? a.funding_en : a.funding),
-        trait(t("advisor.site.detail.papers"), String(a.papers)),
+        trait(t("advisor.web.detail.directions"), (english ? a.research_directions_en : a.research_directions).join(t("advisor.web.list_separator"))),
+        trait(t("advisor.web.detail.personality"), english ? a.personality_en : a.personality),
+        trait(t("advisor.web.detail.style"), english ? a.research_style_en : a.research_style),
+        trait(t("advisor.web.detail.funding"), english ? a.funding_en : a.funding),
+        trait(t("advisor.web.detail.papers"), String(a.papers)),
       ),
-      h("div", { class: "dimensions wide" }, ...Object.entries(a.ratings).map(([name, value]) => bar(name, value))),
+      h("div", { class: ["dimensions", "wide"] }, ...Object.entries(a.ratings).map(([name, value]) => bar(name, value))),
       h("div", { class: "tags" }, ...(english ? a.tags_en : a.tags).map((tag) => h("span", { class: "tag" }, tag))),
-      h("h4", {}, t("advisor.site.detail.reviews", { count: a.review_count })),
+      h("h4", {}, t("advisor.web.detail.reviews", { count: a.review_count })),
       h(
         "ol",
         { class: "reviews", id: "advisor-reviews" },
@@ -438,9 +438,9 @@ class Site {
           h(
             "li",
             { class: "review" },
-            h("div", { class: "review-head" }, h("span", {}, english ? r.author_en : r.author), h("span", { class: "muted" }, r.date), h("span", { class: "score small-score" }, r.overall.toFixed(1))),
+            h("div", { class: "review-head" }, h("span", {}, english ? r.author_en : r.author), h("span", { class: "muted" }, r.date), h("span", { class: ["score", "small-score"] }, r.overall.toFixed(1))),
             h("p", {}, english ? r.text_en : r.text),
-            h("p", { class: "review-scores muted small" }, Object.entries(r.ratings).map(([name, value]) => `${dimensionName(name)} ${value}`).join(" · ")),
+            h("p", { class: ["review-scores", "muted", "small"] }, Object.entries(r.ratings).map(([name, value]) => `${dimensionName(name)} ${value}`).join(" · ")),
           ),
         ),
       ),
@@ -485,7 +485,7 @@ function flatPreferences(params) {
 // ---- small pieces ------------------------------------------------------------------------------------------------------
 
 function dimensionName(key) {
-  return key === "overall" ? t("advisor.site.dimension.overall") : t(`advisor.site.dimension.${DIMENSION_KEYS[key] || key}`);
+  return key === "overall" ? t("advisor.web.dimension.overall") : t(`advisor.web.dimension.${DIMENSION_KEYS[key] || key}`);
 }
 
 function bar(name, value) {
@@ -514,7 +514,7 @@ function addMicrophone() {
   if (!Recognition || !composer) {
     return;
   }
-  const button = h("button", { type: "button", id: "advisor-mic", class: "ghost mic", title: t("advisor.site.voice.speak"), "aria-label": t("advisor.site.voice.speak") }, "🎤");
+  const button = h("button", { type: "button", id: "advisor-mic", class: ["ghost", "mic"], title: t("advisor.web.voice.speak"), "aria-label": t("advisor.web.voice.speak") }, t("advisor.web.voice.mic"));
   button.addEventListener("click", () => {
     const recognition = new Recognition();
     recognition.lang = lang() === "zh-CN" ? "zh-CN" : "en-US";
