@@ -20,6 +20,7 @@ from consulta.apps.advisor._lookups import (
     get_advisor_reviews,
     known_advisors,
     recommend_advisors,
+    research_directions,
     update_ranking,
 )
 from consulta.runtime import ToolError
@@ -141,3 +142,12 @@ def test_a_ranking_takes_far_under_50_ms(engine: Engine) -> None:
         update_ranking(engine, **PKU_CS, sort_by="师生关系")
         times.append(time.perf_counter() - start)
     assert statistics.median(times) < 0.015, f"median {statistics.median(times) * 1000:.1f} ms"
+
+
+def test_the_research_directions_the_data_knows(engine: Engine) -> None:
+    every = research_directions(engine)
+    assert "机器学习" in every and "量子信息" in every and len(every) == len(set(every)) >= 29 * 6
+    assert research_directions(engine, major="计算机科学与技术")[:3] == ["机器学习", "深度学习", "计算机视觉"]
+    advisors_cs = update_ranking(engine, **PKU_CS).advisors
+    assert all(set(a.research_directions) <= set(research_directions(major="计算机科学与技术")) for a in advisors_cs)
+    failure("unknown_major", research_directions, engine=engine, major="炼金术")

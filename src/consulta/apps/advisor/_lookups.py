@@ -39,6 +39,7 @@ __all__ = [
     "get_advisor_reviews",
     "known_advisors",
     "recommend_advisors",
+    "research_directions",
     "update_ranking",
 ]
 
@@ -267,6 +268,16 @@ def known_advisors(engine: Engine, ids: Iterable[str]) -> dict[str, dict[str, st
     with _connect(engine) as conn:
         rows = conn.execute(select(advisors.c.id, advisors.c.name, advisors.c.title).where(advisors.c.id.in_(wanted))).all()
     return {row.id: {"name": row.name, "title": row.title} for row in rows}
+
+
+def research_directions(engine: Engine | None = None, *, major: str | None = None) -> list[str]:
+    """The research directions the data knows (zh), of `major` or of every major, in a fixed order. (The engine is
+    accepted for the look-ups' common shape: the directions are the generator's, the same in every store.)"""
+    if major is not None:
+        if major not in DIRECTIONS:
+            raise LookupFailed("unknown_major", f"No major named {major!r} here.", field="major")
+        return list(DIRECTIONS[major])
+    return list(dict.fromkeys(d for directions in DIRECTIONS.values() for d in directions))
 
 
 def catalog_summary(engine: Engine) -> Catalog:
