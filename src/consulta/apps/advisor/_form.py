@@ -243,7 +243,8 @@ def extract(words: str, *, directions: Iterable[str] = ()) -> Extraction:
                 result.preferences[name] = meant
     direction = _direction(text, taken, directions)
     major_found = [f for f in majors().find(text, taken=taken) if not _weak_major(f, text, school_ends)]
-    result.school = _pick(school_found, text, result.taken_back)
+    picked = _pick(school_found, text, result.taken_back)
+    result.school = schools().narrow(picked, text) if picked is not None else None
     result.major = _pick(major_found, text, result.taken_back)
     if direction is not None:
         result.research_direction = direction

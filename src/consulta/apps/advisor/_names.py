@@ -104,6 +104,7 @@ class _Entry:
     name: str
     en: str
     aliases: tuple[str, ...]
+    city: str = ""
 
 
 class NameBook:
@@ -115,6 +116,7 @@ class NameBook:
         self.spoken_min = spoken_min
         self.names = tuple(e.name for e in entries)
         self._en = {e.name: e.en for e in entries}
+        self._city = {e.name: e.city for e in entries if e.city}
         self._exact: dict[str, str] = {}
         self._ambiguous: dict[str, tuple[str, ...]] = {_fold(k): tuple(v) for k, v in ambiguous.items()}
         for e in entries:
@@ -147,6 +149,13 @@ class NameBook:
 
     def _exact_forms(self) -> list[str]:
         return [f for e in self.entries for f in (e.name, e.en, *e.aliases)]
+
+    def narrow(self, result: NameResult, text: str) -> NameResult:
+        """An ambiguous name said with the city of exactly one of its candidates (西安的交大) is that one."""
+        if not isinstance(result, Ambiguous):
+            return result
+        inside = [n for n in result.candidates if self._city.get(n) and self._city[n] in text]
+        return Match(inside[0], result.said, "alias") if len(inside) == 1 else result
 
     def en(self, name: str) -> str:
         """The English name of a standard name (the name itself if unknown)."""
@@ -329,7 +338,7 @@ def _data() -> dict:
 
 
 def _entries(rows: list[dict]) -> list[_Entry]:
-    return [_Entry(name=str(r["name"]), en=str(r.get("en") or r["name"]), aliases=tuple(str(a) for a in r.get("aliases") or ())) for r in rows]
+    return [_Entry(name=str(r["name"]), en=str(r.get("en") or r["name"]), aliases=tuple(str(a) for a in r.get("aliases") or ()), city=str(r.get("city") or "")) for r in rows]
 
 
 @cache

@@ -645,6 +645,9 @@ def chosen_from(answer: str, slot: str, options: Sequence[tuple[str, str]]) -> t
         result = book.resolve(said)
         if isinstance(result, Match):
             return slot, result.name
+        narrowed = book.narrow(Ambiguous(tuple(v for v, _ in options), said), said)
+        if isinstance(narrowed, Match):
+            return slot, narrowed.name  # 上海那个 → the one in 上海
         if isinstance(result, Ambiguous):
             inside = [c for c in result.candidates if c in {v for v, _ in options}]
             if len(inside) == 1:
