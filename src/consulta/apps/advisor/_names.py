@@ -124,14 +124,15 @@ class NameBook:
             self._exact[_fold(e.en)] = e.name
             for alias in e.aliases:
                 self._exact.setdefault(_fold(alias), e.name)
-        # pinyin keys: the full pinyin of names and aliases, the initials of names (at least three letters)
+        # pinyin keys: the full pinyin of names and aliases, the initials of those of three characters or more
         keys: dict[str, set[str]] = {}
         for e in entries:
             for form in (e.name, *e.aliases):
                 if _CJK.search(form):
                     keys.setdefault(_pinyin(form), set()).add(e.name)
-            if len(e.name) >= 3:
-                keys.setdefault(_initials(e.name), set()).add(e.name)
+            for form in (e.name, *e.aliases):
+                if len(form) >= 3 and _CJK.search(form):
+                    keys.setdefault(_initials(form), set()).add(e.name)
         for alias, names in ambiguous.items():
             if _CJK.search(alias):
                 keys.setdefault(_pinyin(alias), set()).update(names)
