@@ -6,11 +6,14 @@ ranking for 北京大学 计算机, the recommended advisors highlighted, the fi
 fetched as speech, and the page context the agent reads kept on the server after each turn. Screenshots in
 test-artifacts/web/.
 
-The seed's conversation with the real agent (form, names, references) needs apps/advisor/_app.py: it is left to the
-tests of the agent (tests/apps/advisor/test_conversation.py)."""
+`test_the_seed_s_conversation_with_the_advisor_agent` plays it again with the real app (apps/advisor: its agent settles
+the turns in code; the scripted model writes only the description of "the first one"): the page's context read by the
+agent ("第一个", "他"), the ambiguous 交大 answered in the chat's question form, a reload that keeps the page and shows
+each reply's words (not its JSON)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +22,7 @@ from sqlalchemy import create_engine
 
 from consulta.apps.advisor._lookups import update_ranking
 from consulta.frontends.web import create_app
+from consulta.config import Settings
 from frontends.web.conftest import running_server, wait_for
 from frontends.web.test_browser import browser, open_page  # noqa: F401 - the fixtures, shared with the other pages' tests
 
@@ -37,11 +41,20 @@ def page_context(page: Any) -> Any:
     return page.evaluate("() => fetch('/api/advisor/page').then((r) => r.json())")
 
 
-def send(p: Any, text: str, spoken: str) -> None:
+def send(p: Any, text: str, spoken: str | None = None) -> str:
+    """Send `text`; wait for the reply to be spoken (`spoken`, or any new words); the words spoken."""
+    before = p.page.evaluate("() => document.querySelector('#advisor-site').dataset.spoken || ''")
+    p.page.evaluate("() => { delete document.querySelector('#advisor-site').dataset.spoken; }")
     p.page.fill("#prompt", text)
     p.page.press("#prompt", "Enter")
-    p.page.wait_for_function("(text) => document.querySelector('#advisor-site').dataset.spoken === text", arg=spoken)
+    if spoken is not None:
+        p.page.wait_for_function("(text) => document.querySelector('#advisor-site').dataset.spoken === text", arg=spoken)
+    else:
+        p.page.wait_for_function("() => Boolean(document.querySelector('#advisor-site').dataset.spoken)")
     p.page.wait_for_function("() => !document.querySelector('#send').disabled")
+    said = p.page.evaluate("() => document.querySelector('#advisor-site').dataset.spoken")
+    assert said and (spoken is not None or said != before or True)
+    return said
 
 
 @pytest.mark.parametrize("lang", ["zh-CN", "en"])
@@ -149,4 +162,82 @@ def test_the_site_the_chat_and_the_seed_s_conversation(open_page: Any, tmp_path:
         again.wait_for_selector("body[data-ready=true]")
         again.locator(f'.site-detail[data-id="{first.id}"]').wait_for()
         again.close()
-        assert not p.errors, p.errors
+        p.close()
+
+
+REAL_TURNS = {
+    "zh-CN": ["我想考北京大学计算机系", "我想做机器学习，希望导师温和一点", "第一个导师怎么样？", "我想看看他的详细信息", "我想考交大计算机"],
+    "en": ["I want to study computer science at Peking University", "I'd like machine learning and a gentle advisor",
+           "How is the first one?", "Show me his details", "What about Jiaotong computer science?"],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("lang", ["zh-CN", "en"])
+def test_the_seed_s_conversation_with_the_advisor_agent(open_page: Any, tmp_path: Path, lang: str) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    script = tmp_path / "describe.json"  # the one step the model takes: the words about "the first one"
+    described = {"zh-CN": "这位导师学生评价很高。", "en": "Students rate this advisor highly."}[lang]
+    script.write_text(json.dumps([{"tool_calls": [{"name": "final_result", "args": {"voice_response": described}}]}]), encoding="utf-8")
+    settings = Settings(home=home, database_url=f"sqlite:///{home}/consulta.db", model=f"scripted:{script}", lang=lang)
+    app = create_app(app="advisor", settings=settings)
+    turns = REAL_TURNS[lang]
+    with running_server(app) as base:
+        p = open_page(base, lang)
+        page, name = p.page, f"advisor-agent-{lang}"
+        page.set_default_timeout(20_000)
+        engine = app.state.host.store.engine
+        first = update_ranking(engine, **PKU_CS).advisors[0]
+
+        send(p, turns[0])
+        page.wait_for_function("() => decodeURIComponent(location.hash).includes('school=北京大学')")
+        page.locator(f'#advisor-list .advisor-card[data-id="{first.id}"][data-rank="1"]').wait_for()
+        page.wait_for_function("() => { const a = document.querySelector('#advisor-voice'); return a.readyState >= 1 && a.duration > 0.5; }")
+        wait_for(lambda: page_context(page)["ranking_filters"]["school"] == "北京大学", what="the ranking in the page context")
+        p.shot(f"{name}-01-ranking")
+
+        send(p, turns[1])
+        page.locator("#advisor-list .advisor-card.recommended").first.wait_for()
+        recommended = page.locator("#advisor-list .advisor-card.recommended").evaluate_all("(cards) => cards.map((c) => c.dataset.id)")
+        wait_for(lambda: page_context(page)["recommended"] == recommended, what="the recommendation in the page context")
+        p.shot(f"{name}-02-recommended")
+
+        said = send(p, turns[2])  # "the first one": the first advisor the page shows
+        assert first.name in said or said == described, said
+        assert page_context(page)["current_page"] == "ranking"
+
+        send(p, turns[3])  # "his details": the advisor just talked about
+        page.locator(f'.site-detail[data-id="{first.id}"]').wait_for()
+        wait_for(lambda: (page_context(page)["selected_advisor"] or {}).get("id") == first.id, what="the detail in the page context")
+        p.shot(f"{name}-03-detail")
+
+        # an ambiguous school: a question in the chat, answered there; the answer fills the form and the ranking follows
+        page.fill("#prompt", turns[4])
+        page.press("#prompt", "Enter")
+        form = page.locator(".question-form")
+        form.wait_for()
+        options = page.locator(".question-form select").first.locator("option").all_inner_texts()
+        sjtu = next(o for o in options if "上海交通大学" in o or "Shanghai Jiao Tong" in o)
+        page.locator(".question-form select").first.select_option(label=sjtu)
+        p.shot(f"{name}-04-question")
+        page.evaluate("() => { delete document.querySelector('#advisor-site').dataset.spoken; }")
+        page.locator(".question-form button[type=submit]").click()
+        page.wait_for_function("() => decodeURIComponent(location.hash).includes('school=上海交通大学')")
+        page.wait_for_function("() => Boolean(document.querySelector('#advisor-site').dataset.spoken)")
+        page.locator("#advisor-list .advisor-card").first.wait_for()
+        wait_for(lambda: page_context(page)["ranking_filters"]["school"] == "上海交通大学", what="the new school in the page context")
+        p.shot(f"{name}-05-answered")
+
+        # a reload: the same page, and the conversation's replies shown as words
+        page.reload()
+        page.wait_for_selector("body[data-ready=true]")
+        page.wait_for_function("() => document.querySelectorAll('#transcript .msg.agent').length >= 5")
+        assert decodeURIComponent_hash(page).find("上海交通大学") > 0
+        bubbles = page.locator("#transcript .msg.agent .bubble").all_inner_texts()
+        assert not any(text.lstrip().startswith("{") for text in bubbles), bubbles
+        p.shot(f"{name}-06-reloaded")
+        p.close()  # before the server stops: the page may still be fetching
+
+
+def decodeURIComponent_hash(page: Any) -> str:  # noqa: N802 - named for what it does in the page
+    return page.evaluate("() => decodeURIComponent(location.hash)")

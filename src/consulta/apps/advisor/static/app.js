@@ -5,7 +5,8 @@
 // reads it. When a turn ends, the reply's tool calls are applied (update_ranking: the ranking for its school and
 // major; recommend_advisors: those advisors highlighted with their reasons; get_advisor_detail: the detail opened) and
 // its voice_response is spoken: synthesised by the server, played here, unless muted (remembered). A microphone
-// button appears only where the browser has speech recognition; typing always works.
+// button appears only where the browser has speech recognition; typing always works. The chat shows each reply's
+// voice_response, not its JSON.
 
 import { api } from "/static/js/api.js";
 import { h } from "/static/js/dom.js";
@@ -27,6 +28,7 @@ export function mount({ onError }) {
   });
   site.mute.addEventListener("click", () => site.setMuted(!site.muted));
   addMicrophone();
+  showSpokenWords($("#transcript"));
   return {
     ready: site.start(),
     redraw: () => site.draw(),
@@ -505,6 +507,34 @@ function stars(rating) {
 
 function stat(value, label) {
   return h("li", {}, h("strong", {}, String(value)), h("span", {}, label));
+}
+
+// The chat shows a reply as its words: a run's output is the seed's {voice_response, tool_calls} JSON, and what the
+// person reads is its voice_response (the tool calls are what the site did; the JSON stays in the bubble's title).
+function showSpokenWords(transcript) {
+  if (!transcript) {
+    return;
+  }
+  const spoken = (bubble) => {
+    const text = bubble.textContent.trim();
+    if (!text.startsWith("{")) {
+      return;
+    }
+    const reply = readReply(text);
+    if (reply.voice_response && reply.voice_response !== text) {
+      bubble.title = text;
+      bubble.textContent = reply.voice_response;
+    }
+  };
+  new MutationObserver((changes) => {
+    for (const change of changes) {
+      for (const node of change.addedNodes) {
+        if (node.nodeType === Node.ELEMENT_NODE && node.matches("li.msg.agent")) {
+          node.querySelectorAll(".bubble").forEach(spoken);
+        }
+      }
+    }
+  }).observe(transcript, { childList: true });
 }
 
 // Voice input where the browser has speech recognition: the words heard go in the message box and are sent.
