@@ -97,9 +97,9 @@ def test_the_site_the_chat_and_the_seed_s_conversation(open_page: Any, tmp_path:
         assert all(t[f"advisor.web.dimension.{d}"] in card for d in ("academic", "funding", "relationship", "future"))
         page.select_option("#filter-sort", "师生关系")
         page.wait_for_function("() => location.hash.includes('sort=')")
-        page.locator('#advisor-list .dimension[data-dimension="师生关系"]').first.wait_for()
+        page.locator('#advisor-list .dimension[data-dimension="relationship"]').first.wait_for()
         wait_for(lambda: page_context(page)["ranking_filters"]["sort_by"] == "师生关系", what="the sort in the page context")
-        values = [float(v) for v in page.locator('#advisor-list .dimension[data-dimension="师生关系"] .dimension-value').all_inner_texts()]
+        values = [float(v) for v in page.locator('#advisor-list .dimension[data-dimension="relationship"] .dimension-value').all_inner_texts()]
         assert values == sorted(values, reverse=True) and len(values) == tsinghua.total
         context = page_context(page)
         assert context["current_page"] == "ranking" and context["ranking_filters"]["school"] == "清华大学"

@@ -153,6 +153,7 @@ def test_an_advisor_s_detail_and_reviews(client: TestClient, alice: dict[str, st
     reviews = client.get(f"/api/advisor/advisors/{first['id']}/reviews", params={"limit": 2}, headers=alice).json()
     assert reviews["total"] == first["review_count"] and len(reviews["reviews"]) == 2
     refused(client.get("/api/advisor/advisors/99999999", headers=alice), 404, "unknown_advisor")
+    refused(client.get("/api/advisor/advisors/abc", headers=alice), 422, "invalid_request")
     refused(client.get("/api/advisor/advisors/99999999/reviews", headers=alice), 404, "unknown_advisor")
 
 
@@ -161,7 +162,8 @@ def test_recommendations_say_why(client: TestClient, alice: dict[str, str]) -> N
     found = client.post("/api/advisor/recommendations", json=body, headers=alice).json()
     assert found["advisors"] and all(a["reason"] and a["reason_en"] for a in found["advisors"])
     assert "personality" in found["advisors"][0]["matched"] or "research_direction" in found["advisors"][0]["matched"]
-    refused(client.post("/api/advisor/recommendations", json={**body, "preferences": {"颜值": "高"}}, headers=alice), 422, "invalid_preference")
+    refused(client.post("/api/advisor/recommendations", json={**body, "preferences": {"颜值": "高"}}, headers=alice), 422, "invalid_request")
+    refused(client.post("/api/advisor/recommendations", json={**body, "school": "北大"}, headers=alice), 422, "unknown_school")
 
 
 def test_the_page_context_is_kept_per_session_with_the_data_s_names(client: TestClient, alice: dict[str, str]) -> None:
@@ -181,7 +183,8 @@ def test_the_page_context_is_kept_per_session_with_the_data_s_names(client: Test
     assert client.get("/api/advisor/page", headers=bob).json() is None
     # Bad contexts change nothing.
     for bad, status, code in (
-        ({**context, "selected_advisor": {"id": "424242", "name": "x"}}, 422, "unknown_advisor"),
+        ({**context, "selected_advisor": {"id": "424242", "name": "x"}}, 404, "unknown_advisor"),
+        ({**context, "selected_advisor": {"id": "no-such-id", "name": "x"}}, 422, "invalid_request"),
         ({**context, "ranking_filters": {"school": "哈佛大学", "major": "数学"}}, 422, "unknown_school"),
         ({**context, "current_page": "settings"}, 422, "invalid_request"),
         ({**context, "visible_advisors": [{"id": "1", "name": "x", "rank": 1}] * 51}, 422, "invalid_request"),
@@ -199,7 +202,7 @@ def test_speech_is_a_wav(client: TestClient, alice: dict[str, str]) -> None:
     posted = client.post("/api/advisor/speech", json={"text": "Okay.", "lang": "en"}, headers=alice)
     assert posted.status_code == 200 and posted.content[:4] == b"RIFF"
     refused(client.get("/api/advisor/speech", params={"text": "长" * 201}, headers=alice), 422, "invalid_request")
-    refused(client.get("/api/advisor/speech", params={"text": "   "}, headers=alice), 422, "speech_text_empty")
+    refused(client.get("/api/advisor/speech", params={"text": "   "}, headers=alice), 422, "invalid_request")
 
 
 def test_the_stand_in_s_tools_are_the_look_ups(tmp_path: Path) -> None:
@@ -209,3 +212,13 @@ def test_the_stand_in_s_tools_are_the_look_ups(tmp_path: Path) -> None:
         first = client.get("/api/advisor/ranking", params=PKU_CS, headers=headers).json()["advisors"][0]
         engine = client.app.state.host.store.engine  # type: ignore[attr-defined]
         assert update_ranking(engine, **PKU_CS).advisors[0].id == first["id"]
+
+
+def test_the_schema_names_what_is_valid(client: TestClient) -> None:
+    """The API's docs list the schools, majors and sorts a request may name (a schema-valid request is accepted)."""
+    schema = client.get("/openapi.json").json()
+    ranking = {p["name"]: p["schema"] for p in schema["paths"]["/api/advisor/ranking"]["get"]["parameters"]}
+    assert "北京大学" in ranking["school"]["enum"] and len(ranking["school"]["enum"]) == 34
+    assert "计算机科学与技术" in ranking["major"]["enum"] and "师生关系" in ranking["sort_by"]["enum"]
+    filters = schema["components"]["schemas"]["RankingFilters"]["properties"]
+    assert None in filters["school"]["enum"] and "清华大学" in filters["school"]["enum"]

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import weakref
+from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import Column, Float, ForeignKey, Index, Integer, MetaData, String, Table, Text, select
@@ -20,7 +21,9 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Engine
 
 __all__ = [
+    "ADVISOR_ID",
     "DIMENSIONS",
+    "SORTS",
     "PageContext",
     "RankingFilters",
     "SelectedAdvisor",
@@ -31,6 +34,7 @@ __all__ = [
     "create_tables",
     "majors",
     "metadata",
+    "names_enum",
     "page_context_for",
     "page_contexts",
     "reviews",
@@ -149,10 +153,26 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+ADVISOR_ID = r"^[0-9]{1,12}$"
+"""What an advisor's id looks like (the data's ids are numbers, e.g. "10001")."""
+
+
+def names_enum(kind: str) -> Callable[[dict[str, Any]], None]:
+    """The field's schema lists the names the data has (read when the schema is made, not at import)."""
+
+    def extra(schema: dict[str, Any]) -> None:
+        from ._generate import names
+
+        listed = names().schools if kind == "school" else names().majors
+        schema["enum"] = [n.name for n in listed] + ([None] if "anyOf" in schema else [])
+
+    return extra
+
+
 class VisibleAdvisor(_Strict):
     """An advisor the page shows, in the seed's shape."""
 
-    id: str = Field(min_length=1, max_length=12)
+    id: str = Field(min_length=1, max_length=12, pattern=ADVISOR_ID)
     name: str = Field(min_length=1, max_length=12)
     title: str = Field("", max_length=10)
     rating: float = Field(0.0, ge=0, le=5)
@@ -162,15 +182,19 @@ class VisibleAdvisor(_Strict):
 class SelectedAdvisor(_Strict):
     """The advisor whose detail page is open (or who is otherwise selected)."""
 
-    id: str = Field(min_length=1, max_length=12)
+    id: str = Field(min_length=1, max_length=12, pattern=ADVISOR_ID)
     name: str = Field(min_length=1, max_length=12)
     title: str = Field("", max_length=10)
 
 
+SORTS = ("overall", *DIMENSIONS, *DIMENSIONS.values())
+"""What a ranking may be sorted by: the overall rating or a dimension (the seed's name or its column's)."""
+
+
 class RankingFilters(_Strict):
-    school: str | None = Field(None, max_length=40)
-    major: str | None = Field(None, max_length=40)
-    sort_by: str = Field("overall", max_length=10)
+    school: str | None = Field(None, max_length=40, json_schema_extra=names_enum("school"))
+    major: str | None = Field(None, max_length=40, json_schema_extra=names_enum("major"))
+    sort_by: str = Field("overall", max_length=12, json_schema_extra={"enum": list(SORTS)})
 
 
 class PageContext(_Strict):
@@ -181,7 +205,7 @@ class PageContext(_Strict):
     visible_advisors: list[VisibleAdvisor] = Field(default_factory=list, max_length=50)
     selected_advisor: SelectedAdvisor | None = None
     ranking_filters: RankingFilters = Field(default_factory=RankingFilters)
-    recommended: list[str] = Field(default_factory=list, max_length=20)
+    recommended: list[Annotated[str, Field(pattern=ADVISOR_ID)]] = Field(default_factory=list, max_length=20)
 
 
 def page_context_for(engine: Engine, principal: str) -> PageContext | None:

@@ -178,6 +178,9 @@ class Catalog(BaseModel):
     schools: list[dict[str, Any]]
     majors: list[dict[str, Any]]
     dimensions: list[str]
+    """The seed's four dimensions, as `ratings` names them."""
+    dimension_keys: dict[str, str]
+    """Each dimension → its column's name (academic, funding, relationship, future)."""
     advisors: int
     reviews: int
 
@@ -295,6 +298,7 @@ def catalog_summary(engine: Engine) -> Catalog:
         schools=[{"name": s.name, "en": s.en, "city": s.city, "majors": sorted(offered.get(s.name, []), key=order.__getitem__)} for s in school_rows],
         majors=[{"name": m.name, "en": m.en, "code": m.code} for m in major_rows],
         dimensions=list(DIMENSIONS),
+        dimension_keys=dict(DIMENSIONS),
         advisors=n_advisors,
         reviews=n_reviews,
     )

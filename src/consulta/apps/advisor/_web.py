@@ -11,14 +11,13 @@ from typing import Annotated, Any
 
 from fastapi import Path as PathPart
 from fastapi import Query, Response
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from ...runtime import ToolError
 from .._def import WebKit, WebPart
-from ._catalog import PageContext, RankingFilters, SelectedAdvisor, VisibleAdvisor, page_context_for, save_page_context
+from ._catalog import ADVISOR_ID, SORTS, PageContext, RankingFilters, SelectedAdvisor, VisibleAdvisor, names_enum, page_context_for, save_page_context
 from ._lookups import (
     MAX_LIMIT,
-    PREFERENCE_KEYS,
     SORT_KEYS,
     AdvisorDetail,
     Catalog,
@@ -39,25 +38,42 @@ __all__ = ["STATIC", "router", "web_part"]
 
 STATIC = Path(__file__).with_name("static")
 _STATUS = {"unknown_advisor": 404, "data_unavailable": 503, "speech_unavailable": 503}
-_BODY_STATUS = {"data_unavailable": 503}
-"""A body naming something unknown is a malformed body (422), not a missing resource."""
-_NAME = Annotated[str, Query(min_length=1, max_length=40)]
+_SCHOOL = names_enum("school")
+_MAJOR = names_enum("major")
+_SPOKEN = r"^\s*\S[\s\S]*$"
+"""Text with something to say (not only spaces)."""
+_ID = Annotated[str, PathPart(max_length=12, pattern=ADVISOR_ID)]
 
 
 def web_part() -> WebPart:
     """The advisor's web part: the site's panels, script and styles, and its routes."""
-    return WebPart(static=STATIC, styles=("app.css",), router=router)
+    return WebPart(static=STATIC, styles=("app.css",), router=router, shared_data="sessions")
+
+
+class Preferences(BaseModel):
+    """A person's preferences, as they say them (zh or en)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    research_direction: str | None = Field(None, max_length=40)
+    personality: str | None = Field(None, max_length=40)
+    research_style: str | None = Field(None, max_length=40)
+    funding: str | None = Field(None, max_length=40)
 
 
 class RecommendRequest(BaseModel):
-    school: str = Field(min_length=1, max_length=40)
-    major: str = Field(min_length=1, max_length=40)
-    preferences: dict[str, str | None] = Field(default_factory=dict, max_length=len(PREFERENCE_KEYS))
+    model_config = ConfigDict(extra="forbid")
+
+    school: str = Field(min_length=1, max_length=40, json_schema_extra=_SCHOOL)
+    major: str = Field(min_length=1, max_length=40, json_schema_extra=_MAJOR)
+    preferences: Preferences = Field(default_factory=Preferences)
     limit: int = Field(3, ge=1, le=20)
 
 
 class SpeechRequest(BaseModel):
-    text: str = Field(min_length=1, max_length=MAX_SPEECH_CHARS)
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(min_length=1, max_length=MAX_SPEECH_CHARS, pattern=_SPOKEN)
     lang: str = Field("zh-CN", max_length=10)
 
 
@@ -72,11 +88,14 @@ def router(kit: WebKit) -> Any:
     def refused(error: ToolError, status: dict[str, int]) -> Exception:
         return ApiError(status.get(error.error_code, 422), error.error_code, str(error), hint=error.hint, field=error.field)
 
-    async def call(work: Any, /, *args: Any, _status: dict[str, int] = _STATUS, **kwargs: Any) -> Any:
+    async def call(work: Any, /, *args: Any, **kwargs: Any) -> Any:
         try:
             return await asyncio.to_thread(work, *args, **kwargs)
         except ToolError as error:
-            raise refused(error, _status) from None
+            raise refused(error, _STATUS) from None
+
+    school_query = Annotated[str, Query(min_length=1, max_length=40, json_schema_extra=_SCHOOL)]
+    major_query = Annotated[str, Query(min_length=1, max_length=40, json_schema_extra=_MAJOR)]
 
     @router.get("/catalog", summary="The schools and majors the site holds")
     async def catalog(host: Host, _: Principal) -> Catalog:
@@ -86,21 +105,21 @@ def router(kit: WebKit) -> Any:
 
     @router.get("/ranking", summary="A school's advisors in a major, ranked")
     async def ranking(
-        host: Host, _: Principal, school: _NAME, major: _NAME,
-        sort_by: Annotated[str, Query(max_length=10, description=f"One of {', '.join(SORT_KEYS)}")] = "overall",
+        host: Host, _: Principal, school: school_query, major: major_query,
+        sort_by: Annotated[str, Query(max_length=12, json_schema_extra={"enum": list(SORTS)})] = "overall",
         limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 20,
     ) -> Ranking:  # fmt: skip
         """422 `unknown_school`, `unknown_major`, `invalid_sort_by`; a school listing nobody in the major: empty."""
         return await call(update_ranking, host.env.store.engine, school=school, major=major, sort_by=sort_by, limit=limit)
 
     @router.get("/advisors/{advisor_id}", summary="An advisor's detail and newest reviews")
-    async def detail(host: Host, _: Principal, advisor_id: Annotated[str, PathPart(max_length=12)]) -> AdvisorDetail:
+    async def detail(host: Host, _: Principal, advisor_id: _ID) -> AdvisorDetail:
         """404 `unknown_advisor`."""
         return await call(get_advisor_detail, host.env.store.engine, advisor_id=advisor_id)
 
     @router.get("/advisors/{advisor_id}/reviews", summary="An advisor's reviews, newest first")
     async def advisor_reviews(
-        host: Host, _: Principal, advisor_id: Annotated[str, PathPart(max_length=12)], limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 5
+        host: Host, _: Principal, advisor_id: _ID, limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 5
     ) -> Reviews:
         """404 `unknown_advisor`."""
         return await call(get_advisor_reviews, host.env.store.engine, advisor_id=advisor_id, limit=limit)
@@ -109,7 +128,8 @@ def router(kit: WebKit) -> Any:
     async def recommendations(host: Host, _: Principal, body: RecommendRequest) -> Recommendations:
         """Preferences: research_direction, personality, research_style, funding (as people say them). 422
         `unknown_school`, `unknown_major`, `invalid_preference`."""
-        return await call(recommend_advisors, host.env.store.engine, school=body.school, major=body.major, preferences=body.preferences, limit=body.limit)
+        preferences = body.preferences.model_dump()
+        return await call(recommend_advisors, host.env.store.engine, school=body.school, major=body.major, preferences=preferences, limit=body.limit)
 
     @router.get("/page", summary="This session's page context (seed §3.1)")
     async def page(host: Host, principal: Principal) -> PageContext | None:
@@ -119,9 +139,9 @@ def router(kit: WebKit) -> Any:
     @router.post("/page", summary="Keep this session's page context (the page sends it before every message)")
     async def keep_page(host: Host, principal: Principal, body: PageContext) -> PageContext:
         """The context as kept: each advisor's name and title are the data's (the page's words are not trusted for
-        them). 422 `unknown_advisor` (an id the data does not have), `unknown_school`, `unknown_major`,
+        them). 404 `unknown_advisor` (an id the data does not have); 422 `unknown_school`, `unknown_major`,
         `invalid_sort_by`; nothing is kept on an error."""
-        return await call(_keep, host.env.store.engine, principal, body, _status=_BODY_STATUS)
+        return await call(_keep, host.env.store.engine, principal, body)
 
     @router.delete("/page", status_code=204, summary="Forget this session's page context")
     async def forget_page(host: Host, principal: Principal) -> Response:
@@ -129,7 +149,9 @@ def router(kit: WebKit) -> Any:
         return Response(status_code=204)
 
     @router.get("/speech", summary="Text spoken as WAV (offline synthesis)", response_class=Response, responses=wav)
-    async def speech(_: Principal, text: Annotated[str, Query(min_length=1, max_length=MAX_SPEECH_CHARS)], lang: Annotated[str, Query(max_length=10)] = "zh-CN") -> Response:
+    async def speech(
+        _: Principal, text: Annotated[str, Query(min_length=1, max_length=MAX_SPEECH_CHARS, pattern=_SPOKEN)], lang: Annotated[str, Query(max_length=10)] = "zh-CN"
+    ) -> Response:
         """Mandarin for `zh-CN`, English otherwise. 422 `speech_text_empty`, `speech_text_too_long`; 503
         `speech_unavailable`. Cached by the server and by the browser."""
         return await _spoken(text, lang)

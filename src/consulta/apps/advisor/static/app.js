@@ -16,8 +16,14 @@ const $ = (selector) => document.querySelector(selector);
 
 const MUTE_KEY = "consulta.advisor.muted";
 const SITE_TOOLS = new Set(["update_ranking", "recommend_advisors", "get_advisor_detail"]);
-const SORTS = ["overall", "学术水平", "科研经费", "师生关系", "学生前途"];
-const DIMENSION_KEYS = { 学术水平: "academic", 科研经费: "funding", 师生关系: "relationship", 学生前途: "future" };
+const LABELS = {
+  overall: "advisor.web.dimension.overall",
+  academic: "advisor.web.dimension.academic",
+  funding: "advisor.web.dimension.funding",
+  relationship: "advisor.web.dimension.relationship",
+  future: "advisor.web.dimension.future",
+};
+let columns = {}; // a dimension's name in the data (the seed's 学术水平 …) -> its column (academic …), from the catalog
 
 export function mount({ onError }) {
   const site = new Site({ root: $("#advisor-site"), view: $("#site-view"), crumb: $("#site-crumb"), mute: $("#advisor-mute"), audio: $("#advisor-voice"), onError });
@@ -79,6 +85,7 @@ class Site {
 
   async start() {
     this.catalog = await api("GET", "/api/advisor/catalog");
+    columns = this.catalog.dimension_keys;
     let hash = location.hash;
     if (!hash || hash === "#") {
       hash = this.restoredHash(await api("GET", "/api/advisor/page"));
@@ -257,12 +264,12 @@ class Site {
 
   draw() {
     this.drawMute();
-    for (const link of this.root.querySelectorAll(".site-nav [data-nav]")) {
+    for (const link of this.root.querySelectorAll("[data-nav]")) {
       link.classList.toggle("current", link.dataset.nav === this.page);
     }
     this.crumb.hidden = this.page !== "detail" || !this.detail;
     this.crumb.textContent = this.detail ? this.personName(this.detail) : "";
-    const rankingLink = this.root.querySelector('.site-nav [data-nav="ranking"]');
+    const rankingLink = this.root.querySelector("[data-nav=ranking]");
     rankingLink.href = rankingHash(this.filters);
     if (!this.catalog) {
       return;
@@ -282,13 +289,15 @@ class Site {
   }
 
   personName(advisor) {
-    return lang() === "zh-CN" ? advisor.name : `${advisor.name_en} (${advisor.name})`;
+    return lang() === "zh-CN" ? advisor.name : t("advisor.web.person_en", { name_en: advisor.name_en, name: advisor.name });
   }
 
   homeView() {
     const { schools, majors, advisors, reviews } = this.catalog;
-    const example = (school, major) =>
-      h("button", { type: "button", class: "chip", on: { click: () => this.go(rankingHash({ school, major, sort_by: "overall" })) } }, `${this.schoolName(school)} · ${this.majorName(major)}`);
+    // The major every school lists (the data's), in the first schools: the popular rankings.
+    const common = majors.map((m) => m.name).find((major) => schools.every((s) => s.majors.includes(major))) || schools[0].majors[0];
+    const example = (school) =>
+      h("button", { type: "button", class: "chip", on: { click: () => this.go(rankingHash({ school, major: common, sort_by: "overall" })) } }, t("advisor.web.school_major", { school: this.schoolName(school), major: this.majorName(common) }));
     return h(
       "div",
       { class: "site-home" },
@@ -302,7 +311,7 @@ class Site {
         stat(reviews, t("advisor.web.home.reviews")),
       ),
       h("h4", {}, t("advisor.web.home.try")),
-      h("div", { class: "chips" }, example("北京大学", "计算机科学与技术"), example("清华大学", "计算机科学与技术"), example("复旦大学", "计算机科学与技术")),
+      h("div", { class: "chips" }, ...schools.slice(0, 3).map((school) => example(school.name))),
       h("h4", {}, t("advisor.web.home.say")),
       h("ul", { class: "say" }, ...["advisor.web.home.say1", "advisor.web.home.say2", "advisor.web.home.say3", "advisor.web.home.say4"].map((key) => h("li", {}, t(key)))),
       h("h4", {}, t("advisor.web.home.all_schools")),
@@ -310,7 +319,7 @@ class Site {
         "div",
         { class: ["chips", "schools"] },
         ...schools.map((school) =>
-          h("button", { type: "button", class: "chip", on: { click: () => this.go(rankingHash({ school: school.name, major: school.majors.includes("计算机科学与技术") ? "计算机科学与技术" : school.majors[0], sort_by: "overall" })) } }, this.schoolName(school.name)),
+          h("button", { type: "button", class: "chip", on: { click: () => this.go(rankingHash({ school: school.name, major: school.majors.includes(common) ? common : school.majors[0], sort_by: "overall" })) } }, this.schoolName(school.name)),
         ),
       ),
     );
@@ -341,7 +350,7 @@ class Site {
       select("filter-major", t("advisor.web.filter.major"), major, [["", t("advisor.web.filter.pick_major")], ...majors.map((m) => [m, this.majorName(m)])], (value) =>
         this.go(rankingHash({ school, major: value, sort_by: sort })),
       ),
-      select("filter-sort", t("advisor.web.filter.sort"), sort, SORTS.map((key) => [key, dimensionName(key)]), (value) => this.go(rankingHash({ school, major, sort_by: value }))),
+      select("filter-sort", t("advisor.web.filter.sort"), sort, ["overall", ...this.catalog.dimensions].map((key) => [key, dimensionName(key)]), (value) => this.go(rankingHash({ school, major, sort_by: value }))),
     );
   }
 
@@ -409,8 +418,8 @@ class Site {
         h(
           "div",
           {},
-          h("h3", { class: "detail-name" }, this.personName(a), " ", h("span", { class: "advisor-title" }, english ? a.title_en : a.title)),
-          h("p", { class: "muted" }, `${this.schoolName(a.school)} · ${a.majors.map((m) => this.majorName(m)).join(t("advisor.web.list_separator"))}`),
+          h("h3", { class: "detail-name" }, h("span", {}, this.personName(a)), h("span", { class: "advisor-title" }, english ? a.title_en : a.title)),
+          h("p", { class: "muted" }, t("advisor.web.school_major", { school: this.schoolName(a.school), major: a.majors.map((m) => this.majorName(m)).join(t("advisor.web.list_separator")) })),
         ),
         h(
           "div",
@@ -442,7 +451,7 @@ class Site {
             { class: "review" },
             h("div", { class: "review-head" }, h("span", {}, english ? r.author_en : r.author), h("span", { class: "muted" }, r.date), h("span", { class: ["score", "small-score"] }, r.overall.toFixed(1))),
             h("p", {}, english ? r.text_en : r.text),
-            h("p", { class: ["review-scores", "muted", "small"] }, Object.entries(r.ratings).map(([name, value]) => `${dimensionName(name)} ${value}`).join(" · ")),
+            h("p", { class: ["review-scores", "muted", "small"] }, ...Object.entries(r.ratings).map(([name, value]) => h("span", {}, t("advisor.web.review.score", { dimension: dimensionName(name), score: value })))),
           ),
         ),
       ),
@@ -487,15 +496,17 @@ function flatPreferences(params) {
 // ---- small pieces ------------------------------------------------------------------------------------------------------
 
 function dimensionName(key) {
-  return key === "overall" ? t("advisor.web.dimension.overall") : t(`advisor.web.dimension.${DIMENSION_KEYS[key] || key}`);
+  return t(LABELS[key === "overall" ? key : columns[key]] || key);
 }
 
 function bar(name, value) {
+  const fill = h("span");
+  fill.style.width = `${Math.round((value / 5) * 100)}%`;
   return h(
     "div",
-    { class: "dimension", dataset: { dimension: name } },
+    { class: "dimension", dataset: { dimension: columns[name] || name } },
     h("span", { class: "dimension-name" }, dimensionName(name)),
-    h("span", { class: "dimension-bar", "aria-hidden": "true" }, h("span", { style: `width: ${Math.round((value / 5) * 100)}%` })),
+    h("span", { class: "dimension-bar", "aria-hidden": "true" }, fill),
     h("span", { class: "dimension-value" }, Number(value).toFixed(1)),
   );
 }
