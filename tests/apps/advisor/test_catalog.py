@@ -129,3 +129,25 @@ def test_the_page_context_is_kept_per_principal(engine: Engine) -> None:
     assert page_context_for(engine, "alice").selected_advisor.name == "张三"  # type: ignore[union-attr]
     save_page_context(engine, "alice", None)
     assert page_context_for(engine, "alice") is None
+
+
+@pytest.mark.both_backends
+def test_the_catalog_and_page_contexts_on_either_database(store_url: str) -> None:
+    """Loaded once and read alike on SQLite and PostgreSQL (the store's own database); a page context replaced in
+    place (an upsert on either)."""
+    from consulta.apps.advisor._lookups import update_ranking
+    from consulta.runtime import Store
+
+    store = Store(store_url)
+    try:
+        engine = store.engine
+        assert ensure_catalog(engine) is True and ensure_catalog(engine) is False
+        ranking = update_ranking(engine, school="北京大学", major="计算机科学与技术", sort_by="学生前途")
+        values = [a.ratings["学生前途"] for a in ranking.advisors]
+        assert values and values == sorted(values, reverse=True)
+        first = PageContext.model_validate({"current_page": "ranking", "ranking_filters": {"school": "北京大学", "major": "计算机科学与技术"}})
+        save_page_context(engine, "web:alice", first)
+        save_page_context(engine, "web:alice", first.model_copy(update={"current_page": "home"}))
+        assert page_context_for(engine, "web:alice").current_page == "home"  # type: ignore[union-attr]
+    finally:
+        store.close()

@@ -255,7 +255,7 @@ class Site {
     if (this.muted) {
       return;
     }
-    const query = new URLSearchParams({ text: text.slice(0, 200), lang: lang() });
+    const query = new URLSearchParams({ text: text.slice(0, 200), lang: spokenLanguage(text) });
     this.audio.src = `/api/advisor/speech?${query}`;
     this.audio.play().catch(() => {}); // a browser that refuses to play still shows the reply
   }
@@ -494,6 +494,13 @@ function flatPreferences(params) {
 }
 
 // ---- small pieces ------------------------------------------------------------------------------------------------------
+
+// The voice for a reply: Mandarin when it is mostly Chinese (whatever the page's language), else English.
+export function spokenLanguage(text) {
+  const han = (text.match(/[\u4e00-\u9fff]/g) || []).length;
+  const words = (text.match(/[A-Za-z]+/g) || []).length;
+  return han && han >= words ? "zh-CN" : "en";
+}
 
 function dimensionName(key) {
   return t(LABELS[key === "overall" ? key : columns[key]] || key);
