@@ -8,8 +8,8 @@ test-artifacts/web/.
 
 `test_the_seed_s_conversation_with_the_advisor_agent` plays it again with the real app (apps/advisor: its agent settles
 the turns in code; the scripted model writes only the description of "the first one"): the page's context read by the
-agent ("第一个", "他"), the ambiguous 交大 answered in the chat's question form, a reload that keeps the page and shows
-each reply's words (not its JSON)."""
+agent ("第一个", "他"), "the first one" with no list (§6.3), the ambiguous 交大 answered in the chat's question form, a
+correction ("不对，是清华"), a reload that keeps the page and shows each reply's words (not its JSON)."""
 
 from __future__ import annotations
 
@@ -165,6 +165,8 @@ def test_the_site_the_chat_and_the_seed_s_conversation(open_page: Any, tmp_path:
         p.close()
 
 
+EMPTY_LIST = {"zh-CN": "第一个导师怎么样？", "en": "How is the first one?"}
+CORRECTION = {"zh-CN": ("不对，是清华", "清华大学"), "en": ("No, I meant Tsinghua", "清华大学")}
 REAL_TURNS = {
     "zh-CN": ["我想考北京大学计算机系", "我想做机器学习，希望导师温和一点", "第一个导师怎么样？", "我想看看他的详细信息", "我想考交大计算机"],
     "en": ["I want to study computer science at Peking University", "I'd like machine learning and a gentle advisor",
@@ -188,6 +190,12 @@ def test_the_seed_s_conversation_with_the_advisor_agent(open_page: Any, tmp_path
         page.set_default_timeout(20_000)
         engine = app.state.host.store.engine
         first = update_ranking(engine, **PKU_CS).advisors[0]
+
+        # "the first one" with no list on the page: §6.3's reply, and the page stays home
+        said = send(p, EMPTY_LIST[lang])
+        if lang == "zh-CN":
+            assert said == "目前还没有导师列表，请先告诉我你的学校和专业。"
+        assert page_context(page)["current_page"] == "home" and "#/ranking" not in decodeURIComponent_hash(page)
 
         send(p, turns[0])
         page.wait_for_function("() => decodeURIComponent(location.hash).includes('school=北京大学')")
@@ -228,11 +236,17 @@ def test_the_seed_s_conversation_with_the_advisor_agent(open_page: Any, tmp_path
         wait_for(lambda: page_context(page)["ranking_filters"]["school"] == "上海交通大学", what="the new school in the page context")
         p.shot(f"{name}-05-answered")
 
+        # a correction replaces the school; the ranking follows
+        words, school = CORRECTION[lang]
+        send(p, words)
+        page.wait_for_function("(school) => decodeURIComponent(location.hash).includes(`school=${school}`)", arg=school)
+        wait_for(lambda: page_context(page)["ranking_filters"]["school"] == school, what="the corrected school in the page context")
+
         # a reload: the same page, and the conversation's replies shown as words
         page.reload()
         page.wait_for_selector("body[data-ready=true]")
-        page.wait_for_function("() => document.querySelectorAll('#transcript .msg.agent').length >= 5")
-        assert decodeURIComponent_hash(page).find("上海交通大学") > 0
+        page.wait_for_function("() => document.querySelectorAll('#transcript .msg.agent').length >= 7")
+        assert decodeURIComponent_hash(page).find("清华大学") > 0
         bubbles = page.locator("#transcript .msg.agent .bubble").all_inner_texts()
         assert not any(text.lstrip().startswith("{") for text in bubbles), bubbles
         p.shot(f"{name}-06-reloaded")

@@ -222,3 +222,15 @@ def test_the_schema_names_what_is_valid(client: TestClient) -> None:
     assert "计算机科学与技术" in ranking["major"]["enum"] and "师生关系" in ranking["sort_by"]["enum"]
     filters = schema["components"]["schemas"]["RankingFilters"]["properties"]
     assert None in filters["school"]["enum"] and "清华大学" in filters["school"]["enum"]
+
+
+def test_the_page_context_outlives_the_server(tmp_path: Path) -> None:
+    """Kept in the store: a restarted server gives the same session its page back (the page reopens there)."""
+    context = {"current_page": "ranking", "ranking_filters": {**PKU_CS, "sort_by": "学生前途"}}
+    with TestClient(create_app(app=stand_in_app(), settings=settings(tmp_path))) as client:
+        token = client.post("/api/sessions").json()["token"]
+        headers = {"Authorization": f"Bearer {token}"}
+        kept = client.post("/api/advisor/page", json=context, headers=headers)
+        assert kept.status_code == 200, kept.text
+    with TestClient(create_app(app=stand_in_app(), settings=settings(tmp_path))) as client:
+        assert client.get("/api/advisor/page", headers=headers).json() == kept.json()
