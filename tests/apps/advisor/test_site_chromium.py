@@ -79,6 +79,9 @@ def test_the_site_the_chat_and_the_seed_s_conversation(open_page: Any, tmp_path:
         assert page.locator("#advisor-mic").count() == (1 if has_recognition else 0)
         assert page_context(page) == {"current_page": "home", "visible_advisors": [], "selected_advisor": None,
                                       "ranking_filters": {"school": None, "major": None, "sort_by": "overall"}, "recommended": []}  # fmt: skip
+        page.locator(".say button").first.click()  # an example goes in the message box, unquoted
+        assert page.input_value("#prompt") == t["advisor.web.home.say1"][1:-1]
+        page.fill("#prompt", "")
         p.shot(f"{name}-01-home")
 
         # the ranking, filtered and sorted by hand

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 import weakref
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any, Literal
 
 from pydantic import BaseModel
 from sqlalchemy import func, select
-from sqlalchemy.engine import Engine, Row
+from sqlalchemy.engine import Connection, Engine, Row
 from sqlalchemy.exc import SQLAlchemyError
 
 from ...runtime import ToolError
@@ -309,26 +310,17 @@ def catalog_summary(engine: Engine) -> Catalog:
 _ready: weakref.WeakSet[Engine] = weakref.WeakSet()
 
 
-class _connect:
+@contextmanager
+def _connect(engine: Engine) -> Iterator[Connection]:
     """A read connection to a loaded catalog; a database error becomes LookupFailed("data_unavailable")."""
-
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-
-    def __enter__(self) -> Any:
-        try:
-            if self.engine not in _ready:
-                ensure_catalog(self.engine)
-                _ready.add(self.engine)
-            self.conn = self.engine.connect()
-        except SQLAlchemyError as error:
-            raise _unavailable(error) from error
-        return self.conn
-
-    def __exit__(self, kind: Any, error: Any, tb: Any) -> None:
-        self.conn.close()
-        if isinstance(error, SQLAlchemyError):
-            raise _unavailable(error) from error
+    try:
+        if engine not in _ready:
+            ensure_catalog(engine)
+            _ready.add(engine)
+        with engine.connect() as conn:
+            yield conn
+    except SQLAlchemyError as error:
+        raise _unavailable(error) from error
 
 
 def _unavailable(error: SQLAlchemyError) -> LookupFailed:

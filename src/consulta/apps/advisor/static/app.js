@@ -313,7 +313,13 @@ class Site {
       h("h4", {}, t("advisor.web.home.try")),
       h("div", { class: "chips" }, ...schools.slice(0, 3).map((school) => example(school.name))),
       h("h4", {}, t("advisor.web.home.say")),
-      h("ul", { class: "say" }, ...["advisor.web.home.say1", "advisor.web.home.say2", "advisor.web.home.say3", "advisor.web.home.say4"].map((key) => h("li", {}, t(key)))),
+      h(
+        "ul",
+        { class: "say" },
+        ...["advisor.web.home.say1", "advisor.web.home.say2", "advisor.web.home.say3", "advisor.web.home.say4"].map((key) =>
+          h("li", {}, h("button", { type: "button", class: "link", on: { click: () => fillPrompt(t(key).slice(1, -1)) } }, t(key))),
+        ),
+      ),
       h("h4", {}, t("advisor.web.home.all_schools")),
       h(
         "div",
@@ -553,6 +559,15 @@ function showSpokenWords(transcript) {
       }
     }
   }).observe(transcript, { childList: true });
+}
+
+// An example put in the message box (the catalog's examples are quoted: the quotes stay out).
+function fillPrompt(text) {
+  const prompt = $("#prompt");
+  if (prompt && !prompt.disabled) {
+    prompt.value = text;
+    prompt.focus();
+  }
 }
 
 // Voice input where the browser has speech recognition: the words heard go in the message box and are sent.
