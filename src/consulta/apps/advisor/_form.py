@@ -192,15 +192,15 @@ class Extraction:
 
 
 def _weak_major(found: Found, text: str, school_ends: Iterable[int]) -> bool:
-    """A short major alias (环境, 管理, 工程 …) said in passing (实验室环境好) is not a major: it counts right after a
-    school, before 系/专业/学科/方向 or after 读/考/学/报/专业是, or when it is the whole message."""
+    """A short major alias (环境, 管理, 工程 …) said in passing (实验室环境好) is not a major: it counts in a message
+    that names a school (南大的物理), before 系/专业/学科/方向, after 读/考/学/报/专业是, or as the whole message."""
     said = text[found.start : found.end]
     if len(said) >= 3 or not re.search(r"[\u4e00-\u9fff]", said):
         return False
     if isinstance(found.result, Match) and found.result.name == said:
         return False  # the full name (法学, 化学)
     before, after = text[: found.start], text[found.end :]
-    if found.start in set(school_ends) or re.match(r"\s*(?:系|专业|学科|类|方向|学院)", after) or re.search(r"(?:读|考|学|报|专业是|专业)\s*$", before):
+    if school_ends or re.match(r"\s*(?:系|专业|学科|类|方向|学院)", after) or re.search(r"(?:读|考|学|报|专业是|专业)\s*$", before):
         return False
     return text.strip(" 。.!！?？,，") != said
 

@@ -110,9 +110,10 @@ class _Entry:
 class NameBook:
     """The names of one kind (schools or majors): `resolve` one name as typed, `find` the names in free text."""
 
-    def __init__(self, entries: list[_Entry], ambiguous: dict[str, list[str]], *, spoken: re.Pattern[str] | None = None, spoken_min: int = 3) -> None:
+    def __init__(self, entries: list[_Entry], ambiguous: dict[str, list[str]], *, spoken: re.Pattern[str] | None = None, spoken_min: int = 3, spoken_en: re.Pattern[str] | None = None) -> None:
         self.entries = entries
         self.spoken = spoken
+        self.spoken_en = spoken_en
         self.spoken_min = spoken_min
         self.names = tuple(e.name for e in entries)
         self._en = {e.name: e.en for e in entries}
@@ -147,6 +148,13 @@ class NameBook:
         self._forms = sorted(forms, key=len, reverse=True)
         self._fuzzy_cjk = sorted({f for f in (*self._exact_forms(), *ambiguous) if _CJK.search(f)})
         self._fuzzy_ascii = sorted({_fold(f) for f in self._exact_forms() if not _CJK.search(f)} | set(self._pinyin))
+        # English names scored without the words every school shares ("University of …"), else Harvard University
+        # would look close to Peking University
+        self._stems: dict[str, set[str]] = {}
+        for e in entries:
+            for form in (e.en, *e.aliases):
+                if not _CJK.search(form) and (stem := _stem(form)):
+                    self._stems.setdefault(stem, set()).add(e.name)
 
     def _exact_forms(self) -> list[str]:
         return [f for e in self.entries for f in (e.name, e.en, *e.aliases)]
@@ -209,9 +217,15 @@ class NameBook:
         if len(query) < 4:
             return Unknown((), said)
         scored: dict[str, float] = {}
-        for form, score, _ in process.extract(query, self._fuzzy_ascii, scorer=fuzz.ratio, limit=12):
-            for name in self._targets(form):
-                scored[name] = max(scored.get(name, 0.0), float(score))
+        stem = _stem(said)
+        if stem != query:  # said with a shared word: compare what distinguishes it
+            for form, score, _ in process.extract(stem, list(self._stems), scorer=fuzz.ratio, limit=12):
+                for name in self._stems[form]:
+                    scored[name] = max(scored.get(name, 0.0), float(score))
+        else:
+            for form, score, _ in process.extract(query, self._fuzzy_ascii, scorer=fuzz.ratio, limit=12):
+                for name in self._targets(form):
+                    scored[name] = max(scored.get(name, 0.0), float(score))
         ranked = sorted(scored.items(), key=lambda item: -item[1])
         if not ranked:
             return Unknown((), said)
@@ -296,6 +310,9 @@ class NameBook:
                     result = self._fuzzy(said)
                     if not isinstance(result, Unknown):
                         take(result, start, end)
+        for m in self.spoken_en.finditer(text) if self.spoken_en is not None else ():
+            if free(m.start(), m.end()):
+                take(self.resolve(m.group(0)), m.start(), m.end())
         if self.spoken is None:
             return
         for m in self.spoken.finditer(text):
@@ -308,6 +325,8 @@ class NameBook:
 
 _SCHOOL_SAID = re.compile(r"[\u4e00-\u9fff]{2,10}?大学(?!生)")
 """A Chinese school name not in the data word for word ends in 大学 (not 大学生)."""
+_SCHOOL_SAID_EN = re.compile(r"\b(?:[A-Z][A-Za-z'\-]+\s+){1,4}(?:University|College|Institute)\b|\bUniversity\s+of\s+[A-Z][A-Za-z'\-]+(?:\s+[A-Z][A-Za-z'\-]+){0,3}")
+"""An English school name not in the data word for word (Harvard University, University of Oxford)."""
 _MAJOR_SAID = re.compile(r"(?<=[读考学报])[\u4e00-\u9fff]{2,8}?(?=系|专业)")
 """A major not in the data word for word: what follows 读/考/学/报 and comes before 系/专业 (我想读材料专业)."""
 _NOT_NAMES = frozenset({"上大学", "读大学", "考大学", "关系", "联系", "体系"})
@@ -320,6 +339,14 @@ _ENGLISH = frozenset(
      "strict", "kind", "nice", "funding", "research", "theory", "industry", "details", "reviews", "show", "tell", "more",
      "know", "think", "maybe", "also", "just", "actually", "sorry", "instead", "change", "rather", "prefer"}
 )
+
+
+_SHARED_WORDS = re.compile(r"\b(?:university|college|institute|of|the|china|chinese|science|and|technology)\b", re.IGNORECASE)
+
+
+def _stem(text: str) -> str:
+    """An English name without the words names share (Zhejiang University → zhejiang)."""
+    return _fold(_SHARED_WORDS.sub(" ", text))
 
 
 def _strip_fillers(span: str) -> str:
@@ -346,7 +373,7 @@ def _entries(rows: list[dict]) -> list[_Entry]:
 def schools() -> NameBook:
     """The schools of `names.yaml`."""
     data = _data()
-    return NameBook(_entries(data["schools"]), dict(data.get("ambiguous") or {}), spoken=_SCHOOL_SAID, spoken_min=4)
+    return NameBook(_entries(data["schools"]), dict(data.get("ambiguous") or {}), spoken=_SCHOOL_SAID, spoken_min=4, spoken_en=_SCHOOL_SAID_EN)
 
 
 @cache
