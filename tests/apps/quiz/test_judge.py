@@ -96,3 +96,45 @@ def test_references_without_a_topic_come_from_the_category() -> None:
         assert len(chosen) == MIN_REFERENCES and all(category in r.categories for r in chosen)
     assert len(choose_references(category=None, texts=[], lang="en")) == MIN_REFERENCES
     assert "mysql" not in {w for r in choose_references(category="technical", texts=["mysql"], lang="en") for w in r.topics}
+
+
+def _grading_eval():  # type: ignore[no-untyped-def]
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[3] / "bench" / "eval_quiz_grading.py"
+    spec = importlib.util.spec_from_file_location("eval_quiz_grading", path)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+def test_cohen_kappa() -> None:
+    kappa = _grading_eval().cohen_kappa
+    assert kappa([True, False, True, False], [True, False, True, False]) == 1.0
+    assert kappa([True, True, False, False], [False, False, True, True]) == -1.0
+    # 20 items: 15 agree; both say yes 10 times -> chance 0.5, observed 0.75
+    a = [True] * 10 + [False] * 10
+    b = [True] * 7 + [False] * 3 + [True] * 3 + [False] * 7
+    assert kappa(a, b) == pytest.approx(0.4)
+    assert kappa([True, True], [True, True]) is None
+    with pytest.raises(ValueError):
+        kappa([True], [True, False])
+
+
+def test_the_labelled_set_and_the_grading_eval_with_a_scripted_model(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    bench = _grading_eval()
+    questions, answers = bench.load_set()
+    assert len(answers) >= 100 and {a["label"] for a in answers} == {"correct", "incorrect"}
+    assert {a["question_id"] for a in answers} == set(questions) and len({a["id"] for a in answers}) == len(answers)
+    assert bench.expected_ideas(questions["PS_51a"]["question"], questions["PS_51a"]["reference_answer"]) == ["tighter", "pitch", "higher"]
+    script = tmp_path / "grade.yaml"
+    script.write_text("- tool_calls:\n    - name: final_result\n      args: {score: 90, reasoning: ok, missing: []}\n", encoding="utf-8")
+    out = tmp_path / "out.json"
+    assert bench.main(["--model", f"scripted:{script}", "--limit", "8", "--out", str(out), "--quiet"]) == 0
+    record = json.loads(out.read_text(encoding="utf-8"))
+    assert record["summary"]["n"] == 8 and len({a["question_id"] for a in record["answers"]}) == 4
+    assert all(a["model_score"] == 90 and a["score"] <= 90 for a in record["answers"])
+    assert record["summary"]["model_raw_at_80"]["kappa"] == 0.0  # a constant grader agrees by chance only
