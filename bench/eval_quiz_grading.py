@@ -40,7 +40,8 @@ from _common import source_version  # noqa: E402
 
 from consulta.apps.quiz._judge import JudgeUnavailable, ModelJudge  # noqa: E402
 from consulta.apps.quiz._score import CORRECT_THRESHOLD, FALLBACK_SCORE, keyword_matches, short_answer_score  # noqa: E402
-from consulta.models import resolve_model  # noqa: E402
+from consulta.config import Settings  # noqa: E402
+from consulta.models import prepare_model  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data" / "grading"
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -170,7 +171,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--limit must be at least 1")
     questions, answers = load_set()
     chosen = interleaved(answers)[: args.limit] if args.limit else interleaved(answers)
-    judge = ModelJudge(resolve_model(args.model), timeout=args.timeout)
+    loading = time.perf_counter()
+    model = prepare_model(args.model, models_dir=Settings.from_env().models_dir)  # loaded before the clock starts
+    load_seconds = round(time.perf_counter() - loading, 1)
+    judge = ModelJudge(model, timeout=args.timeout)
     started = time.perf_counter()
     graded = asyncio.run(grade_all(judge, questions, chosen, progress=not args.quiet))
     summary = summarize(graded)
@@ -178,7 +182,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     record = {
         "benchmark": "eval_quiz_grading", "source": source_version(), "model": args.model, "limit": args.limit,
         "dataset": "SemEval-2013 Task 7 SciEntsBank, 4 questions, 2-way labels (CC BY-SA 3.0; bench/data/grading)",
-        "correct_threshold": CORRECT_THRESHOLD, "wall_seconds": round(time.perf_counter() - started, 1),
+        "correct_threshold": CORRECT_THRESHOLD, "load_seconds": load_seconds, "wall_seconds": round(time.perf_counter() - started, 1),
         "summary": summary, "answers": graded,
     }
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -140,3 +140,15 @@ def test_bad_input_is_refused_before_the_model_is_asked(kwargs: dict[str, Any], 
     with pytest.raises(error, match=field):
         asyncio.run(score_and_explain(**args, judge=judge))
     assert judge.model.calls == 0
+
+
+def test_a_budget_keeps_the_exact_score_when_the_explanation_is_slow() -> None:
+    import time
+
+    from ._scripts import silent
+
+    started = time.monotonic()
+    result = score(question_type="multiple_choice", user_answer="HAVING", correct_answer="HAVING", category="technical", judge=silent(30), budget=0.3)
+    assert time.monotonic() - started < 5
+    assert result["score"] == 100 and result["is_correct"] is True and result["fallback"] is False
+    assert_explained(result)

@@ -112,3 +112,13 @@ def test_bad_input_is_refused_before_the_model_is_asked(kwargs: dict[str, Any], 
     with pytest.raises(error, match=field):
         validate(**kwargs, judge=judge)
     assert judge.model.calls == 0
+
+
+def test_a_budget_bounds_a_batch_and_the_rest_falls_back() -> None:
+    import time
+
+    judge = silent(30)
+    started = time.monotonic()
+    results = validate([GOOD_MC["stem"]] * 3, "multiple_choice", [GOOD_MC["choices"]] * 3, ["HAVING"] * 3, batch=True, judge=judge, budget=0.3)
+    assert time.monotonic() - started < 5
+    assert [r["fallback"] for r in results] == [True, True, True] and all(r["recommendation"] == "reject" for r in results)
