@@ -88,6 +88,7 @@ def test_every_flaw_rule_is_exercised_in_both_languages() -> None:
         ("下列关于锁的说法，哪一项是错误的？", True),
         ("除了原子性以外，下列哪一项也属于 ACID？", True),
         ("下列关于锁的说法，哪一项是【错误的】？", False),
+        ("反驳时攻击提出观点的人，而不是观点本身，这属于哪种谬误？", False),  # 而不是: "rather than"
     ],
 )
 def test_negative_stems(stem: str, flagged: bool) -> None:
@@ -108,6 +109,14 @@ def test_true_false_items() -> None:
     assert failed("Python lists are mutable.", kind="true_false", answer="maybe") == ["true_false_answer"]
     assert failed("Python lists are always sorted.", kind="true_false", answer="False") == ["absolute_terms"]
     assert failed("Python 的列表总是有序排列的。", kind="true_false", answer="错误") == ["absolute_terms"]
+
+
+def test_terms_that_only_look_absolute_or_vague() -> None:
+    # 所有者权益 is "owners' equity"; "normally distributed" names a distribution; a sweeping claim that is True is no cue
+    assert failed("哪张财务报表反映企业在某一时点的财务状况？", ["资产负债表", "利润表", "现金流量表", "所有者权益变动表"], "资产负债表") == []
+    assert failed("What does the central limit theorem say about sample means?", ["They are approximately normally distributed for large samples", "They equal the population mean", "They have zero variance", "They follow the population's distribution"], "They are approximately normally distributed for large samples") == ["longest_option_is_key"]
+    assert failed("In a B-tree index, all leaf pages are at the same depth.", kind="true_false", answer="True") == []
+    assert failed("In a B-tree index, all leaf pages are at different depths.", kind="true_false", answer="False") == ["absolute_terms"]
 
 
 def test_rule_score_structural_rejects_flaw_revises() -> None:

@@ -101,6 +101,7 @@ def test_grading_failure_gives_the_seeds_fallback() -> None:
     result = score(question_type="short_answer", user_answer="Atomicity", correct_keywords=["atomicity", "isolation"], category="business", judge=failing())
     assert result["score"] == 50 and result["is_correct"] is False and result["fallback"] is True
     assert result["keyword_matches"] == ["atomicity"] and "provisional score of 50" in result["feedback"]
+    assert result["explanation"].startswith("Automatic grading was not available") and "not correct" not in result["explanation"]
     assert_explained(result)  # written by code from what is known and the references
 
 

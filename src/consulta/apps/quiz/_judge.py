@@ -22,7 +22,7 @@ from ...runtime import current_tool_call, typed_answer
 
 __all__ = ["AnswerGrade", "Budget", "Explanation", "ItemJudgment", "JudgeUnavailable", "ModelJudge"]
 
-Short = Annotated[str, Field(max_length=160)]
+Short = Annotated[str, Field(max_length=100)]  # short outputs: a small local model writes ~9 tokens/s
 Rating = Annotated[int, Field(ge=1, le=5)]
 
 
@@ -49,14 +49,14 @@ class AnswerGrade(BaseModel):
     """The model's grade of a short answer, 0-100, and what it lacks."""
 
     score: int = Field(ge=0, le=100, description="0 wrong or off-topic, 50 partly right, 100 fully right")
-    reasoning: str = Field(max_length=300, description="One or two sentences: why this score.")
-    missing: list[Annotated[str, Field(max_length=60)]] = Field(default_factory=list, max_length=3, description="Key ideas the answer lacks.")
+    reasoning: str = Field(max_length=200, description="One or two sentences: why this score.")
+    missing: list[Annotated[str, Field(max_length=40)]] = Field(default_factory=list, max_length=3, description="Key ideas the answer lacks.")
 
 
 class Explanation(BaseModel):
     """The model's explanation of an item's answer for the learner."""
 
-    explanation: str = Field(min_length=1, max_length=900, description="Why the right answer is right and the learner's answer is or is not.")
+    explanation: str = Field(min_length=1, max_length=600, description="Why the right answer is right and the learner's answer is or is not.")
     key_points: list[Short] = Field(default_factory=list, max_length=4, description="Facts to remember.")
 
 

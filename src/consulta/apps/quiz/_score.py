@@ -131,6 +131,8 @@ async def score_and_explain(
     texts = [stem or "", topic or "", correct_answer or "", *keywords]
     prose, points = "", list(key_points)
     try:
+        if fallback_reason is not None:
+            raise JudgeUnavailable(fallback_reason)  # ungraded: the model is not asked to explain a verdict nobody made
         remaining = left(reserve=MIN_EXPLAIN_SECONDS)
         written = await judge.explain(
             question_type=question_type, user_answer=user_answer, is_correct=is_correct, stem=stem,
@@ -146,6 +148,7 @@ async def score_and_explain(
         text = _explanation(
             lang=lang, prose=prose, question_type=question_type, score=score, is_correct=is_correct, user_answer=user_answer,
             correct_answer=correct_answer, found=found, missing=missing, background=explanation, points=points, references=references,
+            ungraded=fallback_reason,
         )
         if len(text) >= MIN_EXPLANATION_CHARS:
             break
@@ -218,11 +221,14 @@ def _explanation(
     background: str | None,
     points: list[str],
     references: list[Reference],
+    ungraded: str | None = None,
 ) -> str:
     """The model's prose, then what code knows, then what each reference covers — until 500 characters or more."""
     verdict = t("quiz.judge.explain.correct" if is_correct else "quiz.judge.explain.incorrect", lang)
     if question_type == "short_answer":
         verdict = f"{t('quiz.judge.explain.scored', lang, score=score)} {verdict}"
+    if ungraded is not None:
+        verdict = t("quiz.judge.feedback.fallback", lang, reason=ungraded)
     sections = [verdict, prose] if prose else [verdict]
     facts = [t("quiz.judge.explain.your_answer", lang, answer=user_answer.strip())]
     if correct_answer and question_type != "short_answer":
