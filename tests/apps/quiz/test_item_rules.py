@@ -125,3 +125,20 @@ def test_rule_score_structural_rejects_flaw_revises() -> None:
     flawed = Item(stem="Which of the following is not a Python built-in type?", question_type="multiple_choice", choices=("list", "dict", "array", "tuple"), correct_answer="array")
     assert 0.70 <= rule_score(check_item(flawed)) < 0.85
     assert rule_score([]) == 1.0
+
+
+def test_every_failed_rule_reads_as_one_line_in_both_languages() -> None:
+    from consulta.i18n import t
+
+    from consulta.apps.quiz._item_rules import RULES
+
+    items = [Item(stem=s, question_type="multiple_choice", choices=tuple(c), correct_answer=a) for _, s, c, a in BAD]
+    items += [Item(stem="Q?", question_type="multiple_choice", choices=("a", "a", "b"), correct_answer="c"), Item(stem="Is it?", question_type="true_false", correct_answer="maybe")]
+    seen = set()
+    for item in items:
+        for failure in check_item(item):
+            seen.add(failure.rule)
+            for lang in ("en", "zh-CN"):
+                line = t(f"quiz.judge.rule.{failure.rule}", lang, **failure.values)
+                assert line and "\n" not in line and "{" not in line
+    assert seen == {r.name for r in RULES}

@@ -122,3 +122,13 @@ def test_a_budget_bounds_a_batch_and_the_rest_falls_back() -> None:
     results = validate([GOOD_MC["stem"]] * 3, "multiple_choice", [GOOD_MC["choices"]] * 3, ["HAVING"] * 3, batch=True, judge=judge, budget=0.3)
     assert time.monotonic() - started < 5
     assert [r["fallback"] for r in results] == [True, True, True] and all(r["recommendation"] == "reject" for r in results)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-CN"])
+def test_every_flaw_reaches_the_result_named_and_worded(lang: str) -> None:
+    from .test_item_rules import BAD
+
+    for rule, stem, choices, answer in BAD:
+        result = validate(stem, "multiple_choice", choices, answer, judge=scripted(rating()), lang=lang)
+        assert rule in result["failed_rules"] and result["recommendation"] in ("revise", "reject")
+        assert len(result["issues"]) == len(result["failed_rules"])

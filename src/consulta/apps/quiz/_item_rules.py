@@ -270,7 +270,7 @@ def _longest_option_is_key(item: Item) -> dict[str, Any] | None:
         return None
     key = _width(item.choices[item.key_index])  # type: ignore[index]
     longest_other = max(_width(d) for d in item.distractors)
-    return {"key": key, "other": longest_other} if key >= 1.4 * longest_other and key - longest_other >= 12 else None
+    return {"key_width": key, "other_width": longest_other} if key >= 1.4 * longest_other and key - longest_other >= 12 else None
 
 
 def _key_repeats_stem(item: Item) -> dict[str, Any] | None:
