@@ -13,11 +13,12 @@ import asyncio
 import json
 import time
 from collections.abc import Sequence
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 from pydantic_ai.models import Model
 
+from ...i18n import t
 from ...runtime import current_tool_call, typed_answer
 
 __all__ = ["AnswerGrade", "Budget", "Explanation", "ItemJudgment", "JudgeUnavailable", "ModelJudge"]
@@ -75,7 +76,16 @@ class Budget:
 
 
 class JudgeUnavailable(Exception):
-    """The model gave no usable judgment (timeout, error, an answer that never fit): use the seed's fallback."""
+    """The model gave no usable judgment: use the seed's fallback. `kind` says why in a word a person's catalog words
+    (`timeout`, `no_time`, `error`); the message has the detail for logs."""
+
+    def __init__(self, kind: Literal["timeout", "no_time", "error"], detail: str) -> None:
+        super().__init__(detail)
+        self.kind = kind
+
+    def reason(self, lang: str) -> str:
+        """Why, in `lang`, one short phrase."""
+        return t(f"quiz.judge.unavailable.{self.kind}", lang)
 
 
 _ITEM_INSTRUCTIONS = (
@@ -177,7 +187,7 @@ class ModelJudge:
         """One typed answer within `timeout` seconds (default: the judge's; a caller's shorter budget wins)."""
         limit = self.timeout if timeout is None else min(timeout, self.timeout)
         if limit <= 0:
-            raise JudgeUnavailable("no time was left for the model")
+            raise JudgeUnavailable("no_time", "no time was left for the model")
         try:
             answer = await asyncio.wait_for(
                 typed_answer(
@@ -189,7 +199,7 @@ class ModelJudge:
         except asyncio.CancelledError:
             raise
         except TimeoutError as error:
-            raise JudgeUnavailable(f"the model did not answer within {limit:g} s") from error
+            raise JudgeUnavailable("timeout", f"the model did not answer within {limit:g} s") from error
         except Exception as error:  # a model or transport error of any kind: the caller's fallback applies
-            raise JudgeUnavailable(f"{type(error).__name__}: {error}") from error
+            raise JudgeUnavailable("error", f"{type(error).__name__}: {error}") from error
         return answer.output  # type: ignore[return-value]
