@@ -1,0 +1,205 @@
+"""The model's judgments for tools 4 and 6, each one small structured answer (a pydantic type the model fills).
+
+`ModelJudge(model)` takes any pydantic-ai Model (the embedded one, an endpoint, the scripted test double). Each method
+is one bounded request: a short fixed instruction (the same prefix every time, so the local model's prefix cache
+serves it), the item in the prompt, a typed answer back. Whatever goes wrong (timeout, a model error, an answer that
+never fits its type) is `JudgeUnavailable`: the tools turn it into the seed's fallbacks. Scores the model gives are
+ratings; the arithmetic (averages, caps, thresholds) is done by the callers in code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Sequence
+from typing import Annotated, Any, Literal, TypeVar
+
+from pydantic import BaseModel, Field
+from pydantic_ai.models import Model
+
+from ...i18n import t
+from ...runtime import current_tool_call, typed_answer
+
+__all__ = ["AnswerGrade", "Budget", "Explanation", "ItemJudgment", "JudgeUnavailable", "ModelJudge"]
+
+Short = Annotated[str, Field(max_length=100)]  # short outputs: a small local model writes ~9 tokens/s
+Rating = Annotated[int, Field(ge=1, le=5)]
+
+
+class ItemJudgment(BaseModel):
+    """The model's reading of an item, 1 (poor) to 5 (excellent) per criterion, and why."""
+
+    clarity: Rating = Field(description="Is the stem clear, unambiguous, one question?")
+    answer_correct: Rating = Field(description="Is the keyed answer right, and the only right one?")
+    distractors: Rating = Field(description="Are the wrong options plausible yet clearly wrong? 5 if there are none.")
+    fairness: Rating = Field(description="Free of tricks, bias and outside knowledge it does not test?")
+    reasons: list[Short] = Field(default_factory=list, max_length=3, description="Main problems, short; empty if none.")
+
+    @property
+    def score(self) -> float:
+        """The semantic score 0-1: the mean rating mapped from 1..5 (distractors only count for multiple choice)."""
+        return self.score_for(with_distractors=True)
+
+    def score_for(self, *, with_distractors: bool) -> float:
+        ratings = [self.clarity, self.answer_correct, self.fairness] + ([self.distractors] if with_distractors else [])
+        return round(sum((r - 1) / 4 for r in ratings) / len(ratings), 4)
+
+
+class AnswerGrade(BaseModel):
+    """The model's grade of a short answer, 0-100, and what it lacks."""
+
+    score: int = Field(ge=0, le=100, description="0 wrong or off-topic, 50 partly right, 100 fully right")
+    reasoning: str = Field(max_length=200, description="One or two sentences: why this score.")
+    missing: list[Annotated[str, Field(max_length=40)]] = Field(default_factory=list, max_length=3, description="Key ideas the answer lacks.")
+
+
+class Explanation(BaseModel):
+    """The model's explanation of an item's answer for the learner."""
+
+    explanation: str = Field(min_length=1, max_length=600, description="Why the right answer is right and the learner's answer is or is not.")
+    key_points: list[Short] = Field(default_factory=list, max_length=4, description="Facts to remember.")
+
+
+class Budget:
+    """What is left of a call's time budget in seconds, for the next model request (None: no budget was given, each
+    request has the judge's own timeout). With `reserve`, less than that left counts as none."""
+
+    def __init__(self, seconds: float | None) -> None:
+        self.deadline = None if seconds is None else time.monotonic() + seconds
+
+    def __call__(self, *, reserve: float = 0.0) -> float | None:
+        if self.deadline is None:
+            return None
+        left = self.deadline - time.monotonic()
+        return left if left >= max(reserve, 0.0) and left > 0 else 0.0
+
+
+class JudgeUnavailable(Exception):
+    """The model gave no usable judgment: use the seed's fallback. `kind` says why in a word a person's catalog words
+    (`timeout`, `no_time`, `error`); the message has the detail for logs."""
+
+    def __init__(self, kind: Literal["timeout", "no_time", "error"], detail: str) -> None:
+        super().__init__(detail)
+        self.kind = kind
+
+    def reason(self, lang: str) -> str:
+        """Why, in `lang`, one short phrase."""
+        return t(f"quiz.judge.unavailable.{self.kind}", lang)
+
+
+_ITEM_INSTRUCTIONS = (
+    "You review test items. Rate the item 1-5 on each criterion: clarity (clear, one question), answer_correct (the "
+    "keyed answer is right and the only right one), distractors (wrong options plausible but wrong; 5 if none), "
+    "fairness (no tricks or bias). In reasons, name the main problems briefly, in the item's language; leave it empty "
+    "if the item is good. Judge only the item given."
+)
+_GRADE_INSTRUCTIONS = (
+    "You grade a learner's short answer against the expected ideas. Score 0-100: 100 all expected ideas stated "
+    "correctly, 70-80 mostly right with a gap, 40-60 partly right, 0-30 wrong, empty or off-topic. Meaning counts, "
+    "not wording; a wrong statement lowers the score. Give a short reasoning and the missing ideas, in the answer's "
+    "language."
+)
+_EXPLAIN_INSTRUCTIONS = (
+    "You explain a test item's answer to a learner, in the language asked. In 3-5 sentences: say why the correct "
+    "answer is correct, and what the learner's answer got right or wrong. Add up to 4 key points to remember. Use only "
+    "facts about the item's subject; do not invent links or sources."
+)
+
+T = TypeVar("T", bound=BaseModel)
+
+
+def _lines(*fields: tuple[str, str | Sequence[str] | None]) -> str:
+    """The prompt: one `Label: value` line per field that has a value (a list joined with "; ")."""
+    return "\n".join(f"{label}: {value if isinstance(value, str) else '; '.join(value)}" for label, value in fields if value)
+
+
+def _language(lang: str) -> str:
+    return "Chinese (简体中文)" if lang.lower().startswith("zh") else "English"
+
+
+class ModelJudge:
+    """The model's structured judgments, each bounded by `timeout` seconds (or a call's shorter `timeout`) and
+    `retries` re-asks of a misfit answer."""
+
+    def __init__(self, model: Model, *, timeout: float = 60.0, retries: int = 1) -> None:
+        self.model = model
+        self.timeout = timeout
+        self.retries = retries
+
+    async def judge_item(
+        self,
+        *,
+        stem: str,
+        question_type: str,
+        choices: Sequence[str] | None,
+        correct_answer: str | None,
+        lang: str = "en",
+        timeout: float | None = None,
+    ) -> ItemJudgment:
+        """Tool 4's semantic stage: the model's ratings of one item."""
+        item: dict[str, Any] = {"type": question_type, "stem": stem}
+        if choices:
+            item["choices"] = list(choices)
+        if correct_answer:
+            item["correct_answer"] = correct_answer
+        prompt = f"Item ({_language(lang)}):\n{json.dumps(item, ensure_ascii=False)}"
+        return await self._ask(_ITEM_INSTRUCTIONS, prompt, ItemJudgment, timeout)
+
+    async def grade_answer(
+        self,
+        *,
+        user_answer: str,
+        expected: Sequence[str],
+        stem: str | None = None,
+        reference_answer: str | None = None,
+        difficulty: int | None = None,
+        lang: str = "en",
+        timeout: float | None = None,
+    ) -> AnswerGrade:
+        """Tool 6's short-answer stage: the model's 0-100 grade of `user_answer` against the expected ideas."""
+        prompt = _lines(
+            ("Write in", _language(lang)), ("Question", stem), ("Reference answer", reference_answer), ("Expected ideas", expected),
+            ("Difficulty", f"{difficulty}/10" if difficulty is not None else None), ("Learner's answer", user_answer),
+        )
+        return await self._ask(_GRADE_INSTRUCTIONS, prompt, AnswerGrade, timeout)
+
+    async def explain(
+        self,
+        *,
+        question_type: str,
+        user_answer: str,
+        is_correct: bool,
+        stem: str | None = None,
+        correct_answer: str | None = None,
+        expected: Sequence[str] = (),
+        lang: str = "en",
+        timeout: float | None = None,
+    ) -> Explanation:
+        """Tool 6's explanation: the model's prose (code completes it and adds the references)."""
+        prompt = _lines(
+            ("Write in", _language(lang)), ("Item type", question_type), ("Question", stem), ("Correct answer", correct_answer),
+            ("Expected ideas", expected), ("Learner's answer", f"{user_answer} ({'correct' if is_correct else 'not correct'})"),
+        )
+        return await self._ask(_EXPLAIN_INSTRUCTIONS, prompt, Explanation, timeout)
+
+    async def _ask(self, instructions: str, prompt: str, output_type: type[T], timeout: float | None) -> T:
+        """One typed answer within `timeout` seconds (default: the judge's; a caller's shorter budget wins)."""
+        limit = self.timeout if timeout is None else min(timeout, self.timeout)
+        if limit <= 0:
+            raise JudgeUnavailable("no_time", "no time was left for the model")
+        try:
+            answer = await asyncio.wait_for(
+                typed_answer(
+                    model=self.model, instructions=instructions, prompt=prompt, output_type=output_type,
+                    retries=self.retries, within=current_tool_call(),
+                ),
+                timeout=limit,
+            )
+        except asyncio.CancelledError:
+            raise
+        except TimeoutError as error:
+            raise JudgeUnavailable("timeout", f"the model did not answer within {limit:g} s") from error
+        except Exception as error:  # a model or transport error of any kind: the caller's fallback applies
+            raise JudgeUnavailable("error", f"{type(error).__name__}: {error}") from error
+        return answer.output  # type: ignore[return-value]
