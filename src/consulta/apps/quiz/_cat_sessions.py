@@ -415,9 +415,21 @@ def _scored(result: Any) -> Scored:
     )
 
 
+_TRUTH = {**dict.fromkeys(("true", "t", "yes", "正确", "对", "是"), "true"), **dict.fromkeys(("false", "f", "no", "错误", "错", "否"), "false")}
+"""How true/false keys and answers may be written (a bank may key them in either language): each read as true or false."""
+
+
+def truth(value: str | None) -> str | None:
+    """`true` or `false` for a way of writing one (`True`, `正确` …), else None."""
+    return _TRUTH.get(value.strip().casefold()) if value is not None else None
+
+
 def score_exact(item_type: str, key: str | None, answer: str) -> Scored:
-    """Multiple choice and true/false: exact, case-insensitive, trimmed — 100 or 0."""
-    right = key is not None and answer.strip().casefold() == key.strip().casefold()
+    """Multiple choice and true/false: exact, case-insensitive, trimmed — 100 or 0 (true/false as `truth` reads them)."""
+    if item_type == "true_false":
+        right = truth(key) is not None and truth(answer) == truth(key)
+    else:
+        right = key is not None and answer.strip().casefold() == key.strip().casefold()
     return Scored(score=100.0 if right else 0.0, is_correct=right, graded_by="code")
 
 
@@ -728,7 +740,7 @@ class TestSessions:
             item = _item(conn.execute(select(_db.questions).where(_db.questions.c.id == question_id)).mappings().one())
         if item.item_type == "multiple_choice" and item.choices and text.casefold() not in {c.strip().casefold() for c in item.choices}:
             raise _Invalid("not_a_choice", "The answer is not one of the item's choices.", field="answer")
-        if item.item_type == "true_false" and text.casefold() not in {"true", "false"}:
+        if item.item_type == "true_false" and truth(text) is None:
             raise _Invalid("not_a_choice", "A true/false item is answered true or false.", field="answer")
         return session, item
 

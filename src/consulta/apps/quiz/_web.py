@@ -7,6 +7,8 @@ nothing.
 
 import asyncio
 from collections.abc import Callable
+from importlib import resources
+from pathlib import Path as FilePath
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query
@@ -14,10 +16,10 @@ from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...i18n import normalize_lang
-from .._def import AppView, WebKit
+from .._def import AppView, WebKit, WebPart
 from ._cat_sessions import AnswerResult, Profile, SessionView, TestSessions, ability_svg, model_short_answers, recalibrate_items
 
-__all__ = ["StartTest", "TestAnswer", "default_sessions", "make_router", "router"]
+__all__ = ["StartTest", "TestAnswer", "default_sessions", "make_router", "router", "web_part"]
 
 TestId = Annotated[str, Path(min_length=1, max_length=64, description="The test's id (from POST /api/quiz/tests)")]
 
@@ -133,3 +135,9 @@ def make_router(*, sessions: Callable[[AppView], TestSessions] = default_session
 
 router = make_router()
 """quiz's web routes (`WebPart.router`)."""
+
+
+def web_part(*, sessions: Callable[[AppView], TestSessions] = default_sessions) -> WebPart:
+    """quiz's part of the web page (`AppDef.web`): the test's panel, its script and styles, and its routes."""
+    static = FilePath(str(resources.files(__package__).joinpath("static")))
+    return WebPart(static=static, styles=("app.css",), router=make_router(sessions=sessions))
