@@ -67,7 +67,9 @@ __all__ = [
     "ability_svg",
     "metadata",
     "model_short_answers",
+    "parse_profile",
     "recalibrate_items",
+    "truth",
     "user_id_of",
 ]
 
