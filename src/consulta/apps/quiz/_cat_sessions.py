@@ -893,7 +893,7 @@ def _view(session: Mapping[str, Any], rows: list[Mapping[str, Any]], questions: 
 def ability_svg(trajectory: Sequence[Point], *, lang: str, width: int = 640, height: int = 300) -> str:
     """The ability estimate after each item with its uncertainty (θ ± SE, a band), as an SVG image: item number
     across, θ up; each answer's point green (correct) or red (not). Words in `lang`."""
-    left, right, top, bottom = 56, 16, 20, 44
+    left, right, top, bottom = 64, 16, 20, 44
     plot_w, plot_h = width - left - right, height - top - bottom
     n = max(1, len(trajectory) - 1)
     lows = [p.theta - p.se for p in trajectory]
@@ -929,8 +929,8 @@ def ability_svg(trajectory: Sequence[Point], *, lang: str, width: int = 640, hei
                      f'{escape(t("quiz.take.plot.point", lang, position=p.position, theta=p.theta, se=p.se))}</title></circle>')
     parts.append(f'<text x="{left + plot_w / 2:.1f}" y="{height - 8}" text-anchor="middle" fill="#1f2937">{escape(t("quiz.take.plot.x", lang))}</text>')
     parts.append(
-        f'<text x="14" y="{top + plot_h / 2:.1f}" text-anchor="middle" fill="#1f2937" '
-        f'transform="rotate(-90 14 {top + plot_h / 2:.1f})">{escape(t("quiz.take.plot.y", lang))}</text>'
+        f'<text x="16" y="{top + plot_h / 2:.1f}" text-anchor="middle" fill="#1f2937" '
+        f'transform="rotate(-90 16 {top + plot_h / 2:.1f})">{escape(t("quiz.take.plot.y", lang))}</text>'
     )
     parts.append("</svg>")
     return "\n".join(parts)

@@ -9,12 +9,12 @@ import { lang, t } from "/static/js/i18n.js";
 
 const $ = (selector) => document.querySelector(selector);
 const RESULT = "consulta.quiz.result"; // the finished test to show again after a reload
-const CATEGORY = { technical: "quiz.take.category.technical", business: "quiz.take.category.business", general: "quiz.take.category.general" };
-const TRUTH = { true: "quiz.take.true", false: "quiz.take.false" };
+const CATEGORY = { technical: "quiz.web.category.technical", business: "quiz.web.category.business", general: "quiz.web.category.general" };
+const TRUTH = { true: "quiz.web.true", false: "quiz.web.false" };
 const STOP = {
-  se_target: "quiz.take.stop.se_target",
-  max_items: "quiz.take.stop.max_items",
-  bank_exhausted: "quiz.take.stop.bank_exhausted",
+  se_target: "quiz.web.stop.se_target",
+  max_items: "quiz.web.stop.max_items",
+  bank_exhausted: "quiz.web.stop.bank_exhausted",
 };
 
 export function mount({ onError }) {
@@ -248,7 +248,7 @@ export class Quiz {
       progress.textContent = t("quiz.web.progress", { position, max: test.max_items });
     }
     if (test && test.answered > 0) {
-      estimate.textContent = t("quiz.take.estimate", { theta: signed(test.theta), se: number(test.se) });
+      estimate.textContent = t("quiz.web.estimate", { theta: signed(test.theta), se: number(test.se) });
     }
   }
 
@@ -261,7 +261,7 @@ export class Quiz {
     $("#quiz-years").value = String(p.years_experience);
     $("#quiz-role").value = p.job_role;
     $("#quiz-duty").value = p.duty;
-    $("#quiz-interests").value = p.interests.join(t("quiz.take.list_separator"));
+    $("#quiz-interests").value = p.interests.join(t("quiz.web.list_separator"));
   }
 
   drawItem() {
@@ -314,24 +314,24 @@ export class Quiz {
   }
 
   facts(feedback, item) {
-    const rows = [[t("quiz.take.feedback.your_answer"), this.answerText(item, feedback.answer)]];
+    const rows = [[t("quiz.web.feedback.your_answer"), this.answerText(item, feedback.answer)]];
     if (feedback.correct_answer) {
-      rows.push([t("quiz.take.feedback.right_answer"), this.answerText(item, feedback.correct_answer)]);
+      rows.push([t("quiz.web.feedback.right_answer"), this.answerText(item, feedback.correct_answer)]);
     } else if (feedback.correct_keywords) {
-      rows.push([t("quiz.take.feedback.keywords"), feedback.correct_keywords.join(t("quiz.take.list_separator"))]);
+      rows.push([t("quiz.web.feedback.keywords"), feedback.correct_keywords.join(t("quiz.web.list_separator"))]);
     }
-    rows.push([t("quiz.take.feedback.score"), t("quiz.take.feedback.points", { score: number(feedback.score, 0) })]);
+    rows.push([t("quiz.web.feedback.score"), t("quiz.web.feedback.points", { score: number(feedback.score, 0) })]);
     return rows.flatMap(([term, value]) => [h("dt", {}, term), h("dd", {}, value)]);
   }
 
   verdict(feedback) {
     if (feedback.is_correct) {
-      return ["right", t("quiz.take.feedback.right")];
+      return ["right", t("quiz.web.feedback.right")];
     }
     if (feedback.score >= 70) {
-      return ["partial", t("quiz.take.feedback.partial")];
+      return ["partial", t("quiz.web.feedback.partial")];
     }
-    return ["wrong", t("quiz.take.feedback.wrong")];
+    return ["wrong", t("quiz.web.feedback.wrong")];
   }
 
   drawFeedback() {
@@ -342,25 +342,26 @@ export class Quiz {
     verdict.classList.remove("right", "partial", "wrong");
     verdict.classList.add(tone);
     verdict.textContent = words;
+    $("#quiz-feedback-stem").textContent = item.stem;
     $("#quiz-feedback-facts").replaceChildren(...this.facts(feedback, item));
     $("#quiz-explanation").textContent = feedback.explanation || "";
     const grader = $("#quiz-grader");
     const graderWords =
       feedback.graded_by === "fallback"
-        ? t("quiz.take.feedback.fallback")
+        ? t("quiz.web.feedback.fallback")
         : [feedback.grader_feedback, feedback.grader_explanation].filter(Boolean).join("\n\n");
     grader.hidden = !graderWords;
     grader.textContent = graderWords;
-    $("#quiz-after").textContent = t("quiz.take.estimate", { theta: signed(feedback.theta), se: number(feedback.se) });
+    $("#quiz-after").textContent = t("quiz.web.estimate", { theta: signed(feedback.theta), se: number(feedback.se) });
     $("#quiz-next").textContent = t(this.test.status === "in_progress" ? "quiz.web.next" : "quiz.web.see_results");
   }
 
   drawResult() {
     const test = this.test;
-    $("#quiz-score").textContent = t("quiz.take.result.theta", { theta: signed(test.theta), se: number(test.se), n: test.answered });
+    $("#quiz-score").textContent = t("quiz.web.result.theta", { theta: signed(test.theta), se: number(test.se), n: test.answered });
     const right = (test.review || []).filter((r) => r.feedback.is_correct).length;
-    const stop = STOP[test.stop_reason] ? t(STOP[test.stop_reason], { se: number(test.se_target) }) : t("quiz.take.stop.abandoned");
-    $("#quiz-stop").textContent = t("quiz.take.result.summary", { right: t("quiz.take.result.right", { right, n: test.answered }), stop });
+    const stop = STOP[test.stop_reason] ? t(STOP[test.stop_reason], { se: number(test.se_target) }) : t("quiz.web.stop.abandoned");
+    $("#quiz-stop").textContent = t("quiz.web.result.summary", { right: t("quiz.web.result.right", { right, n: test.answered }), stop });
     const plot = $("#quiz-plot");
     const source = path(`/tests/${encodeURIComponent(test.id)}/plot.svg`);
     if (plot.getAttribute("src") !== source) {
