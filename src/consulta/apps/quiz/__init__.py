@@ -5,7 +5,7 @@ checks, timeouts, retries, cache, fallbacks and a durable retry queue for saves;
 validate → save) and Mode 2 (score and explain) as runs of the runtime; all six over MCP (`APP` declares them).
 """
 
-from ._bank import CATEGORIES, ITEM_TYPES, BankItem, bank_items, content_hash, ensure_bank, references, references_for
+from ._bank import CATEGORIES, ITEM_TYPES, BankItem, bank_items, content_hash, ensure_bank
 from ._db import create_tables
 from ._modes import PASS_SCORE, AnswerIn, Draft, GenerateRequest, ScoreRequest, read_request
 from ._profiles import DEFAULT_PROFILE, Profile, level_difficulty, load_profile, save_profile
@@ -47,7 +47,5 @@ __all__ = [
     "parse_round_id",
     "quiz_tools",
     "read_request",
-    "references",
-    "references_for",
     "save_profile",
 ]

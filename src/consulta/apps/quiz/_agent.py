@@ -30,7 +30,7 @@ from ._modes import (
     score_answers,
 )
 from ._retry_queue import RetryQueue
-from ._tools import QuizTools
+from ._tools import TIMEOUTS, QuizTools
 
 __all__ = ["AGENT", "RETRY_JOURNAL", "QuizOptions", "build_agent", "quiz_tools"]
 
@@ -78,6 +78,10 @@ class _LazyJudge:
         return getattr(self._real(), name)
 
 
+EMBEDDED_MODEL_TIMEOUTS = {**TIMEOUTS, "validate_question_quality": 90.0, "score_and_explain": 120.0}
+"""The time bounds with the embedded model: the seed's 10 s and 15 s assume a hosted model; on 2 CPU cores one
+judgment alone takes 10-30 s, so tools 4 and 6 would always fall back."""
+
 _tools_lock = threading.Lock()
 _tools: dict[tuple[str, str, str], QuizTools] = {}
 
@@ -89,7 +93,8 @@ def quiz_tools(env: AppEnv) -> QuizTools:
     with _tools_lock:
         tools = _tools.get(key)
         if tools is None:
-            tools = QuizTools(env.store.engine, queue=RetryQueue(env.data_dir / RETRY_JOURNAL), judge=_LazyJudge(env))
+            timeouts = EMBEDDED_MODEL_TIMEOUTS if env.model.split(":", 1)[0] == "local" else TIMEOUTS
+            tools = QuizTools(env.store.engine, queue=RetryQueue(env.data_dir / RETRY_JOURNAL), judge=_LazyJudge(env), timeouts=timeouts)
             _tools[key] = tools
     tools.start_retry_drainer()
     return tools

@@ -3,8 +3,8 @@
 `data/bank/items/*.yaml` hold the test items (each file one category and language: multiple choice with 4-5 choices,
 true/false, short answer with its keywords; each with a 1-10 difficulty, a topic and an explanation). Every item is
 also a question template (seed tool 2's few-shot examples: its topic is the template's domain). `keywords.yaml`
-holds each category's keywords and concepts by difficulty band, per language (seed tool 3), and `references.yaml`
-real documents by topic (what tool 6 cites).
+holds each category's keywords and concepts by difficulty band, per language (seed tool 3). (The references tool 6
+cites are quiz-judge's `data/references.yaml`.)
 
 `ensure_bank(engine)` loads what the tables lack (idempotent: an item is known by its content hash, a template by its
 item's id, a keyword row by difficulty, category and language), so a database is filled on first use and a second
@@ -36,13 +36,10 @@ __all__ = [
     "LANGS",
     "BankItem",
     "Concept",
-    "Reference",
     "bank_items",
     "content_hash",
     "ensure_bank",
     "keyword_rows",
-    "references",
-    "references_for",
 ]
 
 CATEGORIES = ("technical", "business", "general")
@@ -113,13 +110,6 @@ class Concept(BaseModel):
     key_points: list[str] = Field(min_length=1)
 
 
-class Reference(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    title: str
-    url: str = Field(pattern=r"^https://")
-
-
 def _data(*parts: str) -> Any:
     return resources.files(__package__).joinpath("data", "bank", *parts)
 
@@ -161,29 +151,6 @@ def keyword_rows() -> list[dict[str, Any]]:
                         concepts.extend(Concept.model_validate(c).model_dump() for c in band["concepts"])
                 rows.append({"difficulty": difficulty, "category": category, "lang": lang, "keywords": words, "concepts": concepts})
     return rows
-
-
-@cache
-def references() -> dict[str, tuple[Reference, ...]]:
-    """Real documents by topic: the bank's English topics, its Chinese topics (by their aliases), and a
-    `_category:<name>` entry per category for a topic without its own."""
-    raw = yaml.safe_load(_data("references.yaml").read_text(encoding="utf-8"))
-    aliases = raw.pop("aliases", {})
-    by_topic = {topic: tuple(Reference.model_validate(r) for r in refs) for topic, refs in raw.items()}
-    by_topic.update({alias: by_topic[topic] for alias, topic in aliases.items()})
-    return by_topic
-
-
-def references_for(topic: str, category: str | None = None) -> list[Reference]:
-    """The documents a question of `topic` (and `category`) cites: its topic's, else its category's."""
-    found = references()
-    for key in (topic, topic.strip().casefold()):
-        if key in found:
-            return list(found[key])
-    lowered = {k.casefold(): v for k, v in found.items()}
-    if topic.strip().casefold() in lowered:
-        return list(lowered[topic.strip().casefold()])
-    return list(found.get(f"_category:{category or 'general'}", found["_category:general"]))
 
 
 _load_lock = threading.Lock()

@@ -216,7 +216,7 @@ async def generate(
         answer = _answer_of(draft)
         choices = draft.choices if draft.item_type == "multiple_choice" else None
         check_args = {"stem": draft.stem, "question_type": draft.item_type, "choices": choices, "correct_answer": answer}
-        verdict = await record("validate_question_quality", check_args, tools.validate_question_quality(**check_args))
+        verdict = await record("validate_question_quality", check_args, tools.validate_question_quality(**check_args, lang=request.lang))
         score = float(verdict.get("final_score", 0.0)) if isinstance(verdict, dict) else 0.0
         if not isinstance(verdict, dict) or verdict.get("ok") is False or score < PASS_SCORE:
             issues = verdict.get("issues") if isinstance(verdict, dict) else None
@@ -296,7 +296,8 @@ async def score_answers(
             "correct_keywords": json.loads(row["correct_keywords"]) if row["correct_keywords"] else None,
             "difficulty": row["difficulty"], "category": categories[0] if categories and categories[0] in CATEGORIES else None,
         }
-        scored = await record("score_and_explain", args, tools.score_and_explain(**args))
+        about = {"stem": row["stem"], "explanation": row["explanation"], "topic": row["topic"] or None, "lang": row["lang"]}
+        scored = await record("score_and_explain", args, tools.score_and_explain(**args, **about))
         if isinstance(scored, dict) and scored.get("ok") is not False:
             _keep_response(tools.engine, session_id=session_id, user_id=user_id, question_id=row["id"], answer=answer.user_answer, scored=scored)
         results.append({"question_id": row["id"], "stem": row["stem"], **(scored if isinstance(scored, dict) else {"result": scored})})

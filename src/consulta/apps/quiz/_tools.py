@@ -19,7 +19,7 @@ import inspect
 import json
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
@@ -276,10 +276,16 @@ class QuizTools:
     queue: RetryQueue
     judge: Any = None
     clock: Callable[[], float] = time.monotonic
+    timeouts: Mapping[str, float] = field(default_factory=lambda: dict(TIMEOUTS))
+    """Each tool's time bound (default: the seed's)."""
     keyword_cache: Cache = field(init=False)
 
     def __post_init__(self) -> None:
-        ensure_bank(self.engine)
+        self._bank_loaded = False
+        try:
+            self._ready()
+        except SQLAlchemyError:  # the database is away now: the tools' policies handle it, and it is loaded on first use
+            pass
         self.keyword_cache = Cache(ttl=KEYWORD_CACHE_TTL, clock=self.clock)
         self._profile = self._policied(
             self._fetch_profile, "get_user_profile", seed_fallback(lambda a: {"user_id": a["user_id"], **copy.deepcopy(DEFAULT_PROFILE)}), _retry(3)
@@ -288,12 +294,17 @@ class QuizTools:
         self._keywords = self._policied(
             self._fetch_keywords, "get_difficulty_keywords", seed_fallback(self._default_keywords), _retry(1), cache=self.keyword_cache
         )
-        self._insert = apply_policies(self._insert_row, [Timeout(seconds=TIMEOUTS["save_generated_question"])])
+        self._insert = apply_policies(self._insert_row, [Timeout(seconds=self.timeouts["save_generated_question"])])
 
-    @staticmethod
-    def _policied(fn: Callable[..., Any], name: str, fallback: Fallback, retry: Retry, *, cache: Cache | None = None) -> Callable[..., Any]:
+    def _ready(self) -> None:
+        """quiz's tables and the shipped bank, loaded once the database can be reached."""
+        if not self._bank_loaded:
+            ensure_bank(self.engine)
+            self._bank_loaded = True
+
+    def _policied(self, fn: Callable[..., Any], name: str, fallback: Fallback, retry: Retry, *, cache: Cache | None = None) -> Callable[..., Any]:
         """fallback(cache(timeout(retry(fn)))): every retry within the tool's time bound; failures never cached."""
-        chain: list[ToolPolicy] = [fallback, *([cache] if cache is not None else []), Timeout(seconds=TIMEOUTS[name]), retry]
+        chain: list[ToolPolicy] = [fallback, *([cache] if cache is not None else []), Timeout(seconds=self.timeouts[name]), retry]
         return apply_policies(fn, chain)
 
     # ---- tool 1 -----------------------------------------------------------------------------------------------
@@ -309,6 +320,7 @@ class QuizTools:
         return await self._profile(user_id=user_id)
 
     def _fetch_profile(self, user_id: str) -> dict[str, Any]:
+        self._ready()
         profile = load_profile(self.engine, user_id)
         if profile is None:
             return {"user_id": user_id, **copy.deepcopy(DEFAULT_PROFILE)}
@@ -326,6 +338,7 @@ class QuizTools:
         return await self._templates(interests=interests, difficulty=difficulty, category=category, lang=lang)
 
     def _fetch_templates(self, interests: list[str], difficulty: int, category: str, lang: str | None) -> list[dict[str, Any]]:
+        self._ready()
         wanted = [i.strip().casefold() for i in interests if i.strip()]
         conditions = [
             templates.c.category == category,
@@ -375,6 +388,7 @@ class QuizTools:
         return await self._keywords(difficulty=difficulty, category=category, lang=lang)
 
     def _fetch_keywords(self, difficulty: int, category: str, lang: str) -> dict[str, Any]:
+        self._ready()
         with self.engine.connect() as conn:
             row = conn.execute(
                 select(keywords).where(keywords.c.difficulty == difficulty, keywords.c.category == category, keywords.c.lang == lang)
@@ -489,6 +503,7 @@ class QuizTools:
             "categories": json.dumps(row["categories"]),
             "source": "generated",
         }
+        self._ready()
         try:
             with self.engine.begin() as conn:
                 existing = conn.execute(select(questions.c.id).where(questions.c.content_hash == row["content_hash"])).scalar()
@@ -519,7 +534,7 @@ class QuizTools:
     # ---- tools 4 and 6: quiz-judge's functions, with the seed's policies ----------------------------------------
 
     async def validate_question_quality(
-        self, stem: Any, question_type: Any, choices: Any = None, correct_answer: Any = None, batch: bool = False
+        self, stem: Any, question_type: Any, choices: Any = None, correct_answer: Any = None, batch: bool = False, *, lang: str | None = None
     ) -> Any:
         """Tool 4: the model's semantic score and the rule checks (pass ≥ 0.85, revise 0.70-0.85, reject < 0.70)."""
         from ._validate import validate_question_quality
@@ -531,9 +546,10 @@ class QuizTools:
 
         run = apply_policies(
             _bound(validate_question_quality, judge=self.judge),
-            [seed_fallback(fallback), Timeout(seconds=TIMEOUTS["validate_question_quality"])],
+            [seed_fallback(fallback), Timeout(seconds=self.timeouts["validate_question_quality"])],
         )
-        return await run(stem=stem, question_type=question_type, choices=choices, correct_answer=correct_answer, batch=batch)
+        extra = {"lang": lang} if lang is not None else {}
+        return await run(stem=stem, question_type=question_type, choices=choices, correct_answer=correct_answer, batch=batch, **extra)
 
     async def score_and_explain(
         self,
@@ -546,14 +562,18 @@ class QuizTools:
         correct_keywords: list[str] | None = None,
         difficulty: int | None = None,
         category: str | None = None,
+        **about: Any,
     ) -> dict[str, Any]:
-        """Tool 6: MC / TF exact, short answers by the model with the keyword match; an explanation with references."""
+        """Tool 6: MC / TF exact, short answers by the model with the keyword match; an explanation with references.
+        `about` are quiz-judge's keyword-only extras from the bank (stem, explanation, key_points, topic, lang)."""
         from ._score import score_and_explain
 
         def fallback(args: dict[str, Any]) -> dict[str, Any]:
             return {"session_id": session_id, "user_id": user_id, "question_id": question_id, **copy.deepcopy(SCORE_FALLBACK), "graded_at": utcnow()}
 
-        run = apply_policies(_bound(score_and_explain, judge=self.judge), [seed_fallback(fallback), Timeout(seconds=TIMEOUTS["score_and_explain"])])
+        run = apply_policies(
+            _bound(score_and_explain, judge=self.judge, **about), [seed_fallback(fallback), Timeout(seconds=self.timeouts["score_and_explain"])]
+        )
         return await run(
             session_id=session_id, user_id=user_id, question_id=question_id, question_type=question_type, user_answer=user_answer,
             correct_answer=correct_answer, correct_keywords=correct_keywords, difficulty=difficulty, category=category,
