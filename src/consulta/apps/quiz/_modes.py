@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import select
 
 from ...i18n import t
-from ...runtime import current_tool_call, reply_lang, utcnow
+from ...runtime import current_tool_call, reply_lang, tool_exception_result, utcnow
 from ._bank import CATEGORIES, bank_items
 from ._db import questions, responses
 from ._profiles import Profile, level_difficulty, load_profile
@@ -100,9 +100,17 @@ _NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "一": 1,
 _COUNT = re.compile(r"(\d{1,2}|one|two|three|four|five|[一两二三四五])\s*(?:new\s+)?(?:\w+\s+){0,2}?(?:questions?|items?|道|个|题)", re.IGNORECASE)
 _LEVEL = re.compile(r"(?:level|difficulty|lvl|难度|等级|级别)\s*(?:of|is|=|:|：|为)?\s*(\d{1,2})|(\d{1,2})\s*级", re.IGNORECASE)
 _USER = re.compile(rf"(?:user(?:_id)?|用户|for)\s*(?:id)?\s*[:：=]?\s*({_UUID})", re.IGNORECASE)
-_ABOUT = re.compile(r"(?:about|on|covering|关于|有关|涉及)\s*(.+?)(?=\s+(?:at|for|with|in|of)\b|[,.;!?，。；！？、]|\s+level\b|难度|$)", re.IGNORECASE)
+_ABOUT = re.compile(r"(?:\babout|\bon|\bcovering|关于|有关|涉及)\s*(.+?)(?=\s+(?:at|for|with|in|of)\b|[,.;!?，。；！？、的]|\s+level\b|难度|$)", re.IGNORECASE)
+_CJK = re.compile(r"[\u3400-\u9fff]")
 _PAIR = re.compile(rf"({_UUID})\s*[:：=]\s*(.+?)(?=\s*(?:[;；\n]|{_UUID})|$)", re.DOTALL)
 _SCORE_WORDS = re.compile(r"\b(?:score|grade|mark|check)\b|评分|打分|批改|评判|答案", re.IGNORECASE)
+
+
+def _names(words: str, topic: str) -> bool:
+    """Whether `words` name `topic`: as a whole word, or anywhere for a Chinese topic (no spaces between words)."""
+    if _CJK.search(topic):
+        return topic in words
+    return re.search(rf"(?<!\w){re.escape(topic)}(?!\w)", words) is not None
 
 
 def _topics() -> dict[str, str]:
@@ -126,7 +134,7 @@ def read_request(
     found = profile(user_id) if user_id else None
     lowered = words.casefold()
     topics = _topics()
-    named = [topic for topic in sorted(topics, key=len, reverse=True) if re.search(rf"(?<!\w){re.escape(topic)}(?!\w)", lowered)]
+    named = [topic for topic in sorted(topics, key=len, reverse=True) if _names(lowered, topic)]
     interests = [*named]
     about = _ABOUT.search(words)
     if about and about.group(1).strip() and about.group(1).strip().casefold() not in interests:
@@ -176,8 +184,12 @@ class CallRecorder:
             log.call_started(call_id, name, args)
         try:
             result = await work
-        except (ValueError, TypeError) as error:
-            result = {"ok": False, "error_code": "invalid_arguments", "message": str(error), "field": getattr(error, "field", None)}
+        except (ValueError, TypeError) as error:  # the draft's own fault (naming its field), else the tool's
+            field = getattr(error, "field", None)
+            result = (
+                {"ok": False, "error_code": "invalid_arguments", "message": str(error), "field": field}
+                if field is not None else tool_exception_result(name, error)
+            )
         if log is not None:
             log.call_returned(
                 step=self._step(context.run_id), tool_call_id=call_id, tool_name=name, args=args, result=result,

@@ -609,10 +609,13 @@ QuestionType = Literal["multiple_choice", "true_false", "short_answer"]
 Lang = Literal["en", "zh-CN"]
 
 
-def invalid(error: ValueError | TypeError) -> ToolError:
-    """A seed validation error as the structured `invalid_arguments` error naming its field."""
+def invalid(error: ValueError | TypeError, fn: Callable[..., Any]) -> Exception:
+    """A seed validation error (one naming an argument of `fn`) as the structured `invalid_arguments` error naming
+    its field; any other ValueError / TypeError is a fault of the tool and stays one (the runtime's `tool_exception`)."""
     name = getattr(error, "field", None) or _field_of(str(error))
-    return ToolError("invalid_arguments", str(error), field=name, hint=f"Fix {name or 'the arguments'} and call the tool again.")
+    if name is None or name not in inspect.signature(fn).parameters:
+        return error
+    return ToolError("invalid_arguments", str(error), field=name, hint=f"Fix {name} and call the tool again.")
 
 
 def _field_of(message: str) -> str | None:
@@ -630,7 +633,7 @@ def _tool_defs(tools: QuizTools) -> tuple[ToolDef, ...]:
         try:
             return await tools.get_user_profile(user_id)
         except (ValueError, TypeError) as error:
-            raise invalid(error) from None
+            raise invalid(error, get_user_profile) from None
 
     async def search_question_templates(
         interests: Annotated[list[Annotated[str, Field(min_length=1, max_length=50)]], Field(min_length=1, max_length=10)],
@@ -649,7 +652,7 @@ def _tool_defs(tools: QuizTools) -> tuple[ToolDef, ...]:
         try:
             return await tools.search_question_templates(interests, difficulty, category, lang)
         except (ValueError, TypeError) as error:
-            raise invalid(error) from None
+            raise invalid(error, search_question_templates) from None
 
     async def get_difficulty_keywords(difficulty: Difficulty, category: CategoryName, lang: Lang = "en") -> dict[str, Any]:
         """Get the keywords, concepts (name, acronym, definition, key_points) and example questions of a difficulty.
@@ -662,7 +665,7 @@ def _tool_defs(tools: QuizTools) -> tuple[ToolDef, ...]:
         try:
             return await tools.get_difficulty_keywords(difficulty, category, lang)
         except (ValueError, TypeError) as error:
-            raise invalid(error) from None
+            raise invalid(error, get_difficulty_keywords) from None
 
     async def validate_question_quality(
         stem: Annotated[str, Field(min_length=1, max_length=250)] | list[Annotated[str, Field(min_length=1, max_length=250)]],
@@ -683,7 +686,7 @@ def _tool_defs(tools: QuizTools) -> tuple[ToolDef, ...]:
         try:
             return await tools.validate_question_quality(stem, question_type, choices, correct_answer, batch)
         except (ValueError, TypeError) as error:
-            raise invalid(error) from None
+            raise invalid(error, validate_question_quality) from None
 
     async def save_generated_question(
         item_type: QuestionType,
@@ -721,7 +724,7 @@ def _tool_defs(tools: QuizTools) -> tuple[ToolDef, ...]:
                 topic=topic, lang=lang,
             )
         except (ValueError, TypeError) as error:
-            raise invalid(error) from None
+            raise invalid(error, save_generated_question) from None
 
     async def score_and_explain(
         session_id: Annotated[str, Field(min_length=1, max_length=200)],
@@ -752,7 +755,7 @@ def _tool_defs(tools: QuizTools) -> tuple[ToolDef, ...]:
                 session_id, user_id, question_id, question_type, user_answer, correct_answer, correct_keywords, difficulty, category
             )
         except (ValueError, TypeError) as error:
-            raise invalid(error) from None
+            raise invalid(error, score_and_explain) from None
 
     functions = (get_user_profile, search_question_templates, get_difficulty_keywords, validate_question_quality, save_generated_question, score_and_explain)
     return tuple(ToolDef(name=f.__name__, function=f, description=(f.__doc__ or "").split("\n\n")[0].strip()) for f in functions)
