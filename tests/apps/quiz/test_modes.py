@@ -184,3 +184,22 @@ def test_mode2_scores_several_answers_at_once_with_no_model_step(tmp_path: Path)
 def test_words_with_no_request_still_make_a_default_generation_request(words: str) -> None:
     got = read_request(words, "en", profile=no_profile, known_question=nothing_known)
     assert isinstance(got, GenerateRequest) and got.category == "general" and got.count == 3 and got.interests
+
+
+def test_the_generation_evaluation_runs_on_the_scripted_model(tmp_path: Path) -> None:
+    import importlib.util
+    import sys
+
+    bench = Path(__file__).resolve().parents[3] / "bench" / "eval_quiz_generate.py"
+    spec = importlib.util.spec_from_file_location("eval_quiz_generate", bench)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["eval_quiz_generate"] = module
+    spec.loader.exec_module(module)
+    script = write_script(tmp_path / "script.json", generator=[submit(SQL_MC, BAD_MC)])
+    out = tmp_path / "quiz_generate.json"
+    result = module.main(["--model", f"scripted:{script}", "--requests", "3", "--out", str(out)])
+    assert result["requests"] == 3 and result["finished"] == 3
+    assert result["drafts"] == 6 and result["saved"] == 3 and result["share_passing_validation"] == 0.5
+    assert result["items_generated_per_minute"] > 0
+    assert json.loads(out.read_text(encoding="utf-8"))["runs"][0]["request"].startswith("Generate 2 technical")
