@@ -1,0 +1,233 @@
+"""Seed tool 6, `score_and_explain`: score an answer, explain it, cite real references.
+
+Scoring:
+- multiple choice and true/false: exact match, trimmed and case-insensitive (true/false also in other words:
+  T/F, 正确/错误, 对/错), 100 or 0;
+- short answer: the model grades 0-100 against the expected ideas; the keyword match (case-insensitive substring) is
+  reported and bounds the score: `score = min(model, 60 + 40 × share of keywords found)` — an answer naming none of
+  the keywords can be partly right but not correct (at most 60), one naming all of them gets the model's grade.
+  is_correct = score >= 80; 70-79 is partial credit (with feedback saying what is missing).
+
+The explanation (at least 500 characters) is the model's prose, completed by code from what is known — the correct
+answer, the keywords found and missing, the item's own explanation and key points, and what each cited reference
+covers — never filler. At least three references from the shipped list (`_references`).
+
+When the model cannot grade a short answer the seed's fallback holds: score 50, is_correct False, `fallback: True`.
+When only the explanation fails, the exact score stands and the explanation is written by code.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from ...i18n import normalize_lang, t
+from ._item_rules import FALSE_WORDS, QUESTION_TYPES, TRUE_WORDS, has_cjk
+from ._judge import JudgeUnavailable, ModelJudge
+from ._references import MIN_REFERENCES, Reference, choose_references
+
+__all__ = [
+    "CORRECT_THRESHOLD",
+    "FALLBACK_SCORE",
+    "MIN_EXPLANATION_CHARS",
+    "PARTIAL_CREDIT",
+    "keyword_cap",
+    "keyword_matches",
+    "score_and_explain",
+    "short_answer_score",
+]
+
+CORRECT_THRESHOLD = 80
+PARTIAL_CREDIT = range(70, 80)
+FALLBACK_SCORE = 50
+MIN_EXPLANATION_CHARS = 500
+NO_KEYWORD_CAP = 60
+MAX_REFERENCES = 8
+
+
+def keyword_matches(user_answer: str, keywords: Sequence[str]) -> list[str]:
+    """The keywords found in the answer (case-insensitive substring), in the keywords' order."""
+    answer = user_answer.casefold()
+    return [k for k in keywords if k.strip() and k.strip().casefold() in answer]
+
+
+def keyword_cap(found: int, total: int) -> int:
+    """The highest score an answer naming `found` of `total` keywords can get: 60 + 40 × found/total."""
+    return 100 if total == 0 else round(NO_KEYWORD_CAP + (100 - NO_KEYWORD_CAP) * found / total)
+
+
+def short_answer_score(model_score: int, found: int, total: int) -> int:
+    """The model's grade bounded by the keyword coverage."""
+    return max(0, min(int(model_score), keyword_cap(found, total)))
+
+
+def _same_choice(user_answer: str, correct_answer: str, question_type: str) -> bool:
+    user, correct = user_answer.strip().casefold(), correct_answer.strip().casefold()
+    if question_type == "true_false":
+        for words in (TRUE_WORDS, FALSE_WORDS):
+            if user in words and correct in words:
+                return True
+    return user == correct
+
+
+async def score_and_explain(
+    session_id: str,
+    user_id: str,
+    question_id: str,
+    question_type: str,
+    user_answer: str,
+    correct_answer: str | None = None,
+    correct_keywords: list[str] | None = None,
+    difficulty: int | None = None,
+    category: str | None = None,
+    *,
+    judge: ModelJudge,
+    stem: str | None = None,
+    explanation: str | None = None,
+    key_points: Sequence[str] = (),
+    topic: str | None = None,
+    lang: str | None = None,
+) -> dict[str, Any]:
+    """Score one answer and explain it (seed tool 6). The seed's fields: `attempt_id`, `session_id`, `question_id`,
+    `user_id`, `is_correct`, `score` (0-100), `explanation` (>= 500 chars), `keyword_matches`, `feedback`,
+    `graded_at`; and `reference_links` (>= 3, each {title, url}), `model_score`, `keyword_cap`, `fallback`.
+
+    The keyword-only extras come from the question bank when known: the item's `stem`, its `explanation` and
+    `key_points`, its `topic` (what references are chosen by), `lang` (default: the stem's or answer's language).
+    Raises the seed's TypeError/ValueError naming the field."""
+    _check_inputs(session_id, user_id, question_id, question_type, user_answer, correct_answer, correct_keywords, difficulty, category)
+    lang = normalize_lang(lang) if lang else ("zh-CN" if has_cjk((stem or "") + user_answer) else "en")
+    keywords = [k for k in correct_keywords or [] if k.strip()]
+    found = keyword_matches(user_answer, keywords)
+    model_score: int | None = None
+    cap: int | None = None
+    missing: list[str] = [k for k in keywords if k not in found]
+    fallback_reason: str | None = None
+
+    if question_type == "short_answer":
+        try:
+            grade = await judge.grade_answer(
+                user_answer=user_answer, expected=keywords, stem=stem, reference_answer=correct_answer, difficulty=difficulty, lang=lang
+            )
+            model_score, cap = grade.score, keyword_cap(len(found), len(keywords))
+            score = short_answer_score(grade.score, len(found), len(keywords))
+            missing = list(dict.fromkeys([*missing, *(m for m in grade.missing if m.strip())]))[:5]
+        except JudgeUnavailable as error:
+            score, fallback_reason = FALLBACK_SCORE, str(error)
+        is_correct = fallback_reason is None and score >= CORRECT_THRESHOLD
+    else:
+        is_correct = _same_choice(user_answer, correct_answer or "", question_type)
+        score = 100 if is_correct else 0
+
+    texts = [stem or "", topic or "", correct_answer or "", *keywords]
+    prose, points = "", list(key_points)
+    try:
+        written = await judge.explain(
+            question_type=question_type, user_answer=user_answer, is_correct=is_correct, stem=stem,
+            correct_answer=correct_answer, expected=keywords, lang=lang,
+        )
+        prose, points = written.explanation.strip(), list(dict.fromkeys([*key_points, *written.key_points]))
+    except JudgeUnavailable:
+        pass  # code writes the explanation from what is known
+
+    for k in range(MIN_REFERENCES, MAX_REFERENCES + 1):
+        # Short still: cite one more source and say what it covers (real content, never filler).
+        references = choose_references(category=category, texts=texts, lang=lang, k=k)
+        text = _explanation(
+            lang=lang, prose=prose, question_type=question_type, score=score, is_correct=is_correct, user_answer=user_answer,
+            correct_answer=correct_answer, found=found, missing=missing, background=explanation, points=points, references=references,
+        )
+        if len(text) >= MIN_EXPLANATION_CHARS:
+            break
+    return {
+        "attempt_id": str(uuid.uuid4()),
+        "session_id": session_id,
+        "question_id": question_id,
+        "user_id": user_id,
+        "is_correct": is_correct,
+        "score": score,
+        "explanation": text,
+        "keyword_matches": found,
+        "feedback": _feedback(question_type, score, is_correct, missing, fallback_reason, lang),
+        "graded_at": datetime.now(UTC).isoformat(),
+        "reference_links": [r.link() for r in references],
+        "model_score": model_score,
+        "keyword_cap": cap,
+        "fallback": fallback_reason is not None,
+    }
+
+
+def _check_inputs(
+    session_id: Any, user_id: Any, question_id: Any, question_type: Any, user_answer: Any,
+    correct_answer: Any, correct_keywords: Any, difficulty: Any, category: Any,
+) -> None:
+    for name, value in (("session_id", session_id), ("user_id", user_id), ("question_id", question_id), ("question_type", question_type), ("user_answer", user_answer)):
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be a string, got {type(value).__name__}")
+        if not value.strip():
+            raise ValueError(f"{name} must not be empty")
+    if question_type not in QUESTION_TYPES:
+        raise ValueError(f"question_type must be one of {', '.join(QUESTION_TYPES)}, got {question_type!r}")
+    if correct_answer is not None and not isinstance(correct_answer, str):
+        raise TypeError(f"correct_answer must be a string, got {type(correct_answer).__name__}")
+    if question_type in ("multiple_choice", "true_false") and not (correct_answer or "").strip():
+        raise ValueError(f"correct_answer is required for {question_type}")
+    if correct_keywords is not None and (not isinstance(correct_keywords, list) or not all(isinstance(k, str) for k in correct_keywords)):
+        raise TypeError("correct_keywords must be a list of strings")
+    if question_type == "short_answer" and not any(k.strip() for k in correct_keywords or []):
+        raise ValueError("correct_keywords is required for short_answer (a non-empty list)")
+    if difficulty is not None and (isinstance(difficulty, bool) or not isinstance(difficulty, int)):
+        raise TypeError(f"difficulty must be an integer, got {type(difficulty).__name__}")
+    if difficulty is not None and not 1 <= difficulty <= 10:
+        raise ValueError(f"difficulty must be 1-10, got {difficulty}")
+    if category is not None and not isinstance(category, str):
+        raise TypeError(f"category must be a string, got {type(category).__name__}")
+
+
+def _feedback(question_type: str, score: int, is_correct: bool, missing: list[str], fallback_reason: str | None, lang: str) -> str | None:
+    if fallback_reason is not None:
+        return t("quiz.judge.feedback.fallback", lang, reason=fallback_reason)
+    if question_type != "short_answer" or is_correct:
+        return None
+    listed = ", ".join(missing) if missing else t("quiz.judge.none", lang)
+    key = "quiz.judge.feedback.partial" if score in PARTIAL_CREDIT else "quiz.judge.feedback.low"
+    return t(key, lang, score=score, missing=listed)
+
+
+def _explanation(
+    *,
+    lang: str,
+    prose: str,
+    question_type: str,
+    score: int,
+    is_correct: bool,
+    user_answer: str,
+    correct_answer: str | None,
+    found: list[str],
+    missing: list[str],
+    background: str | None,
+    points: list[str],
+    references: list[Reference],
+) -> str:
+    """The model's prose, then what code knows, then what each reference covers — until 500 characters or more."""
+    verdict = t("quiz.judge.explain.correct" if is_correct else "quiz.judge.explain.incorrect", lang)
+    if question_type == "short_answer":
+        verdict = f"{t('quiz.judge.explain.scored', lang, score=score)} {verdict}"
+    sections = [verdict, prose] if prose else [verdict]
+    facts = [t("quiz.judge.explain.your_answer", lang, answer=user_answer.strip())]
+    if correct_answer and question_type != "short_answer":
+        facts.append(t("quiz.judge.explain.correct_answer", lang, answer=correct_answer.strip()))
+    if found:
+        facts.append(t("quiz.judge.explain.found", lang, words=", ".join(found)))
+    if missing:
+        facts.append(t("quiz.judge.explain.missing", lang, words=", ".join(missing)))
+    sections.append("\n".join(facts))
+    if background and background.strip():
+        sections.append(f"{t('quiz.judge.explain.background', lang)} {background.strip()}")
+    if points:
+        sections.append(t("quiz.judge.explain.key_points", lang) + "\n" + "\n".join(f"- {p}" for p in points))
+    reading = [f"- {r.title}: {r.note(lang)}" for r in references]
+    sections.append(t("quiz.judge.explain.further_reading", lang) + "\n" + "\n".join(reading))
+    return "\n\n".join(s for s in sections if s)
