@@ -227,8 +227,13 @@ def _vague_terms(item: Item) -> dict[str, Any] | None:
     return {"words": ", ".join(dict.fromkeys(words))} if words else None
 
 
+_AUX = r"(?:is|are|was|were|does|do|did|can|could|would|should|will|has|have|must|might|may)"
 _NEGATIVE_EN = re.compile(
-    r"\bnot\b(?!\s+only)|\b\w+n't\b|\bexcept\b(?=\s*(?:[:?.…_]|$))|(?<!at\s)\bleast\b|\b(?:is|are)\s+(?:false|incorrect|untrue|wrong)\b",
+    # the negative belongs to the question's own verb ("Which of these is NOT…"), not to a clause inside it
+    rf"\b(?:which|what|who|where|how)\b(?:\s+[\w'-]+){{0,5}}?\s+{_AUX}(?:(?P<nt>n't)|\s+(?P<not>not))\b(?!\s+only)"
+    r"|\b(?P<except>except)\b(?=\s*(?:[:?.…_]|$))"
+    r"|\b(?:which|what)\b.*?\b(?P<least>least)\s+(?:likely|common|important|appropriate|suitable|useful|effective|relevant|accurate|probable)\b"
+    r"|\b(?:which|what)\b.*?\b(?:is|are)\s+(?P<false>false|incorrect|untrue|wrong|not\s+true|not\s+correct)\b(?!\s+(?:positive|negative))",
     re.I,
 )
 _NEGATIVE_ZH = re.compile(r"不是|不属于|不包括|不包含|不正确|不能|不会|不可以|不应|不需要|不符合|不恰当|不适合|不必|错误的|除了?[^，。？]{0,30}(之外|以外)")
@@ -251,11 +256,10 @@ def _negative_stem(item: Item) -> dict[str, Any] | None:
     emphasized = " ".join(m.group(0) for m in _EMPHASIS.finditer(sentence))
     for rx, clause in ((_NEGATIVE_EN, _CLAUSE_EN), (_NEGATIVE_ZH, _CLAUSE_ZH)):
         for match in rx.finditer(sentence):
-            word = match.group(0)
-            if rx is _NEGATIVE_EN and (word.isupper() or re.search(r"\bfalse\s+(positive|negative)", sentence[match.start():], re.I)):
-                continue  # NOT / EXCEPT in capitals are emphasized; "false positive" is a term
-            if word in emphasized or clause.search(sentence[: match.start()]):
-                continue
+            named = [k for k, v in match.groupdict().items() if v] if rx is _NEGATIVE_EN else []
+            word, start = (match.group(named[0]), match.start(named[0])) if named else (match.group(0), match.start())
+            if (rx is _NEGATIVE_EN and word.replace("'", "").isupper()) or word in emphasized or clause.search(sentence[:start]):
+                continue  # NOT / EXCEPT in capitals, **not**, 【不是】 are emphasized; an if/when clause is not the question
             return {"word": word}
     return None
 
