@@ -32,6 +32,7 @@ from consulta.apps.quiz._cat_sessions import (
     TestSessions,
     ability_svg,
     metadata,
+    prior_mean,
     test_items,
     test_sessions,
     user_id_of,
@@ -155,7 +156,7 @@ def counts(engine: Engine) -> tuple[int, int, int]:
 def test_a_whole_test_from_profile_to_review(tests: TestSessions, engine: Engine) -> None:
     view = tests.start("alice", PROFILE, lang="en")
     assert view.status == "in_progress" and view.item.position == 1 and view.answered == 0
-    assert view.trajectory[0].theta == 0.0 and view.trajectory[0].se == 1.0  # the prior of an intermediate
+    assert view.trajectory[0].theta == prior_mean("intermediate") == -0.25 and view.trajectory[0].se == 1.0  # level 5's b
     assert tests.saved_profile("alice").job_role == "Data analyst"
     seen = set()
     while view.status == "in_progress":
@@ -180,13 +181,13 @@ def test_a_whole_test_from_profile_to_review(tests: TestSessions, engine: Engine
 
 def test_wrong_answers_lower_the_estimate_and_items_are_in_the_persons_language(tests: TestSessions, engine: Engine) -> None:
     view = tests.start("bob", {**PROFILE, "self_level": "expert"}, lang="zh-CN")
-    assert view.trajectory[0].theta == 1.5
+    assert view.trajectory[0].theta == prior_mean("expert") == 1.75
     while view.status == "in_progress":
         assert any("\u4e00" <= ch <= "\u9fff" for ch in view.item.stem)
         result = answer(tests, "bob", view, wrong_answer(engine, view.item.question_id))
         assert not result.feedback.is_correct and result.feedback.correct_answer != result.feedback.answer or result.feedback.correct_keywords
         view = result.session
-    assert view.theta < 1.5 and view.review is not None
+    assert view.theta < 1.75 and view.review is not None
 
 
 def test_an_answer_twice_counts_once(tests: TestSessions, engine: Engine) -> None:

@@ -6,6 +6,7 @@ change nothing; the routes are in the OpenAPI document."""
 from __future__ import annotations
 
 import dataclasses
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -186,3 +187,61 @@ def test_the_page_has_the_quiz_panel_and_the_routes_are_documented(http: TestCli
         assert path in paths, path
     answer_doc = paths["/api/quiz/tests/{test_id}/answers"]["post"]
     assert {"404", "409", "422"} <= set(answer_doc["responses"])
+
+
+def test_the_quiz_app_with_the_shipped_bank_and_tool_6_grading_short_answers(tmp_path: Path) -> None:
+    """quiz's own AppDef with the take parts wired as the coordinator wires them: the shipped bank, in Chinese, and a
+    short answer graded through seed tool 6 (`score_and_explain`) on the scripted judge model."""
+    from consulta.apps.quiz import APP, bank_items
+    from consulta.apps.quiz._take_cli import commands
+
+    from .conftest import write_script
+
+    app = dataclasses.replace(APP, web=web_part, terminal=dataclasses.replace(APP.terminal, commands=commands))
+    script = write_script(tmp_path / "judge.json")
+    home = tmp_path / "home"
+    home.mkdir()
+    config = Settings(home=home, database_url=f"sqlite:///{home}/consulta.db", model=f"scripted:{script}", lang="zh-CN")
+    shipped = {item.stem: item for item in bank_items() if item.lang == "zh-CN"}
+    with TestClient(create_app(app=app, settings=config)) as http:
+        alice = session_of(http)
+        test = start(http, alice, "zh-CN")
+        assert test["max_items"] == 20 and test["se_target"] == 0.3  # the app's rules
+        graded_short = False
+        while test["status"] == "in_progress":
+            item = test["item"]
+            bank_item = shipped[item["stem"]]  # every item comes from the shipped bank, in the person's language
+            answer = {"multiple_choice": bank_item.answer, "true_false": "true" if bank_item.answer == "True" else "false"}.get(
+                item["item_type"], " ".join(bank_item.keywords or [])
+            )
+            body = send(http, alice, test, answer).json()
+            feedback = body["feedback"]
+            if item["item_type"] == "short_answer":
+                graded_short = True
+                assert feedback["graded_by"] == "model" and len(feedback["grader_explanation"]) >= 500
+            else:
+                assert feedback["graded_by"] == "code" and feedback["is_correct"]
+            test = body["session"]
+        assert test["status"] == "finished" and test["theta"] > 1.0
+        assert graded_short or all(r["item"]["item_type"] != "short_answer" for r in test["review"])
+
+
+def test_short_answers_are_graded_by_tool_6_on_the_model(tmp_path: Path) -> None:
+    import asyncio
+
+    from consulta.apps.quiz._cat_sessions import ShortAnswer, model_short_answers
+    from consulta.models import resolve_model
+
+    from .conftest import write_script
+
+    script = write_script(tmp_path / "judge.json")
+    grade = model_short_answers(lambda: resolve_model(f"scripted:{script}"))
+    request = ShortAnswer(
+        session_id="s1", user_id=str(uuid.uuid4()), question_id=str(uuid.uuid4()), answer="An index speeds up look-ups",
+        keywords=["index"], difficulty=4, category="technical", lang="en", stem="What makes a lookup by a column fast?", topic="SQL indexes",
+    )
+    scored = asyncio.run(grade(request))
+    assert scored.graded_by == "model" and scored.score == 90 and scored.is_correct
+    assert scored.explanation and len(scored.explanation) >= 500  # tool 6's explanation, with its references
+    missed = asyncio.run(grade(dataclasses.replace(request, answer="No idea at all")))
+    assert missed.graded_by == "model" and missed.score < 90 and not missed.is_correct  # keywords bound the model's score

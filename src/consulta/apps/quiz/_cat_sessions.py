@@ -48,15 +48,15 @@ from ...i18n import catalog, normalize_lang, t
 from ...runtime import ConflictError, ConsultaError, InvalidAnswerError, NotFoundError
 from . import _db
 from ._cat import Bank, CatRules, next_item, stop_reason
-from ._irt import eap, provisional_params
+from ._irt import eap, level_to_b, provisional_params
+from ._profiles import SELF_LEVELS, level_difficulty
 
 __all__ = [
-    "SELF_LEVELS",
     "AnswerResult",
     "Feedback",
     "ItemView",
     "Point",
-    "Profile",
+    "ProfileForm",
     "Reviewed",
     "Scored",
     "SessionView",
@@ -65,9 +65,11 @@ __all__ = [
     "TestSessionError",
     "TestSessions",
     "ability_svg",
+    "app_sessions",
     "metadata",
     "model_short_answers",
     "parse_profile",
+    "prior_mean",
     "recalibrate_items",
     "truth",
     "user_id_of",
@@ -75,9 +77,6 @@ __all__ = [
 
 log = logging.getLogger("consulta.quiz")
 
-SELF_LEVELS = ("beginner", "intermediate", "advanced", "expert")
-PRIOR_MEAN = {"beginner": -1.0, "intermediate": 0.0, "advanced": 1.0, "expert": 1.5}
-"""The prior's mean of θ by the person's own level: the first item is near what they say they can do."""
 PRIOR_SD = 1.0
 _USERS = uuid.UUID("6f1d3c3e-2a51-4f5e-9a53-8c1b0f7f2d11")
 """The namespace of the profile ids made from principals (`user_id_of`)."""
@@ -195,8 +194,10 @@ def _unknown_session(session_id: str) -> TestSessionError:
 Interest = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=50)]
 
 
-class Profile(BaseModel):
-    """The seed's profile (tool 1): the person's own level, years of experience, job role, duty and interests."""
+class ProfileForm(BaseModel):
+    """The profile a person gives to start a test: the seed's fields (tool 1) — their own level, years of
+    experience, job role, duty and interests — each required and within the seed's bounds (stored in
+    `quiz_profiles`, read by tool 1 as `_profiles.Profile`)."""
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
@@ -224,10 +225,10 @@ _PROFILE_PROBLEMS = {
 _LIMITS = {"job_role": 100, "duty": 500, "interests": 10, "years_experience": 60}
 
 
-def parse_profile(values: Any) -> Profile:
-    """`values` as a Profile, or `invalid_profile` naming the first field at fault and why, in the reader's words."""
+def parse_profile(values: Any) -> ProfileForm:
+    """`values` as a ProfileForm, or `invalid_profile` naming the first field at fault and why, in the reader's words."""
     try:
-        return Profile.model_validate(values)
+        return ProfileForm.model_validate(values)
     except ValidationError as error:
         first = error.errors()[0]
         loc = [str(x) for x in first.get("loc", ())]
@@ -241,9 +242,15 @@ def parse_profile(values: Any) -> Profile:
             "invalid_profile",
             f"The profile's {field} is not valid: {first.get('msg')}.",
             field=".".join(["profile", *loc]),
-            name=_Words(f"profile.{field}" if field in Profile.model_fields else "profile.unknown_field", {"field": field}),
+            name=_Words(f"profile.{field}" if field in ProfileForm.model_fields else "profile.unknown_field", {"field": field}),
             why=why,
         ) from None
+
+
+def prior_mean(self_level: str) -> float:
+    """The prior's mean of θ for a person's own level: the b of the difficulty that level starts at (tool 1's
+    `level_difficulty`), so the first item is near what they say they can do."""
+    return level_to_b(level_difficulty(self_level))
 
 
 def user_id_of(principal: str) -> str:
@@ -307,7 +314,7 @@ class SessionView(BaseModel):
     id: str
     status: Literal["in_progress", "finished", "abandoned"]
     lang: str
-    profile: Profile
+    profile: ProfileForm
     answered: int
     min_items: int
     max_items: int
@@ -358,6 +365,9 @@ class ShortAnswer:
     difficulty: int
     category: str
     lang: str
+    stem: str = ""
+    topic: str = ""
+    explanation: str | None = None
 
 
 ShortAnswerScorer = Callable[[ShortAnswer], Awaitable[Scored]]
@@ -370,7 +380,7 @@ FALLBACK = Scored(score=50.0, is_correct=False, graded_by="fallback")
 def model_short_answers(model: Callable[[], Any], *, timeout_s: float = 15.0) -> ShortAnswerScorer:
     """Short answers graded by the model `model()` makes (made once, at the first short answer, outside the time
     limit: loading the embedded model takes a while) through seed tool 6 (`score_and_explain` with a `ModelJudge`),
-    within the seed's 15 s; the seed's fallback when it fails or takes longer."""
+    within the seed's 15 s (its `budget`; a little more bounds the whole call); the seed's fallback when it fails."""
     made: list[Any] = []
 
     async def grade(request: ShortAnswer) -> Scored:
@@ -384,9 +394,10 @@ def model_short_answers(model: Callable[[], Any], *, timeout_s: float = 15.0) ->
                 score_and_explain(
                     request.session_id, request.user_id, request.question_id, "short_answer", request.answer,
                     correct_keywords=request.keywords, difficulty=request.difficulty, category=request.category,
-                    judge=ModelJudge(made[0]),
+                    judge=ModelJudge(made[0]), stem=request.stem or None, explanation=request.explanation,
+                    topic=request.topic or None, lang=request.lang, budget=timeout_s,
                 ),
-                timeout_s,
+                timeout_s + 5.0,
             )
         except Exception as error:  # noqa: BLE001 - any failure of the grader is the seed's fallback
             log.warning("Short answer of %s not graded (%s): the seed's fallback.", request.question_id, type(error).__name__)
@@ -407,7 +418,7 @@ def _scored(result: Any) -> Scored:
     """Tool 6's result (a mapping or a model) as a Scored."""
     get = result.get if isinstance(result, Mapping) else lambda name, default=None: getattr(result, name, default)
     score = float(get("score", 50.0))
-    fell_back = bool(get("fallback", False)) or (score == 50.0 and not get("explanation"))
+    fell_back = bool(get("fallback", False))
     return Scored(
         score=max(0.0, min(100.0, score)),
         is_correct=bool(get("is_correct", False)),
@@ -554,7 +565,7 @@ class TestSessions:
 
     # ---- profiles ----
 
-    def saved_profile(self, principal: str) -> Profile | None:
+    def saved_profile(self, principal: str) -> ProfileForm | None:
         """The profile this principal saved last, if any."""
         self._ensure()
         p = _db.profiles
@@ -563,14 +574,14 @@ class TestSessions:
         if row is None:
             return None
         try:
-            return Profile(
+            return ProfileForm(
                 self_level=row["self_level"], years_experience=row["years_experience"], job_role=row["job_role"],
                 duty=row["duty"], interests=json.loads(row["interests"]),
             )
         except (ValidationError, ValueError):  # a profile saved by another part, outside this form's bounds
             return None
 
-    def _save_profile(self, conn: Connection, user_id: str, profile: Profile, lang: str) -> None:
+    def _save_profile(self, conn: Connection, user_id: str, profile: ProfileForm, lang: str) -> None:
         p = _db.profiles
         values = {**profile.model_dump(), "interests": json.dumps(profile.interests, ensure_ascii=False)}
         statement = _INSERTS[conn.dialect.name](p).values(user_id=user_id, lang=lang, updated_at=_now(), previous_score=0.0, **values)
@@ -587,7 +598,7 @@ class TestSessions:
         self._ensure()
         session_id = str(uuid.uuid4())
         user_id = user_id_of(principal)
-        prior = PRIOR_MEAN[checked.self_level]
+        prior = prior_mean(checked.self_level)
         now = _now()
         with self._writing() as conn:
             open_id = self._open_id(conn, principal)
@@ -673,9 +684,10 @@ class TestSessions:
         changed: `unknown_test`, `test_finished`, `not_current_item`, `already_answered` (a different answer to an
         item answered before; the same answer again gives the recorded result back, `repeated`), `empty_answer`,
         `answer_too_long`, `not_a_choice`."""
-        text = answer.strip() if isinstance(answer, str) else ""
-        session, item = await asyncio.to_thread(self._check, principal, session_id, position, question_id, text)
-        if item is None:  # answered already, with this answer
+        session, item, text = await asyncio.to_thread(
+            self._check, principal, session_id, position, question_id, answer.strip() if isinstance(answer, str) else ""
+        )
+        if text is None:  # answered already, with this answer
             return await asyncio.to_thread(self._result, principal, session_id, position, repeated=True)
         if item.item_type == "short_answer":
             scored = FALLBACK
@@ -684,6 +696,7 @@ class TestSessions:
                     ShortAnswer(
                         session_id=session_id, user_id=session["user_id"], question_id=item.id, answer=text,
                         keywords=item.keywords or [], difficulty=item.difficulty, category=item.category, lang=session["lang"],
+                        stem=item.stem, topic=item.topic, explanation=item.explanation,
                     )
                 )
         else:
@@ -721,9 +734,9 @@ class TestSessions:
         done, _ = await asyncio.wait({task}, timeout=timeout_s)
         return bool(done)
 
-    def _check(self, principal: str, session_id: str, position: int, question_id: str, text: str) -> tuple[Mapping[str, Any], _Item | None]:
-        """The session and the item the answer is for, if the answer may be recorded; None for the item when this
-        very answer is recorded already."""
+    def _check(self, principal: str, session_id: str, position: int, question_id: str, text: str) -> tuple[Mapping[str, Any], _Item, str | None]:
+        """The session, the item the answer is for and the answer as recorded (a choice as the item writes it, true or
+        false), if it may be recorded; None for the answer when this very answer is recorded already."""
         self._ensure()
         if not text:
             raise _Invalid("empty_answer", "The answer is empty: write or choose one.", field="answer")
@@ -734,17 +747,16 @@ class TestSessions:
             row = conn.execute(
                 select(test_items).where(test_items.c.session_id == session_id, test_items.c.position == position)
             ).mappings().first()
-            if row is not None and row["answer"] is not None and row["question_id"] == question_id:
-                if row["answer"] == text:
-                    return session, None
-                raise _Conflict("already_answered", f"Item {position} was answered already; an answer counts once.", field="answer", position=position)
-            self._must_be_current(session, row, position, question_id)
-            item = _item(conn.execute(select(_db.questions).where(_db.questions.c.id == question_id)).mappings().one())
-        if item.item_type == "multiple_choice" and item.choices and text.casefold() not in {c.strip().casefold() for c in item.choices}:
-            raise _Invalid("not_a_choice", "The answer is not one of the item's choices.", field="answer")
-        if item.item_type == "true_false" and truth(text) is None:
-            raise _Invalid("not_a_choice", "A true/false item is answered true or false.", field="answer")
-        return session, item
+            answered = row is not None and row["answer"] is not None and row["question_id"] == question_id
+            if not answered:
+                self._must_be_current(session, row, position, question_id)
+            item = _questions(conn, [question_id])[question_id]
+        given = _as_recorded(item, text)
+        if answered:
+            if row is not None and row["answer"] == given:
+                return session, item, None
+            raise _Conflict("already_answered", f"Item {position} was answered already; an answer counts once.", field="answer", position=position)
+        return session, item, given
 
     @staticmethod
     def _must_be_current(session: Mapping[str, Any], row: Mapping[str, Any] | None, position: int, question_id: str) -> None:
@@ -846,6 +858,30 @@ class TestSessions:
         return self.view(principal, session_id)
 
 
+def _as_recorded(item: _Item, text: str) -> str:
+    """An answer as it is recorded: a multiple-choice answer as the item writes the choice, a true/false one as
+    `true` or `false` (`not_a_choice` for an answer that is neither), a short answer as given."""
+    if item.item_type == "true_false":
+        value = truth(text)
+        if value is None:
+            raise _Invalid("not_a_choice", "A true/false item is answered true or false.", field="answer")
+        return value
+    if item.item_type == "multiple_choice" and item.choices:
+        chosen = next((c for c in item.choices if c.strip().casefold() == text.casefold()), None)
+        if chosen is None:
+            raise _Invalid("not_a_choice", "The answer is not one of the item's choices.", field="answer")
+        return chosen
+    return text
+
+
+def app_sessions(engine: Engine, *, model: Callable[[], Any]) -> TestSessions:
+    """The quiz app's tests on `engine`: items from the shipped bank (loaded on first use), short answers graded by
+    the model `model()` makes (seed tool 6), the items recalibrated after each test."""
+    from ._bank import ensure_bank
+
+    return TestSessions(engine, short_answers=model_short_answers(model), prepare_bank=ensure_bank, recalibrate=recalibrate_items)
+
+
 def _rng(seed: int, position: int) -> np.random.Generator:
     return np.random.default_rng([seed, position])
 
@@ -861,7 +897,8 @@ def _feedback(row: Mapping[str, Any], item: _Item) -> Feedback:
     grader = json.loads(row["grader"] or "{}")
     return Feedback(
         position=row["position"], question_id=row["question_id"], answer=row["answer"], score=row["score"],
-        is_correct=bool(row["is_correct"]), correct_answer=item.key, correct_keywords=item.keywords,
+        is_correct=bool(row["is_correct"]), correct_answer=truth(item.key) if item.item_type == "true_false" else item.key,
+        correct_keywords=item.keywords,
         explanation=item.explanation, grader_explanation=grader.get("explanation"), grader_feedback=grader.get("feedback"),
         graded_by=row["graded_by"], theta=row["theta"], se=row["se"],
     )
@@ -877,7 +914,7 @@ def _view(session: Mapping[str, Any], rows: list[Mapping[str, Any]], questions: 
     ]
     finished = session["status"] == "finished"
     return SessionView(
-        id=session["id"], status=session["status"], lang=session["lang"], profile=Profile.model_validate_json(session["profile"]),
+        id=session["id"], status=session["status"], lang=session["lang"], profile=ProfileForm.model_validate_json(session["profile"]),
         answered=len(answered), min_items=rules["min_items"], max_items=rules["max_items"], se_target=rules["se_target"],
         theta=session["theta"], se=session["se"],
         item=questions[shown["question_id"]].view(shown["position"]) if shown is not None else None,

@@ -20,19 +20,18 @@ from ...i18n import normalize_lang, t
 from ...models import resolve_model
 from ...runtime import Store
 from ._cat_sessions import (
-    SELF_LEVELS,
     Feedback,
     ItemView,
     Point,
-    Profile,
+    ProfileForm,
     SessionView,
     TestSessionError,
     TestSessions,
-    model_short_answers,
+    app_sessions,
     parse_profile,
-    recalibrate_items,
     truth,
 )
+from ._profiles import SELF_LEVELS
 
 __all__ = ["PRINCIPAL", "commands", "default_sessions", "text_plot"]
 
@@ -47,12 +46,9 @@ class _Left(Exception):
 
 
 def default_sessions(settings: Settings, store: Store) -> TestSessions:
-    """Tests on the settings' store; short answers graded by the settings' model (made at the first short answer)."""
-    return TestSessions(
-        store.engine,
-        short_answers=model_short_answers(lambda: resolve_model(settings.model, models_dir=settings.models_dir)),
-        recalibrate=recalibrate_items,
-    )
+    """Tests on the settings' store, from the shipped bank; short answers graded by the settings' model (made at the
+    first short answer)."""
+    return app_sessions(store.engine, model=lambda: resolve_model(settings.model, models_dir=settings.models_dir))
 
 
 def commands(*, sessions: Callable[[Settings, Store], TestSessions] = default_sessions, console: Console | None = None) -> typer.Typer:
@@ -140,7 +136,7 @@ class _Take:
         self.say("quiz.take.cli.started", "bold", max=view.max_items)
         return view
 
-    def profile(self, saved: Profile | None) -> Profile:
+    def profile(self, saved: ProfileForm | None) -> ProfileForm:
         """The profile, asked field by field; a field refused is asked again, with the reason."""
         self.say("quiz.take.cli.profile_intro", "bold")
         levels = ", ".join(f"{n} {t(f'quiz.take.level.{level}', self.lang)}" for n, level in enumerate(SELF_LEVELS, 1))
@@ -309,7 +305,7 @@ def _verdict(feedback: Feedback) -> tuple[str, str]:
     return "wrong", "red"
 
 
-def _level_default(saved: Profile | None, lang: str) -> str | None:
+def _level_default(saved: ProfileForm | None, lang: str) -> str | None:
     return str(SELF_LEVELS.index(saved.self_level) + 1) if saved else None
 
 

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ...i18n import normalize_lang
 from .._def import AppView, WebKit, WebPart
-from ._cat_sessions import AnswerResult, Profile, SessionView, TestSessions, ability_svg, model_short_answers, recalibrate_items
+from ._cat_sessions import AnswerResult, ProfileForm, SessionView, TestSessions, ability_svg, app_sessions
 
 __all__ = ["StartTest", "TestAnswer", "default_sessions", "make_router", "router", "web_part"]
 
@@ -25,12 +25,12 @@ TestId = Annotated[str, Path(min_length=1, max_length=64, description="The test'
 
 
 class StartTest(BaseModel):
-    """A new test: the person's profile (its fields as `Profile` says: a field out of bounds is a 422
+    """A new test: the person's profile (its fields as `ProfileForm` says: a field out of bounds is a 422
     `invalid_profile` naming it), the language of its items, and whether a test in progress is given up for it."""
 
     model_config = ConfigDict(extra="forbid")
 
-    profile: dict[str, Any] = Field(json_schema_extra={"properties": Profile.model_json_schema()["properties"]})
+    profile: dict[str, Any] = Field(json_schema_extra={"properties": ProfileForm.model_json_schema()["properties"]})
     lang: str = Field("en", max_length=10, description="en or zh-CN: the items' language")
     replace_open: bool = Field(False, description="Give up the test in progress (its answers are kept) and start anew")
 
@@ -49,13 +49,14 @@ class TestAnswer(BaseModel):
 class SavedProfile(BaseModel):
     """The profile this session saved last (null before its first test)."""
 
-    profile: Profile | None
+    profile: ProfileForm | None
 
 
 def default_sessions(host: AppView) -> TestSessions:
-    """Tests over the host's store; short answers graded by the host's model (seed tool 6, with its fallback)."""
+    """Tests over the host's store, from the shipped bank; short answers graded by the host's model (seed tool 6, with
+    its fallback)."""
     env = host.env
-    return TestSessions(env.store.engine, short_answers=model_short_answers(lambda: env.resolve_model(env.model)), recalibrate=recalibrate_items)
+    return app_sessions(env.store.engine, model=lambda: env.resolve_model(env.model))
 
 
 def make_router(*, sessions: Callable[[AppView], TestSessions] = default_sessions) -> Callable[[WebKit], APIRouter]:
