@@ -376,3 +376,36 @@ def test_killed_mid_test_continues_where_it_was(engine: Engine, tmp_path: Path) 
     with engine.connect() as conn:
         positions = [r.position for r in conn.execute(select(test_items.c.position).order_by(test_items.c.position))]
     assert positions == list(range(1, total + 1))
+
+
+def test_killed_at_any_instant_no_answer_is_lost_or_counted_twice(engine: Engine) -> None:
+    """The process is killed from outside at moments that fall inside answers' transactions as well as between them;
+    after each kill the test continues where the store says, and at the end every item is answered exactly once."""
+    import random
+    import time
+
+    url = str(engine.url)
+    env = {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    total = len(bank_items("en"))
+    rng = random.Random(7)
+    for _ in range(3):
+        child = subprocess.Popen(
+            [sys.executable, "-c", _CHILD, url, "alice", "0", json.dumps(PROFILE)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        )
+        assert child.stdout is not None
+        assert child.stdout.readline().strip().isdigit()  # it is answering
+        time.sleep(rng.uniform(0.0, 0.05))
+        child.send_signal(signal.SIGKILL)
+        child.communicate(timeout=30)
+        answered, responses, sessions = counts(engine)
+        assert answered == responses and sessions == 1  # an answer and its response row: both or neither
+        with engine.connect() as conn:
+            session = conn.execute(select(test_sessions)).mappings().one()
+            shown = conn.execute(select(func.count()).select_from(test_items).where(test_items.c.answer.is_(None))).scalar()
+        if session["status"] != "in_progress":
+            break  # it finished before the kill came
+        assert session["position"] == answered + 1 and shown == 1  # exactly the next item is shown
+    else:
+        last = subprocess.run([sys.executable, "-c", _CHILD, url, "alice", "0", json.dumps(PROFILE)], capture_output=True, text=True, timeout=120, env=env)
+        assert last.returncode == 0, last.stderr
+    assert counts(engine) == (total, total, 1)
