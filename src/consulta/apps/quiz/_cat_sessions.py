@@ -39,7 +39,7 @@ from html import escape
 from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 from sqlalchemy import Column, Float, Integer, MetaData, String, Table, Text, UniqueConstraint, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
@@ -191,26 +191,39 @@ def _unknown_session(session_id: str) -> TestSessionError:
 
 # ---- the profile --------------------------------------------------------------------------------------------------
 
-Interest = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=50)]
+_NOT_BLANK = r"\S"
+"""Some text besides spaces (a JSON schema `pattern`, so the API's docs say it too)."""
+Interest = Annotated[str, StringConstraints(min_length=1, max_length=50, pattern=_NOT_BLANK)]
 
 
 class ProfileForm(BaseModel):
     """The profile a person gives to start a test: the seed's fields (tool 1) — their own level, years of
     experience, job role, duty and interests — each required and within the seed's bounds (stored in
-    `quiz_profiles`, read by tool 1 as `_profiles.Profile`)."""
+    `quiz_profiles`, read by tool 1 as `_profiles.Profile`). Text is kept without its surrounding spaces."""
 
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+    model_config = ConfigDict(extra="forbid", strict=True)  # "3" is not a number of years
 
     self_level: Literal["beginner", "intermediate", "advanced", "expert"]
     years_experience: int = Field(ge=0, le=60)
-    job_role: str = Field(min_length=1, max_length=100)
-    duty: str = Field(min_length=1, max_length=500)
+    job_role: str = Field(min_length=1, max_length=100, pattern=_NOT_BLANK)
+    duty: str = Field(min_length=1, max_length=500, pattern=_NOT_BLANK)
     interests: list[Interest] = Field(min_length=1, max_length=10)
+
+    @field_validator("job_role", "duty")
+    @classmethod
+    def _trimmed(cls, text: str) -> str:
+        return text.strip()
+
+    @field_validator("interests")
+    @classmethod
+    def _each_trimmed(cls, interests: list[str]) -> list[str]:
+        return [text.strip() for text in interests]
 
 
 _PROFILE_PROBLEMS = {
     "missing": "missing",
     "string_too_short": "empty",
+    "string_pattern_mismatch": "empty",
     "too_short": "empty",
     "string_too_long": "too_long",
     "too_long": "too_many",
@@ -219,6 +232,8 @@ _PROFILE_PROBLEMS = {
     "int_parsing": "number",
     "int_type": "number",
     "int_from_float": "number",
+    "string_type": "text",
+    "list_type": "list",
     "literal_error": "level",
     "extra_forbidden": "unknown",
 }

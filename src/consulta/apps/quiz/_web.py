@@ -21,6 +21,8 @@ from ._cat_sessions import AnswerResult, ProfileForm, SessionView, TestSessions,
 
 __all__ = ["StartTest", "TestAnswer", "default_sessions", "make_router", "router", "web_part"]
 
+_PROFILE_SCHEMA = ("properties", "required", "additionalProperties")
+"""What the API's docs say of the profile (validated by `parse_profile`, so a refusal is in the reader's words)."""
 TestId = Annotated[str, Path(min_length=1, max_length=64, description="The test's id (from POST /api/quiz/tests)")]
 
 
@@ -28,9 +30,9 @@ class StartTest(BaseModel):
     """A new test: the person's profile (its fields as `ProfileForm` says: a field out of bounds is a 422
     `invalid_profile` naming it), the language of its items, and whether a test in progress is given up for it."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
-    profile: dict[str, Any] = Field(json_schema_extra={"properties": ProfileForm.model_json_schema()["properties"]})
+    profile: dict[str, Any] = Field(json_schema_extra={k: v for k, v in ProfileForm.model_json_schema().items() if k in _PROFILE_SCHEMA})
     lang: str = Field("en", max_length=10, description="en or zh-CN: the items' language")
     replace_open: bool = Field(False, description="Give up the test in progress (its answers are kept) and start anew")
 
@@ -39,7 +41,7 @@ class TestAnswer(BaseModel):
     """An answer to the item shown: its position and question id (as the test gave them), and the answer (a choice's
     text for multiple choice, true or false, or free text for a short answer)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     position: int = Field(ge=1, le=1000)
     question_id: str = Field(min_length=1, max_length=64)
