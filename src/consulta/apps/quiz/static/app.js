@@ -124,6 +124,7 @@ export class Quiz {
       this.fail(error);
     } finally {
       this.busy = false;
+      $("#quiz-grading").hidden = true;
       this.drawBusy();
     }
   }
@@ -166,6 +167,7 @@ export class Quiz {
 
   answer() {
     const item = this.test.item;
+    $("#quiz-grading").hidden = item.item_type !== "short_answer"; // a short answer is graded by the model: it takes a while
     return this.call(async () => {
       const body = { position: item.position, question_id: item.question_id, answer: this.chosenAnswer() };
       const result = await api("POST", path(`/tests/${encodeURIComponent(this.test.id)}/answers`), body);
