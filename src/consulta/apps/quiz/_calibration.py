@@ -6,9 +6,10 @@ Library: PyPI `mirt` 1.2.0 (Rust backend), chosen over `girth` 0.8.0 after check
   used here) gives every a within 0.0005 and every b within 0.0007 of them; girth's `twopl_mml` every a within
   0.0006, but b only within 0.0023. tests/apps/quiz/test_calibration.py checks ours against these values (mirt's own
   `load_dataset("LSAT6")` has wrong pattern counts — 569 people — so the data is rebuilt from ltm's printed table).
-- Speed, same machine and data (`bench/bench_quiz_calibration.py`, results/quiz_calibration.json): 20 items × 5,000
-  people, mirt 0.16 s against girth 1.5 s per fit (9×), same RMSE of a and b against the truth; 300 items × 5,000
-  people answering 20 each (the sparse shape adaptive tests leave), mirt 1.0 s against girth 60 s (62×).
+- Speed, same machine and data (`bench/bench_quiz_calibration.py`; two runs on the shared 2-core machine): 20 items ×
+  5,000 people, mirt 0.16-0.23 s against girth 1.5-2.8 s per fit (9-12× faster), the same RMSE of a and b against
+  the truth; 300 items × 5,000 people answering 20 each (the sparse shape adaptive tests leave), mirt 1-2 s against
+  girth 60-118 s (59-62×).
 - Missing responses: mirt takes NaN as "not answered" directly; girth needs its own sentinel value.
 
 Scale: abilities of the calibration sample are N(0, 1), the scale provisional parameters assume (see `_irt`).
