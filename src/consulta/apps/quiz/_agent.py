@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from ...runtime import Agent, RunRecord, Store, ToolDef, current_tool_call, utcnow
 from .._def import AppEnv, AppOptions
@@ -29,6 +29,7 @@ from ._modes import (
     read_request,
     score_answers,
 )
+from ._profiles import check_user_id
 from ._retry_queue import RetryQueue
 from ._tools import TIMEOUTS, QuizTools
 
@@ -42,6 +43,11 @@ FIRST_LOOK_PREFIX = "look_"
 
 class QuizOptions(AppOptions):
     user: str | None = Field(None, description="The user (a UUID) the session generates and scores for, when the words name none")
+
+    @field_validator("user")
+    @classmethod
+    def _uuid(cls, value: str | None) -> str | None:
+        return None if value is None else check_user_id(value)
 
 
 INSTRUCTIONS = """You write test questions. The tool results give the user's profile, example questions and the \
