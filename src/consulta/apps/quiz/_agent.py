@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 
-from ...runtime import Agent, RunRecord, Store, ToolDef, current_tool_call, utcnow
+from ...runtime import Agent, Store, ToolDef, current_tool_call, utcnow
 from .._def import AppEnv, AppOptions
 from ._modes import (
     AnswerIn,
@@ -51,15 +51,14 @@ class QuizOptions(AppOptions):
 
 
 INSTRUCTIONS = """You write test questions. The tool results give the user's profile, example questions and the \
-keywords and concepts of the level. Call submit_questions once with the questions asked for:
+keywords and concepts of the level (its difficulty 1-10 and category). Call submit_questions once with as many \
+questions as the user asks for (3 if they do not say), in the language of the user's words, at that level:
 - multiple_choice: 4 different choices; correct_key is one of the choices, copied exactly.
 - true_false: a statement; correct_key is True or False.
 - short_answer: correct_keywords lists 1-3 words a right answer must contain.
 Each stem is one clear question of at most 250 characters that an expert answers from the concepts; no "all of the \
 above", no "never" or "always" tricks. explanation: one sentence on why the answer is right. Write new questions; do \
 not copy the examples."""
-
-_LANGUAGE = {"en": "English", "zh-CN": "Chinese (简体中文)"}
 
 
 class _LazyJudge:
@@ -205,22 +204,6 @@ def _mode_tools(tools: QuizTools, store: Store, read: _Reader) -> tuple[ToolDef,
     return submit, score
 
 
-def _instructions(read: _Reader) -> Any:
-    def text(run: RunRecord) -> str:
-        try:
-            request = read(run.prompt)
-        except Exception:  # noqa: BLE001 - a request code cannot read still gets the general instructions
-            return INSTRUCTIONS
-        if not isinstance(request, GenerateRequest):
-            return INSTRUCTIONS
-        return (
-            f"{INSTRUCTIONS}\nThis request: {request.count} {request.category} question(s) at difficulty {request.difficulty} "
-            f"of 10 (1 easiest, 10 hardest) about {', '.join(request.interests)}, written in {_LANGUAGE[request.lang]}."
-        )
-
-    return text
-
-
 def _steps(store: Store, read: _Reader) -> Any:
     def choose(run_id: str) -> Sequence[str] | None:
         request = read(store.get_run(run_id).prompt)
@@ -238,7 +221,7 @@ def build_agent(options: QuizOptions, env: AppEnv) -> Agent:
     return Agent(
         app="quiz",
         name=AGENT,
-        instructions=_instructions(read),
+        instructions=INSTRUCTIONS,  # the same every run: the local model's cached prefix
         tools=(seed["get_user_profile"], seed["get_difficulty_keywords"], seed["search_question_templates"], submit, score),
         first_look=_first_look(read),
         tool_choice=_steps(env.store, read),
