@@ -14,8 +14,10 @@ queue (`RetryQueue`) and the answer says `success=False, queued_for_retry=True`.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import inspect
+import threading
 import json
 import time
 import uuid
@@ -282,6 +284,7 @@ class QuizTools:
 
     def __post_init__(self) -> None:
         self._bank_loaded = False
+        self._drain_thread: threading.Thread | None = None
         try:
             self._ready()
         except SQLAlchemyError:  # the database is away now: the tools' policies handle it, and it is loaded on first use
@@ -527,9 +530,16 @@ class QuizTools:
         return (await self.queue.drain(self._drain_one)).pending
 
     def start_retry_drainer(self) -> None:
-        """Keep draining in the background (backoff) while anything is queued; nothing to do when it is empty."""
-        if len(self.queue):
-            self.queue.run_drainer(self._drain_one)
+        """Keep draining in the background (backoff) while anything is queued: a task on the running loop, or
+        outside one (a process starting up) a daemon thread with its own loop; nothing to do when it is empty."""
+        if not len(self.queue) or self.queue.run_drainer(self._drain_one) is not None:
+            return
+        if self._drain_thread is not None and self._drain_thread.is_alive():
+            return
+        self._drain_thread = threading.Thread(
+            target=lambda: asyncio.run(self.queue.drain_until_empty(self._drain_one)), name="quiz-retry-drainer", daemon=True
+        )
+        self._drain_thread.start()
 
     # ---- tools 4 and 6: quiz-judge's functions, with the seed's policies ----------------------------------------
 
