@@ -39,6 +39,8 @@ AGENT = "quiz"
 RETRY_JOURNAL = "save_retry_queue.jsonl"
 """Tool 5's retry journal, in the app's data folder."""
 FIRST_LOOK_PREFIX = "look_"
+EXAMPLES = 3
+"""Templates the first look fetches as examples: a small model's prompt is paid for token by token."""
 
 
 class QuizOptions(AppOptions):
@@ -131,7 +133,10 @@ def _first_look(read: _Reader) -> Any:
             calls.append(("get_user_profile", {"user_id": request.user_id}))
         calls.append(("get_difficulty_keywords", {"difficulty": request.difficulty, "category": request.category, "lang": request.lang}))
         calls.append(
-            ("search_question_templates", {"interests": request.interests, "difficulty": request.difficulty, "category": request.category, "lang": request.lang})
+            (
+                "search_question_templates",
+                {"interests": request.interests, "difficulty": request.difficulty, "category": request.category, "lang": request.lang, "limit": EXAMPLES},
+            )
         )
         return calls
 
@@ -158,14 +163,14 @@ def _mode_tools(tools: QuizTools, store: Store, read: _Reader) -> tuple[ToolDef,
         lang: Literal["en", "zh-CN"] = "en",
         topic: Annotated[str, Field(max_length=100)] = "",
     ) -> dict[str, Any]:
-        """Submit the questions you wrote: each is validated, and the ones that pass (final score at least 0.70) are saved and returned.
+        """Submit the questions you wrote: each is validated, and those scoring at least 0.70 are saved and returned.
 
         Args:
             questions: The questions, 1-5.
-            category: technical, business or general (in a chat turn, the request's).
-            difficulty: Difficulty 1-10 (in a chat turn, the request's).
-            lang: en or zh-CN (in a chat turn, the request's).
-            topic: The questions' topic, e.g. SQL joins (in a chat turn, the request's first interest).
+            category: (MCP) technical, business or general.
+            difficulty: (MCP) Difficulty 1-10.
+            lang: (MCP) en or zh-CN.
+            topic: (MCP) The questions' topic.
         """
         context = current_tool_call()
         asked = _chat_request(store, read)

@@ -331,16 +331,21 @@ class QuizTools:
 
     # ---- tool 2 -----------------------------------------------------------------------------------------------
 
-    async def search_question_templates(self, interests: list[str], difficulty: int, category: str, lang: str | None = None) -> list[dict[str, Any]]:
-        """Tool 2: up to 10 templates of `category` within ±1.5 of `difficulty` whose domain matches an interest."""
+    async def search_question_templates(
+        self, interests: list[str], difficulty: int, category: str, lang: str | None = None, limit: int = MAX_TEMPLATES
+    ) -> list[dict[str, Any]]:
+        """Tool 2: up to 10 (`limit`) templates of `category` within ±1.5 of `difficulty` whose domain matches an
+        interest, the closest in difficulty first; `lang` keeps one language's."""
         interests = _interests(interests)
         difficulty = _difficulty(difficulty)
         category = _category(category)
         if lang is not None:
             lang = _lang(lang)
-        return await self._templates(interests=interests, difficulty=difficulty, category=category, lang=lang)
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_TEMPLATES:
+            raise InvalidArgument("limit", f"limit must be an integer 1-{MAX_TEMPLATES}, got {limit!r}")
+        return await self._templates(interests=interests, difficulty=difficulty, category=category, lang=lang, limit=limit)
 
-    def _fetch_templates(self, interests: list[str], difficulty: int, category: str, lang: str | None) -> list[dict[str, Any]]:
+    def _fetch_templates(self, interests: list[str], difficulty: int, category: str, lang: str | None, limit: int) -> list[dict[str, Any]]:
         self._ready()
         wanted = [i.strip().casefold() for i in interests if i.strip()]
         conditions = [
@@ -378,7 +383,7 @@ class QuizTools:
                 "domain": r["domain"],
                 "lang": r["lang"],
             }
-            for r in found[:MAX_TEMPLATES]
+            for r in found[:limit]
         ]
 
     # ---- tool 3 -----------------------------------------------------------------------------------------------
@@ -650,6 +655,7 @@ def _tool_defs(tools: QuizTools) -> tuple[ToolDef, ...]:
         difficulty: Difficulty,
         category: CategoryName,
         lang: Lang | None = None,
+        limit: Annotated[int, Field(ge=1, le=MAX_TEMPLATES)] = MAX_TEMPLATES,
     ) -> list[dict[str, Any]]:
         """Search question templates (few-shot examples) of a category within ±1.5 of a difficulty, matching interests.
 
@@ -658,9 +664,10 @@ def _tool_defs(tools: QuizTools) -> tuple[ToolDef, ...]:
             difficulty: Difficulty 1-10.
             category: technical, business or general.
             lang: Only templates in this language (en or zh-CN); all languages when left out.
+            limit: At most this many templates (1-10, default 10).
         """
         try:
-            return await tools.search_question_templates(interests, difficulty, category, lang)
+            return await tools.search_question_templates(interests, difficulty, category, lang, limit)
         except (ValueError, TypeError) as error:
             raise invalid(error, search_question_templates) from None
 
