@@ -11,17 +11,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Sequence
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 from pydantic_ai.models import Model
 
+from ...i18n import t
 from ...runtime import current_tool_call, typed_answer
 
-__all__ = ["AnswerGrade", "Explanation", "ItemJudgment", "JudgeUnavailable", "ModelJudge"]
+__all__ = ["AnswerGrade", "Budget", "Explanation", "ItemJudgment", "JudgeUnavailable", "ModelJudge"]
 
-Short = Annotated[str, Field(max_length=160)]
+Short = Annotated[str, Field(max_length=100)]  # short outputs: a small local model writes ~9 tokens/s
 Rating = Annotated[int, Field(ge=1, le=5)]
 
 
@@ -48,19 +50,42 @@ class AnswerGrade(BaseModel):
     """The model's grade of a short answer, 0-100, and what it lacks."""
 
     score: int = Field(ge=0, le=100, description="0 wrong or off-topic, 50 partly right, 100 fully right")
-    reasoning: str = Field(max_length=300, description="One or two sentences: why this score.")
-    missing: list[Annotated[str, Field(max_length=60)]] = Field(default_factory=list, max_length=3, description="Key ideas the answer lacks.")
+    reasoning: str = Field(max_length=200, description="One or two sentences: why this score.")
+    missing: list[Annotated[str, Field(max_length=40)]] = Field(default_factory=list, max_length=3, description="Key ideas the answer lacks.")
 
 
 class Explanation(BaseModel):
     """The model's explanation of an item's answer for the learner."""
 
-    explanation: str = Field(min_length=1, max_length=900, description="Why the right answer is right and the learner's answer is or is not.")
+    explanation: str = Field(min_length=1, max_length=600, description="Why the right answer is right and the learner's answer is or is not.")
     key_points: list[Short] = Field(default_factory=list, max_length=4, description="Facts to remember.")
 
 
+class Budget:
+    """What is left of a call's time budget in seconds, for the next model request (None: no budget was given, each
+    request has the judge's own timeout). With `reserve`, less than that left counts as none."""
+
+    def __init__(self, seconds: float | None) -> None:
+        self.deadline = None if seconds is None else time.monotonic() + seconds
+
+    def __call__(self, *, reserve: float = 0.0) -> float | None:
+        if self.deadline is None:
+            return None
+        left = self.deadline - time.monotonic()
+        return left if left >= max(reserve, 0.0) and left > 0 else 0.0
+
+
 class JudgeUnavailable(Exception):
-    """The model gave no usable judgment (timeout, error, an answer that never fit): use the seed's fallback."""
+    """The model gave no usable judgment: use the seed's fallback. `kind` says why in a word a person's catalog words
+    (`timeout`, `no_time`, `error`); the message has the detail for logs."""
+
+    def __init__(self, kind: Literal["timeout", "no_time", "error"], detail: str) -> None:
+        super().__init__(detail)
+        self.kind = kind
+
+    def reason(self, lang: str) -> str:
+        """Why, in `lang`, one short phrase."""
+        return t(f"quiz.judge.unavailable.{self.kind}", lang)
 
 
 _ITEM_INSTRUCTIONS = (
@@ -84,12 +109,18 @@ _EXPLAIN_INSTRUCTIONS = (
 T = TypeVar("T", bound=BaseModel)
 
 
+def _lines(*fields: tuple[str, str | Sequence[str] | None]) -> str:
+    """The prompt: one `Label: value` line per field that has a value (a list joined with "; ")."""
+    return "\n".join(f"{label}: {value if isinstance(value, str) else '; '.join(value)}" for label, value in fields if value)
+
+
 def _language(lang: str) -> str:
     return "Chinese (简体中文)" if lang.lower().startswith("zh") else "English"
 
 
 class ModelJudge:
-    """The model's structured judgments, each bounded by `timeout` seconds and `retries` re-asks of a misfit answer."""
+    """The model's structured judgments, each bounded by `timeout` seconds (or a call's shorter `timeout`) and
+    `retries` re-asks of a misfit answer."""
 
     def __init__(self, model: Model, *, timeout: float = 60.0, retries: int = 1) -> None:
         self.model = model
@@ -97,7 +128,14 @@ class ModelJudge:
         self.retries = retries
 
     async def judge_item(
-        self, *, stem: str, question_type: str, choices: Sequence[str] | None, correct_answer: str | None, lang: str = "en"
+        self,
+        *,
+        stem: str,
+        question_type: str,
+        choices: Sequence[str] | None,
+        correct_answer: str | None,
+        lang: str = "en",
+        timeout: float | None = None,
     ) -> ItemJudgment:
         """Tool 4's semantic stage: the model's ratings of one item."""
         item: dict[str, Any] = {"type": question_type, "stem": stem}
@@ -106,7 +144,7 @@ class ModelJudge:
         if correct_answer:
             item["correct_answer"] = correct_answer
         prompt = f"Item ({_language(lang)}):\n{json.dumps(item, ensure_ascii=False)}"
-        return await self._ask(_ITEM_INSTRUCTIONS, prompt, ItemJudgment)
+        return await self._ask(_ITEM_INSTRUCTIONS, prompt, ItemJudgment, timeout)
 
     async def grade_answer(
         self,
@@ -117,19 +155,14 @@ class ModelJudge:
         reference_answer: str | None = None,
         difficulty: int | None = None,
         lang: str = "en",
+        timeout: float | None = None,
     ) -> AnswerGrade:
         """Tool 6's short-answer stage: the model's 0-100 grade of `user_answer` against the expected ideas."""
-        parts = []
-        if stem:
-            parts.append(f"Question: {stem}")
-        if reference_answer:
-            parts.append(f"Reference answer: {reference_answer}")
-        if expected:
-            parts.append("Expected ideas: " + "; ".join(expected))
-        if difficulty is not None:
-            parts.append(f"Difficulty: {difficulty}/10")
-        parts.append(f"Learner's answer: {user_answer}")
-        return await self._ask(_GRADE_INSTRUCTIONS, "\n".join(parts), AnswerGrade)
+        prompt = _lines(
+            ("Write in", _language(lang)), ("Question", stem), ("Reference answer", reference_answer), ("Expected ideas", expected),
+            ("Difficulty", f"{difficulty}/10" if difficulty is not None else None), ("Learner's answer", user_answer),
+        )
+        return await self._ask(_GRADE_INSTRUCTIONS, prompt, AnswerGrade, timeout)
 
     async def explain(
         self,
@@ -141,31 +174,32 @@ class ModelJudge:
         correct_answer: str | None = None,
         expected: Sequence[str] = (),
         lang: str = "en",
+        timeout: float | None = None,
     ) -> Explanation:
         """Tool 6's explanation: the model's prose (code completes it and adds the references)."""
-        parts = [f"Write in {_language(lang)}.", f"Item type: {question_type}"]
-        if stem:
-            parts.append(f"Question: {stem}")
-        if correct_answer:
-            parts.append(f"Correct answer: {correct_answer}")
-        if expected:
-            parts.append("Expected ideas: " + "; ".join(expected))
-        parts.append(f"Learner's answer: {user_answer} ({'correct' if is_correct else 'not correct'})")
-        return await self._ask(_EXPLAIN_INSTRUCTIONS, "\n".join(parts), Explanation)
+        prompt = _lines(
+            ("Write in", _language(lang)), ("Item type", question_type), ("Question", stem), ("Correct answer", correct_answer),
+            ("Expected ideas", expected), ("Learner's answer", f"{user_answer} ({'correct' if is_correct else 'not correct'})"),
+        )
+        return await self._ask(_EXPLAIN_INSTRUCTIONS, prompt, Explanation, timeout)
 
-    async def _ask(self, instructions: str, prompt: str, output_type: type[T]) -> T:
+    async def _ask(self, instructions: str, prompt: str, output_type: type[T], timeout: float | None) -> T:
+        """One typed answer within `timeout` seconds (default: the judge's; a caller's shorter budget wins)."""
+        limit = self.timeout if timeout is None else min(timeout, self.timeout)
+        if limit <= 0:
+            raise JudgeUnavailable("no_time", "no time was left for the model")
         try:
             answer = await asyncio.wait_for(
                 typed_answer(
                     model=self.model, instructions=instructions, prompt=prompt, output_type=output_type,
                     retries=self.retries, within=current_tool_call(),
                 ),
-                timeout=self.timeout,
+                timeout=limit,
             )
         except asyncio.CancelledError:
             raise
         except TimeoutError as error:
-            raise JudgeUnavailable(f"the model did not answer within {self.timeout:g} s") from error
+            raise JudgeUnavailable("timeout", f"the model did not answer within {limit:g} s") from error
         except Exception as error:  # a model or transport error of any kind: the caller's fallback applies
-            raise JudgeUnavailable(f"{type(error).__name__}: {error}") from error
+            raise JudgeUnavailable("error", f"{type(error).__name__}: {error}") from error
         return answer.output  # type: ignore[return-value]

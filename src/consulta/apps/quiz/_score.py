@@ -25,7 +25,7 @@ from typing import Any
 
 from ...i18n import normalize_lang, t
 from ._item_rules import FALSE_WORDS, QUESTION_TYPES, TRUE_WORDS, has_cjk
-from ._judge import JudgeUnavailable, ModelJudge
+from ._judge import Budget, JudgeUnavailable, ModelJudge
 from ._references import MIN_REFERENCES, Reference, choose_references
 
 __all__ = [
@@ -44,6 +44,7 @@ PARTIAL_CREDIT = range(70, 80)
 FALLBACK_SCORE = 50
 MIN_EXPLANATION_CHARS = 500
 NO_KEYWORD_CAP = 60
+MIN_EXPLAIN_SECONDS = 2.0
 MAX_REFERENCES = 8
 
 
@@ -89,6 +90,7 @@ async def score_and_explain(
     key_points: Sequence[str] = (),
     topic: str | None = None,
     lang: str | None = None,
+    budget: float | None = None,
 ) -> dict[str, Any]:
     """Score one answer and explain it (seed tool 6). The seed's fields: `attempt_id`, `session_id`, `question_id`,
     `user_id`, `is_correct`, `score` (0-100), `explanation` (>= 500 chars), `keyword_matches`, `feedback`,
@@ -96,27 +98,32 @@ async def score_and_explain(
 
     The keyword-only extras come from the question bank when known: the item's `stem`, its `explanation` and
     `key_points`, its `topic` (what references are chosen by), `lang` (default: the stem's or answer's language).
-    Raises the seed's TypeError/ValueError naming the field."""
+    `budget` (seconds) bounds the whole call, e.g. the seed's 15 s for tool 6: the grade gets what is left of it, the
+    model's explanation what is left after that (below 2 s the explanation is written by code), so the exact score of
+    a multiple-choice answer is never lost to a slow explanation. Raises the seed's TypeError/ValueError naming the
+    field."""
     _check_inputs(session_id, user_id, question_id, question_type, user_answer, correct_answer, correct_keywords, difficulty, category)
+    left = Budget(budget)
     lang = normalize_lang(lang) if lang else ("zh-CN" if has_cjk((stem or "") + user_answer) else "en")
     keywords = [k for k in correct_keywords or [] if k.strip()]
     found = keyword_matches(user_answer, keywords)
     model_score: int | None = None
     cap: int | None = None
     missing: list[str] = [k for k in keywords if k not in found]
-    fallback_reason: str | None = None
+    ungraded: JudgeUnavailable | None = None
 
     if question_type == "short_answer":
         try:
             grade = await judge.grade_answer(
-                user_answer=user_answer, expected=keywords, stem=stem, reference_answer=correct_answer, difficulty=difficulty, lang=lang
+                user_answer=user_answer, expected=keywords, stem=stem, reference_answer=correct_answer, difficulty=difficulty, lang=lang,
+                timeout=left(),
             )
             model_score, cap = grade.score, keyword_cap(len(found), len(keywords))
             score = short_answer_score(grade.score, len(found), len(keywords))
             missing = list(dict.fromkeys([*missing, *(m for m in grade.missing if m.strip())]))[:5]
         except JudgeUnavailable as error:
-            score, fallback_reason = FALLBACK_SCORE, str(error)
-        is_correct = fallback_reason is None and score >= CORRECT_THRESHOLD
+            score, ungraded = FALLBACK_SCORE, error
+        is_correct = ungraded is None and score >= CORRECT_THRESHOLD
     else:
         is_correct = _same_choice(user_answer, correct_answer or "", question_type)
         score = 100 if is_correct else 0
@@ -124,9 +131,12 @@ async def score_and_explain(
     texts = [stem or "", topic or "", correct_answer or "", *keywords]
     prose, points = "", list(key_points)
     try:
+        if ungraded is not None:
+            raise ungraded  # the model is not asked to explain a verdict nobody made
+        remaining = left(reserve=MIN_EXPLAIN_SECONDS)
         written = await judge.explain(
             question_type=question_type, user_answer=user_answer, is_correct=is_correct, stem=stem,
-            correct_answer=correct_answer, expected=keywords, lang=lang,
+            correct_answer=correct_answer, expected=keywords, lang=lang, timeout=remaining,
         )
         prose, points = written.explanation.strip(), list(dict.fromkeys([*key_points, *written.key_points]))
     except JudgeUnavailable:
@@ -138,6 +148,7 @@ async def score_and_explain(
         text = _explanation(
             lang=lang, prose=prose, question_type=question_type, score=score, is_correct=is_correct, user_answer=user_answer,
             correct_answer=correct_answer, found=found, missing=missing, background=explanation, points=points, references=references,
+            ungraded=ungraded.reason(lang) if ungraded else None,
         )
         if len(text) >= MIN_EXPLANATION_CHARS:
             break
@@ -150,12 +161,13 @@ async def score_and_explain(
         "score": score,
         "explanation": text,
         "keyword_matches": found,
-        "feedback": _feedback(question_type, score, is_correct, missing, fallback_reason, lang),
+        "feedback": _feedback(question_type, score, is_correct, missing, ungraded.reason(lang) if ungraded else None, lang),
         "graded_at": datetime.now(UTC).isoformat(),
         "reference_links": [r.link() for r in references],
         "model_score": model_score,
         "keyword_cap": cap,
-        "fallback": fallback_reason is not None,
+        "fallback": ungraded is not None,
+        "fallback_detail": str(ungraded) if ungraded else None,
     }
 
 
@@ -210,11 +222,14 @@ def _explanation(
     background: str | None,
     points: list[str],
     references: list[Reference],
+    ungraded: str | None = None,
 ) -> str:
     """The model's prose, then what code knows, then what each reference covers — until 500 characters or more."""
     verdict = t("quiz.judge.explain.correct" if is_correct else "quiz.judge.explain.incorrect", lang)
     if question_type == "short_answer":
         verdict = f"{t('quiz.judge.explain.scored', lang, score=score)} {verdict}"
+    if ungraded is not None:
+        verdict = t("quiz.judge.feedback.fallback", lang, reason=ungraded)
     sections = [verdict, prose] if prose else [verdict]
     facts = [t("quiz.judge.explain.your_answer", lang, answer=user_answer.strip())]
     if correct_answer and question_type != "short_answer":

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from ...i18n import normalize_lang, t
 from ._item_rules import QUESTION_TYPES, STEM_MAX_CHARS, Item, RuleFailure, check_item, has_cjk, rule_score
-from ._judge import JudgeUnavailable, ModelJudge
+from ._judge import Budget, JudgeUnavailable, ModelJudge
 
 __all__ = ["PASS_THRESHOLD", "REVISE_THRESHOLD", "FALLBACK_SCORE", "recommendation_for", "validate_question_quality"]
 
@@ -44,24 +44,27 @@ async def validate_question_quality(
     *,
     judge: ModelJudge,
     lang: str | None = None,
+    budget: float | None = None,
 ) -> dict[str, Any] | list[dict[str, Any]]:
     """Validate one item, or with `batch=True` a list of items (`stem`, `question_type`, `choices`, `correct_answer`
     as parallel lists; a single `question_type` applies to all). Returns the seed's result per item: `is_valid`,
     `score` (model, 0-1), `rule_score`, `final_score`, `recommendation`, `feedback`, `issues` (one line per failed
     rule), `failed_rules` (their names), `reasons` (the model's), `fallback`. `lang` words the feedback (default: the
-    item's language)."""
+    item's language). `budget` (seconds, e.g. the seed's 10 s for tool 4) bounds the whole call: each item's model
+    request gets what is left, and items reached after it is spent get the fallback, so a batch always returns."""
     if not isinstance(batch, bool):
         raise TypeError(f"batch must be a bool, got {type(batch).__name__}")
+    left = Budget(budget)
     if not batch:
         item = _parse_item(stem, question_type, choices, correct_answer)
-        return await _validate(item, judge=judge, lang=lang)
+        return await _validate(item, judge=judge, lang=lang, timeout=left())
     items = _parse_batch(stem, question_type, choices, correct_answer)
     results = []
     for parsed in items:
         if isinstance(parsed, ValueError | TypeError):
             results.append(_invalid_result(parsed, lang=lang))
         else:
-            results.append(await _validate(parsed, judge=judge, lang=lang))
+            results.append(await _validate(parsed, judge=judge, lang=lang, timeout=left()))
     return results
 
 
@@ -122,19 +125,19 @@ def _issue(failure: RuleFailure, lang: str) -> str:
     return t(f"quiz.judge.rule.{failure.rule}", lang, **failure.values)
 
 
-async def _validate(item: Item, *, judge: ModelJudge, lang: str | None) -> dict[str, Any]:
+async def _validate(item: Item, *, judge: ModelJudge, lang: str | None, timeout: float | None) -> dict[str, Any]:
     lang = _lang_of(item, lang)
     failures = check_item(item)
     rules = rule_score(failures)
     issues = [_issue(f, lang) for f in failures]
-    reasons: list[str] = []
     try:
         judgment = await judge.judge_item(
-            stem=item.stem, question_type=item.question_type, choices=item.choices, correct_answer=item.correct_answer, lang=lang
+            stem=item.stem, question_type=item.question_type, choices=item.choices, correct_answer=item.correct_answer,
+            lang=lang, timeout=timeout,
         )
     except JudgeUnavailable as error:
         final = min(FALLBACK_SCORE, rules)
-        feedback = [t("quiz.judge.model_unavailable", lang, reason=str(error)), *issues]
+        feedback = [t("quiz.judge.model_unavailable", lang, reason=error.reason(lang)), *issues]
         return _result(score=FALLBACK_SCORE, rules=rules, final=final, recommendation="reject", feedback=feedback, issues=issues, failures=failures, reasons=[], fallback=True, lang=lang)
     score = judgment.score_for(with_distractors=item.question_type == "multiple_choice")
     reasons = [r for r in judgment.reasons if r.strip()]

@@ -1,0 +1,140 @@
+"""The model judge (typed answers, bounded, failures made `JudgeUnavailable`) and the shipped reference list (real
+addresses, valid ISBNs, every category served, references chosen by what the item names)."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import pytest
+
+from consulta.apps.quiz._judge import ItemJudgment, JudgeUnavailable
+from consulta.apps.quiz._references import CATEGORIES, MIN_REFERENCES, choose_references, load_references
+
+from ._scripts import failing, final, rating, scripted, silent
+
+
+def test_item_ratings_map_to_a_0_1_score() -> None:
+    judgment = ItemJudgment(clarity=5, answer_correct=3, distractors=1, fairness=5)
+    assert judgment.score == pytest.approx((1 + 0.5 + 0 + 1) / 4)
+    assert judgment.score_for(with_distractors=False) == pytest.approx((1 + 0.5 + 1) / 3, abs=1e-4)
+
+
+def test_judge_item_sends_the_item_and_reads_the_typed_answer() -> None:
+    seen: list[str] = []
+    judge = scripted(rating(4, 5, 3, 5, ["distractor C is implausible"]))
+    original = judge.model.function
+
+    def spy(messages, info):  # type: ignore[no-untyped-def]
+        seen.append(str(messages[-1].parts[-1].content))
+        seen.append(info.instructions or "")
+        return original(messages, info)
+
+    judge.model.function = spy
+    judgment = asyncio.run(judge.judge_item(stem="2+2?", question_type="multiple_choice", choices=["3", "4", "5", "22"], correct_answer="4", lang="en"))
+    assert judgment.reasons == ["distractor C is implausible"] and judgment.distractors == 3
+    assert '"correct_answer": "4"' in seen[0] and "Rate the item 1-5" in seen[1]
+
+
+def test_grade_and_explain_answers() -> None:
+    judge = scripted(final(score=64, reasoning="half", missing=["isolation"]), final(explanation="Because.", key_points=[]))
+    grade = asyncio.run(judge.grade_answer(user_answer="atomicity", expected=["atomicity", "isolation"], stem="ACID?"))
+    assert (grade.score, grade.missing) == (64, ["isolation"])
+    assert asyncio.run(judge.explain(question_type="short_answer", user_answer="atomicity", is_correct=False)).explanation == "Because."
+
+
+def test_out_of_range_grade_is_asked_again_then_given_up() -> None:
+    judge = scripted(final(score=150, reasoning="x", missing=[]), final(score=-3, reasoning="x", missing=[]))
+    with pytest.raises(JudgeUnavailable):
+        asyncio.run(judge.grade_answer(user_answer="a", expected=["b"]))
+    assert judge.model.calls == 2
+
+
+def test_failures_and_silence_are_judge_unavailable() -> None:
+    with pytest.raises(JudgeUnavailable, match="ConnectionError"):
+        asyncio.run(failing().grade_answer(user_answer="a", expected=["b"]))
+    with pytest.raises(JudgeUnavailable, match="within 0.1 s"):
+        asyncio.run(silent(0.1).explain(question_type="true_false", user_answer="True", is_correct=True))
+
+
+def _isbn13_ok(isbn: str) -> bool:
+    digits = [int(c) for c in isbn if c.isdigit()]
+    return len(digits) == 13 and sum(d * (1 if i % 2 == 0 else 3) for i, d in enumerate(digits)) % 10 == 0
+
+
+def test_the_reference_list_is_real_and_complete() -> None:
+    refs = load_references()
+    assert len({r.id for r in refs}) == len(refs) and len({r.url for r in refs}) == len(refs)
+    for ref in refs:
+        assert re.fullmatch(r"https://[a-z0-9.-]+\.(org|net|com|io|edu)/\S*", ref.url), ref.url
+        assert not re.search(r"example\.|placeholder|localhost", ref.url), ref.url
+        assert set(ref.categories) <= set(CATEGORIES) and ref.topics and ref.kind in {"docs", "wikipedia", "book", "standard"}
+        assert len(ref.about["en"]) >= 100 and len(ref.about["zh-CN"]) >= 25, ref.id
+        if ref.isbn:
+            assert _isbn13_ok(ref.isbn), ref.id
+    for category in CATEGORIES:
+        assert sum(category in r.categories for r in refs) >= 10, category
+
+
+@pytest.mark.parametrize(
+    ("category", "text", "lang", "first"),
+    [
+        ("technical", "Which SQL join keeps unmatched rows of the left table?", "en", "postgres-joins"),
+        ("business", "什么是净现值？NPV 如何计算？", "zh-CN", "wiki-npv"),
+        ("general", "Which fallacy attacks the person instead of the argument (ad hominem)?", "en", "wiki-fallacy"),
+        ("technical", "Python 中列表和元组有什么区别？", "zh-CN", "python-tutorial-zh"),
+    ],
+)
+def test_references_follow_the_items_words(category: str, text: str, lang: str, first: str) -> None:
+    chosen = choose_references(category=category, texts=[text], lang=lang)
+    assert len(chosen) >= MIN_REFERENCES and chosen[0].id == first
+
+
+def test_references_without_a_topic_come_from_the_category() -> None:
+    for category in CATEGORIES:
+        chosen = choose_references(category=category, texts=["zzz"], lang="en")
+        assert len(chosen) == MIN_REFERENCES and all(category in r.categories for r in chosen)
+    assert len(choose_references(category=None, texts=[], lang="en")) == MIN_REFERENCES
+    assert "mysql" not in {w for r in choose_references(category="technical", texts=["mysql"], lang="en") for w in r.topics}
+
+
+def _grading_eval():  # type: ignore[no-untyped-def]
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[3] / "bench" / "eval_quiz_grading.py"
+    spec = importlib.util.spec_from_file_location("eval_quiz_grading", path)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+def test_cohen_kappa() -> None:
+    kappa = _grading_eval().cohen_kappa
+    assert kappa([True, False, True, False], [True, False, True, False]) == 1.0
+    assert kappa([True, True, False, False], [False, False, True, True]) == -1.0
+    # 20 items: 15 agree; both say yes 10 times -> chance 0.5, observed 0.75
+    a = [True] * 10 + [False] * 10
+    b = [True] * 7 + [False] * 3 + [True] * 3 + [False] * 7
+    assert kappa(a, b) == pytest.approx(0.4)
+    assert kappa([True, True], [True, True]) is None
+    with pytest.raises(ValueError):
+        kappa([True], [True, False])
+
+
+def test_the_labelled_set_and_the_grading_eval_with_a_scripted_model(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    bench = _grading_eval()
+    questions, answers = bench.load_set()
+    assert len(answers) >= 100 and {a["label"] for a in answers} == {"correct", "incorrect"}
+    assert {a["question_id"] for a in answers} == set(questions) and len({a["id"] for a in answers}) == len(answers)
+    assert bench.expected_ideas(questions["PS_51a"]["question"], questions["PS_51a"]["reference_answer"]) == ["tighter", "pitch", "higher"]
+    script = tmp_path / "grade.yaml"
+    script.write_text("- tool_calls:\n    - name: final_result\n      args: {score: 90, reasoning: ok, missing: []}\n", encoding="utf-8")
+    out = tmp_path / "out.json"
+    assert bench.main(["--model", f"scripted:{script}", "--limit", "8", "--out", str(out), "--quiet"]) == 0
+    record = json.loads(out.read_text(encoding="utf-8"))
+    assert record["summary"]["n"] == 8 and len({a["question_id"] for a in record["answers"]}) == 4
+    assert all(a["model_score"] == 90 and a["score"] <= 90 for a in record["answers"])
+    assert record["summary"]["model_raw_at_80"]["kappa"] == 0.0  # a constant grader agrees by chance only
