@@ -88,6 +88,7 @@ def test_every_flaw_rule_is_exercised_in_both_languages() -> None:
         ("下列关于锁的说法，哪一项是错误的？", True),
         ("除了原子性以外，下列哪一项也属于 ACID？", True),
         ("下列关于锁的说法，哪一项是【错误的】？", False),
+        ("反驳时攻击提出观点的人，而不是观点本身，这属于哪种谬误？", False),  # 而不是: "rather than"
     ],
 )
 def test_negative_stems(stem: str, flagged: bool) -> None:
@@ -110,9 +111,34 @@ def test_true_false_items() -> None:
     assert failed("Python 的列表总是有序排列的。", kind="true_false", answer="错误") == ["absolute_terms"]
 
 
+def test_terms_that_only_look_absolute_or_vague() -> None:
+    # 所有者权益 is "owners' equity"; "normally distributed" names a distribution; a sweeping claim that is True is no cue
+    assert failed("哪张财务报表反映企业在某一时点的财务状况？", ["资产负债表", "利润表", "现金流量表", "所有者权益变动表"], "资产负债表") == []
+    assert failed("What does the central limit theorem say about sample means?", ["They are approximately normally distributed for large samples", "They equal the population mean", "They have zero variance", "They follow the population's distribution"], "They are approximately normally distributed for large samples") == ["longest_option_is_key"]
+    assert failed("In a B-tree index, all leaf pages are at the same depth.", kind="true_false", answer="True") == []
+    assert failed("In a B-tree index, all leaf pages are at different depths.", kind="true_false", answer="False") == ["absolute_terms"]
+
+
 def test_rule_score_structural_rejects_flaw_revises() -> None:
     item = Item(stem="Q?", question_type="multiple_choice", choices=("a", "b", "c", "d"), correct_answer="e")
     assert rule_score(check_item(item)) < 0.70
     flawed = Item(stem="Which of the following is not a Python built-in type?", question_type="multiple_choice", choices=("list", "dict", "array", "tuple"), correct_answer="array")
     assert 0.70 <= rule_score(check_item(flawed)) < 0.85
     assert rule_score([]) == 1.0
+
+
+def test_every_failed_rule_reads_as_one_line_in_both_languages() -> None:
+    from consulta.i18n import t
+
+    from consulta.apps.quiz._item_rules import RULES
+
+    items = [Item(stem=s, question_type="multiple_choice", choices=tuple(c), correct_answer=a) for _, s, c, a in BAD]
+    items += [Item(stem="Q?", question_type="multiple_choice", choices=("a", "a", "b"), correct_answer="c"), Item(stem="Is it?", question_type="true_false", correct_answer="maybe")]
+    seen = set()
+    for item in items:
+        for failure in check_item(item):
+            seen.add(failure.rule)
+            for lang in ("en", "zh-CN"):
+                line = t(f"quiz.judge.rule.{failure.rule}", lang, **failure.values)
+                assert line and "\n" not in line and "{" not in line
+    assert seen == {r.name for r in RULES}

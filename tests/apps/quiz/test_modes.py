@@ -53,7 +53,7 @@ def test_the_request_is_read_from_english_and_chinese_words() -> None:
     assert isinstance(zh, GenerateRequest)
     assert (zh.category, zh.difficulty, zh.count, zh.lang) == ("business", 4, 3, "zh-CN") and "会计" in zh.interests
     words = read_request("a few questions on Networking please", "en", profile=no_profile, known_question=nothing_known)
-    assert isinstance(words, GenerateRequest) and words.category == "technical" and words.difficulty == 5 and "networking" in words.interests
+    assert isinstance(words, GenerateRequest) and words.category == "technical" and words.difficulty == 5 and "Networking" in words.interests
     capped = read_request("Generate 40 general questions", "en", profile=no_profile, known_question=nothing_known)
     assert isinstance(capped, GenerateRequest) and capped.count == 5 and capped.category == "general"
 

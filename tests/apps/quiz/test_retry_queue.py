@@ -193,3 +193,17 @@ def test_count_of_rows_is_unchanged_by_draining_an_item_saved_meanwhile(db: Path
 def _hash(tools: QuizTools, saved: dict[str, Any]) -> str:
     with tools.engine.connect() as conn:
         return conn.execute(select(questions.c.content_hash).where(questions.c.id == saved["question_id"])).scalar_one()
+
+
+def test_a_process_starting_outside_an_event_loop_drains_the_journal_in_the_background(db: Path, tmp_path: Path) -> None:
+    journal = tmp_path / "journal.jsonl"
+    away = QuizTools(read_only(db), queue=RetryQueue(journal))
+    saves(away, [item(9)])
+    away.engine.dispose()
+    tools = QuizTools(engine_for(db), queue=RetryQueue(journal))
+    tools.start_retry_drainer()  # as the app does when it builds its tools at start-up
+    for _ in range(100):  # bounded: 5 s
+        if not len(tools.queue):
+            break
+        time.sleep(0.05)
+    assert len(tools.queue) == 0 and generated(tools.engine) == [item(9)["stem"]]

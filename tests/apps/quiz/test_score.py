@@ -101,7 +101,14 @@ def test_grading_failure_gives_the_seeds_fallback() -> None:
     result = score(question_type="short_answer", user_answer="Atomicity", correct_keywords=["atomicity", "isolation"], category="business", judge=failing())
     assert result["score"] == 50 and result["is_correct"] is False and result["fallback"] is True
     assert result["keyword_matches"] == ["atomicity"] and "provisional score of 50" in result["feedback"]
+    assert result["explanation"].startswith("Automatic grading was not available (the model could not be reached")
+    assert "not correct" not in result["explanation"] and "ConnectionError" in result["fallback_detail"]
     assert_explained(result)  # written by code from what is known and the references
+
+
+def test_fallback_in_chinese_is_all_chinese() -> None:
+    result = score(question_type="short_answer", user_answer="原子性", correct_keywords=["原子性", "隔离性"], judge=failing(), lang="zh-CN")
+    assert result["feedback"] == "自动评分暂不可用（模型无法连接或未给出可用的回答）；暂给 50 分，不计为答对。"
 
 
 def test_explanation_failure_keeps_an_exact_score() -> None:

@@ -58,7 +58,7 @@ def test_tool1_gives_the_stored_profile_and_the_default_for_an_unknown_user(tool
 def test_tool1_refuses_what_is_not_a_uuid(tools: QuizTools, value: Any, error: type[Exception]) -> None:
     with pytest.raises(error) as raised:
         run(tools.get_user_profile(value))
-    assert raised.value.field == "user_id"  # type: ignore[attr-defined]
+    assert isinstance(raised.value, InvalidArgument | InvalidArgumentType) and raised.value.field == "user_id"
 
 
 def test_tool1_retries_three_times_with_backoff_then_falls_back(tools: QuizTools, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
-from ...runtime import Agent, RunRecord, Store, ToolDef, current_tool_call, utcnow
+from ...runtime import Agent, Store, ToolDef, current_tool_call, utcnow
 from .._def import AppEnv, AppOptions
 from ._modes import (
     AnswerIn,
@@ -29,6 +29,7 @@ from ._modes import (
     read_request,
     score_answers,
 )
+from ._profiles import check_user_id
 from ._retry_queue import RetryQueue
 from ._tools import TIMEOUTS, QuizTools
 
@@ -38,22 +39,28 @@ AGENT = "quiz"
 RETRY_JOURNAL = "save_retry_queue.jsonl"
 """Tool 5's retry journal, in the app's data folder."""
 FIRST_LOOK_PREFIX = "look_"
+EXAMPLES = 3
+"""Templates the first look fetches as examples: a small model's prompt is paid for token by token."""
 
 
 class QuizOptions(AppOptions):
     user: str | None = Field(None, description="The user (a UUID) the session generates and scores for, when the words name none")
 
+    @field_validator("user")
+    @classmethod
+    def _uuid(cls, value: str | None) -> str | None:
+        return None if value is None else check_user_id(value)
+
 
 INSTRUCTIONS = """You write test questions. The tool results give the user's profile, example questions and the \
-keywords and concepts of the level. Call submit_questions once with the questions asked for:
+keywords and concepts of the level (its difficulty 1-10 and category). Call submit_questions once with as many \
+questions as the user asks for (3 if they do not say), in the language of the user's words, at that level:
 - multiple_choice: 4 different choices; correct_key is one of the choices, copied exactly.
 - true_false: a statement; correct_key is True or False.
 - short_answer: correct_keywords lists 1-3 words a right answer must contain.
 Each stem is one clear question of at most 250 characters that an expert answers from the concepts; no "all of the \
 above", no "never" or "always" tricks. explanation: one sentence on why the answer is right. Write new questions; do \
 not copy the examples."""
-
-_LANGUAGE = {"en": "English", "zh-CN": "Chinese (简体中文)"}
 
 
 class _LazyJudge:
@@ -126,7 +133,10 @@ def _first_look(read: _Reader) -> Any:
             calls.append(("get_user_profile", {"user_id": request.user_id}))
         calls.append(("get_difficulty_keywords", {"difficulty": request.difficulty, "category": request.category, "lang": request.lang}))
         calls.append(
-            ("search_question_templates", {"interests": request.interests, "difficulty": request.difficulty, "category": request.category, "lang": request.lang})
+            (
+                "search_question_templates",
+                {"interests": request.interests, "difficulty": request.difficulty, "category": request.category, "lang": request.lang, "limit": EXAMPLES},
+            )
         )
         return calls
 
@@ -153,14 +163,14 @@ def _mode_tools(tools: QuizTools, store: Store, read: _Reader) -> tuple[ToolDef,
         lang: Literal["en", "zh-CN"] = "en",
         topic: Annotated[str, Field(max_length=100)] = "",
     ) -> dict[str, Any]:
-        """Submit the questions you wrote: each is validated, and the ones that pass (final score at least 0.70) are saved and returned.
+        """Submit the questions you wrote: each is validated, and those scoring at least 0.70 are saved and returned.
 
         Args:
             questions: The questions, 1-5.
-            category: technical, business or general (in a chat turn, the request's).
-            difficulty: Difficulty 1-10 (in a chat turn, the request's).
-            lang: en or zh-CN (in a chat turn, the request's).
-            topic: The questions' topic, e.g. SQL joins (in a chat turn, the request's first interest).
+            category: (MCP) technical, business or general.
+            difficulty: (MCP) Difficulty 1-10.
+            lang: (MCP) en or zh-CN.
+            topic: (MCP) The questions' topic.
         """
         context = current_tool_call()
         asked = _chat_request(store, read)
@@ -199,22 +209,6 @@ def _mode_tools(tools: QuizTools, store: Store, read: _Reader) -> tuple[ToolDef,
     return submit, score
 
 
-def _instructions(read: _Reader) -> Any:
-    def text(run: RunRecord) -> str:
-        try:
-            request = read(run.prompt)
-        except Exception:  # noqa: BLE001 - a request code cannot read still gets the general instructions
-            return INSTRUCTIONS
-        if not isinstance(request, GenerateRequest):
-            return INSTRUCTIONS
-        return (
-            f"{INSTRUCTIONS}\nThis request: {request.count} {request.category} question(s) at difficulty {request.difficulty} "
-            f"of 10 (1 easiest, 10 hardest) about {', '.join(request.interests)}, written in {_LANGUAGE[request.lang]}."
-        )
-
-    return text
-
-
 def _steps(store: Store, read: _Reader) -> Any:
     def choose(run_id: str) -> Sequence[str] | None:
         request = read(store.get_run(run_id).prompt)
@@ -232,7 +226,7 @@ def build_agent(options: QuizOptions, env: AppEnv) -> Agent:
     return Agent(
         app="quiz",
         name=AGENT,
-        instructions=_instructions(read),
+        instructions=INSTRUCTIONS,  # the same every run: the local model's cached prefix
         tools=(seed["get_user_profile"], seed["get_difficulty_keywords"], seed["search_question_templates"], submit, score),
         first_look=_first_look(read),
         tool_choice=_steps(env.store, read),

@@ -194,7 +194,7 @@ def _all_none_of_the_above(item: Item) -> dict[str, Any] | None:
 
 
 _ABSOLUTE_EN = re.compile(r"\b(always|never|all|none|every|everything|nothing|totally|absolutely|completely|entirely|invariably|impossible|guaranteed)\b", re.I)
-_ABSOLUTE_ZH = re.compile(r"总是|从不|从来不|从未|所有|一定|绝对|永远|全部|完全|必定|必然|任何情况|毫无|一切")
+_ABSOLUTE_ZH = re.compile(r"总是|从不|从来不|从未|所有(?![者权制])|一定|绝对|永远|全部|完全|必定|必然|任何情况|毫无|一切")  # 所有者 is "owner"
 
 
 def _absolute_words(text: str) -> list[str]:
@@ -206,7 +206,8 @@ def _absolute_words(text: str) -> list[str]:
 
 def _absolute_terms(item: Item) -> dict[str, Any] | None:
     if item.question_type == "true_false":
-        words = _absolute_words(item.stem)
+        # A sweeping claim signals "false" to the test-wise; it is a cue only when the key is indeed False.
+        words = _absolute_words(item.stem) if _norm(item.correct_answer or "") in FALSE_WORDS else []
         return {"words": ", ".join(dict.fromkeys(words))} if words else None
     if item.question_type != "multiple_choice" or item.key_index is None:
         return None
@@ -217,7 +218,7 @@ def _absolute_terms(item: Item) -> dict[str, Any] | None:
     return {"words": ", ".join(dict.fromkeys(w.lower() for w in words))} if words else None
 
 
-_VAGUE_EN = re.compile(r"\b(often|sometimes|usually|frequently|occasionally|generally|typically|rarely|seldom|mostly|normally)\b", re.I)
+_VAGUE_EN = re.compile(r"\b(often|sometimes|usually|frequently|occasionally|generally|typically|rarely|seldom|mostly|normally(?!\s+distributed))\b", re.I)
 _VAGUE_ZH = re.compile(r"经常|有时|通常|偶尔|一般来说|往往|很少|大多|常常|多数情况")
 
 
@@ -236,7 +237,7 @@ _NEGATIVE_EN = re.compile(
     r"|\b(?:which|what)\b.*?\b(?:is|are)\s+(?P<false>false|incorrect|untrue|wrong|not\s+true|not\s+correct)\b(?!\s+(?:positive|negative))",
     re.I,
 )
-_NEGATIVE_ZH = re.compile(r"不是|不属于|不包括|不包含|不正确|不能|不会|不可以|不应|不需要|不符合|不恰当|不适合|不必|错误的|除了?[^，。？]{0,30}(之外|以外)")
+_NEGATIVE_ZH = re.compile(r"(?<!而)不是|不属于|不包括|不包含|不正确|不能|不会|不可以|不应|不需要|不符合|不恰当|不适合|不必|错误的|除了?[^，。？]{0,30}(之外|以外)")
 _CLAUSE_EN = re.compile(r"\b(if|when|whenever|unless|because|although|though|since|once|while|after|before)\b", re.I)
 _CLAUSE_ZH = re.compile(r"如果|假如|若|当|因为|即使|虽然")
 _EMPHASIS = re.compile(r"\*\*[^*]+\*\*|__[^_]+__|<(b|strong|em|u)>.*?</\1>|【[^】]+】|「[^」]+」", re.I)
@@ -269,7 +270,7 @@ def _longest_option_is_key(item: Item) -> dict[str, Any] | None:
         return None
     key = _width(item.choices[item.key_index])  # type: ignore[index]
     longest_other = max(_width(d) for d in item.distractors)
-    return {"key": key, "other": longest_other} if key >= 1.3 * longest_other and key - longest_other >= 10 else None
+    return {"key_width": key, "other_width": longest_other} if key >= 1.4 * longest_other and key - longest_other >= 12 else None
 
 
 def _key_repeats_stem(item: Item) -> dict[str, Any] | None:

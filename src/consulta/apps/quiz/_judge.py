@@ -13,16 +13,17 @@ import asyncio
 import json
 import time
 from collections.abc import Sequence
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 from pydantic_ai.models import Model
 
+from ...i18n import t
 from ...runtime import current_tool_call, typed_answer
 
 __all__ = ["AnswerGrade", "Budget", "Explanation", "ItemJudgment", "JudgeUnavailable", "ModelJudge"]
 
-Short = Annotated[str, Field(max_length=160)]
+Short = Annotated[str, Field(max_length=100)]  # short outputs: a small local model writes ~9 tokens/s
 Rating = Annotated[int, Field(ge=1, le=5)]
 
 
@@ -49,14 +50,14 @@ class AnswerGrade(BaseModel):
     """The model's grade of a short answer, 0-100, and what it lacks."""
 
     score: int = Field(ge=0, le=100, description="0 wrong or off-topic, 50 partly right, 100 fully right")
-    reasoning: str = Field(max_length=300, description="One or two sentences: why this score.")
-    missing: list[Annotated[str, Field(max_length=60)]] = Field(default_factory=list, max_length=3, description="Key ideas the answer lacks.")
+    reasoning: str = Field(max_length=200, description="One or two sentences: why this score.")
+    missing: list[Annotated[str, Field(max_length=40)]] = Field(default_factory=list, max_length=3, description="Key ideas the answer lacks.")
 
 
 class Explanation(BaseModel):
     """The model's explanation of an item's answer for the learner."""
 
-    explanation: str = Field(min_length=1, max_length=900, description="Why the right answer is right and the learner's answer is or is not.")
+    explanation: str = Field(min_length=1, max_length=600, description="Why the right answer is right and the learner's answer is or is not.")
     key_points: list[Short] = Field(default_factory=list, max_length=4, description="Facts to remember.")
 
 
@@ -75,7 +76,16 @@ class Budget:
 
 
 class JudgeUnavailable(Exception):
-    """The model gave no usable judgment (timeout, error, an answer that never fit): use the seed's fallback."""
+    """The model gave no usable judgment: use the seed's fallback. `kind` says why in a word a person's catalog words
+    (`timeout`, `no_time`, `error`); the message has the detail for logs."""
+
+    def __init__(self, kind: Literal["timeout", "no_time", "error"], detail: str) -> None:
+        super().__init__(detail)
+        self.kind = kind
+
+    def reason(self, lang: str) -> str:
+        """Why, in `lang`, one short phrase."""
+        return t(f"quiz.judge.unavailable.{self.kind}", lang)
 
 
 _ITEM_INSTRUCTIONS = (
@@ -177,7 +187,7 @@ class ModelJudge:
         """One typed answer within `timeout` seconds (default: the judge's; a caller's shorter budget wins)."""
         limit = self.timeout if timeout is None else min(timeout, self.timeout)
         if limit <= 0:
-            raise JudgeUnavailable("no time was left for the model")
+            raise JudgeUnavailable("no_time", "no time was left for the model")
         try:
             answer = await asyncio.wait_for(
                 typed_answer(
@@ -189,7 +199,7 @@ class ModelJudge:
         except asyncio.CancelledError:
             raise
         except TimeoutError as error:
-            raise JudgeUnavailable(f"the model did not answer within {limit:g} s") from error
+            raise JudgeUnavailable("timeout", f"the model did not answer within {limit:g} s") from error
         except Exception as error:  # a model or transport error of any kind: the caller's fallback applies
-            raise JudgeUnavailable(f"{type(error).__name__}: {error}") from error
+            raise JudgeUnavailable("error", f"{type(error).__name__}: {error}") from error
         return answer.output  # type: ignore[return-value]

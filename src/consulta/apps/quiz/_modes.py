@@ -113,9 +113,9 @@ def _names(words: str, topic: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(topic)}(?!\w)", words) is not None
 
 
-def _topics() -> dict[str, str]:
-    """Every bank topic (casefolded) → its category."""
-    return {item.topic.casefold(): item.category for item in bank_items()}
+def _topics() -> dict[str, tuple[str, str]]:
+    """Every bank topic, casefolded → (the topic as written, its category)."""
+    return {item.topic.casefold(): (item.topic, item.category) for item in bank_items()}
 
 
 def read_request(
@@ -135,17 +135,17 @@ def read_request(
     lowered = words.casefold()
     topics = _topics()
     named = [topic for topic in sorted(topics, key=len, reverse=True) if _names(lowered, topic)]
-    interests = [*named]
+    interests = [topics[n][0] for n in named]
     about = _ABOUT.search(words)
-    if about and about.group(1).strip() and about.group(1).strip().casefold() not in interests:
+    if about and about.group(1).strip() and about.group(1).strip().casefold() not in named:
         interests.append(about.group(1).strip()[:50])
     category = next((c for c, ws in _CATEGORY_WORDS.items() if any(re.search(rf"(?<![a-z]){re.escape(w)}(?![a-z])", lowered) for w in ws)), None)
     if category is None:
-        category = next((topics[n] for n in named), None)
+        category = next((topics[n][1] for n in named), None)
     if not interests and found is not None and found.interests:
         interests = list(found.interests)
     if category is None:
-        category = next((topics[i.casefold()] for i in interests if i.casefold() in topics), "general")
+        category = next((topics[i.casefold()][1] for i in interests if i.casefold() in topics), "general")
     if not interests:
         interests = [i.topic for i in bank_items() if i.category == category and i.lang == lang][:3]
     level = _LEVEL.search(words)
@@ -266,7 +266,7 @@ def generation_message(saved: list[dict[str, Any]], rejected: list[dict[str, Any
     lang = request.lang
     lines = [t("quiz.generate.summary", lang, saved=len(saved), asked=request.count, category=t(f"quiz.category.{request.category}", lang), difficulty=request.difficulty)]
     for n, item in enumerate(saved, 1):
-        lines.append(f"{n}. {item['stem']}  [{item['question_id']}]")
+        lines.append(t("quiz.generate.item", lang, n=n, stem=item["stem"], id=item["question_id"]))
         for letter, choice in zip("ABCDE", item.get("choices") or [], strict=False):
             lines.append(f"   {letter}) {choice}")
         key = item["answer_schema"].get("correct_key") or ", ".join(item.get("correct_keywords") or [])

@@ -68,30 +68,24 @@ def load_references() -> tuple[Reference, ...]:
 
 def choose_references(*, category: str | None, texts: Sequence[str], lang: str = "en", k: int = MIN_REFERENCES) -> list[Reference]:
     """At least `k` references for an item of `category` whose words are `texts` (stem, answer, keywords, topic):
-    the most (and rarest) topic words named first, the reader's language before others at equal match, then the category's (or the
-    general) sources to make up `k`."""
+    the category's sources, those naming the most (and rarest) of its topic words first, then those written for the
+    category first, the reader's language before others."""
     lang = normalize_lang(lang)
     category = category if category in CATEGORIES else "general"
     haystack = " ".join(texts).casefold()
     refs = load_references()
 
     spread = Counter(w for r in refs for w in set(r.topics))
+    mine = [r for r in refs if category in r.categories]  # a technical item never cites a business text for a shared word
 
     def hits(ref: Reference) -> float:
         """How much of the item's words the reference covers: each topic word it names, the rarer the more."""
         return sum(1 / spread[w] for w in ref.topics if _names(haystack, w))
 
-    def rank(ref: Reference) -> tuple[float, int, int, int]:
-        return (-hits(ref), 0 if category in ref.categories else 1, 0 if ref.categories[0] == category else 1, 0 if ref.lang == lang else 1)
+    def rank(ref: Reference) -> tuple[float, int, int]:
+        return (-hits(ref), 0 if ref.categories[0] == category else 1, 0 if ref.lang == lang else 1)
 
-    matched = sorted((r for r in refs if hits(r)), key=rank)
-    chosen = matched[:k]
-    for ref in sorted(refs, key=rank):
-        if len(chosen) >= k:
-            break
-        if ref not in chosen and category in ref.categories:
-            chosen.append(ref)
-    return chosen
+    return sorted(mine, key=rank)[:k]
 
 
 def _names(haystack: str, word: str) -> bool:

@@ -110,7 +110,7 @@ async def score_and_explain(
     model_score: int | None = None
     cap: int | None = None
     missing: list[str] = [k for k in keywords if k not in found]
-    fallback_reason: str | None = None
+    ungraded: JudgeUnavailable | None = None
 
     if question_type == "short_answer":
         try:
@@ -122,8 +122,8 @@ async def score_and_explain(
             score = short_answer_score(grade.score, len(found), len(keywords))
             missing = list(dict.fromkeys([*missing, *(m for m in grade.missing if m.strip())]))[:5]
         except JudgeUnavailable as error:
-            score, fallback_reason = FALLBACK_SCORE, str(error)
-        is_correct = fallback_reason is None and score >= CORRECT_THRESHOLD
+            score, ungraded = FALLBACK_SCORE, error
+        is_correct = ungraded is None and score >= CORRECT_THRESHOLD
     else:
         is_correct = _same_choice(user_answer, correct_answer or "", question_type)
         score = 100 if is_correct else 0
@@ -131,6 +131,8 @@ async def score_and_explain(
     texts = [stem or "", topic or "", correct_answer or "", *keywords]
     prose, points = "", list(key_points)
     try:
+        if ungraded is not None:
+            raise ungraded  # the model is not asked to explain a verdict nobody made
         remaining = left(reserve=MIN_EXPLAIN_SECONDS)
         written = await judge.explain(
             question_type=question_type, user_answer=user_answer, is_correct=is_correct, stem=stem,
@@ -146,6 +148,7 @@ async def score_and_explain(
         text = _explanation(
             lang=lang, prose=prose, question_type=question_type, score=score, is_correct=is_correct, user_answer=user_answer,
             correct_answer=correct_answer, found=found, missing=missing, background=explanation, points=points, references=references,
+            ungraded=ungraded.reason(lang) if ungraded else None,
         )
         if len(text) >= MIN_EXPLANATION_CHARS:
             break
@@ -158,12 +161,13 @@ async def score_and_explain(
         "score": score,
         "explanation": text,
         "keyword_matches": found,
-        "feedback": _feedback(question_type, score, is_correct, missing, fallback_reason, lang),
+        "feedback": _feedback(question_type, score, is_correct, missing, ungraded.reason(lang) if ungraded else None, lang),
         "graded_at": datetime.now(UTC).isoformat(),
         "reference_links": [r.link() for r in references],
         "model_score": model_score,
         "keyword_cap": cap,
-        "fallback": fallback_reason is not None,
+        "fallback": ungraded is not None,
+        "fallback_detail": str(ungraded) if ungraded else None,
     }
 
 
@@ -218,11 +222,14 @@ def _explanation(
     background: str | None,
     points: list[str],
     references: list[Reference],
+    ungraded: str | None = None,
 ) -> str:
     """The model's prose, then what code knows, then what each reference covers — until 500 characters or more."""
     verdict = t("quiz.judge.explain.correct" if is_correct else "quiz.judge.explain.incorrect", lang)
     if question_type == "short_answer":
         verdict = f"{t('quiz.judge.explain.scored', lang, score=score)} {verdict}"
+    if ungraded is not None:
+        verdict = t("quiz.judge.feedback.fallback", lang, reason=ungraded)
     sections = [verdict, prose] if prose else [verdict]
     facts = [t("quiz.judge.explain.your_answer", lang, answer=user_answer.strip())]
     if correct_answer and question_type != "short_answer":

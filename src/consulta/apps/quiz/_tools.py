@@ -14,8 +14,10 @@ queue (`RetryQueue`) and the answer says `success=False, queued_for_retry=True`.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import inspect
+import threading
 import json
 import time
 import uuid
@@ -282,6 +284,7 @@ class QuizTools:
 
     def __post_init__(self) -> None:
         self._bank_loaded = False
+        self._drain_thread: threading.Thread | None = None
         try:
             self._ready()
         except SQLAlchemyError:  # the database is away now: the tools' policies handle it, and it is loaded on first use
@@ -328,16 +331,21 @@ class QuizTools:
 
     # ---- tool 2 -----------------------------------------------------------------------------------------------
 
-    async def search_question_templates(self, interests: list[str], difficulty: int, category: str, lang: str | None = None) -> list[dict[str, Any]]:
-        """Tool 2: up to 10 templates of `category` within ±1.5 of `difficulty` whose domain matches an interest."""
+    async def search_question_templates(
+        self, interests: list[str], difficulty: int, category: str, lang: str | None = None, limit: int = MAX_TEMPLATES
+    ) -> list[dict[str, Any]]:
+        """Tool 2: up to 10 (`limit`) templates of `category` within ±1.5 of `difficulty` whose domain matches an
+        interest, the closest in difficulty first; `lang` keeps one language's."""
         interests = _interests(interests)
         difficulty = _difficulty(difficulty)
         category = _category(category)
         if lang is not None:
             lang = _lang(lang)
-        return await self._templates(interests=interests, difficulty=difficulty, category=category, lang=lang)
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_TEMPLATES:
+            raise InvalidArgument("limit", f"limit must be an integer 1-{MAX_TEMPLATES}, got {limit!r}")
+        return await self._templates(interests=interests, difficulty=difficulty, category=category, lang=lang, limit=limit)
 
-    def _fetch_templates(self, interests: list[str], difficulty: int, category: str, lang: str | None) -> list[dict[str, Any]]:
+    def _fetch_templates(self, interests: list[str], difficulty: int, category: str, lang: str | None, limit: int) -> list[dict[str, Any]]:
         self._ready()
         wanted = [i.strip().casefold() for i in interests if i.strip()]
         conditions = [
@@ -375,7 +383,7 @@ class QuizTools:
                 "domain": r["domain"],
                 "lang": r["lang"],
             }
-            for r in found[:MAX_TEMPLATES]
+            for r in found[:limit]
         ]
 
     # ---- tool 3 -----------------------------------------------------------------------------------------------
@@ -527,9 +535,16 @@ class QuizTools:
         return (await self.queue.drain(self._drain_one)).pending
 
     def start_retry_drainer(self) -> None:
-        """Keep draining in the background (backoff) while anything is queued; nothing to do when it is empty."""
-        if len(self.queue):
-            self.queue.run_drainer(self._drain_one)
+        """Keep draining in the background (backoff) while anything is queued: a task on the running loop, or
+        outside one (a process starting up) a daemon thread with its own loop; nothing to do when it is empty."""
+        if not len(self.queue) or self.queue.run_drainer(self._drain_one) is not None:
+            return
+        if self._drain_thread is not None and self._drain_thread.is_alive():
+            return
+        self._drain_thread = threading.Thread(
+            target=lambda: asyncio.run(self.queue.drain_until_empty(self._drain_one)), name="quiz-retry-drainer", daemon=True
+        )
+        self._drain_thread.start()
 
     # ---- tools 4 and 6: quiz-judge's functions, with the seed's policies ----------------------------------------
 
@@ -640,6 +655,7 @@ def _tool_defs(tools: QuizTools) -> tuple[ToolDef, ...]:
         difficulty: Difficulty,
         category: CategoryName,
         lang: Lang | None = None,
+        limit: Annotated[int, Field(ge=1, le=MAX_TEMPLATES)] = MAX_TEMPLATES,
     ) -> list[dict[str, Any]]:
         """Search question templates (few-shot examples) of a category within ±1.5 of a difficulty, matching interests.
 
@@ -648,9 +664,10 @@ def _tool_defs(tools: QuizTools) -> tuple[ToolDef, ...]:
             difficulty: Difficulty 1-10.
             category: technical, business or general.
             lang: Only templates in this language (en or zh-CN); all languages when left out.
+            limit: At most this many templates (1-10, default 10).
         """
         try:
-            return await tools.search_question_templates(interests, difficulty, category, lang)
+            return await tools.search_question_templates(interests, difficulty, category, lang, limit)
         except (ValueError, TypeError) as error:
             raise invalid(error, search_question_templates) from None
 

@@ -137,7 +137,7 @@ async def _validate(item: Item, *, judge: ModelJudge, lang: str | None, timeout:
         )
     except JudgeUnavailable as error:
         final = min(FALLBACK_SCORE, rules)
-        feedback = [t("quiz.judge.model_unavailable", lang, reason=str(error)), *issues]
+        feedback = [t("quiz.judge.model_unavailable", lang, reason=error.reason(lang)), *issues]
         return _result(score=FALLBACK_SCORE, rules=rules, final=final, recommendation="reject", feedback=feedback, issues=issues, failures=failures, reasons=[], fallback=True, lang=lang)
     score = judgment.score_for(with_distractors=item.question_type == "multiple_choice")
     reasons = [r for r in judgment.reasons if r.strip()]
