@@ -21,6 +21,16 @@ from ._cat_sessions import AnswerResult, ProfileForm, SessionView, TestSessions,
 
 __all__ = ["StartTest", "TestAnswer", "default_sessions", "make_router", "router", "web_part"]
 
+_LINKS = {
+    name: {"operationId": operation, "parameters": {"test_id": "$response.body#/id"}, "description": words}
+    for name, operation, words in (
+        ("view", "quiz_test", "The test: the item shown, or its results."),
+        ("answer", "quiz_answer", "Answer the item shown."),
+        ("plot", "quiz_plot", "The estimate after each item, as an SVG image."),
+        ("abandon", "quiz_abandon", "Give the test up."),
+    )
+}
+"""Where a test's id leads (OpenAPI links: clients and stateful API tests follow them)."""
 _PROFILE_SCHEMA = ("properties", "required", "additionalProperties")
 """What the API's docs say of the profile (validated by `parse_profile`, so a refusal is in the reader's words)."""
 TestId = Annotated[str, Path(min_length=1, max_length=64, description="The test's id (from POST /api/quiz/tests)")]
@@ -90,7 +100,7 @@ def make_router(*, sessions: Callable[[AppView], TestSessions] = default_session
             no test is in progress)."""
             return await asyncio.to_thread(tests(host).open_test, principal)
 
-        @router.post("/tests", status_code=201, summary="Start a test: the profile, then the first item")
+        @router.post("/tests", status_code=201, summary="Start a test: the profile, then the first item", responses={201: {"links": _LINKS}})
         async def start(body: StartTest, host: Host, principal: Principal) -> SessionView:
             """The profile is checked (422 `invalid_profile`, naming the field) and saved as this session's; the
             test's first item is chosen near the level the person gave. 409 `test_in_progress` when a test of this
@@ -98,13 +108,13 @@ def make_router(*, sessions: Callable[[AppView], TestSessions] = default_session
             lang = normalize_lang(body.lang)
             return await asyncio.to_thread(tests(host).start, principal, body.profile, lang=lang, replace_open=body.replace_open)
 
-        @router.get("/tests/{test_id}", summary="One test of this session: the item shown, or the results")
+        @router.get("/tests/{test_id}", summary="One test of this session: the item shown, or the results", operation_id="quiz_test")
         async def one(test_id: TestId, host: Host, principal: Principal) -> SessionView:
             """In progress: the item to answer now. Finished: θ with its SE, the stop reason, the estimate after each
             item (`trajectory`) and every item reviewed with its answer, the right answer and the explanation."""
             return await asyncio.to_thread(tests(host).view, principal, test_id)
 
-        @router.post("/tests/{test_id}/answers", summary="Answer the item shown")
+        @router.post("/tests/{test_id}/answers", summary="Answer the item shown", operation_id="quiz_answer")
         async def answer(test_id: TestId, body: TestAnswer, host: Host, principal: Principal) -> AnswerResult:
             """Scored (multiple choice and true/false in code; short answers by the model, seed tool 6, its fallback
             score 50 when the model fails), recorded with the next item chosen, in one transaction. The same answer
@@ -113,12 +123,12 @@ def make_router(*, sessions: Callable[[AppView], TestSessions] = default_session
             `empty_answer`, `not_a_choice`, `answer_too_long`. Nothing changes on an error."""
             return await tests(host).answer(principal, test_id, position=body.position, question_id=body.question_id, answer=body.answer)
 
-        @router.post("/tests/{test_id}/abandon", summary="Give a test up (its answers are kept)")
+        @router.post("/tests/{test_id}/abandon", summary="Give a test up (its answers are kept)", operation_id="quiz_abandon")
         async def abandon(test_id: TestId, host: Host, principal: Principal) -> SessionView:
             return await asyncio.to_thread(tests(host).abandon, principal, test_id)
 
         @router.get(
-            "/tests/{test_id}/plot.svg", summary="The ability estimate after each item, with its uncertainty (SVG)",
+            "/tests/{test_id}/plot.svg", summary="The ability estimate after each item, with its uncertainty (SVG)", operation_id="quiz_plot",
             response_class=Response, responses={200: {"content": {"image/svg+xml": {}}, "description": "An SVG image."}},
         )
         async def plot(
