@@ -409,3 +409,26 @@ def test_killed_at_any_instant_no_answer_is_lost_or_counted_twice(engine: Engine
         last = subprocess.run([sys.executable, "-c", _CHILD, url, "alice", "0", json.dumps(PROFILE)], capture_output=True, text=True, timeout=120, env=env)
         assert last.returncode == 0, last.stderr
     assert counts(engine) == (total, total, 1)
+
+
+@pytest.mark.both_backends
+def test_a_test_on_the_store_both_databases(store_url: str) -> None:
+    """The same session logic on the store's SQLite and PostgreSQL: a whole test, an answer sent twice counted once,
+    an answer to an item not shown refused."""
+    from consulta.runtime import Store
+
+    store = Store(store_url)
+    try:
+        add_items(store.engine, "en")
+        tests = TestSessions(store.engine, rules=CatRules(min_items=4, max_items=4), short_answers=keyword_grader)
+        view = tests.start("alice", PROFILE, lang="en")
+        with pytest.raises(TestSessionError):
+            answer(tests, "alice", view, position=3)
+        first = answer(tests, "alice", view)
+        assert answer(tests, "alice", view).repeated
+        view = first.session
+        while view.status == "in_progress":
+            view = answer(tests, "alice", view).session
+        assert view.status == "finished" and view.answered == 4 and counts(store.engine)[:2] == (4, 4)
+    finally:
+        store.close()

@@ -30,6 +30,7 @@ import json
 import logging
 import math
 import secrets
+import threading
 import uuid
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -550,17 +551,20 @@ class TestSessions:
         self._calibrating: asyncio.Task[None] | None = None
         self._again = False
         self._ready = False
+        self._readying = threading.Lock()
 
     # ---- set-up ----
 
     def _ensure(self) -> None:
         if self._ready:
             return
-        _db.create_tables(self.engine)
-        metadata.create_all(self.engine, checkfirst=True)
-        if self._prepare_bank is not None:
-            self._prepare_bank(self.engine)
-        self._ready = True
+        with self._readying:  # once, though requests come on several threads
+            if not self._ready:
+                _db.create_tables(self.engine)
+                metadata.create_all(self.engine, checkfirst=True)
+                if self._prepare_bank is not None:
+                    self._prepare_bank(self.engine)
+                self._ready = True
 
     @contextmanager
     def _writing(self) -> Iterator[Connection]:
@@ -611,7 +615,7 @@ class TestSessions:
         checked = parse_profile(profile)
         lang = normalize_lang(lang)
         self._ensure()
-        session_id = str(uuid.uuid4())
+        session_id = secrets.token_hex(12)  # 24 characters: the responses key `<session>:<question>` fits its 64
         user_id = user_id_of(principal)
         prior = prior_mean(checked.self_level)
         now = _now()
