@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from typing import Annotated, Any
 
 import typer
@@ -176,7 +177,9 @@ class _Take:
             while True:
                 answer = self.reply(item, self.ask(_answer_prompt(item)))
                 try:
-                    result = await self.tests.answer(PRINCIPAL, view.id, position=item.position, question_id=item.question_id, answer=answer)
+                    grading = self.console.status(t("quiz.take.cli.grading", self.lang)) if item.item_type == "short_answer" else nullcontext()
+                    with grading:  # a short answer waits for the model
+                        result = await self.tests.answer(PRINCIPAL, view.id, position=item.position, question_id=item.question_id, answer=answer)
                     break
                 except TestSessionError as error:
                     if error.code not in ("empty_answer", "not_a_choice", "answer_too_long"):
