@@ -1,12 +1,12 @@
 """The apps, by name, and what an app declares about itself (`AppDef`: agents, options, hand-over, front-end parts).
 
-The reference apps (`ln2`, `tutor`) are known by name and imported when first asked for; another app (a plug-in, a
+The reference apps (`ln2`, `tutor`, `quiz`, `advisor`, `modeling`) are known by name and imported when first asked for; another app (a plug-in, a
 test's) is added with `register_app`. Front ends take an app by name (`get_app`) or its `AppDef` itself.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from importlib import import_module
 
 from ..runtime import ConfigError
 from ._def import (
@@ -58,25 +58,8 @@ __all__ = [
 ]
 
 
-def _ln2() -> AppDef:
-    from .ln2 import APP
-
-    return APP
-
-
-def _tutor() -> AppDef:
-    from .tutor import APP
-
-    return APP
-
-
-def _advisor() -> AppDef:
-    from .advisor import APP
-
-    return APP
-
-
-_BUILT_IN: dict[str, Callable[[], AppDef]] = {"ln2": _ln2, "tutor": _tutor, "advisor": _advisor}
+_BUILT_IN = ("ln2", "tutor", "quiz", "advisor")
+"""The reference apps: each a subpackage of this one whose `APP` declares it, imported when first asked for."""
 DEFAULT_APP = "ln2"
 """The app `consulta serve`, `desktop` and `mcp` serve when none is named."""
 _REGISTERED: dict[str, AppDef] = {}
@@ -98,10 +81,9 @@ def get_app(name: str) -> AppDef:
     app = _REGISTERED.get(name)
     if app is not None:
         return app
-    factory = _BUILT_IN.get(name)
-    if factory is None:
+    if name not in _BUILT_IN:
         raise ConfigError(f"Unknown app {name!r}. Apps: {', '.join(app_names())}.")
-    return factory()
+    return import_module(f".{name}", __package__).APP
 
 
 def resolve_app(app: str | AppDef) -> AppDef:

@@ -199,11 +199,13 @@ class McpPart:
 class TerminalPart:
     """The terminal's words for the app: `welcome(host, lang)` names the app's data in the chat's first line (or
     None); `flags`, a pydantic model of terminal-only flags (not recorded on runs, e.g. files to upload), given to
-    `prepare(flags, host)` before the session starts."""
+    `prepare(flags, host)` before the session starts. `commands()`, the app's own terminal commands (a `typer.Typer`,
+    built only when the app's commands are asked for): `consulta <app> <command>`."""
 
     welcome: Callable[[AppView, str], str | None] | None = None
     flags: type[BaseModel] | None = None
     prepare: Callable[[Any, AppView], None] | None = None
+    commands: Callable[[], Any] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -2,7 +2,8 @@
 on the web, the desktop or MCP, list and answer asks, resume and stop runs.
 
 One module per command group: `_apps` (chat, serve, desktop, mcp), `_runs` (asks, answer, runs, resume, stop),
-`_info` (apps, tools, models, consultations); `_base` holds what they share, `_session` the terminal session.
+`_info` (apps, tools, models, consultations); `_base` holds what they share, `_session` the terminal session. An app's
+own commands are `consulta <app> <command>` (`_app_commands`: from the app's `TerminalPart.commands`).
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ from ...i18n import normalize_lang, t
 from ...models import prepare_model as prepare
 from ...models import resolve_model
 from ...runtime import AskPolicy, ConsultaError, tracing_from_setting
+from ._app_commands import WithAppCommands
 
 __all__ = [
     "LangOpt",
@@ -40,7 +41,9 @@ __all__ = [
     "settings_for",
 ]
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="Consulta: agents that stop to consult someone, and carry on.")
+app = typer.Typer(
+    cls=WithAppCommands, add_completion=False, no_args_is_help=True, help="Consulta: agents that stop to consult someone, and carry on."
+)
 console = Console()
 _errors = Console(stderr=True)
 

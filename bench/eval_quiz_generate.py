@@ -1,0 +1,147 @@
+"""Mode 1 (generate → validate → save) on a model chosen by flag: N requests across the three categories, levels 1-10
+and both languages, each run as `consulta chat quiz -p "…"` runs it (the quiz agent on the runtime, one fresh run per
+request, one model for all: the local model's prefix cache holds across them).
+
+For each request it records the drafts the model submitted, how many passed validation (tool 4's final score at least
+0.70) and were saved (tool 5), the run's status and seconds. It prints and saves:
+
+- items generated per minute (drafts the model wrote / wall-clock minutes of the runs),
+- items saved per minute,
+- the share of drafts passing validation (saved / drafts).
+
+    .venv/bin/python bench/eval_quiz_generate.py [--model local | --model scripted:PATH] [--requests N] [--out FILE]
+
+With the default `--model local` the results go to bench/results/quiz_generate.json. Run the embedded model under
+the shared lock: `flock /tmp/consulta-model.lock .venv/bin/python bench/eval_quiz_generate.py`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import source_version  # noqa: E402
+
+from consulta.config import Settings  # noqa: E402
+from consulta.frontends import AppHost  # noqa: E402
+from consulta.runtime import RunStatus  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+REQUESTS: list[tuple[str, str]] = [
+    ("en", "Generate 2 technical questions about SQL at level 3"),
+    ("zh-CN", "生成2道关于计算机网络的技术类题目，难度5"),
+    ("en", "Generate 2 business questions about Accounting at level 4"),
+    ("zh-CN", "生成2道关于逻辑推理的通用类题目，难度4"),
+    ("en", "Generate 2 general questions about Critical thinking at level 6"),
+    ("zh-CN", "生成2道关于项目管理的商业类题目，难度6"),
+    ("en", "Generate 2 technical questions about Python at level 7"),
+    ("zh-CN", "生成2道关于统计学的技术类题目，难度2"),
+    ("en", "Generate 2 business questions about Marketing at level 2"),
+    ("zh-CN", "生成2道关于沟通的通用类题目，难度3"),
+    ("en", "Generate 2 technical questions about Networking at level 9"),
+    ("zh-CN", "生成2道关于财务管理的商业类题目，难度8"),
+    ("en", "Generate 2 general questions about Probability at level 10"),
+    ("zh-CN", "生成2道关于算法的技术类题目，难度7"),
+    ("en", "Generate 2 business questions about Finance at level 1"),
+    ("zh-CN", "生成2道关于决策的通用类题目，难度9"),
+]
+"""The requests, cycled when N is larger: every category, levels 1-10, English and Chinese alternating."""
+
+
+@dataclass
+class Outcome:
+    lang: str
+    request: str
+    status: str
+    seconds: float
+    drafts: int
+    passed: int
+    saved: int
+    rejected: list[dict[str, Any]]
+    output: str
+
+
+def outcome_of(host: AppHost, run: Any, lang: str, request: str, seconds: float) -> Outcome:
+    calls = host.store.list_tool_calls(run.id)
+    checked = [c for c in calls if c.tool_name == "validate_question_quality"]
+    passed = sum(1 for c in checked if isinstance(c.result, dict) and float(c.result.get("final_score", 0)) >= 0.70)
+    submitted = next((c.result for c in reversed(calls) if c.tool_name == "submit_questions" and isinstance(c.result, dict)), {})
+    return Outcome(
+        lang=lang, request=request, status=str(run.status), seconds=round(seconds, 2), drafts=len(checked), passed=passed,
+        saved=int(submitted.get("saved", 0) or 0), rejected=list(submitted.get("rejected") or []), output=run.output or run.error or "",
+    )
+
+
+async def evaluate(model: str, n: int, home: Path) -> list[Outcome]:
+    settings = Settings(home=home, database_url=f"sqlite:///{home}/consulta.db", model=model, lang="en")
+    host = AppHost(app="quiz", settings=settings, ask_policy="defer")
+    outcomes = []
+    try:
+        for i in range(n):
+            lang, request = REQUESTS[i % len(REQUESTS)]
+            started = time.perf_counter()
+            run = await host.start(request, principal=None, lang=lang)
+            run = await host.runtime.settled(run.id)
+            outcome = outcome_of(host, run, lang, request, time.perf_counter() - started)
+            outcomes.append(outcome)
+            print(f"[{i + 1}/{n}] {outcome.status:9} {outcome.seconds:6.1f}s drafts {outcome.drafts} saved {outcome.saved}  {request}", flush=True)
+    finally:
+        await host.aclose()
+    return outcomes
+
+
+def summary(outcomes: list[Outcome]) -> dict[str, Any]:
+    minutes = sum(o.seconds for o in outcomes) / 60 or 1e-9
+    drafts = sum(o.drafts for o in outcomes)
+    saved = sum(o.saved for o in outcomes)
+    return {
+        "requests": len(outcomes),
+        "finished": sum(o.status == RunStatus.finished for o in outcomes),
+        "drafts": drafts,
+        "passed_validation": sum(o.passed for o in outcomes),
+        "saved": saved,
+        "minutes": round(minutes, 3),
+        "items_generated_per_minute": round(drafts / minutes, 2),
+        "items_saved_per_minute": round(saved / minutes, 2),
+        "share_passing_validation": round(sum(o.passed for o in outcomes) / drafts, 3) if drafts else 0.0,
+        "by_lang": {
+            lang: {"drafts": sum(o.drafts for o in outcomes if o.lang == lang), "saved": sum(o.saved for o in outcomes if o.lang == lang)}
+            for lang in ("en", "zh-CN")
+        },
+    }
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--model", default="local", help="local (default), scripted:PATH, openai:…")
+    parser.add_argument("--requests", type=int, default=len(REQUESTS), help=f"how many requests (default {len(REQUESTS)})")
+    parser.add_argument("--out", type=Path, help="where the JSON goes (default: results/quiz_generate.json for the local model)")
+    args = parser.parse_args(argv)
+    if args.requests < 1:
+        parser.error("--requests must be at least 1")
+    with tempfile.TemporaryDirectory(prefix="quiz-eval-") as home:
+        outcomes = asyncio.run(evaluate(args.model, args.requests, Path(home)))
+    result = {"source": source_version(), "model": args.model, **summary(outcomes), "runs": [asdict(o) for o in outcomes]}
+    figures = {k: result[k] for k in ("requests", "finished", "drafts", "saved", "items_generated_per_minute", "items_saved_per_minute", "share_passing_validation")}
+    print(json.dumps(figures, ensure_ascii=False))
+    out = args.out or (RESULTS / "quiz_generate.json" if args.model == "local" else None)
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(out.name + ".tmp")
+        tmp.write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        tmp.replace(out)
+        print(f"wrote {out}")
+    return result
+
+
+if __name__ == "__main__":
+    main()

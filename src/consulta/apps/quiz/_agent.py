@@ -1,0 +1,236 @@
+"""quiz's agent: Mode 1 and Mode 2 as runs of the runtime.
+
+A turn's words are read in code (`read_request`). Generating: the runtime's first look calls tools 1-3 (on record),
+then the model makes one structured call, `submit_questions`, with the items it wrote; code validates and saves them
+(tools 4 and 5, recorded as calls of the run) and the saved items end the turn. Scoring: the first look calls
+`score_answers` itself (tool 6 per answer, on record) and its result ends the turn; the model writes nothing.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, field_validator
+
+from ...runtime import Agent, Store, ToolDef, current_tool_call, utcnow
+from .._def import AppEnv, AppOptions
+from ._modes import (
+    AnswerIn,
+    CallRecorder,
+    Draft,
+    GenerateRequest,
+    ScoreRequest,
+    generate,
+    profile_reader,
+    question_known,
+    read_request,
+    score_answers,
+)
+from ._profiles import check_user_id
+from ._retry_queue import RetryQueue
+from ._tools import TIMEOUTS, QuizTools
+
+__all__ = ["AGENT", "RETRY_JOURNAL", "QuizOptions", "build_agent", "quiz_tools"]
+
+AGENT = "quiz"
+RETRY_JOURNAL = "save_retry_queue.jsonl"
+"""Tool 5's retry journal, in the app's data folder."""
+FIRST_LOOK_PREFIX = "look_"
+EXAMPLES = 3
+"""Templates the first look fetches as examples: a small model's prompt is paid for token by token."""
+
+
+class QuizOptions(AppOptions):
+    user: str | None = Field(None, description="The user (a UUID) the session generates and scores for, when the words name none")
+
+    @field_validator("user")
+    @classmethod
+    def _uuid(cls, value: str | None) -> str | None:
+        return None if value is None else check_user_id(value)
+
+
+INSTRUCTIONS = """You write test questions. The tool results give the user's profile, example questions and the \
+keywords and concepts of the level (its difficulty 1-10 and category). Call submit_questions once with as many \
+questions as the user asks for (3 if they do not say), in the language of the user's words, at that level:
+- multiple_choice: 4 different choices; correct_key is one of the choices, copied exactly.
+- true_false: a statement; correct_key is True or False.
+- short_answer: correct_keywords lists 1-3 words a right answer must contain.
+Each stem is one clear question of at most 250 characters that an expert answers from the concepts; no "all of the \
+above", no "never" or "always" tricks. explanation: one sentence on why the answer is right. Write new questions; do \
+not copy the examples."""
+
+
+class _LazyJudge:
+    """quiz-judge's `ModelJudge` over the session's model, made on first use (serving tools 1-3 loads no model)."""
+
+    def __init__(self, env: AppEnv) -> None:
+        self._env = env
+        self._judge: Any = None
+        self._lock = threading.Lock()
+
+    def _real(self) -> Any:
+        with self._lock:
+            if self._judge is None:
+                from ._judge import ModelJudge
+
+                self._judge = ModelJudge(self._env.resolve_model(self._env.model))
+            return self._judge
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._real(), name)
+
+
+EMBEDDED_MODEL_TIMEOUTS = {**TIMEOUTS, "validate_question_quality": 90.0, "score_and_explain": 120.0}
+"""The time bounds with the embedded model: the seed's 10 s and 15 s assume a hosted model; on 2 CPU cores one
+judgment alone takes 10-30 s, so tools 4 and 6 would always fall back."""
+
+_tools_lock = threading.Lock()
+_tools: dict[tuple[str, str, str], QuizTools] = {}
+
+
+def quiz_tools(env: AppEnv) -> QuizTools:
+    """The session's six tools over the store (one per store, data folder and model in a process: tool 3's cache and
+    the retry queue's drainer are shared). Queued saves are drained now, at start-up."""
+    key = (str(env.store.engine.url), str(env.data_dir), env.model)
+    with _tools_lock:
+        tools = _tools.get(key)
+        if tools is None:
+            timeouts = EMBEDDED_MODEL_TIMEOUTS if env.model.split(":", 1)[0] == "local" else TIMEOUTS
+            tools = QuizTools(env.store.engine, queue=RetryQueue(env.data_dir / RETRY_JOURNAL), judge=_LazyJudge(env), timeouts=timeouts)
+            _tools[key] = tools
+    tools.start_retry_drainer()
+    return tools
+
+
+@dataclass(frozen=True)
+class _Reader:
+    """The request of a turn's words (the session's user and language filling what they leave out)."""
+
+    tools: QuizTools
+    user: str | None
+    lang: str
+
+    def __call__(self, words: str) -> GenerateRequest | ScoreRequest:
+        engine = self.tools.engine
+        return read_request(words, self.lang, profile=profile_reader(engine), known_question=question_known(engine), user_id=self.user)
+
+
+def _first_look(read: _Reader) -> Any:
+    def look(words: str) -> list[tuple[str, dict[str, Any]]]:
+        request = read(words)
+        if isinstance(request, ScoreRequest):
+            args: dict[str, Any] = {"answers": [a.model_dump() for a in request.answers]}
+            if request.user_id:
+                args["user_id"] = request.user_id
+            return [("score_answers", args)]
+        calls: list[tuple[str, dict[str, Any]]] = []
+        if request.user_id:
+            calls.append(("get_user_profile", {"user_id": request.user_id}))
+        calls.append(("get_difficulty_keywords", {"difficulty": request.difficulty, "category": request.category, "lang": request.lang}))
+        calls.append(
+            (
+                "search_question_templates",
+                {"interests": request.interests, "difficulty": request.difficulty, "category": request.category, "lang": request.lang, "limit": EXAMPLES},
+            )
+        )
+        return calls
+
+    return look
+
+
+def _chat_request(store: Store, read: _Reader) -> GenerateRequest | ScoreRequest | None:
+    """The request of the run the current tool call belongs to, when it is a chat turn of this agent (its first look
+    is on record), else None (e.g. an MCP client's call)."""
+    context = current_tool_call()
+    if context is None:
+        return None
+    calls = store.list_tool_calls(context.run_id)
+    if not any(c.tool_call_id.startswith(FIRST_LOOK_PREFIX) for c in calls):
+        return None
+    return read(store.get_run(context.run_id).prompt)
+
+
+def _mode_tools(tools: QuizTools, store: Store, read: _Reader) -> tuple[ToolDef, ToolDef]:
+    async def submit_questions(
+        questions: Annotated[list[Draft], Field(min_length=1, max_length=5)],
+        category: Literal["technical", "business", "general"] = "general",
+        difficulty: Annotated[int, Field(ge=1, le=10)] = 5,
+        lang: Literal["en", "zh-CN"] = "en",
+        topic: Annotated[str, Field(max_length=100)] = "",
+    ) -> dict[str, Any]:
+        """Submit the questions you wrote: each is validated, and those scoring at least 0.70 are saved and returned.
+
+        Args:
+            questions: The questions, 1-5.
+            category: (MCP) technical, business or general.
+            difficulty: (MCP) Difficulty 1-10.
+            lang: (MCP) en or zh-CN.
+            topic: (MCP) The questions' topic.
+        """
+        context = current_tool_call()
+        asked = _chat_request(store, read)
+        if isinstance(asked, GenerateRequest):
+            request, topic = asked, topic or asked.interests[0]
+        else:
+            request = GenerateRequest(category=category, difficulty=difficulty, count=len(questions), interests=[topic or category], lang=lang)
+        session = context.run_id if context is not None else f"mcp-{utcnow()[:10]}"
+        round_id = f"{session}_1_{utcnow()}"
+        return await generate(questions, request, tools=tools, round_id=round_id, record=CallRecorder(store), topic=topic)
+
+    async def score_answers_tool(
+        answers: Annotated[list[AnswerIn], Field(min_length=1, max_length=20)],
+        user_id: Annotated[str, Field(min_length=1, max_length=64)] = "anonymous",
+        session_id: Annotated[str, Field(max_length=200)] = "",
+    ) -> dict[str, Any]:
+        """Score and explain several answers at once, each against its question's key in the bank.
+
+        Args:
+            answers: The answers: each a question_id and the user_answer.
+            user_id: Who answered.
+            session_id: The test session (default: this run).
+        """
+        context = current_tool_call()
+        asked = _chat_request(store, read)
+        lang = asked.lang if asked is not None else read.lang
+        session = session_id or (context.run_id if context is not None else "mcp")
+        return await score_answers(answers, tools=tools, session_id=session, user_id=user_id, lang=lang, record=CallRecorder(store))
+
+    submit = ToolDef(
+        name="submit_questions", function=submit_questions, description=(submit_questions.__doc__ or "").split("\n\n")[0].strip(), ends_turn=True
+    )
+    score = ToolDef(
+        name="score_answers", function=score_answers_tool, description=(score_answers_tool.__doc__ or "").split("\n\n")[0].strip(), ends_turn=True
+    )
+    return submit, score
+
+
+def _steps(store: Store, read: _Reader) -> Any:
+    def choose(run_id: str) -> Sequence[str] | None:
+        request = read(store.get_run(run_id).prompt)
+        return ["submit_questions"] if isinstance(request, GenerateRequest) else None
+
+    return choose
+
+
+def build_agent(options: QuizOptions, env: AppEnv) -> Agent:
+    """The quiz agent over the session's store and model (the seed's six tools; Mode 1 and Mode 2)."""
+    tools = quiz_tools(env)
+    read = _Reader(tools=tools, user=options.user, lang=env.lang)
+    seed = {d.name: d for d in tools.tool_defs()}
+    submit, score = _mode_tools(tools, env.store, read)
+    return Agent(
+        app="quiz",
+        name=AGENT,
+        instructions=INSTRUCTIONS,  # the same every run: the local model's cached prefix
+        tools=(seed["get_user_profile"], seed["get_difficulty_keywords"], seed["search_question_templates"], submit, score),
+        first_look=_first_look(read),
+        tool_choice=_steps(env.store, read),
+        question_timeout=options.question_timeout,
+        max_steps=4,
+        options=options.model_dump(mode="json"),
+    )

@@ -1,0 +1,39 @@
+"""quiz declared for every front end: its agent (Mode 1 and Mode 2), options, MCP part and terminal words. The web
+page and the terminal test a person takes are added by their own parts (`web`, `terminal` commands)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ...i18n import t
+from .._def import AppDef, AppEnv, AppView, McpPart, TerminalPart
+from ._agent import AGENT, QuizOptions, build_agent
+from ._bank import bank_items
+
+__all__ = ["APP"]
+
+
+def _data(options: QuizOptions, env: AppEnv) -> Path:
+    return env.data_dir
+
+
+def _welcome(host: AppView, lang: str) -> str | None:
+    return t("quiz.cli.welcome", lang, items=len(bank_items()), path=str(host.data_path))
+
+
+def _mcp() -> McpPart:
+    from ._mcp import INSTRUCTIONS, tools
+
+    return McpPart(instructions=INSTRUCTIONS, tools=tools)
+
+
+APP = AppDef(
+    name="quiz",
+    description="adaptive test generation and auto-scoring: the six tools, Mode 1 and Mode 2 (seed 004)",
+    agents={AGENT: build_agent},
+    main_agent=AGENT,
+    options=QuizOptions,
+    data_path=_data,
+    mcp=_mcp,
+    terminal=TerminalPart(welcome=_welcome),
+)

@@ -1,0 +1,365 @@
+"""The seed's two pipelines, done in code around the model's one structured part.
+
+Mode 1 (generate): the request is read in code from the person's words (`read_request`: category, difficulty, how
+many, interests, user, language; what the words leave out comes from the profile), tools 1-3 are called, the model
+writes the items as one structured call (`Draft`s), and code validates each (tool 4) and saves those whose final
+score is at least 0.70 (tool 5), returning the saved items. Mode 2 (score): each (question, answer) pair is scored
+and explained (tool 6) with the question's own key from the bank, and kept as a response.
+
+Every tool call made here inside a runtime tool call is recorded as a call of the run (`CallRecorder`), so a run's
+record shows tools 4, 5 and 6 as they ran.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy import select
+
+from ...i18n import t
+from ...runtime import current_tool_call, reply_lang, tool_exception_result, utcnow
+from ._bank import CATEGORIES, bank_items
+from ._db import questions, responses
+from ._profiles import Profile, level_difficulty, load_profile
+from ._tools import QuizTools
+
+__all__ = [
+    "PASS_SCORE",
+    "AnswerIn",
+    "CallRecorder",
+    "Draft",
+    "GenerateRequest",
+    "QuizRequest",
+    "ScoreRequest",
+    "generate",
+    "read_request",
+    "score_answers",
+]
+
+PASS_SCORE = 0.70
+"""Tool 4's final score an item needs to be saved (the seed's reject threshold)."""
+MAX_ITEMS = 5
+
+_UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+
+
+class Draft(BaseModel):
+    """One item as the model writes it (bounded: a small model's strings must not run away)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    item_type: Literal["multiple_choice", "true_false", "short_answer"]
+    stem: Annotated[str, Field(min_length=5, max_length=250)]
+    choices: Annotated[list[Annotated[str, Field(min_length=1, max_length=120)]], Field(max_length=5)] | None = None
+    correct_key: Annotated[str, Field(max_length=120)] | None = None
+    correct_keywords: Annotated[list[Annotated[str, Field(min_length=1, max_length=40)]], Field(max_length=4)] | None = None
+    explanation: Annotated[str, Field(max_length=300)] = ""
+
+
+class AnswerIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    question_id: Annotated[str, Field(min_length=1, max_length=64)]
+    user_answer: Annotated[str, Field(min_length=1, max_length=4000)]
+
+
+class GenerateRequest(BaseModel):
+    kind: Literal["generate"] = "generate"
+    user_id: str | None = None
+    category: Literal["technical", "business", "general"]
+    difficulty: int = Field(ge=1, le=10)
+    count: int = Field(ge=1, le=MAX_ITEMS)
+    interests: list[str] = Field(min_length=1, max_length=10)
+    lang: Literal["en", "zh-CN"]
+
+
+class ScoreRequest(BaseModel):
+    kind: Literal["score"] = "score"
+    user_id: str | None = None
+    answers: list[AnswerIn] = Field(min_length=1)
+    lang: Literal["en", "zh-CN"]
+
+
+QuizRequest = Annotated[GenerateRequest | ScoreRequest, Field(discriminator="kind")]
+
+
+# ---- reading the request ------------------------------------------------------------------------------------------
+
+_CATEGORY_WORDS = {
+    "technical": ("technical", "technology", "tech", "技术", "编程", "计算机"),
+    "business": ("business", "management", "商业", "商务", "管理", "财务", "会计"),
+    "general": ("general", "通用", "综合", "常识"),
+}
+_NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5}
+_COUNT = re.compile(r"(\d{1,2}|one|two|three|four|five|[一两二三四五])\s*(?:new\s+)?(?:\w+\s+){0,2}?(?:questions?|items?|道|个|题)", re.IGNORECASE)
+_LEVEL = re.compile(r"(?:level|difficulty|lvl|难度|等级|级别)\s*(?:of|is|=|:|：|为)?\s*(\d{1,2})|(\d{1,2})\s*级", re.IGNORECASE)
+_USER = re.compile(rf"(?:user(?:_id)?|用户|for)\s*(?:id)?\s*[:：=]?\s*({_UUID})", re.IGNORECASE)
+_ABOUT = re.compile(r"(?:\babout|\bon|\bcovering|关于|有关|涉及)\s*(.+?)(?=\s+(?:at|for|with|in|of)\b|[,.;!?，。；！？、的]|\s+level\b|难度|$)", re.IGNORECASE)
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_PAIR = re.compile(rf"({_UUID})\s*[:：=]\s*(.+?)(?=\s*(?:[;；\n]|{_UUID})|$)", re.DOTALL)
+_SCORE_WORDS = re.compile(r"\b(?:score|grade|mark|check)\b|评分|打分|批改|评判|答案", re.IGNORECASE)
+
+
+def _names(words: str, topic: str) -> bool:
+    """Whether `words` name `topic`: as a whole word, or anywhere for a Chinese topic (no spaces between words)."""
+    if _CJK.search(topic):
+        return topic in words
+    return re.search(rf"(?<!\w){re.escape(topic)}(?!\w)", words) is not None
+
+
+def _topics() -> dict[str, tuple[str, str]]:
+    """Every bank topic, casefolded → (the topic as written, its category)."""
+    return {item.topic.casefold(): (item.topic, item.category) for item in bank_items()}
+
+
+def read_request(
+    words: str, lang: str, *, profile: Callable[[str], Profile | None], known_question: Callable[[str], bool], user_id: str | None = None
+) -> GenerateRequest | ScoreRequest:
+    """What the person asks, read in code: answers to score (question ids with `: answer`), else items to generate.
+    What the words leave out comes from the user's profile (difficulty from their level, interests), else defaults;
+    `user_id` is the session's user when the words name none."""
+    lang = reply_lang(words, lang)
+    user = _USER.search(words)
+    user_id = user.group(1).lower() if user else (user_id.lower() if user_id else None)
+    pairs = [(q.lower(), a.strip().strip("\"'“”")) for q, a in _PAIR.findall(words) if q.lower() != user_id]
+    answers = [AnswerIn(question_id=q, user_answer=a[:4000]) for q, a in pairs if a and known_question(q)]
+    if answers and (_SCORE_WORDS.search(words) or len(answers) == len(pairs)):
+        return ScoreRequest(user_id=user_id, answers=answers, lang=lang)
+    found = profile(user_id) if user_id else None
+    lowered = words.casefold()
+    topics = _topics()
+    named = [topic for topic in sorted(topics, key=len, reverse=True) if _names(lowered, topic)]
+    interests = [topics[n][0] for n in named]
+    about = _ABOUT.search(words)
+    if about and about.group(1).strip() and about.group(1).strip().casefold() not in named:
+        interests.append(about.group(1).strip()[:50])
+    category = next((c for c, ws in _CATEGORY_WORDS.items() if any(re.search(rf"(?<![a-z]){re.escape(w)}(?![a-z])", lowered) for w in ws)), None)
+    if category is None:
+        category = next((topics[n][1] for n in named), None)
+    if not interests and found is not None and found.interests:
+        interests = list(found.interests)
+    if category is None:
+        category = next((topics[i.casefold()][1] for i in interests if i.casefold() in topics), "general")
+    if not interests:
+        interests = [i.topic for i in bank_items() if i.category == category and i.lang == lang][:3]
+    level = _LEVEL.search(words)
+    if level:
+        difficulty = min(10, max(1, int(level.group(1) or level.group(2))))
+    else:
+        difficulty = level_difficulty(found.self_level) if found is not None else 5
+    count_match = _COUNT.search(words)
+    count = 3
+    if count_match:
+        raw = count_match.group(1).lower()
+        count = int(raw) if raw.isdigit() else _NUMBER_WORDS[raw]
+    return GenerateRequest(
+        user_id=user_id, category=category, difficulty=difficulty, count=min(MAX_ITEMS, max(1, count)),
+        interests=list(dict.fromkeys(i[:50] for i in interests))[:10], lang=lang,
+    )
+
+
+# ---- recording nested calls ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class CallRecorder:
+    """Records the tool calls a pipeline makes as calls of the run whose tool call it runs in (none outside a run)."""
+
+    store: Any = None
+    calls: int = 0
+
+    async def __call__(self, name: str, args: dict[str, Any], work: Awaitable[Any]) -> Any:
+        context = current_tool_call()
+        self.calls += 1
+        call_id = f"{context.tool_call_id}.{self.calls}" if context is not None else f"call_{uuid.uuid4().hex[:12]}"
+        log = context.log if context is not None else None
+        started_at, started = utcnow(), time.perf_counter()
+        if log is not None:
+            log.call_started(call_id, name, args)
+        try:
+            result = await work
+        except (ValueError, TypeError) as error:  # the draft's own fault (naming its field), else the tool's
+            field = getattr(error, "field", None)
+            result = (
+                {"ok": False, "error_code": "invalid_arguments", "message": str(error), "field": field}
+                if field is not None else tool_exception_result(name, error)
+            )
+        if log is not None:
+            log.call_returned(
+                step=self._step(context.run_id), tool_call_id=call_id, tool_name=name, args=args, result=result,
+                started_at=started_at, duration_ms=(time.perf_counter() - started) * 1000,
+            )
+        return result
+
+    def _step(self, run_id: str) -> int:
+        """The step of the model call this runs within: the one after the last step on record."""
+        if self.store is None:
+            return 0
+        recorded = self.store.list_tool_calls(run_id)
+        return (max(c.step for c in recorded) + 1) if recorded else 1
+
+
+# ---- Mode 1 -------------------------------------------------------------------------------------------------------
+
+
+def _answer_of(draft: Draft) -> str | None:
+    if draft.item_type == "short_answer":
+        return ", ".join(draft.correct_keywords or []) or None
+    if draft.item_type == "true_false" and draft.correct_key:
+        return draft.correct_key.strip().capitalize()
+    return draft.correct_key
+
+
+async def generate(
+    drafts: Sequence[Draft], request: GenerateRequest, *, tools: QuizTools, round_id: str, record: CallRecorder, topic: str = ""
+) -> dict[str, Any]:
+    """Validate each draft (tool 4) and save the ones scoring at least 0.70 (tool 5): the saved items, the rejected
+    ones with the reasons, and a message for the person."""
+    saved: list[dict[str, Any]] = []
+    rejected: list[dict[str, Any]] = []
+    queued = 0
+    for draft in drafts[: request.count]:
+        answer = _answer_of(draft)
+        choices = draft.choices if draft.item_type == "multiple_choice" else None
+        check_args = {"stem": draft.stem, "question_type": draft.item_type, "choices": choices, "correct_answer": answer}
+        verdict = await record("validate_question_quality", check_args, tools.validate_question_quality(**check_args, lang=request.lang))
+        score = float(verdict.get("final_score", 0.0)) if isinstance(verdict, dict) else 0.0
+        if not isinstance(verdict, dict) or verdict.get("ok") is False or score < PASS_SCORE:
+            issues = verdict.get("issues") if isinstance(verdict, dict) else None
+            rejected.append({"stem": draft.stem, "final_score": score, "issues": issues or [verdict.get("message", "")] if isinstance(verdict, dict) else []})
+            continue
+        save_args = {
+            "item_type": draft.item_type, "stem": draft.stem, "choices": choices,
+            "correct_key": answer if draft.item_type != "short_answer" else None,
+            "correct_keywords": draft.correct_keywords if draft.item_type == "short_answer" else None,
+            "difficulty": request.difficulty, "categories": [request.category], "round_id": round_id,
+            "validation_score": round(score, 4), "explanation": draft.explanation or None,
+        }
+        result = await record(
+            "save_generated_question", {**save_args, "topic": topic, "lang": request.lang},
+            tools.save_generated_question(**save_args, topic=topic, lang=request.lang),
+        )
+        if result.get("success"):
+            saved.append({**result, "correct_keywords": draft.correct_keywords, "explanation": draft.explanation})
+        elif result.get("queued_for_retry"):
+            queued += 1
+            rejected.append({"stem": draft.stem, "final_score": score, "issues": ["queued_for_retry"]})
+        else:
+            rejected.append({"stem": draft.stem, "final_score": score, "issues": [result.get("message", "not saved")]})
+    return {
+        "ok": True,
+        "saved": len(saved),
+        "items": saved,
+        "rejected": rejected,
+        "queued_for_retry": queued,
+        "message": generation_message(saved, rejected, queued, request),
+    }
+
+
+def generation_message(saved: list[dict[str, Any]], rejected: list[dict[str, Any]], queued: int, request: GenerateRequest) -> str:
+    lang = request.lang
+    lines = [t("quiz.generate.summary", lang, saved=len(saved), asked=request.count, category=t(f"quiz.category.{request.category}", lang), difficulty=request.difficulty)]
+    for n, item in enumerate(saved, 1):
+        lines.append(t("quiz.generate.item", lang, n=n, stem=item["stem"], id=item["question_id"]))
+        for letter, choice in zip("ABCDE", item.get("choices") or [], strict=False):
+            lines.append(f"   {letter}) {choice}")
+        key = item["answer_schema"].get("correct_key") or ", ".join(item.get("correct_keywords") or [])
+        lines.append("   " + t("quiz.generate.answer", lang, answer=key, score=f"{item['validation_score']:.2f}"))
+    if rejected:
+        lines.append(t("quiz.generate.rejected", lang, count=len(rejected) - queued))
+    if queued:
+        lines.append(t("quiz.generate.queued", lang, count=queued))
+    return "\n".join(lines)
+
+
+# ---- Mode 2 -------------------------------------------------------------------------------------------------------
+
+
+def question_row(engine: Any, question_id: str) -> dict[str, Any] | None:
+    with engine.connect() as conn:
+        row = conn.execute(select(questions).where(questions.c.id == question_id)).mappings().first()
+    return dict(row) if row is not None else None
+
+
+async def score_answers(
+    answers: Sequence[AnswerIn], *, tools: QuizTools, session_id: str, user_id: str, lang: str, record: CallRecorder
+) -> dict[str, Any]:
+    """Score and explain each answer (tool 6) against its question's key, keep each as a response (once per session
+    and question), and say the results."""
+    import json
+
+    results: list[dict[str, Any]] = []
+    unknown: list[str] = []
+    for answer in answers:
+        row = question_row(tools.engine, answer.question_id)
+        if row is None:
+            unknown.append(answer.question_id)
+            continue
+        categories = json.loads(row["categories"] or "[]")
+        args = {
+            "session_id": session_id, "user_id": user_id, "question_id": row["id"], "question_type": row["item_type"],
+            "user_answer": answer.user_answer, "correct_answer": row["correct_key"],
+            "correct_keywords": json.loads(row["correct_keywords"]) if row["correct_keywords"] else None,
+            "difficulty": row["difficulty"], "category": categories[0] if categories and categories[0] in CATEGORIES else None,
+        }
+        about = {"stem": row["stem"], "explanation": row["explanation"], "topic": row["topic"] or None, "lang": row["lang"]}
+        scored = await record("score_and_explain", args, tools.score_and_explain(**args, **about))
+        if isinstance(scored, dict) and scored.get("ok") is not False:
+            _keep_response(tools.engine, session_id=session_id, user_id=user_id, question_id=row["id"], answer=answer.user_answer, scored=scored)
+        results.append({"question_id": row["id"], "stem": row["stem"], **(scored if isinstance(scored, dict) else {"result": scored})})
+    ok = bool(results)
+    out: dict[str, Any] = {"ok": ok, "results": results, "unknown_questions": unknown, "message": scoring_message(results, unknown, lang)}
+    if not ok:
+        out.update(error_code="unknown_question", _hint="Give the id of a question in the bank with the answer after a colon.")
+    return out
+
+
+def _keep_response(engine: Any, *, session_id: str, user_id: str, question_id: str, answer: str, scored: dict[str, Any]) -> None:
+    """The scored answer as a response (idempotent: `session:question`), the data items are calibrated from."""
+    row = {
+        "id": f"{session_id}:{question_id}"[:64], "user_id": user_id[:64], "session_id": session_id, "question_id": question_id,
+        "user_answer": answer, "score": float(scored.get("score", 0)), "is_correct": int(bool(scored.get("is_correct"))), "created_at": utcnow(),
+    }
+    with engine.begin() as conn:
+        if conn.execute(select(responses.c.id).where(responses.c.id == row["id"])).first() is None:
+            conn.execute(responses.insert().values(**row))
+
+
+def scoring_message(results: list[dict[str, Any]], unknown: list[str], lang: str) -> str:
+    lines = []
+    for n, r in enumerate(results, 1):
+        verdict = t("quiz.score.correct" if r.get("is_correct") else "quiz.score.incorrect", lang)
+        lines.append(f"{n}. {r['stem']}\n   {t('quiz.score.line', lang, score=r.get('score', 0), verdict=verdict)}")
+        if r.get("feedback"):
+            lines.append(f"   {r['feedback']}")
+        if r.get("explanation"):
+            lines.append(f"   {r['explanation']}")
+    if unknown:
+        lines.append(t("quiz.score.unknown", lang, ids=", ".join(unknown)))
+    return "\n".join(lines)
+
+
+def profile_reader(engine: Any) -> Callable[[str], Profile | None]:
+    def read(user_id: str) -> Profile | None:
+        try:
+            return load_profile(engine, user_id)
+        except Exception:  # noqa: BLE001 - the words alone still make a request
+            return None
+
+    return read
+
+
+def question_known(engine: Any) -> Callable[[str], bool]:
+    def known(question_id: str) -> bool:
+        try:
+            return question_row(engine, question_id) is not None
+        except Exception:  # noqa: BLE001
+            return False
+
+    return known

@@ -1,0 +1,38 @@
+"""Apps' own terminal commands, `consulta <app> <command>`: the `consulta` group finds a name it does not know among
+the apps, and mounts that app's commands (`TerminalPart.commands`, a Typer) there — built only when asked for, and
+never in place of one of `consulta`'s own commands."""
+
+from __future__ import annotations
+
+import click
+import typer
+from typer.core import TyperGroup
+
+from ...apps import app_names, get_app
+
+__all__ = ["WithAppCommands"]
+
+
+def app_commands(name: str) -> click.Command | None:
+    """App `name`'s commands as one click group named after it, or None (no such app, or it has none). Built anew
+    each time: an app registered again brings its own."""
+    if name not in app_names():
+        return None
+    app_def = get_app(name)
+    if app_def.terminal.commands is None:
+        return None
+    group = typer.main.get_group(app_def.terminal.commands())  # a group even when the app has one command
+    group.name = name
+    group.help = group.help or app_def.description
+    return group
+
+
+class WithAppCommands(TyperGroup):
+    """`consulta`'s commands, then each app's own under the app's name."""
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return super().get_command(ctx, cmd_name) or app_commands(cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        own = super().list_commands(ctx)
+        return [*own, *(name for name in app_names() if name not in own and app_commands(name) is not None)]

@@ -1,0 +1,205 @@
+"""Mode 1 and Mode 2 as runs of the runtime (scripted models): the request read in code, tools 1-3 called by the
+first look, the model's one structured call, validation and saving in code, every call on record; scoring several
+answers at once against the bank's keys."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+
+from consulta.apps.quiz import GenerateRequest, Profile, ScoreRequest, bank_items, parse_round_id, read_request, save_profile
+from consulta.apps.quiz._db import questions, responses
+from consulta.config import Settings
+from consulta.frontends import AppHost
+from consulta.runtime import RunStatus
+
+from .conftest import USER, submit, write_script
+
+SQL_MC = {"item_type": "multiple_choice", "stem": "Which SQL clause sorts the rows of a result?", "choices": ["ORDER BY", "GROUP BY", "WHERE", "HAVING"],
+          "correct_key": "ORDER BY", "explanation": "ORDER BY sorts the result rows."}
+SQL_SA = {"item_type": "short_answer", "stem": "Which SQL keyword combines the rows of two queries and removes duplicates?",
+          "correct_keywords": ["UNION"], "explanation": "UNION merges results and drops duplicate rows."}
+BAD_MC = {"item_type": "multiple_choice", "stem": "Which is a SQL keyword?", "choices": ["SELECT", "SELECT", "all of the above", "none"],
+          "correct_key": "MAYBE", "explanation": ""}
+
+
+def host_for(tmp_path: Path, script: Path, **options: Any) -> AppHost:
+    settings = Settings(home=tmp_path, database_url=f"sqlite:///{tmp_path}/consulta.db", model=f"scripted:{script}", lang="en")
+    return AppHost(app="quiz", settings=settings, options=options, ask_policy="defer")
+
+
+def no_profile(_: str) -> None:
+    return None
+
+
+def nothing_known(_: str) -> bool:
+    return False
+
+
+# ---- reading the request ------------------------------------------------------------------------------------------
+
+
+def test_the_request_is_read_from_english_and_chinese_words() -> None:
+    got = read_request(f"Generate 2 technical questions about SQL at level 6 for user {USER}", "en", profile=no_profile, known_question=nothing_known)
+    assert isinstance(got, GenerateRequest)
+    assert (got.category, got.difficulty, got.count, got.user_id, got.lang) == ("technical", 6, 2, USER, "en")
+    assert got.interests[0].casefold() == "sql"
+    zh = read_request("请生成3道关于会计的商业类题目，难度4", "en", profile=no_profile, known_question=nothing_known)
+    assert isinstance(zh, GenerateRequest)
+    assert (zh.category, zh.difficulty, zh.count, zh.lang) == ("business", 4, 3, "zh-CN") and "会计" in zh.interests
+    words = read_request("a few questions on Networking please", "en", profile=no_profile, known_question=nothing_known)
+    assert isinstance(words, GenerateRequest) and words.category == "technical" and words.difficulty == 5 and "Networking" in words.interests
+    capped = read_request("Generate 40 general questions", "en", profile=no_profile, known_question=nothing_known)
+    assert isinstance(capped, GenerateRequest) and capped.count == 5 and capped.category == "general"
+
+
+def test_what_the_words_leave_out_comes_from_the_profile() -> None:
+    profile = Profile(user_id=USER, self_level="advanced", interests=["Finance"])
+    got = read_request("Make me some questions", "en", profile=lambda _: profile, known_question=nothing_known, user_id=USER)
+    assert isinstance(got, GenerateRequest)
+    assert (got.difficulty, got.interests, got.category, got.user_id) == (7, ["Finance"], "business", USER)
+
+
+def test_answers_after_question_ids_are_a_scoring_request() -> None:
+    a, b = bank_items()[0].id, bank_items()[1].id
+    got = read_request(f"Score my answers: {a}: WHERE; {b}: the HAVING clause", "en", profile=no_profile, known_question=lambda q: q in {a, b})
+    assert isinstance(got, ScoreRequest)
+    assert [(x.question_id, x.user_answer) for x in got.answers] == [(a, "WHERE"), (b, "the HAVING clause")]
+
+
+# ---- Mode 1 -------------------------------------------------------------------------------------------------------
+
+
+def test_mode1_validates_the_models_items_saves_those_that_pass_and_returns_them(tmp_path: Path) -> None:
+    script = write_script(tmp_path / "script.json", generator=[submit(SQL_MC, SQL_SA, BAD_MC)])
+
+    async def scenario() -> tuple[Any, list[Any]]:
+        host = host_for(tmp_path, script)
+        save_profile(host.store.engine, Profile(user_id=USER, self_level="intermediate", interests=["SQL"]))
+        try:
+            run = await host.start(f"Generate 3 technical questions about SQL at level 5 for user {USER}", principal=None)
+            run = await host.runtime.settled(run.id)
+            return run, host.store.list_tool_calls(run.id)
+        finally:
+            await host.aclose()
+
+    run, calls = asyncio.run(scenario())
+    assert run.status == RunStatus.finished, run
+    names = [c.tool_name for c in calls]
+    assert names[:3] == ["get_user_profile", "get_difficulty_keywords", "search_question_templates"]
+    assert all(c.tool_call_id.startswith("look_") for c in calls[:3])
+    assert names.count("validate_question_quality") == 3 and names.count("save_generated_question") == 2 and names[-1] == "submit_questions"
+    profile = calls[0].result
+    assert profile["self_level"] == "intermediate"
+    submitted = calls[-1].result
+    assert submitted["saved"] == 2 and len(submitted["rejected"]) == 1
+    assert {i["stem"] for i in submitted["items"]} == {SQL_MC["stem"], SQL_SA["stem"]}
+    assert "Saved 2 of 3 technical question(s) at difficulty 5" in run.output and SQL_MC["stem"] in run.output
+    from consulta.runtime import Store
+
+    store = Store(f"sqlite:///{tmp_path}/consulta.db")
+    with store.engine.connect() as conn:
+        rows = conn.execute(select(questions).where(questions.c.source == "generated")).mappings().all()
+    assert len(rows) == 2
+    for row in rows:
+        session_id, round_number, _ = parse_round_id(row["round_id"])
+        assert (session_id, row["session_id"], round_number) == (run.id, run.id, 1)  # the run id's own underscore kept
+        assert row["difficulty"] == 5 and json.loads(row["categories"]) == ["technical"] and row["validation_score"] >= 0.70
+    store.engine.dispose()
+
+
+def test_mode1_keeps_a_judged_poor_item_out_of_the_bank(tmp_path: Path) -> None:
+    script = write_script(tmp_path / "script.json", generator=[submit(SQL_MC)], rating=2)
+
+    async def scenario() -> Any:
+        host = host_for(tmp_path, script)
+        try:
+            run = await host.start("Generate 1 technical question about SQL", principal=None)
+            return await host.runtime.settled(run.id)
+        finally:
+            await host.aclose()
+
+    run = asyncio.run(scenario())
+    assert run.status == RunStatus.finished and "Saved 0 of 1" in run.output and "did not pass validation" in run.output
+
+
+def test_mode1_answers_in_chinese_for_a_chinese_request(tmp_path: Path) -> None:
+    item = {"item_type": "true_false", "stem": "在会计中，资产等于负债加所有者权益。", "correct_key": "True", "explanation": "这是会计基本等式。"}
+    script = write_script(tmp_path / "script.json", generator=[submit(item)])
+
+    async def scenario() -> tuple[Any, list[Any]]:
+        host = host_for(tmp_path, script)
+        try:
+            run = await host.start("生成1道关于会计的商业类题目，难度2", principal=None)
+            run = await host.runtime.settled(run.id)
+            return run, host.store.list_tool_calls(run.id)
+        finally:
+            await host.aclose()
+
+    run, calls = asyncio.run(scenario())
+    assert run.status == RunStatus.finished and "已保存 1/1 道商业类题目" in run.output
+    keywords = next(c for c in calls if c.tool_name == "get_difficulty_keywords")
+    assert keywords.args == {"difficulty": 2, "category": "business", "lang": "zh-CN"}
+
+
+# ---- Mode 2 -------------------------------------------------------------------------------------------------------
+
+
+def test_mode2_scores_several_answers_at_once_with_no_model_step(tmp_path: Path) -> None:
+    mc = next(i for i in bank_items() if i.type == "multiple_choice" and i.lang == "en")
+    sa = next(i for i in bank_items() if i.type == "short_answer" and i.lang == "en")
+    script = write_script(tmp_path / "script.json")
+
+    async def scenario() -> tuple[Any, list[Any], list[Any]]:
+        host = host_for(tmp_path, script, user=USER)
+        try:
+            wrong = next(c for c in mc.choices or [] if c != mc.answer)
+            run = await host.start(f"Score my answers: {mc.id}: {wrong}; {sa.id}: {' '.join(sa.keywords or [])}", principal=None)
+            run = await host.runtime.settled(run.id)
+            with host.store.engine.connect() as conn:
+                kept = conn.execute(select(responses)).mappings().all()
+            return run, host.store.list_tool_calls(run.id), list(kept)
+        finally:
+            await host.aclose()
+
+    run, calls, kept = asyncio.run(scenario())
+    assert run.status == RunStatus.finished, run
+    assert [c.tool_name for c in calls] == ["score_and_explain", "score_and_explain", "score_answers"]
+    first, second = calls[0].result, calls[1].result
+    assert first["is_correct"] is False and first["score"] == 0
+    assert second["score"] >= 70 and second["keyword_matches"]
+    assert len(first["explanation"]) >= 500 and len(first["reference_links"]) >= 3
+    assert {(k["question_id"], k["user_id"]) for k in kept} == {(mc.id, USER), (sa.id, USER)}
+    assert "Score 0/100" in run.output and mc.stem in run.output
+    steps = [c.step for c in calls]
+    assert steps == sorted(steps)
+
+
+@pytest.mark.parametrize("words", ["", "hello"])
+def test_words_with_no_request_still_make_a_default_generation_request(words: str) -> None:
+    got = read_request(words, "en", profile=no_profile, known_question=nothing_known)
+    assert isinstance(got, GenerateRequest) and got.category == "general" and got.count == 3 and got.interests
+
+
+def test_the_generation_evaluation_runs_on_the_scripted_model(tmp_path: Path) -> None:
+    import importlib.util
+    import sys
+
+    bench = Path(__file__).resolve().parents[3] / "bench" / "eval_quiz_generate.py"
+    spec = importlib.util.spec_from_file_location("eval_quiz_generate", bench)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["eval_quiz_generate"] = module
+    spec.loader.exec_module(module)
+    script = write_script(tmp_path / "script.json", generator=[submit(SQL_MC, BAD_MC)])
+    out = tmp_path / "quiz_generate.json"
+    result = module.main(["--model", f"scripted:{script}", "--requests", "3", "--out", str(out)])
+    assert result["requests"] == 3 and result["finished"] == 3
+    assert result["drafts"] == 6 and result["saved"] == 3 and result["share_passing_validation"] == 0.5
+    assert result["items_generated_per_minute"] > 0
+    assert json.loads(out.read_text(encoding="utf-8"))["runs"][0]["request"].startswith("Generate 2 technical")
