@@ -128,3 +128,13 @@ def test_model_words_are_checked() -> None:
     for bad in ("张三教授发表了50篇论文。", "他很好。", "已经为你打开了张三的详情。", "Zhang San is great.", "张三" + "很好" * 30):
         with pytest.raises(ValueError):
             check_model_words(bad, task, "zh-CN")
+
+
+def test_model_words_stay_within_the_facts_and_whole_sentences() -> None:
+    from consulta.apps.advisor._turn import whole_sentences
+
+    task = DescribeTask(kind="describe", facts="name: 张三\nresearch: 机器学习", fallback="x", names=("张三",))
+    with pytest.raises(ValueError, match="research areas"):
+        check_model_words("张三教授做机器学习和计算机视觉。", task, "zh-CN")
+    assert whole_sentences("张三教授做机器学习。学生评价他很温") == "张三教授做机器学习。"
+    assert whole_sentences("张三教授做机器学习") == "张三教授做机器学习"

@@ -48,13 +48,14 @@ from ._turn import (
     chosen_from,
     fit,
     settle,
+    whole_sentences,
 )
 
 __all__ = ["AGENT", "TURN_TOOL", "AdvisorOptions", "AdvisorTurns", "SiteLookups", "build_agent", "turn_tool"]
 
 AGENT = "assistant"
 TURN_TOOL = "advisor_turn"
-MODEL_WAIT = 90.0
+MODEL_WAIT = 60.0
 """Seconds the model may take for its words before code's are said instead."""
 
 INSTRUCTIONS = """You are the voice assistant of a graduate-advisor ranking site. Each message of the user is handled \
@@ -66,7 +67,15 @@ class AdvisorOptions(AppOptions):
 
 
 class VoiceLine(BaseModel):
+    """The model's words (English): bounded, so the grammar stops a small model that rambles."""
+
     voice_response: str = Field(max_length=200, description="What to say aloud: one or two short spoken sentences.")
+
+
+class VoiceLineZh(VoiceLine):
+    """The model's words in Chinese: 50 字 and a little room for punctuation."""
+
+    voice_response: str = Field(max_length=60, description="要说的话：一两句简短的口语。")
 
 
 _CHAT = """You are the friendly voice of a graduate-advisor recommendation site. Answer the user's message in \
@@ -77,8 +86,11 @@ What the user told you so far:
 {facts}"""
 
 _DESCRIBE = """Describe a graduate advisor to a student, in {language}, in one or two short spoken sentences (at \
-most 50 字 / words), using only these facts (no other numbers):
-{facts}"""
+most 50 字 / words), using only these facts (no other numbers, research areas or opinions):
+{facts}
+Example of the style (other facts): {example}"""
+
+_EXAMPLES = {"zh-CN": "李老师是副教授，主要做计算机视觉，学生评分4.2分。", "en": "Prof. Li works on computer vision; students rate her 4.2."}
 
 
 class SiteLookups:
@@ -203,9 +215,9 @@ class AdvisorTurns:
             answer = await asyncio.wait_for(
                 typed_answer(
                     model=self.resolve_model(spec),
-                    instructions=template.format(language=language, facts=task.facts),
+                    instructions=template.format(language=language, facts=task.facts, example=_EXAMPLES[normalize_lang(lang)]),
                     prompt=self._prompt(task),
-                    output_type=VoiceLine,
+                    output_type=VoiceLineZh if lang.startswith("zh") else VoiceLine,
                     check=lambda out: check_model_words(out.voice_response, task, lang),
                     retries=1,
                     within=current_tool_call(),
@@ -216,7 +228,7 @@ class AdvisorTurns:
             return fit(task.fallback)
         output = answer.output
         assert isinstance(output, VoiceLine)
-        return output.voice_response.strip()
+        return whole_sentences(output.voice_response)
 
     @staticmethod
     def _prompt(task: DescribeTask) -> str:

@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 
 from ...i18n import t
 from ._form import (
+    DIRECTIONS,
     Extraction,
     UserForm,
     asks_new_conversation,
@@ -595,6 +596,15 @@ def fit(text: str, limit: int = LIMIT) -> str:
     return text
 
 
+def whole_sentences(text: str) -> str:
+    """`text` without a last sentence cut short (a bounded answer may stop mid-sentence), when a whole one is left."""
+    text = text.strip()
+    if not text or text[-1] in "。！？!?.…":
+        return text
+    ends = [m.end() for m in re.finditer(r"[。！？!?]|\.(?=\s|$)", text)]
+    return text[: ends[-1]] if ends else text
+
+
 def language_fits(text: str, lang: str) -> bool:
     """Whether the reply is in `lang`: a Chinese one mostly Chinese characters; an English one has few (a name)."""
     cjk = len(_CJK.findall(text))
@@ -621,6 +631,9 @@ def check_model_words(text: str, task: DescribeTask, lang: str) -> None:
     if task.kind == "describe":
         if not any(name in text for name in task.names):
             raise ValueError(f"Name the advisor ({', '.join(task.names)}).")
+        areas = [name for name, others in DIRECTIONS.items() for said in (name, *others) if said in text and name not in task.facts and said not in task.facts]
+        if areas:
+            raise ValueError(f"Use only the research areas in the facts; {', '.join(dict.fromkeys(areas))} is not one of them.")
         numbers = set(re.findall(r"\d+(?:\.\d+)?", task.facts))
         invented = [n for n in re.findall(r"\d+(?:\.\d+)?", text) if n not in numbers]
         if invented:
