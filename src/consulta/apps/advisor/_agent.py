@@ -130,10 +130,10 @@ class SiteLookups:
     def page_context(self, principal: str) -> dict[str, Any] | None:
         """The page context the principal's page last posted, or None (none posted, or no site)."""
         try:
-            site = self._site()
-        except LookupError_:
+            from . import _catalog  # type: ignore[attr-defined]  # advisor-site's: the page contexts pages posted
+        except ImportError:
             return None
-        found = getattr(site, "page_context_for", None)
+        found = getattr(_catalog, "page_context_for", None)
         context = found(self.engine, principal) if found is not None else None
         return dict(_plain(context)) if context is not None else None
 

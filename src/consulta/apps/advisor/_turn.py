@@ -91,9 +91,12 @@ class Advisor:
     directions: tuple[str, ...] = ()
 
     @classmethod
-    def read(cls, data: Mapping[str, Any]) -> Advisor | None:
+    def read(cls, data: Mapping[str, Any], lang: str = "zh-CN") -> Advisor | None:
         """From a page context's or a look-up's advisor (the seed's `id`, `name`, `title`, `rating`; the data's
-        research directions under any of their usual keys); None without an id and a name."""
+        research directions under any of their usual keys; in English the data's `*_en` fields where it has them);
+        None without an id and a name."""
+        if not lang.startswith("zh"):
+            data = {**data, **{k[:-3]: v for k, v in data.items() if k.endswith("_en") and v}}
         ident = data.get("id", data.get("advisor_id"))
         name = data.get("name", data.get("advisor_name"))
         if ident is None or not name:
@@ -338,7 +341,7 @@ def _after_form(turn: Turn, words: str, extraction: Extraction, changes: Mapping
             return _failed(turn)
         memory.recommended_for = recommend_key
         turn.tool_calls.append(ToolCall(tool="recommend_advisors", params={"school": form.school, "major": form.major, "preferences": preferences}))
-        best = next((a for a in map(Advisor.read, _advisor_rows(found)) if a is not None), None)
+        best = next((a for a in (Advisor.read(row, lang) for row in _advisor_rows(found)) if a is not None), None)
         if best is None:
             replies.append(t("advisor.reply.recommend_none", lang))
         else:
@@ -492,7 +495,7 @@ def _about_advisor(turn: Turn, words: str, advisor: Advisor, lookups: Lookups) -
         except LookupError_:
             return _failed(turn)
         turn.tool_calls.append(ToolCall(tool="get_advisor_detail", params={"advisor_id": advisor.id, "advisor_name": advisor.name}))
-        opened = Advisor.read(_flat(detail)) or advisor
+        opened = Advisor.read(_flat(detail), lang) or advisor
         memory.last_advisor = opened.card() | {"research_directions": list(opened.directions)}
         page = dict(turn.session.page_context or {})
         page.update(current_page="detail", selected_advisor={"id": opened.id, "name": opened.name})
@@ -502,7 +505,7 @@ def _about_advisor(turn: Turn, words: str, advisor: Advisor, lookups: Lookups) -
         detail = lookups.get_advisor_detail(advisor_id=advisor.id)
     except LookupError_:
         return _failed(turn)
-    known = Advisor.read(_flat(detail)) or advisor
+    known = Advisor.read(_flat(detail), lang) or advisor
     if known.rating is None and advisor.rating is not None:
         known = Advisor(known.id, known.name, known.title, advisor.rating, known.directions)
     facts = _advisor_facts(known, detail)
