@@ -13,7 +13,7 @@ there (`--lookups site`), else a small synthetic set built here (`--lookups synt
 The page context of a step is the page the agent's own tool calls opened (what a page would post back), unless the
 step gives one (an empty list, an advisor selected).
 
-    .venv/bin/python bench/eval_advisor.py --model scripted          # the code paths (the model's words: fallbacks)
+    .venv/bin/python bench/eval_advisor.py --model scripted          # the code paths (results/advisor_eval.scripted.json)
     flock /tmp/consulta-model.lock .venv/bin/python bench/eval_advisor.py --model local --only zh_seed_flow
 """
 
@@ -362,7 +362,8 @@ def main() -> None:
         "median_model_turn_s": round(statistics.median(model_turns), 3) if model_turns else None,
     }
     print(json.dumps(figures, ensure_ascii=False))
-    out = args.out or ROOT / "bench" / "results" / ("advisor_eval.json" if not args.only else "advisor_eval.partial.json")
+    name = "advisor_eval" + ("" if args.model == "local" else f".{args.model}") + (".partial" if args.only else "")
+    out = args.out or ROOT / "bench" / "results" / f"{name}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     draft = out.with_suffix(".json.tmp")
     draft.write_text(json.dumps({"source": source_version(), "figures": figures, "cases": results}, ensure_ascii=False, indent=1), encoding="utf-8")

@@ -138,3 +138,13 @@ def test_model_words_stay_within_the_facts_and_whole_sentences() -> None:
         check_model_words("张三教授做机器学习和计算机视觉。", task, "zh-CN")
     assert whole_sentences("张三教授做机器学习。学生评价他很温") == "张三教授做机器学习。"
     assert whole_sentences("张三教授做机器学习") == "张三教授做机器学习"
+
+
+def test_advisors_read_in_english_from_the_datas_english_fields() -> None:
+    from consulta.apps.advisor._turn import Advisor
+
+    row = {"id": "7", "name": "万妍", "name_en": "Wan Yan", "title": "讲师", "title_en": "Lecturer", "rating": 4.2,
+           "research_directions": ["深度学习"], "research_directions_en": ["Deep learning"]}
+    assert Advisor.read(row, "en") == Advisor("7", "Wan Yan", "Lecturer", 4.2, ("Deep learning",))
+    assert Advisor.read(row, "zh-CN") == Advisor("7", "万妍", "讲师", 4.2, ("深度学习",))
+    assert Advisor.read({"name": "x"}) is None
