@@ -141,3 +141,18 @@ def test_a_pronoun_with_no_one_selected_asks_which_advisor(tmp_path: Path) -> No
         await chat.runtime.aclose()
 
     asyncio.run(scenario())
+
+
+def test_a_question_left_unanswered_ends_the_turn_with_the_seeds_shape(tmp_path: Path) -> None:
+    chat = Chat(tmp_path, [{"text": "I could not tell which school."}, {"text": "Still not sure."}])
+
+    async def scenario() -> None:
+        run = await chat.say("交大")
+        (ask,) = chat.store.list_asks(run_id=run.id)
+        chat.runtime.cancel_ask(ask.id)
+        run = await chat.runtime.settled(run.id)
+        assert chat.output(run) == {"voice_response": "好的，请问你想考哪个学校的哪个专业呢？", "tool_calls": []}
+        assert session_of(chat.store, chat.principal).user_form.school is None
+        await chat.runtime.aclose()
+
+    asyncio.run(scenario())
