@@ -158,7 +158,8 @@ CASES: tuple[Case, ...] = (
     ), "references"),
     C("zh_empty_list", (S("第一个导师怎么样？", page=EMPTY, tools=(), voice="目前还没有导师列表，请先告诉我你的学校和专业。"),), "empty"),
     C("en_empty_list", (S("How is the first one?", page=EMPTY, tools=(), voice="There is no advisor list yet. Tell me your school and major first."),), "empty"),
-    C("zh_chitchat", (S("你是谁？", tools=(), model=True),), "chat"),
+    C("zh_chitchat", (S("考研压力好大啊，怎么办？", tools=(), model=True),), "chat"),
+    C("zh_who", (S("你是谁？", tools=(), voice="我是导师推荐助手。告诉我学校和专业，我帮你找导师。"),), "chat"),
     C("en_chitchat", (S("What makes a good advisor?", tools=(), model=True),), "chat"),
     C("zh_thanks", (S("谢谢", tools=(), voice="不客气！还有什么想了解的吗？"),), "chat"),
     C("zh_new_conversation", (

@@ -120,7 +120,7 @@ def test_chit_chat_goes_to_the_model(tmp_path: Path) -> None:
     chat = Chat(tmp_path, [final("Hi! Tell me a school and a major, and I can help.")])
 
     async def scenario() -> None:
-        run = await chat.say("What can you do?", lang="en")
+        run = await chat.say("What makes a good advisor?", lang="en")
         assert chat.output(run) == {"voice_response": "Hi! Tell me a school and a major, and I can help.", "tool_calls": []}
         await chat.runtime.aclose()
 

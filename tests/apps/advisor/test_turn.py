@@ -148,3 +148,8 @@ def test_advisors_read_in_english_from_the_datas_english_fields() -> None:
     assert Advisor.read(row, "en") == Advisor("7", "Wan Yan", "Lecturer", 4.2, ("Deep learning",))
     assert Advisor.read(row, "zh-CN") == Advisor("7", "万妍", "讲师", 4.2, ("深度学习",))
     assert Advisor.read({"name": "x"}) is None
+
+
+def test_who_are_you_is_answered_in_code() -> None:
+    assert turn("你是谁？", Session(), FakeLookups()).output.voice_response == "我是导师推荐助手。告诉我学校和专业，我帮你找导师。"  # type: ignore[union-attr]
+    assert turn("What can you do?", Session(), FakeLookups(), lang="en").output is not None

@@ -83,14 +83,20 @@ _CHAT = """You are the friendly voice of a graduate-advisor recommendation site.
 filtered, opened or recommended anything. If it helps, invite the user to name a school, a major or advisor \
 preferences.
 What the user told you so far:
-{facts}"""
+{facts}
+Example of the style (another message): {example}"""
 
 _DESCRIBE = """Describe a graduate advisor to a student, in {language}, in one or two short spoken sentences (at \
 most 50 字 / words), using only these facts (no other numbers, research areas or opinions):
 {facts}
 Example of the style (other facts): {example}"""
 
-_EXAMPLES = {"zh-CN": "李老师是副教授，主要做计算机视觉，学生评分4.2分。", "en": "Prof. Li works on computer vision; students rate her 4.2."}
+_EXAMPLES = {
+    ("describe", "zh-CN"): "李老师是副教授，主要做计算机视觉，学生评分4.2分。",
+    ("describe", "en"): "Prof. Li works on computer vision; students rate her 4.2.",
+    ("chat", "zh-CN"): "“考研好累” → “辛苦啦！选对导师很重要，告诉我你的目标学校吧。”",
+    ("chat", "en"): "\"I'm nervous about grad school\" → \"That's normal! A good advisor helps a lot. Which school are you aiming for?\"",
+}
 
 
 class SiteLookups:
@@ -215,7 +221,7 @@ class AdvisorTurns:
             answer = await asyncio.wait_for(
                 typed_answer(
                     model=self.resolve_model(spec),
-                    instructions=template.format(language=language, facts=task.facts, example=_EXAMPLES[normalize_lang(lang)]),
+                    instructions=template.format(language=language, facts=task.facts, example=_EXAMPLES[task.kind, normalize_lang(lang)]),
                     prompt=self._prompt(task),
                     output_type=VoiceLineZh if lang.startswith("zh") else VoiceLine,
                     check=lambda out: check_model_words(out.voice_response, task, lang),

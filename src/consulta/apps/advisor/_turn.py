@@ -164,6 +164,7 @@ _DETAIL = re.compile(r"详细|详情|主页|资料|打开|点开|看看(?:他|�
 _REVIEWS = re.compile(r"评价|口碑|风评|学生(?:们)?(?:怎么|如何)?(?:说|看)|\b(?:reviews?|ratings?|what\s+(?:do|did)\s+(?:the\s+)?students\s+say)\b", re.IGNORECASE)
 _LIST = re.compile(r"有哪些导师|哪些(?:导师|老师)|都有谁|有谁|\b(?:which|what)\s+advisors\b|\bwho\s+(?:are|is)\s+(?:the\s+)?(?:advisors|on\s+the\s+list)\b|\blist\b", re.IGNORECASE)
 _GREETING = re.compile(r"^\s*(?:你好|您好|嗨|哈喽|hello|hi|hey)\b[\s!！。.,，]*$", re.IGNORECASE)
+_WHO = re.compile(r"你是谁|你是什么|你能(?:做|干)什么|你可以(?:做|干)什么|你会什么|怎么用|\bwho\s+are\s+you\b|\bwhat\s+(?:can|do)\s+you\s+do\b|\bhow\s+does\s+this\s+work\b", re.IGNORECASE)
 _THANKS = re.compile(r"^\s*(?:谢谢|多谢|感谢|thanks?(?:\s+you)?|thank\s+you|ok\s+thanks)[\s!！。.,，]*(?:你|啦|了)?[\s!！。.]*$", re.IGNORECASE)
 _QUESTIONISH = re.compile(r"[?？吗呢么]|怎么|什么|为什么|如何|哪|\b(?:what|how|why|which|who|can|could|should|is|are|do|does)\b", re.IGNORECASE)
 
@@ -411,13 +412,15 @@ def _show_ranking(session: Session, form: UserForm, ranking: Mapping[str, Any]) 
 
 
 def _nothing_read(turn: Turn, words: str) -> Turn:
-    """§6.1: a message that says nothing for the form. A greeting or thanks is answered in code; a question or
-    remark goes to the model (chit-chat); anything else asks for what is missing."""
+    """§6.1: a message that says nothing for the form. A greeting, thanks or "who are you" is answered in code; a
+    question or remark goes to the model (chit-chat); anything else asks for what is missing."""
     lang, form = turn.lang, turn.session.user_form
     if _GREETING.search(words):
         return _done(turn, t("advisor.reply.greeting", lang) if not form.school and not form.major else t("advisor.reply.anything_else", lang))
     if _THANKS.search(words):
         return _done(turn, t("advisor.reply.thanks", lang))
+    if _WHO.search(words):
+        return _done(turn, t("advisor.reply.who", lang))
     fallback = t("advisor.reply.ask_both", lang) if not (form.school and form.major) else t("advisor.reply.anything_else", lang)
     if not _QUESTIONISH.search(words):
         return _done(turn, fallback)  # §6.1 verbatim
