@@ -34,7 +34,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import source_version  # noqa: E402
 
-from consulta.apps.advisor import AdvisorTurns, LookupError_, SiteLookups, agent_over, session_of, spoken_length  # noqa: E402
+from consulta.apps.advisor import AdvisorTurns, SiteLookupError, SiteLookups, agent_over, session_of, spoken_length  # noqa: E402
 from consulta.runtime import RunStatus, Runtime, Store  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -195,7 +195,7 @@ class Synthetic:
         return {"advisors": self._advisors(school, major)[:3]}
 
     def _find(self, advisor_id: str) -> dict[str, Any]:
-        raise LookupError_(f"no advisor {advisor_id}")
+        raise SiteLookupError(f"no advisor {advisor_id}")
 
     def get_advisor_detail(self, *, advisor_id: str) -> Mapping[str, Any]:
         return {"id": advisor_id, "name": "老师", "title": "教授", "rating": 4.6, "research_directions": ["机器学习"], "review_count": 8}

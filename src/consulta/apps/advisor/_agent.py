@@ -38,7 +38,7 @@ from .._def import AppEnv, AppOptions
 from ._sessions import Session, SessionBook
 from ._turn import (
     DescribeTask,
-    LookupError_,
+    SiteLookupError,
     Lookups,
     QuestionSpec,
     Turn,
@@ -101,7 +101,7 @@ _EXAMPLES = {
 
 class SiteLookups:
     """The site's look-ups (advisor-site's `_lookups`, imported when first used) as plain data; its
-    `LookupFailed`, or a missing site, is `LookupError_`."""
+    `LookupFailed`, or a missing site, is `SiteLookupError`."""
 
     def __init__(self, engine: Any) -> None:
         self.engine = engine
@@ -110,16 +110,16 @@ class SiteLookups:
         try:
             from . import _lookups  # type: ignore[attr-defined]
         except ImportError as error:
-            raise LookupError_(f"the advisor data is not installed: {error}") from None
+            raise SiteLookupError(f"the advisor data is not installed: {error}") from None
         return _lookups
 
     def _call(self, name: str, **kwargs: Any) -> Mapping[str, Any]:
         site = self._site()
-        failed = getattr(site, "LookupFailed", LookupError_)
+        failed = getattr(site, "LookupFailed", SiteLookupError)
         try:
             return _plain(getattr(site, name)(self.engine, **kwargs))
         except failed as error:
-            raise LookupError_(str(error)) from None
+            raise SiteLookupError(str(error)) from None
 
     def update_ranking(self, *, school: str, major: str) -> Mapping[str, Any]:
         return self._call("update_ranking", school=school, major=major)
@@ -147,7 +147,7 @@ class SiteLookups:
         """The research directions the data knows (when the site offers the list)."""
         try:
             site = self._site()
-        except LookupError_:
+        except SiteLookupError:
             return ()
         listed = getattr(site, "research_directions", None)
         return tuple(str(d) for d in listed(self.engine)) if callable(listed) else ()

@@ -38,7 +38,7 @@ __all__ = [
     "LIMIT",
     "Advisor",
     "DescribeTask",
-    "LookupError_",
+    "SiteLookupError",
     "Lookups",
     "QuestionSpec",
     "ToolCall",
@@ -66,13 +66,13 @@ class TurnOutput(BaseModel):
     tool_calls: list[ToolCall] = Field(default_factory=list)
 
 
-class LookupError_(Exception):
+class SiteLookupError(Exception):
     """A look-up failed (the data could not be read): the turn says §6.2's reply and changes nothing on the page."""
 
 
 class Lookups(Protocol):
     """The site's look-ups (advisor-site's `_lookups`), each returning plain JSON-able data or raising
-    `LookupError_`."""
+    `SiteLookupError`."""
 
     def update_ranking(self, *, school: str, major: str) -> Mapping[str, Any]: ...
     def recommend_advisors(self, *, school: str, major: str, preferences: Mapping[str, Any]) -> Mapping[str, Any]: ...
@@ -326,7 +326,7 @@ def _after_form(turn: Turn, words: str, extraction: Extraction, changes: Mapping
     if memory.ranked_for != ranking_key:
         try:
             ranking = lookups.update_ranking(school=form.school, major=form.major)
-        except LookupError_:
+        except SiteLookupError:
             return _failed(turn)
         memory.ranked_for = ranking_key
         memory.recommended_for = None
@@ -338,7 +338,7 @@ def _after_form(turn: Turn, words: str, extraction: Extraction, changes: Mapping
         preferences = _preferences_param(form)
         try:
             found = lookups.recommend_advisors(school=form.school, major=form.major, preferences=preferences)
-        except LookupError_:
+        except SiteLookupError:
             return _failed(turn)
         memory.recommended_for = recommend_key
         turn.tool_calls.append(ToolCall(tool="recommend_advisors", params={"school": form.school, "major": form.major, "preferences": preferences}))
@@ -485,7 +485,7 @@ def _about_advisor(turn: Turn, words: str, advisor: Advisor, lookups: Lookups) -
     if _REVIEWS.search(words):
         try:
             reviews = lookups.get_advisor_reviews(advisor_id=advisor.id)
-        except LookupError_:
+        except SiteLookupError:
             return _failed(turn)
         turn.tool_calls.append(ToolCall(tool="get_advisor_reviews", params={"advisor_id": advisor.id}))
         count, average = _review_summary(reviews)
@@ -495,7 +495,7 @@ def _about_advisor(turn: Turn, words: str, advisor: Advisor, lookups: Lookups) -
     if _DETAIL.search(words):
         try:
             detail = lookups.get_advisor_detail(advisor_id=advisor.id)
-        except LookupError_:
+        except SiteLookupError:
             return _failed(turn)
         turn.tool_calls.append(ToolCall(tool="get_advisor_detail", params={"advisor_id": advisor.id, "advisor_name": advisor.name}))
         opened = Advisor.read(_flat(detail), lang) or advisor
@@ -506,7 +506,7 @@ def _about_advisor(turn: Turn, words: str, advisor: Advisor, lookups: Lookups) -
         return _done(turn, t("advisor.reply.detail", lang, name=opened.name))
     try:
         detail = lookups.get_advisor_detail(advisor_id=advisor.id)
-    except LookupError_:
+    except SiteLookupError:
         return _failed(turn)
     known = Advisor.read(_flat(detail), lang) or advisor
     if known.rating is None and advisor.rating is not None:
