@@ -153,3 +153,12 @@ def test_advisors_read_in_english_from_the_datas_english_fields() -> None:
 def test_who_are_you_is_answered_in_code() -> None:
     assert turn("你是谁？", Session(), FakeLookups()).output.voice_response == "我是导师推荐助手。告诉我学校和专业，我帮你找导师。"  # type: ignore[union-attr]
     assert turn("What can you do?", Session(), FakeLookups(), lang="en").output is not None
+
+
+def test_a_second_ambiguous_name_after_an_answer_is_asked_in_words() -> None:
+    answered = settle("交大的经济", Session(), lookups=FakeLookups(), lang="zh-CN", chosen=("school", "上海交通大学"))
+    assert answered.question is None and answered.session.user_form.school == "上海交通大学"
+    assert answered.output.voice_response.startswith("你说的“经济”是哪个专业？")  # type: ignore[union-attr]
+    assert "应用经济学" in answered.output.voice_response  # type: ignore[union-attr]
+    then = turn("应用经济学", answered.session, FakeLookups())
+    assert [c.tool for c in then.output.tool_calls] == ["update_form", "update_ranking"]  # type: ignore[union-attr]

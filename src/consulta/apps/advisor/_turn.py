@@ -283,18 +283,30 @@ def settle(
             if not question.options:
                 key = f"advisor.reply.unknown_{slot}_none"
                 return _done(turn, t(key, lang, said=question.said))
+            if chosen is not None:
+                # a second name to ask about, in a turn resumed by an answer (the runtime asks once a turn): what is
+                # sure is kept, and the question is said, to be answered by the next message
+                _keep(turn, extraction)
+                labels = t("advisor.list_sep", lang).join(label for _, label in question.options[:4])
+                return _done(turn, f"{question.text(lang)}{_space(lang)}{labels}")
             session.memory.pending = {"slot": slot, "words": words}
             turn.question = question
             return turn
 
+    changes = _keep(turn, extraction)
+    return _after_form(turn, words, extraction, changes, lookups)
+
+
+def _keep(turn: Turn, extraction: Extraction) -> dict[str, Any]:
+    """Merge what the message read into the form; the seed's `update_form` call says what changed."""
+    session = turn.session
     before = session.user_form
-    after = merge(before, extraction)
-    session.user_form = after
-    changes = form_changes(before, after)
+    session.user_form = merge(before, extraction)
+    changes = form_changes(before, session.user_form)
     if changes:
         turn.tool_calls.append(ToolCall(tool="update_form", params=changes))
     session.memory.pending = None
-    return _after_form(turn, words, extraction, changes, lookups)
+    return changes
 
 
 def _question(slot: Literal["school", "major"], said: NameResult | None, book: NameBook, lang: str) -> QuestionSpec | None:
