@@ -13,7 +13,7 @@ there (`--lookups site`), else a small synthetic set built here (`--lookups synt
 The page context of a step is the page the agent's own tool calls opened (what a page would post back), unless the
 step gives one (an empty list, an advisor selected).
 
-    .venv/bin/python bench/eval_advisor.py --model scripted          # the code paths (the model's words: fallbacks)
+    .venv/bin/python bench/eval_advisor.py --model scripted          # the code paths (results/advisor_eval.scripted.json)
     flock /tmp/consulta-model.lock .venv/bin/python bench/eval_advisor.py --model local --only zh_seed_flow
 """
 
@@ -34,7 +34,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import source_version  # noqa: E402
 
-from consulta.apps.advisor import AdvisorTurns, LookupError_, SiteLookups, agent_over, session_of, spoken_length  # noqa: E402
+from consulta.apps.advisor import AdvisorTurns, SiteLookupError, SiteLookups, agent_over, session_of, spoken_length  # noqa: E402
 from consulta.runtime import RunStatus, Runtime, Store  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -158,7 +158,8 @@ CASES: tuple[Case, ...] = (
     ), "references"),
     C("zh_empty_list", (S("第一个导师怎么样？", page=EMPTY, tools=(), voice="目前还没有导师列表，请先告诉我你的学校和专业。"),), "empty"),
     C("en_empty_list", (S("How is the first one?", page=EMPTY, tools=(), voice="There is no advisor list yet. Tell me your school and major first."),), "empty"),
-    C("zh_chitchat", (S("你是谁？", tools=(), model=True),), "chat"),
+    C("zh_chitchat", (S("考研压力好大啊，怎么办？", tools=(), model=True),), "chat"),
+    C("zh_who", (S("你是谁？", tools=(), voice="我是导师推荐助手。告诉我学校和专业，我帮你找导师。"),), "chat"),
     C("en_chitchat", (S("What makes a good advisor?", tools=(), model=True),), "chat"),
     C("zh_thanks", (S("谢谢", tools=(), voice="不客气！还有什么想了解的吗？"),), "chat"),
     C("zh_new_conversation", (
@@ -194,7 +195,7 @@ class Synthetic:
         return {"advisors": self._advisors(school, major)[:3]}
 
     def _find(self, advisor_id: str) -> dict[str, Any]:
-        raise LookupError_(f"no advisor {advisor_id}")
+        raise SiteLookupError(f"no advisor {advisor_id}")
 
     def get_advisor_detail(self, *, advisor_id: str) -> Mapping[str, Any]:
         return {"id": advisor_id, "name": "老师", "title": "教授", "rating": 4.6, "research_directions": ["机器学习"], "review_count": 8}
@@ -362,7 +363,8 @@ def main() -> None:
         "median_model_turn_s": round(statistics.median(model_turns), 3) if model_turns else None,
     }
     print(json.dumps(figures, ensure_ascii=False))
-    out = args.out or ROOT / "bench" / "results" / ("advisor_eval.json" if not args.only else "advisor_eval.partial.json")
+    name = "advisor_eval" + ("" if args.model == "local" else f".{args.model}") + (".partial" if args.only else "")
+    out = args.out or ROOT / "bench" / "results" / f"{name}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     draft = out.with_suffix(".json.tmp")
     draft.write_text(json.dumps({"source": source_version(), "figures": figures, "cases": results}, ensure_ascii=False, indent=1), encoding="utf-8")

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from consulta.apps.advisor import LookupError_
+from consulta.apps.advisor import SiteLookupError
 
 ADVISORS = [
     {"id": "12345", "name": "张三", "title": "教授", "rating": 4.5, "research_directions": ["机器学习", "深度学习"]},
@@ -26,7 +26,7 @@ class FakeLookups:
     def _hit(self, name: str) -> None:
         self.calls[name] += 1
         if self.fail:
-            raise LookupError_("the database is locked")
+            raise SiteLookupError("the database is locked")
 
     def update_ranking(self, *, school: str, major: str) -> Mapping[str, Any]:
         self._hit("update_ranking")
@@ -44,7 +44,7 @@ class FakeLookups:
         self._hit("get_advisor_detail")
         found = next((a for a in ADVISORS if a["id"] == advisor_id), None)
         if found is None:
-            raise LookupError_(f"no advisor {advisor_id}")
+            raise SiteLookupError(f"no advisor {advisor_id}")
         return dict(found) | {"review_count": 12, "ratings": {"学术水平": 4.6, "师生关系": 4.4}}
 
     def get_advisor_reviews(self, *, advisor_id: str) -> Mapping[str, Any]:

@@ -120,7 +120,7 @@ def test_chit_chat_goes_to_the_model(tmp_path: Path) -> None:
     chat = Chat(tmp_path, [final("Hi! Tell me a school and a major, and I can help.")])
 
     async def scenario() -> None:
-        run = await chat.say("What can you do?", lang="en")
+        run = await chat.say("What makes a good advisor?", lang="en")
         assert chat.output(run) == {"voice_response": "Hi! Tell me a school and a major, and I can help.", "tool_calls": []}
         await chat.runtime.aclose()
 
@@ -138,6 +138,21 @@ def test_a_pronoun_with_no_one_selected_asks_which_advisor(tmp_path: Path) -> No
         chat.runtime.answer(ask.id, ["李四 副教授"])
         run = await chat.runtime.settled(run.id)
         assert chat.output(run)["tool_calls"] == [{"tool": "get_advisor_detail", "params": {"advisor_id": "12346", "advisor_name": "李四"}}]
+        await chat.runtime.aclose()
+
+    asyncio.run(scenario())
+
+
+def test_a_question_left_unanswered_ends_the_turn_with_the_seeds_shape(tmp_path: Path) -> None:
+    chat = Chat(tmp_path, [{"text": "I could not tell which school."}, {"text": "Still not sure."}])
+
+    async def scenario() -> None:
+        run = await chat.say("交大")
+        (ask,) = chat.store.list_asks(run_id=run.id)
+        chat.runtime.cancel_ask(ask.id)
+        run = await chat.runtime.settled(run.id)
+        assert chat.output(run) == {"voice_response": "好的，请问你想考哪个学校的哪个专业呢？", "tool_calls": []}
+        assert session_of(chat.store, chat.principal).user_form.school is None
         await chat.runtime.aclose()
 
     asyncio.run(scenario())

@@ -128,3 +128,37 @@ def test_model_words_are_checked() -> None:
     for bad in ("张三教授发表了50篇论文。", "他很好。", "已经为你打开了张三的详情。", "Zhang San is great.", "张三" + "很好" * 30):
         with pytest.raises(ValueError):
             check_model_words(bad, task, "zh-CN")
+
+
+def test_model_words_stay_within_the_facts_and_whole_sentences() -> None:
+    from consulta.apps.advisor._turn import whole_sentences
+
+    task = DescribeTask(kind="describe", facts="name: 张三\nresearch: 机器学习", fallback="x", names=("张三",))
+    with pytest.raises(ValueError, match="research areas"):
+        check_model_words("张三教授做机器学习和计算机视觉。", task, "zh-CN")
+    assert whole_sentences("张三教授做机器学习。学生评价他很温") == "张三教授做机器学习。"
+    assert whole_sentences("张三教授做机器学习") == "张三教授做机器学习"
+
+
+def test_advisors_read_in_english_from_the_datas_english_fields() -> None:
+    from consulta.apps.advisor._turn import Advisor
+
+    row = {"id": "7", "name": "万妍", "name_en": "Wan Yan", "title": "讲师", "title_en": "Lecturer", "rating": 4.2,
+           "research_directions": ["深度学习"], "research_directions_en": ["Deep learning"]}
+    assert Advisor.read(row, "en") == Advisor("7", "Wan Yan", "Lecturer", 4.2, ("Deep learning",))
+    assert Advisor.read(row, "zh-CN") == Advisor("7", "万妍", "讲师", 4.2, ("深度学习",))
+    assert Advisor.read({"name": "x"}) is None
+
+
+def test_who_are_you_is_answered_in_code() -> None:
+    assert turn("你是谁？", Session(), FakeLookups()).output.voice_response == "我是导师推荐助手。告诉我学校和专业，我帮你找导师。"  # type: ignore[union-attr]
+    assert turn("What can you do?", Session(), FakeLookups(), lang="en").output is not None
+
+
+def test_a_second_ambiguous_name_after_an_answer_is_asked_in_words() -> None:
+    answered = settle("交大的经济", Session(), lookups=FakeLookups(), lang="zh-CN", chosen=("school", "上海交通大学"))
+    assert answered.question is None and answered.session.user_form.school == "上海交通大学"
+    assert answered.output.voice_response.startswith("你说的“经济”是哪个专业？")  # type: ignore[union-attr]
+    assert "应用经济学" in answered.output.voice_response  # type: ignore[union-attr]
+    then = turn("应用经济学", answered.session, FakeLookups())
+    assert [c.tool for c in then.output.tool_calls] == ["update_form", "update_ranking"]  # type: ignore[union-attr]

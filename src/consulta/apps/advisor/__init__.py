@@ -10,7 +10,7 @@ from ._agent import AGENT, TURN_TOOL, AdvisorOptions, AdvisorTurns, SiteLookups,
 from ._form import FormState, FormStatus, Preferences, UserForm, extract, merge, status
 from ._names import Ambiguous, Match, NameBook, NameResult, Unknown, majors, schools
 from ._sessions import Session, SessionBook
-from ._turn import LIMIT, LookupError_, Lookups, ToolCall, TurnOutput, fit, spoken_length
+from ._turn import LIMIT, SiteLookupError, Lookups, ToolCall, TurnOutput, fit, spoken_length
 from ._app import APP  # noqa: E402 - the declaration, over the parts above
 
 __all__ = [
@@ -23,7 +23,7 @@ __all__ = [
     "Ambiguous",
     "FormState",
     "FormStatus",
-    "LookupError_",
+    "SiteLookupError",
     "Lookups",
     "Match",
     "NameBook",

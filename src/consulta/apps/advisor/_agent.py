@@ -38,7 +38,7 @@ from .._def import AppEnv, AppOptions
 from ._sessions import Session, SessionBook
 from ._turn import (
     DescribeTask,
-    LookupError_,
+    SiteLookupError,
     Lookups,
     QuestionSpec,
     Turn,
@@ -48,13 +48,14 @@ from ._turn import (
     chosen_from,
     fit,
     settle,
+    whole_sentences,
 )
 
 __all__ = ["AGENT", "TURN_TOOL", "AdvisorOptions", "AdvisorTurns", "SiteLookups", "build_agent", "turn_tool"]
 
 AGENT = "assistant"
 TURN_TOOL = "advisor_turn"
-MODEL_WAIT = 90.0
+MODEL_WAIT = 60.0
 """Seconds the model may take for its words before code's are said instead."""
 
 INSTRUCTIONS = """You are the voice assistant of a graduate-advisor ranking site. Each message of the user is handled \
@@ -66,7 +67,15 @@ class AdvisorOptions(AppOptions):
 
 
 class VoiceLine(BaseModel):
+    """The model's words (English): bounded, so the grammar stops a small model that rambles."""
+
     voice_response: str = Field(max_length=200, description="What to say aloud: one or two short spoken sentences.")
+
+
+class VoiceLineZh(VoiceLine):
+    """The model's words in Chinese: 50 字 and a little room for punctuation."""
+
+    voice_response: str = Field(max_length=60, description="要说的话：一两句简短的口语。")
 
 
 _CHAT = """You are the friendly voice of a graduate-advisor recommendation site. Answer the user's message in \
@@ -74,16 +83,25 @@ _CHAT = """You are the friendly voice of a graduate-advisor recommendation site.
 filtered, opened or recommended anything. If it helps, invite the user to name a school, a major or advisor \
 preferences.
 What the user told you so far:
-{facts}"""
+{facts}
+Example of the style (another message): {example}"""
 
 _DESCRIBE = """Describe a graduate advisor to a student, in {language}, in one or two short spoken sentences (at \
-most 50 字 / words), using only these facts (no other numbers):
-{facts}"""
+most 50 字 / words), using only these facts (no other numbers, research areas or opinions):
+{facts}
+Example of the style (other facts): {example}"""
+
+_EXAMPLES = {
+    ("describe", "zh-CN"): "李老师是副教授，主要做计算机视觉，学生评分4.2分。",
+    ("describe", "en"): "Prof. Li works on computer vision; students rate her 4.2.",
+    ("chat", "zh-CN"): "“考研好累” → “辛苦啦！选对导师很重要，告诉我你的目标学校吧。”",
+    ("chat", "en"): "\"I'm nervous about grad school\" → \"That's normal! A good advisor helps a lot. Which school are you aiming for?\"",
+}
 
 
 class SiteLookups:
     """The site's look-ups (advisor-site's `_lookups`, imported when first used) as plain data; its
-    `LookupFailed`, or a missing site, is `LookupError_`."""
+    `LookupFailed`, or a missing site, is `SiteLookupError`."""
 
     def __init__(self, engine: Any) -> None:
         self.engine = engine
@@ -92,16 +110,16 @@ class SiteLookups:
         try:
             from . import _lookups  # type: ignore[attr-defined]
         except ImportError as error:
-            raise LookupError_(f"the advisor data is not installed: {error}") from None
+            raise SiteLookupError(f"the advisor data is not installed: {error}") from None
         return _lookups
 
     def _call(self, name: str, **kwargs: Any) -> Mapping[str, Any]:
         site = self._site()
-        failed = getattr(site, "LookupFailed", LookupError_)
+        failed = getattr(site, "LookupFailed", SiteLookupError)
         try:
             return _plain(getattr(site, name)(self.engine, **kwargs))
         except failed as error:
-            raise LookupError_(str(error)) from None
+            raise SiteLookupError(str(error)) from None
 
     def update_ranking(self, *, school: str, major: str) -> Mapping[str, Any]:
         return self._call("update_ranking", school=school, major=major)
@@ -118,10 +136,10 @@ class SiteLookups:
     def page_context(self, principal: str) -> dict[str, Any] | None:
         """The page context the principal's page last posted, or None (none posted, or no site)."""
         try:
-            site = self._site()
-        except LookupError_:
+            from . import _catalog  # type: ignore[attr-defined]  # advisor-site's: the page contexts pages posted
+        except ImportError:
             return None
-        found = getattr(site, "page_context_for", None)
+        found = getattr(_catalog, "page_context_for", None)
         context = found(self.engine, principal) if found is not None else None
         return dict(_plain(context)) if context is not None else None
 
@@ -129,7 +147,7 @@ class SiteLookups:
         """The research directions the data knows (when the site offers the list)."""
         try:
             site = self._site()
-        except LookupError_:
+        except SiteLookupError:
             return ()
         listed = getattr(site, "research_directions", None)
         return tuple(str(d) for d in listed(self.engine)) if callable(listed) else ()
@@ -203,9 +221,9 @@ class AdvisorTurns:
             answer = await asyncio.wait_for(
                 typed_answer(
                     model=self.resolve_model(spec),
-                    instructions=template.format(language=language, facts=task.facts),
+                    instructions=template.format(language=language, facts=task.facts, example=_EXAMPLES[task.kind, normalize_lang(lang)]),
                     prompt=self._prompt(task),
-                    output_type=VoiceLine,
+                    output_type=VoiceLineZh if lang.startswith("zh") else VoiceLine,
                     check=lambda out: check_model_words(out.voice_response, task, lang),
                     retries=1,
                     within=current_tool_call(),
@@ -216,7 +234,7 @@ class AdvisorTurns:
             return fit(task.fallback)
         output = answer.output
         assert isinstance(output, VoiceLine)
-        return output.voice_response.strip()
+        return whole_sentences(output.voice_response)
 
     @staticmethod
     def _prompt(task: DescribeTask) -> str:

@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 
 from ...i18n import t
 from ._form import (
+    DIRECTIONS,
     Extraction,
     UserForm,
     asks_new_conversation,
@@ -37,7 +38,7 @@ __all__ = [
     "LIMIT",
     "Advisor",
     "DescribeTask",
-    "LookupError_",
+    "SiteLookupError",
     "Lookups",
     "QuestionSpec",
     "ToolCall",
@@ -65,13 +66,13 @@ class TurnOutput(BaseModel):
     tool_calls: list[ToolCall] = Field(default_factory=list)
 
 
-class LookupError_(Exception):
+class SiteLookupError(Exception):
     """A look-up failed (the data could not be read): the turn says §6.2's reply and changes nothing on the page."""
 
 
 class Lookups(Protocol):
     """The site's look-ups (advisor-site's `_lookups`), each returning plain JSON-able data or raising
-    `LookupError_`."""
+    `SiteLookupError`."""
 
     def update_ranking(self, *, school: str, major: str) -> Mapping[str, Any]: ...
     def recommend_advisors(self, *, school: str, major: str, preferences: Mapping[str, Any]) -> Mapping[str, Any]: ...
@@ -90,9 +91,12 @@ class Advisor:
     directions: tuple[str, ...] = ()
 
     @classmethod
-    def read(cls, data: Mapping[str, Any]) -> Advisor | None:
+    def read(cls, data: Mapping[str, Any], lang: str = "zh-CN") -> Advisor | None:
         """From a page context's or a look-up's advisor (the seed's `id`, `name`, `title`, `rating`; the data's
-        research directions under any of their usual keys); None without an id and a name."""
+        research directions under any of their usual keys; in English the data's `*_en` fields where it has them);
+        None without an id and a name."""
+        if not lang.startswith("zh"):
+            data = {**data, **{k[:-3]: v for k, v in data.items() if k.endswith("_en") and v}}
         ident = data.get("id", data.get("advisor_id"))
         name = data.get("name", data.get("advisor_name"))
         if ident is None or not name:
@@ -160,6 +164,7 @@ _DETAIL = re.compile(r"详细|详情|主页|资料|打开|点开|看看(?:他|�
 _REVIEWS = re.compile(r"评价|口碑|风评|学生(?:们)?(?:怎么|如何)?(?:说|看)|\b(?:reviews?|ratings?|what\s+(?:do|did)\s+(?:the\s+)?students\s+say)\b", re.IGNORECASE)
 _LIST = re.compile(r"有哪些导师|哪些(?:导师|老师)|都有谁|有谁|\b(?:which|what)\s+advisors\b|\bwho\s+(?:are|is)\s+(?:the\s+)?(?:advisors|on\s+the\s+list)\b|\blist\b", re.IGNORECASE)
 _GREETING = re.compile(r"^\s*(?:你好|您好|嗨|哈喽|hello|hi|hey)\b[\s!！。.,，]*$", re.IGNORECASE)
+_WHO = re.compile(r"你是谁|你是什么|你能(?:做|干)什么|你可以(?:做|干)什么|你会什么|怎么用|\bwho\s+are\s+you\b|\bwhat\s+(?:can|do)\s+you\s+do\b|\bhow\s+does\s+this\s+work\b", re.IGNORECASE)
 _THANKS = re.compile(r"^\s*(?:谢谢|多谢|感谢|thanks?(?:\s+you)?|thank\s+you|ok\s+thanks)[\s!！。.,，]*(?:你|啦|了)?[\s!！。.]*$", re.IGNORECASE)
 _QUESTIONISH = re.compile(r"[?？吗呢么]|怎么|什么|为什么|如何|哪|\b(?:what|how|why|which|who|can|could|should|is|are|do|does)\b", re.IGNORECASE)
 
@@ -278,18 +283,30 @@ def settle(
             if not question.options:
                 key = f"advisor.reply.unknown_{slot}_none"
                 return _done(turn, t(key, lang, said=question.said))
+            if chosen is not None:
+                # a second name to ask about, in a turn resumed by an answer (the runtime asks once a turn): what is
+                # sure is kept, and the question is said, to be answered by the next message
+                _keep(turn, extraction)
+                labels = t("advisor.list_sep", lang).join(label for _, label in question.options[:4])
+                return _done(turn, f"{question.text(lang)}{_space(lang)}{labels}")
             session.memory.pending = {"slot": slot, "words": words}
             turn.question = question
             return turn
 
+    changes = _keep(turn, extraction)
+    return _after_form(turn, words, extraction, changes, lookups)
+
+
+def _keep(turn: Turn, extraction: Extraction) -> dict[str, Any]:
+    """Merge what the message read into the form; the seed's `update_form` call says what changed."""
+    session = turn.session
     before = session.user_form
-    after = merge(before, extraction)
-    session.user_form = after
-    changes = form_changes(before, after)
+    session.user_form = merge(before, extraction)
+    changes = form_changes(before, session.user_form)
     if changes:
         turn.tool_calls.append(ToolCall(tool="update_form", params=changes))
     session.memory.pending = None
-    return _after_form(turn, words, extraction, changes, lookups)
+    return changes
 
 
 def _question(slot: Literal["school", "major"], said: NameResult | None, book: NameBook, lang: str) -> QuestionSpec | None:
@@ -321,7 +338,7 @@ def _after_form(turn: Turn, words: str, extraction: Extraction, changes: Mapping
     if memory.ranked_for != ranking_key:
         try:
             ranking = lookups.update_ranking(school=form.school, major=form.major)
-        except LookupError_:
+        except SiteLookupError:
             return _failed(turn)
         memory.ranked_for = ranking_key
         memory.recommended_for = None
@@ -333,11 +350,11 @@ def _after_form(turn: Turn, words: str, extraction: Extraction, changes: Mapping
         preferences = _preferences_param(form)
         try:
             found = lookups.recommend_advisors(school=form.school, major=form.major, preferences=preferences)
-        except LookupError_:
+        except SiteLookupError:
             return _failed(turn)
         memory.recommended_for = recommend_key
         turn.tool_calls.append(ToolCall(tool="recommend_advisors", params={"school": form.school, "major": form.major, "preferences": preferences}))
-        best = next((a for a in map(Advisor.read, _advisor_rows(found)) if a is not None), None)
+        best = next((a for a in (Advisor.read(row, lang) for row in _advisor_rows(found)) if a is not None), None)
         if best is None:
             replies.append(t("advisor.reply.recommend_none", lang))
         else:
@@ -407,13 +424,15 @@ def _show_ranking(session: Session, form: UserForm, ranking: Mapping[str, Any]) 
 
 
 def _nothing_read(turn: Turn, words: str) -> Turn:
-    """§6.1: a message that says nothing for the form. A greeting or thanks is answered in code; a question or
-    remark goes to the model (chit-chat); anything else asks for what is missing."""
+    """§6.1: a message that says nothing for the form. A greeting, thanks or "who are you" is answered in code; a
+    question or remark goes to the model (chit-chat); anything else asks for what is missing."""
     lang, form = turn.lang, turn.session.user_form
     if _GREETING.search(words):
         return _done(turn, t("advisor.reply.greeting", lang) if not form.school and not form.major else t("advisor.reply.anything_else", lang))
     if _THANKS.search(words):
         return _done(turn, t("advisor.reply.thanks", lang))
+    if _WHO.search(words):
+        return _done(turn, t("advisor.reply.who", lang))
     fallback = t("advisor.reply.ask_both", lang) if not (form.school and form.major) else t("advisor.reply.anything_else", lang)
     if not _QUESTIONISH.search(words):
         return _done(turn, fallback)  # §6.1 verbatim
@@ -478,7 +497,7 @@ def _about_advisor(turn: Turn, words: str, advisor: Advisor, lookups: Lookups) -
     if _REVIEWS.search(words):
         try:
             reviews = lookups.get_advisor_reviews(advisor_id=advisor.id)
-        except LookupError_:
+        except SiteLookupError:
             return _failed(turn)
         turn.tool_calls.append(ToolCall(tool="get_advisor_reviews", params={"advisor_id": advisor.id}))
         count, average = _review_summary(reviews)
@@ -488,10 +507,10 @@ def _about_advisor(turn: Turn, words: str, advisor: Advisor, lookups: Lookups) -
     if _DETAIL.search(words):
         try:
             detail = lookups.get_advisor_detail(advisor_id=advisor.id)
-        except LookupError_:
+        except SiteLookupError:
             return _failed(turn)
         turn.tool_calls.append(ToolCall(tool="get_advisor_detail", params={"advisor_id": advisor.id, "advisor_name": advisor.name}))
-        opened = Advisor.read(_flat(detail)) or advisor
+        opened = Advisor.read(_flat(detail), lang) or advisor
         memory.last_advisor = opened.card() | {"research_directions": list(opened.directions)}
         page = dict(turn.session.page_context or {})
         page.update(current_page="detail", selected_advisor={"id": opened.id, "name": opened.name})
@@ -499,9 +518,9 @@ def _about_advisor(turn: Turn, words: str, advisor: Advisor, lookups: Lookups) -
         return _done(turn, t("advisor.reply.detail", lang, name=opened.name))
     try:
         detail = lookups.get_advisor_detail(advisor_id=advisor.id)
-    except LookupError_:
+    except SiteLookupError:
         return _failed(turn)
-    known = Advisor.read(_flat(detail)) or advisor
+    known = Advisor.read(_flat(detail), lang) or advisor
     if known.rating is None and advisor.rating is not None:
         known = Advisor(known.id, known.name, known.title, advisor.rating, known.directions)
     facts = _advisor_facts(known, detail)
@@ -595,6 +614,15 @@ def fit(text: str, limit: int = LIMIT) -> str:
     return text
 
 
+def whole_sentences(text: str) -> str:
+    """`text` without a last sentence cut short (a bounded answer may stop mid-sentence), when a whole one is left."""
+    text = text.strip()
+    if not text or text[-1] in "。！？!?.…":
+        return text
+    ends = [m.end() for m in re.finditer(r"[。！？!?]|\.(?=\s|$)", text)]
+    return text[: ends[-1]] if ends else text
+
+
 def language_fits(text: str, lang: str) -> bool:
     """Whether the reply is in `lang`: a Chinese one mostly Chinese characters; an English one has few (a name)."""
     cjk = len(_CJK.findall(text))
@@ -621,6 +649,9 @@ def check_model_words(text: str, task: DescribeTask, lang: str) -> None:
     if task.kind == "describe":
         if not any(name in text for name in task.names):
             raise ValueError(f"Name the advisor ({', '.join(task.names)}).")
+        areas = [name for name, others in DIRECTIONS.items() for said in (name, *others) if said in text and name not in task.facts and said not in task.facts]
+        if areas:
+            raise ValueError(f"Use only the research areas in the facts; {', '.join(dict.fromkeys(areas))} is not one of them.")
         numbers = set(re.findall(r"\d+(?:\.\d+)?", task.facts))
         invented = [n for n in re.findall(r"\d+(?:\.\d+)?", text) if n not in numbers]
         if invented:
