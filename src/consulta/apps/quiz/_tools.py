@@ -61,6 +61,8 @@ KEYWORD_CACHE_TTL = 3600.0
 DIFFICULTY_RANGE = 1.5
 MAX_TEMPLATES = 10
 _RETRIABLE = (SQLAlchemyError, OSError)
+_BACKSTOP = 1.0
+"""Seconds past a judged tool's budget before its time bound cuts it off (the judge answers within the budget)."""
 
 DEFAULT_KEYWORDS: dict[str, Any] = {
     "keywords": ["Communication", "Problem Solving", "Teamwork", "Critical Thinking", "Adaptability"],
@@ -559,9 +561,10 @@ class QuizTools:
                 return [{**VALIDATION_FALLBACK, "_fallback": True} for _ in stem]
             return copy.deepcopy(VALIDATION_FALLBACK)
 
-        run = apply_policies(
-            _bound(validate_question_quality, judge=self.judge),
-            [seed_fallback(fallback), Timeout(seconds=self.timeouts["validate_question_quality"])],
+        bound = self.timeouts["validate_question_quality"]
+        run = apply_policies(  # the judge spends the budget item by item; the time bound is the backstop
+            _bound(validate_question_quality, judge=self.judge, budget=bound),
+            [seed_fallback(fallback), Timeout(seconds=bound + _BACKSTOP)],
         )
         extra = {"lang": lang} if lang is not None else {}
         return await run(stem=stem, question_type=question_type, choices=choices, correct_answer=correct_answer, batch=batch, **extra)
@@ -586,8 +589,9 @@ class QuizTools:
         def fallback(args: dict[str, Any]) -> dict[str, Any]:
             return {"session_id": session_id, "user_id": user_id, "question_id": question_id, **copy.deepcopy(SCORE_FALLBACK), "graded_at": utcnow()}
 
+        bound = self.timeouts["score_and_explain"]
         run = apply_policies(
-            _bound(score_and_explain, judge=self.judge, **about), [seed_fallback(fallback), Timeout(seconds=self.timeouts["score_and_explain"])]
+            _bound(score_and_explain, judge=self.judge, budget=bound, **about), [seed_fallback(fallback), Timeout(seconds=bound + _BACKSTOP)]
         )
         return await run(
             session_id=session_id, user_id=user_id, question_id=question_id, question_type=question_type, user_answer=user_answer,
