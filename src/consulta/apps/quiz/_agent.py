@@ -60,7 +60,8 @@ class QuizOptions(AppOptions):
 
 INSTRUCTIONS = """You write test questions. The tool results give the user's profile, example questions and the \
 keywords and concepts of the level (its difficulty 1-10 and category). Call submit_questions once with as many \
-questions as the user asks for (3 if they do not say), in the language of the user's words, at that level:
+questions as the user asks for (3 if they do not say), on the topic they name, in the language of their words, at \
+that level:
 - multiple_choice: 4 different choices; correct_key is one of the choices, copied exactly.
 - true_false: a statement; correct_key is True or False.
 - short_answer: correct_keywords lists 1-3 words a right answer must contain.
