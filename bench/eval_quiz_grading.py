@@ -111,13 +111,14 @@ async def grade_all(judge: ModelJudge, questions: dict[str, dict[str, Any]], ans
                 user_answer=item["answer"], expected=keywords, stem=q["question"], reference_answer=q["reference_answer"], lang="en"
             )
             raw, score, fallback, error = grade.score, short_answer_score(grade.score, len(found), len(keywords)), False, None
+            reasoning = grade.reasoning
         except JudgeUnavailable as failure:
-            raw, score, fallback, error = None, FALLBACK_SCORE, True, str(failure)
+            raw, score, fallback, error, reasoning = None, FALLBACK_SCORE, True, str(failure), None
         seconds = round(time.perf_counter() - started, 2)
         graded.append({
             "id": item["id"], "question_id": item["question_id"], "human": item["label"], "model_score": raw, "score": score,
             "is_correct": (not fallback) and score >= CORRECT_THRESHOLD, "keywords": keywords, "keyword_matches": found,
-            "fallback": fallback, "error": error, "seconds": seconds,
+            "reasoning": reasoning, "fallback": fallback, "error": error, "seconds": seconds,
         })
         if progress:
             print(f"  {i:>3}/{len(answers)} {item['id']:<16} human={item['label']:<9} model={raw!s:>4} tool={score:>3} {seconds:6.1f}s", flush=True)

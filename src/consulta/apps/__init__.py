@@ -70,13 +70,19 @@ def _tutor() -> AppDef:
     return APP
 
 
+def _advisor() -> AppDef:
+    from .advisor import APP
+
+    return APP
+
+
 def _quiz() -> AppDef:
     from .quiz import APP
 
     return APP
 
 
-_BUILT_IN: dict[str, Callable[[], AppDef]] = {"ln2": _ln2, "tutor": _tutor, "quiz": _quiz}
+_BUILT_IN: dict[str, Callable[[], AppDef]] = {"ln2": _ln2, "tutor": _tutor, "advisor": _advisor, "quiz": _quiz}
 DEFAULT_APP = "ln2"
 """The app `consulta serve`, `desktop` and `mcp` serve when none is named."""
 _REGISTERED: dict[str, AppDef] = {}

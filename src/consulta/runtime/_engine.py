@@ -378,7 +378,7 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
         except ToolError as error:
             answers = _rerun_answers(ctx)
             if (
-                error.choice is not None and tool is not None and tool.kind == "write" and answers is None
+                error.choice is not None and tool is not None and tool.kind != "ask" and answers is None
                 and _asks_questions(deps.agent) and not _person_declined_this_turn(ctx.messages)
             ):
                 # A guess becomes a question: the runtime asks the user itself and runs this call again with the answer.

@@ -31,7 +31,7 @@ class ToolError(Exception):
     Raise it from a tool (or from domain code a tool calls); the runtime turns it into
     `{"ok": false, "error_code": ..., "message": ..., "_hint": ...}` (plus `field` when one argument is at fault)
     and the run goes on. Nothing the tool was about to change may have changed when it is raised.
-    With a `choice`, a write tool's error becomes a question the runtime asks the user (see `Choice`).
+    With a `choice`, a read or write tool's error becomes a question the runtime asks the user (see `Choice`).
     """
 
     def __init__(

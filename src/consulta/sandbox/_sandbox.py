@@ -84,13 +84,14 @@ def _limit(limits: Limits) -> None:  # runs in the child between fork and exec
 
 
 def run_python(
-    code: str, *, files: list[Path] | tuple[Path, ...] = (), prelude: str = "", limits: Limits = Limits()
+    code: str, *, files: list[Path] | tuple[Path, ...] = (), prelude: str = "", limits: Limits = Limits(), work: Path | None = None
 ) -> SandboxResult:
     """Run `code` (after `prelude`, e.g. loading the student's data) in a fresh work folder holding copies of
-    `files` (by name). Blocking; bounded by `limits.wall_s`."""
+    `files` (by name), or in `work`, a folder of the caller's that keeps what the code writes there (the code may
+    read and write that folder only). Blocking; bounded by `limits.wall_s`."""
     with tempfile.TemporaryDirectory(prefix="consulta-sandbox-") as root:
-        work = Path(root, "work")
-        work.mkdir()
+        work = Path(work) if work is not None else Path(root, "work")
+        work.mkdir(exist_ok=True)
         for source in files:
             shutil.copyfile(source, work / source.name)
         request, result_path = Path(root, "request.json"), Path(root, "result.json")

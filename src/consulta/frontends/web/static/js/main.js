@@ -45,7 +45,9 @@ function showError(error) {
 
 // The app's module: `mount({ api, t, onError, onNotice })` returns hooks, each optional: `ready` (a promise: the
 // panels have their data), `planApplied()` (a plan of the chat was applied), `redraw()` (the language changed),
-// `event(event)` (every event of the runs the page shows, the hand-over's included, as they arrive or replay).
+// `event(event, { live })` (every event of the runs the page shows, the hand-over's included, as they arrive or
+// replay; `live` is false for the replay of a run that had ended when the page showed it), `beforeSend(prompt)`
+// (awaited before a message is sent, e.g. to hand the server what the panels show; a rejection stops the send).
 async function mountApp() {
   const script = document.body.dataset.appScript;
   if (!script) {
@@ -103,7 +105,7 @@ function show(run, { live, handed = false }) {
   view.source = follow(run.id, {
     live,
     onEvent: (event) => {
-      state.part?.event?.(event);
+      state.part?.event?.(event, { live });
       if (event.type === "handed_over") {
         next = event.next_run_id;
       }
@@ -130,6 +132,7 @@ async function send(prompt) {
   }
   let run;
   try {
+    await state.part?.beforeSend?.(text);
     run = await api("POST", "/api/runs", { prompt: text, lang: lang(), continue_from: state.turn });
   } catch (error) {
     showError(error);

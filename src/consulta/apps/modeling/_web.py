@@ -1,0 +1,282 @@
+"""The modeling app's part of the web page: a live timeline of a run — its phases (the four gates), the
+consultations as cards that open to their markdown record, the gates' verdicts with their reasons, the team's script
+runs, the files produced (with links) and the paper's PDF — read from the run's workspace, redrawn as the run's
+events arrive (static/app.js). An escalation is a `question` of the Director's run: the page's generic ask form
+answers it.
+
+Routes (under /api/modeling, for the caller's own runs only: another session's run is a 404 like an unknown one):
+`GET /timeline?run_id=` the timeline of a run (the session's newest when none is named); `GET /files/{path}?run_id=`
+one file of its workspace, confined to the workspace's output folders (a path that leaves them is a 404).
+
+(No `from __future__ import annotations`: FastAPI reads the routes' annotations, which name the kit's local types.)
+"""
+
+import asyncio
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Path as PathParam, Query
+from fastapi.responses import FileResponse
+from pydantic import BaseModel
+
+from ...runtime import ConsultaError, NotFoundError, RunRecord
+from .._def import WebKit, WebPart
+from ._gates import GATES, validation_records
+from ._sandbox_run import ScriptRun
+
+__all__ = ["RunTimeline", "read_timeline", "router", "web_part"]
+
+FOLDERS = ("problem", "data", "code", "results", "figures", "paper", "consultation", "validation")
+"""The workspace's folders the page may read (its `state/` memo is the flow's own)."""
+MEDIA_TYPES = {
+    ".md": "text/markdown; charset=utf-8", ".csv": "text/csv; charset=utf-8", ".py": "text/plain; charset=utf-8",
+    ".json": "application/json", ".txt": "text/plain; charset=utf-8", ".typ": "text/plain; charset=utf-8",
+    ".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".svg": "image/svg+xml", ".pdf": "application/pdf",
+}  # fmt: skip
+_NO_ACTIVE_CONTENT = {"Content-Security-Policy": "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; sandbox", "X-Content-Type-Options": "nosniff"}
+_RECENT_RUNS = 50
+_MAX_TEXT = 4000
+"""Characters of a record's section the card carries (the whole record is one click away)."""
+
+
+class FileEntry(BaseModel):
+    path: str
+    """Relative to the workspace, e.g. `results/forecast.csv`."""
+    folder: str
+    size: int
+    modified: str
+
+
+class ConsultationCard(BaseModel):
+    kind: Literal["consultation"] = "consultation"
+    file: str
+    from_agent: str
+    to_agent: str
+    index: int
+    time: str
+    question: str = ""
+    background: str = ""
+    reply: str = ""
+    outcome: str = ""
+
+
+class VerdictCard(BaseModel):
+    kind: Literal["verdict"] = "verdict"
+    file: str
+    gate: str
+    attempt: int
+    status: str
+    decided_by: str
+    time: str
+    reasons: list[str]
+
+
+class ScriptCard(BaseModel):
+    kind: Literal["script"] = "script"
+    file: str
+    script: str
+    ok: bool
+    returncode: int
+    error: str | None
+    outputs: list[str]
+    time: str
+
+
+class Phase(BaseModel):
+    gate: str
+    state: Literal["approved", "conditional", "rejected", "current", "pending"]
+    attempts: int
+    status: str | None = None
+    """The last verdict's status, if any."""
+
+
+class RunTimeline(BaseModel):
+    run_id: str
+    run_status: str
+    workspace: str
+    """The workspace's name (`<app data dir>/runs/<name>`)."""
+    phases: list[Phase]
+    cards: list[ConsultationCard | VerdictCard | ScriptCard]
+    """Oldest first."""
+    files: list[FileEntry]
+    paper_pdf: str | None
+    """The paper's PDF (a path for GET /files), once rendered."""
+
+
+# ---- reading the workspace ----------------------------------------------------------------------------------------
+
+_TITLE = re.compile(r"^#\s*[^:：]*[:：]\s*(?P<from>\S+)\s*(?:→|->)\s*(?P<to>\S+)\s*#(?P<i>\d+)", re.M)
+_ROW = re.compile(r"^\|\s*([^|]+?)\s*\|\s*([^|]*?)\s*\|\s*$", re.M)
+_SECTIONS = {"问题": "question", "背景": "background", "回复": "reply", "结果": "outcome"}
+
+
+def consultation_card(path: Path, root: Path) -> ConsultationCard | None:
+    """The card of a consultation record in the seed's format (title, table, sections), or None if it is not one."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    title = _TITLE.search(text)
+    if title is None:
+        return None
+    rows = {k: v for k, v in _ROW.findall(text)}
+    sections: dict[str, str] = {}
+    for match in re.finditer(r"^##\s+(\S+)\s*\n(.*?)(?=^##\s|\Z)", text, re.M | re.S):
+        key = _SECTIONS.get(match.group(1))
+        if key:
+            sections[key] = match.group(2).replace("\n---\n", "\n").strip().removesuffix("---").strip()[:_MAX_TEXT]
+    return ConsultationCard(
+        file=path.relative_to(root).as_posix(), from_agent=rows.get("发起方", title.group("from")), to_agent=rows.get("接收方", title.group("to")),
+        index=int(title.group("i")), time=rows.get("时间", "") or _mtime(path), **sections,
+    )
+
+
+def _mtime(path: Path) -> str:
+    return datetime.fromtimestamp(path.stat().st_mtime, UTC).isoformat(timespec="seconds")
+
+
+def _sortable(time: str) -> str:
+    """A card's time as a UTC ISO string (records written with a zone or without; unreadable ones sort last)."""
+    try:
+        stamp = datetime.fromisoformat(time.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return "9999"
+    return (stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)).astimezone(UTC).isoformat()
+
+
+def _phases(verdicts: list[Any]) -> list[Phase]:
+    phases, current_set = [], False
+    for gate in GATES:
+        mine = [v for v in verdicts if v.gate == gate]
+        last = mine[-1] if mine else None
+        if last is not None and last.status in ("APPROVED", "CONDITIONAL"):
+            state = "approved" if last.status == "APPROVED" else "conditional"
+        elif not current_set:
+            state, current_set = ("rejected" if last is not None else "current"), True
+        else:
+            state = "pending"
+        phases.append(Phase(gate=gate, state=state, attempts=len(mine), status=last.status if last else None))
+    return phases
+
+
+def read_timeline(workspace: Path, run: RunRecord) -> RunTimeline:
+    """The timeline of `run` over its workspace: what the records on disk say now."""
+    root = workspace.resolve()
+    cards: list[Any] = []
+    for path in sorted((root / "consultation").glob("*.md")):
+        card = consultation_card(path, root)
+        if card is not None:
+            cards.append(card)
+    records = validation_records(root)
+    for path, verdict in records:
+        cards.append(VerdictCard(
+            file=path.relative_to(root).as_posix(), gate=verdict.gate, attempt=verdict.attempt, status=verdict.status,
+            decided_by=verdict.decided_by, time=verdict.decided_at, reasons=verdict.reasons,
+        ))  # fmt: skip
+    for path in sorted((root / "code").glob("*.run.json")):
+        try:
+            ran = ScriptRun.model_validate_json(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        cards.append(ScriptCard(file=path.relative_to(root).as_posix(), script=ran.script, ok=ran.ok, returncode=ran.returncode, error=ran.error,
+                                outputs=ran.outputs, time=ran.finished_at or _mtime(path)))
+    cards.sort(key=lambda c: _sortable(c.time))
+    files = [
+        FileEntry(path=p.relative_to(root).as_posix(), folder=folder, size=p.stat().st_size, modified=_mtime(p))
+        for folder in FOLDERS
+        for p in sorted((root / folder).rglob("*"))
+        if p.is_file() and _readable(p, root)
+    ]
+    pdf = root / "paper" / "paper.pdf"
+    return RunTimeline(
+        run_id=run.id, run_status=str(getattr(run.status, "value", run.status)), workspace=root.name,
+        phases=_phases([v for _, v in records]), cards=cards, files=files, paper_pdf="paper/paper.pdf" if pdf.is_file() else None,
+    )
+
+
+def _readable(path: Path, root: Path) -> bool:
+    """A file the page may serve: in one of the output folders, not hidden, of a known kind, really inside."""
+    try:
+        rel = path.relative_to(root)
+    except ValueError:
+        return False
+    return (
+        len(rel.parts) >= 2 and rel.parts[0] in FOLDERS and not any(part.startswith(".") for part in rel.parts)
+        and path.suffix.lower() in MEDIA_TYPES and not path.is_symlink() and path.resolve().is_relative_to(root)
+    )  # fmt: skip
+
+
+def workspace_of(host: Any, run: RunRecord) -> Path | None:
+    """The workspace `run` worked in: the app's data path for the options the run recorded."""
+    app = host.app
+    if app.data_path is None:
+        return None
+    try:
+        path = app.data_path(app.recorded_options(run.options), host.env)
+    except (ConsultaError, ValueError, OSError):
+        return None
+    return Path(path) if path is not None and Path(path).is_dir() else None
+
+
+# ---- the routes ---------------------------------------------------------------------------------------------------
+
+
+def router(kit: WebKit) -> APIRouter:
+    """The routes under /api/modeling, with the web front end's host, principal and errors."""
+    Host: Any = kit.host  # noqa: N806 - FastAPI dependency annotations
+    Principal: Any = kit.principal  # noqa: N806
+    ApiError = kit.error  # noqa: N806
+    router = kit.api_router("modeling")
+    RunId = Annotated[str | None, Query(max_length=64, description="A run of this session; the newest when omitted")]  # noqa: N806
+
+    def _run(host: Any, principal: str, run_id: str | None) -> RunRecord | None:
+        if run_id is None:
+            recent = [r for r in host.runs(principal=principal, limit=_RECENT_RUNS) if r.parent_run_id is None]
+            return recent[0] if recent else None
+        try:
+            return host.run(run_id, principal=principal)
+        except NotFoundError as error:
+            raise ApiError(404, "not_found", str(error)) from None
+
+    def _timeline(host: Any, principal: str, run_id: str | None) -> RunTimeline | None:
+        run = _run(host, principal, run_id)
+        if run is None:
+            return None
+        workspace = workspace_of(host, run)
+        if workspace is None:
+            raise ApiError(404, "no_workspace", f"Run {run.id} has no workspace (it was started without a problem).", hint="Start the app with --problem DIR.")
+        return read_timeline(workspace, run)
+
+    @router.get("/timeline", summary="A run's timeline: phases, consultations, verdicts, script runs, files, the paper")
+    async def timeline(host: Host, principal: Principal, run_id: RunId = None) -> RunTimeline | None:
+        """What the run's workspace holds now, for the page's timeline (null before the session's first run).
+        404 `not_found` for a run not of this session, `no_workspace` for a run that has none."""
+        return await asyncio.to_thread(_timeline, host, principal, run_id)
+
+    @router.get(
+        "/files/{path:path}", summary="One file of a run's workspace", response_class=FileResponse,
+        responses={200: {"content": {t: {} for t in sorted(set(MEDIA_TYPES.values()))}, "description": "The file."}},
+    )
+    async def file(host: Host, principal: Principal, path: Annotated[str, PathParam(max_length=400)], run_id: RunId = None) -> FileResponse:
+        """The file at `path` (e.g. `paper/paper.pdf`, `consultation/modeler_researcher_1.md`) of the run's workspace,
+        with its media type; served inert (no scripts run from it). 404 `not_found` for a path that is not a file of
+        the workspace's output folders (a path that leaves them included)."""
+        run = await asyncio.to_thread(_run, host, principal, run_id)
+        workspace = workspace_of(host, run) if run is not None else None
+        if workspace is None:
+            raise ApiError(404, "not_found", "This session has no run with a workspace.")
+        root = workspace.resolve()
+        target = (root / path).resolve() if "\x00" not in path else root
+        if not target.is_file() or not _readable(target, root):
+            raise ApiError(404, "not_found", f"{path} is not a file of run {run.id}'s workspace.", field="path")
+        return FileResponse(target, media_type=MEDIA_TYPES[target.suffix.lower()], headers=_NO_ACTIVE_CONTENT,
+                            content_disposition_type="inline", filename=target.name)
+
+    return router
+
+
+def web_part() -> WebPart:
+    """The modeling app's web part (`AppDef.web`)."""
+    return WebPart(static=Path(__file__).with_name("static"), styles=("app.css",), router=router, shared_data="none")

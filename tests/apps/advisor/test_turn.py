@@ -1,0 +1,130 @@
+"""Turns settled in code: triggers fire once per change, references resolve from the page, §6's replies verbatim,
+the voice within 50 字."""
+
+from __future__ import annotations
+
+import pytest
+
+from consulta.apps.advisor import LIMIT, Session, fit, spoken_length
+from consulta.apps.advisor._turn import Turn, check_model_words, DescribeTask, settle
+
+from .fakes import ADVISORS, FakeLookups, ranking_page
+
+
+def turn(words: str, session: Session, lookups: FakeLookups, *, page: dict | None = None, lang: str = "zh-CN") -> Turn:
+    return settle(words, session, lookups=lookups, lang=lang, page=page)
+
+
+def tools(result: Turn) -> list[str]:
+    assert result.output is not None
+    return [c.tool for c in result.output.tool_calls]
+
+
+def test_ranking_once_per_change_and_recommendation_with_a_preference() -> None:
+    session, lookups = Session(), FakeLookups()
+    first = turn("我想考北京大学计算机系", session, lookups)
+    assert tools(first) == ["update_form", "update_ranking"]
+    assert first.output.voice_response.startswith("好的，北京大学计算机科学与技术。正在为你筛选导师...")  # type: ignore[union-attr]
+    again = turn("我想考北京大学计算机系", first.session, lookups)
+    assert tools(again) == [] and lookups.calls["update_ranking"] == 1
+    prefs = turn("我想做机器学习，希望导师温和一点", again.session, lookups)
+    assert tools(prefs) == ["update_form", "recommend_advisors"]
+    assert prefs.output.voice_response == "根据你的需求，我推荐张三教授，主要研究机器学习。"  # type: ignore[union-attr]
+    params = prefs.output.tool_calls[1].params  # type: ignore[union-attr]
+    assert params == {"school": "北京大学", "major": "计算机科学与技术", "preferences": {"research_direction": "机器学习", "personality": "温和"}}
+    same = turn("导师温和一点", prefs.session, lookups)
+    assert tools(same) == [] and lookups.calls["recommend_advisors"] == 1
+    moved = turn("不对，是清华", same.session, lookups)
+    assert tools(moved) == ["update_form", "update_ranking", "recommend_advisors"]
+
+
+def test_missing_fields_are_asked_for() -> None:
+    lookups = FakeLookups()
+    assert turn("我想考研", Session(), lookups).output.voice_response == "好的，请问你想考哪个学校的哪个专业呢？"  # type: ignore[union-attr]  # §6.1
+    assert turn("北大", Session(), lookups).output.voice_response == "好的，北京大学。你想考哪个专业呢？"  # type: ignore[union-attr]
+    assert turn("计算机", Session(), lookups).output.voice_response == "计算机科学与技术专业，请问是哪个学校的呢？"  # type: ignore[union-attr]
+    assert turn("你好", Session(), lookups).output.voice_response == "你好！我是导师推荐助手。请告诉我你想考哪个学校的哪个专业？"  # type: ignore[union-attr]
+    assert lookups.calls == {}
+
+
+def test_a_failed_look_up_says_so_verbatim_and_changes_nothing_on_the_page() -> None:
+    lookups = FakeLookups()
+    lookups.fail = True
+    result = turn("我想考北京大学计算机系", Session(), lookups)
+    assert result.output.model_dump() == {"voice_response": "抱歉，数据加载失败了，请稍后再试。", "tool_calls": []}  # type: ignore[union-attr]
+    lookups.fail = False
+    retried = turn("北大计算机", result.session, lookups)
+    assert "update_ranking" in tools(retried)  # not marked as done by the failure
+
+
+@pytest.mark.parametrize(("words", "advisor_id"), [("第一个导师怎么样？", "12345"), ("第二位", "12346"), ("the third one?", "12347"), ("最后一个怎么样", "12347")])
+def test_ordinals_resolve_from_the_page(words: str, advisor_id: str) -> None:
+    result = turn(words, Session(), FakeLookups(), page=ranking_page(), lang="en" if words.isascii() else "zh-CN")
+    assert result.describe is not None and result.session.memory.last_advisor["id"] == advisor_id  # type: ignore[index]
+
+
+def test_an_empty_list_gives_the_seeds_reply() -> None:
+    result = turn("第一个导师怎么样？", Session(), FakeLookups(), page=ranking_page([]))
+    assert result.output.model_dump() == {"voice_response": "目前还没有导师列表，请先告诉我你的学校和专业。", "tool_calls": []}  # type: ignore[union-attr]
+
+
+def test_pronouns_read_the_selected_advisor_and_open_details_or_reviews() -> None:
+    lookups = FakeLookups()
+    page = ranking_page(selected={"id": "12346", "name": "李四"})
+    detail = turn("我想看看他的详细信息", Session(), lookups, page=page)
+    assert [c.model_dump() for c in detail.output.tool_calls] == [{"tool": "get_advisor_detail", "params": {"advisor_id": "12346", "advisor_name": "李四"}}]  # type: ignore[union-attr]
+    reviews = turn("她的学生评价怎么样？", Session(), lookups, page=page)
+    assert tools(reviews) == ["get_advisor_reviews"] and "4.2" in reviews.output.voice_response  # type: ignore[union-attr]
+
+
+def test_a_pronoun_without_anyone_selected_asks_which() -> None:
+    result = turn("这个导师怎么样", Session(), FakeLookups(), page=ranking_page())
+    assert result.question is not None and result.question.slot == "advisor"
+    assert [v for v, _ in result.question.options] == [a["id"] for a in ADVISORS]
+
+
+def test_other_advisors_is_not_him() -> None:
+    result = turn("有其他导师吗", Session(), FakeLookups(), page=ranking_page())
+    assert result.question is None  # 其他 is not 他
+
+
+def test_ambiguous_and_unknown_schools_are_questions_that_change_nothing() -> None:
+    session = Session()
+    asked = turn("交大计算机", session, FakeLookups())
+    assert asked.question is not None and asked.question.slot == "school" and len(asked.question.options) == 4
+    assert asked.session.user_form.school is None and asked.session.user_form.major is None
+    unknown = turn("我想考北京邮电大学", Session(), FakeLookups())
+    assert unknown.question is not None and unknown.question.unknown and "北京大学" in [v for v, _ in unknown.question.options]
+
+
+def test_the_answer_fills_the_form() -> None:
+    session = Session()
+    answered = settle("交大计算机", session, lookups=FakeLookups(), lang="zh-CN", chosen=("school", "西安交通大学"))
+    assert (answered.session.user_form.school, answered.session.user_form.major) == ("西安交通大学", "计算机科学与技术")
+
+
+def test_new_conversation_clears() -> None:
+    lookups = FakeLookups()
+    filled = turn("我想考北京大学计算机系", Session(), lookups)
+    cleared = turn("新对话", filled.session, lookups)
+    assert cleared.session.user_form.school is None and cleared.session.memory.ranked_for is None
+
+
+def test_english_replies() -> None:
+    result = turn("I want to study CS at Tsinghua", Session(), FakeLookups(), lang="en")
+    assert result.output.voice_response.startswith("OK, Tsinghua University, Computer Science and Technology.")  # type: ignore[union-attr]
+    assert spoken_length(result.output.voice_response) <= LIMIT  # type: ignore[union-attr]
+
+
+def test_voice_length_is_checked_and_fitted() -> None:
+    long = "根据你的需求，我推荐张三教授，他主要研究机器学习，学生评价他很温和，发表了很多论文，而且经费非常充足，带出来的学生都很优秀，很多去了大厂和高校。"
+    assert spoken_length(long) > LIMIT and spoken_length(fit(long)) <= LIMIT
+    assert spoken_length("Peking University is great") == 4
+
+
+def test_model_words_are_checked() -> None:
+    task = DescribeTask(kind="describe", facts="name: 张三\noverall rating: 4.5 / 5", fallback="x", names=("张三",))
+    check_model_words("张三教授评分4.5分，很受欢迎。", task, "zh-CN")
+    for bad in ("张三教授发表了50篇论文。", "他很好。", "已经为你打开了张三的详情。", "Zhang San is great.", "张三" + "很好" * 30):
+        with pytest.raises(ValueError):
+            check_model_words(bad, task, "zh-CN")

@@ -1,0 +1,88 @@
+"""The paper to PDF, offline: Markdown → Typst by code → PDF with the figures embedded and Chinese text in a CJK
+font; bad input is a clear ToolError and writes nothing."""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from pathlib import Path
+
+import pytest
+
+from consulta.apps.modeling._paper import latex_to_typst_math, markdown_to_typst, render_pdf
+from consulta.runtime import ToolError
+
+
+def _png(path: Path) -> None:
+    """A 2×2 PNG written by hand (no plotting library needed)."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    raw = b"".join(b"\x00" + b"\xff\x00\x00" * 2 for _ in range(2))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 2, 2, 8, 2, 0, 0, 0)) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+PAPER = """# 区域用电需求预测
+
+## 摘要
+
+我们用 **季节性回归** 预测 2025 年的月度需求，检验期 MAPE 为 *3.2%*（见 `fit.py`）。
+
+## 模型
+
+$$
+\\hat{y}_t = \\alpha + \\beta t + \\sum_{k=1}^{12} \\gamma_k m_{k,t} + \\frac{\\theta}{2}
+$$
+
+| 月份 | 预测 (GWh) |
+|---|---|
+| 2025-07 | 9021.4 |
+
+![图 1: 月度需求](../figures/demand.png)
+
+- 一项 with #hash, @at, <angle> and // slashes
+"""
+
+
+def test_a_chinese_paper_with_maths_a_table_and_a_figure_renders(tmp_path: Path) -> None:
+    _png(tmp_path / "figures" / "demand.png")
+    (tmp_path / "paper").mkdir()
+    (tmp_path / "paper" / "paper.md").write_text(PAPER, encoding="utf-8")
+    pdf = render_pdf(tmp_path)
+    assert pdf == tmp_path / "paper" / "paper.pdf"
+    data = pdf.read_bytes()
+    assert data.startswith(b"%PDF") and b"/Image" in data
+    assert b"NotoSerifCJK" in data or b"NotoSansCJK" in data  # the Chinese text has a font with its glyphs
+    typ = (tmp_path / "paper" / "paper.typ").read_text(encoding="utf-8")
+    assert 'caption: [月度需求]' in typ and "hat(y)" in typ and "\\#hash" in typ
+    assert sorted(p.name for p in (tmp_path / "paper").iterdir()) == ["paper.md", "paper.pdf", "paper.typ"]
+
+
+def test_latex_maths_becomes_typst_maths() -> None:
+    assert latex_to_typst_math(r"\frac{a}{b} + x_{i}^2 \leq \alpha") == "(a)/(b) + x _(i)^(2) <= alpha"
+    assert latex_to_typst_math(r"\text{MAPE} = \sqrt{ab}") == '"MAPE" = sqrt(a b)'
+
+
+def test_an_equation_typst_cannot_read_is_kept_as_its_latex(tmp_path: Path) -> None:
+    (tmp_path / "paper").mkdir()
+    (tmp_path / "paper" / "paper.md").write_text("# T\n\nSee $\\unknowncommand{x}$ here.\n", encoding="utf-8")
+    render_pdf(tmp_path)
+    assert '#raw("\\\\unknowncommand{x}"' in (tmp_path / "paper" / "paper.typ").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(("paper", "code"), [(None, "paper_missing"), ("![x](../figures/none.png)\n", "figure_missing"), ("![x](../../../etc/x.png)\n", "figure_missing")])
+def test_bad_input_is_a_clear_error_and_writes_nothing(tmp_path: Path, paper: str | None, code: str) -> None:
+    (tmp_path / "paper").mkdir()
+    if paper is not None:
+        (tmp_path / "paper" / "paper.md").write_text(paper, encoding="utf-8")
+    with pytest.raises(ToolError) as raised:
+        render_pdf(tmp_path)
+    assert raised.value.error_code == code
+    assert not (tmp_path / "paper" / "paper.pdf").exists() and not (tmp_path / "paper" / "paper.typ").exists()
+
+
+def test_a_lone_first_heading_is_the_title() -> None:
+    typ = markdown_to_typst("# Title\n\n## One\n\ntext\n\n### Sub\n", paper_dir=Path("/tmp"), root=Path("/tmp"))
+    assert typ.splitlines()[0].startswith("#align(center") and "\n= One\n" in typ and "\n== Sub\n" in typ

@@ -1,0 +1,82 @@
+"""The team's scripts run in the sandbox: outputs come back into the workspace only when the script ran to its end;
+no network, no files outside; every run recorded next to its script."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from consulta.apps.modeling._sandbox_run import run_record, run_script
+from consulta.runtime import ToolError
+
+
+def _workspace(tmp_path: Path, script: str, name: str = "fit.py") -> Path:
+    (tmp_path / "code").mkdir()
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "demand.csv").write_text("year,demand\n2020,10\n2021,12\n2022,15\n", encoding="utf-8")
+    (tmp_path / "code" / name).write_text(script, encoding="utf-8")
+    return tmp_path
+
+
+def test_a_script_reads_the_data_and_its_results_and_figures_come_back(tmp_path: Path) -> None:
+    workspace = _workspace(tmp_path, """
+import pandas as pd
+import matplotlib.pyplot as plt
+frame = pd.read_csv("data/demand.csv")
+slope = (frame.demand.iloc[-1] - frame.demand.iloc[0]) / 2
+pd.DataFrame({"metric": ["slope"], "value": [slope]}).to_csv("results/metrics.csv", index=False)
+fig, ax = plt.subplots()
+ax.plot(frame.year, frame.demand)
+ax.set_title("用电需求")
+fig.savefig("figures/demand.png")
+open("scratch.txt", "w").write("dropped")
+print("slope", slope)
+""")
+    run = run_script(workspace, Path("code/fit.py"))
+    assert run.ok and run.returncode == 0, run
+    assert run.outputs == ["figures/demand.png", "results/metrics.csv"]
+    assert run.dropped == ["scratch.txt"] and "slope 2.5" in run.stdout
+    assert (workspace / "results" / "metrics.csv").read_text(encoding="utf-8") == "metric,value\nslope,2.5\n"
+    assert (workspace / "figures" / "demand.png").read_bytes().startswith(b"\x89PNG")
+    assert not (workspace / "scratch.txt").exists()
+    record = json.loads((workspace / "code" / "fit.run.json").read_text(encoding="utf-8"))
+    assert record["ok"] and record["outputs"] == run.outputs and run_record(workspace / "code" / "fit.py") == run
+
+
+def test_a_failing_script_changes_nothing_and_says_why(tmp_path: Path) -> None:
+    workspace = _workspace(tmp_path, 'open("results/partial.csv", "w").write("a\\n1\\n")\nimport pandas as pd\npd.read_csv("data/nope.csv")\n')
+    run = run_script(workspace, workspace / "code" / "fit.py")
+    assert not run.ok and run.returncode == 1 and run.outputs == []
+    assert run.error is not None and run.error.startswith("FileNotFoundError") and "(line 3)" in run.error
+    assert not (workspace / "results").exists()
+    assert run_record(workspace / "code" / "fit.py").ok is False  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("script", "words"),
+    [
+        ('import socket\nsocket.create_connection(("example.com", 80), timeout=2)\n', "network"),
+        ('open("/etc/hostname").read()\n', "work folder"),
+        ('open("../../outside.txt", "w").write("x")\n', "work folder"),
+        ('import subprocess\nsubprocess.run(["ls"])\n', "processes"),
+    ],
+)
+def test_no_network_no_files_outside_no_processes(tmp_path: Path, script: str, words: str) -> None:
+    run = run_script(_workspace(tmp_path, script), Path("code/fit.py"))
+    assert not run.ok and "PermissionError" in (run.error or "") and words in (run.error or "")
+
+
+def test_a_script_past_its_time_is_stopped(tmp_path: Path) -> None:
+    run = run_script(_workspace(tmp_path, "while True:\n    pass\n"), Path("code/fit.py"), timeout=1.5)
+    assert not run.ok and run.stopped in ("wall_time", "cpu_time") and run.returncode < 0
+
+
+@pytest.mark.parametrize("script", ["../data/demand.csv", "code/missing.py", "/etc/passwd", "data/demand.csv"])
+def test_a_script_outside_code_or_missing_is_refused_before_running(tmp_path: Path, script: str) -> None:
+    workspace = _workspace(tmp_path, "print(1)\n")
+    with pytest.raises(ToolError) as raised:
+        run_script(workspace, Path(script))
+    assert raised.value.error_code in ("script_outside_code", "script_not_found")
+    assert not (workspace / "code" / "fit.run.json").exists()
