@@ -255,8 +255,7 @@ async def generate(
         verdict = await record("validate_question_quality", check_args, tools.validate_question_quality(**check_args, lang=request.lang))
         score = float(verdict.get("final_score", 0.0)) if isinstance(verdict, dict) else 0.0
         if not isinstance(verdict, dict) or verdict.get("ok") is False or score < PASS_SCORE:
-            issues = verdict.get("issues") if isinstance(verdict, dict) else None
-            rejected.append({"stem": draft.stem, "final_score": score, "issues": issues or [verdict.get("message", "")] if isinstance(verdict, dict) else []})
+            rejected.append({"stem": draft.stem, "final_score": score, "issues": _reasons(verdict)})
             continue
         save_args = {
             "item_type": draft.item_type, "stem": draft.stem, "choices": choices,
@@ -284,6 +283,18 @@ async def generate(
         "queued_for_retry": queued,
         "message": generation_message(saved, rejected, queued, request),
     }
+
+
+def _reasons(verdict: Any) -> list[str]:
+    """Why tool 4 did not pass an item: its failed rules, the model's reasons, or that it could not judge."""
+    if not isinstance(verdict, dict):
+        return ["validation_unavailable"]
+    reasons = [str(r) for r in [*(verdict.get("issues") or []), *(verdict.get("reasons") or [])] if str(r).strip()]
+    if verdict.get("fallback") or verdict.get("_fallback"):
+        reasons.append("validation_unavailable")
+    if not reasons and verdict.get("message"):
+        reasons.append(str(verdict["message"]))
+    return reasons or ["final_score_below_0.70"]
 
 
 def _exists(tools: QuizTools, draft: Draft, choices: list[str] | None, lang: str) -> bool:
