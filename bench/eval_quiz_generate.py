@@ -3,11 +3,12 @@ and both languages, each run as `consulta chat quiz -p "…"` runs it (the quiz 
 request, one model for all: the local model's prefix cache holds across them).
 
 For each request it records the drafts the model submitted, how many passed validation (tool 4's final score at least
-0.70) and were saved (tool 5), the run's status and seconds. It prints and saves:
+0.70; a copy of an example or of a saved question is refused before it) and were saved (tool 5), the run's status and
+seconds. It prints and saves:
 
 - items generated per minute (drafts the model wrote / wall-clock minutes of the runs),
 - items saved per minute,
-- the share of drafts passing validation (saved / drafts).
+- the share of drafts passing validation (final score at least 0.70; a copy of an existing question counts as failing).
 
     .venv/bin/python bench/eval_quiz_generate.py [--model local | --model scripted:PATH] [--requests N] [--out FILE]
 
@@ -74,9 +75,11 @@ def outcome_of(host: AppHost, run: Any, lang: str, request: str, seconds: float)
     calls = host.store.list_tool_calls(run.id)
     checked = [c for c in calls if c.tool_name == "validate_question_quality"]
     passed = sum(1 for c in checked if isinstance(c.result, dict) and float(c.result.get("final_score", 0)) >= 0.70)
-    submitted = next((c.result for c in reversed(calls) if c.tool_name == "submit_questions" and isinstance(c.result, dict)), {})
+    submit = next((c for c in reversed(calls) if c.tool_name == "submit_questions"), None)
+    submitted = submit.result if submit is not None and isinstance(submit.result, dict) else {}
+    drafts = len(submit.args.get("questions") or []) if submit is not None and isinstance(submit.args, dict) else 0
     return Outcome(
-        lang=lang, request=request, status=str(run.status), seconds=round(seconds, 2), drafts=len(checked), passed=passed,
+        lang=lang, request=request, status=str(run.status), seconds=round(seconds, 2), drafts=drafts, passed=passed,
         saved=int(submitted.get("saved", 0) or 0), rejected=list(submitted.get("rejected") or []), output=run.output or run.error or "",
     )
 

@@ -91,13 +91,13 @@ def test_mode1_validates_the_models_items_saves_those_that_pass_and_returns_them
     run, calls = asyncio.run(scenario())
     assert run.status == RunStatus.finished, run
     names = [c.tool_name for c in calls]
-    assert names[:3] == ["get_user_profile", "get_difficulty_keywords", "search_question_templates"]
+    assert set(names[:3]) == {"get_user_profile", "get_difficulty_keywords", "search_question_templates"}  # run side by side
     assert all(c.tool_call_id.startswith("look_") for c in calls[:3])
     assert names.count("validate_question_quality") == 3 and names.count("save_generated_question") == 2 and names[-1] == "submit_questions"
-    profile = calls[0].result
+    profile = next(c.result for c in calls if c.tool_name == "get_user_profile")
     assert profile["self_level"] == "intermediate"
     submitted = calls[-1].result
-    assert submitted["saved"] == 2 and len(submitted["rejected"]) == 1
+    assert submitted["saved"] == 2 and len(submitted["rejected"]) == 1 and isinstance(calls[-1].args["questions"][0], dict)
     assert {i["stem"] for i in submitted["items"]} == {SQL_MC["stem"], SQL_SA["stem"]}
     assert "Saved 2 of 3 technical question(s) at difficulty 5" in run.output and SQL_MC["stem"] in run.output
     from consulta.runtime import Store
@@ -200,6 +200,26 @@ def test_the_generation_evaluation_runs_on_the_scripted_model(tmp_path: Path) ->
     out = tmp_path / "quiz_generate.json"
     result = module.main(["--model", f"scripted:{script}", "--requests", "3", "--out", str(out)])
     assert result["requests"] == 3 and result["finished"] == 3
-    assert result["drafts"] == 6 and result["saved"] == 3 and result["share_passing_validation"] == 0.5
+    # the third request (English again) repeats the first's item: refused as a copy, so 2 of 6 drafts pass and are saved
+    assert result["drafts"] == 6 and result["saved"] == 2 and result["share_passing_validation"] == 0.333
     assert result["items_generated_per_minute"] > 0
     assert json.loads(out.read_text(encoding="utf-8"))["runs"][0]["request"].startswith("Generate 2 technical")
+
+
+def test_mode1_refuses_a_copy_of_a_bank_item(tmp_path: Path) -> None:
+    example = next(i for i in bank_items() if i.type == "true_false" and i.lang == "en" and i.topic == "SQL")
+    copy = {"item_type": "true_false", "stem": example.stem, "correct_key": "True" if example.answer == "False" else "False"}
+    script = write_script(tmp_path / "script.json", generator=[submit(copy)])
+
+    async def scenario() -> list[Any]:
+        host = host_for(tmp_path, script)
+        try:
+            run = await host.start("Generate 1 technical question about SQL", principal=None)
+            await host.runtime.settled(run.id)
+            return host.store.list_tool_calls(run.id)
+        finally:
+            await host.aclose()
+
+    calls = asyncio.run(scenario())
+    assert [c.tool_name for c in calls][-1] == "submit_questions" and "validate_question_quality" not in [c.tool_name for c in calls]
+    assert calls[-1].result["rejected"][0]["issues"] == ["copies_existing_question"] and calls[-1].result["saved"] == 0

@@ -18,9 +18,11 @@ from pydantic import Field, field_validator
 from ...runtime import Agent, Store, ToolDef, current_tool_call, utcnow
 from .._def import AppEnv, AppOptions
 from ._modes import (
+    AnswerArg,
     AnswerIn,
     CallRecorder,
     Draft,
+    DraftArg,
     GenerateRequest,
     ScoreRequest,
     generate,
@@ -39,6 +41,10 @@ AGENT = "quiz"
 RETRY_JOURNAL = "save_retry_queue.jsonl"
 """Tool 5's retry journal, in the app's data folder."""
 FIRST_LOOK_PREFIX = "look_"
+MAX_REQUESTS = 100
+"""Model requests a run may make, the judge's inside tools 4 and 6 included (they share the run's usage limits):
+one generation step, then up to two requests (one re-ask) per item judged, or four per short answer graded and
+explained (20 at most)."""
 EXAMPLES = 3
 """Templates the first look fetches as examples: a small model's prompt is paid for token by token."""
 
@@ -54,7 +60,8 @@ class QuizOptions(AppOptions):
 
 INSTRUCTIONS = """You write test questions. The tool results give the user's profile, example questions and the \
 keywords and concepts of the level (its difficulty 1-10 and category). Call submit_questions once with as many \
-questions as the user asks for (3 if they do not say), in the language of the user's words, at that level:
+questions as the user asks for (3 if they do not say), on the topic they name, in the language of their words, at \
+that level:
 - multiple_choice: 4 different choices; correct_key is one of the choices, copied exactly.
 - true_false: a statement; correct_key is True or False.
 - short_answer: correct_keywords lists 1-3 words a right answer must contain.
@@ -157,7 +164,7 @@ def _chat_request(store: Store, read: _Reader) -> GenerateRequest | ScoreRequest
 
 def _mode_tools(tools: QuizTools, store: Store, read: _Reader) -> tuple[ToolDef, ToolDef]:
     async def submit_questions(
-        questions: Annotated[list[Draft], Field(min_length=1, max_length=5)],
+        questions: Annotated[list[DraftArg], Field(min_length=1, max_length=5)],
         category: Literal["technical", "business", "general"] = "general",
         difficulty: Annotated[int, Field(ge=1, le=10)] = 5,
         lang: Literal["en", "zh-CN"] = "en",
@@ -180,10 +187,11 @@ def _mode_tools(tools: QuizTools, store: Store, read: _Reader) -> tuple[ToolDef,
             request = GenerateRequest(category=category, difficulty=difficulty, count=len(questions), interests=[topic or category], lang=lang)
         session = context.run_id if context is not None else f"mcp-{utcnow()[:10]}"
         round_id = f"{session}_1_{utcnow()}"
-        return await generate(questions, request, tools=tools, round_id=round_id, record=CallRecorder(store), topic=topic)
+        drafts = [Draft.model_validate(q) for q in questions]
+        return await generate(drafts, request, tools=tools, round_id=round_id, record=CallRecorder(store), topic=topic)
 
     async def score_answers_tool(
-        answers: Annotated[list[AnswerIn], Field(min_length=1, max_length=20)],
+        answers: Annotated[list[AnswerArg], Field(min_length=1, max_length=20)],
         user_id: Annotated[str, Field(min_length=1, max_length=64)] = "anonymous",
         session_id: Annotated[str, Field(max_length=200)] = "",
     ) -> dict[str, Any]:
@@ -198,7 +206,8 @@ def _mode_tools(tools: QuizTools, store: Store, read: _Reader) -> tuple[ToolDef,
         asked = _chat_request(store, read)
         lang = asked.lang if asked is not None else read.lang
         session = session_id or (context.run_id if context is not None else "mcp")
-        return await score_answers(answers, tools=tools, session_id=session, user_id=user_id, lang=lang, record=CallRecorder(store))
+        given = [AnswerIn.model_validate(a) for a in answers]
+        return await score_answers(given, tools=tools, session_id=session, user_id=user_id, lang=lang, record=CallRecorder(store))
 
     submit = ToolDef(
         name="submit_questions", function=submit_questions, description=(submit_questions.__doc__ or "").split("\n\n")[0].strip(), ends_turn=True
@@ -231,6 +240,6 @@ def build_agent(options: QuizOptions, env: AppEnv) -> Agent:
         first_look=_first_look(read),
         tool_choice=_steps(env.store, read),
         question_timeout=options.question_timeout,
-        max_steps=4,
+        max_steps=MAX_REQUESTS,
         options=options.model_dump(mode="json"),
     )

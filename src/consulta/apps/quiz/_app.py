@@ -1,12 +1,13 @@
 """quiz declared for every front end: its agent (Mode 1 and Mode 2), options, MCP part and terminal words. The web
-page and the terminal test a person takes are added by their own parts (`web`, `terminal` commands)."""
+page and `consulta quiz take` are where a person takes an adaptive test (`_web`, `_take_cli`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from ...i18n import t
-from .._def import AppDef, AppEnv, AppView, McpPart, TerminalPart
+from .._def import AppDef, AppEnv, AppView, McpPart, TerminalPart, WebPart
 from ._agent import AGENT, QuizOptions, build_agent
 from ._bank import bank_items
 
@@ -19,6 +20,18 @@ def _data(options: QuizOptions, env: AppEnv) -> Path:
 
 def _welcome(host: AppView, lang: str) -> str | None:
     return t("quiz.cli.welcome", lang, items=len(bank_items()), path=str(host.data_path))
+
+
+def _web() -> WebPart:
+    from ._web import web_part
+
+    return web_part()
+
+
+def _commands() -> Any:
+    from ._take_cli import commands
+
+    return commands()
 
 
 def _mcp() -> McpPart:
@@ -34,6 +47,7 @@ APP = AppDef(
     main_agent=AGENT,
     options=QuizOptions,
     data_path=_data,
+    web=_web,
     mcp=_mcp,
-    terminal=TerminalPart(welcome=_welcome),
+    terminal=TerminalPart(welcome=_welcome, commands=_commands),
 )

@@ -24,7 +24,7 @@ from ...runtime import current_tool_call, typed_answer
 __all__ = ["AnswerGrade", "Budget", "Explanation", "ItemJudgment", "JudgeUnavailable", "ModelJudge"]
 
 Short = Annotated[str, Field(max_length=100)]  # short outputs: a small local model writes ~9 tokens/s
-Rating = Annotated[int, Field(ge=1, le=5)]
+Rating = Literal[1, 2, 3, 4, 5]  # an enum, not ge/le: the local model's grammar enforces enums, not integer bounds
 
 
 class ItemJudgment(BaseModel):

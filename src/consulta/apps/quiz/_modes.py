@@ -20,20 +20,23 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from typing_extensions import Required, TypedDict
 from sqlalchemy import select
 
 from ...i18n import t
 from ...runtime import current_tool_call, reply_lang, tool_exception_result, utcnow
-from ._bank import CATEGORIES, bank_items
+from ._bank import CATEGORIES, bank_items, content_hash
 from ._db import questions, responses
 from ._profiles import Profile, level_difficulty, load_profile
 from ._tools import QuizTools
 
 __all__ = [
     "PASS_SCORE",
+    "AnswerArg",
     "AnswerIn",
     "CallRecorder",
     "Draft",
+    "DraftArg",
     "GenerateRequest",
     "QuizRequest",
     "ScoreRequest",
@@ -60,6 +63,24 @@ class Draft(BaseModel):
     correct_key: Annotated[str, Field(max_length=120)] | None = None
     correct_keywords: Annotated[list[Annotated[str, Field(min_length=1, max_length=40)]], Field(max_length=4)] | None = None
     explanation: Annotated[str, Field(max_length=300)] = ""
+
+
+class DraftArg(TypedDict, total=False):
+    """A `Draft` as a tool argument (a plain dict, so the call's record holds JSON, not a model's repr)."""
+
+    item_type: Required[Literal["multiple_choice", "true_false", "short_answer"]]
+    stem: Required[Annotated[str, Field(min_length=5, max_length=250)]]
+    choices: Annotated[list[Annotated[str, Field(min_length=1, max_length=120)]], Field(max_length=5)] | None
+    correct_key: Annotated[str, Field(max_length=120)] | None
+    correct_keywords: Annotated[list[Annotated[str, Field(min_length=1, max_length=40)]], Field(max_length=4)] | None
+    explanation: Annotated[str, Field(max_length=300)]
+
+
+class AnswerArg(TypedDict):
+    """An `AnswerIn` as a tool argument."""
+
+    question_id: Annotated[str, Field(min_length=1, max_length=64)]
+    user_answer: Annotated[str, Field(min_length=1, max_length=4000)]
 
 
 class AnswerIn(BaseModel):
@@ -227,12 +248,14 @@ async def generate(
     for draft in drafts[: request.count]:
         answer = _answer_of(draft)
         choices = draft.choices if draft.item_type == "multiple_choice" else None
+        if _exists(tools, draft, choices, request.lang):  # a copy of an example or a saved item is not a new item
+            rejected.append({"stem": draft.stem, "final_score": 0.0, "issues": ["copies_existing_question"]})
+            continue
         check_args = {"stem": draft.stem, "question_type": draft.item_type, "choices": choices, "correct_answer": answer}
         verdict = await record("validate_question_quality", check_args, tools.validate_question_quality(**check_args, lang=request.lang))
         score = float(verdict.get("final_score", 0.0)) if isinstance(verdict, dict) else 0.0
         if not isinstance(verdict, dict) or verdict.get("ok") is False or score < PASS_SCORE:
-            issues = verdict.get("issues") if isinstance(verdict, dict) else None
-            rejected.append({"stem": draft.stem, "final_score": score, "issues": issues or [verdict.get("message", "")] if isinstance(verdict, dict) else []})
+            rejected.append({"stem": draft.stem, "final_score": score, "issues": _reasons(verdict)})
             continue
         save_args = {
             "item_type": draft.item_type, "stem": draft.stem, "choices": choices,
@@ -260,6 +283,27 @@ async def generate(
         "queued_for_retry": queued,
         "message": generation_message(saved, rejected, queued, request),
     }
+
+
+def _reasons(verdict: Any) -> list[str]:
+    """Why tool 4 did not pass an item: its failed rules, the model's reasons, or that it could not judge."""
+    if not isinstance(verdict, dict):
+        return ["validation_unavailable"]
+    reasons = [str(r) for r in [*(verdict.get("issues") or []), *(verdict.get("reasons") or [])] if str(r).strip()]
+    if verdict.get("fallback") or verdict.get("_fallback"):
+        reasons.append("validation_unavailable")
+    if not reasons and verdict.get("message"):
+        reasons.append(str(verdict["message"]))
+    return reasons or ["final_score_below_0.70"]
+
+
+def _exists(tools: QuizTools, draft: Draft, choices: list[str] | None, lang: str) -> bool:
+    digest = content_hash(item_type=draft.item_type, stem=draft.stem, choices=choices, lang=lang)
+    try:
+        with tools.engine.connect() as conn:
+            return conn.execute(select(questions.c.id).where(questions.c.content_hash == digest)).first() is not None
+    except Exception:  # noqa: BLE001 - the database away: tool 5 queues it, and saves it once
+        return False
 
 
 def generation_message(saved: list[dict[str, Any]], rejected: list[dict[str, Any]], queued: int, request: GenerateRequest) -> str:

@@ -61,6 +61,8 @@ KEYWORD_CACHE_TTL = 3600.0
 DIFFICULTY_RANGE = 1.5
 MAX_TEMPLATES = 10
 _RETRIABLE = (SQLAlchemyError, OSError)
+_BACKSTOP = 1.0
+"""Seconds past a judged tool's budget before its time bound cuts it off (the judge answers within the budget)."""
 
 DEFAULT_KEYWORDS: dict[str, Any] = {
     "keywords": ["Communication", "Problem Solving", "Teamwork", "Critical Thinking", "Adaptability"],
@@ -559,40 +561,35 @@ class QuizTools:
                 return [{**VALIDATION_FALLBACK, "_fallback": True} for _ in stem]
             return copy.deepcopy(VALIDATION_FALLBACK)
 
-        run = apply_policies(
-            _bound(validate_question_quality, judge=self.judge),
-            [seed_fallback(fallback), Timeout(seconds=self.timeouts["validate_question_quality"])],
+        bound = self.timeouts["validate_question_quality"]
+        run = apply_policies(  # the judge spends the budget item by item; the time bound is the backstop
+            _bound(validate_question_quality, judge=self.judge, budget=bound),
+            [seed_fallback(fallback), Timeout(seconds=bound + _BACKSTOP)],
         )
         extra = {"lang": lang} if lang is not None else {}
         return await run(stem=stem, question_type=question_type, choices=choices, correct_answer=correct_answer, batch=batch, **extra)
 
-    async def score_and_explain(
-        self,
-        session_id: str,
-        user_id: str,
-        question_id: str,
-        question_type: str,
-        user_answer: str,
-        correct_answer: str | None = None,
-        correct_keywords: list[str] | None = None,
-        difficulty: int | None = None,
-        category: str | None = None,
-        **about: Any,
-    ) -> dict[str, Any]:
-        """Tool 6: MC / TF exact, short answers by the model with the keyword match; an explanation with references.
-        `about` are quiz-judge's keyword-only extras from the bank (stem, explanation, key_points, topic, lang)."""
+    async def score_and_explain(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """Tool 6 with quiz-judge's arguments (`_score.score_and_explain`: session_id, user_id, question_id,
+        question_type, user_answer, correct_answer, correct_keywords, difficulty, category, and its keyword-only
+        extras from the bank): MC / TF exact, short answers by the model with the keyword match; an explanation with
+        references; the seed's fallback when the work fails, never for bad input."""
         from ._score import score_and_explain
 
-        def fallback(args: dict[str, Any]) -> dict[str, Any]:
-            return {"session_id": session_id, "user_id": user_id, "question_id": question_id, **copy.deepcopy(SCORE_FALLBACK), "graded_at": utcnow()}
+        try:
+            given = inspect.signature(score_and_explain).bind_partial(*args, **kwargs).arguments
+        except TypeError as error:
+            raise InvalidArgumentType("arguments", str(error)) from None
 
+        def fallback(_: dict[str, Any]) -> dict[str, Any]:
+            who = {k: given.get(k) for k in ("session_id", "user_id", "question_id")}
+            return {**who, **copy.deepcopy(SCORE_FALLBACK), "graded_at": utcnow()}
+
+        bound = self.timeouts["score_and_explain"]
         run = apply_policies(
-            _bound(score_and_explain, judge=self.judge, **about), [seed_fallback(fallback), Timeout(seconds=self.timeouts["score_and_explain"])]
+            _bound(score_and_explain, judge=self.judge, budget=bound), [seed_fallback(fallback), Timeout(seconds=bound + _BACKSTOP)]
         )
-        return await run(
-            session_id=session_id, user_id=user_id, question_id=question_id, question_type=question_type, user_answer=user_answer,
-            correct_answer=correct_answer, correct_keywords=correct_keywords, difficulty=difficulty, category=category,
-        )
+        return await run(**given)
 
     # ---- as runtime tools -------------------------------------------------------------------------------------
 
