@@ -182,8 +182,7 @@ def test_the_seed_s_conversation_with_the_advisor_agent(open_page: Any, tmp_path
     home = tmp_path / "home"
     home.mkdir()
     script = tmp_path / "describe.json"  # the one step the model takes: the words about "the first one"
-    described = {"zh-CN": "这位导师学生评价很高。", "en": "Students rate this advisor highly."}[lang]
-    script.write_text(json.dumps([{"tool_calls": [{"name": "final_result", "args": {"voice_response": described}}]}]), encoding="utf-8")
+    script.write_text("[]", encoding="utf-8")  # written once the first advisor is known (the model is resolved per turn)
     settings = Settings(home=home, database_url=f"sqlite:///{home}/consulta.db", model=f"scripted:{script}", lang=lang)
     app = create_app(app="advisor", settings=settings)
     turns = REAL_TURNS[lang]
@@ -193,6 +192,8 @@ def test_the_seed_s_conversation_with_the_advisor_agent(open_page: Any, tmp_path
         page.set_default_timeout(20_000)
         engine = app.state.host.store.engine
         first = update_ranking(engine, **PKU_CS).advisors[0]
+        described = {"zh-CN": f"{first.name}老师的学生评价很高。", "en": f"Students rate {first.name_en} highly."}[lang]
+        script.write_text(json.dumps([{"tool_calls": [{"name": "final_result", "args": {"voice_response": described}}]}]), encoding="utf-8")
 
         # "the first one" with no list on the page: §6.3's reply, and the page stays home
         said = send(p, EMPTY_LIST[lang])
@@ -214,7 +215,7 @@ def test_the_seed_s_conversation_with_the_advisor_agent(open_page: Any, tmp_path
         p.shot(f"{name}-02-recommended")
 
         said = send(p, turns[2])  # "the first one": the first advisor the page shows
-        assert first.name in said or said == described, said
+        assert said == described, said  # the model's words, held to naming the advisor
         assert page_context(page)["current_page"] == "ranking"
 
         send(p, turns[3])  # "his details": the advisor just talked about
