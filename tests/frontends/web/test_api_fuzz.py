@@ -80,7 +80,10 @@ class Fuzzed:
     server_log: str
 
     def explain(self) -> str:
-        return f"{self.output}\n---- the server's log (last 4000 characters) ----\n{self.server_log[-4000:]}"
+        """What went wrong first (a CI log shows the head of a message), then all schemathesis printed, then the server."""
+        found = [{"pass": n, "failures": r.get("failures"), "errors": r.get("errors")} for n, r in enumerate(self.reports) if r.get("failures") or r.get("errors")]
+        head = json.dumps(found, ensure_ascii=False, default=str)[:6000]
+        return f"{head}\n---- schemathesis ----\n{self.output}\n---- the server's log (last 4000 characters) ----\n{self.server_log[-4000:]}"
 
     @property
     def generated(self) -> int:
