@@ -167,6 +167,7 @@ def test_a_gate_rejects_wrong_data_before_any_model_is_trained_and_escalates_aft
     assert [v.attempt for _, v in validation_records(ws)] == [1, 2, 3]  # no record written twice
 
 
+@pytest.mark.slow  # > 20 s: three rounds of sandboxed scripts
 def test_the_validator_rejects_and_the_work_goes_back_with_the_reasons(tmp_path: Path) -> None:
     ws, problem = workspace(tmp_path)
     model = scripted(work={"validator": {"status": "REJECTED", "reasons": ["数据清洗说明不够具体，请写清楚。"]}})
@@ -198,6 +199,7 @@ def test_a_paper_number_that_disagrees_with_its_csv_is_rejected(tmp_path: Path) 
     assert verdict is not None and verdict.status == "REJECTED" and any("[paper_numbers]" in r and f"{mape + 1.37:.2f}" in r for r in verdict.reasons)
 
 
+@pytest.mark.slow  # > 20 s: three rounds of sandboxed scripts
 def test_a_writers_invented_number_is_rejected_then_the_paper_is_codes(tmp_path: Path) -> None:
     ws, problem = workspace(tmp_path)
     model = scripted(work={"writer": {**_writer(), "abstract": "模型的检验误差只有 0.123%，非常准确。"}})
