@@ -122,6 +122,7 @@ def _records(home: Path) -> dict[str, bytes]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1500)  # seven runs of the whole flow, each in a new process
 def test_killed_at_any_point_and_run_again_the_records_are_those_of_an_uninterrupted_run(tmp_path: Path) -> None:
     problem = tmp_path / "problem"
     shutil.copytree(SAMPLES / "electricity_demand", problem)
@@ -138,3 +139,25 @@ def test_killed_at_any_point_and_run_again_the_records_are_those_of_an_uninterru
         assert resumed.returncode == 0, resumed.stdout + resumed.stderr
         assert _records(home) == expected, point
         assert "paper.pdf" in resumed.stdout
+
+
+def test_the_terminal_says_who_works_each_consultation_and_each_verdict(capsys: pytest.CaptureFixture[str]) -> None:
+    from types import SimpleNamespace
+
+    from consulta.apps.modeling._app import ModelingFlags
+    from consulta.runtime import RunStarted
+
+    heard = []
+    host = SimpleNamespace(env=SimpleNamespace(lang="zh-CN"), subscribe=heard.append)
+    app = get_app("modeling")
+    app.terminal.prepare(ModelingFlags(), host)
+    (hear,) = heard
+    hear(RunStarted(run_id="r2", app="modeling", agent="modeler", prompt="p"))
+    hear(ToolReturned(run_id="r1", tool_call_id="consult:x", tool_name="consult", ok=True, result={"record": "consultation/modeler_researcher_1.md", "kind": "知识咨询"}, duration_ms=0))
+    hear(ToolReturned(run_id="r1", tool_call_id="gate:x", tool_name="gate", ok=False, duration_ms=0,
+                      result={"gate": "data_ready", "attempt": 1, "status": "REJECTED", "decided_by": "code", "reasons": ["[sequence_gaps] 2017-07"]}))  # fmt: skip
+    out = capsys.readouterr().out
+    assert "▶ modeler（建模）开始工作" in out and "⇄ 知识咨询已记录：consultation/modeler_researcher_1.md" in out
+    assert "◆ 关卡 data_ready 第 1 次：REJECTED（code）[sequence_gaps] 2017-07" in out
+    app.terminal.prepare(ModelingFlags(quiet=True), host)
+    assert len(heard) == 1  # quiet: nothing subscribed

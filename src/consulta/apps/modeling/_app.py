@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ...i18n import t
-from ...runtime import RunStarted
+from ...runtime import RunStarted, ToolReturned
 from .._def import AppDef, AppView, TerminalPart, WebPart
 from ._agent import AGENT, ModelingOptions, build_agent, workspace_of_options
 from ._team import ROLES
@@ -31,7 +31,8 @@ def _welcome(host: AppView, lang: str) -> str | None:
 
 
 def _prepare(flags: ModelingFlags, host: Any) -> None:
-    """Print who is working: a line when each of the team's agents starts an answer (a nested run of the Director)."""
+    """Print who is working (a line when each of the team's agents starts an answer, a nested run of the Director),
+    each consultation's record as it is written, and each gate's verdict."""
     if flags.quiet:
         return
     from rich.console import Console
@@ -42,6 +43,13 @@ def _prepare(flags: ModelingFlags, host: Any) -> None:
     def hear(event: Any) -> None:
         if isinstance(event, RunStarted) and event.app == "modeling" and event.agent in ROLES and not event.resumed:
             console.print(t("modeling.cli.working", lang, agent=event.agent, role=ROLES[event.agent].title), style="bold cyan", markup=False)
+        elif isinstance(event, ToolReturned) and event.tool_name == "gate" and isinstance(event.result, dict):
+            result = event.result
+            style = {"APPROVED": "bold green", "CONDITIONAL": "bold yellow"}.get(str(result.get("status")), "bold red")
+            reasons = "; ".join(result.get("reasons") or [])[:160]
+            console.print(t("modeling.cli.verdict", lang, reasons=reasons, **{k: result.get(k) for k in ("gate", "attempt", "status", "decided_by")}), style=style, markup=False)
+        elif isinstance(event, ToolReturned) and event.tool_name == "consult" and isinstance(event.result, dict) and event.result.get("record"):
+            console.print(t("modeling.cli.consulted", lang, record=event.result["record"], kind=event.result.get("kind", "")), style="magenta", markup=False)
 
     host.subscribe(hear)
 

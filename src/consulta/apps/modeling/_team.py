@@ -12,7 +12,7 @@ Strings are bounded (a small model's grammar stops at the bound instead of rambl
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -37,6 +37,8 @@ __all__ = [
 ]
 
 Mode = Literal["work", "work+reply", "answer", "answer+reply"]
+Line = Annotated[str, Field(max_length=160)]
+"""One item of a list: bounded like every string (an unbounded item lets a small model run away)."""
 
 
 class Role(BaseModel):
@@ -79,19 +81,19 @@ class TeamAnswer(BaseModel):
 
 class ReaderWork(TeamAnswer):
     summary: str = Field("", max_length=500, description="问题的要点")
-    tasks: list[str] = Field(default_factory=list, max_length=5, description="要回答的问题，每条一句")
+    tasks: list[Line] = Field(default_factory=list, max_length=5, description="要回答的问题，每条一句")
 
 
 class ResearcherWork(TeamAnswer):
-    methods: list[str] = Field(default_factory=list, max_length=4, description="可行的方法")
+    methods: list[Line] = Field(default_factory=list, max_length=4, description="可行的方法")
     recommendation: str = Field("", max_length=400, description="推荐哪种方法及理由")
 
 
 class ModelerWork(TeamAnswer):
-    assumptions: list[str] = Field(default_factory=list, max_length=5, description="模型假设，每条一句")
+    assumptions: list[Line] = Field(default_factory=list, max_length=5, description="模型假设，每条一句")
     model_description: str = Field("", max_length=500, description="模型形式")
     target: str = Field("", max_length=40, description="要预测或拟合的列名")
-    covariates: list[str] = Field(default_factory=list, max_length=4, description="解释变量的列名")
+    covariates: list[Line] = Field(default_factory=list, max_length=4, description="解释变量的列名")
     scenario_column: str = Field("", max_length=40, description="情景分析要改变的列名（可空）")
     scenario_factor: float = Field(1.0, description="情景中该列乘以的系数")
     population: float = Field(0.0, description="总人口（传染病模型用，可为 0）")
@@ -104,7 +106,7 @@ class DataEngineerWork(TeamAnswer):
 
 class CodeTranslatorWork(TeamAnswer):
     explanation: str = Field("", max_length=300, description="代码的思路")
-    code: str = Field("", max_length=3000, description="code/model.py 的完整代码；留空则用团队模板")
+    code: str = Field("", max_length=2000, description="code/model.py 的完整代码；留空则用团队模板")
 
 
 class ModelTrainerWork(TeamAnswer):
@@ -114,7 +116,7 @@ class ModelTrainerWork(TeamAnswer):
 
 class VisualizerWork(TeamAnswer):
     target_label: str = Field("", max_length=60, description="图中目标量的名称")
-    captions: list[str] = Field(default_factory=list, max_length=2, description="两幅图的图题：拟合图、预测图")
+    captions: list[Line] = Field(default_factory=list, max_length=2, description="两幅图的图题：拟合图、预测图")
 
 
 class WriterWork(TeamAnswer):
@@ -125,7 +127,7 @@ class WriterWork(TeamAnswer):
 
 class ValidatorWork(TeamAnswer):
     status: Literal["APPROVED", "CONDITIONAL", "REJECTED"] = "APPROVED"
-    reasons: list[str] = Field(default_factory=list, max_length=4, description="理由，每条一句；REJECTED 必须给出")
+    reasons: list[Line] = Field(default_factory=list, max_length=4, description="理由，每条一句；REJECTED 必须给出")
 
 
 class Answer(TeamAnswer):
