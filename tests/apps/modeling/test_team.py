@@ -170,7 +170,7 @@ def test_a_gate_rejects_wrong_data_before_any_model_is_trained_and_escalates_aft
 @pytest.mark.slow  # > 20 s: three rounds of sandboxed scripts
 def test_the_validator_rejects_and_the_work_goes_back_with_the_reasons(tmp_path: Path) -> None:
     ws, problem = workspace(tmp_path)
-    model = scripted(work={"validator": {"status": "REJECTED", "reasons": ["数据清洗说明不够具体，请写清楚。"]}})
+    model = scripted(work={"validator": {"status": "REJECTED", "reasons": ["data/demand_monthly.csv 的清洗说明不够具体，请写清楚。"]}})
     with pytest.raises(Escalation):
         run(director(ws, problem, model).run())
     verdicts = [v for _, v in validation_records(ws)]
@@ -178,7 +178,7 @@ def test_the_validator_rejects_and_the_work_goes_back_with_the_reasons(tmp_path:
     prompts = [k for k in director(ws, problem, model).memo["answers"] if k.startswith("data_engineer#")]
     assert sorted(prompts) == ["data_engineer#1|data_engineer|work|1", "data_engineer#2|data_engineer|work|1", "data_engineer#3|data_engineer|work|1"]
     # accepted by the person: the run goes on from the records
-    team = director(ws, problem, scripted(work={"validator": {"status": "REJECTED", "reasons": ["数据清洗说明不够具体，请写清楚。"]}}), decision="accept")
+    team = director(ws, problem, scripted(work={"validator": {"status": "REJECTED", "reasons": ["data/demand_monthly.csv 的清洗说明不够具体，请写清楚。"]}}), decision="accept")
     with pytest.raises(Escalation) as raised:  # the validator rejects every gate: the next one escalates too
         run(team.run())
     assert raised.value.verdict.gate == "code_runs"
@@ -245,3 +245,15 @@ def test_the_benchmark_json_problem_runs_an_epidemic_model(tmp_path: Path) -> No
     params = pd.read_csv(ws / "results" / "parameters.csv").set_index("parameter")["value"]
     assert 1.0 < params["R0"] < 4.0
     assert len(pd.read_csv(ws / "data" / "daily_reports.csv")) == 70  # the duplicated report dropped
+
+
+def test_a_validator_rejection_without_evidence_is_asked_again_then_conditional(tmp_path: Path) -> None:
+    ws, problem = workspace(tmp_path)
+    for csv in (ws / "problem").glob("*.csv"):
+        shutil.copyfile(csv, ws / "data" / csv.name)
+    unfounded = scripted(work={"validator": {"status": "REJECTED", "reasons": ["感觉不太好。"]}})
+    verdict = run(director(ws, problem, unfounded).gate("data_ready", "data", 1))
+    assert verdict.status == "CONDITIONAL" and verdict.decided_by == "validator" and "无法使用" in verdict.reasons[0]
+    founded = scripted(work={"validator": {"status": "REJECTED", "reasons": ["data/demand_monthly.csv 缺少单位说明。"]}})
+    verdict = run(director(ws, problem, founded).gate("data_ready", "data", 2))
+    assert verdict.status == "REJECTED" and verdict.reasons == ["data/demand_monthly.csv 缺少单位说明。"]

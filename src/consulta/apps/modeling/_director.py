@@ -268,7 +268,7 @@ class Director:
         else:
             judged = await self.turn(
                 "validator", "work", step=step, phase=phase, task=f"关卡 {gate}：代码检查已全部通过。判断产出能否进入下一阶段。",
-                prompt=self._gate_prompt(gate), check=_validator_check,
+                prompt=self._gate_prompt(gate), check=self._validator_check,
             )  # fmt: skip
             status = getattr(judged, "status", "APPROVED")
             reasons = [r for r in getattr(judged, "reasons", []) if r.strip()] or ["代码检查全部通过；验证者没有补充意见。"]
@@ -399,6 +399,18 @@ class Director:
             return Refusal("repeated", f"这个问题已经问过 {to}：请使用那次的回复。")
         return None
 
+    def _validator_check(self, answer: TeamAnswer) -> None:
+        """A REJECTED verdict must show its evidence: a reason naming a file of the workspace (else the validator is
+        asked again with this error; an answer that never fits is CONDITIONAL, see `answer`)."""
+        if getattr(answer, "status", "") != "REJECTED":
+            return
+        names = {p.name for folder in ("data", "code", "results", "figures", "paper") for p in (self.ws / folder).glob("*") if p.is_file()}
+        if not any(name in reason for reason in getattr(answer, "reasons", []) for name in names):
+            raise ValueError(
+                "REJECTED needs evidence: name the file that is wrong (one of: " + ", ".join(sorted(names)[:12]) + ") and say what is wrong in it; "
+                "if nothing is wrong, answer APPROVED, or CONDITIONAL with what to improve."
+            )
+
     # ---- code ---------------------------------------------------------------------------------------------------------
 
     def _model_code(self, draft: str, plan: Plan, attempt: int) -> None:
@@ -511,9 +523,6 @@ def _task(task: str, reasons: list[str]) -> str:
     return task + "\n上一轮被验证关卡退回，理由：\n" + "\n".join(f"- {r[:300]}" for r in reasons[:6])
 
 
-def _validator_check(answer: TeamAnswer) -> None:
-    if getattr(answer, "status", "") == "REJECTED" and not any(len(r.strip()) >= 6 for r in getattr(answer, "reasons", [])):
-        raise ValueError("REJECTED needs at least one concrete reason: say what is wrong and where.")
 
 
 def _strip_fence(text: str) -> str:
