@@ -45,7 +45,7 @@ def team_script(
     for agent in AGENTS:
         own = work[agent] if agent != "advisor" else {}
         agents.append({"when": f"@{agent}/work+reply", "steps": _call({**own, "used_reply": f"{agent} 采纳了回复。"})})
-        asked = {"consult_agent": consults[agent], "consult_question": f"{agent} 想确认：这样理解对吗？", "consult_background": "做本阶段的工作时遇到的疑问。", "consult_understanding": "我认为可以。"} if agent in consults else {}
+        asked = {"consult_agent": consults[agent], "consult_question": f"{agent} 想确认：这样理解对吗？"} if agent in consults else {}
         agents.append({"when": f"@{agent}/work", "steps": _call({**own, **asked})})
         agents.append({"when": f"@{agent}/answer+reply", "steps": _call({**ANSWER, "used_reply": f"{agent} 参考了同伴的回复。"})})
         nested = {"consult_agent": answers_consult[agent], "consult_question": f"{agent} 回答前想问：这一点你怎么看？"} if agent in answers_consult else {}

@@ -292,11 +292,12 @@ class Director:
         phase = phase or PHASES.get(agent) or step.split("#")[0]
         answer = await self.answer(agent, mode, step=step, task=task, prompt=prompt, check=check)
         for _ in range(_MAX_REQUESTS_PER_TURN):
-            if not (answer.consult_agent.strip() or answer.consult_question.strip()):
+            to, question = str(getattr(answer, "consult_agent", "")).strip(), str(getattr(answer, "consult_question", "")).strip()
+            if not (to or question):
                 break
             request = ConsultationRequest(
-                from_agent=agent, to_agent=answer.consult_agent.strip().lstrip("@"), question=answer.consult_question,
-                background=answer.consult_background, understanding=answer.consult_understanding,
+                from_agent=agent, to_agent=to.lstrip("@"), question=question,
+                background=f"{agent} 在做这件事时提出：{task.splitlines()[0]}",
             )  # fmt: skip
             outcome = await self.consult(request, step=step, phase=phase, depth=depth + 1, waiting=waiting)
             if isinstance(outcome, Refusal):
@@ -308,7 +309,7 @@ class Director:
             mode = "work+reply" if mode.startswith("work") else "answer+reply"
             answer = await self.answer(agent, mode, step=step, task=task, prompt=f"{prompt}\n\n{request_text(request)}\n\n{told}", check=check)
             if record is not None:
-                used = answer.used_reply.strip() or f"{agent} 收到回复后继续工作（未说明如何使用）。"
+                used = str(getattr(answer, "used_reply", "")).strip() or f"{agent} 收到回复后继续工作（未说明如何使用）。"
                 fill_outcome(record, f"已解决。{used}")
                 crash_point(f"modeling.outcome:{record.name}")
         return answer
@@ -332,7 +333,7 @@ class Director:
         except ToolError as error:  # the model's answer never fitted: the role's empty answer, code's words stand in
             output, fallback = kind(), error.message
             if agent == "validator" and mode.startswith("work"):
-                output = kind.model_validate({"status": "CONDITIONAL", "reasons": [f"验证者的回答无法使用（{error.message[:160]}）；代码检查已通过，有条件放行。"]})
+                output = kind.model_validate({"status": "CONDITIONAL", "reasons": [f"验证者的回答无法使用（{error.message[:40]}）；代码检查已通过，有条件放行。"]})
         assert isinstance(output, TeamAnswer)
         self.memo["answers"][key] = {"output": output.model_dump(mode="json"), "fallback": fallback, "ms": round((time.perf_counter() - started) * 1000)}
         self.memo.save()
@@ -443,7 +444,7 @@ class Director:
 
     def _problem_prompt(self, *, short: bool = False) -> str:
         text = self.problem.statement.strip()
-        return f"题目：{self.problem.title}\n" + (text[:500] if short else text[:1500])  # a small model reads ~20 tokens a second
+        return f"题目：{self.problem.title}\n" + (text[:400] if short else text[:1000])  # a small model reads ~20 tokens a second
 
     def _data_prompt(self) -> str:
         shape = describe_data(self.ws / "problem")

@@ -4,17 +4,18 @@ An agent answers the Director with one typed answer (its role's model below), in
 instructions as `@{agent}/{mode}` (the scripted test double picks an agent's script by these words):
 `work` (its phase's work), `work+reply` (the same work, after a consultation's reply), `answer` (a colleague
 consulted it) and `answer+reply` (its answer, after its own consultation's reply). Every answer may ask the Director
-to consult a colleague (`consult_agent`, `consult_question`, `consult_background`, `consult_understanding`: the
-seed's request, §5) and, after a reply, says how it used it (`used_reply`: the record's 结果).
+to consult a colleague (`consult_agent`, `consult_question`: the Director writes them as the seed's request, §5,
+with the asker's task as its 背景) and, after a reply, says how it used it (`used_reply`: the record's 结果).
 
 Strings are bounded (a small model's grammar stops at the bound instead of rambling).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from functools import cache
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 __all__ = [
     "AGENTS",
@@ -37,7 +38,7 @@ __all__ = [
 ]
 
 Mode = Literal["work", "work+reply", "answer", "answer+reply"]
-Line = Annotated[str, Field(max_length=160)]
+Line = Annotated[str, Field(max_length=80)]
 """One item of a list: bounded like every string (an unbounded item lets a small model run away)."""
 
 
@@ -67,31 +68,33 @@ AGENTS: tuple[str, ...] = tuple(ROLES)
 
 
 class TeamAnswer(BaseModel):
-    """What every answer may carry besides its role's fields: a consultation to make first, and how the reply of the
-    last one was used."""
+    """Every typed answer: its role's fields first, then (added by `output_type`, last so a small model writes its
+    work before them) `consult_agent` and `consult_question` — a consultation to make — and, after a reply,
+    `used_reply`: how the reply was used (the record's 结果)."""
 
     model_config = ConfigDict(extra="ignore")
 
-    consult_agent: str = Field("", max_length=24, description="要咨询的同伴（agent 名），不需要则留空")
-    consult_question: str = Field("", max_length=240, description="问题")
-    consult_background: str = Field("", max_length=240, description="背景：为什么要问")
-    consult_understanding: str = Field("", max_length=240, description="我的理解")
-    used_reply: str = Field("", max_length=240, description="收到回复后：你如何使用了这个回复")
+
+_CONSULT = {
+    "consult_agent": (str, Field("", max_length=24, description="需要咨询同伴时写它的名字，否则留空")),
+    "consult_question": (str, Field("", max_length=80, description="要问同伴的问题（不咨询则留空）")),
+}
+_USED = {"used_reply": (str, Field("", max_length=80, description="你如何使用了同伴的回复"))}
 
 
 class ReaderWork(TeamAnswer):
-    summary: str = Field("", max_length=500, description="问题的要点")
+    summary: str = Field("", max_length=240, description="问题的要点")
     tasks: list[Line] = Field(default_factory=list, max_length=5, description="要回答的问题，每条一句")
 
 
 class ResearcherWork(TeamAnswer):
     methods: list[Line] = Field(default_factory=list, max_length=4, description="可行的方法")
-    recommendation: str = Field("", max_length=400, description="推荐哪种方法及理由")
+    recommendation: str = Field("", max_length=160, description="推荐哪种方法及理由")
 
 
 class ModelerWork(TeamAnswer):
     assumptions: list[Line] = Field(default_factory=list, max_length=5, description="模型假设，每条一句")
-    model_description: str = Field("", max_length=500, description="模型形式")
+    model_description: str = Field("", max_length=200, description="模型形式")
     target: str = Field("", max_length=40, description="要预测或拟合的列名")
     covariates: list[Line] = Field(default_factory=list, max_length=4, description="解释变量的列名")
     scenario_column: str = Field("", max_length=40, description="情景分析要改变的列名（可空）")
@@ -101,28 +104,28 @@ class ModelerWork(TeamAnswer):
 
 
 class DataEngineerWork(TeamAnswer):
-    cleaning_notes: str = Field("", max_length=400, description="清洗数据时要做的事")
+    cleaning_notes: str = Field("", max_length=120, description="清洗数据时要做的事")
 
 
 class CodeTranslatorWork(TeamAnswer):
-    explanation: str = Field("", max_length=300, description="代码的思路")
-    code: str = Field("", max_length=2000, description="code/model.py 的完整代码；留空则用团队模板")
+    explanation: str = Field("", max_length=120, description="代码的思路")
+    code: str = Field("", max_length=1500, description="code/model.py 的完整代码；留空则用团队模板")
 
 
 class ModelTrainerWork(TeamAnswer):
     holdout: int = Field(0, ge=0, le=120, description="检验期的期数（0：默认）")
-    notes: str = Field("", max_length=300, description="训练说明")
+    notes: str = Field("", max_length=100, description="训练说明")
 
 
 class VisualizerWork(TeamAnswer):
-    target_label: str = Field("", max_length=60, description="图中目标量的名称")
+    target_label: str = Field("", max_length=30, description="图中目标量的名称")
     captions: list[Line] = Field(default_factory=list, max_length=2, description="两幅图的图题：拟合图、预测图")
 
 
 class WriterWork(TeamAnswer):
-    abstract: str = Field("", max_length=600, description="摘要（不要写数字，数字由代码填）")
-    discussion: str = Field("", max_length=600, description="讨论：模型的优缺点")
-    conclusion: str = Field("", max_length=400, description="结论")
+    abstract: str = Field("", max_length=200, description="摘要（不要写数字，数字由代码填）")
+    discussion: str = Field("", max_length=200, description="讨论：模型的优缺点")
+    conclusion: str = Field("", max_length=150, description="结论")
 
 
 class ValidatorWork(TeamAnswer):
@@ -131,8 +134,8 @@ class ValidatorWork(TeamAnswer):
 
 
 class Answer(TeamAnswer):
-    answer: str = Field("", max_length=500, description="回答")
-    note: str = Field("", max_length=300, description="补充说明（可空）")
+    answer: str = Field("", max_length=200, description="回答")
+    note: str = Field("", max_length=100, description="补充说明（可空）")
 
 
 _WORK: dict[str, type[TeamAnswer]] = {
@@ -142,9 +145,14 @@ _WORK: dict[str, type[TeamAnswer]] = {
 }  # fmt: skip
 
 
+@cache
 def output_type(agent: str, mode: Mode) -> type[TeamAnswer]:
-    """The typed answer `agent` gives in `mode`."""
-    return Answer if mode.startswith("answer") else _WORK[agent]
+    """The typed answer `agent` gives in `mode`: its role's fields, then the consultation fields (and after a reply,
+    `used_reply`)."""
+    base = Answer if mode.startswith("answer") else _WORK[agent]
+    fields: dict[str, Any] = {**(_USED if mode.endswith("+reply") else {}), **_CONSULT}
+    name = base.__name__ + ("AfterReply" if mode.endswith("+reply") else "")
+    return create_model(name, __base__=base, __doc__=base.__doc__, **fields)
 
 
 def instructions(agent: str, mode: Mode, *, task: str) -> str:
@@ -152,8 +160,8 @@ def instructions(agent: str, mode: Mode, *, task: str) -> str:
     role = ROLES[agent]
     others = "、".join(a for a in AGENTS if a != agent)
     consult = (
-        f"如果确实需要同伴的知识，可以请 Director 咨询一位同伴（{others}）：填写 consult_agent 与 consult_question"
-        f"（可选 consult_background、consult_understanding）。{role.typical}。不需要就留空。"
+        f"如果确实需要同伴的知识，可以请 Director 咨询一位同伴（{others}）：填写 consult_agent 与 consult_question。"
+        f"{role.typical}。不需要就留空。"
     )
     modes = {
         "work": "完成你这一阶段的工作。",
