@@ -47,10 +47,10 @@ def test_a_consultation_in_each_direction_of_the_seeds_table(tmp_path: Path, ask
         assert section in text
     reply = parse_reply(text.split("## 回复", 1)[1])
     assert reply is not None and reply.agent == colleague and reply.answer == f"{colleague} 的回答：可以这样做。" and reply.note == "注意数据的单位。"
-    assert text.rstrip().endswith(f"已解决。{asker} 采纳了回复。")
+    assert text.rstrip().endswith(f"{asker} 收到回复后继续工作。使用方式：{asker} 采纳了回复。")
     card = consultation_card(record, ws)  # the web page's timeline reads it
     assert card is not None and (card.from_agent, card.to_agent, card.index) == (asker, colleague, 1)
-    assert card.question == f"{asker} 想确认：这样理解对吗？" and card.outcome == f"已解决。{asker} 采纳了回复。"
+    assert card.question == f"{asker} 想确认：这样理解对吗？" and card.outcome == f"{asker} 收到回复后继续工作。使用方式：{asker} 采纳了回复。"
 
 
 def test_the_request_and_reply_texts_are_the_seeds() -> None:
@@ -87,7 +87,7 @@ def test_nesting_to_depth_two_and_depth_three_refused(tmp_path: Path) -> None:
     assert (refused["from"], refused["to"], refused["code"]) == ("reader", "advisor", "too_deep")
     nested = (ws / "consultation" / "researcher_reader_1.md").read_text(encoding="utf-8")
     assert "**回答**：可以，按你的理解做。" in nested  # reader, refused, answered with what it had
-    assert nested.rstrip().endswith("已解决。researcher 参考了同伴的回复。")
+    assert nested.rstrip().endswith("researcher 收到回复后继续工作。使用方式：researcher 参考了同伴的回复。")
 
 
 def test_a_cycle_is_refused(tmp_path: Path) -> None:

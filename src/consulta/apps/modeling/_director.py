@@ -132,6 +132,8 @@ class Director:
         self.answer_timeout = answer_timeout
         self.memo = _Memo(self.ws / "state" / "director.json")
         self._counters: dict[str, int] = {}
+        self.unfit: dict[str, str] = {}
+        """Agent → why its last answer did not fit its form (code's words stood in)."""
         
     def counts(self) -> dict[str, int]:
         """What the run did, from its memo and records: the agents' answers, the consultations made and refused, and
@@ -309,8 +311,9 @@ class Director:
             mode = "work+reply" if mode.startswith("work") else "answer+reply"
             answer = await self.answer(agent, mode, step=step, task=task, prompt=f"{prompt}\n\n{request_text(request)}\n\n{told}", check=check)
             if record is not None:
-                used = str(getattr(answer, "used_reply", "")).strip() or f"{agent} 收到回复后继续工作（未说明如何使用）。"
-                fill_outcome(record, f"已解决。{used}")
+                used = str(getattr(answer, "used_reply", "")).strip()
+                # what happened, not a judgment: the asker went on; how it used the reply, in its own words
+                fill_outcome(record, f"{agent} 收到回复后继续工作。使用方式：{used}" if used else f"{agent} 收到回复后继续工作（未说明如何使用）。")
                 crash_point(f"modeling.outcome:{record.name}")
         return answer
 
@@ -321,6 +324,7 @@ class Director:
         kind = output_type(agent, mode)
         known = self.memo["answers"].get(key)
         if known is not None:
+            self._unfit(agent, known.get("fallback"))
             return kind.model_validate(known["output"])
         text = instructions(agent, mode, task=task)
         log = self._nested(agent, f"{task}\n\n{prompt}"[:2000])
@@ -335,12 +339,19 @@ class Director:
             if agent == "validator" and mode.startswith("work"):
                 output = kind.model_validate({"status": "CONDITIONAL", "reasons": [f"验证者的回答无法使用（{error.message[:40]}）；代码检查已通过，有条件放行。"]})
         assert isinstance(output, TeamAnswer)
+        self._unfit(agent, fallback)
         self.memo["answers"][key] = {"output": output.model_dump(mode="json"), "fallback": fallback, "ms": round((time.perf_counter() - started) * 1000)}
         self.memo.save()
         crash_point(f"modeling.answer:{key}")
         if log is not None:
             log.end(RunStatus.finished, output=output.model_dump_json())
         return output
+
+    def _unfit(self, agent: str, fallback: str | None) -> None:
+        if fallback:
+            self.unfit[agent] = fallback
+        else:
+            self.unfit.pop(agent, None)
 
     async def consult(self, request: ConsultationRequest, *, step: str, phase: str, depth: int, waiting: tuple[str, ...]) -> tuple[Reply, Path] | Refusal:
         """One consultation the Director was asked for: refused with the reason, or made and recorded."""
@@ -419,6 +430,8 @@ class Director:
         sandbox; the template otherwise (which one, and why, goes on record)."""
         draft = _strip_fence(draft)
         reason = _draft_problem(draft, plan)
+        if not draft.strip() and "code_translator" in self.unfit:
+            reason = f"its answer did not fit its form ({self.unfit['code_translator'][:160]})"
         if reason is None:
             write_atomic(self.ws / "state" / "drafts" / f"model_{attempt}.py", draft.encode("utf-8"))
             self._write_script("model", draft, origin="code_translator")
