@@ -138,7 +138,9 @@ def test_killed_at_any_point_and_run_again_the_records_are_those_of_an_uninterru
         resumed = _chat(home, problem, script)
         assert resumed.returncode == 0, resumed.stdout + resumed.stderr
         assert _records(home) == expected, point
-        assert "paper.pdf" in resumed.stdout
+        assert "论文已完成" in resumed.stdout  # (the terminal wraps the PDF's path)
+        (workspace,) = (home / "apps" / "modeling" / "runs").iterdir()
+        assert (workspace / "paper" / "paper.pdf").is_file()
 
 
 def test_the_terminal_says_who_works_each_consultation_and_each_verdict(capsys: pytest.CaptureFixture[str]) -> None:
