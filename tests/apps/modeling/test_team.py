@@ -159,12 +159,17 @@ def test_a_gate_rejects_wrong_data_before_any_model_is_trained_and_escalates_aft
     reasons = " ".join(verdicts[0].reasons)
     assert "[sequence_gaps]" in reasons and "2017-07" in reasons and "[totals_disagree]" in reasons
     assert list((ws / "results").glob("*")) == [] and not (ws / "code" / "train.py").exists()  # nothing trained
-    # the person decides: stop
+    # the person decides: try again — three more attempts, then the person is asked again
+    with pytest.raises(Escalation) as again:
+        run(director(ws, problem, scripted(), decision="retry").run())
+    assert again.value.verdict.attempt == 6 and [v.attempt for _, v in validation_records(ws)] == [1, 2, 3, 4, 5, 6]
+    # then: stop
     from consulta.apps.modeling import Stopped
 
     with pytest.raises(Stopped):
         run(director(ws, problem, scripted(), decision="stop").run())
-    assert [v.attempt for _, v in validation_records(ws)] == [1, 2, 3]  # no record written twice
+    assert [v.attempt for _, v in validation_records(ws)] == [1, 2, 3, 4, 5, 6]  # no record written twice
+    assert director(ws, problem, scripted()).memo["decisions"] == {"data_ready#1": "retry", "data_ready#2": "stop"}
 
 
 @pytest.mark.slow  # > 20 s: three rounds of sandboxed scripts

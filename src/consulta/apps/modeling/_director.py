@@ -228,8 +228,10 @@ class Director:
         `MAX_ATTEMPTS` the person decides (a decision on record is replayed)."""
         attempt, reasons, limit, round_ = 1, [], MAX_ATTEMPTS, 0
         while True:
-            await work(attempt, reasons)  # the agents' answers come from the memo when a run did this before
-            verdict = self._recorded(gate, attempt) or await self.gate(gate, phase, attempt)
+            recorded = self._recorded(gate, attempt)
+            if recorded is None or recorded.status != "REJECTED":  # a rejected attempt's work was redone after it: skip it
+                await work(attempt, reasons)  # the agents' answers come from the memo when a run did this before
+            verdict = recorded or await self.gate(gate, phase, attempt)
             if verdict.status != "REJECTED":
                 return verdict
             if attempt >= limit:
