@@ -58,7 +58,7 @@ __all__ = [
 ]
 
 
-_BUILT_IN = ("ln2", "tutor", "quiz", "advisor")
+_BUILT_IN = ("ln2", "tutor", "quiz", "advisor", "modeling")
 """The reference apps: each a subpackage of this one whose `APP` declares it, imported when first asked for."""
 DEFAULT_APP = "ln2"
 """The app `consulta serve`, `desktop` and `mcp` serve when none is named."""

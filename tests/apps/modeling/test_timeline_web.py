@@ -93,6 +93,8 @@ def build_workspace(root: Path) -> Path:
     (root / "code" / "fit.py").write_text(FIT, encoding="utf-8")
     ran = run_script(root, Path("code/fit.py"))
     assert ran.ok, ran
+    record = root / "code" / "fit.run.json"  # stamped as run on the fixture's day (cards sort by time, not by today's date)
+    record.write_text(ran.model_copy(update={"finished_at": "2026-11-23T10:00:06+00:00"}).model_dump_json(indent=2), encoding="utf-8")
     write_validation_record(root, Verdict(gate="code_runs", status="CONDITIONAL", attempt=1, reasons=["Runs; add a holdout check."], decided_at="2026-11-23T23:59:00+00:00"))
     cagr = (root / "results" / "metrics.csv").read_text(encoding="utf-8").splitlines()[1].split(",")[1]
     (root / "paper").mkdir()

@@ -12,6 +12,38 @@ const $ = (selector) => document.querySelector(selector);
 const REFRESH_MS = 300; // events come in bursts: one read of the workspace per burst
 const POLL_MS = 4000; // while a run works, the workspace is read this often even without events
 
+// The catalog keys the page picks by a value of the timeline, written out (so the catalogs' checks see every one).
+const KEYS = {
+  run: {
+    running: "modeling.web.run.running", waiting: "modeling.web.run.waiting", finished: "modeling.web.run.finished",
+    failed: "modeling.web.run.failed", cancelled: "modeling.web.run.cancelled",
+  },
+  gate: {
+    data_ready: "modeling.web.gate.data_ready", code_runs: "modeling.web.gate.code_runs",
+    results_trained: "modeling.web.gate.results_trained", paper_written: "modeling.web.gate.paper_written",
+  },
+  phase: {
+    approved: "modeling.web.phase.approved", conditional: "modeling.web.phase.conditional", rejected: "modeling.web.phase.rejected",
+    current: "modeling.web.phase.current", pending: "modeling.web.phase.pending",
+  },
+  status: {
+    APPROVED: "modeling.web.gate.status.APPROVED", CONDITIONAL: "modeling.web.gate.status.CONDITIONAL",
+    REJECTED: "modeling.web.gate.status.REJECTED",
+  },
+  decidedBy: { code: "modeling.web.card.decided_by.code", validator: "modeling.web.card.decided_by.validator" },
+  folder: {
+    problem: "modeling.web.folder.problem", data: "modeling.web.folder.data", code: "modeling.web.folder.code",
+    results: "modeling.web.folder.results", figures: "modeling.web.folder.figures", paper: "modeling.web.folder.paper",
+    consultation: "modeling.web.folder.consultation", validation: "modeling.web.folder.validation",
+  },
+};
+
+/** The words for `value` of a family of KEYS (the value itself when the catalog has no words for it). */
+function word(family, value) {
+  const key = KEYS[family][value];
+  return key ? t(key) : String(value);
+}
+
 export function mount({ onError }) {
   const timeline = new Timeline({
     state: $("#mt-state"),
@@ -112,8 +144,11 @@ export class Timeline {
     this.now.hidden = !working;
     this.now.textContent = working ? this.line : "";
     const status = this.view ? this.view.run_status : null;
-    this.state.textContent = status ? t(`modeling.web.run.${status}`) : "";
-    this.state.className = `mt-badge ${status || ""}`;
+    this.state.textContent = status ? word("run", status) : "";
+    this.state.className = "mt-badge";
+    if (status) {
+      this.state.classList.add(status);
+    }
   }
 
   drawPhases() {
@@ -124,11 +159,12 @@ export class Timeline {
           "li",
           { class: ["mt-phase", phase.state], dataset: { gate: phase.gate } },
           h("span", { class: "mt-phase-step" }, String(i + 1)),
-          h("span", { class: "mt-phase-name" }, t(`modeling.web.gate.${phase.gate}`)),
+          h("span", { class: "mt-phase-name" }, word("gate", phase.gate)),
           h(
             "span",
             { class: "mt-phase-state" },
-            t(`modeling.web.phase.${phase.state}`) + (phase.attempts > 1 ? ` · ${t("modeling.web.phase.attempts", { n: phase.attempts })}` : ""),
+            word("phase", phase.state),
+            phase.attempts > 1 ? h("span", { class: "mt-attempts" }, t("modeling.web.phase.attempts", { n: phase.attempts })) : null,
           ),
         ),
       ),
@@ -238,9 +274,9 @@ export class Timeline {
         "span",
         { class: "mt-summary" },
         h("span", { class: "mt-kind" }, t("modeling.web.card.verdict")),
-        h("strong", {}, t("modeling.web.card.verdict_title", { gate: t(`modeling.web.gate.${card.gate}`), attempt: card.attempt })),
-        h("span", { class: ["pill", card.status.toLowerCase()] }, t(`modeling.web.gate.status.${card.status}`)),
-        h("span", { class: "mt-gist" }, t(`modeling.web.card.decided_by.${card.decided_by}`)),
+        h("strong", {}, t("modeling.web.card.verdict_title", { gate: word("gate", card.gate), attempt: card.attempt })),
+        h("span", { class: ["pill", card.status.toLowerCase()] }, word("status", card.status)),
+        h("span", { class: "mt-gist" }, word("decidedBy", card.decided_by)),
       ),
       content: card.reasons.length
         ? h("ul", { class: "mt-reasons" }, card.reasons.map((reason) => h("li", {}, reason)))
@@ -260,7 +296,7 @@ export class Timeline {
       content: [
         card.error ? h("p", { class: "mt-error" }, card.error) : null,
         card.outputs.length
-          ? h("p", { class: "mt-outputs" }, t("modeling.web.card.outputs"), " ", card.outputs.map((path) => [h("a", { href: this.file(path), target: "_blank", rel: "noopener" }, path), " "]))
+          ? h("p", { class: "mt-outputs" }, t("modeling.web.card.outputs"), card.outputs.map((path) => h("a", { class: "mt-spaced", href: this.file(path), target: "_blank", rel: "noopener" }, path)))
           : h("p", { class: ["muted", "small"] }, t("modeling.web.card.no_outputs")),
       ],
     };
@@ -284,12 +320,12 @@ export class Timeline {
         h(
           "div",
           { class: "mt-folder" },
-          h("h3", {}, t(`modeling.web.folder.${folder}`), h("span", { class: ["muted", "small"] }, ` ${folder}/`)),
+          h("h3", {}, word("folder", folder), h("span", { class: ["muted", "small", "mt-spaced"] }, `${folder}/`)),
           h(
             "ul",
             {},
             list.map((file) =>
-              h("li", {}, h("a", { href: this.file(file.path), target: "_blank", rel: "noopener" }, file.path.slice(folder.length + 1)), h("span", { class: ["muted", "small"] }, ` ${size(file.size)}`)),
+              h("li", {}, h("a", { href: this.file(file.path), target: "_blank", rel: "noopener" }, file.path.slice(folder.length + 1)), h("span", { class: ["muted", "small", "mt-spaced"] }, size(file.size))),
             ),
           ),
         ),
@@ -304,7 +340,7 @@ function field(label, value) {
 
 function size(bytes) {
   if (bytes < 1024) {
-    return `${bytes} B`;
+    return t("modeling.web.size.bytes", { n: bytes });
   }
-  return bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+  return bytes < 1024 * 1024 ? t("modeling.web.size.kb", { n: (bytes / 1024).toFixed(1) }) : t("modeling.web.size.mb", { n: (bytes / 1024 / 1024).toFixed(1) });
 }

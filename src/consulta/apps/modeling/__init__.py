@@ -1,0 +1,42 @@
+"""modeling (seed 002): a Director-run team — reader, researcher, modeler, data_engineer, code_translator,
+model_trainer, validator, writer, visualizer, advisor — whose agents consult each other through the Director, on
+record (`consultation/{from}_{to}_{i}.md`), with validation gates between the phases, from a problem to a paper (PDF).
+
+The parts: `_problem` (the problem and its workspace), `_team` (the roles and their typed answers), `_consult` (the
+seed's request, reply and record), `_director` (the flow, the consultations, the gates, the memo that makes a run
+resumable), `_templates` (the code chosen from the data's shape), `_compose` (the paper from the result files),
+`_checks`/`_gates` (validation), `_sandbox_run` (the team's code in the sandbox), `_paper` (Markdown → PDF by Typst),
+`_agent`/`_app` (the app's declaration), `_web` (the page's live timeline).
+"""
+
+from ._agent import AGENT, ModelingOptions, build_agent
+from ._app import APP
+from ._consult import ConsultationRequest, Reply, parse_reply, parse_request, record_markdown, reply_text, request_text
+from ._director import Director, Escalation, Refusal, Stopped, TeamConfig
+from ._problem import Problem, load_problem, prepare_workspace, workspace_path
+from ._team import AGENTS, ROLES
+
+__all__ = [
+    "AGENT",
+    "AGENTS",
+    "APP",
+    "ROLES",
+    "ConsultationRequest",
+    "Director",
+    "Escalation",
+    "ModelingOptions",
+    "Problem",
+    "Refusal",
+    "Reply",
+    "Stopped",
+    "TeamConfig",
+    "build_agent",
+    "load_problem",
+    "parse_reply",
+    "parse_request",
+    "prepare_workspace",
+    "record_markdown",
+    "reply_text",
+    "request_text",
+    "workspace_path",
+]

@@ -1,0 +1,114 @@
+"""The paper composed by code: the team's words where they are (the reader's analysis, the modeler's assumptions,
+the writer's abstract, discussion and conclusion), every number copied from the result files as they are written
+(tables of `results/*.csv`), and the figures that exist embedded. `strict` leaves out each of the team's sentences
+that carries a digit (after a gate found a number in the paper that no file holds): then every number is code's.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from ._sandbox_run import write_atomic
+
+__all__ = ["PaperParts", "compose_paper"]
+
+MAX_TABLE_ROWS = 24
+_SENTENCE = re.compile(r"[^。！？.!?\n]+[。！？.!?]?")
+
+
+class PaperParts(BaseModel):
+    """What the team wrote for the paper (any of it may be empty: code's words stand in)."""
+
+    title: str
+    lang: str = "zh-CN"
+    summary: str = ""
+    tasks: list[str] = Field(default_factory=list)
+    assumptions: list[str] = Field(default_factory=list)
+    method: str = ""
+    model_description: str = ""
+    model_formula: str = ""
+    data_notes: str = ""
+    abstract: str = ""
+    discussion: str = ""
+    conclusion: str = ""
+    captions: list[str] = Field(default_factory=list)
+    consultations: list[str] = Field(default_factory=list)
+
+
+_WORDS = {
+    "zh-CN": {
+        "abstract": "摘要", "analysis": "问题分析", "tasks": "需要回答的问题", "assumptions": "模型假设", "model": "模型",
+        "data": "数据处理", "results": "结果", "discussion": "讨论", "conclusion": "结论", "record": "附录：团队的咨询记录",
+        "no_abstract": "本文根据题目给出的数据建立模型，结果见结果文件与下列表格、图形。",
+        "no_discussion": "模型的局限：它只利用了题目给出的数据，假设未来与过去的规律相同。",
+        "no_conclusion": "各项数值均来自结果文件，见第 5 节的表格。", "file": "文件", "fig_fit": "模型拟合", "fig_forecast": "预测",
+        "none": "（无）",
+    },
+    "en": {
+        "abstract": "Abstract", "analysis": "Problem analysis", "tasks": "Questions to answer", "assumptions": "Assumptions", "model": "Model",
+        "data": "Data", "results": "Results", "discussion": "Discussion", "conclusion": "Conclusion", "record": "Appendix: the team's consultations",
+        "no_abstract": "We model the problem from its data; the results are the result files, shown in the tables and figures below.",
+        "no_discussion": "Limits: the model uses only the data given and assumes the future follows the past.",
+        "no_conclusion": "Every number above is taken from the result files (section 5).", "file": "file", "fig_fit": "Model fit",
+        "fig_forecast": "Projection", "none": "(none)",
+    },
+}  # fmt: skip
+
+
+def _clean(text: str, strict: bool) -> str:
+    """The team's text; with `strict`, its sentences that carry a digit left out."""
+    text = text.strip()
+    if not strict:
+        return text
+    return "".join(s for s in _SENTENCE.findall(text) if not re.search(r"\d", s)).strip()
+
+
+def _table(path: Path) -> str:
+    """The CSV as a Markdown table, cells as the file writes them (at most MAX_TABLE_ROWS rows)."""
+    with path.open(encoding="utf-8", newline="") as f:
+        rows = list(csv.reader(f))
+    if not rows:
+        return ""
+    header, body = rows[0], rows[1 : MAX_TABLE_ROWS + 1]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in body]
+    return "\n".join(lines)
+
+
+def compose_paper(workspace: Path, parts: PaperParts, *, strict: bool = False) -> Path:
+    """Write `paper/paper.md` (atomically) from `parts` and the workspace's result files and figures."""
+    workspace = Path(workspace)
+    w = _WORDS["zh-CN" if parts.lang.startswith("zh") else "en"]
+    out = [f"# {parts.title}", "", f"## {w['abstract']}", "", _clean(parts.abstract, strict) or w["no_abstract"], ""]
+    out += [f"## 1 {w['analysis']}", "", _clean(parts.summary, strict) or w["none"], ""]
+    tasks = [t for t in (_clean(t, strict) for t in parts.tasks) if t]
+    if tasks:
+        out += [f"**{w['tasks']}**", "", *[f"- {t}" for t in tasks], ""]
+    assumptions = [a for a in (_clean(a, strict) for a in parts.assumptions) if a]
+    out += [f"## 2 {w['assumptions']}", "", *([f"- {a}" for a in assumptions] or [w["none"]]), ""]
+    out += [f"## 3 {w['model']}", ""]
+    for text in (parts.method, parts.model_description):
+        if _clean(text, strict):
+            out += [_clean(text, strict), ""]
+    if parts.model_formula:
+        out += [f"$$ {parts.model_formula} $$", ""]
+    out += [f"## 4 {w['data']}", "", _clean(parts.data_notes, strict) or w["none"], ""]
+    out += [f"## 5 {w['results']}", ""]
+    for path in sorted((workspace / "results").glob("*.csv")):
+        out += [f"{w['file']} `results/{path.name}`:", "", _table(path), ""]
+    figures = [("fit.png", w["fig_fit"]), ("forecast.png", w["fig_forecast"])]
+    for i, (name, default) in enumerate(figures):
+        if (workspace / "figures" / name).is_file():
+            caption = _clean(parts.captions[i], True) if i < len(parts.captions) else ""
+            out += [f"![{caption or default}](../figures/{name})", ""]
+    out += [f"## 6 {w['discussion']}", "", _clean(parts.discussion, strict) or w["no_discussion"], ""]
+    out += [f"## 7 {w['conclusion']}", "", _clean(parts.conclusion, strict) or w["no_conclusion"], ""]
+    if parts.consultations:
+        out += [f"## {w['record']}", "", *[f"- `{c}`" for c in parts.consultations], ""]
+    path = workspace / "paper" / "paper.md"
+    write_atomic(path, "\n".join(out).encode("utf-8"))
+    return path

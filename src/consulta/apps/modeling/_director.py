@@ -1,0 +1,570 @@
+"""The Director (seed 002): code running the team one agent at a time, over the phases of a run, with the
+consultations between the agents and the validation gates between the phases.
+
+The flow: reader → researcher → modeler (analysis) → data_engineer (gate data_ready) → code_translator (gate
+code_runs) → model_trainer (gate results_trained) → visualizer → writer → the PDF (gate paper_written). A REJECTED
+gate sends its phase's work back with the reasons, up to `MAX_ATTEMPTS` times, then the Director escalates to the
+person (`Escalation`; the app turns it into the runtime's `question`): accept the work as it is, try again, or stop.
+
+Consultation (§2): an agent's answer may ask to consult a colleague. The Director checks the request (`refusal`):
+an empty question, an unknown agent, the agent itself, a depth over `max_depth`, a cycle (the colleague is waiting
+on a consultation already), a budget per agent and phase spent, or the same question asked again in the phase are
+refused with the reason (on record in the store's ledger, and told to the asker). Otherwise it pauses the asker,
+has the colleague answer (it may consult in turn, one agent at a time), writes `consultation/{from}_{to}_{i}.md`,
+hands the reply back, and when the asker has used it fills the record's 结果.
+
+Durable: everything the Director learns (each agent's answer, each consultation's number and reply, each verdict,
+the person's decisions) goes into a memo, `state/director.json`, written atomically before the next step. A run
+killed at any point and started again replays the memo: no agent is asked twice, no record written twice, the
+numbering goes on where it stopped. Records are stamped with `SOURCE_DATE_EPOCH` when it is set (reproducible
+runs), else the clock.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic_ai.models import Model
+
+from ...runtime import RunLog, RunStatus, Store, ToolCallContext, ToolCalled, ToolError, ToolReturned, crash_point, typed_answer, utcnow
+from ._compose import PaperParts, compose_paper
+from ._consult import ConsultationRequest, Reply, create_record, fill_outcome, kind_of, record_markdown, record_name, reply_text, request_text
+from ._gates import MAX_ATTEMPTS, Gate, Verdict, code_verdict, read_validation_record, record_path, write_validation_record
+from ._paper import render_pdf
+from ._problem import Problem
+from ._sandbox_run import run_script, write_atomic
+from ._team import AGENTS, Mode, TeamAnswer, instructions, output_type
+from ._templates import Plan, describe_data, plan_for, script
+
+__all__ = ["Decision", "Director", "Escalation", "Refusal", "Stopped", "TeamConfig", "clock"]
+
+Decision = Literal["accept", "retry", "stop"]
+PHASES = {
+    "reader": "analysis", "researcher": "analysis", "modeler": "analysis", "data_engineer": "data", "code_translator": "code",
+    "model_trainer": "training", "visualizer": "writing", "writer": "writing",
+}  # fmt: skip
+"""The phase each agent works in (a consulted agent works in its asker's; the validator in its gate's)."""
+_MAX_REQUESTS_PER_TURN = 3
+"""Consultations one answer of an agent may ask for in a row (refused ones included) before its requests are ignored."""
+_FORMULAS = {
+    "forecast": r"y_t = \beta_0 + \beta_1 t + \sum_{s} \gamma_s D_{s,t} + \sum_{j} \delta_j x_{j,t} + \varepsilon_t",
+    "epidemic": r"S_{t+1} = S_t - \beta S_t I_t / N, \quad I_{t+1} = I_t + \beta S_t I_t / N - \gamma I_t, \quad R_0 = \beta / \gamma",
+}
+_REQUIRED = {"forecast": {"fit", "predict", "terms"}, "epidemic": {"fit", "simulate"}}
+
+
+def clock() -> str:
+    """Now (UTC, seconds), or `SOURCE_DATE_EPOCH` when set."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    stamp = datetime.fromtimestamp(int(epoch), UTC) if epoch and epoch.isdigit() else datetime.now(UTC)
+    return stamp.isoformat(timespec="seconds")
+
+
+@dataclass(frozen=True, kw_only=True)
+class TeamConfig:
+    max_depth: int = 2
+    """Consultations inside consultations: 1 = an agent asks a colleague; 2 = the colleague may ask another."""
+    budget: int = 2
+    """Consultations each agent may make in each phase."""
+
+
+class Escalation(Exception):
+    """A gate was REJECTED `MAX_ATTEMPTS` times: the person decides (accept, retry, stop)."""
+
+    def __init__(self, verdict: Verdict) -> None:
+        super().__init__(f"{verdict.gate} was rejected {verdict.attempt} times")
+        self.verdict = verdict
+
+
+class Stopped(Exception):
+    """The person chose to stop the run at an escalation."""
+
+
+@dataclass(frozen=True)
+class Refusal:
+    code: str
+    reason: str
+
+
+class _Memo:
+    """`state/director.json`: what the Director has learnt so far, saved atomically on every change."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        for key in ("answers", "consults", "pairs", "decisions", "notes"):
+            self.data.setdefault(key, {})
+
+    def save(self) -> None:
+        write_atomic(self.path, json.dumps(self.data, ensure_ascii=False, indent=1, sort_keys=True).encode("utf-8"))
+
+    def __getitem__(self, key: str) -> dict[str, Any]:
+        return self.data[key]
+
+
+class Director:
+    """Runs the team over one workspace. `model` answers for every agent; `call` is the Director's tool call when
+    it runs inside a run (the agents' answers are then nested runs of it, their events told to the same listeners,
+    and the consultations go into `store`'s ledger)."""
+
+    def __init__(
+        self, *, workspace: Path, problem: Problem, model: Model, model_spec: str = "", store: Store | None = None,
+        call: ToolCallContext | None = None, config: TeamConfig = TeamConfig(), lang: str = "zh-CN",
+        decision: Decision | None = None, answer_timeout: float = 600.0,
+    ) -> None:  # fmt: skip
+        self.ws = Path(workspace)
+        self.problem = problem
+        self.model = model
+        self.model_spec = model_spec
+        self.store = store
+        self.call = call
+        self.config = config
+        self.lang = lang
+        self.decision = decision
+        self.answer_timeout = answer_timeout
+        self.memo = _Memo(self.ws / "state" / "director.json")
+        self._counters: dict[str, int] = {}
+        self.unfit: dict[str, str] = {}
+        """Agent → why its last answer did not fit its form (code's words stood in)."""
+        
+    def counts(self) -> dict[str, int]:
+        """What the run did, from its memo and records: the agents' answers, the consultations made and refused, and
+        the reworks (REJECTED verdicts)."""
+        consults = list(self.memo["consults"].values())
+        rejected = [p for p in (self.ws / "validation").glob("*.md") if "\n## 结论\n\nREJECTED" in p.read_text(encoding="utf-8")]
+        return {
+            "answers": len(self.memo["answers"]), "consultations": sum(c["status"] == "done" for c in consults),
+            "refused": sum(c["status"] == "refused" for c in consults), "reworks": len(rejected),
+        }
+
+    # ---- the flow -------------------------------------------------------------------------------------------------
+
+    async def run(self) -> Path:
+        """The whole flow to the paper's PDF (its path). Escalation when a gate needs the person; Stopped when they
+        said stop."""
+        reader = await self.turn("reader", "work", step="reader", task="读题：概括问题要点，列出要回答的问题。", prompt=self._problem_prompt())
+        research = await self.turn(
+            "researcher", "work", step="researcher", task="推荐建模方法。",
+            prompt=self._problem_prompt() + "\n\n问题分析：" + getattr(reader, "summary", ""),
+        )  # fmt: skip
+        modeler = await self.turn(
+            "modeler", "work", step="modeler", task="给出假设与模型，并从数据的列中选出目标列与解释变量。",
+            prompt=self._problem_prompt() + "\n\n推荐方法：" + getattr(research, "recommendation", "") + "\n\n" + self._data_prompt(),
+        )  # fmt: skip
+        shape = describe_data(self.ws / "problem")
+        plan, notes = plan_for(shape, modeler.model_dump(), self.problem.statement)
+        self._note("plan", notes)
+
+        async def data_work(attempt: int, reasons: list[str]) -> None:
+            engineer = await self.turn("data_engineer", "work", step=f"data_engineer#{attempt}", task=_task("清洗数据。", reasons), prompt=self._data_prompt())
+            self._keep_answer("data_notes", getattr(engineer, "cleaning_notes", ""))
+            self._write_script("clean_data", script("clean_data", plan), origin="template")
+            run_script(self.ws, self.ws / "code" / "clean_data.py")
+
+        await self.phase("data_ready", "data", data_work)
+
+        async def code_work(attempt: int, reasons: list[str]) -> None:
+            translator = await self.turn(
+                "code_translator", "work", step=f"code_translator#{attempt}", task=_task("把模型写成 code/model.py（或留空用模板）。", reasons),
+                prompt=f"模型：{getattr(modeler, 'model_description', '')}\n模板的函数：{', '.join(sorted(_REQUIRED[plan.kind]))}\n" + self._data_prompt(),
+            )  # fmt: skip
+            self._model_code(getattr(translator, "code", ""), plan, attempt)
+
+        await self.phase("code_runs", "code", code_work)
+
+        async def train_work(attempt: int, reasons: list[str]) -> None:
+            nonlocal plan
+            trainer = await self.turn(
+                "model_trainer", "work", step=f"model_trainer#{attempt}", task=_task("选择检验期长度并训练模型。", reasons),
+                prompt=f"模型：{plan.kind}，目标列 {plan.target}，数据 {shape.rows[plan.table]} 行。",
+            )  # fmt: skip
+            holdout = getattr(trainer, "holdout", 0)
+            if holdout:
+                plan, more = plan_for(shape, {**modeler.model_dump(), "holdout": holdout}, self.problem.statement)
+                self._note("training", more)
+            self._write_script("train", script("train", plan), origin="template")
+            run_script(self.ws, self.ws / "code" / "train.py")
+
+        await self.phase("results_trained", "training", train_work)
+
+        async def paper_work(attempt: int, reasons: list[str]) -> None:
+            viz = await self.turn("visualizer", "work", step=f"visualizer#{attempt}", task="给图起名。", prompt=f"目标列：{plan.target}。图：拟合图、预测图。")
+            label = getattr(viz, "target_label", "")
+            self._write_script("figures", script("figures", plan.model_copy(update={"target_label": _no_digits(label)})), origin="template")
+            run_script(self.ws, self.ws / "code" / "figures.py")
+            writer = await self.turn(
+                "writer", "work", step=f"writer#{attempt}", task=_task("写摘要、讨论与结论（不要写数字）。", reasons),
+                prompt=self._results_prompt() + "\n\n模型：" + getattr(modeler, "model_description", ""),
+            )  # fmt: skip
+            parts = PaperParts(
+                title=self.problem.title, lang=self.problem.lang, summary=getattr(reader, "summary", ""), tasks=getattr(reader, "tasks", []),
+                assumptions=getattr(modeler, "assumptions", []), method=getattr(research, "recommendation", ""),
+                model_description=getattr(modeler, "model_description", ""), model_formula=_FORMULAS[plan.kind],
+                data_notes=self.memo["notes"].get("data_notes", ""), abstract=getattr(writer, "abstract", ""),
+                discussion=getattr(writer, "discussion", ""), conclusion=getattr(writer, "conclusion", ""),
+                captions=getattr(viz, "captions", []), consultations=sorted(p.name for p in (self.ws / "consultation").glob("*.md")),
+            )  # fmt: skip
+            strict = attempt > 1  # a gate sent the paper back: every number is code's now
+            compose_paper(self.ws, parts, strict=strict)
+            self._note(f"paper#{attempt}", ["the team's sentences with digits left out (strict)" if strict else "the team's text as written"])
+            try:
+                render_pdf(self.ws)
+            except ToolError as error:
+                self._note(f"pdf#{attempt}", [error.message])
+
+        await self.phase("paper_written", "writing", paper_work)
+        return self.ws / "paper" / "paper.pdf"
+
+    async def phase(self, gate: Gate, phase: str, work: Callable[[int, list[str]], Awaitable[None]]) -> Verdict:
+        """Do `work` until `gate` passes (APPROVED or CONDITIONAL): each REJECTED sends it back with the reasons; after
+        `MAX_ATTEMPTS` the person decides (a decision on record is replayed)."""
+        attempt, reasons, limit, round_ = 1, [], MAX_ATTEMPTS, 0
+        while True:
+            recorded = self._recorded(gate, attempt)
+            if recorded is None or recorded.status != "REJECTED":  # a rejected attempt's work was redone after it: skip it
+                await work(attempt, reasons)  # the agents' answers come from the memo when a run did this before
+            verdict = recorded or await self.gate(gate, phase, attempt)
+            if verdict.status != "REJECTED":
+                return verdict
+            if attempt >= limit:
+                round_ += 1
+                decision = self._decision(gate, round_, verdict)
+                if decision == "accept":
+                    return verdict
+                if decision == "stop":
+                    raise Stopped(f"The person stopped the run at gate {gate}.")
+                limit += MAX_ATTEMPTS
+            attempt, reasons = attempt + 1, verdict.reasons
+
+    def _recorded(self, gate: Gate, attempt: int) -> Verdict | None:
+        """The verdict of this gate and attempt when its record exists (a resumed run does not decide again)."""
+        path = record_path(self.ws, gate, attempt)
+        if not path.is_file():
+            return None
+        return read_validation_record(path)
+
+    def _decision(self, gate: Gate, round_: int, verdict: Verdict) -> Decision:
+        key = f"{gate}#{round_}"
+        known = self.memo["decisions"].get(key)
+        if known is None:
+            if self.decision is None:
+                raise Escalation(verdict)
+            known, self.decision = self.decision, None
+            self.memo["decisions"][key] = known
+            self.memo.save()
+        return known  # type: ignore[return-value]
+
+    async def gate(self, gate: Gate, phase: str, attempt: int) -> Verdict:
+        """The verdict of `gate`: code's checks first (a failure decides REJECTED alone), else the validator's."""
+        step = f"gate:{gate}#{attempt}"
+        self._emit_call("gate", step, {"gate": gate, "attempt": attempt})
+        verdict = code_verdict(gate, self.ws, attempt=attempt)
+        if verdict is not None:
+            verdict = verdict.model_copy(update={"decided_at": clock()})
+        else:
+            judged = await self.turn(
+                "validator", "work", step=step, phase=phase, task=f"关卡 {gate}：代码检查已全部通过。判断产出能否进入下一阶段。",
+                prompt=self._gate_prompt(gate), check=self._validator_check,
+            )  # fmt: skip
+            status = getattr(judged, "status", "APPROVED")
+            reasons = [r for r in getattr(judged, "reasons", []) if r.strip()] or ["代码检查全部通过；验证者没有补充意见。"]
+            verdict = Verdict(gate=gate, status=status, reasons=reasons, attempt=attempt, decided_by="validator", decided_at=clock())
+        write_validation_record(self.ws, verdict)
+        crash_point(f"modeling.verdict:{gate}#{attempt}")
+        verdict = read_validation_record(record_path(self.ws, gate, attempt))  # the record is the truth (a resumed run kept the first)
+        result = {"gate": gate, "attempt": attempt, "status": verdict.status, "decided_by": verdict.decided_by, "reasons": verdict.reasons}
+        if verdict.status == "REJECTED":
+            result |= {"error_code": "REJECTED", "message": "; ".join(verdict.reasons)[:300]}
+        self._emit_return("gate", step, ok=verdict.status != "REJECTED", result=result)
+        return verdict
+
+    # ---- one agent's turn, with its consultations -----------------------------------------------------------------
+
+    async def turn(
+        self, agent: str, mode: Mode, *, step: str, task: str, prompt: str, phase: str | None = None, depth: int = 0,
+        waiting: tuple[str, ...] = (), check: Callable[[TeamAnswer], None] | None = None,
+    ) -> TeamAnswer:  # fmt: skip
+        """`agent`'s answer in `mode`, after the consultations it asks for (each checked, made and recorded)."""
+        phase = phase or PHASES.get(agent) or step.split("#")[0]
+        answer = await self.answer(agent, mode, step=step, task=task, prompt=prompt, check=check)
+        for _ in range(_MAX_REQUESTS_PER_TURN):
+            to, question = str(getattr(answer, "consult_agent", "")).strip(), str(getattr(answer, "consult_question", "")).strip()
+            if not (to or question):
+                break
+            request = ConsultationRequest(
+                from_agent=agent, to_agent=to.lstrip("@"), question=question,
+                background=f"{agent} 在做这件事时提出：{task.splitlines()[0]}",
+            )  # fmt: skip
+            outcome = await self.consult(request, step=step, phase=phase, depth=depth + 1, waiting=waiting)
+            if isinstance(outcome, Refusal):
+                told = f"Director 拒绝了这次咨询：{outcome.reason}"
+                record = None
+            else:
+                reply, record = outcome
+                told = reply_text(reply)
+            mode = "work+reply" if mode.startswith("work") else "answer+reply"
+            answer = await self.answer(agent, mode, step=step, task=task, prompt=f"{prompt}\n\n{request_text(request)}\n\n{told}", check=check)
+            if record is not None:
+                used = str(getattr(answer, "used_reply", "")).strip()
+                # what happened, not a judgment: the asker went on; how it used the reply, in its own words
+                fill_outcome(record, f"{agent} 收到回复后继续工作。使用方式：{used}" if used else f"{agent} 收到回复后继续工作（未说明如何使用）。")
+                crash_point(f"modeling.outcome:{record.name}")
+        return answer
+
+    async def answer(self, agent: str, mode: Mode, *, step: str, task: str, prompt: str, check: Callable[[TeamAnswer], None] | None = None) -> TeamAnswer:
+        """One typed answer of `agent` (from the memo when this run, or an earlier one, already had it)."""
+        n = self._counters[f"{step}|{agent}|{mode}"] = self._counters.get(f"{step}|{agent}|{mode}", 0) + 1
+        key = f"{step}|{agent}|{mode}|{n}"
+        kind = output_type(agent, mode)
+        known = self.memo["answers"].get(key)
+        if known is not None:
+            self._unfit(agent, known.get("fallback"))
+            return kind.model_validate(known["output"])
+        text = instructions(agent, mode, task=task)
+        log = self._nested(agent, f"{task}\n\n{prompt}"[:2000])
+        started = time.perf_counter()
+        try:
+            # not `within` the Director's call: a run of the team makes tens of requests, more than the Director's own step
+            # limit allows; each answer is bounded by its retries instead
+            got = await typed_answer(model=self.model, instructions=text, prompt=prompt, output_type=kind, check=check, retries=1)
+            output, fallback = got.output, None
+        except ToolError as error:  # the model's answer never fitted: the role's empty answer, code's words stand in
+            output, fallback = kind(), error.message
+            if agent == "validator" and mode.startswith("work"):
+                output = kind.model_validate({"status": "CONDITIONAL", "reasons": [f"验证者的回答无法使用（{error.message[:40]}）；代码检查已通过，有条件放行。"]})
+        assert isinstance(output, TeamAnswer)
+        self._unfit(agent, fallback)
+        self.memo["answers"][key] = {"output": output.model_dump(mode="json"), "fallback": fallback, "ms": round((time.perf_counter() - started) * 1000)}
+        self.memo.save()
+        crash_point(f"modeling.answer:{key}")
+        if log is not None:
+            log.end(RunStatus.finished, output=output.model_dump_json())
+        return output
+
+    def _unfit(self, agent: str, fallback: str | None) -> None:
+        if fallback:
+            self.unfit[agent] = fallback
+        else:
+            self.unfit.pop(agent, None)
+
+    async def consult(self, request: ConsultationRequest, *, step: str, phase: str, depth: int, waiting: tuple[str, ...]) -> tuple[Reply, Path] | Refusal:
+        """One consultation the Director was asked for: refused with the reason, or made and recorded."""
+        n = self._counters[f"{step}|consult"] = self._counters.get(f"{step}|consult", 0) + 1
+        key = f"{step}|{request.from_agent}|c{n}"
+        known = self.memo["consults"].get(key)
+        if known is not None and known["status"] == "refused":
+            return Refusal(known["code"], known["reason"])
+        if known is not None and known.get("reply") is not None:
+            return Reply.model_validate(known["reply"]), self.ws / "consultation" / known["file"]
+        if known is None:
+            refusal = self.refusal(request, phase=phase, depth=depth, waiting=waiting)
+            call_id = self._emit_call("consult", key, request.model_dump(), run_id=self._asker_run(request.from_agent))
+            if refusal is not None:
+                self.memo["consults"][key] = {"status": "refused", "code": refusal.code, "reason": refusal.reason, **_brief(request, phase)}
+                self.memo.save()
+                self._ledger(key, request, status="refused", error=f"{refusal.code}: {refusal.reason}")
+                self._emit_return("consult", call_id, ok=False, result={"error_code": refusal.code, "message": refusal.reason})
+                return refusal
+            pair = f"{request.from_agent}_{request.to_agent}"
+            index = self.memo["pairs"][pair] = self.memo["pairs"].get(pair, 0) + 1
+            known = self.memo["consults"][key] = {"status": "asked", "index": index, "file": record_name(request.from_agent, request.to_agent, index), **_brief(request, phase)}
+            self.memo.save()  # the number is taken before the colleague is asked: a resumed run keeps it
+            crash_point(f"modeling.reserved:{known['file']}")
+        answered = await self.turn(
+            request.to_agent, "answer", step=key, phase=phase, depth=depth, waiting=(*waiting, request.from_agent),
+            task=f"回答 {request.from_agent} 的咨询。", prompt=request_text(request) + "\n\n" + self._problem_prompt(short=True),
+        )  # fmt: skip
+        reply = Reply(agent=request.to_agent, answer=getattr(answered, "answer", "").strip() or f"（{request.to_agent} 没有给出回答。）", note=getattr(answered, "note", ""))
+        path = self.ws / "consultation" / known["file"]
+        create_record(path, record_markdown(request, reply, index=known["index"], time=clock()))
+        crash_point(f"modeling.record:{path.name}")
+        known.update(status="done", reply=reply.model_dump())
+        self.memo.save()
+        self._ledger(key, request, status="done", reply=reply, record=path)
+        self._emit_return("consult", f"consult:{key}", ok=True, result={"record": f"consultation/{path.name}", "kind": kind_of(request), "reply": reply.answer[:200]})
+        return reply, path
+
+    def refusal(self, request: ConsultationRequest, *, phase: str, depth: int, waiting: tuple[str, ...]) -> Refusal | None:
+        """Why the Director will not make this consultation, or None when it will."""
+        to, asker = request.to_agent, request.from_agent
+        if not request.question.strip():
+            return Refusal("empty_question", "咨询必须写明问题（consult_question）。")
+        if to not in AGENTS:
+            return Refusal("unknown_agent", f"团队里没有 {to or '（空）'}；可以咨询：{', '.join(a for a in AGENTS if a != asker)}。")
+        if to == asker:
+            return Refusal("self_consultation", f"{asker} 不能咨询自己：自己决定，或问另一位同伴。")
+        if depth > self.config.max_depth:
+            return Refusal("too_deep", f"咨询嵌套已达 {self.config.max_depth} 层上限：请根据已有信息回答。")
+        if to in waiting:
+            chain = " → ".join((*waiting, asker, to))
+            return Refusal("cycle", f"{to} 正在等待这条咨询链的回复（{chain}），不能再被咨询：请直接回答。")
+        done = [c for c in self.memo["consults"].values() if c.get("from") == asker and c.get("phase") == phase and c["status"] != "refused"]
+        if len(done) >= self.config.budget:
+            return Refusal("budget_exhausted", f"{asker} 在 {phase} 阶段已咨询 {len(done)} 次，达到上限：请用已有的回复完成工作。")
+        if any(c.get("to") == to and c.get("question") == request.question.strip() for c in done):
+            return Refusal("repeated", f"这个问题已经问过 {to}：请使用那次的回复。")
+        return None
+
+    def _validator_check(self, answer: TeamAnswer) -> None:
+        """A REJECTED verdict must show its evidence: a reason naming a file of the workspace (else the validator is
+        asked again with this error; an answer that never fits is CONDITIONAL, see `answer`)."""
+        if getattr(answer, "status", "") != "REJECTED":
+            return
+        names = {p.name for folder in ("data", "code", "results", "figures", "paper") for p in (self.ws / folder).glob("*") if p.is_file()}
+        if not any(name in reason for reason in getattr(answer, "reasons", []) for name in names):
+            raise ValueError(
+                "REJECTED needs evidence: name the file that is wrong (one of: " + ", ".join(sorted(names)[:12]) + ") and say what is wrong in it; "
+                "if nothing is wrong, answer APPROVED, or CONDITIONAL with what to improve."
+            )
+
+    # ---- code ---------------------------------------------------------------------------------------------------------
+
+    def _model_code(self, draft: str, plan: Plan, attempt: int) -> None:
+        """code/model.py: the code translator's own code when it parses, defines what train.py uses and runs in the
+        sandbox; the template otherwise (which one, and why, goes on record)."""
+        draft = _strip_fence(draft)
+        reason = _draft_problem(draft, plan)
+        if not draft.strip() and "code_translator" in self.unfit:
+            reason = f"its answer did not fit its form ({self.unfit['code_translator'][:160]})"
+        if reason is None:
+            write_atomic(self.ws / "state" / "drafts" / f"model_{attempt}.py", draft.encode("utf-8"))
+            self._write_script("model", draft, origin="code_translator")
+            ran = run_script(self.ws, self.ws / "code" / "model.py")
+            if ran.ok:
+                return
+            reason = f"it did not run: {ran.error or ran.stderr[-200:]}"
+        self._write_script("model", script("model", plan), origin=f"template ({plan.kind}); the code translator's draft was set aside: {reason}")
+        run_script(self.ws, self.ws / "code" / "model.py")
+
+    def _write_script(self, name: str, source: str, *, origin: str) -> None:
+        path = self.ws / "code" / f"{name}.py"
+        if not path.is_file() or path.read_text(encoding="utf-8") != source:
+            write_atomic(path, source.encode("utf-8"))
+        provenance = self.memo["notes"].setdefault("provenance", {})
+        if provenance.get(name) != origin:
+            provenance[name] = origin
+            self.memo.save()
+            lines = [f"- `code/{k}.py`: {v}" for k, v in sorted(provenance.items())]
+            write_atomic(self.ws / "code" / "PROVENANCE.md", ("# Where each script came from\n\n" + "\n".join(lines) + "\n").encode("utf-8"))
+
+    # ---- prompts ----------------------------------------------------------------------------------------------------
+
+    def _problem_prompt(self, *, short: bool = False) -> str:
+        text = self.problem.statement.strip()
+        return f"题目：{self.problem.title}\n" + (text[:400] if short else text[:1000])  # a small model reads ~20 tokens a second
+
+    def _data_prompt(self) -> str:
+        shape = describe_data(self.ws / "problem")
+        return "数据文件：" + "; ".join(f"{name}（{shape.rows[name]} 行）：{', '.join(cols)}" for name, cols in shape.tables.items())
+
+    def _results_prompt(self) -> str:
+        files = sorted(p.name for p in (self.ws / "results").glob("*.csv"))
+        return "结果文件：" + ", ".join(files)
+
+    def _gate_prompt(self, gate: Gate) -> str:
+        listing = []
+        for folder in ("data", "code", "results", "figures", "paper"):
+            names = sorted(p.name for p in (self.ws / folder).glob("*") if p.is_file() and not p.name.startswith("."))
+            if names:
+                listing.append(f"{folder}/: {', '.join(names)}")
+        return f"关卡 {gate}。工作区的文件：\n" + "\n".join(listing)
+
+    # ---- records and events -----------------------------------------------------------------------------------------
+
+    def _keep_answer(self, key: str, text: str) -> None:
+        if text and self.memo["notes"].get(key) != text:
+            self.memo["notes"][key] = text
+            self.memo.save()
+
+    def _note(self, key: str, lines: list[str]) -> None:
+        if lines and self.memo["notes"].get(key) != lines:
+            self.memo["notes"][key] = lines
+            self.memo.save()
+
+    def _nested(self, agent: str, prompt: str) -> RunLog | None:
+        if self.call is None or self.call.log is None:
+            return None
+        return self.call.log.nested(agent=agent, app="modeling", prompt=prompt, model=self.model_spec, lang=self.lang)
+
+    def _asker_run(self, agent: str) -> str | None:
+        return self.call.run_id if self.call is not None else None
+
+    def _emit_call(self, tool: str, key: str, args: dict[str, Any], run_id: str | None = None) -> str:
+        call_id = f"{tool}:{key}"
+        if self.call is not None and self.call.log is not None:
+            self.call.log.emit(ToolCalled(run_id=run_id or self.call.run_id, tool_call_id=call_id, tool_name=tool, args=args))
+        return call_id
+
+    def _emit_return(self, tool: str, call_id: str, *, ok: bool, result: dict[str, Any]) -> None:
+        if self.call is not None and self.call.log is not None:
+            self.call.log.emit(ToolReturned(run_id=self.call.run_id, tool_call_id=call_id if call_id.startswith(f"{tool}:") else f"{tool}:{call_id}",
+                                            tool_name=tool, ok=ok, result=result, duration_ms=0.0))
+
+    def _ledger(self, key: str, request: ConsultationRequest, *, status: str, reply: Reply | None = None, record: Path | None = None, error: str | None = None) -> None:
+        """The consultation in the store's ledger (`consulta consultations` lists it), once: a resumed run finds it
+        by its key and the workspace."""
+        if self.store is None:
+            return
+        tag = f"{self.ws.resolve()}|{key}"
+        if any(c.request.get("record_key") == tag for c in self.store.list_consultations(limit=1000)):
+            return
+        self.store.record_consultation(
+            expert_id=request.to_agent, status=status, started_at=utcnow(), duration_ms=0.0, attempts=1,
+            run_id=self.call.run_id if self.call is not None else None, tool_call_id=self.call.tool_call_id if self.call is not None else None,
+            request={
+                "question": request.question, "reasoning": request.background, "expected_output_type": kind_of(request),
+                "scenario_id": "director_consultation", "context": {"from_agent": request.from_agent, "understanding": request.understanding,
+                "record": f"consultation/{record.name}" if record else None, "workspace": str(self.ws)}, "record_key": tag,
+            },
+            expert_output={"answer": reply.answer, "note": reply.note, "reply": reply_text(reply)} if reply is not None else None,
+            error=error,
+        )  # fmt: skip
+
+
+def _brief(request: ConsultationRequest, phase: str) -> dict[str, Any]:
+    return {"from": request.from_agent, "to": request.to_agent, "question": request.question.strip(), "phase": phase}
+
+
+def _task(task: str, reasons: list[str]) -> str:
+    if not reasons:
+        return task
+    return task + "\n上一轮被验证关卡退回，理由：\n" + "\n".join(f"- {r[:300]}" for r in reasons[:6])
+
+
+
+
+def _strip_fence(text: str) -> str:
+    text = text.strip()
+    if text.startswith("```"):
+        text = text.split("\n", 1)[1] if "\n" in text else ""
+        text = text.rsplit("```", 1)[0]
+    return text.strip() + "\n" if text.strip() else ""
+
+
+def _draft_problem(draft: str, plan: Plan) -> str | None:
+    """Why the code translator's draft cannot be the model's code (None: it can be tried)."""
+    if not draft.strip():
+        return "there was no draft"
+    try:
+        tree = ast.parse(draft)
+    except SyntaxError as error:
+        return f"it is not valid Python ({error.msg}, line {error.lineno})"
+    defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+    missing = _REQUIRED[plan.kind] - defined
+    if missing:
+        return f"it does not define {', '.join(sorted(missing))}, which code/train.py calls"
+    if "PLAN" not in draft:
+        return "it does not read the plan (PLAN) the training script shares"
+    return None
+
+
+def _no_digits(text: str) -> str:
+    return "".join(ch for ch in text if not ch.isdigit()).strip()

@@ -1,0 +1,165 @@
+"""The modeling app through the host every front end uses: the Director's run with its agents' nested runs, the
+consultations in the store's ledger, the events the terminal prints, the escalation as the runtime's question, and
+the kill-and-resume flow in a subprocess (records byte for byte)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from consulta.apps import get_app
+from consulta.config import Settings
+from consulta.frontends import AppHost
+from consulta.runtime import AskStatus, RunStatus, ToolCalled, ToolReturned
+
+from .team_script import SAMPLES, write_script
+
+PRINCIPAL = "local"
+
+
+def _settings(home: Path, script: Path) -> Settings:
+    return Settings(home=home, database_url=f"sqlite:///{home}/consulta.db", model=f"scripted:{script}", lang="zh-CN")
+
+
+def test_the_app_is_registered_with_its_options_and_data_path(tmp_path: Path) -> None:
+    app = get_app("modeling")
+    assert app.main_agent == "director" and {"problem", "max_depth", "consult_budget"} <= set(app.options.model_fields)
+    options = app.parse_options({"problem": str(SAMPLES / "electricity_demand")})
+    assert options.max_depth == 2 and options.consult_budget == 2
+
+
+def test_a_run_through_the_host_records_consultations_events_and_the_pdf(tmp_path: Path) -> None:
+    problem = tmp_path / "problem"
+    shutil.copytree(SAMPLES / "electricity_demand", problem)
+    script = write_script(tmp_path / "team.json", consults={"modeler": "researcher", "writer": "modeler"})
+    events = []
+
+    async def scenario() -> tuple:
+        host = AppHost(app="modeling", settings=_settings(tmp_path, script), options={"problem": str(problem)})
+        host.subscribe(events.append)
+        try:
+            run = await host.start("开始", principal=PRINCIPAL)
+            done = await host.settled(run.id, principal=PRINCIPAL)
+            return done, host.store.list_consultations(), host.store.list_runs(app="modeling"), host.data_path
+        finally:
+            await host.aclose()
+
+    done, ledger, runs, workspace = asyncio.run(scenario())
+    assert done.status == RunStatus.finished and "paper.pdf" in (done.output or "")
+    assert (workspace / "paper" / "paper.pdf").is_file()
+    memo = json.loads((workspace / "state" / "director.json").read_text(encoding="utf-8"))
+    assert [k for k, a in memo["answers"].items() if a["fallback"]] == []  # every answer was the model's
+    assert sorted(c.expert_id for c in ledger) == ["modeler", "researcher"] and all(c.run_id == done.id for c in ledger)
+    assert {c.request["context"]["record"] for c in ledger} == {"consultation/modeler_researcher_1.md", "consultation/writer_modeler_1.md"}
+    nested = [r for r in runs if r.parent_run_id == done.id]
+    assert {"reader", "researcher", "modeler", "data_engineer", "code_translator", "model_trainer", "visualizer", "writer", "validator"} <= {r.agent for r in nested}
+    (asked,) = [e.args for e in events if isinstance(e, ToolCalled) and e.tool_name == "consult" and e.args["from_agent"] == "modeler"]
+    assert (asked["to_agent"], asked["question"]) == ("researcher", "modeler 想确认：这样理解对吗？")
+    assert asked["background"].startswith("modeler 在做这件事时提出：")
+    gates = [e.result for e in events if isinstance(e, ToolReturned) and e.tool_name == "gate"]
+    assert [(g["gate"], g["status"]) for g in gates] == [("data_ready", "APPROVED"), ("code_runs", "APPROVED"), ("results_trained", "APPROVED"), ("paper_written", "APPROVED")]
+
+
+def test_three_rejections_escalate_as_a_question_the_person_answers(tmp_path: Path) -> None:
+    problem = tmp_path / "problem"
+    shutil.copytree(SAMPLES / "electricity_demand", problem)
+    frame = pd.read_csv(problem / "demand_monthly.csv")
+    frame.drop(index=30).to_csv(problem / "demand_monthly.csv", index=False)  # a month missing: no cleaning can prove it
+    script = write_script(tmp_path / "team.json")
+
+    async def scenario() -> tuple:
+        host = AppHost(app="modeling", settings=_settings(tmp_path, script), options={"problem": str(problem)}, ask_policy="defer")
+        try:
+            run = await host.start("开始", principal=PRINCIPAL)
+            waiting = await host.settled(run.id, principal=PRINCIPAL)
+            (ask,) = host.store.list_asks(status=AskStatus.pending, run_id=run.id)
+            question = ask.payload["questions"][0] if "questions" in ask.payload else ask.payload
+            await host.answer(ask.id, ["停止这次运行"], principal=PRINCIPAL)
+            for _ in range(500):
+                finished = host.store.get_run(run.id)
+                if finished.status == RunStatus.finished:
+                    break
+                await asyncio.sleep(0.02)
+            return waiting, question, finished
+        finally:
+            await host.aclose()
+
+    waiting, question, finished = asyncio.run(scenario())
+    assert waiting.status == RunStatus.waiting
+    assert "data_ready" in json.dumps(question, ensure_ascii=False) and "停止这次运行" in question["options"]
+    assert finished.status == RunStatus.finished and "停止" in (finished.output or "")
+
+
+# ---- kill and resume ------------------------------------------------------------------------------------------------
+
+KILL_POINTS = (
+    "modeling.reserved:modeler_researcher_1.md",
+    "modeling.record:writer_visualizer_1.md",
+    "modeling.verdict:code_runs#1",
+)
+
+
+def _chat(home: Path, problem: Path, script: Path, crash_at: str | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "CONSULTA_HOME": str(home), "SOURCE_DATE_EPOCH": "1767225600", "CONSULTA_LANG": "zh-CN"}
+    env.pop("CONSULTA_CRASH_AT", None)
+    if crash_at:
+        env["CONSULTA_CRASH_AT"] = crash_at
+    command = [sys.executable, "-m", "consulta", "chat", "modeling", "--model", f"scripted:{script}", "-p", "开始", "--problem", str(problem)]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=240)
+
+
+def _records(home: Path) -> dict[str, bytes]:
+    (workspace,) = (home / "apps" / "modeling" / "runs").iterdir()
+    return {p.relative_to(workspace).as_posix(): p.read_bytes() for folder in ("consultation", "validation") for p in sorted((workspace / folder).glob("*.md"))}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1500)  # seven runs of the whole flow, each in a new process
+def test_killed_at_any_point_and_run_again_the_records_are_those_of_an_uninterrupted_run(tmp_path: Path) -> None:
+    problem = tmp_path / "problem"
+    shutil.copytree(SAMPLES / "electricity_demand", problem)
+    script = write_script(tmp_path / "team.json", consults={"modeler": "researcher", "writer": "visualizer", "validator": "writer"})
+    whole = _chat(tmp_path / "whole", problem, script)
+    assert whole.returncode == 0, whole.stdout + whole.stderr
+    expected = _records(tmp_path / "whole")
+    assert len([n for n in expected if n.startswith("consultation/")]) == 6 and len([n for n in expected if n.startswith("validation/")]) == 4
+    for point in KILL_POINTS:
+        home = tmp_path / point.replace(":", "_").replace("#", "_")
+        killed = _chat(home, problem, script, crash_at=point)
+        assert killed.returncode == -9, (point, killed.stdout[-2000:], killed.stderr[-2000:])
+        resumed = _chat(home, problem, script)
+        assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+        assert _records(home) == expected, point
+        assert "论文已完成" in resumed.stdout  # (the terminal wraps the PDF's path)
+        (workspace,) = (home / "apps" / "modeling" / "runs").iterdir()
+        assert (workspace / "paper" / "paper.pdf").is_file()
+
+
+def test_the_terminal_says_who_works_each_consultation_and_each_verdict(capsys: pytest.CaptureFixture[str]) -> None:
+    from types import SimpleNamespace
+
+    from consulta.apps.modeling._app import ModelingFlags
+    from consulta.runtime import RunStarted
+
+    heard = []
+    host = SimpleNamespace(env=SimpleNamespace(lang="zh-CN"), subscribe=heard.append)
+    app = get_app("modeling")
+    app.terminal.prepare(ModelingFlags(), host)
+    (hear,) = heard
+    hear(RunStarted(run_id="r2", app="modeling", agent="modeler", prompt="p"))
+    hear(ToolReturned(run_id="r1", tool_call_id="consult:x", tool_name="consult", ok=True, result={"record": "consultation/modeler_researcher_1.md", "kind": "知识咨询"}, duration_ms=0))
+    hear(ToolReturned(run_id="r1", tool_call_id="gate:x", tool_name="gate", ok=False, duration_ms=0,
+                      result={"gate": "data_ready", "attempt": 1, "status": "REJECTED", "decided_by": "code", "reasons": ["[sequence_gaps] 2017-07"]}))  # fmt: skip
+    out = capsys.readouterr().out
+    assert "▶ modeler（建模）开始工作" in out and "⇄ 知识咨询已记录：consultation/modeler_researcher_1.md" in out
+    assert "◆ 关卡 data_ready 第 1 次：REJECTED（code）[sequence_gaps] 2017-07" in out
+    app.terminal.prepare(ModelingFlags(quiet=True), host)
+    assert len(heard) == 1  # quiet: nothing subscribed
