@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from consulta.apps import ln2
 from consulta.apps.ln2._locate import TubeRef
 from consulta.apps.ln2._tools import Ln2Plans, ln2_tools
 from consulta.runtime import Evidence, RunStatus, ToolError

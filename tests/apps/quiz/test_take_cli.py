@@ -5,7 +5,6 @@ the review. And apps' own commands are mounted as `consulta <app> <command>` wit
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 

@@ -39,7 +39,6 @@ from ._sessions import Session, SessionBook
 from ._turn import (
     DescribeTask,
     SiteLookupError,
-    Lookups,
     QuestionSpec,
     Turn,
     TurnOutput,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from ._sandbox_run import write_atomic
+from ._files import write_atomic
 
 __all__ = ["PaperParts", "compose_paper"]
 

@@ -3,28 +3,25 @@
 The request an agent makes (`request_text`): `Director，我需要咨询 @{agent}：` with **问题** / **背景** / **我的理解**;
 the reply (`reply_text`): `FROM @{agent}:` with **回答** / **补充说明**; the record `consultation/{from}_{to}_{i}.md`
 (`record_markdown`): the title `# 咨询记录: {from} → {to} #{i}`, the `| 字段 | 值 |` table, and the sections 问题,
-背景, 回复, 结果. A record is created at most once (`create_record`: a second writer, e.g. a resumed run, keeps the
+背景, 回复, 结果. A record is created at most once (`_files.create_once`: a second writer, e.g. a resumed run, keeps the
 first) and its 结果 is filled when the asker has used the reply (`fill_outcome`); both writes are atomic.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from ._sandbox_run import write_atomic
+from ._files import write_atomic
 
 __all__ = [
     "KINDS",
     "OUTCOME_PENDING",
     "ConsultationRequest",
     "Reply",
-    "create_record",
     "fill_outcome",
     "kind_of",
     "parse_reply",
@@ -144,26 +141,6 @@ def record_markdown(request: ConsultationRequest, reply: Reply, *, index: int, t
         "---\n\n"
         f"## 结果\n\n{outcome.strip() or OUTCOME_PENDING}\n"
     )
-
-
-def create_record(path: Path, text: str) -> bool:
-    """Create the record at `path` atomically, at most once: False (and the file unchanged) when it exists."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.exists():
-        return False
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        try:
-            os.link(temp, path)  # only if none exists: two writers cannot both win
-        except FileExistsError:
-            return False
-    finally:
-        Path(temp).unlink(missing_ok=True)
-    return True
 
 
 def fill_outcome(path: Path, outcome: str) -> None:

@@ -36,11 +36,12 @@ from pydantic_ai.models import Model
 
 from ...runtime import RunLog, RunStatus, Store, ToolCallContext, ToolCalled, ToolError, ToolReturned, crash_point, typed_answer, utcnow
 from ._compose import PaperParts, compose_paper
-from ._consult import ConsultationRequest, Reply, create_record, fill_outcome, kind_of, record_markdown, record_name, reply_text, request_text
+from ._consult import ConsultationRequest, Reply, fill_outcome, kind_of, record_markdown, record_name, reply_text, request_text
 from ._gates import MAX_ATTEMPTS, Gate, Verdict, code_verdict, read_validation_record, record_path, write_validation_record
 from ._paper import render_pdf
 from ._problem import Problem
-from ._sandbox_run import run_script, write_atomic
+from ._files import create_once, write_atomic
+from ._sandbox_run import run_script
 from ._team import AGENTS, Mode, TeamAnswer, instructions, output_type
 from ._templates import Plan, describe_data, plan_for, script
 
@@ -384,7 +385,7 @@ class Director:
         )  # fmt: skip
         reply = Reply(agent=request.to_agent, answer=getattr(answered, "answer", "").strip() or f"（{request.to_agent} 没有给出回答。）", note=getattr(answered, "note", ""))
         path = self.ws / "consultation" / known["file"]
-        create_record(path, record_markdown(request, reply, index=known["index"], time=clock()))
+        create_once(path, record_markdown(request, reply, index=known["index"], time=clock()).encode("utf-8"))
         crash_point(f"modeling.record:{path.name}")
         known.update(status="done", reply=reply.model_dump())
         self.memo.save()

@@ -9,9 +9,7 @@ decided by code alone (`code_verdict`), before any model is asked. Otherwise the
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-import tempfile
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,6 +29,7 @@ from ._checks import (
     check_table,
     TableSpec,
 )
+from ._files import create_once
 from ._sandbox_run import run_record, run_script
 
 __all__ = [
@@ -168,21 +167,7 @@ def write_validation_record(workspace: Path, verdict: Verdict) -> Path:
     most once: when a record of this gate and attempt exists (a resumed run deciding again) it is kept unchanged
     and its path returned — read it back with `read_validation_record`."""
     path = record_path(workspace, verdict.gate, verdict.attempt)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.exists():
-        return path
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(_markdown(verdict))
-            out.flush()
-            os.fsync(out.fileno())
-        try:
-            os.link(temp, path)  # creates the record only if none exists: two writers cannot both win
-        except FileExistsError:
-            pass
-    finally:
-        Path(temp).unlink(missing_ok=True)
+    create_once(path, _markdown(verdict).encode("utf-8"))
     return path
 
 

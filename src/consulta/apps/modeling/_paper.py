@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 from ...runtime import ToolError
-from ._sandbox_run import write_atomic
+from ._files import write_atomic
 
 __all__ = ["markdown_to_typst", "render_pdf"]
 

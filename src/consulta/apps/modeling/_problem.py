@@ -17,7 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from ...runtime import ConfigError
-from ._sandbox_run import write_atomic
+from ._files import write_atomic
 
 __all__ = ["Problem", "load_problem", "prepare_workspace", "workspace_path"]
 

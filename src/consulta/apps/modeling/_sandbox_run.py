@@ -15,7 +15,6 @@ folder's `~/.fonts` (the sandbox reads nothing outside it) and put first in matp
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 import signal
 import tempfile
@@ -27,8 +26,9 @@ from pydantic import BaseModel
 
 from ...runtime import ToolError
 from ...sandbox import Limits, run_python
+from ._files import write_atomic
 
-__all__ = ["OUTPUTS", "ScriptRun", "run_record", "run_script", "write_atomic"]
+__all__ = ["OUTPUTS", "ScriptRun", "run_record", "run_script"]
 
 DEFAULT_TIMEOUT = 120.0
 """Seconds a script may run (wall time); CPU time is held to the same."""
@@ -124,21 +124,6 @@ def _sha256(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` through a temporary file, fsync and a rename: a reader sees the old or the new file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
 
 
 def _produced(stage: Path, copied: dict[str, str]) -> tuple[list[Path], list[str]]:
