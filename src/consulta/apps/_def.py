@@ -200,12 +200,14 @@ class TerminalPart:
     """The terminal's words for the app: `welcome(host, lang)` names the app's data in the chat's first line (or
     None); `flags`, a pydantic model of terminal-only flags (not recorded on runs, e.g. files to upload), given to
     `prepare(flags, host)` before the session starts. `commands()`, the app's own terminal commands (a `typer.Typer`,
-    built only when the app's commands are asked for): `consulta <app> <command>`."""
+    built only when the app's commands are asked for): `consulta <app> <command>`. `reply(text, lang)`, what a person
+    reads of an agent's reply when it is not prose (e.g. the words of a JSON reply); None shows the text as it is."""
 
     welcome: Callable[[AppView, str], str | None] | None = None
     flags: type[BaseModel] | None = None
     prepare: Callable[[Any, AppView], None] | None = None
     commands: Callable[[], Any] | None = None
+    reply: Callable[[str, str], str] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

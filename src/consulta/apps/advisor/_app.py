@@ -3,12 +3,14 @@ by advisor-site, imported only when the web front end asks for it)."""
 
 from __future__ import annotations
 
+import json
 from importlib import resources
 from pathlib import Path
 
 from ...i18n import t
 from .._def import AppDef, AppView, McpPart, TerminalPart, WebPart
 from ._agent import AGENT, AdvisorOptions, build_agent
+from ._turn import TurnOutput
 
 __all__ = ["APP"]
 
@@ -38,6 +40,16 @@ def _welcome(host: AppView, lang: str) -> str | None:
     return t("advisor.cli.welcome", lang)
 
 
+def _reply(text: str, lang: str) -> str:
+    """A turn's `{voice_response, tool_calls}` as a person reads it in the terminal: the words, then each tool call."""
+    try:
+        output = TurnOutput.model_validate_json(text)
+    except ValueError:
+        return text
+    calls = [f"· {call.tool} {json.dumps(call.params, ensure_ascii=False)}" for call in output.tool_calls]
+    return "\n".join([output.voice_response, *calls])
+
+
 APP = AppDef(
     name="advisor",
     description="graduate-advisor ranking site with a voice assistant that fills the form (seed 003)",
@@ -46,5 +58,5 @@ APP = AppDef(
     options=AdvisorOptions,
     web=_web if _has_site() else None,
     mcp=_mcp,
-    terminal=TerminalPart(welcome=_welcome),
+    terminal=TerminalPart(welcome=_welcome, reply=_reply),
 )

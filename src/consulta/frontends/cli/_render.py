@@ -21,9 +21,11 @@ ReadLine = Callable[[str], str]
 class EventPrinter:
     """Prints a run's events compactly: tool calls and their outcome, the agent's reply, plan outcomes."""
 
-    def __init__(self, console: Console, lang: str) -> None:
+    def __init__(self, console: Console, lang: str, *, reply: Callable[[str, str], str] | None = None) -> None:
+        """`reply(text, lang)`: what the person reads of the agent's reply (the app's `TerminalPart.reply`)."""
         self.console = console
         self.lang = lang
+        self.reply = reply
 
     def __call__(self, event: Event) -> None:
         lang, out = self.lang, self.console
@@ -41,7 +43,8 @@ class EventPrinter:
                     highlight=False,
                 )
             case ModelText(text=text):
-                out.print(Panel(text, title=t("cli.chat.agent", lang), title_align="left", border_style="cyan"))
+                shown = self.reply(text, lang) if self.reply is not None else text
+                out.print(Panel(shown, title=t("cli.chat.agent", lang), title_align="left", border_style="cyan"))
             case PlanDecided(status=status, result=result):
                 if status == "applied":
                     out.print(t("cli.plan.applied", lang, audit_ids=", ".join((result or {}).get("audit_ids", []))), style="green")
