@@ -235,6 +235,8 @@ def test_a_bad_profile_is_one_clear_line_and_nothing_is_written(tests: TestSessi
         ({**PROFILE, "interests": []}, "profile.interests"),
         ({**PROFILE, "interests": ["x"] * 11}, "profile.interests"),
         ({**PROFILE, "interests": ["y" * 51]}, "profile.interests.0"),
+        ({**PROFILE, "interests": ["sql", "\x1f"]}, "profile.interests.1"),  # str.strip() strips it; regex \S did not
+        ({**PROFILE, "duty": "\x1c\x1d"}, "profile.duty"),
         ({k: v for k, v in PROFILE.items() if k != "duty"}, "profile.duty"),
         ({**PROFILE, "salary": 1}, "profile.salary"),
     ]

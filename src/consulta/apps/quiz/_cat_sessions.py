@@ -41,6 +41,7 @@ from typing import Annotated, Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
 from sqlalchemy import Column, Float, Integer, MetaData, String, Table, Text, UniqueConstraint, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
@@ -192,7 +193,7 @@ def _unknown_session(session_id: str) -> TestSessionError:
 
 # ---- the profile --------------------------------------------------------------------------------------------------
 
-_NOT_BLANK = r"\S"
+_NOT_BLANK = r"[^\s\x1c-\x1f]"  # a character str.strip() keeps (it strips \x1c-\x1f, which the schema's \S would allow)
 """Some text besides spaces (a JSON schema `pattern`, so the API's docs say it too)."""
 Interest = Annotated[str, StringConstraints(min_length=1, max_length=50, pattern=_NOT_BLANK)]
 
@@ -213,12 +214,20 @@ class ProfileForm(BaseModel):
     @field_validator("job_role", "duty")
     @classmethod
     def _trimmed(cls, text: str) -> str:
-        return text.strip()
+        return _not_blank(text)
 
     @field_validator("interests")
     @classmethod
     def _each_trimmed(cls, interests: list[str]) -> list[str]:
-        return [text.strip() for text in interests]
+        return [_not_blank(text) for text in interests]
+
+
+def _not_blank(text: str) -> str:
+    """`text` without its surrounding spaces; a text that is nothing else is too short (a stored profile must read back)."""
+    trimmed = text.strip()
+    if not trimmed:
+        raise PydanticCustomError("string_too_short", "String should have at least 1 character that is not a space")
+    return trimmed
 
 
 _PROFILE_PROBLEMS = {
