@@ -214,6 +214,7 @@ def test_the_api_holds_under_fuzzing(app: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(sum(p.time_limit for p in THOROUGH) + 120)  # its passes' own bounds (200 examples took ~3 min here)
 @pytest.mark.parametrize("app", app_names())
 def test_the_api_holds_under_long_fuzzing(app: str, tmp_path: Path) -> None:
     assert_holds(fuzz(app, tmp_path, passes=THOROUGH, seed=int.from_bytes(os.urandom(4), "big")), THOROUGH)
