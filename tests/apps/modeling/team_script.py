@@ -73,3 +73,44 @@ def workspace(tmp_path: Path, sample: str = "electricity_demand", *, problem: Pa
 
 def problem_loaded(sample: str) -> Any:
     return load_problem(SAMPLES / sample)
+
+
+HOUSE_EFFECTS = {"floor_area_m2": 32.0, "rooms": 40.0, "age_years": -6.0, "distance_km": -18.0}
+"""The coefficients the generated house prices are made with (plus 800, a category effect and noise of sd 150)."""
+HEATING_EFFECTS = {"gas": 0.0, "electric": -120.0, "heat_pump": 150.0}
+HOUSES_CASE = "Predict the price of a 100 m2, 3-room, 10-year-old house 5 km from the centre."
+
+
+def houses_problem(folder: Path, *, rows: int = 240, case: str = HOUSES_CASE, seed: int = 7) -> Path:
+    """A cross-sectional problem nobody tuned the team for: house prices (thousands) from area, rooms, age, distance
+    and heating (text), rows identified by a text id; `case` is the requirement naming a house to predict."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({
+        "house_id": [f"H{i:04d}" for i in range(1, rows + 1)], "floor_area_m2": rng.uniform(40, 180, rows).round(1),
+        "rooms": rng.integers(1, 7, rows), "age_years": rng.integers(0, 51, rows), "distance_km": rng.uniform(0.5, 25, rows).round(1),
+        "heating": rng.choice(list(HEATING_EFFECTS), rows),
+    })  # fmt: skip
+    price = 800 + sum(frame[c] * b for c, b in HOUSE_EFFECTS.items()) + frame["heating"].map(HEATING_EFFECTS) + rng.normal(0, 150, rows)
+    frame["price_k"] = price.round(0)
+    folder.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(folder / "houses.csv", index=False)
+    (folder / "problem.md").write_text(
+        "# House prices in a mid-sized city\n\n## Background\nAn estate agency has the sale prices (thousands) of the houses "
+        "it sold last year with their floor area, number of rooms, age, distance to the city centre and heating (`houses.csv`).\n\n"
+        "## Requirements\n1. Describe how each feature relates to price.\n2. Build a model that predicts the price of a house "
+        f"from its features and report its error on held-out houses.\n3. {case}\n4. Which feature matters most for price?\n",
+        encoding="utf-8",
+    )
+    return folder
+
+
+HOUSES_MODELER = {
+    "assumptions": ["Each feature acts linearly on price.", "Houses are independent."],
+    "model_description": "price = intercept + a linear term per feature + heating category + error",
+    "target": "price_k", "covariates": ["floor_area_m2", "rooms", "age_years", "distance_km", "heating"],
+    "values": [{"column": "floor_area_m2", "value": 100}, {"column": "rooms", "value": 3}, {"column": "age_years", "value": 10}, {"column": "distance_km", "value": 5}],
+}  # fmt: skip
+"""The modeler's answers for the houses problem (its work, and the case it reads from the statement)."""

@@ -32,10 +32,16 @@ class PaperParts(BaseModel):
     model_description: str = ""
     model_formula: str = ""
     data_notes: str = ""
+    data_account: list[str] = Field(default_factory=list)
+    """What the cleaning did, in code's sentences (`_findings.data_account`); `data_notes` stands in when empty."""
+    findings: list[str] = Field(default_factory=list)
+    """The main results in code's sentences (`_findings.findings`), shown before the result tables."""
     abstract: str = ""
     discussion: str = ""
     conclusion: str = ""
     captions: list[str] = Field(default_factory=list)
+    figures: list[str] = Field(default_factory=lambda: ["fit.png", "forecast.png"])
+    """The figures (names in `figures/`) in the order the paper shows them; `captions` follow the same order."""
     consultations: list[str] = Field(default_factory=list)
 
 
@@ -45,7 +51,7 @@ _WORDS = {
         "data": "数据处理", "results": "结果", "discussion": "讨论", "conclusion": "结论", "record": "附录：团队的咨询记录",
         "no_abstract": "本文根据题目给出的数据建立模型，结果见结果文件与下列表格、图形。",
         "no_discussion": "模型的局限：它只利用了题目给出的数据，假设未来与过去的规律相同。",
-        "no_conclusion": "各项数值均来自结果文件，见第 5 节的表格。", "file": "文件", "fig_fit": "模型拟合", "fig_forecast": "预测",
+        "no_conclusion": "各项数值均来自结果文件，见第 5 节的表格。", "file": "文件", "fig_fit": "模型拟合", "fig_forecast": "预测", "fig_effects": "各解释变量的重要性",
         "none": "（无）",
     },
     "en": {
@@ -54,7 +60,7 @@ _WORDS = {
         "no_abstract": "We model the problem from its data; the results are the result files, shown in the tables and figures below.",
         "no_discussion": "Limits: the model uses only the data given and assumes the future follows the past.",
         "no_conclusion": "Every number above is taken from the result files (section 5).", "file": "file", "fig_fit": "Model fit",
-        "fig_forecast": "Projection", "none": "(none)",
+        "fig_forecast": "Projection", "fig_effects": "Importance of each covariate", "none": "(none)",
     },
 }  # fmt: skip
 
@@ -96,15 +102,17 @@ def compose_paper(workspace: Path, parts: PaperParts, *, strict: bool = False) -
             out += [_clean(text, strict), ""]
     if parts.model_formula:
         out += [f"$$ {parts.model_formula} $$", ""]
-    out += [f"## 4 {w['data']}", "", _clean(parts.data_notes, strict) or w["none"], ""]
+    out += [f"## 4 {w['data']}", ""]
+    out += [*(f"- {line}" for line in parts.data_account), ""] if parts.data_account else [_clean(parts.data_notes, strict) or w["none"], ""]
     out += [f"## 5 {w['results']}", ""]
+    if parts.findings:
+        out += [*(f"- {line}" for line in parts.findings), ""]
     for path in sorted((workspace / "results").glob("*.csv")):
         out += [f"{w['file']} `results/{path.name}`:", "", _table(path), ""]
-    figures = [("fit.png", w["fig_fit"]), ("forecast.png", w["fig_forecast"])]
-    for i, (name, default) in enumerate(figures):
+    for i, name in enumerate(parts.figures):
         if (workspace / "figures" / name).is_file():
             caption = _clean(parts.captions[i], True) if i < len(parts.captions) else ""
-            out += [f"![{caption or default}](../figures/{name})", ""]
+            out += [f"![{caption or w.get('fig_' + Path(name).stem, name)}](../figures/{name})", ""]
     out += [f"## 6 {w['discussion']}", "", _clean(parts.discussion, strict) or w["no_discussion"], ""]
     out += [f"## 7 {w['conclusion']}", "", _clean(parts.conclusion, strict) or w["no_conclusion"], ""]
     if parts.consultations:

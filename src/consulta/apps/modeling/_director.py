@@ -41,9 +41,10 @@ from ._gates import MAX_ATTEMPTS, Gate, Verdict, code_verdict, read_validation_r
 from ._paper import render_pdf
 from ._problem import Problem
 from ._files import create_once, write_atomic
+from ._findings import data_account, findings
 from ._sandbox_run import run_script
-from ._team import AGENTS, Mode, TeamAnswer, instructions, output_type
-from ._templates import Plan, describe_data, plan_for, script
+from ._team import AGENTS, Mode, TeamAnswer, instructions, output_type, scenario_type
+from ._templates import FIGURES, DataShape, Plan, describe_data, plan_for, script
 
 __all__ = ["Decision", "Director", "Escalation", "Refusal", "Stopped", "TeamConfig", "clock"]
 
@@ -57,9 +58,12 @@ _MAX_REQUESTS_PER_TURN = 3
 """Consultations one answer of an agent may ask for in a row (refused ones included) before its requests are ignored."""
 _FORMULAS = {
     "forecast": r"y_t = \beta_0 + \beta_1 t + \sum_{s} \gamma_s D_{s,t} + \sum_{j} \delta_j x_{j,t} + \varepsilon_t",
+    "regression": r"y_i = \beta_0 + \sum_{j} \beta_j x_{ij} + \varepsilon_i, \quad \varepsilon_i \sim N(0, \sigma^2)",
     "epidemic": r"S_{t+1} = S_t - \beta S_t I_t / N, \quad I_{t+1} = I_t + \beta S_t I_t / N - \gamma I_t, \quad R_0 = \beta / \gamma",
 }
-_REQUIRED = {"forecast": {"fit", "predict", "terms"}, "epidemic": {"fit", "simulate"}}
+_REQUIRED = {"forecast": {"fit", "predict", "terms"}, "epidemic": {"fit", "simulate"}, "regression": {"design", "fit", "predict", "terms"}}
+_FIGURE_WORDS = {"forecast": "拟合图、预测图", "epidemic": "拟合图、预测图", "regression": "检验集上预测值对实际值的散点图、各解释变量的重要性条形图"}
+_TRAINING_WORDS = {"forecast": "检验期的期数（holdout，最后几期）", "epidemic": "检验期的期数（holdout）", "regression": "随机留出检验的行数（holdout）"}
 
 
 def clock() -> str:
@@ -161,8 +165,11 @@ class Director:
             prompt=self._problem_prompt() + "\n\n推荐方法：" + getattr(research, "recommendation", "") + "\n\n" + self._data_prompt(),
         )  # fmt: skip
         shape = describe_data(self.ws / "problem")
-        plan, notes = plan_for(shape, modeler.model_dump(), self.problem.statement)
-        self._note("plan", notes)
+        choices = modeler.model_dump()
+        if shape.kind == "regression":
+            choices["scenario"] = await self._scenario(shape, choices)
+        plan, notes = plan_for(shape, choices, self.problem.statement)
+        self._note("plan", [f"model: {plan.kind} of {plan.target} on {', '.join(plan.covariates) or 'time'} ({shape.main_table})", *notes])
 
         async def data_work(attempt: int, reasons: list[str]) -> None:
             engineer = await self.turn("data_engineer", "work", step=f"data_engineer#{attempt}", task=_task("清洗数据。", reasons), prompt=self._data_prompt())
@@ -184,12 +191,12 @@ class Director:
         async def train_work(attempt: int, reasons: list[str]) -> None:
             nonlocal plan
             trainer = await self.turn(
-                "model_trainer", "work", step=f"model_trainer#{attempt}", task=_task("选择检验期长度并训练模型。", reasons),
+                "model_trainer", "work", step=f"model_trainer#{attempt}", task=_task(f"选择{_TRAINING_WORDS[plan.kind]}并训练模型。", reasons),
                 prompt=f"模型：{plan.kind}，目标列 {plan.target}，数据 {shape.rows[plan.table]} 行。",
             )  # fmt: skip
             holdout = getattr(trainer, "holdout", 0)
             if holdout:
-                plan, more = plan_for(shape, {**modeler.model_dump(), "holdout": holdout}, self.problem.statement)
+                plan, more = plan_for(shape, {**choices, "holdout": holdout}, self.problem.statement)
                 self._note("training", more)
             self._write_script("train", script("train", plan), origin="template")
             run_script(self.ws, self.ws / "code" / "train.py")
@@ -197,7 +204,7 @@ class Director:
         await self.phase("results_trained", "training", train_work)
 
         async def paper_work(attempt: int, reasons: list[str]) -> None:
-            viz = await self.turn("visualizer", "work", step=f"visualizer#{attempt}", task="给图起名。", prompt=f"目标列：{plan.target}。图：拟合图、预测图。")
+            viz = await self.turn("visualizer", "work", step=f"visualizer#{attempt}", task="给图起名。", prompt=f"目标列：{plan.target}。两幅图：{_FIGURE_WORDS[plan.kind]}。")
             label = getattr(viz, "target_label", "")
             self._write_script("figures", script("figures", plan.model_copy(update={"target_label": _no_digits(label)})), origin="template")
             run_script(self.ws, self.ws / "code" / "figures.py")
@@ -209,9 +216,11 @@ class Director:
                 title=self.problem.title, lang=self.problem.lang, summary=getattr(reader, "summary", ""), tasks=getattr(reader, "tasks", []),
                 assumptions=getattr(modeler, "assumptions", []), method=getattr(research, "recommendation", ""),
                 model_description=getattr(modeler, "model_description", ""), model_formula=_FORMULAS[plan.kind],
-                data_notes=self.memo["notes"].get("data_notes", ""), abstract=getattr(writer, "abstract", ""),
+                data_notes=self.memo["notes"].get("data_notes", ""),
+                data_account=data_account(self.ws, notes=self.memo["notes"].get("data_notes", ""), lang=self.problem.lang),
+                findings=findings(self.ws, kind=plan.kind, target=plan.target, lang=self.problem.lang), abstract=getattr(writer, "abstract", ""),
                 discussion=getattr(writer, "discussion", ""), conclusion=getattr(writer, "conclusion", ""),
-                captions=getattr(viz, "captions", []), consultations=sorted(p.name for p in (self.ws / "consultation").glob("*.md")),
+                captions=getattr(viz, "captions", []), figures=list(FIGURES[plan.kind]), consultations=sorted(p.name for p in (self.ws / "consultation").glob("*.md")),
             )  # fmt: skip
             strict = attempt > 1  # a gate sent the paper back: every number is code's now
             compose_paper(self.ws, parts, strict=strict)
@@ -223,6 +232,21 @@ class Director:
 
         await self.phase("paper_written", "writing", paper_work)
         return self.ws / "paper" / "paper.pdf"
+
+    async def _scenario(self, shape: DataShape, choices: dict[str, Any]) -> dict[str, float]:
+        """The case the problem asks to predict, as the modeler reads it from the statement (column → value; code's
+        checks in `plan_for` keep only the values the statement states and the data can carry)."""
+        candidates, _ = plan_for(shape, choices, self.problem.statement)
+        numeric = tuple(c for c in candidates.covariates if c not in shape.categorical)
+        if not numeric:
+            return {}
+        ranges = "; ".join(f"{c}（数据中 {shape.ranges[c][0]:g} 到 {shape.ranges[c][1]:g}）" for c in numeric if c in shape.ranges)
+        answer = await self.turn(
+            "modeler", "work", step="modeler:scenario", output=scenario_type(numeric),
+            task="题目是否要求预测一个给定的个体或情形（给出了它的特征取值）？如果是，在 values 中写出题目给出的每个特征的列名和题目中的数字；题目没有给出具体情形就让 values 为空列表。",
+            prompt=self._problem_prompt() + "\n\n可用的解释变量：" + ranges,
+        )  # fmt: skip
+        return {v.column: v.value for v in getattr(answer, "values", [])}
 
     async def phase(self, gate: Gate, phase: str, work: Callable[[int, list[str]], Awaitable[None]]) -> Verdict:
         """Do `work` until `gate` passes (APPROVED or CONDITIONAL): each REJECTED sends it back with the reasons; after
@@ -291,11 +315,12 @@ class Director:
 
     async def turn(
         self, agent: str, mode: Mode, *, step: str, task: str, prompt: str, phase: str | None = None, depth: int = 0,
-        waiting: tuple[str, ...] = (), check: Callable[[TeamAnswer], None] | None = None,
+        waiting: tuple[str, ...] = (), check: Callable[[TeamAnswer], None] | None = None, output: type[TeamAnswer] | None = None,
     ) -> TeamAnswer:  # fmt: skip
-        """`agent`'s answer in `mode`, after the consultations it asks for (each checked, made and recorded)."""
+        """`agent`'s answer in `mode` (of type `output` when given, else its role's), after the consultations it asks
+        for (each checked, made and recorded)."""
         phase = phase or PHASES.get(agent) or step.split("#")[0]
-        answer = await self.answer(agent, mode, step=step, task=task, prompt=prompt, check=check)
+        answer = await self.answer(agent, mode, step=step, task=task, prompt=prompt, check=check, output=output)
         for _ in range(_MAX_REQUESTS_PER_TURN):
             to, question = str(getattr(answer, "consult_agent", "")).strip(), str(getattr(answer, "consult_question", "")).strip()
             if not (to or question):
@@ -320,11 +345,14 @@ class Director:
                 crash_point(f"modeling.outcome:{record.name}")
         return answer
 
-    async def answer(self, agent: str, mode: Mode, *, step: str, task: str, prompt: str, check: Callable[[TeamAnswer], None] | None = None) -> TeamAnswer:
+    async def answer(
+        self, agent: str, mode: Mode, *, step: str, task: str, prompt: str, check: Callable[[TeamAnswer], None] | None = None,
+        output: type[TeamAnswer] | None = None,
+    ) -> TeamAnswer:  # fmt: skip
         """One typed answer of `agent` (from the memo when this run, or an earlier one, already had it)."""
         n = self._counters[f"{step}|{agent}|{mode}"] = self._counters.get(f"{step}|{agent}|{mode}", 0) + 1
         key = f"{step}|{agent}|{mode}|{n}"
-        kind = output_type(agent, mode)
+        kind = output or output_type(agent, mode)
         known = self.memo["answers"].get(key)
         if known is not None:
             self._unfit(agent, known.get("fallback"))

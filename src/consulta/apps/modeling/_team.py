@@ -35,6 +35,7 @@ __all__ = [
     "WriterWork",
     "instructions",
     "output_type",
+    "scenario_type",
 ]
 
 Mode = Literal["work", "work+reply", "answer", "answer+reply"]
@@ -96,7 +97,7 @@ class ModelerWork(TeamAnswer):
     assumptions: list[Line] = Field(default_factory=list, max_length=5, description="模型假设，每条一句")
     model_description: str = Field("", max_length=200, description="模型形式")
     target: str = Field("", max_length=40, description="要预测或拟合的列名")
-    covariates: list[Line] = Field(default_factory=list, max_length=4, description="解释变量的列名")
+    covariates: list[Line] = Field(default_factory=list, max_length=8, description="解释变量的列名")
     scenario_column: str = Field("", max_length=40, description="情景分析要改变的列名（可空）")
     scenario_factor: float = Field(1.0, description="情景中该列乘以的系数")
     population: float = Field(0.0, description="总人口（传染病模型用，可为 0）")
@@ -143,6 +144,15 @@ _WORK: dict[str, type[TeamAnswer]] = {
     "code_translator": CodeTranslatorWork, "model_trainer": ModelTrainerWork, "visualizer": VisualizerWork,
     "writer": WriterWork, "validator": ValidatorWork, "advisor": Answer,
 }  # fmt: skip
+
+
+@cache
+def scenario_type(columns: tuple[str, ...]) -> type[TeamAnswer]:
+    """The modeler's answer naming the case a problem asks to predict: pairs of a covariate (one of `columns`, so
+    the grammar cannot name another) and the value the problem gives it; an empty list when it gives none."""
+    value = create_model("ScenarioValue", column=(Literal[columns], ...), value=(float, Field(description="题目中给出的数字")))  # type: ignore[valid-type]
+    values = (list[value], Field(default_factory=list, max_length=len(columns), description="题目给出的情形：每个给出的列及其数值；没有则留空"))  # type: ignore[valid-type]
+    return create_model("ScenarioWork", __base__=TeamAnswer, __doc__=scenario_type.__doc__, values=values)
 
 
 @cache

@@ -1,9 +1,15 @@
 """The team's code when the model's does not do: templates chosen in code from the data's shape, filled with the
 agents' structured choices (checked against the data first).
 
-Two kinds of model: `forecast` (a table over time with a numeric target: a linear model of trend, season and
-covariates, fitted with a holdout of the last periods, then refitted and projected with a 95 % interval) and
-`epidemic` (daily case counts: an SIR model fitted to the reported new cases by least squares). Each is four
+Three kinds of model, chosen from the data's shape (`kind_of`):
+- `epidemic` (a column of new case counts): an SIR model fitted to the reported new cases by least squares;
+- `forecast` (a time column whose values are (nearly) unique: a series): a linear model of trend, season and
+  covariates, fitted with a holdout of the last periods, then refitted and projected with a 95 % interval;
+- `regression` (anything else: rows are units, not times): a linear model of the target on the covariates (numeric,
+  and categorical ones as indicator columns), with standard errors, a seeded random holdout of rows, each
+  covariate's unique share of the explained variance (its importance), and the prediction, with its 95 % interval,
+  for a case the problem gives (the modeler's values, each checked against the statement and the data).
+Each is four
 scripts, each run in the sandbox by its phase: `code/clean_data.py` (problem/*.csv → data/*.csv: duplicates
 dropped, sorted, gaps in numbers interpolated), `code/model.py` (the model as functions; run alone, it checks itself
 on the data), `code/train.py` (results/*.csv and figures/fit.png) and `code/figures.py` (the result figures).
@@ -22,14 +28,20 @@ from pydantic import BaseModel, Field
 
 __all__ = ["DataShape", "ModelKind", "Plan", "describe_data", "plan_for", "script"]
 
-ModelKind = Literal["forecast", "epidemic"]
+ModelKind = Literal["forecast", "epidemic", "regression"]
 _TIME = re.compile(r"^(month|date|day|year|week|period|time|t|日期|月份|年份)$", re.I)
 _CASES = re.compile(r"(new_cases|new_reported|daily_cases|cases_new|新增)", re.I)
-_TARGET = re.compile(r"(total|demand|load|consumption|sales|cases|用电|需求|总)", re.I)
+_TARGET = re.compile(r"(total|demand|load|consumption|sales|cases|price|用电|需求|总|价格)", re.I)
+_ID = re.compile(r"(^id$|_id$|^id_|编号|序号|^no\.?$|^index$)", re.I)
+_MAX_LEVELS = 12
+"""A text column with at most this many values (and fewer than half the rows) is a categorical covariate."""
+SERIES_SHARE = 0.9
+"""A time column is a series' when at least this share of the rows have a value of their own (else rows are units)."""
 
 
 class DataShape(BaseModel):
-    """What code sees in the raw data: each table's columns, rows and which look like time, cases and a target."""
+    """What code sees in the raw data: each table's columns and rows; of the main table, which columns look like
+    time, cases, a target, an identifier or a category, and each numeric column's range."""
 
     tables: dict[str, list[str]]
     rows: dict[str, int]
@@ -38,24 +50,60 @@ class DataShape(BaseModel):
     numeric: list[str]
     cases: str | None
     target: str | None
+    series: bool = True
+    """The time column gives (nearly) every row a time of its own: the rows are a series."""
+    ids: list[str] = Field(default_factory=list)
+    """Numeric columns that identify rows (by name, or unique consecutive integers): never covariates."""
+    categorical: dict[str, list[str]] = Field(default_factory=dict)
+    """Text columns with few values, each with its values (sorted; the first is the baseline)."""
+    ranges: dict[str, tuple[float, float]] = Field(default_factory=dict)
+    """Each numeric column's smallest and largest value."""
+
+    @property
+    def kind(self) -> ModelKind:
+        """The model this data calls for: `epidemic` (new cases), `forecast` (a series) or `regression` (units)."""
+        if self.cases:
+            return "epidemic"
+        return "forecast" if self.time is not None and self.series else "regression"
+
+
+def _is_id(name: str, values: pd.Series) -> bool:
+    if _ID.search(name):
+        return True
+    clean = values.dropna()
+    if len(clean) < 10 or not pd.api.types.is_integer_dtype(clean):
+        return False
+    ordered = clean.sort_values().to_numpy()
+    return bool(clean.is_unique and (ordered[1:] - ordered[:-1] == 1).all())
 
 
 def describe_data(problem_dir: Path) -> DataShape:
     """The shape of the problem's CSV files; the main table is the one with the most rows."""
-    tables, rows, numerics, times = {}, {}, {}, {}
+    tables, rows, frames = {}, {}, {}
     for path in sorted(Path(problem_dir).glob("*.csv")):
-        frame = pd.read_csv(path)
+        frame = frames[path.name] = pd.read_csv(path)
         tables[path.name] = [str(c) for c in frame.columns]
         rows[path.name] = len(frame)
-        numerics[path.name] = [str(c) for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])]
-        times[path.name] = next((str(c) for c in frame.columns if _TIME.match(str(c))), None)
     if not tables:
         raise ValueError("The problem has no CSV data.")
     main = max(rows, key=lambda name: rows[name])
-    numeric = [c for c in numerics[main] if c != times[main]]
+    frame = frames[main]
+    time = next((str(c) for c in frame.columns if _TIME.match(str(c).strip())), None)
+    series = time is not None and frame[time].nunique() >= SERIES_SHARE * max(1, len(frame))
+    columns = {str(c): frame[c] for c in frame.columns}
+    ids = [c for c, v in columns.items() if c != time and pd.api.types.is_numeric_dtype(v) and _is_id(c, v)]
+    numeric = [c for c, v in columns.items() if pd.api.types.is_numeric_dtype(v) and c != time and c not in ids]
+    categorical = {
+        c: sorted(str(x) for x in v.dropna().unique()) for c, v in columns.items()
+        if c != time and not pd.api.types.is_numeric_dtype(v) and not _ID.search(c) and 2 <= v.nunique() <= min(_MAX_LEVELS, len(frame) // 2)
+    }  # fmt: skip
+    ranges = {c: (float(columns[c].min()), float(columns[c].max())) for c in numeric if columns[c].notna().any()}
     cases = next((c for c in numeric if _CASES.search(c)), None)
     target = cases or next((c for c in numeric if _TARGET.search(c) and not c.endswith("_c")), numeric[-1] if numeric else None)
-    return DataShape(tables=tables, rows=rows, main_table=main, time=times[main], numeric=numeric, cases=cases, target=target)
+    return DataShape(
+        tables=tables, rows=rows, main_table=main, time=time, numeric=numeric, cases=cases, target=target, series=series,
+        ids=ids, categorical=categorical, ranges=ranges,
+    )  # fmt: skip
 
 
 class Plan(BaseModel):
@@ -73,16 +121,23 @@ class Plan(BaseModel):
     reporting_rate: float = 1.0
     scenario_column: str | None = None
     scenario_factor: float = 1.0
+    scenario: dict[str, float] = Field(default_factory=dict)
+    """(regression) The case to predict: covariate → value, as the problem gives it (the others at their median)."""
+    levels: dict[str, list[str]] = Field(default_factory=dict)
+    """(regression) Each categorical covariate's values, the first the baseline."""
+    seed: int = 20240601
+    """(regression) The seed of the random holdout (the same rows on every run)."""
     target_label: str = ""
 
 
 def plan_for(shape: DataShape, choices: dict[str, Any], statement: str) -> tuple[Plan, list[str]]:
     """The plan for this data, taking each of the agents' `choices` (target, covariates, holdout, population,
-    reporting_rate, scenario_column, scenario_factor) that fits the data; the notes say which choice was set aside
-    and why (they go on record)."""
+    reporting_rate, scenario_column, scenario_factor, scenario) that fits the data; the notes say which choice was
+    set aside and why (they go on record)."""
     notes: list[str] = []
-    numeric = shape.numeric
-    kind: ModelKind = "epidemic" if shape.cases else "forecast"
+    numeric, kind = shape.numeric, shape.kind
+    if shape.time is not None and kind == "regression":
+        notes.append(f"{shape.time!r} repeats across rows (not a series): a regression over the rows, not a forecast")
     target = str(choices.get("target") or "")
     if target not in numeric:
         if target:
@@ -93,33 +148,72 @@ def plan_for(shape: DataShape, choices: dict[str, Any], statement: str) -> tuple
         target = shape.cases or target
     unit = target.lower().replace("total", "").strip("_")
     parts = [c for c in numeric if c != target and "total" in target.lower() and unit and c.lower().endswith(unit)]  # the total's parts
-    wanted = [str(c) for c in choices.get("covariates") or []]
-    covariates = [c for c in wanted if c in numeric and c != target and c not in parts]
+    usable = [c for c in numeric if c != target and c not in parts] + ([c for c in shape.categorical] if kind == "regression" else [])
+    wanted = [str(c).strip() for c in choices.get("covariates") or []]
+    covariates = list(dict.fromkeys(c for c in wanted if c in usable))
     if set(wanted) - set(covariates):
-        notes.append(f"covariates {sorted(set(wanted) - set(covariates))} set aside (not numeric columns, the target or its parts)")
+        notes.append(f"covariates {sorted(set(wanted) - set(covariates))} set aside (not usable columns: the target, its parts, identifiers or text)")
     if not covariates and kind == "forecast":
-        covariates = [c for c in numeric if c != target and c not in parts and re.search(r"(degree|temp|气温|度日)", c, re.I)][:2]
+        covariates = [c for c in usable if re.search(r"(degree|temp|气温|度日)", c, re.I)][:2]
+    if not covariates and kind == "regression":
+        covariates = usable
+        notes.append(f"no usable covariate named: every usable column is one ({', '.join(usable)})")
     rows = shape.rows[shape.main_table]
     monthly = shape.time is not None and re.match(r"^month$|月", shape.time, re.I) is not None
-    holdout = int(choices.get("holdout") or (12 if monthly else max(1, rows // 5)))
+    default = 12 if monthly and kind == "forecast" else max(1, rows // 5)
+    holdout = int(choices.get("holdout") or default)
     if not 1 <= holdout <= rows // 3:
-        notes.append(f"holdout {holdout} is not between 1 and a third of the {rows} rows; used {min(12, max(1, rows // 5))}")
-        holdout = min(12, max(1, rows // 5))
+        notes.append(f"holdout {holdout} is not between 1 and a third of the {rows} rows; used {min(default, max(1, rows // 3))}")
+        holdout = min(default, max(1, rows // 3))
     population = float(choices.get("population") or 0) or _largest_number(statement)
     rate = float(choices.get("reporting_rate") or 0)
     if not 0 < rate <= 1:
         rate = _reporting_rate(statement)
     scenario = choices.get("scenario_column")
     factor = float(choices.get("scenario_factor") or 1.0)
-    if scenario not in covariates or not 0.2 <= factor <= 5:
-        if scenario:
+    if kind != "forecast" or scenario not in covariates or not 0.2 <= factor <= 5:
+        if scenario and kind == "forecast":
             notes.append(f"scenario on {scenario!r} ×{factor} set aside: the column must be a covariate and the factor between 0.2 and 5")
         scenario, factor = None, 1.0
+    case, more = scenario_case(choices.get("scenario") or {}, shape, covariates, statement) if kind == "regression" else ({}, [])
     plan = Plan(
-        kind=kind, table=shape.main_table, time=shape.time, target=target, covariates=covariates, holdout=holdout,
-        season=12 if monthly else 0, population=population, reporting_rate=rate, scenario_column=scenario, scenario_factor=factor,
-    )
-    return plan, notes
+        kind=kind, table=shape.main_table, time=shape.time if kind != "regression" else None, target=target, covariates=covariates,
+        holdout=holdout, season=12 if monthly and kind == "forecast" else 0, population=population, reporting_rate=rate,
+        scenario_column=scenario, scenario_factor=factor, scenario=case, levels={c: shape.categorical[c] for c in covariates if c in shape.categorical},
+    )  # fmt: skip
+    return plan, notes + more
+
+
+def scenario_case(values: dict[str, Any], shape: DataShape, covariates: list[str], statement: str) -> tuple[dict[str, float], list[str]]:
+    """The case to predict, from the modeler's `values` (column → number), all or nothing: each value must be for a
+    numeric covariate, be a number the problem's statement states (list numbering aside), and lie within the data's
+    range widened by half its width on each side (wider is a misreading, or an extrapolation too far to trust). One
+    value that fails sets the whole case aside: a case half read is not the case the problem gives."""
+    stated = set(_numbers(re.sub(r"(?m)^\s*(?:#+\s*)?\d+[.)、]\s", " ", statement)))
+    case: dict[str, float] = {}
+    notes: list[str] = []
+    for column, raw in values.items():
+        try:
+            value = float(raw)
+        except (TypeError, ValueError):
+            notes.append(f"scenario value {raw!r} for {column!r} is not a number")
+            continue
+        low, high = shape.ranges.get(column, (0.0, 0.0))
+        width = high - low
+        if column not in covariates or column in shape.categorical:
+            notes.append(f"scenario value for {column!r}: not a numeric covariate of the model")
+        elif value not in stated:
+            notes.append(f"scenario value {column}={value:g}: the problem does not state this number")
+        elif not low - width / 2 <= value <= high + width / 2:
+            notes.append(f"scenario value {column}={value:g}: far outside the data ({low:g} to {high:g})")
+        else:
+            case[column] = value
+            if not low <= value <= high:
+                notes.append(f"scenario value {column}={value:g} lies outside the data ({low:g} to {high:g}): the prediction extrapolates")
+            continue
+    if len(case) < len(values):
+        return {}, [*notes, "the case to predict was set aside: " + ("not every value fits" if case else "no value fits")]
+    return case, notes
 
 
 def _numbers(text: str) -> list[float]:
@@ -150,18 +244,33 @@ _CLEAN = '''
 import glob
 import os
 
+account = []
 for path in sorted(glob.glob("problem/*.csv")):
     frame = pd.read_csv(path)
     frame.columns = [str(c).strip() for c in frame.columns]
     before = len(frame)
     frame = frame.drop_duplicates()
-    time = next((c for c in frame.columns if c.lower() in ("month", "date", "day", "year", "week", "period")), None)
-    if time is not None:
-        frame = frame.drop_duplicates(subset=[time], keep="first").sort_values(time).reset_index(drop=True)
+    duplicates, no_target = before - len(frame), 0
     numeric = frame.select_dtypes("number").columns
-    frame[numeric] = frame[numeric].interpolate(limit_direction="both")
+    time = next((c for c in frame.columns if c.lower() in ("month", "date", "day", "year", "week", "period")), None)
+    if PLAN["kind"] == "regression":  # rows are units: no order to follow; a row without the target says nothing
+        if PLAN["target"] in frame.columns:
+            no_target = int(frame[PLAN["target"]].isna().sum())
+            frame = frame.dropna(subset=[PLAN["target"]]).reset_index(drop=True)
+        method, missing = "median", int(frame[numeric].isna().sum().sum())
+        frame[numeric] = frame[numeric].fillna(frame[numeric].median())
+    else:
+        if time is not None:
+            kept = len(frame)
+            frame = frame.drop_duplicates(subset=[time], keep="first").sort_values(time).reset_index(drop=True)
+            duplicates += kept - len(frame)
+        method, missing = "interpolation", int(frame[numeric].isna().sum().sum())
+        frame[numeric] = frame[numeric].interpolate(limit_direction="both")
     frame.to_csv(os.path.join("data", os.path.basename(path)), index=False)
+    account.append({"file": os.path.basename(path), "rows_raw": before, "duplicates_dropped": duplicates, "rows_without_target_dropped": no_target,
+                    "missing_values_filled": missing, "fill_method": method, "rows_clean": len(frame)})
     print(f"{os.path.basename(path)}: {before} rows -> {len(frame)}")
+pd.DataFrame(account).to_csv("results/cleaning.csv", index=False)
 '''
 
 _FORECAST_MODEL = '''
@@ -361,12 +470,153 @@ fig.tight_layout()
 fig.savefig("figures/forecast.png", dpi=120)
 '''
 
+_REGRESSION_MODEL = '''
+
+def design(frame):
+    """Columns: intercept, each numeric covariate, and an indicator for each value of a categorical covariate but
+    its first (the baseline)."""
+    columns = [np.ones(len(frame))]
+    for c in PLAN["covariates"]:
+        if c in PLAN["levels"]:
+            values = frame[c].astype(str)
+            columns += [(values == level).to_numpy(dtype=float) for level in PLAN["levels"][c][1:]]
+        else:
+            columns.append(frame[c].to_numpy(dtype=float))
+    return np.column_stack(columns)
+
+
+def terms():
+    names = ["intercept"]
+    for c in PLAN["covariates"]:
+        names += [f"{c}={level}" for level in PLAN["levels"][c][1:]] if c in PLAN["levels"] else [c]
+    return names
+
+
+def fit(frame):
+    """Least squares: the coefficients and the residuals' standard deviation."""
+    X = design(frame)
+    y = frame[PLAN["target"]].to_numpy(dtype=float)
+    beta, *_ = np.linalg.lstsq(X, y, rcond=None)
+    residuals = y - X @ beta
+    return beta, float(np.sqrt(residuals @ residuals / max(1, len(y) - X.shape[1])))
+
+
+def predict(beta, frame):
+    return design(frame) @ beta
+
+
+if __name__ == "__main__":
+    data = pd.read_csv("data/" + PLAN["table"])
+    beta, sigma = fit(data)
+    print("fitted", len(beta), "coefficients; residual sd", round(sigma, 2))
+'''
+
+_REGRESSION_TRAIN = '''
+import matplotlib.pyplot as plt
+from scipy import stats
+
+from model import design, fit, predict, terms
+
+data = pd.read_csv("data/" + PLAN["table"])
+target = PLAN["target"]
+y = data[target].to_numpy(dtype=float)
+
+# held-out rows: a seeded random sample, the same on every run
+held = np.random.default_rng(PLAN["seed"]).permutation(len(data))[: PLAN["holdout"]]
+test, train = data.iloc[np.sort(held)], data.drop(index=data.index[held])
+beta_train, _ = fit(train)
+predicted = predict(beta_train, test)
+actual = test[target].to_numpy(dtype=float)
+errors = actual - predicted
+rmse, mae = float(np.sqrt(np.mean(errors ** 2))), float(np.mean(np.abs(errors)))
+r2_holdout = 1 - float(np.sum(errors ** 2) / np.sum((actual - actual.mean()) ** 2))
+pd.DataFrame({"row": np.sort(held) + 1, "actual": actual.round(2), "predicted": predicted.round(2), "error": errors.round(2)}).to_csv("results/holdout.csv", index=False)
+
+# the model on all rows: estimates with standard errors, t, p and 95 % intervals
+X = design(data)
+beta, sigma = fit(data)
+dof = max(1, len(y) - X.shape[1])
+inverse = np.linalg.pinv(X.T @ X)
+se = np.sqrt(np.clip(np.diag(inverse), 0, None)) * sigma
+t_values = np.divide(beta, se, out=np.zeros_like(beta), where=se > 0)
+p_values = 2 * stats.t.sf(np.abs(t_values), dof)
+q = stats.t.ppf(0.975, dof)
+pd.DataFrame({"term": terms(), "estimate": beta.round(4), "std_error": se.round(4), "t": t_values.round(2), "p_value": [float(f"{p:.3g}") for p in p_values],
+              "lower_95": (beta - q * se).round(4), "upper_95": (beta + q * se).round(4)}).to_csv("results/coefficients.csv", index=False)
+residuals = y - X @ beta
+r2 = 1 - float(residuals @ residuals / np.sum((y - y.mean()) ** 2))
+
+# importance: the share of the variance only this covariate explains (R² lost when it is left out)
+rows = []
+for c in PLAN["covariates"]:
+    mask = [not (name == c or name.startswith(c + "=")) for name in terms()]
+    reduced = X[:, mask]
+    br, *_ = np.linalg.lstsq(reduced, y, rcond=None)
+    rest = y - reduced @ br
+    rows.append((c, r2 - (1 - float(rest @ rest / np.sum((y - y.mean()) ** 2)))))
+rows.sort(key=lambda r: -r[1])
+pd.DataFrame({"covariate": [r[0] for r in rows], "rank": list(range(1, len(rows) + 1)),
+              "unique_r2": [round(r[1], 4) for r in rows]}).to_csv("results/importance.csv", index=False)
+
+metrics = [("rows", len(data)), ("holdout_rows", len(test)), ("rmse_holdout", rmse), ("mae_holdout", mae), ("r2_holdout", r2_holdout),
+           ("r2_in_sample", r2), ("residual_sd", sigma)]
+if (actual > 0).all():
+    metrics.insert(4, ("mape_holdout_pct", float(np.mean(np.abs(errors / actual)) * 100)))
+pd.DataFrame({"metric": [m for m, _ in metrics], "value": [v if isinstance(v, int) else round(float(v), 2) for _, v in metrics]},
+             dtype=object).to_csv("results/metrics.csv", index=False)
+
+# the case the problem asks about: its given values, the other covariates at their median (or commonest value)
+if PLAN["scenario"]:
+    case, source = {}, {}
+    for c in PLAN["covariates"]:
+        if c in PLAN["scenario"]:
+            case[c], source[c] = PLAN["scenario"][c], "given"
+        elif c in PLAN["levels"]:
+            case[c], source[c] = data[c].astype(str).mode().iloc[0], "most common"
+        else:
+            case[c], source[c] = float(data[c].median()), "median"
+    frame = pd.DataFrame([case])
+    x0 = design(frame)[0]
+    value = float(x0 @ beta)
+    half = float(q * sigma * np.sqrt(1 + x0 @ inverse @ x0))
+    pd.DataFrame({"covariate": list(case), "value": [case[c] if c in PLAN["levels"] else round(float(case[c]), 2) for c in case],
+                  "source": [source[c] for c in case]}).to_csv("results/scenario.csv", index=False)
+    pd.DataFrame({"predicted": [round(value, 2)], "lower_95": [round(value - half, 2)], "upper_95": [round(value + half, 2)]}).to_csv("results/prediction.csv", index=False)
+
+fig, ax = plt.subplots(figsize=(5.5, 5))
+ax.scatter(actual, predicted, s=14)
+low, high = float(min(actual.min(), predicted.min())), float(max(actual.max(), predicted.max()))
+ax.plot([low, high], [low, high], color="grey", linewidth=1)
+ax.set_xlabel("actual " + (PLAN["target_label"] or target))
+ax.set_ylabel("predicted")
+ax.set_title("held-out rows")
+fig.tight_layout()
+fig.savefig("figures/fit.png", dpi=120)
+print("holdout RMSE", round(rmse, 2), "R2", round(r2, 3))
+'''
+
+_REGRESSION_FIGURES = '''
+import matplotlib.pyplot as plt
+
+importance = pd.read_csv("results/importance.csv").sort_values("unique_r2")
+fig, ax = plt.subplots(figsize=(7, 0.5 * len(importance) + 1.5))
+ax.barh(importance["covariate"].astype(str), importance["unique_r2"])
+ax.set_xlabel("share of variance explained by this covariate alone (R² lost without it)")
+ax.set_title(PLAN["target_label"] or PLAN["target"])
+fig.tight_layout()
+fig.savefig("figures/effects.png", dpi=120)
+'''
+
 _BODIES: dict[tuple[str, str], str] = {
     ("clean_data", "forecast"): _CLEAN, ("clean_data", "epidemic"): _CLEAN,
     ("model", "forecast"): _FORECAST_MODEL, ("model", "epidemic"): _EPIDEMIC_MODEL,
     ("train", "forecast"): _FORECAST_TRAIN, ("train", "epidemic"): _EPIDEMIC_TRAIN,
     ("figures", "forecast"): _FORECAST_FIGURES, ("figures", "epidemic"): _EPIDEMIC_FIGURES,
+    ("clean_data", "regression"): _CLEAN, ("model", "regression"): _REGRESSION_MODEL, ("train", "regression"): _REGRESSION_TRAIN,
+    ("figures", "regression"): _REGRESSION_FIGURES,
 }  # fmt: skip
+FIGURES: dict[ModelKind, tuple[str, str]] = {"forecast": ("fit.png", "forecast.png"), "epidemic": ("fit.png", "forecast.png"), "regression": ("fit.png", "effects.png")}
+"""The two figures each kind's scripts make, in the order the paper shows them (and the visualizer captions them)."""
 _DOCS = {
     "clean_data": "The data engineer's cleaning: problem/*.csv -> data/*.csv (duplicates dropped, sorted, gaps interpolated).",
     "model": "The model as functions (the code translator's); run alone it fits the data once as a check.",
