@@ -23,7 +23,8 @@ const KEYS = {
     results_trained: "modeling.web.gate.results_trained", paper_written: "modeling.web.gate.paper_written",
   },
   phase: {
-    approved: "modeling.web.phase.approved", conditional: "modeling.web.phase.conditional", rejected: "modeling.web.phase.rejected",
+    approved: "modeling.web.phase.approved", conditional: "modeling.web.phase.conditional", accepted: "modeling.web.phase.accepted",
+    rejected: "modeling.web.phase.rejected", escalated: "modeling.web.phase.escalated", stopped: "modeling.web.phase.stopped",
     current: "modeling.web.phase.current", pending: "modeling.web.phase.pending",
   },
   status: {
