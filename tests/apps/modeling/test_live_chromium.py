@@ -5,8 +5,9 @@ answers, one consultation modeler → researcher). In English and in Chinese, th
 timeline followed: the consultation card opens to its markdown record, the data_ready gate's REJECTED verdicts show
 their reasons, the escalation is the page's ask form; answered "accept", the run goes on in the same page to the
 end (four phases, the paper's PDF served as application/pdf, results/*.csv and figures/*.png listed); answered
-"stop", the page shows the run finished with the stopped message and no PDF. No script error on the page.
-Screenshots in test-artifacts/web/."""
+"stop", the page shows the run finished with the stopped message and no PDF. After the answer the timeline never
+says it still waits for the person. No script error on the page. Screenshots in test-artifacts/web/. (And, without
+a browser, the phase states of a retry the pages do not reach.)"""
 
 from __future__ import annotations
 
@@ -18,6 +19,9 @@ import pandas as pd
 import pytest
 
 from consulta.apps import get_app
+from consulta.apps.modeling import AGENTS
+from consulta.apps.modeling._gates import Verdict
+from consulta.apps.modeling._web import _phases
 from consulta.frontends.web import create_app
 from frontends.web.conftest import running_server, settings_for
 from frontends.web.test_browser import browser, open_page  # noqa: F401 - the fixtures, shared with the ln2 page's tests
@@ -98,11 +102,30 @@ def _escalated(p: Any, lang: str, name: str) -> Any:
 
 
 def _answer(p: Any, form: Any, decision: str) -> None:
-    """Answer the escalation in the page's ask form with the words of `decision`."""
+    """Answer the escalation in the page's ask form with the words of `decision`; from then on, every line the
+    timeline shows of who is working is noted (`window.said`)."""
     p.page.select_option(".question-form select", p.t[f"modeling.escalation.{decision}"])
     form.locator("button[type=submit]").click()
     p.page.locator(".card.question.closed").wait_for()
     assert p.t[f"modeling.escalation.{decision}"] in p.text(".card.question.closed")
+    p.page.evaluate(
+        """() => {
+            window.said = [];
+            const node = document.querySelector("#mt-now");
+            new MutationObserver(() => node.hidden || window.said.push(node.innerText))
+                .observe(node, { attributes: true, childList: true, subtree: true, characterData: true });
+        }"""
+    )
+
+
+def _said_after_the_answer(p: Any) -> list[str]:
+    """What the timeline said of who works after the answer: never that it waits for the person (it was answered),
+    only who of the team works or the run's last words."""
+    said = p.page.evaluate("window.said")
+    assert p.t["modeling.web.now.waiting"] not in said
+    team = {p.t["modeling.web.now.working"].format(agent=agent) for agent in AGENTS}
+    assert all(line in team or line.startswith(("The paper is ready", "论文已完成", "The run was stopped", "按你的决定停止")) for line in said), said
+    return said
 
 
 @pytest.mark.parametrize("lang", ["en", "zh-CN"])
@@ -128,6 +151,7 @@ def test_the_real_team_escalates_and_goes_on_when_the_work_is_accepted(open_page
         last.wait_for()
         reply = last.inner_text()
         assert reply.startswith(t["modeling.done.paper"].split("{pdf}")[0]) and "paper.pdf" in reply
+        _said_after_the_answer(p)
         p.shot(f"{name}-02-finished")
 
         assert pdf.inner_text() == t["modeling.web.paper.open"]
@@ -163,5 +187,23 @@ def test_the_real_team_stops_when_the_person_says_stop(open_page: Any, tmp_path:
         assert page.locator("#mt-paper").is_hidden() and page.locator("#mt-paper a").count() == 0
         assert page.locator("#mt-now").is_hidden() and page.locator("#mt-cards .mt-card.verdict.approved").count() == 0
         assert page.locator('#mt-file-list a[href*="/paper/"]').count() == 0
+        _said_after_the_answer(p)
         p.shot(f"{name}-02-stopped")
         assert p.errors == []
+
+
+def test_a_gate_s_phase_says_what_the_person_decided() -> None:
+    """The phases' states the pages above do not reach: a retry goes back to rework, its second escalation waits."""
+    rejected = [Verdict(gate="data_ready", status="REJECTED", attempt=i, reasons=["[sequence_gaps] 2017-07"]) for i in range(1, 7)]
+    approved = Verdict(gate="code_runs", status="APPROVED", attempt=1, reasons=[])
+
+    def states(verdicts: list[Verdict], decisions: dict[str, str]) -> list[str]:
+        return [phase.state for phase in _phases(verdicts, decisions)]
+
+    assert states(rejected[:3], {}) == ["escalated", "pending", "pending", "pending"]
+    assert states(rejected[:3], {"data_ready#1": "retry"}) == ["rejected", "pending", "pending", "pending"]
+    assert states(rejected[:4], {"data_ready#1": "retry"}) == ["rejected", "pending", "pending", "pending"]
+    assert states(rejected, {"data_ready#1": "retry"}) == ["escalated", "pending", "pending", "pending"]
+    assert states(rejected, {"data_ready#1": "retry", "data_ready#2": "accept"}) == ["accepted", "current", "pending", "pending"]
+    assert states([*rejected[:3], approved], {"data_ready#1": "accept"}) == ["accepted", "approved", "current", "pending"]
+    assert states(rejected[:3], {"data_ready#1": "stop"}) == ["stopped", "pending", "pending", "pending"]

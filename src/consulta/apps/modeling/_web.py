@@ -106,6 +106,8 @@ class RunTimeline(BaseModel):
     files: list[FileEntry]
     paper_pdf: str | None
     """The paper's PDF (a path for GET /files), once rendered."""
+    working: str | None = None
+    """The team's agent answering now (the newest running nested run of the run), while the run works."""
 
 
 # ---- reading the workspace ----------------------------------------------------------------------------------------
@@ -184,7 +186,7 @@ def _phases(verdicts: list[Any], decisions: dict[str, str] | None = None) -> lis
     return phases
 
 
-def read_timeline(workspace: Path, run: RunRecord) -> RunTimeline:
+def read_timeline(workspace: Path, run: RunRecord, working: str | None = None) -> RunTimeline:
     """The timeline of `run` over its workspace: what the records on disk say now."""
     root = workspace.resolve()
     cards: list[Any] = []
@@ -216,6 +218,7 @@ def read_timeline(workspace: Path, run: RunRecord) -> RunTimeline:
     return RunTimeline(
         run_id=run.id, run_status=str(getattr(run.status, "value", run.status)), workspace=root.name,
         phases=_phases([v for _, v in records], _decisions(root)), cards=cards, files=files, paper_pdf="paper/paper.pdf" if pdf.is_file() else None,
+        working=working,
     )
 
 
@@ -229,6 +232,15 @@ def _readable(path: Path, root: Path) -> bool:
         len(rel.parts) >= 2 and rel.parts[0] in FOLDERS and not any(part.startswith(".") for part in rel.parts)
         and path.suffix.lower() in MEDIA_TYPES and not path.is_symlink() and path.resolve().is_relative_to(root)
     )  # fmt: skip
+
+
+def working_agent(host: Any, run: RunRecord) -> str | None:
+    """Who of the team is answering now: the agent of the newest running run nested under `run` (the Director's
+    team answers are nested runs; their events are their own runs', not the Director's stream the page follows)."""
+    if str(getattr(run.status, "value", run.status)) != "running":
+        return None
+    nested = host.store.list_runs(principal=run.principal, app=run.app, status="running", limit=_RECENT_RUNS)
+    return next((r.agent for r in nested if r.parent_run_id == run.id), None)
 
 
 def workspace_of(host: Any, run: RunRecord) -> Path | None:
@@ -270,7 +282,7 @@ def router(kit: WebKit) -> APIRouter:
         workspace = workspace_of(host, run)
         if workspace is None:
             raise ApiError(404, "no_workspace", f"Run {run.id} has no workspace (it was started without a problem).", hint="Start the app with --problem DIR.")
-        return read_timeline(workspace, run)
+        return read_timeline(workspace, run, working_agent(host, run))
 
     @router.get("/timeline", summary="A run's timeline: phases, consultations, verdicts, script runs, files, the paper")
     async def timeline(host: Host, principal: Principal, run_id: RunId = None) -> RunTimeline | None:
