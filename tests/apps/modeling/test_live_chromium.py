@@ -5,7 +5,8 @@ answers, one consultation modeler → researcher). In English and in Chinese, th
 timeline followed: the consultation card opens to its markdown record, the data_ready gate's REJECTED verdicts show
 their reasons, the escalation is the page's ask form; answered "accept", the run goes on in the same page to the
 end (four phases, the paper's PDF served as application/pdf, results/*.csv and figures/*.png listed); answered
-"stop", the page shows the run finished with the stopped message and no PDF. After the answer the timeline never
+"stop" after a reload of the page (the form, the phase and the waiting line come back), the page shows the run
+finished with the stopped message and no PDF. After the answer the timeline never
 says it still waits for the person. No script error on the page. Screenshots in test-artifacts/web/. (And, without
 a browser, the phase states of a retry the pages do not reach.)"""
 
@@ -168,6 +169,7 @@ def test_the_real_team_escalates_and_goes_on_when_the_work_is_accepted(open_page
         page.locator("#modeling-files").scroll_into_view_if_needed()
         p.shot(f"{name}-03-files")
         assert p.errors == []
+        p.close()  # before the server stops
 
 
 @pytest.mark.parametrize("lang", ["en", "zh-CN"])
@@ -175,7 +177,16 @@ def test_the_real_team_stops_when_the_person_says_stop(open_page: Any, tmp_path:
     with _serve(tmp_path, lang) as base:
         p = open_page(base, lang)
         t, page, name = p.t, p.page, f"modeling-live-stop-{lang}"
-        _answer(p, _escalated(p, lang, name), "stop")
+        _escalated(p, lang, name)
+        page.reload()  # the escalation waits for the person across a reload of the page
+        page.wait_for_selector("body[data-ready=true]")
+        form = page.locator(".question-form")
+        form.wait_for()
+        page.locator('#mt-phases .mt-phase.escalated[data-gate="data_ready"]').wait_for()
+        page.locator("#mt-state.waiting").wait_for()
+        assert page.locator("#mt-now").inner_text() == t["modeling.web.now.waiting"]
+        assert page.locator("#mt-cards .mt-card.verdict.rejected").count() == 3 and page.locator("#mt-cards .mt-card.consultation").count() == 1
+        _answer(p, form, "stop")
 
         page.locator("#mt-state.finished").wait_for(timeout=RUN_MS)
         page.locator('#mt-phases .mt-phase.stopped[data-gate="data_ready"]').wait_for()
@@ -190,6 +201,7 @@ def test_the_real_team_stops_when_the_person_says_stop(open_page: Any, tmp_path:
         _said_after_the_answer(p)
         p.shot(f"{name}-02-stopped")
         assert p.errors == []
+        p.close()  # before the server stops
 
 
 def test_a_gate_s_phase_says_what_the_person_decided() -> None:
