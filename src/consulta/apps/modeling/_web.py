@@ -12,6 +12,7 @@ one file of its workspace, confined to the workspace's output folders (a path th
 """
 
 import asyncio
+import json
 import re
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,7 +24,7 @@ from pydantic import BaseModel
 
 from ...runtime import ConsultaError, NotFoundError, RunRecord
 from .._def import WebKit, WebPart
-from ._gates import GATES, validation_records
+from ._gates import GATES, MAX_ATTEMPTS, validation_records
 from ._sandbox_run import ScriptRun
 
 __all__ = ["RunTimeline", "read_timeline", "router", "web_part"]
@@ -86,7 +87,9 @@ class ScriptCard(BaseModel):
 
 class Phase(BaseModel):
     gate: str
-    state: Literal["approved", "conditional", "rejected", "current", "pending"]
+    state: Literal["approved", "conditional", "accepted", "rejected", "escalated", "stopped", "current", "pending"]
+    """`accepted`: rejected `MAX_ATTEMPTS` times and accepted as it was by the person; `escalated`: rejected
+    `MAX_ATTEMPTS` times, the person not asked or not answered yet; `stopped`: the person stopped the run there."""
     attempts: int
     status: str | None = None
     """The last verdict's status, if any."""
@@ -103,6 +106,8 @@ class RunTimeline(BaseModel):
     files: list[FileEntry]
     paper_pdf: str | None
     """The paper's PDF (a path for GET /files), once rendered."""
+    working: str | None = None
+    """The team's agent answering now (the newest running nested run of the run), while the run works."""
 
 
 # ---- reading the workspace ----------------------------------------------------------------------------------------
@@ -146,22 +151,42 @@ def _sortable(time: str) -> str:
     return (stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)).astimezone(UTC).isoformat()
 
 
-def _phases(verdicts: list[Any]) -> list[Phase]:
-    phases, current_set = [], False
+def _decisions(root: Path) -> dict[str, str]:
+    """The person's decisions at the escalated gates (`gate#round` → accept, retry, stop), from the Director's memo."""
+    try:
+        memo = json.loads((root / "state" / "director.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    decisions = memo.get("decisions") if isinstance(memo, dict) else None
+    return {str(k): str(v) for k, v in decisions.items()} if isinstance(decisions, dict) else {}
+
+
+def _phases(verdicts: list[Any], decisions: dict[str, str] | None = None) -> list[Phase]:
+    phases, current_set, decisions = [], False, decisions or {}
     for gate in GATES:
         mine = [v for v in verdicts if v.gate == gate]
         last = mine[-1] if mine else None
+        escalated = last is not None and last.status == "REJECTED" and len(mine) % MAX_ATTEMPTS == 0
+        decision = decisions.get(f"{gate}#{len(mine) // MAX_ATTEMPTS}") if escalated else None
         if last is not None and last.status in ("APPROVED", "CONDITIONAL"):
             state = "approved" if last.status == "APPROVED" else "conditional"
+        elif decision == "accept":
+            state = "accepted"
         elif not current_set:
-            state, current_set = ("rejected" if last is not None else "current"), True
+            current_set = True
+            if last is None:
+                state = "current"
+            elif decision == "stop":
+                state = "stopped"
+            else:
+                state = "escalated" if escalated and decision is None else "rejected"
         else:
             state = "pending"
         phases.append(Phase(gate=gate, state=state, attempts=len(mine), status=last.status if last else None))
     return phases
 
 
-def read_timeline(workspace: Path, run: RunRecord) -> RunTimeline:
+def read_timeline(workspace: Path, run: RunRecord, working: str | None = None) -> RunTimeline:
     """The timeline of `run` over its workspace: what the records on disk say now."""
     root = workspace.resolve()
     cards: list[Any] = []
@@ -192,7 +217,8 @@ def read_timeline(workspace: Path, run: RunRecord) -> RunTimeline:
     pdf = root / "paper" / "paper.pdf"
     return RunTimeline(
         run_id=run.id, run_status=str(getattr(run.status, "value", run.status)), workspace=root.name,
-        phases=_phases([v for _, v in records]), cards=cards, files=files, paper_pdf="paper/paper.pdf" if pdf.is_file() else None,
+        phases=_phases([v for _, v in records], _decisions(root)), cards=cards, files=files, paper_pdf="paper/paper.pdf" if pdf.is_file() else None,
+        working=working,
     )
 
 
@@ -206,6 +232,15 @@ def _readable(path: Path, root: Path) -> bool:
         len(rel.parts) >= 2 and rel.parts[0] in FOLDERS and not any(part.startswith(".") for part in rel.parts)
         and path.suffix.lower() in MEDIA_TYPES and not path.is_symlink() and path.resolve().is_relative_to(root)
     )  # fmt: skip
+
+
+def working_agent(host: Any, run: RunRecord) -> str | None:
+    """Who of the team is answering now: the agent of the newest running run nested under `run` (the Director's
+    team answers are nested runs; their events are their own runs', not the Director's stream the page follows)."""
+    if str(getattr(run.status, "value", run.status)) != "running":
+        return None
+    nested = host.store.list_runs(principal=run.principal, app=run.app, status="running", limit=_RECENT_RUNS)
+    return next((r.agent for r in nested if r.parent_run_id == run.id), None)
 
 
 def workspace_of(host: Any, run: RunRecord) -> Path | None:
@@ -247,7 +282,7 @@ def router(kit: WebKit) -> APIRouter:
         workspace = workspace_of(host, run)
         if workspace is None:
             raise ApiError(404, "no_workspace", f"Run {run.id} has no workspace (it was started without a problem).", hint="Start the app with --problem DIR.")
-        return read_timeline(workspace, run)
+        return read_timeline(workspace, run, working_agent(host, run))
 
     @router.get("/timeline", summary="A run's timeline: phases, consultations, verdicts, script runs, files, the paper")
     async def timeline(host: Host, principal: Principal, run_id: RunId = None) -> RunTimeline | None:

@@ -11,6 +11,7 @@ import { formatTime, t } from "/static/js/i18n.js";
 const $ = (selector) => document.querySelector(selector);
 const REFRESH_MS = 300; // events come in bursts: one read of the workspace per burst
 const POLL_MS = 4000; // while a run works, the workspace is read this often even without events
+const ENDED = ["finished", "failed", "cancelled"];
 
 // The catalog keys the page picks by a value of the timeline, written out (so the catalogs' checks see every one).
 const KEYS = {
@@ -23,7 +24,8 @@ const KEYS = {
     results_trained: "modeling.web.gate.results_trained", paper_written: "modeling.web.gate.paper_written",
   },
   phase: {
-    approved: "modeling.web.phase.approved", conditional: "modeling.web.phase.conditional", rejected: "modeling.web.phase.rejected",
+    approved: "modeling.web.phase.approved", conditional: "modeling.web.phase.conditional", accepted: "modeling.web.phase.accepted",
+    rejected: "modeling.web.phase.rejected", escalated: "modeling.web.phase.escalated", stopped: "modeling.web.phase.stopped",
     current: "modeling.web.phase.current", pending: "modeling.web.phase.pending",
   },
   status: {
@@ -91,6 +93,8 @@ export class Timeline {
       this.line = event.text;
     } else if (event.type === "ask_opened" && event.run_id === this.runId) {
       this.line = t("modeling.web.now.waiting");
+    } else if (event.type === "ask_closed" && event.run_id === this.runId) {
+      this.line = null; // answered: the run goes on (who works next comes with the timeline)
     } else if (event.type === "run_ended" && event.run_id === this.runId) {
       this.active = false;
       this.line = null;
@@ -123,7 +127,11 @@ export class Timeline {
     if (view && !this.runId) {
       this.runId = view.run_id;
     }
-    this.active = Boolean(view && ["running", "waiting", "pending"].includes(view.run_status)) || this.active;
+    if (view && ENDED.includes(view.run_status)) {
+      this.active = false; // (a read begun before the run ended says it runs: the read after run_ended corrects it)
+    } else if (view && ["running", "waiting", "pending"].includes(view.run_status)) {
+      this.active = true;
+    }
     this.draw();
     clearTimeout(this.poller);
     if (this.active) {
@@ -140,9 +148,11 @@ export class Timeline {
   }
 
   drawNow() {
-    const working = this.active && this.line;
+    const agent = this.view && this.view.run_status === "running" ? this.view.working : null;
+    const line = this.line || (agent ? t("modeling.web.now.working", { agent }) : null);
+    const working = this.active && line;
     this.now.hidden = !working;
-    this.now.textContent = working ? this.line : "";
+    this.now.textContent = working ? line : "";
     const status = this.view ? this.view.run_status : null;
     this.state.textContent = status ? word("run", status) : "";
     this.state.className = "mt-badge";
