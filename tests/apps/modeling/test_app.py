@@ -64,6 +64,8 @@ def test_a_run_through_the_host_records_consultations_events_and_the_pdf(tmp_pat
     (asked,) = [e.args for e in events if isinstance(e, ToolCalled) and e.tool_name == "consult" and e.args["from_agent"] == "modeler"]
     assert (asked["to_agent"], asked["question"]) == ("researcher", "modeler 想确认：这样理解对吗？")
     assert asked["background"].startswith("modeler 在做这件事时提出：")
+    calls = {e.tool_call_id for e in events if isinstance(e, ToolCalled) and e.tool_name in ("gate", "consult")}
+    assert calls and calls == {e.tool_call_id for e in events if isinstance(e, ToolReturned) and e.tool_name in ("gate", "consult")}  # each call closes
     gates = [e.result for e in events if isinstance(e, ToolReturned) and e.tool_name == "gate"]
     assert [(g["gate"], g["status"]) for g in gates] == [("data_ready", "APPROVED"), ("code_runs", "APPROVED"), ("results_trained", "APPROVED"), ("paper_written", "APPROVED")]
 

@@ -1,7 +1,9 @@
 """The paper composed by code: the team's words where they are (the reader's analysis, the modeler's assumptions,
 the writer's abstract, discussion and conclusion), every number copied from the result files as they are written
-(tables of `results/*.csv`), and the figures that exist embedded. `strict` leaves out each of the team's sentences
-that carries a digit (after a gate found a number in the paper that no file holds): then every number is code's.
+(tables of `results/*.csv`), and the figures that exist embedded. The writer's sentences (abstract, discussion,
+conclusion) never carry a digit: one that does is left out (the writer is told the numbers are code's, and a small
+model's "the coefficients are 0" is a claim no check of numbers catches). `strict` does the same to every sentence
+of the team (after a gate found a number in the paper that no file holds): then every number is code's.
 """
 
 from __future__ import annotations
@@ -89,7 +91,7 @@ def compose_paper(workspace: Path, parts: PaperParts, *, strict: bool = False) -
     """Write `paper/paper.md` (atomically) from `parts` and the workspace's result files and figures."""
     workspace = Path(workspace)
     w = _WORDS["zh-CN" if parts.lang.startswith("zh") else "en"]
-    out = [f"# {parts.title}", "", f"## {w['abstract']}", "", _clean(parts.abstract, strict) or w["no_abstract"], ""]
+    out = [f"# {parts.title}", "", f"## {w['abstract']}", "", _clean(parts.abstract, True) or w["no_abstract"], ""]
     out += [f"## 1 {w['analysis']}", "", _clean(parts.summary, strict) or w["none"], ""]
     tasks = [t for t in (_clean(t, strict) for t in parts.tasks) if t]
     if tasks:
@@ -113,8 +115,8 @@ def compose_paper(workspace: Path, parts: PaperParts, *, strict: bool = False) -
         if (workspace / "figures" / name).is_file():
             caption = _clean(parts.captions[i], True) if i < len(parts.captions) else ""
             out += [f"![{caption or w.get('fig_' + Path(name).stem, name)}](../figures/{name})", ""]
-    out += [f"## 6 {w['discussion']}", "", _clean(parts.discussion, strict) or w["no_discussion"], ""]
-    out += [f"## 7 {w['conclusion']}", "", _clean(parts.conclusion, strict) or w["no_conclusion"], ""]
+    out += [f"## 6 {w['discussion']}", "", _clean(parts.discussion, True) or w["no_discussion"], ""]
+    out += [f"## 7 {w['conclusion']}", "", _clean(parts.conclusion, True) or w["no_conclusion"], ""]
     if parts.consultations:
         out += [f"## {w['record']}", "", *[f"- `{c}`" for c in parts.consultations], ""]
     path = workspace / "paper" / "paper.md"

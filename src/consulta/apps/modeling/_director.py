@@ -217,7 +217,7 @@ class Director:
                 assumptions=getattr(modeler, "assumptions", []), method=getattr(research, "recommendation", ""),
                 model_description=getattr(modeler, "model_description", ""), model_formula=_FORMULAS[plan.kind],
                 data_notes=self.memo["notes"].get("data_notes", ""),
-                data_account=data_account(self.ws, notes=self.memo["notes"].get("data_notes", ""), lang=self.problem.lang),
+                data_account=data_account(self.ws, lang=self.problem.lang),
                 findings=findings(self.ws, kind=plan.kind, target=plan.target, lang=self.problem.lang), abstract=getattr(writer, "abstract", ""),
                 discussion=getattr(writer, "discussion", ""), conclusion=getattr(writer, "conclusion", ""),
                 captions=getattr(viz, "captions", []), figures=list(FIGURES[plan.kind]), consultations=sorted(p.name for p in (self.ws / "consultation").glob("*.md")),
@@ -290,7 +290,7 @@ class Director:
     async def gate(self, gate: Gate, phase: str, attempt: int) -> Verdict:
         """The verdict of `gate`: code's checks first (a failure decides REJECTED alone), else the validator's."""
         step = f"gate:{gate}#{attempt}"
-        self._emit_call("gate", step, {"gate": gate, "attempt": attempt})
+        self._emit_call("gate", f"{gate}#{attempt}", {"gate": gate, "attempt": attempt})  # the call's id is `gate:<step>`, as its return's
         verdict = code_verdict(gate, self.ws, attempt=attempt)
         if verdict is not None:
             verdict = verdict.model_copy(update={"decided_at": clock()})

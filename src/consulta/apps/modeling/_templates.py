@@ -368,7 +368,8 @@ r2 = 1 - float(np.sum((y - in_sample) ** 2) / np.sum((y - y.mean()) ** 2))
 pd.DataFrame({"term": terms(PLAN["covariates"], PLAN["season"]), "estimate": np.round(beta_all, 4)}).to_csv("results/coefficients.csv", index=False)
 
 season = PLAN["season"] or 1
-future = pd.DataFrame({c: [data[c].iloc[i::season].mean() if season > 1 else data[c].tail(h).mean() for i in [(len(data) + k) % season for k in range(h)]] for c in PLAN["covariates"]})
+future = pd.DataFrame({c: [data[c].iloc[i::season].mean() if season > 1 else data[c].tail(h).mean() for i in [(len(data) + k) % season for k in range(h)]]
+                       for c in PLAN["covariates"]}, index=range(h))  # h rows even with no covariate
 if PLAN["time"] and PLAN["season"] == 12:
     last = pd.Period(str(data[PLAN["time"]].iloc[-1]), freq="M")
     labels = [str(last + k + 1) for k in range(h)]
