@@ -100,6 +100,53 @@ def test_three_rejections_escalate_as_a_question_the_person_answers(tmp_path: Pa
     assert finished.status == RunStatus.finished and "停止" in (finished.output or "")
 
 
+def test_a_second_escalation_in_the_same_call_is_the_reply_and_the_next_message_decides(tmp_path: Path) -> None:
+    problem = tmp_path / "problem"
+    shutil.copytree(SAMPLES / "electricity_demand", problem)
+    frame = pd.read_csv(problem / "demand_monthly.csv")
+    frame.drop(index=30).to_csv(problem / "demand_monthly.csv", index=False)  # rejected however often the team tries
+    script = write_script(tmp_path / "team.json")
+
+    async def until_settled(host: AppHost, run_id: str) -> tuple:
+        for _ in range(3000):
+            run = host.store.get_run(run_id)
+            asks = host.store.list_asks(status=AskStatus.pending, run_id=run_id)
+            if run.status in (RunStatus.finished, RunStatus.failed) or asks:
+                return run, asks
+            await asyncio.sleep(0.05)
+        raise AssertionError("the run did not settle")
+
+    async def scenario() -> tuple:
+        host = AppHost(app="modeling", settings=_settings(tmp_path, script), options={"problem": str(problem)}, ask_policy="defer")
+        try:
+            run = await host.start("开始", principal=PRINCIPAL)
+            await host.settled(run.id, principal=PRINCIPAL)
+            (ask,) = host.store.list_asks(status=AskStatus.pending, run_id=run.id)
+            await host.answer(ask.id, ["再试一次（再给三次机会）"], principal=PRINCIPAL)
+            first, asks = await until_settled(host, run.id)
+            second = await host.start("停止", principal=PRINCIPAL)  # the next message answers the second escalation
+            stopped, more = await until_settled(host, second.id)
+            return first, asks, stopped, more
+        finally:
+            await host.aclose()
+
+    first, asks, stopped, more = asyncio.run(scenario())
+    assert first.status == RunStatus.finished and asks == []
+    assert "6 次" in first.output and "停止这次运行" in first.output  # the second escalation, with the choices to answer it
+    assert stopped.status == RunStatus.finished and more == [] and "停止" in stopped.output
+    (workspace,) = (tmp_path / "apps" / "modeling" / "runs").iterdir()
+    memo = json.loads((workspace / "state" / "director.json").read_text(encoding="utf-8"))
+    assert memo["decisions"] == {"data_ready#1": "retry", "data_ready#2": "stop"} and "pending" not in memo["notes"]
+    assert len(list((workspace / "validation").glob("data_ready_*.md"))) == 6  # three attempts, then three more: no loop
+
+
+@pytest.mark.parametrize(("words", "decision"), [("accept", "accept"), ("接受现有结果，继续", "accept"), ("Retry please", "retry"), ("停止", "stop"), ("what happened?", None), ("开始", None)])
+def test_a_message_gives_a_decision_only_in_the_options_words(words: str, decision: str | None) -> None:
+    from consulta.apps.modeling import decision_in_words
+
+    assert decision_in_words(words) == decision
+
+
 # ---- kill and resume ------------------------------------------------------------------------------------------------
 
 KILL_POINTS = (

@@ -9,7 +9,7 @@ resumable), `_templates` (the code chosen from the data's shape), `_compose` (th
 `_agent`/`_app` (the app's declaration), `_web` (the page's live timeline).
 """
 
-from ._agent import AGENT, ModelingOptions, build_agent
+from ._agent import AGENT, ModelingOptions, build_agent, decision_in_words
 from ._app import APP
 from ._consult import ConsultationRequest, Reply, parse_reply, parse_request, record_markdown, reply_text, request_text
 from ._director import Director, Escalation, Refusal, Stopped, TeamConfig
@@ -31,6 +31,7 @@ __all__ = [
     "Stopped",
     "TeamConfig",
     "build_agent",
+    "decision_in_words",
     "load_problem",
     "parse_reply",
     "parse_request",

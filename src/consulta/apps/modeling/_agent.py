@@ -19,10 +19,10 @@ from ...asks import question_tool
 from ...i18n import normalize_lang, t
 from ...runtime import EXTERNAL_MODEL_PREFIX, Agent, Choice, ToolDef, ToolError, current_tool_call
 from .._def import AppEnv, AppOptions
-from ._director import Director, Escalation, Stopped, TeamConfig
+from ._director import Decision, Director, Escalation, Stopped, TeamConfig, pending_escalation
 from ._problem import prepare_workspace, workspace_path
 
-__all__ = ["AGENT", "TEAM_TOOL", "ModelingOptions", "build_agent", "team_tool", "workspace_of_options"]
+__all__ = ["AGENT", "TEAM_TOOL", "ModelingOptions", "build_agent", "decision_in_words", "team_tool", "workspace_of_options"]
 
 AGENT = "director"
 TEAM_TOOL = "run_team"
@@ -57,14 +57,20 @@ def team_tool(options: ModelingOptions, env: AppEnv) -> ToolDef:
         spec = run.model if run is not None and run.model and not run.model.startswith(EXTERNAL_MODEL_PREFIX) else env.model
         workspace = workspace_path(env.data_dir, Path(options.problem))
         problem = prepare_workspace(workspace, Path(options.problem))
+        rerun = decision in DECISIONS  # the runtime's question was answered: this call runs again with the decision
+        chosen = decision if rerun else (decision_in_words(request) if pending_escalation(workspace) else None)
         director = Director(
             workspace=workspace, problem=problem, model=env.resolve_model(spec), model_spec=spec, store=env.store, call=call,
-            config=TeamConfig(max_depth=options.max_depth, budget=options.consult_budget), lang=lang,
-            decision=decision if decision in DECISIONS else None,  # type: ignore[arg-type]
+            config=TeamConfig(max_depth=options.max_depth, budget=options.consult_budget), lang=lang, decision=chosen,  # type: ignore[arg-type]
         )  # fmt: skip
         try:
             pdf = await director.run()
         except Escalation as escalation:
+            if rerun:  # the runtime asks once per call: a second escalation in it is the turn's reply, answered by the next message
+                question = _escalation(escalation, lang)
+                labels = " / ".join(question.choice.options if question.choice else DECISIONS)
+                message = t("modeling.escalation.again", lang, question=question.message, options=labels)
+                return {"ok": True, "message": message, "workspace": str(workspace), "escalation": escalation.verdict.gate}
             raise _escalation(escalation, lang) from None
         except Stopped:
             message = t("modeling.done.stopped", lang, workspace=str(workspace))
@@ -74,6 +80,20 @@ def team_tool(options: ModelingOptions, env: AppEnv) -> ToolDef:
         return {"ok": True, "message": message, "pdf": str(pdf), "workspace": str(workspace), **counts}
 
     return ToolDef(name=TEAM_TOOL, function=run_team, description=run_team.__doc__ or "", kind="read", ends_turn=True)
+
+
+_DECISION_WORDS = {"accept": ("accept", "接受", "继续"), "retry": ("retry", "try again", "再试", "重试"), "stop": ("stop", "停止", "终止")}
+
+
+def decision_in_words(words: str) -> Decision | None:
+    """The decision a person's message gives at a pending escalation: an option's label in either language, or a
+    message that begins with one of its words (accept / retry / stop, 接受 / 再试 / 停止); None when it gives none."""
+    text = words.strip().lower()
+    for decision in DECISIONS:
+        labels = {t(f"modeling.escalation.{decision}", lang).lower() for lang in ("en", "zh-CN")}
+        if text in labels or text.startswith(_DECISION_WORDS[decision]):
+            return decision  # type: ignore[return-value]
+    return None
 
 
 def _escalation(escalation: Escalation, lang: str) -> ToolError:

@@ -23,6 +23,7 @@ runs), else the clock.
 from __future__ import annotations
 
 import ast
+import asyncio
 import json
 import os
 import time
@@ -42,11 +43,11 @@ from ._paper import render_pdf
 from ._problem import Problem
 from ._files import create_once, write_atomic
 from ._findings import data_account, findings
-from ._sandbox_run import run_script
+from ._sandbox_run import ScriptRun, run_script
 from ._team import AGENTS, Mode, TeamAnswer, instructions, output_type, scenario_type
 from ._templates import FIGURES, DataShape, Plan, describe_data, plan_for, script
 
-__all__ = ["Decision", "Director", "Escalation", "Refusal", "Stopped", "TeamConfig", "clock"]
+__all__ = ["Decision", "Director", "Escalation", "Refusal", "Stopped", "TeamConfig", "clock", "pending_escalation"]
 
 Decision = Literal["accept", "retry", "stop"]
 PHASES = {
@@ -64,6 +65,15 @@ _FORMULAS = {
 _REQUIRED = {"forecast": {"fit", "predict", "terms"}, "epidemic": {"fit", "simulate"}, "regression": {"design", "fit", "predict", "terms"}}
 _FIGURE_WORDS = {"forecast": "拟合图、预测图", "epidemic": "拟合图、预测图", "regression": "检验集上预测值对实际值的散点图、各解释变量的重要性条形图"}
 _TRAINING_WORDS = {"forecast": "检验期的期数（holdout，最后几期）", "epidemic": "检验期的期数（holdout）", "regression": "随机留出检验的行数（holdout）"}
+
+
+def pending_escalation(workspace: Path) -> str | None:
+    """The escalation a run of this workspace waits on (`gate#round`), or None."""
+    memo = Path(workspace) / "state" / "director.json"
+    if not memo.is_file():
+        return None
+    pending = json.loads(memo.read_text(encoding="utf-8")).get("notes", {}).get("pending")
+    return pending if isinstance(pending, str) else None
 
 
 def clock() -> str:
@@ -175,7 +185,7 @@ class Director:
             engineer = await self.turn("data_engineer", "work", step=f"data_engineer#{attempt}", task=_task("清洗数据。", reasons), prompt=self._data_prompt())
             self._keep_answer("data_notes", getattr(engineer, "cleaning_notes", ""))
             self._write_script("clean_data", script("clean_data", plan), origin="template")
-            run_script(self.ws, self.ws / "code" / "clean_data.py")
+            await self._run_script("clean_data")
 
         await self.phase("data_ready", "data", data_work)
 
@@ -184,7 +194,7 @@ class Director:
                 "code_translator", "work", step=f"code_translator#{attempt}", task=_task("把模型写成 code/model.py（或留空用模板）。", reasons),
                 prompt=f"模型：{getattr(modeler, 'model_description', '')}\n模板的函数：{', '.join(sorted(_REQUIRED[plan.kind]))}\n" + self._data_prompt(),
             )  # fmt: skip
-            self._model_code(getattr(translator, "code", ""), plan, attempt)
+            await self._model_code(getattr(translator, "code", ""), plan, attempt)
 
         await self.phase("code_runs", "code", code_work)
 
@@ -199,7 +209,7 @@ class Director:
                 plan, more = plan_for(shape, {**choices, "holdout": holdout}, self.problem.statement)
                 self._note("training", more)
             self._write_script("train", script("train", plan), origin="template")
-            run_script(self.ws, self.ws / "code" / "train.py")
+            await self._run_script("train")
 
         await self.phase("results_trained", "training", train_work)
 
@@ -207,7 +217,7 @@ class Director:
             viz = await self.turn("visualizer", "work", step=f"visualizer#{attempt}", task="给图起名。", prompt=f"目标列：{plan.target}。两幅图：{_FIGURE_WORDS[plan.kind]}。")
             label = getattr(viz, "target_label", "")
             self._write_script("figures", script("figures", plan.model_copy(update={"target_label": _no_digits(label)})), origin="template")
-            run_script(self.ws, self.ws / "code" / "figures.py")
+            await self._run_script("figures")
             writer = await self.turn(
                 "writer", "work", step=f"writer#{attempt}", task=_task("写摘要、讨论与结论（不要写数字）。", reasons),
                 prompt=self._results_prompt() + "\n\n模型：" + getattr(modeler, "model_description", ""),
@@ -226,7 +236,7 @@ class Director:
             compose_paper(self.ws, parts, strict=strict)
             self._note(f"paper#{attempt}", ["the team's sentences with digits left out (strict)" if strict else "the team's text as written"])
             try:
-                render_pdf(self.ws)
+                await asyncio.to_thread(render_pdf, self.ws)  # off the event loop: the page stays live
             except ToolError as error:
                 self._note(f"pdf#{attempt}", [error.message])
 
@@ -281,9 +291,13 @@ class Director:
         known = self.memo["decisions"].get(key)
         if known is None:
             if self.decision is None:
+                if self.memo["notes"].get("pending") != key:
+                    self.memo["notes"]["pending"] = key
+                    self.memo.save()
                 raise Escalation(verdict)
             known, self.decision = self.decision, None
             self.memo["decisions"][key] = known
+            self.memo["notes"].pop("pending", None)
             self.memo.save()
         return known  # type: ignore[return-value]
 
@@ -456,7 +470,11 @@ class Director:
 
     # ---- code ---------------------------------------------------------------------------------------------------------
 
-    def _model_code(self, draft: str, plan: Plan, attempt: int) -> None:
+    async def _run_script(self, name: str) -> ScriptRun:
+        """Run `code/<name>.py` in the sandbox, in a thread: the event loop (the web page, other runs) goes on meanwhile."""
+        return await asyncio.to_thread(run_script, self.ws, self.ws / "code" / f"{name}.py")
+
+    async def _model_code(self, draft: str, plan: Plan, attempt: int) -> None:
         """code/model.py: the code translator's own code when it parses, defines what train.py uses and runs in the
         sandbox; the template otherwise (which one, and why, goes on record)."""
         draft = _strip_fence(draft)
@@ -466,12 +484,12 @@ class Director:
         if reason is None:
             write_atomic(self.ws / "state" / "drafts" / f"model_{attempt}.py", draft.encode("utf-8"))
             self._write_script("model", draft, origin="code_translator")
-            ran = run_script(self.ws, self.ws / "code" / "model.py")
+            ran = await self._run_script("model")
             if ran.ok:
                 return
             reason = f"it did not run: {ran.error or ran.stderr[-200:]}"
         self._write_script("model", script("model", plan), origin=f"template ({plan.kind}); the code translator's draft was set aside: {reason}")
-        run_script(self.ws, self.ws / "code" / "model.py")
+        await self._run_script("model")
 
     def _write_script(self, name: str, source: str, *, origin: str) -> None:
         path = self.ws / "code" / f"{name}.py"
