@@ -68,7 +68,8 @@ def test_a_cross_sectional_problem_is_solved_by_the_regression_to_a_paper(tmp_pa
     if lang == "zh-CN":
         (folder / "problem.md").write_text("# 房价\n\n根据 `houses.csv` 分析各特征与房价的关系，给出留出样本上的误差，并预测一套 100 平方米、3 室、10 年房龄、距市中心 5 公里的房子的价格。哪个特征最重要？\n", encoding="utf-8")
     ws, problem = workspace(tmp_path, problem=folder)
-    team = Director(workspace=ws, problem=problem, model=scripted(work={"modeler": HOUSES_MODELER}))
+    writer = {"abstract": "A linear model of the price. The coefficients are 0.", "discussion": "Linear.", "conclusion": "Area matters."}
+    team = Director(workspace=ws, problem=problem, model=scripted(work={"modeler": HOUSES_MODELER, "writer": writer}))
     pdf = asyncio.run(team.run())
     assert pdf.is_file() and pdf.read_bytes().startswith(b"%PDF")
     assert [(v.gate, v.status) for _, v in validation_records(ws)] == [(g, "APPROVED") for g in ("data_ready", "code_runs", "results_trained", "paper_written")]
@@ -89,6 +90,9 @@ def test_a_cross_sectional_problem_is_solved_by_the_regression_to_a_paper(tmp_pa
 
     paper = (ws / "paper" / "paper.md").read_text(encoding="utf-8")
     assert f"{predicted['predicted']}" in paper and f"[{predicted['lower_95']}, {predicted['upper_95']}]" in paper
+    abstract = paper.split("## 1 ", 1)[0]
+    assert predicted["predicted"] in abstract and "`floor_area_m2`" in abstract  # the abstract answers the questions in code's words
+    assert "A linear model of the price." in abstract and "are 0" not in paper  # the writer's sentence with a digit is left out
     assert "`floor_area_m2`" in paper and "forecast" not in paper.lower() and "trend" not in paper.lower()
     assert "../figures/effects.png" in paper and "$$ y_i" in paper
     assert ("留出的 12 行" if lang == "zh-CN" else "On the 12 held-out rows") in paper

@@ -38,6 +38,8 @@ class PaperParts(BaseModel):
     """What the cleaning did, in code's sentences (`_findings.data_account`); `data_notes` stands in when empty."""
     findings: list[str] = Field(default_factory=list)
     """The main results in code's sentences (`_findings.findings`), shown before the result tables."""
+    headline: list[str] = Field(default_factory=list)
+    """The findings the abstract repeats after the writer's words."""
     abstract: str = ""
     discussion: str = ""
     conclusion: str = ""
@@ -53,7 +55,7 @@ _WORDS = {
         "data": "数据处理", "results": "结果", "discussion": "讨论", "conclusion": "结论", "record": "附录：团队的咨询记录",
         "no_abstract": "本文根据题目给出的数据建立模型，结果见结果文件与下列表格、图形。",
         "no_discussion": "模型的局限：它只利用了题目给出的数据，假设未来与过去的规律相同。",
-        "no_conclusion": "各项数值均来自结果文件，见第 5 节的表格。", "file": "文件", "fig_fit": "模型拟合", "fig_forecast": "预测", "fig_effects": "各解释变量的重要性",
+        "no_conclusion": "各项数值均来自结果文件，见第 5 节的表格。", "file": "文件", "fig_fit": "模型拟合", "fig_forecast": "预测", "fig_effects": "各解释变量的重要性", "join": "",
         "none": "（无）",
     },
     "en": {
@@ -62,7 +64,7 @@ _WORDS = {
         "no_abstract": "We model the problem from its data; the results are the result files, shown in the tables and figures below.",
         "no_discussion": "Limits: the model uses only the data given and assumes the future follows the past.",
         "no_conclusion": "Every number above is taken from the result files (section 5).", "file": "file", "fig_fit": "Model fit",
-        "fig_forecast": "Projection", "fig_effects": "Importance of each covariate", "none": "(none)",
+        "fig_forecast": "Projection", "fig_effects": "Importance of each covariate", "none": "(none)", "join": " ",
     },
 }  # fmt: skip
 
@@ -91,7 +93,7 @@ def compose_paper(workspace: Path, parts: PaperParts, *, strict: bool = False) -
     """Write `paper/paper.md` (atomically) from `parts` and the workspace's result files and figures."""
     workspace = Path(workspace)
     w = _WORDS["zh-CN" if parts.lang.startswith("zh") else "en"]
-    out = [f"# {parts.title}", "", f"## {w['abstract']}", "", _clean(parts.abstract, True) or w["no_abstract"], ""]
+    out = [f"# {parts.title}", "", f"## {w['abstract']}", "", w["join"].join([_clean(parts.abstract, True) or w["no_abstract"], *parts.headline]), ""]
     out += [f"## 1 {w['analysis']}", "", _clean(parts.summary, strict) or w["none"], ""]
     tasks = [t for t in (_clean(t, strict) for t in parts.tasks) if t]
     if tasks:

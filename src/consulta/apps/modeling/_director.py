@@ -222,13 +222,14 @@ class Director:
                 "writer", "work", step=f"writer#{attempt}", task=_task("写摘要、讨论与结论（不要写数字）。", reasons),
                 prompt=self._results_prompt() + "\n\n模型：" + getattr(modeler, "model_description", ""),
             )  # fmt: skip
+            found = findings(self.ws, kind=plan.kind, target=plan.target, lang=self.problem.lang)
             parts = PaperParts(
                 title=self.problem.title, lang=self.problem.lang, summary=getattr(reader, "summary", ""), tasks=getattr(reader, "tasks", []),
                 assumptions=getattr(modeler, "assumptions", []), method=getattr(research, "recommendation", ""),
                 model_description=getattr(modeler, "model_description", ""), model_formula=_FORMULAS[plan.kind],
                 data_notes=self.memo["notes"].get("data_notes", ""),
                 data_account=data_account(self.ws, lang=self.problem.lang),
-                findings=findings(self.ws, kind=plan.kind, target=plan.target, lang=self.problem.lang), abstract=getattr(writer, "abstract", ""),
+                findings=[f.text for f in found], headline=[f.text for f in found if f.headline], abstract=getattr(writer, "abstract", ""),
                 discussion=getattr(writer, "discussion", ""), conclusion=getattr(writer, "conclusion", ""),
                 captions=getattr(viz, "captions", []), figures=list(FIGURES[plan.kind]), consultations=sorted(p.name for p in (self.ws / "consultation").glob("*.md")),
             )  # fmt: skip

@@ -8,11 +8,20 @@ Each kind of model has its own files (see `_templates`); a file a run did not wr
 from __future__ import annotations
 
 import csv
+from dataclasses import dataclass
 from pathlib import Path
 
 from ._templates import ModelKind
 
-__all__ = ["data_account", "findings"]
+__all__ = ["Finding", "data_account", "findings"]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One sentence of the main results; `headline` ones are also the abstract's (the answers a reader looks for)."""
+
+    text: str
+    headline: bool = False
 
 _WORDS = {
     "zh-CN": {
@@ -70,16 +79,16 @@ def _words(lang: str) -> dict[str, str]:
     return _WORDS["zh-CN" if lang.startswith("zh") else "en"]
 
 
-def findings(workspace: Path, *, kind: ModelKind, target: str, lang: str) -> list[str]:
+def findings(workspace: Path, *, kind: ModelKind, target: str, lang: str) -> list[Finding]:
     """The main results of a run of `kind`, one sentence each, every number as its result file writes it."""
     results = Path(workspace) / "results"
     w = _words(lang)
-    out: list[str] = []
+    out: list[Finding] = []
     if kind == "regression":
         metrics = _pairs(results / "metrics.csv", "metric", "value")
         if {"holdout_rows", "rmse_holdout", "mae_holdout", "r2_holdout", "r2_in_sample"} <= metrics.keys():
             mape = w["mape"].format(value=metrics["mape_holdout_pct"]) if "mape_holdout_pct" in metrics else ""
-            out.append(w["holdout"].format(**metrics | {"mape": mape}))
+            out.append(Finding(w["holdout"].format(**metrics | {"mape": mape}), headline=True))
         for row in _rows(results / "coefficients.csv"):
             if row.get("term") in (None, "intercept"):
                 continue
@@ -87,30 +96,30 @@ def findings(workspace: Path, *, kind: ModelKind, target: str, lang: str) -> lis
             direction = w["down"] if estimate.startswith("-") else w["up"]
             significance = w["significant"] if float(row["p_value"]) < _SIGNIFICANCE else w["not_significant"]
             template = w["level"] if "=" in row["term"] else w["coef"]
-            out.append(template.format(**row | {"direction": direction, "target": target, "significance": significance}))
+            out.append(Finding(template.format(**row | {"direction": direction, "target": target, "significance": significance})))
         ranked = _rows(results / "importance.csv")
         if ranked:
             second = w["second"].format(name=ranked[1]["covariate"], value=ranked[1]["unique_r2"]) if len(ranked) > 1 else ""
-            out.append(w["top"].format(first=ranked[0]["covariate"], first_r2=ranked[0]["unique_r2"], second=second))
+            out.append(Finding(w["top"].format(first=ranked[0]["covariate"], first_r2=ranked[0]["unique_r2"], second=second), headline=True))
         prediction, case = _rows(results / "prediction.csv"), _rows(results / "scenario.csv")
         if prediction and case:
             given = ", ".join(f"{row['covariate']} = {row['value']}" for row in case if row["source"] == "given")
             others = [row["covariate"] for row in case if row["source"] != "given"]
             text = w["prediction"].format(case=given, target=target, **prediction[0])
-            out.append(text[:-1] + w["others"].format(names=", ".join(others)) + text[-1] if others else text)
+            out.append(Finding(text[:-1] + w["others"].format(names=", ".join(others)) + text[-1] if others else text, headline=True))
     elif kind == "forecast":
         metrics = _pairs(results / "metrics.csv", "metric", "value")
         peak = _rows(results / "peak.csv")
         if {"mape_holdout_pct", "rmse_holdout", "r2_in_sample"} <= metrics.keys():
-            out.append(w["forecast_fit"].format(**metrics))
+            out.append(Finding(w["forecast_fit"].format(**metrics), headline=True))
         if "forecast_total" in metrics and peak:
-            out.append(w["forecast_total"].format(forecast_total=metrics["forecast_total"], **peak[0]))
+            out.append(Finding(w["forecast_total"].format(forecast_total=metrics["forecast_total"], **peak[0]), headline=True))
         if "scenario_total" in metrics:
-            out.append(w["scenario"].format(**metrics))
+            out.append(Finding(w["scenario"].format(**metrics), headline=True))
     elif kind == "epidemic":
         parameters = _pairs(results / "parameters.csv", "parameter", "value")
         if {"beta", "gamma", "R0", "peak_day", "peak_new_reported", "final_share_infected"} <= parameters.keys():
-            out.append(w["epidemic"].format(**parameters))
+            out.append(Finding(w["epidemic"].format(**parameters), headline=True))
     return out
 
 
