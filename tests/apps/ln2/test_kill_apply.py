@@ -319,6 +319,7 @@ def _trials() -> list[object]:
     ]
 
 
+@pytest.mark.slow  # subprocesses killed and run again: still run in CI (scripts/test runs slow or not slow)
 @pytest.mark.parametrize(("point", "trial"), _trials())
 def test_consulta_answer_killed_anywhere_then_resumed_tells_the_truth(
     staged: Staged, approved: bytes, tmp_path: Path, point: str, trial: int

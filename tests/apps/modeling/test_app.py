@@ -100,6 +100,7 @@ def test_three_rejections_escalate_as_a_question_the_person_answers(tmp_path: Pa
     assert finished.status == RunStatus.finished and "停止" in (finished.output or "")
 
 
+@pytest.mark.slow  # two whole flows of the team: still run in CI (scripts/test runs slow or not slow)
 def test_a_second_escalation_in_the_same_call_is_the_reply_and_the_next_message_decides(tmp_path: Path) -> None:
     problem = tmp_path / "problem"
     shutil.copytree(SAMPLES / "electricity_demand", problem)
