@@ -207,13 +207,19 @@ def test_a_paper_number_that_disagrees_with_its_csv_is_rejected(tmp_path: Path) 
 
 
 @pytest.mark.slow  # > 20 s: three rounds of sandboxed scripts
-def test_a_writers_invented_number_is_rejected_then_the_paper_is_codes(tmp_path: Path) -> None:
+def test_an_invented_number_is_rejected_then_the_paper_is_codes(tmp_path: Path) -> None:
     ws, problem = workspace(tmp_path)
-    model = scripted(work={"writer": {**_writer(), "abstract": "模型的检验误差只有 0.123%，非常准确。"}})
-    run(director(ws, problem, model).run())
+    from .team_script import WORK
+
+    reader = {**WORK["reader"], "summary": "模型的检验误差只有 0.123%，非常准确。"}  # the reader's words are printed as written
+    writer = {**_writer(), "abstract": "本文建立回归模型。检验误差只有 0.456%。"}  # the writer's sentence with a digit never is
+    run(director(ws, problem, scripted(work={"reader": reader, "writer": writer})).run())
     verdicts = [(v.gate, v.attempt, v.status) for _, v in validation_records(ws) if v.gate == "paper_written"]
     assert verdicts == [("paper_written", 1, "REJECTED"), ("paper_written", 2, "APPROVED")]
-    assert "0.123" not in (ws / "paper" / "paper.md").read_text(encoding="utf-8")
+    rejected = (ws / "validation" / "paper_written_1.md").read_text(encoding="utf-8")
+    assert "0.123" in rejected and "0.456" not in rejected
+    paper = (ws / "paper" / "paper.md").read_text(encoding="utf-8")
+    assert "0.123" not in paper and "0.456" not in paper and "本文建立回归模型。" in paper
 
 
 def _writer() -> dict:
