@@ -45,7 +45,7 @@ from ._files import create_once, write_atomic
 from ._findings import data_account, findings
 from ._sandbox_run import ScriptRun, run_script
 from ._team import AGENTS, Mode, TeamAnswer, instructions, output_type, scenario_type
-from ._templates import FIGURES, DataShape, Plan, describe_data, plan_for, script
+from ._templates import KINDS, DataShape, Plan, describe_data, plan_for, script
 
 __all__ = ["Decision", "Director", "Escalation", "Refusal", "Stopped", "TeamConfig", "clock", "pending_escalation"]
 
@@ -57,14 +57,6 @@ PHASES = {
 """The phase each agent works in (a consulted agent works in its asker's; the validator in its gate's)."""
 _MAX_REQUESTS_PER_TURN = 3
 """Consultations one answer of an agent may ask for in a row (refused ones included) before its requests are ignored."""
-_FORMULAS = {
-    "forecast": r"y_t = \beta_0 + \beta_1 t + \sum_{s} \gamma_s D_{s,t} + \sum_{j} \delta_j x_{j,t} + \varepsilon_t",
-    "regression": r"y_i = \beta_0 + \sum_{j} \beta_j x_{ij} + \varepsilon_i, \quad \varepsilon_i \sim N(0, \sigma^2)",
-    "epidemic": r"S_{t+1} = S_t - \beta S_t I_t / N, \quad I_{t+1} = I_t + \beta S_t I_t / N - \gamma I_t, \quad R_0 = \beta / \gamma",
-}
-_REQUIRED = {"forecast": {"fit", "predict", "terms"}, "epidemic": {"fit", "simulate"}, "regression": {"design", "fit", "predict", "terms"}}
-_FIGURE_WORDS = {"forecast": "拟合图、预测图", "epidemic": "拟合图、预测图", "regression": "检验集上预测值对实际值的散点图、各解释变量的重要性条形图"}
-_TRAINING_WORDS = {"forecast": "检验期的期数（holdout，最后几期）", "epidemic": "检验期的期数（holdout）", "regression": "随机留出检验的行数（holdout）"}
 
 
 def pending_escalation(workspace: Path) -> str | None:
@@ -192,7 +184,7 @@ class Director:
         async def code_work(attempt: int, reasons: list[str]) -> None:
             translator = await self.turn(
                 "code_translator", "work", step=f"code_translator#{attempt}", task=_task("把模型写成 code/model.py（或留空用模板）。", reasons),
-                prompt=f"模型：{getattr(modeler, 'model_description', '')}\n模板的函数：{', '.join(sorted(_REQUIRED[plan.kind]))}\n" + self._data_prompt(),
+                prompt=f"模型：{getattr(modeler, 'model_description', '')}\n模板的函数：{', '.join(sorted(KINDS[plan.kind].functions))}\n" + self._data_prompt(),
             )  # fmt: skip
             await self._model_code(getattr(translator, "code", ""), plan, attempt)
 
@@ -201,7 +193,7 @@ class Director:
         async def train_work(attempt: int, reasons: list[str]) -> None:
             nonlocal plan
             trainer = await self.turn(
-                "model_trainer", "work", step=f"model_trainer#{attempt}", task=_task(f"选择{_TRAINING_WORDS[plan.kind]}并训练模型。", reasons),
+                "model_trainer", "work", step=f"model_trainer#{attempt}", task=_task(f"选择{KINDS[plan.kind].holdout_words}并训练模型。", reasons),
                 prompt=f"模型：{plan.kind}，目标列 {plan.target}，数据 {shape.rows[plan.table]} 行。",
             )  # fmt: skip
             holdout = getattr(trainer, "holdout", 0)
@@ -214,7 +206,7 @@ class Director:
         await self.phase("results_trained", "training", train_work)
 
         async def paper_work(attempt: int, reasons: list[str]) -> None:
-            viz = await self.turn("visualizer", "work", step=f"visualizer#{attempt}", task="给图起名。", prompt=f"目标列：{plan.target}。两幅图：{_FIGURE_WORDS[plan.kind]}。")
+            viz = await self.turn("visualizer", "work", step=f"visualizer#{attempt}", task="给图起名。", prompt=f"目标列：{plan.target}。两幅图：{KINDS[plan.kind].figure_words}。")
             label = getattr(viz, "target_label", "")
             self._write_script("figures", script("figures", plan.model_copy(update={"target_label": _no_digits(label)})), origin="template")
             await self._run_script("figures")
@@ -226,12 +218,12 @@ class Director:
             parts = PaperParts(
                 title=self.problem.title, lang=self.problem.lang, summary=getattr(reader, "summary", ""), tasks=getattr(reader, "tasks", []),
                 assumptions=getattr(modeler, "assumptions", []), method=getattr(research, "recommendation", ""),
-                model_description=getattr(modeler, "model_description", ""), model_formula=_FORMULAS[plan.kind],
+                model_description=getattr(modeler, "model_description", ""), model_formula=KINDS[plan.kind].formula,
                 data_notes=self.memo["notes"].get("data_notes", ""),
                 data_account=data_account(self.ws, lang=self.problem.lang),
                 findings=[f.text for f in found], headline=[f.text for f in found if f.headline], abstract=getattr(writer, "abstract", ""),
                 discussion=getattr(writer, "discussion", ""), conclusion=getattr(writer, "conclusion", ""),
-                captions=getattr(viz, "captions", []), figures=list(FIGURES[plan.kind]), consultations=sorted(p.name for p in (self.ws / "consultation").glob("*.md")),
+                captions=getattr(viz, "captions", []), figures=list(KINDS[plan.kind].figures), consultations=sorted(p.name for p in (self.ws / "consultation").glob("*.md")),
             )  # fmt: skip
             strict = attempt > 1  # a gate sent the paper back: every number is code's now
             compose_paper(self.ws, parts, strict=strict)
@@ -606,7 +598,7 @@ def _draft_problem(draft: str, plan: Plan) -> str | None:
     except SyntaxError as error:
         return f"it is not valid Python ({error.msg}, line {error.lineno})"
     defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
-    missing = _REQUIRED[plan.kind] - defined
+    missing = KINDS[plan.kind].functions - defined
     if missing:
         return f"it does not define {', '.join(sorted(missing))}, which code/train.py calls"
     if "PLAN" not in draft:

@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
 from pydantic import BaseModel, Field
 
-__all__ = ["DataShape", "ModelKind", "Plan", "describe_data", "plan_for", "script"]
+__all__ = ["KINDS", "DataShape", "KindSpec", "ModelKind", "Plan", "describe_data", "plan_for", "script"]
 
 ModelKind = Literal["forecast", "epidemic", "regression"]
 _TIME = re.compile(r"^(month|date|day|year|week|period|time|t|日期|月份|年份)$", re.I)
@@ -616,8 +617,40 @@ _BODIES: dict[tuple[str, str], str] = {
     ("clean_data", "regression"): _CLEAN, ("model", "regression"): _REGRESSION_MODEL, ("train", "regression"): _REGRESSION_TRAIN,
     ("figures", "regression"): _REGRESSION_FIGURES,
 }  # fmt: skip
-FIGURES: dict[ModelKind, tuple[str, str]] = {"forecast": ("fit.png", "forecast.png"), "epidemic": ("fit.png", "forecast.png"), "regression": ("fit.png", "effects.png")}
-"""The two figures each kind's scripts make, in the order the paper shows them (and the visualizer captions them)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class KindSpec:
+    """What the Director tells the team and the paper about one kind of model (its scripts are `_BODIES`)."""
+
+    formula: str
+    """The model in LaTeX, for the paper."""
+    functions: frozenset[str]
+    """What `code/model.py` must define for `code/train.py` (a code translator's draft is checked against it)."""
+    figures: tuple[str, str]
+    """The two figures the scripts make, in the order the paper shows them (and the visualizer captions them)."""
+    figure_words: str
+    """The two figures, as the visualizer is told."""
+    holdout_words: str
+    """What the model trainer's `holdout` counts, as it is told."""
+
+
+KINDS: dict[ModelKind, KindSpec] = {
+    "forecast": KindSpec(
+        formula=r"y_t = \beta_0 + \beta_1 t + \sum_{s} \gamma_s D_{s,t} + \sum_{j} \delta_j x_{j,t} + \varepsilon_t",
+        functions=frozenset({"fit", "predict", "terms"}), figures=("fit.png", "forecast.png"), figure_words="拟合图、预测图",
+        holdout_words="检验期的期数（holdout，最后几期）",
+    ),
+    "epidemic": KindSpec(
+        formula=r"S_{t+1} = S_t - \beta S_t I_t / N, \quad I_{t+1} = I_t + \beta S_t I_t / N - \gamma I_t, \quad R_0 = \beta / \gamma",
+        functions=frozenset({"fit", "simulate"}), figures=("fit.png", "forecast.png"), figure_words="拟合图、预测图", holdout_words="检验期的期数（holdout）",
+    ),
+    "regression": KindSpec(
+        formula=r"y_i = \beta_0 + \sum_{j} \beta_j x_{ij} + \varepsilon_i, \quad \varepsilon_i \sim N(0, \sigma^2)",
+        functions=frozenset({"design", "fit", "predict", "terms"}), figures=("fit.png", "effects.png"),
+        figure_words="检验集上预测值对实际值的散点图、各解释变量的重要性条形图", holdout_words="随机留出检验的行数（holdout）",
+    ),
+}  # fmt: skip
 _DOCS = {
     "clean_data": "The data engineer's cleaning: problem/*.csv -> data/*.csv (duplicates dropped, sorted, gaps interpolated).",
     "model": "The model as functions (the code translator's); run alone it fits the data once as a check.",
