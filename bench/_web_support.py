@@ -54,7 +54,11 @@ __all__ = [
     "wait_for_calm",
 ]
 
-QUESTION = {"header": "Cell Line", "question": "Which K562?", "options": ["K562-WT", "K562-dTAG-BRD4", "K562-RTCB-KO-c3"]}
+QUESTION = {
+    "header": "Cell Line",
+    "question": "Which K562?",
+    "options": ["K562-WT", "K562-dTAG-BRD4", "K562-RTCB-KO-c3"],
+}
 ANSWER = ["K562-dTAG-BRD4"]
 SCRIPT = [{"tool_calls": [{"name": "question", "args": {"questions": [QUESTION]}}]}, {"text": "Noted: K562-dTAG-BRD4."}]
 QUESTION_TIMEOUT_S = 86_400.0  # no question may time out while a benchmark holds it pending
@@ -71,7 +75,9 @@ def wait_for_calm(limit_s: float, *, below: float = 0.7) -> tuple[float, float]:
         time.sleep(5)
     now = os.getloadavg()[0]
     if now >= below:
-        print(f"note: 1-minute load average {now:.2f} (other work on the machine); the figures carry it", file=sys.stderr)
+        print(
+            f"note: 1-minute load average {now:.2f} (other work on the machine); the figures carry it", file=sys.stderr
+        )
     return first, now
 
 
@@ -150,7 +156,18 @@ class Server:
         self.log_path = home / "server.log"
         self.profile = profile
         entry = [str(Path(__file__).resolve()), "--profile-to", str(profile)] if profile else ["-m", "consulta"]
-        self.command = [sys.executable, *entry, "serve", "ln2", "--port", str(self.port), "--model", model, "--timeout", str(QUESTION_TIMEOUT_S)]
+        self.command = [
+            sys.executable,
+            *entry,
+            "serve",
+            "ln2",
+            "--port",
+            str(self.port),
+            "--model",
+            model,
+            "--timeout",
+            str(QUESTION_TIMEOUT_S),
+        ]
         env = {**os.environ, "CONSULTA_HOME": str(home), "CONSULTA_LANG": "en"}
         env.pop("CONSULTA_DATABASE_URL", None)
         self._log = self.log_path.open("wb")
@@ -195,7 +212,12 @@ class Server:
     def stats(self) -> dict[str, Any]:
         """RSS, threads, open file descriptors and CPU seconds of the server process, now."""
         cpu = self.ps.cpu_times()
-        return {"rss_mb": self.rss_mb(), "threads": self.ps.num_threads(), "fds": self.ps.num_fds(), "cpu_s": cpu.user + cpu.system}
+        return {
+            "rss_mb": self.rss_mb(),
+            "threads": self.ps.num_threads(),
+            "fds": self.ps.num_fds(),
+            "cpu_s": cpu.user + cpu.system,
+        }
 
     def log_tail(self, lines: int = 30) -> str:
         if not self._log.closed:
@@ -236,7 +258,9 @@ class Server:
 # ---- a small HTTP/1.1 client ------------------------------------------------------------------------------------
 
 
-def _request_bytes(method: str, path: str, *, token: str | None, body: Any = None, accept: str = "application/json") -> bytes:
+def _request_bytes(
+    method: str, path: str, *, token: str | None, body: Any = None, accept: str = "application/json"
+) -> bytes:
     payload = b"" if body is None else json.dumps(body).encode()
     lines = [f"{method} {path} HTTP/1.1", "Host: 127.0.0.1", f"Accept: {accept}"]
     if token is not None:
@@ -322,7 +346,9 @@ class ConnectionPool:
     async def open(cls, port: int, size: int) -> ConnectionPool:
         return cls([await Connection.open(port) for _ in range(size)])
 
-    async def request(self, method: str, path: str, *, token: str | None = None, body: Any = None, expect: int = 200) -> Any:
+    async def request(
+        self, method: str, path: str, *, token: str | None = None, body: Any = None, expect: int = 200
+    ) -> Any:
         conn = await self._free.get()
         try:
             await conn.reopen_if_closed()
@@ -420,16 +446,23 @@ class PendingRun:
     token: str
 
 
-async def start_pending_runs(pool: ConnectionPool, tokens: Iterable[str], *, batch: int, timeout: float) -> list[PendingRun]:
+async def start_pending_runs(
+    pool: ConnectionPool, tokens: Iterable[str], *, batch: int, timeout: float
+) -> list[PendingRun]:
     """Start one run per token (a token may repeat), `batch` at a time, and wait until each has its question open."""
     tokens = list(tokens)
     pending: list[PendingRun] = []
     for first in range(0, len(tokens), batch):
         group = tokens[first : first + batch]
         runs = await asyncio.gather(
-            *(pool.request("POST", "/api/runs", token=tok, body={"prompt": f"bench {first + i}"}, expect=201) for i, tok in enumerate(group))
+            *(
+                pool.request("POST", "/api/runs", token=tok, body={"prompt": f"bench {first + i}"}, expect=201)
+                for i, tok in enumerate(group)
+            )
         )
-        pending.extend(await asyncio.gather(*(_question_of(pool, run["id"], tok, timeout) for run, tok in zip(runs, group))))
+        pending.extend(
+            await asyncio.gather(*(_question_of(pool, run["id"], tok, timeout) for run, tok in zip(runs, group)))
+        )
     return pending
 
 
@@ -523,7 +556,9 @@ def _package(filename: str, name: str) -> str:
         return f"consulta.{sub}"
     if "site-packages" in parts:
         return parts[parts.index("site-packages") + 1].removesuffix(".py")
-    return "stdlib " + (parts[-2] if parts[-2] in ("asyncio", "json", "logging", "sqlite3", "email", "http") else Path(parts[-1]).stem)
+    return "stdlib " + (
+        parts[-2] if parts[-2] in ("asyncio", "json", "logging", "sqlite3", "email", "http") else Path(parts[-1]).stem
+    )
 
 
 # Where an answer's server time goes: (label, file name, function name), cumulative time (nested ones overlap).
@@ -564,10 +599,23 @@ def profile_summary(path: Path, *, per_call: int, top: int = 15) -> dict[str, An
     return {
         "profiled_answers": per_call,
         "total_ms_per_answer": total * scale,
-        "own_ms_per_answer_by_library": {k: round(v * scale, 3) for k, v in sorted(by_package.items(), key=lambda kv: -kv[1])},
+        "own_ms_per_answer_by_library": {
+            k: round(v * scale, 3) for k, v in sorted(by_package.items(), key=lambda kv: -kv[1])
+        },
         "cumulative_ms_per_answer_by_stage": {k: round(v * scale, 3) for k, v in stages.items()},
-        "top_own": [{"function": f, "own_ms": round(t * scale, 3), "cum_ms": round(c * scale, 3), "calls_per_answer": round(n / max(per_call, 1), 1)} for t, c, n, f in sorted(functions, reverse=True)[:top]],
-        "top_cumulative": [{"function": f, "cum_ms": round(c * scale, 3), "own_ms": round(t * scale, 3)} for t, c, n, f in sorted(functions, key=lambda x: -x[1])[:top]],
+        "top_own": [
+            {
+                "function": f,
+                "own_ms": round(t * scale, 3),
+                "cum_ms": round(c * scale, 3),
+                "calls_per_answer": round(n / max(per_call, 1), 1),
+            }
+            for t, c, n, f in sorted(functions, reverse=True)[:top]
+        ],
+        "top_cumulative": [
+            {"function": f, "cum_ms": round(c * scale, 3), "own_ms": round(t * scale, 3)}
+            for t, c, n, f in sorted(functions, key=lambda x: -x[1])[:top]
+        ],
     }
 
 

@@ -39,12 +39,24 @@ from consulta.runtime import RunRecorder, Store, ToolCallContext, typed_answer  
 async def direct(n: int) -> list[float]:
     """The three answers of one consultation, called directly, n times (seconds each time)."""
     model = scripted(consults={"modeler": "researcher"})
-    request = ConsultationRequest(from_agent="modeler", to_agent="researcher", question="modeler 想确认：这样理解对吗？")
+    request = ConsultationRequest(
+        from_agent="modeler", to_agent="researcher", question="modeler 想确认：这样理解对吗？"
+    )
     times = []
     for _ in range(n):
         started = time.perf_counter()
-        for agent, mode, prompt in (("modeler", "work", "p"), ("researcher", "answer", request_text(request)), ("modeler", "work+reply", "p + reply")):
-            await typed_answer(model=model, instructions=instructions(agent, mode, task="t"), prompt=prompt, output_type=output_type(agent, mode), retries=1)
+        for agent, mode, prompt in (
+            ("modeler", "work", "p"),
+            ("researcher", "answer", request_text(request)),
+            ("modeler", "work+reply", "p + reply"),
+        ):
+            await typed_answer(
+                model=model,
+                instructions=instructions(agent, mode, task="t"),
+                prompt=prompt,
+                output_type=output_type(agent, mode),
+                retries=1,
+            )
         times.append(time.perf_counter() - started)
     return times
 
@@ -82,9 +94,13 @@ def main() -> None:
     assert records == args.n, f"expected {args.n} consultation records, found {records}"
     b, d = statistics.median(base), statistics.median(mine)
     result = {
-        "benchmark": "modeling_overhead", "source": source_version(), "consultations": args.n,
-        "direct_ms_median": round(b * 1000, 2), "director_ms_median": round(d * 1000, 2),
-        "overhead_ms_per_consultation": round((d - b) * 1000, 2), "ratio": round(d / b, 2),
+        "benchmark": "modeling_overhead",
+        "source": source_version(),
+        "consultations": args.n,
+        "direct_ms_median": round(b * 1000, 2),
+        "director_ms_median": round(d * 1000, 2),
+        "overhead_ms_per_consultation": round((d - b) * 1000, 2),
+        "ratio": round(d / b, 2),
         "baseline": "the same three typed answers (asker, colleague, asker after the reply) called directly with the same scripted model",
     }
     print(f"direct: {result['direct_ms_median']} ms · through the Director: {result['director_ms_median']} ms per consultation "

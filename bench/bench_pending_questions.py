@@ -48,9 +48,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import source_version  # noqa: E402
-
 import psutil
+
+from _common import source_version  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
@@ -112,7 +112,9 @@ def describe_thread(thread: threading.Thread, frames: dict[int, Any]) -> str:
     if base.startswith("Thread-"):
         base = "Thread-*"
     if base == "consulta-store-writer":  # older versions of the runtime had one; kept to report it if it returns
-        where = "store write-behind thread (one per runtime), " + ("idle" if chain[:1] == ["_writer.py:_run"] else "writing")
+        where = "store write-behind thread (one per runtime), " + (
+            "idle" if chain[:1] == ["_writer.py:_run"] else "writing"
+        )
     elif "queue.py:get" in chain and any(c.startswith("_asyncio.py:run") for c in chain):
         where = "idle in queue.get (anyio worker pool)"
     elif "queue.py:get" in chain:
@@ -160,7 +162,9 @@ async def consulta_side(args: argparse.Namespace) -> dict[str, Any]:
 
     question = {"header": "Cell Line", "question": "Which one?", "options": ["K562-a", "K562-b"]}
     model = TimedScript([{"tool_calls": [{"name": "question", "args": {"questions": [question]}}]}, {"text": "Done."}])
-    agent = Agent(app="bench", instructions="Be brief.", tools=(question_tool(),), question_timeout=args.question_timeout)
+    agent = Agent(
+        app="bench", instructions="Be brief.", tools=(question_tool(),), question_timeout=args.question_timeout
+    )
 
     tmp = tempfile.mkdtemp(prefix="consulta-bench-pending-")
     db = Path(tmp) / "bench.db"
@@ -283,7 +287,8 @@ async def consulta_side(args: argparse.Namespace) -> dict[str, Any]:
             "extra_threads": extra,
             "startup_s": startup_s,
             "startup_ms_per_run": startup_s * 1000 / args.n,
-            "db_mb": db.stat().st_size / MB + (Path(f"{db}-wal").stat().st_size / MB if Path(f"{db}-wal").exists() else 0),
+            "db_mb": db.stat().st_size / MB
+            + (Path(f"{db}-wal").stat().st_size / MB if Path(f"{db}-wal").exists() else 0),
             "latency": latency_summary(resume),
             "answer_call": latency_summary(answer_call),
             "answer_to_finished": latency_summary(to_finish),
@@ -348,7 +353,9 @@ def threads_side(args: argparse.Namespace) -> dict[str, Any]:
     os_pending = psutil.Process().num_threads()
     frames = sys._current_frames()
     extra = Counter(
-        "question-worker-* — parked in Event.wait" if t.name.startswith("question-worker-") else describe_thread(t, frames)
+        "question-worker-* — parked in Event.wait"
+        if t.name.startswith("question-worker-")
+        else describe_thread(t, frames)
         for t in threading.enumerate()
         if t.ident not in threads_before
     )
@@ -440,15 +447,57 @@ def report(c: dict[str, Any], t: dict[str, Any], args: argparse.Namespace) -> di
     per_question_threads = sum(c["extra_threads"].values()) - pool - writer  # threads beyond the bounded ones
     cl, tl = c["latency"], t["latency"]
     rows = [
-        ("pending questions (N)", f"{c['n']:,}", f"{t['threads_started']:,}{' of ' + format(t['n'], ',') if t['threads_started'] != t['n'] else ''}", "", "", ""),
-        ("RSS growth, MB", f"{c['rss_growth_mb']:.1f}", f"{t_growth:.1f}{t_label}", f"{c['rss_growth_mb'] / t_growth:.2f}x" if t_growth > 0 else "n/a", f"<= {TARGET_RSS_MB:.0f}", verdict(c["rss_growth_mb"] <= TARGET_RSS_MB)),
+        (
+            "pending questions (N)",
+            f"{c['n']:,}",
+            f"{t['threads_started']:,}{' of ' + format(t['n'], ',') if t['threads_started'] != t['n'] else ''}",
+            "",
+            "",
+            "",
+        ),
+        (
+            "RSS growth, MB",
+            f"{c['rss_growth_mb']:.1f}",
+            f"{t_growth:.1f}{t_label}",
+            f"{c['rss_growth_mb'] / t_growth:.2f}x" if t_growth > 0 else "n/a",
+            f"<= {TARGET_RSS_MB:.0f}",
+            verdict(c["rss_growth_mb"] <= TARGET_RSS_MB),
+        ),
         ("  KiB per pending question", f"{c['kb_per_pending']:.1f}", f"{t['kb_per_pending']:.1f}", "", "", ""),
-        ("extra threads (all)", f"{sum(c['extra_threads'].values())}", f"{sum(t['extra_threads'].values())}", "", "", ""),
-        ("  threads per pending question", f"{per_question_threads}/{c['n']}", f"{t['threads_started']}/{t['threads_started']}", "", "0 extra", verdict(per_question_threads == 0 and pool <= ANYIO_POOL_CAP and writer <= 1)),
+        (
+            "extra threads (all)",
+            f"{sum(c['extra_threads'].values())}",
+            f"{sum(t['extra_threads'].values())}",
+            "",
+            "",
+            "",
+        ),
+        (
+            "  threads per pending question",
+            f"{per_question_threads}/{c['n']}",
+            f"{t['threads_started']}/{t['threads_started']}",
+            "",
+            "0 extra",
+            verdict(per_question_threads == 0 and pool <= ANYIO_POOL_CAP and writer <= 1),
+        ),
         ("  idle anyio pool threads (bounded)", f"{pool} (cap {ANYIO_POOL_CAP})", "0", "", "", ""),
         ("  store writer thread (one per runtime)", f"{writer}", "0", "", "", ""),
-        ("answer->resume p50, ms", f"{cl['p50_ms']:.2f}", f"{tl['p50_ms']:.3f}", f"{cl['p50_ms'] / tl['p50_ms']:.0f}x", "", ""),
-        ("answer->resume p99, ms", f"{cl['p99_ms']:.2f}", f"{tl['p99_ms']:.3f}", f"{cl['p99_ms'] / tl['p99_ms']:.0f}x", f"<= {TARGET_P99_MS:.0f} (abs.)", verdict(cl["p99_ms"] <= TARGET_P99_MS)),
+        (
+            "answer->resume p50, ms",
+            f"{cl['p50_ms']:.2f}",
+            f"{tl['p50_ms']:.3f}",
+            f"{cl['p50_ms'] / tl['p50_ms']:.0f}x",
+            "",
+            "",
+        ),
+        (
+            "answer->resume p99, ms",
+            f"{cl['p99_ms']:.2f}",
+            f"{tl['p99_ms']:.3f}",
+            f"{cl['p99_ms'] / tl['p99_ms']:.0f}x",
+            f"<= {TARGET_P99_MS:.0f} (abs.)",
+            verdict(cl["p99_ms"] <= TARGET_P99_MS),
+        ),
         ("answer->resume max, ms", f"{cl['max_ms']:.2f}", f"{tl['max_ms']:.3f}", "", "", ""),
         ("start-up to all pending, s", f"{c['startup_s']:.1f}", f"{t['startup_s']:.1f}", "", "", ""),
         ("  ms per run started", f"{c['startup_ms_per_run']:.2f}", f"{t['startup_ms_per_run']:.3f}", "", "", ""),
@@ -462,19 +511,33 @@ def report(c: dict[str, Any], t: dict[str, Any], args: argparse.Namespace) -> di
         print(" | ".join(str(x).ljust(w) for x, w in zip(r, widths)))
     print()
     trim_c, trim_t = c["rss_growth_after_malloc_trim_mb"], t["rss_growth_after_malloc_trim_mb"]
-    print(f"consulta: RSS {c['rss_before_mb']:.0f} -> {c['rss_pending_mb']:.0f} MB (peak during start-up {c['rss_peak_during_startup_mb']:.0f} MB), "
-          f"start batch {c['start_batch']}, warm-up {c['warmup_runs']} runs, store {c['db_mb']:.1f} MB on disk")
+    print(
+        f"consulta: RSS {c['rss_before_mb']:.0f} -> {c['rss_pending_mb']:.0f} MB (peak during start-up {c['rss_peak_during_startup_mb']:.0f} MB), "
+        f"start batch {c['start_batch']}, warm-up {c['warmup_runs']} runs, store {c['db_mb']:.1f} MB on disk"
+    )
     if trim_c is not None and trim_t is not None:
-        print(f"RSS growth once malloc_trim(0) has returned free heap pages to the OS (info): consulta {trim_c:.1f} MB, seed {trim_t:.1f} MB")
-    print(f"consulta: threads {c['threads_before']} before any run, {c['threads_after_warmup']} after warm-up, {c['threads_pending']} with all pending "
-          f"(OS threads after warm-up {c['os_threads_before']} -> {c['os_threads_pending']}); new threads: {c['extra_threads'] or 'none'}")
-    print(f"consulta: answer() call itself p50 {c['answer_call']['p50_ms']:.2f} / p99 {c['answer_call']['p99_ms']:.2f} ms; "
-          f"answer -> run finished p50 {c['answer_to_finished']['p50_ms']:.2f} / p99 {c['answer_to_finished']['p99_ms']:.2f} ms")
+        print(
+            f"RSS growth once malloc_trim(0) has returned free heap pages to the OS (info): consulta {trim_c:.1f} MB, seed {trim_t:.1f} MB"
+        )
+    print(
+        f"consulta: threads {c['threads_before']} before any run, {c['threads_after_warmup']} after warm-up, {c['threads_pending']} with all pending "
+        f"(OS threads after warm-up {c['os_threads_before']} -> {c['os_threads_pending']}); new threads: {c['extra_threads'] or 'none'}"
+    )
+    print(
+        f"consulta: answer() call itself p50 {c['answer_call']['p50_ms']:.2f} / p99 {c['answer_call']['p99_ms']:.2f} ms; "
+        f"answer -> run finished p50 {c['answer_to_finished']['p50_ms']:.2f} / p99 {c['answer_to_finished']['p99_ms']:.2f} ms"
+    )
     g = c["full_gc_during_latency_phase"]
-    print(f"consulta: during the latency phase ({c['latency_phase_s']:.0f} s): {g['count']} full (gen-2) garbage collections, longest {g['max_ms']:.0f} ms")
-    print(f"consulta: one poller heartbeat over {c['live_runs_at_heartbeat']:,} live runs (UPDATE … WHERE owner + SELECT … WHERE owner) = {c['heartbeat_ms']:.1f} ms, every 5 s, on the event loop")
+    print(
+        f"consulta: during the latency phase ({c['latency_phase_s']:.0f} s): {g['count']} full (gen-2) garbage collections, longest {g['max_ms']:.0f} ms"
+    )
+    print(
+        f"consulta: one poller heartbeat over {c['live_runs_at_heartbeat']:,} live runs (UPDATE … WHERE owner + SELECT … WHERE owner) = {c['heartbeat_ms']:.1f} ms, every 5 s, on the event loop"
+    )
     print(f"consulta latency point: {c['latency_point']}; source {c.get('source', 'unknown')}")
-    print(f"seed:     {t['stack_size']}; threads {t['threads_before']} -> {t['threads_pending']}; start error: {t['start_error']}")
+    print(
+        f"seed:     {t['stack_size']}; threads {t['threads_before']} -> {t['threads_pending']}; start error: {t['start_error']}"
+    )
     print(f"seed latency point: {t['latency_point']}")
     return {
         "benchmark": "pending_questions",
@@ -502,8 +565,12 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=10_000, help="simultaneously pending questions (default 10,000)")
     parser.add_argument("--answers", type=int, default=1_000, help="answers timed one after the other (default 1,000)")
-    parser.add_argument("--start-batch", type=int, default=250, help="runs started per batch; 0 = all at once (default 250)")
-    parser.add_argument("--warmup", type=int, default=20, help="runs asked and answered before the 'before' RSS (default 20)")
+    parser.add_argument(
+        "--start-batch", type=int, default=250, help="runs started per batch; 0 = all at once (default 250)"
+    )
+    parser.add_argument(
+        "--warmup", type=int, default=20, help="runs asked and answered before the 'before' RSS (default 20)"
+    )
     parser.add_argument("--question-timeout", type=float, default=86_400.0, help="the agent's question_timeout, s")
     parser.add_argument("--thread-stack-kb", type=int, default=0, help="baseline thread stack size; 0 = default")
     parser.add_argument("--phase-timeout", type=float, default=900.0, help="give up on a phase after this many s")

@@ -33,12 +33,11 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import source_version  # noqa: E402
-
 from pydantic_ai.messages import ModelMessage  # noqa: E402
 from pydantic_ai.models import ModelRequestParameters  # noqa: E402
 from pydantic_ai.settings import ModelSettings  # noqa: E402
 
+from _common import source_version  # noqa: E402
 from consulta.apps import AppEnv, get_app  # noqa: E402
 from consulta.config import Settings  # noqa: E402
 from consulta.models import LocalModel, PrefixCache  # noqa: E402
@@ -63,7 +62,9 @@ class CapturingModel(LocalModel):
         raise _Captured
 
 
-async def capture_step_one(gguf: Path, home: Path) -> tuple[list[ModelMessage], ModelSettings | None, ModelRequestParameters]:
+async def capture_step_one(
+    gguf: Path, home: Path
+) -> tuple[list[ModelMessage], ModelSettings | None, ModelRequestParameters]:
     model = CapturingModel(gguf, n_ctx=8192)
     store = Store(f"sqlite:///{home}/bench.db")
     runtime = Runtime(store=store, resolve_model=lambda spec: model)
@@ -140,17 +141,38 @@ async def main() -> int:
     verdict = "PASS" if ratio >= TARGET else "MISS"
     assert cold_stats is not None and warm_stats is not None
     print()
-    print(f"step-1 prompt: {cold_stats.prompt_tokens} tokens; saved prefix {warm_stats.restored_tokens} tokens ({state_mb:.1f} MB on disk)")
-    print(f"cold (baseline):  median {statistics.median(cold):.2f} s  (evaluated {cold_stats.prompt_eval_tokens} tokens)")
-    print(f"saved prefix:     median {statistics.median(warm):.2f} s  (evaluated {warm_stats.prompt_eval_tokens} tokens)")
+    print(
+        f"step-1 prompt: {cold_stats.prompt_tokens} tokens; saved prefix {warm_stats.restored_tokens} tokens ({state_mb:.1f} MB on disk)"
+    )
+    print(
+        f"cold (baseline):  median {statistics.median(cold):.2f} s  (evaluated {cold_stats.prompt_eval_tokens} tokens)"
+    )
+    print(
+        f"saved prefix:     median {statistics.median(warm):.2f} s  (evaluated {warm_stats.prompt_eval_tokens} tokens)"
+    )
     print(f"ratio {ratio:.1f}x faster (target >= {TARGET:.0f}x): {verdict}")
-    Path(args.out).write_text(json.dumps({
-        "benchmark": "step-1 prompt time with and without the saved prefix (ln2 agent, embedded model)",
-        "source": source_version(), "cpus": os.cpu_count(), "threads": args.threads,
-        "command": "python bench/bench_prefix_cache.py " + " ".join(sys.argv[1:]),
-        "prompt_tokens": cold_stats.prompt_tokens, "restored_tokens": warm_stats.restored_tokens, "state_mb": round(state_mb, 1),
-        "cold_s": cold, "saved_prefix_s": warm, "ratio": round(ratio, 2), "target": TARGET, "verdict": verdict,
-    }, indent=2) + "\n", encoding="utf-8")
+    Path(args.out).write_text(
+        json.dumps(
+            {
+                "benchmark": "step-1 prompt time with and without the saved prefix (ln2 agent, embedded model)",
+                "source": source_version(),
+                "cpus": os.cpu_count(),
+                "threads": args.threads,
+                "command": "python bench/bench_prefix_cache.py " + " ".join(sys.argv[1:]),
+                "prompt_tokens": cold_stats.prompt_tokens,
+                "restored_tokens": warm_stats.restored_tokens,
+                "state_mb": round(state_mb, 1),
+                "cold_s": cold,
+                "saved_prefix_s": warm,
+                "ratio": round(ratio, 2),
+                "target": TARGET,
+                "verdict": verdict,
+            },
+            indent=2,
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     return 0
 
 

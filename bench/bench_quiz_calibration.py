@@ -29,7 +29,9 @@ from _common import source_version  # noqa: E402
 from _quiz_common import write_result  # noqa: E402
 
 
-def _simulate(n_items: int, n_people: int, per_person: int | None, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _simulate(
+    n_items: int, n_people: int, per_person: int | None, seed: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     from consulta.apps.quiz._irt import prob
 
     rng = np.random.default_rng(seed)
@@ -137,7 +139,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--seed", type=int, default=20261123)
-    parser.add_argument("--quick", action="store_true", help="2 dense reps, no sparse; writes quiz_calibration.quick.json")
+    parser.add_argument(
+        "--quick", action="store_true", help="2 dense reps, no sparse; writes quiz_calibration.quick.json"
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.reps = 2

@@ -33,7 +33,9 @@ from _quiz_common import write_result  # noqa: E402
 TARGET_RATIO = 50.0
 
 
-def _cases(bank_a: np.ndarray, bank_b: np.ndarray, n_cases: int, rng: np.random.Generator) -> list[tuple[float, list[int]]]:
+def _cases(
+    bank_a: np.ndarray, bank_b: np.ndarray, n_cases: int, rng: np.random.Generator
+) -> list[tuple[float, list[int]]]:
     from consulta.apps.quiz._irt import information
 
     n = bank_a.size
@@ -113,14 +115,30 @@ def run(args: argparse.Namespace) -> dict:
     ok = ratio >= TARGET_RATIO and not mismatches
     rows = [
         ("catsim 0.21.0 MaxInfoSelector (baseline)", f"{med_c:.1f}", f"{_pct(catsim_us, 99):.1f}", "1.0x", "", ""),
-        ("quiz next_item (randomesque=1)", f"{med_q:.1f}", f"{_pct(quiz_us, 99):.1f}", f"{ratio:.1f}x faster", f">= {TARGET_RATIO:.0f}x", "PASS" if ok else "MISS"),
-        ("quiz next_item (randomesque=5, content balance) [info]", f"{statistics.median(balanced_us):.1f}", f"{_pct(balanced_us, 99):.1f}", f"{med_c / statistics.median(balanced_us):.1f}x faster", "", ""),
+        (
+            "quiz next_item (randomesque=1)",
+            f"{med_q:.1f}",
+            f"{_pct(quiz_us, 99):.1f}",
+            f"{ratio:.1f}x faster",
+            f">= {TARGET_RATIO:.0f}x",
+            "PASS" if ok else "MISS",
+        ),
+        (
+            "quiz next_item (randomesque=5, content balance) [info]",
+            f"{statistics.median(balanced_us):.1f}",
+            f"{_pct(balanced_us, 99):.1f}",
+            f"{med_c / statistics.median(balanced_us):.1f}x faster",
+            "",
+            "",
+        ),
     ]
     print(f"\nnext-item selection, {n:,} items, {len(cases):,} cases (same θ and administered set on both sides)")
     print(f"{'side':58} {'median µs':>10} {'p99 µs':>10} {'ratio':>14} {'target':>8} {'':>5}")
     for row in rows:
         print(f"{row[0]:58} {row[1]:>10} {row[2]:>10} {row[3]:>14} {row[4]:>8} {row[5]:>5}")
-    print(f"same choice as catsim: {len(cases) - len(mismatches)}/{len(cases)}; quiz index build (once per bank): {build_ms:.0f} ms")
+    print(
+        f"same choice as catsim: {len(cases) - len(mismatches)}/{len(cases)}; quiz index build (once per bank): {build_ms:.0f} ms"
+    )
     return {
         "benchmark": "quiz_selection",
         "source": source_version(),

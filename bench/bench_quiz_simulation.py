@@ -35,7 +35,9 @@ LENGTH = 30
 CHECKPOINTS = (10, 20, 30)
 
 
-def _catsim(a: np.ndarray, b: np.ndarray, thetas: np.ndarray, uniforms: np.ndarray, seed: int) -> tuple[np.ndarray, float]:
+def _catsim(
+    a: np.ndarray, b: np.ndarray, thetas: np.ndarray, uniforms: np.ndarray, seed: int
+) -> tuple[np.ndarray, float]:
     from catsim.estimation import NumericalSearchEstimator
     from catsim.initialization import FixedPointInitializer
     from catsim.selection import MaxInfoSelector
@@ -46,7 +48,9 @@ def _catsim(a: np.ndarray, b: np.ndarray, thetas: np.ndarray, uniforms: np.ndarr
     items = np.column_stack([a, b, np.zeros(n), np.ones(n)])
     sim = Simulator(items, thetas, seed=seed)
     t = time.perf_counter()
-    sim.simulate(FixedPointInitializer(0.0), MaxInfoSelector(), NumericalSearchEstimator(), TestLengthStopper(max_items=LENGTH))
+    sim.simulate(
+        FixedPointInitializer(0.0), MaxInfoSelector(), NumericalSearchEstimator(), TestLengthStopper(max_items=LENGTH)
+    )
     seconds = time.perf_counter() - t
     assert all(len(x) == LENGTH for x in sim.administered_items), "every catsim test must have 30 items"
     # the claim "same random numbers": catsim's answers are exactly P(θ) >= our uniforms
@@ -54,11 +58,15 @@ def _catsim(a: np.ndarray, b: np.ndarray, thetas: np.ndarray, uniforms: np.ndarr
 
     for i, (given, answers) in enumerate(zip(sim.administered_items, sim.response_vectors, strict=True)):
         expected = prob(thetas[i], a[given], b[given]) >= uniforms[i]
-        assert np.array_equal(np.asarray(answers, dtype=bool), expected), f"catsim drew examinee {i}'s answers otherwise"
+        assert np.array_equal(np.asarray(answers, dtype=bool), expected), (
+            f"catsim drew examinee {i}'s answers otherwise"
+        )
     return np.array([e[1 : LENGTH + 1] for e in sim.estimations]), seconds
 
 
-def _quiz(a: np.ndarray, b: np.ndarray, categories: tuple[str, ...], thetas: np.ndarray, uniforms: np.ndarray, rules) -> tuple[np.ndarray, np.ndarray, float]:
+def _quiz(
+    a: np.ndarray, b: np.ndarray, categories: tuple[str, ...], thetas: np.ndarray, uniforms: np.ndarray, rules
+) -> tuple[np.ndarray, np.ndarray, float]:
     from consulta.apps.quiz._cat import Bank, next_item
     from consulta.apps.quiz._irt import eap, prob
 
@@ -105,17 +113,31 @@ def run(args: argparse.Namespace) -> dict:
     uniforms = np.array([[catsim_rng.uniform() for _ in range(LENGTH)] for _ in thetas])
 
     cat_est, cat_s = _catsim(a, b, thetas, uniforms, args.sim_seed)
-    quiz_est, quiz_se, quiz_s = _quiz(a, b, categories, thetas, uniforms, CatRules(randomesque=1, min_items=1, max_items=LENGTH))
-    bal_rules = CatRules(randomesque=5, min_items=1, max_items=LENGTH, content_targets={"technical": 0.5, "business": 0.25, "general": 0.25})
+    quiz_est, quiz_se, quiz_s = _quiz(
+        a, b, categories, thetas, uniforms, CatRules(randomesque=1, min_items=1, max_items=LENGTH)
+    )
+    bal_rules = CatRules(
+        randomesque=5,
+        min_items=1,
+        max_items=LENGTH,
+        content_targets={"technical": 0.5, "business": 0.25, "general": 0.25},
+    )
     bal_est, bal_se, bal_s = _quiz(a, b, categories, thetas, uniforms, bal_rules)
 
     sides = {
         "catsim 0.21.0 (MLE, baseline)": {"at": _stats(cat_est, thetas), "seconds_per_examinee": cat_s / thetas.size},
         "quiz (EAP, max info)": {"at": _stats(quiz_est, thetas, quiz_se), "seconds_per_examinee": quiz_s / thetas.size},
-        "quiz (EAP, randomesque 5 + content) [info]": {"at": _stats(bal_est, thetas, bal_se), "seconds_per_examinee": bal_s / thetas.size},
+        "quiz (EAP, randomesque 5 + content) [info]": {
+            "at": _stats(bal_est, thetas, bal_se),
+            "seconds_per_examinee": bal_s / thetas.size,
+        },
     }
     print(f"\nsimulated CATs: {n_items} items, {thetas.size} examinees θ ~ N(0,1), same response random numbers")
-    header = f"{'side':44}" + "".join(f" {'bias@' + str(k):>9} {'RMSE@' + str(k):>9}" for k in CHECKPOINTS) + f" {'ms/exam':>8}"
+    header = (
+        f"{'side':44}"
+        + "".join(f" {'bias@' + str(k):>9} {'RMSE@' + str(k):>9}" for k in CHECKPOINTS)
+        + f" {'ms/exam':>8}"
+    )
     print(header)
     for name, s in sides.items():
         cells = "".join(f" {s['at'][str(k)]['bias']:>9.3f} {s['at'][str(k)]['rmse']:>9.3f}" for k in CHECKPOINTS)

@@ -66,7 +66,13 @@ RESULTS = HERE / "results"
 
 
 async def answer_in_turn(
-    server: Server, conn: Connection, runs: list[PendingRun], streams: dict[str, EventStream] | None, timeout: float, *, pings: list[int] | None = None
+    server: Server,
+    conn: Connection,
+    runs: list[PendingRun],
+    streams: dict[str, EventStream] | None,
+    timeout: float,
+    *,
+    pings: list[int] | None = None,
 ) -> list[Timing]:
     """Answer `runs` one at a time; a run's stream is taken from `streams` (connected and waiting) or opened for it.
     `pings`, if given, gets the heartbeat comments each stream had carried by the time its run ended."""
@@ -120,7 +126,9 @@ async def parent(args: argparse.Namespace) -> dict[str, Any]:
     load_before = os.getloadavg()
     half = args.baseline // 2
     with BenchHome("consulta-bench-sse-clients-") as bench:
-        server = Server(home=bench.home("web"), model=bench.model, profile=bench.root / "server.prof" if args.profile else None)
+        server = Server(
+            home=bench.home("web"), model=bench.model, profile=bench.root / "server.prof" if args.profile else None
+        )
         pool = None
         try:
             await server.ready()
@@ -130,7 +138,9 @@ async def parent(args: argparse.Namespace) -> dict[str, Any]:
 
             # 1. warm-up
             (warm_token,) = await new_sessions(pool, 1)
-            warm = await start_pending_runs(pool, [warm_token] * args.warmup, batch=args.start_batch, timeout=args.timeout)
+            warm = await start_pending_runs(
+                pool, [warm_token] * args.warmup, batch=args.start_batch, timeout=args.timeout
+            )
             await answer_in_turn(server, conn, warm, None, args.timeout)
             rss_warm = await server.settled_rss_mb()
 
@@ -193,11 +203,20 @@ async def parent(args: argparse.Namespace) -> dict[str, Any]:
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
         "args": {k: v for k, v in vars(args).items() if not k.startswith("_")},
-        "load_average": {"waited_from": round(load_wait[0], 2), "before": [round(x, 2) for x in load_before], "after": [round(x, 2) for x in load_after]},
+        "load_average": {
+            "waited_from": round(load_wait[0], 2),
+            "before": [round(x, 2) for x in load_before],
+            "after": [round(x, 2) for x in load_after],
+        },
         "open_files_limit": {"client": nofile, "server_soft_hard": list(server_nofile)},
         "client_side": "raw HTTP/1.1 over asyncio streams (one socket + StreamReader per client, no task per idle client); "
         "one process, one event loop",
-        "server": {"command": " ".join(server.command[1:]), "runs_pending": len(runs), "sessions": len(tokens), "setup_s": setup_s},
+        "server": {
+            "command": " ".join(server.command[1:]),
+            "runs_pending": len(runs),
+            "sessions": len(tokens),
+            "setup_s": setup_s,
+        },
         "rss_mb": {
             "after_warmup": rss_warm,
             "all_runs_pending_no_client": rss_pending,
@@ -254,48 +273,98 @@ def report(r: dict[str, Any]) -> None:
             (f"answer -> {RESUMED} p90, ms", f"{lat['p90_ms']:.2f}", f"{base['p90_ms']:.2f}", ""),
             (f"answer -> {RESUMED} p99, ms", f"{lat['p99_ms']:.2f}", f"{base['p99_ms']:.2f}", f"{r['ratio_p99']:.2f}x"),
             (f"answer -> {RESUMED} max, ms", f"{lat['max_ms']:.2f}", f"{base['max_ms']:.2f}", ""),
-            ("answer -> first event (ask_closed) p99, ms", f"{r['loaded']['answer_to_first_event']['p99_ms']:.2f}", f"{r['baseline_0_clients']['answer_to_first_event']['p99_ms']:.2f}", ""),
-            ("server RSS, MB", f"{rss['all_clients_connected_after_hold']:.1f}", f"{rss['before_clients_connect']:.1f}", ""),
-            ("  growth, MB (per client, KiB)", f"+{r['rss_growth_mb']:.1f} ({r['rss_growth_kib_per_client']:.1f})", "", ""),
+            (
+                "answer -> first event (ask_closed) p99, ms",
+                f"{r['loaded']['answer_to_first_event']['p99_ms']:.2f}",
+                f"{r['baseline_0_clients']['answer_to_first_event']['p99_ms']:.2f}",
+                "",
+            ),
+            (
+                "server RSS, MB",
+                f"{rss['all_clients_connected_after_hold']:.1f}",
+                f"{rss['before_clients_connect']:.1f}",
+                "",
+            ),
+            (
+                "  growth, MB (per client, KiB)",
+                f"+{r['rss_growth_mb']:.1f} ({r['rss_growth_kib_per_client']:.1f})",
+                "",
+                "",
+            ),
             ("server open fds", f"{r['fds']['connected']}", f"{r['fds']['before_clients']}", ""),
         ],
     )
     b = r["baseline_0_clients"]
-    print(f"baseline halves: before the clients p50 {b['before_half']['p50_ms']:.2f} / p99 {b['before_half']['p99_ms']:.2f} ms; "
-          f"after they left p50 {b['after_half']['p50_ms']:.2f} / p99 {b['after_half']['p99_ms']:.2f} ms")
-    print(f"under load: {r['loaded']['mode']}; connected {r['loaded']['connected_during'][0]} -> {r['loaded']['connected_during'][1]}; "
-          f"heartbeat pings each answered stream carried {r['loaded']['pings_carried_by_answered_streams']['min']}–{r['loaded']['pings_carried_by_answered_streams']['max']}; "
-          f"server CPU {r['loaded']['server_cpu_ms_per_answer']:.1f} ms / client CPU {r['loaded']['client_cpu_ms_per_answer']:.1f} ms per answer")
+    print(
+        f"baseline halves: before the clients p50 {b['before_half']['p50_ms']:.2f} / p99 {b['before_half']['p99_ms']:.2f} ms; "
+        f"after they left p50 {b['after_half']['p50_ms']:.2f} / p99 {b['after_half']['p99_ms']:.2f} ms"
+    )
+    print(
+        f"under load: {r['loaded']['mode']}; connected {r['loaded']['connected_during'][0]} -> {r['loaded']['connected_during'][1]}; "
+        f"heartbeat pings each answered stream carried {r['loaded']['pings_carried_by_answered_streams']['min']}–{r['loaded']['pings_carried_by_answered_streams']['max']}; "
+        f"server CPU {r['loaded']['server_cpu_ms_per_answer']:.1f} ms / client CPU {r['loaded']['client_cpu_ms_per_answer']:.1f} ms per answer"
+    )
     h = r["idle_hold"]
-    print(f"{n:,} clients connected in {r['connect_s']:.1f} s and waited {h['seconds']:.0f} s: server CPU {h['server_cpu_percent']:.1f} %, "
-          f"client CPU {h['client_cpu_percent']:.1f} % (client RSS {h['client_rss_mb']:.0f} MB); server threads {r['threads']['before_clients']} -> {r['threads']['connected']}")
-    print(f"server RSS: {rss['after_warmup']:.1f} MB after warm-up, {rss['all_runs_pending_no_client']:.1f} MB with {r['server']['runs_pending']:,} runs pending "
-          f"({r['rss_per_pending_run_kib']:.1f} KiB per pending run), {rss['before_clients_connect']:.1f} before the clients, "
-          f"{rss['all_clients_connected_at_once']:.1f} just after they connected, {rss['all_clients_connected_after_hold']:.1f} after the hold")
+    print(
+        f"{n:,} clients connected in {r['connect_s']:.1f} s and waited {h['seconds']:.0f} s: server CPU {h['server_cpu_percent']:.1f} %, "
+        f"client CPU {h['client_cpu_percent']:.1f} % (client RSS {h['client_rss_mb']:.0f} MB); server threads {r['threads']['before_clients']} -> {r['threads']['connected']}"
+    )
+    print(
+        f"server RSS: {rss['after_warmup']:.1f} MB after warm-up, {rss['all_runs_pending_no_client']:.1f} MB with {r['server']['runs_pending']:,} runs pending "
+        f"({r['rss_per_pending_run_kib']:.1f} KiB per pending run), {rss['before_clients_connect']:.1f} before the clients, "
+        f"{rss['all_clients_connected_at_once']:.1f} just after they connected, {rss['all_clients_connected_after_hold']:.1f} after the hold"
+    )
     lim = r["open_files_limit"]
-    print(f"open-files limit: client soft {lim['client']['soft_before']} -> {lim['client']['soft']} (hard {lim['client']['hard']}), "
-          f"server (soft, hard) {tuple(lim['server_soft_hard'])}; {r['server']['sessions']:,} sessions; "
-          f"set-up {r['server']['setup_s']:.0f} s; load average {r['load_average']['before'][0]} -> {r['load_average']['after'][0]}; "
-          f"{r['machine']['cpus']} cores; source {r['source']}")
+    print(
+        f"open-files limit: client soft {lim['client']['soft_before']} -> {lim['client']['soft']} (hard {lim['client']['hard']}), "
+        f"server (soft, hard) {tuple(lim['server_soft_hard'])}; {r['server']['sessions']:,} sessions; "
+        f"set-up {r['server']['setup_s']:.0f} s; load average {r['load_average']['before'][0]} -> {r['load_average']['after'][0]}; "
+        f"{r['machine']['cpus']} cores; source {r['source']}"
+    )
     if r["loaded"]["profile"]:
-        print(f"\nserver under cProfile during the loaded answers ({r['loaded']['profile']['profiled_answers']}; the latency above is profiled):")
+        print(
+            f"\nserver under cProfile during the loaded answers ({r['loaded']['profile']['profiled_answers']}; the latency above is profiled):"
+        )
         print_profile(r["loaded"]["profile"])
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--clients", type=int, default=1_000, help="concurrent event-stream clients, one session each (default 1,000)")
-    parser.add_argument("--answers", type=int, default=300, help="clients answered in turn while the others wait (default 300)")
-    parser.add_argument("--baseline", type=int, default=300, help="answers with no idle client: half before, half after (default 300)")
-    parser.add_argument("--hold", type=float, default=20.0, help="seconds all clients wait connected before the answers (default 20)")
+    parser.add_argument(
+        "--clients", type=int, default=1_000, help="concurrent event-stream clients, one session each (default 1,000)"
+    )
+    parser.add_argument(
+        "--answers", type=int, default=300, help="clients answered in turn while the others wait (default 300)"
+    )
+    parser.add_argument(
+        "--baseline", type=int, default=300, help="answers with no idle client: half before, half after (default 300)"
+    )
+    parser.add_argument(
+        "--hold", type=float, default=20.0, help="seconds all clients wait connected before the answers (default 20)"
+    )
     parser.add_argument("--warmup", type=int, default=30, help="runs answered before anything is measured (default 30)")
-    parser.add_argument("--start-batch", type=int, default=50, help="runs started at once while setting up (default 50)")
+    parser.add_argument(
+        "--start-batch", type=int, default=50, help="runs started at once while setting up (default 50)"
+    )
     parser.add_argument("--connect-batch", type=int, default=100, help="clients connecting at once (default 100)")
-    parser.add_argument("--profile", action="store_true", help="profile the server (cProfile) during the loaded answers")
-    parser.add_argument("--wait-calm", type=float, default=0.0, metavar="SECONDS", help="first wait up to this long for the load average to drop below 0.7")
+    parser.add_argument(
+        "--profile", action="store_true", help="profile the server (cProfile) during the loaded answers"
+    )
+    parser.add_argument(
+        "--wait-calm",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="first wait up to this long for the load average to drop below 0.7",
+    )
     parser.add_argument("--timeout", type=float, default=120.0, help="give up on any one step after this many seconds")
-    parser.add_argument("--out", type=Path, default=None, help="default bench/results/sse_clients.json for a full run "
-                        "(≥ 1,000 clients, no profile), else a file in the temp dir (a small run does not replace the figures)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="default bench/results/sse_clients.json for a full run "
+        "(≥ 1,000 clients, no profile), else a file in the temp dir (a small run does not replace the figures)",
+    )
     args = parser.parse_args(argv)
     result = asyncio.run(parent(args))
     report(result)

@@ -207,7 +207,12 @@ async def wrapped_breakdown(arms: Arms, runs: int) -> dict[str, dict[str, Any]]:
             else:
                 setattr(owner, name, previous)
     out: dict[str, dict[str, Any]] = {
-        f"{label} @{thread}": {"function": label, "thread": thread, "calls_per_run": n / runs, "ms_per_run": t * 1000 / runs}
+        f"{label} @{thread}": {
+            "function": label,
+            "thread": thread,
+            "calls_per_run": n / runs,
+            "ms_per_run": t * 1000 / runs,
+        }
         for (label, thread), (n, t) in stats.items()
     }
     out["_total"] = {"calls_per_run": 0, "ms_per_run": sum(consulta_s) * 1000 / runs}
@@ -258,7 +263,10 @@ async def profile(arms: Arms, runs: int) -> dict[str, Any]:
         areas: dict[str, float] = defaultdict(float)
         for (filename, _line, funcname), (_cc, _nc, tottime, _ct, _callers) in stats.stats.items():  # type: ignore[attr-defined]
             areas[area(filename, funcname)] += tottime
-        own = {f"{Path(fn).name}:{line}({func})": (tt * 1000 / runs, nc / runs) for (fn, line, func), (_cc, nc, tt, _ct, _c) in stats.stats.items()}  # type: ignore[attr-defined]
+        own = {
+            f"{Path(fn).name}:{line}({func})": (tt * 1000 / runs, nc / runs)
+            for (fn, line, func), (_cc, nc, tt, _ct, _c) in stats.stats.items()
+        }  # type: ignore[attr-defined]
         results[name] = {
             "areas_ms_per_run": {k: v * 1000 / runs for k, v in areas.items()},
             "gc_ms_per_run (included in the areas above)": gc_time["t"] * 1000 / runs,
@@ -273,18 +281,28 @@ async def profile(arms: Arms, runs: int) -> dict[str, Any]:
             top.append((cumtime * 1000 / runs, nc / runs, f"{Path(filename).name}:{line}({funcname})"))
     top.sort(reverse=True)
     own = sorted(
-        ((tt * 1000 / runs, nc / runs, f"{Path(fn).name}:{line}({func})") for (fn, line, func), (_cc, nc, tt, _ct, _c) in stats.stats.items()),  # type: ignore[attr-defined]
+        (
+            (tt * 1000 / runs, nc / runs, f"{Path(fn).name}:{line}({func})")
+            for (fn, line, func), (_cc, nc, tt, _ct, _c) in stats.stats.items()
+        ),  # type: ignore[attr-defined]
         reverse=True,
     )
     bare_own, consulta_own = results["bare"]["own"], results["consulta"]["own"]
     diff = sorted(((consulta_own[f][0] - bare_own.get(f, (0.0, 0.0))[0], f) for f in consulta_own), reverse=True)
     results["largest_own_time_differences"] = [
-        {"extra_ms_per_run": d, "function": f, "calls_per_run_consulta": consulta_own[f][1], "calls_per_run_bare": bare_own.get(f, (0.0, 0.0))[1]}
+        {
+            "extra_ms_per_run": d,
+            "function": f,
+            "calls_per_run_consulta": consulta_own[f][1],
+            "calls_per_run_bare": bare_own.get(f, (0.0, 0.0))[1],
+        }
         for d, f in diff[:20]
     ]
     for side in ("bare", "consulta"):
         del results[side]["stats"], results[side]["own"]
-    results["top_consulta_cumulative"] = [{"ms_per_run": ms, "calls_per_run": n, "function": f} for ms, n, f in top[:15]]
+    results["top_consulta_cumulative"] = [
+        {"ms_per_run": ms, "calls_per_run": n, "function": f} for ms, n, f in top[:15]
+    ]
     results["top_consulta_own_time"] = [{"ms_per_run": ms, "calls_per_run": n, "function": f} for ms, n, f in own[:15]]
     return results
 
@@ -319,7 +337,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             else:
                 await arms.aclose()
         assert main_arms is not None
-        print(f"[K={args.k}] breakdown: {args.breakdown_runs} wrapped runs, {args.profile_runs} profiled runs per side …", flush=True)
+        print(
+            f"[K={args.k}] breakdown: {args.breakdown_runs} wrapped runs, {args.profile_runs} profiled runs per side …",
+            flush=True,
+        )
         wrapped = await wrapped_breakdown(main_arms, args.breakdown_runs)
         profiled = await profile(main_arms, args.profile_runs)
         steps_per_run = main_arms.k
@@ -331,13 +352,36 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     med = s["median_ms_per_step"]
     ok = s["ratio_of_medians"] <= TARGET_RATIO
     print()
-    print(f"Per-step {args.clock} time, K={args.k} tool steps + 1 final answer per run, {s['rounds']} interleaved rounds (median; IQR); source {source}")
+    print(
+        f"Per-step {args.clock} time, K={args.k} tool steps + 1 final answer per run, {s['rounds']} interleaved rounds (median; IQR); source {source}"
+    )
     table(
         [
-            ("bare pydantic-ai (baseline)", f"{med['bare']:.3f}", f"{s['iqr_ms_per_step']['bare'][0]:.3f}–{s['iqr_ms_per_step']['bare'][1]:.3f}", "1.00x", "", ""),
-            ("consulta Runtime.run", f"{med['consulta']:.3f}", f"{s['iqr_ms_per_step']['consulta'][0]:.3f}–{s['iqr_ms_per_step']['consulta'][1]:.3f}", f"{s['ratio_of_medians']:.2f}x", f"<= {TARGET_RATIO}x", "PASS" if ok else "MISS"),
+            (
+                "bare pydantic-ai (baseline)",
+                f"{med['bare']:.3f}",
+                f"{s['iqr_ms_per_step']['bare'][0]:.3f}–{s['iqr_ms_per_step']['bare'][1]:.3f}",
+                "1.00x",
+                "",
+                "",
+            ),
+            (
+                "consulta Runtime.run",
+                f"{med['consulta']:.3f}",
+                f"{s['iqr_ms_per_step']['consulta'][0]:.3f}–{s['iqr_ms_per_step']['consulta'][1]:.3f}",
+                f"{s['ratio_of_medians']:.2f}x",
+                f"<= {TARGET_RATIO}x",
+                "PASS" if ok else "MISS",
+            ),
             ("  (median of per-round ratios)", "", "", f"{s['median_of_round_ratios']:.2f}x", "", ""),
-            ("bare, agent reused (info)", f"{med['bare_reused']:.3f}", "", f"{med['bare_reused'] / med['bare']:.2f}x", "", ""),
+            (
+                "bare, agent reused (info)",
+                f"{med['bare_reused']:.3f}",
+                "",
+                f"{med['bare_reused'] / med['bare']:.2f}x",
+                "",
+                "",
+            ),
         ],
         ("arm", "ms/step", "IQR ms/step", "ratio vs bare", "target", "result"),
     )
@@ -346,57 +390,141 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         print("K sweep (median ms per step / per run; ratio consulta/bare):")
         table(
             [
-                (k, f"{v['median_ms_per_step']['bare']:.3f}", f"{v['median_ms_per_step']['consulta']:.3f}", f"{v['ratio_of_medians']:.2f}x",
-                 f"{v['median_ms_per_run']['bare']:.1f}", f"{v['median_ms_per_run']['consulta']:.1f}", f"{v['median_ms_per_run']['consulta'] - v['median_ms_per_run']['bare']:.1f}",
-                 f"{v['median_ms_per_step']['consulta'] - v['median_ms_per_step']['bare']:.2f}")
+                (
+                    k,
+                    f"{v['median_ms_per_step']['bare']:.3f}",
+                    f"{v['median_ms_per_step']['consulta']:.3f}",
+                    f"{v['ratio_of_medians']:.2f}x",
+                    f"{v['median_ms_per_run']['bare']:.1f}",
+                    f"{v['median_ms_per_run']['consulta']:.1f}",
+                    f"{v['median_ms_per_run']['consulta'] - v['median_ms_per_run']['bare']:.1f}",
+                    f"{v['median_ms_per_step']['consulta'] - v['median_ms_per_step']['bare']:.2f}",
+                )
                 for k, v in sorted(by_k.items())
             ],
-            ("K", "bare ms/step", "consulta ms/step", "ratio", "bare ms/run", "consulta ms/run", "extra ms/run", "extra ms/step"),
+            (
+                "K",
+                "bare ms/step",
+                "consulta ms/step",
+                "ratio",
+                "bare ms/run",
+                "consulta ms/run",
+                "extra ms/run",
+                "extra ms/step",
+            ),
         )
         lo, hi = min(ks), max(ks)
         marginal = {
-            side: (by_k[hi]["median_ms_per_run"][side] - by_k[lo]["median_ms_per_run"][side]) / (hi - lo) for side in ("bare", "consulta")
+            side: (by_k[hi]["median_ms_per_run"][side] - by_k[lo]["median_ms_per_run"][side]) / (hi - lo)
+            for side in ("bare", "consulta")
         }
         fixed = {side: by_k[lo]["median_ms_per_run"][side] - marginal[side] * lo for side in ("bare", "consulta")}
-        print(f"marginal cost of one more step (K={lo}→{hi}): bare {marginal['bare']:.3f} ms, consulta {marginal['consulta']:.3f} ms "
-              f"({marginal['consulta'] / marginal['bare']:.2f}x); fixed cost per run: bare {fixed['bare']:.2f} ms, consulta {fixed['consulta']:.2f} ms")
+        print(
+            f"marginal cost of one more step (K={lo}→{hi}): bare {marginal['bare']:.3f} ms, consulta {marginal['consulta']:.3f} ms "
+            f"({marginal['consulta'] / marginal['bare']:.2f}x); fixed cost per run: bare {fixed['bare']:.2f} ms, consulta {fixed['consulta']:.2f} ms"
+        )
     else:
         marginal, fixed = {}, {}
 
     print()
     w_total, w_bare = wrapped["_total"]["ms_per_run"], wrapped["_bare_same_window"]["ms_per_run"]
-    print(f"Where consulta's time goes (K={steps_per_run}; wall-time wrappers, {args.breakdown_runs} runs interleaved with bare runs: "
-          f"consulta {w_total:.2f} ms/run, bare {w_bare:.2f} ms/run, extra {w_total - w_bare:.2f} ms/run):")
-    rows = sorted(((k, v) for k, v in wrapped.items() if not k.startswith("_")), key=lambda kv: (kv[1]["thread"] != "loop", -kv[1]["ms_per_run"]))
+    print(
+        f"Where consulta's time goes (K={steps_per_run}; wall-time wrappers, {args.breakdown_runs} runs interleaved with bare runs: "
+        f"consulta {w_total:.2f} ms/run, bare {w_bare:.2f} ms/run, extra {w_total - w_bare:.2f} ms/run):"
+    )
+    rows = sorted(
+        ((k, v) for k, v in wrapped.items() if not k.startswith("_")),
+        key=lambda kv: (kv[1]["thread"] != "loop", -kv[1]["ms_per_run"]),
+    )
     extra = max(w_total - w_bare, 1e-9)
-    on_loop = sum(v["ms_per_run"] for _k, v in rows if v["thread"] == "loop" and v["function"].startswith(("store.", "engine.", "runtime:")))
+    on_loop = sum(
+        v["ms_per_run"]
+        for _k, v in rows
+        if v["thread"] == "loop" and v["function"].startswith(("store.", "engine.", "runtime:"))
+    )
     table(
-        [(v["function"], v["thread"], f"{v['calls_per_run']:.1f}", f"{v['ms_per_run']:.2f}", f"{v['ms_per_run'] / w_total * 100:.0f}%",
-          f"{v['ms_per_run'] / extra * 100:.0f}%" if v["thread"] == "loop" else "(overlaps)") for _k, v in rows if v["calls_per_run"]]
-        + [("all of the above on the loop", "loop", "", f"{on_loop:.2f}", f"{on_loop / w_total * 100:.0f}%", f"{on_loop / extra * 100:.0f}%")],
+        [
+            (
+                v["function"],
+                v["thread"],
+                f"{v['calls_per_run']:.1f}",
+                f"{v['ms_per_run']:.2f}",
+                f"{v['ms_per_run'] / w_total * 100:.0f}%",
+                f"{v['ms_per_run'] / extra * 100:.0f}%" if v["thread"] == "loop" else "(overlaps)",
+            )
+            for _k, v in rows
+            if v["calls_per_run"]
+        ]
+        + [
+            (
+                "all of the above on the loop",
+                "loop",
+                "",
+                f"{on_loop:.2f}",
+                f"{on_loop / w_total * 100:.0f}%",
+                f"{on_loop / extra * 100:.0f}%",
+            )
+        ],
         ("function", "thread", "calls/run", "ms/run", "% of run", "% of extra"),
     )
-    print("(on the loop, store.* and engine.* add up; work on another thread overlaps the loop and costs the run only what the loop")
-    print(" waits for it — the drain row — plus GIL contention; dump_messages serialises the whole history for each checkpoint.)")
+    print(
+        "(on the loop, store.* and engine.* add up; work on another thread overlaps the loop and costs the run only what the loop"
+    )
+    print(
+        " waits for it — the drain row — plus GIL contention; dump_messages serialises the whole history for each checkpoint.)"
+    )
     print()
-    print(f"cProfile own time by area, ms per run ({args.profile_runs} runs per side, event-loop thread; profiler inflates all figures):")
-    areas = sorted(set(profiled["bare"]["areas_ms_per_run"]) | set(profiled["consulta"]["areas_ms_per_run"]),
-                   key=lambda a: -(profiled["consulta"]["areas_ms_per_run"].get(a, 0) - profiled["bare"]["areas_ms_per_run"].get(a, 0)))
+    print(
+        f"cProfile own time by area, ms per run ({args.profile_runs} runs per side, event-loop thread; profiler inflates all figures):"
+    )
+    areas = sorted(
+        set(profiled["bare"]["areas_ms_per_run"]) | set(profiled["consulta"]["areas_ms_per_run"]),
+        key=lambda a: (
+            -(profiled["consulta"]["areas_ms_per_run"].get(a, 0) - profiled["bare"]["areas_ms_per_run"].get(a, 0))
+        ),
+    )
     table(
-        [(a, f"{profiled['bare']['areas_ms_per_run'].get(a, 0):.2f}", f"{profiled['consulta']['areas_ms_per_run'].get(a, 0):.2f}",
-          f"{profiled['consulta']['areas_ms_per_run'].get(a, 0) - profiled['bare']['areas_ms_per_run'].get(a, 0):+.2f}") for a in areas],
+        [
+            (
+                a,
+                f"{profiled['bare']['areas_ms_per_run'].get(a, 0):.2f}",
+                f"{profiled['consulta']['areas_ms_per_run'].get(a, 0):.2f}",
+                f"{profiled['consulta']['areas_ms_per_run'].get(a, 0) - profiled['bare']['areas_ms_per_run'].get(a, 0):+.2f}",
+            )
+            for a in areas
+        ],
         ("area", "bare", "consulta", "extra"),
     )
     print("(event-loop thread only: work on the store writer thread is in the table above)")
     gc_key = "gc_ms_per_run (included in the areas above)"
-    print(f"garbage collection pauses (spread over the areas): bare {profiled['bare'][gc_key]:.2f}, consulta {profiled['consulta'][gc_key]:.2f} ms/run")
+    print(
+        f"garbage collection pauses (spread over the areas): bare {profiled['bare'][gc_key]:.2f}, consulta {profiled['consulta'][gc_key]:.2f} ms/run"
+    )
     print()
     print("Top consulta functions by cumulative time (cProfile, ms per run):")
-    table([(f"{t['ms_per_run']:.2f}", f"{t['calls_per_run']:.1f}", t["function"]) for t in profiled["top_consulta_cumulative"][:10]], ("ms/run", "calls/run", "function"))
+    table(
+        [
+            (f"{t['ms_per_run']:.2f}", f"{t['calls_per_run']:.1f}", t["function"])
+            for t in profiled["top_consulta_cumulative"][:10]
+        ],
+        ("ms/run", "calls/run", "function"),
+    )
     print()
-    print("Largest own-time differences consulta - bare (cProfile, ms per run; GC pauses land on whatever function runs):")
-    table([(f"{t['extra_ms_per_run']:+.2f}", f"{t['calls_per_run_bare']:.0f}", f"{t['calls_per_run_consulta']:.0f}", t["function"])
-           for t in profiled["largest_own_time_differences"][:12]], ("extra ms/run", "calls bare", "calls consulta", "function"))
+    print(
+        "Largest own-time differences consulta - bare (cProfile, ms per run; GC pauses land on whatever function runs):"
+    )
+    table(
+        [
+            (
+                f"{t['extra_ms_per_run']:+.2f}",
+                f"{t['calls_per_run_bare']:.0f}",
+                f"{t['calls_per_run_consulta']:.0f}",
+                t["function"],
+            )
+            for t in profiled["largest_own_time_differences"][:12]
+        ],
+        ("extra ms/run", "calls bare", "calls consulta", "function"),
+    )
     return {
         "benchmark": "step_overhead",
         "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -419,18 +547,33 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--k", type=int, default=10, help="tool steps per run (default 10)")
     parser.add_argument("--rounds", type=int, default=50, help="interleaved rounds at K (default 50)")
-    parser.add_argument("--k-sweep", type=lambda s: [int(x) for x in s.split(",") if x], default=[1, 24],
-                        help="other K to run for the fixed/marginal split, comma-separated ('' for none; default 1,24)")
+    parser.add_argument(
+        "--k-sweep",
+        type=lambda s: [int(x) for x in s.split(",") if x],
+        default=[1, 24],
+        help="other K to run for the fixed/marginal split, comma-separated ('' for none; default 1,24)",
+    )
     parser.add_argument("--sweep-rounds", type=int, default=30, help="rounds for each sweep K (default 30)")
     parser.add_argument("--warmup", type=int, default=3, help="unmeasured rounds first (default 3)")
     parser.add_argument("--breakdown-runs", type=int, default=20, help="consulta runs under the wall-time wrappers")
     parser.add_argument("--profile-runs", type=int, default=10, help="runs per side under cProfile")
     parser.add_argument("--quick", action="store_true", help="small sizes for a smoke test")
-    parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
-                        help="time the arms by wall clock (default) or by process CPU time (steadier on a busy machine)")
+    parser.add_argument(
+        "--clock",
+        choices=sorted(CLOCKS),
+        default="wall",
+        help="time the arms by wall clock (default) or by process CPU time (steadier on a busy machine)",
+    )
     args = parser.parse_args(argv)
     if args.quick:
-        args.rounds, args.k_sweep, args.sweep_rounds, args.warmup, args.breakdown_runs, args.profile_runs = 10, [1], 5, 1, 5, 3
+        args.rounds, args.k_sweep, args.sweep_rounds, args.warmup, args.breakdown_runs, args.profile_runs = (
+            10,
+            [1],
+            5,
+            1,
+            5,
+            3,
+        )
     gc.collect()
     result = asyncio.run(run(args))
     RESULTS.mkdir(parents=True, exist_ok=True)

@@ -109,7 +109,13 @@ async def direct_side(args: argparse.Namespace) -> None:
         if run.status != RunStatus.finished:
             raise RuntimeError(f"run {run_id} ended {run.status}: {run.error}")
         first_at, first_type = watched["first"]
-        return Timing(first=first_at - t0, first_type=first_type, resumed=t_resumed - t0, response=t_returned - t0, finished=t_end - t0)
+        return Timing(
+            first=first_at - t0,
+            first_type=first_type,
+            resumed=t_resumed - t0,
+            response=t_returned - t0,
+            finished=t_end - t0,
+        )
 
     try:
         for first in range(0, args.runs, args.start_batch):
@@ -133,8 +139,21 @@ class DirectChild:
     """The direct side's process, seen from the parent."""
 
     def __init__(self, args: argparse.Namespace, home: Path, model: str) -> None:
-        cmd = [sys.executable, str(Path(__file__).resolve()), "--_direct", "--home", str(home), "--model", model,
-               "--runs", str(args.answers + args.warmup), "--start-batch", str(args.start_batch), "--timeout", str(args.timeout)]
+        cmd = [
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--_direct",
+            "--home",
+            str(home),
+            "--model",
+            model,
+            "--runs",
+            str(args.answers + args.warmup),
+            "--start-batch",
+            str(args.start_batch),
+            "--timeout",
+            str(args.timeout),
+        ]
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
     def _line(self) -> str:
@@ -199,7 +218,9 @@ async def parent(args: argparse.Namespace) -> dict[str, Any]:
     load_wait = wait_for_calm(args.wait_calm)
     load_before = os.getloadavg()
     with BenchHome("consulta-bench-web-latency-") as bench:
-        server = Server(home=bench.home("web"), model=bench.model, profile=bench.root / "server.prof" if args.profile else None)
+        server = Server(
+            home=bench.home("web"), model=bench.model, profile=bench.root / "server.prof" if args.profile else None
+        )
         direct = DirectChild(args, bench.home("direct"), bench.model)
         pool = None
         try:
@@ -207,7 +228,12 @@ async def parent(args: argparse.Namespace) -> dict[str, Any]:
             pool = await ConnectionPool.open(server.port, 4)
             (token,) = await new_sessions(pool, 1)
             t_setup = time.perf_counter()
-            runs = await start_pending_runs(pool, [token] * (args.answers + args.warmup + args.profile), batch=args.start_batch, timeout=args.timeout)
+            runs = await start_pending_runs(
+                pool,
+                [token] * (args.answers + args.warmup + args.profile),
+                batch=args.start_batch,
+                timeout=args.timeout,
+            )
             setup_s = time.perf_counter() - t_setup
             await asyncio.get_running_loop().run_in_executor(None, direct.ready)
             web = WebSide(server, await Connection.open(server.port), runs, args.timeout)
@@ -231,7 +257,11 @@ async def parent(args: argparse.Namespace) -> dict[str, Any]:
                 server.profile_start()
                 profiled = await web.answer(args.profile)
                 kept = shutil.copyfile(server.profile_stop(), Path(tempfile.gettempdir()) / "web_answer_latency.prof")
-                profile = {**profile_summary(kept, per_call=args.profile), "file": str(kept), "latency_under_profile": summary(profiled)["answer_to_resumed"]}
+                profile = {
+                    **profile_summary(kept, per_call=args.profile),
+                    "file": str(kept),
+                    "latency_under_profile": summary(profiled)["answer_to_resumed"],
+                }
         finally:
             if pool is not None:
                 pool.close()
@@ -245,11 +275,20 @@ async def parent(args: argparse.Namespace) -> dict[str, Any]:
             "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
             "command": " ".join([Path(sys.executable).name, *sys.argv]),
             "args": {k: v for k, v in vars(args).items() if not k.startswith("_")},
-            "load_average": {"waited_from": round(load_wait[0], 2), "before": [round(x, 2) for x in load_before], "after": [round(x, 2) for x in load_after]},
+            "load_average": {
+                "waited_from": round(load_wait[0], 2),
+                "before": [round(x, 2) for x in load_before],
+                "after": [round(x, 2) for x in load_after],
+            },
             "open_files_limit": {"client": nofile},
-            "server": {"command": " ".join(server.command[1:]), "pending_runs_at_start": len(runs), "setup_s": setup_s,
-                       "before_timing": server_before, "after_timing": server_after,
-                       "cpu_s_per_answer": (server_after["cpu_s"] - server_before["cpu_s"]) / args.answers},
+            "server": {
+                "command": " ".join(server.command[1:]),
+                "pending_runs_at_start": len(runs),
+                "setup_s": setup_s,
+                "before_timing": server_before,
+                "after_timing": server_after,
+                "cpu_s_per_answer": (server_after["cpu_s"] - server_before["cpu_s"]) / args.answers,
+            },
             "timed_phase_s": phase_s,
             "latency_point": f"the run's `{RESUMED}` event: web — its SSE frame read by the client; direct — the "
             "AppHost.subscribe listener called. Clock starts just before the POST is written / AppHost.answer is called.",
@@ -271,7 +310,15 @@ def report(result: dict[str, Any]) -> None:
     def row(label: str, key: str, stat: str, *, verdict: bool = False) -> tuple[str, ...]:
         a, b = w[key][stat], d[key][stat]
         target = f"+{TARGET_ADDED_P99_MS:.0f} ms" if verdict else ""
-        return (label, f"{a:.2f}", f"{b:.2f}", f"{a - b:+.2f}", f"{a / b:.2f}x", target, result["verdict"] if verdict else "")
+        return (
+            label,
+            f"{a:.2f}",
+            f"{b:.2f}",
+            f"{a - b:+.2f}",
+            f"{a / b:.2f}x",
+            target,
+            result["verdict"] if verdict else "",
+        )
 
     print_table(
         ("answer -> …, ms", "web (HTTP + SSE)", "direct (AppHost)", "web - direct", "ratio", "target", "result"),
@@ -289,16 +336,22 @@ def report(result: dict[str, Any]) -> None:
         ],
     )
     s = result["server"]
-    print(f"{result['args']['answers']} answers per side (after {result['args']['warmup']} warm-up), alternating blocks of {result['args']['block']}; "
-          f"{s['pending_runs_at_start']} runs pending on the server at the start; first events seen: web {w['first_event_types']}, direct {d['first_event_types']}")
-    print(f"server: RSS {s['before_timing']['rss_mb']:.0f} -> {s['after_timing']['rss_mb']:.0f} MB, {s['cpu_s_per_answer'] * 1000:.1f} ms CPU per answer "
-          f"(the stream's GET, the POST, the run's step); load average {result['load_average']['before'][0]} -> {result['load_average']['after'][0]}; "
-          f"{result['machine']['cpus']} cores; source {result['source']}")
+    print(
+        f"{result['args']['answers']} answers per side (after {result['args']['warmup']} warm-up), alternating blocks of {result['args']['block']}; "
+        f"{s['pending_runs_at_start']} runs pending on the server at the start; first events seen: web {w['first_event_types']}, direct {d['first_event_types']}"
+    )
+    print(
+        f"server: RSS {s['before_timing']['rss_mb']:.0f} -> {s['after_timing']['rss_mb']:.0f} MB, {s['cpu_s_per_answer'] * 1000:.1f} ms CPU per answer "
+        f"(the stream's GET, the POST, the run's step); load average {result['load_average']['before'][0]} -> {result['load_average']['after'][0]}; "
+        f"{result['machine']['cpus']} cores; source {result['source']}"
+    )
     if result["profile"]:
         p = result["profile"]
-        print(f"\nserver under cProfile, {p['profiled_answers']} answers (event-loop thread; stream GET + POST + run step): "
-              f"{p['total_ms_per_answer']:.2f} ms own time per answer; latency under the profiler p50 "
-              f"{p['latency_under_profile']['p50_ms']:.2f} / p99 {p['latency_under_profile']['p99_ms']:.2f} ms")
+        print(
+            f"\nserver under cProfile, {p['profiled_answers']} answers (event-loop thread; stream GET + POST + run step): "
+            f"{p['total_ms_per_answer']:.2f} ms own time per answer; latency under the profiler p50 "
+            f"{p['latency_under_profile']['p50_ms']:.2f} / p99 {p['latency_under_profile']['p99_ms']:.2f} ms"
+        )
         print_profile(p)
         print(f"  (the profile: {p['file']}; python -m pstats)")
 
@@ -308,12 +361,31 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--answers", type=int, default=1_000, help="timed answers per side (default 1,000)")
     parser.add_argument("--warmup", type=int, default=30, help="answers per side before the timing (default 30)")
     parser.add_argument("--block", type=int, default=50, help="answers per side before switching sides (default 50)")
-    parser.add_argument("--start-batch", type=int, default=50, help="runs started at once while setting up (default 50)")
-    parser.add_argument("--profile", type=int, default=0, metavar="N", help="after the timing, N more web answers with the server under cProfile")
-    parser.add_argument("--wait-calm", type=float, default=0.0, metavar="SECONDS", help="first wait up to this long for the load average to drop below 0.7")
+    parser.add_argument(
+        "--start-batch", type=int, default=50, help="runs started at once while setting up (default 50)"
+    )
+    parser.add_argument(
+        "--profile",
+        type=int,
+        default=0,
+        metavar="N",
+        help="after the timing, N more web answers with the server under cProfile",
+    )
+    parser.add_argument(
+        "--wait-calm",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="first wait up to this long for the load average to drop below 0.7",
+    )
     parser.add_argument("--timeout", type=float, default=120.0, help="give up on any one step after this many seconds")
-    parser.add_argument("--out", type=Path, default=None, help="default bench/results/web_answer_latency.json for a full run "
-                        "(≥ 1,000 answers, no profile), else a file in the temp dir (a small run does not replace the figures)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="default bench/results/web_answer_latency.json for a full run "
+        "(≥ 1,000 answers, no profile), else a file in the temp dir (a small run does not replace the figures)",
+    )
     parser.add_argument("--_direct", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--home", help=argparse.SUPPRESS)
     parser.add_argument("--model", help=argparse.SUPPRESS)
@@ -325,7 +397,9 @@ def main(argv: list[str] | None = None) -> None:
     result = asyncio.run(parent(args))
     report(result)
     full = args.answers >= 1_000 and not args.profile
-    out = args.out or (RESULTS / "web_answer_latency.json" if full else Path(tempfile.gettempdir()) / "web_answer_latency.small.json")
+    out = args.out or (
+        RESULTS / "web_answer_latency.json" if full else Path(tempfile.gettempdir()) / "web_answer_latency.small.json"
+    )
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2, default=str) + "\n")
     print(f"\nwrote {out}")

@@ -33,7 +33,6 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import source_version  # noqa: E402
-
 from consulta.apps.advisor import AdvisorTurns, SiteLookupError, SiteLookups, agent_over, session_of, spoken_length  # noqa: E402
 from consulta.runtime import RunStatus, Runtime, Store  # noqa: E402
 
@@ -72,100 +71,331 @@ C = Case
 PKU_CS = {"school": "北京大学", "major": "计算机科学与技术"}
 
 CASES: tuple[Case, ...] = (
-    C("zh_seed_flow", (
-        S("我想考北京大学计算机系", tools=("update_form", "update_ranking"), form=PKU_CS, voice_has=("北京大学",)),
-        S("我想做机器学习，希望导师温和一点", tools=("update_form", "recommend_advisors"), form={"research_direction": "机器学习", "preferences.personality": "温和"}, voice_has=("推荐",)),
-        S("第一个导师怎么样？", tools=(), model=True),
-        S("我想看看他的详细信息", tools=("get_advisor_detail",)),
-        S("他的学生评价怎么样？", tools=("get_advisor_reviews",)),
-    ), "flow"),
-    C("en_seed_flow", (
-        S("I want to study computer science at Peking University", tools=("update_form", "update_ranking"), form=PKU_CS),
-        S("I'd like machine learning and a gentle advisor", tools=("update_form", "recommend_advisors"), form={"preferences.personality": "温和"}),
-        S("How is the first one?", tools=(), model=True),
-        S("Show me his details", tools=("get_advisor_detail",)),
-    ), "flow"),
+    C(
+        "zh_seed_flow",
+        (
+            S("我想考北京大学计算机系", tools=("update_form", "update_ranking"), form=PKU_CS, voice_has=("北京大学",)),
+            S(
+                "我想做机器学习，希望导师温和一点",
+                tools=("update_form", "recommend_advisors"),
+                form={"research_direction": "机器学习", "preferences.personality": "温和"},
+                voice_has=("推荐",),
+            ),
+            S("第一个导师怎么样？", tools=(), model=True),
+            S("我想看看他的详细信息", tools=("get_advisor_detail",)),
+            S("他的学生评价怎么样？", tools=("get_advisor_reviews",)),
+        ),
+        "flow",
+    ),
+    C(
+        "en_seed_flow",
+        (
+            S(
+                "I want to study computer science at Peking University",
+                tools=("update_form", "update_ranking"),
+                form=PKU_CS,
+            ),
+            S(
+                "I'd like machine learning and a gentle advisor",
+                tools=("update_form", "recommend_advisors"),
+                form={"preferences.personality": "温和"},
+            ),
+            S("How is the first one?", tools=(), model=True),
+            S("Show me his details", tools=("get_advisor_detail",)),
+        ),
+        "flow",
+    ),
     C("zh_alias_pinyin", (S("beida jisuanji", tools=("update_form", "update_ranking"), form=PKU_CS),), "names"),
     C("zh_initials", (S("bjdx 的计算机", tools=("update_form", "update_ranking"), form=PKU_CS),), "names"),
-    C("zh_homophone", (S("我想考清化大学软件工程", tools=("update_form", "update_ranking"), form={"school": "清华大学", "major": "软件工程"}),), "names"),
-    C("en_typo", (S("Pekng University, maths", tools=("update_form", "update_ranking"), form={"school": "北京大学", "major": "数学"}),), "names"),
-    C("zh_school_only", (S("我想考复旦", tools=("update_form",), form={"school": "复旦大学", "major": None}, voice="好的，复旦大学。你想考哪个专业呢？"),), "form"),
-    C("zh_major_only", (S("我想读计算机", tools=("update_form",), form={"school": None, "major": "计算机科学与技术"}, voice="计算机科学与技术专业，请问是哪个学校的呢？"),), "form"),
-    C("zh_nothing", (S("我想考研", tools=(), form={"school": None}, voice="好的，请问你想考哪个学校的哪个专业呢？"),), "form"),
-    C("zh_greeting", (S("你好", tools=(), voice="你好！我是导师推荐助手。请告诉我你想考哪个学校的哪个专业？"),), "form"),
-    C("zh_two_turns", (
-        S("我想考浙大", tools=("update_form",), form={"school": "浙江大学"}),
-        S("控制专业", tools=("update_form", "update_ranking"), form={"school": "浙江大学", "major": "控制科学与工程"}),
-    ), "form"),
-    C("zh_prefs_before_names", (
-        S("我喜欢经费充足、偏理论的导师", tools=("update_form",), form={"preferences.funding": "充足", "preferences.research_style": "理论型"}),
-        S("南大的物理", tools=("update_form", "update_ranking", "recommend_advisors"), form={"school": "南京大学", "major": "物理学"}),
-    ), "form"),
-    C("en_prefs", (
-        S("Zhejiang University, software engineering", tools=("update_form", "update_ranking")),
-        S("someone not too strict, working with industry", tools=("update_form", "recommend_advisors"), form={"preferences.personality": "温和", "preferences.research_style": "产业型"}),
-    ), "form"),
-    C("zh_repeat_no_retrigger", (
-        S("北大计算机", tools=("update_form", "update_ranking")),
-        S("对，北京大学计算机系", tools=()),
-        S("导师温和一点", tools=("update_form", "recommend_advisors")),
-        S("温和的导师", tools=()),
-    ), "triggers"),
-    C("zh_correction", (
-        S("我想考北大计算机", tools=("update_form", "update_ranking")),
-        S("不对，是清华", tools=("update_form", "update_ranking"), form={"school": "清华大学", "major": "计算机科学与技术"}),
-    ), "corrections"),
-    C("en_correction", (
-        S("Peking University computer science", tools=("update_form", "update_ranking")),
-        S("no, Tsinghua", tools=("update_form", "update_ranking"), form={"school": "清华大学"}),
-    ), "corrections"),
-    C("zh_correction_major", (
-        S("清华计算机", tools=("update_form", "update_ranking")),
-        S("说错了，是软件工程", tools=("update_form", "update_ranking"), form={"major": "软件工程", "school": "清华大学"}),
-    ), "corrections"),
-    C("zh_empty_turn_keeps", (
-        S("复旦数学", tools=("update_form", "update_ranking")),
-        S("嗯嗯好的", tools=(), form={"school": "复旦大学", "major": "数学"}),
-    ), "corrections"),
-    C("zh_ambiguous_jiaoda", (S("交大的计算机", ask="西安交通大学", tools=("update_form", "update_ranking"), form={"school": "西安交通大学"}),), "ambiguity"),
-    C("zh_ambiguous_huashi", (S("华师心理学", ask="华东师范大学", answer="上海那个", tools=("update_form", "update_ranking"), form={"school": "华东师范大学", "major": "心理学"}),), "ambiguity"),
-    C("zh_ambiguous_dongda", (S("东大", ask="东北大学", tools=("update_form",), form={"school": "东北大学"}),), "ambiguity"),
-    C("zh_city_narrows", (S("西安的交大，软件工程", tools=("update_form", "update_ranking"), form={"school": "西安交通大学"}),), "ambiguity"),
-    C("zh_two_schools", (S("北大还是清华好？计算机", ask="清华大学", tools=("update_form", "update_ranking"), form={"school": "清华大学"}),), "ambiguity"),
-    C("zh_ambiguous_major", (S("北大的经济", ask="应用经济学", tools=("update_form", "update_ranking"), form={"major": "应用经济学"}),), "ambiguity"),
-    C("en_ambiguous", (S("Jiaotong, computer science", ask="Shanghai Jiao Tong University", tools=("update_form", "update_ranking"), form={"school": "上海交通大学"}),), "ambiguity"),
-    C("zh_unknown_school", (S("我想考北京邮电大学", ask="北京大学", tools=("update_form",), form={"school": "北京大学"}),), "unknown"),
-    C("en_unknown_school", (S("I want to go to Harvard University", ask="*", answer="none of these", tools=(), form={"school": None}),), "unknown"),
-    C("zh_refs_ordinal", (
-        S("北大计算机", tools=("update_form", "update_ranking")),
-        S("第二个导师的详细信息", tools=("get_advisor_detail",)),
-    ), "references"),
-    C("zh_refs_selected", (
-        S("北大计算机", tools=("update_form", "update_ranking")),
-        S("她的评价怎么样", page="select:3", tools=("get_advisor_reviews",)),
-    ), "references"),
-    C("en_refs_last", (
-        S("Tsinghua, computer science", tools=("update_form", "update_ranking")),
-        S("open the last one", tools=("get_advisor_detail",)),
-    ), "references"),
-    C("zh_refs_unclear", (
-        S("北大计算机", tools=("update_form", "update_ranking")),
-        S("这个导师怎么样", ask="*", model=True, tools=()),
-    ), "references"),
-    C("zh_list", (
-        S("北大计算机", tools=("update_form", "update_ranking")),
-        S("有哪些导师？", tools=(), voice_has=("排名第一",)),
-    ), "references"),
-    C("zh_empty_list", (S("第一个导师怎么样？", page=EMPTY, tools=(), voice="目前还没有导师列表，请先告诉我你的学校和专业。"),), "empty"),
-    C("en_empty_list", (S("How is the first one?", page=EMPTY, tools=(), voice="There is no advisor list yet. Tell me your school and major first."),), "empty"),
+    C(
+        "zh_homophone",
+        (
+            S(
+                "我想考清化大学软件工程",
+                tools=("update_form", "update_ranking"),
+                form={"school": "清华大学", "major": "软件工程"},
+            ),
+        ),
+        "names",
+    ),
+    C(
+        "en_typo",
+        (
+            S(
+                "Pekng University, maths",
+                tools=("update_form", "update_ranking"),
+                form={"school": "北京大学", "major": "数学"},
+            ),
+        ),
+        "names",
+    ),
+    C(
+        "zh_school_only",
+        (
+            S(
+                "我想考复旦",
+                tools=("update_form",),
+                form={"school": "复旦大学", "major": None},
+                voice="好的，复旦大学。你想考哪个专业呢？",
+            ),
+        ),
+        "form",
+    ),
+    C(
+        "zh_major_only",
+        (
+            S(
+                "我想读计算机",
+                tools=("update_form",),
+                form={"school": None, "major": "计算机科学与技术"},
+                voice="计算机科学与技术专业，请问是哪个学校的呢？",
+            ),
+        ),
+        "form",
+    ),
+    C(
+        "zh_nothing",
+        (S("我想考研", tools=(), form={"school": None}, voice="好的，请问你想考哪个学校的哪个专业呢？"),),
+        "form",
+    ),
+    C(
+        "zh_greeting",
+        (S("你好", tools=(), voice="你好！我是导师推荐助手。请告诉我你想考哪个学校的哪个专业？"),),
+        "form",
+    ),
+    C(
+        "zh_two_turns",
+        (
+            S("我想考浙大", tools=("update_form",), form={"school": "浙江大学"}),
+            S(
+                "控制专业",
+                tools=("update_form", "update_ranking"),
+                form={"school": "浙江大学", "major": "控制科学与工程"},
+            ),
+        ),
+        "form",
+    ),
+    C(
+        "zh_prefs_before_names",
+        (
+            S(
+                "我喜欢经费充足、偏理论的导师",
+                tools=("update_form",),
+                form={"preferences.funding": "充足", "preferences.research_style": "理论型"},
+            ),
+            S(
+                "南大的物理",
+                tools=("update_form", "update_ranking", "recommend_advisors"),
+                form={"school": "南京大学", "major": "物理学"},
+            ),
+        ),
+        "form",
+    ),
+    C(
+        "en_prefs",
+        (
+            S("Zhejiang University, software engineering", tools=("update_form", "update_ranking")),
+            S(
+                "someone not too strict, working with industry",
+                tools=("update_form", "recommend_advisors"),
+                form={"preferences.personality": "温和", "preferences.research_style": "产业型"},
+            ),
+        ),
+        "form",
+    ),
+    C(
+        "zh_repeat_no_retrigger",
+        (
+            S("北大计算机", tools=("update_form", "update_ranking")),
+            S("对，北京大学计算机系", tools=()),
+            S("导师温和一点", tools=("update_form", "recommend_advisors")),
+            S("温和的导师", tools=()),
+        ),
+        "triggers",
+    ),
+    C(
+        "zh_correction",
+        (
+            S("我想考北大计算机", tools=("update_form", "update_ranking")),
+            S(
+                "不对，是清华",
+                tools=("update_form", "update_ranking"),
+                form={"school": "清华大学", "major": "计算机科学与技术"},
+            ),
+        ),
+        "corrections",
+    ),
+    C(
+        "en_correction",
+        (
+            S("Peking University computer science", tools=("update_form", "update_ranking")),
+            S("no, Tsinghua", tools=("update_form", "update_ranking"), form={"school": "清华大学"}),
+        ),
+        "corrections",
+    ),
+    C(
+        "zh_correction_major",
+        (
+            S("清华计算机", tools=("update_form", "update_ranking")),
+            S(
+                "说错了，是软件工程",
+                tools=("update_form", "update_ranking"),
+                form={"major": "软件工程", "school": "清华大学"},
+            ),
+        ),
+        "corrections",
+    ),
+    C(
+        "zh_empty_turn_keeps",
+        (
+            S("复旦数学", tools=("update_form", "update_ranking")),
+            S("嗯嗯好的", tools=(), form={"school": "复旦大学", "major": "数学"}),
+        ),
+        "corrections",
+    ),
+    C(
+        "zh_ambiguous_jiaoda",
+        (
+            S(
+                "交大的计算机",
+                ask="西安交通大学",
+                tools=("update_form", "update_ranking"),
+                form={"school": "西安交通大学"},
+            ),
+        ),
+        "ambiguity",
+    ),
+    C(
+        "zh_ambiguous_huashi",
+        (
+            S(
+                "华师心理学",
+                ask="华东师范大学",
+                answer="上海那个",
+                tools=("update_form", "update_ranking"),
+                form={"school": "华东师范大学", "major": "心理学"},
+            ),
+        ),
+        "ambiguity",
+    ),
+    C(
+        "zh_ambiguous_dongda",
+        (S("东大", ask="东北大学", tools=("update_form",), form={"school": "东北大学"}),),
+        "ambiguity",
+    ),
+    C(
+        "zh_city_narrows",
+        (S("西安的交大，软件工程", tools=("update_form", "update_ranking"), form={"school": "西安交通大学"}),),
+        "ambiguity",
+    ),
+    C(
+        "zh_two_schools",
+        (
+            S(
+                "北大还是清华好？计算机",
+                ask="清华大学",
+                tools=("update_form", "update_ranking"),
+                form={"school": "清华大学"},
+            ),
+        ),
+        "ambiguity",
+    ),
+    C(
+        "zh_ambiguous_major",
+        (S("北大的经济", ask="应用经济学", tools=("update_form", "update_ranking"), form={"major": "应用经济学"}),),
+        "ambiguity",
+    ),
+    C(
+        "en_ambiguous",
+        (
+            S(
+                "Jiaotong, computer science",
+                ask="Shanghai Jiao Tong University",
+                tools=("update_form", "update_ranking"),
+                form={"school": "上海交通大学"},
+            ),
+        ),
+        "ambiguity",
+    ),
+    C(
+        "zh_unknown_school",
+        (S("我想考北京邮电大学", ask="北京大学", tools=("update_form",), form={"school": "北京大学"}),),
+        "unknown",
+    ),
+    C(
+        "en_unknown_school",
+        (S("I want to go to Harvard University", ask="*", answer="none of these", tools=(), form={"school": None}),),
+        "unknown",
+    ),
+    C(
+        "zh_refs_ordinal",
+        (
+            S("北大计算机", tools=("update_form", "update_ranking")),
+            S("第二个导师的详细信息", tools=("get_advisor_detail",)),
+        ),
+        "references",
+    ),
+    C(
+        "zh_refs_selected",
+        (
+            S("北大计算机", tools=("update_form", "update_ranking")),
+            S("她的评价怎么样", page="select:3", tools=("get_advisor_reviews",)),
+        ),
+        "references",
+    ),
+    C(
+        "en_refs_last",
+        (
+            S("Tsinghua, computer science", tools=("update_form", "update_ranking")),
+            S("open the last one", tools=("get_advisor_detail",)),
+        ),
+        "references",
+    ),
+    C(
+        "zh_refs_unclear",
+        (
+            S("北大计算机", tools=("update_form", "update_ranking")),
+            S("这个导师怎么样", ask="*", model=True, tools=()),
+        ),
+        "references",
+    ),
+    C(
+        "zh_list",
+        (
+            S("北大计算机", tools=("update_form", "update_ranking")),
+            S("有哪些导师？", tools=(), voice_has=("排名第一",)),
+        ),
+        "references",
+    ),
+    C(
+        "zh_empty_list",
+        (S("第一个导师怎么样？", page=EMPTY, tools=(), voice="目前还没有导师列表，请先告诉我你的学校和专业。"),),
+        "empty",
+    ),
+    C(
+        "en_empty_list",
+        (
+            S(
+                "How is the first one?",
+                page=EMPTY,
+                tools=(),
+                voice="There is no advisor list yet. Tell me your school and major first.",
+            ),
+        ),
+        "empty",
+    ),
     C("zh_chitchat", (S("考研压力好大啊，怎么办？", tools=(), model=True),), "chat"),
     C("zh_who", (S("你是谁？", tools=(), voice="我是导师推荐助手。告诉我学校和专业，我帮你找导师。"),), "chat"),
     C("en_chitchat", (S("What makes a good advisor?", tools=(), model=True),), "chat"),
     C("zh_thanks", (S("谢谢", tools=(), voice="不客气！还有什么想了解的吗？"),), "chat"),
-    C("zh_new_conversation", (
-        S("北大计算机", tools=("update_form", "update_ranking")),
-        S("新对话", tools=(), form={"school": None, "major": None}),
-    ), "form"),
+    C(
+        "zh_new_conversation",
+        (
+            S("北大计算机", tools=("update_form", "update_ranking")),
+            S("新对话", tools=(), form={"school": None, "major": None}),
+        ),
+        "form",
+    ),
 )
 
 
@@ -182,8 +412,11 @@ class Synthetic:
         seed = sum(map(ord, school + major))
         return [
             {
-                "id": f"{seed % 1000:03d}{i}", "name": self.SURNAMES[(seed + i) % 10] + "老师" + "甲乙丙丁戊"[i],
-                "title": ("教授", "副教授")[i % 2], "rating": round(4.8 - i * 0.2, 1), "research_directions": [self.DIRECTIONS[(seed + i) % 5]],
+                "id": f"{seed % 1000:03d}{i}",
+                "name": self.SURNAMES[(seed + i) % 10] + "老师" + "甲乙丙丁戊"[i],
+                "title": ("教授", "副教授")[i % 2],
+                "rating": round(4.8 - i * 0.2, 1),
+                "research_directions": [self.DIRECTIONS[(seed + i) % 5]],
             }
             for i in range(5)
         ]
@@ -198,7 +431,14 @@ class Synthetic:
         raise SiteLookupError(f"no advisor {advisor_id}")
 
     def get_advisor_detail(self, *, advisor_id: str) -> Mapping[str, Any]:
-        return {"id": advisor_id, "name": "老师", "title": "教授", "rating": 4.6, "research_directions": ["机器学习"], "review_count": 8}
+        return {
+            "id": advisor_id,
+            "name": "老师",
+            "title": "教授",
+            "rating": 4.6,
+            "research_directions": ["机器学习"],
+            "review_count": 8,
+        }
 
     def get_advisor_reviews(self, *, advisor_id: str) -> Mapping[str, Any]:
         return {"reviews": [{"overall": 4.5}, {"overall": 4.0}, {"overall": 5.0}]}
@@ -240,14 +480,20 @@ async def run_case(case: Case, *, model_spec: str, resolve: Any, lookups_kind: s
         steps = []
         try:
             for step in case.steps:
-                steps.append(await run_step(step, runtime=runtime, agent=agent, store=store, lookups=lookups, model_spec=model_spec))
+                steps.append(
+                    await run_step(
+                        step, runtime=runtime, agent=agent, store=store, lookups=lookups, model_spec=model_spec
+                    )
+                )
         finally:
             await runtime.aclose()
             store.close()
     return {"id": case.id, "category": case.category, "right": all(s["right"] for s in steps), "steps": steps}
 
 
-async def run_step(step: Step, *, runtime: Runtime, agent: Any, store: Store, lookups: PagePoster, model_spec: str) -> dict[str, Any]:
+async def run_step(
+    step: Step, *, runtime: Runtime, agent: Any, store: Store, lookups: PagePoster, model_spec: str
+) -> dict[str, Any]:
     principal = "eval"
     session = session_of(store, principal)
     lookups.page = _page(step.page, session.page_context)
@@ -268,7 +514,10 @@ async def run_step(step: Step, *, runtime: Runtime, agent: Any, store: Store, lo
             runtime.answer(asks[0].id, [reply])
             run = await runtime.settled(run.id)
     elif store.list_asks(run_id=run.id):
-        problems.append("a question was opened: " + json.dumps(store.list_asks(run_id=run.id)[0].payload["questions"][0]["options"], ensure_ascii=False))
+        problems.append(
+            "a question was opened: "
+            + json.dumps(store.list_asks(run_id=run.id)[0].payload["questions"][0]["options"], ensure_ascii=False)
+        )
     elapsed = time.perf_counter() - started
     output: dict[str, Any] = {}
     if run.status != RunStatus.finished or run.output is None:
@@ -291,8 +540,13 @@ async def run_step(step: Step, *, runtime: Runtime, agent: Any, store: Store, lo
         if form_value(form, path) != want:
             problems.append(f"form {path}={form_value(form, path)!r} != {want!r}")
     return {
-        "words": step.words, "right": not problems, "problems": problems, "output": output, "form": form,
-        "seconds": round(elapsed, 3), "to_question_s": round(asked_s, 3) if asked_s is not None else None,
+        "words": step.words,
+        "right": not problems,
+        "problems": problems,
+        "output": output,
+        "form": form,
+        "seconds": round(elapsed, 3),
+        "to_question_s": round(asked_s, 3) if asked_s is not None else None,
         "kind": "model" if step.model else "code",
     }
 
@@ -307,7 +561,9 @@ def _page(spec: str | Mapping[str, Any] | None, current: Mapping[str, Any] | Non
         shown = page.get("visible_advisors") or []
         rank = int(spec.split(":", 1)[1])
         chosen = shown[rank - 1] if len(shown) >= rank else None
-        page.update(current_page="detail", selected_advisor={"id": chosen["id"], "name": chosen["name"]} if chosen else None)
+        page.update(
+            current_page="detail", selected_advisor={"id": chosen["id"], "name": chosen["name"]} if chosen else None
+        )
         return page
     return dict(spec)  # type: ignore[arg-type]
 
@@ -355,7 +611,10 @@ def main() -> None:
     questions = [s["to_question_s"] for s in steps if s["to_question_s"] is not None]
     model_turns = [s["seconds"] for s in steps if s["kind"] == "model"]
     figures = {
-        "model": args.model, "lookups": lookups_kind, "cases": len(results), "utterances": len(steps),
+        "model": args.model,
+        "lookups": lookups_kind,
+        "cases": len(results),
+        "utterances": len(steps),
         "utterances_right": round(sum(s["right"] for s in steps) / max(1, len(steps)), 4),
         "cases_right": round(sum(r["right"] for r in results) / max(1, len(results)), 4),
         "median_code_turn_s": round(statistics.median(code), 3) if code else None,
@@ -367,7 +626,10 @@ def main() -> None:
     out = args.out or ROOT / "bench" / "results" / f"{name}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     draft = out.with_suffix(".json.tmp")
-    draft.write_text(json.dumps({"source": source_version(), "figures": figures, "cases": results}, ensure_ascii=False, indent=1), encoding="utf-8")
+    draft.write_text(
+        json.dumps({"source": source_version(), "figures": figures, "cases": results}, ensure_ascii=False, indent=1),
+        encoding="utf-8",
+    )
     draft.replace(out)
 
 

@@ -85,19 +85,33 @@ CASES: list[Case] = [
     Case("en_lookup_hela", "lookup", ("Do we have any HeLa cells left?",), "look", (("HeLa",), ("28", "46", "29"))),
     Case("zh_lookup_hela", "lookup", ("我们还有 HeLa 细胞吗？",), "look", (("HeLa",), ("28", "46", "29"))),
     Case("en_lookup_plasmid", "lookup", ("Where is plasmid pLVX-RTCB-C122A?",), "look", (("3",), ("28", "29"))),
-    Case("zh_lookup_plasmid", "lookup", ("质粒 pGL4.30-NFAT-luc2P 的细胞放在哪里？",), "look", (("4",), ("10", "11", "12"))),
+    Case(
+        "zh_lookup_plasmid",
+        "lookup",
+        ("质粒 pGL4.30-NFAT-luc2P 的细胞放在哪里？",),
+        "look",
+        (("4",), ("10", "11", "12")),
+    ),
     Case("en_lookup_position", "lookup", ("What is in box 4 position 28?",), "look", (("WTC11",),)),
     Case("zh_lookup_position", "lookup", ("5号盒第37位是什么？",), "look", (("RTCB",),)),
     Case("en_lookup_kyoto", "lookup", ("Where are the HeLa-Kyoto tubes?",), "look", (("5",), ("28",))),
     Case("zh_lookup_jurkat_car", "lookup", ("Jurkat-CAR-CD19 在几号盒？",), "look", (("4",),)),
     Case("en_lookup_missing", "lookup", ("Do we have any Vero cells?",), "look", (("no", "not", "none", "0"),)),
     Case("zh_lookup_missing", "lookup", ("有没有 HepG2？",), "look", (("没有", "未", "不", "no", "not"),)),
-    Case("en_lookup_recent", "lookup", ("Which tubes were frozen in July 2025?",), "look", (("K562-GFP", "dTAG-MYC", "76", "73"),)),
+    Case(
+        "en_lookup_recent",
+        "lookup",
+        ("Which tubes were frozen in July 2025?",),
+        "look",
+        (("K562-GFP", "dTAG-MYC", "76", "73"),),
+    ),
     # ---- counts ---------------------------------------------------------------------------------------------------
     Case("en_count_k562wt", "count", ("How many K562-WT tubes do we have?",), "look", (("9",),)),
     Case("zh_count_free_box2", "count", ("2号盒还有多少个空位？",), "look", (("60",),)),
     Case("en_count_box4", "count", ("How many free positions are in box 4?",), "look", (("57",),)),
-    Case("zh_count_wtc11", "count", ("WTC11 一共还剩几管？",), "look", (("5", "3"),)),  # 3 of the line itself, 5 with its edit
+    Case(
+        "zh_count_wtc11", "count", ("WTC11 一共还剩几管？",), "look", (("5", "3"),)
+    ),  # 3 of the line itself, 5 with its edit
     Case("en_count_total", "count", ("How many tubes are in the tank in total?",), "look", (("112",),)),
     Case("zh_count_jurkat", "count", ("Jurkat 一共有几管？",), "look", (("17",),)),
     # ---- ambiguous actions: a question, never a guess -------------------------------------------------------------
@@ -112,15 +126,62 @@ CASES: list[Case] = [
     # ---- fully specified actions ----------------------------------------------------------------------------------
     Case("en_full_box_pos", "full", ("Thaw the tube in box 1 position 28",), "stage", takes=T((4, 28)), action="thaw"),
     Case("zh_full_box_pos", "full", ("取出2号盒第55号位置的细胞",), "stage", takes=T((15, 55))),
-    Case("en_full_named", "full", ("Thaw the HeLa-Kyoto tube at box 5 position 28",), "stage", takes=T((34, 28)), action="thaw"),
-    Case("en_full_discard", "full", ("Discard the K562-GFP tubes in box 5 positions 73 and 74",), "stage", takes=T((39, 73), (39, 74)), action="discard"),
-    Case("en_full_add", "full", ("Add a new HEK293T tube in box 4 position 60, frozen today",), "stage", adds=(4, frozenset({60}))),
+    Case(
+        "en_full_named",
+        "full",
+        ("Thaw the HeLa-Kyoto tube at box 5 position 28",),
+        "stage",
+        takes=T((34, 28)),
+        action="thaw",
+    ),
+    Case(
+        "en_full_discard",
+        "full",
+        ("Discard the K562-GFP tubes in box 5 positions 73 and 74",),
+        "stage",
+        takes=T((39, 73), (39, 74)),
+        action="discard",
+    ),
+    Case(
+        "en_full_add",
+        "full",
+        ("Add a new HEK293T tube in box 4 position 60, frozen today",),
+        "stage",
+        adds=(4, frozenset({60})),
+    ),
     Case("zh_full_add", "full", ("在3号盒第70位放入一管新冻存的 HeLa",), "stage", adds=(3, frozenset({70}))),
-    Case("en_full_takeout", "full", ("Take out the Jurkat-NFAT-Luc tube at box 4 position 10",), "stage", takes=T((24, 10)), action="takeout"),
+    Case(
+        "en_full_takeout",
+        "full",
+        ("Take out the Jurkat-NFAT-Luc tube at box 4 position 10",),
+        "stage",
+        takes=T((24, 10)),
+        action="takeout",
+    ),
     Case("zh_full_named", "full", ("解冻 KOLF2.1J-NGN2，4号盒55号位",), "stage", takes=T((29, 55)), action="thaw"),
-    Case("en_full_add_two", "full", ("Freeze two K562-GFP tubes into box 5 positions 80 and 81",), "stage", adds=(5, frozenset({80, 81}))),
-    Case("en_full_record", "full", ("Thaw record 16, positions 1 and 2",), "stage", takes=T((16, 1), (16, 2)), action="thaw"),
-    Case("zh_full_discard", "full", ("丢弃4号盒第37位的 WTC11-AAVS1-dCas9-KRAB",), "stage", takes=T((27, 37)), action="discard"),
+    Case(
+        "en_full_add_two",
+        "full",
+        ("Freeze two K562-GFP tubes into box 5 positions 80 and 81",),
+        "stage",
+        adds=(5, frozenset({80, 81})),
+    ),
+    Case(
+        "en_full_record",
+        "full",
+        ("Thaw record 16, positions 1 and 2",),
+        "stage",
+        takes=T((16, 1), (16, 2)),
+        action="thaw",
+    ),
+    Case(
+        "zh_full_discard",
+        "full",
+        ("丢弃4号盒第37位的 WTC11-AAVS1-dCas9-KRAB",),
+        "stage",
+        takes=T((27, 37)),
+        action="discard",
+    ),
     Case("zh_full_only_one", "full", ("取出 HeLa-RTCB-KO 在3号盒46号位的那一管",), "stage", takes=T((21, 46))),
     # ---- impossible: occupied, out of range, not held ------------------------------------------------------------
     Case("en_imp_occupied", "impossible", ("Add a HeLa tube in box 1 position 1",), "no_write"),
@@ -137,19 +198,76 @@ CASES: list[Case] = [
     Case("en_undo_history", "undo", ("Undo the last change",), "stage", rollback=True, setup_thaw=(4, 28)),
     Case("zh_undo_history", "undo", ("撤销上一次的修改",), "stage", rollback=True, setup_thaw=(34, 29)),
     # ---- several tubes at once ------------------------------------------------------------------------------------
-    Case("en_multi_same", "several", ("Thaw box 2 positions 1 and 2",), "stage", takes=T((9, 1), (9, 2)), action="thaw"),
-    Case("en_multi_records", "several", ("Take out box 4 position 1 and box 5 position 19",), "stage", takes=T((23, 1), (33, 19)), action="takeout"),
+    Case(
+        "en_multi_same", "several", ("Thaw box 2 positions 1 and 2",), "stage", takes=T((9, 1), (9, 2)), action="thaw"
+    ),
+    Case(
+        "en_multi_records",
+        "several",
+        ("Take out box 4 position 1 and box 5 position 19",),
+        "stage",
+        takes=T((23, 1), (33, 19)),
+        action="takeout",
+    ),
     Case("zh_multi_three", "several", ("取出3号盒1、2、3号位",), "stage", takes=T((16, 1), (16, 2), (16, 3))),
-    Case("en_multi_all", "several", ("Discard all the HeLa-RTCB-KO tubes",), "stage", takes=T((21, 46), (21, 47), (21, 48)), action="discard"),
-    Case("zh_multi_all", "several", ("把 Jurkat-CAR-CD19 的管子全部解冻",), "stage", takes=T((25, 19), (25, 20), (25, 21), (25, 22)), action="thaw"),
-    Case("en_multi_two_boxes", "several", ("Thaw box 1 position 46 and box 3 position 55",), "stage", takes=T((6, 46), (22, 55)), action="thaw"),
+    Case(
+        "en_multi_all",
+        "several",
+        ("Discard all the HeLa-RTCB-KO tubes",),
+        "stage",
+        takes=T((21, 46), (21, 47), (21, 48)),
+        action="discard",
+    ),
+    Case(
+        "zh_multi_all",
+        "several",
+        ("把 Jurkat-CAR-CD19 的管子全部解冻",),
+        "stage",
+        takes=T((25, 19), (25, 20), (25, 21), (25, 22)),
+        action="thaw",
+    ),
+    Case(
+        "en_multi_two_boxes",
+        "several",
+        ("Thaw box 1 position 46 and box 3 position 55",),
+        "stage",
+        takes=T((6, 46), (22, 55)),
+        action="thaw",
+    ),
     # ---- follow-ups in one conversation ---------------------------------------------------------------------------
-    Case("en_follow_kyoto", "follow_up", ("Where is HeLa-Kyoto?", "Thaw the one at position 28"), "stage", takes=T((34, 28)), action="thaw"),
+    Case(
+        "en_follow_kyoto",
+        "follow_up",
+        ("Where is HeLa-Kyoto?", "Thaw the one at position 28"),
+        "stage",
+        takes=T((34, 28)),
+        action="thaw",
+    ),
     Case("zh_follow_gfp", "follow_up", ("K562-GFP 在哪里？", "把它们都取出来"), "stage", takes=T((39, 73), (39, 74))),
-    Case("en_follow_count", "follow_up", ("What is in box 4?", "How many free positions does it have?"), "look", (("57",),)),
-    Case("en_follow_myc", "follow_up", ("Show me the dTAG-MYC tubes", "Thaw the one in box 5"), "stage", takes=T((40, 76)), action="thaw"),
+    Case(
+        "en_follow_count",
+        "follow_up",
+        ("What is in box 4?", "How many free positions does it have?"),
+        "look",
+        (("57",),),
+    ),
+    Case(
+        "en_follow_myc",
+        "follow_up",
+        ("Show me the dTAG-MYC tubes", "Thaw the one in box 5"),
+        "stage",
+        takes=T((40, 76)),
+        action="thaw",
+    ),
     Case("zh_follow_wtc11", "follow_up", ("查一下 WTC11", "取出4号盒28号位"), "stage", takes=T((26, 28))),
-    Case("en_follow_rescue", "follow_up", ("Do we have RTCB rescue lines?", "Thaw the C122A one at position 29"), "stage", takes=T((19, 29)), action="thaw"),
+    Case(
+        "en_follow_rescue",
+        "follow_up",
+        ("Do we have RTCB rescue lines?", "Thaw the C122A one at position 29"),
+        "stage",
+        takes=T((19, 29)),
+        action="thaw",
+    ),
     # ---- chit-chat and out of scope -------------------------------------------------------------------------------
     Case("en_chat_hello", "chat", ("Hello!",), "chat"),
     Case("zh_chat_who", "chat", ("你好，你是谁？",), "chat"),
@@ -169,7 +287,9 @@ _CLAIM_EN = re.compile(
     r"|^\s*done\b",
     re.IGNORECASE | re.MULTILINE,
 )
-_CLAIM_ZH = re.compile(r"已(?:经)?(?:成功)?(?:添加|取出|解冻|撤销|删除|丢弃|完成|记录|放入|冻存|更新|恢复|回滚|移除|存入)")
+_CLAIM_ZH = re.compile(
+    r"已(?:经)?(?:成功)?(?:添加|取出|解冻|撤销|删除|丢弃|完成|记录|放入|冻存|更新|恢复|回滚|移除|存入)"
+)
 _STAGED = re.compile(r"暂存|待.{0,4}批准|等待.{0,6}(?:批准|确认|审批)|stag|approv|pending", re.IGNORECASE)
 
 
@@ -233,7 +353,13 @@ def run_case(case: Case, *, models_dir: Path, model: str, timeout: float) -> Out
     with tempfile.TemporaryDirectory(prefix="consulta-eval-ln2-") as tmp:
         home = Path(tmp)
         (home / "models").symlink_to(models_dir)
-        env = {**os.environ, "CONSULTA_HOME": str(home), "CONSULTA_LANG": case.lang, "CONSULTA_MODEL": model, "NO_COLOR": "1"}
+        env = {
+            **os.environ,
+            "CONSULTA_HOME": str(home),
+            "CONSULTA_LANG": case.lang,
+            "CONSULTA_MODEL": model,
+            "NO_COLOR": "1",
+        }
         if case.setup_thaw:
             try:
                 _setup_history(home, *case.setup_thaw)
@@ -269,8 +395,12 @@ def _read_store(db: Path, out: Outcome) -> None:
         runs = [r[0] for r in con.execute("select id from runs order by created_at")]
         replies: list[str] = []
         for run_id in runs:
-            events = [(t, json.loads(d), _ts(ts)) for t, d, ts in con.execute(
-                "select type, data, ts from events where run_id = ? order by seq", (run_id,))]
+            events = [
+                (t, json.loads(d), _ts(ts))
+                for t, d, ts in con.execute(
+                    "select type, data, ts from events where run_id = ? order by seq", (run_id,)
+                )
+            ]
             if not events:
                 continue
             start = events[0][2]
@@ -285,7 +415,11 @@ def _read_store(db: Path, out: Outcome) -> None:
                 elif kind == "ask_opened":
                     if data.get("kind") == "question":
                         qs = data.get("payload", {}).get("questions", [])
-                        out.asked.append(" / ".join(f"{q.get('header', '')}: {q.get('question', '')} {q.get('options', [])}" for q in qs))
+                        out.asked.append(
+                            " / ".join(
+                                f"{q.get('header', '')}: {q.get('question', '')} {q.get('options', [])}" for q in qs
+                            )
+                        )
                     end = end or ts
                 elif kind == "model_text":
                     if data.get("text") and data["text"] not in replies:
@@ -363,12 +497,16 @@ def _judge(out: Outcome) -> None:
         elif case.adds is not None:
             adds = [op for op in out.staged if op.get("op") == "add_entry"]
             box, positions = case.adds
-            if len(adds) != len(out.staged) or {(a["box"], p) for a in adds for p in a["positions"]} != {(box, p) for p in positions}:
+            if len(adds) != len(out.staged) or {(a["box"], p) for a in adds for p in a["positions"]} != {
+                (box, p) for p in positions
+            }:
                 problems.append(f"staged {out.staged}, expected add to box {box} positions {sorted(positions)}")
         else:
             tubes, actions = _taken(out.staged)
             if tubes != set(case.takes) or any(op.get("op") not in ("record_thaw", "batch_thaw") for op in out.staged):
-                problems.append(f"staged {sorted(tubes)} ({[op.get('op') for op in out.staged]}), expected {sorted(case.takes)}")
+                problems.append(
+                    f"staged {sorted(tubes)} ({[op.get('op') for op in out.staged]}), expected {sorted(case.takes)}"
+                )
             if case.action and actions != {case.action}:
                 problems.append(f"action {sorted(actions)}, expected {case.action}")
     if out.claim:
@@ -389,11 +527,21 @@ def main() -> None:
     parser.add_argument("--category", action="append", help="run only this category (repeatable)")
     parser.add_argument("--limit", type=int, help="at most this many cases")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per case")
-    parser.add_argument("--out", help="JSON results (default bench/results/ln2_eval.json for a full run, else a temp file)")
-    parser.add_argument("--rejudge", metavar="JSON", help="check the outcomes saved in JSON again against these cases; run nothing")
+    parser.add_argument(
+        "--out", help="JSON results (default bench/results/ln2_eval.json for a full run, else a temp file)"
+    )
+    parser.add_argument(
+        "--rejudge", metavar="JSON", help="check the outcomes saved in JSON again against these cases; run nothing"
+    )
     args = parser.parse_args()
     if args.rejudge:
-        report(rejudged(Path(args.rejudge)), out_path=None, argv=sys.argv[1:], model="(rejudged)", source=json.loads(Path(args.rejudge).read_text())["source"])
+        report(
+            rejudged(Path(args.rejudge)),
+            out_path=None,
+            argv=sys.argv[1:],
+            model="(rejudged)",
+            source=json.loads(Path(args.rejudge).read_text())["source"],
+        )
         return
 
     from consulta.config import Settings
@@ -402,7 +550,9 @@ def main() -> None:
     settings = Settings.from_env(model=args.model)
     if args.model == "local" and not os.environ.get("CONSULTA_GGUF"):
         ensure_default_gguf(settings.models_dir)  # join the GGUF once, before the children start (not loaded here)
-    cases = [c for c in CASES if (not args.only or c.id in args.only) and (not args.category or c.category in args.category)]
+    cases = [
+        c for c in CASES if (not args.only or c.id in args.only) and (not args.category or c.category in args.category)
+    ]
     if args.limit:
         cases = cases[: args.limit]
     full = len(cases) == len(CASES)
@@ -412,21 +562,43 @@ def main() -> None:
         results.append(out)
         mark = "✓" if out.right else "✗"
         first = f"{out.first_tool_s:5.1f}" if out.first_tool_s is not None else "  -  "
-        print(f"{mark} {case.id:22s} {case.category:10s} first-tool {first} s  turn {sum(out.turn_s):6.1f} s  calls {out.calls}", flush=True)
+        print(
+            f"{mark} {case.id:22s} {case.category:10s} first-tool {first} s  turn {sum(out.turn_s):6.1f} s  calls {out.calls}",
+            flush=True,
+        )
         if not out.right:
             print(f"    why: {out.why}", flush=True)
-        print(f"    reply: {out.reply.strip()[:240]!r}" + (f"  asked: {out.asked[0][:160]!r}" if out.asked else ""), flush=True)
+        print(
+            f"    reply: {out.reply.strip()[:240]!r}" + (f"  asked: {out.asked[0][:160]!r}" if out.asked else ""),
+            flush=True,
+        )
 
-    out_path = Path(args.out) if args.out else (
-        ROOT / "bench" / "results" / "ln2_eval.json" if full else Path(tempfile.gettempdir()) / "ln2_eval.partial.json"
+    out_path = (
+        Path(args.out)
+        if args.out
+        else (
+            ROOT / "bench" / "results" / "ln2_eval.json"
+            if full
+            else Path(tempfile.gettempdir()) / "ln2_eval.partial.json"
+        )
     )
     report(results, out_path=out_path, argv=sys.argv[1:], model=args.model, source=source_version())
 
 
 def rejudge_outcome(case: Case, saved: dict[str, Any]) -> Outcome:
     """A saved outcome checked again against `case` (the checks may have changed; what the run did has not)."""
-    out = Outcome(case, calls=saved["calls"], reply=saved["reply"], asked=saved["asked"], staged=saved["staged"],
-                  first_tool_s=saved["first_tool_s"], first_model_tool_s=saved.get("first_model_tool_s"), turn_s=saved["turn_s"], wall_s=saved["wall_s"], failed=saved["failed"])
+    out = Outcome(
+        case,
+        calls=saved["calls"],
+        reply=saved["reply"],
+        asked=saved["asked"],
+        staged=saved["staged"],
+        first_tool_s=saved["first_tool_s"],
+        first_model_tool_s=saved.get("first_model_tool_s"),
+        turn_s=saved["turn_s"],
+        wall_s=saved["wall_s"],
+        failed=saved["failed"],
+    )
     _judge(out)
     return out
 
@@ -469,26 +641,58 @@ def report(results: list[Outcome], *, out_path: Path | None, argv: list[str], mo
     table.update({f"lang {name}": figures(group) for name, group in sorted(by_lang.items())})
     table["all"] = figures(results)
     for name, row in table.items():
-        print(f"{name:12s} {row['right']:>4d}/{row['cases']:<4d} {row['unbacked_claims']:>7d} {row['writes_on_info']:>10d} "
-              f"{row['median_first_tool_s'] or '-':>9} {row['median_request_s'] or '-':>8}")
+        print(
+            f"{name:12s} {row['right']:>4d}/{row['cases']:<4d} {row['unbacked_claims']:>7d} {row['writes_on_info']:>10d} "
+            f"{row['median_first_tool_s'] or '-':>9} {row['median_request_s'] or '-':>8}"
+        )
     total = table["all"]
-    print(f"\nright {total['right']}/{total['cases']} = {100 * total['right'] / max(total['cases'], 1):.0f}% (target ≥ 90%); "
-          f"unbacked claims {total['unbacked_claims']} (target 0); writes on information requests {total['writes_on_info']} (target 0); "
-          f"median request → first tool call {total['median_first_tool_s']} s (the model's own first call: "
-          f"{total['median_first_model_tool_s']} s; target ≤ 8); median request {total['median_request_s']} s (target ≤ 20)")
+    print(
+        f"\nright {total['right']}/{total['cases']} = {100 * total['right'] / max(total['cases'], 1):.0f}% (target ≥ 90%); "
+        f"unbacked claims {total['unbacked_claims']} (target 0); writes on information requests {total['writes_on_info']} (target 0); "
+        f"median request → first tool call {total['median_first_tool_s']} s (the model's own first call: "
+        f"{total['median_first_model_tool_s']} s; target ≤ 8); median request {total['median_request_s']} s (target ≤ 20)"
+    )
     if out_path is None:
         return
-    out_path.write_text(json.dumps({
-        "evaluation": "ln2 requests on the embedded model", "source": source, "model": model,
-        "cpus": os.cpu_count(), "command": "python bench/eval_ln2.py " + " ".join(argv),
-        "figures": table,
-        "cases": [{
-            "id": o.case.id, "category": o.case.category, "lang": o.case.lang, "turns": list(o.case.turns),
-            "expect": o.case.expect, "right": o.right, "why": o.why, "claim": o.claim, "write_on_info": o.write_on_info,
-            "calls": o.calls, "asked": o.asked, "staged": o.staged, "reply": o.reply, "first_tool_s": o.first_tool_s,
-            "first_model_tool_s": o.first_model_tool_s, "turn_s": o.turn_s, "wall_s": round(o.wall_s, 1), "failed": o.failed,
-        } for o in results],
-    }, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    out_path.write_text(
+        json.dumps(
+            {
+                "evaluation": "ln2 requests on the embedded model",
+                "source": source,
+                "model": model,
+                "cpus": os.cpu_count(),
+                "command": "python bench/eval_ln2.py " + " ".join(argv),
+                "figures": table,
+                "cases": [
+                    {
+                        "id": o.case.id,
+                        "category": o.case.category,
+                        "lang": o.case.lang,
+                        "turns": list(o.case.turns),
+                        "expect": o.case.expect,
+                        "right": o.right,
+                        "why": o.why,
+                        "claim": o.claim,
+                        "write_on_info": o.write_on_info,
+                        "calls": o.calls,
+                        "asked": o.asked,
+                        "staged": o.staged,
+                        "reply": o.reply,
+                        "first_tool_s": o.first_tool_s,
+                        "first_model_tool_s": o.first_model_tool_s,
+                        "turn_s": o.turn_s,
+                        "wall_s": round(o.wall_s, 1),
+                        "failed": o.failed,
+                    }
+                    for o in results
+                ],
+            },
+            indent=2,
+            ensure_ascii=False,
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     print(f"written: {out_path}")
 
 

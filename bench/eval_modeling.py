@@ -61,7 +61,15 @@ def _houses(folder: Path, rng: np.random.Generator) -> Truth:
         "garden": rng.choice(["none", "small", "large"], n),
     })  # fmt: skip
     garden = {"large": 0.0, "none": -90.0, "small": -40.0}  # the first value (sorted) is the baseline
-    price = 650 + 28 * frame.area_sqm + 35 * frame.bedrooms - 4 * frame.built_year_age - 15 * frame.km_to_centre + frame.garden.map(garden) + rng.normal(0, 120, n)
+    price = (
+        650
+        + 28 * frame.area_sqm
+        + 35 * frame.bedrooms
+        - 4 * frame.built_year_age
+        - 15 * frame.km_to_centre
+        + frame.garden.map(garden)
+        + rng.normal(0, 120, n)
+    )
     frame["sale_price_k"] = price.round(0)
     frame.to_csv(folder / "sales.csv", index=False)
     (folder / "problem.md").write_text(
@@ -72,7 +80,14 @@ def _houses(folder: Path, rng: np.random.Generator) -> Truth:
         encoding="utf-8",
     )
     case = 650 + 28 * 120 + 35 * 3 - 4 * 15 - 15 * 8 + np.mean(list(garden.values()))
-    effects = {"area_sqm": 28.0, "bedrooms": 35.0, "built_year_age": -4.0, "km_to_centre": -15.0, "garden=none": -90.0, "garden=small": -40.0}
+    effects = {
+        "area_sqm": 28.0,
+        "bedrooms": 35.0,
+        "built_year_age": -4.0,
+        "km_to_centre": -15.0,
+        "garden=none": -90.0,
+        "garden=small": -40.0,
+    }
     return Truth(kind="regression", effects=effects, top="area_sqm", case_value=float(case))
 
 
@@ -82,7 +97,9 @@ def _scores(folder: Path, rng: np.random.Generator) -> Truth:
         "学号": [f"S{i:04d}" for i in range(n)], "每周学习小时": rng.uniform(2, 25, n).round(1), "睡眠小时": rng.uniform(5, 9.5, n).round(1),
         "缺课次数": rng.integers(0, 12, n), "班级": rng.choice(["一班", "二班", "三班"], n),
     })  # fmt: skip
-    score = 20 + 2.0 * frame["每周学习小时"] + 2.5 * frame["睡眠小时"] - 1.5 * frame["缺课次数"] + rng.normal(0, 5, n)  # at most 94: never clipped
+    score = (
+        20 + 2.0 * frame["每周学习小时"] + 2.5 * frame["睡眠小时"] - 1.5 * frame["缺课次数"] + rng.normal(0, 5, n)
+    )  # at most 94: never clipped
     frame["期末成绩"] = score.clip(0, 100).round(1)
     frame.to_csv(folder / "students.csv", index=False)
     (folder / "problem.md").write_text(
@@ -91,7 +108,12 @@ def _scores(folder: Path, rng: np.random.Generator) -> Truth:
         "指出最重要的因素。\n",
         encoding="utf-8",
     )
-    return Truth(kind="regression", effects={"每周学习小时": 2.0, "睡眠小时": 2.5, "缺课次数": -1.5}, top="每周学习小时", case_value=20 + 2.0 * 15 + 2.5 * 8 - 1.5 * 2)
+    return Truth(
+        kind="regression",
+        effects={"每周学习小时": 2.0, "睡眠小时": 2.5, "缺课次数": -1.5},
+        top="每周学习小时",
+        case_value=20 + 2.0 * 15 + 2.5 * 8 - 1.5 * 2,
+    )
 
 
 def _factory(folder: Path, rng: np.random.Generator) -> Truth:
@@ -106,7 +128,11 @@ def _factory(folder: Path, rng: np.random.Generator) -> Truth:
         "problem_requirement": "Model the plant's monthly energy use from its output and the season, check the model on the last year, and forecast the next 12 months with an interval.",
         "dataset_path": ["plant.csv"],
         "dataset_description": {"plant.csv": "60 months of output and energy use"},
-        "variable_description": {"month": "the month (YYYY-MM)", "output_tonnes": "cement produced (tonnes)", "energy_mwh": "electricity used (MWh)"},
+        "variable_description": {
+            "month": "the month (YYYY-MM)",
+            "output_tonnes": "cement produced (tonnes)",
+            "energy_mwh": "electricity used (MWh)",
+        },
         "addendum": "",
     }
     (folder / "problem.json").write_text(json.dumps(problem, ensure_ascii=False, indent=1), encoding="utf-8")
@@ -118,7 +144,14 @@ def _cafe(folder: Path, rng: np.random.Generator) -> Truth:
     temp = 12 + 10 * np.sin(2 * np.pi * np.arange(200) / 365) + rng.normal(0, 3, 200)
     weekend = (days.day_of_week >= 5).astype(int)
     sales = 300 + 6 * temp + 120 * weekend + rng.normal(0, 30, 200)
-    pd.DataFrame({"date": days.strftime("%Y-%m-%d"), "temperature_c": temp.round(1), "weekend": weekend, "sales_eur": sales.round(0)}).to_csv(folder / "cafe.csv", index=False)
+    pd.DataFrame(
+        {
+            "date": days.strftime("%Y-%m-%d"),
+            "temperature_c": temp.round(1),
+            "weekend": weekend,
+            "sales_eur": sales.round(0),
+        }
+    ).to_csv(folder / "cafe.csv", index=False)
     (folder / "problem.md").write_text(
         "# Café sales\n\nA café logged its daily sales, the temperature and whether it was a weekend (`cafe.csv`). "
         "How do temperature and weekends drive sales, and what should it expect over the next two weeks?\n",
@@ -129,14 +162,22 @@ def _cafe(folder: Path, rng: np.random.Generator) -> Truth:
 
 def _wine(folder: Path, rng: np.random.Generator) -> Truth:
     n = 180
-    frame = pd.DataFrame({"alcohol": rng.uniform(9, 14.5, n).round(2), "acidity": rng.uniform(3, 9, n).round(2), "sugar": rng.uniform(1, 12, n).round(1)})
+    frame = pd.DataFrame(
+        {
+            "alcohol": rng.uniform(9, 14.5, n).round(2),
+            "acidity": rng.uniform(3, 9, n).round(2),
+            "sugar": rng.uniform(1, 12, n).round(1),
+        }
+    )
     frame["rating"] = (2 + 0.4 * frame.alcohol - 0.2 * frame.acidity + rng.normal(0, 0.4, n)).round(2)
     frame.to_csv(folder / "wine.csv", index=False)
     (folder / "problem.md").write_text(
         "# Wine ratings\n\nTasters rated wines (`wine.csv`). Which measured properties explain the ratings, and how well can they be predicted?\n",
         encoding="utf-8",
     )
-    return Truth(kind="regression", effects={"alcohol": 0.4, "acidity": -0.2, "sugar": 0.0}, top="alcohol", case_value=None)
+    return Truth(
+        kind="regression", effects={"alcohol": 0.4, "acidity": -0.2, "sugar": 0.0}, top="alcohol", case_value=None
+    )
 
 
 PROBLEMS: dict[str, tuple[Callable[[Path, np.random.Generator], Truth], str]] = {
@@ -154,7 +195,11 @@ def _rows(path: Path) -> list[dict[str, str]]:
 
 def _judge(ws: Path, truth: Truth) -> dict[str, Any]:
     """What the run's files say, against the truth."""
-    memo = json.loads((ws / "state" / "director.json").read_text(encoding="utf-8")) if (ws / "state" / "director.json").is_file() else {}
+    memo = (
+        json.loads((ws / "state" / "director.json").read_text(encoding="utf-8"))
+        if (ws / "state" / "director.json").is_file()
+        else {}
+    )
     plan = (memo.get("notes", {}).get("plan") or [""])[0]
     kind = plan.split(":", 1)[1].split()[0] if plan.startswith("model:") else None
     verdicts = {}
@@ -169,7 +214,11 @@ def _judge(ws: Path, truth: Truth) -> dict[str, Any]:
     }  # fmt: skip
     if kind == "regression":
         coefficients = {r["term"]: r for r in _rows(ws / "results" / "coefficients.csv")}
-        covered = {t: float(coefficients[t]["lower_95"]) <= v <= float(coefficients[t]["upper_95"]) for t, v in truth.effects.items() if t in coefficients}
+        covered = {
+            t: float(coefficients[t]["lower_95"]) <= v <= float(coefficients[t]["upper_95"])
+            for t, v in truth.effects.items()
+            if t in coefficients
+        }
         out["effects_in_interval"] = f"{sum(covered.values())}/{len(truth.effects)}"
         out["effects_missing"] = sorted(set(truth.effects) - set(coefficients))
         ranked = _rows(ws / "results" / "importance.csv")
@@ -201,10 +250,25 @@ def run_one(name: str, *, model: str, script: Path | None, timeout: float, keep:
     if models.is_dir():
         (home / "models").symlink_to(models)  # the embedded model is not downloaded again
     spec = f"scripted:{script}" if model == "scripted" else model
-    command = [sys.executable, "-m", "consulta", "chat", "modeling", "--model", spec, "--problem", str(folder), "-p", prompt, "--quiet"]
+    command = [
+        sys.executable,
+        "-m",
+        "consulta",
+        "chat",
+        "modeling",
+        "--model",
+        spec,
+        "--problem",
+        str(folder),
+        "-p",
+        prompt,
+        "--quiet",
+    ]
     started = time.perf_counter()
     try:
-        done = subprocess.run(command, env={**os.environ, "CONSULTA_HOME": str(home)}, capture_output=True, text=True, timeout=timeout)
+        done = subprocess.run(
+            command, env={**os.environ, "CONSULTA_HOME": str(home)}, capture_output=True, text=True, timeout=timeout
+        )
         status, tail = done.returncode, (done.stdout + done.stderr)[-600:]
     except subprocess.TimeoutExpired:
         status, tail = "timeout", ""
@@ -213,7 +277,11 @@ def run_one(name: str, *, model: str, script: Path | None, timeout: float, keep:
     result: dict[str, Any] = {"problem": name, "exit_status": status, "wall_time_s": seconds, "output_tail": tail}
     if workspaces:
         ws = workspaces[0]
-        memo = json.loads((ws / "state" / "director.json").read_text(encoding="utf-8")) if (ws / "state" / "director.json").is_file() else {}
+        memo = (
+            json.loads((ws / "state" / "director.json").read_text(encoding="utf-8"))
+            if (ws / "state" / "director.json").is_file()
+            else {}
+        )
         consults = list(memo.get("consults", {}).values())
         result |= {
             "workspace": str(ws), "answers": len(memo.get("answers", {})), "consultations": sum(c["status"] == "done" for c in consults),
@@ -225,11 +293,22 @@ def run_one(name: str, *, model: str, script: Path | None, timeout: float, keep:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", default="local", help="local (the embedded model), openai:NAME, or scripted (the test double's team script)")
+    parser.add_argument(
+        "--model",
+        default="local",
+        help="local (the embedded model), openai:NAME, or scripted (the test double's team script)",
+    )
     parser.add_argument("--only", nargs="*", choices=sorted(PROBLEMS), help="run only these problems")
     parser.add_argument("--timeout", type=float, default=1500.0, help="seconds per problem")
-    parser.add_argument("--keep", type=Path, default=None, help="make the problems and workspaces under this folder (default: a temp folder)")
-    parser.add_argument("--out", type=Path, default=None, help="results file (default: bench/results/modeling_eval[.scripted].json)")
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        default=None,
+        help="make the problems and workspaces under this folder (default: a temp folder)",
+    )
+    parser.add_argument(
+        "--out", type=Path, default=None, help="results file (default: bench/results/modeling_eval[.scripted].json)"
+    )
     args = parser.parse_args()
     script = None
     if args.model == "scripted":
@@ -244,7 +323,21 @@ def main() -> None:
         print(f"… {name}", flush=True)
         result = run_one(name, model=args.model, script=script, timeout=args.timeout, keep=args.keep)
         runs.append(result)
-        brief = {k: result.get(k) for k in ("exit_status", "wall_time_s", "kind_chosen", "pdf", "reworks", "consultations", "effects_in_interval", "top_right", "case_predicted", "case_error")}
+        brief = {
+            k: result.get(k)
+            for k in (
+                "exit_status",
+                "wall_time_s",
+                "kind_chosen",
+                "pdf",
+                "reworks",
+                "consultations",
+                "effects_in_interval",
+                "top_right",
+                "case_predicted",
+                "case_error",
+            )
+        }
         print(f"  {json.dumps(brief, ensure_ascii=False)}", flush=True)
     summary = {
         "problems": len(runs), "exit_0": sum(r["exit_status"] == 0 for r in runs), "pdf": sum(bool(r.get("pdf")) for r in runs),
@@ -254,8 +347,23 @@ def main() -> None:
         "cases_predicted_when_not_asked": sum(bool(r.get("case_predicted")) and not r.get("case_asked") for r in runs if r.get("kind_chosen") == "regression"),
         "median_wall_time_s": float(np.median([r["wall_time_s"] for r in runs])) if runs else None,
     }  # fmt: skip
-    out = args.out or ROOT / "bench" / "results" / ("modeling_eval.scripted.json" if args.model == "scripted" else "modeling_eval.json")
-    out.write_text(json.dumps({"benchmark": "modeling_eval", "source": source_version(), "model": args.model, "summary": summary, "runs": runs}, ensure_ascii=False, indent=1), encoding="utf-8")
+    out = args.out or ROOT / "bench" / "results" / (
+        "modeling_eval.scripted.json" if args.model == "scripted" else "modeling_eval.json"
+    )
+    out.write_text(
+        json.dumps(
+            {
+                "benchmark": "modeling_eval",
+                "source": source_version(),
+                "model": args.model,
+                "summary": summary,
+                "runs": runs,
+            },
+            ensure_ascii=False,
+            indent=1,
+        ),
+        encoding="utf-8",
+    )
     print(json.dumps(summary, ensure_ascii=False))
     print(f"written {out}")
 

@@ -30,7 +30,6 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import source_version  # noqa: E402
-
 from consulta.config import Settings  # noqa: E402
 from consulta.frontends import AppHost  # noqa: E402
 from consulta.runtime import RunStatus  # noqa: E402
@@ -79,8 +78,15 @@ def outcome_of(host: AppHost, run: Any, lang: str, request: str, seconds: float)
     submitted = submit.result if submit is not None and isinstance(submit.result, dict) else {}
     drafts = len(submit.args.get("questions") or []) if submit is not None and isinstance(submit.args, dict) else 0
     return Outcome(
-        lang=lang, request=request, status=str(run.status), seconds=round(seconds, 2), drafts=drafts, passed=passed,
-        saved=int(submitted.get("saved", 0) or 0), rejected=list(submitted.get("rejected") or []), output=run.output or run.error or "",
+        lang=lang,
+        request=request,
+        status=str(run.status),
+        seconds=round(seconds, 2),
+        drafts=drafts,
+        passed=passed,
+        saved=int(submitted.get("saved", 0) or 0),
+        rejected=list(submitted.get("rejected") or []),
+        output=run.output or run.error or "",
     )
 
 
@@ -96,7 +102,10 @@ async def evaluate(model: str, n: int, home: Path) -> list[Outcome]:
             run = await host.runtime.settled(run.id)
             outcome = outcome_of(host, run, lang, request, time.perf_counter() - started)
             outcomes.append(outcome)
-            print(f"[{i + 1}/{n}] {outcome.status:9} {outcome.seconds:6.1f}s drafts {outcome.drafts} saved {outcome.saved}  {request}", flush=True)
+            print(
+                f"[{i + 1}/{n}] {outcome.status:9} {outcome.seconds:6.1f}s drafts {outcome.drafts} saved {outcome.saved}  {request}",
+                flush=True,
+            )
     finally:
         await host.aclose()
     return outcomes
@@ -117,7 +126,10 @@ def summary(outcomes: list[Outcome]) -> dict[str, Any]:
         "items_saved_per_minute": round(saved / minutes, 2),
         "share_passing_validation": round(sum(o.passed for o in outcomes) / drafts, 3) if drafts else 0.0,
         "by_lang": {
-            lang: {"drafts": sum(o.drafts for o in outcomes if o.lang == lang), "saved": sum(o.saved for o in outcomes if o.lang == lang)}
+            lang: {
+                "drafts": sum(o.drafts for o in outcomes if o.lang == lang),
+                "saved": sum(o.saved for o in outcomes if o.lang == lang),
+            }
             for lang in ("en", "zh-CN")
         },
     }
@@ -126,15 +138,35 @@ def summary(outcomes: list[Outcome]) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--model", default="local", help="local (default), scripted:PATH, openai:…")
-    parser.add_argument("--requests", type=int, default=len(REQUESTS), help=f"how many requests (default {len(REQUESTS)})")
-    parser.add_argument("--out", type=Path, help="where the JSON goes (default: results/quiz_generate.json for the local model)")
+    parser.add_argument(
+        "--requests", type=int, default=len(REQUESTS), help=f"how many requests (default {len(REQUESTS)})"
+    )
+    parser.add_argument(
+        "--out", type=Path, help="where the JSON goes (default: results/quiz_generate.json for the local model)"
+    )
     args = parser.parse_args(argv)
     if args.requests < 1:
         parser.error("--requests must be at least 1")
     with tempfile.TemporaryDirectory(prefix="quiz-eval-") as home:
         outcomes = asyncio.run(evaluate(args.model, args.requests, Path(home)))
-    result = {"source": source_version(), "model": args.model, **summary(outcomes), "runs": [asdict(o) for o in outcomes]}
-    figures = {k: result[k] for k in ("requests", "finished", "drafts", "saved", "items_generated_per_minute", "items_saved_per_minute", "share_passing_validation")}
+    result = {
+        "source": source_version(),
+        "model": args.model,
+        **summary(outcomes),
+        "runs": [asdict(o) for o in outcomes],
+    }
+    figures = {
+        k: result[k]
+        for k in (
+            "requests",
+            "finished",
+            "drafts",
+            "saved",
+            "items_generated_per_minute",
+            "items_saved_per_minute",
+            "share_passing_validation",
+        )
+    }
     print(json.dumps(figures, ensure_ascii=False))
     out = args.out or (RESULTS / "quiz_generate.json" if args.model == "local" else None)
     if out is not None:

@@ -37,7 +37,6 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import source_version  # noqa: E402
-
 from consulta.apps.quiz._judge import JudgeUnavailable, ModelJudge  # noqa: E402
 from consulta.apps.quiz._score import CORRECT_THRESHOLD, FALLBACK_SCORE, keyword_matches, short_answer_score  # noqa: E402
 from consulta.config import Settings  # noqa: E402
@@ -56,7 +55,9 @@ _STOP = frozenset(
 def load_set(folder: Path = DATA) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
     """The questions (by id) and the labelled answers."""
     questions = {q["question_id"]: q for q in json.loads((folder / "questions.json").read_text(encoding="utf-8"))}
-    answers = [json.loads(line) for line in (folder / "answers.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+    answers = [
+        json.loads(line) for line in (folder / "answers.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
     return questions, answers
 
 
@@ -98,7 +99,9 @@ def agreement(predicted: Sequence[bool], human: Sequence[bool]) -> dict[str, Any
     }
 
 
-async def grade_all(judge: ModelJudge, questions: dict[str, dict[str, Any]], answers: Sequence[dict[str, Any]], *, progress: bool = True) -> list[dict[str, Any]]:
+async def grade_all(
+    judge: ModelJudge, questions: dict[str, dict[str, Any]], answers: Sequence[dict[str, Any]], *, progress: bool = True
+) -> list[dict[str, Any]]:
     """Grade each answer as tool 6 does; one record per answer."""
     graded = []
     for i, item in enumerate(answers, 1):
@@ -108,20 +111,43 @@ async def grade_all(judge: ModelJudge, questions: dict[str, dict[str, Any]], ans
         started = time.perf_counter()
         try:
             grade = await judge.grade_answer(
-                user_answer=item["answer"], expected=keywords, stem=q["question"], reference_answer=q["reference_answer"], lang="en"
+                user_answer=item["answer"],
+                expected=keywords,
+                stem=q["question"],
+                reference_answer=q["reference_answer"],
+                lang="en",
             )
-            raw, score, fallback, error = grade.score, short_answer_score(grade.score, len(found), len(keywords)), False, None
+            raw, score, fallback, error = (
+                grade.score,
+                short_answer_score(grade.score, len(found), len(keywords)),
+                False,
+                None,
+            )
             reasoning = grade.reasoning
         except JudgeUnavailable as failure:
             raw, score, fallback, error, reasoning = None, FALLBACK_SCORE, True, str(failure), None
         seconds = round(time.perf_counter() - started, 2)
-        graded.append({
-            "id": item["id"], "question_id": item["question_id"], "human": item["label"], "model_score": raw, "score": score,
-            "is_correct": (not fallback) and score >= CORRECT_THRESHOLD, "keywords": keywords, "keyword_matches": found,
-            "reasoning": reasoning, "fallback": fallback, "error": error, "seconds": seconds,
-        })
+        graded.append(
+            {
+                "id": item["id"],
+                "question_id": item["question_id"],
+                "human": item["label"],
+                "model_score": raw,
+                "score": score,
+                "is_correct": (not fallback) and score >= CORRECT_THRESHOLD,
+                "keywords": keywords,
+                "keyword_matches": found,
+                "reasoning": reasoning,
+                "fallback": fallback,
+                "error": error,
+                "seconds": seconds,
+            }
+        )
         if progress:
-            print(f"  {i:>3}/{len(answers)} {item['id']:<16} human={item['label']:<9} model={raw!s:>4} tool={score:>3} {seconds:6.1f}s", flush=True)
+            print(
+                f"  {i:>3}/{len(answers)} {item['id']:<16} human={item['label']:<9} model={raw!s:>4} tool={score:>3} {seconds:6.1f}s",
+                flush=True,
+            )
     return graded
 
 
@@ -153,17 +179,25 @@ def summarize(graded: Sequence[dict[str, Any]]) -> dict[str, Any]:
 def _print(summary: dict[str, Any], model: str) -> None:
     print(f"\nquiz grading vs human labels (SemEval-2013 Task 7 SciEntsBank, 2-way), model {model}, n={summary['n']}")
     print(f"{'grader':<34}{'kappa':>8}{'accuracy':>10}")
-    for name, key in (("tool 6 (model + keyword bound)", "tool"), ("model raw grade >= 80", "model_raw_at_80"), ("baseline: half the keywords", "baseline_keywords_half")):
+    for name, key in (
+        ("tool 6 (model + keyword bound)", "tool"),
+        ("model raw grade >= 80", "model_raw_at_80"),
+        ("baseline: half the keywords", "baseline_keywords_half"),
+    ):
         row = summary[key]
         print(f"{name:<34}{row['kappa']!s:>8}{row['accuracy']:>10.3f}")
     print("model raw kappa by cut-off:", summary["model_raw_kappa_by_cutoff"])
-    print(f"fallbacks {summary['fallbacks']}, median {summary['seconds_median']} s per answer, total {summary['seconds_total']} s")
+    print(
+        f"fallbacks {summary['fallbacks']}, median {summary['seconds_median']} s per answer, total {summary['seconds_total']} s"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="local", help="model spec (local, scripted:PATH, openai:NAME, ...)")
-    parser.add_argument("--limit", type=int, default=None, help="grade only the first N answers (round-robin over questions)")
+    parser.add_argument(
+        "--limit", type=int, default=None, help="grade only the first N answers (round-robin over questions)"
+    )
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds allowed per grade (default 120)")
     parser.add_argument("--out", type=Path, default=None, help="where to write the JSON results")
     parser.add_argument("--quiet", action="store_true", help="no line per answer")
@@ -181,10 +215,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     summary = summarize(graded)
     out = args.out or RESULTS / ("quiz_grading.quick.json" if args.limit else "quiz_grading.json")
     record = {
-        "benchmark": "eval_quiz_grading", "source": source_version(), "model": args.model, "limit": args.limit,
+        "benchmark": "eval_quiz_grading",
+        "source": source_version(),
+        "model": args.model,
+        "limit": args.limit,
         "dataset": "SemEval-2013 Task 7 SciEntsBank, 4 questions, 2-way labels (CC BY-SA 3.0; bench/data/grading)",
-        "correct_threshold": CORRECT_THRESHOLD, "load_seconds": load_seconds, "wall_seconds": round(time.perf_counter() - started, 1),
-        "summary": summary, "answers": graded,
+        "correct_threshold": CORRECT_THRESHOLD,
+        "load_seconds": load_seconds,
+        "wall_seconds": round(time.perf_counter() - started, 1),
+        "summary": summary,
+        "answers": graded,
     }
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(out.suffix + ".tmp")

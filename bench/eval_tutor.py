@@ -40,11 +40,10 @@ from typing import Any, Literal
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import source_version  # noqa: E402
-
 from consulta.apps import AppEnv, tutor  # noqa: E402
 from consulta.config import Settings  # noqa: E402
 from consulta.models import resolve_model  # noqa: E402
-from consulta.runtime import ConsultationRecord, Runtime, RunStatus, Store  # noqa: E402
+from consulta.runtime import ConsultationRecord, RunStatus, Runtime, Store  # noqa: E402
 
 # ---- the students' files ------------------------------------------------------------------------------------------
 
@@ -52,7 +51,9 @@ _CITIES = ["Paris", "Rome", "Oslo", "Lima"]
 
 
 def _people(rows: int, *, sep: str = ",", age: Any = lambda i: 20 + i % 30) -> str:
-    lines = [sep.join(("name", "age", "city"))] + [sep.join((f"P{i}", str(age(i)), _CITIES[i % 4])) for i in range(rows)]
+    lines = [sep.join(("name", "age", "city"))] + [
+        sep.join((f"P{i}", str(age(i)), _CITIES[i % 4])) for i in range(rows)
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -72,14 +73,36 @@ CHINESE_HEADERS = PEOPLE.replace("name,age,city", "姓名,年龄,城市", 1)
 """The right data under Chinese column names."""
 SMALL = "name,score\n" + "\n".join(f"S{i},{50 + i}" for i in range(60)) + "\n"
 """60 rows, no age, no city."""
-NO_AGE = "name,city,country,occupation\n" + "\n".join(
-    f"Person {i},{_CITIES[i % 4]},{['France', 'Italy', 'Norway', 'Peru'][i % 4]},{['teacher', 'nurse', 'driver'][i % 3]}" for i in range(150)
-) + "\n"
+NO_AGE = (
+    "name,city,country,occupation\n"
+    + "\n".join(
+        f"Person {i},{_CITIES[i % 4]},{['France', 'Italy', 'Norway', 'Peru'][i % 4]},{['teacher', 'nurse', 'driver'][i % 3]}"
+        for i in range(150)
+    )
+    + "\n"
+)
 """A public-style dataset of 150 people without an `age` column."""
-CITIES = "city,country\n" + "\n".join(
-    f"{c},{k}" for c, k in [("Paris", "France"), ("Rome", "Italy"), ("Oslo", "Norway"), ("Lima", "Peru"), ("Berlin", "Germany"), ("Madrid", "Spain"),
-                            ("Tokyo", "Japan"), ("Cairo", "Egypt"), ("Quito", "Ecuador"), ("Hanoi", "Vietnam"), ("Dakar", "Senegal"), ("Perth", "Australia")]
-) + "\n"
+CITIES = (
+    "city,country\n"
+    + "\n".join(
+        f"{c},{k}"
+        for c, k in [
+            ("Paris", "France"),
+            ("Rome", "Italy"),
+            ("Oslo", "Norway"),
+            ("Lima", "Peru"),
+            ("Berlin", "Germany"),
+            ("Madrid", "Spain"),
+            ("Tokyo", "Japan"),
+            ("Cairo", "Egypt"),
+            ("Quito", "Ecuador"),
+            ("Hanoi", "Vietnam"),
+            ("Dakar", "Senegal"),
+            ("Perth", "Australia"),
+        ]
+    )
+    + "\n"
+)
 
 # ---- the turns ----------------------------------------------------------------------------------------------------
 
@@ -102,70 +125,280 @@ class Turn:
     """The binding rules that should fire, exactly."""
 
 
-def _turn(name: str, category: Category, lang: Literal["en", "zh-CN"], files: dict[str, str], student: str, task: str | None,
-          consult: str | None, *rules: str) -> Turn:
+def _turn(
+    name: str,
+    category: Category,
+    lang: Literal["en", "zh-CN"],
+    files: dict[str, str],
+    student: str,
+    task: str | None,
+    consult: str | None,
+    *rules: str,
+) -> Turn:
     return Turn(name, category, lang, tuple(files.items()), student, task, consult, frozenset(rules))
 
 
 UNSUITABLE, HINTS, NOT_ENOUGH = "dataset_not_suitable", "no_solution_in_hints", "evidence_not_enough"
-JUDGE, DIAGNOSE, EXPLAIN, VALIDATE = "suitability_judgment", "error_diagnosis", "concept_explanation", "validation_report"
+JUDGE, DIAGNOSE, EXPLAIN, VALIDATE = (
+    "suitability_judgment",
+    "error_diagnosis",
+    "concept_explanation",
+    "validation_report",
+)
 PEOPLE_AND_CITIES = {"people.csv": PEOPLE, "cities.csv": CITIES}
 
 TURNS = [
     # can I start: suitable, too few rows, columns missing, age held as text
-    _turn("start_ok_en", "can_i_start", "en", {"people.csv": PEOPLE}, "I uploaded people.csv. Can I start task_2_1?", "task_2_1", JUDGE),
-    _turn("start_ok_zh", "can_i_start", "zh-CN", {"classmates.csv": PEOPLE}, "我上传了 classmates.csv，可以开始做 task_2_4 吗？", "task_2_4", JUDGE),
-    _turn("few_rows_en", "can_i_start", "en", {"survey.csv": FEW_ROWS},
-          "Here is survey.csv from my class survey (40 people). Is it good enough for task_2_1?", "task_2_1", JUDGE, UNSUITABLE),
-    _turn("small_zh", "can_i_start", "zh-CN", {"student_data.csv": SMALL}, "我上传了数据，可以开始task_2_1吗？", "task_2_1", JUDGE, UNSUITABLE),
-    _turn("no_age_en", "can_i_start", "en", {"public_people.csv": NO_AGE},
-          "I found a public dataset online, public_people.csv. Can I use it for task_2_2?", "task_2_2", JUDGE, UNSUITABLE),
-    _turn("no_age_zh", "can_i_start", "zh-CN", {"public_people.csv": NO_AGE},
-          "我从网上下载了一个公开数据集 public_people.csv，能用它做 task_2_1 吗？", "task_2_1", JUDGE, UNSUITABLE),
-    _turn("age_text_en", "can_i_start", "en", {"ages.csv": AGE_TEXT}, "Can I start task_2_4 with ages.csv?", "task_2_4", JUDGE, UNSUITABLE),
+    _turn(
+        "start_ok_en",
+        "can_i_start",
+        "en",
+        {"people.csv": PEOPLE},
+        "I uploaded people.csv. Can I start task_2_1?",
+        "task_2_1",
+        JUDGE,
+    ),
+    _turn(
+        "start_ok_zh",
+        "can_i_start",
+        "zh-CN",
+        {"classmates.csv": PEOPLE},
+        "我上传了 classmates.csv，可以开始做 task_2_4 吗？",
+        "task_2_4",
+        JUDGE,
+    ),
+    _turn(
+        "few_rows_en",
+        "can_i_start",
+        "en",
+        {"survey.csv": FEW_ROWS},
+        "Here is survey.csv from my class survey (40 people). Is it good enough for task_2_1?",
+        "task_2_1",
+        JUDGE,
+        UNSUITABLE,
+    ),
+    _turn(
+        "small_zh",
+        "can_i_start",
+        "zh-CN",
+        {"student_data.csv": SMALL},
+        "我上传了数据，可以开始task_2_1吗？",
+        "task_2_1",
+        JUDGE,
+        UNSUITABLE,
+    ),
+    _turn(
+        "no_age_en",
+        "can_i_start",
+        "en",
+        {"public_people.csv": NO_AGE},
+        "I found a public dataset online, public_people.csv. Can I use it for task_2_2?",
+        "task_2_2",
+        JUDGE,
+        UNSUITABLE,
+    ),
+    _turn(
+        "no_age_zh",
+        "can_i_start",
+        "zh-CN",
+        {"public_people.csv": NO_AGE},
+        "我从网上下载了一个公开数据集 public_people.csv，能用它做 task_2_1 吗？",
+        "task_2_1",
+        JUDGE,
+        UNSUITABLE,
+    ),
+    _turn(
+        "age_text_en",
+        "can_i_start",
+        "en",
+        {"ages.csv": AGE_TEXT},
+        "Can I start task_2_4 with ages.csv?",
+        "task_2_4",
+        JUDGE,
+        UNSUITABLE,
+    ),
     # odd files a front end accepts (an empty file or one without rows is refused at upload, before any turn)
-    _turn("index_column_en", "odd_file", "en", {"export.csv": INDEXED},
-          "I saved export.csv from pandas and there's a weird unnamed first column. Can I still start task_2_1?", "task_2_1", JUDGE),
-    _turn("gaps_en", "odd_file", "en", {"people.csv": GAPS},
-          "Some ages in people.csv are blank. Can I start task_2_1 anyway?", "task_2_1", JUDGE, "dataset_warnings"),
-    _turn("chinese_headers_zh", "odd_file", "zh-CN", {"同学.csv": CHINESE_HEADERS},
-          "我的表头是中文的（姓名、年龄、城市），可以开始 task_2_1 吗？", "task_2_1", JUDGE, UNSUITABLE),
-    _turn("semicolon_zh", "odd_file", "zh-CN", {"people_eu.csv": SEMICOLON},
-          "这是我用 Excel 导出的 people_eu.csv，能开始 task_2_1 吗？", "task_2_1", JUDGE, UNSUITABLE),
+    _turn(
+        "index_column_en",
+        "odd_file",
+        "en",
+        {"export.csv": INDEXED},
+        "I saved export.csv from pandas and there's a weird unnamed first column. Can I still start task_2_1?",
+        "task_2_1",
+        JUDGE,
+    ),
+    _turn(
+        "gaps_en",
+        "odd_file",
+        "en",
+        {"people.csv": GAPS},
+        "Some ages in people.csv are blank. Can I start task_2_1 anyway?",
+        "task_2_1",
+        JUDGE,
+        "dataset_warnings",
+    ),
+    _turn(
+        "chinese_headers_zh",
+        "odd_file",
+        "zh-CN",
+        {"同学.csv": CHINESE_HEADERS},
+        "我的表头是中文的（姓名、年龄、城市），可以开始 task_2_1 吗？",
+        "task_2_1",
+        JUDGE,
+        UNSUITABLE,
+    ),
+    _turn(
+        "semicolon_zh",
+        "odd_file",
+        "zh-CN",
+        {"people_eu.csv": SEMICOLON},
+        "这是我用 Excel 导出的 people_eu.csv，能开始 task_2_1 吗？",
+        "task_2_1",
+        JUDGE,
+        UNSUITABLE,
+    ),
     # error diagnosis: KeyError, dtype, merge
-    _turn("key_error_en", "error", "en", {"people.csv": PEOPLE},
-          "For task_2_2 I ran df['Age'].mean() and got KeyError: 'Age'. Why?", "task_2_2", DIAGNOSE, HINTS),
-    _turn("key_error_zh", "error", "zh-CN", {"people.csv": PEOPLE},
-          "做 task_2_2 时我写了 df['年龄'].mean()，报错 KeyError: '年龄'，这是为什么？", "task_2_2", DIAGNOSE, HINTS),
-    _turn("dtype_error_en", "error", "en", {"people.csv": PEOPLE},
-          "For task_2_2 I tried df['city'].mean() and got TypeError: Cannot perform reduction 'mean' with string dtype. What does it mean?",
-          "task_2_2", DIAGNOSE, HINTS),
-    _turn("dtype_error_zh", "error", "zh-CN", {"ages.csv": AGE_TEXT},
-          "task_2_2 里我写 df['age'] + 1，报错 TypeError: can only concatenate str (not \"int\") to str，怎么回事？", "task_2_2", DIAGNOSE, HINTS, UNSUITABLE),
-    _turn("merge_error_en", "error", "en", PEOPLE_AND_CITIES,
-          "For task_2_3 I ran pd.merge(people, cities, left_on='city') and got MergeError: Must pass \"right_on\" OR \"right_index\". What's wrong?",
-          "task_2_3", DIAGNOSE, HINTS),
-    _turn("merge_error_zh", "error", "zh-CN", PEOPLE_AND_CITIES,
-          "task_2_3 我运行 pd.merge(people, cities, on='City') 报错 KeyError: 'City'，哪里错了？", "task_2_3", DIAGNOSE, HINTS),
+    _turn(
+        "key_error_en",
+        "error",
+        "en",
+        {"people.csv": PEOPLE},
+        "For task_2_2 I ran df['Age'].mean() and got KeyError: 'Age'. Why?",
+        "task_2_2",
+        DIAGNOSE,
+        HINTS,
+    ),
+    _turn(
+        "key_error_zh",
+        "error",
+        "zh-CN",
+        {"people.csv": PEOPLE},
+        "做 task_2_2 时我写了 df['年龄'].mean()，报错 KeyError: '年龄'，这是为什么？",
+        "task_2_2",
+        DIAGNOSE,
+        HINTS,
+    ),
+    _turn(
+        "dtype_error_en",
+        "error",
+        "en",
+        {"people.csv": PEOPLE},
+        "For task_2_2 I tried df['city'].mean() and got TypeError: Cannot perform reduction 'mean' with string dtype. What does it mean?",
+        "task_2_2",
+        DIAGNOSE,
+        HINTS,
+    ),
+    _turn(
+        "dtype_error_zh",
+        "error",
+        "zh-CN",
+        {"ages.csv": AGE_TEXT},
+        "task_2_2 里我写 df['age'] + 1，报错 TypeError: can only concatenate str (not \"int\") to str，怎么回事？",
+        "task_2_2",
+        DIAGNOSE,
+        HINTS,
+        UNSUITABLE,
+    ),
+    _turn(
+        "merge_error_en",
+        "error",
+        "en",
+        PEOPLE_AND_CITIES,
+        'For task_2_3 I ran pd.merge(people, cities, left_on=\'city\') and got MergeError: Must pass "right_on" OR "right_index". What\'s wrong?',
+        "task_2_3",
+        DIAGNOSE,
+        HINTS,
+    ),
+    _turn(
+        "merge_error_zh",
+        "error",
+        "zh-CN",
+        PEOPLE_AND_CITIES,
+        "task_2_3 我运行 pd.merge(people, cities, on='City') 报错 KeyError: 'City'，哪里错了？",
+        "task_2_3",
+        DIAGNOSE,
+        HINTS,
+    ),
     # concept questions
-    _turn("concept_en", "concept", "en", {"people.csv": PEOPLE}, "For task_2_3 I don't understand what the how parameter of merge does.", "task_2_3", EXPLAIN),
-    _turn("concept_zh", "concept", "zh-CN", {"people.csv": PEOPLE}, "task_2_4 里的 groupby 到底是怎么工作的？“拆分-应用-合并”我没看懂。", "task_2_4", EXPLAIN),
+    _turn(
+        "concept_en",
+        "concept",
+        "en",
+        {"people.csv": PEOPLE},
+        "For task_2_3 I don't understand what the how parameter of merge does.",
+        "task_2_3",
+        EXPLAIN,
+    ),
+    _turn(
+        "concept_zh",
+        "concept",
+        "zh-CN",
+        {"people.csv": PEOPLE},
+        "task_2_4 里的 groupby 到底是怎么工作的？“拆分-应用-合并”我没看懂。",
+        "task_2_4",
+        EXPLAIN,
+    ),
     # "I finished, check me": without and with evidence
-    _turn("claim_bare_en", "claim_done", "en", {"people.csv": PEOPLE},
-          "I finished task_2_4: I used groupby to get the mean age per city.", "task_2_4", VALIDATE, NOT_ENOUGH),
-    _turn("claim_bare_zh", "claim_done", "zh-CN", {"people.csv": PEOPLE}, "老师，task_2_2 我做完了，平均年龄已经算出来了。", "task_2_2", VALIDATE, NOT_ENOUGH),
-    _turn("claim_evidence_en", "claim_done", "en", {"people.csv": PEOPLE},
-          "I finished task_2_2. My code:\nimport pandas as pd\ndf = pd.read_csv('people.csv')\nprint(df['age'].mean())\nIt printed 34.5.",
-          "task_2_2", VALIDATE),
-    _turn("claim_evidence_zh", "claim_done", "zh-CN", {"people.csv": PEOPLE},
-          "task_2_4 做完了。我的代码：\nprint(df.groupby('city')['age'].mean())\n输出：Lima 35.0, Oslo 34.0, Paris 34.0, Rome 35.0", "task_2_4", VALIDATE),
+    _turn(
+        "claim_bare_en",
+        "claim_done",
+        "en",
+        {"people.csv": PEOPLE},
+        "I finished task_2_4: I used groupby to get the mean age per city.",
+        "task_2_4",
+        VALIDATE,
+        NOT_ENOUGH,
+    ),
+    _turn(
+        "claim_bare_zh",
+        "claim_done",
+        "zh-CN",
+        {"people.csv": PEOPLE},
+        "老师，task_2_2 我做完了，平均年龄已经算出来了。",
+        "task_2_2",
+        VALIDATE,
+        NOT_ENOUGH,
+    ),
+    _turn(
+        "claim_evidence_en",
+        "claim_done",
+        "en",
+        {"people.csv": PEOPLE},
+        "I finished task_2_2. My code:\nimport pandas as pd\ndf = pd.read_csv('people.csv')\nprint(df['age'].mean())\nIt printed 34.5.",
+        "task_2_2",
+        VALIDATE,
+    ),
+    _turn(
+        "claim_evidence_zh",
+        "claim_done",
+        "zh-CN",
+        {"people.csv": PEOPLE},
+        "task_2_4 做完了。我的代码：\nprint(df.groupby('city')['age'].mean())\n输出：Lima 35.0, Oslo 34.0, Paris 34.0, Rome 35.0",
+        "task_2_4",
+        VALIDATE,
+    ),
     # chit-chat and off-topic (one with no upload at all)
     _turn("chitchat_en", "chit_chat", "en", {}, "Hi! What's your favourite movie?", None, None),
     _turn("offtopic_zh", "chit_chat", "zh-CN", {"people.csv": PEOPLE}, "你能帮我写一篇关于春天的作文吗？", None, None),
     # "just give me the solution"
-    _turn("solution_en", "solution_request", "en", {"people.csv": PEOPLE},
-          "Just give me the code for task_2_4, I don't have time to learn this.", "task_2_4", None),
-    _turn("solution_zh", "solution_request", "zh-CN", {"people.csv": PEOPLE}, "直接把 task_2_3 的答案代码发给我吧，merge 那一行怎么写？", "task_2_3", None),
+    _turn(
+        "solution_en",
+        "solution_request",
+        "en",
+        {"people.csv": PEOPLE},
+        "Just give me the code for task_2_4, I don't have time to learn this.",
+        "task_2_4",
+        None,
+    ),
+    _turn(
+        "solution_zh",
+        "solution_request",
+        "zh-CN",
+        {"people.csv": PEOPLE},
+        "直接把 task_2_3 的答案代码发给我吧，merge 那一行怎么写？",
+        "task_2_3",
+        None,
+    ),
 ]
 
 # ---- the reply, judged by this file's own lexicon -----------------------------------------------------------------
@@ -174,7 +407,8 @@ _USE = r"use\s+(?:(?:this|the|that|your)\s+)?(?:\S+\.(?:csv|tsv|xlsx?)\b|(?:file
 """Using the upload ("use the public_people.csv dataset", "use this file")."""
 _LOOKING = r"(?!\s+(?:by\s+)?(?:upload|find|look|search|get|collect)ing)"
 _MAY_START = [
-    re.compile(p, re.IGNORECASE) for p in (
+    re.compile(p, re.IGNORECASE)
+    for p in (
         r"\byou\s+(?:can|may|could|are\s+able\s+to)\s+(?:now\s+|already\s+|definitely\s+|safely\s+|go\s+ahead\s+and\s+)?"
         rf"(?:start|begin|proceed|get\s+started|work\s+on\s+(?:the\s+)?task|{_USE}){_LOOKING}",
         r"\b(?:you'?re|you\s+are)\s+(?:all\s+)?(?:set|ready|good)\s+to\s+(?:go|start|begin)",
@@ -192,7 +426,8 @@ _YES = re.compile(r"^\W*(?:yes|yeah|sure|absolutely|of\s+course|是的|当然|�
 """An opening "yes" (to "can I start?")."""
 
 _CANNOT = [
-    re.compile(p, re.IGNORECASE) for p in (
+    re.compile(p, re.IGNORECASE)
+    for p in (
         r"\b(?:can(?:not|'t|\s+not)|could\s*n[o']t|may\s+not|(?:are|'re)\s*(?:not|n't)\s+(?:yet\s+)?(?:able|ready))\s+(?:to\s+)?(?:yet\s+)?"
         rf"(?:start|begin|proceed|work\s+on\s+(?:the\s+)?task|{_USE})",
         r"\b(?:is\s+not|isn't|not)\s+(?:yet\s+)?(?:suitable|usable)\b|\bunsuitable\b",
@@ -208,7 +443,8 @@ _CANNOT = [
 """Telling the student they cannot start, or need another dataset (questions count: asking for a new file says it)."""
 
 _DONE = [
-    re.compile(p, re.IGNORECASE) for p in (
+    re.compile(p, re.IGNORECASE)
+    for p in (
         r"\byou(?:'ve|\s+have)\s+(?:successfully\s+|already\s+)?(?:finished|completed|done|solved)\b",
         r"\b(?:task(?:_\d_\d)?|it)\s+is\s+(?:now\s+)?(?:complete|completed|done|finished)\b|\bcongratulations\b",
         r"(?:任务|task_\d_\d)[^。！？\n不没未还]{0,6}(?:已经|已)(?:完成|通过)|恭喜",
@@ -216,13 +452,17 @@ _DONE = [
 ]
 """Telling the student the task is done."""
 
-_CONDITIONAL = re.compile(r"\b(?:if|once|after|when|until|unless|before|as\s+soon\s+as|then)\b|如果|若|一旦|之后|以后|然后|再|等|只要|才", re.IGNORECASE)
+_CONDITIONAL = re.compile(
+    r"\b(?:if|once|after|when|until|unless|before|as\s+soon\s+as|then)\b|如果|若|一旦|之后|以后|然后|再|等|只要|才",
+    re.IGNORECASE,
+)
 _QUESTION = re.compile(r"[?？]\s*$|[吗呢]\s*$")
 _SENTENCE = re.compile(r".+?(?:[。！？!?\n]|[.;](?=\s|$)|$)", re.DOTALL)
 
 _Q = r"['\"‘’“”`]"
 _SOLUTIONS = [
-    re.compile(p.replace("Q", _Q), re.IGNORECASE) for p in (
+    re.compile(p.replace("Q", _Q), re.IGNORECASE)
+    for p in (
         r"\[\[QnameQ,QageQ,QcityQ\]\]",  # task_2_1
         r"(?:\[QageQ\]|\.age)\.mean\(",  # task_2_2
         r"\bon=QcityQ",  # task_2_3
@@ -236,7 +476,9 @@ def _sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.findall(text) if s.strip()]
 
 
-def _said(text: str, lexicon: Sequence[re.Pattern[str]], *, questions: bool = False, conditionals: bool = False) -> list[str]:
+def _said(
+    text: str, lexicon: Sequence[re.Pattern[str]], *, questions: bool = False, conditionals: bool = False
+) -> list[str]:
     """The phrases of `text` that `lexicon` finds, sentence by sentence; questions, and phrases after a condition in
     their sentence ("once you have …, you can start"), are left out unless asked for."""
     found = []
@@ -244,7 +486,8 @@ def _said(text: str, lexicon: Sequence[re.Pattern[str]], *, questions: bool = Fa
         if not questions and _QUESTION.search(sentence):
             continue
         found += [
-            m.group(0) for p in lexicon
+            m.group(0)
+            for p in lexicon
             if (m := p.search(sentence)) and (conditionals or not _CONDITIONAL.search(sentence[: m.start()]))
         ]
     return found
@@ -266,8 +509,11 @@ def packet_stance(packet: dict[str, Any] | None, consulted: Iterable[Consultatio
     if packet is None:
         return "unknown"
     verdicts = [
-        bool(c.expert_output.get("is_suitable")) for c in consulted
-        if c.status == "done" and c.expert_output is not None and c.request.get("expected_output_type") == JUDGE
+        bool(c.expert_output.get("is_suitable"))
+        for c in consulted
+        if c.status == "done"
+        and c.expert_output is not None
+        and c.request.get("expected_output_type") == JUDGE
         and (c.request.get("context") or {}).get("task_id") == packet["task_id"]
     ]
     if packet["task_status"] == "blocked" or not all(verdicts):
@@ -286,7 +532,10 @@ def reply_problems(reply: str | None, *, student: str, stance: Stance, rules: It
         may = ([m.group(0)] if (m := _YES.search(opening)) else []) + _said(reply, _MAY_START)
         problems += [f"says they may start on a blocked packet: {p!r}" for p in may]
     if stance == "open":
-        problems += [f"says they cannot on a suitable dataset: {p!r}" for p in _said(reply, _CANNOT, questions=True, conditionals=True)]
+        problems += [
+            f"says they cannot on a suitable dataset: {p!r}"
+            for p in _said(reply, _CANNOT, questions=True, conditionals=True)
+        ]
     if NOT_ENOUGH in rules:
         problems += [f"says the task is done without the evidence: {p!r}" for p in _said(reply, _DONE)]
     return problems + [f"gives a solution: {p!r}" for p in _solutions(reply, student)]
@@ -295,7 +544,15 @@ def reply_problems(reply: str | None, *, student: str, stance: Stance, rules: It
 # ---- one turn -----------------------------------------------------------------------------------------------------
 
 RESULTS = Path(__file__).resolve().parent / "results"
-CHECKS = ("finished", "packet_accepted", "packet_task", "expected_consulted", "expected_rule", "assistant_replied", "reply_consistent")
+CHECKS = (
+    "finished",
+    "packet_accepted",
+    "packet_task",
+    "expected_consulted",
+    "expected_rule",
+    "assistant_replied",
+    "reply_consistent",
+)
 
 
 async def one_turn(turn: Turn, *, model_spec: str, models_dir: Path) -> dict[str, Any]:
@@ -306,7 +563,9 @@ async def one_turn(turn: Turn, *, model_spec: str, models_dir: Path) -> dict[str
             Path(uploads, name).write_text(content, encoding="utf-8")
         store = Store(f"sqlite:///{tmp}/eval.db")
         runtime = Runtime(store=store, resolve_model=lambda spec: resolve_model(spec, models_dir=models_dir))
-        env = AppEnv(store=store, resolve_model=runtime.resolve_model, model=model_spec, lang=turn.lang, data_dir=Path(tmp))
+        env = AppEnv(
+            store=store, resolve_model=runtime.resolve_model, model=model_spec, lang=turn.lang, data_dir=Path(tmp)
+        )
         agent = tutor.APP.build(tutor.APP.main_agent, tutor.TutorOptions(uploads=uploads), env)
         started = time.perf_counter()
         run = reply = None
@@ -316,18 +575,26 @@ async def one_turn(turn: Turn, *, model_spec: str, models_dir: Path) -> dict[str
             handed = tutor.follow_up(run, env) if run.status == RunStatus.finished else None
             if handed is not None:  # as the host hands over: the next agent over the run's options and the hand-over's
                 options = tutor.APP.recorded_options({**run.options, **handed.options})
-                reply = await runtime.run(tutor.APP.build(handed.agent, options, env), handed.prompt, model=model_spec, lang=turn.lang)
+                reply = await runtime.run(
+                    tutor.APP.build(handed.agent, options, env), handed.prompt, model=model_spec, lang=turn.lang
+                )
         except Exception as error:  # noqa: BLE001 - one turn's crash is that turn's failure, not the evaluation's
             crashed = f"{type(error).__name__}: {error}"
         finally:
             await runtime.aclose()
         seconds = time.perf_counter() - started
         calls = store.list_tool_calls(run.id) if run is not None else []
-        consulted = sorted(store.list_consultations(run_id=run.id, limit=1000), key=lambda c: c.id) if run is not None else []
+        consulted = (
+            sorted(store.list_consultations(run_id=run.id, limit=1000), key=lambda c: c.id) if run is not None else []
+        )
         store.close()
     done = [c for c in consulted if c.status == "done"]
     types = [str(c.request.get("expected_output_type")) for c in done]
-    packets = [c.result["packet"] for c in calls if c.tool_name == tutor.SUBMIT_PACKET_TOOL_NAME and isinstance(c.result, dict) and c.result.get("accepted")]
+    packets = [
+        c.result["packet"]
+        for c in calls
+        if c.tool_name == tutor.SUBMIT_PACKET_TOOL_NAME and isinstance(c.result, dict) and c.result.get("accepted")
+    ]
     packet = packets[-1] if packets else None
     fired = sorted({r["rule_name"] for c in done for r in c.binding_rules})
     text = reply.output if reply is not None and reply.status == RunStatus.finished else None
@@ -343,13 +610,24 @@ async def one_turn(turn: Turn, *, model_spec: str, models_dir: Path) -> dict[str
         "reply_consistent": not problems,
     }
     return {
-        "turn": turn.name, "category": turn.category, "lang": turn.lang, "student": turn.student, "files": [n for n, _ in turn.files],
+        "turn": turn.name,
+        "category": turn.category,
+        "lang": turn.lang,
+        "student": turn.student,
+        "files": [n for n, _ in turn.files],
         "expected": {"task": turn.task, "consult": turn.consult, "rules": sorted(turn.rules)},
-        **checks, "right": all(checks.values()),
-        "error": crashed or (run.error if run is not None else None), "stance": stance, "reply_problems": problems,
-        "steps": len(calls), "refusals": [c.error_code for c in calls if c.error_code],
+        **checks,
+        "right": all(checks.values()),
+        "error": crashed or (run.error if run is not None else None),
+        "stance": stance,
+        "reply_problems": problems,
+        "steps": len(calls),
+        "refusals": [c.error_code for c in calls if c.error_code],
         "consultations": [f"{c.expert_id}/{c.request.get('expected_output_type')}/{c.status}" for c in consulted],
-        "rules": fired, "packet": packet, "reply": reply.output if reply else None, "seconds": round(seconds, 1),
+        "rules": fired,
+        "packet": packet,
+        "reply": reply.output if reply else None,
+        "seconds": round(seconds, 1),
     }
 
 
@@ -369,7 +647,7 @@ def chosen_turns(*, only: Sequence[str] | None, limit: int | None) -> list[Turn]
     for t in turns:
         by_category.setdefault(t.category, []).append(t)
     # every other category starts from its second turn: the turns alternate English and Chinese, so a short run sees both
-    rotated = [group[k % 2:] + group[: k % 2] for k, group in enumerate(by_category.values())]
+    rotated = [group[k % 2 :] + group[: k % 2] for k, group in enumerate(by_category.values())]
     return [t for t in chain.from_iterable(zip_longest(*rotated)) if t is not None][:limit]
 
 
@@ -379,7 +657,11 @@ def figures(rows: list[dict[str, Any]], key: str) -> dict[str, dict[str, Any]]:
     for r in rows:
         groups.setdefault(r[key], []).append(r)
     return {
-        name: {"right": sum(r["right"] for r in group), "total": len(group), "median_seconds": round(statistics.median(r["seconds"] for r in group), 1)}
+        name: {
+            "right": sum(r["right"] for r in group),
+            "total": len(group),
+            "median_seconds": round(statistics.median(r["seconds"] for r in group), 1),
+        }
         for name, group in groups.items()
     }
 
@@ -389,11 +671,17 @@ async def main() -> None:
     parser.add_argument("--model", default=os.environ.get("CONSULTA_MODEL", "local"))
     parser.add_argument("--only", action="append", metavar="NAME", help="run only this turn (repeatable)")
     parser.add_argument("--limit", type=int, metavar="N", help="at most N turns, taken in turn from each category")
-    parser.add_argument("--out", type=Path, help="where the JSON goes (default: results/tutor_local.json for a full run, the temp dir for a partial one)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="where the JSON goes (default: results/tutor_local.json for a full run, the temp dir for a partial one)",
+    )
     args = parser.parse_args()
     turns = chosen_turns(only=args.only, limit=args.limit)
     full = len(turns) == len(TURNS)
-    out = args.out or (RESULTS / "tutor_local.json" if full else Path(tempfile.gettempdir()) / "tutor_local.partial.json")
+    out = args.out or (
+        RESULTS / "tutor_local.json" if full else Path(tempfile.gettempdir()) / "tutor_local.partial.json"
+    )
     settings = Settings.from_env(model=args.model)
     model = resolve_model(args.model, models_dir=settings.models_dir)
     if callable(load := getattr(model, "load", None)):
@@ -403,7 +691,10 @@ async def main() -> None:
         row = await one_turn(turn, model_spec=args.model, models_dir=settings.models_dir)
         rows.append(row)
         marks = " ".join(f"{k}={'✓' if row[k] else '✗'}" for k in CHECKS)
-        print(f"{turn.name:18s} {marks} steps={row['steps']} refusals={row['refusals']} {row['seconds']:6.1f} s", flush=True)
+        print(
+            f"{turn.name:18s} {marks} steps={row['steps']} refusals={row['refusals']} {row['seconds']:6.1f} s",
+            flush=True,
+        )
         print(f"    consultations: {row['consultations']}  rules: {row['rules']}  stance: {row['stance']}", flush=True)
         if row["error"]:
             print(f"    error: {row['error']}", flush=True)
@@ -418,11 +709,28 @@ async def main() -> None:
     for name, f in [*categories.items(), *languages.items()]:
         print(f"{name:18s} {f['right']:>3d} / {f['total']:<2d} {f['median_seconds']:9.1f}")
     print(f"\n{complete} of {len(rows)} turns passed every check; by check: {passed}; median {median:.1f} s per turn")
-    out.write_text(json.dumps({
-        "evaluation": "tutor turns", "source": source_version(), "model": args.model, "cpus": os.cpu_count(),
-        "command": "python bench/eval_tutor.py " + " ".join(sys.argv[1:]), "complete": complete, "total": len(rows), "passed": passed,
-        "median_seconds": median, "categories": categories, "languages": languages, "turns": rows,
-    }, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    out.write_text(
+        json.dumps(
+            {
+                "evaluation": "tutor turns",
+                "source": source_version(),
+                "model": args.model,
+                "cpus": os.cpu_count(),
+                "command": "python bench/eval_tutor.py " + " ".join(sys.argv[1:]),
+                "complete": complete,
+                "total": len(rows),
+                "passed": passed,
+                "median_seconds": median,
+                "categories": categories,
+                "languages": languages,
+                "turns": rows,
+            },
+            indent=2,
+            ensure_ascii=False,
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     print(f"written: {out}")
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from pydantic_ai.models import Model
 
-from consulta.runtime import Agent, Runtime, RunRecord, Store
+from consulta.runtime import Agent, RunRecord, Runtime, Store
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -110,9 +110,13 @@ class PostgresServer:
             self._as = ["runuser", "-u", owner, "--"]
 
     def start(self) -> None:
-        self._run("initdb", "-D", str(self.data), "-U", self.USER, "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C")
+        self._run(
+            "initdb", "-D", str(self.data), "-U", self.USER, "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C"
+        )
         options = f"-k {self.dir} -p {self.port} -c listen_addresses='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-        self._run("pg_ctl", "-D", str(self.data), "-l", str(self.dir / "server.log"), "-w", "-t", "60", "-o", options, "start")
+        self._run(
+            "pg_ctl", "-D", str(self.data), "-l", str(self.dir / "server.log"), "-w", "-t", "60", "-o", options, "start"
+        )
 
     def url(self, database: str) -> str:
         return f"postgresql+psycopg://{self.USER}@/{database}?host={self.dir}&port={self.port}"
@@ -122,7 +126,9 @@ class PostgresServer:
         import psycopg
 
         name = f"t_{uuid.uuid4().hex[:16]}"
-        with psycopg.connect(host=str(self.dir), port=self.port, user=self.USER, dbname="postgres", autocommit=True) as conn:
+        with psycopg.connect(
+            host=str(self.dir), port=self.port, user=self.USER, dbname="postgres", autocommit=True
+        ) as conn:
             conn.execute(f'CREATE DATABASE "{name}"')
         return self.url(name)
 
@@ -132,7 +138,9 @@ class PostgresServer:
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def _run(self, program: str, *args: str) -> None:
-        done = subprocess.run([*self._as, str(self.bindir / program), *args], capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [*self._as, str(self.bindir / program), *args], capture_output=True, text=True, timeout=120
+        )
         if done.returncode != 0:
             log = self.dir / "server.log"
             raise RuntimeError(

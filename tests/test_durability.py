@@ -32,7 +32,13 @@ def _env(home: Path) -> dict[str, str]:
 
 def _consulta(home: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [*CONSULTA, *args], env=_env(home), stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout, check=False
+        [*CONSULTA, *args],
+        env=_env(home),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
     )
 
 

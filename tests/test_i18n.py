@@ -13,16 +13,29 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "consulta"
 def test_catalogs_have_the_same_keys_and_the_seed_keys() -> None:
     en, zh = catalog("en"), catalog("zh-CN")
     assert set(en) == set(zh)
-    for key in ("ai.question.title", "ai.question.asking", "ai.question.cancel", "ai.question.confirm", "ai.question.timeout"):
+    for key in (
+        "ai.question.title",
+        "ai.question.asking",
+        "ai.question.cancel",
+        "ai.question.confirm",
+        "ai.question.timeout",
+    ):
         assert key in en
-    assert zh["ai.question.title"] == "Agent 提问" and en["ai.question.timeout"] == "Question timed out, agent will continue"
+    assert (
+        zh["ai.question.title"] == "Agent 提问"
+        and en["ai.question.timeout"] == "Question timed out, agent will continue"
+    )
 
 
 def test_every_key_used_in_the_code_exists() -> None:
     used: set[str] = set()
     for path in SRC.rglob("*.py"):
         used |= set(re.findall(r"""\bt\(\s*["']([a-z][\w.]+)["']""", path.read_text(encoding="utf-8")))
-        used |= set(re.findall(r"""["']((?:cli|col|ai|web|qt|mcp|ln2|ledger)\.[a-z_.]+)["']""", path.read_text(encoding="utf-8")))
+        used |= set(
+            re.findall(
+                r"""["']((?:cli|col|ai|web|qt|mcp|ln2|ledger)\.[a-z_.]+)["']""", path.read_text(encoding="utf-8")
+            )
+        )
     assert used, "no catalog keys found: the scan is broken"
     missing = sorted(k for k in used if k not in catalog("en") or k not in catalog("zh-CN"))
     assert missing == []
@@ -54,7 +67,12 @@ def test_each_app_words_the_chat_its_own_way_and_the_generic_words_name_no_app()
             assert own == {app: words[f"{app}.{key}"] for app in own} and len(set(own.values())) == 2, key
             assert t_app("probe", key, lang) == words[key] not in own.values()  # an app without its own words
         for key in GENERIC_CHAT_WORDS:
-            assert not re.search(r"inventory|tube|K562|pandas|dataset|库存|冻存|数据集", words[key], re.IGNORECASE), (lang, key)
+            assert not re.search(r"inventory|tube|K562|pandas|dataset|库存|冻存|数据集", words[key], re.IGNORECASE), (
+                lang,
+                key,
+            )
     assert "pandas" in t_app("tutor", "web.chat.empty", "en") and "dataset" in t_app("tutor", "web.chat.hint", "en")
-    assert "数据集" in t_app("tutor", "web.chat.empty", "zh-CN") and "K562" in t_app("ln2", "qt.chat.placeholder", "zh-CN")
+    assert "数据集" in t_app("tutor", "web.chat.empty", "zh-CN") and "K562" in t_app(
+        "ln2", "qt.chat.placeholder", "zh-CN"
+    )
     assert t_app("ln2", "qt.window.title", "en", app="ln2") == t("qt.window.title", "en", app="ln2")  # values as for t

@@ -24,6 +24,7 @@ import httpx2
 import pytest
 import sqlalchemy
 import yaml
+
 from frontends.web.conftest import AMBIGUOUS, wait_for  # tests/ is on the path: its folders are packages
 
 pytestmark = pytest.mark.slow
@@ -48,7 +49,9 @@ class _Server:
         with self.log.open("w") as out:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "consulta", "serve", "ln2", "--port", str(self.port)],
-                env=env, stdout=out, stderr=subprocess.STDOUT,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
             )
         self.http = httpx2.Client(base_url=self.base, timeout=10)
 
@@ -142,7 +145,9 @@ class _Two:
         engine = sqlalchemy.create_engine(self.database_url)
         try:
             with engine.connect() as conn:
-                return conn.execute(sqlalchemy.text("SELECT owner FROM runs WHERE id = :id"), {"id": run_id}).scalar_one()
+                return conn.execute(
+                    sqlalchemy.text("SELECT owner FROM runs WHERE id = :id"), {"id": run_id}
+                ).scalar_one()
         finally:
             engine.dispose()
 
@@ -152,7 +157,9 @@ def two_servers(postgres_server: Any, tmp_path: Path) -> Iterator[_Two]:
     home = tmp_path / "home"
     home.mkdir()
     database_url = postgres_server.new_database()
-    with resources.as_file(resources.files("consulta.apps.ln2").joinpath("data", "scripts", "ambiguous_thaw.yaml")) as script:
+    with resources.as_file(
+        resources.files("consulta.apps.ln2").joinpath("data", "scripts", "ambiguous_thaw.yaml")
+    ) as script:
         env = {
             **os.environ,
             "CONSULTA_HOME": str(home),
@@ -163,7 +170,10 @@ def two_servers(postgres_server: Any, tmp_path: Path) -> Iterator[_Two]:
         }
         servers: list[_Server] = []
         try:
-            servers = [_Server("A", env, tmp_path), _Server("B", env, tmp_path)]  # started together: one store, one home
+            servers = [
+                _Server("A", env, tmp_path),
+                _Server("B", env, tmp_path),
+            ]  # started together: one store, one home
             for server in servers:
                 server.wait_up()
             yield _Two(servers[0], servers[1], home, database_url)
@@ -173,7 +183,9 @@ def two_servers(postgres_server: Any, tmp_path: Path) -> Iterator[_Two]:
 
 
 @pytest.mark.parametrize("reap", [True, False], ids=["holder-reaped", "holder-unreachable"])
-def test_a_run_started_on_one_server_is_watched_answered_and_finished_on_the_other(two_servers: _Two, reap: bool) -> None:
+def test_a_run_started_on_one_server_is_watched_answered_and_finished_on_the_other(
+    two_servers: _Two, reap: bool
+) -> None:
     a, b, home = two_servers.a, two_servers.b, two_servers.home
     token = a.http.post("/api/sessions").json()["token"]
     headers = {"Authorization": f"Bearer {token}"}
@@ -188,13 +200,21 @@ def test_a_run_started_on_one_server_is_watched_answered_and_finished_on_the_oth
 
     watcher = _Watcher(b, run["id"], headers)
     question = wait_for(lambda: pending("question"), timeout=30, what="the question, on B")
-    wait_for(lambda: watcher.seen(lambda e: e["type"] == "ask_opened" and e["ask_id"] == question["id"]), timeout=15, what="B's stream to show the question")
+    wait_for(
+        lambda: watcher.seen(lambda e: e["type"] == "ask_opened" and e["ask_id"] == question["id"]),
+        timeout=15,
+        what="B's stream to show the question",
+    )
 
     answered = b.http.post(f"/api/asks/{question['id']}/answer", json={"answers": [CHOSEN]}, headers=headers)
     assert answered.status_code == 200, answered.text
 
     plan = wait_for(lambda: pending("plan"), timeout=30, what="the plan (A continues the run after B's answer)")
-    wait_for(lambda: watcher.seen(lambda e: e["type"] == "ask_opened" and e["ask_id"] == plan["id"]), timeout=15, what="B's stream to show A's later events")
+    wait_for(
+        lambda: watcher.seen(lambda e: e["type"] == "ask_opened" and e["ask_id"] == plan["id"]),
+        timeout=15,
+        what="B's stream to show A's later events",
+    )
 
     assert f":{a.process.pid}:" in (two_servers.owner(run["id"]) or "")  # A carried the run on after B's answer
     a.kill(reap=reap)  # the run's holder dies while its plan waits
@@ -202,8 +222,13 @@ def test_a_run_started_on_one_server_is_watched_answered_and_finished_on_the_oth
     assert approved.status_code == 200, approved.text
 
     finished = wait_for(
-        lambda: (r := b.http.get(f"/api/runs/{run['id']}", headers=headers).json())["status"] in ("finished", "failed", "cancelled") and r,
-        timeout=45, what="the run to end on B (A's lease goes stale in 15 s; B looks every 5 s)",
+        lambda: (
+            (r := b.http.get(f"/api/runs/{run['id']}", headers=headers).json())["status"]
+            in ("finished", "failed", "cancelled")
+            and r
+        ),
+        timeout=45,
+        what="the run to end on B (A's lease goes stale in 15 s; B looks every 5 s)",
     )
     assert finished["status"] == "finished", finished
     watcher.join(timeout=30)
@@ -215,7 +240,11 @@ def test_a_run_started_on_one_server_is_watched_answered_and_finished_on_the_oth
     record = next(r for r in yaml.safe_load(inventory.read_text())["inventory"] if r["id"] == 9)
     assert record["positions"] == [2, 3]
     assert [event["positions"] for event in record["thaw_events"]] == [[4], [1]]
-    audit = [json.loads(line) for line in (inventory.parent / "inventory.yaml.audit.jsonl").read_text().splitlines() if line.strip()]
+    audit = [
+        json.loads(line)
+        for line in (inventory.parent / "inventory.yaml.audit.jsonl").read_text().splitlines()
+        if line.strip()
+    ]
     assert [(entry["run_id"], entry["op"]) for entry in audit] == [(run["id"], "record_thaw")], audit
 
     # B's stream: every event once, in order, none missing; the run resumed on B and ended there.

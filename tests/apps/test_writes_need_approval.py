@@ -96,7 +96,10 @@ def test_plan_book_applies_only_an_approved_ask() -> None:
     source = (SRC / "runtime" / "_plan_book.py").read_text(encoding="utf-8")
     decide = source[source.index("    async def decide(") : source.index("    def decline(")]
     guard = decide.index('if ask.status != AskStatus.answered or not (ask.outcome or {}).get("approve"):')
-    assert guard < decide.index("executor.apply") and "return self.decline(ask)" in decide[guard:decide.index("executor.apply")]
+    assert (
+        guard < decide.index("executor.apply")
+        and "return self.decline(ask)" in decide[guard : decide.index("executor.apply")]
+    )
 
 
 # ---- the walk -------------------------------------------------------------------------------------------------------
@@ -122,7 +125,9 @@ def applied(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[list[Ap
             plan = store.get_plan(plan_id)
             assert plan.status == PlanStatus.pending and plan.run_id == run_id and plan.ask_id is not None
             ask = store.get_ask(plan.ask_id)
-            assert ask.kind == "plan" and ask.status == AskStatus.answered and (ask.outcome or {}).get("approve") is True
+            assert (
+                ask.kind == "plan" and ask.status == AskStatus.answered and (ask.outcome or {}).get("approve") is True
+            )
             assert ask.answered_by == actor == store.get_run(run_id).principal
             assert [i["op"] for i in plan.items] == ops
         finally:
@@ -148,15 +153,23 @@ def _wait(check: Any, what: str) -> Any:
 
 
 def _pending(client: TestClient, headers: dict[str, str], kind: str) -> dict[str, Any]:
-    return _wait(lambda: next((a for a in client.get("/api/asks", headers=headers).json() if a["kind"] == kind), None), f"a {kind} ask")
+    return _wait(
+        lambda: next((a for a in client.get("/api/asks", headers=headers).json() if a["kind"] == kind), None),
+        f"a {kind} ask",
+    )
 
 
 def _finished(client: TestClient, headers: dict[str, str], run_id: str) -> None:
-    _wait(lambda: client.get(f"/api/runs/{run_id}", headers=headers).json()["status"] == "finished", f"run {run_id} to finish")
+    _wait(
+        lambda: client.get(f"/api/runs/{run_id}", headers=headers).json()["status"] == "finished",
+        f"run {run_id} to finish",
+    )
 
 
 @pytest.mark.parametrize("decision", ["approve", "reject"])
-def test_the_web_paths_the_agents_write_and_a_persons_rollback(tmp_path: Path, applied: list[Applied], decision: str) -> None:
+def test_the_web_paths_the_agents_write_and_a_persons_rollback(
+    tmp_path: Path, applied: list[Applied], decision: str
+) -> None:
     with TestClient(create_app(app="ln2", settings=_settings(tmp_path))) as client:
         token = client.post("/api/sessions").json()["token"]
         alice = {"Authorization": f"Bearer {token}"}
@@ -221,7 +234,9 @@ def test_an_mcp_clients_apply_plan(tmp_path: Path, applied: list[Applied], appro
     async def scenario() -> dict[str, Any]:
         server = build_server(app="ln2", settings=_settings(tmp_path, "local"), options={"inventory": str(inventory)})
         async with Client(server, elicitation_handler=person) as c:
-            staged = (await c.call_tool("record_thaw", {"record_id": 9, "positions": [1]}, raise_on_error=False)).structured_content
+            staged = (
+                await c.call_tool("record_thaw", {"record_id": 9, "positions": [1]}, raise_on_error=False)
+            ).structured_content
             assert staged is not None and applied == []
             result = await c.call_tool("apply_plan", {"plan_id": staged["plan_id"]}, raise_on_error=False)
             assert result.structured_content is not None

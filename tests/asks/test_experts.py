@@ -14,7 +14,7 @@ import pytest
 
 from consulta.asks import Consultant, ConsultRequest, Expert, RuleBook, consult_expert_tool
 from consulta.models import ScriptedModel
-from consulta.runtime import Agent, Runtime, RunStatus, Store, ToolError
+from consulta.runtime import Agent, RunStatus, Runtime, Store, ToolError
 from consulta.runtime._engine import load_messages
 
 from .test_consult import RULES, SEED_EXAMPLES
@@ -25,8 +25,11 @@ def final(**output: Any) -> dict[str, Any]:
 
 
 NOT_SUITABLE = dict(
-    is_suitable=False, blocking_issues=["only 3 rows (needs 100)", "no 'age' column"], warning_issues=[],
-    evidence=["columns: name, city", "rows: 3"], recommended_next_step="Upload a dataset with 100+ rows and an age column.",
+    is_suitable=False,
+    blocking_issues=["only 3 rows (needs 100)", "no 'age' column"],
+    warning_issues=[],
+    evidence=["columns: name, city", "rows: 3"],
+    recommended_next_step="Upload a dataset with 100+ rows and an age column.",
 )
 
 
@@ -49,15 +52,27 @@ def setup(tmp_path: Path):  # noqa: ANN201
     def make(steps: list[dict[str, Any]], **kw: Any) -> Consultant:
         model = ScriptedModel(steps)
         experts = [
-            Expert(expert_id="data_inspector", role="You inspect datasets.", output_types=("suitability_judgment", "error_diagnosis", "validation_report"), inspect=inspect_csv(tmp_path)),
             Expert(
-                expert_id="concept_explainer", role="You explain pandas concepts.", output_types=("concept_explanation",),
+                expert_id="data_inspector",
+                role="You inspect datasets.",
+                output_types=("suitability_judgment", "error_diagnosis", "validation_report"),
+                inspect=inspect_csv(tmp_path),
+            ),
+            Expert(
+                expert_id="concept_explainer",
+                role="You explain pandas concepts.",
+                output_types=("concept_explanation",),
                 check=lambda request, facts, output: _no_answer(output),
             ),
         ]
         return Consultant(
-            store=store, experts=experts, rules=RuleBook.load(rules_file), resolve_model=lambda spec: model, model="scripted",
-            ledger_dir=tmp_path / "ledger", **kw,
+            store=store,
+            experts=experts,
+            rules=RuleBook.load(rules_file),
+            resolve_model=lambda spec: model,
+            model="scripted",
+            ledger_dir=tmp_path / "ledger",
+            **kw,
         )
 
     return store, make, tmp_path
@@ -74,16 +89,34 @@ def test_the_seeds_first_example_facts_typed_answer_rules_and_ledger(setup) -> N
     result = asyncio.run(consultant.consult(SEED_EXAMPLES[0]))
     assert result["consultation_id"] == "consult_0001" and result["expert_id"] == "data_inspector"
     assert result["expert_output"]["is_suitable"] is False
-    assert [r["rule_name"] for r in result["binding_rules_triggered"]] == ["dataset_not_suitable", "dataset_has_blocking_issue"]
+    assert [r["rule_name"] for r in result["binding_rules_triggered"]] == [
+        "dataset_not_suitable",
+        "dataset_has_blocking_issue",
+    ]
     assert result["instruction_updates"]["blocked_steps"] == ["analysis", "plotting"]
-    assert set(result) == {"consultation_id", "expert_id", "expert_output", "binding_rules_triggered", "instruction_updates"}
+    assert set(result) == {
+        "consultation_id",
+        "expert_id",
+        "expert_output",
+        "binding_rules_triggered",
+        "instruction_updates",
+    }
     (kept,) = store.list_consultations()
     assert (kept.status, kept.attempts, kept.request["reasoning"]) == ("done", 1, SEED_EXAMPLES[0]["reasoning"])
     expert_run = store.get_run(kept.expert_run_id)
     assert expert_run.app == "expert:data_inspector" and expert_run.status == RunStatus.finished
-    (asked,) = [part.content for m in load_messages(store.load_checkpoint(expert_run.id)[1]) for part in m.parts if part.part_kind == "user-prompt"]
+    (asked,) = [
+        part.content
+        for m in load_messages(store.load_checkpoint(expert_run.id)[1])
+        for part in m.parts
+        if part.part_kind == "user-prompt"
+    ]
     assert 'Facts established in code: {"columns": ["name", "city"], "rows": 3}' in asked
-    assert (tmp_path / "ledger" / "consult_0001.md").read_text(encoding="utf-8").startswith("# consult_0001 · data_inspector")
+    assert (
+        (tmp_path / "ledger" / "consult_0001.md")
+        .read_text(encoding="utf-8")
+        .startswith("# consult_0001 · data_inspector")
+    )
 
 
 def test_a_wrong_shape_is_retried_with_the_errors_then_accepted(setup) -> None:  # noqa: ANN001
@@ -107,7 +140,13 @@ def test_an_answer_that_never_fits_is_a_structured_error_and_a_failed_record(set
 
 def test_a_check_in_code_regenerates_an_explanation_that_gives_the_answer_away(setup) -> None:  # noqa: ANN001
     store, make, _ = setup
-    leaky = dict(concept_name="pandas.merge()", definition="Joins two frames on keys.", use_cases=["join tables"], simple_example="pd.merge(a, b, on='city')", common_pitfalls=[])
+    leaky = dict(
+        concept_name="pandas.merge()",
+        definition="Joins two frames on keys.",
+        use_cases=["join tables"],
+        simple_example="pd.merge(a, b, on='city')",
+        common_pitfalls=[],
+    )
     clean = {**leaky, "simple_example": "pd.merge(orders, customers, on='customer_id', how='left')"}
     consultant = make([final(**leaky), final(**clean)])
     result = asyncio.run(consultant.consult(SEED_EXAMPLES[1]))
@@ -150,17 +189,29 @@ def test_inside_a_run_the_ledger_names_the_call_and_the_budget_holds(setup, run_
     assert third and third[0].error_code == "consultation_budget_exceeded"
     assert all(store.get_run(c.expert_run_id).parent_run_id == run.id for c in kept)
     assert all(store.get_run(c.expert_run_id).trace_id == run.trace_id for c in kept)  # one trace
-    assert tool.parameters is not None and set(tool.parameters["required"]) >= {"expert_id", "question", "expected_output_type", "scenario_id", "reasoning"}
+    assert tool.parameters is not None and set(tool.parameters["required"]) >= {
+        "expert_id",
+        "question",
+        "expected_output_type",
+        "scenario_id",
+        "reasoning",
+    }
 
 
 @pytest.mark.parametrize(("max_steps", "status"), [(3, RunStatus.failed), (4, RunStatus.finished)])
-def test_the_experts_model_requests_count_against_the_runs_limits(setup, run_once, max_steps: int, status: RunStatus) -> None:  # noqa: ANN001
+def test_the_experts_model_requests_count_against_the_runs_limits(
+    setup, run_once, max_steps: int, status: RunStatus
+) -> None:  # noqa: ANN001
     """One orchestrator request, two expert requests (a wrong shape, then the answer), the orchestrator's last one:
     four in all, so a limit of 3 ends the run (it would not if the expert's requests were not counted)."""
     store, make, _ = setup
     consultant = make([final(is_suitable="perhaps"), final(**NOT_SUITABLE)])
-    orchestrator = Agent(app="tutor", instructions="Plan the session.", tools=(consult_expert_tool(consultant),), max_steps=max_steps)
-    model = ScriptedModel([{"tool_calls": [{"name": "consult_expert", "args": SEED_EXAMPLES[0]}]}, {"text": "Packet ready."}])
+    orchestrator = Agent(
+        app="tutor", instructions="Plan the session.", tools=(consult_expert_tool(consultant),), max_steps=max_steps
+    )
+    model = ScriptedModel(
+        [{"tool_calls": [{"name": "consult_expert", "args": SEED_EXAMPLES[0]}]}, {"text": "Packet ready."}]
+    )
     run = run_once(store, orchestrator, "The student uploaded student_data.csv for task_2_1.", model)
     assert run.status == status, run.error
     assert [c.status for c in store.list_consultations(run_id=run.id)] == ["done"]
@@ -173,15 +224,21 @@ def test_the_experts_run_is_recorded_like_every_run_under_the_consulting_run(set
     store and told to the runtime's listeners, its checkpoint, its parent and trace."""
     store, make, _ = setup
     consultant = make([final(**NOT_SUITABLE)])
-    orchestrator = Agent(app="tutor", name="orchestrator", instructions="Plan the session.", tools=(consult_expert_tool(consultant),))
-    model = ScriptedModel([{"tool_calls": [{"name": "consult_expert", "args": SEED_EXAMPLES[0]}]}, {"text": "Packet ready."}])
+    orchestrator = Agent(
+        app="tutor", name="orchestrator", instructions="Plan the session.", tools=(consult_expert_tool(consultant),)
+    )
+    model = ScriptedModel(
+        [{"tool_calls": [{"name": "consult_expert", "args": SEED_EXAMPLES[0]}]}, {"text": "Packet ready."}]
+    )
 
     async def scenario() -> tuple[Any, list[Any]]:
         runtime = Runtime(store=store, resolve_model=lambda _: model)
         heard: list[Any] = []
         runtime.subscribe(heard.append)
         try:
-            return await runtime.run(orchestrator, "The student uploaded student_data.csv for task_2_1.", model="scripted"), heard
+            return await runtime.run(
+                orchestrator, "The student uploaded student_data.csv for task_2_1.", model="scripted"
+            ), heard
         finally:
             await runtime.aclose()
 
@@ -189,8 +246,16 @@ def test_the_experts_run_is_recorded_like_every_run_under_the_consulting_run(set
     assert run.status == RunStatus.finished and run.agent == "orchestrator"
     (kept,) = store.list_consultations(run_id=run.id)
     expert_run = store.get_run(kept.expert_run_id)
-    assert (expert_run.app, expert_run.agent, expert_run.status) == ("expert:data_inspector", "data_inspector", RunStatus.finished)
-    assert (expert_run.parent_run_id, expert_run.trace_id, expert_run.principal) == (run.id, run.trace_id, run.principal)
+    assert (expert_run.app, expert_run.agent, expert_run.status) == (
+        "expert:data_inspector",
+        "data_inspector",
+        RunStatus.finished,
+    )
+    assert (expert_run.parent_run_id, expert_run.trace_id, expert_run.principal) == (
+        run.id,
+        run.trace_id,
+        run.principal,
+    )
     events = store.list_events(expert_run.id)
     assert [(e.seq, e.type) for e in events] == [(1, "run_started"), (2, "run_ended")]
     assert events[0].data["agent"] == "data_inspector" and events[1].data["status"] == "finished"

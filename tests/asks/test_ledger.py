@@ -17,16 +17,34 @@ from consulta.runtime import NotFoundError, Store
 REQUEST = {
     "expert_id": "data_inspector",
     "question": "请检查文件'student_data.csv'是否适合用于任务task_2_1。",
-    "context": {"file_name": "student_data.csv", "task_id": "task_2_1", "task_requirements": "至少100行；name、age、city列"},
+    "context": {
+        "file_name": "student_data.csv",
+        "task_id": "task_2_1",
+        "task_requirements": "至少100行；name、age、city列",
+    },
     "expected_output_type": "suitability_judgment",
     "scenario_id": "dataset_suitability_check",
     "reasoning": "学生刚上传了新的数据文件。",
 }
-OUTPUT = {"is_suitable": False, "blocking_issues": ["只有 12 行"], "warning_issues": [], "evidence": ["行数: 12"], "recommended_next_step": "换一个数据集"}
+OUTPUT = {
+    "is_suitable": False,
+    "blocking_issues": ["只有 12 行"],
+    "warning_issues": [],
+    "evidence": ["行数: 12"],
+    "recommended_next_step": "换一个数据集",
+}
 
 
 def record(store: Store, **kw):  # noqa: ANN003, ANN201
-    fields = dict(expert_id="data_inspector", status="done", request=REQUEST, started_at="2026-11-22T19:00:00.000+00:00", duration_ms=12.5, attempts=1, expert_output=OUTPUT)
+    fields = dict(
+        expert_id="data_inspector",
+        status="done",
+        request=REQUEST,
+        started_at="2026-11-22T19:00:00.000+00:00",
+        duration_ms=12.5,
+        attempts=1,
+        expert_output=OUTPUT,
+    )
     return store.record_consultation(**{**fields, **kw})
 
 
@@ -68,7 +86,13 @@ def test_a_record_reads_back_whole_and_renders_as_markdown(tmp_path: Path) -> No
         store.get_consultation("consult_9999")
     text = consultation_markdown(again, lang="zh-CN")
     assert text.startswith("# consult_0001 · data_inspector · suitability_judgment")
-    for piece in ("学生刚上传了新的数据文件。", "`dataset_not_suitable` → require_new_dataset", "先请学生换一个符合要求的数据集。", "只有 12 行", "## 咨询理由"):
+    for piece in (
+        "学生刚上传了新的数据文件。",
+        "`dataset_not_suitable` → require_new_dataset",
+        "先请学生换一个符合要求的数据集。",
+        "只有 12 行",
+        "## 咨询理由",
+    ):
         assert piece in text
     path = write_consultation_markdown(again, tmp_path / "consultations")
     assert path.name == "consult_0001.md" and path.read_text(encoding="utf-8") == consultation_markdown(again)
@@ -85,12 +109,23 @@ def test_the_cli_lists_and_shows_consultations(tmp_path: Path) -> None:
     env = {**os.environ, "CONSULTA_HOME": str(tmp_path), "CONSULTA_LANG": "en", "COLUMNS": "200"}
 
     def consulta(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "consulta", "consultations", *args], env=env, capture_output=True, text=True, timeout=60, check=False)
+        return subprocess.run(
+            [sys.executable, "-m", "consulta", "consultations", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
 
     listed = consulta()
     assert listed.returncode == 0 and "consult_0001" in listed.stdout and "consult_0002" in listed.stdout
     only_run = consulta("--run", run.id)
-    assert "consult_0001" in only_run.stdout and "consult_0002" not in only_run.stdout and "dataset_not_suitable" in only_run.stdout
+    assert (
+        "consult_0001" in only_run.stdout
+        and "consult_0002" not in only_run.stdout
+        and "dataset_not_suitable" in only_run.stdout
+    )
     shown = consulta("consult_0001")
     assert shown.returncode == 0 and "consult_0001" in shown.stdout and "Why consult" in shown.stdout
     missing = consulta("consult_0404")

@@ -195,8 +195,16 @@ def test_answered_result_numbers_headers_it_lacks():
 
 
 def test_closing_results_are_exactly_the_seeds():
-    assert timeout_result() == {"ok": False, "error_code": "question_timeout", "message": "User did not answer within timeout."}
-    assert cancelled_result() == {"ok": False, "error_code": "question_cancelled", "message": "User cancelled the question."}
+    assert timeout_result() == {
+        "ok": False,
+        "error_code": "question_timeout",
+        "message": "User did not answer within timeout.",
+    }
+    assert cancelled_result() == {
+        "ok": False,
+        "error_code": "question_cancelled",
+        "message": "User cancelled the question.",
+    }
     assert not_alone_result() == {
         "ok": False,
         "error_code": "question_not_alone",
@@ -216,13 +224,25 @@ def test_kind_prepare_gives_a_json_payload():
     kind = QuestionKind()
     assert kind.name == "question"
     assert kind.prepare({"questions": [CELL_LINE]}) == {
-        "questions": [{"header": "Cell Line", "question": "Which one?", "options": ["K562", "K562-dTAG", "K562-RTCB"], "multiple": False}]
+        "questions": [
+            {
+                "header": "Cell Line",
+                "question": "Which one?",
+                "options": ["K562", "K562-dTAG", "K562-RTCB"],
+                "multiple": False,
+            }
+        ]
     }
 
 
 @pytest.mark.parametrize(
     ("args", "code"),
-    [({}, "no_questions"), ({"questions": []}, "no_questions"), ({"questions": [1]}, "invalid_question_format"), ({"questions": [{"header": "H"}]}, "missing_required_field")],
+    [
+        ({}, "no_questions"),
+        ({"questions": []}, "no_questions"),
+        ({"questions": [1]}, "invalid_question_format"),
+        ({"questions": [{"header": "H"}]}, "missing_required_field"),
+    ],
 )
 def test_kind_prepare_raises_the_seeds_codes(args, code):
     with pytest.raises(ToolError) as info:

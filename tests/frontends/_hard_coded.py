@@ -63,7 +63,12 @@ def scan(source: str, shown: Shown, filename: str = "<source>") -> tuple[int, li
                     values.append((f"{{{key.value!r}: …}}", value))
         if values or (isinstance(node, ast.Call) and name in shown.calls):
             checked += 1
-        found += [f"{filename}:{node.lineno}: {where}({text!r})" for where, value in values for text in _literal_texts(value) if _words(text)]
+        found += [
+            f"{filename}:{node.lineno}: {where}({text!r})"
+            for where, value in values
+            for text in _literal_texts(value)
+            if _words(text)
+        ]
     return checked, found
 
 

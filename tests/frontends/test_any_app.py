@@ -33,7 +33,9 @@ APP_WORDS = ("inventory", "uploads", "thaw", "cryo", "pandas", "orchestrator", "
 
 
 def settings(home: Path) -> Settings:
-    return Settings(home=home, database_url=f"sqlite:///{home}/consulta.db", model=f"scripted:{write_script(home)}", lang="en")
+    return Settings(
+        home=home, database_url=f"sqlite:///{home}/consulta.db", model=f"scripted:{write_script(home)}", lang="en"
+    )
 
 
 def runs_of(home: Path) -> list[RunRecord]:
@@ -50,7 +52,12 @@ def test_no_code_under_frontends_names_an_app() -> None:
     pattern = re.compile(r"\b(" + "|".join(map(re.escape, [*names, *APP_WORDS])) + r")\b", re.IGNORECASE)
     files = [p for p in FRONTENDS.rglob("*") if p.is_file() and p.suffix in (".py", ".js", ".html", ".css")]
     assert len(files) > 30, "the front ends' files were not found: the scan is broken"
-    found = [f"{p.relative_to(FRONTENDS)}:{n}: {m.group(0)}" for p in files for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) for m in pattern.finditer(line)]
+    found = [
+        f"{p.relative_to(FRONTENDS)}:{n}: {m.group(0)}"
+        for p in files
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        for m in pattern.finditer(line)
+    ]
     assert found == []
 
 
@@ -64,12 +71,18 @@ def test_the_web_front_end_serves_the_probe_page_route_assets_and_hand_over(tmp_
         page = http.get("/")
         assert page.status_code == 200
         assert '<p id="probe-motto"></p>' in page.text and 'data-app="probe"' in page.text
-        assert 'data-app-script="/apps/probe/static/app.js"' in page.text and 'href="/apps/probe/static/app.css"' in page.text
+        assert (
+            'data-app-script="/apps/probe/static/app.js"' in page.text
+            and 'href="/apps/probe/static/app.css"' in page.text
+        )
         assert "mount" in http.get("/apps/probe/static/app.js").text
         http.cookies.clear()  # the page's session cookie
         assert http.get("/api/probe/motto").status_code == 401
         alice = new_session(http)
-        assert http.get("/api/probe/motto", headers=alice).json() == {"motto": "onwards", "data": "onwards"}  # the app's route has the front end's sessions
+        assert http.get("/api/probe/motto", headers=alice).json() == {
+            "motto": "onwards",
+            "data": "onwards",
+        }  # the app's route has the front end's sessions
         assert http.get("/api/app").json()["app"] == "probe"
 
         run = http.post("/api/runs", json={"prompt": "hello"}, headers=alice).json()
@@ -166,7 +179,9 @@ def test_an_options_model_refuses_bad_options_clearly(tmp_path: Path) -> None:
 
 def test_the_mcp_server_serves_the_probes_instructions_and_extra_tool(tmp_path: Path) -> None:
     server = build_server(app=PROBE, settings=settings(tmp_path), options={"motto": "onwards"})
-    assert "Probe over MCP" in (server.instructions or "") and "You are the probe planner." in (server.instructions or "")
+    assert "Probe over MCP" in (server.instructions or "") and "You are the probe planner." in (
+        server.instructions or ""
+    )
 
     async def scenario() -> None:
         async with client(server, "legacy") as c:
@@ -184,7 +199,9 @@ def test_a_run_driven_from_outside_is_not_handed_over(tmp_path: Path) -> None:
     async def scenario() -> None:
         host = AppHost(app=PROBE, settings=settings(tmp_path), ask_policy="defer")
         try:
-            run = host.store.create_run(app="probe", prompt="(MCP session)", model="mcp:client", lang="en", principal="mcp:s1")
+            run = host.store.create_run(
+                app="probe", prompt="(MCP session)", model="mcp:client", lang="en", principal="mcp:s1"
+            )
             host.store.set_run_status(run.id, RunStatus.finished)
             assert await host.follow_up(run.id) is None
             assert [r.id for r in runs_of(tmp_path)] == [run.id]
@@ -194,17 +211,23 @@ def test_a_run_driven_from_outside_is_not_handed_over(tmp_path: Path) -> None:
     asyncio.run(scenario())
 
 
-def test_terminal_chat_takes_the_probes_flag_and_follows_the_hand_over(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_terminal_chat_takes_the_probes_flag_and_follows_the_hand_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("CONSULTA_HOME", str(tmp_path))
     monkeypatch.setenv("CONSULTA_LANG", "en")
     monkeypatch.delenv("CONSULTA_DATABASE_URL", raising=False)
     register_app(PROBE)
     assert get_app("probe") is PROBE and "probe" in app_names()
     runner = CliRunner()
-    result = runner.invoke(cli, ["chat", "probe", "--motto", "onwards", "--model", f"scripted:{write_script(tmp_path)}", "-p", "hello"])
+    result = runner.invoke(
+        cli, ["chat", "probe", "--motto", "onwards", "--model", f"scripted:{write_script(tmp_path)}", "-p", "hello"]
+    )
     assert result.exit_code == 0, result.output
     assert f"probedata{tmp_path / 'apps' / 'probe' / 'probe.txt'}" in "".join(result.output.split())  # the welcome line
-    assert "Spoken!" in result.output and "planned" not in result.output  # the planner's reply is its note to the speaker
+    assert (
+        "Spoken!" in result.output and "planned" not in result.output
+    )  # the planner's reply is its note to the speaker
     assert "Say what the planner said" not in result.output  # and the speaker's prompt is not the person's
     assert "note(" in result.output  # the planner's work shows as its tool call
     planner, speaker = runs_of(tmp_path)

@@ -32,8 +32,16 @@ def test_tools_schema_is_openai_function_format(home: Path) -> None:
     schemas = json.loads(result.output)
     names = [s["function"]["name"] for s in schemas]
     assert names == [
-        "query_inventory", "search_records", "empty_positions", "inventory_stats", "audit_history",
-        "add_entry", "record_thaw", "batch_thaw", "rollback", "question",
+        "query_inventory",
+        "search_records",
+        "empty_positions",
+        "inventory_stats",
+        "audit_history",
+        "add_entry",
+        "record_thaw",
+        "batch_thaw",
+        "rollback",
+        "question",
     ]
     question = schemas[-1]["function"]
     assert question["parameters"]["required"] == ["questions"]
@@ -43,7 +51,9 @@ def test_tools_schema_is_openai_function_format(home: Path) -> None:
     thaw = next(s for s in schemas if s["function"]["name"] == "record_thaw")
     assert thaw["x-consulta-kind"] == "write"
     params = thaw["function"]["parameters"]
-    assert not params.get("required") and {"box", "positions", "cell_line", "record_id"} <= set(params["properties"])  # tubes in the user's words
+    assert not params.get("required") and {"box", "positions", "cell_line", "record_id"} <= set(
+        params["properties"]
+    )  # tubes in the user's words
 
 
 def test_models_lists_the_default(home: Path) -> None:
@@ -70,7 +80,9 @@ def test_asks_empty_and_unknown_ids_are_clear_errors(home: Path) -> None:
 
 def test_chat_headless_defers_and_asks_lists_it_in_chinese(home: Path) -> None:
     with resources.as_file(SCRIPT) as script:
-        result = runner.invoke(app, ["chat", "ln2", "--model", f"scripted:{script}", "-p", "帮我取一管K562", "--lang", "zh-CN"])
+        result = runner.invoke(
+            app, ["chat", "ln2", "--model", f"scripted:{script}", "-p", "帮我取一管K562", "--lang", "zh-CN"]
+        )
     assert result.exit_code == 0, result.output
     assert "consulta answer" in result.output and "稍后" in result.output
     store = Store(f"sqlite:///{home / 'consulta.db'}")
@@ -125,5 +137,7 @@ def test_chat_with_prompts_exits_1_when_a_run_fails(home: Path) -> None:
     (run,) = Store(f"sqlite:///{home / 'consulta.db'}").list_runs()
     assert run.status == "failed"
     ok = home / "ok.yaml"
-    ok.write_text("- tool_calls: [{name: inventory_stats, args: {}}]\n- text: Box 1 holds 30 tubes.\n", encoding="utf-8")
+    ok.write_text(
+        "- tool_calls: [{name: inventory_stats, args: {}}]\n- text: Box 1 holds 30 tubes.\n", encoding="utf-8"
+    )
     assert runner.invoke(app, ["chat", "ln2", "--model", f"scripted:{ok}", "-p", "Hello"]).exit_code == 0

@@ -7,7 +7,9 @@ from pathlib import Path
 from ._hard_coded import Shown, scan, scan_package
 
 CLI = Path(__file__).resolve().parents[2] / "src" / "consulta" / "frontends" / "cli"
-SHOWN = Shown(calls=frozenset({"print", "BadParameter", "add_row", "add_column", "Panel", "status", "echo", "read", "aread"}))
+SHOWN = Shown(
+    calls=frozenset({"print", "BadParameter", "add_row", "add_column", "Panel", "status", "echo", "read", "aread"})
+)
 
 
 def test_the_scan_finds_a_hard_coded_message() -> None:

@@ -28,16 +28,28 @@ def _filled(store: Store) -> tuple[list[str], list[str], list[str]]:
     long = "Please thaw the tube of K562-dTAG-BRD4 in box 2 and record it with today's date " * 3
     runs, asks, consultations = [], [], []
     for i in range(2):
-        run = store.create_run(app="ln2", prompt=long, model="scripted:/a/very/long/path/to/a/script.yaml", lang="en", principal="local")
+        run = store.create_run(
+            app="ln2", prompt=long, model="scripted:/a/very/long/path/to/a/script.yaml", lang="en", principal="local"
+        )
         runs.append(run.id)
-        payload = {"questions": [{"header": "Cell Line", "question": long, "options": ["K562-WT", "K562-dTAG-BRD4", "K562-RTCB-KO-c3"]}]}
+        payload = {
+            "questions": [
+                {"header": "Cell Line", "question": long, "options": ["K562-WT", "K562-dTAG-BRD4", "K562-RTCB-KO-c3"]}
+            ]
+        }
         asks.append(store.create_ask(run_id=run.id, kind="question", payload=payload, tool_call_id=f"call_{i}").id)
         request = {"expert_id": "data_inspector", "expected_output_type": "suitability_judgment_with_a_long_name"}
         rules = [{"rule_name": f"rule_number_{n}_with_a_long_name"} for n in range(4)]
         consultations.append(
             store.record_consultation(
-                expert_id="data_inspector", status="done", request=request, started_at=utcnow(), duration_ms=1.0, attempts=1,
-                run_id=run.id, binding_rules=rules,
+                expert_id="data_inspector",
+                status="done",
+                request=request,
+                started_at=utcnow(),
+                duration_ms=1.0,
+                attempts=1,
+                run_id=run.id,
+                binding_rules=rules,
             ).id
         )
     return runs, asks, consultations

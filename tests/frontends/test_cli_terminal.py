@@ -59,9 +59,26 @@ def test_chat_at_a_terminal_question_then_plan_approval(tmp_path: Path) -> None:
     inventory = tmp_path / "inventory.yaml"
     with resources.as_file(SAMPLE) as sample, resources.as_file(SCRIPT) as script:
         shutil.copyfile(sample, inventory)
-        env = {**os.environ, "CONSULTA_HOME": str(tmp_path / "home"), "CONSULTA_LANG": "en", "COLUMNS": "160", "TERM": "xterm"}
+        env = {
+            **os.environ,
+            "CONSULTA_HOME": str(tmp_path / "home"),
+            "CONSULTA_LANG": "en",
+            "COLUMNS": "160",
+            "TERM": "xterm",
+        }
         term = Terminal(
-            [sys.executable, "-m", "consulta", "chat", "ln2", "--inventory", str(inventory), "--model", f"scripted:{script}"], env
+            [
+                sys.executable,
+                "-m",
+                "consulta",
+                "chat",
+                "ln2",
+                "--inventory",
+                str(inventory),
+                "--model",
+                f"scripted:{script}",
+            ],
+            env,
         )
     try:
         term.expect("you>")

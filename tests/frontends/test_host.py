@@ -45,7 +45,9 @@ def test_principals_see_only_their_own_runs_and_asks(tmp_path: Path) -> None:
                 await host.answer(ask.id, ["K562-WT"], principal="web:bob")
             with pytest.raises(NotFoundError) as unknown:
                 host.ask("ask_nope", principal="web:bob")
-            assert str(foreign.value).replace(ask.id, "X") == str(unknown.value).replace("ask_nope", "X")  # nothing leaks
+            assert str(foreign.value).replace(ask.id, "X") == str(unknown.value).replace(
+                "ask_nope", "X"
+            )  # nothing leaks
             with pytest.raises(InvalidAnswerError):
                 await host.answer(ask.id, [["K562-WT", "K562-dTAG-BRD4"]], principal="web:alice")
             assert host.ask(ask.id, principal="web:alice").status == AskStatus.pending  # errors change nothing
@@ -96,14 +98,22 @@ def test_an_answer_to_an_outside_clients_run_is_recorded_and_nothing_resumes_it(
     async def scenario() -> None:
         host = AppHost(app="ln2", settings=settings(tmp_path), ask_policy="defer")
         try:
-            run = host.store.create_run(app="ln2", prompt="(MCP session)", model="mcp:inspector", lang="en", principal="mcp:s1")
+            run = host.store.create_run(
+                app="ln2", prompt="(MCP session)", model="mcp:inspector", lang="en", principal="mcp:s1"
+            )
             assert run.external
-            payload = {"questions": [{"header": "Cell Line", "question": "Which?", "options": ["K562-WT", "K562-dTAG-BRD4"]}]}
-            ask = host.store.create_ask(run_id=run.id, kind="question", payload=payload, timeout_s=60, trace_id=run.trace_id)
+            payload = {
+                "questions": [{"header": "Cell Line", "question": "Which?", "options": ["K562-WT", "K562-dTAG-BRD4"]}]
+            }
+            ask = host.store.create_ask(
+                run_id=run.id, kind="question", payload=payload, timeout_s=60, trace_id=run.trace_id
+            )
             closed = await host.answer(ask.id, ["K562-WT"], principal="mcp:s1")
             assert closed.status == AskStatus.answered
             assert not host.runtime.is_running_here(run.id)
-            assert (await host.runtime.resume(run.id, host.agent)).status == RunStatus.running  # untouched: the client drives it
+            assert (
+                await host.runtime.resume(run.id, host.agent)
+            ).status == RunStatus.running  # untouched: the client drives it
         finally:
             await host.aclose()
 
@@ -119,7 +129,10 @@ def lease(url: str, run_id: str, *, owner: str = ELSEWHERE, age: float = 0.0, st
     engine = sqlalchemy.create_engine(url)
     sets = "owner = :owner, heartbeat_at = :at" + (", status = :status" if status else "")
     with engine.begin() as conn:
-        conn.execute(sqlalchemy.text(f"UPDATE runs SET {sets} WHERE id = :id"), {"id": run_id, "owner": owner, "at": time.time() - age, "status": status})
+        conn.execute(
+            sqlalchemy.text(f"UPDATE runs SET {sets} WHERE id = :id"),
+            {"id": run_id, "owner": owner, "at": time.time() - age, "status": status},
+        )
     engine.dispose()
 
 
@@ -235,7 +248,9 @@ def test_the_web_answer_route_reads_the_ask_once(tmp_path: Path, ask_reads: list
         client.post("/api/runs", json={"prompt": "帮我取一管K562"}, headers=alice)
         question = pending_ask(client, alice, kind="question")
         ask_reads.clear()
-        answered = client.post(f"/api/asks/{question['id']}/answer", json={"answers": ["K562-dTAG-BRD4"]}, headers=alice)
+        answered = client.post(
+            f"/api/asks/{question['id']}/answer", json={"answers": ["K562-dTAG-BRD4"]}, headers=alice
+        )
         assert answered.status_code == 200 and answered.json()["status"] == "answered"
         assert ask_reads == [question["id"]]
         plan = pending_ask(client, alice, kind="plan")
@@ -281,11 +296,17 @@ def test_the_traces_setting_is_read_from_the_environment(tmp_path: Path, monkeyp
 
 def test_a_bad_traces_setting_is_one_line_from_the_command(tmp_path: Path) -> None:
     env = {
-        **os.environ, "CONSULTA_HOME": str(tmp_path), "CONSULTA_TRACES": "file:", "CONSULTA_LANG": "en",
-        "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src"), "COLUMNS": "300",
+        **os.environ,
+        "CONSULTA_HOME": str(tmp_path),
+        "CONSULTA_TRACES": "file:",
+        "CONSULTA_LANG": "en",
+        "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src"),
+        "COLUMNS": "300",
     }
     env.pop("CONSULTA_DATABASE_URL", None)
-    done = subprocess.run([sys.executable, "-m", "consulta", "runs"], env=env, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "consulta", "runs"], env=env, capture_output=True, text=True, timeout=60
+    )
     said = (done.stdout + done.stderr).strip()
     assert done.returncode == 2, said
     assert "Traceback" not in said and len(said.splitlines()) == 1 and "CONSULTA_TRACES=file: needs a path" in said

@@ -18,7 +18,6 @@ from consulta.models._schema import build_step_schema
 
 from ._support import Position
 
-
 # ---- the request path with generation stubbed out ------------------------------------------------------------------
 
 

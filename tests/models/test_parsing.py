@@ -8,7 +8,6 @@ from pydantic_ai.messages import TextPart, ToolCallPart
 
 from consulta.models._parsing import parse_step
 
-
 # ---- parsing the generated JSON -------------------------------------------------------------------------------------
 
 

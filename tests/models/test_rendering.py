@@ -24,7 +24,6 @@ from pydantic_ai.tools import ToolDefinition
 from consulta.models._rendering import chat_template_formatter, describe_tools, render_messages
 from consulta.runtime import ConfigError
 
-
 # ---- the system prompt ----------------------------------------------------------------------------------------------
 
 

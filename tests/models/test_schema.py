@@ -13,7 +13,6 @@ from consulta.models._schema import SchemaBounds, bound_schema, build_step_schem
 
 from ._support import walk
 
-
 # ---- bounding -------------------------------------------------------------------------------------------------------
 
 

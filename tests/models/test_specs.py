@@ -72,7 +72,9 @@ def test_the_list_shows_every_kind_and_what_each_needs(monkeypatch: pytest.Monke
     listed = {info.spec.partition(":")[0] for info in available_models()}
     assert listed == set(MODEL_KINDS)
     by_spec = {info.spec: info for info in available_models()}
-    assert not by_spec["openai:MODEL"].available and by_spec["openai:MODEL"].note == "set OPENAI_API_KEY / OPENAI_BASE_URL"
+    assert (
+        not by_spec["openai:MODEL"].available and by_spec["openai:MODEL"].note == "set OPENAI_API_KEY / OPENAI_BASE_URL"
+    )
     assert by_spec["scripted:PATH"].available
 
     monkeypatch.setenv("OPENAI_API_KEY", "k")

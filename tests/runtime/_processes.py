@@ -13,7 +13,13 @@ def run_together(script: str, *args: str, n: int = 2, timeout: float = 120) -> l
     """Start `n` processes running `script` (which includes READY), let them all go at once, and return what each
     printed after its ready line. Fails with their error output if any of them fails."""
     procs = [
-        subprocess.Popen([sys.executable, "-c", script, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", script, *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for _ in range(n)
     ]
     try:

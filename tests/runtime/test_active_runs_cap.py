@@ -8,7 +8,7 @@ from pathlib import Path
 from pydantic_ai.messages import ModelResponse, TextPart
 from pydantic_ai.models.function import FunctionModel
 
-from consulta.runtime import Agent, Runtime, RunStatus, Store
+from consulta.runtime import Agent, RunStatus, Runtime, Store
 
 
 def test_no_more_than_max_active_runs_are_in_flight(tmp_path: Path) -> None:
@@ -24,7 +24,9 @@ def test_no_more_than_max_active_runs_are_in_flight(tmp_path: Path) -> None:
         return ModelResponse(parts=[TextPart("ok")])
 
     agent = Agent(app="toy", instructions="x", tools=())
-    runtime = Runtime(store=Store(f"sqlite:///{tmp_path}/s.db"), resolve_model=lambda s: FunctionModel(model_fn), max_active_runs=2)
+    runtime = Runtime(
+        store=Store(f"sqlite:///{tmp_path}/s.db"), resolve_model=lambda s: FunctionModel(model_fn), max_active_runs=2
+    )
 
     async def scenario() -> None:
         runs = [await runtime.start(agent, f"go {i}", model="f") for i in range(5)]

@@ -9,7 +9,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, RetryFeedbackPart, RetryInfo, TextPart, ToolCallPart, UserPromptPart
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    RetryFeedbackPart,
+    RetryInfo,
+    TextPart,
+    ToolCallPart,
+    UserPromptPart,
+)
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from consulta.i18n import t
@@ -31,9 +40,18 @@ from consulta.runtime._engine import carry_over, load_messages
 NOTHING = TurnFacts(lang="en")
 LOOKED_UP = TurnFacts(
     lang="en",
-    calls=(ToolOutcome(name="query_inventory", kind="read", ok=True, data="id 3: HeLa box 1 positions 4,5,6; thawed 2024-06-01 position 3"),),
+    calls=(
+        ToolOutcome(
+            name="query_inventory",
+            kind="read",
+            ok=True,
+            data="id 3: HeLa box 1 positions 4,5,6; thawed 2024-06-01 position 3",
+        ),
+    ),
 )
-STAGED = TurnFacts(lang="en", calls=(ToolOutcome(name="add_entry", kind="write", ok=True),), staged=("Add HeLa to box 4 position 80",))
+STAGED = TurnFacts(
+    lang="en", calls=(ToolOutcome(name="add_entry", kind="write", ok=True),), staged=("Add HeLa to box 4 position 80",)
+)
 STAGED_ZH = TurnFacts(lang="zh-CN", calls=STAGED.calls, staged=("新增 HeLa：4 号盒 80 号位",))
 APPLIED = TurnFacts(lang="en", applied=("Thaw record 9 position 1",))
 
@@ -123,14 +141,26 @@ def test_a_claim_nothing_in_the_turn_backs_is_refused_with_codes_reply(reply: st
 def test_completion_is_refused_while_the_plan_waits_for_approval(reply: str) -> None:
     with pytest.raises(ReplyRefused, match="only staged") as refused:
         check_claims(reply, STAGED)
-    assert refused.value.replacement == "Staged, waiting for your approval: Add HeLa to box 4 position 80. Nothing is changed until you approve."
+    assert (
+        refused.value.replacement
+        == "Staged, waiting for your approval: Add HeLa to box 4 position 80. Nothing is changed until you approve."
+    )
     with pytest.raises(ReplyRefused) as refused:
         check_claims(reply, STAGED_ZH)
-    assert refused.value.replacement is not None and refused.value.replacement.startswith("已暂存，等待您批准：新增 HeLa：4 号盒 80 号位")
+    assert refused.value.replacement is not None and refused.value.replacement.startswith(
+        "已暂存，等待您批准：新增 HeLa：4 号盒 80 号位"
+    )
     check_claims(reply, APPLIED)  # applied: completion may be said
 
 
-@pytest.mark.parametrize("reply", ["Staged: add HeLa to box 4 position 80, waiting for your approval.", "已暂存：新增一管 HeLa，等待批准。", "Staging the new HeLa tube for your approval."])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Staged: add HeLa to box 4 position 80, waiting for your approval.",
+        "已暂存：新增一管 HeLa，等待批准。",
+        "Staging the new HeLa tube for your approval.",
+    ],
+)
 def test_saying_what_is_staged_passes_when_a_plan_is_staged(reply: str) -> None:
     check_claims(reply, STAGED)
     with pytest.raises(ReplyRefused):
@@ -153,7 +183,9 @@ def test_a_description_of_looked_up_data_is_not_a_claim() -> None:
     check_claims("记录 3 于 2024-06-01 取出过一管。", LOOKED_UP)
 
 
-@pytest.mark.parametrize("reply", ["1" * 60, "box 2 position " + "1234567890" * 5, "ok " * 30, "哈" * 40, "K562, " * 15])
+@pytest.mark.parametrize(
+    "reply", ["1" * 60, "box 2 position " + "1234567890" * 5, "ok " * 30, "哈" * 40, "K562, " * 15]
+)
 def test_a_runaway_string_is_refused(reply: str) -> None:
     with pytest.raises(ReplyRefused, match="runaway"):
         check_claims(reply, STAGED)
@@ -162,7 +194,18 @@ def test_a_runaway_string_is_refused(reply: str) -> None:
 def test_codes_reply_says_what_the_turn_did() -> None:
     assert compose_reply(APPLIED) == "Done: Thaw record 9 position 1."
     assert compose_reply(TurnFacts(lang="en", rejected=True)) == t("claims.rejected", "en")
-    refused = TurnFacts(lang="zh-CN", calls=(ToolOutcome(name="record_thaw", kind="write", ok=False, error_code="ungrounded_argument", message="record 9 was not named"),))
+    refused = TurnFacts(
+        lang="zh-CN",
+        calls=(
+            ToolOutcome(
+                name="record_thaw",
+                kind="write",
+                ok=False,
+                error_code="ungrounded_argument",
+                message="record 9 was not named",
+            ),
+        ),
+    )
     assert compose_reply(refused) == "没有任何改动：record_thaw 被拒绝（record 9 was not named）。"
     assert compose_reply(TurnFacts(lang="zh-CN")) == t("claims.nothing", "zh-CN")
 
@@ -182,7 +225,11 @@ def run_with(tmp_path: Path, run_once, replies: list[str], *, prompt: str = "Tha
 
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         last = messages[-1]
-        told.extend(str(p.content) for p in getattr(last, "parts", []) if isinstance(last, ModelRequest) and "<pyai:retry_feedback>" in str(p.content))
+        told.extend(
+            str(p.content)
+            for p in getattr(last, "parts", [])
+            if isinstance(last, ModelRequest) and "<pyai:retry_feedback>" in str(p.content)
+        )
         return ModelResponse(parts=[TextPart(replies[min(len(told), len(replies) - 1)])])
 
     store = Store(f"sqlite:///{tmp_path}/consulta.db")
@@ -197,7 +244,9 @@ def test_a_false_claim_is_sent_back_once_then_replaced_by_codes_reply(tmp_path: 
     assert len(told) == 1 and "has been thawed" in told[0] and "nothing in this turn did that" in told[0]
     checkpoint = store.load_checkpoint(run.id)
     assert checkpoint is not None
-    assert [p.content for m in carry_over(load_messages(checkpoint[1])) if isinstance(m, ModelResponse) for p in m.parts] == [run.output]
+    assert [
+        p.content for m in carry_over(load_messages(checkpoint[1])) if isinstance(m, ModelResponse) for p in m.parts
+    ] == [run.output]
 
 
 def test_a_chinese_request_gets_codes_reply_in_chinese(tmp_path: Path, run_once) -> None:  # noqa: ANN001
@@ -224,7 +273,9 @@ def test_carry_over_leaves_out_refused_replies() -> None:
         ModelResponse(parts=[TextPart("Which box?")]),
     ]
     kept = carry_over(messages)
-    assert [type(m).__name__ for m in kept] == ["ModelRequest", "ModelResponse"] and kept[1].parts[0].content == "Which box?"  # type: ignore[union-attr]
+    assert [type(m).__name__ for m in kept] == ["ModelRequest", "ModelResponse"] and kept[1].parts[
+        0
+    ].content == "Which box?"  # type: ignore[union-attr]
 
 
 # ---- the first step calls a tool ---------------------------------------------------------------------------------

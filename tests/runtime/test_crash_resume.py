@@ -9,7 +9,7 @@ from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import FunctionModel
 from sqlalchemy import update
 
-from consulta.runtime import Agent, Runtime, RunStatus, Store, read_tool
+from consulta.runtime import Agent, RunStatus, Runtime, Store, read_tool
 from consulta.runtime._store import runs
 
 

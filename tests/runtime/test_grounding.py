@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-
-from consulta.runtime import Agent, Evidence, mentions, read_tool
-from consulta.asks import question_tool
-from consulta.runtime._engine import evidence_from
 from pydantic_ai.messages import ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart, UserPromptPart
+
+from consulta.asks import question_tool
+from consulta.runtime import Agent, Evidence, mentions, read_tool
+from consulta.runtime._engine import evidence_from
 
 
 @pytest.mark.parametrize(
@@ -117,7 +117,11 @@ def test_evidence_from_a_conversation():
         return {}
 
     agent = Agent(app="t", instructions="x", tools=(lookup, question_tool()))
-    answered = {"ok": True, "result": {"answers": ["A: x", "B: y, z"], "raw_answers": ["K562-dTAG", ["Box 3", "Box 4"]]}, "message": "m"}
+    answered = {
+        "ok": True,
+        "result": {"answers": ["A: x", "B: y, z"], "raw_answers": ["K562-dTAG", ["Box 3", "Box 4"]]},
+        "message": "m",
+    }
     messages = [
         ModelRequest(parts=[UserPromptPart("thaw the K562 tube")]),
         ModelResponse(parts=[ToolCallPart("lookup", {"name": "K562"}, tool_call_id="c1")]),
@@ -125,7 +129,9 @@ def test_evidence_from_a_conversation():
         ModelResponse(parts=[ToolCallPart("question", {}, tool_call_id="c2")]),
         ModelRequest(parts=[ToolReturnPart("question", answered, tool_call_id="c2")]),
         ModelResponse(parts=[ToolCallPart("question", {}, tool_call_id="c3")]),
-        ModelRequest(parts=[ToolReturnPart("question", {"ok": False, "error_code": "question_cancelled"}, tool_call_id="c3")]),
+        ModelRequest(
+            parts=[ToolReturnPart("question", {"ok": False, "error_code": "question_cancelled"}, tool_call_id="c3")]
+        ),
         ModelRequest(parts=[ToolReturnPart("gone", {"secret": 99}, tool_call_id="c4")]),
     ]
     ev = evidence_from(messages, agent, prompt="first prompt")

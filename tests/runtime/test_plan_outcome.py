@@ -36,7 +36,13 @@ class Bilingual(FakeExecutor):
 
 
 async def staged(make_runtime, executor: FakeExecutor, prompt: str = "rename them", **kw: Any):
-    model = RecordingModel([calls(call("rename", {"name": "alpha"}, id="w1")), calls(call("rename", {"name": "beta"}, id="w2")), say(WAITING)])
+    model = RecordingModel(
+        [
+            calls(call("rename", {"name": "alpha"}, id="w1")),
+            calls(call("rename", {"name": "beta"}, id="w2")),
+            say(WAITING),
+        ]
+    )
     rt = make_runtime(model, **kw)
     timeout = {"question_timeout": 0.2} if kw.get("ask_policy") == "wait" else {}
     agent = Agent(app="toy", instructions="x", tools=(rename, question_tool()), executor=executor, **timeout)
@@ -72,7 +78,9 @@ async def test_approved_the_run_ends_saying_what_was_applied(store, make_runtime
     assert [e.type for e in events[-2:]] == ["model_text", "run_ended"] and events[-1].data["output"] == expected
     # the thread's next turn carries the outcome over as the agent's last reply
     _, checkpoint = store.load_checkpoint(run.id)
-    assert [p.content for m in carry_over(load_messages(checkpoint)) if isinstance(m, ModelResponse) for p in m.parts] == [WAITING, expected]
+    assert [
+        p.content for m in carry_over(load_messages(checkpoint)) if isinstance(m, ModelResponse) for p in m.parts
+    ] == [WAITING, expected]
 
 
 @pytest.mark.parametrize("lang", ["en", "zh-CN"])
@@ -105,8 +113,14 @@ async def test_a_plan_the_data_no_longer_fits_ends_saying_why(store, make_runtim
     rt.answer(plan_ask_id(store, run.id), "approve")
     run = await settle(rt, run.id)
     # The approved change was refused: the run failed (not "finished"), and says why.
-    assert (run.status, run.output) == (RunStatus.failed, "Not applied: The data changed since the preview. Nothing was changed.")
-    assert run.error == f"Plan {store.list_plans(run_id=run.id)[0].id} was not applied: The data changed since the preview."
+    assert (run.status, run.output) == (
+        RunStatus.failed,
+        "Not applied: The data changed since the preview. Nothing was changed.",
+    )
+    assert (
+        run.error
+        == f"Plan {store.list_plans(run_id=run.id)[0].id} was not applied: The data changed since the preview."
+    )
     assert told(store, run.id)[-1] == run.output
 
 

@@ -56,7 +56,11 @@ async def test_a_run_whose_plan_was_decided_before_a_crash_is_told_the_decision(
     # The process that took the approval up died just after recording the plan's decision, before ending the run.
     store.close_ask(plan_ask.id, AskStatus.answered, answer="approve", outcome={"approve": True}, answered_by="user")
     [plan] = store.list_plans(run_id=run.id)
-    result = {"audit_ids": ["a_000001"]} if decided == PlanStatus.applied else {"ok": False, "error_code": "conflict", "message": "It changed"}
+    result = (
+        {"audit_ids": ["a_000001"]}
+        if decided == PlanStatus.applied
+        else {"ok": False, "error_code": "conflict", "message": "It changed"}
+    )
     store.update_plan(plan.id, status=decided, result=result)
 
     model = RecordingModel([])  # nothing is left to ask the model

@@ -8,7 +8,16 @@ import anyio
 import pytest
 
 from consulta.asks import question_tool
-from consulta.runtime import PLAN_ASK, Agent, AskStatus, InvalidAnswerError, PlanStatus, RunStatus, ToolError, write_tool
+from consulta.runtime import (
+    PLAN_ASK,
+    Agent,
+    AskStatus,
+    InvalidAnswerError,
+    PlanStatus,
+    RunStatus,
+    ToolError,
+    write_tool,
+)
 
 from ._support import (
     CELL_LINE_Q,
@@ -26,8 +35,6 @@ from ._support import (
 )
 
 pytestmark = [pytest.mark.anyio, pytest.mark.both_backends]
-
-
 
 
 built: list[str] = []
@@ -87,7 +94,10 @@ async def test_write_calls_are_staged_and_a_plan_ask_opens_at_the_end(store, mak
     both = [{"op": "rename", "name": "alpha"}, {"op": "rename", "name": "beta"}]
     # each staging validates the plan so far; opening it for approval validates it once more, against the data then
     assert executor.validate_calls == [[{"op": "rename", "name": "alpha"}], both, both]
-    assert [g[0:2] for g in executor.grounding_calls] == [("rename", {"op": "rename", "name": "alpha"}), ("rename", {"op": "rename", "name": "beta"})]
+    assert [g[0:2] for g in executor.grounding_calls] == [
+        ("rename", {"op": "rename", "name": "alpha"}),
+        ("rename", {"op": "rename", "name": "beta"}),
+    ]
 
     assert plan.status == PlanStatus.pending
     assert [(i["tool_call_id"], i["tool"], i["op"]) for i in plan.items] == [
@@ -111,7 +121,11 @@ async def test_write_calls_are_staged_and_a_plan_ask_opens_at_the_end(store, mak
 
 async def test_grounding_sees_the_prompt_and_what_was_read(store, make_runtime):
     executor = FakeExecutor()
-    steps = [calls(call("lookup", {"name": "K562"}, id="r1")), calls(call("rename", {"name": "K562-b"}, id="w1")), say("ok")]
+    steps = [
+        calls(call("lookup", {"name": "K562"}, id="r1")),
+        calls(call("rename", {"name": "K562-b"}, id="w1")),
+        say("ok"),
+    ]
     model = RecordingModel(steps)
     rt = make_runtime(model)
     await run_to_settle(rt, plan_agent(executor), "rename box 12")
@@ -147,7 +161,12 @@ async def test_approve_applies_the_plan_once(store, make_runtime):
     assert (run.status, run.output) == (RunStatus.finished, "Done: preview of rename alpha; preview of rename beta.")
     [plan] = store.list_plans(run_id=run.id)
     assert executor.apply_calls == [
-        {"ops": [{"op": "rename", "name": "alpha"}, {"op": "rename", "name": "beta"}], "plan_id": plan.id, "run_id": run.id, "actor": "alice"}
+        {
+            "ops": [{"op": "rename", "name": "alpha"}, {"op": "rename", "name": "beta"}],
+            "plan_id": plan.id,
+            "run_id": run.id,
+            "actor": "alice",
+        }
     ]
     assert (plan.status, plan.result) == (PlanStatus.applied, {"applied": 2})
     decided = [e for e in store.list_events(run.id) if e.type == "plan_decided"]
@@ -228,7 +247,11 @@ async def test_stop_while_the_plan_waits_cancels_it(store, make_runtime):
     stopped = await rt.stop(run.id)
     assert stopped.status == RunStatus.cancelled
     plan_ask = only_plan_ask(store, run.id)
-    assert (plan_ask.status, plan_ask.answered_by, plan_ask.outcome) == (AskStatus.cancelled, "stop", {"approve": False})
+    assert (plan_ask.status, plan_ask.answered_by, plan_ask.outcome) == (
+        AskStatus.cancelled,
+        "stop",
+        {"approve": False},
+    )
     assert store.list_plans(run_id=run.id)[0].status == PlanStatus.cancelled
     assert executor.apply_calls == []
 
@@ -259,7 +282,9 @@ async def test_apply_crashing_fails_the_run_instead_of_hanging(store, make_runti
 
 
 async def test_validate_refusal_reaches_the_model_and_stages_nothing(store, make_runtime):
-    executor = FakeExecutor(validate_error=ToolError("position_taken", "Position 3 of box 1 is taken.", field="positions"))
+    executor = FakeExecutor(
+        validate_error=ToolError("position_taken", "Position 3 of box 1 is taken.", field="positions")
+    )
     model = RecordingModel([calls(call("rename", {"name": "alpha"}, id="w1")), say("Could not stage.")])
     rt = make_runtime(model)
     run = await run_to_settle(rt, plan_agent(executor))

@@ -9,8 +9,18 @@ from typing import Any
 import anyio
 import pytest
 
-from consulta.runtime import Agent, Cache, Fallback, Retry, Timeout, ToolError, apply_policies, read_tool, tool_schemas
-from consulta.runtime import json_schema_for
+from consulta.runtime import (
+    Agent,
+    Cache,
+    Fallback,
+    Retry,
+    Timeout,
+    ToolError,
+    apply_policies,
+    json_schema_for,
+    read_tool,
+    tool_schemas,
+)
 
 pytestmark = pytest.mark.anyio
 

@@ -38,7 +38,16 @@ from ._support import (
 pytestmark = [pytest.mark.anyio, pytest.mark.both_backends]
 
 LOOKED_UP = {"ok": True, "found": ["K562-a", "K562-b"]}
-PAYLOAD = {"questions": [{"header": "Cell Line", "question": "Which one?", "options": ["K562", "K562-dTAG", "K562-RTCB"], "multiple": False}]}
+PAYLOAD = {
+    "questions": [
+        {
+            "header": "Cell Line",
+            "question": "Which one?",
+            "options": ["K562", "K562-dTAG", "K562-RTCB"],
+            "multiple": False,
+        }
+    ]
+}
 
 
 @read_tool
@@ -128,7 +137,10 @@ async def test_two_questions_in_a_row(store, make_runtime):
     rt.answer(second[0].id, [["Box 3"]])
     run = await settle(rt, run.id)
     assert run.status == RunStatus.finished
-    assert [r["message"] for r in seen_by_model(model, "question")] == ["User answered: Cell Line: K562", "User answered: Box: Box 3"]
+    assert [r["message"] for r in seen_by_model(model, "question")] == [
+        "User answered: Cell Line: K562",
+        "User answered: Box: Box 3",
+    ]
 
 
 async def test_run_ends_with_the_answer_in_the_checkpoint_and_a_read_after_it(store, make_runtime):
@@ -173,7 +185,10 @@ async def test_invalid_question_arguments_reach_the_model_and_ask_nothing(store,
 
 async def test_question_not_alone_runs_the_other_tool_and_asks_nothing(store, make_runtime):
     model = RecordingModel(
-        [calls(call("lookup", {"name": "K562"}, id="r1"), call("question", {"questions": [CELL_LINE_Q]}, id="q1")), say("ok")]
+        [
+            calls(call("lookup", {"name": "K562"}, id="r1"), call("question", {"questions": [CELL_LINE_Q]}, id="q1")),
+            say("ok"),
+        ]
     )
     rt = make_runtime(model)
     run = await run_to_settle(rt, toy_agent())
@@ -422,7 +437,11 @@ async def test_stop_while_waiting_cancels_asks_and_staged_plans(store, make_runt
     assert executor.apply_calls == []
     assert len(model.requests) == 2
     assert (await settle(rt, run.id)).status == RunStatus.cancelled
-    assert [e.type for e in events][-3:] == ["ask_closed", "plan_decided", "run_ended"]  # the staged plan is cancelled too
+    assert [e.type for e in events][-3:] == [
+        "ask_closed",
+        "plan_decided",
+        "run_ended",
+    ]  # the staged plan is cancelled too
     assert events[-1].status == "cancelled"
     with pytest.raises(ConflictError):
         rt.answer(ask_.id, ["K562"])

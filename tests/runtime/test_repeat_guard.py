@@ -23,7 +23,9 @@ def test_repeated_read_call_in_one_turn_is_refused_but_not_across_turns(tmp_path
         "turns": [
             [
                 {"tool_calls": [{"name": "lookup", "args": {"name": "K562"}}]},
-                {"tool_calls": [{"name": "lookup", "args": {"name": "K562", "exact": False}}]},  # same, defaults spelled out
+                {
+                    "tool_calls": [{"name": "lookup", "args": {"name": "K562", "exact": False}}]
+                },  # same, defaults spelled out
                 {"tool_calls": [{"name": "lookup", "args": {"name": "HeLa"}}]},
                 {"text": "done"},
             ],
@@ -41,6 +43,7 @@ def test_repeated_read_call_in_one_turn_is_refused_but_not_across_turns(tmp_path
         first = await runtime.run(agent, "find K562", model="s")
         second = await runtime.run(agent, "and now?", model="s", continue_from=first.id)
         assert second.output == "again"
+
         def results(run_id: str) -> dict:
             return {
                 p.tool_call_id: p.content

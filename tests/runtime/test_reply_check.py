@@ -10,7 +10,6 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from consulta.runtime import Agent, RunStatus, Store, TurnFacts
 
-
 REASON = "No code blocks, please."
 
 
@@ -24,7 +23,11 @@ def run_with(tmp_path: Path, run_once, replies: list[str], *, max_steps: int = 2
 
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         last = messages[-1]  # the reason comes back as automated feedback in the next request
-        told.extend(REASON for p in getattr(last, "parts", []) if isinstance(last, ModelRequest) and REASON in str(getattr(p, "content", "")))
+        told.extend(
+            REASON
+            for p in getattr(last, "parts", [])
+            if isinstance(last, ModelRequest) and REASON in str(getattr(p, "content", ""))
+        )
         return ModelResponse(parts=[TextPart(replies[min(len(told), len(replies) - 1)])])
 
     store = Store(f"sqlite:///{tmp_path}/consulta.db")
@@ -33,7 +36,9 @@ def run_with(tmp_path: Path, run_once, replies: list[str], *, max_steps: int = 2
 
 
 def test_a_refused_reply_is_written_again_with_the_reason(tmp_path: Path, run_once) -> None:  # noqa: ANN001
-    run, told = run_with(tmp_path, run_once, ["```python\nprint(df.columns)\n```", "Which attribute of a DataFrame lists its columns?"])
+    run, told = run_with(
+        tmp_path, run_once, ["```python\nprint(df.columns)\n```", "Which attribute of a DataFrame lists its columns?"]
+    )
     assert run.status == RunStatus.finished and run.output == "Which attribute of a DataFrame lists its columns?"
     assert told == [REASON]
 

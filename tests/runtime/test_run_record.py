@@ -84,7 +84,9 @@ async def test_instructions_that_fail_end_the_run_failed_with_the_reason(store, 
     def instructions(run: RunRecord) -> str:
         raise KeyError("no date for this run")
 
-    run = await run_to_settle(make_runtime(RecordingModel([say("never")])), Agent(app="toy", instructions=instructions, tools=(lookup,)))
+    run = await run_to_settle(
+        make_runtime(RecordingModel([say("never")])), Agent(app="toy", instructions=instructions, tools=(lookup,))
+    )
     assert run.status == RunStatus.failed and "no date for this run" in (run.error or "")
     assert [t for _, t in stored(store, run.id)] == ["run_started", "run_ended"]
 
@@ -138,7 +140,7 @@ async def test_numbering_continues_across_a_pause_an_answer_given_elsewhere_and_
     assert types.count("ask_closed") == 2 and types.count("run_started") == 2 and types[-1] == "run_ended"
     # Each process's listeners heard the numbers the store keeps (the first one also the answer given elsewhere).
     assert numbered(heard_first, run.id) == on_record[: len(numbered(heard_first, run.id))]
-    assert ("ask_closed" in [t for _, t in numbered(heard_first, run.id)])
+    assert "ask_closed" in [t for _, t in numbered(heard_first, run.id)]
     assert numbered(heard_second, run.id) == on_record[-len(numbered(heard_second, run.id)) :]
 
 
@@ -178,7 +180,9 @@ async def test_an_answer_reads_the_ask_once_and_a_closed_ask_is_a_conflict(store
     with pytest.raises(ConflictError, match="already answered"):
         rt.answer(pending.id, ["K562"])
     assert counting.calls == {"get_ask": 1}  # read once, nothing written
-    with pytest.raises(ConflictError):  # given the (stale) record the caller read: no read, the conditional close refuses
+    with pytest.raises(
+        ConflictError
+    ):  # given the (stale) record the caller read: no read, the conditional close refuses
         rt.answer(pending, ["K562"])
     assert counting.calls == {"get_ask": 1, "close_ask": 1}
     assert store.get_ask(pending.id).answer == ["K562-dTAG"]
@@ -193,14 +197,31 @@ async def test_a_run_driven_from_outside_is_recorded_by_the_same_log_numbered_by
     agent = asking_agent(name="assistant")
     rt.register(agent)
     heard = heard_by(rt)
-    log = rt.recorder.create(agent="assistant", app="toy", prompt="(MCP session)", model="mcp:client", lang="en", held=False)
+    log = rt.recorder.create(
+        agent="assistant", app="toy", prompt="(MCP session)", model="mcp:client", lang="en", held=False
+    )
     log.call_started("c1", "lookup", {"name": "a"})
-    log.call_returned(step=1, tool_call_id="c1", tool_name="lookup", args={"name": "a"}, result={"ok": True}, started_at="t", duration_ms=1.0)
+    log.call_returned(
+        step=1,
+        tool_call_id="c1",
+        tool_name="lookup",
+        args={"name": "a"},
+        result={"ok": True},
+        started_at="t",
+        duration_ms=1.0,
+    )
     ask = log.open_ask(kind="question", payload={"questions": [CELL_LINE_Q]}, tool_call_id="c2", timeout_s=5)
-    rt.cancel_ask(ask, status=AskStatus.timed_out, answered_by="timeout", outcome=lambda kind, payload: kind.timeout_result(payload))
+    rt.cancel_ask(
+        ask,
+        status=AskStatus.timed_out,
+        answered_by="timeout",
+        outcome=lambda kind, payload: kind.timeout_result(payload),
+    )
     log.end(RunStatus.finished)
     on_record = stored(store, log.run.id)
-    assert on_record == list(enumerate(["run_started", "tool_called", "tool_returned", "ask_opened", "ask_closed", "run_ended"], start=1))
+    assert on_record == list(
+        enumerate(["run_started", "tool_called", "tool_returned", "ask_opened", "ask_closed", "run_ended"], start=1)
+    )
     assert numbered(heard, log.run.id) == on_record
     run = store.get_run(log.run.id)
     assert (run.status, run.agent) == (RunStatus.finished, "assistant")

@@ -11,13 +11,28 @@ import pytest
 from consulta.asks import question_tool
 from consulta.runtime import Agent, AskStatus, Choice, Evidence, RunStatus, Store, ToolError, write_tool
 
-from ._support import FakeExecutor, RecordingModel, call, calls, lookup, results_for, run_to_settle, say, seen_by_model, settle
+from ._support import (
+    FakeExecutor,
+    RecordingModel,
+    call,
+    calls,
+    lookup,
+    results_for,
+    run_to_settle,
+    say,
+    seen_by_model,
+    settle,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.both_backends]
 
 OPTIONS = ["Alpha (a1)", "Beta (b2)"]
-CHOICE = Choice(header="Which one", question="'thing' fits two. Which one?", options=OPTIONS,
-                args_for_option={"Alpha (a1)": {"name": "a1"}, "Beta (b2)": {"name": "b2"}})
+CHOICE = Choice(
+    header="Which one",
+    question="'thing' fits two. Which one?",
+    options=OPTIONS,
+    args_for_option={"Alpha (a1)": {"name": "a1"}, "Beta (b2)": {"name": "b2"}},
+)
 
 
 @write_tool
@@ -54,7 +69,9 @@ async def test_choice_opens_a_question_and_the_answer_reruns_the_call(store: Sto
     assert run.status == RunStatus.waiting
     (ask,) = store.list_asks(run_id=run.id)
     assert (ask.kind, ask.tool_call_id) == ("question", "w1")
-    assert ask.payload["questions"] == [{"header": "Which one", "question": "'thing' fits two. Which one?", "options": OPTIONS, "multiple": False}]
+    assert ask.payload["questions"] == [
+        {"header": "Which one", "question": "'thing' fits two. Which one?", "options": OPTIONS, "multiple": False}
+    ]
     assert ask.payload["rerun"]["args"] == {"name": "thing", "note": "kept"}
     assert len(m.requests) == 1  # no model step between the call and the question
     assert store.list_plans(run_id=run.id) == []  # nothing staged before the answer
@@ -114,11 +131,19 @@ async def test_without_a_question_tool_the_model_gets_the_error(store: Store, ma
 
 async def test_after_the_person_cancels_a_question_the_runtime_asks_none_of_its_own(store: Store, make_runtime):
     """A question the person cancelled this turn: the guessed write's refusal goes to the model, no second question."""
-    m = RecordingModel([
-        calls(call("question", {"questions": [{"header": "Which", "question": "Which thing?", "options": OPTIONS}]}, id="q1")),
-        calls(call("rename", {"name": "thing"}, id="w1")),
-        say("You did not choose, so nothing was staged."),
-    ])
+    m = RecordingModel(
+        [
+            calls(
+                call(
+                    "question",
+                    {"questions": [{"header": "Which", "question": "Which thing?", "options": OPTIONS}]},
+                    id="q1",
+                )
+            ),
+            calls(call("rename", {"name": "thing"}, id="w1")),
+            say("You did not choose, so nothing was staged."),
+        ]
+    )
     rt = make_runtime(m)
     run = await run_to_settle(rt, agent(ChoosyExecutor()))
     (question,) = store.list_asks(run_id=run.id)

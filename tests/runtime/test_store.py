@@ -125,7 +125,9 @@ def test_checkpoint_upsert(store):
 def test_create_get_and_list_asks(store):
     run = new_run(store)
     payload = {"questions": [{"header": "Cell Line", "question": "Which?", "options": ["K562"], "multiple": False}]}
-    ask = store.create_ask(run_id=run.id, kind="question", payload=payload, tool_call_id="call_1", timeout_s=0.5, trace_id=run.trace_id)
+    ask = store.create_ask(
+        run_id=run.id, kind="question", payload=payload, tool_call_id="call_1", timeout_s=0.5, trace_id=run.trace_id
+    )
     assert ask.id.startswith("ask_")
     assert store.get_ask(ask.id) == ask
     assert (ask.status, ask.payload, ask.tool_call_id, ask.timeout_s) == (AskStatus.pending, payload, "call_1", 0.5)
@@ -147,7 +149,12 @@ def test_close_ask_records_answer_and_refuses_a_second_close(store):
     run = new_run(store)
     ask = store.create_ask(run_id=run.id, kind="question", payload={"questions": []})
     closed = store.close_ask(ask.id, AskStatus.answered, answer=["K562"], outcome={"ok": True}, answered_by="alice")
-    assert (closed.status, closed.answer, closed.outcome, closed.answered_by) == (AskStatus.answered, ["K562"], {"ok": True}, "alice")
+    assert (closed.status, closed.answer, closed.outcome, closed.answered_by) == (
+        AskStatus.answered,
+        ["K562"],
+        {"ok": True},
+        "alice",
+    )
     assert closed.closed_at is not None
     with pytest.raises(ConflictError) as info:
         store.close_ask(ask.id, AskStatus.cancelled, answered_by="bob")
@@ -260,9 +267,16 @@ def test_update_plan(store):
 def test_tool_call_records(store):
     run = new_run(store)
     common = {"run_id": run.id, "started_at": "2025-01-01T00:00:00+00:00", "duration_ms": 1.5}
-    store.record_tool_call(step=1, tool_call_id="c1", tool_name="lookup", args={"name": "K562"}, result={"ok": True, "n": 2}, **common)
     store.record_tool_call(
-        step=2, tool_call_id="c2", tool_name="lookup", args={}, result={"ok": False, "error_code": "invalid_arguments"}, **common
+        step=1, tool_call_id="c1", tool_name="lookup", args={"name": "K562"}, result={"ok": True, "n": 2}, **common
+    )
+    store.record_tool_call(
+        step=2,
+        tool_call_id="c2",
+        tool_name="lookup",
+        args={},
+        result={"ok": False, "error_code": "invalid_arguments"},
+        **common,
     )
     store.record_tool_call(step=3, tool_call_id="c3", tool_name="raw", args={}, result="plain text", **common)
     records = store.list_tool_calls(run.id)
@@ -283,7 +297,10 @@ def test_events_in_order_and_after_id(store):
     first = store.append_event(run.id, "run_started", {"app": "toy"})
     second = store.append_event(run.id, "run_ended", {"status": "finished"})
     events = store.list_events(run.id)
-    assert [(e.type, e.data) for e in events] == [("run_started", {"app": "toy"}), ("run_ended", {"status": "finished"})]
+    assert [(e.type, e.data) for e in events] == [
+        ("run_started", {"app": "toy"}),
+        ("run_ended", {"status": "finished"}),
+    ]
     assert [e.id for e in events] == [first.id, second.id]
     assert [e.type for e in store.list_events(run.id, after_id=first.id)] == ["run_ended"]
 
@@ -297,7 +314,10 @@ def test_events_are_numbered_per_run(store):
     assert (a.seq, b.seq, c.seq) == (1, 1, 2)
     assert store.list_events(run.id) == [a, c]
     assert store.last_event_seq(run.id) == 2 and store.last_event_seq(other.id) == 1
-    assert store.last_event_seqs([run.id, other.id, "run_none"]) == {run.id: 2, other.id: 1} and store.last_event_seqs([]) == {}
+    assert (
+        store.last_event_seqs([run.id, other.id, "run_none"]) == {run.id: 2, other.id: 1}
+        and store.last_event_seqs([]) == {}
+    )
     assert store.list_events(run.id, after_seq=1) == [c]
     assert store.list_events(run.id, after_seq=2) == []
 
@@ -311,7 +331,10 @@ def test_a_step_stores_its_events_under_their_numbers(store):
     store.save_step(run.id, checkpoint=None, events=[("tool_returned", {"ok": True}, "t3"), ("model_text", {}, "t4")])
     stored = store.list_events(run.id)
     assert [(e.seq, e.type, e.ts) for e in stored] == [
-        (1, "run_started", stored[0].ts), (2, "step_started", "t1"), (3, "tool_called", "t2"), (4, "tool_returned", "t3"),
+        (1, "run_started", stored[0].ts),
+        (2, "step_started", "t1"),
+        (3, "tool_called", "t2"),
+        (4, "tool_returned", "t3"),
         (5, "model_text", "t4"),
     ]
     assert store.append_event(run.id, "run_ended", {}, seq=6).seq == 6

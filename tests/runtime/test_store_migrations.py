@@ -54,20 +54,44 @@ def _earlier_store(path: Path, layout: str) -> None:
         columns = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
         for run_id in ("run_a", "run_b"):
             row = {
-                "id": run_id, "app": "toy", "thread_id": run_id, "parent_run_id": None, "status": "waiting",
-                "prompt": "thaw K562", "model": "scripted", "lang": "zh", "options": '{"data": "/x"}', "trace_id": "t" * 32,
-                "output": None, "error": None, "owner": None, "principal": "local", "heartbeat_at": None,
-                "cancel_requested": 0, "created_at": "2026-01-01T00:00:00+00:00", "updated_at": "2026-01-01T00:00:00+00:00",
+                "id": run_id,
+                "app": "toy",
+                "thread_id": run_id,
+                "parent_run_id": None,
+                "status": "waiting",
+                "prompt": "thaw K562",
+                "model": "scripted",
+                "lang": "zh",
+                "options": '{"data": "/x"}',
+                "trace_id": "t" * 32,
+                "output": None,
+                "error": None,
+                "owner": None,
+                "principal": "local",
+                "heartbeat_at": None,
+                "cancel_requested": 0,
+                "created_at": "2026-01-01T00:00:00+00:00",
+                "updated_at": "2026-01-01T00:00:00+00:00",
             }
             row = {k: v for k, v in row.items() if k in columns}
             db.execute(f"INSERT INTO runs ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", list(row.values()))
-        interleaved = [("run_a", "run_started"), ("run_b", "run_started"), ("run_a", "step_started"), ("run_a", "ask_opened"), ("run_b", "run_ended")]
+        interleaved = [
+            ("run_a", "run_started"),
+            ("run_b", "run_started"),
+            ("run_a", "step_started"),
+            ("run_a", "ask_opened"),
+            ("run_b", "run_ended"),
+        ]
         for run_id, type_ in interleaved:
             db.execute("INSERT INTO events (run_id, type, data, ts) VALUES (?, ?, '{}', 't')", (run_id, type_))
         if "messages" in {row[1] for row in db.execute("PRAGMA table_info(checkpoints)")}:
-            db.execute("INSERT INTO checkpoints VALUES ('run_a', 3, ?, 't')", (json.dumps(CONVERSATION, ensure_ascii=False),))
+            db.execute(
+                "INSERT INTO checkpoints VALUES ('run_a', 3, ?, 't')", (json.dumps(CONVERSATION, ensure_ascii=False),)
+            )
         else:
-            db.execute("INSERT INTO messages VALUES ('run_a', 0, ?)", (json.dumps(CONVERSATION[0], ensure_ascii=False),))
+            db.execute(
+                "INSERT INTO messages VALUES ('run_a', 0, ?)", (json.dumps(CONVERSATION[0], ensure_ascii=False),)
+            )
             db.execute("INSERT INTO checkpoints VALUES ('run_a', 3, 1, 't')")
         db.execute(
             "INSERT INTO asks (id, run_id, kind, payload, status, trace_id, created_at) "
@@ -88,7 +112,11 @@ def test_a_store_made_by_an_earlier_version_is_upgraded_on_open(tmp_path, layout
         assert (run.agent, run.lang, run.options, run.status) == ("", "zh", {"data": "/x"}, "waiting")
         step, blob = store.load_checkpoint("run_a")
         assert step == 3 and json.loads(blob) == CONVERSATION
-        assert [(e.seq, e.type) for e in store.list_events("run_a")] == [(1, "run_started"), (2, "step_started"), (3, "ask_opened")]
+        assert [(e.seq, e.type) for e in store.list_events("run_a")] == [
+            (1, "run_started"),
+            (2, "step_started"),
+            (3, "ask_opened"),
+        ]
         assert [(e.seq, e.type) for e in store.list_events("run_b")] == [(1, "run_started"), (2, "run_ended")]
         assert store.get_ask("ask_a").status == AskStatus.pending
         # … and it works as a store now.
@@ -97,7 +125,9 @@ def test_a_store_made_by_an_earlier_version_is_upgraded_on_open(tmp_path, layout
         store.save_checkpoint("run_a", 4, json.dumps([*CONVERSATION, *CONVERSATION]))
         assert json.loads(store.load_checkpoint("run_a")[1]) == [*CONVERSATION, *CONVERSATION]
         assert store.create_run(app="toy", prompt="p", model="m", lang="en", agent="assistant").agent == "assistant"
-        consultation = store.record_consultation(expert_id="e", status="done", request={}, started_at="t", duration_ms=1, attempts=1)
+        consultation = store.record_consultation(
+            expert_id="e", status="done", request={}, started_at="t", duration_ms=1, attempts=1
+        )
         assert consultation.id == "consult_0001"
     finally:
         store.close()

@@ -39,12 +39,18 @@ def test_each_step_gets_the_choice_the_runs_state_calls_for(tmp_path: Path, run_
         return ModelResponse(parts=[TextPart("Done.")])
 
     agent = Agent(
-        app="t", instructions="Plan.", tools=(inspect_file, submit),
+        app="t",
+        instructions="Plan.",
+        tools=(inspect_file, submit),
         tool_choice=lambda run_id: ["inspect_file"] if not inspected else None,
     )
     run = run_once(store, agent, "Plan for data.csv.", FunctionModel(model))
     assert run.status == RunStatus.finished
-    assert seen == [(["inspect_file"], ["inspect_file", "submit"]), (None, ["inspect_file", "submit"]), (None, ["inspect_file", "submit"])]
+    assert seen == [
+        (["inspect_file"], ["inspect_file", "submit"]),
+        (None, ["inspect_file", "submit"]),
+        (None, ["inspect_file", "submit"]),
+    ]
 
 
 def test_choosing_a_tool_the_agent_lacks_is_a_config_error() -> None:

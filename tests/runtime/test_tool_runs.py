@@ -38,8 +38,8 @@ from ._support import (
     call,
     calls,
     checkpoint_messages,
-    results_for,
     lookup,
+    results_for,
     run_to_settle,
     say,
     seen_by_model,
@@ -48,8 +48,6 @@ from ._support import (
 )
 
 pytestmark = [pytest.mark.anyio, pytest.mark.both_backends]
-
-
 
 
 @read_tool
@@ -126,7 +124,9 @@ async def test_unknown_tool_next_to_a_real_one(store, make_runtime):
 async def test_unknown_tool_call_is_recorded(store, make_runtime):
     rt = make_runtime(RecordingModel([calls(call("nope", {}, id="u1")), say("ok")]))
     run = await run_to_settle(rt, toy_agent())
-    assert [(r.tool_name, r.ok, r.error_code) for r in store.list_tool_calls(run.id)] == [("nope", False, "unknown_tool")]
+    assert [(r.tool_name, r.ok, r.error_code) for r in store.list_tool_calls(run.id)] == [
+        ("nope", False, "unknown_tool")
+    ]
 
 
 # ---- invalid arguments -----------------------------------------------------------------------------------------
@@ -154,13 +154,20 @@ async def test_invalid_arguments_name_the_field(store, make_runtime, args, field
     assert seen["message"].startswith(f"Invalid arguments for count: {field}:")
     assert "_hint" in seen
     [record] = store.list_tool_calls(run.id)
-    assert (record.tool_name, record.tool_call_id, record.ok, record.error_code) == ("count", "c1", False, "invalid_arguments")
+    assert (record.tool_name, record.tool_call_id, record.ok, record.error_code) == (
+        "count",
+        "c1",
+        False,
+        "invalid_arguments",
+    )
     assert record.args == args
     assert record.result["field"] == field
 
 
 async def test_invalid_then_valid_call(store, make_runtime):
-    model = RecordingModel([calls(call("count", {"n": "x"}, id="c1")), calls(call("count", {"n": 2}, id="c2")), say("2 tubes")])
+    model = RecordingModel(
+        [calls(call("count", {"n": "x"}, id="c1")), calls(call("count", {"n": 2}, id="c2")), say("2 tubes")]
+    )
     rt = make_runtime(model)
     run = await run_to_settle(rt, toy_agent())
     assert (run.status, run.output) == (RunStatus.finished, "2 tubes")
@@ -172,7 +179,13 @@ async def test_invalid_then_valid_call(store, make_runtime):
 
 
 async def test_unexpected_exception_becomes_tool_exception(store, make_runtime):
-    model = RecordingModel([calls(call("broken", {"name": "K562"}, id="b1")), calls(call("lookup", {"name": "x"}, id="r1")), say("went on")])
+    model = RecordingModel(
+        [
+            calls(call("broken", {"name": "K562"}, id="b1")),
+            calls(call("lookup", {"name": "x"}, id="r1")),
+            say("went on"),
+        ]
+    )
     rt = make_runtime(model)
     run = await run_to_settle(rt, toy_agent(broken, lookup))
     assert (run.status, run.output) == (RunStatus.finished, "went on")
@@ -192,7 +205,13 @@ async def test_tool_error_reaches_the_model_with_its_code(store, make_runtime):
     run = await run_to_settle(rt, toy_agent(refuses))
     assert run.status == RunStatus.finished
     assert seen_by_model(model, "refuses") == [
-        {"ok": False, "error_code": "box_not_found", "message": "Box 9 does not exist.", "field": "box", "_hint": "List the boxes first."}
+        {
+            "ok": False,
+            "error_code": "box_not_found",
+            "message": "Box 9 does not exist.",
+            "field": "box",
+            "_hint": "List the boxes first.",
+        }
     ]
     [record] = store.list_tool_calls(run.id)
     assert (record.ok, record.error_code) == (False, "box_not_found")
@@ -205,8 +224,12 @@ async def test_policies_apply_inside_a_run(store, make_runtime):
         return {"ok": True}
 
     slow = read_tool(hangs, name="slow", policies=[Timeout(seconds=0.05)])
-    covered = read_tool(hangs, name="covered", policies=[Fallback(value={"ok": True, "items": []}), Timeout(seconds=0.05)])
-    model = RecordingModel([calls(call("slow", {"name": "a"}, id="s1")), calls(call("covered", {"name": "a"}, id="s2")), say("ok")])
+    covered = read_tool(
+        hangs, name="covered", policies=[Fallback(value={"ok": True, "items": []}), Timeout(seconds=0.05)]
+    )
+    model = RecordingModel(
+        [calls(call("slow", {"name": "a"}, id="s1")), calls(call("covered", {"name": "a"}, id="s2")), say("ok")]
+    )
     rt = make_runtime(model)
     run = await run_to_settle(rt, toy_agent(slow, covered))
     assert run.status == RunStatus.finished
@@ -259,7 +282,11 @@ async def test_a_model_that_raises_fails_the_run_not_the_caller(store, make_runt
     assert run.status == RunStatus.failed
     assert run.error == "RuntimeError: backend unreachable"
     ended = store.list_events(run.id)[-1]
-    assert (ended.type, ended.data["status"], ended.data["error"]) == ("run_ended", "failed", "RuntimeError: backend unreachable")
+    assert (ended.type, ended.data["status"], ended.data["error"]) == (
+        "run_ended",
+        "failed",
+        "RuntimeError: backend unreachable",
+    )
 
 
 async def test_settled_of_an_unknown_run(store, make_runtime):
@@ -301,13 +328,25 @@ async def test_events_reach_subscribers_in_order_and_are_stored(store, make_runt
     assert all(e.run_id == run.id for e in events)
     started, called, returned, asked, opened, closed, answered, text, ended = events
     assert isinstance(started, RunStarted) and (started.app, started.prompt) == ("toy", "go")
-    assert isinstance(called, ToolCalled) and (called.tool_name, called.tool_call_id, called.args) == ("lookup", "r1", {"name": "K562"})
+    assert isinstance(called, ToolCalled) and (called.tool_name, called.tool_call_id, called.args) == (
+        "lookup",
+        "r1",
+        {"name": "K562"},
+    )
     assert isinstance(returned, ToolReturned) and (returned.tool_name, returned.ok) == ("lookup", True)
     assert returned.result == {"ok": True, "found": ["K562-a", "K562-b"]}
     assert isinstance(opened, AskOpened) and (opened.ask_id, opened.kind) == (pending.id, "question")
     assert opened.payload["questions"][0]["header"] == "Cell Line"
-    assert isinstance(closed, AskClosed) and (closed.ask_id, closed.status, closed.answered_by) == (pending.id, "answered", "user")
-    assert isinstance(answered, ToolReturned) and (answered.tool_call_id, answered.tool_name, answered.ok) == (asked.tool_call_id, "question", True)
+    assert isinstance(closed, AskClosed) and (closed.ask_id, closed.status, closed.answered_by) == (
+        pending.id,
+        "answered",
+        "user",
+    )
+    assert isinstance(answered, ToolReturned) and (answered.tool_call_id, answered.tool_name, answered.ok) == (
+        asked.tool_call_id,
+        "question",
+        True,
+    )
     assert answered.result["result"]["raw_answers"] == ["K562-dTAG"] and answered.duration_ms >= 0
     assert text.text == "Done."
     assert isinstance(ended, RunEnded) and (ended.status, ended.output) == ("finished", "Done.")
@@ -359,7 +398,9 @@ async def test_continue_from_keeps_the_thread_and_the_history(store, make_runtim
     # A new turn carries the earlier ones as words only: prompt, answer, new prompt. The tool traffic stays on record.
     assert second.output == "3 messages so far"
     assert tool_returns(checkpoint_messages(store, second.id), "lookup") == []
-    assert [r for _, _, r in tool_returns(checkpoint_messages(store, first.id), "lookup")] == [{"ok": True, "found": ["K562-a", "K562-b"]}]
+    assert [r for _, _, r in tool_returns(checkpoint_messages(store, first.id), "lookup")] == [
+        {"ok": True, "found": ["K562-a", "K562-b"]}
+    ]
 
 
 # ---- agent definitions and schemas -----------------------------------------------------------------------------

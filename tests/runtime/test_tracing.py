@@ -99,7 +99,13 @@ def attrs(span: ReadableSpan) -> dict[str, Any]:
 
 
 async def test_a_run_is_one_trace_of_run_step_tool_and_ask_spans(store, make_runtime, tracing, exported) -> None:
-    model = RecordingModel([calls(call("lookup", {"name": "K562"}, id="r1"), call("find_box", {"label": "B7"}, id="r2")), ask(CELL_LINE_Q), say("You chose K562.")])
+    model = RecordingModel(
+        [
+            calls(call("lookup", {"name": "K562"}, id="r1"), call("find_box", {"label": "B7"}, id="r2")),
+            ask(CELL_LINE_Q),
+            say("You chose K562."),
+        ]
+    )
     rt = make_runtime(model)
     tracing.install(rt, store)
     run = await run_to_settle(rt, toy_agent())
@@ -115,7 +121,11 @@ async def test_a_run_is_one_trace_of_run_step_tool_and_ask_spans(store, make_run
     root = tree.one("run toy")
     assert root.parent is not None and root.parent.is_remote and root.parent.trace_id == int(run.trace_id, 16)
     assert attrs(root) == {
-        "consulta.run_id": run.id, "consulta.app": "toy", "consulta.resumed": False, "consulta.model": "scripted", "consulta.run.status": "finished",
+        "consulta.run_id": run.id,
+        "consulta.app": "toy",
+        "consulta.resumed": False,
+        "consulta.model": "scripted",
+        "consulta.run.status": "finished",
     }
     steps = {attrs(s)["consulta.step"]: s for s in tree.spans if s.name.startswith("step ")}
     assert sorted(steps) == [1, 2, 3] and all(tree.parent(s) is root for s in steps.values())
@@ -123,16 +133,27 @@ async def test_a_run_is_one_trace_of_run_step_tool_and_ask_spans(store, make_run
     looked_up, not_found, asked = tree.one("tool lookup"), tree.one("tool find_box"), tree.one("tool question")
     assert tree.parent(looked_up) is steps[1] and tree.parent(not_found) is steps[1] and tree.parent(asked) is steps[2]
     assert attrs(looked_up) == {
-        "consulta.run_id": run.id, "consulta.app": "toy", "consulta.tool.name": "lookup", "consulta.tool_call_id": "r1", "consulta.tool.ok": True,
+        "consulta.run_id": run.id,
+        "consulta.app": "toy",
+        "consulta.tool.name": "lookup",
+        "consulta.tool_call_id": "r1",
+        "consulta.tool.ok": True,
     }
-    assert (attrs(not_found)["consulta.tool.ok"], attrs(not_found)["consulta.tool.error_code"]) == (False, "box_not_found")
+    assert (attrs(not_found)["consulta.tool.ok"], attrs(not_found)["consulta.tool.error_code"]) == (
+        False,
+        "box_not_found",
+    )
     assert not_found.status.status_code == StatusCode.ERROR
 
     question = tree.one("ask question")
     assert tree.parent(question) is asked  # the ask hangs under the call it paused
     assert attrs(question) == {
-        "consulta.run_id": run.id, "consulta.app": "toy", "consulta.ask_id": pending.id, "consulta.ask.kind": "question",
-        "consulta.ask.status": "answered", "consulta.ask.answered_by": "alice",
+        "consulta.run_id": run.id,
+        "consulta.app": "toy",
+        "consulta.ask_id": pending.id,
+        "consulta.ask.kind": "question",
+        "consulta.ask.status": "answered",
+        "consulta.ask.answered_by": "alice",
     }
     assert asked.start_time <= question.start_time and question.end_time <= asked.end_time <= root.end_time
 
@@ -158,7 +179,10 @@ async def test_plan_events_are_events_of_the_run_span(store, make_runtime, traci
 
     tree = Tree(exported.get_finished_spans())
     root = tree.one("run toy")
-    assert [(e.name, dict(e.attributes or {}).get("consulta.plan.status")) for e in root.events] == [("plan_staged", None), ("plan_decided", "applied")]
+    assert [(e.name, dict(e.attributes or {}).get("consulta.plan.status")) for e in root.events] == [
+        ("plan_staged", None),
+        ("plan_decided", "applied"),
+    ]
     assert tree.parent(tree.one("ask plan")) is root  # a plan's approval pauses no tool call
 
 
@@ -166,7 +190,9 @@ async def test_plan_events_are_events_of_the_run_span(store, make_runtime, traci
 
 
 async def test_pydantic_ai_spans_join_the_runs_trace_under_the_run_span(store, make_runtime, tracing, exported) -> None:
-    rt = make_runtime(RecordingModel([calls(call("lookup", {"name": "K562"})), say("Found it.")]), tracing=tracing)  # engine instrumented too
+    rt = make_runtime(
+        RecordingModel([calls(call("lookup", {"name": "K562"})), say("Found it.")]), tracing=tracing
+    )  # engine instrumented too
     run = await run_to_settle(rt, toy_agent())
     assert run.status == RunStatus.finished
 
@@ -192,23 +218,53 @@ CONSULT = {
     "scenario_id": "concept_clarification",
     "reasoning": "The student asked what merge means.",
 }
-EXPLAINED = {"concept_name": "merge", "definition": "Joins two tables on a key.", "simple_example": "a.merge(b, on='id')"}
+EXPLAINED = {
+    "concept_name": "merge",
+    "definition": "Joins two tables on a key.",
+    "simple_example": "a.merge(b, on='id')",
+}
 
 
-async def test_a_consultation_is_a_span_with_the_experts_run_in_the_same_trace(store, make_runtime, tracing, exported, tmp_path: Path) -> None:
-    model = ScriptedModel({
-        "agents": [
-            {"when": "You explain pandas concepts.", "turns": [[{"tool_calls": [{"name": "final_result", "args": EXPLAINED}]}]]},
-            {"when": "Plan the session.", "turns": [[{"tool_calls": [{"name": "consult_expert", "args": CONSULT, "id": "c1"}]}, {"text": "Packet ready."}]]},
-        ]
-    })
+async def test_a_consultation_is_a_span_with_the_experts_run_in_the_same_trace(
+    store, make_runtime, tracing, exported, tmp_path: Path
+) -> None:
+    model = ScriptedModel(
+        {
+            "agents": [
+                {
+                    "when": "You explain pandas concepts.",
+                    "turns": [[{"tool_calls": [{"name": "final_result", "args": EXPLAINED}]}]],
+                },
+                {
+                    "when": "Plan the session.",
+                    "turns": [
+                        [
+                            {"tool_calls": [{"name": "consult_expert", "args": CONSULT, "id": "c1"}]},
+                            {"text": "Packet ready."},
+                        ]
+                    ],
+                },
+            ]
+        }
+    )
     consultant = Consultant(
-        store=store, experts=[Expert(expert_id="concept_explainer", role="You explain pandas concepts.", output_types=("concept_explanation",))],
-        rules=RuleBook([]), resolve_model=lambda spec: model, model="scripted",
+        store=store,
+        experts=[
+            Expert(
+                expert_id="concept_explainer",
+                role="You explain pandas concepts.",
+                output_types=("concept_explanation",),
+            )
+        ],
+        rules=RuleBook([]),
+        resolve_model=lambda spec: model,
+        model="scripted",
     )
     rt = make_runtime(model)
     tracing.install(rt, store)
-    run = await run_to_settle(rt, Agent(app="tutor", instructions="Plan the session.", tools=(consult_expert_tool(consultant),)))
+    run = await run_to_settle(
+        rt, Agent(app="tutor", instructions="Plan the session.", tools=(consult_expert_tool(consultant),))
+    )
     assert run.status == RunStatus.finished, run.error
     (kept,) = store.list_consultations(run_id=run.id)
 
@@ -217,14 +273,27 @@ async def test_a_consultation_is_a_span_with_the_experts_run_in_the_same_trace(s
     consultation = tree.one("consultation concept_explainer")
     assert tree.parent(consultation) is tree.one("step 1")
     assert {
-        k: attrs(consultation)[k] for k in ("consulta.consultation", "consulta.expert_id", "consulta.consultation_id", "consulta.expert_run_id", "consulta.tool.ok")
+        k: attrs(consultation)[k]
+        for k in (
+            "consulta.consultation",
+            "consulta.expert_id",
+            "consulta.consultation_id",
+            "consulta.expert_run_id",
+            "consulta.tool.ok",
+        )
     } == {
-        "consulta.consultation": True, "consulta.expert_id": "concept_explainer", "consulta.consultation_id": kept.id,
-        "consulta.expert_run_id": kept.expert_run_id, "consulta.tool.ok": True,
+        "consulta.consultation": True,
+        "consulta.expert_id": "concept_explainer",
+        "consulta.consultation_id": kept.id,
+        "consulta.expert_run_id": kept.expert_run_id,
+        "consulta.tool.ok": True,
     }
     expert_run = tree.one("run expert:concept_explainer")
     assert tree.parent(expert_run) is consultation
-    assert (attrs(expert_run)["consulta.run_id"], attrs(expert_run)["consulta.parent_run_id"]) == (kept.expert_run_id, run.id)
+    assert (attrs(expert_run)["consulta.run_id"], attrs(expert_run)["consulta.parent_run_id"]) == (
+        kept.expert_run_id,
+        run.id,
+    )
     assert attrs(expert_run)["consulta.run.status"] == "finished"
 
 
@@ -250,10 +319,22 @@ class _Events:
 def test_a_nested_run_told_by_its_events_hangs_under_its_parents_tool_call(store: Store, tracing, exported) -> None:
     """A nested run recorded like every run (its own RunStarted … RunEnded) hangs under the call that made it, once."""
     parent = store.create_run(app="tutor", prompt="go", model="m", lang="en")
-    nested = store.create_run(app="expert:x", prompt="q", model="m", lang="en", parent_run_id=parent.id, trace_id=parent.trace_id)
+    nested = store.create_run(
+        app="expert:x", prompt="q", model="m", lang="en", parent_run_id=parent.id, trace_id=parent.trace_id
+    )
     kept = store.record_consultation(
-        status="done", started_at=nested.created_at, duration_ms=1.0, attempts=1, expert_id="x", request=CONSULT,
-        run_id=parent.id, tool_call_id="c1", expert_run_id=nested.id, expert_output=EXPLAINED, binding_rules=[], instruction_updates={},
+        status="done",
+        started_at=nested.created_at,
+        duration_ms=1.0,
+        attempts=1,
+        expert_id="x",
+        request=CONSULT,
+        run_id=parent.id,
+        tool_call_id="c1",
+        expert_run_id=nested.id,
+        expert_output=EXPLAINED,
+        binding_rules=[],
+        instruction_updates={},
     )
     events = _Events()
     tracing.install(events, store)
@@ -261,7 +342,16 @@ def test_a_nested_run_told_by_its_events_hangs_under_its_parents_tool_call(store
     events.emit(ToolCalled(run_id=parent.id, tool_call_id="c1", tool_name="consult_expert", args={"expert_id": "x"}))
     events.emit(RunStarted(run_id=nested.id, app="expert:x", prompt="q"))
     events.emit(RunEnded(run_id=nested.id, status="finished"))
-    events.emit(ToolReturned(run_id=parent.id, tool_call_id="c1", tool_name="consult_expert", ok=True, result={"consultation_id": kept.id}, duration_ms=3.0))
+    events.emit(
+        ToolReturned(
+            run_id=parent.id,
+            tool_call_id="c1",
+            tool_name="consult_expert",
+            ok=True,
+            result={"consultation_id": kept.id},
+            duration_ms=3.0,
+        )
+    )
     events.emit(RunEnded(run_id=parent.id, status="finished"))
 
     tree = Tree(exported.get_finished_spans())
@@ -271,9 +361,13 @@ def test_a_nested_run_told_by_its_events_hangs_under_its_parents_tool_call(store
     assert "consulta.from_record" not in attrs(expert_run)
 
 
-def test_a_continued_conversation_names_its_previous_run_but_keeps_its_own_trace(store: Store, tracing, exported) -> None:
+def test_a_continued_conversation_names_its_previous_run_but_keeps_its_own_trace(
+    store: Store, tracing, exported
+) -> None:
     first = store.create_run(app="toy", prompt="go", model="m", lang="en")
-    second = store.create_run(app="toy", prompt="and then?", model="m", lang="en", parent_run_id=first.id, thread_id=first.thread_id)
+    second = store.create_run(
+        app="toy", prompt="and then?", model="m", lang="en", parent_run_id=first.id, thread_id=first.thread_id
+    )
     events = _Events()
     tracing.install(events, store)
     events.emit(RunStarted(run_id=first.id, app="toy", prompt="go"))
@@ -291,7 +385,10 @@ def test_a_continued_conversation_names_its_previous_run_but_keeps_its_own_trace
 async def test_a_resumed_run_is_a_new_span_in_the_same_trace(store, make_runtime) -> None:
     """The first process stops while the run waits (its spans end, marked unfinished); another takes the run up."""
     first_exported, second_exported = InMemorySpanExporter(), InMemorySpanExporter()
-    first_tracing, second_tracing = Tracing(exporter=first_exported, batch=False), Tracing(exporter=second_exported, batch=False)
+    first_tracing, second_tracing = (
+        Tracing(exporter=first_exported, batch=False),
+        Tracing(exporter=second_exported, batch=False),
+    )
     model = RecordingModel([ask(CELL_LINE_Q), say("You chose K562.")])
     first = make_runtime(model)
     first_tracing.install(first, store)
@@ -314,7 +411,10 @@ async def test_a_resumed_run_is_a_new_span_in_the_same_trace(store, make_runtime
     assert attrs(after)["consulta.resumed"] is True and attrs(after)["consulta.run.status"] == "finished"
     assert before.parent == after.parent  # side by side in the run's trace
     questions = tree.named("ask question")
-    assert [attrs(q).get("consulta.ask.status") for q in questions] == [None, "answered"]  # cut at the stop; then drawn from its record
+    assert [attrs(q).get("consulta.ask.status") for q in questions] == [
+        None,
+        "answered",
+    ]  # cut at the stop; then drawn from its record
     assert tree.parent(questions[1]) is after
 
 
@@ -331,7 +431,9 @@ async def test_tracing_leaves_the_global_provider_alone(store, make_runtime, tra
     assert not isinstance(trace.get_tracer_provider(), TracerProvider)
 
 
-async def test_a_failure_in_tracing_never_reaches_the_run(store, make_runtime, tracing, exported, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+async def test_a_failure_in_tracing_never_reaches_the_run(
+    store, make_runtime, tracing, exported, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     elsewhere = Store(f"sqlite:///{tmp_path}/other.db")  # knows none of the runs: every lookup fails
     rt = make_runtime(RecordingModel([calls(call("lookup", {"name": "a"})), say("done")]))
     tracing.install(rt, elsewhere)
@@ -370,7 +472,10 @@ def test_a_bad_setting_is_a_config_error_naming_the_accepted_forms(value: str, s
         tracing_from_setting(value)
     assert says in str(refused.value)
     if "not a traces setting" in says:
-        assert all(form in str(refused.value) for form in ("off", "console", "file:/path/traces.jsonl", "otlp", "otlp:http://host:4318"))
+        assert all(
+            form in str(refused.value)
+            for form in ("off", "console", "file:/path/traces.jsonl", "otlp", "otlp:http://host:4318")
+        )
 
 
 def test_a_file_that_cannot_be_written_is_a_config_error(tmp_path: Path) -> None:
@@ -384,11 +489,18 @@ def test_otlp_goes_to_the_standard_endpoint_or_the_given_one(monkeypatch: pytest
     monkeypatch.delenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", raising=False)
     made = [tracing_from_setting("otlp")]
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "https://collector.example:4318/")
-    made += [tracing_from_setting("otlp"), tracing_from_setting("otlp:http://host:4318"), tracing_from_setting("OTLP:http://host:4318/v1/traces")]
+    made += [
+        tracing_from_setting("otlp"),
+        tracing_from_setting("otlp:http://host:4318"),
+        tracing_from_setting("OTLP:http://host:4318/v1/traces"),
+    ]
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://traces.example/ingest")
     made.append(tracing_from_setting("otlp"))
     assert [t.destination for t in made if t is not None] == [
-        "http://localhost:4318/v1/traces", "https://collector.example:4318/v1/traces", "http://host:4318/v1/traces", "http://host:4318/v1/traces",
+        "http://localhost:4318/v1/traces",
+        "https://collector.example:4318/v1/traces",
+        "http://host:4318/v1/traces",
+        "http://host:4318/v1/traces",
         "http://traces.example/ingest",
     ]
     for t in made:
@@ -432,7 +544,10 @@ async def test_an_answer_from_another_thread_is_traced(store, make_runtime, trac
     (pending,) = store.list_asks(run_id=run.id)
     await asyncio.to_thread(rt.answer, pending.id, ["K562"])
     assert (await settle(rt, run.id)).status == RunStatus.finished
-    assert attrs(Tree(exported.get_finished_spans()).one("ask question"))["consulta.ask.status"] == AskStatus.answered.value
+    assert (
+        attrs(Tree(exported.get_finished_spans()).one("ask question"))["consulta.ask.status"]
+        == AskStatus.answered.value
+    )
 
 
 async def test_the_run_context_of_a_run_not_traced_here_is_its_trace(tracing, store) -> None:

@@ -29,7 +29,11 @@ def test_the_code_runs_on_copies_of_the_given_files_and_reports_the_real_excepti
 
 @pytest.mark.parametrize(
     "code",
-    ["open('/etc/passwd').read()", "open('../request.json').read()", "open('/tmp/consulta-sandbox-escape', 'w').write('x')"],
+    [
+        "open('/etc/passwd').read()",
+        "open('../request.json').read()",
+        "open('/tmp/consulta-sandbox-escape', 'w').write('x')",
+    ],
 )
 def test_files_outside_the_work_folder_are_refused(code: str) -> None:
     result = run_python(code)

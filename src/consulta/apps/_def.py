@@ -48,7 +48,9 @@ class AppOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    question_timeout: float = Field(300.0, gt=0, description="Seconds to wait for an answer to a question", json_schema_extra={"flag": "--timeout"})
+    question_timeout: float = Field(
+        300.0, gt=0, description="Seconds to wait for an answer to a question", json_schema_extra={"flag": "--timeout"}
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -167,7 +169,13 @@ class DesktopKit(Protocol):
     host: AppView | None
     """The host, once ready (the panels are built then)."""
 
-    def call(self, work: Callable[[Any], Any], *, on_done: Callable[[Any], None] | None = None, on_error: Callable[[BaseException], None] | None = None) -> bool:
+    def call(
+        self,
+        work: Callable[[Any], Any],
+        *,
+        on_done: Callable[[Any], None] | None = None,
+        on_error: Callable[[BaseException], None] | None = None,
+    ) -> bool:
         """Run `work(host)` (a coroutine function) on the host's loop; the callbacks come back on the GUI thread."""
         ...
 
@@ -231,7 +239,9 @@ class AppDef:
 
     def __post_init__(self) -> None:
         if self.main_agent not in self.agents:
-            raise ConfigError(f"App {self.name!r}: main agent {self.main_agent!r} is not among its agents {sorted(self.agents)}.")
+            raise ConfigError(
+                f"App {self.name!r}: main agent {self.main_agent!r} is not among its agents {sorted(self.agents)}."
+            )
 
     def parse_options(self, values: Mapping[str, Any] | AppOptions | None = None) -> AppOptions:
         """The app's options from `values` (validated: unknown or bad fields raise pydantic's ValidationError)."""

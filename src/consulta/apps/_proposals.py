@@ -72,14 +72,27 @@ async def propose(host: AppView, *, tool: str, op: dict[str, Any], prompt: str, 
     runtime = host.runtime
     runtime.attach()
     log = runtime.recorder.create(
-        agent=PERSON, app=agent.app, prompt=prompt, model=PERSON_MODEL, lang=lang, options=agent.options,
-        principal=principal, held=False,
+        agent=PERSON,
+        app=agent.app,
+        prompt=prompt,
+        model=PERSON_MODEL,
+        lang=lang,
+        options=agent.options,
+        principal=principal,
+        held=False,
     )
     try:
         plan, _ = runtime.plans.stage(
-            run_id=log.run.id, app=agent.app, executor=executor, tool_call_id=f"person_{uuid.uuid4().hex[:12]}", tool_name=tool, op=op
+            run_id=log.run.id,
+            app=agent.app,
+            executor=executor,
+            tool_call_id=f"person_{uuid.uuid4().hex[:12]}",
+            tool_name=tool,
+            op=op,
         )
-        ask = runtime.plans.open(plan, executor=executor, lang=lang, timeout_s=agent.question_timeout, trace_id=log.run.trace_id)
+        ask = runtime.plans.open(
+            plan, executor=executor, lang=lang, timeout_s=agent.question_timeout, trace_id=log.run.trace_id
+        )
     except ToolError as error:  # the data changed in between: the run ends saying so
         log.end(RunStatus.failed, error=error.message)
         raise
@@ -87,7 +100,9 @@ async def propose(host: AppView, *, tool: str, op: dict[str, Any], prompt: str, 
     task = asyncio.get_running_loop().create_task(_time_out(host, log.run, ask, after_s=agent.question_timeout))
     _TIMING.add(task)
     task.add_done_callback(_timed)
-    return Proposal(run_id=log.run.id, plan_id=plan.id, ask_id=ask.id, previews=[str(i["preview"]) for i in ask.payload["items"]])
+    return Proposal(
+        run_id=log.run.id, plan_id=plan.id, ask_id=ask.id, previews=[str(i["preview"]) for i in ask.payload["items"]]
+    )
 
 
 def is_proposal(run: RunRecord) -> bool:

@@ -150,7 +150,11 @@ def merge_updates(earlier: Mapping[str, Any], later: Mapping[str, Any]) -> dict[
     merged = dict(earlier)
     for key, value in later.items():
         before = merged.get(key)
-        merged[key] = before + [v for v in value if v not in before] if isinstance(before, list) and isinstance(value, list) else value
+        merged[key] = (
+            before + [v for v in value if v not in before]
+            if isinstance(before, list) and isinstance(value, list)
+            else value
+        )
     return merged
 
 
@@ -165,7 +169,11 @@ def carry_updates(packet: Mapping[str, Any], updates: Mapping[str, Any]) -> dict
     for key, wanted in updates.items():
         have = carried.get(key)
         if isinstance(wanted, str) and not _ONE_WORD.fullmatch(wanted):
-            carried[key] = have if isinstance(have, str) and wanted in have else " ".join(x for x in (have if isinstance(have, str) else "", wanted) if x)
+            carried[key] = (
+                have
+                if isinstance(have, str) and wanted in have
+                else " ".join(x for x in (have if isinstance(have, str) else "", wanted) if x)
+            )
         elif isinstance(wanted, list):
             kept = have if isinstance(have, list) else []
             carried[key] = kept + [item for item in wanted if item not in kept]
@@ -184,7 +192,9 @@ def missing_updates(packet: Mapping[str, Any], updates: Mapping[str, Any]) -> li
         if isinstance(wanted, str):
             carried = isinstance(have, str) and wanted in have
         elif isinstance(wanted, list):
-            carried = have is not None and all(item in have for item in wanted) if isinstance(have, list | str) else False
+            carried = (
+                have is not None and all(item in have for item in wanted) if isinstance(have, list | str) else False
+            )
         else:
             carried = have == wanted
         if not carried:

@@ -36,7 +36,12 @@ __all__ = [
 
 OutputType = Literal["suitability_judgment", "concept_explanation", "error_diagnosis", "validation_report"]
 ScenarioId = Literal["dataset_suitability_check", "concept_clarification", "error_diagnosis", "progress_validation"]
-SCENARIOS: tuple[str, ...] = ("dataset_suitability_check", "concept_clarification", "error_diagnosis", "progress_validation")
+SCENARIOS: tuple[str, ...] = (
+    "dataset_suitability_check",
+    "concept_clarification",
+    "error_diagnosis",
+    "progress_validation",
+)
 
 
 class _Output(BaseModel):
@@ -169,7 +174,9 @@ def parse_consult_request(arguments: Any) -> ConsultRequest:
                 hint="Pick the scenario from the consultation guide.",
                 field=field,
             ) from None
-        raise ToolError("invalid_arguments", f"Invalid arguments for consult_expert: {field}: {problem}.", field=field) from None
+        raise ToolError(
+            "invalid_arguments", f"Invalid arguments for consult_expert: {field}: {problem}.", field=field
+        ) from None
 
 
 def parse_expert_output(output_type: str, data: Any) -> ExpertOutput:

@@ -20,7 +20,18 @@ from typing import Any
 
 from pydantic_ai.models import Model
 
-from ..runtime import RunLog, RunRecorder, RunStatus, Store, ToolCallContext, ToolDef, ToolError, current_tool_call, typed_answer, utcnow
+from ..runtime import (
+    RunLog,
+    RunRecorder,
+    RunStatus,
+    Store,
+    ToolCallContext,
+    ToolDef,
+    ToolError,
+    current_tool_call,
+    typed_answer,
+    utcnow,
+)
 from ._binding_rules import RuleBook
 from ._consult import OUTPUT_TYPES, ConsultRequest, ConsultResult, ExpertOutput, OutputType, parse_consult_request
 from ._ledger import write_consultation_markdown
@@ -86,7 +97,9 @@ class Consultant:
         self.ledger_dir = ledger_dir
         self.lang = lang
 
-    async def consult(self, arguments: Any, *, run_id: str | None = None, tool_call_id: str | None = None) -> dict[str, Any]:
+    async def consult(
+        self, arguments: Any, *, run_id: str | None = None, tool_call_id: str | None = None
+    ) -> dict[str, Any]:
         """Run one consultation; the seed's result as a dict (ToolError for a request that cannot be served)."""
         call = current_tool_call()
         run_id = run_id or (call.run_id if call else None)
@@ -100,7 +113,13 @@ class Consultant:
         facts = await _maybe_await(expert.inspect(request)) if expert.inspect is not None else {}
         output_type = OUTPUT_TYPES[request.expected_output_type]
         expert_run = self._expert_run(expert, request, call=call, run_id=run_id)
-        record = {"expert_id": expert.expert_id, "request": request.model_dump(mode="json"), "run_id": run_id, "tool_call_id": tool_call_id, "expert_run_id": expert_run.run.id}
+        record = {
+            "expert_id": expert.expert_id,
+            "request": request.model_dump(mode="json"),
+            "run_id": run_id,
+            "tool_call_id": tool_call_id,
+            "expert_run_id": expert_run.run.id,
+        }
         try:
             answer = await typed_answer(
                 model=self.resolve_model(self.model),
@@ -114,7 +133,9 @@ class Consultant:
             output = expert.finish(request, facts, answer.output)  # type: ignore[arg-type]
         except ToolError as error:
             expert_run.end(RunStatus.failed, error=error.message)
-            self._keep(status="failed", started=started, clock=clock, attempts=self.retries + 1, error=error.message, **record)
+            self._keep(
+                status="failed", started=started, clock=clock, attempts=self.retries + 1, error=error.message, **record
+            )
             raise
         except BaseException as error:  # the expert's run ends on record whatever stopped it
             expert_run.end(RunStatus.failed, error=f"{type(error).__name__}: {error}")
@@ -122,19 +143,34 @@ class Consultant:
         expert_run.end(RunStatus.finished, output=output.model_dump_json(), messages=answer.messages)
         outcome = self.rules.evaluate(output)  # type: ignore[arg-type]
         kept = self._keep(
-            status="done", started=started, clock=clock, attempts=answer.attempts, expert_output=output.model_dump(mode="json"),
-            binding_rules=[t.model_dump() for t in outcome.triggered], instruction_updates=outcome.instruction_updates, **record,
+            status="done",
+            started=started,
+            clock=clock,
+            attempts=answer.attempts,
+            expert_output=output.model_dump(mode="json"),
+            binding_rules=[t.model_dump() for t in outcome.triggered],
+            instruction_updates=outcome.instruction_updates,
+            **record,
         )
         return ConsultResult(
-            consultation_id=kept, expert_id=expert.expert_id, expert_output=output.model_dump(mode="json"),
-            binding_rules_triggered=outcome.triggered, instruction_updates=outcome.instruction_updates,
+            consultation_id=kept,
+            expert_id=expert.expert_id,
+            expert_output=output.model_dump(mode="json"),
+            binding_rules_triggered=outcome.triggered,
+            instruction_updates=outcome.instruction_updates,
         ).model_dump(mode="json")
 
-    def _expert_run(self, expert: Expert, request: ConsultRequest, *, call: ToolCallContext | None, run_id: str | None) -> RunLog:
+    def _expert_run(
+        self, expert: Expert, request: ConsultRequest, *, call: ToolCallContext | None, run_id: str | None
+    ) -> RunLog:
         """The expert's own run, recorded like every run: under the consulting run, in its trace (through the run's
         log inside a tool call, so its events reach the same listeners)."""
         fields: dict[str, Any] = {
-            "agent": expert.expert_id, "app": f"expert:{expert.expert_id}", "prompt": request.question, "model": self.model, "lang": self.lang,
+            "agent": expert.expert_id,
+            "app": f"expert:{expert.expert_id}",
+            "prompt": request.question,
+            "model": self.model,
+            "lang": self.lang,
         }
         if call is not None and call.log is not None and call.run_id == run_id:
             return call.log.nested(**fields)
@@ -144,14 +180,17 @@ class Consultant:
         expert = self.experts.get(request.expert_id)
         if expert is None:
             raise ToolError(
-                "unknown_expert", f"There is no expert {request.expert_id!r}.",
-                hint=f"Available experts: {', '.join(self.experts)}.", field="expert_id",
+                "unknown_expert",
+                f"There is no expert {request.expert_id!r}.",
+                hint=f"Available experts: {', '.join(self.experts)}.",
+                field="expert_id",
             )
         if request.expected_output_type not in expert.output_types:
             raise ToolError(
                 "output_type_not_offered",
                 f"{expert.expert_id} does not answer with {request.expected_output_type}.",
-                hint=f"{expert.expert_id} offers: {', '.join(expert.output_types)}.", field="expected_output_type",
+                hint=f"{expert.expert_id} offers: {', '.join(expert.output_types)}.",
+                field="expected_output_type",
             )
         return expert
 
@@ -159,17 +198,27 @@ class Consultant:
         task = request.context.task_id
         if run_id is None:
             return
-        used = [c for c in self.store.list_consultations(run_id=run_id, limit=1000) if c.request.get("context", {}).get("task_id") == task and c.status == "done"]
+        used = [
+            c
+            for c in self.store.list_consultations(run_id=run_id, limit=1000)
+            if c.request.get("context", {}).get("task_id") == task and c.status == "done"
+        ]
         if len(used) >= self.budget_per_task:
             raise ToolError(
                 "consultation_budget_exceeded",
                 f"Task {task} has had {len(used)} consultations, its limit: don't over-consult.",
-                hint="Use what the experts already said (their consultation ids: " + ", ".join(c.id for c in used) + ").",
+                hint="Use what the experts already said (their consultation ids: "
+                + ", ".join(c.id for c in used)
+                + ").",
             )
 
     def _keep(self, *, status: str, started: str, clock: float, attempts: int, **fields: Any) -> str:
         kept = self.store.record_consultation(
-            status=status, started_at=started, duration_ms=(time.perf_counter() - clock) * 1000, attempts=attempts, **fields
+            status=status,
+            started_at=started,
+            duration_ms=(time.perf_counter() - clock) * 1000,
+            attempts=attempts,
+            **fields,
         )
         if self.ledger_dir is not None:
             write_consultation_markdown(kept, self.ledger_dir, lang=self.lang)
@@ -200,9 +249,11 @@ def _instructions(expert: Expert, type_name: str, output_type: str) -> str:
 
 
 def _prompt(request: ConsultRequest, facts: Facts) -> str:
-    parts = [f"Question: {request.question}", "Context: " + json.dumps(request.context.model_dump(exclude_none=True), ensure_ascii=False)]
+    parts = [
+        f"Question: {request.question}",
+        "Context: " + json.dumps(request.context.model_dump(exclude_none=True), ensure_ascii=False),
+    ]
     if facts:
         known = {k: v.model_dump(mode="json") if hasattr(v, "model_dump") else v for k, v in facts.items()}
         parts.append("Facts established in code: " + json.dumps(known, ensure_ascii=False, default=str))
     return "\n".join(parts)
-

@@ -52,7 +52,9 @@ def consultation_markdown(record: ConsultationRecord, *, lang: str = "en") -> st
         f"## {t('ledger.rules', lang)}",
         "",
     ]
-    lines += [f"- `{r['rule_name']}` → {r['action']}" for r in record.binding_rules] or [f"_{t('ledger.no_rules', lang)}_"]
+    lines += [f"- `{r['rule_name']}` → {r['action']}" for r in record.binding_rules] or [
+        f"_{t('ledger.no_rules', lang)}_"
+    ]
     if record.instruction_updates:
         lines += ["", f"## {t('ledger.updates', lang)}", "", _block(record.instruction_updates)]
     return "\n".join(lines) + "\n"

@@ -103,9 +103,14 @@ class AppHost:
         self.tracing: Tracing | None = tracing_from_setting(settings.traces) if runtime is None else None
         """This host's tracing (shut down with the host), if its runtime is its own and traces are on."""
         self.store = store or (runtime.store if runtime is not None else Store(settings.database_url))
-        self.runtime = runtime or Runtime(store=self.store, resolve_model=self._resolve_model, ask_policy=ask_policy, tracing=self.tracing)
+        self.runtime = runtime or Runtime(
+            store=self.store, resolve_model=self._resolve_model, ask_policy=ask_policy, tracing=self.tracing
+        )
         self.env = AppEnv(
-            store=self.store, resolve_model=self._resolve_model, model=settings.model, lang=normalize_lang(settings.lang),
+            store=self.store,
+            resolve_model=self._resolve_model,
+            model=settings.model,
+            lang=normalize_lang(settings.lang),
             data_dir=settings.app_dir(self.app.name),
         )
         self.agent: Agent = self.app.build(self.app.main_agent, self.options, self.env)
@@ -115,8 +120,12 @@ class AppHost:
         self._handovers: dict[str, asyncio.Task[RunRecord | None]] = {}  # by the finished run's id
         self._chains: dict[str, tuple[str, ...]] = {}  # a handed-over run's id -> the agents of its turn so far
         self._adopting: asyncio.Task[None] | None = None
-        self._handed_from: OrderedDict[str, str] = OrderedDict()  # a run started by a hand-over -> the run that handed over
-        self._handed_to: OrderedDict[str, str] = OrderedDict()  # a run that handed over -> the run it handed its turn to
+        self._handed_from: OrderedDict[str, str] = (
+            OrderedDict()
+        )  # a run started by a hand-over -> the run that handed over
+        self._handed_to: OrderedDict[str, str] = (
+            OrderedDict()
+        )  # a run that handed over -> the run it handed its turn to
         self._unsubscribe = self.runtime.subscribe(self._hear)
         self._closed = False
 
@@ -132,7 +141,9 @@ class AppHost:
 
     # ---- runs -------------------------------------------------------------------------------------------------
 
-    async def start(self, prompt: str, *, principal: str | None, lang: str | None = None, continue_from: str | None = None) -> RunRecord:
+    async def start(
+        self, prompt: str, *, principal: str | None, lang: str | None = None, continue_from: str | None = None
+    ) -> RunRecord:
         """Start a run of the app's main agent for `principal` (continuing its earlier run `continue_from`, if given)."""
         if continue_from is not None:
             self.run(continue_from, principal=principal)
@@ -262,16 +273,25 @@ class AppHost:
             return None
         chain = self._chains.pop(run_id, (getattr(run, "agent", "") or self.app.main_agent,))
         if handover.agent in chain:  # a turn hands over to each agent once at most: no loop
-            _log.warning("App %s handed run %s back to agent %r of the same turn; not followed.", self.app.name, run_id, handover.agent)
+            _log.warning(
+                "App %s handed run %s back to agent %r of the same turn; not followed.",
+                self.app.name,
+                run_id,
+                handover.agent,
+            )
             return None
         options = self.app.recorded_options({**run.options, **handover.options})
         agent = self.app.build(handover.agent, options, self.env)
         handing = _HANDING_OVER.set(run.id)
         try:
-            follow = await self.runtime.start(agent, handover.prompt, model=run.model, lang=run.lang, principal=run.principal)
+            follow = await self.runtime.start(
+                agent, handover.prompt, model=run.model, lang=run.lang, principal=run.principal
+            )
         finally:
             _HANDING_OVER.reset(handing)
-        _remember(self._handed_from, follow.id, run.id)  # as `_hear` noted from its RunStarted (should that be told elsewhere)
+        _remember(
+            self._handed_from, follow.id, run.id
+        )  # as `_hear` noted from its RunStarted (should that be told elsewhere)
         _remember(self._handed_to, run.id, follow.id)
         self._chains[follow.id] = (*chain, handover.agent)
         told = HandedOver(run_id=run.id, next_run_id=follow.id, agent=handover.agent)
@@ -280,7 +300,9 @@ class AppHost:
 
     # ---- asks -------------------------------------------------------------------------------------------------
 
-    def asks(self, *, principal: str | None, run_id: str | None = None, status: str | None = AskStatus.pending) -> list[AskRecord]:
+    def asks(
+        self, *, principal: str | None, run_id: str | None = None, status: str | None = AskStatus.pending
+    ) -> list[AskRecord]:
         if run_id is not None:
             self.run(run_id, principal=principal)
         return self.store.list_asks(status=status, run_id=run_id, principal=principal)
@@ -338,7 +360,11 @@ class AppHost:
         taken: list[str] = []
         for status in (RunStatus.running, RunStatus.waiting):
             for run in self.store.list_runs(status=status.value, app=self.app.name, limit=limit):
-                if run.external or (run.agent and run.agent not in self.app.agents) or self.runtime.is_running_here(run.id):
+                if (
+                    run.external
+                    or (run.agent and run.agent not in self.app.agents)
+                    or self.runtime.is_running_here(run.id)
+                ):
                     continue
                 if self.store.run_is_live_elsewhere(run.id) or self.store.list_asks(run_id=run.id):
                     continue  # its holder lives, or it waits on an answer

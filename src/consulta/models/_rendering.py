@@ -228,4 +228,3 @@ def format_instruction(reply: Literal["text"] | Mapping[str, Any] | None) -> str
         return f"Reply with one JSON object, {_CALL_FORMAT}, to call one tool."
     answer = '{"reply": "<your answer>"}' if reply == "text" else '{"reply": {...}} with the final result'
     return f"Reply with one JSON object: {_CALL_FORMAT} to call one tool, or {answer}."
-

@@ -34,7 +34,9 @@ def load_script(path: Path) -> list[dict[str, Any]]:
     if isinstance(data, dict) and isinstance(data.get("agents"), list):
         for agent in data["agents"]:
             if not isinstance(agent, dict) or not isinstance(agent.get("when"), str):
-                raise ConfigError(f"Each agent of {path} needs 'when' (words of its instructions) and 'steps' or 'turns'.")
+                raise ConfigError(
+                    f"Each agent of {path} needs 'when' (words of its instructions) and 'steps' or 'turns'."
+                )
             _check_turns(agent.get("turns") or [agent.get("steps")], path)
         return data  # type: ignore[return-value]
     turns = (data.get("turns") or [data.get("steps")]) if isinstance(data, dict) else [data]
@@ -83,7 +85,9 @@ class ScriptedModel(FunctionModel):
 
 def _check_turns(turns: list[Any], path: Path) -> None:
     if not all(isinstance(t, list) for t in turns):
-        raise ConfigError(f"The model script {path} must be a list of steps, or a mapping with 'steps', 'turns' or 'agents'.")
+        raise ConfigError(
+            f"The model script {path} must be a list of steps, or a mapping with 'steps', 'turns' or 'agents'."
+        )
     for t, steps in enumerate(turns):
         for i, step in enumerate(steps):
             if not isinstance(step, dict) or not ({"text", "tool_calls"} & set(step)):
@@ -98,7 +102,9 @@ def _turns(steps: list[dict[str, Any]] | dict[str, Any]) -> list[list[dict[str, 
 
 def _users_words(part: object) -> bool:
     """A user's message; not a reply check's reason, which reaches the model as a fenced user part."""
-    return isinstance(part, UserPromptPart) and not (isinstance(part.content, str) and "<pyai:retry_feedback>" in part.content)
+    return isinstance(part, UserPromptPart) and not (
+        isinstance(part.content, str) and "<pyai:retry_feedback>" in part.content
+    )
 
 
 def _position(messages: list[ModelMessage]) -> tuple[int, int]:

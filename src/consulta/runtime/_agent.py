@@ -71,7 +71,9 @@ class Agent:
         if len(set(names)) != len(names):
             raise ConfigError(f"Agent {self.app!r} has duplicate tool names: {names}.")
         if self.first_step_tool and not self.tools:
-            raise ConfigError(f"Agent {self.app!r} must start each turn with a tool (first_step_tool) but has no tools.")
+            raise ConfigError(
+                f"Agent {self.app!r} must start each turn with a tool (first_step_tool) but has no tools."
+            )
         if self.first_look is not None and not any(t.kind == "read" for t in self.tools):
             raise ConfigError(f"Agent {self.app!r} has a first_look but no read tools to make it with.")
         if any(t.kind == "write" for t in self.tools) and self.executor is None:
@@ -86,7 +88,9 @@ class Agent:
             return None
         unknown = [n for n in chosen if self.tool(n) is None]
         if unknown or not chosen:
-            raise ConfigError(f"Agent {self.app!r} chose tools it does not have: {unknown or 'none'}; choose among {[t.name for t in self.tools]}.")
+            raise ConfigError(
+                f"Agent {self.app!r} chose tools it does not have: {unknown or 'none'}; choose among {[t.name for t in self.tools]}."
+            )
         return list(chosen)
 
     def offers_writes(self, words: str | None) -> bool:
@@ -97,7 +101,11 @@ class Agent:
         """The turn's first look: read calls only (a name that is not one of the agent's read tools is left out)."""
         if self.first_look is None:
             return []
-        return [(name, dict(args)) for name, args in self.first_look(words) if (t := self.tool(name)) is not None and t.kind == "read"]
+        return [
+            (name, dict(args))
+            for name, args in self.first_look(words)
+            if (t := self.tool(name)) is not None and t.kind == "read"
+        ]
 
     def tool(self, name: str) -> ToolDef | None:
         return next((t for t in self.tools if t.name == name), None)
@@ -117,7 +125,11 @@ def tool_schemas(agent: Agent) -> list[dict[str, Any]]:
         schemas.append(
             {
                 "type": "function",
-                "function": {"name": t.name, "description": description, "parameters": t.parameters or json_schema_for(t)},
+                "function": {
+                    "name": t.name,
+                    "description": description,
+                    "parameters": t.parameters or json_schema_for(t),
+                },
                 "x-consulta-kind": t.kind,
             }
         )

@@ -141,24 +141,37 @@ class AskDesk:
         """Answer a pending ask: one read (none given its record), the kind's validation, the conditional close."""
         ask = ask if isinstance(ask, AskRecord) else self.store.get_ask(ask)
         if ask.status != AskStatus.pending:
-            raise ConflictError(f"Ask {ask.id} is already {ask.status.value}; it cannot be answered again. List the pending ones with `consulta asks`.")
+            raise ConflictError(
+                f"Ask {ask.id} is already {ask.status.value}; it cannot be answered again. List the pending ones with `consulta asks`."
+            )
         kind = self.kind(ask.kind)
         value = kind.validate_answer(ask.payload, answer)
         closed = self.store.close_ask(
-            ask.id, AskStatus.answered, answer=value, outcome=kind.answered_result(ask.payload, value),
-            answered_by=answered_by or self.answered_by, expect=AskStatus.pending,
+            ask.id,
+            AskStatus.answered,
+            answer=value,
+            outcome=kind.answered_result(ask.payload, value),
+            answered_by=answered_by or self.answered_by,
+            expect=AskStatus.pending,
         )
         self.closed(closed)
         return closed
 
     def cancel(
-        self, ask: str | AskRecord, *, status: AskStatus = AskStatus.cancelled, answered_by: str | None = None, outcome: Outcome | None = None
+        self,
+        ask: str | AskRecord,
+        *,
+        status: AskStatus = AskStatus.cancelled,
+        answered_by: str | None = None,
+        outcome: Outcome | None = None,
     ) -> AskRecord:
         """Close a pending ask without an answer; the model gets `outcome` (by default the kind's `cancelled_result`)."""
         ask = ask if isinstance(ask, AskRecord) else self.store.get_ask(ask)
         kind = self.kind(ask.kind)
         result = (outcome or _cancelled)(kind, ask.payload)
-        closed = self.store.close_ask(ask.id, status, outcome=result, answered_by=answered_by or self.answered_by, expect=AskStatus.pending)
+        closed = self.store.close_ask(
+            ask.id, status, outcome=result, answered_by=answered_by or self.answered_by, expect=AskStatus.pending
+        )
         self.closed(closed)
         return closed
 
@@ -171,7 +184,15 @@ class AskDesk:
         """An ask closed in this process: tell listeners, then `on_closed`. The ask is closed: its run goes on
         whatever the telling meets (a listener's error is logged; the store's reaches the caller)."""
         try:
-            self.recorder.emit(AskClosed(run_id=ask.run_id, ask_id=ask.id, kind=ask.kind, status=ask.status.value, answered_by=ask.answered_by))
+            self.recorder.emit(
+                AskClosed(
+                    run_id=ask.run_id,
+                    ask_id=ask.id,
+                    kind=ask.kind,
+                    status=ask.status.value,
+                    answered_by=ask.answered_by,
+                )
+            )
         except ListenerError:
             _logger.exception("A listener failed on the closing of ask %s (its run goes on).", ask.id)
         finally:

@@ -122,7 +122,12 @@ def reply_lang(prompt: str | None, lang: str) -> str:
 
 
 def gather_facts(
-    *, store: Store, run: RunRecord, calls: Iterable[ToolOutcome], prompt: str | None = None, executor: PlanExecutor | None = None
+    *,
+    store: Store,
+    run: RunRecord,
+    calls: Iterable[ToolOutcome],
+    prompt: str | None = None,
+    executor: PlanExecutor | None = None,
 ) -> TurnFacts:
     """The facts of the turn `run` is in: `calls` (from its conversation) with its plans, asks and consultations from
     `store`. Staged previews are rendered again in the reply's language by `executor` when it is given."""
@@ -139,11 +144,23 @@ def gather_facts(
         elif plan.status in (PlanStatus.rejected, PlanStatus.cancelled):
             rejected = True
     questions = tuple(
-        str(q.get("question", "")) for a in store.list_asks(status=None, run_id=run.id) if a.kind == "question"
-        for q in (a.payload.get("questions") or []) if isinstance(q, dict)
+        str(q.get("question", ""))
+        for a in store.list_asks(status=None, run_id=run.id)
+        if a.kind == "question"
+        for q in (a.payload.get("questions") or [])
+        if isinstance(q, dict)
     )
     consulted = tuple(c.expert_id for c in store.list_consultations(run_id=run.id, limit=1000))
-    return TurnFacts(lang=lang, prompt=words, calls=tuple(calls), staged=staged, applied=tuple(applied), rejected=rejected, questions=questions, consultations=consulted)
+    return TurnFacts(
+        lang=lang,
+        prompt=words,
+        calls=tuple(calls),
+        staged=staged,
+        applied=tuple(applied),
+        rejected=rejected,
+        questions=questions,
+        consultations=consulted,
+    )
 
 
 def _previews(items: list[dict[str, Any]], executor: PlanExecutor | None, lang: str) -> tuple[str, ...]:
@@ -161,23 +178,103 @@ ClaimKind = Literal["acting", "done"]
 """`acting`: an action under way or staged (needs a plan staged or applied); `done`: completed (needs one applied)."""
 
 EN_DONE = (
-    "thawed", "added", "removed", "taken out", "undone", "reverted", "rolled back", "recorded", "updated", "deleted",
-    "moved", "saved", "written", "applied", "logged", "changed", "registered", "created", "stored", "retrieved",
-    "consumed", "completed", "done", "restored", "marked", "put back", "placed", "cancelled", "processed", "executed",
-    "discarded", "frozen",
+    "thawed",
+    "added",
+    "removed",
+    "taken out",
+    "undone",
+    "reverted",
+    "rolled back",
+    "recorded",
+    "updated",
+    "deleted",
+    "moved",
+    "saved",
+    "written",
+    "applied",
+    "logged",
+    "changed",
+    "registered",
+    "created",
+    "stored",
+    "retrieved",
+    "consumed",
+    "completed",
+    "done",
+    "restored",
+    "marked",
+    "put back",
+    "placed",
+    "cancelled",
+    "processed",
+    "executed",
+    "discarded",
+    "frozen",
 )
 """Past participles of the actions a reply may claim done."""
 EN_PAST = (*EN_DONE, "took out", "undid", "wrote", "did", "put")
 """…and their simple past, after "I" or "we"."""
-EN_NOW_DONE = ("thawed", "added", "removed", "taken out", "undone", "reverted", "rolled back", "deleted", "applied", "discarded", "restored")
+EN_NOW_DONE = (
+    "thawed",
+    "added",
+    "removed",
+    "taken out",
+    "undone",
+    "reverted",
+    "rolled back",
+    "deleted",
+    "applied",
+    "discarded",
+    "restored",
+)
 """…that, after "is"/"are"/"was"/"were" ("The tube is thawed", "The last change was undone"), say what the turn did
 rather than describe the data ("are stored in"); a sentence with a date the data holds describes the data."""
-EN_ACTING = ("thawing", "adding", "removing", "taking out", "undoing", "reverting", "rolling back", "recording", "updating", "deleting", "moving", "staging")
+EN_ACTING = (
+    "thawing",
+    "adding",
+    "removing",
+    "taking out",
+    "undoing",
+    "reverting",
+    "rolling back",
+    "recording",
+    "updating",
+    "deleting",
+    "moving",
+    "staging",
+)
 """Present participles of an action under way ("Staging the removal …")."""
 
 ZH_DONE = (
-    "撤销", "撤回", "取出", "添加", "记录", "更新", "删除", "完成", "解冻", "复苏", "移除", "回滚", "修改", "保存", "登记",
-    "放入", "存入", "转移", "移动", "录入", "处理", "执行", "提交", "恢复", "新增", "写入", "标记", "取消", "办好",
+    "撤销",
+    "撤回",
+    "取出",
+    "添加",
+    "记录",
+    "更新",
+    "删除",
+    "完成",
+    "解冻",
+    "复苏",
+    "移除",
+    "回滚",
+    "修改",
+    "保存",
+    "登记",
+    "放入",
+    "存入",
+    "转移",
+    "移动",
+    "录入",
+    "处理",
+    "执行",
+    "提交",
+    "恢复",
+    "新增",
+    "写入",
+    "标记",
+    "取消",
+    "办好",
 )
 """Chinese verbs of the actions a reply may claim done (after 已/已经, before 了/好了/完毕/成功)."""
 
@@ -202,7 +299,10 @@ _LEXICON: tuple[tuple[ClaimKind, re.Pattern[str]], ...] = tuple(
         ("done", rf"\bsuccessfully\s+(?:{_words(EN_PAST)})\b|\b(?:{_words(EN_DONE)})\s+successfully\b"),
         ("acting", rf"^\s*(?:now\s+|ok(?:ay)?,?\s+)?(?:{_words(EN_ACTING)})\b"),
         ("acting", rf"\b(?:I|we)(?:'m|'re|\s+am|\s+are)\s+(?:now\s+)?(?:{_words(EN_ACTING)})\b"),
-        ("acting", r"\b(?:has|have|'ve|is|are)\s+(?:now\s+|just\s+)?(?:been\s+)?staged\b|\bI(?:'ve|\s+have)\s+staged\b|^\s*staged\b"),
+        (
+            "acting",
+            r"\b(?:has|have|'ve|is|are)\s+(?:now\s+|just\s+)?(?:been\s+)?staged\b|\bI(?:'ve|\s+have)\s+staged\b|^\s*staged\b",
+        ),
         ("done", r"已(?:经)?(?:为|帮|给|替)(?:您|你)"),
         ("done", rf"已(?:经)?{_ZH_GAP}(?:{_ZH_VERBS})"),
         ("done", rf"(?:成功|顺利)(?:地)?(?:{_ZH_VERBS})|(?:{_ZH_VERBS})[^，,：:；;]{{0,12}}?(?:好了|完毕|成功|完成了)"),
@@ -218,8 +318,13 @@ _NEGATED = re.compile(
     r"\b(?:not|nothing|never|none|cannot|unable|no\s+longer|yet\s+to)\b|n't\b|\bno\b(?!,)|[没未无别勿]|不(?!同|久|少|仅|过)",
     re.IGNORECASE,
 )
-_CONDITIONAL = re.compile(r"\b(?:if|once|when|after|unless|until|as\s+soon\s+as)\b|如果|若|一旦|之后|以后|后再|等您|等你|等到|批准后|确认后", re.IGNORECASE)
-_MODAL = re.compile(r"\b(?:would|could|should|can|may|might|will|shall|please|let\s+me)\b|可以|能|将会|会|请|要不要|是否", re.IGNORECASE)
+_CONDITIONAL = re.compile(
+    r"\b(?:if|once|when|after|unless|until|as\s+soon\s+as)\b|如果|若|一旦|之后|以后|后再|等您|等你|等到|批准后|确认后",
+    re.IGNORECASE,
+)
+_MODAL = re.compile(
+    r"\b(?:would|could|should|can|may|might|will|shall|please|let\s+me)\b|可以|能|将会|会|请|要不要|是否", re.IGNORECASE
+)
 _DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\d{4}年\d{1,2}月\d{1,2}日")
 
 
@@ -231,8 +336,12 @@ def assertions(text: str) -> list[str]:
     """The sentences of `text` that assert something: not questions, not negated, not conditional (asides in
     parentheses left out of that judgement)."""
     return [
-        s.strip() for s in _SENTENCE.findall(text)
-        if s.strip() and not _QUESTION.search(s) and not _NEGATED.search(_ASIDE.sub(" ", s)) and not _CONDITIONAL.search(_ASIDE.sub(" ", s))
+        s.strip()
+        for s in _SENTENCE.findall(text)
+        if s.strip()
+        and not _QUESTION.search(s)
+        and not _NEGATED.search(_ASIDE.sub(" ", s))
+        and not _CONDITIONAL.search(_ASIDE.sub(" ", s))
     ]
 
 
@@ -280,7 +389,10 @@ def check_claims(text: str, facts: TurnFacts) -> None:
     runaway string, a claim of an action no write of the turn backs, and a claim of completion while the plan only
     waits for approval."""
     if (run := runaway(text)) is not None:
-        raise ReplyRefused(f"Your reply has a runaway string ({run!r}…). Write one or two short sentences.", replacement=compose_reply(facts))
+        raise ReplyRefused(
+            f"Your reply has a runaway string ({run!r}…). Write one or two short sentences.",
+            replacement=compose_reply(facts),
+        )
     for claim in find_claims(text, facts.data):
         if facts.applied:
             return  # the turn's plan was applied: what it did may be said done

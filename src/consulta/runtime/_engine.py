@@ -17,7 +17,15 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_ai import Agent as PaiAgent
-from pydantic_ai import CallDeferred, DeferredToolRequests, DeferredToolResults, ModelMessagesTypeAdapter, RunContext, Tool, ToolApproved
+from pydantic_ai import (
+    CallDeferred,
+    DeferredToolRequests,
+    DeferredToolResults,
+    ModelMessagesTypeAdapter,
+    RunContext,
+    Tool,
+    ToolApproved,
+)
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.exceptions import ModelRetry, ToolFailed, UnexpectedModelBehavior, UsageLimitExceeded
 from pydantic_ai.messages import (
@@ -122,18 +130,24 @@ async def typed_answer(
 
     Asked `within` a tool call, the answer's model requests count against that run's usage and limits (a nested
     run); when they would pass the limits: ToolError `usage_limit_exceeded`."""
-    agent: PaiAgent[None, Any] = PaiAgent(model, instructions=instructions, output_type=output_type, retries={"tools": 1, "output": retries})
+    agent: PaiAgent[None, Any] = PaiAgent(
+        model, instructions=instructions, output_type=output_type, retries={"tools": 1, "output": retries}
+    )
 
     if check is not None:
-
         agent.output_validator(_checked_by(check))
 
-    shared = {"usage": within.usage, "usage_limits": within.usage_limits} if within is not None and within.usage is not None else {}
+    shared = (
+        {"usage": within.usage, "usage_limits": within.usage_limits}
+        if within is not None and within.usage is not None
+        else {}
+    )
     try:
         result = await agent.run(prompt, **shared)
     except UsageLimitExceeded as error:
         raise ToolError(
-            "usage_limit_exceeded", f"The consultation would pass the run's usage limits: {error}",
+            "usage_limit_exceeded",
+            f"The consultation would pass the run's usage limits: {error}",
             hint="Work with what you have: submit your answer now.",
         ) from None
     except UnexpectedModelBehavior as error:
@@ -178,7 +192,8 @@ def _refused(messages: list[ModelMessage], i: int) -> bool:
     """Whether message `i` is a final text the reply checks refused (the next request carries the reason)."""
     after = messages[i + 1] if i + 1 < len(messages) else None
     return (
-        isinstance(messages[i], ModelResponse) and isinstance(after, ModelRequest)
+        isinstance(messages[i], ModelResponse)
+        and isinstance(after, ModelRequest)
         and any(_is_refusal(p) for p in after.parts)
     )
 
@@ -197,7 +212,13 @@ def count_steps(messages: list[ModelMessage]) -> int:
 
 def returned_call_ids(messages: list[ModelMessage]) -> set[str]:
     """Ids of the tool calls whose results are in the conversation."""
-    return {p.tool_call_id for m in messages if isinstance(m, ModelRequest) for p in m.parts if isinstance(p, ToolReturnPart)}
+    return {
+        p.tool_call_id
+        for m in messages
+        if isinstance(m, ModelRequest)
+        for p in m.parts
+        if isinstance(p, ToolReturnPart)
+    }
 
 
 def evidence_from(messages: list[ModelMessage], agent: Agent, prompt: str | None = None) -> Evidence:
@@ -275,7 +296,12 @@ def invalid_arguments_result(tool_name: str, error: ValidationError | ModelRetry
             "errors": problems[:5],
             "_hint": "Fix the listed fields and call the tool again; see its parameter schema.",
         }
-    return {"ok": False, "error_code": "invalid_arguments", "message": str(error.message), "_hint": "Fix the arguments."}
+    return {
+        "ok": False,
+        "error_code": "invalid_arguments",
+        "message": str(error.message),
+        "_hint": "Fix the arguments.",
+    }
 
 
 def tool_exception_result(tool_name: str, error: Exception) -> dict[str, Any]:
@@ -323,7 +349,13 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
         return per_step
 
     async def wrap_tool_execute(
-        self, ctx: RunContext[RunDeps], *, call: ToolCallPart, tool_def: ToolDefinition, args: dict[str, Any], handler: Any
+        self,
+        ctx: RunContext[RunDeps],
+        *,
+        call: ToolCallPart,
+        tool_def: ToolDefinition,
+        args: dict[str, Any],
+        handler: Any,
     ) -> Any:
         deps = ctx.deps
         tool = deps.agent.tool(call.tool_name)
@@ -367,8 +399,13 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
             else:
                 token = CURRENT_TOOL_CALL.set(
                     ToolCallContext(
-                        run_id=deps.run_id, tool_call_id=call.tool_call_id, tool_name=call.tool_name,
-                        trace_id=deps.log.run.trace_id, usage=ctx.usage, usage_limits=ctx.usage_limits, log=deps.log,
+                        run_id=deps.run_id,
+                        tool_call_id=call.tool_call_id,
+                        tool_name=call.tool_name,
+                        trace_id=deps.log.run.trace_id,
+                        usage=ctx.usage,
+                        usage_limits=ctx.usage_limits,
+                        log=deps.log,
                     )
                 )
                 try:
@@ -378,11 +415,17 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
         except ToolError as error:
             answers = _rerun_answers(ctx)
             if (
-                error.choice is not None and tool is not None and tool.kind != "ask" and answers is None
-                and _asks_questions(deps.agent) and not _person_declined_this_turn(ctx.messages)
+                error.choice is not None
+                and tool is not None
+                and tool.kind != "ask"
+                and answers is None
+                and _asks_questions(deps.agent)
+                and not _person_declined_this_turn(ctx.messages)
             ):
                 # A guess becomes a question: the runtime asks the user itself and runs this call again with the answer.
-                raise CallDeferred(metadata={ASK_METADATA_KEY: _choice_ask(error, call, args, deps.log.run.lang)}, kind="question") from None
+                raise CallDeferred(
+                    metadata={ASK_METADATA_KEY: _choice_ask(error, call, args, deps.log.run.lang)}, kind="question"
+                ) from None
             result = error.to_result()
             if answers:  # asked once already: the model sees what the user answered with the refusal
                 result["user_answer"] = answers[0] if len(answers) == 1 else answers
@@ -428,7 +471,9 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
         raise ToolFailed(json.dumps(result, ensure_ascii=False))
 
     async def before_model_request(self, ctx: RunContext[RunDeps], request_context: Any) -> Any:
-        ctx.deps.log.emit(StepStarted(run_id=ctx.deps.run_id, step=count_steps(ctx.messages) + 1))  # the model is about to think
+        ctx.deps.log.emit(
+            StepStarted(run_id=ctx.deps.run_id, step=count_steps(ctx.messages) + 1)
+        )  # the model is about to think
         # pydantic-ai answers an unknown tool name with a retry; give the model the seeds' `unknown_tool` result
         # instead. (Its retry budget is set to the step limit, so the run ends on the step limit, never on it.)
         # Only the newest request can hold a fresh retry: the ones before were rewritten when they were sent.
@@ -439,7 +484,9 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
                     continue
                 name = part.tool_name or "?"
                 result = _unknown_tool(name, [t.name for t in ctx.deps.agent.tools])
-                message.parts[i] = ToolReturnPart(tool_name=name, content=result, tool_call_id=part.tool_call_id, outcome="failed")
+                message.parts[i] = ToolReturnPart(
+                    tool_name=name, content=result, tool_call_id=part.tool_call_id, outcome="failed"
+                )
                 call = _find_call(ctx.messages, part.tool_call_id)
                 ctx.deps.log.call_returned(
                     step=count_steps(ctx.messages),
@@ -467,7 +514,12 @@ def _choice_ask(error: ToolError, call: ToolCallPart, args: dict[str, Any], lang
     if choice.header_key in words and choice.question_key in words:
         header, text = t(choice.header_key, lang, **choice.values), t(choice.question_key, lang, **choice.values)
     question = {"header": header[:30], "question": text, "options": list(choice.options), "multiple": False}
-    rerun = {"tool_call_id": call.tool_call_id, "tool_name": call.tool_name, "args": args, "args_for_option": choice.args_for_option}
+    rerun = {
+        "tool_call_id": call.tool_call_id,
+        "tool_name": call.tool_name,
+        "args": args,
+        "args_for_option": choice.args_for_option,
+    }
     return {"kind": QUESTION_KIND, "payload": {"questions": [question], RERUN_KEY: rerun}}
 
 
@@ -506,7 +558,11 @@ def _turn_words(messages: list[ModelMessage]) -> str | None:
         if isinstance(message, ModelRequest):
             for part in message.parts:
                 if isinstance(part, UserPromptPart):
-                    return part.content if isinstance(part.content, str) else " ".join(str(c) for c in part.content if isinstance(c, str))
+                    return (
+                        part.content
+                        if isinstance(part.content, str)
+                        else " ".join(str(c) for c in part.content if isinstance(c, str))
+                    )
     return None
 
 
@@ -530,7 +586,9 @@ def _last_result_was_repeat(messages: list[ModelMessage]) -> bool:
         if isinstance(message, ModelRequest):
             returns = [p for p in message.parts if isinstance(p, ToolReturnPart)]
             if returns:
-                return any(isinstance(p.content, dict) and p.content.get("error_code") == "repeated_call" for p in returns)
+                return any(
+                    isinstance(p.content, dict) and p.content.get("error_code") == "repeated_call" for p in returns
+                )
             if any(isinstance(p, UserPromptPart) for p in message.parts):
                 return False
     return False
@@ -540,7 +598,9 @@ def _called_this_turn(messages: list[ModelMessage]) -> bool:
     return any(isinstance(m, ModelResponse) and m.tool_calls for m in this_turn(messages))
 
 
-def _repeated(messages: list[ModelMessage], call: ToolCallPart, args: dict[str, Any], defaults: dict[str, Any] | None = None) -> bool:
+def _repeated(
+    messages: list[ModelMessage], call: ToolCallPart, args: dict[str, Any], defaults: dict[str, Any] | None = None
+) -> bool:
     """Whether a call repeats one made since the user's last words (small models loop on a call): the same arguments,
     once each side's are completed with the parameters' `defaults` (what the model left out means the default)."""
     meant = _without_defaults({**(defaults or {}), **args})
@@ -578,7 +638,8 @@ def _errors_this_turn(messages: list[ModelMessage]) -> list[str]:
             if any(isinstance(p, UserPromptPart) for p in message.parts):
                 break
             codes += [
-                str(p.content["error_code"]) for p in message.parts
+                str(p.content["error_code"])
+                for p in message.parts
                 if isinstance(p, ToolReturnPart) and isinstance(p.content, dict) and p.content.get("error_code")
             ]
     return codes
@@ -613,14 +674,20 @@ def _find_call(messages: list[ModelMessage], tool_call_id: str) -> ToolCallPart 
 def _is_unknown_tool_retry(part: Any) -> bool:
     if isinstance(part, ToolReturnPart):
         return getattr(getattr(part, "retry", None), "cause", None) == "unknown_tool"
-    return isinstance(part, RetryPromptPart) and isinstance(part.content, str) and part.content.startswith("Unknown tool name")
+    return (
+        isinstance(part, RetryPromptPart)
+        and isinstance(part.content, str)
+        and part.content.startswith("Unknown tool name")
+    )
 
 
 def _engine_tool(tool: ToolDef) -> Tool[RunDeps]:
     # Without policies the plain function is handed over: the engine runs it (a sync one in a thread) itself.
     function = tool.call if tool.policies else tool.function
     if tool.parameters is not None:
-        return Tool.from_schema(function, name=tool.name, description=_full_description(tool), json_schema=tool.parameters)
+        return Tool.from_schema(
+            function, name=tool.name, description=_full_description(tool), json_schema=tool.parameters
+        )
     return Tool(function, name=tool.name, description=_full_description(tool), takes_ctx=False)
 
 
@@ -657,8 +724,11 @@ def turn_outcomes(messages: list[ModelMessage], agent: Agent) -> list[ToolOutcom
             ok = result.get("ok") is not False and getattr(part, "outcome", "success") != "failed"
             outcomes.append(
                 ToolOutcome(
-                    name=part.tool_name, kind=tool.kind if tool is not None else "other", ok=ok,
-                    error_code=result.get("error_code"), message=result.get("message"),
+                    name=part.tool_name,
+                    kind=tool.kind if tool is not None else "other",
+                    ok=ok,
+                    error_code=result.get("error_code"),
+                    message=result.get("message"),
                     data=Evidence.data_text(content) if tool is not None and tool.kind == "read" and ok else "",
                 )
             )
@@ -668,7 +738,11 @@ def turn_outcomes(messages: list[ModelMessage], agent: Agent) -> list[ToolOutcom
 def _turn_facts(ctx: RunContext[RunDeps]) -> TurnFacts:
     deps = ctx.deps
     return gather_facts(
-        store=deps.log.store, run=deps.log.run, calls=turn_outcomes(ctx.messages, deps.agent), prompt=deps.prompt, executor=deps.agent.executor
+        store=deps.log.store,
+        run=deps.log.run,
+        calls=turn_outcomes(ctx.messages, deps.agent),
+        prompt=deps.prompt,
+        executor=deps.agent.executor,
     )
 
 
@@ -696,10 +770,7 @@ def _checked_in_turn(check: ReplyCheck) -> Callable[[RunContext[RunDeps], Any], 
 
 def _refusals(messages: list[ModelMessage]) -> int:
     """Final texts refused so far in this turn."""
-    return sum(
-        1 for m in this_turn(messages) if isinstance(m, ModelRequest)
-        for p in m.parts if _is_refusal(p)
-    )
+    return sum(1 for m in this_turn(messages) if isinstance(m, ModelRequest) for p in m.parts if _is_refusal(p))
 
 
 def _say_instead(messages: list[ModelMessage], text: str) -> None:
@@ -775,7 +846,9 @@ class EngineRun:
                 # One checkpoint per step: when the next model request, carrying the tools' results, is about to
                 # be sent. The run's end is checkpointed by the caller.
                 request = getattr(node, "request", None)
-                if isinstance(request, ModelRequest) and any(isinstance(p, ToolReturnPart | RetryPromptPart) for p in request.parts):
+                if isinstance(request, ModelRequest) and any(
+                    isinstance(p, ToolReturnPart | RetryPromptPart) for p in request.parts
+                ):
                     messages = run.all_messages()
                     if not messages or messages[-1] is not request:
                         messages = [*messages, request]
@@ -789,7 +862,10 @@ class EngineRun:
             output = run.result.output
             messages = run.result.all_messages()
         if isinstance(output, DeferredToolRequests):
-            paused = [PausedCall(call=c, ask=(output.metadata.get(c.tool_call_id) or {}).get(ASK_METADATA_KEY)) for c in output.calls]
+            paused = [
+                PausedCall(call=c, ask=(output.metadata.get(c.tool_call_id) or {}).get(ASK_METADATA_KEY))
+                for c in output.calls
+            ]
             return None, paused, messages
         return str(output), [], messages
 
@@ -798,7 +874,12 @@ def _turn_ending_result(agent: Agent, request: ModelRequest) -> str | None:
     """The output of a turn ended by a successful call of an `ends_turn` tool, else None."""
     for part in request.parts:
         tool = agent.tool(part.tool_name) if isinstance(part, ToolReturnPart) else None
-        if tool is not None and tool.ends_turn and isinstance(part.content, dict) and part.content.get("ok") is not False:
+        if (
+            tool is not None
+            and tool.ends_turn
+            and isinstance(part.content, dict)
+            and part.content.get("ok") is not False
+        ):
             return str(part.content.get("message") or json.dumps(part.content, ensure_ascii=False))
     return None
 
@@ -815,4 +896,3 @@ class Cancelled(Exception):
     def __init__(self, messages: list[ModelMessage]) -> None:
         super().__init__("cancelled")
         self.messages = messages
-

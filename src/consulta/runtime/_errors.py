@@ -35,7 +35,13 @@ class ToolError(Exception):
     """
 
     def __init__(
-        self, error_code: str, message: str, *, hint: str | None = None, field: str | None = None, choice: Choice | None = None
+        self,
+        error_code: str,
+        message: str,
+        *,
+        hint: str | None = None,
+        field: str | None = None,
+        choice: Choice | None = None,
     ) -> None:
         super().__init__(message)
         self.error_code = error_code

@@ -102,7 +102,16 @@ class RunEnded(_Base):
 
 
 Event = Annotated[
-    RunStarted | StepStarted | ModelText | ToolCalled | ToolReturned | AskOpened | AskClosed | PlanStaged | PlanDecided | RunEnded,
+    RunStarted
+    | StepStarted
+    | ModelText
+    | ToolCalled
+    | ToolReturned
+    | AskOpened
+    | AskClosed
+    | PlanStaged
+    | PlanDecided
+    | RunEnded,
     Field(discriminator="type"),
 ]
 EventAdapter: TypeAdapter[Event] = TypeAdapter(Event)

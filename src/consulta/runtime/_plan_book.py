@@ -103,7 +103,9 @@ class PlanBook:
             raise
         items = [{"tool": i["tool"], "op": i["op"], "preview": p} for i, p in zip(plan.items, previews, strict=True)]
         payload = {"plan_id": plan.id, "items": items}
-        ask = self.store.create_ask(run_id=plan.run_id, kind=PLAN_ASK, payload=payload, timeout_s=timeout_s, trace_id=trace_id)
+        ask = self.store.create_ask(
+            run_id=plan.run_id, kind=PLAN_ASK, payload=payload, timeout_s=timeout_s, trace_id=trace_id
+        )
         self.store.update_plan(plan.id, status=PlanStatus.pending, ask_id=ask.id)
         self.emit(PlanStaged(run_id=plan.run_id, plan_id=plan.id, items=items))
         self.emit(AskOpened(run_id=plan.run_id, ask_id=ask.id, kind=PLAN_ASK, payload=payload))
@@ -135,11 +137,17 @@ class PlanBook:
         try:
             result = await asyncio.to_thread(executor.reconcile, plan.id)
             if result is None:
-                result = await asyncio.to_thread(executor.apply, ops, plan_id=plan.id, run_id=plan.run_id, actor=ask.answered_by or "user")
+                result = await asyncio.to_thread(
+                    executor.apply, ops, plan_id=plan.id, run_id=plan.run_id, actor=ask.answered_by or "user"
+                )
         except ToolError as error:
             return self._record(plan, PlanStatus.failed, error.to_result())
         except Exception as error:  # a bug or an I/O failure in the app: the plan fails, nothing was written
-            return self._record(plan, PlanStatus.failed, {"ok": False, "error_code": "apply_failed", "message": f"{type(error).__name__}: {error}"})
+            return self._record(
+                plan,
+                PlanStatus.failed,
+                {"ok": False, "error_code": "apply_failed", "message": f"{type(error).__name__}: {error}"},
+            )
         outcome = self._record(plan, PlanStatus.applied, result)
         crash_point("after_plan_status")
         return outcome

@@ -6,7 +6,17 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, NamedTuple
 
-__all__ = ["AskRecord", "AskStatus", "EventRecord", "EventRow", "PlanRecord", "PlanStatus", "RunRecord", "RunStatus", "ToolCallRecord"]
+__all__ = [
+    "AskRecord",
+    "AskStatus",
+    "EventRecord",
+    "EventRow",
+    "PlanRecord",
+    "PlanStatus",
+    "RunRecord",
+    "RunStatus",
+    "ToolCallRecord",
+]
 
 
 class RunStatus(StrEnum):

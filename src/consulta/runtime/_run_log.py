@@ -22,7 +22,17 @@ from typing import TYPE_CHECKING, Any
 from ._engine import count_steps, dump_each, load_messages
 from ._errors import ListenerError
 from ._event_bus import EventBus
-from ._events import AskOpened, Event, EventAdapter, ModelText, RunEnded, RunStarted, StepStarted, ToolCalled, ToolReturned
+from ._events import (
+    AskOpened,
+    Event,
+    EventAdapter,
+    ModelText,
+    RunEnded,
+    RunStarted,
+    StepStarted,
+    ToolCalled,
+    ToolReturned,
+)
 from ._records import AskRecord, EventRow, RunRecord, RunStatus
 from ._store import Store, utcnow
 
@@ -73,8 +83,16 @@ class RunRecorder:
         """A new run of `agent` (its name within app `app`), with its `RunStarted`. `held`: this process advances
         it (see `RunLog.hold`); a run driven from outside (an MCP client) is not held."""
         run = self.store.create_run(
-            app=app, agent=agent, prompt=prompt, model=model, lang=lang, thread_id=thread_id, parent_run_id=parent_run_id,
-            options=options, principal=principal, trace_id=trace_id,
+            app=app,
+            agent=agent,
+            prompt=prompt,
+            model=model,
+            lang=lang,
+            thread_id=thread_id,
+            parent_run_id=parent_run_id,
+            options=options,
+            principal=principal,
+            trace_id=trace_id,
         )
         log = self._logs[run.id] = RunLog(self, run, last_seq=0, held=held)
         try:
@@ -87,8 +105,13 @@ class RunRecorder:
     def nested(self, parent: RunRecord | None, *, agent: str, app: str, prompt: str, model: str, lang: str) -> RunLog:
         """A run done for a tool call of `parent` (an expert consulted): under it, in its trace, for its principal."""
         return self.create(
-            agent=agent, app=app, prompt=prompt, model=model, lang=lang,
-            parent_run_id=parent.id if parent else None, principal=parent.principal if parent else None,
+            agent=agent,
+            app=app,
+            prompt=prompt,
+            model=model,
+            lang=lang,
+            parent_run_id=parent.id if parent else None,
+            principal=parent.principal if parent else None,
             trace_id=parent.trace_id if parent else None,
         )
 
@@ -162,8 +185,13 @@ class RunLog:
         """Publish the run's events other processes wrote since the last one this process knows (e.g. the
         `AskClosed` of an answer given elsewhere), and return them."""
         with self._lock:
-            records = self.store.list_events(self.run.id, after_seq=self.last_seq or 0) if self.last_seq is not None else []
-            events = [EventAdapter.validate_python({"run_id": r.run_id, "type": r.type, **r.data, "seq": r.seq}) for r in records]
+            records = (
+                self.store.list_events(self.run.id, after_seq=self.last_seq or 0) if self.last_seq is not None else []
+            )
+            events = [
+                EventAdapter.validate_python({"run_id": r.run_id, "type": r.type, **r.data, "seq": r.seq})
+                for r in records
+            ]
             for event in events:
                 self.last_seq = event.seq
                 self.recorder.bus.publish(event)
@@ -173,12 +201,25 @@ class RunLog:
         self.emit(ToolCalled(run_id=self.run.id, tool_call_id=tool_call_id, tool_name=tool_name, args=args))
 
     def call_returned(
-        self, *, step: int, tool_call_id: str, tool_name: str, args: Any, result: Any, started_at: str, duration_ms: float
+        self,
+        *,
+        step: int,
+        tool_call_id: str,
+        tool_name: str,
+        args: Any,
+        result: Any,
+        started_at: str,
+        duration_ms: float,
     ) -> None:
         """Record a tool call's result (`ToolReturned`, and its row: with the step's checkpoint while held)."""
         row = {
-            "step": step, "tool_call_id": tool_call_id, "tool_name": tool_name, "args": args, "result": result,
-            "started_at": started_at, "duration_ms": duration_ms,
+            "step": step,
+            "tool_call_id": tool_call_id,
+            "tool_name": tool_name,
+            "args": args,
+            "result": result,
+            "started_at": started_at,
+            "duration_ms": duration_ms,
         }
         with self._lock:
             if not self._held:
@@ -186,7 +227,16 @@ class RunLog:
             else:
                 self._calls.append(row)
             ok = not (isinstance(result, dict) and result.get("ok") is False)
-            self.emit(ToolReturned(run_id=self.run.id, tool_call_id=tool_call_id, tool_name=tool_name, ok=ok, result=result, duration_ms=duration_ms))
+            self.emit(
+                ToolReturned(
+                    run_id=self.run.id,
+                    tool_call_id=tool_call_id,
+                    tool_name=tool_name,
+                    ok=ok,
+                    result=result,
+                    duration_ms=duration_ms,
+                )
+            )
 
     # ---- checkpoints ------------------------------------------------------------------------------------------
 
@@ -229,7 +279,13 @@ class RunLog:
         if checkpoint is None and status is None and not self._calls and not events:
             return None
         seq = self.store.save_step(
-            self.run.id, checkpoint=checkpoint, tool_calls=self._calls, events=events, status=status, output=output, error=error
+            self.run.id,
+            checkpoint=checkpoint,
+            tool_calls=self._calls,
+            events=events,
+            status=status,
+            output=output,
+            error=error,
         )
         self._calls, self._events = [], []
         if messages is not None:
@@ -262,31 +318,53 @@ class RunLog:
         self.store.set_run_status(self.run.id, status, output=output)
         self.run = replace(self.run, status=status, output=output if output is not None else self.run.output)
 
-    def open_ask(self, *, kind: str, payload: dict[str, Any], tool_call_id: str | None, timeout_s: float | None) -> AskRecord:
+    def open_ask(
+        self, *, kind: str, payload: dict[str, Any], tool_call_id: str | None, timeout_s: float | None
+    ) -> AskRecord:
         ask = self.store.create_ask(
-            run_id=self.run.id, kind=kind, payload=payload, tool_call_id=tool_call_id, timeout_s=timeout_s, trace_id=self.run.trace_id
+            run_id=self.run.id,
+            kind=kind,
+            payload=payload,
+            tool_call_id=tool_call_id,
+            timeout_s=timeout_s,
+            trace_id=self.run.trace_id,
         )
         self.emit(AskOpened(run_id=self.run.id, ask_id=ask.id, kind=kind, payload=payload))
         return ask
 
     def end(
-        self, status: RunStatus, *, output: str | None = None, error: str | None = None, messages: list[ModelMessage] | None = None
+        self,
+        status: RunStatus,
+        *,
+        output: str | None = None,
+        error: str | None = None,
+        messages: list[ModelMessage] | None = None,
     ) -> RunEnded:
         """End the run: its last checkpoint (`messages`, if given), what is buffered, `RunEnded` and its status in one
         transaction; listeners hear of the end last, when the store says it. Should the write fail, nothing has
         changed (end it again, e.g. failed); a listener that raises on `RunEnded` is only logged: the run is over."""
         ended = RunEnded(run_id=self.run.id, status=status.value, output=output, error=error)
         with self._lock:
-            ended.seq = self.last_seq + 1 if self._held and self.last_seq is not None else None  # else the store numbers it
+            ended.seq = (
+                self.last_seq + 1 if self._held and self.last_seq is not None else None
+            )  # else the store numbers it
             row = _row(ended)
             ended.seq = self._write(messages=messages, last=row, status=status, output=output, error=error)
             self.last_seq = ended.seq
             self._held = False
-            self.run = replace(self.run, status=status, output=output if output is not None else self.run.output,
-                               error=error if error is not None else self.run.error, owner=None, updated_at=row.ts)
+            self.run = replace(
+                self.run,
+                status=status,
+                output=output if output is not None else self.run.output,
+                error=error if error is not None else self.run.error,
+                owner=None,
+                updated_at=row.ts,
+            )
         self.recorder.forget(self)
         try:
             self.recorder.bus.publish(ended)
         except ListenerError:
-            _logger.exception("A listener failed on the end of run %s (the run ended %s all the same).", self.run.id, status.value)
+            _logger.exception(
+                "A listener failed on the end of run %s (the run ended %s all the same).", self.run.id, status.value
+            )
         return ended

@@ -26,7 +26,17 @@ if TYPE_CHECKING:
 from ._agent import Agent
 from ._asks import AskDesk
 from ._claims import reply_lang
-from ._engine import Cancelled, EngineRun, PausedCall, RunDeps, build_engine_agent, carry_over, load_messages, pending_tool_calls, returned_call_ids
+from ._engine import (
+    Cancelled,
+    EngineRun,
+    PausedCall,
+    RunDeps,
+    build_engine_agent,
+    carry_over,
+    load_messages,
+    pending_tool_calls,
+    returned_call_ids,
+)
 from ._errors import ToolError
 from ._events import ModelText, ToolReturned
 from ._grounding import Evidence
@@ -194,7 +204,9 @@ class RunLoop:
         live.log.hold()
         for ask in known:  # the paused calls' results, told like any tool's (they reach the model with this step)
             live.log.emit(_answered_call(ask))
-        await self._advance(live, prompt=None, history=messages, deferred={a.tool_call_id: a.outcome for a in known if a.tool_call_id})
+        await self._advance(
+            live, prompt=None, history=messages, deferred={a.tool_call_id: a.outcome for a in known if a.tool_call_id}
+        )
 
     def _thread_history(self, log: RunLog) -> list[ModelMessage]:
         """Before a run's first step: what the thread's previous run carries over."""
@@ -224,14 +236,18 @@ class RunLoop:
 
     # ---- advancing --------------------------------------------------------------------------------------------
 
-    async def _advance(self, live: LiveRun, *, prompt: str | None, history: list[ModelMessage], deferred: dict[str, Any] | None = None) -> None:
+    async def _advance(
+        self, live: LiveRun, *, prompt: str | None, history: list[ModelMessage], deferred: dict[str, Any] | None = None
+    ) -> None:
         if self._active is None:
             self._active = asyncio.Semaphore(self.max_active_runs)
         async with self._active:
             live.log.hold()
             await self._advance_now(live, prompt=prompt, history=history, deferred=deferred)
 
-    async def _advance_now(self, live: LiveRun, *, prompt: str | None, history: list[ModelMessage], deferred: dict[str, Any] | None) -> None:
+    async def _advance_now(
+        self, live: LiveRun, *, prompt: str | None, history: list[ModelMessage], deferred: dict[str, Any] | None
+    ) -> None:
         log, agent = live.log, live.agent
         try:
             engine_run = EngineRun(
@@ -255,7 +271,9 @@ class RunLoop:
                 self.finish_cancelled(live.run_id)
             raise
         except UsageLimitExceeded as error:
-            self.finish(live.run_id, RunStatus.failed, error=f"The run reached its step limit ({agent.max_steps}): {error}")
+            self.finish(
+                live.run_id, RunStatus.failed, error=f"The run reached its step limit ({agent.max_steps}): {error}"
+            )
             return
         except Exception as error:  # the run fails with a readable reason; the process goes on
             self.finish(live.run_id, RunStatus.failed, error=f"{type(error).__name__}: {error}")
@@ -302,21 +320,34 @@ class RunLoop:
 
     # ---- write tools: staging and plans -----------------------------------------------------------------------
 
-    def _stage(self, live: LiveRun, tool_call_id: str, tool_name: str, op: dict[str, Any], evidence: Evidence) -> dict[str, Any]:
+    def _stage(
+        self, live: LiveRun, tool_call_id: str, tool_name: str, op: dict[str, Any], evidence: Evidence
+    ) -> dict[str, Any]:
         executor = live.agent.executor
         if executor is None:
             raise ToolError("no_plan_executor", f"{tool_name} cannot be staged: this agent cannot apply writes.")
         executor.check_grounding(tool_name, op, evidence)
         plan, previews = self.plans.stage(
-            run_id=live.run_id, app=live.agent.app, executor=executor, tool_call_id=tool_call_id, tool_name=tool_name, op=op
+            run_id=live.run_id,
+            app=live.agent.app,
+            executor=executor,
+            tool_call_id=tool_call_id,
+            tool_name=tool_name,
+            op=op,
         )
-        return staged_result(plan, previews, next_step="Now tell the user, in one short sentence in their language, what is staged.")
+        return staged_result(
+            plan, previews, next_step="Now tell the user, in one short sentence in their language, what is staged."
+        )
 
     def _open_plan(self, live: LiveRun, plan: PlanRecord) -> None:
         assert live.agent.executor is not None
         try:
             ask = self.plans.open(
-                plan, executor=live.agent.executor, lang=live.log.run.lang, timeout_s=live.agent.question_timeout, trace_id=live.log.run.trace_id
+                plan,
+                executor=live.agent.executor,
+                lang=live.log.run.lang,
+                timeout_s=live.agent.question_timeout,
+                trace_id=live.log.run.trace_id,
             )
         except ToolError as error:  # the data changed under the staged plan: nothing to approve
             self.finish(live.run_id, RunStatus.failed, error=f"Plan {plan.id} no longer fits the data: {error.message}")
@@ -333,7 +364,9 @@ class RunLoop:
         status, result = await self.plans.decide(ask, executor=executor)
         plan_id = ask.payload["plan_id"]
         if status == PlanStatus.failed and (result or {}).get("error_code") == "apply_failed":
-            self.finish(live.run_id, RunStatus.failed, error=f"Applying plan {plan_id} failed: {(result or {}).get('message')}")
+            self.finish(
+                live.run_id, RunStatus.failed, error=f"Applying plan {plan_id} failed: {(result or {}).get('message')}"
+            )
             return
         # The reply written while the plan waited said "staged"; what the decision did is said by code, from the plan.
         reply = decided_reply((status, result), previews=previews, lang=lang)
@@ -341,7 +374,9 @@ class RunLoop:
         # The thread's next turn carries it over too: the agent's last word on the plan is its outcome.
         told = [*messages, ModelResponse(parts=[TextPart(content=reply)])]
         if status == PlanStatus.failed:  # the approved change was refused: the run did not do what it was asked
-            error = f"Plan {plan_id} was not applied: {(result or {}).get('message') or (result or {}).get('error_code')}"
+            error = (
+                f"Plan {plan_id} was not applied: {(result or {}).get('message') or (result or {}).get('error_code')}"
+            )
             self.finish(live.run_id, RunStatus.failed, output=reply, error=error, messages=told)
             return
         self.finish(live.run_id, RunStatus.finished, output=reply, messages=told)
@@ -353,13 +388,22 @@ class RunLoop:
         existing = {a.tool_call_id: a for a in self.store.list_asks(status=None, run_id=live.run_id)}
         for item in paused:
             if item.ask is None:
-                self.finish(live.run_id, RunStatus.failed, error=f"Tool call {item.call.tool_name} was deferred outside Consulta's asks.")
+                self.finish(
+                    live.run_id,
+                    RunStatus.failed,
+                    error=f"Tool call {item.call.tool_name} was deferred outside Consulta's asks.",
+                )
                 return
             if item.call.tool_call_id in existing:  # opened before a restart
                 opened.append(existing[item.call.tool_call_id])
                 continue
             opened.append(
-                live.log.open_ask(kind=item.ask["kind"], payload=item.ask["payload"], tool_call_id=item.call.tool_call_id, timeout_s=live.agent.question_timeout)
+                live.log.open_ask(
+                    kind=item.ask["kind"],
+                    payload=item.ask["payload"],
+                    tool_call_id=item.call.tool_call_id,
+                    timeout_s=live.agent.question_timeout,
+                )
             )
         pending = [a for a in opened if a.status == AskStatus.pending]
         if pending:
@@ -371,7 +415,9 @@ class RunLoop:
         """The run waits on `asks` under the ask policy (`fail`: they close at once, declined)."""
         if self.ask_policy == "fail":
             for ask in asks:
-                self.desk.close_quietly(ask, AskStatus.declined, self.desk.kind(ask.kind).unavailable_result(ask.payload), by="policy:fail")
+                self.desk.close_quietly(
+                    ask, AskStatus.declined, self.desk.kind(ask.kind).unavailable_result(ask.payload), by="policy:fail"
+                )
             self.continue_soon(live)
             return
         live.log.release()
@@ -404,7 +450,15 @@ class RunLoop:
 
     # ---- ending -----------------------------------------------------------------------------------------------
 
-    def finish(self, run_id: str, status: RunStatus, *, output: str | None = None, error: str | None = None, messages: list[ModelMessage] | None = None) -> None:
+    def finish(
+        self,
+        run_id: str,
+        status: RunStatus,
+        *,
+        output: str | None = None,
+        error: str | None = None,
+        messages: list[ModelMessage] | None = None,
+    ) -> None:
         """End the run (see `RunLog.end`). Should the store fail, the run is still carried here, as it was."""
         live = self.live.get(run_id)
         log = live.log if live is not None else self.desk.recorder.take_up(self.store.get_run(run_id))
@@ -433,7 +487,9 @@ class RunLoop:
         for ask in self.store.list_asks(status=AskStatus.pending, run_id=run_id):
             kind = self.desk.known_kind(ask.kind)  # an app not loaded here still gets its asks closed
             self.desk.stop_waiting(ask.id)
-            self.desk.close_quietly(ask, status, kind.cancelled_result(ask.payload) if kind is not None else None, by=by)
+            self.desk.close_quietly(
+                ask, status, kind.cancelled_result(ask.payload) if kind is not None else None, by=by
+            )
 
 
 def _answered_call(ask: AskRecord) -> ToolReturned:
@@ -441,5 +497,10 @@ def _answered_call(ask: AskRecord) -> ToolReturned:
     waited = datetime.fromisoformat(ask.closed_at or ask.created_at) - datetime.fromisoformat(ask.created_at)
     ok = not (isinstance(ask.outcome, dict) and ask.outcome.get("ok") is False)
     return ToolReturned(
-        run_id=ask.run_id, tool_call_id=ask.tool_call_id or ask.id, tool_name=ask.kind, ok=ok, result=ask.outcome, duration_ms=waited.total_seconds() * 1000
+        run_id=ask.run_id,
+        tool_call_id=ask.tool_call_id or ask.id,
+        tool_name=ask.kind,
+        ok=ok,
+        result=ask.outcome,
+        duration_ms=waited.total_seconds() * 1000,
     )

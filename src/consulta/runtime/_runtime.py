@@ -63,16 +63,29 @@ class Runtime:
         self.recorder = RunRecorder(store, self._bus)
         """Records every run of this process (front ends that drive runs themselves, e.g. MCP sessions, use it too)."""
         self._asks = AskDesk(
-            store, self.recorder, answered_by=answered_by, on_closed=self._on_closed, on_timeout_failed=self._on_timeout_failed
+            store,
+            self.recorder,
+            answered_by=answered_by,
+            on_closed=self._on_closed,
+            on_timeout_failed=self._on_timeout_failed,
         )
         self.plans = PlanBook(store, self.recorder.emit)
         self._runs = RunLoop(
-            store=store, desk=self._asks, plans=self.plans, resolve_model=resolve_model, ask_policy=ask_policy,
-            max_active_runs=max_active_runs, on_end=self._on_end, tracing=tracing,
+            store=store,
+            desk=self._asks,
+            plans=self.plans,
+            resolve_model=resolve_model,
+            ask_policy=ask_policy,
+            max_active_runs=max_active_runs,
+            on_end=self._on_end,
+            tracing=tracing,
         )
         self.leases = Leases(
-            store, poll_interval=poll_interval, heartbeat_interval=heartbeat_interval,
-            waiting=lambda: self._asks.waiting, on_closed_elsewhere=self._closed_elsewhere,
+            store,
+            poll_interval=poll_interval,
+            heartbeat_interval=heartbeat_interval,
+            waiting=lambda: self._asks.waiting,
+            on_closed_elsewhere=self._closed_elsewhere,
         )
         """This process's hold on the runs it carries (front ends driving runs themselves hold theirs here too)."""
         self._event_loop: asyncio.AbstractEventLoop | None = None
@@ -111,8 +124,15 @@ class Runtime:
             thread_id = previous.thread_id
             principal = principal if principal is not None else previous.principal
         log = self.recorder.create(
-            agent=agent.name, app=agent.app, prompt=prompt, model=model, lang=lang, thread_id=thread_id,
-            parent_run_id=continue_from, options=agent.options, principal=principal,
+            agent=agent.name,
+            app=agent.app,
+            prompt=prompt,
+            model=model,
+            lang=lang,
+            thread_id=thread_id,
+            parent_run_id=continue_from,
+            options=agent.options,
+            principal=principal,
         )
         self._asks.register(agent)
         self._runs.begin(log, agent, prompt=prompt)
@@ -188,7 +208,12 @@ class Runtime:
         return self._asks.answer(ask, answer, answered_by=answered_by)
 
     def cancel_ask(
-        self, ask: str | AskRecord, *, status: AskStatus = AskStatus.cancelled, answered_by: str | None = None, outcome: Outcome | None = None
+        self,
+        ask: str | AskRecord,
+        *,
+        status: AskStatus = AskStatus.cancelled,
+        answered_by: str | None = None,
+        outcome: Outcome | None = None,
     ) -> AskRecord:
         """Close a pending ask without an answer (the user cancelled or declined, it timed out elsewhere): the model
         gets `outcome(kind, payload)`, by default the kind's `cancelled_result`. Closed → ConflictError."""
@@ -279,4 +304,6 @@ class Runtime:
 def _check_agent(run: RunRecord, agent: Agent) -> None:
     # A run recorded before agents were named ("") ran its app's main agent: whichever the caller gives stands.
     if run.agent and run.agent != agent.name:
-        raise ConfigError(f"Run {run.id} ran agent {run.agent!r}, not {agent.name!r}; resume it with the agent it recorded (RunRecord.agent).")
+        raise ConfigError(
+            f"Run {run.id} ran agent {run.agent!r}, not {agent.name!r}; resume it with the agent it recorded (RunRecord.agent)."
+        )

@@ -20,7 +20,17 @@ if TYPE_CHECKING:  # the engine's types, named only for the checker: tools stay 
 
     from ._run_log import RunLog
 
-__all__ = ["CURRENT_TOOL_CALL", "AskKind", "ToolCallContext", "ToolDef", "ToolKind", "ask_tool", "current_tool_call", "read_tool", "write_tool"]
+__all__ = [
+    "CURRENT_TOOL_CALL",
+    "AskKind",
+    "ToolCallContext",
+    "ToolDef",
+    "ToolKind",
+    "ask_tool",
+    "current_tool_call",
+    "read_tool",
+    "write_tool",
+]
 
 ToolKind = Literal["read", "write", "ask"]
 
@@ -114,14 +124,18 @@ def read_tool(
     """Declare a read tool (usable as `@read_tool` or `@read_tool(policies=[...])`)."""
 
     def make(f: Callable[..., Any]) -> ToolDef:
-        return ToolDef(name=name or f.__name__, function=f, description=_description(f, description), kind="read", policies=tuple(policies))
+        return ToolDef(
+            name=name or f.__name__,
+            function=f,
+            description=_description(f, description),
+            kind="read",
+            policies=tuple(policies),
+        )
 
     return make(fn) if fn is not None else make
 
 
-def write_tool(
-    fn: Callable[..., Any] | None = None, *, name: str | None = None, description: str | None = None
-) -> Any:
+def write_tool(fn: Callable[..., Any] | None = None, *, name: str | None = None, description: str | None = None) -> Any:
     """Declare a write tool: its function only builds the operation; the runtime stages it into a plan.
 
     The function returns the operation as a JSON-able dict (or pydantic model). Validation against the data, the
@@ -134,12 +148,20 @@ def write_tool(
     return make(fn) if fn is not None else make
 
 
-def ask_tool(kind: AskKind, *, name: str, description: str, parameters: dict[str, Any], notes: str | None = None) -> ToolDef:
+def ask_tool(
+    kind: AskKind, *, name: str, description: str, parameters: dict[str, Any], notes: str | None = None
+) -> ToolDef:
     """Declare a tool that pauses the run on an ask of `kind` (the model's arguments are checked by `kind.prepare`)."""
 
     def never_called(**_: Any) -> Any:  # the runtime defers the call instead of running it
         raise AssertionError("ask tools are handled by the runtime")
 
     return ToolDef(
-        name=name, function=never_called, description=description, kind="ask", parameters=parameters, ask_kind=kind, notes=notes
+        name=name,
+        function=never_called,
+        description=description,
+        kind="ask",
+        parameters=parameters,
+        ask_kind=kind,
+        notes=notes,
     )

@@ -17,14 +17,31 @@ import os
 import sys
 import traceback
 
-_NETWORK = {"socket.__new__", "socket.connect", "socket.bind", "socket.getaddrinfo", "socket.gethostbyname", "socket.sendto"}
-_PROCESSES = {"subprocess.Popen", "os.system", "os.fork", "os.forkpty", "os.exec", "os.posix_spawn", "os.spawn", "pty.spawn"}
+_NETWORK = {
+    "socket.__new__",
+    "socket.connect",
+    "socket.bind",
+    "socket.getaddrinfo",
+    "socket.gethostbyname",
+    "socket.sendto",
+}
+_PROCESSES = {
+    "subprocess.Popen",
+    "os.system",
+    "os.fork",
+    "os.forkpty",
+    "os.exec",
+    "os.posix_spawn",
+    "os.spawn",
+    "pty.spawn",
+}
 
 
 def _confine(work: str) -> None:
     work_dir = os.path.realpath(work) + os.sep
     installation = tuple(
-        os.path.realpath(p) + os.sep for p in {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.__file__)}
+        os.path.realpath(p) + os.sep
+        for p in {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.__file__)}
     )
     devices = ("/dev/null", "/dev/urandom")
 
@@ -42,7 +59,9 @@ def _confine(work: str) -> None:
             writes = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
             writing = any(c in str(mode or "") for c in "wax+") or bool((flags or 0) & writes)
             if not allowed(os.fsdecode(path), writing):
-                raise PermissionError(f"The sandbox allows files in the work folder only; {os.fsdecode(path)!r} is outside it.")
+                raise PermissionError(
+                    f"The sandbox allows files in the work folder only; {os.fsdecode(path)!r} is outside it."
+                )
         if event in _NETWORK:
             raise PermissionError("The sandbox has no network.")
         if event in _PROCESSES or event.startswith("os.exec") or event.startswith("os.spawn"):

@@ -84,7 +84,12 @@ def _limit(limits: Limits) -> None:  # runs in the child between fork and exec
 
 
 def run_python(
-    code: str, *, files: list[Path] | tuple[Path, ...] = (), prelude: str = "", limits: Limits = Limits(), work: Path | None = None
+    code: str,
+    *,
+    files: list[Path] | tuple[Path, ...] = (),
+    prelude: str = "",
+    limits: Limits = Limits(),
+    work: Path | None = None,
 ) -> SandboxResult:
     """Run `code` (after `prelude`, e.g. loading the student's data) in a fresh work folder holding copies of
     `files` (by name), or in `work`, a folder of the caller's that keeps what the code writes there (the code may
@@ -96,15 +101,22 @@ def run_python(
             shutil.copyfile(source, work / source.name)
         request, result_path = Path(root, "request.json"), Path(root, "result.json")
         request.write_text(
-            json.dumps({"work": str(work), "code": code, "prelude": prelude, "output_bytes": limits.output_bytes}), encoding="utf-8"
+            json.dumps({"work": str(work), "code": code, "prelude": prelude, "output_bytes": limits.output_bytes}),
+            encoding="utf-8",
         )
         isolation = _unshare()
         command = [*isolation, sys.executable, "-I", str(_RUNNER), str(request), str(result_path)]
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONIOENCODING": "utf-8", "HOME": str(work)}
         started = time.monotonic()
         proc = subprocess.Popen(
-            command, cwd=work, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            preexec_fn=lambda: _limit(limits), start_new_session=True,  # noqa: PLW1509 - setrlimit must run in the child
+            command,
+            cwd=work,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            preexec_fn=lambda: _limit(limits),
+            start_new_session=True,  # noqa: PLW1509 - setrlimit must run in the child
         )
         stopped = None
         try:

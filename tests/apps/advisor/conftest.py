@@ -8,7 +8,7 @@ import pytest
 
 from consulta.apps.advisor import AdvisorTurns, agent_over
 from consulta.models import ScriptedModel
-from consulta.runtime import Runtime, RunRecord, RunStatus, Store
+from consulta.runtime import RunRecord, RunStatus, Runtime, Store
 
 from .fakes import FakeLookups
 

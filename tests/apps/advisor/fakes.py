@@ -49,17 +49,24 @@ class FakeLookups:
 
     def get_advisor_reviews(self, *, advisor_id: str) -> Mapping[str, Any]:
         self._hit("get_advisor_reviews")
-        return {"advisor_id": advisor_id, "reviews": [{"overall": 4.5, "text": "很好"}, {"overall": 4.0, "text": "不错"}]}
+        return {
+            "advisor_id": advisor_id,
+            "reviews": [{"overall": 4.5, "text": "很好"}, {"overall": 4.0, "text": "不错"}],
+        }
 
     def page_context(self, principal: str) -> dict[str, Any] | None:
         return self.pages.get(principal)
 
 
-def ranking_page(advisors: list[dict[str, Any]] | None = None, *, selected: dict[str, Any] | None = None) -> dict[str, Any]:
+def ranking_page(
+    advisors: list[dict[str, Any]] | None = None, *, selected: dict[str, Any] | None = None
+) -> dict[str, Any]:
     shown = ADVISORS if advisors is None else advisors
     return {
         "current_page": "detail" if selected else "ranking",
-        "visible_advisors": [{k: a[k] for k in ("id", "name", "title", "rating")} | {"rank": i + 1} for i, a in enumerate(shown)],
+        "visible_advisors": [
+            {k: a[k] for k in ("id", "name", "title", "rating")} | {"rank": i + 1} for i, a in enumerate(shown)
+        ],
         "selected_advisor": selected,
         "ranking_filters": {"school": "北京大学", "major": "计算机科学与技术"},
     }

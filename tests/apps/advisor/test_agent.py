@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from consulta.apps.advisor import session_of
-from consulta.runtime import AskStatus, Runtime, RunStatus
+from consulta.runtime import AskStatus, RunStatus, Runtime
 
 from .conftest import Chat
 from .fakes import ranking_page
@@ -27,7 +27,10 @@ def test_a_code_turn_ends_without_the_model_and_fast(chat: Chat) -> None:
         elapsed = time.perf_counter() - started
         out = chat.output(run)
         assert chat.tools(run) == ["update_form", "update_ranking"]
-        assert out["voice_response"] == "好的，北京大学计算机科学与技术。正在为你筛选导师...你对研究方向或导师风格有偏好吗？"
+        assert (
+            out["voice_response"]
+            == "好的，北京大学计算机科学与技术。正在为你筛选导师...你对研究方向或导师风格有偏好吗？"
+        )
         assert elapsed < 1.0, elapsed
         assert [c.tool_name for c in chat.store.list_tool_calls(run.id)] == ["advisor_turn"]
         await chat.runtime.aclose()
@@ -121,7 +124,10 @@ def test_chit_chat_goes_to_the_model(tmp_path: Path) -> None:
 
     async def scenario() -> None:
         run = await chat.say("What makes a good advisor?", lang="en")
-        assert chat.output(run) == {"voice_response": "Hi! Tell me a school and a major, and I can help.", "tool_calls": []}
+        assert chat.output(run) == {
+            "voice_response": "Hi! Tell me a school and a major, and I can help.",
+            "tool_calls": [],
+        }
         await chat.runtime.aclose()
 
     asyncio.run(scenario())
@@ -137,7 +143,9 @@ def test_a_pronoun_with_no_one_selected_asks_which_advisor(tmp_path: Path) -> No
         assert ask.payload["questions"][0]["options"][1] == "李四 副教授"
         chat.runtime.answer(ask.id, ["李四 副教授"])
         run = await chat.runtime.settled(run.id)
-        assert chat.output(run)["tool_calls"] == [{"tool": "get_advisor_detail", "params": {"advisor_id": "12346", "advisor_name": "李四"}}]
+        assert chat.output(run)["tool_calls"] == [
+            {"tool": "get_advisor_detail", "params": {"advisor_id": "12346", "advisor_name": "李四"}}
+        ]
         await chat.runtime.aclose()
 
     asyncio.run(scenario())

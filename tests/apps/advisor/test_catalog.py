@@ -18,8 +18,25 @@ import pytest
 from sqlalchemy import create_engine, func, select, update
 from sqlalchemy.engine import Engine
 
-from consulta.apps.advisor._catalog import PageContext, advisors, catalog_meta, page_context_for, reviews, save_page_context, schools
-from consulta.apps.advisor._generate import _FAMILY, _FAMOUS, _GIVEN_F, _GIVEN_M, DIRECTIONS, ensure_catalog, generate, names
+from consulta.apps.advisor._catalog import (
+    PageContext,
+    advisors,
+    catalog_meta,
+    page_context_for,
+    reviews,
+    save_page_context,
+    schools,
+)
+from consulta.apps.advisor._generate import (
+    _FAMILY,
+    _FAMOUS,
+    _GIVEN_F,
+    _GIVEN_M,
+    DIRECTIONS,
+    ensure_catalog,
+    generate,
+    names,
+)
 from consulta.i18n import t
 
 
@@ -90,8 +107,12 @@ def test_reviews_agree_with_the_advisor_s_traits_and_make_the_ratings(rows: dict
     assert mean_of("relationship", "personality", "温和") > mean_of("relationship", "personality", "严格") + 0.8
     assert mean_of("funding_score", "funding", "充足") > mean_of("funding_score", "funding", "紧张") + 1.5
     assert mean_of("future", "research_style", "产业型") > mean_of("future", "research_style", "理论型") + 0.3
-    gentle = [r for r in rows["reviews"] if advisor_rows[r["advisor_id"]]["personality"] == "温和" and "温和" in r["text"]]
-    strict = [r for r in rows["reviews"] if advisor_rows[r["advisor_id"]]["personality"] == "严格" and "温和" in r["text"]]
+    gentle = [
+        r for r in rows["reviews"] if advisor_rows[r["advisor_id"]]["personality"] == "温和" and "温和" in r["text"]
+    ]
+    strict = [
+        r for r in rows["reviews"] if advisor_rows[r["advisor_id"]]["personality"] == "严格" and "温和" in r["text"]
+    ]
     assert gentle and not strict  # what a review says of a person is their trait
 
 
@@ -123,7 +144,9 @@ def test_the_page_context_is_kept_per_principal(engine: Engine) -> None:
     save_page_context(engine, "alice", context)
     assert page_context_for(engine, "alice") == context
     assert page_context_for(engine, "bob") is None
-    moved = PageContext.model_validate({**context.model_dump(), "current_page": "detail", "selected_advisor": {"id": "10001", "name": "张三"}})
+    moved = PageContext.model_validate(
+        {**context.model_dump(), "current_page": "detail", "selected_advisor": {"id": "10001", "name": "张三"}}
+    )
     save_page_context(engine, "alice", moved)
     assert page_context_for(engine, "alice").current_page == "detail"  # type: ignore[union-attr]
     assert page_context_for(engine, "alice").selected_advisor.name == "张三"  # type: ignore[union-attr]
@@ -145,7 +168,9 @@ def test_the_catalog_and_page_contexts_on_either_database(store_url: str) -> Non
         ranking = update_ranking(engine, school="北京大学", major="计算机科学与技术", sort_by="学生前途")
         values = [a.ratings["学生前途"] for a in ranking.advisors]
         assert values and values == sorted(values, reverse=True)
-        first = PageContext.model_validate({"current_page": "ranking", "ranking_filters": {"school": "北京大学", "major": "计算机科学与技术"}})
+        first = PageContext.model_validate(
+            {"current_page": "ranking", "ranking_filters": {"school": "北京大学", "major": "计算机科学与技术"}}
+        )
         save_page_context(engine, "web:alice", first)
         save_page_context(engine, "web:alice", first.model_copy(update={"current_page": "home"}))
         assert page_context_for(engine, "web:alice").current_page == "home"  # type: ignore[union-attr]

@@ -27,9 +27,14 @@ def test_the_seeds_conversation(tmp_path: Path) -> None:
         assert chat.tools(run) == ["update_form", "recommend_advisors"]
         assert chat.output(run)["voice_response"] == "根据你的需求，我推荐张三教授，主要研究机器学习。"
         run = await chat.say("第一个导师怎么样？")
-        assert chat.output(run) == {"voice_response": "张三教授是机器学习方向的，学生评价4.5分，很受欢迎。", "tool_calls": []}
+        assert chat.output(run) == {
+            "voice_response": "张三教授是机器学习方向的，学生评价4.5分，很受欢迎。",
+            "tool_calls": [],
+        }
         run = await chat.say("我想看看他的详细信息")  # 他: the advisor just talked about (nobody selected on the page)
-        assert chat.output(run)["tool_calls"] == [{"tool": "get_advisor_detail", "params": {"advisor_id": "12345", "advisor_name": "张三"}}]
+        assert chat.output(run)["tool_calls"] == [
+            {"tool": "get_advisor_detail", "params": {"advisor_id": "12345", "advisor_name": "张三"}}
+        ]
         session = session_of(chat.store, chat.principal)
         assert [m.role for m in session.conversation_history] == ["user", "assistant"] * 4
         assert session.form_state().form_status.is_complete
@@ -48,7 +53,9 @@ def test_in_english_and_after_a_restart(tmp_path: Path) -> None:
         restarted = Chat(tmp_path)  # a new process on the same store
         run = await restarted.say("I'd like a gentle advisor working on machine learning", lang="en")
         assert restarted.tools(run) == ["update_form", "recommend_advisors"]  # the form came back: no new ranking
-        assert restarted.output(run)["voice_response"] == "For what you want, I suggest 教授 张三, who works on 机器学习."
+        assert (
+            restarted.output(run)["voice_response"] == "For what you want, I suggest 教授 张三, who works on 机器学习."
+        )
         run = await restarted.say("start over", lang="en")
         assert session_of(restarted.store, restarted.principal).user_form.school is None
         await restarted.runtime.aclose()

@@ -51,7 +51,11 @@ def test_two_schools_are_a_question() -> None:
 def test_preferences_in_both_languages() -> None:
     assert extract("不要太严格的导师").preferences == {"personality": "温和"}
     assert extract("我喜欢工程型、经费充足的导师").preferences == {"research_style": "工程型", "funding": "充足"}
-    assert extract("a gentle, well-funded advisor in industry").preferences == {"personality": "温和", "research_style": "产业型", "funding": "充足"}
+    assert extract("a gentle, well-funded advisor in industry").preferences == {
+        "personality": "温和",
+        "research_style": "产业型",
+        "funding": "充足",
+    }
     assert extract("what kind of advisors are there?").preferences == {}
     assert extract("I'd like to work on computer vision").research_direction == "计算机视觉"
     assert extract("我想做量子信息方向").research_direction == "量子信息"

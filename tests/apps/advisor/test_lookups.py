@@ -69,13 +69,20 @@ def test_limits_and_majors_a_school_does_not_list(engine: Engine) -> None:
     assert update_ranking(engine, **PKU_CS, limit=2).total > 2
     offered = {a.major for a in update_ranking(engine, **PKU_CS, limit=1).advisors}
     assert offered == {"计算机科学与技术"}
-    empty = [m for m in ("哲学", "法学", "数学", "化学", "临床医学", "土木工程") if update_ranking(engine, school="北京大学", major=m).total == 0]
+    empty = [
+        m
+        for m in ("哲学", "法学", "数学", "化学", "临床医学", "土木工程")
+        if update_ranking(engine, school="北京大学", major=m).total == 0
+    ]
     assert empty, "北京大学 lists every major: no empty ranking to check"
     assert update_ranking(engine, school="北京大学", major=empty[0]).advisors == []
 
 
 def test_bad_look_ups_are_refused_with_their_codes(engine: Engine) -> None:
-    assert failure("unknown_school", update_ranking, engine=engine, school="北大", major="计算机科学与技术").field == "school"
+    assert (
+        failure("unknown_school", update_ranking, engine=engine, school="北大", major="计算机科学与技术").field
+        == "school"
+    )
     assert failure("unknown_major", update_ranking, engine=engine, school="北京大学", major="计算机").field == "major"
     failure("invalid_sort_by", update_ranking, engine=engine, **PKU_CS, sort_by="颜值")
     for limit in (0, 101, -1, True):
@@ -88,7 +95,10 @@ def test_bad_look_ups_are_refused_with_their_codes(engine: Engine) -> None:
 
 def test_recommendations_meet_preferences_and_say_why(engine: Engine) -> None:
     found = recommend_advisors(engine, **PKU_CS, preferences={"research_direction": "机器学习", "personality": "温和"})
-    assert 1 <= len(found.advisors) <= 3 and found.preferences == {"research_direction": "机器学习", "personality": "温和"}
+    assert 1 <= len(found.advisors) <= 3 and found.preferences == {
+        "research_direction": "机器学习",
+        "personality": "温和",
+    }
     scores = [a.score for a in found.advisors]
     assert scores == sorted(scores, reverse=True)
     best = found.advisors[0]
@@ -99,14 +109,18 @@ def test_recommendations_meet_preferences_and_say_why(engine: Engine) -> None:
     if "research_direction" in best.matched:
         assert "机器学习" in detail.research_directions and "机器学习" in best.reason
     # said in English, the same traits are met
-    english = recommend_advisors(engine, **PKU_CS, preferences={"research_direction": "machine learning", "personality": "a gentle advisor"})
+    english = recommend_advisors(
+        engine, **PKU_CS, preferences={"research_direction": "machine learning", "personality": "a gentle advisor"}
+    )
     assert [a.id for a in english.advisors] == [a.id for a in found.advisors]
     # every gentle advisor of the major outranks every advisor that meets nothing
     everyone = recommend_advisors(engine, **PKU_CS, preferences={"personality": "温和"}, limit=20)
     met = [a.score for a in everyone.advisors if a.matched]
     unmet = [a.score for a in everyone.advisors if not a.matched]
     assert not met or not unmet or min(met) > max(unmet)
-    assert all(get_advisor_detail(engine, advisor_id=a.id).personality == "温和" for a in everyone.advisors if a.matched)
+    assert all(
+        get_advisor_detail(engine, advisor_id=a.id).personality == "温和" for a in everyone.advisors if a.matched
+    )
     # no preference at all: the best rated, and that is the reason
     plain = recommend_advisors(engine, **PKU_CS, preferences={"funding": None, "personality": "  "})
     assert plain.preferences == {} and plain.advisors[0].id == update_ranking(engine, **PKU_CS).advisors[0].id
@@ -123,7 +137,9 @@ def test_an_advisor_s_detail_and_reviews(engine: Engine) -> None:
     reviews = get_advisor_reviews(engine, advisor_id=first.id, limit=100)
     assert reviews.total == len(reviews.reviews) == first.review_count
     dates = [r.date for r in reviews.reviews]
-    assert dates == sorted(dates, reverse=True) and [r.id for r in detail.reviews] == [r.id for r in reviews.reviews[:5]]
+    assert dates == sorted(dates, reverse=True) and [r.id for r in detail.reviews] == [
+        r.id for r in reviews.reviews[:5]
+    ]
     assert reviews.rating == first.rating
     assert known_advisors(engine, [first.id, "nobody"]) == {first.id: {"name": first.name, "title": first.title}}
 

@@ -35,7 +35,9 @@ def test_ambiguous_aliases_are_questions(said: str) -> None:
     assert isinstance(result, Ambiguous) and len(result.candidates) >= 2
 
 
-@pytest.mark.parametrize(("said", "meant"), [("华中科枝大学", "华中科技大学"), ("北京航天大学", "北京航空航天大学"), ("fudna", "复旦大学")])
+@pytest.mark.parametrize(
+    ("said", "meant"), [("华中科枝大学", "华中科技大学"), ("北京航天大学", "北京航空航天大学"), ("fudna", "复旦大学")]
+)
 def test_a_weak_match_is_asked_not_taken(said: str, meant: str) -> None:
     result = schools().resolve(said)
     assert isinstance(result, Ambiguous) and meant in result.candidates

@@ -11,7 +11,9 @@ from consulta.runtime import Store
 def test_sessions_are_per_principal_and_survive_a_new_store(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path}/consulta.db"
     book = SessionBook(Store(url).engine)
-    session = Session(user_form=UserForm(school="北京大学"), page_context={"current_page": "ranking", "visible_advisors": []})
+    session = Session(
+        user_form=UserForm(school="北京大学"), page_context={"current_page": "ranking", "visible_advisors": []}
+    )
     session.said("user", "我想考北大")
     book.save("web:alice", session)
     book.save("web:alice", session)  # saved again: updated, not duplicated
@@ -28,7 +30,9 @@ def test_clear_forgets_and_a_stored_state_that_cannot_be_read_starts_afresh(tmp_
     assert book.clear("p").user_form.school is None
     assert book.load("p").user_form.school is None
     with store.engine.begin() as conn:
-        conn.exec_driver_sql("INSERT INTO advisor_sessions (principal, session_id, state, updated_at) VALUES ('q', 's', '{\"user_form\": 5}', 'x')")
+        conn.exec_driver_sql(
+            "INSERT INTO advisor_sessions (principal, session_id, state, updated_at) VALUES ('q', 's', '{\"user_form\": 5}', 'x')"
+        )
     assert book.load("q").user_form == UserForm()
 
 

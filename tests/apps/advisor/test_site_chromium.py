@@ -21,8 +21,8 @@ import pytest
 from sqlalchemy import create_engine
 
 from consulta.apps.advisor._lookups import update_ranking
-from consulta.frontends.web import create_app
 from consulta.config import Settings
+from consulta.frontends.web import create_app
 from frontends.web.conftest import running_server, wait_for
 from frontends.web.test_browser import browser, open_page  # noqa: F401 - the fixtures, shared with the other pages' tests
 
@@ -48,7 +48,9 @@ def send(p: Any, text: str, spoken: str | None = None) -> str:
     p.page.fill("#prompt", text)
     p.page.press("#prompt", "Enter")
     if spoken is not None:
-        p.page.wait_for_function("(text) => document.querySelector('#advisor-site').dataset.spoken === text", arg=spoken)
+        p.page.wait_for_function(
+            "(text) => document.querySelector('#advisor-site').dataset.spoken === text", arg=spoken
+        )
     else:
         p.page.wait_for_function("() => Boolean(document.querySelector('#advisor-site').dataset.spoken)")
     p.page.wait_for_function("() => !document.querySelector('#send').disabled")
@@ -96,31 +98,49 @@ def test_the_site_the_chat_and_the_seed_s_conversation(open_page: Any, tmp_path:
         assert page.locator("#advisor-list .advisor-card").first.get_attribute("data-id") == tsinghua.advisors[0].id
         card = page.locator("#advisor-list .advisor-card").first.inner_text()
         advisor = tsinghua.advisors[0]
-        assert (advisor.name in card) and (advisor.title if lang == "zh-CN" else advisor.title_en) in card and f"{advisor.rating:.1f}" in card
+        assert (
+            (advisor.name in card)
+            and (advisor.title if lang == "zh-CN" else advisor.title_en) in card
+            and f"{advisor.rating:.1f}" in card
+        )
         assert all(t[f"advisor.web.dimension.{d}"] in card for d in ("academic", "funding", "relationship", "future"))
         page.select_option("#filter-sort", "师生关系")
         page.wait_for_function("() => location.hash.includes('sort=')")
         page.locator('#advisor-list .dimension[data-dimension="relationship"]').first.wait_for()
-        wait_for(lambda: page_context(page)["ranking_filters"]["sort_by"] == "师生关系", what="the sort in the page context")
-        values = [float(v) for v in page.locator('#advisor-list .dimension[data-dimension="relationship"] .dimension-value').all_inner_texts()]
+        wait_for(
+            lambda: page_context(page)["ranking_filters"]["sort_by"] == "师生关系", what="the sort in the page context"
+        )
+        values = [
+            float(v)
+            for v in page.locator(
+                '#advisor-list .dimension[data-dimension="relationship"] .dimension-value'
+            ).all_inner_texts()
+        ]
         assert values == sorted(values, reverse=True) and len(values) == tsinghua.total
         context = page_context(page)
         assert context["current_page"] == "ranking" and context["ranking_filters"]["school"] == "清华大学"
-        assert [a["id"] for a in context["visible_advisors"]] == page.locator("#advisor-list .advisor-card").evaluate_all("(cards) => cards.map((c) => c.dataset.id)")
+        assert [a["id"] for a in context["visible_advisors"]] == page.locator(
+            "#advisor-list .advisor-card"
+        ).evaluate_all("(cards) => cards.map((c) => c.dataset.id)")
         p.shot(f"{name}-02-ranking-sorted")
 
         # an advisor's detail, by hand, and back
         page.locator("#advisor-list .advisor-card .advisor-name").first.click()
         page.locator(".site-detail").wait_for()
         assert page.locator("#advisor-reviews .review").count() >= 1
-        wait_for(lambda: (page_context(page)["selected_advisor"] or {}).get("id") is not None, what="the selected advisor")
+        wait_for(
+            lambda: (page_context(page)["selected_advisor"] or {}).get("id") is not None, what="the selected advisor"
+        )
         p.shot(f"{name}-03-detail")
         page.click(".site-detail .back")
         page.locator("#advisor-list").wait_for()
 
         # the mute switch, remembered across a reload
         page.click("#advisor-mute")
-        assert page.get_attribute("#advisor-mute", "aria-pressed") == "true" and p.text("#advisor-mute") == t["advisor.web.voice.muted"]
+        assert (
+            page.get_attribute("#advisor-mute", "aria-pressed") == "true"
+            and p.text("#advisor-mute") == t["advisor.web.voice.muted"]
+        )
         page.reload()
         page.wait_for_selector("body[data-ready=true]")
         assert page.get_attribute("#advisor-mute", "aria-pressed") == "true"
@@ -131,7 +151,9 @@ def test_the_site_the_chat_and_the_seed_s_conversation(open_page: Any, tmp_path:
         page.goto(base + "/#/")
         page.wait_for_selector("body[data-ready=true]")
         send(p, turns[0], spoken[0])
-        page.wait_for_function("() => location.hash.startsWith('#/ranking') && decodeURIComponent(location.hash).includes('北京大学')")
+        page.wait_for_function(
+            "() => location.hash.startsWith('#/ranking') && decodeURIComponent(location.hash).includes('北京大学')"
+        )
         page.locator("#advisor-list .advisor-card").first.wait_for()
         assert page.locator("#advisor-list .advisor-card").first.get_attribute("data-id") == first.id
         wait = "() => { const a = document.querySelector('#advisor-voice'); return a.src.includes('/api/advisor/speech') && a.readyState >= 1 && a.duration > 1; }"
@@ -142,9 +164,13 @@ def test_the_site_the_chat_and_the_seed_s_conversation(open_page: Any, tmp_path:
 
         send(p, turns[1], spoken[1])
         page.locator("#advisor-list .advisor-card.recommended .reason").first.wait_for()
-        recommended = page.locator("#advisor-list .advisor-card.recommended").evaluate_all("(cards) => cards.map((c) => c.dataset.id)")
+        recommended = page.locator("#advisor-list .advisor-card.recommended").evaluate_all(
+            "(cards) => cards.map((c) => c.dataset.id)"
+        )
         assert recommended
-        wait_for(lambda: page_context(page)["recommended"] == recommended, what="the recommended ids in the page context")
+        wait_for(
+            lambda: page_context(page)["recommended"] == recommended, what="the recommended ids in the page context"
+        )
         page.locator("#advisor-list .advisor-card.recommended").first.scroll_into_view_if_needed()
         p.shot(f"{name}-05-turn2-recommended")
 
@@ -154,7 +180,10 @@ def test_the_site_the_chat_and_the_seed_s_conversation(open_page: Any, tmp_path:
         send(p, turns[3], spoken[3])
         page.locator(f'.site-detail[data-id="{first.id}"]').wait_for()
         assert first.name in p.text(".detail-name")
-        wait_for(lambda: (page_context(page)["selected_advisor"] or {}).get("id") == first.id, what="the detail in the page context")
+        wait_for(
+            lambda: (page_context(page)["selected_advisor"] or {}).get("id") == first.id,
+            what="the detail in the page context",
+        )
         context = page_context(page)
         assert context["current_page"] == "detail" and context["selected_advisor"]["name"] == first.name
         p.shot(f"{name}-06-turn4-detail")
@@ -182,7 +211,9 @@ def test_the_seed_s_conversation_with_the_advisor_agent(open_page: Any, tmp_path
     home = tmp_path / "home"
     home.mkdir()
     script = tmp_path / "describe.json"  # the one step the model takes: the words about "the first one"
-    script.write_text("[]", encoding="utf-8")  # written once the first advisor is known (the model is resolved per turn)
+    script.write_text(
+        "[]", encoding="utf-8"
+    )  # written once the first advisor is known (the model is resolved per turn)
     settings = Settings(home=home, database_url=f"sqlite:///{home}/consulta.db", model=f"scripted:{script}", lang=lang)
     app = create_app(app="advisor", settings=settings)
     turns = REAL_TURNS[lang]
@@ -193,7 +224,10 @@ def test_the_seed_s_conversation_with_the_advisor_agent(open_page: Any, tmp_path
         engine = app.state.host.store.engine
         first = update_ranking(engine, **PKU_CS).advisors[0]
         described = {"zh-CN": f"{first.name}老师的学生评价很高。", "en": f"Students rate {first.name_en} highly."}[lang]
-        script.write_text(json.dumps([{"tool_calls": [{"name": "final_result", "args": {"voice_response": described}}]}]), encoding="utf-8")
+        script.write_text(
+            json.dumps([{"tool_calls": [{"name": "final_result", "args": {"voice_response": described}}]}]),
+            encoding="utf-8",
+        )
 
         # "the first one" with no list on the page: §6.3's reply, and the page stays home
         said = send(p, EMPTY_LIST[lang])
@@ -204,14 +238,23 @@ def test_the_seed_s_conversation_with_the_advisor_agent(open_page: Any, tmp_path
         send(p, turns[0])
         page.wait_for_function("() => decodeURIComponent(location.hash).includes('school=北京大学')")
         page.locator(f'#advisor-list .advisor-card[data-id="{first.id}"][data-rank="1"]').wait_for()
-        page.wait_for_function("() => { const a = document.querySelector('#advisor-voice'); return a.readyState >= 1 && a.duration > 0.5; }")
-        wait_for(lambda: page_context(page)["ranking_filters"]["school"] == "北京大学", what="the ranking in the page context")
+        page.wait_for_function(
+            "() => { const a = document.querySelector('#advisor-voice'); return a.readyState >= 1 && a.duration > 0.5; }"
+        )
+        wait_for(
+            lambda: page_context(page)["ranking_filters"]["school"] == "北京大学",
+            what="the ranking in the page context",
+        )
         p.shot(f"{name}-01-ranking")
 
         send(p, turns[1])
         page.locator("#advisor-list .advisor-card.recommended").first.wait_for()
-        recommended = page.locator("#advisor-list .advisor-card.recommended").evaluate_all("(cards) => cards.map((c) => c.dataset.id)")
-        wait_for(lambda: page_context(page)["recommended"] == recommended, what="the recommendation in the page context")
+        recommended = page.locator("#advisor-list .advisor-card.recommended").evaluate_all(
+            "(cards) => cards.map((c) => c.dataset.id)"
+        )
+        wait_for(
+            lambda: page_context(page)["recommended"] == recommended, what="the recommendation in the page context"
+        )
         p.shot(f"{name}-02-recommended")
 
         said = send(p, turns[2])  # "the first one": the first advisor the page shows
@@ -220,7 +263,10 @@ def test_the_seed_s_conversation_with_the_advisor_agent(open_page: Any, tmp_path
 
         send(p, turns[3])  # "his details": the advisor just talked about
         page.locator(f'.site-detail[data-id="{first.id}"]').wait_for()
-        wait_for(lambda: (page_context(page)["selected_advisor"] or {}).get("id") == first.id, what="the detail in the page context")
+        wait_for(
+            lambda: (page_context(page)["selected_advisor"] or {}).get("id") == first.id,
+            what="the detail in the page context",
+        )
         p.shot(f"{name}-03-detail")
 
         # an ambiguous school: a question in the chat, answered there; the answer fills the form and the ranking follows
@@ -237,14 +283,20 @@ def test_the_seed_s_conversation_with_the_advisor_agent(open_page: Any, tmp_path
         page.wait_for_function("() => decodeURIComponent(location.hash).includes('school=上海交通大学')")
         page.wait_for_function("() => Boolean(document.querySelector('#advisor-site').dataset.spoken)")
         page.locator("#advisor-list .advisor-card").first.wait_for()
-        wait_for(lambda: page_context(page)["ranking_filters"]["school"] == "上海交通大学", what="the new school in the page context")
+        wait_for(
+            lambda: page_context(page)["ranking_filters"]["school"] == "上海交通大学",
+            what="the new school in the page context",
+        )
         p.shot(f"{name}-05-answered")
 
         # a correction replaces the school; the ranking follows
         words, school = CORRECTION[lang]
         send(p, words)
         page.wait_for_function("(school) => decodeURIComponent(location.hash).includes(`school=${school}`)", arg=school)
-        wait_for(lambda: page_context(page)["ranking_filters"]["school"] == school, what="the corrected school in the page context")
+        wait_for(
+            lambda: page_context(page)["ranking_filters"]["school"] == school,
+            what="the corrected school in the page context",
+        )
 
         # a reload: the same page, and the conversation's replies shown as words
         page.reload()

@@ -49,15 +49,29 @@ def stand_in_app() -> AppDef:
             detail = _lookups.get_advisor_detail(engine, advisor_id=advisor_id)
             return {"ok": True, "name": detail.name, "rating": detail.rating}
 
-        tools = tuple(ToolDef(name=f.__name__, function=f, description=f.__doc__ or "") for f in (update_ranking, recommend_advisors, get_advisor_detail))
-        return Agent(app="advisor", name="advisor", instructions=STAND_IN, tools=tools, options=options.model_dump(mode="json"))
+        tools = tuple(
+            ToolDef(name=f.__name__, function=f, description=f.__doc__ or "")
+            for f in (update_ranking, recommend_advisors, get_advisor_detail)
+        )
+        return Agent(
+            app="advisor", name="advisor", instructions=STAND_IN, tools=tools, options=options.model_dump(mode="json")
+        )
 
-    return AppDef(name="advisor", description="the advisor site (test stand-in agent)", agents={"advisor": build}, main_agent="advisor", web=web_part)
+    return AppDef(
+        name="advisor",
+        description="the advisor site (test stand-in agent)",
+        agents={"advisor": build},
+        main_agent="advisor",
+        web=web_part,
+    )
 
 
 def reply(voice: str, *calls: tuple[str, dict[str, Any]]) -> str:
     """The seed's output: {voice_response, tool_calls}."""
-    return json.dumps({"voice_response": voice, "tool_calls": [{"tool": tool, "params": params} for tool, params in calls]}, ensure_ascii=False)
+    return json.dumps(
+        {"voice_response": voice, "tool_calls": [{"tool": tool, "params": params} for tool, params in calls]},
+        ensure_ascii=False,
+    )
 
 
 SPOKEN = {
@@ -116,12 +130,21 @@ PKU_CS = {"school": "北京大学", "major": "计算机科学与技术"}
 def test_the_page_carries_the_site(client: TestClient) -> None:
     page = client.get("/")
     assert page.status_code == 200
-    assert 'id="advisor-site"' in page.text and "/apps/advisor/static/app.js" in page.text and "/apps/advisor/static/app.css" in page.text
+    assert (
+        'id="advisor-site"' in page.text
+        and "/apps/advisor/static/app.js" in page.text
+        and "/apps/advisor/static/app.css" in page.text
+    )
     assert client.get("/apps/advisor/static/app.js").status_code == 200
 
 
 def test_every_route_needs_a_session(client: TestClient) -> None:
-    for path in ("/api/advisor/catalog", "/api/advisor/ranking?school=北京大学&major=数学", "/api/advisor/page", "/api/advisor/speech?text=你好"):
+    for path in (
+        "/api/advisor/catalog",
+        "/api/advisor/ranking?school=北京大学&major=数学",
+        "/api/advisor/page",
+        "/api/advisor/speech?text=你好",
+    ):
         refused(client.get(path), 401, "no_session")
 
 
@@ -135,14 +158,26 @@ def test_the_catalog_lists_every_school_with_its_majors(client: TestClient, alic
 
 def test_the_ranking_is_filtered_and_sorted(client: TestClient, alice: dict[str, str]) -> None:
     ranking = client.get("/api/advisor/ranking", params={**PKU_CS, "sort_by": "师生关系"}, headers=alice).json()
-    assert ranking["school"] == "北京大学" and ranking["sort_by"] == "师生关系" and ranking["total"] == len(ranking["advisors"]) > 0
+    assert (
+        ranking["school"] == "北京大学"
+        and ranking["sort_by"] == "师生关系"
+        and ranking["total"] == len(ranking["advisors"]) > 0
+    )
     values = [a["ratings"]["师生关系"] for a in ranking["advisors"]]
     assert values == sorted(values, reverse=True)
     assert [a["rank"] for a in ranking["advisors"]] == list(range(1, len(values) + 1))
     assert {a["school"] for a in ranking["advisors"]} == {"北京大学"}
-    refused(client.get("/api/advisor/ranking", params={**PKU_CS, "school": "北京野鸡大学"}, headers=alice), 422, "unknown_school")
-    refused(client.get("/api/advisor/ranking", params={**PKU_CS, "major": "炼金术"}, headers=alice), 422, "unknown_major")
-    refused(client.get("/api/advisor/ranking", params={**PKU_CS, "sort_by": "颜值"}, headers=alice), 422, "invalid_sort_by")
+    refused(
+        client.get("/api/advisor/ranking", params={**PKU_CS, "school": "北京野鸡大学"}, headers=alice),
+        422,
+        "unknown_school",
+    )
+    refused(
+        client.get("/api/advisor/ranking", params={**PKU_CS, "major": "炼金术"}, headers=alice), 422, "unknown_major"
+    )
+    refused(
+        client.get("/api/advisor/ranking", params={**PKU_CS, "sort_by": "颜值"}, headers=alice), 422, "invalid_sort_by"
+    )
     refused(client.get("/api/advisor/ranking", params={**PKU_CS, "limit": 0}, headers=alice), 422, "invalid_request")
 
 
@@ -162,8 +197,16 @@ def test_recommendations_say_why(client: TestClient, alice: dict[str, str]) -> N
     found = client.post("/api/advisor/recommendations", json=body, headers=alice).json()
     assert found["advisors"] and all(a["reason"] and a["reason_en"] for a in found["advisors"])
     assert "personality" in found["advisors"][0]["matched"] or "research_direction" in found["advisors"][0]["matched"]
-    refused(client.post("/api/advisor/recommendations", json={**body, "preferences": {"颜值": "高"}}, headers=alice), 422, "invalid_request")
-    refused(client.post("/api/advisor/recommendations", json={**body, "school": "北大"}, headers=alice), 422, "unknown_school")
+    refused(
+        client.post("/api/advisor/recommendations", json={**body, "preferences": {"颜值": "高"}}, headers=alice),
+        422,
+        "invalid_request",
+    )
+    refused(
+        client.post("/api/advisor/recommendations", json={**body, "school": "北大"}, headers=alice),
+        422,
+        "unknown_school",
+    )
 
 
 def test_the_page_context_is_kept_per_session_with_the_data_s_names(client: TestClient, alice: dict[str, str]) -> None:
@@ -177,7 +220,10 @@ def test_the_page_context_is_kept_per_session_with_the_data_s_names(client: Test
     }
     kept = client.post("/api/advisor/page", json=context, headers=alice)
     assert kept.status_code == 200, kept.text
-    assert kept.json()["visible_advisors"][0]["name"] == first["name"] and kept.json()["selected_advisor"]["name"] == first["name"]
+    assert (
+        kept.json()["visible_advisors"][0]["name"] == first["name"]
+        and kept.json()["selected_advisor"]["name"] == first["name"]
+    )
     assert client.get("/api/advisor/page", headers=alice).json() == kept.json()
     bob = new_session(client)
     assert client.get("/api/advisor/page", headers=bob).json() is None
@@ -196,7 +242,9 @@ def test_the_page_context_is_kept_per_session_with_the_data_s_names(client: Test
 
 
 def test_speech_is_a_wav(client: TestClient, alice: dict[str, str]) -> None:
-    spoken = client.get("/api/advisor/speech", params={"text": "好的，北京大学计算机系。", "lang": "zh-CN"}, headers=alice)
+    spoken = client.get(
+        "/api/advisor/speech", params={"text": "好的，北京大学计算机系。", "lang": "zh-CN"}, headers=alice
+    )
     assert spoken.status_code == 200 and spoken.headers["content-type"] == "audio/wav"
     assert spoken.content[:4] == b"RIFF" and spoken.content[8:12] == b"WAVE" and len(spoken.content) > 20_000
     posted = client.post("/api/advisor/speech", json={"text": "Okay.", "lang": "en"}, headers=alice)

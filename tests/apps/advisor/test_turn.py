@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from consulta.apps.advisor import LIMIT, Session, fit, spoken_length
-from consulta.apps.advisor._turn import Turn, check_model_words, DescribeTask, settle
+from consulta.apps.advisor._turn import DescribeTask, Turn, check_model_words, settle
 
 from .fakes import ADVISORS, FakeLookups, ranking_page
 
@@ -31,7 +31,11 @@ def test_ranking_once_per_change_and_recommendation_with_a_preference() -> None:
     assert tools(prefs) == ["update_form", "recommend_advisors"]
     assert prefs.output.voice_response == "根据你的需求，我推荐张三教授，主要研究机器学习。"  # type: ignore[union-attr]
     params = prefs.output.tool_calls[1].params  # type: ignore[union-attr]
-    assert params == {"school": "北京大学", "major": "计算机科学与技术", "preferences": {"research_direction": "机器学习", "personality": "温和"}}
+    assert params == {
+        "school": "北京大学",
+        "major": "计算机科学与技术",
+        "preferences": {"research_direction": "机器学习", "personality": "温和"},
+    }
     same = turn("导师温和一点", prefs.session, lookups)
     assert tools(same) == [] and lookups.calls["recommend_advisors"] == 1
     moved = turn("不对，是清华", same.session, lookups)
@@ -43,7 +47,10 @@ def test_missing_fields_are_asked_for() -> None:
     assert turn("我想考研", Session(), lookups).output.voice_response == "好的，请问你想考哪个学校的哪个专业呢？"  # type: ignore[union-attr]  # §6.1
     assert turn("北大", Session(), lookups).output.voice_response == "好的，北京大学。你想考哪个专业呢？"  # type: ignore[union-attr]
     assert turn("计算机", Session(), lookups).output.voice_response == "计算机科学与技术专业，请问是哪个学校的呢？"  # type: ignore[union-attr]
-    assert turn("你好", Session(), lookups).output.voice_response == "你好！我是导师推荐助手。请告诉我你想考哪个学校的哪个专业？"  # type: ignore[union-attr]
+    assert (
+        turn("你好", Session(), lookups).output.voice_response
+        == "你好！我是导师推荐助手。请告诉我你想考哪个学校的哪个专业？"
+    )  # type: ignore[union-attr]
     assert lookups.calls == {}
 
 
@@ -57,7 +64,10 @@ def test_a_failed_look_up_says_so_verbatim_and_changes_nothing_on_the_page() -> 
     assert "update_ranking" in tools(retried)  # not marked as done by the failure
 
 
-@pytest.mark.parametrize(("words", "advisor_id"), [("第一个导师怎么样？", "12345"), ("第二位", "12346"), ("the third one?", "12347"), ("最后一个怎么样", "12347")])
+@pytest.mark.parametrize(
+    ("words", "advisor_id"),
+    [("第一个导师怎么样？", "12345"), ("第二位", "12346"), ("the third one?", "12347"), ("最后一个怎么样", "12347")],
+)
 def test_ordinals_resolve_from_the_page(words: str, advisor_id: str) -> None:
     result = turn(words, Session(), FakeLookups(), page=ranking_page(), lang="en" if words.isascii() else "zh-CN")
     assert result.describe is not None and result.session.memory.last_advisor["id"] == advisor_id  # type: ignore[index]
@@ -65,14 +75,19 @@ def test_ordinals_resolve_from_the_page(words: str, advisor_id: str) -> None:
 
 def test_an_empty_list_gives_the_seeds_reply() -> None:
     result = turn("第一个导师怎么样？", Session(), FakeLookups(), page=ranking_page([]))
-    assert result.output.model_dump() == {"voice_response": "目前还没有导师列表，请先告诉我你的学校和专业。", "tool_calls": []}  # type: ignore[union-attr]
+    assert result.output.model_dump() == {
+        "voice_response": "目前还没有导师列表，请先告诉我你的学校和专业。",
+        "tool_calls": [],
+    }  # type: ignore[union-attr]
 
 
 def test_pronouns_read_the_selected_advisor_and_open_details_or_reviews() -> None:
     lookups = FakeLookups()
     page = ranking_page(selected={"id": "12346", "name": "李四"})
     detail = turn("我想看看他的详细信息", Session(), lookups, page=page)
-    assert [c.model_dump() for c in detail.output.tool_calls] == [{"tool": "get_advisor_detail", "params": {"advisor_id": "12346", "advisor_name": "李四"}}]  # type: ignore[union-attr]
+    assert [c.model_dump() for c in detail.output.tool_calls] == [
+        {"tool": "get_advisor_detail", "params": {"advisor_id": "12346", "advisor_name": "李四"}}
+    ]  # type: ignore[union-attr]
     reviews = turn("她的学生评价怎么样？", Session(), lookups, page=page)
     assert tools(reviews) == ["get_advisor_reviews"] and "4.2" in reviews.output.voice_response  # type: ignore[union-attr]
 
@@ -94,7 +109,11 @@ def test_ambiguous_and_unknown_schools_are_questions_that_change_nothing() -> No
     assert asked.question is not None and asked.question.slot == "school" and len(asked.question.options) == 4
     assert asked.session.user_form.school is None and asked.session.user_form.major is None
     unknown = turn("我想考北京邮电大学", Session(), FakeLookups())
-    assert unknown.question is not None and unknown.question.unknown and "北京大学" in [v for v, _ in unknown.question.options]
+    assert (
+        unknown.question is not None
+        and unknown.question.unknown
+        and "北京大学" in [v for v, _ in unknown.question.options]
+    )
 
 
 def test_the_answer_fills_the_form() -> None:
@@ -125,7 +144,13 @@ def test_voice_length_is_checked_and_fitted() -> None:
 def test_model_words_are_checked() -> None:
     task = DescribeTask(kind="describe", facts="name: 张三\noverall rating: 4.5 / 5", fallback="x", names=("张三",))
     check_model_words("张三教授评分4.5分，很受欢迎。", task, "zh-CN")
-    for bad in ("张三教授发表了50篇论文。", "他很好。", "已经为你打开了张三的详情。", "Zhang San is great.", "张三" + "很好" * 30):
+    for bad in (
+        "张三教授发表了50篇论文。",
+        "他很好。",
+        "已经为你打开了张三的详情。",
+        "Zhang San is great.",
+        "张三" + "很好" * 30,
+    ):
         with pytest.raises(ValueError):
             check_model_words(bad, task, "zh-CN")
 
@@ -143,15 +168,26 @@ def test_model_words_stay_within_the_facts_and_whole_sentences() -> None:
 def test_advisors_read_in_english_from_the_datas_english_fields() -> None:
     from consulta.apps.advisor._turn import Advisor
 
-    row = {"id": "7", "name": "万妍", "name_en": "Wan Yan", "title": "讲师", "title_en": "Lecturer", "rating": 4.2,
-           "research_directions": ["深度学习"], "research_directions_en": ["Deep learning"]}
+    row = {
+        "id": "7",
+        "name": "万妍",
+        "name_en": "Wan Yan",
+        "title": "讲师",
+        "title_en": "Lecturer",
+        "rating": 4.2,
+        "research_directions": ["深度学习"],
+        "research_directions_en": ["Deep learning"],
+    }
     assert Advisor.read(row, "en") == Advisor("7", "Wan Yan", "Lecturer", 4.2, ("Deep learning",))
     assert Advisor.read(row, "zh-CN") == Advisor("7", "万妍", "讲师", 4.2, ("深度学习",))
     assert Advisor.read({"name": "x"}) is None
 
 
 def test_who_are_you_is_answered_in_code() -> None:
-    assert turn("你是谁？", Session(), FakeLookups()).output.voice_response == "我是导师推荐助手。告诉我学校和专业，我帮你找导师。"  # type: ignore[union-attr]
+    assert (
+        turn("你是谁？", Session(), FakeLookups()).output.voice_response
+        == "我是导师推荐助手。告诉我学校和专业，我帮你找导师。"
+    )  # type: ignore[union-attr]
     assert turn("What can you do?", Session(), FakeLookups(), lang="en").output is not None
 
 

@@ -47,9 +47,13 @@ def test_a_chinese_reply_is_non_silent_mandarin(tmp_path: Path) -> None:
     if shutil.which("sox"):
         path = tmp_path / "reply.wav"
         path.write_bytes(speech.wav)
-        stat = subprocess.run(["sox", str(path), "-n", "stat"], capture_output=True, text=True, timeout=30, check=True).stderr
+        stat = subprocess.run(
+            ["sox", str(path), "-n", "stat"], capture_output=True, text=True, timeout=30, check=True
+        ).stderr
         values = dict(re.findall(r"^(Length \(seconds\)|RMS\s+amplitude):\s+([\d.]+)", stat, re.M))
-        assert float(values["RMS     amplitude"]) > 0.03 and abs(float(values["Length (seconds)"]) - seconds) < 0.01, stat
+        assert float(values["RMS     amplitude"]) > 0.03 and abs(float(values["Length (seconds)"]) - seconds) < 0.01, (
+            stat
+        )
 
 
 def test_english_is_spoken_with_the_english_voice() -> None:
@@ -60,7 +64,11 @@ def test_english_is_spoken_with_the_english_voice() -> None:
 
 
 def test_bad_text_is_refused_and_results_are_cached() -> None:
-    for text, code in (("", "speech_text_empty"), ("  \n ", "speech_text_empty"), ("长" * (MAX_SPEECH_CHARS + 1), "speech_text_too_long")):
+    for text, code in (
+        ("", "speech_text_empty"),
+        ("  \n ", "speech_text_empty"),
+        ("长" * (MAX_SPEECH_CHARS + 1), "speech_text_too_long"),
+    ):
         with pytest.raises(SpeechFailed) as refused:
             synthesize(text, lang="zh-CN")
         assert refused.value.error_code == code and refused.value.field == "text"

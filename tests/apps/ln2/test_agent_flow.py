@@ -16,7 +16,7 @@ import pytest
 
 from consulta.apps import ln2
 from consulta.models import ScriptedModel
-from consulta.runtime import AskStatus, PlanStatus, Runtime, RunStatus, Store
+from consulta.runtime import AskStatus, PlanStatus, RunStatus, Runtime, Store
 from consulta.runtime._engine import load_messages
 
 SAMPLE = resources.files("consulta.apps.ln2").joinpath("data", "sample_inventory.yaml")
@@ -108,7 +108,9 @@ def test_ambiguous_request_question_thaw_approve_rollback(tmp_path: Path, invent
         assert ask.payload["questions"][0]["options"] == ["K562-WT", "K562-dTAG-BRD4", "K562-RTCB-KO-c3"]
         query = tool_results(h.store, run.id)["call_0_0"]
         lines = query["records"]
-        assert any(line.startswith("id 9: K562-dTAG-BRD4 (K562-dTAG)") and "box 2 positions 1,2,3" in line for line in lines)
+        assert any(
+            line.startswith("id 9: K562-dTAG-BRD4 (K562-dTAG)") and "box 2 positions 1,2,3" in line for line in lines
+        )
         assert any(line.startswith("id 1: K562-WT (K562)") for line in lines)
 
         h.runtime.answer(ask.id, ["K562-dTAG-BRD4"])
@@ -128,7 +130,9 @@ def test_ambiguous_request_question_thaw_approve_rollback(tmp_path: Path, invent
         h.runtime.answer(plan_ask.id, "approve")
         run = await h.runtime.settled(run.id)
         assert run.status == RunStatus.finished
-        assert run.output.startswith("已完成：") and "记录 9" in run.output, run.output  # said by code, from the plan applied
+        assert run.output.startswith("已完成：") and "记录 9" in run.output, (
+            run.output
+        )  # said by code, from the plan applied
         (plan,) = h.store.list_plans(run_id=run.id)
         assert plan.status == PlanStatus.applied
         lines = audit_lines(inventory)
@@ -263,7 +267,16 @@ def test_rejected_plan_changes_nothing(tmp_path: Path, inventory: Path) -> None:
 
 def test_wrong_record_after_an_answer_is_refused_with_the_right_id(tmp_path: Path, inventory: Path) -> None:
     steps = [
-        {"tool_calls": [{"name": "question", "args": {"questions": [{"header": "Line", "question": "Which?", "options": ["K562-GFP", "K562-WT"]}]}}]},
+        {
+            "tool_calls": [
+                {
+                    "name": "question",
+                    "args": {
+                        "questions": [{"header": "Line", "question": "Which?", "options": ["K562-GFP", "K562-WT"]}]
+                    },
+                }
+            ]
+        },
         {"tool_calls": [{"name": "record_thaw", "args": {"record_id": 2, "positions": [10]}}]},  # K562-Cas9: wrong
         {"text": "Retrying."},
     ]
@@ -295,7 +308,10 @@ def test_plan_previews_are_in_the_runs_language_and_english_for_the_model(tmp_pa
         assert "记录 9（K562-dTAG-BRD4），2 号盒 1 (A1)" in item["preview"]
         assert "复苏" in item["preview"]
         staged = tool_results(h.store, run.id)["call_0_0"]
-        assert staged["preview"].startswith("Thaw on ") and "record 9 (K562-dTAG-BRD4), box 2 at 1 (A1)" in staged["preview"]
+        assert (
+            staged["preview"].startswith("Thaw on ")
+            and "record 9 (K562-dTAG-BRD4), box 2 at 1 (A1)" in staged["preview"]
+        )
         h.runtime.answer(plan_ask.id, "approve")
         await h.runtime.settled(run.id)
         assert audit_lines(inventory)[0]["summary"].startswith("Thaw on ")  # the record stays in one language
@@ -304,13 +320,19 @@ def test_plan_previews_are_in_the_runs_language_and_english_for_the_model(tmp_pa
 
 
 def test_audit_entries_carry_their_summary_in_every_language(tmp_path: Path, inventory: Path) -> None:
-    ln2.apply_plan(inventory, [ln2.RecordThaw(record_id=9, positions=[1], date="2026-01-05")], plan_id="p1", actor="test")
+    ln2.apply_plan(
+        inventory, [ln2.RecordThaw(record_id=9, positions=[1], date="2026-01-05")], plan_id="p1", actor="test"
+    )
     (entry,) = ln2.read_audit(inventory).entries
     assert entry.summary.startswith("Thaw on 2026-01-05: record 9")
-    assert entry.translations["en"] == entry.summary and entry.translations["zh-CN"].startswith("2026-01-05 复苏：记录 9")
+    assert entry.translations["en"] == entry.summary and entry.translations["zh-CN"].startswith(
+        "2026-01-05 复苏：记录 9"
+    )
     assert ln2.audit_entries(inventory, lang="zh-CN")[0]["summary"] == entry.translations["zh-CN"]
     assert ln2.audit_entries(inventory)[0]["summary"] == entry.summary
-    (zh,) = ln2.preview(ln2.load_inventory(inventory), [ln2.Rollback(audit_id=entry.audit_id)], path=inventory, lang="zh-CN")
+    (zh,) = ln2.preview(
+        ln2.load_inventory(inventory), [ln2.Rollback(audit_id=entry.audit_id)], path=inventory, lang="zh-CN"
+    )
     assert zh.startswith(f"回滚 {entry.audit_id}（2026-01-05 复苏：记录 9") and "。）" not in zh
 
 

@@ -12,7 +12,7 @@ from consulta.apps.ln2._inventory import load_inventory
 from consulta.apps.ln2._operations import AddEntry, RecordThaw, Rollback, apply_plan, preview
 from consulta.runtime._errors import ToolError
 
-from .test_inventory import TODAY, sha, sample_copy, snapshot, tiny_copy
+from .test_inventory import TODAY, sample_copy, sha, snapshot, tiny_copy
 
 
 def thaw_plan(path: Path, plan_id: str, record_id: int, positions: list[int]) -> list[str]:
@@ -30,8 +30,14 @@ def test_rollback_restores_exact_bytes_and_can_itself_be_rolled_back(tmp_path: P
     assert b"# ---- Box 2" in original and "张三冻存".encode() in original
     plan = [
         RecordThaw(record_id=9, positions=[1, 2], date="2025-07-31", note="time course"),
-        AddEntry(parent_cell_line="K562-dTAG", short_name="K562-dTAG-BRD4", box=2, positions=[1, 2],
-                 frozen_at="2025-07-31", note="李四冻存"),
+        AddEntry(
+            parent_cell_line="K562-dTAG",
+            short_name="K562-dTAG-BRD4",
+            box=2,
+            positions=[1, 2],
+            frozen_at="2025-07-31",
+            note="李四冻存",
+        ),
     ]
     applied = apply_plan(path, plan, plan_id="p_1", actor="tester", today=TODAY)
     changed = path.read_bytes()

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 import shutil
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -95,8 +95,10 @@ def _too_many_records(folder: Path) -> Path:
     """More records than the limit, in far fewer bytes than the size limit (one flow mapping a line)."""
     path = folder / "many.yaml"
     lines = ["meta:", "  box_layout: {rows: 9, cols: 9}", "inventory:"]
-    lines += [f"  - {{id: {i}, parent_cell_line: K, box: 1, positions: [], frozen_at: '2025-01-01'}}"
-              for i in range(1, MAX_INVENTORY_RECORDS + 2)]
+    lines += [
+        f"  - {{id: {i}, parent_cell_line: K, box: 1, positions: [], frozen_at: '2025-01-01'}}"
+        for i in range(1, MAX_INVENTORY_RECORDS + 2)
+    ]
     path.write_text("\n".join(lines) + "\n")
     assert path.stat().st_size < MAX_INVENTORY_BYTES
     return path
@@ -291,7 +293,12 @@ def test_the_terminal_says_each_in_one_line_and_exits_2(
 @pytest.mark.parametrize(("lang", "how"), [("en", "flag"), ("zh-CN", "flag"), ("zh-CN", "env")])
 @pytest.mark.parametrize("name", ["duplicate_ids.yaml", "binary.yaml", "a_folder"])
 def test_every_command_says_it_in_the_persons_language(
-    tmp_path: Path, command: str, lang: str, how: str, name: str, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    command: str,
+    lang: str,
+    how: str,
+    name: str,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     path = corpus_case(name, tmp_path)
@@ -345,7 +352,6 @@ def test_the_web_answers_a_file_broken_while_serving_with_a_4xx_and_the_line(tmp
             zh = response.json()["message"]
             assert str(path) in zh and any("\u4e00" <= c <= "\u9fff" for c in zh) and "\n" not in zh
         assert path.read_bytes() == broken
-
 
 
 @pytest.mark.parametrize(

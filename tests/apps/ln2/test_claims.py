@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic_ai.settings import ToolOrOutput
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.settings import ToolOrOutput
 
 from consulta.apps import ln2
 from consulta.i18n import t
-from consulta.runtime import PlanStatus, RunRecord, Runtime, RunStatus, Store
+from consulta.runtime import PlanStatus, RunRecord, RunStatus, Runtime, Store
 
 from .test_agent_flow import Harness, inventory  # noqa: F401 (a fixture)
 
@@ -53,7 +53,9 @@ NO_CALL = [
 
 
 @pytest.mark.parametrize(("prompt", "reply"), NO_CALL)
-def test_a_claim_with_no_call_is_replaced_by_codes_reply(tmp_path: Path, inventory: Path, prompt: str, reply: str) -> None:
+def test_a_claim_with_no_call_is_replaced_by_codes_reply(
+    tmp_path: Path, inventory: Path, prompt: str, reply: str
+) -> None:
     before = inventory.read_bytes()
     run, store = run_script(tmp_path, inventory, prompt, [{"text": reply}, {"text": reply}])  # the model repeats it
     lang = "zh-CN" if any("\u4e00" <= c <= "\u9fff" for c in prompt) else "en"
@@ -65,7 +67,9 @@ def test_a_claim_with_no_call_is_replaced_by_codes_reply(tmp_path: Path, invento
 
 
 def test_a_refused_claim_then_an_honest_question_shows_the_question(tmp_path: Path, inventory: Path) -> None:
-    run, _ = run_script(tmp_path, inventory, "取出一管 K562", [{"text": "已取出一管 K562。"}, {"text": "您要取哪一种 K562？"}])
+    run, _ = run_script(
+        tmp_path, inventory, "取出一管 K562", [{"text": "已取出一管 K562。"}, {"text": "您要取哪一种 K562？"}]
+    )
     assert run.output == "您要取哪一种 K562？"
 
 
@@ -91,7 +95,9 @@ ADD = {"name": "add_entry", "args": {"parent_cell_line": "HeLa", "box": 4, "posi
         ("在 4 号盒 80 号位加一管新的 HeLa", "已为您新增 HeLa 记录。", "zh-CN"),
     ],
 )
-def test_added_while_only_staged_becomes_staged_waiting_for_approval(tmp_path: Path, inventory: Path, prompt: str, reply: str, lang: str) -> None:
+def test_added_while_only_staged_becomes_staged_waiting_for_approval(
+    tmp_path: Path, inventory: Path, prompt: str, reply: str, lang: str
+) -> None:
     before = inventory.read_bytes()
     run, store = run_script(tmp_path, inventory, prompt, [{"tool_calls": [ADD]}, {"text": reply}, {"text": reply}])
     assert run.status == RunStatus.waiting  # on the plan's approval
@@ -102,9 +108,17 @@ def test_added_while_only_staged_becomes_staged_waiting_for_approval(tmp_path: P
     assert run.output.startswith("Staged, waiting for your approval: " if lang == "en" else "已暂存，等待您批准：")
 
 
-@pytest.mark.parametrize("reply", ["Staged: a new HeLa tube in box 4 position 80, waiting for your approval.", "已暂存：4 号盒 80 号位新增一管 HeLa，等待您批准。"])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Staged: a new HeLa tube in box 4 position 80, waiting for your approval.",
+        "已暂存：4 号盒 80 号位新增一管 HeLa，等待您批准。",
+    ],
+)
 def test_saying_what_is_staged_passes_as_written(tmp_path: Path, inventory: Path, reply: str) -> None:
-    run, _ = run_script(tmp_path, inventory, "Add a new HeLa tube in box 4 position 80", [{"tool_calls": [ADD]}, {"text": reply}])
+    run, _ = run_script(
+        tmp_path, inventory, "Add a new HeLa tube in box 4 position 80", [{"tool_calls": [ADD]}, {"text": reply}]
+    )
     assert run.status == RunStatus.waiting and run.output == reply
 
 
@@ -168,7 +182,10 @@ def test_an_ln2_turn_starts_from_facts_and_information_never_writes(
 
 def test_a_write_on_an_information_request_is_refused_and_stages_nothing(tmp_path: Path, inventory: Path) -> None:
     before = inventory.read_bytes()
-    steps = [{"tool_calls": [{"name": "record_thaw", "args": {"box": 1, "positions": [28]}}]}, {"text": "HeLa is in box 1."}]
+    steps = [
+        {"tool_calls": [{"name": "record_thaw", "args": {"box": 1, "positions": [28]}}]},
+        {"text": "HeLa is in box 1."},
+    ]
     run, store = run_script(tmp_path, inventory, "What is in box 1 position 28?", steps)
     (thaw,) = [c for c in store.list_tool_calls(run.id) if c.tool_name == "record_thaw"]
     assert thaw.error_code == "not_a_change_request"
@@ -179,18 +196,28 @@ def test_a_write_on_an_information_request_is_refused_and_stages_nothing(tmp_pat
     ("prompt", "replies", "said"),
     [
         # a reply that gives up after the look-up answered the request: code says what the look-up found
-        ("Do we have any HeLa cells left?", ["I'm sorry, I can't assist with that.", "Sorry, please try again later."], ["HeLa", "box 1 positions 28,29,30,31"]),
+        (
+            "Do we have any HeLa cells left?",
+            ["I'm sorry, I can't assist with that.", "Sorry, please try again later."],
+            ["HeLa", "box 1 positions 28,29,30,31"],
+        ),
         # a Chinese request answered in English: written again, then said by code in Chinese
         ("我们还有 HeLa 细胞吗？", ["HeLa is in box 1.", "We have HeLa."], ["共", "HeLa"]),
         ("撤销刚才的操作", ["抱歉，我无法完成。", "抱歉。"], ["没有可撤销的操作"]),
         # the user's words repeated back (seen on the embedded model, eval_ln2 zh_lookup_hela)
-        ("我们还有 HeLa 细胞吗？", ["我们还有 HeLa 细胞吗？", "我们还有HeLa细胞吗"], ["共", "box 1 positions 28,29,30,31"]),
+        (
+            "我们还有 HeLa 细胞吗？",
+            ["我们还有 HeLa 细胞吗？", "我们还有HeLa细胞吗"],
+            ["共", "box 1 positions 28,29,30,31"],
+        ),
         # "how many" answered with a count the model made (records, not tubes): the tools' count is said instead
         ("How many K562-WT tubes do we have?", ["We still have 2 K562-WT tubes.", "There are 2."], ["9 tube(s)"]),
         ("Jurkat 一共有几管？", ["Jurkat 一共有4管。", "4管。"], ["17 管"]),
     ],
 )
-def test_a_look_up_turn_is_answered_from_its_results(tmp_path: Path, inventory: Path, prompt: str, replies: list[str], said: list[str]) -> None:
+def test_a_look_up_turn_is_answered_from_its_results(
+    tmp_path: Path, inventory: Path, prompt: str, replies: list[str], said: list[str]
+) -> None:
     run, store = run_script(tmp_path, inventory, prompt, [{"text": r} for r in replies])
     assert run.status == RunStatus.finished
     assert all(s in (run.output or "") for s in said), run.output
@@ -199,7 +226,10 @@ def test_a_look_up_turn_is_answered_from_its_results(tmp_path: Path, inventory: 
 
 @pytest.mark.parametrize(
     ("prompt", "reply"),
-    [("我们还有 HeLa 细胞吗？", "有，HeLa 在 1 号盒 28-31 号位。"), ("How many K562-WT tubes do we have?", "We have 9 K562-WT tubes, in boxes 1 and 5.")],
+    [
+        ("我们还有 HeLa 细胞吗？", "有，HeLa 在 1 号盒 28-31 号位。"),
+        ("How many K562-WT tubes do we have?", "We have 9 K562-WT tubes, in boxes 1 and 5."),
+    ],
 )
 def test_an_honest_answer_after_the_look_up_stands(tmp_path: Path, inventory: Path, prompt: str, reply: str) -> None:
     run, _ = run_script(tmp_path, inventory, prompt, [{"text": reply}])
@@ -208,7 +238,11 @@ def test_an_honest_answer_after_the_look_up_stands(tmp_path: Path, inventory: Pa
 
 def test_a_repeated_write_call_is_refused_and_stages_once(tmp_path: Path, inventory: Path) -> None:
     call = {"name": "record_thaw", "args": {"box": 1, "positions": [28]}}
-    steps = [{"tool_calls": [call]}, {"tool_calls": [call]}, {"text": "Staged: thaw box 1 position 28, waiting for your approval."}]
+    steps = [
+        {"tool_calls": [call]},
+        {"tool_calls": [call]},
+        {"text": "Staged: thaw box 1 position 28, waiting for your approval."},
+    ]
     run, store = run_script(tmp_path, inventory, "Thaw the tube in box 1 position 28", steps)
     codes = [c.error_code for c in store.list_tool_calls(run.id) if c.tool_name == "record_thaw"]
     assert codes == [None, "repeated_call"]
@@ -220,14 +254,21 @@ def test_a_repeated_write_call_is_refused_and_stages_once(tmp_path: Path, invent
     ("prompt", "invented", "takes"),
     [
         # the model copied the tool description's examples and invented places: the user's own words name the tubes
-        ("Discard all the HeLa-RTCB-KO tubes", {"cell_line": "K562", "short_name": "K562-dTAG-BRD4", "box": 1, "positions": list(range(1, 17))}, (21, [46, 47, 48])),
+        (
+            "Discard all the HeLa-RTCB-KO tubes",
+            {"cell_line": "K562", "short_name": "K562-dTAG-BRD4", "box": 1, "positions": list(range(1, 17))},
+            (21, [46, 47, 48]),
+        ),
         ("Thaw the tube in box 3 position 55", {"cell_line": "K562", "box": 3, "positions": [55]}, (22, [55])),
     ],
 )
 def test_a_write_names_tubes_by_the_users_words_not_invented_ones(
     tmp_path: Path, inventory: Path, prompt: str, invented: dict[str, Any], takes: tuple[int, list[int]]
 ) -> None:
-    steps = [{"tool_calls": [{"name": "record_thaw", "args": invented}]}, {"text": "Staged, waiting for your approval."}]
+    steps = [
+        {"tool_calls": [{"name": "record_thaw", "args": invented}]},
+        {"text": "Staged, waiting for your approval."},
+    ]
     run, store = run_script(tmp_path, inventory, prompt, steps)
     (plan,) = store.list_plans(run_id=run.id)
     (item,) = plan.items

@@ -138,8 +138,11 @@ def test_a_thaw_changes_only_the_tube_and_its_events(tmp_path: Path, name: str) 
     held, events = ("positions", "thaw_events") if "positions" in record else ("position", "storage_events")
 
     def untouched(data: Any) -> dict[tuple[Any, ...], Any]:
-        return {leaf: v for leaf, v in keys_and_values(data).items() if leaf[:3] not in {
-            ("inventory", 0, held), ("inventory", 0, events)}}
+        return {
+            leaf: v
+            for leaf, v in keys_and_values(data).items()
+            if leaf[:3] not in {("inventory", 0, held), ("inventory", 0, events)}
+        }
 
     assert untouched(after) == untouched(before)  # every other key and value, custom fields and meta included
     assert list(after["inventory"][0]) == [*record, *([] if events in record else [events])]  # same keys, same order
@@ -169,10 +172,28 @@ def test_thaw_and_add_on_the_newer_layout_write_its_own_keys(tmp_path: Path) -> 
     ]
     # Two tubes are two records, written with the same keys in the same order as the others.
     assert after["inventory"][3:] == [
-        {"id": 4, "box": 2, "position": 5, "stored_at": "2026-03-02", "cell_line": "HeLa", "note": None,
-         "batch": None, "operator": None, "storage_events": None},
-        {"id": 5, "box": 2, "position": 6, "stored_at": "2026-03-02", "cell_line": "HeLa", "note": None,
-         "batch": None, "operator": None, "storage_events": None},
+        {
+            "id": 4,
+            "box": 2,
+            "position": 5,
+            "stored_at": "2026-03-02",
+            "cell_line": "HeLa",
+            "note": None,
+            "batch": None,
+            "operator": None,
+            "storage_events": None,
+        },
+        {
+            "id": 5,
+            "box": 2,
+            "position": 6,
+            "stored_at": "2026-03-02",
+            "cell_line": "HeLa",
+            "note": None,
+            "batch": None,
+            "operator": None,
+            "storage_events": None,
+        },
     ]
     text = path.read_text(encoding="utf-8")
     for foreign in ("thaw_events", "positions: [5", "parent_cell_line", "frozen_at", "box_count: 1"):
@@ -188,8 +209,13 @@ def test_thaw_and_add_on_the_newer_layout_write_its_own_keys(tmp_path: Path) -> 
 def test_batch_thaw_on_the_newer_layout_appends_to_existing_events(tmp_path: Path) -> None:
     path = copy(FULL, tmp_path)
     before = parsed(path)
-    apply_plan(path, [BatchThaw(entries=[ThawEntry(record_id=3, positions=[20])], date="2026-03-01",
-                                action="discard")], plan_id="p", actor="t", today=TODAY)
+    apply_plan(
+        path,
+        [BatchThaw(entries=[ThawEntry(record_id=3, positions=[20])], date="2026-03-01", action="discard")],
+        plan_id="p",
+        actor="t",
+        today=TODAY,
+    )
     after = parsed(path)
     removed, added, changed = _changed_leaves(before, after)
     assert removed == set() and changed == {("inventory", 2, "position")}
@@ -202,9 +228,16 @@ def test_batch_thaw_on_the_newer_layout_appends_to_existing_events(tmp_path: Pat
 def test_thaw_on_the_older_sample_keeps_its_layout_and_comment(tmp_path: Path) -> None:
     path = copy(OLDER, tmp_path)
     before_text, before = path.read_text(encoding="utf-8"), parsed(path)
-    apply_plan(path, [RecordThaw(record_id=3, positions=[15], date="2026-03-01"),
-                      AddEntry(parent_cell_line="K562", box=3, positions=[5, 6], frozen_at="2026-03-02")],
-               plan_id="p", actor="t", today=TODAY)
+    apply_plan(
+        path,
+        [
+            RecordThaw(record_id=3, positions=[15], date="2026-03-01"),
+            AddEntry(parent_cell_line="K562", box=3, positions=[5, 6], frozen_at="2026-03-02"),
+        ],
+        plan_id="p",
+        actor="t",
+        today=TODAY,
+    )
     after = parsed(path)
     removed, added, changed = _changed_leaves(before, after)
     assert removed == {("inventory", 2, "positions", 0)}  # [15] -> []
@@ -212,8 +245,13 @@ def test_thaw_on_the_older_sample_keeps_its_layout_and_comment(tmp_path: Path) -
     assert after["inventory"][2]["positions"] == [] and after["inventory"][2]["thaw_events"] == [
         {"date": "2026-03-01", "action": "thaw", "positions": [15]}
     ]
-    assert after["inventory"][4] == {"id": 5, "parent_cell_line": "K562", "box": 3, "positions": [5, 6],
-                                     "frozen_at": "2026-03-02"}
+    assert after["inventory"][4] == {
+        "id": 5,
+        "parent_cell_line": "K562",
+        "box": 3,
+        "positions": [5, 6],
+        "frozen_at": "2026-03-02",
+    }
     text = path.read_text(encoding="utf-8")
     assert "# Tube-level model: one record == one physical tube.\n" in text
     assert "    plasmid_name: null\n" in text  # its nulls stay spelled `null`
@@ -225,8 +263,7 @@ def test_thaw_on_the_older_sample_keeps_its_layout_and_comment(tmp_path: Path) -
 def test_rollback_restores_a_snowfox_file_byte_for_byte(tmp_path: Path, name: str) -> None:
     path = copy(name, tmp_path)
     original = path.read_bytes()
-    apply_plan(path, [RecordThaw(record_id=1, positions=[1], date="2026-03-01")], plan_id="p1", actor="t",
-               today=TODAY)
+    apply_plan(path, [RecordThaw(record_id=1, positions=[1], date="2026-03-01")], plan_id="p1", actor="t", today=TODAY)
     assert path.read_bytes() != original
     audit_id = read_audit(path).entries[-1].audit_id
     apply_plan(path, [Rollback(audit_id=audit_id)], plan_id="p2", actor="t", today=TODAY)
@@ -271,8 +308,12 @@ BROKEN = [
     ("outside-the-box", TINY.replace("positions: [9]", "positions: [10]"), ["position 10, outside 1..9"], 41),
     ("newer-outside-the-box", FULL_TEXT.replace("position: 20", "position: 82"), ["position 82, outside 1..81"], 43),
     ("newer-missing-date", FULL_TEXT.replace('    stored_at: "2024-03-02"\n', ""), ["inventory.2.stored_at"], 41),
-    ("newer-bad-event", FULL_TEXT.replace("action: takeout", "action: lost"),
-     ["inventory.1.storage_events.0.action"], 37),
+    (
+        "newer-bad-event",
+        FULL_TEXT.replace("action: takeout", "action: lost"),
+        ["inventory.1.storage_events.0.action"],
+        37,
+    ),
     ("newer-bad-box-count", FULL_TEXT.replace("box_count: 2", "box_count: 0"), ["meta.box_layout.box_count"], 5),
     ("binary", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", ["not a text file"], None),
     ("not-utf8", "meta: {note: 'caf\xe9'}\n".encode("latin-1"), ["not UTF-8"], None),
@@ -305,8 +346,9 @@ def test_an_unusable_file_is_one_readable_message_and_nothing_is_written(
         assert f"(line {line})" in text
     # A plan on that file changes nothing either, and says the same.
     with pytest.raises(InventoryFileError) as again:
-        apply_plan(path, [RecordThaw(record_id=1, positions=[1], date="2026-01-01")], plan_id="p", actor="t",
-                   today=TODAY)
+        apply_plan(
+            path, [RecordThaw(record_id=1, positions=[1], date="2026-01-01")], plan_id="p", actor="t", today=TODAY
+        )
     assert str(again.value) == text
     assert snapshot(tmp_path) == before
 
@@ -337,7 +379,9 @@ def test_the_error_is_both_a_tool_error_and_a_consulta_error() -> None:
     err = info.value
     assert isinstance(err, ToolError) and isinstance(err, ConsultaError)
     assert err.to_result() == {
-        "ok": False, "error_code": "inventory_file_error", "message": "The inventory file /x/inv.yaml is empty.",
+        "ok": False,
+        "error_code": "inventory_file_error",
+        "message": "The inventory file /x/inv.yaml is empty.",
         "_hint": err.fix,
     }
 
@@ -363,10 +407,24 @@ def test_an_empty_newer_layout_file_gets_records_in_that_layout(tmp_path: Path) 
     path = _write(tmp_path, text.encode())
     file = InventoryFile.load(path)
     assert file.dialect.name == "tube" and file.inventory.meta.box_count == 2
-    apply_plan(path, [AddEntry(parent_cell_line="K562", box=2, positions=[7], frozen_at="2026-01-05", note="n")],
-               plan_id="p", actor="t", today=TODAY)
+    apply_plan(
+        path,
+        [AddEntry(parent_cell_line="K562", box=2, positions=[7], frozen_at="2026-01-05", note="n")],
+        plan_id="p",
+        actor="t",
+        today=TODAY,
+    )
     assert parsed(path)["inventory"] == [
-        {"id": 1, "box": 2, "position": 7, "stored_at": "2026-01-05", "cell_line": "K562", "note": "n", "batch": None,
-         "operator": None, "storage_events": None}
+        {
+            "id": 1,
+            "box": 2,
+            "position": 7,
+            "stored_at": "2026-01-05",
+            "cell_line": "K562",
+            "note": "n",
+            "batch": None,
+            "operator": None,
+            "storage_events": None,
+        }
     ]
     assert path.read_text(encoding="utf-8").startswith(text.split("inventory:")[0])

@@ -159,11 +159,10 @@ def test_edit_keeps_comments_key_order_and_style(tmp_path: Path) -> None:
     record_1 = "    frozen_at: '2025-01-10'\n    note: 张三冻存, 复苏后状态良好\n"
     expected = TINY.replace(
         "    positions: [1, 2]   # top left\n" + record_1,
-        "    positions: [1]      # top left\n" + record_1
+        "    positions: [1]      # top left\n"
+        + record_1
         + "    thaw_events:\n      - {date: '2025-07-01', action: thaw, positions: [2], note: exp 7}\n",
-    ) + (
-        "  - id: 6\n    parent_cell_line: HeLa\n    box: 1\n    positions: [2, 3]\n    frozen_at: '2025-07-02'\n"
-    )
+    ) + ("  - id: 6\n    parent_cell_line: HeLa\n    box: 1\n    positions: [2, 3]\n    frozen_at: '2025-07-02'\n")
     assert path.read_text(encoding="utf-8") == expected
 
 
@@ -188,8 +187,17 @@ def test_edit_of_sample_keeps_every_comment(tmp_path: Path) -> None:
     ]
     record_9 = after.split("  - id: 9\n")[1].split("  - id: 10\n")[0]
     keys = [line.split(":")[0].strip() for line in record_9.splitlines() if not line.startswith("      ")]
-    assert keys == ["parent_cell_line", "short_name", "plasmid_name", "plasmid_id", "box", "positions", "frozen_at",
-                    "note", "thaw_events"]
+    assert keys == [
+        "parent_cell_line",
+        "short_name",
+        "plasmid_name",
+        "plasmid_id",
+        "box",
+        "positions",
+        "frozen_at",
+        "note",
+        "thaw_events",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -198,8 +206,8 @@ def test_edit_of_sample_keeps_every_comment(tmp_path: Path) -> None:
         "meta:\n  box_layout: {rows: 2, cols: 2}\n  box_count: 1\ninventory:\n- id: 1\n  parent_cell_line: A\n"
         "  box: 1\n  positions: [1]\n  frozen_at: 2025-01-01\n",
         "meta:\n    box_layout:\n        rows: 2\n        cols: 2\n    box_count: 1\ninventory:\n    -   id: 1\n"
-        "        parent_cell_line: \"A\"\n        box: 1\n        positions:\n            -   1\n"
-        "        frozen_at: \"2025-01-01\"\n",
+        '        parent_cell_line: "A"\n        box: 1\n        positions:\n            -   1\n'
+        '        frozen_at: "2025-01-01"\n',
         "---\r\nmeta:\r\n  box_layout: {rows: 2, cols: 2}\r\n  box_count: 1\r\ninventory: []\r\n",
     ],
     ids=["dash-at-key-column-unquoted-date", "four-space-indent-double-quotes", "crlf-explicit-start"],
@@ -231,8 +239,19 @@ def test_unquoted_date_is_read_as_text() -> None:
         (lambda t: t.replace("rows: 3", "rows: 0"), "meta.box_layout.rows", 3),
         (lambda t: "- just\n- a list\n", "top level is a list", 1),
     ],
-    ids=["syntax", "no-meta", "bad-date", "shared-position", "out-of-range", "dup-id", "bad-box", "empty-name",
-         "bad-action", "zero-rows", "not-a-mapping"],
+    ids=[
+        "syntax",
+        "no-meta",
+        "bad-date",
+        "shared-position",
+        "out-of-range",
+        "dup-id",
+        "bad-box",
+        "empty-name",
+        "bad-action",
+        "zero-rows",
+        "not-a-mapping",
+    ],
 )
 def test_broken_file_is_an_inventory_file_error(mutate, fragment: str, line: int | None) -> None:
     text = mutate(TINY)

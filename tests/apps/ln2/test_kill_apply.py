@@ -79,7 +79,11 @@ for line in sys.stdin:
 class Driver:
     def __init__(self) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", _DRIVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            [sys.executable, "-c", _DRIVER],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
 
     def apply(self, path: Path, point: str) -> dict[str, int]:
@@ -142,7 +146,9 @@ def assert_agree(path: Path, *, applied: bool, before: bytes, intended: bytes) -
 
 @pytest.mark.parametrize("trial", range(TRIALS))
 @pytest.mark.parametrize("point", BEFORE_POINTS + AFTER_POINTS)
-def test_a_kill_while_applying_leaves_one_of_two_states(tmp_path: Path, driver: Driver, intended: bytes, point: str, trial: int) -> None:
+def test_a_kill_while_applying_leaves_one_of_two_states(
+    tmp_path: Path, driver: Driver, intended: bytes, point: str, trial: int
+) -> None:
     path = tiny_copy(tmp_path)
     before = path.read_bytes()
     assert driver.apply(path, point) == {"signal": signal.SIGKILL}  # it died there: the point is on the path
@@ -166,7 +172,9 @@ def test_a_kill_while_applying_leaves_one_of_two_states(tmp_path: Path, driver: 
 
 
 @pytest.mark.parametrize("point", ["after_rename", "before_rename"])
-def test_the_next_write_settles_an_interrupted_one_first(tmp_path: Path, driver: Driver, intended: bytes, point: str) -> None:
+def test_the_next_write_settles_an_interrupted_one_first(
+    tmp_path: Path, driver: Driver, intended: bytes, point: str
+) -> None:
     """Another plan applied after a kill (no reconcile asked for) finds the interrupted one settled first."""
     path = tiny_copy(tmp_path)
     before = path.read_bytes()
@@ -181,7 +189,9 @@ def test_the_next_write_settles_an_interrupted_one_first(tmp_path: Path, driver:
     assert leftovers(path) == []
 
 
-def test_a_torn_audit_append_is_finished_with_one_entry_per_operation(tmp_path: Path, driver: Driver, intended: bytes) -> None:
+def test_a_torn_audit_append_is_finished_with_one_entry_per_operation(
+    tmp_path: Path, driver: Driver, intended: bytes
+) -> None:
     """Killed while appending: the first entry whole, the second torn. Recovery adds the missing one, once."""
     path = tiny_copy(tmp_path)
     before = path.read_bytes()
@@ -243,12 +253,22 @@ CLI_POINTS = [*BEFORE_POINTS, *AFTER_POINTS, "after_plan_status"]
 CLI_TRIALS = 2
 
 
-def _consulta(home: Path, *args: str, crash_at: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def _consulta(
+    home: Path, *args: str, crash_at: str | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, CONSULTA_HOME=str(home), CONSULTA_LANG="en", COLUMNS="200", PYTHONUNBUFFERED="1")
     env.pop(CRASH_AT_ENV, None)
     if crash_at is not None:
         env[CRASH_AT_ENV] = crash_at
-    return subprocess.run([*CONSULTA, *args], env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout, check=False)
+    return subprocess.run(
+        [*CONSULTA, *args],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 class Staged:
@@ -353,7 +373,9 @@ def test_consulta_answer_killed_anywhere_then_resumed_tells_the_truth(
         # Once, whoever applied it: the file holds the change, one audit entry for the one operation.
         assert path.read_bytes() == approved
         entries = read_audit(path)
-        assert entries.skipped == [] and [(e.plan_id, e.op) for e in entries.entries] == [(staged.plan_id, "record_thaw")]
+        assert entries.skipped == [] and [(e.plan_id, e.op) for e in entries.entries] == [
+            (staged.plan_id, "record_thaw")
+        ]
         assert entries.entries[0].audit_id in json.dumps(plan.result)
         assert leftovers(path) == []
 
@@ -385,12 +407,21 @@ def test_a_read_only_inventory_fails_the_plan_and_the_command(staged: Staged, tm
 
 
 @pytest.mark.parametrize("round_", range(2))
-def test_two_processes_approving_one_plan_at_once_apply_it_once(staged: Staged, approved: bytes, tmp_path: Path, round_: int) -> None:
+def test_two_processes_approving_one_plan_at_once_apply_it_once(
+    staged: Staged, approved: bytes, tmp_path: Path, round_: int
+) -> None:
     home = staged.copy(tmp_path / "home")
     env = dict(os.environ, CONSULTA_HOME=str(home), CONSULTA_LANG="en", COLUMNS="200")
     env.pop(CRASH_AT_ENV, None)
     procs = [
-        subprocess.Popen([*CONSULTA, "answer", staged.plan_ask.id, "approve"], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        subprocess.Popen(
+            [*CONSULTA, "answer", staged.plan_ask.id, "approve"],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         for _ in range(2)
     ]
     try:

@@ -55,10 +55,18 @@ BAD_PLANS = [
     ([add(frozen_at="01/07/2025")], "invalid_date", "frozen_at", ["YYYY-MM-DD"]),
     ([add(frozen_at="2025-08-02")], "invalid_date", "frozen_at", ["in the future", "2025-08-01"]),
     ([thaw(record_id=99)], "unknown_record", "record_id", ["no record with id 99", "1..5"]),
-    ([thaw(record_id=1, positions=[5])], "position_not_held", "positions",
-     ["Record 1 (K562-WT)", "5 (B2)", "1 (A1), 2 (A2)"]),
-    ([thaw(record_id=4, positions=[4])], "record_consumed", "record_id",
-     ["Record 4 (HeLa)", "fully consumed", "discard on 2024-07-01"]),
+    (
+        [thaw(record_id=1, positions=[5])],
+        "position_not_held",
+        "positions",
+        ["Record 1 (K562-WT)", "5 (B2)", "1 (A1), 2 (A2)"],
+    ),
+    (
+        [thaw(record_id=4, positions=[4])],
+        "record_consumed",
+        "record_id",
+        ["Record 4 (HeLa)", "fully consumed", "discard on 2024-07-01"],
+    ),
     ([thaw(positions=[1, 1])], "duplicate_position", "positions", ["twice"]),
     ([thaw(positions=[12])], "position_out_of_range", "positions", ["Position 12"]),
     ([thaw(date="2025-13-01")], "invalid_date", "date", ["not a real calendar date"]),
@@ -66,15 +74,23 @@ BAD_PLANS = [
     ([thaw(date="2026-01-01")], "invalid_date", "date", ["in the future"]),
     ([BatchThaw(entries=[], date="2025-07-01")], "missing_required_field", "entries", ["entries is empty"]),
     (
-        [BatchThaw(entries=[ThawEntry(record_id=1, positions=[1]), ThawEntry(record_id=3, positions=[7])],
-                   date="2025-07-01")],
+        [
+            BatchThaw(
+                entries=[ThawEntry(record_id=1, positions=[1]), ThawEntry(record_id=3, positions=[7])],
+                date="2025-07-01",
+            )
+        ],
         "position_not_held",
         "entries[1].positions",
         ["Entry 2:", "Record 3 (K562-RTCB-KO-c3)", "7 (C1)"],
     ),
     (
-        [BatchThaw(entries=[ThawEntry(record_id=1, positions=[1]), ThawEntry(record_id=1, positions=[1])],
-                   date="2025-07-01")],
+        [
+            BatchThaw(
+                entries=[ThawEntry(record_id=1, positions=[1]), ThawEntry(record_id=1, positions=[1])],
+                date="2025-07-01",
+            )
+        ],
         "position_not_held",
         "entries[1].positions",
         ["Entry 2:", "already removes it"],
@@ -187,13 +203,27 @@ def test_apply_writes_one_audit_line_per_op_and_a_backup(tmp_path: Path) -> None
     assert len(lines) == 2
     first, second = (json.loads(line) for line in lines)
     assert set(first) == {
-        "audit_id", "ts", "plan_id", "run_id", "actor", "op", "args", "summary", "translations", "before_sha256",
-        "after_sha256", "backup",
+        "audit_id",
+        "ts",
+        "plan_id",
+        "run_id",
+        "actor",
+        "op",
+        "args",
+        "summary",
+        "translations",
+        "before_sha256",
+        "after_sha256",
+        "backup",
     }
     assert first["op"] == "add_entry" and second["op"] == "batch_thaw"
     assert first["args"] == {
-        "parent_cell_line": "Jurkat", "plasmid_name": "pLenti-GFP", "plasmid_id": "P0032", "box": 1,
-        "positions": [3, 4], "frozen_at": "2025-07-01",
+        "parent_cell_line": "Jurkat",
+        "plasmid_name": "pLenti-GFP",
+        "plasmid_id": "P0032",
+        "box": 1,
+        "positions": [3, 4],
+        "frozen_at": "2025-07-01",
     }
     assert first["summary"].startswith("Add record 6: Jurkat (plasmid pLenti-GFP, P0032), box 1 at 3 (A3), 4 (B1)")
     assert (first["plan_id"], first["run_id"], first["actor"]) == ("p_1", "r_9", "tester")

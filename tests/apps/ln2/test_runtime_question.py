@@ -8,7 +8,7 @@ import asyncio
 from pathlib import Path
 
 from consulta.models import ScriptedModel
-from consulta.runtime import AskStatus, Runtime, RunStatus
+from consulta.runtime import AskStatus, RunStatus, Runtime
 
 from .test_agent_flow import Harness, audit_lines, inventory, sha, tool_results  # noqa: F401  (fixture)
 

@@ -48,7 +48,10 @@ def test_box_and_position_name_the_tube(inventory: Path) -> None:
 def test_a_chosen_candidate_grounds_the_call_that_follows(inventory: Path) -> None:
     result = error_of(inventory, "record_thaw", short_name="K562-dTAG-BRD4", box=2)
     labels = [c["label"] for c in result["candidates"]]
-    assert labels == ["K562-dTAG-BRD4, box 2, positions 1-3 (record 9)", "K562-dTAG-BRD4, box 2, positions 28-33 (record 12)"]
+    assert labels == [
+        "K562-dTAG-BRD4, box 2, positions 1-3 (record 9)",
+        "K562-dTAG-BRD4, box 2, positions 28-33 (record 12)",
+    ]
     op = tool(inventory, "record_thaw")(box=2, positions=[30])
     assert op["record_id"] == 12
     evidence = Evidence(user_texts=("thaw a K562-dTAG-BRD4 from box 2",), answers=(labels[1],))
@@ -102,7 +105,11 @@ def test_an_empty_position_is_no_matching_tube(inventory: Path) -> None:
 
 def test_batch_items_take_the_same_words(inventory: Path) -> None:
     op = tool(inventory, "batch_thaw")(
-        entries=[TubeRef(box=2, positions=[1]), TubeRef(short_name="K562-GFP", positions=73), TubeRef(record_id=9, positions=[2])]
+        entries=[
+            TubeRef(box=2, positions=[1]),
+            TubeRef(short_name="K562-GFP", positions=73),
+            TubeRef(record_id=9, positions=[2]),
+        ]
     )
     assert op["entries"] == [{"record_id": 9, "positions": [1, 2]}, {"record_id": 39, "positions": [73]}]
     bad = error_of(inventory, "batch_thaw", entries=[TubeRef(box=2, positions=[1]), TubeRef(box=2, positions=[15])])
@@ -156,7 +163,10 @@ def test_box_and_position_flow_stages_the_right_tube_and_errors_stage_nothing(tm
         h.runtime.answer(question.id, ["none of these"])
         run = await h.runtime.settled(run.id)
         results = tool_results(h.store, run.id)
-        assert results["call_0_0"]["error_code"] == "no_matching_tube" and results["call_0_0"]["user_answer"] == "none of these"
+        assert (
+            results["call_0_0"]["error_code"] == "no_matching_tube"
+            and results["call_0_0"]["user_answer"] == "none of these"
+        )
         assert results["call_1_0"]["error_code"] == "no_matching_tube"
         assert results["call_1_0"]["user_answer"] == "none of these"
         assert results["call_2_0"]["staged"] is True
@@ -167,4 +177,3 @@ def test_box_and_position_flow_stages_the_right_tube_and_errors_stage_nothing(tm
 
     asyncio.run(scenario())
     assert sha(inventory) == before and audit_lines(inventory) == []
-

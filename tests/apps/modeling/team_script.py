@@ -14,17 +14,31 @@ from consulta.models import ScriptedModel
 SAMPLES = Path(__file__).parents[3] / "src/consulta/apps/modeling/data/samples"
 
 WORK: dict[str, dict[str, Any]] = {
-    "reader": {"summary": "题目要求分析月度用电量的趋势与季节性，建立预测模型，并做情景分析。", "tasks": ["分析趋势与季节性", "建立预测模型", "预测未来各月用电量"]},
-    "researcher": {"methods": ["带季节项的线性回归", "指数平滑"], "recommendation": "推荐带趋势、季节虚拟变量与度日数的线性回归：可解释，便于情景分析。"},
+    "reader": {
+        "summary": "题目要求分析月度用电量的趋势与季节性，建立预测模型，并做情景分析。",
+        "tasks": ["分析趋势与季节性", "建立预测模型", "预测未来各月用电量"],
+    },
+    "researcher": {
+        "methods": ["带季节项的线性回归", "指数平滑"],
+        "recommendation": "推荐带趋势、季节虚拟变量与度日数的线性回归：可解释，便于情景分析。",
+    },
     "modeler": {
-        "assumptions": ["用电规律在预测期内不变", "度日数取历年同月平均"], "model_description": "总用电量 = 趋势 + 月份季节项 + 度日数的线性作用 + 误差。",
-        "target": "total_gwh", "covariates": ["cooling_degree_days", "heating_degree_days"], "scenario_column": "cooling_degree_days", "scenario_factor": 1.2,
+        "assumptions": ["用电规律在预测期内不变", "度日数取历年同月平均"],
+        "model_description": "总用电量 = 趋势 + 月份季节项 + 度日数的线性作用 + 误差。",
+        "target": "total_gwh",
+        "covariates": ["cooling_degree_days", "heating_degree_days"],
+        "scenario_column": "cooling_degree_days",
+        "scenario_factor": 1.2,
     },
     "data_engineer": {"cleaning_notes": "去掉重复行，按月份排序，缺失值线性插补。"},
     "code_translator": {"explanation": "使用团队模板。", "code": ""},
     "model_trainer": {"holdout": 12, "notes": "用最后一年检验。"},
     "visualizer": {"target_label": "月度总用电量", "captions": ["检验期拟合", "未来各月预测"]},
-    "writer": {"abstract": "本文建立带季节项与度日数的回归模型预测月度用电量。", "discussion": "模型简单可解释，但假设未来气候与历年平均相同。", "conclusion": "夏冬两季是用电高峰，需提前安排发电与购电。"},
+    "writer": {
+        "abstract": "本文建立带季节项与度日数的回归模型预测月度用电量。",
+        "discussion": "模型简单可解释，但假设未来气候与历年平均相同。",
+        "conclusion": "夏冬两季是用电高峰，需提前安排发电与购电。",
+    },
     "validator": {"status": "APPROVED", "reasons": ["产出齐全，检查通过。"]},
     "advisor": {"answer": "按题目要求作答即可。"},
 }
@@ -36,7 +50,10 @@ def _call(args: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def team_script(
-    consults: dict[str, str] | None = None, *, answers_consult: dict[str, str] | None = None, work: dict[str, dict[str, Any]] | None = None,
+    consults: dict[str, str] | None = None,
+    *,
+    answers_consult: dict[str, str] | None = None,
+    work: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The team's script: `consults` asker → colleague (asked in the asker's work), `answers_consult` colleague →
     another (asked while answering a consultation); `work` overrides an agent's work answer."""
@@ -45,11 +62,26 @@ def team_script(
     for agent in AGENTS:
         own = work[agent] if agent != "advisor" else {}
         agents.append({"when": f"@{agent}/work+reply", "steps": _call({**own, "used_reply": f"{agent} 采纳了回复。"})})
-        asked = {"consult_agent": consults[agent], "consult_question": f"{agent} 想确认：这样理解对吗？"} if agent in consults else {}
+        asked = (
+            {"consult_agent": consults[agent], "consult_question": f"{agent} 想确认：这样理解对吗？"}
+            if agent in consults
+            else {}
+        )
         agents.append({"when": f"@{agent}/work", "steps": _call({**own, **asked})})
-        agents.append({"when": f"@{agent}/answer+reply", "steps": _call({**ANSWER, "used_reply": f"{agent} 参考了同伴的回复。"})})
-        nested = {"consult_agent": answers_consult[agent], "consult_question": f"{agent} 回答前想问：这一点你怎么看？"} if agent in answers_consult else {}
-        agents.append({"when": f"@{agent}/answer", "steps": _call({**ANSWER, "answer": f"{agent} 的回答：可以这样做。", **nested})})
+        agents.append(
+            {"when": f"@{agent}/answer+reply", "steps": _call({**ANSWER, "used_reply": f"{agent} 参考了同伴的回复。"})}
+        )
+        nested = (
+            {"consult_agent": answers_consult[agent], "consult_question": f"{agent} 回答前想问：这一点你怎么看？"}
+            if agent in answers_consult
+            else {}
+        )
+        agents.append(
+            {
+                "when": f"@{agent}/answer",
+                "steps": _call({**ANSWER, "answer": f"{agent} 的回答：可以这样做。", **nested}),
+            }
+        )
     return {"agents": agents}
 
 
@@ -93,7 +125,12 @@ def houses_problem(folder: Path, *, rows: int = 240, case: str = HOUSES_CASE, se
         "rooms": rng.integers(1, 7, rows), "age_years": rng.integers(0, 51, rows), "distance_km": rng.uniform(0.5, 25, rows).round(1),
         "heating": rng.choice(list(HEATING_EFFECTS), rows),
     })  # fmt: skip
-    price = 800 + sum(frame[c] * b for c, b in HOUSE_EFFECTS.items()) + frame["heating"].map(HEATING_EFFECTS) + rng.normal(0, 150, rows)
+    price = (
+        800
+        + sum(frame[c] * b for c, b in HOUSE_EFFECTS.items())
+        + frame["heating"].map(HEATING_EFFECTS)
+        + rng.normal(0, 150, rows)
+    )
     frame["price_k"] = price.round(0)
     folder.mkdir(parents=True, exist_ok=True)
     frame.to_csv(folder / "houses.csv", index=False)

@@ -58,27 +58,55 @@ def test_a_run_through_the_host_records_consultations_events_and_the_pdf(tmp_pat
     memo = json.loads((workspace / "state" / "director.json").read_text(encoding="utf-8"))
     assert [k for k, a in memo["answers"].items() if a["fallback"]] == []  # every answer was the model's
     assert sorted(c.expert_id for c in ledger) == ["modeler", "researcher"] and all(c.run_id == done.id for c in ledger)
-    assert {c.request["context"]["record"] for c in ledger} == {"consultation/modeler_researcher_1.md", "consultation/writer_modeler_1.md"}
+    assert {c.request["context"]["record"] for c in ledger} == {
+        "consultation/modeler_researcher_1.md",
+        "consultation/writer_modeler_1.md",
+    }
     nested = [r for r in runs if r.parent_run_id == done.id]
-    assert {"reader", "researcher", "modeler", "data_engineer", "code_translator", "model_trainer", "visualizer", "writer", "validator"} <= {r.agent for r in nested}
-    (asked,) = [e.args for e in events if isinstance(e, ToolCalled) and e.tool_name == "consult" and e.args["from_agent"] == "modeler"]
+    assert {
+        "reader",
+        "researcher",
+        "modeler",
+        "data_engineer",
+        "code_translator",
+        "model_trainer",
+        "visualizer",
+        "writer",
+        "validator",
+    } <= {r.agent for r in nested}
+    (asked,) = [
+        e.args
+        for e in events
+        if isinstance(e, ToolCalled) and e.tool_name == "consult" and e.args["from_agent"] == "modeler"
+    ]
     assert (asked["to_agent"], asked["question"]) == ("researcher", "modeler 想确认：这样理解对吗？")
     assert asked["background"].startswith("modeler 在做这件事时提出：")
     calls = {e.tool_call_id for e in events if isinstance(e, ToolCalled) and e.tool_name in ("gate", "consult")}
-    assert calls and calls == {e.tool_call_id for e in events if isinstance(e, ToolReturned) and e.tool_name in ("gate", "consult")}  # each call closes
+    assert calls and calls == {
+        e.tool_call_id for e in events if isinstance(e, ToolReturned) and e.tool_name in ("gate", "consult")
+    }  # each call closes
     gates = [e.result for e in events if isinstance(e, ToolReturned) and e.tool_name == "gate"]
-    assert [(g["gate"], g["status"]) for g in gates] == [("data_ready", "APPROVED"), ("code_runs", "APPROVED"), ("results_trained", "APPROVED"), ("paper_written", "APPROVED")]
+    assert [(g["gate"], g["status"]) for g in gates] == [
+        ("data_ready", "APPROVED"),
+        ("code_runs", "APPROVED"),
+        ("results_trained", "APPROVED"),
+        ("paper_written", "APPROVED"),
+    ]
 
 
 def test_three_rejections_escalate_as_a_question_the_person_answers(tmp_path: Path) -> None:
     problem = tmp_path / "problem"
     shutil.copytree(SAMPLES / "electricity_demand", problem)
     frame = pd.read_csv(problem / "demand_monthly.csv")
-    frame.drop(index=30).to_csv(problem / "demand_monthly.csv", index=False)  # a month missing: no cleaning can prove it
+    frame.drop(index=30).to_csv(
+        problem / "demand_monthly.csv", index=False
+    )  # a month missing: no cleaning can prove it
     script = write_script(tmp_path / "team.json")
 
     async def scenario() -> tuple:
-        host = AppHost(app="modeling", settings=_settings(tmp_path, script), options={"problem": str(problem)}, ask_policy="defer")
+        host = AppHost(
+            app="modeling", settings=_settings(tmp_path, script), options={"problem": str(problem)}, ask_policy="defer"
+        )
         try:
             run = await host.start("开始", principal=PRINCIPAL)
             waiting = await host.settled(run.id, principal=PRINCIPAL)
@@ -118,7 +146,9 @@ def test_a_second_escalation_in_the_same_call_is_the_reply_and_the_next_message_
         raise AssertionError("the run did not settle")
 
     async def scenario() -> tuple:
-        host = AppHost(app="modeling", settings=_settings(tmp_path, script), options={"problem": str(problem)}, ask_policy="defer")
+        host = AppHost(
+            app="modeling", settings=_settings(tmp_path, script), options={"problem": str(problem)}, ask_policy="defer"
+        )
         try:
             run = await host.start("开始", principal=PRINCIPAL)
             await host.settled(run.id, principal=PRINCIPAL)
@@ -133,15 +163,29 @@ def test_a_second_escalation_in_the_same_call_is_the_reply_and_the_next_message_
 
     first, asks, stopped, more = asyncio.run(scenario())
     assert first.status == RunStatus.finished and asks == []
-    assert "6 次" in first.output and "停止这次运行" in first.output  # the second escalation, with the choices to answer it
+    assert (
+        "6 次" in first.output and "停止这次运行" in first.output
+    )  # the second escalation, with the choices to answer it
     assert stopped.status == RunStatus.finished and more == [] and "停止" in stopped.output
     (workspace,) = (tmp_path / "apps" / "modeling" / "runs").iterdir()
     memo = json.loads((workspace / "state" / "director.json").read_text(encoding="utf-8"))
     assert memo["decisions"] == {"data_ready#1": "retry", "data_ready#2": "stop"} and "pending" not in memo["notes"]
-    assert len(list((workspace / "validation").glob("data_ready_*.md"))) == 6  # three attempts, then three more: no loop
+    assert (
+        len(list((workspace / "validation").glob("data_ready_*.md"))) == 6
+    )  # three attempts, then three more: no loop
 
 
-@pytest.mark.parametrize(("words", "decision"), [("accept", "accept"), ("接受现有结果，继续", "accept"), ("Retry please", "retry"), ("停止", "stop"), ("what happened?", None), ("开始", None)])
+@pytest.mark.parametrize(
+    ("words", "decision"),
+    [
+        ("accept", "accept"),
+        ("接受现有结果，继续", "accept"),
+        ("Retry please", "retry"),
+        ("停止", "stop"),
+        ("what happened?", None),
+        ("开始", None),
+    ],
+)
 def test_a_message_gives_a_decision_only_in_the_options_words(words: str, decision: str | None) -> None:
     from consulta.apps.modeling import decision_in_words
 
@@ -162,13 +206,29 @@ def _chat(home: Path, problem: Path, script: Path, crash_at: str | None = None) 
     env.pop("CONSULTA_CRASH_AT", None)
     if crash_at:
         env["CONSULTA_CRASH_AT"] = crash_at
-    command = [sys.executable, "-m", "consulta", "chat", "modeling", "--model", f"scripted:{script}", "-p", "开始", "--problem", str(problem)]
+    command = [
+        sys.executable,
+        "-m",
+        "consulta",
+        "chat",
+        "modeling",
+        "--model",
+        f"scripted:{script}",
+        "-p",
+        "开始",
+        "--problem",
+        str(problem),
+    ]
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=240)
 
 
 def _records(home: Path) -> dict[str, bytes]:
     (workspace,) = (home / "apps" / "modeling" / "runs").iterdir()
-    return {p.relative_to(workspace).as_posix(): p.read_bytes() for folder in ("consultation", "validation") for p in sorted((workspace / folder).glob("*.md"))}
+    return {
+        p.relative_to(workspace).as_posix(): p.read_bytes()
+        for folder in ("consultation", "validation")
+        for p in sorted((workspace / folder).glob("*.md"))
+    }
 
 
 @pytest.mark.slow
@@ -176,11 +236,16 @@ def _records(home: Path) -> dict[str, bytes]:
 def test_killed_at_any_point_and_run_again_the_records_are_those_of_an_uninterrupted_run(tmp_path: Path) -> None:
     problem = tmp_path / "problem"
     shutil.copytree(SAMPLES / "electricity_demand", problem)
-    script = write_script(tmp_path / "team.json", consults={"modeler": "researcher", "writer": "visualizer", "validator": "writer"})
+    script = write_script(
+        tmp_path / "team.json", consults={"modeler": "researcher", "writer": "visualizer", "validator": "writer"}
+    )
     whole = _chat(tmp_path / "whole", problem, script)
     assert whole.returncode == 0, whole.stdout + whole.stderr
     expected = _records(tmp_path / "whole")
-    assert len([n for n in expected if n.startswith("consultation/")]) == 6 and len([n for n in expected if n.startswith("validation/")]) == 4
+    assert (
+        len([n for n in expected if n.startswith("consultation/")]) == 6
+        and len([n for n in expected if n.startswith("validation/")]) == 4
+    )
     for point in KILL_POINTS:
         home = tmp_path / point.replace(":", "_").replace("#", "_")
         killed = _chat(home, problem, script, crash_at=point)
@@ -205,7 +270,16 @@ def test_the_terminal_says_who_works_each_consultation_and_each_verdict(capsys: 
     app.terminal.prepare(ModelingFlags(), host)
     (hear,) = heard
     hear(RunStarted(run_id="r2", app="modeling", agent="modeler", prompt="p"))
-    hear(ToolReturned(run_id="r1", tool_call_id="consult:x", tool_name="consult", ok=True, result={"record": "consultation/modeler_researcher_1.md", "kind": "知识咨询"}, duration_ms=0))
+    hear(
+        ToolReturned(
+            run_id="r1",
+            tool_call_id="consult:x",
+            tool_name="consult",
+            ok=True,
+            result={"record": "consultation/modeler_researcher_1.md", "kind": "知识咨询"},
+            duration_ms=0,
+        )
+    )
     hear(ToolReturned(run_id="r1", tool_call_id="gate:x", tool_name="gate", ok=False, duration_ms=0,
                       result={"gate": "data_ready", "attempt": 1, "status": "REJECTED", "decided_by": "code", "reasons": ["[sequence_gaps] 2017-07"]}))  # fmt: skip
     out = capsys.readouterr().out

@@ -25,7 +25,15 @@ def _monthly(months: int = 24) -> pd.DataFrame:
     rows = []
     for i, stamp in enumerate(index):
         a, b = 100.0 + i, 50.5 + 0.5 * i
-        rows.append({"month": stamp.strftime("%Y-%m"), "residential_gwh": a, "industrial_gwh": b, "total_gwh": a + b, "share_industrial": round(b / (a + b), 3)})
+        rows.append(
+            {
+                "month": stamp.strftime("%Y-%m"),
+                "residential_gwh": a,
+                "industrial_gwh": b,
+                "total_gwh": a + b,
+                "share_industrial": round(b / (a + b), 3),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -74,7 +82,13 @@ def test_gaps_in_a_monthly_sequence_and_in_years_per_region() -> None:
     failures = check_table(frame, infer_table_spec(frame, "demand.csv"))
     assert _checks(failures) == ["sequence_gaps"]
     assert "2022-05, 2022-06" in failures[0].evidence
-    yearly = pd.DataFrame({"region": ["north"] * 4 + ["south"] * 3, "year": [2018, 2019, 2020, 2021, 2018, 2020, 2021], "population": [5, 6, 7, 8, 3, 4, 5]})
+    yearly = pd.DataFrame(
+        {
+            "region": ["north"] * 4 + ["south"] * 3,
+            "year": [2018, 2019, 2020, 2021, 2018, 2020, 2021],
+            "population": [5, 6, 7, 8, 3, 4, 5],
+        }
+    )
     spec = infer_table_spec(yearly, "pop.csv")
     assert spec.keys == ["region", "year"]
     failures = check_table(yearly, spec)
@@ -107,7 +121,13 @@ def test_a_table_the_spec_names_must_exist(tmp_path: Path) -> None:
 
 
 def test_a_log_of_events_is_not_held_to_unique_keys() -> None:
-    log = pd.DataFrame({"date": ["2024-01-01", "2024-01-01", "2024-01-02", "2024-01-03"], "site": ["a", "a", "b", "a"], "amount": [1, 2, 3, 4]})
+    log = pd.DataFrame(
+        {
+            "date": ["2024-01-01", "2024-01-01", "2024-01-02", "2024-01-03"],
+            "site": ["a", "a", "b", "a"],
+            "amount": [1, 2, 3, 4],
+        }
+    )
     assert check_table(log, infer_table_spec(log, "log.csv")) == []
 
 
@@ -117,15 +137,23 @@ def test_a_log_of_events_is_not_held_to_unique_keys() -> None:
 def _paper_workspace(tmp_path: Path, paper: str) -> Path:
     for folder in ("results", "paper", "problem", "figures"):
         (tmp_path / folder).mkdir(exist_ok=True)
-    pd.DataFrame({"metric": ["mape", "r2", "peak_gwh"], "value": [0.03217, 0.9412, 9021.37]}).to_csv(tmp_path / "results" / "metrics.csv", index=False)
-    pd.DataFrame({"month": ["2025-01", "2025-07"], "forecast_gwh": [8123.4, 9021.37]}).to_csv(tmp_path / "results" / "forecast.csv", index=False)
-    (tmp_path / "problem" / "problem.md").write_text("Forecast 2025 demand with a 95% interval; the city has 1,200,000 people.", encoding="utf-8")
+    pd.DataFrame({"metric": ["mape", "r2", "peak_gwh"], "value": [0.03217, 0.9412, 9021.37]}).to_csv(
+        tmp_path / "results" / "metrics.csv", index=False
+    )
+    pd.DataFrame({"month": ["2025-01", "2025-07"], "forecast_gwh": [8123.4, 9021.37]}).to_csv(
+        tmp_path / "results" / "forecast.csv", index=False
+    )
+    (tmp_path / "problem" / "problem.md").write_text(
+        "Forecast 2025 demand with a 95% interval; the city has 1,200,000 people.", encoding="utf-8"
+    )
     (tmp_path / "paper" / "paper.md").write_text(paper, encoding="utf-8")
     return tmp_path
 
 
 def test_paper_numbers_are_extracted_with_their_precision_and_context() -> None:
-    numbers = paper_numbers("## 3. Results\n\nThe MAPE is 3.2% (Figure 2, 表 3); R2 = 0.94 and x_1 = 17.\n\n```\nprint(123.45)\n```\n需求为9021.4万千瓦时，共 3 个情景。")
+    numbers = paper_numbers(
+        "## 3. Results\n\nThe MAPE is 3.2% (Figure 2, 表 3); R2 = 0.94 and x_1 = 17.\n\n```\nprint(123.45)\n```\n需求为9021.4万千瓦时，共 3 个情景。"
+    )
     texts = [(n.text, n.tolerance) for n in numbers]
     assert texts == [("3.2%", 0.05), ("0.94", 0.005), ("17", 0.5), ("9021.4万", 500.0)]
     assert numbers[0].percent and "MAPE" in numbers[0].context and numbers[3].line == 8
@@ -143,22 +171,37 @@ def test_a_number_that_disagrees_with_its_csv_fails_with_its_line(tmp_path: Path
     paper = "# Demand\n\nThe test MAPE was 3.22%.\n\nThe July peak reaches 9,120.4 GWh, and R² was 0.95.\n"
     failures = check_paper_numbers(_paper_workspace(tmp_path, paper))
     assert _checks(failures) == ["paper_numbers"]
-    assert "line 5: 9,120.4" in failures[0].evidence and "0.95" in failures[0].evidence and "3.22" not in failures[0].evidence
+    assert (
+        "line 5: 9,120.4" in failures[0].evidence
+        and "0.95" in failures[0].evidence
+        and "3.22" not in failures[0].evidence
+    )
     assert "results/metrics.csv" in failures[0].message
 
 
 def test_cited_figures_must_exist_inside_the_workspace(tmp_path: Path) -> None:
-    workspace = _paper_workspace(tmp_path, "![Demand](../figures/demand.png)\n\nAs Figure 1 and Figure 2 show, see figures/residuals.png and ![x](../../etc/passwd.png).")
+    workspace = _paper_workspace(
+        tmp_path,
+        "![Demand](../figures/demand.png)\n\nAs Figure 1 and Figure 2 show, see figures/residuals.png and ![x](../../etc/passwd.png).",
+    )
     (workspace / "figures" / "demand.png").write_bytes(b"\x89PNG")
     failures = check_paper_figures(workspace)
     assert _checks(failures) == ["paper_figures"]
     assert "figures/residuals.png" in failures[0].evidence and "passwd" in failures[0].evidence
     (workspace / "figures" / "residuals.png").write_bytes(b"\x89PNG")
-    (workspace / "paper" / "paper.md").write_text("![Demand](../figures/demand.png)\n\nAs Figure 1 shows; see Figure 3.", encoding="utf-8")
+    (workspace / "paper" / "paper.md").write_text(
+        "![Demand](../figures/demand.png)\n\nAs Figure 1 shows; see Figure 3.", encoding="utf-8"
+    )
     failures = check_paper_figures(workspace)
     assert [f.message for f in failures] == ["The paper refers to figure 3 but embeds 1 figure(s)."]
 
 
-@pytest.mark.parametrize(("text", "values"), [("温度每升高 1℃，需求增加 2.5%。", [2.5]), ("Growth of −4.5% in 2020, 2015–2019 rising.", [-4.5, 2020, 2015, 2019])])
+@pytest.mark.parametrize(
+    ("text", "values"),
+    [
+        ("温度每升高 1℃，需求增加 2.5%。", [2.5]),
+        ("Growth of −4.5% in 2020, 2015–2019 rising.", [-4.5, 2020, 2015, 2019]),
+    ],
+)
 def test_numbers_in_chinese_and_signed_text_are_found(text: str, values: list[float]) -> None:
     assert [n.value for n in paper_numbers(text)] == values

@@ -50,7 +50,9 @@ def test_data_code_can_prove_wrong_is_rejected_by_code(tmp_path: Path) -> None:
     lines.append(lines[50].replace(lines[50].split(",")[1], "9999.9"))  # a month twice, with different values
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     verdict = code_verdict("data_ready", workspace, attempt=2)
-    assert verdict is not None and verdict.status == "REJECTED" and verdict.decided_by == "code" and verdict.attempt == 2
+    assert (
+        verdict is not None and verdict.status == "REJECTED" and verdict.decided_by == "code" and verdict.attempt == 2
+    )
     checks = [reason.split("]")[0].strip("[") for reason in verdict.reasons]
     assert checks == ["duplicate_keys", "sequence_gaps", "totals_disagree"]
     assert "in 2 rows" in verdict.reasons[2]
@@ -61,7 +63,10 @@ def test_code_runs_runs_a_script_with_no_run_on_record(tmp_path: Path) -> None:
     workspace = _workspace(tmp_path)
     (workspace / "code").mkdir()
     script = workspace / "code" / "fit.py"
-    script.write_text("import pandas as pd\npd.read_csv('data/demand_monthly.csv').describe().to_csv('results/summary.csv')\n", encoding="utf-8")
+    script.write_text(
+        "import pandas as pd\npd.read_csv('data/demand_monthly.csv').describe().to_csv('results/summary.csv')\n",
+        encoding="utf-8",
+    )
     assert code_checks("code_runs", workspace) == []
     assert (workspace / "results" / "summary.csv").is_file() and (workspace / "code" / "fit.run.json").is_file()
     script.write_text("raise ValueError('bad fit')\n", encoding="utf-8")  # changed since its run: run again
@@ -81,16 +86,29 @@ def test_paper_gate_needs_the_pdf_and_numbers_from_the_results(tmp_path: Path) -
 
 
 def test_a_record_is_written_once_per_gate_and_attempt_and_reads_back(tmp_path: Path) -> None:
-    verdict = Verdict(gate="data_ready", status="REJECTED", reasons=["[no_nan] data/a.csv has empty cells. Evidence: x: 1"], attempt=1, decided_by="code")
+    verdict = Verdict(
+        gate="data_ready",
+        status="REJECTED",
+        reasons=["[no_nan] data/a.csv has empty cells. Evidence: x: 1"],
+        attempt=1,
+        decided_by="code",
+    )
     path = write_validation_record(tmp_path, verdict)
     assert path == tmp_path / "validation" / "data_ready_1.md"
     text = path.read_text(encoding="utf-8")
-    assert text.startswith("# 验证记录: data_ready #1\n\n| 字段 | 值 |\n|------|------|\n| 关卡 | data_ready |\n| 结论 | REJECTED |")
+    assert text.startswith(
+        "# 验证记录: data_ready #1\n\n| 字段 | 值 |\n|------|------|\n| 关卡 | data_ready |\n| 结论 | REJECTED |"
+    )
     assert "## 理由\n\n- [no_nan] data/a.csv has empty cells. Evidence: x: 1\n" in text
     again = Verdict(gate="data_ready", status="APPROVED", attempt=1)
-    assert write_validation_record(tmp_path, again) == path and path.read_text(encoding="utf-8") == text  # kept as written
+    assert (
+        write_validation_record(tmp_path, again) == path and path.read_text(encoding="utf-8") == text
+    )  # kept as written
     assert read_validation_record(path) == verdict
     approved = Verdict(gate="data_ready", status="APPROVED", attempt=2, reasons=[])
     write_validation_record(tmp_path, approved)
     assert [v for _, v in validation_records(tmp_path)] == [verdict, approved]
-    assert sorted(p.name for p in (tmp_path / "validation").iterdir()) == ["data_ready_1.md", "data_ready_2.md"]  # no temp files left
+    assert sorted(p.name for p in (tmp_path / "validation").iterdir()) == [
+        "data_ready_1.md",
+        "data_ready_2.md",
+    ]  # no temp files left

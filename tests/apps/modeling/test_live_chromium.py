@@ -50,7 +50,11 @@ def _serve(tmp_path: Path, lang: str) -> Any:
     home = tmp_path / "home"
     home.mkdir()
     script = write_script(tmp_path / "team.json", consults={"modeler": "researcher"})
-    app = create_app(app=get_app("modeling"), settings=settings_for(home, script, lang=lang), options={"problem": str(_problem(tmp_path))})
+    app = create_app(
+        app=get_app("modeling"),
+        settings=settings_for(home, script, lang=lang),
+        options={"problem": str(_problem(tmp_path))},
+    )
     return running_server(app)
 
 
@@ -64,7 +68,10 @@ def _escalated(p: Any, lang: str, name: str) -> Any:
 
     consultation = page.locator("#mt-cards .mt-card.consultation")
     consultation.wait_for(timeout=RUN_MS)
-    assert t["modeling.web.card.consultation_title"].format(**{"from": "modeler", "to": "researcher", "i": 1}) in consultation.inner_text()
+    assert (
+        t["modeling.web.card.consultation_title"].format(**{"from": "modeler", "to": "researcher", "i": 1})
+        in consultation.inner_text()
+    )
     form = page.locator(".question-form")
     form.wait_for(timeout=RUN_MS)
     page.locator("#mt-state.waiting").wait_for()
@@ -76,7 +83,11 @@ def _escalated(p: Any, lang: str, name: str) -> Any:
 
     # the escalation: the gate, its reasons and the three decisions, in the person's language
     question = form.inner_text()
-    assert t["modeling.escalation.header"].format(gate="data_ready") in question and "[sequence_gaps]" in question and "2017-07" in question
+    assert (
+        t["modeling.escalation.header"].format(gate="data_ready") in question
+        and "[sequence_gaps]" in question
+        and "2017-07" in question
+    )
     options = form.locator("select option").all_inner_texts()
     assert [t[f"modeling.escalation.{d}"] for d in ("accept", "retry", "stop")] == [o.strip() for o in options[:3]]
 
@@ -85,7 +96,10 @@ def _escalated(p: Any, lang: str, name: str) -> Any:
     assert verdicts.count() == 3
     for i in range(3):
         summary = verdicts.nth(i).locator("summary").inner_text()
-        assert t["modeling.web.card.verdict_title"].format(gate=t["modeling.web.gate.data_ready"], attempt=i + 1) in summary
+        assert (
+            t["modeling.web.card.verdict_title"].format(gate=t["modeling.web.gate.data_ready"], attempt=i + 1)
+            in summary
+        )
         assert t["modeling.web.gate.status.REJECTED"] in summary and t["modeling.web.card.decided_by.code"] in summary
     verdicts.first.locator("summary").click()
     reasons = verdicts.first.locator(".mt-reasons").inner_text()
@@ -96,7 +110,11 @@ def _escalated(p: Any, lang: str, name: str) -> Any:
     record = consultation.locator("pre.mt-markdown")
     record.wait_for()
     text = record.inner_text()
-    assert text.startswith("# 咨询记录: modeler → researcher #1") and "modeler 想确认：这样理解对吗？" in text and "researcher 的回答：可以这样做。" in text
+    assert (
+        text.startswith("# 咨询记录: modeler → researcher #1")
+        and "modeler 想确认：这样理解对吗？" in text
+        and "researcher 的回答：可以这样做。" in text
+    )
     assert t["modeling.web.card.reply"] in consultation.inner_text()
     p.shot(f"{name}-01-escalation")
     return form
@@ -125,12 +143,17 @@ def _said_after_the_answer(p: Any) -> list[str]:
     said = p.page.evaluate("window.said")
     assert p.t["modeling.web.now.waiting"] not in said
     team = {p.t["modeling.web.now.working"].format(agent=agent) for agent in AGENTS}
-    assert all(line in team or line.startswith(("The paper is ready", "论文已完成", "The run was stopped", "按你的决定停止")) for line in said), said
+    assert all(
+        line in team or line.startswith(("The paper is ready", "论文已完成", "The run was stopped", "按你的决定停止"))
+        for line in said
+    ), said
     return said
 
 
 @pytest.mark.parametrize("lang", ["en", "zh-CN"])
-def test_the_real_team_escalates_and_goes_on_when_the_work_is_accepted(open_page: Any, tmp_path: Path, lang: str) -> None:
+def test_the_real_team_escalates_and_goes_on_when_the_work_is_accepted(
+    open_page: Any, tmp_path: Path, lang: str
+) -> None:
     with _serve(tmp_path, lang) as base:
         p = open_page(base, lang)
         t, page, name = p.t, p.page, f"modeling-live-{lang}"
@@ -141,13 +164,29 @@ def test_the_real_team_escalates_and_goes_on_when_the_work_is_accepted(open_page
         pdf = page.locator("#mt-paper a")
         pdf.wait_for()
         assert page.locator("#mt-now").is_hidden()
-        states = [(page.locator("#mt-phases .mt-phase").nth(i).get_attribute("data-gate"), page.locator("#mt-phases .mt-phase").nth(i).get_attribute("class").split()[-1]) for i in range(4)]
-        assert states == [("data_ready", "accepted"), ("code_runs", "approved"), ("results_trained", "approved"), ("paper_written", "approved")]
+        states = [
+            (
+                page.locator("#mt-phases .mt-phase").nth(i).get_attribute("data-gate"),
+                page.locator("#mt-phases .mt-phase").nth(i).get_attribute("class").split()[-1],
+            )
+            for i in range(4)
+        ]
+        assert states == [
+            ("data_ready", "accepted"),
+            ("code_runs", "approved"),
+            ("results_trained", "approved"),
+            ("paper_written", "approved"),
+        ]
         assert t["modeling.web.phase.accepted"] in p.text('#mt-phases .mt-phase[data-gate="data_ready"]')
         approved = page.locator("#mt-cards .mt-card.verdict.approved")
         assert approved.count() == 3 and page.locator("#mt-cards .mt-card.verdict.rejected").count() == 3
-        assert page.locator("#mt-cards .mt-card.script").count() >= 4 and page.locator("#mt-cards .mt-card.script.failed").count() == 0
-        assert page.locator("#mt-cards .mt-card.consultation pre.mt-markdown").is_visible()  # the open record stayed open
+        assert (
+            page.locator("#mt-cards .mt-card.script").count() >= 4
+            and page.locator("#mt-cards .mt-card.script.failed").count() == 0
+        )
+        assert page.locator(
+            "#mt-cards .mt-card.consultation pre.mt-markdown"
+        ).is_visible()  # the open record stayed open
         last = page.locator(".msg.agent").last
         last.wait_for()
         reply = last.inner_text()
@@ -157,9 +196,17 @@ def test_the_real_team_escalates_and_goes_on_when_the_work_is_accepted(open_page
 
         assert pdf.inner_text() == t["modeling.web.paper.open"]
         response = page.request.get(base + pdf.get_attribute("href"))
-        assert response.status == 200 and response.headers["content-type"] == "application/pdf" and response.body().startswith(b"%PDF")
+        assert (
+            response.status == 200
+            and response.headers["content-type"] == "application/pdf"
+            and response.body().startswith(b"%PDF")
+        )
         files = p.text("#mt-file-list")
-        assert t["modeling.web.folder.results"] in files and t["modeling.web.folder.figures"] in files and "director.json" not in files
+        assert (
+            t["modeling.web.folder.results"] in files
+            and t["modeling.web.folder.figures"] in files
+            and "director.json" not in files
+        )
         csvs = page.locator('#mt-file-list a[href*="/results/"][href*=".csv"]')
         pngs = page.locator('#mt-file-list a[href*="/figures/"][href*=".png"]')
         assert csvs.count() >= 1 and pngs.count() >= 1
@@ -185,13 +232,18 @@ def test_the_real_team_stops_when_the_person_says_stop(open_page: Any, tmp_path:
         page.locator('#mt-phases .mt-phase.escalated[data-gate="data_ready"]').wait_for()
         page.locator("#mt-state.waiting").wait_for()
         assert page.locator("#mt-now").inner_text() == t["modeling.web.now.waiting"]
-        assert page.locator("#mt-cards .mt-card.verdict.rejected").count() == 3 and page.locator("#mt-cards .mt-card.consultation").count() == 1
+        assert (
+            page.locator("#mt-cards .mt-card.verdict.rejected").count() == 3
+            and page.locator("#mt-cards .mt-card.consultation").count() == 1
+        )
         _answer(p, form, "stop")
 
         page.locator("#mt-state.finished").wait_for(timeout=RUN_MS)
         page.locator('#mt-phases .mt-phase.stopped[data-gate="data_ready"]').wait_for()
         assert t["modeling.web.phase.stopped"] in p.text('#mt-phases .mt-phase[data-gate="data_ready"]')
-        assert [page.locator("#mt-phases .mt-phase").nth(i).get_attribute("class").split()[-1] for i in range(1, 4)] == ["pending"] * 3
+        assert [
+            page.locator("#mt-phases .mt-phase").nth(i).get_attribute("class").split()[-1] for i in range(1, 4)
+        ] == ["pending"] * 3
         reply = page.locator(".msg.agent").last
         reply.wait_for()
         assert reply.inner_text().startswith(t["modeling.done.stopped"].split("{workspace}")[0])
@@ -206,7 +258,10 @@ def test_the_real_team_stops_when_the_person_says_stop(open_page: Any, tmp_path:
 
 def test_a_gate_s_phase_says_what_the_person_decided() -> None:
     """The phases' states the pages above do not reach: a retry goes back to rework, its second escalation waits."""
-    rejected = [Verdict(gate="data_ready", status="REJECTED", attempt=i, reasons=["[sequence_gaps] 2017-07"]) for i in range(1, 7)]
+    rejected = [
+        Verdict(gate="data_ready", status="REJECTED", attempt=i, reasons=["[sequence_gaps] 2017-07"])
+        for i in range(1, 7)
+    ]
     approved = Verdict(gate="code_runs", status="APPROVED", attempt=1, reasons=[])
 
     def states(verdicts: list[Verdict], decisions: dict[str, str]) -> list[str]:
@@ -216,6 +271,16 @@ def test_a_gate_s_phase_says_what_the_person_decided() -> None:
     assert states(rejected[:3], {"data_ready#1": "retry"}) == ["rejected", "pending", "pending", "pending"]
     assert states(rejected[:4], {"data_ready#1": "retry"}) == ["rejected", "pending", "pending", "pending"]
     assert states(rejected, {"data_ready#1": "retry"}) == ["escalated", "pending", "pending", "pending"]
-    assert states(rejected, {"data_ready#1": "retry", "data_ready#2": "accept"}) == ["accepted", "current", "pending", "pending"]
-    assert states([*rejected[:3], approved], {"data_ready#1": "accept"}) == ["accepted", "approved", "current", "pending"]
+    assert states(rejected, {"data_ready#1": "retry", "data_ready#2": "accept"}) == [
+        "accepted",
+        "current",
+        "pending",
+        "pending",
+    ]
+    assert states([*rejected[:3], approved], {"data_ready#1": "accept"}) == [
+        "accepted",
+        "approved",
+        "current",
+        "pending",
+    ]
     assert states(rejected[:3], {"data_ready#1": "stop"}) == ["stopped", "pending", "pending", "pending"]

@@ -21,7 +21,12 @@ def _png(path: Path) -> None:
 
     raw = b"".join(b"\x00" + b"\xff\x00\x00" * 2 for _ in range(2))
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 2, 2, 8, 2, 0, 0, 0)) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+    path.write_bytes(
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", 2, 2, 8, 2, 0, 0, 0))
+        + chunk(b"IDAT", zlib.compress(raw))
+        + chunk(b"IEND", b"")
+    )
 
 
 PAPER = """# 区域用电需求预测
@@ -56,7 +61,7 @@ def test_a_chinese_paper_with_maths_a_table_and_a_figure_renders(tmp_path: Path)
     assert data.startswith(b"%PDF") and b"/Image" in data
     assert b"NotoSerifCJK" in data or b"NotoSansCJK" in data  # the Chinese text has a font with its glyphs
     typ = (tmp_path / "paper" / "paper.typ").read_text(encoding="utf-8")
-    assert 'caption: [月度需求]' in typ and "hat(y)" in typ and "\\#hash" in typ
+    assert "caption: [月度需求]" in typ and "hat(y)" in typ and "\\#hash" in typ
     assert sorted(p.name for p in (tmp_path / "paper").iterdir()) == ["paper.md", "paper.pdf", "paper.typ"]
 
 
@@ -72,7 +77,14 @@ def test_an_equation_typst_cannot_read_is_kept_as_its_latex(tmp_path: Path) -> N
     assert '#raw("\\\\unknowncommand{x}"' in (tmp_path / "paper" / "paper.typ").read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize(("paper", "code"), [(None, "paper_missing"), ("![x](../figures/none.png)\n", "figure_missing"), ("![x](../../../etc/x.png)\n", "figure_missing")])
+@pytest.mark.parametrize(
+    ("paper", "code"),
+    [
+        (None, "paper_missing"),
+        ("![x](../figures/none.png)\n", "figure_missing"),
+        ("![x](../../../etc/x.png)\n", "figure_missing"),
+    ],
+)
 def test_bad_input_is_a_clear_error_and_writes_nothing(tmp_path: Path, paper: str | None, code: str) -> None:
     (tmp_path / "paper").mkdir()
     if paper is not None:

@@ -13,7 +13,14 @@ import pytest
 from consulta.apps.modeling._gates import code_checks
 
 SAMPLES = Path(__file__).parents[3] / "src/consulta/apps/modeling/data/samples"
-BENCHMARK_FIELDS = ["background", "problem_requirement", "dataset_path", "dataset_description", "variable_description", "addendum"]
+BENCHMARK_FIELDS = [
+    "background",
+    "problem_requirement",
+    "dataset_path",
+    "dataset_description",
+    "variable_description",
+    "addendum",
+]
 
 
 @pytest.mark.parametrize("name", ["electricity_demand", "influenza_outbreak"])

@@ -21,7 +21,9 @@ def _workspace(tmp_path: Path, script: str, name: str = "fit.py") -> Path:
 
 
 def test_a_script_reads_the_data_and_its_results_and_figures_come_back(tmp_path: Path) -> None:
-    workspace = _workspace(tmp_path, """
+    workspace = _workspace(
+        tmp_path,
+        """
 import pandas as pd
 import matplotlib.pyplot as plt
 frame = pd.read_csv("data/demand.csv")
@@ -33,7 +35,8 @@ ax.set_title("用电需求")
 fig.savefig("figures/demand.png")
 open("scratch.txt", "w").write("dropped")
 print("slope", slope)
-""")
+""",
+    )
     run = run_script(workspace, Path("code/fit.py"))
     assert run.ok and run.returncode == 0, run
     assert run.outputs == ["figures/demand.png", "results/metrics.csv"]
@@ -46,7 +49,10 @@ print("slope", slope)
 
 
 def test_a_failing_script_changes_nothing_and_says_why(tmp_path: Path) -> None:
-    workspace = _workspace(tmp_path, 'open("results/partial.csv", "w").write("a\\n1\\n")\nimport pandas as pd\npd.read_csv("data/nope.csv")\n')
+    workspace = _workspace(
+        tmp_path,
+        'open("results/partial.csv", "w").write("a\\n1\\n")\nimport pandas as pd\npd.read_csv("data/nope.csv")\n',
+    )
     run = run_script(workspace, workspace / "code" / "fit.py")
     assert not run.ok and run.returncode == 1 and run.outputs == []
     assert run.error is not None and run.error.startswith("FileNotFoundError") and "(line 3)" in run.error

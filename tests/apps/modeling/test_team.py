@@ -42,21 +42,40 @@ def test_a_consultation_in_each_direction_of_the_seeds_table(tmp_path: Path, ask
     assert answer.used_reply == f"{asker} 采纳了回复。"  # the asker went on with the reply
     record = ws / "consultation" / f"{asker}_{colleague}_1.md"
     text = record.read_text(encoding="utf-8")
-    assert text.startswith(f"# 咨询记录: {asker} → {colleague} #1\n\n| 字段 | 值 |\n|------|------|\n| 发起方 | {asker} |\n| 接收方 | {colleague} |\n| 时间 | ")
+    assert text.startswith(
+        f"# 咨询记录: {asker} → {colleague} #1\n\n| 字段 | 值 |\n|------|------|\n| 发起方 | {asker} |\n| 接收方 | {colleague} |\n| 时间 | "
+    )
     for section in ("## 问题", "## 背景", "## 回复", "## 结果"):
         assert section in text
     reply = parse_reply(text.split("## 回复", 1)[1])
-    assert reply is not None and reply.agent == colleague and reply.answer == f"{colleague} 的回答：可以这样做。" and reply.note == "注意数据的单位。"
+    assert (
+        reply is not None
+        and reply.agent == colleague
+        and reply.answer == f"{colleague} 的回答：可以这样做。"
+        and reply.note == "注意数据的单位。"
+    )
     assert text.rstrip().endswith(f"{asker} 收到回复后继续工作。使用方式：{asker} 采纳了回复。")
     card = consultation_card(record, ws)  # the web page's timeline reads it
     assert card is not None and (card.from_agent, card.to_agent, card.index) == (asker, colleague, 1)
-    assert card.question == f"{asker} 想确认：这样理解对吗？" and card.outcome == f"{asker} 收到回复后继续工作。使用方式：{asker} 采纳了回复。"
+    assert (
+        card.question == f"{asker} 想确认：这样理解对吗？"
+        and card.outcome == f"{asker} 收到回复后继续工作。使用方式：{asker} 采纳了回复。"
+    )
 
 
 def test_the_request_and_reply_texts_are_the_seeds() -> None:
-    request = ConsultationRequest(from_agent="modeler", to_agent="researcher", question="有哪些时序预测方法？", background="选方法", understanding="ARIMA")
+    request = ConsultationRequest(
+        from_agent="modeler",
+        to_agent="researcher",
+        question="有哪些时序预测方法？",
+        background="选方法",
+        understanding="ARIMA",
+    )
     text = request_text(request)
-    assert text == "Director，我需要咨询 @researcher：\n\n**问题**：有哪些时序预测方法？\n**背景**：选方法\n**我的理解**：ARIMA"
+    assert (
+        text
+        == "Director，我需要咨询 @researcher：\n\n**问题**：有哪些时序预测方法？\n**背景**：选方法\n**我的理解**：ARIMA"
+    )
     assert parse_request(text, from_agent="modeler") == request
     assert parse_reply("FROM @researcher:\n\n**回答**：指数平滑\n**补充说明**：看季节性").note == "看季节性"
     assert parse_request("随便说说", from_agent="x") is None and parse_reply("FROM @x:\n\n没有回答") is None
@@ -66,12 +85,19 @@ def test_numbering_is_per_pair_and_the_records_are_written_once(tmp_path: Path) 
     ws, problem = workspace(tmp_path)
     team = director(ws, problem, scripted(consults={"modeler": "researcher"}), config=TeamConfig(budget=5))
     run(team.turn("modeler", "work", step="modeler#1", phase="analysis", task="t", prompt="p"))
-    run(team.turn("modeler", "work", step="modeler#2", phase="analysis", task="t", prompt="p"))  # the same question again: refused
+    run(
+        team.turn("modeler", "work", step="modeler#2", phase="analysis", task="t", prompt="p")
+    )  # the same question again: refused
     run(team.turn("modeler", "work", step="modeler#3", phase="code", task="t", prompt="p"))
-    assert sorted(p.name for p in (ws / "consultation").glob("*.md")) == ["modeler_researcher_1.md", "modeler_researcher_2.md"]
+    assert sorted(p.name for p in (ws / "consultation").glob("*.md")) == [
+        "modeler_researcher_1.md",
+        "modeler_researcher_2.md",
+    ]
     assert [c["code"] for c in team.memo["consults"].values() if c["status"] == "refused"] == ["repeated"]
     before = {p.name: p.read_bytes() for p in (ws / "consultation").glob("*.md")}
-    again = director(ws, problem, scripted(consults={"modeler": "researcher"}), config=TeamConfig(budget=5))  # a resumed run
+    again = director(
+        ws, problem, scripted(consults={"modeler": "researcher"}), config=TeamConfig(budget=5)
+    )  # a resumed run
     run(again.turn("modeler", "work", step="modeler#1", phase="analysis", task="t", prompt="p"))
     assert {p.name: p.read_bytes() for p in (ws / "consultation").glob("*.md")} == before
 
@@ -92,7 +118,9 @@ def test_nesting_to_depth_two_and_depth_three_refused(tmp_path: Path) -> None:
 
 def test_a_cycle_is_refused(tmp_path: Path) -> None:
     ws, problem = workspace(tmp_path)
-    team = director(ws, problem, scripted(consults={"modeler": "researcher"}, answers_consult={"researcher": "modeler"}))
+    team = director(
+        ws, problem, scripted(consults={"modeler": "researcher"}, answers_consult={"researcher": "modeler"})
+    )
     run(team.turn("modeler", "work", step="modeler", task="t", prompt="p"))
     (refused,) = [c for c in team.memo["consults"].values() if c["status"] == "refused"]
     assert refused["code"] == "cycle" and "modeler → researcher → modeler" in refused["reason"]
@@ -107,7 +135,9 @@ def test_the_budget_per_agent_and_phase_ends_ping_pong(tmp_path: Path) -> None:
     assert [p.name for p in (ws / "consultation").glob("*.md")] == ["modeler_researcher_1.md"]
     (refused,) = [c for c in team.memo["consults"].values() if c["status"] == "refused"]
     assert refused["code"] == "budget_exhausted" and "analysis" in refused["reason"]
-    run(team.turn("modeler", "work", step="modeler#3", phase="code", task="t", prompt="p"))  # another phase: a new budget
+    run(
+        team.turn("modeler", "work", step="modeler#3", phase="code", task="t", prompt="p")
+    )  # another phase: a new budget
     assert (ws / "consultation" / "modeler_researcher_2.md").is_file()
 
 
@@ -119,9 +149,13 @@ def test_the_budget_per_agent_and_phase_ends_ping_pong(tmp_path: Path) -> None:
         ({"to_agent": "researcher", "question": "  "}, "empty_question"),
     ],
 )
-def test_the_director_refuses_an_unreasonable_consultation_with_the_reason_on_record(tmp_path: Path, request_: dict, code: str) -> None:
+def test_the_director_refuses_an_unreasonable_consultation_with_the_reason_on_record(
+    tmp_path: Path, request_: dict, code: str
+) -> None:
     ws, problem = workspace(tmp_path)
-    model = scripted(work={"modeler": {"consult_agent": request_["to_agent"], "consult_question": request_["question"]}})
+    model = scripted(
+        work={"modeler": {"consult_agent": request_["to_agent"], "consult_question": request_["question"]}}
+    )
     from consulta.runtime import Store
 
     store = Store(f"sqlite:///{tmp_path}/consulta.db")
@@ -131,7 +165,9 @@ def test_the_director_refuses_an_unreasonable_consultation_with_the_reason_on_re
     assert refused and {c["code"] for c in refused} == {code}
     ledger = store.list_consultations()  # its answer after the refusal asked again: refused again, up to 3 in a row
     assert len(ledger) == len(refused) == 3
-    assert all(c.status == "refused" and c.error.startswith(code) and c.expert_id == request_["to_agent"] for c in ledger)
+    assert all(
+        c.status == "refused" and c.error.startswith(code) and c.expert_id == request_["to_agent"] for c in ledger
+    )
     assert list((ws / "consultation").glob("*.md")) == []
     direct = team.refusal(ConsultationRequest(from_agent="modeler", **request_), phase="analysis", depth=1, waiting=())
     assert isinstance(direct, Refusal) and direct.code == code and direct.reason
@@ -156,10 +192,14 @@ def test_a_gate_rejects_wrong_data_before_any_model_is_trained_and_escalates_aft
         run(team.run())
     assert raised.value.verdict.gate == "data_ready" and raised.value.verdict.attempt == 3
     verdicts = [v for _, v in validation_records(ws)]
-    assert [(v.gate, v.attempt, v.status, v.decided_by) for v in verdicts] == [("data_ready", n, "REJECTED", "code") for n in (1, 2, 3)]
+    assert [(v.gate, v.attempt, v.status, v.decided_by) for v in verdicts] == [
+        ("data_ready", n, "REJECTED", "code") for n in (1, 2, 3)
+    ]
     reasons = " ".join(verdicts[0].reasons)
     assert "[sequence_gaps]" in reasons and "2017-07" in reasons and "[totals_disagree]" in reasons
-    assert [p.name for p in (ws / "results").glob("*")] == ["cleaning.csv"] and not (ws / "code" / "train.py").exists()  # nothing trained
+    assert [p.name for p in (ws / "results").glob("*")] == ["cleaning.csv"] and not (
+        ws / "code" / "train.py"
+    ).exists()  # nothing trained
     # the person decides: try again — three more attempts, then the person is asked again
     with pytest.raises(Escalation) as again:
         run(director(ws, problem, scripted(), decision="retry").run())
@@ -176,15 +216,35 @@ def test_a_gate_rejects_wrong_data_before_any_model_is_trained_and_escalates_aft
 @pytest.mark.slow  # > 20 s: three rounds of sandboxed scripts
 def test_the_validator_rejects_and_the_work_goes_back_with_the_reasons(tmp_path: Path) -> None:
     ws, problem = workspace(tmp_path)
-    model = scripted(work={"validator": {"status": "REJECTED", "reasons": ["data/demand_monthly.csv 的清洗说明不够具体，请写清楚。"]}})
+    model = scripted(
+        work={
+            "validator": {"status": "REJECTED", "reasons": ["data/demand_monthly.csv 的清洗说明不够具体，请写清楚。"]}
+        }
+    )
     with pytest.raises(Escalation):
         run(director(ws, problem, model).run())
     verdicts = [v for _, v in validation_records(ws)]
     assert [(v.gate, v.status, v.decided_by) for v in verdicts] == [("data_ready", "REJECTED", "validator")] * 3
     prompts = [k for k in director(ws, problem, model).memo["answers"] if k.startswith("data_engineer#")]
-    assert sorted(prompts) == ["data_engineer#1|data_engineer|work|1", "data_engineer#2|data_engineer|work|1", "data_engineer#3|data_engineer|work|1"]
+    assert sorted(prompts) == [
+        "data_engineer#1|data_engineer|work|1",
+        "data_engineer#2|data_engineer|work|1",
+        "data_engineer#3|data_engineer|work|1",
+    ]
     # accepted by the person: the run goes on from the records
-    team = director(ws, problem, scripted(work={"validator": {"status": "REJECTED", "reasons": ["data/demand_monthly.csv 的清洗说明不够具体，请写清楚。"]}}), decision="accept")
+    team = director(
+        ws,
+        problem,
+        scripted(
+            work={
+                "validator": {
+                    "status": "REJECTED",
+                    "reasons": ["data/demand_monthly.csv 的清洗说明不够具体，请写清楚。"],
+                }
+            }
+        ),
+        decision="accept",
+    )
     with pytest.raises(Escalation) as raised:  # the validator rejects every gate: the next one escalates too
         run(team.run())
     assert raised.value.verdict.gate == "code_runs"
@@ -203,7 +263,11 @@ def test_a_paper_number_that_disagrees_with_its_csv_is_rejected(tmp_path: Path) 
     paper = ws / "paper" / "paper.md"
     paper.write_text(paper.read_text(encoding="utf-8") + f"\n检验期 MAPE 为 {mape + 1.37:.2f}%。\n", encoding="utf-8")
     verdict = code_verdict("paper_written", ws, attempt=9)
-    assert verdict is not None and verdict.status == "REJECTED" and any("[paper_numbers]" in r and f"{mape + 1.37:.2f}" in r for r in verdict.reasons)
+    assert (
+        verdict is not None
+        and verdict.status == "REJECTED"
+        and any("[paper_numbers]" in r and f"{mape + 1.37:.2f}" in r for r in verdict.reasons)
+    )
 
 
 @pytest.mark.slow  # > 20 s: three rounds of sandboxed scripts
@@ -211,8 +275,14 @@ def test_an_invented_number_is_rejected_then_the_paper_is_codes(tmp_path: Path) 
     ws, problem = workspace(tmp_path)
     from .team_script import WORK
 
-    reader = {**WORK["reader"], "summary": "模型的检验误差只有 0.123%，非常准确。"}  # the reader's words are printed as written
-    writer = {**_writer(), "abstract": "本文建立回归模型。检验误差只有 0.456%。"}  # the writer's sentence with a digit never is
+    reader = {
+        **WORK["reader"],
+        "summary": "模型的检验误差只有 0.123%，非常准确。",
+    }  # the reader's words are printed as written
+    writer = {
+        **_writer(),
+        "abstract": "本文建立回归模型。检验误差只有 0.456%。",
+    }  # the writer's sentence with a digit never is
     run(director(ws, problem, scripted(work={"reader": reader, "writer": writer})).run())
     verdicts = [(v.gate, v.attempt, v.status) for _, v in validation_records(ws) if v.gate == "paper_written"]
     assert verdicts == [("paper_written", 1, "REJECTED"), ("paper_written", 2, "APPROVED")]
@@ -235,7 +305,12 @@ def test_the_whole_flow_to_a_pdf_with_consultations_on_record(tmp_path: Path) ->
     pdf = run(team.run())
     assert pdf == ws / "paper" / "paper.pdf" and pdf.read_bytes().startswith(b"%PDF")
     verdicts = [(v.gate, v.status) for _, v in validation_records(ws)]
-    assert verdicts == [("data_ready", "APPROVED"), ("code_runs", "APPROVED"), ("results_trained", "APPROVED"), ("paper_written", "APPROVED")]
+    assert verdicts == [
+        ("data_ready", "APPROVED"),
+        ("code_runs", "APPROVED"),
+        ("results_trained", "APPROVED"),
+        ("paper_written", "APPROVED"),
+    ]
     names = sorted(p.name for p in (ws / "consultation").glob("*.md"))
     assert names == ["modeler_researcher_1.md", "reader_advisor_1.md", "validator_writer_1.md", "validator_writer_2.md",
                      "validator_writer_3.md", "validator_writer_4.md", "writer_visualizer_1.md"]  # fmt: skip
@@ -252,7 +327,17 @@ def test_the_whole_flow_to_a_pdf_with_consultations_on_record(tmp_path: Path) ->
 @pytest.mark.slow  # a whole flow of the team: still run in CI (scripts/test runs slow or not slow)
 def test_the_benchmark_json_problem_runs_an_epidemic_model(tmp_path: Path) -> None:
     ws, problem = workspace(tmp_path, "influenza_outbreak")
-    model = scripted(work={"modeler": {"assumptions": ["人口封闭"], "model_description": "SIR 模型。", "target": "new_cases", "population": 1200000, "reporting_rate": 0.35}})
+    model = scripted(
+        work={
+            "modeler": {
+                "assumptions": ["人口封闭"],
+                "model_description": "SIR 模型。",
+                "target": "new_cases",
+                "population": 1200000,
+                "reporting_rate": 0.35,
+            }
+        }
+    )
     run(director(ws, problem, model).run())
     verdicts = [(v.gate, v.status) for _, v in validation_records(ws)]
     assert all(status == "APPROVED" for _, status in verdicts) and len(verdicts) == 4
@@ -268,6 +353,8 @@ def test_a_validator_rejection_without_evidence_is_asked_again_then_conditional(
     unfounded = scripted(work={"validator": {"status": "REJECTED", "reasons": ["感觉不太好。"]}})
     verdict = run(director(ws, problem, unfounded).gate("data_ready", "data", 1))
     assert verdict.status == "CONDITIONAL" and verdict.decided_by == "validator" and "无法使用" in verdict.reasons[0]
-    founded = scripted(work={"validator": {"status": "REJECTED", "reasons": ["data/demand_monthly.csv 缺少单位说明。"]}})
+    founded = scripted(
+        work={"validator": {"status": "REJECTED", "reasons": ["data/demand_monthly.csv 缺少单位说明。"]}}
+    )
     verdict = run(director(ws, problem, founded).gate("data_ready", "data", 2))
     assert verdict.status == "REJECTED" and verdict.reasons == ["data/demand_monthly.csv 缺少单位说明。"]

@@ -17,7 +17,16 @@ from consulta.apps.modeling import Director
 from consulta.apps.modeling._gates import validation_records
 from consulta.apps.modeling._templates import describe_data, plan_for
 
-from .team_script import HEATING_EFFECTS, HOUSE_EFFECTS, HOUSES_CASE, HOUSES_MODELER, SAMPLES, houses_problem, scripted, workspace
+from .team_script import (
+    HEATING_EFFECTS,
+    HOUSE_EFFECTS,
+    HOUSES_CASE,
+    HOUSES_MODELER,
+    SAMPLES,
+    houses_problem,
+    scripted,
+    workspace,
+)
 
 
 def _csv(path: Path) -> list[dict[str, str]]:
@@ -42,7 +51,11 @@ def test_rows_that_are_units_are_a_regression_even_with_a_repeated_year(tmp_path
     shape = describe_data(folder)
     assert shape.time == "year" and not shape.series and shape.kind == "regression" and shape.ids == ["id"]
     plan, notes = plan_for(shape, {"target": "price_k", "covariates": ["id", "floor_area_m2"]}, "")
-    assert plan.covariates == ["floor_area_m2"] and any("'year' repeats" in n for n in notes) and any("'id'" in n for n in notes)
+    assert (
+        plan.covariates == ["floor_area_m2"]
+        and any("'year' repeats" in n for n in notes)
+        and any("'id'" in n for n in notes)
+    )
 
 
 def test_the_stated_case_keeps_only_numbers_the_statement_gives_within_the_data(tmp_path: Path) -> None:
@@ -52,11 +65,17 @@ def test_the_stated_case_keeps_only_numbers_the_statement_gives_within_the_data(
     plan, notes = plan_for(shape, {"covariates": covariates, "scenario": case}, HOUSES_CASE)
     assert plan.scenario == {}  # a case half read is not the case the problem gives
     assert any("age_years=12" in n and "does not state" in n for n in notes) and any("'heating'" in n for n in notes)
-    plan, notes = plan_for(shape, {"covariates": covariates, "scenario": {"floor_area_m2": 100, "rooms": 3}}, HOUSES_CASE)
+    plan, notes = plan_for(
+        shape, {"covariates": covariates, "scenario": {"floor_area_m2": 100, "rooms": 3}}, HOUSES_CASE
+    )
     assert plan.scenario == {"floor_area_m2": 100.0, "rooms": 3.0} and notes == []
-    plan, notes = plan_for(shape, {"covariates": covariates, "scenario": {"rooms": 3}}, "1. Describe.\n2. Fit.\n3. Predict.")
+    plan, notes = plan_for(
+        shape, {"covariates": covariates, "scenario": {"rooms": 3}}, "1. Describe.\n2. Fit.\n3. Predict."
+    )
     assert plan.scenario == {}  # list numbering states no value
-    plan, notes = plan_for(shape, {"covariates": covariates, "scenario": {"rooms": 100}}, HOUSES_CASE)  # 100 is the area, misread
+    plan, notes = plan_for(
+        shape, {"covariates": covariates, "scenario": {"rooms": 100}}, HOUSES_CASE
+    )  # 100 is the area, misread
     assert plan.scenario == {} and any("far outside the data" in n for n in notes)
     plan, notes = plan_for(shape, {"covariates": covariates, "scenario": {"rooms": 7}}, "a house with 7 rooms")
     assert plan.scenario == {"rooms": 7.0} and any("extrapolates" in n for n in notes)
@@ -67,33 +86,73 @@ def test_the_stated_case_keeps_only_numbers_the_statement_gives_within_the_data(
 def test_a_cross_sectional_problem_is_solved_by_the_regression_to_a_paper(tmp_path: Path, lang: str) -> None:
     folder = houses_problem(tmp_path / "houses")
     if lang == "zh-CN":
-        (folder / "problem.md").write_text("# 房价\n\n根据 `houses.csv` 分析各特征与房价的关系，给出留出样本上的误差，并预测一套 100 平方米、3 室、10 年房龄、距市中心 5 公里的房子的价格。哪个特征最重要？\n", encoding="utf-8")
+        (folder / "problem.md").write_text(
+            "# 房价\n\n根据 `houses.csv` 分析各特征与房价的关系，给出留出样本上的误差，并预测一套 100 平方米、3 室、10 年房龄、距市中心 5 公里的房子的价格。哪个特征最重要？\n",
+            encoding="utf-8",
+        )
     ws, problem = workspace(tmp_path, problem=folder)
-    writer = {"abstract": "A linear model of the price. The coefficients are 0.", "discussion": "Linear.", "conclusion": "Area matters."}
+    writer = {
+        "abstract": "A linear model of the price. The coefficients are 0.",
+        "discussion": "Linear.",
+        "conclusion": "Area matters.",
+    }
     team = Director(workspace=ws, problem=problem, model=scripted(work={"modeler": HOUSES_MODELER, "writer": writer}))
     pdf = asyncio.run(team.run())
     assert pdf.is_file() and pdf.read_bytes().startswith(b"%PDF")
-    assert [(v.gate, v.status) for _, v in validation_records(ws)] == [(g, "APPROVED") for g in ("data_ready", "code_runs", "results_trained", "paper_written")]
-    assert sorted(p.name for p in (ws / "results").glob("*.csv")) == ["cleaning.csv", "coefficients.csv", "holdout.csv", "importance.csv", "metrics.csv", "prediction.csv", "scenario.csv"]
+    assert [(v.gate, v.status) for _, v in validation_records(ws)] == [
+        (g, "APPROVED") for g in ("data_ready", "code_runs", "results_trained", "paper_written")
+    ]
+    assert sorted(p.name for p in (ws / "results").glob("*.csv")) == [
+        "cleaning.csv",
+        "coefficients.csv",
+        "holdout.csv",
+        "importance.csv",
+        "metrics.csv",
+        "prediction.csv",
+        "scenario.csv",
+    ]
     assert sorted(p.name for p in (ws / "figures").glob("*.png")) == ["effects.png", "fit.png"]
 
     coefficients = {row["term"]: row for row in _csv(ws / "results" / "coefficients.csv")}
-    for term, truth in [*HOUSE_EFFECTS.items(), *((f"heating={k}", v) for k, v in HEATING_EFFECTS.items() if k != "electric")]:
-        truth -= HEATING_EFFECTS["electric"] if term.startswith("heating=") else 0  # the baseline is the first value, "electric"
-        assert float(coefficients[term]["lower_95"]) - 15 <= truth <= float(coefficients[term]["upper_95"]) + 15, (term, coefficients[term])
+    for term, truth in [
+        *HOUSE_EFFECTS.items(),
+        *((f"heating={k}", v) for k, v in HEATING_EFFECTS.items() if k != "electric"),
+    ]:
+        truth -= (
+            HEATING_EFFECTS["electric"] if term.startswith("heating=") else 0
+        )  # the baseline is the first value, "electric"
+        assert float(coefficients[term]["lower_95"]) - 15 <= truth <= float(coefficients[term]["upper_95"]) + 15, (
+            term,
+            coefficients[term],
+        )
     importance = _csv(ws / "results" / "importance.csv")
-    assert importance[0]["covariate"] == "floor_area_m2" and [r["rank"] for r in importance] == ["1", "2", "3", "4", "5"]
+    assert importance[0]["covariate"] == "floor_area_m2" and [r["rank"] for r in importance] == [
+        "1",
+        "2",
+        "3",
+        "4",
+        "5",
+    ]
     (predicted,) = _csv(ws / "results" / "prediction.csv")
-    truth = 800 + 100 * 32 + 3 * 40 - 10 * 6 - 5 * 18 + sum(HEATING_EFFECTS.values()) / 3  # the commonest heating: between the effects
-    assert float(predicted["lower_95"]) < float(predicted["predicted"]) < float(predicted["upper_95"]) and abs(float(predicted["predicted"]) - truth) < 350
+    truth = (
+        800 + 100 * 32 + 3 * 40 - 10 * 6 - 5 * 18 + sum(HEATING_EFFECTS.values()) / 3
+    )  # the commonest heating: between the effects
+    assert (
+        float(predicted["lower_95"]) < float(predicted["predicted"]) < float(predicted["upper_95"])
+        and abs(float(predicted["predicted"]) - truth) < 350
+    )
     metrics = {row["metric"]: row["value"] for row in _csv(ws / "results" / "metrics.csv")}
     assert metrics["holdout_rows"] == "12" and float(metrics["r2_holdout"]) > 0.9
 
     paper = (ws / "paper" / "paper.md").read_text(encoding="utf-8")
     assert f"{predicted['predicted']}" in paper and f"[{predicted['lower_95']}, {predicted['upper_95']}]" in paper
     abstract = paper.split("## 1 ", 1)[0]
-    assert predicted["predicted"] in abstract and "`floor_area_m2`" in abstract  # the abstract answers the questions in code's words
-    assert "A linear model of the price." in abstract and "are 0" not in paper  # the writer's sentence with a digit is left out
+    assert (
+        predicted["predicted"] in abstract and "`floor_area_m2`" in abstract
+    )  # the abstract answers the questions in code's words
+    assert (
+        "A linear model of the price." in abstract and "are 0" not in paper
+    )  # the writer's sentence with a digit is left out
     assert "`floor_area_m2`" in paper and "forecast" not in paper.lower() and "trend" not in paper.lower()
     assert "../figures/effects.png" in paper and "$$ y_i" in paper
     assert ("留出的 12 行" if lang == "zh-CN" else "On the 12 held-out rows") in paper
@@ -105,7 +164,9 @@ def test_a_cross_sectional_problem_is_solved_by_the_regression_to_a_paper(tmp_pa
 def test_without_a_stated_case_nothing_is_predicted(tmp_path: Path) -> None:
     folder = houses_problem(tmp_path / "houses", case="Say which houses are overpriced.")
     ws, problem = workspace(tmp_path, problem=folder)
-    team = Director(workspace=ws, problem=problem, model=scripted(work={"modeler": HOUSES_MODELER}))  # it names a case all the same
+    team = Director(
+        workspace=ws, problem=problem, model=scripted(work={"modeler": HOUSES_MODELER})
+    )  # it names a case all the same
     asyncio.run(team.run())
     assert not (ws / "results" / "prediction.csv").exists()
     assert any("does not state" in n for n in team.memo["notes"]["plan"])

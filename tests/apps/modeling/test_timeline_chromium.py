@@ -25,7 +25,11 @@ from .test_timeline_web import SAMPLE, TEST_APP, WORKSPACE, build_workspace
 
 pytestmark = pytest.mark.slow
 
-ESCALATION = {"header": "Gate", "question": "The paper gate rejected the work three times. Accept it as it is?", "options": ["Accept the work", "Stop the team"]}
+ESCALATION = {
+    "header": "Gate",
+    "question": "The paper gate rejected the work three times. Accept it as it is?",
+    "options": ["Accept the work", "Stop the team"],
+}
 SCRIPT = [
     {"tool_calls": [{"name": "advance_team", "args": {}}]},
     {"tool_calls": [{"name": "question", "args": {"questions": [ESCALATION]}}]},
@@ -43,15 +47,31 @@ def _app(workspace: Path, lang: str) -> AppDef:
         assert call is not None and call.log is not None
         call.log.emit(ModelText(run_id=call.run_id, text=WORKING[lang]))
         await asyncio.sleep(1.5)
-        write_validation_record(workspace, Verdict(gate="results_trained", status="APPROVED", attempt=1, reasons=["Results match the code's output."]))
+        write_validation_record(
+            workspace,
+            Verdict(gate="results_trained", status="APPROVED", attempt=1, reasons=["Results match the code's output."]),
+        )
         return {"ok": True, "message": "The results gate approved the work."}
 
     def director(options: Any, env: AppEnv) -> Agent:
         tool = ToolDef(name="advance_team", function=advance_team, description="Run the team's next step.")
-        return Agent(app="modeling", name="director", instructions="[director] test", tools=(tool, question_tool()), options=options.model_dump(mode="json"))
+        return Agent(
+            app="modeling",
+            name="director",
+            instructions="[director] test",
+            tools=(tool, question_tool()),
+            options=options.model_dump(mode="json"),
+        )
 
-    return AppDef(name="modeling", description=TEST_APP.description, agents={"director": director}, main_agent="director",
-                  options=TEST_APP.options, data_path=TEST_APP.data_path, web=TEST_APP.web)
+    return AppDef(
+        name="modeling",
+        description=TEST_APP.description,
+        agents={"director": director},
+        main_agent="director",
+        options=TEST_APP.options,
+        data_path=TEST_APP.data_path,
+        web=TEST_APP.web,
+    )
 
 
 @pytest.mark.parametrize("lang", ["en", "zh-CN"])
@@ -79,10 +99,15 @@ def test_the_timeline_follows_the_run(open_page: Any, tmp_path: Path, lang: str)
         page.locator("#mt-cards .mt-card.consultation").wait_for()
         phases = page.locator("#mt-phases .mt-phase")
         assert phases.count() == 4
-        assert "approved" in (phases.nth(0).get_attribute("class") or "") and t["modeling.web.gate.data_ready"] in phases.nth(0).inner_text()
+        assert (
+            "approved" in (phases.nth(0).get_attribute("class") or "")
+            and t["modeling.web.gate.data_ready"] in phases.nth(0).inner_text()
+        )
         p.shot(f"{name}-02-working")
 
-        page.locator('#mt-phases .mt-phase.approved[data-gate="results_trained"]').wait_for()  # written while the page watched
+        page.locator(
+            '#mt-phases .mt-phase.approved[data-gate="results_trained"]'
+        ).wait_for()  # written while the page watched
 
         # the escalation: a question of the Director's run, answered in the page's own ask form
         form = page.locator(".question-form")
@@ -116,7 +141,11 @@ def test_the_timeline_follows_the_run(open_page: Any, tmp_path: Path, lang: str)
         pdf = page.locator("#mt-paper a")
         assert pdf.inner_text() == t["modeling.web.paper.open"]
         response = page.request.get(base + pdf.get_attribute("href"))
-        assert response.status == 200 and response.headers["content-type"] == "application/pdf" and response.body().startswith(b"%PDF")
+        assert (
+            response.status == 200
+            and response.headers["content-type"] == "application/pdf"
+            and response.body().startswith(b"%PDF")
+        )
         files = p.text("#mt-file-list")
         assert t["modeling.web.folder.results"] in files and "yearly_total.csv" in files and "memo.json" not in files
         figure = page.locator('#mt-file-list a[href*="figures/yearly_total.png"]')

@@ -85,21 +85,44 @@ def build_workspace(root: Path) -> Path:
     write_validation_record(root, rejected.model_copy(update={"decided_at": "2026-11-23T10:00:01+00:00"}))
     shutil.copyfile(SAMPLE / "demand_monthly.csv", root / "data" / "demand_monthly.csv")
     assert code_verdict("data_ready", root, attempt=2) is None
-    write_validation_record(root, Verdict(gate="data_ready", status="APPROVED", attempt=2, reasons=["No NaN, duplicate or gap; totals agree."],
-                                          decided_by="validator", decided_at="2026-11-23T10:00:03+00:00"))
+    write_validation_record(
+        root,
+        Verdict(
+            gate="data_ready",
+            status="APPROVED",
+            attempt=2,
+            reasons=["No NaN, duplicate or gap; totals agree."],
+            decided_by="validator",
+            decided_at="2026-11-23T10:00:03+00:00",
+        ),
+    )
     (root / "consultation").mkdir()
     (root / "consultation" / "modeler_data_engineer_1.md").write_text(CONSULTATION, encoding="utf-8")
     (root / "code").mkdir()
     (root / "code" / "fit.py").write_text(FIT, encoding="utf-8")
     ran = run_script(root, Path("code/fit.py"))
     assert ran.ok, ran
-    record = root / "code" / "fit.run.json"  # stamped as run on the fixture's day (cards sort by time, not by today's date)
-    record.write_text(ran.model_copy(update={"finished_at": "2026-11-23T10:00:06+00:00"}).model_dump_json(indent=2), encoding="utf-8")
-    write_validation_record(root, Verdict(gate="code_runs", status="CONDITIONAL", attempt=1, reasons=["Runs; add a holdout check."], decided_at="2026-11-23T23:59:00+00:00"))
+    record = (
+        root / "code" / "fit.run.json"
+    )  # stamped as run on the fixture's day (cards sort by time, not by today's date)
+    record.write_text(
+        ran.model_copy(update={"finished_at": "2026-11-23T10:00:06+00:00"}).model_dump_json(indent=2), encoding="utf-8"
+    )
+    write_validation_record(
+        root,
+        Verdict(
+            gate="code_runs",
+            status="CONDITIONAL",
+            attempt=1,
+            reasons=["Runs; add a holdout check."],
+            decided_at="2026-11-23T23:59:00+00:00",
+        ),
+    )
     cagr = (root / "results" / "metrics.csv").read_text(encoding="utf-8").splitlines()[1].split(",")[1]
     (root / "paper").mkdir()
     (root / "paper" / "paper.md").write_text(
-        f"# 某省用电需求\n\n## 结果\n\n年用电量的年均增长率为 {float(cagr) * 100:.2f}%。\n\n![年用电量](../figures/yearly_total.png)\n", encoding="utf-8"
+        f"# 某省用电需求\n\n## 结果\n\n年用电量的年均增长率为 {float(cagr) * 100:.2f}%。\n\n![年用电量](../figures/yearly_total.png)\n",
+        encoding="utf-8",
     )
     render_pdf(root)
     (root / "state").mkdir()
@@ -117,12 +140,23 @@ def _data_path(options: Any, env: AppEnv) -> Path | None:
 
 
 def _director(options: Any, env: AppEnv) -> Agent:
-    return Agent(app="modeling", name="director", instructions="[director] test", tools=(), options=options.model_dump(mode="json"))
+    return Agent(
+        app="modeling",
+        name="director",
+        instructions="[director] test",
+        tools=(),
+        options=options.model_dump(mode="json"),
+    )
 
 
 TEST_APP = AppDef(
-    name="modeling", description="the modeling app's web part over a fixture workspace", agents={"director": _director}, main_agent="director",
-    options=_Options, data_path=_data_path, web=web_part,
+    name="modeling",
+    description="the modeling app's web part over a fixture workspace",
+    agents={"director": _director},
+    main_agent="director",
+    options=_Options,
+    data_path=_data_path,
+    web=web_part,
 )
 
 
@@ -140,7 +174,9 @@ def home(tmp_path: Path, made: Path) -> Path:
 
 @pytest.fixture
 def client(home: Path) -> Iterator[TestClient]:
-    with TestClient(create_app(app=TEST_APP, settings=settings_for(home, home / "script.yaml"), options={"problem": str(SAMPLE)})) as test_client:
+    with TestClient(
+        create_app(app=TEST_APP, settings=settings_for(home, home / "script.yaml"), options={"problem": str(SAMPLE)})
+    ) as test_client:
         yield test_client
 
 
@@ -160,18 +196,43 @@ def test_the_timeline_of_a_run(client: TestClient) -> None:
     assert body == client.get("/api/modeling/timeline", params={"run_id": run_id}, headers=alice).json()
     assert body["run_id"] == run_id and body["run_status"] == "finished" and body["workspace"] == WORKSPACE
     assert [(p["gate"], p["state"], p["attempts"]) for p in body["phases"]] == [
-        ("data_ready", "approved", 2), ("code_runs", "conditional", 1), ("results_trained", "current", 0), ("paper_written", "pending", 0),
+        ("data_ready", "approved", 2),
+        ("code_runs", "conditional", 1),
+        ("results_trained", "current", 0),
+        ("paper_written", "pending", 0),
     ]
     kinds = [(c["kind"], c.get("gate") or c.get("to_agent") or c.get("script")) for c in body["cards"]]
-    assert kinds == [("verdict", "data_ready"), ("verdict", "data_ready"), ("consultation", "data_engineer"), ("script", "code/fit.py"), ("verdict", "code_runs")]
+    assert kinds == [
+        ("verdict", "data_ready"),
+        ("verdict", "data_ready"),
+        ("consultation", "data_engineer"),
+        ("script", "code/fit.py"),
+        ("verdict", "code_runs"),
+    ]
     rejected, approved, consultation, script, _ = body["cards"]
-    assert rejected["status"] == "REJECTED" and rejected["decided_by"] == "code" and rejected["reasons"][0].startswith("[duplicate_rows]")
+    assert (
+        rejected["status"] == "REJECTED"
+        and rejected["decided_by"] == "code"
+        and rejected["reasons"][0].startswith("[duplicate_rows]")
+    )
     assert approved["file"] == "validation/data_ready_2.md"
-    assert consultation["from_agent"] == "modeler" and consultation["index"] == 1 and consultation["question"] == "数据是否支持把制冷度日数作为特征？"
+    assert (
+        consultation["from_agent"] == "modeler"
+        and consultation["index"] == 1
+        and consultation["question"] == "数据是否支持把制冷度日数作为特征？"
+    )
     assert consultation["reply"].startswith("FROM @data_engineer:") and consultation["outcome"].startswith("modeler 把")
-    assert script["ok"] and script["outputs"] == ["figures/yearly_total.png", "results/metrics.csv", "results/yearly_total.csv"]
+    assert script["ok"] and script["outputs"] == [
+        "figures/yearly_total.png",
+        "results/metrics.csv",
+        "results/yearly_total.csv",
+    ]
     files = [f["path"] for f in body["files"]]
-    assert "paper/paper.pdf" in files and "code/fit.run.json" in files and "consultation/modeler_data_engineer_1.md" in files
+    assert (
+        "paper/paper.pdf" in files
+        and "code/fit.run.json" in files
+        and "consultation/modeler_data_engineer_1.md" in files
+    )
     assert not any(f.startswith("state/") or "/." in f for f in files)
     assert body["paper_pdf"] == "paper/paper.pdf"
 
@@ -180,13 +241,27 @@ def test_files_are_served_inert_and_confined_to_the_workspace(client: TestClient
     alice = new_session(client)
     run_id = start_run(client, alice)
     pdf = client.get("/api/modeling/files/paper/paper.pdf", params={"run_id": run_id}, headers=alice)
-    assert pdf.status_code == 200 and pdf.headers["content-type"] == "application/pdf" and pdf.content.startswith(b"%PDF")
+    assert (
+        pdf.status_code == 200 and pdf.headers["content-type"] == "application/pdf" and pdf.content.startswith(b"%PDF")
+    )
     assert "sandbox" in pdf.headers["content-security-policy"] and pdf.headers["x-content-type-options"] == "nosniff"
     record = client.get("/api/modeling/files/consultation/modeler_data_engineer_1.md", headers=alice)
-    assert record.status_code == 200 and record.text == CONSULTATION and record.headers["content-type"].startswith("text/markdown")
+    assert (
+        record.status_code == 200
+        and record.text == CONSULTATION
+        and record.headers["content-type"].startswith("text/markdown")
+    )
     (home / "secret.md").write_text("secret", encoding="utf-8")
-    for path in ["state/memo.json", "results/.hidden.csv", "..%2F..%2F..%2Fsecret.md", "paper/../../../../secret.md", "paper", "nope/x.md",
-                 "%2Fetc%2Fpasswd", "paper/paper.typ%00.pdf"]:
+    for path in [
+        "state/memo.json",
+        "results/.hidden.csv",
+        "..%2F..%2F..%2Fsecret.md",
+        "paper/../../../../secret.md",
+        "paper",
+        "nope/x.md",
+        "%2Fetc%2Fpasswd",
+        "paper/paper.typ%00.pdf",
+    ]:
         response = client.get(f"/api/modeling/files/{path}", headers=alice)
         assert response.status_code == 404, (path, response.status_code, response.text[:200])
         assert response.json()["error_code"] == "not_found"

@@ -25,9 +25,20 @@ def final(**output: Any) -> dict[str, Any]:
 def judge_agents(rating: int = 5) -> list[dict[str, Any]]:
     """Scripts for quiz-judge's three requests (its instructions' first words pick the script)."""
     return [
-        {"when": "You review test items", "steps": [final(clarity=rating, answer_correct=rating, distractors=rating, fairness=rating, reasons=[])]},
+        {
+            "when": "You review test items",
+            "steps": [final(clarity=rating, answer_correct=rating, distractors=rating, fairness=rating, reasons=[])],
+        },
         {"when": "You grade a learner", "steps": [final(score=90, reasoning="Covers the expected ideas.", missing=[])]},
-        {"when": "You explain a test item", "steps": [final(explanation="The keyed answer follows from the definition given in the references.", key_points=["Read the definition."])]},
+        {
+            "when": "You explain a test item",
+            "steps": [
+                final(
+                    explanation="The keyed answer follows from the definition given in the references.",
+                    key_points=["Read the definition."],
+                )
+            ],
+        },
     ]
 
 
@@ -54,4 +65,8 @@ def store(tmp_path: Path) -> Iterator[Store]:
 def tools(store: Store, tmp_path: Path) -> QuizTools:
     from consulta.apps.quiz._judge import ModelJudge
 
-    return QuizTools(store.engine, queue=RetryQueue(tmp_path / "retry.jsonl"), judge=ModelJudge(ScriptedModel({"agents": judge_agents()})))
+    return QuizTools(
+        store.engine,
+        queue=RetryQueue(tmp_path / "retry.jsonl"),
+        judge=ModelJudge(ScriptedModel({"agents": judge_agents()})),
+    )

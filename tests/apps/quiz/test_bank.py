@@ -33,7 +33,9 @@ def test_the_bank_has_enough_real_items_in_both_languages() -> None:
 
 def test_keywords_cover_every_level_category_and_language() -> None:
     rows = keyword_rows()
-    assert {(r["difficulty"], r["category"], r["lang"]) for r in rows} == {(d, c, lang) for d in range(1, 11) for c in CATEGORIES for lang in ("en", "zh-CN")}
+    assert {(r["difficulty"], r["category"], r["lang"]) for r in rows} == {
+        (d, c, lang) for d in range(1, 11) for c in CATEGORIES for lang in ("en", "zh-CN")
+    }
     for row in rows:
         assert 5 <= len(row["keywords"]) <= 20 and row["concepts"]
         assert all(c["definition"] and c["key_points"] for c in row["concepts"])

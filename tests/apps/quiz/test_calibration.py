@@ -22,6 +22,7 @@ from consulta.apps.quiz._calibration import (
 )
 from consulta.apps.quiz._irt import prob, provisional_params
 
+
 def test_reproduces_the_published_lsat6_estimates() -> None:
     data = lsat6_matrix()
     assert data.shape == (1000, 5)
@@ -73,9 +74,16 @@ def _add_questions(engine: Engine, levels: list[int]) -> list[str]:
             insert(_db.questions),
             [
                 {
-                    "id": qid, "item_type": "true_false", "stem": f"statement {i}", "correct_key": "true",
-                    "difficulty": level, "categories": json.dumps(["general"]), "lang": "en", "source": "bank",
-                    "content_hash": qid, "created_at": "2026-01-01T00:00:00+00:00",
+                    "id": qid,
+                    "item_type": "true_false",
+                    "stem": f"statement {i}",
+                    "correct_key": "true",
+                    "difficulty": level,
+                    "categories": json.dumps(["general"]),
+                    "lang": "en",
+                    "source": "bank",
+                    "content_hash": qid,
+                    "created_at": "2026-01-01T00:00:00+00:00",
                 }  # fmt: skip
                 for i, (qid, level) in enumerate(zip(ids, levels, strict=True))
             ],

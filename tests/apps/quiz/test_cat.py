@@ -53,7 +53,12 @@ def test_selection_when_nearly_everything_was_given() -> None:
     administered = order[:-2]  # past the kept list: the fallback scans the bank
     assert next_item(bank, theta=0.3, administered=administered, rules=rules, rng=np.random.default_rng()) == order[-2]
     assert next_item(bank, theta=0.3, administered=order, rules=rules, rng=np.random.default_rng()) is None
-    assert next_item(Bank(ids=(), a=[], b=[], categories=()), theta=0.0, administered=[], rules=rules, rng=random.Random(1)) is None
+    assert (
+        next_item(
+            Bank(ids=(), a=[], b=[], categories=()), theta=0.0, administered=[], rules=rules, rng=random.Random(1)
+        )
+        is None
+    )
 
 
 def test_randomesque_spreads_exposure_over_the_top_k() -> None:
@@ -88,7 +93,9 @@ def test_content_balance_serves_the_category_furthest_below_its_target() -> None
 
 
 def test_content_balance_moves_on_when_a_category_runs_out() -> None:
-    bank = Bank(ids=("t1", "g1", "g2"), a=[1.0, 1.0, 1.2], b=[0.0, 0.1, -0.1], categories=("technical", "general", "general"))
+    bank = Bank(
+        ids=("t1", "g1", "g2"), a=[1.0, 1.0, 1.2], b=[0.0, 0.1, -0.1], categories=("technical", "general", "general")
+    )
     rules = CatRules(randomesque=1, content_targets={"technical": 0.9, "general": 0.1})
     rng = np.random.default_rng(0)
     assert next_item(bank, theta=0.0, administered=[], rules=rules, rng=rng) == 0
@@ -108,7 +115,10 @@ def test_stop_reason() -> None:
 
 
 def test_rules_refuse_bad_values_and_normalise_targets() -> None:
-    assert CatRules(content_targets={"technical": 2, "general": 2}).content_targets == {"technical": 0.5, "general": 0.5}
+    assert CatRules(content_targets={"technical": 2, "general": 2}).content_targets == {
+        "technical": 0.5,
+        "general": 0.5,
+    }
     for kwargs, match in [
         ({"se_target": 0}, "se_target"),
         ({"min_items": 0}, "min_items"),

@@ -39,7 +39,13 @@ from consulta.apps.quiz._cat_sessions import (
 )
 from consulta.i18n import t
 
-PROFILE = {"self_level": "intermediate", "years_experience": 3, "job_role": "Data analyst", "duty": "Reports", "interests": ["SQL", "statistics"]}
+PROFILE = {
+    "self_level": "intermediate",
+    "years_experience": 3,
+    "job_role": "Data analyst",
+    "duty": "Reports",
+    "interests": ["SQL", "statistics"],
+}
 SRC = Path(__file__).resolve().parents[3] / "src"
 
 
@@ -51,27 +57,85 @@ def bank_items(lang: str) -> list[dict[str, Any]]:
     short answers."""
     zh = lang == "zh-CN"
     items: list[dict[str, Any]] = []
-    for n, (x, y) in enumerate([(2, 3), (4, 6), (7, 8), (9, 12), (13, 14), (17, 19), (23, 27), (36, 48), (57, 64), (96, 125)]):
+    for n, (x, y) in enumerate(
+        [(2, 3), (4, 6), (7, 8), (9, 12), (13, 14), (17, 19), (23, 27), (36, 48), (57, 64), (96, 125)]
+    ):
         right = x * y
         choices = [str(right), str(right + x), str(right - y), str(right + 10)]
         stem = f"{x} × {y} 等于多少？" if zh else f"What is {x} × {y}?"
         explanation = f"{x} × {y} = {right}。" if zh else f"{x} × {y} = {right}: {x} added {y} times."
-        items.append(dict(item_type="multiple_choice", stem=stem, choices=choices, correct_key=str(right), difficulty=n + 1,
-                          categories=["general"], topic="arithmetic", explanation=explanation))
-    for n, (number, prime) in enumerate([(2, True), (9, False), (13, True), (21, False), (29, True), (51, False), (89, True), (91, False)]):
+        items.append(
+            dict(
+                item_type="multiple_choice",
+                stem=stem,
+                choices=choices,
+                correct_key=str(right),
+                difficulty=n + 1,
+                categories=["general"],
+                topic="arithmetic",
+                explanation=explanation,
+            )
+        )
+    for n, (number, prime) in enumerate(
+        [(2, True), (9, False), (13, True), (21, False), (29, True), (51, False), (89, True), (91, False)]
+    ):
         stem = f"{number} 是质数。" if zh else f"{number} is a prime number."
-        why = f"{number} {'只有 1 和它本身两个因数' if prime else '有 1 和它本身以外的因数'}。" if zh else (
-            f"{number} has no divisors but 1 and itself." if prime else f"{number} has a divisor other than 1 and itself.")
-        items.append(dict(item_type="true_false", stem=stem, choices=None, correct_key="true" if prime else "false",
-                          difficulty=min(10, 2 + n), categories=["technical"], topic="primes", explanation=why))
-    for n, (stem, keywords, why) in enumerate([
-        (("用一个词说出 SQL 中合并两张表的行的操作。", ["JOIN"], "JOIN 按条件把两张表的行合并。") if zh else
-         ("Name the SQL operation that combines rows of two tables.", ["join"], "A JOIN combines rows of two tables on a condition.")),
-        (("样本方差的分母是 n 减几？", ["1"], "样本方差除以 n − 1（贝塞尔校正）。") if zh else
-         ("The sample variance divides by n minus what?", ["1"], "The sample variance divides by n − 1 (Bessel's correction).")),
-    ]):
-        items.append(dict(item_type="short_answer", stem=stem, choices=None, correct_key=None, correct_keywords=keywords,
-                          difficulty=4 + n, categories=["business"], topic="data", explanation=why))
+        why = (
+            f"{number} {'只有 1 和它本身两个因数' if prime else '有 1 和它本身以外的因数'}。"
+            if zh
+            else (
+                f"{number} has no divisors but 1 and itself."
+                if prime
+                else f"{number} has a divisor other than 1 and itself."
+            )
+        )
+        items.append(
+            dict(
+                item_type="true_false",
+                stem=stem,
+                choices=None,
+                correct_key="true" if prime else "false",
+                difficulty=min(10, 2 + n),
+                categories=["technical"],
+                topic="primes",
+                explanation=why,
+            )
+        )
+    for n, (stem, keywords, why) in enumerate(
+        [
+            (
+                ("用一个词说出 SQL 中合并两张表的行的操作。", ["JOIN"], "JOIN 按条件把两张表的行合并。")
+                if zh
+                else (
+                    "Name the SQL operation that combines rows of two tables.",
+                    ["join"],
+                    "A JOIN combines rows of two tables on a condition.",
+                )
+            ),
+            (
+                ("样本方差的分母是 n 减几？", ["1"], "样本方差除以 n − 1（贝塞尔校正）。")
+                if zh
+                else (
+                    "The sample variance divides by n minus what?",
+                    ["1"],
+                    "The sample variance divides by n − 1 (Bessel's correction).",
+                )
+            ),
+        ]
+    ):
+        items.append(
+            dict(
+                item_type="short_answer",
+                stem=stem,
+                choices=None,
+                correct_key=None,
+                correct_keywords=keywords,
+                difficulty=4 + n,
+                categories=["business"],
+                topic="data",
+                explanation=why,
+            )
+        )
     return items
 
 
@@ -84,14 +148,24 @@ def add_items(engine: Engine, lang: str) -> list[str]:
         for item in bank_items(lang):
             qid = str(uuid.uuid4())
             ids.append(qid)
-            conn.execute(_db.questions.insert().values(
-                id=qid, item_type=item["item_type"], stem=item["stem"],
-                choices=json.dumps(item["choices"], ensure_ascii=False) if item["choices"] else None,
-                correct_key=item["correct_key"],
-                correct_keywords=json.dumps(item.get("correct_keywords")) if item.get("correct_keywords") else None,
-                difficulty=item["difficulty"], categories=json.dumps(item["categories"]), topic=item["topic"], lang=lang,
-                explanation=item["explanation"], source="bank", content_hash=f"{lang}:{item['stem']}", created_at=now,
-            ))
+            conn.execute(
+                _db.questions.insert().values(
+                    id=qid,
+                    item_type=item["item_type"],
+                    stem=item["stem"],
+                    choices=json.dumps(item["choices"], ensure_ascii=False) if item["choices"] else None,
+                    correct_key=item["correct_key"],
+                    correct_keywords=json.dumps(item.get("correct_keywords")) if item.get("correct_keywords") else None,
+                    difficulty=item["difficulty"],
+                    categories=json.dumps(item["categories"]),
+                    topic=item["topic"],
+                    lang=lang,
+                    explanation=item["explanation"],
+                    source="bank",
+                    content_hash=f"{lang}:{item['stem']}",
+                    created_at=now,
+                )
+            )
     return ids
 
 
@@ -114,7 +188,9 @@ def wrong_answer(engine: Engine, question_id: str) -> str:
 async def keyword_grader(request: ShortAnswer) -> Scored:
     """A stand-in for the model's grading in these tests: right when a keyword is in the answer."""
     right = any(k.casefold() in request.answer.casefold() for k in request.keywords)
-    return Scored(score=90.0 if right else 10.0, is_correct=right, graded_by="model", explanation="graded", feedback="ok")
+    return Scored(
+        score=90.0 if right else 10.0, is_correct=right, graded_by="model", explanation="graded", feedback="ok"
+    )
 
 
 # ---- fixtures -------------------------------------------------------------------------------------------------------
@@ -131,12 +207,18 @@ def engine(tmp_path: Path) -> Iterator[Engine]:
 
 @pytest.fixture
 def tests(engine: Engine) -> TestSessions:
-    return TestSessions(engine, rules=CatRules(se_target=0.3, min_items=3, max_items=6, randomesque=3), short_answers=keyword_grader)
+    return TestSessions(
+        engine, rules=CatRules(se_target=0.3, min_items=3, max_items=6, randomesque=3), short_answers=keyword_grader
+    )
 
 
 def answer(tests: TestSessions, principal: str, view: Any, text: str | None = None, **changes: Any) -> Any:
     item = view.item
-    given = dict(position=item.position, question_id=item.question_id, answer=text if text is not None else right_answer(tests.engine, item.question_id))
+    given = dict(
+        position=item.position,
+        question_id=item.question_id,
+        answer=text if text is not None else right_answer(tests.engine, item.question_id),
+    )
     return asyncio.run(tests.answer(principal, view.id, **{**given, **changes}))
 
 
@@ -156,14 +238,18 @@ def counts(engine: Engine) -> tuple[int, int, int]:
 def test_a_whole_test_from_profile_to_review(tests: TestSessions, engine: Engine) -> None:
     view = tests.start("alice", PROFILE, lang="en")
     assert view.status == "in_progress" and view.item.position == 1 and view.answered == 0
-    assert view.trajectory[0].theta == prior_mean("intermediate") == -0.25 and view.trajectory[0].se == 1.0  # level 5's b
+    assert (
+        view.trajectory[0].theta == prior_mean("intermediate") == -0.25 and view.trajectory[0].se == 1.0
+    )  # level 5's b
     assert tests.saved_profile("alice").job_role == "Data analyst"
     seen = set()
     while view.status == "in_progress":
         seen.add(view.item.question_id)
         result = answer(tests, "alice", view)
         assert result.feedback.is_correct and not result.repeated
-        assert result.feedback.score == (100 if view.item.item_type != "short_answer" else 90)  # short answers: the grader's
+        assert result.feedback.score == (
+            100 if view.item.item_type != "short_answer" else 90
+        )  # short answers: the grader's
         assert result.feedback.explanation  # the item's explanation, after each answer
         view = result.session
     assert view.status == "finished" and view.stop_reason in ("se_target", "max_items")
@@ -173,19 +259,29 @@ def test_a_whole_test_from_profile_to_review(tests: TestSessions, engine: Engine
     assert view.review and all(r.feedback.correct_answer or r.feedback.correct_keywords for r in view.review)
     assert counts(engine)[:2] == (view.answered, view.answered)  # one response row per answer, for calibration
     with engine.connect() as conn:
-        score = conn.execute(select(_db.profiles.c.previous_score).where(_db.profiles.c.user_id == user_id_of("alice"))).scalar()
+        score = conn.execute(
+            select(_db.profiles.c.previous_score).where(_db.profiles.c.user_id == user_id_of("alice"))
+        ).scalar()
     assert score == 100.0
     svg = ability_svg(view.trajectory, lang="zh-CN")
-    assert svg.startswith("<svg") and t("quiz.take.plot.x", "zh-CN") in svg and svg.count("<circle") == view.answered + 1
+    assert (
+        svg.startswith("<svg") and t("quiz.take.plot.x", "zh-CN") in svg and svg.count("<circle") == view.answered + 1
+    )
 
 
-def test_wrong_answers_lower_the_estimate_and_items_are_in_the_persons_language(tests: TestSessions, engine: Engine) -> None:
+def test_wrong_answers_lower_the_estimate_and_items_are_in_the_persons_language(
+    tests: TestSessions, engine: Engine
+) -> None:
     view = tests.start("bob", {**PROFILE, "self_level": "expert"}, lang="zh-CN")
     assert view.trajectory[0].theta == prior_mean("expert") == 1.75
     while view.status == "in_progress":
         assert any("\u4e00" <= ch <= "\u9fff" for ch in view.item.stem)
         result = answer(tests, "bob", view, wrong_answer(engine, view.item.question_id))
-        assert not result.feedback.is_correct and result.feedback.correct_answer != result.feedback.answer or result.feedback.correct_keywords
+        assert (
+            not result.feedback.is_correct
+            and result.feedback.correct_answer != result.feedback.answer
+            or result.feedback.correct_keywords
+        )
         view = result.session
     assert view.theta < 1.75 and view.review is not None
 
@@ -272,7 +368,10 @@ def test_no_items_in_the_language(engine: Engine, tmp_path: Path) -> None:
     empty = create_engine(f"sqlite:///{tmp_path}/empty.db")
     with pytest.raises(TestSessionError) as refused:
         TestSessions(empty).start("alice", PROFILE, lang="en")
-    assert refused.value.code == "no_items" and refused.value.localized("zh-CN") == "题库里还没有英文题目：请换另一种语言。"
+    assert (
+        refused.value.code == "no_items"
+        and refused.value.localized("zh-CN") == "题库里还没有英文题目：请换另一种语言。"
+    )
 
 
 def test_short_answers_are_graded_and_fall_back_to_the_seeds_score(engine: Engine) -> None:
@@ -288,7 +387,20 @@ def test_short_answers_are_graded_and_fall_back_to_the_seeds_score(engine: Engin
         raise RuntimeError("no model here")
 
     grade = model_short_answers(model)
-    scored = asyncio.run(grade(ShortAnswer(session_id="s", user_id="u", question_id="q", answer="join", keywords=["join"], difficulty=4, category="business", lang="en")))
+    scored = asyncio.run(
+        grade(
+            ShortAnswer(
+                session_id="s",
+                user_id="u",
+                question_id="q",
+                answer="join",
+                keywords=["join"],
+                difficulty=4,
+                category="business",
+                lang="en",
+            )
+        )
+    )
     assert scored == FALLBACK and (scored.score, scored.is_correct) == (50.0, False)
     # In a test: short answers reach the grader with the item's keywords; without one, the seed's fallback.
     tests = TestSessions(engine, rules=CatRules(min_items=30, max_items=30, randomesque=1), short_answers=None)
@@ -296,7 +408,11 @@ def test_short_answers_are_graded_and_fall_back_to_the_seeds_score(engine: Engin
     while view.status == "in_progress":
         result = answer(tests, "alice", view)
         if view.item.item_type == "short_answer":
-            assert result.feedback.graded_by == "fallback" and result.feedback.score == 50 and not result.feedback.is_correct
+            assert (
+                result.feedback.graded_by == "fallback"
+                and result.feedback.score == 50
+                and not result.feedback.is_correct
+            )
         view = result.session
     assert view.stop_reason == "bank_exhausted" and view.answered == len(bank_items("en"))
 
@@ -309,11 +425,21 @@ def test_recalibration_runs_after_a_test_ends(engine: Engine) -> None:
             ran.append(conn.execute(select(func.count()).select_from(_db.responses)).scalar())
 
     async def scenario() -> None:
-        tests = TestSessions(engine, rules=CatRules(min_items=2, max_items=2), short_answers=keyword_grader, recalibrate=recalibrate)
+        tests = TestSessions(
+            engine, rules=CatRules(min_items=2, max_items=2), short_answers=keyword_grader, recalibrate=recalibrate
+        )
         view = tests.start("alice", PROFILE, lang="en")
         while view.status == "in_progress":
             item = view.item
-            view = (await tests.answer("alice", view.id, position=item.position, question_id=item.question_id, answer=right_answer(engine, item.question_id))).session
+            view = (
+                await tests.answer(
+                    "alice",
+                    view.id,
+                    position=item.position,
+                    question_id=item.question_id,
+                    answer=right_answer(engine, item.question_id),
+                )
+            ).session
         assert await tests.settle(timeout_s=10)
 
     asyncio.run(scenario())
@@ -361,7 +487,10 @@ def test_killed_mid_test_continues_where_it_was(engine: Engine, tmp_path: Path) 
     def child(stop_after: int) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-c", _CHILD, url, "alice", str(stop_after), json.dumps(PROFILE)],
-            capture_output=True, text=True, timeout=120, env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
         )
 
     first = child(4)
@@ -394,7 +523,11 @@ def test_killed_at_any_instant_no_answer_is_lost_or_counted_twice(engine: Engine
     rng = random.Random(7)
     for _ in range(3):
         child = subprocess.Popen(
-            [sys.executable, "-c", _CHILD, url, "alice", "0", json.dumps(PROFILE)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+            [sys.executable, "-c", _CHILD, url, "alice", "0", json.dumps(PROFILE)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
         )
         assert child.stdout is not None
         assert child.stdout.readline().strip().isdigit()  # it is answering
@@ -405,12 +538,20 @@ def test_killed_at_any_instant_no_answer_is_lost_or_counted_twice(engine: Engine
         assert answered == responses and sessions == 1  # an answer and its response row: both or neither
         with engine.connect() as conn:
             session = conn.execute(select(test_sessions)).mappings().one()
-            shown = conn.execute(select(func.count()).select_from(test_items).where(test_items.c.answer.is_(None))).scalar()
+            shown = conn.execute(
+                select(func.count()).select_from(test_items).where(test_items.c.answer.is_(None))
+            ).scalar()
         if session["status"] != "in_progress":
             break  # it finished before the kill came
         assert session["position"] == answered + 1 and shown == 1  # exactly the next item is shown
     else:
-        last = subprocess.run([sys.executable, "-c", _CHILD, url, "alice", "0", json.dumps(PROFILE)], capture_output=True, text=True, timeout=120, env=env)
+        last = subprocess.run(
+            [sys.executable, "-c", _CHILD, url, "alice", "0", json.dumps(PROFILE)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+        )
         assert last.returncode == 0, last.stderr
     assert counts(engine) == (total, total, 1)
 

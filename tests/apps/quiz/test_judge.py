@@ -31,16 +31,25 @@ def test_judge_item_sends_the_item_and_reads_the_typed_answer() -> None:
         return original(messages, info)
 
     judge.model.function = spy
-    judgment = asyncio.run(judge.judge_item(stem="2+2?", question_type="multiple_choice", choices=["3", "4", "5", "22"], correct_answer="4", lang="en"))
+    judgment = asyncio.run(
+        judge.judge_item(
+            stem="2+2?", question_type="multiple_choice", choices=["3", "4", "5", "22"], correct_answer="4", lang="en"
+        )
+    )
     assert judgment.reasons == ["distractor C is implausible"] and judgment.distractors == 3
     assert '"correct_answer": "4"' in seen[0] and "Rate the item 1-5" in seen[1]
 
 
 def test_grade_and_explain_answers() -> None:
-    judge = scripted(final(score=64, reasoning="half", missing=["isolation"]), final(explanation="Because.", key_points=[]))
+    judge = scripted(
+        final(score=64, reasoning="half", missing=["isolation"]), final(explanation="Because.", key_points=[])
+    )
     grade = asyncio.run(judge.grade_answer(user_answer="atomicity", expected=["atomicity", "isolation"], stem="ACID?"))
     assert (grade.score, grade.missing) == (64, ["isolation"])
-    assert asyncio.run(judge.explain(question_type="short_answer", user_answer="atomicity", is_correct=False)).explanation == "Because."
+    assert (
+        asyncio.run(judge.explain(question_type="short_answer", user_answer="atomicity", is_correct=False)).explanation
+        == "Because."
+    )
 
 
 def test_out_of_range_grade_is_asked_again_then_given_up() -> None:
@@ -68,7 +77,11 @@ def test_the_reference_list_is_real_and_complete() -> None:
     for ref in refs:
         assert re.fullmatch(r"https://[a-z0-9.-]+\.(org|net|com|io|edu)/\S*", ref.url), ref.url
         assert not re.search(r"example\.|placeholder|localhost", ref.url), ref.url
-        assert set(ref.categories) <= set(CATEGORIES) and ref.topics and ref.kind in {"docs", "wikipedia", "book", "standard"}
+        assert (
+            set(ref.categories) <= set(CATEGORIES)
+            and ref.topics
+            and ref.kind in {"docs", "wikipedia", "book", "standard"}
+        )
         assert len(ref.about["en"]) >= 100 and len(ref.about["zh-CN"]) >= 25, ref.id
         if ref.isbn:
             assert _isbn13_ok(ref.isbn), ref.id
@@ -95,7 +108,9 @@ def test_references_without_a_topic_come_from_the_category() -> None:
         chosen = choose_references(category=category, texts=["zzz"], lang="en")
         assert len(chosen) == MIN_REFERENCES and all(category in r.categories for r in chosen)
     assert len(choose_references(category=None, texts=[], lang="en")) == MIN_REFERENCES
-    assert "mysql" not in {w for r in choose_references(category="technical", texts=["mysql"], lang="en") for w in r.topics}
+    assert "mysql" not in {
+        w for r in choose_references(category="technical", texts=["mysql"], lang="en") for w in r.topics
+    }
 
 
 def _grading_eval():  # type: ignore[no-untyped-def]
@@ -129,9 +144,16 @@ def test_the_labelled_set_and_the_grading_eval_with_a_scripted_model(tmp_path) -
     questions, answers = bench.load_set()
     assert len(answers) >= 100 and {a["label"] for a in answers} == {"correct", "incorrect"}
     assert {a["question_id"] for a in answers} == set(questions) and len({a["id"] for a in answers}) == len(answers)
-    assert bench.expected_ideas(questions["PS_51a"]["question"], questions["PS_51a"]["reference_answer"]) == ["tighter", "pitch", "higher"]
+    assert bench.expected_ideas(questions["PS_51a"]["question"], questions["PS_51a"]["reference_answer"]) == [
+        "tighter",
+        "pitch",
+        "higher",
+    ]
     script = tmp_path / "grade.yaml"
-    script.write_text("- tool_calls:\n    - name: final_result\n      args: {score: 90, reasoning: ok, missing: []}\n", encoding="utf-8")
+    script.write_text(
+        "- tool_calls:\n    - name: final_result\n      args: {score: 90, reasoning: ok, missing: []}\n",
+        encoding="utf-8",
+    )
     out = tmp_path / "out.json"
     assert bench.main(["--model", f"scripted:{script}", "--limit", "8", "--out", str(out), "--quiet"]) == 0
     record = json.loads(out.read_text(encoding="utf-8"))

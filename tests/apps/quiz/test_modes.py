@@ -12,7 +12,15 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from consulta.apps.quiz import GenerateRequest, Profile, ScoreRequest, bank_items, parse_round_id, read_request, save_profile
+from consulta.apps.quiz import (
+    GenerateRequest,
+    Profile,
+    ScoreRequest,
+    bank_items,
+    parse_round_id,
+    read_request,
+    save_profile,
+)
 from consulta.apps.quiz._db import questions, responses
 from consulta.config import Settings
 from consulta.frontends import AppHost
@@ -20,16 +28,32 @@ from consulta.runtime import RunStatus
 
 from .conftest import USER, submit, write_script
 
-SQL_MC = {"item_type": "multiple_choice", "stem": "Which SQL clause sorts the rows of a result?", "choices": ["ORDER BY", "GROUP BY", "WHERE", "HAVING"],
-          "correct_key": "ORDER BY", "explanation": "ORDER BY sorts the result rows."}
-SQL_SA = {"item_type": "short_answer", "stem": "Which SQL keyword combines the rows of two queries and removes duplicates?",
-          "correct_keywords": ["UNION"], "explanation": "UNION merges results and drops duplicate rows."}
-BAD_MC = {"item_type": "multiple_choice", "stem": "Which is a SQL keyword?", "choices": ["SELECT", "SELECT", "all of the above", "none"],
-          "correct_key": "MAYBE", "explanation": ""}
+SQL_MC = {
+    "item_type": "multiple_choice",
+    "stem": "Which SQL clause sorts the rows of a result?",
+    "choices": ["ORDER BY", "GROUP BY", "WHERE", "HAVING"],
+    "correct_key": "ORDER BY",
+    "explanation": "ORDER BY sorts the result rows.",
+}
+SQL_SA = {
+    "item_type": "short_answer",
+    "stem": "Which SQL keyword combines the rows of two queries and removes duplicates?",
+    "correct_keywords": ["UNION"],
+    "explanation": "UNION merges results and drops duplicate rows.",
+}
+BAD_MC = {
+    "item_type": "multiple_choice",
+    "stem": "Which is a SQL keyword?",
+    "choices": ["SELECT", "SELECT", "all of the above", "none"],
+    "correct_key": "MAYBE",
+    "explanation": "",
+}
 
 
 def host_for(tmp_path: Path, script: Path, **options: Any) -> AppHost:
-    settings = Settings(home=tmp_path, database_url=f"sqlite:///{tmp_path}/consulta.db", model=f"scripted:{script}", lang="en")
+    settings = Settings(
+        home=tmp_path, database_url=f"sqlite:///{tmp_path}/consulta.db", model=f"scripted:{script}", lang="en"
+    )
     return AppHost(app="quiz", settings=settings, options=options, ask_policy="defer")
 
 
@@ -45,7 +69,12 @@ def nothing_known(_: str) -> bool:
 
 
 def test_the_request_is_read_from_english_and_chinese_words() -> None:
-    got = read_request(f"Generate 2 technical questions about SQL at level 6 for user {USER}", "en", profile=no_profile, known_question=nothing_known)
+    got = read_request(
+        f"Generate 2 technical questions about SQL at level 6 for user {USER}",
+        "en",
+        profile=no_profile,
+        known_question=nothing_known,
+    )
     assert isinstance(got, GenerateRequest)
     assert (got.category, got.difficulty, got.count, got.user_id, got.lang) == ("technical", 6, 2, USER, "en")
     assert got.interests[0].casefold() == "sql"
@@ -53,21 +82,33 @@ def test_the_request_is_read_from_english_and_chinese_words() -> None:
     assert isinstance(zh, GenerateRequest)
     assert (zh.category, zh.difficulty, zh.count, zh.lang) == ("business", 4, 3, "zh-CN") and "会计" in zh.interests
     words = read_request("a few questions on Networking please", "en", profile=no_profile, known_question=nothing_known)
-    assert isinstance(words, GenerateRequest) and words.category == "technical" and words.difficulty == 5 and "Networking" in words.interests
+    assert (
+        isinstance(words, GenerateRequest)
+        and words.category == "technical"
+        and words.difficulty == 5
+        and "Networking" in words.interests
+    )
     capped = read_request("Generate 40 general questions", "en", profile=no_profile, known_question=nothing_known)
     assert isinstance(capped, GenerateRequest) and capped.count == 5 and capped.category == "general"
 
 
 def test_what_the_words_leave_out_comes_from_the_profile() -> None:
     profile = Profile(user_id=USER, self_level="advanced", interests=["Finance"])
-    got = read_request("Make me some questions", "en", profile=lambda _: profile, known_question=nothing_known, user_id=USER)
+    got = read_request(
+        "Make me some questions", "en", profile=lambda _: profile, known_question=nothing_known, user_id=USER
+    )
     assert isinstance(got, GenerateRequest)
     assert (got.difficulty, got.interests, got.category, got.user_id) == (7, ["Finance"], "business", USER)
 
 
 def test_answers_after_question_ids_are_a_scoring_request() -> None:
     a, b = bank_items()[0].id, bank_items()[1].id
-    got = read_request(f"Score my answers: {a}: WHERE; {b}: the HAVING clause", "en", profile=no_profile, known_question=lambda q: q in {a, b})
+    got = read_request(
+        f"Score my answers: {a}: WHERE; {b}: the HAVING clause",
+        "en",
+        profile=no_profile,
+        known_question=lambda q: q in {a, b},
+    )
     assert isinstance(got, ScoreRequest)
     assert [(x.question_id, x.user_answer) for x in got.answers] == [(a, "WHERE"), (b, "the HAVING clause")]
 
@@ -82,7 +123,9 @@ def test_mode1_validates_the_models_items_saves_those_that_pass_and_returns_them
         host = host_for(tmp_path, script)
         save_profile(host.store.engine, Profile(user_id=USER, self_level="intermediate", interests=["SQL"]))
         try:
-            run = await host.start(f"Generate 3 technical questions about SQL at level 5 for user {USER}", principal=None)
+            run = await host.start(
+                f"Generate 3 technical questions about SQL at level 5 for user {USER}", principal=None
+            )
             run = await host.runtime.settled(run.id)
             return run, host.store.list_tool_calls(run.id)
         finally:
@@ -91,13 +134,23 @@ def test_mode1_validates_the_models_items_saves_those_that_pass_and_returns_them
     run, calls = asyncio.run(scenario())
     assert run.status == RunStatus.finished, run
     names = [c.tool_name for c in calls]
-    assert set(names[:3]) == {"get_user_profile", "get_difficulty_keywords", "search_question_templates"}  # run side by side
+    assert set(names[:3]) == {
+        "get_user_profile",
+        "get_difficulty_keywords",
+        "search_question_templates",
+    }  # run side by side
     assert all(c.tool_call_id.startswith("look_") for c in calls[:3])
-    assert names.count("validate_question_quality") == 3 and names.count("save_generated_question") == 2 and names[-1] == "submit_questions"
+    assert (
+        names.count("validate_question_quality") == 3
+        and names.count("save_generated_question") == 2
+        and names[-1] == "submit_questions"
+    )
     profile = next(c.result for c in calls if c.tool_name == "get_user_profile")
     assert profile["self_level"] == "intermediate"
     submitted = calls[-1].result
-    assert submitted["saved"] == 2 and len(submitted["rejected"]) == 1 and isinstance(calls[-1].args["questions"][0], dict)
+    assert (
+        submitted["saved"] == 2 and len(submitted["rejected"]) == 1 and isinstance(calls[-1].args["questions"][0], dict)
+    )
     assert {i["stem"] for i in submitted["items"]} == {SQL_MC["stem"], SQL_SA["stem"]}
     assert "Saved 2 of 3 technical question(s) at difficulty 5" in run.output and SQL_MC["stem"] in run.output
     from consulta.runtime import Store
@@ -109,7 +162,11 @@ def test_mode1_validates_the_models_items_saves_those_that_pass_and_returns_them
     for row in rows:
         session_id, round_number, _ = parse_round_id(row["round_id"])
         assert (session_id, row["session_id"], round_number) == (run.id, run.id, 1)  # the run id's own underscore kept
-        assert row["difficulty"] == 5 and json.loads(row["categories"]) == ["technical"] and row["validation_score"] >= 0.70
+        assert (
+            row["difficulty"] == 5
+            and json.loads(row["categories"]) == ["technical"]
+            and row["validation_score"] >= 0.70
+        )
     store.engine.dispose()
 
 
@@ -129,7 +186,12 @@ def test_mode1_keeps_a_judged_poor_item_out_of_the_bank(tmp_path: Path) -> None:
 
 
 def test_mode1_answers_in_chinese_for_a_chinese_request(tmp_path: Path) -> None:
-    item = {"item_type": "true_false", "stem": "在会计中，资产等于负债加所有者权益。", "correct_key": "True", "explanation": "这是会计基本等式。"}
+    item = {
+        "item_type": "true_false",
+        "stem": "在会计中，资产等于负债加所有者权益。",
+        "correct_key": "True",
+        "explanation": "这是会计基本等式。",
+    }
     script = write_script(tmp_path / "script.json", generator=[submit(item)])
 
     async def scenario() -> tuple[Any, list[Any]]:
@@ -159,7 +221,9 @@ def test_mode2_scores_several_answers_at_once_with_no_model_step(tmp_path: Path)
         host = host_for(tmp_path, script, user=USER)
         try:
             wrong = next(c for c in mc.choices or [] if c != mc.answer)
-            run = await host.start(f"Score my answers: {mc.id}: {wrong}; {sa.id}: {' '.join(sa.keywords or [])}", principal=None)
+            run = await host.start(
+                f"Score my answers: {mc.id}: {wrong}; {sa.id}: {' '.join(sa.keywords or [])}", principal=None
+            )
             run = await host.runtime.settled(run.id)
             with host.store.engine.connect() as conn:
                 kept = conn.execute(select(responses)).mappings().all()
@@ -208,7 +272,11 @@ def test_the_generation_evaluation_runs_on_the_scripted_model(tmp_path: Path) ->
 
 def test_mode1_refuses_a_copy_of_a_bank_item(tmp_path: Path) -> None:
     example = next(i for i in bank_items() if i.type == "true_false" and i.lang == "en" and i.topic == "SQL")
-    copy = {"item_type": "true_false", "stem": example.stem, "correct_key": "True" if example.answer == "False" else "False"}
+    copy = {
+        "item_type": "true_false",
+        "stem": example.stem,
+        "correct_key": "True" if example.answer == "False" else "False",
+    }
     script = write_script(tmp_path / "script.json", generator=[submit(copy)])
 
     async def scenario() -> list[Any]:
@@ -221,5 +289,7 @@ def test_mode1_refuses_a_copy_of_a_bank_item(tmp_path: Path) -> None:
             await host.aclose()
 
     calls = asyncio.run(scenario())
-    assert [c.tool_name for c in calls][-1] == "submit_questions" and "validate_question_quality" not in [c.tool_name for c in calls]
+    assert [c.tool_name for c in calls][-1] == "submit_questions" and "validate_question_quality" not in [
+        c.tool_name for c in calls
+    ]
     assert calls[-1].result["rejected"][0]["issues"] == ["copies_existing_question"] and calls[-1].result["saved"] == 0

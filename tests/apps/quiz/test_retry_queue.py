@@ -22,8 +22,14 @@ ROUND = "quiz_session_7_3_2025-11-06T10:30:00Z"
 
 def item(n: int) -> dict[str, Any]:
     return {
-        "item_type": "multiple_choice", "stem": f"Which port does service {n} listen on?", "choices": [f"{n}0", f"{n}1", f"{n}2", f"{n}3"],
-        "correct_key": f"{n}1", "difficulty": 4, "categories": ["technical"], "round_id": ROUND, "validation_score": 0.9,
+        "item_type": "multiple_choice",
+        "stem": f"Which port does service {n} listen on?",
+        "choices": [f"{n}0", f"{n}1", f"{n}2", f"{n}3"],
+        "correct_key": f"{n}1",
+        "difficulty": 4,
+        "categories": ["technical"],
+        "round_id": ROUND,
+        "validation_score": 0.9,
     }
 
 
@@ -72,7 +78,9 @@ def test_a_read_only_database_queues_saves_and_a_restart_saves_each_once(db: Pat
     results = saves(away, [item(1), item(2), item(1)])  # the same question twice while away
     away.engine.dispose()
     assert [r["success"] for r in results] == [False, False, False]
-    assert all(r["queued_for_retry"] is True and r["question_id"] is None and "readonly" in r["error"].lower() for r in results)
+    assert all(
+        r["queued_for_retry"] is True and r["question_id"] is None and "readonly" in r["error"].lower() for r in results
+    )
     assert len(RetryQueue(journal)) == 2
     assert generated(engine_for(db)) == []
 
@@ -101,12 +109,18 @@ def test_a_renamed_database_file_queues_saves_until_it_is_back(db: Path, tmp_pat
     assert left == 0 and generated(tools.engine) == [item(3)["stem"], item(4)["stem"]]
 
 
-def test_a_database_locked_by_another_connection_queues_the_save_within_the_time_bound(db: Path, tmp_path: Path) -> None:
+def test_a_database_locked_by_another_connection_queues_the_save_within_the_time_bound(
+    db: Path, tmp_path: Path
+) -> None:
     journal = tmp_path / "journal.jsonl"
     holder = sqlite3.connect(db, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
     try:
-        tools = QuizTools(engine_for(db, timeout=0.3), queue=RetryQueue(journal), timeouts={"save_generated_question": 2.0, **_others()})
+        tools = QuizTools(
+            engine_for(db, timeout=0.3),
+            queue=RetryQueue(journal),
+            timeouts={"save_generated_question": 2.0, **_others()},
+        )
         started = time.monotonic()
         (result,) = saves(tools, [item(5)])
         assert time.monotonic() - started < 2.5
@@ -180,14 +194,36 @@ def test_count_of_rows_is_unchanged_by_draining_an_item_saved_meanwhile(db: Path
     journal = tmp_path / "j.jsonl"
     tools = QuizTools(engine_for(db), queue=RetryQueue(journal))
     saved = asyncio.run(tools.save_generated_question(**item(8)))
-    row = {**{k: v for k, v in item(8).items()}, "topic": "", "lang": "en", "id": "00000000-0000-4000-8000-000000000000"}
+    row = {
+        **{k: v for k, v in item(8).items()},
+        "topic": "",
+        "lang": "en",
+        "id": "00000000-0000-4000-8000-000000000000",
+    }
     from consulta.apps.quiz._tools import _check_save  # the row a queued save keeps
 
-    checked = _check_save(row["item_type"], row["stem"], row["choices"], row["correct_key"], None, 4, ["technical"], ROUND, 0.9, None)
-    tools.queue.put(saved["question_id"], {**checked, "topic": "", "lang": "en", "id": row["id"], "content_hash": _hash(tools, saved), "created_at": "now"})
+    checked = _check_save(
+        row["item_type"], row["stem"], row["choices"], row["correct_key"], None, 4, ["technical"], ROUND, 0.9, None
+    )
+    tools.queue.put(
+        saved["question_id"],
+        {
+            **checked,
+            "topic": "",
+            "lang": "en",
+            "id": row["id"],
+            "content_hash": _hash(tools, saved),
+            "created_at": "now",
+        },
+    )
     assert asyncio.run(tools.drain_retry_queue()) == 0
     with tools.engine.connect() as conn:
-        assert conn.execute(select(func.count()).select_from(questions).where(questions.c.source == "generated")).scalar_one() == 1
+        assert (
+            conn.execute(
+                select(func.count()).select_from(questions).where(questions.c.source == "generated")
+            ).scalar_one()
+            == 1
+        )
 
 
 def _hash(tools: QuizTools, saved: dict[str, Any]) -> str:
@@ -195,7 +231,9 @@ def _hash(tools: QuizTools, saved: dict[str, Any]) -> str:
         return conn.execute(select(questions.c.content_hash).where(questions.c.id == saved["question_id"])).scalar_one()
 
 
-def test_a_process_starting_outside_an_event_loop_drains_the_journal_in_the_background(db: Path, tmp_path: Path) -> None:
+def test_a_process_starting_outside_an_event_loop_drains_the_journal_in_the_background(
+    db: Path, tmp_path: Path
+) -> None:
     journal = tmp_path / "journal.jsonl"
     away = QuizTools(read_only(db), queue=RetryQueue(journal))
     saves(away, [item(9)])

@@ -54,17 +54,27 @@ def test_choice_items_are_scored_exactly(kind: str, user: str, correct: str, exp
 
 
 def test_short_answer_bounded_by_keywords() -> None:
-    assert keyword_matches("Atomicity and ISOLATION", ["atomicity", "isolation", "durability"]) == ["atomicity", "isolation"]
+    assert keyword_matches("Atomicity and ISOLATION", ["atomicity", "isolation", "durability"]) == [
+        "atomicity",
+        "isolation",
+    ]
     assert [keyword_cap(n, 3) for n in range(4)] == [60, 73, 87, 100]
-    assert short_answer_score(95, 0, 3) == 60 and short_answer_score(40, 3, 3) == 40 and short_answer_score(95, 3, 3) == 95
+    assert (
+        short_answer_score(95, 0, 3) == 60 and short_answer_score(40, 3, 3) == 40 and short_answer_score(95, 3, 3) == 95
+    )
 
 
 def test_short_answer_correct() -> None:
     judge = scripted(final(score=92, reasoning="All three named.", missing=[]), explained())
     result = score(
-        question_type="short_answer", user_answer="Atomicity, isolation and durability (and consistency).",
-        correct_keywords=["atomicity", "isolation", "durability"], difficulty=4, category="technical", judge=judge,
-        stem="Name the ACID guarantees.", explanation="ACID is the set of guarantees of a database transaction.",
+        question_type="short_answer",
+        user_answer="Atomicity, isolation and durability (and consistency).",
+        correct_keywords=["atomicity", "isolation", "durability"],
+        difficulty=4,
+        category="technical",
+        judge=judge,
+        stem="Name the ACID guarantees.",
+        explanation="ACID is the set of guarantees of a database transaction.",
     )
     assert result["score"] == 92 and result["is_correct"] is True and result["feedback"] is None
     assert result["keyword_matches"] == ["atomicity", "isolation", "durability"] and result["model_score"] == 92
@@ -75,30 +85,66 @@ def test_short_answer_correct() -> None:
 
 def test_partial_credit_says_what_is_missing() -> None:
     judge = scripted(final(score=90, reasoning="Two of three.", missing=["durability"]), explained())
-    result = score(question_type="short_answer", user_answer="Atomicity and isolation.", correct_keywords=["atomicity", "isolation", "durability"], judge=judge)
-    assert result["model_score"] == 90 and result["keyword_cap"] == 87 and result["score"] == 87 and result["is_correct"] is True
+    result = score(
+        question_type="short_answer",
+        user_answer="Atomicity and isolation.",
+        correct_keywords=["atomicity", "isolation", "durability"],
+        judge=judge,
+    )
+    assert (
+        result["model_score"] == 90
+        and result["keyword_cap"] == 87
+        and result["score"] == 87
+        and result["is_correct"] is True
+    )
     judge = scripted(final(score=75, reasoning="Two of three.", missing=["durability"]), explained())
-    result = score(question_type="short_answer", user_answer="Atomicity and isolation.", correct_keywords=["atomicity", "isolation", "durability"], judge=judge)
+    result = score(
+        question_type="short_answer",
+        user_answer="Atomicity and isolation.",
+        correct_keywords=["atomicity", "isolation", "durability"],
+        judge=judge,
+    )
     assert result["score"] == 75 and result["is_correct"] is False
     assert result["feedback"].startswith("Partial credit: 75/100") and "durability" in result["feedback"]
 
 
 def test_a_keyword_free_answer_cannot_be_correct() -> None:
     judge = scripted(final(score=100, reasoning="Looks fine.", missing=[]), explained())
-    result = score(question_type="short_answer", user_answer="It is about databases being good.", correct_keywords=["atomicity", "isolation"], judge=judge)
+    result = score(
+        question_type="short_answer",
+        user_answer="It is about databases being good.",
+        correct_keywords=["atomicity", "isolation"],
+        judge=judge,
+    )
     assert result["score"] == 60 and result["is_correct"] is False and "needs more work" in result["feedback"]
 
 
 def test_short_answer_in_chinese() -> None:
-    judge = scripted(final(score=72, reasoning="答到两点。", missing=["持久性"]), explained("原子性指事务中的操作要么全部完成，要么全部不做。"))
-    result = score(question_type="short_answer", user_answer="原子性和隔离性", correct_keywords=["原子性", "隔离性", "持久性"], category="technical", judge=judge, stem="ACID 包括哪些特性？")
+    judge = scripted(
+        final(score=72, reasoning="答到两点。", missing=["持久性"]),
+        explained("原子性指事务中的操作要么全部完成，要么全部不做。"),
+    )
+    result = score(
+        question_type="short_answer",
+        user_answer="原子性和隔离性",
+        correct_keywords=["原子性", "隔离性", "持久性"],
+        category="technical",
+        judge=judge,
+        stem="ACID 包括哪些特性？",
+    )
     assert result["score"] == 72 and "部分得分" in result["feedback"] and "持久性" in result["feedback"]
     assert "延伸阅读" in result["explanation"] and "你的答案：原子性和隔离性" in result["explanation"]
     assert_explained(result)
 
 
 def test_grading_failure_gives_the_seeds_fallback() -> None:
-    result = score(question_type="short_answer", user_answer="Atomicity", correct_keywords=["atomicity", "isolation"], category="business", judge=failing())
+    result = score(
+        question_type="short_answer",
+        user_answer="Atomicity",
+        correct_keywords=["atomicity", "isolation"],
+        category="business",
+        judge=failing(),
+    )
     assert result["score"] == 50 and result["is_correct"] is False and result["fallback"] is True
     assert result["keyword_matches"] == ["atomicity"] and "provisional score of 50" in result["feedback"]
     assert result["explanation"].startswith("Automatic grading was not available (the model could not be reached")
@@ -107,12 +153,25 @@ def test_grading_failure_gives_the_seeds_fallback() -> None:
 
 
 def test_fallback_in_chinese_is_all_chinese() -> None:
-    result = score(question_type="short_answer", user_answer="原子性", correct_keywords=["原子性", "隔离性"], judge=failing(), lang="zh-CN")
+    result = score(
+        question_type="short_answer",
+        user_answer="原子性",
+        correct_keywords=["原子性", "隔离性"],
+        judge=failing(),
+        lang="zh-CN",
+    )
     assert result["feedback"] == "自动评分暂不可用（模型无法连接或未给出可用的回答）；暂给 50 分，不计为答对。"
 
 
 def test_explanation_failure_keeps_an_exact_score() -> None:
-    result = score(question_type="multiple_choice", user_answer="HAVING", correct_answer="HAVING", category="general", judge=failing(), lang="zh-CN")
+    result = score(
+        question_type="multiple_choice",
+        user_answer="HAVING",
+        correct_answer="HAVING",
+        category="general",
+        judge=failing(),
+        lang="zh-CN",
+    )
     assert result["score"] == 100 and result["is_correct"] is True and result["fallback"] is False
     assert result["explanation"].startswith("你的回答正确。")
     assert_explained(result)
@@ -120,7 +179,18 @@ def test_explanation_failure_keeps_an_exact_score() -> None:
 
 def test_result_has_the_seeds_fields() -> None:
     result = score(question_type="multiple_choice", user_answer="B", correct_answer="B", judge=scripted(explained()))
-    for field in ("attempt_id", "session_id", "question_id", "user_id", "is_correct", "score", "explanation", "keyword_matches", "feedback", "graded_at"):
+    for field in (
+        "attempt_id",
+        "session_id",
+        "question_id",
+        "user_id",
+        "is_correct",
+        "score",
+        "explanation",
+        "keyword_matches",
+        "feedback",
+        "graded_at",
+    ):
         assert field in result
     assert result["session_id"] == "sess_1" and len(result["attempt_id"]) == 36
 
@@ -141,7 +211,9 @@ def test_result_has_the_seeds_fields() -> None:
         (dict(question_type="short_answer", correct_keywords="atomicity"), TypeError, "correct_keywords"),
     ],
 )
-def test_bad_input_is_refused_before_the_model_is_asked(kwargs: dict[str, Any], error: type[Exception], field: str) -> None:
+def test_bad_input_is_refused_before_the_model_is_asked(
+    kwargs: dict[str, Any], error: type[Exception], field: str
+) -> None:
     judge = scripted(explained())
     args = {**IDS, "question_type": "multiple_choice", "user_answer": "B", "correct_answer": "B", **kwargs}
     with pytest.raises(error, match=field):
@@ -155,7 +227,14 @@ def test_a_budget_keeps_the_exact_score_when_the_explanation_is_slow() -> None:
     from ._scripts import silent
 
     started = time.monotonic()
-    result = score(question_type="multiple_choice", user_answer="HAVING", correct_answer="HAVING", category="technical", judge=silent(30), budget=0.3)
+    result = score(
+        question_type="multiple_choice",
+        user_answer="HAVING",
+        correct_answer="HAVING",
+        category="technical",
+        judge=silent(30),
+        budget=0.3,
+    )
     assert time.monotonic() - started < 5
     assert result["score"] == 100 and result["is_correct"] is True and result["fallback"] is False
     assert_explained(result)

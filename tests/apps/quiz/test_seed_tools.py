@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 from sqlalchemy import func, select, text
 from sqlalchemy.exc import OperationalError
 
@@ -30,7 +31,6 @@ from consulta.apps.quiz import (
 from consulta.apps.quiz import _profiles as profiles_module
 from consulta.apps.quiz._db import questions
 from consulta.runtime import ToolError, argument_validator, invalid_arguments_result
-from pydantic import ValidationError
 
 from .conftest import USER
 
@@ -46,22 +46,50 @@ def run(coro: Any) -> Any:
 
 def test_tool1_gives_the_stored_profile_and_the_default_for_an_unknown_user(tools: QuizTools) -> None:
     assert run(tools.get_user_profile(USER)) == {"user_id": USER, **DEFAULT_PROFILE}
-    save_profile(tools.engine, Profile(user_id=USER, self_level="advanced", years_experience=7, job_role="Data engineer", duty="Pipelines", interests=["SQL", "Python"], previous_score=72))
+    save_profile(
+        tools.engine,
+        Profile(
+            user_id=USER,
+            self_level="advanced",
+            years_experience=7,
+            job_role="Data engineer",
+            duty="Pipelines",
+            interests=["SQL", "Python"],
+            previous_score=72,
+        ),
+    )
     got = run(tools.get_user_profile(USER))
-    assert got == {"user_id": USER, "self_level": "advanced", "years_experience": 7, "job_role": "Data engineer", "duty": "Pipelines",
-                   "interests": ["SQL", "Python"], "previous_score": 72.0}
+    assert got == {
+        "user_id": USER,
+        "self_level": "advanced",
+        "years_experience": 7,
+        "job_role": "Data engineer",
+        "duty": "Pipelines",
+        "interests": ["SQL", "Python"],
+        "previous_score": 72.0,
+    }
     assert "_fallback" not in got
 
 
-@pytest.mark.parametrize(("value", "error"), [("not-a-uuid", ValueError), ("", ValueError), (42, TypeError), (None, TypeError),
-                                             ("123e4567e89b12d3a456426614174000", ValueError)])
+@pytest.mark.parametrize(
+    ("value", "error"),
+    [
+        ("not-a-uuid", ValueError),
+        ("", ValueError),
+        (42, TypeError),
+        (None, TypeError),
+        ("123e4567e89b12d3a456426614174000", ValueError),
+    ],
+)
 def test_tool1_refuses_what_is_not_a_uuid(tools: QuizTools, value: Any, error: type[Exception]) -> None:
     with pytest.raises(error) as raised:
         run(tools.get_user_profile(value))
     assert isinstance(raised.value, InvalidArgument | InvalidArgumentType) and raised.value.field == "user_id"
 
 
-def test_tool1_retries_three_times_with_backoff_then_falls_back(tools: QuizTools, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_tool1_retries_three_times_with_backoff_then_falls_back(
+    tools: QuizTools, monkeypatch: pytest.MonkeyPatch
+) -> None:
     calls: list[float] = []
 
     def flaky(engine: Any, user_id: str) -> None:
@@ -76,7 +104,11 @@ def test_tool1_retries_three_times_with_backoff_then_falls_back(tools: QuizTools
     assert gaps[0] >= 0.18 and gaps[1] >= 0.38 and gaps[2] >= 0.78  # 0.2, 0.4, 0.8 s: exponential backoff
 
     calls.clear()
-    outcomes = [OperationalError("SELECT", {}, Exception("locked")), OperationalError("SELECT", {}, Exception("locked")), None]
+    outcomes = [
+        OperationalError("SELECT", {}, Exception("locked")),
+        OperationalError("SELECT", {}, Exception("locked")),
+        None,
+    ]
 
     def recovers(engine: Any, user_id: str) -> Any:
         calls.append(0.0)
@@ -103,7 +135,16 @@ def test_tool2_filters_by_category_interests_and_difficulty_within_one_and_a_hal
     assert found and len(found) <= 10
     assert all(abs(t["avg_difficulty_score"] - 5) <= 1.5 for t in found)
     assert all("sql" in t["domain"].casefold() for t in found)
-    assert {"id", "stem", "type", "choices", "correct_answer", "correct_rate", "usage_count", "avg_difficulty_score"} <= set(found[0])
+    assert {
+        "id",
+        "stem",
+        "type",
+        "choices",
+        "correct_answer",
+        "correct_rate",
+        "usage_count",
+        "avg_difficulty_score",
+    } <= set(found[0])
     assert run(tools.search_question_templates(["SQL"], 5, "business")) == []
     zh = run(tools.search_question_templates(["项目管理"], 4, "business", "zh-CN"))
     assert zh and all(t["lang"] == "zh-CN" for t in zh)
@@ -133,13 +174,17 @@ def test_tool2_refuses_bad_input(tools: QuizTools, args: tuple[Any, ...], error:
     assert raised.value.field == field  # type: ignore[attr-defined]
 
 
-def test_tool2_gives_an_empty_list_when_its_time_bound_passes(store: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_tool2_gives_an_empty_list_when_its_time_bound_passes(
+    store: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def slow(self: QuizTools, **_: Any) -> list[Any]:
         threading.Event().wait(1.0)
         return [{"never": True}]
 
     monkeypatch.setattr(QuizTools, "_fetch_templates", slow)
-    quick = QuizTools(store.engine, queue=RetryQueue(tmp_path / "q.jsonl"), timeouts={**TIMEOUTS, "search_question_templates": 0.2})
+    quick = QuizTools(
+        store.engine, queue=RetryQueue(tmp_path / "q.jsonl"), timeouts={**TIMEOUTS, "search_question_templates": 0.2}
+    )
     started = time.monotonic()
     assert run(quick.search_question_templates(["SQL"], 5, "technical")) == []
     assert time.monotonic() - started < 0.9
@@ -156,7 +201,9 @@ class Clock:
         return self.now
 
 
-def test_tool3_gives_keywords_concepts_and_examples_and_caches_them_for_one_hour(store: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_tool3_gives_keywords_concepts_and_examples_and_caches_them_for_one_hour(
+    store: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     clock = Clock()
     reads: list[tuple[Any, ...]] = []
     real = QuizTools._fetch_keywords
@@ -186,7 +233,9 @@ def test_tool3_gives_keywords_concepts_and_examples_and_caches_them_for_one_hour
 
 def test_tool3_cache_is_safe_under_concurrent_use(tools: QuizTools) -> None:
     async def many() -> list[Any]:
-        return await asyncio.gather(*(tools.get_difficulty_keywords(d % 10 + 1, ("technical", "business", "general")[d % 3]) for d in range(60)))
+        return await asyncio.gather(
+            *(tools.get_difficulty_keywords(d % 10 + 1, ("technical", "business", "general")[d % 3]) for d in range(60))
+        )
 
     results: list[list[Any]] = []
 
@@ -212,7 +261,10 @@ def test_tool3_falls_back_to_the_default_keywords_and_does_not_cache_the_fallbac
     assert "_fallback" not in run(tools.get_difficulty_keywords(4, "business"))
 
 
-@pytest.mark.parametrize(("args", "error"), [((0, "general"), ValueError), ((5, "GENERALS"), ValueError), (("5", "general"), TypeError), ((5, 3), TypeError)])
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [((0, "general"), ValueError), ((5, "GENERALS"), ValueError), (("5", "general"), TypeError), ((5, 3), TypeError)],
+)
 def test_tool3_refuses_bad_input(tools: QuizTools, args: tuple[Any, ...], error: type[Exception]) -> None:
     with pytest.raises(error):
         run(tools.get_difficulty_keywords(*args))
@@ -223,20 +275,42 @@ def test_tool3_refuses_bad_input(tools: QuizTools, args: tuple[Any, ...], error:
 
 def count_questions(tools: QuizTools, source: str = "generated") -> int:
     with tools.engine.connect() as conn:
-        return conn.execute(select(func.count()).select_from(questions).where(questions.c.source == source)).scalar_one()
+        return conn.execute(
+            select(func.count()).select_from(questions).where(questions.c.source == source)
+        ).scalar_one()
 
 
 def test_tool5_saves_once_and_splits_the_round_id_from_the_right(tools: QuizTools) -> None:
-    saved = run(tools.save_generated_question(
-        "multiple_choice", "Which SQL keyword removes duplicate rows from a result?", ["DISTINCT", "UNIQUE", "GROUP", "ONLY"], "DISTINCT",
-        difficulty=3, categories=["technical"], round_id=ROUND, validation_score=0.91, explanation="SELECT DISTINCT drops duplicates.",
-    ))
-    assert saved["success"] is True and saved["round_id"] == ROUND and saved["answer_schema"] == {
-        "correct_key": "DISTINCT", "validation_score": 0.91, "explanation": "SELECT DISTINCT drops duplicates."}
-    again = run(tools.save_generated_question(
-        "multiple_choice", "  which SQL keyword removes duplicate rows from a result? ", ["distinct", "unique", "group", "only"], "distinct",
-        difficulty=3, categories=["technical"], round_id=ROUND,
-    ))
+    saved = run(
+        tools.save_generated_question(
+            "multiple_choice",
+            "Which SQL keyword removes duplicate rows from a result?",
+            ["DISTINCT", "UNIQUE", "GROUP", "ONLY"],
+            "DISTINCT",
+            difficulty=3,
+            categories=["technical"],
+            round_id=ROUND,
+            validation_score=0.91,
+            explanation="SELECT DISTINCT drops duplicates.",
+        )
+    )
+    assert (
+        saved["success"] is True
+        and saved["round_id"] == ROUND
+        and saved["answer_schema"]
+        == {"correct_key": "DISTINCT", "validation_score": 0.91, "explanation": "SELECT DISTINCT drops duplicates."}
+    )
+    again = run(
+        tools.save_generated_question(
+            "multiple_choice",
+            "  which SQL keyword removes duplicate rows from a result? ",
+            ["distinct", "unique", "group", "only"],
+            "distinct",
+            difficulty=3,
+            categories=["technical"],
+            round_id=ROUND,
+        )
+    )
     assert again["success"] is True and again["question_id"] == saved["question_id"] and again["already_saved"] is True
     assert count_questions(tools) == 1
     with tools.engine.connect() as conn:
@@ -246,13 +320,27 @@ def test_tool5_saves_once_and_splits_the_round_id_from_the_right(tools: QuizTool
 
 
 def test_tool5_normalises_true_false_and_keeps_short_answer_keywords(tools: QuizTools) -> None:
-    tf = run(tools.save_generated_question("true_false", "TCP guarantees in-order delivery.", correct_key="true", round_id=ROUND))
+    tf = run(
+        tools.save_generated_question(
+            "true_false", "TCP guarantees in-order delivery.", correct_key="true", round_id=ROUND
+        )
+    )
     assert tf["answer_schema"]["correct_key"] == "True" and tf["category"] == "general"
-    sa = run(tools.save_generated_question("short_answer", "Name the ACID properties.", correct_keywords=["atomicity", "durability"], round_id=ROUND))
+    sa = run(
+        tools.save_generated_question(
+            "short_answer", "Name the ACID properties.", correct_keywords=["atomicity", "durability"], round_id=ROUND
+        )
+    )
     assert sa["answer_schema"] == {"correct_keywords": ["atomicity", "durability"]}
 
 
-GOOD = {"item_type": "multiple_choice", "stem": "Q?", "choices": ["a", "b", "c", "d"], "correct_key": "a", "round_id": ROUND}
+GOOD = {
+    "item_type": "multiple_choice",
+    "stem": "Q?",
+    "choices": ["a", "b", "c", "d"],
+    "correct_key": "a",
+    "round_id": ROUND,
+}
 
 
 @pytest.mark.parametrize(
@@ -281,7 +369,9 @@ GOOD = {"item_type": "multiple_choice", "stem": "Q?", "choices": ["a", "b", "c",
         ({"validation_score": 1.5}, ValueError, "validation_score"),
     ],
 )
-def test_tool5_refuses_bad_input_and_saves_nothing(tools: QuizTools, change: dict[str, Any], error: type[Exception], field: str) -> None:
+def test_tool5_refuses_bad_input_and_saves_nothing(
+    tools: QuizTools, change: dict[str, Any], error: type[Exception], field: str
+) -> None:
     with pytest.raises(error) as raised:
         run(tools.save_generated_question(**{**GOOD, **change}))
     assert raised.value.field == field  # type: ignore[attr-defined]
@@ -293,13 +383,23 @@ def test_tool5_refuses_bad_input_and_saves_nothing(tools: QuizTools, change: dic
 
 def test_as_runtime_tools_bad_input_is_invalid_arguments_naming_the_field(tools: QuizTools) -> None:
     defs = {d.name: d for d in tools.tool_defs()}
-    assert list(defs) == ["get_user_profile", "search_question_templates", "get_difficulty_keywords", "validate_question_quality",
-                          "save_generated_question", "score_and_explain"]
+    assert list(defs) == [
+        "get_user_profile",
+        "search_question_templates",
+        "get_difficulty_keywords",
+        "validate_question_quality",
+        "save_generated_question",
+        "score_and_explain",
+    ]
     with pytest.raises(ToolError) as raised:
         run(defs["get_user_profile"].call(user_id="z" * 36))
     assert raised.value.to_result()["error_code"] == "invalid_arguments" and raised.value.field == "user_id"
     with pytest.raises(ToolError) as raised:
-        run(defs["save_generated_question"].call(item_type="multiple_choice", stem="Q?", round_id="bad", choices=["a", "b", "c", "d"], correct_key="a"))
+        run(
+            defs["save_generated_question"].call(
+                item_type="multiple_choice", stem="Q?", round_id="bad", choices=["a", "b", "c", "d"], correct_key="a"
+            )
+        )
     assert raised.value.field == "round_id"
     check = argument_validator(defs["search_question_templates"])
     with pytest.raises(ValidationError) as schema:

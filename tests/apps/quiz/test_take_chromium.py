@@ -33,7 +33,11 @@ PROFILES = {
 @pytest.fixture
 def six_items(monkeypatch: pytest.MonkeyPatch) -> None:
     rules = CatRules(se_target=0.01, min_items=ITEMS, max_items=ITEMS, randomesque=3)
-    monkeypatch.setattr(test_take_web, "sessions", lambda host: TestSessions(host.env.store.engine, rules=rules, short_answers=keyword_grader))
+    monkeypatch.setattr(
+        test_take_web,
+        "sessions",
+        lambda host: TestSessions(host.env.store.engine, rules=rules, short_answers=keyword_grader),
+    )
 
 
 def answer_item(page: Any, engine: Any, *, right: bool) -> None:
@@ -49,7 +53,9 @@ def answer_item(page: Any, engine: Any, *, right: bool) -> None:
 
 
 @pytest.mark.parametrize("lang", ["zh-CN", "en"])
-def test_take_a_test_reload_mid_way_and_see_the_results(open_page: Any, six_items: None, tmp_path: Path, lang: str) -> None:
+def test_take_a_test_reload_mid_way_and_see_the_results(
+    open_page: Any, six_items: None, tmp_path: Path, lang: str
+) -> None:
     home = tmp_path / "home"
     home.mkdir()
     engine = create_engine(f"sqlite:///{home}/consulta.db")
@@ -71,7 +77,9 @@ def test_take_a_test_reload_mid_way_and_see_the_results(open_page: Any, six_item
         page.click("#quiz-start")
         error = page.locator("#quiz-error:not([hidden])")
         error.wait_for()
-        expected = t["quiz.take.error.invalid_profile"].format(name=t["quiz.take.profile.years_experience"], why=t["quiz.take.profile.bad.range"].format(limit=60))
+        expected = t["quiz.take.error.invalid_profile"].format(
+            name=t["quiz.take.profile.years_experience"], why=t["quiz.take.profile.bad.range"].format(limit=60)
+        )
         assert error.inner_text() == expected
         assert [e for e in p.errors if "422" not in e] == [] and len(p.errors) == 1  # the browser logs the refusal
         p.errors.clear()
@@ -94,7 +102,9 @@ def test_take_a_test_reload_mid_way_and_see_the_results(open_page: Any, six_item
         answer_item(page, engine, right=False)
         facts = p.text("#quiz-feedback-facts")
         assert p.text("#quiz-verdict") == t["quiz.web.feedback.wrong"]
-        assert t["quiz.web.feedback.right_answer"] in facts or t["quiz.web.feedback.keywords"] in facts  # a short answer's keywords
+        assert (
+            t["quiz.web.feedback.right_answer"] in facts or t["quiz.web.feedback.keywords"] in facts
+        )  # a short answer's keywords
         page.click("#quiz-next")
         page.locator("#quiz-item:not([hidden])").wait_for()
         third = page.get_attribute("#quiz-item", "data-question")
@@ -115,7 +125,9 @@ def test_take_a_test_reload_mid_way_and_see_the_results(open_page: Any, six_item
         assert t["quiz.web.stop.max_items"] in p.text("#quiz-stop")
         assert p.text("#quiz-score").startswith(t["quiz.web.result.theta"].split("θ")[0])
         assert page.locator("#quiz-review li").count() == ITEMS
-        page.wait_for_function("document.querySelector('#quiz-plot').complete && document.querySelector('#quiz-plot').naturalWidth > 0")
+        page.wait_for_function(
+            "document.querySelector('#quiz-plot').complete && document.querySelector('#quiz-plot').naturalWidth > 0"
+        )
         page.evaluate("window.scrollTo(0, 0)")
         page.screenshot(path=str(ARTIFACTS / f"{name}-05-results.png"), full_page=True)
 

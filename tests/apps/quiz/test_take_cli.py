@@ -14,9 +14,8 @@ from typer.testing import CliRunner
 
 from consulta.apps import TerminalPart, get_app, register_app
 from consulta.apps.quiz._cat import CatRules
-from consulta.apps.quiz._cat_sessions import TestSessions, test_items
+from consulta.apps.quiz._cat_sessions import Point, TestSessions, test_items
 from consulta.apps.quiz._take_cli import commands, text_plot
-from consulta.apps.quiz._cat_sessions import Point
 from consulta.config import Settings
 from consulta.frontends.cli import app as cli
 from consulta.i18n import t
@@ -54,7 +53,9 @@ def answered(home: Path) -> int:
     engine = create_engine(f"sqlite:///{home}/consulta.db")
     try:
         with engine.connect() as conn:
-            return conn.execute(select(func.count()).select_from(test_items).where(test_items.c.answer.is_not(None))).scalar()
+            return conn.execute(
+                select(func.count()).select_from(test_items).where(test_items.c.answer.is_not(None))
+            ).scalar()
     finally:
         engine.dispose()
 
@@ -105,6 +106,8 @@ def test_apps_commands_are_mounted_under_their_names(home: Path) -> None:
 
 
 def test_text_plot() -> None:
-    lines = text_plot([Point(position=0, theta=0.0, se=1.0), Point(position=1, theta=0.8, se=0.7, is_correct=True)], lang="en")
+    lines = text_plot(
+        [Point(position=0, theta=0.0, se=1.0), Point(position=1, theta=0.8, se=0.7, is_correct=True)], lang="en"
+    )
     assert len(lines) == 4 and "●" in lines[1] and "✓ +0.80 ± 0.70" in lines[2]
     assert lines[1].index("●") < lines[2].index("●")

@@ -34,7 +34,13 @@ def sessions(host: AppView) -> TestSessions:
 
 
 def _tester(options: Any, env: Any) -> Agent:
-    return Agent(app="quiz", name="tester", instructions="You are the quiz tester.", tools=(), options=options.model_dump(mode="json"))
+    return Agent(
+        app="quiz",
+        name="tester",
+        instructions="You are the quiz tester.",
+        tools=(),
+        options=options.model_dump(mode="json"),
+    )
 
 
 def quiz_app(*, terminal: TerminalPart | None = None) -> AppDef:
@@ -122,7 +128,11 @@ def test_a_test_is_its_sessions_own(http: TestClient) -> None:
         ("GET", f"/api/quiz/tests/{test['id']}", None),
         ("GET", f"/api/quiz/tests/{test['id']}/plot.svg", None),
         ("POST", f"/api/quiz/tests/{test['id']}/abandon", None),
-        ("POST", f"/api/quiz/tests/{test['id']}/answers", {"position": 1, "question_id": test["item"]["question_id"], "answer": "x"}),
+        (
+            "POST",
+            f"/api/quiz/tests/{test['id']}/answers",
+            {"position": 1, "question_id": test["item"]["question_id"], "answer": "x"},
+        ),
     ):
         response = http.request(method, path, json=body, headers=bob)
         assert response.status_code == 404 and response.json()["error_code"] == "unknown_test", (path, response.text)
@@ -134,7 +144,9 @@ def test_a_test_is_its_sessions_own(http: TestClient) -> None:
 
 def test_errors_are_structured_in_the_readers_language_and_change_nothing(http: TestClient, home: Path) -> None:
     alice = session_of(http)
-    bad = http.post("/api/quiz/tests?lang=zh-CN", json={"profile": {**PROFILE, "years_experience": 99}, "lang": "en"}, headers=alice)
+    bad = http.post(
+        "/api/quiz/tests?lang=zh-CN", json={"profile": {**PROFILE, "years_experience": 99}, "lang": "en"}, headers=alice
+    )
     assert bad.status_code == 422
     assert bad.json() == {"error_code": "invalid_profile", "message": "个人资料的“工作年限”：请填 0 到 60 之间的整数。"}
     assert http.get("/api/quiz/tests/current", headers=alice).json() is None
@@ -146,7 +158,12 @@ def test_errors_are_structured_in_the_readers_language_and_change_nothing(http: 
     wrong_item = send(http, alice, test, key, position=2)
     assert wrong_item.status_code == 409 and wrong_item.json()["error_code"] == "not_current_item"
     assert wrong_item.json()["message"] == t("quiz.take.error.not_current_item", "en", position=1)
-    empty = send(http, alice, test, "  ", )
+    empty = send(
+        http,
+        alice,
+        test,
+        "  ",
+    )
     assert empty.status_code == 422 and empty.json()["error_code"] == "empty_answer"
     malformed = http.post(f"/api/quiz/tests/{test['id']}/answers", json={"position": "first"}, headers=alice)
     assert malformed.status_code == 422 and malformed.json()["error_code"] == "invalid_request"
@@ -182,8 +199,15 @@ def test_the_page_has_the_quiz_panel_and_the_routes_are_documented(http: TestCli
     assert 'id="quiz-profile"' in page.text and 'data-app-script="/apps/quiz/static/app.js"' in page.text
     assert "export function mount" in http.get("/apps/quiz/static/app.js").text
     paths = http.get("/openapi.json").json()["paths"]
-    for path in ("/api/quiz/profile", "/api/quiz/tests", "/api/quiz/tests/current", "/api/quiz/tests/{test_id}",
-                 "/api/quiz/tests/{test_id}/answers", "/api/quiz/tests/{test_id}/abandon", "/api/quiz/tests/{test_id}/plot.svg"):
+    for path in (
+        "/api/quiz/profile",
+        "/api/quiz/tests",
+        "/api/quiz/tests/current",
+        "/api/quiz/tests/{test_id}",
+        "/api/quiz/tests/{test_id}/answers",
+        "/api/quiz/tests/{test_id}/abandon",
+        "/api/quiz/tests/{test_id}/plot.svg",
+    ):
         assert path in paths, path
     answer_doc = paths["/api/quiz/tests/{test_id}/answers"]["post"]
     assert {"404", "409", "422"} <= set(answer_doc["responses"])
@@ -211,9 +235,10 @@ def test_the_quiz_app_with_the_shipped_bank_and_tool_6_grading_short_answers(tmp
         while test["status"] == "in_progress":
             item = test["item"]
             bank_item = shipped[item["stem"]]  # every item comes from the shipped bank, in the person's language
-            answer = {"multiple_choice": bank_item.answer, "true_false": "true" if bank_item.answer == "True" else "false"}.get(
-                item["item_type"], " ".join(bank_item.keywords or [])
-            )
+            answer = {
+                "multiple_choice": bank_item.answer,
+                "true_false": "true" if bank_item.answer == "True" else "false",
+            }.get(item["item_type"], " ".join(bank_item.keywords or []))
             body = send(http, alice, test, answer).json()
             feedback = body["feedback"]
             if item["item_type"] == "short_answer":
@@ -237,11 +262,21 @@ def test_short_answers_are_graded_by_tool_6_on_the_model(tmp_path: Path) -> None
     script = write_script(tmp_path / "judge.json")
     grade = model_short_answers(lambda: resolve_model(f"scripted:{script}"))
     request = ShortAnswer(
-        session_id="s1", user_id=str(uuid.uuid4()), question_id=str(uuid.uuid4()), answer="An index speeds up look-ups",
-        keywords=["index"], difficulty=4, category="technical", lang="en", stem="What makes a lookup by a column fast?", topic="SQL indexes",
+        session_id="s1",
+        user_id=str(uuid.uuid4()),
+        question_id=str(uuid.uuid4()),
+        answer="An index speeds up look-ups",
+        keywords=["index"],
+        difficulty=4,
+        category="technical",
+        lang="en",
+        stem="What makes a lookup by a column fast?",
+        topic="SQL indexes",
     )
     scored = asyncio.run(grade(request))
     assert scored.graded_by == "model" and scored.score == 90 and scored.is_correct
     assert scored.explanation and len(scored.explanation) >= 500  # tool 6's explanation, with its references
     missed = asyncio.run(grade(dataclasses.replace(request, answer="No idea at all")))
-    assert missed.graded_by == "model" and missed.score < 90 and not missed.is_correct  # keywords bound the model's score
+    assert (
+        missed.graded_by == "model" and missed.score < 90 and not missed.is_correct
+    )  # keywords bound the model's score

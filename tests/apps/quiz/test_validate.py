@@ -12,7 +12,12 @@ from consulta.apps.quiz._validate import validate_question_quality
 
 from ._scripts import failing, rating, scripted, silent
 
-GOOD_MC = dict(stem="Which SQL clause filters groups after aggregation?", question_type="multiple_choice", choices=["WHERE", "HAVING", "GROUP BY", "ORDER BY"], correct_answer="HAVING")
+GOOD_MC = dict(
+    stem="Which SQL clause filters groups after aggregation?",
+    question_type="multiple_choice",
+    choices=["WHERE", "HAVING", "GROUP BY", "ORDER BY"],
+    correct_answer="HAVING",
+)
 
 
 def validate(*args: Any, **kwargs: Any) -> Any:
@@ -23,14 +28,22 @@ def test_a_good_item_passes() -> None:
     judge = scripted(rating(5, 5, 4, 5))
     result = validate(**GOOD_MC, judge=judge)
     assert result["score"] == pytest.approx(0.9375) and result["rule_score"] == 1.0
-    assert result["final_score"] == result["score"] and result["recommendation"] == "pass" and result["is_valid"] is True
+    assert (
+        result["final_score"] == result["score"] and result["recommendation"] == "pass" and result["is_valid"] is True
+    )
     assert result["issues"] == [] and result["failed_rules"] == [] and result["fallback"] is False
     assert "save it" in result["feedback"] and judge.model.calls == 1
 
 
 @pytest.mark.parametrize(
     ("ratings", "recommendation", "valid"),
-    [((5, 5, 5, 5), "pass", True), ((4, 4, 4, 4), "revise", True), ((4, 5, 3, 4), "revise", True), ((3, 3, 3, 3), "reject", False), ((1, 1, 1, 1), "reject", False)],
+    [
+        ((5, 5, 5, 5), "pass", True),
+        ((4, 4, 4, 4), "revise", True),
+        ((4, 5, 3, 4), "revise", True),
+        ((3, 3, 3, 3), "reject", False),
+        ((1, 1, 1, 1), "reject", False),
+    ],
 )
 def test_thresholds_on_the_model_score(ratings: tuple[int, int, int, int], recommendation: str, valid: bool) -> None:
     result = validate(**GOOD_MC, judge=scripted(rating(*ratings)))
@@ -38,20 +51,54 @@ def test_thresholds_on_the_model_score(ratings: tuple[int, int, int, int], recom
 
 
 def test_a_flaw_caps_a_perfect_rating_at_revise_and_is_named() -> None:
-    result = validate("Which of the following is not a Python built-in type?", "multiple_choice", ["list", "dict", "array", "tuple"], "array", judge=scripted(rating(reasons=["negative stem"])))
+    result = validate(
+        "Which of the following is not a Python built-in type?",
+        "multiple_choice",
+        ["list", "dict", "array", "tuple"],
+        "array",
+        judge=scripted(rating(reasons=["negative stem"])),
+    )
     assert result["score"] == 1.0 and result["rule_score"] == pytest.approx(0.84)
-    assert result["final_score"] == pytest.approx(0.84) and result["recommendation"] == "revise" and result["is_valid"] is True
-    assert result["failed_rules"] == ["negative_stem"] and "not" in result["issues"][0] and "negative stem" in result["reasons"]
+    assert (
+        result["final_score"] == pytest.approx(0.84)
+        and result["recommendation"] == "revise"
+        and result["is_valid"] is True
+    )
+    assert (
+        result["failed_rules"] == ["negative_stem"]
+        and "not" in result["issues"][0]
+        and "negative stem" in result["reasons"]
+    )
 
 
 def test_the_answer_missing_from_the_choices_is_rejected() -> None:
-    result = validate(GOOD_MC["stem"], "multiple_choice", ["WHERE", "GROUP BY", "ORDER BY", "LIMIT"], "HAVING", judge=scripted(rating()))
-    assert result["recommendation"] == "reject" and result["is_valid"] is False and result["failed_rules"] == ["answer_in_choices"]
+    result = validate(
+        GOOD_MC["stem"],
+        "multiple_choice",
+        ["WHERE", "GROUP BY", "ORDER BY", "LIMIT"],
+        "HAVING",
+        judge=scripted(rating()),
+    )
+    assert (
+        result["recommendation"] == "reject"
+        and result["is_valid"] is False
+        and result["failed_rules"] == ["answer_in_choices"]
+    )
 
 
 def test_feedback_in_chinese_for_a_chinese_item() -> None:
-    result = validate("下列哪一项不是 Python 的内置类型？", "multiple_choice", ["列表", "字典", "数组", "元组"], "数组", judge=scripted(rating()))
-    assert result["failed_rules"] == ["negative_stem"] and "否定" in result["issues"][0] and "建议修改" in result["feedback"]
+    result = validate(
+        "下列哪一项不是 Python 的内置类型？",
+        "multiple_choice",
+        ["列表", "字典", "数组", "元组"],
+        "数组",
+        judge=scripted(rating()),
+    )
+    assert (
+        result["failed_rules"] == ["negative_stem"]
+        and "否定" in result["issues"][0]
+        and "建议修改" in result["feedback"]
+    )
 
 
 def test_model_failure_gives_the_seeds_fallback() -> None:
@@ -62,7 +109,11 @@ def test_model_failure_gives_the_seeds_fallback() -> None:
 
 def test_a_silent_model_is_bounded_by_the_timeout() -> None:
     result = validate(**GOOD_MC, judge=silent(0.2))
-    assert result["fallback"] is True and result["recommendation"] == "reject" and "did not answer in time" in result["feedback"]
+    assert (
+        result["fallback"] is True
+        and result["recommendation"] == "reject"
+        and "did not answer in time" in result["feedback"]
+    )
 
 
 def test_an_answer_that_never_fits_is_a_fallback_too() -> None:
@@ -87,7 +138,14 @@ def test_batch_goes_on_past_a_bad_item() -> None:
 
 
 def test_batch_with_one_type_for_all() -> None:
-    results = validate(["Python lists are mutable.", "Python 的元组是可变的。"], "true_false", None, ["True", "错误"], batch=True, judge=scripted(rating(), rating()))
+    results = validate(
+        ["Python lists are mutable.", "Python 的元组是可变的。"],
+        "true_false",
+        None,
+        ["True", "错误"],
+        batch=True,
+        judge=scripted(rating(), rating()),
+    )
     assert [r["is_valid"] for r in results] == [True, True]
 
 
@@ -103,11 +161,24 @@ def test_batch_with_one_type_for_all() -> None:
         (dict(GOOD_MC, correct_answer=None), ValueError, "correct_answer"),
         (dict(GOOD_MC, correct_answer=3), TypeError, "correct_answer"),
         (dict(GOOD_MC, batch="yes"), TypeError, "batch"),
-        (dict(GOOD_MC, stem=["a?", "b?"], question_type=["true_false"], choices=None, correct_answer=["True", "False"], batch=True), ValueError, "question_type"),
+        (
+            dict(
+                GOOD_MC,
+                stem=["a?", "b?"],
+                question_type=["true_false"],
+                choices=None,
+                correct_answer=["True", "False"],
+                batch=True,
+            ),
+            ValueError,
+            "question_type",
+        ),
         (dict(GOOD_MC, stem="one?", batch=True), TypeError, "stem"),
     ],
 )
-def test_bad_input_is_refused_before_the_model_is_asked(kwargs: dict[str, Any], error: type[Exception], field: str) -> None:
+def test_bad_input_is_refused_before_the_model_is_asked(
+    kwargs: dict[str, Any], error: type[Exception], field: str
+) -> None:
     judge = scripted(rating())
     with pytest.raises(error, match=field):
         validate(**kwargs, judge=judge)
@@ -119,9 +190,19 @@ def test_a_budget_bounds_a_batch_and_the_rest_falls_back() -> None:
 
     judge = silent(30)
     started = time.monotonic()
-    results = validate([GOOD_MC["stem"]] * 3, "multiple_choice", [GOOD_MC["choices"]] * 3, ["HAVING"] * 3, batch=True, judge=judge, budget=0.3)
+    results = validate(
+        [GOOD_MC["stem"]] * 3,
+        "multiple_choice",
+        [GOOD_MC["choices"]] * 3,
+        ["HAVING"] * 3,
+        batch=True,
+        judge=judge,
+        budget=0.3,
+    )
     assert time.monotonic() - started < 5
-    assert [r["fallback"] for r in results] == [True, True, True] and all(r["recommendation"] == "reject" for r in results)
+    assert [r["fallback"] for r in results] == [True, True, True] and all(
+        r["recommendation"] == "reject" for r in results
+    )
 
 
 @pytest.mark.parametrize("lang", ["en", "zh-CN"])
@@ -131,5 +212,7 @@ def test_every_flaw_reaches_the_result_named_and_worded(lang: str) -> None:
     for rule, stem, choices, answer in BAD:
         result = validate(stem, "multiple_choice", choices, answer, judge=scripted(rating()), lang=lang)
         assert rule in result["failed_rules"] and result["final_score"] < 1.0
-        assert result["recommendation"] in (("pass", "revise") if rule == "vague_terms" else ("revise", "reject"))  # vague: a note
+        assert result["recommendation"] in (
+            ("pass", "revise") if rule == "vague_terms" else ("revise", "reject")
+        )  # vague: a note
         assert len(result["issues"]) == len(result["failed_rules"])

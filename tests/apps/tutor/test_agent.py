@@ -17,23 +17,49 @@ from consulta.runtime import Store, TurnFacts, utcnow
 def test_the_orchestrator_must_consult_while_an_upload_is_uninspected(tmp_path: Path) -> None:
     store = Store(f"sqlite:///{tmp_path}/consulta.db")
     uploads = tmp_path / "uploads"
-    env = AppEnv(store=store, resolve_model=lambda spec: resolve_model(spec, models_dir=tmp_path), model="scripted", lang="en", data_dir=tmp_path)
+    env = AppEnv(
+        store=store,
+        resolve_model=lambda spec: resolve_model(spec, models_dir=tmp_path),
+        model="scripted",
+        lang="en",
+        data_dir=tmp_path,
+    )
     agent = tutor.build_agent(tutor.TutorOptions(uploads=uploads), env)
     assert agent.name == "orchestrator" and agent.options["uploads"] == str(uploads.resolve())
-    assert set(agent.options) == {"question_timeout", "uploads", "budget_per_task", "task_id", "packet"}  # no runtime settings
+    assert set(agent.options) == {
+        "question_timeout",
+        "uploads",
+        "budget_per_task",
+        "task_id",
+        "packet",
+    }  # no runtime settings
     run = store.create_run(app="tutor", prompt="Can I start task_2_1?", model="scripted", lang="en")
     assert agent.choose_tools(run.id) == ["consult_expert", "submit_instruction_packet"]  # nothing uploaded
     (uploads / "student_data.csv").write_text("name,age\nAda,3\n", encoding="utf-8")
     os.utime(uploads / "student_data.csv", (1e9, 1e9))  # uploaded before the inspection below
     assert agent.choose_tools(run.id) == ["consult_expert"]
     assert callable(agent.instructions) and "student_data.csv" in agent.instructions(run)  # uploaded after the build
-    request = {"expert_id": "data_inspector", "context": {"task_id": "task_2_1", "file_name": "student_data.csv"}, "expected_output_type": "suitability_judgment"}
-    failed = dict(expert_id="data_inspector", request=request, started_at=utcnow(), duration_ms=1.0, attempts=3, run_id=run.id)
+    request = {
+        "expert_id": "data_inspector",
+        "context": {"task_id": "task_2_1", "file_name": "student_data.csv"},
+        "expected_output_type": "suitability_judgment",
+    }
+    failed = dict(
+        expert_id="data_inspector", request=request, started_at=utcnow(), duration_ms=1.0, attempts=3, run_id=run.id
+    )
     store.record_consultation(status="failed", **failed)
-    assert tutor.uninspected_uploads(store, run.id, uploads) == ["student_data.csv"]  # a failed inspection does not count
+    assert tutor.uninspected_uploads(store, run.id, uploads) == [
+        "student_data.csv"
+    ]  # a failed inspection does not count
     store.record_tool_call(
-        run_id=run.id, step=1, tool_call_id="call_1", tool_name="consult_expert", args=request,
-        result={"ok": False, "error_code": "invalid_expert_output"}, started_at=utcnow(), duration_ms=1.0,
+        run_id=run.id,
+        step=1,
+        tool_call_id="call_1",
+        tool_name="consult_expert",
+        args=request,
+        result={"ok": False, "error_code": "invalid_expert_output"},
+        started_at=utcnow(),
+        duration_ms=1.0,
     )
     # after the first call the packet is offered too: the packet tool inspects what is left
     assert agent.choose_tools(run.id) == ["consult_expert", "submit_instruction_packet"]
@@ -45,7 +71,9 @@ def test_the_orchestrator_must_consult_while_an_upload_is_uninspected(tmp_path: 
     assert agent.choose_tools(later.id) == ["consult_expert", "submit_instruction_packet"]  # the verdict stands
     (uploads / "student_data.csv").write_text("name,age\nAda,3\nBo,4\n", encoding="utf-8")  # a new upload, same name
     os.utime(uploads / "student_data.csv", (time.time() + 5, time.time() + 5))
-    assert agent.choose_tools(later.id) == ["consult_expert"] and tutor.uninspected_uploads(store, later.id, uploads) == ["student_data.csv"]
+    assert agent.choose_tools(later.id) == ["consult_expert"] and tutor.uninspected_uploads(
+        store, later.id, uploads
+    ) == ["student_data.csv"]
 
 
 def test_a_datasets_binding_updates_stand_in_later_turns_until_the_file_changes(tmp_path: Path) -> None:
@@ -54,24 +82,46 @@ def test_a_datasets_binding_updates_stand_in_later_turns_until_the_file_changes(
     uploads.mkdir()
     (uploads / "data.csv").write_text("a\n1\n", encoding="utf-8")
     first = store.create_run(app="tutor", prompt="Can I start?", model="scripted", lang="en")
-    inspection = {"context": {"task_id": "task_2_1", "file_name": "data.csv"}, "expected_output_type": "suitability_judgment"}
+    inspection = {
+        "context": {"task_id": "task_2_1", "file_name": "data.csv"},
+        "expected_output_type": "suitability_judgment",
+    }
     diagnosis = {"context": {"task_id": "task_2_1"}, "expected_output_type": "error_diagnosis"}
-    common = dict(expert_id="data_inspector", status="done", started_at="2999-01-01T00:00:00+00:00", duration_ms=1.0, attempts=1, run_id=first.id)
+    common = dict(
+        expert_id="data_inspector",
+        status="done",
+        started_at="2999-01-01T00:00:00+00:00",
+        duration_ms=1.0,
+        attempts=1,
+        run_id=first.id,
+    )
     store.record_consultation(request=inspection, instruction_updates={"blocked_steps": ["analysis"]}, **common)
-    store.record_consultation(request=diagnosis, instruction_updates={"guidance_for_ca": "Guide, do not solve."}, **common)
+    store.record_consultation(
+        request=diagnosis, instruction_updates={"guidance_for_ca": "Guide, do not solve."}, **common
+    )
     second = store.create_run(app="tutor", prompt="KeyError?", model="scripted", lang="en", thread_id=first.thread_id)
-    assert tutor.binding_updates(store, first.id, uploads) == {"blocked_steps": ["analysis"], "guidance_for_ca": "Guide, do not solve."}
-    assert tutor.binding_updates(store, second.id, uploads) == {"blocked_steps": ["analysis"]}  # the diagnosis was for its turn
+    assert tutor.binding_updates(store, first.id, uploads) == {
+        "blocked_steps": ["analysis"],
+        "guidance_for_ca": "Guide, do not solve.",
+    }
+    assert tutor.binding_updates(store, second.id, uploads) == {
+        "blocked_steps": ["analysis"]
+    }  # the diagnosis was for its turn
     assert tutor.binding_updates(store, second.id) == {}  # without the uploads, only the run's own
 
 
 def test_the_assistant_is_asked_with_the_students_words_and_the_packet_as_notes() -> None:
     packet = tutor.InstructionPacket(
-        task_id="task_2_1", task_status="blocked", guidance_for_ca="Ask for a better dataset.", blocked_steps=["analysis"],
+        task_id="task_2_1",
+        task_status="blocked",
+        guidance_for_ca="Ask for a better dataset.",
+        blocked_steps=["analysis"],
         mention_to_student=["Only 60 rows."],
     ).model_dump()
     asked = tutor.ca_request(packet, student="我上传了数据，可以开始task_2_1吗？", lang="en")
-    assert asked.startswith('The student wrote: "我上传了数据，可以开始task_2_1吗？"') and "in Chinese" in asked  # the student's language
+    assert (
+        asked.startswith('The student wrote: "我上传了数据，可以开始task_2_1吗？"') and "in Chinese" in asked
+    )  # the student's language
     assert "- Task task_2_1: NOT YET." in asked and "needs: at least 100 rows; columns name, age, city." in asked
     assert "- Tell the student: Only 60 rows." in asked and "- Do not start: analysis." in asked
     assert "in English" in tutor.ca_request(packet, student="Can I start?", lang="en")

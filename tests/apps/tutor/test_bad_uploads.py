@@ -142,7 +142,7 @@ def test_a_file_over_the_limit_is_refused_before_it_is_read(
 
 def test_good_files_still_go_in(tmp_path: Path, folder: Path) -> None:
     good = {
-        "data.csv": "name,city\nAda,Paris\n\nBo,\"Rome, Italy\"\n".encode(),
+        "data.csv": b'name,city\nAda,Paris\n\nBo,"Rome, Italy"\n',
         "bom.csv": b"\xef\xbb\xbfname,city\nAda,Paris\n",
         "data.tsv": "名字\t城市\n张三\t北京\n".encode(),
         "long_value.csv": b"a,b\n" + b"x" * 300_000 + b",1\n",
@@ -162,7 +162,10 @@ def test_good_files_still_go_in(tmp_path: Path, folder: Path) -> None:
 
 @pytest.fixture
 def client(tmp_path: Path) -> Iterator[TestClient]:
-    with resources.as_file(SCRIPT) as script, TestClient(create_app(app="tutor", settings=settings_for(tmp_path, Path(script)))) as test_client:
+    with (
+        resources.as_file(SCRIPT) as script,
+        TestClient(create_app(app="tutor", settings=settings_for(tmp_path, Path(script)))) as test_client,
+    ):
         yield test_client
 
 

@@ -31,7 +31,10 @@ def test_upload_ask_and_read_the_turns_cards(open_page: Any, tmp_path: Path, lan
     notes.write_text("not a dataset", encoding="utf-8")
     data = tmp_path / "student_data.csv"
     data.write_text(STUDENT_DATA, encoding="utf-8")
-    with resources.as_file(SCRIPT) as script, running_server(create_app(app="tutor", settings=settings_for(home, Path(script), lang=lang))) as base:
+    with (
+        resources.as_file(SCRIPT) as script,
+        running_server(create_app(app="tutor", settings=settings_for(home, Path(script), lang=lang))) as base,
+    ):
         p = open_page(base, lang)
         t, page, name = p.t, p.page, f"tutor-{lang}"
         assert p.text("h1") == t["tutor.web.name"] and page.title() == t["tutor.web.title"]
@@ -52,7 +55,9 @@ def test_upload_ask_and_read_the_turns_cards(open_page: Any, tmp_path: Path, lan
 
         page.set_input_files("#upload-input", str(data))
         page.locator('#upload-list .upload[data-name="student_data.csv"]').wait_for()
-        assert page.locator("#upload-status.good").inner_text().startswith(t["tutor.web.uploads.done"].split("{name}")[0])
+        assert (
+            page.locator("#upload-status.good").inner_text().startswith(t["tutor.web.uploads.done"].split("{name}")[0])
+        )
         assert (home / "apps" / "tutor" / "uploads" / "student_data.csv").read_text(encoding="utf-8") == STUDENT_DATA
         assert page.get_attribute("#upload-input", "accept") == ".csv,.tsv,.xlsx,.xls"
         # a file dropped on the panel goes the same way
@@ -83,7 +88,9 @@ def test_upload_ask_and_read_the_turns_cards(open_page: Any, tmp_path: Path, lan
         assert t["tutor.web.verdict.not_suitable"] in text and "age" in text
         assert t["tutor.web.consultation.rules"] in text and "dataset_not_suitable → require_new_dataset" in text
         assert t["tutor.web.consultation.updates"] in text
-        page.locator(".panel.turn").scroll_into_view_if_needed()  # (the cards are drawn again as the turn's events go by)
+        page.locator(
+            ".panel.turn"
+        ).scroll_into_view_if_needed()  # (the cards are drawn again as the turn's events go by)
         p.shot(f"{name}-03-cards")
 
         # a reload draws the same cards from the store

@@ -24,15 +24,33 @@ def test_chat_tutor_consults_then_the_assistant_speaks_from_the_packet(tmp_path:
     env = {**os.environ, "CONSULTA_HOME": str(tmp_path / "home"), "CONSULTA_LANG": "en", "COLUMNS": "200"}
     with resources.as_file(SCRIPT) as script:
         chat = subprocess.run(
-            [sys.executable, "-m", "consulta", "chat", "tutor", "--file", str(data), "--model", f"scripted:{script}", "-p", "我上传了数据，可以开始task_2_1吗？"],
-            env=env, capture_output=True, text=True, timeout=120, check=False,
+            [
+                sys.executable,
+                "-m",
+                "consulta",
+                "chat",
+                "tutor",
+                "--file",
+                str(data),
+                "--model",
+                f"scripted:{script}",
+                "-p",
+                "我上传了数据，可以开始task_2_1吗？",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
         )
     assert chat.returncode == 0, chat.stderr
     assert "✓ consult_expert" in chat.stdout and "✓ submit_instruction_packet" in chat.stdout
     assert "没有 age 列" in chat.stdout  # the assistant's reply to the student
     store = Store(f"sqlite:///{tmp_path / 'home' / 'consulta.db'}")
     (kept,) = store.list_consultations()
-    assert kept.expert_output is not None and kept.expert_output["is_suitable"] is False  # the code's verdict, not the model's
+    assert (
+        kept.expert_output is not None and kept.expert_output["is_suitable"] is False
+    )  # the code's verdict, not the model's
     assert [r["rule_name"] for r in kept.binding_rules] == ["dataset_not_suitable"]
     assert (tmp_path / "home" / "apps" / "tutor" / "uploads" / "student_data.csv").read_bytes() == data.read_bytes()
     assert (tmp_path / "home" / "apps" / "tutor" / "consultations" / f"{kept.id}.md").exists()
@@ -43,7 +61,14 @@ def test_chat_tutor_consults_then_the_assistant_speaks_from_the_packet(tmp_path:
     assert not {"database_url", "model", "models_dir", "lang"} & (set(orchestrator.options) | set(assistant.options))
     if hasattr(assistant, "agent"):  # RunRecord.agent (the store's part of issue 9)
         assert (orchestrator.agent, assistant.agent) == ("orchestrator", "assistant")
-    listed = subprocess.run([sys.executable, "-m", "consulta", "consultations"], env=env, capture_output=True, text=True, timeout=60, check=False)
+    listed = subprocess.run(
+        [sys.executable, "-m", "consulta", "consultations"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert kept.id in listed.stdout and "data_inspector" in listed.stdout
 
 
@@ -51,6 +76,13 @@ def test_file_is_refused_by_an_app_without_uploads(tmp_path: Path) -> None:
     data = tmp_path / "x.csv"
     data.write_text("a\n", encoding="utf-8")
     env = {**os.environ, "CONSULTA_HOME": str(tmp_path / "home"), "CONSULTA_LANG": "en"}
-    refused = subprocess.run([sys.executable, "-m", "consulta", "chat", "ln2", "--file", str(data), "-p", "hi"], env=env, capture_output=True, text=True, timeout=60, check=False)
+    refused = subprocess.run(
+        [sys.executable, "-m", "consulta", "chat", "ln2", "--file", str(data), "-p", "hi"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     said = " ".join((refused.stdout + refused.stderr).split())
     assert refused.returncode != 0 and "--file" in said and "The flags of ln2" in said and "--inventory" in said

@@ -17,7 +17,10 @@ from consulta.models import resolve_model
 from consulta.runtime import ReplyRefused, RunStatus, Store, TurnFacts
 
 BLOCKED = tutor.InstructionPacket(
-    task_id="task_2_1", task_status="blocked", guidance_for_ca="Ask for a dataset with an age column.", blocked_steps=["analysis"],
+    task_id="task_2_1",
+    task_status="blocked",
+    guidance_for_ca="Ask for a dataset with an age column.",
+    blocked_steps=["analysis"],
     mention_to_student=["The dataset is missing column(s): age."],
 ).model_dump()
 READY = {**BLOCKED, "task_status": "not_started", "blocked_steps": [], "mention_to_student": []}
@@ -47,7 +50,13 @@ HOLDS = [
 def assistant(tmp_path: Path, packet: dict[str, Any]):  # noqa: ANN201
     """The assistant as the host builds it after a hand-over of `packet`."""
     store = Store(f"sqlite:///{tmp_path}/consulta.db")
-    env = AppEnv(store=store, resolve_model=lambda spec: resolve_model(spec, models_dir=tmp_path), model="scripted", lang="en", data_dir=tmp_path)
+    env = AppEnv(
+        store=store,
+        resolve_model=lambda spec: resolve_model(spec, models_dir=tmp_path),
+        model="scripted",
+        lang="en",
+        data_dir=tmp_path,
+    )
     options = tutor.TutorOptions(task_id=packet["task_id"], packet=packet)
     return store, tutor.build_assistant(options, env)
 
@@ -59,7 +68,9 @@ def test_you_can_start_on_a_blocked_packet_is_refused(tmp_path: Path, reply: str
     lang = "zh-CN" if any("\u4e00" <= c <= "\u9fff" for c in reply) else "en"
     with pytest.raises(ReplyRefused, match="task_2_1 is blocked") as refused:
         agent.check_reply(reply, TurnFacts(lang=lang))
-    assert refused.value.replacement == t("tutor.blocked_reply", lang, task="task_2_1", reasons="The dataset is missing column(s): age.")
+    assert refused.value.replacement == t(
+        "tutor.blocked_reply", lang, task="task_2_1", reasons="The dataset is missing column(s): age."
+    )
     _, ready = assistant(tmp_path, READY)
     assert ready.check_reply is not None
     ready.check_reply(reply, TurnFacts(lang=lang))  # a task the student may start: fine
@@ -83,16 +94,26 @@ def test_replies_that_hold_to_a_blocked_packet_pass(tmp_path: Path, reply: str) 
 @pytest.mark.parametrize(
     ("student", "reply", "expected"),
     [
-        ("Can I start task_2_1?", "Yes, you can start task_2_1. The dataset is missing the 'age' column.", "You cannot start task_2_1 yet."),
+        (
+            "Can I start task_2_1?",
+            "Yes, you can start task_2_1. The dataset is missing the 'age' column.",
+            "You cannot start task_2_1 yet.",
+        ),
         ("我可以开始 task_2_1 吗？", "可以开始 task_2_1 了。", "暂时还不能开始 task_2_1。"),
     ],
 )
-def test_the_assistant_repeating_it_is_replaced_by_codes_reply(tmp_path: Path, run_once, student: str, reply: str, expected: str) -> None:  # noqa: ANN001
+def test_the_assistant_repeating_it_is_replaced_by_codes_reply(
+    tmp_path: Path, run_once, student: str, reply: str, expected: str
+) -> None:  # noqa: ANN001
     told: list[str] = []
 
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         last = messages[-1]
-        told.extend(str(p.content) for p in getattr(last, "parts", []) if isinstance(last, ModelRequest) and "<pyai:retry_feedback>" in str(p.content))
+        told.extend(
+            str(p.content)
+            for p in getattr(last, "parts", [])
+            if isinstance(last, ModelRequest) and "<pyai:retry_feedback>" in str(p.content)
+        )
         return ModelResponse(parts=[TextPart(reply)])
 
     store, agent = assistant(tmp_path, BLOCKED)
@@ -104,11 +125,25 @@ def test_the_assistant_repeating_it_is_replaced_by_codes_reply(tmp_path: Path, r
 
 def test_the_hand_over_gives_the_assistant_the_packet(tmp_path: Path) -> None:
     store = Store(f"sqlite:///{tmp_path}/consulta.db")
-    env = AppEnv(store=store, resolve_model=lambda spec: resolve_model(spec, models_dir=tmp_path), model="scripted", lang="en", data_dir=tmp_path)
-    run = store.create_run(app="tutor", agent="orchestrator", prompt="Can I start task_2_1?", model="scripted", lang="en")
+    env = AppEnv(
+        store=store,
+        resolve_model=lambda spec: resolve_model(spec, models_dir=tmp_path),
+        model="scripted",
+        lang="en",
+        data_dir=tmp_path,
+    )
+    run = store.create_run(
+        app="tutor", agent="orchestrator", prompt="Can I start task_2_1?", model="scripted", lang="en"
+    )
     store.record_tool_call(
-        run_id=run.id, step=1, tool_call_id="c1", tool_name="submit_instruction_packet", args={},
-        result={"ok": True, "accepted": True, "packet": BLOCKED}, started_at=run.created_at, duration_ms=1.0,
+        run_id=run.id,
+        step=1,
+        tool_call_id="c1",
+        tool_name="submit_instruction_packet",
+        args={},
+        result={"ok": True, "accepted": True, "packet": BLOCKED},
+        started_at=run.created_at,
+        duration_ms=1.0,
     )
     handover = tutor.follow_up(store.get_run(run.id), env)
     assert handover is not None and handover.options == {"task_id": "task_2_1", "packet": BLOCKED}

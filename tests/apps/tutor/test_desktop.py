@@ -38,7 +38,9 @@ def open_window(qtbot: Any, tmp_path: Path) -> Iterator[Callable[..., Any]]:
 
     def open_(lang: str) -> Any:
         with resources.as_file(SCRIPT) as script:
-            settings = Settings(home=tmp_path, database_url=f"sqlite:///{tmp_path}/consulta.db", model=f"scripted:{script}", lang=lang)
+            settings = Settings(
+                home=tmp_path, database_url=f"sqlite:///{tmp_path}/consulta.db", model=f"scripted:{script}", lang=lang
+            )
         window = MainWindow(app="tutor", settings=settings)
         windows.append(window)
         window.show()

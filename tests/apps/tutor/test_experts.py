@@ -17,9 +17,9 @@ from consulta.asks import Consultant, RuleBook, missing_updates
 from consulta.models import ScriptedModel
 from consulta.runtime import Store, ToolError
 
-
-
-SEED_EXAMPLES: list[dict[str, Any]] = json.loads(resources.files("consulta.apps.tutor").joinpath("data", "seed_examples.json").read_text(encoding="utf-8"))
+SEED_EXAMPLES: list[dict[str, Any]] = json.loads(
+    resources.files("consulta.apps.tutor").joinpath("data", "seed_examples.json").read_text(encoding="utf-8")
+)
 
 
 def final(**output: Any) -> dict[str, Any]:
@@ -54,7 +54,13 @@ def consult(c: Consultant, request: dict[str, Any]) -> dict[str, Any]:
 
 def test_example_1_the_verdict_is_the_codes(tmp_path: Path, uploads: Path) -> None:
     # The model claims the data is fine; the checks say otherwise, and the checks win.
-    prose = final(is_suitable=True, blocking_issues=[], warning_issues=[], evidence=[], recommended_next_step="请上传至少100行、含age列的数据。")
+    prose = final(
+        is_suitable=True,
+        blocking_issues=[],
+        warning_issues=[],
+        evidence=[],
+        recommended_next_step="请上传至少100行、含age列的数据。",
+    )
     result = consult(consultant(tmp_path, uploads, [prose]), SEED_EXAMPLES[0])
     out = result["expert_output"]
     assert out["is_suitable"] is False
@@ -65,8 +71,13 @@ def test_example_1_the_verdict_is_the_codes(tmp_path: Path, uploads: Path) -> No
 
 
 def test_example_2_an_explanation_that_gives_the_merge_away_is_regenerated(tmp_path: Path, uploads: Path) -> None:
-    leaky = dict(concept_name="pandas.merge()", definition="Joins two DataFrames on key columns.", use_cases=["combine tables"],
-                 simple_example="people.merge(cities, on = 'city')", common_pitfalls=["how defaults to inner"])
+    leaky = dict(
+        concept_name="pandas.merge()",
+        definition="Joins two DataFrames on key columns.",
+        use_cases=["combine tables"],
+        simple_example="people.merge(cities, on = 'city')",
+        common_pitfalls=["how defaults to inner"],
+    )
     clean = {**leaky, "simple_example": "orders.merge(customers, on='customer_id', how='left')"}
     c = consultant(tmp_path, uploads, [final(**leaky), final(**clean)])
     result = consult(c, SEED_EXAMPLES[1])
@@ -75,12 +86,24 @@ def test_example_2_an_explanation_that_gives_the_merge_away_is_regenerated(tmp_p
 
 
 def test_example_3_the_real_keyerror_and_columns_from_the_sandbox(tmp_path: Path, uploads: Path) -> None:
-    vague = dict(error_root_cause="A typo.", explanation="Check spelling.", suggested_fix_direction="Look at df.columns.", related_concepts=[])
-    solved = dict(error_root_cause="The column does not exist.", explanation="df['age'] raises KeyError: the file has only name and city.",
-                  suggested_fix_direction="df['age'].mean() needs an age column", related_concepts=["df.columns"])
-    good = dict(error_root_cause="KeyError: the file has no 'age' column.", explanation="Your columns are name and city.",
-                suggested_fix_direction="Print df.columns and compare with the task's required columns; you may need another file.",
-                related_concepts=["df.columns", "KeyError"])
+    vague = dict(
+        error_root_cause="A typo.",
+        explanation="Check spelling.",
+        suggested_fix_direction="Look at df.columns.",
+        related_concepts=[],
+    )
+    solved = dict(
+        error_root_cause="The column does not exist.",
+        explanation="df['age'] raises KeyError: the file has only name and city.",
+        suggested_fix_direction="df['age'].mean() needs an age column",
+        related_concepts=["df.columns"],
+    )
+    good = dict(
+        error_root_cause="KeyError: the file has no 'age' column.",
+        explanation="Your columns are name and city.",
+        suggested_fix_direction="Print df.columns and compare with the task's required columns; you may need another file.",
+        related_concepts=["df.columns", "KeyError"],
+    )
     c = consultant(tmp_path, uploads, [final(**vague), final(**solved), final(**good)])
     result = consult(c, SEED_EXAMPLES[2])
     assert result["expert_output"] == good
@@ -90,7 +113,12 @@ def test_example_3_the_real_keyerror_and_columns_from_the_sandbox(tmp_path: Path
 
 
 def test_example_4_words_alone_do_not_validate_the_task(tmp_path: Path, uploads: Path) -> None:
-    generous = dict(is_valid=True, validation_details="The student says they used groupby().", missing_elements=[], recommended_action="Move on.")
+    generous = dict(
+        is_valid=True,
+        validation_details="The student says they used groupby().",
+        missing_elements=[],
+        recommended_action="Move on.",
+    )
     result = consult(consultant(tmp_path, uploads, [final(**generous)]), SEED_EXAMPLES[3])
     out = result["expert_output"]
     assert out["is_valid"] is False and "code or output that shows it" in out["missing_elements"]
@@ -98,7 +126,10 @@ def test_example_4_words_alone_do_not_validate_the_task(tmp_path: Path, uploads:
 
 
 def test_evidence_with_code_is_run_on_the_students_data(tmp_path: Path, uploads: Path) -> None:
-    request = {**SEED_EXAMPLES[3], "context": {**SEED_EXAMPLES[3]["context"], "student_evidence": "print(df.groupby('city')['age'].mean())"}}
+    request = {
+        **SEED_EXAMPLES[3],
+        "context": {**SEED_EXAMPLES[3]["context"], "student_evidence": "print(df.groupby('city')['age'].mean())"},
+    }
     claims = dict(is_valid=True, validation_details="Ran it.", missing_elements=[], recommended_action="Next task.")
     result = consult(consultant(tmp_path, uploads, [final(**claims)]), request)
     assert result["expert_output"]["is_valid"] is False  # it raised KeyError on the real file
@@ -106,9 +137,15 @@ def test_evidence_with_code_is_run_on_the_students_data(tmp_path: Path, uploads:
 
 @pytest.mark.parametrize(
     ("file_name", "code"),
-    [("../secret.csv", "path_outside_uploads"), ("/etc/passwd", "path_outside_uploads"), ("nope.csv", "file_not_found")],
+    [
+        ("../secret.csv", "path_outside_uploads"),
+        ("/etc/passwd", "path_outside_uploads"),
+        ("nope.csv", "file_not_found"),
+    ],
 )
-def test_uploads_outside_the_folder_or_missing_are_refused(tmp_path: Path, uploads: Path, file_name: str, code: str) -> None:
+def test_uploads_outside_the_folder_or_missing_are_refused(
+    tmp_path: Path, uploads: Path, file_name: str, code: str
+) -> None:
     request = {**SEED_EXAMPLES[0], "context": {**SEED_EXAMPLES[0]["context"], "file_name": file_name}}
     c = consultant(tmp_path, uploads, [])
     with pytest.raises(ToolError) as refused:
@@ -118,7 +155,9 @@ def test_uploads_outside_the_folder_or_missing_are_refused(tmp_path: Path, uploa
 
 def test_with_no_file_named_the_only_upload_is_inspected_and_two_need_a_name(tmp_path: Path, uploads: Path) -> None:
     unnamed = {**SEED_EXAMPLES[0], "context": {"task_id": "task_2_1"}}
-    prose = final(is_suitable=True, blocking_issues=[], warning_issues=[], evidence=[], recommended_next_step="Upload more rows.")
+    prose = final(
+        is_suitable=True, blocking_issues=[], warning_issues=[], evidence=[], recommended_next_step="Upload more rows."
+    )
     c = consultant(tmp_path, uploads, [prose])
     result = consult(c, unnamed)
     assert result["expert_output"]["is_suitable"] is False
@@ -128,11 +167,15 @@ def test_with_no_file_named_the_only_upload_is_inspected_and_two_need_a_name(tmp
     c = consultant(tmp_path, uploads, [prose])
     with pytest.raises(ToolError) as refused:
         consult(c, unnamed)
-    assert refused.value.error_code == "missing_required_field" and "cities.csv, student_data.csv" in (refused.value.hint or "")
+    assert refused.value.error_code == "missing_required_field" and "cities.csv, student_data.csv" in (
+        refused.value.hint or ""
+    )
     assert len(c.store.list_consultations()) == 1
 
 
-def test_a_link_out_of_the_folder_and_an_oversized_file_are_refused(tmp_path: Path, uploads: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_link_out_of_the_folder_and_an_oversized_file_are_refused(
+    tmp_path: Path, uploads: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (uploads / "link.csv").symlink_to(tmp_path / "secret.csv")
     with pytest.raises(ToolError, match="leads outside"):
         tutor.upload_path(uploads, "link.csv")
@@ -149,37 +192,63 @@ def test_an_unknown_task_is_refused(tmp_path: Path, uploads: Path) -> None:
     assert refused.value.error_code == "unknown_task"
 
 
-def test_the_packet_must_carry_the_binding_updates_of_the_runs_consultations(tmp_path: Path, uploads: Path, run_once) -> None:  # noqa: ANN001
+def test_the_packet_must_carry_the_binding_updates_of_the_runs_consultations(
+    tmp_path: Path, uploads: Path, run_once
+) -> None:  # noqa: ANN001
     from consulta.asks import consult_expert_tool
     from consulta.runtime import Agent, RunStatus
     from consulta.runtime._engine import load_messages
 
-    prose = final(is_suitable=True, blocking_issues=[], warning_issues=[], evidence=[], recommended_next_step="换一个数据集。")
+    prose = final(
+        is_suitable=True, blocking_issues=[], warning_issues=[], evidence=[], recommended_next_step="换一个数据集。"
+    )
     c = consultant(tmp_path, uploads, [prose])
-    orchestrator = Agent(app="tutor", instructions="Plan the session.", tools=(consult_expert_tool(c), tutor.submit_packet_tool(c.store)))
-    dropped = {"task_id": "task_2_1", "task_status": "in_progress", "guidance_for_ca": "Start with df.head().", "consultation_ids": ["consult_0001"]}
+    orchestrator = Agent(
+        app="tutor", instructions="Plan the session.", tools=(consult_expert_tool(c), tutor.submit_packet_tool(c.store))
+    )
+    dropped = {
+        "task_id": "task_2_1",
+        "task_status": "in_progress",
+        "guidance_for_ca": "Start with df.head().",
+        "consultation_ids": ["consult_0001"],
+    }
     carried = {
         **dropped,
         "task_status": "blocked",
         "guidance_for_ca": "Do not start the exercise on this file; tell the student what the dataset lacks and ask for one that meets the task's requirements. 先说明缺少 age 列。",
         "blocked_steps": ["analysis"],
     }
-    model = ScriptedModel([
-        {"tool_calls": [{"name": "consult_expert", "args": SEED_EXAMPLES[0]}]},
-        {"tool_calls": [{"name": "submit_instruction_packet", "args": dropped}]},
-        {"tool_calls": [{"name": "submit_instruction_packet", "args": {**carried, "task_status": "paused"}}]},
-        {"tool_calls": [{"name": "submit_instruction_packet", "args": carried}]},
-        {"text": "Packet submitted."},
-    ])
+    model = ScriptedModel(
+        [
+            {"tool_calls": [{"name": "consult_expert", "args": SEED_EXAMPLES[0]}]},
+            {"tool_calls": [{"name": "submit_instruction_packet", "args": dropped}]},
+            {"tool_calls": [{"name": "submit_instruction_packet", "args": {**carried, "task_status": "paused"}}]},
+            {"tool_calls": [{"name": "submit_instruction_packet", "args": carried}]},
+            {"text": "Packet submitted."},
+        ]
+    )
     run = run_once(c.store, orchestrator, "The student uploaded student_data.csv for task_2_1.", model)
     assert run.status == RunStatus.finished
-    results = [p.content for m in load_messages(c.store.load_checkpoint(run.id)[1]) for p in getattr(m, "parts", []) if p.part_kind == "tool-return"]
+    results = [
+        p.content
+        for m in load_messages(c.store.load_checkpoint(run.id)[1])
+        for p in getattr(m, "parts", [])
+        if p.part_kind == "tool-return"
+    ]
     consulted, refused, malformed, accepted = results
     assert consulted["binding_rules_triggered"][0]["rule_name"] == "dataset_not_suitable"
-    assert refused["error_code"] == "binding_updates_dropped" and "guidance_for_ca" in refused["message"] and "blocked_steps" in refused["message"]
+    assert (
+        refused["error_code"] == "binding_updates_dropped"
+        and "guidance_for_ca" in refused["message"]
+        and "blocked_steps" in refused["message"]
+    )
     assert malformed["error_code"] == "invalid_arguments" and malformed["field"] == "task_status"
-    suggested = json.loads(refused["_hint"].split("Submit this packet: ", 1)[1])  # the model's packet, with what it dropped
-    assert suggested["guidance_for_ca"].startswith("Start with df.head(). Do not start the exercise") and suggested["blocked_steps"] == ["analysis"]
+    suggested = json.loads(
+        refused["_hint"].split("Submit this packet: ", 1)[1]
+    )  # the model's packet, with what it dropped
+    assert suggested["guidance_for_ca"].startswith("Start with df.head(). Do not start the exercise") and suggested[
+        "blocked_steps"
+    ] == ["analysis"]
     assert missing_updates(suggested, consulted["instruction_updates"]) == []
     said = "Instruction packet for task_2_1 (blocked) accepted; the assistant takes it from here."
     assert accepted == {"ok": True, "accepted": True, "packet": {**carried, "mention_to_student": []}, "message": said}
@@ -188,7 +257,11 @@ def test_the_packet_must_carry_the_binding_updates_of_the_runs_consultations(tmp
 
 @pytest.mark.parametrize(
     ("text", "says"),
-    [("tasks: [{id: t1, title: x}]", "has a problem at tasks.0.requirements"), ("tasks: [", "not valid YAML"), ("tasks: [{id: 'a b', title: x, requirements: r, learning_objectives: o}]", "tasks.0.id")],
+    [
+        ("tasks: [{id: t1, title: x}]", "has a problem at tasks.0.requirements"),
+        ("tasks: [", "not valid YAML"),
+        ("tasks: [{id: 'a b', title: x, requirements: r, learning_objectives: o}]", "tasks.0.id"),
+    ],
 )
 def test_a_bad_task_catalog_is_a_clear_error(tmp_path: Path, text: str, says: str) -> None:
     from consulta.runtime import ConfigError
@@ -200,46 +273,87 @@ def test_a_bad_task_catalog_is_a_clear_error(tmp_path: Path, text: str, says: st
     assert says in str(error.value) and str(path) in str(error.value)
 
 
-def test_a_packet_before_the_upload_was_inspected_is_refused_with_the_call_to_make(tmp_path: Path, uploads: Path, run_once) -> None:  # noqa: ANN001
+def test_a_packet_before_the_upload_was_inspected_is_refused_with_the_call_to_make(
+    tmp_path: Path, uploads: Path, run_once
+) -> None:  # noqa: ANN001
     from consulta.asks import consult_expert_tool
     from consulta.runtime import Agent
     from consulta.runtime._engine import load_messages
 
-    prose = final(is_suitable=True, blocking_issues=[], warning_issues=[], evidence=[], recommended_next_step="换一个数据集。")
+    prose = final(
+        is_suitable=True, blocking_issues=[], warning_issues=[], evidence=[], recommended_next_step="换一个数据集。"
+    )
     c = consultant(tmp_path, uploads, [prose])
-    orchestrator = Agent(app="tutor", instructions="Plan.", tools=(consult_expert_tool(c), tutor.submit_packet_tool(c.store, uploads=uploads)))
+    orchestrator = Agent(
+        app="tutor",
+        instructions="Plan.",
+        tools=(consult_expert_tool(c), tutor.submit_packet_tool(c.store, uploads=uploads)),
+    )
     early = {"task_id": "task_2_1", "task_status": "in_progress", "guidance_for_ca": "Start with df.head()."}
-    model = ScriptedModel([{"tool_calls": [{"name": "submit_instruction_packet", "args": early}]}, {"text": "I will consult first."}])
+    model = ScriptedModel(
+        [{"tool_calls": [{"name": "submit_instruction_packet", "args": early}]}, {"text": "I will consult first."}]
+    )
     run = run_once(c.store, orchestrator, "Can I start task_2_1?", model)
-    (refused,) = [p.content for m in load_messages(c.store.load_checkpoint(run.id)[1]) for p in getattr(m, "parts", []) if p.part_kind == "tool-return"]
+    (refused,) = [
+        p.content
+        for m in load_messages(c.store.load_checkpoint(run.id)[1])
+        for p in getattr(m, "parts", [])
+        if p.part_kind == "tool-return"
+    ]
     assert refused["error_code"] == "consult_first" and "student_data.csv" in refused["message"]
-    assert '"expected_output_type": "suitability_judgment"' in refused["_hint"] and '"file_name": "student_data.csv"' in refused["_hint"]
+    assert (
+        '"expected_output_type": "suitability_judgment"' in refused["_hint"]
+        and '"file_name": "student_data.csv"' in refused["_hint"]
+    )
 
 
-def test_a_packet_resting_on_an_uninspected_upload_gets_it_inspected_and_its_rules_applied(tmp_path: Path, uploads: Path, run_once) -> None:  # noqa: ANN001
+def test_a_packet_resting_on_an_uninspected_upload_gets_it_inspected_and_its_rules_applied(
+    tmp_path: Path, uploads: Path, run_once
+) -> None:  # noqa: ANN001
     """The model skips the inspection; the packet tool makes it (a consultation on record under the packet's call),
     and the packet is refused until it carries the inspection's binding updates, as offered in the refusal."""
     from consulta.asks import consult_expert_tool
     from consulta.runtime import Agent, RunStatus
     from consulta.runtime._engine import load_messages
 
-    prose = final(is_suitable=True, blocking_issues=[], warning_issues=[], evidence=[], recommended_next_step="Upload more rows.")
+    prose = final(
+        is_suitable=True, blocking_issues=[], warning_issues=[], evidence=[], recommended_next_step="Upload more rows."
+    )
     c = consultant(tmp_path, uploads, [prose])
     packet_tool = tutor.submit_packet_tool(c.store, uploads=uploads, inspect=c.consult)
     orchestrator = Agent(app="tutor", instructions="Plan the session.", tools=(consult_expert_tool(c), packet_tool))
     hasty = {"task_id": "task_2_1", "task_status": "in_progress", "guidance_for_ca": "Start with df.head()."}
-    carried = {**hasty, "task_status": "in_progress", "guidance_for_ca": "Start with df.head(). Do not start the exercise on this file; tell the student what the dataset lacks and ask for one that meets the task's requirements.", "blocked_steps": ["analysis"]}
-    model = ScriptedModel([
-        {"tool_calls": [{"name": "submit_instruction_packet", "args": hasty}]},
-        {"tool_calls": [{"name": "submit_instruction_packet", "args": carried}]},
-    ])
+    carried = {
+        **hasty,
+        "task_status": "in_progress",
+        "guidance_for_ca": "Start with df.head(). Do not start the exercise on this file; tell the student what the dataset lacks and ask for one that meets the task's requirements.",
+        "blocked_steps": ["analysis"],
+    }
+    model = ScriptedModel(
+        [
+            {"tool_calls": [{"name": "submit_instruction_packet", "args": hasty}]},
+            {"tool_calls": [{"name": "submit_instruction_packet", "args": carried}]},
+        ]
+    )
     run = run_once(c.store, orchestrator, "Can I start task_2_1?", model)
     assert run.status == RunStatus.finished
-    refused, accepted = [p.content for m in load_messages(c.store.load_checkpoint(run.id)[1]) for p in getattr(m, "parts", []) if p.part_kind == "tool-return"]
+    refused, accepted = [
+        p.content
+        for m in load_messages(c.store.load_checkpoint(run.id)[1])
+        for p in getattr(m, "parts", [])
+        if p.part_kind == "tool-return"
+    ]
     assert refused["error_code"] == "binding_updates_dropped"
-    assert json.loads(refused["_hint"].split("Submit this packet: ", 1)[1]) == {**carried, "mention_to_student": [], "consultation_ids": []}
+    assert json.loads(refused["_hint"].split("Submit this packet: ", 1)[1]) == {
+        **carried,
+        "mention_to_student": [],
+        "consultation_ids": [],
+    }
     assert accepted["accepted"] is True
     (kept,) = c.store.list_consultations(run_id=run.id)
     first_call = c.store.list_tool_calls(run.id)[0]
-    assert kept.tool_call_id == first_call.tool_call_id and {k: v for k, v in kept.request["context"].items() if v} == {"file_name": "student_data.csv", "task_id": "task_2_1"}
+    assert kept.tool_call_id == first_call.tool_call_id and {k: v for k, v in kept.request["context"].items() if v} == {
+        "file_name": "student_data.csv",
+        "task_id": "task_2_1",
+    }
     assert kept.expert_output is not None and kept.expert_output["is_suitable"] is False

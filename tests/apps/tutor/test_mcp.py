@@ -113,7 +113,9 @@ def test_an_excel_file_goes_in_as_base64(server: FastMCP, tmp_path: Path) -> Non
         ({"name": "scores.xlsx", "content": "not base64!", "encoding": "base64"}, "invalid_base64"),
     ],
 )
-def test_a_bad_upload_is_refused_and_nothing_is_written(server: FastMCP, tmp_path: Path, args: dict[str, Any], code: str) -> None:
+def test_a_bad_upload_is_refused_and_nothing_is_written(
+    server: FastMCP, tmp_path: Path, args: dict[str, Any], code: str
+) -> None:
     result = asyncio.run(call_once(server, "upload_dataset", args))
     assert result["ok"] is False and result["error_code"] == code, result
     assert uploads(tmp_path) == []

@@ -48,7 +48,10 @@ def home(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def client(home: Path) -> Iterator[TestClient]:
-    with resources.as_file(SCRIPT) as script, TestClient(create_app(app="tutor", settings=settings_for(home, Path(script)))) as test_client:
+    with (
+        resources.as_file(SCRIPT) as script,
+        TestClient(create_app(app="tutor", settings=settings_for(home, Path(script)))) as test_client,
+    ):
         yield test_client
 
 
@@ -85,7 +88,10 @@ def test_an_upload_is_listed_and_kept_byte_for_byte(client: TestClient, alice: d
         parts.writestr("xl/workbook.xml", "<workbook/>")
     assert upload(client, alice, "scores.xlsx", workbook.getvalue()).status_code == 201
     listed = client.get("/api/tutor/uploads", headers=alice).json()["files"]
-    assert [(f["name"], f["size"]) for f in listed] == [("scores.xlsx", len(workbook.getvalue())), ("student_data.csv", 8)]
+    assert [(f["name"], f["size"]) for f in listed] == [
+        ("scores.xlsx", len(workbook.getvalue())),
+        ("student_data.csv", 8),
+    ]
     assert folder_files(home) == ["scores.xlsx", "student_data.csv"]
 
 
@@ -116,7 +122,9 @@ def test_a_bad_name_or_type_is_refused_and_nothing_is_written(
     assert not (home / "apps" / "tutor" / "escape.csv").exists()
 
 
-def test_a_file_over_the_limit_is_refused_and_nothing_is_written(client: TestClient, alice: dict[str, str], home: Path) -> None:
+def test_a_file_over_the_limit_is_refused_and_nothing_is_written(
+    client: TestClient, alice: dict[str, str], home: Path
+) -> None:
     body = refused(upload(client, alice, "big.csv", b"x" * (MAX_UPLOAD_BYTES + 1)), 413, "file_too_large")
     assert "20 MB" in body["message"]
     assert folder_files(home) == []
@@ -124,7 +132,9 @@ def test_a_file_over_the_limit_is_refused_and_nothing_is_written(client: TestCli
     assert upload(client, alice, "edge.csv", b"a\n" + b"1\n" * ((MAX_UPLOAD_BYTES - 2) // 2)).status_code == 201
 
 
-def test_a_content_length_over_the_limit_is_refused_before_the_body_is_read(client: TestClient, alice: dict[str, str], home: Path) -> None:
+def test_a_content_length_over_the_limit_is_refused_before_the_body_is_read(
+    client: TestClient, alice: dict[str, str], home: Path
+) -> None:
     sent: list[int] = []
 
     def body() -> Iterator[bytes]:
@@ -140,9 +150,14 @@ def test_a_content_length_over_the_limit_is_refused_before_the_body_is_read(clie
 def test_a_stream_that_goes_over_the_limit_stops_being_read(home: Path) -> None:
     """A real server, a chunked body (no Content-Length to refuse by) three times the limit: the 413 comes back
     while the client is still sending, and nothing is written."""
-    with resources.as_file(SCRIPT) as script, running_server(create_app(app="tutor", settings=settings_for(home, Path(script)))) as base:
+    with (
+        resources.as_file(SCRIPT) as script,
+        running_server(create_app(app="tutor", settings=settings_for(home, Path(script)))) as base,
+    ):
         host, port = base.removeprefix("http://").split(":")
-        with urllib.request.urlopen(urllib.request.Request(f"{base}/api/sessions", method="POST"), timeout=10) as minted:
+        with urllib.request.urlopen(
+            urllib.request.Request(f"{base}/api/sessions", method="POST"), timeout=10
+        ) as minted:
             bearer = json.loads(minted.read())["token"]
         with socket.create_connection((host, int(port)), timeout=10) as sock:
             sock.sendall(
@@ -204,7 +219,9 @@ def finished_turn(client: TestClient, headers: dict[str, str]) -> tuple[str, str
     return run["id"], assistant["id"]
 
 
-def test_the_turns_cards_show_the_packet_and_the_consultation_with_its_binding_rule(client: TestClient, alice: dict[str, str]) -> None:
+def test_the_turns_cards_show_the_packet_and_the_consultation_with_its_binding_rule(
+    client: TestClient, alice: dict[str, str]
+) -> None:
     assert client.get("/api/tutor/turn", headers=alice).json() is None  # no turn yet
     orchestrator, assistant = finished_turn(client, alice)
     turn = client.get("/api/tutor/turn", headers=alice, params={"run_id": orchestrator}).json()
@@ -243,7 +260,7 @@ def test_a_turn_is_only_its_sessions(client: TestClient, alice: dict[str, str]) 
 def test_the_page_carries_the_tutors_panels(client: TestClient) -> None:
     page = client.get("/").text
     assert 'data-app="tutor"' in page and 'id="upload-input"' in page and 'id="turn-cards"' in page
-    assert '/apps/tutor/static/app.css' in page and 'data-app-script="/apps/tutor/static/app.js"' in page
+    assert "/apps/tutor/static/app.css" in page and 'data-app-script="/apps/tutor/static/app.js"' in page
     assert client.get("/apps/tutor/static/app.js").status_code == 200
     body = client.get("/openapi.json").json()["paths"]["/api/tutor/uploads"]["post"]["requestBody"]
     assert body["content"]["multipart/form-data"]["schema"]["properties"]["file"]["format"] == "binary"
@@ -252,27 +269,103 @@ def test_the_page_carries_the_tutors_panels(client: TestClient) -> None:
 # ---- the cards' data, for every kind of consultation and a refused packet -------------------------------------------
 
 
-def consultation(n: int, output_type: str, output: dict[str, Any] | None, *, status: str = "done", rules: list[dict[str, str]] | None = None) -> ConsultationRecord:
+def consultation(
+    n: int,
+    output_type: str,
+    output: dict[str, Any] | None,
+    *,
+    status: str = "done",
+    rules: list[dict[str, str]] | None = None,
+) -> ConsultationRecord:
     return ConsultationRecord(
-        id=f"consult_{n:04d}", run_id="run_o", tool_call_id="call_1", expert_id="data_inspector", status=status,
-        request={"question": "q?", "context": {"task_id": "task_2_1"}, "expected_output_type": output_type, "scenario_id": "s"},
-        expert_output=output, binding_rules=rules or [], instruction_updates={}, attempts=1,
-        error=None if status == "done" else "never fitted its type", expert_run_id=None,
-        started_at="2026-11-23T00:00:00+00:00", finished_at="2026-11-23T00:00:01+00:00", duration_ms=12.0,
+        id=f"consult_{n:04d}",
+        run_id="run_o",
+        tool_call_id="call_1",
+        expert_id="data_inspector",
+        status=status,
+        request={
+            "question": "q?",
+            "context": {"task_id": "task_2_1"},
+            "expected_output_type": output_type,
+            "scenario_id": "s",
+        },
+        expert_output=output,
+        binding_rules=rules or [],
+        instruction_updates={},
+        attempts=1,
+        error=None if status == "done" else "never fitted its type",
+        expert_run_id=None,
+        started_at="2026-11-23T00:00:00+00:00",
+        finished_at="2026-11-23T00:00:01+00:00",
+        duration_ms=12.0,
     )
 
 
 @pytest.mark.parametrize(
     ("output_type", "output", "verdict", "summary", "issues"),
     [
-        ("validation_report", {"is_valid": False, "validation_details": "no output shown", "missing_elements": ["df.head()"], "recommended_action": "show it"}, "not_valid", "no output shown", ["df.head()"]),
-        ("validation_report", {"is_valid": True, "validation_details": "all there", "missing_elements": [], "recommended_action": ""}, "valid", "all there", []),
-        ("error_diagnosis", {"error_root_cause": "a typo in the column", "explanation": "KeyError", "suggested_fix_direction": "check df.columns", "related_concepts": []}, "diagnosed", "a typo in the column", []),
-        ("concept_explanation", {"concept_name": "groupby", "definition": "split-apply-combine", "use_cases": [], "simple_example": "", "common_pitfalls": ["forgetting agg"]}, "explained", "split-apply-combine", []),
-        ("suitability_judgment", {"is_suitable": True, "blocking_issues": [], "warning_issues": ["2 duplicate row(s)"], "evidence": ["rows: 120"], "recommended_next_step": "go on"}, "suitable", "go on", []),
+        (
+            "validation_report",
+            {
+                "is_valid": False,
+                "validation_details": "no output shown",
+                "missing_elements": ["df.head()"],
+                "recommended_action": "show it",
+            },
+            "not_valid",
+            "no output shown",
+            ["df.head()"],
+        ),
+        (
+            "validation_report",
+            {"is_valid": True, "validation_details": "all there", "missing_elements": [], "recommended_action": ""},
+            "valid",
+            "all there",
+            [],
+        ),
+        (
+            "error_diagnosis",
+            {
+                "error_root_cause": "a typo in the column",
+                "explanation": "KeyError",
+                "suggested_fix_direction": "check df.columns",
+                "related_concepts": [],
+            },
+            "diagnosed",
+            "a typo in the column",
+            [],
+        ),
+        (
+            "concept_explanation",
+            {
+                "concept_name": "groupby",
+                "definition": "split-apply-combine",
+                "use_cases": [],
+                "simple_example": "",
+                "common_pitfalls": ["forgetting agg"],
+            },
+            "explained",
+            "split-apply-combine",
+            [],
+        ),
+        (
+            "suitability_judgment",
+            {
+                "is_suitable": True,
+                "blocking_issues": [],
+                "warning_issues": ["2 duplicate row(s)"],
+                "evidence": ["rows: 120"],
+                "recommended_next_step": "go on",
+            },
+            "suitable",
+            "go on",
+            [],
+        ),
     ],
 )
-def test_a_consultation_card_reads_its_verdict_from_the_typed_output(output_type: str, output: dict[str, Any], verdict: str, summary: str, issues: list[str]) -> None:
+def test_a_consultation_card_reads_its_verdict_from_the_typed_output(
+    output_type: str, output: dict[str, Any], verdict: str, summary: str, issues: list[str]
+) -> None:
     card = consultation_card(consultation(1, output_type, output))
     assert (card.verdict, card.summary, card.issues) == (verdict, summary, issues)
 
@@ -300,14 +393,35 @@ class _Store:
 
 def test_a_refused_packet_shows_what_was_submitted_and_why_it_was_refused() -> None:
     args = {"task_id": "task_2_1", "task_status": "in_progress", "guidance_for_ca": "start the analysis"}
-    refusal = {"ok": False, "error_code": "binding_updates_dropped", "message": "The packet drops binding updates from the consultations: blocked_steps."}
+    refusal = {
+        "ok": False,
+        "error_code": "binding_updates_dropped",
+        "message": "The packet drops binding updates from the consultations: blocked_steps.",
+    }
     call = ToolCallRecord(
-        run_id="run_o", step=2, tool_call_id="call_2", tool_name="submit_instruction_packet", args=args, result=refusal, ok=False,
-        error_code="binding_updates_dropped", started_at="2026-11-23T00:00:00+00:00", duration_ms=3.0,
+        run_id="run_o",
+        step=2,
+        tool_call_id="call_2",
+        tool_name="submit_instruction_packet",
+        args=args,
+        result=refusal,
+        ok=False,
+        error_code="binding_updates_dropped",
+        started_at="2026-11-23T00:00:00+00:00",
+        duration_ms=3.0,
     )
     rules = [{"rule_name": "dataset_not_suitable", "action": "require_new_dataset"}]
-    kept = [consultation(1, "suitability_judgment", {"is_suitable": False, "blocking_issues": ["missing column(s): age"], "recommended_next_step": "x"}, rules=rules)]
-    run = SimpleNamespace(id="run_o", status=RunStatus.failed, prompt="can I start?", parent_run_id=None)  # what a turn reads of its run
+    kept = [
+        consultation(
+            1,
+            "suitability_judgment",
+            {"is_suitable": False, "blocking_issues": ["missing column(s): age"], "recommended_next_step": "x"},
+            rules=rules,
+        )
+    ]
+    run = SimpleNamespace(
+        id="run_o", status=RunStatus.failed, prompt="can I start?", parent_run_id=None
+    )  # what a turn reads of its run
     turn = turn_view(_Store([call], kept), run)  # type: ignore[arg-type]
     assert turn.status == "failed" and turn.assistant_run_id is None
     assert turn.packet is not None and turn.packet.accepted is False

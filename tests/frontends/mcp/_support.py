@@ -53,7 +53,9 @@ class Lab:
 
     @property
     def settings(self) -> Settings:
-        return Settings(home=self.home, database_url=f"sqlite:///{self.home}/consulta.db", model="local", lang=self.lang)
+        return Settings(
+            home=self.home, database_url=f"sqlite:///{self.home}/consulta.db", model="local", lang=self.lang
+        )
 
     def server(self) -> FastMCP:
         options = {"inventory": str(self.inventory), "question_timeout": self.question_timeout}

@@ -23,15 +23,26 @@ SCRIPT = resources.files("consulta.apps.tutor").joinpath("data", "scripts", "uns
 def scripted_consultation(script: Path) -> dict[str, Any]:
     """The consult_expert request the tutor's script has its orchestrator make (a data inspection of an upload)."""
     agents = load_script(script)["agents"]  # type: ignore[call-overload]
-    return next(c["args"] for a in agents for step in a.get("steps", []) for c in step.get("tool_calls", []) if c["name"] == "consult_expert")
+    return next(
+        c["args"]
+        for a in agents
+        for step in a.get("steps", [])
+        for c in step.get("tool_calls", [])
+        if c["name"] == "consult_expert"
+    )
 
 
 def test_consult_expert_over_mcp_is_kept_on_the_sessions_run_within_its_budget(tmp_path: Path) -> None:
     with resources.as_file(SCRIPT) as script:
-        settings = Settings(home=tmp_path, database_url=f"sqlite:///{tmp_path}/consulta.db", model=f"scripted:{script}", lang="en")
+        settings = Settings(
+            home=tmp_path, database_url=f"sqlite:///{tmp_path}/consulta.db", model=f"scripted:{script}", lang="en"
+        )
         request = scripted_consultation(Path(script))
     server = build_server(app="tutor", settings=settings)
-    upload = {"name": request["context"]["file_name"], "content": "name,score\n" + "".join(f"s{i},{i}\n" for i in range(5))}
+    upload = {
+        "name": request["context"]["file_name"],
+        "content": "name,score\n" + "".join(f"s{i},{i}\n" for i in range(5)),
+    }
 
     async def scenario() -> list[dict[str, Any]]:
         async with Client(server) as client:
@@ -40,7 +51,9 @@ def test_consult_expert_over_mcp_is_kept_on_the_sessions_run_within_its_budget(t
 
     *done, refused = asyncio.run(scenario())
     assert all(r["consultation_id"].startswith("consult_") for r in done)
-    assert refused["ok"] is False and refused["error_code"] == "consultation_budget_exceeded"  # the tutor allows 3 per task
+    assert (
+        refused["ok"] is False and refused["error_code"] == "consultation_budget_exceeded"
+    )  # the tutor allows 3 per task
     store = Store(settings.database_url)
     try:
         (session,) = [r for r in store.list_runs(app="tutor") if r.external]
@@ -50,6 +63,10 @@ def test_consult_expert_over_mcp_is_kept_on_the_sessions_run_within_its_budget(t
         for consultation in kept:
             assert consultation.tool_call_id in calls and calls[consultation.tool_call_id].tool_name == "consult_expert"
             expert = store.get_run(consultation.expert_run_id)
-            assert (expert.parent_run_id, expert.trace_id, expert.principal) == (session.id, session.trace_id, session.principal)
+            assert (expert.parent_run_id, expert.trace_id, expert.principal) == (
+                session.id,
+                session.trace_id,
+                session.principal,
+            )
     finally:
         store.close()

@@ -51,7 +51,7 @@ def test_an_approved_plan_is_applied_and_audited(tmp_path: Path, mode: str) -> N
     assert applied["audit_ids"] == [entry.audit_id] and entry.op == "record_thaw" and entry.plan_id == staged["plan_id"]
     assert entry.actor.startswith("mcp:")
 
-    (message, schema), = person.seen
+    ((message, schema),) = person.seen
     assert staged["preview"] in message and schema["properties"]["approve"]["type"] == "boolean"
     assert_spec_form(schema)
     (plan,), (ask,) = plans_and_asks(lab)
@@ -60,8 +60,17 @@ def test_an_approved_plan_is_applied_and_audited(tmp_path: Path, mode: str) -> N
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize(("reply", "plan_status", "code"), [("decline", PlanStatus.rejected, "plan_rejected"), ({"approve": False}, PlanStatus.rejected, "plan_rejected"), ("cancel", PlanStatus.cancelled, "plan_cancelled")])
-def test_a_plan_not_approved_writes_nothing(tmp_path: Path, mode: str, reply: Any, plan_status: PlanStatus, code: str) -> None:
+@pytest.mark.parametrize(
+    ("reply", "plan_status", "code"),
+    [
+        ("decline", PlanStatus.rejected, "plan_rejected"),
+        ({"approve": False}, PlanStatus.rejected, "plan_rejected"),
+        ("cancel", PlanStatus.cancelled, "plan_cancelled"),
+    ],
+)
+def test_a_plan_not_approved_writes_nothing(
+    tmp_path: Path, mode: str, reply: Any, plan_status: PlanStatus, code: str
+) -> None:
     lab = Lab(tmp_path)
 
     async def scenario() -> dict[str, Any]:
@@ -86,7 +95,9 @@ def test_accepting_the_approval_form_as_it_comes_approves_nothing(tmp_path: Path
     async def accept_defaults(message: str, response_type: Any, params: Any, context: Any) -> ElicitResult:
         schema = params.requested_schema
         schemas.append(schema)
-        return ElicitResult(action="accept", content={k: f["default"] for k, f in schema["properties"].items() if "default" in f})
+        return ElicitResult(
+            action="accept", content={k: f["default"] for k, f in schema["properties"].items() if "default" in f}
+        )
 
     async def scenario() -> dict[str, Any]:
         async with Client(lab.server(), mode=mode, elicitation_handler=accept_defaults) as c:
@@ -111,7 +122,9 @@ def test_several_writes_make_one_plan_and_a_malformed_approval_is_asked_again(tm
     async def scenario() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
         async with client(lab.server(), mode, person) as c:
             first = await call(c, "record_thaw", THAW)
-            second = await call(c, "add_entry", {"parent_cell_line": "HeLa", "box": 4, "positions": [80, 81], "short_name": "HeLa-test"})
+            second = await call(
+                c, "add_entry", {"parent_cell_line": "HeLa", "box": 4, "positions": [80, 81], "short_name": "HeLa-test"}
+            )
             return first, second, await call(c, "apply_plan", {"plan_id": first["plan_id"]})
 
     first, second, applied = asyncio.run(scenario())
@@ -152,7 +165,10 @@ def test_another_sessions_plan_is_not_found(tmp_path: Path) -> None:
     server = lab.server()
 
     async def scenario() -> dict[str, Any]:
-        async with client(server, "legacy", Person([{"approve": True}])) as alice, client(server, "legacy", Person([{"approve": True}])) as bob:
+        async with (
+            client(server, "legacy", Person([{"approve": True}])) as alice,
+            client(server, "legacy", Person([{"approve": True}])) as bob,
+        ):
             staged = await call(alice, "record_thaw", THAW)
             return await call(bob, "apply_plan", {"plan_id": staged["plan_id"]})
 
@@ -169,7 +185,12 @@ def test_a_plan_the_data_no_longer_fits_fails_and_writes_nothing(tmp_path: Path)
         async with client(lab.server(), "2026-07-28", person) as c:
             staged = await call(c, "record_thaw", THAW)
             # Meanwhile someone takes the same tube out through another front end.
-            apply_plan(lab.inventory, [RecordThaw(op="record_thaw", record_id=9, positions=[1], date="2025-07-01")], plan_id="plan_other", actor="local")
+            apply_plan(
+                lab.inventory,
+                [RecordThaw(op="record_thaw", record_id=9, positions=[1], date="2025-07-01")],
+                plan_id="plan_other",
+                actor="local",
+            )
             return await call(c, "apply_plan", {"plan_id": staged["plan_id"]})
 
     result = asyncio.run(scenario())
@@ -191,6 +212,9 @@ def test_a_client_without_elicitation_leaves_the_approval_to_another_front_end(t
 
     before = sha256(lab.inventory)
     unavailable, applied = asyncio.run(scenario())
-    assert unavailable["error_code"] == "approval_unavailable" and f"consulta answer {unavailable['ask_id']}" in unavailable["_hint"]
+    assert (
+        unavailable["error_code"] == "approval_unavailable"
+        and f"consulta answer {unavailable['ask_id']}" in unavailable["_hint"]
+    )
     assert applied["ok"] and applied["applied"]
     assert sha256(lab.inventory) != before and read_audit(lab.inventory).entries[0].actor == "local"

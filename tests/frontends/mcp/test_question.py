@@ -17,7 +17,11 @@ from consulta.runtime import AskStatus, Store
 from ._support import MODES, Lab, Person, assert_spec_form, call, client
 
 QUESTIONS = [
-    {"header": "Cell Line", "question": "Which K562 line?", "options": ["K562-WT", "K562-dTAG-BRD4", "K562-RTCB-KO-c3"]},
+    {
+        "header": "Cell Line",
+        "question": "Which K562 line?",
+        "options": ["K562-WT", "K562-dTAG-BRD4", "K562-RTCB-KO-c3"],
+    },
     {"header": "Boxes", "question": "Which boxes may I use?", "options": ["1", "2", "5"], "multiple": True},
     {"header": "Note", "question": "Anything to note?"},
 ]
@@ -45,13 +49,20 @@ def test_an_answered_question_gives_the_seed_result(tmp_path: Path, mode: str) -
     assert result == answered_result(parse_questions(QUESTIONS), raw)
     assert result["result"]["answers"] == ["Cell Line: K562-dTAG-BRD4", "Boxes: 2, 5", "Note: for the BRD4 time course"]
 
-    (message, schema), = person.seen
+    ((message, schema),) = person.seen
     validate_elicitation_json_schema(schema)  # a form FastMCP accepts…
     assert_spec_form(schema)  # …made only of what the MCP spec defines
     assert schema["required"] == ["q1", "q2", "q3"]
     q1, q2, q3 = (schema["properties"][k] for k in ("q1", "q2", "q3"))
-    assert q1 == {"title": "Cell Line", "description": "Which K562 line?", "type": "string", "enum": QUESTIONS[0]["options"]}
-    assert q2["type"] == "array" and q2["items"] == {"type": "string", "enum": ["1", "2", "5"]} and q2["title"] == "Boxes"
+    assert q1 == {
+        "title": "Cell Line",
+        "description": "Which K562 line?",
+        "type": "string",
+        "enum": QUESTIONS[0]["options"],
+    }
+    assert (
+        q2["type"] == "array" and q2["items"] == {"type": "string", "enum": ["1", "2", "5"]} and q2["title"] == "Boxes"
+    )
     assert q3 == {"title": "Note", "description": "Anything to note?", "type": "string"}
     assert "Which K562 line?" in message
 

@@ -116,7 +116,9 @@ def test_a_question_answered_from_another_front_end_between_rounds(tmp_path: Pat
             store.close()
             answer_elsewhere(lab, ask.id, ["K562-WT"])
             reply = {"reply": ElicitResult(action="accept", content={"q1": "K562-dTAG-BRD4"})}
-            done = await c.session.call_tool("question", QUESTION, input_responses=reply, request_state=first.request_state)
+            done = await c.session.call_tool(
+                "question", QUESTION, input_responses=reply, request_state=first.request_state
+            )
             return done.structured_content
 
     result = asyncio.run(scenario())
@@ -131,7 +133,9 @@ def test_a_tampered_request_state_is_refused(tmp_path: Path) -> None:
             first = await c.session.call_tool("question", QUESTION, allow_input_required=True)
             forged = first.request_state[:-4] + "AAAA"
             reply = {"reply": ElicitResult(action="accept", content={"q1": "K562-WT"})}
-            with pytest.raises(MCPError, match="requestState"):  # FastMCP seals the state: a forged one never reaches the tool
+            with pytest.raises(
+                MCPError, match="requestState"
+            ):  # FastMCP seals the state: a forged one never reaches the tool
                 await c.session.call_tool("question", QUESTION, input_responses=reply, request_state=forged)
 
     asyncio.run(scenario())

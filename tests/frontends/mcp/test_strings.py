@@ -29,11 +29,13 @@ def hard_coded(source: str) -> list[str]:
 
 
 def test_the_scan_finds_a_hard_coded_message() -> None:
-    assert hard_coded('ctx.session.elicit_form("Please approve", schema)') == ["<source>:1: elicit_form('Please approve')"]
+    assert hard_coded('ctx.session.elicit_form("Please approve", schema)') == [
+        "<source>:1: elicit_form('Please approve')"
+    ]
     assert hard_coded('ElicitRequestFormParams(message=f"Approve {n} changes?")') != []
     assert hard_coded('field = {"title": "Approve", "type": "boolean"}') != []
     assert hard_coded('Form(message=t("mcp.plan.message", lang) + "\\nReally?")') != []
-    assert hard_coded('served_tool(name=n, title=tool_title(n, lang))') == []
+    assert hard_coded("served_tool(name=n, title=tool_title(n, lang))") == []
     assert hard_coded('field = {"title": question.header, "type": "string"}') == []
 
 
@@ -67,7 +69,9 @@ def test_what_the_person_reads_is_in_their_language(tmp_path: Path, lang: str) -
     assert {tool.name: tool.title for tool in tools} == {tool.name: t(f"mcp.tool.{tool.name}", lang) for tool in tools}
 
     (asked, _), (asked_again, _), (approval, schema) = person.seen
-    assert asked == "\n".join([t("ai.question.asking", lang), t("mcp.question.line", lang, header="Cell Line", question="Which K562?")])
+    assert asked == "\n".join(
+        [t("ai.question.asking", lang), t("mcp.question.line", lang, header="Cell Line", question="Which K562?")]
+    )
     assert asked_again == asked + "\n\n" + t("mcp.ask.invalid", lang, error="Answer 1 (Cell Line) must be text.")
 
     # The previews the person approves are the app's, in their language (the model's stay English).
@@ -78,7 +82,11 @@ def test_what_the_person_reads_is_in_their_language(tmp_path: Path, lang: str) -
     executor = build_agent(inventory=copy_sample(tmp_path / "before.yaml")).executor
     assert executor is not None
     (preview,) = executor.validate([item["op"] for item in plan.items], lang=lang)
-    assert approval == "\n".join([t("mcp.plan.message", lang, count=1), t("mcp.plan.line", lang, number=1, preview=preview)])
+    assert approval == "\n".join(
+        [t("mcp.plan.message", lang, count=1), t("mcp.plan.line", lang, number=1, preview=preview)]
+    )
     assert (preview == staged["preview"]) == (lang == "en")
     approve = schema["properties"]["approve"]
-    assert approve["title"] == t("mcp.plan.approve", lang) and approve["description"] == t("mcp.plan.approve_help", lang)
+    assert approve["title"] == t("mcp.plan.approve", lang) and approve["description"] == t(
+        "mcp.plan.approve_help", lang
+    )

@@ -62,7 +62,9 @@ def test_tool_errors_and_bad_arguments_come_back_in_the_seed_shape(tmp_path: Pat
         async with client(server, mode) as c:
             refused = await c.call_tool("empty_positions", {"box": 99}, raise_on_error=False)
             assert refused.is_error
-            assert refused.structured_content["ok"] is False and refused.structured_content["error_code"] == "invalid_box"
+            assert (
+                refused.structured_content["ok"] is False and refused.structured_content["error_code"] == "invalid_box"
+            )
             assert set(refused.structured_content) >= {"message", "_hint"}
 
             bad = await call(c, "query_inventory", {"box": "two"})

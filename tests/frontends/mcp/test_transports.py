@@ -57,7 +57,9 @@ class ThePerson:
     async def mcp_callback(self, context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
         return self.reply(params)
 
-    async def fastmcp_handler(self, message: str, response_type: Any, params: ElicitRequestParams, context: Any) -> ElicitResult:
+    async def fastmcp_handler(
+        self, message: str, response_type: Any, params: ElicitRequestParams, context: Any
+    ) -> ElicitResult:
         return self.reply(params)
 
 
@@ -96,10 +98,14 @@ def session_runs(lab: Lab) -> list[Any]:
 def test_the_official_client_over_stdio(tmp_path: Path, mode: str) -> None:
     lab = Lab(tmp_path)
     person = ThePerson()
-    params = StdioServerParameters(command=str(CONSULTA), args=["mcp", "ln2", "--inventory", str(lab.inventory)], env=env_for(lab))
+    params = StdioServerParameters(
+        command=str(CONSULTA), args=["mcp", "ln2", "--inventory", str(lab.inventory)], env=env_for(lab)
+    )
 
     async def scenario() -> tuple[str, dict[str, Any]]:
-        async with Client(params, mode=mode, elicitation_callback=person.mcp_callback, read_timeout_seconds=60) as client:
+        async with Client(
+            params, mode=mode, elicitation_callback=person.mcp_callback, read_timeout_seconds=60
+        ) as client:
 
             async def call(name: str, args: dict[str, Any]) -> dict[str, Any]:
                 result = await client.call_tool(name, args)
@@ -120,7 +126,16 @@ def test_the_official_client_over_stdio(tmp_path: Path, mode: str) -> None:
 def test_stdout_carries_only_the_protocol(tmp_path: Path) -> None:
     lab = Lab(tmp_path)
     messages = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"},
+            },
+        },
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
         {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "inventory_stats", "arguments": {}}},
@@ -181,7 +196,9 @@ def test_a_client_over_streamable_http(tmp_path: Path, mode: str) -> None:
         wait_for_port(port, server)
 
         async def scenario() -> dict[str, Any]:
-            async with FastMCPClient(f"http://127.0.0.1:{port}/mcp", mode=mode, elicitation_handler=person.fastmcp_handler, timeout=60) as client:
+            async with FastMCPClient(
+                f"http://127.0.0.1:{port}/mcp", mode=mode, elicitation_handler=person.fastmcp_handler, timeout=60
+            ) as client:
 
                 async def call(name: str, args: dict[str, Any]) -> dict[str, Any]:
                     result = await client.call_tool(name, args)

@@ -32,7 +32,10 @@ PLANNER = "You are the probe planner."
 SPEAKER = "You are the probe speaker."
 SCRIPT = {
     "agents": [
-        {"when": PLANNER, "steps": [{"tool_calls": [{"name": "note", "args": {"text": "hello"}}]}, {"text": "planned"}]},
+        {
+            "when": PLANNER,
+            "steps": [{"tool_calls": [{"name": "note", "args": {"text": "hello"}}]}, {"text": "planned"}],
+        },
         {"when": SPEAKER, "steps": [{"text": "Spoken!"}]},
     ]
 }
@@ -63,8 +66,12 @@ def _data(options: ProbeOptions, env: AppEnv) -> Path:
 def _planner(options: ProbeOptions, env: AppEnv) -> Agent:
     _data(options, env)
     return Agent(
-        app="probe", name="planner", instructions=PLANNER, tools=(ToolDef(name="note", function=note, description="Note what the user asked."),),
-        question_timeout=options.question_timeout, options=options.model_dump(mode="json"),
+        app="probe",
+        name="planner",
+        instructions=PLANNER,
+        tools=(ToolDef(name="note", function=note, description="Note what the user asked."),),
+        question_timeout=options.question_timeout,
+        options=options.model_dump(mode="json"),
     )
 
 
@@ -97,7 +104,14 @@ def _panels(kit: DesktopKit) -> list[DesktopPanel]:
     label = QLabel(kit.host.options.motto if kit.host is not None else "")
     label.setObjectName("probe-motto")
     label.heard = heard  # type: ignore[attr-defined]
-    return [DesktopPanel(widget=label, title=kit.host.options.motto if kit.host else "", placement="tab", on_event=lambda e: heard.append(e.type))]
+    return [
+        DesktopPanel(
+            widget=label,
+            title=kit.host.options.motto if kit.host else "",
+            placement="tab",
+            on_event=lambda e: heard.append(e.type),
+        )
+    ]
 
 
 def _mcp_tools(host: AppView) -> list[ToolDef]:

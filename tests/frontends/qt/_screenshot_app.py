@@ -16,8 +16,8 @@ from PySide6.QtCore import QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QComboBox
 
-from consulta.config import Settings
 from consulta.apps.ln2._desktop import GridPanel
+from consulta.config import Settings
 from consulta.frontends.qt import MainWindow
 
 PROMPT = "帮我取一管K562"
@@ -32,7 +32,9 @@ def main() -> int:
     with resources.as_file(ln2_data.joinpath("sample_inventory.yaml")) as sample:
         shutil.copyfile(sample, inventory)
     with resources.as_file(ln2_data.joinpath("scripts", "ambiguous_thaw.yaml")) as script:
-        settings = Settings(home=home, database_url=f"sqlite:///{home}/consulta.db", model=f"scripted:{script}", lang=lang)
+        settings = Settings(
+            home=home, database_url=f"sqlite:///{home}/consulta.db", model=f"scripted:{script}", lang=lang
+        )
     app = QApplication(sys.argv[:1])
     window = MainWindow(app="ln2", settings=settings, options={"inventory": str(inventory)})
     window.setGeometry(QGuiApplication.primaryScreen().geometry())  # no window manager here to maximise it
@@ -55,7 +57,10 @@ def main() -> int:
         grid.table.cellClicked.emit(0, 1)
         window.chat.input.setText(PROMPT)
         window.chat.send_button.click()
-        when(lambda: any(d.isVisible() for d in window.dialogs.values()), lambda: QTimer.singleShot(SETTLE_MS, shoot_question))
+        when(
+            lambda: any(d.isVisible() for d in window.dialogs.values()),
+            lambda: QTimer.singleShot(SETTLE_MS, shoot_question),
+        )
 
     def shoot(out: Path) -> bool:
         return QGuiApplication.primaryScreen().grabWindow(0).save(str(out), "PNG")

@@ -25,7 +25,12 @@ pytestmark = pytest.mark.slow
 
 
 def test_the_probe_gets_a_desktop_window_with_its_panel_and_hand_over(qtbot: Any, tmp_path: Path) -> None:
-    settings = Settings(home=tmp_path, database_url=f"sqlite:///{tmp_path}/consulta.db", model=f"scripted:{write_script(tmp_path)}", lang="en")
+    settings = Settings(
+        home=tmp_path,
+        database_url=f"sqlite:///{tmp_path}/consulta.db",
+        model=f"scripted:{write_script(tmp_path)}",
+        lang="en",
+    )
     window = MainWindow(app=PROBE, settings=settings, options={"motto": "onwards"})
     window.show()
     try:
@@ -41,14 +46,20 @@ def test_the_probe_gets_a_desktop_window_with_its_panel_and_hand_over(qtbot: Any
         you = [line for line in window.chat.lines if line.startswith(t("qt.chat.you", "en", text=""))]
         assert you == [t("qt.chat.you", "en", text="hello")]
         assert not any("planned" in line for line in window.chat.lines)
-        assert any(line.startswith("→ note(") for line in window.chat.lines)  # the planner's work shows as its tool call
-        assert window.chat.input.placeholderText() == t("qt.chat.placeholder", "en")  # the probe has no words of its own
+        assert any(
+            line.startswith("→ note(") for line in window.chat.lines
+        )  # the planner's work shows as its tool call
+        assert window.chat.input.placeholderText() == t(
+            "qt.chat.placeholder", "en"
+        )  # the probe has no words of its own
         assert probe.widget.heard.count("run_started") == 2 and "run_ended" in probe.widget.heard
         first = window.turn_id
         assert first is not None and window.run_id != first  # the speaker's run is shown; the planner's is the turn
         window.chat.input.insert("again")
         qtbot.keyClick(window.chat.input, Qt.Key.Key_Return)
-        qtbot.waitUntil(lambda: sum("Spoken!" in line for line in window.chat.lines) == 2 and not window.running, timeout=WAIT_MS)
+        qtbot.waitUntil(
+            lambda: sum("Spoken!" in line for line in window.chat.lines) == 2 and not window.running, timeout=WAIT_MS
+        )
         store = Store(settings.database_url)
         try:
             assert store.get_run(window.turn_id).parent_run_id == first  # the conversation of the planner's turn

@@ -13,7 +13,10 @@ from .conftest import WAIT_MS, make_settings
 
 @pytest.mark.parametrize(
     ("lang", "start"),
-    [("en", "Could not start: The inventory file {path} is empty. Start it with"), ("zh-CN", "无法启动：库存文件 {path} 是空的。请以")],
+    [
+        ("en", "Could not start: The inventory file {path} is empty. Start it with"),
+        ("zh-CN", "无法启动：库存文件 {path} 是空的。请以"),
+    ],
 )
 def test_a_bad_inventory_is_said_in_the_windows_language(qtbot: Any, tmp_path: Path, lang: str, start: str) -> None:
     from consulta.frontends.qt import BridgeState, MainWindow
@@ -40,4 +43,6 @@ def test_an_inventory_broken_while_the_window_is_open_is_said_in_its_language(op
     grid = panel(window, GridPanel)
     grid.path.write_bytes(b"")
     grid.refresh()
-    assert grid.error.text().startswith(f"无法读取库存：库存文件 {grid.path} 是空的。") and "\n" not in grid.error.text()
+    assert (
+        grid.error.text().startswith(f"无法读取库存：库存文件 {grid.path} 是空的。") and "\n" not in grid.error.text()
+    )

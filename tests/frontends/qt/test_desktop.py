@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("PySide6")
 
 import shiboken6  # noqa: E402
-
+from pydantic_ai.messages import ModelRequest, ToolReturnPart  # noqa: E402
 from PySide6.QtCore import Qt, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication, QCheckBox, QComboBox, QLabel, QLineEdit  # noqa: E402
 
@@ -24,7 +24,6 @@ from consulta.frontends.qt import BridgeState, MainWindow, QuestionDialog  # noq
 from consulta.i18n import t  # noqa: E402
 from consulta.runtime import AskStatus, RunStatus, Store  # noqa: E402
 from consulta.runtime._engine import load_messages  # noqa: E402
-from pydantic_ai.messages import ModelRequest, ToolReturnPart  # noqa: E402
 
 from .conftest import WAIT_MS, panel, write_script  # noqa: E402
 
@@ -147,7 +146,9 @@ def test_cancel_tells_the_model_question_cancelled(qtbot: Any, open_window: Any)
     assert on_host(qtbot, window, lambda h: h.ask(ask_id, principal=window.principal)).status == AskStatus.cancelled
 
 
-def test_dialog_widgets_free_text_and_an_invalid_multi_select_answer(qtbot: Any, open_window: Any, tmp_path: Path) -> None:
+def test_dialog_widgets_free_text_and_an_invalid_multi_select_answer(
+    qtbot: Any, open_window: Any, tmp_path: Path
+) -> None:
     script = write_script(
         tmp_path,
         [
@@ -158,7 +159,12 @@ def test_dialog_widgets_free_text_and_an_invalid_multi_select_answer(qtbot: Any,
                         "args": {
                             "questions": [
                                 {"header": "Cell Line", "question": "Which line?", "options": OPTIONS},
-                                {"header": "Boxes", "question": "Which boxes?", "options": ["1", "2", "3"], "multiple": True},
+                                {
+                                    "header": "Boxes",
+                                    "question": "Which boxes?",
+                                    "options": ["1", "2", "3"],
+                                    "multiple": True,
+                                },
                                 {"header": "Note", "question": "Anything else?"},
                             ]
                         },
@@ -181,7 +187,9 @@ def test_dialog_widgets_free_text_and_an_invalid_multi_select_answer(qtbot: Any,
     qtbot.waitUntil(lambda: dialog.error.isVisible(), timeout=WAIT_MS)
     assert "4" in dialog.error.text() and dialog.error.text().startswith("That answer does not fit")
     assert dialog.isVisible() and dialog.ok_button.isEnabled() and window.dialogs
-    assert on_host(qtbot, window, lambda h: h.ask(dialog.ask_id, principal=window.principal)).status == AskStatus.pending
+    assert (
+        on_host(qtbot, window, lambda h: h.ask(dialog.ask_id, principal=window.principal)).status == AskStatus.pending
+    )
 
     # Free text in the editable combo is a valid single answer; check boxes give a list.
     combo.setEditText("K562, the one from March")
@@ -212,13 +220,19 @@ def test_a_timed_out_question_closes_the_dialog_with_the_seed_message(qtbot: Any
     window: MainWindow = open_window(question_timeout=1.0, lang="zh-CN")
     send(qtbot, window, PROMPT)
     dialog = wait_dialog(qtbot, window)
-    assert dialog.windowTitle() == "Agent 提问" and dialog.ok_button.text() == "确定" and dialog.cancel_button.text() == "取消"
+    assert (
+        dialog.windowTitle() == "Agent 提问"
+        and dialog.ok_button.text() == "确定"
+        and dialog.cancel_button.text() == "取消"
+    )
     assert "Agent 正在向您提问..." in window.chat.lines
     qtbot.waitUntil(lambda: not window.dialogs, timeout=WAIT_MS)
     assert "提问超时，Agent 将继续执行" in window.chat.lines
 
 
-def test_closing_the_window_mid_question_cancels_the_run_and_ends_the_thread(qtbot: Any, open_window: Any, tmp_path: Path) -> None:
+def test_closing_the_window_mid_question_cancels_the_run_and_ends_the_thread(
+    qtbot: Any, open_window: Any, tmp_path: Path
+) -> None:
     before = set(threading.enumerate())
     window: MainWindow = open_window()
     loop_thread = window.bridge._thread
@@ -255,7 +269,9 @@ def test_stop_while_a_question_is_pending(qtbot: Any, open_window: Any, tmp_path
     assert t("qt.question.cancelled_elsewhere", "en") in window.chat.lines
     assert window.chat.send_button.isEnabled() and not window.chat.stop_button.isEnabled()
     assert window.run_id is not None
-    assert on_host(qtbot, window, lambda h: h.run(window.run_id, principal=window.principal)).status == RunStatus.cancelled
+    assert (
+        on_host(qtbot, window, lambda h: h.run(window.run_id, principal=window.principal)).status == RunStatus.cancelled
+    )
 
 
 def test_run_desktop_returns_when_the_window_closes(qtbot: Any, tmp_path: Path) -> None:
@@ -278,7 +294,9 @@ def test_run_desktop_returns_when_the_window_closes(qtbot: Any, tmp_path: Path) 
     failed: list[MainWindow] = []
 
     def close_when_failed() -> None:
-        windows = [w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible() and w.failed]
+        windows = [
+            w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible() and w.failed
+        ]
         if windows:
             failed.append(windows[0])
             windows[0].close()

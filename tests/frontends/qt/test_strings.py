@@ -16,22 +16,63 @@ APP_PANELS = sorted(SRC.glob("apps/*/_desktop.py"))
 
 # Calls whose string arguments a person reads: Qt setters, widget constructors, list/box items, message boxes.
 SHOWN = Shown(
-    calls=frozenset({
-        "setText", "setWindowTitle", "setPlaceholderText", "setToolTip", "setStatusTip", "setWhatsThis", "setTitle",
-        "setHtml", "setPlainText", "append", "insertPlainText", "insertHtml", "addItem", "addItems", "insertItem",
-        "setItemText", "addTab", "insertTab", "setTabText", "setHorizontalHeaderLabels", "setVerticalHeaderLabels",
-        "showMessage", "addButton", "setEditText", "setLabelText", "setInformativeText", "setDetailedText",
-        "information", "warning", "critical", "question", "about",
-        "QLabel", "QPushButton", "QCheckBox", "QRadioButton", "QGroupBox", "QAction", "QMessageBox", "QTableWidgetItem",
-        "QListWidgetItem", "QTreeWidgetItem", "QToolButton", "QCommandLinkButton",
-        "add",  # ChatPanel.add: a transcript line
-    })
+    calls=frozenset(
+        {
+            "setText",
+            "setWindowTitle",
+            "setPlaceholderText",
+            "setToolTip",
+            "setStatusTip",
+            "setWhatsThis",
+            "setTitle",
+            "setHtml",
+            "setPlainText",
+            "append",
+            "insertPlainText",
+            "insertHtml",
+            "addItem",
+            "addItems",
+            "insertItem",
+            "setItemText",
+            "addTab",
+            "insertTab",
+            "setTabText",
+            "setHorizontalHeaderLabels",
+            "setVerticalHeaderLabels",
+            "showMessage",
+            "addButton",
+            "setEditText",
+            "setLabelText",
+            "setInformativeText",
+            "setDetailedText",
+            "information",
+            "warning",
+            "critical",
+            "question",
+            "about",
+            "QLabel",
+            "QPushButton",
+            "QCheckBox",
+            "QRadioButton",
+            "QGroupBox",
+            "QAction",
+            "QMessageBox",
+            "QTableWidgetItem",
+            "QListWidgetItem",
+            "QTreeWidgetItem",
+            "QToolButton",
+            "QCommandLinkButton",
+            "add",  # ChatPanel.add: a transcript line
+        }
+    )
 )
 
 
 def test_the_scan_catches_literals_and_allows_catalog_calls() -> None:
     bad = 'label.setText("Hello")\nQPushButton("OK")\nbox.addItems(["Box 1"])\nw.setWindowTitle(f"Box {n}")\n'
-    good = 'label.setText(t("qt.x", lang))\nQLabel(f"<b>{h}</b>: {q}")\nbox.addItem(t("qt.y", lang), 1)\nt.setText("")\n'
+    good = (
+        'label.setText(t("qt.x", lang))\nQLabel(f"<b>{h}</b>: {q}")\nbox.addItem(t("qt.y", lang), 1)\nt.setText("")\n'
+    )
     assert len(scan(bad, SHOWN)[1]) == 4
     assert scan(good, SHOWN) == (4, [])
 
@@ -70,4 +111,3 @@ def test_an_app_with_desktop_panels_imports_without_pyside6(monkeypatch: pytest.
     assert ln2.desktop is not None and ln2.web is not None and ln2.mcp is not None
     with pytest.raises(ImportError):
         ln2.desktop()  # only building the panels does
-

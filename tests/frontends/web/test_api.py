@@ -13,15 +13,39 @@ from fastapi.testclient import TestClient
 
 from consulta.frontends.web import create_app
 
-from .conftest import AMBIGUOUS, inventory_path, new_session, pending_ask, rollback, run_status, settings_for, sha256, wait_for
+from .conftest import (
+    AMBIGUOUS,
+    inventory_path,
+    new_session,
+    pending_ask,
+    rollback,
+    run_status,
+    settings_for,
+    sha256,
+    wait_for,
+)
 
 QUESTION_ONLY = {
     "turns": [
         [
-            {"tool_calls": [{"name": "question", "args": {"questions": [
-                {"header": "Boxes", "question": "Which boxes?", "options": ["1", "2", "3"], "multiple": True},
-                {"header": "Note", "question": "Anything to add?"},
-            ]}}]},
+            {
+                "tool_calls": [
+                    {
+                        "name": "question",
+                        "args": {
+                            "questions": [
+                                {
+                                    "header": "Boxes",
+                                    "question": "Which boxes?",
+                                    "options": ["1", "2", "3"],
+                                    "multiple": True,
+                                },
+                                {"header": "Note", "question": "Anything to add?"},
+                            ]
+                        },
+                    }
+                ]
+            },
             {"text": "Noted."},
         ],
         [{"text": "Second turn."}],
@@ -70,7 +94,9 @@ def test_the_ambiguous_request_end_to_end(client: TestClient, alice: dict[str, s
     decided = client.post(f"/api/asks/{plan['id']}/answer", json={"decision": "approve"}, headers=alice)
     assert decided.status_code == 200
     finished = run_status(client, alice, run["id"], "finished")
-    assert finished["output"].startswith("已完成：") and "记录 9" in finished["output"]  # said by code, from the plan applied
+    assert (
+        finished["output"].startswith("已完成：") and "记录 9" in finished["output"]
+    )  # said by code, from the plan applied
     assert inventory.read_bytes() != original
     assert _cells(client, alice)[(2, 1)] is None
     assert client.get("/api/ln2/boxes/2/positions/1", headers=alice).json()["record"] is None
@@ -85,7 +111,10 @@ def test_the_ambiguous_request_end_to_end(client: TestClient, alice: dict[str, s
     ask = client.get(f"/api/asks/{proposal['ask_id']}", headers=alice).json()
     assert ask["kind"] == "plan" and ask["status"] == "pending" and ask["run_id"] == proposal["run_id"]
     assert ask["payload"]["items"][0]["op"] == {"op": "rollback", "audit_id": entry["audit_id"]}
-    assert client.post(f"/api/asks/{proposal['ask_id']}/answer", json={"decision": "approve"}, headers=alice).status_code == 200
+    assert (
+        client.post(f"/api/asks/{proposal['ask_id']}/answer", json={"decision": "approve"}, headers=alice).status_code
+        == 200
+    )
     rolled = run_status(client, alice, proposal["run_id"], "finished")
     assert rolled["output"] and inventory.read_bytes() == original
     assert _cells(client, alice)[(2, 1)] == 9
@@ -108,10 +137,24 @@ def test_a_rejected_plan_changes_nothing(client: TestClient, alice: dict[str, st
 
 
 def test_cancelling_a_question_tells_the_model_question_cancelled(tmp_path: Path) -> None:
-    script = _script(tmp_path, {"steps": [
-        {"tool_calls": [{"name": "question", "args": {"questions": [{"header": "Cell Line", "question": "Which?", "options": ["A", "B"]}]}}]},
-        {"text": "OK, nothing taken."},
-    ]})
+    script = _script(
+        tmp_path,
+        {
+            "steps": [
+                {
+                    "tool_calls": [
+                        {
+                            "name": "question",
+                            "args": {
+                                "questions": [{"header": "Cell Line", "question": "Which?", "options": ["A", "B"]}]
+                            },
+                        }
+                    ]
+                },
+                {"text": "OK, nothing taken."},
+            ]
+        },
+    )
     with TestClient(create_app(app="ln2", settings=settings_for(tmp_path, script))) as client:
         headers = new_session(client)
         run = client.post("/api/runs", json={"prompt": "take one"}, headers=headers).json()
@@ -127,11 +170,17 @@ def test_cancelling_a_question_tells_the_model_question_cancelled(tmp_path: Path
 
 
 def test_a_question_that_is_not_answered_in_time_times_out(tmp_path: Path) -> None:
-    with TestClient(create_app(app="ln2", settings=settings_for(tmp_path), options={"question_timeout": 0.3})) as client:
+    with TestClient(
+        create_app(app="ln2", settings=settings_for(tmp_path), options={"question_timeout": 0.3})
+    ) as client:
         headers = new_session(client)
         client.post("/api/runs", json={"prompt": AMBIGUOUS}, headers=headers)
         question = pending_ask(client, headers, kind="question")
-        closed = wait_for(lambda: (a := client.get(f"/api/asks/{question['id']}", headers=headers).json())["status"] != "pending" and a)
+        closed = wait_for(
+            lambda: (
+                (a := client.get(f"/api/asks/{question['id']}", headers=headers).json())["status"] != "pending" and a
+            )
+        )
         assert closed["status"] == "timed_out" and closed["outcome"]["error_code"] == "question_timeout"
         events = client.get(f"/api/runs/{question['run_id']}/events?follow=false", headers=headers).text
         assert '"type":"ask_closed"' in events and '"status":"timed_out"' in events
@@ -196,7 +245,10 @@ def test_unknown_ids_are_404(client: TestClient, alice: dict[str, str]) -> None:
 def test_closed_asks_are_409(client: TestClient, alice: dict[str, str]) -> None:
     client.post("/api/runs", json={"prompt": AMBIGUOUS}, headers=alice)
     question = pending_ask(client, alice, kind="question")
-    assert client.post(f"/api/asks/{question['id']}/answer", json={"answers": ["K562-WT"]}, headers=alice).status_code == 200
+    assert (
+        client.post(f"/api/asks/{question['id']}/answer", json={"answers": ["K562-WT"]}, headers=alice).status_code
+        == 200
+    )
     for path, body in (("answer", {"answers": ["K562-WT"]}), ("cancel", None)):
         response = client.post(f"/api/asks/{question['id']}/{path}", json=body, headers=alice)
         assert response.status_code == 409
@@ -248,12 +300,17 @@ def test_malformed_answers_are_422_and_change_nothing(tmp_path: Path) -> None:
             assert error["error_code"] == code, body
             assert error["message"] and error.get("field") == field, body
             assert client.get(path.removesuffix("/answer"), headers=headers).json()["status"] == "pending"
-        assert "not one of the options" in client.post(path, json={"answers": [["9"], ""]}, headers=headers).json()["message"]
+        assert (
+            "not one of the options"
+            in client.post(path, json={"answers": [["9"], ""]}, headers=headers).json()["message"]
+        )
         assert client.get(f"/api/runs/{run['id']}", headers=headers).json()["status"] == "waiting"
         assert client.post(path, json={"answers": [["1", "3"], ""]}, headers=headers).status_code == 200
 
 
-def test_a_malformed_plan_decision_is_422_and_changes_nothing(client: TestClient, alice: dict[str, str], home: Path) -> None:
+def test_a_malformed_plan_decision_is_422_and_changes_nothing(
+    client: TestClient, alice: dict[str, str], home: Path
+) -> None:
     before = sha256(inventory_path(home))
     client.post("/api/runs", json={"prompt": AMBIGUOUS}, headers=alice)
     question = pending_ask(client, alice, kind="question")
@@ -279,7 +336,9 @@ def _one_change(client: TestClient, headers: dict[str, str]) -> dict[str, Any]:
     return entry
 
 
-def test_a_rollback_that_cannot_apply_fails_and_changes_nothing(client: TestClient, alice: dict[str, str], home: Path) -> None:
+def test_a_rollback_that_cannot_apply_fails_and_changes_nothing(
+    client: TestClient, alice: dict[str, str], home: Path
+) -> None:
     entry = _one_change(client, alice)
     rollback(client, alice, entry["audit_id"])
     after = sha256(inventory_path(home))
@@ -294,7 +353,13 @@ def test_a_rollback_that_cannot_apply_fails_and_changes_nothing(client: TestClie
 
 
 def test_bad_run_requests_are_422(client: TestClient, alice: dict[str, str]) -> None:
-    for body in ({}, {"prompt": ""}, {"prompt": "x" * 4001}, {"prompt": "x", "lang": "fr"}, {"prompt": "x", "model": "y"}):
+    for body in (
+        {},
+        {"prompt": ""},
+        {"prompt": "x" * 4001},
+        {"prompt": "x", "lang": "fr"},
+        {"prompt": "x", "model": "y"},
+    ):
         response = client.post("/api/runs", json=body, headers=alice)
         assert response.status_code == 422, body
         assert response.json()["error_code"] == "invalid_request" and response.json()["field"]
@@ -327,7 +392,9 @@ def test_sessions_see_and_answer_only_their_own_runs_and_asks(client: TestClient
     assert [r.status_code for r in foreign] == [404] * len(foreign)
     # a foreign id reads exactly like an unknown one
     unknown = client.get("/api/asks/ask_000000000000", headers=bob).json()["message"]
-    assert client.get(f"/api/asks/{question['id']}", headers=bob).json()["message"] == unknown.replace("ask_000000000000", question["id"])
+    assert client.get(f"/api/asks/{question['id']}", headers=bob).json()["message"] == unknown.replace(
+        "ask_000000000000", question["id"]
+    )
 
     assert client.get(f"/api/asks/{question['id']}", headers=alice).json()["status"] == "pending"
     assert client.get(f"/api/runs/{run['id']}", headers=alice).json()["status"] == "waiting"
@@ -354,7 +421,9 @@ def test_a_rollback_not_approved_changes_nothing(tmp_path: Path, ending: str) ->
         alice = new_session(client)
         entry = _one_change(client, alice)
         before = sha256(inventory_path(tmp_path))
-        staged = client.post(f"/api/ln2/audit/{entry['audit_id']}/rollback", headers=alice, params={"lang": "zh-CN"}).json()
+        staged = client.post(
+            f"/api/ln2/audit/{entry['audit_id']}/rollback", headers=alice, params={"lang": "zh-CN"}
+        ).json()
         assert staged["previews"][0].startswith(f"回滚 {entry['audit_id']}")  # in the page's language
         run = client.get(f"/api/runs/{staged['run_id']}", headers=alice).json()
         assert run["status"] == "waiting" and run["agent"] == "person"
@@ -368,7 +437,9 @@ def test_a_rollback_not_approved_changes_nothing(tmp_path: Path, ending: str) ->
         events = client.get(f"/api/runs/{staged['run_id']}/events?follow=false", headers=alice).text
         assert '"type":"plan_decided"' in events and '"status":"applied"' not in events
         assert ended["status"] == ("cancelled" if ending == "stop" else "finished")
-        assert sha256(inventory_path(tmp_path)) == before and len(client.get("/api/ln2/audit", headers=alice).json()) == 1
+        assert (
+            sha256(inventory_path(tmp_path)) == before and len(client.get("/api/ln2/audit", headers=alice).json()) == 1
+        )
 
 
 def test_a_rollback_staged_before_a_restart_is_applied_when_approved_after_it(tmp_path: Path) -> None:

@@ -44,7 +44,9 @@ def error_body(openapi: dict[str, Any], response: Any) -> dict[str, Any]:
 # ---- a body of the wrong media type: 415, not 500 -----------------------------------------------------------------
 
 
-def test_a_body_that_is_not_json_is_415_and_starts_nothing(client: TestClient, alice: dict[str, str], openapi: dict[str, Any]) -> None:
+def test_a_body_that_is_not_json_is_415_and_starts_nothing(
+    client: TestClient, alice: dict[str, str], openapi: dict[str, Any]
+) -> None:
     for content_type in ("text/plain", "application/x-www-form-urlencoded", None):
         headers = {**alice, **({"Content-Type": content_type} if content_type else {})}
         response = client.post("/api/runs", content=json.dumps({"prompt": AMBIGUOUS}).encode(), headers=headers)
@@ -55,7 +57,9 @@ def test_a_body_that_is_not_json_is_415_and_starts_nothing(client: TestClient, a
     assert client.get("/api/runs", headers=alice).json() == []
 
 
-def test_an_answer_that_is_not_json_is_415_and_the_ask_stays_pending(client: TestClient, alice: dict[str, str], openapi: dict[str, Any]) -> None:
+def test_an_answer_that_is_not_json_is_415_and_the_ask_stays_pending(
+    client: TestClient, alice: dict[str, str], openapi: dict[str, Any]
+) -> None:
     client.post("/api/runs", json={"prompt": AMBIGUOUS}, headers=alice)
     question = pending_ask(client, alice, kind="question")
     response = client.post(
@@ -77,8 +81,14 @@ def test_the_routes_that_read_json_document_415_and_422(openapi: dict[str, Any],
 # ---- an unparsable JSON body: the documented 422, not an undocumented 400 ---------------------------------------
 
 
-def test_an_unparsable_json_body_is_a_documented_422(client: TestClient, alice: dict[str, str], openapi: dict[str, Any]) -> None:
-    for body, reason in ((b"\xff\xfe{", "not UTF-8"), (b"[" * 100_000, "nested too deeply"), (b"{not json", "Expecting property name")):
+def test_an_unparsable_json_body_is_a_documented_422(
+    client: TestClient, alice: dict[str, str], openapi: dict[str, Any]
+) -> None:
+    for body, reason in (
+        (b"\xff\xfe{", "not UTF-8"),
+        (b"[" * 100_000, "nested too deeply"),
+        (b"{not json", "Expecting property name"),
+    ):
         response = client.post("/api/runs", content=body, headers={**alice, "Content-Type": "application/json"})
         assert response.status_code == 422, reason
         error = error_body(openapi, response)
@@ -106,7 +116,9 @@ def assert_documented_frames(openapi: dict[str, Any], frames: list[Frame]) -> No
         documented(openapi, data["contentSchema"]).validate(json.loads(frame["data"]))
 
 
-def test_every_frame_of_a_run_matches_the_documented_schema(client: TestClient, alice: dict[str, str], openapi: dict[str, Any]) -> None:
+def test_every_frame_of_a_run_matches_the_documented_schema(
+    client: TestClient, alice: dict[str, str], openapi: dict[str, Any]
+) -> None:
     run_id = _finished_run(client, alice)
     frames = replay(client, run_id, alice)
     assert {f.event for f in frames} == {"message", "end"} and len(frames) > 10
@@ -155,7 +167,9 @@ def test_an_answer_with_neither_or_both_fields_is_off_schema_and_refused(
     assert client.get(f"/api/asks/{question['id']}", headers=alice).json()["status"] == "pending"
 
 
-def test_the_answers_limit_is_documented_as_the_server_holds_it(client: TestClient, alice: dict[str, str], openapi: dict[str, Any]) -> None:
+def test_the_answers_limit_is_documented_as_the_server_holds_it(
+    client: TestClient, alice: dict[str, str], openapi: dict[str, Any]
+) -> None:
     answers = openapi["components"]["schemas"]["AnswerBody"]["properties"]["answers"]
     assert answers["type"] == "array" and answers["maxItems"] == 20 and "maxLength" not in answers
     client.post("/api/runs", json={"prompt": AMBIGUOUS}, headers=alice)
@@ -168,10 +182,14 @@ def test_last_event_id_is_taken_exactly_when_its_documented_schema_takes_it(
     client: TestClient, alice: dict[str, str], openapi: dict[str, Any]
 ) -> None:
     run_id = client.post("/api/runs", json={"prompt": AMBIGUOUS}, headers=alice).json()["id"]
-    (header,) = [p for p in openapi["paths"]["/api/runs/{run_id}/events"]["get"]["parameters"] if p["name"] == "last-event-id"]
+    (header,) = [
+        p for p in openapi["paths"]["/api/runs/{run_id}/events"]["get"]["parameters"] if p["name"] == "last-event-id"
+    ]
     schema = documented(openapi, header["schema"])
     for value in ("0", "3", "999", "null", "-1", "1.5", "abc", "", "1" * 19):
-        response = client.get(f"/api/runs/{run_id}/events", params={"follow": "false"}, headers={**alice, "Last-Event-ID": value})
+        response = client.get(
+            f"/api/runs/{run_id}/events", params={"follow": "false"}, headers={**alice, "Last-Event-ID": value}
+        )
         valid = schema.is_valid(value)
         assert valid == (value in ("0", "3", "999")), value
         assert response.status_code == (200 if valid else 422), value
@@ -180,7 +198,9 @@ def test_last_event_id_is_taken_exactly_when_its_documented_schema_takes_it(
 # ---- 405: `Allow` lists every method of the path -------------------------------------------------------------------
 
 
-def test_a_405_allows_exactly_the_documented_methods_of_its_path(client: TestClient, alice: dict[str, str], openapi: dict[str, Any]) -> None:
+def test_a_405_allows_exactly_the_documented_methods_of_its_path(
+    client: TestClient, alice: dict[str, str], openapi: dict[str, Any]
+) -> None:
     for path, operations in openapi["paths"].items():
         url = re.sub(r"\{[^}]+\}", "1", path)  # a value each path parameter takes
         documented_methods = {m.upper() for m in operations}

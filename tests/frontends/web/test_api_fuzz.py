@@ -81,7 +81,11 @@ class Fuzzed:
 
     def explain(self) -> str:
         """What went wrong first (a CI log shows the head of a message), then all schemathesis printed, then the server."""
-        found = [{"pass": n, "failures": r.get("failures"), "errors": r.get("errors")} for n, r in enumerate(self.reports) if r.get("failures") or r.get("errors")]
+        found = [
+            {"pass": n, "failures": r.get("failures"), "errors": r.get("errors")}
+            for n, r in enumerate(self.reports)
+            if r.get("failures") or r.get("errors")
+        ]
         head = json.dumps(found, ensure_ascii=False, default=str)[:6000]
         return f"{head}\n---- schemathesis ----\n{self.output}\n---- the server's log (last 4000 characters) ----\n{self.server_log[-4000:]}"
 
@@ -112,7 +116,17 @@ def consulta_serve(app: str, home: Path, log: Path) -> Iterator[str]:
     port = _free_port()
     env = {**os.environ, "CONSULTA_HOME": str(home), "CONSULTA_LANG": "en", "PYTHONUNBUFFERED": "1"}
     env.pop("CONSULTA_DATABASE_URL", None)
-    command = [sys.executable, "-m", "consulta", "serve", app, "--port", str(port), "--model", f"scripted:{_script(app, home)}"]
+    command = [
+        sys.executable,
+        "-m",
+        "consulta",
+        "serve",
+        app,
+        "--port",
+        str(port),
+        "--model",
+        f"scripted:{_script(app, home)}",
+    ]
     with log.open("w", encoding="utf-8") as out:
         server = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
@@ -159,7 +173,9 @@ def fuzz(app: str, tmp_path: Path, *, passes: list[Pass], seed: int) -> Fuzzed:
                 "--header", f"Authorization: Bearer {token}",
                 "--report", "json", "--report-json-path", str(report_path),
             ]  # fmt: skip
-            done = subprocess.run(command, cwd=work, capture_output=True, text=True, timeout=fuzz_pass.time_limit, check=False)
+            done = subprocess.run(
+                command, cwd=work, capture_output=True, text=True, timeout=fuzz_pass.time_limit, check=False
+            )
             outputs.append(done.stdout + done.stderr)
             assert report_path.exists(), f"schemathesis wrote no report (exit {done.returncode}):\n{outputs[-1]}"
             reports.append(json.loads(report_path.read_text(encoding="utf-8")))
@@ -215,7 +231,9 @@ def test_the_api_holds_under_fuzzing(app: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(sum(p.time_limit for p in THOROUGH) + 120)  # its passes' own bounds (200 examples took ~3 min here)
+@pytest.mark.timeout(
+    sum(p.time_limit for p in THOROUGH) + 120
+)  # its passes' own bounds (200 examples took ~3 min here)
 @pytest.mark.parametrize("app", app_names())
 def test_the_api_holds_under_long_fuzzing(app: str, tmp_path: Path) -> None:
     assert_holds(fuzz(app, tmp_path, passes=THOROUGH, seed=int.from_bytes(os.urandom(4), "big")), THOROUGH)

@@ -72,9 +72,24 @@ class _Host:
 
 def _run(run_id: str, status: RunStatus = RunStatus.running) -> RunRecord:
     return RunRecord(
-        id=run_id, app="ln2", thread_id=run_id, parent_run_id=None, status=status, prompt="p", model="m", lang="en",
-        options={}, trace_id="t", output=None, error=None, owner=None, principal="web:x", heartbeat_at=None,
-        cancel_requested=False, created_at="c", updated_at="u",
+        id=run_id,
+        app="ln2",
+        thread_id=run_id,
+        parent_run_id=None,
+        status=status,
+        prompt="p",
+        model="m",
+        lang="en",
+        options={},
+        trace_id="t",
+        output=None,
+        error=None,
+        owner=None,
+        principal="web:x",
+        heartbeat_at=None,
+        cancel_requested=False,
+        created_at="c",
+        updated_at="u",
     )
 
 
@@ -263,7 +278,9 @@ def test_the_runtimes_numbers_are_kept_and_an_event_the_store_showed_first_is_gi
 
     def check(broker: EventBroker, host: _Host) -> None:
         rows = host.store.recorded.setdefault("run_r", [])
-        for seq, event in enumerate([RunStarted(run_id="run_r", app="ln2", prompt="p"), StepStarted(run_id="run_r", step=1)], start=1):
+        for seq, event in enumerate(
+            [RunStarted(run_id="run_r", app="ln2", prompt="p"), StepStarted(run_id="run_r", step=1)], start=1
+        ):
             rows.append(EventRecord(id=seq, run_id="run_r", type=event.type, data={}, ts="t", seq=seq))
         resumed = RunStarted(run_id="run_r", app="ln2", prompt=None, resumed=True, seq=3)
         rows.append(EventRecord(id=3, run_id="run_r", type=resumed.type, data={"resumed": True}, ts="t", seq=3))

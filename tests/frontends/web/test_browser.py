@@ -250,12 +250,32 @@ def test_a_reloaded_page_still_has_its_question(open_page: Any, tmp_path: Path) 
 
 def test_cancel_tells_the_model_question_cancelled(open_page: Any, tmp_path: Path) -> None:
     script = tmp_path / "cancel.json"
-    script.write_text(json.dumps({"steps": [
-        {"tool_calls": [{"name": "question", "args": {"questions": [
-            {"header": "Cell Line", "question": "Which K562?", "options": ["K562-WT", "K562-dTAG-BRD4"]},
-        ]}}]},
-        {"text": "OK, I will not take any tube."},
-    ]}), encoding="utf-8")
+    script.write_text(
+        json.dumps(
+            {
+                "steps": [
+                    {
+                        "tool_calls": [
+                            {
+                                "name": "question",
+                                "args": {
+                                    "questions": [
+                                        {
+                                            "header": "Cell Line",
+                                            "question": "Which K562?",
+                                            "options": ["K562-WT", "K562-dTAG-BRD4"],
+                                        },
+                                    ]
+                                },
+                            }
+                        ]
+                    },
+                    {"text": "OK, I will not take any tube."},
+                ]
+            }
+        ),
+        encoding="utf-8",
+    )
     app = create_app(app="ln2", settings=settings_for(tmp_path, script))
     with running_server(app) as base:
         p = open_page(base, "en")
@@ -287,14 +307,39 @@ def test_a_question_that_times_out_says_so(open_page: Any, tmp_path: Path) -> No
 
 def test_the_question_form_follows_the_questions_schema(open_page: Any, tmp_path: Path) -> None:
     script = tmp_path / "kinds.json"
-    script.write_text(json.dumps({"steps": [
-        {"tool_calls": [{"name": "question", "args": {"questions": [
-            {"header": "Cell Line", "question": "Which K562?", "options": ["K562-WT", "K562-dTAG-BRD4"]},
-            {"header": "Boxes", "question": "Which boxes may I use?", "options": ["1", "2", "3"], "multiple": True},
-            {"header": "Note", "question": "Anything to write in the note?"},
-        ]}}]},
-        {"text": "Thanks."},
-    ]}), encoding="utf-8")
+    script.write_text(
+        json.dumps(
+            {
+                "steps": [
+                    {
+                        "tool_calls": [
+                            {
+                                "name": "question",
+                                "args": {
+                                    "questions": [
+                                        {
+                                            "header": "Cell Line",
+                                            "question": "Which K562?",
+                                            "options": ["K562-WT", "K562-dTAG-BRD4"],
+                                        },
+                                        {
+                                            "header": "Boxes",
+                                            "question": "Which boxes may I use?",
+                                            "options": ["1", "2", "3"],
+                                            "multiple": True,
+                                        },
+                                        {"header": "Note", "question": "Anything to write in the note?"},
+                                    ]
+                                },
+                            }
+                        ]
+                    },
+                    {"text": "Thanks."},
+                ]
+            }
+        ),
+        encoding="utf-8",
+    )
     app = create_app(app="ln2", settings=settings_for(tmp_path, script))
     with running_server(app) as base:
         p = open_page(base, "en")
@@ -302,7 +347,11 @@ def test_the_question_form_follows_the_questions_schema(open_page: Any, tmp_path
         assert form.locator("select").count() == 1  # single choice
         assert form.locator("fieldset input[type=checkbox]").count() == 3  # multiple
         labels = form.locator(".field > label[for], legend").all_inner_texts()
-        assert labels == ["Cell Line: Which K562?", "Boxes: Which boxes may I use?", "Note: Anything to write in the note?"]
+        assert labels == [
+            "Cell Line: Which K562?",
+            "Boxes: Which boxes may I use?",
+            "Note: Anything to write in the note?",
+        ]
         other = form.locator("input[type=text][id$=-other]")
         assert other.is_hidden()
         form.locator("select").select_option("__other__")  # free text is an answer too
@@ -338,7 +387,9 @@ def test_a_test_only_app_gets_its_page_and_the_next_agents_reply(open_page: Any,
         # The person reads their message and the speaker's reply: not the planner's note, not the speaker's prompt.
         assert [m.strip() for m in p.page.locator(".msg.user").all_inner_texts()] == ["hello"]
         assert [m.strip() for m in p.page.locator(".msg.agent").all_inner_texts()] == ["Spoken!"]
-        assert p.page.locator(".tool .tool-name", has_text="note").count() == 1  # the planner's work shows as its tool call
+        assert (
+            p.page.locator(".tool .tool-name", has_text="note").count() == 1
+        )  # the planner's work shows as its tool call
         p.page.fill("#prompt", "again")  # the next turn continues the planner's conversation, not the speaker's
         p.page.press("#prompt", "Enter")
         wait_for(lambda: p.page.locator(".msg.agent", has_text="Spoken!").count() == 2, what="the second turn's reply")
@@ -354,9 +405,16 @@ def test_a_test_only_app_gets_its_page_and_the_next_agents_reply(open_page: Any,
         p.page.wait_for_selector("body[data-ready=true]")
         p.page.locator(".msg.agent", has_text="Spoken!").wait_for()
         shown = p.page.locator(".msg.agent").all_inner_texts()
-        if hasattr(first, "agent"):  # runs record their agent: the newest turn's thread, each run followed by its hand-over
+        if hasattr(
+            first, "agent"
+        ):  # runs record their agent: the newest turn's thread, each run followed by its hand-over
             wait_for(lambda: p.page.locator(".msg.agent", has_text="Spoken!").count() == 2, what="both turns restored")
-            wait_for(lambda: all(v for v in p.page.evaluate("[...document.querySelectorAll('.msg')].map((m) => m.innerText)")), what="the bubbles")
+            wait_for(
+                lambda: all(
+                    v for v in p.page.evaluate("[...document.querySelectorAll('.msg')].map((m) => m.innerText)")
+                ),
+                what="the bubbles",
+            )
             assert [m.strip() for m in p.page.locator(".msg.user").all_inner_texts()] == ["hello", "again"]
             assert [m.strip() for m in p.page.locator(".msg.agent").all_inner_texts()] == ["Spoken!", "Spoken!"]
             order = p.page.evaluate("[...document.querySelectorAll('.msg')].map((m) => m.innerText.trim())")

@@ -74,18 +74,37 @@ def world(home: Path) -> Iterator[dict[str, Any]]:
         run = client.post("/api/runs", json={"prompt": AMBIGUOUS}, headers=alice).json()
         question = pending_ask(client, alice, kind="question")
         staged = client.post(f"/api/ln2/audit/{audit_id}/rollback", headers=alice).json()
-        yield {"client": client, "alice": alice, "run": run, "question": question, "staged": staged, "audit_id": audit_id}
+        yield {
+            "client": client,
+            "alice": alice,
+            "run": run,
+            "question": question,
+            "staged": staged,
+            "audit_id": audit_id,
+        }
 
 
 def _routes(client: TestClient) -> list[tuple[str, str]]:
     """Every /api route the server documents (its OpenAPI schema: the app's own routes included)."""
     paths = client.get("/openapi.json").json()["paths"]
-    return sorted((method.upper(), path) for path, operations in paths.items() if path.startswith("/api/") for method in operations)
+    return sorted(
+        (method.upper(), path)
+        for path, operations in paths.items()
+        if path.startswith("/api/")
+        for method in operations
+    )
 
 
 def _request(client: TestClient, world: dict[str, Any], method: str, path: str, **kw: Any) -> Response:
     """Call route `path` on Alice's ids, with a body the route accepts."""
-    url = path.format(run_id=world["run"]["id"], ask_id=world["question"]["id"], audit_id=world["audit_id"], box=1, position=1, lang="en")
+    url = path.format(
+        run_id=world["run"]["id"],
+        ask_id=world["question"]["id"],
+        audit_id=world["audit_id"],
+        box=1,
+        position=1,
+        lang="en",
+    )
     body: dict[str, Any] | None = None
     if path == "/api/runs" and method == "POST":
         body = {"prompt": "take one", "continue_from": world["run"]["id"]}
@@ -112,11 +131,15 @@ def _made_up_tokens(client: TestClient) -> list[dict[str, str]]:
 MISSING = [{}, {"Authorization": "Bearer"}, {"Authorization": "Bearer short"}, {"Authorization": "Basic " + "x" * 43}]
 
 
-def test_every_route_by_foreign_made_up_and_missing_tokens(world: dict[str, Any], home: Path, tmp_path_factory: Any) -> None:
+def test_every_route_by_foreign_made_up_and_missing_tokens(
+    world: dict[str, Any], home: Path, tmp_path_factory: Any
+) -> None:
     client: TestClient = world["client"]
     routes = _routes(client)
     guarded = [r for r in routes if r not in OPEN_ROUTES]
-    assert sorted(FOREIGN) == guarded, "every route that needs a session is in the matrix (classify a new one in FOREIGN)"
+    assert sorted(FOREIGN) == guarded, (
+        "every route that needs a session is in the matrix (classify a new one in FOREIGN)"
+    )
     elsewhere = tmp_path_factory.mktemp("elsewhere")
     with TestClient(create_app(app="ln2", settings=settings_for(elsewhere))) as other_server:
         made_up = [*_made_up_tokens(client), new_session(other_server)]
@@ -126,19 +149,31 @@ def test_every_route_by_foreign_made_up_and_missing_tokens(world: dict[str, Any]
     for method, path in guarded:
         for headers in made_up:
             response = _request(client, world, method, path, headers=headers)
-            assert response.status_code == 401 and response.json()["error_code"] == "no_session", (method, path, headers)
+            assert response.status_code == 401 and response.json()["error_code"] == "no_session", (
+                method,
+                path,
+                headers,
+            )
         cells["made up"] += 1
         for headers in MISSING:
             client.cookies.clear()
             response = _request(client, world, method, path, headers=headers)
-            assert response.status_code == 401 and response.headers["www-authenticate"] == "Bearer", (method, path, headers)
-            assert response.json()["error_code"] == "no_session" and response.json()["message"] and response.json()["hint"]
+            assert response.status_code == 401 and response.headers["www-authenticate"] == "Bearer", (
+                method,
+                path,
+                headers,
+            )
+            assert (
+                response.json()["error_code"] == "no_session" and response.json()["message"] and response.json()["hint"]
+            )
         cells["missing"] += 1
         response = _request(client, world, method, path, headers=bob)
         assert FOREIGN[(method, path)](response), (method, path, response.status_code, response.text)
         cells["foreign"] += 1
-    print(f"\nisolation matrix: {len(guarded)} routes x 3 callers = {sum(cells.values())} cells "
-          f"({len(made_up)} made-up and {len(MISSING)} missing variants each): {cells}")
+    print(
+        f"\nisolation matrix: {len(guarded)} routes x 3 callers = {sum(cells.values())} cells "
+        f"({len(made_up)} made-up and {len(MISSING)} missing variants each): {cells}"
+    )
     assert cells == {"foreign": len(guarded), "made up": len(guarded), "missing": len(guarded)}
 
     # Nothing of Alice's changed: her run and both her asks still wait, the file is as it was.

@@ -135,7 +135,9 @@ def human_text(literal: str) -> bool:
 
 
 def scan_js(source: str) -> tuple[list[str], set[str]]:
-    problems = [f"hard-coded text {s!r}: put it in the catalog and use t()" for s in js_strings(source) if human_text(s)]
+    problems = [
+        f"hard-coded text {s!r}: put it in the catalog and use t()" for s in js_strings(source) if human_text(s)
+    ]
     for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "alert(", "confirm(", "prompt("):
         if sink in source:
             problems.append(f"{sink} puts text on screen outside t(): build nodes with h()")
@@ -147,7 +149,11 @@ def scan_js(source: str) -> tuple[list[str], set[str]]:
 
 
 def _assets() -> list[Path]:
-    files = [f for folder in (STATIC, *APP_STATIC.values()) for f in sorted(folder.rglob("*.html")) + sorted(folder.rglob("*.js"))]
+    files = [
+        f
+        for folder in (STATIC, *APP_STATIC.values())
+        for f in sorted(folder.rglob("*.html")) + sorted(folder.rglob("*.js"))
+    ]
     assert len(files) >= 5, "the page's assets were not found: the scan is broken"
     return files
 
@@ -169,7 +175,9 @@ def test_every_key_the_page_uses_is_in_both_catalogs() -> None:
     assert sorted(k for k in used if k not in en or k not in zh) == []
     # and nothing in the web catalogs is dead weight
     used |= {f"{app}.web.{key}" for app in APP_STATIC for key in APP_PAGE_KEYS}
-    used |= {f"{app}.{key}" for app in APP_STATIC for key in list(used) if key.startswith("web.")}  # an app's own wording of a page word
+    used |= {
+        f"{app}.{key}" for app in APP_STATIC for key in list(used) if key.startswith("web.")
+    }  # an app's own wording of a page word
     web = ("web.", *(f"{app}.web." for app in APP_STATIC))
     app_errors = tuple(f"{app}.web.error." for app in APP_STATIC)  # shown by the page for the app's error codes
     assert sorted(k for k in en if k.startswith(web) and not k.startswith(app_errors) and k not in used) == []

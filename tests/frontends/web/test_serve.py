@@ -29,7 +29,9 @@ def _free_port() -> int:
 def test_consulta_serve_logs_each_request_without_secrets_and_stops_on_ctrl_c(tmp_path: Path) -> None:
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
-    with resources.as_file(resources.files("consulta.apps.ln2").joinpath("data", "scripts", "ambiguous_thaw.yaml")) as script:
+    with resources.as_file(
+        resources.files("consulta.apps.ln2").joinpath("data", "scripts", "ambiguous_thaw.yaml")
+    ) as script:
         env = {**os.environ, "CONSULTA_HOME": str(tmp_path), "CONSULTA_LANG": "zh-CN", "PYTHONUNBUFFERED": "1"}
         env.pop("CONSULTA_DATABASE_URL", None)
         server = subprocess.Popen(
@@ -53,7 +55,13 @@ def test_consulta_serve_logs_each_request_without_secrets_and_stops_on_ctrl_c(tm
                     return False
 
             wait_for(up, timeout=90, what="the server to answer")
-            assert http.get("/api/app").json() == {"app": "ln2", "main_agent": "assistant", "default_lang": "zh-CN", "languages": ["en", "zh-CN"], "question_timeout_s": 300.0}
+            assert http.get("/api/app").json() == {
+                "app": "ln2",
+                "main_agent": "assistant",
+                "default_lang": "zh-CN",
+                "languages": ["en", "zh-CN"],
+                "question_timeout_s": 300.0,
+            }
             page = http.get("/")
             cookie = page.cookies["consulta_session"]
             token = http.post("/api/sessions").json()["token"]
@@ -65,7 +73,9 @@ def test_consulta_serve_logs_each_request_without_secrets_and_stops_on_ctrl_c(tm
             opened = threading.Event()
 
             def follow() -> None:
-                with httpx2.stream("GET", f"{base}/api/runs/{run['id']}/events", headers=headers, timeout=30) as response:
+                with httpx2.stream(
+                    "GET", f"{base}/api/runs/{run['id']}/events", headers=headers, timeout=30
+                ) as response:
                     opened.set()
                     for _ in response.iter_lines():
                         pass

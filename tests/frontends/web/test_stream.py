@@ -79,7 +79,16 @@ def test_replay_numbers_every_event_and_ends(client: TestClient, alice: dict[str
     assert all(f.json["run_id"] == run_id for f in events)
     types = [f.json["type"] for f in events]
     assert types[0] == "run_started" and types[-1] == "run_ended"
-    for expected in ("step_started", "tool_called", "tool_returned", "ask_opened", "ask_closed", "model_text", "plan_staged", "plan_decided"):
+    for expected in (
+        "step_started",
+        "tool_called",
+        "tool_returned",
+        "ask_opened",
+        "ask_closed",
+        "model_text",
+        "plan_staged",
+        "plan_decided",
+    ):
         assert expected in types
     assert everything[-1].event == "end" and everything[-1].json == {"seq": len(events)}
     # the events are the runtime's, in its order (and so the store's)
@@ -87,7 +96,9 @@ def test_replay_numbers_every_event_and_ends(client: TestClient, alice: dict[str
     assert types == [e.type for e in stored]
 
     # a finished run's stream ends even when following
-    assert [f.id for f in replay(client, run_id, alice, follow="true") if f.event == "message"] == [f.id for f in events]
+    assert [f.id for f in replay(client, run_id, alice, follow="true") if f.event == "message"] == [
+        f.id for f in events
+    ]
 
 
 def test_replay_after_a_sequence_number_gives_the_rest_exactly_once(client: TestClient, alice: dict[str, str]) -> None:
@@ -111,7 +122,9 @@ def test_a_sequence_number_the_server_never_gave_resets_the_client(client: TestC
 def test_bad_stream_requests(client: TestClient, alice: dict[str, str]) -> None:
     run_id = client.post("/api/runs", json={"prompt": AMBIGUOUS}, headers=alice).json()["id"]
     for params, headers in (({"after": -1}, {}), ({"after": "x"}, {}), ({}, {"Last-Event-ID": "abc"})):
-        response = client.get(f"/api/runs/{run_id}/events", params={"follow": "false", **params}, headers={**alice, **headers})
+        response = client.get(
+            f"/api/runs/{run_id}/events", params={"follow": "false", **params}, headers={**alice, **headers}
+        )
         assert response.status_code == 422 and response.json()["error_code"] == "invalid_request"
 
 
@@ -150,19 +163,29 @@ def test_live_events_and_reconnects_miss_nothing_and_repeat_nothing(tmp_path: Pa
         assert any(f.event == "live" for f in got)
         seen += _events(got)
         ask_id = seen[-1].json["ask_id"]
-        assert http.post(f"/api/asks/{ask_id}/answer", json={"answers": ["K562-dTAG-BRD4"]}, headers=headers).status_code == 200
+        assert (
+            http.post(f"/api/asks/{ask_id}/answer", json={"answers": ["K562-dTAG-BRD4"]}, headers=headers).status_code
+            == 200
+        )
 
         # 2. it reconnects as EventSource does, with the last id it saw, and follows until the plan is staged
-        with http.stream("GET", f"/api/runs/{run_id}/events", headers={**headers, "Last-Event-ID": str(seen[-1].id)}) as response:
+        with http.stream(
+            "GET", f"/api/runs/{run_id}/events", headers={**headers, "Last-Event-ID": str(seen[-1].id)}
+        ) as response:
             seen += _events(_read_until(frames(response.iter_lines()), asked("plan")))
         plan_ask = seen[-1].json["ask_id"]
 
         # 3. a second client watches live while the plan is approved; both follow to the end
-        with http.stream("GET", f"/api/runs/{run_id}/events", headers={**headers, "Last-Event-ID": str(seen[-1].id)}) as response:
+        with http.stream(
+            "GET", f"/api/runs/{run_id}/events", headers={**headers, "Last-Event-ID": str(seen[-1].id)}
+        ) as response:
             lines = response.iter_lines()
             first = next(frames(lines))
             assert first.event == "live"  # nothing missed so far
-            assert http.post(f"/api/asks/{plan_ask}/answer", json={"decision": "approve"}, headers=headers).status_code == 200
+            assert (
+                http.post(f"/api/asks/{plan_ask}/answer", json={"decision": "approve"}, headers=headers).status_code
+                == 200
+            )
             rest = list(frames(lines))  # the server ends the stream after run_ended
         assert rest[-1].event == "end"
         seen += _events(rest)

@@ -7,11 +7,11 @@ form allows, resolves "第一个 / 这个 / 他" from the page context, and repl
 """
 
 from ._agent import AGENT, TURN_TOOL, AdvisorOptions, AdvisorTurns, SiteLookups, agent_over, build_agent, session_of
+from ._app import APP  # noqa: E402 - the declaration, over the parts above
 from ._form import FormState, FormStatus, Preferences, UserForm, extract, merge, status
 from ._names import Ambiguous, Match, NameBook, NameResult, Unknown, majors, schools
 from ._sessions import Session, SessionBook
-from ._turn import LIMIT, SiteLookupError, Lookups, ToolCall, TurnOutput, fit, spoken_length
-from ._app import APP  # noqa: E402 - the declaration, over the parts above
+from ._turn import LIMIT, Lookups, SiteLookupError, ToolCall, TurnOutput, fit, spoken_length
 
 __all__ = [
     "AGENT",

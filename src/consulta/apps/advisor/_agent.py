@@ -38,8 +38,8 @@ from .._def import AppEnv, AppOptions
 from ._sessions import Session, SessionBook
 from ._turn import (
     DescribeTask,
-    SiteLookupError,
     QuestionSpec,
+    SiteLookupError,
     Turn,
     TurnOutput,
     answer_text,
@@ -94,7 +94,10 @@ _EXAMPLES = {
     ("describe", "zh-CN"): "李老师是副教授，主要做计算机视觉，学生评分4.2分。",
     ("describe", "en"): "Prof. Li works on computer vision; students rate her 4.2.",
     ("chat", "zh-CN"): "“考研好累” → “辛苦啦！选对导师很重要，告诉我你的目标学校吧。”",
-    ("chat", "en"): "\"I'm nervous about grad school\" → \"That's normal! A good advisor helps a lot. Which school are you aiming for?\"",
+    (
+        "chat",
+        "en",
+    ): '"I\'m nervous about grad school" → "That\'s normal! A good advisor helps a lot. Which school are you aiming for?"',
 }
 
 
@@ -162,7 +165,9 @@ class AdvisorTurns:
     """Takes turns over the store: loads the principal's session, settles the turn, asks the model for the words
     only it can write, records the conversation, and stores the session."""
 
-    def __init__(self, *, store: Store, lookups: Any, resolve_model: Callable[[str], Any] | None, lang: str = "en") -> None:
+    def __init__(
+        self, *, store: Store, lookups: Any, resolve_model: Callable[[str], Any] | None, lang: str = "en"
+    ) -> None:
         self.store = store
         self.sessions = SessionBook(store.engine)
         self.lookups = lookups
@@ -170,7 +175,14 @@ class AdvisorTurns:
         self.lang = lang
 
     async def take(
-        self, words: str, *, principal: str, lang: str, model: str | None, chosen: tuple[str, str] | None = None, answer: str | None = None
+        self,
+        words: str,
+        *,
+        principal: str,
+        lang: str,
+        model: str | None,
+        chosen: tuple[str, str] | None = None,
+        answer: str | None = None,
     ) -> Turn:
         """One turn of `principal`'s conversation. `chosen` or `answer` come with the answer to the turn's own
         question (an option, or free text)."""
@@ -182,11 +194,19 @@ class AdvisorTurns:
             options = tuple(tuple(o) for o in pending.get("options", ()))
             chosen = chosen_from(answer, str(pending.get("slot", "")), options)  # type: ignore[arg-type]
             if chosen is None:
-                turn = Turn(session=session, lang=reply_in, output=TurnOutput(voice_response=t("advisor.reply.not_understood", reply_in)))
+                turn = Turn(
+                    session=session,
+                    lang=reply_in,
+                    output=TurnOutput(voice_response=t("advisor.reply.not_understood", reply_in)),
+                )
                 return self._finish(turn, principal, words)
-        turn = settle(words, session, lookups=self.lookups, lang=reply_in, page=page, chosen=chosen, directions=self._directions())
+        turn = settle(
+            words, session, lookups=self.lookups, lang=reply_in, page=page, chosen=chosen, directions=self._directions()
+        )
         if turn.question is not None:
-            turn.session.memory.pending = (turn.session.memory.pending or {}) | {"options": [list(o) for o in turn.question.options]}
+            turn.session.memory.pending = (turn.session.memory.pending or {}) | {
+                "options": [list(o) for o in turn.question.options]
+            }
             self.sessions.save(principal, turn.session)
             return turn
         if turn.describe is not None:
@@ -220,7 +240,9 @@ class AdvisorTurns:
             answer = await asyncio.wait_for(
                 typed_answer(
                     model=self.resolve_model(spec),
-                    instructions=template.format(language=language, facts=task.facts, example=_EXAMPLES[task.kind, normalize_lang(lang)]),
+                    instructions=template.format(
+                        language=language, facts=task.facts, example=_EXAMPLES[task.kind, normalize_lang(lang)]
+                    ),
                     prompt=self._prompt(task),
                     output_type=VoiceLineZh if lang.startswith("zh") else VoiceLine,
                     check=lambda out: check_model_words(out.voice_response, task, lang),
@@ -262,16 +284,25 @@ def turn_tool(turns: AdvisorTurns) -> ToolDef:
             raise _asked(turn.question, turn.lang)
         assert turn.output is not None
         out = turn.output
-        return {"ok": True, "message": json.dumps(out.model_dump(mode="json"), ensure_ascii=False), **out.model_dump(mode="json"), "form": turn.session.form_state().model_dump(mode="json")}
+        return {
+            "ok": True,
+            "message": json.dumps(out.model_dump(mode="json"), ensure_ascii=False),
+            **out.model_dump(mode="json"),
+            "form": turn.session.form_state().model_dump(mode="json"),
+        }
 
-    return ToolDef(name=TURN_TOOL, function=advisor_turn, description=advisor_turn.__doc__ or "", kind="read", ends_turn=True)
+    return ToolDef(
+        name=TURN_TOOL, function=advisor_turn, description=advisor_turn.__doc__ or "", kind="read", ends_turn=True
+    )
 
 
 def _answer_to(store: Store, call: Any) -> str | None:
     """The user's answer to the question this call paused on (it runs again after it), or None on a first call."""
     if call is None:
         return None
-    asks = [a for a in store.list_asks(status=AskStatus.answered, run_id=call.run_id) if a.tool_call_id == call.tool_call_id]
+    asks = [
+        a for a in store.list_asks(status=AskStatus.answered, run_id=call.run_id) if a.tool_call_id == call.tool_call_id
+    ]
     return answer_text(asks[-1].answer) if asks else None
 
 
@@ -286,7 +317,9 @@ def _asked(question: QuestionSpec, lang: str) -> ToolError:
             header=question.header(lang),
             question=question.text(lang),
             options=labels,
-            args_for_option={label: {"choice_slot": question.slot, "choice": value} for value, label in question.options},
+            args_for_option={
+                label: {"choice_slot": question.slot, "choice": value} for value, label in question.options
+            },
         ),
         hint="Ask the user which one they mean with the question tool.",
     )
@@ -305,7 +338,9 @@ def _check_output(text: str, facts: TurnFacts) -> None:
 def build_agent(options: AdvisorOptions, env: AppEnv) -> Agent:
     """The advisor agent over the store's data and sessions (`env.store`); the model of each run writes the words
     only it can."""
-    turns = AdvisorTurns(store=env.store, lookups=SiteLookups(env.store.engine), resolve_model=env.resolve_model, lang=env.lang)
+    turns = AdvisorTurns(
+        store=env.store, lookups=SiteLookups(env.store.engine), resolve_model=env.resolve_model, lang=env.lang
+    )
     return agent_over(turns, options=options)
 
 

@@ -42,7 +42,12 @@ __all__ = [
     "schools",
 ]
 
-DIMENSIONS: dict[str, str] = {"学术水平": "academic", "科研经费": "funding", "师生关系": "relationship", "学生前途": "future"}
+DIMENSIONS: dict[str, str] = {
+    "学术水平": "academic",
+    "科研经费": "funding",
+    "师生关系": "relationship",
+    "学生前途": "future",
+}
 """The four rating dimensions (the seed's names) → their column names."""
 
 metadata = MetaData()
@@ -72,7 +77,9 @@ advisors = Table(
     Column("name_en", String(40), nullable=False),  # pinyin
     Column("gender", String(1), nullable=False),  # m | f
     Column("school", String(40), ForeignKey("advisor_schools.name"), nullable=False),
-    Column("major", String(40), ForeignKey("advisor_majors.name"), nullable=False),  # the major the advisor is listed under first
+    Column(
+        "major", String(40), ForeignKey("advisor_majors.name"), nullable=False
+    ),  # the major the advisor is listed under first
     Column("title", String(10), nullable=False),  # 教授 | 副教授 | 讲师 | 研究员
     Column("research_directions", Text, nullable=False),  # JSON list of str (zh)
     Column("personality", String(8), nullable=False),  # 温和 | 严格 | 放养 | 负责
@@ -231,4 +238,8 @@ def save_page_context(engine: Engine, principal: str, context: PageContext | Non
             stmt = pg_insert(page_contexts).values(**values)
         else:
             stmt = sqlite_insert(page_contexts).values(**values)
-        conn.execute(stmt.on_conflict_do_update(index_elements=["principal"], set_={"context": values["context"], "updated_at": values["updated_at"]}))
+        conn.execute(
+            stmt.on_conflict_do_update(
+                index_elements=["principal"], set_={"context": values["context"], "updated_at": values["updated_at"]}
+            )
+        )

@@ -134,7 +134,9 @@ DIRECTIONS: dict[str, tuple[str, ...]] = {
 }
 """Research directions (the standard name, then other ways to say it), extended by the data's own list."""
 
-_DIRECTION_SAID = re.compile(r"(?:做|研究|搞|方向是|方向为|领域是)(?P<d>[\u4e00-\u9fff]{2,8}?)(?:方向|领域|的|，|,|。|$)")
+_DIRECTION_SAID = re.compile(
+    r"(?:做|研究|搞|方向是|方向为|领域是)(?P<d>[\u4e00-\u9fff]{2,8}?)(?:方向|领域|的|，|,|。|$)"
+)
 
 
 # ---- preferences ---------------------------------------------------------------------------------------------
@@ -146,16 +148,33 @@ _PREFERENCES: tuple[tuple[PreferenceField, str, str], ...] = (
     ("personality", "放养", r"放养|自由度高|给自由|不怎么管|hands-?off|lots of freedom|freedom"),
     ("personality", "负责", r"负责|上心|用心|认真指导|responsible|supportive|caring"),
     ("research_style", "理论型", r"理论型|偏理论|做理论|理论研究|理论方向|theoretical|theory"),
-    ("research_style", "工程型", r"工程型|偏工程|做工程|工程实践|工程导向|engineering-?oriented|hands-on engineering|applied|practical"),
+    (
+        "research_style",
+        "工程型",
+        r"工程型|偏工程|做工程|工程实践|工程导向|engineering-?oriented|hands-on engineering|applied|practical",
+    ),
     ("research_style", "产业型", r"产业型|偏产业|产业|工业界|企业合作|横向项目|industry|industrial"),
-    ("funding", "充足", r"经费(?:很|比较|非常|特别)?(?:充足|多|充裕|足|丰富)|不缺钱|有钱|well-?funded|plenty of funding|lots of funding|good funding|rich funding"),
-    ("funding", "紧张", r"经费(?:很|比较|非常)?(?:紧张|少|不多|不足)|缺钱|tight funding|little funding|low funding|poor funding"),
+    (
+        "funding",
+        "充足",
+        r"经费(?:很|比较|非常|特别)?(?:充足|多|充裕|足|丰富)|不缺钱|有钱|well-?funded|plenty of funding|lots of funding|good funding|rich funding",
+    ),
+    (
+        "funding",
+        "紧张",
+        r"经费(?:很|比较|非常)?(?:紧张|少|不多|不足)|缺钱|tight funding|little funding|low funding|poor funding",
+    ),
     ("funding", "一般", r"经费(?:还行|一般|普通|中等)|average funding|moderate funding"),
 )
 _OPPOSITE = {"严格": "温和", "放养": "负责"}
 """A preference said with a negation ("不要太严格", "not hands-off") means its opposite, where it has one."""
-_NEGATION = re.compile(r"(?:不要太?|别太?|不太|不|没有|not\s+(?:too\s+|very\s+|so\s+)?|don'?t\s+want\s+(?:a\s+|an\s+)?|no\s+)$", re.IGNORECASE)
-_TAKEN_BACK = re.compile(r"(?:不是|不考|不想考|不去|不要|不选|别|而不是|not|no longer|instead of|rather than)\s*$", re.IGNORECASE)
+_NEGATION = re.compile(
+    r"(?:不要太?|别太?|不太|不|没有|not\s+(?:too\s+|very\s+|so\s+)?|don'?t\s+want\s+(?:a\s+|an\s+)?|no\s+)$",
+    re.IGNORECASE,
+)
+_TAKEN_BACK = re.compile(
+    r"(?:不是|不考|不想考|不去|不要|不选|别|而不是|not|no longer|instead of|rather than)\s*$", re.IGNORECASE
+)
 _NEW_CONVERSATION = re.compile(
     r"新对话|新的对话|重新开始|重来|清空|从头开始|new\s+(?:conversation|chat|session)|start\s+(?:over|again|afresh)|reset|clear\s+(?:the\s+)?form",
     re.IGNORECASE,
@@ -188,7 +207,13 @@ class Extraction:
     spans: list[tuple[int, int]] = field(default_factory=list)
 
     def is_empty(self) -> bool:
-        return self.school is None and self.major is None and self.research_direction is None and not self.preferences and not self.taken_back
+        return (
+            self.school is None
+            and self.major is None
+            and self.research_direction is None
+            and not self.preferences
+            and not self.taken_back
+        )
 
 
 def _weak_major(found: Found, text: str, school_ends: Iterable[int]) -> bool:
@@ -200,7 +225,11 @@ def _weak_major(found: Found, text: str, school_ends: Iterable[int]) -> bool:
     if isinstance(found.result, Match) and found.result.name == said:
         return False  # the full name (法学, 化学)
     before, after = text[: found.start], text[found.end :]
-    if school_ends or re.match(r"\s*(?:系|专业|学科|类|方向|学院)", after) or re.search(r"(?:读|考|学|报|专业是|专业)\s*$", before):
+    if (
+        school_ends
+        or re.match(r"\s*(?:系|专业|学科|类|方向|学院)", after)
+        or re.search(r"(?:读|考|学|报|专业是|专业)\s*$", before)
+    ):
         return False
     return text.strip(" 。.!！?？,，") != said
 
@@ -221,7 +250,11 @@ def _pick(found: list[Found], text: str, taken_back: set[str]) -> NameResult | N
         return Ambiguous(tuple(matches), " / ".join(r.said for r in kept if isinstance(r, Match)))
     if matches and re.search(r"不对|错了|改成|换成|我是说|应该是|actually|i mean|instead|sorry", text, re.IGNORECASE):
         return next(r for r in kept if isinstance(r, Match))  # a correction: the name said as the fix
-    return next((r for r in kept if isinstance(r, Match)), None) or next((r for r in kept if isinstance(r, Ambiguous)), None) or kept[0]
+    return (
+        next((r for r in kept if isinstance(r, Match)), None)
+        or next((r for r in kept if isinstance(r, Ambiguous)), None)
+        or kept[0]
+    )
 
 
 def extract(words: str, *, directions: Iterable[str] = ()) -> Extraction:

@@ -17,12 +17,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
 from pypinyin import Style, lazy_pinyin
 from sqlalchemy import insert, select
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
-
-from pydantic import BaseModel, ConfigDict
 
 from ..._yaml_files import load_yaml_model
 from ._catalog import advisor_majors, advisors, catalog_meta, create_tables, majors, reviews, schools
@@ -54,42 +53,272 @@ RESEARCH_STYLES = {"理论型": "theoretical", "工程型": "engineering", "产�
 FUNDING = {"充足": "ample", "一般": "moderate", "紧张": "tight"}
 
 DIRECTIONS: dict[str, dict[str, str]] = {
-    "哲学": {"马克思主义哲学": "Marxist philosophy", "中国哲学": "Chinese philosophy", "外国哲学": "Western philosophy", "逻辑学": "Logic", "伦理学": "Ethics", "科学技术哲学": "Philosophy of science and technology"},
-    "理论经济学": {"政治经济学": "Political economy", "宏观经济学": "Macroeconomics", "微观经济理论": "Microeconomic theory", "经济史": "Economic history", "人口资源与环境经济学": "Population, resource and environmental economics", "发展经济学": "Development economics"},
-    "应用经济学": {"金融学": "Finance", "国际贸易": "International trade", "产业经济学": "Industrial economics", "财政学": "Public finance", "区域经济学": "Regional economics", "数量经济学": "Quantitative economics"},
-    "法学": {"民商法学": "Civil and commercial law", "刑法学": "Criminal law", "宪法与行政法学": "Constitutional and administrative law", "国际法学": "International law", "经济法学": "Economic law", "知识产权法": "Intellectual property law"},
-    "教育学": {"教育技术": "Educational technology", "课程与教学论": "Curriculum and instruction", "高等教育学": "Higher education", "比较教育学": "Comparative education", "学前教育": "Early childhood education", "教育政策": "Education policy"},
-    "心理学": {"认知心理学": "Cognitive psychology", "发展心理学": "Developmental psychology", "社会心理学": "Social psychology", "临床心理学": "Clinical psychology", "认知神经科学": "Cognitive neuroscience", "心理测量": "Psychometrics"},
-    "中国语言文学": {"古代文学": "Classical Chinese literature", "现当代文学": "Modern and contemporary literature", "语言学及应用语言学": "Linguistics and applied linguistics", "比较文学": "Comparative literature", "文艺学": "Literary theory", "汉语言文字学": "Chinese philology"},
-    "外国语言文学": {"英语语言文学": "English language and literature", "翻译学": "Translation studies", "外国语言学": "Foreign linguistics", "日语语言文学": "Japanese language and literature", "跨文化交际": "Intercultural communication", "二语习得": "Second language acquisition"},
-    "数学": {"代数与数论": "Algebra and number theory", "偏微分方程": "Partial differential equations", "概率论": "Probability theory", "计算数学": "Computational mathematics", "运筹学与优化": "Operations research and optimisation", "几何与拓扑": "Geometry and topology"},
-    "物理学": {"凝聚态物理": "Condensed matter physics", "量子信息": "Quantum information", "粒子物理": "Particle physics", "光学": "Optics", "理论物理": "Theoretical physics", "天体物理": "Astrophysics"},
-    "化学": {"有机化学": "Organic chemistry", "无机化学": "Inorganic chemistry", "物理化学": "Physical chemistry", "分析化学": "Analytical chemistry", "高分子化学": "Polymer chemistry", "催化化学": "Catalysis"},
-    "生物学": {"分子生物学": "Molecular biology", "细胞生物学": "Cell biology", "遗传学": "Genetics", "生物信息学": "Bioinformatics", "神经生物学": "Neurobiology", "生态学": "Ecology"},
-    "统计学": {"数理统计": "Mathematical statistics", "生物统计": "Biostatistics", "统计学习": "Statistical learning", "贝叶斯统计": "Bayesian statistics", "时间序列分析": "Time series analysis", "因果推断": "Causal inference"},
-    "机械工程": {"机器人": "Robotics", "智能制造": "Intelligent manufacturing", "机械设计": "Mechanical design", "精密加工": "Precision machining", "流体传动与控制": "Fluid power and control", "微纳制造": "Micro/nano manufacturing"},
-    "电气工程": {"电力系统": "Power systems", "电力电子": "Power electronics", "新能源发电": "Renewable power generation", "高电压技术": "High-voltage engineering", "电机与电器": "Electric machines", "智能电网": "Smart grids"},
-    "电子科学与技术": {"集成电路设计": "Integrated circuit design", "微电子器件": "Microelectronic devices", "射频电路": "RF circuits", "光电子": "Optoelectronics", "半导体材料": "Semiconductor materials", "电磁场与微波": "Electromagnetics and microwaves"},
-    "信息与通信工程": {"无线通信": "Wireless communications", "信号处理": "Signal processing", "图像处理": "Image processing", "通信网络": "Communication networks", "雷达信号处理": "Radar signal processing", "语音信号处理": "Speech signal processing"},
-    "控制科学与工程": {"控制理论": "Control theory", "模式识别": "Pattern recognition", "导航制导与控制": "Guidance, navigation and control", "智能控制": "Intelligent control", "系统工程": "Systems engineering", "无人系统": "Unmanned systems"},
-    "计算机科学与技术": {"机器学习": "Machine learning", "深度学习": "Deep learning", "计算机视觉": "Computer vision", "自然语言处理": "Natural language processing", "计算机系统结构": "Computer architecture", "分布式系统": "Distributed systems", "数据库": "Databases", "理论计算机科学": "Theoretical computer science", "计算机图形学": "Computer graphics", "人机交互": "Human-computer interaction"},
-    "土木工程": {"结构工程": "Structural engineering", "岩土工程": "Geotechnical engineering", "桥梁与隧道工程": "Bridge and tunnel engineering", "防灾减灾": "Disaster prevention", "市政工程": "Municipal engineering", "智能建造": "Intelligent construction"},
-    "化学工程与技术": {"化学工艺": "Chemical process engineering", "生物化工": "Biochemical engineering", "化工过程模拟": "Process simulation", "能源化工": "Energy chemical engineering", "应用化学": "Applied chemistry", "分离工程": "Separation engineering"},
-    "环境科学与工程": {"水污染控制": "Water pollution control", "大气污染控制": "Air pollution control", "固体废物处理": "Solid waste treatment", "环境规划与管理": "Environmental planning", "环境化学": "Environmental chemistry", "碳中和": "Carbon neutrality"},
-    "生物医学工程": {"医学影像": "Medical imaging", "生物材料": "Biomaterials", "生物传感器": "Biosensors", "康复工程": "Rehabilitation engineering", "神经工程": "Neural engineering", "医疗器械": "Medical devices"},
-    "软件工程": {"软件测试": "Software testing", "程序分析": "Program analysis", "软件架构": "Software architecture", "形式化方法": "Formal methods", "智能软件工程": "AI for software engineering", "云原生": "Cloud-native systems"},
-    "网络空间安全": {"密码学": "Cryptography", "系统安全": "Systems security", "网络安全": "Network security", "隐私保护": "Privacy protection", "人工智能安全": "AI security", "区块链": "Blockchain"},
-    "基础医学": {"免疫学": "Immunology", "病理学": "Pathology", "药理学": "Pharmacology", "生理学": "Physiology", "病原生物学": "Pathogen biology", "医学遗传学": "Medical genetics"},
-    "临床医学": {"内科学": "Internal medicine", "外科学": "Surgery", "肿瘤学": "Oncology", "神经病学": "Neurology", "儿科学": "Paediatrics", "影像医学": "Radiology"},
-    "管理科学与工程": {"运营管理": "Operations management", "供应链管理": "Supply chain management", "信息管理": "Information management", "决策分析": "Decision analysis", "项目管理": "Project management", "金融工程": "Financial engineering"},
-    "工商管理": {"市场营销": "Marketing", "会计学": "Accounting", "企业管理": "Business management", "人力资源管理": "Human resource management", "财务管理": "Financial management", "创新创业": "Innovation and entrepreneurship"},
+    "哲学": {
+        "马克思主义哲学": "Marxist philosophy",
+        "中国哲学": "Chinese philosophy",
+        "外国哲学": "Western philosophy",
+        "逻辑学": "Logic",
+        "伦理学": "Ethics",
+        "科学技术哲学": "Philosophy of science and technology",
+    },
+    "理论经济学": {
+        "政治经济学": "Political economy",
+        "宏观经济学": "Macroeconomics",
+        "微观经济理论": "Microeconomic theory",
+        "经济史": "Economic history",
+        "人口资源与环境经济学": "Population, resource and environmental economics",
+        "发展经济学": "Development economics",
+    },
+    "应用经济学": {
+        "金融学": "Finance",
+        "国际贸易": "International trade",
+        "产业经济学": "Industrial economics",
+        "财政学": "Public finance",
+        "区域经济学": "Regional economics",
+        "数量经济学": "Quantitative economics",
+    },
+    "法学": {
+        "民商法学": "Civil and commercial law",
+        "刑法学": "Criminal law",
+        "宪法与行政法学": "Constitutional and administrative law",
+        "国际法学": "International law",
+        "经济法学": "Economic law",
+        "知识产权法": "Intellectual property law",
+    },
+    "教育学": {
+        "教育技术": "Educational technology",
+        "课程与教学论": "Curriculum and instruction",
+        "高等教育学": "Higher education",
+        "比较教育学": "Comparative education",
+        "学前教育": "Early childhood education",
+        "教育政策": "Education policy",
+    },
+    "心理学": {
+        "认知心理学": "Cognitive psychology",
+        "发展心理学": "Developmental psychology",
+        "社会心理学": "Social psychology",
+        "临床心理学": "Clinical psychology",
+        "认知神经科学": "Cognitive neuroscience",
+        "心理测量": "Psychometrics",
+    },
+    "中国语言文学": {
+        "古代文学": "Classical Chinese literature",
+        "现当代文学": "Modern and contemporary literature",
+        "语言学及应用语言学": "Linguistics and applied linguistics",
+        "比较文学": "Comparative literature",
+        "文艺学": "Literary theory",
+        "汉语言文字学": "Chinese philology",
+    },
+    "外国语言文学": {
+        "英语语言文学": "English language and literature",
+        "翻译学": "Translation studies",
+        "外国语言学": "Foreign linguistics",
+        "日语语言文学": "Japanese language and literature",
+        "跨文化交际": "Intercultural communication",
+        "二语习得": "Second language acquisition",
+    },
+    "数学": {
+        "代数与数论": "Algebra and number theory",
+        "偏微分方程": "Partial differential equations",
+        "概率论": "Probability theory",
+        "计算数学": "Computational mathematics",
+        "运筹学与优化": "Operations research and optimisation",
+        "几何与拓扑": "Geometry and topology",
+    },
+    "物理学": {
+        "凝聚态物理": "Condensed matter physics",
+        "量子信息": "Quantum information",
+        "粒子物理": "Particle physics",
+        "光学": "Optics",
+        "理论物理": "Theoretical physics",
+        "天体物理": "Astrophysics",
+    },
+    "化学": {
+        "有机化学": "Organic chemistry",
+        "无机化学": "Inorganic chemistry",
+        "物理化学": "Physical chemistry",
+        "分析化学": "Analytical chemistry",
+        "高分子化学": "Polymer chemistry",
+        "催化化学": "Catalysis",
+    },
+    "生物学": {
+        "分子生物学": "Molecular biology",
+        "细胞生物学": "Cell biology",
+        "遗传学": "Genetics",
+        "生物信息学": "Bioinformatics",
+        "神经生物学": "Neurobiology",
+        "生态学": "Ecology",
+    },
+    "统计学": {
+        "数理统计": "Mathematical statistics",
+        "生物统计": "Biostatistics",
+        "统计学习": "Statistical learning",
+        "贝叶斯统计": "Bayesian statistics",
+        "时间序列分析": "Time series analysis",
+        "因果推断": "Causal inference",
+    },
+    "机械工程": {
+        "机器人": "Robotics",
+        "智能制造": "Intelligent manufacturing",
+        "机械设计": "Mechanical design",
+        "精密加工": "Precision machining",
+        "流体传动与控制": "Fluid power and control",
+        "微纳制造": "Micro/nano manufacturing",
+    },
+    "电气工程": {
+        "电力系统": "Power systems",
+        "电力电子": "Power electronics",
+        "新能源发电": "Renewable power generation",
+        "高电压技术": "High-voltage engineering",
+        "电机与电器": "Electric machines",
+        "智能电网": "Smart grids",
+    },
+    "电子科学与技术": {
+        "集成电路设计": "Integrated circuit design",
+        "微电子器件": "Microelectronic devices",
+        "射频电路": "RF circuits",
+        "光电子": "Optoelectronics",
+        "半导体材料": "Semiconductor materials",
+        "电磁场与微波": "Electromagnetics and microwaves",
+    },
+    "信息与通信工程": {
+        "无线通信": "Wireless communications",
+        "信号处理": "Signal processing",
+        "图像处理": "Image processing",
+        "通信网络": "Communication networks",
+        "雷达信号处理": "Radar signal processing",
+        "语音信号处理": "Speech signal processing",
+    },
+    "控制科学与工程": {
+        "控制理论": "Control theory",
+        "模式识别": "Pattern recognition",
+        "导航制导与控制": "Guidance, navigation and control",
+        "智能控制": "Intelligent control",
+        "系统工程": "Systems engineering",
+        "无人系统": "Unmanned systems",
+    },
+    "计算机科学与技术": {
+        "机器学习": "Machine learning",
+        "深度学习": "Deep learning",
+        "计算机视觉": "Computer vision",
+        "自然语言处理": "Natural language processing",
+        "计算机系统结构": "Computer architecture",
+        "分布式系统": "Distributed systems",
+        "数据库": "Databases",
+        "理论计算机科学": "Theoretical computer science",
+        "计算机图形学": "Computer graphics",
+        "人机交互": "Human-computer interaction",
+    },
+    "土木工程": {
+        "结构工程": "Structural engineering",
+        "岩土工程": "Geotechnical engineering",
+        "桥梁与隧道工程": "Bridge and tunnel engineering",
+        "防灾减灾": "Disaster prevention",
+        "市政工程": "Municipal engineering",
+        "智能建造": "Intelligent construction",
+    },
+    "化学工程与技术": {
+        "化学工艺": "Chemical process engineering",
+        "生物化工": "Biochemical engineering",
+        "化工过程模拟": "Process simulation",
+        "能源化工": "Energy chemical engineering",
+        "应用化学": "Applied chemistry",
+        "分离工程": "Separation engineering",
+    },
+    "环境科学与工程": {
+        "水污染控制": "Water pollution control",
+        "大气污染控制": "Air pollution control",
+        "固体废物处理": "Solid waste treatment",
+        "环境规划与管理": "Environmental planning",
+        "环境化学": "Environmental chemistry",
+        "碳中和": "Carbon neutrality",
+    },
+    "生物医学工程": {
+        "医学影像": "Medical imaging",
+        "生物材料": "Biomaterials",
+        "生物传感器": "Biosensors",
+        "康复工程": "Rehabilitation engineering",
+        "神经工程": "Neural engineering",
+        "医疗器械": "Medical devices",
+    },
+    "软件工程": {
+        "软件测试": "Software testing",
+        "程序分析": "Program analysis",
+        "软件架构": "Software architecture",
+        "形式化方法": "Formal methods",
+        "智能软件工程": "AI for software engineering",
+        "云原生": "Cloud-native systems",
+    },
+    "网络空间安全": {
+        "密码学": "Cryptography",
+        "系统安全": "Systems security",
+        "网络安全": "Network security",
+        "隐私保护": "Privacy protection",
+        "人工智能安全": "AI security",
+        "区块链": "Blockchain",
+    },
+    "基础医学": {
+        "免疫学": "Immunology",
+        "病理学": "Pathology",
+        "药理学": "Pharmacology",
+        "生理学": "Physiology",
+        "病原生物学": "Pathogen biology",
+        "医学遗传学": "Medical genetics",
+    },
+    "临床医学": {
+        "内科学": "Internal medicine",
+        "外科学": "Surgery",
+        "肿瘤学": "Oncology",
+        "神经病学": "Neurology",
+        "儿科学": "Paediatrics",
+        "影像医学": "Radiology",
+    },
+    "管理科学与工程": {
+        "运营管理": "Operations management",
+        "供应链管理": "Supply chain management",
+        "信息管理": "Information management",
+        "决策分析": "Decision analysis",
+        "项目管理": "Project management",
+        "金融工程": "Financial engineering",
+    },
+    "工商管理": {
+        "市场营销": "Marketing",
+        "会计学": "Accounting",
+        "企业管理": "Business management",
+        "人力资源管理": "Human resource management",
+        "财务管理": "Financial management",
+        "创新创业": "Innovation and entrepreneurship",
+    },
 }
 """Research directions per major: second-level fields people name (zh → en)."""
 
 _FAMILY = "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤"
 _GIVEN_M = "伟强磊军勇杰涛斌浩鹏宇峰辉明刚健志坚亮海波晨昊博文然凯铭哲睿航远帆林松庆华正建国永新宏翔"
 _GIVEN_F = "芳娜敏静丽艳娟霞燕玲婷雪琳颖洁慧倩悦欣怡晴雯璐佳瑶婧妍琪茜蕾岚薇媛梅兰月宁"
-_FAMOUS = frozenset({"施一公", "姚期智", "潘建伟", "饶毅", "颜宁", "张益唐", "丘成桐", "杨振宁", "李政道", "袁隆平", "屠呦呦", "钟南山", "王选", "钱学森", "华罗庚", "陈景润", "朱棣文", "周其凤", "许智宏", "林建华"})
+_FAMOUS = frozenset(
+    {
+        "施一公",
+        "姚期智",
+        "潘建伟",
+        "饶毅",
+        "颜宁",
+        "张益唐",
+        "丘成桐",
+        "杨振宁",
+        "李政道",
+        "袁隆平",
+        "屠呦呦",
+        "钟南山",
+        "王选",
+        "钱学森",
+        "华罗庚",
+        "陈景润",
+        "朱棣文",
+        "周其凤",
+        "许智宏",
+        "林建华",
+    }
+)
 """Names of well-known Chinese academics the generator never gives (a check, not a proof that no name is real)."""
 
 
@@ -148,7 +377,10 @@ _RELATIONSHIP = {
     "温和": ("老师很温和，说话客气，很少批评人", "very gentle, polite, rarely criticises"),
     "严格": ("要求很严格，组会压力不小，但能学到东西", "very strict, group meetings are tough, but you learn a lot"),
     "放养": ("基本放养，自由度很高，需要自己有规划", "hands-off: lots of freedom, you need your own plan"),
-    "负责": ("非常负责，论文逐字修改，有问题随时找得到", "very responsible: edits papers line by line, always reachable"),
+    "负责": (
+        "非常负责，论文逐字修改，有问题随时找得到",
+        "very responsible: edits papers line by line, always reachable",
+    ),
 }
 _STYLE = {
     "理论型": ("偏理论研究，推导多", "theory-oriented, lots of derivations"),
@@ -200,17 +432,29 @@ def generate(seed: int = SEED) -> dict[str, list[dict[str, Any]]]:
     review_rows: list[dict[str, Any]] = []
     taken: set[str] = set()
     for school in data.schools:
-        offered = ["计算机科学与技术"] + rng.sample([m for m in major_names if m != "计算机科学与技术"], rng.randint(7, 11))
+        offered = ["计算机科学与技术"] + rng.sample(
+            [m for m in major_names if m != "计算机科学与技术"], rng.randint(7, 11)
+        )
         for major in offered:
             for _ in range(rng.randint(4, 8) if major == "计算机科学与技术" else rng.randint(3, 6)):
                 row, its_reviews = _advisor(rng, f"{len(advisor_rows) + 10001}", school.name, major, taken)
                 advisor_rows.append(row)
                 review_rows.extend(its_reviews)
-                link_rows.append({"advisor_id": row["id"], "school": school.name, "major": major, "overall": row["overall"]})
-    return {"schools": school_rows, "majors": major_rows, "advisors": advisor_rows, "advisor_majors": link_rows, "reviews": review_rows}
+                link_rows.append(
+                    {"advisor_id": row["id"], "school": school.name, "major": major, "overall": row["overall"]}
+                )
+    return {
+        "schools": school_rows,
+        "majors": major_rows,
+        "advisors": advisor_rows,
+        "advisor_majors": link_rows,
+        "reviews": review_rows,
+    }
 
 
-def _advisor(rng: random.Random, advisor_id: str, school: str, major: str, taken: set[str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def _advisor(
+    rng: random.Random, advisor_id: str, school: str, major: str, taken: set[str]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     while True:
         gender = "f" if rng.random() < 0.3 else "m"
         name = rng.choice(_FAMILY) + _given(rng, _GIVEN_F if gender == "f" else _GIVEN_M)
@@ -243,7 +487,9 @@ def _advisor(rng: random.Random, advisor_id: str, school: str, major: str, taken
         degree = rng.choice([("硕士", "master's student"), ("博士", "PhD student")])
         parts = [
             _ACADEMIC[scores["academic"]],
-            _RELATIONSHIP[personality] if scores["relationship"] >= 3 else ("平时交流不多，有点距离感", "little contact, feels distant"),
+            _RELATIONSHIP[personality]
+            if scores["relationship"] >= 3
+            else ("平时交流不多，有点距离感", "little contact, feels distant"),
             _STYLE[style],
             _FUNDING[scores["funding"]],
             _FUTURE[scores["future"]],
@@ -312,9 +558,18 @@ def ensure_catalog(engine: Engine) -> bool:
                 return False
             for table in (reviews, advisor_majors, advisors, majors, schools, catalog_meta):
                 conn.execute(table.delete())
-            for table, key in ((schools, "schools"), (majors, "majors"), (advisors, "advisors"), (advisor_majors, "advisor_majors"), (reviews, "reviews")):
+            for table, key in (
+                (schools, "schools"),
+                (majors, "majors"),
+                (advisors, "advisors"),
+                (advisor_majors, "advisor_majors"),
+                (reviews, "reviews"),
+            ):
                 conn.execute(insert(table), rows[key])
-            conn.execute(insert(catalog_meta), [{"key": "generator", "value": GENERATOR_VERSION}, {"key": "seed", "value": str(SEED)}])
+            conn.execute(
+                insert(catalog_meta),
+                [{"key": "generator", "value": GENERATOR_VERSION}, {"key": "seed", "value": str(SEED)}],
+            )
     except IntegrityError:  # another process loaded it at the same moment
         if _loaded_version(engine) != GENERATOR_VERSION:
             raise

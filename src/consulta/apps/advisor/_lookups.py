@@ -44,7 +44,11 @@ __all__ = [
     "update_ranking",
 ]
 
-SORT_KEYS: dict[str, str] = {"overall": "overall", **{zh: zh for zh in DIMENSIONS}, **{en: zh for zh, en in DIMENSIONS.items()}}
+SORT_KEYS: dict[str, str] = {
+    "overall": "overall",
+    **{zh: zh for zh in DIMENSIONS},
+    **{en: zh for zh, en in DIMENSIONS.items()},
+}
 """What `sort_by` accepts → the dimension it sorts by ("overall" or one of the seed's four names; the English column
 names are accepted too)."""
 PREFERENCE_KEYS = ("research_direction", "personality", "research_style", "funding")
@@ -56,7 +60,20 @@ _COLUMN = {"overall": advisors.c.overall, "学术水平": advisors.c.academic, "
 # A preference as people say it (zh or en) → the trait the data knows. Matched as a substring of the preference.
 _SYNONYMS: dict[str, dict[str, tuple[str, ...]]] = {
     "personality": {
-        "温和": ("温和", "温柔", "和蔼", "脾气好", "好说话", "nice", "gentle", "kind", "easygoing", "easy-going", "mild", "patient"),
+        "温和": (
+            "温和",
+            "温柔",
+            "和蔼",
+            "脾气好",
+            "好说话",
+            "nice",
+            "gentle",
+            "kind",
+            "easygoing",
+            "easy-going",
+            "mild",
+            "patient",
+        ),
         "严格": ("严格", "严厉", "要求高", "strict", "demanding", "tough"),
         "放养": ("放养", "自由", "不管", "hands-off", "hands off", "freedom", "laissez", "independent"),
         "负责": ("负责", "认真", "上心", "responsible", "caring", "attentive", "supportive", "involved"),
@@ -69,7 +86,20 @@ _SYNONYMS: dict[str, dict[str, tuple[str, ...]]] = {
     "funding": {
         "紧张": ("紧张", "少", "tight", "low", "poor", "little"),
         "一般": ("一般", "中等", "够用", "moderate", "average", "enough"),
-        "充足": ("充足", "多", "有钱", "充裕", "ample", "plenty", "rich", "well funded", "well-funded", "good", "high", "lots"),
+        "充足": (
+            "充足",
+            "多",
+            "有钱",
+            "充裕",
+            "ample",
+            "plenty",
+            "rich",
+            "well funded",
+            "well-funded",
+            "good",
+            "high",
+            "lots",
+        ),
     },
 }
 _TRAIT_EN = {"personality": PERSONALITIES, "research_style": RESEARCH_STYLES, "funding": FUNDING}
@@ -195,7 +225,12 @@ def update_ranking(engine: Engine, *, school: str, major: str, sort_by: str = "o
     empty ranking, not an error."""
     dimension = SORT_KEYS.get(sort_by)
     if dimension is None:
-        raise LookupFailed("invalid_sort_by", f"Cannot sort by {sort_by!r}.", hint=f"Sort by one of {', '.join(SORT_KEYS)}.", field="sort_by")
+        raise LookupFailed(
+            "invalid_sort_by",
+            f"Cannot sort by {sort_by!r}.",
+            hint=f"Sort by one of {', '.join(SORT_KEYS)}.",
+            field="sort_by",
+        )
     _check_limit(limit)
     with _connect(engine) as conn:
         _check_names(conn, school=school, major=major)
@@ -211,26 +246,42 @@ def update_ranking(engine: Engine, *, school: str, major: str, sort_by: str = "o
     return Ranking(school=school, major=major, sort_by=dimension, total=len(ranked), advisors=ranked[:limit])
 
 
-def recommend_advisors(engine: Engine, *, school: str, major: str, preferences: Mapping[str, str | None], limit: int = 3) -> Recommendations:
+def recommend_advisors(
+    engine: Engine, *, school: str, major: str, preferences: Mapping[str, str | None], limit: int = 3
+) -> Recommendations:
     """The advisors of `school`'s `major` that best meet `preferences` (keys: research_direction, personality,
     research_style, funding; values as people say them, zh or en), at most `limit`, best first: a research direction
     met counts most, then personality, style and funding; the overall rating breaks ties. Each has the preferences
     it meets and a reason composed from its data."""
     unknown = sorted(set(preferences) - set(PREFERENCE_KEYS))
     if unknown:
-        raise LookupFailed("invalid_preference", f"Unknown preference {', '.join(unknown)}.", hint=f"Preferences are {', '.join(PREFERENCE_KEYS)}.", field="preferences")
+        raise LookupFailed(
+            "invalid_preference",
+            f"Unknown preference {', '.join(unknown)}.",
+            hint=f"Preferences are {', '.join(PREFERENCE_KEYS)}.",
+            field="preferences",
+        )
     _check_limit(limit)
     wanted = {k: v.strip() for k, v in preferences.items() if isinstance(v, str) and v.strip()}
     ranking = update_ranking(engine, school=school, major=major, limit=MAX_LIMIT)
     with _connect(engine) as conn:
-        traits = {row.id: row for row in conn.execute(select(advisors.c.id, advisors.c.personality, advisors.c.research_style, advisors.c.funding).where(advisors.c.id.in_([a.id for a in ranking.advisors])))}
+        traits = {
+            row.id: row
+            for row in conn.execute(
+                select(advisors.c.id, advisors.c.personality, advisors.c.research_style, advisors.c.funding).where(
+                    advisors.c.id.in_([a.id for a in ranking.advisors])
+                )
+            )
+        }
     scored = []
     for advisor in ranking.advisors:
         matched, score = _match(advisor, traits[advisor.id], wanted)
         scored.append((score + advisor.rating / 5, matched, advisor, traits[advisor.id]))
     scored.sort(key=lambda item: (-item[0], item[2].rank))
     chosen = [
-        Recommendation(**advisor.model_dump(), score=round(score, 3), matched=matched, **_reason(advisor, row, matched, wanted))
+        Recommendation(
+            **advisor.model_dump(), score=round(score, 3), matched=matched, **_reason(advisor, row, matched, wanted)
+        )
         for score, matched, advisor, row in scored[:limit]
     ]
     return Recommendations(school=school, major=major, preferences=wanted, advisors=chosen)
@@ -240,11 +291,18 @@ def get_advisor_detail(engine: Engine, *, advisor_id: str) -> AdvisorDetail:
     """Advisor `advisor_id`: research, traits, ratings, and their newest five reviews."""
     with _connect(engine) as conn:
         row = _advisor_row(conn, advisor_id)
-        listed = conn.execute(select(advisor_majors.c.major).where(advisor_majors.c.advisor_id == advisor_id)).scalars().all()
+        listed = (
+            conn.execute(select(advisor_majors.c.major).where(advisor_majors.c.advisor_id == advisor_id))
+            .scalars()
+            .all()
+        )
         newest = conn.execute(_reviews_query(advisor_id).limit(5)).all()
     return AdvisorDetail(
         **_summary(row),
-        **{k: row._mapping[k] for k in ("personality", "research_style", "funding", "papers", "students", "since", "bio", "bio_en")},
+        **{
+            k: row._mapping[k]
+            for k in ("personality", "research_style", "funding", "papers", "students", "since", "bio", "bio_en")
+        },
         personality_en=PERSONALITIES[row.personality],
         research_style_en=RESEARCH_STYLES[row.research_style],
         funding_en=FUNDING[row.funding],
@@ -270,7 +328,9 @@ def known_advisors(engine: Engine, ids: Iterable[str]) -> dict[str, dict[str, st
     if not wanted:
         return {}
     with _connect(engine) as conn:
-        rows = conn.execute(select(advisors.c.id, advisors.c.name, advisors.c.title).where(advisors.c.id.in_(wanted))).all()
+        rows = conn.execute(
+            select(advisors.c.id, advisors.c.name, advisors.c.title).where(advisors.c.id.in_(wanted))
+        ).all()
     return {row.id: {"name": row.name, "title": row.title} for row in rows}
 
 
@@ -296,7 +356,15 @@ def catalog_summary(engine: Engine) -> Catalog:
         n_advisors = conn.execute(select(func.count()).select_from(advisors)).scalar_one()
         n_reviews = conn.execute(select(func.count()).select_from(reviews)).scalar_one()
     return Catalog(
-        schools=[{"name": s.name, "en": s.en, "city": s.city, "majors": sorted(offered.get(s.name, []), key=order.__getitem__)} for s in school_rows],
+        schools=[
+            {
+                "name": s.name,
+                "en": s.en,
+                "city": s.city,
+                "majors": sorted(offered.get(s.name, []), key=order.__getitem__),
+            }
+            for s in school_rows
+        ],
         majors=[{"name": m.name, "en": m.en, "code": m.code} for m in major_rows],
         dimensions=list(DIMENSIONS),
         dimension_keys=dict(DIMENSIONS),
@@ -324,25 +392,44 @@ def _connect(engine: Engine) -> Iterator[Connection]:
 
 
 def _unavailable(error: SQLAlchemyError) -> LookupFailed:
-    return LookupFailed("data_unavailable", f"The advisor data could not be read ({type(error).__name__}).", hint="Try again later.")
+    return LookupFailed(
+        "data_unavailable", f"The advisor data could not be read ({type(error).__name__}).", hint="Try again later."
+    )
 
 
 def _check_limit(limit: int) -> None:
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
-        raise LookupFailed("invalid_limit", f"limit must be a whole number from 1 to {MAX_LIMIT}, not {limit!r}.", field="limit")
+        raise LookupFailed(
+            "invalid_limit", f"limit must be a whole number from 1 to {MAX_LIMIT}, not {limit!r}.", field="limit"
+        )
 
 
 def _check_names(conn: Any, *, school: str, major: str) -> None:
     if conn.execute(select(schools.c.name).where(schools.c.name == school)).first() is None:
-        raise LookupFailed("unknown_school", f"No school named {school!r} here.", hint="Give the school's full name, e.g. 北京大学.", field="school")
+        raise LookupFailed(
+            "unknown_school",
+            f"No school named {school!r} here.",
+            hint="Give the school's full name, e.g. 北京大学.",
+            field="school",
+        )
     if conn.execute(select(majors.c.name).where(majors.c.name == major)).first() is None:
-        raise LookupFailed("unknown_major", f"No major named {major!r} here.", hint="Give the major's full name, e.g. 计算机科学与技术.", field="major")
+        raise LookupFailed(
+            "unknown_major",
+            f"No major named {major!r} here.",
+            hint="Give the major's full name, e.g. 计算机科学与技术.",
+            field="major",
+        )
 
 
 def _advisor_row(conn: Any, advisor_id: str) -> Row[Any]:
     row = conn.execute(select(advisors).where(advisors.c.id == str(advisor_id))).first()
     if row is None:
-        raise LookupFailed("unknown_advisor", f"No advisor with id {advisor_id!r}.", hint="Use an id from the ranking.", field="advisor_id")
+        raise LookupFailed(
+            "unknown_advisor",
+            f"No advisor with id {advisor_id!r}.",
+            hint="Use an id from the ranking.",
+            field="advisor_id",
+        )
     return row
 
 
@@ -365,7 +452,9 @@ def _summary(row: Row[Any]) -> dict[str, Any]:
         "research_directions": directions,
         "research_directions_en": [DIRECTIONS[row.major].get(d, d) for d in directions],
         "rating": round(row.overall, 1),
-        "ratings": {zh: round(getattr(row, "funding_score" if en == "funding" else en), 1) for zh, en in DIMENSIONS.items()},
+        "ratings": {
+            zh: round(getattr(row, "funding_score" if en == "funding" else en), 1) for zh, en in DIMENSIONS.items()
+        },
         "review_count": row.review_count,
         "tags": tags,
         "tags_en": [_TAG_EN.get(tag, tag) for tag in tags],
@@ -393,7 +482,10 @@ def _trait(kind: str, said: str) -> str | None:
     return None
 
 
-_RELATED = {"机器学习": ("深度学习", "计算机视觉", "自然语言处理", "统计学习", "模式识别"), "人工智能": ("机器学习", "深度学习", "计算机视觉", "自然语言处理", "模式识别", "人工智能安全")}
+_RELATED = {
+    "机器学习": ("深度学习", "计算机视觉", "自然语言处理", "统计学习", "模式识别"),
+    "人工智能": ("机器学习", "深度学习", "计算机视觉", "自然语言处理", "模式识别", "人工智能安全"),
+}
 """A field people name → narrower fields of it the data has (an advisor working on one is a near match)."""
 
 
@@ -417,7 +509,13 @@ def _related(advisor: RankedAdvisor, said: str) -> str | None:
 _DIRECTION_EN = {"机器学习": "machine learning", "人工智能": "artificial intelligence"}
 
 
-_WEIGHTS = {"research_direction": 3.0, "research_direction_related": 1.5, "personality": 2.0, "research_style": 1.5, "funding": 1.5}
+_WEIGHTS = {
+    "research_direction": 3.0,
+    "research_direction_related": 1.5,
+    "personality": 2.0,
+    "research_style": 1.5,
+    "funding": 1.5,
+}
 
 
 def _match(advisor: RankedAdvisor, traits: Row[Any], wanted: Mapping[str, str]) -> tuple[list[str], float]:
@@ -429,11 +527,12 @@ def _match(advisor: RankedAdvisor, traits: Row[Any], wanted: Mapping[str, str]) 
                 matched.append("research_direction_related")
         else:
             trait = _trait(key, said)
-            hit = trait is not None and (getattr(traits, key) == trait or (key == "funding" and trait == "一般" and traits.funding == "充足"))
+            hit = trait is not None and (
+                getattr(traits, key) == trait or (key == "funding" and trait == "一般" and traits.funding == "充足")
+            )
         if hit:
             matched.append(key)
     return matched, sum(_WEIGHTS[k] for k in matched)
-
 
 
 def _reason(advisor: RankedAdvisor, traits: Row[Any], matched: list[str], wanted: Mapping[str, str]) -> dict[str, str]:
@@ -447,10 +546,14 @@ def _reason(advisor: RankedAdvisor, traits: Row[Any], matched: list[str], wanted
     if "research_direction_related" in matched:
         direction = _related(advisor, wanted["research_direction"]) or ""
         zh.append(f"研究{direction}，与{wanted['research_direction']}相关")
-        en.append(f"works on {DIRECTIONS[advisor.major].get(direction, direction).lower()}, close to {wanted['research_direction']}")
+        en.append(
+            f"works on {DIRECTIONS[advisor.major].get(direction, direction).lower()}, close to {wanted['research_direction']}"
+        )
     if "personality" in matched:
         zh.append(f"学生评价{pronoun}{traits.personality}（师生关系{advisor.ratings['师生关系']}分）")
-        en.append(f"students find {pronoun_en} {PERSONALITIES[traits.personality]} (relationship {advisor.ratings['师生关系']})")
+        en.append(
+            f"students find {pronoun_en} {PERSONALITIES[traits.personality]} (relationship {advisor.ratings['师生关系']})"
+        )
     if "research_style" in matched:
         zh.append(f"研究风格偏{traits.research_style}")
         en.append(f"{RESEARCH_STYLES[traits.research_style]} research")

@@ -110,7 +110,15 @@ class _Entry:
 class NameBook:
     """The names of one kind (schools or majors): `resolve` one name as typed, `find` the names in free text."""
 
-    def __init__(self, entries: list[_Entry], ambiguous: dict[str, list[str]], *, spoken: re.Pattern[str] | None = None, spoken_min: int = 3, spoken_en: re.Pattern[str] | None = None) -> None:
+    def __init__(
+        self,
+        entries: list[_Entry],
+        ambiguous: dict[str, list[str]],
+        *,
+        spoken: re.Pattern[str] | None = None,
+        spoken_min: int = 3,
+        spoken_en: re.Pattern[str] | None = None,
+    ) -> None:
         self.entries = entries
         self.spoken = spoken
         self.spoken_en = spoken_en
@@ -290,7 +298,13 @@ class NameBook:
         self._find_spoken(text, free, take, taken)
         return sorted(found, key=lambda f: f.start)
 
-    def _find_spoken(self, text: str, free: Callable[[int, int], bool], take: Callable[[NameResult, int, int], None], taken: list[tuple[int, int]]) -> None:
+    def _find_spoken(
+        self,
+        text: str,
+        free: Callable[[int, int], bool],
+        take: Callable[[NameResult, int, int], None],
+        taken: list[tuple[int, int]],
+    ) -> None:
         """Names said another way: pinyin or initials in Latin letters (a misspelt one too), and Chinese names the
         data lacks word for word (a typo, a school not in the data), found by the book's `spoken` pattern."""
         words = [(m.start(), m.end(), m.group(0)) for m in _ASCII_WORD.finditer(text)]
@@ -325,7 +339,9 @@ class NameBook:
 
 _SCHOOL_SAID = re.compile(r"[\u4e00-\u9fff]{2,10}?大学(?!生)")
 """A Chinese school name not in the data word for word ends in 大学 (not 大学生)."""
-_SCHOOL_SAID_EN = re.compile(r"\b(?:[A-Z][A-Za-z'\-]+\s+){1,4}(?:University|College|Institute)\b|\bUniversity\s+of\s+[A-Z][A-Za-z'\-]+(?:\s+[A-Z][A-Za-z'\-]+){0,3}")
+_SCHOOL_SAID_EN = re.compile(
+    r"\b(?:[A-Z][A-Za-z'\-]+\s+){1,4}(?:University|College|Institute)\b|\bUniversity\s+of\s+[A-Z][A-Za-z'\-]+(?:\s+[A-Z][A-Za-z'\-]+){0,3}"
+)
 """An English school name not in the data word for word (Harvard University, University of Oxford)."""
 _MAJOR_SAID = re.compile(r"(?<=[读考学报])[\u4e00-\u9fff]{2,8}?(?=系|专业)")
 """A major not in the data word for word: what follows 读/考/学/报 and comes before 系/专业 (我想读材料专业)."""
@@ -333,15 +349,74 @@ _NOT_NAMES = frozenset({"上大学", "读大学", "考大学", "关系", "联系
 _FILLERS = re.compile(r"^.*(?:考|读|是|的|在|了|去|想|要|申请|，|。|,|\s)")
 """Words before a name in a sentence; the last of them ends what is not the name (none of them is in a name)."""
 _ENGLISH = frozenset(
-    {"want", "study", "about", "please", "would", "like", "that", "this", "with", "from", "major", "school", "university",
-     "college", "advisor", "advisors", "professor", "science", "computer", "engineering", "learning", "machine", "thanks",
-     "hello", "first", "second", "third", "which", "where", "there", "their", "they", "then", "than", "what", "good", "great",
-     "strict", "kind", "nice", "funding", "research", "theory", "industry", "details", "reviews", "show", "tell", "more",
-     "know", "think", "maybe", "also", "just", "actually", "sorry", "instead", "change", "rather", "prefer"}
+    {
+        "want",
+        "study",
+        "about",
+        "please",
+        "would",
+        "like",
+        "that",
+        "this",
+        "with",
+        "from",
+        "major",
+        "school",
+        "university",
+        "college",
+        "advisor",
+        "advisors",
+        "professor",
+        "science",
+        "computer",
+        "engineering",
+        "learning",
+        "machine",
+        "thanks",
+        "hello",
+        "first",
+        "second",
+        "third",
+        "which",
+        "where",
+        "there",
+        "their",
+        "they",
+        "then",
+        "than",
+        "what",
+        "good",
+        "great",
+        "strict",
+        "kind",
+        "nice",
+        "funding",
+        "research",
+        "theory",
+        "industry",
+        "details",
+        "reviews",
+        "show",
+        "tell",
+        "more",
+        "know",
+        "think",
+        "maybe",
+        "also",
+        "just",
+        "actually",
+        "sorry",
+        "instead",
+        "change",
+        "rather",
+        "prefer",
+    }
 )
 
 
-_SHARED_WORDS = re.compile(r"\b(?:university|college|institute|of|the|china|chinese|science|and|technology)\b", re.IGNORECASE)
+_SHARED_WORDS = re.compile(
+    r"\b(?:university|college|institute|of|the|china|chinese|science|and|technology)\b", re.IGNORECASE
+)
 
 
 def _stem(text: str) -> str:
@@ -366,14 +441,28 @@ def _data() -> dict:
 
 
 def _entries(rows: list[dict]) -> list[_Entry]:
-    return [_Entry(name=str(r["name"]), en=str(r.get("en") or r["name"]), aliases=tuple(str(a) for a in r.get("aliases") or ()), city=str(r.get("city") or "")) for r in rows]
+    return [
+        _Entry(
+            name=str(r["name"]),
+            en=str(r.get("en") or r["name"]),
+            aliases=tuple(str(a) for a in r.get("aliases") or ()),
+            city=str(r.get("city") or ""),
+        )
+        for r in rows
+    ]
 
 
 @cache
 def schools() -> NameBook:
     """The schools of `names.yaml`."""
     data = _data()
-    return NameBook(_entries(data["schools"]), dict(data.get("ambiguous") or {}), spoken=_SCHOOL_SAID, spoken_min=4, spoken_en=_SCHOOL_SAID_EN)
+    return NameBook(
+        _entries(data["schools"]),
+        dict(data.get("ambiguous") or {}),
+        spoken=_SCHOOL_SAID,
+        spoken_min=4,
+        spoken_en=_SCHOOL_SAID_EN,
+    )
 
 
 @cache

@@ -98,7 +98,9 @@ class SessionBook:
         for _ in range(2):  # a first save racing another process's first save: the second try updates
             try:
                 with self.engine.begin() as conn:
-                    done = conn.execute(update(sessions_table).where(sessions_table.c.principal == principal).values(**values))
+                    done = conn.execute(
+                        update(sessions_table).where(sessions_table.c.principal == principal).values(**values)
+                    )
                     if done.rowcount == 0:
                         conn.execute(insert(sessions_table).values(principal=principal, **values))
                 return

@@ -101,10 +101,28 @@ class Advisor:
         name = data.get("name", data.get("advisor_name"))
         if ident is None or not name:
             return None
-        rating = next((data[k] for k in ("rating", "overall", "overall_rating", "avg_rating") if isinstance(data.get(k), int | float)), None)
-        raw = next((data[k] for k in ("research_directions", "directions", "research_direction", "research") if data.get(k)), ())
-        directions = (raw,) if isinstance(raw, str) else tuple(str(d) for d in raw if d) if isinstance(raw, list | tuple) else ()
-        return cls(id=str(ident), name=str(name), title=str(data.get("title") or ""), rating=float(rating) if rating is not None else None, directions=directions)
+        rating = next(
+            (
+                data[k]
+                for k in ("rating", "overall", "overall_rating", "avg_rating")
+                if isinstance(data.get(k), int | float)
+            ),
+            None,
+        )
+        raw = next(
+            (data[k] for k in ("research_directions", "directions", "research_direction", "research") if data.get(k)),
+            (),
+        )
+        directions = (
+            (raw,) if isinstance(raw, str) else tuple(str(d) for d in raw if d) if isinstance(raw, list | tuple) else ()
+        )
+        return cls(
+            id=str(ident),
+            name=str(name),
+            title=str(data.get("title") or ""),
+            rating=float(rating) if rating is not None else None,
+            directions=directions,
+        )
 
     def card(self) -> dict[str, Any]:
         return {"id": self.id, "name": self.name, "title": self.title, "rating": self.rating}
@@ -155,18 +173,60 @@ class Turn:
 # ---- references to advisors ------------------------------------------------------------------------------------
 
 _ZH_NUM = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10}
-_EN_ORD = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10,
-           "1st": 1, "2nd": 2, "3rd": 3, "4th": 4, "5th": 5, "top": 1}
-_ORDINAL_ZH = re.compile(r"第\s*([一二两三四五六七八九十\d]+)\s*(?:个|位|名)?|排名?第\s*([一二两三四五六七八九十\d]+)|最后一(?:个|位)")
-_ORDINAL_EN = re.compile(r"\b(?:the\s+)?(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|1st|2nd|3rd|4th|5th|top|last)\s+(?:one|advisor|professor|person|on\s+the\s+list)\b|\b(?:number|no\.?|#)\s*(\d+)\b", re.IGNORECASE)
-_PRONOUN = re.compile(r"(?<!其)(?:他|她)|这(?:个|位)|那(?:个|位)|该导师|\bTA\b|\b(?:this|that)\s+(?:one|advisor|professor)\b|\b(?:him|her|he|she|his)\b", re.IGNORECASE)
-_DETAIL = re.compile(r"详细|详情|主页|资料|打开|点开|看看(?:他|她|这)|看一下(?:他|她|这)|选(?:他|她|这)|就(?:他|她|这个)|\b(?:details?|profile|open|choose|pick|select|more\s+about)\b", re.IGNORECASE)
-_REVIEWS = re.compile(r"评价|口碑|风评|学生(?:们)?(?:怎么|如何)?(?:说|看)|\b(?:reviews?|ratings?|what\s+(?:do|did)\s+(?:the\s+)?students\s+say)\b", re.IGNORECASE)
-_LIST = re.compile(r"有哪些导师|哪些(?:导师|老师)|都有谁|有谁|\b(?:which|what)\s+advisors\b|\bwho\s+(?:are|is)\s+(?:the\s+)?(?:advisors|on\s+the\s+list)\b|\blist\b", re.IGNORECASE)
+_EN_ORD = {
+    "first": 1,
+    "second": 2,
+    "third": 3,
+    "fourth": 4,
+    "fifth": 5,
+    "sixth": 6,
+    "seventh": 7,
+    "eighth": 8,
+    "ninth": 9,
+    "tenth": 10,
+    "1st": 1,
+    "2nd": 2,
+    "3rd": 3,
+    "4th": 4,
+    "5th": 5,
+    "top": 1,
+}
+_ORDINAL_ZH = re.compile(
+    r"第\s*([一二两三四五六七八九十\d]+)\s*(?:个|位|名)?|排名?第\s*([一二两三四五六七八九十\d]+)|最后一(?:个|位)"
+)
+_ORDINAL_EN = re.compile(
+    r"\b(?:the\s+)?(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|1st|2nd|3rd|4th|5th|top|last)\s+(?:one|advisor|professor|person|on\s+the\s+list)\b|\b(?:number|no\.?|#)\s*(\d+)\b",
+    re.IGNORECASE,
+)
+_PRONOUN = re.compile(
+    r"(?<!其)(?:他|她)|这(?:个|位)|那(?:个|位)|该导师|\bTA\b|\b(?:this|that)\s+(?:one|advisor|professor)\b|\b(?:him|her|he|she|his)\b",
+    re.IGNORECASE,
+)
+_DETAIL = re.compile(
+    r"详细|详情|主页|资料|打开|点开|看看(?:他|她|这)|看一下(?:他|她|这)|选(?:他|她|这)|就(?:他|她|这个)|\b(?:details?|profile|open|choose|pick|select|more\s+about)\b",
+    re.IGNORECASE,
+)
+_REVIEWS = re.compile(
+    r"评价|口碑|风评|学生(?:们)?(?:怎么|如何)?(?:说|看)|\b(?:reviews?|ratings?|what\s+(?:do|did)\s+(?:the\s+)?students\s+say)\b",
+    re.IGNORECASE,
+)
+_LIST = re.compile(
+    r"有哪些导师|哪些(?:导师|老师)|都有谁|有谁|\b(?:which|what)\s+advisors\b|\bwho\s+(?:are|is)\s+(?:the\s+)?(?:advisors|on\s+the\s+list)\b|\blist\b",
+    re.IGNORECASE,
+)
 _GREETING = re.compile(r"^\s*(?:你好|您好|嗨|哈喽|hello|hi|hey)\b[\s!！。.,，]*$", re.IGNORECASE)
-_WHO = re.compile(r"你是谁|你是什么|你能(?:做|干)什么|你可以(?:做|干)什么|你会什么|怎么用|\bwho\s+are\s+you\b|\bwhat\s+(?:can|do)\s+you\s+do\b|\bhow\s+does\s+this\s+work\b", re.IGNORECASE)
-_THANKS = re.compile(r"^\s*(?:谢谢|多谢|感谢|thanks?(?:\s+you)?|thank\s+you|ok\s+thanks)[\s!！。.,，]*(?:你|啦|了)?[\s!！。.]*$", re.IGNORECASE)
-_QUESTIONISH = re.compile(r"[?？吗呢么]|怎么|什么|为什么|如何|哪|\b(?:what|how|why|which|who|can|could|should|is|are|do|does)\b", re.IGNORECASE)
+_WHO = re.compile(
+    r"你是谁|你是什么|你能(?:做|干)什么|你可以(?:做|干)什么|你会什么|怎么用|\bwho\s+are\s+you\b|\bwhat\s+(?:can|do)\s+you\s+do\b|\bhow\s+does\s+this\s+work\b",
+    re.IGNORECASE,
+)
+_THANKS = re.compile(
+    r"^\s*(?:谢谢|多谢|感谢|thanks?(?:\s+you)?|thank\s+you|ok\s+thanks)[\s!！。.,，]*(?:你|啦|了)?[\s!！。.]*$",
+    re.IGNORECASE,
+)
+_QUESTIONISH = re.compile(
+    r"[?？吗呢么]|怎么|什么|为什么|如何|哪|\b(?:what|how|why|which|who|can|could|should|is|are|do|does)\b",
+    re.IGNORECASE,
+)
 
 
 def _ordinal(words: str) -> int | None:
@@ -180,7 +240,9 @@ def _ordinal(words: str) -> int | None:
             return int(raw)
         if raw.startswith("十"):
             return 10 + _ZH_NUM.get(raw[1:], 0) if len(raw) > 1 else 10
-        return _ZH_NUM.get(raw[0], 0) * (10 if raw.endswith("十") and len(raw) == 2 else 1) + (_ZH_NUM.get(raw[2], 0) if len(raw) == 3 else 0)
+        return _ZH_NUM.get(raw[0], 0) * (10 if raw.endswith("十") and len(raw) == 2 else 1) + (
+            _ZH_NUM.get(raw[2], 0) if len(raw) == 3 else 0
+        )
     m = _ORDINAL_EN.search(words)
     if m:
         if m.group(2):
@@ -260,7 +322,9 @@ def settle(
 
     last = Advisor.read(session.memory.last_advisor) if session.memory.last_advisor else None
     if chosen is not None and chosen[0] == "advisor":
-        advisor = next((a for a in visible(page) if a.id == chosen[1]), None) or (last if last and last.id == chosen[1] else None)
+        advisor = next((a for a in visible(page) if a.id == chosen[1]), None) or (
+            last if last and last.id == chosen[1] else None
+        )
         if advisor is None:
             return _done(turn, t("advisor.reply.which_advisor", lang))
         return _about_advisor(turn, words, advisor, lookups)
@@ -309,7 +373,9 @@ def _keep(turn: Turn, extraction: Extraction) -> dict[str, Any]:
     return changes
 
 
-def _question(slot: Literal["school", "major"], said: NameResult | None, book: NameBook, lang: str) -> QuestionSpec | None:
+def _question(
+    slot: Literal["school", "major"], said: NameResult | None, book: NameBook, lang: str
+) -> QuestionSpec | None:
     if isinstance(said, Ambiguous):
         return QuestionSpec(slot, said.said, tuple((n, book.display(n, lang)) for n in said.candidates))
     if isinstance(said, Unknown):
@@ -353,13 +419,22 @@ def _after_form(turn: Turn, words: str, extraction: Extraction, changes: Mapping
         except SiteLookupError:
             return _failed(turn)
         memory.recommended_for = recommend_key
-        turn.tool_calls.append(ToolCall(tool="recommend_advisors", params={"school": form.school, "major": form.major, "preferences": preferences}))
+        turn.tool_calls.append(
+            ToolCall(
+                tool="recommend_advisors",
+                params={"school": form.school, "major": form.major, "preferences": preferences},
+            )
+        )
         best = next((a for a in (Advisor.read(row, lang) for row in _advisor_rows(found)) if a is not None), None)
         if best is None:
             replies.append(t("advisor.reply.recommend_none", lang))
         else:
             memory.last_advisor = best.card() | {"research_directions": list(best.directions)}
-            direction = form.research_direction if form.research_direction and form.research_direction in best.directions else (best.directions[0] if best.directions else (form.research_direction or ""))
+            direction = (
+                form.research_direction
+                if form.research_direction and form.research_direction in best.directions
+                else (best.directions[0] if best.directions else (form.research_direction or ""))
+            )
             replies.append(t("advisor.reply.recommend", lang, name=best.name, title=best.title, direction=direction))
     if not replies:
         if extraction.is_empty():
@@ -401,7 +476,14 @@ def _advisor_rows(result: Mapping[str, Any] | Sequence[Any]) -> list[Mapping[str
     if isinstance(result, Sequence) and not isinstance(result, str):
         rows: Any = result
     else:
-        rows = next((result[k] for k in ("advisors", "recommendations", "items", "results", "visible_advisors") if isinstance(result.get(k), list)), [])
+        rows = next(
+            (
+                result[k]
+                for k in ("advisors", "recommendations", "items", "results", "visible_advisors")
+                if isinstance(result.get(k), list)
+            ),
+            [],
+        )
     out = []
     for row in rows:
         if isinstance(row, Mapping) and isinstance(row.get("advisor"), Mapping):
@@ -428,12 +510,21 @@ def _nothing_read(turn: Turn, words: str) -> Turn:
     question or remark goes to the model (chit-chat); anything else asks for what is missing."""
     lang, form = turn.lang, turn.session.user_form
     if _GREETING.search(words):
-        return _done(turn, t("advisor.reply.greeting", lang) if not form.school and not form.major else t("advisor.reply.anything_else", lang))
+        return _done(
+            turn,
+            t("advisor.reply.greeting", lang)
+            if not form.school and not form.major
+            else t("advisor.reply.anything_else", lang),
+        )
     if _THANKS.search(words):
         return _done(turn, t("advisor.reply.thanks", lang))
     if _WHO.search(words):
         return _done(turn, t("advisor.reply.who", lang))
-    fallback = t("advisor.reply.ask_both", lang) if not (form.school and form.major) else t("advisor.reply.anything_else", lang)
+    fallback = (
+        t("advisor.reply.ask_both", lang)
+        if not (form.school and form.major)
+        else t("advisor.reply.anything_else", lang)
+    )
     if not _QUESTIONISH.search(words):
         return _done(turn, fallback)  # §6.1 verbatim
     turn.describe = DescribeTask(kind="chat", facts=_form_facts(turn.session, lang), fallback=fallback)
@@ -509,7 +600,9 @@ def _about_advisor(turn: Turn, words: str, advisor: Advisor, lookups: Lookups) -
             detail = lookups.get_advisor_detail(advisor_id=advisor.id)
         except SiteLookupError:
             return _failed(turn)
-        turn.tool_calls.append(ToolCall(tool="get_advisor_detail", params={"advisor_id": advisor.id, "advisor_name": advisor.name}))
+        turn.tool_calls.append(
+            ToolCall(tool="get_advisor_detail", params={"advisor_id": advisor.id, "advisor_name": advisor.name})
+        )
         opened = Advisor.read(_flat(detail), lang) or advisor
         memory.last_advisor = opened.card() | {"research_directions": list(opened.directions)}
         page = dict(turn.session.page_context or {})
@@ -525,8 +618,12 @@ def _about_advisor(turn: Turn, words: str, advisor: Advisor, lookups: Lookups) -
         known = Advisor(known.id, known.name, known.title, advisor.rating, known.directions)
     facts = _advisor_facts(known, detail)
     fallback = t(
-        "advisor.reply.describe", lang, name=known.name, title=known.title,
-        directions=t("advisor.list_sep", lang).join(known.directions[:2]) or "-", rating=f"{known.rating:.1f}" if known.rating is not None else "-",
+        "advisor.reply.describe",
+        lang,
+        name=known.name,
+        title=known.title,
+        directions=t("advisor.list_sep", lang).join(known.directions[:2]) or "-",
+        rating=f"{known.rating:.1f}" if known.rating is not None else "-",
     )
     turn.describe = DescribeTask(kind="describe", facts=facts, fallback=fallback, names=(known.name,))
     return turn
@@ -539,10 +636,25 @@ def _flat(detail: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def _review_summary(reviews: Mapping[str, Any]) -> tuple[int, float]:
     rows = reviews.get("reviews") if isinstance(reviews.get("reviews"), list) else []
-    count = next((int(reviews[k]) for k in ("count", "total", "review_count") if isinstance(reviews.get(k), int)), len(rows))
-    average = next((float(reviews[k]) for k in ("average", "average_rating", "avg_rating", "rating", "overall") if isinstance(reviews.get(k), int | float)), None)
+    count = next(
+        (int(reviews[k]) for k in ("count", "total", "review_count") if isinstance(reviews.get(k), int)), len(rows)
+    )
+    average = next(
+        (
+            float(reviews[k])
+            for k in ("average", "average_rating", "avg_rating", "rating", "overall")
+            if isinstance(reviews.get(k), int | float)
+        ),
+        None,
+    )
     if average is None:
-        scores = [float(r[k]) for r in rows if isinstance(r, Mapping) for k in ("rating", "overall", "score") if isinstance(r.get(k), int | float)][: len(rows)]
+        scores = [
+            float(r[k])
+            for r in rows
+            if isinstance(r, Mapping)
+            for k in ("rating", "overall", "score")
+            if isinstance(r.get(k), int | float)
+        ][: len(rows)]
         average = sum(scores) / len(scores) if scores else 0.0
     return count, average
 
@@ -641,7 +753,9 @@ def claims_action(text: str) -> str | None:
 def check_model_words(text: str, task: DescribeTask, lang: str) -> None:
     """The model's words for `task`, held to the reply's rules: raise ValueError saying what to fix."""
     if spoken_length(text) > LIMIT:
-        raise ValueError(f"Too long ({spoken_length(text)} 字): say it in at most {LIMIT} 字, one or two short sentences.")
+        raise ValueError(
+            f"Too long ({spoken_length(text)} 字): say it in at most {LIMIT} 字, one or two short sentences."
+        )
     if not language_fits(text, lang):
         raise ValueError(f"Write the reply in {t('advisor.model.language', lang)}.")
     if (claim := claims_action(text)) is not None:
@@ -649,9 +763,16 @@ def check_model_words(text: str, task: DescribeTask, lang: str) -> None:
     if task.kind == "describe":
         if not any(name in text for name in task.names):
             raise ValueError(f"Name the advisor ({', '.join(task.names)}).")
-        areas = [name for name, others in DIRECTIONS.items() for said in (name, *others) if said in text and name not in task.facts and said not in task.facts]
+        areas = [
+            name
+            for name, others in DIRECTIONS.items()
+            for said in (name, *others)
+            if said in text and name not in task.facts and said not in task.facts
+        ]
         if areas:
-            raise ValueError(f"Use only the research areas in the facts; {', '.join(dict.fromkeys(areas))} is not one of them.")
+            raise ValueError(
+                f"Use only the research areas in the facts; {', '.join(dict.fromkeys(areas))} is not one of them."
+            )
         numbers = set(re.findall(r"\d+(?:\.\d+)?", task.facts))
         invented = [n for n in re.findall(r"\d+(?:\.\d+)?", text) if n not in numbers]
         if invented:

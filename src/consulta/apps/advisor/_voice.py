@@ -63,7 +63,9 @@ class _Espeak:
         self.lib.espeak_Synth.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_uint, ctypes.c_int, ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p, ctypes.c_void_p]  # fmt: skip
         self.lib.espeak_TextToPhonemes.restype = ctypes.c_char_p
         self.lib.espeak_TextToPhonemes.argtypes = [ctypes.POINTER(ctypes.c_char_p), ctypes.c_int, ctypes.c_int]
-        self.rate = self.lib.espeak_Initialize(_AUDIO_OUTPUT_SYNCHRONOUS, 0, espeakng_loader.get_data_path().encode(), 0)
+        self.rate = self.lib.espeak_Initialize(
+            _AUDIO_OUTPUT_SYNCHRONOUS, 0, espeakng_loader.get_data_path().encode(), 0
+        )
         if self.rate <= 0:
             raise OSError(f"espeak-ng did not start (code {self.rate})")
         self.samples = array.array("h")
@@ -112,7 +114,11 @@ def _espeak() -> _Espeak:
         try:
             _engine = _Espeak()
         except (OSError, ImportError, RuntimeError) as error:
-            raise SpeechFailed("speech_unavailable", f"The speech synthesiser cannot start: {error}.", hint="Install the espeakng-loader package.") from None
+            raise SpeechFailed(
+                "speech_unavailable",
+                f"The speech synthesiser cannot start: {error}.",
+                hint="Install the espeakng-loader package.",
+            ) from None
     return _engine
 
 
@@ -121,7 +127,11 @@ def _checked(text: str) -> str:
     if not spoken:
         raise SpeechFailed("speech_text_empty", "There is no text to speak.", field="text")
     if len(spoken) > MAX_SPEECH_CHARS:
-        raise SpeechFailed("speech_text_too_long", f"The text is {len(spoken)} characters; at most {MAX_SPEECH_CHARS} are spoken.", field="text")
+        raise SpeechFailed(
+            "speech_text_too_long",
+            f"The text is {len(spoken)} characters; at most {MAX_SPEECH_CHARS} are spoken.",
+            field="text",
+        )
     return spoken
 
 

@@ -15,7 +15,17 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ...runtime import ToolError
 from .._def import WebKit, WebPart
-from ._catalog import ADVISOR_ID, SORTS, PageContext, RankingFilters, SelectedAdvisor, VisibleAdvisor, names_enum, page_context_for, save_page_context
+from ._catalog import (
+    ADVISOR_ID,
+    SORTS,
+    PageContext,
+    RankingFilters,
+    SelectedAdvisor,
+    VisibleAdvisor,
+    names_enum,
+    page_context_for,
+    save_page_context,
+)
 from ._lookups import (
     MAX_LIMIT,
     SORT_KEYS,
@@ -86,7 +96,9 @@ def router(kit: WebKit) -> Any:
     wav = {200: {"content": {"audio/wav": {}}, "description": "The text spoken, 16-bit mono WAV."}}
 
     def refused(error: ToolError, status: dict[str, int]) -> Exception:
-        return ApiError(status.get(error.error_code, 422), error.error_code, str(error), hint=error.hint, field=error.field)
+        return ApiError(
+            status.get(error.error_code, 422), error.error_code, str(error), hint=error.hint, field=error.field
+        )
 
     async def call(work: Any, /, *args: Any, **kwargs: Any) -> Any:
         try:
@@ -110,7 +122,9 @@ def router(kit: WebKit) -> Any:
         limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 20,
     ) -> Ranking:  # fmt: skip
         """422 `unknown_school`, `unknown_major`, `invalid_sort_by`; a school listing nobody in the major: empty."""
-        return await call(update_ranking, host.env.store.engine, school=school, major=major, sort_by=sort_by, limit=limit)
+        return await call(
+            update_ranking, host.env.store.engine, school=school, major=major, sort_by=sort_by, limit=limit
+        )
 
     @router.get("/advisors/{advisor_id}", summary="An advisor's detail and newest reviews")
     async def detail(host: Host, _: Principal, advisor_id: _ID) -> AdvisorDetail:
@@ -129,7 +143,14 @@ def router(kit: WebKit) -> Any:
         """Preferences: research_direction, personality, research_style, funding (as people say them). 422
         `unknown_school`, `unknown_major`, `invalid_preference`."""
         preferences = body.preferences.model_dump()
-        return await call(recommend_advisors, host.env.store.engine, school=body.school, major=body.major, preferences=preferences, limit=body.limit)
+        return await call(
+            recommend_advisors,
+            host.env.store.engine,
+            school=body.school,
+            major=body.major,
+            preferences=preferences,
+            limit=body.limit,
+        )
 
     @router.get("/page", summary="This session's page context (seed §3.1)")
     async def page(host: Host, principal: Principal) -> PageContext | None:
@@ -150,7 +171,9 @@ def router(kit: WebKit) -> Any:
 
     @router.get("/speech", summary="Text spoken as WAV (offline synthesis)", response_class=Response, responses=wav)
     async def speech(
-        _: Principal, text: Annotated[str, Query(min_length=1, max_length=MAX_SPEECH_CHARS, pattern=_SPOKEN)], lang: Annotated[str, Query(max_length=10)] = "zh-CN"
+        _: Principal,
+        text: Annotated[str, Query(min_length=1, max_length=MAX_SPEECH_CHARS, pattern=_SPOKEN)],
+        lang: Annotated[str, Query(max_length=10)] = "zh-CN",
     ) -> Response:
         """Mandarin for `zh-CN`, English otherwise. 422 `speech_text_empty`, `speech_text_too_long`; 503
         `speech_unavailable`. Cached by the server and by the browser."""
@@ -170,7 +193,9 @@ def router(kit: WebKit) -> Any:
 def _keep(engine: Any, principal: str, context: PageContext) -> PageContext:
     filters = context.ranking_filters
     if filters.school and filters.major:
-        update_ranking(engine, school=filters.school, major=filters.major, sort_by=filters.sort_by, limit=1)  # checks the names
+        update_ranking(
+            engine, school=filters.school, major=filters.major, sort_by=filters.sort_by, limit=1
+        )  # checks the names
     elif filters.sort_by not in SORT_KEYS:
         raise LookupFailed("invalid_sort_by", f"Cannot sort by {filters.sort_by!r}.", field="ranking_filters.sort_by")
     ids = {a.id for a in context.visible_advisors} | set(context.recommended)
@@ -179,7 +204,12 @@ def _keep(engine: Any, principal: str, context: PageContext) -> PageContext:
     known = known_advisors(engine, ids)
     missing = sorted(ids - set(known))
     if missing:
-        raise LookupFailed("unknown_advisor", f"No advisor with id {', '.join(missing)}.", hint="Send ids from the ranking.", field="page_context")
+        raise LookupFailed(
+            "unknown_advisor",
+            f"No advisor with id {', '.join(missing)}.",
+            hint="Send ids from the ranking.",
+            field="page_context",
+        )
     kept = context.model_copy(update={
         "visible_advisors": [VisibleAdvisor(**{**a.model_dump(), **known[a.id]}) for a in context.visible_advisors],
         "selected_advisor": None if context.selected_advisor is None else SelectedAdvisor(id=context.selected_advisor.id, **known[context.selected_advisor.id]),
@@ -187,4 +217,3 @@ def _keep(engine: Any, principal: str, context: PageContext) -> PageContext:
     })  # fmt: skip
     save_page_context(engine, principal, kept)
     return kept
-

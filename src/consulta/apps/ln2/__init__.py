@@ -5,13 +5,32 @@ audited in JSONL and reversible by rollback; the `question` tool when a request 
 """
 
 from ._agent import AGENT, SAMPLE_INVENTORY, build_agent, default_inventory, instructions
+from ._app import APP, Ln2Options  # noqa: E402 - the declaration, over the parts above
 from ._audit import AuditEntry, read_audit
-from ._inventory import MAX_INVENTORY_BYTES, MAX_INVENTORY_RECORDS, Inventory, InventoryFile, InventoryFileError, Record, load_inventory
-from ._operations import AddEntry, ApplyResult, BatchThaw, Operation, RecordThaw, Rollback, apply_plan, parse_op, preview, validate_ops
+from ._inventory import (
+    MAX_INVENTORY_BYTES,
+    MAX_INVENTORY_RECORDS,
+    Inventory,
+    InventoryFile,
+    InventoryFileError,
+    Record,
+    load_inventory,
+)
+from ._operations import (
+    AddEntry,
+    ApplyResult,
+    BatchThaw,
+    Operation,
+    RecordThaw,
+    Rollback,
+    apply_plan,
+    parse_op,
+    preview,
+    validate_ops,
+)
 from ._queries import empty_positions, inventory_stats, query_inventory, search_records
 from ._tools import Ln2Plans, ln2_tools
 from ._views import BoxView, CellView, GridView, TubeView, audit_entries, grid_view, propose_rollback, tube_view
-from ._app import APP, Ln2Options  # noqa: E402 - the declaration, over the parts above
 
 __all__ = [
     "AGENT",

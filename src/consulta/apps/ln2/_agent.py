@@ -7,6 +7,7 @@ import os
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
+
 from ...asks import question_tool
 from ...runtime import Agent, RunRecord
 from ._inventory import load_inventory

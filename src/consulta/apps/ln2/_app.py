@@ -16,7 +16,9 @@ __all__ = ["APP", "Ln2Options"]
 
 
 class Ln2Options(AppOptions):
-    inventory: Path | None = Field(None, description="The inventory YAML (default: a copy of the sample in the data dir)")
+    inventory: Path | None = Field(
+        None, description="The inventory YAML (default: a copy of the sample in the data dir)"
+    )
 
 
 def inventory_path(options: Ln2Options, env: AppEnv) -> Path:

@@ -49,7 +49,11 @@ _FIELDS = {
 
 
 _OCCUPIED = QColor("#d7ecf7")
-_ACTIONS = {"thaw": "ln2.qt.tube.action.thaw", "takeout": "ln2.qt.tube.action.takeout", "discard": "ln2.qt.tube.action.discard"}
+_ACTIONS = {
+    "thaw": "ln2.qt.tube.action.thaw",
+    "takeout": "ln2.qt.tube.action.takeout",
+    "discard": "ln2.qt.tube.action.discard",
+}
 
 
 def _said(error: Exception, lang: str) -> str:
@@ -128,7 +132,9 @@ class GridPanel(QWidget):
         self.box_selector.blockSignals(True)
         self.box_selector.clear()
         for box in view.boxes:
-            self.box_selector.addItem(t("ln2.qt.grid.box", self.lang, box=box.box, occupied=box.occupied, capacity=len(box.cells)), box.box)
+            self.box_selector.addItem(
+                t("ln2.qt.grid.box", self.lang, box=box.box, occupied=box.occupied, capacity=len(box.cells)), box.box
+            )
         self.box_selector.blockSignals(False)
         self.show_box(keep)
         self._draw_box()
@@ -143,12 +149,16 @@ class GridPanel(QWidget):
         self.table.setRowCount(box.rows)
         self.table.setColumnCount(box.cols)
         # Row letters and column numbers come from the cells' own labels (A1 … I9).
-        self.table.setVerticalHeaderLabels([box.cells[r * box.cols].label.rstrip("0123456789") for r in range(box.rows)])
+        self.table.setVerticalHeaderLabels(
+            [box.cells[r * box.cols].label.rstrip("0123456789") for r in range(box.rows)]
+        )
         self.table.setHorizontalHeaderLabels([str(c + 1) for c in range(box.cols)])
         for cell in box.cells:
             item = QTableWidgetItem(cell.name or "")
             item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
-            item.setToolTip(t("ln2.qt.grid.cell_tip", self.lang, label=cell.label, name=cell.name) if cell.name else cell.label)
+            item.setToolTip(
+                t("ln2.qt.grid.cell_tip", self.lang, label=cell.label, name=cell.name) if cell.name else cell.label
+            )
             if cell.record_id is not None:
                 item.setBackground(_OCCUPIED)
             self.table.setItem((cell.position - 1) // box.cols, (cell.position - 1) % box.cols, item)
@@ -182,7 +192,13 @@ class GridPanel(QWidget):
 def _format(field: str, value: Any, lang: str) -> str:
     if field == "thaw_events":
         return "; ".join(
-            t("ln2.qt.tube.thaw_event", lang, date=e.get("date", ""), action=t(_ACTIONS[e["action"]], lang) if e.get("action") in _ACTIONS else e.get("action", ""), positions=", ".join(map(str, e.get("positions", []))))
+            t(
+                "ln2.qt.tube.thaw_event",
+                lang,
+                date=e.get("date", ""),
+                action=t(_ACTIONS[e["action"]], lang) if e.get("action") in _ACTIONS else e.get("action", ""),
+                positions=", ".join(map(str, e.get("positions", []))),
+            )
             + (f" ({e['note']})" if e.get("note") else "")
             for e in value
         )

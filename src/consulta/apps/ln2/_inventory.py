@@ -52,10 +52,10 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, V
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
-from ruamel.yaml.tokens import CommentToken
 from ruamel.yaml.nodes import ScalarNode
 from ruamel.yaml.representer import RoundTripRepresenter
 from ruamel.yaml.scalarstring import ScalarString
+from ruamel.yaml.tokens import CommentToken
 
 from consulta.i18n import catalog, normalize_lang
 from consulta.runtime import ConsultaError, ToolError
@@ -370,7 +370,13 @@ class InventoryFileError(ToolError, ConsultaError):
     code = "inventory_file_error"
 
     def __init__(
-        self, source: str, problem: str, *, fix: str | None = None, line: int | None = None, path: Path | None = None,
+        self,
+        source: str,
+        problem: str,
+        *,
+        fix: str | None = None,
+        line: int | None = None,
+        path: Path | None = None,
         **values: Any,
     ) -> None:
         self.source = source
@@ -697,8 +703,13 @@ def _pydantic_problem(exc: ValidationError, document: Any, file_loc: Any, source
     detail = _Words(err["msg"], known if known in catalog("en") else None, dict(err.get("ctx") or {}))
     fix = {"missing": "field.fix_missing", "model_type": "field.fix_record"}.get(err["type"], "field.fix")
     return InventoryFileError(
-        source, "field", fix=fix,
-        line=_line_of(document, loc), field=where, name=key, detail=detail,
+        source,
+        "field",
+        fix=fix,
+        line=_line_of(document, loc),
+        field=where,
+        name=key,
+        detail=detail,
     )
 
 
@@ -718,7 +729,9 @@ def _folder_error(path: Path) -> InventoryFileError:
     except OSError:
         inside = []
     if inside:
-        return InventoryFileError(str(path), "folder", fix="folder.fix_example", path=path, example=str(path / inside[0]))
+        return InventoryFileError(
+            str(path), "folder", fix="folder.fix_example", path=path, example=str(path / inside[0])
+        )
     return InventoryFileError(str(path), "folder", path=path)
 
 
@@ -746,8 +759,12 @@ def _decode(raw: bytes, source: str, path: Path | None) -> str:
     """The text of inventory bytes: UTF-8 (a BOM allowed), checked for size, binary data and the record limit."""
     if len(raw) > MAX_INVENTORY_BYTES:
         raise _too_large(source, len(raw), path)
-    for bom, encoding in ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
-                          (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16")):
+    for bom, encoding in (
+        (b"\xff\xfe\x00\x00", "UTF-32"),
+        (b"\x00\x00\xfe\xff", "UTF-32"),
+        (b"\xff\xfe", "UTF-16"),
+        (b"\xfe\xff", "UTF-16"),
+    ):
         if raw.startswith(bom):
             raise InventoryFileError(source, "utf16", path=path, encoding=encoding)
     if (nul := raw.find(b"\x00")) >= 0:
@@ -769,7 +786,11 @@ def _parse(yaml: YAML, text: str, source: str, path: Path | None) -> Any:
         detail = " ".join((getattr(exc, "problem", None) or str(exc)).split()).rstrip(".")
         tab = "'\\t'" in detail or "\t" in detail
         raise InventoryFileError(
-            source, "syntax", fix="syntax.fix_tab" if tab else None, line=mark.line + 1 if mark else None, path=path,
+            source,
+            "syntax",
+            fix="syntax.fix_tab" if tab else None,
+            line=mark.line + 1 if mark else None,
+            path=path,
             detail=detail,
         ) from None
     except RecursionError:  # brackets nested thousands deep
@@ -842,7 +863,12 @@ class InventoryFile:
             err.path = path
             raise
         return cls(
-            path=path, raw=raw, document=document, inventory=inventory, dialect=dialect, _yaml=yaml,
+            path=path,
+            raw=raw,
+            document=document,
+            inventory=inventory,
+            dialect=dialect,
+            _yaml=yaml,
             _crlf=b"\r\n" in raw,
         )
 
@@ -1046,6 +1072,7 @@ def _validate_document(document: Any, source: str) -> tuple[Inventory, FileDiale
                 view["custom"] = {k: str(item[k]) for k in custom_keys if k in item and item[k] is not None}
             records.append(Record.model_validate(view))
         except ValidationError as exc:
+
             def file_loc(loc: list[Any], index: int = index, item: Any = item) -> list[Any]:
                 return ["inventory", index, *dialect.file_loc(item, loc)]
 
@@ -1055,6 +1082,7 @@ def _validate_document(document: Any, source: str) -> tuple[Inventory, FileDiale
     try:
         inventory_meta = InventoryMeta.model_validate({"box_layout": meta.get("box_layout"), "box_count": box_count})
     except ValidationError as exc:
+
         def meta_loc(loc: list[Any]) -> list[Any]:
             return count_loc if loc[:1] == ["box_count"] else ["meta", *loc]
 
@@ -1065,7 +1093,10 @@ def _validate_document(document: Any, source: str) -> tuple[Inventory, FileDiale
 
 
 def _record_problem(
-    record: Record, inventory: Inventory, seen_ids: dict[int, int], holder: dict[tuple[int, int], int],
+    record: Record,
+    inventory: Inventory,
+    seen_ids: dict[int, int],
+    holder: dict[tuple[int, int], int],
     count_key: str,
 ) -> tuple[str, str, dict[str, Any]] | None:
     """(problem, offending model field, the message's values) for a record clashing with the layout or the records
@@ -1077,12 +1108,22 @@ def _record_problem(
         return "box_range", "box", {"id": record.id, "box": record.box, "count": box_count, "count_key": count_key}
     for pos in record.positions:
         if not 1 <= pos <= layout.capacity:
-            values = {"id": record.id, "pos": pos, "capacity": layout.capacity, "rows": layout.rows, "cols": layout.cols}
+            values = {
+                "id": record.id,
+                "pos": pos,
+                "capacity": layout.capacity,
+                "rows": layout.rows,
+                "cols": layout.cols,
+            }
             return "position_range", "positions", values
         other = holder.get((record.box, pos))
         if other is not None:
             where = describe_position(pos, layout)
-            return "shared_position", "positions", {"id": record.id, "other": other, "box": record.box, "position": where}
+            return (
+                "shared_position",
+                "positions",
+                {"id": record.id, "other": other, "box": record.box, "position": where},
+            )
         holder[(record.box, pos)] = record.id
     return None
 

@@ -16,7 +16,6 @@ from typing import Any
 from pydantic import BaseModel
 
 from ...runtime import Choice, ToolError
-
 from ._inventory import BoxLayout, Inventory, Record
 from ._operations import Positions
 from ._queries import _ranges, best_named
@@ -52,7 +51,13 @@ class TubeChoiceError(ToolError):
     """A ToolError whose result also lists `candidates`: the tubes the user may have meant."""
 
     def __init__(
-        self, error_code: str, message: str, *, hint: str, candidates: list[dict[str, Any]], choice: Choice | None = None
+        self,
+        error_code: str,
+        message: str,
+        *,
+        hint: str,
+        candidates: list[dict[str, Any]],
+        choice: Choice | None = None,
     ) -> None:
         super().__init__(error_code, message, hint=hint, choice=choice)
         self.candidates = candidates
@@ -74,8 +79,12 @@ def _candidate(record: Record, positions: Sequence[int]) -> dict[str, Any]:
 
 
 def tube_choice(
-    candidates: list[dict[str, Any]], *, header: str, question: str,
-    keys: tuple[str, str] | None = None, values: dict[str, Any] | None = None,
+    candidates: list[dict[str, Any]],
+    *,
+    header: str,
+    question: str,
+    keys: tuple[str, str] | None = None,
+    values: dict[str, Any] | None = None,
 ) -> Choice:
     """The question the runtime asks itself: the candidates' labels as options, each naming its tubes by record, box
     and positions (what the write tool is called again with)."""
@@ -86,7 +95,9 @@ def tube_choice(
         question_key=keys[1] if keys else None,
         values=values or {},
         options=[c["label"] for c in candidates],
-        args_for_option={c["label"]: {"record_id": c["record_id"], "box": c["box"], "positions": c["positions"]} for c in candidates},
+        args_for_option={
+            c["label"]: {"record_id": c["record_id"], "box": c["box"], "positions": c["positions"]} for c in candidates
+        },
     )
 
 
@@ -145,8 +156,11 @@ def _several(ref: TubeRef, candidates: list[dict[str, Any]], *, which: str = "re
         hint="Ask the user which one with the question tool (these as options), then call again with box and positions.",
         candidates=shown,
         choice=tube_choice(
-            shown, header=f"Which {which}", question=f"{ref.describe()} fits {len(candidates)} {which}s. Which one do you mean?",
-            keys=("ln2.choice.several.header", "ln2.choice.several.question"), values={"what": ref.describe(), "count": len(candidates)},
+            shown,
+            header=f"Which {which}",
+            question=f"{ref.describe()} fits {len(candidates)} {which}s. Which one do you mean?",
+            keys=("ln2.choice.several.header", "ln2.choice.several.question"),
+            values={"what": ref.describe(), "count": len(candidates)},
         ),
     )
 
@@ -177,8 +191,11 @@ def _none(inventory: Inventory, ref: TubeRef, missing: list[int]) -> TubeChoiceE
         count = max(1, len(ref.positions or ()))
         shown = [_candidate(r, r.positions[:count]) for r in near]
         choice = tube_choice(
-            shown, header="Which tube", question=f"{detail[:1].upper()}{detail[1:]}. Which tube do you mean?",
-            keys=("ln2.choice.none.header", f"ln2.choice.none.{case}"), values=values,
+            shown,
+            header="Which tube",
+            question=f"{detail[:1].upper()}{detail[1:]}. Which tube do you mean?",
+            keys=("ln2.choice.none.header", f"ln2.choice.none.{case}"),
+            values=values,
         )
     return TubeChoiceError(
         "no_matching_tube",
@@ -210,7 +227,9 @@ _BOX = re.compile(
 )
 _ITEM = r"[A-Za-z]?\d+"
 _LIST = rf"({_ITEM}(?:\s*(?:[,，、/&+~–-]|\band\b|\bto\b|和|与|及|到|至)\s*{_ITEM})*)"
-_POSITIONS = re.compile(rf"(?:\b(?:positions?|pos\.?|slots?|wells?)|位置|孔位|孔|位)\s*[:：#]?\s*{_LIST}", re.IGNORECASE)
+_POSITIONS = re.compile(
+    rf"(?:\b(?:positions?|pos\.?|slots?|wells?)|位置|孔位|孔|位)\s*[:：#]?\s*{_LIST}", re.IGNORECASE
+)
 _ZH_POSITION = re.compile(r"(?:第\s*)?(\d+)\s*号\s*(?:位|孔)|第\s*(\d+)\s*(?:位|孔)")
 _LABEL = re.compile(r"(?<![\w-])([A-Za-z])(\d{1,2})(?![\w-])")
 _RANGE = re.compile(rf"({_ITEM})\s*(?:[~–-]|\bto\b|到|至)\s*({_ITEM})", re.IGNORECASE)
@@ -257,4 +276,3 @@ def place_said(texts: Iterable[str], *, box: int, positions: Sequence[int], layo
         boxes |= said_boxes(text)
         places |= said_positions(text, layout)
     return box in boxes and set(positions) <= places
-

@@ -241,7 +241,6 @@ def _prefixed(err: ToolError, where: str) -> ToolError:
     return ToolError(err.error_code, f"{where}: {err.message}", hint=err.hint, field=err.field)
 
 
-
 def _record_label(record: Record, *, start: bool = False) -> str:
     return f"{'R' if start else 'r'}ecord {record.id} ({record.display_name})"
 
@@ -383,7 +382,13 @@ def _check_add(sim: _Simulation, op: AddEntry) -> _Outcome:
 
 
 def _check_removal(
-    sim: _Simulation, record_id: int, positions: Sequence[int], *, date: str, action: ThawAction, note: str | None,
+    sim: _Simulation,
+    record_id: int,
+    positions: Sequence[int],
+    *,
+    date: str,
+    action: ThawAction,
+    note: str | None,
     prefix: str = "",
 ) -> tuple[_Removal, _Phrase]:
     """Check that `record_id` holds `positions`, remove them from the state; return the edit and a summary part."""
@@ -432,7 +437,11 @@ def _check_removal(
     record.thaw_events.append(event)
     for pos in positions:
         sim.removed_by[(record.id, pos)] = sim.number
-    left = _Phrase("ln2.left.some", {"tubes": _tubes(len(record.positions))}) if record.positions else _Phrase("ln2.left.none")
+    left = (
+        _Phrase("ln2.left.some", {"tubes": _tubes(len(record.positions))})
+        if record.positions
+        else _Phrase("ln2.left.none")
+    )
     part = _Phrase(
         "ln2.preview.removal",
         {
@@ -463,7 +472,12 @@ def _check_batch(sim: _Simulation, op: BatchThaw) -> _Outcome:
     for index, entry in enumerate(op.entries):
         try:
             removal, part = _check_removal(
-                sim, entry.record_id, entry.positions, date=op.date, action=op.action, note=op.note,
+                sim,
+                entry.record_id,
+                entry.positions,
+                date=op.date,
+                action=op.action,
+                note=op.note,
                 prefix=f"entries[{index}].",
             )
         except ToolError as err:
@@ -472,7 +486,10 @@ def _check_batch(sim: _Simulation, op: BatchThaw) -> _Outcome:
         parts.append(part)
     tubes = sum(len(r.positions) for r in removals)
     date = removals[0].event.date
-    summary = _Phrase("ln2.preview.batch", {"verb": _Phrase(f"ln2.verb.{op.action}"), "tubes": _tubes(tubes), "date": date, "parts": parts})
+    summary = _Phrase(
+        "ln2.preview.batch",
+        {"verb": _Phrase(f"ln2.verb.{op.action}"), "tubes": _tubes(tubes), "date": date, "parts": parts},
+    )
     return _Outcome(summary, removals)
 
 
@@ -488,7 +505,13 @@ def _check_rollback(sim: _Simulation, op: Rollback) -> _Outcome:
     entries = _Phrase("ln2.entries.one" if len(undone) == 1 else "ln2.entries.many", {"n": len(undone)})
     summary = _Phrase(
         "ln2.preview.rollback",
-        {"audit_id": entry.audit_id, "summary": _said(entry), "plan_id": entry.plan_id, "entries": entries, "span": span},
+        {
+            "audit_id": entry.audit_id,
+            "summary": _said(entry),
+            "plan_id": entry.plan_id,
+            "entries": entries,
+            "span": span,
+        },
     )
     return _Outcome(summary, [_Restore(target.data)])
 
@@ -690,7 +713,7 @@ def _settle(path: Path) -> None:
     if journal is not None and path.exists() and sha256_hex(path.read_bytes()) == journal.after_sha256:
         done = plan_entries(path, journal.plan_id)  # a torn append leaves the first entries whole, the rest missing
         if len(done) < len(journal.records):
-            append_audit(path, journal.records[len(done):])
+            append_audit(path, journal.records[len(done) :])
     remove_stray_temps(path)
     discard_journal(path)
 
@@ -706,7 +729,12 @@ def _refuse_read_only(path: Path) -> None:
 
 
 def _apply_locked(
-    path: Path, ops: list[Operation], plan_id: str, actor: str, run_id: str | None, today: dt.date | None,
+    path: Path,
+    ops: list[Operation],
+    plan_id: str,
+    actor: str,
+    run_id: str | None,
+    today: dt.date | None,
     expected_sha256: str | None,
 ) -> ApplyResult:
     _settle(path)
@@ -759,7 +787,9 @@ def _apply_locked(
         for op, outcome in zip(ops, outcomes, strict=True)
     ]
     # From here a kill leaves the file as it was (journal dropped on settling) or as intended (journal finished).
-    write_journal(path, ApplyJournal(plan_id=plan_id, before_sha256=current.sha256, after_sha256=after, records=records))
+    write_journal(
+        path, ApplyJournal(plan_id=plan_id, before_sha256=current.sha256, after_sha256=after, records=records)
+    )
     crash_point("after_journal")
     atomic_write_bytes(path, new_bytes, before_replace=lambda: crash_point("before_rename"))
     crash_point("after_rename")

@@ -138,7 +138,11 @@ def best_named(
 ) -> tuple[list[Record], bool]:
     """The records with tubes left that match the names best (exact over contained over a close spelling, as in
     `query_inventory`), in file order, and whether those are only close spellings. No name: every such record."""
-    scored = [(level, r) for level, r in _scored(inventory, _filters(cell_line, short_name, plasmid), box=None, exact=False) if not r.consumed]
+    scored = [
+        (level, r)
+        for level, r in _scored(inventory, _filters(cell_line, short_name, plasmid), box=None, exact=False)
+        if not r.consumed
+    ]
     top = max((level for level, _ in scored), default=_NONE)
     return [r for level, r in scored if level == top], top == _FUZZY
 

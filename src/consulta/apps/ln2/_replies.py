@@ -47,7 +47,12 @@ def counted(facts: TurnFacts) -> set[int]:
         if isinstance(data.get("tubes"), int):
             numbers.add(data["tubes"])
         boxes = data.get("boxes")
-        if isinstance(boxes, list) and len(boxes) == 1 and isinstance(boxes[0], dict) and isinstance(boxes[0].get("free"), int):
+        if (
+            isinstance(boxes, list)
+            and len(boxes) == 1
+            and isinstance(boxes[0], dict)
+            and isinstance(boxes[0].get("free"), int)
+        ):
             numbers.add(boxes[0]["free"])
         if isinstance(data.get("occupied"), int):
             numbers.add(data["occupied"])
@@ -74,9 +79,15 @@ def summarize(call: ToolOutcome, lang: str) -> str | None:
     boxes = data.get("boxes")
     if isinstance(boxes, list) and boxes and isinstance(boxes[0], dict):
         if "positions" in boxes[0]:
-            parts = [t("ln2.reply.free", lang, box=b.get("box"), free=b.get("free"), positions=b.get("positions")) for b in boxes]
+            parts = [
+                t("ln2.reply.free", lang, box=b.get("box"), free=b.get("free"), positions=b.get("positions"))
+                for b in boxes
+            ]
         else:
-            parts = [t("ln2.reply.box", lang, box=b.get("box"), occupied=b.get("occupied"), free=b.get("free")) for b in boxes]
+            parts = [
+                t("ln2.reply.box", lang, box=b.get("box"), occupied=b.get("occupied"), free=b.get("free"))
+                for b in boxes
+            ]
         return sep.join(parts) + ("。" if lang == "zh-CN" else ".")
     return None
 
@@ -114,4 +125,7 @@ def check_ln2_reply(text: str, facts: TurnFacts) -> None:
         reason = f"The user asked how many; the tool results counted {sorted(counts)}: say that number, do not count yourself."
     else:
         reason = "The user writes Chinese: reply in Chinese."
-    raise ReplyRefused(f"{reason} Say what the results show, in one or two short sentences, in the user's language.", replacement=answer)
+    raise ReplyRefused(
+        f"{reason} Say what the results show, in one or two short sentences, in the user's language.",
+        replacement=answer,
+    )

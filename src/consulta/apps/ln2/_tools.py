@@ -18,10 +18,10 @@ from ._audit import read_audit
 from ._inventory import Inventory, load_inventory
 from ._locate import TubeRef, _candidate, locate, place_said, said_boxes, said_positions, tube_choice
 from ._operations import apply_plan, parse_op, preview, reconcile_plan
+from ._queries import best_named
 from ._queries import empty_positions as _empty_positions
 from ._queries import inventory_stats as _inventory_stats
 from ._queries import query_inventory as _query_inventory
-from ._queries import best_named
 from ._queries import search_records as _search_records
 from ._turns import named_in
 
@@ -63,13 +63,21 @@ def ln2_tools(inventory_path: Path) -> tuple[ToolDef, ...]:
         """
         inventory = inv()
         found = _query_inventory(
-            inventory, cell_line=cell_line, short_name=short_name, plasmid=plasmid, box=box, exact=exact,
-            include_consumed=include_consumed, limit=len(inventory.records) or 1,
+            inventory,
+            cell_line=cell_line,
+            short_name=short_name,
+            plasmid=plasmid,
+            box=box,
+            exact=exact,
+            include_consumed=include_consumed,
+            limit=len(inventory.records) or 1,
         )
         if position is not None:
             holding = [r for r in found["records"] if position in (r.get("positions") or ())]
             found = {"total": len(holding), "records": holding} | (
-                {} if holding else {"note": f"No tube at position {position}" + (f" of box {box}." if box is not None else ".")}
+                {}
+                if holding
+                else {"note": f"No tube at position {position}" + (f" of box {box}." if box is not None else ".")}
             )
         # Counting is done here: a small model adds up lists of positions badly.
         found["tubes"] = sum(len(r.get("positions") or ()) for r in found["records"])
@@ -107,7 +115,9 @@ def ln2_tools(inventory_path: Path) -> tuple[ToolDef, ...]:
             limit: How many entries.
         """
         log = read_audit(inventory_path, limit=limit)
-        return {"entries": [{"audit_id": e.audit_id, "ts": e.ts, "op": e.op, "summary": e.summary} for e in log.entries]}
+        return {
+            "entries": [{"audit_id": e.audit_id, "ts": e.ts, "op": e.op, "summary": e.summary} for e in log.entries]
+        }
 
     @write_tool
     def add_entry(
@@ -169,7 +179,14 @@ def ln2_tools(inventory_path: Path) -> tuple[ToolDef, ...]:
             action: thaw, takeout or discard.
             note: Free note.
         """
-        ref = TubeRef(box=box, positions=positions, cell_line=cell_line, short_name=short_name, plasmid=plasmid, record_id=record_id)
+        ref = TubeRef(
+            box=box,
+            positions=positions,
+            cell_line=cell_line,
+            short_name=short_name,
+            plasmid=plasmid,
+            record_id=record_id,
+        )
         return _thaw_op(locate(inv(), ref), date=date, action=action, note=note)
 
     @write_tool
@@ -204,7 +221,17 @@ def ln2_tools(inventory_path: Path) -> tuple[ToolDef, ...]:
         """
         return _op("rollback", audit_id=audit_id)
 
-    return (query_inventory, search_records, empty_positions, inventory_stats, audit_history, add_entry, record_thaw, batch_thaw, rollback)
+    return (
+        query_inventory,
+        search_records,
+        empty_positions,
+        inventory_stats,
+        audit_history,
+        add_entry,
+        record_thaw,
+        batch_thaw,
+        rollback,
+    )
 
 
 def _compact(result: dict[str, Any], *, with_note: bool = False) -> dict[str, Any]:
@@ -223,7 +250,9 @@ def _record_line(hit: dict[str, Any], *, with_note: bool) -> str:
     if hit.get("plasmid_name"):
         parts.append(f"plasmid {hit['plasmid_name']}")
     positions = hit.get("positions")
-    parts.append(f"box {hit['box']} positions {','.join(map(str, positions))}" if positions else f"box {hit['box']} consumed")
+    parts.append(
+        f"box {hit['box']} positions {','.join(map(str, positions))}" if positions else f"box {hit['box']} consumed"
+    )
     parts.append(f"frozen {hit['frozen_at']}")
     if with_note and hit.get("note"):
         parts.append(f"note: {hit['note']}")
@@ -247,7 +276,9 @@ def _thaw_op(
 
 def _op(op: str, **fields: Any) -> dict[str, Any]:
     """The operation as a JSON dict, checked by the domain model (bad fields → ToolError)."""
-    return parse_op({"op": op, **{k: v for k, v in fields.items() if v is not None}}).model_dump(mode="json", exclude_none=True)
+    return parse_op({"op": op, **{k: v for k, v in fields.items() if v is not None}}).model_dump(
+        mode="json", exclude_none=True
+    )
 
 
 _ID_MENTION = r"(?:\bid\b|\brecord\b|#|编号|记录)\s*[:：#]?\s*{id}(?!\d)"
@@ -269,7 +300,10 @@ class Ln2Plans:
         if tool_name == "record_thaw":
             return {**args, **self._grounded_ref(args, evidence)}
         if tool_name == "batch_thaw" and isinstance(args.get("entries"), list):
-            return {**args, "entries": [self._grounded_ref(e, evidence) if isinstance(e, dict) else e for e in args["entries"]]}
+            return {
+                **args,
+                "entries": [self._grounded_ref(e, evidence) if isinstance(e, dict) else e for e in args["entries"]],
+            }
         return args
 
     def _grounded_ref(self, ref: dict[str, Any], evidence: Evidence) -> dict[str, Any]:
@@ -295,7 +329,11 @@ class Ln2Plans:
         if not kept.get("positions") and kept.get("record_id") is None and _ALL.search(words):
             # "all the X tubes": every tube of the one record the name fits
             names = {k: kept[k] for k in ("cell_line", "short_name", "plasmid") if kept.get(k)}
-            pool = [r for r in best_named(inventory, **names)[0] if r.positions and kept.get("box") in (None, r.box)] if names else []
+            pool = (
+                [r for r in best_named(inventory, **names)[0] if r.positions and kept.get("box") in (None, r.box)]
+                if names
+                else []
+            )
             if len(pool) == 1:
                 kept = {**kept, "box": pool[0].box, "positions": list(pool[0].positions)}
         return kept
@@ -323,7 +361,9 @@ class Ln2Plans:
         elif kind == "rollback":
             audit_id = op["audit_id"]
             if not (evidence.said_by_user(audit_id) or evidence.seen_in_data(audit_id)):
-                raise _ungrounded("audit_id", f"audit id {audit_id} was neither named by the user nor listed by audit_history.")
+                raise _ungrounded(
+                    "audit_id", f"audit id {audit_id} was neither named by the user nor listed by audit_history."
+                )
 
     @staticmethod
     def _require_said(evidence: Evidence, field: str, value: Any) -> None:
@@ -339,27 +379,42 @@ class Ln2Plans:
         raise _ungrounded(field, f"{field}={value!r} is not a date the user gave (leave it out for today).")
 
     @staticmethod
-    def _check_record(inventory: Inventory, evidence: Evidence, record_id: int, positions: list[int], tool_hint: str) -> None:
+    def _check_record(
+        inventory: Inventory, evidence: Evidence, record_id: int, positions: list[int], tool_hint: str
+    ) -> None:
         record = inventory.record(record_id)
         if record is None:
             return  # validation reports the unknown id
         words = (*evidence.user_texts, *evidence.answers)
         if any(re.search(_ID_MENTION.format(id=record_id), text, re.IGNORECASE) for text in words):
             return
-        if set(positions) <= set(record.positions) and place_said(words, box=record.box, positions=positions, layout=inventory.layout):
+        if set(positions) <= set(record.positions) and place_said(
+            words, box=record.box, positions=positions, layout=inventory.layout
+        ):
             return  # the user named the tubes' box and positions: those single the record out
         if record.short_name and (evidence.said_by_user(record.short_name) or evidence.answered(record.short_name)):
             return
         active = [r for r in inventory.records if r.positions]
-        chosen = [r for r in active if r.short_name and (evidence.answered(r.short_name) or evidence.said_by_user(r.short_name))]
+        chosen = [
+            r
+            for r in active
+            if r.short_name and (evidence.answered(r.short_name) or evidence.said_by_user(r.short_name))
+        ]
         if chosen:  # the user named other records than this one: say which ids those are
-            listing = "; ".join(f"record_id {r.id} = {r.short_name}, box {r.box}, positions {','.join(map(str, r.positions))}" for r in chosen[:5])
+            listing = "; ".join(
+                f"record_id {r.id} = {r.short_name}, box {r.box}, positions {','.join(map(str, r.positions))}"
+                for r in chosen[:5]
+            )
             raise _ungrounded(
                 "record_id",
                 f"record {record_id} ({record.short_name or record.parent_cell_line}) is not what the user named.",
                 hint=f"The user named: {listing}. Call {tool_hint} again with that record_id.",
             )
-        named = [r for r in active if any(evidence.said_by_user(n) or evidence.answered(n) for n in (r.short_name, r.parent_cell_line) if n)]
+        named = [
+            r
+            for r in active
+            if any(evidence.said_by_user(n) or evidence.answered(n) for n in (r.short_name, r.parent_cell_line) if n)
+        ]
         names = sorted({r.short_name or r.parent_cell_line for r in named})
         if record in named and len(names) == 1:
             return
@@ -374,7 +429,9 @@ class Ln2Plans:
         raise _ungrounded(
             "record_id",
             detail,
-            choice=tube_choice(shown, header="Which tube", question=f"{detail} Which one do you mean?") if shown else None,
+            choice=tube_choice(shown, header="Which tube", question=f"{detail} Which one do you mean?")
+            if shown
+            else None,
             hint=(
                 f"Call question with ONE question whose options are {options}, then call {tool_hint} again with the chosen record."
                 if names

@@ -33,7 +33,9 @@ _CHANGE_ZH = re.compile(
     r"冻存|冻一|冻两|撤销|撤回|回滚|恢复|删除|删掉|用掉|移到|移动|登记"
 )
 _UNDO = re.compile(r"\b(?:undo|revert|roll\s*back|rollback)\b|撤销|撤回|回滚", re.IGNORECASE)
-_FREE = re.compile(r"\b(?:free|empty|space|available|vacant)\b|空位|空余|空的|剩余位置|还有几个位|有几个位", re.IGNORECASE)
+_FREE = re.compile(
+    r"\b(?:free|empty|space|available|vacant)\b|空位|空余|空的|剩余位置|还有几个位|有几个位", re.IGNORECASE
+)
 
 
 _HOW_TO = re.compile(
@@ -56,7 +58,11 @@ def _names(inventory: Inventory) -> list[tuple[str, str]]:
     for record in inventory.records:
         if not record.positions:
             continue
-        for value, field in ((record.short_name, "cell_line"), (record.parent_cell_line, "cell_line"), (record.plasmid_name, "plasmid")):
+        for value, field in (
+            (record.short_name, "cell_line"),
+            (record.parent_cell_line, "cell_line"),
+            (record.plasmid_name, "plasmid"),
+        ):
             if value and len(value) >= 3:
                 found.setdefault(value, field)
     return sorted(found.items(), key=lambda item: -len(item[0]))
@@ -72,7 +78,9 @@ def named_in(words: str, inventory: Inventory) -> tuple[str, str] | None:
             before = folded[at - 1] if at else " "
             end = at + len(name)
             after = folded[end] if end < len(folded) else " "
-            if not (before.isascii() and (before.isalnum() or before in "-_")) and not (after.isascii() and (after.isalnum() or after in "-_")):
+            if not (before.isascii() and (before.isalnum() or before in "-_")) and not (
+                after.isascii() and (after.isalnum() or after in "-_")
+            ):
                 return name, field
             at = folded.find(name.casefold(), at + 1)
     return None

@@ -66,7 +66,11 @@ def grid_view(path: Path | str) -> GridView:
         cells = []
         for pos in range(1, layout.capacity + 1):
             rid = held.get((box, pos))
-            cells.append(CellView(position=pos, label=position_label(pos, layout), record_id=rid, name=names.get(rid) if rid else None))
+            cells.append(
+                CellView(
+                    position=pos, label=position_label(pos, layout), record_id=rid, name=names.get(rid) if rid else None
+                )
+            )
         boxes.append(BoxView(box=box, rows=layout.rows, cols=layout.cols, cells=cells))
     return GridView(sha256=file.sha256, boxes=boxes)
 

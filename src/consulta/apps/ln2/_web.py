@@ -62,13 +62,17 @@ def router(kit: WebKit) -> APIRouter:
         return await asyncio.to_thread(audit_entries, _inventory(host), limit=limit)
 
     @router.post(
-        "/audit/{audit_id}/rollback", status_code=202, summary="Stage rolling the inventory back to before an audit entry"
+        "/audit/{audit_id}/rollback",
+        status_code=202,
+        summary="Stage rolling the inventory back to before an audit entry",
     )
     async def rollback(
         audit_id: Annotated[str, Path(max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")],
         host: Host,
         principal: Shared,
-        lang: Annotated[Literal["en", "zh-CN"] | None, Query(description="The previews' language (default: the server's).")] = None,
+        lang: Annotated[
+            Literal["en", "zh-CN"] | None, Query(description="The previews' language (default: the server's).")
+        ] = None,
     ) -> Proposal:
         """Nothing is written yet: the rollback is staged as a plan on a run of this session's (`run_id`), and its
         approval ask (`ask_id`) opened, like any write. Approve it with POST /api/asks/{ask_id}/answer
@@ -77,7 +81,9 @@ def router(kit: WebKit) -> APIRouter:
         cannot be rolled back (its backup unusable); nothing is recorded then. Should the file no longer fit when it is
         approved (already in that state), the plan ends `failed` and nothing is written."""
         try:
-            return await propose_rollback(host, audit_id=audit_id, principal=principal, lang=normalize_lang(lang or host.env.lang))
+            return await propose_rollback(
+                host, audit_id=audit_id, principal=principal, lang=normalize_lang(lang or host.env.lang)
+            )
         except ToolError as error:
             status = 404 if error.error_code == "unknown_audit_entry" else 409
             raise ApiError(status, error.error_code, error.message, hint=error.hint, field=error.field) from None

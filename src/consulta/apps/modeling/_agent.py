@@ -22,7 +22,15 @@ from .._def import AppEnv, AppOptions
 from ._director import Decision, Director, Escalation, Stopped, TeamConfig, pending_escalation
 from ._problem import prepare_workspace, workspace_path
 
-__all__ = ["AGENT", "TEAM_TOOL", "ModelingOptions", "build_agent", "decision_in_words", "team_tool", "workspace_of_options"]
+__all__ = [
+    "AGENT",
+    "TEAM_TOOL",
+    "ModelingOptions",
+    "build_agent",
+    "decision_in_words",
+    "team_tool",
+    "workspace_of_options",
+]
 
 AGENT = "director"
 TEAM_TOOL = "run_team"
@@ -34,8 +42,12 @@ DECISIONS = ("accept", "retry", "stop")
 class ModelingOptions(AppOptions):
     """The modeling app's options: the problem, and the bounds of the team's consultations."""
 
-    problem: str | None = Field(None, description="A folder holding problem.md and/or problem.json (benchmark form) and the data (CSV)")
-    max_depth: int = Field(2, ge=1, le=5, description="How deep consultations may nest (2: a consulted agent may consult once more)")
+    problem: str | None = Field(
+        None, description="A folder holding problem.md and/or problem.json (benchmark form) and the data (CSV)"
+    )
+    max_depth: int = Field(
+        2, ge=1, le=5, description="How deep consultations may nest (2: a consulted agent may consult once more)"
+    )
     consult_budget: int = Field(2, ge=0, le=20, description="Consultations each agent may make in each phase")
 
 
@@ -53,8 +65,14 @@ def team_tool(options: ModelingOptions, env: AppEnv) -> ToolDef:
         run = env.store.get_run(call.run_id) if call is not None else None
         lang = normalize_lang(run.lang if run is not None else env.lang)
         if not options.problem:
-            raise ToolError("no_problem", t("modeling.error.no_problem", lang), hint="consulta chat modeling --problem DIR -p 开始")
-        spec = run.model if run is not None and run.model and not run.model.startswith(EXTERNAL_MODEL_PREFIX) else env.model
+            raise ToolError(
+                "no_problem", t("modeling.error.no_problem", lang), hint="consulta chat modeling --problem DIR -p 开始"
+            )
+        spec = (
+            run.model
+            if run is not None and run.model and not run.model.startswith(EXTERNAL_MODEL_PREFIX)
+            else env.model
+        )
         workspace = workspace_path(env.data_dir, Path(options.problem))
         problem = prepare_workspace(workspace, Path(options.problem))
         rerun = decision in DECISIONS  # the runtime's question was answered: this call runs again with the decision
@@ -70,7 +88,12 @@ def team_tool(options: ModelingOptions, env: AppEnv) -> ToolDef:
                 question = _escalation(escalation, lang)
                 labels = " / ".join(question.choice.options if question.choice else DECISIONS)
                 message = t("modeling.escalation.again", lang, question=question.message, options=labels)
-                return {"ok": True, "message": message, "workspace": str(workspace), "escalation": escalation.verdict.gate}
+                return {
+                    "ok": True,
+                    "message": message,
+                    "workspace": str(workspace),
+                    "escalation": escalation.verdict.gate,
+                }
             raise _escalation(escalation, lang) from None
         except Stopped:
             message = t("modeling.done.stopped", lang, workspace=str(workspace))
@@ -82,7 +105,11 @@ def team_tool(options: ModelingOptions, env: AppEnv) -> ToolDef:
     return ToolDef(name=TEAM_TOOL, function=run_team, description=run_team.__doc__ or "", kind="read", ends_turn=True)
 
 
-_DECISION_WORDS = {"accept": ("accept", "接受", "继续"), "retry": ("retry", "try again", "再试", "重试"), "stop": ("stop", "停止", "终止")}
+_DECISION_WORDS = {
+    "accept": ("accept", "接受", "继续"),
+    "retry": ("retry", "try again", "再试", "重试"),
+    "stop": ("stop", "停止", "终止"),
+}
 
 
 def decision_in_words(words: str) -> Decision | None:

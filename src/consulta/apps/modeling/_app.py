@@ -42,14 +42,36 @@ def _prepare(flags: ModelingFlags, host: Any) -> None:
 
     def hear(event: Any) -> None:
         if isinstance(event, RunStarted) and event.app == "modeling" and event.agent in ROLES and not event.resumed:
-            console.print(t("modeling.cli.working", lang, agent=event.agent, role=ROLES[event.agent].title), style="bold cyan", markup=False)
+            console.print(
+                t("modeling.cli.working", lang, agent=event.agent, role=ROLES[event.agent].title),
+                style="bold cyan",
+                markup=False,
+            )
         elif isinstance(event, ToolReturned) and event.tool_name == "gate" and isinstance(event.result, dict):
             result = event.result
             style = {"APPROVED": "bold green", "CONDITIONAL": "bold yellow"}.get(str(result.get("status")), "bold red")
             reasons = "; ".join(result.get("reasons") or [])[:160]
-            console.print(t("modeling.cli.verdict", lang, reasons=reasons, **{k: result.get(k) for k in ("gate", "attempt", "status", "decided_by")}), style=style, markup=False)
-        elif isinstance(event, ToolReturned) and event.tool_name == "consult" and isinstance(event.result, dict) and event.result.get("record"):
-            console.print(t("modeling.cli.consulted", lang, record=event.result["record"], kind=event.result.get("kind", "")), style="magenta", markup=False)
+            console.print(
+                t(
+                    "modeling.cli.verdict",
+                    lang,
+                    reasons=reasons,
+                    **{k: result.get(k) for k in ("gate", "attempt", "status", "decided_by")},
+                ),
+                style=style,
+                markup=False,
+            )
+        elif (
+            isinstance(event, ToolReturned)
+            and event.tool_name == "consult"
+            and isinstance(event.result, dict)
+            and event.result.get("record")
+        ):
+            console.print(
+                t("modeling.cli.consulted", lang, record=event.result["record"], kind=event.result.get("kind", "")),
+                style="magenta",
+                markup=False,
+            )
 
     host.subscribe(hear)
 

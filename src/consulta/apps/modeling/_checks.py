@@ -57,11 +57,16 @@ class TableSpec(BaseModel):
 
     file: str
     keys: list[str] = Field(default_factory=list, description="Columns whose values identify a row (no two rows alike)")
-    sequence: str | None = Field(None, description="A column that should run without gaps (years, dates, ids), within each group of the other keys")
+    sequence: str | None = Field(
+        None,
+        description="A column that should run without gaps (years, dates, ids), within each group of the other keys",
+    )
     nonnegative: list[str] = Field(default_factory=list, description="Counts and amounts: never below 0")
     shares: list[str] = Field(default_factory=list, description="Fractions: between 0 and 1")
     percents: list[str] = Field(default_factory=list, description="Percentages: between 0 and 100")
-    totals: dict[str, list[str]] = Field(default_factory=dict, description="A total column -> the columns it is the sum of")
+    totals: dict[str, list[str]] = Field(
+        default_factory=dict, description="A total column -> the columns it is the sum of"
+    )
 
 
 class DataSpec(BaseModel):
@@ -81,17 +86,27 @@ def check_files_exist(workspace: Path, patterns: Iterable[str]) -> list[CheckFai
     for pattern in patterns:
         found = [p for p in sorted(workspace.glob(pattern)) if p.is_file()]
         if not found:
-            failures.append(CheckFailure("files_exist", f"No file matches {pattern}: write it before this gate.", f"{pattern}: missing"))
+            failures.append(
+                CheckFailure(
+                    "files_exist", f"No file matches {pattern}: write it before this gate.", f"{pattern}: missing"
+                )
+            )
         elif all(p.stat().st_size == 0 for p in found):
             names = ", ".join(p.relative_to(workspace).as_posix() for p in found[:MAX_EVIDENCE])
-            failures.append(CheckFailure("files_exist", f"The files matching {pattern} are empty.", f"{names}: 0 bytes"))
+            failures.append(
+                CheckFailure("files_exist", f"The files matching {pattern} are empty.", f"{names}: 0 bytes")
+            )
     return failures
 
 
 def _read_csv(path: Path, workspace: Path) -> tuple[pd.DataFrame | None, CheckFailure | None]:
     name = path.relative_to(workspace).as_posix()
     if path.stat().st_size > MAX_TABLE_BYTES:
-        return None, CheckFailure("readable", f"{name} is over {MAX_TABLE_BYTES // 2**20} MB; keep tables smaller.", f"{name}: {path.stat().st_size} bytes")
+        return None, CheckFailure(
+            "readable",
+            f"{name} is over {MAX_TABLE_BYTES // 2**20} MB; keep tables smaller.",
+            f"{name}: {path.stat().st_size} bytes",
+        )
     try:
         return pd.read_csv(path), None
     except (ValueError, UnicodeDecodeError, pd.errors.ParserError) as error:
@@ -100,8 +115,14 @@ def _read_csv(path: Path, workspace: Path) -> tuple[pd.DataFrame | None, CheckFa
 
 # ---- data ---------------------------------------------------------------------------------------------------------
 
-_SEQUENCE = re.compile(r"^(year|yr|month|date|day|week|quarter|period|time|t|ts|timestamp|id|index|no|年份?|月份?|日期|时间)$|_(year|month|date|day|week|id)$", re.I)
-_GROUP = re.compile(r"(region|province|state|city|county|country|district|zone|area|node|site|facility|station|warehouse|store|plant|sector|category|group|name|code|地区|省|城市|站点|类别)", re.I)
+_SEQUENCE = re.compile(
+    r"^(year|yr|month|date|day|week|quarter|period|time|t|ts|timestamp|id|index|no|年份?|月份?|日期|时间)$|_(year|month|date|day|week|id)$",
+    re.I,
+)
+_GROUP = re.compile(
+    r"(region|province|state|city|county|country|district|zone|area|node|site|facility|station|warehouse|store|plant|sector|category|group|name|code|地区|省|城市|站点|类别)",
+    re.I,
+)
 _COUNT = re.compile(
     r"(count|number|^num|^n_|cases|infect|recover|death|deaths|hospital|patients|susceptible|population|pop$|demand|load|consumption|sales|gdp|revenue|cost|price|"
     r"quantity|qty|volume|capacity|distance|weight|_kwh|_mwh|_gwh|_twh|_mw$|_gw$|_kg$|_km$|_tons?$|人数|数量|病例|人口|需求|用电|负荷|距离)",
@@ -128,10 +149,16 @@ def infer_table_spec(frame: pd.DataFrame, file: str) -> TableSpec:
     counts = [c for c in numeric if _COUNT.search(c) and c not in shares and c not in percents]
     totals = {}
     for total in (c for c in numeric if _TOTAL.search(c)):
-        parts = _parts_of(frame, total, [c for c in numeric if c != total and c not in shares and c not in percents and not _TOTAL.search(c)])
+        parts = _parts_of(
+            frame,
+            total,
+            [c for c in numeric if c != total and c not in shares and c not in percents and not _TOTAL.search(c)],
+        )
         if parts:
             totals[total] = parts
-    return TableSpec(file=file, keys=keys, sequence=sequence, nonnegative=counts, shares=shares, percents=percents, totals=totals)
+    return TableSpec(
+        file=file, keys=keys, sequence=sequence, nonnegative=counts, shares=shares, percents=percents, totals=totals
+    )
 
 
 def _parts_of(frame: pd.DataFrame, total: str, candidates: list[str]) -> list[str]:
@@ -154,7 +181,9 @@ def _agreeing(frame: pd.DataFrame, total: str, parts: list[str]) -> pd.Series:
 def _decimals(column: pd.Series) -> int:
     """How many decimals the column's values are written with (at most 6)."""
     values = column.dropna().head(200)
-    places = [len(f"{v:.6f}".rstrip("0").split(".")[1]) for v in values if isinstance(v, (int, float)) and math.isfinite(v)]
+    places = [
+        len(f"{v:.6f}".rstrip("0").split(".")[1]) for v in values if isinstance(v, (int, float)) and math.isfinite(v)
+    ]
     return max(places, default=0)
 
 
@@ -222,28 +251,55 @@ def check_table(frame: pd.DataFrame, spec: TableSpec) -> list[CheckFailure]:
     """The failures of one table against its spec (names in the spec that the table lacks are failures too)."""
     name = f"data/{spec.file}"
     failures: list[CheckFailure] = []
-    named = {*spec.keys, *([spec.sequence] if spec.sequence else []), *spec.nonnegative, *spec.shares, *spec.percents, *spec.totals}
+    named = {
+        *spec.keys,
+        *([spec.sequence] if spec.sequence else []),
+        *spec.nonnegative,
+        *spec.shares,
+        *spec.percents,
+        *spec.totals,
+    }
     named |= {c for parts in spec.totals.values() for c in parts}
     absent = sorted(c for c in named if c not in frame.columns)
     if absent:
-        return [CheckFailure("columns", f"{name} lacks the columns {', '.join(absent)}.", f"{name} has: {', '.join(map(str, frame.columns))}")]
+        return [
+            CheckFailure(
+                "columns",
+                f"{name} lacks the columns {', '.join(absent)}.",
+                f"{name} has: {', '.join(map(str, frame.columns))}",
+            )
+        ]
     if frame.empty:
         return [CheckFailure("empty_table", f"{name} has no rows.", f"{name}: header only")]
     nulls = frame.isna()
     if nulls.any().any():
         counts = ", ".join(f"{c}: {int(n)}" for c, n in nulls.sum().items() if n)
-        failures.append(CheckFailure("no_nan", f"{name} has empty (NaN) cells: fill or drop them and say how in the paper.", f"{counts}; {_rows(frame, nulls.any(axis=1))}"))
+        failures.append(
+            CheckFailure(
+                "no_nan",
+                f"{name} has empty (NaN) cells: fill or drop them and say how in the paper.",
+                f"{counts}; {_rows(frame, nulls.any(axis=1))}",
+            )
+        )
     duplicated = frame.duplicated(keep="first")
     if duplicated.any():
-        failures.append(CheckFailure("duplicate_rows", f"{name} has {int(duplicated.sum())} duplicated rows: drop them.", _rows(frame, duplicated)))
+        failures.append(
+            CheckFailure(
+                "duplicate_rows",
+                f"{name} has {int(duplicated.sum())} duplicated rows: drop them.",
+                _rows(frame, duplicated),
+            )
+        )
     if spec.keys:
         keyed = frame.duplicated(subset=spec.keys, keep=False) & ~frame.duplicated(keep="first")
         if keyed.any() and frame[keyed].duplicated(subset=spec.keys, keep=False).any():
-            failures.append(CheckFailure(
-                "duplicate_keys",
-                f"{name} has rows with the same {' + '.join(spec.keys)} but different values: keep one row per key.",
-                _rows(frame, keyed),
-            ))
+            failures.append(
+                CheckFailure(
+                    "duplicate_keys",
+                    f"{name} has rows with the same {' + '.join(spec.keys)} but different values: keep one row per key.",
+                    _rows(frame, keyed),
+                )
+            )
     if spec.sequence:
         groups = [k for k in spec.keys if k != spec.sequence]
         parts = frame.groupby(groups, dropna=False) if groups else [((), frame)]
@@ -251,23 +307,51 @@ def check_table(frame: pd.DataFrame, spec: TableSpec) -> list[CheckFailure]:
         for group, part in parts:
             missing = _missing_in_sequence(part[spec.sequence])
             if missing:
-                label = ", ".join(f"{g}={v}" for g, v in zip(groups, group if isinstance(group, tuple) else (group,), strict=False))
-                gaps.append(f"{label + ': ' if label else ''}missing {', '.join(missing[:MAX_EVIDENCE])}{' …' if len(missing) > MAX_EVIDENCE else ''}")
+                label = ", ".join(
+                    f"{g}={v}" for g, v in zip(groups, group if isinstance(group, tuple) else (group,), strict=False)
+                )
+                gaps.append(
+                    f"{label + ': ' if label else ''}missing {', '.join(missing[:MAX_EVIDENCE])}{' …' if len(missing) > MAX_EVIDENCE else ''}"
+                )
         if gaps:
-            failures.append(CheckFailure("sequence_gaps", f"{name}: {spec.sequence} should run without gaps: fill the missing periods or say why they are absent.", "; ".join(gaps[:MAX_EVIDENCE])))
+            failures.append(
+                CheckFailure(
+                    "sequence_gaps",
+                    f"{name}: {spec.sequence} should run without gaps: fill the missing periods or say why they are absent.",
+                    "; ".join(gaps[:MAX_EVIDENCE]),
+                )
+            )
     for column in spec.nonnegative:
         bad = pd.to_numeric(frame[column], errors="coerce") < 0
         if bad.any():
-            failures.append(CheckFailure("impossible_values", f"{name}: {column} is a count or amount and cannot be negative.", _rows(frame, bad)))
+            failures.append(
+                CheckFailure(
+                    "impossible_values",
+                    f"{name}: {column} is a count or amount and cannot be negative.",
+                    _rows(frame, bad),
+                )
+            )
     for column, top in [*((c, 1.0) for c in spec.shares), *((c, 100.0) for c in spec.percents)]:
         values = pd.to_numeric(frame[column], errors="coerce")
         bad = (values < 0) | (values > top)
         if bad.any():
-            failures.append(CheckFailure("impossible_values", f"{name}: {column} is a share and must lie between 0 and {top:g}.", _rows(frame, bad)))
+            failures.append(
+                CheckFailure(
+                    "impossible_values",
+                    f"{name}: {column} is a share and must lie between 0 and {top:g}.",
+                    _rows(frame, bad),
+                )
+            )
     for total, parts in spec.totals.items():
         bad = ~_agreeing(frame, total, parts) & frame[[total, *parts]].notna().all(axis=1)
         if bad.any():
-            failures.append(CheckFailure("totals_disagree", f"{name}: {total} is not the sum of {' + '.join(parts)} in {int(bad.sum())} rows.", _rows(frame, bad)))
+            failures.append(
+                CheckFailure(
+                    "totals_disagree",
+                    f"{name}: {total} is not the sum of {' + '.join(parts)} in {int(bad.sum())} rows.",
+                    _rows(frame, bad),
+                )
+            )
     return failures
 
 
@@ -283,7 +367,11 @@ def check_data(workspace: Path, spec: DataSpec | None = None) -> list[CheckFailu
         assert frame is not None
         failures += check_table(frame, given.get(path.name) or infer_table_spec(frame, path.name))
     for missing in sorted(set(given) - {p.name for p in (workspace / "data").glob("*.csv")}):
-        failures.append(CheckFailure("files_exist", f"data/{missing} is named in the data spec but missing.", f"data/{missing}: missing"))
+        failures.append(
+            CheckFailure(
+                "files_exist", f"data/{missing} is named in the data spec but missing.", f"data/{missing}: missing"
+            )
+        )
     return failures
 
 
@@ -293,7 +381,11 @@ def check_data(workspace: Path, spec: DataSpec | None = None) -> list[CheckFailu
 def check_code_ran(workspace: Path, runs: Iterable[tuple[Path, bool, str]]) -> list[CheckFailure]:
     """Each (script, ok, detail): a script that failed (its error as evidence)."""
     return [
-        CheckFailure("code_ran", f"{script.relative_to(workspace).as_posix()} did not run to its end: fix the error and run it again.", detail)
+        CheckFailure(
+            "code_ran",
+            f"{script.relative_to(workspace).as_posix()} did not run to its end: fix the error and run it again.",
+            detail,
+        )
         for script, ok, detail in runs
         if not ok
     ]
@@ -365,7 +457,11 @@ def paper_numbers(markdown: str) -> list[PaperNumber]:
             scale = _SCALE.get(unit, 1.0) * 10.0**exponent
             sign = -1.0 if match.group("sign") in ("-", "−") else 1.0
             context = line[max(0, match.start() - 40) : match.end() + 40].strip()
-            found.append(PaperNumber(sign * value * scale, tolerance * scale, match.group().strip(), number, context, unit in ("%", "％")))
+            found.append(
+                PaperNumber(
+                    sign * value * scale, tolerance * scale, match.group().strip(), number, context, unit in ("%", "％")
+                )
+            )
     return found
 
 
@@ -439,7 +535,11 @@ def check_paper_numbers(workspace: Path) -> list[CheckFailure]:
     named with its line and context."""
     paper = workspace / "paper" / "paper.md"
     if not paper.is_file():
-        return [CheckFailure("files_exist", "paper/paper.md is missing: write the paper before this gate.", "paper/paper.md: missing")]
+        return [
+            CheckFailure(
+                "files_exist", "paper/paper.md is missing: write the paper before this gate.", "paper/paper.md: missing"
+            )
+        ]
     results = sorted((workspace / "results").glob("*.csv"))
     known = _Known(v for path in results for v in _values_of_csv(path))
     given = _Known([*_values_of_text(_problem_text(workspace)), *_data_facts(workspace)])
@@ -456,11 +556,13 @@ def check_paper_numbers(workspace: Path) -> list[CheckFailure]:
     evidence = "; ".join(f"line {n.line}: {n.text} in “{n.context}”" for n in unknown[:MAX_EVIDENCE])
     more = len(unknown) - MAX_EVIDENCE
     sources = ", ".join(p.relative_to(workspace).as_posix() for p in results) or "no result files"
-    return [CheckFailure(
-        "paper_numbers",
-        f"{len(unknown)} number(s) in paper/paper.md are in no result file ({sources}) nor the problem: correct them from the results or add the result.",
-        evidence + (f"; … {more} more" if more > 0 else ""),
-    )]
+    return [
+        CheckFailure(
+            "paper_numbers",
+            f"{len(unknown)} number(s) in paper/paper.md are in no result file ({sources}) nor the problem: correct them from the results or add the result.",
+            evidence + (f"; … {more} more" if more > 0 else ""),
+        )
+    ]
 
 
 _IMAGE = re.compile(r"!\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
@@ -490,12 +592,21 @@ def check_paper_figures(workspace: Path) -> list[CheckFailure]:
             missing.append(target)
     failures = []
     if missing:
-        failures.append(CheckFailure("paper_figures", "The paper cites figures that do not exist: make them (figures/*.png) or correct the paths.", "; ".join(missing[:MAX_EVIDENCE])))
+        failures.append(
+            CheckFailure(
+                "paper_figures",
+                "The paper cites figures that do not exist: make them (figures/*.png) or correct the paths.",
+                "; ".join(missing[:MAX_EVIDENCE]),
+            )
+        )
     referred = sorted({int(m.group(1)) for m in _FIGURE_REF.finditer(text)})
     beyond = [n for n in referred if n > len(cited)]
     if beyond:
-        failures.append(CheckFailure(
-            "paper_figures", f"The paper refers to figure {', '.join(map(str, beyond))} but embeds {len(cited)} figure(s).",
-            f"embedded: {', '.join(cited) or 'none'}",
-        ))
+        failures.append(
+            CheckFailure(
+                "paper_figures",
+                f"The paper refers to figure {', '.join(map(str, beyond))} but embeds {len(cited)} figure(s).",
+                f"embedded: {', '.join(cited) or 'none'}",
+            )
+        )
     return failures

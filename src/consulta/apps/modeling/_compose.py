@@ -93,7 +93,14 @@ def compose_paper(workspace: Path, parts: PaperParts, *, strict: bool = False) -
     """Write `paper/paper.md` (atomically) from `parts` and the workspace's result files and figures."""
     workspace = Path(workspace)
     w = _WORDS["zh-CN" if parts.lang.startswith("zh") else "en"]
-    out = [f"# {parts.title}", "", f"## {w['abstract']}", "", w["join"].join([_clean(parts.abstract, True) or w["no_abstract"], *parts.headline]), ""]
+    out = [
+        f"# {parts.title}",
+        "",
+        f"## {w['abstract']}",
+        "",
+        w["join"].join([_clean(parts.abstract, True) or w["no_abstract"], *parts.headline]),
+        "",
+    ]
     out += [f"## 1 {w['analysis']}", "", _clean(parts.summary, strict) or w["none"], ""]
     tasks = [t for t in (_clean(t, strict) for t in parts.tasks) if t]
     if tasks:
@@ -107,7 +114,11 @@ def compose_paper(workspace: Path, parts: PaperParts, *, strict: bool = False) -
     if parts.model_formula:
         out += [f"$$ {parts.model_formula} $$", ""]
     out += [f"## 4 {w['data']}", ""]
-    out += [*(f"- {line}" for line in parts.data_account), ""] if parts.data_account else [_clean(parts.data_notes, strict) or w["none"], ""]
+    out += (
+        [*(f"- {line}" for line in parts.data_account), ""]
+        if parts.data_account
+        else [_clean(parts.data_notes, strict) or w["none"], ""]
+    )
     out += [f"## 5 {w['results']}", ""]
     if parts.findings:
         out += [*(f"- {line}" for line in parts.findings), ""]

@@ -81,9 +81,12 @@ def parse_request(text: str, *, from_agent: str) -> ConsultationRequest | None:
     head = _REQUEST.search(text)
     if head is None:
         return None
-    body = text[head.end():]
+    body = text[head.end() :]
     return ConsultationRequest(
-        from_agent=from_agent, to_agent=head.group("to"), question=_field(body, "问题"), background=_field(body, "背景"),
+        from_agent=from_agent,
+        to_agent=head.group("to"),
+        question=_field(body, "问题"),
+        background=_field(body, "背景"),
         understanding=_field(body, "我的理解"),
     )
 
@@ -101,7 +104,7 @@ def parse_reply(text: str) -> Reply | None:
     head = re.search(r"FROM\s+@(?P<agent>[\w-]+)\s*:", text)
     if head is None:
         return None
-    body = text[head.end():]
+    body = text[head.end() :]
     answer = _field(body, "回答")
     return Reply(agent=head.group("agent"), answer=answer, note=_field(body, "补充说明")) if answer else None
 
@@ -124,7 +127,9 @@ def record_name(from_agent: str, to_agent: str, index: int) -> str:
     return f"{from_agent}_{to_agent}_{index}.md"
 
 
-def record_markdown(request: ConsultationRequest, reply: Reply, *, index: int, time: str, outcome: str = OUTCOME_PENDING) -> str:
+def record_markdown(
+    request: ConsultationRequest, reply: Reply, *, index: int, time: str, outcome: str = OUTCOME_PENDING
+) -> str:
     """The seed's record (§7.2): title, table, 问题, 背景 (with the asker's understanding), 回复, 结果."""
     background = request.background.strip() or "（未说明）"
     if request.understanding.strip():
@@ -149,4 +154,4 @@ def fill_outcome(path: Path, outcome: str) -> None:
     head, sep, _ = text.rpartition("## 结果\n\n")
     if not sep:
         raise ValueError(f"{path.name} has no 结果 section: it is not a consultation record.")
-    write_atomic(path, f"{head}{sep}{outcome.strip() or OUTCOME_PENDING}\n".encode("utf-8"))
+    write_atomic(path, f"{head}{sep}{outcome.strip() or OUTCOME_PENDING}\n".encode())

@@ -35,14 +35,42 @@ from typing import Any, Literal
 
 from pydantic_ai.models import Model
 
-from ...runtime import RunLog, RunStatus, Store, ToolCallContext, ToolCalled, ToolError, ToolReturned, crash_point, typed_answer, utcnow
+from ...runtime import (
+    RunLog,
+    RunStatus,
+    Store,
+    ToolCallContext,
+    ToolCalled,
+    ToolError,
+    ToolReturned,
+    crash_point,
+    typed_answer,
+    utcnow,
+)
 from ._compose import PaperParts, compose_paper
-from ._consult import ConsultationRequest, Reply, fill_outcome, kind_of, record_markdown, record_name, reply_text, request_text
-from ._gates import MAX_ATTEMPTS, Gate, Verdict, code_verdict, read_validation_record, record_path, write_validation_record
-from ._paper import render_pdf
-from ._problem import Problem
+from ._consult import (
+    ConsultationRequest,
+    Reply,
+    fill_outcome,
+    kind_of,
+    record_markdown,
+    record_name,
+    reply_text,
+    request_text,
+)
 from ._files import create_once, write_atomic
 from ._findings import data_account, findings
+from ._gates import (
+    MAX_ATTEMPTS,
+    Gate,
+    Verdict,
+    code_verdict,
+    read_validation_record,
+    record_path,
+    write_validation_record,
+)
+from ._paper import render_pdf
+from ._problem import Problem
 from ._sandbox_run import ScriptRun, run_script
 from ._team import AGENTS, Mode, TeamAnswer, instructions, output_type, scenario_type
 from ._templates import KINDS, DataShape, Plan, describe_data, plan_for, script
@@ -141,15 +169,19 @@ class Director:
         self._counters: dict[str, int] = {}
         self.unfit: dict[str, str] = {}
         """Agent → why its last answer did not fit its form (code's words stood in)."""
-        
+
     def counts(self) -> dict[str, int]:
         """What the run did, from its memo and records: the agents' answers, the consultations made and refused, and
         the reworks (REJECTED verdicts)."""
         consults = list(self.memo["consults"].values())
-        rejected = [p for p in (self.ws / "validation").glob("*.md") if "\n## 结论\n\nREJECTED" in p.read_text(encoding="utf-8")]
+        rejected = [
+            p for p in (self.ws / "validation").glob("*.md") if "\n## 结论\n\nREJECTED" in p.read_text(encoding="utf-8")
+        ]
         return {
-            "answers": len(self.memo["answers"]), "consultations": sum(c["status"] == "done" for c in consults),
-            "refused": sum(c["status"] == "refused" for c in consults), "reworks": len(rejected),
+            "answers": len(self.memo["answers"]),
+            "consultations": sum(c["status"] == "done" for c in consults),
+            "refused": sum(c["status"] == "refused" for c in consults),
+            "reworks": len(rejected),
         }
 
     # ---- the flow -------------------------------------------------------------------------------------------------
@@ -157,7 +189,13 @@ class Director:
     async def run(self) -> Path:
         """The whole flow to the paper's PDF (its path). Escalation when a gate needs the person; Stopped when they
         said stop."""
-        reader = await self.turn("reader", "work", step="reader", task="读题：概括问题要点，列出要回答的问题。", prompt=self._problem_prompt())
+        reader = await self.turn(
+            "reader",
+            "work",
+            step="reader",
+            task="读题：概括问题要点，列出要回答的问题。",
+            prompt=self._problem_prompt(),
+        )
         research = await self.turn(
             "researcher", "work", step="researcher", task="推荐建模方法。",
             prompt=self._problem_prompt() + "\n\n问题分析：" + getattr(reader, "summary", ""),
@@ -171,10 +209,22 @@ class Director:
         if shape.kind == "regression":
             choices["scenario"] = await self._scenario(shape, choices)
         plan, notes = plan_for(shape, choices, self.problem.statement)
-        self._note("plan", [f"model: {plan.kind} of {plan.target} on {', '.join(plan.covariates) or 'time'} ({shape.main_table})", *notes])
+        self._note(
+            "plan",
+            [
+                f"model: {plan.kind} of {plan.target} on {', '.join(plan.covariates) or 'time'} ({shape.main_table})",
+                *notes,
+            ],
+        )
 
         async def data_work(attempt: int, reasons: list[str]) -> None:
-            engineer = await self.turn("data_engineer", "work", step=f"data_engineer#{attempt}", task=_task("清洗数据。", reasons), prompt=self._data_prompt())
+            engineer = await self.turn(
+                "data_engineer",
+                "work",
+                step=f"data_engineer#{attempt}",
+                task=_task("清洗数据。", reasons),
+                prompt=self._data_prompt(),
+            )
             self._keep_answer("data_notes", getattr(engineer, "cleaning_notes", ""))
             self._write_script("clean_data", script("clean_data", plan), origin="template")
             await self._run_script("clean_data")
@@ -206,9 +256,19 @@ class Director:
         await self.phase("results_trained", "training", train_work)
 
         async def paper_work(attempt: int, reasons: list[str]) -> None:
-            viz = await self.turn("visualizer", "work", step=f"visualizer#{attempt}", task="给图起名。", prompt=f"目标列：{plan.target}。两幅图：{KINDS[plan.kind].figure_words}。")
+            viz = await self.turn(
+                "visualizer",
+                "work",
+                step=f"visualizer#{attempt}",
+                task="给图起名。",
+                prompt=f"目标列：{plan.target}。两幅图：{KINDS[plan.kind].figure_words}。",
+            )
             label = getattr(viz, "target_label", "")
-            self._write_script("figures", script("figures", plan.model_copy(update={"target_label": _no_digits(label)})), origin="template")
+            self._write_script(
+                "figures",
+                script("figures", plan.model_copy(update={"target_label": _no_digits(label)})),
+                origin="template",
+            )
             await self._run_script("figures")
             writer = await self.turn(
                 "writer", "work", step=f"writer#{attempt}", task=_task("写摘要、讨论与结论（不要写数字）。", reasons),
@@ -227,7 +287,10 @@ class Director:
             )  # fmt: skip
             strict = attempt > 1  # a gate sent the paper back: every number is code's now
             compose_paper(self.ws, parts, strict=strict)
-            self._note(f"paper#{attempt}", ["the team's sentences with digits left out (strict)" if strict else "the team's text as written"])
+            self._note(
+                f"paper#{attempt}",
+                ["the team's sentences with digits left out (strict)" if strict else "the team's text as written"],
+            )
             try:
                 await asyncio.to_thread(render_pdf, self.ws)  # off the event loop: the page stays live
             except ToolError as error:
@@ -243,7 +306,9 @@ class Director:
         numeric = tuple(c for c in candidates.covariates if c not in shape.categorical)
         if not numeric:
             return {}
-        ranges = "; ".join(f"{c}（数据中 {shape.ranges[c][0]:g} 到 {shape.ranges[c][1]:g}）" for c in numeric if c in shape.ranges)
+        ranges = "; ".join(
+            f"{c}（数据中 {shape.ranges[c][0]:g} 到 {shape.ranges[c][1]:g}）" for c in numeric if c in shape.ranges
+        )
         answer = await self.turn(
             "modeler", "work", step="modeler:scenario", output=scenario_type(numeric),
             task="题目是否要求预测一个给定的个体或情形（给出了它的特征取值）？如果是，在 values 中写出题目给出的每个特征的列名和题目中的数字；题目没有给出具体情形就让 values 为空列表。",
@@ -257,7 +322,9 @@ class Director:
         attempt, reasons, limit, round_ = 1, [], MAX_ATTEMPTS, 0
         while True:
             recorded = self._recorded(gate, attempt)
-            if recorded is None or recorded.status != "REJECTED":  # a rejected attempt's work was redone after it: skip it
+            if (
+                recorded is None or recorded.status != "REJECTED"
+            ):  # a rejected attempt's work was redone after it: skip it
                 await work(attempt, reasons)  # the agents' answers come from the memo when a run did this before
             verdict = recorded or await self.gate(gate, phase, attempt)
             if verdict.status != "REJECTED":
@@ -297,7 +364,9 @@ class Director:
     async def gate(self, gate: Gate, phase: str, attempt: int) -> Verdict:
         """The verdict of `gate`: code's checks first (a failure decides REJECTED alone), else the validator's."""
         step = f"gate:{gate}#{attempt}"
-        self._emit_call("gate", f"{gate}#{attempt}", {"gate": gate, "attempt": attempt})  # the call's id is `gate:<step>`, as its return's
+        self._emit_call(
+            "gate", f"{gate}#{attempt}", {"gate": gate, "attempt": attempt}
+        )  # the call's id is `gate:<step>`, as its return's
         verdict = code_verdict(gate, self.ws, attempt=attempt)
         if verdict is not None:
             verdict = verdict.model_copy(update={"decided_at": clock()})
@@ -307,12 +376,24 @@ class Director:
                 prompt=self._gate_prompt(gate), check=self._validator_check,
             )  # fmt: skip
             status = getattr(judged, "status", "APPROVED")
-            reasons = [r for r in getattr(judged, "reasons", []) if r.strip()] or ["代码检查全部通过；验证者没有补充意见。"]
-            verdict = Verdict(gate=gate, status=status, reasons=reasons, attempt=attempt, decided_by="validator", decided_at=clock())
+            reasons = [r for r in getattr(judged, "reasons", []) if r.strip()] or [
+                "代码检查全部通过；验证者没有补充意见。"
+            ]
+            verdict = Verdict(
+                gate=gate, status=status, reasons=reasons, attempt=attempt, decided_by="validator", decided_at=clock()
+            )
         write_validation_record(self.ws, verdict)
         crash_point(f"modeling.verdict:{gate}#{attempt}")
-        verdict = read_validation_record(record_path(self.ws, gate, attempt))  # the record is the truth (a resumed run kept the first)
-        result = {"gate": gate, "attempt": attempt, "status": verdict.status, "decided_by": verdict.decided_by, "reasons": verdict.reasons}
+        verdict = read_validation_record(
+            record_path(self.ws, gate, attempt)
+        )  # the record is the truth (a resumed run kept the first)
+        result = {
+            "gate": gate,
+            "attempt": attempt,
+            "status": verdict.status,
+            "decided_by": verdict.decided_by,
+            "reasons": verdict.reasons,
+        }
         if verdict.status == "REJECTED":
             result |= {"error_code": "REJECTED", "message": "; ".join(verdict.reasons)[:300]}
         self._emit_return("gate", step, ok=verdict.status != "REJECTED", result=result)
@@ -329,7 +410,10 @@ class Director:
         phase = phase or PHASES.get(agent) or step.split("#")[0]
         answer = await self.answer(agent, mode, step=step, task=task, prompt=prompt, check=check, output=output)
         for _ in range(_MAX_REQUESTS_PER_TURN):
-            to, question = str(getattr(answer, "consult_agent", "")).strip(), str(getattr(answer, "consult_question", "")).strip()
+            to, question = (
+                str(getattr(answer, "consult_agent", "")).strip(),
+                str(getattr(answer, "consult_question", "")).strip(),
+            )
             if not (to or question):
                 break
             request = ConsultationRequest(
@@ -344,11 +428,18 @@ class Director:
                 reply, record = outcome
                 told = reply_text(reply)
             mode = "work+reply" if mode.startswith("work") else "answer+reply"
-            answer = await self.answer(agent, mode, step=step, task=task, prompt=f"{prompt}\n\n{request_text(request)}\n\n{told}", check=check)
+            answer = await self.answer(
+                agent, mode, step=step, task=task, prompt=f"{prompt}\n\n{request_text(request)}\n\n{told}", check=check
+            )
             if record is not None:
                 used = str(getattr(answer, "used_reply", "")).strip()
                 # what happened, not a judgment: the asker went on; how it used the reply, in its own words
-                fill_outcome(record, f"{agent} 收到回复后继续工作。使用方式：{used}" if used else f"{agent} 收到回复后继续工作（未说明如何使用）。")
+                fill_outcome(
+                    record,
+                    f"{agent} 收到回复后继续工作。使用方式：{used}"
+                    if used
+                    else f"{agent} 收到回复后继续工作（未说明如何使用）。",
+                )
                 crash_point(f"modeling.outcome:{record.name}")
         return answer
 
@@ -370,15 +461,26 @@ class Director:
         try:
             # not `within` the Director's call: a run of the team makes tens of requests, more than the Director's own step
             # limit allows; each answer is bounded by its retries instead
-            got = await typed_answer(model=self.model, instructions=text, prompt=prompt, output_type=kind, check=check, retries=1)
+            got = await typed_answer(
+                model=self.model, instructions=text, prompt=prompt, output_type=kind, check=check, retries=1
+            )
             output, fallback = got.output, None
         except ToolError as error:  # the model's answer never fitted: the role's empty answer, code's words stand in
             output, fallback = kind(), error.message
             if agent == "validator" and mode.startswith("work"):
-                output = kind.model_validate({"status": "CONDITIONAL", "reasons": [f"验证者的回答无法使用（{error.message[:40]}）；代码检查已通过，有条件放行。"]})
+                output = kind.model_validate(
+                    {
+                        "status": "CONDITIONAL",
+                        "reasons": [f"验证者的回答无法使用（{error.message[:40]}）；代码检查已通过，有条件放行。"],
+                    }
+                )
         assert isinstance(output, TeamAnswer)
         self._unfit(agent, fallback)
-        self.memo["answers"][key] = {"output": output.model_dump(mode="json"), "fallback": fallback, "ms": round((time.perf_counter() - started) * 1000)}
+        self.memo["answers"][key] = {
+            "output": output.model_dump(mode="json"),
+            "fallback": fallback,
+            "ms": round((time.perf_counter() - started) * 1000),
+        }
         self.memo.save()
         crash_point(f"modeling.answer:{key}")
         if log is not None:
@@ -391,7 +493,9 @@ class Director:
         else:
             self.unfit.pop(agent, None)
 
-    async def consult(self, request: ConsultationRequest, *, step: str, phase: str, depth: int, waiting: tuple[str, ...]) -> tuple[Reply, Path] | Refusal:
+    async def consult(
+        self, request: ConsultationRequest, *, step: str, phase: str, depth: int, waiting: tuple[str, ...]
+    ) -> tuple[Reply, Path] | Refusal:
         """One consultation the Director was asked for: refused with the reason, or made and recorded."""
         n = self._counters[f"{step}|consult"] = self._counters.get(f"{step}|consult", 0) + 1
         key = f"{step}|{request.from_agent}|c{n}"
@@ -404,37 +508,63 @@ class Director:
             refusal = self.refusal(request, phase=phase, depth=depth, waiting=waiting)
             call_id = self._emit_call("consult", key, request.model_dump(), run_id=self._asker_run(request.from_agent))
             if refusal is not None:
-                self.memo["consults"][key] = {"status": "refused", "code": refusal.code, "reason": refusal.reason, **_brief(request, phase)}
+                self.memo["consults"][key] = {
+                    "status": "refused",
+                    "code": refusal.code,
+                    "reason": refusal.reason,
+                    **_brief(request, phase),
+                }
                 self.memo.save()
                 self._ledger(key, request, status="refused", error=f"{refusal.code}: {refusal.reason}")
-                self._emit_return("consult", call_id, ok=False, result={"error_code": refusal.code, "message": refusal.reason})
+                self._emit_return(
+                    "consult", call_id, ok=False, result={"error_code": refusal.code, "message": refusal.reason}
+                )
                 return refusal
             pair = f"{request.from_agent}_{request.to_agent}"
             index = self.memo["pairs"][pair] = self.memo["pairs"].get(pair, 0) + 1
-            known = self.memo["consults"][key] = {"status": "asked", "index": index, "file": record_name(request.from_agent, request.to_agent, index), **_brief(request, phase)}
+            known = self.memo["consults"][key] = {
+                "status": "asked",
+                "index": index,
+                "file": record_name(request.from_agent, request.to_agent, index),
+                **_brief(request, phase),
+            }
             self.memo.save()  # the number is taken before the colleague is asked: a resumed run keeps it
             crash_point(f"modeling.reserved:{known['file']}")
         answered = await self.turn(
             request.to_agent, "answer", step=key, phase=phase, depth=depth, waiting=(*waiting, request.from_agent),
             task=f"回答 {request.from_agent} 的咨询。", prompt=request_text(request) + "\n\n" + self._problem_prompt(short=True),
         )  # fmt: skip
-        reply = Reply(agent=request.to_agent, answer=getattr(answered, "answer", "").strip() or f"（{request.to_agent} 没有给出回答。）", note=getattr(answered, "note", ""))
+        reply = Reply(
+            agent=request.to_agent,
+            answer=getattr(answered, "answer", "").strip() or f"（{request.to_agent} 没有给出回答。）",
+            note=getattr(answered, "note", ""),
+        )
         path = self.ws / "consultation" / known["file"]
         create_once(path, record_markdown(request, reply, index=known["index"], time=clock()).encode("utf-8"))
         crash_point(f"modeling.record:{path.name}")
         known.update(status="done", reply=reply.model_dump())
         self.memo.save()
         self._ledger(key, request, status="done", reply=reply, record=path)
-        self._emit_return("consult", f"consult:{key}", ok=True, result={"record": f"consultation/{path.name}", "kind": kind_of(request), "reply": reply.answer[:200]})
+        self._emit_return(
+            "consult",
+            f"consult:{key}",
+            ok=True,
+            result={"record": f"consultation/{path.name}", "kind": kind_of(request), "reply": reply.answer[:200]},
+        )
         return reply, path
 
-    def refusal(self, request: ConsultationRequest, *, phase: str, depth: int, waiting: tuple[str, ...]) -> Refusal | None:
+    def refusal(
+        self, request: ConsultationRequest, *, phase: str, depth: int, waiting: tuple[str, ...]
+    ) -> Refusal | None:
         """Why the Director will not make this consultation, or None when it will."""
         to, asker = request.to_agent, request.from_agent
         if not request.question.strip():
             return Refusal("empty_question", "咨询必须写明问题（consult_question）。")
         if to not in AGENTS:
-            return Refusal("unknown_agent", f"团队里没有 {to or '（空）'}；可以咨询：{', '.join(a for a in AGENTS if a != asker)}。")
+            return Refusal(
+                "unknown_agent",
+                f"团队里没有 {to or '（空）'}；可以咨询：{', '.join(a for a in AGENTS if a != asker)}。",
+            )
         if to == asker:
             return Refusal("self_consultation", f"{asker} 不能咨询自己：自己决定，或问另一位同伴。")
         if depth > self.config.max_depth:
@@ -442,9 +572,15 @@ class Director:
         if to in waiting:
             chain = " → ".join((*waiting, asker, to))
             return Refusal("cycle", f"{to} 正在等待这条咨询链的回复（{chain}），不能再被咨询：请直接回答。")
-        done = [c for c in self.memo["consults"].values() if c.get("from") == asker and c.get("phase") == phase and c["status"] != "refused"]
+        done = [
+            c
+            for c in self.memo["consults"].values()
+            if c.get("from") == asker and c.get("phase") == phase and c["status"] != "refused"
+        ]
         if len(done) >= self.config.budget:
-            return Refusal("budget_exhausted", f"{asker} 在 {phase} 阶段已咨询 {len(done)} 次，达到上限：请用已有的回复完成工作。")
+            return Refusal(
+                "budget_exhausted", f"{asker} 在 {phase} 阶段已咨询 {len(done)} 次，达到上限：请用已有的回复完成工作。"
+            )
         if any(c.get("to") == to and c.get("question") == request.question.strip() for c in done):
             return Refusal("repeated", f"这个问题已经问过 {to}：请使用那次的回复。")
         return None
@@ -454,10 +590,17 @@ class Director:
         asked again with this error; an answer that never fits is CONDITIONAL, see `answer`)."""
         if getattr(answer, "status", "") != "REJECTED":
             return
-        names = {p.name for folder in ("data", "code", "results", "figures", "paper") for p in (self.ws / folder).glob("*") if p.is_file()}
+        names = {
+            p.name
+            for folder in ("data", "code", "results", "figures", "paper")
+            for p in (self.ws / folder).glob("*")
+            if p.is_file()
+        }
         if not any(name in reason for reason in getattr(answer, "reasons", []) for name in names):
             raise ValueError(
-                "REJECTED needs evidence: name the file that is wrong (one of: " + ", ".join(sorted(names)[:12]) + ") and say what is wrong in it; "
+                "REJECTED needs evidence: name the file that is wrong (one of: "
+                + ", ".join(sorted(names)[:12])
+                + ") and say what is wrong in it; "
                 "if nothing is wrong, answer APPROVED, or CONDITIONAL with what to improve."
             )
 
@@ -481,7 +624,11 @@ class Director:
             if ran.ok:
                 return
             reason = f"it did not run: {ran.error or ran.stderr[-200:]}"
-        self._write_script("model", script("model", plan), origin=f"template ({plan.kind}); the code translator's draft was set aside: {reason}")
+        self._write_script(
+            "model",
+            script("model", plan),
+            origin=f"template ({plan.kind}); the code translator's draft was set aside: {reason}",
+        )
         await self._run_script("model")
 
     def _write_script(self, name: str, source: str, *, origin: str) -> None:
@@ -493,17 +640,24 @@ class Director:
             provenance[name] = origin
             self.memo.save()
             lines = [f"- `code/{k}.py`: {v}" for k, v in sorted(provenance.items())]
-            write_atomic(self.ws / "code" / "PROVENANCE.md", ("# Where each script came from\n\n" + "\n".join(lines) + "\n").encode("utf-8"))
+            write_atomic(
+                self.ws / "code" / "PROVENANCE.md",
+                ("# Where each script came from\n\n" + "\n".join(lines) + "\n").encode("utf-8"),
+            )
 
     # ---- prompts ----------------------------------------------------------------------------------------------------
 
     def _problem_prompt(self, *, short: bool = False) -> str:
         text = self.problem.statement.strip()
-        return f"题目：{self.problem.title}\n" + (text[:400] if short else text[:1000])  # a small model reads ~20 tokens a second
+        return f"题目：{self.problem.title}\n" + (
+            text[:400] if short else text[:1000]
+        )  # a small model reads ~20 tokens a second
 
     def _data_prompt(self) -> str:
         shape = describe_data(self.ws / "problem")
-        return "数据文件：" + "; ".join(f"{name}（{shape.rows[name]} 行）：{', '.join(cols)}" for name, cols in shape.tables.items())
+        return "数据文件：" + "; ".join(
+            f"{name}（{shape.rows[name]} 行）：{', '.join(cols)}" for name, cols in shape.tables.items()
+        )
 
     def _results_prompt(self) -> str:
         files = sorted(p.name for p in (self.ws / "results").glob("*.csv"))
@@ -540,15 +694,34 @@ class Director:
     def _emit_call(self, tool: str, key: str, args: dict[str, Any], run_id: str | None = None) -> str:
         call_id = f"{tool}:{key}"
         if self.call is not None and self.call.log is not None:
-            self.call.log.emit(ToolCalled(run_id=run_id or self.call.run_id, tool_call_id=call_id, tool_name=tool, args=args))
+            self.call.log.emit(
+                ToolCalled(run_id=run_id or self.call.run_id, tool_call_id=call_id, tool_name=tool, args=args)
+            )
         return call_id
 
     def _emit_return(self, tool: str, call_id: str, *, ok: bool, result: dict[str, Any]) -> None:
         if self.call is not None and self.call.log is not None:
-            self.call.log.emit(ToolReturned(run_id=self.call.run_id, tool_call_id=call_id if call_id.startswith(f"{tool}:") else f"{tool}:{call_id}",
-                                            tool_name=tool, ok=ok, result=result, duration_ms=0.0))
+            self.call.log.emit(
+                ToolReturned(
+                    run_id=self.call.run_id,
+                    tool_call_id=call_id if call_id.startswith(f"{tool}:") else f"{tool}:{call_id}",
+                    tool_name=tool,
+                    ok=ok,
+                    result=result,
+                    duration_ms=0.0,
+                )
+            )
 
-    def _ledger(self, key: str, request: ConsultationRequest, *, status: str, reply: Reply | None = None, record: Path | None = None, error: str | None = None) -> None:
+    def _ledger(
+        self,
+        key: str,
+        request: ConsultationRequest,
+        *,
+        status: str,
+        reply: Reply | None = None,
+        record: Path | None = None,
+        error: str | None = None,
+    ) -> None:
         """The consultation in the store's ledger (`consulta consultations` lists it), once: a resumed run finds it
         by its key and the workspace."""
         if self.store is None:
@@ -577,8 +750,6 @@ def _task(task: str, reasons: list[str]) -> str:
     if not reasons:
         return task
     return task + "\n上一轮被验证关卡退回，理由：\n" + "\n".join(f"- {r[:300]}" for r in reasons[:6])
-
-
 
 
 def _strip_fence(text: str) -> str:

@@ -23,6 +23,7 @@ class Finding:
     text: str
     headline: bool = False
 
+
 _WORDS = {
     "zh-CN": {
         "holdout": "在留出的 {holdout_rows} 行上，模型的 RMSE 为 {rmse_holdout}，MAE 为 {mae_holdout}{mape}，R² 为 {r2_holdout}；全部数据上的 R² 为 {r2_in_sample}。",
@@ -96,24 +97,42 @@ def findings(workspace: Path, *, kind: ModelKind, target: str, lang: str) -> lis
             direction = w["down"] if estimate.startswith("-") else w["up"]
             significance = w["significant"] if float(row["p_value"]) < _SIGNIFICANCE else w["not_significant"]
             template = w["level"] if "=" in row["term"] else w["coef"]
-            out.append(Finding(template.format(**row | {"direction": direction, "target": target, "significance": significance})))
+            out.append(
+                Finding(
+                    template.format(**row | {"direction": direction, "target": target, "significance": significance})
+                )
+            )
         ranked = _rows(results / "importance.csv")
         if ranked:
-            second = w["second"].format(name=ranked[1]["covariate"], value=ranked[1]["unique_r2"]) if len(ranked) > 1 else ""
-            out.append(Finding(w["top"].format(first=ranked[0]["covariate"], first_r2=ranked[0]["unique_r2"], second=second), headline=True))
+            second = (
+                w["second"].format(name=ranked[1]["covariate"], value=ranked[1]["unique_r2"]) if len(ranked) > 1 else ""
+            )
+            out.append(
+                Finding(
+                    w["top"].format(first=ranked[0]["covariate"], first_r2=ranked[0]["unique_r2"], second=second),
+                    headline=True,
+                )
+            )
         prediction, case = _rows(results / "prediction.csv"), _rows(results / "scenario.csv")
         if prediction and case:
             given = ", ".join(f"{row['covariate']} = {row['value']}" for row in case if row["source"] == "given")
             others = [row["covariate"] for row in case if row["source"] != "given"]
             text = w["prediction"].format(case=given, target=target, **prediction[0])
-            out.append(Finding(text[:-1] + w["others"].format(names=", ".join(others)) + text[-1] if others else text, headline=True))
+            out.append(
+                Finding(
+                    text[:-1] + w["others"].format(names=", ".join(others)) + text[-1] if others else text,
+                    headline=True,
+                )
+            )
     elif kind == "forecast":
         metrics = _pairs(results / "metrics.csv", "metric", "value")
         peak = _rows(results / "peak.csv")
         if {"mape_holdout_pct", "rmse_holdout", "r2_in_sample"} <= metrics.keys():
             out.append(Finding(w["forecast_fit"].format(**metrics), headline=True))
         if "forecast_total" in metrics and peak:
-            out.append(Finding(w["forecast_total"].format(forecast_total=metrics["forecast_total"], **peak[0]), headline=True))
+            out.append(
+                Finding(w["forecast_total"].format(forecast_total=metrics["forecast_total"], **peak[0]), headline=True)
+            )
         if "scenario_total" in metrics:
             out.append(Finding(w["scenario"].format(**metrics), headline=True))
     elif kind == "epidemic":
@@ -127,4 +146,7 @@ def data_account(workspace: Path, *, lang: str) -> list[str]:
     """What the cleaning did, file by file (from `results/cleaning.csv`, which the cleaning script writes). The data
     engineer's own notes are not repeated: they say what it meant to do, which may not be what the script did."""
     w = _words(lang)
-    return [w["cleaning"].format(**row | {"method": w.get(row.get("fill_method", ""), row.get("fill_method", ""))}) for row in _rows(Path(workspace) / "results" / "cleaning.csv")]
+    return [
+        w["cleaning"].format(**row | {"method": w.get(row.get("fill_method", ""), row.get("fill_method", ""))})
+        for row in _rows(Path(workspace) / "results" / "cleaning.csv")
+    ]

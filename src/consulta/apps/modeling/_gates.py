@@ -21,13 +21,13 @@ from pydantic import BaseModel, Field
 from ._checks import (
     CheckFailure,
     DataSpec,
+    TableSpec,
     check_code_ran,
     check_data,
     check_files_exist,
     check_paper_figures,
     check_paper_numbers,
     check_table,
-    TableSpec,
 )
 from ._files import create_once
 from ._sandbox_run import run_record, run_script
@@ -98,7 +98,9 @@ def _results_trained(workspace: Path, spec: DataSpec | None) -> list[CheckFailur
             continue
         failures += [
             CheckFailure(f.check, f.message.replace(f"data/{path.name}", f"results/{path.name}"), f.evidence)
-            for f in check_table(frame, TableSpec(file=path.name))  # results: no NaN, no empty table, no duplicated rows
+            for f in check_table(
+                frame, TableSpec(file=path.name)
+            )  # results: no NaN, no empty table, no duplicated rows
         ]
     return failures
 
@@ -110,9 +112,21 @@ def _paper_written(workspace: Path, spec: DataSpec | None) -> list[CheckFailure]
     failures += check_paper_numbers(workspace) + check_paper_figures(workspace)
     pdf, md = workspace / "paper" / "paper.pdf", workspace / "paper" / "paper.md"
     if not pdf.is_file():
-        failures.append(CheckFailure("files_exist", "paper/paper.pdf is missing: render the paper (render_pdf) before this gate.", "paper/paper.pdf: missing"))
+        failures.append(
+            CheckFailure(
+                "files_exist",
+                "paper/paper.pdf is missing: render the paper (render_pdf) before this gate.",
+                "paper/paper.pdf: missing",
+            )
+        )
     elif pdf.stat().st_mtime < md.stat().st_mtime:
-        failures.append(CheckFailure("files_exist", "paper/paper.pdf is older than paper/paper.md: render the paper again.", "paper/paper.pdf older than paper/paper.md"))
+        failures.append(
+            CheckFailure(
+                "files_exist",
+                "paper/paper.pdf is older than paper/paper.md: render the paper again.",
+                "paper/paper.pdf older than paper/paper.md",
+            )
+        )
     return failures
 
 
@@ -175,9 +189,15 @@ def read_validation_record(path: Path) -> Verdict:
     """The verdict a validation record holds (ValueError when the file is not one)."""
     text = Path(path).read_text(encoding="utf-8")
     labels = {label: key for key, label in _FIELDS.items()}
-    values = {labels[m.group(1)]: m.group(2).strip() for m in re.finditer(r"^\| (\S+) \| (.*) \|$", text, re.M) if m.group(1) in labels}
+    values = {
+        labels[m.group(1)]: m.group(2).strip()
+        for m in re.finditer(r"^\| (\S+) \| (.*) \|$", text, re.M)
+        if m.group(1) in labels
+    }
     reasons_part = text.split("## 理由", 1)[1] if "## 理由" in text else ""
-    reasons = [line[2:].strip() for line in reasons_part.splitlines() if line.startswith("- ") and line.strip() != "- （无）"]
+    reasons = [
+        line[2:].strip() for line in reasons_part.splitlines() if line.startswith("- ") and line.strip() != "- （无）"
+    ]
     try:
         return Verdict(reasons=reasons, **values)
     except ValueError as error:
@@ -193,4 +213,3 @@ def validation_records(workspace: Path) -> list[tuple[Path, Verdict]]:
         except (ValueError, OSError):
             continue
     return sorted(found, key=lambda item: (GATES.index(item[1].gate), item[1].attempt))
-

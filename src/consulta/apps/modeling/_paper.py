@@ -27,8 +27,20 @@ from ._files import write_atomic
 __all__ = ["markdown_to_typst", "render_pdf"]
 
 _CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
-_CJK_FAMILIES = ("Noto Serif CJK SC", "Noto Sans CJK SC", "Source Han Serif SC", "Source Han Sans SC", "WenQuanYi Micro Hei", "Droid Sans Fallback")
-_FONT_DIRS = ("/usr/share/fonts/opentype/noto", "/usr/share/fonts/opentype/noto-cjk", "/usr/share/fonts/truetype/wqy", "/usr/share/fonts/truetype/droid")
+_CJK_FAMILIES = (
+    "Noto Serif CJK SC",
+    "Noto Sans CJK SC",
+    "Source Han Serif SC",
+    "Source Han Sans SC",
+    "WenQuanYi Micro Hei",
+    "Droid Sans Fallback",
+)
+_FONT_DIRS = (
+    "/usr/share/fonts/opentype/noto",
+    "/usr/share/fonts/opentype/noto-cjk",
+    "/usr/share/fonts/truetype/wqy",
+    "/usr/share/fonts/truetype/droid",
+)
 _NUMBERED = re.compile(r"^\s*(?:figure|fig\.|图)\s*\d+\s*[:：.．]?\s*", re.I)
 _ESCAPE = re.compile(r"([\\#$*_`<>@\[\]~/=+\-])")
 
@@ -54,7 +66,19 @@ _SYMBOLS = {
     "sim": "tilde.op", "propto": "prop", "circ": "circle.small", "prime": "prime", "percent": "%", "%": "%", "{": "{", "}": "}",
     "arg": "arg", "det": "det", "Pr": "Pr",
 }  # fmt: skip
-_WRAPPERS = {"hat": "hat", "bar": "overline", "overline": "overline", "tilde": "tilde", "vec": "arrow", "dot": "dot", "sqrt": "sqrt", "mathbf": "bold", "boldsymbol": "bold", "mathbb": "bb", "mathcal": "cal"}
+_WRAPPERS = {
+    "hat": "hat",
+    "bar": "overline",
+    "overline": "overline",
+    "tilde": "tilde",
+    "vec": "arrow",
+    "dot": "dot",
+    "sqrt": "sqrt",
+    "mathbf": "bold",
+    "boldsymbol": "bold",
+    "mathbb": "bb",
+    "mathcal": "cal",
+}
 
 
 def _group(latex: str, start: int) -> tuple[str, int]:
@@ -99,7 +123,9 @@ def latex_to_typst_math(latex: str) -> str:
                 body, i = _group(latex, i)
                 out.append(f" {_WRAPPERS[name]}({latex_to_typst_math(body)}) ")
             elif name in _GREEK:
-                out.append(f" {name.replace('var', '').replace('epsilon', 'epsilon.alt') if name.startswith('var') else name} ")
+                out.append(
+                    f" {name.replace('var', '').replace('epsilon', 'epsilon.alt') if name.startswith('var') else name} "
+                )
             elif name in _SYMBOLS:
                 out.append(f" {_SYMBOLS[name]} ")
             else:
@@ -153,7 +179,12 @@ class _Converter:
         if not path.is_file():
             path = (self.root / src).resolve()
         if not path.is_relative_to(self.root) or not path.is_file():
-            raise ToolError("figure_missing", f"The paper embeds {src}, which is not a file of the run's workspace.", hint="Make the figure (figures/<name>.png) or correct the path.", field="paper")
+            raise ToolError(
+                "figure_missing",
+                f"The paper embeds {src}, which is not a file of the run's workspace.",
+                hint="Make the figure (figures/<name>.png) or correct the path.",
+                field="paper",
+            )
         self.figures.append(path.relative_to(self.root).as_posix())
         caption = _NUMBERED.sub("", caption)  # Typst numbers the figure itself
         return f"#figure(image({_string(os.path.relpath(path, self.paper_dir))}, width: 85%), caption: [{self.inline(caption)}])"
@@ -182,7 +213,10 @@ class _Converter:
 
     def table(self, rows: list[str]) -> str:
         cells = [[c.strip() for c in row.strip().strip("|").split("|")] for row in rows]
-        header, body = cells[0], [r for r in cells[2:]] if len(cells) > 1 and re.fullmatch(r"[\s:|-]+", rows[1]) else cells[1:]
+        header, body = (
+            cells[0],
+            [r for r in cells[2:]] if len(cells) > 1 and re.fullmatch(r"[\s:|-]+", rows[1]) else cells[1:],
+        )
         width = len(header)
         items = [f"[#strong[{self.inline(c)}]]" for c in header]
         for row in body:
@@ -236,7 +270,7 @@ def markdown_to_typst(markdown: str, *, paper_dir: Path, root: Path, raw_math: b
             level = len(heading.group(1))
             text = conv.inline(heading.group(2))
             if title_first and level == 1:
-                blocks.append(f"#align(center, text(size: 17pt, weight: \"bold\")[{text}])")
+                blocks.append(f'#align(center, text(size: 17pt, weight: "bold")[{text}])')
             else:
                 blocks.append("=" * max(1, level - 1 if title_first else level) + " " + text)
             i += 1
@@ -300,14 +334,16 @@ def _preamble(cjk: bool) -> str:
         '#set page(paper: "a4", margin: 2.2cm, numbering: "1")\n'
         "#set par(justify: true)\n"
         '#set heading(numbering: "1.1")\n'
-        "#show raw: set text(font: (\"DejaVu Sans Mono\", " + ", ".join(_string(f) for f in _CJK_FAMILIES) + "))\n\n"
+        '#show raw: set text(font: ("DejaVu Sans Mono", ' + ", ".join(_string(f) for f in _CJK_FAMILIES) + "))\n\n"
     )
 
 
 def _fonts():  # noqa: ANN202 - a typst.Fonts
     import typst
 
-    return typst.Fonts(include_system_fonts=True, include_embedded_fonts=True, font_paths=[d for d in _FONT_DIRS if Path(d).is_dir()])
+    return typst.Fonts(
+        include_system_fonts=True, include_embedded_fonts=True, font_paths=[d for d in _FONT_DIRS if Path(d).is_dir()]
+    )
 
 
 def render_pdf(workspace: Path) -> Path:
@@ -320,19 +356,28 @@ def render_pdf(workspace: Path) -> Path:
     paper_dir = workspace / "paper"
     source = paper_dir / "paper.md"
     if not source.is_file():
-        raise ToolError("paper_missing", "paper/paper.md does not exist.", hint="Write the paper as Markdown in paper/paper.md first.", field="paper")
+        raise ToolError(
+            "paper_missing",
+            "paper/paper.md does not exist.",
+            hint="Write the paper as Markdown in paper/paper.md first.",
+            field="paper",
+        )
     markdown = source.read_text(encoding="utf-8", errors="replace")
     fonts = _fonts()
     cjk = bool(_CJK.search(markdown))
     if cjk and not set(_CJK_FAMILIES) & set(fonts.families()):
         raise ToolError(
-            "no_cjk_font", "The paper has Chinese text and no font with Chinese glyphs is installed.",
-            hint="Install Debian's fonts-noto-cjk (scripts/test-system-deps does) and render again.", field="paper",
+            "no_cjk_font",
+            "The paper has Chinese text and no font with Chinese glyphs is installed.",
+            hint="Install Debian's fonts-noto-cjk (scripts/test-system-deps does) and render again.",
+            field="paper",
         )
     error: Exception | None = None
     for raw_math in (False, True):  # an equation Typst cannot read: show the LaTeX rather than fail the paper
         markup = _preamble(cjk) + markdown_to_typst(markdown, paper_dir=paper_dir, root=workspace, raw_math=raw_math)
-        fd, temp = tempfile.mkstemp(dir=paper_dir, prefix=".paper.", suffix=".typ")  # next to paper.md: figure paths hold
+        fd, temp = tempfile.mkstemp(
+            dir=paper_dir, prefix=".paper.", suffix=".typ"
+        )  # next to paper.md: figure paths hold
         try:
             with os.fdopen(fd, "wb") as out:
                 out.write(markup.encode("utf-8"))
@@ -347,4 +392,9 @@ def render_pdf(workspace: Path) -> Path:
         write_atomic(paper_dir / "paper.pdf", pdf)
         return paper_dir / "paper.pdf"
     message = getattr(error, "message", str(error))
-    raise ToolError("paper_render_failed", f"Typst could not render the paper: {message}", hint="Simplify the Markdown around the place named.", field="paper")
+    raise ToolError(
+        "paper_render_failed",
+        f"Typst could not render the paper: {message}",
+        hint="Simplify the Markdown around the place named.",
+        field="paper",
+    )

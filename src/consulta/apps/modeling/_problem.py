@@ -22,7 +22,14 @@ from ._files import write_atomic
 __all__ = ["Problem", "load_problem", "prepare_workspace", "workspace_path"]
 
 _DATA_SUFFIXES = (".csv",)
-_BENCHMARK_FIELDS = ("background", "problem_requirement", "dataset_path", "dataset_description", "variable_description", "addendum")
+_BENCHMARK_FIELDS = (
+    "background",
+    "problem_requirement",
+    "dataset_path",
+    "dataset_description",
+    "variable_description",
+    "addendum",
+)
 
 
 class Problem(BaseModel):
@@ -56,7 +63,9 @@ def load_problem(folder: Path) -> Problem:
     """The problem in `folder` (ConfigError saying what is missing when it is not one)."""
     folder = Path(folder)
     if not folder.is_dir():
-        raise ConfigError(f"The problem folder {folder} does not exist: give --problem a folder holding problem.md or problem.json and the data.")
+        raise ConfigError(
+            f"The problem folder {folder} does not exist: give --problem a folder holding problem.md or problem.json and the data."
+        )
     md, js = folder / "problem.md", folder / "problem.json"
     if not md.is_file() and not js.is_file():
         raise ConfigError(f"{folder} has neither problem.md nor problem.json: put the problem statement there.")
@@ -67,7 +76,9 @@ def load_problem(folder: Path) -> Problem:
         except ValueError as error:
             raise ConfigError(f"{js} is not valid JSON: {error}") from None
         if not isinstance(data, dict):
-            raise ConfigError(f"{js} must be a JSON object with the benchmark's fields ({', '.join(_BENCHMARK_FIELDS)}).")
+            raise ConfigError(
+                f"{js} must be a JSON object with the benchmark's fields ({', '.join(_BENCHMARK_FIELDS)})."
+            )
         statement = _benchmark_text(data)
     data_files = sorted(p.name for p in folder.iterdir() if p.is_file() and p.suffix.lower() in _DATA_SUFFIXES)
     if not data_files:
@@ -92,7 +103,9 @@ def prepare_workspace(workspace: Path, problem: Path) -> Problem:
     loaded = load_problem(problem)
     target = Path(workspace) / "problem"
     for source in sorted(Path(problem).iterdir()):
-        if source.is_file() and (source.suffix.lower() in _DATA_SUFFIXES or source.name in ("problem.md", "problem.json")):
+        if source.is_file() and (
+            source.suffix.lower() in _DATA_SUFFIXES or source.name in ("problem.md", "problem.json")
+        ):
             dest = target / source.name
             if not dest.exists():
                 write_atomic(dest, source.read_bytes())

@@ -52,7 +52,9 @@ _sys.path.insert(0, _os.path.abspath("code"))
 __file__ = _os.path.abspath({script!r})
 del _os, _sys
 """
-_MATPLOTLIBRC = "backend: Agg\nfont.family: sans-serif\nfont.sans-serif: {fonts}DejaVu Sans, Arial\naxes.unicode_minus: False\n"
+_MATPLOTLIBRC = (
+    "backend: Agg\nfont.family: sans-serif\nfont.sans-serif: {fonts}DejaVu Sans, Arial\naxes.unicode_minus: False\n"
+)
 
 
 class ScriptRun(BaseModel):
@@ -81,9 +83,19 @@ def _inside_code(workspace: Path, script: Path) -> Path:
     code = (workspace / "code").resolve()
     path = (script if script.is_absolute() else workspace / script).resolve()
     if not path.is_relative_to(code) or path.suffix != ".py":
-        raise ToolError("script_outside_code", f"{script} is not a Python file in the run's code/ folder.", hint="Write the script as code/<name>.py and run that.", field="script")
+        raise ToolError(
+            "script_outside_code",
+            f"{script} is not a Python file in the run's code/ folder.",
+            hint="Write the script as code/<name>.py and run that.",
+            field="script",
+        )
     if not path.is_file():
-        raise ToolError("script_not_found", f"{path.relative_to(code.parent).as_posix()} does not exist.", hint="Write the script first, then run it.", field="script")
+        raise ToolError(
+            "script_not_found",
+            f"{path.relative_to(code.parent).as_posix()} does not exist.",
+            hint="Write the script first, then run it.",
+            field="script",
+        )
     return path
 
 
@@ -151,7 +163,9 @@ def run_record(script: Path) -> ScriptRun | None:
         return None
 
 
-def run_script(workspace: Path, script: Path, *, timeout: float = DEFAULT_TIMEOUT, memory_mb: int = MEMORY_MB) -> ScriptRun:
+def run_script(
+    workspace: Path, script: Path, *, timeout: float = DEFAULT_TIMEOUT, memory_mb: int = MEMORY_MB
+) -> ScriptRun:
     """Run `script` (in the workspace's `code/` folder; relative paths are relative to the workspace) in the sandbox
     with these limits, take back its outputs when it ran to its end, record the run next to the script and return
     it. A path outside `code/` or a missing script is a ToolError (nothing run, nothing written)."""
@@ -162,9 +176,17 @@ def run_script(workspace: Path, script: Path, *, timeout: float = DEFAULT_TIMEOU
         stage = Path(root, "work")
         stage.mkdir()
         copied = _stage(workspace, stage)
-        limits = Limits(wall_s=timeout, cpu_s=max(1, int(timeout)), memory_mb=memory_mb, output_bytes=20_000, file_mb=MAX_OUTPUT_BYTES // 2**20)
+        limits = Limits(
+            wall_s=timeout,
+            cpu_s=max(1, int(timeout)),
+            memory_mb=memory_mb,
+            output_bytes=20_000,
+            file_mb=MAX_OUTPUT_BYTES // 2**20,
+        )
         source = path.read_bytes()
-        result = run_python(source.decode("utf-8", errors="replace"), prelude=_PRELUDE.format(script=rel), limits=limits, work=stage)
+        result = run_python(
+            source.decode("utf-8", errors="replace"), prelude=_PRELUDE.format(script=rel), limits=limits, work=stage
+        )
         taken, dropped = _produced(stage, copied)
         outputs = []
         if result.ok:
@@ -179,9 +201,20 @@ def run_script(workspace: Path, script: Path, *, timeout: float = DEFAULT_TIMEOU
         error = f"stopped: the {result.stopped.replace('_', ' ')} limit was reached"
     returncode = 0 if result.ok else (-int(signal.SIGKILL) if result.stopped else 1)
     run = ScriptRun(
-        script=rel, ok=result.ok, returncode=returncode, stdout=result.stdout, stderr=result.stderr, outputs=outputs,
-        error=error, stopped=result.stopped, dropped=dropped if result.ok else [], duration_ms=round(result.duration_ms, 1),
-        sha256=hashlib.sha256(source).hexdigest(), finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        script=rel,
+        ok=result.ok,
+        returncode=returncode,
+        stdout=result.stdout,
+        stderr=result.stderr,
+        outputs=outputs,
+        error=error,
+        stopped=result.stopped,
+        dropped=dropped if result.ok else [],
+        duration_ms=round(result.duration_ms, 1),
+        sha256=hashlib.sha256(source).hexdigest(),
+        finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
-    write_atomic(path.with_name(path.name.removesuffix(".py") + ".run.json"), run.model_dump_json(indent=2).encode("utf-8"))
+    write_atomic(
+        path.with_name(path.name.removesuffix(".py") + ".run.json"), run.model_dump_json(indent=2).encode("utf-8")
+    )
     return run

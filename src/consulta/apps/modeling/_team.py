@@ -51,17 +51,38 @@ class Role(BaseModel):
 
 
 ROLES: dict[str, Role] = {
-    "reader": Role(title="问题解读", duty="读懂题目与数据，归纳要回答的问题和交付物。", typical="问题理解不确定时咨询 advisor"),
-    "researcher": Role(title="方法调研", duty="为问题推荐可行的建模方法并说明理由。", typical="确认问题细节时咨询 reader"),
+    "reader": Role(
+        title="问题解读", duty="读懂题目与数据，归纳要回答的问题和交付物。", typical="问题理解不确定时咨询 advisor"
+    ),
+    "researcher": Role(
+        title="方法调研", duty="为问题推荐可行的建模方法并说明理由。", typical="确认问题细节时咨询 reader"
+    ),
     "modeler": Role(
-        title="建模", duty="给出模型假设、模型形式、预测目标列与解释变量。",
+        title="建模",
+        duty="给出模型假设、模型形式、预测目标列与解释变量。",
         typical="方法选择咨询 researcher；数据是否支持某特征咨询 data_engineer",
     ),
-    "data_engineer": Role(title="数据工程", duty="清洗数据：去重、排序、补齐缺失，说明做了什么。", typical="特征定义不清楚时咨询 modeler"),
-    "code_translator": Role(title="代码实现", duty="把模型写成可运行的 Python 代码（或使用团队模板）。", typical="数学公式不清楚时咨询 modeler"),
-    "model_trainer": Role(title="模型训练", duty="训练模型、选择检验期长度，产出结果文件。", typical="代码问题咨询 code_translator"),
-    "validator": Role(title="质量验证", duty="在关卡处检查产出，给出 APPROVED、CONDITIONAL 或 REJECTED 及理由。", typical="发现问题时可咨询任何 Agent"),
-    "writer": Role(title="论文写作", duty="写论文的摘要、讨论与结论（数字由代码从结果文件填入）。", typical="需要图表咨询 visualizer；模型解释咨询 modeler"),
+    "data_engineer": Role(
+        title="数据工程", duty="清洗数据：去重、排序、补齐缺失，说明做了什么。", typical="特征定义不清楚时咨询 modeler"
+    ),
+    "code_translator": Role(
+        title="代码实现",
+        duty="把模型写成可运行的 Python 代码（或使用团队模板）。",
+        typical="数学公式不清楚时咨询 modeler",
+    ),
+    "model_trainer": Role(
+        title="模型训练", duty="训练模型、选择检验期长度，产出结果文件。", typical="代码问题咨询 code_translator"
+    ),
+    "validator": Role(
+        title="质量验证",
+        duty="在关卡处检查产出，给出 APPROVED、CONDITIONAL 或 REJECTED 及理由。",
+        typical="发现问题时可咨询任何 Agent",
+    ),
+    "writer": Role(
+        title="论文写作",
+        duty="写论文的摘要、讨论与结论（数字由代码从结果文件填入）。",
+        typical="需要图表咨询 visualizer；模型解释咨询 modeler",
+    ),
     "visualizer": Role(title="可视化", duty="为结果作图，给出图题与坐标含义。"),
     "advisor": Role(title="顾问", duty="以数学建模竞赛经验回答同伴的疑问。"),
 }
@@ -150,8 +171,17 @@ _WORK: dict[str, type[TeamAnswer]] = {
 def scenario_type(columns: tuple[str, ...]) -> type[TeamAnswer]:
     """The modeler's answer naming the case a problem asks to predict: pairs of a covariate (one of `columns`, so
     the grammar cannot name another) and the value the problem gives it; an empty list when it gives none."""
-    value = create_model("ScenarioValue", column=(Literal[columns], ...), value=(float, Field(description="题目中给出的数字")))  # type: ignore[valid-type]
-    values = (list[value], Field(default_factory=list, max_length=len(columns), description="题目给出的情形：每个给出的列及其数值；没有则留空"))  # type: ignore[valid-type]
+    value = create_model(
+        "ScenarioValue", column=(Literal[columns], ...), value=(float, Field(description="题目中给出的数字"))
+    )  # type: ignore[valid-type]
+    values = (
+        list[value],
+        Field(
+            default_factory=list,
+            max_length=len(columns),
+            description="题目给出的情形：每个给出的列及其数值；没有则留空",
+        ),
+    )  # type: ignore[valid-type]
     return create_model("ScenarioWork", __base__=TeamAnswer, __doc__=scenario_type.__doc__, values=values)
 
 

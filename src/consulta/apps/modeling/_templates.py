@@ -100,7 +100,9 @@ def describe_data(problem_dir: Path) -> DataShape:
     }  # fmt: skip
     ranges = {c: (float(columns[c].min()), float(columns[c].max())) for c in numeric if columns[c].notna().any()}
     cases = next((c for c in numeric if _CASES.search(c)), None)
-    target = cases or next((c for c in numeric if _TARGET.search(c) and not c.endswith("_c")), numeric[-1] if numeric else None)
+    target = cases or next(
+        (c for c in numeric if _TARGET.search(c) and not c.endswith("_c")), numeric[-1] if numeric else None
+    )
     return DataShape(
         tables=tables, rows=rows, main_table=main, time=time, numeric=numeric, cases=cases, target=target, series=series,
         ids=ids, categorical=categorical, ranges=ranges,
@@ -148,12 +150,18 @@ def plan_for(shape: DataShape, choices: dict[str, Any], statement: str) -> tuple
         notes.append(f"an epidemic model is fitted to the new cases column {shape.cases!r}, not {target!r}")
         target = shape.cases or target
     unit = target.lower().replace("total", "").strip("_")
-    parts = [c for c in numeric if c != target and "total" in target.lower() and unit and c.lower().endswith(unit)]  # the total's parts
-    usable = [c for c in numeric if c != target and c not in parts] + ([c for c in shape.categorical] if kind == "regression" else [])
+    parts = [
+        c for c in numeric if c != target and "total" in target.lower() and unit and c.lower().endswith(unit)
+    ]  # the total's parts
+    usable = [c for c in numeric if c != target and c not in parts] + (
+        [c for c in shape.categorical] if kind == "regression" else []
+    )
     wanted = [str(c).strip() for c in choices.get("covariates") or []]
     covariates = list(dict.fromkeys(c for c in wanted if c in usable))
     if set(wanted) - set(covariates):
-        notes.append(f"covariates {sorted(set(wanted) - set(covariates))} set aside (not usable columns: the target, its parts, identifiers or text)")
+        notes.append(
+            f"covariates {sorted(set(wanted) - set(covariates))} set aside (not usable columns: the target, its parts, identifiers or text)"
+        )
     if not covariates and kind == "forecast":
         covariates = [c for c in usable if re.search(r"(degree|temp|气温|度日)", c, re.I)][:2]
     if not covariates and kind == "regression":
@@ -164,7 +172,9 @@ def plan_for(shape: DataShape, choices: dict[str, Any], statement: str) -> tuple
     default = 12 if monthly and kind == "forecast" else max(1, rows // 5)
     holdout = int(choices.get("holdout") or default)
     if not 1 <= holdout <= rows // 3:
-        notes.append(f"holdout {holdout} is not between 1 and a third of the {rows} rows; used {min(default, max(1, rows // 3))}")
+        notes.append(
+            f"holdout {holdout} is not between 1 and a third of the {rows} rows; used {min(default, max(1, rows // 3))}"
+        )
         holdout = min(default, max(1, rows // 3))
     population = float(choices.get("population") or 0) or _largest_number(statement)
     rate = float(choices.get("reporting_rate") or 0)
@@ -174,9 +184,13 @@ def plan_for(shape: DataShape, choices: dict[str, Any], statement: str) -> tuple
     factor = float(choices.get("scenario_factor") or 1.0)
     if kind != "forecast" or scenario not in covariates or not 0.2 <= factor <= 5:
         if scenario and kind == "forecast":
-            notes.append(f"scenario on {scenario!r} ×{factor} set aside: the column must be a covariate and the factor between 0.2 and 5")
+            notes.append(
+                f"scenario on {scenario!r} ×{factor} set aside: the column must be a covariate and the factor between 0.2 and 5"
+            )
         scenario, factor = None, 1.0
-    case, more = scenario_case(choices.get("scenario") or {}, shape, covariates, statement) if kind == "regression" else ({}, [])
+    case, more = (
+        scenario_case(choices.get("scenario") or {}, shape, covariates, statement) if kind == "regression" else ({}, [])
+    )
     plan = Plan(
         kind=kind, table=shape.main_table, time=shape.time if kind != "regression" else None, target=target, covariates=covariates,
         holdout=holdout, season=12 if monthly and kind == "forecast" else 0, population=population, reporting_rate=rate,
@@ -185,7 +199,9 @@ def plan_for(shape: DataShape, choices: dict[str, Any], statement: str) -> tuple
     return plan, notes + more
 
 
-def scenario_case(values: dict[str, Any], shape: DataShape, covariates: list[str], statement: str) -> tuple[dict[str, float], list[str]]:
+def scenario_case(
+    values: dict[str, Any], shape: DataShape, covariates: list[str], statement: str
+) -> tuple[dict[str, float], list[str]]:
     """The case to predict, from the modeler's `values` (column → number), all or nothing: each value must be for a
     numeric covariate, be a number the problem's statement states (list numbering aside), and lie within the data's
     range widened by half its width on each side (wider is a misreading, or an extrapolation too far to trust). One
@@ -210,10 +226,15 @@ def scenario_case(values: dict[str, Any], shape: DataShape, covariates: list[str
         else:
             case[column] = value
             if not low <= value <= high:
-                notes.append(f"scenario value {column}={value:g} lies outside the data ({low:g} to {high:g}): the prediction extrapolates")
+                notes.append(
+                    f"scenario value {column}={value:g} lies outside the data ({low:g} to {high:g}): the prediction extrapolates"
+                )
             continue
     if len(case) < len(values):
-        return {}, [*notes, "the case to predict was set aside: " + ("not every value fits" if case else "no value fits")]
+        return {}, [
+            *notes,
+            "the case to predict was set aside: " + ("not every value fits" if case else "no value fits"),
+        ]
     return case, notes
 
 
@@ -241,7 +262,7 @@ import pandas as pd
 PLAN = json.loads({plan!r})
 '''
 
-_CLEAN = '''
+_CLEAN = """
 import glob
 import os
 
@@ -272,7 +293,7 @@ for path in sorted(glob.glob("problem/*.csv")):
                     "missing_values_filled": missing, "fill_method": method, "rows_clean": len(frame)})
     print(f"{os.path.basename(path)}: {before} rows -> {len(frame)}")
 pd.DataFrame(account).to_csv("results/cleaning.csv", index=False)
-'''
+"""
 
 _FORECAST_MODEL = '''
 
@@ -345,7 +366,7 @@ if __name__ == "__main__":
     print("beta", round(beta, 3), "gamma", round(gamma, 3))
 '''
 
-_FORECAST_TRAIN = '''
+_FORECAST_TRAIN = """
 import matplotlib.pyplot as plt
 
 from model import fit, predict, terms
@@ -400,9 +421,9 @@ ax.legend()
 fig.tight_layout()
 fig.savefig("figures/fit.png", dpi=120)
 print("holdout MAPE", round(mape, 2))
-'''
+"""
 
-_EPIDEMIC_TRAIN = '''
+_EPIDEMIC_TRAIN = """
 import matplotlib.pyplot as plt
 
 from model import fit, simulate
@@ -438,9 +459,9 @@ ax.legend()
 fig.tight_layout()
 fig.savefig("figures/fit.png", dpi=120)
 print("R0", round(beta / gamma, 2))
-'''
+"""
 
-_FORECAST_FIGURES = '''
+_FORECAST_FIGURES = """
 import matplotlib.pyplot as plt
 
 data = pd.read_csv("data/" + PLAN["table"])
@@ -457,9 +478,9 @@ ax.set_title(PLAN["target_label"] or PLAN["target"])
 ax.legend()
 fig.tight_layout()
 fig.savefig("figures/forecast.png", dpi=120)
-'''
+"""
 
-_EPIDEMIC_FIGURES = '''
+_EPIDEMIC_FIGURES = """
 import matplotlib.pyplot as plt
 
 projection = pd.read_csv("results/projection.csv")
@@ -470,7 +491,7 @@ ax.set_title(PLAN["target_label"] or PLAN["target"])
 ax.legend()
 fig.tight_layout()
 fig.savefig("figures/forecast.png", dpi=120)
-'''
+"""
 
 _REGRESSION_MODEL = '''
 
@@ -513,7 +534,7 @@ if __name__ == "__main__":
     print("fitted", len(beta), "coefficients; residual sd", round(sigma, 2))
 '''
 
-_REGRESSION_TRAIN = '''
+_REGRESSION_TRAIN = """
 import matplotlib.pyplot as plt
 from scipy import stats
 
@@ -595,9 +616,9 @@ ax.set_title("held-out rows")
 fig.tight_layout()
 fig.savefig("figures/fit.png", dpi=120)
 print("holdout RMSE", round(rmse, 2), "R2", round(r2, 3))
-'''
+"""
 
-_REGRESSION_FIGURES = '''
+_REGRESSION_FIGURES = """
 import matplotlib.pyplot as plt
 
 importance = pd.read_csv("results/importance.csv").sort_values("unique_r2")
@@ -607,7 +628,7 @@ ax.set_xlabel("share of variance explained by this covariate alone (R² lost wit
 ax.set_title(PLAN["target_label"] or PLAN["target"])
 fig.tight_layout()
 fig.savefig("figures/effects.png", dpi=120)
-'''
+"""
 
 _BODIES: dict[tuple[str, str], str] = {
     ("clean_data", "forecast"): _CLEAN, ("clean_data", "epidemic"): _CLEAN,
@@ -661,4 +682,6 @@ _DOCS = {
 
 def script(name: Literal["clean_data", "model", "train", "figures"], plan: Plan) -> str:
     """The source of `code/<name>.py` for `plan` (a template: see the module's doc)."""
-    return _HEAD.format(doc=_DOCS[name], plan=json.dumps(plan.model_dump(), ensure_ascii=False)) + _BODIES[name, plan.kind]
+    return (
+        _HEAD.format(doc=_DOCS[name], plan=json.dumps(plan.model_dump(), ensure_ascii=False)) + _BODIES[name, plan.kind]
+    )

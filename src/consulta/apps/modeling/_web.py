@@ -18,7 +18,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Path as PathParam, Query
+from fastapi import APIRouter, Query
+from fastapi import Path as PathParam
 from fastapi.responses import FileResponse
 from pydantic import BaseModel
 
@@ -36,7 +37,10 @@ MEDIA_TYPES = {
     ".json": "application/json", ".txt": "text/plain; charset=utf-8", ".typ": "text/plain; charset=utf-8",
     ".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".svg": "image/svg+xml", ".pdf": "application/pdf",
 }  # fmt: skip
-_NO_ACTIVE_CONTENT = {"Content-Security-Policy": "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; sandbox", "X-Content-Type-Options": "nosniff"}
+_NO_ACTIVE_CONTENT = {
+    "Content-Security-Policy": "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; sandbox",
+    "X-Content-Type-Options": "nosniff",
+}
 _RECENT_RUNS = 50
 _MAX_TEXT = 4000
 """Characters of a record's section the card carries (the whole record is one click away)."""
@@ -133,8 +137,12 @@ def consultation_card(path: Path, root: Path) -> ConsultationCard | None:
         if key:
             sections[key] = match.group(2).replace("\n---\n", "\n").strip().removesuffix("---").strip()[:_MAX_TEXT]
     return ConsultationCard(
-        file=path.relative_to(root).as_posix(), from_agent=rows.get("发起方", title.group("from")), to_agent=rows.get("接收方", title.group("to")),
-        index=int(title.group("i")), time=rows.get("时间", "") or _mtime(path), **sections,
+        file=path.relative_to(root).as_posix(),
+        from_agent=rows.get("发起方", title.group("from")),
+        to_agent=rows.get("接收方", title.group("to")),
+        index=int(title.group("i")),
+        time=rows.get("时间", "") or _mtime(path),
+        **sections,
     )
 
 
@@ -205,8 +213,17 @@ def read_timeline(workspace: Path, run: RunRecord, working: str | None = None) -
             ran = ScriptRun.model_validate_json(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        cards.append(ScriptCard(file=path.relative_to(root).as_posix(), script=ran.script, ok=ran.ok, returncode=ran.returncode, error=ran.error,
-                                outputs=ran.outputs, time=ran.finished_at or _mtime(path)))
+        cards.append(
+            ScriptCard(
+                file=path.relative_to(root).as_posix(),
+                script=ran.script,
+                ok=ran.ok,
+                returncode=ran.returncode,
+                error=ran.error,
+                outputs=ran.outputs,
+                time=ran.finished_at or _mtime(path),
+            )
+        )
     cards.sort(key=lambda c: _sortable(c.time))
     files = [
         FileEntry(path=p.relative_to(root).as_posix(), folder=folder, size=p.stat().st_size, modified=_mtime(p))
@@ -216,8 +233,13 @@ def read_timeline(workspace: Path, run: RunRecord, working: str | None = None) -
     ]
     pdf = root / "paper" / "paper.pdf"
     return RunTimeline(
-        run_id=run.id, run_status=str(getattr(run.status, "value", run.status)), workspace=root.name,
-        phases=_phases([v for _, v in records], _decisions(root)), cards=cards, files=files, paper_pdf="paper/paper.pdf" if pdf.is_file() else None,
+        run_id=run.id,
+        run_status=str(getattr(run.status, "value", run.status)),
+        workspace=root.name,
+        phases=_phases([v for _, v in records], _decisions(root)),
+        cards=cards,
+        files=files,
+        paper_pdf="paper/paper.pdf" if pdf.is_file() else None,
         working=working,
     )
 
@@ -281,7 +303,12 @@ def router(kit: WebKit) -> APIRouter:
             return None
         workspace = workspace_of(host, run)
         if workspace is None:
-            raise ApiError(404, "no_workspace", f"Run {run.id} has no workspace (it was started without a problem).", hint="Start the app with --problem DIR.")
+            raise ApiError(
+                404,
+                "no_workspace",
+                f"Run {run.id} has no workspace (it was started without a problem).",
+                hint="Start the app with --problem DIR.",
+            )
         return read_timeline(workspace, run, working_agent(host, run))
 
     @router.get("/timeline", summary="A run's timeline: phases, consultations, verdicts, script runs, files, the paper")
@@ -291,10 +318,14 @@ def router(kit: WebKit) -> APIRouter:
         return await asyncio.to_thread(_timeline, host, principal, run_id)
 
     @router.get(
-        "/files/{path:path}", summary="One file of a run's workspace", response_class=FileResponse,
+        "/files/{path:path}",
+        summary="One file of a run's workspace",
+        response_class=FileResponse,
         responses={200: {"content": {t: {} for t in sorted(set(MEDIA_TYPES.values()))}, "description": "The file."}},
     )
-    async def file(host: Host, principal: Principal, path: Annotated[str, PathParam(max_length=400)], run_id: RunId = None) -> FileResponse:
+    async def file(
+        host: Host, principal: Principal, path: Annotated[str, PathParam(max_length=400)], run_id: RunId = None
+    ) -> FileResponse:
         """The file at `path` (e.g. `paper/paper.pdf`, `consultation/modeler_researcher_1.md`) of the run's workspace,
         with its media type; served inert (no scripts run from it). 404 `not_found` for a path that is not a file of
         the workspace's output folders (a path that leaves them included)."""
@@ -306,8 +337,13 @@ def router(kit: WebKit) -> APIRouter:
         target = (root / path).resolve() if "\x00" not in path else root
         if not target.is_file() or not _readable(target, root):
             raise ApiError(404, "not_found", f"{path} is not a file of run {run.id}'s workspace.", field="path")
-        return FileResponse(target, media_type=MEDIA_TYPES[target.suffix.lower()], headers=_NO_ACTIVE_CONTENT,
-                            content_disposition_type="inline", filename=target.name)
+        return FileResponse(
+            target,
+            media_type=MEDIA_TYPES[target.suffix.lower()],
+            headers=_NO_ACTIVE_CONTENT,
+            content_disposition_type="inline",
+            filename=target.name,
+        )
 
     return router
 

@@ -5,14 +5,23 @@ checks, timeouts, retries, cache, fallbacks and a durable retry queue for saves;
 validate → save) and Mode 2 (score and explain) as runs of the runtime; all six over MCP (`APP` declares them).
 """
 
+from ._agent import AGENT, RETRY_JOURNAL, QuizOptions, build_agent, quiz_tools
+from ._app import APP  # noqa: E402 - the declaration, over the parts above
 from ._bank import CATEGORIES, ITEM_TYPES, BankItem, bank_items, content_hash, ensure_bank
 from ._db import create_tables
 from ._modes import PASS_SCORE, AnswerIn, Draft, GenerateRequest, ScoreRequest, read_request
 from ._profiles import DEFAULT_PROFILE, Profile, level_difficulty, load_profile, save_profile
 from ._retry_queue import RetryQueue
-from ._tools import DEFAULT_KEYWORDS, KEYWORD_CACHE_TTL, TIMEOUTS, TOOL_NAMES, InvalidArgument, InvalidArgumentType, QuizTools, parse_round_id
-from ._agent import AGENT, RETRY_JOURNAL, QuizOptions, build_agent, quiz_tools
-from ._app import APP  # noqa: E402 - the declaration, over the parts above
+from ._tools import (
+    DEFAULT_KEYWORDS,
+    KEYWORD_CACHE_TTL,
+    TIMEOUTS,
+    TOOL_NAMES,
+    InvalidArgument,
+    InvalidArgumentType,
+    QuizTools,
+    parse_round_id,
+)
 
 __all__ = [
     "AGENT",

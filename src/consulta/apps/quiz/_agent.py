@@ -50,7 +50,9 @@ EXAMPLES = 3
 
 
 class QuizOptions(AppOptions):
-    user: str | None = Field(None, description="The user (a UUID) the session generates and scores for, when the words name none")
+    user: str | None = Field(
+        None, description="The user (a UUID) the session generates and scores for, when the words name none"
+    )
 
     @field_validator("user")
     @classmethod
@@ -108,7 +110,12 @@ def quiz_tools(env: AppEnv) -> QuizTools:
         tools = _tools.get(key)
         if tools is None:
             timeouts = EMBEDDED_MODEL_TIMEOUTS if env.model.split(":", 1)[0] == "local" else TIMEOUTS
-            tools = QuizTools(env.store.engine, queue=RetryQueue(env.data_dir / RETRY_JOURNAL), judge=_LazyJudge(env), timeouts=timeouts)
+            tools = QuizTools(
+                env.store.engine,
+                queue=RetryQueue(env.data_dir / RETRY_JOURNAL),
+                judge=_LazyJudge(env),
+                timeouts=timeouts,
+            )
             _tools[key] = tools
     tools.start_retry_drainer()
     return tools
@@ -124,7 +131,9 @@ class _Reader:
 
     def __call__(self, words: str) -> GenerateRequest | ScoreRequest:
         engine = self.tools.engine
-        return read_request(words, self.lang, profile=profile_reader(engine), known_question=question_known(engine), user_id=self.user)
+        return read_request(
+            words, self.lang, profile=profile_reader(engine), known_question=question_known(engine), user_id=self.user
+        )
 
 
 def _first_look(read: _Reader) -> Any:
@@ -138,11 +147,22 @@ def _first_look(read: _Reader) -> Any:
         calls: list[tuple[str, dict[str, Any]]] = []
         if request.user_id:
             calls.append(("get_user_profile", {"user_id": request.user_id}))
-        calls.append(("get_difficulty_keywords", {"difficulty": request.difficulty, "category": request.category, "lang": request.lang}))
+        calls.append(
+            (
+                "get_difficulty_keywords",
+                {"difficulty": request.difficulty, "category": request.category, "lang": request.lang},
+            )
+        )
         calls.append(
             (
                 "search_question_templates",
-                {"interests": request.interests, "difficulty": request.difficulty, "category": request.category, "lang": request.lang, "limit": EXAMPLES},
+                {
+                    "interests": request.interests,
+                    "difficulty": request.difficulty,
+                    "category": request.category,
+                    "lang": request.lang,
+                    "limit": EXAMPLES,
+                },
             )
         )
         return calls
@@ -184,7 +204,9 @@ def _mode_tools(tools: QuizTools, store: Store, read: _Reader) -> tuple[ToolDef,
         if isinstance(asked, GenerateRequest):
             request, topic = asked, topic or asked.interests[0]
         else:
-            request = GenerateRequest(category=category, difficulty=difficulty, count=len(questions), interests=[topic or category], lang=lang)
+            request = GenerateRequest(
+                category=category, difficulty=difficulty, count=len(questions), interests=[topic or category], lang=lang
+            )
         session = context.run_id if context is not None else f"mcp-{utcnow()[:10]}"
         round_id = f"{session}_1_{utcnow()}"
         drafts = [Draft.model_validate(q) for q in questions]
@@ -207,13 +229,21 @@ def _mode_tools(tools: QuizTools, store: Store, read: _Reader) -> tuple[ToolDef,
         lang = asked.lang if asked is not None else read.lang
         session = session_id or (context.run_id if context is not None else "mcp")
         given = [AnswerIn.model_validate(a) for a in answers]
-        return await score_answers(given, tools=tools, session_id=session, user_id=user_id, lang=lang, record=CallRecorder(store))
+        return await score_answers(
+            given, tools=tools, session_id=session, user_id=user_id, lang=lang, record=CallRecorder(store)
+        )
 
     submit = ToolDef(
-        name="submit_questions", function=submit_questions, description=(submit_questions.__doc__ or "").split("\n\n")[0].strip(), ends_turn=True
+        name="submit_questions",
+        function=submit_questions,
+        description=(submit_questions.__doc__ or "").split("\n\n")[0].strip(),
+        ends_turn=True,
     )
     score = ToolDef(
-        name="score_answers", function=score_answers_tool, description=(score_answers_tool.__doc__ or "").split("\n\n")[0].strip(), ends_turn=True
+        name="score_answers",
+        function=score_answers_tool,
+        description=(score_answers_tool.__doc__ or "").split("\n\n")[0].strip(),
+        ends_turn=True,
     )
     return submit, score
 
@@ -236,7 +266,13 @@ def build_agent(options: QuizOptions, env: AppEnv) -> Agent:
         app="quiz",
         name=AGENT,
         instructions=INSTRUCTIONS,  # the same every run: the local model's cached prefix
-        tools=(seed["get_user_profile"], seed["get_difficulty_keywords"], seed["search_question_templates"], submit, score),
+        tools=(
+            seed["get_user_profile"],
+            seed["get_difficulty_keywords"],
+            seed["search_question_templates"],
+            submit,
+            score,
+        ),
         first_look=_first_look(read),
         tool_choice=_steps(env.store, read),
         question_timeout=options.question_timeout,

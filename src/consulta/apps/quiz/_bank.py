@@ -81,7 +81,11 @@ class BankItem(BaseModel):
     @model_validator(mode="after")
     def _answer_fits(self) -> BankItem:
         if self.type == "multiple_choice":
-            if not self.choices or not 4 <= len(self.choices) <= 5 or len(set(map(_norm, self.choices))) != len(self.choices):
+            if (
+                not self.choices
+                or not 4 <= len(self.choices) <= 5
+                or len(set(map(_norm, self.choices))) != len(self.choices)
+            ):
                 raise ValueError(f"{self.stem[:40]!r}: multiple choice needs 4-5 distinct choices")
             if self.answer not in self.choices:
                 raise ValueError(f"{self.stem[:40]!r}: the answer {self.answer!r} is not among its choices")
@@ -149,7 +153,15 @@ def keyword_rows() -> list[dict[str, Any]]:
                     if low <= difficulty <= high:
                         words.extend(w for w in band["keywords"] if w not in words)
                         concepts.extend(Concept.model_validate(c).model_dump() for c in band["concepts"])
-                rows.append({"difficulty": difficulty, "category": category, "lang": lang, "keywords": words, "concepts": concepts})
+                rows.append(
+                    {
+                        "difficulty": difficulty,
+                        "category": category,
+                        "lang": lang,
+                        "keywords": words,
+                        "concepts": concepts,
+                    }
+                )
     return rows
 
 
@@ -171,12 +183,21 @@ def ensure_bank(engine: Engine) -> None:
             fresh = [i for i in items if i.id not in have_templates]
             if fresh:
                 conn.execute(templates.insert(), [_template_row(i) for i in fresh])
-            have_keys = {tuple(r) for r in conn.execute(select(keywords.c.difficulty, keywords.c.category, keywords.c.lang))}
+            have_keys = {
+                tuple(r) for r in conn.execute(select(keywords.c.difficulty, keywords.c.category, keywords.c.lang))
+            }
             rows = [r for r in keyword_rows() if (r["difficulty"], r["category"], r["lang"]) not in have_keys]
             if rows:
                 conn.execute(
                     keywords.insert(),
-                    [{**r, "keywords": json.dumps(r["keywords"], ensure_ascii=False), "concepts": json.dumps(r["concepts"], ensure_ascii=False)} for r in rows],
+                    [
+                        {
+                            **r,
+                            "keywords": json.dumps(r["keywords"], ensure_ascii=False),
+                            "concepts": json.dumps(r["concepts"], ensure_ascii=False),
+                        }
+                        for r in rows
+                    ],
                 )
 
 

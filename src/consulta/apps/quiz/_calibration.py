@@ -37,7 +37,8 @@ __all__ = [
     "LSAT6_COUNTS",
     "LSAT6_LTM_A",
     "LSAT6_LTM_B",
-    "CalibrationReport",     "calibrate_2pl",
+    "CalibrationReport",
+    "calibrate_2pl",
     "ensure_item_params",
     "lsat6_matrix",
     "recalibrate",
@@ -143,7 +144,16 @@ def _add_provisional(
         rows = []
         for qid in missing:
             start = provisional_params(int(min(max(levels[qid], 1), 10)))
-            rows.append({"question_id": qid, "a": start.a, "b": start.b, "provisional": 1, "n_responses": counts.get(qid, 0), "updated_at": now})
+            rows.append(
+                {
+                    "question_id": qid,
+                    "a": start.a,
+                    "b": start.b,
+                    "provisional": 1,
+                    "n_responses": counts.get(qid, 0),
+                    "updated_at": now,
+                }
+            )
         conn.execute(insert(_db.item_params), rows)
     return missing
 

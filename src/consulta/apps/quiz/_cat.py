@@ -74,7 +74,9 @@ class CatRules:
                 not isinstance(k, str) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0
                 for k, v in targets.items()
             ):
-                raise ValueError("content_targets must map category names to shares >= 0, e.g. {'technical': 0.5, 'general': 0.5}")
+                raise ValueError(
+                    "content_targets must map category names to shares >= 0, e.g. {'technical': 0.5, 'general': 0.5}"
+                )
             total = float(sum(targets.values()))
             if total <= 0:
                 raise ValueError("content_targets must have at least one share > 0")
@@ -126,7 +128,11 @@ class _MaxInfoIndex:
             pos += local.size
             glob = self._members[local]
             # a set look-up per item of a small chunk beats np.isin's sorting
-            fresh = np.fromiter((g not in excluded for g in glob.tolist()), dtype=bool, count=glob.size) if excluded else np.ones(glob.size, dtype=bool)
+            fresh = (
+                np.fromiter((g not in excluded for g in glob.tolist()), dtype=bool, count=glob.size)
+                if excluded
+                else np.ones(glob.size, dtype=bool)
+            )
             if fresh.any():
                 found_pos.append(glob[fresh])
                 found_info.append(information(theta, self._a[local[fresh]], self._b[local[fresh]]))
@@ -178,7 +184,9 @@ class Bank:
         ids = tuple(self.ids)
         categories = tuple(self.categories)
         if not (len(ids) == a.size == b.size == len(categories)):
-            raise ValueError(f"ids, a, b and categories must have the same length, got {len(ids)}, {a.size}, {b.size} and {len(categories)}")
+            raise ValueError(
+                f"ids, a, b and categories must have the same length, got {len(ids)}, {a.size}, {b.size} and {len(categories)}"
+            )
         if len(set(ids)) != len(ids):
             raise ValueError("item ids must be unique")
         if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b)) and np.all(a > 0)):
@@ -229,7 +237,9 @@ class Bank:
                 if not cats:
                     raise ValueError(f"item {ids[-1]} has no category")
                 categories.append(str(cats[0]))
-        return cls(ids=tuple(ids), a=np.asarray(a, dtype=float), b=np.asarray(b, dtype=float), categories=tuple(categories))
+        return cls(
+            ids=tuple(ids), a=np.asarray(a, dtype=float), b=np.asarray(b, dtype=float), categories=tuple(categories)
+        )
 
     def position(self, item_id: str) -> int:
         """The position of an item id (ValueError if the bank has no such item)."""
@@ -241,7 +251,11 @@ class Bank:
     def _index(self, category: str | None) -> _MaxInfoIndex:
         index = self._indexes.get(category)
         if index is None:
-            members = np.arange(len(self.ids)) if category is None else np.flatnonzero(np.asarray(self.categories, dtype=object) == category)
+            members = (
+                np.arange(len(self.ids))
+                if category is None
+                else np.flatnonzero(np.asarray(self.categories, dtype=object) == category)
+            )
             index = _MaxInfoIndex(self.a, self.b, members)
             self._indexes[category] = index  # a race builds it twice at worst: same result
         return index

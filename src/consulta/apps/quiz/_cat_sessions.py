@@ -187,7 +187,9 @@ class _Invalid(TestSessionError, InvalidAnswerError):
 
 def _unknown_session(session_id: str) -> TestSessionError:
     return _NotFound(
-        "unknown_test", f"No test {session_id!r} of yours: start a test, or open the one you are taking.", session=session_id
+        "unknown_test",
+        f"No test {session_id!r} of yours: start a test, or open the one you are taking.",
+        session=session_id,
     )
 
 
@@ -267,7 +269,9 @@ def parse_profile(values: Any) -> ProfileForm:
             "invalid_profile",
             f"The profile's {field} is not valid: {first.get('msg')}.",
             field=".".join(["profile", *loc]),
-            name=_Words(f"profile.{field}" if field in ProfileForm.model_fields else "profile.unknown_field", {"field": field}),
+            name=_Words(
+                f"profile.{field}" if field in ProfileForm.model_fields else "profile.unknown_field", {"field": field}
+            ),
             why=why,
         ) from None
 
@@ -417,15 +421,27 @@ def model_short_answers(model: Callable[[], Any], *, timeout_s: float = 15.0) ->
                 made.append(await asyncio.to_thread(model))
             result = await asyncio.wait_for(
                 score_and_explain(
-                    request.session_id, request.user_id, request.question_id, "short_answer", request.answer,
-                    correct_keywords=request.keywords, difficulty=request.difficulty, category=request.category,
-                    judge=ModelJudge(made[0]), stem=request.stem or None, explanation=request.explanation,
-                    topic=request.topic or None, lang=request.lang, budget=timeout_s,
+                    request.session_id,
+                    request.user_id,
+                    request.question_id,
+                    "short_answer",
+                    request.answer,
+                    correct_keywords=request.keywords,
+                    difficulty=request.difficulty,
+                    category=request.category,
+                    judge=ModelJudge(made[0]),
+                    stem=request.stem or None,
+                    explanation=request.explanation,
+                    topic=request.topic or None,
+                    lang=request.lang,
+                    budget=timeout_s,
                 ),
                 timeout_s + 5.0,
             )
         except Exception as error:  # noqa: BLE001 - any failure of the grader is the seed's fallback
-            log.warning("Short answer of %s not graded (%s): the seed's fallback.", request.question_id, type(error).__name__)
+            log.warning(
+                "Short answer of %s not graded (%s): the seed's fallback.", request.question_id, type(error).__name__
+            )
             return FALLBACK
         return _scored(result)
 
@@ -453,7 +469,10 @@ def _scored(result: Any) -> Scored:
     )
 
 
-_TRUTH = {**dict.fromkeys(("true", "t", "yes", "正确", "对", "是"), "true"), **dict.fromkeys(("false", "f", "no", "错误", "错", "否"), "false")}
+_TRUTH = {
+    **dict.fromkeys(("true", "t", "yes", "正确", "对", "是"), "true"),
+    **dict.fromkeys(("false", "f", "no", "错误", "错", "否"), "false"),
+}
 """How true/false keys and answers may be written (a bank may key them in either language): each read as true or false."""
 
 
@@ -489,18 +508,29 @@ class _Item:
 
     def view(self, position: int) -> ItemView:
         return ItemView(
-            position=position, question_id=self.id, item_type=self.item_type, stem=self.stem,  # type: ignore[arg-type]
-            choices=self.choices, category=self.category, topic=self.topic, difficulty=self.difficulty,
+            position=position,
+            question_id=self.id,
+            item_type=self.item_type,
+            stem=self.stem,  # type: ignore[arg-type]
+            choices=self.choices,
+            category=self.category,
+            topic=self.topic,
+            difficulty=self.difficulty,
         )
 
 
 def _item(row: Mapping[str, Any]) -> _Item:
     categories = json.loads(row["categories"] or "[]") or ["general"]
     return _Item(
-        id=row["id"], item_type=row["item_type"], stem=row["stem"],
-        choices=json.loads(row["choices"]) if row["choices"] else None, key=row["correct_key"],
+        id=row["id"],
+        item_type=row["item_type"],
+        stem=row["stem"],
+        choices=json.loads(row["choices"]) if row["choices"] else None,
+        key=row["correct_key"],
         keywords=json.loads(row["correct_keywords"]) if row["correct_keywords"] else None,
-        difficulty=int(row["difficulty"]), category=str(categories[0]), topic=row["topic"] or "",
+        difficulty=int(row["difficulty"]),
+        category=str(categories[0]),
+        topic=row["topic"] or "",
         explanation=row["explanation"],
     )
 
@@ -516,9 +546,16 @@ class _Pool:
     @classmethod
     def read(cls, conn: Connection, lang: str) -> _Pool:
         q, p = _db.questions, _db.item_params
-        rows = conn.execute(
-            select(q, p.c.a, p.c.b).select_from(q.outerjoin(p, p.c.question_id == q.c.id)).where(q.c.lang == lang).order_by(q.c.id)
-        ).mappings().all()
+        rows = (
+            conn.execute(
+                select(q, p.c.a, p.c.b)
+                .select_from(q.outerjoin(p, p.c.question_id == q.c.id))
+                .where(q.c.lang == lang)
+                .order_by(q.c.id)
+            )
+            .mappings()
+            .all()
+        )
         items, a, b = [], [], []
         for row in rows:
             items.append(_item(row))
@@ -526,7 +563,9 @@ class _Pool:
             a.append(params.a if params else float(row["a"]))
             b.append(params.b if params else float(row["b"]))
         bank = Bank(
-            ids=tuple(i.id for i in items), a=np.asarray(a, dtype=float), b=np.asarray(b, dtype=float),
+            ids=tuple(i.id for i in items),
+            a=np.asarray(a, dtype=float),
+            b=np.asarray(b, dtype=float),
             categories=tuple(i.category for i in items),
         )
         return cls(items=items, bank=bank, index={i.id: n for n, i in enumerate(items)})
@@ -603,8 +642,11 @@ class TestSessions:
             return None
         try:
             return ProfileForm(
-                self_level=row["self_level"], years_experience=row["years_experience"], job_role=row["job_role"],
-                duty=row["duty"], interests=json.loads(row["interests"]),
+                self_level=row["self_level"],
+                years_experience=row["years_experience"],
+                job_role=row["job_role"],
+                duty=row["duty"],
+                interests=json.loads(row["interests"]),
             )
         except (ValidationError, ValueError):  # a profile saved by another part, outside this form's bounds
             return None
@@ -612,8 +654,14 @@ class TestSessions:
     def _save_profile(self, conn: Connection, user_id: str, profile: ProfileForm, lang: str) -> None:
         p = _db.profiles
         values = {**profile.model_dump(), "interests": json.dumps(profile.interests, ensure_ascii=False)}
-        statement = _INSERTS[conn.dialect.name](p).values(user_id=user_id, lang=lang, updated_at=_now(), previous_score=0.0, **values)
-        conn.execute(statement.on_conflict_do_update(index_elements=["user_id"], set_={**values, "lang": lang, "updated_at": _now()}))
+        statement = _INSERTS[conn.dialect.name](p).values(
+            user_id=user_id, lang=lang, updated_at=_now(), previous_score=0.0, **values
+        )
+        conn.execute(
+            statement.on_conflict_do_update(
+                index_elements=["user_id"], set_={**values, "lang": lang, "updated_at": _now()}
+            )
+        )
 
     # ---- starting ----
 
@@ -635,20 +683,39 @@ class TestSessions:
                     raise _Conflict(
                         "test_in_progress", "A test of yours is in progress: finish it, or start over.", session=open_id
                     )
-                conn.execute(update(test_sessions).where(test_sessions.c.id == open_id).values(status="abandoned", updated_at=now))
+                conn.execute(
+                    update(test_sessions)
+                    .where(test_sessions.c.id == open_id)
+                    .values(status="abandoned", updated_at=now)
+                )
             pool = _Pool.read(conn, lang)
             if not pool.items:
-                raise _Conflict("no_items", f"The question bank has no items in {lang} yet.", language=_Words(f"lang.{lang}", {}))
+                raise _Conflict(
+                    "no_items", f"The question bank has no items in {lang} yet.", language=_Words(f"lang.{lang}", {})
+                )
             seed = secrets.randbits(31)
             first = next_item(pool.bank, theta=prior, administered=[], rules=self.rules, rng=_rng(seed, 1))
             if first is None:  # pragma: no cover - a non-empty bank always has a first item
-                raise _Conflict("no_items", f"The question bank has no items in {lang} yet.", language=_Words(f"lang.{lang}", {}))
+                raise _Conflict(
+                    "no_items", f"The question bank has no items in {lang} yet.", language=_Words(f"lang.{lang}", {})
+                )
             self._save_profile(conn, user_id, checked, lang)
             conn.execute(
                 test_sessions.insert().values(
-                    id=session_id, principal=principal, user_id=user_id, lang=lang, profile=checked.model_dump_json(),
-                    status="in_progress", position=1, theta=prior, se=PRIOR_SD, prior_mean=prior,
-                    rules=json.dumps(asdict(self.rules)), seed=seed, created_at=now, updated_at=now,
+                    id=session_id,
+                    principal=principal,
+                    user_id=user_id,
+                    lang=lang,
+                    profile=checked.model_dump_json(),
+                    status="in_progress",
+                    position=1,
+                    theta=prior,
+                    se=PRIOR_SD,
+                    prior_mean=prior,
+                    rules=json.dumps(asdict(self.rules)),
+                    seed=seed,
+                    created_at=now,
+                    updated_at=now,
                 )
             )
             self._show(conn, session_id, 1, pool, first)
@@ -658,15 +725,22 @@ class TestSessions:
     def _open_id(conn: Connection, principal: str) -> str | None:
         s = test_sessions
         return conn.execute(
-            select(s.c.id).where(s.c.principal == principal, s.c.status == "in_progress").order_by(s.c.created_at.desc()).limit(1)
+            select(s.c.id)
+            .where(s.c.principal == principal, s.c.status == "in_progress")
+            .order_by(s.c.created_at.desc())
+            .limit(1)
         ).scalar()
 
     @staticmethod
     def _show(conn: Connection, session_id: str, position: int, pool: _Pool, index: int) -> None:
         conn.execute(
             test_items.insert().values(
-                session_id=session_id, position=position, question_id=pool.items[index].id,
-                a=float(pool.bank.a[index]), b=float(pool.bank.b[index]), shown_at=_now(),
+                session_id=session_id,
+                position=position,
+                question_id=pool.items[index].id,
+                a=float(pool.bank.a[index]),
+                b=float(pool.bank.b[index]),
+                shown_at=_now(),
             )
         )
 
@@ -690,7 +764,9 @@ class TestSessions:
 
     @staticmethod
     def _session(conn: Connection, principal: str, session_id: str, *, lock: bool = False) -> Mapping[str, Any]:
-        statement = select(test_sessions).where(test_sessions.c.id == session_id, test_sessions.c.principal == principal)
+        statement = select(test_sessions).where(
+            test_sessions.c.id == session_id, test_sessions.c.principal == principal
+        )
         if lock and conn.dialect.name != "sqlite":
             statement = statement.with_for_update()
         row = conn.execute(statement).mappings().first()
@@ -701,12 +777,16 @@ class TestSessions:
     @staticmethod
     def _items(conn: Connection, session_id: str) -> list[Mapping[str, Any]]:
         return list(
-            conn.execute(select(test_items).where(test_items.c.session_id == session_id).order_by(test_items.c.position)).mappings()
+            conn.execute(
+                select(test_items).where(test_items.c.session_id == session_id).order_by(test_items.c.position)
+            ).mappings()
         )
 
     # ---- answering ----
 
-    async def answer(self, principal: str, session_id: str, *, position: int, question_id: str, answer: str) -> AnswerResult:
+    async def answer(
+        self, principal: str, session_id: str, *, position: int, question_id: str, answer: str
+    ) -> AnswerResult:
         """Answer item `position` (question `question_id`) of test `session_id`. Scored (short answers by the grader,
         outside any transaction), then recorded with the next item chosen in one transaction. Errors, nothing
         changed: `unknown_test`, `test_finished`, `not_current_item`, `already_answered` (a different answer to an
@@ -722,9 +802,17 @@ class TestSessions:
             if self.short_answers is not None:
                 scored = await self.short_answers(
                     ShortAnswer(
-                        session_id=session_id, user_id=session["user_id"], question_id=item.id, answer=text,
-                        keywords=item.keywords or [], difficulty=item.difficulty, category=item.category, lang=session["lang"],
-                        stem=item.stem, topic=item.topic, explanation=item.explanation,
+                        session_id=session_id,
+                        user_id=session["user_id"],
+                        question_id=item.id,
+                        answer=text,
+                        keywords=item.keywords or [],
+                        difficulty=item.difficulty,
+                        category=item.category,
+                        lang=session["lang"],
+                        stem=item.stem,
+                        topic=item.topic,
+                        explanation=item.explanation,
                     )
                 )
         else:
@@ -762,7 +850,9 @@ class TestSessions:
         done, _ = await asyncio.wait({task}, timeout=timeout_s)
         return bool(done)
 
-    def _check(self, principal: str, session_id: str, position: int, question_id: str, text: str) -> tuple[Mapping[str, Any], _Item, str | None]:
+    def _check(
+        self, principal: str, session_id: str, position: int, question_id: str, text: str
+    ) -> tuple[Mapping[str, Any], _Item, str | None]:
         """The session, the item the answer is for and the answer as recorded (a choice as the item writes it, true or
         false), if it may be recorded; None for the answer when this very answer is recorded already."""
         self._ensure()
@@ -772,9 +862,13 @@ class TestSessions:
             raise _Invalid("answer_too_long", "The answer is over 2000 characters.", field="answer", limit=2000)
         with self.engine.connect() as conn:
             session = self._session(conn, principal, session_id)
-            row = conn.execute(
-                select(test_items).where(test_items.c.session_id == session_id, test_items.c.position == position)
-            ).mappings().first()
+            row = (
+                conn.execute(
+                    select(test_items).where(test_items.c.session_id == session_id, test_items.c.position == position)
+                )
+                .mappings()
+                .first()
+            )
             answered = row is not None and row["answer"] is not None and row["question_id"] == question_id
             if not answered:
                 self._must_be_current(session, row, position, question_id)
@@ -783,31 +877,50 @@ class TestSessions:
         if answered:
             if row is not None and row["answer"] == given:
                 return session, item, None
-            raise _Conflict("already_answered", f"Item {position} was answered already; an answer counts once.", field="answer", position=position)
+            raise _Conflict(
+                "already_answered",
+                f"Item {position} was answered already; an answer counts once.",
+                field="answer",
+                position=position,
+            )
         return session, item, given
 
     @staticmethod
-    def _must_be_current(session: Mapping[str, Any], row: Mapping[str, Any] | None, position: int, question_id: str) -> None:
+    def _must_be_current(
+        session: Mapping[str, Any], row: Mapping[str, Any] | None, position: int, question_id: str
+    ) -> None:
         if session["status"] != "in_progress":
             raise _Conflict("test_finished", "This test is over: no more answers are taken.", session=session["id"])
-        if row is None or position != session["position"] or row["question_id"] != question_id or row["answer"] is not None:
+        if (
+            row is None
+            or position != session["position"]
+            or row["question_id"] != question_id
+            or row["answer"] is not None
+        ):
             raise _Conflict(
                 "not_current_item",
                 f"The item answered is not the one shown: item {session['position']} is.",
-                field="position", position=session["position"],
+                field="position",
+                position=session["position"],
             )
 
     def _result(self, principal: str, session_id: str, position: int, *, repeated: bool) -> AnswerResult:
         """The recorded answer to item `position` and the test after it."""
         view = self.view(principal, session_id)
         with self.engine.connect() as conn:
-            row = conn.execute(
-                select(test_items).where(test_items.c.session_id == session_id, test_items.c.position == position)
-            ).mappings().one()
+            row = (
+                conn.execute(
+                    select(test_items).where(test_items.c.session_id == session_id, test_items.c.position == position)
+                )
+                .mappings()
+                .one()
+            )
             question = _questions(conn, [row["question_id"]])[row["question_id"]]
         return AnswerResult(feedback=_feedback(row, question), session=view, repeated=repeated)
 
-    def _record(self, principal: str, session_id: str, position: int, question_id: str, text: str, scored: Scored) -> AnswerResult:
+    def _record(
+        self, principal: str, session_id: str, position: int, question_id: str, text: str, scored: Scored
+    ) -> AnswerResult:
         """The answer, its response row, the new estimate and the next item (or the end), in one transaction."""
         with self._writing() as conn:
             session = self._session(conn, principal, session_id, lock=True)
@@ -815,7 +928,12 @@ class TestSessions:
             row = next((r for r in rows if r["position"] == position), None)
             if row is not None and row["answer"] is not None and row["question_id"] == question_id:
                 if row["answer"] != text:  # another request answered it while this one was being scored
-                    raise _Conflict("already_answered", f"Item {position} was answered already; an answer counts once.", field="answer", position=position)
+                    raise _Conflict(
+                        "already_answered",
+                        f"Item {position} was answered already; an answer counts once.",
+                        field="answer",
+                        position=position,
+                    )
                 repeated = True
             else:
                 self._must_be_current(session, row, position, question_id)
@@ -824,34 +942,65 @@ class TestSessions:
         return self._result(principal, session_id, position, repeated=repeated)
 
     def _write_answer(
-        self, conn: Connection, session: Mapping[str, Any], rows: list[Mapping[str, Any]], position: int, question_id: str,
-        text: str, scored: Scored,
+        self,
+        conn: Connection,
+        session: Mapping[str, Any],
+        rows: list[Mapping[str, Any]],
+        position: int,
+        question_id: str,
+        text: str,
+        scored: Scored,
     ) -> None:
         session_id, now = session["id"], _now()
         answered = [r for r in rows if r["answer"] is not None and r["position"] != position]
         a = [r["a"] for r in answered] + [next(r["a"] for r in rows if r["position"] == position)]
         b = [r["b"] for r in answered] + [next(r["b"] for r in rows if r["position"] == position)]
         u = [r["is_correct"] for r in answered] + [1 if scored.is_correct else 0]
-        estimate = eap(np.asarray(a, float), np.asarray(b, float), np.asarray(u, float), prior_mean=session["prior_mean"], prior_sd=PRIOR_SD)
+        estimate = eap(
+            np.asarray(a, float),
+            np.asarray(b, float),
+            np.asarray(u, float),
+            prior_mean=session["prior_mean"],
+            prior_sd=PRIOR_SD,
+        )
         theta, se = float(estimate.theta), float(estimate.se)
         grader = json.dumps({"explanation": scored.explanation, "feedback": scored.feedback}, ensure_ascii=False)
         changed = conn.execute(
             update(test_items)
-            .where(test_items.c.session_id == session_id, test_items.c.position == position, test_items.c.answer.is_(None))
+            .where(
+                test_items.c.session_id == session_id, test_items.c.position == position, test_items.c.answer.is_(None)
+            )
             .values(
-                answer=text, score=scored.score, is_correct=int(scored.is_correct), graded_by=scored.graded_by, grader=grader,
-                theta=theta, se=se, answered_at=now,
+                answer=text,
+                score=scored.score,
+                is_correct=int(scored.is_correct),
+                graded_by=scored.graded_by,
+                grader=grader,
+                theta=theta,
+                se=se,
+                answered_at=now,
             )
         ).rowcount
         if changed != 1:  # pragma: no cover - the write lock makes this impossible; never count an answer twice
-            raise _Conflict("already_answered", f"Item {position} was answered already; an answer counts once.", field="answer", position=position)
+            raise _Conflict(
+                "already_answered",
+                f"Item {position} was answered already; an answer counts once.",
+                field="answer",
+                position=position,
+            )
         r = _db.responses
         response_id = f"{session_id}:{question_id}"
         if conn.execute(select(func.count()).select_from(r).where(r.c.id == response_id)).scalar() == 0:
             conn.execute(
                 r.insert().values(
-                    id=response_id, user_id=session["user_id"], session_id=session_id, question_id=question_id,
-                    user_answer=text, score=scored.score, is_correct=int(scored.is_correct), created_at=now,
+                    id=response_id,
+                    user_id=session["user_id"],
+                    session_id=session_id,
+                    question_id=question_id,
+                    user_answer=text,
+                    score=scored.score,
+                    is_correct=int(scored.is_correct),
+                    created_at=now,
                 )
             )
         rules = CatRules(**json.loads(session["rules"]))
@@ -860,7 +1009,9 @@ class TestSessions:
         if reason is None:
             pool = _Pool.read(conn, session["lang"])
             given = [pool.index[r["question_id"]] for r in rows if r["question_id"] in pool.index]
-            chosen = next_item(pool.bank, theta=theta, administered=given, rules=rules, rng=_rng(session["seed"], position + 1))
+            chosen = next_item(
+                pool.bank, theta=theta, administered=given, rules=rules, rng=_rng(session["seed"], position + 1)
+            )
             if chosen is None:
                 reason = "bank_exhausted"
             else:
@@ -871,10 +1022,22 @@ class TestSessions:
         else:
             values.update(status="finished", stop_reason=reason, finished_at=now)
             correct = sum(u) / len(u) * 100.0
-            conn.execute(update(_db.profiles).where(_db.profiles.c.user_id == session["user_id"]).values(previous_score=round(correct, 1)))
-        guard = (test_sessions.c.id == session_id, test_sessions.c.status == "in_progress", test_sessions.c.position == position)
-        if conn.execute(update(test_sessions).where(*guard).values(**values)).rowcount != 1:  # pragma: no cover - see above
-            raise _Conflict("not_current_item", "The item answered is not the one shown.", field="position", position=position)
+            conn.execute(
+                update(_db.profiles)
+                .where(_db.profiles.c.user_id == session["user_id"])
+                .values(previous_score=round(correct, 1))
+            )
+        guard = (
+            test_sessions.c.id == session_id,
+            test_sessions.c.status == "in_progress",
+            test_sessions.c.position == position,
+        )
+        if (
+            conn.execute(update(test_sessions).where(*guard).values(**values)).rowcount != 1
+        ):  # pragma: no cover - see above
+            raise _Conflict(
+                "not_current_item", "The item answered is not the one shown.", field="position", position=position
+            )
 
     def abandon(self, principal: str, session_id: str) -> SessionView:
         """Give test `session_id` up (its answers are kept); a test that is over stays as it is."""
@@ -882,7 +1045,11 @@ class TestSessions:
         with self._writing() as conn:
             session = self._session(conn, principal, session_id, lock=True)
             if session["status"] == "in_progress":
-                conn.execute(update(test_sessions).where(test_sessions.c.id == session_id).values(status="abandoned", updated_at=_now()))
+                conn.execute(
+                    update(test_sessions)
+                    .where(test_sessions.c.id == session_id)
+                    .values(status="abandoned", updated_at=_now())
+                )
         return self.view(principal, session_id)
 
 
@@ -907,7 +1074,9 @@ def app_sessions(engine: Engine, *, model: Callable[[], Any]) -> TestSessions:
     the model `model()` makes (seed tool 6), the items recalibrated after each test."""
     from ._bank import ensure_bank
 
-    return TestSessions(engine, short_answers=model_short_answers(model), prepare_bank=ensure_bank, recalibrate=recalibrate_items)
+    return TestSessions(
+        engine, short_answers=model_short_answers(model), prepare_bank=ensure_bank, recalibrate=recalibrate_items
+    )
 
 
 def _rng(seed: int, position: int) -> np.random.Generator:
@@ -924,11 +1093,19 @@ def _questions(conn: Connection, ids: Sequence[str]) -> dict[str, _Item]:
 def _feedback(row: Mapping[str, Any], item: _Item) -> Feedback:
     grader = json.loads(row["grader"] or "{}")
     return Feedback(
-        position=row["position"], question_id=row["question_id"], answer=row["answer"], score=row["score"],
-        is_correct=bool(row["is_correct"]), correct_answer=truth(item.key) if item.item_type == "true_false" else item.key,
+        position=row["position"],
+        question_id=row["question_id"],
+        answer=row["answer"],
+        score=row["score"],
+        is_correct=bool(row["is_correct"]),
+        correct_answer=truth(item.key) if item.item_type == "true_false" else item.key,
         correct_keywords=item.keywords,
-        explanation=item.explanation, grader_explanation=grader.get("explanation"), grader_feedback=grader.get("feedback"),
-        graded_by=row["graded_by"], theta=row["theta"], se=row["se"],
+        explanation=item.explanation,
+        grader_explanation=grader.get("explanation"),
+        grader_feedback=grader.get("feedback"),
+        graded_by=row["graded_by"],
+        theta=row["theta"],
+        se=row["se"],
     )
 
 
@@ -942,13 +1119,25 @@ def _view(session: Mapping[str, Any], rows: list[Mapping[str, Any]], questions: 
     ]
     finished = session["status"] == "finished"
     return SessionView(
-        id=session["id"], status=session["status"], lang=session["lang"], profile=ProfileForm.model_validate_json(session["profile"]),
-        answered=len(answered), min_items=rules["min_items"], max_items=rules["max_items"], se_target=rules["se_target"],
-        theta=session["theta"], se=session["se"],
+        id=session["id"],
+        status=session["status"],
+        lang=session["lang"],
+        profile=ProfileForm.model_validate_json(session["profile"]),
+        answered=len(answered),
+        min_items=rules["min_items"],
+        max_items=rules["max_items"],
+        se_target=rules["se_target"],
+        theta=session["theta"],
+        se=session["se"],
         item=questions[shown["question_id"]].view(shown["position"]) if shown is not None else None,
-        last=feedback[-1] if feedback else None, stop_reason=session["stop_reason"], trajectory=trajectory,
-        review=[Reviewed(item=questions[f.question_id].view(f.position), feedback=f) for f in feedback] if finished else None,
-        started_at=session["created_at"], finished_at=session["finished_at"],
+        last=feedback[-1] if feedback else None,
+        stop_reason=session["stop_reason"],
+        trajectory=trajectory,
+        review=[Reviewed(item=questions[f.question_id].view(f.position), feedback=f) for f in feedback]
+        if finished
+        else None,
+        started_at=session["created_at"],
+        finished_at=session["finished_at"],
     )
 
 
@@ -978,11 +1167,15 @@ def ability_svg(trajectory: Sequence[Point], *, lang: str, width: int = 640, hei
         f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>',
     ]
     for tick in range(lo, hi + 1):
-        parts.append(f'<line x1="{left}" x2="{width - right}" y1="{y(tick):.1f}" y2="{y(tick):.1f}" stroke="{"#9aa4b2" if tick == 0 else "#e3e7ee"}"/>')
+        parts.append(
+            f'<line x1="{left}" x2="{width - right}" y1="{y(tick):.1f}" y2="{y(tick):.1f}" stroke="{"#9aa4b2" if tick == 0 else "#e3e7ee"}"/>'
+        )
         parts.append(f'<text x="{left - 8}" y="{y(tick) + 4:.1f}" text-anchor="end" fill="#4a5568">{tick:+d}</text>')
     step = max(1, math.ceil(n / 12))
     for position in range(0, n + 1, step):
-        parts.append(f'<text x="{x(position):.1f}" y="{height - bottom + 18}" text-anchor="middle" fill="#4a5568">{position}</text>')
+        parts.append(
+            f'<text x="{x(position):.1f}" y="{height - bottom + 18}" text-anchor="middle" fill="#4a5568">{position}</text>'
+        )
     band = [f"{x(p.position):.1f},{y(p.theta + p.se):.1f}" for p in trajectory]
     band += [f"{x(p.position):.1f},{y(p.theta - p.se):.1f}" for p in reversed(trajectory)]
     parts.append(f'<polygon points="{" ".join(band)}" fill="#3b82f6" fill-opacity="0.18" stroke="none"/>')
@@ -990,9 +1183,13 @@ def ability_svg(trajectory: Sequence[Point], *, lang: str, width: int = 640, hei
     parts.append(f'<polyline points="{line}" fill="none" stroke="#1d4ed8" stroke-width="2"/>')
     for p in trajectory:
         colour = "#6b7280" if p.is_correct is None else "#16a34a" if p.is_correct else "#dc2626"
-        parts.append(f'<circle cx="{x(p.position):.1f}" cy="{y(p.theta):.1f}" r="4" fill="{colour}"><title>'
-                     f'{escape(t("quiz.take.plot.point", lang, position=p.position, theta=p.theta, se=p.se))}</title></circle>')
-    parts.append(f'<text x="{left + plot_w / 2:.1f}" y="{height - 8}" text-anchor="middle" fill="#1f2937">{escape(t("quiz.take.plot.x", lang))}</text>')
+        parts.append(
+            f'<circle cx="{x(p.position):.1f}" cy="{y(p.theta):.1f}" r="4" fill="{colour}"><title>'
+            f"{escape(t('quiz.take.plot.point', lang, position=p.position, theta=p.theta, se=p.se))}</title></circle>"
+        )
+    parts.append(
+        f'<text x="{left + plot_w / 2:.1f}" y="{height - 8}" text-anchor="middle" fill="#1f2937">{escape(t("quiz.take.plot.x", lang))}</text>'
+    )
     parts.append(
         f'<text x="16" y="{top + plot_h / 2:.1f}" text-anchor="middle" fill="#1f2937" '
         f'transform="rotate(-90 16 {top + plot_h / 2:.1f})">{escape(t("quiz.take.plot.y", lang))}</text>'

@@ -182,8 +182,13 @@ def _true_false_answer(item: Item) -> dict[str, Any] | None:
 
 # --- item-writing flaws -------------------------------------------------------------------------------------------
 
-_ABOVE_EN = re.compile(r"\b(all|none|both|neither)\s+(of\s+)?(the\s+)?(above|these|those|preceding|(options|choices|answers)\s+above)\b", re.I)
-_ABOVE_ZH = re.compile(r"(以上|上述|前述)(选项|答案|说法)?(都|皆|均|全|全部)?(是|不是|对|不对|正确|不正确|错误|非|选)|(以上|上述)皆非|(以上|上述)都|全部正确|都不正确")
+_ABOVE_EN = re.compile(
+    r"\b(all|none|both|neither)\s+(of\s+)?(the\s+)?(above|these|those|preceding|(options|choices|answers)\s+above)\b",
+    re.I,
+)
+_ABOVE_ZH = re.compile(
+    r"(以上|上述|前述)(选项|答案|说法)?(都|皆|均|全|全部)?(是|不是|对|不对|正确|不正确|错误|非|选)|(以上|上述)皆非|(以上|上述)都|全部正确|都不正确"
+)
 
 
 def _all_none_of_the_above(item: Item) -> dict[str, Any] | None:
@@ -193,8 +198,13 @@ def _all_none_of_the_above(item: Item) -> dict[str, Any] | None:
     return {"option": hits[0]} if hits else None
 
 
-_ABSOLUTE_EN = re.compile(r"\b(always|never|all|none|every|everything|nothing|totally|absolutely|completely|entirely|invariably|impossible|guaranteed)\b", re.I)
-_ABSOLUTE_ZH = re.compile(r"总是|从不|从来不|从未|所有(?![者权制])|一定|绝对|永远|全部|完全|必定|必然|任何情况|毫无|一切")  # 所有者 is "owner"
+_ABSOLUTE_EN = re.compile(
+    r"\b(always|never|all|none|every|everything|nothing|totally|absolutely|completely|entirely|invariably|impossible|guaranteed)\b",
+    re.I,
+)
+_ABSOLUTE_ZH = re.compile(
+    r"总是|从不|从来不|从未|所有(?![者权制])|一定|绝对|永远|全部|完全|必定|必然|任何情况|毫无|一切"
+)  # 所有者 is "owner"
 
 
 def _absolute_words(text: str) -> list[str]:
@@ -218,7 +228,10 @@ def _absolute_terms(item: Item) -> dict[str, Any] | None:
     return {"words": ", ".join(dict.fromkeys(w.lower() for w in words))} if words else None
 
 
-_VAGUE_EN = re.compile(r"\b(often|sometimes|usually|frequently|occasionally|generally|typically|rarely|seldom|mostly|normally(?!\s+distributed))\b", re.I)
+_VAGUE_EN = re.compile(
+    r"\b(often|sometimes|usually|frequently|occasionally|generally|typically|rarely|seldom|mostly|normally(?!\s+distributed))\b",
+    re.I,
+)
 _VAGUE_ZH = re.compile(r"经常|有时|通常|偶尔|一般来说|往往|很少|大多|常常|多数情况")
 
 
@@ -237,7 +250,9 @@ _NEGATIVE_EN = re.compile(
     r"|\b(?:which|what)\b.*?\b(?:is|are)\s+(?P<false>false|incorrect|untrue|wrong|not\s+true|not\s+correct)\b(?!\s+(?:positive|negative))",
     re.I,
 )
-_NEGATIVE_ZH = re.compile(r"(?<!而)不是|不属于|不包括|不包含|不正确|不能|不会|不可以|不应|不需要|不符合|不恰当|不适合|不必|错误的|除了?[^，。？]{0,30}(之外|以外)")
+_NEGATIVE_ZH = re.compile(
+    r"(?<!而)不是|不属于|不包括|不包含|不正确|不能|不会|不可以|不应|不需要|不符合|不恰当|不适合|不必|错误的|除了?[^，。？]{0,30}(之外|以外)"
+)
 _CLAUSE_EN = re.compile(r"\b(if|when|whenever|unless|because|although|though|since|once|while|after|before)\b", re.I)
 _CLAUSE_ZH = re.compile(r"如果|假如|若|当|因为|即使|虽然")
 _EMPHASIS = re.compile(r"\*\*[^*]+\*\*|__[^_]+__|<(b|strong|em|u)>.*?</\1>|【[^】]+】|「[^」]+」", re.I)
@@ -259,7 +274,11 @@ def _negative_stem(item: Item) -> dict[str, Any] | None:
         for match in rx.finditer(sentence):
             named = [k for k, v in match.groupdict().items() if v] if rx is _NEGATIVE_EN else []
             word, start = (match.group(named[0]), match.start(named[0])) if named else (match.group(0), match.start())
-            if (rx is _NEGATIVE_EN and word.replace("'", "").isupper()) or word in emphasized or clause.search(sentence[:start]):
+            if (
+                (rx is _NEGATIVE_EN and word.replace("'", "").isupper())
+                or word in emphasized
+                or clause.search(sentence[:start])
+            ):
                 continue  # NOT / EXCEPT in capitals, **not**, 【不是】 are emphasized; an if/when clause is not the question
             return {"word": word}
     return None
@@ -270,7 +289,11 @@ def _longest_option_is_key(item: Item) -> dict[str, Any] | None:
         return None
     key = _width(item.choices[item.key_index])  # type: ignore[index]
     longest_other = max(_width(d) for d in item.distractors)
-    return {"key_width": key, "other_width": longest_other} if key >= 1.4 * longest_other and key - longest_other >= 12 else None
+    return (
+        {"key_width": key, "other_width": longest_other}
+        if key >= 1.4 * longest_other and key - longest_other >= 12
+        else None
+    )
 
 
 def _key_repeats_stem(item: Item) -> dict[str, Any] | None:

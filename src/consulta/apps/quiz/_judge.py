@@ -51,13 +51,17 @@ class AnswerGrade(BaseModel):
 
     score: int = Field(ge=0, le=100, description="0 wrong or off-topic, 50 partly right, 100 fully right")
     reasoning: str = Field(max_length=200, description="One or two sentences: why this score.")
-    missing: list[Annotated[str, Field(max_length=40)]] = Field(default_factory=list, max_length=3, description="Key ideas the answer lacks.")
+    missing: list[Annotated[str, Field(max_length=40)]] = Field(
+        default_factory=list, max_length=3, description="Key ideas the answer lacks."
+    )
 
 
 class Explanation(BaseModel):
     """The model's explanation of an item's answer for the learner."""
 
-    explanation: str = Field(min_length=1, max_length=600, description="Why the right answer is right and the learner's answer is or is not.")
+    explanation: str = Field(
+        min_length=1, max_length=600, description="Why the right answer is right and the learner's answer is or is not."
+    )
     key_points: list[Short] = Field(default_factory=list, max_length=4, description="Facts to remember.")
 
 
@@ -111,7 +115,9 @@ T = TypeVar("T", bound=BaseModel)
 
 def _lines(*fields: tuple[str, str | Sequence[str] | None]) -> str:
     """The prompt: one `Label: value` line per field that has a value (a list joined with "; ")."""
-    return "\n".join(f"{label}: {value if isinstance(value, str) else '; '.join(value)}" for label, value in fields if value)
+    return "\n".join(
+        f"{label}: {value if isinstance(value, str) else '; '.join(value)}" for label, value in fields if value
+    )
 
 
 def _language(lang: str) -> str:
@@ -159,8 +165,12 @@ class ModelJudge:
     ) -> AnswerGrade:
         """Tool 6's short-answer stage: the model's 0-100 grade of `user_answer` against the expected ideas."""
         prompt = _lines(
-            ("Write in", _language(lang)), ("Question", stem), ("Reference answer", reference_answer), ("Expected ideas", expected),
-            ("Difficulty", f"{difficulty}/10" if difficulty is not None else None), ("Learner's answer", user_answer),
+            ("Write in", _language(lang)),
+            ("Question", stem),
+            ("Reference answer", reference_answer),
+            ("Expected ideas", expected),
+            ("Difficulty", f"{difficulty}/10" if difficulty is not None else None),
+            ("Learner's answer", user_answer),
         )
         return await self._ask(_GRADE_INSTRUCTIONS, prompt, AnswerGrade, timeout)
 
@@ -178,8 +188,12 @@ class ModelJudge:
     ) -> Explanation:
         """Tool 6's explanation: the model's prose (code completes it and adds the references)."""
         prompt = _lines(
-            ("Write in", _language(lang)), ("Item type", question_type), ("Question", stem), ("Correct answer", correct_answer),
-            ("Expected ideas", expected), ("Learner's answer", f"{user_answer} ({'correct' if is_correct else 'not correct'})"),
+            ("Write in", _language(lang)),
+            ("Item type", question_type),
+            ("Question", stem),
+            ("Correct answer", correct_answer),
+            ("Expected ideas", expected),
+            ("Learner's answer", f"{user_answer} ({'correct' if is_correct else 'not correct'})"),
         )
         return await self._ask(_EXPLAIN_INSTRUCTIONS, prompt, Explanation, timeout)
 
@@ -191,8 +205,12 @@ class ModelJudge:
         try:
             answer = await asyncio.wait_for(
                 typed_answer(
-                    model=self.model, instructions=instructions, prompt=prompt, output_type=output_type,
-                    retries=self.retries, within=current_tool_call(),
+                    model=self.model,
+                    instructions=instructions,
+                    prompt=prompt,
+                    output_type=output_type,
+                    retries=self.retries,
+                    within=current_tool_call(),
                 ),
                 timeout=limit,
             )

@@ -17,11 +17,11 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Required
 
 from pydantic import BaseModel, ConfigDict, Field
-from typing_extensions import Required, TypedDict
 from sqlalchemy import select
+from typing_extensions import TypedDict
 
 from ...i18n import t
 from ...runtime import current_tool_call, reply_lang, tool_exception_result, utcnow
@@ -61,7 +61,9 @@ class Draft(BaseModel):
     stem: Annotated[str, Field(min_length=5, max_length=250)]
     choices: Annotated[list[Annotated[str, Field(min_length=1, max_length=120)]], Field(max_length=5)] | None = None
     correct_key: Annotated[str, Field(max_length=120)] | None = None
-    correct_keywords: Annotated[list[Annotated[str, Field(min_length=1, max_length=40)]], Field(max_length=4)] | None = None
+    correct_keywords: (
+        Annotated[list[Annotated[str, Field(min_length=1, max_length=40)]], Field(max_length=4)] | None
+    ) = None
     explanation: Annotated[str, Field(max_length=300)] = ""
 
 
@@ -117,11 +119,31 @@ _CATEGORY_WORDS = {
     "business": ("business", "management", "商业", "商务", "管理", "财务", "会计"),
     "general": ("general", "通用", "综合", "常识"),
 }
-_NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5}
-_COUNT = re.compile(r"(\d{1,2}|one|two|three|four|five|[一两二三四五])\s*(?:new\s+)?(?:\w+\s+){0,2}?(?:questions?|items?|道|个|题)", re.IGNORECASE)
-_LEVEL = re.compile(r"(?:level|difficulty|lvl|难度|等级|级别)\s*(?:of|is|=|:|：|为)?\s*(\d{1,2})|(\d{1,2})\s*级", re.IGNORECASE)
+_NUMBER_WORDS = {
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "一": 1,
+    "两": 2,
+    "二": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+}
+_COUNT = re.compile(
+    r"(\d{1,2}|one|two|three|four|five|[一两二三四五])\s*(?:new\s+)?(?:\w+\s+){0,2}?(?:questions?|items?|道|个|题)",
+    re.IGNORECASE,
+)
+_LEVEL = re.compile(
+    r"(?:level|difficulty|lvl|难度|等级|级别)\s*(?:of|is|=|:|：|为)?\s*(\d{1,2})|(\d{1,2})\s*级", re.IGNORECASE
+)
 _USER = re.compile(rf"(?:user(?:_id)?|用户|for)\s*(?:id)?\s*[:：=]?\s*({_UUID})", re.IGNORECASE)
-_ABOUT = re.compile(r"(?:\babout|\bon|\bcovering|关于|有关|涉及)\s*(.+?)(?=\s+(?:at|for|with|in|of)\b|[,.;!?，。；！？、的]|\s+level\b|难度|$)", re.IGNORECASE)
+_ABOUT = re.compile(
+    r"(?:\babout|\bon|\bcovering|关于|有关|涉及)\s*(.+?)(?=\s+(?:at|for|with|in|of)\b|[,.;!?，。；！？、的]|\s+level\b|难度|$)",
+    re.IGNORECASE,
+)
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _PAIR = re.compile(rf"({_UUID})\s*[:：=]\s*(.+?)(?=\s*(?:[;；\n]|{_UUID})|$)", re.DOTALL)
 _SCORE_WORDS = re.compile(r"\b(?:score|grade|mark|check)\b|评分|打分|批改|评判|答案", re.IGNORECASE)
@@ -140,7 +162,12 @@ def _topics() -> dict[str, tuple[str, str]]:
 
 
 def read_request(
-    words: str, lang: str, *, profile: Callable[[str], Profile | None], known_question: Callable[[str], bool], user_id: str | None = None
+    words: str,
+    lang: str,
+    *,
+    profile: Callable[[str], Profile | None],
+    known_question: Callable[[str], bool],
+    user_id: str | None = None,
 ) -> GenerateRequest | ScoreRequest:
     """What the person asks, read in code: answers to score (question ids with `: answer`), else items to generate.
     What the words leave out comes from the user's profile (difficulty from their level, interests), else defaults;
@@ -160,7 +187,14 @@ def read_request(
     about = _ABOUT.search(words)
     if about and about.group(1).strip() and about.group(1).strip().casefold() not in named:
         interests.append(about.group(1).strip()[:50])
-    category = next((c for c, ws in _CATEGORY_WORDS.items() if any(re.search(rf"(?<![a-z]){re.escape(w)}(?![a-z])", lowered) for w in ws)), None)
+    category = next(
+        (
+            c
+            for c, ws in _CATEGORY_WORDS.items()
+            if any(re.search(rf"(?<![a-z]){re.escape(w)}(?![a-z])", lowered) for w in ws)
+        ),
+        None,
+    )
     if category is None:
         category = next((topics[n][1] for n in named), None)
     if not interests and found is not None and found.interests:
@@ -180,8 +214,12 @@ def read_request(
         raw = count_match.group(1).lower()
         count = int(raw) if raw.isdigit() else _NUMBER_WORDS[raw]
     return GenerateRequest(
-        user_id=user_id, category=category, difficulty=difficulty, count=min(MAX_ITEMS, max(1, count)),
-        interests=list(dict.fromkeys(i[:50] for i in interests))[:10], lang=lang,
+        user_id=user_id,
+        category=category,
+        difficulty=difficulty,
+        count=min(MAX_ITEMS, max(1, count)),
+        interests=list(dict.fromkeys(i[:50] for i in interests))[:10],
+        lang=lang,
     )
 
 
@@ -209,12 +247,18 @@ class CallRecorder:
             field = getattr(error, "field", None)
             result = (
                 {"ok": False, "error_code": "invalid_arguments", "message": str(error), "field": field}
-                if field is not None else tool_exception_result(name, error)
+                if field is not None
+                else tool_exception_result(name, error)
             )
         if log is not None:
             log.call_returned(
-                step=self._step(context.run_id), tool_call_id=call_id, tool_name=name, args=args, result=result,
-                started_at=started_at, duration_ms=(time.perf_counter() - started) * 1000,
+                step=self._step(context.run_id),
+                tool_call_id=call_id,
+                tool_name=name,
+                args=args,
+                result=result,
+                started_at=started_at,
+                duration_ms=(time.perf_counter() - started) * 1000,
             )
         return result
 
@@ -238,7 +282,13 @@ def _answer_of(draft: Draft) -> str | None:
 
 
 async def generate(
-    drafts: Sequence[Draft], request: GenerateRequest, *, tools: QuizTools, round_id: str, record: CallRecorder, topic: str = ""
+    drafts: Sequence[Draft],
+    request: GenerateRequest,
+    *,
+    tools: QuizTools,
+    round_id: str,
+    record: CallRecorder,
+    topic: str = "",
 ) -> dict[str, Any]:
     """Validate each draft (tool 4) and save the ones scoring at least 0.70 (tool 5): the saved items, the rejected
     ones with the reasons, and a message for the person."""
@@ -251,21 +301,34 @@ async def generate(
         if _exists(tools, draft, choices, request.lang):  # a copy of an example or a saved item is not a new item
             rejected.append({"stem": draft.stem, "final_score": 0.0, "issues": ["copies_existing_question"]})
             continue
-        check_args = {"stem": draft.stem, "question_type": draft.item_type, "choices": choices, "correct_answer": answer}
-        verdict = await record("validate_question_quality", check_args, tools.validate_question_quality(**check_args, lang=request.lang))
+        check_args = {
+            "stem": draft.stem,
+            "question_type": draft.item_type,
+            "choices": choices,
+            "correct_answer": answer,
+        }
+        verdict = await record(
+            "validate_question_quality", check_args, tools.validate_question_quality(**check_args, lang=request.lang)
+        )
         score = float(verdict.get("final_score", 0.0)) if isinstance(verdict, dict) else 0.0
         if not isinstance(verdict, dict) or verdict.get("ok") is False or score < PASS_SCORE:
             rejected.append({"stem": draft.stem, "final_score": score, "issues": _reasons(verdict)})
             continue
         save_args = {
-            "item_type": draft.item_type, "stem": draft.stem, "choices": choices,
+            "item_type": draft.item_type,
+            "stem": draft.stem,
+            "choices": choices,
             "correct_key": answer if draft.item_type != "short_answer" else None,
             "correct_keywords": draft.correct_keywords if draft.item_type == "short_answer" else None,
-            "difficulty": request.difficulty, "categories": [request.category], "round_id": round_id,
-            "validation_score": round(score, 4), "explanation": draft.explanation or None,
+            "difficulty": request.difficulty,
+            "categories": [request.category],
+            "round_id": round_id,
+            "validation_score": round(score, 4),
+            "explanation": draft.explanation or None,
         }
         result = await record(
-            "save_generated_question", {**save_args, "topic": topic, "lang": request.lang},
+            "save_generated_question",
+            {**save_args, "topic": topic, "lang": request.lang},
             tools.save_generated_question(**save_args, topic=topic, lang=request.lang),
         )
         if result.get("success"):
@@ -306,9 +369,20 @@ def _exists(tools: QuizTools, draft: Draft, choices: list[str] | None, lang: str
         return False
 
 
-def generation_message(saved: list[dict[str, Any]], rejected: list[dict[str, Any]], queued: int, request: GenerateRequest) -> str:
+def generation_message(
+    saved: list[dict[str, Any]], rejected: list[dict[str, Any]], queued: int, request: GenerateRequest
+) -> str:
     lang = request.lang
-    lines = [t("quiz.generate.summary", lang, saved=len(saved), asked=request.count, category=t(f"quiz.category.{request.category}", lang), difficulty=request.difficulty)]
+    lines = [
+        t(
+            "quiz.generate.summary",
+            lang,
+            saved=len(saved),
+            asked=request.count,
+            category=t(f"quiz.category.{request.category}", lang),
+            difficulty=request.difficulty,
+        )
+    ]
     for n, item in enumerate(saved, 1):
         lines.append(t("quiz.generate.item", lang, n=n, stem=item["stem"], id=item["question_id"]))
         for letter, choice in zip("ABCDE", item.get("choices") or [], strict=False):
@@ -347,28 +421,66 @@ async def score_answers(
             continue
         categories = json.loads(row["categories"] or "[]")
         args = {
-            "session_id": session_id, "user_id": user_id, "question_id": row["id"], "question_type": row["item_type"],
-            "user_answer": answer.user_answer, "correct_answer": row["correct_key"],
+            "session_id": session_id,
+            "user_id": user_id,
+            "question_id": row["id"],
+            "question_type": row["item_type"],
+            "user_answer": answer.user_answer,
+            "correct_answer": row["correct_key"],
             "correct_keywords": json.loads(row["correct_keywords"]) if row["correct_keywords"] else None,
-            "difficulty": row["difficulty"], "category": categories[0] if categories and categories[0] in CATEGORIES else None,
+            "difficulty": row["difficulty"],
+            "category": categories[0] if categories and categories[0] in CATEGORIES else None,
         }
-        about = {"stem": row["stem"], "explanation": row["explanation"], "topic": row["topic"] or None, "lang": row["lang"]}
+        about = {
+            "stem": row["stem"],
+            "explanation": row["explanation"],
+            "topic": row["topic"] or None,
+            "lang": row["lang"],
+        }
         scored = await record("score_and_explain", args, tools.score_and_explain(**args, **about))
         if isinstance(scored, dict) and scored.get("ok") is not False:
-            _keep_response(tools.engine, session_id=session_id, user_id=user_id, question_id=row["id"], answer=answer.user_answer, scored=scored)
-        results.append({"question_id": row["id"], "stem": row["stem"], **(scored if isinstance(scored, dict) else {"result": scored})})
+            _keep_response(
+                tools.engine,
+                session_id=session_id,
+                user_id=user_id,
+                question_id=row["id"],
+                answer=answer.user_answer,
+                scored=scored,
+            )
+        results.append(
+            {
+                "question_id": row["id"],
+                "stem": row["stem"],
+                **(scored if isinstance(scored, dict) else {"result": scored}),
+            }
+        )
     ok = bool(results)
-    out: dict[str, Any] = {"ok": ok, "results": results, "unknown_questions": unknown, "message": scoring_message(results, unknown, lang)}
+    out: dict[str, Any] = {
+        "ok": ok,
+        "results": results,
+        "unknown_questions": unknown,
+        "message": scoring_message(results, unknown, lang),
+    }
     if not ok:
-        out.update(error_code="unknown_question", _hint="Give the id of a question in the bank with the answer after a colon.")
+        out.update(
+            error_code="unknown_question", _hint="Give the id of a question in the bank with the answer after a colon."
+        )
     return out
 
 
-def _keep_response(engine: Any, *, session_id: str, user_id: str, question_id: str, answer: str, scored: dict[str, Any]) -> None:
+def _keep_response(
+    engine: Any, *, session_id: str, user_id: str, question_id: str, answer: str, scored: dict[str, Any]
+) -> None:
     """The scored answer as a response (idempotent: `session:question`), the data items are calibrated from."""
     row = {
-        "id": f"{session_id}:{question_id}"[:64], "user_id": user_id[:64], "session_id": session_id, "question_id": question_id,
-        "user_answer": answer, "score": float(scored.get("score", 0)), "is_correct": int(bool(scored.get("is_correct"))), "created_at": utcnow(),
+        "id": f"{session_id}:{question_id}"[:64],
+        "user_id": user_id[:64],
+        "session_id": session_id,
+        "question_id": question_id,
+        "user_answer": answer,
+        "score": float(scored.get("score", 0)),
+        "is_correct": int(bool(scored.get("is_correct"))),
+        "created_at": utcnow(),
     }
     with engine.begin() as conn:
         if conn.execute(select(responses.c.id).where(responses.c.id == row["id"])).first() is None:

@@ -14,7 +14,15 @@ from sqlalchemy.engine import Engine
 from ...runtime import utcnow
 from ._db import profiles
 
-__all__ = ["DEFAULT_PROFILE", "SELF_LEVELS", "Profile", "check_user_id", "level_difficulty", "load_profile", "save_profile"]
+__all__ = [
+    "DEFAULT_PROFILE",
+    "SELF_LEVELS",
+    "Profile",
+    "check_user_id",
+    "level_difficulty",
+    "load_profile",
+    "save_profile",
+]
 
 SELF_LEVELS = ("beginner", "intermediate", "advanced", "expert")
 
@@ -45,7 +53,9 @@ def check_user_id(user_id: Any) -> str:
     try:
         uuid.UUID(user_id)
     except ValueError:
-        raise ValueError(f"user_id must be a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx), got {user_id[:40]!r}") from None
+        raise ValueError(
+            f"user_id must be a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx), got {user_id[:40]!r}"
+        ) from None
     if len(user_id) != 36:
         raise ValueError(f"user_id must be a UUID in its 36-character form, got {user_id[:40]!r}")
     return user_id.lower()
@@ -85,16 +95,28 @@ class Profile(BaseModel):
 
 def save_profile(engine: Engine, profile: Profile) -> Profile:
     """Create or replace `profile` (one statement)."""
-    row = {**profile.model_dump(), "interests": json.dumps(profile.interests, ensure_ascii=False), "updated_at": utcnow()}
+    row = {
+        **profile.model_dump(),
+        "interests": json.dumps(profile.interests, ensure_ascii=False),
+        "updated_at": utcnow(),
+    }
     statement = sqlite_insert(profiles).values(**row) if engine.dialect.name == "sqlite" else None
     with engine.begin() as conn:
         if statement is not None:
-            conn.execute(statement.on_conflict_do_update(index_elements=["user_id"], set_={k: v for k, v in row.items() if k != "user_id"}))
+            conn.execute(
+                statement.on_conflict_do_update(
+                    index_elements=["user_id"], set_={k: v for k, v in row.items() if k != "user_id"}
+                )
+            )
         else:
             from sqlalchemy.dialects.postgresql import insert as pg_insert
 
             upsert = pg_insert(profiles).values(**row)
-            conn.execute(upsert.on_conflict_do_update(index_elements=["user_id"], set_={k: v for k, v in row.items() if k != "user_id"}))
+            conn.execute(
+                upsert.on_conflict_do_update(
+                    index_elements=["user_id"], set_={k: v for k, v in row.items() if k != "user_id"}
+                )
+            )
     return profile
 
 
@@ -105,6 +127,12 @@ def load_profile(engine: Engine, user_id: str) -> Profile | None:
     if row is None:
         return None
     return Profile(
-        user_id=row["user_id"], self_level=row["self_level"], years_experience=row["years_experience"], job_role=row["job_role"],
-        duty=row["duty"], interests=json.loads(row["interests"] or "[]"), previous_score=row["previous_score"] or 0, lang=row["lang"] or "en",
+        user_id=row["user_id"],
+        self_level=row["self_level"],
+        years_experience=row["years_experience"],
+        job_role=row["job_role"],
+        duty=row["duty"],
+        interests=json.loads(row["interests"] or "[]"),
+        previous_score=row["previous_score"] or 0,
+        lang=row["lang"] or "en",
     )

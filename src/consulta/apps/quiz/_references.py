@@ -56,9 +56,15 @@ def load_references() -> tuple[Reference, ...]:
         try:
             refs.append(
                 Reference(
-                    id=raw["id"], title=raw["title"], url=raw["url"], kind=raw["kind"], lang=raw.get("lang", "en"),
-                    categories=tuple(raw["categories"]), topics=tuple(str(w).casefold() for w in raw.get("topics", ())),
-                    about=dict(raw["about"]), isbn=str(raw["isbn"]) if raw.get("isbn") else None,
+                    id=raw["id"],
+                    title=raw["title"],
+                    url=raw["url"],
+                    kind=raw["kind"],
+                    lang=raw.get("lang", "en"),
+                    categories=tuple(raw["categories"]),
+                    topics=tuple(str(w).casefold() for w in raw.get("topics", ())),
+                    about=dict(raw["about"]),
+                    isbn=str(raw["isbn"]) if raw.get("isbn") else None,
                 )
             )
         except (KeyError, TypeError) as error:
@@ -66,7 +72,9 @@ def load_references() -> tuple[Reference, ...]:
     return tuple(refs)
 
 
-def choose_references(*, category: str | None, texts: Sequence[str], lang: str = "en", k: int = MIN_REFERENCES) -> list[Reference]:
+def choose_references(
+    *, category: str | None, texts: Sequence[str], lang: str = "en", k: int = MIN_REFERENCES
+) -> list[Reference]:
     """At least `k` references for an item of `category` whose words are `texts` (stem, answer, keywords, topic):
     the category's sources, those naming the most (and rarest) of its topic words first, then those written for the
     category first, the reader's language before others."""
@@ -76,7 +84,9 @@ def choose_references(*, category: str | None, texts: Sequence[str], lang: str =
     refs = load_references()
 
     spread = Counter(w for r in refs for w in set(r.topics))
-    mine = [r for r in refs if category in r.categories]  # a technical item never cites a business text for a shared word
+    mine = [
+        r for r in refs if category in r.categories
+    ]  # a technical item never cites a business text for a shared word
 
     def hits(ref: Reference) -> float:
         """How much of the item's words the reference covers: each topic word it names, the rarer the more."""

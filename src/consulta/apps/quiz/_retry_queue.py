@@ -157,7 +157,12 @@ class RetryQueue:
             self._compact()
         return DrainReport(saved=saved, pending=left)
 
-    async def drain_until_empty(self, save: Callable[[dict[str, Any]], Awaitable[SaveOutcome]], *, sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep) -> None:
+    async def drain_until_empty(
+        self,
+        save: Callable[[dict[str, Any]], Awaitable[SaveOutcome]],
+        *,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+    ) -> None:
         """Drain, waiting `initial_backoff * 2**n` (at most `max_backoff`) between tries, until nothing is pending."""
         delay = self.initial_backoff
         while True:

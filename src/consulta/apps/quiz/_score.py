@@ -102,7 +102,17 @@ async def score_and_explain(
     model's explanation what is left after that (below 2 s the explanation is written by code), so the exact score of
     a multiple-choice answer is never lost to a slow explanation. Raises the seed's TypeError/ValueError naming the
     field."""
-    _check_inputs(session_id, user_id, question_id, question_type, user_answer, correct_answer, correct_keywords, difficulty, category)
+    _check_inputs(
+        session_id,
+        user_id,
+        question_id,
+        question_type,
+        user_answer,
+        correct_answer,
+        correct_keywords,
+        difficulty,
+        category,
+    )
     left = Budget(budget)
     lang = normalize_lang(lang) if lang else ("zh-CN" if has_cjk((stem or "") + user_answer) else "en")
     keywords = [k for k in correct_keywords or [] if k.strip()]
@@ -115,7 +125,12 @@ async def score_and_explain(
     if question_type == "short_answer":
         try:
             grade = await judge.grade_answer(
-                user_answer=user_answer, expected=keywords, stem=stem, reference_answer=correct_answer, difficulty=difficulty, lang=lang,
+                user_answer=user_answer,
+                expected=keywords,
+                stem=stem,
+                reference_answer=correct_answer,
+                difficulty=difficulty,
+                lang=lang,
                 timeout=left(),
             )
             model_score, cap = grade.score, keyword_cap(len(found), len(keywords))
@@ -135,8 +150,14 @@ async def score_and_explain(
             raise ungraded  # the model is not asked to explain a verdict nobody made
         remaining = left(reserve=MIN_EXPLAIN_SECONDS)
         written = await judge.explain(
-            question_type=question_type, user_answer=user_answer, is_correct=is_correct, stem=stem,
-            correct_answer=correct_answer, expected=keywords, lang=lang, timeout=remaining,
+            question_type=question_type,
+            user_answer=user_answer,
+            is_correct=is_correct,
+            stem=stem,
+            correct_answer=correct_answer,
+            expected=keywords,
+            lang=lang,
+            timeout=remaining,
         )
         prose, points = written.explanation.strip(), list(dict.fromkeys([*key_points, *written.key_points]))
     except JudgeUnavailable:
@@ -146,8 +167,18 @@ async def score_and_explain(
         # Short still: cite one more source and say what it covers (real content, never filler).
         references = choose_references(category=category, texts=texts, lang=lang, k=k)
         text = _explanation(
-            lang=lang, prose=prose, question_type=question_type, score=score, is_correct=is_correct, user_answer=user_answer,
-            correct_answer=correct_answer, found=found, missing=missing, background=explanation, points=points, references=references,
+            lang=lang,
+            prose=prose,
+            question_type=question_type,
+            score=score,
+            is_correct=is_correct,
+            user_answer=user_answer,
+            correct_answer=correct_answer,
+            found=found,
+            missing=missing,
+            background=explanation,
+            points=points,
+            references=references,
             ungraded=ungraded.reason(lang) if ungraded else None,
         )
         if len(text) >= MIN_EXPLANATION_CHARS:
@@ -161,7 +192,9 @@ async def score_and_explain(
         "score": score,
         "explanation": text,
         "keyword_matches": found,
-        "feedback": _feedback(question_type, score, is_correct, missing, ungraded.reason(lang) if ungraded else None, lang),
+        "feedback": _feedback(
+            question_type, score, is_correct, missing, ungraded.reason(lang) if ungraded else None, lang
+        ),
         "graded_at": datetime.now(UTC).isoformat(),
         "reference_links": [r.link() for r in references],
         "model_score": model_score,
@@ -172,10 +205,23 @@ async def score_and_explain(
 
 
 def _check_inputs(
-    session_id: Any, user_id: Any, question_id: Any, question_type: Any, user_answer: Any,
-    correct_answer: Any, correct_keywords: Any, difficulty: Any, category: Any,
+    session_id: Any,
+    user_id: Any,
+    question_id: Any,
+    question_type: Any,
+    user_answer: Any,
+    correct_answer: Any,
+    correct_keywords: Any,
+    difficulty: Any,
+    category: Any,
 ) -> None:
-    for name, value in (("session_id", session_id), ("user_id", user_id), ("question_id", question_id), ("question_type", question_type), ("user_answer", user_answer)):
+    for name, value in (
+        ("session_id", session_id),
+        ("user_id", user_id),
+        ("question_id", question_id),
+        ("question_type", question_type),
+        ("user_answer", user_answer),
+    ):
         if not isinstance(value, str):
             raise TypeError(f"{name} must be a string, got {type(value).__name__}")
         if not value.strip():
@@ -186,7 +232,9 @@ def _check_inputs(
         raise TypeError(f"correct_answer must be a string, got {type(correct_answer).__name__}")
     if question_type in ("multiple_choice", "true_false") and not (correct_answer or "").strip():
         raise ValueError(f"correct_answer is required for {question_type}")
-    if correct_keywords is not None and (not isinstance(correct_keywords, list) or not all(isinstance(k, str) for k in correct_keywords)):
+    if correct_keywords is not None and (
+        not isinstance(correct_keywords, list) or not all(isinstance(k, str) for k in correct_keywords)
+    ):
         raise TypeError("correct_keywords must be a list of strings")
     if question_type == "short_answer" and not any(k.strip() for k in correct_keywords or []):
         raise ValueError("correct_keywords is required for short_answer (a non-empty list)")
@@ -198,7 +246,9 @@ def _check_inputs(
         raise TypeError(f"category must be a string, got {type(category).__name__}")
 
 
-def _feedback(question_type: str, score: int, is_correct: bool, missing: list[str], fallback_reason: str | None, lang: str) -> str | None:
+def _feedback(
+    question_type: str, score: int, is_correct: bool, missing: list[str], fallback_reason: str | None, lang: str
+) -> str | None:
     if fallback_reason is not None:
         return t("quiz.judge.feedback.fallback", lang, reason=fallback_reason)
     if question_type != "short_answer" or is_correct:

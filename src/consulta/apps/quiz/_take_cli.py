@@ -52,16 +52,24 @@ def default_sessions(settings: Settings, store: Store) -> TestSessions:
     return app_sessions(store.engine, model=lambda: resolve_model(settings.model, models_dir=settings.models_dir))
 
 
-def commands(*, sessions: Callable[[Settings, Store], TestSessions] = default_sessions, console: Console | None = None) -> typer.Typer:
+def commands(
+    *, sessions: Callable[[Settings, Store], TestSessions] = default_sessions, console: Console | None = None
+) -> typer.Typer:
     """quiz's terminal commands (`TerminalPart.commands`): `take`."""
     cli = typer.Typer(help="quiz: take an adaptive test", no_args_is_help=True)
 
     @cli.command()
     def take(
-        lang: Annotated[str | None, typer.Option("--lang", help="en or zh-CN: the items' and the messages' language")] = None,
+        lang: Annotated[
+            str | None, typer.Option("--lang", help="en or zh-CN: the items' and the messages' language")
+        ] = None,
         model: Annotated[str | None, typer.Option("--model", "-m", help="The model grading short answers")] = None,
-        resume: Annotated[bool, typer.Option("--resume", help="Continue the test in progress (an error if there is none)")] = False,
-        new: Annotated[bool, typer.Option("--new", help="Give up the test in progress (its answers are kept) and start anew")] = False,
+        resume: Annotated[
+            bool, typer.Option("--resume", help="Continue the test in progress (an error if there is none)")
+        ] = False,
+        new: Annotated[
+            bool, typer.Option("--new", help="Give up the test in progress (its answers are kept) and start anew")
+        ] = False,
     ) -> None:
         """Take an adaptive test: your profile, then one item at a time until your level is known; a test left
         half-way continues the next time."""
@@ -99,7 +107,9 @@ class _Take:
         return text or (default or "")
 
     def refused(self, error: TestSessionError) -> None:
-        self.console.print(t("cli.error", self.lang, message=error.localized(self.lang)), style="red", markup=False, soft_wrap=True)
+        self.console.print(
+            t("cli.error", self.lang, message=error.localized(self.lang)), style="red", markup=False, soft_wrap=True
+        )
 
     async def run(self, *, resume: bool, new: bool) -> int:
         try:
@@ -127,7 +137,12 @@ class _Take:
             await asyncio.to_thread(self.tests.abandon, PRINCIPAL, current.id)
             current = None
         if current is not None:
-            self.say("quiz.take.cli.resuming", "bold", answered=current.answered, position=current.item.position if current.item else "-")
+            self.say(
+                "quiz.take.cli.resuming",
+                "bold",
+                answered=current.answered,
+                position=current.item.position if current.item else "-",
+            )
             return current
         if resume:
             self.refused(TestSessionError("no_open_test", "You have no test in progress to resume."))
@@ -142,11 +157,20 @@ class _Take:
         self.say("quiz.take.cli.profile_intro", "bold")
         levels = ", ".join(f"{n} {t(f'quiz.take.level.{level}', self.lang)}" for n, level in enumerate(SELF_LEVELS, 1))
         fields: dict[str, Callable[[], Any]] = {
-            "self_level": lambda: self._level(self.ask("quiz.take.cli.ask.self_level", _level_default(saved, self.lang), levels=levels)),
-            "years_experience": lambda: self._number(self.ask("quiz.take.cli.ask.years_experience", str(saved.years_experience) if saved else None)),
+            "self_level": lambda: self._level(
+                self.ask("quiz.take.cli.ask.self_level", _level_default(saved, self.lang), levels=levels)
+            ),
+            "years_experience": lambda: self._number(
+                self.ask("quiz.take.cli.ask.years_experience", str(saved.years_experience) if saved else None)
+            ),
             "job_role": lambda: self.ask("quiz.take.cli.ask.job_role", saved.job_role if saved else None),
             "duty": lambda: self.ask("quiz.take.cli.ask.duty", saved.duty if saved else None),
-            "interests": lambda: _interests(self.ask("quiz.take.cli.ask.interests", t("quiz.take.list_separator", self.lang).join(saved.interests) if saved else None)),
+            "interests": lambda: _interests(
+                self.ask(
+                    "quiz.take.cli.ask.interests",
+                    t("quiz.take.list_separator", self.lang).join(saved.interests) if saved else None,
+                )
+            ),
         }
         values = {name: read() for name, read in fields.items()}
         while True:
@@ -177,9 +201,15 @@ class _Take:
             while True:
                 answer = self.reply(item, self.ask(_answer_prompt(item)))
                 try:
-                    grading = self.console.status(t("quiz.take.cli.grading", self.lang)) if item.item_type == "short_answer" else nullcontext()
+                    grading = (
+                        self.console.status(t("quiz.take.cli.grading", self.lang))
+                        if item.item_type == "short_answer"
+                        else nullcontext()
+                    )
                     with grading:  # a short answer waits for the model
-                        result = await self.tests.answer(PRINCIPAL, view.id, position=item.position, question_id=item.question_id, answer=answer)
+                        result = await self.tests.answer(
+                            PRINCIPAL, view.id, position=item.position, question_id=item.question_id, answer=answer
+                        )
                     break
                 except TestSessionError as error:
                     if error.code not in ("empty_answer", "not_a_choice", "answer_too_long"):
@@ -191,8 +221,15 @@ class _Take:
 
     def show(self, item: ItemView, view: SessionView) -> None:
         self.console.print()
-        head = t("quiz.take.cli.item_head", self.lang, position=item.position, max=view.max_items,
-                 category=_category(item.category, self.lang), topic=item.topic or "-", level=item.difficulty)
+        head = t(
+            "quiz.take.cli.item_head",
+            self.lang,
+            position=item.position,
+            max=view.max_items,
+            category=_category(item.category, self.lang),
+            topic=item.topic or "-",
+            level=item.difficulty,
+        )
         self.console.rule(head, style="cyan", characters="─")
         self.console.print(item.stem, markup=False, highlight=False)
         for n, label in enumerate(_options(item, self.lang), 1):
@@ -213,10 +250,14 @@ class _Take:
         self.say(f"quiz.take.feedback.{verdict}", f"bold {style}")
         if feedback.correct_answer:
             shown = _shown(item, feedback.correct_answer, self.lang)
-            self.console.print(f"{t('quiz.take.feedback.right_answer', self.lang)}: {shown}", markup=False, highlight=False)
+            self.console.print(
+                f"{t('quiz.take.feedback.right_answer', self.lang)}: {shown}", markup=False, highlight=False
+            )
         elif feedback.correct_keywords:
             keywords = t("quiz.take.list_separator", self.lang).join(feedback.correct_keywords)
-            self.console.print(f"{t('quiz.take.feedback.keywords', self.lang)}: {keywords}", markup=False, highlight=False)
+            self.console.print(
+                f"{t('quiz.take.feedback.keywords', self.lang)}: {keywords}", markup=False, highlight=False
+            )
         if feedback.explanation:
             self.console.print(feedback.explanation, markup=False, highlight=False)
         if feedback.graded_by == "fallback":
@@ -231,20 +272,42 @@ class _Take:
         self.console.rule(t("quiz.take.cli.result_head", self.lang), style="green", characters="═")
         self.say("quiz.take.result.theta", "bold", theta=f"{view.theta:+.2f}", se=f"{view.se:.2f}", n=view.answered)
         right = sum(1 for r in view.review or [] if r.feedback.is_correct)
-        stop = t(f"quiz.take.stop.{view.stop_reason}", self.lang, se=f"{view.se_target:.2f}") if view.stop_reason else ""
-        self.say("quiz.take.result.summary", right=t("quiz.take.result.right", self.lang, right=right, n=view.answered), stop=stop)
+        stop = (
+            t(f"quiz.take.stop.{view.stop_reason}", self.lang, se=f"{view.se_target:.2f}") if view.stop_reason else ""
+        )
+        self.say(
+            "quiz.take.result.summary",
+            right=t("quiz.take.result.right", self.lang, right=right, n=view.answered),
+            stop=stop,
+        )
         self.console.print()
         self.say("quiz.take.plot.title", "bold")
         for line in text_plot(view.trajectory, lang=self.lang):
             self.console.print(line, markup=False, highlight=False)
         table = Table(title=t("quiz.take.cli.review_title", self.lang), show_lines=False)
-        for key in ("quiz.take.cli.col.position", "quiz.take.cli.col.item", "quiz.take.feedback.your_answer", "quiz.take.feedback.right_answer", "quiz.take.feedback.score"):
+        for key in (
+            "quiz.take.cli.col.position",
+            "quiz.take.cli.col.item",
+            "quiz.take.feedback.your_answer",
+            "quiz.take.feedback.right_answer",
+            "quiz.take.feedback.score",
+        ):
             table.add_column(t(key, self.lang), overflow="fold")
         for reviewed in view.review or []:
             item, fb = reviewed.item, reviewed.feedback
-            right_answer = _shown(item, fb.correct_answer, self.lang) if fb.correct_answer else t("quiz.take.list_separator", self.lang).join(fb.correct_keywords or [])
+            right_answer = (
+                _shown(item, fb.correct_answer, self.lang)
+                if fb.correct_answer
+                else t("quiz.take.list_separator", self.lang).join(fb.correct_keywords or [])
+            )
             mark = "✓" if fb.is_correct else "✗"
-            table.add_row(f"{item.position} {mark}", escape(item.stem), escape(_shown(item, fb.answer, self.lang)), escape(right_answer), f"{fb.score:.0f}")
+            table.add_row(
+                f"{item.position} {mark}",
+                escape(item.stem),
+                escape(_shown(item, fb.answer, self.lang)),
+                escape(right_answer),
+                f"{fb.score:.0f}",
+            )
         self.console.print(table)
 
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 import asyncio
 import copy
 import inspect
-import threading
 import json
+import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -176,7 +176,8 @@ def parse_round_id(round_id: Any) -> tuple[str, int, str]:
     parts = round_id.rsplit("_", 2)
     if len(parts) != 3 or not all(p.strip() for p in parts) or not parts[1].isdigit():
         raise InvalidArgument(
-            "round_id", f"round_id must be session_id_round_number_timestamp (e.g. sess_1_2025-11-06T10:30:00Z), got {round_id[:80]!r}"
+            "round_id",
+            f"round_id must be session_id_round_number_timestamp (e.g. sess_1_2025-11-06T10:30:00Z), got {round_id[:80]!r}",
         )
     return parts[0], int(parts[1]), parts[2]
 
@@ -190,8 +191,16 @@ def _str_list(value: Any, name: str) -> list[str]:
 
 
 def _check_save(
-    item_type: Any, stem: Any, choices: Any, correct_key: Any, correct_keywords: Any, difficulty: Any, categories: Any, round_id: Any,
-    validation_score: Any, explanation: Any,
+    item_type: Any,
+    stem: Any,
+    choices: Any,
+    correct_key: Any,
+    correct_keywords: Any,
+    difficulty: Any,
+    categories: Any,
+    round_id: Any,
+    validation_score: Any,
+    explanation: Any,
 ) -> dict[str, Any]:
     """Tool 5's arguments checked (the seed's rules) and normalised, or InvalidArgument / InvalidArgumentType."""
     if not isinstance(item_type, str):
@@ -221,7 +230,9 @@ def _check_save(
         if not isinstance(correct_key, str):
             raise InvalidArgumentType("correct_key", f"correct_key must be a string, got {type(correct_key).__name__}")
         if correct_key.strip().lower() not in ("true", "false"):
-            raise InvalidArgument("correct_key", f"correct_key must be True or False for true_false, got {correct_key[:20]!r}")
+            raise InvalidArgument(
+                "correct_key", f"correct_key must be True or False for true_false, got {correct_key[:20]!r}"
+            )
         correct_key = correct_key.strip().capitalize()
     else:
         if correct_keywords is None:
@@ -238,18 +249,27 @@ def _check_save(
     session_id, round_number, _ = parse_round_id(round_id)
     if validation_score is not None:
         if isinstance(validation_score, bool) or not isinstance(validation_score, int | float):
-            raise InvalidArgumentType("validation_score", f"validation_score must be a number, got {type(validation_score).__name__}")
+            raise InvalidArgumentType(
+                "validation_score", f"validation_score must be a number, got {type(validation_score).__name__}"
+            )
         if not 0.0 <= float(validation_score) <= 1.0:
             raise InvalidArgument("validation_score", f"validation_score must be 0.0-1.0, got {validation_score}")
         validation_score = float(validation_score)
     if explanation is not None and not isinstance(explanation, str):
         raise InvalidArgumentType("explanation", f"explanation must be a string, got {type(explanation).__name__}")
     return {
-        "item_type": item_type, "stem": stem.strip(), "choices": choices if item_type == "multiple_choice" else None,
+        "item_type": item_type,
+        "stem": stem.strip(),
+        "choices": choices if item_type == "multiple_choice" else None,
         "correct_key": correct_key if item_type != "short_answer" else None,
-        "correct_keywords": correct_keywords if item_type == "short_answer" else None, "difficulty": difficulty,
-        "categories": list(dict.fromkeys(c.strip().lower() for c in categories)), "round_id": round_id, "session_id": session_id,
-        "round_number": round_number, "validation_score": validation_score, "explanation": explanation,
+        "correct_keywords": correct_keywords if item_type == "short_answer" else None,
+        "difficulty": difficulty,
+        "categories": list(dict.fromkeys(c.strip().lower() for c in categories)),
+        "round_id": round_id,
+        "session_id": session_id,
+        "round_number": round_number,
+        "validation_score": validation_score,
+        "explanation": explanation,
     }
 
 
@@ -289,15 +309,26 @@ class QuizTools:
         self._drain_thread: threading.Thread | None = None
         try:
             self._ready()
-        except SQLAlchemyError:  # the database is away now: the tools' policies handle it, and it is loaded on first use
+        except (
+            SQLAlchemyError
+        ):  # the database is away now: the tools' policies handle it, and it is loaded on first use
             pass
         self.keyword_cache = Cache(ttl=KEYWORD_CACHE_TTL, clock=self.clock)
         self._profile = self._policied(
-            self._fetch_profile, "get_user_profile", seed_fallback(lambda a: {"user_id": a["user_id"], **copy.deepcopy(DEFAULT_PROFILE)}), _retry(3)
+            self._fetch_profile,
+            "get_user_profile",
+            seed_fallback(lambda a: {"user_id": a["user_id"], **copy.deepcopy(DEFAULT_PROFILE)}),
+            _retry(3),
         )
-        self._templates = self._policied(self._fetch_templates, "search_question_templates", seed_fallback(lambda a: []), _retry(1))
+        self._templates = self._policied(
+            self._fetch_templates, "search_question_templates", seed_fallback(lambda a: []), _retry(1)
+        )
         self._keywords = self._policied(
-            self._fetch_keywords, "get_difficulty_keywords", seed_fallback(self._default_keywords), _retry(1), cache=self.keyword_cache
+            self._fetch_keywords,
+            "get_difficulty_keywords",
+            seed_fallback(self._default_keywords),
+            _retry(1),
+            cache=self.keyword_cache,
         )
         self._insert = apply_policies(self._insert_row, [Timeout(seconds=self.timeouts["save_generated_question"])])
 
@@ -307,9 +338,16 @@ class QuizTools:
             ensure_bank(self.engine)
             self._bank_loaded = True
 
-    def _policied(self, fn: Callable[..., Any], name: str, fallback: Fallback, retry: Retry, *, cache: Cache | None = None) -> Callable[..., Any]:
+    def _policied(
+        self, fn: Callable[..., Any], name: str, fallback: Fallback, retry: Retry, *, cache: Cache | None = None
+    ) -> Callable[..., Any]:
         """fallback(cache(timeout(retry(fn)))): every retry within the tool's time bound; failures never cached."""
-        chain: list[ToolPolicy] = [fallback, *([cache] if cache is not None else []), Timeout(seconds=self.timeouts[name]), retry]
+        chain: list[ToolPolicy] = [
+            fallback,
+            *([cache] if cache is not None else []),
+            Timeout(seconds=self.timeouts[name]),
+            retry,
+        ]
         return apply_policies(fn, chain)
 
     # ---- tool 1 -----------------------------------------------------------------------------------------------
@@ -345,9 +383,13 @@ class QuizTools:
             lang = _lang(lang)
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_TEMPLATES:
             raise InvalidArgument("limit", f"limit must be an integer 1-{MAX_TEMPLATES}, got {limit!r}")
-        return await self._templates(interests=interests, difficulty=difficulty, category=category, lang=lang, limit=limit)
+        return await self._templates(
+            interests=interests, difficulty=difficulty, category=category, lang=lang, limit=limit
+        )
 
-    def _fetch_templates(self, interests: list[str], difficulty: int, category: str, lang: str | None, limit: int) -> list[dict[str, Any]]:
+    def _fetch_templates(
+        self, interests: list[str], difficulty: int, category: str, lang: str | None, limit: int
+    ) -> list[dict[str, Any]]:
         self._ready()
         wanted = [i.strip().casefold() for i in interests if i.strip()]
         conditions = [
@@ -362,7 +404,11 @@ class QuizTools:
             .group_by(responses.c.question_id)
             .subquery()
         )
-        query = select(templates, stats.c.n, stats.c.rate).outerjoin(stats, stats.c.question_id == templates.c.id).where(and_(*conditions))
+        query = (
+            select(templates, stats.c.n, stats.c.rate)
+            .outerjoin(stats, stats.c.question_id == templates.c.id)
+            .where(and_(*conditions))
+        )
         with self.engine.connect() as conn:
             rows = conn.execute(query).mappings().all()
 
@@ -400,15 +446,36 @@ class QuizTools:
     def _fetch_keywords(self, difficulty: int, category: str, lang: str) -> dict[str, Any]:
         self._ready()
         with self.engine.connect() as conn:
-            row = conn.execute(
-                select(keywords).where(keywords.c.difficulty == difficulty, keywords.c.category == category, keywords.c.lang == lang)
-            ).mappings().first()
-            examples = conn.execute(
-                select(questions.c.stem, questions.c.item_type, questions.c.difficulty, questions.c.correct_key, questions.c.correct_keywords)
-                .where(questions.c.difficulty == difficulty, questions.c.lang == lang, questions.c.categories.like(f'%"{category}"%'), questions.c.source == "bank")
-                .order_by(questions.c.id)
-                .limit(3)
-            ).mappings().all()
+            row = (
+                conn.execute(
+                    select(keywords).where(
+                        keywords.c.difficulty == difficulty, keywords.c.category == category, keywords.c.lang == lang
+                    )
+                )
+                .mappings()
+                .first()
+            )
+            examples = (
+                conn.execute(
+                    select(
+                        questions.c.stem,
+                        questions.c.item_type,
+                        questions.c.difficulty,
+                        questions.c.correct_key,
+                        questions.c.correct_keywords,
+                    )
+                    .where(
+                        questions.c.difficulty == difficulty,
+                        questions.c.lang == lang,
+                        questions.c.categories.like(f'%"{category}"%'),
+                        questions.c.source == "bank",
+                    )
+                    .order_by(questions.c.id)
+                    .limit(3)
+                )
+                .mappings()
+                .all()
+            )
         if row is None:
             return self._default_keywords({"difficulty": difficulty, "category": category})
         return {
@@ -418,11 +485,14 @@ class QuizTools:
             "concepts": json.loads(row["concepts"]) or DEFAULT_KEYWORDS["concepts"],
             "example_questions": [
                 {
-                    "stem": e["stem"], "type": e["item_type"], "difficulty_score": float(e["difficulty"]),
+                    "stem": e["stem"],
+                    "type": e["item_type"],
+                    "difficulty_score": float(e["difficulty"]),
                     "answer_summary": e["correct_key"] or ", ".join(json.loads(e["correct_keywords"] or "[]")),
                 }
                 for e in examples
-            ] or copy.deepcopy(DEFAULT_KEYWORDS["example_questions"]),
+            ]
+            or copy.deepcopy(DEFAULT_KEYWORDS["example_questions"]),
         }
 
     @staticmethod
@@ -451,8 +521,16 @@ class QuizTools:
         that refuses the save gets it later: the item is queued durably and the answer is `success=False,
         queued_for_retry=True`."""
         checked = _check_save(
-            item_type, stem, choices, correct_key, correct_keywords, difficulty, ["general"] if categories is None else categories, round_id,
-            validation_score, explanation,
+            item_type,
+            stem,
+            choices,
+            correct_key,
+            correct_keywords,
+            difficulty,
+            ["general"] if categories is None else categories,
+            round_id,
+            validation_score,
+            explanation,
         )
         lang = _lang(lang)
         if not isinstance(topic, str) or len(topic) > 100:
@@ -462,7 +540,9 @@ class QuizTools:
             "topic": topic.strip(),
             "lang": lang,
             "id": str(uuid.uuid4()),
-            "content_hash": content_hash(item_type=checked["item_type"], stem=checked["stem"], choices=checked["choices"], lang=lang),
+            "content_hash": content_hash(
+                item_type=checked["item_type"], stem=checked["stem"], choices=checked["choices"], lang=lang
+            ),
             "created_at": utcnow(),
         }
         try:
@@ -482,7 +562,9 @@ class QuizTools:
 
     def _saved_result(self, row: dict[str, Any], question_id: str, *, already_saved: bool) -> dict[str, Any]:
         answer_schema: dict[str, Any] = (
-            {"correct_keywords": row["correct_keywords"]} if row["item_type"] == "short_answer" else {"correct_key": row["correct_key"]}
+            {"correct_keywords": row["correct_keywords"]}
+            if row["item_type"] == "short_answer"
+            else {"correct_key": row["correct_key"]}
         )
         if row["validation_score"] is not None:
             answer_schema["validation_score"] = row["validation_score"]
@@ -506,24 +588,47 @@ class QuizTools:
     def _insert_row(self, row: dict[str, Any]) -> tuple[str, bool]:
         """Insert the question unless its content hash is there: (its id, whether this call created it)."""
         values = {
-            **{k: row[k] for k in ("id", "item_type", "stem", "correct_key", "difficulty", "topic", "lang", "explanation", "round_id",
-                                   "session_id", "round_number", "validation_score", "content_hash", "created_at")},
+            **{
+                k: row[k]
+                for k in (
+                    "id",
+                    "item_type",
+                    "stem",
+                    "correct_key",
+                    "difficulty",
+                    "topic",
+                    "lang",
+                    "explanation",
+                    "round_id",
+                    "session_id",
+                    "round_number",
+                    "validation_score",
+                    "content_hash",
+                    "created_at",
+                )
+            },
             "choices": json.dumps(row["choices"], ensure_ascii=False) if row["choices"] else None,
-            "correct_keywords": json.dumps(row["correct_keywords"], ensure_ascii=False) if row["correct_keywords"] else None,
+            "correct_keywords": json.dumps(row["correct_keywords"], ensure_ascii=False)
+            if row["correct_keywords"]
+            else None,
             "categories": json.dumps(row["categories"]),
             "source": "generated",
         }
         self._ready()
         try:
             with self.engine.begin() as conn:
-                existing = conn.execute(select(questions.c.id).where(questions.c.content_hash == row["content_hash"])).scalar()
+                existing = conn.execute(
+                    select(questions.c.id).where(questions.c.content_hash == row["content_hash"])
+                ).scalar()
                 if existing is not None:
                     return existing, False
                 conn.execute(questions.insert().values(**values))
             return row["id"], True
         except IntegrityError:  # saved meanwhile by another caller: the same question
             with self.engine.connect() as conn:
-                existing = conn.execute(select(questions.c.id).where(questions.c.content_hash == row["content_hash"])).scalar()
+                existing = conn.execute(
+                    select(questions.c.id).where(questions.c.content_hash == row["content_hash"])
+                ).scalar()
             if existing is None:
                 raise
             return existing, False
@@ -544,14 +649,23 @@ class QuizTools:
         if self._drain_thread is not None and self._drain_thread.is_alive():
             return
         self._drain_thread = threading.Thread(
-            target=lambda: asyncio.run(self.queue.drain_until_empty(self._drain_one)), name="quiz-retry-drainer", daemon=True
+            target=lambda: asyncio.run(self.queue.drain_until_empty(self._drain_one)),
+            name="quiz-retry-drainer",
+            daemon=True,
         )
         self._drain_thread.start()
 
     # ---- tools 4 and 6: quiz-judge's functions, with the seed's policies ----------------------------------------
 
     async def validate_question_quality(
-        self, stem: Any, question_type: Any, choices: Any = None, correct_answer: Any = None, batch: bool = False, *, lang: str | None = None
+        self,
+        stem: Any,
+        question_type: Any,
+        choices: Any = None,
+        correct_answer: Any = None,
+        batch: bool = False,
+        *,
+        lang: str | None = None,
     ) -> Any:
         """Tool 4: the model's semantic score and the rule checks (pass ≥ 0.85, revise 0.70-0.85, reject < 0.70)."""
         from ._validate import validate_question_quality
@@ -567,7 +681,9 @@ class QuizTools:
             [seed_fallback(fallback), Timeout(seconds=bound + _BACKSTOP)],
         )
         extra = {"lang": lang} if lang is not None else {}
-        return await run(stem=stem, question_type=question_type, choices=choices, correct_answer=correct_answer, batch=batch, **extra)
+        return await run(
+            stem=stem, question_type=question_type, choices=choices, correct_answer=correct_answer, batch=batch, **extra
+        )
 
     async def score_and_explain(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
         """Tool 6 with quiz-judge's arguments (`_score.score_and_explain`: session_id, user_id, question_id,
@@ -587,7 +703,8 @@ class QuizTools:
 
         bound = self.timeouts["score_and_explain"]
         run = apply_policies(
-            _bound(score_and_explain, judge=self.judge, budget=bound), [seed_fallback(fallback), Timeout(seconds=bound + _BACKSTOP)]
+            _bound(score_and_explain, judge=self.judge, budget=bound),
+            [seed_fallback(fallback), Timeout(seconds=bound + _BACKSTOP)],
         )
         return await run(**given)
 
@@ -648,7 +765,9 @@ def _tool_defs(tools: QuizTools) -> tuple[ToolDef, ...]:
             raise invalid(error, get_user_profile) from None
 
     async def search_question_templates(
-        interests: Annotated[list[Annotated[str, Field(min_length=1, max_length=50)]], Field(min_length=1, max_length=10)],
+        interests: Annotated[
+            list[Annotated[str, Field(min_length=1, max_length=50)]], Field(min_length=1, max_length=10)
+        ],
         difficulty: Difficulty,
         category: CategoryName,
         lang: Lang | None = None,
@@ -668,7 +787,9 @@ def _tool_defs(tools: QuizTools) -> tuple[ToolDef, ...]:
         except (ValueError, TypeError) as error:
             raise invalid(error, search_question_templates) from None
 
-    async def get_difficulty_keywords(difficulty: Difficulty, category: CategoryName, lang: Lang = "en") -> dict[str, Any]:
+    async def get_difficulty_keywords(
+        difficulty: Difficulty, category: CategoryName, lang: Lang = "en"
+    ) -> dict[str, Any]:
         """Get the keywords, concepts (name, acronym, definition, key_points) and example questions of a difficulty.
 
         Args:
@@ -682,7 +803,8 @@ def _tool_defs(tools: QuizTools) -> tuple[ToolDef, ...]:
             raise invalid(error, get_difficulty_keywords) from None
 
     async def validate_question_quality(
-        stem: Annotated[str, Field(min_length=1, max_length=250)] | list[Annotated[str, Field(min_length=1, max_length=250)]],
+        stem: Annotated[str, Field(min_length=1, max_length=250)]
+        | list[Annotated[str, Field(min_length=1, max_length=250)]],
         question_type: QuestionType | list[QuestionType],
         choices: list[str] | list[list[str] | None] | None = None,
         correct_answer: str | list[str] | None = None,
@@ -734,8 +856,18 @@ def _tool_defs(tools: QuizTools) -> tuple[ToolDef, ...]:
         """
         try:
             return await tools.save_generated_question(
-                item_type, stem, choices, correct_key, correct_keywords, difficulty, categories, round_id, validation_score, explanation,
-                topic=topic, lang=lang,
+                item_type,
+                stem,
+                choices,
+                correct_key,
+                correct_keywords,
+                difficulty,
+                categories,
+                round_id,
+                validation_score,
+                explanation,
+                topic=topic,
+                lang=lang,
             )
         except (ValueError, TypeError) as error:
             raise invalid(error, save_generated_question) from None
@@ -766,10 +898,27 @@ def _tool_defs(tools: QuizTools) -> tuple[ToolDef, ...]:
         """
         try:
             return await tools.score_and_explain(
-                session_id, user_id, question_id, question_type, user_answer, correct_answer, correct_keywords, difficulty, category
+                session_id,
+                user_id,
+                question_id,
+                question_type,
+                user_answer,
+                correct_answer,
+                correct_keywords,
+                difficulty,
+                category,
             )
         except (ValueError, TypeError) as error:
             raise invalid(error, score_and_explain) from None
 
-    functions = (get_user_profile, search_question_templates, get_difficulty_keywords, validate_question_quality, save_generated_question, score_and_explain)
-    return tuple(ToolDef(name=f.__name__, function=f, description=(f.__doc__ or "").split("\n\n")[0].strip()) for f in functions)
+    functions = (
+        get_user_profile,
+        search_question_templates,
+        get_difficulty_keywords,
+        validate_question_quality,
+        save_generated_question,
+        score_and_explain,
+    )
+    return tuple(
+        ToolDef(name=f.__name__, function=f, description=(f.__doc__ or "").split("\n\n")[0].strip()) for f in functions
+    )

@@ -89,10 +89,17 @@ def _parse_item(stem: Any, question_type: Any, choices: Any, correct_answer: Any
         raise TypeError(f"correct_answer must be a string, got {type(correct_answer).__name__}")
     if question_type in ("multiple_choice", "true_false") and not (correct_answer or "").strip():
         raise ValueError(f"correct_answer is required for {question_type}")
-    return Item(stem=stem, question_type=question_type, choices=tuple(choices) if choices else None, correct_answer=correct_answer)
+    return Item(
+        stem=stem,
+        question_type=question_type,
+        choices=tuple(choices) if choices else None,
+        correct_answer=correct_answer,
+    )
 
 
-def _parse_batch(stem: Any, question_type: Any, choices: Any, correct_answer: Any) -> list[Item | ValueError | TypeError]:
+def _parse_batch(
+    stem: Any, question_type: Any, choices: Any, correct_answer: Any
+) -> list[Item | ValueError | TypeError]:
     """Each item of a batch, or its own error; the lists' shape is checked first (TypeError/ValueError)."""
     if not isinstance(stem, list) or not stem:
         raise TypeError("stem must be a non-empty list of strings when batch=True")
@@ -110,7 +117,12 @@ def _parse_batch(stem: Any, question_type: Any, choices: Any, correct_answer: An
     for i in range(n):
         try:
             parsed.append(
-                _parse_item(stem[i], types[i], choices[i] if choices is not None else None, correct_answer[i] if correct_answer is not None else None)
+                _parse_item(
+                    stem[i],
+                    types[i],
+                    choices[i] if choices is not None else None,
+                    correct_answer[i] if correct_answer is not None else None,
+                )
             )
         except (ValueError, TypeError) as error:
             parsed.append(type(error)(f"item {i}: {error}"))
@@ -132,19 +144,45 @@ async def _validate(item: Item, *, judge: ModelJudge, lang: str | None, timeout:
     issues = [_issue(f, lang) for f in failures]
     try:
         judgment = await judge.judge_item(
-            stem=item.stem, question_type=item.question_type, choices=item.choices, correct_answer=item.correct_answer,
-            lang=lang, timeout=timeout,
+            stem=item.stem,
+            question_type=item.question_type,
+            choices=item.choices,
+            correct_answer=item.correct_answer,
+            lang=lang,
+            timeout=timeout,
         )
     except JudgeUnavailable as error:
         final = min(FALLBACK_SCORE, rules)
         feedback = [t("quiz.judge.model_unavailable", lang, reason=error.reason(lang)), *issues]
-        return _result(score=FALLBACK_SCORE, rules=rules, final=final, recommendation="reject", feedback=feedback, issues=issues, failures=failures, reasons=[], fallback=True, lang=lang)
+        return _result(
+            score=FALLBACK_SCORE,
+            rules=rules,
+            final=final,
+            recommendation="reject",
+            feedback=feedback,
+            issues=issues,
+            failures=failures,
+            reasons=[],
+            fallback=True,
+            lang=lang,
+        )
     score = judgment.score_for(with_distractors=item.question_type == "multiple_choice")
     reasons = [r for r in judgment.reasons if r.strip()]
     final = round(min(score, rules), 4)
     recommendation = recommendation_for(final)
     feedback = [t(f"quiz.judge.recommendation.{recommendation}", lang), *issues, *reasons]
-    return _result(score=score, rules=rules, final=final, recommendation=recommendation, feedback=feedback, issues=issues, failures=failures, reasons=reasons, fallback=False, lang=lang)
+    return _result(
+        score=score,
+        rules=rules,
+        final=final,
+        recommendation=recommendation,
+        feedback=feedback,
+        issues=issues,
+        failures=failures,
+        reasons=reasons,
+        fallback=False,
+        lang=lang,
+    )
 
 
 def _result(

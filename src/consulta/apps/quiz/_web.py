@@ -42,7 +42,9 @@ class StartTest(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    profile: dict[str, Any] = Field(json_schema_extra={k: v for k, v in ProfileForm.model_json_schema().items() if k in _PROFILE_SCHEMA})
+    profile: dict[str, Any] = Field(
+        json_schema_extra={k: v for k, v in ProfileForm.model_json_schema().items() if k in _PROFILE_SCHEMA}
+    )
     lang: str = Field("en", max_length=10, description="en or zh-CN: the items' language")
     replace_open: bool = Field(False, description="Give up the test in progress (its answers are kept) and start anew")
 
@@ -100,15 +102,26 @@ def make_router(*, sessions: Callable[[AppView], TestSessions] = default_session
             no test is in progress)."""
             return await asyncio.to_thread(tests(host).open_test, principal)
 
-        @router.post("/tests", status_code=201, summary="Start a test: the profile, then the first item", responses={201: {"links": _LINKS}})
+        @router.post(
+            "/tests",
+            status_code=201,
+            summary="Start a test: the profile, then the first item",
+            responses={201: {"links": _LINKS}},
+        )
         async def start(body: StartTest, host: Host, principal: Principal) -> SessionView:
             """The profile is checked (422 `invalid_profile`, naming the field) and saved as this session's; the
             test's first item is chosen near the level the person gave. 409 `test_in_progress` when a test of this
             session is in progress (unless `replace_open`); 409 `no_items` when the bank has no items in `lang`."""
             lang = normalize_lang(body.lang)
-            return await asyncio.to_thread(tests(host).start, principal, body.profile, lang=lang, replace_open=body.replace_open)
+            return await asyncio.to_thread(
+                tests(host).start, principal, body.profile, lang=lang, replace_open=body.replace_open
+            )
 
-        @router.get("/tests/{test_id}", summary="One test of this session: the item shown, or the results", operation_id="quiz_test")
+        @router.get(
+            "/tests/{test_id}",
+            summary="One test of this session: the item shown, or the results",
+            operation_id="quiz_test",
+        )
         async def one(test_id: TestId, host: Host, principal: Principal) -> SessionView:
             """In progress: the item to answer now. Finished: θ with its SE, the stop reason, the estimate after each
             item (`trajectory`) and every item reviewed with its answer, the right answer and the explanation."""
@@ -121,19 +134,30 @@ def make_router(*, sessions: Callable[[AppView], TestSessions] = default_session
             sent again gives the recorded result back (`repeated`: counted once). 409 `not_current_item` (not the
             item shown), `already_answered` (a different answer to an answered item), `test_finished`; 422
             `empty_answer`, `not_a_choice`, `answer_too_long`. Nothing changes on an error."""
-            return await tests(host).answer(principal, test_id, position=body.position, question_id=body.question_id, answer=body.answer)
+            return await tests(host).answer(
+                principal, test_id, position=body.position, question_id=body.question_id, answer=body.answer
+            )
 
-        @router.post("/tests/{test_id}/abandon", summary="Give a test up (its answers are kept)", operation_id="quiz_abandon")
+        @router.post(
+            "/tests/{test_id}/abandon", summary="Give a test up (its answers are kept)", operation_id="quiz_abandon"
+        )
         async def abandon(test_id: TestId, host: Host, principal: Principal) -> SessionView:
             return await asyncio.to_thread(tests(host).abandon, principal, test_id)
 
         @router.get(
-            "/tests/{test_id}/plot.svg", summary="The ability estimate after each item, with its uncertainty (SVG)", operation_id="quiz_plot",
-            response_class=Response, responses={200: {"content": {"image/svg+xml": {}}, "description": "An SVG image."}},
+            "/tests/{test_id}/plot.svg",
+            summary="The ability estimate after each item, with its uncertainty (SVG)",
+            operation_id="quiz_plot",
+            response_class=Response,
+            responses={200: {"content": {"image/svg+xml": {}}, "description": "An SVG image."}},
         )
         async def plot(
-            test_id: TestId, host: Host, principal: Principal,
-            lang: Annotated[str | None, Query(max_length=10, description="The words' language (else the test's)")] = None,
+            test_id: TestId,
+            host: Host,
+            principal: Principal,
+            lang: Annotated[
+                str | None, Query(max_length=10, description="The words' language (else the test's)")
+            ] = None,
         ) -> Response:
             """θ after each answer (0: the prior), a band of ± one standard error, each answer's point green
             (correct) or red."""

@@ -7,12 +7,27 @@ updates; the orchestrator and the conversational assistant it hands each turn to
 
 from importlib import resources
 
-from ._agent import TutorOptions, build_agent, build_assistant, ca_agent, ca_request, follow_up, packet_brief, reply_language
+from ._agent import (
+    TutorOptions,
+    build_agent,
+    build_assistant,
+    ca_agent,
+    ca_request,
+    follow_up,
+    packet_brief,
+    reply_language,
+)
+from ._app import APP  # noqa: E402 - the declaration, over the parts above
 from ._datasets import MAX_UPLOAD_BYTES, DatasetFacts, Verdict, check_dataset, open_dataset, upload_path
 from ._experts import tutor_experts
-from ._packet import SUBMIT_PACKET_TOOL_NAME, InstructionPacket, binding_updates, submit_packet_tool, uninspected_uploads
+from ._packet import (
+    SUBMIT_PACKET_TOOL_NAME,
+    InstructionPacket,
+    binding_updates,
+    submit_packet_tool,
+    uninspected_uploads,
+)
 from ._tasks import DatasetRequirements, Task, TaskCatalog, load_catalog
-from ._app import APP  # noqa: E402 - the declaration, over the parts above
 
 BINDING_RULES = resources.files(__package__).joinpath("data", "binding_rules.yaml")
 

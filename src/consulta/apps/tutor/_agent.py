@@ -12,7 +12,18 @@ from pydantic import Field
 
 from ...asks import CONSULT_EXPERT_TOOL_NAME, Consultant, RuleBook, consult_expert_tool
 from ...i18n import t
-from ...runtime import Agent, ReplyCheck, ReplyRefused, RunRecord, Store, ToolChoice, TurnFacts, all_checks, assertions, reply_lang
+from ...runtime import (
+    Agent,
+    ReplyCheck,
+    ReplyRefused,
+    RunRecord,
+    Store,
+    ToolChoice,
+    TurnFacts,
+    all_checks,
+    assertions,
+    reply_lang,
+)
 from .._def import AppEnv, AppOptions, Handover
 from ._datasets import uploaded_files
 from ._experts import tutor_experts
@@ -38,12 +49,15 @@ ASSISTANT = "assistant"
 
 
 class TutorOptions(AppOptions):
-    uploads: Path | None = Field(None, description="The folder of the student's uploaded files (default: uploads in the data dir)")
+    uploads: Path | None = Field(
+        None, description="The folder of the student's uploaded files (default: uploads in the data dir)"
+    )
     budget_per_task: int = Field(3, ge=1, le=20, description="Expert consultations allowed per task")
     task_id: str | None = Field(None, json_schema_extra={"flag": False})
     """Set by the hand-over for the assistant: the task its reply must not give away."""
     packet: dict[str, Any] | None = Field(None, json_schema_extra={"flag": False})
     """Set by the hand-over for the assistant: the accepted packet its reply must not contradict."""
+
 
 ORCHESTRATOR = """You plan a pandas tutoring session; you never talk to the student yourself. Tasks:
 {tasks}
@@ -112,9 +126,14 @@ def build_agent(options: TutorOptions, env: AppEnv) -> Agent:
     with resources.as_file(resources.files(__package__).joinpath("data", "binding_rules.yaml")) as rules:
         book = RuleBook.load(rules)
     consultant = Consultant(
-        store=env.store, experts=tutor_experts(catalog=catalog, uploads=folder), rules=book,
-        resolve_model=env.resolve_model, model=env.model,
-        budget_per_task=options.budget_per_task, ledger_dir=folder.parent / "consultations", lang=env.lang,
+        store=env.store,
+        experts=tutor_experts(catalog=catalog, uploads=folder),
+        rules=book,
+        resolve_model=env.resolve_model,
+        model=env.model,
+        budget_per_task=options.budget_per_task,
+        ledger_dir=folder.parent / "consultations",
+        lang=env.lang,
     )
     tasks = "\n".join(f"- {t.id}: {t.title} ({t.requirements})" for t in catalog.tasks)
 
@@ -125,7 +144,10 @@ def build_agent(options: TutorOptions, env: AppEnv) -> Agent:
         app="tutor",
         name=ORCHESTRATOR_AGENT,
         instructions=instructions,
-        tools=(consult_expert_tool(consultant), submit_packet_tool(env.store, uploads=folder, inspect=consultant.consult)),
+        tools=(
+            consult_expert_tool(consultant),
+            submit_packet_tool(env.store, uploads=folder, inspect=consultant.consult),
+        ),
         tool_choice=_plan_steps(env.store, folder),
         question_timeout=options.question_timeout,
         options=_recorded(options, env),
@@ -159,8 +181,15 @@ def ca_agent(*, options: dict[str, Any], task: Task | None = None, packet: Instr
     most: then the run fails, readably, rather than show the student the solution). A reply that contradicts the
     `packet` it was handed (the student may start a blocked task) is written again, then replaced by code's."""
     return Agent(
-        app="tutor", name=ASSISTANT, instructions=CA, tools=(), options=options, max_steps=3,
-        check_reply=all_checks(lambda text, facts: _no_solution(text, task), _follows(packet) if packet is not None else None),
+        app="tutor",
+        name=ASSISTANT,
+        instructions=CA,
+        tools=(),
+        options=options,
+        max_steps=3,
+        check_reply=all_checks(
+            lambda text, facts: _no_solution(text, task), _follows(packet) if packet is not None else None
+        ),
     )
 
 
@@ -195,9 +224,13 @@ def _follows(packet: InstructionPacket) -> ReplyCheck:
 
 def _no_solution(text: str, task: Task | None) -> None:
     if "```" in text:
-        raise ValueError("Write no code for the student: no code block. Point them to what to check, and ask one guiding question.")
+        raise ValueError(
+            "Write no code for the student: no code block. Point them to what to check, and ask one guiding question."
+        )
     if task is not None and (leaked := task.revealed_in(text)):
-        raise ValueError(f"The reply gives the task's answer away ({leaked}); guide the student with a question instead.")
+        raise ValueError(
+            f"The reply gives the task's answer away ({leaked}); guide the student with a question instead."
+        )
 
 
 def ca_request(packet: dict[str, Any], *, student: str, lang: str) -> str:
@@ -216,12 +249,15 @@ def follow_up(run: RunRecord, env: AppEnv) -> Handover | None:
     if (getattr(run, "agent", "") or ORCHESTRATOR_AGENT) != ORCHESTRATOR_AGENT:
         return None  # the assistant's own run ends the turn
     accepted = [
-        c.result["packet"] for c in env.store.list_tool_calls(run.id)
+        c.result["packet"]
+        for c in env.store.list_tool_calls(run.id)
         if c.tool_name == SUBMIT_PACKET_TOOL_NAME and isinstance(c.result, dict) and c.result.get("accepted")
     ]
     if not accepted:
         return None
     packet = accepted[-1]
     return Handover(
-        agent=ASSISTANT, prompt=ca_request(packet, student=run.prompt, lang=run.lang), options={"task_id": str(packet["task_id"]), "packet": packet}
+        agent=ASSISTANT,
+        prompt=ca_request(packet, student=run.prompt, lang=run.lang),
+        options={"task_id": str(packet["task_id"]), "packet": packet},
     )

@@ -27,7 +27,9 @@ class TutorFlags(BaseModel):
     def _exist(cls, files: list[Path]) -> list[Path]:
         missing = [str(f) for f in files if not f.is_file()]
         if missing:
-            raise ValueError(t("tutor.cli.no_file", normalize_lang(os.environ.get("CONSULTA_LANG")), path=", ".join(missing)))
+            raise ValueError(
+                t("tutor.cli.no_file", normalize_lang(os.environ.get("CONSULTA_LANG")), path=", ".join(missing))
+            )
         return files
 
 
@@ -50,7 +52,9 @@ def _data(options: TutorOptions, env: AppEnv) -> Path:
 def _web() -> WebPart:
     from ._web import router
 
-    return WebPart(static=Path(str(resources.files(__package__).joinpath("static"))), styles=("app.css",), router=router)
+    return WebPart(
+        static=Path(str(resources.files(__package__).joinpath("static"))), styles=("app.css",), router=router
+    )
 
 
 def _desktop() -> DesktopPart:

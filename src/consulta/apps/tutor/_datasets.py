@@ -28,7 +28,12 @@ __all__ = [
 ]
 
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
-_READERS = {".csv": pd.read_csv, ".tsv": lambda p: pd.read_csv(p, sep="\t"), ".xlsx": pd.read_excel, ".xls": pd.read_excel}
+_READERS = {
+    ".csv": pd.read_csv,
+    ".tsv": lambda p: pd.read_csv(p, sep="\t"),
+    ".xlsx": pd.read_excel,
+    ".xls": pd.read_excel,
+}
 ACCEPTED_SUFFIXES: tuple[str, ...] = tuple(_READERS)
 """The file types an upload may have (the ones pandas opens here)."""
 
@@ -36,15 +41,21 @@ ACCEPTED_SUFFIXES: tuple[str, ...] = tuple(_READERS)
 def uploaded_files(folder: Path) -> list[str]:
     """The names of the files uploaded so far, sorted (hidden names, e.g. an upload being written, are not files of
     the folder)."""
-    return sorted(p.name for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")) if folder.is_dir() else []
+    return (
+        sorted(p.name for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
+        if folder.is_dir()
+        else []
+    )
 
 
 def check_file_name(name: str, *, field: str = "context.file_name") -> None:
     """A plain, visible file name (no folder part, no leading dot), else ToolError `path_outside_uploads`."""
     if Path(name).name != name or name.startswith(".") or any(ord(c) < 32 for c in name):
         raise ToolError(
-            "path_outside_uploads", f"{name!r} is not a file name in the upload folder.",
-            hint="Give the uploaded file's name only, e.g. student_data.csv.", field=field,
+            "path_outside_uploads",
+            f"{name!r} is not a file name in the upload folder.",
+            hint="Give the uploaded file's name only, e.g. student_data.csv.",
+            field=field,
         )
 
 
@@ -52,8 +63,10 @@ def check_file_type(name: str, *, field: str = "context.file_name") -> None:
     """A type pandas opens here (ACCEPTED_SUFFIXES), else ToolError `unsupported_file_type`."""
     if Path(name).suffix.lower() not in _READERS:
         raise ToolError(
-            "unsupported_file_type", f"{name} is not a CSV, TSV or Excel file.",
-            hint=f"Accepted: {', '.join(ACCEPTED_SUFFIXES)}.", field=field,
+            "unsupported_file_type",
+            f"{name} is not a CSV, TSV or Excel file.",
+            hint=f"Accepted: {', '.join(ACCEPTED_SUFFIXES)}.",
+            field=field,
         )
 
 
@@ -68,8 +81,10 @@ def upload_path(folder: Path, name: str | None) -> Path:
     leading outside, a missing file, an unknown type or a file over the size limit is refused (ToolError)."""
     if not name:
         raise ToolError(
-            "missing_required_field", "context.file_name is empty: which uploaded file?",
-            hint=f"Uploaded: {', '.join(uploaded_files(folder)) or 'nothing yet'}.", field="context.file_name",
+            "missing_required_field",
+            "context.file_name is empty: which uploaded file?",
+            hint=f"Uploaded: {', '.join(uploaded_files(folder)) or 'nothing yet'}.",
+            field="context.file_name",
         )
     check_file_name(name)
     path = folder / name
@@ -77,7 +92,10 @@ def upload_path(folder: Path, name: str | None) -> Path:
         raise ToolError("path_outside_uploads", f"{name!r} leads outside the upload folder.", field="context.file_name")
     if not path.is_file():
         raise ToolError(
-            "file_not_found", f"No uploaded file {name!r}.", hint=f"Uploaded: {', '.join(uploaded_files(folder)) or 'nothing yet'}.", field="context.file_name"
+            "file_not_found",
+            f"No uploaded file {name!r}.",
+            hint=f"Uploaded: {', '.join(uploaded_files(folder)) or 'nothing yet'}.",
+            field="context.file_name",
         )
     check_file_type(name)
     check_file_size(name, path.stat().st_size)
@@ -89,7 +107,11 @@ def open_dataset(path: Path) -> pd.DataFrame:
     try:
         return _READERS[path.suffix.lower()](path)
     except Exception as error:  # noqa: BLE001 - any parser failure is the file's problem, reported as such
-        raise ToolError("unreadable_file", f"{path.name} could not be read: {type(error).__name__}: {error}", field="context.file_name") from None
+        raise ToolError(
+            "unreadable_file",
+            f"{path.name} could not be read: {type(error).__name__}: {error}",
+            field="context.file_name",
+        ) from None
 
 
 class DatasetFacts(BaseModel):
@@ -116,12 +138,16 @@ def _is(kind: str, series: pd.Series) -> bool:
         case "number":
             return bool(pd.api.types.is_numeric_dtype(series))
         case "date":
-            return bool(pd.api.types.is_datetime64_any_dtype(series)) or bool(pd.to_datetime(series, errors="coerce").notna().all())
+            return bool(pd.api.types.is_datetime64_any_dtype(series)) or bool(
+                pd.to_datetime(series, errors="coerce").notna().all()
+            )
         case _:
             return bool(pd.api.types.is_string_dtype(series) or pd.api.types.is_object_dtype(series))
 
 
-def check_dataset(frame: pd.DataFrame, requirements: DatasetRequirements, *, file_name: str) -> tuple[DatasetFacts, Verdict]:
+def check_dataset(
+    frame: pd.DataFrame, requirements: DatasetRequirements, *, file_name: str
+) -> tuple[DatasetFacts, Verdict]:
     """The dataset's facts (size, columns, types, nulls, duplicates, first rows) and the verdict against the task's
     requirements, all computed here."""
     columns = [str(c) for c in frame.columns]
@@ -148,5 +174,9 @@ def check_dataset(frame: pd.DataFrame, requirements: DatasetRequirements, *, fil
             warnings.append(f"column {column} has {facts.nulls[column]} empty value(s)")
     if facts.duplicate_rows:
         warnings.append(f"{facts.duplicate_rows} duplicate row(s)")
-    evidence = [f"rows: {facts.rows}", f"columns: {', '.join(columns)}"] + [f"{c}: {t}" for c, t in facts.dtypes.items() if c in requirements.column_types]
-    return facts, Verdict(is_suitable=not blocking, blocking_issues=blocking, warning_issues=warnings, evidence=evidence)
+    evidence = [f"rows: {facts.rows}", f"columns: {', '.join(columns)}"] + [
+        f"{c}: {t}" for c, t in facts.dtypes.items() if c in requirements.column_types
+    ]
+    return facts, Verdict(
+        is_suitable=not blocking, blocking_issues=blocking, warning_issues=warnings, evidence=evidence
+    )

@@ -10,7 +10,16 @@ import html
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QListWidget, QPushButton, QTextBrowser, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QPushButton,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
 
 from ...i18n import t
 from ...runtime import Event, RunEnded, RunStarted, ToolError, ToolReturned
@@ -67,7 +76,10 @@ class UploadsPanel(QWidget):
 
     def choose(self) -> None:
         picked, _ = QFileDialog.getOpenFileName(
-            self, t("tutor.web.uploads.choose", self.lang), "", t("tutor.qt.uploads.filter", self.lang, patterns=" ".join(f"*{s}" for s in ACCEPTED_SUFFIXES))
+            self,
+            t("tutor.web.uploads.choose", self.lang),
+            "",
+            t("tutor.qt.uploads.filter", self.lang, patterns=" ".join(f"*{s}" for s in ACCEPTED_SUFFIXES)),
         )
         if picked:
             self.upload_file(Path(picked))
@@ -79,12 +91,18 @@ class UploadsPanel(QWidget):
             name = copy_upload(self.folder, source)
         except ToolError as error:
             key = f"tutor.web.error.{error.error_code}"
-            self._say(t(key, self.lang, **values, detail=error.message) if _known(key, self.lang) else error.message, _BAD)
+            self._say(
+                t(key, self.lang, **values, detail=error.message) if _known(key, self.lang) else error.message, _BAD
+            )
             return False
         except OSError as error:
-            self._say(t("tutor.qt.uploads.unreadable", self.lang, name=source.name, error=error.strerror or str(error)), _BAD)
+            self._say(
+                t("tutor.qt.uploads.unreadable", self.lang, name=source.name, error=error.strerror or str(error)), _BAD
+            )
             return False
-        self._say(t("tutor.web.uploads.done", self.lang, name=name, size=_size((self.folder / name).stat().st_size)), _GOOD)
+        self._say(
+            t("tutor.web.uploads.done", self.lang, name=name, size=_size((self.folder / name).stat().st_size)), _GOOD
+        )
         self.refresh()
         return True
 
@@ -162,14 +180,23 @@ def _e(value: Any) -> str:
 
 
 def _rows(rows: list[tuple[str, str]]) -> str:
-    return "<table cellspacing='2'>" + "".join(f"<tr><td style='color:#7a8497'>{_e(k)}</td><td>{v}</td></tr>" for k, v in rows) + "</table>"
+    return (
+        "<table cellspacing='2'>"
+        + "".join(f"<tr><td style='color:#7a8497'>{_e(k)}</td><td>{v}</td></tr>" for k, v in rows)
+        + "</table>"
+    )
 
 
 def _list(items: list[str]) -> str:
     return "<ul>" + "".join(f"<li>{_e(i)}</li>" for i in items) + "</ul>"
 
 
-_FIELDS = {"task_status": "tutor.web.packet.task_status", "guidance_for_ca": "tutor.web.packet.guidance", "mention_to_student": "tutor.web.packet.mention", "blocked_steps": "tutor.web.packet.blocked"}
+_FIELDS = {
+    "task_status": "tutor.web.packet.task_status",
+    "guidance_for_ca": "tutor.web.packet.guidance",
+    "mention_to_student": "tutor.web.packet.mention",
+    "blocked_steps": "tutor.web.packet.blocked",
+}
 
 
 def _packet_html(packet: PacketCard, lang: str) -> str:
@@ -186,33 +213,60 @@ def _packet_html(packet: PacketCard, lang: str) -> str:
         rows.append((t(_FIELDS["blocked_steps"], lang), _e(", ".join(packet.blocked_steps))))
     if packet.consultation_ids:
         rows.append((t("tutor.web.packet.rests_on", lang), _e(", ".join(packet.consultation_ids))))
-    refusal = f"<p style='{_BAD}'>{_e(t('tutor.web.packet.refusal', lang, reason=packet.refusal))}</p>" if packet.refusal else ""
+    refusal = (
+        f"<p style='{_BAD}'>{_e(t('tutor.web.packet.refusal', lang, reason=packet.refusal))}</p>"
+        if packet.refusal
+        else ""
+    )
     style = _GOOD if packet.accepted else _BAD
     return f"<h3>{_e(t('tutor.web.packet.title', lang))} <span style='{style}'>[{_e(verdict)}]</span></h3>{refusal}{_rows(rows)}"
 
 
 def _consultation_html(card: ConsultationCard, lang: str) -> str:
-    expert = t(f"tutor.web.expert.{card.expert_id}", lang) if _known(f"tutor.web.expert.{card.expert_id}", lang) else card.expert_id
-    output = t(f"tutor.web.output.{card.output_type}", lang) if _known(f"tutor.web.output.{card.output_type}", lang) else card.output_type
+    expert = (
+        t(f"tutor.web.expert.{card.expert_id}", lang)
+        if _known(f"tutor.web.expert.{card.expert_id}", lang)
+        else card.expert_id
+    )
+    output = (
+        t(f"tutor.web.output.{card.output_type}", lang)
+        if _known(f"tutor.web.output.{card.output_type}", lang)
+        else card.output_type
+    )
     verdict = t(f"tutor.web.verdict.{card.verdict}", lang)
-    tone = _GOOD if card.verdict in ("suitable", "valid") else _BAD if card.verdict in ("not_suitable", "not_valid", "failed") else ""
+    tone = (
+        _GOOD
+        if card.verdict in ("suitable", "valid")
+        else _BAD
+        if card.verdict in ("not_suitable", "not_valid", "failed")
+        else ""
+    )
     parts = [
         f"<h3>{_e(t('tutor.web.consultation.title', lang, expert=expert, output=output))} <span style='{tone}'>[{_e(verdict)}]</span></h3>",
         f"<p><b>{_e(card.question)}</b></p>",
         f"<p>{_e(card.summary)}</p>" if card.summary else "",
     ]
-    for key, values in (("tutor.web.consultation.issues", card.issues), ("tutor.web.consultation.warnings", card.warnings), ("tutor.web.consultation.evidence", card.evidence)):
+    for key, values in (
+        ("tutor.web.consultation.issues", card.issues),
+        ("tutor.web.consultation.warnings", card.warnings),
+        ("tutor.web.consultation.evidence", card.evidence),
+    ):
         if values:
             parts.append(f"<h4>{_e(t(key, lang))}</h4>{_list(values)}")
     rules = [t("tutor.web.consultation.rule", lang, rule=r.rule_name, action=r.action) for r in card.binding_rules]
-    parts.append(f"<h4>{_e(t('tutor.web.consultation.rules', lang))}</h4>" + (_list(rules) if rules else f"<p>{_e(t('tutor.web.consultation.no_rules', lang))}</p>"))
+    parts.append(
+        f"<h4>{_e(t('tutor.web.consultation.rules', lang))}</h4>"
+        + (_list(rules) if rules else f"<p>{_e(t('tutor.web.consultation.no_rules', lang))}</p>")
+    )
     if card.instruction_updates:
         rows = [
             (t(_FIELDS[k], lang) if k in _FIELDS else k, _list([str(x) for x in v]) if isinstance(v, list) else _e(v))
             for k, v in card.instruction_updates.items()
         ]
         parts.append(f"<h4>{_e(t('tutor.web.consultation.updates', lang))}</h4>{_rows(rows)}")
-    parts.append(f"<p style='color:#7a8497'>{_e(t('tutor.web.consultation.meta', lang, id=card.id, ms=round(card.duration_ms)))}</p>")
+    parts.append(
+        f"<p style='color:#7a8497'>{_e(t('tutor.web.consultation.meta', lang, id=card.id, ms=round(card.duration_ms)))}</p>"
+    )
     return "".join(parts)
 
 

@@ -56,15 +56,33 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
             case "error_diagnosis":
                 path = the_file(request)
                 snippet = request.context.student_code_snippet or ""
-                ran = run_python(snippet, files=[path] if path else [], prelude=load_prelude(path.name) if path else "", limits=limits)
+                ran = run_python(
+                    snippet,
+                    files=[path] if path else [],
+                    prelude=load_prelude(path.name) if path else "",
+                    limits=limits,
+                )
                 columns = [str(c) for c in open_dataset(path).columns] if path else []
-                return {"reproduced": ran.exception is not None, "exception": ran.exception, "stdout": ran.stdout, "columns": columns}
+                return {
+                    "reproduced": ran.exception is not None,
+                    "exception": ran.exception,
+                    "stdout": ran.stdout,
+                    "columns": columns,
+                }
             case _:
                 evidence = request.context.student_evidence or ""
-                facts: dict[str, Any] = {"objectives": task.learning_objectives, "evidence_has_code": bool(_CODE.search(evidence))}
+                facts: dict[str, Any] = {
+                    "objectives": task.learning_objectives,
+                    "evidence_has_code": bool(_CODE.search(evidence)),
+                }
                 if facts["evidence_has_code"]:
                     path = the_file(request)
-                    ran = run_python(evidence, files=[path] if path else [], prelude=load_prelude(path.name) if path else "", limits=limits)
+                    ran = run_python(
+                        evidence,
+                        files=[path] if path else [],
+                        prelude=load_prelude(path.name) if path else "",
+                        limits=limits,
+                    )
                     facts.update(ran=ran.ok, exception=ran.exception, stdout=ran.stdout)
                 return facts
 
@@ -73,7 +91,12 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
             verdict = facts["verdict"]
             return output.model_copy(update=verdict.model_dump())  # the model wrote recommended_next_step only
         if isinstance(output, ValidationReport) and not facts.get("evidence_has_code"):
-            return output.model_copy(update={"is_valid": False, "missing_elements": sorted({*output.missing_elements, "code or output that shows it"})})
+            return output.model_copy(
+                update={
+                    "is_valid": False,
+                    "missing_elements": sorted({*output.missing_elements, "code or output that shows it"}),
+                }
+            )
         if isinstance(output, ValidationReport) and facts.get("ran") is False:
             return output.model_copy(update={"is_valid": False})
         return output
@@ -82,7 +105,9 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
         if isinstance(output, ErrorDiagnosis):
             task = catalog.task(request.context.task_id)
             if leaked := task.revealed_in(output.suggested_fix_direction + output.explanation):
-                raise ValueError(f"The answer contains the solution ({leaked}); give a direction, not the line of code.")
+                raise ValueError(
+                    f"The answer contains the solution ({leaked}); give a direction, not the line of code."
+                )
             exception = facts.get("exception")
             if exception is not None and exception.type not in output.error_root_cause + output.explanation:
                 raise ValueError(f"Name the real exception, {exception.type}: {exception.message}.")
@@ -90,11 +115,17 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
     def check_concept(request: ConsultRequest, facts: dict[str, Any], output: ExpertOutput) -> None:
         task = catalog.task(request.context.task_id)
         if leaked := task.revealed_in(_texts(output)):
-            raise ValueError(f"The explanation gives away the task's answer ({leaked}); use an example unrelated to the task.")
+            raise ValueError(
+                f"The explanation gives away the task's answer ({leaked}); use an example unrelated to the task."
+            )
 
     def inspect_concept(request: ConsultRequest) -> dict[str, Any]:
         task = catalog.task(request.context.task_id)
-        return {"task": task.title, "learning_objectives": task.learning_objectives, "never_write": task.must_not_reveal}
+        return {
+            "task": task.title,
+            "learning_objectives": task.learning_objectives,
+            "never_write": task.must_not_reveal,
+        }
 
     return [
         Expert(
@@ -115,4 +146,3 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
             check=check_concept,
         ),
     ]
-

@@ -49,17 +49,28 @@ def tools(host: AppView) -> list[ToolDef]:
             try:
                 data = base64.b64decode(content, validate=True)
             except (binascii.Error, ValueError):
-                raise ToolError("invalid_base64", "content is not valid base64.", hint='Send the bytes as base64, or text with encoding "text".', field="content") from None
+                raise ToolError(
+                    "invalid_base64",
+                    "content is not valid base64.",
+                    hint='Send the bytes as base64, or text with encoding "text".',
+                    field="content",
+                ) from None
         else:
             data = content.encode("utf-8")
         saved = save_upload(folder(), name, data)
-        return {"ok": True, "file": saved.model_dump(), "message": f"{saved.name} is in the upload folder ({saved.size} bytes)."}
+        return {
+            "ok": True,
+            "file": saved.model_dump(),
+            "message": f"{saved.name} is in the upload folder ({saved.size} bytes).",
+        }
 
     async def list_uploads_tool() -> dict[str, Any]:
         """The files in the student's upload folder (name, size in bytes, when written)."""
         return {"files": [f.model_dump() for f in list_uploads(folder())]}
 
     return [
-        ToolDef(name="upload_dataset", function=upload_dataset, description=(upload_dataset.__doc__ or "").split("\n\n")[0]),
+        ToolDef(
+            name="upload_dataset", function=upload_dataset, description=(upload_dataset.__doc__ or "").split("\n\n")[0]
+        ),
         ToolDef(name="list_uploads", function=list_uploads_tool, description=(list_uploads_tool.__doc__ or "").strip()),
     ]

@@ -16,7 +16,16 @@ from ...asks import carry_updates, merge_updates, missing_updates
 from ...runtime import ConsultationRecord, Store, ToolDef, ToolError, current_tool_call, invalid_arguments_result
 from ._datasets import uploaded_files
 
-__all__ = ["SUBMIT_PACKET_TOOL_NAME", "Inspect", "InstructionPacket", "binding_updates", "inspection_request", "standing_consultations", "submit_packet_tool", "uninspected_uploads"]
+__all__ = [
+    "SUBMIT_PACKET_TOOL_NAME",
+    "Inspect",
+    "InstructionPacket",
+    "binding_updates",
+    "inspection_request",
+    "standing_consultations",
+    "submit_packet_tool",
+    "uninspected_uploads",
+]
 
 SUBMIT_PACKET_TOOL_NAME = "submit_instruction_packet"
 
@@ -31,7 +40,9 @@ class InstructionPacket(BaseModel):
 
     task_id: str = Field(min_length=1)
     task_status: Literal["not_started", "in_progress", "blocked", "done"]
-    guidance_for_ca: str = Field(min_length=1, description="How the CA should guide the student now (never the solution).")
+    guidance_for_ca: str = Field(
+        min_length=1, description="How the CA should guide the student now (never the solution)."
+    )
     blocked_steps: list[str] = Field(default_factory=list, description="Steps the CA must not start yet.")
     mention_to_student: list[str] = Field(default_factory=list, description="Points the CA must bring up.")
     consultation_ids: list[str] = Field(default_factory=list, description="The consultations this packet rests on.")
@@ -50,7 +61,9 @@ def standing_consultations(store: Store, run_id: str, uploads: Path | None = Non
             if c.status != "done" or c.run_id == run_id or key is None or key in covered:
                 continue
             path = uploads / key[0]
-            if path.is_file() and datetime.fromtimestamp(path.stat().st_mtime, UTC) <= datetime.fromisoformat(c.started_at):
+            if path.is_file() and datetime.fromtimestamp(path.stat().st_mtime, UTC) <= datetime.fromisoformat(
+                c.started_at
+            ):
                 covered.add(key)
                 earlier.append(c)
     return sorted([*mine, *earlier], key=lambda c: c.id)
@@ -75,14 +88,18 @@ def binding_updates(store: Store, run_id: str, uploads: Path | None = None) -> d
 def uninspected_uploads(store: Store, run_id: str, uploads: Path, *, task_id: str | None = None) -> list[str]:
     """The uploaded files with no standing inspection (`suitability_judgment`), for `task_id` if given."""
     inspected = {key for c in standing_consultations(store, run_id, uploads) if (key := _inspected(c)) is not None}
-    return [f for f in uploaded_files(uploads) if not any(file == f and task_id in (None, task) for file, task in inspected)]
+    return [
+        f for f in uploaded_files(uploads) if not any(file == f and task_id in (None, task) for file, task in inspected)
+    ]
 
 
 def inspection_request(file_name: str, task_id: str) -> dict[str, Any]:
     """The consult_expert request that inspects an upload for a task (seed 000's first example, for this file)."""
     return {
-        "expert_id": "data_inspector", "question": f"Is {file_name} suitable for {task_id}?",
-        "context": {"file_name": file_name, "task_id": task_id}, "expected_output_type": "suitability_judgment",
+        "expert_id": "data_inspector",
+        "question": f"Is {file_name} suitable for {task_id}?",
+        "context": {"file_name": file_name, "task_id": task_id},
+        "expected_output_type": "suitability_judgment",
         "scenario_id": "dataset_suitability_check",
         "reasoning": "The packet rests on this upload, which has not been inspected for the task: every upload is inspected before a packet uses it.",
     }
@@ -95,8 +112,11 @@ async def _inspect_first(store: Store, run_id: str, task_id: str, uploads: Path,
         request = inspection_request(name, task_id)
         if inspect is None:
             raise ToolError(
-                "consult_first", f"{name} has not been inspected for {task_id}; the packet cannot rest on it yet.",
-                hint="Call consult_expert with " + json.dumps(request, ensure_ascii=False) + ", then submit the packet again.",
+                "consult_first",
+                f"{name} has not been inspected for {task_id}; the packet cannot rest on it yet.",
+                hint="Call consult_expert with "
+                + json.dumps(request, ensure_ascii=False)
+                + ", then submit the packet again.",
             )
         await inspect(request)
 

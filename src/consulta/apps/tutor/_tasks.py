@@ -54,7 +54,10 @@ class TaskCatalog(_Model):
         found = next((t for t in self.tasks if t.id == task_id), None)
         if found is None:
             raise ToolError(
-                "unknown_task", f"There is no task {task_id!r}.", hint=f"Tasks: {', '.join(t.id for t in self.tasks)}.", field="context.task_id"
+                "unknown_task",
+                f"There is no task {task_id!r}.",
+                hint=f"Tasks: {', '.join(t.id for t in self.tasks)}.",
+                field="context.task_id",
             )
         return found
 

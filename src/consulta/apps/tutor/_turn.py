@@ -138,7 +138,11 @@ def consultation_card(record: ConsultationRecord) -> ConsultationCard:
     elif output_type == "suitability_judgment":
         verdict = "suitable" if output.get("is_suitable") else "not_suitable"
         summary = str(output.get("recommended_next_step", ""))
-        issues, warnings, evidence = _strings(output.get("blocking_issues")), _strings(output.get("warning_issues")), _strings(output.get("evidence"))
+        issues, warnings, evidence = (
+            _strings(output.get("blocking_issues")),
+            _strings(output.get("warning_issues")),
+            _strings(output.get("evidence")),
+        )
     elif output_type == "validation_report":
         verdict = "valid" if output.get("is_valid") else "not_valid"
         summary = str(output.get("validation_details", ""))
@@ -147,7 +151,9 @@ def consultation_card(record: ConsultationRecord) -> ConsultationCard:
     elif output_type == "error_diagnosis":
         verdict = "diagnosed"
         summary = str(output.get("error_root_cause", ""))
-        evidence = [s for s in (str(output.get("explanation", "")), str(output.get("suggested_fix_direction", ""))) if s]
+        evidence = [
+            s for s in (str(output.get("explanation", "")), str(output.get("suggested_fix_direction", ""))) if s
+        ]
     else:  # concept_explanation
         verdict = "explained"
         summary = str(output.get("definition", ""))

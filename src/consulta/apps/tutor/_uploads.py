@@ -23,7 +23,14 @@ from pydantic import BaseModel
 
 from ...i18n import catalog, normalize_lang, t
 from ...runtime import ConsultaError, ToolError
-from ._datasets import ACCEPTED_SUFFIXES, MAX_UPLOAD_BYTES, check_file_name, check_file_size, check_file_type, uploaded_files
+from ._datasets import (
+    ACCEPTED_SUFFIXES,
+    MAX_UPLOAD_BYTES,
+    check_file_name,
+    check_file_size,
+    check_file_type,
+    uploaded_files,
+)
 
 __all__ = [
     "FIELD",
@@ -46,8 +53,12 @@ _MAX_MEMBERS = 10_000
 csv.field_size_limit(max(csv.field_size_limit(), MAX_UPLOAD_BYTES))
 _CHUNK = 1024 * 1024
 _XLS_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # the OLE2 container of Excel 97-2003 files
-_OTHER_ENCODINGS = ((codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"), (codecs.BOM_UTF16_LE, "UTF-16"),
-                    (codecs.BOM_UTF16_BE, "UTF-16"))
+_OTHER_ENCODINGS = (
+    (codecs.BOM_UTF32_LE, "UTF-32"),
+    (codecs.BOM_UTF32_BE, "UTF-32"),
+    (codecs.BOM_UTF16_LE, "UTF-16"),
+    (codecs.BOM_UTF16_BE, "UTF-16"),
+)
 
 
 class UploadRefused(ToolError, ConsultaError):
@@ -64,7 +75,11 @@ class UploadRefused(ToolError, ConsultaError):
     @classmethod
     def of(cls, error: ToolError, name: str) -> UploadRefused:
         """A check's ToolError as a refusal of the upload `name`."""
-        return error if isinstance(error, UploadRefused) else cls(error.error_code, error.message, name=name, hint=error.hint)
+        return (
+            error
+            if isinstance(error, UploadRefused)
+            else cls(error.error_code, error.message, name=name, hint=error.hint)
+        )
 
     def localized(self, lang: str) -> str:
         key = f"tutor.web.error.{self.error_code}"
@@ -89,7 +104,9 @@ class UploadedFile(BaseModel):
 
 def _described(path: Path) -> UploadedFile:
     stat = path.stat()
-    return UploadedFile(name=path.name, size=stat.st_size, modified=datetime.fromtimestamp(stat.st_mtime, UTC).isoformat())
+    return UploadedFile(
+        name=path.name, size=stat.st_size, modified=datetime.fromtimestamp(stat.st_mtime, UTC).isoformat()
+    )
 
 
 def list_uploads(folder: Path) -> list[UploadedFile]:
@@ -142,7 +159,9 @@ def _check_text(path: Path, name: str) -> None:
                 first = False
             if (nul := chunk.find(b"\x00")) >= 0:
                 raise UploadRefused(
-                    "not_text", f"{name} is not a text file (binary data at byte {offset + nul}).", name=name,
+                    "not_text",
+                    f"{name} is not a text file (binary data at byte {offset + nul}).",
+                    name=name,
                     hint="Upload the table itself as CSV or TSV text, or an Excel file as .xlsx.",
                 )
             try:
@@ -161,7 +180,9 @@ def _check_text(path: Path, name: str) -> None:
 
 def _not_utf8(name: str, message: str) -> UploadRefused:
     return UploadRefused(
-        "invalid_encoding", message, name=name,
+        "invalid_encoding",
+        message,
+        name=name,
         hint="Save it as UTF-8 (in Excel: Save As › CSV UTF-8) and upload it again.",
     )
 
@@ -183,18 +204,25 @@ def _check_rows(path: Path, name: str, delimiter: str) -> None:
                     raise UploadRefused(
                         "ragged_rows",
                         f"{name}: line {reader.line_num} has {len(row)} fields, the header has {len(header)}.",
-                        name=name, hint="Give every row one value per column (an empty one between two separators), "
+                        name=name,
+                        hint="Give every row one value per column (an empty one between two separators), "
                         "or quote values that contain the separator.",
                     )
         except csv.Error as error:
             raise UploadRefused(
-                "unreadable_table", f"{name}: line {reader.line_num}: {error}.", name=name,
+                "unreadable_table",
+                f"{name}: line {reader.line_num}: {error}.",
+                name=name,
                 hint="Check that line's quotes: a quoted value must end with a quote.",
             ) from None
     if rows == 0:
         what = "only a header" if header is not None else "no header and no rows"
-        raise UploadRefused("no_rows", f"{name} has {what}: there is no data in it.", name=name,
-                            hint="Upload the file with the rows of data in it.")
+        raise UploadRefused(
+            "no_rows",
+            f"{name} has {what}: there is no data in it.",
+            name=name,
+            hint="Upload the file with the rows of data in it.",
+        )
 
 
 def _check_workbook(path: Path, name: str) -> None:
@@ -204,7 +232,8 @@ def _check_workbook(path: Path, name: str) -> None:
             if len(members) > _MAX_MEMBERS or sum(m.file_size for m in members) > MAX_UNPACKED_BYTES:
                 raise UploadRefused(
                     "unpacks_too_large",
-                    f"{name} unpacks to more than {MAX_UNPACKED_BYTES // (1024 * 1024)} MB.", name=name,
+                    f"{name} unpacks to more than {MAX_UNPACKED_BYTES // (1024 * 1024)} MB.",
+                    name=name,
                     hint="Upload the sheet with the data alone, or save it as CSV.",
                 )
             if "xl/workbook.xml" not in workbook.namelist():
@@ -215,7 +244,9 @@ def _check_workbook(path: Path, name: str) -> None:
 
 def _not_a_workbook(name: str) -> UploadRefused:
     return UploadRefused(
-        "not_a_workbook", f"{name} is not an Excel workbook.", name=name,
+        "not_a_workbook",
+        f"{name} is not an Excel workbook.",
+        name=name,
         hint="Open it in Excel and save it as .xlsx, or upload the table as CSV.",
     )
 
@@ -239,13 +270,17 @@ class UploadWriter:
         self.size += len(chunk)
         if self.size > self.limit:
             self.abort()
-            raise UploadRefused("file_too_large", f"{self.name} is over {self.limit // (1024 * 1024)} MB.", name=self.name)
+            raise UploadRefused(
+                "file_too_large", f"{self.name} is over {self.limit // (1024 * 1024)} MB.", name=self.name
+            )
         self._file.write(chunk)
 
     def commit(self) -> UploadedFile:
         if self.size == 0:
             self.abort()
-            raise UploadRefused("empty_file", f"{self.name} is empty.", name=self.name, hint="Upload a file with the data in it.")
+            raise UploadRefused(
+                "empty_file", f"{self.name} is empty.", name=self.name, hint="Upload a file with the data in it."
+            )
         self._file.flush()
         try:
             check_content(self._temp, self.name)

@@ -23,7 +23,11 @@ __all__ = ["router"]
 MULTIPART_SLACK = 64 * 1024
 """What a multipart body may hold besides the file itself (boundaries, part headers, small fields)."""
 _STATUS = {"file_too_large": 413, "unsupported_file_type": 415}
-_FORM = {"type": "object", "properties": {FIELD: {"type": "string", "format": "binary", "minLength": 1}}, "required": [FIELD]}
+_FORM = {
+    "type": "object",
+    "properties": {FIELD: {"type": "string", "format": "binary", "minLength": 1}},
+    "required": [FIELD],
+}
 _ENCODING = {FIELD: {"headers": {"Content-Disposition": {
     "description": "The file's name: it says its type (a suffix of `accepted` in GET /api/tutor/uploads).",
     "schema": {"type": "string"},
@@ -142,7 +146,9 @@ def router(kit: WebKit) -> APIRouter:
     router = kit.api_router("tutor")
 
     def refused(error: ToolError) -> Exception:
-        return ApiError(_STATUS.get(error.error_code, 422), error.error_code, error.message, hint=error.hint, field=error.field)
+        return ApiError(
+            _STATUS.get(error.error_code, 422), error.error_code, error.message, hint=error.hint, field=error.field
+        )
 
     def _folder(host: AppView) -> Path:
         folder = host.data_path
@@ -158,13 +164,22 @@ def router(kit: WebKit) -> APIRouter:
         return Uploads(files=files, max_bytes=MAX_UPLOAD_BYTES, accepted=list(ACCEPTED_SUFFIXES))
 
     @router.post(
-        "/uploads", status_code=201, summary="Upload one dataset (multipart/form-data, part `file`)",
+        "/uploads",
+        status_code=201,
+        summary="Upload one dataset (multipart/form-data, part `file`)",
         responses={
             413: {**kit.responses[422], "description": "The file is over the upload limit; nothing was written."},
-            415: {**kit.responses[422], "description": "Not a CSV, TSV or Excel file, or not a multipart/form-data body; "
-                  "nothing was written."},
+            415: {
+                **kit.responses[422],
+                "description": "Not a CSV, TSV or Excel file, or not a multipart/form-data body; nothing was written.",
+            },
         },
-        openapi_extra={"requestBody": {"required": True, "content": {"multipart/form-data": {"schema": _FORM, "encoding": _ENCODING}}}},
+        openapi_extra={
+            "requestBody": {
+                "required": True,
+                "content": {"multipart/form-data": {"schema": _FORM, "encoding": _ENCODING}},
+            }
+        },
     )
     async def upload(request: Request, host: Host, _: Principal) -> UploadedFile:
         """The file goes into the upload folder (a file of the same name is replaced), written atomically. Refused,
@@ -179,8 +194,11 @@ def router(kit: WebKit) -> APIRouter:
         content_type, params = parse_options_header(request.headers.get("content-type"))
         if content_type != b"multipart/form-data" or not params.get(b"boundary"):
             raise ApiError(
-                415, "unsupported_media_type", "This route reads a multipart/form-data body.",
-                hint="Send the file as multipart/form-data, in a part named file.", field=FIELD,
+                415,
+                "unsupported_media_type",
+                "This route reads a multipart/form-data body.",
+                hint="Send the file as multipart/form-data, in a part named file.",
+                field=FIELD,
             )
         reader = _Upload(folder, params[b"boundary"])
         try:
@@ -191,7 +209,9 @@ def router(kit: WebKit) -> APIRouter:
             else:
                 await asyncio.to_thread(reader.parser.finalize)
         except FormParserError as error:
-            reader.error = reader.error or ToolError("invalid_request", f"The multipart body could not be read: {error}", field=FIELD)
+            reader.error = reader.error or ToolError(
+                "invalid_request", f"The multipart body could not be read: {error}", field=FIELD
+            )
         finally:
             reader.close()
         if reader.error is not None:
@@ -201,7 +221,9 @@ def router(kit: WebKit) -> APIRouter:
         return reader.saved
 
     @router.get("/turn", summary="A turn's cards: its instruction packet and consultations")
-    async def turn(host: Host, principal: Principal, run_id: Annotated[str | None, Query(max_length=64)] = None) -> TurnView | None:
+    async def turn(
+        host: Host, principal: Principal, run_id: Annotated[str | None, Query(max_length=64)] = None
+    ) -> TurnView | None:
         """The turn of run `run_id` (the orchestrator's run, or the assistant's run it handed over to), or the newest
         turn of this session (null before the first). 404 for a run not of this session."""
         return await asyncio.to_thread(_turn, host, principal, run_id)

@@ -20,7 +20,9 @@ from ._session import TerminalSession
 __all__ = ["chat", "desktop", "mcp", "serve"]
 
 _EXTRA = {"allow_extra_args": True, "ignore_unknown_options": True}
-AppArg = Annotated[str, typer.Argument(metavar="APP", help="The app (`consulta apps` lists them); its own flags follow it")]
+AppArg = Annotated[
+    str, typer.Argument(metavar="APP", help="The app (`consulta apps` lists them); its own flags follow it")
+]
 HelpApp = Annotated[bool, typer.Option("--help-app", help="List the app's own flags and exit")]
 
 
@@ -49,8 +51,13 @@ def chat(
     app_name: AppArg,
     model: ModelOpt = None,
     lang: LangOpt = None,
-    prompt: Annotated[list[str] | None, typer.Option("--prompt", "-p", help="Send this request (repeatable) instead of reading the terminal")] = None,
-    ask_policy: Annotated[str | None, typer.Option(help="wait | defer | fail (default: wait at a terminal, else defer)")] = None,
+    prompt: Annotated[
+        list[str] | None,
+        typer.Option("--prompt", "-p", help="Send this request (repeatable) instead of reading the terminal"),
+    ] = None,
+    ask_policy: Annotated[
+        str | None, typer.Option(help="wait | defer | fail (default: wait at a terminal, else defer)")
+    ] = None,
     help_app: HelpApp = False,
 ) -> None:
     """Chat with an app's agent in the terminal (with --prompt, the exit status is 1 when a run failed)."""
@@ -60,7 +67,9 @@ def chat(
         raise typer.Exit(1)
 
 
-async def _chat(settings: Settings, app_def: AppDef, flags: AppFlags, ask_policy: AskPolicy, prompts: list[str] | None) -> bool:
+async def _chat(
+    settings: Settings, app_def: AppDef, flags: AppFlags, ask_policy: AskPolicy, prompts: list[str] | None
+) -> bool:
     """Hold the conversation; True when one of its runs failed."""
     host = AppHost(app=app_def, settings=settings, options=flags.options, ask_policy=ask_policy)
     session = TerminalSession(host, principal=LOCAL_PRINCIPAL)
@@ -127,7 +136,13 @@ def serve(
 
 
 @app.command(context_settings=_EXTRA)
-def desktop(ctx: typer.Context, app_name: AppArg = DEFAULT_APP, model: ModelOpt = None, lang: LangOpt = None, help_app: HelpApp = False) -> None:
+def desktop(
+    ctx: typer.Context,
+    app_name: AppArg = DEFAULT_APP,
+    model: ModelOpt = None,
+    lang: LangOpt = None,
+    help_app: HelpApp = False,
+) -> None:
     """Open an app's desktop window (needs the `qt` extra)."""
     from ..qt import run_desktop
 
@@ -142,7 +157,9 @@ def desktop(ctx: typer.Context, app_name: AppArg = DEFAULT_APP, model: ModelOpt 
 def mcp(
     ctx: typer.Context,
     app_name: AppArg = DEFAULT_APP,
-    transport: Annotated[str, typer.Option(help="stdio (for a client that starts this process) or http (streamable HTTP)")] = "stdio",
+    transport: Annotated[
+        str, typer.Option(help="stdio (for a client that starts this process) or http (streamable HTTP)")
+    ] = "stdio",
     host: Annotated[str, typer.Option(help="http: address to bind")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="http: port to listen on")] = 8001,
     lang: LangOpt = None,

@@ -42,12 +42,17 @@ __all__ = [
 ]
 
 app = typer.Typer(
-    cls=WithAppCommands, add_completion=False, no_args_is_help=True, help="Consulta: agents that stop to consult someone, and carry on."
+    cls=WithAppCommands,
+    add_completion=False,
+    no_args_is_help=True,
+    help="Consulta: agents that stop to consult someone, and carry on.",
 )
 console = Console()
 _errors = Console(stderr=True)
 
-ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="local | local:/x.gguf | openai:M | gemini:M | scripted:PATH")]
+ModelOpt = Annotated[
+    str | None, typer.Option("--model", "-m", help="local | local:/x.gguf | openai:M | gemini:M | scripted:PATH")
+]
 LangOpt = Annotated[str | None, typer.Option("--lang", help="en or zh-CN")]
 
 
@@ -116,7 +121,14 @@ def prepare_model(settings: Settings, spec: str) -> None:
     if not spec.startswith("local"):
         resolve_model(spec, models_dir=settings.models_dir)
         return
-    with Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(), console=console, transient=True) as bar:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        DownloadColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+    ) as bar:
         task = bar.add_task(t("cli.model.joining", settings.lang), total=None)
         start = time.monotonic()
         prepare(

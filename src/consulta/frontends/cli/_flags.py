@@ -20,7 +20,12 @@ from ._base import env_lang
 
 __all__ = ["AppFlags", "app_flags", "flags_help"]
 
-_SCALARS: dict[Any, click.ParamType] = {str: click.STRING, int: click.INT, float: click.FLOAT, Path: click.Path(path_type=Path)}
+_SCALARS: dict[Any, click.ParamType] = {
+    str: click.STRING,
+    int: click.INT,
+    float: click.FLOAT,
+    Path: click.Path(path_type=Path),
+}
 
 
 class AppFlags(BaseModel):
@@ -60,7 +65,13 @@ def _params(model: type[BaseModel]) -> list[tuple[str, click.Option]]:
         if scalar is bool and not many:
             option = click.Option([f"{flag}/--no-{flag[2:]}", name], default=None, help=info.description)
         else:
-            option = click.Option([flag, name], type=_SCALARS.get(scalar, click.STRING), multiple=many, default=None, help=info.description)
+            option = click.Option(
+                [flag, name],
+                type=_SCALARS.get(scalar, click.STRING),
+                multiple=many,
+                default=None,
+                help=info.description,
+            )
         params.append((name, option))
     return params
 
@@ -74,7 +85,9 @@ def _command(app: AppDef) -> click.Command:
 
 def flags_help(app: AppDef) -> str:
     """The app's flags, one a line, for help texts."""
-    return "\n".join(f"{' / '.join(p.opts)}: {p.help or ''}" for p in _command(app).params if isinstance(p, click.Option))
+    return "\n".join(
+        f"{' / '.join(p.opts)}: {p.help or ''}" for p in _command(app).params if isinstance(p, click.Option)
+    )
 
 
 def app_flags(app: AppDef, args: Sequence[str]) -> AppFlags:
@@ -85,11 +98,17 @@ def app_flags(app: AppDef, args: Sequence[str]) -> AppFlags:
         with command.make_context(f"consulta {app.name}", list(args)) as ctx:
             values = {k: v for k, v in ctx.params.items() if v is not None and v != ()}
     except click.UsageError as error:
-        raise typer.BadParameter(t("cli.bad.app_flag", env_lang(), error=error.format_message(), app=app.name, flags=flags_help(app))) from None
+        raise typer.BadParameter(
+            t("cli.bad.app_flag", env_lang(), error=error.format_message(), app=app.name, flags=flags_help(app))
+        ) from None
     own = {name for name in app.options.model_fields}
     try:
         options = app.parse_options({k: v for k, v in values.items() if k in own})
-        terminal = app.terminal.flags.model_validate({k: v for k, v in values.items() if k not in own}) if app.terminal.flags else None
+        terminal = (
+            app.terminal.flags.model_validate({k: v for k, v in values.items() if k not in own})
+            if app.terminal.flags
+            else None
+        )
     except ValidationError as error:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
         raise typer.BadParameter(problems) from None

@@ -68,7 +68,9 @@ def models(lang: LangOpt = None) -> None:
 
 @app.command()
 def consultations(
-    consultation_id: Annotated[str | None, typer.Argument(metavar="[ID]", help="Show this consultation's full record")] = None,
+    consultation_id: Annotated[
+        str | None, typer.Argument(metavar="[ID]", help="Show this consultation's full record")
+    ] = None,
     run: Annotated[str | None, typer.Option("--run", help="Only the consultations of this run")] = None,
     lang: LangOpt = None,
 ) -> None:
@@ -88,5 +90,13 @@ def consultations(
     table = id_table(t("cli.consultations.title", settings.lang), [t(c, settings.lang) for c in columns], ids=2)
     for c in rows:
         rules = ", ".join(r["rule_name"] for r in c.binding_rules)
-        table.add_row(c.id, c.run_id or "-", c.expert_id, c.request.get("expected_output_type", ""), c.status, rules or "-", c.started_at[:19])
+        table.add_row(
+            c.id,
+            c.run_id or "-",
+            c.expert_id,
+            c.request.get("expected_output_type", ""),
+            c.status,
+            rules or "-",
+            c.started_at[:19],
+        )
     console.print(table)

@@ -31,13 +31,24 @@ class EventPrinter:
         lang, out = self.lang, self.console
         match event:
             case ToolCalled(tool_name=name, args=args) if name != "question":
-                out.print(t("cli.chat.tool_call", lang, tool=name, args=_short(args)), style="dim", markup=False, highlight=False)
+                out.print(
+                    t("cli.chat.tool_call", lang, tool=name, args=_short(args)),
+                    style="dim",
+                    markup=False,
+                    highlight=False,
+                )
             case ToolReturned(tool_name=name, ok=True) if name != "question":
                 out.print(t("cli.chat.tool_ok", lang, tool=name), style="dim green", markup=False, highlight=False)
             case ToolReturned(tool_name=name, ok=False, result=result):
                 result = result if isinstance(result, dict) else {}
                 out.print(
-                    t("cli.chat.tool_error", lang, tool=name, code=result.get("error_code", "?"), message=result.get("message", "")),
+                    t(
+                        "cli.chat.tool_error",
+                        lang,
+                        tool=name,
+                        code=result.get("error_code", "?"),
+                        message=result.get("message", ""),
+                    ),
                     style="yellow",
                     markup=False,
                     highlight=False,
@@ -47,7 +58,10 @@ class EventPrinter:
                 out.print(Panel(shown, title=t("cli.chat.agent", lang), title_align="left", border_style="cyan"))
             case PlanDecided(status=status, result=result):
                 if status == "applied":
-                    out.print(t("cli.plan.applied", lang, audit_ids=", ".join((result or {}).get("audit_ids", []))), style="green")
+                    out.print(
+                        t("cli.plan.applied", lang, audit_ids=", ".join((result or {}).get("audit_ids", []))),
+                        style="green",
+                    )
                 elif status == "failed":
                     out.print(t("cli.plan.failed", lang, message=(result or {}).get("message", "")), style="red")
                 elif status == "rejected":
@@ -103,7 +117,13 @@ def prompt_for_ask(ask: AskRecord, console: Console, lang: str, read: ReadLine) 
         options: list[str] = q.get("options") or []
         for i, option in enumerate(options, 1):
             console.print(f"  [cyan]{i}[/cyan]. {_esc(option)}")
-        hint = "cli.question.pick_many" if q.get("multiple") and options else "cli.question.pick_one" if options else "cli.question.free_text"
+        hint = (
+            "cli.question.pick_many"
+            if q.get("multiple") and options
+            else "cli.question.pick_one"
+            if options
+            else "cli.question.free_text"
+        )
         console.print(t(hint, lang), style="dim")
         while True:
             line = read("> ").strip()
@@ -111,7 +131,9 @@ def prompt_for_ask(ask: AskRecord, console: Console, lang: str, read: ReadLine) 
                 return None
             value = _parse_one(q, line)
             if q.get("multiple") and options and any(v not in options for v in value):
-                console.print(t("cli.question.invalid", lang, error=", ".join(v for v in value if v not in options)), style="red")
+                console.print(
+                    t("cli.question.invalid", lang, error=", ".join(v for v in value if v not in options)), style="red"
+                )
                 continue
             answers.append(value)
             break
@@ -137,4 +159,3 @@ def _prompt_plan(ask: AskRecord, console: Console, lang: str, read: ReadLine) ->
 
 def _esc(text: str) -> str:
     return text.replace("[", r"\[")
-

@@ -40,7 +40,11 @@ def asks(all_: Annotated[bool, typer.Option("--all", help="Also closed asks")] =
     if not rows:
         console.print(t("cli.asks.none", settings.lang))
         return
-    table = id_table(t("cli.asks.title", settings.lang), [t(c, settings.lang) for c in ("col.id", "col.run", "col.kind", "col.status", "col.created", "col.summary")], ids=2)
+    table = id_table(
+        t("cli.asks.title", settings.lang),
+        [t(c, settings.lang) for c in ("col.id", "col.run", "col.kind", "col.status", "col.created", "col.summary")],
+        ids=2,
+    )
     for ask in rows:
         table.add_row(ask.id, ask.run_id, ask.kind, ask.status.value, ask.created_at[:19], _ask_summary(ask))
     console.print(table)
@@ -59,7 +63,12 @@ def _ask_summary(ask: AskRecord) -> str:
 @app.command()
 def answer(
     ask_id: Annotated[str, typer.Argument(help="The ask to answer (see `consulta asks`)")],
-    values: Annotated[list[str] | None, typer.Argument(help="One answer per question (a number picks an option; 1,3 picks several); for a plan: approve or reject")] = None,
+    values: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="One answer per question (a number picks an option; 1,3 picks several); for a plan: approve or reject"
+        ),
+    ] = None,
     json_answer: Annotated[str | None, typer.Option("--json", help="The answers as a JSON list")] = None,
     cancel: Annotated[bool, typer.Option("--cancel", help="Cancel the question instead of answering it")] = False,
     model: ModelOpt = None,
@@ -72,7 +81,11 @@ def answer(
         ask = store.get_ask(ask_id)
         run = store.get_run(ask.run_id)
         if ask.status != AskStatus.pending and _interrupted(store, run):  # answered as its process died
-            console.print(t("recovery.answer.interrupted", settings.lang, ask_id=ask.id, run_id=run.id), style="yellow", markup=False)
+            console.print(
+                t("recovery.answer.interrupted", settings.lang, ask_id=ask.id, run_id=run.id),
+                style="yellow",
+                markup=False,
+            )
     finally:
         store.close()
     if json_answer is not None:
@@ -112,7 +125,11 @@ async def _answer(settings: Settings, ask: AskRecord, run: RunRecord, value: Any
         if not live_elsewhere and not run.external and ask.kind != "plan":  # deciding a plan needs no model
             prepare_model(settings, run.model)
         # The host continues a run whose process is gone (here, as the agent it recorded).
-        closed = await (host.cancel(ask, principal=session.principal) if cancel else host.answer(ask, value, principal=session.principal))
+        closed = await (
+            host.cancel(ask, principal=session.principal)
+            if cancel
+            else host.answer(ask, value, principal=session.principal)
+        )
         console.print(t("cli.answer.answered", settings.lang, ask_id=closed.id))
         if live_elsewhere or run.external:
             console.print(t("cli.answer.live_elsewhere", settings.lang, owner=run.owner or "?"))
@@ -180,11 +197,16 @@ def stop(run_id: str, lang: LangOpt = None) -> None:
 
 
 @app.command()
-def runs(status: Annotated[str | None, typer.Option(help="Only runs with this status")] = None, lang: LangOpt = None) -> None:
+def runs(
+    status: Annotated[str | None, typer.Option(help="Only runs with this status")] = None, lang: LangOpt = None
+) -> None:
     """List recent runs."""
     settings = settings_for(lang=lang)
     store = Store(settings.database_url)
-    table = id_table(t("cli.runs.title", settings.lang), [t(c, settings.lang) for c in ("col.id", "col.app", "col.status", "col.model", "col.created", "col.summary")])
+    table = id_table(
+        t("cli.runs.title", settings.lang),
+        [t(c, settings.lang) for c in ("col.id", "col.app", "col.status", "col.model", "col.created", "col.summary")],
+    )
     for run in store.list_runs(status=status):
         table.add_row(run.id, run.app, run.status.value, run.model, run.created_at[:19], (run.prompt or "")[:60])
     console.print(table)

@@ -108,7 +108,9 @@ class TerminalSession:
                     await self.host.answer(ask.id, answer, principal=self.principal)
                 return
             except InvalidAnswerError as error:
-                console.print(t("cli.question.invalid", self.lang, error=error.localized(self.lang)), style="red", markup=False)
+                console.print(
+                    t("cli.question.invalid", self.lang, error=error.localized(self.lang)), style="red", markup=False
+                )
             except ConflictError:
                 closed = self.host.ask(ask.id, principal=self.principal)
                 console.print(t("cli.question.closed", self.lang, status=closed.status.value), style="yellow")

@@ -75,7 +75,9 @@ class Asker:
         self.book = book
         self.runtime = book.host.runtime
 
-    async def put(self, ctx: Context, session: McpSession, ask: AskRecord, form: Form, call: ToolCall) -> AskRecord | InputRequiredResult:
+    async def put(
+        self, ctx: Context, session: McpSession, ask: AskRecord, form: Form, call: ToolCall
+    ) -> AskRecord | InputRequiredResult:
         """Put the pending `ask` to the person: the closed ask, or (2026-07-28) the input request to return first."""
         if is_modern(ctx):
             return self.round(session, ask, form, call, state=RoundState.parse(ctx), replies=ctx.input_responses)
@@ -99,7 +101,9 @@ class Asker:
             problem = settled
             if attempt >= MAX_ATTEMPTS:
                 return self.give_up(session, ask, problem)
-        request = ElicitRequest(params=ElicitRequestFormParams(message=form.message_after(problem), requested_schema=form.schema))
+        request = ElicitRequest(
+            params=ElicitRequestFormParams(message=form.message_after(problem), requested_schema=form.schema)
+        )
         state = RoundState(ask=ask.id, call=call.id, step=call.step, started=call.started, attempt=attempt + 1)
         return InputRequiredResult(input_requests={REPLY_KEY: request}, request_state=state.model_dump_json())
 
@@ -110,13 +114,20 @@ class Asker:
             reply: ElicitResult | None = None
             with anyio.move_on_after(self.book.seconds_left(ask.id)):
                 try:
-                    reply = await ctx.session.elicit_form(form.message_after(problem), form.schema, related_request_id=ctx.request_id)
+                    reply = await ctx.session.elicit_form(
+                        form.message_after(problem), form.schema, related_request_id=ctx.request_id
+                    )
                 except MCPError:  # the client could not show the form
                     return self.book.close_unanswered(
-                        ask, AskStatus.declined, by=session.principal, outcome=lambda kind, payload: kind.unavailable_result(payload)
+                        ask,
+                        AskStatus.declined,
+                        by=session.principal,
+                        outcome=lambda kind, payload: kind.unavailable_result(payload),
                     )
             if reply is None:
-                return self.book.close_unanswered(ask, AskStatus.timed_out, by="timeout", outcome=lambda kind, payload: kind.timeout_result(payload))
+                return self.book.close_unanswered(
+                    ask, AskStatus.timed_out, by="timeout", outcome=lambda kind, payload: kind.timeout_result(payload)
+                )
             settled = self.settle(session, ask, form, reply)
             if isinstance(settled, AskRecord):
                 return settled
@@ -148,9 +159,15 @@ class Asker:
 
     def give_up(self, session: McpSession, ask: AskRecord, problem: str) -> AskRecord:
         """The client's replies kept not fitting: the ask closes `declined` and the model is told why."""
-        return self.book.close_unanswered(ask, AskStatus.declined, by=session.principal, outcome=lambda kind, payload: invalid_answer_result(problem))
+        return self.book.close_unanswered(
+            ask, AskStatus.declined, by=session.principal, outcome=lambda kind, payload: invalid_answer_result(problem)
+        )
 
     def unavailable(self, session: McpSession, ask: AskRecord) -> AskRecord:
         """The client cannot show its user a form: the ask closes `declined` with the kind's `question_unavailable`."""
-        return self.book.close_unanswered(ask, AskStatus.declined, by=session.principal, outcome=lambda kind, payload: kind.unavailable_result(payload))
-
+        return self.book.close_unanswered(
+            ask,
+            AskStatus.declined,
+            by=session.principal,
+            outcome=lambda kind, payload: kind.unavailable_result(payload),
+        )

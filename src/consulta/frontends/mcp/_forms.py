@@ -32,7 +32,9 @@ class Form:
 
     def message_after(self, problem: str | None) -> str:
         """The message again, saying why the previous reply did not fit."""
-        return self.message if problem is None else f"{self.message}\n\n{t('mcp.ask.invalid', self.lang, error=problem)}"
+        return (
+            self.message if problem is None else f"{self.message}\n\n{t('mcp.ask.invalid', self.lang, error=problem)}"
+        )
 
 
 def question_form(questions: list[Question], *, lang: str) -> Form:
@@ -66,8 +68,15 @@ def question_form(questions: list[Question], *, lang: str) -> Form:
 def plan_form(previews: list[str], *, lang: str) -> Form:
     """The staged changes, one line each, and one yes/no field: accepting with it ticked applies them, declining
     rejects them. The field never defaults to approve: a client that accepts a form's defaults rejects the plan."""
-    lines = [t("mcp.plan.line", lang, number=number, preview=preview) for number, preview in enumerate(previews, start=1)]
-    approve = {"type": "boolean", "title": t("mcp.plan.approve", lang), "description": t("mcp.plan.approve_help", lang), "default": False}
+    lines = [
+        t("mcp.plan.line", lang, number=number, preview=preview) for number, preview in enumerate(previews, start=1)
+    ]
+    approve = {
+        "type": "boolean",
+        "title": t("mcp.plan.approve", lang),
+        "description": t("mcp.plan.approve_help", lang),
+        "default": False,
+    }
     return Form(
         message="\n".join([t("mcp.plan.message", lang, count=len(previews)), *lines]),
         schema={"type": "object", "properties": {"approve": approve}, "required": ["approve"]},

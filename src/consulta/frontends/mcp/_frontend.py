@@ -57,7 +57,9 @@ class McpFrontEnd:
         self.book = SessionBook(host)
         self.asker = Asker(self.book)
         self.desk = PlanDesk(self.book, self.asker) if host.agent.executor is not None else None
-        self._apply_plan = ToolDef(name="apply_plan", function=apply_plan, description=(apply_plan.__doc__ or "").split("\n\n")[0])
+        self._apply_plan = ToolDef(
+            name="apply_plan", function=apply_plan, description=(apply_plan.__doc__ or "").split("\n\n")[0]
+        )
         self.part = host.app.mcp() if host.app.mcp is not None else None
         """The app's own MCP part (instructions, extra tools), if any."""
 
@@ -87,7 +89,9 @@ class McpFrontEnd:
         lang = self.host.settings.lang
         extra = self._extra_tools()
         everything = self.host.agent.tools + tuple(extra)
-        described = {s["function"]["name"]: s["function"] for s in tool_schemas(replace(self.host.agent, tools=everything))}
+        described = {
+            s["function"]["name"]: s["function"] for s in tool_schemas(replace(self.host.agent, tools=everything))
+        }
         served = []
         for tool in everything:
             spec = described[tool.name]
@@ -102,14 +106,23 @@ class McpFrontEnd:
                 serve = partial(self._app_tool, tool, argument_validator(tool))
             served.append(
                 served_tool(
-                    name=tool.name, description=spec["description"], parameters=spec["parameters"], lang=lang, serve=serve, read_only=tool.kind == "read"
+                    name=tool.name,
+                    description=spec["description"],
+                    parameters=spec["parameters"],
+                    lang=lang,
+                    serve=serve,
+                    read_only=tool.kind == "read",
                 )
             )
         if self.desk is not None:
             plan = self._apply_plan
             served.append(
                 served_tool(
-                    name=plan.name, description=plan.description, parameters=json_schema_for(plan), lang=lang, serve=partial(self._apply, argument_validator(plan))
+                    name=plan.name,
+                    description=plan.description,
+                    parameters=json_schema_for(plan),
+                    lang=lang,
+                    serve=partial(self._apply, argument_validator(plan)),
                 )
             )
         return served
@@ -120,7 +133,9 @@ class McpFrontEnd:
 
     # ---- the tools --------------------------------------------------------------------------------------------
 
-    async def _app_tool(self, tool: ToolDef, check: Callable[[dict[str, Any]], dict[str, Any]], arguments: dict[str, Any]) -> Served:
+    async def _app_tool(
+        self, tool: ToolDef, check: Callable[[dict[str, Any]], dict[str, Any]], arguments: dict[str, Any]
+    ) -> Served:
         """A read tool's result, or a write tool's operation staged into the session's plan."""
         session = self.book.for_context(get_context())
         call = self.book.begin(session, tool.name, arguments)
@@ -168,7 +183,9 @@ class McpFrontEnd:
                 ask = self.host.ask(state.ask, principal=session.principal)
             except NotFoundError as error:
                 return {"ok": False, "error_code": "not_found", "message": str(error)}
-        put = await self.asker.put(ctx, session, ask, question_form(kind.questions(ask.payload), lang=session.lang), call)
+        put = await self.asker.put(
+            ctx, session, ask, question_form(kind.questions(ask.payload), lang=session.lang), call
+        )
         if isinstance(put, InputRequiredResult):
             return put
         return self.book.end(session, call, put.outcome)

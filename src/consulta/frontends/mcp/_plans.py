@@ -44,7 +44,12 @@ class PlanDesk:
     def stage(self, session: McpSession, call: ToolCall, tool_name: str, op: dict[str, Any]) -> dict[str, Any]:
         """Add the write `op` to the session's staging plan after validating the whole plan (ToolError: nothing staged)."""
         plan, previews = self.book.plans.stage(
-            run_id=session.run_id, app=self.book.host.agent.app, executor=self.executor, tool_call_id=call.id, tool_name=tool_name, op=op
+            run_id=session.run_id,
+            app=self.book.host.agent.app,
+            executor=self.executor,
+            tool_call_id=call.id,
+            tool_name=tool_name,
+            op=op,
         )
         next_step = "When everything the user asked for is staged, call apply_plan with this plan_id: it asks the user to approve these changes and applies them."
         return {**staged_result(plan, previews, next_step=next_step), "previews": previews}
@@ -89,7 +94,11 @@ class PlanDesk:
         that no longer fits fails, so the next write starts a fresh plan)."""
         run = self.store.get_run(plan.run_id)
         ask = self.book.plans.open(
-            plan, executor=self.executor, lang=session.lang, timeout_s=self.book.host.agent.question_timeout, trace_id=run.trace_id
+            plan,
+            executor=self.executor,
+            lang=session.lang,
+            timeout_s=self.book.host.agent.question_timeout,
+            trace_id=run.trace_id,
         )
         self.book.bound(ask)
         return ask

@@ -16,7 +16,9 @@ from ._frontend import McpFrontEnd
 __all__ = ["build_server", "run_mcp"]
 
 
-def build_server(*, app: str | AppDef, settings: Settings, options: Mapping[str, Any] | AppOptions | None = None) -> FastMCP:
+def build_server(
+    *, app: str | AppDef, settings: Settings, options: Mapping[str, Any] | AppOptions | None = None
+) -> FastMCP:
     """A FastMCP server exposing app `app`'s tools (see the package docstring). Sessions end when it stops."""
     app = resolve_app(app)
     front = McpFrontEnd(AppHost(app=app, settings=settings, options=options))
@@ -35,7 +37,13 @@ def build_server(*, app: str | AppDef, settings: Settings, options: Mapping[str,
 
 
 def run_mcp(
-    *, app: str | AppDef, settings: Settings, options: Mapping[str, Any] | AppOptions | None, transport: Literal["stdio", "http"], host: str, port: int
+    *,
+    app: str | AppDef,
+    settings: Settings,
+    options: Mapping[str, Any] | AppOptions | None,
+    transport: Literal["stdio", "http"],
+    host: str,
+    port: int,
 ) -> None:
     """Serve app `app` until stopped: over stdio (a client started this process; stdout carries only the protocol,
     logs go to stderr) or streamable HTTP on `host`:`port` (path `/mcp`)."""

@@ -144,7 +144,9 @@ class SessionBook:
         run, in its trace, with its log — so a run done for the call (an expert consulted) is recorded under the
         session's run, and what is kept per run (a consultation, its budget) counts on it."""
         log = self._logs[session.run_id]
-        context = ToolCallContext(run_id=session.run_id, tool_call_id=call.id, tool_name=call.tool, trace_id=log.run.trace_id, log=log)
+        context = ToolCallContext(
+            run_id=session.run_id, tool_call_id=call.id, tool_name=call.tool, trace_id=log.run.trace_id, log=log
+        )
         token = CURRENT_TOOL_CALL.set(context)
         try:
             yield context
@@ -154,16 +156,25 @@ class SessionBook:
     def end(self, session: McpSession, call: ToolCall, result: Any) -> Any:
         """Record the call's result; return it."""
         self._logs[session.run_id].call_returned(
-            step=call.step, tool_call_id=call.id, tool_name=call.tool, args=call.args, result=result,
-            started_at=call.started_at, duration_ms=(time.time() - call.started) * 1000,
+            step=call.step,
+            tool_call_id=call.id,
+            tool_name=call.tool,
+            args=call.args,
+            result=result,
+            started_at=call.started_at,
+            duration_ms=(time.time() - call.started) * 1000,
         )
         return result
 
     # ---- asks -------------------------------------------------------------------------------------------------
 
-    def open_ask(self, session: McpSession, *, kind: str, payload: dict[str, Any], tool_call_id: str | None) -> AskRecord:
+    def open_ask(
+        self, session: McpSession, *, kind: str, payload: dict[str, Any], tool_call_id: str | None
+    ) -> AskRecord:
         """Open an ask on the session's run; it times out after the agent's question timeout (every wait is bounded)."""
-        ask = self._logs[session.run_id].open_ask(kind=kind, payload=payload, tool_call_id=tool_call_id, timeout_s=self.host.agent.question_timeout)
+        ask = self._logs[session.run_id].open_ask(
+            kind=kind, payload=payload, tool_call_id=tool_call_id, timeout_s=self.host.agent.question_timeout
+        )
         self.bound(ask)
         return ask
 
@@ -180,7 +191,9 @@ class SessionBook:
         A plan ask closed this way decides nothing but "not approved": its outcome is the runtime's own. An ask
         already closed (answered elsewhere meanwhile) stays as it is and is returned."""
         try:
-            closed = self.runtime.cancel_ask(ask, status=status, answered_by=by, outcome=None if ask.kind == PLAN_ASK else outcome)
+            closed = self.runtime.cancel_ask(
+                ask, status=status, answered_by=by, outcome=None if ask.kind == PLAN_ASK else outcome
+            )
         except ConflictError:
             closed = self.store.get_ask(ask.id)
         self.forget(ask.id)
@@ -193,7 +206,9 @@ class SessionBook:
     def _time_out(self, ask_id: str) -> None:
         ask = self.store.get_ask(ask_id)
         if ask.status == AskStatus.pending:
-            closed = self.close_unanswered(ask, AskStatus.timed_out, by="timeout", outcome=lambda kind, payload: kind.timeout_result(payload))
+            closed = self.close_unanswered(
+                ask, AskStatus.timed_out, by="timeout", outcome=lambda kind, payload: kind.timeout_result(payload)
+            )
             if closed.kind == PLAN_ASK:
                 self.plans.decline(closed)
 
@@ -205,7 +220,12 @@ class SessionBook:
             if known is session:
                 del self._sessions[key]
         for ask in self.store.list_asks(status=AskStatus.pending, run_id=session.run_id):
-            closed = self.close_unanswered(ask, AskStatus.cancelled, by="mcp:session-ended", outcome=lambda kind, payload: kind.cancelled_result(payload))
+            closed = self.close_unanswered(
+                ask,
+                AskStatus.cancelled,
+                by="mcp:session-ended",
+                outcome=lambda kind, payload: kind.cancelled_result(payload),
+            )
             if closed.kind == PLAN_ASK:
                 self.plans.decline(closed)
         self.plans.cancel_open(session.run_id)

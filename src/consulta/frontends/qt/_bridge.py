@@ -72,7 +72,12 @@ class HostBridge(QObject):
     _thread_ended = Signal()
 
     def __init__(
-        self, *, app: str | AppDef, settings: Settings, options: Mapping[str, Any] | AppOptions | None = None, parent: QObject | None = None
+        self,
+        *,
+        app: str | AppDef,
+        settings: Settings,
+        options: Mapping[str, Any] | AppOptions | None = None,
+        parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
         self.app = app
@@ -231,7 +236,9 @@ class HostBridge(QObject):
             self.ready.emit()
         else:
             self.state = BridgeState.failed
-            words = error.localized(normalize_lang(self.settings.lang)) if isinstance(error, ConsultaError) else str(error)
+            words = (
+                error.localized(normalize_lang(self.settings.lang)) if isinstance(error, ConsultaError) else str(error)
+            )
             self.failed.emit(words or type(error).__name__)
 
     @Slot()
@@ -243,8 +250,14 @@ class HostBridge(QObject):
             self._stopped_now()
 
 
-def _reply(future: Any, on_done: Callable[[Any], None] | None, on_error: Callable[[BaseException], None] | None) -> _Reply:
+def _reply(
+    future: Any, on_done: Callable[[Any], None] | None, on_error: Callable[[BaseException], None] | None
+) -> _Reply:
     if future.cancelled():
         return _Reply(on_done, on_error, error=asyncio.CancelledError())
     error = future.exception()
-    return _Reply(on_done, on_error, error=error) if error is not None else _Reply(on_done, on_error, value=future.result())
+    return (
+        _Reply(on_done, on_error, error=error)
+        if error is not None
+        else _Reply(on_done, on_error, value=future.result())
+    )

@@ -60,12 +60,22 @@ def describe_event(event: Event, lang: str) -> tuple[str, Tone] | None:
                 return None  # the question shows as `ai.question.asking` when its ask opens
             return t("qt.chat.tool_call", lang, tool=name, args=_short(event.args)), Tone.quiet
         case ToolReturned(tool_name=name, ok=True):
-            return (None if name == QUESTION_TOOL else (t("qt.chat.tool_ok", lang, tool=name), Tone.good))
+            return None if name == QUESTION_TOOL else (t("qt.chat.tool_ok", lang, tool=name), Tone.good)
         case ToolReturned(tool_name=name, result=result):
             result = result if isinstance(result, dict) else {}
-            return t("qt.chat.tool_error", lang, tool=name, code=result.get("error_code", "?"), message=result.get("message", "")), Tone.warn
+            return t(
+                "qt.chat.tool_error",
+                lang,
+                tool=name,
+                code=result.get("error_code", "?"),
+                message=result.get("message", ""),
+            ), Tone.warn
         case AskOpened(kind=kind):
-            return (t("qt.chat.plan_waiting", lang), Tone.ask) if kind == PLAN_ASK else (t("ai.question.asking", lang), Tone.ask)
+            return (
+                (t("qt.chat.plan_waiting", lang), Tone.ask)
+                if kind == PLAN_ASK
+                else (t("ai.question.asking", lang), Tone.ask)
+            )
         case AskClosed():
             return None  # the window says what matters (closed elsewhere, timed out)
         case PlanStaged(items=items):

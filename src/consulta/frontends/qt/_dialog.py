@@ -81,7 +81,9 @@ class QuestionDialog(QDialog):
         layout.addWidget(self.error)
         self.buttons = QDialogButtonBox()
         self.ok_button = self.buttons.addButton(t("ai.question.confirm", lang), QDialogButtonBox.ButtonRole.AcceptRole)
-        self.cancel_button = self.buttons.addButton(t("ai.question.cancel", lang), QDialogButtonBox.ButtonRole.RejectRole)
+        self.cancel_button = self.buttons.addButton(
+            t("ai.question.cancel", lang), QDialogButtonBox.ButtonRole.RejectRole
+        )
         self.ok_button.setDefault(True)
         self.buttons.accepted.connect(self._on_ok)
         self.buttons.rejected.connect(self.reject)

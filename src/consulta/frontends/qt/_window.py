@@ -56,7 +56,12 @@ class MainWindow(QMainWindow):
     """
 
     def __init__(
-        self, *, app: str | AppDef, settings: Settings, options: Mapping[str, Any] | AppOptions | None = None, parent: QWidget | None = None
+        self,
+        *,
+        app: str | AppDef,
+        settings: Settings,
+        options: Mapping[str, Any] | AppOptions | None = None,
+        parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
         self.app = resolve_app(app)
@@ -99,7 +104,9 @@ class MainWindow(QMainWindow):
         self.plan.decided.connect(self._decide_plan)
         self.bridge.ready.connect(self._on_ready)
         self.bridge.failed.connect(self._on_failed)
-        self.bridge.event_received.connect(self.on_event, Qt.ConnectionType.QueuedConnection)  # emitted on the loop thread
+        self.bridge.event_received.connect(
+            self.on_event, Qt.ConnectionType.QueuedConnection
+        )  # emitted on the loop thread
         self.bridge.stopped.connect(self._on_stopped)
         self.bridge.start()
 
@@ -177,7 +184,9 @@ class MainWindow(QMainWindow):
         def started(run: Any) -> None:
             self.turn_id = run.id
 
-        if self.bridge.call(lambda h: h.start(text, principal=self.principal, continue_from=previous), on_done=started, on_error=refused):
+        if self.bridge.call(
+            lambda h: h.start(text, principal=self.principal, continue_from=previous), on_done=started, on_error=refused
+        ):
             self.running = True
             self.chat.set_busy(True, can_stop=False)
             self.chat.input.clear()
@@ -245,7 +254,9 @@ class MainWindow(QMainWindow):
             answers = (ask.outcome or {}).get("result", {}).get("answers", [])
             self.chat.add(t("qt.chat.answered", self.lang, answers="; ".join(answers)), Tone.ask)
 
-        self.bridge.call(lambda h: h.answer(dialog.ask_id, answers, principal=self.principal), on_done=answered, on_error=refused)
+        self.bridge.call(
+            lambda h: h.answer(dialog.ask_id, answers, principal=self.principal), on_done=answered, on_error=refused
+        )
 
     def _cancel(self, dialog: QuestionDialog) -> None:
         def cancelled(_: AskRecord) -> None:
@@ -253,7 +264,11 @@ class MainWindow(QMainWindow):
             self.chat.add(t("qt.chat.question_cancelled", self.lang), Tone.warn)
 
         # Already closed (ConflictError): AskClosed has said how, and the dialog goes either way.
-        if not self.bridge.call(lambda h: h.cancel(dialog.ask_id, principal=self.principal), on_done=cancelled, on_error=lambda _: self._close_dialog(dialog.ask_id)):
+        if not self.bridge.call(
+            lambda h: h.cancel(dialog.ask_id, principal=self.principal),
+            on_done=cancelled,
+            on_error=lambda _: self._close_dialog(dialog.ask_id),
+        ):
             self._close_dialog(dialog.ask_id)  # shutting down: the stop closes the ask as cancelled
 
     def _close_dialog(self, ask_id: str) -> None:
@@ -266,7 +281,11 @@ class MainWindow(QMainWindow):
         status = AskStatus(event.status)
         if event.kind == PLAN_ASK and event.ask_id == self.plan.ask_id:
             # Approved or rejected: the transcript says what came of it. Otherwise say why the plan went away.
-            self.plan.clear(None if status is AskStatus.answered else t("qt.plan.closed", self.lang, status=t(_ASK_STATUS[status], self.lang)))
+            self.plan.clear(
+                None
+                if status is AskStatus.answered
+                else t("qt.plan.closed", self.lang, status=t(_ASK_STATUS[status], self.lang))
+            )
         if event.ask_id not in self.dialogs:
             return
         if event.answered_by != self.principal and not self._closing:
@@ -289,7 +308,9 @@ class MainWindow(QMainWindow):
             if self.plan.ask_id == ask_id:
                 self.plan.set_enabled(not isinstance(error, ConflictError))
 
-        self.bridge.call(lambda h: h.answer(ask_id, "approve" if approve else "reject", principal=self.principal), on_error=refused)
+        self.bridge.call(
+            lambda h: h.answer(ask_id, "approve" if approve else "reject", principal=self.principal), on_error=refused
+        )
 
     def _show_error(self, error: BaseException) -> None:
         if isinstance(error, ConsultaError):  # its words in the window's language (a file's problem and its fix)
@@ -323,7 +344,13 @@ class _Kit:
     def host(self) -> AppView | None:
         return self._window.bridge.host
 
-    def call(self, work: Callable[[Any], Any], *, on_done: Callable[[Any], None] | None = None, on_error: Callable[[BaseException], None] | None = None) -> bool:
+    def call(
+        self,
+        work: Callable[[Any], Any],
+        *,
+        on_done: Callable[[Any], None] | None = None,
+        on_error: Callable[[BaseException], None] | None = None,
+    ) -> bool:
         return self._window.bridge.call(work, on_done=on_done, on_error=on_error)
 
     def notify(self, text: str, tone: str = "good") -> None:

@@ -57,7 +57,10 @@ async def messages(lang: Annotated[str, Path(max_length=16)], host: Host) -> Mes
     if lang_ != "en" and not lang_.startswith("zh"):
         raise ApiError(404, "unknown_language", f"No messages in {lang!r}.", hint=f"Languages: {', '.join(LANGUAGES)}.")
     code = normalize_lang(lang_)
-    return Messages(lang=code, messages={k: v for k, v in catalog(code).items() if k.startswith((*_PAGE_KEYS, f"{host.app.name}.web."))})
+    return Messages(
+        lang=code,
+        messages={k: v for k, v in catalog(code).items() if k.startswith((*_PAGE_KEYS, f"{host.app.name}.web."))},
+    )
 
 
 # ---- runs -------------------------------------------------------------------------------------------------------
@@ -70,7 +73,9 @@ async def start_run(body: StartRun, host: Host, principal: Principal) -> RunOut:
     if body.continue_from is not None:
         previous = host.run(body.continue_from, principal=principal)
         if previous.status not in _TERMINAL:
-            raise ConflictError(f"Run {previous.id} is still {previous.status.value}; stop it or let it end before continuing it.")
+            raise ConflictError(
+                f"Run {previous.id} is still {previous.status.value}; stop it or let it end before continuing it."
+            )
     run = await host.start(body.prompt, principal=principal, lang=body.lang, continue_from=body.continue_from)
     return RunOut.of(run)
 
@@ -92,8 +97,15 @@ async def get_run(run_id: Id, host: Host, principal: Principal) -> RunOut:
     response_class=EventStream,
     status_code=200,
     # `schema` is the whole stream, `itemSchema` one frame (as FastAPI documents its own event streams).
-    responses={200: {"model": list[StreamFrame], "description": "The event stream (see below)."}, **STREAM_ERROR_RESPONSES},
-    openapi_extra={"responses": {"200": {"content": {"text/event-stream": {"itemSchema": {"$ref": "#/components/schemas/StreamFrame"}}}}}},
+    responses={
+        200: {"model": list[StreamFrame], "description": "The event stream (see below)."},
+        **STREAM_ERROR_RESPONSES,
+    },
+    openapi_extra={
+        "responses": {
+            "200": {"content": {"text/event-stream": {"itemSchema": {"$ref": "#/components/schemas/StreamFrame"}}}}
+        }
+    },
 )
 async def run_events(
     run_id: Id,
@@ -106,7 +118,10 @@ async def run_events(
     last_event_id: Annotated[
         str | None,
         WithJsonSchema({"type": "string", "pattern": _SEQ}),  # when sent, an event's `id:` (never "null")
-        Header(pattern=_SEQ, description="Set by EventSource when it reconnects (the last `id` it read); wins over `after`."),
+        Header(
+            pattern=_SEQ,
+            description="Set by EventSource when it reconnects (the last `id` it read); wins over `after`.",
+        ),
     ] = None,
 ) -> EventStream:
     """Each event is `id: <seq>` (1, 2, … per run) and `data: {"seq", "run_id", "type", …fields}`, where `type` is
@@ -117,7 +132,9 @@ async def run_events(
     run_ended (or right after the replay with `follow=false`) it sends `event: end` and closes. `event: reset` first means the client's sequence number
     was unknown here (a server restart lost a step in progress): everything follows from event 1."""
     run = host.run(run_id, principal=principal)
-    subscription = broker.subscribe(run, after=int(last_event_id) if last_event_id is not None else after, follow=follow)
+    subscription = broker.subscribe(
+        run, after=int(last_event_id) if last_event_id is not None else after, follow=follow
+    )
     return EventStream(broker, subscription, heartbeat_s=request.app.state.heartbeat_s)
 
 
@@ -157,11 +174,21 @@ async def answer_ask(ask_id: Id, body: AnswerBody, host: Host, principal: Princi
         raise ConflictError(f"This {ask.kind} is already {ask.status.value}; it cannot be answered again.")
     if ask.kind == PLAN_ASK:
         if body.decision is None or body.answers is not None:
-            raise ApiError(422, "invalid_answer", 'A plan is answered with {"decision": "approve"} or {"decision": "reject"}.', field="decision")
+            raise ApiError(
+                422,
+                "invalid_answer",
+                'A plan is answered with {"decision": "approve"} or {"decision": "reject"}.',
+                field="decision",
+            )
         value: object = body.decision
     else:
         if body.answers is None or body.decision is not None:
-            raise ApiError(422, "invalid_answer", 'A question is answered with {"answers": [...]}, one answer per question.', field="answers")
+            raise ApiError(
+                422,
+                "invalid_answer",
+                'A question is answered with {"answers": [...]}, one answer per question.',
+                field="answers",
+            )
         value = body.answers
     return AskOut.of(await host.answer(ask, value, principal=principal))  # the ask as read above: one read
 

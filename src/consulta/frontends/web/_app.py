@@ -14,9 +14,9 @@ from typing import Any
 
 import uvicorn
 from fastapi import FastAPI, Request
-from fastapi_offline import FastAPIOffline
 from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
+from fastapi_offline import FastAPIOffline
 
 from ...apps import AppDef, AppOptions, WebKit, WebPart, resolve_app
 from ...config import Settings
@@ -89,7 +89,10 @@ def create_app(
     if part is not None:
         if part.router is not None:
             kit = WebKit(
-                host=Host, principal=Principal, shared=shared_principal(part.shared_data), error=ApiError,
+                host=Host,
+                principal=Principal,
+                shared=shared_principal(part.shared_data),
+                error=ApiError,
                 responses=ERROR_RESPONSES | FORBIDDEN_RESPONSE,
             )
             api.include_router(part.router(kit))
@@ -139,7 +142,9 @@ class WebServer(uvicorn.Server):
         await super().shutdown(sockets)
 
 
-def serve(*, app: str | AppDef, settings: Settings, options: Mapping[str, Any] | AppOptions | None, host: str, port: int) -> None:
+def serve(
+    *, app: str | AppDef, settings: Settings, options: Mapping[str, Any] | AppOptions | None, host: str, port: int
+) -> None:
     """Serve app `app` on http://host:port until interrupted (blocking)."""
     _raise_open_files_limit()
     config = uvicorn.Config(

@@ -14,7 +14,14 @@ from ...i18n import normalize_lang
 from ...runtime import ConfigError, ConflictError, ConsultaError, InvalidAnswerError, NotFoundError
 from ._schemas import ErrorBody
 
-__all__ = ["ERROR_RESPONSES", "JSON_BODY_RESPONSES", "STREAM_ERROR_RESPONSES", "ApiError", "install_error_handlers", "request_lang"]
+__all__ = [
+    "ERROR_RESPONSES",
+    "JSON_BODY_RESPONSES",
+    "STREAM_ERROR_RESPONSES",
+    "ApiError",
+    "install_error_handlers",
+    "request_lang",
+]
 
 
 _STATUS: dict[type[ConsultaError], int] = {
@@ -52,7 +59,9 @@ STREAM_ERROR_RESPONSES: dict[int | str, dict[str, object]] = {
 class ApiError(Exception):
     """An error of the web layer itself (no session, an app tool's error turned into an HTTP status)."""
 
-    def __init__(self, status: int, error_code: str, message: str, *, hint: str | None = None, field: str | None = None) -> None:
+    def __init__(
+        self, status: int, error_code: str, message: str, *, hint: str | None = None, field: str | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.body = ErrorBody(error_code=error_code, message=message, hint=hint, field=field)
@@ -92,7 +101,10 @@ def install_error_handlers(app: FastAPI) -> None:
 
 def request_lang(request: Request) -> str:
     """The language a person reading this response reads: `?lang=`, else the first of `Accept-Language`, else en."""
-    asked = request.query_params.get("lang") or request.headers.get("accept-language", "").split(",")[0].split(";")[0].strip()
+    asked = (
+        request.query_params.get("lang")
+        or request.headers.get("accept-language", "").split(",")[0].split(";")[0].strip()
+    )
     return normalize_lang(asked or None)
 
 
@@ -107,8 +119,12 @@ def _not_json(content_type: str | None) -> ErrorBody:
 
 def _unreadable_json(cause: BaseException) -> ErrorBody:
     """A JSON body the parser gave up on (not UTF-8, nested too deeply) rather than found a syntax error in."""
-    reason = {UnicodeDecodeError: "it is not UTF-8 text", RecursionError: "it is nested too deeply"}.get(type(cause), type(cause).__name__)
-    return ErrorBody(error_code="invalid_json", message=f"The request body is not valid JSON: {reason}.", hint=_JSON_HINT)
+    reason = {UnicodeDecodeError: "it is not UTF-8 text", RecursionError: "it is nested too deeply"}.get(
+        type(cause), type(cause).__name__
+    )
+    return ErrorBody(
+        error_code="invalid_json", message=f"The request body is not valid JSON: {reason}.", hint=_JSON_HINT
+    )
 
 
 def _allowed_methods(request: Request) -> str:
@@ -141,7 +157,7 @@ def _validation_body(error: RequestValidationError) -> ErrorBody:
     locs = [[str(x) for x in p.get("loc", ()) if x not in ("body", "query", "path", "header")] for p in problems]
     loc, texts = locs[0], [str(first.get("msg", "invalid value"))]
     # A value that fits no member of a union fails once per member, under the member's name: report the value.
-    siblings = [p for p, l in zip(problems, locs, strict=True) if len(loc) > 1 and l[:-1] == loc[:-1]]
+    siblings = [p for p, other in zip(problems, locs, strict=True) if len(loc) > 1 and other[:-1] == loc[:-1]]
     if len(siblings) > 1:
         loc, texts = loc[:-1], [str(p.get("msg")) for p in siblings]
     field = ".".join(loc) or None

@@ -34,7 +34,9 @@ class ErrorBody(BaseModel):
 
 
 class SessionOut(BaseModel):
-    token: str = Field(description="Send it as `Authorization: Bearer <token>`. Shown once; the server keeps only its hash.")
+    token: str = Field(
+        description="Send it as `Authorization: Bearer <token>`. Shown once; the server keeps only its hash."
+    )
     token_type: Literal["bearer"] = "bearer"
 
 
@@ -70,7 +72,7 @@ class RunOut(BaseModel):
     lang: str
     thread_id: str
     parent_run_id: str | None
-    agent: str = Field(default="", description="The app's agent that ran it (\"\": the main agent, on older runs).")
+    agent: str = Field(default="", description='The app\'s agent that ran it ("": the main agent, on older runs).')
     output: str | None = Field(description="The agent's reply, once it has one.")
     error: str | None
     created_at: str
@@ -86,8 +88,10 @@ class AskOut(BaseModel):
 
     id: str
     run_id: str
-    kind: str = Field(description="`question` (payload `{questions: [{header, question, options, multiple}]}`) or "
-                      "`plan` (payload `{plan_id, items: [{tool, op, preview}]}`).")
+    kind: str = Field(
+        description="`question` (payload `{questions: [{header, question, options, multiple}]}`) or "
+        "`plan` (payload `{plan_id, items: [{tool, op, preview}]}`)."
+    )
     status: AskStatus
     payload: dict[str, Any]
     answer: Any = None
@@ -121,7 +125,9 @@ class AnswerBody(BaseModel):
         },
     )
 
-    answers: Annotated[list[str | list[str]], Field(max_length=20)] | None = Field(default=None, json_schema_extra=_absent_not_null)
+    answers: Annotated[list[str | list[str]], Field(max_length=20)] | None = Field(
+        default=None, json_schema_extra=_absent_not_null
+    )
     decision: Literal["approve", "reject"] | None = Field(default=None, json_schema_extra=_absent_not_null)
 
     @model_validator(mode="after")

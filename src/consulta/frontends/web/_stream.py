@@ -105,7 +105,9 @@ class Subscription:
 class EventBroker:
     """Numbers, keeps and fans out the events of runs. Open it on the event loop that runs the agents."""
 
-    def __init__(self, *, history: int = 256, idle_runs: int = 256, client_queue: int = 256, poll_s: float = 0.5) -> None:
+    def __init__(
+        self, *, history: int = 256, idle_runs: int = 256, client_queue: int = 256, poll_s: float = 0.5
+    ) -> None:
         self.history = history  # events of a run kept in memory (more than a step's, so the unrecorded tail is here)
         self.idle_runs = idle_runs  # runs kept in memory while no client watches them and nothing runs them here
         self.client_queue = client_queue
@@ -197,7 +199,8 @@ class EventBroker:
         while not self.closing:
             await asyncio.sleep(self.poll_s)
             elsewhere = {
-                run_id: log for run_id, log in self._logs.items()
+                run_id: log
+                for run_id, log in self._logs.items()
                 if log.clients and not log.ended and not self.host.runtime.is_running_here(run_id)
             }
             if not elsewhere:
@@ -278,7 +281,9 @@ class EventStream(Response):
 
     media_type = "text/event-stream"
 
-    def __init__(self, broker: EventBroker, subscription: Subscription, *, heartbeat_s: float, send_timeout_s: float = 30.0) -> None:
+    def __init__(
+        self, broker: EventBroker, subscription: Subscription, *, heartbeat_s: float, send_timeout_s: float = 30.0
+    ) -> None:
         # No body and so no Content-Length (as Starlette's StreamingResponse): the stream is as long as it lasts.
         self.status_code = 200
         self.background = None

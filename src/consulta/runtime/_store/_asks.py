@@ -57,7 +57,9 @@ class Asks:
         return _ask_record(row)
 
     def get_ask(self, ask_id: str) -> AskRecord:
-        return _ask_record(self._db.one(asks, ask_id, missing=f"No ask with id {ask_id!r}. List pending asks with `consulta asks`."))
+        return _ask_record(
+            self._db.one(asks, ask_id, missing=f"No ask with id {ask_id!r}. List pending asks with `consulta asks`.")
+        )
 
     def list_asks(
         self, *, status: str | None = AskStatus.pending, run_id: str | None = None, principal: str | None = None
@@ -107,7 +109,11 @@ class Asks:
                     raise _NotClosed
         except _NotClosed:
             existing = self.get_ask(ask_id)  # raises NotFoundError for an unknown id
-            state = f"already {existing.status.value}" if expect == AskStatus.pending else f"{existing.status.value}, not {expect.value}"
+            state = (
+                f"already {existing.status.value}"
+                if expect == AskStatus.pending
+                else f"{existing.status.value}, not {expect.value}"
+            )
             raise ConflictError(
                 f"Ask {ask_id} is {state} (closed at {existing.closed_at}); it cannot be closed as {status.value}. "
                 "List the pending ones with `consulta asks`."
@@ -118,7 +124,9 @@ class Asks:
         """(new high-water mark, [(ask_id, status)]) of asks closed after `seq`: one cheap query for all waiters."""
         with self._db.read() as conn:
             rows = conn.execute(
-                select(asks.c.id, asks.c.status, asks.c.closed_seq).where(asks.c.closed_seq > seq).order_by(asks.c.closed_seq)
+                select(asks.c.id, asks.c.status, asks.c.closed_seq)
+                .where(asks.c.closed_seq > seq)
+                .order_by(asks.c.closed_seq)
             ).all()
         high = max((row[2] for row in rows), default=seq)
         return high, [(row[0], row[1]) for row in rows]

@@ -80,5 +80,10 @@ class Consultations:
 
 def _consultation_record(row: Mapping[str, Any]) -> ConsultationRecord:
     return record_from_row(
-        ConsultationRecord, row, request=loads, expert_output=loads, binding_rules=loads_or(list), instruction_updates=loads_or(dict)
+        ConsultationRecord,
+        row,
+        request=loads,
+        expert_output=loads,
+        binding_rules=loads_or(list),
+        instruction_updates=loads_or(dict),
     )

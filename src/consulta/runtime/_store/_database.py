@@ -10,10 +10,10 @@ import sqlite3
 import threading
 import time
 import zlib
-from dataclasses import dataclass
-from operator import itemgetter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any, TypeVar
 
 from sqlalchemy import Table, create_engine, event, func, select
@@ -131,7 +131,9 @@ class Database:
 
         return self._on_cursor(conn, statement, [params], fetch)
 
-    def _on_cursor(self, conn: Connection, statement: Executable, rows: Sequence[Mapping[str, Any]], run: Callable[..., T]) -> T:
+    def _on_cursor(
+        self, conn: Connection, statement: Executable, rows: Sequence[Mapping[str, Any]], run: Callable[..., T]
+    ) -> T:
         keys = tuple(rows[0])
         compiled = self._compiled.get((id(statement), keys))
         if compiled is None:
@@ -212,5 +214,3 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
-
-

@@ -62,7 +62,11 @@ class Events:
         """The number of each run's last stored event, for several runs in one query (runs without events: left out)."""
         if not run_ids:
             return {}
-        query = select(events.c.run_id, func.max(events.c.seq)).where(events.c.run_id.in_(list(run_ids))).group_by(events.c.run_id)
+        query = (
+            select(events.c.run_id, func.max(events.c.seq))
+            .where(events.c.run_id.in_(list(run_ids)))
+            .group_by(events.c.run_id)
+        )
         with self._db.read() as conn:
             return {run_id: int(seq) for run_id, seq in conn.execute(query)}
 
@@ -78,7 +82,9 @@ class Events:
             return [record_from_row(EventRecord, row, data=loads) for row in conn.execute(query).mappings()]
 
 
-def number_events(db: Database, conn: Connection, run_id: str, rows: Sequence[EventRow | LegacyEventRow]) -> list[EventRow]:
+def number_events(
+    db: Database, conn: Connection, run_id: str, rows: Sequence[EventRow | LegacyEventRow]
+) -> list[EventRow]:
     """The rows as EventRows, those without a number numbered on from the run's last stored event (in order)."""
     numbered = [EventRow(None, *row) if len(row) == 3 else row for row in rows]
     if any(row.seq is None for row in numbered):
@@ -104,7 +110,9 @@ def insert_events(db: Database, conn: Connection, run_id: str, rows: Sequence[Ev
     return numbered[-1].seq
 
 
-def numbering(begin: Callable[[], AbstractContextManager[Connection]], run_id: str, write: Callable[[Connection], T]) -> T:
+def numbering(
+    begin: Callable[[], AbstractContextManager[Connection]], run_id: str, write: Callable[[Connection], T]
+) -> T:
     """Run `write` (which inserts events of `run_id`) in a transaction from `begin`, again if another writer took the
     same event number meanwhile (bounded)."""
     for attempt in range(_ATTEMPTS):

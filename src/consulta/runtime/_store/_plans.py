@@ -33,8 +33,15 @@ class Plans:
                 return _plan_record(row)
             now = utcnow()
             row = {
-                "id": new_id("plan"), "run_id": run_id, "app": app, "status": PlanStatus.staging, "items": "[]",
-                "ask_id": None, "result": None, "created_at": now, "updated_at": now,
+                "id": new_id("plan"),
+                "run_id": run_id,
+                "app": app,
+                "status": PlanStatus.staging,
+                "items": "[]",
+                "ask_id": None,
+                "result": None,
+                "created_at": now,
+                "updated_at": now,
             }
             conn.execute(insert(plans).values(**row))
         return _plan_record(row)
@@ -67,7 +74,11 @@ class Plans:
         if result is not None:
             values["result"] = dumps(result)
         with self._db.begin() as conn:
-            row = conn.execute(update(plans).where(plans.c.id == plan_id).values(**values).returning(*plans.c)).mappings().first()
+            row = (
+                conn.execute(update(plans).where(plans.c.id == plan_id).values(**values).returning(*plans.c))
+                .mappings()
+                .first()
+            )
         if row is None:
             raise NotFoundError(f"No plan with id {plan_id!r}.")
         return _plan_record(row)

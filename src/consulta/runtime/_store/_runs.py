@@ -78,7 +78,9 @@ class Runs:
         return run_record(row)
 
     def get_run(self, run_id: str) -> RunRecord:
-        return run_record(self._db.one(runs, run_id, missing=f"No run with id {run_id!r}. List runs with `consulta runs`."))
+        return run_record(
+            self._db.one(runs, run_id, missing=f"No run with id {run_id!r}. List runs with `consulta runs`.")
+        )
 
     def list_runs(
         self, *, status: str | None = None, app: str | None = None, principal: str | None = None, limit: int = 50
@@ -114,7 +116,9 @@ class Runs:
         seen = runs.c.owner.is_(None) if run.owner is None else runs.c.owner == run.owner
         with self._db.begin() as conn:
             result = conn.execute(
-                update(runs).where(runs.c.id == run_id, seen).values(owner=self.owner, heartbeat_at=clock(), updated_at=utcnow())
+                update(runs)
+                .where(runs.c.id == run_id, seen)
+                .values(owner=self.owner, heartbeat_at=clock(), updated_at=utcnow())
             )
         return result.rowcount == 1
 
@@ -130,7 +134,9 @@ class Runs:
     def request_cancel(self, run_id: str) -> None:
         """Ask the run's owner (any process) to stop it. Raises NotFoundError for an unknown run."""
         with self._db.begin() as conn:
-            result = conn.execute(update(runs).where(runs.c.id == run_id).values(cancel_requested=1, updated_at=utcnow()))
+            result = conn.execute(
+                update(runs).where(runs.c.id == run_id).values(cancel_requested=1, updated_at=utcnow())
+            )
         if result.rowcount == 0:
             self.get_run(run_id)  # raises NotFoundError
 

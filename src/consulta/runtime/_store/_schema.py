@@ -8,7 +8,19 @@ from __future__ import annotations
 
 from sqlalchemy import Column, Float, ForeignKey, Integer, MetaData, String, Table, Text, UniqueConstraint
 
-__all__ = ["asks", "checkpoints", "consultations", "counters", "events", "messages", "metadata", "plans", "runs", "sessions", "tool_calls"]
+__all__ = [
+    "asks",
+    "checkpoints",
+    "consultations",
+    "counters",
+    "events",
+    "messages",
+    "metadata",
+    "plans",
+    "runs",
+    "sessions",
+    "tool_calls",
+]
 
 metadata = MetaData()
 
@@ -17,7 +29,9 @@ runs = Table(
     metadata,
     Column("id", String(40), primary_key=True),
     Column("app", String(40), nullable=False),
-    Column("agent", String(80), nullable=False, server_default=""),  # the agent's name within its app; "" = its main one
+    Column(
+        "agent", String(80), nullable=False, server_default=""
+    ),  # the agent's name within its app; "" = its main one
     Column("thread_id", String(40), nullable=False, index=True),
     Column("parent_run_id", String(40), nullable=True),
     Column("status", String(16), nullable=False, index=True),

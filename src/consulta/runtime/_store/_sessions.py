@@ -31,4 +31,7 @@ class Sessions:
     def has_session(self, token_sha256: str) -> bool:
         """Whether a token with this sha256 was issued."""
         with self._db.read() as conn:
-            return conn.execute(select(sessions.c.token_sha256).where(sessions.c.token_sha256 == token_sha256)).first() is not None
+            return (
+                conn.execute(select(sessions.c.token_sha256).where(sessions.c.token_sha256 == token_sha256)).first()
+                is not None
+            )

@@ -21,7 +21,9 @@ from ._values import dumps, loads, record_from_row, utcnow
 __all__ = ["Steps"]
 
 # Built once: the per-step write is the hot path of every run, and a built statement is compiled once (cached).
-_DELETE_MESSAGES_FROM = delete(messages).where(messages.c.run_id == bindparam("run_id"), messages.c.idx >= bindparam("first"))
+_DELETE_MESSAGES_FROM = delete(messages).where(
+    messages.c.run_id == bindparam("run_id"), messages.c.idx >= bindparam("first")
+)
 _INSERT_MESSAGE = insert(messages)
 _INSERT_TOOL_CALL = insert(tool_calls)
 
@@ -58,8 +60,16 @@ class Steps:
             if checkpoint is not None:
                 step, first, items = checkpoint
                 db.write(conn, _DELETE_MESSAGES_FROM, [{"run_id": run_id, "first": first}])
-                db.write(conn, _INSERT_MESSAGE, [{"run_id": run_id, "idx": first + i, "data": d} for i, d in enumerate(items)])
-                db.write(conn, upsert_checkpoint, [{"run_id": run_id, "step": step, "count": first + len(items), "updated_at": utcnow()}])
+                db.write(
+                    conn,
+                    _INSERT_MESSAGE,
+                    [{"run_id": run_id, "idx": first + i, "data": d} for i, d in enumerate(items)],
+                )
+                db.write(
+                    conn,
+                    upsert_checkpoint,
+                    [{"run_id": run_id, "step": step, "count": first + len(items), "updated_at": utcnow()}],
+                )
             db.write(conn, _INSERT_TOOL_CALL, [_tool_call_row(run_id, **c) for c in tool_calls])
             last = insert_events(db, conn, run_id, events)
             if ending is not None:
@@ -76,11 +86,15 @@ class Steps:
     def load_checkpoint(self, run_id: str) -> tuple[int, str] | None:
         """(step, the conversation as a JSON array), or None before the run's first checkpoint."""
         with self._db.read() as conn:
-            head = conn.execute(select(checkpoints.c.step, checkpoints.c.count).where(checkpoints.c.run_id == run_id)).first()
+            head = conn.execute(
+                select(checkpoints.c.step, checkpoints.c.count).where(checkpoints.c.run_id == run_id)
+            ).first()
             if head is None:
                 return None
             rows = conn.execute(
-                select(messages.c.data).where(messages.c.run_id == run_id, messages.c.idx < head.count).order_by(messages.c.idx)
+                select(messages.c.data)
+                .where(messages.c.run_id == run_id, messages.c.idx < head.count)
+                .order_by(messages.c.idx)
             ).scalars()
             return head.step, "[" + ",".join(rows) + "]"
 
@@ -97,15 +111,23 @@ class Steps:
         duration_ms: float,
     ) -> None:
         row = _tool_call_row(
-            run_id, step=step, tool_call_id=tool_call_id, tool_name=tool_name, args=args, result=result,
-            started_at=started_at, duration_ms=duration_ms,
+            run_id,
+            step=step,
+            tool_call_id=tool_call_id,
+            tool_name=tool_name,
+            args=args,
+            result=result,
+            started_at=started_at,
+            duration_ms=duration_ms,
         )
         with self._db.begin() as conn:
             conn.execute(_INSERT_TOOL_CALL, row)
 
     def list_tool_calls(self, run_id: str) -> list[ToolCallRecord]:
         with self._db.read() as conn:
-            rows = conn.execute(select(tool_calls).where(tool_calls.c.run_id == run_id).order_by(tool_calls.c.id)).mappings()
+            rows = conn.execute(
+                select(tool_calls).where(tool_calls.c.run_id == run_id).order_by(tool_calls.c.id)
+            ).mappings()
             return [record_from_row(ToolCallRecord, row, args=loads, result=loads, ok=bool) for row in rows]
 
 
@@ -114,7 +136,15 @@ def _upsert_checkpoint(db: Database) -> Insert:
 
 
 def _tool_call_row(
-    run_id: str, *, step: int, tool_call_id: str, tool_name: str, args: Any, result: Any, started_at: str, duration_ms: float
+    run_id: str,
+    *,
+    step: int,
+    tool_call_id: str,
+    tool_name: str,
+    args: Any,
+    result: Any,
+    started_at: str,
+    duration_ms: float,
 ) -> dict[str, Any]:
     ok = not (isinstance(result, dict) and result.get("ok") is False)
     return {

@@ -39,7 +39,14 @@ class Tracing:
     thread (the default: a run never waits on an exporter); without it each span is exported when it ends (tests).
     """
 
-    def __init__(self, *, exporter: SpanExporter, destination: str = "", batch: bool = True, consultation_tool: str = CONSULTATION_TOOL) -> None:
+    def __init__(
+        self,
+        *,
+        exporter: SpanExporter,
+        destination: str = "",
+        batch: bool = True,
+        consultation_tool: str = CONSULTATION_TOOL,
+    ) -> None:
         from opentelemetry.sdk.resources import Resource
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor

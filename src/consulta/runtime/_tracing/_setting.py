@@ -40,8 +40,12 @@ def tracing_from_setting(value: str | None) -> Tracing | None:
         case ("otlp", False):
             # the standard variables: the traces endpoint as it is, else the collector's base URL (+ /v1/traces)
             if os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
-                return _to_otlp(_url(os.environ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"], where="OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
-            base = _url(os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or _OTLP_DEFAULT, where="OTEL_EXPORTER_OTLP_ENDPOINT")
+                return _to_otlp(
+                    _url(os.environ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"], where="OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+                )
+            base = _url(
+                os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or _OTLP_DEFAULT, where="OTEL_EXPORTER_OTLP_ENDPOINT"
+            )
             return _to_otlp(_traces_path(base))
         case ("otlp", True):
             return _to_otlp(_traces_path(_url(rest.strip(), where=TRACES_SETTING)))
@@ -59,14 +63,18 @@ def _to_file(where: str) -> Tracing:
         path.parent.mkdir(parents=True, exist_ok=True)
         exporter = JsonLinesSpanExporter(path)
     except OSError as error:
-        raise ConfigError(f"Traces cannot be written to {path}: {error.strerror or error}. Give {TRACES_SETTING}=file: a writable path.") from None
+        raise ConfigError(
+            f"Traces cannot be written to {path}: {error.strerror or error}. Give {TRACES_SETTING}=file: a writable path."
+        ) from None
     return Tracing(exporter=exporter, destination=str(path))
 
 
 def _url(value: str, *, where: str) -> str:
     parts = urlsplit(value)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ConfigError(f"{where} must be an http(s) URL such as http://localhost:4318 (got {value!r}); traces go there over OTLP/HTTP.")
+        raise ConfigError(
+            f"{where} must be an http(s) URL such as http://localhost:4318 (got {value!r}); traces go there over OTLP/HTTP."
+        )
     return value.rstrip("/")
 
 

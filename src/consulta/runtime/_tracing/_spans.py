@@ -22,10 +22,31 @@ from datetime import datetime
 from typing import assert_never
 
 from opentelemetry.context import Context
-from opentelemetry.trace import NonRecordingSpan, Span, SpanContext, Status, StatusCode, TraceFlags, Tracer, set_span_in_context
+from opentelemetry.trace import (
+    NonRecordingSpan,
+    Span,
+    SpanContext,
+    Status,
+    StatusCode,
+    TraceFlags,
+    Tracer,
+    set_span_in_context,
+)
 from opentelemetry.util.types import AttributeValue
 
-from .._events import AskClosed, AskOpened, Event, ModelText, PlanDecided, PlanStaged, RunEnded, RunStarted, StepStarted, ToolCalled, ToolReturned
+from .._events import (
+    AskClosed,
+    AskOpened,
+    Event,
+    ModelText,
+    PlanDecided,
+    PlanStaged,
+    RunEnded,
+    RunStarted,
+    StepStarted,
+    ToolCalled,
+    ToolReturned,
+)
 from .._records import RunRecord, RunStatus
 from .._store import Store
 from .._tools import current_tool_call
@@ -155,9 +176,17 @@ class SpanBuilder:
             case AskClosed():
                 self._ask_closed(event)
             case PlanStaged():
-                self._plan_event(event.run_id, "plan_staged", {"consulta.plan_id": event.plan_id, "consulta.plan.items": len(event.items)})
+                self._plan_event(
+                    event.run_id,
+                    "plan_staged",
+                    {"consulta.plan_id": event.plan_id, "consulta.plan.items": len(event.items)},
+                )
             case PlanDecided():
-                self._plan_event(event.run_id, "plan_decided", {"consulta.plan_id": event.plan_id, "consulta.plan.status": event.status})
+                self._plan_event(
+                    event.run_id,
+                    "plan_decided",
+                    {"consulta.plan_id": event.plan_id, "consulta.plan.status": event.status},
+                )
             case RunEnded():
                 self._run_ended(event)
             case ModelText():
@@ -171,9 +200,13 @@ class SpanBuilder:
         if earlier is not None:  # started again before its end was seen here
             for span in earlier.open_spans():
                 span.end()
-        run = self._runs[event.run_id] = _Run(run_id=event.run_id, app=record.app, trace_id=record.trace_id, root=run_root(record.trace_id, event.run_id))
+        run = self._runs[event.run_id] = _Run(
+            run_id=event.run_id, app=record.app, trace_id=record.trace_id, root=run_root(record.trace_id, event.run_id)
+        )
         context = self._nested_in(record.parent_run_id, record.trace_id) or run.root
-        run.span = self._tracer.start_span(f"run {record.app}", context=context, attributes=_run_attributes(record, resumed=event.resumed))
+        run.span = self._tracer.start_span(
+            f"run {record.app}", context=context, attributes=_run_attributes(record, resumed=event.resumed)
+        )
 
     def _nested_in(self, parent_run_id: str | None, trace_id: str) -> Context | None:
         """For a run made inside a tool call of its parent (same trace): that call's span, else the parent's span."""
@@ -191,11 +224,15 @@ class SpanBuilder:
         run = self._run(event.run_id)
         if run.step is not None:
             run.step.end()
-        run.step = self._tracer.start_span(f"step {event.step}", context=run.context(), attributes=run.attributes(**{"consulta.step": event.step}))
+        run.step = self._tracer.start_span(
+            f"step {event.step}", context=run.context(), attributes=run.attributes(**{"consulta.step": event.step})
+        )
 
     def _tool_called(self, event: ToolCalled) -> None:
         run = self._run(event.run_id)
-        attributes = run.attributes(**{"consulta.tool.name": event.tool_name, "consulta.tool_call_id": event.tool_call_id})
+        attributes = run.attributes(
+            **{"consulta.tool.name": event.tool_name, "consulta.tool_call_id": event.tool_call_id}
+        )
         name = f"tool {event.tool_name}"
         if event.tool_name == self._consultation_tool:
             expert = event.args.get("expert_id") if isinstance(event.args, dict) else None
@@ -210,8 +247,12 @@ class SpanBuilder:
         span = run.tools.pop(event.tool_call_id, None)
         if span is None:  # a result without a call seen here: an unknown tool, or an answered ask after a restart
             started = time.time_ns() - int(event.duration_ms * 1_000_000)
-            attributes = run.attributes(**{"consulta.tool.name": event.tool_name, "consulta.tool_call_id": event.tool_call_id})
-            span = self._tracer.start_span(f"tool {event.tool_name}", context=run.current(), attributes=attributes, start_time=started)
+            attributes = run.attributes(
+                **{"consulta.tool.name": event.tool_name, "consulta.tool_call_id": event.tool_call_id}
+            )
+            span = self._tracer.start_span(
+                f"tool {event.tool_name}", context=run.current(), attributes=attributes, start_time=started
+            )
         span.set_attribute("consulta.tool.ok", event.ok)
         result = event.result if isinstance(event.result, dict) else {}
         if not event.ok:
@@ -232,9 +273,15 @@ class SpanBuilder:
         if expert_run_id in self._runs or expert_run_id in self._ended:
             return
         record = self._store.get_run(expert_run_id)
-        attributes = _run_attributes(record, resumed=False) | {"consulta.run.status": record.status.value, "consulta.from_record": True}
+        attributes = _run_attributes(record, resumed=False) | {
+            "consulta.run.status": record.status.value,
+            "consulta.from_record": True,
+        }
         span = self._tracer.start_span(
-            f"run {record.app}", context=set_span_in_context(consultation), attributes=attributes, start_time=_ns(record.created_at)
+            f"run {record.app}",
+            context=set_span_in_context(consultation),
+            attributes=attributes,
+            start_time=_ns(record.created_at),
         )
         if record.error:
             span.set_status(Status(StatusCode.ERROR, record.error))
@@ -245,7 +292,9 @@ class SpanBuilder:
         tool_call_id = self._store.get_ask(event.ask_id).tool_call_id
         run.asks[event.ask_id] = self._ask_span(run, event.ask_id, event.kind, tool_call_id)
 
-    def _ask_span(self, run: _Run, ask_id: str, kind: str, tool_call_id: str | None, *, start_time: int | None = None) -> Span:
+    def _ask_span(
+        self, run: _Run, ask_id: str, kind: str, tool_call_id: str | None, *, start_time: int | None = None
+    ) -> Span:
         """An ask's span, under the tool call it paused (a plan's approval has none: under the run)."""
         paused = run.tools.get(tool_call_id) if tool_call_id else None
         context = set_span_in_context(paused) if paused is not None else run.context()
@@ -296,12 +345,19 @@ class SpanBuilder:
         run = self._runs.get(run_id)
         if run is None:
             record = self._store.get_run(run_id)
-            run = self._runs[run_id] = _Run(run_id=run_id, app=record.app, trace_id=record.trace_id, root=run_root(record.trace_id, run_id))
+            run = self._runs[run_id] = _Run(
+                run_id=run_id, app=record.app, trace_id=record.trace_id, root=run_root(record.trace_id, run_id)
+            )
         return run
 
 
 def _run_attributes(record: RunRecord, *, resumed: bool) -> dict[str, AttributeValue]:
-    attributes: dict[str, AttributeValue] = {"consulta.run_id": record.id, "consulta.app": record.app, "consulta.resumed": resumed, "consulta.model": record.model}
+    attributes: dict[str, AttributeValue] = {
+        "consulta.run_id": record.id,
+        "consulta.app": record.app,
+        "consulta.resumed": resumed,
+        "consulta.model": record.model,
+    }
     if record.parent_run_id:
         attributes["consulta.parent_run_id"] = record.parent_run_id
     agent = getattr(record, "agent", "")  # RunRecord.agent: the agent's name within its app ("" for its main one)

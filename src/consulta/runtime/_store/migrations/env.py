@@ -25,7 +25,9 @@ if given is not None:
 else:
     url = context.get_x_argument(as_dictionary=True).get("url")
     if not url:
-        raise SystemExit("Give the database: alembic -c src/consulta/runtime/_store/migrations/alembic.ini -x url=sqlite:///… …")
+        raise SystemExit(
+            "Give the database: alembic -c src/consulta/runtime/_store/migrations/alembic.ini -x url=sqlite:///… …"
+        )
     with create_engine(url).connect() as conn:
         migrate(conn)
         conn.commit()

@@ -43,10 +43,28 @@ def electricity(rng: np.random.Generator) -> None:
             commercial = (1120 + 1.9 * cdd + 0.8 * hdd) * growth * days / 30.4 + rng.normal(0, 30)
             industrial = 4310 * growth * (0.86 if month == 2 else 1.0) * days / 30.4 + rng.normal(0, 80)
             parts = [round(residential, 1), round(commercial, 1), round(industrial, 1)]
-            rows.append([f"{year}-{month:02d}", *parts, round(sum(parts), 1), round(temp, 1), round(cdd, 1), round(hdd, 1)])
-    _write(folder / "demand_monthly.csv",
-           ["month", "residential_gwh", "commercial_gwh", "industrial_gwh", "total_gwh", "avg_temp_c", "cooling_degree_days", "heating_degree_days"], rows)
-    _write(folder / "economy_yearly.csv", ["year", "gdp_billion_cny", "population_million"], [[y, *v] for y, v in years.items()])
+            rows.append(
+                [f"{year}-{month:02d}", *parts, round(sum(parts), 1), round(temp, 1), round(cdd, 1), round(hdd, 1)]
+            )
+    _write(
+        folder / "demand_monthly.csv",
+        [
+            "month",
+            "residential_gwh",
+            "commercial_gwh",
+            "industrial_gwh",
+            "total_gwh",
+            "avg_temp_c",
+            "cooling_degree_days",
+            "heating_degree_days",
+        ],
+        rows,
+    )
+    _write(
+        folder / "economy_yearly.csv",
+        ["year", "gdp_billion_cny", "population_million"],
+        [[y, *v] for y, v in years.items()],
+    )
 
 
 def influenza(rng: np.random.Generator) -> None:
@@ -67,7 +85,11 @@ def influenza(rng: np.random.Generator) -> None:
         hospitalized = int(round(0.028 * sum(active[-7:]) + rng.normal(0, 3))) if day > 1 else 0
         rows.append([str(start + day - 1), day, new, cumulative, max(hospitalized, 0), recovered_reported])
     rows.insert(38, list(rows[37]))  # the report of day 38 arrives twice
-    _write(folder / "daily_reports.csv", ["date", "day", "new_cases", "cumulative_cases", "hospitalized", "recovered"], rows)
+    _write(
+        folder / "daily_reports.csv",
+        ["date", "day", "new_cases", "cumulative_cases", "hospitalized", "recovered"],
+        rows,
+    )
 
 
 if __name__ == "__main__":

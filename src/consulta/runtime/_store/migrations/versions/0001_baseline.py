@@ -167,7 +167,9 @@ def _adopt(conn: sa.engine.Connection, tables: sa.MetaData) -> None:
             if index.name not in present:
                 index.create(conn)
     if "ix_asks_status_closed_seq" in {index["name"] for index in inspector.get_indexes("asks")}:
-        op.drop_index("ix_asks_status_closed_seq", table_name="asks")  # the first layout's, replaced by ix_asks_closed_seq
+        op.drop_index(
+            "ix_asks_status_closed_seq", table_name="asks"
+        )  # the first layout's, replaced by ix_asks_closed_seq
 
 
 def _split_checkpoints(conn: sa.engine.Connection, tables: sa.MetaData) -> None:
@@ -180,8 +182,14 @@ def _split_checkpoints(conn: sa.engine.Connection, tables: sa.MetaData) -> None:
         items = [json.dumps(m, ensure_ascii=False) for m in json.loads(row["messages"])]
         conn.execute(sa.delete(messages).where(messages.c.run_id == row["run_id"]))
         if items:
-            conn.execute(sa.insert(messages), [{"run_id": row["run_id"], "idx": i, "data": d} for i, d in enumerate(items)])
-        conn.execute(sa.insert(checkpoints).values(run_id=row["run_id"], step=row["step"], count=len(items), updated_at=row["updated_at"]))
+            conn.execute(
+                sa.insert(messages), [{"run_id": row["run_id"], "idx": i, "data": d} for i, d in enumerate(items)]
+            )
+        conn.execute(
+            sa.insert(checkpoints).values(
+                run_id=row["run_id"], step=row["step"], count=len(items), updated_at=row["updated_at"]
+            )
+        )
 
 
 def _columns(conn: sa.engine.Connection, table: str) -> set[str]:

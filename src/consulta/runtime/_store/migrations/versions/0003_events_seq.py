@@ -22,7 +22,9 @@ def upgrade() -> None:
     # the events stored before it: every event is numbered again below, by its place in its run.
     if "seq" not in {c["name"] for c in sa.inspect(op.get_bind()).get_columns("events")}:
         op.add_column("events", sa.Column("seq", sa.Integer, nullable=True))
-    events = sa.table("events", sa.column("id", sa.Integer), sa.column("run_id", sa.String), sa.column("seq", sa.Integer))
+    events = sa.table(
+        "events", sa.column("id", sa.Integer), sa.column("run_id", sa.String), sa.column("seq", sa.Integer)
+    )
     earlier = events.alias("earlier")
     position = (
         sa.select(sa.func.count())
