@@ -37,7 +37,7 @@ def test_upload_ask_and_read_the_turns_cards(open_page: Any, tmp_path: Path, lan
     ):
         p = open_page(base, lang)
         t, page, name = p.t, p.page, f"tutor-{lang}"
-        assert p.text("h1") == t["tutor.web.name"] and page.title() == t["tutor.web.title"]
+        assert p.text("h1") == t["tutor.web.name"] and page.title() == t["web.title"].format(name=t["tutor.web.name"])
         assert p.text("#uploads-title") == t["tutor.web.uploads.title"]
         assert p.text("#upload-list") == t["tutor.web.uploads.empty"]
         assert p.text("#turn-state") == t["tutor.web.turn.state.none"]

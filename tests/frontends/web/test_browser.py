@@ -111,7 +111,7 @@ def _ask_and_approve(p: Page, home: Path, *, first: int, keyboard: bool) -> None
     t, page = p.t, p.page
     original = inventory_path(home).read_bytes()
     assert p.text("#send") == t["web.chat.send"] and p.text("h1") == t["ln2.web.name"]
-    assert page.title() == t["ln2.web.title"]
+    assert page.title() == t["web.title"].format(name=t["ln2.web.name"])
     p.show_box(2)
     assert "occupied" in p.cell(2, 1).get_attribute("class")
     p.shot(f"{first:02d}-page")
@@ -131,8 +131,8 @@ def _ask_and_approve(p: Page, home: Path, *, first: int, keyboard: bool) -> None
     form.wait_for()
     assert t["web.chat.thinking"].format(step=1) in page.evaluate("window.thinking")
     assert page.is_hidden("#thinking")
-    assert form.locator("h3").inner_text() == t["ai.question.title"]
-    assert t["ai.question.asking"] in p.text(".note.asking")
+    assert form.locator("h3").inner_text() == t["web.question.title"]
+    assert t["web.question.asking"] in p.text(".note.asking")
     assert "Cell Line" in form.locator("label").inner_text() and "K562-dTAG" in form.locator("label").inner_text()
     assert form.locator("button[type=submit]").inner_text() == t["ai.question.confirm"]
     assert form.locator("button[type=button]").inner_text() == t["ai.question.cancel"]
@@ -217,7 +217,7 @@ def test_the_ambiguous_request_in_english_then_switching_to_chinese(open_page: A
         p.page.locator(".plan-status.applied").wait_for()  # the conversation was drawn again, in Chinese
         assert p.text("#send") == zh["web.chat.send"]
         assert zh["web.plan.applied"].split("：")[0] in p.text(".plan-status")
-        assert p.text(".card.question.closed h3") == zh["ai.question.title"]
+        assert p.text(".card.question.closed h3") == zh["web.question.title"]
         assert p.page.get_attribute("#prompt", "placeholder") == zh["web.chat.placeholder"]
         assert p.text("#tube h3") == zh["ln2.web.tube.title"] and zh["ln2.web.tube.field.short_name"] in p.text("#tube")
         assert p.text(".tab.active, .tab[aria-selected=true]").startswith(zh["ln2.web.grid.box"].format(box=2))
@@ -301,7 +301,7 @@ def test_a_question_that_times_out_says_so(open_page: Any, tmp_path: Path) -> No
         p.ask_ambiguous()
         note = p.page.locator(".closed-note.timed_out")
         note.wait_for()
-        assert note.inner_text() == p.t["ai.question.timeout"] == "提问超时，Agent 将继续执行"
+        assert note.inner_text() == p.t["web.question.timeout"] == "未在时限内回答：助手已在没有答复的情况下继续。"
         p.shot("31-question-timed-out")
 
 

@@ -18,8 +18,9 @@ APP_STATIC = {name: part.static for name in app_names() if (web := get_app(name)
 APP_PAGE_KEYS = ("name", "title", "tagline", "example", "example_prompt")
 """Keys the page reads for any app (`<app>.web.<key>`, each optional)."""
 SHOWN_ATTRIBUTES = ("placeholder", "title", "aria-label", "alt")
-# Literals that are words but never shown: key names compared with KeyboardEvent.key, HTTP header names.
-TECHNICAL_WORDS = {"Enter", "Escape", "BUTTON"}
+# Literals that are words but never shown: key names compared with KeyboardEvent.key, HTTP header names, the media
+# query the theme follows.
+TECHNICAL_WORDS = {"Enter", "Escape", "BUTTON", "(prefers-color-scheme: dark)"}
 _CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
 _KEY_USE = re.compile(r"""\bt\(\s*["']([^"']+)["']""")
 _KEY_LITERAL = re.compile(r"""["']((?:web|ai|[a-z0-9]+\.web)\.[A-Za-z0-9_.]+)["']""")
@@ -188,7 +189,8 @@ def test_the_web_catalogs_are_really_translated() -> None:
     words = {k: re.sub(r"{\w+}", "", text) for k, text in en.items()}
     web = ("web.", *(f"{app}.web." for app in APP_STATIC))
     same = [k for k in en if k.startswith(web) and en[k] == zh[k] and re.search(r"[A-Za-z]{3}", words[k])]
-    assert same == ["web.lang.en"]  # a language's own name is the same in every language
+    # A language's own name is the same in every language, and so is the product's name in the title pattern.
+    assert same == ["web.lang.en", "web.title"]
 
 
 # ---- the scanners catch what they should (so the tests above can fail) -----------------------------------------------

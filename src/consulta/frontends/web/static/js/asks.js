@@ -16,7 +16,7 @@ export function questionCard(askId, questions, { onError }) {
   const form = h(
     "form",
     { class: "question-form", "aria-labelledby": `${askId}-title`, novalidate: true },
-    h("div", { class: "card-title" }, h("span", { class: ["badge", "ask"], "aria-hidden": "true" }, "?"), h("h3", { id: `${askId}-title` }, t("ai.question.title"))),
+    h("div", { class: "card-title" }, h("span", { class: ["badge", "ask"], "aria-hidden": "true" }, "?"), h("h3", { id: `${askId}-title` }, t("web.question.title"))),
     fields.map((field) => field.node),
     problem,
     h("div", { class: "actions" }, cancel, ok),
@@ -125,7 +125,7 @@ export async function closedQuestion(card, ask) {
     }
     text = t("web.question.answered", { answers: answers.join(t("web.list_separator")) });
   } else if (status === "timed_out") {
-    text = t("ai.question.timeout");
+    text = t("web.question.timeout");
   } else if (status === "cancelled") {
     text = t("web.question.cancelled");
   } else {
@@ -133,7 +133,7 @@ export async function closedQuestion(card, ask) {
   }
   const tone = status === "answered" ? "ok" : "muted";
   card.replaceChildren(
-    h("div", { class: "card-title" }, h("span", { class: ["badge", tone], "aria-hidden": "true" }, status === "answered" ? "✓" : "–"), h("h3", {}, t("ai.question.title"))),
+    h("div", { class: "card-title" }, h("span", { class: ["badge", tone], "aria-hidden": "true" }, status === "answered" ? "✓" : "–"), h("h3", {}, t("web.question.title"))),
     h("p", { class: ["closed-note", status] }, text),
   );
   card.classList.add("closed");

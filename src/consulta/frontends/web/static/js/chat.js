@@ -112,7 +112,7 @@ export class RunView {
 
   toolCalled(event) {
     if (event.tool_name === "question") {
-      this.add(h("li", { class: ["note", "asking"] }, t("ai.question.asking")));
+      this.add(h("li", { class: ["note", "asking"] }, t("web.question.asking")));
       return;
     }
     const badge = h("span", { class: ["tool-state", "running"] }, t("web.tool.running"));

@@ -61,7 +61,7 @@ function brand() {
   const name = has(`${APP}.web.name`) ? t(`${APP}.web.name`) : APP;
   $("#app-name").textContent = name;
   $("#app-tagline").textContent = has(`${APP}.web.tagline`) ? t(`${APP}.web.tagline`) : "";
-  document.title = has(`${APP}.web.title`) ? t(`${APP}.web.title`) : name;
+  document.title = t("web.title", { name }); // one pattern for every app
   const example = $("#example");
   example.hidden = !has(`${APP}.web.example`);
   example.textContent = example.hidden ? "" : t(`${APP}.web.example`);
@@ -178,7 +178,21 @@ async function restore() {
 
 // ---- language -----------------------------------------------------------------------------------------------------
 
+// `?lang=` in the address wins (a link can open the page in a language), then the person's last choice, then the
+// browser's language, then the server's default.
+function askedLanguage() {
+  const asked = (new URLSearchParams(window.location.search).get("lang") || "").trim().toLowerCase();
+  if (!asked) {
+    return null;
+  }
+  return asked.startsWith("zh") ? "zh-CN" : asked.startsWith("en") ? "en" : null;
+}
+
 function preferredLanguage(fallback) {
+  const asked = askedLanguage();
+  if (asked) {
+    return asked;
+  }
   const saved = localStorage.getItem("consulta.lang");
   if (LANGUAGES.includes(saved)) {
     return saved;
@@ -197,6 +211,33 @@ async function switchLanguage(code) {
   state.part?.redraw?.();
   newConversation();
   await restore();
+}
+
+// ---- theme ---------------------------------------------------------------------------------------------------------
+
+// Light or dark: the system's preference until the person picks one with the toggle (remembered; theme.js applies it
+// before the first paint).
+function currentTheme() {
+  const chosen = document.documentElement.dataset.theme;
+  if (chosen === "dark" || chosen === "light") {
+    return chosen;
+  }
+  return window.matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light";
+}
+
+function showTheme() {
+  $("#theme").setAttribute("aria-pressed", String(currentTheme() === "dark"));
+}
+
+function toggleTheme() {
+  const next = currentTheme() === "dark" ? "light" : "dark";
+  document.documentElement.dataset.theme = next;
+  try {
+    localStorage.setItem("consulta.theme", next);
+  } catch (error) {
+    // not remembered (storage refused), still applied
+  }
+  showTheme();
 }
 
 // ---- start --------------------------------------------------------------------------------------------------------
@@ -224,6 +265,9 @@ async function start() {
     $("#prompt").focus();
   });
   $("#new-chat").addEventListener("click", newConversation);
+  showTheme();
+  $("#theme").addEventListener("click", toggleTheme);
+  window.matchMedia("(prefers-color-scheme: dark)").addEventListener("change", showTheme);
   $("#stop").addEventListener("click", async () => {
     if (!state.current) {
       return;
