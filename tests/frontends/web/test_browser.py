@@ -378,7 +378,7 @@ def test_a_test_only_app_gets_its_page_and_the_next_agents_reply(open_page: Any,
     settings = settings_for(tmp_path, write_script(tmp_path))
     with running_server(create_app(app=PROBE, settings=settings, options={"motto": "onwards"})) as base:
         p = open_page(base, "en")
-        assert p.text("#probe-motto") == "onwards" and p.text("h1") == "probe" and p.page.title() == "probe"
+        assert p.text("#probe-motto") == "onwards" and p.text("h1") == "probe" and p.page.title() == "probe · Consulta"
         assert p.page.evaluate("document.body.dataset.probeMounted") == "true"
         p.page.fill("#prompt", "hello")
         p.page.press("#prompt", "Enter")
