@@ -129,7 +129,8 @@ def _ask_and_approve(p: Page, home: Path, *, first: int, keyboard: bool) -> None
     page.press("#prompt", "Enter")
     form = page.locator(".question-form")
     form.wait_for()
-    assert t["web.chat.thinking"].format(step=1) in page.evaluate("window.thinking")
+    thinking = t["web.chat.thinking"].split("{")[0]  # "Thinking… {seconds} s": the clock's words, any second
+    assert any(text.startswith(thinking) for text in page.evaluate("window.thinking"))
     assert page.is_hidden("#thinking")
     assert form.locator("h3").inner_text() == t["web.question.title"]
     assert t["web.question.asking"] in p.text(".note.asking")
@@ -152,7 +153,11 @@ def _ask_and_approve(p: Page, home: Path, *, first: int, keyboard: bool) -> None
     assert plan.locator("button.primary").inner_text() == t["web.plan.approve"]
     assert inventory_path(home).read_bytes() == original  # staged only
     tool = page.locator(".tool details").first
-    assert not tool.locator("pre").first.is_visible()  # tool calls start collapsed
+    # A step reads in the person's words; the tool's name and its data are details, collapsed.
+    assert (
+        tool.locator("summary").inner_text().startswith(t["ln2.step.query_inventory.detail"].format(cell_line="K562"))
+    )
+    assert not tool.locator(".tool-name").is_visible() and not tool.locator("pre").first.is_visible()
     tool.locator("summary").click()
     assert '"cell_line": "K562"' in tool.locator("pre").first.inner_text()
     assert '"total"' in tool.locator("pre").nth(1).inner_text()  # and hold their result

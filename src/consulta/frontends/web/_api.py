@@ -27,7 +27,7 @@ _SEQ = r"^[0-9]{1,18}$"
 """An event's number as the stream's `id:` lines send it."""
 _TERMINAL = (RunStatus.finished, RunStatus.failed, RunStatus.cancelled)
 _PAGE_KEYS = ("web.", "ai.")
-"""The page's own messages; the app's page adds its `<app>.web.*`."""
+"""The page's own messages; the app's page adds its `<app>.web.*` and the words for its steps, `<app>.step.*`."""
 
 
 # ---- sessions and the page's set-up ----------------------------------------------------------------------------
@@ -59,7 +59,7 @@ async def messages(lang: Annotated[str, Path(max_length=16)], host: Host) -> Mes
     code = normalize_lang(lang_)
     return Messages(
         lang=code,
-        messages={k: v for k, v in catalog(code).items() if k.startswith((*_PAGE_KEYS, f"{host.app.name}.web."))},
+        messages={k: v for k, v in catalog(code).items() if k.startswith((*_PAGE_KEYS, f"{host.app.name}.web.", f"{host.app.name}.step."))},
     )
 
 

@@ -8,7 +8,50 @@
 
 import { closedQuestion, planCard, questionCard } from "./asks.js";
 import { h, json } from "./dom.js";
-import { t } from "./i18n.js";
+import { has, t } from "./i18n.js";
+
+const APP = document.body.dataset.app || "";
+
+// A step in the person's words: the app declares them per tool (`<app>.step.<tool>`, and `<app>.step.<tool>.detail`
+// with {arg} placeholders, used when the call has every one of them; an argument's value may have words of its own,
+// `<app>.step.value.<value>`). A tool the app gave no words gets a generic line; its name is in the details only.
+export function stepWords(tool, args) {
+  const detail = `${APP}.step.${tool}.detail`;
+  if (has(detail)) {
+    const values = {};
+    const names = [...t(detail).matchAll(/\{(\w+)\}/g)].map((match) => match[1]);
+    for (const name of names) {
+      const value = args && typeof args === "object" ? args[name] : undefined;
+      const plain = Array.isArray(value) ? value.join(t("web.list_separator")) : value;
+      if (plain === undefined || plain === null || plain === "" || typeof plain === "object") {
+        values[name] = null;
+        continue;
+      }
+      const own = `${APP}.step.value.${plain}`;
+      values[name] = has(own) ? t(own) : String(plain);
+    }
+    if (Object.values(values).every((value) => value !== null)) {
+      return t(detail, values);
+    }
+  }
+  return has(`${APP}.step.${tool}`) ? t(`${APP}.step.${tool}`) : t("web.step.generic");
+}
+
+function seconds(ms) {
+  const value = ms / 1000;
+  return t("web.step.seconds", { seconds: value < 10 ? value.toFixed(1) : String(Math.round(value)) });
+}
+
+// A clock shown in `node` while something runs: whole seconds since it started, every second.
+function ticking(node, format) {
+  const started = performance.now();
+  const show = () => {
+    node.textContent = format(Math.floor((performance.now() - started) / 1000));
+  };
+  show();
+  const timer = setInterval(show, 1000);
+  return () => clearInterval(timer);
+}
 
 export class RunView {
   constructor(runId, { transcript, thinking, onError, onPlanApplied, onChange, handed = false }) {
@@ -26,6 +69,7 @@ export class RunView {
     for (const node of this.nodes || []) {
       node.remove();
     }
+    this.stopClocks();
     this.nodes = [];
     this.tools = new Map();
     this.asks = new Map();
@@ -45,14 +89,23 @@ export class RunView {
     return node;
   }
 
+  stopClocks() {
+    for (const tool of this.tools?.values() || []) {
+      tool.stopClock?.();
+    }
+  }
+
   get ended() {
     return this.status !== "running";
   }
 
   showThinking(on) {
     this.thinking.hidden = !on;
+    this.stopThinkingClock?.();
+    this.stopThinkingClock = null;
     if (on) {
-      this.thinking.querySelector("#thinking-text").textContent = t("web.chat.thinking", { step: this.step });
+      const text = this.thinking.querySelector("#thinking-text");
+      this.stopThinkingClock = ticking(text, (elapsed) => t("web.chat.thinking", { seconds: elapsed }));
     }
   }
 
@@ -110,21 +163,29 @@ export class RunView {
     this.onChange(this);
   }
 
+  // A tool call is a step in the person's words with its time; the tool's name, arguments and result (a refusal the
+  // model must handle included) are behind the step's details, for developers.
   toolCalled(event) {
     if (event.tool_name === "question") {
       this.add(h("li", { class: ["note", "asking"] }, t("web.question.asking")));
       return;
     }
-    const badge = h("span", { class: ["tool-state", "running"] }, t("web.tool.running"));
-    const body = h("div", { class: "tool-body" }, h("p", { class: "tool-label" }, t("web.tool.args")), h("pre", {}, json(event.args)));
-    const node = this.add(
-      h(
-        "li",
-        { class: "tool" },
-        h("details", {}, h("summary", {}, h("span", { class: "tool-name" }, event.tool_name), badge), body),
-      ),
+    const state = h("span", { class: ["tool-state", "running"], "aria-hidden": "true" });
+    const time = h("span", { class: "step-time" });
+    const words = h("span", { class: "step-text" }, stepWords(event.tool_name, event.args));
+    const body = h(
+      "div",
+      { class: "tool-body" },
+      h("p", { class: "tool-label" }, t("web.step.tool")),
+      h("code", { class: "tool-name" }, event.tool_name),
+      h("p", { class: "tool-label" }, t("web.tool.args")),
+      h("pre", {}, json(event.args)),
     );
-    this.tools.set(event.tool_call_id, { node, badge, body });
+    const node = this.add(
+      h("li", { class: "tool" }, h("details", {}, h("summary", { title: t("web.step.details") }, state, words, time), body)),
+    );
+    const stopClock = this.replaying ? null : ticking(time, (elapsed) => t("web.step.seconds", { seconds: elapsed }));
+    this.tools.set(event.tool_call_id, { node, state, time, words, body, stopClock });
   }
 
   toolReturned(event) {
@@ -132,10 +193,14 @@ export class RunView {
     if (!tool) {
       return;
     }
-    const result = event.result || {};
-    tool.badge.classList.remove("running");
-    tool.badge.classList.add(event.ok ? "ok" : "failed");
-    tool.badge.textContent = event.ok ? t("web.tool.ok") : t("web.tool.failed", { code: result.error_code || "" });
+    tool.stopClock?.();
+    tool.state.classList.remove("running");
+    tool.state.classList.add(event.ok ? "ok" : "set-aside");
+    tool.time.textContent = seconds(event.duration_ms || 0);
+    if (!event.ok) {
+      // Refused or failed: part of the model's work (it reads why and carries on), not an error for the person.
+      tool.words.append(h("span", { class: "step-note" }, t("web.step.set_aside")));
+    }
     tool.body.append(h("p", { class: "tool-label" }, t("web.tool.result")), h("pre", {}, json(event.result)));
   }
 
@@ -168,6 +233,7 @@ export class RunView {
   runEnded(event) {
     this.status = event.status;
     this.showThinking(false);
+    this.stopClocks();
     if (event.status === "failed") {
       this.add(h("li", { class: ["note", "error"] }, t("web.run.failed", { error: event.error || "" })));
     } else if (event.status === "cancelled") {
