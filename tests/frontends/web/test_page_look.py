@@ -77,3 +77,38 @@ def test_dark_follows_the_system_and_the_toggle_is_remembered(browser: Any, base
         assert _background(page) == dark_bg
     finally:
         context.close()
+
+
+def test_the_grid_marks_what_the_answer_is_about_and_arrows_move_in_it(browser: Any, base: str) -> None:
+    """The ambiguous request (scripted double): the K562 tubes the look-up found are marked, then the one tube the
+    staged plan takes out, then the applied change; the grid is one tab stop that arrow keys move within."""
+    from .conftest import AMBIGUOUS
+
+    context, page = _open(browser, base)
+    try:
+        page.fill("#prompt", AMBIGUOUS)
+        page.press("#prompt", "Enter")
+        page.locator(".question-form").wait_for()
+        found = page.locator(".cell.found")
+        assert found.count() >= 3
+        assert all("K562" in (found.nth(i).get_attribute("title") or "") for i in range(found.count()))
+        page.screenshot(path=str(ARTIFACTS / "look-grid-found.png"))
+        page.select_option(".question-form select", "K562-dTAG-BRD4")
+        page.locator(".question-form button[type=submit]").click()
+        page.locator(".cell.staged").first.wait_for()
+        assert page.locator(".cell.staged").count() == 1 and page.locator(".cell.found").count() == 0
+        page.locator(".card.plan button.primary:not([disabled])").click()
+        page.locator(".cell.changed").first.wait_for()
+        assert page.locator(".cell.staged").count() == 0
+        page.screenshot(path=str(ARTIFACTS / "look-grid-applied.png"))
+
+        assert page.locator(".cell[tabindex='0']").count() == 1
+        first = page.locator(".cell[tabindex='0']")
+        box, position = first.get_attribute("data-box"), int(first.get_attribute("data-pos") or 0)
+        first.focus()
+        page.keyboard.press("ArrowRight")
+        focused = page.evaluate("[document.activeElement.dataset.box, Number(document.activeElement.dataset.pos)]")
+        assert focused == [box, position + 1]
+        assert page.locator(".cell[tabindex='0']").count() == 1
+    finally:
+        context.close()

@@ -20,7 +20,7 @@ APP_PAGE_KEYS = ("name", "title", "tagline", "example", "example_prompt")
 SHOWN_ATTRIBUTES = ("placeholder", "title", "aria-label", "alt")
 # Literals that are words but never shown: key names compared with KeyboardEvent.key, HTTP header names, the media
 # query the theme follows.
-TECHNICAL_WORDS = {"Enter", "Escape", "BUTTON", "(prefers-color-scheme: dark)"}
+TECHNICAL_WORDS = {"Enter", "Escape", "Home", "End", "BUTTON", "(prefers-color-scheme: dark)"}
 _CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
 _KEY_USE = re.compile(r"""\bt\(\s*["']([^"']+)["']""")
 _KEY_LITERAL = re.compile(r"""["']((?:web|ai|[a-z0-9]+\.web)\.[A-Za-z0-9_.]+)["']""")

@@ -30,6 +30,9 @@ export function mount({ onError, onNotice }) {
       inventory.refresh().catch(onError);
       inventory.refreshAudit().catch(onError);
     },
+    event(event) {
+      inventory.follow(event);
+    },
     redraw() {
       inventory.draw();
       inventory.drawTube();
@@ -48,6 +51,66 @@ export class Inventory {
     this.changed = new Set();
     this.entries = [];
     this.proposal = null; // the rollback staged last: { run_id, plan_id, ask_id, previews, closed, decision }
+    this.found = new Set(); // "box:position" of the tubes the conversation's last answer is about
+    this.foundKind = "found"; // or "staged": the tubes a staged plan would change
+  }
+
+  // The chat's events mark what the answer is about: the tubes a look-up returned, or those a staged plan would take
+  // out or fill. A new request clears the marks.
+  follow(event) {
+    if (event.type === "run_started" && !event.resumed) {
+      this.mark(new Set(), "found");
+      return;
+    }
+    if (event.type === "tool_returned" && event.ok) {
+      this.mark(cellsOfRecords(event.result), "found");
+    } else if (event.type === "plan_staged") {
+      this.mark(this.cellsOfPlan(event.items || []), "staged");
+    }
+  }
+
+  mark(cells, kind) {
+    if (!cells.size && !(kind === "found" && this.found.size)) {
+      return;
+    }
+    this.found = cells;
+    this.foundKind = kind;
+    const boxes = new Set([...cells].map((key) => Number(key.split(":")[0])));
+    if (boxes.size && !boxes.has(this.box)) {
+      this.box = Math.min(...boxes);
+    }
+    this.draw();
+  }
+
+  // The cells a staged plan's operations name: a new record's box and positions, or a record's positions.
+  cellsOfPlan(items) {
+    const cells = new Set();
+    const ofRecord = (recordId, positions) => {
+      for (const box of this.view?.boxes || []) {
+        for (const cell of box.cells) {
+          if (cell.record_id === recordId && (positions || []).includes(cell.position)) {
+            cells.add(`${box.box}:${cell.position}`);
+          }
+        }
+      }
+    };
+    for (const { op } of items) {
+      if (!op) {
+        continue;
+      }
+      if (op.op === "add_entry") {
+        for (const position of op.positions || []) {
+          cells.add(`${op.box}:${position}`);
+        }
+      } else if (op.op === "record_thaw") {
+        ofRecord(op.record_id, op.positions);
+      } else if (op.op === "batch_thaw") {
+        for (const entry of op.entries || []) {
+          ofRecord(entry.record_id, entry.positions);
+        }
+      }
+    }
+    return cells;
   }
 
   // Fetch the grid; cells whose record changed since the last fetch are marked until the next change.
@@ -58,8 +121,13 @@ export class Inventory {
       this.changed = changedCells(before, view);
       const first = [...this.changed][0];
       if (first) {
-        this.box = Number(first.split(":")[0]);
+        const [box, position] = first.split(":").map(Number);
+        this.box = box;
+        if (this.selected && this.selected.box !== box) {
+          this.selected = { box, position }; // the tube pane follows the change, not a tube of another box
+        }
       }
+      this.found = new Set(); // applied: the change's own marks take over
     }
     this.view = view;
     this.draw();
@@ -87,6 +155,13 @@ export class Inventory {
     }
     const grid = h("div", { class: "grid", role: "group", "aria-label": t("ln2.web.grid.box", { box: box.box }) }, h("div", { class: "corner" }), columns, rows);
     grid.style.setProperty("--cols", box.cols);
+    // One tab stop for the grid (the selected tube, else the first marked one, else the first cell); arrows move.
+    const cells = [...grid.querySelectorAll(".cell")];
+    const active = cells.find((c) => c.classList.contains("selected")) || cells.find((c) => c.classList.contains(this.foundKind)) || cells[0];
+    for (const cell of cells) {
+      cell.tabIndex = cell === active ? 0 : -1;
+    }
+    grid.addEventListener("keydown", (event) => moveInGrid(event, cells, box.cols));
     this.grid.replaceChildren(grid);
   }
 
@@ -124,7 +199,7 @@ export class Inventory {
       "button",
       {
         type: "button",
-        class: ["cell", occupied ? "occupied" : "empty", this.changed.has(key) && "changed", isSelected && "selected"],
+        class: ["cell", occupied ? "occupied" : "empty", this.changed.has(key) && "changed", isSelected && "selected", this.found.has(key) && this.foundKind],
         title: label,
         "aria-label": label,
         "aria-pressed": String(Boolean(isSelected)),
@@ -253,6 +328,42 @@ export class Inventory {
     }
     this.staged.replaceChildren(card);
   }
+}
+
+// The tubes a look-up returned: its records, one line each ("id 7: HeLa; box 3 positions 4,5; frozen …").
+function cellsOfRecords(result) {
+  const cells = new Set();
+  for (const line of (result && Array.isArray(result.records) && result.records) || []) {
+    const match = typeof line === "string" && /\bbox (\d+) positions ([\d,]+)/.exec(line);
+    if (match) {
+      for (const position of match[2].split(",")) {
+        cells.add(`${match[1]}:${position}`);
+      }
+    }
+  }
+  return cells;
+}
+
+// Arrow keys, Home and End move the focus within the grid, row by row (the grid is one tab stop).
+function moveInGrid(event, cells, cols) {
+  const at = cells.indexOf(document.activeElement);
+  if (at < 0) {
+    return;
+  }
+  const step = { ArrowLeft: -1, ArrowRight: 1, ArrowUp: -cols, ArrowDown: cols }[event.key];
+  let next = step === undefined ? null : at + step;
+  if (event.key === "Home") {
+    next = 0;
+  } else if (event.key === "End") {
+    next = cells.length - 1;
+  }
+  if (next === null || next < 0 || next >= cells.length) {
+    return;
+  }
+  event.preventDefault();
+  cells[at].tabIndex = -1;
+  cells[next].tabIndex = 0;
+  cells[next].focus();
 }
 
 function changedCells(before, after) {
