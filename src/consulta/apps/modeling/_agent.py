@@ -18,6 +18,7 @@ from pydantic import Field
 from ...asks import question_tool
 from ...i18n import normalize_lang, t
 from ...runtime import EXTERNAL_MODEL_PREFIX, Agent, Choice, ToolDef, ToolError, current_tool_call
+from ...sandbox import SandboxUnavailable
 from .._def import AppEnv, AppOptions
 from ._director import Decision, Director, Escalation, Stopped, TeamConfig, pending_escalation
 from ._problem import prepare_workspace, workspace_path
@@ -95,6 +96,8 @@ def team_tool(options: ModelingOptions, env: AppEnv) -> ToolDef:
                     "escalation": escalation.verdict.gate,
                 }
             raise _escalation(escalation, lang) from None
+        except SandboxUnavailable as refused:  # the team's code is never run unconfined: the run says why it stops
+            raise ToolError(refused.code, t("modeling.error.sandbox_unavailable", lang), hint=refused.reason) from None
         except Stopped:
             message = t("modeling.done.stopped", lang, workspace=str(workspace))
             return {"ok": True, "message": message, "workspace": str(workspace), "stopped": True}
