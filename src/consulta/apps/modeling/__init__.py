@@ -13,7 +13,7 @@ from ._agent import AGENT, ModelingOptions, build_agent, decision_in_words
 from ._app import APP
 from ._consult import ConsultationRequest, Reply, parse_reply, parse_request, record_markdown, reply_text, request_text
 from ._director import Director, Escalation, Refusal, Stopped, TeamConfig
-from ._problem import Problem, load_problem, prepare_workspace, workspace_path
+from ._problem import Problem, load_problem, prepare_workspace, run_workspace, workspace_path
 from ._team import AGENTS, ROLES
 
 __all__ = [
@@ -39,5 +39,6 @@ __all__ = [
     "record_markdown",
     "reply_text",
     "request_text",
+    "run_workspace",
     "workspace_path",
 ]

@@ -2,9 +2,11 @@
 
 A problem is a folder holding `problem.md` and/or `problem.json` (the public modeling benchmarks' form, read
 unchanged: `background`, `problem_requirement`, `dataset_path`, `dataset_description`, `variable_description`,
-`addendum`) and its data files (CSV). The workspace of a problem is `<app data dir>/runs/<folder name>-<id>`, the id
-a hash of the folder's resolved path: the same command finds the same workspace again (that is how a killed run
-resumes). The problem's files are copied into the workspace's `problem/` folder, once.
+`addendum`) and its data files (CSV). The runs of a problem live under `<app data dir>/runs/<folder name>-<id>` (the
+id a hash of the folder's resolved path), each in a workspace of its own: `<that folder>/<thread id>`, the thread id
+being the id of the conversation's first run. So two runs on one problem never share files, while a resumed run, and
+a message that continues its conversation (the person's decision at an escalation), find the run's workspace again.
+The problem's files are copied into the workspace's `problem/` folder, once.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pydantic import BaseModel, Field
 from ...runtime import ConfigError
 from ._files import write_atomic
 
-__all__ = ["Problem", "load_problem", "prepare_workspace", "workspace_path"]
+__all__ = ["Problem", "load_problem", "prepare_workspace", "run_workspace", "workspace_path"]
 
 _DATA_SUFFIXES = (".csv",)
 _BENCHMARK_FIELDS = (
@@ -90,11 +92,20 @@ def load_problem(folder: Path) -> Problem:
 
 
 def workspace_path(data_dir: Path, problem: Path) -> Path:
-    """The workspace of `problem` under the app's data folder: `runs/<name>-<10 hex of its resolved path>`."""
+    """The folder of `problem`'s runs under the app's data folder: `runs/<name>-<10 hex of its resolved path>` (each
+    run's workspace is a folder in it, `run_workspace`)."""
     resolved = Path(problem).resolve()
     digest = hashlib.sha256(str(resolved).encode("utf-8")).hexdigest()[:10]
     name = re.sub(r"[^A-Za-z0-9_.-]+", "_", resolved.name)[:40] or "problem"
     return Path(data_dir) / "runs" / f"{name}-{digest}"
+
+
+def run_workspace(problem_runs: Path, thread_id: str) -> Path:
+    """The workspace of the conversation `thread_id` under `problem_runs` (a `workspace_path`); ValueError for an id
+    that is not one (it becomes a folder name)."""
+    if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", thread_id or ""):
+        raise ValueError(f"{thread_id!r} is not a run id")
+    return Path(problem_runs) / thread_id
 
 
 def prepare_workspace(workspace: Path, problem: Path) -> Problem:
