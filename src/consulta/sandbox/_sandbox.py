@@ -227,7 +227,8 @@ def run_python(
                 _chown_tree(work, os.getuid(), os.getgid())
         duration_ms = (time.monotonic() - started) * 1000
         report = _read(Path(io, "result.json"))
-        if stopped is None and returncode in (-signal.SIGXCPU, -signal.SIGKILL, 128 + signal.SIGXCPU) and not report:
+        killed = {-signal.SIGXCPU, -signal.SIGKILL, 128 + signal.SIGXCPU, 128 + signal.SIGKILL}  # bwrap: 128 + signal
+        if stopped is None and returncode in killed and not report:
             stopped = "cpu_time"
         exception = StudentException(**report["exception"]) if report.get("exception") else None
         if exception is not None and exception.type == "MemoryError":

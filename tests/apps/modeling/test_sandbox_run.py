@@ -86,3 +86,32 @@ def test_a_script_outside_code_or_missing_is_refused_before_running(tmp_path: Pa
         run_script(workspace, Path(script))
     assert raised.value.error_code in ("script_outside_code", "script_not_found")
     assert not (workspace / "code" / "fit.run.json").exists()
+
+
+def test_only_regular_files_of_their_own_come_back_never_a_link(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.csv"
+    secret.write_text("password,hunter2\n", encoding="utf-8")
+    (tmp_path / "ws").mkdir()
+    workspace = _workspace(
+        tmp_path / "ws",
+        f"""
+import os, shutil
+open("results/own.csv", "w").write("a,b\\n1,2\\n")
+os.symlink("/etc/passwd", "results/passwd.csv")
+os.symlink({str(secret)!r}, "results/secret.csv")
+os.symlink("../../outside.png", "figures/up.png")
+open("results/twin.csv", "w").write("a\\n1\\n")
+os.link("results/twin.csv", "results/twin2.csv")  # a file with two names is nobody's own
+shutil.rmtree("figures")
+os.symlink("/", "figures")  # a folder swapped for a link to the root is not walked
+""",
+    )
+    run = run_script(workspace, Path("code/fit.py"))
+    assert run.ok, run
+    assert run.outputs == ["results/own.csv"]
+    assert {"results/passwd.csv", "results/secret.csv", "results/twin.csv", "results/twin2.csv", "figures"} <= set(
+        run.dropped
+    )
+    assert not any(p.is_symlink() for p in workspace.rglob("*"))
+    assert sorted(p.name for p in (workspace / "results").iterdir()) == ["own.csv"]
+    assert secret.read_text(encoding="utf-8") == "password,hunter2\n"

@@ -143,18 +143,19 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _regular_files(stage: Path) -> list[Path]:
-    """The regular files under `stage`, never through a link: a folder the script replaced with a link is not
-    entered, a link is not a file, and a file with other names (a hard link) is not taken."""
-    found = []
+def _regular_files(stage: Path) -> tuple[list[Path], list[Path]]:
+    """The regular files under `stage` and the other entries the walk met (links, hard-linked files, devices), never
+    through a link: a folder the script replaced with a link is not entered, a link is not a file, and a file with
+    other names (a hard link) is not taken."""
+    found, others = [], []
     for folder, dirs, files in os.walk(stage, followlinks=False):
+        others += [Path(folder, d) for d in dirs if os.path.islink(os.path.join(folder, d))]
         dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(folder, d))]
         for name in files:
             path = Path(folder, name)
             info = path.lstat()
-            if stat.S_ISREG(info.st_mode) and info.st_nlink == 1:
-                found.append(path)
-    return sorted(found)
+            (found if stat.S_ISREG(info.st_mode) and info.st_nlink == 1 else others).append(path)
+    return sorted(found), sorted(others)
 
 
 def _read_inside(stage: Path, rel: Path) -> bytes:
@@ -173,8 +174,9 @@ def _read_inside(stage: Path, rel: Path) -> bytes:
 
 def _produced(stage: Path, copied: dict[str, str]) -> tuple[list[Path], list[str]]:
     """The files the script wrote or changed in the staging folder: (outputs to take back, the others)."""
-    taken, dropped = [], []
-    for path in _regular_files(stage):
+    regular, others = _regular_files(stage)
+    taken, dropped = [], [p.relative_to(stage).as_posix() for p in others]
+    for path in regular:
         rel = path.relative_to(stage)
         top = rel.parts[0]
         if top.startswith(".") or copied.get(rel.as_posix()) == _sha256(path):
