@@ -179,6 +179,37 @@ def test_a_second_escalation_in_the_same_call_is_the_reply_and_the_next_message_
     )  # three attempts, then three more: no loop
 
 
+@pytest.mark.slow  # two whole flows of the team
+def test_two_runs_on_one_problem_each_work_in_their_own_workspace(tmp_path: Path) -> None:
+    """What the terminal does for two `consulta chat modeling --problem DIR` commands: two runs through the host, each
+    in a workspace of its own; the second does not see, change or reuse the first's files, and each paper is its
+    own run's."""
+    problem = tmp_path / "problem"
+    shutil.copytree(SAMPLES / "electricity_demand", problem)
+    script = write_script(tmp_path / "team.json")
+
+    async def scenario() -> tuple:
+        host = AppHost(app="modeling", settings=_settings(tmp_path, script), options={"problem": str(problem)})
+        try:
+            first = await host.settled((await host.start("开始", principal=PRINCIPAL)).id, principal=PRINCIPAL)
+            workspace = run_workspace(host.data_path, first.thread_id)
+            made = {p: p.stat().st_mtime_ns for p in workspace.rglob("*") if p.is_file()}
+            second = await host.settled((await host.start("开始", principal=PRINCIPAL)).id, principal=PRINCIPAL)
+            return host.data_path, first, second, made
+        finally:
+            await host.aclose()
+
+    problem_runs, first, second, made = asyncio.run(scenario())
+    assert first.status == second.status == RunStatus.finished and first.thread_id != second.thread_id
+    assert sorted(p.name for p in problem_runs.iterdir()) == sorted([first.id, second.id])
+    mine, theirs = run_workspace(problem_runs, second.thread_id), run_workspace(problem_runs, first.thread_id)
+    assert {p: p.stat().st_mtime_ns for p in theirs.rglob("*") if p.is_file()} == made  # the first's files untouched
+    assert str(mine / "paper" / "paper.pdf") in (second.output or "").replace("\n", "")
+    assert str(theirs) not in (second.output or "") and (mine / "paper" / "paper.pdf").is_file()
+    memos = [json.loads((w / "state" / "director.json").read_text(encoding="utf-8")) for w in (mine, theirs)]
+    assert len(memos[0]["answers"]) == len(memos[1]["answers"]) > 0  # each did the whole work itself
+
+
 @pytest.mark.parametrize(
     ("words", "decision"),
     [

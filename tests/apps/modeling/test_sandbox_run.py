@@ -115,3 +115,40 @@ os.symlink("/", "figures")  # a folder swapped for a link to the root is not wal
     assert not any(p.is_symlink() for p in workspace.rglob("*"))
     assert sorted(p.name for p in (workspace / "results").iterdir()) == ["own.csv"]
     assert secret.read_text(encoding="utf-8") == "password,hunter2\n"
+
+
+def test_a_runs_script_cannot_list_read_change_or_use_another_runs_workspace(tmp_path: Path) -> None:
+    other = tmp_path / "runs" / "problem-0123456789" / "run_alice"
+    (other / "results").mkdir(parents=True)
+    (other / "results" / "forecast.csv").write_text("month,gwh\n2024-01,10\n", encoding="utf-8")
+    (tmp_path / "mine").mkdir()
+    workspace = _workspace(
+        tmp_path / "mine",
+        f"""
+import ctypes, os, shutil
+libc = ctypes.CDLL(None)
+theirs = {str(other)!r}
+seen = []
+for name, act in [
+    ("list", lambda: os.listdir(theirs)),
+    ("read", lambda: open(theirs + "/results/forecast.csv").read()),
+    ("libc_read", lambda: libc.fopen((theirs + "/results/forecast.csv").encode(), b"r") or None),
+    ("change", lambda: open(theirs + "/results/forecast.csv", "w").write("month,gwh\\n")),
+    ("remove", lambda: libc.unlink((theirs + "/results/forecast.csv").encode())),
+    ("use", lambda: shutil.copy(theirs + "/results/forecast.csv", "results/stolen.csv")),
+]:
+    try:
+        seen.append(f"{{name}}:{{act()}}")
+    except Exception as error:
+        seen.append(f"{{name}}:{{type(error).__name__}}")
+print(" ".join(seen))
+""",
+    )
+    run = run_script(workspace, Path("code/fit.py"))
+    said = dict(part.split(":", 1) for part in run.stdout.split())
+    assert said["list"] in ("FileNotFoundError", "PermissionError") and said["libc_read"] == "None", run.stdout
+    assert said["remove"] == "-1" and all(
+        said[k] in ("FileNotFoundError", "PermissionError") for k in ("read", "change", "use")
+    )
+    assert (other / "results" / "forecast.csv").read_text(encoding="utf-8") == "month,gwh\n2024-01,10\n"
+    assert not (workspace / "results" / "stolen.csv").exists()
