@@ -49,6 +49,8 @@ _INSIDE = "/run/consulta"
 _UID_BASE, _UID_SPAN = 2_100_000_000, 1 << 24
 """The range the per-call uids/gids are drawn from (root route): above any real account's or subuid range's ids."""
 _NOBODY = 65534
+_TMP_BYTES = 64 * 1024 * 1024
+"""The size of the sandbox's /tmp (a tmpfs, in memory)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -126,7 +128,8 @@ def _base_args(*, as_root: bool) -> list[str]:
                 made.add(parent)
                 args += ["--perms", "0755", "--dir", parent]
         args += ["--ro-bind", prefix, prefix]
-    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
+    # /tmp is memory: bounded, so that files there cannot exhaust the host's RAM (RLIMIT_AS does not count them).
+    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(_TMP_BYTES), "--tmpfs", "/tmp"]
     return args
 
 
