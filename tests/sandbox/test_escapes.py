@@ -302,3 +302,31 @@ print(fd, libc.connect(fd, addr, len(addr)))
         assert result.stdout.split()[-1:] == ["-1"], result
     finally:
         server.close()
+
+
+# ---- who the code is, and what memory it may fill ----------------------------------------------------------------------
+
+
+def test_the_code_runs_unprivileged_with_no_capabilities() -> None:
+    code = (
+        READ_VIA_LIBC
+        + "status = read('/proc/self/status')\nprint(os.getuid(), os.geteuid(), status.split('CapEff:')[1].split()[0])"
+    )
+    uid, euid, caps = escape(code).stdout.split()
+    assert uid == euid != "0" and int(caps, 16) == 0
+
+
+def test_files_in_tmp_cannot_fill_the_hosts_memory() -> None:
+    code = (
+        LIBC
+        + """
+total = 0
+for i in range(8):  # 8 files of up to 20 MB: over the sandbox's /tmp
+    fd = libc.open(f'/tmp/fill{i}'.encode(), 0o101, 0o644)
+    while fd >= 0 and (n := libc.write(fd, b'0' * 2**20, 2**20)) > 0:
+        total += n
+print(total // 2**20)
+"""
+    )
+    result = escape(code)
+    assert result.stdout and int(result.stdout) <= 64, result
