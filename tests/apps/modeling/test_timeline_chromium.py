@@ -81,6 +81,7 @@ def _app(made: Path, runs: Path, lang: str) -> AppDef:
 @pytest.mark.parametrize("lang", ["en", "zh-CN"])
 def test_the_timeline_follows_the_run(open_page: Any, tmp_path: Path, lang: str) -> None:
     home = tmp_path / "home"
+    home.mkdir()
     made = build_workspace(tmp_path / "made" / WORKSPACE)
     app = _app(made, home / "apps" / "modeling" / "runs" / WORKSPACE, lang)
     script = tmp_path / "script.yaml"
