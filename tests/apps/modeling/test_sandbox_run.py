@@ -152,3 +152,23 @@ print(" ".join(seen))
     )
     assert (other / "results" / "forecast.csv").read_text(encoding="utf-8") == "month,gwh\n2024-01,10\n"
     assert not (workspace / "results" / "stolen.csv").exists()
+
+
+def test_without_the_os_sandbox_a_script_is_refused_and_nothing_is_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from consulta.i18n import t
+    from consulta.sandbox import SandboxUnavailable, _sandbox
+
+    workspace = _workspace(tmp_path, "open('results/x.csv', 'w').write('a\\n1\\n')")
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # no bwrap to be found
+    _sandbox._probe.cache_clear()
+    try:
+        with pytest.raises(SandboxUnavailable):
+            run_script(workspace, Path("code/fit.py"))
+    finally:
+        monkeypatch.undo()
+        _sandbox._probe.cache_clear()
+    assert run_record(workspace / "code" / "fit.py") is None and not (workspace / "results").exists()
+    for lang, words in (("en", "was not run"), ("zh-CN", "没有运行")):  # what the run says instead (run_team)
+        assert words in t("modeling.error.sandbox_unavailable", lang)
