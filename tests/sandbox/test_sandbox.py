@@ -76,3 +76,19 @@ def test_a_huge_allocation_is_stopped_by_the_memory_limit() -> None:
 def test_output_is_bounded() -> None:
     result = run_python("print('x' * 100_000)", limits=Limits(output_bytes=1_000))
     assert result.ok and len(result.stdout) == 1_000
+
+
+def test_without_bubblewrap_the_code_is_refused_and_not_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from consulta.sandbox import SandboxUnavailable, _sandbox, sandbox_available
+
+    monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap on this PATH: the OS sandbox cannot be made
+    _sandbox._probe.cache_clear()
+    try:
+        assert "bubblewrap" in (sandbox_available() or "")
+        with pytest.raises(SandboxUnavailable) as refused:
+            run_python(f"open({str(tmp_path / 'ran')!r}, 'w').write('x')", work=tmp_path / "work")
+        assert refused.value.code == "sandbox_unavailable" and "\n" not in refused.value.reason
+        assert not (tmp_path / "ran").exists() and not (tmp_path / "work").exists()  # nothing ran, nothing made
+    finally:
+        monkeypatch.undo()
+        _sandbox._probe.cache_clear()

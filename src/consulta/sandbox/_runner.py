@@ -1,7 +1,12 @@
-"""Runs inside the sandbox's child process (started as `python -I _runner.py REQUEST RESULT`): confine the code,
-run it, report what happened as JSON. It imports nothing of Consulta: the child loads only the standard library.
+"""Runs inside the OS sandbox (bubblewrap, see `_sandbox.py`) as `python -I runner.py REQUEST RESULT`: drop to the
+unprivileged uid, confine the code, run it, report what happened as JSON. It imports nothing of Consulta: the child
+loads only the standard library.
 
-Confinement, in this process, before the code runs (an audit hook cannot be removed once added):
+First, before it reads the code: when started as root (the root route), `setgroups([])` and `setresgid`/`setresuid`
+to the request's uid, then PR_SET_NO_NEW_PRIVS (no setuid binary can give anything back). Both files are opened
+before that (their folder is root's).
+
+Then the second wall, in this process, before the code runs (an audit hook cannot be removed once added):
 - files: the code may read and write inside the work folder, and read the Python installation (imports); any other
   `open` is refused with PermissionError;
 - network: creating, connecting or binding a socket and resolving names are refused (the parent also starts the
@@ -11,11 +16,14 @@ Confinement, in this process, before the code runs (an audit hook cannot be remo
 
 from __future__ import annotations
 
+import ctypes
 import io
 import json
 import os
 import sys
 import traceback
+
+_PR_SET_NO_NEW_PRIVS = 38
 
 _NETWORK = {
     "socket.__new__",
@@ -70,17 +78,30 @@ def _confine(work: str) -> None:
     sys.addaudithook(hook)
 
 
+def _drop(uid: int | None) -> None:
+    """Become `uid` (gid the same, no groups) when started as root; then no new privileges, whatever the route."""
+    if uid is not None and os.getuid() == 0:
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+        if os.getuid() != uid or os.geteuid() != uid:
+            raise SystemExit("the sandbox could not drop to its uid")
+    if ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        raise SystemExit("the sandbox could not set no_new_privs")
+
+
 def main() -> None:
     request_path, result_path = sys.argv[1], sys.argv[2]
     with open(request_path, encoding="utf-8") as f:
         request = json.load(f)
-    work = request["work"]
-    os.chdir(work)
-    sys.path[:0] = [work]
-    out, err = io.StringIO(), io.StringIO()
-    result: dict = {"exception": None}
-    # Open the result file before confining (it lies outside the work folder); write it whatever happens.
+    # Open the result file before dropping (its folder is root's); write it whatever happens.
     with open(result_path, "w", encoding="utf-8") as result_file:
+        _drop(request.get("uid"))
+        work = request["work"]
+        os.chdir(work)
+        sys.path[:0] = [work]
+        out, err = io.StringIO(), io.StringIO()
+        result: dict = {"exception": None}
         _confine(work)
         sys.stdout, sys.stderr = out, err
         try:

@@ -16,9 +16,10 @@ import pandas as pd
 import pytest
 
 from consulta.apps import get_app
+from consulta.apps.modeling import run_workspace
 from consulta.config import Settings
 from consulta.frontends import AppHost
-from consulta.runtime import AskStatus, RunStatus, ToolCalled, ToolReturned
+from consulta.runtime import AskStatus, RunStatus, Store, ToolCalled, ToolReturned
 
 from .team_script import SAMPLES, write_script
 
@@ -52,7 +53,9 @@ def test_a_run_through_the_host_records_consultations_events_and_the_pdf(tmp_pat
         finally:
             await host.aclose()
 
-    done, ledger, runs, workspace = asyncio.run(scenario())
+    done, ledger, runs, problem_runs = asyncio.run(scenario())
+    workspace = run_workspace(problem_runs, done.thread_id)  # the run's own
+    assert sorted(p.name for p in problem_runs.iterdir()) == [done.id]
     assert done.status == RunStatus.finished and "paper.pdf" in (done.output or "")
     assert (workspace / "paper" / "paper.pdf").is_file()
     memo = json.loads((workspace / "state" / "director.json").read_text(encoding="utf-8"))
@@ -155,7 +158,8 @@ def test_a_second_escalation_in_the_same_call_is_the_reply_and_the_next_message_
             (ask,) = host.store.list_asks(status=AskStatus.pending, run_id=run.id)
             await host.answer(ask.id, ["再试一次（再给三次机会）"], principal=PRINCIPAL)
             first, asks = await until_settled(host, run.id)
-            second = await host.start("停止", principal=PRINCIPAL)  # the next message answers the second escalation
+            # the next message of the conversation answers the second escalation
+            second = await host.start("停止", principal=PRINCIPAL, continue_from=run.id)
             stopped, more = await until_settled(host, second.id)
             return first, asks, stopped, more
         finally:
@@ -167,12 +171,43 @@ def test_a_second_escalation_in_the_same_call_is_the_reply_and_the_next_message_
         "6 次" in first.output and "停止这次运行" in first.output
     )  # the second escalation, with the choices to answer it
     assert stopped.status == RunStatus.finished and more == [] and "停止" in stopped.output
-    (workspace,) = (tmp_path / "apps" / "modeling" / "runs").iterdir()
+    workspace = _only_workspace(tmp_path)
     memo = json.loads((workspace / "state" / "director.json").read_text(encoding="utf-8"))
     assert memo["decisions"] == {"data_ready#1": "retry", "data_ready#2": "stop"} and "pending" not in memo["notes"]
     assert (
         len(list((workspace / "validation").glob("data_ready_*.md"))) == 6
     )  # three attempts, then three more: no loop
+
+
+@pytest.mark.slow  # two whole flows of the team
+def test_two_runs_on_one_problem_each_work_in_their_own_workspace(tmp_path: Path) -> None:
+    """What the terminal does for two `consulta chat modeling --problem DIR` commands: two runs through the host, each
+    in a workspace of its own; the second does not see, change or reuse the first's files, and each paper is its
+    own run's."""
+    problem = tmp_path / "problem"
+    shutil.copytree(SAMPLES / "electricity_demand", problem)
+    script = write_script(tmp_path / "team.json")
+
+    async def scenario() -> tuple:
+        host = AppHost(app="modeling", settings=_settings(tmp_path, script), options={"problem": str(problem)})
+        try:
+            first = await host.settled((await host.start("开始", principal=PRINCIPAL)).id, principal=PRINCIPAL)
+            workspace = run_workspace(host.data_path, first.thread_id)
+            made = {p: p.stat().st_mtime_ns for p in workspace.rglob("*") if p.is_file()}
+            second = await host.settled((await host.start("开始", principal=PRINCIPAL)).id, principal=PRINCIPAL)
+            return host.data_path, first, second, made
+        finally:
+            await host.aclose()
+
+    problem_runs, first, second, made = asyncio.run(scenario())
+    assert first.status == second.status == RunStatus.finished and first.thread_id != second.thread_id
+    assert sorted(p.name for p in problem_runs.iterdir()) == sorted([first.id, second.id])
+    mine, theirs = run_workspace(problem_runs, second.thread_id), run_workspace(problem_runs, first.thread_id)
+    assert {p: p.stat().st_mtime_ns for p in theirs.rglob("*") if p.is_file()} == made  # the first's files untouched
+    assert str(mine / "paper" / "paper.pdf") in (second.output or "").replace("\n", "")
+    assert str(theirs) not in (second.output or "") and (mine / "paper" / "paper.pdf").is_file()
+    memos = [json.loads((w / "state" / "director.json").read_text(encoding="utf-8")) for w in (mine, theirs)]
+    assert len(memos[0]["answers"]) == len(memos[1]["answers"]) > 0  # each did the whole work itself
 
 
 @pytest.mark.parametrize(
@@ -222,8 +257,28 @@ def _chat(home: Path, problem: Path, script: Path, crash_at: str | None = None) 
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=240)
 
 
+def _only_workspace(home: Path) -> Path:
+    """The one run's workspace under `home` (`runs/<problem>/<run>`)."""
+    (problem_runs,) = (home / "apps" / "modeling" / "runs").iterdir()
+    (workspace,) = problem_runs.iterdir()
+    return workspace
+
+
+def _resume(home: Path, script: Path) -> subprocess.CompletedProcess:
+    """`consulta resume` of the one Director run recorded under `home` (a killed run goes on as itself)."""
+    store = Store(f"sqlite:///{home / 'consulta.db'}")
+    try:
+        (run,) = [r for r in store.list_runs(app="modeling") if r.agent == "director"]
+    finally:
+        store.close()
+    env = {**os.environ, "CONSULTA_HOME": str(home), "SOURCE_DATE_EPOCH": "1767225600", "CONSULTA_LANG": "zh-CN"}
+    env.pop("CONSULTA_CRASH_AT", None)
+    command = [sys.executable, "-m", "consulta", "resume", run.id, "--model", f"scripted:{script}"]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=240)
+
+
 def _records(home: Path) -> dict[str, bytes]:
-    (workspace,) = (home / "apps" / "modeling" / "runs").iterdir()
+    workspace = _only_workspace(home)
     return {
         p.relative_to(workspace).as_posix(): p.read_bytes()
         for folder in ("consultation", "validation")
@@ -250,12 +305,11 @@ def test_killed_at_any_point_and_run_again_the_records_are_those_of_an_uninterru
         home = tmp_path / point.replace(":", "_").replace("#", "_")
         killed = _chat(home, problem, script, crash_at=point)
         assert killed.returncode == -9, (point, killed.stdout[-2000:], killed.stderr[-2000:])
-        resumed = _chat(home, problem, script)
+        resumed = _resume(home, script)
         assert resumed.returncode == 0, resumed.stdout + resumed.stderr
         assert _records(home) == expected, point
         assert "论文已完成" in resumed.stdout  # (the terminal wraps the PDF's path)
-        (workspace,) = (home / "apps" / "modeling" / "runs").iterdir()
-        assert (workspace / "paper" / "paper.pdf").is_file()
+        assert (_only_workspace(home) / "paper" / "paper.pdf").is_file()
 
 
 def test_the_terminal_says_who_works_each_consultation_and_each_verdict(capsys: pytest.CaptureFixture[str]) -> None:

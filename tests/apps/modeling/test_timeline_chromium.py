@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -38,13 +39,16 @@ SCRIPT = [
 WORKING = {"en": "model_trainer is training the model…", "zh-CN": "model_trainer 正在训练模型……"}
 
 
-def _app(workspace: Path, lang: str) -> AppDef:
-    """The fixture app, whose Director's one tool plays the team's next step: it says who works, waits, and writes
-    the results gate's verdict into the workspace."""
+def _app(made: Path, runs: Path, lang: str) -> AppDef:
+    """The fixture app, whose Director's one tool plays the team's next step: it puts the made workspace in place as
+    the run's own (`runs/<problem>/<run>`), says who works, waits, and writes the results gate's verdict into it."""
 
     async def advance_team() -> dict[str, Any]:
         call = current_tool_call()
         assert call is not None and call.log is not None
+        workspace = runs / call.run_id
+        if not workspace.exists():
+            shutil.copytree(made, workspace)
         call.log.emit(ModelText(run_id=call.run_id, text=WORKING[lang]))
         await asyncio.sleep(1.5)
         write_validation_record(
@@ -77,8 +81,9 @@ def _app(workspace: Path, lang: str) -> AppDef:
 @pytest.mark.parametrize("lang", ["en", "zh-CN"])
 def test_the_timeline_follows_the_run(open_page: Any, tmp_path: Path, lang: str) -> None:
     home = tmp_path / "home"
-    workspace = build_workspace(home / "apps" / "modeling" / "runs" / WORKSPACE)
-    app = _app(workspace, lang)
+    home.mkdir()
+    made = build_workspace(tmp_path / "made" / WORKSPACE)
+    app = _app(made, home / "apps" / "modeling" / "runs" / WORKSPACE, lang)
     script = tmp_path / "script.yaml"
     script.write_text(json.dumps(SCRIPT), encoding="utf-8")
     settings = settings_for(home, script, lang=lang)

@@ -4,6 +4,7 @@ by Typst): the timeline of a run, its files served inert and confined, other ses
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -167,7 +168,7 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def home(tmp_path: Path, made: Path) -> Path:
-    shutil.copytree(made, tmp_path / "apps" / "modeling" / "runs" / WORKSPACE)
+    shutil.copytree(made, tmp_path / "made")
     (tmp_path / "script.yaml").write_text("- text: The team has started.\n", encoding="utf-8")
     return tmp_path
 
@@ -180,21 +181,31 @@ def client(home: Path) -> Iterator[TestClient]:
         yield test_client
 
 
-def start_run(client: TestClient, headers: dict[str, str]) -> str:
+def run_folder(home: Path, run_id: str) -> Path:
+    """Where the run `run_id` (the first of its conversation) has its workspace: one folder per run."""
+    return home / "apps" / "modeling" / "runs" / WORKSPACE / run_id
+
+
+def start_run(client: TestClient, headers: dict[str, str], home: Path | None = None) -> str:
+    """A finished run of the session; with `home`, its workspace is the made one (as the team would leave it)."""
     response = client.post("/api/runs", json={"prompt": "Solve the problem."}, headers=headers)
     assert response.status_code in (200, 201, 202), response.text
     run_id = response.json()["id"]
     run_status(client, headers, run_id, "finished")
+    if home is not None:
+        shutil.copytree(home / "made", run_folder(home, run_id))
     return run_id
 
 
-def test_the_timeline_of_a_run(client: TestClient) -> None:
+def test_the_timeline_of_a_run(client: TestClient, home: Path) -> None:
     alice = new_session(client)
     assert client.get("/api/modeling/timeline", headers=alice).json() is None  # no run yet
-    run_id = start_run(client, alice)
+    run_id = start_run(client, alice, home)
     body = client.get("/api/modeling/timeline", headers=alice).json()
     assert body == client.get("/api/modeling/timeline", params={"run_id": run_id}, headers=alice).json()
-    assert body["run_id"] == run_id and body["run_status"] == "finished" and body["workspace"] == WORKSPACE
+    assert (
+        body["run_id"] == run_id and body["run_status"] == "finished" and body["workspace"] == f"{WORKSPACE}/{run_id}"
+    )
     assert [(p["gate"], p["state"], p["attempts"]) for p in body["phases"]] == [
         ("data_ready", "approved", 2),
         ("code_runs", "conditional", 1),
@@ -239,7 +250,7 @@ def test_the_timeline_of_a_run(client: TestClient) -> None:
 
 def test_files_are_served_inert_and_confined_to_the_workspace(client: TestClient, home: Path) -> None:
     alice = new_session(client)
-    run_id = start_run(client, alice)
+    run_id = start_run(client, alice, home)
     pdf = client.get("/api/modeling/files/paper/paper.pdf", params={"run_id": run_id}, headers=alice)
     assert (
         pdf.status_code == 200 and pdf.headers["content-type"] == "application/pdf" and pdf.content.startswith(b"%PDF")
@@ -267,9 +278,9 @@ def test_files_are_served_inert_and_confined_to_the_workspace(client: TestClient
         assert response.json()["error_code"] == "not_found"
 
 
-def test_another_sessions_run_is_not_seen(client: TestClient) -> None:
+def test_another_sessions_run_is_not_seen(client: TestClient, home: Path) -> None:
     alice, bob = new_session(client), new_session(client)
-    run_id = start_run(client, alice)
+    run_id = start_run(client, alice, home)
     assert client.get("/api/modeling/timeline", headers=bob).json() is None
     for url in ("/api/modeling/timeline", "/api/modeling/files/paper/paper.pdf"):
         response = client.get(url, params={"run_id": run_id}, headers=bob)
@@ -305,3 +316,53 @@ def test_the_made_workspace_passes_every_gate_and_a_wrong_number_does_not(made: 
     render_pdf(workspace)
     failures = code_checks("paper_written", workspace)
     assert [f.check for f in failures] == ["paper_numbers"] and "line 5" in failures[0].evidence
+
+
+def test_only_the_runs_own_files_are_served_no_link_out(client: TestClient, home: Path) -> None:
+    alice = new_session(client)
+    run_id = start_run(client, alice, home)
+    workspace = run_folder(home, run_id)
+    secret = home / "secret.csv"
+    secret.write_text("password,hunter2\n", encoding="utf-8")
+    (workspace / "results" / "leak.csv").symlink_to("/etc/shadow")
+    (workspace / "results" / "secret.csv").symlink_to(secret)
+    os.link(secret, workspace / "results" / "hard.csv")  # a hard link: the same file under a workspace name
+    (workspace / "figures" / "state.json").symlink_to(workspace / "state" / "memo.json")
+    outside = home / "outside"
+    outside.mkdir()
+    (outside / "x.csv").write_text("outside\n", encoding="utf-8")
+    (workspace / "data" / "linked").symlink_to(outside, target_is_directory=True)
+    for path in [
+        "results/leak.csv",
+        "results/secret.csv",
+        "results/hard.csv",
+        "figures/state.json",
+        "data/linked/x.csv",
+    ]:
+        response = client.get(f"/api/modeling/files/{path}", params={"run_id": run_id}, headers=alice)
+        assert response.status_code == 404 and response.json()["error_code"] == "not_found", (path, response.text)
+    listed = {f["path"] for f in client.get("/api/modeling/timeline", headers=alice).json()["files"]}
+    assert not {"results/leak.csv", "results/secret.csv", "results/hard.csv", "data/linked/x.csv"} & listed
+    assert "results/metrics.csv" in listed  # the run's own files are still served
+    ok = client.get("/api/modeling/files/results/metrics.csv", params={"run_id": run_id}, headers=alice)
+    assert ok.status_code == 200
+
+
+def test_two_runs_on_one_problem_never_share_a_workspace(client: TestClient, home: Path) -> None:
+    alice, bob = new_session(client), new_session(client)
+    alices = start_run(client, alice, home)
+    bobs = start_run(client, bob)  # bob's run has a workspace of its own, with only what it made
+    bob_workspace = run_folder(home, bobs)
+    (bob_workspace / "results").mkdir(parents=True)
+    (bob_workspace / "results" / "mine.csv").write_text("bob\n", encoding="utf-8")
+    timeline = client.get("/api/modeling/timeline", headers=bob).json()
+    assert timeline["run_id"] == bobs and [f["path"] for f in timeline["files"]] == ["results/mine.csv"]
+    assert timeline["paper_pdf"] is None  # alice's paper is not bob's
+    for path in ("paper/paper.pdf", "results/metrics.csv"):
+        own = client.get(f"/api/modeling/files/{path}", params={"run_id": bobs}, headers=bob)
+        other = client.get(f"/api/modeling/files/{path}", params={"run_id": alices}, headers=bob)
+        assert own.status_code == other.status_code == 404, path
+        assert client.get(f"/api/modeling/files/{path}", params={"run_id": alices}, headers=alice).status_code == 200
+    assert (
+        client.get("/api/modeling/files/results/mine.csv", params={"run_id": alices}, headers=alice).status_code == 404
+    )

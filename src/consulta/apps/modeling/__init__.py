@@ -13,11 +13,22 @@ from ._agent import AGENT, ModelingOptions, build_agent, decision_in_words
 from ._app import APP
 from ._consult import ConsultationRequest, Reply, parse_reply, parse_request, record_markdown, reply_text, request_text
 from ._director import Director, Escalation, Refusal, Stopped, TeamConfig
-from ._problem import Problem, load_problem, prepare_workspace, workspace_path
+from ._problem import (
+    MAX_DATA_BYTES,
+    MAX_STATEMENT_BYTES,
+    Problem,
+    ProblemError,
+    load_problem,
+    prepare_workspace,
+    run_workspace,
+    workspace_path,
+)
 from ._team import AGENTS, ROLES
 
 __all__ = [
     "AGENT",
+    "MAX_DATA_BYTES",
+    "MAX_STATEMENT_BYTES",
     "AGENTS",
     "APP",
     "ROLES",
@@ -26,6 +37,7 @@ __all__ = [
     "Escalation",
     "ModelingOptions",
     "Problem",
+    "ProblemError",
     "Refusal",
     "Reply",
     "Stopped",
@@ -39,5 +51,6 @@ __all__ = [
     "record_markdown",
     "reply_text",
     "request_text",
+    "run_workspace",
     "workspace_path",
 ]

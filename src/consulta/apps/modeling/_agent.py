@@ -18,9 +18,10 @@ from pydantic import Field
 from ...asks import question_tool
 from ...i18n import normalize_lang, t
 from ...runtime import EXTERNAL_MODEL_PREFIX, Agent, Choice, ToolDef, ToolError, current_tool_call
+from ...sandbox import SandboxUnavailable
 from .._def import AppEnv, AppOptions
 from ._director import Decision, Director, Escalation, Stopped, TeamConfig, pending_escalation
-from ._problem import prepare_workspace, workspace_path
+from ._problem import prepare_workspace, run_workspace, workspace_path
 
 __all__ = [
     "AGENT",
@@ -52,7 +53,8 @@ class ModelingOptions(AppOptions):
 
 
 def workspace_of_options(options: ModelingOptions, env: AppEnv) -> Path | None:
-    """The run's workspace (`AppDef.data_path`): under the app's data folder, named from the problem."""
+    """The folder of the problem's runs (`AppDef.data_path`): under the app's data folder, named from the problem;
+    each run works in a workspace of its own in it (`run_workspace`, named by the run's conversation)."""
     return workspace_path(env.data_dir, Path(options.problem)) if options.problem else None
 
 
@@ -73,7 +75,9 @@ def team_tool(options: ModelingOptions, env: AppEnv) -> ToolDef:
             if run is not None and run.model and not run.model.startswith(EXTERNAL_MODEL_PREFIX)
             else env.model
         )
-        workspace = workspace_path(env.data_dir, Path(options.problem))
+        if run is None:
+            raise ToolError("no_run", "run_team runs only as a tool of the Director's run.", hint="Start a run.")
+        workspace = run_workspace(workspace_path(env.data_dir, Path(options.problem)), run.thread_id)
         problem = prepare_workspace(workspace, Path(options.problem))
         rerun = decision in DECISIONS  # the runtime's question was answered: this call runs again with the decision
         chosen = decision if rerun else (decision_in_words(request) if pending_escalation(workspace) else None)
@@ -95,6 +99,8 @@ def team_tool(options: ModelingOptions, env: AppEnv) -> ToolDef:
                     "escalation": escalation.verdict.gate,
                 }
             raise _escalation(escalation, lang) from None
+        except SandboxUnavailable as refused:  # the team's code is never run unconfined: the run says why it stops
+            raise ToolError(refused.code, t("modeling.error.sandbox_unavailable", lang), hint=refused.reason) from None
         except Stopped:
             message = t("modeling.done.stopped", lang, workspace=str(workspace))
             return {"ok": True, "message": message, "workspace": str(workspace), "stopped": True}

@@ -4,6 +4,7 @@ consultations and gate verdicts show as the Director's `consult` and `gate` call
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -12,6 +13,7 @@ from ...i18n import t
 from ...runtime import RunStarted, ToolReturned
 from .._def import AppDef, AppView, TerminalPart, WebPart
 from ._agent import AGENT, ModelingOptions, build_agent, workspace_of_options
+from ._problem import load_problem
 from ._team import ROLES
 
 __all__ = ["APP", "ModelingFlags"]
@@ -24,9 +26,12 @@ class ModelingFlags(BaseModel):
 
 
 def _welcome(host: AppView, lang: str) -> str | None:
+    """The problem and where its runs' workspaces are; a folder that is not a problem is refused here (ProblemError:
+    the terminal says it in one line and exits 2), before any run is recorded."""
     options = host.options
     if not isinstance(options, ModelingOptions) or not options.problem:
         return t("modeling.cli.no_problem", lang)
+    load_problem(Path(options.problem))
     return t("modeling.cli.welcome", lang, problem=options.problem, workspace=str(host.data_path))
 
 

@@ -1,10 +1,13 @@
-"""Running the team's code (`code/*.py` of a run's workspace) in the project's sandbox (`consulta.sandbox`): no
-network, no processes, wall time, CPU time and memory limits, files confined to a staging copy of the workspace.
+"""Running the team's code (`code/*.py` of a run's workspace) in the project's OS sandbox (`consulta.sandbox`): no
+network, an unprivileged uid, wall time, CPU time, memory and process limits, files confined to a staging copy of the
+workspace. Where the OS cannot give the sandbox, `run_script` raises `SandboxUnavailable` and nothing runs.
 
 The script runs in a fresh staging folder holding copies of the workspace's `problem/`, `data/`, `code/`, `results/`
 and `figures/` (the script's working directory; `__file__` is its path there). When it runs to its end, the CSVs it
 wrote into `data/` and `results/` and the images it wrote into `figures/` are copied back into the workspace, each
-file atomically; anything else it wrote is dropped. A script that fails changes nothing in the workspace. Either way
+file atomically; anything else it wrote is dropped, and so is anything that is not a regular file of its own (a
+symbolic link, a hard link, a file under a folder the script replaced with a link): nothing taken back comes from
+outside the staging folder, and it lands only at `<workspace>/<folder>/<name>`. A script that fails changes nothing in the workspace. Either way
 the run is recorded in `code/<script>.run.json` (the script's sha256, the outcome, the files it produced), which the
 `code_runs` gate reads.
 
@@ -15,8 +18,10 @@ folder's `~/.fonts` (the sandbox reads nothing outside it) and put first in matp
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import signal
+import stat
 import tempfile
 from datetime import UTC, datetime
 from functools import cache
@@ -138,10 +143,40 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _regular_files(stage: Path) -> tuple[list[Path], list[Path]]:
+    """The regular files under `stage` and the other entries the walk met (links, hard-linked files, devices), never
+    through a link: a folder the script replaced with a link is not entered, a link is not a file, and a file with
+    other names (a hard link) is not taken."""
+    found, others = [], []
+    for folder, dirs, files in os.walk(stage, followlinks=False):
+        others += [Path(folder, d) for d in dirs if os.path.islink(os.path.join(folder, d))]
+        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(folder, d))]
+        for name in files:
+            path = Path(folder, name)
+            info = path.lstat()
+            (found if stat.S_ISREG(info.st_mode) and info.st_nlink == 1 else others).append(path)
+    return sorted(found), sorted(others)
+
+
+def _read_inside(stage: Path, rel: Path) -> bytes:
+    """The bytes of the regular file `rel` under `stage`, opened without following a link (checked again: nothing
+    runs in the sandbox any more, but the file is read through its resolved path only if that is where it lies)."""
+    path = stage / rel
+    if path.resolve() != path.absolute() or not path.resolve().is_relative_to(stage.resolve()):
+        raise OSError(f"{rel} is not a file of the staging folder")
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+            raise OSError(f"{rel} is not a regular file of its own")
+        return f.read(MAX_OUTPUT_BYTES + 1)
+
+
 def _produced(stage: Path, copied: dict[str, str]) -> tuple[list[Path], list[str]]:
     """The files the script wrote or changed in the staging folder: (outputs to take back, the others)."""
-    taken, dropped = [], []
-    for path in sorted(p for p in stage.rglob("*") if p.is_file() and not p.is_symlink()):
+    regular, others = _regular_files(stage)
+    taken, dropped = [], [p.relative_to(stage).as_posix() for p in others]
+    for path in regular:
         rel = path.relative_to(stage)
         top = rel.parts[0]
         if top.startswith(".") or copied.get(rel.as_posix()) == _sha256(path):
@@ -191,7 +226,12 @@ def run_script(
         outputs = []
         if result.ok:
             for item in taken:
-                write_atomic(workspace / item, (stage / item).read_bytes())
+                try:
+                    data = _read_inside(stage, item)
+                except OSError:
+                    dropped.append(item.as_posix())
+                    continue
+                write_atomic(workspace / item, data)
                 outputs.append(item.as_posix())
     error = None
     if result.exception is not None:

@@ -14,6 +14,7 @@ one file of its workspace, confined to the workspace's output folders (a path th
 import asyncio
 import json
 import re
+import stat
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -26,6 +27,7 @@ from pydantic import BaseModel
 from ...runtime import ConsultaError, NotFoundError, RunRecord
 from .._def import WebKit, WebPart
 from ._gates import GATES, MAX_ATTEMPTS, validation_records
+from ._problem import run_workspace
 from ._sandbox_run import ScriptRun
 
 __all__ = ["RunTimeline", "read_timeline", "router", "web_part"]
@@ -103,7 +105,7 @@ class RunTimeline(BaseModel):
     run_id: str
     run_status: str
     workspace: str
-    """The workspace's name (`<app data dir>/runs/<name>`)."""
+    """The workspace's name (`<app data dir>/runs/<problem>/<run>`): `<problem>/<run>`."""
     phases: list[Phase]
     cards: list[ConsultationCard | VerdictCard | ScriptCard]
     """Oldest first."""
@@ -229,13 +231,13 @@ def read_timeline(workspace: Path, run: RunRecord, working: str | None = None) -
         FileEntry(path=p.relative_to(root).as_posix(), folder=folder, size=p.stat().st_size, modified=_mtime(p))
         for folder in FOLDERS
         for p in sorted((root / folder).rglob("*"))
-        if p.is_file() and _readable(p, root)
+        if _readable(p, root)
     ]
     pdf = root / "paper" / "paper.pdf"
     return RunTimeline(
         run_id=run.id,
         run_status=str(getattr(run.status, "value", run.status)),
-        workspace=root.name,
+        workspace=f"{root.parent.name}/{root.name}",
         phases=_phases([v for _, v in records], _decisions(root)),
         cards=cards,
         files=files,
@@ -245,14 +247,18 @@ def read_timeline(workspace: Path, run: RunRecord, working: str | None = None) -
 
 
 def _readable(path: Path, root: Path) -> bool:
-    """A file the page may serve: in one of the output folders, not hidden, of a known kind, really inside."""
+    """A file the page may serve: in one of the output folders, not hidden, of a known kind, and the workspace's own:
+    no link anywhere on its path (its resolved path is the path itself, inside `root`, the resolved workspace), a
+    regular file with no other name (a hard link to a file elsewhere is refused too)."""
     try:
         rel = path.relative_to(root)
-    except ValueError:
+        info = path.lstat()
+    except (ValueError, OSError):
         return False
     return (
         len(rel.parts) >= 2 and rel.parts[0] in FOLDERS and not any(part.startswith(".") for part in rel.parts)
-        and path.suffix.lower() in MEDIA_TYPES and not path.is_symlink() and path.resolve().is_relative_to(root)
+        and path.suffix.lower() in MEDIA_TYPES and stat.S_ISREG(info.st_mode) and info.st_nlink == 1
+        and path.resolve() == path and path.is_relative_to(root)
     )  # fmt: skip
 
 
@@ -266,15 +272,17 @@ def working_agent(host: Any, run: RunRecord) -> str | None:
 
 
 def workspace_of(host: Any, run: RunRecord) -> Path | None:
-    """The workspace `run` worked in: the app's data path for the options the run recorded."""
+    """The workspace `run` worked in: its own folder (by its conversation) in the app's data path for the options the
+    run recorded; never another run's."""
     app = host.app
     if app.data_path is None:
         return None
     try:
-        path = app.data_path(app.recorded_options(run.options), host.env)
+        runs = app.data_path(app.recorded_options(run.options), host.env)
+        path = run_workspace(Path(runs), run.thread_id) if runs is not None else None
     except (ConsultaError, ValueError, OSError):
         return None
-    return Path(path) if path is not None and Path(path).is_dir() else None
+    return path if path is not None and path.is_dir() and not path.is_symlink() else None
 
 
 # ---- the routes ---------------------------------------------------------------------------------------------------
@@ -334,8 +342,9 @@ def router(kit: WebKit) -> APIRouter:
         if workspace is None:
             raise ApiError(404, "not_found", "This session has no run with a workspace.")
         root = workspace.resolve()
-        target = (root / path).resolve() if "\x00" not in path else root
-        if not target.is_file() or not _readable(target, root):
+        parts = path.split("/")
+        target = root.joinpath(*parts) if "\x00" not in path and ".." not in parts and "" not in parts else root
+        if not _readable(target, root):  # checked on the path as asked and as resolved: they must be one
             raise ApiError(404, "not_found", f"{path} is not a file of run {run.id}'s workspace.", field="path")
         return FileResponse(
             target,

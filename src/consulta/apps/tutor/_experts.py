@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ...asks import ConsultRequest, ErrorDiagnosis, Expert, ExpertOutput, SuitabilityJudgment, ValidationReport
-from ...sandbox import Limits, run_python
+from ...sandbox import Limits, SandboxUnavailable, run_python
 from ._datasets import check_dataset, open_dataset, upload_path, uploaded_files
 from ._tasks import TaskCatalog
 
@@ -56,13 +56,16 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
             case "error_diagnosis":
                 path = the_file(request)
                 snippet = request.context.student_code_snippet or ""
-                ran = run_python(
-                    snippet,
-                    files=[path] if path else [],
-                    prelude=load_prelude(path.name) if path else "",
-                    limits=limits,
-                )
                 columns = [str(c) for c in open_dataset(path).columns] if path else []
+                try:
+                    ran = run_python(
+                        snippet,
+                        files=[path] if path else [],
+                        prelude=load_prelude(path.name) if path else "",
+                        limits=limits,
+                    )
+                except SandboxUnavailable as refused:  # the code is not run unconfined: the expert says so
+                    return {"reproduced": False, "not_run": refused.reason, "columns": columns}
                 return {
                     "reproduced": ran.exception is not None,
                     "exception": ran.exception,
@@ -77,12 +80,16 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
                 }
                 if facts["evidence_has_code"]:
                     path = the_file(request)
-                    ran = run_python(
-                        evidence,
-                        files=[path] if path else [],
-                        prelude=load_prelude(path.name) if path else "",
-                        limits=limits,
-                    )
+                    try:
+                        ran = run_python(
+                            evidence,
+                            files=[path] if path else [],
+                            prelude=load_prelude(path.name) if path else "",
+                            limits=limits,
+                        )
+                    except SandboxUnavailable as refused:
+                        facts.update(ran=False, not_run=refused.reason)
+                        return facts
                     facts.update(ran=ran.ok, exception=ran.exception, stdout=ran.stdout)
                 return facts
 
