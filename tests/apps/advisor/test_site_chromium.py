@@ -70,7 +70,9 @@ def test_the_site_the_chat_and_the_seed_s_conversation(open_page: Any, tmp_path:
         p = open_page(base, lang)
         t, page, name = p.t, p.page, f"advisor-{lang}"
         page.set_default_timeout(20_000)
-        assert page.title() == t["web.title"].format(name=t["advisor.web.name"]) and p.text("h1") == t["advisor.web.name"]
+        assert (
+            page.title() == t["web.title"].format(name=t["advisor.web.name"]) and p.text("h1") == t["advisor.web.name"]
+        )
         # home: the site's words, the chat beside it, the footer saying the people are synthetic
         page.locator("#site-view .site-home").wait_for()
         assert p.text(".site-home h3") == t["advisor.web.home.title"]

@@ -90,7 +90,9 @@ def test_the_timeline_follows_the_run(open_page: Any, tmp_path: Path, lang: str)
     with running_server(create_app(app=app, settings=settings, options={"problem": str(SAMPLE)})) as base:
         p = open_page(base, lang)
         t, page, name = p.t, p.page, f"modeling-{lang}"
-        assert p.text("h1") == t["modeling.web.name"] and page.title() == t["web.title"].format(name=t["modeling.web.name"])
+        assert p.text("h1") == t["modeling.web.name"] and page.title() == t["web.title"].format(
+            name=t["modeling.web.name"]
+        )
         assert p.text("#mt-title") == t["modeling.web.timeline.title"]
         assert p.text("#mt-cards") == t["modeling.web.timeline.empty"]
         assert p.text("#mt-file-list") == t["modeling.web.files.empty"]

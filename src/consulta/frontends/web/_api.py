@@ -59,7 +59,11 @@ async def messages(lang: Annotated[str, Path(max_length=16)], host: Host) -> Mes
     code = normalize_lang(lang_)
     return Messages(
         lang=code,
-        messages={k: v for k, v in catalog(code).items() if k.startswith((*_PAGE_KEYS, f"{host.app.name}.web.", f"{host.app.name}.step."))},
+        messages={
+            k: v
+            for k, v in catalog(code).items()
+            if k.startswith((*_PAGE_KEYS, f"{host.app.name}.web.", f"{host.app.name}.step."))
+        },
     )
 
 
