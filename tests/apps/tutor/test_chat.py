@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from consulta.i18n import catalog
 from consulta.runtime import Store
 
 SCRIPT = resources.files("consulta.apps.tutor").joinpath("data", "scripts", "unsuitable_upload.yaml")
@@ -44,7 +45,9 @@ def test_chat_tutor_consults_then_the_assistant_speaks_from_the_packet(tmp_path:
             check=False,
         )
     assert chat.returncode == 0, chat.stderr
-    assert "✓ consult_expert" in chat.stdout and "✓ submit_instruction_packet" in chat.stdout
+    en = catalog("en")  # the orchestrator's steps in the student's words, not its tools' names
+    assert en["tutor.step.consult_expert"] in chat.stdout or "Asking the data inspector" in chat.stdout
+    assert en["tutor.step.submit_instruction_packet"] in chat.stdout and "consult_expert" not in chat.stdout
     assert "没有 age 列" in chat.stdout  # the assistant's reply to the student
     store = Store(f"sqlite:///{tmp_path / 'home' / 'consulta.db'}")
     (kept,) = store.list_consultations()

@@ -46,9 +46,9 @@ def test_the_probe_gets_a_desktop_window_with_its_panel_and_hand_over(qtbot: Any
         you = [line for line in window.chat.lines if line.startswith(t("qt.chat.you", "en", text=""))]
         assert you == [t("qt.chat.you", "en", text="hello")]
         assert not any("planned" in line for line in window.chat.lines)
-        assert any(
-            line.startswith("→ note(") for line in window.chat.lines
-        )  # the planner's work shows as its tool call
+        # The planner's work shows as its step (the probe declares no words for its tool: the generic step).
+        assert t("qt.chat.step", "en", step=t("web.step.generic", "en")) in window.chat.lines
+        assert not any("note" in line for line in window.chat.lines)
         assert window.chat.input.placeholderText() == t(
             "qt.chat.placeholder", "en"
         )  # the probe has no words of its own

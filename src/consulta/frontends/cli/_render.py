@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -12,6 +11,7 @@ from rich.table import Table
 
 from ...i18n import t
 from ...runtime import PLAN_ASK, AskRecord, Event, ModelText, PlanDecided, RunEnded, ToolCalled, ToolReturned
+from .._steps import step_words
 
 __all__ = ["EventPrinter", "parse_cli_answers", "prompt_for_ask"]
 
@@ -21,38 +21,25 @@ ReadLine = Callable[[str], str]
 class EventPrinter:
     """Prints a run's events compactly: tool calls and their outcome, the agent's reply, plan outcomes."""
 
-    def __init__(self, console: Console, lang: str, *, reply: Callable[[str, str], str] | None = None) -> None:
-        """`reply(text, lang)`: what the person reads of the agent's reply (the app's `TerminalPart.reply`)."""
+    def __init__(
+        self, console: Console, lang: str, *, app: str = "", reply: Callable[[str, str], str] | None = None
+    ) -> None:
+        """`app`: the app whose words name its tools' steps; `reply(text, lang)`: what the person reads of the
+        agent's reply (the app's `TerminalPart.reply`)."""
         self.console = console
         self.lang = lang
+        self.app = app
         self.reply = reply
 
     def __call__(self, event: Event) -> None:
         lang, out = self.lang, self.console
         match event:
             case ToolCalled(tool_name=name, args=args) if name != "question":
-                out.print(
-                    t("cli.chat.tool_call", lang, tool=name, args=_short(args)),
-                    style="dim",
-                    markup=False,
-                    highlight=False,
-                )
-            case ToolReturned(tool_name=name, ok=True) if name != "question":
-                out.print(t("cli.chat.tool_ok", lang, tool=name), style="dim green", markup=False, highlight=False)
-            case ToolReturned(tool_name=name, ok=False, result=result):
-                result = result if isinstance(result, dict) else {}
-                out.print(
-                    t(
-                        "cli.chat.tool_error",
-                        lang,
-                        tool=name,
-                        code=result.get("error_code", "?"),
-                        message=result.get("message", ""),
-                    ),
-                    style="yellow",
-                    markup=False,
-                    highlight=False,
-                )
+                # The step in the person's words; the tool's name, arguments and refusals are the model's business.
+                step = step_words(self.app, name, args, lang)
+                out.print(t("cli.chat.step", lang, step=step), style="dim", markup=False, highlight=False)
+            case ToolReturned(tool_name=name, ok=False) if name != "question":
+                out.print(t("cli.chat.step_set_aside", lang), style="dim", markup=False, highlight=False)
             case ModelText(text=text):
                 shown = self.reply(text, lang) if self.reply is not None else text
                 out.print(Panel(shown, title=t("cli.chat.agent", lang), title_align="left", border_style="cyan"))
@@ -72,11 +59,6 @@ class EventPrinter:
                 out.print(t("cli.chat.failed", lang, error=error or ""), style="red", markup=False)
             case _:
                 pass
-
-
-def _short(args: Any, limit: int = 100) -> str:
-    text = json.dumps(args, ensure_ascii=False, default=str) if not isinstance(args, str) else args
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def parse_cli_answers(questions: list[dict[str, Any]], values: list[str]) -> list[Any]:

@@ -28,7 +28,9 @@ class TerminalSession:
         self.lang = host.env.lang
         self.stdin = stdin or Stdin()
         self.asks: asyncio.Queue[AskRecord] = asyncio.Queue()
-        self._show = PersonView(host, EventPrinter(console, self.lang, reply=host.app.terminal.reply))
+        self._show = PersonView(
+            host, EventPrinter(console, self.lang, app=host.app.name, reply=host.app.terminal.reply)
+        )
         self._unsubscribe = host.subscribe(self._hear)
 
     @property

@@ -4,9 +4,8 @@ the agent's replies, errors) and the input line. Every line comes from the catal
 from __future__ import annotations
 
 import html
-import json
 from enum import Enum
-from typing import Any, assert_never
+from typing import assert_never
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QPushButton, QTextBrowser, QVBoxLayout, QWidget
@@ -26,6 +25,7 @@ from ...runtime import (
     ToolCalled,
     ToolReturned,
 )
+from .._steps import step_words
 
 __all__ = ["ChatPanel", "Tone", "describe_event"]
 
@@ -44,8 +44,9 @@ class Tone(Enum):
     ask = "#6a1b9a"
 
 
-def describe_event(event: Event, lang: str) -> tuple[str, Tone] | None:
-    """The transcript line for a runtime event, or None when the event shows nothing by itself."""
+def describe_event(event: Event, lang: str, *, app: str = "") -> tuple[str, Tone] | None:
+    """The transcript line for a runtime event, or None when the event shows nothing by itself. A tool call reads as
+    `app`'s words for its step; the tool's name, arguments and a refusal's reasons are the model's, not shown."""
     match event:
         case RunStarted(resumed=True):
             return t("qt.chat.resumed", lang), Tone.quiet
@@ -58,18 +59,11 @@ def describe_event(event: Event, lang: str) -> tuple[str, Tone] | None:
         case ToolCalled(tool_name=name):
             if name == QUESTION_TOOL:
                 return None  # the question shows as `ai.question.asking` when its ask opens
-            return t("qt.chat.tool_call", lang, tool=name, args=_short(event.args)), Tone.quiet
+            return t("qt.chat.step", lang, step=step_words(app, name, event.args, lang)), Tone.quiet
         case ToolReturned(tool_name=name, ok=True):
-            return None if name == QUESTION_TOOL else (t("qt.chat.tool_ok", lang, tool=name), Tone.good)
-        case ToolReturned(tool_name=name, result=result):
-            result = result if isinstance(result, dict) else {}
-            return t(
-                "qt.chat.tool_error",
-                lang,
-                tool=name,
-                code=result.get("error_code", "?"),
-                message=result.get("message", ""),
-            ), Tone.warn
+            return None
+        case ToolReturned(tool_name=name):
+            return None if name == QUESTION_TOOL else (t("qt.chat.step_set_aside", lang), Tone.quiet)
         case AskOpened(kind=kind):
             return (
                 (t("qt.chat.plan_waiting", lang), Tone.ask)
@@ -98,13 +92,6 @@ def describe_event(event: Event, lang: str) -> tuple[str, Tone] | None:
             assert_never(event)
 
 
-def _short(args: Any, limit: int = 120) -> str:
-    if isinstance(args, dict):
-        args = {k: v for k, v in args.items() if v is not None}  # unset optional arguments are noise here
-    text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False, default=str)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 class ChatPanel(QWidget):
     """Transcript above, input line with Send and Stop below. `send_requested(text)` when the person sends."""
 
@@ -115,6 +102,7 @@ class ChatPanel(QWidget):
         """`app`: the app served, whose catalog may word the input's placeholder its own way."""
         super().__init__(parent)
         self.lang = lang
+        self.app = app
         self.transcript = QTextBrowser()
         self.transcript.setOpenExternalLinks(False)
         self.input = QLineEdit()
@@ -155,6 +143,6 @@ class ChatPanel(QWidget):
         self.transcript.append(f'<div style="color:{tone.value}; margin:2px 0">{body}</div>')
 
     def show_event(self, event: Event) -> None:
-        line = describe_event(event, self.lang)
+        line = describe_event(event, self.lang, app=self.app)
         if line is not None:
             self.add(*line)
