@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from apps.tutor._folders import session_uploads
 from consulta.apps.tutor import MAX_UPLOAD_BYTES
 from consulta.apps.tutor._turn import consultation_card, turn_view
 from consulta.frontends.web import create_app
@@ -32,7 +33,7 @@ PROMPT = "我上传了数据，可以开始task_2_1吗？"
 
 
 def uploads_dir(home: Path) -> Path:
-    return home / "apps" / "tutor" / "uploads"
+    return session_uploads(home)
 
 
 def folder_files(home: Path) -> list[str]:

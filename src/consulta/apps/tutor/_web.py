@@ -157,10 +157,10 @@ def router(kit: WebKit) -> APIRouter:
         return folder
 
     @router.get("/uploads", summary="The student's uploaded files, and what an upload may be")
-    async def uploads(host: Host, _: Principal) -> Uploads:
+    async def uploads(host: Host, principal: Principal) -> Uploads:
         """`files`: name, size (bytes), modified (ISO 8601, UTC), by name; `max_bytes` and `accepted` (suffixes):
         the limits an upload is held to (a page checks them before sending; the server checks them again)."""
-        files = await asyncio.to_thread(list_uploads, _folder(host))
+        files = await asyncio.to_thread(list_uploads, _folder(host.for_principal(principal)))
         return Uploads(files=files, max_bytes=MAX_UPLOAD_BYTES, accepted=list(ACCEPTED_SUFFIXES))
 
     @router.post(
@@ -181,13 +181,13 @@ def router(kit: WebKit) -> APIRouter:
             }
         },
     )
-    async def upload(request: Request, host: Host, _: Principal) -> UploadedFile:
-        """The file goes into the upload folder (a file of the same name is replaced), written atomically. Refused,
+    async def upload(request: Request, host: Host, principal: Principal) -> UploadedFile:
+        """The file goes into this session's upload folder (a file of the same name is replaced), written atomically. Refused,
         with nothing written: 413 `file_too_large` (over the limit; a Content-Length over it is refused before the
         body is read, and the body stops being read once the file goes over), 415 `unsupported_file_type` (CSV, TSV
         or Excel only) or `unsupported_media_type` (not multipart/form-data), 422 `path_outside_uploads` (a name with a
         folder part or a leading dot), `missing_file` (no part `file`), `empty_file`."""
-        folder = _folder(host)
+        folder = _folder(host.for_principal(principal))
         length = request.headers.get("content-length")
         if length is not None and length.isdigit() and int(length) > MAX_UPLOAD_BYTES + MULTIPART_SLACK:
             raise refused(_too_large())
