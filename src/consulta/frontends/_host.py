@@ -23,7 +23,7 @@ from pydantic import BaseModel
 
 from ..apps import AppDef, AppEnv, AppOptions, is_proposal, resolve_app, settle
 from ..config import Settings
-from ..i18n import normalize_lang
+from ..i18n import normalize_lang, t
 from ..models import resolve_model
 from ..runtime import (
     Agent,
@@ -199,7 +199,7 @@ class AppHost:
         except NotFoundError:
             run = None
         if run is None or run.principal != principal or run.app != self.app.name:
-            raise NotFoundError(f"No run with id {run_id!r} in this session.")
+            raise _Unknown("core.error.no_run", run_id)
         return run
 
     def runs(self, *, principal: str | None, limit: int = 50) -> list[RunRecord]:
@@ -338,7 +338,7 @@ class AppHost:
             ask = self.store.get_ask(ask_id)
             self.run(ask.run_id, principal=principal)
         except NotFoundError:
-            raise NotFoundError(f"No ask with id {ask_id!r} in this session.") from None
+            raise _Unknown("core.error.no_ask", ask_id) from None
         return ask
 
     async def answer(self, ask: str | AskRecord, value: Any, *, principal: str | None) -> AskRecord:
@@ -436,6 +436,17 @@ class AppHost:
         if self.tracing is not None:
             self.tracing.shutdown()  # ends the spans of runs left waiting, flushes the exporter
         self.store.close()
+
+
+class _Unknown(NotFoundError):
+    """An id the principal has nothing under (unknown, or another's: worded alike), in the reader's language."""
+
+    def __init__(self, key: str, id_: str) -> None:
+        super().__init__(t(key, "en", id=id_))
+        self._key, self._id = key, id_
+
+    def localized(self, lang: str) -> str:
+        return t(self._key, lang, id=self._id)
 
 
 @dataclass(frozen=True, kw_only=True)
