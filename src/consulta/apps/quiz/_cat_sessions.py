@@ -72,6 +72,7 @@ __all__ = [
     "model_short_answers",
     "parse_profile",
     "prior_mean",
+    "answered_in_open_test",
     "recalibrate_items",
     "truth",
     "user_id_of",
@@ -1077,6 +1078,22 @@ def app_sessions(engine: Engine, *, model: Callable[[], Any]) -> TestSessions:
     return TestSessions(
         engine, short_answers=model_short_answers(model), prepare_bank=ensure_bank, recalibrate=recalibrate_items
     )
+
+
+def answered_in_open_test(engine: Engine, principal: str) -> frozenset[str] | None:
+    """The items `principal` has answered in its test in progress, or None when it has no test in progress. While it
+    has one, every other item of the bank is shown or may be shown to it: its key is not for it to read."""
+    with engine.connect() as conn:
+        if not conn.dialect.has_table(conn, test_sessions.name):
+            return None  # no test was ever taken here
+        session_id = TestSessions._open_id(conn, principal)
+        if session_id is None:
+            return None
+        i = test_items
+        answered = conn.execute(
+            select(i.c.question_id).where(i.c.session_id == session_id, i.c.answer.is_not(None))
+        ).scalars()
+        return frozenset(answered)
 
 
 def _rng(seed: int, position: int) -> np.random.Generator:
