@@ -22,6 +22,7 @@ from consulta.frontends.web import create_app
 from frontends.web.conftest import new_session, run_status, settings_for
 
 from .conftest import submit, write_script
+from .test_modes import SQL_MC as NEW_ITEM
 
 PROFILE = {
     "self_level": "intermediate",
@@ -29,13 +30,6 @@ PROFILE = {
     "job_role": "analyst",
     "duty": "reports",
     "interests": ["SQL"],
-}
-NEW_ITEM = {
-    "item_type": "multiple_choice",
-    "stem": "Which SQL clause sorts the rows of a result set in a query?",
-    "choices": ["ORDER BY", "GROUP BY", "WHERE", "HAVING"],
-    "correct_key": "ORDER BY",
-    "explanation": "ORDER BY sorts the result rows.",
 }
 KEY_FIELDS = {"correct_answer", "correct_key", "correct_keywords", "answer_summary", "answer_schema", "explanation"}
 

@@ -6,41 +6,23 @@ default folder, which no session sees either."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import pytest
 from fastapi.testclient import TestClient
 from fastmcp import Client
 
 from apps.tutor._folders import session_folders
+from apps.tutor.test_mcp import INSPECT
+from apps.tutor.test_web import client, home  # noqa: F401 - the tutor served on a temp home, shared with its web tests
 from consulta.frontends.mcp import build_server
-from consulta.frontends.web import create_app
 from frontends.web.conftest import new_session, run_status, settings_for, wait_for
 
 SCRIPT = resources.files("consulta.apps.tutor").joinpath("data", "scripts", "unsuitable_upload.yaml")
 ALICE_DATA = b"name,city\nAda,Paris\nBo,Rome\nCy,Oslo\n"
 BOB_DATA = b"name,age,city\n" + b"".join(b"P%d,%d,Lyon\n" % (i, 20 + i % 30) for i in range(120))
 PROMPT = "I uploaded my data, can I start task_2_1?"
-INSPECT = {
-    "expert_id": "data_inspector",
-    "question": "Is student_data.csv suitable for task_2_1?",
-    "context": {"file_name": "student_data.csv", "task_id": "task_2_1"},
-    "expected_output_type": "suitability_judgment",
-    "scenario_id": "dataset_suitability_check",
-    "reasoning": "The student just uploaded this file.",
-}
-
-
-@pytest.fixture
-def client(tmp_path: Path) -> Iterator[TestClient]:
-    with (
-        resources.as_file(SCRIPT) as script,
-        TestClient(create_app(app="tutor", settings=settings_for(tmp_path, Path(script)))) as test_client,
-    ):
-        yield test_client
 
 
 def upload(client: TestClient, headers: dict[str, str], data: bytes) -> Any:

@@ -65,25 +65,26 @@ class HostGuard:
             return
         request = Request(scope)
         sent = request.headers.get("host")
+        origin = request.headers.get("origin")
         if host_name(sent) not in self.hosts:
-            error = ApiError(
+            refusal = ApiError(
                 400,
                 "invalid_host",
                 said("api.invalid_host", host=(sent or "")[:100]),
                 hint=said("api.invalid_host.hint"),
             )
-            await error_response(request, error)(scope, receive, send)
+        elif (
+            request.method not in _SAFE
+            and (origin is not None or COOKIE in request.cookies)
+            and (origin is None or origin.lower() != f"{request.url.scheme}://{sent}".lower())
+        ):
+            refusal = ApiError(
+                403,
+                "cross_origin",
+                said("api.cross_origin", origin=(origin or "?")[:100]),
+                hint=said("api.cross_origin.hint"),
+            )
+        else:
+            await self.app(scope, receive, send)
             return
-        origin = request.headers.get("origin")
-        if request.method not in _SAFE and (origin is not None or COOKIE in request.cookies):
-            own = f"{request.url.scheme}://{sent}".lower()
-            if origin is None or origin.lower() != own:
-                error = ApiError(
-                    403,
-                    "cross_origin",
-                    said("api.cross_origin", origin=(origin or "?")[:100]),
-                    hint=said("api.cross_origin.hint"),
-                )
-                await error_response(request, error)(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
+        await error_response(request, refusal)(scope, receive, send)
