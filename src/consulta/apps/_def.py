@@ -66,8 +66,9 @@ class AppEnv:
     """The app's own data folder (`<home>/apps/<app>`), made if missing."""
     session: str | None = None
     """The session (a front end's principal) the agents built with this env act for, when it is not the machine's own
-    user: an app keeps what is a session's own (e.g. the tutor's uploads) apart by it. None: the machine's own user
-    (the terminal, the desktop window), whose data is the app's default."""
+    user: an app keeps what is a session's own (e.g. the tutor's uploads) apart by it, and its `data_path` for the
+    session names that data (a host builds a session's own agents only for an app whose data differs by session).
+    None: the machine's own user (the terminal, the desktop window), whose data is the app's default."""
 
 
 AgentBuilder = Callable[[Any, AppEnv], Agent]

@@ -143,15 +143,21 @@ class AppHost:
         return self.env if principal in (None, LOCAL_PRINCIPAL) else replace(self.env, session=principal)
 
     def agent_of(self, principal: str | None) -> Agent:
-        """The main agent that starts `principal`'s turns: over the session's own data (see `env_for`)."""
+        """The main agent that starts `principal`'s turns: over the session's own data (see `env_for`). An app whose
+        data is the same for every session (its `data_path` does not depend on `env.session`) serves every session
+        with the host's agent (building one per session would cost a session its own parse of ln2's inventory)."""
         env = self.env_for(principal)
-        if env.session is None:
+        if env.session is None or self._data_is_shared(env):
             return self.agent
         agent = self._session_agents.get(env.session)
         if agent is None:
             agent = self._session_agents[env.session] = self.app.build(self.app.main_agent, self.options, env)
         _remember(self._session_agents, env.session, agent)
         return agent
+
+    def _data_is_shared(self, env: AppEnv) -> bool:
+        declared = self.app.data_path
+        return declared is None or declared(self.options, env) == declared(self.options, self.env)
 
     def agent_for(self, run: RunRecord) -> Agent:
         """The agent of `run`, rebuilt from what it recorded: its agent's name ("" before runs recorded it: the main
