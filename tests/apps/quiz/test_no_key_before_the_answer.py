@@ -17,6 +17,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
+from consulta.apps.quiz._cat_sessions import _Pool, test_sessions
 from consulta.apps.quiz._db import questions
 from consulta.frontends.web import create_app
 from frontends.web.conftest import new_session, run_status, settings_for
@@ -136,3 +137,17 @@ def test_after_the_answer_the_item_may_be_scored_and_others_are_not_held(home: P
     )
     templates = next(c.result for c in calls if c.tool_name == "get_difficulty_keywords")
     assert any("answer_summary" in e for e in templates["example_questions"])  # no test in progress: as the seed says
+
+
+def test_an_item_generated_during_the_test_is_never_shown_in_it(home: Path, client: TestClient) -> None:
+    """Its key was in the reply that saved it: the test's pool leaves it out (the bank's items stay in)."""
+    alice = new_session(client)
+    test = client.post("/api/quiz/tests", headers=alice, json={"profile": PROFILE, "lang": "en"}).json()
+    turn(client, alice, "give me 3 technical questions about SQL at level 5")
+    engine = client.app.state.host.store.engine  # type: ignore[attr-defined]
+    with engine.connect() as conn:
+        (made,) = conn.execute(select(questions.c.id).where(questions.c.stem == NEW_ITEM["stem"])).scalars().all()
+        started = conn.execute(select(test_sessions.c.created_at).where(test_sessions.c.id == test["id"])).scalar_one()
+        assert made in _Pool.read(conn, "en").index  # a test started now may show it
+        during = _Pool.read(conn, "en", started_at=started)
+        assert made not in during.index and test["item"]["question_id"] in during.index

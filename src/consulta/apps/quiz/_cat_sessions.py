@@ -545,13 +545,18 @@ class _Pool:
     index: dict[str, int]
 
     @classmethod
-    def read(cls, conn: Connection, lang: str) -> _Pool:
+    def read(cls, conn: Connection, lang: str, *, started_at: str | None = None) -> _Pool:
+        """The pool of a test in `lang`; of one that started at `started_at`, without the items generated since (a
+        person who has questions generated during their test has read those items' keys)."""
         q, p = _db.questions, _db.item_params
+        known = q.c.lang == lang
+        if started_at is not None:
+            known = known & ((q.c.source == "bank") | (q.c.created_at <= started_at))
         rows = (
             conn.execute(
                 select(q, p.c.a, p.c.b)
                 .select_from(q.outerjoin(p, p.c.question_id == q.c.id))
-                .where(q.c.lang == lang)
+                .where(known)
                 .order_by(q.c.id)
             )
             .mappings()
@@ -1008,7 +1013,7 @@ class TestSessions:
         reason: str | None = stop_reason(se=se, n=len(u), rules=rules)
         chosen: int | None = None
         if reason is None:
-            pool = _Pool.read(conn, session["lang"])
+            pool = _Pool.read(conn, session["lang"], started_at=session["created_at"])
             given = [pool.index[r["question_id"]] for r in rows if r["question_id"] in pool.index]
             chosen = next_item(
                 pool.bank, theta=theta, administered=given, rules=rules, rng=_rng(session["seed"], position + 1)
