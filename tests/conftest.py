@@ -20,6 +20,8 @@ from consulta.runtime import Agent, RunRecord, Runtime, Store
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # The web server answers only its own host names; Starlette's TestClient calls itself "testserver".
+    os.environ.setdefault("CONSULTA_ALLOWED_HOSTS", "testserver")
     config.addinivalue_line(
         "markers",
         "both_backends: run the test on a SQLite store and on a PostgreSQL one (`store_url`); the PostgreSQL run is "

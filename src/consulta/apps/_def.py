@@ -64,6 +64,11 @@ class AppEnv:
     lang: str
     data_dir: Path
     """The app's own data folder (`<home>/apps/<app>`), made if missing."""
+    session: str | None = None
+    """The session (a front end's principal) the agents built with this env act for, when it is not the machine's own
+    user: an app keeps what is a session's own (e.g. the tutor's uploads) apart by it, and its `data_path` for the
+    session names that data (a host builds a session's own agents only for an app whose data differs by session).
+    None: the machine's own user (the terminal, the desktop window), whose data is the app's default."""
 
 
 AgentBuilder = Callable[[Any, AppEnv], Agent]
@@ -87,7 +92,8 @@ FollowUp = Callable[[RunRecord, AppEnv], Handover | None]
 
 class AppView(Protocol):
     """What an app's front-end parts may read of the host serving it: its options, env and data, its main agent and
-    its runtime (through which a person's own write is staged and approved like any write, see `propose`)."""
+    its runtime (through which a person's own write is staged and approved like any write, see `propose`). A front end
+    serving several sessions reads a session's own through `for_principal`."""
 
     @property
     def options(self) -> AppOptions: ...
@@ -103,6 +109,10 @@ class AppView(Protocol):
 
     @property
     def data_path(self) -> Path | None: ...
+
+    def for_principal(self, principal: str | None) -> AppView:
+        """The same app as `principal`'s runs see it: its main agent, env (`session`) and data are that session's."""
+        ...
 
 
 # ---- front-end parts ------------------------------------------------------------------------------------------

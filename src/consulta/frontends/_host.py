@@ -15,6 +15,7 @@ import logging
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -22,7 +23,7 @@ from pydantic import BaseModel
 
 from ..apps import AppDef, AppEnv, AppOptions, is_proposal, resolve_app, settle
 from ..config import Settings
-from ..i18n import normalize_lang
+from ..i18n import normalize_lang, t
 from ..models import resolve_model
 from ..runtime import (
     Agent,
@@ -43,7 +44,7 @@ from ..runtime import (
     tracing_from_setting,
 )
 
-__all__ = ["LOCAL_PRINCIPAL", "AppHost", "HandedOver", "HostEvent"]
+__all__ = ["LOCAL_PRINCIPAL", "AppHost", "HandedOver", "HostEvent", "PrincipalView"]
 
 LOCAL_PRINCIPAL = "local"
 """The machine's own user: runs started in the terminal or the desktop window."""
@@ -114,8 +115,10 @@ class AppHost:
             data_dir=settings.app_dir(self.app.name),
         )
         self.agent: Agent = self.app.build(self.app.main_agent, self.options, self.env)
-        """The main agent over this host's options (each new turn starts with it)."""
+        """The main agent over this host's options (each new turn of the machine's own user starts with it; a
+        session's turns start with `for_principal(p).agent`, the same agent over the session's own data)."""
         self.runtime.register(self.agent)
+        self._session_agents: OrderedDict[str, Agent] = OrderedDict()  # a session's main agent, latest used kept
         self._listeners: list[Callable[[HostEvent], None]] = []
         self._handovers: dict[str, asyncio.Task[RunRecord | None]] = {}  # by the finished run's id
         self._chains: dict[str, tuple[str, ...]] = {}  # a handed-over run's id -> the agents of its turn so far
@@ -134,10 +137,38 @@ class AppHost:
 
     # ---- agents -----------------------------------------------------------------------------------------------
 
+    def env_for(self, principal: str | None) -> AppEnv:
+        """The env of the agents acting for `principal`: `session` is the principal, except for the machine's own
+        user (`LOCAL_PRINCIPAL`, and None: runs recorded before principals), whose data is the app's default."""
+        return self.env if principal in (None, LOCAL_PRINCIPAL) else replace(self.env, session=principal)
+
+    def agent_of(self, principal: str | None) -> Agent:
+        """The main agent that starts `principal`'s turns: over the session's own data (see `env_for`). An app whose
+        data is the same for every session (its `data_path` does not depend on `env.session`) serves every session
+        with the host's agent (building one per session would cost a session its own parse of ln2's inventory)."""
+        env = self.env_for(principal)
+        if env.session is None or self._data_is_shared(env):
+            return self.agent
+        agent = self._session_agents.get(env.session)
+        if agent is None:
+            agent = self._session_agents[env.session] = self.app.build(self.app.main_agent, self.options, env)
+        _remember(self._session_agents, env.session, agent)
+        return agent
+
+    def _data_is_shared(self, env: AppEnv) -> bool:
+        declared = self.app.data_path
+        return declared is None or declared(self.options, env) == declared(self.options, self.env)
+
     def agent_for(self, run: RunRecord) -> Agent:
         """The agent of `run`, rebuilt from what it recorded: its agent's name ("" before runs recorded it: the main
-        agent) and its options."""
-        return self.app.build(getattr(run, "agent", "") or "", self.app.recorded_options(run.options), self.env)
+        agent) and its options, acting for the run's principal (its data is that session's, see `env_for`)."""
+        return self.app.build(
+            getattr(run, "agent", "") or "", self.app.recorded_options(run.options), self.env_for(run.principal)
+        )
+
+    def for_principal(self, principal: str | None) -> PrincipalView:
+        """The app as `principal`'s runs see it (its main agent, env and data are the session's own)."""
+        return PrincipalView(host=self, principal=principal)
 
     # ---- runs -------------------------------------------------------------------------------------------------
 
@@ -148,7 +179,7 @@ class AppHost:
         if continue_from is not None:
             self.run(continue_from, principal=principal)
         return await self.runtime.start(
-            self.agent,
+            self.agent_of(principal),
             prompt,
             model=self.settings.model,
             lang=normalize_lang(lang or self.settings.lang),
@@ -174,7 +205,7 @@ class AppHost:
         except NotFoundError:
             run = None
         if run is None or run.principal != principal or run.app != self.app.name:
-            raise NotFoundError(f"No run with id {run_id!r} in this session.")
+            raise _Unknown("core.error.no_run", run_id)
         return run
 
     def runs(self, *, principal: str | None, limit: int = 50) -> list[RunRecord]:
@@ -281,7 +312,7 @@ class AppHost:
             )
             return None
         options = self.app.recorded_options({**run.options, **handover.options})
-        agent = self.app.build(handover.agent, options, self.env)
+        agent = self.app.build(handover.agent, options, self.env_for(run.principal))
         handing = _HANDING_OVER.set(run.id)
         try:
             follow = await self.runtime.start(
@@ -313,7 +344,7 @@ class AppHost:
             ask = self.store.get_ask(ask_id)
             self.run(ask.run_id, principal=principal)
         except NotFoundError:
-            raise NotFoundError(f"No ask with id {ask_id!r} in this session.") from None
+            raise _Unknown("core.error.no_ask", ask_id) from None
         return ask
 
     async def answer(self, ask: str | AskRecord, value: Any, *, principal: str | None) -> AskRecord:
@@ -393,7 +424,8 @@ class AppHost:
 
     @property
     def data_path(self) -> Path | None:
-        """The app's data (a file or a folder), as its declaration says, if it has any."""
+        """The app's data (a file or a folder), as its declaration says, if it has any: the machine's own user's
+        (a session's own: `for_principal(p).data_path`)."""
         return None if self.app.data_path is None else self.app.data_path(self.options, self.env)
 
     async def aclose(self) -> None:
@@ -412,7 +444,51 @@ class AppHost:
         self.store.close()
 
 
-def _remember(book: OrderedDict[str, str], key: str, value: str) -> None:
+class _Unknown(NotFoundError):
+    """An id the principal has nothing under (unknown, or another's: worded alike), in the reader's language."""
+
+    def __init__(self, key: str, id_: str) -> None:
+        super().__init__(t(key, "en", id=id_))
+        self._key, self._id = key, id_
+
+    def localized(self, lang: str) -> str:
+        return t(self._key, lang, id=self._id)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PrincipalView:
+    """What an app's front-end parts read of `host` for one session (`AppView`): the host's options and runtime, the
+    session's env, main agent and data."""
+
+    host: AppHost
+    principal: str | None
+
+    @property
+    def options(self) -> AppOptions:
+        return self.host.options
+
+    @property
+    def runtime(self) -> Runtime:
+        return self.host.runtime
+
+    @property
+    def env(self) -> AppEnv:
+        return self.host.env_for(self.principal)
+
+    @property
+    def agent(self) -> Agent:
+        return self.host.agent_of(self.principal)
+
+    @property
+    def data_path(self) -> Path | None:
+        app = self.host.app
+        return None if app.data_path is None else app.data_path(self.host.options, self.env)
+
+    def for_principal(self, principal: str | None) -> PrincipalView:
+        return self.host.for_principal(principal)
+
+
+def _remember(book: OrderedDict[str, Any], key: str, value: Any) -> None:
     book[key] = value
     book.move_to_end(key)
     while len(book) > _REMEMBERED:

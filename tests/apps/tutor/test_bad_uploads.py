@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from apps.tutor._folders import session_uploads
 from consulta.apps.tutor import MAX_UPLOAD_BYTES
 from consulta.apps.tutor._uploads import MAX_UNPACKED_BYTES, UploadRefused, copy_upload, save_upload
 from consulta.frontends.web import create_app
@@ -179,7 +180,7 @@ def test_the_web_refuses_each_with_a_4xx_and_the_error_body(client: TestClient, 
     body = response.json()
     assert body["error_code"] == code and name in body["message"] and body["field"] == "file"
     assert client.get("/api/tutor/uploads", headers=headers).json()["files"] == []
-    assert uploads(tmp_path / "apps" / "tutor" / "uploads") == []
+    assert uploads(session_uploads(tmp_path)) == []
 
 
 @pytest.mark.parametrize("lang", ["en", "zh-CN"])

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from apps.tutor._folders import session_uploads
 from consulta.frontends.web import create_app
 from frontends.web.conftest import running_server, settings_for
 from frontends.web.test_browser import browser, open_page  # noqa: F401 - the fixtures, shared with the ln2 page's tests
@@ -50,7 +51,7 @@ def test_upload_ask_and_read_the_turns_cards(open_page: Any, tmp_path: Path, lan
         types = t["web.list_separator"].join([".csv", ".tsv", ".xlsx", ".xls"])
         assert status.inner_text() == t["tutor.web.error.unsupported_file_type"].format(name="notes.txt", types=types)
         assert status.get_attribute("role") == "alert"
-        assert not list((home / "apps" / "tutor" / "uploads").iterdir())
+        assert not list(session_uploads(home).iterdir())
         p.shot(f"{name}-01-refused")
 
         page.set_input_files("#upload-input", str(data))
@@ -58,7 +59,7 @@ def test_upload_ask_and_read_the_turns_cards(open_page: Any, tmp_path: Path, lan
         assert (
             page.locator("#upload-status.good").inner_text().startswith(t["tutor.web.uploads.done"].split("{name}")[0])
         )
-        assert (home / "apps" / "tutor" / "uploads" / "student_data.csv").read_text(encoding="utf-8") == STUDENT_DATA
+        assert (session_uploads(home) / "student_data.csv").read_text(encoding="utf-8") == STUDENT_DATA
         assert page.get_attribute("#upload-input", "accept") == ".csv,.tsv,.xlsx,.xls"
         # a file dropped on the panel goes the same way
         page.evaluate(

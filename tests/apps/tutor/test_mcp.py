@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from fastmcp import Client, FastMCP
 
+from apps.tutor._folders import session_uploads
 from consulta.apps.tutor import MAX_UPLOAD_BYTES
 from consulta.config import Settings
 from consulta.frontends.mcp import build_server
@@ -43,7 +44,7 @@ def server(tmp_path: Path) -> FastMCP:
 
 
 def uploads(home: Path) -> list[str]:
-    folder = home / "apps" / "tutor" / "uploads"
+    folder = session_uploads(home)
     return sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
 
 
@@ -100,7 +101,7 @@ def test_an_excel_file_goes_in_as_base64(server: FastMCP, tmp_path: Path) -> Non
     args = {"name": "scores.xlsx", "content": base64.b64encode(data).decode(), "encoding": "base64"}
     saved = asyncio.run(call_once(server, "upload_dataset", args))
     assert saved["ok"] is True
-    assert (tmp_path / "apps" / "tutor" / "uploads" / "scores.xlsx").read_bytes() == data
+    assert (session_uploads(tmp_path) / "scores.xlsx").read_bytes() == data
 
 
 @pytest.mark.parametrize(

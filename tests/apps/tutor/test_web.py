@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from apps.tutor._folders import session_uploads
 from consulta.apps.tutor import MAX_UPLOAD_BYTES
 from consulta.apps.tutor._turn import consultation_card, turn_view
 from consulta.frontends.web import create_app
@@ -32,7 +33,7 @@ PROMPT = "我上传了数据，可以开始task_2_1吗？"
 
 
 def uploads_dir(home: Path) -> Path:
-    return home / "apps" / "tutor" / "uploads"
+    return session_uploads(home)
 
 
 def folder_files(home: Path) -> list[str]:
@@ -161,7 +162,7 @@ def test_a_stream_that_goes_over_the_limit_stops_being_read(home: Path) -> None:
             bearer = json.loads(minted.read())["token"]
         with socket.create_connection((host, int(port)), timeout=10) as sock:
             sock.sendall(
-                f"POST /api/tutor/uploads HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {bearer}\r\n"
+                f"POST /api/tutor/uploads HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {bearer}\r\n"
                 "Content-Type: multipart/form-data; boundary=b\r\nTransfer-Encoding: chunked\r\n\r\n".encode()
             )
             head = b'--b\r\nContent-Disposition: form-data; name="file"; filename="huge.csv"\r\n\r\n'

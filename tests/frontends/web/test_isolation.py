@@ -122,7 +122,7 @@ def _made_up_tokens(client: TestClient) -> list[dict[str, str]]:
     random = secrets.token_urlsafe(32)
     return [
         {"Authorization": f"Bearer {random}"},
-        {"Cookie": f"consulta_session={random}"},
+        {"Cookie": f"consulta_session={random}", "Origin": "http://testserver"},  # as the page sends it
         {"Authorization": f"Bearer {hashlib.sha256(minted.encode()).hexdigest()}"},
         {"Authorization": f"Bearer {minted[:-1]}{'A' if minted[-1] != 'A' else 'B'}"},
     ]

@@ -8,15 +8,18 @@ then the model makes one structured call, `submit_questions`, with the items it 
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 
-from ...runtime import Agent, Store, ToolDef, current_tool_call, utcnow
+from ...i18n import t
+from ...runtime import Agent, Store, ToolDef, ToolError, current_tool_call, utcnow
 from .._def import AppEnv, AppOptions
+from ._cat_sessions import answered_in_open_test
 from ._modes import (
     AnswerArg,
     AnswerIn,
@@ -170,6 +173,59 @@ def _first_look(read: _Reader) -> Any:
     return look
 
 
+KEY_FIELDS = frozenset(
+    {"correct_answer", "correct_key", "correct_keywords", "answer_summary", "answer_schema", "explanation"}
+)
+"""What of an item gives its answer away: its key, expected keywords and explanation."""
+
+
+def _open_test_answers(store: Store) -> frozenset[str] | None:
+    """While the person the current tool call's run belongs to has a test in progress: the items they have answered
+    in it (every other item of the bank is shown or may be shown to them). None: no test in progress (or no run)."""
+    context = current_tool_call()
+    if context is None:
+        return None
+    principal = store.get_run(context.run_id).principal
+    return None if principal is None else answered_in_open_test(store.engine, principal)
+
+
+def _without_keys(value: Any) -> Any:
+    """`value` (a tool's JSON result) with every item's key, expected keywords and explanation left out."""
+    if isinstance(value, dict):
+        return {k: _without_keys(v) for k, v in value.items() if k not in KEY_FIELDS}
+    if isinstance(value, list):
+        return [_without_keys(v) for v in value]
+    return value
+
+
+def _keyless_in_a_test(tool: ToolDef, store: Store) -> ToolDef:
+    """`tool` (a seed read tool whose results quote bank items: templates, example questions) as the chat agent uses
+    it: during the person's test, its results carry no item's key, keywords or explanation."""
+    call = tool.call
+
+    @functools.wraps(tool.function)
+    async def keyless(**kwargs: Any) -> Any:
+        result = await call(**kwargs)
+        return _without_keys(result) if _open_test_answers(store) is not None else result
+
+    return replace(tool, function=keyless, policies=(), _wrapped=None)
+
+
+def _not_during_a_test(store: Store, answers: Sequence[AnswerIn], lang: str) -> None:
+    """Scoring an item of the bank the person's test shows or may show, before their answer to it is recorded in the
+    test, would give its key away: refused (`in_test`), nothing scored or recorded."""
+    answered = _open_test_answers(store)
+    if answered is None:
+        return
+    held = sorted({a.question_id for a in answers if a.question_id not in answered})
+    if held:
+        raise ToolError(
+            "in_test",
+            t("quiz.chat.in_test", lang, items=", ".join(held)),
+            hint="Do not score or explain these items now; tell the person to answer them in their test.",
+        )
+
+
 def _chat_request(store: Store, read: _Reader) -> GenerateRequest | ScoreRequest | None:
     """The request of the run the current tool call belongs to, when it is a chat turn of this agent (its first look
     is on record), else None (e.g. an MCP client's call)."""
@@ -229,6 +285,7 @@ def _mode_tools(tools: QuizTools, store: Store, read: _Reader) -> tuple[ToolDef,
         lang = asked.lang if asked is not None else read.lang
         session = session_id or (context.run_id if context is not None else "mcp")
         given = [AnswerIn.model_validate(a) for a in answers]
+        _not_during_a_test(store, given, lang)
         return await score_answers(
             given, tools=tools, session_id=session, user_id=user_id, lang=lang, record=CallRecorder(store)
         )
@@ -268,8 +325,8 @@ def build_agent(options: QuizOptions, env: AppEnv) -> Agent:
         instructions=INSTRUCTIONS,  # the same every run: the local model's cached prefix
         tools=(
             seed["get_user_profile"],
-            seed["get_difficulty_keywords"],
-            seed["search_question_templates"],
+            _keyless_in_a_test(seed["get_difficulty_keywords"], env.store),
+            _keyless_in_a_test(seed["search_question_templates"], env.store),
             submit,
             score,
         ),

@@ -72,6 +72,7 @@ __all__ = [
     "model_short_answers",
     "parse_profile",
     "prior_mean",
+    "answered_in_open_test",
     "recalibrate_items",
     "truth",
     "user_id_of",
@@ -544,13 +545,18 @@ class _Pool:
     index: dict[str, int]
 
     @classmethod
-    def read(cls, conn: Connection, lang: str) -> _Pool:
+    def read(cls, conn: Connection, lang: str, *, started_at: str | None = None) -> _Pool:
+        """The pool of a test in `lang`; of one that started at `started_at`, without the items generated since (a
+        person who has questions generated during their test has read those items' keys)."""
         q, p = _db.questions, _db.item_params
+        known = q.c.lang == lang
+        if started_at is not None:
+            known = known & ((q.c.source == "bank") | (q.c.created_at <= started_at))
         rows = (
             conn.execute(
                 select(q, p.c.a, p.c.b)
                 .select_from(q.outerjoin(p, p.c.question_id == q.c.id))
-                .where(q.c.lang == lang)
+                .where(known)
                 .order_by(q.c.id)
             )
             .mappings()
@@ -1007,7 +1013,7 @@ class TestSessions:
         reason: str | None = stop_reason(se=se, n=len(u), rules=rules)
         chosen: int | None = None
         if reason is None:
-            pool = _Pool.read(conn, session["lang"])
+            pool = _Pool.read(conn, session["lang"], started_at=session["created_at"])
             given = [pool.index[r["question_id"]] for r in rows if r["question_id"] in pool.index]
             chosen = next_item(
                 pool.bank, theta=theta, administered=given, rules=rules, rng=_rng(session["seed"], position + 1)
@@ -1077,6 +1083,22 @@ def app_sessions(engine: Engine, *, model: Callable[[], Any]) -> TestSessions:
     return TestSessions(
         engine, short_answers=model_short_answers(model), prepare_bank=ensure_bank, recalibrate=recalibrate_items
     )
+
+
+def answered_in_open_test(engine: Engine, principal: str) -> frozenset[str] | None:
+    """The items `principal` has answered in its test in progress, or None when it has no test in progress. While it
+    has one, every other item of the bank is shown or may be shown to it: its key is not for it to read."""
+    with engine.connect() as conn:
+        if not conn.dialect.has_table(conn, test_sessions.name):
+            return None  # no test was ever taken here
+        session_id = TestSessions._open_id(conn, principal)
+        if session_id is None:
+            return None
+        i = test_items
+        answered = conn.execute(
+            select(i.c.question_id).where(i.c.session_id == session_id, i.c.answer.is_not(None))
+        ).scalars()
+        return frozenset(answered)
 
 
 def _rng(seed: int, position: int) -> np.random.Generator:

@@ -3,6 +3,7 @@ conversational assistant (CA), which talks to the student from that packet."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from importlib import resources
 from pathlib import Path
@@ -50,7 +51,9 @@ ASSISTANT = "assistant"
 
 class TutorOptions(AppOptions):
     uploads: Path | None = Field(
-        None, description="The folder of the student's uploaded files (default: uploads in the data dir)"
+        None,
+        description="The folder of the student's uploaded files (default: uploads in the data dir; a web or MCP "
+        "session always has its own)",
     )
     budget_per_task: int = Field(3, ge=1, le=20, description="Expert consultations allowed per task")
     task_id: str | None = Field(None, json_schema_extra={"flag": False})
@@ -109,8 +112,17 @@ def reply_language(student: str, lang: str) -> str:
 
 
 def uploads_folder(options: TutorOptions, env: AppEnv) -> Path:
-    """The session's upload folder (made if missing): the one given, else `uploads` in the app's data dir."""
-    folder = options.uploads.expanduser().resolve() if options.uploads is not None else env.data_dir / "uploads"
+    """The session's upload folder (made if missing). A session's own (`env.session`: a web or MCP session) is
+    `sessions/<sha256 of the session, 32 hex>/uploads` in the app's data dir, whatever `options.uploads` says, so
+    no session lists, reads, replaces or has inspected another's file. The machine's own user (terminal, desktop):
+    the folder given, else `uploads` in the app's data dir."""
+    if env.session is not None:
+        key = hashlib.sha256(env.session.encode()).hexdigest()[:32]
+        folder = env.data_dir / "sessions" / key / "uploads"
+    elif options.uploads is not None:
+        folder = options.uploads.expanduser().resolve()
+    else:
+        folder = env.data_dir / "uploads"
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 

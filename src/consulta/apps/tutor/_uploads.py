@@ -15,6 +15,7 @@ import csv
 import os
 import tempfile
 import zipfile
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -68,9 +69,19 @@ class UploadRefused(ToolError, ConsultaError):
 
     code = "upload_refused"
 
-    def __init__(self, error_code: str, message: str, *, name: str, hint: str | None = None) -> None:
+    def __init__(
+        self,
+        error_code: str,
+        message: str,
+        *,
+        name: str,
+        hint: str | None = None,
+        detail: Callable[[str], str] | None = None,
+    ) -> None:
         super().__init__(error_code, message, hint=hint, field=FIELD)
         self.name = name
+        self.detail = detail
+        """The refusal's particulars in a language (the catalog's words' `{detail}`; else the English message)."""
 
     @classmethod
     def of(cls, error: ToolError, name: str) -> UploadRefused:
@@ -87,10 +98,16 @@ class UploadRefused(ToolError, ConsultaError):
             return str(self)
         types = t("web.list_separator", lang).join(ACCEPTED_SUFFIXES)
         limit = f"{MAX_UPLOAD_BYTES // (1024 * 1024)} MB"
-        return t(key, lang, name=self.name, limit=limit, types=types, detail=self.message)
+        detail = self.detail(lang) if self.detail is not None else self.message
+        return t(key, lang, name=self.name, limit=limit, types=types, detail=detail)
 
     def __str__(self) -> str:
         return f"{self.message} {self.hint}" if self.hint else self.message
+
+
+def _particulars(english: str, key: str, **values: object) -> Callable[[str], str]:
+    """A refusal's particulars: the check's own words in English, the catalog's `key` in another language."""
+    return lambda lang: english if normalize_lang(lang) == "en" else t(key, lang, **values)
 
 
 class UploadedFile(BaseModel):
@@ -201,19 +218,25 @@ def _check_rows(path: Path, name: str, delimiter: str) -> None:
                     continue
                 rows += 1
                 if len(row) != len(header):
+                    message = f"{name}: line {reader.line_num} has {len(row)} fields, the header has {len(header)}."
                     raise UploadRefused(
                         "ragged_rows",
-                        f"{name}: line {reader.line_num} has {len(row)} fields, the header has {len(header)}.",
+                        message,
                         name=name,
                         hint="Give every row one value per column (an empty one between two separators), "
                         "or quote values that contain the separator.",
+                        detail=_particulars(
+                            message, "tutor.upload.ragged", line=reader.line_num, fields=len(row), header=len(header)
+                        ),
                     )
         except csv.Error as error:
+            message = f"{name}: line {reader.line_num}: {error}."
             raise UploadRefused(
                 "unreadable_table",
-                f"{name}: line {reader.line_num}: {error}.",
+                message,
                 name=name,
                 hint="Check that line's quotes: a quoted value must end with a quote.",
+                detail=_particulars(message, "tutor.upload.line", line=reader.line_num),
             ) from None
     if rows == 0:
         what = "only a header" if header is not None else "no header and no rows"

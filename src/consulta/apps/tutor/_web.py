@@ -4,6 +4,7 @@ a bounded stream) and a turn's cards (the instruction packet and the consultatio
 (No `from __future__ import annotations`: FastAPI reads the routes' annotations, which name the kit's local types.)"""
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -12,17 +13,20 @@ from pydantic import BaseModel
 from python_multipart.exceptions import FormParserError
 from python_multipart.multipart import MultipartParser, parse_options_header
 
+from ...i18n import catalog, normalize_lang, t
 from ...runtime import NotFoundError, ToolError
 from .._def import AppView, WebKit
 from ._datasets import ACCEPTED_SUFFIXES, MAX_UPLOAD_BYTES
 from ._turn import TurnView, turn_view
-from ._uploads import FIELD, UploadedFile, UploadWriter, list_uploads
+from ._uploads import FIELD, UploadedFile, UploadRefused, UploadWriter, list_uploads
 
 __all__ = ["router"]
 
 MULTIPART_SLACK = 64 * 1024
 """What a multipart body may hold besides the file itself (boundaries, part headers, small fields)."""
-_STATUS = {"file_too_large": 413, "unsupported_file_type": 415}
+_STATUS = {"file_too_large": 413, "unsupported_file_type": 415, "unsupported_media_type": 415}
+_NAMELESS = {"file_too_large": "tutor.web.error.body_too_large"}
+"""The catalog's words for a refusal before the file's name is known (its code's own words name the file)."""
 _FORM = {
     "type": "object",
     "properties": {FIELD: {"type": "string", "format": "binary", "minLength": 1}},
@@ -146,21 +150,26 @@ def router(kit: WebKit) -> APIRouter:
     router = kit.api_router("tutor")
 
     def refused(error: ToolError) -> Exception:
+        """An upload's refusal in the reader's language (see `_words`); its English hint in English only."""
         return ApiError(
-            _STATUS.get(error.error_code, 422), error.error_code, error.message, hint=error.hint, field=error.field
+            _STATUS.get(error.error_code, 422),
+            error.error_code,
+            _words(error),
+            hint=lambda lang: error.hint if normalize_lang(lang) == "en" else None,
+            field=error.field,
         )
 
     def _folder(host: AppView) -> Path:
         folder = host.data_path
         if folder is None:  # pragma: no cover - the tutor always has one
-            raise ApiError(503, "no_uploads", "This server has no upload folder.")
+            raise ApiError(503, "no_uploads", lambda lang: t("tutor.web.error.no_uploads", lang))
         return folder
 
     @router.get("/uploads", summary="The student's uploaded files, and what an upload may be")
-    async def uploads(host: Host, _: Principal) -> Uploads:
+    async def uploads(host: Host, principal: Principal) -> Uploads:
         """`files`: name, size (bytes), modified (ISO 8601, UTC), by name; `max_bytes` and `accepted` (suffixes):
         the limits an upload is held to (a page checks them before sending; the server checks them again)."""
-        files = await asyncio.to_thread(list_uploads, _folder(host))
+        files = await asyncio.to_thread(list_uploads, _folder(host.for_principal(principal)))
         return Uploads(files=files, max_bytes=MAX_UPLOAD_BYTES, accepted=list(ACCEPTED_SUFFIXES))
 
     @router.post(
@@ -181,24 +190,20 @@ def router(kit: WebKit) -> APIRouter:
             }
         },
     )
-    async def upload(request: Request, host: Host, _: Principal) -> UploadedFile:
-        """The file goes into the upload folder (a file of the same name is replaced), written atomically. Refused,
+    async def upload(request: Request, host: Host, principal: Principal) -> UploadedFile:
+        """The file goes into this session's upload folder (a file of the same name is replaced), written atomically. Refused,
         with nothing written: 413 `file_too_large` (over the limit; a Content-Length over it is refused before the
         body is read, and the body stops being read once the file goes over), 415 `unsupported_file_type` (CSV, TSV
         or Excel only) or `unsupported_media_type` (not multipart/form-data), 422 `path_outside_uploads` (a name with a
         folder part or a leading dot), `missing_file` (no part `file`), `empty_file`."""
-        folder = _folder(host)
+        folder = _folder(host.for_principal(principal))
         length = request.headers.get("content-length")
         if length is not None and length.isdigit() and int(length) > MAX_UPLOAD_BYTES + MULTIPART_SLACK:
             raise refused(_too_large())
         content_type, params = parse_options_header(request.headers.get("content-type"))
         if content_type != b"multipart/form-data" or not params.get(b"boundary"):
-            raise ApiError(
-                415,
-                "unsupported_media_type",
-                "This route reads a multipart/form-data body.",
-                hint="Send the file as multipart/form-data, in a part named file.",
-                field=FIELD,
+            raise refused(
+                ToolError("unsupported_media_type", "This route reads a multipart/form-data body.", field=FIELD)
             )
         reader = _Upload(folder, params[b"boundary"])
         try:
@@ -217,7 +222,7 @@ def router(kit: WebKit) -> APIRouter:
         if reader.error is not None:
             raise refused(reader.error)
         if reader.saved is None:
-            raise ApiError(422, "missing_file", "The form has no file: send it in a part named file.", field=FIELD)
+            raise refused(ToolError("missing_file", "The form has no file: send it in a part named file.", field=FIELD))
         return reader.saved
 
     @router.get("/turn", summary="A turn's cards: its instruction packet and consultations")
@@ -235,11 +240,28 @@ def router(kit: WebKit) -> APIRouter:
         try:
             run = host.run(run_id, principal=principal)
         except NotFoundError as error:
-            raise ApiError(404, "not_found", str(error)) from None
+            raise ApiError(404, "not_found", error.localized) from None
         return turn_view(host.store, run, earlier=recent)
 
     return router
 
 
+def _words(error: ToolError) -> Callable[[str], str]:
+    """A refusal's message in a language: the catalog's words for its code (the check's own English words only for
+    a code the catalog has none for)."""
+    if isinstance(error, UploadRefused):
+        return error.localized
+    key = _NAMELESS.get(error.error_code, f"tutor.web.error.{error.error_code}")
+    limit = f"{MAX_UPLOAD_BYTES // (1024 * 1024)} MB"
+
+    def words(lang: str) -> str:
+        return (
+            t(key, lang, detail=error.message, limit=limit) if key in catalog(normalize_lang(lang)) else error.message
+        )
+
+    return words
+
+
 def _too_large() -> ToolError:
+    """The body is too large (its file's name is not known yet)."""
     return ToolError("file_too_large", f"The upload is over {MAX_UPLOAD_BYTES // (1024 * 1024)} MB.", field=FIELD)

@@ -145,13 +145,22 @@ class McpFrontEnd:
             return self.book.end(session, call, invalid_arguments_result(tool.name, error))
         try:
             with self.book.within(session, call):
-                value = to_jsonable_python(await tool.call(**args), fallback=str)
+                value = to_jsonable_python(await self._own(session, tool).call(**args), fallback=str)
             result = value if tool.kind == "read" else self._stage(session, call, tool.name, value)
         except ToolError as error:
             result = error.to_result()
         except Exception as error:  # a tool's bug must not end the session
             result = tool_exception_result(tool.name, error)
         return self.book.end(session, call, result)
+
+    def _own(self, session: McpSession, tool: ToolDef) -> ToolDef:
+        """`tool` as it acts for the session: the same tool of the session's own agent or app part (over its own
+        data, see `AppHost.for_principal`); the served one when the session has no data of its own."""
+        view = self.host.for_principal(session.principal)
+        if view.env.session is None:
+            return tool
+        extra = self.part.tools(view) if self.part is not None and self.part.tools is not None else ()
+        return next((t for t in (*view.agent.tools, *extra) if t.name == tool.name), tool)
 
     def _stage(self, session: McpSession, call: ToolCall, tool_name: str, op: dict[str, Any]) -> dict[str, Any]:
         assert self.desk is not None

@@ -102,7 +102,8 @@ class SessionBook:
             return session
         client = _client_name(ctx)
         lang = self.host.settings.lang
-        agent = self.host.agent
+        principal = f"mcp:{key}"
+        agent = self.host.agent_of(principal)  # over the session's own data: its options are recorded on its run
         self.runtime.attach()
         log = self.runtime.recorder.create(
             agent=agent.name,
@@ -111,10 +112,10 @@ class SessionBook:
             model=f"{EXTERNAL_MODEL_PREFIX}{client}",
             lang=lang,
             options=agent.options,
-            principal=f"mcp:{key}",
+            principal=principal,
             held=False,  # the client's model drives it: anyone may write its events
         )
-        session = self._sessions[key] = McpSession(run_id=log.run.id, principal=f"mcp:{key}", lang=lang)
+        session = self._sessions[key] = McpSession(run_id=log.run.id, principal=principal, lang=lang)
         self._logs[log.run.id] = log
         self.runtime.leases.hold(log.run.id, on_stop=lambda: self._end(session, RunStatus.cancelled))
         return session

@@ -10,7 +10,7 @@ from pydantic import WithJsonSchema
 from ...i18n import LANGUAGES, catalog, normalize_lang
 from ...runtime import PLAN_ASK, AskStatus, ConflictError, RunStatus
 from ._deps import Broker, Host, Principal, Sessions
-from ._errors import ERROR_RESPONSES, JSON_BODY_RESPONSES, STREAM_ERROR_RESPONSES, ApiError
+from ._errors import ERROR_RESPONSES, JSON_BODY_RESPONSES, STREAM_ERROR_RESPONSES, ApiError, LocalizedError, said
 from ._schemas import AnswerBody, AppInfo, AskOut, Messages, RunOut, SessionOut, StartRun, StreamFrame
 from ._stream import EventStream
 
@@ -55,7 +55,12 @@ async def app_info(host: Host) -> AppInfo:
 async def messages(lang: Annotated[str, Path(max_length=16)], host: Host) -> Messages:
     lang_ = lang.replace("_", "-").lower()
     if lang_ != "en" and not lang_.startswith("zh"):
-        raise ApiError(404, "unknown_language", f"No messages in {lang!r}.", hint=f"Languages: {', '.join(LANGUAGES)}.")
+        raise ApiError(
+            404,
+            "unknown_language",
+            said("api.unknown_language", name=lang),
+            hint=said("api.unknown_language.hint", languages=", ".join(LANGUAGES)),
+        )
     code = normalize_lang(lang_)
     return Messages(
         lang=code,
@@ -77,8 +82,9 @@ async def start_run(body: StartRun, host: Host, principal: Principal) -> RunOut:
     if body.continue_from is not None:
         previous = host.run(body.continue_from, principal=principal)
         if previous.status not in _TERMINAL:
-            raise ConflictError(
-                f"Run {previous.id} is still {previous.status.value}; stop it or let it end before continuing it."
+            raise LocalizedError(
+                ConflictError,
+                said("api.conflict.still_running", id=previous.id, status=previous.status.value),
             )
     run = await host.start(body.prompt, principal=principal, lang=body.lang, continue_from=body.continue_from)
     return RunOut.of(run)
@@ -175,24 +181,14 @@ async def answer_ask(ask_id: Id, body: AnswerBody, host: Host, principal: Princi
     The run continues at once. 409 if the ask is already closed; 422 if the answer does not fit (nothing changes)."""
     ask = host.ask(ask_id, principal=principal)
     if ask.status != AskStatus.pending:
-        raise ConflictError(f"This {ask.kind} is already {ask.status.value}; it cannot be answered again.")
+        raise LocalizedError(ConflictError, said("api.conflict.answer", kind=ask.kind, status=ask.status.value))
     if ask.kind == PLAN_ASK:
         if body.decision is None or body.answers is not None:
-            raise ApiError(
-                422,
-                "invalid_answer",
-                'A plan is answered with {"decision": "approve"} or {"decision": "reject"}.',
-                field="decision",
-            )
+            raise ApiError(422, "invalid_answer", said("api.invalid_answer.plan"), field="decision")
         value: object = body.decision
     else:
         if body.answers is None or body.decision is not None:
-            raise ApiError(
-                422,
-                "invalid_answer",
-                'A question is answered with {"answers": [...]}, one answer per question.',
-                field="answers",
-            )
+            raise ApiError(422, "invalid_answer", said("api.invalid_answer.question"), field="answers")
         value = body.answers
     return AskOut.of(await host.answer(ask, value, principal=principal))  # the ask as read above: one read
 
@@ -202,5 +198,5 @@ async def cancel_ask(ask_id: Id, host: Host, principal: Principal) -> AskOut:
     """The model is told the person cancelled (`question_cancelled` for a question; a plan is not applied)."""
     ask = host.ask(ask_id, principal=principal)
     if ask.status != AskStatus.pending:
-        raise ConflictError(f"This {ask.kind} is already {ask.status.value}; it cannot be cancelled.")
+        raise LocalizedError(ConflictError, said("api.conflict.cancel", kind=ask.kind, status=ask.status.value))
     return AskOut.of(await host.cancel(ask, principal=principal))

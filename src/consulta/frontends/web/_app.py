@@ -7,7 +7,7 @@ import gc
 import html
 import logging
 import resource
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ from . import _api
 from ._access_log import AccessLog
 from ._deps import FORBIDDEN_RESPONSE, Host, Principal, shared_principal
 from ._errors import ERROR_RESPONSES, ApiError, install_error_handlers
+from ._guard import HostGuard, allowed_hosts
 from ._sessions import COOKIE, SessionKeeper, set_session_cookie
 from ._stream import EventBroker
 
@@ -49,12 +50,15 @@ def create_app(
     ask_policy: AskPolicy = "wait",
     heartbeat_s: float = 15.0,
     client_queue: int = 256,
+    hosts: Iterable[str] | None = None,
 ) -> FastAPI:
     """The web app serving app `app` (a name or its `AppDef`): the page (the chat, with the app's own panels, routes
     and assets if it has a web part), the JSON API and the event streams. Its AppHost is made in the lifespan, on the
     server's event loop, and closed at shutdown. `heartbeat_s`: seconds between keep-alive comments on idle event
     streams; `client_queue`: events a stream client may fall behind before it is dropped (it reconnects and catches
-    up)."""
+    up). `hosts`: the host names it answers for (`allowed_hosts`; None: the loopback names and
+    `CONSULTA_ALLOWED_HOSTS`); any other `Host` is a 400, and a browser's write from another origin a 403 (see
+    `_guard`)."""
     app_def = resolve_app(app)  # an unknown app or bad options fail here, not at the first request
     app_options = app_def.parse_options(options)
     part = app_def.web() if app_def.web is not None else None
@@ -107,6 +111,7 @@ def create_app(
         return response
 
     api.mount("/static", StaticFiles(directory=STATIC), name="static")
+    api.add_middleware(HostGuard, hosts=frozenset(hosts) if hosts is not None else allowed_hosts())
     api.add_middleware(AccessLog)
     return api
 
@@ -148,7 +153,7 @@ def serve(
     """Serve app `app` on http://host:port until interrupted (blocking)."""
     _raise_open_files_limit()
     config = uvicorn.Config(
-        create_app(app=app, settings=settings, options=options),
+        create_app(app=app, settings=settings, options=options, hosts=allowed_hosts(bind=host)),
         host=host,
         port=port,
         log_config=_log_config(),

@@ -12,7 +12,7 @@ from fastapi.security import APIKeyCookie, HTTPAuthorizationCredentials, HTTPBea
 
 from ...apps import SharedData
 from .._host import AppHost
-from ._errors import ApiError
+from ._errors import ApiError, said
 from ._schemas import ErrorBody
 from ._sessions import COOKIE, SessionKeeper
 from ._stream import EventBroker
@@ -42,13 +42,7 @@ async def _principal(
 ) -> str:
     principal = await sessions.principal(bearer.credentials if bearer is not None else cookie)
     if principal is None:
-        raise ApiError(
-            401,
-            "no_session",
-            "This request has no session this server issued: runs and asks belong to the session that made them.",
-            hint="Open the page (it sets a session cookie), or POST /api/sessions and send "
-            "`Authorization: Bearer <token>` with every request.",
-        )
+        raise ApiError(401, "no_session", said("api.no_session"), hint=said("api.no_session.hint"))
     return principal
 
 
@@ -72,12 +66,7 @@ def shared_principal(shared: SharedData) -> Any:
         case "none":
 
             async def refused(_: Principal) -> str:
-                raise ApiError(
-                    403,
-                    "not_allowed",
-                    "This app shares this data with no web session.",
-                    hint="Use the app where its data lives (the terminal or the desktop window).",
-                )
+                raise ApiError(403, "not_allowed", said("api.not_allowed"), hint=said("api.not_allowed.hint"))
 
             return Annotated[str, Depends(refused)]
         case _:
