@@ -145,7 +145,7 @@ class AppHost:
     def agent_of(self, principal: str | None) -> Agent:
         """The main agent that starts `principal`'s turns: over the session's own data (see `env_for`). An app whose
         data is the same for every session (its `data_path` does not depend on `env.session`) serves every session
-        with the host's agent (building one per session would cost a session its own parse of ln2's inventory)."""
+        with the host's agent (building one per session would cost each session its own read of the app's data)."""
         env = self.env_for(principal)
         if env.session is None or self._data_is_shared(env):
             return self.agent
