@@ -140,28 +140,33 @@ def validate_answers(questions: list[Question], answers: Any) -> list[RawAnswer]
     any other question takes one string: an offered option or free text (free text is always allowed).
     """
     if not isinstance(answers, list):
-        raise InvalidAnswerError("Answers must be a list with one answer per question.")
+        raise InvalidAnswerError(key="error.answers.not_a_list")
     if len(answers) != len(questions):
-        raise InvalidAnswerError(f"Expected {len(questions)} answer(s), one per question; got {len(answers)}.")
+        raise InvalidAnswerError(key="error.answers.count", values={"expected": len(questions), "got": len(answers)})
     checked: list[RawAnswer] = []
     for i, (q, a) in enumerate(zip(questions, answers, strict=True)):
         if q.multiple and q.options:
             if isinstance(a, str):
                 a = [a]
             if not isinstance(a, list) or not all(isinstance(x, str) for x in a):
-                raise InvalidAnswerError(f"Answer {i + 1} ({q.header}) must be a list of options.")
+                raise InvalidAnswerError(key="error.answers.options_list", values={"n": i + 1, "header": q.header})
             unknown = [x for x in a if x not in q.options]
             if unknown:
                 raise InvalidAnswerError(
-                    f"Answer {i + 1} ({q.header}): {', '.join(unknown)} is not one of the options "
-                    f"({', '.join(q.options)})."
+                    key="error.answers.not_an_option",
+                    values={
+                        "n": i + 1,
+                        "header": q.header,
+                        "answer": ", ".join(unknown),
+                        "options": ", ".join(q.options),
+                    },
                 )
             checked.append(list(a))
         else:
             if isinstance(a, list) and len(a) == 1 and isinstance(a[0], str):
                 a = a[0]
             if not isinstance(a, str):
-                raise InvalidAnswerError(f"Answer {i + 1} ({q.header}) must be text.")
+                raise InvalidAnswerError(key="error.answers.text", values={"n": i + 1, "header": q.header})
             checked.append(a)
     return checked
 

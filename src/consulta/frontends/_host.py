@@ -23,7 +23,7 @@ from pydantic import BaseModel
 
 from ..apps import AppDef, AppEnv, AppOptions, is_proposal, resolve_app, settle
 from ..config import Settings
-from ..i18n import normalize_lang, t
+from ..i18n import normalize_lang
 from ..models import resolve_model
 from ..runtime import (
     Agent,
@@ -205,7 +205,7 @@ class AppHost:
         except NotFoundError:
             run = None
         if run is None or run.principal != principal or run.app != self.app.name:
-            raise _Unknown("core.error.no_run", run_id)
+            raise _unknown("core.error.no_run", run_id)
         return run
 
     def runs(self, *, principal: str | None, limit: int = 50) -> list[RunRecord]:
@@ -344,7 +344,7 @@ class AppHost:
             ask = self.store.get_ask(ask_id)
             self.run(ask.run_id, principal=principal)
         except NotFoundError:
-            raise _Unknown("core.error.no_ask", ask_id) from None
+            raise _unknown("core.error.no_ask", ask_id) from None
         return ask
 
     async def answer(self, ask: str | AskRecord, value: Any, *, principal: str | None) -> AskRecord:
@@ -444,15 +444,9 @@ class AppHost:
         self.store.close()
 
 
-class _Unknown(NotFoundError):
+def _unknown(key: str, id_: str) -> NotFoundError:
     """An id the principal has nothing under (unknown, or another's: worded alike), in the reader's language."""
-
-    def __init__(self, key: str, id_: str) -> None:
-        super().__init__(t(key, "en", id=id_))
-        self._key, self._id = key, id_
-
-    def localized(self, lang: str) -> str:
-        return t(self._key, lang, id=self._id)
+    return NotFoundError(key=key, values={"id": id_})
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -58,7 +58,7 @@ class _PlanApproval:
             return False
         if isinstance(answer, bool):
             return answer
-        raise InvalidAnswerError('A plan is answered with "approve" or "reject".')
+        raise InvalidAnswerError(key="error.plan.decision")
 
 
 class AskTimers:
@@ -141,9 +141,7 @@ class AskDesk:
         """Answer a pending ask: one read (none given its record), the kind's validation, the conditional close."""
         ask = ask if isinstance(ask, AskRecord) else self.store.get_ask(ask)
         if ask.status != AskStatus.pending:
-            raise ConflictError(
-                f"Ask {ask.id} is already {ask.status.value}; it cannot be answered again. List the pending ones with `consulta asks`."
-            )
+            raise ConflictError(key="error.ask.closed", values={"id": ask.id, "status": ask.status.value})
         kind = self.kind(ask.kind)
         value = kind.validate_answer(ask.payload, answer)
         closed = self.store.close_ask(

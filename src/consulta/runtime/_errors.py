@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from ..i18n import t
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -61,14 +64,21 @@ class ToolError(Exception):
 
 
 class ConsultaError(Exception):
-    """Base of the errors a person or a front end gets: the message says what went wrong and what to do."""
+    """Base of the errors a person or a front end gets: the message says what went wrong and what to do.
+
+    Raised with a catalog `key` (and the `values` its placeholders take) instead of a message, the error says its
+    words in the reader's language (`localized`); `str()` is the English text."""
 
     code: str = "consulta_error"
 
+    def __init__(self, message: str = "", *, key: str | None = None, values: Mapping[str, Any] | None = None) -> None:
+        self.key = key
+        self.values = dict(values or {})
+        super().__init__(t(key, "en", **self.values) if key is not None else message)
+
     def localized(self, lang: str) -> str:
-        """The message in language `lang` (`en`, `zh-CN`). This one has no other words than `str()`; an error whose
-        words come from the message catalogs says them in `lang`."""
-        return str(self)
+        """The message in language `lang` (`en`, `zh-CN`): the catalog's words when raised with a key."""
+        return t(self.key, lang, **self.values) if self.key is not None else str(self)
 
 
 class NotFoundError(ConsultaError):

@@ -182,7 +182,7 @@ class Runtime:
             return run
         _check_agent(run, agent)
         if not self.store.claim_run(run_id):
-            raise ConflictError(f"Run {run_id} is being run by another live process ({run.owner}); answer it there.")
+            raise ConflictError(key="error.run.elsewhere", values={"id": run_id, "owner": run.owner})
         self._asks.register(agent)
         log = self.recorder.take_up(run)
         try:

@@ -116,7 +116,9 @@ class Asks:
             )
             raise ConflictError(
                 f"Ask {ask_id} is {state} (closed at {existing.closed_at}); it cannot be closed as {status.value}. "
-                "List the pending ones with `consulta asks`."
+                "List the pending ones with `consulta asks`.",
+                key="error.ask.closed" if expect == AskStatus.pending else None,
+                values={"id": ask_id, "status": existing.status.value},
             ) from None
         return _ask_record(row)
 
