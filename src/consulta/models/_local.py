@@ -139,6 +139,39 @@ class _Generation:
     stats: StepStats
 
 
+def _cpu_advertises_amx(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
+    try:
+        return " amx_tile" in cpuinfo.read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return False
+
+
+def _open_llama(llama_cpp: Any, **kwargs: Any) -> Llama:
+    """`llama_cpp.Llama(**kwargs)`, without llama.cpp's extra buffer types on a CPU that advertises AMX.
+
+    A virtual machine may advertise AMX (Sapphire Rapids and later) without letting a process use its tile state:
+    llama.cpp's AMX buffer type then dies on its first `tilezero` with SIGILL (seen on the 2-core machines here).
+    Without extra buffer types the weights stay in the AVX-512/AVX2 layout, which every such CPU runs.
+    llama-cpp-python 0.3.36 has no argument for `use_extra_bufts`: the default model parameters are wrapped for
+    the one call (model loads are serialised by the caller's lock).
+    """
+    if not _cpu_advertises_amx():
+        return llama_cpp.Llama(**kwargs)
+    low = llama_cpp.llama_cpp
+    defaults = low.llama_model_default_params
+
+    def without_extra_buffers() -> Any:
+        params = defaults()
+        params.use_extra_bufts = False
+        return params
+
+    low.llama_model_default_params = without_extra_buffers
+    try:
+        return llama_cpp.Llama(**kwargs)
+    finally:
+        low.llama_model_default_params = defaults
+
+
 class LocalModel(Model):
     """A GGUF chat model run in this process by llama.cpp, with grammar-forced tool calls and KV-cache reuse.
 
@@ -253,7 +286,8 @@ class LocalModel(Model):
             ) from exc
         if not self.gguf_path.is_file():
             raise ConfigError(f"The model file {self.gguf_path} does not exist; check CONSULTA_GGUF or reinstall.")
-        llama = llama_cpp.Llama(
+        llama = _open_llama(
+            llama_cpp,
             model_path=str(self.gguf_path),
             n_ctx=self.n_ctx,
             n_threads=self.n_threads,
