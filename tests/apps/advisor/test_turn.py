@@ -198,3 +198,22 @@ def test_a_second_ambiguous_name_after_an_answer_is_asked_in_words() -> None:
     assert "应用经济学" in answered.output.voice_response  # type: ignore[union-attr]
     then = turn("应用经济学", answered.session, FakeLookups())
     assert [c.tool for c in then.output.tool_calls] == ["update_form", "update_ranking"]  # type: ignore[union-attr]
+
+
+def test_an_empty_result_says_which_filter_is_empty() -> None:
+    """No advisor of the major at the school: the turn says so (not "relax a preference"); advisors that exist but
+    meet no preference: the turn says how many there are and that it is the preferences."""
+    lookups = FakeLookups()
+    lookups.empty_ranking = lookups.empty_recommendations = True
+    none_at = turn("我想考北京大学计算机系，希望导师资金充足", Session(), lookups)
+    assert none_at.output.voice_response.startswith("本站暂无北京大学计算机科学与技术专业的导师")  # type: ignore[union-attr]
+    assert "放宽" not in none_at.output.voice_response  # type: ignore[union-attr]
+    lookups = FakeLookups()
+    lookups.empty_recommendations = True
+    first = turn("我想考北京大学计算机系", Session(), lookups)
+    prefs = turn("我想做机器学习，希望导师温和一点", first.session, lookups)
+    assert "3 位导师都不完全符合" in prefs.output.voice_response  # type: ignore[union-attr]
+    english = turn(
+        "Peking University computer science, an advisor with good funding", Session(), FakeLookups(), lang="en"
+    )
+    assert "advisor" in english.output.voice_response.lower()  # type: ignore[union-attr]
