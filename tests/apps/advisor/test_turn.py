@@ -70,7 +70,19 @@ def test_a_failed_look_up_says_so_verbatim_and_changes_nothing_on_the_page() -> 
 )
 def test_ordinals_resolve_from_the_page(words: str, advisor_id: str) -> None:
     result = turn(words, Session(), FakeLookups(), page=ranking_page(), lang="en" if words.isascii() else "zh-CN")
-    assert result.describe is not None and result.session.memory.last_advisor["id"] == advisor_id  # type: ignore[index]
+    assert result.session.memory.last_advisor["id"] == advisor_id  # type: ignore[index]
+    if "?" in words or "？" in words or "怎么样" in words:  # a question about the advisor: described
+        assert result.describe is not None
+    else:  # a plain choice ("第二位"): the detail page opens
+        assert tools(result) == ["get_advisor_detail"]
+        assert result.session.page_context["current_page"] == "detail"  # type: ignore[index]
+
+
+@pytest.mark.parametrize(("words", "lang"), [("第一个", "zh-CN"), ("the first one", "en")])
+def test_a_choice_on_the_page_opens_the_detail(words: str, lang: str) -> None:
+    result = turn(words, Session(), FakeLookups(), page=ranking_page(), lang=lang)
+    assert tools(result) == ["get_advisor_detail"] and result.output.tool_calls[0].params["advisor_id"] == "12345"  # type: ignore[union-attr]
+    assert result.session.page_context["selected_advisor"]["id"] == "12345"  # type: ignore[index]
 
 
 def test_an_empty_list_gives_the_seeds_reply() -> None:

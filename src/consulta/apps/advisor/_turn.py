@@ -615,7 +615,8 @@ def _about_advisor(turn: Turn, words: str, advisor: Advisor, lookups: Lookups) -
         if not count:
             return _done(turn, t("advisor.reply.reviews_none", lang, name=advisor.name))
         return _done(turn, t("advisor.reply.reviews", lang, name=advisor.name, rating=f"{average:.1f}", count=count))
-    if _DETAIL.search(words):
+    if _DETAIL.search(words) or not _QUESTIONISH.search(words):
+        # asking for the detail, or a choice said plainly ("第一个", "the second one"): the detail page opens
         try:
             detail = lookups.get_advisor_detail(advisor_id=advisor.id)
         except SiteLookupError:
