@@ -229,3 +229,16 @@ def test_an_empty_result_says_which_filter_is_empty() -> None:
         "Peking University computer science, an advisor with good funding", Session(), FakeLookups(), lang="en"
     )
     assert "advisor" in english.output.voice_response.lower()  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("words", ["北京打学计算机的导师", "我想考北京达学的计算机"])
+def test_a_school_typed_with_a_typo_of_daxue_is_kept_not_dropped(words: str) -> None:
+    """北京打学 sounds like 北京大学 (a sure match, as 清化大学 is): the school is kept with the major."""
+    result = turn(words, Session(), FakeLookups())
+    assert result.session.user_form.school == "北京大学" and result.session.user_form.major == "计算机科学与技术"
+
+
+def test_a_school_one_character_off_is_offered_first() -> None:
+    result = turn("我想考华中科枝大学的计算机", Session(), FakeLookups())
+    assert result.question is not None and result.question.slot == "school"
+    assert result.question.options[0][0] == "华中科技大学"
