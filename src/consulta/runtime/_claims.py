@@ -450,8 +450,8 @@ def compose_reply(facts: TurnFacts) -> str:
     failed = facts.failed_writes
     if failed:
         last = failed[-1]
-        if last.error_code in _UNCLEAR or not last.message or lang != "en":
-            # the refusal's own words are the model's (a hint, "the user") or in English: code says it plainly
+        if last.error_code in _UNCLEAR or not last.message:
+            # the refusal's own words are the model's (what to pass, "the user"): code says it plainly
             return t("claims.refused_unclear", lang)
         return t("claims.refused_write", lang, reason=last.message.rstrip(". "))
     return t("claims.nothing", lang)
