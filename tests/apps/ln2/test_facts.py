@@ -117,6 +117,7 @@ def test_ln2_facts_declare_the_layout_and_know_the_inventorys_names(inventory: P
     facts = TurnFacts(lang="en", prompt="How big is the tank?")
     assert unfounded("The tank has 5 boxes of 9x9, 81 positions each.", facts, rules) == []
     assert unfounded("Keep HeLa-Kyoto at 37 °C for 5 minutes.", facts, rules) == ["HeLa-Kyoto"]
+    assert unfounded("Hello! I keep the LN2 tank's records. Thaw cells in a CO2 incubator.", facts, rules) == []
 
 
 @pytest.mark.parametrize(

@@ -198,6 +198,10 @@ _UNITS = re.compile(
 """Measurements (a thawing protocol's "37 °C", "5 minutes"): general knowledge, not facts of the inventory."""
 
 
+_GENERAL = "an LN2 (liquid nitrogen, -196 °C) tank; a -80 freezer; a CO2 incubator; DMSO; 1 tube"
+"""What the app itself says of its domain: words of the lab a reply may use without a tool saying them."""
+
+
 def ln2_facts(inventory_path: Path) -> FactRules:
     """What counts as a fact in an ln2 reply: numbers, dates, ids, and every name the inventory holds; the tank's
     layout and today's date are declared; code's statement of a turn is what its first look-up found."""
@@ -223,10 +227,11 @@ def ln2_facts(inventory_path: Path) -> FactRules:
     def declared() -> list[str]:
         inv = inventory()
         today = dt.date.today().isoformat()
+        known = [today, _GENERAL]
         if inv is None:
-            return [today]
+            return known
         layout = inv.layout
-        return [f"{inv.meta.box_count} boxes of {layout.rows}x{layout.cols}, {layout.capacity} positions; {today}"]
+        return [*known, f"{inv.meta.box_count} boxes of {layout.rows}x{layout.cols}, {layout.capacity} positions"]
 
     return FactRules(names=names, declared=declared, ignore=_UNITS, say_found=answer_from_results)
 
