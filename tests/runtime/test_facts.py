@@ -228,3 +228,22 @@ def test_a_refusal_the_model_reads_is_told_once_per_try(tmp_path: Path, run_once
 
     run = run_once(store, agent_with(count_tubes), "How many HeLa?", FunctionModel(model))
     assert run.output == "11 tubes." and len(reasons) == 1 and "12" in reasons[0]
+
+
+def test_a_writing_agent_looping_on_look_ups_replies_after_four_calls(tmp_path: Path, run_once) -> None:  # noqa: ANN001
+    """The HeLa case: query, free positions, query, free positions … — the fifth step may only reply."""
+    store = Store(f"sqlite:///{tmp_path}/c.db")
+    offered: list[Any] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        choice = (info.model_settings or {}).get("tool_choice")
+        offered.append(choice)
+        if choice == "none":
+            return ModelResponse(parts=[TextPart("We have 11 tubes.")])
+        n = sum(isinstance(m, ModelResponse) for m in messages)
+        return ModelResponse(parts=[ToolCallPart("count_tubes", {"name": f"HeLa{n}"})])
+
+    agent = agent_with(count_tubes, take_out, executor=FakeExecutor())
+    run = run_once(store, agent, "Do we have any HeLa cells left?", FunctionModel(model))
+    assert run.status == RunStatus.finished and run.output == "We have 11 tubes."
+    assert len(offered) == 5 and offered[-1] == "none"
