@@ -1,23 +1,29 @@
-"""ln2 on the embedded model, as a new user meets it: 67 requests (28 zh-CN, 39 en) across every kind of request, each
-checked in code.
+"""ln2 on the embedded model, as a new user meets it: 95 requests (en and zh-CN) across every kind of request, on three
+inventories (the app's sample; a tube-level file in SnowFox's newer layout with other lines, `bench/data/ln2/
+tube_level.yaml`; an empty one), each checked in code.
 
-Each case runs `consulta chat ln2 --ask-policy defer -p … [-p …]` in a child process with a fresh data dir (a new
-copy of the sample inventory, an empty store), exactly as a person would; the models folder is shared, so the saved
-prompt prefix (see `consulta.models`) serves every case after the first. After the child exits, the case's store is
-read back and the outcome checked:
+Each case runs `consulta chat ln2 --ask-policy defer -p … [-p …]` in a child process with a fresh data dir (a copy of
+its inventory, an empty store), exactly as a person would; the models folder is shared, so the saved prompt prefix
+(see `consulta.models`) serves every case after the first. After the child exits, the case's store is read back and
+the outcome checked:
 
 * **look** (look-ups, counts): a read tool was called, no write tool was called at all (neither staged nor refused),
   no plan staged, the reply names what it should (each group of alternatives: one of them, case-insensitive);
 * **stage** (fully specified actions, several tubes, follow-ups, undo with history): a plan was staged and it takes
   out exactly the expected tubes (record id, position) with the expected action, or adds exactly the expected tubes;
 * **ask** (ambiguous actions): a question was opened (by the model or by the runtime) and no plan staged;
+* **question** (a request that names no cells): a question, opened or in the reply, and no write;
 * **no_write** (impossible actions, undo with no history): no plan staged — a refusal explained, or a question;
 * **chat** (chit-chat, out of scope): no write tool called, no plan, a reply.
 
-Every case is also checked for two things the issue counts on their own: a **claim without a backing action** (the
+Every case is also checked for three things the issue counts on their own: a **claim without a backing action** (the
 reply says something was added, taken out, thawed, undone, done… — an independent lexicon, not the runtime's; in
-`defer` mode nothing is ever applied, so any such claim is unbacked) and a **write attempted on an information
-request** (any write tool called in a look/chat case).
+`defer` mode nothing is ever applied, so any such claim is unbacked), a **write attempted on an information request**
+(any write tool called in a look/chat case), and a **fact no tool returned** (a date, number or digit-bearing name of
+the reply found in none of the tools' results, the questions asked, the person's words and the inventory's layout —
+the eval's own code, not the runtime's fact check). The runtime's reply checks that fired are counted from the
+store's `reply_checked` events: in how many cases each fired, in how many code's reply was shown, and how many of
+those were right.
 
 Timings per case, from the store's event times: request → first tool call, and request → end of the turn (the run
 ended or paused on an ask); the child's wall time includes loading the model (~2 s).
@@ -34,6 +40,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import sqlite3
 import statistics
 import subprocess
@@ -53,7 +60,12 @@ ROOT = Path(__file__).resolve().parent.parent
 WRITE_TOOLS = frozenset({"add_entry", "record_thaw", "batch_thaw", "rollback"})
 READ_TOOLS = frozenset({"query_inventory", "search_records", "empty_positions", "inventory_stats", "audit_history"})
 
-Kind = Literal["look", "stage", "ask", "no_write", "chat"]
+Kind = Literal["look", "stage", "ask", "no_write", "chat", "question"]
+INVENTORIES = {
+    "sample": None,  # the app's own sample, copied into the data dir by the app itself
+    "tubes": ROOT / "bench" / "data" / "ln2" / "tube_level.yaml",  # SnowFox's tube-level layout, other lines
+    "empty": ROOT / "bench" / "data" / "ln2" / "empty.yaml",  # no tube at all
+}
 
 
 @dataclass(frozen=True)
@@ -70,6 +82,7 @@ class Case:
     adds: tuple[int, frozenset[int]] | None = None  # stage: (box, positions) of a new record
     rollback: bool = False  # stage: a rollback of the change made in setup
     setup_thaw: tuple[int, int] | None = None  # applied before the request (record id, position): history to undo
+    inventory: str = "sample"  # which of INVENTORIES the case runs on
 
     @property
     def lang(self) -> str:
@@ -275,6 +288,111 @@ CASES: list[Case] = [
     Case("en_chat_protocol", "chat", ("How should I thaw frozen cells properly?",), "chat"),
     Case("zh_chat_poem", "chat", ("写一首关于液氮的诗",), "chat"),
     Case("en_chat_thanks", "chat", ("Thanks, that's all.",), "chat"),
+    # ---- issue 26's open categories, on the sample -----------------------------------------------------------------
+    Case("en_open_need_cells", "open", ("I need some cells for my experiment tomorrow.",), "question"),
+    Case("zh_open_need_cells", "open", ("明天做实验，我需要一些细胞",), "question"),
+    Case("zh_open_hela_short", "open", ("hela还有吗",), "look", (("HeLa",), ("28", "46", "29", "11"))),
+    Case("zh_open_thanks", "open", ("谢谢！",), "chat"),
+    Case(
+        "en_open_hek_22_23",
+        "open",
+        ("Take out two HEK293T vials, the ones at positions 22 and 23.",),
+        "stage",
+        takes=T((3, 22), (3, 23)),
+        action="takeout",
+    ),
+    Case("zh_open_put_new", "open", ("在2号盒第70位放一管新的 K562",), "stage", adds=(2, frozenset({70}))),
+    Case(
+        "en_open_frozen_month",
+        "open",
+        ("Which tubes were frozen in February 2025?",),
+        "look",
+        (("HeLa-H2B-mCherry", "mCherry", "2025-02"),),
+    ),
+    # ---- a tube-level inventory (SnowFox's newer layout) with other lines -------------------------------------------
+    Case(
+        "en_tubes_hela_used",
+        "tubes",
+        ("Do we have any HeLa cells left?",),
+        "look",
+        (("no ", "not", "none", "used up", "0"),),
+        inventory="tubes",
+    ),
+    Case(
+        "zh_tubes_hela_short", "tubes", ("hela还有吗",), "look", (("没有", "不", "无", "用完", "0"),), inventory="tubes"
+    ),
+    Case("en_tubes_thaw_hela", "tubes", ("Thaw the HeLa tube.",), "no_write", inventory="tubes"),
+    Case(
+        "en_tubes_need_cells",
+        "tubes",
+        ("I need some cells for my experiment tomorrow.",),
+        "question",
+        inventory="tubes",
+    ),
+    Case(
+        "en_tubes_hek_22_23",
+        "tubes",
+        ("Take out two HEK293T vials, the ones at positions 22 and 23.",),
+        "stage",
+        takes=T((1, 22), (2, 23)),
+        action="takeout",
+        inventory="tubes",
+    ),
+    Case(
+        "en_tubes_feb",
+        "tubes",
+        ("Which tubes were frozen in February 2026?",),
+        "look",
+        (("NCCIT", "K562_dTAG_B", "MCF7"),),
+        inventory="tubes",
+    ),
+    Case(
+        "zh_tubes_plasmid", "tubes", ("取出p251120-4质粒对应的那管细胞",), "stage", takes=T((10, 30)), inventory="tubes"
+    ),
+    Case("en_tubes_occupied", "tubes", ("Add a tube of U2OS to box 2 position 15",), "no_write", inventory="tubes"),
+    Case("en_tubes_two_names", "tubes", ("Thaw NCCIT_ctrl_A and K562_WT_P8",), "ask", inventory="tubes"),
+    Case("zh_tubes_thanks", "tubes", ("谢谢！",), "chat", inventory="tubes"),
+    Case(
+        "zh_tubes_put_new",
+        "tubes",
+        ("在3号盒第10位放一管新的 Jurkat",),
+        "stage",
+        adds=(3, frozenset({10})),
+        inventory="tubes",
+    ),
+    Case("en_tubes_count_k562", "tubes", ("How many K562 tubes do we have?",), "look", (("3",),), inventory="tubes"),
+    Case("en_tubes_position", "tubes", ("What is in box 2 position 30?",), "look", (("A549",),), inventory="tubes"),
+    Case("zh_tubes_empty_pos", "tubes", ("3号盒第7位有管子吗？",), "look", (("没有", "空", "无"),), inventory="tubes"),
+    Case(
+        "en_tubes_follow",
+        "tubes",
+        ("Where are the Jurkat tubes?", "Thaw the one at position 2"),
+        "stage",
+        takes=T((14, 2)),
+        action="thaw",
+        inventory="tubes",
+    ),
+    Case("en_tubes_undo_none", "tubes", ("Undo the last change",), "no_write", inventory="tubes"),
+    # ---- an empty inventory ----------------------------------------------------------------------------------------
+    Case(
+        "en_empty_hela",
+        "empty",
+        ("Do we have any HeLa cells left?",),
+        "look",
+        (("no ", "not", "none", "0", "empty"),),
+        inventory="empty",
+    ),
+    Case("zh_empty_free", "empty", ("1号盒还有多少空位？",), "look", (("81",),), inventory="empty"),
+    Case("en_empty_thaw", "empty", ("Thaw a K562 tube",), "no_write", inventory="empty"),
+    Case(
+        "en_empty_add",
+        "empty",
+        ("Add a new HEK293T tube in box 1 position 5",),
+        "stage",
+        adds=(1, frozenset({5})),
+        inventory="empty",
+    ),
+    Case("zh_empty_total", "empty", ("一共有多少管？",), "look", (("0", "没有"),), inventory="empty"),
 ]
 
 # An independent lexicon of "it was done" (never the runtime's own): in defer mode nothing is applied, so any match
@@ -304,6 +422,65 @@ def unbacked_claim(reply: str) -> str | None:
     return None
 
 
+# The eval's own check that a reply carries no fact the run did not find (independent of the runtime's fact check):
+# every date, number and token with a digit in it (K562, a_000001, A1) must appear in what the tools returned, the
+# questions the run asked, the person's words, or the inventory's layout. Measurements ("37 °C") are not facts.
+_E_DATE = re.compile(r"(\d{4})\s*[-/.年]\s*(\d{1,2})\s*[-/.月]\s*(\d{1,2})\s*日?")
+_E_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*[A-Za-z0-9]|\d")
+_E_UNIT = re.compile(
+    r"\d+(?:\.\d+)?\s*(?:°\s*C|℃|%|(?:x\s*g|rpm|min|mins|minutes?|hours?|h|seconds?|s|days?|weeks?|ml|mL|µl|μl)\b|分钟|小时|秒|天|度)",
+    re.IGNORECASE,
+)
+_E_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "a": 1, "an": 1, "both": 2, "no": 0, "none": 0}
+_E_ZH = {"一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "没": 0, "无": 0}
+
+
+def _e_dates(text: str) -> set[str]:
+    return {f"{int(y):04d}-{int(m):02d}-{int(d):02d}" for y, m, d in _E_DATE.findall(text)}
+
+
+def facts_not_returned(reply: str, sources: list[str]) -> list[str]:
+    """The dates, numbers and digit-bearing names of `reply` that appear in none of `sources`."""
+    source = "\n".join(sources)
+    dates = _e_dates(source)
+    rest = _E_DATE.sub(" ", source)
+    numbers = {int(n) for n in re.findall(r"\d+", rest)}
+    for date in dates:
+        numbers |= {int(part) for part in date.split("-")}
+    for low, high in re.findall(r"(?<![\d-])(\d{1,3})-(\d{1,3})(?![\d-])", rest):
+        if int(low) < int(high):
+            numbers |= set(range(int(low), int(high) + 1))
+    numbers |= {n for w, n in _E_WORDS.items() if re.search(rf"\b{w}\b", source, re.IGNORECASE)}
+    numbers |= {n for c, n in _E_ZH.items() if c in source}
+    folded = source.casefold()
+    missing = [d for d in sorted(_e_dates(reply)) if d not in dates]
+    text = _E_UNIT.sub(" ", _E_DATE.sub(" ", reply))
+    for token in _E_TOKEN.findall(text):
+        if not any(c.isdigit() for c in token):
+            continue
+        if token.isdigit():
+            if int(token) not in numbers:
+                missing.append(token)
+        elif re.fullmatch(r"\d+\.\d+", token):
+            if token not in source:
+                missing.append(token)
+        elif token.casefold() not in folded:
+            missing.append(token)
+    return missing
+
+
+def _layout_words(case: Case) -> str:
+    """The inventory's layout, as the person knows it (boxes, rows, columns, positions) and today's date."""
+    from consulta.apps.ln2 import SAMPLE_INVENTORY
+    from consulta.apps.ln2._inventory import load_inventory
+
+    path = INVENTORIES[case.inventory] or (ROOT / "src" / "consulta" / "apps" / "ln2" / "data" / SAMPLE_INVENTORY)
+    inventory = load_inventory(path)
+    layout = inventory.layout
+    today = datetime.now().date().isoformat()
+    return f"{inventory.meta.box_count} boxes {layout.rows}x{layout.cols} {layout.capacity} positions {today}"
+
+
 def _sentence_around(text: str, start: int, end: int) -> str:
     left = max(text.rfind(c, 0, start) for c in ".!?。！？\n") + 1
     rights = [i for i in (text.find(c, end) for c in ".!?。！？\n") if i >= 0]
@@ -331,6 +508,11 @@ class Outcome:
     turn_s: list[float] = field(default_factory=list)
     wall_s: float = 0.0
     failed: str | None = None
+    sources: list[str] = field(default_factory=list)  # what the run found and the person said (facts may come from)
+    unfounded: list[str] = field(default_factory=list)  # facts of the reply in no source (the eval's own check)
+    checks: list[tuple[str, bool]] = field(
+        default_factory=list
+    )  # the runtime's reply checks that fired: (check, replaced)
 
 
 def _setup_history(home: Path, record_id: int, position: int) -> None:
@@ -360,6 +542,10 @@ def run_case(case: Case, *, models_dir: Path, model: str, timeout: float) -> Out
             "CONSULTA_MODEL": model,
             "NO_COLOR": "1",
         }
+        if (inventory := INVENTORIES[case.inventory]) is not None:
+            app_dir = home / "apps" / "ln2"
+            app_dir.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(inventory, app_dir / "inventory.yaml")
         if case.setup_thaw:
             try:
                 _setup_history(home, *case.setup_thaw)
@@ -406,6 +592,10 @@ def _read_store(db: Path, out: Outcome) -> None:
             start = events[0][2]
             end = None
             for kind, data, ts in events:
+                if kind == "tool_returned":
+                    out.sources.append(json.dumps(data.get("result"), ensure_ascii=False))
+                elif kind == "reply_checked":
+                    out.checks.append((str(data.get("check")), bool(data.get("replaced"))))
                 if kind == "tool_called":
                     out.calls.append(data["tool_name"])
                     if out.first_tool_s is None:
@@ -413,6 +603,7 @@ def _read_store(db: Path, out: Outcome) -> None:
                     if out.first_model_tool_s is None and not str(data.get("tool_call_id", "")).startswith("look_"):
                         out.first_model_tool_s = ts - start
                 elif kind == "ask_opened":
+                    out.sources.append(json.dumps(data.get("payload"), ensure_ascii=False))
                     if data.get("kind") == "question":
                         qs = data.get("payload", {}).get("questions", [])
                         out.asked.append(
@@ -458,6 +649,7 @@ def _judge(out: Outcome) -> None:
     writes = [c for c in out.calls if c in WRITE_TOOLS]
     reads = [c for c in out.calls if c in READ_TOOLS]
     out.claim = unbacked_claim(out.reply)
+    out.unfounded = facts_not_returned(out.reply, [*out.sources, *case.turns, _layout_words(case)])
     if case.expect in ("look", "chat"):
         out.write_on_info = bool(writes)
     problems: list[str] = []
@@ -483,6 +675,11 @@ def _judge(out: Outcome) -> None:
             problems.append(f"staged a guess: {out.staged}")
         if not out.asked:
             problems.append("no question asked")
+    elif case.expect == "question":
+        if out.staged or writes:
+            problems.append(f"write attempted: {writes}")
+        if not out.asked and not re.search(r"[?？]", out.reply):
+            problems.append("no question (asked or in the reply)")
     elif case.expect == "no_write":
         if out.staged:
             problems.append(f"staged: {out.staged}")
@@ -511,6 +708,8 @@ def _judge(out: Outcome) -> None:
                 problems.append(f"action {sorted(actions)}, expected {case.action}")
     if out.claim:
         problems.append(f"unbacked claim: {out.claim!r}")
+    if out.unfounded:
+        problems.append(f"facts no tool returned: {out.unfounded}")
     out.right = not problems
     out.why = "; ".join(problems)
 
@@ -598,6 +797,8 @@ def rejudge_outcome(case: Case, saved: dict[str, Any]) -> Outcome:
         turn_s=saved["turn_s"],
         wall_s=saved["wall_s"],
         failed=saved["failed"],
+        sources=saved.get("sources", []),
+        checks=[tuple(c) for c in saved.get("checks", [])],
     )
     _judge(out)
     return out
@@ -607,6 +808,19 @@ def rejudged(path: Path) -> list[Outcome]:
     cases = {c.id: c for c in CASES}
     saved = json.loads(path.read_text(encoding="utf-8"))["cases"]
     return [rejudge_outcome(cases[s["id"]], s) for s in saved if s["id"] in cases]
+
+
+def _fired(out: Outcome) -> set[str]:
+    return {check for check, _ in out.checks}
+
+
+def _fired_by(group: list[Outcome]) -> dict[str, int]:
+    """Cases in which each reply check fired."""
+    counts: dict[str, int] = defaultdict(int)
+    for out in group:
+        for check in _fired(out):
+            counts[check] += 1
+    return counts
 
 
 def report(results: list[Outcome], *, out_path: Path | None, argv: list[str], model: str, source: str) -> None:
@@ -629,6 +843,11 @@ def report(results: list[Outcome], *, out_path: Path | None, argv: list[str], mo
             "cases": len(group),
             "right": sum(o.right for o in group),
             "unbacked_claims": sum(o.claim is not None for o in group),
+            "facts_not_returned": sum(bool(o.unfounded) for o in group),
+            "check_fired": sum(bool(o.checks) for o in group),
+            "check_fired_by": dict(sorted(_fired_by(group).items())),
+            "replaced": sum(any(r for _, r in o.checks) for o in group),
+            "replaced_right": sum(any(r for _, r in o.checks) and o.right for o in group),
             "writes_on_info": sum(o.write_on_info for o in group),
             "median_first_tool_s": round(statistics.median(firsts), 1) if firsts else None,
             "median_first_model_tool_s": round(statistics.median(models), 1) if models else None,
@@ -636,19 +855,26 @@ def report(results: list[Outcome], *, out_path: Path | None, argv: list[str], mo
         }
 
     print()
-    print(f"{'category':12s} {'right':>9s} {'claims':>7s} {'info→write':>10s} {'1st tool':>9s} {'request':>8s}")
+    print(
+        f"{'category':12s} {'right':>9s} {'claims':>7s} {'info→write':>10s} {'unfounded':>9s} {'fired':>6s} "
+        f"{'replaced':>9s} {'1st tool':>9s} {'request':>8s}"
+    )
     table = {name: figures(group) for name, group in sorted(by_category.items())}
     table.update({f"lang {name}": figures(group) for name, group in sorted(by_lang.items())})
     table["all"] = figures(results)
     for name, row in table.items():
         print(
             f"{name:12s} {row['right']:>4d}/{row['cases']:<4d} {row['unbacked_claims']:>7d} {row['writes_on_info']:>10d} "
+            f"{row['facts_not_returned']:>9d} {row['check_fired']:>6d} {row['replaced_right']:>4d}/{row['replaced']:<4d} "
             f"{row['median_first_tool_s'] or '-':>9} {row['median_request_s'] or '-':>8}"
         )
     total = table["all"]
     print(
         f"\nright {total['right']}/{total['cases']} = {100 * total['right'] / max(total['cases'], 1):.0f}% (target ≥ 90%); "
         f"unbacked claims {total['unbacked_claims']} (target 0); writes on information requests {total['writes_on_info']} (target 0); "
+        f"replies with facts no tool returned {total['facts_not_returned']} (target 0); reply checks fired in "
+        f"{total['check_fired']} cases {total['check_fired_by']}, code's reply shown in {total['replaced']} "
+        f"({total['replaced_right']} of them right); "
         f"median request → first tool call {total['median_first_tool_s']} s (the model's own first call: "
         f"{total['median_first_model_tool_s']} s; target ≤ 8); median request {total['median_request_s']} s (target ≤ 20)"
     )
@@ -683,6 +909,10 @@ def report(results: list[Outcome], *, out_path: Path | None, argv: list[str], mo
                         "turn_s": o.turn_s,
                         "wall_s": round(o.wall_s, 1),
                         "failed": o.failed,
+                        "inventory": o.case.inventory,
+                        "unfounded": o.unfounded,
+                        "checks": o.checks,
+                        "sources": o.sources,
                     }
                     for o in results
                 ],

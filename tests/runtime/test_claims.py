@@ -206,7 +206,12 @@ def test_codes_reply_says_what_the_turn_did() -> None:
             ),
         ),
     )
-    assert compose_reply(refused) == "没有任何改动：record_thaw 被拒绝（record 9 was not named）。"
+    # the refusal's words are the model's (and English): the person reads code's plain sentence, no tool name
+    assert compose_reply(refused) == t("claims.refused_unclear", "zh-CN")
+    occupied = ToolOutcome(
+        name="add_entry", kind="write", ok=False, error_code="position_occupied", message="Box 2 position 15 is taken."
+    )
+    assert compose_reply(TurnFacts(lang="en", calls=(occupied,))) == "Nothing was changed: Box 2 position 15 is taken."
     assert compose_reply(TurnFacts(lang="zh-CN")) == t("claims.nothing", "zh-CN")
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from ._claims import ReplyCheck
 from ._errors import ConfigError
+from ._facts import FactRules
 from ._plans import PlanExecutor
 from ._records import RunRecord
 from ._schemas import json_schema_for
@@ -64,6 +65,10 @@ class Agent:
     """The agent's own check in code of its final text against the turn's facts (`TurnFacts`), after the runtime's
     claim check that every agent has: raise ValueError saying why, and the model writes it again with that reason
     (each retry is a step); a `ReplyRefused` with a replacement is replaced by it when the rewrite is refused too."""
+    facts: FactRules | None = None
+    """What counts as a fact in the agent's replies and how its results read (see `FactRules`): with it, the
+    runtime's fact check holds every final reply to the turn's sources. Every agent's replies are checked for words
+    meant for the model; `facts.say_found` is then also what code says instead."""
     options: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

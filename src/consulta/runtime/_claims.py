@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..i18n import normalize_lang, t
@@ -53,7 +53,11 @@ class ToolOutcome:
     error_code: str | None = None
     message: str | None = None
     data: str = ""
-    """The result as text, for a read call (what the reply may describe)."""
+    """The result as text, for a read or ask call (what the reply may describe; an ask's holds the answers)."""
+    args: dict[str, Any] = field(default_factory=dict)
+    """The call's arguments (the model's words: never a source of facts)."""
+    hint: str | None = None
+    """The result's `_hint`: words meant for the model."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -75,6 +79,13 @@ class TurnFacts:
     """The questions of the asks opened in this run (not plan approvals)."""
     consultations: tuple[str, ...] = ()
     """The experts consulted in this run."""
+    earlier: str = ""
+    """The thread's earlier turns as the person saw them: their words and the replies shown."""
+    model_meant: tuple[str, ...] = ()
+    """Texts meant for the model, never for the person: the instructions, tools' hints and next steps, the reasons
+    replies of this turn were refused."""
+    tool_names: tuple[str, ...] = ()
+    """The agent's tool names."""
 
     @property
     def data(self) -> str:
@@ -95,9 +106,11 @@ class ReplyRefused(ValueError):
     """A reply refused with `reason` (told to the model); `replacement`, if given, is shown instead of a second
     refused try."""
 
-    def __init__(self, reason: str, *, replacement: str | None = None) -> None:
+    def __init__(self, reason: str, *, replacement: str | None = None, check: str = "reply") -> None:
         super().__init__(reason)
         self.replacement = replacement
+        self.check = check
+        """Which check refused it (`claims`, `facts`, `model_words`, or an app's own): counted in `ReplyChecked`."""
 
 
 def all_checks(*checks: ReplyCheck | None) -> ReplyCheck:
@@ -128,6 +141,9 @@ def gather_facts(
     calls: Iterable[ToolOutcome],
     prompt: str | None = None,
     executor: PlanExecutor | None = None,
+    earlier: str = "",
+    model_meant: tuple[str, ...] = (),
+    tool_names: tuple[str, ...] = (),
 ) -> TurnFacts:
     """The facts of the turn `run` is in: `calls` (from its conversation) with its plans, asks and consultations from
     `store`. Staged previews are rendered again in the reply's language by `executor` when it is given."""
@@ -160,6 +176,9 @@ def gather_facts(
         rejected=rejected,
         questions=questions,
         consultations=consulted,
+        earlier=earlier,
+        model_meant=model_meant,
+        tool_names=tool_names,
     )
 
 
@@ -392,6 +411,7 @@ def check_claims(text: str, facts: TurnFacts) -> None:
         raise ReplyRefused(
             f"Your reply has a runaway string ({run!r}…). Write one or two short sentences.",
             replacement=compose_reply(facts),
+            check="claims",
         )
     for claim in find_claims(text, facts.data):
         if facts.applied:
@@ -401,6 +421,7 @@ def check_claims(text: str, facts: TurnFacts) -> None:
                 f'Your reply says "{claim.phrase}", but the change is only staged: nothing is written until the user '
                 "approves the plan. Say, in one short sentence, what is staged and that it waits for approval.",
                 replacement=compose_reply(facts),
+                check="claims",
             )
         if not facts.staged:
             raise ReplyRefused(
@@ -408,6 +429,7 @@ def check_claims(text: str, facts: TurnFacts) -> None:
                 "Never say something was done that no tool did. To act, call the tool first (writes are staged for "
                 "the user's approval); to ask, use the question tool; otherwise say what the tools' results show.",
                 replacement=compose_reply(facts),
+                check="claims",
             )
 
 
@@ -428,5 +450,22 @@ def compose_reply(facts: TurnFacts) -> str:
     failed = facts.failed_writes
     if failed:
         last = failed[-1]
-        return t("claims.refused_write", lang, tool=last.name, reason=last.message or last.error_code or "")
+        if last.error_code in _UNCLEAR or not last.message:
+            # the refusal's own words are the model's (what to pass, "the user"): code says it plainly
+            return t("claims.refused_unclear", lang)
+        return t("claims.refused_write", lang, reason=last.message.rstrip(". "))
     return t("claims.nothing", lang)
+
+
+_UNCLEAR = frozenset(
+    {
+        "ungrounded_argument",
+        "repeated_call",
+        "not_a_change_request",
+        "invalid_arguments",
+        "unknown_tool",
+        "tool_exception",
+        "question_not_alone",
+    }
+)
+"""Refusals whose message speaks to the model (what to pass, what to call): a person is told plainly instead."""

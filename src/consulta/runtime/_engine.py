@@ -46,9 +46,19 @@ from pydantic_ai.usage import UsageLimits
 
 from ..i18n import catalog, normalize_lang, t
 from ._agent import Agent
-from ._claims import ReplyCheck, ReplyRefused, ToolOutcome, TurnFacts, all_checks, check_claims, gather_facts
+from ._claims import (
+    ReplyCheck,
+    ReplyRefused,
+    ToolOutcome,
+    TurnFacts,
+    all_checks,
+    check_claims,
+    compose_reply,
+    gather_facts,
+)
 from ._errors import ToolError
-from ._events import StepStarted
+from ._events import ReplyChecked, StepStarted
+from ._facts import check_facts, check_model_words
 from ._grounding import Evidence
 from ._store import utcnow
 from ._tools import CURRENT_TOOL_CALL, ToolCallContext, ToolDef
@@ -333,8 +343,9 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
             if chosen is not None:
                 return ModelSettings(tool_choice=chosen)
             first = agent.first_step_tool and not _called_this_turn(ctx.messages)
-            if _last_result_was_repeat(ctx.messages):
-                # It asked again for what it already has: this step says what the results show (small models loop).
+            if _last_result_was_repeat(ctx.messages) or _must_reply(ctx):
+                # It asked again for what it already has, its writes keep being refused, or its step budget is
+                # nearly spent: this step says what the results show (small models loop; a turn always ends).
                 return ModelSettings(tool_choice="none")
             if not agent.offers_writes(_turn_words(ctx.messages)):
                 # A request for information: no write is offered (every tool stays described to the model).
@@ -594,6 +605,27 @@ def _last_result_was_repeat(messages: list[ModelMessage]) -> bool:
     return False
 
 
+MAX_REFUSED_WRITES = 2
+"""Write calls refused in one turn (not by a question the runtime asked) before the model may only reply."""
+MAX_CALLS_PER_TURN = 4
+"""Tool calls in one turn of a writing agent before the model may only reply (a small model loops on look-ups)."""
+
+
+def _must_reply(ctx: RunContext[RunDeps]) -> bool:
+    """Whether this step of an agent that writes must be the turn's reply: its writes were refused
+    `MAX_REFUSED_WRITES` times, it made `MAX_CALLS_PER_TURN` calls, or the run's step limit leaves only this request
+    and one for a rewrite."""
+    if ctx.deps.agent.executor is None:
+        return False  # an agent that only reads and asks keeps its own step plan
+    limit = ctx.usage_limits.request_limit if ctx.usage_limits is not None else None
+    if limit is not None and ctx.usage.requests >= limit - 2:
+        return True
+    outcomes = turn_outcomes(ctx.messages, ctx.deps.agent)
+    if len([c for c in outcomes if c.kind != "ask"]) >= MAX_CALLS_PER_TURN:
+        return True
+    return len([c for c in outcomes if c.kind == "write" and not c.ok]) >= MAX_REFUSED_WRITES
+
+
 def _called_this_turn(messages: list[ModelMessage]) -> bool:
     return any(isinstance(m, ModelResponse) and m.tool_calls for m in this_turn(messages))
 
@@ -707,6 +739,7 @@ def this_turn(messages: list[ModelMessage]) -> list[ModelMessage]:
 def turn_outcomes(messages: list[ModelMessage], agent: Agent) -> list[ToolOutcome]:
     """The tool calls of the turn and how they ended, from its conversation."""
     outcomes = []
+    calls = {c.tool_call_id: c for m in this_turn(messages) if isinstance(m, ModelResponse) for c in m.tool_calls}
     for message in this_turn(messages):
         if not isinstance(message, ModelRequest):
             continue
@@ -722,6 +755,7 @@ def turn_outcomes(messages: list[ModelMessage], agent: Agent) -> list[ToolOutcom
             result = content if isinstance(content, dict) else {}
             tool = agent.tool(part.tool_name)
             ok = result.get("ok") is not False and getattr(part, "outcome", "success") != "failed"
+            call = calls.get(part.tool_call_id)
             outcomes.append(
                 ToolOutcome(
                     name=part.tool_name,
@@ -729,7 +763,11 @@ def turn_outcomes(messages: list[ModelMessage], agent: Agent) -> list[ToolOutcom
                     ok=ok,
                     error_code=result.get("error_code"),
                     message=result.get("message"),
-                    data=Evidence.data_text(content) if tool is not None and tool.kind == "read" and ok else "",
+                    data=Evidence.data_text(content)
+                    if tool is not None and tool.kind in ("read", "ask") and ok
+                    else "",
+                    args=call.args_as_dict() if call is not None else {},
+                    hint=" ".join(str(result[k]) for k in ("_hint", "next_step") if result.get(k)) or None,
                 )
             )
     return outcomes
@@ -737,12 +775,28 @@ def turn_outcomes(messages: list[ModelMessage], agent: Agent) -> list[ToolOutcom
 
 def _turn_facts(ctx: RunContext[RunDeps]) -> TurnFacts:
     deps = ctx.deps
+    calls = turn_outcomes(ctx.messages, deps.agent)
+    turn = this_turn(ctx.messages)
+    refusals = [str(p.content) for m in turn if isinstance(m, ModelRequest) for p in m.parts if _is_refusal(p)]
     return gather_facts(
         store=deps.log.store,
         run=deps.log.run,
-        calls=turn_outcomes(ctx.messages, deps.agent),
+        calls=calls,
         prompt=deps.prompt,
         executor=deps.agent.executor,
+        earlier=_earlier_words(ctx.messages[: len(ctx.messages) - len(turn)]),
+        model_meant=(deps.instructions, *(c.hint for c in calls if c.hint), *refusals),
+        tool_names=tuple(t.name for t in deps.agent.tools),
+    )
+
+
+def _earlier_words(messages: list[ModelMessage]) -> str:
+    """The thread's earlier turns as the person saw them: their words and the replies shown."""
+    return "\n".join(
+        str(p.content)
+        for m in carry_over(messages)
+        for p in m.parts
+        if isinstance(p, UserPromptPart | TextPart) and isinstance(p.content, str)
     )
 
 
@@ -757,15 +811,28 @@ def _checked_in_turn(check: ReplyCheck) -> Callable[[RunContext[RunDeps], Any], 
         try:
             check(str(output), _turn_facts(ctx))
         except ReplyRefused as error:
-            if error.replacement is None or not _refusals(ctx.messages):
+            last_step = _no_step_left(ctx)
+            replaced = error.replacement is not None and (bool(_refusals(ctx.messages)) or last_step)
+            ctx.deps.log.emit(
+                ReplyChecked(run_id=ctx.deps.run_id, check=error.check, reason=str(error), replaced=replaced)
+            )
+            if not replaced:
                 raise ModelRetry(str(error)) from None
+            assert error.replacement is not None
             _say_instead(ctx.messages, error.replacement)
             return error.replacement
         except ValueError as error:
+            ctx.deps.log.emit(ReplyChecked(run_id=ctx.deps.run_id, check="reply", reason=str(error)))
             raise ModelRetry(str(error)) from None
         return output
 
     return checked
+
+
+def _no_step_left(ctx: RunContext[RunDeps]) -> bool:
+    """Whether the run's step limit leaves no model request for a rewrite: code's reply is shown at once."""
+    limit = ctx.usage_limits.request_limit if ctx.usage_limits is not None else None
+    return limit is not None and ctx.usage.requests >= limit
 
 
 def _refusals(messages: list[ModelMessage]) -> int:
@@ -811,8 +878,19 @@ def build_engine_agent(agent: Agent, model: Model) -> PaiAgent[RunDeps, str | De
         capabilities=[_ConsultaTools()],
         retries=agent.max_steps,
     )
-    # Every reply is held to what its turn did (the runtime's claim check), then to the agent's own check.
-    engine.output_validator(_checked_in_turn(all_checks(check_claims, agent.check_reply)))
+    # Every reply is held to what its turn did (the runtime's claim check), kept free of words meant for the model,
+    # held to the facts the turn found (for an agent that declares them), then to the agent's own check.
+    say_instead = agent.facts.replacement if agent.facts is not None else compose_reply
+    engine.output_validator(
+        _checked_in_turn(
+            all_checks(
+                check_claims,
+                check_model_words(say_instead),
+                check_facts(agent.facts) if agent.facts is not None else None,
+                agent.check_reply,
+            )
+        )
+    )
     return engine
 
 

@@ -17,6 +17,7 @@ __all__ = [
     "EventAdapter",
     "ModelText",
     "PlanDecided",
+    "ReplyChecked",
     "PlanStaged",
     "RunEnded",
     "RunStarted",
@@ -48,6 +49,16 @@ class StepStarted(_Base):
 class ModelText(_Base):
     type: Literal["model_text"] = "model_text"
     text: str
+
+
+class ReplyChecked(_Base):
+    """A final text a reply check refused (never shown): which check, why (told to the model), and whether code's
+    reply replaced it (the model's rewrite was refused too, or no step was left for one)."""
+
+    type: Literal["reply_checked"] = "reply_checked"
+    check: str
+    reason: str
+    replaced: bool = False
 
 
 class ToolCalled(_Base):
@@ -105,6 +116,7 @@ Event = Annotated[
     RunStarted
     | StepStarted
     | ModelText
+    | ReplyChecked
     | ToolCalled
     | ToolReturned
     | AskOpened

@@ -22,6 +22,7 @@ class FakeLookups:
         self.calls: Counter[str] = Counter()
         self.pages: dict[str, dict[str, Any]] = {}
         self.empty_recommendations = False
+        self.empty_ranking = False
 
     def _hit(self, name: str) -> None:
         self.calls[name] += 1
@@ -30,7 +31,8 @@ class FakeLookups:
 
     def update_ranking(self, *, school: str, major: str) -> Mapping[str, Any]:
         self._hit("update_ranking")
-        return {"school": school, "major": major, "advisors": [dict(a) for a in ADVISORS]}
+        listed = [] if self.empty_ranking else [dict(a) for a in ADVISORS]
+        return {"school": school, "major": major, "total": len(listed), "advisors": listed}
 
     def recommend_advisors(self, *, school: str, major: str, preferences: Mapping[str, Any]) -> Mapping[str, Any]:
         self._hit("recommend_advisors")

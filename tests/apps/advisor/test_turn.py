@@ -70,7 +70,19 @@ def test_a_failed_look_up_says_so_verbatim_and_changes_nothing_on_the_page() -> 
 )
 def test_ordinals_resolve_from_the_page(words: str, advisor_id: str) -> None:
     result = turn(words, Session(), FakeLookups(), page=ranking_page(), lang="en" if words.isascii() else "zh-CN")
-    assert result.describe is not None and result.session.memory.last_advisor["id"] == advisor_id  # type: ignore[index]
+    assert result.session.memory.last_advisor["id"] == advisor_id  # type: ignore[index]
+    if "?" in words or "？" in words or "怎么样" in words:  # a question about the advisor: described
+        assert result.describe is not None
+    else:  # a plain choice ("第二位"): the detail page opens
+        assert tools(result) == ["get_advisor_detail"]
+        assert result.session.page_context["current_page"] == "detail"  # type: ignore[index]
+
+
+@pytest.mark.parametrize(("words", "lang"), [("第一个", "zh-CN"), ("the first one", "en")])
+def test_a_choice_on_the_page_opens_the_detail(words: str, lang: str) -> None:
+    result = turn(words, Session(), FakeLookups(), page=ranking_page(), lang=lang)
+    assert tools(result) == ["get_advisor_detail"] and result.output.tool_calls[0].params["advisor_id"] == "12345"  # type: ignore[union-attr]
+    assert result.session.page_context["selected_advisor"]["id"] == "12345"  # type: ignore[index]
 
 
 def test_an_empty_list_gives_the_seeds_reply() -> None:
@@ -198,3 +210,35 @@ def test_a_second_ambiguous_name_after_an_answer_is_asked_in_words() -> None:
     assert "应用经济学" in answered.output.voice_response  # type: ignore[union-attr]
     then = turn("应用经济学", answered.session, FakeLookups())
     assert [c.tool for c in then.output.tool_calls] == ["update_form", "update_ranking"]  # type: ignore[union-attr]
+
+
+def test_an_empty_result_says_which_filter_is_empty() -> None:
+    """No advisor of the major at the school: the turn says so (not "relax a preference"); advisors that exist but
+    meet no preference: the turn says how many there are and that it is the preferences."""
+    lookups = FakeLookups()
+    lookups.empty_ranking = lookups.empty_recommendations = True
+    none_at = turn("我想考北京大学计算机系，希望导师资金充足", Session(), lookups)
+    assert none_at.output.voice_response.startswith("本站暂无北京大学计算机科学与技术专业的导师")  # type: ignore[union-attr]
+    assert "放宽" not in none_at.output.voice_response  # type: ignore[union-attr]
+    lookups = FakeLookups()
+    lookups.empty_recommendations = True
+    first = turn("我想考北京大学计算机系", Session(), lookups)
+    prefs = turn("我想做机器学习，希望导师温和一点", first.session, lookups)
+    assert "3 位导师都不完全符合" in prefs.output.voice_response  # type: ignore[union-attr]
+    english = turn(
+        "Peking University computer science, an advisor with good funding", Session(), FakeLookups(), lang="en"
+    )
+    assert "advisor" in english.output.voice_response.lower()  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("words", ["北京打学计算机的导师", "我想考北京达学的计算机"])
+def test_a_school_typed_with_a_typo_of_daxue_is_kept_not_dropped(words: str) -> None:
+    """北京打学 sounds like 北京大学 (a sure match, as 清化大学 is): the school is kept with the major."""
+    result = turn(words, Session(), FakeLookups())
+    assert result.session.user_form.school == "北京大学" and result.session.user_form.major == "计算机科学与技术"
+
+
+def test_a_school_one_character_off_is_offered_first() -> None:
+    result = turn("我想考华中科枝大学的计算机", Session(), FakeLookups())
+    assert result.question is not None and result.question.slot == "school"
+    assert result.question.options[0][0] == "华中科技大学"

@@ -133,7 +133,8 @@ def test_saying_what_is_staged_passes_as_written(tmp_path: Path, inventory: Path
 )
 def test_honest_replies_after_a_look_up_pass_as_written(tmp_path: Path, inventory: Path, reply: str) -> None:
     steps = [{"tool_calls": [{"name": "query_inventory", "args": {"cell_line": "K562"}}]}, {"text": reply}]
-    run, _ = run_script(tmp_path, inventory, "Where is K562?", steps)
+    # the thaw's date and positions are the user's words here (no look-up returns a record's history)
+    run, _ = run_script(tmp_path, inventory, "Where is K562? Was one thawed on 2025-01-08, positions 7 and 8?", steps)
     assert run.status == RunStatus.finished and run.output == reply
 
 
@@ -146,7 +147,9 @@ READS = ["query_inventory", "search_records", "empty_positions", "inventory_stat
         # an action: the first step must call a tool, any of them
         ("Thaw the tube in box 1 position 28", "required", []),
         # information with nothing named: a read (or the question) must come first; no write is offered
-        ("Which tubes were frozen in July 2025?", READS, []),
+        ("Which tubes were frozen most recently?", READS, []),
+        # a month named: the runtime searched the records' dates for it itself
+        ("Which tubes were frozen in July 2025?", ToolOrOutput(function_tools=READS), ["search_records"]),
         # information naming a record: the runtime looked it up itself; the model may answer, still no write
         ("Do we have any HeLa cells left?", ToolOrOutput(function_tools=READS), ["query_inventory"]),
         ("5号盒第37位是什么？", ToolOrOutput(function_tools=READS), ["query_inventory"]),

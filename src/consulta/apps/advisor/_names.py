@@ -169,8 +169,8 @@ class NameBook:
 
     def narrow(self, result: NameResult, text: str) -> NameResult:
         """An ambiguous name said with the city of exactly one of its candidates (西安的交大) is that one."""
-        if not isinstance(result, Ambiguous):
-            return result
+        if not isinstance(result, Ambiguous) or len(result.candidates) < 2:
+            return result  # one candidate is a typo to confirm (北京打学 → 北京大学？), not a choice a city settles
         inside = [n for n in result.candidates if self._city.get(n) and self._city[n] in text]
         return Match(inside[0], result.said, "alias") if len(inside) == 1 else result
 
@@ -337,8 +337,8 @@ class NameBook:
             take(self.resolve(core), m.end() - len(core), m.end())
 
 
-_SCHOOL_SAID = re.compile(r"[\u4e00-\u9fff]{2,10}?大学(?!生)")
-"""A Chinese school name not in the data word for word ends in 大学 (not 大学生)."""
+_SCHOOL_SAID = re.compile(r"[\u4e00-\u9fff]{2,10}?(?:大学|[打达答搭大][学雪血穴])(?!生)")
+"""A Chinese school name not in the data word for word ends in 大学 (not 大学生), or in a typo of it (北京打学)."""
 _SCHOOL_SAID_EN = re.compile(
     r"\b(?:[A-Z][A-Za-z'\-]+\s+){1,4}(?:University|College|Institute)\b|\bUniversity\s+of\s+[A-Z][A-Za-z'\-]+(?:\s+[A-Z][A-Za-z'\-]+){0,3}"
 )

@@ -401,6 +401,7 @@ def _after_form(turn: Turn, words: str, extraction: Extraction, changes: Mapping
     school, major = schools().display(form.school, lang), majors().display(form.major, lang)
     replies: list[str] = []
     ranking_key = [form.school, form.major]
+    listed: int | None = None  # the advisors the site lists for the school's major, when looked up this turn
     if memory.ranked_for != ranking_key:
         try:
             ranking = lookups.update_ranking(school=form.school, major=form.major)
@@ -410,7 +411,11 @@ def _after_form(turn: Turn, words: str, extraction: Extraction, changes: Mapping
         memory.recommended_for = None
         turn.tool_calls.append(ToolCall(tool="update_ranking", params={"school": form.school, "major": form.major}))
         _show_ranking(session, form, ranking)
-        replies.append(t("advisor.reply.ranking", lang, school=school, major=major))
+        listed = _listed(ranking)
+        # an empty ranking says which filter is empty: the site has no advisor of that major at that school
+        replies.append(
+            t("advisor.reply.ranking" if listed else "advisor.reply.none_at", lang, school=school, major=major)
+        )
     recommend_key = _recommend_key(form)
     if form.has_preference() and memory.recommended_for != recommend_key:
         preferences = _preferences_param(form)
@@ -426,8 +431,17 @@ def _after_form(turn: Turn, words: str, extraction: Extraction, changes: Mapping
             )
         )
         best = next((a for a in (Advisor.read(row, lang) for row in _advisor_rows(found)) if a is not None), None)
-        if best is None:
-            replies.append(t("advisor.reply.recommend_none", lang))
+        if best is None and listed is None:
+            try:
+                listed = _listed(lookups.update_ranking(school=form.school, major=form.major))
+            except SiteLookupError:
+                return _failed(turn)
+            if not listed:
+                replies.append(t("advisor.reply.none_at", lang, school=school, major=major))
+        if best is None and listed:  # the school's major has advisors: it is the preferences none of them meets
+            replies.append(t("advisor.reply.recommend_none_of", lang, count=listed, school=school, major=major))
+        elif best is None:
+            pass  # said above: no advisor of that major at that school
         else:
             memory.last_advisor = best.card() | {"research_directions": list(best.directions)}
             direction = (
@@ -491,6 +505,12 @@ def _advisor_rows(result: Mapping[str, Any] | Sequence[Any]) -> list[Mapping[str
         elif isinstance(row, Mapping):
             out.append(row)
     return out
+
+
+def _listed(ranking: Mapping[str, Any]) -> int:
+    """How many advisors a ranking lists in all (its `total`, else the rows it holds)."""
+    total = ranking.get("total") if isinstance(ranking, Mapping) else None
+    return total if isinstance(total, int) else len(_advisor_rows(ranking))
 
 
 def _show_ranking(session: Session, form: UserForm, ranking: Mapping[str, Any]) -> None:
@@ -595,7 +615,8 @@ def _about_advisor(turn: Turn, words: str, advisor: Advisor, lookups: Lookups) -
         if not count:
             return _done(turn, t("advisor.reply.reviews_none", lang, name=advisor.name))
         return _done(turn, t("advisor.reply.reviews", lang, name=advisor.name, rating=f"{average:.1f}", count=count))
-    if _DETAIL.search(words):
+    if _DETAIL.search(words) or not _QUESTIONISH.search(words):
+        # asking for the detail, or a choice said plainly ("第一个", "the second one"): the detail page opens
         try:
             detail = lookups.get_advisor_detail(advisor_id=advisor.id)
         except SiteLookupError:

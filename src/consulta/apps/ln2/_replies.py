@@ -10,14 +10,19 @@ code says what the first look-up of the turn returned (its records, free positio
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 from ...i18n import t
-from ...runtime import ReplyRefused, ToolOutcome, TurnFacts
+from ...runtime import FactRules, ReplyCheck, ReplyRefused, ToolOutcome, TurnFacts
+from ._inventory import Inventory, load_inventory
+from ._locate import said_boxes
+from ._turns import named_in
 
-__all__ = ["answer_from_results", "check_ln2_reply", "summarize"]
+__all__ = ["answer_from_results", "asks_which_cells", "check_ln2_reply", "found_nothing", "ln2_facts", "summarize"]
 
 _HELPLESS = re.compile(
     r"\b(?:sorry|apologi[sz]e|can(?:no|')t\s+(?:assist|help)|unable\s+to\s+(?:assist|help)|try\s+again\s+later|"
@@ -25,6 +30,10 @@ _HELPLESS = re.compile(
     re.IGNORECASE,
 )
 _CJK = re.compile(r"[\u4e00-\u9fff]")
+_NEGATIVE = re.compile(
+    r"\b(?:no|not|none|nothing|never|zero|0|used\s+up|empty|free|out\s+of)\b|n't\b|没有|无|未|不|用完|空",
+    re.IGNORECASE,
+)
 _HOW_MANY = re.compile(r"\bhow\s+many\b|\bcount\b|\bnumber\s+of\b|多少|几管|几支|几个|几只|数量", re.IGNORECASE)
 
 
@@ -68,7 +77,7 @@ def summarize(call: ToolOutcome, lang: str) -> str | None:
     if isinstance(data.get("records"), list):
         lines = [str(r) for r in data["records"]]
         if not lines:
-            return str(data.get("note") or t("ln2.reply.none", lang))
+            return _nothing_found(call, data, lang)
         total = data.get("total", len(lines))
         tubes = data.get("tubes", None)
         key = "ln2.reply.records" if tubes is not None else "ln2.reply.records_only"
@@ -78,6 +87,15 @@ def summarize(call: ToolOutcome, lang: str) -> str | None:
         return t("ln2.reply.audit", lang, entries=sep.join(entries[-5:])) if entries else t("ln2.reply.no_audit", lang)
     boxes = data.get("boxes")
     if isinstance(boxes, list) and boxes and isinstance(boxes[0], dict):
+        if "occupied" in data and "capacity" in data:  # the whole tank: its totals, not a table of every box
+            return t(
+                "ln2.reply.tank",
+                lang,
+                tubes=data["occupied"],
+                boxes=len(boxes),
+                free=data.get("free"),
+                lines=len(data.get("cell_lines") or ()),
+            )
         if "positions" in boxes[0]:
             parts = [
                 t("ln2.reply.free", lang, box=b.get("box"), free=b.get("free"), positions=b.get("positions"))
@@ -92,6 +110,33 @@ def summarize(call: ToolOutcome, lang: str) -> str | None:
     return None
 
 
+def _nothing_found(call: ToolOutcome, data: dict[str, Any], lang: str) -> str:
+    """A look-up that found no tube, said by code: the empty place asked about, or the name's used-up records."""
+    args = call.args
+    if args.get("position") is not None and args.get("box") is not None:
+        return t("ln2.reply.no_tube_at", lang, box=args["box"], position=args["position"])
+    name = next((str(args[k]) for k in ("cell_line", "short_name", "plasmid") if args.get(k)), None)
+    used = [u for u in data.get("used_up") or () if isinstance(u, dict)]
+    if name is not None and used:
+        sep = "；" if lang == "zh-CN" else "; "
+        records = sep.join(
+            t("ln2.reply.used_up_record", lang, id=u.get("id"), name=u.get("name"), on=u.get("on", "?")) for u in used
+        )
+        return t("ln2.reply.none_left", lang, name=name, records=records)
+    if name is not None:
+        return t("ln2.reply.no_such", lang, name=name)
+    return t("ln2.reply.none", lang)
+
+
+def found_nothing(facts: TurnFacts) -> bool:
+    """Whether the turn's first look-up of records found no tube (a negative answer is due)."""
+    for call in facts.calls:
+        data = _result(call)
+        if data is not None and isinstance(data.get("records"), list):
+            return not data["records"]
+    return False
+
+
 def answer_from_results(facts: TurnFacts) -> str | None:
     """The turn's first successful look-up, said by code; None when the turn looked nothing up."""
     return next((summary for call in facts.calls if (summary := summarize(call, facts.lang))), None)
@@ -101,18 +146,27 @@ def _words(text: str) -> str:
     return re.sub(r"[\W_]+", "", text.casefold())
 
 
+def _echoes(text: str, prompt: str) -> bool:
+    """Whether `text` only says the user's words back (in any order: "hela还有吗" → "还有 Hela 吗？")."""
+    said, asked = _words(text), _words(prompt)
+    if not said:
+        return False
+    return said in asked or (set(said) <= set(asked) and len(said) <= len(asked) + 2 and len(said) * 2 >= len(asked))
+
+
 def check_ln2_reply(text: str, facts: TurnFacts) -> None:
     """Refuse a reply that gives up, repeats the user's words back, or is not in the user's language, on a turn that
     looked something up and changed nothing (its replacement: the look-up's result, said by code)."""
     if facts.staged or facts.applied or facts.questions:
         return
     helpless = _HELPLESS.search(text)
-    echo = facts.prompt is not None and bool(_words(text)) and _words(text) in _words(facts.prompt)
+    echo = facts.prompt is not None and _echoes(text, facts.prompt)
     wrong_language = facts.lang == "zh-CN" and not _CJK.search(text)
     counts = counted(facts) if facts.prompt and _HOW_MANY.search(facts.prompt) else set()
     said = {int(n) for n in re.findall(r"\d+", text)}
     miscounted = bool(counts) and not (counts & said)
-    if not (helpless or echo or wrong_language or miscounted):
+    not_negative = found_nothing(facts) and not _NEGATIVE.search(text)
+    if not (helpless or echo or wrong_language or miscounted or not_negative):
         return
     answer = answer_from_results(facts)
     if answer is None:
@@ -121,6 +175,8 @@ def check_ln2_reply(text: str, facts: TurnFacts) -> None:
         reason = f'Your reply says "{helpless.group(0)}", but the tool results above answer the request.'
     elif echo:
         reason = "Your reply repeats the user's words; answer them."
+    elif not_negative:
+        reason = "The look-up found no tube: say that plainly (nothing is left, or nothing is there)."
     elif miscounted:
         reason = f"The user asked how many; the tool results counted {sorted(counts)}: say that number, do not count yourself."
     else:
@@ -128,4 +184,86 @@ def check_ln2_reply(text: str, facts: TurnFacts) -> None:
     raise ReplyRefused(
         f"{reason} Say what the results show, in one or two short sentences, in the user's language.",
         replacement=answer,
+        check="ln2",
     )
+
+
+# ---- what counts as a fact, and the request that names no cells ------------------------------------------------
+
+_UNITS = re.compile(
+    r"-?\d+(?:\.\d+)?\s*(?:°\s*C|℃|%|(?:x\s*g|rpm|min|mins|minutes?|h|hrs?|hours?|s|secs?|seconds?|days?|weeks?|"
+    r"ml|mL|µl|μl|ul|mM|µM|μM|nM)\b|分钟|小时|秒|天|周|度)",
+    re.IGNORECASE,
+)
+"""Measurements (a thawing protocol's "37 °C", "5 minutes"): general knowledge, not facts of the inventory."""
+
+
+_GENERAL = "an LN2 (liquid nitrogen, -196 °C) tank; a -80 freezer; a CO2 incubator; DMSO; 1 tube"
+"""What the app itself says of its domain: words of the lab a reply may use without a tool saying them."""
+
+
+def ln2_facts(inventory_path: Path) -> FactRules:
+    """What counts as a fact in an ln2 reply: numbers, dates, ids, and every name the inventory holds; the tank's
+    layout and today's date are declared; code's statement of a turn is what its first look-up found."""
+
+    def inventory() -> Inventory | None:
+        try:
+            return load_inventory(inventory_path)
+        except Exception:  # an unreadable file is reported by the tools; the check then knows no names
+            return None
+
+    def names() -> list[str]:
+        inv = inventory()
+        if inv is None:
+            return []
+        found = {
+            v
+            for r in inv.records
+            for v in (r.parent_cell_line, r.short_name, r.plasmid_name, r.plasmid_id)
+            if v and len(v) >= 3
+        }
+        return sorted(found)
+
+    def declared() -> list[str]:
+        inv = inventory()
+        today = dt.date.today().isoformat()
+        known = [today, _GENERAL]
+        if inv is None:
+            return known
+        layout = inv.layout
+        return [*known, f"{inv.meta.box_count} boxes of {layout.rows}x{layout.cols}, {layout.capacity} positions"]
+
+    return FactRules(names=names, declared=declared, ignore=_UNITS, say_found=answer_from_results)
+
+
+_NEED = re.compile(
+    r"\b(?:need|want|looking\s+for|give\s+me|get\s+me)\b.{0,40}?\b(?:cells?|tubes?|vials?|lines?)\b"
+    r"|(?:需要|想要|要|给我).{0,10}?(?:细胞|管)",
+    re.IGNORECASE,
+)
+_ASKS = re.compile(r"[?？]|吗|呢")
+
+
+def asks_which_cells(inventory_path: Path) -> ReplyCheck:
+    """A request for cells that names none ("I need some cells for tomorrow") is answered with a question: which
+    cells, among the lines the inventory holds — never a line the model picked itself."""
+
+    def check(text: str, facts: TurnFacts) -> None:
+        words = facts.prompt
+        if not words or facts.staged or facts.applied or facts.questions or not _NEED.search(words):
+            return
+        try:
+            inventory = load_inventory(inventory_path)
+        except Exception:
+            return
+        if named_in(words, inventory) is not None or said_boxes(words) or _ASKS.search(text):
+            return
+        lines = sorted({r.parent_cell_line for r in inventory.records if r.positions}, key=str.casefold)
+        raise ReplyRefused(
+            "The user did not say which cells they need: do not pick any. Ask them which cells, in one short "
+            "question in their language.",
+            replacement=t("ln2.reply.which_cells", facts.lang, lines=", ".join(lines[:12]) or "-"),
+            check="ln2",
+        )
+
+    return check

@@ -82,6 +82,10 @@ def ln2_tools(inventory_path: Path) -> tuple[ToolDef, ...]:
         # Counting is done here: a small model adds up lists of positions badly.
         found["tubes"] = sum(len(r.get("positions") or ()) for r in found["records"])
         found["records"] = found["records"][:20]
+        if not found["tubes"] and position is None and (cell_line or short_name or plasmid):
+            # nothing left: say which records of that name were used up, and when (a negative answer, grounded)
+            if used := _used_up(inventory, cell_line=cell_line, short_name=short_name, plasmid=plasmid, box=box):
+                found["used_up"] = used
         return _compact(found)
 
     @read_tool
@@ -232,6 +236,21 @@ def ln2_tools(inventory_path: Path) -> tuple[ToolDef, ...]:
         batch_thaw,
         rollback,
     )
+
+
+def _used_up(inventory: Inventory, **filters: Any) -> list[dict[str, Any]]:
+    """The consumed records matching `filters` (at most 3, newest use first): id, name, the day their last tube went."""
+    found = _query_inventory(inventory, include_consumed=True, limit=len(inventory.records) or 1, **filters)
+    used = []
+    for hit in found["records"]:
+        record = inventory.record(hit["id"])
+        if record is None or not record.consumed:
+            continue
+        last = max((e.date for e in record.thaw_events), default=None)
+        used.append(
+            {"id": record.id, "name": record.short_name or record.parent_cell_line} | ({"on": last} if last else {})
+        )
+    return sorted(used, key=lambda u: u.get("on", ""), reverse=True)[:3]
 
 
 def _compact(result: dict[str, Any], *, with_note: bool = False) -> dict[str, Any]:

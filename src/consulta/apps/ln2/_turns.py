@@ -21,7 +21,7 @@ from typing import Any
 from ._inventory import Inventory, load_inventory
 from ._locate import said_boxes, said_positions
 
-__all__ = ["asks_for_change", "first_look_for", "named_in"]
+__all__ = ["asks_for_change", "first_look_for", "named_in", "said_month"]
 
 _CHANGE_EN = re.compile(
     r"\b(?:thaw\w*|take\s+(?:\w+\s+){0,4}?out|took\s+out|takeout|remove|discard\w*|throw\s+(?:\w+\s+)?away|dispose|"
@@ -42,6 +42,42 @@ _HOW_TO = re.compile(
     r"^\s*(?:how\s+(?:do|should|can|would|to)\b|what(?:'s|\s+is)\s+the\s+(?:best\s+)?way\b|why\b)|(?:怎么|怎样|如何|为什么)",
     re.IGNORECASE,
 )
+
+
+_MONTHS = {
+    m: i + 1
+    for i, names in enumerate(
+        [
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ]
+    )
+    for m in names
+}
+_MONTH_EN = re.compile(rf"\b({'|'.join(_MONTHS)})\.?\s+(?:of\s+)?(\d{{4}})\b", re.IGNORECASE)
+_MONTH_ZH = re.compile(r"(\d{4})\s*年\s*(\d{1,2})\s*月(?!\s*\d{1,2}\s*[日号])")
+_MONTH_ISO = re.compile(r"(?<!\d)(\d{4})-(\d{2})(?![-\d])")
+
+
+def said_month(words: str) -> str | None:
+    """A month the words name ("February 2026", "2026年2月", "2026-02") as YYYY-MM (what record dates begin with)."""
+    if found := _MONTH_EN.search(words):
+        return f"{found.group(2)}-{_MONTHS[found.group(1).lower()]:02d}"
+    if found := _MONTH_ZH.search(words):
+        return f"{found.group(1)}-{int(found.group(2)):02d}"
+    if found := _MONTH_ISO.search(words):
+        return f"{found.group(1)}-{found.group(2)}"
+    return None
 
 
 def asks_for_change(words: str) -> bool:
@@ -106,6 +142,8 @@ def first_look_for(inventory_path: Path) -> Callable[[str], list[tuple[str, dict
             return [("query_inventory", {"box": box, "position": next(iter(positions))})]
         if box is not None and _FREE.search(words):
             return [("empty_positions", {"box": box})]
+        if (month := said_month(words)) is not None:
+            return [("search_records", {"text": month})]
         named = named_in(words, inventory)
         if named is not None:
             name, field = named

@@ -200,7 +200,9 @@ def ca_agent(*, options: dict[str, Any], task: Task | None = None, packet: Instr
         options=options,
         max_steps=3,
         check_reply=all_checks(
-            lambda text, facts: _no_solution(text, task), _follows(packet) if packet is not None else None
+            lambda text, facts: _no_solution(text, task),
+            _follows(packet) if packet is not None else None,
+            _to_the_student,
         ),
     )
 
@@ -232,6 +234,41 @@ def _follows(packet: InstructionPacket) -> ReplyCheck:
             )
 
     return check
+
+
+_OF_THE_STUDENT = re.compile(
+    r"\b(?:the|this|your)\s+students?(?:'s)?\b|该学生|这位学生|学生(?=可以|需要|应该|还|已经|不能|能|的数据)", re.I
+)
+_YOU = (
+    (re.compile(r"\b(?:the|this)\s+student's\b", re.I), "your"),
+    (re.compile(r"\b(?:the|this)\s+student\s+(?:has)\b", re.I), "you have"),
+    (re.compile(r"\b(?:the|this)\s+student\s+(?:is)\b", re.I), "you are"),
+    (re.compile(r"\b(?:the|this)\s+student\s+(?:was)\b", re.I), "you were"),
+    (re.compile(r"\b(?:the|this)\s+student\s+(?:does)\b", re.I), "you do"),
+    (re.compile(r"\b(?:the|this)\s+student\s+(\w+?)s\b(?<!ss)", re.I), r"you \1"),
+    (re.compile(r"\b(?:the|this)\s+student\b", re.I), "you"),
+    (re.compile(r"该学生|这位学生|学生(?=可以|需要|应该|还|已经|不能|能|的数据)"), "你"),
+    (re.compile(r"\bthey\b", re.I), "you"),  # the student, said again
+    (re.compile(r"\btheir\b", re.I), "your"),
+    (re.compile(r"\bthem\b", re.I), "you"),
+)
+
+
+def _to_the_student(text: str, facts: TurnFacts) -> None:
+    """The assistant speaks to the student ("you"), never of them ("The student can start task_2_1 once …")."""
+    said = _OF_THE_STUDENT.search(text)
+    if said is None:
+        return
+    spoken = text
+    for pattern, you in _YOU:
+        spoken = pattern.sub(you, spoken)
+    spoken = re.sub(r"(^|[.!?]\s+)(you|your)\b", lambda m: m.group(1) + m.group(2).capitalize(), spoken)
+    raise ReplyRefused(
+        f'Your reply speaks of "{said.group(0)}"; you are talking to the student: say "you". Say what the notes '
+        "found (the reason, the warning) and what to do next, and end with one guiding question.",
+        replacement=spoken,
+        check="tutor",
+    )
 
 
 def _no_solution(text: str, task: Task | None) -> None:

@@ -1,0 +1,250 @@
+"""The fact check of a final reply, beside the claim check: every fact a person reads comes from what the run found.
+
+A *fact* is a number, a date, an identifier (a token mixing letters and digits: `K562`, `a_000001`, `A1`) or a name
+of the app's domain (`FactRules.names`: e.g. the cell lines of an inventory). A fact in a final reply must appear in
+the turn's *sources*: the tools' results (and their refusals, which are code's words about the data), the plans
+staged or applied, the questions asked and their answers, the person's words (this turn's and the earlier turns'
+of the thread, with what was shown to them) and the app's declared facts (`FactRules.declared`). A reply stating
+another is written again with the reason, and refused again it is replaced by code's statement of what the tools
+found (`FactRules.say_found`, else `compose_reply`), in the person's language.
+
+The same module keeps words meant for the model from reaching a person (`model_words`): a reply that repeats a
+tool's hint, a refusal's reason, the system instructions, an error code or a tool's name is refused the same way.
+
+Apps declare what counts as a fact and how their results read with a `FactRules` on their `Agent` (`Agent.facts`);
+the runtime's check is the same for every app.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from ._claims import ReplyCheck, ReplyRefused, TurnFacts, compose_reply
+
+__all__ = ["FactRules", "check_facts", "check_model_words", "facts_in", "model_words", "unfounded"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class FactRules:
+    """What counts as a fact in an agent's replies, and how its tools' results read to a person.
+
+    `names`: the domain's names (read when a reply is checked: e.g. every cell line, short name and plasmid of the
+    inventory); a reply naming one must have it from a source. `declared`: facts the app states are always true
+    (e.g. the tank's box count and layout). `ignore`: a pattern of the words that are not facts of the domain (e.g.
+    measurements such as "37 °C"); they are left out before facts are looked for. `say_found`: code's statement of
+    what the turn's tools found, in `facts.lang` (None: it has nothing to say, and `compose_reply` is shown).
+    """
+
+    names: Callable[[], Iterable[str]] | None = None
+    declared: Callable[[], Iterable[str]] | None = None
+    ignore: re.Pattern[str] | None = None
+    say_found: Callable[[TurnFacts], str | None] | None = None
+
+    def replacement(self, facts: TurnFacts) -> str:
+        """What code says instead of a refused reply: the tools' findings, else what the turn did."""
+        if self.say_found is not None and not (facts.staged or facts.applied):
+            said = self.say_found(facts)
+            if said:
+                return said
+        return compose_reply(facts)
+
+
+# ---- finding facts ----------------------------------------------------------------------------------------------
+
+_ISO = re.compile(r"(?<!\d)(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)")
+_ZH_DATE = re.compile(r"(\d{4})年(\d{1,2})月(\d{1,2})[日号]")
+_IDENT = re.compile(
+    r"(?<![A-Za-z0-9_\-.])(?=[\w.\-]*[A-Za-z])(?=[\w.\-]*\d)[A-Za-z0-9][A-Za-z0-9_.\-]*[A-Za-z0-9]", re.ASCII
+)
+"""A token mixing ASCII letters and digits (K562, HEK293T, a_000001, p251120-4, A1)."""
+_NUMBER = re.compile(r"(?<![A-Za-z0-9_.])\d+(?:\.\d+)?(?![A-Za-z0-9_]|\.\d)", re.ASCII)
+_RANGE = re.compile(r"(?<![\d\-])(\d{1,4})\s*[-–~]\s*(\d{1,4})(?![\d\-])")
+_WORDS = {
+    w: n
+    for n, ws in enumerate(
+        [
+            ("zero", "no", "none"),
+            ("one", "a", "an", "single"),
+            ("two", "both", "pair", "couple"),
+            ("three",),
+            ("four",),
+            ("five",),
+            ("six",),
+            ("seven",),
+            ("eight",),
+            ("nine",),
+            ("ten",),
+        ]
+    )
+    for w in ws
+}
+_ZH_NUMBERS = dict(zip("零一二两三四五六七八九十", (0, 1, 2, 2, 3, 4, 5, 6, 7, 8, 9, 10), strict=True))
+
+
+def _dates(text: str) -> tuple[set[str], str]:
+    """The dates of `text` (as YYYY-MM-DD) and the text without them."""
+    found: set[str] = set()
+
+    def take(match: re.Match[str]) -> str:
+        y, m, d = (int(g) for g in match.groups())
+        found.add(f"{y:04d}-{m:02d}-{d:02d}")
+        return " "
+
+    text = _ISO.sub(take, text)
+    text = _ZH_DATE.sub(take, text)
+    return found, text
+
+
+def _fold(text: str) -> str:
+    return text.casefold()
+
+
+@dataclass(frozen=True)
+class _Found:
+    dates: set[str]
+    idents: set[str]
+    numbers: set[float]
+    names: set[str]
+
+
+def facts_in(text: str, *, names: Iterable[str] = (), ignore: re.Pattern[str] | None = None) -> _Found:
+    """The facts `text` states: its dates, identifiers, numbers and the given domain `names` it mentions."""
+    if ignore is not None:
+        text = ignore.sub(" ", text)
+    dates, rest = _dates(text)
+    folded = _fold(rest)
+    said_names = {n for n in names if n and _mentions(folded, _fold(n))}
+    idents = {m.group(0) for m in _IDENT.finditer(rest)}
+    without = _IDENT.sub(" ", rest)
+    numbers = {float(m.group(0)) for m in _NUMBER.finditer(without)}
+    return _Found(dates, idents, numbers, said_names)
+
+
+def _mentions(folded_text: str, folded_name: str) -> bool:
+    """Whether the name occurs in the text at ASCII word edges (CJK characters are edges)."""
+    return re.search(rf"(?<![a-z0-9_\-]){re.escape(folded_name)}(?![a-z0-9_]|-[a-z0-9])", folded_text) is not None
+
+
+class _Sources:
+    """Everything a fact may come from, searchable."""
+
+    def __init__(self, texts: Iterable[str]) -> None:
+        joined = "\n".join(t for t in texts if t)
+        self.dates, rest = _dates(joined)
+        self.text = _fold(joined)
+        self.numbers: set[float] = {float(m.group(0)) for m in re.finditer(r"\d+(?:\.\d+)?", rest)}
+        for date in self.dates:  # a date's parts are numbers it states ("frozen in 2025")
+            self.numbers |= {float(p) for p in date.split("-")}
+        for match in _RANGE.finditer(rest):  # "7-9, 14-18": every position of a range was found
+            low, high = int(match.group(1)), int(match.group(2))
+            if low < high <= low + 500:
+                self.numbers |= {float(n) for n in range(low, high + 1)}
+        words = re.findall(r"[a-z]+", self.text)
+        self.numbers |= {float(_WORDS[w]) for w in words if w in _WORDS}
+        self.numbers |= {float(_ZH_NUMBERS[c]) for c in joined if c in _ZH_NUMBERS}
+
+    def has_ident(self, ident: str) -> bool:
+        return _mentions(self.text, _fold(ident))
+
+
+def _sources(facts: TurnFacts, declared: Iterable[str]) -> _Sources:
+    texts: list[str] = [facts.prompt or "", facts.earlier, *declared]
+    for call in facts.calls:
+        texts += [call.data, call.message or ""]  # not its arguments: those are the model's words
+    texts += [*facts.staged, *facts.applied, *facts.questions]
+    return _Sources(texts)
+
+
+def unfounded(text: str, facts: TurnFacts, rules: FactRules) -> list[str]:
+    """The facts `text` states that no source of the turn holds (see the module docstring), as written."""
+    names = list(rules.names()) if rules.names is not None else []
+    found = facts_in(text, names=names, ignore=rules.ignore)
+    sources = _sources(facts, rules.declared() if rules.declared is not None else ())
+    missing: list[str] = []
+    missing += sorted(d for d in found.dates if d not in sources.dates)
+    missing += sorted(n for n in found.names if not _mentions(sources.text, _fold(n)))
+    missing += sorted(i for i in found.idents if not sources.has_ident(i) and i not in missing)
+    missing += [_number(n) for n in sorted(found.numbers) if n not in sources.numbers]
+    return missing
+
+
+def _number(n: float) -> str:
+    return str(int(n)) if n == int(n) else str(n)
+
+
+def check_facts(rules: FactRules) -> ReplyCheck:
+    """The runtime's fact check under an app's `rules`: a reply stating a fact no source holds is refused
+    (`ReplyRefused`, with the rules' replacement)."""
+
+    def check(text: str, facts: TurnFacts) -> None:
+        missing = unfounded(text, facts, rules)
+        if missing:
+            listed = ", ".join(missing[:6])
+            raise ReplyRefused(
+                f"Your reply states {listed}, which no tool result of this turn and nothing the user said holds. "
+                "Say only what the tool results above show (names, numbers, positions and dates exactly as they "
+                "are there), in one or two short sentences in the user's language; if they show nothing, say so.",
+                replacement=rules.replacement(facts),
+                check="facts",
+            )
+
+    return check
+
+
+# ---- words meant for the model ----------------------------------------------------------------------------------
+
+_SPAN_WORDS = 6
+"""A reply sharing this many words in a row with a text meant for the model repeats it (hints are long)."""
+_SPAN_CJK = 10
+_TO_THE_MODEL = re.compile(
+    r"\b(?:ask|tell|inform|confirm\s+with)\s+the\s+user\b|\bthe\s+user(?:'s|\s+(?:said|wrote|asked|named|must))\b"
+    r"|\bcall\s+(?:the\s+)?(?:question\s+)?tool\b|\btool\s+results?\b|\bONE\s+question\b|调用.{0,6}工具|询问用户|用户说",
+)
+_CODE = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
+
+
+def _spans(text: str) -> set[str]:
+    """The runs of words (Latin) and characters (CJK) of `text` long enough to be a repeat."""
+    folded = _fold(text)
+    words = re.findall(r"[a-z0-9']+", folded)
+    spans = {" ".join(words[i : i + _SPAN_WORDS]) for i in range(len(words) - _SPAN_WORDS + 1)}
+    for run in re.findall(r"[\u4e00-\u9fff]+", folded):
+        spans |= {run[i : i + _SPAN_CJK] for i in range(len(run) - _SPAN_CJK + 1)}
+    return spans
+
+
+def model_words(text: str, facts: TurnFacts) -> str | None:
+    """The words of `text` that were meant for the model, not the person (a hint, a refusal's reason, the
+    instructions, an error code or tool name, talk of "the user" and "tool results"), or None."""
+    known_codes = {c.error_code for c in facts.calls if c.error_code} | {c.name for c in facts.calls}
+    known_codes |= set(facts.tool_names)
+    for match in _CODE.finditer(text):
+        if match.group(0) in known_codes:
+            return match.group(0)
+    said = _TO_THE_MODEL.search(text)
+    if said and not (facts.prompt and said.group(0).casefold() in facts.prompt.casefold()):
+        return said.group(0)
+    meant = set().union(*(_spans(m) for m in facts.model_meant)) if facts.model_meant else set()
+    if meant:
+        for span in _spans(text):
+            if span in meant:
+                return span
+    return None
+
+
+def check_model_words(replacement: Callable[[TurnFacts], str] = compose_reply) -> ReplyCheck:
+    """The runtime's check that no words meant for the model reach the person (see `model_words`)."""
+
+    def check(text: str, facts: TurnFacts) -> None:
+        found = model_words(text, facts)
+        if found is not None:
+            raise ReplyRefused(
+                f'Your reply repeats words meant for you, not the user ("{found}"). Speak to the user directly, in '
+                "their language: say what was found or done, or ask them one plain question.",
+                replacement=replacement(facts),
+                check="model_words",
+            )
+
+    return check

@@ -1,0 +1,132 @@
+"""ln2's replies hold only what the run found (issue 26), on the scripted model (a test double): an invented count is
+replaced by code's summary, a negative look-up is said by code in both languages ("no HeLa tube is left: record 4
+(HeLa) was used up on …", "no tube at box 1 position 7"), a tool's hint never reaches the person, a request that
+names no cells gets a question, and a turn whose writes are refused ends with a reply."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from consulta.apps.ln2._replies import ln2_facts
+from consulta.apps.ln2._turns import said_month
+from consulta.i18n import t
+from consulta.runtime import RunStatus, TurnFacts, unfounded
+
+from .test_agent_flow import inventory  # noqa: F401 (a fixture)
+from .test_claims import run_script
+from .test_inventory import tiny_copy
+
+HELA = {"tool_calls": [{"name": "query_inventory", "args": {"cell_line": "HeLa"}}]}
+
+
+def shown(store, run_id: str) -> list[str]:  # noqa: ANN001
+    return [e.data["text"] for e in store.list_events(run_id) if e.type == "model_text"]
+
+
+def checks(store, run_id: str) -> list[str]:  # noqa: ANN001
+    return [e.data["check"] for e in store.list_events(run_id) if e.type == "reply_checked"]
+
+
+def test_the_hela_answer_with_invented_counts_is_replaced_by_codes(tmp_path: Path, inventory: Path) -> None:  # noqa: F811
+    invented = (
+        "The tank has 11 tubes left in box 1, and 30 tubes left in box 1. There are 4 boxes with 51 free positions."
+    )
+    run, store = run_script(tmp_path, inventory, "Do we have any HeLa cells left?", [{"text": invented}] * 2)
+    assert run.status == RunStatus.finished
+    assert run.output is not None and run.output.startswith("4 record(s), 11 tube(s): id 4: HeLa; box 1 positions")
+    assert shown(store, run.id) == [run.output] and checks(store, run.id) == ["facts", "facts"]
+
+
+@pytest.mark.parametrize(
+    ("prompt", "expected"),
+    [
+        ("Do we have any HeLa cells left?", "No HeLa tube is left: record 4 (HeLa) was used up on 2024-07-01."),
+        ("还有 HeLa 吗？", "HeLa 已经没有剩余的管子了：记录 4（HeLa）已于 2024-07-01 用完。"),
+    ],
+)
+def test_no_tube_left_is_said_by_code_when_the_model_does_not(tmp_path: Path, prompt: str, expected: str) -> None:
+    tiny = tiny_copy(tmp_path)
+    run, _ = run_script(
+        tmp_path, tiny, prompt, [HELA, {"text": "We have 79 free positions in box 1."}] + [{"text": "Box 1 is ready."}]
+    )
+    assert run.output == expected
+
+
+@pytest.mark.parametrize(
+    ("prompt", "expected"),
+    [
+        ("What is in box 1 position 7?", "There is no tube at box 1 position 7."),
+        ("1号盒7号位是什么？", "1号盒7号位没有管子。"),
+    ],
+)
+def test_an_empty_position_is_said_by_code(tmp_path: Path, inventory: Path, prompt: str, expected: str) -> None:  # noqa: F811
+    # the runtime's first look queries box 1 position 7; the model twice describes something else
+    run, store = run_script(tmp_path, inventory, prompt, [{"text": "It holds HeLa."}, {"text": "Box 1 holds HeLa."}])
+    assert run.output == expected
+
+
+def test_a_negative_answer_in_the_models_words_passes(tmp_path: Path, inventory: Path) -> None:  # noqa: F811
+    run, store = run_script(
+        tmp_path, inventory, "What is in box 1 position 7?", [{"text": "Box 1 position 7 is empty."}]
+    )
+    assert run.output == "Box 1 position 7 is empty." and checks(store, run.id) == []
+
+
+def test_a_hint_never_reaches_the_person(tmp_path: Path) -> None:
+    """ "Thaw the HeLa tube." with none left: the write is refused, and the hint the model copies is never shown."""
+    tiny = tiny_copy(tmp_path)
+    hint = (
+        "Please provide the box and positions as the user said them, or ask the user with ONE question listing "
+        "the matches as options."
+    )
+    thaw = {"tool_calls": [{"name": "record_thaw", "args": {"box": 1, "positions": [1]}}]}
+    run, store = run_script(tmp_path, tiny, "Thaw the HeLa tube.", [thaw, {"text": hint}, {"text": hint}])
+    assert run.output is not None and hint not in run.output and "the user" not in run.output
+    assert all(hint not in text for text in shown(store, run.id))
+    assert store.list_plans(run_id=run.id) == []
+
+
+@pytest.mark.parametrize("lang_prompt", ["I need some cells for my experiment tomorrow.", "明天做实验，我需要一些细胞"])
+def test_a_request_naming_no_cells_gets_a_question(tmp_path: Path, inventory: Path, lang_prompt: str) -> None:  # noqa: F811
+    picked = {"text": "Here are three K562 tubes: box 2 positions 1, 2 and 3."}
+    k562 = {"tool_calls": [{"name": "query_inventory", "args": {"cell_line": "K562"}}]}
+    run, store = run_script(tmp_path, inventory, lang_prompt, [k562, picked, picked])
+    lang = "zh-CN" if "细胞" in lang_prompt else "en"
+    assert run.output is not None and run.output.startswith(t("ln2.reply.which_cells", lang, lines="")[:8])
+    assert "HeLa" in run.output and "K562" in run.output and store.list_plans(run_id=run.id) == []
+
+
+def test_a_write_turn_refused_twice_ends_with_a_reply(tmp_path: Path, inventory: Path) -> None:  # noqa: F811
+    """The HEK293T case: "positions 22 and 23" with no box, then an invented box; the turn still ends, at once."""
+    steps = [
+        {"tool_calls": [{"name": "record_thaw", "args": {"cell_line": "HEK293T", "box": 3, "positions": [60]}}]},
+        {"tool_calls": [{"name": "record_thaw", "args": {"cell_line": "HEK293T", "box": 4, "positions": [61]}}]},
+        {"text": "Which box are positions 22 and 23 in?"},
+    ]
+    prompt = "Take out two HEK293T vials, the ones at positions 22 and 23."
+    run, store = run_script(tmp_path, inventory, prompt, steps)
+    assert run.status in (RunStatus.finished, RunStatus.waiting)  # a reply, or the runtime's question
+    if run.status == RunStatus.finished:
+        assert run.output and "?" in run.output
+
+
+def test_ln2_facts_declare_the_layout_and_know_the_inventorys_names(inventory: Path) -> None:  # noqa: F811
+    rules = ln2_facts(inventory)
+    facts = TurnFacts(lang="en", prompt="How big is the tank?")
+    assert unfounded("The tank has 5 boxes of 9x9, 81 positions each.", facts, rules) == []
+    assert unfounded("Keep HeLa-Kyoto at 37 °C for 5 minutes.", facts, rules) == ["HeLa-Kyoto"]
+    assert unfounded("Hello! I keep the LN2 tank's records. Thaw cells in a CO2 incubator.", facts, rules) == []
+
+
+@pytest.mark.parametrize(
+    ("words", "month"),
+    [
+        ("Which tubes were frozen in February 2026?", "2026-02"),
+        ("2026年2月冻存的管子有哪些？", "2026-02"),
+        ("hi", None),
+    ],
+)
+def test_a_month_named_is_looked_up_by_its_dates(words: str, month: str | None) -> None:
+    assert said_month(words) == month

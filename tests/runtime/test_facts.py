@@ -1,0 +1,249 @@
+"""The runtime's fact check and its guard against words meant for the model (issue 26), on a test double model.
+
+A reply stating a number, id, date or domain name no source of the turn holds is written again with the reason, and
+refused again is replaced by code's statement of what the tools found; a reply repeating a tool's hint, an error
+code or talking of "the user" never reaches the person; a turn whose writes keep being refused ends with a reply
+within its step budget. Each refusal is a `reply_checked` event (what the evaluations count).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from consulta.runtime import (
+    Agent,
+    FactRules,
+    RunStatus,
+    Store,
+    ToolError,
+    ToolOutcome,
+    TurnFacts,
+    model_words,
+    read_tool,
+    unfounded,
+    write_tool,
+)
+
+from ._support import FakeExecutor
+
+
+def facts_of(data: str, *, prompt: str = "", **kw: Any) -> TurnFacts:
+    call = ToolOutcome(name="count", kind="read", ok=True, data=data)
+    return TurnFacts(lang="en", prompt=prompt, calls=(call,), **kw)
+
+
+RULES = FactRules(names=lambda: ["HeLa", "HeLa-Kyoto", "K562"])
+
+
+@pytest.mark.parametrize(
+    ("reply", "missing"),
+    [
+        ("We have 11 HeLa tubes.", []),
+        ("We have 30 HeLa tubes.", ["30"]),  # an invented count
+        ("The tubes are in box 3, positions 46 and 47.", []),  # 47 lies in the range 46-48 the tool gave
+        ("Box 3 position 49 holds one.", ["49"]),
+        ("It was frozen on 2025-03-02.", []),
+        ("It was frozen on 2025-03-09.", ["2025-03-09"]),
+        ("记录 5 于 2025年3月2日 冻存。", []),
+        ("There are K562 tubes too.", ["K562"]),  # a name of the domain no tool returned
+        ("HeLa-Kyoto is in box 7.", ["HeLa-Kyoto", "7"]),
+        ("Record a_000007 undid it.", ["a_000007"]),
+        ("Thaw at 37 °C for 9 minutes.", ["37", "9"]),  # without the app's `ignore`, a measurement is a number
+    ],
+)
+def test_unfounded_names_the_facts_no_source_holds(reply: str, missing: list[str]) -> None:
+    data = '{"tubes": 11, "records": ["id 5: HeLa; box 3 positions 46-48; frozen 2025-03-02"]}'
+    assert sorted(unfounded(reply, facts_of(data, prompt="Do we have HeLa?"), RULES)) == sorted(missing)
+
+
+def test_the_persons_words_and_declared_facts_are_sources() -> None:
+    rules = FactRules(declared=lambda: ["5 boxes of 9x9"], ignore=re.compile(r"\d+\s*°C"))
+    facts = facts_of("{}", prompt="What is in box 4 position 28?")
+    assert unfounded("Box 4 position 28 is one of 81 in 9x9 boxes; store at -196 °C.", facts, rules) == ["81"]
+    assert unfounded("Box 4 position 28 is one of 5 boxes.", facts, rules) == []
+
+
+# ---- on a run ---------------------------------------------------------------------------------------------------
+
+
+def scripted(replies: list[str], *, first: list[ToolCallPart] | None = None) -> tuple[FunctionModel, list[Any]]:
+    """A test double: the first step makes `first` calls, then each step says the next reply; it records what each
+    request told it back (the refusals' reasons) and which tools each step offered."""
+    seen: list[Any] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        seen.append((info.model_settings or {}).get("tool_choice"))
+        steps = sum(isinstance(m, ModelResponse) for m in messages)
+        if first and steps == 0:
+            return ModelResponse(parts=list(first))
+        index = steps - (1 if first else 0)
+        return ModelResponse(parts=[TextPart(replies[min(index, len(replies) - 1)])])
+
+    return FunctionModel(model), seen
+
+
+@read_tool
+def count_tubes(name: str) -> dict[str, Any]:
+    """Count a cell line's tubes."""
+    return {"name": name, "tubes": 11, "boxes": [1, 3, 5]}
+
+
+def found(facts: TurnFacts) -> str:
+    return "Code: 11 tubes in boxes 1, 3 and 5."
+
+
+def agent_with(*tools: Any, **kw: Any) -> Agent:
+    return Agent(
+        app="t",
+        instructions="Answer about the tank. Never invent counts.",
+        tools=tools,
+        facts=FactRules(names=lambda: ["HeLa", "K562"], say_found=found),
+        **kw,
+    )
+
+
+def checked(store: Store, run_id: str) -> list[tuple[str, bool]]:
+    return [(e.data["check"], e.data["replaced"]) for e in store.list_events(run_id) if e.type == "reply_checked"]
+
+
+def test_an_invented_count_is_rewritten_then_replaced(tmp_path: Path, run_once) -> None:  # noqa: ANN001
+    store = Store(f"sqlite:///{tmp_path}/c.db")
+    model, _ = scripted(
+        ["The tank has 30 HeLa tubes in box 1.", "There are 7 boxes with 30 tubes each."],
+        first=[ToolCallPart("count_tubes", {"name": "HeLa"})],
+    )
+    run = run_once(store, agent_with(count_tubes), "Do we have any HeLa cells left?", model)
+    assert run.status == RunStatus.finished and run.output == "Code: 11 tubes in boxes 1, 3 and 5."
+    assert checked(store, run.id) == [("facts", False), ("facts", True)]
+    shown = [e.data["text"] for e in store.list_events(run.id) if e.type == "model_text"]
+    assert shown == [run.output]  # the invented counts never reached a front end
+
+
+def test_a_rewrite_stating_what_the_tool_found_passes(tmp_path: Path, run_once) -> None:  # noqa: ANN001
+    store = Store(f"sqlite:///{tmp_path}/c.db")
+    model, _ = scripted(
+        ["We have 30 HeLa tubes.", "We have 11 HeLa tubes, in boxes 1, 3 and 5."],
+        first=[ToolCallPart("count_tubes", {"name": "HeLa"})],
+    )
+    run = run_once(store, agent_with(count_tubes), "Do we have any HeLa cells left?", model)
+    assert run.output == "We have 11 HeLa tubes, in boxes 1, 3 and 5."
+    assert checked(store, run.id) == [("facts", False)]
+
+
+@read_tool
+def find_tube(box: int, position: int) -> dict[str, Any]:
+    """Find the tube at a box and position."""
+    raise ToolError(
+        "ambiguous_tube",
+        "Not staged: several records fit.",
+        hint="Pass box and positions as the user said them, or ask the user with ONE question listing the matches as options.",
+    )
+
+
+@pytest.mark.parametrize(
+    "leak",
+    [
+        "Please provide the box and positions as the user said them, or ask the user with ONE question listing the matches as options.",
+        "The call failed with ambiguous_tube.",
+        "I will call find_tube again.",
+        "Please tell me the box; I must ask the user first.",
+    ],
+)
+def test_words_meant_for_the_model_never_reach_the_person(tmp_path: Path, run_once, leak: str) -> None:  # noqa: ANN001
+    store = Store(f"sqlite:///{tmp_path}/c.db")
+    model, _ = scripted([leak, leak], first=[ToolCallPart("find_tube", {"box": 1, "position": 1})])
+    run = run_once(store, agent_with(find_tube), "What is in box 1 position 1?", model)
+    assert run.status == RunStatus.finished and run.output == "Code: 11 tubes in boxes 1, 3 and 5."
+    assert checked(store, run.id) == [("model_words", False), ("model_words", True)]
+    assert all(e.data["text"] != leak for e in store.list_events(run.id) if e.type == "model_text")
+
+
+def test_model_words_finds_the_instructions_repeated() -> None:
+    facts = TurnFacts(lang="en", model_meant=("Keep replies short and always in the user's own language please.",))
+    assert model_words("I keep replies short and always in the user's own language please.", facts) is not None
+    assert model_words("Box 1 holds 11 HeLa tubes.", facts) is None
+
+
+@write_tool
+def take_out(box: int, position: int) -> dict[str, Any]:
+    """Stage taking a tube out."""
+    return {"op": "take_out", "box": box, "position": position}
+
+
+def test_a_write_turn_whose_writes_are_refused_ends_with_a_reply(tmp_path: Path, run_once) -> None:  # noqa: ANN001
+    """The HEK293T case: the model keeps calling a write the grounding refuses; after two refusals its next step
+    may only reply, and the turn ends with that reply, well within its step budget."""
+    store = Store(f"sqlite:///{tmp_path}/c.db")
+    executor = FakeExecutor(grounding_error=ToolError("ungrounded_argument", "Not staged: box 1 was not said."))
+    offered: list[Any] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        choice = (info.model_settings or {}).get("tool_choice")
+        offered.append(choice)
+        if choice == "none":
+            return ModelResponse(parts=[TextPart("Which box are positions 22 and 23 in?")])
+        n = sum(isinstance(m, ModelResponse) for m in messages)
+        return ModelResponse(parts=[ToolCallPart("take_out", {"box": n + 1, "position": 22})])
+
+    agent = Agent(app="t", instructions="Stage take-outs.", tools=(take_out,), executor=executor, max_steps=25)
+    run = run_once(store, agent, "Take out the vials at positions 22 and 23.", FunctionModel(model))
+    assert run.status == RunStatus.finished and run.output == "Which box are positions 22 and 23 in?"
+    assert offered[-1] == "none" and len(offered) == 3  # two refused writes, then the reply
+
+
+def test_the_last_step_of_the_budget_is_a_reply_and_a_refused_one_is_replaced(tmp_path: Path, run_once) -> None:  # noqa: ANN001
+    store = Store(f"sqlite:///{tmp_path}/c.db")
+    model, offered = scripted(["We have 99 tubes."], first=[ToolCallPart("count_tubes", {"name": "HeLa"})])
+    agent = agent_with(count_tubes, take_out, executor=FakeExecutor(), max_steps=2)
+    run = run_once(store, agent, "How many HeLa?", model)
+    assert run.status == RunStatus.finished and run.output == "Code: 11 tubes in boxes 1, 3 and 5."
+    assert offered[-1] == "none" and checked(store, run.id) == [("facts", True)]
+
+
+def test_an_agent_without_rules_is_not_fact_checked(tmp_path: Path, run_once) -> None:  # noqa: ANN001
+    store = Store(f"sqlite:///{tmp_path}/c.db")
+    model, _ = scripted(["Pandas 2.2 has 3 ways to read a CSV."])
+    run = run_once(store, Agent(app="t", instructions="Tutor.", tools=()), "How do I read a CSV?", model)
+    assert run.output == "Pandas 2.2 has 3 ways to read a CSV." and checked(store, run.id) == []
+
+
+def test_a_refusal_the_model_reads_is_told_once_per_try(tmp_path: Path, run_once) -> None:  # noqa: ANN001
+    store = Store(f"sqlite:///{tmp_path}/c.db")
+    reasons: list[str] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        last = messages[-1]
+        if isinstance(last, ModelRequest):
+            reasons.extend(str(p.content) for p in last.parts if "no tool result" in str(getattr(p, "content", "")))
+        steps = sum(isinstance(m, ModelResponse) for m in messages)
+        if steps == 0:
+            return ModelResponse(parts=[ToolCallPart("count_tubes", {"name": "HeLa"})])
+        return ModelResponse(parts=[TextPart("12 tubes." if steps == 1 else "11 tubes.")])
+
+    run = run_once(store, agent_with(count_tubes), "How many HeLa?", FunctionModel(model))
+    assert run.output == "11 tubes." and len(reasons) == 1 and "12" in reasons[0]
+
+
+def test_a_writing_agent_looping_on_look_ups_replies_after_four_calls(tmp_path: Path, run_once) -> None:  # noqa: ANN001
+    """The HeLa case: query, free positions, query, free positions … — the fifth step may only reply."""
+    store = Store(f"sqlite:///{tmp_path}/c.db")
+    offered: list[Any] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        choice = (info.model_settings or {}).get("tool_choice")
+        offered.append(choice)
+        if choice == "none":
+            return ModelResponse(parts=[TextPart("We have 11 tubes.")])
+        n = sum(isinstance(m, ModelResponse) for m in messages)
+        return ModelResponse(parts=[ToolCallPart("count_tubes", {"name": f"HeLa{n}"})])
+
+    agent = agent_with(count_tubes, take_out, executor=FakeExecutor())
+    run = run_once(store, agent, "Do we have any HeLa cells left?", FunctionModel(model))
+    assert run.status == RunStatus.finished and run.output == "We have 11 tubes."
+    assert len(offered) == 5 and offered[-1] == "none"
