@@ -19,6 +19,7 @@ from ...runtime import (
     ModelText,
     PlanDecided,
     PlanStaged,
+    ReplyChecked,
     RunEnded,
     RunStarted,
     StepStarted,
@@ -70,6 +71,8 @@ def describe_event(event: Event, lang: str, *, app: str = "") -> tuple[str, Tone
                 if kind == PLAN_ASK
                 else (t("ai.question.asking", lang), Tone.ask)
             )
+        case ReplyChecked():
+            return None  # a reply the runtime refused was never the person's to read
         case AskClosed():
             return None  # the window says what matters (closed elsewhere, timed out)
         case PlanStaged(items=items):

@@ -41,6 +41,7 @@ from .._events import (
     ModelText,
     PlanDecided,
     PlanStaged,
+    ReplyChecked,
     RunEnded,
     RunStarted,
     StepStarted,
@@ -176,19 +177,25 @@ class SpanBuilder:
             case AskClosed():
                 self._ask_closed(event)
             case PlanStaged():
-                self._plan_event(
+                self._run_event(
                     event.run_id,
                     "plan_staged",
                     {"consulta.plan_id": event.plan_id, "consulta.plan.items": len(event.items)},
                 )
             case PlanDecided():
-                self._plan_event(
+                self._run_event(
                     event.run_id,
                     "plan_decided",
                     {"consulta.plan_id": event.plan_id, "consulta.plan.status": event.status},
                 )
             case RunEnded():
                 self._run_ended(event)
+            case ReplyChecked():
+                self._run_event(
+                    event.run_id,
+                    "reply_checked",
+                    {"consulta.reply.check": event.check, "consulta.reply.replaced": event.replaced},
+                )
             case ModelText():
                 pass  # the text is the run's output; pydantic-ai's spans carry the model's words
             case _:
@@ -317,7 +324,7 @@ class SpanBuilder:
             span.set_attribute("consulta.ask.answered_by", event.answered_by)
         span.end()
 
-    def _plan_event(self, run_id: str, name: str, attributes: dict[str, AttributeValue]) -> None:
+    def _run_event(self, run_id: str, name: str, attributes: dict[str, AttributeValue]) -> None:
         run = self._runs.get(run_id)
         if run is not None and run.span is not None:
             run.span.add_event(name, attributes)
