@@ -23,13 +23,17 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "both_backends: run the test on a SQLite store and on a PostgreSQL one (`store_url`); the PostgreSQL run is "
-        "marked slow (a real server the tests start themselves, see `postgres_server`)",
+        "marked postgres (and slow): a real server the tests start once per session, see `postgres_server`",
     )
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "store_url" in metafunc.fixturenames and metafunc.definition.get_closest_marker("both_backends"):
-        metafunc.parametrize("store_url", ["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)], indirect=True)
+        metafunc.parametrize(
+            "store_url",
+            ["sqlite", pytest.param("postgresql", marks=[pytest.mark.slow, pytest.mark.postgres])],
+            indirect=True,
+        )
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
