@@ -7,26 +7,27 @@ test's) is added with `register_app`. Front ends take an app by name (`get_app`)
 from __future__ import annotations
 
 from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
-from ..runtime import ConfigError
-from ._def import (
-    AgentBuilder,
-    AppDef,
-    AppEnv,
-    AppOptions,
-    AppView,
-    DesktopKit,
-    DesktopPanel,
-    DesktopPart,
-    FollowUp,
-    Handover,
-    McpPart,
-    SharedData,
-    TerminalPart,
-    WebKit,
-    WebPart,
-)
-from ._proposals import PERSON, PERSON_MODEL, Proposal, is_proposal, propose, settle
+if TYPE_CHECKING:
+    from ._def import (
+        AgentBuilder,
+        AppDef,
+        AppEnv,
+        AppOptions,
+        AppView,
+        DesktopKit,
+        DesktopPanel,
+        DesktopPart,
+        FollowUp,
+        Handover,
+        McpPart,
+        SharedData,
+        TerminalPart,
+        WebKit,
+        WebPart,
+    )
+    from ._proposals import PERSON, PERSON_MODEL, Proposal, is_proposal, propose, settle
 
 __all__ = [
     "PERSON",
@@ -58,6 +59,26 @@ __all__ = [
 ]
 
 
+_LAZY = {
+    **dict.fromkeys(
+        ("AgentBuilder", "AppDef", "AppEnv", "AppOptions", "AppView", "DesktopKit", "DesktopPanel", "DesktopPart",
+         "FollowUp", "Handover", "McpPart", "SharedData", "TerminalPart", "WebKit", "WebPart"),
+        "._def",
+    ),
+    **dict.fromkeys(("PERSON", "PERSON_MODEL", "Proposal", "is_proposal", "propose", "settle"), "._proposals"),
+}  # fmt: skip
+"""Where the declaration types live. They bring the runtime (pydantic-ai, SQLAlchemy) with them, so they are imported
+when first used: listing the apps' names (`consulta --help`) must not pay for it."""
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(_LAZY[name], __package__), name)
+    globals()[name] = value
+    return value
+
+
 _BUILT_IN = ("ln2", "tutor", "quiz", "advisor", "modeling")
 """The reference apps: each a subpackage of this one whose `APP` declares it, imported when first asked for."""
 DEFAULT_APP = "ln2"
@@ -82,10 +103,12 @@ def get_app(name: str) -> AppDef:
     if app is not None:
         return app
     if name not in _BUILT_IN:
+        from ..runtime import ConfigError
+
         raise ConfigError(f"Unknown app {name!r}. Apps: {', '.join(app_names())}.")
     return import_module(f".{name}", __package__).APP
 
 
 def resolve_app(app: str | AppDef) -> AppDef:
     """The app itself, or the app of that name."""
-    return app if isinstance(app, AppDef) else get_app(app)
+    return get_app(app) if isinstance(app, str) else app
