@@ -5,8 +5,10 @@ a fresh interpreter's `sys.modules`, not timed (bench/bench_cli_startup.py times
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 HEAVY = (
     "pydantic_ai",
@@ -19,10 +21,14 @@ HEAVY = (
 )
 
 
-def imported_after(code: str) -> set[str]:
-    """The top-level modules (and consulta's packages) a fresh interpreter holds after running `code`."""
+def imported_after(code: str, *, home: Path | None = None) -> set[str]:
+    """The modules a fresh interpreter holds after running `code` (with its data in `home`, English messages)."""
     probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    env = {**os.environ, "CONSULTA_LANG": "en", **({"CONSULTA_HOME": str(home)} if home else {})}
+    env.pop("CONSULTA_DATABASE_URL", None)
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True, env=env
+    )
     return set(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
@@ -40,3 +46,15 @@ def test_the_help_lists_the_commands_and_names_the_apps_without_importing_them()
         "assert result.exit_code == 0 and 'answer' in result.output and 'quiz' in result.output, result.output"
     )
     assert sorted(imported_after(code) & set(HEAVY)) == []
+
+
+def test_listing_asks_opens_the_store_without_the_engine(tmp_path: Path) -> None:
+    code = (
+        "from typer.testing import CliRunner\n"
+        "from consulta.frontends.cli import app\n"
+        "result = CliRunner().invoke(app, ['asks'])\n"
+        "assert result.exit_code == 0 and 'No pending asks' in result.output, result.output"
+    )
+    loaded = imported_after(code, home=tmp_path)
+    assert "sqlalchemy" in loaded and (tmp_path / "consulta.db").exists()
+    assert sorted(loaded & {"pydantic_ai", "fastapi", "consulta.runtime._agent"}) == []

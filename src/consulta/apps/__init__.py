@@ -7,7 +7,9 @@ test's) is added with `register_app`. Front ends take an app by name (`get_app`)
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
+
+from .._lazy import lazy_names
 
 if TYPE_CHECKING:
     from ._def import (
@@ -59,25 +61,9 @@ __all__ = [
 ]
 
 
-_LAZY = {
-    **dict.fromkeys(
-        ("AgentBuilder", "AppDef", "AppEnv", "AppOptions", "AppView", "DesktopKit", "DesktopPanel", "DesktopPart",
-         "FollowUp", "Handover", "McpPart", "SharedData", "TerminalPart", "WebKit", "WebPart"),
-        "._def",
-    ),
-    **dict.fromkeys(("PERSON", "PERSON_MODEL", "Proposal", "is_proposal", "propose", "settle"), "._proposals"),
-}  # fmt: skip
-"""Where the declaration types live. They bring the runtime (pydantic-ai, SQLAlchemy) with them, so they are imported
-when first used: listing the apps' names (`consulta --help`) must not pay for it."""
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(_LAZY[name], __package__), name)
-    globals()[name] = value
-    return value
-
+__getattr__ = lazy_names(__name__, __file__)
+"""The declaration types bring the runtime (pydantic-ai, SQLAlchemy) with them: imported when first used, so that
+listing the apps' names (`consulta --help`) does not pay for it."""
 
 _BUILT_IN = ("ln2", "tutor", "quiz", "advisor", "modeling")
 """The reference apps: each a subpackage of this one whose `APP` declares it, imported when first asked for."""
@@ -106,7 +92,7 @@ def get_app(name: str) -> AppDef:
         from ..runtime import ConfigError
 
         raise ConfigError(f"Unknown app {name!r}. Apps: {', '.join(app_names())}.")
-    return import_module(f".{name}", __package__).APP
+    return cast("AppDef", import_module(f".{name}", __package__).APP)
 
 
 def resolve_app(app: str | AppDef) -> AppDef:

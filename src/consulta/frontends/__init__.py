@@ -6,8 +6,9 @@ The names are imported when first used: `consulta --help` (the terminal front en
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_names
 
 if TYPE_CHECKING:
     from ._host import LOCAL_PRINCIPAL, AppHost, HandedOver, HostEvent
@@ -15,15 +16,4 @@ if TYPE_CHECKING:
 
 __all__ = ["LOCAL_PRINCIPAL", "AppHost", "HandedOver", "HostEvent", "PersonView"]
 
-_WHERE = {
-    **dict.fromkeys(("LOCAL_PRINCIPAL", "AppHost", "HandedOver", "HostEvent"), "._host"),
-    "PersonView": "._person_view",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(_WHERE[name], __package__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, __file__)
