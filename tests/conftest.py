@@ -8,6 +8,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import uuid
 from collections.abc import Callable, Iterator
@@ -20,6 +21,11 @@ from consulta.runtime import Agent, RunRecord, Runtime, Store
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # Shells here may set PYTHONDONTWRITEBYTECODE=1: every import, in this process and in each child process the
+    # tests start (`consulta` commands, servers), would then compile its modules from source again, seconds a process.
+    # The suite writes and reuses bytecode like any Python install.
+    sys.dont_write_bytecode = False
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     config.addinivalue_line(
         "markers",
         "both_backends: run the test on a SQLite store and on a PostgreSQL one (`store_url`); the PostgreSQL run is "
