@@ -15,7 +15,8 @@ HEAVY = (
     "fastapi",
     "sqlalchemy",
     "alembic",
-    "consulta.runtime",
+    "consulta.runtime._agent",
+    "consulta.frontends._host",
     "consulta.apps.ln2",
     "consulta.apps.quiz",
 )

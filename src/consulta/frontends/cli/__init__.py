@@ -9,8 +9,8 @@ own commands are `consulta <app> <command>` (`_app_commands`: from the app's `Te
 from __future__ import annotations
 
 import os
-import sys
 
+from ...runtime import ConsultaError
 from . import _apps, _info, _runs  # noqa: F401 - each registers its commands on `app`
 from ._base import app, fail, new_command
 
@@ -22,10 +22,5 @@ def main() -> None:
     new_command()
     try:
         app()
-    except Exception as error:
-        # A ConsultaError can only come from the runtime, once a command imported it: looked up, not imported here,
-        # so that commands which never need the runtime do not pay for importing it.
-        errors = sys.modules.get("consulta.runtime._errors")
-        if errors is None or not isinstance(error, errors.ConsultaError):
-            raise
+    except ConsultaError as error:
         fail(error)

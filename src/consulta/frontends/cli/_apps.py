@@ -11,6 +11,7 @@ import typer
 from ...apps import DEFAULT_APP, get_app
 from ...config import Settings
 from ...i18n import t
+from ...runtime import ConsultaError, RunStatus
 from ._base import LangOpt, ModelOpt, app, console, env_lang, fail, policy, prepare_model, settings_for
 
 if TYPE_CHECKING:
@@ -19,7 +20,8 @@ if TYPE_CHECKING:
     from ._flags import AppFlags
     from ._session import TerminalSession
 
-# The host, the runtime and the app are imported by the command that runs (`consulta --help` pays for none of them).
+# The host, the engine and the app are imported by the command that runs (`consulta --help` pays for none of them);
+# `consulta.runtime` resolves each name when first used, and its records and errors cost nothing.
 
 __all__ = ["chat", "desktop", "mcp", "serve"]
 
@@ -98,7 +100,6 @@ async def _chat(
 
 
 async def _converse(session: TerminalSession, settings: Settings, prompts: list[str] | None) -> bool:
-    from ...runtime import RunStatus
     from .._host import LOCAL_PRINCIPAL
 
     previous: str | None = None
@@ -180,7 +181,6 @@ def mcp(
     help_app: HelpApp = False,
 ) -> None:
     """Serve an app's tools over MCP; its questions reach the client's user through elicitation."""
-    from ...runtime import ConsultaError
     from ..mcp import run_mcp
 
     if transport not in ("stdio", "http"):

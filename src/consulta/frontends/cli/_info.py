@@ -82,7 +82,7 @@ def consultations(
     from rich.markdown import Markdown
 
     from ...asks import consultation_markdown
-    from ...runtime._store import Store
+    from ...runtime import Store
 
     settings = settings_for(lang=lang)
     store = Store(settings.database_url)

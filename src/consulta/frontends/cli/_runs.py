@@ -12,16 +12,17 @@ import typer
 from ...apps import get_app
 from ...config import Settings
 from ...i18n import t
+from ...runtime import AskRecord, AskStatus, InvalidAnswerError, RunRecord, RunStatus
 from ._base import LangOpt, ModelOpt, app, console, policy, prepare_model, settings_for
 from ._tables import id_table
 
 if TYPE_CHECKING:
     from ...apps import AppOptions
-    from ...runtime import AskRecord, RunRecord, Store
+    from ...runtime import Store
     from .._host import AppHost
 
-# The store comes from `consulta.runtime._store` itself (SQLAlchemy, no pydantic-ai): `consulta asks` lists asks
-# without importing the engine. The host and the runtime are imported by the commands that continue a run.
+# `consulta.runtime` resolves each name when first used: its records and errors cost nothing, its store SQLAlchemy
+# (imported by the command that opens it), and the host and the engine only by the commands that continue a run.
 
 __all__ = ["answer", "asks", "resume", "runs", "stop"]
 
@@ -40,7 +41,7 @@ def _options(run: RunRecord) -> AppOptions:
 @app.command()
 def asks(all_: Annotated[bool, typer.Option("--all", help="Also closed asks")] = False, lang: LangOpt = None) -> None:
     """List pending asks (questions and plans waiting for a person)."""
-    from ...runtime._store import Store
+    from ...runtime import Store
 
     settings = settings_for(lang=lang)
     store = Store(settings.database_url)
@@ -83,7 +84,7 @@ def answer(
     lang: LangOpt = None,
 ) -> None:
     """Answer a pending ask; if the process that started its run is gone, resume the run here."""
-    from ...runtime import AskStatus, InvalidAnswerError, Store
+    from ...runtime import Store
     from ._render import parse_cli_answers
 
     settings = settings_for(model, lang)
@@ -113,8 +114,6 @@ def answer(
 
 def _interrupted(store: Store, run: RunRecord) -> bool:
     """The run is neither over nor carried by a live process, and waits on no ask: only `consulta resume` goes on."""
-    from ...runtime import RunStatus
-
     return (
         run.status in (RunStatus.running, RunStatus.waiting)
         and not run.external
@@ -125,8 +124,6 @@ def _interrupted(store: Store, run: RunRecord) -> bool:
 
 def _exit_for(run: RunRecord | None) -> None:
     """A run that failed here (a plan that could not be applied among the causes) is a failed command: exit 1."""
-    from ...runtime import RunStatus
-
     if run is not None and run.status == RunStatus.failed:
         raise typer.Exit(1)
 
@@ -176,7 +173,6 @@ def resume(run_id: str, model: ModelOpt = None, lang: LangOpt = None) -> None:
 
 
 async def _resume(settings: Settings, run: RunRecord) -> RunRecord:
-    from ...runtime import RunStatus
     from ._session import TerminalSession
 
     host = _host_for(run, settings)
@@ -226,7 +222,7 @@ def runs(
     status: Annotated[str | None, typer.Option(help="Only runs with this status")] = None, lang: LangOpt = None
 ) -> None:
     """List recent runs."""
-    from ...runtime._store import Store
+    from ...runtime import Store
 
     settings = settings_for(lang=lang)
     store = Store(settings.database_url)
