@@ -51,19 +51,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--quick", action="store_true", help="3 rounds")
-    parser.add_argument("--no-bytecode", action="store_true", help="PYTHONDONTWRITEBYTECODE=1: compile from source")
     args = parser.parse_args()
     rounds = 3 if args.quick else args.rounds
 
     with tempfile.TemporaryDirectory(prefix="consulta-bench-cli-") as home:
         env = {**os.environ, "CONSULTA_HOME": home, "CONSULTA_LANG": "en", "PYDANTIC_AI_NO_BANNER": "1"}
         env.pop("CONSULTA_DATABASE_URL", None)
-        # As installed Python runs: bytecode written by the warm-up and reused (a shell here may turn it off, and
-        # then every start compiles pydantic-ai, SQLAlchemy … from source: that is measured with --no-bytecode).
-        if not args.no_bytecode:
-            env.pop("PYTHONDONTWRITEBYTECODE", None)
-        else:
-            env["PYTHONDONTWRITEBYTECODE"] = "1"
+        # As installed Python runs: bytecode written by the warm-up and reused (a shell here may turn writing it off;
+        # then a fresh install would compile every module from source at each start).
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         for argv, _ in COMMANDS.values():  # warm: .pyc files written, the empty store created and migrated
             wall(argv, env)
         times: dict[str, list[float]] = {name: [] for name in COMMANDS}
@@ -91,13 +87,12 @@ def main() -> None:
     print(f"rounds: {rounds}; load average at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     results = Path(__file__).resolve().parent / "results"
     results.mkdir(exist_ok=True)
-    name = "bench_cli_startup" + (".no-bytecode" if args.no_bytecode else "") + (".quick" if args.quick else "")
+    name = "bench_cli_startup" + (".quick" if args.quick else "")
     (results / f"{name}.json").write_text(
         json.dumps(
             {
                 "source": source_version(),
                 "rounds": rounds,
-                "bytecode": not args.no_bytecode,
                 "load": os.getloadavg(),
                 "rows": rows,
             },
