@@ -8,6 +8,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import uuid
 from collections.abc import Callable, Iterator
@@ -22,16 +23,25 @@ from consulta.runtime import Agent, RunRecord, Runtime, Store
 def pytest_configure(config: pytest.Config) -> None:
     # The web server answers only its own host names; Starlette's TestClient calls itself "testserver".
     os.environ.setdefault("CONSULTA_ALLOWED_HOSTS", "testserver")
+    # Shells here may set PYTHONDONTWRITEBYTECODE=1: every import, in this process and in each child process the
+    # tests start (`consulta` commands, servers), would then compile its modules from source again, seconds a process.
+    # The suite writes and reuses bytecode like any Python install.
+    sys.dont_write_bytecode = False
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     config.addinivalue_line(
         "markers",
         "both_backends: run the test on a SQLite store and on a PostgreSQL one (`store_url`); the PostgreSQL run is "
-        "marked slow (a real server the tests start themselves, see `postgres_server`)",
+        "marked postgres (and slow): a real server the tests start once per session, see `postgres_server`",
     )
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "store_url" in metafunc.fixturenames and metafunc.definition.get_closest_marker("both_backends"):
-        metafunc.parametrize("store_url", ["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)], indirect=True)
+        metafunc.parametrize(
+            "store_url",
+            ["sqlite", pytest.param("postgresql", marks=[pytest.mark.slow, pytest.mark.postgres])],
+            indirect=True,
+        )
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

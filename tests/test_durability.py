@@ -68,7 +68,8 @@ def _start_chat(home: Path) -> subprocess.Popen[str]:
         )
 
 
-@pytest.mark.slow  # subprocesses: still run in CI (scripts/test runs slow or not slow)
+@pytest.mark.slow
+@pytest.mark.subprocess  # subprocesses: still run in CI (scripts/test runs slow or not slow)
 def test_sigkill_while_question_pending_then_answer_resumes_to_completion(tmp_path: Path) -> None:
     home = tmp_path / "home"
     proc = _start_chat(home)
@@ -116,7 +117,8 @@ def test_sigkill_while_question_pending_then_answer_resumes_to_completion(tmp_pa
     assert again.returncode == 2 and "already answered" in again.stdout
 
 
-@pytest.mark.slow  # subprocesses: still run in CI (scripts/test runs slow or not slow)
+@pytest.mark.slow
+@pytest.mark.subprocess  # subprocesses: still run in CI (scripts/test runs slow or not slow)
 def test_answer_from_another_process_reaches_the_live_run(tmp_path: Path) -> None:
     home = tmp_path / "home"
     proc = _start_chat(home)
@@ -137,7 +139,8 @@ def test_answer_from_another_process_reaches_the_live_run(tmp_path: Path) -> Non
             proc.kill()
 
 
-@pytest.mark.slow  # subprocesses: still run in CI (scripts/test runs slow or not slow)
+@pytest.mark.slow
+@pytest.mark.subprocess  # subprocesses: still run in CI (scripts/test runs slow or not slow)
 @pytest.mark.parametrize("answer", [["9"], ["--json", "[1, 2]"]])
 def test_malformed_cli_answer_changes_nothing(tmp_path: Path, answer: list[str]) -> None:
     home = tmp_path / "home"

@@ -27,7 +27,7 @@ import yaml
 
 from frontends.web.conftest import AMBIGUOUS, wait_for  # tests/ is on the path: its folders are packages
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
 CHOSEN = "K562-dTAG-BRD4"  # the script thaws record 9, position 1
 

@@ -99,7 +99,8 @@ def test_a_record_reads_back_whole_and_renders_as_markdown(tmp_path: Path) -> No
     assert [p.name for p in path.parent.iterdir()] == ["consult_0001.md"]  # no temp file left
 
 
-@pytest.mark.slow  # subprocesses: still run in CI (scripts/test runs slow or not slow)
+@pytest.mark.slow
+@pytest.mark.subprocess  # subprocesses: still run in CI (scripts/test runs slow or not slow)
 def test_the_cli_lists_and_shows_consultations(tmp_path: Path) -> None:
     store = Store(f"sqlite:///{tmp_path}/consulta.db")
     run = store.create_run(app="tutor", prompt="p", model="scripted", lang="en")

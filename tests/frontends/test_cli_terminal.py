@@ -55,6 +55,7 @@ class Terminal:
 
 
 @pytest.mark.slow
+@pytest.mark.subprocess
 def test_chat_at_a_terminal_question_then_plan_approval(tmp_path: Path) -> None:
     inventory = tmp_path / "inventory.yaml"
     with resources.as_file(SAMPLE) as sample, resources.as_file(SCRIPT) as script:

@@ -161,6 +161,7 @@ def local_model() -> Iterator[LocalModel]:
 
 
 @pytest.mark.slow
+@pytest.mark.model
 def test_real_model_calls_the_tool_and_reuses_the_prefix(local_model: LocalModel) -> None:
     agent = Agent(
         local_model,
@@ -190,6 +191,7 @@ def test_real_model_calls_the_tool_and_reuses_the_prefix(local_model: LocalModel
 
 
 @pytest.mark.slow
+@pytest.mark.model
 def test_real_model_grammar_for_varied_schemas_parses(local_model: LocalModel, tool_defs: list[ToolDefinition]) -> None:
     # llama.cpp returns NULL for a grammar it cannot parse; `_grammar` turns that into an exception.
     grammar = local_model._grammar(local_model.llama, build_step_schema(tool_defs, reply="text"))
@@ -197,6 +199,7 @@ def test_real_model_grammar_for_varied_schemas_parses(local_model: LocalModel, t
 
 
 @pytest.mark.slow
+@pytest.mark.model
 def test_real_model_structured_output(local_model: LocalModel) -> None:
     result = Agent(local_model, output_type=Position).run_sync("The vial is in box 7, slot 4. Report its position.")
     assert (result.output.box, result.output.slot) == (7, 4)

@@ -10,7 +10,8 @@ from consulta.runtime._store import runs
 
 from ._processes import READY, run_together
 
-pytestmark = [pytest.mark.both_backends, pytest.mark.slow]  # three Python processes: seconds each
+# three Python processes: seconds each
+pytestmark = [pytest.mark.both_backends, pytest.mark.slow, pytest.mark.subprocess]
 
 _CLAIM = f"""
 import sys

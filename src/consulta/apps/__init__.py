@@ -7,26 +7,29 @@ test's) is added with `register_app`. Front ends take an app by name (`get_app`)
 from __future__ import annotations
 
 from importlib import import_module
+from typing import TYPE_CHECKING, cast
 
-from ..runtime import ConfigError
-from ._def import (
-    AgentBuilder,
-    AppDef,
-    AppEnv,
-    AppOptions,
-    AppView,
-    DesktopKit,
-    DesktopPanel,
-    DesktopPart,
-    FollowUp,
-    Handover,
-    McpPart,
-    SharedData,
-    TerminalPart,
-    WebKit,
-    WebPart,
-)
-from ._proposals import PERSON, PERSON_MODEL, Proposal, is_proposal, propose, settle
+from .._lazy import lazy_names
+
+if TYPE_CHECKING:
+    from ._def import (
+        AgentBuilder,
+        AppDef,
+        AppEnv,
+        AppOptions,
+        AppView,
+        DesktopKit,
+        DesktopPanel,
+        DesktopPart,
+        FollowUp,
+        Handover,
+        McpPart,
+        SharedData,
+        TerminalPart,
+        WebKit,
+        WebPart,
+    )
+    from ._proposals import PERSON, PERSON_MODEL, Proposal, is_proposal, propose, settle
 
 __all__ = [
     "PERSON",
@@ -58,6 +61,10 @@ __all__ = [
 ]
 
 
+__getattr__ = lazy_names(__name__, __file__)
+"""The declaration types bring the runtime (pydantic-ai, SQLAlchemy) with them: imported when first used, so that
+listing the apps' names (`consulta --help`) does not pay for it."""
+
 _BUILT_IN = ("ln2", "tutor", "quiz", "advisor", "modeling")
 """The reference apps: each a subpackage of this one whose `APP` declares it, imported when first asked for."""
 DEFAULT_APP = "ln2"
@@ -82,10 +89,12 @@ def get_app(name: str) -> AppDef:
     if app is not None:
         return app
     if name not in _BUILT_IN:
+        from ..runtime import ConfigError
+
         raise ConfigError(f"Unknown app {name!r}. Apps: {', '.join(app_names())}.")
-    return import_module(f".{name}", __package__).APP
+    return cast("AppDef", import_module(f".{name}", __package__).APP)
 
 
 def resolve_app(app: str | AppDef) -> AppDef:
     """The app itself, or the app of that name."""
-    return app if isinstance(app, AppDef) else get_app(app)
+    return get_app(app) if isinstance(app, str) else app

@@ -1,81 +1,92 @@
-"""The engine: agent definitions, tools and their policies, runs, asks, plans, events and the store."""
+"""The engine: agent definitions, tools and their policies, runs, asks, plans, events and the store.
 
-from ._agent import Agent, ChangeRequest, FirstLook, Instructions, ToolChoice, tool_schemas
-from ._asks import AskTimers, Outcome
-from ._claims import (
-    Claim,
-    ReplyCheck,
-    ReplyRefused,
-    ToolOutcome,
-    TurnFacts,
-    all_checks,
-    assertions,
-    check_claims,
-    compose_reply,
-    find_claims,
-    reply_lang,
-)
-from ._crash_points import CRASH_AT_ENV, crash_point
-from ._engine import TypedAnswer, invalid_arguments_result, tool_exception_result, typed_answer
-from ._errors import (
-    Choice,
-    ConfigError,
-    ConflictError,
-    ConsultaError,
-    InvalidAnswerError,
-    ListenerError,
-    NotFoundError,
-    ToolError,
-)
-from ._event_bus import EventBus, Listener
-from ._events import (
-    AskClosed,
-    AskOpened,
-    Event,
-    ModelText,
-    PlanDecided,
-    PlanStaged,
-    ReplyChecked,
-    RunEnded,
-    RunStarted,
-    StepStarted,
-    ToolCalled,
-    ToolReturned,
-)
-from ._facts import FactRules, check_facts, check_model_words, facts_in, model_words, unfounded
-from ._grounding import Evidence, mentions
-from ._leases import Leases
-from ._plan_book import PLAN_ASK, PlanBook, PlanOutcome, decided_reply, staged_result
-from ._plans import PlanExecutor
-from ._policies import Cache, Fallback, Retry, Timeout, ToolPolicy, apply_policies
-from ._records import (
-    EXTERNAL_MODEL_PREFIX,
-    AskRecord,
-    AskStatus,
-    ConsultationRecord,
-    EventRecord,
-    PlanRecord,
-    PlanStatus,
-    RunRecord,
-    RunStatus,
-    ToolCallRecord,
-)
-from ._run_log import RunLog, RunRecorder
-from ._runtime import AskPolicy, Runtime
-from ._schemas import argument_validator, json_schema_for
-from ._store import Store, utcnow
-from ._tools import (
-    CURRENT_TOOL_CALL,
-    AskKind,
-    ToolCallContext,
-    ToolDef,
-    ToolKind,
-    ask_tool,
-    current_tool_call,
-    read_tool,
-    write_tool,
-)
-from ._tracing import TRACES_SETTING, Tracing, tracing_from_setting
+Its names are imported when first used (`consulta._lazy`): importing the package costs nothing, so that a command that
+needs only the store (`consulta asks`) does not pay for pydantic-ai."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_names
+
+if TYPE_CHECKING:
+    from ._agent import Agent, ChangeRequest, FirstLook, Instructions, ToolChoice, tool_schemas
+    from ._asks import AskTimers, Outcome
+    from ._claims import (
+        Claim,
+        ReplyCheck,
+        ReplyRefused,
+        ToolOutcome,
+        TurnFacts,
+        all_checks,
+        assertions,
+        check_claims,
+        compose_reply,
+        find_claims,
+        reply_lang,
+    )
+    from ._crash_points import CRASH_AT_ENV, crash_point
+    from ._engine import TypedAnswer, invalid_arguments_result, tool_exception_result, typed_answer
+    from ._errors import (
+        Choice,
+        ConfigError,
+        ConflictError,
+        ConsultaError,
+        InvalidAnswerError,
+        ListenerError,
+        NotFoundError,
+        ToolError,
+    )
+    from ._event_bus import EventBus, Listener
+    from ._events import (
+        AskClosed,
+        AskOpened,
+        Event,
+        ModelText,
+        PlanDecided,
+        PlanStaged,
+        ReplyChecked,
+        RunEnded,
+        RunStarted,
+        StepStarted,
+        ToolCalled,
+        ToolReturned,
+    )
+    from ._facts import FactRules, check_facts, check_model_words, facts_in, model_words, unfounded
+    from ._grounding import Evidence, mentions
+    from ._leases import Leases
+    from ._plan_book import PLAN_ASK, PlanBook, PlanOutcome, decided_reply, staged_result
+    from ._plans import PlanExecutor
+    from ._policies import Cache, Fallback, Retry, Timeout, ToolPolicy, apply_policies
+    from ._records import (
+        EXTERNAL_MODEL_PREFIX,
+        AskRecord,
+        AskStatus,
+        ConsultationRecord,
+        EventRecord,
+        PlanRecord,
+        PlanStatus,
+        RunRecord,
+        RunStatus,
+        ToolCallRecord,
+    )
+    from ._run_log import RunLog, RunRecorder
+    from ._runtime import AskPolicy, Runtime
+    from ._schemas import argument_validator, json_schema_for
+    from ._store import Store, utcnow
+    from ._tools import (
+        CURRENT_TOOL_CALL,
+        AskKind,
+        ToolCallContext,
+        ToolDef,
+        ToolKind,
+        ask_tool,
+        current_tool_call,
+        read_tool,
+        write_tool,
+    )
+    from ._tracing import TRACES_SETTING, Tracing, tracing_from_setting
+
 
 __all__ = [
     "CRASH_AT_ENV",
@@ -177,3 +188,5 @@ __all__ = [
     "utcnow",
     "write_tool",
 ]
+
+__getattr__ = lazy_names(__name__, __file__)

@@ -28,7 +28,7 @@ from frontends.web.test_browser import browser, open_page  # noqa: F401 - the fi
 
 from .test_site_web import PKU_CS, SPOKEN, seed_script, settings, stand_in_app
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 TURNS = {
     "zh-CN": ["我想考北京大学计算机系", "我想做机器学习，希望导师温和一点", "第一个导师怎么样？", "我想看看他的详细信息"],

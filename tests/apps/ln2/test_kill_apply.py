@@ -326,20 +326,18 @@ def approved(staged: Staged, tmp_path_factory: pytest.TempPathFactory) -> bytes:
     return inventory(home).read_bytes()
 
 
-CLI_FAST = ("before_rename", "after_rename", "after_plan_status")
-"""The points tried by default, one of each state and the runtime's; every point, twice, in the full suite (each
-trial starts `consulta` three times)."""
-
-
 def _trials() -> list[object]:
+    """Every point once in the README's test command; the second trial of each in the thorough pass (`kill_long`):
+    each trial starts `consulta` three times."""
     return [
-        pytest.param(point, trial, marks=[] if trial == 0 and point in CLI_FAST else [pytest.mark.slow])
+        pytest.param(point, trial, marks=[pytest.mark.kill_long] if trial else [])
         for point in CLI_POINTS
         for trial in range(CLI_TRIALS)
     ]
 
 
-@pytest.mark.slow  # subprocesses killed and run again: still run in CI (scripts/test runs slow or not slow)
+@pytest.mark.slow
+@pytest.mark.subprocess  # subprocesses killed and run again: still run by scripts/test
 @pytest.mark.parametrize(("point", "trial"), _trials())
 def test_consulta_answer_killed_anywhere_then_resumed_tells_the_truth(
     staged: Staged, approved: bytes, tmp_path: Path, point: str, trial: int

@@ -131,7 +131,8 @@ def test_three_rejections_escalate_as_a_question_the_person_answers(tmp_path: Pa
     assert finished.status == RunStatus.finished and "停止" in (finished.output or "")
 
 
-@pytest.mark.slow  # two whole flows of the team: still run in CI (scripts/test runs slow or not slow)
+@pytest.mark.slow
+@pytest.mark.subprocess  # two whole flows of the team: still run in CI (scripts/test runs slow or not slow)
 def test_a_second_escalation_in_the_same_call_is_the_reply_and_the_next_message_decides(tmp_path: Path) -> None:
     problem = tmp_path / "problem"
     shutil.copytree(SAMPLES / "electricity_demand", problem)
@@ -287,6 +288,7 @@ def _records(home: Path) -> dict[str, bytes]:
 
 
 @pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.timeout(1500)  # seven runs of the whole flow, each in a new process
 def test_killed_at_any_point_and_run_again_the_records_are_those_of_an_uninterrupted_run(tmp_path: Path) -> None:
     problem = tmp_path / "problem"

@@ -29,7 +29,7 @@ from frontends.web.test_browser import browser, open_page  # noqa: F401 - the fi
 
 from .team_script import SAMPLES, write_script
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.timeout(600)]
 
 RUN_MS = 180_000  # the longest the team may take between two things the page shows (a script run, Typst)
 REQUEST = {"en": "Solve the problem and write the paper.", "zh-CN": "请解决这个问题并写出论文。"}

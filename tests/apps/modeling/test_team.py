@@ -184,7 +184,8 @@ def _broken_problem(tmp_path: Path) -> Path:
     return folder
 
 
-@pytest.mark.slow  # a whole flow of the team: still run in CI (scripts/test runs slow or not slow)
+@pytest.mark.slow
+@pytest.mark.sandbox  # a whole flow of the team: still run in CI (scripts/test runs slow or not slow)
 def test_a_gate_rejects_wrong_data_before_any_model_is_trained_and_escalates_after_three(tmp_path: Path) -> None:
     ws, problem = workspace(tmp_path, problem=_broken_problem(tmp_path))
     team = director(ws, problem, scripted())
@@ -213,7 +214,8 @@ def test_a_gate_rejects_wrong_data_before_any_model_is_trained_and_escalates_aft
     assert director(ws, problem, scripted()).memo["decisions"] == {"data_ready#1": "retry", "data_ready#2": "stop"}
 
 
-@pytest.mark.slow  # > 20 s: three rounds of sandboxed scripts
+@pytest.mark.slow
+@pytest.mark.sandbox  # > 20 s: three rounds of sandboxed scripts
 def test_the_validator_rejects_and_the_work_goes_back_with_the_reasons(tmp_path: Path) -> None:
     ws, problem = workspace(tmp_path)
     model = scripted(
@@ -250,7 +252,8 @@ def test_the_validator_rejects_and_the_work_goes_back_with_the_reasons(tmp_path:
     assert raised.value.verdict.gate == "code_runs"
 
 
-@pytest.mark.slow  # a whole flow of the team: still run in CI (scripts/test runs slow or not slow)
+@pytest.mark.slow
+@pytest.mark.sandbox  # a whole flow of the team: still run in CI (scripts/test runs slow or not slow)
 def test_a_paper_number_that_disagrees_with_its_csv_is_rejected(tmp_path: Path) -> None:
     ws, problem = workspace(tmp_path)
     pdf = run(director(ws, problem, scripted()).run())
@@ -270,7 +273,8 @@ def test_a_paper_number_that_disagrees_with_its_csv_is_rejected(tmp_path: Path) 
     )
 
 
-@pytest.mark.slow  # > 20 s: three rounds of sandboxed scripts
+@pytest.mark.slow
+@pytest.mark.sandbox  # > 20 s: three rounds of sandboxed scripts
 def test_an_invented_number_is_rejected_then_the_paper_is_codes(tmp_path: Path) -> None:
     ws, problem = workspace(tmp_path)
     from .team_script import WORK
@@ -324,7 +328,8 @@ def test_the_whole_flow_to_a_pdf_with_consultations_on_record(tmp_path: Path) ->
     assert re.search(r"\| mape_holdout_pct \| [\d.]+ \|", paper)
 
 
-@pytest.mark.slow  # a whole flow of the team: still run in CI (scripts/test runs slow or not slow)
+@pytest.mark.slow
+@pytest.mark.sandbox  # a whole flow of the team: still run in CI (scripts/test runs slow or not slow)
 def test_the_benchmark_json_problem_runs_an_epidemic_model(tmp_path: Path) -> None:
     ws, problem = workspace(tmp_path, "influenza_outbreak")
     model = scripted(

@@ -81,7 +81,8 @@ def test_the_stated_case_keeps_only_numbers_the_statement_gives_within_the_data(
     assert plan.scenario == {"rooms": 7.0} and any("extrapolates" in n for n in notes)
 
 
-@pytest.mark.slow  # a whole flow of the team: still run in CI (scripts/test runs slow or not slow)
+@pytest.mark.slow
+@pytest.mark.sandbox  # a whole flow of the team: still run in CI (scripts/test runs slow or not slow)
 @pytest.mark.parametrize("lang", ["en", "zh-CN"])
 def test_a_cross_sectional_problem_is_solved_by_the_regression_to_a_paper(tmp_path: Path, lang: str) -> None:
     folder = houses_problem(tmp_path / "houses")
@@ -160,7 +161,8 @@ def test_a_cross_sectional_problem_is_solved_by_the_regression_to_a_paper(tmp_pa
     assert "template (regression)" in provenance
 
 
-@pytest.mark.slow  # a whole flow of the team: still run in CI (scripts/test runs slow or not slow)
+@pytest.mark.slow
+@pytest.mark.sandbox  # a whole flow of the team: still run in CI (scripts/test runs slow or not slow)
 def test_without_a_stated_case_nothing_is_predicted(tmp_path: Path) -> None:
     folder = houses_problem(tmp_path / "houses", case="Say which houses are overpriced.")
     ws, problem = workspace(tmp_path, problem=folder)

@@ -24,7 +24,7 @@ from frontends.web.test_browser import browser, open_page  # noqa: F401 - the fi
 
 from .test_timeline_web import SAMPLE, TEST_APP, WORKSPACE, build_workspace
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 ESCALATION = {
     "header": "Gate",

@@ -479,7 +479,8 @@ _CHILD = textwrap.dedent(
 )
 
 
-@pytest.mark.slow  # subprocesses killed and run again: still run in CI (scripts/test runs slow or not slow)
+@pytest.mark.slow
+@pytest.mark.subprocess  # subprocesses killed and run again: still run in CI (scripts/test runs slow or not slow)
 def test_killed_mid_test_continues_where_it_was(engine: Engine, tmp_path: Path) -> None:
     url = str(engine.url)
     env = {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
@@ -510,7 +511,8 @@ def test_killed_mid_test_continues_where_it_was(engine: Engine, tmp_path: Path) 
     assert positions == list(range(1, total + 1))
 
 
-@pytest.mark.slow  # subprocesses killed and run again: still run in CI (scripts/test runs slow or not slow)
+@pytest.mark.slow
+@pytest.mark.subprocess  # subprocesses killed and run again: still run in CI (scripts/test runs slow or not slow)
 def test_killed_at_any_instant_no_answer_is_lost_or_counted_twice(engine: Engine) -> None:
     """The process is killed from outside at moments that fall inside answers' transactions as well as between them;
     after each kill the test continues where the store says, and at the end every item is answered exactly once."""

@@ -21,7 +21,7 @@ from . import test_take_web
 from .test_cat_sessions import add_items, keyword_grader, right_answer, wrong_answer
 from .test_take_web import quiz_app, settings
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 ITEMS = 6
 PROFILES = {

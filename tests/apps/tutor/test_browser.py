@@ -16,7 +16,7 @@ from consulta.frontends.web import create_app
 from frontends.web.conftest import running_server, settings_for
 from frontends.web.test_browser import browser, open_page  # noqa: F401 - the fixtures, shared with the ln2 page's tests
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 SCRIPT = resources.files("consulta.apps.tutor").joinpath("data", "scripts", "unsuitable_upload.yaml")
 STUDENT_DATA = "name,city\nAda,Paris\nBo,Rome\nCy,Oslo\n"

@@ -18,7 +18,8 @@ from consulta.runtime import Store
 SCRIPT = resources.files("consulta.apps.tutor").joinpath("data", "scripts", "unsuitable_upload.yaml")
 
 
-@pytest.mark.slow  # a subprocess: still run in CI (scripts/test runs slow or not slow)
+@pytest.mark.slow
+@pytest.mark.subprocess  # a subprocess: still run in CI (scripts/test runs slow or not slow)
 def test_chat_tutor_consults_then_the_assistant_speaks_from_the_packet(tmp_path: Path) -> None:
     data = tmp_path / "student_data.csv"
     data.write_text("name,city\nAda,Paris\nBo,Rome\nCy,Oslo\n", encoding="utf-8")

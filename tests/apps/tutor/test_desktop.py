@@ -22,7 +22,7 @@ from PySide6.QtCore import Qt  # noqa: E402
 from consulta.config import Settings  # noqa: E402
 from consulta.i18n import t  # noqa: E402
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.desktop]
 
 SCRIPT = resources.files("consulta.apps.tutor").joinpath("data", "scripts", "unsuitable_upload.yaml")
 STUDENT_DATA = "name,city\nAda,Paris\nBo,Rome\nCy,Oslo\n"

@@ -27,7 +27,7 @@ from consulta.runtime import RunStatus, Store
 
 from ._support import SCRIPT, Lab, sha256
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
 CONSULTA = Path(sys.executable).with_name("consulta")
 CHOICE = "K562-dTAG-BRD4"  # the person's answer the script's next step (record 9) stands for

@@ -21,7 +21,7 @@ from consulta.runtime import Store  # noqa: E402
 from ..probe import PROBE, write_script  # noqa: E402
 from .conftest import WAIT_MS  # noqa: E402
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.desktop]
 
 
 def test_the_probe_gets_a_desktop_window_with_its_panel_and_hand_over(qtbot: Any, tmp_path: Path) -> None:

@@ -27,7 +27,7 @@ from consulta.runtime._engine import load_messages  # noqa: E402
 
 from .conftest import WAIT_MS, panel, write_script  # noqa: E402
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.desktop]
 
 PROMPT = "帮我取一管K562"
 OPTIONS = ["K562-WT", "K562-dTAG-BRD4", "K562-RTCB-KO-c3"]

@@ -6,8 +6,9 @@ schema, schema-valid requests accepted and schema-violating ones refused, 405's 
 and the server logged no traceback.
 
 The quick test runs two passes per app (examples, coverage and 5 fuzzed cases per operation; then 6 s of stateful
-scenarios): about 35 s an app, so it is marked slow (`pytest -m slow -k 'fuzzing and not long'`); `pytest -m slow -k
-long_fuzzing` runs the thorough one (200 per operation, 120 s stateful, a fresh seed). The same by hand, against a server you started
+scenarios): about 35 s an app, so it is marked `subprocess` (and `slow`): `scripts/test` runs it, `pytest` alone does
+not. The thorough one (200 per operation, 120 s stateful, a fresh seed) is marked `fuzz_long`: only
+`scripts/test --thorough` (or `pytest -m fuzz_long`) runs it. The same by hand, against a server you started
 (`consulta serve ln2 --model scripted:src/consulta/apps/ln2/data/scripts/ambiguous_thaw.yaml`), with `_CONFIG`
 below saved as schemathesis.toml and `$TOKEN` from `curl -X POST http://127.0.0.1:8000/api/sessions`:
 
@@ -222,7 +223,8 @@ QUICK = [Pass(phases=("examples", "coverage", "fuzzing"), examples=5), Pass(phas
 THOROUGH = [Pass(phases=("examples", "coverage", "fuzzing"), examples=200), Pass(phases=("stateful",), seconds=120)]
 
 
-@pytest.mark.slow  # about 35 s per app: still run in CI (scripts/test runs slow or not slow)
+@pytest.mark.slow
+@pytest.mark.subprocess  # about 35 s per app: run by scripts/test
 @pytest.mark.parametrize("app", app_names())
 def test_the_api_holds_under_fuzzing(app: str, tmp_path: Path) -> None:
     fuzzed = fuzz(app, tmp_path, passes=QUICK, seed=14)
@@ -231,6 +233,8 @@ def test_the_api_holds_under_fuzzing(app: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.subprocess
+@pytest.mark.fuzz_long
 @pytest.mark.timeout(
     sum(p.time_limit for p in THOROUGH) + 120
 )  # its passes' own bounds (200 examples took ~3 min here)

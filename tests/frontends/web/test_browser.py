@@ -17,7 +17,7 @@ from consulta.runtime import Store
 
 from .conftest import AMBIGUOUS, inventory_path, running_server, settings_for, wait_for
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 ARTIFACTS = Path(__file__).resolve().parents[3] / "test-artifacts" / "web"
 CHROMIUM_ARGS = [

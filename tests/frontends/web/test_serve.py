@@ -17,7 +17,7 @@ import pytest
 
 from .conftest import AMBIGUOUS, wait_for
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
 
 def _free_port() -> int:

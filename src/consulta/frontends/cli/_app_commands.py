@@ -28,11 +28,16 @@ def app_commands(name: str) -> click.Command | None:
 
 
 class WithAppCommands(TyperGroup):
-    """`consulta`'s commands, then each app's own under the app's name."""
+    """`consulta`'s commands, then each app's own under the app's name.
+
+    Only `consulta APP …` imports app APP: the help lists `consulta`'s own commands and names the apps (which of them
+    has commands is known once an app is imported, and importing every app costs seconds)."""
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         return super().get_command(ctx, cmd_name) or app_commands(cmd_name)
 
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        own = super().list_commands(ctx)
-        return [*own, *(name for name in app_names() if name not in own and app_commands(name) is not None)]
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        self.epilog = (
+            f"An app's own commands: consulta APP COMMAND (consulta APP --help). Apps: {', '.join(app_names())}."
+        )
+        super().format_help(ctx, formatter)

@@ -4,18 +4,24 @@ flags (read from its options model; `consulta chat APP --help-app` lists them)."
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ...apps import DEFAULT_APP, AppDef, get_app
+from ...apps import DEFAULT_APP, get_app
 from ...config import Settings
 from ...i18n import t
-from ...runtime import AskPolicy, ConsultaError, RunStatus
-from .._host import LOCAL_PRINCIPAL, AppHost
+from ...runtime import ConsultaError, RunStatus
 from ._base import LangOpt, ModelOpt, app, console, env_lang, fail, policy, prepare_model, settings_for
-from ._flags import AppFlags, app_flags, flags_help
-from ._session import TerminalSession
+
+if TYPE_CHECKING:
+    from ...apps import AppDef
+    from ...runtime import AskPolicy
+    from ._flags import AppFlags
+    from ._session import TerminalSession
+
+# The host, the engine and the app are imported by the command that runs (`consulta --help` pays for none of them);
+# `consulta.runtime` resolves each name when first used, and its records and errors cost nothing.
 
 __all__ = ["chat", "desktop", "mcp", "serve"]
 
@@ -30,6 +36,8 @@ def _check_starts(settings: Settings, app_def: AppDef, flags: AppFlags) -> None:
     """Open the app's host once and close it, so that what it cannot use (its data file, say) is refused here as one
     line (a ConsultaError, exit 2), before a server or a window starts or the model is loaded."""
 
+    from .._host import AppHost
+
     async def open_and_close() -> None:
         await AppHost(app=app_def, settings=settings, options=flags.options, ask_policy="defer").aclose()
 
@@ -38,6 +46,8 @@ def _check_starts(settings: Settings, app_def: AppDef, flags: AppFlags) -> None:
 
 def _app(name: str, ctx: typer.Context, help_app: bool) -> tuple[AppDef, AppFlags]:
     """The app and what its flags say (`--help-app`: print them and exit)."""
+    from ._flags import app_flags, flags_help
+
     app_def = get_app(name)
     if help_app:
         console.print(flags_help(app_def), markup=False, highlight=False)
@@ -71,6 +81,9 @@ async def _chat(
     settings: Settings, app_def: AppDef, flags: AppFlags, ask_policy: AskPolicy, prompts: list[str] | None
 ) -> bool:
     """Hold the conversation; True when one of its runs failed."""
+    from .._host import LOCAL_PRINCIPAL, AppHost
+    from ._session import TerminalSession
+
     host = AppHost(app=app_def, settings=settings, options=flags.options, ask_policy=ask_policy)
     session = TerminalSession(host, principal=LOCAL_PRINCIPAL)
     try:
@@ -87,6 +100,8 @@ async def _chat(
 
 
 async def _converse(session: TerminalSession, settings: Settings, prompts: list[str] | None) -> bool:
+    from .._host import LOCAL_PRINCIPAL
+
     previous: str | None = None
     failed = False
     queue = list(prompts or [])

@@ -10,18 +10,20 @@ import sys
 import threading
 import time
 from dataclasses import replace
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
 from ...config import Settings
 from ...i18n import normalize_lang, t
-from ...models import prepare_model as prepare
-from ...models import resolve_model
-from ...runtime import AskPolicy, ConsultaError, tracing_from_setting
 from ._app_commands import WithAppCommands
+
+if TYPE_CHECKING:
+    from ...runtime import AskPolicy, ConsultaError
+
+# The runtime, the models and rich's progress bar are imported in the functions that use them: `consulta --help`
+# and `consulta asks` must not pay for pydantic-ai (bench/bench_cli_startup.py).
 
 __all__ = [
     "LangOpt",
@@ -94,9 +96,12 @@ def settings_for(model: str | None = None, lang: str | None = None) -> Settings:
     if lang is not None:
         _chosen_lang = normalize_lang(lang)
     settings = Settings.from_env(model=model, lang=lang)
-    checked = tracing_from_setting(settings.traces)
-    if checked is not None:
-        checked.shutdown()  # only checked: each host makes its own
+    if settings.traces.strip().lower() not in ("", "off"):  # off needs no check (nor the runtime's import)
+        from ...runtime import tracing_from_setting
+
+        checked = tracing_from_setting(settings.traces)
+        if checked is not None:
+            checked.shutdown()  # only checked: each host makes its own
     _chosen_lang = normalize_lang(settings.lang)
     return replace(settings, lang=_chosen_lang)
 
@@ -118,6 +123,11 @@ def prepare_model(settings: Settings, spec: str) -> None:
     """Join the embedded model's parts (with a progress bar) and load it (with timing) before the first run; any
     other model is made once, so that a spec that cannot be used (an unknown kind, a missing script or key) is
     refused here as one line (ConfigError), not when the first run fails."""
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from ...models import prepare_model as prepare
+    from ...models import resolve_model
+
     if not spec.startswith("local"):
         resolve_model(spec, models_dir=settings.models_dir)
         return

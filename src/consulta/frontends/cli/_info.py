@@ -8,16 +8,13 @@ import sys
 from typing import Annotated
 
 import typer
-from rich.markdown import Markdown
-from rich.table import Table
 
 from ...apps import app_names, get_app
 from ...i18n import t
-from ...models import available_models
-from ...runtime import Store, tool_schemas
-from .._host import AppHost
 from ._base import LangOpt, app, console, settings_for
 from ._tables import id_table
+
+# What each command needs (the runtime, an app, the models, rich's markdown) is imported by the command itself.
 
 __all__ = ["apps", "consultations", "models", "tools"]
 
@@ -37,6 +34,9 @@ def tools(
     """List an app's tools (`--schema`: OpenAI function-calling format, the seed's tool_schemas())."""
     import asyncio
 
+    from ...runtime import tool_schemas
+    from .._host import AppHost
+
     async def main_agent_tools() -> list[dict]:
         host = AppHost(app=app_name, settings=settings_for(), ask_policy="defer")
         try:
@@ -55,6 +55,10 @@ def tools(
 @app.command()
 def models(lang: LangOpt = None) -> None:
     """List the model backends, which can be used here, and the default."""
+    from rich.table import Table
+
+    from ...models import available_models
+
     settings = settings_for(lang=lang)
     table = Table()
     for col in ("col.spec", "col.description", "col.available", "col.note"):
@@ -75,7 +79,10 @@ def consultations(
     lang: LangOpt = None,
 ) -> None:
     """List the expert consultations on record (seed 000's ledger), or show one as its markdown record."""
+    from rich.markdown import Markdown
+
     from ...asks import consultation_markdown
+    from ...runtime import Store
 
     settings = settings_for(lang=lang)
     store = Store(settings.database_url)

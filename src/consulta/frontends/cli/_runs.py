@@ -5,25 +5,32 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ...apps import AppOptions, get_app
+from ...apps import get_app
 from ...config import Settings
 from ...i18n import t
-from ...runtime import AskRecord, AskStatus, InvalidAnswerError, RunRecord, RunStatus, Store
-from .._host import AppHost
+from ...runtime import AskRecord, AskStatus, InvalidAnswerError, RunRecord, RunStatus
 from ._base import LangOpt, ModelOpt, app, console, policy, prepare_model, settings_for
-from ._render import parse_cli_answers
-from ._session import TerminalSession
 from ._tables import id_table
+
+if TYPE_CHECKING:
+    from ...apps import AppOptions
+    from ...runtime import Store
+    from .._host import AppHost
+
+# `consulta.runtime` resolves each name when first used: its records and errors cost nothing, its store SQLAlchemy
+# (imported by the command that opens it), and the host and the engine only by the commands that continue a run.
 
 __all__ = ["answer", "asks", "resume", "runs", "stop"]
 
 
 def _host_for(run: RunRecord, settings: Settings) -> AppHost:
     """A host of the run's app over the run's own options (so its main agent is the one the run was started with)."""
+    from .._host import AppHost
+
     return AppHost(app=run.app, settings=settings, options=_options(run), ask_policy=policy())
 
 
@@ -34,6 +41,8 @@ def _options(run: RunRecord) -> AppOptions:
 @app.command()
 def asks(all_: Annotated[bool, typer.Option("--all", help="Also closed asks")] = False, lang: LangOpt = None) -> None:
     """List pending asks (questions and plans waiting for a person)."""
+    from ...runtime import Store
+
     settings = settings_for(lang=lang)
     store = Store(settings.database_url)
     rows = store.list_asks(status=None if all_ else "pending")
@@ -75,6 +84,9 @@ def answer(
     lang: LangOpt = None,
 ) -> None:
     """Answer a pending ask; if the process that started its run is gone, resume the run here."""
+    from ...runtime import Store
+    from ._render import parse_cli_answers
+
     settings = settings_for(model, lang)
     store = Store(settings.database_url)
     try:
@@ -118,6 +130,8 @@ def _exit_for(run: RunRecord | None) -> None:
 
 async def _answer(settings: Settings, ask: AskRecord, run: RunRecord, value: Any, *, cancel: bool) -> RunRecord | None:
     """Answer `ask`, then drive its run here if no other process carries it; the run's end (None: not driven here)."""
+    from ._session import TerminalSession
+
     host = _host_for(run, settings)
     session = TerminalSession(host, principal=run.principal)
     try:
@@ -146,6 +160,8 @@ async def _answer(settings: Settings, ask: AskRecord, run: RunRecord, value: Any
 @app.command()
 def resume(run_id: str, model: ModelOpt = None, lang: LangOpt = None) -> None:
     """Resume a waiting or interrupted run from its checkpoint (answer its questions here)."""
+    from ...runtime import Store
+
     settings = settings_for(model, lang)
     store = Store(settings.database_url)
     try:
@@ -157,6 +173,8 @@ def resume(run_id: str, model: ModelOpt = None, lang: LangOpt = None) -> None:
 
 
 async def _resume(settings: Settings, run: RunRecord) -> RunRecord:
+    from ._session import TerminalSession
+
     host = _host_for(run, settings)
     session = TerminalSession(host, principal=run.principal)
     try:
@@ -178,6 +196,9 @@ async def _resume(settings: Settings, run: RunRecord) -> RunRecord:
 @app.command()
 def stop(run_id: str, lang: LangOpt = None) -> None:
     """Stop a run: its pending asks close as cancelled (a run live in another process stops within seconds)."""
+    from ...runtime import Store
+    from .._host import AppHost
+
     settings = settings_for(lang=lang)
     store = Store(settings.database_url)
     try:
@@ -201,6 +222,8 @@ def runs(
     status: Annotated[str | None, typer.Option(help="Only runs with this status")] = None, lang: LangOpt = None
 ) -> None:
     """List recent runs."""
+    from ...runtime import Store
+
     settings = settings_for(lang=lang)
     store = Store(settings.database_url)
     table = id_table(
