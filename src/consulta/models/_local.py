@@ -156,7 +156,8 @@ def _open_llama(llama_cpp: Any, **kwargs: Any) -> Llama:
     the one call (model loads are serialised by the caller's lock).
     """
     if not _cpu_advertises_amx():
-        return llama_cpp.Llama(**kwargs)
+        llama: Llama = llama_cpp.Llama(**kwargs)
+        return llama
     low = llama_cpp.llama_cpp
     defaults = low.llama_model_default_params
 
@@ -167,7 +168,8 @@ def _open_llama(llama_cpp: Any, **kwargs: Any) -> Llama:
 
     low.llama_model_default_params = without_extra_buffers
     try:
-        return llama_cpp.Llama(**kwargs)
+        loaded: Llama = llama_cpp.Llama(**kwargs)
+        return loaded
     finally:
         low.llama_model_default_params = defaults
 
