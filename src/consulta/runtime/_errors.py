@@ -70,15 +70,20 @@ class ConsultaError(Exception):
     words in the reader's language (`localized`); `str()` is the English text."""
 
     code: str = "consulta_error"
+    _catalog_key: str | None = None  # also for subclasses whose __init__ does not call this one
+    _catalog_values: Mapping[str, Any] = {}
 
     def __init__(self, message: str = "", *, key: str | None = None, values: Mapping[str, Any] | None = None) -> None:
-        self.key = key
-        self.values = dict(values or {})
-        super().__init__(t(key, "en", **self.values) if key is not None else message)
+        # Private names: subclasses keep words of their own in `key`, `values` and the like.
+        self._catalog_key = key
+        self._catalog_values = dict(values or {})
+        super().__init__(t(key, "en", **self._catalog_values) if key is not None else message)
 
     def localized(self, lang: str) -> str:
         """The message in language `lang` (`en`, `zh-CN`): the catalog's words when raised with a key."""
-        return t(self.key, lang, **self.values) if self.key is not None else str(self)
+        if self._catalog_key is None:
+            return str(self)
+        return t(self._catalog_key, lang, **self._catalog_values)
 
 
 class NotFoundError(ConsultaError):
