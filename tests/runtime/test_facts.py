@@ -247,3 +247,16 @@ def test_a_writing_agent_looping_on_look_ups_replies_after_four_calls(tmp_path: 
     run = run_once(store, agent, "Do we have any HeLa cells left?", FunctionModel(model))
     assert run.status == RunStatus.finished and run.output == "We have 11 tubes."
     assert len(offered) == 5 and offered[-1] == "none"
+
+
+def test_an_apps_structured_reply_may_name_the_tools_it_calls() -> None:
+    """Seed 003's reply is JSON naming the site's tools: its protocol, not words to the person; its spoken words are
+    still held to the rule."""
+    from consulta.runtime._facts import model_words
+
+    facts = TurnFacts(lang="zh-CN", tool_names=("update_ranking", "recommend_advisors"))
+    reply = (
+        '{"voice_response": "已为您找到北京大学计算机的导师", "tool_calls": [{"tool": "update_ranking", "params": {}}]}'
+    )
+    assert model_words(reply, facts) is None
+    assert model_words('{"voice_response": "I called update_ranking", "tool_calls": []}', facts) == "update_ranking"

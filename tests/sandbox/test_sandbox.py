@@ -3,6 +3,7 @@ processes, and every limit (wall time, CPU time, memory) ends the code with a cl
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -92,3 +93,21 @@ def test_without_bubblewrap_the_code_is_refused_and_not_run(tmp_path: Path, monk
     finally:
         monkeypatch.undo()
         _sandbox._probe.cache_clear()
+
+
+def test_a_probe_that_did_not_finish_in_time_is_asked_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A machine too busy to start bwrap within the probe's time is not taken for one without a sandbox."""
+    import subprocess
+
+    from consulta.sandbox import _sandbox
+
+    probe = _sandbox._Probe()
+    real_run = subprocess.run
+
+    def slow(*args: object, **kwargs: object) -> object:
+        raise subprocess.TimeoutExpired(cmd="bwrap", timeout=1)
+
+    monkeypatch.setattr(_sandbox.subprocess, "run", slow)
+    assert "did not start" in (probe(os.geteuid() == 0) or "")
+    monkeypatch.setattr(_sandbox.subprocess, "run", real_run)
+    assert probe(os.geteuid() == 0) is None

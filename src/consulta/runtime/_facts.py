@@ -17,6 +17,7 @@ the runtime's check is the same for every app.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -215,9 +216,37 @@ def _spans(text: str) -> set[str]:
     return spans
 
 
+def _person_words(text: str) -> str:
+    """What a person reads of a reply: the text itself, or, for a reply that is a JSON object (an app's structured
+    reply, e.g. seed 003's `{voice_response, tool_calls}`), its string values — not its keys, and not the names of
+    the tools it calls (`"tool": …`), which are the app's protocol."""
+    stripped = text.strip()
+    if not stripped.startswith("{"):
+        return text
+    try:
+        data = json.loads(stripped)
+    except ValueError:
+        return text
+    words: list[str] = []
+
+    def walk(value: object, key: str | None = None) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, str(k))
+        elif isinstance(value, list):
+            for v in value:
+                walk(v, key)
+        elif isinstance(value, str) and key != "tool":
+            words.append(value)
+
+    walk(data)
+    return "\n".join(words)
+
+
 def model_words(text: str, facts: TurnFacts) -> str | None:
     """The words of `text` that were meant for the model, not the person (a hint, a refusal's reason, the
     instructions, an error code or tool name, talk of "the user" and "tool results"), or None."""
+    text = _person_words(text)
     known_codes = {c.error_code for c in facts.calls if c.error_code} | {c.name for c in facts.calls}
     known_codes |= set(facts.tool_names)
     for match in _CODE.finditer(text):

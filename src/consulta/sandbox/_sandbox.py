@@ -35,7 +35,6 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Literal
 
@@ -138,24 +137,45 @@ def _python() -> str:
     return str(Path(sys.executable).parent.resolve() / Path(sys.executable).name)
 
 
-@cache
-def _probe(as_root: bool) -> str | None:
-    """None when bwrap can start a process here with these arguments, else why not (once per process)."""
-    try:
-        args = _base_args(as_root=as_root)
-    except SandboxUnavailable as refused:
-        return refused.reason
-    try:
-        probe = subprocess.run([*args, _python(), "-I", "-c", "pass"], capture_output=True, timeout=20, check=False)
-    except (OSError, subprocess.SubprocessError) as error:
-        return f"bubblewrap could not be started ({error}), so code is not run."
-    if probe.returncode != 0:
-        said = probe.stderr.decode("utf-8", "replace").strip().splitlines()
-        return (
-            f"bubblewrap cannot make its namespaces here ({said[-1] if said else probe.returncode}), so code is not "
-            "run; allow user namespaces (sysctl kernel.unprivileged_userns_clone=1) or run where they are."
-        )
-    return None
+class _Probe:
+    """Whether bwrap can start a process here (None) or why not. A definite answer is kept for the process; a probe
+    that could not finish in time (a machine too busy to start it) is not kept: the next call asks again."""
+
+    TIMEOUT_S = 60.0
+
+    def __init__(self) -> None:
+        self._known: dict[bool, str | None] = {}
+
+    def cache_clear(self) -> None:
+        self._known.clear()
+
+    def __call__(self, as_root: bool) -> str | None:
+        if as_root in self._known:
+            return self._known[as_root]
+        try:
+            args = _base_args(as_root=as_root)
+        except SandboxUnavailable as refused:
+            self._known[as_root] = refused.reason
+            return refused.reason
+        command = [*args, _python(), "-I", "-c", "pass"]
+        try:
+            probe = subprocess.run(command, capture_output=True, timeout=self.TIMEOUT_S, check=False)
+        except subprocess.TimeoutExpired:
+            return f"bubblewrap did not start within {self.TIMEOUT_S:.0f} s (the machine is busy), so code is not run."
+        except (OSError, subprocess.SubprocessError) as error:
+            return f"bubblewrap could not be started ({error}), so code is not run."
+        reason = None
+        if probe.returncode != 0:
+            said = probe.stderr.decode("utf-8", "replace").strip().splitlines()
+            reason = (
+                f"bubblewrap cannot make its namespaces here ({said[-1] if said else probe.returncode}), so code is "
+                "not run; allow user namespaces (sysctl kernel.unprivileged_userns_clone=1) or run where they are."
+            )
+        self._known[as_root] = reason
+        return reason
+
+
+_probe = _Probe()
 
 
 def sandbox_available() -> str | None:
