@@ -111,3 +111,16 @@ def test_a_probe_that_did_not_finish_in_time_is_asked_again(monkeypatch: pytest.
     assert "did not start" in (probe(os.geteuid() == 0) or "")
     monkeypatch.setattr(_sandbox.subprocess, "run", real_run)
     assert probe(os.geteuid() == 0) is None
+
+
+def test_a_python_under_tmp_stays_visible_above_the_sandboxs_tmp(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A checkout (and its venv) under /tmp: the sandbox's own /tmp is mounted first, the Python binds above it."""
+    import sys
+
+    from consulta.sandbox import _sandbox
+
+    monkeypatch.setattr(sys, "prefix", "/tmp/some-checkout/.venv")
+    args = _sandbox._base_args(as_root=os.geteuid() == 0)
+    tmpfs = args.index("--tmpfs")
+    bind = next(i for i, a in enumerate(args) if a == "--ro-bind" and args[i + 1] == "/tmp/some-checkout/.venv")
+    assert tmpfs < bind

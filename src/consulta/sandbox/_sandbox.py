@@ -119,7 +119,10 @@ def _base_args(*, as_root: bool) -> list[str]:
             args += ["--symlink", os.readlink(link), str(link)]
         elif link.is_dir():
             args += ["--ro-bind", str(link), str(link)]
-    made: set[str] = set()
+    # /tmp is memory: bounded, so that files there cannot exhaust the host's RAM (RLIMIT_AS does not count them).
+    # Mounted before the Python binds: a venv under /tmp (a checkout there) must stay visible above it.
+    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(_TMP_BYTES), "--tmpfs", "/tmp"]
+    made: set[str] = {"/tmp"}
     for prefix in sorted({os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, sys.exec_prefix)}):
         # Parents of a bind are made 0755 (bwrap would make them 0700 as root, out of the dropped uid's reach).
         for parent in _ancestors(Path(prefix)):
@@ -127,8 +130,6 @@ def _base_args(*, as_root: bool) -> list[str]:
                 made.add(parent)
                 args += ["--perms", "0755", "--dir", parent]
         args += ["--ro-bind", prefix, prefix]
-    # /tmp is memory: bounded, so that files there cannot exhaust the host's RAM (RLIMIT_AS does not count them).
-    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(_TMP_BYTES), "--tmpfs", "/tmp"]
     return args
 
 
