@@ -3,9 +3,10 @@
 A page on another site can reach a server on 127.0.0.1 by pointing its own name at it (DNS rebinding: the browser
 then sends that name as `Host`) or by posting to it across sites. So, before any route: a `Host` that is not one of
 the server's names (the loopback names, the address it is bound to, `CONSULTA_ALLOWED_HOSTS`) is a 400; a request
-that changes something (any method but GET, HEAD, OPTIONS) and comes from a browser — it carries an `Origin`, or the
-page's session cookie — is a 403 unless its `Origin` is the server's own (scheme, host and port of the request).
-An API client (no `Origin`, a bearer token) is not a browser and is let through, sessions minted included.
+that changes something (any method but GET, HEAD, OPTIONS) and carries another site's `Origin` is a 403 (a browser
+names the page a write comes from). The page's session cookie is SameSite=Strict, so another site's page never
+sends it at all. An API client (no `Origin`, a bearer token) is not a browser and is let through, sessions minted
+included.
 
 Starlette's `TrustedHostMiddleware` checks the host alone and answers in plain English text; this answers with the
 API's error body in the request's language, and checks the origin too.
@@ -20,7 +21,6 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ._errors import ApiError, error_response, said
-from ._sessions import COOKIE
 
 __all__ = ["ALLOWED_HOSTS_ENV", "LOOPBACK_HOSTS", "HostGuard", "allowed_hosts"]
 
@@ -75,8 +75,8 @@ class HostGuard:
             )
         elif (
             request.method not in _SAFE
-            and (origin is not None or COOKIE in request.cookies)
-            and (origin is None or origin.lower() != f"{request.url.scheme}://{sent}".lower())
+            and origin is not None
+            and origin.lower() != f"{request.url.scheme}://{sent}".lower()
         ):
             refusal = ApiError(
                 403,
