@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from consulta.i18n import catalog
 from consulta.runtime import AskStatus, RunStatus, Store
 
 SCRIPT = resources.files("consulta.apps.ln2").joinpath("data", "scripts", "ambiguous_thaw.yaml")
@@ -95,7 +96,11 @@ def test_sigkill_while_question_pending_then_answer_resumes_to_completion(tmp_pa
     # Answering it (option 2 = K562-dTAG-BRD4) resumes the run from its checkpoint in this new process.
     answered = _consulta(home, "answer", ask.id, "2")
     assert answered.returncode == 0, answered.stdout + answered.stderr
-    assert "record_thaw" in answered.stdout
+    en = catalog("en")  # the resumed run's thaw, shown as its step in the person's words
+    assert (
+        en["ln2.step.record_thaw"] in answered.stdout
+        or en["ln2.step.record_thaw.detail"].split("{")[0] in answered.stdout
+    )
     store = _store(home)
     assert store.get_ask(ask.id).status == AskStatus.answered
     (plan_ask,) = store.list_asks()
