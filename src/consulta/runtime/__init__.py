@@ -26,7 +26,7 @@ if TYPE_CHECKING:
         reply_lang,
     )
     from ._crash_points import CRASH_AT_ENV, crash_point
-    from ._engine import TypedAnswer, invalid_arguments_result, tool_exception_result, typed_answer
+    from ._engine import invalid_arguments_result, tool_exception_result
     from ._errors import (
         Choice,
         ConfigError,
@@ -86,6 +86,7 @@ if TYPE_CHECKING:
         write_tool,
     )
     from ._tracing import TRACES_SETTING, Tracing, tracing_from_setting
+    from ._typed_answer import TypedAnswer, typed_answer
 
 
 __all__ = [

@@ -20,6 +20,8 @@ from sqlalchemy import Column, Float, ForeignKey, Index, Integer, MetaData, Stri
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Engine
 
+from ._public_names import names
+
 __all__ = [
     "ADVISOR_ID",
     "DIMENSIONS",
@@ -168,8 +170,6 @@ def names_enum(kind: str) -> Callable[[dict[str, Any]], None]:
     """The field's schema lists the names the data has (read when the schema is made, not at import)."""
 
     def extra(schema: dict[str, Any]) -> None:
-        from ._generate import names
-
         listed = names().schools if kind == "school" else names().majors
         schema["enum"] = [n.name for n in listed] + ([None] if "anyOf" in schema else [])
 
