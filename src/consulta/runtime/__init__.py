@@ -73,7 +73,7 @@ if TYPE_CHECKING:
     from ._run_log import RunLog, RunRecorder
     from ._runtime import AskPolicy, Runtime
     from ._schemas import argument_validator, json_schema_for
-    from ._store import Store, utcnow
+    from ._store import AppTables, StateBook, Store, migrate_app_tables, state_table, upsert, utcnow, writing
     from ._tools import (
         CURRENT_TOOL_CALL,
         AskKind,
@@ -96,6 +96,7 @@ __all__ = [
     "PLAN_ASK",
     "TRACES_SETTING",
     "Agent",
+    "AppTables",
     "ChangeRequest",
     "FactRules",
     "FirstLook",
@@ -144,6 +145,7 @@ __all__ = [
     "RunStatus",
     "Runtime",
     "StepStarted",
+    "StateBook",
     "Store",
     "Timeout",
     "ToolCallRecord",
@@ -186,7 +188,11 @@ __all__ = [
     "tracing_from_setting",
     "unfounded",
     "typed_answer",
+    "state_table",
+    "upsert",
     "utcnow",
+    "writing",
+    "migrate_app_tables",
     "write_tool",
 ]
 

@@ -19,41 +19,81 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from sqlalchemy import MetaData
 from sqlalchemy.engine import Connection
 
 from ._database import Database
 from ._schema import metadata
 
-__all__ = ["SCRIPTS", "configure", "head", "upgrade"]
+__all__ = ["SCRIPTS", "configure", "current_revision", "head", "run_upgrade", "upgrade"]
 
 SCRIPTS = Path(__file__).with_name("migrations")
+_VERSION_TABLE = "alembic_version"
 
 # Alembic's `context` and `op` are module globals: two stores of one process migrate one after the other.
 _IN_PROCESS = threading.Lock()
 
 
-def _config(connection: Connection | None = None) -> Config:
+def _config(
+    connection: Connection | None = None,
+    *,
+    metadata: MetaData = metadata,
+    migrations: Path | None = None,
+    version_table: str = _VERSION_TABLE,
+) -> Config:
+    """Alembic's configuration: the store's environment (`migrations/env.py`) over the store's revisions, or over an
+    app's (`migrations`, with its own metadata and version table)."""
     config = Config()
     config.set_main_option("script_location", str(SCRIPTS))
-    config.attributes["connection"] = connection
+    if migrations is not None:
+        config.set_main_option("path_separator", "os")  # a folder's path may hold spaces
+        config.set_main_option("version_locations", str(migrations))
+    config.attributes.update(connection=connection, metadata=metadata, version_table=version_table)
     return config
 
 
 @functools.cache
-def head() -> str | None:
-    """The newest revision shipped with this version of Consulta."""
-    return ScriptDirectory.from_config(_config()).get_current_head()
+def head(migrations: Path | None = None) -> str | None:
+    """The newest revision shipped with this version of Consulta: the store's, or that in an app's `migrations`."""
+    return ScriptDirectory.from_config(_config(migrations=migrations)).get_current_head()
+
+
+def current_revision(conn: Connection, *, version_table: str = _VERSION_TABLE) -> str | None:
+    """The revision the database is at (None: none yet)."""
+    return MigrationContext.configure(conn, opts={"version_table": version_table}).get_current_revision()
 
 
 def upgrade(db: Database) -> None:
     """Bring the store's schema up to the newest revision (nothing to do, one cheap query, when it is there)."""
     with db.read() as conn:
-        if MigrationContext.configure(conn).get_current_revision() == head():
+        if current_revision(conn) == head():
             return
-    with _IN_PROCESS, db.migrating() as conn:
-        command.upgrade(_config(conn), "head")
+    with db.migrating() as conn:
+        run_upgrade(conn)
 
 
-def configure(connection: Connection) -> dict[str, object]:
-    """The options `migrations/env.py` hands to Alembic's context (one place for the store and the command)."""
-    return {"connection": connection, "target_metadata": metadata, "render_as_batch": True}
+def run_upgrade(
+    conn: Connection,
+    *,
+    metadata: MetaData = metadata,
+    migrations: Path | None = None,
+    version_table: str = _VERSION_TABLE,
+) -> None:
+    """Run the revisions up to the newest in `conn`'s migration transaction (the store's, or an app's)."""
+    with _IN_PROCESS:
+        command.upgrade(_config(conn, metadata=metadata, migrations=migrations, version_table=version_table), "head")
+
+
+def configure(connection: Connection, config: Config | None = None) -> dict[str, object]:
+    """The options `migrations/env.py` hands to Alembic's context (one place for the store, the apps and the
+    command): the metadata and version table `config` carries (default: the store's)."""
+    attributes = config.attributes if config is not None else {}
+    target = attributes.get("metadata", metadata)
+    return {
+        "connection": connection,
+        "target_metadata": target,
+        "version_table": attributes.get("version_table", _VERSION_TABLE),
+        "render_as_batch": True,
+        # autogenerate compares only the tables of the metadata at hand: the store's and each app's are apart
+        "include_name": lambda name, type_, parent: type_ != "table" or name in target.tables,
+    }
