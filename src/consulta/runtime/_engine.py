@@ -347,7 +347,12 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
                 # It asked again for what it already has, its writes keep being refused, or its step budget is
                 # nearly spent: this step says what the results show (small models loop; a turn always ends).
                 return ModelSettings(tool_choice="none")
-            if not agent.offers_writes(_turn_words(ctx.messages)):
+            information = not agent.offers_writes(_turn_words(ctx.messages))
+            if information and _looked_first(ctx.messages):
+                # A request for information whose first look the runtime made: that look-up is what the words
+                # point at, so the model's first step answers from it (more look-ups only wandered off the subject).
+                return ModelSettings(tool_choice="none")
+            if information:
                 # A request for information: no write is offered (every tool stays described to the model).
                 others = [t.name for t in agent.tools if t.kind != "write"]
                 if not others:
@@ -627,7 +632,16 @@ def _must_reply(ctx: RunContext[RunDeps]) -> bool:
 
 
 def _called_this_turn(messages: list[ModelMessage]) -> bool:
-    return any(isinstance(m, ModelResponse) and m.tool_calls for m in this_turn(messages))
+    """Whether the model itself called a tool in this turn (the runtime's first look is not the model's step)."""
+    return any(
+        isinstance(m, ModelResponse) and m.tool_calls and m.model_name != FIRST_LOOK_MODEL for m in this_turn(messages)
+    )
+
+
+def _looked_first(messages: list[ModelMessage]) -> bool:
+    """Whether the turn so far is its first look and nothing else: the model has not taken a step of its own."""
+    responses = [m for m in this_turn(messages) if isinstance(m, ModelResponse)]
+    return bool(responses) and all(m.model_name == FIRST_LOOK_MODEL for m in responses)
 
 
 def _repeated(
