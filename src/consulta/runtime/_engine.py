@@ -56,6 +56,7 @@ from ._events import ReplyChecked, StepStarted
 from ._facts import check_facts, check_model_words
 from ._grounding import Evidence
 from ._messages import (
+    FIRST_LOOK_MODEL,
     called_this_turn,
     carry_over,
     count_steps,
@@ -64,6 +65,7 @@ from ._messages import (
     find_call,
     is_refusal,
     load_messages,
+    looked_first,
     pending_tool_calls,
     returned_call_ids,
     this_turn,
@@ -154,7 +156,12 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
                 # It asked again for what it already has, its writes keep being refused, or its step budget is
                 # nearly spent: this step says what the results show (small models loop; a turn always ends).
                 return ModelSettings(tool_choice="none")
-            if not agent.offers_writes(turn_words(ctx.messages)):
+            information = not agent.offers_writes(turn_words(ctx.messages))
+            if information and looked_first(ctx.messages):
+                # A request for information whose first look the runtime made: that look-up is what the words
+                # point at, so the model's first step answers from it (more look-ups only wandered off the subject).
+                return ModelSettings(tool_choice="none")
+            if information:
                 # A request for information: no write is offered (every tool stays described to the model).
                 others = [t.name for t in agent.tools if t.kind != "write"]
                 if not others:
@@ -254,10 +261,6 @@ def _first_look(agent: Agent, prompt: str) -> list[ModelMessage]:
         return []
     parts = [ToolCallPart(name, args, tool_call_id=f"look_{uuid.uuid4().hex[:16]}") for name, args in calls]
     return [ModelRequest(parts=[UserPromptPart(prompt)]), ModelResponse(parts=parts, model_name=FIRST_LOOK_MODEL)]
-
-
-FIRST_LOOK_MODEL = "consulta:first-look"
-"""The model name on a response the runtime made itself (the turn's first look)."""
 
 
 def _last_result_was_repeat(messages: list[ModelMessage]) -> bool:

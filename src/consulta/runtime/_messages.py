@@ -20,6 +20,7 @@ from pydantic_ai.messages import (
 )
 
 __all__ = [
+    "FIRST_LOOK_MODEL",
     "called_this_turn",
     "carry_over",
     "count_steps",
@@ -29,6 +30,7 @@ __all__ = [
     "find_call",
     "is_refusal",
     "load_messages",
+    "looked_first",
     "pending_tool_calls",
     "person_declined_this_turn",
     "repeats_earlier_call",
@@ -37,6 +39,9 @@ __all__ = [
     "this_turn",
     "turn_words",
 ]
+
+FIRST_LOOK_MODEL = "consulta:first-look"
+"""The model name on a response the runtime made itself (the turn's first look)."""
 
 
 def dump_messages(messages: list[ModelMessage]) -> str:
@@ -140,7 +145,16 @@ def turn_words(messages: list[ModelMessage]) -> str | None:
 
 
 def called_this_turn(messages: list[ModelMessage]) -> bool:
-    return any(isinstance(m, ModelResponse) and m.tool_calls for m in this_turn(messages))
+    """Whether the model itself called a tool in this turn (the runtime's first look is not the model's step)."""
+    return any(
+        isinstance(m, ModelResponse) and m.tool_calls and m.model_name != FIRST_LOOK_MODEL for m in this_turn(messages)
+    )
+
+
+def looked_first(messages: list[ModelMessage]) -> bool:
+    """Whether the turn so far is its first look and nothing else: the model has not taken a step of its own."""
+    responses = [m for m in this_turn(messages) if isinstance(m, ModelResponse)]
+    return bool(responses) and all(m.model_name == FIRST_LOOK_MODEL for m in responses)
 
 
 def repeats_earlier_call(
