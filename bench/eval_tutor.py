@@ -1,4 +1,4 @@
-"""The tutor end to end on the embedded model: 27 student turns (zh-CN and en, about half each) through the
+"""The tutor end to end on the embedded model: 33 student turns (six on public tables from scikit-learn's package data) (zh-CN and en, about half each) through the
 orchestrator (consult_expert, then an instruction packet checked against the binding rules) and the conversational
 assistant, as `consulta chat tutor` runs them, each in a fresh session with its uploads and the run's language the
 turn's. Each turn is checked in code:
@@ -103,6 +103,21 @@ CITIES = (
     )
     + "\n"
 )
+
+
+def _public(name: str) -> str:
+    """A public table shipped inside scikit-learn (`sklearn/datasets/data`, BSD-3-Clause; the data are the UCI
+    Iris, Wine and Breast Cancer Wisconsin sets and Linnerud's exercise table): files nobody on the team wrote."""
+    from importlib import resources
+
+    return resources.files("sklearn.datasets.data").joinpath(name).read_text(encoding="utf-8")
+
+
+IRIS, WINE, LINNERUD, BREAST_CANCER = (
+    _public(n) for n in ("iris.csv", "wine_data.csv", "linnerud_exercise.csv", "breast_cancer.csv")
+)
+"""As scikit-learn ships them: a first line of counts and class names instead of column names (iris, wine, breast
+cancer), and Linnerud's space-separated table: odd files, none with the name, age and city the tasks need."""
 
 # ---- the turns ----------------------------------------------------------------------------------------------------
 
@@ -255,6 +270,68 @@ TURNS = [
         "这是我用 Excel 导出的 people_eu.csv，能开始 task_2_1 吗？",
         "task_2_1",
         JUDGE,
+        UNSUITABLE,
+    ),
+    # public tables from scikit-learn's package data, as a student would download them
+    _turn(
+        "iris_en",
+        "odd_file",
+        "en",
+        {"iris.csv": IRIS},
+        "I downloaded the iris table that ships with scikit-learn (iris.csv). Can I use it for task_2_1?",
+        "task_2_1",
+        JUDGE,
+        UNSUITABLE,
+    ),
+    _turn(
+        "iris_zh",
+        "odd_file",
+        "zh-CN",
+        {"iris.csv": IRIS},
+        "我用的是 scikit-learn 自带的 iris.csv，可以开始 task_2_4 吗？",
+        "task_2_4",
+        JUDGE,
+        UNSUITABLE,
+    ),
+    _turn(
+        "wine_en",
+        "can_i_start",
+        "en",
+        {"wine_data.csv": WINE},
+        "Can I start task_2_2 with wine_data.csv?",
+        "task_2_2",
+        JUDGE,
+        UNSUITABLE,
+    ),
+    _turn(
+        "linnerud_zh",
+        "odd_file",
+        "zh-CN",
+        {"linnerud_exercise.csv": LINNERUD},
+        "这是 linnerud_exercise.csv（体能测试数据），能用来做 task_2_1 吗？",
+        "task_2_1",
+        JUDGE,
+        UNSUITABLE,
+    ),
+    _turn(
+        "breast_cancer_en",
+        "can_i_start",
+        "en",
+        {"breast_cancer.csv": BREAST_CANCER},
+        "Is breast_cancer.csv good enough for task_2_1? It has 569 rows.",
+        "task_2_1",
+        JUDGE,
+        UNSUITABLE,
+    ),
+    _turn(
+        "wine_error_zh",
+        "error",
+        "zh-CN",
+        {"wine_data.csv": WINE},
+        "task_2_2 里我对 wine_data.csv 写了 df['age'].mean()，报错 KeyError: 'age'，为什么？",
+        "task_2_2",
+        DIAGNOSE,
+        HINTS,
         UNSUITABLE,
     ),
     # error diagnosis: KeyError, dtype, merge
