@@ -31,7 +31,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "both_backends: run the test on a SQLite store and on a PostgreSQL one (`store_url`); the PostgreSQL run is "
-        "marked postgres (and slow): a real server the tests start once per session, see `postgres_server`",
+        "marked postgres: a real server the tests start once per session (per worker), see `postgres_server`",
     )
 
 
@@ -39,16 +39,39 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "store_url" in metafunc.fixturenames and metafunc.definition.get_closest_marker("both_backends"):
         metafunc.parametrize(
             "store_url",
-            ["sqlite", pytest.param("postgresql", marks=[pytest.mark.slow, pytest.mark.postgres])],
+            ["sqlite", pytest.param("postgresql", marks=[pytest.mark.postgres])],
             indirect=True,
         )
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Run the Qt tests last. After PySide6's tests have run in a process, Playwright's sync driver (a greenlet
     running an asyncio loop) segfaults in `select` at its next launch (seen with PySide6 6.12.0, playwright 1.65.2,
-    greenlet on CPython 3.11; every test passes on its own and in this order)."""
+    greenlet on CPython 3.11; every test passes on its own and in this order).
+
+    Under pytest-xdist (`--dist loadgroup`, as scripts/test runs) each test joins the group it must run in: one
+    worker runs all the model tests (two never load the GGUF at once), one the Qt tests (last, as above), and the
+    tests of a module that share a module-scoped fixture (a served app, a browser) run on one worker, which builds it
+    once."""
     items.sort(key=lambda item: _uses_qt(item.nodeid.replace("\\", "/")))
+    if getattr(config.option, "dist", "no") != "loadgroup":
+        return
+    for item in items:
+        group = _xdist_group(item)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+def _xdist_group(item: pytest.Item) -> str | None:
+    if item.get_closest_marker("model"):
+        return "model"
+    if _uses_qt(item.nodeid.replace("\\", "/")):
+        return "desktop"
+    definitions = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+    if any(defs and defs[-1].scope in ("module", "package") for defs in definitions.values()):
+        return item.nodeid.split("::", 1)[0]
+    return None
 
 
 def _uses_qt(nodeid: str) -> bool:
