@@ -21,6 +21,7 @@ from consulta.runtime import Agent, RunRecord, Runtime, Store
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    _two_workers_for_the_whole_suite(config)
     # The web server answers only its own host names; Starlette's TestClient calls itself "testserver".
     os.environ.setdefault("CONSULTA_ALLOWED_HOSTS", "testserver")
     # Shells here may set PYTHONDONTWRITEBYTECODE=1: every import, in this process and in each child process the
@@ -33,6 +34,25 @@ def pytest_configure(config: pytest.Config) -> None:
         "both_backends: run the test on a SQLite store and on a PostgreSQL one (`store_url`); the PostgreSQL run is "
         "marked postgres: a real server the tests start once per session (per worker), see `postgres_server`",
     )
+
+
+def _two_workers_for_the_whole_suite(config: pytest.Config) -> None:
+    """`pytest` with no paths (the whole default suite) runs on two pytest-xdist workers grouped as scripts/test runs
+    them (`-n 2 --dist loadgroup --no-loadscope-reorder`): it waits on servers and child processes as much as it
+    computes, and two workers halve it on 2 cores. A run of named paths stays in one process (`-s`, `--pdb` and a
+    quick look at one test work as usual); `-n N` on the command line decides otherwise. Runs before pytest-xdist's
+    own `pytest_configure` (trylast), which starts the workers from these options."""
+    option = config.option
+    if (
+        config.args_source is not pytest.Config.ArgsSource.TESTPATHS
+        or getattr(option, "numprocesses", "no xdist") is not None
+        or hasattr(config, "workerinput")
+        or option.collectonly
+        or option.usepdb
+    ):
+        return
+    option.numprocesses, option.tx = 2, ["popen"] * 2
+    option.dist, option.loadscopereorder = "loadgroup", False
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
