@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
-import os
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
+from ..._files import create_once
 from ...asks import question_tool
 from ...runtime import Agent, RunRecord, all_checks
 from ._inventory import load_inventory
@@ -79,17 +79,8 @@ def default_inventory(app_dir: Path) -> Path:
     """The user's inventory in the data dir; the first time, a copy of the sample inventory shipped with the app,
     made whole before it appears (servers starting together on one data dir see all of it or none; the first stands)."""
     path = app_dir / "inventory.yaml"
-    if not path.exists():
-        draft = path.with_name(f".{path.name}.{os.getpid()}.new")
-        draft.write_bytes(resources.files(__package__).joinpath("data", SAMPLE_INVENTORY).read_bytes())
-        try:
-            os.link(draft, path)  # never over a copy another process made meanwhile
-        except FileExistsError:
-            pass
-        except OSError:  # a file system without hard links
-            os.replace(draft, path)
-        finally:
-            draft.unlink(missing_ok=True)
+    if not path.exists():  # never over a copy another process made meanwhile
+        create_once(path, resources.files(__package__).joinpath("data", SAMPLE_INVENTORY).read_bytes(), mode=0o644)
     return path
 
 

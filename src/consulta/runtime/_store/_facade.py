@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from sqlalchemy.engine import Engine
 
+from ._app_tables import AppTables, migrate_app_tables
 from ._asks import Asks
 from ._consultations import Consultations
 from ._database import Database
@@ -36,6 +37,10 @@ class Store(Runs, Steps, Events, Asks, Plans, Consultations, Sessions):
         except BaseException:
             self._db.dispose()
             raise
+
+    def open_app_tables(self, tables: AppTables) -> None:
+        """Create or migrate an app's own tables in this store's database (`AppTables`; once per process)."""
+        migrate_app_tables(self.engine, tables)
 
     @property
     def engine(self) -> Engine:
