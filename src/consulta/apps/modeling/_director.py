@@ -189,6 +189,7 @@ class Director:
     async def run(self) -> Path:
         """The whole flow to the paper's PDF (its path). Escalation when a gate needs the person; Stopped when they
         said stop."""
+        self._close_stale_members()
         reader = await self.turn(
             "reader",
             "work",
@@ -459,22 +460,15 @@ class Director:
         log = self._nested(agent, f"{task}\n\n{prompt}"[:2000])
         started = time.perf_counter()
         try:
-            # not `within` the Director's call: a run of the team makes tens of requests, more than the Director's own step
-            # limit allows; each answer is bounded by its retries instead
-            got = await typed_answer(
-                model=self.model, instructions=text, prompt=prompt, output_type=kind, check=check, retries=1
-            )
-            output, fallback = got.output, None
-        except ToolError as error:  # the model's answer never fitted: the role's empty answer, code's words stand in
-            output, fallback = kind(), error.message
-            if agent == "validator" and mode.startswith("work"):
-                output = kind.model_validate(
-                    {
-                        "status": "CONDITIONAL",
-                        "reasons": [f"验证者的回答无法使用（{error.message[:40]}）；代码检查已通过，有条件放行。"],
-                    }
-                )
-        assert isinstance(output, TeamAnswer)
+            output, fallback = await self._typed(agent, mode, kind, text, prompt, check)
+        except asyncio.CancelledError:  # Stop: the member's run ends with the Director's
+            if log is not None:
+                log.end(RunStatus.cancelled, error="The run was stopped.")
+            raise
+        except BaseException as error:  # whatever ended it, the member's run does not stay `running`
+            if log is not None:
+                log.end(RunStatus.failed, error=f"{type(error).__name__}: {error}"[:500])
+            raise
         self._unfit(agent, fallback)
         self.memo["answers"][key] = {
             "output": output.model_dump(mode="json"),
@@ -482,10 +476,32 @@ class Director:
             "ms": round((time.perf_counter() - started) * 1000),
         }
         self.memo.save()
-        crash_point(f"modeling.answer:{key}")
         if log is not None:
             log.end(RunStatus.finished, output=output.model_dump_json())
+        crash_point(f"modeling.answer:{key}")
         return output
+
+    async def _typed(
+        self, agent: str, mode: Mode, kind: type[TeamAnswer], text: str, prompt: str,
+        check: Callable[[TeamAnswer], None] | None,
+    ) -> tuple[TeamAnswer, str | None]:  # fmt: skip
+        """The model's answer within the Director's tool call (its requests count against the Director's run's usage
+        limits), and None; or, when it never fitted its form, the role's empty answer and why (code's words stand in).
+        Passing the run's limits is no fallback: ToolError `usage_limit_exceeded` ends the team's work."""
+        try:
+            got = await typed_answer(
+                model=self.model, instructions=text, prompt=prompt, output_type=kind, check=check, retries=1,
+                within=self.call,
+            )  # fmt: skip
+        except ToolError as error:
+            if error.error_code == "usage_limit_exceeded":
+                raise
+            if agent == "validator" and mode.startswith("work"):
+                reasons = [f"验证者的回答无法使用（{error.message[:40]}）；代码检查已通过，有条件放行。"]
+                return kind.model_validate({"status": "CONDITIONAL", "reasons": reasons}), error.message
+            return kind(), error.message
+        assert isinstance(got.output, TeamAnswer)
+        return got.output, None
 
     def _unfit(self, agent: str, fallback: str | None) -> None:
         if fallback:
@@ -687,6 +703,19 @@ class Director:
         if self.call is None or self.call.log is None:
             return None
         return self.call.log.nested(agent=agent, app="modeling", prompt=prompt, model=self.model_spec, lang=self.lang)
+
+    def _close_stale_members(self) -> None:
+        """A member's run left `running` by a process that was killed while it worked ends `failed` now: this call
+        goes on in its place (its answer is asked again; the records it had made are kept)."""
+        if self.call is None or self.store is None:
+            return
+        for run in self.store.list_runs(app="modeling", status=RunStatus.running.value, limit=500):
+            if run.parent_run_id == self.call.run_id:
+                self.store.set_run_status(
+                    run.id,
+                    RunStatus.failed,
+                    error="The process running it stopped; the resumed run went on without it.",
+                )
 
     def _asker_run(self, agent: str) -> str | None:
         return self.call.run_id if self.call is not None else None
