@@ -15,7 +15,8 @@ import pytest
 
 from consulta.apps.modeling import Director
 from consulta.apps.modeling._gates import validation_records
-from consulta.apps.modeling._templates import describe_data, plan_for
+from consulta.apps.modeling._plan import plan_for
+from consulta.apps.modeling._shape import describe_data
 
 from .team_script import (
     HEATING_EFFECTS,
@@ -173,3 +174,29 @@ def test_without_a_stated_case_nothing_is_predicted(tmp_path: Path) -> None:
     assert not (ws / "results" / "prediction.csv").exists()
     assert any("does not state" in n for n in team.memo["notes"]["plan"])
     assert "predicted price_k" not in (ws / "paper" / "paper.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("kind", ["forecast", "epidemic", "regression"])
+def test_each_template_is_a_python_file_the_script_fills_with_its_plan(kind: str) -> None:
+    import ast
+    import json
+
+    from consulta.apps.modeling._plan import Plan
+    from consulta.apps.modeling._templates import script, template_path
+
+    plan = Plan(kind=kind, table="t.csv", time=None, target="y", covariates=["x"])  # type: ignore[arg-type]
+    for name in ("clean_data", "model", "train", "figures"):
+        template = template_path(name, kind)  # type: ignore[arg-type]
+        assert template.is_file() and template.suffix == ".py"
+        ast.parse(template.read_text(encoding="utf-8"))  # a reader (and ruff) opens the template as it is
+        source = script(name, plan)  # type: ignore[arg-type]
+        (line,) = [
+            n for n in ast.parse(source).body if isinstance(n, ast.Assign) and ast.unparse(n.targets[0]) == "PLAN"
+        ]
+        assert isinstance(line.value, ast.Call)
+        assert json.loads(ast.literal_eval(line.value.args[0])) == plan.model_dump()
+        assert source.replace(ast.get_source_segment(source, line) or "", "") == template.read_text(
+            encoding="utf-8"
+        ).replace(
+            'PLAN = json.loads("{}")  # the plan: written here when the team\'s script is made from this template', ""
+        )

@@ -70,10 +70,12 @@ from ._gates import (
     write_validation_record,
 )
 from ._paper import render_pdf
+from ._plan import Plan, plan_for
 from ._problem import Problem
 from ._sandbox_run import ScriptRun, run_script
+from ._shape import DataShape, describe_data
 from ._team import AGENTS, Mode, TeamAnswer, instructions, output_type, scenario_type
-from ._templates import KINDS, DataShape, Plan, describe_data, plan_for, script
+from ._templates import KINDS, script
 
 __all__ = ["Decision", "Director", "Escalation", "Refusal", "Stopped", "TeamConfig", "clock", "pending_escalation"]
 

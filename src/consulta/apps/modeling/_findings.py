@@ -11,7 +11,7 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
-from ._templates import ModelKind
+from ._shape import ModelKind
 
 __all__ = ["Finding", "data_account", "findings"]
 
