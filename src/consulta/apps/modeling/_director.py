@@ -6,30 +6,24 @@ code_runs) → model_trainer (gate results_trained) → visualizer → writer �
 gate sends its phase's work back with the reasons, up to `MAX_ATTEMPTS` times, then the Director escalates to the
 person (`Escalation`; the app turns it into the runtime's `question`): accept the work as it is, try again, or stop.
 
-Consultation (§2): an agent's answer may ask to consult a colleague. The Director checks the request (`refusal`):
-an empty question, an unknown agent, the agent itself, a depth over `max_depth`, a cycle (the colleague is waiting
-on a consultation already), a budget per agent and phase spent, or the same question asked again in the phase are
-refused with the reason (on record in the store's ledger, and told to the asker). Otherwise it pauses the asker,
-has the colleague answer (it may consult in turn, one agent at a time), writes `consultation/{from}_{to}_{i}.md`,
-hands the reply back, and when the asker has used it fills the record's 结果.
+Consultation (§2): an agent's answer may ask to consult a colleague. The Director checks the request against its rules
+(`_consultations.refusal`: refused ones go on record in the store's ledger with the reason, and are told to the
+asker). Otherwise it pauses the asker, has the colleague answer (it may consult in turn, one agent at a time), writes
+`consultation/{from}_{to}_{i}.md` (`_consult`), hands the reply back, and when the asker has used it fills the
+record's 结果.
 
-Durable: everything the Director learns (each agent's answer, each consultation's number and reply, each verdict,
-the person's decisions) goes into a memo, `state/director.json`, written atomically before the next step. A run
-killed at any point and started again replays the memo: no agent is asked twice, no record written twice, the
-numbering goes on where it stopped. Records are stamped with `SOURCE_DATE_EPOCH` when it is set (reproducible
-runs), else the clock.
+Each agent's answer is a nested run of the Director's run, made within its tool call (its model requests count against
+the run's usage limits) and ended on every path: finished, failed, or cancelled when the run is stopped. Durable:
+what the Director learns goes into its memo (`_memo`) before the next step; a run killed at any point and started
+again replays it: no agent is asked twice, no record written twice, the numbering goes on where it stopped, and a
+member's run the killed process left `running` is ended `failed`. The team's code: `_team_code`.
 """
 
 from __future__ import annotations
 
-import ast
 import asyncio
-import json
-import os
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -45,7 +39,6 @@ from ...runtime import (
     ToolReturned,
     crash_point,
     typed_answer,
-    utcnow,
 )
 from ._compose import PaperParts, compose_paper
 from ._consult import (
@@ -58,6 +51,7 @@ from ._consult import (
     reply_text,
     request_text,
 )
+from ._consultations import Refusal, TeamConfig, brief, ledger, refusal
 from ._files import create_once, write_atomic
 from ._findings import data_account, findings
 from ._gates import (
@@ -69,12 +63,14 @@ from ._gates import (
     record_path,
     write_validation_record,
 )
+from ._memo import Memo, clock, pending_escalation
 from ._paper import render_pdf
 from ._plan import Plan, plan_for
 from ._problem import Problem
-from ._sandbox_run import ScriptRun, run_script
+from ._sandbox_run import ScriptRun
 from ._shape import DataShape, describe_data
-from ._team import AGENTS, Mode, TeamAnswer, instructions, output_type, scenario_type
+from ._team import Mode, TeamAnswer, instructions, output_type, scenario_type
+from ._team_code import draft_problem, run_in_sandbox, strip_fence, write_script
 from ._templates import KINDS, script
 
 __all__ = ["Decision", "Director", "Escalation", "Refusal", "Stopped", "TeamConfig", "clock", "pending_escalation"]
@@ -89,30 +85,6 @@ _MAX_REQUESTS_PER_TURN = 3
 """Consultations one answer of an agent may ask for in a row (refused ones included) before its requests are ignored."""
 
 
-def pending_escalation(workspace: Path) -> str | None:
-    """The escalation a run of this workspace waits on (`gate#round`), or None."""
-    memo = Path(workspace) / "state" / "director.json"
-    if not memo.is_file():
-        return None
-    pending = json.loads(memo.read_text(encoding="utf-8")).get("notes", {}).get("pending")
-    return pending if isinstance(pending, str) else None
-
-
-def clock() -> str:
-    """Now (UTC, seconds), or `SOURCE_DATE_EPOCH` when set."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    stamp = datetime.fromtimestamp(int(epoch), UTC) if epoch and epoch.isdigit() else datetime.now(UTC)
-    return stamp.isoformat(timespec="seconds")
-
-
-@dataclass(frozen=True, kw_only=True)
-class TeamConfig:
-    max_depth: int = 2
-    """Consultations inside consultations: 1 = an agent asks a colleague; 2 = the colleague may ask another."""
-    budget: int = 2
-    """Consultations each agent may make in each phase."""
-
-
 class Escalation(Exception):
     """A gate was REJECTED `MAX_ATTEMPTS` times: the person decides (accept, retry, stop)."""
 
@@ -123,28 +95,6 @@ class Escalation(Exception):
 
 class Stopped(Exception):
     """The person chose to stop the run at an escalation."""
-
-
-@dataclass(frozen=True)
-class Refusal:
-    code: str
-    reason: str
-
-
-class _Memo:
-    """`state/director.json`: what the Director has learnt so far, saved atomically on every change."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-        for key in ("answers", "consults", "pairs", "decisions", "notes"):
-            self.data.setdefault(key, {})
-
-    def save(self) -> None:
-        write_atomic(self.path, json.dumps(self.data, ensure_ascii=False, indent=1, sort_keys=True).encode("utf-8"))
-
-    def __getitem__(self, key: str) -> dict[str, Any]:
-        return self.data[key]
 
 
 class Director:
@@ -167,7 +117,7 @@ class Director:
         self.lang = lang
         self.decision = decision
         self.answer_timeout = answer_timeout
-        self.memo = _Memo(self.ws / "state" / "director.json")
+        self.memo = Memo(self.ws / "state" / "director.json")
         self._counters: dict[str, int] = {}
         self.unfit: dict[str, str] = {}
         """Agent → why its last answer did not fit its form (code's words stood in)."""
@@ -530,7 +480,7 @@ class Director:
                     "status": "refused",
                     "code": refusal.code,
                     "reason": refusal.reason,
-                    **_brief(request, phase),
+                    **brief(request, phase),
                 }
                 self.memo.save()
                 self._ledger(key, request, status="refused", error=f"{refusal.code}: {refusal.reason}")
@@ -544,7 +494,7 @@ class Director:
                 "status": "asked",
                 "index": index,
                 "file": record_name(request.from_agent, request.to_agent, index),
-                **_brief(request, phase),
+                **brief(request, phase),
             }
             self.memo.save()  # the number is taken before the colleague is asked: a resumed run keeps it
             crash_point(f"modeling.reserved:{known['file']}")
@@ -574,34 +524,12 @@ class Director:
     def refusal(
         self, request: ConsultationRequest, *, phase: str, depth: int, waiting: tuple[str, ...]
     ) -> Refusal | None:
-        """Why the Director will not make this consultation, or None when it will."""
-        to, asker = request.to_agent, request.from_agent
-        if not request.question.strip():
-            return Refusal("empty_question", "咨询必须写明问题（consult_question）。")
-        if to not in AGENTS:
-            return Refusal(
-                "unknown_agent",
-                f"团队里没有 {to or '（空）'}；可以咨询：{', '.join(a for a in AGENTS if a != asker)}。",
-            )
-        if to == asker:
-            return Refusal("self_consultation", f"{asker} 不能咨询自己：自己决定，或问另一位同伴。")
-        if depth > self.config.max_depth:
-            return Refusal("too_deep", f"咨询嵌套已达 {self.config.max_depth} 层上限：请根据已有信息回答。")
-        if to in waiting:
-            chain = " → ".join((*waiting, asker, to))
-            return Refusal("cycle", f"{to} 正在等待这条咨询链的回复（{chain}），不能再被咨询：请直接回答。")
-        done = [
-            c
-            for c in self.memo["consults"].values()
-            if c.get("from") == asker and c.get("phase") == phase and c["status"] != "refused"
-        ]
-        if len(done) >= self.config.budget:
-            return Refusal(
-                "budget_exhausted", f"{asker} 在 {phase} 阶段已咨询 {len(done)} 次，达到上限：请用已有的回复完成工作。"
-            )
-        if any(c.get("to") == to and c.get("question") == request.question.strip() for c in done):
-            return Refusal("repeated", f"这个问题已经问过 {to}：请使用那次的回复。")
-        return None
+        """Why the Director will not make this consultation, or None when it will (see `_consultations.refusal`)."""
+        consults = self.memo["consults"].values()
+        return refusal(request, consults=consults, config=self.config, phase=phase, depth=depth, waiting=waiting)
+
+    def _ledger(self, key: str, request: ConsultationRequest, **fields: Any) -> None:
+        ledger(self.store, self.call, self.ws, key, request, **fields)
 
     def _validator_check(self, answer: TeamAnswer) -> None:
         """A REJECTED verdict must show its evidence: a reason naming a file of the workspace (else the validator is
@@ -625,14 +553,13 @@ class Director:
     # ---- code ---------------------------------------------------------------------------------------------------------
 
     async def _run_script(self, name: str) -> ScriptRun:
-        """Run `code/<name>.py` in the sandbox, in a thread: the event loop (the web page, other runs) goes on meanwhile."""
-        return await asyncio.to_thread(run_script, self.ws, self.ws / "code" / f"{name}.py")
+        return await run_in_sandbox(self.ws, name)
 
     async def _model_code(self, draft: str, plan: Plan, attempt: int) -> None:
         """code/model.py: the code translator's own code when it parses, defines what train.py uses and runs in the
         sandbox; the template otherwise (which one, and why, goes on record)."""
-        draft = _strip_fence(draft)
-        reason = _draft_problem(draft, plan)
+        draft = strip_fence(draft)
+        reason = draft_problem(draft, plan)
         if not draft.strip() and "code_translator" in self.unfit:
             reason = f"its answer did not fit its form ({self.unfit['code_translator'][:160]})"
         if reason is None:
@@ -650,18 +577,7 @@ class Director:
         await self._run_script("model")
 
     def _write_script(self, name: str, source: str, *, origin: str) -> None:
-        path = self.ws / "code" / f"{name}.py"
-        if not path.is_file() or path.read_text(encoding="utf-8") != source:
-            write_atomic(path, source.encode("utf-8"))
-        provenance = self.memo["notes"].setdefault("provenance", {})
-        if provenance.get(name) != origin:
-            provenance[name] = origin
-            self.memo.save()
-            lines = [f"- `code/{k}.py`: {v}" for k, v in sorted(provenance.items())]
-            write_atomic(
-                self.ws / "code" / "PROVENANCE.md",
-                ("# Where each script came from\n\n" + "\n".join(lines) + "\n").encode("utf-8"),
-            )
+        write_script(self.ws, self.memo, name, source, origin=origin)
 
     # ---- prompts ----------------------------------------------------------------------------------------------------
 
@@ -743,69 +659,11 @@ class Director:
                 )
             )
 
-    def _ledger(
-        self,
-        key: str,
-        request: ConsultationRequest,
-        *,
-        status: str,
-        reply: Reply | None = None,
-        record: Path | None = None,
-        error: str | None = None,
-    ) -> None:
-        """The consultation in the store's ledger (`consulta consultations` lists it), once: a resumed run finds it
-        by its key and the workspace."""
-        if self.store is None:
-            return
-        tag = f"{self.ws.resolve()}|{key}"
-        if any(c.request.get("record_key") == tag for c in self.store.list_consultations(limit=1000)):
-            return
-        self.store.record_consultation(
-            expert_id=request.to_agent, status=status, started_at=utcnow(), duration_ms=0.0, attempts=1,
-            run_id=self.call.run_id if self.call is not None else None, tool_call_id=self.call.tool_call_id if self.call is not None else None,
-            request={
-                "question": request.question, "reasoning": request.background, "expected_output_type": kind_of(request),
-                "scenario_id": "director_consultation", "context": {"from_agent": request.from_agent, "understanding": request.understanding,
-                "record": f"consultation/{record.name}" if record else None, "workspace": str(self.ws)}, "record_key": tag,
-            },
-            expert_output={"answer": reply.answer, "note": reply.note, "reply": reply_text(reply)} if reply is not None else None,
-            error=error,
-        )  # fmt: skip
-
-
-def _brief(request: ConsultationRequest, phase: str) -> dict[str, Any]:
-    return {"from": request.from_agent, "to": request.to_agent, "question": request.question.strip(), "phase": phase}
-
 
 def _task(task: str, reasons: list[str]) -> str:
     if not reasons:
         return task
     return task + "\n上一轮被验证关卡退回，理由：\n" + "\n".join(f"- {r[:300]}" for r in reasons[:6])
-
-
-def _strip_fence(text: str) -> str:
-    text = text.strip()
-    if text.startswith("```"):
-        text = text.split("\n", 1)[1] if "\n" in text else ""
-        text = text.rsplit("```", 1)[0]
-    return text.strip() + "\n" if text.strip() else ""
-
-
-def _draft_problem(draft: str, plan: Plan) -> str | None:
-    """Why the code translator's draft cannot be the model's code (None: it can be tried)."""
-    if not draft.strip():
-        return "there was no draft"
-    try:
-        tree = ast.parse(draft)
-    except SyntaxError as error:
-        return f"it is not valid Python ({error.msg}, line {error.lineno})"
-    defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
-    missing = KINDS[plan.kind].functions - defined
-    if missing:
-        return f"it does not define {', '.join(sorted(missing))}, which code/train.py calls"
-    if "PLAN" not in draft:
-        return "it does not read the plan (PLAN) the training script shares"
-    return None
 
 
 def _no_digits(text: str) -> str:
