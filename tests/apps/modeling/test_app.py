@@ -66,6 +66,9 @@ def test_a_run_through_the_host_records_consultations_events_and_the_pdf(tmp_pat
         "consultation/writer_modeler_1.md",
     }
     nested = [r for r in runs if r.parent_run_id == done.id]
+    by_id = {r.id: r for r in nested}  # each consultation's row names the colleague's run, as consult_expert's does
+    assert all(c.expert_run_id in by_id and by_id[c.expert_run_id].agent == c.expert_id for c in ledger)
+    assert all(r.status == RunStatus.finished for r in nested)
     assert {
         "reader",
         "researcher",

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...runtime import Store, ToolCallContext, utcnow
+from ...asks import keep_consultation
+from ...runtime import Store, ToolCallContext
 from ._consult import ConsultationRequest, Reply, kind_of, reply_text
 from ._team import AGENTS
 
@@ -73,12 +74,17 @@ def ledger(
     key: str,
     request: ConsultationRequest,
     *,
+    started: str,
+    clock: float,
     status: str,
     reply: Reply | None = None,
     record: Path | None = None,
     error: str | None = None,
+    expert_run_id: str | None = None,
 ) -> None:
-    """The consultation in the store's ledger (`consulta consultations` lists it), once: a resumed run (the same run
+    """The consultation in the store's ledger (`consulta consultations` lists it) through the consultation primitive
+    every app uses (`asks.keep_consultation`: the row `consult_expert` keeps too, with the colleague's run as the
+    expert's run and the time from `clock`, the asker's request), once: a resumed run (the same run
     going on) finds it among its own rows by its key and the workspace."""
     if store is None:
         return
@@ -86,8 +92,8 @@ def ledger(
     mine = store.list_consultations(run_id=call.run_id, limit=10_000) if call is not None else []
     if any(c.request.get("record_key") == tag for c in mine):
         return
-    store.record_consultation(
-        expert_id=request.to_agent, status=status, started_at=utcnow(), duration_ms=0.0, attempts=1,
+    keep_consultation(
+        store, expert_id=request.to_agent, status=status, started=started, clock=clock, attempts=1, expert_run_id=expert_run_id,
         run_id=call.run_id if call is not None else None, tool_call_id=call.tool_call_id if call is not None else None,
         request={
             "question": request.question, "reasoning": request.background, "expected_output_type": kind_of(request),

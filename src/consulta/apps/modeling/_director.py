@@ -39,6 +39,7 @@ from ...runtime import (
     ToolReturned,
     crash_point,
     typed_answer,
+    utcnow,
 )
 from ._compose import PaperParts, compose_paper
 from ._consult import (
@@ -119,6 +120,8 @@ class Director:
         self.answer_timeout = answer_timeout
         self.memo = Memo(self.ws / "state" / "director.json")
         self._counters: dict[str, int] = {}
+        self.member_runs: list[tuple[str, str]] = []
+        """(agent, run id) of each member's run this Director opened, in order."""
         self.unfit: dict[str, str] = {}
         """Agent → why its last answer did not fit its form (code's words stood in)."""
 
@@ -410,6 +413,8 @@ class Director:
             return kind.model_validate(known["output"])
         text = instructions(agent, mode, task=task)
         log = self._nested(agent, f"{task}\n\n{prompt}"[:2000])
+        if log is not None:
+            self.member_runs.append((agent, log.run.id))
         started = time.perf_counter()
         try:
             output, fallback = await self._typed(agent, mode, kind, text, prompt, check)
@@ -468,6 +473,7 @@ class Director:
         n = self._counters[f"{step}|consult"] = self._counters.get(f"{step}|consult", 0) + 1
         key = f"{step}|{request.from_agent}|c{n}"
         known = self.memo["consults"].get(key)
+        began = (utcnow(), time.perf_counter())
         if known is not None and known["status"] == "refused":
             return Refusal(known["code"], known["reason"])
         if known is not None and known.get("reply") is not None:
@@ -483,7 +489,7 @@ class Director:
                     **brief(request, phase),
                 }
                 self.memo.save()
-                self._ledger(key, request, status="refused", error=f"{refusal.code}: {refusal.reason}")
+                self._ledger(key, request, began, status="refused", error=f"{refusal.code}: {refusal.reason}")
                 self._emit_return(
                     "consult", call_id, ok=False, result={"error_code": refusal.code, "message": refusal.reason}
                 )
@@ -498,6 +504,7 @@ class Director:
             }
             self.memo.save()  # the number is taken before the colleague is asked: a resumed run keeps it
             crash_point(f"modeling.reserved:{known['file']}")
+        before = len(self.member_runs)
         answered = await self.turn(
             request.to_agent, "answer", step=key, phase=phase, depth=depth, waiting=(*waiting, request.from_agent),
             task=f"回答 {request.from_agent} 的咨询。", prompt=request_text(request) + "\n\n" + self._problem_prompt(short=True),
@@ -510,9 +517,10 @@ class Director:
         path = self.ws / "consultation" / known["file"]
         create_once(path, record_markdown(request, reply, index=known["index"], time=clock()).encode("utf-8"))
         crash_point(f"modeling.record:{path.name}")
+        colleague = next((run for agent, run in self.member_runs[before:] if agent == request.to_agent), None)
+        self._ledger(key, request, began, status="done", reply=reply, record=path, expert_run_id=colleague)
         known.update(status="done", reply=reply.model_dump())
-        self.memo.save()
-        self._ledger(key, request, status="done", reply=reply, record=path)
+        self.memo.save()  # after the ledger: a run killed between the two finds its row and does not add another
         self._emit_return(
             "consult",
             f"consult:{key}",
@@ -528,8 +536,8 @@ class Director:
         consults = self.memo["consults"].values()
         return refusal(request, consults=consults, config=self.config, phase=phase, depth=depth, waiting=waiting)
 
-    def _ledger(self, key: str, request: ConsultationRequest, **fields: Any) -> None:
-        ledger(self.store, self.call, self.ws, key, request, **fields)
+    def _ledger(self, key: str, request: ConsultationRequest, began: tuple[str, float], **fields: Any) -> None:
+        ledger(self.store, self.call, self.ws, key, request, started=began[0], clock=began[1], **fields)
 
     def _validator_check(self, answer: TeamAnswer) -> None:
         """A REJECTED verdict must show its evidence: a reason naming a file of the workspace (else the validator is
