@@ -34,9 +34,7 @@ from ...runtime import (
     RunStatus,
     Store,
     ToolCallContext,
-    ToolCalled,
     ToolError,
-    ToolReturned,
     crash_point,
     typed_answer,
     utcnow,
@@ -46,7 +44,6 @@ from ._consult import (
     ConsultationRequest,
     Reply,
     fill_outcome,
-    kind_of,
     record_markdown,
     record_name,
     reply_text,
@@ -320,9 +317,6 @@ class Director:
     async def gate(self, gate: Gate, phase: str, attempt: int) -> Verdict:
         """The verdict of `gate`: code's checks first (a failure decides REJECTED alone), else the validator's."""
         step = f"gate:{gate}#{attempt}"
-        self._emit_call(
-            "gate", f"{gate}#{attempt}", {"gate": gate, "attempt": attempt}
-        )  # the call's id is `gate:<step>`, as its return's
         verdict = code_verdict(gate, self.ws, attempt=attempt)
         if verdict is not None:
             verdict = verdict.model_copy(update={"decided_at": clock()})
@@ -343,16 +337,6 @@ class Director:
         verdict = read_validation_record(
             record_path(self.ws, gate, attempt)
         )  # the record is the truth (a resumed run kept the first)
-        result = {
-            "gate": gate,
-            "attempt": attempt,
-            "status": verdict.status,
-            "decided_by": verdict.decided_by,
-            "reasons": verdict.reasons,
-        }
-        if verdict.status == "REJECTED":
-            result |= {"error_code": "REJECTED", "message": "; ".join(verdict.reasons)[:300]}
-        self._emit_return("gate", step, ok=verdict.status != "REJECTED", result=result)
         return verdict
 
     # ---- one agent's turn, with its consultations -----------------------------------------------------------------
@@ -480,8 +464,8 @@ class Director:
             return Reply.model_validate(known["reply"]), self.ws / "consultation" / known["file"]
         if known is None:
             refusal = self.refusal(request, phase=phase, depth=depth, waiting=waiting)
-            call_id = self._emit_call("consult", key, request.model_dump(), run_id=self._asker_run(request.from_agent))
             if refusal is not None:
+                self._ledger(key, request, began, status="refused", error=f"{refusal.code}: {refusal.reason}")
                 self.memo["consults"][key] = {
                     "status": "refused",
                     "code": refusal.code,
@@ -489,10 +473,6 @@ class Director:
                     **brief(request, phase),
                 }
                 self.memo.save()
-                self._ledger(key, request, began, status="refused", error=f"{refusal.code}: {refusal.reason}")
-                self._emit_return(
-                    "consult", call_id, ok=False, result={"error_code": refusal.code, "message": refusal.reason}
-                )
                 return refusal
             pair = f"{request.from_agent}_{request.to_agent}"
             index = self.memo["pairs"][pair] = self.memo["pairs"].get(pair, 0) + 1
@@ -521,12 +501,6 @@ class Director:
         self._ledger(key, request, began, status="done", reply=reply, record=path, expert_run_id=colleague)
         known.update(status="done", reply=reply.model_dump())
         self.memo.save()  # after the ledger: a run killed between the two finds its row and does not add another
-        self._emit_return(
-            "consult",
-            f"consult:{key}",
-            ok=True,
-            result={"record": f"consultation/{path.name}", "kind": kind_of(request), "reply": reply.answer[:200]},
-        )
         return reply, path
 
     def refusal(
@@ -642,30 +616,6 @@ class Director:
                     RunStatus.failed,
                     error="The process running it stopped; the resumed run went on without it.",
                 )
-
-    def _asker_run(self, agent: str) -> str | None:
-        return self.call.run_id if self.call is not None else None
-
-    def _emit_call(self, tool: str, key: str, args: dict[str, Any], run_id: str | None = None) -> str:
-        call_id = f"{tool}:{key}"
-        if self.call is not None and self.call.log is not None:
-            self.call.log.emit(
-                ToolCalled(run_id=run_id or self.call.run_id, tool_call_id=call_id, tool_name=tool, args=args)
-            )
-        return call_id
-
-    def _emit_return(self, tool: str, call_id: str, *, ok: bool, result: dict[str, Any]) -> None:
-        if self.call is not None and self.call.log is not None:
-            self.call.log.emit(
-                ToolReturned(
-                    run_id=self.call.run_id,
-                    tool_call_id=call_id if call_id.startswith(f"{tool}:") else f"{tool}:{call_id}",
-                    tool_name=tool,
-                    ok=ok,
-                    result=result,
-                    duration_ms=0.0,
-                )
-            )
 
 
 def _task(task: str, reasons: list[str]) -> str:
