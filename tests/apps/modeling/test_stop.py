@@ -1,11 +1,12 @@
 """Stop reaches every member of the team: a live team (the scripted model double, one member's answer held as long as
-a slow model's) is stopped through the host every front end uses; the stop answers within seconds, no member starts
-after it, and no run of the Director or of its members is left `running` in the store."""
+a slow model's) is stopped through the host every front end uses, and through the page's API; the stop answers within
+seconds, no member starts after it, and no run of the Director or of its members is left `running` in the store."""
 
 from __future__ import annotations
 
 import asyncio
 import shutil
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -25,9 +26,9 @@ HELD = "@data_engineer/work"
 
 
 @pytest.fixture
-def slow_member(monkeypatch: pytest.MonkeyPatch) -> asyncio.Event:
+def slow_member(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
     """The scripted model double with one member's request held (until cancelled); the event is set when it is."""
-    reached = asyncio.Event()
+    reached = threading.Event()
     request = ScriptedModel.request
 
     async def held_request(self: ScriptedModel, messages: list[Any], *args: Any, **kwargs: Any) -> Any:
@@ -40,7 +41,7 @@ def slow_member(monkeypatch: pytest.MonkeyPatch) -> asyncio.Event:
     return reached
 
 
-def test_stop_reaches_the_member_at_work_and_no_run_stays_running(tmp_path: Path, slow_member: asyncio.Event) -> None:
+def test_stop_reaches_the_member_at_work_and_no_run_stays_running(tmp_path: Path, slow_member: threading.Event) -> None:
     problem = tmp_path / "problem"
     shutil.copytree(SAMPLES / "electricity_demand", problem)
     script = write_script(tmp_path / "team.json")
@@ -52,7 +53,7 @@ def test_stop_reaches_the_member_at_work_and_no_run_stays_running(tmp_path: Path
         host = AppHost(app="modeling", settings=settings, options={"problem": str(problem)})
         try:
             run = await host.start("开始", principal=PRINCIPAL)
-            await asyncio.wait_for(slow_member.wait(), 60)  # the team is at work: a member's model request is live
+            assert await asyncio.to_thread(slow_member.wait, 60)  # the team is at work: a member's request is live
             started = time.perf_counter()
             stopped = await host.stop(run.id, principal=PRINCIPAL)
             took = time.perf_counter() - started
@@ -66,9 +67,49 @@ def test_stop_reaches_the_member_at_work_and_no_run_stays_running(tmp_path: Path
     stopped, took, members, later = asyncio.run(scenario())
     assert stopped.status == RunStatus.cancelled
     assert took < 5, f"the stop took {took:.1f} s"
+    _members_stopped(members, later)
+
+
+def _members_stopped(members: list[Any], later: list[Any]) -> None:
+    """The members' runs in the store at the stop and a moment later: none started after it, none `running`, the one
+    at work cancelled, those before it finished."""
     assert {m.agent for m in members} >= {"reader", "researcher", "modeler", "data_engineer"}
     assert [m.id for m in later] == [m.id for m in members]  # no member started after the stop
     assert [m.status for m in later if m.status == RunStatus.running] == []
     (held,) = [m for m in later if m.agent == "data_engineer"]
     assert held.status == RunStatus.cancelled
     assert all(m.status == RunStatus.finished for m in later if m.agent != "data_engineer")
+
+
+def test_the_pages_stop_answers_at_once_and_the_store_holds_no_running_run(
+    tmp_path: Path, slow_member: threading.Event
+) -> None:
+    from fastapi.testclient import TestClient
+
+    from consulta.frontends.web import create_app
+    from consulta.runtime import Store
+
+    problem = tmp_path / "problem"
+    shutil.copytree(SAMPLES / "electricity_demand", problem)
+    script = write_script(tmp_path / "team.json")
+    settings = Settings(
+        home=tmp_path, database_url=f"sqlite:///{tmp_path}/consulta.db", model=f"scripted:{script}", lang="en"
+    )
+    with TestClient(create_app(app="modeling", settings=settings, options={"problem": str(problem)})) as client:
+        token = client.post("/api/sessions").json()["token"]
+        headers = {"Authorization": f"Bearer {token}"}
+        started = client.post("/api/runs", json={"prompt": "start"}, headers=headers)
+        assert started.status_code == 201, started.text
+        run_id = started.json()["id"]
+        assert slow_member.wait(60)
+        clock = time.perf_counter()
+        stopped = client.post(f"/api/runs/{run_id}/stop", headers=headers)
+        took = time.perf_counter() - clock
+        assert stopped.status_code == 200 and stopped.json()["status"] == "cancelled", stopped.text
+        assert took < 5, f"the stop took {took:.1f} s"
+        store = Store(settings.database_url)
+        members = [r for r in store.list_runs(app="modeling", limit=200) if r.parent_run_id == run_id]
+        time.sleep(0.5)
+        later = [r for r in store.list_runs(app="modeling", limit=200) if r.parent_run_id == run_id]
+    _members_stopped(members, later)
+    assert store.get_run(run_id).status == RunStatus.cancelled
