@@ -25,7 +25,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic_ai.models import Model
 
@@ -67,13 +67,30 @@ from ._plan import Plan, plan_for
 from ._problem import Problem
 from ._sandbox_run import ScriptRun
 from ._shape import DataShape, describe_data
-from ._team import Mode, TeamAnswer, instructions, output_type, scenario_type
+from ._team import (
+    Answer,
+    CodeTranslatorWork,
+    DataEngineerWork,
+    Mode,
+    ModelerWork,
+    ModelTrainerWork,
+    ReaderWork,
+    ResearcherWork,
+    TeamAnswer,
+    ValidatorWork,
+    VisualizerWork,
+    WriterWork,
+    instructions,
+    output_type,
+    scenario_type,
+)
 from ._team_code import draft_problem, run_in_sandbox, strip_fence, write_script
 from ._templates import KINDS, script
 
 __all__ = ["Decision", "Director", "Escalation", "Refusal", "Stopped", "TeamConfig", "clock", "pending_escalation"]
 
 Decision = Literal["accept", "retry", "stop"]
+_Work = TypeVar("_Work", bound=TeamAnswer)
 PHASES = {
     "reader": "analysis", "researcher": "analysis", "modeler": "analysis", "data_engineer": "data", "code_translator": "code",
     "model_trainer": "training", "visualizer": "writing", "writer": "writing",
@@ -142,21 +159,24 @@ class Director:
         """The whole flow to the paper's PDF (its path). Escalation when a gate needs the person; Stopped when they
         said stop."""
         self._close_stale_members()
-        reader = await self.turn(
-            "reader",
-            "work",
-            step="reader",
-            task="读题：概括问题要点，列出要回答的问题。",
-            prompt=self._problem_prompt(),
+        reader = typed(
+            ReaderWork,
+            await self.turn(
+                "reader",
+                "work",
+                step="reader",
+                task="读题：概括问题要点，列出要回答的问题。",
+                prompt=self._problem_prompt(),
+            ),
         )
-        research = await self.turn(
+        research = typed(ResearcherWork, await self.turn(
             "researcher", "work", step="researcher", task="推荐建模方法。",
-            prompt=self._problem_prompt() + "\n\n问题分析：" + getattr(reader, "summary", ""),
-        )  # fmt: skip
-        modeler = await self.turn(
+            prompt=self._problem_prompt() + "\n\n问题分析：" + reader.summary,
+        ))  # fmt: skip
+        modeler = typed(ModelerWork, await self.turn(
             "modeler", "work", step="modeler", task="给出假设与模型，并从数据的列中选出目标列与解释变量。",
-            prompt=self._problem_prompt() + "\n\n推荐方法：" + getattr(research, "recommendation", "") + "\n\n" + self._data_prompt(),
-        )  # fmt: skip
+            prompt=self._problem_prompt() + "\n\n推荐方法：" + research.recommendation + "\n\n" + self._data_prompt(),
+        ))  # fmt: skip
         shape = describe_data(self.ws / "problem")
         choices = modeler.model_dump()
         if shape.kind == "regression":
@@ -171,35 +191,38 @@ class Director:
         )
 
         async def data_work(attempt: int, reasons: list[str]) -> None:
-            engineer = await self.turn(
-                "data_engineer",
-                "work",
-                step=f"data_engineer#{attempt}",
-                task=_task("清洗数据。", reasons),
-                prompt=self._data_prompt(),
+            engineer = typed(
+                DataEngineerWork,
+                await self.turn(
+                    "data_engineer",
+                    "work",
+                    step=f"data_engineer#{attempt}",
+                    task=_task("清洗数据。", reasons),
+                    prompt=self._data_prompt(),
+                ),
             )
-            self._keep_answer("data_notes", getattr(engineer, "cleaning_notes", ""))
+            self._keep_answer("data_notes", engineer.cleaning_notes)
             self._write_script("clean_data", script("clean_data", plan), origin="template")
             await self._run_script("clean_data")
 
         await self.phase("data_ready", "data", data_work)
 
         async def code_work(attempt: int, reasons: list[str]) -> None:
-            translator = await self.turn(
+            translator = typed(CodeTranslatorWork, await self.turn(
                 "code_translator", "work", step=f"code_translator#{attempt}", task=_task("把模型写成 code/model.py（或留空用模板）。", reasons),
-                prompt=f"模型：{getattr(modeler, 'model_description', '')}\n模板的函数：{', '.join(sorted(KINDS[plan.kind].functions))}\n" + self._data_prompt(),
-            )  # fmt: skip
-            await self._model_code(getattr(translator, "code", ""), plan, attempt)
+                prompt=f"模型：{modeler.model_description}\n模板的函数：{', '.join(sorted(KINDS[plan.kind].functions))}\n" + self._data_prompt(),
+            ))  # fmt: skip
+            await self._model_code(translator.code, plan, attempt)
 
         await self.phase("code_runs", "code", code_work)
 
         async def train_work(attempt: int, reasons: list[str]) -> None:
             nonlocal plan
-            trainer = await self.turn(
+            trainer = typed(ModelTrainerWork, await self.turn(
                 "model_trainer", "work", step=f"model_trainer#{attempt}", task=_task(f"选择{KINDS[plan.kind].holdout_words}并训练模型。", reasons),
                 prompt=f"模型：{plan.kind}，目标列 {plan.target}，数据 {shape.rows[plan.table]} 行。",
-            )  # fmt: skip
-            holdout = getattr(trainer, "holdout", 0)
+            ))  # fmt: skip
+            holdout = trainer.holdout
             if holdout:
                 plan, more = plan_for(shape, {**choices, "holdout": holdout}, self.problem.statement)
                 self._note("training", more)
@@ -209,34 +232,37 @@ class Director:
         await self.phase("results_trained", "training", train_work)
 
         async def paper_work(attempt: int, reasons: list[str]) -> None:
-            viz = await self.turn(
-                "visualizer",
-                "work",
-                step=f"visualizer#{attempt}",
-                task="给图起名。",
-                prompt=f"目标列：{plan.target}。两幅图：{KINDS[plan.kind].figure_words}。",
+            viz = typed(
+                VisualizerWork,
+                await self.turn(
+                    "visualizer",
+                    "work",
+                    step=f"visualizer#{attempt}",
+                    task="给图起名。",
+                    prompt=f"目标列：{plan.target}。两幅图：{KINDS[plan.kind].figure_words}。",
+                ),
             )
-            label = getattr(viz, "target_label", "")
+            label = viz.target_label
             self._write_script(
                 "figures",
                 script("figures", plan.model_copy(update={"target_label": _no_digits(label)})),
                 origin="template",
             )
             await self._run_script("figures")
-            writer = await self.turn(
+            writer = typed(WriterWork, await self.turn(
                 "writer", "work", step=f"writer#{attempt}", task=_task("写摘要、讨论与结论（不要写数字）。", reasons),
-                prompt=self._results_prompt() + "\n\n模型：" + getattr(modeler, "model_description", ""),
-            )  # fmt: skip
+                prompt=self._results_prompt() + "\n\n模型：" + modeler.model_description,
+            ))  # fmt: skip
             found = findings(self.ws, kind=plan.kind, target=plan.target, lang=self.problem.lang)
             parts = PaperParts(
-                title=self.problem.title, lang=self.problem.lang, summary=getattr(reader, "summary", ""), tasks=getattr(reader, "tasks", []),
-                assumptions=getattr(modeler, "assumptions", []), method=getattr(research, "recommendation", ""),
-                model_description=getattr(modeler, "model_description", ""), model_formula=KINDS[plan.kind].formula,
+                title=self.problem.title, lang=self.problem.lang, summary=reader.summary, tasks=reader.tasks,
+                assumptions=modeler.assumptions, method=research.recommendation,
+                model_description=modeler.model_description, model_formula=KINDS[plan.kind].formula,
                 data_notes=self.memo["notes"].get("data_notes", ""),
                 data_account=data_account(self.ws, lang=self.problem.lang),
-                findings=[f.text for f in found], headline=[f.text for f in found if f.headline], abstract=getattr(writer, "abstract", ""),
-                discussion=getattr(writer, "discussion", ""), conclusion=getattr(writer, "conclusion", ""),
-                captions=getattr(viz, "captions", []), figures=list(KINDS[plan.kind].figures), consultations=sorted(p.name for p in (self.ws / "consultation").glob("*.md")),
+                findings=[f.text for f in found], headline=[f.text for f in found if f.headline], abstract=writer.abstract,
+                discussion=writer.discussion, conclusion=writer.conclusion,
+                captions=viz.captions, figures=list(KINDS[plan.kind].figures), consultations=sorted(p.name for p in (self.ws / "consultation").glob("*.md")),
             )  # fmt: skip
             strict = attempt > 1  # a gate sent the paper back: every number is code's now
             compose_paper(self.ws, parts, strict=strict)
@@ -267,7 +293,7 @@ class Director:
             task="题目是否要求预测一个给定的个体或情形（给出了它的特征取值）？如果是，在 values 中写出题目给出的每个特征的列名和题目中的数字；题目没有给出具体情形就让 values 为空列表。",
             prompt=self._problem_prompt() + "\n\n可用的解释变量：" + ranges,
         )  # fmt: skip
-        return {v.column: v.value for v in getattr(answer, "values", [])}
+        return {v["column"]: v["value"] for v in answer.model_dump().get("values", [])}
 
     async def phase(self, gate: Gate, phase: str, work: Callable[[int, list[str]], Awaitable[None]]) -> Verdict:
         """Do `work` until `gate` passes (APPROVED or CONDITIONAL): each REJECTED sends it back with the reasons; after
@@ -321,14 +347,12 @@ class Director:
         if verdict is not None:
             verdict = verdict.model_copy(update={"decided_at": clock()})
         else:
-            judged = await self.turn(
+            judged = typed(ValidatorWork, await self.turn(
                 "validator", "work", step=step, phase=phase, task=f"关卡 {gate}：代码检查已全部通过。判断产出能否进入下一阶段。",
                 prompt=self._gate_prompt(gate), check=self._validator_check,
-            )  # fmt: skip
-            status = getattr(judged, "status", "APPROVED")
-            reasons = [r for r in getattr(judged, "reasons", []) if r.strip()] or [
-                "代码检查全部通过；验证者没有补充意见。"
-            ]
+            ))  # fmt: skip
+            status = judged.status
+            reasons = [r for r in judged.reasons if r.strip()] or ["代码检查全部通过；验证者没有补充意见。"]
             verdict = Verdict(
                 gate=gate, status=status, reasons=reasons, attempt=attempt, decided_by="validator", decided_at=clock()
             )
@@ -351,8 +375,8 @@ class Director:
         answer = await self.answer(agent, mode, step=step, task=task, prompt=prompt, check=check, output=output)
         for _ in range(_MAX_REQUESTS_PER_TURN):
             to, question = (
-                str(getattr(answer, "consult_agent", "")).strip(),
-                str(getattr(answer, "consult_question", "")).strip(),
+                str(answer.model_dump().get("consult_agent", "")).strip(),
+                str(answer.model_dump().get("consult_question", "")).strip(),
             )
             if not (to or question):
                 break
@@ -372,7 +396,7 @@ class Director:
                 agent, mode, step=step, task=task, prompt=f"{prompt}\n\n{request_text(request)}\n\n{told}", check=check
             )
             if record is not None:
-                used = str(getattr(answer, "used_reply", "")).strip()
+                used = str(answer.model_dump().get("used_reply", "")).strip()
                 # what happened, not a judgment: the asker went on; how it used the reply, in its own words
                 fill_outcome(
                     record,
@@ -485,14 +509,14 @@ class Director:
             self.memo.save()  # the number is taken before the colleague is asked: a resumed run keeps it
             crash_point(f"modeling.reserved:{known['file']}")
         before = len(self.member_runs)
-        answered = await self.turn(
+        answered = typed(Answer, await self.turn(
             request.to_agent, "answer", step=key, phase=phase, depth=depth, waiting=(*waiting, request.from_agent),
             task=f"回答 {request.from_agent} 的咨询。", prompt=request_text(request) + "\n\n" + self._problem_prompt(short=True),
-        )  # fmt: skip
+        ))  # fmt: skip
         reply = Reply(
             agent=request.to_agent,
-            answer=getattr(answered, "answer", "").strip() or f"（{request.to_agent} 没有给出回答。）",
-            note=getattr(answered, "note", ""),
+            answer=answered.answer.strip() or f"（{request.to_agent} 没有给出回答。）",
+            note=answered.note,
         )
         path = self.ws / "consultation" / known["file"]
         create_once(path, record_markdown(request, reply, index=known["index"], time=clock()).encode("utf-8"))
@@ -516,7 +540,7 @@ class Director:
     def _validator_check(self, answer: TeamAnswer) -> None:
         """A REJECTED verdict must show its evidence: a reason naming a file of the workspace (else the validator is
         asked again with this error; an answer that never fits is CONDITIONAL, see `answer`)."""
-        if getattr(answer, "status", "") != "REJECTED":
+        if not isinstance(answer, ValidatorWork) or answer.status != "REJECTED":
             return
         names = {
             p.name
@@ -524,7 +548,7 @@ class Director:
             for p in (self.ws / folder).glob("*")
             if p.is_file()
         }
-        if not any(name in reason for reason in getattr(answer, "reasons", []) for name in names):
+        if not any(name in reason for reason in answer.reasons for name in names):
             raise ValueError(
                 "REJECTED needs evidence: name the file that is wrong (one of: "
                 + ", ".join(sorted(names)[:12])
@@ -616,6 +640,13 @@ class Director:
                     RunStatus.failed,
                     error="The process running it stopped; the resumed run went on without it.",
                 )
+
+
+def typed(kind: type[_Work], answer: TeamAnswer) -> _Work:
+    """`answer` as the role's answer it is (its model is made from `kind`, see `_team.output_type`)."""
+    if not isinstance(answer, kind):
+        raise TypeError(f"expected a {kind.__name__}, got a {type(answer).__name__}")
+    return answer
 
 
 def _task(task: str, reasons: list[str]) -> str:
