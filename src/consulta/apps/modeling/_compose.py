@@ -4,6 +4,10 @@ the writer's abstract, discussion and conclusion), every number copied from the 
 conclusion) never carry a digit: one that does is left out (the writer is told the numbers are code's, and a small
 model's "the coefficients are 0" is a claim no check of numbers catches). `strict` does the same to every sentence
 of the team (after a gate found a number in the paper that no file holds): then every number is code's.
+
+Nothing said about the data that the cleaning did not do: the cleaning (`scripts/clean_data.py`) never removes or
+caps outliers, so a sentence of the team that says it did is left out (what it did is `data_account`, code's).
+A sentence cut off where its field's bound stopped the model (`whole_sentences`) is left out too.
 """
 
 from __future__ import annotations
@@ -16,10 +20,17 @@ from pydantic import BaseModel, Field
 
 from ._files import write_atomic
 
-__all__ = ["PaperParts", "compose_paper"]
+__all__ = ["PaperParts", "compose_paper", "whole_sentences"]
 
 MAX_TABLE_ROWS = 24
 _SENTENCE = re.compile(r"[^。！？.!?\n]+[。！？.!?]?")
+_UNDONE = re.compile(
+    r"(outlier|anomal|异常值|离群).{0,40}?(remov|drop|delet|exclud|discard|cap|winsor|剔除|删除|去除|去掉|处理)"
+    r"|(remov|drop|delet|exclud|discard|cap|winsor|剔除|删除|去除|去掉|处理).{0,40}?(outlier|anomal|异常值|离群)",
+    re.I,
+)
+"""A claim about the data the cleaning never makes true (it does not touch outliers)."""
+_END = re.compile(r"[。！？!?]|\.(?!\d)")
 
 
 class PaperParts(BaseModel):
@@ -69,12 +80,24 @@ _WORDS = {
 }  # fmt: skip
 
 
-def _clean(text: str, strict: bool) -> str:
-    """The team's text; with `strict`, its sentences that carry a digit left out."""
+def whole_sentences(text: str, *, bound: int) -> str:
+    """`text` without the sentence a field's bound cut off: a text as long as its field allows (`bound` characters:
+    the model's grammar stopped it there) ends at its last sentence end; one with no sentence end is dropped."""
     text = text.strip()
-    if not strict:
+    if len(text) < bound - 1:
         return text
-    return "".join(s for s in _SENTENCE.findall(text) if not re.search(r"\d", s)).strip()
+    ends = [m.end() for m in _END.finditer(text)]
+    return text[: ends[-1]].strip() if ends else ""
+
+
+def _clean(text: str, strict: bool) -> str:
+    """The team's text without claims the cleaning never made true; with `strict`, its sentences that carry a digit
+    left out too."""
+    text = text.strip()
+    if not strict and not _UNDONE.search(text):
+        return text
+    kept = (s for s in _SENTENCE.findall(text) if not _UNDONE.search(s))
+    return "".join(s for s in kept if not (strict and re.search(r"\d", s))).strip()
 
 
 def _table(path: Path) -> str:

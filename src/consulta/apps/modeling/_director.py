@@ -39,7 +39,7 @@ from ...runtime import (
     typed_answer,
     utcnow,
 )
-from ._compose import PaperParts, compose_paper
+from ._compose import PaperParts, compose_paper, whole_sentences
 from ._consult import (
     ConsultationRequest,
     Reply,
@@ -255,13 +255,13 @@ class Director:
             ))  # fmt: skip
             found = findings(self.ws, kind=plan.kind, target=plan.target, lang=self.problem.lang)
             parts = PaperParts(
-                title=self.problem.title, lang=self.problem.lang, summary=reader.summary, tasks=reader.tasks,
-                assumptions=modeler.assumptions, method=research.recommendation,
-                model_description=modeler.model_description, model_formula=KINDS[plan.kind].formula,
+                title=self.problem.title, lang=self.problem.lang, summary=whole(reader, "summary"), tasks=reader.tasks,
+                assumptions=modeler.assumptions, method=whole(research, "recommendation"),
+                model_description=whole(modeler, "model_description"), model_formula=KINDS[plan.kind].formula,
                 data_notes=self.memo["notes"].get("data_notes", ""),
                 data_account=data_account(self.ws, lang=self.problem.lang),
-                findings=[f.text for f in found], headline=[f.text for f in found if f.headline], abstract=writer.abstract,
-                discussion=writer.discussion, conclusion=writer.conclusion,
+                findings=[f.text for f in found], headline=[f.text for f in found if f.headline], abstract=whole(writer, "abstract"),
+                discussion=whole(writer, "discussion"), conclusion=whole(writer, "conclusion"),
                 captions=viz.captions, figures=list(KINDS[plan.kind].figures), consultations=sorted(p.name for p in (self.ws / "consultation").glob("*.md")),
             )  # fmt: skip
             strict = attempt > 1  # a gate sent the paper back: every number is code's now
@@ -647,6 +647,14 @@ def typed(kind: type[_Work], answer: TeamAnswer) -> _Work:
     if not isinstance(answer, kind):
         raise TypeError(f"expected a {kind.__name__}, got a {type(answer).__name__}")
     return answer
+
+
+def whole(answer: TeamAnswer, field: str) -> str:
+    """The answer's text `field` without a last sentence its bound cut off (see `_compose.whole_sentences`)."""
+    info = type(answer).model_fields[field]
+    bound = next((m.max_length for m in info.metadata if isinstance(getattr(m, "max_length", None), int)), None)
+    text = str(answer.model_dump()[field])
+    return whole_sentences(text, bound=bound) if bound else text
 
 
 def _task(task: str, reasons: list[str]) -> str:
