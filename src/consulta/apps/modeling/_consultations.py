@@ -15,7 +15,16 @@ from ...runtime import Store, ToolCallContext
 from ._consult import ConsultationRequest, Reply, kind_of, reply_text
 from ._team import AGENTS
 
-__all__ = ["Refusal", "TeamConfig", "brief", "ledger", "refusal"]
+__all__ = ["DIRECTOR", "Refusal", "TeamConfig", "agent_named", "brief", "ledger", "refusal"]
+
+DIRECTOR = "director"
+"""The Director itself may be consulted (seed §5: the request is addressed to it): it answers from its records."""
+
+
+def agent_named(name: str) -> str:
+    """The agent a request names (`@Director`, `Modeler ` → `director`, `modeler`); unknown names kept as written."""
+    plain = name.strip().lstrip("@").strip()
+    return plain.lower() if plain.lower() in (*AGENTS, DIRECTOR) else plain
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -45,10 +54,10 @@ def refusal(
     to, asker = request.to_agent, request.from_agent
     if not request.question.strip():
         return Refusal("empty_question", "咨询必须写明问题（consult_question）。")
-    if to not in AGENTS:
+    if to not in AGENTS and to != DIRECTOR:
         return Refusal(
             "unknown_agent",
-            f"团队里没有 {to or '（空）'}；可以咨询：{', '.join(a for a in AGENTS if a != asker)}。",
+            f"团队里没有 {to or '（空）'}；可以咨询：{', '.join(a for a in (*AGENTS, DIRECTOR) if a != asker)}。",
         )
     if to == asker:
         return Refusal("self_consultation", f"{asker} 不能咨询自己：自己决定，或问另一位同伴。")

@@ -49,7 +49,7 @@ from ._consult import (
     reply_text,
     request_text,
 )
-from ._consultations import Refusal, TeamConfig, brief, ledger, refusal
+from ._consultations import DIRECTOR, Refusal, TeamConfig, agent_named, brief, ledger, refusal
 from ._files import create_once, write_atomic
 from ._findings import data_account, findings
 from ._gates import (
@@ -59,6 +59,7 @@ from ._gates import (
     code_verdict,
     read_validation_record,
     record_path,
+    validation_records,
     write_validation_record,
 )
 from ._memo import Memo, clock, pending_escalation
@@ -68,6 +69,7 @@ from ._problem import Problem
 from ._sandbox_run import ScriptRun
 from ._shape import DataShape, describe_data
 from ._team import (
+    ROLES,
     Answer,
     CodeTranslatorWork,
     DataEngineerWork,
@@ -381,7 +383,7 @@ class Director:
             if not (to or question):
                 break
             request = ConsultationRequest(
-                from_agent=agent, to_agent=to.lstrip("@"), question=question,
+                from_agent=agent, to_agent=agent_named(to), question=question,
                 background=f"{agent} 在做这件事时提出：{task.splitlines()[0]}",
             )  # fmt: skip
             outcome = await self.consult(request, step=step, phase=phase, depth=depth + 1, waiting=waiting)
@@ -509,6 +511,22 @@ class Director:
             self.memo.save()  # the number is taken before the colleague is asked: a resumed run keeps it
             crash_point(f"modeling.reserved:{known['file']}")
         before = len(self.member_runs)
+        reply = self._directors_reply(request) if request.to_agent == DIRECTOR else await self._colleagues_reply(
+            request, key=key, phase=phase, depth=depth, waiting=waiting
+        )  # fmt: skip
+        path = self.ws / "consultation" / known["file"]
+        create_once(path, record_markdown(request, reply, index=known["index"], time=clock()).encode("utf-8"))
+        crash_point(f"modeling.record:{path.name}")
+        colleague = next((run for agent, run in self.member_runs[before:] if agent == request.to_agent), None)
+        self._ledger(key, request, began, status="done", reply=reply, record=path, expert_run_id=colleague)
+        known.update(status="done", reply=reply.model_dump())
+        self.memo.save()  # after the ledger: a run killed between the two finds its row and does not add another
+        return reply, path
+
+    async def _colleagues_reply(
+        self, request: ConsultationRequest, *, key: str, phase: str, depth: int, waiting: tuple[str, ...]
+    ) -> Reply:
+        """The consulted colleague's answer (a turn of its own, which may consult in turn), as the seed's reply."""
         answered = typed(Answer, await self.turn(
             request.to_agent, "answer", step=key, phase=phase, depth=depth, waiting=(*waiting, request.from_agent),
             task=f"回答 {request.from_agent} 的咨询。", prompt=request_text(request) + "\n\n" + self._problem_prompt(short=True),
@@ -518,14 +536,19 @@ class Director:
             answer=answered.answer.strip() or f"（{request.to_agent} 没有给出回答。）",
             note=answered.note,
         )
-        path = self.ws / "consultation" / known["file"]
-        create_once(path, record_markdown(request, reply, index=known["index"], time=clock()).encode("utf-8"))
-        crash_point(f"modeling.record:{path.name}")
-        colleague = next((run for agent, run in self.member_runs[before:] if agent == request.to_agent), None)
-        self._ledger(key, request, began, status="done", reply=reply, record=path, expert_run_id=colleague)
-        known.update(status="done", reply=reply.model_dump())
-        self.memo.save()  # after the ledger: a run killed between the two finds its row and does not add another
-        return reply, path
+        return reply
+
+    def _directors_reply(self, request: ConsultationRequest) -> Reply:
+        """The Director's own answer, from its records only (it is code: it knows the plan, the verdicts so far and
+        who on the team knows what, and says so rather than guess at the modeling)."""
+        plan = self.memo["notes"].get("plan") or []
+        verdicts = [f"{v.gate}#{v.attempt} {v.status}" for _, v in validation_records(self.ws)]
+        known = [f"计划：{plan[0]}" if plan else "计划：模型尚未选定", "关卡：" + ("、".join(verdicts) or "尚无结论")]
+        return Reply(
+            agent=DIRECTOR,
+            answer="Director 只能根据团队的记录回答：" + "；".join(known) + "。",
+            note=f"模型与方法的问题请咨询 modeler 或 researcher；数据的问题请咨询 data_engineer。{ROLES[request.from_agent].typical}",
+        )
 
     def refusal(
         self, request: ConsultationRequest, *, phase: str, depth: int, waiting: tuple[str, ...]
