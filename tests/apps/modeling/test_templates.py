@@ -200,3 +200,38 @@ def test_each_template_is_a_python_file_the_script_fills_with_its_plan(kind: str
         ).replace(
             'PLAN = json.loads("{}")  # the plan: written here when the team\'s script is made from this template', ""
         )
+
+
+def test_the_cleaning_reports_a_repeated_and_a_missing_value_of_a_sequence(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An age given twice and an age missing (within each sex) are found before cleaning and said in the paper's data
+    section; an attribute many rows share (a house's age) is no sequence. (The template runs here in process: it is
+    our own file; the team's scripts run in the sandbox.)"""
+    import runpy
+
+    from consulta.apps.modeling._findings import data_account
+    from consulta.apps.modeling._plan import Plan
+    from consulta.apps.modeling._templates import script
+
+    for folder in ("problem", "data", "results", "code"):
+        (tmp_path / folder).mkdir()
+    ages = [0, 1, 2, 3, 3, 4, 6, 7]
+    pd.DataFrame({"sex": ["F"] * 8 + ["M"] * 8, "age": ages + list(range(8)), "count": range(16)}).to_csv(
+        tmp_path / "problem" / "herd.csv", index=False
+    )
+    pd.DataFrame({"house": range(40), "age_years": [5, 10] * 20, "price": range(40)}).to_csv(
+        tmp_path / "problem" / "houses.csv", index=False
+    )
+    plan = Plan(kind="regression", table="herd.csv", time=None, target="count", covariates=["age"])
+    (tmp_path / "code" / "clean_data.py").write_text(script("clean_data", plan), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    runpy.run_path(str(tmp_path / "code" / "clean_data.py"), run_name="__main__")
+    rows = _csv(tmp_path / "results" / "sequence_checks.csv")
+    assert [(r["file"], r["column"], r["group"], r["value"], r["times"]) for r in rows] == [
+        ("herd.csv", "age", "F", "3", "2"),
+        ("herd.csv", "age", "F", "5", "0"),
+    ]
+    account = data_account(tmp_path, lang="en")
+    assert "`herd.csv`, sequence `age` (F): 3 appears 2 times (found before cleaning)." in account
+    assert "`herd.csv`, sequence `age` (F): 5 is missing (found before cleaning)." in account
