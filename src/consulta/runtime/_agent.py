@@ -46,8 +46,9 @@ class Agent:
     them): an agent whose turns act or look up starts from facts, and free text comes after them.
     `asks_for_change`: when given, a turn whose words do not ask for a change is offered no write tool at any step,
     and a write called anyway is refused (`not_a_change_request`): a request for information never leads to a write.
-    `first_look`: read (or `opens_turn`) calls the runtime makes itself when a turn starts, from the user's words (e.g. the records of a
-    name the user wrote); they are recorded as the turn's first tool calls and the model starts from their results.
+    `first_look`: read (or `opens_turn`) calls the runtime makes itself when a turn starts, from the user's words (e.g.
+    the records of a name the user wrote); they are recorded as the turn's first tool calls and the model starts from
+    their results.
     """
 
     app: str

@@ -34,7 +34,8 @@ __all__ = [
 
 ToolKind = Literal["read", "write", "ask", "act"]
 """`read` looks up; `write` builds an operation the runtime stages into a plan; `ask` pauses on a person; `act` does
-its work itself when called (e.g. runs a team that writes its own workspace's files): not staged, not a source of facts."""
+its work itself when called (e.g. runs a team that writes its own workspace's files): not staged, and its result is
+not a source of facts."""
 
 
 class AskKind(Protocol):
