@@ -223,6 +223,8 @@ def test_the_cleaning_reports_a_repeated_and_a_missing_value_of_a_sequence(
     pd.DataFrame({"house": range(40), "age_years": [5, 10] * 20, "price": range(40)}).to_csv(
         tmp_path / "problem" / "houses.csv", index=False
     )
+    years = [2001, 2002, 2003, 2004, 2005, 2005, 2006, 2007, 2009, 2010]
+    pd.DataFrame({"year": years, "sales": range(10)}).to_csv(tmp_path / "problem" / "sales.csv", index=False)
     plan = Plan(kind="regression", table="herd.csv", time=None, target="count", covariates=["age"])
     (tmp_path / "code" / "clean_data.py").write_text(script("clean_data", plan), encoding="utf-8")
     monkeypatch.chdir(tmp_path)
@@ -231,7 +233,11 @@ def test_the_cleaning_reports_a_repeated_and_a_missing_value_of_a_sequence(
     assert [(r["file"], r["column"], r["group"], r["value"], r["times"]) for r in rows] == [
         ("herd.csv", "age", "F", "3", "2"),
         ("herd.csv", "age", "F", "5", "0"),
+        ("sales.csv", "year", "all", "2005", "2"),
+        ("sales.csv", "year", "all", "2008", "0"),
     ]
+    assert all(cell != "" for row in rows for cell in row.values())  # a result file has no empty cell (NaN)
     account = data_account(tmp_path, lang="en")
     assert "`herd.csv`, sequence `age` (F): 3 appears 2 times (found before cleaning)." in account
     assert "`herd.csv`, sequence `age` (F): 5 is missing (found before cleaning)." in account
+    assert "`sales.csv`, sequence `year`: 2008 is missing (found before cleaning)." in account

@@ -19,6 +19,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from ._files import write_atomic
+from ._tasks import TaskAnswer
 
 __all__ = ["PaperParts", "compose_paper", "whole_sentences"]
 
@@ -58,12 +59,15 @@ class PaperParts(BaseModel):
     figures: list[str] = Field(default_factory=lambda: ["fit.png", "forecast.png"])
     """The figures (names in `figures/`) in the order the paper shows them; `captions` follow the same order."""
     consultations: list[str] = Field(default_factory=list)
+    answers: list[TaskAnswer] = Field(default_factory=list)
+    """Each task of the statement with what the results say about it, or why they cannot (`_tasks.answer_of`): a
+    section of its own each."""
 
 
 _WORDS = {
     "zh-CN": {
         "abstract": "摘要", "analysis": "问题分析", "tasks": "需要回答的问题", "assumptions": "模型假设", "model": "模型",
-        "data": "数据处理", "results": "结果", "discussion": "讨论", "conclusion": "结论", "record": "附录：团队的咨询记录",
+        "data": "数据处理", "results": "结果", "answers": "逐题回答", "task": "问题 {n}", "discussion": "讨论", "conclusion": "结论", "record": "附录：团队的咨询记录",
         "no_abstract": "本文根据题目给出的数据建立模型，结果见结果文件与下列表格、图形。",
         "no_discussion": "模型的局限：它只利用了题目给出的数据，假设未来与过去的规律相同。",
         "no_conclusion": "各项数值均来自结果文件，见第 5 节的表格。", "file": "文件", "fig_fit": "模型拟合", "fig_forecast": "预测", "fig_effects": "各解释变量的重要性", "join": "",
@@ -71,7 +75,7 @@ _WORDS = {
     },
     "en": {
         "abstract": "Abstract", "analysis": "Problem analysis", "tasks": "Questions to answer", "assumptions": "Assumptions", "model": "Model",
-        "data": "Data", "results": "Results", "discussion": "Discussion", "conclusion": "Conclusion", "record": "Appendix: the team's consultations",
+        "data": "Data", "results": "Results", "answers": "Answers by task", "task": "Task {n}", "discussion": "Discussion", "conclusion": "Conclusion", "record": "Appendix: the team's consultations",
         "no_abstract": "We model the problem from its data; the results are the result files, shown in the tables and figures below.",
         "no_discussion": "Limits: the model uses only the data given and assumes the future follows the past.",
         "no_conclusion": "Every number above is taken from the result files (section 5).", "file": "file", "fig_fit": "Model fit",
@@ -151,8 +155,15 @@ def compose_paper(workspace: Path, parts: PaperParts, *, strict: bool = False) -
         if (workspace / "figures" / name).is_file():
             caption = _clean(parts.captions[i], True) if i < len(parts.captions) else ""
             out += [f"![{caption or w.get('fig_' + Path(name).stem, name)}](../figures/{name})", ""]
-    out += [f"## 6 {w['discussion']}", "", _clean(parts.discussion, True) or w["no_discussion"], ""]
-    out += [f"## 7 {w['conclusion']}", "", _clean(parts.conclusion, True) or w["no_conclusion"], ""]
+    section = 6
+    if parts.answers:
+        out += [f"## {section} {w['answers']}", ""]
+        for i, answer in enumerate(parts.answers, 1):
+            out += [f"### {section}.{i} {w['task'].format(n=answer.task.number)}", "", f"*{answer.task.text}*", ""]
+            out += [answer.text, ""]
+        section += 1
+    out += [f"## {section} {w['discussion']}", "", _clean(parts.discussion, True) or w["no_discussion"], ""]
+    out += [f"## {section + 1} {w['conclusion']}", "", _clean(parts.conclusion, True) or w["no_conclusion"], ""]
     if parts.consultations:
         out += [f"## {w['record']}", "", *[f"- `{c}`" for c in parts.consultations], ""]
     path = workspace / "paper" / "paper.md"

@@ -68,6 +68,7 @@ from ._plan import Plan, plan_for
 from ._problem import Problem
 from ._sandbox_run import ScriptRun
 from ._shape import DataShape, describe_data
+from ._tasks import answer_of, statement_tasks
 from ._team import (
     ROLES,
     Answer,
@@ -256,8 +257,14 @@ class Director:
                 prompt=self._results_prompt() + "\n\n模型：" + modeler.model_description,
             ))  # fmt: skip
             found = findings(self.ws, kind=plan.kind, target=plan.target, lang=self.problem.lang)
+            tasks = statement_tasks(self.problem.statement)  # the statement's own, when it names them
+            results = {p.name for p in (self.ws / "results").glob("*.csv")}
+            answers = [
+                answer_of(t, kind=plan.kind, target=plan.target, results=results, lang=self.problem.lang) for t in tasks
+            ]
             parts = PaperParts(
-                title=self.problem.title, lang=self.problem.lang, summary=whole(reader, "summary"), tasks=reader.tasks,
+                title=self.problem.title, lang=self.problem.lang, summary=whole(reader, "summary"),
+                tasks=[t.text for t in tasks] or reader.tasks, answers=answers,
                 assumptions=modeler.assumptions, method=whole(research, "recommendation"),
                 model_description=whole(modeler, "model_description"), model_formula=KINDS[plan.kind].formula,
                 data_notes=self.memo["notes"].get("data_notes", ""),

@@ -164,7 +164,7 @@ def sequence_account(workspace: Path, *, lang: str) -> list[str]:
     w = _words(lang)
     lines = []
     for row in _rows(Path(workspace) / "results" / "sequence_checks.csv"):
-        where = w["in_group"].format(group=row["group"]) if row.get("group") else ""
+        where = w["in_group"].format(group=row["group"]) if row.get("group") not in (None, "", "all") else ""
         said = w["repeated"] if row.get("times") not in ("0", "", None) else w["missing"]
         lines.append(said.format(**row, where=where))
     return lines

@@ -61,7 +61,7 @@ def sequence_checks(name, frame):
             continue
         steps = pd.Series(counts.index).diff().dropna()
         step = int(steps[steps > 0].mode().iloc[0]) if (steps > 0).any() else 1
-        where = " / ".join(str(v) for v in (label if isinstance(label, tuple) else (label,))) if groups else ""
+        where = " / ".join(str(v) for v in (label if isinstance(label, tuple) else (label,))) if groups else "all"
         for value, times in counts.items():
             if times > 1:
                 found.append({"file": name, "column": key, "group": where, "value": int(value), "times": int(times)})
