@@ -661,6 +661,12 @@ async def one_turn(turn: Turn, *, model_spec: str, models_dir: Path) -> dict[str
             await runtime.aclose()
         seconds = time.perf_counter() - started
         calls = store.list_tool_calls(run.id) if run is not None else []
+        reply_checks = [
+            (check, replaced)
+            for e in (store.list_events(reply.id) if reply is not None else [])
+            if e.type == "reply_checked"
+            for check, replaced in [(str(e.data.get("check")), bool(e.data.get("replaced")))]
+        ]
         consulted = (
             sorted(store.list_consultations(run_id=run.id, limit=1000), key=lambda c: c.id) if run is not None else []
         )
@@ -704,6 +710,7 @@ async def one_turn(turn: Turn, *, model_spec: str, models_dir: Path) -> dict[str
         "rules": fired,
         "packet": packet,
         "reply": reply.output if reply else None,
+        "reply_checks": reply_checks,
         "seconds": round(seconds, 1),
     }
 
@@ -786,6 +793,16 @@ async def main() -> None:
     for name, f in [*categories.items(), *languages.items()]:
         print(f"{name:18s} {f['right']:>3d} / {f['total']:<2d} {f['median_seconds']:9.1f}")
     print(f"\n{complete} of {len(rows)} turns passed every check; by check: {passed}; median {median:.1f} s per turn")
+    fired = [r for r in rows if r["reply_checks"]]
+    replaced = [r for r in rows if any(done for _, done in r["reply_checks"])]
+    by_check: dict[str, int] = {}
+    for r in fired:
+        for check in {c for c, _ in r["reply_checks"]}:
+            by_check[check] = by_check.get(check, 0) + 1
+    print(
+        f"the runtime's reply checks fired in {len(fired)} turns {dict(sorted(by_check.items()))}; code's reply shown "
+        f"in {len(replaced)}, of which {sum(r['reply_consistent'] for r in replaced)} hold to the packet"
+    )
     out.write_text(
         json.dumps(
             {
@@ -798,6 +815,10 @@ async def main() -> None:
                 "total": len(rows),
                 "passed": passed,
                 "median_seconds": median,
+                "reply_checks_fired": len(fired),
+                "reply_checks_by": dict(sorted(by_check.items())),
+                "replaced": len(replaced),
+                "replaced_consistent": sum(r["reply_consistent"] for r in replaced),
                 "categories": categories,
                 "languages": languages,
                 "turns": rows,
