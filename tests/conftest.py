@@ -21,6 +21,7 @@ from consulta.runtime import Agent, RunRecord, Runtime, Store
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    _two_workers_for_the_whole_suite(config)
     # The web server answers only its own host names; Starlette's TestClient calls itself "testserver".
     os.environ.setdefault("CONSULTA_ALLOWED_HOSTS", "testserver")
     # Shells here may set PYTHONDONTWRITEBYTECODE=1: every import, in this process and in each child process the
@@ -31,24 +32,66 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "both_backends: run the test on a SQLite store and on a PostgreSQL one (`store_url`); the PostgreSQL run is "
-        "marked postgres (and slow): a real server the tests start once per session, see `postgres_server`",
+        "marked postgres: a real server the tests start once per session (per worker), see `postgres_server`",
     )
+
+
+def _two_workers_for_the_whole_suite(config: pytest.Config) -> None:
+    """`pytest` with no paths (the whole default suite) runs on two pytest-xdist workers grouped as scripts/test runs
+    them (`-n 2 --dist loadgroup --no-loadscope-reorder`): it waits on servers and child processes as much as it
+    computes, and two workers halve it on 2 cores. A run of named paths stays in one process (`-s`, `--pdb` and a
+    quick look at one test work as usual); `-n N` on the command line decides otherwise. Runs before pytest-xdist's
+    own `pytest_configure` (trylast), which starts the workers from these options."""
+    option = config.option
+    if (
+        config.args_source is not pytest.Config.ArgsSource.TESTPATHS
+        or getattr(option, "numprocesses", "no xdist") is not None
+        or hasattr(config, "workerinput")
+        or option.collectonly
+        or option.usepdb
+    ):
+        return
+    option.numprocesses, option.tx = 2, ["popen"] * 2
+    option.dist, option.loadscopereorder = "loadgroup", False
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "store_url" in metafunc.fixturenames and metafunc.definition.get_closest_marker("both_backends"):
         metafunc.parametrize(
             "store_url",
-            ["sqlite", pytest.param("postgresql", marks=[pytest.mark.slow, pytest.mark.postgres])],
+            ["sqlite", pytest.param("postgresql", marks=[pytest.mark.postgres])],
             indirect=True,
         )
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Run the Qt tests last. After PySide6's tests have run in a process, Playwright's sync driver (a greenlet
     running an asyncio loop) segfaults in `select` at its next launch (seen with PySide6 6.12.0, playwright 1.65.2,
-    greenlet on CPython 3.11; every test passes on its own and in this order)."""
+    greenlet on CPython 3.11; every test passes on its own and in this order).
+
+    Under pytest-xdist (`--dist loadgroup`, as scripts/test runs) each test joins the group it must run in: one
+    worker runs all the model tests (two never load the GGUF at once), one the Qt tests (last, as above), and the
+    tests of a module that share a module-scoped fixture (a served app, a browser) run on one worker, which builds it
+    once."""
     items.sort(key=lambda item: _uses_qt(item.nodeid.replace("\\", "/")))
+    if getattr(config.option, "dist", "no") != "loadgroup":
+        return
+    for item in items:
+        group = _xdist_group(item)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+def _xdist_group(item: pytest.Item) -> str | None:
+    if item.get_closest_marker("model"):
+        return "model"
+    if _uses_qt(item.nodeid.replace("\\", "/")):
+        return "desktop"
+    definitions = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+    if any(defs and defs[-1].scope in ("module", "package") for defs in definitions.values()):
+        return item.nodeid.split("::", 1)[0]
+    return None
 
 
 def _uses_qt(nodeid: str) -> bool:
@@ -112,7 +155,11 @@ class PostgresServer:
 
     def __init__(self, bindir: Path) -> None:
         self.bindir = bindir
-        self.dir = Path(tempfile.mkdtemp(prefix="consulta-pg-"))
+        # In memory when the machine has a tmpfs: removing a session's databases (a gigabyte and more) from a disk
+        # took a minute of the last test's teardown on a busy machine.
+        shm = Path("/dev/shm")
+        in_memory = shm.is_dir() and os.access(shm, os.W_OK)
+        self.dir = Path(tempfile.mkdtemp(prefix="consulta-pg-", dir=shm if in_memory else None))
         self.data = self.dir / "data"
         self.port = _free_port()
         self._as = []
@@ -141,7 +188,10 @@ class PostgresServer:
         with psycopg.connect(
             host=str(self.dir), port=self.port, user=self.USER, dbname="postgres", autocommit=True
         ) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
+            # FILE_COPY: copy the template's files (PostgreSQL 15's default writes them through the WAL too, twice
+            # the bytes and time; earlier servers only copy).
+            strategy = " STRATEGY FILE_COPY" if conn.info.server_version >= 150000 else ""
+            conn.execute(f'CREATE DATABASE "{name}"{strategy}')
         return self.url(name)
 
     def stop(self) -> None:

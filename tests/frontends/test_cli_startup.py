@@ -59,3 +59,15 @@ def test_listing_asks_opens_the_store_without_the_engine(tmp_path: Path) -> None
     loaded = imported_after(code, home=tmp_path)
     assert "sqlalchemy" in loaded and (tmp_path / "consulta.db").exists()
     assert sorted(loaded & {"pydantic_ai", "fastapi", "consulta.runtime._agent"}) == []
+
+
+def test_listing_asks_on_an_up_to_date_store_does_not_import_alembic(tmp_path: Path) -> None:
+    """The store's revision is one query; Alembic (a third of a second of imports) runs only for a store behind."""
+    code = (
+        "from typer.testing import CliRunner\n"
+        "from consulta.frontends.cli import app\n"
+        "result = CliRunner().invoke(app, ['asks'])\n"
+        "assert result.exit_code == 0, result.output"
+    )
+    assert "alembic" in imported_after(code, home=tmp_path)  # the new store is made by the migrations
+    assert "alembic" not in imported_after(code, home=tmp_path)

@@ -12,7 +12,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
 from consulta.runtime import AskStatus, ConfigError, Store
-from consulta.runtime._store._migrations import head
+from consulta.runtime._store._migrations import SCRIPTS, head
 from consulta.runtime._store._schema import metadata
 
 from ._processes import READY, run_together
@@ -27,6 +27,15 @@ def schema_drift(store: Store) -> list:
         context = MigrationContext.configure(conn, opts={"compare_type": True})
         assert context.get_current_revision() == head()
         return compare_metadata(context, metadata)
+
+
+def test_the_newest_revision_read_without_alembic_is_alembics_head():
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    config = Config()
+    config.set_main_option("script_location", str(SCRIPTS))
+    assert head() == ScriptDirectory.from_config(config).get_current_head() is not None
 
 
 @pytest.mark.both_backends

@@ -144,6 +144,10 @@ def turn_words(messages: list[ModelMessage]) -> str | None:
     return None
 
 
+FIRST_LOOK_MODEL = "consulta:first-look"
+"""The model name on a response the runtime made itself (the turn's first look)."""
+
+
 def called_this_turn(messages: list[ModelMessage]) -> bool:
     """Whether the model itself called a tool in this turn (the runtime's first look is not the model's step)."""
     return any(

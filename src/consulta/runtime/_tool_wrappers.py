@@ -383,6 +383,8 @@ _CHAINS: dict[str, tuple[ToolWrapper, ...]] = {
     "ask": (*_OUTER, AskDeferral()),
     "write": (*_OUTER, RepeatGuard(), ChangeRequestFilter(), Approval(), Grounding()),
     "read": (*_OUTER, RepeatGuard(), InToolCall()),
+    # does its work itself (e.g. runs a team whose members are nested runs within this call): not staged
+    "act": (*_OUTER, RepeatGuard(), InToolCall()),
 }
 
 

@@ -129,8 +129,11 @@ def test_a_file_over_the_limit_is_refused_and_nothing_is_written(
     body = refused(upload(client, alice, "big.csv", b"x" * (MAX_UPLOAD_BYTES + 1)), 413, "file_too_large")
     assert "20 MB" in body["message"]
     assert folder_files(home) == []
-    # exactly the limit is taken
-    assert upload(client, alice, "edge.csv", b"a\n" + b"1\n" * ((MAX_UPLOAD_BYTES - 2) // 2)).status_code == 201
+    # exactly the limit is taken (in lines of 1 kB: ten million two-byte lines made this one upload take 20-50 s)
+    rows = b"a\n" + (b"1" * 1023 + b"\n") * (MAX_UPLOAD_BYTES // 1024)
+    edge = rows[: MAX_UPLOAD_BYTES - 1] + b"\n"
+    assert len(edge) == MAX_UPLOAD_BYTES
+    assert upload(client, alice, "edge.csv", edge).status_code == 201
 
 
 def test_a_content_length_over_the_limit_is_refused_before_the_body_is_read(
