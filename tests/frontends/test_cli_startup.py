@@ -15,6 +15,7 @@ HEAVY = (
     "fastapi",
     "sqlalchemy",
     "alembic",
+    "asyncio",
     "consulta.runtime._agent",
     "consulta.frontends._host",
     "consulta.apps.ln2",

@@ -3,7 +3,6 @@ flags (read from its options model; `consulta chat APP --help-app` lists them)."
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -41,6 +40,8 @@ def _check_starts(settings: Settings, app_def: AppDef, flags: AppFlags) -> None:
     async def open_and_close() -> None:
         await AppHost(app=app_def, settings=settings, options=flags.options, ask_policy="defer").aclose()
 
+    import asyncio
+
     asyncio.run(open_and_close())
 
 
@@ -73,6 +74,8 @@ def chat(
     """Chat with an app's agent in the terminal (with --prompt, the exit status is 1 when a run failed)."""
     settings = settings_for(model, lang)
     app_def, flags = _app(app_name, ctx, help_app)
+    import asyncio
+
     if asyncio.run(_chat(settings, app_def, flags, policy(ask_policy), prompt)):
         raise typer.Exit(1)
 

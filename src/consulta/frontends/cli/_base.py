@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import queue
 import sys
@@ -22,7 +21,7 @@ from ._app_commands import WithAppCommands
 if TYPE_CHECKING:
     from ...runtime import AskPolicy, ConsultaError
 
-# The runtime, the models and rich's progress bar are imported in the functions that use them: `consulta --help`
+# The runtime, the models, rich's progress bar and asyncio are imported in the functions that use them: `consulta --help`
 # and `consulta asks` must not pay for pydantic-ai (bench/bench_cli_startup.py).
 
 __all__ = [
@@ -152,6 +151,8 @@ def prepare_model(settings: Settings, spec: str) -> None:
 
 async def in_daemon_thread(fn: Any, *args: Any) -> Any:
     """Run a blocking terminal prompt on a daemon thread: a prompt abandoned by Ctrl-C never keeps the process alive."""
+    import asyncio
+
     loop = asyncio.get_running_loop()
     future: asyncio.Future[Any] = loop.create_future()
 

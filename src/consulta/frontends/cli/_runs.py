@@ -3,7 +3,6 @@ run does it as a terminal session on the run's app's `AppHost`."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -109,6 +108,8 @@ def answer(
         value = (values or [""])[0]
     else:
         value = parse_cli_answers(ask.payload.get("questions", []), values or [])
+    import asyncio
+
     _exit_for(asyncio.run(_answer(settings, ask, run, value, cancel=cancel)))
 
 
@@ -169,6 +170,8 @@ def resume(run_id: str, model: ModelOpt = None, lang: LangOpt = None) -> None:
     finally:
         store.close()
     prepare_model(settings, run.model)
+    import asyncio
+
     _exit_for(asyncio.run(_resume(settings, run)))
 
 
@@ -212,6 +215,8 @@ def stop(run_id: str, lang: LangOpt = None) -> None:
             return await host.stop(run_id, principal=run.principal)
         finally:
             await host.aclose()
+
+    import asyncio
 
     stopped = asyncio.run(go())
     console.print(t("cli.run.status", settings.lang, run_id=run_id, status=stopped.status.value))
