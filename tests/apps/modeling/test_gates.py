@@ -129,7 +129,7 @@ def test_a_total_regressed_on_its_parts_is_rejected_by_code_with_the_reason(tmp_
     )
     herd["total"] = herd["female"] + herd["male"]
     herd.to_csv(tmp_path / "data" / "herd.csv", index=False)
-    plan = Plan(kind="regression", table="herd.csv", time=None, target="total", covariates=["female", "male"])
+    plan = Plan(kind="regression", table="herd.csv", time=None, target="total", covariates=["age", "female", "male"])
     (tmp_path / "code" / "train.py").write_text(script("train", plan), encoding="utf-8")
     pd.DataFrame({"metric": ["r2_in_sample", "rmse_holdout"], "value": [1.0, 0.0]}).to_csv(
         tmp_path / "results" / "metrics.csv", index=False
@@ -137,7 +137,9 @@ def test_a_total_regressed_on_its_parts_is_rejected_by_code_with_the_reason(tmp_
     failures = {f.check: f for f in check_fit_means_something(tmp_path)}
     assert failures["target_made_of_covariates"].evidence == "total = female + male on every row"
     assert failures["exact_fit"].evidence == "r2_in_sample = 1; rmse_holdout = 0"
-    (tmp_path / "code" / "train.py").write_text(script("train", plan.model_copy(update={"target": "age"})), "utf-8")
+    (tmp_path / "code" / "train.py").write_text(
+        script("train", plan.model_copy(update={"target": "age", "covariates": ["female", "male"]})), "utf-8"
+    )
     pd.DataFrame({"metric": ["r2_in_sample"], "value": [0.93]}).to_csv(
         tmp_path / "results" / "metrics.csv", index=False
     )

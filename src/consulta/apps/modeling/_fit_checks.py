@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import csv
 import json
+from itertools import combinations
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,8 @@ __all__ = ["EXACT_R2", "check_fit_means_something", "plan_of"]
 
 EXACT_R2 = 0.9999
 """An R² at or above this is an exact fit: no real data is explained that well by a model of it."""
+MAX_PARTS = 8
+"""The most covariates a total is looked for among (their subsets: at most 247 sums)."""
 _ZERO_ERRORS = ("rmse_holdout", "mae_holdout", "mape_holdout_pct")
 
 
@@ -59,7 +62,7 @@ def _metrics(workspace: Path) -> dict[str, float]:
 
 
 def _made_of(frame: pd.DataFrame, target: str, covariates: list[str]) -> str | None:
-    """How the target is made of its covariates on every row (a copy of one, or their sum), or None."""
+    """How the target is made of its covariates on every row (a copy of one, or the sum of some), or None."""
     numeric = [c for c in covariates if c in frame.columns and pd.api.types.is_numeric_dtype(frame[c])]
     if target not in frame.columns or not numeric or not pd.api.types.is_numeric_dtype(frame[target]):
         return None
@@ -71,8 +74,10 @@ def _made_of(frame: pd.DataFrame, target: str, covariates: list[str]) -> str | N
     for c in numeric:
         if np.allclose(y, rows[c].to_numpy(dtype=float), atol=tolerance):
             return f"{target} = {c} on every row"
-    if len(numeric) > 1 and np.allclose(y, rows[numeric].sum(axis=1).to_numpy(dtype=float), atol=tolerance):
-        return f"{target} = {' + '.join(numeric)} on every row"
+    for size in range(2, min(len(numeric), MAX_PARTS) + 1):  # a total of some of them (female + male, not age)
+        for parts in combinations(numeric, size):
+            if np.allclose(y, rows[list(parts)].sum(axis=1).to_numpy(dtype=float), atol=tolerance):
+                return f"{target} = {' + '.join(parts)} on every row"
     return None
 
 
