@@ -2,29 +2,34 @@
 
 The set: 140 student answers to 4 SciEntsBank questions of SemEval-2013 Task 7 (Dzikovska et al. 2013), each
 labelled correct / incorrect by trained annotators (the 2-way labels), CC BY-SA 3.0 — see bench/data/grading/README.md.
+It is split in two, fixed by the answers' ids (per question and label, alternately by a hash of the id): `train`
+(what `--fit` fits the calibration on) and `test` (held out: the figures reported).
 
-Each answer is graded as tool 6 grades a short answer: the model's 0-100 grade (`ModelJudge.grade_answer`, given the
-question, the reference answer and the expected ideas) bounded by keyword coverage (`_score.short_answer_score`), and
-counted correct at >= 80 (`is_correct`). The expected ideas (tool 6's `correct_keywords`) are made by code from the
-reference answer: its content words that the question does not already say (all of them when that leaves fewer
-than two). The explanation is not generated (it
-does not change the score and would triple the time).
+Each answer is graded as tool 6 grades a short answer (`_short_answer`): code's evidence (expected keywords with
+variants, the reference's coverage) and the model's verdict read as probabilities (`ModelJudge.verdict`, one forward
+pass), mapped by the calibration to P(correct) and the seed's score, correct at >= 80. The expected ideas (tool 6's
+`correct_keywords`) are made by code from the reference answer: its content words that the question does not already
+say (all of them when that leaves fewer than two). The explanation is not generated (it does not change the score).
 
-Printed and saved, against the human labels: κ and accuracy of (1) the tool's decision, (2) the model's raw grade
-at >= 80, (3) the baseline measured in the same run, keywords alone (correct when at least half the expected words
-appear); the raw grade's κ at other cut-offs; per question; fallbacks (no answer in time, or none that fit).
+Printed and saved, against the human labels, on the held-out split (and on all answers): κ, accuracy and the
+confusion table of (1) the tool's decision, (2) the model's verdict alone (P(correct)+P(partial)/2 >= 0.5),
+(3) the keyword baseline measured in the same run (correct when at least half the expected words appear), and with
+`--today` (4) the grader this replaced (the model's sampled 0-100, bounded by keywords); per question; seconds.
 
-    .venv/bin/python bench/eval_quiz_grading.py [--model local] [--limit N] [--timeout S] [--out PATH]
+    .venv/bin/python bench/eval_quiz_grading.py [--model local] [--limit N] [--fit] [--today] [--out PATH]
+    .venv/bin/python bench/eval_quiz_grading.py --refit-from bench/results/quiz_grading.json --fit   # no model
 
-`--model scripted:PATH` replays a script (every grade is the script's first step: a smoke test of the pipeline).
-A run with `--limit` writes `bench/results/quiz_grading.quick.json` (unless `--out`), so it never replaces the
-figures of a full run (`bench/results/quiz_grading.json`).
+`--fit` fits the calibration on the train split and writes it to src/consulta/apps/quiz/data/grading_calibration.json
+(what the tool ships); `--refit-from` reuses the model's recorded probabilities instead of running it again.
+`--model scripted:PATH` replays a script (a smoke test of the pipeline). A run with `--limit` writes
+`bench/results/quiz_grading.quick.json` (unless `--out`), never the figures of a full run.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import re
 import statistics
@@ -38,13 +43,20 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import source_version  # noqa: E402
 from consulta.apps.quiz._judge import JudgeUnavailable, ModelJudge  # noqa: E402
-from consulta.apps.quiz._score import CORRECT_THRESHOLD, FALLBACK_SCORE, keyword_matches, short_answer_score  # noqa: E402
+from consulta.apps.quiz._score import CORRECT_THRESHOLD, FALLBACK_SCORE, keyword_matches  # noqa: E402
+from consulta.apps.quiz._short_answer import (  # noqa: E402
+    CALIBRATION_FILE,
+    Calibration,
+    default_calibration,
+    evidence,
+)
 from consulta.config import Settings  # noqa: E402
 from consulta.models import prepare_model  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data" / "grading"
 RESULTS = Path(__file__).resolve().parent / "results"
-CUTOFFS = (50, 60, 70, 80, 90)
+DATASET = "SemEval-2013 Task 7 SciEntsBank, 4 questions, 2-way labels (CC BY-SA 3.0; bench/data/grading)"
+FEATURES = ("bias", "model", "keywords", "reference")
 _STOP = frozenset(
     "the a an of to in on for and or but is are was were be been it its this that these those which what when where why "
     "how with by from as at into than then there their they them will would could should can other others each when "
@@ -59,6 +71,18 @@ def load_set(folder: Path = DATA) -> tuple[dict[str, dict[str, Any]], list[dict[
         json.loads(line) for line in (folder / "answers.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()
     ]
     return questions, answers
+
+
+def split_of(answers: Sequence[dict[str, Any]]) -> dict[str, str]:
+    """`train` or `test` for each answer id: within each (question, label), ordered by a hash of the id, alternately."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for a in answers:
+        groups.setdefault((a["question_id"], a["label"]), []).append(a["id"])
+    split = {}
+    for ids in groups.values():
+        for i, answer_id in enumerate(sorted(ids, key=lambda x: hashlib.sha256(x.encode()).hexdigest())):
+            split[answer_id] = "train" if i % 2 == 0 else "test"
+    return split
 
 
 def interleaved(answers: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -93,136 +117,256 @@ def agreement(predicted: Sequence[bool], human: Sequence[bool]) -> dict[str, Any
     tp = sum(p and h for p, h in zip(predicted, human, strict=True))
     tn = sum((not p) and (not h) for p, h in zip(predicted, human, strict=True))
     return {
-        "kappa": cohen_kappa(predicted, human),
-        "accuracy": round((tp + tn) / len(human), 4),
+        "n": len(human),
+        "kappa": cohen_kappa(predicted, human) if human else None,
+        "accuracy": round((tp + tn) / len(human), 4) if human else None,
         "confusion": {"tp": tp, "fp": sum(predicted) - tp, "fn": sum(human) - tp, "tn": tn},
     }
 
 
 async def grade_all(
-    judge: ModelJudge, questions: dict[str, dict[str, Any]], answers: Sequence[dict[str, Any]], *, progress: bool = True
+    judge: ModelJudge,
+    questions: dict[str, dict[str, Any]],
+    answers: Sequence[dict[str, Any]],
+    *,
+    today: bool = False,
+    progress: bool = True,
 ) -> list[dict[str, Any]]:
-    """Grade each answer as tool 6 does; one record per answer."""
+    """The model's verdict probabilities and code's evidence for each answer (and today's grade with `today`)."""
     graded = []
     for i, item in enumerate(answers, 1):
         q = questions[item["question_id"]]
         keywords = expected_ideas(q["question"], q["reference_answer"])
-        found = keyword_matches(item["answer"], keywords)
         started = time.perf_counter()
         try:
-            grade = await judge.grade_answer(
+            probabilities: dict[str, float] | None = await judge.verdict(
                 user_answer=item["answer"],
                 expected=keywords,
                 stem=q["question"],
                 reference_answer=q["reference_answer"],
-                lang="en",
             )
-            raw, score, fallback, error = (
-                grade.score,
-                short_answer_score(grade.score, len(found), len(keywords)),
-                False,
-                None,
-            )
-            reasoning = grade.reasoning
+            error = None
         except JudgeUnavailable as failure:
-            raw, score, fallback, error, reasoning = None, FALLBACK_SCORE, True, str(failure), None
+            probabilities, error = None, str(failure)
         seconds = round(time.perf_counter() - started, 2)
-        graded.append(
-            {
-                "id": item["id"],
-                "question_id": item["question_id"],
-                "human": item["label"],
-                "model_score": raw,
-                "score": score,
-                "is_correct": (not fallback) and score >= CORRECT_THRESHOLD,
-                "keywords": keywords,
-                "keyword_matches": found,
-                "reasoning": reasoning,
-                "fallback": fallback,
-                "error": error,
-                "seconds": seconds,
-            }
-        )
+        record: dict[str, Any] = {
+            "id": item["id"],
+            "question_id": item["question_id"],
+            "human": item["label"],
+            "answer": item["answer"],
+            "keywords": keywords,
+            "probabilities": probabilities,
+            "error": error,
+            "seconds": seconds,
+        }
+        if today:
+            record.update(await _today(judge, q, item["answer"], keywords))
+        graded.append(record)
         if progress:
+            shown = " ".join(f"{k[:4]}={v:.2f}" for k, v in (probabilities or {}).items())
             print(
-                f"  {i:>3}/{len(answers)} {item['id']:<16} human={item['label']:<9} model={raw!s:>4} tool={score:>3} {seconds:6.1f}s",
-                flush=True,
+                f"  {i:>3}/{len(answers)} {item['id']:<16} human={item['label']:<9} {shown} {seconds:6.2f}s", flush=True
             )
     return graded
 
 
-def summarize(graded: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    human = [g["human"] == "correct" for g in graded]
-    tool = [g["is_correct"] for g in graded]
-    raw = [g["model_score"] for g in graded]
-    raw_at = {c: [r is not None and r >= c for r in raw] for c in CUTOFFS}
-    baseline = [len(g["keyword_matches"]) * 2 >= len(g["keywords"]) for g in graded]
-    per_question = {}
-    for qid in dict.fromkeys(g["question_id"] for g in graded):
-        idx = [i for i, g in enumerate(graded) if g["question_id"] == qid]
-        per_question[qid] = {"n": len(idx), **agreement([tool[i] for i in idx], [human[i] for i in idx])}
-    seconds = [g["seconds"] for g in graded]
+async def _today(judge: ModelJudge, q: dict[str, Any], answer: str, keywords: list[str]) -> dict[str, Any]:
+    """The grader this replaced: the model's sampled 0-100 bounded by keyword coverage, correct at >= 80."""
+    found = keyword_matches(answer, keywords)
+    started = time.perf_counter()
+    try:
+        grade = await judge.grade_answer(
+            user_answer=answer, expected=keywords, stem=q["question"], reference_answer=q["reference_answer"]
+        )
+        cap = 100 if not keywords else round(60 + 40 * len(found) / len(keywords))  # its keyword bound
+        score, fallback = min(grade.score, cap), False
+    except JudgeUnavailable:
+        score, fallback = FALLBACK_SCORE, True
     return {
-        "n": len(graded),
-        "human_correct": sum(human),
-        "tool": agreement(tool, human),
-        "model_raw_at_80": agreement(raw_at[80], human),
-        "baseline_keywords_half": agreement(baseline, human),
-        "model_raw_kappa_by_cutoff": {str(c): cohen_kappa(raw_at[c], human) for c in CUTOFFS},
-        "per_question": per_question,
-        "fallbacks": sum(g["fallback"] for g in graded),
-        "seconds_median": round(statistics.median(seconds), 2) if seconds else None,
-        "seconds_total": round(sum(seconds), 1),
+        "today_score": score,
+        "today_correct": (not fallback) and score >= CORRECT_THRESHOLD,
+        "today_seconds": round(time.perf_counter() - started, 2),
     }
 
 
-def _print(summary: dict[str, Any], model: str) -> None:
-    print(f"\nquiz grading vs human labels (SemEval-2013 Task 7 SciEntsBank, 2-way), model {model}, n={summary['n']}")
-    print(f"{'grader':<34}{'kappa':>8}{'accuracy':>10}")
+def with_evidence(graded: list[dict[str, Any]], questions: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each record with code's evidence (computed again: cheap, and follows the code measured)."""
+    for g in graded:
+        q = questions[g["question_id"]]
+        found = evidence(g["answer"], g["keywords"], reference=q["reference_answer"], stem=q["question"])
+        g["found"], g["keyword_share"], g["reference_share"] = (
+            list(found.found),
+            found.keyword_share,
+            found.reference_share,
+        )
+        g["baseline_correct"] = len(keyword_matches(g["answer"], g["keywords"])) * 2 >= len(g["keywords"])
+    return graded
+
+
+def _features(g: dict[str, Any]) -> list[float]:
+    from consulta.apps.quiz._short_answer import Evidence
+
+    found = Evidence(
+        found=tuple(g["found"]),
+        missing=(),
+        keyword_share=g["keyword_share"],
+        reference_share=g["reference_share"],
+        answer_tokens=0,
+    )
+    x = Calibration.features(g["probabilities"], found)
+    return [x[name] for name in FEATURES]
+
+
+def fit(train: Sequence[dict[str, Any]], *, l2: float = 1.0) -> Calibration:
+    """Logistic regression (Newton's method, an L2 penalty on all but the bias) of the human label on the features,
+    then the threshold on P(correct) that maximises κ on the same training answers."""
+    import numpy as np
+
+    rows = [g for g in train if g["probabilities"] is not None]
+    x = np.array([_features(g) for g in rows])
+    y = np.array([g["human"] == "correct" for g in rows], dtype=float)
+    w = np.zeros(x.shape[1])
+    penalty = np.diag([0.0] + [l2] * (x.shape[1] - 1))
+    for _ in range(50):
+        p = 1 / (1 + np.exp(-(x @ w)))
+        gradient = x.T @ (p - y) + penalty @ w
+        hessian = x.T @ (x * (p * (1 - p))[:, None]) + penalty + 1e-9 * np.eye(len(w))
+        step = np.linalg.solve(hessian, gradient)
+        w -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    p = 1 / (1 + np.exp(-(x @ w)))
+    human = [bool(v) for v in y]
+    best = max((cohen_kappa([pi >= t for pi in p], human) or -1.0, -abs(t - 0.5), t) for t in np.linspace(0.1, 0.9, 81))
+    weights = {name: round(float(v), 4) for name, v in zip(FEATURES, w, strict=True)}
+    source = f"{DATASET}: train split ({len(rows)} answers), bench/eval_quiz_grading.py --fit"
+    return Calibration(weights=weights, threshold=round(float(best[2]), 3), source=source)
+
+
+def decide(graded: list[dict[str, Any]], calibration: Calibration) -> None:
+    from consulta.apps.quiz._short_answer import Evidence
+
+    for g in graded:
+        if g["probabilities"] is None:
+            g["score"], g["is_correct"] = FALLBACK_SCORE, False
+            continue
+        found = Evidence(
+            found=tuple(g["found"]),
+            missing=(),
+            keyword_share=g["keyword_share"],
+            reference_share=g["reference_share"],
+            answer_tokens=0,
+        )
+        g["score"] = calibration.score(calibration.probability(g["probabilities"], found))
+        g["is_correct"] = g["score"] >= CORRECT_THRESHOLD
+        pr = g["probabilities"]
+        g["model_correct"] = pr["correct"] + pr.get("partial", 0.0) / 2 >= 0.5
+
+
+def summarize(graded: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    human = [g["human"] == "correct" for g in graded]
+    graders = {
+        "tool": [g["is_correct"] for g in graded],
+        "model_verdict_alone": [g.get("model_correct", False) for g in graded],
+        "baseline_keywords_half": [g["baseline_correct"] for g in graded],
+    }
+    if graded and all("today_correct" in g for g in graded):
+        graders["today"] = [g["today_correct"] for g in graded]
+    per_question = {}
+    for qid in dict.fromkeys(g["question_id"] for g in graded):
+        idx = [i for i, g in enumerate(graded) if g["question_id"] == qid]
+        per_question[qid] = agreement([graders["tool"][i] for i in idx], [human[i] for i in idx])
+    seconds = [g["seconds"] for g in graded]
+    summary = {
+        "n": len(graded),
+        "human_correct": sum(human),
+        **{name: agreement(values, human) for name, values in graders.items()},
+        "per_question": per_question,
+        "fallbacks": sum(g["probabilities"] is None for g in graded),
+        "seconds_median": round(statistics.median(seconds), 2) if seconds else None,
+        "seconds_max": max(seconds) if seconds else None,
+    }
+    if "today" in graders:
+        summary["today_seconds_median"] = round(statistics.median(g["today_seconds"] for g in graded), 2)
+    return summary
+
+
+def _print(summary: dict[str, Any], title: str) -> None:
+    print(f"\n{title}: n={summary['n']}, people say correct {summary['human_correct']}")
+    print(f"{'grader':<40}{'kappa':>8}{'accuracy':>10}  confusion (tp fp fn tn)")
     for name, key in (
-        ("tool 6 (model + keyword bound)", "tool"),
-        ("model raw grade >= 80", "model_raw_at_80"),
+        ("tool 6 (model probabilities + code)", "tool"),
+        ("model verdict alone", "model_verdict_alone"),
         ("baseline: half the keywords", "baseline_keywords_half"),
+        ("today's grader (sampled 0-100 + cap)", "today"),
     ):
-        row = summary[key]
-        print(f"{name:<34}{row['kappa']!s:>8}{row['accuracy']:>10.3f}")
-    print("model raw kappa by cut-off:", summary["model_raw_kappa_by_cutoff"])
+        if key in summary:
+            row, c = summary[key], summary[key]["confusion"]
+            print(f"{name:<40}{row['kappa']!s:>8}{row['accuracy']:>10.3f}  {c['tp']} {c['fp']} {c['fn']} {c['tn']}")
     print(
-        f"fallbacks {summary['fallbacks']}, median {summary['seconds_median']} s per answer, total {summary['seconds_total']} s"
+        f"fallbacks {summary['fallbacks']}, median {summary['seconds_median']} s per answer (max {summary['seconds_max']})"
+        + (f"; today's grader median {summary['today_seconds_median']} s" if "today_seconds_median" in summary else "")
     )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="local", help="model spec (local, scripted:PATH, openai:NAME, ...)")
+    parser.add_argument("--limit", type=int, default=None, help="only the first N answers (round-robin over questions)")
     parser.add_argument(
-        "--limit", type=int, default=None, help="grade only the first N answers (round-robin over questions)"
+        "--timeout", type=float, default=15.0, help="seconds allowed per verdict (default: tool 6's 15)"
     )
-    parser.add_argument("--timeout", type=float, default=120.0, help="seconds allowed per grade (default 120)")
+    parser.add_argument("--fit", action="store_true", help="fit the calibration on the train split and ship it")
+    parser.add_argument("--today", action="store_true", help="also run the grader this replaced (slow)")
+    parser.add_argument("--refit-from", type=Path, default=None, help="reuse a results file's model probabilities")
     parser.add_argument("--out", type=Path, default=None, help="where to write the JSON results")
     parser.add_argument("--quiet", action="store_true", help="no line per answer")
     args = parser.parse_args(argv)
     if args.limit is not None and args.limit < 1:
         parser.error("--limit must be at least 1")
     questions, answers = load_set()
-    chosen = interleaved(answers)[: args.limit] if args.limit else interleaved(answers)
-    loading = time.perf_counter()
-    model = prepare_model(args.model, models_dir=Settings.from_env().models_dir)  # loaded before the clock starts
-    load_seconds = round(time.perf_counter() - loading, 1)
-    judge = ModelJudge(model, timeout=args.timeout)
-    started = time.perf_counter()
-    graded = asyncio.run(grade_all(judge, questions, chosen, progress=not args.quiet))
-    summary = summarize(graded)
+    split = split_of(answers)
+    load_seconds = wall = 0.0
+    if args.refit_from:
+        graded = json.loads(args.refit_from.read_text(encoding="utf-8"))["answers"]
+        model_name = json.loads(args.refit_from.read_text(encoding="utf-8"))["model"]
+    else:
+        chosen = interleaved(answers)[: args.limit] if args.limit else list(answers)
+        # One question after another: the model's KV cache keeps the item's prompt from one answer to the next.
+        order = list(dict.fromkeys(a["question_id"] for a in answers))
+        chosen.sort(key=lambda a: order.index(a["question_id"]))
+        loading = time.perf_counter()
+        model = prepare_model(args.model, models_dir=Settings.from_env().models_dir)  # loaded before the clock
+        load_seconds = round(time.perf_counter() - loading, 1)
+        judge = ModelJudge(model, timeout=args.timeout)
+        started = time.perf_counter()
+        graded = asyncio.run(grade_all(judge, questions, chosen, today=args.today, progress=not args.quiet))
+        wall = round(time.perf_counter() - started, 1)
+        model_name = args.model
+    graded = with_evidence(graded, questions)
+    for g in graded:
+        g["split"] = split[g["id"]]
+    calibration = default_calibration()
+    if args.fit:
+        calibration = fit([g for g in graded if g["split"] == "train"])
+        tmp = CALIBRATION_FILE.with_suffix(".json.tmp")
+        tmp.write_text(calibration.to_json(), encoding="utf-8")
+        tmp.replace(CALIBRATION_FILE)
+        print(f"fitted {calibration.weights}, threshold {calibration.threshold}; wrote {CALIBRATION_FILE}")
+    decide(graded, calibration)
+    held_out = [g for g in graded if g["split"] == "test"]
+    summary = {"held_out": summarize(held_out) if held_out else None, "all": summarize(graded)}
     out = args.out or RESULTS / ("quiz_grading.quick.json" if args.limit else "quiz_grading.json")
     record = {
         "benchmark": "eval_quiz_grading",
         "source": source_version(),
-        "model": args.model,
+        "model": model_name,
         "limit": args.limit,
-        "dataset": "SemEval-2013 Task 7 SciEntsBank, 4 questions, 2-way labels (CC BY-SA 3.0; bench/data/grading)",
+        "dataset": DATASET,
+        "calibration": {"weights": dict(calibration.weights), "threshold": calibration.threshold},
         "correct_threshold": CORRECT_THRESHOLD,
         "load_seconds": load_seconds,
-        "wall_seconds": round(time.perf_counter() - started, 1),
+        "wall_seconds": wall,
         "summary": summary,
         "answers": graded,
     }
@@ -230,7 +374,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     tmp = out.with_suffix(out.suffix + ".tmp")
     tmp.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     tmp.replace(out)  # atomic: a reader never sees half a file
-    _print(summary, args.model)
+    if summary["held_out"]:
+        _print(summary["held_out"], f"held-out split ({DATASET}), model {model_name}")
+    _print(summary["all"], "all answers (train + held-out)")
     print(f"wrote {out}")
     return 0
 

@@ -76,6 +76,9 @@ if TYPE_CHECKING:
 
 __all__ = ["LocalModel", "RenderedRequest", "StepStats"]
 
+_LABEL_CHUNK = 32
+"""Tokens `label_probabilities` evaluates between two looks at its cancel flag."""
+
 
 @dataclass(frozen=True, kw_only=True)
 class StepStats:
@@ -449,6 +452,47 @@ class LocalModel(Model):
         if bias := settings.get("logit_bias"):
             sampling["logit_bias"] = {int(token): float(value) for token, value in bias.items()}
         return sampling
+
+    async def label_probabilities(self, *, system: str, prompt: str, labels: Sequence[str]) -> dict[str, float]:
+        """The model's probability of each label as the first token of its reply to `prompt` (under `system`), read
+        from ONE forward pass and normalised over the labels (each label is scored by its first token, so labels must
+        differ in it; `ValueError` if two do not). Nothing is sampled. The KV cache is reused as for a step: prompts
+        sharing a start (a fixed instruction and item) only evaluate what differs."""
+        chat: list[ChatMessage] = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
+        cancel = threading.Event()
+        try:
+            future = self._worker.submit(self._label_logits, chat, tuple(labels), cancel)
+            return await anyio.to_thread.run_sync(future.result, abandon_on_cancel=True)
+        except anyio.get_cancelled_exc_class():
+            cancel.set()  # a caller that gave up (its time limit) frees the model within one chunk of tokens
+            raise
+
+    def _label_logits(
+        self, chat: list[ChatMessage], labels: tuple[str, ...], cancel: threading.Event
+    ) -> dict[str, float]:
+        import numpy as np
+
+        if cancel.is_set():
+            raise TimeoutError("the caller gave up before the model was free")
+        with self._lock:
+            llama = self._load_locked()
+            formatted = self._formatter(messages=chat)
+            tokens = llama.tokenize(formatted.prompt.encode("utf-8"), add_bos=not formatted.added_special, special=True)
+            if len(tokens) >= llama.n_ctx():
+                raise ModelContextWindowExceededError(self.model_name, f"The prompt is {len(tokens)} tokens, too long.")
+            firsts = [llama.tokenize(label.encode("utf-8"), add_bos=False, special=False)[0] for label in labels]
+            if len(set(firsts)) != len(firsts):
+                raise ValueError(f"the labels {list(labels)} do not differ in their first token")
+            keep = _reusable_prefix(llama, tokens)
+            llama.n_tokens = keep
+            for start in range(keep, len(tokens), _LABEL_CHUNK):  # eval drops the KV cache after n_tokens first
+                if cancel.is_set():
+                    raise TimeoutError("the caller gave up while the prompt was being read")
+                llama.eval(tokens[start : start + _LABEL_CHUNK])
+            logits = np.ctypeslib.as_array(llama._ctx.get_logits_ith(-1), shape=(llama.n_vocab(),))
+            chosen = logits[firsts].astype(np.float64)
+        weights = np.exp(chosen - chosen.max())
+        return {label: float(w) for label, w in zip(labels, weights / weights.sum(), strict=True)}
 
     # ---- the blocking part, in a worker thread ---------------------------------------------------------------------
 

@@ -29,7 +29,7 @@ def judge_agents(rating: int = 5) -> list[dict[str, Any]]:
             "when": "You review test items",
             "steps": [final(clarity=rating, answer_correct=rating, distractors=rating, fairness=rating, reasons=[])],
         },
-        {"when": "You grade a learner", "steps": [final(score=90, reasoning="Covers the expected ideas.", missing=[])]},
+        {"when": "You are a teacher marking", "steps": [final(verdict="correct")]},
         {
             "when": "You explain a test item",
             "steps": [

@@ -413,8 +413,13 @@ def test_short_answers_are_graded_and_fall_back_to_the_seeds_score(engine: Engin
                 and result.feedback.score == 50
                 and not result.feedback.is_correct
             )
+            # not graded: no evidence either way, so the estimate does not move, and no response is kept to calibrate
+            assert (result.session.theta, result.session.se) == (view.theta, view.se)
         view = result.session
     assert view.stop_reason == "bank_exhausted" and view.answered == len(bank_items("en"))
+    with engine.connect() as conn:
+        kept = conn.execute(select(func.count()).select_from(_db.responses)).scalar()
+    assert kept == len([i for i in bank_items("en") if i["item_type"] != "short_answer"])
 
 
 def test_recalibration_runs_after_a_test_ends(engine: Engine) -> None:

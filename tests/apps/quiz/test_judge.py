@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Sequence
 
 import pytest
 
-from consulta.apps.quiz._judge import ItemJudgment, JudgeUnavailable
+from consulta.apps.quiz._judge import ItemJudgment, JudgeUnavailable, ModelJudge
 from consulta.apps.quiz._references import CATEGORIES, MIN_REFERENCES, choose_references, load_references
 
 from ._scripts import failing, final, rating, scripted, silent
@@ -57,6 +58,27 @@ def test_out_of_range_grade_is_asked_again_then_given_up() -> None:
     with pytest.raises(JudgeUnavailable):
         asyncio.run(judge.grade_answer(user_answer="a", expected=["b"]))
     assert judge.model.calls == 2
+
+
+def test_a_verdict_is_read_from_probabilities_when_the_model_gives_them() -> None:
+    class ProbabilityDouble:
+        """A test double of a model that reads label probabilities (the embedded model does, in one forward pass)."""
+
+        def __init__(self) -> None:
+            self.asked: list[tuple[str, tuple[str, ...]]] = []
+
+        async def label_probabilities(self, *, system: str, prompt: str, labels: Sequence[str]) -> dict[str, float]:
+            self.asked.append((prompt, tuple(labels)))
+            return {"correct": 0.7, "partial": 0.2, "incorrect": 0.1}
+
+    model = ProbabilityDouble()
+    judge = ModelJudge(model)  # type: ignore[arg-type]
+    probabilities = asyncio.run(
+        judge.verdict(user_answer="higher", expected=["pitch|tone"], stem="How?", reference_answer="Higher pitch.")
+    )
+    assert probabilities["correct"] == 0.7
+    prompt, labels = model.asked[0]
+    assert labels == ("correct", "partial", "incorrect") and "Expected ideas: pitch / tone" in prompt
 
 
 def test_failures_and_silence_are_judge_unavailable() -> None:
@@ -149,14 +171,13 @@ def test_the_labelled_set_and_the_grading_eval_with_a_scripted_model(tmp_path) -
         "pitch",
         "higher",
     ]
+    split = bench.split_of(answers)
+    assert abs(sum(v == "train" for v in split.values()) - len(answers) / 2) <= 8  # about half, per question and label
     script = tmp_path / "grade.yaml"
-    script.write_text(
-        "- tool_calls:\n    - name: final_result\n      args: {score: 90, reasoning: ok, missing: []}\n",
-        encoding="utf-8",
-    )
+    script.write_text("- tool_calls:\n    - name: final_result\n      args: {verdict: correct}\n", encoding="utf-8")
     out = tmp_path / "out.json"
     assert bench.main(["--model", f"scripted:{script}", "--limit", "8", "--out", str(out), "--quiet"]) == 0
     record = json.loads(out.read_text(encoding="utf-8"))
-    assert record["summary"]["n"] == 8 and len({a["question_id"] for a in record["answers"]}) == 4
-    assert all(a["model_score"] == 90 and a["score"] <= 90 for a in record["answers"])
-    assert record["summary"]["model_raw_at_80"]["kappa"] == 0.0  # a constant grader agrees by chance only
+    assert record["summary"]["all"]["n"] == 8 and len({a["question_id"] for a in record["answers"]}) == 4
+    assert all(a["probabilities"] == {"correct": 1.0, "partial": 0.0, "incorrect": 0.0} for a in record["answers"])
+    assert record["summary"]["all"]["model_verdict_alone"]["kappa"] == 0.0  # a constant grader agrees by chance only

@@ -86,6 +86,7 @@ def test_all_six_tools_are_served_with_the_seeds_inputs(server: FastMCP) -> None
         "correct_keywords",
         "difficulty",
         "category",
+        "stem",  # beyond the seed's inputs: the question's text, which a short answer is graded against
     } == params["score_and_explain"]
     assert tools["search_question_templates"].input_schema["properties"]["difficulty"]["maximum"] == 10
 

@@ -264,20 +264,22 @@ def test_the_generation_evaluation_runs_on_the_scripted_model(tmp_path: Path) ->
     out = tmp_path / "quiz_generate.json"
     result = module.main(["--model", f"scripted:{script}", "--requests", "3", "--out", str(out)])
     assert result["requests"] == 3 and result["finished"] == 3
-    # the third request (English again) repeats the first's item: refused as a copy, so 2 of 6 drafts pass and are saved
-    assert result["drafts"] == 6 and result["saved"] == 2 and result["share_passing_validation"] == 0.333
+    # the script's SQL items are on the topic of the first request only (computer networks, accounting: off topic)
+    assert result["drafts"] == 6 and result["saved"] == 1 and result["share_passing_validation"] == 0.167
     assert result["items_generated_per_minute"] > 0
     assert json.loads(out.read_text(encoding="utf-8"))["runs"][0]["request"].startswith("Generate 2 technical")
 
 
-def test_mode1_refuses_a_copy_of_a_bank_item(tmp_path: Path) -> None:
+def test_mode1_sends_a_copy_of_a_bank_item_back_once_and_never_saves_one(tmp_path: Path) -> None:
     example = next(i for i in bank_items() if i.type == "true_false" and i.lang == "en" and i.topic == "SQL")
     copy = {
         "item_type": "true_false",
         "stem": example.stem,
         "correct_key": "True" if example.answer == "False" else "False",
     }
-    script = write_script(tmp_path / "script.json", generator=[submit(copy)])
+    words = example.stem.split()
+    near = {**copy, "stem": " ".join(["Indeed,", *words])}  # one word more: still the shipped item
+    script = write_script(tmp_path / "script.json", generator=[submit(copy), submit(near)])
 
     async def scenario() -> list[Any]:
         host = host_for(tmp_path, script)
@@ -289,7 +291,40 @@ def test_mode1_refuses_a_copy_of_a_bank_item(tmp_path: Path) -> None:
             await host.aclose()
 
     calls = asyncio.run(scenario())
-    assert [c.tool_name for c in calls][-1] == "submit_questions" and "validate_question_quality" not in [
-        c.tool_name for c in calls
-    ]
-    assert calls[-1].result["rejected"][0]["issues"] == ["copies_existing_question"] and calls[-1].result["saved"] == 0
+    submits = [c for c in calls if c.tool_name == "submit_questions"]
+    assert "validate_question_quality" not in [c.tool_name for c in calls] and len(submits) == 2
+    assert submits[0].ok is False and submits[0].error_code == "not_new"  # told, it writes again
+    assert (
+        submits[1].result["rejected"][0]["issues"] == ["copies_existing_question"] and submits[1].result["saved"] == 0
+    )
+
+
+def test_mode1_an_item_off_the_requested_topic_is_sent_back(tmp_path: Path) -> None:
+    logic = next(i for i in bank_items() if i.lang == "zh-CN" and "下雨" in i.stem)
+    off = {
+        "item_type": "true_false",
+        "stem": "如果明天是晴天，我们就去公园；今天下雨了，所以明天不去公园。",
+        "correct_key": "False",
+    }
+    on = {
+        "item_type": "short_answer",
+        "stem": "二次函数 y = x² − 2x + 1 的顶点坐标是什么？",
+        "correct_keywords": ["(1, 0)"],
+        "explanation": "配方得 y = (x − 1)²，顶点为 (1, 0)。",
+    }
+    copied = {"item_type": "true_false", "stem": logic.stem, "correct_key": "True"}
+    script = write_script(tmp_path / "script.json", generator=[submit(copied, off), submit(on)])
+
+    async def scenario() -> tuple[Any, list[Any]]:
+        host = host_for(tmp_path, script)
+        try:
+            run = await host.start("用中文给高中生出 2 道关于二次函数的题", principal=None)
+            run = await host.runtime.settled(run.id)
+            return run, host.store.list_tool_calls(run.id)
+        finally:
+            await host.aclose()
+
+    run, calls = asyncio.run(scenario())
+    submits = [c for c in calls if c.tool_name == "submit_questions"]
+    assert submits[0].error_code == "not_new" and "off_topic" in str(submits[0].result)
+    assert submits[1].result["saved"] == 1 and "已保存 1/2" in run.output  # the count says what was saved

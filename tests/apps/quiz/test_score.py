@@ -1,5 +1,5 @@
-"""Tool 6 with a test-double model: exact scoring of multiple choice and true/false, short answers graded by the model
-and bounded by the keywords, partial-credit feedback, explanations of 500+ characters citing >= 3 shipped references
+"""Tool 6 with a test-double model: exact scoring of multiple choice and true/false, short answers graded by the model's verdict
+and code's evidence, partial-credit feedback, explanations of 500+ characters citing >= 3 shipped references
 in both languages, the seed's fallback, and bad input refused before anything is asked."""
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from consulta.apps.quiz._references import load_references
-from consulta.apps.quiz._score import keyword_cap, keyword_matches, score_and_explain, short_answer_score
+from consulta.apps.quiz._score import score_and_explain
+from consulta.apps.quiz._short_answer import Calibration
 
 from ._scripts import failing, final, scripted
 
@@ -53,19 +54,17 @@ def test_choice_items_are_scored_exactly(kind: str, user: str, correct: str, exp
     assert judge.model.calls == 1  # the explanation only: no model in the scoring
 
 
-def test_short_answer_bounded_by_keywords() -> None:
-    assert keyword_matches("Atomicity and ISOLATION", ["atomicity", "isolation", "durability"]) == [
-        "atomicity",
-        "isolation",
-    ]
-    assert [keyword_cap(n, 3) for n in range(4)] == [60, 73, 87, 100]
-    assert (
-        short_answer_score(95, 0, 3) == 60 and short_answer_score(40, 3, 3) == 40 and short_answer_score(95, 3, 3) == 95
-    )
+FIXED = Calibration(weights={"bias": -1.0, "model": 1.0, "keywords": 2.0}, threshold=0.6, source="test")
+"""A calibration the tests fix (the shipped one is fitted on data and may change)."""
+
+
+def verdict(label: str) -> dict[str, Any]:
+    """A model without probabilities answers one constrained label."""
+    return final(verdict=label)
 
 
 def test_short_answer_correct() -> None:
-    judge = scripted(final(score=92, reasoning="All three named.", missing=[]), explained())
+    judge = scripted(verdict("correct"), explained())
     result = score(
         question_type="short_answer",
         user_answer="Atomicity, isolation and durability (and consistency).",
@@ -75,55 +74,77 @@ def test_short_answer_correct() -> None:
         judge=judge,
         stem="Name the ACID guarantees.",
         explanation="ACID is the set of guarantees of a database transaction.",
+        calibration=FIXED,
     )
-    assert result["score"] == 92 and result["is_correct"] is True and result["feedback"] is None
-    assert result["keyword_matches"] == ["atomicity", "isolation", "durability"] and result["model_score"] == 92
+    assert result["score"] >= 80 and result["is_correct"] is True and result["feedback"] is None
+    assert result["keyword_matches"] == ["atomicity", "isolation", "durability"] and result["model_score"] == 100
     assert "ACID is the set of guarantees" in result["explanation"]
     assert any("wikipedia.org/wiki/ACID" in link["url"] for link in result["reference_links"])
     assert_explained(result)
 
 
+def test_the_verdict_is_asked_with_the_question_and_the_reference() -> None:
+    judge = scripted(verdict("partial"), explained())
+    seen: list[str] = []
+    original = judge.model.function
+
+    def spy(messages: Any, info: Any) -> Any:
+        seen.append(str(messages[-1].parts[-1].content))
+        return original(messages, info)
+
+    judge.model.function = spy
+    score(
+        question_type="short_answer",
+        user_answer="It gets higher",
+        correct_answer="When the string was tighter, the pitch was higher.",
+        correct_keywords=["pitch", "higher"],
+        judge=judge,
+        stem="Describe how the sound was different when the string was tightened.",
+    )
+    assert "Question: Describe how the sound" in seen[0] and "Reference answer: When the string" in seen[0]
+    assert seen[0].rstrip().endswith("Student's answer: It gets higher")
+
+
 def test_partial_credit_says_what_is_missing() -> None:
-    judge = scripted(final(score=90, reasoning="Two of three.", missing=["durability"]), explained())
+    judge = scripted(verdict("partial"), explained())
     result = score(
         question_type="short_answer",
         user_answer="Atomicity and isolation.",
         correct_keywords=["atomicity", "isolation", "durability"],
         judge=judge,
+        calibration=Calibration(weights={"bias": 0.0, "model": 0.0, "keywords": 1.5}, threshold=0.75, source="test"),
     )
+    assert 70 <= result["score"] < 80 and result["is_correct"] is False and result["model_score"] == 50
     assert (
-        result["model_score"] == 90
-        and result["keyword_cap"] == 87
-        and result["score"] == 87
-        and result["is_correct"] is True
+        result["feedback"].startswith(f"Partial credit: {result['score']}/100") and "durability" in result["feedback"]
     )
-    judge = scripted(final(score=75, reasoning="Two of three.", missing=["durability"]), explained())
+
+
+def test_a_synonym_the_item_lists_counts_as_its_keyword() -> None:
+    judge = scripted(verdict("correct"), explained())
     result = score(
         question_type="short_answer",
-        user_answer="Atomicity and isolation.",
-        correct_keywords=["atomicity", "isolation", "durability"],
+        user_answer="The mutation is harmful to the organism.",
+        correct_keywords=["deleterious|harmful"],
         judge=judge,
+        calibration=FIXED,
     )
-    assert result["score"] == 75 and result["is_correct"] is False
-    assert result["feedback"].startswith("Partial credit: 75/100") and "durability" in result["feedback"]
+    assert result["keyword_matches"] == ["deleterious|harmful"] and result["is_correct"] is True
 
 
-def test_a_keyword_free_answer_cannot_be_correct() -> None:
-    judge = scripted(final(score=100, reasoning="Looks fine.", missing=[]), explained())
+def test_a_wrong_verdict_without_keywords_is_not_correct() -> None:
+    judge = scripted(verdict("incorrect"), explained())
     result = score(
         question_type="short_answer",
         user_answer="It is about databases being good.",
         correct_keywords=["atomicity", "isolation"],
         judge=judge,
     )
-    assert result["score"] == 60 and result["is_correct"] is False and "needs more work" in result["feedback"]
+    assert result["score"] < 70 and result["is_correct"] is False and "needs more work" in result["feedback"]
 
 
 def test_short_answer_in_chinese() -> None:
-    judge = scripted(
-        final(score=72, reasoning="答到两点。", missing=["持久性"]),
-        explained("原子性指事务中的操作要么全部完成，要么全部不做。"),
-    )
+    judge = scripted(verdict("partial"), explained("原子性指事务中的操作要么全部完成，要么全部不做。"))
     result = score(
         question_type="short_answer",
         user_answer="原子性和隔离性",
@@ -131,8 +152,10 @@ def test_short_answer_in_chinese() -> None:
         category="technical",
         judge=judge,
         stem="ACID 包括哪些特性？",
+        calibration=Calibration(weights={"bias": 0.0, "model": 0.0, "keywords": 1.5}, threshold=0.8, source="test"),
     )
-    assert result["score"] == 72 and "部分得分" in result["feedback"] and "持久性" in result["feedback"]
+    assert result["keyword_matches"] == ["原子性", "隔离性"]
+    assert 70 <= result["score"] < 80 and "部分得分" in result["feedback"] and "持久性" in result["feedback"]
     assert "延伸阅读" in result["explanation"] and "你的答案：原子性和隔离性" in result["explanation"]
     assert_explained(result)
 

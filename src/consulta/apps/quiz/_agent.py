@@ -21,6 +21,7 @@ from ...runtime import Agent, Store, ToolDef, ToolError, current_tool_call, utcn
 from .._def import AppEnv, AppOptions
 from ._cat_sessions import answered_in_open_test
 from ._modes import (
+    NOT_NEW,
     AnswerArg,
     AnswerIn,
     CallRecorder,
@@ -266,7 +267,21 @@ def _mode_tools(tools: QuizTools, store: Store, read: _Reader) -> tuple[ToolDef,
         session = context.run_id if context is not None else f"mcp-{utcnow()[:10]}"
         round_id = f"{session}_1_{utcnow()}"
         drafts = [Draft.model_validate(q) for q in questions]
-        return await generate(drafts, request, tools=tools, round_id=round_id, record=CallRecorder(store), topic=topic)
+        result = await generate(
+            drafts, request, tools=tools, round_id=round_id, record=CallRecorder(store), topic=topic
+        )
+        not_new = [r for r in result["rejected"] if set(r["issues"]) <= set(NOT_NEW)]
+        if not result["saved"] and len(not_new) == len(result["rejected"]) and _first_submit(store, context):
+            # Nothing was validated: every draft copied a shipped item or left the topic. The model writes again.
+            raise ToolError(
+                "not_new",
+                "No question was saved: "
+                + "; ".join(f"{r['stem'][:60]!r} {r['issues'][0]}" for r in not_new)
+                + ". The examples are for the format only.",
+                hint=f"Write {request.count} new questions about {', '.join(request.interests[:2])} in "
+                f"{'Chinese' if request.lang == 'zh-CN' else 'English'}; do not reuse the examples' stems.",
+            )
+        return result
 
     async def score_answers_tool(
         answers: Annotated[list[AnswerArg], Field(min_length=1, max_length=20)],
@@ -303,6 +318,13 @@ def _mode_tools(tools: QuizTools, store: Store, read: _Reader) -> tuple[ToolDef,
         ends_turn=True,
     )
     return submit, score
+
+
+def _first_submit(store: Store, context: Any) -> bool:
+    """Whether this run has made no submit_questions call before (a rejected batch is sent back once)."""
+    if context is None:
+        return False  # over MCP the client's model reads the rejections in the result
+    return not any(c.tool_name == "submit_questions" for c in store.list_tool_calls(context.run_id))
 
 
 def _steps(store: Store, read: _Reader) -> Any:

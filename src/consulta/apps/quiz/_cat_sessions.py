@@ -783,10 +783,14 @@ class TestSessions:
         scored: Scored,
     ) -> None:
         session_id, now = session["id"], _now()
-        answered = [r for r in rows if r["answer"] is not None and r["position"] != position]
-        a = [r["a"] for r in answered] + [next(r["a"] for r in rows if r["position"] == position)]
-        b = [r["b"] for r in answered] + [next(r["b"] for r in rows if r["position"] == position)]
-        u = [r["is_correct"] for r in answered] + [1 if scored.is_correct else 0]
+        # An answer the grader could not grade in time is no evidence either way: left out of θ and of calibration.
+        graded = [
+            r for r in rows if r["answer"] is not None and r["position"] != position and r["graded_by"] != "fallback"
+        ]
+        this = [next(r for r in rows if r["position"] == position)] if scored.graded_by != "fallback" else []
+        a = [r["a"] for r in graded + this]
+        b = [r["b"] for r in graded + this]
+        u = [r["is_correct"] for r in graded] + [1 if scored.is_correct else 0 for _ in this]
         estimate = eap(
             np.asarray(a, float),
             np.asarray(b, float),
@@ -821,7 +825,7 @@ class TestSessions:
             )
         r = _db.responses
         response_id = f"{session_id}:{question_id}"
-        if conn.execute(select(func.count()).select_from(r).where(r.c.id == response_id)).scalar() == 0:
+        if this and conn.execute(select(func.count()).select_from(r).where(r.c.id == response_id)).scalar() == 0:
             conn.execute(
                 r.insert().values(
                     id=response_id,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field
@@ -104,6 +104,11 @@ _GRADE_INSTRUCTIONS = (
     "not wording; a wrong statement lowers the score. Give a short reasoning and the missing ideas, in the answer's "
     "language."
 )
+_VERDICT_INSTRUCTIONS = (
+    "You are a teacher marking a student's short answer to a question. Compare its meaning with the reference answer "
+    "and the expected ideas: wording, spelling and synonyms do not matter; a wrong statement does. Reply with one "
+    "word: correct (it says what the reference says), partial (part of it), or incorrect (wrong, vague or off-topic)."
+)
 _EXPLAIN_INSTRUCTIONS = (
     "You explain a test item's answer to a learner, in the language asked. In 3-5 sentences: say why the correct "
     "answer is correct, and what the learner's answer got right or wrong. Add up to 4 key points to remember. Use only "
@@ -111,6 +116,7 @@ _EXPLAIN_INSTRUCTIONS = (
 )
 
 T = TypeVar("T", bound=BaseModel)
+R = TypeVar("R")
 
 
 def _lines(*fields: tuple[str, str | Sequence[str] | None]) -> str:
@@ -174,6 +180,36 @@ class ModelJudge:
         )
         return await self._ask(_GRADE_INSTRUCTIONS, prompt, AnswerGrade, timeout)
 
+    async def verdict(
+        self,
+        *,
+        user_answer: str,
+        expected: Sequence[str],
+        stem: str | None = None,
+        reference_answer: str | None = None,
+        timeout: float | None = None,
+    ) -> dict[str, float]:
+        """Tool 6's short-answer stage: the model's probability of each label (`_short_answer.LABELS`) for the answer,
+        read in one forward pass when the model gives probabilities (`label_probabilities`, the embedded model), else
+        its one constrained label (probability 1). The prompt starts with what every answer to the item shares, so
+        the KV cache serves it to the next answer."""
+        from ._short_answer import LABELS, Verdict
+
+        prompt = _lines(
+            ("Question", stem),
+            ("Reference answer", reference_answer),
+            ("Expected ideas", [k.replace("|", " / ") for k in expected]),
+            ("Student's answer", user_answer),
+        )
+        read = getattr(self.model, "label_probabilities", None)
+        if read is None:
+            answer = await self._ask(_VERDICT_INSTRUCTIONS, prompt, Verdict, timeout)
+            return {label: float(label == answer.verdict) for label in LABELS}
+        return await self._bounded(
+            lambda limit: asyncio.wait_for(read(system=_VERDICT_INSTRUCTIONS, prompt=prompt, labels=LABELS), limit),
+            timeout,
+        )
+
     async def explain(
         self,
         *,
@@ -199,11 +235,8 @@ class ModelJudge:
 
     async def _ask(self, instructions: str, prompt: str, output_type: type[T], timeout: float | None) -> T:
         """One typed answer within `timeout` seconds (default: the judge's; a caller's shorter budget wins)."""
-        limit = self.timeout if timeout is None else min(timeout, self.timeout)
-        if limit <= 0:
-            raise JudgeUnavailable("no_time", "no time was left for the model")
-        try:
-            answer = await typed_answer(
+        answer = await self._bounded(
+            lambda limit: typed_answer(
                 model=self.model,
                 instructions=instructions,
                 prompt=prompt,
@@ -211,11 +244,22 @@ class ModelJudge:
                 retries=self.retries,
                 within=current_tool_call(),
                 timeout=limit,
-            )
+            ),
+            timeout,
+        )
+        return answer.output  # type: ignore[no-any-return]
+
+    async def _bounded(self, work: Callable[[float], Awaitable[R]], timeout: float | None) -> R:
+        """`work(limit)`'s result, `work` bounding itself to `limit` seconds (the judge's timeout; a caller's shorter
+        budget wins); any failure is `JudgeUnavailable`."""
+        limit = self.timeout if timeout is None else min(timeout, self.timeout)
+        if limit <= 0:
+            raise JudgeUnavailable("no_time", "no time was left for the model")
+        try:
+            return await work(limit)
         except asyncio.CancelledError:
             raise
         except TimeoutError as error:
             raise JudgeUnavailable("timeout", f"the model did not answer within {limit:g} s") from error
         except Exception as error:  # a model or transport error of any kind: the caller's fallback applies
             raise JudgeUnavailable("error", f"{type(error).__name__}: {error}") from error
-        return answer.output  # type: ignore[return-value]

@@ -12,6 +12,7 @@ record shows tools 4, 5 and 6 as they ran.
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 import uuid
@@ -28,9 +29,11 @@ from ...runtime import current_tool_call, reply_lang, tool_exception_result, utc
 from ._bank import CATEGORIES, bank_items, content_hash
 from ._db import questions, responses
 from ._profiles import Profile, level_difficulty, load_profile
+from ._short_answer import tokens
 from ._tools import QuizTools
 
 __all__ = [
+    "NOT_NEW",
     "PASS_SCORE",
     "AnswerArg",
     "AnswerIn",
@@ -47,6 +50,11 @@ __all__ = [
 
 PASS_SCORE = 0.70
 """Tool 4's final score an item needs to be saved (the seed's reject threshold)."""
+COPY_SIMILARITY = 0.6
+"""A draft whose stem shares this share of its words (Jaccard, `_short_answer.tokens`) with a shipped item's is a
+copy, not a new item."""
+NOT_NEW = ("copies_existing_question", "off_topic")
+"""Why code rejects a draft before validation: the model is told and writes again (once per run)."""
 MAX_ITEMS = 5
 
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
@@ -298,8 +306,12 @@ async def generate(
     for draft in drafts[: request.count]:
         answer = _answer_of(draft)
         choices = draft.choices if draft.item_type == "multiple_choice" else None
-        if _exists(tools, draft, choices, request.lang):  # a copy of an example or a saved item is not a new item
+        if _exists(tools, draft, choices, request.lang) or _near_copy(draft.stem, request.lang):
+            # a copy of an example or a saved item is not a new item
             rejected.append({"stem": draft.stem, "final_score": 0.0, "issues": ["copies_existing_question"]})
+            continue
+        if not _on_topic(draft, request.interests):
+            rejected.append({"stem": draft.stem, "final_score": 0.0, "issues": ["off_topic"]})
             continue
         check_args = {
             "stem": draft.stem,
@@ -358,6 +370,33 @@ def _reasons(verdict: Any) -> list[str]:
     if not reasons and verdict.get("message"):
         reasons.append(str(verdict["message"]))
     return reasons or ["final_score_below_0.70"]
+
+
+@functools.cache
+def _shipped_words(lang: str) -> tuple[frozenset[str], ...]:
+    return tuple(frozenset(tokens(i.stem)) for i in bank_items() if i.lang == lang)
+
+
+def _near_copy(stem: str, lang: str) -> bool:
+    """Whether `stem` is a shipped item's stem with a few words changed (Jaccard of their words >= 0.6)."""
+    mine = frozenset(tokens(stem))
+    return bool(mine) and any(
+        len(mine & theirs) / len(mine | theirs) >= COPY_SIMILARITY for theirs in _shipped_words(lang) if theirs
+    )
+
+
+def _on_topic(draft: Draft, interests: Sequence[str]) -> bool:
+    """Whether the draft says a word of one of the requested topics (for a Chinese topic, one of its two-character
+    words: single characters match too easily)."""
+    said = set(
+        tokens(" ".join([draft.stem, *(draft.choices or []), *(draft.correct_keywords or []), draft.explanation]))
+    )
+    for topic in interests:
+        words = set(tokens(topic))
+        long = {w for w in words if len(w) > 1}
+        if not words or (long or words) & said:
+            return True
+    return False
 
 
 def _exists(tools: QuizTools, draft: Draft, choices: list[str] | None, lang: str) -> bool:

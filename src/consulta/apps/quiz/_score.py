@@ -3,16 +3,18 @@
 Scoring:
 - multiple choice and true/false: exact match, trimmed and case-insensitive (true/false also in other words:
   T/F, 正确/错误, 对/错), 100 or 0;
-- short answer: the model grades 0-100 against the expected ideas; the keyword match (case-insensitive substring) is
-  reported and bounds the score: `score = min(model, 60 + 40 × share of keywords found)` — an answer naming none of
-  the keywords can be partly right but not correct (at most 60), one naming all of them gets the model's grade.
-  is_correct = score >= 80; 70-79 is partial credit (with feedback saying what is missing).
+- short answer (`_short_answer`): code's evidence (the expected keywords said, with variants, numbers compared as
+  numbers, Chinese by characters; the share of the reference answer covered) and the model's verdict read as
+  probabilities of `correct` / `partial` / `incorrect` in one forward pass, combined by the shipped calibration
+  (fitted on human-scored answers) into P(correct) and the seed's 0-100 score. is_correct = score >= 80; 70-79 is
+  partial credit (with feedback saying what is missing). `keyword_matches` are the keywords code found.
 
 The explanation (at least 500 characters) is the model's prose, completed by code from what is known — the correct
 answer, the keywords found and missing, the item's own explanation and key points, and what each cited reference
 covers — never filler. At least three references from the shipped list (`_references`).
 
-When the model cannot grade a short answer the seed's fallback holds: score 50, is_correct False, `fallback: True`.
+When the model cannot grade a short answer in time the seed's fallback holds: score 50, is_correct False,
+`fallback: True`, and the feedback and explanation say plainly that the answer was not graded.
 When only the explanation fails, the exact score stands and the explanation is written by code.
 """
 
@@ -27,23 +29,21 @@ from ...i18n import normalize_lang, t
 from ._item_rules import FALSE_WORDS, QUESTION_TYPES, TRUE_WORDS, has_cjk
 from ._judge import Budget, JudgeUnavailable, ModelJudge
 from ._references import MIN_REFERENCES, Reference, choose_references
+from ._short_answer import Calibration, default_calibration, evidence
 
 __all__ = [
     "CORRECT_THRESHOLD",
     "FALLBACK_SCORE",
     "MIN_EXPLANATION_CHARS",
     "PARTIAL_CREDIT",
-    "keyword_cap",
     "keyword_matches",
     "score_and_explain",
-    "short_answer_score",
 ]
 
 CORRECT_THRESHOLD = 80
 PARTIAL_CREDIT = range(70, 80)
 FALLBACK_SCORE = 50
 MIN_EXPLANATION_CHARS = 500
-NO_KEYWORD_CAP = 60
 MIN_EXPLAIN_SECONDS = 2.0
 MAX_REFERENCES = 8
 
@@ -52,16 +52,6 @@ def keyword_matches(user_answer: str, keywords: Sequence[str]) -> list[str]:
     """The keywords found in the answer (case-insensitive substring), in the keywords' order."""
     answer = user_answer.casefold()
     return [k for k in keywords if k.strip() and k.strip().casefold() in answer]
-
-
-def keyword_cap(found: int, total: int) -> int:
-    """The highest score an answer naming `found` of `total` keywords can get: 60 + 40 × found/total."""
-    return 100 if total == 0 else round(NO_KEYWORD_CAP + (100 - NO_KEYWORD_CAP) * found / total)
-
-
-def short_answer_score(model_score: int, found: int, total: int) -> int:
-    """The model's grade bounded by the keyword coverage."""
-    return max(0, min(int(model_score), keyword_cap(found, total)))
 
 
 def _same_choice(user_answer: str, correct_answer: str, question_type: str) -> bool:
@@ -91,17 +81,18 @@ async def score_and_explain(
     topic: str | None = None,
     lang: str | None = None,
     budget: float | None = None,
+    calibration: Calibration | None = None,
 ) -> dict[str, Any]:
     """Score one answer and explain it (seed tool 6). The seed's fields: `attempt_id`, `session_id`, `question_id`,
     `user_id`, `is_correct`, `score` (0-100), `explanation` (>= 500 chars), `keyword_matches`, `feedback`,
-    `graded_at`; and `reference_links` (>= 3, each {title, url}), `model_score`, `keyword_cap`, `fallback`.
+    `graded_at`; and `reference_links` (>= 3, each {title, url}), `model_score` (the model's P(correct) + P(partial)/2, 0-100), `fallback`.
 
     The keyword-only extras come from the question bank when known: the item's `stem`, its `explanation` and
     `key_points`, its `topic` (what references are chosen by), `lang` (default: the stem's or answer's language).
     `budget` (seconds) bounds the whole call, e.g. the seed's 15 s for tool 6: the grade gets what is left of it, the
     model's explanation what is left after that (below 2 s the explanation is written by code), so the exact score of
-    a multiple-choice answer is never lost to a slow explanation. Raises the seed's TypeError/ValueError naming the
-    field."""
+    a multiple-choice answer is never lost to a slow explanation. `calibration` maps a short answer's evidence and
+    verdict to its score (default: the shipped one). Raises the seed's TypeError/ValueError naming the field."""
     _check_inputs(
         session_id,
         user_id,
@@ -116,26 +107,25 @@ async def score_and_explain(
     left = Budget(budget)
     lang = normalize_lang(lang) if lang else ("zh-CN" if has_cjk((stem or "") + user_answer) else "en")
     keywords = [k for k in correct_keywords or [] if k.strip()]
-    found = keyword_matches(user_answer, keywords)
+    found: list[str] = []
     model_score: int | None = None
-    cap: int | None = None
-    missing: list[str] = [k for k in keywords if k not in found]
+    missing: list[str] = list(keywords)
     ungraded: JudgeUnavailable | None = None
 
     if question_type == "short_answer":
+        seen = evidence(user_answer, keywords, reference=correct_answer, stem=stem)
+        found, missing = list(seen.found), list(seen.missing)
         try:
-            grade = await judge.grade_answer(
+            probabilities = await judge.verdict(
                 user_answer=user_answer,
                 expected=keywords,
                 stem=stem,
                 reference_answer=correct_answer,
-                difficulty=difficulty,
-                lang=lang,
                 timeout=left(),
             )
-            model_score, cap = grade.score, keyword_cap(len(found), len(keywords))
-            score = short_answer_score(grade.score, len(found), len(keywords))
-            missing = list(dict.fromkeys([*missing, *(m for m in grade.missing if m.strip())]))[:5]
+            model_score = round(100 * (probabilities["correct"] + probabilities.get("partial", 0.0) / 2))
+            mapping = calibration or default_calibration()
+            score = mapping.score(mapping.probability(probabilities, seen))
         except JudgeUnavailable as error:
             score, ungraded = FALLBACK_SCORE, error
         is_correct = ungraded is None and score >= CORRECT_THRESHOLD
@@ -198,7 +188,6 @@ async def score_and_explain(
         "graded_at": datetime.now(UTC).isoformat(),
         "reference_links": [r.link() for r in references],
         "model_score": model_score,
-        "keyword_cap": cap,
         "fallback": ungraded is not None,
         "fallback_detail": str(ungraded) if ungraded else None,
     }

@@ -882,6 +882,7 @@ def _tool_defs(tools: QuizTools) -> tuple[ToolDef, ...]:
         correct_keywords: list[str] | None = None,
         difficulty: Difficulty | None = None,
         category: CategoryName | None = None,
+        stem: Annotated[str, Field(min_length=1, max_length=2000)] | None = None,
     ) -> dict[str, Any]:
         """Score an answer and explain it: multiple choice and true/false exactly (0 or 100), short answers 0-100 with the keywords matched.
 
@@ -891,10 +892,11 @@ def _tool_defs(tools: QuizTools) -> tuple[ToolDef, ...]:
             question_id: The question answered.
             question_type: multiple_choice, true_false or short_answer.
             user_answer: The user's answer.
-            correct_answer: The correct answer (multiple_choice and true_false).
+            correct_answer: The correct answer (multiple_choice and true_false); for short_answer, a reference answer.
             correct_keywords: The keywords a good short answer contains (short_answer).
             difficulty: The question's difficulty 1-10.
             category: technical, business or general.
+            stem: The question's text (a short answer is graded against it; without it, against the keywords only).
         """
         try:
             return await tools.score_and_explain(
@@ -907,6 +909,7 @@ def _tool_defs(tools: QuizTools) -> tuple[ToolDef, ...]:
                 correct_keywords,
                 difficulty,
                 category,
+                stem=stem,
             )
         except (ValueError, TypeError) as error:
             raise invalid(error, score_and_explain) from None

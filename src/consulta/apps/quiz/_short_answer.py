@@ -1,0 +1,236 @@
+"""A short answer's grade: what code can compute, the model's verdict read as probabilities, and the fitted mapping
+that turns both into the seed's 0-100 score.
+
+Code does what code knows (`evidence`):
+- text is normalised (NFKC, case-folded, full-width forms folded) and tokenised by language: Latin words with a light
+  English suffix stemming (`scratches` → `scratch`, `tightened` → `tighten`), Chinese as single characters and
+  character bigrams (no segmenter needed to see that `顶点坐标` is in `顶点的坐标是`);
+- an expected keyword is found when the answer contains it as written, or all of its (stemmed) words, or one of its
+  variants: a keyword may list synonyms with `|` (`harmful|deleterious`, `顶点|最高点`);
+- a numeric keyword is found when a number in the answer equals it (`0.5` matches `1/2` and `.50`, within 1e-6
+  relative);
+- how much of the reference answer the answer covers (the share of its content words, or of its characters for
+  Chinese).
+
+The model judges meaning (`Verdict`): one forward pass over a fixed instruction, the item and the answer, read as
+its probability of each label (`correct`, `partial`, `incorrect`) for the reply's first token; a backend that
+cannot give probabilities answers one label under a grammar (that label gets probability 1).
+
+`Calibration` maps both to a probability that a person would call the answer correct (a logistic model fitted by
+`bench/eval_quiz_grading.py --fit` on a training split of human-scored answers; the fitted weights ship in
+`data/grading_calibration.json` with where they came from) and that probability to the seed's score: the fitted
+decision threshold is 80 (the seed's `is_correct`), 0 → 0 and 1 → 100, linear in between.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from fractions import Fraction
+from functools import cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+__all__ = [
+    "LABELS",
+    "Calibration",
+    "Evidence",
+    "Verdict",
+    "default_calibration",
+    "evidence",
+    "keyword_found",
+    "tokens",
+]
+
+LABELS = ("correct", "partial", "incorrect")
+CALIBRATION_FILE = Path(__file__).parent / "data" / "grading_calibration.json"
+_CJK_CHAR = r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"
+_WORD = re.compile(rf"{_CJK_CHAR}|[^\W_]+", re.UNICODE)
+_IS_CJK = re.compile(_CJK_CHAR)
+_NUMBER = re.compile(r"[-+]?(?:\d+(?:[.,]\d+)?|\.\d+)(?:\s*/\s*\d+)?")
+_STOP = frozenset(
+    "a an the of to in on for and or but is are was were be been being it its this that these those which what when "
+    "where why how with by from as at into than then there their they them will would could should can do does did "
+    "not no so if very more most less much many some such has have had i you he she we my your his her our".split()
+)
+_CJK_STOP = frozenset("的了是在和与及或也都就而吗呢吧啊")
+_SUFFIXES = ("ingly", "edly", "ness", "ment", "ing", "ies", "ied", "ed", "es", "er", "ly", "s")
+
+
+def _normal(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def _stem(word: str) -> str:
+    """A light English stem: enough for plural and tense variants, never below 3 letters."""
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            if suffix in ("ies", "ied"):
+                word += "y"
+            break
+    if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiouls":
+        word = word[:-1]  # tighten / tightt- ; stopp(ed) → stop
+    return word
+
+
+def tokens(text: str) -> list[str]:
+    """The content tokens of `text`: stemmed Latin words without stop words, and Chinese characters with their
+    bigrams, particles left out (a Chinese run `二次函数` gives 二 次 函 数 二次 次函 函数)."""
+    out: list[str] = []
+    run: list[str] = []
+
+    def flush() -> None:
+        kept = [c for c in run if c not in _CJK_STOP]  # 顶点的坐标 reads as 顶点坐标
+        out.extend(kept)
+        out.extend(a + b for a, b in zip(kept, kept[1:], strict=False))
+        run.clear()
+
+    for match in _WORD.finditer(_normal(text)):
+        word = match.group()
+        if _IS_CJK.fullmatch(word):
+            run.append(word)
+            continue
+        flush()
+        if word not in _STOP:
+            out.append(_stem(word) if word.isalpha() else word)
+    flush()
+    return out
+
+
+def _numbers(text: str) -> list[float]:
+    values = []
+    for raw in _NUMBER.findall(_normal(text)):
+        raw = raw.replace(" ", "").replace(",", ".")
+        try:
+            values.append(float(Fraction(raw)))
+        except (ValueError, ZeroDivisionError):
+            continue
+    return values
+
+
+def _is_number(text: str) -> bool:
+    return bool(_NUMBER.fullmatch(_normal(text).strip()))
+
+
+def keyword_found(answer: str, keyword: str) -> bool:
+    """Whether `answer` says `keyword`: as written, by all of its words (stemmed; for Chinese its characters in
+    order-free bigrams), numerically for a number, or by any of its `|`-separated variants."""
+    variants = [v.strip() for v in keyword.split("|") if v.strip()]
+    normal = _normal(answer)
+    said = set(tokens(answer))
+    numbers = _numbers(answer)
+    for variant in variants:
+        if _is_number(variant):  # 5 is not found in 15
+            target = _numbers(variant)
+            if target and any(math.isclose(n, target[0], rel_tol=1e-6, abs_tol=1e-9) for n in numbers):
+                return True
+            continue
+        if _normal(variant) in normal:
+            return True
+        wanted = set(tokens(variant))
+        if wanted and wanted <= said:
+            return True
+    return False
+
+
+@dataclass(frozen=True, kw_only=True)
+class Evidence:
+    """What code sees in an answer: the keywords it says, the share of the reference it covers, its length."""
+
+    found: tuple[str, ...]
+    missing: tuple[str, ...]
+    keyword_share: float
+    reference_share: float | None
+    answer_tokens: int
+
+
+def evidence(
+    answer: str, keywords: Sequence[str], *, reference: str | None = None, stem: str | None = None
+) -> Evidence:
+    """Code's evidence about `answer`. The reference's share counts its content tokens the question does not already
+    say (saying the question back is not an answer); None without a reference."""
+    wanted = [k for k in keywords if k.strip()]
+    found = tuple(k for k in wanted if keyword_found(answer, k))
+    said = set(tokens(answer))
+    share: float | None = None
+    if reference and reference.strip():
+        asked = set(tokens(stem or ""))
+        ref = set(tokens(reference))
+        new = ref - asked or ref
+        share = len(new & said) / len(new) if new else None
+    return Evidence(
+        found=found,
+        missing=tuple(k for k in wanted if k not in found),
+        keyword_share=len(found) / len(wanted) if wanted else 0.0,
+        reference_share=share,
+        answer_tokens=len(said),
+    )
+
+
+class Verdict(BaseModel):
+    """The model's label for an answer when its probabilities cannot be read (one constrained word)."""
+
+    verdict: Literal["correct", "partial", "incorrect"] = Field(
+        description="correct: says what the expected answer says; partial: part of it; incorrect: wrong or off-topic"
+    )
+
+
+def _logit(p: float) -> float:
+    p = min(max(p, 1e-4), 1 - 1e-4)
+    return math.log(p / (1 - p))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Calibration:
+    """The fitted mapping from (the model's probabilities, code's evidence) to P(a person says correct).
+
+    `weights` name the features (`bias`, `model` — the logit of P(correct) + P(partial)/2 —, `keywords`,
+    `reference`); `threshold` is the probability at which an answer counts as correct (score 80). `source` says what
+    it was fitted on."""
+
+    weights: Mapping[str, float]
+    threshold: float
+    source: str
+
+    @staticmethod
+    def features(probabilities: Mapping[str, float] | None, found: Evidence) -> dict[str, float]:
+        model = 0.0 if probabilities is None else _logit(probabilities["correct"] + probabilities.get("partial", 0) / 2)
+        return {
+            "bias": 1.0,
+            "model": model,
+            "keywords": found.keyword_share,
+            "reference": found.reference_share if found.reference_share is not None else found.keyword_share,
+        }
+
+    def probability(self, probabilities: Mapping[str, float] | None, found: Evidence) -> float:
+        """P(correct) by the fitted logistic model."""
+        x = self.features(probabilities, found)
+        z = sum(self.weights.get(name, 0.0) * value for name, value in x.items())
+        return 1 / (1 + math.exp(-max(min(z, 40.0), -40.0)))
+
+    def score(self, p: float) -> int:
+        """P(correct) as the seed's 0-100 score: `threshold` is 80, linear on each side."""
+        t = min(max(self.threshold, 1e-6), 1 - 1e-6)
+        value = 80 * p / t if p < t else 80 + 20 * (p - t) / (1 - t)
+        return max(0, min(100, math.floor(value + 1e-9)))
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=1, ensure_ascii=False) + "\n"
+
+    @classmethod
+    def from_file(cls, path: Path) -> Calibration:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return cls(weights=dict(data["weights"]), threshold=float(data["threshold"]), source=str(data["source"]))
+
+
+@cache
+def default_calibration() -> Calibration:
+    """The shipped calibration (`data/grading_calibration.json`)."""
+    return Calibration.from_file(CALIBRATION_FILE)

@@ -1,0 +1,69 @@
+"""What code knows about a short answer (`_short_answer`): tokens by language, keywords with variants and numbers,
+the reference's coverage, and the calibration's mapping to the seed's score."""
+
+from __future__ import annotations
+
+import pytest
+
+from consulta.apps.quiz._short_answer import Calibration, default_calibration, evidence, keyword_found, tokens
+
+
+def test_tokens_stem_english_and_read_chinese_by_characters() -> None:
+    assert tokens("The scratches were tightened") == ["scratch", "tighten"]
+    assert {"二次", "函数", "顶点", "坐标"} <= set(tokens("二次函数的顶点坐标"))
+    assert "的" not in tokens("顶点的坐标")
+
+
+@pytest.mark.parametrize(
+    ("answer", "keyword", "found"),
+    [
+        ("If the penny scratches the nickel", "scratch", True),
+        ("It is HARMFUL to the cell", "deleterious|harmful", True),  # a variant the item lists
+        ("the pitch got higher", "higher pitch", True),  # every word, in any order
+        ("x = 1/2", "0.5", True),  # numbers compared as numbers
+        ("答案是 .50", "0.5", True),
+        ("5", "50", False),
+        ("15", "5", False),
+        ("顶点的坐标是 (1, 2)", "顶点坐标", True),
+        ("只写了坐标", "顶点坐标", False),
+        ("atomicity", "durability", False),
+    ],
+)
+def test_keywords_found(answer: str, keyword: str, found: bool) -> None:
+    assert keyword_found(answer, keyword) is found
+
+
+def test_evidence_counts_keywords_and_what_the_reference_adds_to_the_question() -> None:
+    seen = evidence(
+        "the harder one makes a scratch on the other coin",
+        ["harder", "scratch", "other"],
+        reference="The harder coin will scratch the other.",
+        stem="Which is harder, a penny or a nickel? She did a scratch test.",
+    )
+    assert seen.found == ("harder", "scratch", "other") and seen.keyword_share == 1.0
+    assert seen.reference_share == 1.0  # coin and other: what the question does not already say
+    blank = evidence("I don't know", ["harder", "scratch"], reference="The harder coin will scratch the other.")
+    assert blank.keyword_share == 0.0 and blank.reference_share == 0.0 and blank.missing == ("harder", "scratch")
+
+
+def test_calibration_maps_the_threshold_to_80() -> None:
+    mapping = Calibration(weights={"bias": 0.0, "model": 1.0}, threshold=0.6, source="test")
+    assert mapping.score(0.6) == 80 and mapping.score(0.59) < 80 and mapping.score(1.0) == 100 and mapping.score(0) == 0
+    seen = evidence("x", ["y"])
+    sure, unsure = (
+        {"correct": 0.9, "partial": 0.0, "incorrect": 0.1},
+        {"correct": 0.1, "partial": 0.0, "incorrect": 0.9},
+    )
+    assert mapping.probability(sure, seen) == pytest.approx(0.9) and mapping.probability(unsure, seen) < 0.2
+
+
+def test_the_shipped_calibration_is_fitted_and_sensible() -> None:
+    shipped = default_calibration()
+    assert "train split" in shipped.source and 0 < shipped.threshold < 1
+    right = evidence("atomicity and isolation", ["atomicity", "isolation"])
+    wrong = evidence("no idea", ["atomicity", "isolation"])
+    yes, no = (
+        {"correct": 0.95, "partial": 0.03, "incorrect": 0.02},
+        {"correct": 0.02, "partial": 0.03, "incorrect": 0.95},
+    )
+    assert shipped.score(shipped.probability(yes, right)) >= 80 > shipped.score(shipped.probability(no, wrong))
