@@ -49,6 +49,7 @@ if TYPE_CHECKING:
         RunEnded,
         RunStarted,
         StepStarted,
+        TextDelta,
         ToolCalled,
         ToolReturned,
     )
@@ -144,6 +145,7 @@ __all__ = [
     "Runtime",
     "StepStarted",
     "Store",
+    "TextDelta",
     "Timeout",
     "ToolCallRecord",
     "ToolOutcome",
