@@ -9,8 +9,8 @@ Several agents sharing one scripted model (an orchestrator and the experts it co
 `{"agents": [{"when": "words of its instructions", "steps": [...]}, ...]}` (or `"turns"`); the first whose `when`
 appears in the agent's instructions is played.
 
-Its responses stream too (a step's text word by word, `word_delay_s` apart), so that front ends can be tested on a
-reply that appears as it is written.
+Its responses stream too (a step's text word by word, `word_delay_s` apart: the argument, or a top-level
+`word_delay_s` of the script's mapping), so that front ends can be tested on a reply that appears as it is written.
 """
 
 from __future__ import annotations
@@ -50,6 +50,8 @@ def load_script(path: Path) -> list[dict[str, Any]]:
         return data  # type: ignore[return-value]
     turns = (data.get("turns") or [data.get("steps")]) if isinstance(data, dict) else [data]
     _check_turns(turns, path)
+    if isinstance(data, dict) and "word_delay_s" in data:
+        return {"turns": turns, "word_delay_s": data["word_delay_s"]}  # type: ignore[return-value]
     return turns[0] if len(turns) == 1 else {"turns": turns}  # type: ignore[return-value]
 
 
@@ -65,7 +67,8 @@ class ScriptedModel(FunctionModel):
             self.turns: list[list[dict[str, Any]]] = []
         else:
             self.turns = _turns(steps)
-        self.word_delay_s = word_delay_s
+        given = steps.get("word_delay_s") if isinstance(steps, dict) else None
+        self.word_delay_s = word_delay_s or (float(given) if isinstance(given, int | float) else 0.0)
         super().__init__(self._respond, model_name=name)
 
     def _script(self, instructions: str | None) -> list[list[dict[str, Any]]]:
