@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import pytest
 from pydantic_ai.models.function import FunctionModel
 from pydantic_ai.models.test import TestModel
@@ -85,3 +86,17 @@ def test_which_models_stream():
     assert can_stream(ScriptedModel([say("hi")]))
     assert can_stream(TestModel())
     assert not can_stream(FunctionModel(lambda m, i: None))  # type: ignore[arg-type,return-value]
+
+
+async def test_stopping_a_run_while_its_reply_streams_stops_it_at_once(store, make_runtime):
+    words = " ".join(f"word{i}" for i in range(200))  # 200 words, 20 ms apart: 4 s to write it all
+    rt = make_runtime(ScriptedModel([say(words)], word_delay_s=0.02))
+    events = heard(rt)
+    run = await rt.start(agent(), "go", model="scripted")
+    with anyio.fail_after(10):
+        while not any(e.type == "text_delta" for e in events):
+            await anyio.sleep(0.01)
+    stopped = await rt.stop(run.id)
+    assert stopped.status == RunStatus.cancelled
+    assert len(draft_of(events)) < len(words) // 2  # left mid-stream, not once the whole reply was written
+    assert "model_text" not in [e.type for e in events]  # a draft cut short never becomes the reply
