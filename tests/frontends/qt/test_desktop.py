@@ -325,3 +325,20 @@ def test_the_menu_starts_a_new_conversation_and_quits_with_the_usual_keys(qtbot:
     assert window.turn_id is None and window.chat.lines == [] and window.chat.transcript.toPlainText() == ""
     qtbot.keyClick(window, Qt.Key.Key_Q, Qt.KeyboardModifier.ControlModifier)
     qtbot.waitUntil(lambda: window.bridge.state is BridgeState.stopped, timeout=WAIT_MS)
+
+
+def test_a_reply_streams_into_the_window_before_the_run_ends(qtbot: Any, open_window: Any, tmp_path: Path) -> None:
+    reply = "Hello! Ask me about any tube in the inventory and I will look it up for you in the boxes."
+    script = tmp_path / "streaming.json"
+    script.write_text(json.dumps({"word_delay_s": 0.1, "steps": [{"text": reply}]}), encoding="utf-8")
+    window: MainWindow = open_window(script=script)
+    send(qtbot, window, "hello")
+    qtbot.waitUntil(lambda: "tube" in window.chat.draft_text, timeout=WAIT_MS)
+    partial = window.chat.draft_text
+    assert window.running and reply.startswith(partial) and len(partial) < len(reply)  # words, while the run goes on
+    assert window.chat.draft.isVisible() and not any(reply in line for line in window.chat.lines)
+    artifacts = Path(__file__).resolve().parents[3] / "test-artifacts" / "qt"
+    artifacts.mkdir(parents=True, exist_ok=True)
+    window.grab().save(str(artifacts / "streaming-draft.png"))
+    qtbot.waitUntil(lambda: any(reply in line for line in window.chat.lines), timeout=WAIT_MS)
+    assert not window.chat.draft.isVisible()
