@@ -12,10 +12,11 @@ from typing import Any
 import anyio
 import pytest
 from pydantic_ai import Agent
-from pydantic_ai.messages import ModelResponse
+from pydantic_ai.messages import ModelResponse, PartDeltaEvent, PartStartEvent, TextPart, TextPartDelta
+from pydantic_ai.run import AgentRunResultEvent
 from pydantic_ai.tools import ToolDefinition
 
-from consulta.models._local import LocalModel, StepStats, _Generation, _Plan
+from consulta.models._local import LocalModel, StepStats, _Generation, _Plan, reply_so_far
 from consulta.models._schema import build_step_schema
 
 from ._support import Position
@@ -30,8 +31,12 @@ class _Scripted:
         self.texts = texts
         self.plans: list[_Plan] = []
 
-    def __call__(self, plan: _Plan, cancel: object) -> _Generation:
+    def __call__(self, plan: _Plan, cancel: object, on_text: Any = None) -> _Generation:
         self.plans.append(plan)
+        text = self.texts[0]
+        for start in range(0, len(text), 3):  # as llama.cpp streams: a few characters a token
+            if on_text is not None:
+                on_text(text[start : start + 3])
         stats = StepStats(
             prompt_tokens=100,
             reused_tokens=0,
@@ -131,6 +136,51 @@ def test_streamed_runs_replay_the_finished_step(monkeypatch: pytest.MonkeyPatch)
     assert "PartStartEvent" in kinds and "FunctionToolCallEvent" in kinds
 
 
+def test_a_reply_streams_as_it_is_generated_and_a_tool_call_never_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    call = '{"name": "ping", "arguments": {"note": "words for code"}}'
+    reply = '{"reply": "Box 3, \\"A1\\" \\u00e9\\ud83d\\ude00 and A2."}'
+    model, _ = _scripted_model(monkeypatch, [call, reply])
+    agent = Agent(model)
+
+    @agent.tool_plain
+    def ping(note: str) -> str:
+        """Ping."""
+        return "ok"
+
+    async def run() -> tuple[list[str], str]:
+        deltas: list[str] = []
+        async with agent.run_stream_events("ping it") as events:
+            async for event in events:
+                if isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta):
+                    deltas.append(event.delta.content_delta)
+                elif isinstance(event, PartStartEvent) and isinstance(event.part, TextPart):
+                    deltas.append(event.part.content)
+                elif isinstance(event, AgentRunResultEvent):
+                    output = event.result.output
+        return deltas, output
+
+    deltas, output = anyio.run(run)
+    assert output == 'Box 3, "A1" é😀 and A2.'
+    assert len(deltas) > 3 and "".join(deltas[:-1]) == output  # word by word, then the parsed reply in its place
+    assert not any("words for code" in d or "{" in d for d in deltas)
+
+
+@pytest.mark.parametrize(
+    ("raw", "words"),
+    [
+        ('{"name": "q", "arguments": {', None),
+        ('{"rep', None),
+        ('{ "reply" : "Hel', "Hel"),
+        ('{"reply": "a\\', "a"),
+        ('{"reply": "a\\u00', "a"),
+        ('{"reply": "a\\ud83d', "a"),
+        ('{"reply": "a\\nb", "x": 1}', "a\nb"),
+    ],
+)
+def test_reply_so_far(raw: str, words: str | None) -> None:
+    assert reply_so_far(raw) == words
+
+
 def test_chat_template_tokens_in_content_are_defused(monkeypatch: pytest.MonkeyPatch) -> None:
     # The prompt is tokenized with special=True: a literal <|im_end|> from a user would otherwise end their turn.
     model, script = _scripted_model(monkeypatch, ["ok"])
@@ -144,7 +194,7 @@ def test_a_step_past_its_timeout_stops_generating_and_raises(monkeypatch: pytest
     model = LocalModel(Path("/nonexistent/qwen.gguf"))
     stopped = threading.Event()
 
-    def generate_until_cancelled(plan: _Plan, cancel: threading.Event) -> _Generation:
+    def generate_until_cancelled(plan: _Plan, cancel: threading.Event, on_text: object = None) -> _Generation:
         while not cancel.wait(0.01):  # a long generation, checking `cancel` at each token
             pass
         stopped.set()

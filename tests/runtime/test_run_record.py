@@ -33,7 +33,8 @@ def stored(store: Store, run_id: str) -> list[tuple[int, str]]:
 
 
 def numbered(heard: list[Event], run_id: str) -> list[tuple[int, str]]:
-    return [(e.seq, e.type) for e in heard if e.run_id == run_id]
+    """The run's recorded events as heard (drafts of the reply are heard but neither numbered nor stored)."""
+    return [(e.seq, e.type) for e in heard if e.run_id == run_id and e.type != "text_delta"]
 
 
 # ---- the agent a run ran ---------------------------------------------------------------------------------------

@@ -312,7 +312,13 @@ async def test_events_reach_subscribers_in_order_and_are_stored(store, make_runt
     # The model "thinking": one step_started before each model request (3 here), in order.
     assert [e.step for e in events if e.type == "step_started"] == [1, 2, 3]
     assert [e.type for e in events].index("step_started") == 1  # right after run_started
-    events = [e for e in events if e.type != "step_started"]
+    # The reply streamed as drafts before it came whole (drafts are heard, never stored).
+    types = [e.type for e in events]
+    drafts = [e for e in events if e.type == "text_delta"]
+    assert "".join(d.text for d in drafts) == "Done." and all(d.seq == 0 for d in drafts)
+    assert types.index("text_delta") < types.index("model_text")
+    assert "text_delta" not in {r.type for r in store.list_events(run.id)}
+    events = [e for e in events if e.type not in ("step_started", "text_delta")]
     types = [e.type for e in events]
     assert types == [
         "run_started",

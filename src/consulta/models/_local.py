@@ -33,13 +33,15 @@ How a step works:
 
 from __future__ import annotations
 
+import asyncio
 import os
+import re
 import threading
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -351,13 +353,16 @@ class LocalModel(Model):
         model_request_parameters: ModelRequestParameters,
         run_context: RunContext[Any] | None = None,
     ) -> AsyncIterator[StreamedResponse]:
-        """The whole step, then replayed as a stream (so event-stream handlers work).
-
-        A call is only known once its grammar-constrained JSON is complete, so nothing is streamed token by token.
-        """
+        """The step as a stream: a plain reply's words as they are generated (decoded from the `{"reply": "…` the
+        grammar has the model write); a tool call or a structured reply only once its JSON is complete (what the
+        model writes for code is never streamed as words)."""
         model_settings, params = self.prepare_request(model_settings, model_request_parameters)
-        response = await self._complete(messages, model_settings, params)
-        yield _CompletedStream(model_request_parameters=params, _response=response)
+        plan = self._plan(messages, model_settings or {}, params)
+        stream = _GeneratingStream(model_request_parameters=params, _model=self, _plan=plan)
+        try:
+            yield stream
+        finally:
+            stream.stop.set()  # left early (the run stopped): the worker stops at its next token
 
     async def _complete(
         self, messages: list[ModelMessage], model_settings: ModelSettings | None, params: ModelRequestParameters
@@ -367,16 +372,32 @@ class LocalModel(Model):
         timeout = (model_settings or {}).get("timeout")
         limit = float(timeout) if isinstance(timeout, int | float) else None  # an httpx.Timeout is a client's
         cancel = threading.Event()
-        future = self._worker.submit(self._generate, plan, cancel)
+        generation = await self._run_generation(plan, cancel, limit=limit)
+        return self._response(plan, generation)
+
+    async def _run_generation(
+        self,
+        plan: _Plan,
+        cancel: threading.Event,
+        on_text: Callable[[str], None] | None = None,
+        *,
+        limit: float | None = None,
+    ) -> _Generation:
+        """The step generated on the worker thread, within `limit` seconds (None: no limit): a step still queued
+        when the caller gives up never starts, a running one stops at its next token and releases the lock."""
+        future = self._worker.submit(self._generate, plan, cancel, on_text)
         try:
             with anyio.fail_after(limit):
-                generation = await anyio.to_thread.run_sync(future.result, abandon_on_cancel=True)
+                return await anyio.to_thread.run_sync(future.result, abandon_on_cancel=True)
         except (TimeoutError, anyio.get_cancelled_exc_class()) as stopped:
-            future.cancel()  # a step still queued behind another never starts
-            cancel.set()  # a running one stops at its next token and releases the lock
+            future.cancel()
+            cancel.set()
             if isinstance(stopped, TimeoutError):
                 raise TimeoutError(f"The local model did not finish its step within {limit:g} s.") from None
             raise
+
+    def _response(self, plan: _Plan, generation: _Generation) -> ModelResponse:
+        """What the step generated, as one response (its stats kept as `last_stats`)."""
         self.last_stats = generation.stats
         parts: list[ModelResponsePart]
         if plan.kind == "step":
@@ -496,8 +517,11 @@ class LocalModel(Model):
 
     # ---- the blocking part, in a worker thread ---------------------------------------------------------------------
 
-    def _generate(self, plan: _Plan, cancel: threading.Event) -> _Generation:
-        """Generate one step under the lock (loading the model if needed); stops early once `cancel` is set.
+    def _generate(
+        self, plan: _Plan, cancel: threading.Event, on_text: Callable[[str], None] | None = None
+    ) -> _Generation:
+        """Generate one step under the lock (loading the model if needed); stops early once `cancel` is set. With
+        `on_text`, each piece of text is handed to it as soon as it is generated (on this thread).
 
         Raises `ModelContextWindowExceededError` when the prompt leaves no room to answer in the context window.
         """
@@ -528,27 +552,41 @@ class LocalModel(Model):
             stop = plan.sampling["stop"] + (
                 [formatted.stop] if isinstance(formatted.stop, str) else formatted.stop or []
             )
-            completion = llama.create_completion(
+            completion: Any = llama.create_completion(  # one response, or its chunks when streamed
                 prompt=tokens,
                 grammar=grammar,
                 stopping_criteria=criteria,
+                stream=on_text is not None,
                 **{**plan.sampling, "stop": stop},
             )
+            if on_text is None:
+                choice, usage = completion["choices"][0], completion["usage"]
+                text, finish = choice["text"], choice["finish_reason"]
+                prompt_tokens, generated = usage["prompt_tokens"], usage["completion_tokens"]
+            else:
+                pieces: list[str] = []
+                finish, prompt_tokens, generated = None, len(tokens), 0
+                for chunk in completion:  # one chunk a token (llama-cpp-python's stream has no usage: counted here)
+                    piece = chunk["choices"][0]
+                    finish = piece["finish_reason"] or finish
+                    if piece["text"]:
+                        pieces.append(piece["text"])
+                        generated += 1
+                        on_text(piece["text"])
+                text = "".join(pieces)
             perf = llama_cpp.llama_perf_context(llama.ctx)
-        choice = completion["choices"][0]  # type: ignore[index]
-        usage = completion["usage"]  # type: ignore[index]
         stats = StepStats(
-            prompt_tokens=usage["prompt_tokens"],
+            prompt_tokens=prompt_tokens,
             reused_tokens=reused,
             prompt_eval_tokens=perf.n_p_eval,
             prompt_seconds=perf.t_p_eval_ms / 1000,
-            generated_tokens=usage["completion_tokens"],
+            generated_tokens=generated,
             generation_seconds=perf.t_eval_ms / 1000,
-            finish_reason=choice["finish_reason"] or "stop",
+            finish_reason=finish or "stop",
             restored_tokens=min(restored, reused),
             prefix_saved=saved,
         )
-        return _Generation(text=choice["text"], stats=stats)
+        return _Generation(text=text, stats=stats)
 
     def _use_prefix_cache(self, llama: Llama, plan: _Plan, tokens: list[int]) -> tuple[int, bool]:
         """Bring the system message's KV state in from disk, or save it there; returns (tokens restored, saved?).
@@ -598,30 +636,107 @@ class LocalModel(Model):
         return LlamaGrammar.from_string(gbnf, verbose=self.verbose)
 
 
+_REPLY_OPENS = re.compile(r'\s*\{\s*"reply"\s*:\s*"')
+_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+def reply_so_far(raw: str) -> str | None:
+    """The words of a plain reply in `raw`, the step's JSON as generated so far (`{"reply": "…`), decoded up to its
+    last complete character; None while `raw` is not (or not yet known to be) such a reply."""
+    opened = _REPLY_OPENS.match(raw)
+    if opened is None:
+        return None
+    out: list[str] = []
+    body, i = raw, opened.end()
+    while i < len(body):
+        c = body[i]
+        if c == '"':
+            break  # the reply's end
+        if c != "\\":
+            out.append(c)
+            i += 1
+            continue
+        if i + 1 >= len(body):
+            break  # an escape cut in half: wait for the rest
+        kind = body[i + 1]
+        if kind in _ESCAPES:
+            out.append(_ESCAPES[kind])
+            i += 2
+            continue
+        if kind != "u" or i + 6 > len(body):
+            break
+        code = int(body[i + 2 : i + 6], 16) if all(ch in "0123456789abcdefABCDEF" for ch in body[i + 2 : i + 6]) else -1
+        if code < 0:
+            break
+        if 0xD800 <= code < 0xDC00:  # a surrogate pair: both halves or nothing
+            low = body[i + 8 : i + 12] if body[i + 6 : i + 8] == "\\u" else ""
+            if len(low) < 4 or not all(ch in "0123456789abcdefABCDEF" for ch in low):
+                break
+            out.append(chr(0x10000 + ((code - 0xD800) << 10) + (int(low, 16) - 0xDC00)))
+            i += 12
+            continue
+        out.append(chr(code))
+        i += 6
+    return "".join(out)
+
+
 @dataclass
-class _CompletedStream(StreamedResponse):
-    """A finished `ModelResponse` as a `StreamedResponse`: one part-start event per part."""
+class _GeneratingStream(StreamedResponse):
+    """One step of a `LocalModel` as it is generated: a plain reply's words as text deltas, then the step's parts
+    exactly as `LocalModel.request` would give them (the streamed reply replaced by the parsed one)."""
 
-    _response: ModelResponse
-
-    def __post_init__(self) -> None:
-        self._usage = self._response.usage
-        self.finish_reason = self._response.finish_reason
+    _model: LocalModel
+    _plan: _Plan
+    stop: threading.Event = field(default_factory=threading.Event)
+    _timestamp: datetime = field(default_factory=lambda: datetime.now(UTC))
 
     async def _get_event_iterator(self) -> AsyncIterator[ModelResponseStreamEvent]:
-        for index, part in enumerate(self._response.parts):
-            yield self._parts_manager.handle_part(vendor_part_id=index, part=part)
+        plan = self._plan
+        words = plan.kind == "step" and not plan.structured_reply  # a plain reply may come: its words stream
+        loop = asyncio.get_running_loop()
+        pieces: asyncio.Queue[str] = asyncio.Queue()
+
+        def heard(piece: str) -> None:
+            loop.call_soon_threadsafe(pieces.put_nowait, piece)
+
+        generating = asyncio.ensure_future(
+            self._model._run_generation(plan, self.stop, heard if words or plan.kind == "text" else None)
+        )
+        raw, shown = "", 0
+        try:
+            while not (generating.done() and pieces.empty()):
+                getting = asyncio.ensure_future(pieces.get())
+                await asyncio.wait({getting, generating}, return_when=asyncio.FIRST_COMPLETED)
+                if not getting.done():
+                    getting.cancel()
+                    continue
+                raw += getting.result()
+                text = raw if plan.kind == "text" else reply_so_far(raw)
+                if text is not None and len(text) > shown:
+                    for event in self._parts_manager.handle_text_delta(vendor_part_id="reply", content=text[shown:]):
+                        yield event
+                    shown = len(text)
+            response = self._model._response(plan, generating.result())
+        finally:
+            if not generating.done():
+                self.stop.set()
+                generating.cancel()
+        self._usage = response.usage
+        self.finish_reason = response.finish_reason
+        for index, part in enumerate(response.parts):
+            # The reply as parsed replaces the words streamed (the same text, but for a reply cut short).
+            yield self._parts_manager.handle_part(vendor_part_id="reply" if shown and index == 0 else index, part=part)
 
     async def close_stream(self) -> None:
-        pass  # nothing is left open: the response was complete before the stream was made
+        self.stop.set()
 
     @property
     def model_name(self) -> str:
-        return self._response.model_name or ""
+        return self._model.model_name
 
     @property
     def provider_name(self) -> str | None:
-        return self._response.provider_name
+        return self._model.system
 
     @property
     def provider_url(self) -> str | None:
@@ -629,7 +744,7 @@ class _CompletedStream(StreamedResponse):
 
     @property
     def timestamp(self) -> datetime:
-        return self._response.timestamp
+        return self._timestamp
 
 
 def _reusable_prefix(llama: Llama, tokens: Sequence[int]) -> int:

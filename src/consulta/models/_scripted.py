@@ -8,19 +8,28 @@ conversation of several user messages. Step i of a turn is the model's i-th resp
 Several agents sharing one scripted model (an orchestrator and the experts it consults) each get their own script:
 `{"agents": [{"when": "words of its instructions", "steps": [...]}, ...]}` (or `"turns"`); the first whose `when`
 appears in the agent's instructions is played.
+
+Its responses stream too (a step's text word by word, `word_delay_s` apart: the argument, or a top-level
+`word_delay_s` of the script's mapping), so that front ends can be tested on a reply that appears as it is written.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from pydantic_ai import RunContext
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, UserPromptPart
+from pydantic_ai.models import ModelRequestParameters, StreamedResponse
 from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.settings import ModelSettings
 from ruamel.yaml import YAML
 
 from ..runtime import ConfigError
+from ._replay import ReplayedStream
 
 __all__ = ["ScriptedModel", "load_script"]
 
@@ -41,19 +50,25 @@ def load_script(path: Path) -> list[dict[str, Any]]:
         return data  # type: ignore[return-value]
     turns = (data.get("turns") or [data.get("steps")]) if isinstance(data, dict) else [data]
     _check_turns(turns, path)
+    if isinstance(data, dict) and "word_delay_s" in data:
+        return {"turns": turns, "word_delay_s": data["word_delay_s"]}  # type: ignore[return-value]
     return turns[0] if len(turns) == 1 else {"turns": turns}  # type: ignore[return-value]
 
 
 class ScriptedModel(FunctionModel):
     """A FunctionModel that answers with the next step of its script."""
 
-    def __init__(self, steps: list[dict[str, Any]] | dict[str, Any], *, name: str = "scripted") -> None:
+    def __init__(
+        self, steps: list[dict[str, Any]] | dict[str, Any], *, name: str = "scripted", word_delay_s: float = 0.0
+    ) -> None:
         self.agents: list[tuple[str, list[list[dict[str, Any]]]]] = []
         if isinstance(steps, dict) and "agents" in steps:
             self.agents = [(a["when"], _turns(a)) for a in steps["agents"]]
             self.turns: list[list[dict[str, Any]]] = []
         else:
             self.turns = _turns(steps)
+        given = steps.get("word_delay_s") if isinstance(steps, dict) else None
+        self.word_delay_s = word_delay_s or (float(given) if isinstance(given, int | float) else 0.0)
         super().__init__(self._respond, model_name=name)
 
     def _script(self, instructions: str | None) -> list[list[dict[str, Any]]]:
@@ -81,6 +96,20 @@ class ScriptedModel(FunctionModel):
                 )
             )
         return ModelResponse(parts=parts)
+
+    @asynccontextmanager
+    async def request_stream(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+        run_context: RunContext[Any] | None = None,
+    ) -> AsyncIterator[StreamedResponse]:
+        """The step's response (as `request` gives it), streamed: its text a word at a time."""
+        response = await self.request(messages, model_settings, model_request_parameters)
+        yield ReplayedStream(
+            model_request_parameters=model_request_parameters, _response=response, word_delay_s=self.word_delay_s
+        )
 
 
 def _check_turns(turns: list[Any], path: Path) -> None:

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
         RunEnded,
         RunStarted,
         StepStarted,
+        TextDelta,
         ToolCalled,
         ToolReturned,
     )
@@ -147,6 +148,7 @@ __all__ = [
     "StepStarted",
     "StateBook",
     "Store",
+    "TextDelta",
     "Timeout",
     "ToolCallRecord",
     "ToolOutcome",

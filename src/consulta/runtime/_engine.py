@@ -72,6 +72,7 @@ from ._messages import (
     turn_words,
 )
 from ._store import utcnow
+from ._streaming import ReplyDrafts, can_stream
 from ._tool_wrappers import (
     ASK_METADATA_KEY,
     RERUN_KEY,
@@ -360,9 +361,12 @@ def turn_outcomes(messages: list[ModelMessage], agent: Agent) -> list[ToolOutcom
 
 
 def _turn_facts(ctx: RunContext[RunDeps]) -> TurnFacts:
-    deps = ctx.deps
-    calls = turn_outcomes(ctx.messages, deps.agent)
-    turn = this_turn(ctx.messages)
+    return _facts_of(ctx.deps, ctx.messages)
+
+
+def _facts_of(deps: RunDeps, messages: list[ModelMessage]) -> TurnFacts:
+    calls = turn_outcomes(messages, deps.agent)
+    turn = this_turn(messages)
     refusals = [str(p.content) for m in turn if isinstance(m, ModelRequest) for p in m.parts if is_refusal(p)]
     return gather_facts(
         store=deps.log.store,
@@ -370,7 +374,7 @@ def _turn_facts(ctx: RunContext[RunDeps]) -> TurnFacts:
         calls=calls,
         prompt=deps.prompt,
         executor=deps.agent.executor,
-        earlier=_earlier_words(ctx.messages[: len(ctx.messages) - len(turn)]),
+        earlier=_earlier_words(messages[: len(messages) - len(turn)]),
         model_meant=(deps.instructions, *(c.hint for c in calls if c.hint), *refusals),
         tool_names=tuple(t.name for t in deps.agent.tools),
     )
@@ -488,6 +492,7 @@ class EngineRun:
         if prompt is not None and not self.deferred and (opening := _first_look(self.deps.agent, prompt)):
             prompt, history = None, [*history, *opening]  # the engine runs the first-look calls, then the model
         limits = UsageLimits(request_limit=self.max_steps)
+        drafts = self._drafts()
         async with self.engine.iter(
             prompt, message_history=history, deferred_tool_results=results, deps=self.deps, usage_limits=limits
         ) as run:
@@ -505,6 +510,8 @@ class EngineRun:
                     final = _turn_ending_result(self.deps.agent, request)
                     if final is not None:
                         return final, [], messages
+                if drafts is not None and PaiAgent.is_model_request_node(node):
+                    await drafts.stream(node, run.ctx)  # its words reach listeners as drafts while it streams
                 if self.check_cancel():
                     raise Cancelled(run.all_messages())
             assert run.result is not None
@@ -517,6 +524,18 @@ class EngineRun:
             ]
             return None, paused, messages
         return str(output), [], messages
+
+    def _drafts(self) -> ReplyDrafts | None:
+        """The run's reply drafts, when its model streams."""
+        if not can_stream(self.engine.model):
+            return None
+        deps = self.deps
+        return ReplyDrafts(
+            run_id=deps.run_id,
+            publish=deps.log.recorder.bus.publish,
+            facts=lambda messages: _facts_of(deps, messages),
+            stop=self.check_cancel,
+        )
 
 
 def _turn_ending_result(agent: Agent, request: ModelRequest) -> str | None:

@@ -22,6 +22,7 @@ __all__ = [
     "RunEnded",
     "RunStarted",
     "StepStarted",
+    "TextDelta",
     "ToolCalled",
     "ToolReturned",
 ]
@@ -48,6 +49,17 @@ class StepStarted(_Base):
 
 class ModelText(_Base):
     type: Literal["model_text"] = "model_text"
+    text: str
+
+
+class TextDelta(_Base):
+    """Words of the reply as the model writes them: a draft, published to listeners but never stored or numbered
+    (seq stays 0). The draft is `text` appended at `offset` (its length in characters so far); offset 0 starts it
+    again with `text`. A draft is provisional: the run's `ModelText` (after the reply checks) is the reply, and any
+    other event of the run (a new step, a tool call, a check, the end) means the draft was not it."""
+
+    type: Literal["text_delta"] = "text_delta"
+    offset: int
     text: str
 
 
@@ -116,6 +128,7 @@ Event = Annotated[
     RunStarted
     | StepStarted
     | ModelText
+    | TextDelta
     | ReplyChecked
     | ToolCalled
     | ToolReturned

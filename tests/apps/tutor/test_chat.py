@@ -89,4 +89,4 @@ def test_file_is_refused_by_an_app_without_uploads(tmp_path: Path) -> None:
         check=False,
     )
     said = " ".join((refused.stdout + refused.stderr).split())
-    assert refused.returncode != 0 and "--file" in said and "The flags of ln2" in said and "--inventory" in said
+    assert refused.returncode != 0 and "--file" in said and "The flags here" in said and "--inventory" in said

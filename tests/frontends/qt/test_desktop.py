@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QApplication, QCheckBox, QComboBox, QLabel, QLineE
 from consulta.apps import ln2  # noqa: E402
 from consulta.apps.ln2._desktop import AuditPanel, GridPanel  # noqa: E402
 from consulta.frontends.qt import BridgeState, MainWindow, QuestionDialog  # noqa: E402
+from consulta.frontends.qt._chat import Tone  # noqa: E402
 from consulta.i18n import t  # noqa: E402
 from consulta.runtime import AskStatus, RunStatus, Store  # noqa: E402
 from consulta.runtime._engine import load_messages  # noqa: E402
@@ -308,3 +309,36 @@ def test_run_desktop_returns_when_the_window_closes(qtbot: Any, tmp_path: Path) 
     (window,) = failed
     assert window.chat.lines[0].startswith("Could not start: The inventory file")
     assert not window.chat.send_button.isEnabled()
+
+
+def test_the_menu_starts_a_new_conversation_and_quits_with_the_usual_keys(qtbot: Any, open_window: Any) -> None:
+    window: MainWindow = open_window()
+    grid = panel(window, GridPanel)
+    assert window.tabs.currentWidget() is not window.plan  # the app's own panel first, not the empty plan tab
+    assert window.tabs.currentWidget() is grid or window.side.indexOf(grid) >= 0
+    (menu,) = [a.menu() for a in window.menuBar().actions()]
+    keys = {a.text(): a.shortcut().toString() for a in menu.actions() if a.text()}
+    assert keys == {"New conversation": "Ctrl+N", "Close window": "Ctrl+W", "Quit": "Ctrl+Q"}
+    window.turn_id = "run_earlier"
+    window.chat.add("earlier words", Tone.user)
+    qtbot.keyClick(window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    assert window.turn_id is None and window.chat.lines == [] and window.chat.transcript.toPlainText() == ""
+    qtbot.keyClick(window, Qt.Key.Key_Q, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: window.bridge.state is BridgeState.stopped, timeout=WAIT_MS)
+
+
+def test_a_reply_streams_into_the_window_before_the_run_ends(qtbot: Any, open_window: Any, tmp_path: Path) -> None:
+    reply = "Hello! Ask me about any tube in the inventory and I will look it up for you in the boxes."
+    script = tmp_path / "streaming.json"
+    script.write_text(json.dumps({"word_delay_s": 0.1, "steps": [{"text": reply}]}), encoding="utf-8")
+    window: MainWindow = open_window(script=script)
+    send(qtbot, window, "hello")
+    qtbot.waitUntil(lambda: "tube" in window.chat.draft_text, timeout=WAIT_MS)
+    partial = window.chat.draft_text
+    assert window.running and reply.startswith(partial) and len(partial) < len(reply)  # words, while the run goes on
+    assert window.chat.draft.isVisible() and not any(reply in line for line in window.chat.lines)
+    artifacts = Path(__file__).resolve().parents[3] / "test-artifacts" / "qt"
+    artifacts.mkdir(parents=True, exist_ok=True)
+    window.grab().save(str(artifacts / "streaming-draft.png"))
+    qtbot.waitUntil(lambda: any(reply in line for line in window.chat.lines), timeout=WAIT_MS)
+    assert not window.chat.draft.isVisible()

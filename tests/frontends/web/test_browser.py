@@ -427,3 +427,34 @@ def test_a_test_only_app_gets_its_page_and_the_next_agents_reply(open_page: Any,
         else:  # older records: the newest run's thread alone
             assert [m.strip() for m in shown] == ["Spoken!"]
         assert p.errors == []
+
+
+LONG_REPLY = (
+    "Here is a longer answer that arrives on the page word by word, so that you can read it while it is written."
+)
+
+
+def test_a_reply_streams_onto_the_page_before_the_run_ends(open_page: Any, tmp_path: Path) -> None:
+    """The speaker's words appear one by one in a bubble marked as being written, while the run still goes on; the
+    reply then takes the bubble's place. The planner's words (its run hands over) never stay on the page."""
+    from ..probe import PLANNER, PROBE, SPEAKER
+
+    script = tmp_path / "streaming.json"
+    steps = [{"tool_calls": [{"name": "note", "args": {"text": "hello"}}]}, {"text": "planned"}]
+    agents = [{"when": PLANNER, "steps": steps}, {"when": SPEAKER, "steps": [{"text": LONG_REPLY}]}]
+    script.write_text(json.dumps({"word_delay_s": 0.15, "agents": agents}), encoding="utf-8")
+    with running_server(create_app(app=PROBE, settings=settings_for(tmp_path, script))) as base:
+        p = open_page(base, "en")
+        p.page.fill("#prompt", "hello")
+        p.page.press("#prompt", "Enter")
+        draft = p.page.locator(".msg.agent.draft", has_text="longer answer")
+        draft.wait_for()
+        partial = draft.inner_text().strip()
+        assert p.page.is_visible("#stop")  # the run is still going: these are its first words, not its reply
+        assert LONG_REPLY.startswith(partial) and len(partial) < len(LONG_REPLY)
+        p.shot("streaming-01-draft")
+        p.page.locator(".msg.agent:not(.draft)", has_text="while it is written.").wait_for()
+        wait_for(lambda: not p.page.is_visible("#stop"), what="the turn to end")
+        assert [m.strip() for m in p.page.locator(".msg.agent").all_inner_texts()] == [LONG_REPLY]
+        assert p.page.locator(".msg.agent.draft").count() == 0
+        p.shot("streaming-02-reply")

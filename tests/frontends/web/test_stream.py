@@ -143,7 +143,13 @@ def _read_until(stream: Iterator[Frame], stop: Any) -> list[Frame]:
 
 
 def _events(got: list[Frame]) -> list[Frame]:
-    return [f for f in got if f.event == "message"]
+    """The run's recorded events (numbered); drafts of a reply (`text_delta`, live only) have no id."""
+    assert all(f.json["type"] == "text_delta" for f in got if f.event == "message" and f.id is None)
+    return [f for f in got if f.event == "message" and f.id is not None]
+
+
+def _drafts(got: list[Frame]) -> list[Frame]:
+    return [f for f in got if f.event == "message" and f.id is None]
 
 
 def test_live_events_and_reconnects_miss_nothing_and_repeat_nothing(tmp_path: Path) -> None:
@@ -172,7 +178,8 @@ def test_live_events_and_reconnects_miss_nothing_and_repeat_nothing(tmp_path: Pa
         with http.stream(
             "GET", f"/api/runs/{run_id}/events", headers={**headers, "Last-Event-ID": str(seen[-1].id)}
         ) as response:
-            seen += _events(_read_until(frames(response.iter_lines()), asked("plan")))
+            staging = _read_until(frames(response.iter_lines()), asked("plan"))
+            seen += _events(staging)
         plan_ask = seen[-1].json["ask_id"]
 
         # 3. a second client watches live while the plan is approved; both follow to the end
@@ -188,6 +195,9 @@ def test_live_events_and_reconnects_miss_nothing_and_repeat_nothing(tmp_path: Pa
             )
             rest = list(frames(lines))  # the server ends the stream after run_ended
         assert rest[-1].event == "end"
+        # The staged reply streamed before it came whole (drafts, live only: never replayed).
+        drafts = _drafts(got + staging + rest)
+        assert drafts and all(f.json["run_id"] == run_id for f in drafts)
         seen += _events(rest)
 
         ids = [f.id for f in seen]

@@ -7,7 +7,7 @@ import os
 from importlib import resources
 from pathlib import Path
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
 from ...i18n import normalize_lang, t
 from .._def import AppDef, AppEnv, AppView, DesktopPart, McpPart, TerminalPart, WebPart
@@ -24,12 +24,12 @@ class TutorFlags(BaseModel):
 
     @field_validator("file")
     @classmethod
-    def _exist(cls, files: list[Path]) -> list[Path]:
+    def _exist(cls, files: list[Path], info: ValidationInfo) -> list[Path]:
         missing = [str(f) for f in files if not f.is_file()]
         if missing:
-            raise ValueError(
-                t("tutor.cli.no_file", normalize_lang(os.environ.get("CONSULTA_LANG")), path=", ".join(missing))
-            )
+            # The command's language when it says it (validation context), else CONSULTA_LANG's.
+            lang = (info.context or {}).get("lang") or normalize_lang(os.environ.get("CONSULTA_LANG"))
+            raise ValueError(t("tutor.cli.no_file", lang, path=", ".join(missing)))
         return files
 
 

@@ -4,6 +4,8 @@ never in place of one of `consulta`'s own commands."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 import typer
 from typer.core import TyperGroup
@@ -27,6 +29,32 @@ def app_commands(name: str) -> click.Command | None:
     return group
 
 
+def quiet_metavars(command: Any) -> Any:
+    """No type shown in `command`'s help for a switch (`--help`, `--help-app`) or a text option: its help says what
+    it takes (a `<bool>` after a switch reads as if it took a value)."""
+
+    def quiet(param: Any) -> Any:
+        annotation = getattr(getattr(param, "type_descriptor", None), "annotation", None)
+        if getattr(param, "param_type_name", "") == "option" and (
+            getattr(param, "is_flag", False) or annotation is str
+        ):
+            param.metavar = ""
+        return param
+
+    for param in command.params:
+        quiet(param)
+    if not getattr(command, "_quiet_help", False):
+        given = command.get_help_option
+
+        def get_help_option(ctx: Any) -> Any:
+            option = given(ctx)
+            return quiet(option) if option is not None else None
+
+        command.get_help_option = get_help_option  # type: ignore[method-assign]
+        command._quiet_help = True  # type: ignore[attr-defined]
+    return command
+
+
 class WithAppCommands(TyperGroup):
     """`consulta`'s commands, then each app's own under the app's name.
 
@@ -34,9 +62,11 @@ class WithAppCommands(TyperGroup):
     has commands is known once an app is imported, and importing every app costs seconds)."""
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        return super().get_command(ctx, cmd_name) or app_commands(cmd_name)
+        command = super().get_command(ctx, cmd_name) or app_commands(cmd_name)
+        return quiet_metavars(command) if command is not None else None
 
     def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        quiet_metavars(self)
         self.epilog = (
             f"An app's own commands: consulta APP COMMAND (consulta APP --help). Apps: {', '.join(app_names())}."
         )

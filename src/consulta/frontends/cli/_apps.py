@@ -48,12 +48,13 @@ def _check_starts(settings: Settings, app_def: AppDef, flags: AppFlags) -> None:
 def _app(name: str, ctx: typer.Context, help_app: bool) -> tuple[AppDef, AppFlags]:
     """The app and what its flags say (`--help-app`: print them and exit)."""
     from ._flags import app_flags, flags_help
+    from ._usage import option_flags
 
     app_def = get_app(name)
     if help_app:
         console.print(flags_help(app_def), markup=False, highlight=False)
         raise typer.Exit(0)
-    return app_def, app_flags(app_def, ctx.args)
+    return app_def, app_flags(app_def, ctx.args, command_flags=option_flags(ctx.command.params))
 
 
 @app.command(context_settings=_EXTRA)
@@ -141,6 +142,7 @@ def serve(
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on")] = 8000,
     model: ModelOpt = None,
     lang: LangOpt = None,
+    access_log: Annotated[bool, typer.Option("--access-log", help="Log every request (one line each)")] = False,
     help_app: HelpApp = False,
 ) -> None:
     """Serve an app's web page and JSON API (OpenAPI docs at /docs)."""
@@ -150,7 +152,9 @@ def serve(
     app_def, flags = _app(app_name, ctx, help_app)
     _check_starts(settings, app_def, flags)
     prepare_model(settings, settings.model)
-    serve_web(app=app_def, settings=settings, options=flags.options, host=host, port=port)
+    shown = "localhost" if host in ("127.0.0.1", "0.0.0.0", "::", "::1") else host  # noqa: S104 - a name, not a bind
+    console.print(t("cli.serve.open", settings.lang, url=f"http://{shown}:{port}"), style="bold", markup=False)
+    serve_web(app=app_def, settings=settings, options=flags.options, host=host, port=port, access_log=access_log)
 
 
 @app.command(context_settings=_EXTRA)

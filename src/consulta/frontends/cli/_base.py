@@ -66,10 +66,22 @@ _chosen_lang: str | None = None
 """The language of the command's settings, once read (`--lang`, else `CONSULTA_LANG`)."""
 
 
-def new_command() -> None:
-    """A command starts: its language is not known until its settings are read."""
+def new_command(argv: list[str] | None = None) -> None:
+    """A command starts: its language is the `--lang` among `argv` when it names one Consulta speaks (so that even
+    a mistyped command line is answered in it), else not known until its settings are read."""
     global _chosen_lang
     _chosen_lang = None
+    args = argv or []
+    for i, arg in enumerate(args):
+        value = (
+            arg.partition("=")[2]
+            if arg.startswith("--lang=")
+            else args[i + 1]
+            if arg == "--lang" and i + 1 < len(args)
+            else None
+        )
+        if value is not None and value.replace("_", "-").lower().startswith(("en", "zh")):
+            _chosen_lang = normalize_lang(value)
 
 
 def messages_lang() -> str:
@@ -92,6 +104,9 @@ def settings_for(model: str | None = None, lang: str | None = None) -> Settings:
     """The settings from the environment and the options; a traces setting that cannot be used is refused here, as
     one line (ConfigError), before anything starts. Their language is the command's from now on (`messages_lang`)."""
     global _chosen_lang
+    from ._usage import check_lang
+
+    check_lang(lang)
     if lang is not None:
         _chosen_lang = normalize_lang(lang)
     settings = Settings.from_env(model=model, lang=lang)

@@ -10,13 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import click
-import typer
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
 from ...apps import AppDef, AppOptions
-from ...i18n import t
-from ._base import env_lang
+from ._base import messages_lang
+from ._usage import UsageError, bad_value, from_click, no_such_flag, option_flags
 
 __all__ = ["AppFlags", "app_flags", "flags_help"]
 
@@ -90,26 +89,32 @@ def flags_help(app: AppDef) -> str:
     )
 
 
-def app_flags(app: AppDef, args: Sequence[str]) -> AppFlags:
-    """Read `args` (what the command left unparsed) as the app's flags; unknown flags and bad values are a usage
-    error naming the flag."""
+def app_flags(app: AppDef, args: Sequence[str], *, command_flags: Sequence[str] = ()) -> AppFlags:
+    """Read `args` (what the command left unparsed) as the app's flags. An unknown flag, or a value that does not fit
+    its flag, is a `UsageError`: one line in the person's language, suggesting the nearest of `command_flags` (the
+    command's own) and the app's flags."""
     command = _command(app)
+    lang = messages_lang()
     try:
         with command.make_context(f"consulta {app.name}", list(args)) as ctx:
             values = {k: v for k, v in ctx.params.items() if v is not None and v != ()}
+    except click.NoSuchOption as error:
+        raise no_such_flag(error.option_name, [*command_flags, *option_flags(command.params)]) from None
     except click.UsageError as error:
-        raise typer.BadParameter(
-            t("cli.bad.app_flag", env_lang(), error=error.format_message(), app=app.name, flags=flags_help(app))
-        ) from None
+        worded = from_click(error, lang)
+        raise (worded or UsageError(error.format_message())) from None
     own = {name for name in app.options.model_fields}
     try:
         options = app.parse_options({k: v for k, v in values.items() if k in own})
         terminal = (
-            app.terminal.flags.model_validate({k: v for k, v in values.items() if k not in own})
+            app.terminal.flags.model_validate({k: v for k, v in values.items() if k not in own}, context={"lang": lang})
             if app.terminal.flags
             else None
         )
     except ValidationError as error:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
-        raise typer.BadParameter(problems) from None
+        first = error.errors()[0]
+        names = {p.name: option_flags([p])[0] for p in command.params if isinstance(p, click.Option)}
+        flag = names.get(str(first["loc"][0]) if first["loc"] else "", str(first["loc"][0]) if first["loc"] else "")
+        cause = (first.get("ctx") or {}).get("error")
+        raise bad_value(flag, str(cause) if isinstance(cause, ValueError) else first["msg"]) from None
     return AppFlags(options=options, terminal=terminal)

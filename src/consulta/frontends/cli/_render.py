@@ -6,11 +6,23 @@ from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
+from rich.live import Live
 from rich.panel import Panel
 from rich.table import Table
+from rich.text import Text
 
 from ...i18n import t
-from ...runtime import PLAN_ASK, AskRecord, Event, ModelText, PlanDecided, RunEnded, ToolCalled, ToolReturned
+from ...runtime import (
+    PLAN_ASK,
+    AskRecord,
+    Event,
+    ModelText,
+    PlanDecided,
+    RunEnded,
+    TextDelta,
+    ToolCalled,
+    ToolReturned,
+)
 from .._steps import step_words
 
 __all__ = ["EventPrinter", "parse_cli_answers", "prompt_for_ask"]
@@ -30,9 +42,42 @@ class EventPrinter:
         self.lang = lang
         self.app = app
         self.reply = reply
+        self._draft = ""
+        self._live: Live | None = None
+
+    def _drafted(self, event: TextDelta) -> None:
+        """The reply being written, shown in place (a terminal only: a log or a pipe gets the reply itself)."""
+        if not self.console.is_terminal:
+            return
+        if event.offset == 0:
+            self._draft = event.text
+        elif event.offset == len(self._draft):
+            self._draft += event.text
+        else:
+            return
+        panel = Panel(
+            Text(self._draft + " …", style="dim"),
+            title=t("cli.chat.agent", self.lang),
+            title_align="left",
+            border_style="dim",
+        )
+        if self._live is None:
+            self._live = Live(panel, console=self.console, auto_refresh=False, transient=True)
+            self._live.start()
+        self._live.update(panel, refresh=True)
+
+    def _end_draft(self) -> None:
+        self._draft = ""
+        if self._live is not None:
+            self._live.stop()  # transient: the draft leaves the screen
+            self._live = None
 
     def __call__(self, event: Event) -> None:
         lang, out = self.lang, self.console
+        if isinstance(event, TextDelta):
+            self._drafted(event)
+            return
+        self._end_draft()  # whatever comes next, the draft was provisional: the reply (if it is one) is printed whole
         match event:
             case ToolCalled(tool_name=name, args=args) if name != "question":
                 # The step in the person's words; the tool's name, arguments and refusals are the model's business.

@@ -231,10 +231,14 @@ def runs(
 
     settings = settings_for(lang=lang)
     store = Store(settings.database_url)
+    found = store.list_runs(status=status)
+    if not found:
+        console.print(t("cli.runs.none", settings.lang), style="dim")
+        return
     table = id_table(
         t("cli.runs.title", settings.lang),
         [t(c, settings.lang) for c in ("col.id", "col.app", "col.status", "col.model", "col.created", "col.summary")],
     )
-    for run in store.list_runs(status=status):
+    for run in found:
         table.add_row(run.id, run.app, run.status.value, run.model, run.created_at[:19], (run.prompt or "")[:60])
     console.print(table)

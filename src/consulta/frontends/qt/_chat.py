@@ -8,7 +8,7 @@ from enum import Enum
 from typing import assert_never
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QPushButton, QTextBrowser, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QTextBrowser, QVBoxLayout, QWidget
 
 from ...i18n import t, t_app
 from ...runtime import (
@@ -23,6 +23,7 @@ from ...runtime import (
     RunEnded,
     RunStarted,
     StepStarted,
+    TextDelta,
     ToolCalled,
     ToolReturned,
 )
@@ -71,6 +72,8 @@ def describe_event(event: Event, lang: str, *, app: str = "") -> tuple[str, Tone
                 if kind == PLAN_ASK
                 else (t("ai.question.asking", lang), Tone.ask)
             )
+        case TextDelta():
+            return None  # the reply being written shows in its own line (ChatPanel.draft)
         case ReplyChecked():
             return None  # a reply the runtime refused was never the person's to read
         case AskClosed():
@@ -119,7 +122,14 @@ class ChatPanel(QWidget):
         row.addWidget(self.stop_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        self.draft = QLabel()
+        self.draft.setWordWrap(True)
+        self.draft.setStyleSheet(f"color: {Tone.quiet.value}; font-style: italic; margin: 2px 0")
+        self.draft.setVisible(False)
+        self.draft_text = ""
+        """The reply being written (shown below the transcript, provisional)."""
         layout.addWidget(self.transcript, 1)
+        layout.addWidget(self.draft)
         layout.addLayout(row)
         self.input.returnPressed.connect(self._send)
         self.send_button.clicked.connect(self._send)
@@ -146,6 +156,22 @@ class ChatPanel(QWidget):
         self.transcript.append(f'<div style="color:{tone.value}; margin:2px 0">{body}</div>')
 
     def show_event(self, event: Event) -> None:
+        if isinstance(event, TextDelta):
+            self._drafted(event)
+            return
+        self._set_draft("")  # whatever comes next, the draft was provisional: the reply (if it is one) is a line
         line = describe_event(event, self.lang, app=self.app)
         if line is not None:
             self.add(*line)
+
+    def _drafted(self, event: TextDelta) -> None:
+        """The reply as the model writes it, below the transcript until the reply itself replaces it."""
+        if event.offset == 0:
+            self._set_draft(event.text)
+        elif event.offset == len(self.draft_text):
+            self._set_draft(self.draft_text + event.text)
+
+    def _set_draft(self, text: str) -> None:
+        self.draft_text = text
+        self.draft.setText(t("qt.chat.agent", self.lang, text=text + " …") if text else "")
+        self.draft.setVisible(bool(text))

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QCloseEvent
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import QMainWindow, QSplitter, QTabWidget, QWidget
 
 from ...apps import AppDef, AppOptions, AppView, DesktopPanel, resolve_app
@@ -46,6 +46,12 @@ _CLOSED_ELSEWHERE = {
     AskStatus.declined: "qt.question.cancelled_elsewhere",
     AskStatus.timed_out: "ai.question.timeout",
 }
+
+
+def _keys(usual: str, standard: QKeySequence.StandardKey) -> list[QKeySequence]:
+    """`usual` first (what people expect on every platform), then the platform's own keys for the action."""
+    first = QKeySequence(usual)
+    return [first, *(k for k in QKeySequence.keyBindings(standard) if k != first)]
 
 
 class MainWindow(QMainWindow):
@@ -97,6 +103,7 @@ class MainWindow(QMainWindow):
         splitter.setSizes([480, 720])
         self.setCentralWidget(splitter)
 
+        self._add_menu()
         self.chat.set_busy(True, can_stop=False)
         self.statusBar().showMessage(t("qt.status.starting", self.lang))
         self.chat.send_requested.connect(self.send)
@@ -109,6 +116,33 @@ class MainWindow(QMainWindow):
         )  # emitted on the loop thread
         self.bridge.stopped.connect(self._on_stopped)
         self.bridge.start()
+
+    def _add_menu(self) -> None:
+        """The window's menu: a new conversation (Ctrl+N), close (Ctrl+W) and quit (Ctrl+Q), the usual keys."""
+        menu = self.menuBar().addMenu(t("qt.menu.conversation", self.lang))
+        self.new_action = QAction(t("qt.menu.new", self.lang), self)
+        self.new_action.setShortcuts(_keys("Ctrl+N", QKeySequence.StandardKey.New))
+        self.new_action.triggered.connect(self.new_conversation)
+        close = QAction(t("qt.menu.close", self.lang), self)
+        close.setShortcuts(_keys("Ctrl+W", QKeySequence.StandardKey.Close))
+        close.triggered.connect(self.close)
+        quit_ = QAction(t("qt.menu.quit", self.lang), self)
+        quit_.setShortcuts(_keys("Ctrl+Q", QKeySequence.StandardKey.Quit))
+        quit_.setMenuRole(QAction.MenuRole.QuitRole)
+        quit_.triggered.connect(self.close)
+        menu.addActions([self.new_action, close])
+        menu.addSeparator()
+        menu.addAction(quit_)
+
+    def new_conversation(self) -> None:
+        """Start afresh: the next request begins a new conversation (not while a run goes on)."""
+        if self.running:
+            self.statusBar().showMessage(t("qt.menu.busy", self.lang), 5000)
+            return
+        self.turn_id = None
+        self.chat.transcript.clear()
+        self.chat.lines.clear()
+        self.chat.input.setFocus()
 
     # ---- the host's lifetime --------------------------------------------------------------------------------
 
@@ -126,6 +160,9 @@ class MainWindow(QMainWindow):
                 self.side.setSizes([520, 240])
             else:
                 self.tabs.addTab(panel.widget, panel.title)
+        own = next((p.widget for p in self.panels if p.placement != "top"), None)
+        if own is not None:
+            self.tabs.setCurrentWidget(own)  # the app's main panel first; the plan tab comes forward when one waits
         self.panels_ready = True
         self.chat.set_busy(False)
         self.statusBar().showMessage(t("qt.status.ready", self.lang), 5000)

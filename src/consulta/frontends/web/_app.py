@@ -148,15 +148,22 @@ class WebServer(uvicorn.Server):
 
 
 def serve(
-    *, app: str | AppDef, settings: Settings, options: Mapping[str, Any] | AppOptions | None, host: str, port: int
+    *,
+    app: str | AppDef,
+    settings: Settings,
+    options: Mapping[str, Any] | AppOptions | None,
+    host: str,
+    port: int,
+    access_log: bool = False,
 ) -> None:
-    """Serve app `app` on http://host:port until interrupted (blocking)."""
+    """Serve app `app` on http://host:port until interrupted (blocking). The server says only what goes wrong,
+    unless `access_log`: then its start and one line per request too."""
     _raise_open_files_limit()
     config = uvicorn.Config(
         create_app(app=app, settings=settings, options=options, hosts=allowed_hosts(bind=host)),
         host=host,
         port=port,
-        log_config=_log_config(),
+        log_config=_log_config(access_log=access_log),
         access_log=False,  # ours logs one line per request, without the query string
         timeout_graceful_shutdown=5,
     )
@@ -167,9 +174,11 @@ def serve(
     WebServer(config).run()
 
 
-def _log_config() -> dict[str, Any]:
+def _log_config(*, access_log: bool) -> dict[str, Any]:
     config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
-    config["loggers"]["consulta.web"] = {"handlers": ["default"], "level": "INFO", "propagate": False}
+    level = "INFO" if access_log else "WARNING"
+    config["loggers"]["consulta.web"] = {"handlers": ["default"], "level": level, "propagate": False}
+    config["loggers"]["uvicorn.error"]["level"] = level  # "Started server process", "Uvicorn running on" …
     return config
 
 

@@ -7,7 +7,8 @@ every event of every run in this process and keeps the run's recent events in me
 client that sends `Last-Event-ID: n` gets the events after n from the store and the memory, then live ones — nothing
 missed, nothing twice (an event heard with a number already given out is one the store showed already, and is
 dropped). Snapshot and registration happen in one go on the event loop, where events are heard, so no event falls
-between. (An event without a number, from a stand-in, is numbered after the last one.)
+between. (An event without a number, from a stand-in, is numbered after the last one.) Drafts of a reply
+(`TextDelta`) go to the live clients only, without an `id`: they are neither kept nor replayed.
 
 A run another process carries (several servers on one store) is heard here only in part (an answer given here), so
 the rest comes from the store: while clients watch such runs, one task reads every `poll_s` the last numbers of all
@@ -35,7 +36,7 @@ from typing import Any
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from ...runtime import Event, EventRecord, RunRecord, RunStarted, RunStatus
+from ...runtime import Event, EventRecord, RunRecord, RunStarted, RunStatus, TextDelta
 from .._host import AppHost
 
 __all__ = ["EventBroker", "EventStream"]
@@ -161,6 +162,9 @@ class EventBroker:
             self._loop.call_soon_threadsafe(self._record, event)  # an answer given on another thread
 
     def _record(self, event: Event) -> None:
+        if isinstance(event, TextDelta):
+            self._draft(event)
+            return
         log = self._logs.get(event.run_id)
         if log is None:
             # A new run has no events yet; any other run heard for the first time has all its earlier events in the
@@ -176,6 +180,18 @@ class EventBroker:
         if seq <= log.seq:
             return  # read from the store already (recorded before it was told): given out once
         log.give((seq, event.type, _frame(seq, event.model_dump(mode="json"))))
+
+    def _draft(self, event: TextDelta) -> None:
+        """Words of a reply being written: to the run's live clients only, without a number (a reconnecting client
+        gets the reply itself, not its drafts)."""
+        log = self._logs.get(event.run_id)
+        if log is None or not log.clients:
+            return
+        frame = f"data: {json.dumps(event.model_dump(mode='json'), ensure_ascii=False, separators=(',', ':'))}\n\n"
+        item = (log.seq, event.type, frame.encode())
+        for client in list(log.clients):
+            if not client.offer(item):
+                log.clients.discard(client)
 
     def _new_log(self, run_id: str, records: list[EventRecord] | None) -> _RunLog:
         if records is None:

@@ -45,6 +45,7 @@ from .._events import (
     RunEnded,
     RunStarted,
     StepStarted,
+    TextDelta,
     ToolCalled,
     ToolReturned,
 )
@@ -196,7 +197,7 @@ class SpanBuilder:
                     "reply_checked",
                     {"consulta.reply.check": event.check, "consulta.reply.replaced": event.replaced},
                 )
-            case ModelText():
+            case ModelText() | TextDelta():
                 pass  # the text is the run's output; pydantic-ai's spans carry the model's words
             case _:
                 assert_never(event)

@@ -44,6 +44,10 @@ export function follow(runId, { onEvent, onReset, onLive, onLost, live = true })
   };
   source.onmessage = (message) => {
     const event = JSON.parse(message.data);
+    if (event.type === "text_delta") {
+      onEvent(event); // a draft of the reply being written: not numbered, never replayed
+      return;
+    }
     if (event.seq <= last) {
       return;
     }

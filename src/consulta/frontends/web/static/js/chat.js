@@ -5,6 +5,10 @@
 // agents (the app's hand-over): a run started by a hand-over (`handed`) shows no prompt as the person's (it is the
 // previous agent's note), and a run that handed its turn over shows no reply (its work shows as its tool calls and
 // cards). So a reply is held until the run goes on, or its stream ends without a `handed_over` (see finish()).
+//
+// While the model writes its reply, the words arrive as drafts (`text_delta`) and show in a bubble marked as being
+// written. A draft is provisional: the reply (`model_text`, after the runtime's checks) replaces it in place, and
+// any other event of the run (a tool call, a new step, a refusal, the end) removes it.
 
 import { closedQuestion, planCard, questionCard } from "./asks.js";
 import { h, json } from "./dom.js";
@@ -78,6 +82,7 @@ export class RunView {
     this.step = 0;
     this.replaying = true;
     this.reply = null; // the run's reply, held until the run goes on or its stream ends
+    this.draft = null; // the reply being written: {node, bubble, text}
     this.handedOver = false;
     this.showThinking(false);
   }
@@ -110,8 +115,16 @@ export class RunView {
   }
 
   handle(event) {
+    if (event.type === "text_delta") {
+      this.drafted(event);
+      this.onChange(this);
+      return;
+    }
     if (event.type !== "run_ended" && event.type !== "handed_over") {
       this.drawReply(); // the run went on after its reply: it stands
+    }
+    if (event.type !== "model_text" && this.reply === null) {
+      this.dropDraft(); // the words being written were not the reply (a tool call came, or a check refused them)
     }
     switch (event.type) {
       case "run_started":
@@ -132,10 +145,14 @@ export class RunView {
       case "model_text":
         this.showThinking(false);
         this.reply = event.text;
+        if (this.draft) {
+          this.draft.bubble.textContent = event.text; // the checked reply replaces the draft at once
+        }
         break;
       case "handed_over":
         this.handedOver = true;
         this.reply = null;
+        this.dropDraft();
         break;
       case "ask_opened":
         this.showThinking(false);
@@ -241,11 +258,49 @@ export class RunView {
     }
   }
 
-  drawReply() {
-    if (this.reply !== null) {
-      this.add(h("li", { class: ["msg", "agent"] }, h("div", { class: "bubble" }, this.reply)));
-      this.reply = null;
+  // Words of the reply as they are written: appended at their offset, or the draft started again (offset 0).
+  drafted(event) {
+    const text = this.draft?.text ?? "";
+    let next;
+    if (event.offset === 0) {
+      next = event.text;
+    } else if (event.offset === text.length) {
+      next = text + event.text;
+    } else {
+      return; // a draft missed in part (a reconnect): the reply itself will come
     }
+    if (!this.draft) {
+      const bubble = h("div", { class: "bubble" });
+      const node = this.add(h("li", { class: ["msg", "agent", "draft"], "aria-busy": "true" }, bubble));
+      this.draft = { node, bubble, text: "" };
+    }
+    this.showThinking(false);
+    this.draft.text = next;
+    this.draft.bubble.textContent = next;
+    this.draft.node.scrollIntoView({ block: "end" });
+  }
+
+  dropDraft() {
+    if (this.draft) {
+      this.draft.node.remove();
+      this.nodes = this.nodes.filter((node) => node !== this.draft.node);
+      this.draft = null;
+    }
+  }
+
+  drawReply() {
+    if (this.reply === null) {
+      return;
+    }
+    if (this.draft) {
+      this.draft.bubble.textContent = this.reply;
+      this.draft.node.classList.remove("draft");
+      this.draft.node.removeAttribute("aria-busy");
+      this.draft = null;
+    } else {
+      this.add(h("li", { class: ["msg", "agent"] }, h("div", { class: "bubble" }, this.reply)));
+    }
+    this.reply = null;
   }
 
   // The run's stream has ended: its reply is shown unless it handed its turn over.
