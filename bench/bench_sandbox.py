@@ -35,7 +35,9 @@ sys.path.insert(0, str(ROOT / "tests" / "apps" / "modeling"))
 from team_script import SAMPLES, WORK  # noqa: E402
 
 from consulta.apps.modeling import _sandbox_run, prepare_workspace  # noqa: E402
-from consulta.apps.modeling._templates import describe_data, plan_for, script  # noqa: E402
+from consulta.apps.modeling._plan import plan_for  # noqa: E402
+from consulta.apps.modeling._shape import describe_data  # noqa: E402
+from consulta.apps.modeling._templates import script  # noqa: E402
 from consulta.sandbox import run_python  # noqa: E402
 
 BASELINE_COMMIT = "0597aa6"

@@ -24,6 +24,7 @@ import argparse
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -35,6 +36,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from consulta.apps.modeling._tasks import statement_tasks
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import source_version  # noqa: E402
@@ -51,6 +54,8 @@ class Truth:
     """The covariate that matters most (regression)."""
     case_value: float | None = None
     """The target's expected value for the case the problem asks about (None: no case is asked)."""
+    tasks: int = 0
+    """The tasks the statement poses ("Task 1: …"); 0: it names none."""
 
 
 def _houses(folder: Path, rng: np.random.Generator) -> Truth:
@@ -180,9 +185,40 @@ def _wine(folder: Path, rng: np.random.Generator) -> Truth:
     )
 
 
+def _herd(folder: Path, rng: np.random.Generator) -> Truth:
+    """Issue 24's contest-style problem: two tables of a herd's counts by age and sex (one age given twice, one
+    missing), three tasks (survival by age, the age structure's future, a yearly policy). No family the team has fits
+    it: the truth is that the tasks are found, each answered or declined with a reason, and a total regressed on its
+    parts is rejected."""
+    survival = np.linspace(0.92, 0.6, 16)
+
+    def year(n0: int) -> pd.DataFrame:
+        female, male = [n0], [n0]
+        for s in survival[:-1]:
+            female.append(int(female[-1] * s + rng.integers(-3, 4)))
+            male.append(int(male[-1] * (s - 0.05) + rng.integers(-3, 4)))
+        frame = pd.DataFrame({"age": range(16), "female": female, "male": male})
+        frame["total"] = frame.female + frame.male
+        return frame
+
+    first = year(400)
+    pd.concat([first.iloc[:6], first.iloc[[5]], first.iloc[7:]]).to_csv(folder / "herd_2023.csv", index=False)
+    year(420).to_csv(folder / "herd_2024.csv", index=False)
+    (folder / "problem.md").write_text(
+        "# Managing an elephant herd\n\n## Background\nA park counted its elephants by age and sex in two consecutive "
+        "years (`herd_2023.csv`, `herd_2024.csv`: females and males of each age, and their total).\n\n## Tasks\n"
+        "Task 1: Estimate the survival rate of each age from the two years' counts.\n"
+        "Task 2: Describe the herd's age structure and how it will change over the next 10 years if nothing is done.\n"
+        "Task 3: Propose a yearly management policy (how many animals to relocate each year) that keeps the herd near "
+        "11,000.\n",
+        encoding="utf-8",
+    )
+    return Truth(kind="population", tasks=3)
+
+
 PROBLEMS: dict[str, tuple[Callable[[Path, np.random.Generator], Truth], str]] = {
     "houses_en": (_houses, "start"), "scores_zh": (_scores, "开始"), "factory_benchmark_json": (_factory, "start"),
-    "cafe_daily": (_cafe, "start"), "wine_no_case": (_wine, "start"),
+    "cafe_daily": (_cafe, "start"), "wine_no_case": (_wine, "start"), "herd_tasks_en": (_herd, "start"),
 }  # fmt: skip
 
 
@@ -235,6 +271,12 @@ def _judge(ws: Path, truth: Truth) -> dict[str, Any]:
         out["forecast_words_in_paper"] = any(w in paper.lower() for w in ("forecast", "trend", "预测期", "趋势"))
     metrics = {r["metric"]: r["value"] for r in _rows(ws / "results" / "metrics.csv")}
     out["metrics"] = metrics
+    statement = "".join(p.read_text(encoding="utf-8") for p in sorted((ws / "problem").glob("problem.md")))
+    sections = re.findall(r"^### \d+\.\d+ (?:Task|问题) (\d+)\n\n[^\n]*\n\n([^\n]*)", paper, re.M)
+    out["tasks_expected"] = truth.tasks
+    out["tasks_found"] = len(statement_tasks(statement))
+    out["tasks_answered"] = sum(not text.startswith(("Not answered", "未能回答")) for _, text in sections)
+    out["tasks_declined_with_reason"] = sum(text.startswith(("Not answered", "未能回答")) for _, text in sections)
     return out
 
 
@@ -273,7 +315,7 @@ def run_one(name: str, *, model: str, script: Path | None, timeout: float, keep:
     except subprocess.TimeoutExpired:
         status, tail = "timeout", ""
     seconds = round(time.perf_counter() - started, 1)
-    workspaces = list((home / "apps" / "modeling" / "runs").glob("*"))
+    workspaces = list((home / "apps" / "modeling" / "runs").glob("*/*"))  # runs/<problem>/<run>/
     result: dict[str, Any] = {"problem": name, "exit_status": status, "wall_time_s": seconds, "output_tail": tail}
     if workspaces:
         ws = workspaces[0]

@@ -1,4 +1,4 @@
-"""The tutor end to end on the embedded model: 27 student turns (zh-CN and en, about half each) through the
+"""The tutor end to end on the embedded model: 33 student turns (six on public tables from scikit-learn's package data) (zh-CN and en, about half each) through the
 orchestrator (consult_expert, then an instruction packet checked against the binding rules) and the conversational
 assistant, as `consulta chat tutor` runs them, each in a fresh session with its uploads and the run's language the
 turn's. Each turn is checked in code:
@@ -103,6 +103,21 @@ CITIES = (
     )
     + "\n"
 )
+
+
+def _public(name: str) -> str:
+    """A public table shipped inside scikit-learn (`sklearn/datasets/data`, BSD-3-Clause; the data are the UCI
+    Iris, Wine and Breast Cancer Wisconsin sets and Linnerud's exercise table): files nobody on the team wrote."""
+    from importlib import resources
+
+    return resources.files("sklearn.datasets.data").joinpath(name).read_text(encoding="utf-8")
+
+
+IRIS, WINE, LINNERUD, BREAST_CANCER = (
+    _public(n) for n in ("iris.csv", "wine_data.csv", "linnerud_exercise.csv", "breast_cancer.csv")
+)
+"""As scikit-learn ships them: a first line of counts and class names instead of column names (iris, wine, breast
+cancer), and Linnerud's space-separated table: odd files, none with the name, age and city the tasks need."""
 
 # ---- the turns ----------------------------------------------------------------------------------------------------
 
@@ -255,6 +270,68 @@ TURNS = [
         "这是我用 Excel 导出的 people_eu.csv，能开始 task_2_1 吗？",
         "task_2_1",
         JUDGE,
+        UNSUITABLE,
+    ),
+    # public tables from scikit-learn's package data, as a student would download them
+    _turn(
+        "iris_en",
+        "odd_file",
+        "en",
+        {"iris.csv": IRIS},
+        "I downloaded the iris table that ships with scikit-learn (iris.csv). Can I use it for task_2_1?",
+        "task_2_1",
+        JUDGE,
+        UNSUITABLE,
+    ),
+    _turn(
+        "iris_zh",
+        "odd_file",
+        "zh-CN",
+        {"iris.csv": IRIS},
+        "我用的是 scikit-learn 自带的 iris.csv，可以开始 task_2_4 吗？",
+        "task_2_4",
+        JUDGE,
+        UNSUITABLE,
+    ),
+    _turn(
+        "wine_en",
+        "can_i_start",
+        "en",
+        {"wine_data.csv": WINE},
+        "Can I start task_2_2 with wine_data.csv?",
+        "task_2_2",
+        JUDGE,
+        UNSUITABLE,
+    ),
+    _turn(
+        "linnerud_zh",
+        "odd_file",
+        "zh-CN",
+        {"linnerud_exercise.csv": LINNERUD},
+        "这是 linnerud_exercise.csv（体能测试数据），能用来做 task_2_1 吗？",
+        "task_2_1",
+        JUDGE,
+        UNSUITABLE,
+    ),
+    _turn(
+        "breast_cancer_en",
+        "can_i_start",
+        "en",
+        {"breast_cancer.csv": BREAST_CANCER},
+        "Is breast_cancer.csv good enough for task_2_1? It has 569 rows.",
+        "task_2_1",
+        JUDGE,
+        UNSUITABLE,
+    ),
+    _turn(
+        "wine_error_zh",
+        "error",
+        "zh-CN",
+        {"wine_data.csv": WINE},
+        "task_2_2 里我对 wine_data.csv 写了 df['age'].mean()，报错 KeyError: 'age'，为什么？",
+        "task_2_2",
+        DIAGNOSE,
+        HINTS,
         UNSUITABLE,
     ),
     # error diagnosis: KeyError, dtype, merge
@@ -584,6 +661,12 @@ async def one_turn(turn: Turn, *, model_spec: str, models_dir: Path) -> dict[str
             await runtime.aclose()
         seconds = time.perf_counter() - started
         calls = store.list_tool_calls(run.id) if run is not None else []
+        reply_checks = [
+            (check, replaced)
+            for e in (store.list_events(reply.id) if reply is not None else [])
+            if e.type == "reply_checked"
+            for check, replaced in [(str(e.data.get("check")), bool(e.data.get("replaced")))]
+        ]
         consulted = (
             sorted(store.list_consultations(run_id=run.id, limit=1000), key=lambda c: c.id) if run is not None else []
         )
@@ -627,6 +710,7 @@ async def one_turn(turn: Turn, *, model_spec: str, models_dir: Path) -> dict[str
         "rules": fired,
         "packet": packet,
         "reply": reply.output if reply else None,
+        "reply_checks": reply_checks,
         "seconds": round(seconds, 1),
     }
 
@@ -709,6 +793,16 @@ async def main() -> None:
     for name, f in [*categories.items(), *languages.items()]:
         print(f"{name:18s} {f['right']:>3d} / {f['total']:<2d} {f['median_seconds']:9.1f}")
     print(f"\n{complete} of {len(rows)} turns passed every check; by check: {passed}; median {median:.1f} s per turn")
+    fired = [r for r in rows if r["reply_checks"]]
+    replaced = [r for r in rows if any(done for _, done in r["reply_checks"])]
+    by_check: dict[str, int] = {}
+    for r in fired:
+        for check in {c for c, _ in r["reply_checks"]}:
+            by_check[check] = by_check.get(check, 0) + 1
+    print(
+        f"the runtime's reply checks fired in {len(fired)} turns {dict(sorted(by_check.items()))}; code's reply shown "
+        f"in {len(replaced)}, of which {sum(r['reply_consistent'] for r in replaced)} hold to the packet"
+    )
     out.write_text(
         json.dumps(
             {
@@ -721,6 +815,10 @@ async def main() -> None:
                 "total": len(rows),
                 "passed": passed,
                 "median_seconds": median,
+                "reply_checks_fired": len(fired),
+                "reply_checks_by": dict(sorted(by_check.items())),
+                "replaced": len(replaced),
+                "replaced_consistent": sum(r["reply_consistent"] for r in replaced),
                 "categories": categories,
                 "languages": languages,
                 "turns": rows,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..runtime import Agent, ConfigError, Event, RunRecord, Runtime, Store, ToolDef
+from ..runtime import Agent, AppTables, ConfigError, Event, RunRecord, Runtime, Store, ToolDef
 
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
@@ -55,7 +55,15 @@ class AppOptions(BaseModel):
 
 @dataclass(frozen=True, kw_only=True)
 class AppEnv:
-    """The runtime things an app's builders may use, given by the host (INTERFACES §5)."""
+    """The runtime things an app's builders may use, given by the host (INTERFACES §5).
+
+    The kit every app stands on, in one place (an app brings its own parts, not its own platform):
+    - its own tables: `AppTables` declared on `AppDef.tables`, created and migrated by Alembic with the store (its
+      revisions in the app's `migrations/` folder); written with `consulta.runtime.upsert` and `writing` (the write
+      transaction that holds the lock from its start);
+    - per-person state: `StateBook[Model]` over a `state_table` of its own;
+    - files: `consulta._files.write_atomic` / `replacing` / `create_once` (the old file or the new one, never a part);
+    - a model's typed answer: `typed_answer(…, within=current_tool_call(), timeout=…)`, bounded on every backend."""
 
     store: Store
     resolve_model: Callable[[str], Model]
@@ -233,7 +241,9 @@ class AppDef:
     """One app, declared once. `agents` maps each agent's name to its builder; `main_agent` starts each turn;
     `options` is the options model; `data_path(options, env)` is the app's data file or folder, if any;
     `follow_up` hands a finished turn to another agent. `web`, `desktop`, `mcp`: lazy factories of the app's
-    front-end parts (None: the front end serves the chat alone); `terminal`: its terminal words."""
+    front-end parts (None: the front end serves the chat alone); `terminal`: its terminal words. `tables`: the app's
+    own tables in the store's database, created and migrated with the store when a host opens the app
+    (`Store.open_app_tables`)."""
 
     name: str
     description: str
@@ -246,6 +256,7 @@ class AppDef:
     desktop: Callable[[], DesktopPart] | None = None
     mcp: Callable[[], McpPart] | None = None
     terminal: TerminalPart = field(default_factory=TerminalPart)
+    tables: AppTables | None = None
 
     def __post_init__(self) -> None:
         if self.main_agent not in self.agents:

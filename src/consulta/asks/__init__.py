@@ -16,7 +16,7 @@ from ._consult import (
     parse_consult_request,
     parse_expert_output,
 )
-from ._experts import CONSULT_EXPERT_TOOL_NAME, Consultant, Expert, consult_expert_tool
+from ._experts import CONSULT_EXPERT_TOOL_NAME, Consultant, Expert, consult_expert_tool, keep_consultation
 from ._ledger import consultation_markdown, write_consultation_markdown
 from ._question import (
     Question,
@@ -54,6 +54,7 @@ __all__ = [
     "consult_expert_tool",
     "carry_updates",
     "consultation_markdown",
+    "keep_consultation",
     "merge_updates",
     "missing_updates",
     "not_alone_result",

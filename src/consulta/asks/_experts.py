@@ -21,6 +21,7 @@ from typing import Any
 from pydantic_ai.models import Model
 
 from ..runtime import (
+    ConsultationRecord,
     RunLog,
     RunRecorder,
     RunStatus,
@@ -36,7 +37,7 @@ from ._binding_rules import RuleBook
 from ._consult import OUTPUT_TYPES, ConsultRequest, ConsultResult, ExpertOutput, OutputType, parse_consult_request
 from ._ledger import write_consultation_markdown
 
-__all__ = ["CONSULT_EXPERT_TOOL_NAME", "Consultant", "Expert", "consult_expert_tool"]
+__all__ = ["CONSULT_EXPERT_TOOL_NAME", "Consultant", "Expert", "consult_expert_tool", "keep_consultation"]
 
 CONSULT_EXPERT_TOOL_NAME = "consult_expert"
 
@@ -213,16 +214,26 @@ class Consultant:
             )
 
     def _keep(self, *, status: str, started: str, clock: float, attempts: int, **fields: Any) -> str:
-        kept = self.store.record_consultation(
-            status=status,
-            started_at=started,
-            duration_ms=(time.perf_counter() - clock) * 1000,
-            attempts=attempts,
-            **fields,
-        )
-        if self.ledger_dir is not None:
-            write_consultation_markdown(kept, self.ledger_dir, lang=self.lang)
-        return kept.id
+        return keep_consultation(
+            self.store, status=status, started=started, clock=clock, attempts=attempts, ledger_dir=self.ledger_dir,
+            lang=self.lang, **fields,
+        ).id  # fmt: skip
+
+
+def keep_consultation(
+    store: Store, *, status: str, started: str, clock: float, attempts: int, ledger_dir: Path | None = None,
+    lang: str = "en", **fields: Any,
+) -> ConsultationRecord:  # fmt: skip
+    """A consultation on record: its ledger row (numbered `consult_NNNN`; `fields` are the row's: expert_id, request,
+    run_id, tool_call_id, expert_run_id, expert_output, error, …), its duration from `clock` (a `perf_counter` reading
+    taken when it began), and its markdown in `ledger_dir` when given. Every consultation of every app is kept so:
+    `consult_expert`'s and those an app's own orchestration makes (e.g. a team whose members consult each other)."""
+    kept = store.record_consultation(
+        status=status, started_at=started, duration_ms=(time.perf_counter() - clock) * 1000, attempts=attempts, **fields
+    )
+    if ledger_dir is not None:
+        write_consultation_markdown(kept, ledger_dir, lang=lang)
+    return kept
 
 
 def consult_expert_tool(consultant: Consultant) -> ToolDef:

@@ -4,11 +4,10 @@ atomically beside the store (`$CONSULTA_HOME/consultations/consult_0001.md`)."""
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from .._files import write_atomic
 from ..i18n import t
 from ..runtime import ConsultationRecord
 
@@ -62,16 +61,6 @@ def consultation_markdown(record: ConsultationRecord, *, lang: str = "en") -> st
 
 def write_consultation_markdown(record: ConsultationRecord, folder: Path, *, lang: str = "en") -> Path:
     """Write the record to `folder/<id>.md` atomically (a reader never sees half a file); returns the path."""
-    folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{record.id}.md"
-    fd, temp = tempfile.mkstemp(dir=folder, prefix=f".{record.id}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(consultation_markdown(record, lang=lang))
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, consultation_markdown(record, lang=lang).encode("utf-8"))
     return path

@@ -107,6 +107,8 @@ class AppHost:
         self.runtime = runtime or Runtime(
             store=self.store, resolve_model=self._resolve_model, ask_policy=ask_policy, tracing=self.tracing
         )
+        if self.app.tables is not None:
+            self.store.open_app_tables(self.app.tables)
         self.env = AppEnv(
             store=self.store,
             resolve_model=self._resolve_model,

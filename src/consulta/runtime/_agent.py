@@ -46,8 +46,9 @@ class Agent:
     them): an agent whose turns act or look up starts from facts, and free text comes after them.
     `asks_for_change`: when given, a turn whose words do not ask for a change is offered no write tool at any step,
     and a write called anyway is refused (`not_a_change_request`): a request for information never leads to a write.
-    `first_look`: read calls the runtime makes itself when a turn starts, from the user's words (e.g. the records of a
-    name the user wrote); they are recorded as the turn's first tool calls and the model starts from their results.
+    `first_look`: read (or `opens_turn`) calls the runtime makes itself when a turn starts, from the user's words (e.g.
+    the records of a name the user wrote); they are recorded as the turn's first tool calls and the model starts from
+    their results.
     """
 
     app: str
@@ -79,8 +80,10 @@ class Agent:
             raise ConfigError(
                 f"Agent {self.app!r} must start each turn with a tool (first_step_tool) but has no tools."
             )
-        if self.first_look is not None and not any(t.kind == "read" for t in self.tools):
-            raise ConfigError(f"Agent {self.app!r} has a first_look but no read tools to make it with.")
+        if self.first_look is not None and not any(t.kind == "read" or t.opens_turn for t in self.tools):
+            raise ConfigError(
+                f"Agent {self.app!r} has a first_look but no read (or `opens_turn`) tools to make it with."
+            )
         if any(t.kind == "write" for t in self.tools) and self.executor is None:
             raise ConfigError(f"Agent {self.app!r} has write tools but no plan executor to apply them.")
 
@@ -103,13 +106,14 @@ class Agent:
         return self.asks_for_change is None or words is None or self.asks_for_change(words)
 
     def first_calls(self, words: str) -> list[tuple[str, dict[str, Any]]]:
-        """The turn's first look: read calls only (a name that is not one of the agent's read tools is left out)."""
+        """The turn's first look: calls of read tools and of tools declared `opens_turn` only (another name is left
+        out)."""
         if self.first_look is None:
             return []
         return [
             (name, dict(args))
             for name, args in self.first_look(words)
-            if (t := self.tool(name)) is not None and t.kind == "read"
+            if (t := self.tool(name)) is not None and (t.kind == "read" or t.opens_turn)
         ]
 
     def tool(self, name: str) -> ToolDef | None:

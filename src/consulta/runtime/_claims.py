@@ -48,7 +48,7 @@ class ToolOutcome:
     """One tool call of the turn and how it ended (`ok` False: `error_code` says why)."""
 
     name: str
-    kind: Literal["read", "write", "ask", "other"]
+    kind: Literal["read", "write", "ask", "act", "other"]
     ok: bool
     error_code: str | None = None
     message: str | None = None

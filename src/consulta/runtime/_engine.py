@@ -1,38 +1,35 @@
-"""The bridge to the agent engine (pydantic-ai). The only module of the runtime that knows its API.
+"""The bridge to the agent engine (pydantic-ai): it builds a pydantic-ai agent from a Consulta `Agent` and runs it.
 
-It builds a pydantic-ai agent from a Consulta `Agent`, and adds one capability that gives every tool call Consulta's
-semantics: errors in the seeds' shape (unknown tool, invalid arguments, exceptions) instead of retries that can
-crash the run; ask tools that defer the call (the run pauses on an Ask); write tools staged into a plan after the
-grounding and validation checks; and a record of every call in the store.
+One capability gives every tool call Consulta's semantics: the wrappers of `_tool_wrappers` composed per tool (the
+record, errors in the seeds' shape, asks that defer the call, writes staged into a plan after grounding, repeated and
+unasked-for calls refused), unknown tools and invalid arguments answered in the seeds' shape instead of retries that
+can crash the run, each step's tool choice, and the reply checks. The conversation's codec and queries are
+`_messages`; one typed answer outside a run is `_typed_answer`.
 """
 
 from __future__ import annotations
 
 import json
-import time
 import uuid
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import ValidationError
 from pydantic_ai import Agent as PaiAgent
 from pydantic_ai import (
-    CallDeferred,
     DeferredToolRequests,
     DeferredToolResults,
-    ModelMessagesTypeAdapter,
     RunContext,
     Tool,
     ToolApproved,
 )
 from pydantic_ai.capabilities import AbstractCapability
-from pydantic_ai.exceptions import ModelRetry, ToolFailed, UnexpectedModelBehavior, UsageLimitExceeded
+from pydantic_ai.exceptions import ModelRetry, ToolFailed
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
     ModelResponse,
-    RetryFeedbackPart,
     RetryPromptPart,
     TextPart,
     ToolCallPart,
@@ -44,7 +41,6 @@ from pydantic_ai.settings import ModelSettings, ToolOrOutput
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.usage import UsageLimits
 
-from ..i18n import catalog, normalize_lang, t
 from ._agent import Agent
 from ._claims import (
     ReplyCheck,
@@ -56,15 +52,42 @@ from ._claims import (
     compose_reply,
     gather_facts,
 )
-from ._errors import ToolError
 from ._events import ReplyChecked, StepStarted
 from ._facts import check_facts, check_model_words
 from ._grounding import Evidence
+from ._messages import (
+    FIRST_LOOK_MODEL,
+    called_this_turn,
+    carry_over,
+    count_steps,
+    dump_each,
+    dump_messages,
+    find_call,
+    is_refusal,
+    load_messages,
+    looked_first,
+    pending_tool_calls,
+    returned_call_ids,
+    this_turn,
+    turn_words,
+)
 from ._store import utcnow
-from ._tools import CURRENT_TOOL_CALL, ToolCallContext, ToolDef
+from ._tool_wrappers import (
+    ASK_METADATA_KEY,
+    RERUN_KEY,
+    RunDeps,
+    ToolCallSite,
+    chain_for,
+    compose,
+    evidence_from,
+    raw_answers,
+    tool_exception_result,
+)
+from ._tools import ToolDef
+from ._typed_answer import TypedAnswer, typed_answer
 
 if TYPE_CHECKING:
-    from ._run_log import RunLog
+    pass
 
 __all__ = [
     "Cancelled",
@@ -85,210 +108,6 @@ __all__ = [
     "pending_tool_calls",
     "returned_call_ids",
 ]
-
-ASK_METADATA_KEY = "consulta_ask"
-QUESTION_KIND = "question"
-"""The ask kind of seed 001's question: what the runtime opens itself for a write tool's `Choice`."""
-RERUN_KEY = "rerun"
-"""Where a runtime-opened question's payload keeps the call to run again: its tool call id, name, arguments and the
-arguments each option stands for. The re-run's deferred metadata holds the user's answers under the same key."""
-
-
-def dump_messages(messages: list[ModelMessage]) -> str:
-    return ModelMessagesTypeAdapter.dump_json(messages).decode()
-
-
-_MESSAGE: TypeAdapter[ModelMessage] = TypeAdapter(ModelMessage)
-
-
-def dump_each(messages: list[ModelMessage]) -> list[str]:
-    """Each message as its own JSON (the store keeps a conversation one message a row)."""
-    return [_MESSAGE.dump_json(m).decode() for m in messages]
-
-
-def load_messages(blob: str) -> list[ModelMessage]:
-    return list(ModelMessagesTypeAdapter.validate_json(blob))
-
-
-@dataclass(frozen=True)
-class TypedAnswer:
-    """A model's structured answer: the validated output, how many answers it took, the conversation (JSON)."""
-
-    output: BaseModel
-    attempts: int
-    messages: list[ModelMessage]
-
-    @property
-    def messages_json(self) -> str:
-        """The conversation as one JSON array."""
-        return dump_messages(self.messages)
-
-
-async def typed_answer(
-    *,
-    model: Model,
-    instructions: str,
-    prompt: str,
-    output_type: type[BaseModel],
-    check: Callable[[Any], None] | None = None,
-    retries: int = 2,
-    within: ToolCallContext | None = None,
-) -> TypedAnswer:
-    """Ask `model` for one answer of `output_type`. An answer that does not validate, or that `check` refuses (by
-    raising ValueError with the reason), is sent back with the errors and asked again, up to `retries` times; then
-    ToolError `invalid_expert_output`.
-
-    Asked `within` a tool call, the answer's model requests count against that run's usage and limits (a nested
-    run); when they would pass the limits: ToolError `usage_limit_exceeded`."""
-    agent: PaiAgent[None, Any] = PaiAgent(
-        model, instructions=instructions, output_type=output_type, retries={"tools": 1, "output": retries}
-    )
-
-    if check is not None:
-        agent.output_validator(_checked_by(check))
-
-    shared = (
-        {"usage": within.usage, "usage_limits": within.usage_limits}
-        if within is not None and within.usage is not None
-        else {}
-    )
-    try:
-        result = await agent.run(prompt, **shared)
-    except UsageLimitExceeded as error:
-        raise ToolError(
-            "usage_limit_exceeded",
-            f"The consultation would pass the run's usage limits: {error}",
-            hint="Work with what you have: submit your answer now.",
-        ) from None
-    except UnexpectedModelBehavior as error:
-        raise ToolError(
-            "invalid_expert_output",
-            f"The expert's answer did not fit {output_type.__name__} after {retries + 1} tries: {error.message}",
-            hint="Ask a narrower question, or consult another expert.",
-        ) from None
-    messages = result.all_messages()
-    return TypedAnswer(output=result.output, attempts=count_steps(messages), messages=messages)
-
-
-def pending_tool_calls(messages: list[ModelMessage]) -> list[ToolCallPart]:
-    """The tool calls of the last response that have no result yet (a run paused on them)."""
-    if not messages or not isinstance(messages[-1], ModelResponse):
-        return []
-    return list(messages[-1].tool_calls)
-
-
-def carry_over(messages: list[ModelMessage]) -> list[ModelMessage]:
-    """What a new turn of a thread carries from the earlier ones: the user's words and the agent's replies.
-
-    Tool calls and their results stay on record (checkpoints, tool call rows) but are not sent again: a small model's
-    context is short and every token of it is paid for on every step.
-    """
-    kept: list[ModelMessage] = []
-    for i, message in enumerate(messages):
-        if _refused(messages, i):
-            continue  # a reply the checks sent back was never shown
-        if isinstance(message, ModelRequest):
-            prompts = [p for p in message.parts if isinstance(p, UserPromptPart)]
-            if prompts:
-                kept.append(ModelRequest(parts=prompts))
-        elif isinstance(message, ModelResponse):
-            texts = [p for p in message.parts if isinstance(p, TextPart) and p.content.strip()]
-            if texts and not message.tool_calls:
-                kept.append(ModelResponse(parts=texts, model_name=message.model_name))
-    return kept
-
-
-def _refused(messages: list[ModelMessage], i: int) -> bool:
-    """Whether message `i` is a final text the reply checks refused (the next request carries the reason)."""
-    after = messages[i + 1] if i + 1 < len(messages) else None
-    return (
-        isinstance(messages[i], ModelResponse)
-        and isinstance(after, ModelRequest)
-        and any(_is_refusal(p) for p in after.parts)
-    )
-
-
-def _is_refusal(part: Any) -> bool:
-    """Whether `part` sends a final text back: a reply check's reason (ModelRetry from an output validator)."""
-    if isinstance(part, RetryFeedbackPart):
-        return part.retry.cause == "model_retry"
-    return isinstance(part, RetryPromptPart) and part.tool_name is None
-
-
-def count_steps(messages: list[ModelMessage]) -> int:
-    """The number of model responses: the step a conversation has reached."""
-    return sum(isinstance(m, ModelResponse) for m in messages)
-
-
-def returned_call_ids(messages: list[ModelMessage]) -> set[str]:
-    """Ids of the tool calls whose results are in the conversation."""
-    return {
-        p.tool_call_id
-        for m in messages
-        if isinstance(m, ModelRequest)
-        for p in m.parts
-        if isinstance(p, ToolReturnPart)
-    }
-
-
-def evidence_from(messages: list[ModelMessage], agent: Agent, prompt: str | None = None) -> Evidence:
-    """What the user said and what read tools returned, from the conversation so far."""
-    user: list[str] = [prompt] if prompt else []
-    answers: list[str] = []
-    data: list[str] = []
-    for message in messages:
-        if not isinstance(message, ModelRequest):
-            continue
-        for part in message.parts:
-            if isinstance(part, UserPromptPart) and isinstance(part.content, str):
-                user.append(part.content)
-            elif isinstance(part, ToolReturnPart):
-                tool = agent.tool(part.tool_name)
-                if tool is None:
-                    continue
-                if tool.kind == "ask":
-                    answers.extend(_raw_answers(part.content))
-                elif tool.kind == "read":
-                    data.append(Evidence.data_text(part.content))
-    return Evidence(user_texts=tuple(user), answers=tuple(answers), data_texts=tuple(data))
-
-
-def _raw_answers(content: Any) -> list[str]:
-    if isinstance(content, str):
-        try:
-            content = json.loads(content)
-        except ValueError:
-            return [content]
-    if not isinstance(content, dict) or not content.get("ok"):
-        return []
-    raw = (content.get("result") or {}).get("raw_answers") or []
-    flat: list[str] = []
-    for value in raw:
-        flat.extend(value if isinstance(value, list) else [value])
-    return [str(v) for v in flat]
-
-
-@dataclass(kw_only=True)
-class RunDeps:
-    """Per-run state handed to the capability (pydantic-ai's `deps`)."""
-
-    agent: Agent
-    instructions: str
-    """The agent's instructions for this run (the same at every step)."""
-    prompt: str | None
-    log: RunLog
-    """The run's record: tool calls and steps are told to it."""
-    stage: Callable[[str, str, dict[str, Any], Evidence], Awaitable[dict[str, Any]]]
-
-    @property
-    def run_id(self) -> str:
-        return self.log.run.id
-
-
-def _result_of(value: Any) -> Any:
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json", exclude_none=True)
-    return value
 
 
 def invalid_arguments_result(tool_name: str, error: ValidationError | ModelRetry) -> dict[str, Any]:
@@ -314,16 +133,6 @@ def invalid_arguments_result(tool_name: str, error: ValidationError | ModelRetry
     }
 
 
-def tool_exception_result(tool_name: str, error: Exception) -> dict[str, Any]:
-    """The seeds' `tool_exception` result for a tool that raised (a bug must not end the run)."""
-    return {
-        "ok": False,
-        "error_code": "tool_exception",
-        "message": f"{tool_name} failed: {type(error).__name__}: {error}",
-        "_hint": "Check the arguments; if they are right, tell the user the tool failed.",
-    }
-
-
 def _unknown_tool(name: str, available: list[str]) -> dict[str, Any]:
     return {
         "ok": False,
@@ -342,12 +151,17 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
             chosen = agent.choose_tools(ctx.deps.run_id)
             if chosen is not None:
                 return ModelSettings(tool_choice=chosen)
-            first = agent.first_step_tool and not _called_this_turn(ctx.messages)
+            first = agent.first_step_tool and not called_this_turn(ctx.messages)
             if _last_result_was_repeat(ctx.messages) or _must_reply(ctx):
                 # It asked again for what it already has, its writes keep being refused, or its step budget is
                 # nearly spent: this step says what the results show (small models loop; a turn always ends).
                 return ModelSettings(tool_choice="none")
-            if not agent.offers_writes(_turn_words(ctx.messages)):
+            information = not agent.offers_writes(turn_words(ctx.messages))
+            if information and looked_first(ctx.messages):
+                # A request for information whose first look the runtime made: that look-up is what the words
+                # point at, so the model's first step answers from it (more look-ups only wandered off the subject).
+                return ModelSettings(tool_choice="none")
+            if information:
                 # A request for information: no write is offered (every tool stays described to the model).
                 others = [t.name for t in agent.tools if t.kind != "write"]
                 if not others:
@@ -368,102 +182,9 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
         args: dict[str, Any],
         handler: Any,
     ) -> Any:
-        deps = ctx.deps
-        tool = deps.agent.tool(call.tool_name)
-        started = time.perf_counter()
-        started_at = utcnow()
-        deps.log.call_started(call.tool_call_id, call.tool_name, args)
-        try:
-            if tool is None:  # an engine-level tool (e.g. structured output); not ours to judge
-                return await handler(args)
-            if tool.kind == "ask":
-                result = self._defer_ask(ctx, call, tool, args)
-            elif _repeated(ctx.messages, call, args, _parameter_defaults(tool_def)):
-                if _repeats_this_turn(ctx.messages) >= MAX_REPEATS:
-                    raise ModelStuck(
-                        f"The model called {call.tool_name} with the same arguments again after {MAX_REPEATS} "
-                        "refusals as repeated calls; the run stops here instead of spending its step limit. "
-                        "A larger model (--model openai:…) follows the tools' hints."
-                    )
-                result = {
-                    "ok": False,
-                    "error_code": "repeated_call",
-                    "message": f"{call.tool_name} was already called with these arguments in this turn; its result is above"
-                    + (" (what it staged stays staged)." if tool.kind == "write" else "."),
-                    "_hint": "Use that result: answer the user now, or ask with the question tool.",
-                }
-            elif tool.kind == "write" and not deps.agent.offers_writes(_turn_words(ctx.messages)):
-                result = {
-                    "ok": False,
-                    "error_code": "not_a_change_request",
-                    "message": f"Not staged: the user's words in this turn ask for no change, so {call.tool_name} is not offered.",
-                    "_hint": "Answer what the user asked from the look-up results; to change something, they must say so.",
-                }
-            elif tool.kind == "write":
-                evidence = evidence_from(ctx.messages, deps.agent, deps.prompt)
-                if answers := _rerun_answers(ctx):  # the answer to the runtime's question is the user's words
-                    evidence = replace(evidence, answers=(*evidence.answers, *answers))
-                elif (ground := getattr(deps.agent.executor, "ground_args", None)) is not None:
-                    args = ground(call.tool_name, args, evidence)  # words the user never said are not filters
-                op = _result_of(await handler(args))
-                result = await deps.stage(call.tool_call_id, call.tool_name, op, evidence)
-            else:
-                token = CURRENT_TOOL_CALL.set(
-                    ToolCallContext(
-                        run_id=deps.run_id,
-                        tool_call_id=call.tool_call_id,
-                        tool_name=call.tool_name,
-                        trace_id=deps.log.run.trace_id,
-                        usage=ctx.usage,
-                        usage_limits=ctx.usage_limits,
-                        log=deps.log,
-                    )
-                )
-                try:
-                    result = _result_of(await handler(args))
-                finally:
-                    CURRENT_TOOL_CALL.reset(token)
-        except ToolError as error:
-            answers = _rerun_answers(ctx)
-            if (
-                error.choice is not None
-                and tool is not None
-                and tool.kind != "ask"
-                and answers is None
-                and _asks_questions(deps.agent)
-                and not _person_declined_this_turn(ctx.messages)
-            ):
-                # A guess becomes a question: the runtime asks the user itself and runs this call again with the answer.
-                raise CallDeferred(
-                    metadata={ASK_METADATA_KEY: _choice_ask(error, call, args, deps.log.run.lang)}, kind="question"
-                ) from None
-            result = error.to_result()
-            if answers:  # asked once already: the model sees what the user answered with the refusal
-                result["user_answer"] = answers[0] if len(answers) == 1 else answers
-        except (CallDeferred, ModelStuck):
-            raise
-        except Exception as error:  # a tool's bug must not end the run: the model sees it in the seeds' shape
-            result = tool_exception_result(call.tool_name, error)
-        deps.log.call_returned(
-            step=count_steps(ctx.messages),
-            tool_call_id=call.tool_call_id,
-            tool_name=call.tool_name,
-            args=args,
-            result=result,
-            started_at=started_at,
-            duration_ms=(time.perf_counter() - started) * 1000,
-        )
-        return result
-
-    def _defer_ask(self, ctx: RunContext[RunDeps], call: ToolCallPart, tool: ToolDef, args: dict[str, Any]) -> Any:
-        kind = tool.ask_kind
-        assert kind is not None
-        response = next((m for m in reversed(ctx.messages) if isinstance(m, ModelResponse)), None)
-        siblings = [c for c in (response.tool_calls if response else []) if c.tool_call_id != call.tool_call_id]
-        if siblings:
-            return kind.not_alone_result()
-        payload = kind.prepare(args)  # raises ToolError with the kind's own codes
-        raise CallDeferred(metadata={ASK_METADATA_KEY: {"kind": kind.name, "payload": payload}}, kind="question")
+        tool = ctx.deps.agent.tool(call.tool_name)
+        site = ToolCallSite(ctx=ctx, call=call, tool_def=tool_def, tool=tool, args=args)
+        return await compose(chain_for(tool), lambda s: handler(s.args))(site)
 
     async def on_tool_validate_error(
         self, ctx: RunContext[RunDeps], *, call: ToolCallPart, tool_def: ToolDefinition, args: Any, error: Any
@@ -498,7 +219,7 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
                 message.parts[i] = ToolReturnPart(
                     tool_name=name, content=result, tool_call_id=part.tool_call_id, outcome="failed"
                 )
-                call = _find_call(ctx.messages, part.tool_call_id)
+                call = find_call(ctx.messages, part.tool_call_id)
                 ctx.deps.log.call_returned(
                     step=count_steps(ctx.messages),
                     tool_call_id=part.tool_call_id,
@@ -509,37 +230,6 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
                     duration_ms=0.0,
                 )
         return request_context
-
-
-def _asks_questions(agent: Agent) -> bool:
-    """Whether the agent's asks include seed 001's question (else a Choice stays an error for the model)."""
-    return any(t.ask_kind is not None and t.ask_kind.name == QUESTION_KIND for t in agent.tools)
-
-
-def _choice_ask(error: ToolError, call: ToolCallPart, args: dict[str, Any], lang: str) -> dict[str, Any]:
-    """The question ask (kind and payload) a write tool's Choice opens; the payload keeps the call to run again."""
-    choice = error.choice
-    assert choice is not None
-    header, text = choice.header, choice.question
-    words = catalog(normalize_lang(lang))
-    if choice.header_key in words and choice.question_key in words:
-        header, text = t(choice.header_key, lang, **choice.values), t(choice.question_key, lang, **choice.values)
-    question = {"header": header[:30], "question": text, "options": list(choice.options), "multiple": False}
-    rerun = {
-        "tool_call_id": call.tool_call_id,
-        "tool_name": call.tool_name,
-        "args": args,
-        "args_for_option": choice.args_for_option,
-    }
-    return {"kind": QUESTION_KIND, "payload": {"questions": [question], RERUN_KEY: rerun}}
-
-
-def _rerun_answers(ctx: RunContext[RunDeps]) -> list[str] | None:
-    """The user's answers when this call runs again after the runtime's question, else None."""
-    metadata = ctx.tool_call_metadata
-    if isinstance(metadata, dict) and isinstance(metadata.get(RERUN_KEY), list):
-        return [str(a) for a in metadata[RERUN_KEY]]
-    return None
 
 
 def rerun_results(deferred: dict[str, Any], asks: dict[str, dict[str, Any]]) -> DeferredToolResults:
@@ -556,25 +246,11 @@ def rerun_results(deferred: dict[str, Any], asks: dict[str, dict[str, Any]]) -> 
         if not isinstance(rerun, dict) or not (isinstance(outcome, dict) and outcome.get("ok")):
             calls[call_id] = outcome
             continue
-        answers = _raw_answers(outcome)
+        answers = raw_answers(outcome)
         chosen = rerun.get("args_for_option", {}).get(answers[0], {}) if answers else {}
         approvals[call_id] = ToolApproved(override_args={**rerun["args"], **chosen})
         metadata[call_id] = {RERUN_KEY: answers}
     return DeferredToolResults(calls=calls, approvals=approvals, metadata=metadata)
-
-
-def _turn_words(messages: list[ModelMessage]) -> str | None:
-    """What the user wrote to start this turn (None before any)."""
-    for message in reversed(messages):
-        if isinstance(message, ModelRequest):
-            for part in message.parts:
-                if isinstance(part, UserPromptPart):
-                    return (
-                        part.content
-                        if isinstance(part.content, str)
-                        else " ".join(str(c) for c in part.content if isinstance(c, str))
-                    )
-    return None
 
 
 def _first_look(agent: Agent, prompt: str) -> list[ModelMessage]:
@@ -585,10 +261,6 @@ def _first_look(agent: Agent, prompt: str) -> list[ModelMessage]:
         return []
     parts = [ToolCallPart(name, args, tool_call_id=f"look_{uuid.uuid4().hex[:16]}") for name, args in calls]
     return [ModelRequest(parts=[UserPromptPart(prompt)]), ModelResponse(parts=parts, model_name=FIRST_LOOK_MODEL)]
-
-
-FIRST_LOOK_MODEL = "consulta:first-look"
-"""The model name on a response the runtime made itself (the turn's first look)."""
 
 
 def _last_result_was_repeat(messages: list[ModelMessage]) -> bool:
@@ -626,83 +298,6 @@ def _must_reply(ctx: RunContext[RunDeps]) -> bool:
     return len([c for c in outcomes if c.kind == "write" and not c.ok]) >= MAX_REFUSED_WRITES
 
 
-def _called_this_turn(messages: list[ModelMessage]) -> bool:
-    return any(isinstance(m, ModelResponse) and m.tool_calls for m in this_turn(messages))
-
-
-def _repeated(
-    messages: list[ModelMessage], call: ToolCallPart, args: dict[str, Any], defaults: dict[str, Any] | None = None
-) -> bool:
-    """Whether a call repeats one made since the user's last words (small models loop on a call): the same arguments,
-    once each side's are completed with the parameters' `defaults` (what the model left out means the default)."""
-    meant = _without_defaults({**(defaults or {}), **args})
-    for message in reversed(messages):
-        if isinstance(message, ModelRequest) and any(isinstance(p, UserPromptPart) for p in message.parts):
-            return False
-        if isinstance(message, ModelResponse):
-            for earlier in message.tool_calls:
-                if earlier.tool_call_id != call.tool_call_id and earlier.tool_name == call.tool_name:
-                    before = earlier.args_as_dict()
-                    if before == args or _without_defaults({**(defaults or {}), **before}) == meant:
-                        return True
-    return False
-
-
-def _parameter_defaults(tool_def: ToolDefinition) -> dict[str, Any]:
-    """The default of each parameter that has one, from the tool's JSON schema."""
-    properties = (tool_def.parameters_json_schema or {}).get("properties") or {}
-    return {name: spec["default"] for name, spec in properties.items() if isinstance(spec, dict) and "default" in spec}
-
-
-MAX_REPEATS = 3
-"""Repeated calls answered `repeated_call` in one turn before the run stops as stuck."""
-
-
-class ModelStuck(Exception):
-    """The model keeps repeating a call it was told it already made: the run fails with a readable reason."""
-
-
-def _errors_this_turn(messages: list[ModelMessage]) -> list[str]:
-    """The error codes of the tool results since the user's last message."""
-    codes: list[str] = []
-    for message in reversed(messages):
-        if isinstance(message, ModelRequest):
-            if any(isinstance(p, UserPromptPart) for p in message.parts):
-                break
-            codes += [
-                str(p.content["error_code"])
-                for p in message.parts
-                if isinstance(p, ToolReturnPart) and isinstance(p.content, dict) and p.content.get("error_code")
-            ]
-    return codes
-
-
-def _repeats_this_turn(messages: list[ModelMessage]) -> int:
-    return _errors_this_turn(messages).count("repeated_call")
-
-
-_NOT_ANSWERED = frozenset({"question_cancelled", "question_timeout", "question_unavailable"})
-
-
-def _person_declined_this_turn(messages: list[ModelMessage]) -> bool:
-    """Whether a question of this turn went unanswered (cancelled, timed out, nobody to answer): the runtime then asks
-    no question of its own in the same turn — it would ask again what the person just left open."""
-    return not _NOT_ANSWERED.isdisjoint(_errors_this_turn(messages))
-
-
-def _without_defaults(args: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in args.items() if v not in (None, False, [], {})}
-
-
-def _find_call(messages: list[ModelMessage], tool_call_id: str) -> ToolCallPart | None:
-    for message in reversed(messages):
-        if isinstance(message, ModelResponse):
-            for call in message.tool_calls:
-                if call.tool_call_id == tool_call_id:
-                    return call
-    return None
-
-
 def _is_unknown_tool_retry(part: Any) -> bool:
     if isinstance(part, ToolReturnPart):
         return getattr(getattr(part, "retry", None), "cause", None) == "unknown_tool"
@@ -725,15 +320,6 @@ def _engine_tool(tool: ToolDef) -> Tool[RunDeps]:
 
 def _full_description(tool: ToolDef) -> str:
     return tool.description if not tool.notes else f"{tool.description} {tool.notes}"
-
-
-def this_turn(messages: list[ModelMessage]) -> list[ModelMessage]:
-    """The messages since the user's last words (the turn the run is in)."""
-    for i in range(len(messages) - 1, -1, -1):
-        message = messages[i]
-        if isinstance(message, ModelRequest) and any(isinstance(p, UserPromptPart) for p in message.parts):
-            return messages[i:]
-    return list(messages)
 
 
 def turn_outcomes(messages: list[ModelMessage], agent: Agent) -> list[ToolOutcome]:
@@ -777,7 +363,7 @@ def _turn_facts(ctx: RunContext[RunDeps]) -> TurnFacts:
     deps = ctx.deps
     calls = turn_outcomes(ctx.messages, deps.agent)
     turn = this_turn(ctx.messages)
-    refusals = [str(p.content) for m in turn if isinstance(m, ModelRequest) for p in m.parts if _is_refusal(p)]
+    refusals = [str(p.content) for m in turn if isinstance(m, ModelRequest) for p in m.parts if is_refusal(p)]
     return gather_facts(
         store=deps.log.store,
         run=deps.log.run,
@@ -837,28 +423,13 @@ def _no_step_left(ctx: RunContext[RunDeps]) -> bool:
 
 def _refusals(messages: list[ModelMessage]) -> int:
     """Final texts refused so far in this turn."""
-    return sum(1 for m in this_turn(messages) if isinstance(m, ModelRequest) for p in m.parts if _is_refusal(p))
+    return sum(1 for m in this_turn(messages) if isinstance(m, ModelRequest) for p in m.parts if is_refusal(p))
 
 
 def _say_instead(messages: list[ModelMessage], text: str) -> None:
     response = next((m for m in reversed(messages) if isinstance(m, ModelResponse)), None)
     if response is not None:
         response.parts = [TextPart(text), *(p for p in response.parts if not isinstance(p, TextPart))]
-
-
-def _checked_by(check: Callable[[Any], None]) -> Callable[[Any], Any]:
-    """An output validator from a check that raises ValueError saying why (the model is asked again with it)."""
-
-    def checked(output: Any) -> Any:
-        if isinstance(output, DeferredToolRequests):
-            return output
-        try:
-            check(output)
-        except ValueError as error:
-            raise ModelRetry(str(error)) from None
-        return output
-
-    return checked
 
 
 def _run_instructions(ctx: RunContext[RunDeps]) -> str:

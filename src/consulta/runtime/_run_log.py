@@ -19,7 +19,6 @@ import threading
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ._engine import count_steps, dump_each, load_messages
 from ._errors import ListenerError
 from ._event_bus import EventBus
 from ._events import (
@@ -33,6 +32,7 @@ from ._events import (
     ToolCalled,
     ToolReturned,
 )
+from ._messages import count_steps, dump_each, load_messages
 from ._records import AskRecord, EventRow, RunRecord, RunStatus
 from ._store import Store, utcnow
 

@@ -38,6 +38,9 @@ if TYPE_CHECKING:
 __all__ = ["AskPolicy", "Runtime"]
 
 _TERMINAL = (RunStatus.finished, RunStatus.failed, RunStatus.cancelled)
+STOP_GRACE = 1.0
+"""Seconds a stopped run has to reach its next step by itself before its task is cancelled (a tool call in progress
+gets `CancelledError`: its nested runs end `cancelled`, its files are written atomically or not at all)."""
 
 
 class Runtime:
@@ -220,7 +223,8 @@ class Runtime:
         return self._asks.cancel(ask, status=status, answered_by=answered_by, outcome=outcome)
 
     async def stop(self, run_id: str) -> RunRecord:
-        """Stop a run cooperatively: its pending asks close as cancelled, it ends `cancelled`, nothing is cut mid-write."""
+        """Stop a run: its pending asks close as cancelled, it ends `cancelled`; a step in progress after `STOP_GRACE`
+        seconds is cancelled (so the stop answers within about that time, whatever tool runs)."""
         run = self.store.get_run(run_id)
         if run.status in _TERMINAL:
             return run
@@ -230,7 +234,10 @@ class Runtime:
             return run
         if live is not None and live.task is not None and not live.task.done():
             live.cancel = True
-            await asyncio.wait({live.task})
+            _, pending = await asyncio.wait({live.task}, timeout=STOP_GRACE)
+            if pending:  # a long tool call (e.g. a team at work) is cancelled: the stop reaches it and answers now
+                live.task.cancel()
+                await asyncio.wait({live.task})
             return self.store.get_run(run_id)
         self._runs.finish_cancelled(run_id)
         return self.store.get_run(run_id)

@@ -32,7 +32,10 @@ __all__ = [
     "write_tool",
 ]
 
-ToolKind = Literal["read", "write", "ask"]
+ToolKind = Literal["read", "write", "ask", "act"]
+"""`read` looks up; `write` builds an operation the runtime stages into a plan; `ask` pauses on a person; `act` does
+its work itself when called (e.g. runs a team that writes its own workspace's files): not staged, and its result is
+not a source of facts."""
 
 
 class AskKind(Protocol):
@@ -93,6 +96,9 @@ class ToolDef:
     policies: tuple[ToolPolicy, ...] = ()
     ask_kind: AskKind | None = None
     notes: str | None = None
+    opens_turn: bool = False
+    """The runtime may make this call itself when a turn starts (an agent's `first_look`) though it is not a read
+    (e.g. an `act` tool that does the turn's whole work); read tools always may."""
     ends_turn: bool = False
     """A successful call ends the agent's turn (e.g. submitting a final packet): its result's `message` is the
     run's output, and the model is not asked again."""

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
-from pydantic_ai.settings import ToolOrOutput
 
 from consulta.apps import ln2
 from consulta.i18n import t
@@ -148,11 +147,14 @@ READS = ["query_inventory", "search_records", "empty_positions", "inventory_stat
         ("Thaw the tube in box 1 position 28", "required", []),
         # information with nothing named: a read (or the question) must come first; no write is offered
         ("Which tubes were frozen most recently?", READS, []),
-        # a month named: the runtime searched the records' dates for it itself
-        ("Which tubes were frozen in July 2025?", ToolOrOutput(function_tools=READS), ["search_records"]),
-        # information naming a record: the runtime looked it up itself; the model may answer, still no write
-        ("Do we have any HeLa cells left?", ToolOrOutput(function_tools=READS), ["query_inventory"]),
-        ("5号盒第37位是什么？", ToolOrOutput(function_tools=READS), ["query_inventory"]),
+        # a month named: the runtime searched the records' dates for it itself; the model's first step answers
+        ("Which tubes were frozen in July 2025?", "none", ["search_records"]),
+        # information naming a record: the runtime looked it up itself; the model answers from it, no write
+        ("Do we have any HeLa cells left?", "none", ["query_inventory"]),
+        ("5号盒第37位是什么？", "none", ["query_inventory"]),
+        ("Where is there free space in the tank?", "none", ["empty_positions"]),
+        # an undo: the runtime read the history; the model's own first step must still call a tool (the rollback)
+        ("Undo the last change", "required", ["audit_history"]),
     ],
 )
 def test_an_ln2_turn_starts_from_facts_and_information_never_writes(
@@ -276,3 +278,52 @@ def test_a_write_names_tubes_by_the_users_words_not_invented_ones(
     (plan,) = store.list_plans(run_id=run.id)
     (item,) = plan.items
     assert (item["op"]["record_id"], item["op"]["positions"]) == takes
+
+
+@pytest.mark.parametrize(
+    ("prompt", "reply", "said"),
+    [
+        # seen on the embedded model (eval_ln2, en_lookup_hela): the look-up found HeLa, the reply spoke of free space
+        ("Do we have any HeLa cells left?", "The tank has 11 free positions in box 1.", "HeLa"),
+        # seen (en_lookup_position): the tube at the place asked about, its name left out
+        ("What is in box 4 position 28?", "There are 3 tubes in box 4 position 28, 29, and 30.", "WTC11"),
+    ],
+)
+def test_a_reply_that_names_none_of_what_the_look_up_found_is_replaced_by_the_look_up(
+    tmp_path: Path, inventory: Path, prompt: str, reply: str, said: str
+) -> None:
+    """Issue 26: a look-up by name or place is answered about what it found; a reply naming none of it is written
+    again, and refused again is replaced by code's statement of the look-up."""
+    run, store = run_script(tmp_path, inventory, prompt, [{"text": reply}, {"text": reply}])
+    assert run.status == RunStatus.finished and said in (run.output or "") and reply not in (run.output or "")
+    assert [e.data["check"] for e in store.list_events(run.id) if e.type == "reply_checked"] == ["ln2", "ln2"]
+
+
+def test_a_reply_naming_what_the_look_up_found_passes(tmp_path: Path, inventory: Path) -> None:
+    reply = "Yes: 11 HeLa tubes, in boxes 1, 3 and 5."
+    run, _ = run_script(tmp_path, inventory, "Do we have any HeLa cells left?", [{"text": reply}])
+    assert run.output == reply
+
+
+def _thaw(box: int, positions: list[int]) -> dict[str, Any]:
+    return {"name": "record_thaw", "args": {"box": box, "positions": positions, "action": "takeout"}}
+
+
+def test_tubes_named_in_two_boxes_are_all_staged(tmp_path: Path, inventory: Path) -> None:
+    """Issue 26 (several tubes, seen on the embedded model: en_multi_records): the plan took box 4 position 1 only;
+    the reply is refused until box 5 position 19 is staged too, and one plan holds both."""
+    prompt = "Take out box 4 position 1 and box 5 position 19"
+    steps = [{"tool_calls": [_thaw(4, [1])]}, {"text": "Staged."}, {"tool_calls": [_thaw(5, [19])]}, {"text": "Done"}]
+    run, store = run_script(tmp_path, inventory, prompt, steps)
+    assert run.status == RunStatus.waiting
+    (plan,) = store.list_plans(run_id=run.id)
+    assert [(i["op"].get("record_id"), i["op"].get("positions")) for i in plan.items] == [(23, [1]), (33, [19])]
+
+
+def test_a_place_left_out_of_the_plan_is_said_by_code(tmp_path: Path, inventory: Path) -> None:
+    prompt = "Take out box 4 position 1 and box 5 position 19"
+    steps = [{"tool_calls": [_thaw(4, [1])]}, {"text": "Staged."}, {"text": "Staged."}]
+    run, store = run_script(tmp_path, inventory, prompt, steps)
+    (plan,) = store.list_plans(run_id=run.id)
+    assert len(plan.items) == 1
+    assert "Not in the plan yet: box 5 position 19." in (run.output or "")

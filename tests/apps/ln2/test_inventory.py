@@ -17,7 +17,6 @@ import pytest
 from consulta.apps.ln2._inventory import (
     BoxLayout,
     InventoryFile,
-    atomic_write_bytes,
     describe_position,
     load_inventory,
     occupancy,
@@ -287,16 +286,6 @@ def test_position_labels() -> None:
     assert [position_label(p, plate) for p in (1, 12, 13, 96)] == ["A1", "A12", "B1", "H12"]
     assert describe_position(5, nine) == "5 (A5)"
     assert describe_position(82, nine) == "82"
-
-
-def test_atomic_write_replaces_and_leaves_no_temp_file(tmp_path: Path) -> None:
-    target = tmp_path / "f.yaml"
-    target.write_bytes(b"old")
-    target.chmod(0o640)
-    atomic_write_bytes(target, b"new")
-    assert target.read_bytes() == b"new"
-    assert oct(target.stat().st_mode & 0o777) == oct(0o640)
-    assert [p.name for p in tmp_path.iterdir()] == ["f.yaml"]
 
 
 def test_a_box_heading_after_a_record_stays_before_the_next_record(tmp_path: Path) -> None:

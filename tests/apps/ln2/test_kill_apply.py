@@ -32,8 +32,8 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
+from consulta._files import write_atomic
 from consulta.apps.ln2._audit import audit_log_path, backup_dir, journal_path, plan_entries, read_audit
-from consulta.apps.ln2._inventory import atomic_write_bytes
 from consulta.apps.ln2._operations import AddEntry, RecordThaw, apply_plan, reconcile_plan
 from consulta.runtime import CRASH_AT_ENV, AskStatus, PlanStatus, RunStatus, Store, ToolError
 from consulta.runtime._store import runs
@@ -240,7 +240,7 @@ def test_the_atomic_write_does_not_replace_a_read_only_file(tmp_path: Path) -> N
     target.write_bytes(b"old")
     target.chmod(0o444)
     with pytest.raises(PermissionError, match=r"kept.yaml is read-only \(mode 444\)"):
-        atomic_write_bytes(target, b"new")
+        write_atomic(target, b"new")
     assert target.read_bytes() == b"old" and sorted(p.name for p in tmp_path.iterdir()) == ["kept.yaml"]
 
 

@@ -17,6 +17,7 @@ import pytest
 
 from consulta.apps import get_app
 from consulta.apps.modeling import run_workspace
+from consulta.apps.modeling._gates import validation_records
 from consulta.config import Settings
 from consulta.frontends import AppHost
 from consulta.runtime import AskStatus, RunStatus, Store, ToolCalled, ToolReturned
@@ -66,6 +67,9 @@ def test_a_run_through_the_host_records_consultations_events_and_the_pdf(tmp_pat
         "consultation/writer_modeler_1.md",
     }
     nested = [r for r in runs if r.parent_run_id == done.id]
+    by_id = {r.id: r for r in nested}  # each consultation's row names the colleague's run, as consult_expert's does
+    assert all(c.expert_run_id in by_id and by_id[c.expert_run_id].agent == c.expert_id for c in ledger)
+    assert all(r.status == RunStatus.finished for r in nested)
     assert {
         "reader",
         "researcher",
@@ -77,19 +81,13 @@ def test_a_run_through_the_host_records_consultations_events_and_the_pdf(tmp_pat
         "writer",
         "validator",
     } <= {r.agent for r in nested}
-    (asked,) = [
-        e.args
-        for e in events
-        if isinstance(e, ToolCalled) and e.tool_name == "consult" and e.args["from_agent"] == "modeler"
-    ]
-    assert (asked["to_agent"], asked["question"]) == ("researcher", "modeler 想确认：这样理解对吗？")
-    assert asked["background"].startswith("modeler 在做这件事时提出：")
-    calls = {e.tool_call_id for e in events if isinstance(e, ToolCalled) and e.tool_name in ("gate", "consult")}
-    assert calls and calls == {
-        e.tool_call_id for e in events if isinstance(e, ToolReturned) and e.tool_name in ("gate", "consult")
-    }  # each call closes
-    gates = [e.result for e in events if isinstance(e, ToolReturned) and e.tool_name == "gate"]
-    assert [(g["gate"], g["status"]) for g in gates] == [
+    assert not [e for e in events if isinstance(e, ToolCalled | ToolReturned) and e.tool_name != "run_team"]
+    # the Director's records are files and ledger rows, no invented tool calls: run_team is the run's one tool call
+    (asked,) = [c for c in ledger if c.request["context"]["from_agent"] == "modeler"]
+    assert (asked.expert_id, asked.request["question"]) == ("researcher", "modeler 想确认：这样理解对吗？")
+    assert asked.request["reasoning"].startswith("modeler 在做这件事时提出：")
+    gates = [v for _, v in validation_records(workspace)]
+    assert [(g.gate, g.status) for g in gates] == [
         ("data_ready", "APPROVED"),
         ("code_runs", "APPROVED"),
         ("results_trained", "APPROVED"),
@@ -314,32 +312,44 @@ def test_killed_at_any_point_and_run_again_the_records_are_those_of_an_uninterru
         assert (_only_workspace(home) / "paper" / "paper.pdf").is_file()
 
 
-def test_the_terminal_says_who_works_each_consultation_and_each_verdict(capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_terminal_says_who_works_each_consultation_and_each_verdict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Who starts working, then each record the Director wrote, once, as the next member's run starts or ends."""
     from types import SimpleNamespace
 
+    from consulta.apps.modeling import ConsultationRequest, Reply, record_markdown
     from consulta.apps.modeling._app import ModelingFlags
-    from consulta.runtime import RunStarted
+    from consulta.apps.modeling._gates import Verdict, write_validation_record
+    from consulta.runtime import RunEnded, RunStarted
 
+    runs = {
+        "r1": SimpleNamespace(app="modeling", parent_run_id=None, thread_id="r1"),
+        "r2": SimpleNamespace(app="modeling", parent_run_id="r1", thread_id="r2"),
+    }
+    store = SimpleNamespace(get_run=runs.__getitem__)
     heard = []
-    host = SimpleNamespace(env=SimpleNamespace(lang="zh-CN"), subscribe=heard.append)
+    host = SimpleNamespace(env=SimpleNamespace(lang="zh-CN", store=store), data_path=tmp_path, subscribe=heard.append)
     app = get_app("modeling")
     app.terminal.prepare(ModelingFlags(), host)
     (hear,) = heard
+    workspace = run_workspace(tmp_path, "r1")
     hear(RunStarted(run_id="r2", app="modeling", agent="modeler", prompt="p"))
-    hear(
-        ToolReturned(
-            run_id="r1",
-            tool_call_id="consult:x",
-            tool_name="consult",
-            ok=True,
-            result={"record": "consultation/modeler_researcher_1.md", "kind": "知识咨询"},
-            duration_ms=0,
-        )
+    request = ConsultationRequest(from_agent="modeler", to_agent="researcher", question="这样理解对吗？")
+    record = workspace / "consultation" / "modeler_researcher_1.md"
+    record.parent.mkdir(parents=True)
+    record.write_text(record_markdown(request, Reply(agent="researcher", answer="对"), index=1, time="t"), "utf-8")
+    write_validation_record(
+        workspace,
+        Verdict(
+            gate="data_ready", status="REJECTED", reasons=["[sequence_gaps] 2017-07"], attempt=1, decided_by="code"
+        ),
     )
-    hear(ToolReturned(run_id="r1", tool_call_id="gate:x", tool_name="gate", ok=False, duration_ms=0,
-                      result={"gate": "data_ready", "attempt": 1, "status": "REJECTED", "decided_by": "code", "reasons": ["[sequence_gaps] 2017-07"]}))  # fmt: skip
+    hear(RunEnded(run_id="r2", status="finished"))
+    hear(RunEnded(run_id="r1", status="finished"))  # told once
     out = capsys.readouterr().out
-    assert "▶ modeler（建模）开始工作" in out and "⇄ 知识咨询已记录：consultation/modeler_researcher_1.md" in out
-    assert "◆ 关卡 data_ready 第 1 次：REJECTED（code）[sequence_gaps] 2017-07" in out
+    assert "▶ modeler（建模）开始工作" in out
+    assert out.count("⇄ 知识咨询已记录：consultation/modeler_researcher_1.md") == 1
+    assert out.count("◆ 关卡 data_ready 第 1 次：REJECTED（code）[sequence_gaps] 2017-07") == 1
     app.terminal.prepare(ModelingFlags(quiet=True), host)
     assert len(heard) == 1  # quiet: nothing subscribed

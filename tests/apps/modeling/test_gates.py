@@ -112,3 +112,35 @@ def test_a_record_is_written_once_per_gate_and_attempt_and_reads_back(tmp_path: 
         "data_ready_1.md",
         "data_ready_2.md",
     ]  # no temp files left
+
+
+def test_a_total_regressed_on_its_parts_is_rejected_by_code_with_the_reason(tmp_path: Path) -> None:
+    """Issue 24's herd: the total count regressed on the female and male counts (R² = 1: the total is their sum)."""
+    import pandas as pd
+
+    from consulta.apps.modeling._fit_checks import check_fit_means_something
+    from consulta.apps.modeling._plan import Plan
+    from consulta.apps.modeling._templates import script
+
+    for folder in ("data", "code", "results"):
+        (tmp_path / folder).mkdir()
+    herd = pd.DataFrame(
+        {"age": range(10), "female": [9, 8, 8, 7, 6, 5, 4, 3, 2, 1], "male": [8, 8, 7, 6, 5, 4, 3, 2, 1, 1]}
+    )
+    herd["total"] = herd["female"] + herd["male"]
+    herd.to_csv(tmp_path / "data" / "herd.csv", index=False)
+    plan = Plan(kind="regression", table="herd.csv", time=None, target="total", covariates=["age", "female", "male"])
+    (tmp_path / "code" / "train.py").write_text(script("train", plan), encoding="utf-8")
+    pd.DataFrame({"metric": ["r2_in_sample", "rmse_holdout"], "value": [1.0, 0.0]}).to_csv(
+        tmp_path / "results" / "metrics.csv", index=False
+    )
+    failures = {f.check: f for f in check_fit_means_something(tmp_path)}
+    assert failures["target_made_of_covariates"].evidence == "total = female + male on every row"
+    assert failures["exact_fit"].evidence == "r2_in_sample = 1; rmse_holdout = 0"
+    (tmp_path / "code" / "train.py").write_text(
+        script("train", plan.model_copy(update={"target": "age", "covariates": ["female", "male"]})), "utf-8"
+    )
+    pd.DataFrame({"metric": ["r2_in_sample"], "value": [0.93]}).to_csv(
+        tmp_path / "results" / "metrics.csv", index=False
+    )
+    assert check_fit_means_something(tmp_path) == []  # a target the covariates do not make up, an honest fit

@@ -98,3 +98,28 @@ def test_bad_input_is_a_clear_error_and_writes_nothing(tmp_path: Path, paper: st
 def test_a_lone_first_heading_is_the_title() -> None:
     typ = markdown_to_typst("# Title\n\n## One\n\ntext\n\n### Sub\n", paper_dir=Path("/tmp"), root=Path("/tmp"))
     assert typ.splitlines()[0].startswith("#align(center") and "\n= One\n" in typ and "\n== Sub\n" in typ
+
+
+def test_the_papers_own_section_numbers_are_not_numbered_again(tmp_path: Path) -> None:
+    """ "2 1 Problem analysis" was Typst's number before the paper's own: the PDF's headings are numbered once."""
+    from consulta.apps.modeling._paper import _preamble
+
+    assert "heading(numbering" not in _preamble(cjk=False) and "heading(numbering" not in _preamble(cjk=True)
+    typ = markdown_to_typst("# T\n\n## 1 Problem analysis\n\nx\n", paper_dir=tmp_path, root=tmp_path)
+    assert "\n= 1 Problem analysis\n" in typ
+
+
+def test_a_sentence_cut_at_its_bound_and_a_cleaning_never_done_are_left_out(tmp_path: Path) -> None:
+    from consulta.apps.modeling._compose import PaperParts, compose_paper, whole_sentences
+
+    assert (
+        whole_sentences("The model is a Leslie matrix. The model has a F", bound=47) == "The model is a Leslie matrix."
+    )
+    assert whole_sentences("A short text without an end", bound=200) == "A short text without an end"
+    assert whole_sentences("参数为 3.5 时模型", bound=10) == ""  # no sentence end: nothing whole is left
+    parts = PaperParts(
+        title="T", lang="en", summary="We removed the outliers first. Counts rise with age.",
+        discussion="Outliers were dropped before fitting. The fit is good.", data_notes="remove outliers",
+    )  # fmt: skip
+    paper = compose_paper(tmp_path, parts).read_text(encoding="utf-8")
+    assert "outlier" not in paper.lower() and "Counts rise with age." in paper and "The fit is good." in paper

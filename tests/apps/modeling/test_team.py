@@ -363,3 +363,19 @@ def test_a_validator_rejection_without_evidence_is_asked_again_then_conditional(
     )
     verdict = run(director(ws, problem, founded).gate("data_ready", "data", 2))
     assert verdict.status == "REJECTED" and verdict.reasons == ["data/demand_monthly.csv 缺少单位说明。"]
+
+
+@pytest.mark.parametrize("name", ["Director", "@director"])
+def test_an_agent_may_ask_the_director_itself_which_answers_from_its_records(tmp_path: Path, name: str) -> None:
+    ws, problem = workspace(tmp_path)
+    model = scripted(work={"model_trainer": {"consult_agent": name, "consult_question": "用哪个数据文件？"}})
+    team = director(ws, problem, model)
+    run(team.turn("model_trainer", "work", step="model_trainer#1", task="t", prompt="p"))
+    (record,) = (ws / "consultation").glob("*.md")
+    assert record.name == "model_trainer_director_1.md"
+    text = record.read_text(encoding="utf-8")
+    reply = parse_reply(text.split("## 回复", 1)[1])
+    assert reply is not None and reply.agent == "director" and "Director 只能根据团队的记录回答" in reply.answer
+    assert "# 咨询记录: model_trainer → director #1" in text and "model_trainer 收到回复后继续工作" in text
+    refused = {c["code"] for c in team.memo["consults"].values() if c["status"] == "refused"}
+    assert "unknown_agent" not in refused  # (the script asks again after the reply: `repeated`, as for a colleague)

@@ -15,7 +15,8 @@ import pytest
 
 from consulta.apps.modeling import Director
 from consulta.apps.modeling._gates import validation_records
-from consulta.apps.modeling._templates import describe_data, plan_for
+from consulta.apps.modeling._plan import plan_for
+from consulta.apps.modeling._shape import describe_data
 
 from .team_script import (
     HEATING_EFFECTS,
@@ -173,3 +174,70 @@ def test_without_a_stated_case_nothing_is_predicted(tmp_path: Path) -> None:
     assert not (ws / "results" / "prediction.csv").exists()
     assert any("does not state" in n for n in team.memo["notes"]["plan"])
     assert "predicted price_k" not in (ws / "paper" / "paper.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("kind", ["forecast", "epidemic", "regression"])
+def test_each_template_is_a_python_file_the_script_fills_with_its_plan(kind: str) -> None:
+    import ast
+    import json
+
+    from consulta.apps.modeling._plan import Plan
+    from consulta.apps.modeling._templates import script, template_path
+
+    plan = Plan(kind=kind, table="t.csv", time=None, target="y", covariates=["x"])  # type: ignore[arg-type]
+    for name in ("clean_data", "model", "train", "figures"):
+        template = template_path(name, kind)  # type: ignore[arg-type]
+        assert template.is_file() and template.suffix == ".py"
+        ast.parse(template.read_text(encoding="utf-8"))  # a reader (and ruff) opens the template as it is
+        source = script(name, plan)  # type: ignore[arg-type]
+        (line,) = [
+            n for n in ast.parse(source).body if isinstance(n, ast.Assign) and ast.unparse(n.targets[0]) == "PLAN"
+        ]
+        assert isinstance(line.value, ast.Call)
+        assert json.loads(ast.literal_eval(line.value.args[0])) == plan.model_dump()
+        assert source.replace(ast.get_source_segment(source, line) or "", "") == template.read_text(
+            encoding="utf-8"
+        ).replace(
+            'PLAN = json.loads("{}")  # the plan: written here when the team\'s script is made from this template', ""
+        )
+
+
+def test_the_cleaning_reports_a_repeated_and_a_missing_value_of_a_sequence(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An age given twice and an age missing (within each sex) are found before cleaning and said in the paper's data
+    section; an attribute many rows share (a house's age) is no sequence. (The template runs here in process: it is
+    our own file; the team's scripts run in the sandbox.)"""
+    import runpy
+
+    from consulta.apps.modeling._findings import data_account
+    from consulta.apps.modeling._plan import Plan
+    from consulta.apps.modeling._templates import script
+
+    for folder in ("problem", "data", "results", "code"):
+        (tmp_path / folder).mkdir()
+    ages = [0, 1, 2, 3, 3, 4, 6, 7]
+    pd.DataFrame({"sex": ["F"] * 8 + ["M"] * 8, "age": ages + list(range(8)), "count": range(16)}).to_csv(
+        tmp_path / "problem" / "herd.csv", index=False
+    )
+    pd.DataFrame({"house": range(40), "age_years": [5, 10] * 20, "price": range(40)}).to_csv(
+        tmp_path / "problem" / "houses.csv", index=False
+    )
+    years = [2001, 2002, 2003, 2004, 2005, 2005, 2006, 2007, 2009, 2010]
+    pd.DataFrame({"year": years, "sales": range(10)}).to_csv(tmp_path / "problem" / "sales.csv", index=False)
+    plan = Plan(kind="regression", table="herd.csv", time=None, target="count", covariates=["age"])
+    (tmp_path / "code" / "clean_data.py").write_text(script("clean_data", plan), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    runpy.run_path(str(tmp_path / "code" / "clean_data.py"), run_name="__main__")
+    rows = _csv(tmp_path / "results" / "sequence_checks.csv")
+    assert [(r["file"], r["column"], r["group"], r["value"], r["times"]) for r in rows] == [
+        ("herd.csv", "age", "F", "3", "2"),
+        ("herd.csv", "age", "F", "5", "0"),
+        ("sales.csv", "year", "all", "2005", "2"),
+        ("sales.csv", "year", "all", "2008", "0"),
+    ]
+    assert all(cell != "" for row in rows for cell in row.values())  # a result file has no empty cell (NaN)
+    account = data_account(tmp_path, lang="en")
+    assert "`herd.csv`, sequence `age` (F): 3 appears 2 times (found before cleaning)." in account
+    assert "`herd.csv`, sequence `age` (F): 5 is missing (found before cleaning)." in account
+    assert "`sales.csv`, sequence `year`: 2008 is missing (found before cleaning)." in account

@@ -20,11 +20,14 @@ from .test_claims import READY, assistant
     ("reply", "shown"),
     [
         (
-            "The student can start task_2_1 once they have a dataset with 30 rows.",
-            "You can start task_2_1 once you have a dataset with 30 rows.",
+            "The student can start task_2_1 once they have a dataset with 100 rows.",
+            "You can start task_2_1 once you have a dataset with 100 rows.",
         ),
-        ("The student's file has 25 rows. The student needs more rows.", "Your file has 25 rows. You need more rows."),
-        ("该学生需要至少 30 行数据。", "你需要至少 30 行数据。"),
+        (
+            "The student's file needs 100 rows. The student needs more rows.",
+            "Your file needs 100 rows. You need more rows.",
+        ),
+        ("该学生需要至少 100 行数据。", "你需要至少 100 行数据。"),
     ],
 )
 def test_a_reply_about_the_student_becomes_one_to_them(tmp_path: Path, run_once, reply: str, shown: str) -> None:  # noqa: ANN001
@@ -39,6 +42,38 @@ def test_a_reply_about_the_student_becomes_one_to_them(tmp_path: Path, run_once,
 
 def test_a_reply_to_the_student_passes(tmp_path: Path, run_once) -> None:  # noqa: ANN001
     reply = "You can start task_2_1: your file has the columns it needs. Which column will you look at first?"
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=[TextPart(reply)])
+
+    store, agent = assistant(tmp_path, READY)
+    run = run_once(store, agent, tutor.ca_request(READY, student="Can I start?", lang="en"), FunctionModel(model))
+    assert run.output == reply
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-CN"])
+def test_a_number_the_notes_never_gave_is_replaced_by_the_packet_said_by_code(
+    tmp_path: Path,
+    run_once,  # noqa: ANN001
+    lang: str,
+) -> None:
+    """Issue 26: a fact check for every agent. The notes say nothing of a row count: "your file has 25 rows" is
+    written again, then replaced by code's statement of the packet, in the student's language."""
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=[TextPart("Your file has 25 rows, enough for task_2_1. What will you try?")])
+
+    student = "我可以开始了吗？" if lang == "zh-CN" else "Can I start?"
+    store, agent = assistant(tmp_path, READY)
+    run = run_once(store, agent, tutor.ca_request(READY, student=student, lang=lang), FunctionModel(model))
+    packet = tutor.InstructionPacket.model_validate(READY)
+    assert run.status == RunStatus.finished and run.output == tutor.packet_reply(packet, lang)
+    assert "25" not in run.output and "task_2_1" in run.output
+    assert [e.data["check"] for e in store.list_events(run.id) if e.type == "reply_checked"] == ["facts", "facts"]
+
+
+def test_code_a_reply_names_is_not_a_fact_of_the_data(tmp_path: Path, run_once) -> None:  # noqa: ANN001
+    reply = "You can start task_2_1. Look at `df.head(5)` and df.describe() first. Which column will you check?"
 
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         return ModelResponse(parts=[TextPart(reply)])

@@ -11,7 +11,6 @@ runs the same call again with the chosen one. The session (form, conversation, p
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -237,18 +236,16 @@ class AdvisorTurns:
         language = t("advisor.model.language", lang)
         template = _DESCRIBE if task.kind == "describe" else _CHAT
         try:
-            answer = await asyncio.wait_for(
-                typed_answer(
-                    model=self.resolve_model(spec),
-                    instructions=template.format(
-                        language=language, facts=task.facts, example=_EXAMPLES[task.kind, normalize_lang(lang)]
-                    ),
-                    prompt=self._prompt(task),
-                    output_type=VoiceLineZh if lang.startswith("zh") else VoiceLine,
-                    check=lambda out: check_model_words(out.voice_response, task, lang),
-                    retries=1,
-                    within=current_tool_call(),
+            answer = await typed_answer(
+                model=self.resolve_model(spec),
+                instructions=template.format(
+                    language=language, facts=task.facts, example=_EXAMPLES[task.kind, normalize_lang(lang)]
                 ),
+                prompt=self._prompt(task),
+                output_type=VoiceLineZh if lang.startswith("zh") else VoiceLine,
+                check=lambda out: check_model_words(out.voice_response, task, lang),
+                retries=1,
+                within=current_tool_call(),
                 timeout=MODEL_WAIT,
             )
         except (ToolError, TimeoutError, ValueError):

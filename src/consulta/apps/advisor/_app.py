@@ -10,6 +10,7 @@ from pathlib import Path
 from ...i18n import t
 from .._def import AppDef, AppView, McpPart, TerminalPart, WebPart
 from ._agent import AGENT, AdvisorOptions, build_agent
+from ._catalog import ADVISOR_TABLES
 from ._turn import TurnOutput
 
 __all__ = ["APP"]
@@ -59,4 +60,5 @@ APP = AppDef(
     web=_web if _has_site() else None,
     mcp=_mcp,
     terminal=TerminalPart(welcome=_welcome, reply=_reply),
+    tables=ADVISOR_TABLES,
 )

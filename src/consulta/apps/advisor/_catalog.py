@@ -10,18 +10,21 @@ ranking's index), `advisor_reviews` (synthetic reviews: date, four dimension sco
 from __future__ import annotations
 
 import json
-import weakref
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import Column, Float, ForeignKey, Index, Integer, MetaData, String, Table, Text, select
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Engine
+
+from ...runtime import AppTables, migrate_app_tables, state_table, upsert
+from ._public_names import names
 
 __all__ = [
     "ADVISOR_ID",
+    "ADVISOR_TABLES",
     "DIMENSIONS",
     "SORTS",
     "PageContext",
@@ -40,6 +43,7 @@ __all__ = [
     "reviews",
     "save_page_context",
     "schools",
+    "sessions_table",
 ]
 
 DIMENSIONS: dict[str, str] = {
@@ -143,14 +147,16 @@ page_contexts = Table(
 )
 
 
-_created: weakref.WeakSet[Engine] = weakref.WeakSet()
+sessions_table = state_table("advisor_sessions", metadata, Column("session_id", String(64), nullable=False))
+"""Each principal's `Session` (`_sessions.SessionBook`)."""
+
+ADVISOR_TABLES = AppTables(app="advisor", metadata=metadata, migrations=Path(__file__).with_name("migrations"))
+"""The advisor site's tables, declared on its `AppDef`: created and migrated with the store."""
 
 
 def create_tables(engine: Engine) -> None:
-    """Create the advisor site's tables where missing (idempotent; checked once per engine and process)."""
-    if engine not in _created:
-        metadata.create_all(engine, checkfirst=True)
-        _created.add(engine)
+    """Bring the advisor site's tables up to date in `engine`'s database (checked once per engine and process)."""
+    migrate_app_tables(engine, ADVISOR_TABLES)
 
 
 # ---- the page context (seed §3.1) ----------------------------------------------------------------------------------
@@ -168,8 +174,6 @@ def names_enum(kind: str) -> Callable[[dict[str, Any]], None]:
     """The field's schema lists the names the data has (read when the schema is made, not at import)."""
 
     def extra(schema: dict[str, Any]) -> None:
-        from ._generate import names
-
         listed = names().schools if kind == "school" else names().majors
         schema["enum"] = [n.name for n in listed] + ([None] if "anyOf" in schema else [])
 
@@ -232,14 +236,4 @@ def save_page_context(engine: Engine, principal: str, context: PageContext | Non
             return
         values = {"principal": principal, "context": json.dumps(context.model_dump(mode="json"), ensure_ascii=False),
                   "updated_at": datetime.now(UTC).isoformat()}  # fmt: skip
-        if conn.dialect.name == "postgresql":
-            from sqlalchemy.dialects.postgresql import insert as pg_insert
-
-            stmt = pg_insert(page_contexts).values(**values)
-        else:
-            stmt = sqlite_insert(page_contexts).values(**values)
-        conn.execute(
-            stmt.on_conflict_do_update(
-                index_elements=["principal"], set_={"context": values["context"], "updated_at": values["updated_at"]}
-            )
-        )
+        conn.execute(upsert(conn, page_contexts, key=["principal"], set_=["context", "updated_at"]).values(**values))

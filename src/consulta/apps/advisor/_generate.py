@@ -13,18 +13,15 @@ from __future__ import annotations
 import json
 import random
 from datetime import date, timedelta
-from functools import cache
-from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
 from pypinyin import Style, lazy_pinyin
 from sqlalchemy import insert, select
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
-from ..._yaml_files import load_yaml_model
 from ._catalog import advisor_majors, advisors, catalog_meta, create_tables, majors, reviews, schools
+from ._public_names import Major, Names, School, names
 
 __all__ = [
     "DIRECTIONS",
@@ -320,36 +317,6 @@ _FAMOUS = frozenset(
     }
 )
 """Names of well-known Chinese academics the generator never gives (a check, not a proof that no name is real)."""
-
-
-class _Named(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True)
-
-    name: str
-    en: str
-
-
-class School(_Named):
-    city: str
-
-
-class Major(_Named):
-    code: str
-
-
-class Names(BaseModel):
-    """The public names the data is generated over (data/names.yaml; its aliases are the name normaliser's)."""
-
-    model_config = ConfigDict(extra="ignore", frozen=True)
-
-    schools: list[School]
-    majors: list[Major]
-
-
-@cache
-def names() -> Names:
-    """data/names.yaml's schools and majors."""
-    return load_yaml_model(Path(__file__).with_name("data") / "names.yaml", Names, what="advisor names file")
 
 
 def directions_for(major: str) -> dict[str, str]:

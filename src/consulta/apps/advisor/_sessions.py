@@ -10,28 +10,17 @@ from __future__ import annotations
 import uuid
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from sqlalchemy import Column, MetaData, String, Table, Text, delete, insert, select, update
+from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import IntegrityError
 
-from ...runtime import utcnow
+from ...runtime import StateBook, utcnow
+from ._catalog import create_tables, sessions_table
 from ._form import FormState, UserForm
 
 __all__ = ["MAX_HISTORY", "Memory", "Message", "Session", "SessionBook", "sessions_table"]
 
 MAX_HISTORY = 100
 """Messages a session keeps (the oldest go first)."""
-
-_metadata = MetaData()
-sessions_table = Table(
-    "advisor_sessions",
-    _metadata,
-    Column("principal", String(200), primary_key=True),
-    Column("session_id", String(64), nullable=False),
-    Column("state", Text, nullable=False),  # the Session as JSON
-    Column("updated_at", String(32), nullable=False),
-)
 
 
 class Message(BaseModel):
@@ -73,42 +62,10 @@ class Session(BaseModel):
         del self.conversation_history[:-MAX_HISTORY]
 
 
-class SessionBook:
-    """The sessions of one database (the store's: `Store.engine`); the table is made on first use."""
+class SessionBook(StateBook[Session]):
+    """The sessions of one database (the store's: `Store.engine`), one per principal (`StateBook`): a stored session
+    this version cannot read starts a new one rather than failing every turn; `clear` is "new conversation"."""
 
     def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-        _metadata.create_all(engine, checkfirst=True)
-
-    def load(self, principal: str) -> Session:
-        """The principal's session, or a new one (not yet stored). A stored state this version cannot read starts a
-        new session rather than failing every turn."""
-        with self.engine.connect() as conn:
-            row = conn.execute(select(sessions_table.c.state).where(sessions_table.c.principal == principal)).first()
-        if row is None:
-            return Session()
-        try:
-            return Session.model_validate_json(row.state)
-        except ValidationError:
-            return Session()
-
-    def save(self, principal: str, session: Session) -> None:
-        """Store the session whole, in one transaction."""
-        values = {"session_id": session.session_id, "state": session.model_dump_json(), "updated_at": utcnow()}
-        for _ in range(2):  # a first save racing another process's first save: the second try updates
-            try:
-                with self.engine.begin() as conn:
-                    done = conn.execute(
-                        update(sessions_table).where(sessions_table.c.principal == principal).values(**values)
-                    )
-                    if done.rowcount == 0:
-                        conn.execute(insert(sessions_table).values(principal=principal, **values))
-                return
-            except IntegrityError:
-                continue
-
-    def clear(self, principal: str) -> Session:
-        """Forget the principal's session (new conversation); the new, empty one is returned (not yet stored)."""
-        with self.engine.begin() as conn:
-            conn.execute(delete(sessions_table).where(sessions_table.c.principal == principal))
-        return Session()
+        create_tables(engine)
+        super().__init__(engine, sessions_table, Session, columns=lambda session: {"session_id": session.session_id})

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import datetime as dt
-import os
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
+from ..._files import create_once
 from ...asks import question_tool
 from ...runtime import Agent, RunRecord, all_checks
 from ._inventory import load_inventory
-from ._replies import asks_which_cells, check_ln2_reply, ln2_facts
+from ._replies import asks_which_cells, check_ln2_reply, ln2_facts, stages_every_place
 from ._tools import Ln2Plans, ln2_tools
 from ._turns import asks_for_change, first_look_for
 
@@ -79,17 +79,8 @@ def default_inventory(app_dir: Path) -> Path:
     """The user's inventory in the data dir; the first time, a copy of the sample inventory shipped with the app,
     made whole before it appears (servers starting together on one data dir see all of it or none; the first stands)."""
     path = app_dir / "inventory.yaml"
-    if not path.exists():
-        draft = path.with_name(f".{path.name}.{os.getpid()}.new")
-        draft.write_bytes(resources.files(__package__).joinpath("data", SAMPLE_INVENTORY).read_bytes())
-        try:
-            os.link(draft, path)  # never over a copy another process made meanwhile
-        except FileExistsError:
-            pass
-        except OSError:  # a file system without hard links
-            os.replace(draft, path)
-        finally:
-            draft.unlink(missing_ok=True)
+    if not path.exists():  # never over a copy another process made meanwhile
+        create_once(path, resources.files(__package__).joinpath("data", SAMPLE_INVENTORY).read_bytes(), mode=0o644)
     return path
 
 
@@ -106,8 +97,9 @@ def build_agent(*, inventory: Path | str, question_timeout: float = 300.0) -> Ag
         first_step_tool=True,  # an inventory turn looks up or acts before it says anything
         asks_for_change=asks_for_change,  # a question about the tank never writes
         first_look=first_look_for(path),  # the records the words point at, before the model's first step
-        # a look-up turn is answered from its results, in the user's language; a request naming no cells, by a question
-        check_reply=all_checks(asks_which_cells(path), check_ln2_reply),
+        # a look-up turn is answered from its results, in the user's language; a request naming no cells, by a
+        # question; a request naming tubes in several boxes stages them all
+        check_reply=all_checks(asks_which_cells(path), check_ln2_reply, stages_every_place(path)),
         facts=ln2_facts(path),  # every name, number and date of a reply comes from the turn's results or words
         question_timeout=question_timeout,
         options={"inventory": str(path), "question_timeout": question_timeout},

@@ -33,7 +33,8 @@ from pydantic import BaseModel, ValidationError
 
 from consulta.runtime._errors import ToolError
 
-from ._inventory import atomic_write_bytes, fsync_dir, sha256_hex
+from ..._files import fsync_dir, write_atomic
+from ._inventory import sha256_hex
 
 __all__ = [
     "AuditEntry",
@@ -197,7 +198,7 @@ def plan_entries(path: Path | str, plan_id: str) -> list[AuditEntry]:
 
 def write_journal(path: Path | str, journal: ApplyJournal) -> None:
     """Record `journal` durably (atomically, fsynced) beside the inventory at `path`. Call this under the lock."""
-    atomic_write_bytes(journal_path(path), journal.model_dump_json().encode("utf-8"))
+    write_atomic(journal_path(path), journal.model_dump_json().encode("utf-8"))
 
 
 def read_journal(path: Path | str) -> ApplyJournal | None:
@@ -221,7 +222,7 @@ def remove_stray_temps(path: Path | str) -> list[Path]:
     """Remove the temporary files interrupted writes left beside the inventory at `path` (drafts of the file, of its
     journal, of its backups); return them. Call this under the lock: then no write of them is in progress."""
     path = Path(path)
-    draft = f".{glob.escape(path.name)}.{'?' * 8}.tmp"  # `atomic_write_bytes`'s names: mkstemp's 8 random characters
+    draft = f".{glob.escape(path.name)}.{'?' * 8}.tmp"  # `write_atomic`'s drafts: mkstemp's 8 random characters
     journal_draft = f".{glob.escape(journal_path(path).name)}.{'?' * 8}.tmp"
     drafts = [*path.parent.glob(draft), *path.parent.glob(journal_draft), *backup_dir(path).glob(".*.tmp")]
     for draft in drafts:
@@ -248,7 +249,7 @@ def store_backup(path: Path | str, data: bytes) -> str:
         intact = False
     if not intact:
         target.unlink(missing_ok=True)  # a damaged backup may be read-only, like the inventory it copied
-        atomic_write_bytes(target, data, mode_like=path)  # readable by whoever may read the inventory
+        write_atomic(target, data, mode_like=path)  # readable by whoever may read the inventory
     return f"{folder.name}/{target.name}"
 
 

@@ -33,17 +33,14 @@ A file that cannot be used raises `InventoryFileError`: one line naming the file
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
-import errno
 import hashlib
 import io
 import os
 import re
 import stat
-import tempfile
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
@@ -81,8 +78,6 @@ __all__ = [
     "describe_positions",
     "occupancy",
     "sha256_hex",
-    "atomic_write_bytes",
-    "fsync_dir",
 ]
 
 ThawAction = Literal["thaw", "takeout", "discard"]
@@ -276,55 +271,6 @@ def occupancy(inventory: Inventory) -> dict[tuple[int, int], int]:
 def sha256_hex(data: bytes) -> str:
     """Hex sha256 of some bytes (used to name states of the file)."""
     return hashlib.sha256(data).hexdigest()
-
-
-def atomic_write_bytes(
-    path: Path, data: bytes, *, mode_like: Path | None = None, before_replace: Callable[[], None] | None = None
-) -> None:
-    """Replace `path` with `data` so that a reader sees either the old or the new bytes, never a mix.
-
-    Writes a temp file in the same folder (`.<name>.<random>.tmp`), flushes and fsyncs it, gives it the permissions
-    of `mode_like` (default: of `path` itself, if it exists), calls `before_replace` (a step of the caller's, e.g. a
-    crash point), `os.replace`s it over the target and fsyncs the folder so the rename itself survives a crash. No
-    temp file is left behind, unless the process dies before the rename (whoever writes next removes it).
-
-    A file its permissions make read-only (no write bit, e.g. mode 444) is not replaced: PermissionError, nothing
-    written. (The rename would replace it all the same; the mode says its owner wants it unchanged.)
-    """
-    path = Path(path)
-    try:
-        mode = stat.S_IMODE(path.stat().st_mode)
-    except FileNotFoundError:
-        mode = None
-    if mode is not None and (not mode & 0o222 or not os.access(path, os.W_OK)):
-        raise PermissionError(errno.EACCES, f"{path.name} is read-only (mode {mode:o})", str(path))
-    mode_like = Path(mode_like) if mode_like is not None else path
-    folder = path.parent
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        with contextlib.suppress(FileNotFoundError):
-            os.chmod(tmp, stat.S_IMODE(mode_like.stat().st_mode))
-        if before_replace is not None:
-            before_replace()
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    fsync_dir(folder)
-
-
-def fsync_dir(folder: Path) -> None:
-    """fsync a folder, so that files created or renamed in it survive a crash."""
-    dir_fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -20,7 +20,16 @@ from ._inventory import BoxLayout, Inventory, Record
 from ._operations import Positions
 from ._queries import _ranges, best_named
 
-__all__ = ["TubeChoiceError", "TubeRef", "locate", "place_said", "said_boxes", "said_positions", "tube_choice"]
+__all__ = [
+    "TubeChoiceError",
+    "TubeRef",
+    "locate",
+    "place_said",
+    "said_boxes",
+    "said_places",
+    "said_positions",
+    "tube_choice",
+]
 
 
 class TubeRef(BaseModel):
@@ -231,6 +240,8 @@ _POSITIONS = re.compile(
     rf"(?:\b(?:positions?|pos\.?|slots?|wells?)|位置|孔位|孔|位)\s*[:：#]?\s*{_LIST}", re.IGNORECASE
 )
 _ZH_POSITION = re.compile(r"(?:第\s*)?(\d+)\s*号\s*(?:位|孔)|第\s*(\d+)\s*(?:位|孔)")
+_ZH_LIST = re.compile(rf"{_LIST}\s*号\s*(?:位|孔)")
+"""A list said before its one "号位" ("1、2、3号位": each of them a position)."""
 _LABEL = re.compile(r"(?<![\w-])([A-Za-z])(\d{1,2})(?![\w-])")
 _RANGE = re.compile(rf"({_ITEM})\s*(?:[~–-]|\bto\b|到|至)\s*({_ITEM})", re.IGNORECASE)
 
@@ -261,8 +272,24 @@ def said_positions(text: str, layout: BoxLayout) -> set[int]:
                 said.update(range(a, b + 1))
         said.update(p for token in re.findall(_ITEM, listed) if (p := _position(token, layout)) is not None)
     said.update(int(n) for groups in _ZH_POSITION.findall(text) for n in groups if n)
+    for listed in _ZH_LIST.findall(text):
+        said.update(p for token in re.findall(_ITEM, listed) if (p := _position(token, layout)) is not None)
     said.update(p for row, col in _LABEL.findall(text) if (p := _position(row + col, layout)) is not None)
     return said
+
+
+def said_places(text: str, layout: BoxLayout) -> dict[int, set[int]]:
+    """The positions `text` names in each box it names, read box by box: the positions said after a box (and before
+    the next) are that box's ("box 4 position 1 and box 5 position 19" → {4: {1}, 5: {19}}; "3号盒1、2、3号位" →
+    {3: {1, 2, 3}}). A box named with no position is left out."""
+    marks = list(_BOX.finditer(text))
+    places: dict[int, set[int]] = {}
+    for i, mark in enumerate(marks):
+        box = int(next(g for g in mark.groups() if g))
+        end = marks[i + 1].start() if i + 1 < len(marks) else len(text)
+        if positions := said_positions(text[mark.end() : end], layout):
+            places.setdefault(box, set()).update(positions)
+    return places
 
 
 def place_said(texts: Iterable[str], *, box: int, positions: Sequence[int], layout: BoxLayout) -> bool:

@@ -24,6 +24,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter,
 from consulta.i18n import LANGUAGES, t
 from consulta.runtime import ToolError, crash_point
 
+from ..._files import write_atomic
 from ._audit import (
     ApplyJournal,
     AuditEntry,
@@ -45,7 +46,6 @@ from ._inventory import (
     Record,
     ThawAction,
     ThawEvent,
-    atomic_write_bytes,
     describe_position,
     describe_positions,
     occupancy,
@@ -791,12 +791,12 @@ def _apply_locked(
         path, ApplyJournal(plan_id=plan_id, before_sha256=current.sha256, after_sha256=after, records=records)
     )
     crash_point("after_journal")
-    atomic_write_bytes(path, new_bytes, before_replace=lambda: crash_point("before_rename"))
+    write_atomic(path, new_bytes, before_replace=lambda: crash_point("before_rename"))
     crash_point("after_rename")
     try:
         entries = append_audit(path, records)
     except BaseException:
-        atomic_write_bytes(path, current.raw)  # no audit line, no change
+        write_atomic(path, current.raw)  # no audit line, no change
         discard_journal(path)
         raise
     crash_point("after_audit")

@@ -17,12 +17,20 @@ from pathlib import Path
 from typing import Any
 
 from ...i18n import t
-from ...runtime import FactRules, ReplyCheck, ReplyRefused, ToolOutcome, TurnFacts
+from ...runtime import FactRules, ReplyCheck, ReplyRefused, ToolOutcome, TurnFacts, compose_reply
 from ._inventory import Inventory, load_inventory
-from ._locate import said_boxes
+from ._locate import said_boxes, said_places
 from ._turns import named_in
 
-__all__ = ["answer_from_results", "asks_which_cells", "check_ln2_reply", "found_nothing", "ln2_facts", "summarize"]
+__all__ = [
+    "answer_from_results",
+    "asks_which_cells",
+    "check_ln2_reply",
+    "found_nothing",
+    "ln2_facts",
+    "stages_every_place",
+    "summarize",
+]
 
 _HELPLESS = re.compile(
     r"\b(?:sorry|apologi[sz]e|can(?:no|')t\s+(?:assist|help)|unable\s+to\s+(?:assist|help)|try\s+again\s+later|"
@@ -154,19 +162,53 @@ def _echoes(text: str, prompt: str) -> bool:
     return said in asked or (set(said) <= set(asked) and len(said) <= len(asked) + 2 and len(said) * 2 >= len(asked))
 
 
+_RECORD_NAME = re.compile(r"^id (\d+): ([^;(]+?)\s*(?:\(([^)]+)\))?(?:;|$)")
+
+
+def _subject(facts: TurnFacts) -> set[str] | None:
+    """What the turn's first look-up by name (or of one box position) was about: the name asked for, the names of the
+    records it found and their ids as "record N" / "记录 N" (None when the turn looked up neither, or found no record).
+    A reply about that look-up names one."""
+    for call in facts.calls:
+        data = _result(call)
+        if data is None or not isinstance(data.get("records"), list):
+            continue
+        asked = [str(call.args[k]) for k in ("cell_line", "short_name", "plasmid") if call.args.get(k)]
+        at_place = call.args.get("box") is not None and call.args.get("position") is not None
+        if not (asked or at_place) or not data["records"]:
+            return None
+        names = set(asked)
+        for line in data["records"]:
+            if found := _RECORD_NAME.match(str(line)):
+                record, *named = found.groups()
+                names |= {n.strip() for n in named if n} | {f"record {record}", f"记录 {record}", f"记录{record}"}
+        return {n for n in names if n}
+    return None
+
+
+def _off_subject(text: str, facts: TurnFacts) -> bool:
+    """Whether a reply to a look-up by name or place names none of what it found ("Do we have HeLa?" → "11 free
+    positions in box 1"; "What is in box 4 position 28?" → "3 tubes in box 4 position 28, 29, and 30")."""
+    names = _subject(facts)
+    folded = text.casefold()
+    return names is not None and not any(n.casefold() in folded for n in names)
+
+
 def check_ln2_reply(text: str, facts: TurnFacts) -> None:
-    """Refuse a reply that gives up, repeats the user's words back, or is not in the user's language, on a turn that
-    looked something up and changed nothing (its replacement: the look-up's result, said by code)."""
+    """Refuse a reply that gives up, repeats the user's words back, is not in the user's language, or speaks of
+    something other than the records the turn looked up by name, on a turn that looked something up and changed
+    nothing (its replacement: the look-up's result, said by code)."""
     if facts.staged or facts.applied or facts.questions:
         return
     helpless = _HELPLESS.search(text)
+    off_subject = _off_subject(text, facts)
     echo = facts.prompt is not None and _echoes(text, facts.prompt)
     wrong_language = facts.lang == "zh-CN" and not _CJK.search(text)
     counts = counted(facts) if facts.prompt and _HOW_MANY.search(facts.prompt) else set()
     said = {int(n) for n in re.findall(r"\d+", text)}
     miscounted = bool(counts) and not (counts & said)
     not_negative = found_nothing(facts) and not _NEGATIVE.search(text)
-    if not (helpless or echo or wrong_language or miscounted or not_negative):
+    if not (helpless or echo or wrong_language or miscounted or not_negative or off_subject):
         return
     answer = answer_from_results(facts)
     if answer is None:
@@ -177,6 +219,10 @@ def check_ln2_reply(text: str, facts: TurnFacts) -> None:
         reason = "Your reply repeats the user's words; answer them."
     elif not_negative:
         reason = "The look-up found no tube: say that plainly (nothing is left, or nothing is there)."
+    elif off_subject:
+        reason = (
+            "The user asked about the records the look-up found; your reply names none of them: answer about those."
+        )
     elif miscounted:
         reason = f"The user asked how many; the tool results counted {sorted(counts)}: say that number, do not count yourself."
     else:
@@ -265,5 +311,52 @@ def asks_which_cells(inventory_path: Path) -> ReplyCheck:
             replacement=t("ln2.reply.which_cells", facts.lang, lines=", ".join(lines[:12]) or "-"),
             check="ln2",
         )
+
+    return check
+
+
+def _staged_places(facts: TurnFacts) -> set[tuple[int, int]] | None:
+    """The (box, position) pairs the turn's staged thaws named, or None when one named its tubes otherwise (by a
+    name or a record id: their places are not in its arguments)."""
+    places: set[tuple[int, int]] = set()
+    for call in facts.calls:
+        if call.kind != "write" or not call.ok:
+            continue
+        refs = call.args.get("entries") if call.name == "batch_thaw" else [call.args]
+        for ref in refs if isinstance(refs, list) else []:
+            box, positions = (ref.get("box"), ref.get("positions")) if isinstance(ref, dict) else (None, None)
+            if not isinstance(box, int) or not isinstance(positions, list) or not positions:
+                return None
+            places |= {(box, p) for p in positions if isinstance(p, int)}
+    return places
+
+
+def stages_every_place(inventory_path: Path) -> ReplyCheck:
+    """A request naming tubes in several boxes ("box 4 position 1 and box 5 position 19") stages every one of them:
+    a reply after a plan that left some out is refused, and the model stages the rest (a plan grows by each call)."""
+
+    def check(text: str, facts: TurnFacts) -> None:
+        if not facts.staged or facts.applied or not facts.prompt:
+            return
+        try:
+            layout = load_inventory(inventory_path).layout
+        except Exception:
+            return
+        named = said_places(facts.prompt, layout)
+        staged = _staged_places(facts)
+        if len(named) < 2 or staged is None:
+            return
+        missing = sorted((box, p) for box, ps in named.items() for p in ps if (box, p) not in staged)
+        if missing:
+            places = "; ".join(f"box {box} position {p}" for box, p in missing)
+            left_out = ("；" if facts.lang == "zh-CN" else "; ").join(
+                t("ln2.reply.place", facts.lang, box=box, position=p) for box, p in missing
+            )
+            raise ReplyRefused(
+                f"The user also named {places}; the plan does not take them out yet. Stage them too (record_thaw "
+                "with that box and positions, the same action), then say in one sentence what is staged.",
+                replacement=f"{compose_reply(facts)} {t('ln2.reply.not_staged', facts.lang, places=left_out)}",
+                check="ln2",
+            )
 
     return check

@@ -7,8 +7,9 @@ Two hooks of the runtime's `Agent` (see `consulta.runtime.Agent`):
   runtime then offers no write tool for the whole turn.
 * `first_look(words)`: the read call the runtime makes before the model's first step, so the model starts from the
   records the words point at: the tube at a box and position the user named, the records of a name the inventory
-  holds (the longest name found: "HeLa-Kyoto" before "HeLa"), the free positions of a box asked about, or the audit
-  history before an undo. Words that point at nothing known start with no call; the model looks things up itself.
+  holds (the longest name found: "HeLa-Kyoto" before "HeLa"), the free positions of a box (or of the tank) asked
+  about, or the audit history before an undo. On a turn that asks for no change, the model then answers from that
+  look-up (the runtime's rule). Words that point at nothing known start with no call; the model looks things up itself.
 """
 
 from __future__ import annotations
@@ -89,11 +90,10 @@ def asks_for_change(words: str) -> bool:
 
 
 def _names(inventory: Inventory) -> list[tuple[str, str]]:
-    """(name, query field) of every record with tubes left, longest first: short names, cell lines, plasmids."""
+    """(name, query field) of every record, longest first: short names, cell lines, plasmids (a used-up record's
+    name too: its look-up then says when it was used up)."""
     found: dict[str, str] = {}
     for record in inventory.records:
-        if not record.positions:
-            continue
         for value, field in (
             (record.short_name, "cell_line"),
             (record.parent_cell_line, "cell_line"),
@@ -150,6 +150,8 @@ def first_look_for(inventory_path: Path) -> Callable[[str], list[tuple[str, dict
             return [("query_inventory", {field: name})]
         if box is not None:
             return [("query_inventory", {"box": box})]
+        if _FREE.search(words):
+            return [("empty_positions", {})]
         return []
 
     return first_look

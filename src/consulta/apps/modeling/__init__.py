@@ -3,10 +3,12 @@ model_trainer, validator, writer, visualizer, advisor — whose agents consult e
 record (`consultation/{from}_{to}_{i}.md`), with validation gates between the phases, from a problem to a paper (PDF).
 
 The parts: `_problem` (the problem and its workspace), `_team` (the roles and their typed answers), `_consult` (the
-seed's request, reply and record), `_director` (the flow, the consultations, the gates, the memo that makes a run
-resumable), `_templates` (the code chosen from the data's shape), `_compose` (the paper from the result files),
-`_checks`/`_gates` (validation), `_sandbox_run` (the team's code in the sandbox), `_paper` (Markdown → PDF by Typst),
-`_agent`/`_app` (the app's declaration), `_web` (the page's live timeline).
+seed's request, reply and record), `_director` (the flow, the gates, each agent's turn), `_consultations` (the
+Director's rules for a consultation and its ledger row), `_memo` (what makes a run resumable), `_shape` (the data's
+shape), `_plan` (the plan and its checks), `_templates` + `scripts/` (the template scripts, real `.py` files),
+`_team_code` (the team's scripts written and run), `_compose` (the paper from the result files), `_checks`/`_gates`
+(validation), `_sandbox_run` (the team's code in the sandbox), `_paper` (Markdown → PDF by Typst), `_agent`/`_app`
+(the app's declaration), `_web` (the page's live timeline).
 """
 
 from ._agent import AGENT, ModelingOptions, build_agent, decision_in_words

@@ -38,6 +38,10 @@ TEAM_TOOL = "run_team"
 INSTRUCTIONS = """You are the Director of a mathematical-modeling team. Each request is handled by calling \
 run_team(request) with the user's words; its result is your reply."""
 DECISIONS = ("accept", "retry", "stop")
+TEAM_REQUESTS = 400
+"""The Director's run's request limit: the team's answers are nested runs within its `run_team` call and count
+against it (a whole run makes tens of requests: ~15 answers, their retries and consultations, up to 3 reworks per gate);
+passing it ends the team's work with `usage_limit_exceeded`."""
 
 
 class ModelingOptions(AppOptions):
@@ -108,7 +112,14 @@ def team_tool(options: ModelingOptions, env: AppEnv) -> ToolDef:
         message = t("modeling.done.paper", lang, pdf=str(pdf), **counts)
         return {"ok": True, "message": message, "pdf": str(pdf), "workspace": str(workspace), **counts}
 
-    return ToolDef(name=TEAM_TOOL, function=run_team, description=run_team.__doc__ or "", kind="read", ends_turn=True)
+    return ToolDef(
+        name=TEAM_TOOL,
+        function=run_team,
+        description=run_team.__doc__ or "",
+        kind="act",
+        opens_turn=True,
+        ends_turn=True,
+    )
 
 
 _DECISION_WORDS = {
@@ -155,6 +166,6 @@ def build_agent(options: ModelingOptions, env: AppEnv) -> Agent:
         tools=(team_tool(options, env), question_tool()),
         first_look=lambda words: [(TEAM_TOOL, {"request": words[:500]})],
         question_timeout=options.question_timeout,
-        max_steps=4,
+        max_steps=TEAM_REQUESTS,
         options=options.model_dump(mode="json"),
     )

@@ -4,6 +4,10 @@ the writer's abstract, discussion and conclusion), every number copied from the 
 conclusion) never carry a digit: one that does is left out (the writer is told the numbers are code's, and a small
 model's "the coefficients are 0" is a claim no check of numbers catches). `strict` does the same to every sentence
 of the team (after a gate found a number in the paper that no file holds): then every number is code's.
+
+Nothing said about the data that the cleaning did not do: the cleaning (`scripts/clean_data.py`) never removes or
+caps outliers, so a sentence of the team that says it did is left out (what it did is `data_account`, code's).
+A sentence cut off where its field's bound stopped the model (`whole_sentences`) is left out too.
 """
 
 from __future__ import annotations
@@ -15,11 +19,19 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from ._files import write_atomic
+from ._tasks import TaskAnswer
 
-__all__ = ["PaperParts", "compose_paper"]
+__all__ = ["PaperParts", "compose_paper", "whole_sentences"]
 
 MAX_TABLE_ROWS = 24
 _SENTENCE = re.compile(r"[^。！？.!?\n]+[。！？.!?]?")
+_UNDONE = re.compile(
+    r"(outlier|anomal|异常值|离群).{0,40}?(remov|drop|delet|exclud|discard|cap|winsor|剔除|删除|去除|去掉|处理)"
+    r"|(remov|drop|delet|exclud|discard|cap|winsor|剔除|删除|去除|去掉|处理).{0,40}?(outlier|anomal|异常值|离群)",
+    re.I,
+)
+"""A claim about the data the cleaning never makes true (it does not touch outliers)."""
+_END = re.compile(r"[。！？!?]|\.(?!\d)")
 
 
 class PaperParts(BaseModel):
@@ -47,12 +59,15 @@ class PaperParts(BaseModel):
     figures: list[str] = Field(default_factory=lambda: ["fit.png", "forecast.png"])
     """The figures (names in `figures/`) in the order the paper shows them; `captions` follow the same order."""
     consultations: list[str] = Field(default_factory=list)
+    answers: list[TaskAnswer] = Field(default_factory=list)
+    """Each task of the statement with what the results say about it, or why they cannot (`_tasks.answer_of`): a
+    section of its own each."""
 
 
 _WORDS = {
     "zh-CN": {
         "abstract": "摘要", "analysis": "问题分析", "tasks": "需要回答的问题", "assumptions": "模型假设", "model": "模型",
-        "data": "数据处理", "results": "结果", "discussion": "讨论", "conclusion": "结论", "record": "附录：团队的咨询记录",
+        "data": "数据处理", "results": "结果", "answers": "逐题回答", "task": "问题 {n}", "discussion": "讨论", "conclusion": "结论", "record": "附录：团队的咨询记录",
         "no_abstract": "本文根据题目给出的数据建立模型，结果见结果文件与下列表格、图形。",
         "no_discussion": "模型的局限：它只利用了题目给出的数据，假设未来与过去的规律相同。",
         "no_conclusion": "各项数值均来自结果文件，见第 5 节的表格。", "file": "文件", "fig_fit": "模型拟合", "fig_forecast": "预测", "fig_effects": "各解释变量的重要性", "join": "",
@@ -60,7 +75,7 @@ _WORDS = {
     },
     "en": {
         "abstract": "Abstract", "analysis": "Problem analysis", "tasks": "Questions to answer", "assumptions": "Assumptions", "model": "Model",
-        "data": "Data", "results": "Results", "discussion": "Discussion", "conclusion": "Conclusion", "record": "Appendix: the team's consultations",
+        "data": "Data", "results": "Results", "answers": "Answers by task", "task": "Task {n}", "discussion": "Discussion", "conclusion": "Conclusion", "record": "Appendix: the team's consultations",
         "no_abstract": "We model the problem from its data; the results are the result files, shown in the tables and figures below.",
         "no_discussion": "Limits: the model uses only the data given and assumes the future follows the past.",
         "no_conclusion": "Every number above is taken from the result files (section 5).", "file": "file", "fig_fit": "Model fit",
@@ -69,12 +84,24 @@ _WORDS = {
 }  # fmt: skip
 
 
-def _clean(text: str, strict: bool) -> str:
-    """The team's text; with `strict`, its sentences that carry a digit left out."""
+def whole_sentences(text: str, *, bound: int) -> str:
+    """`text` without the sentence a field's bound cut off: a text as long as its field allows (`bound` characters:
+    the model's grammar stopped it there) ends at its last sentence end; one with no sentence end is dropped."""
     text = text.strip()
-    if not strict:
+    if len(text) < bound - 1:
         return text
-    return "".join(s for s in _SENTENCE.findall(text) if not re.search(r"\d", s)).strip()
+    ends = [m.end() for m in _END.finditer(text)]
+    return text[: ends[-1]].strip() if ends else ""
+
+
+def _clean(text: str, strict: bool) -> str:
+    """The team's text without claims the cleaning never made true; with `strict`, its sentences that carry a digit
+    left out too."""
+    text = text.strip()
+    if not strict and not _UNDONE.search(text):
+        return text
+    kept = (s for s in _SENTENCE.findall(text) if not _UNDONE.search(s))
+    return "".join(s for s in kept if not (strict and re.search(r"\d", s))).strip()
 
 
 def _table(path: Path) -> str:
@@ -128,8 +155,15 @@ def compose_paper(workspace: Path, parts: PaperParts, *, strict: bool = False) -
         if (workspace / "figures" / name).is_file():
             caption = _clean(parts.captions[i], True) if i < len(parts.captions) else ""
             out += [f"![{caption or w.get('fig_' + Path(name).stem, name)}](../figures/{name})", ""]
-    out += [f"## 6 {w['discussion']}", "", _clean(parts.discussion, True) or w["no_discussion"], ""]
-    out += [f"## 7 {w['conclusion']}", "", _clean(parts.conclusion, True) or w["no_conclusion"], ""]
+    section = 6
+    if parts.answers:
+        out += [f"## {section} {w['answers']}", ""]
+        for i, answer in enumerate(parts.answers, 1):
+            out += [f"### {section}.{i} {w['task'].format(n=answer.task.number)}", "", f"*{answer.task.text}*", ""]
+            out += [answer.text, ""]
+        section += 1
+    out += [f"## {section} {w['discussion']}", "", _clean(parts.discussion, True) or w["no_discussion"], ""]
+    out += [f"## {section + 1} {w['conclusion']}", "", _clean(parts.conclusion, True) or w["no_conclusion"], ""]
     if parts.consultations:
         out += [f"## {w['record']}", "", *[f"- `{c}`" for c in parts.consultations], ""]
     path = workspace / "paper" / "paper.md"

@@ -6,32 +6,26 @@ code_runs) → model_trainer (gate results_trained) → visualizer → writer �
 gate sends its phase's work back with the reasons, up to `MAX_ATTEMPTS` times, then the Director escalates to the
 person (`Escalation`; the app turns it into the runtime's `question`): accept the work as it is, try again, or stop.
 
-Consultation (§2): an agent's answer may ask to consult a colleague. The Director checks the request (`refusal`):
-an empty question, an unknown agent, the agent itself, a depth over `max_depth`, a cycle (the colleague is waiting
-on a consultation already), a budget per agent and phase spent, or the same question asked again in the phase are
-refused with the reason (on record in the store's ledger, and told to the asker). Otherwise it pauses the asker,
-has the colleague answer (it may consult in turn, one agent at a time), writes `consultation/{from}_{to}_{i}.md`,
-hands the reply back, and when the asker has used it fills the record's 结果.
+Consultation (§2): an agent's answer may ask to consult a colleague. The Director checks the request against its rules
+(`_consultations.refusal`: refused ones go on record in the store's ledger with the reason, and are told to the
+asker). Otherwise it pauses the asker, has the colleague answer (it may consult in turn, one agent at a time), writes
+`consultation/{from}_{to}_{i}.md` (`_consult`), hands the reply back, and when the asker has used it fills the
+record's 结果.
 
-Durable: everything the Director learns (each agent's answer, each consultation's number and reply, each verdict,
-the person's decisions) goes into a memo, `state/director.json`, written atomically before the next step. A run
-killed at any point and started again replays the memo: no agent is asked twice, no record written twice, the
-numbering goes on where it stopped. Records are stamped with `SOURCE_DATE_EPOCH` when it is set (reproducible
-runs), else the clock.
+Each agent's answer is a nested run of the Director's run, made within its tool call (its model requests count against
+the run's usage limits) and ended on every path: finished, failed, or cancelled when the run is stopped. Durable:
+what the Director learns goes into its memo (`_memo`) before the next step; a run killed at any point and started
+again replays it: no agent is asked twice, no record written twice, the numbering goes on where it stopped, and a
+member's run the killed process left `running` is ended `failed`. The team's code: `_team_code`.
 """
 
 from __future__ import annotations
 
-import ast
 import asyncio
-import json
-import os
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic_ai.models import Model
 
@@ -40,24 +34,22 @@ from ...runtime import (
     RunStatus,
     Store,
     ToolCallContext,
-    ToolCalled,
     ToolError,
-    ToolReturned,
     crash_point,
     typed_answer,
     utcnow,
 )
-from ._compose import PaperParts, compose_paper
+from ._compose import PaperParts, compose_paper, whole_sentences
 from ._consult import (
     ConsultationRequest,
     Reply,
     fill_outcome,
-    kind_of,
     record_markdown,
     record_name,
     reply_text,
     request_text,
 )
+from ._consultations import DIRECTOR, Refusal, TeamConfig, agent_named, brief, ledger, refusal
 from ._files import create_once, write_atomic
 from ._findings import data_account, findings
 from ._gates import (
@@ -67,17 +59,41 @@ from ._gates import (
     code_verdict,
     read_validation_record,
     record_path,
+    validation_records,
     write_validation_record,
 )
+from ._memo import Memo, clock, pending_escalation
 from ._paper import render_pdf
+from ._plan import Plan, plan_for
 from ._problem import Problem
-from ._sandbox_run import ScriptRun, run_script
-from ._team import AGENTS, Mode, TeamAnswer, instructions, output_type, scenario_type
-from ._templates import KINDS, DataShape, Plan, describe_data, plan_for, script
+from ._sandbox_run import ScriptRun
+from ._shape import DataShape, describe_data
+from ._tasks import answer_of, statement_tasks
+from ._team import (
+    ROLES,
+    Answer,
+    CodeTranslatorWork,
+    DataEngineerWork,
+    Mode,
+    ModelerWork,
+    ModelTrainerWork,
+    ReaderWork,
+    ResearcherWork,
+    TeamAnswer,
+    ValidatorWork,
+    VisualizerWork,
+    WriterWork,
+    instructions,
+    output_type,
+    scenario_type,
+)
+from ._team_code import draft_problem, run_in_sandbox, strip_fence, write_script
+from ._templates import KINDS, script
 
 __all__ = ["Decision", "Director", "Escalation", "Refusal", "Stopped", "TeamConfig", "clock", "pending_escalation"]
 
 Decision = Literal["accept", "retry", "stop"]
+_Work = TypeVar("_Work", bound=TeamAnswer)
 PHASES = {
     "reader": "analysis", "researcher": "analysis", "modeler": "analysis", "data_engineer": "data", "code_translator": "code",
     "model_trainer": "training", "visualizer": "writing", "writer": "writing",
@@ -85,30 +101,6 @@ PHASES = {
 """The phase each agent works in (a consulted agent works in its asker's; the validator in its gate's)."""
 _MAX_REQUESTS_PER_TURN = 3
 """Consultations one answer of an agent may ask for in a row (refused ones included) before its requests are ignored."""
-
-
-def pending_escalation(workspace: Path) -> str | None:
-    """The escalation a run of this workspace waits on (`gate#round`), or None."""
-    memo = Path(workspace) / "state" / "director.json"
-    if not memo.is_file():
-        return None
-    pending = json.loads(memo.read_text(encoding="utf-8")).get("notes", {}).get("pending")
-    return pending if isinstance(pending, str) else None
-
-
-def clock() -> str:
-    """Now (UTC, seconds), or `SOURCE_DATE_EPOCH` when set."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    stamp = datetime.fromtimestamp(int(epoch), UTC) if epoch and epoch.isdigit() else datetime.now(UTC)
-    return stamp.isoformat(timespec="seconds")
-
-
-@dataclass(frozen=True, kw_only=True)
-class TeamConfig:
-    max_depth: int = 2
-    """Consultations inside consultations: 1 = an agent asks a colleague; 2 = the colleague may ask another."""
-    budget: int = 2
-    """Consultations each agent may make in each phase."""
 
 
 class Escalation(Exception):
@@ -121,28 +113,6 @@ class Escalation(Exception):
 
 class Stopped(Exception):
     """The person chose to stop the run at an escalation."""
-
-
-@dataclass(frozen=True)
-class Refusal:
-    code: str
-    reason: str
-
-
-class _Memo:
-    """`state/director.json`: what the Director has learnt so far, saved atomically on every change."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-        for key in ("answers", "consults", "pairs", "decisions", "notes"):
-            self.data.setdefault(key, {})
-
-    def save(self) -> None:
-        write_atomic(self.path, json.dumps(self.data, ensure_ascii=False, indent=1, sort_keys=True).encode("utf-8"))
-
-    def __getitem__(self, key: str) -> dict[str, Any]:
-        return self.data[key]
 
 
 class Director:
@@ -165,8 +135,10 @@ class Director:
         self.lang = lang
         self.decision = decision
         self.answer_timeout = answer_timeout
-        self.memo = _Memo(self.ws / "state" / "director.json")
+        self.memo = Memo(self.ws / "state" / "director.json")
         self._counters: dict[str, int] = {}
+        self.member_runs: list[tuple[str, str]] = []
+        """(agent, run id) of each member's run this Director opened, in order."""
         self.unfit: dict[str, str] = {}
         """Agent → why its last answer did not fit its form (code's words stood in)."""
 
@@ -189,21 +161,25 @@ class Director:
     async def run(self) -> Path:
         """The whole flow to the paper's PDF (its path). Escalation when a gate needs the person; Stopped when they
         said stop."""
-        reader = await self.turn(
-            "reader",
-            "work",
-            step="reader",
-            task="读题：概括问题要点，列出要回答的问题。",
-            prompt=self._problem_prompt(),
+        self._close_stale_members()
+        reader = typed(
+            ReaderWork,
+            await self.turn(
+                "reader",
+                "work",
+                step="reader",
+                task="读题：概括问题要点，列出要回答的问题。",
+                prompt=self._problem_prompt(),
+            ),
         )
-        research = await self.turn(
+        research = typed(ResearcherWork, await self.turn(
             "researcher", "work", step="researcher", task="推荐建模方法。",
-            prompt=self._problem_prompt() + "\n\n问题分析：" + getattr(reader, "summary", ""),
-        )  # fmt: skip
-        modeler = await self.turn(
+            prompt=self._problem_prompt() + "\n\n问题分析：" + reader.summary,
+        ))  # fmt: skip
+        modeler = typed(ModelerWork, await self.turn(
             "modeler", "work", step="modeler", task="给出假设与模型，并从数据的列中选出目标列与解释变量。",
-            prompt=self._problem_prompt() + "\n\n推荐方法：" + getattr(research, "recommendation", "") + "\n\n" + self._data_prompt(),
-        )  # fmt: skip
+            prompt=self._problem_prompt() + "\n\n推荐方法：" + research.recommendation + "\n\n" + self._data_prompt(),
+        ))  # fmt: skip
         shape = describe_data(self.ws / "problem")
         choices = modeler.model_dump()
         if shape.kind == "regression":
@@ -218,35 +194,38 @@ class Director:
         )
 
         async def data_work(attempt: int, reasons: list[str]) -> None:
-            engineer = await self.turn(
-                "data_engineer",
-                "work",
-                step=f"data_engineer#{attempt}",
-                task=_task("清洗数据。", reasons),
-                prompt=self._data_prompt(),
+            engineer = typed(
+                DataEngineerWork,
+                await self.turn(
+                    "data_engineer",
+                    "work",
+                    step=f"data_engineer#{attempt}",
+                    task=_task("清洗数据。", reasons),
+                    prompt=self._data_prompt(),
+                ),
             )
-            self._keep_answer("data_notes", getattr(engineer, "cleaning_notes", ""))
+            self._keep_answer("data_notes", engineer.cleaning_notes)
             self._write_script("clean_data", script("clean_data", plan), origin="template")
             await self._run_script("clean_data")
 
         await self.phase("data_ready", "data", data_work)
 
         async def code_work(attempt: int, reasons: list[str]) -> None:
-            translator = await self.turn(
+            translator = typed(CodeTranslatorWork, await self.turn(
                 "code_translator", "work", step=f"code_translator#{attempt}", task=_task("把模型写成 code/model.py（或留空用模板）。", reasons),
-                prompt=f"模型：{getattr(modeler, 'model_description', '')}\n模板的函数：{', '.join(sorted(KINDS[plan.kind].functions))}\n" + self._data_prompt(),
-            )  # fmt: skip
-            await self._model_code(getattr(translator, "code", ""), plan, attempt)
+                prompt=f"模型：{modeler.model_description}\n模板的函数：{', '.join(sorted(KINDS[plan.kind].functions))}\n" + self._data_prompt(),
+            ))  # fmt: skip
+            await self._model_code(translator.code, plan, attempt)
 
         await self.phase("code_runs", "code", code_work)
 
         async def train_work(attempt: int, reasons: list[str]) -> None:
             nonlocal plan
-            trainer = await self.turn(
+            trainer = typed(ModelTrainerWork, await self.turn(
                 "model_trainer", "work", step=f"model_trainer#{attempt}", task=_task(f"选择{KINDS[plan.kind].holdout_words}并训练模型。", reasons),
                 prompt=f"模型：{plan.kind}，目标列 {plan.target}，数据 {shape.rows[plan.table]} 行。",
-            )  # fmt: skip
-            holdout = getattr(trainer, "holdout", 0)
+            ))  # fmt: skip
+            holdout = trainer.holdout
             if holdout:
                 plan, more = plan_for(shape, {**choices, "holdout": holdout}, self.problem.statement)
                 self._note("training", more)
@@ -256,34 +235,43 @@ class Director:
         await self.phase("results_trained", "training", train_work)
 
         async def paper_work(attempt: int, reasons: list[str]) -> None:
-            viz = await self.turn(
-                "visualizer",
-                "work",
-                step=f"visualizer#{attempt}",
-                task="给图起名。",
-                prompt=f"目标列：{plan.target}。两幅图：{KINDS[plan.kind].figure_words}。",
+            viz = typed(
+                VisualizerWork,
+                await self.turn(
+                    "visualizer",
+                    "work",
+                    step=f"visualizer#{attempt}",
+                    task="给图起名。",
+                    prompt=f"目标列：{plan.target}。两幅图：{KINDS[plan.kind].figure_words}。",
+                ),
             )
-            label = getattr(viz, "target_label", "")
+            label = viz.target_label
             self._write_script(
                 "figures",
                 script("figures", plan.model_copy(update={"target_label": _no_digits(label)})),
                 origin="template",
             )
             await self._run_script("figures")
-            writer = await self.turn(
+            writer = typed(WriterWork, await self.turn(
                 "writer", "work", step=f"writer#{attempt}", task=_task("写摘要、讨论与结论（不要写数字）。", reasons),
-                prompt=self._results_prompt() + "\n\n模型：" + getattr(modeler, "model_description", ""),
-            )  # fmt: skip
+                prompt=self._results_prompt() + "\n\n模型：" + modeler.model_description,
+            ))  # fmt: skip
             found = findings(self.ws, kind=plan.kind, target=plan.target, lang=self.problem.lang)
+            tasks = statement_tasks(self.problem.statement)  # the statement's own, when it names them
+            results = {p.name for p in (self.ws / "results").glob("*.csv")}
+            answers = [
+                answer_of(t, kind=plan.kind, target=plan.target, results=results, lang=self.problem.lang) for t in tasks
+            ]
             parts = PaperParts(
-                title=self.problem.title, lang=self.problem.lang, summary=getattr(reader, "summary", ""), tasks=getattr(reader, "tasks", []),
-                assumptions=getattr(modeler, "assumptions", []), method=getattr(research, "recommendation", ""),
-                model_description=getattr(modeler, "model_description", ""), model_formula=KINDS[plan.kind].formula,
+                title=self.problem.title, lang=self.problem.lang, summary=whole(reader, "summary"),
+                tasks=[t.text for t in tasks] or reader.tasks, answers=answers,
+                assumptions=modeler.assumptions, method=whole(research, "recommendation"),
+                model_description=whole(modeler, "model_description"), model_formula=KINDS[plan.kind].formula,
                 data_notes=self.memo["notes"].get("data_notes", ""),
                 data_account=data_account(self.ws, lang=self.problem.lang),
-                findings=[f.text for f in found], headline=[f.text for f in found if f.headline], abstract=getattr(writer, "abstract", ""),
-                discussion=getattr(writer, "discussion", ""), conclusion=getattr(writer, "conclusion", ""),
-                captions=getattr(viz, "captions", []), figures=list(KINDS[plan.kind].figures), consultations=sorted(p.name for p in (self.ws / "consultation").glob("*.md")),
+                findings=[f.text for f in found], headline=[f.text for f in found if f.headline], abstract=whole(writer, "abstract"),
+                discussion=whole(writer, "discussion"), conclusion=whole(writer, "conclusion"),
+                captions=viz.captions, figures=list(KINDS[plan.kind].figures), consultations=sorted(p.name for p in (self.ws / "consultation").glob("*.md")),
             )  # fmt: skip
             strict = attempt > 1  # a gate sent the paper back: every number is code's now
             compose_paper(self.ws, parts, strict=strict)
@@ -314,7 +302,7 @@ class Director:
             task="题目是否要求预测一个给定的个体或情形（给出了它的特征取值）？如果是，在 values 中写出题目给出的每个特征的列名和题目中的数字；题目没有给出具体情形就让 values 为空列表。",
             prompt=self._problem_prompt() + "\n\n可用的解释变量：" + ranges,
         )  # fmt: skip
-        return {v.column: v.value for v in getattr(answer, "values", [])}
+        return {v["column"]: v["value"] for v in answer.model_dump().get("values", [])}
 
     async def phase(self, gate: Gate, phase: str, work: Callable[[int, list[str]], Awaitable[None]]) -> Verdict:
         """Do `work` until `gate` passes (APPROVED or CONDITIONAL): each REJECTED sends it back with the reasons; after
@@ -364,21 +352,16 @@ class Director:
     async def gate(self, gate: Gate, phase: str, attempt: int) -> Verdict:
         """The verdict of `gate`: code's checks first (a failure decides REJECTED alone), else the validator's."""
         step = f"gate:{gate}#{attempt}"
-        self._emit_call(
-            "gate", f"{gate}#{attempt}", {"gate": gate, "attempt": attempt}
-        )  # the call's id is `gate:<step>`, as its return's
         verdict = code_verdict(gate, self.ws, attempt=attempt)
         if verdict is not None:
             verdict = verdict.model_copy(update={"decided_at": clock()})
         else:
-            judged = await self.turn(
+            judged = typed(ValidatorWork, await self.turn(
                 "validator", "work", step=step, phase=phase, task=f"关卡 {gate}：代码检查已全部通过。判断产出能否进入下一阶段。",
                 prompt=self._gate_prompt(gate), check=self._validator_check,
-            )  # fmt: skip
-            status = getattr(judged, "status", "APPROVED")
-            reasons = [r for r in getattr(judged, "reasons", []) if r.strip()] or [
-                "代码检查全部通过；验证者没有补充意见。"
-            ]
+            ))  # fmt: skip
+            status = judged.status
+            reasons = [r for r in judged.reasons if r.strip()] or ["代码检查全部通过；验证者没有补充意见。"]
             verdict = Verdict(
                 gate=gate, status=status, reasons=reasons, attempt=attempt, decided_by="validator", decided_at=clock()
             )
@@ -387,16 +370,6 @@ class Director:
         verdict = read_validation_record(
             record_path(self.ws, gate, attempt)
         )  # the record is the truth (a resumed run kept the first)
-        result = {
-            "gate": gate,
-            "attempt": attempt,
-            "status": verdict.status,
-            "decided_by": verdict.decided_by,
-            "reasons": verdict.reasons,
-        }
-        if verdict.status == "REJECTED":
-            result |= {"error_code": "REJECTED", "message": "; ".join(verdict.reasons)[:300]}
-        self._emit_return("gate", step, ok=verdict.status != "REJECTED", result=result)
         return verdict
 
     # ---- one agent's turn, with its consultations -----------------------------------------------------------------
@@ -411,13 +384,13 @@ class Director:
         answer = await self.answer(agent, mode, step=step, task=task, prompt=prompt, check=check, output=output)
         for _ in range(_MAX_REQUESTS_PER_TURN):
             to, question = (
-                str(getattr(answer, "consult_agent", "")).strip(),
-                str(getattr(answer, "consult_question", "")).strip(),
+                str(answer.model_dump().get("consult_agent", "")).strip(),
+                str(answer.model_dump().get("consult_question", "")).strip(),
             )
             if not (to or question):
                 break
             request = ConsultationRequest(
-                from_agent=agent, to_agent=to.lstrip("@"), question=question,
+                from_agent=agent, to_agent=agent_named(to), question=question,
                 background=f"{agent} 在做这件事时提出：{task.splitlines()[0]}",
             )  # fmt: skip
             outcome = await self.consult(request, step=step, phase=phase, depth=depth + 1, waiting=waiting)
@@ -432,7 +405,7 @@ class Director:
                 agent, mode, step=step, task=task, prompt=f"{prompt}\n\n{request_text(request)}\n\n{told}", check=check
             )
             if record is not None:
-                used = str(getattr(answer, "used_reply", "")).strip()
+                used = str(answer.model_dump().get("used_reply", "")).strip()
                 # what happened, not a judgment: the asker went on; how it used the reply, in its own words
                 fill_outcome(
                     record,
@@ -457,24 +430,19 @@ class Director:
             return kind.model_validate(known["output"])
         text = instructions(agent, mode, task=task)
         log = self._nested(agent, f"{task}\n\n{prompt}"[:2000])
+        if log is not None:
+            self.member_runs.append((agent, log.run.id))
         started = time.perf_counter()
         try:
-            # not `within` the Director's call: a run of the team makes tens of requests, more than the Director's own step
-            # limit allows; each answer is bounded by its retries instead
-            got = await typed_answer(
-                model=self.model, instructions=text, prompt=prompt, output_type=kind, check=check, retries=1
-            )
-            output, fallback = got.output, None
-        except ToolError as error:  # the model's answer never fitted: the role's empty answer, code's words stand in
-            output, fallback = kind(), error.message
-            if agent == "validator" and mode.startswith("work"):
-                output = kind.model_validate(
-                    {
-                        "status": "CONDITIONAL",
-                        "reasons": [f"验证者的回答无法使用（{error.message[:40]}）；代码检查已通过，有条件放行。"],
-                    }
-                )
-        assert isinstance(output, TeamAnswer)
+            output, fallback = await self._typed(agent, mode, kind, text, prompt, check)
+        except asyncio.CancelledError:  # Stop: the member's run ends with the Director's
+            if log is not None:
+                log.end(RunStatus.cancelled, error="The run was stopped.")
+            raise
+        except BaseException as error:  # whatever ended it, the member's run does not stay `running`
+            if log is not None:
+                log.end(RunStatus.failed, error=f"{type(error).__name__}: {error}"[:500])
+            raise
         self._unfit(agent, fallback)
         self.memo["answers"][key] = {
             "output": output.model_dump(mode="json"),
@@ -482,10 +450,32 @@ class Director:
             "ms": round((time.perf_counter() - started) * 1000),
         }
         self.memo.save()
-        crash_point(f"modeling.answer:{key}")
         if log is not None:
             log.end(RunStatus.finished, output=output.model_dump_json())
+        crash_point(f"modeling.answer:{key}")
         return output
+
+    async def _typed(
+        self, agent: str, mode: Mode, kind: type[TeamAnswer], text: str, prompt: str,
+        check: Callable[[TeamAnswer], None] | None,
+    ) -> tuple[TeamAnswer, str | None]:  # fmt: skip
+        """The model's answer within the Director's tool call (its requests count against the Director's run's usage
+        limits), and None; or, when it never fitted its form, the role's empty answer and why (code's words stand in).
+        Passing the run's limits is no fallback: ToolError `usage_limit_exceeded` ends the team's work."""
+        try:
+            got = await typed_answer(
+                model=self.model, instructions=text, prompt=prompt, output_type=kind, check=check, retries=1,
+                within=self.call,
+            )  # fmt: skip
+        except ToolError as error:
+            if error.error_code == "usage_limit_exceeded":
+                raise
+            if agent == "validator" and mode.startswith("work"):
+                reasons = [f"验证者的回答无法使用（{error.message[:40]}）；代码检查已通过，有条件放行。"]
+                return kind.model_validate({"status": "CONDITIONAL", "reasons": reasons}), error.message
+            return kind(), error.message
+        assert isinstance(got.output, TeamAnswer)
+        return got.output, None
 
     def _unfit(self, agent: str, fallback: str | None) -> None:
         if fallback:
@@ -500,25 +490,22 @@ class Director:
         n = self._counters[f"{step}|consult"] = self._counters.get(f"{step}|consult", 0) + 1
         key = f"{step}|{request.from_agent}|c{n}"
         known = self.memo["consults"].get(key)
+        began = (utcnow(), time.perf_counter())
         if known is not None and known["status"] == "refused":
             return Refusal(known["code"], known["reason"])
         if known is not None and known.get("reply") is not None:
             return Reply.model_validate(known["reply"]), self.ws / "consultation" / known["file"]
         if known is None:
             refusal = self.refusal(request, phase=phase, depth=depth, waiting=waiting)
-            call_id = self._emit_call("consult", key, request.model_dump(), run_id=self._asker_run(request.from_agent))
             if refusal is not None:
+                self._ledger(key, request, began, status="refused", error=f"{refusal.code}: {refusal.reason}")
                 self.memo["consults"][key] = {
                     "status": "refused",
                     "code": refusal.code,
                     "reason": refusal.reason,
-                    **_brief(request, phase),
+                    **brief(request, phase),
                 }
                 self.memo.save()
-                self._ledger(key, request, status="refused", error=f"{refusal.code}: {refusal.reason}")
-                self._emit_return(
-                    "consult", call_id, ok=False, result={"error_code": refusal.code, "message": refusal.reason}
-                )
                 return refusal
             pair = f"{request.from_agent}_{request.to_agent}"
             index = self.memo["pairs"][pair] = self.memo["pairs"].get(pair, 0) + 1
@@ -526,69 +513,64 @@ class Director:
                 "status": "asked",
                 "index": index,
                 "file": record_name(request.from_agent, request.to_agent, index),
-                **_brief(request, phase),
+                **brief(request, phase),
             }
             self.memo.save()  # the number is taken before the colleague is asked: a resumed run keeps it
             crash_point(f"modeling.reserved:{known['file']}")
-        answered = await self.turn(
-            request.to_agent, "answer", step=key, phase=phase, depth=depth, waiting=(*waiting, request.from_agent),
-            task=f"回答 {request.from_agent} 的咨询。", prompt=request_text(request) + "\n\n" + self._problem_prompt(short=True),
+        before = len(self.member_runs)
+        reply = self._directors_reply(request) if request.to_agent == DIRECTOR else await self._colleagues_reply(
+            request, key=key, phase=phase, depth=depth, waiting=waiting
         )  # fmt: skip
-        reply = Reply(
-            agent=request.to_agent,
-            answer=getattr(answered, "answer", "").strip() or f"（{request.to_agent} 没有给出回答。）",
-            note=getattr(answered, "note", ""),
-        )
         path = self.ws / "consultation" / known["file"]
         create_once(path, record_markdown(request, reply, index=known["index"], time=clock()).encode("utf-8"))
         crash_point(f"modeling.record:{path.name}")
+        colleague = next((run for agent, run in self.member_runs[before:] if agent == request.to_agent), None)
+        self._ledger(key, request, began, status="done", reply=reply, record=path, expert_run_id=colleague)
         known.update(status="done", reply=reply.model_dump())
-        self.memo.save()
-        self._ledger(key, request, status="done", reply=reply, record=path)
-        self._emit_return(
-            "consult",
-            f"consult:{key}",
-            ok=True,
-            result={"record": f"consultation/{path.name}", "kind": kind_of(request), "reply": reply.answer[:200]},
-        )
+        self.memo.save()  # after the ledger: a run killed between the two finds its row and does not add another
         return reply, path
+
+    async def _colleagues_reply(
+        self, request: ConsultationRequest, *, key: str, phase: str, depth: int, waiting: tuple[str, ...]
+    ) -> Reply:
+        """The consulted colleague's answer (a turn of its own, which may consult in turn), as the seed's reply."""
+        answered = typed(Answer, await self.turn(
+            request.to_agent, "answer", step=key, phase=phase, depth=depth, waiting=(*waiting, request.from_agent),
+            task=f"回答 {request.from_agent} 的咨询。", prompt=request_text(request) + "\n\n" + self._problem_prompt(short=True),
+        ))  # fmt: skip
+        reply = Reply(
+            agent=request.to_agent,
+            answer=answered.answer.strip() or f"（{request.to_agent} 没有给出回答。）",
+            note=answered.note,
+        )
+        return reply
+
+    def _directors_reply(self, request: ConsultationRequest) -> Reply:
+        """The Director's own answer, from its records only (it is code: it knows the plan, the verdicts so far and
+        who on the team knows what, and says so rather than guess at the modeling)."""
+        plan = self.memo["notes"].get("plan") or []
+        verdicts = [f"{v.gate}#{v.attempt} {v.status}" for _, v in validation_records(self.ws)]
+        known = [f"计划：{plan[0]}" if plan else "计划：模型尚未选定", "关卡：" + ("、".join(verdicts) or "尚无结论")]
+        return Reply(
+            agent=DIRECTOR,
+            answer="Director 只能根据团队的记录回答：" + "；".join(known) + "。",
+            note=f"模型与方法的问题请咨询 modeler 或 researcher；数据的问题请咨询 data_engineer。{ROLES[request.from_agent].typical}",
+        )
 
     def refusal(
         self, request: ConsultationRequest, *, phase: str, depth: int, waiting: tuple[str, ...]
     ) -> Refusal | None:
-        """Why the Director will not make this consultation, or None when it will."""
-        to, asker = request.to_agent, request.from_agent
-        if not request.question.strip():
-            return Refusal("empty_question", "咨询必须写明问题（consult_question）。")
-        if to not in AGENTS:
-            return Refusal(
-                "unknown_agent",
-                f"团队里没有 {to or '（空）'}；可以咨询：{', '.join(a for a in AGENTS if a != asker)}。",
-            )
-        if to == asker:
-            return Refusal("self_consultation", f"{asker} 不能咨询自己：自己决定，或问另一位同伴。")
-        if depth > self.config.max_depth:
-            return Refusal("too_deep", f"咨询嵌套已达 {self.config.max_depth} 层上限：请根据已有信息回答。")
-        if to in waiting:
-            chain = " → ".join((*waiting, asker, to))
-            return Refusal("cycle", f"{to} 正在等待这条咨询链的回复（{chain}），不能再被咨询：请直接回答。")
-        done = [
-            c
-            for c in self.memo["consults"].values()
-            if c.get("from") == asker and c.get("phase") == phase and c["status"] != "refused"
-        ]
-        if len(done) >= self.config.budget:
-            return Refusal(
-                "budget_exhausted", f"{asker} 在 {phase} 阶段已咨询 {len(done)} 次，达到上限：请用已有的回复完成工作。"
-            )
-        if any(c.get("to") == to and c.get("question") == request.question.strip() for c in done):
-            return Refusal("repeated", f"这个问题已经问过 {to}：请使用那次的回复。")
-        return None
+        """Why the Director will not make this consultation, or None when it will (see `_consultations.refusal`)."""
+        consults = self.memo["consults"].values()
+        return refusal(request, consults=consults, config=self.config, phase=phase, depth=depth, waiting=waiting)
+
+    def _ledger(self, key: str, request: ConsultationRequest, began: tuple[str, float], **fields: Any) -> None:
+        ledger(self.store, self.call, self.ws, key, request, started=began[0], clock=began[1], **fields)
 
     def _validator_check(self, answer: TeamAnswer) -> None:
         """A REJECTED verdict must show its evidence: a reason naming a file of the workspace (else the validator is
         asked again with this error; an answer that never fits is CONDITIONAL, see `answer`)."""
-        if getattr(answer, "status", "") != "REJECTED":
+        if not isinstance(answer, ValidatorWork) or answer.status != "REJECTED":
             return
         names = {
             p.name
@@ -596,7 +578,7 @@ class Director:
             for p in (self.ws / folder).glob("*")
             if p.is_file()
         }
-        if not any(name in reason for reason in getattr(answer, "reasons", []) for name in names):
+        if not any(name in reason for reason in answer.reasons for name in names):
             raise ValueError(
                 "REJECTED needs evidence: name the file that is wrong (one of: "
                 + ", ".join(sorted(names)[:12])
@@ -607,14 +589,13 @@ class Director:
     # ---- code ---------------------------------------------------------------------------------------------------------
 
     async def _run_script(self, name: str) -> ScriptRun:
-        """Run `code/<name>.py` in the sandbox, in a thread: the event loop (the web page, other runs) goes on meanwhile."""
-        return await asyncio.to_thread(run_script, self.ws, self.ws / "code" / f"{name}.py")
+        return await run_in_sandbox(self.ws, name)
 
     async def _model_code(self, draft: str, plan: Plan, attempt: int) -> None:
         """code/model.py: the code translator's own code when it parses, defines what train.py uses and runs in the
         sandbox; the template otherwise (which one, and why, goes on record)."""
-        draft = _strip_fence(draft)
-        reason = _draft_problem(draft, plan)
+        draft = strip_fence(draft)
+        reason = draft_problem(draft, plan)
         if not draft.strip() and "code_translator" in self.unfit:
             reason = f"its answer did not fit its form ({self.unfit['code_translator'][:160]})"
         if reason is None:
@@ -632,18 +613,7 @@ class Director:
         await self._run_script("model")
 
     def _write_script(self, name: str, source: str, *, origin: str) -> None:
-        path = self.ws / "code" / f"{name}.py"
-        if not path.is_file() or path.read_text(encoding="utf-8") != source:
-            write_atomic(path, source.encode("utf-8"))
-        provenance = self.memo["notes"].setdefault("provenance", {})
-        if provenance.get(name) != origin:
-            provenance[name] = origin
-            self.memo.save()
-            lines = [f"- `code/{k}.py`: {v}" for k, v in sorted(provenance.items())]
-            write_atomic(
-                self.ws / "code" / "PROVENANCE.md",
-                ("# Where each script came from\n\n" + "\n".join(lines) + "\n").encode("utf-8"),
-            )
+        write_script(self.ws, self.memo, name, source, origin=origin)
 
     # ---- prompts ----------------------------------------------------------------------------------------------------
 
@@ -688,93 +658,39 @@ class Director:
             return None
         return self.call.log.nested(agent=agent, app="modeling", prompt=prompt, model=self.model_spec, lang=self.lang)
 
-    def _asker_run(self, agent: str) -> str | None:
-        return self.call.run_id if self.call is not None else None
-
-    def _emit_call(self, tool: str, key: str, args: dict[str, Any], run_id: str | None = None) -> str:
-        call_id = f"{tool}:{key}"
-        if self.call is not None and self.call.log is not None:
-            self.call.log.emit(
-                ToolCalled(run_id=run_id or self.call.run_id, tool_call_id=call_id, tool_name=tool, args=args)
-            )
-        return call_id
-
-    def _emit_return(self, tool: str, call_id: str, *, ok: bool, result: dict[str, Any]) -> None:
-        if self.call is not None and self.call.log is not None:
-            self.call.log.emit(
-                ToolReturned(
-                    run_id=self.call.run_id,
-                    tool_call_id=call_id if call_id.startswith(f"{tool}:") else f"{tool}:{call_id}",
-                    tool_name=tool,
-                    ok=ok,
-                    result=result,
-                    duration_ms=0.0,
+    def _close_stale_members(self) -> None:
+        """A member's run left `running` by a process that was killed while it worked ends `failed` now: this call
+        goes on in its place (its answer is asked again; the records it had made are kept)."""
+        if self.call is None or self.store is None:
+            return
+        for run in self.store.list_runs(app="modeling", status=RunStatus.running.value, limit=500):
+            if run.parent_run_id == self.call.run_id:
+                self.store.set_run_status(
+                    run.id,
+                    RunStatus.failed,
+                    error="The process running it stopped; the resumed run went on without it.",
                 )
-            )
-
-    def _ledger(
-        self,
-        key: str,
-        request: ConsultationRequest,
-        *,
-        status: str,
-        reply: Reply | None = None,
-        record: Path | None = None,
-        error: str | None = None,
-    ) -> None:
-        """The consultation in the store's ledger (`consulta consultations` lists it), once: a resumed run finds it
-        by its key and the workspace."""
-        if self.store is None:
-            return
-        tag = f"{self.ws.resolve()}|{key}"
-        if any(c.request.get("record_key") == tag for c in self.store.list_consultations(limit=1000)):
-            return
-        self.store.record_consultation(
-            expert_id=request.to_agent, status=status, started_at=utcnow(), duration_ms=0.0, attempts=1,
-            run_id=self.call.run_id if self.call is not None else None, tool_call_id=self.call.tool_call_id if self.call is not None else None,
-            request={
-                "question": request.question, "reasoning": request.background, "expected_output_type": kind_of(request),
-                "scenario_id": "director_consultation", "context": {"from_agent": request.from_agent, "understanding": request.understanding,
-                "record": f"consultation/{record.name}" if record else None, "workspace": str(self.ws)}, "record_key": tag,
-            },
-            expert_output={"answer": reply.answer, "note": reply.note, "reply": reply_text(reply)} if reply is not None else None,
-            error=error,
-        )  # fmt: skip
 
 
-def _brief(request: ConsultationRequest, phase: str) -> dict[str, Any]:
-    return {"from": request.from_agent, "to": request.to_agent, "question": request.question.strip(), "phase": phase}
+def typed(kind: type[_Work], answer: TeamAnswer) -> _Work:
+    """`answer` as the role's answer it is (its model is made from `kind`, see `_team.output_type`)."""
+    if not isinstance(answer, kind):
+        raise TypeError(f"expected a {kind.__name__}, got a {type(answer).__name__}")
+    return answer
+
+
+def whole(answer: TeamAnswer, field: str) -> str:
+    """The answer's text `field` without a last sentence its bound cut off (see `_compose.whole_sentences`)."""
+    info = type(answer).model_fields[field]
+    bound = next((m.max_length for m in info.metadata if isinstance(getattr(m, "max_length", None), int)), None)
+    text = str(answer.model_dump()[field])
+    return whole_sentences(text, bound=bound) if bound else text
 
 
 def _task(task: str, reasons: list[str]) -> str:
     if not reasons:
         return task
     return task + "\n上一轮被验证关卡退回，理由：\n" + "\n".join(f"- {r[:300]}" for r in reasons[:6])
-
-
-def _strip_fence(text: str) -> str:
-    text = text.strip()
-    if text.startswith("```"):
-        text = text.split("\n", 1)[1] if "\n" in text else ""
-        text = text.rsplit("```", 1)[0]
-    return text.strip() + "\n" if text.strip() else ""
-
-
-def _draft_problem(draft: str, plan: Plan) -> str | None:
-    """Why the code translator's draft cannot be the model's code (None: it can be tried)."""
-    if not draft.strip():
-        return "there was no draft"
-    try:
-        tree = ast.parse(draft)
-    except SyntaxError as error:
-        return f"it is not valid Python ({error.msg}, line {error.lineno})"
-    defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
-    missing = KINDS[plan.kind].functions - defined
-    if missing:
-        return f"it does not define {', '.join(sorted(missing))}, which code/train.py calls"
-    if "PLAN" not in draft:
-        return "it does not read the plan (PLAN) the training script shares"
-    return None
 
 
 def _no_digits(text: str) -> str:

@@ -11,7 +11,7 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
-from ._templates import ModelKind
+from ._shape import ModelKind
 
 __all__ = ["Finding", "data_account", "findings"]
 
@@ -42,6 +42,8 @@ _WORDS = {
         "epidemic": "拟合得到 β = {beta}、γ = {gamma}，基本再生数 R0 = {R0}；报告的新增病例在第 {peak_day} 天达到峰值 {peak_new_reported}，最终感染比例 {final_share_infected}。",
         "cleaning": "`{file}`：原始 {rows_raw} 行，去掉重复 {duplicates_dropped} 行、缺少目标值的 {rows_without_target_dropped} 行，用{method}填补缺失值 {missing_values_filled} 个，清洗后 {rows_clean} 行。",
         "median": "中位数", "interpolation": "线性插值",
+        "repeated": "`{file}` 的序列 `{column}`{where}：{value} 出现了 {times} 次（清洗前检查发现）。",
+        "missing": "`{file}` 的序列 `{column}`{where}：缺少 {value}（清洗前检查发现）。", "in_group": "（{group}）",
     },
     "en": {
         "holdout": "On the {holdout_rows} held-out rows the model's RMSE is {rmse_holdout} and its MAE {mae_holdout}{mape}, with R² {r2_holdout}; on all rows R² is {r2_in_sample}.",
@@ -60,6 +62,8 @@ _WORDS = {
         "epidemic": "The fit gives β = {beta} and γ = {gamma}, so R0 = {R0}; reported new cases peak on day {peak_day} at {peak_new_reported}, and the final share infected is {final_share_infected}.",
         "cleaning": "`{file}`: {rows_raw} rows as given; {duplicates_dropped} duplicate rows and {rows_without_target_dropped} rows without the target dropped; {missing_values_filled} missing values filled by {method}; {rows_clean} rows after cleaning.",
         "median": "the column's median", "interpolation": "linear interpolation",
+        "repeated": "`{file}`, sequence `{column}`{where}: {value} appears {times} times (found before cleaning).",
+        "missing": "`{file}`, sequence `{column}`{where}: {value} is missing (found before cleaning).", "in_group": " ({group})",
     },
 }  # fmt: skip
 _SIGNIFICANCE = 0.05
@@ -143,10 +147,24 @@ def findings(workspace: Path, *, kind: ModelKind, target: str, lang: str) -> lis
 
 
 def data_account(workspace: Path, *, lang: str) -> list[str]:
-    """What the cleaning did, file by file (from `results/cleaning.csv`, which the cleaning script writes). The data
+    """What the cleaning did, file by file (from `results/cleaning.csv`, which the cleaning script writes), then what
+    the check of the sequences found (`sequence_account`). The data
     engineer's own notes are not repeated: they say what it meant to do, which may not be what the script did."""
     w = _words(lang)
-    return [
+    done = [
         w["cleaning"].format(**row | {"method": w.get(row.get("fill_method", ""), row.get("fill_method", ""))})
         for row in _rows(Path(workspace) / "results" / "cleaning.csv")
     ]
+    return done + sequence_account(workspace, lang=lang)
+
+
+def sequence_account(workspace: Path, *, lang: str) -> list[str]:
+    """What the check of each table's sequence found before cleaning (`results/sequence_checks.csv`): a value that
+    appears more than once, a value missing from its steps."""
+    w = _words(lang)
+    lines = []
+    for row in _rows(Path(workspace) / "results" / "sequence_checks.csv"):
+        where = w["in_group"].format(group=row["group"]) if row.get("group") not in (None, "", "all") else ""
+        said = w["repeated"] if row.get("times") not in ("0", "", None) else w["missing"]
+        lines.append(said.format(**row, where=where))
+    return lines

@@ -30,6 +30,7 @@ from ._checks import (
     check_table,
 )
 from ._files import create_once
+from ._fit_checks import check_fit_means_something
 from ._sandbox_run import run_record, run_script
 
 __all__ = [
@@ -102,7 +103,7 @@ def _results_trained(workspace: Path, spec: DataSpec | None) -> list[CheckFailur
                 frame, TableSpec(file=path.name)
             )  # results: no NaN, no empty table, no duplicated rows
         ]
-    return failures
+    return failures + check_fit_means_something(workspace)  # a model that explains nothing is no result
 
 
 def _paper_written(workspace: Path, spec: DataSpec | None) -> list[CheckFailure]:

@@ -332,8 +332,7 @@ def _preamble(cjk: bool) -> str:
     return (
         f"#set text(font: ({fonts}), {lang}size: 10.5pt)\n"
         '#set page(paper: "a4", margin: 2.2cm, numbering: "1")\n'
-        "#set par(justify: true)\n"
-        '#set heading(numbering: "1.1")\n'
+        "#set par(justify: true)\n"  # headings unnumbered here: the paper numbers its sections itself ("## 1 …")
         '#show raw: set text(font: ("DejaVu Sans Mono", ' + ", ".join(_string(f) for f in _CJK_FAMILIES) + "))\n\n"
     )
 

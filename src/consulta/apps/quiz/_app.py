@@ -10,6 +10,7 @@ from ...i18n import t
 from .._def import AppDef, AppEnv, AppView, McpPart, TerminalPart, WebPart
 from ._agent import AGENT, QuizOptions, build_agent
 from ._bank import bank_items
+from ._db import QUIZ_TABLES
 
 __all__ = ["APP"]
 
@@ -50,4 +51,5 @@ APP = AppDef(
     web=_web,
     mcp=_mcp,
     terminal=TerminalPart(welcome=_welcome, commands=_commands),
+    tables=QUIZ_TABLES,
 )

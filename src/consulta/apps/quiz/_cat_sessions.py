@@ -18,8 +18,7 @@ runs out. Multiple-choice and true/false answers are scored in code (exact, case
 `ShortAnswerScorer` (the model, through seed tool 6 `score_and_explain`, with the seed's fallback). Every scored
 answer is also a row of `_db.responses` (what items are recalibrated from), in the same transaction.
 
-The sessions' own tables (`quiz_test_sessions`, `quiz_test_items`) are on this module's `metadata`, created on first
-use. A session belongs to the principal that started it (a web session, the terminal's `local`): another
+The sessions' own tables (`quiz_test_sessions`, `quiz_test_items`) are quiz's (`_db`), migrated with the store. A session belongs to the principal that started it (a web session, the terminal's `local`): another
 principal's session is `not_found`, exactly like an unknown one.
 """
 
@@ -32,8 +31,8 @@ import math
 import secrets
 import threading
 import uuid
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from html import escape
@@ -42,14 +41,15 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
-from sqlalchemy import Column, Float, Integer, MetaData, String, Table, Text, UniqueConstraint, func, select, update
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import func, select, update
 from sqlalchemy.engine import Connection, Engine
 
 from ...i18n import catalog, normalize_lang, t
-from ...runtime import ConflictError, ConsultaError, InvalidAnswerError, NotFoundError
+from ...runtime import ConflictError, ConsultaError, InvalidAnswerError, NotFoundError, upsert, writing
 from . import _db
 from ._cat import Bank, CatRules, next_item, stop_reason
+from ._db import metadata, test_items, test_sessions
+from ._grading import FALLBACK, Scored, ShortAnswer, ShortAnswerScorer, model_short_answers, score_exact, truth
 from ._irt import eap, level_to_b, provisional_params
 from ._profiles import SELF_LEVELS, level_difficulty
 
@@ -85,51 +85,6 @@ _USERS = uuid.UUID("6f1d3c3e-2a51-4f5e-9a53-8c1b0f7f2d11")
 """The namespace of the profile ids made from principals (`user_id_of`)."""
 
 # ---- tables -----------------------------------------------------------------------------------------------------
-
-metadata = MetaData()
-
-test_sessions = Table(
-    "quiz_test_sessions",
-    metadata,
-    Column("id", String(36), primary_key=True),
-    Column("principal", String(100), nullable=False, index=True),
-    Column("user_id", String(36), nullable=False),
-    Column("lang", String(10), nullable=False),
-    Column("profile", Text, nullable=False),  # JSON: the profile as given for this test
-    Column("status", String(20), nullable=False),  # in_progress | finished | abandoned
-    Column("position", Integer, nullable=False),  # in progress: the item shown (1-based); else the last one
-    Column("theta", Float, nullable=False),
-    Column("se", Float, nullable=False),
-    Column("prior_mean", Float, nullable=False),
-    Column("rules", Text, nullable=False),  # JSON: the CatRules the test runs by, kept for a restart
-    Column("seed", Integer, nullable=False),  # the exposure control's random choices, reproducible per item
-    Column("stop_reason", String(20), nullable=True),  # se_target | max_items | bank_exhausted
-    Column("created_at", String(32), nullable=False),
-    Column("updated_at", String(32), nullable=False),
-    Column("finished_at", String(32), nullable=True),
-)
-
-test_items = Table(
-    "quiz_test_items",
-    metadata,
-    Column("session_id", String(36), primary_key=True),
-    Column("position", Integer, primary_key=True),
-    Column("question_id", String(36), nullable=False),
-    Column("a", Float, nullable=False),  # the item's parameters when it was chosen (θ is estimated with them)
-    Column("b", Float, nullable=False),
-    Column("shown_at", String(32), nullable=False),
-    Column("answer", Text, nullable=True),  # null: shown, not answered yet
-    Column("score", Float, nullable=True),  # 0-100
-    Column("is_correct", Integer, nullable=True),
-    Column("graded_by", String(10), nullable=True),  # code | model | fallback
-    Column("grader", Text, nullable=True),  # JSON: the short-answer grader's explanation and feedback
-    Column("theta", Float, nullable=True),  # the estimate after this answer
-    Column("se", Float, nullable=True),
-    Column("answered_at", String(32), nullable=True),
-    UniqueConstraint("session_id", "question_id"),
-)
-
-_INSERTS = {"sqlite": sqlite.insert, "postgresql": postgresql.insert}
 
 
 def _now() -> str:
@@ -372,123 +327,11 @@ class AnswerResult(BaseModel):
 # ---- scoring ----------------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True)
-class Scored:
-    """A score (0-100) and whether the answer is correct; a grader's explanation and feedback if it gave them."""
-
-    score: float
-    is_correct: bool
-    graded_by: Literal["code", "model", "fallback"]
-    explanation: str | None = None
-    feedback: str | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class ShortAnswer:
-    """A short answer to grade: seed tool 6's inputs."""
-
-    session_id: str
-    user_id: str
-    question_id: str
-    answer: str
-    keywords: list[str]
-    difficulty: int
-    category: str
-    lang: str
-    stem: str = ""
-    topic: str = ""
-    explanation: str | None = None
-
-
-ShortAnswerScorer = Callable[[ShortAnswer], Awaitable[Scored]]
-"""Grades a short answer (the model through seed tool 6, in production)."""
-
-FALLBACK = Scored(score=50.0, is_correct=False, graded_by="fallback")
-"""Seed tool 6's fallback when the grader fails: score=50, is_correct=False."""
-
-
-def model_short_answers(model: Callable[[], Any], *, timeout_s: float = 15.0) -> ShortAnswerScorer:
-    """Short answers graded by the model `model()` makes (made once, at the first short answer, outside the time
-    limit: loading the embedded model takes a while) through seed tool 6 (`score_and_explain` with a `ModelJudge`),
-    within the seed's 15 s (its `budget`; a little more bounds the whole call); the seed's fallback when it fails."""
-    made: list[Any] = []
-
-    async def grade(request: ShortAnswer) -> Scored:
-        try:
-            from ._judge import ModelJudge
-            from ._score import score_and_explain
-
-            if not made:
-                made.append(await asyncio.to_thread(model))
-            result = await asyncio.wait_for(
-                score_and_explain(
-                    request.session_id,
-                    request.user_id,
-                    request.question_id,
-                    "short_answer",
-                    request.answer,
-                    correct_keywords=request.keywords,
-                    difficulty=request.difficulty,
-                    category=request.category,
-                    judge=ModelJudge(made[0]),
-                    stem=request.stem or None,
-                    explanation=request.explanation,
-                    topic=request.topic or None,
-                    lang=request.lang,
-                    budget=timeout_s,
-                ),
-                timeout_s + 5.0,
-            )
-        except Exception as error:  # noqa: BLE001 - any failure of the grader is the seed's fallback
-            log.warning(
-                "Short answer of %s not graded (%s): the seed's fallback.", request.question_id, type(error).__name__
-            )
-            return FALLBACK
-        return _scored(result)
-
-    return grade
-
-
 def recalibrate_items(engine: Engine) -> None:
     """Recalibrate the items from the responses recorded (quiz-irt's `recalibrate`): run after a test ends."""
     from ._calibration import recalibrate
 
     recalibrate(engine)
-
-
-def _scored(result: Any) -> Scored:
-    """Tool 6's result (a mapping or a model) as a Scored."""
-    get = result.get if isinstance(result, Mapping) else lambda name, default=None: getattr(result, name, default)
-    score = float(get("score", 50.0))
-    fell_back = bool(get("fallback", False))
-    return Scored(
-        score=max(0.0, min(100.0, score)),
-        is_correct=bool(get("is_correct", False)),
-        graded_by="fallback" if fell_back else "model",
-        explanation=get("explanation") or None,
-        feedback=get("feedback") or None,
-    )
-
-
-_TRUTH = {
-    **dict.fromkeys(("true", "t", "yes", "正确", "对", "是"), "true"),
-    **dict.fromkeys(("false", "f", "no", "错误", "错", "否"), "false"),
-}
-"""How true/false keys and answers may be written (a bank may key them in either language): each read as true or false."""
-
-
-def truth(value: str | None) -> str | None:
-    """`true` or `false` for a way of writing one (`True`, `正确` …), else None."""
-    return _TRUTH.get(value.strip().casefold()) if value is not None else None
-
-
-def score_exact(item_type: str, key: str | None, answer: str) -> Scored:
-    """Multiple choice and true/false: exact, case-insensitive, trimmed — 100 or 0 (true/false as `truth` reads them)."""
-    if item_type == "true_false":
-        right = truth(key) is not None and truth(answer) == truth(key)
-    else:
-        right = key is not None and answer.strip().casefold() == key.strip().casefold()
-    return Scored(score=100.0 if right else 0.0, is_correct=right, graded_by="code")
 
 
 # ---- the bank as the test sees it -------------------------------------------------------------------------------
@@ -615,26 +458,14 @@ class TestSessions:
         with self._readying:  # once, though requests come on several threads
             if not self._ready:
                 _db.create_tables(self.engine)
-                metadata.create_all(self.engine, checkfirst=True)
                 if self._prepare_bank is not None:
                     self._prepare_bank(self.engine)
                 self._ready = True
 
-    @contextmanager
-    def _writing(self) -> Iterator[Connection]:
-        """One transaction holding the write lock from its start (SQLite: BEGIN IMMEDIATE), so that what it reads is
-        what it writes over; PostgreSQL rows are locked with FOR UPDATE where read."""
-        with self.engine.connect() as conn:
-            if conn.dialect.name == "sqlite":
-                conn.exec_driver_sql("BEGIN IMMEDIATE")
-            else:
-                conn.begin()
-            try:
-                yield conn
-            except BaseException:
-                conn.rollback()
-                raise
-            conn.commit()
+    def _writing(self) -> AbstractContextManager[Connection]:
+        """One transaction holding the write lock from its start (the store's `writing`): what it reads is what it
+        writes over; PostgreSQL rows are locked with FOR UPDATE where read."""
+        return writing(self.engine)
 
     # ---- profiles ----
 
@@ -660,14 +491,8 @@ class TestSessions:
     def _save_profile(self, conn: Connection, user_id: str, profile: ProfileForm, lang: str) -> None:
         p = _db.profiles
         values = {**profile.model_dump(), "interests": json.dumps(profile.interests, ensure_ascii=False)}
-        statement = _INSERTS[conn.dialect.name](p).values(
-            user_id=user_id, lang=lang, updated_at=_now(), previous_score=0.0, **values
-        )
-        conn.execute(
-            statement.on_conflict_do_update(
-                index_elements=["user_id"], set_={**values, "lang": lang, "updated_at": _now()}
-            )
-        )
+        statement = upsert(conn, p, key=["user_id"], set_=[*values, "lang", "updated_at"])
+        conn.execute(statement.values(user_id=user_id, lang=lang, updated_at=_now(), previous_score=0.0, **values))
 
     # ---- starting ----
 

@@ -1,17 +1,33 @@
-"""quiz's tables, in the same database as the rest of the store (`Store.engine`), created on first use.
+"""quiz's tables, in the same database as the rest of the store (`Store.engine`), migrated with it (`QUIZ_TABLES`).
 
 The contract other quiz modules write against: the question bank (`questions`), each item's IRT parameters
 (`item_params`), profiles (`profiles`), templates and difficulty keywords (seed tools 2 and 3), and every scored
-response (`responses`, the data items are calibrated from). A person's adaptive test sessions keep their own tables
-(see `_cat_sessions`).
+response (`responses`, the data items are calibrated from), and a person's adaptive test sessions (`test_sessions`,
+`test_items`, see `_cat_sessions`).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from sqlalchemy import Column, Float, Integer, MetaData, String, Table, Text, UniqueConstraint
 from sqlalchemy.engine import Engine
 
-__all__ = ["item_params", "keywords", "metadata", "profiles", "questions", "responses", "templates", "create_tables"]
+from ...runtime import AppTables, migrate_app_tables
+
+__all__ = [
+    "QUIZ_TABLES",
+    "create_tables",
+    "item_params",
+    "keywords",
+    "metadata",
+    "profiles",
+    "questions",
+    "responses",
+    "templates",
+    "test_items",
+    "test_sessions",
+]
 
 metadata = MetaData()
 
@@ -105,6 +121,54 @@ responses = Table(
 )
 
 
+# A person's adaptive test sessions (`_cat_sessions`).
+
+test_sessions = Table(
+    "quiz_test_sessions",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("principal", String(100), nullable=False, index=True),
+    Column("user_id", String(36), nullable=False),
+    Column("lang", String(10), nullable=False),
+    Column("profile", Text, nullable=False),  # JSON: the profile as given for this test
+    Column("status", String(20), nullable=False),  # in_progress | finished | abandoned
+    Column("position", Integer, nullable=False),  # in progress: the item shown (1-based); else the last one
+    Column("theta", Float, nullable=False),
+    Column("se", Float, nullable=False),
+    Column("prior_mean", Float, nullable=False),
+    Column("rules", Text, nullable=False),  # JSON: the CatRules the test runs by, kept for a restart
+    Column("seed", Integer, nullable=False),  # the exposure control's random choices, reproducible per item
+    Column("stop_reason", String(20), nullable=True),  # se_target | max_items | bank_exhausted
+    Column("created_at", String(32), nullable=False),
+    Column("updated_at", String(32), nullable=False),
+    Column("finished_at", String(32), nullable=True),
+)
+
+test_items = Table(
+    "quiz_test_items",
+    metadata,
+    Column("session_id", String(36), primary_key=True),
+    Column("position", Integer, primary_key=True),
+    Column("question_id", String(36), nullable=False),
+    Column("a", Float, nullable=False),  # the item's parameters when it was chosen (θ is estimated with them)
+    Column("b", Float, nullable=False),
+    Column("shown_at", String(32), nullable=False),
+    Column("answer", Text, nullable=True),  # null: shown, not answered yet
+    Column("score", Float, nullable=True),  # 0-100
+    Column("is_correct", Integer, nullable=True),
+    Column("graded_by", String(10), nullable=True),  # code | model | fallback
+    Column("grader", Text, nullable=True),  # JSON: the short-answer grader's explanation and feedback
+    Column("theta", Float, nullable=True),  # the estimate after this answer
+    Column("se", Float, nullable=True),
+    Column("answered_at", String(32), nullable=True),
+    UniqueConstraint("session_id", "question_id"),
+)
+
+
+QUIZ_TABLES = AppTables(app="quiz", metadata=metadata, migrations=Path(__file__).with_name("migrations"))
+"""quiz's tables, declared on its `AppDef`: created and migrated with the store."""
+
+
 def create_tables(engine: Engine) -> None:
-    """Create quiz's tables where missing (idempotent)."""
-    metadata.create_all(engine, checkfirst=True)
+    """Bring quiz's tables up to date in `engine`'s database (checked once per engine and process)."""
+    migrate_app_tables(engine, QUIZ_TABLES)

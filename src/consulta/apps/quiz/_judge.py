@@ -203,15 +203,13 @@ class ModelJudge:
         if limit <= 0:
             raise JudgeUnavailable("no_time", "no time was left for the model")
         try:
-            answer = await asyncio.wait_for(
-                typed_answer(
-                    model=self.model,
-                    instructions=instructions,
-                    prompt=prompt,
-                    output_type=output_type,
-                    retries=self.retries,
-                    within=current_tool_call(),
-                ),
+            answer = await typed_answer(
+                model=self.model,
+                instructions=instructions,
+                prompt=prompt,
+                output_type=output_type,
+                retries=self.retries,
+                within=current_tool_call(),
                 timeout=limit,
             )
         except asyncio.CancelledError:

@@ -8,10 +8,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from sqlalchemy import select
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Engine
 
-from ...runtime import utcnow
+from ...runtime import upsert, utcnow
 from ._db import profiles
 
 __all__ = [
@@ -100,23 +99,8 @@ def save_profile(engine: Engine, profile: Profile) -> Profile:
         "interests": json.dumps(profile.interests, ensure_ascii=False),
         "updated_at": utcnow(),
     }
-    statement = sqlite_insert(profiles).values(**row) if engine.dialect.name == "sqlite" else None
     with engine.begin() as conn:
-        if statement is not None:
-            conn.execute(
-                statement.on_conflict_do_update(
-                    index_elements=["user_id"], set_={k: v for k, v in row.items() if k != "user_id"}
-                )
-            )
-        else:
-            from sqlalchemy.dialects.postgresql import insert as pg_insert
-
-            upsert = pg_insert(profiles).values(**row)
-            conn.execute(
-                upsert.on_conflict_do_update(
-                    index_elements=["user_id"], set_={k: v for k, v in row.items() if k != "user_id"}
-                )
-            )
+        conn.execute(upsert(conn, profiles, key=["user_id"], set_=[k for k in row if k != "user_id"]).values(**row))
     return profile
 
 

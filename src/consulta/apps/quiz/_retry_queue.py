@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..._files import write_atomic
 from ...runtime import utcnow
 
 __all__ = ["DrainReport", "RetryQueue", "SaveOutcome"]
@@ -126,16 +127,7 @@ class RetryQueue:
         with self._lock, self._locked(shared=False):
             if self.pending() or not self.path.exists():
                 return
-            tmp = self.path.with_name(self.path.name + ".tmp")
-            with open(tmp, "wb") as handle:
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, self.path)
-            dir_fd = os.open(self.path.parent, os.O_RDONLY)
-            try:
-                os.fsync(dir_fd)
-            finally:
-                os.close(dir_fd)
+            write_atomic(self.path, b"")
 
     # ---- draining ---------------------------------------------------------------------------------------------
 

@@ -15,7 +15,9 @@ from ._agent import (
     ca_request,
     follow_up,
     packet_brief,
+    packet_reply,
     reply_language,
+    tutor_facts,
 )
 from ._app import APP  # noqa: E402 - the declaration, over the parts above
 from ._datasets import MAX_UPLOAD_BYTES, DatasetFacts, Verdict, check_dataset, open_dataset, upload_path
@@ -53,9 +55,11 @@ __all__ = [
     "load_catalog",
     "open_dataset",
     "packet_brief",
+    "packet_reply",
     "reply_language",
     "submit_packet_tool",
     "tutor_experts",
+    "tutor_facts",
     "uninspected_uploads",
     "upload_path",
 ]

@@ -15,6 +15,7 @@ from ...asks import CONSULT_EXPERT_TOOL_NAME, Consultant, RuleBook, consult_expe
 from ...i18n import t
 from ...runtime import (
     Agent,
+    FactRules,
     ReplyCheck,
     ReplyRefused,
     RunRecord,
@@ -41,7 +42,9 @@ __all__ = [
     "ca_request",
     "follow_up",
     "packet_brief",
+    "packet_reply",
     "reply_language",
+    "tutor_facts",
     "uploads_folder",
 ]
 
@@ -204,7 +207,34 @@ def ca_agent(*, options: dict[str, Any], task: Task | None = None, packet: Instr
             _follows(packet) if packet is not None else None,
             _to_the_student,
         ),
+        facts=tutor_facts(packet),  # every number, id and date of a reply comes from the notes or the student
     )
+
+
+_CODE_WORDS = re.compile(r"`[^`\n]*`|\b[A-Za-z_][\w.]*\([^()\n]*\)|\.[A-Za-z_]\w*")
+"""Code a reply names (`df.head(5)`, `pd.read_csv(...)`, `.iloc`): pandas' words, not facts of the student's data."""
+
+
+def tutor_facts(packet: InstructionPacket | None) -> FactRules:
+    """What counts as a fact in the assistant's replies: numbers, ids and dates must come from its notes (the
+    packet, in its request), the student's words or the task catalogue; code's statement instead of a refused
+    reply is the packet's, said to the student in their language (`packet_reply`)."""
+    tasks = [f"{t.id}: {t.title} ({t.requirements})" for t in load_catalog().tasks]
+    return FactRules(
+        declared=lambda: tasks,
+        ignore=_CODE_WORDS,
+        say_found=(lambda facts: packet_reply(packet, facts.lang)) if packet is not None else None,
+    )
+
+
+def packet_reply(packet: InstructionPacket, lang: str) -> str:
+    """The packet said by code to the student, in `lang`: where the task stands, what the experts found for them
+    (`mention_to_student`), and one guiding question."""
+    reasons = " ".join(packet.mention_to_student)
+    if packet.task_status == "blocked":
+        return t("tutor.blocked_reply", lang, task=packet.task_id, reasons=reasons).strip()
+    status = t(f"tutor.reply.{packet.task_status}", lang, task=packet.task_id)
+    return " ".join(part for part in (status, reasons, t("tutor.reply.next", lang)) if part)
 
 
 _MAY_START = re.compile(

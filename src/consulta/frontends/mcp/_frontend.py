@@ -146,7 +146,7 @@ class McpFrontEnd:
         try:
             with self.book.within(session, call):
                 value = to_jsonable_python(await self._own(session, tool).call(**args), fallback=str)
-            result = value if tool.kind == "read" else self._stage(session, call, tool.name, value)
+            result = value if tool.kind != "write" else self._stage(session, call, tool.name, value)
         except ToolError as error:
             result = error.to_result()
         except Exception as error:  # a tool's bug must not end the session

@@ -5,8 +5,21 @@ One module per table group (`_runs`, `_steps`, `_events`, `_asks`, `_plans`, `_c
 tables in `_schema`, what SQLite and PostgreSQL spell differently in `_database`, the schema's upgrades in `migrations/`.
 """
 
+from ._app_tables import AppTables, migrate_app_tables, upsert, writing
 from ._facade import Store
 from ._schema import runs
+from ._state_book import StateBook, state_table
 from ._values import new_id, utcnow
 
-__all__ = ["Store", "new_id", "runs", "utcnow"]
+__all__ = [
+    "AppTables",
+    "Store",
+    "migrate_app_tables",
+    "new_id",
+    "runs",
+    "StateBook",
+    "state_table",
+    "upsert",
+    "utcnow",
+    "writing",
+]

@@ -25,7 +25,7 @@ from sqlalchemy.sql.dml import Insert
 
 from .._errors import ConfigError, NotFoundError
 
-__all__ = ["Database"]
+__all__ = ["Database", "insert_for", "locked_transaction", "migration_lock"]
 
 T = TypeVar("T")
 
@@ -103,9 +103,7 @@ class Database:
     def upsert(self, table: Table, *, key: Sequence[str], set_: Sequence[str] | Mapping[str, Any]) -> Insert:
         """INSERT … ON CONFLICT (key) DO UPDATE SET …: the new row, or the existing one updated. `set_` names the
         columns that take the inserted row's values, or maps columns to expressions."""
-        statement = importlib.import_module(f"sqlalchemy.dialects.{self.dialect}").insert(table)
-        values = {name: statement.excluded[name] for name in set_} if not isinstance(set_, Mapping) else set_
-        return statement.on_conflict_do_update(index_elements=list(key), set_=values)
+        return insert_for(self.dialect, table, key=key, set_=set_)
 
     def prepared(self, name: str, build: Callable[[Database], T]) -> T:
         """The statement `build` makes for this database, built once (the hot paths execute it again and again,
@@ -149,20 +147,9 @@ class Database:
         finally:
             cursor.close()
 
-    @contextmanager
-    def migrating(self) -> Iterator[Connection]:
+    def migrating(self) -> AbstractContextManager[Connection]:
         """A transaction that only one process at a time holds, for bringing the schema up to date."""
-        with self.engine.connect() as conn:
-            if self.dialect == "sqlite":
-                conn.exec_driver_sql("BEGIN IMMEDIATE")  # the write lock now, not at the first write
-            else:
-                conn.execute(select(func.pg_advisory_xact_lock(_MIGRATION_LOCK)))
-            try:
-                yield conn
-            except BaseException:
-                conn.rollback()
-                raise
-            conn.commit()
+        return migration_lock(self.engine)
 
     def dispose(self) -> None:
         with self._kept_lock:
@@ -200,6 +187,39 @@ class _Compiled:
         if self.fixed:
             rows = [{**self.fixed, **row} for row in rows]
         return [self.order(row) for row in rows] if self.order is not None else list(rows)
+
+
+def insert_for(dialect: str, table: Table, *, key: Sequence[str], set_: Sequence[str] | Mapping[str, Any]) -> Insert:
+    """INSERT … ON CONFLICT (key) DO UPDATE SET … as `dialect` (sqlite, postgresql) spells it (see `Database.upsert`)."""
+    statement = importlib.import_module(f"sqlalchemy.dialects.{dialect}").insert(table)
+    values = {name: statement.excluded[name] for name in set_} if not isinstance(set_, Mapping) else set_
+    return statement.on_conflict_do_update(index_elements=list(key), set_=values)
+
+
+def migration_lock(engine: Engine) -> AbstractContextManager[Connection]:
+    """A transaction that only one process at a time holds on `engine`'s database, for bringing a schema up to date
+    (the store's and the apps' alike)."""
+    return locked_transaction(engine, advisory_lock=_MIGRATION_LOCK)
+
+
+@contextmanager
+def locked_transaction(engine: Engine, *, advisory_lock: int | None = None) -> Iterator[Connection]:
+    """One transaction holding the write lock from its start (SQLite: BEGIN IMMEDIATE), so that what it reads is what
+    it writes over; on PostgreSQL, also the advisory lock `advisory_lock` if given (lock rows read with FOR UPDATE).
+    Committed at the end of the block, rolled back if it raises."""
+    with engine.connect() as conn:
+        if conn.dialect.name == "sqlite":
+            conn.exec_driver_sql("BEGIN IMMEDIATE")  # the write lock now, not at the first write
+        else:
+            conn.begin()
+            if advisory_lock is not None:
+                conn.execute(select(func.pg_advisory_xact_lock(advisory_lock)))
+        try:
+            yield conn
+        except BaseException:
+            conn.rollback()
+            raise
+        conn.commit()
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:

@@ -11,84 +11,89 @@ A developer makes a new revision with the alembic command, e.g.
 
 from __future__ import annotations
 
-import ast
 import functools
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from sqlalchemy import text
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import MetaData
 from sqlalchemy.engine import Connection
-from sqlalchemy.exc import DBAPIError
 
 from ._database import Database
 from ._schema import metadata
 
-if TYPE_CHECKING:
-    from alembic.config import Config
-
-# Alembic (a third of a second of imports) is imported only when a store is behind: opening an up-to-date store reads
-# its revision with one query and compares it with the newest revision file's (`consulta asks` starts at once).
-
-__all__ = ["SCRIPTS", "configure", "head", "upgrade"]
+__all__ = ["SCRIPTS", "configure", "current_revision", "head", "run_upgrade", "upgrade"]
 
 SCRIPTS = Path(__file__).with_name("migrations")
+_VERSION_TABLE = "alembic_version"
 
 # Alembic's `context` and `op` are module globals: two stores of one process migrate one after the other.
 _IN_PROCESS = threading.Lock()
 
 
-def _config(connection: Connection | None = None) -> Config:
-    from alembic.config import Config
-
+def _config(
+    connection: Connection | None = None,
+    *,
+    metadata: MetaData = metadata,
+    migrations: Path | None = None,
+    version_table: str = _VERSION_TABLE,
+) -> Config:
+    """Alembic's configuration: the store's environment (`migrations/env.py`) over the store's revisions, or over an
+    app's (`migrations`, with its own metadata and version table)."""
     config = Config()
     config.set_main_option("script_location", str(SCRIPTS))
-    config.attributes["connection"] = connection
+    if migrations is not None:
+        config.set_main_option("path_separator", "os")  # a folder's path may hold spaces
+        config.set_main_option("version_locations", str(migrations))
+    config.attributes.update(connection=connection, metadata=metadata, version_table=version_table)
     return config
 
 
 @functools.cache
-def head() -> str | None:
-    """The newest revision shipped with this version of Consulta: the one no other revision names as its
-    `down_revision`, read from the revision files' assignments without importing them or Alembic (a test holds it
-    equal to Alembic's own answer)."""
-    revisions: dict[str, object] = {}
-    for path in (SCRIPTS / "versions").glob("*.py"):
-        values = {
-            target.id: node.value.value
-            for node in ast.parse(path.read_text(encoding="utf-8")).body
-            if isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(node.value, ast.Constant)
-            for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
-            if isinstance(target, ast.Name) and target.id in ("revision", "down_revision")
-        }
-        if isinstance(values.get("revision"), str):
-            revisions[str(values["revision"])] = values.get("down_revision")
-    heads = set(revisions) - set(revisions.values())
-    if len(heads) > 1:
-        raise RuntimeError(f"the store's migrations have several heads {sorted(heads)}: merge them (alembic merge)")
-    return heads.pop() if heads else None
+def head(migrations: Path | None = None) -> str | None:
+    """The newest revision shipped with this version of Consulta: the store's, or that in an app's `migrations`."""
+    return ScriptDirectory.from_config(_config(migrations=migrations)).get_current_head()
 
 
-def _current(db: Database) -> str | None:
-    """The store's revision (`alembic_version`), or None when it has none yet (a new store, or one made before
-    Alembic: the table is missing)."""
-    try:
-        with db.read() as conn:
-            return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
-    except DBAPIError:
-        return None
+def current_revision(conn: Connection, *, version_table: str = _VERSION_TABLE) -> str | None:
+    """The revision the database is at (None: none yet)."""
+    return MigrationContext.configure(conn, opts={"version_table": version_table}).get_current_revision()
 
 
 def upgrade(db: Database) -> None:
     """Bring the store's schema up to the newest revision (nothing to do, one cheap query, when it is there)."""
-    if _current(db) == head():
-        return
-    from alembic import command
+    with db.read() as conn:
+        if current_revision(conn) == head():
+            return
+    with db.migrating() as conn:
+        run_upgrade(conn)
 
-    with _IN_PROCESS, db.migrating() as conn:
-        command.upgrade(_config(conn), "head")
+
+def run_upgrade(
+    conn: Connection,
+    *,
+    metadata: MetaData = metadata,
+    migrations: Path | None = None,
+    version_table: str = _VERSION_TABLE,
+) -> None:
+    """Run the revisions up to the newest in `conn`'s migration transaction (the store's, or an app's)."""
+    with _IN_PROCESS:
+        command.upgrade(_config(conn, metadata=metadata, migrations=migrations, version_table=version_table), "head")
 
 
-def configure(connection: Connection) -> dict[str, object]:
-    """The options `migrations/env.py` hands to Alembic's context (one place for the store and the command)."""
-    return {"connection": connection, "target_metadata": metadata, "render_as_batch": True}
+def configure(connection: Connection, config: Config | None = None) -> dict[str, object]:
+    """The options `migrations/env.py` hands to Alembic's context (one place for the store, the apps and the
+    command): the metadata and version table `config` carries (default: the store's)."""
+    attributes = config.attributes if config is not None else {}
+    target = attributes.get("metadata", metadata)
+    return {
+        "connection": connection,
+        "target_metadata": target,
+        "version_table": attributes.get("version_table", _VERSION_TABLE),
+        "render_as_batch": True,
+        # autogenerate compares only the tables of the metadata at hand: the store's and each app's are apart
+        "include_name": lambda name, type_, parent: type_ != "table" or name in target.tables,
+    }

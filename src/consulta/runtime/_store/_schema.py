@@ -13,6 +13,7 @@ __all__ = [
     "checkpoints",
     "consultations",
     "counters",
+    "durable_steps",
     "events",
     "messages",
     "metadata",
@@ -165,5 +166,15 @@ sessions = Table(
     "sessions",
     metadata,
     Column("token_sha256", String(64), primary_key=True),
+    Column("created_at", String(32), nullable=False),
+)
+
+# A run's durable steps: work done once, its result recorded and replayed on resume (`_durable`).
+durable_steps = Table(
+    "durable_steps",
+    metadata,
+    Column("run_id", String(40), ForeignKey("runs.id"), primary_key=True),
+    Column("key", String(200), primary_key=True),
+    Column("result", Text, nullable=False),
     Column("created_at", String(32), nullable=False),
 )

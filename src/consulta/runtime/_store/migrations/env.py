@@ -14,7 +14,7 @@ from consulta.runtime._store._migrations import configure
 
 
 def migrate(connection: Connection) -> None:
-    context.configure(**configure(connection))
+    context.configure(**configure(connection, context.config))
     with context.begin_transaction():
         context.run_migrations()
 

@@ -1,0 +1,49 @@
+"""Durable steps on the store: done once, recorded, replayed on resume (not done again)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from consulta.runtime import Store
+
+
+def _run_id(store: Store) -> str:
+    return store.create_run(app="t", prompt="p", model="test", lang="en", options={}).id
+
+
+def test_a_step_is_done_once_and_replayed(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/consulta.db"
+    store = Store(url)
+    run_id = _run_id(store)
+    calls: list[int] = []
+
+    async def work() -> dict[str, object]:
+        calls.append(1)
+        return {"path": "paper.pdf", "pages": 3}
+
+    assert asyncio.run(store.durable_step(run_id, "compile", work)) == {"path": "paper.pdf", "pages": 3}
+    store.close()
+    resumed = Store(url)  # another process resuming the run
+    assert asyncio.run(resumed.durable_step(run_id, "compile", work)) == {"path": "paper.pdf", "pages": 3}
+    assert calls == [1]
+    assert resumed.step_result(run_id, "other") is Store.NOT_DONE
+    resumed.close()
+
+
+def test_a_failed_step_records_nothing_and_the_first_record_stands(tmp_path: Path) -> None:
+    store = Store(f"sqlite:///{tmp_path}/consulta.db")
+    run_id = _run_id(store)
+
+    def fails() -> int:
+        raise RuntimeError("the model did not answer")
+
+    with pytest.raises(RuntimeError):
+        asyncio.run(store.durable_step(run_id, "ask", fails))
+    assert store.step_result(run_id, "ask") is Store.NOT_DONE
+    assert store.record_step(run_id, "ask", 1) == 1
+    assert store.record_step(run_id, "ask", 2) == 1  # a second writer finds the first
+    assert asyncio.run(store.durable_step(run_id, "ask", lambda: 3)) == 1
+    store.close()
