@@ -11,8 +11,9 @@ import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
+import consulta.apps
 from consulta.runtime import AskStatus, ConfigError, Store
-from consulta.runtime._store._migrations import SCRIPTS, head
+from consulta.runtime._store._migrations import SCRIPTS, _alembic_head, head
 from consulta.runtime._store._schema import metadata
 
 from ._processes import READY, run_together
@@ -36,6 +37,10 @@ def test_the_newest_revision_read_without_alembic_is_alembics_head():
     config = Config()
     config.set_main_option("script_location", str(SCRIPTS))
     assert head() == ScriptDirectory.from_config(config).get_current_head() is not None
+    apps = sorted(Path(consulta.apps.__file__).parent.glob("*/migrations"))
+    assert apps  # the apps' own chains (quiz, advisor)
+    for folder in apps:
+        assert head(folder) == _alembic_head(folder) is not None, folder
 
 
 @pytest.mark.both_backends

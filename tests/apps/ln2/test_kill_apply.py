@@ -386,6 +386,7 @@ def test_consulta_answer_killed_anywhere_then_resumed_tells_the_truth(
         store.close()
 
 
+@pytest.mark.subprocess  # `consulta chat` stages the plan, `consulta answer` applies it: run by scripts/test
 def test_a_read_only_inventory_fails_the_plan_and_the_command(staged: Staged, tmp_path: Path) -> None:
     home = staged.copy(tmp_path / "home")
     path = inventory(home)
@@ -404,6 +405,7 @@ def test_a_read_only_inventory_fails_the_plan_and_the_command(staged: Staged, tm
     assert path.read_bytes() == before and read_audit(path).entries == [] and leftovers(path) == []
 
 
+@pytest.mark.subprocess  # two `consulta answer` processes at once: run by scripts/test
 @pytest.mark.parametrize("round_", range(2))
 def test_two_processes_approving_one_plan_at_once_apply_it_once(
     staged: Staged, approved: bytes, tmp_path: Path, round_: int

@@ -11,19 +11,23 @@ A developer makes a new revision with the alembic command, e.g.
 
 from __future__ import annotations
 
+import ast
 import functools
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from sqlalchemy import MetaData
+from sqlalchemy import MetaData, inspect, text
 from sqlalchemy.engine import Connection
 
 from ._database import Database
 from ._schema import metadata
+
+if TYPE_CHECKING:
+    from alembic.config import Config
+
+# Alembic (a third of a second of imports) is imported only to migrate: an up-to-date store is told by one query
+# and the newest revision read from the revision files (`consulta asks` starts at once).
 
 __all__ = ["SCRIPTS", "configure", "current_revision", "head", "run_upgrade", "upgrade"]
 
@@ -43,6 +47,8 @@ def _config(
 ) -> Config:
     """Alembic's configuration: the store's environment (`migrations/env.py`) over the store's revisions, or over an
     app's (`migrations`, with its own metadata and version table)."""
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(SCRIPTS))
     if migrations is not None:
@@ -54,13 +60,44 @@ def _config(
 
 @functools.cache
 def head(migrations: Path | None = None) -> str | None:
-    """The newest revision shipped with this version of Consulta: the store's, or that in an app's `migrations`."""
+    """The newest revision shipped with this version of Consulta: the store's, or that in an app's `migrations`.
+    Read from the revision files' `revision` and `down_revision` (the one no other revision follows) without
+    importing them or Alembic; Alembic answers when a file says it otherwise (a test holds the two equal)."""
+    folder = SCRIPTS / "versions" if migrations is None else migrations
+    revisions: dict[str, object] = {}
+    for path in folder.glob("*.py"):
+        values: dict[str, object] = {}
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.Assign):
+                targets, value = node.targets, node.value
+            elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                targets, value = [node.target], node.value
+            else:
+                continue
+            for target in targets:
+                if isinstance(target, ast.Name) and target.id in ("revision", "down_revision"):
+                    values[target.id] = ast.literal_eval(value)
+        if not isinstance(values.get("revision"), str):
+            return _alembic_head(migrations)
+        revisions[str(values["revision"])] = values.get("down_revision")
+    followed = {down for d in revisions.values() for down in (d if isinstance(d, tuple | list) else [d])}
+    heads = set(revisions) - followed
+    return heads.pop() if len(heads) == 1 else _alembic_head(migrations)
+
+
+def _alembic_head(migrations: Path | None) -> str | None:
+    from alembic.script import ScriptDirectory
+
     return ScriptDirectory.from_config(_config(migrations=migrations)).get_current_head()
 
 
 def current_revision(conn: Connection, *, version_table: str = _VERSION_TABLE) -> str | None:
-    """The revision the database is at (None: none yet)."""
-    return MigrationContext.configure(conn, opts={"version_table": version_table}).get_current_revision()
+    """The revision the database is at (None: none yet, its version table missing). Asked without Alembic; the
+    table is looked up first, so that a missing one fails no statement (on PostgreSQL that would abort `conn`'s
+    transaction)."""
+    if not inspect(conn).has_table(version_table):
+        return None
+    return conn.execute(text(f'SELECT version_num FROM "{version_table}"')).scalar()
 
 
 def upgrade(db: Database) -> None:
@@ -80,6 +117,8 @@ def run_upgrade(
     version_table: str = _VERSION_TABLE,
 ) -> None:
     """Run the revisions up to the newest in `conn`'s migration transaction (the store's, or an app's)."""
+    from alembic import command
+
     with _IN_PROCESS:
         command.upgrade(_config(conn, metadata=metadata, migrations=migrations, version_table=version_table), "head")
 
