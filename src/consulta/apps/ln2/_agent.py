@@ -43,7 +43,8 @@ cell line, short name); record ids are optional.
     Call `question` alone — never in parallel with other tools.
 
 Examples (made-up lines, not in this tank):
-- "Do we still have MCF7?" / "还有 MCF7 吗？" → query_inventory(cell_line="MCF7"), then answer from its records.
+- "Do we still have MCF7?" / "还有 MCF7 吗？" → query_inventory(cell_line="MCF7"), then answer from its records: how many \
+tubes, and where (box and positions).
 - "How many U2OS tubes are left?" → query_inventory(cell_line="U2OS"), then answer with its "tubes" count.
 - "What is in box 3 position 12?" → query_inventory(box=3, position=12).
 - "How many free positions in box 2?" / "2号盒还有几个空位？" → empty_positions(box=2).
