@@ -288,8 +288,14 @@ def turn_tool(turns: AdvisorTurns) -> ToolDef:
             "form": turn.session.form_state().model_dump(mode="json"),
         }
 
+    # It writes the session's form and page context itself (not a staged plan): an `act` tool, made by the first look.
     return ToolDef(
-        name=TURN_TOOL, function=advisor_turn, description=advisor_turn.__doc__ or "", kind="read", ends_turn=True
+        name=TURN_TOOL,
+        function=advisor_turn,
+        description=advisor_turn.__doc__ or "",
+        kind="act",
+        opens_turn=True,
+        ends_turn=True,
     )
 
 
