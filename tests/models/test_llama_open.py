@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from consulta.models import _local
+from consulta.models import _llama_cpu, _local
 
 
 class _Params:
@@ -29,7 +29,7 @@ def _fake_llama_cpp() -> Any:
 
 @pytest.mark.parametrize(("amx", "extra"), [(True, False), (False, True)])
 def test_extra_buffers_only_without_amx(monkeypatch: pytest.MonkeyPatch, amx: bool, extra: bool) -> None:
-    monkeypatch.setattr(_local, "_cpu_advertises_amx", lambda: amx)
+    monkeypatch.setattr(_llama_cpu, "cpu_advertises_amx", lambda: amx)
     fake = _fake_llama_cpp()
     assert _local._open_llama(fake, model_path="m.gguf") == [extra]
     assert fake.llama_cpp.llama_model_default_params is _Params  # put back after the one call
@@ -38,7 +38,7 @@ def test_extra_buffers_only_without_amx(monkeypatch: pytest.MonkeyPatch, amx: bo
 def test_amx_is_read_from_the_cpu_flags(tmp_path: Path) -> None:
     info = tmp_path / "cpuinfo"
     info.write_text("flags\t\t: fpu avx512f amx_bf16 amx_tile amx_int8\n", encoding="ascii")
-    assert _local._cpu_advertises_amx(info)
+    assert _llama_cpu.cpu_advertises_amx(info)
     info.write_text("flags\t\t: fpu avx2\n", encoding="ascii")
-    assert not _local._cpu_advertises_amx(info)
-    assert not _local._cpu_advertises_amx(tmp_path / "missing")
+    assert not _llama_cpu.cpu_advertises_amx(info)
+    assert not _llama_cpu.cpu_advertises_amx(tmp_path / "missing")

@@ -10,7 +10,10 @@
 
 Inside: `_specs` resolves a spec to a model; `_gguf` ships and checks the embedded GGUF; `_local` is the llama.cpp
 model (with `_schema`, `_grammar`, `_rendering`, `_parsing` for the parts of its step, and `_prefix_cache`, the
-system-message states it saves in the data dir for later runs and processes); `_scripted` the test double.
+system-message states it saves in the data dir for later runs and processes, and `_llama_cpu`, what llama.cpp must
+leave off on this CPU); `_tool_choice_fallback` the OpenAI-compatible model's step down from a `tool_choice` its
+server refuses; `openai_server` starts llama.cpp's own OpenAI-compatible server (`python -m
+consulta.models.openai_server`); `_scripted` the test double.
 """
 
 from __future__ import annotations

@@ -66,6 +66,7 @@ from pydantic_ai.usage import RequestUsage
 
 from ..runtime import ConfigError
 from ._grammar import schema_to_gbnf
+from ._llama_cpu import without_extra_buffer_types
 from ._parsing import parse_step
 from ._prefix_cache import PrefixCache, common_prefix
 from ._rendering import ChatMessage, chat_template_formatter, describe_tools, format_instruction, render_messages
@@ -144,39 +145,12 @@ class _Generation:
     stats: StepStats
 
 
-def _cpu_advertises_amx(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
-    try:
-        return " amx_tile" in cpuinfo.read_text(encoding="ascii", errors="replace")
-    except OSError:
-        return False
-
-
 def _open_llama(llama_cpp: Any, **kwargs: Any) -> Llama:
-    """`llama_cpp.Llama(**kwargs)`, without llama.cpp's extra buffer types on a CPU that advertises AMX.
-
-    A virtual machine may advertise AMX (Sapphire Rapids and later) without letting a process use its tile state:
-    llama.cpp's AMX buffer type then dies on its first `tilezero` with SIGILL (seen on the 2-core machines here).
-    Without extra buffer types the weights stay in the AVX-512/AVX2 layout, which every such CPU runs.
-    llama-cpp-python 0.3.36 has no argument for `use_extra_bufts`: the default model parameters are wrapped for
-    the one call (model loads are serialised by the caller's lock).
-    """
-    if not _cpu_advertises_amx():
+    """`llama_cpp.Llama(**kwargs)`, without llama.cpp's extra buffer types where this CPU cannot run them (see
+    `_llama_cpu`; model loads are serialised by the caller's lock)."""
+    with without_extra_buffer_types(llama_cpp):
         llama: Llama = llama_cpp.Llama(**kwargs)
-        return llama
-    low = llama_cpp.llama_cpp
-    defaults = low.llama_model_default_params
-
-    def without_extra_buffers() -> Any:
-        params = defaults()
-        params.use_extra_bufts = False
-        return params
-
-    low.llama_model_default_params = without_extra_buffers
-    try:
-        loaded: Llama = llama_cpp.Llama(**kwargs)
-        return loaded
-    finally:
-        low.llama_model_default_params = defaults
+    return llama
 
 
 class LocalModel(Model):

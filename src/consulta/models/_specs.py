@@ -126,10 +126,14 @@ def _require_model_name(kind: str, name: str) -> None:
 
 
 def _openai_compatible(name: str, *, base_url: str | None, api_key: str) -> Model:
+    """A chat model on an OpenAI-compatible server, stepping down to the `tool_choice` forms the server takes."""
     from pydantic_ai.models.openai import OpenAIChatModel
     from pydantic_ai.providers.openai import OpenAIProvider
 
-    return OpenAIChatModel(name, provider=OpenAIProvider(base_url=base_url, api_key=api_key))
+    from ._tool_choice_fallback import ToolChoiceFallbackModel
+
+    provider = OpenAIProvider(base_url=base_url, api_key=api_key)
+    return ToolChoiceFallbackModel(OpenAIChatModel(name, provider=provider), server=str(provider.base_url))
 
 
 def _scripted(arg: str, models_dir: Path | None) -> Model:

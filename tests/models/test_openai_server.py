@@ -1,0 +1,71 @@
+"""`openai:NAME` against a real OpenAI-compatible server: llama.cpp's own (the `server` extra) serving the embedded
+GGUF, started by `python -m consulta.models.openai_server`. One ln2 look-up and one tutor turn through the CLI."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from consulta.config import Settings
+from consulta.models._gguf import ensure_default_gguf
+
+pytestmark = [pytest.mark.model, pytest.mark.subprocess, pytest.mark.slow]
+pytest.importorskip("starlette_context", reason="llama.cpp's server needs the `server` extra")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    gguf = ensure_default_gguf(Settings.from_env().models_dir)
+    port = _free_port()
+    log = tmp_path_factory.mktemp("server") / "server.log"
+    command = [sys.executable, "-m", "consulta.models.openai_server", "--model", str(gguf)]
+    command += ["--chat_format", "chatml-function-calling", "--n_ctx", "8192", "--host", "127.0.0.1"]
+    with log.open("wb") as out:
+        server = subprocess.Popen([*command, "--port", str(port)], stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            if server.poll() is not None:
+                pytest.fail(f"the server exited ({server.returncode}): {log.read_text(errors='replace')[-2000:]}")
+            try:
+                urllib.request.urlopen(f"{url}/models", timeout=2).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail("the server did not answer within 180 s")
+                time.sleep(1)
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def _chat(base_url: str, home: Path, app: str, prompt: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "not-needed", "CONSULTA_HOME": str(home)}
+    command = [sys.executable, "-m", "consulta", "chat", app, "--model", "openai:embedded", "-p", prompt]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=600, check=False)
+
+
+@pytest.mark.parametrize(
+    ("app", "prompt"), [("ln2", "Do we have any HeLa cells left?"), ("tutor", "What is a derivative?")]
+)
+def test_a_turn_through_llama_cpps_server(base_url: str, tmp_path: Path, app: str, prompt: str) -> None:
+    done = _chat(base_url, tmp_path, app, prompt)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip(), done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
