@@ -223,11 +223,15 @@ def answer(tests: TestSessions, principal: str, view: Any, text: str | None = No
 
 
 def counts(engine: Engine) -> tuple[int, int, int]:
+    """(answers given, answers accounted for, sessions): an answer is accounted for by its response row (kept for
+    calibration), or as left ungraded (the grader's fallback: no evidence, so no response row)."""
     metadata.create_all(engine)
+    answered = test_items.c.answer.is_not(None)
     with engine.connect() as conn:
+        ungraded = select(func.count()).select_from(test_items).where(answered, test_items.c.graded_by == "fallback")
         return (
-            conn.execute(select(func.count()).select_from(test_items).where(test_items.c.answer.is_not(None))).scalar(),
-            conn.execute(select(func.count()).select_from(_db.responses)).scalar(),
+            conn.execute(select(func.count()).select_from(test_items).where(answered)).scalar(),
+            conn.execute(select(func.count()).select_from(_db.responses)).scalar() + conn.execute(ungraded).scalar(),
             conn.execute(select(func.count()).select_from(test_sessions)).scalar(),
         )
 

@@ -35,7 +35,11 @@ def test_consulta_serve_logs_each_request_without_secrets_and_stops_on_ctrl_c(tm
         env = {**os.environ, "CONSULTA_HOME": str(tmp_path), "CONSULTA_LANG": "zh-CN", "PYTHONUNBUFFERED": "1"}
         env.pop("CONSULTA_DATABASE_URL", None)
         server = subprocess.Popen(
-            [sys.executable, "-m", "consulta", "serve", "ln2", "--port", str(port), "--model", f"scripted:{script}"],
+            # the request log is opt-in (--access-log); what it logs must never carry a secret
+            [
+                *(sys.executable, "-m", "consulta", "serve", "ln2", "--port", str(port)),
+                *("--model", f"scripted:{script}", "--access-log"),
+            ],
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
