@@ -260,3 +260,11 @@ def test_an_apps_structured_reply_may_name_the_tools_it_calls() -> None:
     )
     assert model_words(reply, facts) is None
     assert model_words('{"voice_response": "I called update_ranking", "tool_calls": []}', facts) == "update_ranking"
+
+
+def test_a_reply_speaking_of_the_user_in_the_third_person_is_words_meant_for_the_model() -> None:
+    """Seen on the embedded model (eval_ln2, zh_multi_three): "The user will be informed that the tubes … will be taken
+    out" reached the person."""
+    facts = TurnFacts(lang="en", prompt="取出3号盒1、2、3号位")
+    said = "The user will be informed that the tubes in box 3 positions 1, 2, and 3 will be taken out on 2026-11-27."
+    assert model_words(said, facts) == "The user will"

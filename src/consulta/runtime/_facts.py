@@ -200,7 +200,7 @@ _SPAN_WORDS = 6
 """A reply sharing this many words in a row with a text meant for the model repeats it (hints are long)."""
 _SPAN_CJK = 10
 _TO_THE_MODEL = re.compile(
-    r"\b(?:ask|tell|inform|confirm\s+with)\s+the\s+user\b|\bthe\s+user(?:'s|\s+(?:said|wrote|asked|named|must))\b"
+    r"\b(?:ask|tell|inform|confirm\s+with)\s+the\s+user\b|\b[Tt]he\s+user(?:'s|\s+(?:said|wrote|asked|named|must|will|should|can|is|has|needs?|wants?))\b"
     r"|\bcall\s+(?:the\s+)?(?:question\s+)?tool\b|\btool\s+results?\b|\bONE\s+question\b|调用.{0,6}工具|询问用户|用户说",
 )
 _CODE = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
