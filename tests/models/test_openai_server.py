@@ -56,11 +56,17 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def _chat(base_url: str, home: Path, app: str, prompt: str) -> subprocess.CompletedProcess[str]:
+    # llama-cpp-python's chatml-function-calling answers a streamed request with tools with no content: whole ones
     env = {**os.environ, "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "not-needed", "CONSULTA_HOME": str(home)}
+    env["OPENAI_STREAM"] = "0"
     command = [sys.executable, "-m", "consulta", "chat", app, "--model", "openai:embedded", "-p", prompt]
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=600, check=False)
 
 
+# Known gap (issue 26 item 8, open): llama-cpp-python 0.3.36's server refuses the conversation with HTTP 422→500 at
+# the assistant message that carries the turn's tool calls ("messages.2.role: Input should be 'system' …": its request
+# schema takes no assistant message in the shape the OpenAI client sends). Not strict: the day it passes, say so.
+@pytest.mark.xfail(reason="llama.cpp's server rejects an assistant message with tool calls (see above)", strict=False)
 @pytest.mark.parametrize(
     ("app", "prompt"), [("ln2", "Do we have any HeLa cells left?"), ("tutor", "What is a derivative?")]
 )

@@ -133,7 +133,10 @@ def _openai_compatible(name: str, *, base_url: str | None, api_key: str) -> Mode
     from ._tool_choice_fallback import ToolChoiceFallbackModel
 
     provider = OpenAIProvider(base_url=base_url, api_key=api_key)
-    return ToolChoiceFallbackModel(OpenAIChatModel(name, provider=provider), server=str(provider.base_url))
+    streams = os.environ.get("OPENAI_STREAM", "1").strip().lower() not in ("0", "false", "no")
+    return ToolChoiceFallbackModel(
+        OpenAIChatModel(name, provider=provider), server=str(provider.base_url), streams=streams
+    )
 
 
 def _scripted(arg: str, models_dir: Path | None) -> Model:

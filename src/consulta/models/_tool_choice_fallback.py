@@ -68,10 +68,13 @@ class ToolChoiceFallbackModel(WrapperModel):
     `server` names the server in messages and keys what was learnt about it.
     """
 
-    def __init__(self, wrapped: Model, *, server: str) -> None:
+    def __init__(self, wrapped: Model, *, server: str, streams: bool = True) -> None:
         super().__init__(wrapped)
         self.server = server
         self.accepts = server_tool_choice(server, wrapped.model_name)
+        self.streams = streams
+        """False: the runtime asks this server for whole responses, never streams (`OPENAI_STREAM=0`: a server whose
+        streamed tool calls come back empty, e.g. llama-cpp-python's `chatml-function-calling`)."""
 
     async def request(
         self,
