@@ -134,3 +134,14 @@ def test_an_unreachable_server_is_one_config_line(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     with pytest.raises(ConfigError, match=r"Cannot reach the model server at http://127.0.0.1:9/v1/.*Start it"):
         _run("anything", None)
+
+
+def test_openai_stream_0_asks_for_whole_responses(monkeypatch: pytest.MonkeyPatch) -> None:
+    from consulta.models import resolve_model
+    from consulta.runtime._streaming import can_stream
+
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "not-needed")
+    assert can_stream(resolve_model("openai:any"))
+    monkeypatch.setenv("OPENAI_STREAM", "0")
+    assert not can_stream(resolve_model("openai:any"))
