@@ -13,7 +13,7 @@ import json
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import ValidationError
 from pydantic_ai import Agent as PaiAgent
@@ -86,9 +86,6 @@ from ._tool_wrappers import (
 )
 from ._tools import ToolDef
 from ._typed_answer import TypedAnswer, typed_answer
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = [
     "Cancelled",

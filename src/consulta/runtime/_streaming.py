@@ -39,12 +39,12 @@ def can_stream(model: Model | Any) -> bool:
     """Whether `model` answers a request as a stream (pydantic-ai's `request_stream`): its own class implements it,
     or, for a function model, it was given a stream function. A model (or a wrapper around it) whose `streams` is
     False is asked for whole responses."""
-    while isinstance(model, WrapperModel):
+    while True:
         if getattr(model, "streams", True) is False:
             return False
+        if not isinstance(model, WrapperModel):
+            break
         model = model.wrapped
-    if getattr(model, "streams", True) is False:
-        return False
     if isinstance(model, FunctionModel) and type(model).request_stream is FunctionModel.request_stream:
         return model.stream_function is not None
     return isinstance(model, Model) and type(model).request_stream is not Model.request_stream
