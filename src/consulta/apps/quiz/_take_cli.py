@@ -280,6 +280,13 @@ class _Take:
             right=t("quiz.take.result.right", self.lang, right=right, n=view.answered),
             stop=stop,
         )
+        if view.level_derived_items:
+            self.say(
+                "quiz.take.result.level_derived",
+                "dim",
+                derived=view.level_derived_items,
+                calibrated=view.calibrated_items,
+            )
         self.console.print()
         self.say("quiz.take.plot.title", "bold")
         for line in text_plot(view.trajectory, lang=self.lang):
