@@ -2,7 +2,9 @@
 
 The set: 140 student answers to 4 SciEntsBank questions of SemEval-2013 Task 7 (Dzikovska et al. 2013), each
 labelled correct / incorrect by trained annotators (the 2-way labels), CC BY-SA 3.0 — see bench/data/grading/README.md.
-It is split in two, fixed by the answers' ids (per question and label, alternately by a hash of the id): `train`
+A second set (`--set zh`; both by default): 40 answers to 4 Chinese school questions, 32 in Chinese and 8 in English,
+labelled by one person (see bench/data/grading_zh/README.md; its questions give their expected ideas with variants).
+Each set is reported on its own. Each is split in two, fixed by the answers' ids (per question and label, alternately by a hash of the id): `train`
 (what `--fit` fits the calibration on) and `test` (held out: the figures reported).
 
 Each answer is graded as tool 6 grades a short answer (`_short_answer`): code's evidence (expected keywords with
@@ -17,7 +19,7 @@ confusion table of (1) the tool's decision, (2) the model's verdict alone (P(cor
 `--today` (4) the grader this replaced (the model's sampled 0-100, bounded by keywords); per question; seconds.
 
     .venv/bin/python bench/eval_quiz_grading.py [--model local] [--limit N] [--fit] [--today] [--out PATH]
-    .venv/bin/python bench/eval_quiz_grading.py --refit-from bench/results/quiz_grading.json --fit   # no model
+    .venv/bin/python bench/eval_quiz_grading.py --refit-from bench/results/quiz_grading.json [more.json ...] --fit
 
 `--fit` fits the calibration on the train split and writes it to src/consulta/apps/quiz/data/grading_calibration.json
 (what the tool ships); `--refit-from` reuses the model's recorded probabilities instead of running it again.
@@ -355,7 +357,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--fit", action="store_true", help="fit the calibration on the train split and ship it")
     parser.add_argument("--today", action="store_true", help="also run the grader this replaced (slow)")
-    parser.add_argument("--refit-from", type=Path, default=None, help="reuse a results file's model probabilities")
+    parser.add_argument(
+        "--refit-from", type=Path, nargs="+", default=None, help="reuse results files' model probabilities (no model)"
+    )
     parser.add_argument("--out", type=Path, default=None, help="where to write the JSON results")
     parser.add_argument("--quiet", action="store_true", help="no line per answer")
     parser.add_argument("--set", choices=[*SETS, "all"], default="all", help="which labelled set (default: all)")
@@ -367,9 +371,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     split = split_of(answers)
     load_seconds = wall = 0.0
     if args.refit_from:
-        recorded = json.loads(args.refit_from.read_text(encoding="utf-8"))
-        graded = [g for g in recorded["answers"] if g.get("set", "scientsbank") in names]
-        model_name = recorded["model"]
+        runs = [json.loads(path.read_text(encoding="utf-8")) for path in args.refit_from]
+        by_id = {g["id"]: g for run in runs for g in run["answers"] if g.get("set", "scientsbank") in names}
+        graded = list(by_id.values())  # a later file's record of an answer replaces an earlier one's
+        model_name = " + ".join(dict.fromkeys(run["model"] for run in runs))
     else:
         chosen = interleaved(answers)[: args.limit] if args.limit else list(answers)
         # One question after another: the model's KV cache keeps the item's prompt from one answer to the next.
