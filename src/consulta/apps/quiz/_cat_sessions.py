@@ -18,7 +18,9 @@ runs out. Multiple-choice and true/false answers are scored in code (exact, case
 `ShortAnswerScorer` (the model, through seed tool 6 `score_and_explain`, with the seed's fallback). Every scored
 answer is also a row of `_db.responses` (what items are recalibrated from), in the same transaction.
 
-The sessions' own tables (`quiz_test_sessions`, `quiz_test_items`) are quiz's (`_db`), migrated with the store. A session belongs to the principal that started it (a web session, the terminal's `local`): another
+The parts, one job each: what goes wrong (`_test_errors`), the profile form and the prior it sets (`_test_profile`),
+the bank as a test sees it (`_test_pool`), what front ends show (`_test_views`), the plot (`_ability_plot`), the
+grading (`_grading`); this module is the state machine. The sessions' own tables (`quiz_test_sessions`, `quiz_test_items`) are quiz's (`_db`), migrated with the store. A session belongs to the principal that started it (a web session, the terminal's `local`): another
 principal's session is `not_found`, exactly like an unknown one.
 """
 
