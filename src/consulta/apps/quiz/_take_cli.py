@@ -298,6 +298,7 @@ class _Take:
             "quiz.take.feedback.your_answer",
             "quiz.take.feedback.right_answer",
             "quiz.take.feedback.score",
+            "quiz.take.cli.col.params",
         ):
             table.add_column(t(key, self.lang), overflow="fold")
         for reviewed in view.review or []:
@@ -314,6 +315,10 @@ class _Take:
                 escape(_shown(item, fb.answer, self.lang)),
                 escape(right_answer),
                 f"{fb.score:.0f}",
+                t(
+                    "quiz.take.cli.params.level" if reviewed.level_derived else "quiz.take.cli.params.calibrated",
+                    self.lang,
+                ),
             )
         self.console.print(table)
 
