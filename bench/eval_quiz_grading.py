@@ -308,6 +308,7 @@ def summarize(graded: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "tool": [g["is_correct"] for g in graded],
         "model_verdict_alone": [g.get("model_correct", False) for g in graded],
         "baseline_keywords_half": [g["baseline_correct"] for g in graded],
+        "code_every_idea_found": [g["keyword_share"] == 1.0 for g in graded],
     }
     if graded and all("today_correct" in g for g in graded):
         graders["today"] = [g["today_correct"] for g in graded]
@@ -337,6 +338,7 @@ def _print(summary: dict[str, Any], title: str) -> None:
         ("tool 6 (model probabilities + code)", "tool"),
         ("model verdict alone", "model_verdict_alone"),
         ("baseline: half the keywords", "baseline_keywords_half"),
+        ("code alone: every expected idea found", "code_every_idea_found"),
         ("today's grader (sampled 0-100 + cap)", "today"),
     ):
         if key in summary:
