@@ -177,3 +177,27 @@ def test_box_and_position_flow_stages_the_right_tube_and_errors_stage_nothing(tm
 
     asyncio.run(scenario())
     assert sha(inventory) == before and audit_lines(inventory) == []
+
+
+@pytest.mark.parametrize(
+    ("words", "named"),
+    [
+        ("Do we have any HeLa cells left?", ("HeLa", "cell_line")),  # a whole name, the longest that fits
+        ("Do we have RTCB rescue lines?", ("RTCB rescue", "cell_line")),  # a run of a name's own words
+        ("Show me the dTAG-MYC tubes", ("dTAG-MYC", "cell_line")),  # a cell line's part before a plasmid's
+        ("Thaw the C122A one at position 29", ("C122A", "cell_line")),
+        ("Any pX458 left?", ("pX458", "plasmid")),
+        ("I need some cells for my experiment", None),  # lab words are not names
+        ("thaw box 3 position 4", None),
+        ("谢谢！", None),
+    ],
+)
+def test_the_words_name_an_inventory_name_or_part_of_one(
+    inventory: Path, words: str, named: tuple[str, str] | None
+) -> None:
+    from consulta.apps.ln2._inventory import load_inventory
+    from consulta.apps.ln2._turns import first_look_for, named_in
+
+    assert named_in(words, load_inventory(inventory)) == named
+    if named is not None and "thaw" not in words.casefold():
+        assert first_look_for(inventory)(words) == [("query_inventory", {named[1]: named[0]})]

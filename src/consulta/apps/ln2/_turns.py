@@ -104,9 +104,41 @@ def _names(inventory: Inventory) -> list[tuple[str, str]]:
     return sorted(found.items(), key=lambda item: -len(item[0]))
 
 
+_TOKEN = re.compile(r"[A-Za-z0-9]+")
+_NOT_A_NAME = frozenset(
+    "a an and all any box boxes cell cells line lines new old one ones stock the tube tubes vial vials".split()
+)
+_MAX_RUN = 4
+
+
+def _part_named(words: str, inventory: Inventory) -> tuple[str, str] | None:
+    """The longest run of the words' tokens that is a run of a name's own tokens ("RTCB rescue" in
+    K562-RTCB-rescue-WT, "dTAG-MYC" in K562-dTAG-MYC), as the words said it, with its query field."""
+    name_tokens = [([t.casefold() for t in _TOKEN.findall(name)], field) for name, field in _names(inventory)]
+    tokens = list(_TOKEN.finditer(words))
+    best: tuple[int, str, str] | None = None
+    for start in range(len(tokens)):
+        for end in range(start + 1, min(start + _MAX_RUN, len(tokens)) + 1):
+            run = [t.group().casefold() for t in tokens[start:end]]
+            if all(t.isdigit() or t in _NOT_A_NAME for t in run) or sum(map(len, run)) < 3:
+                continue
+            fields = {f for toks, f in name_tokens if any(toks[i : i + len(run)] == run for i in range(len(toks)))}
+            if not fields:
+                break  # a longer run from this start cannot be a name's run either
+            said = words[tokens[start].start() : tokens[end - 1].end()]
+            if best is None or len(said) > best[0]:
+                best = (len(said), said, "cell_line" if "cell_line" in fields else "plasmid")
+    return (best[1], best[2]) if best else None
+
+
 def named_in(words: str, inventory: Inventory) -> tuple[str, str] | None:
     """The longest inventory name the words contain (case-insensitive, at ASCII word edges) and the query field it is
-    for (`cell_line` or `plasmid`), or None."""
+    for (`cell_line` or `plasmid`); else the longest part of a name they say ("RTCB rescue", "dTAG-MYC": a run of the
+    name's own words), as said; else None."""
+    return _whole_named(words, inventory) or _part_named(words, inventory)
+
+
+def _whole_named(words: str, inventory: Inventory) -> tuple[str, str] | None:
     folded = words.casefold()
     for name, field in _names(inventory):
         at = folded.find(name.casefold())
