@@ -24,7 +24,7 @@ from ._queries import empty_positions as _empty_positions
 from ._queries import inventory_stats as _inventory_stats
 from ._queries import query_inventory as _query_inventory
 from ._queries import search_records as _search_records
-from ._turns import named_in
+from ._turns import change_asked, named_in
 
 __all__ = ["Ln2Plans", "ln2_tools"]
 
@@ -317,6 +317,10 @@ class Ln2Plans:
         """A take-out names tubes by what the user said or the turn's data showed: a name, box or position nothing
         grounds (a small model copies examples and invents places) is left out, so the tubes are found from the
         user's words — or the runtime asks which, when those fit several."""
+        said = change_asked(evidence.user_texts[-1]) if evidence.user_texts else None
+        wrong = {"record_thaw": "add", "batch_thaw": "add", "add_entry": "take"}.get(tool_name)
+        if wrong is not None and said == wrong:
+            raise _wrong_operation(tool_name, said)
         if tool_name == "record_thaw":
             return {**args, **self._grounded_ref(args, evidence)}
         if tool_name == "batch_thaw" and isinstance(args.get("entries"), list):
@@ -541,6 +545,21 @@ def _grounded_ref(ref: dict[str, Any], evidence: Evidence) -> dict[str, Any] | N
     if not any(kept.get(k) not in (None, [], "") for k in ("cell_line", "short_name", "plasmid", "box", "positions")):
         return None
     return kept
+
+
+def _wrong_operation(tool_name: str, said: str) -> ToolError:
+    """A take-out called for words that only add tubes, or an add for words that only take tubes out."""
+    if said == "add":
+        return ToolError(
+            "wrong_operation",
+            f"Not staged: the user asks to put a new tube in, not to take one out ({tool_name} takes tubes out).",
+            hint="Call add_entry with the cell line, box and positions the user said.",
+        )
+    return ToolError(
+        "wrong_operation",
+        "Not staged: the user asks to take tubes out, not to add new ones (add_entry adds a new record).",
+        hint="Call record_thaw with the tubes as the user named them (box + positions, or a name).",
+    )
 
 
 def _ungrounded(field: str, detail: str, *, hint: str | None = None, choice: Choice | None = None) -> ToolError:

@@ -17,12 +17,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ._inventory import Inventory, load_inventory
 from ._locate import said_boxes, said_positions
 
-__all__ = ["asks_for_change", "first_look_for", "named_in", "said_month"]
+__all__ = ["asks_for_change", "change_asked", "first_look_for", "named_in", "said_month"]
 
 _CHANGE_EN = re.compile(
     r"\b(?:thaw\w*|take\s+(?:\w+\s+){0,4}?out|took\s+out|takeout|remove|discard\w*|throw\s+(?:\w+\s+)?away|dispose|"
@@ -32,6 +32,15 @@ _CHANGE_EN = re.compile(
 _CHANGE_ZH = re.compile(
     r"取出|取一|取两|取几|取走|拿出|拿一|拿两|拿走|解冻|复苏|丢弃|扔掉|扔了|销毁|弃掉|添加|加入|新增|加一|放入|放进|放一|放两|放到|存入|"
     r"冻存|冻一|冻两|撤销|撤回|回滚|恢复|删除|删掉|用掉|移到|移动|登记"
+)
+_ADD = re.compile(
+    r"\b(?:add|adding|put|freeze|freezing|store|deposit)\b|放入|放进|放一|放两|放到|存入|冻存|新增|添加|加入|加一|登记",
+    re.IGNORECASE,
+)
+_TAKE = re.compile(
+    r"\b(?:thaw\w*|take\s+(?:\w+\s+){0,4}?out|took\s+out|takeout|remove|discard\w*|throw\s+(?:\w+\s+)?away|dispose|use\s+up)\b|"
+    r"取出|取一|取两|取走|拿出|拿一|拿两|拿走|解冻|复苏|丢弃|扔掉|扔了|销毁|弃掉|用掉",
+    re.IGNORECASE,
 )
 _UNDO = re.compile(r"\b(?:undo|revert|roll\s*back|rollback)\b|撤销|撤回|回滚", re.IGNORECASE)
 _FREE = re.compile(
@@ -79,6 +88,16 @@ def said_month(words: str) -> str | None:
     if found := _MONTH_ISO.search(words):
         return f"{found.group(1)}-{found.group(2)}"
     return None
+
+
+def change_asked(words: str) -> Literal["add", "take"] | None:
+    """`add` when the words ask only to put new tubes in ("在3号盒第70位放入一管新冻存的 HeLa", "Put a new CHO tube in
+    box 2 position 40"), `take` when they ask only to take tubes out (thaw, take out, discard); None otherwise (both,
+    neither, an undo)."""
+    if _UNDO.search(words) or _HOW_TO.search(words):
+        return None
+    add, take = bool(_ADD.search(words)), bool(_TAKE.search(words))
+    return "add" if add and not take else "take" if take and not add else None
 
 
 def asks_for_change(words: str) -> bool:
