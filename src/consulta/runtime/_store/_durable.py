@@ -48,7 +48,8 @@ class DurableSteps:
         return loads(stored)
 
     def recorded_steps(self, run_id: str, prefix: str = "") -> dict[str, Any]:
-        """The recorded steps of run `run_id` whose keys begin with `prefix`: key → result, in the order recorded."""
+        """The recorded steps of run `run_id` whose keys begin with `prefix`: key → result, in the order recorded (to
+        the millisecond; steps of the same millisecond by key)."""
         query = select(durable_steps.c.key, durable_steps.c.result).where(durable_steps.c.run_id == run_id)
         if prefix:
             query = query.where(durable_steps.c.key.startswith(prefix, autoescape=True))
@@ -93,7 +94,7 @@ class RunSteps:
         return self.store.record_step(self.run_id, key, result)
 
     def recorded(self, prefix: str = "") -> dict[str, Any]:
-        """The recorded steps whose keys begin with `prefix`, in the order recorded."""
+        """The recorded steps whose keys begin with `prefix`, in the order recorded (see `Store.recorded_steps`)."""
         return self.store.recorded_steps(self.run_id, prefix)
 
     async def step(self, key: str, work: Callable[[], Awaitable[Any] | Any]) -> Any:
