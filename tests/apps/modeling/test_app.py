@@ -38,6 +38,8 @@ def test_the_app_is_registered_with_its_options_and_data_path(tmp_path: Path) ->
     assert options.max_depth == 2 and options.consult_budget == 2
 
 
+@pytest.mark.sandbox
+@pytest.mark.subprocess  # the whole flow: the team's scripts each in a sandboxed child process (Python, pandas, plots)
 def test_a_run_through_the_host_records_consultations_events_and_the_pdf(tmp_path: Path) -> None:
     problem = tmp_path / "problem"
     shutil.copytree(SAMPLES / "electricity_demand", problem)

@@ -302,6 +302,8 @@ def _writer() -> dict:
     return WORK["writer"]
 
 
+@pytest.mark.sandbox
+@pytest.mark.subprocess  # the whole flow: the team's scripts each in a sandboxed child process (Python, pandas, plots)
 def test_the_whole_flow_to_a_pdf_with_consultations_on_record(tmp_path: Path) -> None:
     ws, problem = workspace(tmp_path)
     consults = {"reader": "advisor", "modeler": "researcher", "writer": "visualizer", "validator": "writer"}
