@@ -129,6 +129,43 @@ def test_what_a_server_lacks_is_one_config_line(
     assert server.base_url in str(raised.value) and "\n" not in str(raised.value)
 
 
+def test_a_refused_null_content_is_sent_again_as_empty_text_once(
+    server: OpenAIStubServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    server.refuse.add("null_content")
+    with caplog.at_level(logging.WARNING, logger="consulta.models"):
+        assert _run("refuses-null", None) == "Tool said: HeLa: 3 vials"
+        assert _run("refuses-null", None) == "Tool said: HeLa: 3 vials"  # a second run: remembered
+    assert len(server.refused) == 1
+    after_calls = [m for r in server.requests if r not in server.refused for m in r["messages"] if m.get("tool_calls")]
+    assert after_calls and all(m["content"] == "" for m in after_calls)
+    fallbacks = server_tool_choice(f"{server.base_url}/", "refuses-null").fallbacks
+    assert len(fallbacks) == 1 and "empty content" in fallbacks[0]
+    assert [r.getMessage() for r in caplog.records if "null content" in r.getMessage()] == fallbacks
+
+
+@pytest.mark.parametrize(
+    ("setup", "says"),
+    [
+        ("tool_results", r"refuses a conversation that holds tool calls for model 'no-results' \(messages\.3\.role"),
+        (
+            "wrong_path",
+            r"at http://127\.0\.0\.1:\d+ has no chat completions API at that address \(Not Found\)\..*OPENAI_BASE_URL",
+        ),
+    ],
+)
+def test_a_server_without_tool_results_or_at_a_wrong_path_is_one_config_line(
+    server: OpenAIStubServer, monkeypatch: pytest.MonkeyPatch, setup: str, says: str
+) -> None:
+    if setup == "tool_results":
+        server.refuse.add("tool_results")
+    else:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url.removesuffix("/v1"))  # no `/v1`: nothing there
+    with pytest.raises(ConfigError, match=says) as raised:
+        _run("no-results", None)
+    assert "\n" not in str(raised.value)
+
+
 def test_an_unreachable_server_is_one_config_line(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # discard port: nothing listens
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
