@@ -54,8 +54,12 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                 time.sleep(1)
         yield url
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        server.terminate()  # uvicorn waits for a request still running: killed after 30 s
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait(timeout=30)
 
 
 def _chat(base_url: str, home: Path, app: str, prompt: str) -> subprocess.CompletedProcess[str]:
