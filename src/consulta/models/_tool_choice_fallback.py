@@ -145,8 +145,8 @@ class ToolChoiceFallbackModel(WrapperModel):
                 "--tool-call-parser …; llama.cpp's server: --jinja or a function-calling chat format; Ollama: a model "
                 "tagged `tools`)."
             ) from None
-        if isinstance(error, ModelNotFoundError) and not _names_model(error, self.model_name):
-            raise ConfigError(  # a 404 that is not about the model: the base URL leads to no chat API
+        if _no_chat_api(error, self.model_name):
+            raise ConfigError(
                 f"The model server at {self.server} has no chat completions API at that address ({_detail(error)}). "
                 "Check OPENAI_BASE_URL: it is the address that `/chat/completions` follows, often ending in `/v1`."
             ) from None
@@ -290,6 +290,13 @@ def _about_messages(error: ModelAPIError) -> bool:
     )
 
 
+def _no_chat_api(error: ModelAPIError, model_name: str) -> bool:
+    """The base URL leads to no chat API: a 404 not about the model, or a web server that takes no POST there."""
+    if not isinstance(error, ModelHTTPError) or error.status_code not in (404, 405, 501):
+        return False
+    return not (isinstance(error, ModelNotFoundError) and _names_model(error, model_name))
+
+
 def _names_model(error: ModelAPIError, model_name: str) -> bool:
     """Whether a 404 is about the model (OpenAI's `model_not_found`, or the server's words name it)."""
     code = getattr(error, "provider_error_code", None)
@@ -305,5 +312,5 @@ def _detail(error: ModelAPIError) -> str:
     body = getattr(error, "body", None)
     said = (body.get("message") or body.get("detail") or body) if isinstance(body, dict) else body
     text = str(said or error.message)
-    text = " ".join(text.split())
+    text = " ".join(re.sub(r"<[^>]*>", " ", text).split())  # an HTML error page as its words
     return text if len(text) <= 200 else text[:197] + "..."
