@@ -33,7 +33,7 @@ class Gm11(Family):
     name = "gm11"
     group = "statistics"
     title = ("Grey forecasting GM(1,1)", "灰色预测 GM(1,1)")
-    answers = frozenset({"forecast", "number"})
+    answers = frozenset({"forecast", "number", "estimate"})
     Params = Gm11Params
     outputs = ("a", "b", "forecast", "mean_relative_error")
 
