@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from ._checks import CheckFailure
 from ._files import write_atomic
@@ -47,11 +47,26 @@ class TaskModel(BaseModel):
         return f"task{self.task.number}_{self.family}"
 
 
+def _required_choice(schema: dict[str, Any]) -> None:
+    """The grammar must write a choice (the default None stands only for an answer that never fitted its form)."""
+    schema["required"] = sorted({*schema.get("required", []), "choice"})
+    choice = schema.get("properties", {}).get("choice", {})
+    choice.pop("default", None)
+    if "anyOf" in choice:
+        choice["anyOf"] = [a for a in choice["anyOf"] if a.get("type") != "null"]
+        if len(choice["anyOf"]) == 1:
+            choice.update(choice.pop("anyOf")[0])
+
+
+class _ChoiceBase(TeamAnswer):
+    model_config = ConfigDict(extra="ignore", json_schema_extra=_required_choice)
+
+
 def _choice_form(names: tuple[str, ...]) -> type[TeamAnswer]:
     """The modeler's answer for one task: the family's parameters (only these families), and why it fits."""
     model: type[TeamAnswer] = create_model(
         "FamilyChoiceWork",
-        __base__=TeamAnswer,
+        __base__=_ChoiceBase,
         why=(str, Field("", max_length=120, description="为什么这个模型能回答这一问")),
         choice=(choice_type(names) | None, Field(None, description="选用的模型及其参数（family 为模型名）")),
     )

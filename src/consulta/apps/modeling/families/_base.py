@@ -70,11 +70,17 @@ class ProblemData(BaseModel):
         return "\n".join(f"{n}（{len(f)} 行）：{', '.join(map(str, f.columns))}" for n, f in self.tables.items())
 
 
+def _every_field(schema: dict[str, Any]) -> None:
+    """A model's grammar writes every parameter (each has a default for code, none is left to chance)."""
+    schema["required"] = list(schema.get("properties", {}))
+
+
 class FamilyParams(BaseModel):
     """The parameters the modeler fills for one task: `family` names it (the union's discriminator), `table` is the
-    data file it reads; each family adds its own."""
+    data file it reads; each family adds its own. Its JSON schema requires every field (a grammar made from it
+    writes them all); validating a dict fills what is missing with the defaults."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_every_field)
 
     family: str
     table: str = Field("", max_length=60, description="数据文件名（如 data.csv）")
