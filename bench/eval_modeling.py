@@ -12,10 +12,16 @@ solved by the real command (`consulta chat modeling --problem DIR -p …`, a new
 The problems: house prices (English, a categorical covariate, a case to predict), student scores (Chinese column
 names, a case to predict), a factory's energy use over 60 months as a public benchmark's problem JSON (a forecast),
 daily café sales with a date and temperature (a series), and wine ratings with no case asked (a regression where
-nothing must be predicted).
+nothing must be predicted); then contest-style problems (`CONTEST`, and the herd of issue 24): a statement with 2–3
+tasks and data generated with a known truth, at least one per family group (population, ODEs, optimisation,
+networks, stochastic, evaluation, statistics), in Chinese and English. Per problem, per task: found in the
+statement, the family chosen and whether it fits (`Truth.families`), answered or declined with a reason, the numbers
+of its section traced to the result files (or the statement), the truth recovered from its result JSON, wall time.
+With `--model scripted` the test double chooses the right family with the right parameters for each task
+(`Truth.choices`): it checks the harness and the code paths, not a model.
 
-    flock /tmp/consulta-model.lock .venv/bin/python bench/eval_modeling.py --model local   # results/modeling_eval.json
-    .venv/bin/python bench/eval_modeling.py --model scripted --only houses_en                # the code paths, quickly
+    flock /work/model.lock .venv/bin/python bench/eval_modeling.py --model local   # results/modeling_eval.json
+    .venv/bin/python bench/eval_modeling.py --model scripted --only houses_en       # the code paths, quickly
 """
 
 from __future__ import annotations

@@ -17,6 +17,10 @@ the run's usage limits) and ended on every path: finished, failed, or cancelled 
 what the Director learns goes into its memo (`_memo`) before the next step; a run killed at any point and started
 again replays it: no agent is asked twice, no record written twice, the numbering goes on where it stopped, and a
 member's run the killed process left `running` is ended `failed`. The team's code: `_team_code`.
+
+When the statement names its tasks, the modeler chooses a model family for each (`_task_models`); when it chose one
+that the data and the statement support for any task, the tasks' families stand in for the template model: their
+scripts are the code the code_runs gate runs and their results what the later gates and the paper read.
 """
 
 from __future__ import annotations
@@ -68,7 +72,7 @@ from ._plan import Plan, plan_for
 from ._problem import Problem
 from ._sandbox_run import ScriptRun
 from ._shape import DataShape, describe_data
-from ._task_models import TaskModel, choose_models, record, run_task_models, task_answer
+from ._task_models import TaskModel, choose_models, record, recorded, run_task_models, task_answer
 from ._tasks import TaskAnswer, answer_of, statement_tasks
 from ._team import (
     ROLES,
@@ -656,7 +660,14 @@ class Director:
             names = sorted(p.name for p in (self.ws / folder).glob("*") if p.is_file() and not p.name.startswith("."))
             if names:
                 listing.append(f"{folder}/: {', '.join(names)}")
-        return f"关卡 {gate}。工作区的文件：\n" + "\n".join(listing)
+        tasks = [
+            f"第 {m.task.number} 问（{m.task.asks}）：{m.family or '无模型'}，{m.status}" for m in recorded(self.ws)
+        ]
+        return (
+            f"关卡 {gate}。工作区的文件：\n"
+            + "\n".join(listing)
+            + ("\n各问的模型：\n" + "\n".join(tasks) if tasks else "")
+        )
 
     # ---- records and events -----------------------------------------------------------------------------------------
 
