@@ -227,7 +227,9 @@ def _herd(folder: Path, rng: np.random.Generator) -> Truth:
         "11,000.\n",
         encoding="utf-8",
     )
-    leslie = {"table": "herd_2023.csv", "next_table": "herd_2024.csv", "age_column": "age", "count_column": "female",
+    # each year's table is a herd at its stable structure (not the same animals a year on): survival is read from
+    # one year's structure, the other year's table being the check of it
+    leslie = {"table": "herd_2024.csv", "next_table": "", "age_column": "age", "count_column": "female",
               "breeding_age": 1, "years": 10, "target": 11000}  # fmt: skip
     return Truth(
         kind="population", tasks=3, families={1: ("leslie",), 2: ("leslie",), 3: ("leslie",)},
@@ -562,7 +564,10 @@ def _judge(ws: Path, truth: Truth) -> dict[str, Any]:
 
 def _dig(result: Any, key: str) -> Any:
     for part in key.split("."):
-        result = result.get(part) if isinstance(result, dict) else None
+        if isinstance(result, list) and part.isdigit():
+            result = result[int(part)] if int(part) < len(result) else None
+        else:
+            result = result.get(part) if isinstance(result, dict) else None
     return result
 
 
@@ -709,7 +714,18 @@ def main() -> None:
     parser.add_argument(
         "--out", type=Path, default=None, help="results file (default: bench/results/modeling_eval[.scripted].json)"
     )
+    parser.add_argument(
+        "--rejudge",
+        type=Path,
+        default=None,
+        help="judge the kept workspaces of this results file again (the truth remade from each problem's seed)",
+    )
     args = parser.parse_args()
+    if args.rejudge:
+        earlier = json.loads(args.rejudge.read_text(encoding="utf-8"))
+        runs = [_rejudged(r) for r in earlier["runs"]]
+        _write(args.out or args.rejudge, earlier["model"], runs)
+        return
     script = None
     if args.model == "scripted":
         sys.path.insert(0, str(ROOT / "tests"))
@@ -744,6 +760,24 @@ def main() -> None:
             )
         }
         print(f"  {json.dumps(brief, ensure_ascii=False)}", flush=True)
+    out = args.out or ROOT / "bench" / "results" / (
+        "modeling_eval.scripted.json" if args.model == "scripted" else "modeling_eval.json"
+    )
+    _write(out, args.model, runs)
+
+
+def _rejudged(run: dict[str, Any]) -> dict[str, Any]:
+    """`run` judged again from its kept workspace (the same truth: the problem's data come from its name's seed)."""
+    if "workspace" not in run:
+        return run
+    make, _ = PROBLEMS[run["problem"]]
+    truth = make(Path(tempfile.mkdtemp()), np.random.default_rng(sum(map(ord, run["problem"]))))
+    judged = {**run, **_judge(Path(run["workspace"]), truth)}
+    judged["reworks"] = sum(v == "REJECTED" for v in judged["verdicts"].values())
+    return judged
+
+
+def _write(out: Path, model: str, runs: list[dict[str, Any]]) -> None:
     summary = {
         "problems": len(runs), "exit_0": sum(r["exit_status"] == 0 for r in runs), "pdf": sum(bool(r.get("pdf")) for r in runs),
         "kind_right": sum(bool(r.get("kind_right")) for r in runs),
@@ -758,15 +792,12 @@ def main() -> None:
         "untraced_numbers": sum(r.get("untraced_numbers", 0) for r in runs),
         "truth_recovered": f"{sum(int(str(r.get('truth_recovered', '0/0')).split('/')[0]) for r in runs)}/{sum(int(str(r.get('truth_recovered', '0/0')).split('/')[1]) for r in runs)}",
     }  # fmt: skip
-    out = args.out or ROOT / "bench" / "results" / (
-        "modeling_eval.scripted.json" if args.model == "scripted" else "modeling_eval.json"
-    )
     out.write_text(
         json.dumps(
             {
                 "benchmark": "modeling_eval",
                 "source": source_version(),
-                "model": args.model,
+                "model": model,
                 "summary": summary,
                 "runs": runs,
             },
