@@ -33,7 +33,7 @@ STATEMENT = (
     "## Tasks\nTask 1: Rank the suppliers.\nTask 2: Estimate the weight of each criterion.\n"
 )
 CHOICES = {
-    1: {"family": "topsis", "table": "suppliers.csv", "label_column": "name", "criteria": ["quality", "on_time", "price"], "cost_criteria": ["price"]},
+    1: {"family": "topsis", "table": "suppliers", "label_column": "name", "criteria": ["quality", "on_time", "price"], "cost_criteria": ["price"]},
     2: {"family": "entropy_weight", "table": "suppliers.csv", "label_column": "name", "criteria": ["quality", "no_such_column"]},
 }  # fmt: skip
 
@@ -71,6 +71,7 @@ def test_a_choice_the_data_does_not_support_is_sent_back_once_then_could_not(tmp
     assert [t.asks for t in tasks] == ["ranking", "estimate"]
     models = asyncio.run(choose_models(director, tasks, ProblemData.load(ws / "problem", problem.statement)))
     assert models[0].status == "chosen" and models[0].family == "topsis" and models[0].tries == 1
+    assert models[0].params["table"] == "suppliers.csv"  # the file named as the problem names it
     assert models[1].status == "could_not" and models[1].tries == 2  # sent back once with the reasons
     assert any("no column 'no_such_column'" in r for r in models[1].reasons)
     answer = task_answer(models[1], ws, lang="en")

@@ -20,7 +20,7 @@ from ._checks import CheckFailure
 from ._files import write_atomic
 from ._tasks import Task, TaskAnswer
 from ._team import TeamAnswer
-from .families import FAMILIES, SCRIPTS, ProblemData, choice_type, family_named, fitting, parse_choice
+from .families import FAMILIES, SCRIPTS, FamilyParams, ProblemData, choice_type, family_named, fitting, parse_choice
 
 if TYPE_CHECKING:
     from ._director import Director
@@ -102,7 +102,7 @@ async def choose_models(director: Director, tasks: list[Task], data: ProblemData
                 )
                 model = TaskModel(task=task, status="could_not", reasons=reasons, tries=attempt)
                 continue
-            params = parse_choice(raw)
+            params = _table_named(parse_choice(raw), data)
             reasons = FAMILIES[params.family].check(data, params)
             model = TaskModel(
                 task=task, status="could_not" if reasons else "chosen", family=params.family,
@@ -146,6 +146,24 @@ _WORDS = {
     "en": {"model": "Model: {title} (`results/{out}.json`).", "not": "Not answered: {why}.", "none": "no model of the library was chosen"},
     "zh-CN": {"model": "模型：{title}（`results/{out}.json`）。", "not": "未能回答：{why}。", "none": "没有选出模型库中的模型"},
 }  # fmt: skip
+
+
+def _table_named(params: FamilyParams, data: ProblemData) -> FamilyParams:
+    """`params` with its data file named as the problem names it, when the modeler's slip is plain: the name without
+    `.csv`, in another case, or left empty when the problem has one file (anything else is for the check to say)."""
+    fixes = {}
+    for field in ("table", "next_table"):
+        name = str(getattr(params, field, "") or "")
+        if field == "next_table" and not name:
+            continue
+        if name in data.tables:
+            continue
+        found = [t for t in data.tables if t.lower() in (name.lower(), f"{name.lower()}.csv")]
+        if not name and field == "table" and len(data.tables) == 1:
+            found = list(data.tables)
+        if len(found) == 1:
+            fixes[field] = found[0]
+    return params.model_copy(update=fixes) if fixes else params
 
 
 def task_answer(model: TaskModel, workspace: Path, *, lang: str) -> TaskAnswer:
