@@ -18,6 +18,10 @@ what the Director learns is recorded as the run's durable steps (`_memo`: the co
 before the next step; a run killed at any point and resumed from its checkpoint replays them: no agent is asked twice,
 no record written twice, the numbering goes on where it stopped, and a member's run the killed process left `running`
 is ended `failed`. The team's code: `_team_code`.
+
+When the statement names its tasks, the modeler chooses a model family for each (`_task_models`); when it chose one
+that the data and the statement support for any task, the tasks' families stand in for the template model: their
+scripts are the code the code_runs gate runs and their results what the later gates and the paper read.
 """
 
 from __future__ import annotations
@@ -69,7 +73,8 @@ from ._plan import Plan, plan_for
 from ._problem import Problem
 from ._sandbox_run import ScriptRun
 from ._shape import DataShape, describe_data
-from ._tasks import answer_of, statement_tasks
+from ._task_models import TaskModel, choose_models, record, recorded, run_task_models, task_answer
+from ._tasks import TaskAnswer, answer_of, statement_tasks
 from ._team import (
     ROLES,
     Answer,
@@ -90,6 +95,7 @@ from ._team import (
 )
 from ._team_code import draft_problem, run_in_sandbox, strip_fence, write_script
 from ._templates import KINDS, script
+from .families import ProblemData
 
 __all__ = ["Decision", "Director", "Escalation", "Refusal", "Stopped", "TeamConfig", "clock", "pending_escalation"]
 
@@ -185,6 +191,10 @@ class Director:
             "modeler", "work", step="modeler", task="给出假设与模型，并从数据的列中选出目标列与解释变量。",
             prompt=self._problem_prompt() + "\n\n推荐方法：" + research.recommendation + "\n\n" + self._data_prompt(),
         ))  # fmt: skip
+        tasks = statement_tasks(self.problem.statement)  # the statement's own, when it names them
+        models = await choose_models(self, tasks, ProblemData.load(self.ws / "problem", self.problem.statement))
+        record(self, models)
+        by_task = any(m.status == "chosen" for m in models)  # the tasks' families stand in for the template model
         shape = describe_data(self.ws / "problem")
         choices = modeler.model_dump()
         if shape.kind == "regression":
@@ -216,6 +226,11 @@ class Director:
         await self.phase("data_ready", "data", data_work)
 
         async def code_work(attempt: int, reasons: list[str]) -> None:
+            nonlocal models
+            if by_task:  # code/task<n>_<family>.py, from the library, run in the sandbox
+                models = await run_task_models(self, models)
+                record(self, models)
+                return
             translator = typed(CodeTranslatorWork, await self.turn(
                 "code_translator", "work", step=f"code_translator#{attempt}", task=_task("把模型写成 code/model.py（或留空用模板）。", reasons),
                 prompt=f"模型：{modeler.model_description}\n模板的函数：{', '.join(sorted(KINDS[plan.kind].functions))}\n" + self._data_prompt(),
@@ -225,7 +240,11 @@ class Director:
         await self.phase("code_runs", "code", code_work)
 
         async def train_work(attempt: int, reasons: list[str]) -> None:
-            nonlocal plan
+            nonlocal plan, models
+            if by_task:  # a task whose script did not run yet (a rework) runs now
+                models = await run_task_models(self, models)
+                record(self, models)
+                return
             trainer = typed(ModelTrainerWork, await self.turn(
                 "model_trainer", "work", step=f"model_trainer#{attempt}", task=_task(f"选择{KINDS[plan.kind].holdout_words}并训练模型。", reasons),
                 prompt=f"模型：{plan.kind}，目标列 {plan.target}，数据 {shape.rows[plan.table]} 行。",
@@ -251,32 +270,34 @@ class Director:
                 ),
             )
             label = viz.target_label
-            self._write_script(
-                "figures",
-                script("figures", plan.model_copy(update={"target_label": _no_digits(label)})),
-                origin="template",
-            )
-            await self._run_script("figures")
+            if not by_task:
+                self._write_script(
+                    "figures",
+                    script("figures", plan.model_copy(update={"target_label": _no_digits(label)})),
+                    origin="template",
+                )
+                await self._run_script("figures")
             writer = typed(WriterWork, await self.turn(
                 "writer", "work", step=f"writer#{attempt}", task=_task("写摘要、讨论与结论（不要写数字）。", reasons),
                 prompt=self._results_prompt() + "\n\n模型：" + modeler.model_description,
             ))  # fmt: skip
-            found = findings(self.ws, kind=plan.kind, target=plan.target, lang=self.problem.lang)
-            tasks = statement_tasks(self.problem.statement)  # the statement's own, when it names them
+            found = [] if by_task else findings(self.ws, kind=plan.kind, target=plan.target, lang=self.problem.lang)
             results = {p.name for p in (self.ws / "results").glob("*.csv")}
+            of_task = {m.task.number: m for m in models}
             answers = [
-                answer_of(t, kind=plan.kind, target=plan.target, results=results, lang=self.problem.lang) for t in tasks
-            ]
+                _answer(of_task.get(t.number), answer_of(t, kind=plan.kind, target=plan.target, results=results, lang=self.problem.lang), self.ws, self.problem.lang)
+                for t in tasks
+            ]  # fmt: skip
             parts = PaperParts(
                 title=self.problem.title, lang=self.problem.lang, summary=whole(reader, "summary"),
                 tasks=[t.text for t in tasks] or reader.tasks, answers=answers,
                 assumptions=modeler.assumptions, method=whole(research, "recommendation"),
-                model_description=whole(modeler, "model_description"), model_formula=KINDS[plan.kind].formula,
+                model_description=whole(modeler, "model_description"), model_formula="" if by_task else KINDS[plan.kind].formula,
                 data_notes=self.memo["notes"].get("data_notes", ""),
                 data_account=data_account(self.ws, lang=self.problem.lang),
                 findings=[f.text for f in found], headline=[f.text for f in found if f.headline], abstract=whole(writer, "abstract"),
                 discussion=whole(writer, "discussion"), conclusion=whole(writer, "conclusion"),
-                captions=viz.captions, figures=list(KINDS[plan.kind].figures), consultations=sorted(p.name for p in (self.ws / "consultation").glob("*.md")),
+                captions=viz.captions, figures=[] if by_task else list(KINDS[plan.kind].figures), consultations=sorted(p.name for p in (self.ws / "consultation").glob("*.md")),
             )  # fmt: skip
             strict = attempt > 1  # a gate sent the paper back: every number is code's now
             compose_paper(self.ws, parts, strict=strict)
@@ -634,7 +655,14 @@ class Director:
             names = sorted(p.name for p in (self.ws / folder).glob("*") if p.is_file() and not p.name.startswith("."))
             if names:
                 listing.append(f"{folder}/: {', '.join(names)}")
-        return f"关卡 {gate}。工作区的文件：\n" + "\n".join(listing)
+        tasks = [
+            f"第 {m.task.number} 问（{m.task.asks}）：{m.family or '无模型'}，{m.status}" for m in recorded(self.ws)
+        ]
+        return (
+            f"关卡 {gate}。工作区的文件：\n"
+            + "\n".join(listing)
+            + ("\n各问的模型：\n" + "\n".join(tasks) if tasks else "")
+        )
 
     # ---- records and events -----------------------------------------------------------------------------------------
 
@@ -680,6 +708,14 @@ def whole(answer: TeamAnswer, field: str) -> str:
     bound = next((m.max_length for m in info.metadata if isinstance(getattr(m, "max_length", None), int)), None)
     text = str(answer.model_dump()[field])
     return whole_sentences(text, bound=bound) if bound else text
+
+
+def _answer(model: TaskModel | None, template: TaskAnswer, workspace: Path, lang: str) -> TaskAnswer:
+    """A task's section: its family's results when one ran; else the template model's files when they bear on it;
+    else why its family could not."""
+    if model is None or (model.status != "ran" and template.answered):
+        return template
+    return task_answer(model, workspace, lang=lang)
 
 
 def _task(task: str, reasons: list[str]) -> str:
