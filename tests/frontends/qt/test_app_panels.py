@@ -88,6 +88,10 @@ def test_the_quiz_s_adaptive_test_on_the_desktop(qtbot: Any, window_of: Any, lan
     test = panel(window, AdaptiveTestPanel)
     assert window.tabs.currentWidget() is test  # the app's main tab first
     assert test.pages.currentWidget() is test.profile_page
+    # The chat says what it is for, with an example of each mode (the test needs no chat).
+    hint = window.chat.hint
+    assert hint.isVisible() and hint.text() == t("quiz.qt.chat.empty", lang)
+    assert all(mode in hint.text() for mode in ("1", "2")) and "INNER JOIN" in hint.text()
     test.role.setText("Data analyst")
     test.duty.setText("Reports on sales")
     test.interests.setText("SQL, statistics")
@@ -136,6 +140,9 @@ def test_the_advisor_s_ranking_and_detail_follow_its_turns(qtbot: Any, window_of
     qtbot.waitUntil(lambda: not window.running, timeout=WAIT_MS)
     assert (site.ranking.school, site.ranking.major) == (PKU_CS["school"], PKU_CS["major"])
     assert site.school.currentData() == "北京大学" and site.major.currentData() == PKU_CS["major"]
+    # The chat shows the reply's words, not its JSON (the panel shows what its tool calls did).
+    replies = [line for line in window.chat.lines if line.startswith(t("qt.chat.agent", lang, text=""))]
+    assert replies and not any("voice_response" in line or "update_ranking" in line for line in replies)
     qtbot.waitUntil(lambda: len(site.heard) > 1000, timeout=WAIT_MS)  # the reply synthesised as speech (WAV)
     assert site.heard[:4] == b"RIFF"
     engine = window.bridge.host.env.store.engine

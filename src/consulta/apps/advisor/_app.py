@@ -52,9 +52,9 @@ def _reply(text: str, lang: str) -> str:
 
 
 def _desktop() -> DesktopPart:
-    from ._desktop import panels
+    from ._desktop import panels, reply_words
 
-    return DesktopPart(panels=panels)
+    return DesktopPart(panels=panels, reply=reply_words)
 
 
 APP = AppDef(

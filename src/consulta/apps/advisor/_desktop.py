@@ -50,7 +50,7 @@ from ._lookups import (
 from ._turn import TurnOutput
 from ._voice import MAX_SPEECH_CHARS, synthesize
 
-__all__ = ["AdvisorPanel", "named_advisors", "panels", "spoken_language"]
+__all__ = ["AdvisorPanel", "named_advisors", "panels", "reply_words", "spoken_language"]
 
 _PLAYERS = ("pw-play", "paplay", "aplay")
 """The system's WAV players, tried in this order."""
@@ -77,6 +77,12 @@ def named_advisors(words: str, ranking: Ranking | None) -> set[str]:
         return set()
     lowered = words.lower()
     return {a.id for a in ranking.advisors if a.name in words or (a.name_en and a.name_en.lower() in lowered)}
+
+
+def reply_words(text: str, lang: str) -> str:
+    """What the chat shows of a turn's `{voice_response, tool_calls}`: the words (the panel shows what the calls did)."""
+    reply = _read_reply(text)
+    return reply.voice_response if reply is not None else text
 
 
 def _read_reply(output: str | None) -> TurnOutput | None:

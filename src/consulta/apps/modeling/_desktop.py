@@ -144,7 +144,11 @@ class TimelinePanel(QWidget):
                                                                         "i": card.index})  # fmt: skip
             rows = [(k, getattr(card, f)) for k, f in (("question", "question"), ("background", "background"),
                                                        ("reply", "reply"), ("outcome", "outcome"))]  # fmt: skip
-            body = "".join(f"<p><b>{_esc(t(f'modeling.web.card.{k}', lang))}</b>: {_esc(v)}</p>" for k, v in rows if v)
+            body = "".join(  # the record's markdown emphasis is not shown as stars
+                f"<p><b>{_esc(t(f'modeling.web.card.{k}', lang))}</b>: {_esc(v.replace('**', ''))}</p>"
+                for k, v in rows
+                if v
+            )
             kind = t("modeling.web.card.consultation", lang)
         elif isinstance(card, VerdictCard):
             title = t("modeling.web.card.verdict_title", lang, gate=t(f"modeling.web.gate.{card.gate}", lang),

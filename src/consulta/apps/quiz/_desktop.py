@@ -171,9 +171,7 @@ class AdaptiveTestPanel(QWidget):
         for page in (profile, item, results):
             self.pages.addWidget(page)
         self.profile_page, self.item_page, self.results_page = profile, item, results
-        title = QLabel(
-            f"<b>{html.escape(t('quiz.web.test.title', lang))}</b> — {html.escape(t('quiz.web.tagline', lang))}"
-        )
+        title = QLabel(t("quiz.web.tagline", lang))
         title.setWordWrap(True)
         layout = QVBoxLayout(self)
         layout.addWidget(title)

@@ -4,13 +4,14 @@ the agent's replies, errors) and the input line. Every line comes from the catal
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from enum import Enum
 from typing import assert_never
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QTextBrowser, QVBoxLayout, QWidget
 
-from ...i18n import t, t_app
+from ...i18n import catalog, normalize_lang, t, t_app
 from ...runtime import (
     PLAN_ASK,
     AskClosed,
@@ -98,6 +99,13 @@ def describe_event(event: Event, lang: str, *, app: str = "") -> tuple[str, Tone
             assert_never(event)
 
 
+def _empty_chat(app: str, lang: str) -> str:
+    """The app's words for what its chat is for: the desktop's own (`<app>.qt.chat.empty`), else the page's."""
+    words = catalog(normalize_lang(lang))
+    key = next((k for k in (f"{app}.qt.chat.empty", f"{app}.web.chat.empty") if k in words), "web.chat.empty")
+    return t(key, lang)
+
+
 class ChatPanel(QWidget):
     """Transcript above, input line with Send and Stop below. `send_requested(text)` when the person sends."""
 
@@ -128,6 +136,11 @@ class ChatPanel(QWidget):
         self.draft.setVisible(False)
         self.draft_text = ""
         """The reply being written (shown below the transcript, provisional)."""
+        self.hint = QLabel(_empty_chat(app, lang))
+        """What the chat is for (the app's words), until the conversation starts."""
+        self.hint.setWordWrap(True)
+        self.hint.setStyleSheet(f"color: {Tone.quiet.value}; margin: 4px 2px")
+        layout.addWidget(self.hint)
         layout.addWidget(self.transcript, 1)
         layout.addWidget(self.draft)
         layout.addLayout(row)
@@ -136,6 +149,8 @@ class ChatPanel(QWidget):
         self.stop_button.clicked.connect(self.stop_requested)
         self.lines: list[str] = []
         """Every line shown, as plain text (what the transcript says, for people and tests alike)."""
+        self.reply_words: Callable[[str, str], str] | None = None
+        """The app's words for a reply that is not prose (its desktop part's `reply`), once the window knows them."""
 
     def _send(self) -> None:
         text = self.input.text().strip()
@@ -151,6 +166,7 @@ class ChatPanel(QWidget):
             self.input.setFocus()
 
     def add(self, text: str, tone: Tone) -> None:
+        self.hint.hide()
         self.lines.append(text)
         body = html.escape(text).replace("\n", "<br>")
         self.transcript.append(f'<div style="color:{tone.value}; margin:2px 0">{body}</div>')
@@ -160,6 +176,8 @@ class ChatPanel(QWidget):
             self._drafted(event)
             return
         self._set_draft("")  # whatever comes next, the draft was provisional: the reply (if it is one) is a line
+        if isinstance(event, ModelText) and self.reply_words is not None:
+            event = event.model_copy(update={"text": self.reply_words(event.text, self.lang)})
         line = describe_event(event, self.lang, app=self.app)
         if line is not None:
             self.add(*line)
