@@ -230,3 +230,29 @@ def test_each_app_opens_on_its_main_tab(qtbot: Any, window_of: Any, app: str) ->
     window = window_of(app)
     own = next(p.widget for p in window.panels if p.placement == "tab")
     assert window.tabs.currentWidget() is own and window.tabs.indexOf(window.plan) >= 0
+
+
+def test_a_step_says_its_time_and_thinking_shows_a_clock(qtbot: Any) -> None:
+    from consulta.frontends.qt import ChatPanel
+    from consulta.runtime import StepStarted, ToolCalled, ToolReturned
+
+    chat = ChatPanel(lang="zh-CN", app="ln2")
+    qtbot.addWidget(chat)
+    chat.show()
+    chat.show_event(StepStarted(run_id="r", step=1))
+    assert chat.clock.isVisible() and chat.clock.text() == t("web.chat.thinking", "zh-CN", seconds=0)
+    args = {"cell_line": "K562"}
+    chat.show_event(ToolCalled(run_id="r", tool_call_id="c1", tool_name="query_inventory", args=args))
+    assert not chat.clock.isVisible()
+    chat.show_event(ToolReturned(run_id="r", tool_call_id="c1", tool_name="query_inventory", ok=True, result={},
+                                 duration_ms=1234))  # fmt: skip
+    line = chat.lines[-1]
+    assert line.endswith(" · 1.2 秒") and "query_inventory" not in line and "K562" in line
+    assert chat.transcript.toPlainText().strip().splitlines()[-1] == line
+    # A refusal the model handles is said in words, never as an error
+    chat.show_event(ToolCalled(run_id="r", tool_call_id="c2", tool_name="record_thaw", args={}))
+    chat.show_event(ToolReturned(run_id="r", tool_call_id="c2", tool_name="record_thaw", ok=False,
+                                 result={"error_code": "repeated_call"}, duration_ms=5))  # fmt: skip
+    assert (
+        chat.lines[-1] == t("qt.chat.step_set_aside", "zh-CN") and "repeated_call" not in chat.transcript.toPlainText()
+    )

@@ -1,7 +1,8 @@
-"""Two apps' pages in headless Chromium (one browser for the module; one server per app, shared by its tests):
+"""Three apps' pages in headless Chromium (one browser for the module; one server per app, shared by its tests):
 quiz's chat says what it is for with an example of each mode, a click filling the request in; advisor's ranking marks
 the advisor a reply names (a real turn of its agent; the scripted model writes only the words about "the first
-one"). Screenshots in test-artifacts/web/."""
+one"); ln2's step the runtime refused reads as set aside, in muted words, never as an error. Screenshots in
+test-artifacts/web/."""
 
 from __future__ import annotations
 
@@ -87,5 +88,49 @@ def test_the_advisor_a_reply_names_is_marked_in_the_ranking(browser: Any, adviso
         assert page.locator(".advisor-card.named").count() == 1
         assert page.get_attribute(f'.advisor-card[data-id="{first.id}"]', "aria-current") == "true"
         page.screenshot(path=str(ARTIFACTS / "look-advisor-named.png"))
+    finally:
+        context.close()
+
+
+@pytest.fixture(scope="module")
+def ln2_refused(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """ln2 whose scripted model (a test double) first makes a write the runtime refuses (no such record), then
+    replies."""
+    home = tmp_path_factory.mktemp("refused")
+    script = home / "refused.json"
+    steps = [
+        {"tool_calls": [{"name": "record_thaw", "args": {"record_id": 99999, "positions": [1]}}]},
+        {"text": "There is no record 99999 in the inventory."},
+    ]
+    script.write_text(json.dumps(steps), encoding="utf-8")
+    with running_server(create_app(app="ln2", settings=settings_for(home, script))) as url:
+        yield url
+
+
+def test_a_refused_step_is_set_aside_in_muted_words_not_an_error(browser: Any, ln2_refused: str) -> None:
+    words = catalog("en")
+    context, page = _open(browser, ln2_refused)
+    try:
+        page.fill("#prompt", "Thaw record 99999 position 1")
+        page.press("#prompt", "Enter")
+        page.locator(".msg.agent:not(.draft)", has_text="no record 99999").wait_for()
+        step = page.locator(".tool").first
+        assert step.locator(".tool-state.set-aside").count() == 1
+        summary = step.locator("summary").inner_text()
+        assert words["web.step.set_aside"] in summary and "record_thaw" not in summary
+        assert "not_found" not in summary and "error" not in summary.lower()
+        assert not step.locator(".tool-name").is_visible()  # the tool's name is a detail, collapsed
+        muted = page.evaluate("getComputedStyle(document.querySelector('.step-note')).color")
+        danger = page.evaluate(
+            "(() => { const p = document.createElement('p'); p.style.color = 'var(--danger)';"
+            " document.body.append(p); const c = getComputedStyle(p).color; p.remove(); return c; })()"
+        )
+        warn = page.evaluate(
+            "(() => { const p = document.createElement('p'); p.style.color = 'var(--warn)';"
+            " document.body.append(p); const c = getComputedStyle(p).color; p.remove(); return c; })()"
+        )
+        assert muted not in (danger, warn)
+        assert page.locator(".card.error, .msg.error, .toast.error").count() == 0
+        page.screenshot(path=str(ARTIFACTS / "look-step-set-aside.png"))
     finally:
         context.close()
