@@ -70,8 +70,15 @@ def _chat(base_url: str, home: Path, app: str, prompt: str) -> subprocess.Comple
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=600, check=False)
 
 
+# Open (issue 26 item 8): the tutor turn was not seen to end. On 2 cores under load (2026-11-27) it ran past the
+# 600 s limit: its prompts are long, and this server's chat format loses its KV cache on every switch of tool_choice
+# between "none" and a tool form. Not strict: the day it passes, say so.
+SLOW_TUTOR = pytest.mark.xfail(reason="the tutor turn ran past 600 s through this server (see above)", strict=False)
+
+
 @pytest.mark.parametrize(
-    ("app", "prompt"), [("ln2", "Do we have any HeLa cells left?"), ("tutor", "What is a derivative?")]
+    ("app", "prompt"),
+    [("ln2", "Do we have any HeLa cells left?"), pytest.param("tutor", "What is a derivative?", marks=SLOW_TUTOR)],
 )
 def test_a_turn_through_llama_cpps_server(base_url: str, tmp_path: Path, app: str, prompt: str) -> None:
     done = _chat(base_url, tmp_path, app, prompt)
