@@ -52,8 +52,9 @@ def test_a_wrong_value_is_one_line_in_the_persons_words(tmp_path, monkeypatch, c
 def test_help_shows_no_type_after_a_switch(tmp_path, monkeypatch, capsys):
     code, out = run_consulta(["serve", "--help"], tmp_path, monkeypatch, capsys)
     assert code == 0 and "--access-log" in out and "--help" in out
-    options = [line for line in out.splitlines() if line.lstrip("│ ").startswith("-")]
-    assert len(options) >= 6 and not any("<bool>" in line or "<str>" in line for line in options)
+    options = [line for line in out.splitlines() if line.lstrip("│ ").startswith(("-", "APP"))]
+    assert len(options) >= 7 and not any("<" in line or "x<=" in line for line in options)
+    assert any("APP" in line for line in options) and any("0 to 65535" in line for line in options)
 
 
 def test_no_runs_is_said_in_words(tmp_path, monkeypatch, capsys):
@@ -79,3 +80,11 @@ def test_serve_prints_where_to_open_it_and_keeps_the_access_log_off(tmp_path: Pa
     quiet, loud = _log_config(access_log=False), _log_config(access_log=True)
     assert quiet["loggers"]["consulta.web"]["level"] == "WARNING" == quiet["loggers"]["uvicorn.error"]["level"]
     assert loud["loggers"]["consulta.web"]["level"] == "INFO"
+
+
+def test_an_app_command_s_help_and_flags_speak_like_the_rest(tmp_path, monkeypatch, capsys):
+    code, out = run_consulta(["quiz", "take", "--help"], tmp_path, monkeypatch, capsys)
+    assert code == 0 and "--resume" in out and "<" not in out
+    code, out = run_consulta(["quiz", "take", "--nwe"], tmp_path, monkeypatch, capsys)
+    line = one_line(out)
+    assert code == 2 and "did you mean --new?" in line and "--resume" in line and "--lang" in line

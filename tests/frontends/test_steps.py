@@ -8,7 +8,7 @@ import io
 
 from rich.console import Console
 
-from consulta.frontends._steps import step_words
+from consulta.frontends._steps import step_time, step_words
 from consulta.frontends.cli._render import EventPrinter
 from consulta.i18n import catalog
 from consulta.runtime import ToolCalled, ToolReturned
@@ -41,6 +41,17 @@ def test_the_terminal_prints_steps_not_tools_or_hints() -> None:
     assert "Looking up HeLa in the inventory" in text and "set aside" in text
     for internal in ("query_inventory", "record_thaw", "ungrounded_argument", "box 1 was not said", HINT, "{"):
         assert internal not in text
+
+
+def test_the_terminal_says_how_long_a_step_took() -> None:
+    out = io.StringIO()
+    printer = EventPrinter(Console(file=out, width=200), "zh-CN", app="ln2")
+    printer(ToolCalled(run_id="r", tool_call_id="c", tool_name="empty_positions", args={"box": 3}))
+    printer(
+        ToolReturned(run_id="r", tool_call_id="c", tool_name="empty_positions", ok=True, result={}, duration_ms=12_400)
+    )
+    assert out.getvalue().splitlines() == ["→ 查找 3 号盒的空位", "  ✓ 12 秒"]
+    assert step_time(1234, "en") == "1.2 s" and step_time(61_000, "en") == "61 s"
 
 
 def test_the_desktop_transcript_shows_steps_not_tools_or_hints() -> None:

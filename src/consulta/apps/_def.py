@@ -206,9 +206,12 @@ class DesktopKit(Protocol):
 
 @dataclass(frozen=True, kw_only=True)
 class DesktopPart:
-    """`panels(kit)` builds the app's side panels (Qt imported only then)."""
+    """`panels(kit)` builds the app's side panels (Qt imported only then). `reply(text, lang)`, what the window's chat
+    shows of an agent's reply when it is not prose (e.g. the words of a JSON reply whose tool calls the panels
+    apply); None shows the text as it is."""
 
     panels: Callable[[DesktopKit], Sequence[DesktopPanel]]
+    reply: Callable[[str, str], str] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

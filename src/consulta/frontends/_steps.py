@@ -13,7 +13,7 @@ from typing import Any
 
 from ..i18n import catalog, t
 
-__all__ = ["step_words"]
+__all__ = ["step_time", "step_words"]
 
 _PLACEHOLDER = re.compile(r"{(\w+)}")
 
@@ -34,3 +34,9 @@ def step_words(app: str, tool: str, args: Any, lang: str) -> str:
         else:
             return detail.format(**values)
     return words.get(f"{app}.step.{tool}", t("web.step.generic", lang))
+
+
+def step_time(duration_ms: float, lang: str) -> str:
+    """How long a step took, as the page says it ("0.3 s", "12 s")."""
+    value = max(duration_ms, 0.0) / 1000
+    return t("web.step.seconds", lang, seconds=f"{value:.1f}" if value < 10 else str(round(value)))

@@ -81,3 +81,38 @@ def test_main_window_with_the_question_dialog_under_xvfb(display: str, lang: str
     assert question.exists() and plan.exists()
     assert not_blank(question) and not_blank(plan)
     assert question.read_bytes() != plan.read_bytes()
+
+
+PANELS = Path(__file__).with_name("_screenshot_panels.py")
+SHOTS = {
+    "quiz": ("feedback", "results"),
+    "advisor": ("ranking", "detail"),
+    "modeling": ("timeline",),
+    "tutor": ("panel",),
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-CN"])
+@pytest.mark.parametrize("app", list(SHOTS))
+def test_each_app_s_own_panels_under_xvfb(display: str, app: str, lang: str, tmp_path: Path) -> None:
+    """quiz's test (an item's feedback, the results with the plot and the review), advisor's ranking with the named
+    advisor marked and the detail, modeling's timeline with the escalation's dialog, tutor's uploads: each saved as
+    test-artifacts/qt/<app>-<shot>-<lang>.png."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    shots = [ARTIFACTS / f"{app}-{shot}-{lang}.png" for shot in SHOTS[app]]
+    for out in shots:
+        out.unlink(missing_ok=True)
+    env = {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb", "PYDANTIC_AI_NO_BANNER": "1"}
+    prefix = str(ARTIFACTS / app)
+    done = subprocess.run(
+        [sys.executable, str(PANELS), app, str(tmp_path), lang, prefix],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=RUN_LIMIT_S,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    for shot in SHOTS[app]:
+        Path(f"{prefix}-{shot}.png").rename(ARTIFACTS / f"{app}-{shot}-{lang}.png")
+    for out in shots:
+        assert out.exists() and not_blank(out)

@@ -86,6 +86,9 @@ def test_the_grid_marks_what_the_answer_is_about_and_arrows_move_in_it(browser: 
 
     context, page = _open(browser, base)
     try:
+        page.click('.tab[data-box="1"]')
+        page.click('.cell[data-box="1"][data-pos="1"]')  # a tube of box 1 in the tube pane
+        page.locator("#tube", has_text="A1").wait_for()
         page.fill("#prompt", AMBIGUOUS)
         page.press("#prompt", "Enter")
         page.locator(".question-form").wait_for()
@@ -100,6 +103,11 @@ def test_the_grid_marks_what_the_answer_is_about_and_arrows_move_in_it(browser: 
         page.locator(".card.plan button.primary:not([disabled])").click()
         page.locator(".cell.changed").first.wait_for()
         assert page.locator(".cell.staged").count() == 0
+        # the tube pane follows the applied change to its box: box 2's A1 (now empty), not box 1's tube
+        assert page.locator('.cell.selected[data-box="2"][data-pos="1"]').count() == 1
+        en = catalog("en")
+        page.locator("#tube", has_text=en["ln2.web.tube.where"].format(box=2, label="A1")).wait_for()
+        assert en["ln2.web.tube.empty"] in page.inner_text("#tube")
         page.screenshot(path=str(ARTIFACTS / "look-grid-applied.png"))
 
         assert page.locator(".cell[tabindex='0']").count() == 1

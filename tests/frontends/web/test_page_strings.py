@@ -15,7 +15,7 @@ from consulta.i18n import catalog
 STATIC = Path(__file__).resolve().parents[3] / "src" / "consulta" / "frontends" / "web" / "static"
 APP_STATIC = {name: part.static for name in app_names() if (web := get_app(name).web) is not None and (part := web())}
 """Each app's own page assets, scanned like the page's."""
-APP_PAGE_KEYS = ("name", "title", "tagline", "example", "example_prompt")
+APP_PAGE_KEYS = ("name", "title", "tagline", "example", "example_prompt", "example2", "example2_prompt")
 """Keys the page reads for any app (`<app>.web.<key>`, each optional)."""
 SHOWN_ATTRIBUTES = ("placeholder", "title", "aria-label", "alt")
 # Literals that are words but never shown: key names compared with KeyboardEvent.key, HTTP header names, the media

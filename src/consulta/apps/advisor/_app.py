@@ -8,7 +8,7 @@ from importlib import resources
 from pathlib import Path
 
 from ...i18n import t
-from .._def import AppDef, AppView, McpPart, TerminalPart, WebPart
+from .._def import AppDef, AppView, DesktopPart, McpPart, TerminalPart, WebPart
 from ._agent import AGENT, AdvisorOptions, build_agent
 from ._catalog import ADVISOR_TABLES
 from ._turn import TurnOutput
@@ -51,6 +51,12 @@ def _reply(text: str, lang: str) -> str:
     return "\n".join([output.voice_response, *calls])
 
 
+def _desktop() -> DesktopPart:
+    from ._desktop import panels, reply_words
+
+    return DesktopPart(panels=panels, reply=reply_words)
+
+
 APP = AppDef(
     name="advisor",
     description="graduate-advisor ranking site with a voice assistant that fills the form (seed 003)",
@@ -58,6 +64,7 @@ APP = AppDef(
     main_agent=AGENT,
     options=AdvisorOptions,
     web=_web if _has_site() else None,
+    desktop=_desktop,
     mcp=_mcp,
     terminal=TerminalPart(welcome=_welcome, reply=_reply),
     tables=ADVISOR_TABLES,

@@ -6,6 +6,7 @@ any write: only approving it there applies it. Qt is imported only when the wind
 from __future__ import annotations
 
 import html
+import re
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +27,12 @@ from PySide6.QtWidgets import (
 )
 
 from ...i18n import t
-from ...runtime import ConsultaError, Event, PlanDecided
+from ...runtime import ConsultaError, Event, PlanDecided, PlanStaged, RunStarted, ToolReturned
 from .._def import AppView, DesktopKit, DesktopPanel
 from .._proposals import Proposal
 from ._views import GridView, audit_entries, grid_view, propose_rollback, tube_view
 
-__all__ = ["AuditPanel", "GridPanel", "panels"]
+__all__ = ["AuditPanel", "GridPanel", "cells_of_records", "panels"]
 
 # Record fields in the order the tube details list them, with their catalog labels.
 _FIELDS = {
@@ -49,6 +50,9 @@ _FIELDS = {
 
 
 _OCCUPIED = QColor("#d7ecf7")
+_MARKS = {"found": QColor("#fff1a8"), "staged": QColor("#ffd9b0"), "changed": QColor("#c8f0d2")}
+"""What the last answer is about (tubes a look-up returned, tubes a staged plan changes), and what an apply changed."""
+_RECORD_LINE = re.compile(r"\bbox (\d+) positions ([\d,]+)")
 _ACTIONS = {
     "thaw": "ln2.qt.tube.action.thaw",
     "takeout": "ln2.qt.tube.action.takeout",
@@ -71,6 +75,11 @@ class GridPanel(QWidget):
         self.lang = lang
         self.view: GridView | None = None
         self.selected: tuple[int, int] | None = None  # (box, position)
+        self.marked: set[tuple[int, int]] = set()
+        """(box, position) of the tubes the conversation's last answer is about."""
+        self.mark_kind = "found"
+        self.changed: set[tuple[int, int]] = set()
+        """The cells the last change of the file (an applied plan) changed."""
         self.box_selector = QComboBox()
         self.table = QTableWidget()
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -127,8 +136,15 @@ class GridPanel(QWidget):
             self.error.show()
             return
         self.error.hide()
-        self.view = view
+        before, self.view = self.view, view
         keep = self.box or 1
+        if before is not None and before.sha256 != view.sha256:
+            self.changed = _changed(before, view)
+            self.marked = set()  # applied: the change's own marks take over
+            if self.changed:
+                keep, position = min(self.changed)
+                if self.selected is not None and self.selected[0] != keep:
+                    self.selected = (keep, position)  # the tube pane follows the change, not a tube of another box
         self.box_selector.blockSignals(True)
         self.box_selector.clear()
         for box in view.boxes:
@@ -159,9 +175,76 @@ class GridPanel(QWidget):
             item.setToolTip(
                 t("ln2.qt.grid.cell_tip", self.lang, label=cell.label, name=cell.name) if cell.name else cell.label
             )
-            if cell.record_id is not None:
+            key = (box.box, cell.position)
+            mark = self.mark_kind if key in self.marked else "changed" if key in self.changed else None
+            if mark is not None:
+                item.setBackground(_MARKS[mark])
+                font = item.font()
+                font.setBold(True)
+                item.setFont(font)
+                item.setData(Qt.ItemDataRole.UserRole, mark)
+            elif cell.record_id is not None:
                 item.setBackground(_OCCUPIED)
             self.table.setItem((cell.position - 1) // box.cols, (cell.position - 1) % box.cols, item)
+
+    def follow(self, event: Event) -> None:
+        """Mark what the conversation's answer is about: the tubes a look-up returned (its result's record lines name
+        box and positions), or those a staged plan would change; a new request clears the marks."""
+        if isinstance(event, RunStarted) and not event.resumed:
+            self.mark(set(), "found")
+        elif isinstance(event, ToolReturned) and event.ok:
+            self.mark(cells_of_records(event.result), "found")
+        elif isinstance(event, PlanStaged):
+            self.mark(self.cells_of_plan(event.items), "staged")
+
+    def mark(self, cells: set[tuple[int, int]], kind: str) -> None:
+        if not cells and not (kind == "found" and self.marked):
+            return
+        self.marked, self.mark_kind = cells, kind
+        if cells and self.box not in {b for b, _ in cells}:
+            self.show_box(min(cells)[0])
+        else:
+            self._draw_box()
+
+    def marked_cells(self) -> dict[tuple[int, int], str]:
+        """What the box shown draws as marked: (box, position) → found, staged or changed."""
+        if self.view is None or self.box is None:
+            return {}
+        cols = self.view.boxes[self.box - 1].cols
+        found = {}
+        for r in range(self.table.rowCount()):
+            for c in range(self.table.columnCount()):
+                item = self.table.item(r, c)
+                if item is not None and item.data(Qt.ItemDataRole.UserRole):
+                    found[(self.box, r * cols + c + 1)] = str(item.data(Qt.ItemDataRole.UserRole))
+        return found
+
+    def cells_of_plan(self, items: list[dict[str, Any]]) -> set[tuple[int, int]]:
+        """The cells a staged plan's operations name: a new record's box and positions, or a record's positions."""
+        cells: set[tuple[int, int]] = set()
+        boxes = self.view.boxes if self.view is not None else []
+
+        def of_record(record_id: Any, positions: Any) -> None:
+            for box in boxes:
+                cells.update(
+                    (box.box, c.position)
+                    for c in box.cells
+                    if c.record_id == record_id and c.position in (positions or [])
+                )
+
+        for item in items:
+            op = item.get("op") if isinstance(item, dict) else None
+            if not isinstance(op, dict):
+                continue
+            if op.get("op") == "add_entry" and isinstance(op.get("box"), int):
+                cells.update((op["box"], p) for p in op.get("positions") or [] if isinstance(p, int))
+            elif op.get("op") == "record_thaw":
+                of_record(op.get("record_id"), op.get("positions"))
+            elif op.get("op") == "batch_thaw":
+                for entry in op.get("entries") or []:
+                    if isinstance(entry, dict):
+                        of_record(entry.get("record_id"), entry.get("positions"))
+        return cells
 
     def _cell_clicked(self, row: int, col: int) -> None:
         if self.box is None or self.view is None:
@@ -187,6 +270,22 @@ class GridPanel(QWidget):
                     continue
                 lines.append(f"{html.escape(t(key, self.lang))}: {html.escape(_format(field, value, self.lang))}")
         self.details.setHtml("<br>".join(lines))
+
+
+def cells_of_records(result: Any) -> set[tuple[int, int]]:
+    """(box, position) of the tubes a look-up's result names (its `records` lines say "box B positions P,Q")."""
+    cells: set[tuple[int, int]] = set()
+    records = result.get("records") if isinstance(result, dict) else None
+    for line in records if isinstance(records, list) else []:
+        match = _RECORD_LINE.search(line) if isinstance(line, str) else None
+        if match:
+            cells.update((int(match[1]), int(p)) for p in match[2].split(",") if p)
+    return cells
+
+
+def _changed(before: GridView, after: GridView) -> set[tuple[int, int]]:
+    held = {(b.box, c.position): c.record_id for b in before.boxes for c in b.cells}
+    return {(b.box, c.position) for b in after.boxes for c in b.cells if held.get((b.box, c.position)) != c.record_id}
 
 
 def _format(field: str, value: Any, lang: str) -> str:
@@ -290,7 +389,8 @@ def panels(kit: DesktopKit) -> list[DesktopPanel]:
         kit.call(work, on_done=staged, on_error=refused)
 
     def on_event(event: Event) -> None:
-        if isinstance(event, PlanDecided):
+        grid.follow(event)
+        if isinstance(event, PlanDecided):  # applied (or not): the panels show the file as it is now
             refresh()
 
     audit.rollback_requested.connect(rollback)

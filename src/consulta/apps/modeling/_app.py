@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from ...i18n import t
 from ...runtime import ConsultaError, RunEnded, RunStarted
-from .._def import AppDef, AppView, TerminalPart, WebPart
+from .._def import AppDef, AppView, DesktopPart, TerminalPart, WebPart
 from ._agent import AGENT, ModelingOptions, build_agent, workspace_of_options
 from ._gates import read_validation_record
 from ._problem import load_problem, run_workspace
@@ -118,6 +118,12 @@ def _web() -> WebPart:
     return web_part()
 
 
+def _desktop() -> DesktopPart:
+    from ._desktop import panels
+
+    return DesktopPart(panels=panels)
+
+
 APP = AppDef(
     name="modeling",
     description="a Director-run modeling team whose agents consult each other, on record, to a finished paper (seed 002)",
@@ -126,5 +132,6 @@ APP = AppDef(
     options=ModelingOptions,
     data_path=workspace_of_options,
     web=_web,
+    desktop=_desktop,
     terminal=TerminalPart(welcome=_welcome, flags=ModelingFlags, prepare=_prepare),
 )

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ...i18n import t
-from .._def import AppDef, AppEnv, AppView, McpPart, TerminalPart, WebPart
+from .._def import AppDef, AppEnv, AppView, DesktopPart, McpPart, TerminalPart, WebPart
 from ._agent import AGENT, QuizOptions, build_agent
 from ._bank import bank_items
 from ._db import QUIZ_TABLES
@@ -41,6 +41,12 @@ def _mcp() -> McpPart:
     return McpPart(instructions=INSTRUCTIONS, tools=tools)
 
 
+def _desktop() -> DesktopPart:
+    from ._desktop import panels
+
+    return DesktopPart(panels=panels)
+
+
 APP = AppDef(
     name="quiz",
     description="adaptive test generation and auto-scoring: the six tools, Mode 1 and Mode 2 (seed 004)",
@@ -49,6 +55,7 @@ APP = AppDef(
     options=QuizOptions,
     data_path=_data,
     web=_web,
+    desktop=_desktop,
     mcp=_mcp,
     terminal=TerminalPart(welcome=_welcome, commands=_commands),
     tables=QUIZ_TABLES,

@@ -30,19 +30,24 @@ def app_commands(name: str) -> click.Command | None:
 
 
 def quiet_metavars(command: Any) -> Any:
-    """No type shown in `command`'s help for a switch (`--help`, `--help-app`) or a text option: its help says what
-    it takes (a `<bool>` after a switch reads as if it took a value)."""
+    """No type or range shown in `command`'s help (`<bool>`, `<str>`, `<int range> [0<=x<=65535]`): each option's and
+    argument's help says what it takes, in words (a `<bool>` after a switch reads as if it took a value)."""
 
     def quiet(param: Any) -> Any:
-        annotation = getattr(getattr(param, "type_descriptor", None), "annotation", None)
-        if getattr(param, "param_type_name", "") == "option" and (
-            getattr(param, "is_flag", False) or annotation is str
-        ):
+        kind = getattr(param, "param_type_name", "")
+        if kind == "option":
             param.metavar = ""
+        if kind == "argument":
+            param.display_type_rich = lambda ctx: None
+        if kind in ("option", "argument"):
+            param._get_number_range_help_str = lambda: None
         return param
 
     for param in command.params:
         quiet(param)
+    for sub in getattr(command, "commands", {}).values():  # an app's group: its commands' help too
+        if sub is not command:
+            quiet_metavars(sub)
     if not getattr(command, "_quiet_help", False):
         given = command.get_help_option
 

@@ -139,7 +139,7 @@ def serve(
     ctx: typer.Context,
     app_name: AppArg = DEFAULT_APP,
     host: Annotated[str, typer.Option(help="Address to bind (127.0.0.1: this machine only)")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on")] = 8000,
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on (0 to 65535)")] = 8000,
     model: ModelOpt = None,
     lang: LangOpt = None,
     access_log: Annotated[bool, typer.Option("--access-log", help="Log every request (one line each)")] = False,

@@ -23,7 +23,7 @@ from ...runtime import (
     ToolCalled,
     ToolReturned,
 )
-from .._steps import step_words
+from .._steps import step_time, step_words
 
 __all__ = ["EventPrinter", "parse_cli_answers", "prompt_for_ask"]
 
@@ -85,6 +85,9 @@ class EventPrinter:
                 out.print(t("cli.chat.step", lang, step=step), style="dim", markup=False, highlight=False)
             case ToolReturned(tool_name=name, ok=False) if name != "question":
                 out.print(t("cli.chat.step_set_aside", lang), style="dim", markup=False, highlight=False)
+            case ToolReturned(tool_name=name, ok=True, duration_ms=took) if name != "question":
+                out.print(t("cli.chat.step_done", lang, seconds=step_time(took, lang)), style="dim", markup=False,
+                          highlight=False)  # fmt: skip
             case ModelText(text=text):
                 shown = self.reply(text, lang) if self.reply is not None else text
                 out.print(Panel(shown, title=t("cli.chat.agent", lang), title_align="left", border_style="cyan"))

@@ -82,7 +82,9 @@ def from_click(error: Exception, lang: str, *, flags: Sequence[str] = ()) -> Usa
     """The person's line for a usage error click (or Typer's click) found while parsing (None: its own words will
     do)."""
     if isinstance(error, _NO_SUCH):
-        return no_such_flag(error.option_name, flags or error.possibilities or ())
+        context = getattr(error, "ctx", None)
+        known = option_flags(context.command.params) if context is not None else []  # the command's, all of them
+        return no_such_flag(error.option_name, flags or known or error.possibilities or ())
     if isinstance(error, _MISSING):
         name = error.param.human_readable_name if error.param is not None else ""
         return UsageError(key="cli.usage.missing", values={"name": name})

@@ -4,13 +4,16 @@ the agent's replies, errors) and the input line. Every line comes from the catal
 from __future__ import annotations
 
 import html
+import time
+from collections.abc import Callable
 from enum import Enum
 from typing import assert_never
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QTimer, Signal
+from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QTextBrowser, QVBoxLayout, QWidget
 
-from ...i18n import t, t_app
+from ...i18n import catalog, normalize_lang, t, t_app
 from ...runtime import (
     PLAN_ASK,
     AskClosed,
@@ -27,7 +30,7 @@ from ...runtime import (
     ToolCalled,
     ToolReturned,
 )
-from .._steps import step_words
+from .._steps import step_time, step_words
 
 __all__ = ["ChatPanel", "Tone", "describe_event"]
 
@@ -98,6 +101,13 @@ def describe_event(event: Event, lang: str, *, app: str = "") -> tuple[str, Tone
             assert_never(event)
 
 
+def _empty_chat(app: str, lang: str) -> str:
+    """The app's words for what its chat is for: the desktop's own (`<app>.qt.chat.empty`), else the page's."""
+    words = catalog(normalize_lang(lang))
+    key = next((k for k in (f"{app}.qt.chat.empty", f"{app}.web.chat.empty") if k in words), "web.chat.empty")
+    return t(key, lang)
+
+
 class ChatPanel(QWidget):
     """Transcript above, input line with Send and Stop below. `send_requested(text)` when the person sends."""
 
@@ -128,14 +138,32 @@ class ChatPanel(QWidget):
         self.draft.setVisible(False)
         self.draft_text = ""
         """The reply being written (shown below the transcript, provisional)."""
+        self.hint = QLabel(_empty_chat(app, lang))
+        """What the chat is for (the app's words), until the conversation starts."""
+        self.hint.setWordWrap(True)
+        self.hint.setStyleSheet(f"color: {Tone.quiet.value}; margin: 4px 2px")
+        layout.addWidget(self.hint)
+        self.clock = QLabel()
+        """While the model thinks: for how long, each second (what the page's "Thinking… 12 s" says)."""
+        self.clock.setStyleSheet(f"color: {Tone.quiet.value}; margin: 2px 0")
+        self.clock.setVisible(False)
+        self._clock_started = 0.0
+        self._ticks = QTimer(self)
+        self._ticks.setInterval(1000)
+        self._ticks.timeout.connect(self._tick)
+        self._step: tuple[str, int] | None = None
+        """The step shown last (its tool call's id, its line's index): its time is added when it returns."""
         layout.addWidget(self.transcript, 1)
         layout.addWidget(self.draft)
+        layout.addWidget(self.clock)
         layout.addLayout(row)
         self.input.returnPressed.connect(self._send)
         self.send_button.clicked.connect(self._send)
         self.stop_button.clicked.connect(self.stop_requested)
         self.lines: list[str] = []
         """Every line shown, as plain text (what the transcript says, for people and tests alike)."""
+        self.reply_words: Callable[[str, str], str] | None = None
+        """The app's words for a reply that is not prose (its desktop part's `reply`), once the window knows them."""
 
     def _send(self) -> None:
         text = self.input.text().strip()
@@ -151,18 +179,58 @@ class ChatPanel(QWidget):
             self.input.setFocus()
 
     def add(self, text: str, tone: Tone) -> None:
+        self.hint.hide()
         self.lines.append(text)
         body = html.escape(text).replace("\n", "<br>")
         self.transcript.append(f'<div style="color:{tone.value}; margin:2px 0">{body}</div>')
 
     def show_event(self, event: Event) -> None:
         if isinstance(event, TextDelta):
+            self._thinking(False)  # the words being written say it is at work
             self._drafted(event)
             return
         self._set_draft("")  # whatever comes next, the draft was provisional: the reply (if it is one) is a line
+        self._thinking(isinstance(event, StepStarted))
+        if (
+            isinstance(event, ToolReturned)
+            and event.ok
+            and self._step is not None
+            and self._step[0] == event.tool_call_id
+        ):
+            self._timed(event.duration_ms)
+            return
+        if isinstance(event, ModelText) and self.reply_words is not None:
+            event = event.model_copy(update={"text": self.reply_words(event.text, self.lang)})
         line = describe_event(event, self.lang, app=self.app)
         if line is not None:
             self.add(*line)
+            self._step = (event.tool_call_id, len(self.lines) - 1) if isinstance(event, ToolCalled) else None
+
+    def _thinking(self, started: bool) -> None:
+        """Show the clock from a step's start until anything else happens (a tool call, a reply, a question)."""
+        if started:
+            self._clock_started = time.monotonic()
+            self._tick()
+            self._ticks.start()
+        else:
+            self._ticks.stop()
+        self.clock.setVisible(started)
+
+    def _tick(self) -> None:
+        self.clock.setText(t("web.chat.thinking", self.lang, seconds=int(time.monotonic() - self._clock_started)))
+
+    def _timed(self, duration_ms: float) -> None:
+        """The step shown last took `duration_ms`: said at its line's end (when nothing was shown after it)."""
+        assert self._step is not None
+        index = self._step[1]
+        self._step = None
+        if index != len(self.lines) - 1:
+            return
+        took = " · " + step_time(duration_ms, self.lang)
+        self.lines[index] += took
+        cursor = self.transcript.textCursor()
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor.insertText(took)
 
     def _drafted(self, event: TextDelta) -> None:
         """The reply as the model writes it, below the transcript until the reply itself replaces it."""

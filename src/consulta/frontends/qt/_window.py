@@ -142,6 +142,7 @@ class MainWindow(QMainWindow):
         self.turn_id = None
         self.chat.transcript.clear()
         self.chat.lines.clear()
+        self.chat.hint.show()
         self.chat.input.setFocus()
 
     # ---- the host's lifetime --------------------------------------------------------------------------------
@@ -151,7 +152,9 @@ class MainWindow(QMainWindow):
         self._person_view = PersonView(self.bridge.host, lambda event: self.chat.show_event(event))
         if self.app.desktop is not None:
             try:
-                self.panels = list(self.app.desktop().panels(_Kit(self)))
+                part = self.app.desktop()
+                self.chat.reply_words = part.reply
+                self.panels = list(part.panels(_Kit(self)))
             except Exception as error:  # noqa: BLE001 - an app's panels that fail are reported, the chat still works
                 self._show_error(error)
         for panel in self.panels:

@@ -76,6 +76,7 @@ class Site {
     this.ranking = null; // GET /api/advisor/ranking for the filters
     this.detail = null; // GET /api/advisor/advisors/ID
     this.recommended = new Map(); // id -> the recommendation (reason, matched)
+    this.spokenWords = ""; // the last reply's words: the ranking's advisors they name are marked
     this.routed = null; // the hash drawn
     this.calls = new Map(); // run id -> the site's tool calls seen in its events
     this.sent = Promise.resolve();
@@ -207,9 +208,12 @@ class Site {
   }
 
   async applyReply({ voice_response: voice, tool_calls: calls }) {
+    this.spokenWords = voice || "";
     for (const call of calls) {
       await this.apply(call);
     }
+    this.draw(); // the advisors the reply names are marked in the ranking
+    this.view.querySelector(".advisor-card.named")?.scrollIntoView({ block: "nearest" });
     if (voice) {
       this.speak(voice);
     }
@@ -378,11 +382,12 @@ class Site {
   card(advisor) {
     const recommendation = this.recommended.get(advisor.id);
     const recommended = this.recommended.has(advisor.id);
+    const named = namedIn(this.spokenWords, advisor);
     const english = lang() !== "zh-CN";
     const open = () => this.go(`#/advisor/${encodeURIComponent(advisor.id)}`);
     return h(
       "li",
-      { class: ["advisor-card", recommended && "recommended"], dataset: { id: advisor.id, rank: String(advisor.rank) } },
+      { class: ["advisor-card", recommended && "recommended", named && "named"], dataset: { id: advisor.id, rank: String(advisor.rank) }, "aria-current": named ? "true" : null },
       h("div", { class: "rank-badge", "aria-label": t("advisor.web.card.rank", { rank: advisor.rank }) }, String(advisor.rank)),
       h(
         "div",
@@ -502,6 +507,11 @@ function flatPreferences(params) {
 // ---- small pieces ------------------------------------------------------------------------------------------------------
 
 // The voice for a reply: Mandarin when it is mostly Chinese (whatever the page's language), else English.
+// Whether a reply's words name an advisor (their Chinese name, or their English name).
+export function namedIn(words, advisor) {
+  return Boolean(words) && (words.includes(advisor.name) || (Boolean(advisor.name_en) && words.toLowerCase().includes(advisor.name_en.toLowerCase())));
+}
+
 export function spokenLanguage(text) {
   const han = (text.match(/[\u4e00-\u9fff]/g) || []).length;
   const words = (text.match(/[A-Za-z]+/g) || []).length;

@@ -57,14 +57,19 @@ async function mountApp() {
   return module.mount({ api, t, onError: showError, onNotice: (text) => toast(text, "ok") }) || {};
 }
 
+// An app's examples of requests (its `<app>.web.example` and `.example2`, with their `_prompt`): a click fills them in.
+const EXAMPLES = ["example", "example2"];
+
 function brand() {
   const name = has(`${APP}.web.name`) ? t(`${APP}.web.name`) : APP;
   $("#app-name").textContent = name;
   $("#app-tagline").textContent = has(`${APP}.web.tagline`) ? t(`${APP}.web.tagline`) : "";
   document.title = t("web.title", { name }); // one pattern for every app
-  const example = $("#example");
-  example.hidden = !has(`${APP}.web.example`);
-  example.textContent = example.hidden ? "" : t(`${APP}.web.example`);
+  for (const id of EXAMPLES) {
+    const example = $(`#${id}`);
+    example.hidden = !has(`${APP}.web.${id}`);
+    example.textContent = example.hidden ? "" : t(`${APP}.web.${id}`);
+  }
 }
 
 // ---- the conversation ---------------------------------------------------------------------------------------------
@@ -260,10 +265,12 @@ async function start() {
       send($("#prompt").value);
     }
   });
-  $("#example").addEventListener("click", () => {
-    $("#prompt").value = t(`${APP}.web.example_prompt`);
-    $("#prompt").focus();
-  });
+  for (const id of EXAMPLES) {
+    $(`#${id}`).addEventListener("click", () => {
+      $("#prompt").value = t(`${APP}.web.${id}_prompt`);
+      $("#prompt").focus();
+    });
+  }
   $("#new-chat").addEventListener("click", newConversation);
   showTheme();
   $("#theme").addEventListener("click", toggleTheme);
