@@ -41,7 +41,7 @@ def _module(name: str) -> ModuleType:
 
 def _numbers(value: Any) -> set[str]:
     if isinstance(value, dict):
-        return set().union(*(_numbers(v) for v in value.values()), *(_numbers(k) for k in value)) if value else set()
+        return set().union(*(_numbers(v) for v in value.values())) if value else set()  # keys are names, not numbers
     if isinstance(value, list):
         return set().union(*(_numbers(v) for v in value)) if value else set()
     if isinstance(value, bool) or value is None:

@@ -50,7 +50,7 @@ def plan_for(shape: DataShape, choices: dict[str, Any], statement: str) -> tuple
     if target not in numeric:
         if target:
             notes.append(f"target {target!r} is not a numeric column of {shape.main_table}; used {shape.target!r}")
-        target = shape.target or numeric[0]
+        target = shape.target or (numeric[0] if numeric else "")  # no numeric column: no template model fits
     if kind == "epidemic" and target != shape.cases:
         notes.append(f"an epidemic model is fitted to the new cases column {shape.cases!r}, not {target!r}")
         target = shape.cases or target

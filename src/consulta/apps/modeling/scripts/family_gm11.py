@@ -33,7 +33,7 @@ def solve(config, tables):
     )
     return {
         "a": float(a), "b": float(b), "growth_rate": float(np.exp(-a) - 1), "mean_relative_error": relative,
-        "posterior_ratio": c, "horizon": horizon, "forecast": dict(zip(map(str, future), forecast.tolist(), strict=True)),
+        "posterior_ratio": c, "horizon": horizon, "forecast": dict(zip(map(str, future), forecast.tolist(), strict=True)), "periods": future,
         "fitted": fitted.tolist(), "points": len(x0), "last_forecast": float(forecast[-1]) if horizon else None,
     }  # fmt: skip
 
