@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
@@ -22,8 +22,22 @@ from ._tasks import Task, TaskAnswer
 from ._team import TeamAnswer
 from .families import FAMILIES, SCRIPTS, FamilyParams, ProblemData, choice_type, family_named, fitting, parse_choice
 
-if TYPE_CHECKING:
-    from ._director import Director
+
+class Director(Protocol):
+    """What choosing and running the tasks' models needs of the Director (`_director.Director`): a member's turn, the
+    workspace, why an answer did not fit, and its script and note records."""
+
+    ws: Path
+    unfit: dict[str, str]
+
+    async def turn(
+        self, agent: str, mode: Any, *, step: str, task: str, prompt: str, output: type[TeamAnswer] | None = None
+    ) -> TeamAnswer: ...
+
+    def _write_script(self, name: str, source: str, *, origin: str) -> None: ...
+
+    def _note(self, key: str, lines: list[str]) -> None: ...
+
 
 __all__ = ["TaskModel", "check_task_models", "choose_models", "record", "recorded", "run_task_models", "task_answer"]
 
