@@ -77,6 +77,7 @@ def answer_until_finished(qtbot: Any, test: AdaptiveTestPanel) -> list[str]:
         qtbot.mouseClick(test.submit_button, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda a=answered: test.feedback is not None and test.test.answered == a + 1, timeout=WAIT_MS)
         assert test.feedback_view.isVisible() and test.estimate.text().startswith("θ = ")
+        assert test.answered_item is not None and test.meta.text() == test._meta(test.answered_item)  # graded
         verdicts.append(test.feedback_view.toPlainText().splitlines()[0])
         qtbot.mouseClick(test.next_button, Qt.MouseButton.LeftButton)
     raise AssertionError("the test did not finish within 60 items")
