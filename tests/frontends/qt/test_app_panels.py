@@ -185,7 +185,7 @@ def test_the_modeling_timeline_files_and_escalation(qtbot: Any, window_of: Any, 
     build_workspace(run_folder(tmp_path, window.turn_id or window.run_id))
     timeline.reread()
     qtbot.waitUntil(lambda: timeline.timeline is not None and timeline.waiting, timeout=WAIT_MS)
-    assert t("modeling.web.now.waiting", "en") in timeline.state.text()
+    assert t("modeling.qt.now.waiting", "en") in timeline.state.text()
     cards = timeline.cards.toPlainText()
     assert "modeler → data_engineer #1" in cards and "data/demand_monthly.csv: month 2019-06 appears twice." in cards
     phases = timeline.phases.text()
