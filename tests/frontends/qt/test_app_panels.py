@@ -257,3 +257,12 @@ def test_a_step_says_its_time_and_thinking_shows_a_clock(qtbot: Any) -> None:
     assert (
         chat.lines[-1] == t("qt.chat.step_set_aside", "zh-CN") and "repeated_call" not in chat.transcript.toPlainText()
     )
+
+
+def test_step_details_are_a_developers_toggle(qtbot: Any, open_window: Any) -> None:
+    window = open_window()
+    assert not window.details_action.isChecked() and not window.chat.details  # off by default
+    window.details_action.setChecked(True)
+    send(qtbot, window, "帮我取一管K562")
+    wait_dialog(qtbot, window)
+    assert any("  [query_inventory]" in line for line in window.chat.lines)
