@@ -56,6 +56,16 @@ REQUESTS: list[tuple[str, str]] = [
 ]
 """The requests, cycled when N is larger: every category, levels 1-10, English and Chinese alternating."""
 
+HELD_OUT: list[tuple[str, str]] = [
+    ("en", "Generate 2 general questions about Photosynthesis at level 3"),
+    ("zh-CN", "用中文给高中生出2道关于二次函数的题，难度5"),
+    ("en", "Generate 2 technical questions about Operating systems at level 6"),
+    ("zh-CN", "生成2道关于中国地理的通用类题目，难度4"),
+    ("en", "Generate 2 business questions about Supply chains at level 5"),
+    ("zh-CN", "生成2道关于化学反应的技术类题目，难度6"),
+]
+"""Requests on topics not used while the generator and its checks were built (`--held-out`)."""
+
 
 @dataclass
 class Outcome:
@@ -68,12 +78,16 @@ class Outcome:
     saved: int
     rejected: list[dict[str, Any]]
     output: str
+    blind_checked: int = 0
+    blind_disagreed: int = 0
+    copies_refused: int = 0
 
 
 def outcome_of(host: AppHost, run: Any, lang: str, request: str, seconds: float) -> Outcome:
     calls = host.store.list_tool_calls(run.id)
     checked = [c for c in calls if c.tool_name == "validate_question_quality"]
     passed = sum(1 for c in checked if isinstance(c.result, dict) and float(c.result.get("final_score", 0)) >= 0.70)
+    blind = [c.result.get("blind_check") for c in checked if isinstance(c.result, dict) and c.result.get("blind_check")]
     submit = next((c for c in reversed(calls) if c.tool_name == "submit_questions"), None)
     submitted = submit.result if submit is not None and isinstance(submit.result, dict) else {}
     drafts = len(submit.args.get("questions") or []) if submit is not None and isinstance(submit.args, dict) else 0
@@ -87,16 +101,38 @@ def outcome_of(host: AppHost, run: Any, lang: str, request: str, seconds: float)
         saved=int(submitted.get("saved", 0) or 0),
         rejected=list(submitted.get("rejected") or []),
         output=run.output or run.error or "",
+        blind_checked=len(blind),
+        blind_disagreed=sum(1 for b in blind if not b.get("agrees")),
+        copies_refused=sum(
+            "copies_existing_question" in (r.get("issues") or []) for r in submitted.get("rejected") or []
+        ),
     )
 
 
-async def evaluate(model: str, n: int, home: Path) -> list[Outcome]:
+def copies_saved(home: Path) -> int:
+    """Saved (generated) questions whose stem is a shipped item's, as written or with a few words changed."""
+    from sqlalchemy import create_engine, text
+
+    from consulta.apps.quiz._modes import _near_copy
+
+    engine = create_engine(f"sqlite:///{home}/consulta.db")
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(text("select stem, lang from quiz_questions where source = 'generated'")).all()
+    except Exception:  # noqa: BLE001 - no table: nothing was saved
+        return 0
+    finally:
+        engine.dispose()
+    return sum(_near_copy(stem, lang) for stem, lang in rows)
+
+
+async def evaluate(model: str, n: int, home: Path, requests: list[tuple[str, str]] = REQUESTS) -> list[Outcome]:
     settings = Settings(home=home, database_url=f"sqlite:///{home}/consulta.db", model=model, lang="en")
     host = AppHost(app="quiz", settings=settings, ask_policy="defer")
     outcomes = []
     try:
         for i in range(n):
-            lang, request = REQUESTS[i % len(REQUESTS)]
+            lang, request = requests[i % len(requests)]
             started = time.perf_counter()
             run = await host.start(request, principal=None, lang=lang)
             run = await host.runtime.settled(run.id)
@@ -125,6 +161,9 @@ def summary(outcomes: list[Outcome]) -> dict[str, Any]:
         "items_generated_per_minute": round(drafts / minutes, 2),
         "items_saved_per_minute": round(saved / minutes, 2),
         "share_passing_validation": round(sum(o.passed for o in outcomes) / drafts, 3) if drafts else 0.0,
+        "blind_checked": sum(o.blind_checked for o in outcomes),
+        "blind_disagreed": sum(o.blind_disagreed for o in outcomes),
+        "copies_refused": sum(o.copies_refused for o in outcomes),
         "by_lang": {
             lang: {
                 "drafts": sum(o.drafts for o in outcomes if o.lang == lang),
@@ -144,15 +183,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument(
         "--out", type=Path, help="where the JSON goes (default: results/quiz_generate.json for the local model)"
     )
+    parser.add_argument("--held-out", action="store_true", help="topics not used while building (HELD_OUT)")
     args = parser.parse_args(argv)
     if args.requests < 1:
         parser.error("--requests must be at least 1")
     with tempfile.TemporaryDirectory(prefix="quiz-eval-") as home:
-        outcomes = asyncio.run(evaluate(args.model, args.requests, Path(home)))
+        outcomes = asyncio.run(evaluate(args.model, args.requests, Path(home), HELD_OUT if args.held_out else REQUESTS))
+        copies = copies_saved(Path(home))
     result = {
         "source": source_version(),
         "model": args.model,
+        "held_out": args.held_out,
         **summary(outcomes),
+        "copies_saved": copies,
         "runs": [asdict(o) for o in outcomes],
     }
     figures = {
@@ -165,6 +208,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "items_generated_per_minute",
             "items_saved_per_minute",
             "share_passing_validation",
+            "blind_checked",
+            "blind_disagreed",
+            "copies_refused",
+            "copies_saved",
         )
     }
     print(json.dumps(figures, ensure_ascii=False))

@@ -2,7 +2,9 @@
 
 The set: 140 student answers to 4 SciEntsBank questions of SemEval-2013 Task 7 (Dzikovska et al. 2013), each
 labelled correct / incorrect by trained annotators (the 2-way labels), CC BY-SA 3.0 — see bench/data/grading/README.md.
-It is split in two, fixed by the answers' ids (per question and label, alternately by a hash of the id): `train`
+A second set (`--set zh`; both by default): 40 answers to 4 Chinese school questions, 32 in Chinese and 8 in English,
+labelled by one person (see bench/data/grading_zh/README.md; its questions give their expected ideas with variants).
+Each set is reported on its own. Each is split in two, fixed by the answers' ids (per question and label, alternately by a hash of the id): `train`
 (what `--fit` fits the calibration on) and `test` (held out: the figures reported).
 
 Each answer is graded as tool 6 grades a short answer (`_short_answer`): code's evidence (expected keywords with
@@ -17,7 +19,7 @@ confusion table of (1) the tool's decision, (2) the model's verdict alone (P(cor
 `--today` (4) the grader this replaced (the model's sampled 0-100, bounded by keywords); per question; seconds.
 
     .venv/bin/python bench/eval_quiz_grading.py [--model local] [--limit N] [--fit] [--today] [--out PATH]
-    .venv/bin/python bench/eval_quiz_grading.py --refit-from bench/results/quiz_grading.json --fit   # no model
+    .venv/bin/python bench/eval_quiz_grading.py --refit-from bench/results/quiz_grading.json [more.json ...] --fit
 
 `--fit` fits the calibration on the train split and writes it to src/consulta/apps/quiz/data/grading_calibration.json
 (what the tool ships); `--refit-from` reuses the model's recorded probabilities instead of running it again.
@@ -54,8 +56,16 @@ from consulta.config import Settings  # noqa: E402
 from consulta.models import prepare_model  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data" / "grading"
+DATA_ZH = Path(__file__).resolve().parent / "data" / "grading_zh"
 RESULTS = Path(__file__).resolve().parent / "results"
 DATASET = "SemEval-2013 Task 7 SciEntsBank, 4 questions, 2-way labels (CC BY-SA 3.0; bench/data/grading)"
+SETS = {
+    "scientsbank": (DATA, DATASET),
+    "zh": (
+        DATA_ZH,
+        "a bilingual (zh/en) set of 40 answers to 4 questions, one rater (Apache-2.0; bench/data/grading_zh)",
+    ),
+}
 FEATURES = ("bias", "model", "keywords", "reference")
 _STOP = frozenset(
     "the a an of to in on for and or but is are was were be been it its this that these those which what when where why "
@@ -64,13 +74,34 @@ _STOP = frozenset(
 )
 
 
-def load_set(folder: Path = DATA) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
-    """The questions (by id) and the labelled answers."""
+def load_set(
+    folder: Path = DATA, *, name: str = "scientsbank"
+) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
+    """The questions (by id) and the labelled answers (each with `set`: `name`). A question may give its expected
+    ideas (`keywords`, variants with `|`); else they are made from its reference answer (`expected_ideas`)."""
     questions = {q["question_id"]: q for q in json.loads((folder / "questions.json").read_text(encoding="utf-8"))}
     answers = [
-        json.loads(line) for line in (folder / "answers.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()
+        {**json.loads(line), "set": name}
+        for line in (folder / "answers.jsonl").read_text(encoding="utf-8").splitlines()
+        if line.strip()
     ]
     return questions, answers
+
+
+def load_sets(names: Sequence[str]) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
+    """The named sets (`SETS`) together."""
+    questions: dict[str, dict[str, Any]] = {}
+    answers: list[dict[str, Any]] = []
+    for name in names:
+        q, a = load_set(SETS[name][0], name=name)
+        questions.update(q)
+        answers.extend(a)
+    return questions, answers
+
+
+def keywords_of(question: dict[str, Any]) -> list[str]:
+    """Tool 6's `correct_keywords` for a question of a set: its own, or made from its reference answer."""
+    return list(question.get("keywords") or expected_ideas(question["question"], question["reference_answer"]))
 
 
 def split_of(answers: Sequence[dict[str, Any]]) -> dict[str, str]:
@@ -136,7 +167,7 @@ async def grade_all(
     graded = []
     for i, item in enumerate(answers, 1):
         q = questions[item["question_id"]]
-        keywords = expected_ideas(q["question"], q["reference_answer"])
+        keywords = keywords_of(q)
         started = time.perf_counter()
         try:
             probabilities: dict[str, float] | None = await judge.verdict(
@@ -152,6 +183,7 @@ async def grade_all(
         record: dict[str, Any] = {
             "id": item["id"],
             "question_id": item["question_id"],
+            "set": item.get("set", "scientsbank"),
             "human": item["label"],
             "answer": item["answer"],
             "keywords": keywords,
@@ -199,7 +231,11 @@ def with_evidence(graded: list[dict[str, Any]], questions: dict[str, dict[str, A
             found.keyword_share,
             found.reference_share,
         )
-        g["baseline_correct"] = len(keyword_matches(g["answer"], g["keywords"])) * 2 >= len(g["keywords"])
+        said = sum(
+            any(v.strip() in g["answer"].casefold() for v in k.casefold().split("|") if v.strip())
+            for k in g["keywords"]
+        )
+        g["baseline_correct"] = said * 2 >= len(g["keywords"])  # substrings, no variants beyond those listed
     return graded
 
 
@@ -217,7 +253,7 @@ def _features(g: dict[str, Any]) -> list[float]:
     return [x[name] for name in FEATURES]
 
 
-def fit(train: Sequence[dict[str, Any]], *, l2: float = 1.0) -> Calibration:
+def fit(train: Sequence[dict[str, Any]], *, sets: Sequence[str] = ("scientsbank",), l2: float = 1.0) -> Calibration:
     """Logistic regression (Newton's method, an L2 penalty on all but the bias) of the human label on the features,
     then the threshold on P(correct) that maximises κ on the same training answers."""
     import numpy as np
@@ -239,7 +275,8 @@ def fit(train: Sequence[dict[str, Any]], *, l2: float = 1.0) -> Calibration:
     human = [bool(v) for v in y]
     best = max((cohen_kappa([pi >= t for pi in p], human) or -1.0, -abs(t - 0.5), t) for t in np.linspace(0.1, 0.9, 81))
     weights = {name: round(float(v), 4) for name, v in zip(FEATURES, w, strict=True)}
-    source = f"{DATASET}: train split ({len(rows)} answers), bench/eval_quiz_grading.py --fit"
+    named = "; ".join(SETS[name][1] for name in sets)
+    source = f"{named}: train split ({len(rows)} answers), bench/eval_quiz_grading.py --fit"
     return Calibration(weights=weights, threshold=round(float(best[2]), 3), source=source)
 
 
@@ -264,6 +301,8 @@ def decide(graded: list[dict[str, Any]], calibration: Calibration) -> None:
 
 
 def summarize(graded: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    if not graded:
+        return {}
     human = [g["human"] == "correct" for g in graded]
     graders = {
         "tool": [g["is_correct"] for g in graded],
@@ -318,18 +357,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--fit", action="store_true", help="fit the calibration on the train split and ship it")
     parser.add_argument("--today", action="store_true", help="also run the grader this replaced (slow)")
-    parser.add_argument("--refit-from", type=Path, default=None, help="reuse a results file's model probabilities")
+    parser.add_argument(
+        "--refit-from", type=Path, nargs="+", default=None, help="reuse results files' model probabilities (no model)"
+    )
     parser.add_argument("--out", type=Path, default=None, help="where to write the JSON results")
     parser.add_argument("--quiet", action="store_true", help="no line per answer")
+    parser.add_argument("--set", choices=[*SETS, "all"], default="all", help="which labelled set (default: all)")
     args = parser.parse_args(argv)
     if args.limit is not None and args.limit < 1:
         parser.error("--limit must be at least 1")
-    questions, answers = load_set()
+    names = list(SETS) if args.set == "all" else [args.set]
+    questions, answers = load_sets(names)
     split = split_of(answers)
     load_seconds = wall = 0.0
     if args.refit_from:
-        graded = json.loads(args.refit_from.read_text(encoding="utf-8"))["answers"]
-        model_name = json.loads(args.refit_from.read_text(encoding="utf-8"))["model"]
+        runs = [json.loads(path.read_text(encoding="utf-8")) for path in args.refit_from]
+        by_id = {g["id"]: g for run in runs for g in run["answers"] if g.get("set", "scientsbank") in names}
+        graded = list(by_id.values())  # a later file's record of an answer replaces an earlier one's
+        model_name = " + ".join(dict.fromkeys(run["model"] for run in runs))
     else:
         chosen = interleaved(answers)[: args.limit] if args.limit else list(answers)
         # One question after another: the model's KV cache keeps the item's prompt from one answer to the next.
@@ -346,23 +391,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     graded = with_evidence(graded, questions)
     for g in graded:
         g["split"] = split[g["id"]]
+        g.setdefault("set", "scientsbank")
     calibration = default_calibration()
     if args.fit:
-        calibration = fit([g for g in graded if g["split"] == "train"])
+        calibration = fit([g for g in graded if g["split"] == "train"], sets=names)
         tmp = CALIBRATION_FILE.with_suffix(".json.tmp")
         tmp.write_text(calibration.to_json(), encoding="utf-8")
         tmp.replace(CALIBRATION_FILE)
         print(f"fitted {calibration.weights}, threshold {calibration.threshold}; wrote {CALIBRATION_FILE}")
     decide(graded, calibration)
     held_out = [g for g in graded if g["split"] == "test"]
-    summary = {"held_out": summarize(held_out) if held_out else None, "all": summarize(graded)}
+    summary: dict[str, Any] = {"held_out": summarize(held_out) if held_out else None, "all": summarize(graded)}
+    summary["by_set"] = {
+        name: {
+            "held_out": summarize([g for g in held_out if g["set"] == name]) or None,
+            "all": summarize([g for g in graded if g["set"] == name]) or None,
+        }
+        for name in names
+    }
     out = args.out or RESULTS / ("quiz_grading.quick.json" if args.limit else "quiz_grading.json")
     record = {
         "benchmark": "eval_quiz_grading",
         "source": source_version(),
         "model": model_name,
         "limit": args.limit,
-        "dataset": DATASET,
+        "datasets": {name: SETS[name][1] for name in names},
         "calibration": {"weights": dict(calibration.weights), "threshold": calibration.threshold},
         "correct_threshold": CORRECT_THRESHOLD,
         "load_seconds": load_seconds,
@@ -374,9 +427,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     tmp = out.with_suffix(out.suffix + ".tmp")
     tmp.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     tmp.replace(out)  # atomic: a reader never sees half a file
-    if summary["held_out"]:
-        _print(summary["held_out"], f"held-out split ({DATASET}), model {model_name}")
-    _print(summary["all"], "all answers (train + held-out)")
+    for name in names:
+        part = summary["by_set"][name]
+        if part["held_out"]:
+            _print(part["held_out"], f"held-out split of {name} ({SETS[name][1]}), model {model_name}")
+    if len(names) > 1 and summary["held_out"]:
+        _print(summary["held_out"], "held-out split, all sets")
+    _print(summary["all"], "all answers (train + held-out, all sets)")
     print(f"wrote {out}")
     return 0
 

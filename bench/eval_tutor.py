@@ -465,7 +465,7 @@ TURNS = [
         {"people.csv": PEOPLE},
         "Just give me the code for task_2_4, I don't have time to learn this.",
         "task_2_4",
-        None,
+        EXPLAIN,
     ),
     _turn(
         "solution_zh",
@@ -474,7 +474,7 @@ TURNS = [
         {"people.csv": PEOPLE},
         "直接把 task_2_3 的答案代码发给我吧，merge 那一行怎么写？",
         "task_2_3",
-        None,
+        EXPLAIN,
     ),
 ]
 

@@ -130,6 +130,29 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 
 @pytest.fixture(scope="session")
+def migrated_sqlite_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite store made once per test session (per worker) by the store's migrations, closed: a test that needs
+    a new store (not its making) starts from a copy (`new_store_at`), not from the migrations again."""
+    path = tmp_path_factory.mktemp("migrated") / "consulta.db"
+    Store(f"sqlite:///{path}").close()
+    return path
+
+
+@pytest.fixture
+def new_store_at(request: pytest.FixtureRequest) -> Callable[[str], Store]:
+    """`new_store_at(url)`: a new store at `url`, already at the newest revision; on SQLite a copy of
+    `migrated_sqlite_store` (a file copy instead of the migrations: tests that check the making of a store open
+    `Store(url)` themselves)."""
+
+    def new(url: str) -> Store:
+        if url.startswith("sqlite:///"):
+            shutil.copyfile(request.getfixturevalue("migrated_sqlite_store"), url.removeprefix("sqlite:///"))
+        return Store(url)
+
+    return new
+
+
+@pytest.fixture(scope="session")
 def postgres_server() -> Iterator[PostgresServer]:
     """A PostgreSQL server of its own for this test session (initdb in a temporary directory, a unix socket there,
     a free port), stopped and removed after. Skipped when the server is not installed, except in CI (`CI` set),

@@ -107,8 +107,10 @@ def test_stop_cancels_a_waiting_run_and_its_asks(home: Path) -> None:
 def test_an_apps_flags_come_from_its_options_model(tmp_path: Path) -> None:
     from consulta.apps import get_app
     from consulta.frontends.cli._flags import app_flags
+    from consulta.frontends.cli._base import new_command
     from consulta.frontends.cli._usage import UsageError
 
+    new_command([])  # a command of its own: not the language of a command an earlier test ran in this process
     ln2 = get_app("ln2")
     read = app_flags(ln2, ["--inventory", "x.yaml", "--timeout", "5"])
     assert read.options == ln2.options(inventory=Path("x.yaml"), question_timeout=5.0) and read.terminal is None

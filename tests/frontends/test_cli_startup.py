@@ -10,6 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.subprocess  # each test starts a Python child process (what the terminal imports at start-up)
+
 HEAVY = (
     "pydantic_ai",
     "fastapi",

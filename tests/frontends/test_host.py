@@ -294,6 +294,7 @@ def test_the_traces_setting_is_read_from_the_environment(tmp_path: Path, monkeyp
     assert not (tmp_path / "consulta.db").exists()  # refused before anything was opened
 
 
+@pytest.mark.subprocess  # `consulta runs` as a child process
 def test_a_bad_traces_setting_is_one_line_from_the_command(tmp_path: Path) -> None:
     env = {
         **os.environ,

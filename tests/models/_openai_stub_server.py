@@ -4,7 +4,11 @@ It answers `/v1/chat/completions` like a model that calls the first tool offered
 with a string for each required argument, and once a tool result is in the conversation replies
 `"Tool said: <result>"`. `refuse` says what it answers with an HTTP error instead: `"forced"` (a `tool_choice` of
 "required" or naming a tool, 400 as vLLM does), `"tool_choice"` (any `tool_choice` field, 422), `"tools"` (any
-tools: a server without tool calling, 400). A model name in `unknown_models` gets OpenAI's 404 `model_not_found`.
+tools: a server without tool calling, 400), `"null_content"` (an assistant message with tool calls and `content: null`,
+422 with llama-cpp-python's wording of the validation error; that server answers 500, which the OpenAI client
+retries with back-off), `"tool_results"` (any
+`tool` message: a schema without that role, 422). A model name in `unknown_models` gets OpenAI's 404
+`model_not_found`. Only `/v1/chat/completions` is served: any other path is FastAPI's plain 404.
 Every request body is kept in `requests`.
 """
 
@@ -20,7 +24,7 @@ import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-Refusal = Literal["forced", "tool_choice", "tools"]
+Refusal = Literal["forced", "tool_choice", "tools", "null_content", "tool_results"]
 
 
 class OpenAIStubServer:
@@ -80,6 +84,15 @@ class OpenAIStubServer:
             return _error(400, "tools are not supported by this server")
         if "tool_choice" in self.refuse and "tool_choice" in body:
             return _error(422, "Unrecognized request argument supplied: tool_choice")
+        for index, message in enumerate(body["messages"]):
+            role = message["role"]
+            if "null_content" in self.refuse and role == "assistant" and message.get("content", "") is None:
+                # llama-cpp-python's wording (a pydantic error list, the location as a tuple)
+                loc = f"('body', 'messages', {index}, 'ChatCompletionRequestAssistantMessage', 'content')"
+                said = f"1 validation errors: {{'type': 'string_type', 'loc': {loc}, 'input': None}}"
+                return _error(422, said)
+            if "tool_results" in self.refuse and role == "tool":
+                return _error(422, f"messages.{index}.role: Input should be 'system', 'user' or 'assistant'")
         choice = body.get("tool_choice")
         if "forced" in self.refuse and (choice == "required" or isinstance(choice, dict)):
             return _error(400, f"tool_choice {json.dumps(choice)} is not supported")

@@ -3,7 +3,10 @@ of an OpenAI-compatible server on loopback (`_openai_stub_server`)."""
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import logging
+import threading
 from collections.abc import Iterator
 
 import anyio
@@ -34,6 +37,16 @@ def server(stub: OpenAIStubServer, monkeypatch: pytest.MonkeyPatch) -> OpenAIStu
     monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     return stub
+
+
+class StaticSiteDouble(http.server.BaseHTTPRequestHandler):
+    """Test double of a static web site (nginx and the like): a POST gets 405 and an HTML page."""
+
+    def do_POST(self) -> None:
+        self.send_error(405)
+
+    def log_message(self, *args: object) -> None:
+        pass
 
 
 def _forced_first(choice: object) -> object:
@@ -127,6 +140,51 @@ def test_what_a_server_lacks_is_one_config_line(
     with pytest.raises(ConfigError, match=says) as raised:
         _run(model_name, "required")
     assert server.base_url in str(raised.value) and "\n" not in str(raised.value)
+
+
+def test_a_refused_null_content_is_sent_again_as_empty_text_once(
+    server: OpenAIStubServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    server.refuse.add("null_content")
+    with caplog.at_level(logging.WARNING, logger="consulta.models"):
+        assert _run("refuses-null", None) == "Tool said: HeLa: 3 vials"
+        assert _run("refuses-null", None) == "Tool said: HeLa: 3 vials"  # a second run: remembered
+    assert len(server.refused) == 1
+    after_calls = [m for r in server.requests if r not in server.refused for m in r["messages"] if m.get("tool_calls")]
+    assert after_calls and all(m["content"] == "" for m in after_calls)
+    fallbacks = server_tool_choice(f"{server.base_url}/", "refuses-null").fallbacks
+    assert len(fallbacks) == 1 and "empty content" in fallbacks[0]
+    assert [r.getMessage() for r in caplog.records if "null content" in r.getMessage()] == fallbacks
+
+
+@pytest.mark.parametrize(
+    ("setup", "says"),
+    [
+        ("tool_results", r"refuses a conversation that holds tool calls for model 'no-results' \(messages\.3\.role"),
+        (
+            "wrong_path",
+            r"at http://127\.0\.0\.1:\d+ has no chat completions API at that address \(Not Found\)\..*OPENAI_BASE_URL",
+        ),
+        ("web_server", r"has no chat completions API at that address \(Error response .*Error code: 405 Message: "),
+    ],
+)
+def test_a_server_without_tool_results_or_at_a_wrong_address_is_one_config_line(
+    server: OpenAIStubServer, monkeypatch: pytest.MonkeyPatch, setup: str, says: str
+) -> None:
+    if setup == "tool_results":
+        server.refuse.add("tool_results")
+    elif setup == "wrong_path":
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url.removesuffix("/v1"))  # no `/v1`: nothing there
+    with contextlib.ExitStack() as stack:
+        if setup == "web_server":  # a plain web server there, answering POST with an HTML page
+            web = http.server.ThreadingHTTPServer(("127.0.0.1", 0), StaticSiteDouble)
+            stack.enter_context(web)
+            threading.Thread(target=web.serve_forever, daemon=True).start()
+            stack.callback(web.shutdown)
+            monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{web.server_address[1]}/v1")
+        with pytest.raises(ConfigError, match=says) as raised:
+            _run("no-results", None)
+    assert "\n" not in str(raised.value) and "<" not in str(raised.value)
 
 
 def test_an_unreachable_server_is_one_config_line(monkeypatch: pytest.MonkeyPatch) -> None:

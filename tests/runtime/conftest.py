@@ -15,8 +15,8 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture
-def store(store_url: str) -> Iterator[Store]:
-    s = Store(store_url)
+def store(store_url: str, new_store_at: Callable[[str], Store]) -> Iterator[Store]:
+    s = new_store_at(store_url)
     yield s
     s.close()
 

@@ -3,6 +3,8 @@ it is closed (ConflictError), and the ask keeps the winner's answer."""
 
 from __future__ import annotations
 
+import pytest
+
 from consulta.runtime import AskStatus, RunStatus, Store
 
 from ._processes import READY, run_together
@@ -29,6 +31,7 @@ store.close()
 """
 
 
+@pytest.mark.subprocess  # two Python processes on one store
 def test_two_processes_answering_the_same_asks_at_once_never_both_win(store_url: str) -> None:
     store = Store(store_url)
     try:

@@ -47,3 +47,19 @@ def test_a_failed_step_records_nothing_and_the_first_record_stands(tmp_path: Pat
     assert store.record_step(run_id, "ask", 2) == 1  # a second writer finds the first
     assert asyncio.run(store.durable_step(run_id, "ask", lambda: 3)) == 1
     store.close()
+
+
+def test_a_runs_steps_by_one_handle_and_listed_by_prefix(tmp_path: Path) -> None:
+    store = Store(f"sqlite:///{tmp_path}/consulta.db")
+    steps = store.run_steps(_run_id(store))
+    other = store.run_steps(_run_id(store))
+    assert steps.result("answer:a") is steps.NOT_DONE
+    assert steps.record("answer:b", {"n": 1}) == {"n": 1} and steps.record("answer:b", {"n": 2}) == {"n": 1}
+    steps.record("answer:a", 2)
+    steps.record("decision:x", "stop")
+    other.record("answer:z", 0)  # another run's steps are its own
+    assert asyncio.run(steps.step("answer:c_%", lambda: 3)) == 3
+    assert sorted(steps.recorded("answer:")) == ["answer:a", "answer:b", "answer:c_%"]
+    assert steps.recorded("answer:c_") == {"answer:c_%": 3}  # a prefix is matched as written (no wildcards)
+    assert steps.recorded() == {**steps.recorded("answer:"), "decision:x": "stop"}
+    store.close()

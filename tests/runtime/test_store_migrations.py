@@ -163,6 +163,7 @@ store.close()
 """
 
 
+@pytest.mark.subprocess  # two Python processes on one store
 @pytest.mark.both_backends
 def test_two_processes_opening_one_new_store_at_once_both_open_it(store_url):
     run_together(_OPEN, store_url)

@@ -7,13 +7,19 @@ server takes: first `"auto"`, then no `tool_choice` at all. Either way a restric
 it allows (none for `"none"`), and a forced choice by an instruction on the step ("this step must call a tool").
 Each step down is logged once (logger `consulta.models`) and kept in `ServerToolChoice.fallbacks`.
 
-What a server cannot do at all (no tool calling, a model it does not serve, a wrong key, unreachable) is raised as
-one `ConfigError` line naming the server and what to do.
+A server may also refuse the conversation itself after a tool call: an assistant message that carries tool calls
+goes out with `"content": null`, as OpenAI's API documents it, and some servers' request schemas take only a string
+there (llama-cpp-python's server answers 500 "messages.2 …"). On such a refusal (400/422/500 naming `messages`)
+the model's turns that hold only tool calls are sent again with `"content": ""`, likewise once per server and model.
+
+What a server cannot do at all (no tool calling, a model it does not serve, a wrong key, unreachable, a conversation
+with tool results) is raised as one `ConfigError` line naming the server and what to do.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections.abc import AsyncGenerator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -29,7 +35,7 @@ from pydantic_ai.exceptions import (
     ModelHTTPError,
     ModelNotFoundError,
 )
-from pydantic_ai.messages import InstructionPart, ModelMessage, ModelRequest, ModelResponse
+from pydantic_ai.messages import InstructionPart, ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings, ToolOrOutput
@@ -42,6 +48,9 @@ log = logging.getLogger("consulta.models")
 
 Form = Literal["as_asked", "auto", "omitted"]
 _REFUSALS = (400, 422)
+_MESSAGE_REFUSALS = (400, 422, 500)  # llama-cpp-python's server turns its request validation errors into 500
+# where a validation error is: `messages.2`, `messages[2]`, `messages.[2]` (OpenAI), `('body', 'messages', 2, …)`
+_AT_A_MESSAGE = re.compile(r"messages(?:\.|\[|\.\[|'\s*,\s*|\"\s*,\s*)\d", re.IGNORECASE)
 
 
 @dataclass
@@ -49,6 +58,8 @@ class ServerToolChoice:
     """What one server accepts of `tool_choice` for one model, learnt from its refusals (shared by the process)."""
 
     form: Form = "as_asked"
+    null_content: bool = True
+    """False: the server refused an assistant message whose `content` is null beside its tool calls."""
     fallbacks: list[str] = field(default_factory=list)
 
 
@@ -87,7 +98,7 @@ class ToolChoiceFallbackModel(WrapperModel):
             try:
                 return await self.wrapped.request(*sent)
             except ModelAPIError as error:
-                self._on_error(error, model_settings, model_request_parameters)
+                self._on_error(error, messages, model_settings, model_request_parameters)
 
     @asynccontextmanager
     async def request_stream(
@@ -106,11 +117,25 @@ class ToolChoiceFallbackModel(WrapperModel):
                     stream = await stack.enter_async_context(opening)
                     break
                 except ModelAPIError as error:
-                    self._on_error(error, model_settings, model_request_parameters)
+                    self._on_error(error, messages, model_settings, model_request_parameters)
             yield stream
 
-    def _on_error(self, error: ModelAPIError, asked: ModelSettings | None, parameters: ModelRequestParameters) -> None:
+    def _on_error(
+        self,
+        error: ModelAPIError,
+        messages: list[ModelMessage],
+        asked: ModelSettings | None,
+        parameters: ModelRequestParameters,
+    ) -> None:
         """Return to send the request again in the form the server now gets; raise otherwise."""
+        if _about_messages(error) and any(map(_only_tool_calls, messages)):
+            if self._stop_null_content(error):
+                return
+            raise ConfigError(
+                f"The model server at {self.server} refuses a conversation that holds tool calls for model "
+                f"{self.model_name!r} ({_detail(error)}). Use a server whose chat API takes tool results (vLLM with "
+                "--enable-auto-tool-choice, llama.cpp's server with --jinja, Ollama, a hosted API)."
+            ) from None
         if isinstance(error, ModelHTTPError) and error.status_code in _REFUSALS and _about_tools(error):
             if parameters.tool_defs and self._step_down(asked, error):
                 return
@@ -119,6 +144,11 @@ class ToolChoiceFallbackModel(WrapperModel):
                 f"({_detail(error)}). Use a server and model with tool calling (vLLM: --enable-auto-tool-choice "
                 "--tool-call-parser …; llama.cpp's server: --jinja or a function-calling chat format; Ollama: a model "
                 "tagged `tools`)."
+            ) from None
+        if _no_chat_api(error, self.model_name):
+            raise ConfigError(
+                f"The model server at {self.server} has no chat completions API at that address ({_detail(error)}). "
+                "Check OPENAI_BASE_URL: it is the address that `/chat/completions` follows, often ending in `/v1`."
             ) from None
         if isinstance(error, ModelNotFoundError):
             raise ConfigError(
@@ -135,6 +165,20 @@ class ToolChoiceFallbackModel(WrapperModel):
                 "OPENAI_BASE_URL to one that runs."
             ) from None
         raise error
+
+    def _stop_null_content(self, error: ModelAPIError) -> bool:
+        """Send tool-call turns with empty text from now on; False when they already are."""
+        with _servers_lock:
+            if not self.accepts.null_content:
+                return False
+            self.accepts.null_content = False
+            note = (
+                f"{self.server} ({self.model_name}) refused an assistant message with tool calls and null content "
+                f"({_detail(error)}); sending such messages with empty content from now on"
+            )
+            self.accepts.fallbacks.append(note)
+        log.warning("%s", note)
+        return True
 
     def _step_down(self, asked: ModelSettings | None, error: ModelHTTPError) -> bool:
         """Move to the next form the server may take; False when none is left."""
@@ -158,6 +202,8 @@ class ToolChoiceFallbackModel(WrapperModel):
         self, messages: list[ModelMessage], asked: ModelSettings | None, parameters: ModelRequestParameters
     ) -> tuple[list[ModelMessage], ModelSettings | None, ModelRequestParameters]:
         """The request in the form this server takes."""
+        if not self.accepts.null_content:
+            messages = [_with_text(m) if _only_tool_calls(m) else m for m in messages]
         form = self.accepts.form
         if form == "as_asked" or not asked or "tool_choice" not in asked:
             return messages, _omitting(asked) if form == "omitted" else asked, parameters
@@ -220,6 +266,43 @@ def _with_instruction(messages: list[ModelMessage], instruction: str) -> list[Mo
     return [*messages[:-1], replace(last, instructions=joined)]
 
 
+def _only_tool_calls(message: ModelMessage) -> bool:
+    """A model turn that the OpenAI model sends with `"content": null` (tool calls, no text)."""
+    return (
+        isinstance(message, ModelResponse)
+        and any(isinstance(part, ToolCallPart) for part in message.parts)
+        and not any(isinstance(part, TextPart) for part in message.parts)
+    )
+
+
+def _with_text(response: ModelMessage) -> ModelMessage:
+    """`response` with an empty text part: sent as `"content": ""` beside its tool calls."""
+    assert isinstance(response, ModelResponse)
+    return replace(response, parts=[TextPart(content=""), *response.parts])
+
+
+def _about_messages(error: ModelAPIError) -> bool:
+    """A refusal of the request's messages: a validation error located at one of them (`_AT_A_MESSAGE`)."""
+    return (
+        isinstance(error, ModelHTTPError)
+        and error.status_code in _MESSAGE_REFUSALS
+        and _AT_A_MESSAGE.search(_detail(error)) is not None
+    )
+
+
+def _no_chat_api(error: ModelAPIError, model_name: str) -> bool:
+    """The base URL leads to no chat API: a 404 not about the model, or a web server that takes no POST there."""
+    if not isinstance(error, ModelHTTPError) or error.status_code not in (404, 405, 501):
+        return False
+    return not (isinstance(error, ModelNotFoundError) and _names_model(error, model_name))
+
+
+def _names_model(error: ModelAPIError, model_name: str) -> bool:
+    """Whether a 404 is about the model (OpenAI's `model_not_found`, or the server's words name it)."""
+    code = getattr(error, "provider_error_code", None)
+    return code == "model_not_found" or model_name.lower() in _detail(error).lower()
+
+
 def _about_tools(error: ModelHTTPError) -> bool:
     return "tool" in _detail(error).lower()
 
@@ -227,6 +310,7 @@ def _about_tools(error: ModelHTTPError) -> bool:
 def _detail(error: ModelAPIError) -> str:
     """The server's own words, on one line and short."""
     body = getattr(error, "body", None)
-    text = str(body.get("message", body) if isinstance(body, dict) else body or error.message)
-    text = " ".join(text.split())
+    said = (body.get("message") or body.get("detail") or body) if isinstance(body, dict) else body
+    text = str(said or error.message)
+    text = " ".join(re.sub(r"<[^>]*>", " ", text).split())  # an HTML error page as its words
     return text if len(text) <= 200 else text[:197] + "..."

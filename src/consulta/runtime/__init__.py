@@ -74,7 +74,7 @@ if TYPE_CHECKING:
     from ._run_log import RunLog, RunRecorder
     from ._runtime import AskPolicy, Runtime
     from ._schemas import argument_validator, json_schema_for
-    from ._store import AppTables, StateBook, Store, migrate_app_tables, state_table, upsert, utcnow, writing
+    from ._store import AppTables, RunSteps, StateBook, Store, migrate_app_tables, state_table, upsert, utcnow, writing
     from ._tools import (
         CURRENT_TOOL_CALL,
         AskKind,
@@ -144,6 +144,7 @@ __all__ = [
     "RunRecorder",
     "RunStarted",
     "RunStatus",
+    "RunSteps",
     "Runtime",
     "StepStarted",
     "StateBook",

@@ -450,16 +450,18 @@ def build_engine_agent(agent: Agent, model: Model) -> PaiAgent[RunDeps, str | De
         capabilities=[_ConsultaTools()],
         retries=agent.max_steps,
     )
-    # Every reply is held to what its turn did (the runtime's claim check), kept free of words meant for the model,
-    # held to the facts the turn found (for an agent that declares them), then to the agent's own check.
+    # Every reply is held to the agent's own check first (what its domain asks of a reply: e.g. every tube the
+    # person named staged, so the model can still act on it), then to what its turn did (the runtime's claim check),
+    # kept free of words meant for the model, and held to the facts the turn found (for an agent that declares them).
+    # Only the model's words pass by a check: a replacement is code's.
     say_instead = agent.facts.replacement if agent.facts is not None else compose_reply
     engine.output_validator(
         _checked_in_turn(
             all_checks(
+                agent.check_reply,
                 check_claims,
                 check_model_words(say_instead),
                 check_facts(agent.facts) if agent.facts is not None else None,
-                agent.check_reply,
             )
         )
     )

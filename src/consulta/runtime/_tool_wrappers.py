@@ -26,14 +26,28 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 from pydantic_ai import CallDeferred, RunContext
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart, UserPromptPart
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
 from pydantic_ai.tools import ToolDefinition
 
 from ..i18n import catalog, normalize_lang, t
 from ._agent import Agent
 from ._errors import ToolError
 from ._grounding import Evidence
-from ._messages import count_steps, person_declined_this_turn, repeats_earlier_call, repeats_this_turn, turn_words
+from ._messages import (
+    count_steps,
+    person_declined_this_turn,
+    repeats_earlier_call,
+    repeats_this_turn,
+    this_turn,
+    turn_words,
+)
 from ._store import utcnow
 from ._tools import CURRENT_TOOL_CALL, ToolCallContext, ToolDef
 
@@ -77,12 +91,17 @@ arguments each option stands for. The re-run's deferred metadata holds the user'
 
 
 def evidence_from(messages: list[ModelMessage], agent: Agent, prompt: str | None = None) -> Evidence:
-    """What the user said and what read tools returned, from the conversation so far."""
+    """What the user said and what read tools returned, from the conversation so far. The replies the person was
+    shown in earlier turns count as data (a follow-up names "the one at position 28" of the box a reply showed); they
+    were held to the facts of their own turns."""
     user: list[str] = [prompt] if prompt else []
     answers: list[str] = []
     data: list[str] = []
-    for message in messages:
-        if not isinstance(message, ModelRequest):
+    earlier = len(messages) - len(this_turn(messages))
+    for i, message in enumerate(messages):
+        if isinstance(message, ModelResponse):
+            if i < earlier:
+                data.extend(p.content for p in message.parts if isinstance(p, TextPart) and p.content.strip())
             continue
         for part in message.parts:
             if isinstance(part, UserPromptPart) and isinstance(part.content, str):

@@ -215,6 +215,12 @@ def test_a_write_on_an_information_request_is_refused_and_stages_nothing(tmp_pat
             ["我们还有 HeLa 细胞吗？", "我们还有HeLa细胞吗"],
             ["共", "box 1 positions 28,29,30,31"],
         ),
+        # where the tubes are is half the answer: a count alone is written again, then said by code
+        (
+            "Do we have any HeLa cells left?",
+            ["We still have 11 HeLa cells left.", "Yes, 11 HeLa tubes."],
+            ["HeLa", "box 1 positions 28,29,30,31"],
+        ),
         # "how many" answered with a count the model made (records, not tubes): the tools' count is said instead
         ("How many K562-WT tubes do we have?", ["We still have 2 K562-WT tubes.", "There are 2."], ["9 tube(s)"]),
         ("Jurkat 一共有几管？", ["Jurkat 一共有4管。", "4管。"], ["17 管"]),

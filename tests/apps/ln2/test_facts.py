@@ -31,8 +31,9 @@ def checks(store, run_id: str) -> list[str]:  # noqa: ANN001
 
 def test_the_hela_answer_with_invented_counts_is_replaced_by_codes(tmp_path: Path, inventory: Path) -> None:  # noqa: F811
     invented = (
-        "The tank has 11 tubes left in box 1, and 30 tubes left in box 1. There are 4 boxes with 51 free positions."
-    )
+        "HeLa: the tank has 11 tubes left in box 1, and 30 tubes left in box 1. There are 4 boxes with 51 free "
+        "positions."
+    )  # on subject and located (ln2's own check passes it): only the facts check sees the invented numbers
     run, store = run_script(tmp_path, inventory, "Do we have any HeLa cells left?", [{"text": invented}] * 2)
     assert run.status == RunStatus.finished
     assert run.output is not None and run.output.startswith("4 record(s), 11 tube(s): id 4: HeLa; box 1 positions")

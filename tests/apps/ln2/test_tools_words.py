@@ -177,3 +177,47 @@ def test_box_and_position_flow_stages_the_right_tube_and_errors_stage_nothing(tm
 
     asyncio.run(scenario())
     assert sha(inventory) == before and audit_lines(inventory) == []
+
+
+@pytest.mark.parametrize(
+    ("words", "named"),
+    [
+        ("Do we have any HeLa cells left?", ("HeLa", "cell_line")),  # a whole name, the longest that fits
+        ("Do we have RTCB rescue lines?", ("RTCB rescue", "cell_line")),  # a run of a name's own words
+        ("Show me the dTAG-MYC tubes", ("dTAG-MYC", "cell_line")),  # a cell line's part before a plasmid's
+        ("Thaw the C122A one at position 29", ("C122A", "cell_line")),
+        ("Any pX458 left?", ("pX458", "plasmid")),
+        ("I need some cells for my experiment", None),  # lab words are not names
+        ("thaw box 3 position 4", None),
+        ("谢谢！", None),
+    ],
+)
+def test_the_words_name_an_inventory_name_or_part_of_one(
+    inventory: Path, words: str, named: tuple[str, str] | None
+) -> None:
+    from consulta.apps.ln2._inventory import load_inventory
+    from consulta.apps.ln2._turns import first_look_for, named_in
+
+    assert named_in(words, load_inventory(inventory)) == named
+    if named is not None and "thaw" not in words.casefold():
+        assert first_look_for(inventory)(words) == [("query_inventory", {named[1]: named[0]})]
+
+
+@pytest.mark.parametrize(
+    ("words", "tool_name", "args"),
+    [
+        ("在3号盒第70位放入一管新冻存的 HeLa", "record_thaw", {"box": 3, "positions": [70]}),
+        ("Put a new CHO tube in box 2 position 40", "batch_thaw", {"entries": [{"box": 2, "positions": [40]}]}),
+        ("Thaw box 1 position 46", "add_entry", {"parent_cell_line": "HeLa", "box": 1, "positions": [46]}),
+    ],
+)
+def test_a_write_of_the_other_kind_than_the_words_ask_is_refused_with_the_right_tool(
+    inventory: Path, words: str, tool_name: str, args: dict[str, Any]
+) -> None:
+    with pytest.raises(ToolError) as info:
+        Ln2Plans(inventory).ground_args(tool_name, args, Evidence(user_texts=(words,)))
+    assert info.value.error_code == "wrong_operation"
+    assert ("add_entry" if tool_name != "add_entry" else "record_thaw") in (info.value.hint or "")
+    # the same call for words that ask for it passes
+    fitting = "Thaw box 3 position 1" if tool_name != "add_entry" else "Put a new HeLa tube in box 1 position 46"
+    Ln2Plans(inventory).ground_args(tool_name, args, Evidence(user_texts=(fitting,)))

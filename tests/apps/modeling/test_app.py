@@ -38,6 +38,8 @@ def test_the_app_is_registered_with_its_options_and_data_path(tmp_path: Path) ->
     assert options.max_depth == 2 and options.consult_budget == 2
 
 
+@pytest.mark.sandbox
+@pytest.mark.subprocess  # the whole flow: the team's scripts each in a sandboxed child process (Python, pandas, plots)
 def test_a_run_through_the_host_records_consultations_events_and_the_pdf(tmp_path: Path) -> None:
     problem = tmp_path / "problem"
     shutil.copytree(SAMPLES / "electricity_demand", problem)
@@ -276,6 +278,19 @@ def _resume(home: Path, script: Path) -> subprocess.CompletedProcess:
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=240)
 
 
+def _runs(home: Path) -> tuple[list[str], list[str]]:
+    """The statuses of the Director's runs and of its members' runs (the finished members' agents, sorted)."""
+    store = Store(f"sqlite:///{home / 'consulta.db'}")
+    try:
+        runs = store.list_runs(app="modeling", limit=500)
+    finally:
+        store.close()
+    directors = [r.status.value for r in runs if r.agent == "director"]
+    members = sorted(r.agent for r in runs if r.parent_run_id is not None and r.status == RunStatus.finished)
+    assert [r.id for r in runs if r.status == RunStatus.running] == []  # no run left `running`
+    return directors, members
+
+
 def _records(home: Path) -> dict[str, bytes]:
     workspace = _only_workspace(home)
     return {
@@ -297,6 +312,8 @@ def test_killed_at_any_point_and_run_again_the_records_are_those_of_an_uninterru
     whole = _chat(tmp_path / "whole", problem, script)
     assert whole.returncode == 0, whole.stdout + whole.stderr
     expected = _records(tmp_path / "whole")
+    directors, members = _runs(tmp_path / "whole")
+    assert directors == ["finished"] and len(members) > 10
     assert (
         len([n for n in expected if n.startswith("consultation/")]) == 6
         and len([n for n in expected if n.startswith("validation/")]) == 4
@@ -308,6 +325,8 @@ def test_killed_at_any_point_and_run_again_the_records_are_those_of_an_uninterru
         resumed = _resume(home, script)
         assert resumed.returncode == 0, resumed.stdout + resumed.stderr
         assert _records(home) == expected, point
+        # the killed run went on as itself and finished; each member's answer on record was replayed, not asked again
+        assert _runs(home) == (directors, members), point
         assert "论文已完成" in resumed.stdout  # (the terminal wraps the PDF's path)
         assert (_only_workspace(home) / "paper" / "paper.pdf").is_file()
 

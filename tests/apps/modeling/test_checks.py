@@ -205,3 +205,15 @@ def test_cited_figures_must_exist_inside_the_workspace(tmp_path: Path) -> None:
 )
 def test_numbers_in_chinese_and_signed_text_are_found(text: str, values: list[float]) -> None:
     assert [n.value for n in paper_numbers(text)] == values
+
+
+def test_a_number_of_a_familys_result_json_counts_and_one_of_none_fails(tmp_path: Path) -> None:
+    paper = "# Demand\n\nThe MAPE was 3.22%.\n\nThe plan's profit is 9260, the shelf gets 13.75 units.\n"
+    ws = _paper_workspace(tmp_path, paper)
+    (ws / "results" / "task1_linear_programme.json").write_text(
+        '{"objective": 9260, "plan": {"chair": 148, "shelf": 13.75}, "integer": true}', encoding="utf-8"
+    )
+    assert check_paper_numbers(ws) == []
+    (ws / "results" / "task1_linear_programme.json").write_text('{"objective": 9260}', encoding="utf-8")
+    failures = check_paper_numbers(ws)
+    assert "13.75" in failures[0].evidence and "results/task1_linear_programme.json" in failures[0].message

@@ -96,8 +96,8 @@ def test_numbering_is_per_pair_and_the_records_are_written_once(tmp_path: Path) 
     assert [c["code"] for c in team.memo["consults"].values() if c["status"] == "refused"] == ["repeated"]
     before = {p.name: p.read_bytes() for p in (ws / "consultation").glob("*.md")}
     again = director(
-        ws, problem, scripted(consults={"modeler": "researcher"}), config=TeamConfig(budget=5)
-    )  # a resumed run
+        ws, problem, scripted(consults={"modeler": "researcher"}), config=TeamConfig(budget=5), steps=team.steps
+    )  # a resumed run (the steps it replays: test_resume.py has them on a store)
     run(again.turn("modeler", "work", step="modeler#1", phase="analysis", task="t", prompt="p"))
     assert {p.name: p.read_bytes() for p in (ws / "consultation").glob("*.md")} == before
 
@@ -302,6 +302,8 @@ def _writer() -> dict:
     return WORK["writer"]
 
 
+@pytest.mark.sandbox
+@pytest.mark.subprocess  # the whole flow: the team's scripts each in a sandboxed child process (Python, pandas, plots)
 def test_the_whole_flow_to_a_pdf_with_consultations_on_record(tmp_path: Path) -> None:
     ws, problem = workspace(tmp_path)
     consults = {"reader": "advisor", "modeler": "researcher", "writer": "visualizer", "validator": "writer"}

@@ -17,6 +17,7 @@ from consulta.apps.quiz._calibration import (
     LSAT6_LTM_B,
     calibrate_2pl,
     ensure_item_params,
+    link_to_anchors,
     lsat6_matrix,
     recalibrate,
 )
@@ -130,9 +131,23 @@ def test_recalibrate_updates_items_with_enough_responses_and_keeps_the_rest(tmp_
     assert (rows[few].a, rows[few].b) == (provisional_params(3).a, provisional_params(3).b)
     assert rows[ids[6]].provisional == 1 and rows[ids[6]].n_responses == 0
 
-    # a second run with nothing new changes nothing it need not, and keeps calibrated values
+    # a second run with nothing new changes nothing it need not, and keeps calibrated values: they are its anchors
     again = recalibrate(engine, min_responses=30)
-    assert again.created == () and set(again.calibrated) == set(answered)
+    assert again.created == () and set(again.calibrated) == set(answered) and set(again.anchors) == set(answered)
+    with engine.connect() as conn:
+        kept = {r.question_id: (r.a, r.b) for r in conn.execute(select(_db.item_params))}
+    assert all(kept[q] == (rows[q].a, rows[q].b) for q in answered)
+
+
+def test_link_to_anchors_puts_new_estimates_on_the_old_scale() -> None:
+    b_true = np.array([-1.0, 0.0, 1.0, 2.0])
+    a_true = np.array([1.0, 1.5, 0.8, 1.2])
+    # the same items estimated on a scale stretched by 2 and shifted by 0.5: b' = 2 b + 0.5, a' = a / 2
+    a, b = link_to_anchors(a_true / 2, 2 * b_true + 0.5, [0, 1], b_true[:2])
+    assert b == pytest.approx(b_true) and a == pytest.approx(a_true)
+    one_a, one_b = link_to_anchors(a_true, b_true + 0.3, [2], b_true[2:3])  # one anchor: a shift only
+    assert one_b == pytest.approx(b_true) and one_a == pytest.approx(a_true)
+    assert link_to_anchors(a_true, b_true, [], np.array([]))[1] is b_true
 
 
 def test_recalibrate_with_too_little_data_changes_no_parameter(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import random
 import numpy as np
 import pytest
 
-from consulta.apps.quiz._cat import Bank, CatRules, next_item, stop_reason
+from consulta.apps.quiz._cat import Bank, CatRules, next_item, se_target_of, stop_reason
 from consulta.apps.quiz._irt import information
 
 
@@ -112,6 +112,18 @@ def test_stop_reason() -> None:
     assert stop_reason(se=0.45, n=19, rules=rules) is None
     assert stop_reason(se=0.45, n=20, rules=rules) == "max_items"
     assert stop_reason(se=0.20, n=20, rules=rules) == "se_target"
+
+
+def test_a_test_of_level_derived_items_stops_at_a_target_it_can_meet() -> None:
+    rules = CatRules(se_target=0.3, min_items=5, max_items=20)
+    # 20 level-derived items (a = 1) give at most 20 x 0.25 of information: SE >= 1/sqrt(1 + 5) = 0.41 > 0.30
+    floor = 1 / (1 + 20 * 0.25) ** 0.5
+    assert stop_reason(se=floor, n=19, rules=rules) is None
+    assert stop_reason(se=0.44, n=16, rules=rules, level_derived=True) == "se_target"
+    assert se_target_of(rules, level_derived=True) == 0.45 > floor and se_target_of(rules, level_derived=False) == 0.3
+    assert se_target_of(CatRules(se_target=0.5), level_derived=True) == 0.5  # never below the general target
+    with pytest.raises(ValueError, match="level_derived_se_target"):
+        CatRules(level_derived_se_target=float("nan"))
 
 
 def test_rules_refuse_bad_values_and_normalise_targets() -> None:

@@ -262,6 +262,9 @@ def test_a_whole_test_from_profile_to_review(tests: TestSessions, engine: Engine
     assert [p.position for p in view.trajectory] == list(range(view.answered + 1))
     assert view.review and all(r.feedback.correct_answer or r.feedback.correct_keywords for r in view.review)
     assert counts(engine)[:2] == (view.answered, view.answered)  # one response row per answer, for calibration
+    # no item here was calibrated: the test says so, and stops at the target level-derived items can meet
+    assert view.level_derived_items == view.answered and view.calibrated_items == 0 and view.se_target == 0.45
+    assert all(r.level_derived for r in view.review)
     with engine.connect() as conn:
         score = conn.execute(
             select(_db.profiles.c.previous_score).where(_db.profiles.c.user_id == user_id_of("alice"))
@@ -424,6 +427,21 @@ def test_short_answers_are_graded_and_fall_back_to_the_seeds_score(engine: Engin
     with engine.connect() as conn:
         kept = conn.execute(select(func.count()).select_from(_db.responses)).scalar()
     assert kept == len([i for i in bank_items("en") if i["item_type"] != "short_answer"])
+
+
+def test_a_test_of_calibrated_items_says_so_and_keeps_the_seeds_target(tests: TestSessions, engine: Engine) -> None:
+    with engine.begin() as conn:
+        ids = conn.execute(select(_db.questions.c.id)).scalars().all()
+        conn.execute(
+            _db.item_params.insert(),
+            [
+                {"question_id": q, "a": 1.7, "b": 0.1 * i % 2, "provisional": 0, "n_responses": 40, "updated_at": "x"}
+                for i, q in enumerate(ids)
+            ],
+        )
+    view = tests.start("carol", PROFILE, lang="en")
+    view = answer(tests, "carol", view).session
+    assert view.calibrated_items == 2 and view.level_derived_items == 0 and view.se_target == 0.3  # answered + shown
 
 
 def test_recalibration_runs_after_a_test_ends(engine: Engine) -> None:

@@ -178,6 +178,10 @@ def test_the_labelled_set_and_the_grading_eval_with_a_scripted_model(tmp_path) -
     out = tmp_path / "out.json"
     assert bench.main(["--model", f"scripted:{script}", "--limit", "8", "--out", str(out), "--quiet"]) == 0
     record = json.loads(out.read_text(encoding="utf-8"))
-    assert record["summary"]["all"]["n"] == 8 and len({a["question_id"] for a in record["answers"]}) == 4
+    assert record["summary"]["all"]["n"] == 8 and len({a["question_id"] for a in record["answers"]}) == 8
+    assert set(record["summary"]["by_set"]) == {"scientsbank", "zh"}  # each set reported on its own
+    zh_questions, zh_answers = bench.load_set(bench.DATA_ZH, name="zh")
+    assert len(zh_answers) == 40 and sum(a["label"] == "correct" for a in zh_answers) == 20
+    assert all(q["keywords"] for q in zh_questions.values())  # a teacher's expected ideas, with variants
     assert all(a["probabilities"] == {"correct": 1.0, "partial": 0.0, "incorrect": 0.0} for a in record["answers"])
     assert record["summary"]["all"]["model_verdict_alone"]["kappa"] == 0.0  # a constant grader agrees by chance only

@@ -218,6 +218,7 @@ def test_the_tools_work_and_bad_input_names_the_field_and_changes_nothing(server
     assert generated(tmp_path) == 1  # only the good save
 
 
+@pytest.mark.subprocess  # `consulta mcp quiz` as a child process
 def test_over_stdio_with_the_official_client(tmp_path: Path) -> None:
     script = write_script(tmp_path / "script.json")
     src = str(Path(consulta.__file__).resolve().parents[1])

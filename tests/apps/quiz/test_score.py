@@ -83,6 +83,25 @@ def test_short_answer_correct() -> None:
     assert_explained(result)
 
 
+def test_during_a_test_only_the_grade_waits_for_the_model() -> None:
+    judge = scripted(verdict("correct"), explained("model prose"))
+    result = score(
+        question_type="short_answer",
+        user_answer="Atomicity, isolation and durability.",
+        correct_keywords=["atomicity", "isolation", "durability"],
+        difficulty=4,
+        category="technical",
+        judge=judge,
+        stem="Name the ACID guarantees.",
+        explanation="ACID is the set of guarantees of a database transaction.",
+        calibration=FIXED,
+        model_explains=False,
+    )
+    assert judge.model.calls == 1 and result["is_correct"] is True and result["fallback"] is False
+    assert "model prose" not in result["explanation"] and "ACID is the set of guarantees" in result["explanation"]
+    assert_explained(result)
+
+
 def test_the_verdict_is_asked_with_the_question_and_the_reference() -> None:
     judge = scripted(verdict("partial"), explained())
     seen: list[str] = []

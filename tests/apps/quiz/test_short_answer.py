@@ -27,6 +27,9 @@ def test_tokens_stem_english_and_read_chinese_by_characters() -> None:
         ("顶点的坐标是 (1, 2)", "顶点坐标", True),
         ("只写了坐标", "顶点坐标", False),
         ("atomicity", "durability", False),
+        ("顶点是（2，−1）", "-1", True),  # full-width brackets and commas, a Unicode minus sign
+        ("(2,1)", "2.1", False),  # a comma separates two numbers
+        ("(2, 1)", "-1", False),
     ],
 )
 def test_keywords_found(answer: str, keyword: str, found: bool) -> None:

@@ -216,3 +216,39 @@ def test_every_flaw_reaches_the_result_named_and_worded(lang: str) -> None:
             ("pass", "revise") if rule == "vague_terms" else ("revise", "reject")
         )  # vague: a note
         assert len(result["issues"]) == len(result["failed_rules"])
+
+
+def _blind(chosen: str, *ratings: int) -> Any:
+    """A judge whose model (a test double) gives label probabilities as the embedded one does, putting `chosen`
+    first, and answers typed requests with `ratings`."""
+    judge = scripted(rating(*ratings))
+    model = judge.model
+    model.prompts = []  # type: ignore[attr-defined]
+
+    async def label_probabilities(*, system: str, prompt: str, labels: Any) -> dict[str, float]:
+        model.prompts.append(prompt)  # type: ignore[attr-defined]
+        return {label: (0.7 if label == chosen else 0.3 / (len(labels) - 1)) for label in labels}
+
+    model.label_probabilities = label_probabilities  # type: ignore[attr-defined]
+    return judge
+
+
+def test_the_key_is_checked_blind_and_a_disagreement_fails_whatever_the_ratings() -> None:
+    judge = _blind("A", 5, 5, 5, 5)  # the model, blind, picks WHERE; the key says HAVING
+    result = validate(**GOOD_MC, judge=judge)
+    assert result["blind_check"] == {"answer": "WHERE", "probability": 0.7, "key_probability": 0.1, "agrees": False}
+    assert result["is_valid"] is False and result["recommendation"] == "reject"
+    assert any("WHERE" in issue and "HAVING" in issue for issue in result["issues"])
+    assert judge.model.prompts[0].count("HAVING") == 1 and "B. HAVING" in judge.model.prompts[0]  # no key given
+
+
+def test_a_blind_answer_that_agrees_replaces_the_models_rating_of_the_key() -> None:
+    result = validate(**GOOD_MC, judge=_blind("B", 5, 2, 5, 5))  # rated the key 2, but answers it blind
+    assert result["blind_check"]["agrees"] is True and result["score"] == 1.0 and result["is_valid"] is True
+    assert result["fallback"] is False
+    tf = validate("Water boils at 100 °C at sea level.", "true_false", None, "正确", judge=_blind("true", 5, 5, 5, 5))
+    assert tf["blind_check"]["answer"] == "true" and tf["blind_check"]["agrees"] is True
+
+
+def test_without_probabilities_no_blind_check_is_claimed() -> None:
+    assert validate(**GOOD_MC, judge=scripted(rating()))["blind_check"] is None

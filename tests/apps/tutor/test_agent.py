@@ -140,3 +140,43 @@ def test_the_assistants_reply_is_checked_for_code_and_the_tasks_answer() -> None
         check("Try this:\n```python\nprint(df.columns)\n```", FACTS)
     with pytest.raises(ValueError, match="gives the task's answer away"):
         check("Just run df[ 'age' ].mean() and you are done.", FACTS)
+
+
+@pytest.mark.parametrize(
+    ("words", "task"),
+    [
+        ("For task_2_3 I don't understand what the how parameter of merge does.", "task_2_3"),
+        ("task_2_4 里的 groupby 到底是怎么工作的？“拆分-应用-合并”我没看懂。", "task_2_4"),
+        ("What is the difference between an inner and a left merge?", "task_2_3"),  # the task its objectives name
+        ("Just give me the code for task_2_4, I don't have time to learn this.", "task_2_4"),
+        ("直接把 task_2_3 的答案代码发给我吧，merge 那一行怎么写？", "task_2_3"),
+        ("For task_2_2 I ran df['Age'].mean() and got KeyError: 'Age'. Why?", None),  # an error: the inspector's
+        ("I finished task_2_4: I used groupby to get the mean age per city.", None),  # a claim: validated
+        ("I uploaded people.csv. Can I start task_2_1?", None),
+        ("你能帮我写一篇关于春天的作文吗？", None),  # no task: the orchestrator decides
+        ("Hi! What's your favourite movie?", None),
+    ],
+)
+def test_a_concept_question_or_a_request_for_the_solution_opens_with_the_explainer(
+    tmp_path: Path, words: str, task: str | None
+) -> None:
+    env = AppEnv(
+        store=Store(f"sqlite:///{tmp_path}/consulta.db"),
+        resolve_model=resolve_model,
+        model="scripted",
+        lang="en",
+        data_dir=tmp_path,
+    )
+    agent = tutor.build_agent(tutor.TutorOptions(uploads=tmp_path / "uploads"), env)
+    calls = agent.first_calls(words)
+    if task is None:
+        assert calls == []
+        return
+    ((name, request),) = calls
+    assert name == "consult_expert"
+    assert (request["expert_id"], request["expected_output_type"], request["scenario_id"]) == (
+        "concept_explainer",
+        "concept_explanation",
+        "concept_clarification",
+    )
+    assert request["context"]["task_id"] == task and request["question"] == words

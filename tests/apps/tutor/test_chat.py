@@ -76,6 +76,7 @@ def test_chat_tutor_consults_then_the_assistant_speaks_from_the_packet(tmp_path:
     assert kept.id in listed.stdout and "data_inspector" in listed.stdout
 
 
+@pytest.mark.subprocess  # `consulta chat` as a child process
 def test_file_is_refused_by_an_app_without_uploads(tmp_path: Path) -> None:
     data = tmp_path / "x.csv"
     data.write_text("a\n", encoding="utf-8")

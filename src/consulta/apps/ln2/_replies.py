@@ -20,7 +20,7 @@ from ...i18n import t
 from ...runtime import FactRules, ReplyCheck, ReplyRefused, ToolOutcome, TurnFacts, compose_reply
 from ._inventory import Inventory, load_inventory
 from ._locate import said_boxes, said_places
-from ._turns import named_in
+from ._turns import asks_for_change, named_in
 
 __all__ = [
     "answer_from_results",
@@ -194,21 +194,45 @@ def _off_subject(text: str, facts: TurnFacts) -> bool:
     return names is not None and not any(n.casefold() in folded for n in names)
 
 
+_BOX_OF_HIT = re.compile(r"; box (\d+) positions? ")
+
+
+def _unlocated(text: str, facts: TurnFacts) -> bool:
+    """Whether a reply to a look-up by name ("Do we have HeLa?") that found tubes says none of their boxes: where
+    they are is half the answer. A "how many" question is answered by its count."""
+    if facts.prompt and _HOW_MANY.search(facts.prompt):
+        return False
+    for call in facts.calls:
+        data = _result(call)
+        if data is None or not isinstance(data.get("records"), list):
+            continue
+        if not any(call.args.get(k) for k in ("cell_line", "short_name", "plasmid")) or not data["records"]:
+            return False
+        boxes = {int(b) for line in data["records"] for b in _BOX_OF_HIT.findall(str(line))}
+        return bool(boxes) and not (said_boxes(text) & boxes)
+    return False
+
+
 def check_ln2_reply(text: str, facts: TurnFacts) -> None:
-    """Refuse a reply that gives up, repeats the user's words back, is not in the user's language, or speaks of
-    something other than the records the turn looked up by name, on a turn that looked something up and changed
-    nothing (its replacement: the look-up's result, said by code)."""
-    if facts.staged or facts.applied or facts.questions:
+    """Refuse a reply that gives up, repeats the user's words back, is not in the user's language, speaks of
+    something other than the records the turn looked up by name, or does not say where they are, on a turn that
+    only looked things up (its replacement: the look-up's result, said by code). A turn that tried a write is the
+    claim check's."""
+    if facts.staged or facts.applied or facts.questions or any(c.kind == "write" for c in facts.calls):
         return
+    # On a request to change, what the turn did or did not do is the claim check's to say; this one only keeps a
+    # reply from giving up, echoing, answering in another language or hiding that nothing is there.
+    looking = not (facts.prompt and asks_for_change(facts.prompt))
     helpless = _HELPLESS.search(text)
-    off_subject = _off_subject(text, facts)
+    off_subject = looking and _off_subject(text, facts)
     echo = facts.prompt is not None and _echoes(text, facts.prompt)
     wrong_language = facts.lang == "zh-CN" and not _CJK.search(text)
-    counts = counted(facts) if facts.prompt and _HOW_MANY.search(facts.prompt) else set()
+    counts = counted(facts) if looking and facts.prompt and _HOW_MANY.search(facts.prompt) else set()
     said = {int(n) for n in re.findall(r"\d+", text)}
     miscounted = bool(counts) and not (counts & said)
     not_negative = found_nothing(facts) and not _NEGATIVE.search(text)
-    if not (helpless or echo or wrong_language or miscounted or not_negative or off_subject):
+    unlocated = looking and _unlocated(text, facts)
+    if not (helpless or echo or wrong_language or miscounted or not_negative or off_subject or unlocated):
         return
     answer = answer_from_results(facts)
     if answer is None:
@@ -223,6 +247,8 @@ def check_ln2_reply(text: str, facts: TurnFacts) -> None:
         reason = (
             "The user asked about the records the look-up found; your reply names none of them: answer about those."
         )
+    elif unlocated:
+        reason = "Say where the tubes are: each record's box and positions, as the results list them."
     elif miscounted:
         reason = f"The user asked how many; the tool results counted {sorted(counts)}: say that number, do not count yourself."
     else:

@@ -9,13 +9,14 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from ...runtime import Choice, Evidence, ToolDef, ToolError, read_tool, write_tool
 from ._audit import read_audit
-from ._inventory import Inventory, load_inventory
+from ._inventory import Inventory, Record, load_inventory
 from ._locate import TubeRef, _candidate, locate, place_said, said_boxes, said_positions, tube_choice
 from ._operations import apply_plan, parse_op, preview, reconcile_plan
 from ._queries import best_named
@@ -23,7 +24,7 @@ from ._queries import empty_positions as _empty_positions
 from ._queries import inventory_stats as _inventory_stats
 from ._queries import query_inventory as _query_inventory
 from ._queries import search_records as _search_records
-from ._turns import named_in
+from ._turns import change_asked, named_in
 
 __all__ = ["Ln2Plans", "ln2_tools"]
 
@@ -316,6 +317,10 @@ class Ln2Plans:
         """A take-out names tubes by what the user said or the turn's data showed: a name, box or position nothing
         grounds (a small model copies examples and invents places) is left out, so the tubes are found from the
         user's words — or the runtime asks which, when those fit several."""
+        said = change_asked(evidence.user_texts[-1]) if evidence.user_texts else None
+        wrong = {"record_thaw": "add", "batch_thaw": "add", "add_entry": "take"}.get(tool_name)
+        if wrong is not None and said == wrong:
+            raise _wrong_operation(tool_name, said)
         if tool_name == "record_thaw":
             return {**args, **self._grounded_ref(args, evidence)}
         if tool_name == "batch_thaw" and isinstance(args.get("entries"), list):
@@ -345,6 +350,7 @@ class Ln2Plans:
                 kept["positions"] = positions or None
             if named is None and kept["box"] is None:
                 return dict(ref)
+        kept = _narrowed_by_context(kept, inventory, evidence, words)
         if not kept.get("positions") and kept.get("record_id") is None and _ALL.search(words):
             # "all the X tubes": every tube of the one record the name fits
             names = {k: kept[k] for k in ("cell_line", "short_name", "plasmid") if kept.get(k)}
@@ -413,6 +419,8 @@ class Ln2Plans:
             return  # the user named the tubes' box and positions: those single the record out
         if record.short_name and (evidence.said_by_user(record.short_name) or evidence.answered(record.short_name)):
             return
+        if _singled_out(inventory, evidence, words) == [record] and set(positions) <= set(record.positions):
+            return  # the user's words ("the C122A one", "the one in box 5") fit this record alone
         active = [r for r in inventory.records if r.positions]
         chosen = [
             r
@@ -475,6 +483,48 @@ class Ln2Plans:
 _ALL = re.compile(r"\ball\b|\bevery\b|全部|所有|都", re.IGNORECASE)
 
 
+def _singled_out(inventory: Inventory, evidence: Evidence, words: Sequence[str] | str) -> list[Record]:
+    """The records with tubes left that the user's words single out, in the light of what the conversation showed:
+    a part of a name they say ("the C122A one") fitting one record, or, among the records the person was shown (a
+    reply or a look-up named them), those in the box and at the positions they say ("the one in box 5", "the one at
+    position 28" after a reply listing box 5 positions 28, 29). Empty when the words say nothing of that kind."""
+    texts = [words] if isinstance(words, str) else list(words)
+    text = " ".join(texts)
+    # Each message's name narrows the one before ("RTCB rescue lines?" then "the C122A one"); a message that names
+    # another line starts afresh (the most specific name counts).
+    pools = [best_named(inventory, **{n[1]: n[0]})[0] for w in texts if (n := named_in(w, inventory)) is not None]
+    pool = [r for r in inventory.records if r.positions]
+    if pools:
+        common = [r for r in pools[0] if all(r in p for p in pools[1:])]
+        pool = common or min(pools, key=len)
+        if len(pool) == 1:
+            return pool
+    boxes, places = said_boxes(text), said_positions(text, inventory.layout)
+    if not (boxes or places):
+        return []
+    shown = [r for r in pool if r.short_name and evidence.seen_in_data(r.short_name)]
+    return [r for r in shown if (not boxes or r.box in boxes) and (not places or places & set(r.positions))]
+
+
+def _narrowed_by_context(ref: dict[str, Any], inventory: Inventory, evidence: Evidence, words: str) -> dict[str, Any]:
+    """A call that names its tubes only in part (a box, or a position, and no name) completed from the one record
+    the user's words single out (see `_singled_out`): its box, and its positions when the words said them or the
+    record has one tube left. Anything else is left as it is (the locate then asks which)."""
+    if ref.get("record_id") is not None or any(ref.get(k) for k in ("cell_line", "short_name", "plasmid")):
+        return ref
+    if ref.get("box") is not None and ref.get("positions"):
+        return ref
+    fits = _singled_out(inventory, evidence, words)
+    if len(fits) != 1:
+        return ref
+    (record,) = fits
+    said = sorted(set(ref.get("positions") or said_positions(words, inventory.layout)) & set(record.positions))
+    positions = said or (list(record.positions) if len(record.positions) == 1 else None)
+    if positions is None:
+        return {**ref, "box": record.box, "short_name": record.short_name}
+    return {**ref, "box": record.box, "positions": positions}
+
+
 def _grounded_ref(ref: dict[str, Any], evidence: Evidence) -> dict[str, Any] | None:
     """`ref` without what nothing grounds; None when nothing it named is grounded."""
 
@@ -495,6 +545,21 @@ def _grounded_ref(ref: dict[str, Any], evidence: Evidence) -> dict[str, Any] | N
     if not any(kept.get(k) not in (None, [], "") for k in ("cell_line", "short_name", "plasmid", "box", "positions")):
         return None
     return kept
+
+
+def _wrong_operation(tool_name: str, said: str) -> ToolError:
+    """A take-out called for words that only add tubes, or an add for words that only take tubes out."""
+    if said == "add":
+        return ToolError(
+            "wrong_operation",
+            f"Not staged: the user asks to put a new tube in, not to take one out ({tool_name} takes tubes out).",
+            hint="Call add_entry with the cell line, box and positions the user said.",
+        )
+    return ToolError(
+        "wrong_operation",
+        "Not staged: the user asks to take tubes out, not to add new ones (add_entry adds a new record).",
+        hint="Call record_thaw with the tubes as the user named them (box + positions, or a name).",
+    )
 
 
 def _ungrounded(field: str, detail: str, *, hint: str | None = None, choice: Choice | None = None) -> ToolError:

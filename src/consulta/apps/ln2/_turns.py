@@ -17,12 +17,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ._inventory import Inventory, load_inventory
 from ._locate import said_boxes, said_positions
 
-__all__ = ["asks_for_change", "first_look_for", "named_in", "said_month"]
+__all__ = ["asks_for_change", "change_asked", "first_look_for", "named_in", "said_month"]
 
 _CHANGE_EN = re.compile(
     r"\b(?:thaw\w*|take\s+(?:\w+\s+){0,4}?out|took\s+out|takeout|remove|discard\w*|throw\s+(?:\w+\s+)?away|dispose|"
@@ -32,6 +32,15 @@ _CHANGE_EN = re.compile(
 _CHANGE_ZH = re.compile(
     r"取出|取一|取两|取几|取走|拿出|拿一|拿两|拿走|解冻|复苏|丢弃|扔掉|扔了|销毁|弃掉|添加|加入|新增|加一|放入|放进|放一|放两|放到|存入|"
     r"冻存|冻一|冻两|撤销|撤回|回滚|恢复|删除|删掉|用掉|移到|移动|登记"
+)
+_ADD = re.compile(
+    r"\b(?:add|adding|put|freeze|freezing|store|deposit)\b|放入|放进|放一|放两|放到|存入|冻存|新增|添加|加入|加一|登记",
+    re.IGNORECASE,
+)
+_TAKE = re.compile(
+    r"\b(?:thaw\w*|take\s+(?:\w+\s+){0,4}?out|took\s+out|takeout|remove|discard\w*|throw\s+(?:\w+\s+)?away|dispose|use\s+up)\b|"
+    r"取出|取一|取两|取走|拿出|拿一|拿两|拿走|解冻|复苏|丢弃|扔掉|扔了|销毁|弃掉|用掉",
+    re.IGNORECASE,
 )
 _UNDO = re.compile(r"\b(?:undo|revert|roll\s*back|rollback)\b|撤销|撤回|回滚", re.IGNORECASE)
 _FREE = re.compile(
@@ -81,6 +90,16 @@ def said_month(words: str) -> str | None:
     return None
 
 
+def change_asked(words: str) -> Literal["add", "take"] | None:
+    """`add` when the words ask only to put new tubes in ("在3号盒第70位放入一管新冻存的 HeLa", "Put a new CHO tube in
+    box 2 position 40"), `take` when they ask only to take tubes out (thaw, take out, discard); None otherwise (both,
+    neither, an undo)."""
+    if _UNDO.search(words) or _HOW_TO.search(words):
+        return None
+    add, take = bool(_ADD.search(words)), bool(_TAKE.search(words))
+    return "add" if add and not take else "take" if take and not add else None
+
+
 def asks_for_change(words: str) -> bool:
     """Whether `words` ask to change the inventory (take out, add, undo…), in English or Chinese; a how-to or why
     question ("How should I thaw cells?", "怎么复苏细胞？") asks for knowledge, not a change."""
@@ -104,9 +123,41 @@ def _names(inventory: Inventory) -> list[tuple[str, str]]:
     return sorted(found.items(), key=lambda item: -len(item[0]))
 
 
+_TOKEN = re.compile(r"[A-Za-z0-9]+")
+_NOT_A_NAME = frozenset(
+    "a an and all any box boxes cell cells line lines new old one ones stock the tube tubes vial vials".split()
+)
+_MAX_RUN = 4
+
+
+def _part_named(words: str, inventory: Inventory) -> tuple[str, str] | None:
+    """The longest run of the words' tokens that is a run of a name's own tokens ("RTCB rescue" in
+    K562-RTCB-rescue-WT, "dTAG-MYC" in K562-dTAG-MYC), as the words said it, with its query field."""
+    name_tokens = [([t.casefold() for t in _TOKEN.findall(name)], field) for name, field in _names(inventory)]
+    tokens = list(_TOKEN.finditer(words))
+    best: tuple[int, str, str] | None = None
+    for start in range(len(tokens)):
+        for end in range(start + 1, min(start + _MAX_RUN, len(tokens)) + 1):
+            run = [t.group().casefold() for t in tokens[start:end]]
+            if all(t.isdigit() or t in _NOT_A_NAME for t in run) or sum(map(len, run)) < 3:
+                continue
+            fields = {f for toks, f in name_tokens if any(toks[i : i + len(run)] == run for i in range(len(toks)))}
+            if not fields:
+                break  # a longer run from this start cannot be a name's run either
+            said = words[tokens[start].start() : tokens[end - 1].end()]
+            if best is None or len(said) > best[0]:
+                best = (len(said), said, "cell_line" if "cell_line" in fields else "plasmid")
+    return (best[1], best[2]) if best else None
+
+
 def named_in(words: str, inventory: Inventory) -> tuple[str, str] | None:
     """The longest inventory name the words contain (case-insensitive, at ASCII word edges) and the query field it is
-    for (`cell_line` or `plasmid`), or None."""
+    for (`cell_line` or `plasmid`); else the longest part of a name they say ("RTCB rescue", "dTAG-MYC": a run of the
+    name's own words), as said; else None."""
+    return _whole_named(words, inventory) or _part_named(words, inventory)
+
+
+def _whole_named(words: str, inventory: Inventory) -> tuple[str, str] | None:
     folded = words.casefold()
     for name, field in _names(inventory):
         at = folded.find(name.casefold())

@@ -6,9 +6,10 @@ The parts: `_problem` (the problem and its workspace), `_team` (the roles and th
 seed's request, reply and record), `_director` (the flow, the gates, each agent's turn), `_consultations` (the
 Director's rules for a consultation and its ledger row), `_memo` (what makes a run resumable), `_shape` (the data's
 shape), `_plan` (the plan and its checks), `_templates` + `scripts/` (the template scripts, real `.py` files),
-`_team_code` (the team's scripts written and run), `_compose` (the paper from the result files), `_checks`/`_gates`
-(validation), `_sandbox_run` (the team's code in the sandbox), `_paper` (Markdown → PDF by Typst), `_agent`/`_app`
-(the app's declaration), `_web` (the page's live timeline).
+`_team_code` (the team's scripts written and run), `families` + `scripts/family_*.py` (the library of model
+families) and `_task_models` (a family per task of the statement, chosen, checked, run and answered), `_compose`
+(the paper from the result files), `_checks`/`_gates` (validation), `_sandbox_run` (the team's code in the sandbox),
+`_paper` (Markdown → PDF by Typst), `_agent`/`_app` (the app's declaration), `_web` (the page's live timeline).
 """
 
 from ._agent import AGENT, ModelingOptions, build_agent, decision_in_words

@@ -5,7 +5,7 @@ paper's PDF; the call's result is the turn's output.
 The team's answers are nested runs of the Director's run (one agent at a time), their consultations go into the
 store's ledger, and a gate rejected `MAX_ATTEMPTS` times becomes the runtime's `question` to the person (accept the
 work, try again, stop), answered from any front end; the answer runs the same call again with the decision, and the
-Director replays its memo up to that point.
+Director replays its recorded steps up to that point.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from ...i18n import normalize_lang, t
 from ...runtime import EXTERNAL_MODEL_PREFIX, Agent, Choice, ToolDef, ToolError, current_tool_call
 from ...sandbox import SandboxUnavailable
 from .._def import AppEnv, AppOptions
-from ._director import Decision, Director, Escalation, Stopped, TeamConfig, pending_escalation
+from ._director import Decision, Director, Escalation, Stopped, TeamConfig
+from ._memo import pending_escalation, thread_steps
 from ._problem import prepare_workspace, run_workspace, workspace_path
 
 __all__ = [
@@ -84,10 +85,12 @@ def team_tool(options: ModelingOptions, env: AppEnv) -> ToolDef:
         workspace = run_workspace(workspace_path(env.data_dir, Path(options.problem)), run.thread_id)
         problem = prepare_workspace(workspace, Path(options.problem))
         rerun = decision in DECISIONS  # the runtime's question was answered: this call runs again with the decision
-        chosen = decision if rerun else (decision_in_words(request) if pending_escalation(workspace) else None)
+        steps = thread_steps(env.store, run.id)  # the conversation's, as its workspace is
+        chosen = decision if rerun else (decision_in_words(request) if pending_escalation(steps) else None)
         director = Director(
             workspace=workspace, problem=problem, model=env.resolve_model(spec), model_spec=spec, store=env.store, call=call,
             config=TeamConfig(max_depth=options.max_depth, budget=options.consult_budget), lang=lang, decision=chosen,  # type: ignore[arg-type]
+            steps=steps,
         )  # fmt: skip
         try:
             pdf = await director.run()

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import bisect
 import csv
+import json
 import math
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
@@ -32,6 +34,7 @@ __all__ = [
     "check_table",
     "infer_table_spec",
     "paper_numbers",
+    "result_values",
 ]
 
 MAX_EVIDENCE = 8
@@ -477,6 +480,29 @@ def _values_of_csv(path: Path) -> Iterator[float]:
                     yield value
 
 
+def _values_of_json(path: Path) -> Iterator[float]:
+    """Every number a result JSON holds (a model family's result, `families`), at any depth."""
+    try:
+        stack: list[Any] = [json.loads(path.read_text(encoding="utf-8", errors="replace"))]
+    except ValueError:
+        return
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack += list(item.values())
+        elif isinstance(item, list):
+            stack += item
+        elif isinstance(item, int | float) and not isinstance(item, bool) and math.isfinite(item):
+            yield float(item)
+
+
+def result_values(workspace: Path) -> list[float]:
+    """The numbers of the workspace's result files: `results/*.csv` cells and `results/*.json` values."""
+    results = Path(workspace) / "results"
+    found = [v for path in sorted(results.glob("*.csv")) for v in _values_of_csv(path)]
+    return found + [v for path in sorted(results.glob("*.json")) for v in _values_of_json(path)]
+
+
 def _values_of_text(text: str) -> Iterator[float]:
     for match in _NUMBER.finditer(text):
         value = float(match.group("num").replace(",", ""))
@@ -540,8 +566,8 @@ def check_paper_numbers(workspace: Path) -> list[CheckFailure]:
                 "files_exist", "paper/paper.md is missing: write the paper before this gate.", "paper/paper.md: missing"
             )
         ]
-    results = sorted((workspace / "results").glob("*.csv"))
-    known = _Known(v for path in results for v in _values_of_csv(path))
+    results = sorted((workspace / "results").glob("*.csv")) + sorted((workspace / "results").glob("*.json"))
+    known = _Known(result_values(workspace))
     given = _Known([*_values_of_text(_problem_text(workspace)), *_data_facts(workspace)])
     unknown = []
     for number in paper_numbers(paper.read_text(encoding="utf-8", errors="replace")):

@@ -14,9 +14,14 @@ record's 结果.
 
 Each agent's answer is a nested run of the Director's run, made within its tool call (its model requests count against
 the run's usage limits) and ended on every path: finished, failed, or cancelled when the run is stopped. Durable:
-what the Director learns goes into its memo (`_memo`) before the next step; a run killed at any point and started
-again replays it: no agent is asked twice, no record written twice, the numbering goes on where it stopped, and a
-member's run the killed process left `running` is ended `failed`. The team's code: `_team_code`.
+what the Director learns is recorded as the run's durable steps (`_memo`: the conversation's steps on the store)
+before the next step; a run killed at any point and resumed from its checkpoint replays them: no agent is asked twice,
+no record written twice, the numbering goes on where it stopped, and a member's run the killed process left `running`
+is ended `failed`. The team's code: `_team_code`.
+
+When the statement names its tasks, the modeler chooses a model family for each (`_task_models`); when it chose one
+that the data and the statement support for any task, the tasks' families stand in for the template model: their
+scripts are the code the code_runs gate runs and their results what the later gates and the paper read.
 """
 
 from __future__ import annotations
@@ -62,13 +67,14 @@ from ._gates import (
     validation_records,
     write_validation_record,
 )
-from ._memo import Memo, clock, pending_escalation
+from ._memo import NOT_DONE, LocalSteps, Memo, Steps, clock, pending_escalation, step_key, thread_steps
 from ._paper import render_pdf
 from ._plan import Plan, plan_for
 from ._problem import Problem
 from ._sandbox_run import ScriptRun
 from ._shape import DataShape, describe_data
-from ._tasks import answer_of, statement_tasks
+from ._task_models import TaskModel, choose_models, record, recorded, run_task_models, task_answer
+from ._tasks import TaskAnswer, answer_of, statement_tasks
 from ._team import (
     ROLES,
     Answer,
@@ -89,6 +95,7 @@ from ._team import (
 )
 from ._team_code import draft_problem, run_in_sandbox, strip_fence, write_script
 from ._templates import KINDS, script
+from .families import ProblemData
 
 __all__ = ["Decision", "Director", "Escalation", "Refusal", "Stopped", "TeamConfig", "clock", "pending_escalation"]
 
@@ -118,12 +125,13 @@ class Stopped(Exception):
 class Director:
     """Runs the team over one workspace. `model` answers for every agent; `call` is the Director's tool call when
     it runs inside a run (the agents' answers are then nested runs of it, their events told to the same listeners,
-    and the consultations go into `store`'s ledger)."""
+    and the consultations go into `store`'s ledger). `steps` records what it learns (default: the durable steps of
+    the call's conversation on `store`; outside any run, steps in memory: nothing to resume)."""
 
     def __init__(
         self, *, workspace: Path, problem: Problem, model: Model, model_spec: str = "", store: Store | None = None,
         call: ToolCallContext | None = None, config: TeamConfig = TeamConfig(), lang: str = "zh-CN",
-        decision: Decision | None = None, answer_timeout: float = 600.0,
+        decision: Decision | None = None, answer_timeout: float = 600.0, steps: Steps | None = None,
     ) -> None:  # fmt: skip
         self.ws = Path(workspace)
         self.problem = problem
@@ -135,7 +143,10 @@ class Director:
         self.lang = lang
         self.decision = decision
         self.answer_timeout = answer_timeout
-        self.memo = Memo(self.ws / "state" / "director.json")
+        if steps is None:
+            steps = thread_steps(store, call.run_id) if store is not None and call is not None else LocalSteps()
+        self.steps = steps
+        self.memo = Memo(self.ws / "state" / "director.json", steps)
         self._counters: dict[str, int] = {}
         self.member_runs: list[tuple[str, str]] = []
         """(agent, run id) of each member's run this Director opened, in order."""
@@ -180,6 +191,10 @@ class Director:
             "modeler", "work", step="modeler", task="给出假设与模型，并从数据的列中选出目标列与解释变量。",
             prompt=self._problem_prompt() + "\n\n推荐方法：" + research.recommendation + "\n\n" + self._data_prompt(),
         ))  # fmt: skip
+        tasks = statement_tasks(self.problem.statement)  # the statement's own, when it names them
+        models = await choose_models(self, tasks, ProblemData.load(self.ws / "problem", self.problem.statement))
+        record(self, models)
+        by_task = any(m.status == "chosen" for m in models)  # the tasks' families stand in for the template model
         shape = describe_data(self.ws / "problem")
         choices = modeler.model_dump()
         if shape.kind == "regression":
@@ -211,6 +226,11 @@ class Director:
         await self.phase("data_ready", "data", data_work)
 
         async def code_work(attempt: int, reasons: list[str]) -> None:
+            nonlocal models
+            if by_task:  # code/task<n>_<family>.py, from the library, run in the sandbox
+                models = await run_task_models(self, models)
+                record(self, models)
+                return
             translator = typed(CodeTranslatorWork, await self.turn(
                 "code_translator", "work", step=f"code_translator#{attempt}", task=_task("把模型写成 code/model.py（或留空用模板）。", reasons),
                 prompt=f"模型：{modeler.model_description}\n模板的函数：{', '.join(sorted(KINDS[plan.kind].functions))}\n" + self._data_prompt(),
@@ -220,7 +240,11 @@ class Director:
         await self.phase("code_runs", "code", code_work)
 
         async def train_work(attempt: int, reasons: list[str]) -> None:
-            nonlocal plan
+            nonlocal plan, models
+            if by_task:  # a task whose script did not run yet (a rework) runs now
+                models = await run_task_models(self, models)
+                record(self, models)
+                return
             trainer = typed(ModelTrainerWork, await self.turn(
                 "model_trainer", "work", step=f"model_trainer#{attempt}", task=_task(f"选择{KINDS[plan.kind].holdout_words}并训练模型。", reasons),
                 prompt=f"模型：{plan.kind}，目标列 {plan.target}，数据 {shape.rows[plan.table]} 行。",
@@ -246,32 +270,34 @@ class Director:
                 ),
             )
             label = viz.target_label
-            self._write_script(
-                "figures",
-                script("figures", plan.model_copy(update={"target_label": _no_digits(label)})),
-                origin="template",
-            )
-            await self._run_script("figures")
+            if not by_task:
+                self._write_script(
+                    "figures",
+                    script("figures", plan.model_copy(update={"target_label": _no_digits(label)})),
+                    origin="template",
+                )
+                await self._run_script("figures")
             writer = typed(WriterWork, await self.turn(
                 "writer", "work", step=f"writer#{attempt}", task=_task("写摘要、讨论与结论（不要写数字）。", reasons),
                 prompt=self._results_prompt() + "\n\n模型：" + modeler.model_description,
             ))  # fmt: skip
-            found = findings(self.ws, kind=plan.kind, target=plan.target, lang=self.problem.lang)
-            tasks = statement_tasks(self.problem.statement)  # the statement's own, when it names them
+            found = [] if by_task else findings(self.ws, kind=plan.kind, target=plan.target, lang=self.problem.lang)
             results = {p.name for p in (self.ws / "results").glob("*.csv")}
+            of_task = {m.task.number: m for m in models}
             answers = [
-                answer_of(t, kind=plan.kind, target=plan.target, results=results, lang=self.problem.lang) for t in tasks
-            ]
+                _answer(of_task.get(t.number), answer_of(t, kind=plan.kind, target=plan.target, results=results, lang=self.problem.lang), self.ws, self.problem.lang)
+                for t in tasks
+            ]  # fmt: skip
             parts = PaperParts(
                 title=self.problem.title, lang=self.problem.lang, summary=whole(reader, "summary"),
                 tasks=[t.text for t in tasks] or reader.tasks, answers=answers,
                 assumptions=modeler.assumptions, method=whole(research, "recommendation"),
-                model_description=whole(modeler, "model_description"), model_formula=KINDS[plan.kind].formula,
+                model_description=whole(modeler, "model_description"), model_formula="" if by_task else KINDS[plan.kind].formula,
                 data_notes=self.memo["notes"].get("data_notes", ""),
                 data_account=data_account(self.ws, lang=self.problem.lang),
                 findings=[f.text for f in found], headline=[f.text for f in found if f.headline], abstract=whole(writer, "abstract"),
                 discussion=whole(writer, "discussion"), conclusion=whole(writer, "conclusion"),
-                captions=viz.captions, figures=list(KINDS[plan.kind].figures), consultations=sorted(p.name for p in (self.ws / "consultation").glob("*.md")),
+                captions=viz.captions, figures=[] if by_task else list(KINDS[plan.kind].figures), consultations=sorted(p.name for p in (self.ws / "consultation").glob("*.md")),
             )  # fmt: skip
             strict = attempt > 1  # a gate sent the paper back: every number is code's now
             compose_paper(self.ws, parts, strict=strict)
@@ -336,18 +362,15 @@ class Director:
 
     def _decision(self, gate: Gate, round_: int, verdict: Verdict) -> Decision:
         key = f"{gate}#{round_}"
-        known = self.memo["decisions"].get(key)
-        if known is None:
+        known = self.steps.result(step_key("decision", key))
+        if known is NOT_DONE:
             if self.decision is None:
-                if self.memo["notes"].get("pending") != key:
-                    self.memo["notes"]["pending"] = key
-                    self.memo.save()
+                self.steps.record(step_key("escalation", key), {"gate": gate, "attempt": verdict.attempt})
+                self.memo.save()
                 raise Escalation(verdict)
-            known, self.decision = self.decision, None
-            self.memo["decisions"][key] = known
-            self.memo["notes"].pop("pending", None)
+            known, self.decision = self.steps.record(step_key("decision", key), self.decision), None
             self.memo.save()
-        return known  # type: ignore[return-value]
+        return known  # type: ignore[no-any-return]
 
     async def gate(self, gate: Gate, phase: str, attempt: int) -> Verdict:
         """The verdict of `gate`: code's checks first (a failure decides REJECTED alone), else the validator's."""
@@ -424,8 +447,8 @@ class Director:
         n = self._counters[f"{step}|{agent}|{mode}"] = self._counters.get(f"{step}|{agent}|{mode}", 0) + 1
         key = f"{step}|{agent}|{mode}|{n}"
         kind = output or output_type(agent, mode)
-        known = self.memo["answers"].get(key)
-        if known is not None:
+        known = self.steps.result(step_key("answer", key))
+        if known is not NOT_DONE:
             self._unfit(agent, known.get("fallback"))
             return kind.model_validate(known["output"])
         text = instructions(agent, mode, task=task)
@@ -444,11 +467,10 @@ class Director:
                 log.end(RunStatus.failed, error=f"{type(error).__name__}: {error}"[:500])
             raise
         self._unfit(agent, fallback)
-        self.memo["answers"][key] = {
-            "output": output.model_dump(mode="json"),
-            "fallback": fallback,
-            "ms": round((time.perf_counter() - started) * 1000),
-        }
+        ms = round((time.perf_counter() - started) * 1000)
+        self.steps.record(
+            step_key("answer", key), {"output": output.model_dump(mode="json"), "fallback": fallback, "ms": ms}
+        )
         self.memo.save()
         if log is not None:
             log.end(RunStatus.finished, output=output.model_dump_json())
@@ -489,33 +511,27 @@ class Director:
         """One consultation the Director was asked for: refused with the reason, or made and recorded."""
         n = self._counters[f"{step}|consult"] = self._counters.get(f"{step}|consult", 0) + 1
         key = f"{step}|{request.from_agent}|c{n}"
-        known = self.memo["consults"].get(key)
+        known = self.steps.result(step_key("consult", key))
+        replied = self.steps.result(step_key("reply", key))
         began = (utcnow(), time.perf_counter())
-        if known is not None and known["status"] == "refused":
+        if known is not NOT_DONE and known["status"] == "refused":
             return Refusal(known["code"], known["reason"])
-        if known is not None and known.get("reply") is not None:
-            return Reply.model_validate(known["reply"]), self.ws / "consultation" / known["file"]
-        if known is None:
+        if known is not NOT_DONE and replied is not NOT_DONE:
+            return Reply.model_validate(replied), self.ws / "consultation" / known["file"]
+        if known is NOT_DONE:
             refusal = self.refusal(request, phase=phase, depth=depth, waiting=waiting)
             if refusal is not None:
                 self._ledger(key, request, began, status="refused", error=f"{refusal.code}: {refusal.reason}")
-                self.memo["consults"][key] = {
-                    "status": "refused",
-                    "code": refusal.code,
-                    "reason": refusal.reason,
-                    **brief(request, phase),
-                }
+                refused = {"status": "refused", "code": refusal.code, "reason": refusal.reason, **brief(request, phase)}
+                self.steps.record(step_key("consult", key), refused)
                 self.memo.save()
                 return refusal
-            pair = f"{request.from_agent}_{request.to_agent}"
-            index = self.memo["pairs"][pair] = self.memo["pairs"].get(pair, 0) + 1
-            known = self.memo["consults"][key] = {
-                "status": "asked",
-                "index": index,
-                "file": record_name(request.from_agent, request.to_agent, index),
-                **brief(request, phase),
-            }
-            self.memo.save()  # the number is taken before the colleague is asked: a resumed run keeps it
+            index = self.memo["pairs"].get(f"{request.from_agent}_{request.to_agent}", 0) + 1
+            file = record_name(request.from_agent, request.to_agent, index)
+            known = self.steps.record(
+                step_key("consult", key), {"status": "asked", "index": index, "file": file, **brief(request, phase)}
+            )  # the number is taken before the colleague is asked: a resumed run keeps it
+            self.memo.save()
             crash_point(f"modeling.reserved:{known['file']}")
         before = len(self.member_runs)
         reply = self._directors_reply(request) if request.to_agent == DIRECTOR else await self._colleagues_reply(
@@ -526,7 +542,7 @@ class Director:
         crash_point(f"modeling.record:{path.name}")
         colleague = next((run for agent, run in self.member_runs[before:] if agent == request.to_agent), None)
         self._ledger(key, request, began, status="done", reply=reply, record=path, expert_run_id=colleague)
-        known.update(status="done", reply=reply.model_dump())
+        self.steps.record(step_key("reply", key), reply.model_dump(mode="json"))
         self.memo.save()  # after the ledger: a run killed between the two finds its row and does not add another
         return reply, path
 
@@ -639,7 +655,14 @@ class Director:
             names = sorted(p.name for p in (self.ws / folder).glob("*") if p.is_file() and not p.name.startswith("."))
             if names:
                 listing.append(f"{folder}/: {', '.join(names)}")
-        return f"关卡 {gate}。工作区的文件：\n" + "\n".join(listing)
+        tasks = [
+            f"第 {m.task.number} 问（{m.task.asks}）：{m.family or '无模型'}，{m.status}" for m in recorded(self.ws)
+        ]
+        return (
+            f"关卡 {gate}。工作区的文件：\n"
+            + "\n".join(listing)
+            + ("\n各问的模型：\n" + "\n".join(tasks) if tasks else "")
+        )
 
     # ---- records and events -----------------------------------------------------------------------------------------
 
@@ -685,6 +708,14 @@ def whole(answer: TeamAnswer, field: str) -> str:
     bound = next((m.max_length for m in info.metadata if isinstance(getattr(m, "max_length", None), int)), None)
     text = str(answer.model_dump()[field])
     return whole_sentences(text, bound=bound) if bound else text
+
+
+def _answer(model: TaskModel | None, template: TaskAnswer, workspace: Path, lang: str) -> TaskAnswer:
+    """A task's section: its family's results when one ran; else the template model's files when they bear on it;
+    else why its family could not."""
+    if model is None or (model.status != "ran" and template.answered):
+        return template
+    return task_answer(model, workspace, lang=lang)
 
 
 def _task(task: str, reasons: list[str]) -> str:

@@ -17,7 +17,7 @@ import pandas as pd
 
 from ._checks import CheckFailure
 
-__all__ = ["EXACT_R2", "check_fit_means_something", "plan_of"]
+__all__ = ["EXACT_R2", "check_fit_means_something", "made_of", "plan_of"]
 
 EXACT_R2 = 0.9999
 """An R² at or above this is an exact fit: no real data is explained that well by a model of it."""
@@ -61,7 +61,7 @@ def _metrics(workspace: Path) -> dict[str, float]:
     return found
 
 
-def _made_of(frame: pd.DataFrame, target: str, covariates: list[str]) -> str | None:
+def made_of(frame: pd.DataFrame, target: str, covariates: list[str]) -> str | None:
     """How the target is made of its covariates on every row (a copy of one, or the sum of some), or None."""
     numeric = [c for c in covariates if c in frame.columns and pd.api.types.is_numeric_dtype(frame[c])]
     if target not in frame.columns or not numeric or not pd.api.types.is_numeric_dtype(frame[target]):
@@ -91,7 +91,7 @@ def check_fit_means_something(workspace: Path) -> list[CheckFailure]:
             frame = pd.read_csv(workspace / "data" / str(plan.get("table", "")))
         except (OSError, ValueError, UnicodeDecodeError):
             frame = None
-        made = _made_of(frame, str(plan.get("target", "")), list(plan["covariates"])) if frame is not None else None
+        made = made_of(frame, str(plan.get("target", "")), list(plan["covariates"])) if frame is not None else None
         if made is not None:
             failures.append(
                 CheckFailure(

@@ -32,6 +32,7 @@ from ._checks import (
 from ._files import create_once
 from ._fit_checks import check_fit_means_something
 from ._sandbox_run import run_record, run_script
+from ._task_models import check_task_models
 
 __all__ = [
     "GATES",
@@ -103,6 +104,7 @@ def _results_trained(workspace: Path, spec: DataSpec | None) -> list[CheckFailur
                 frame, TableSpec(file=path.name)
             )  # results: no NaN, no empty table, no duplicated rows
         ]
+    failures += check_task_models(workspace)  # each task's family answers what the task asks
     return failures + check_fit_means_something(workspace)  # a model that explains nothing is no result
 
 

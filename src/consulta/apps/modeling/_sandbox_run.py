@@ -38,7 +38,7 @@ __all__ = ["OUTPUTS", "ScriptRun", "run_record", "run_script"]
 DEFAULT_TIMEOUT = 120.0
 """Seconds a script may run (wall time); CPU time is held to the same."""
 MEMORY_MB = 2048
-OUTPUTS = {"data": (".csv",), "results": (".csv",), "figures": (".png", ".svg", ".jpg", ".jpeg")}
+OUTPUTS = {"data": (".csv",), "results": (".csv", ".json"), "figures": (".png", ".svg", ".jpg", ".jpeg")}
 """The folders a script's outputs are taken from, and the kinds of file taken."""
 _INPUTS = ("problem", "data", "code", "results", "figures")
 MAX_OUTPUT_BYTES = 20 * 1024 * 1024

@@ -40,6 +40,7 @@ __all__ = [
     "CalibrationReport",
     "calibrate_2pl",
     "ensure_item_params",
+    "link_to_anchors",
     "lsat6_matrix",
     "recalibrate",
 ]
@@ -79,6 +80,22 @@ class CalibrationReport:
     clipped: tuple[str, ...]
     seconds: float
     reason: str | None = None
+    anchors: tuple[str, ...] = ()
+
+
+def link_to_anchors(
+    a: np.ndarray, b: np.ndarray, anchor_columns: list[int], old_b: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """New estimates (a, b) put on the scale of earlier ones by mean-sigma linking on the anchor items (their new b at
+    `anchor_columns`, their earlier b `old_b`): b* = A b + B, a* = a / A, with A = sd(old b) / sd(new b) (1 with fewer
+    than two anchors or no spread) and B = mean(old b) − A mean(new b). Without anchors nothing changes."""
+    if not anchor_columns:
+        return a, b
+    new = b[anchor_columns]
+    spread_new, spread_old = float(np.std(new)), float(np.std(old_b))
+    scale = spread_old / spread_new if len(anchor_columns) >= 2 and spread_new > 1e-9 and spread_old > 1e-9 else 1.0
+    shift = float(np.mean(old_b)) - scale * float(np.mean(new))
+    return np.clip(a / scale, *A_RANGE), np.clip(scale * b + shift, *B_RANGE)
 
 
 def lsat6_matrix() -> np.ndarray:
@@ -167,8 +184,10 @@ def recalibrate(engine: Engine, *, min_responses: int = 30) -> CalibrationReport
 
     Every question gets a parameter row (a new one is provisional, from its 1-10 level). Items with at least
     `min_responses` responses, some right and some wrong, are estimated together (each test session is one
-    examinee) and marked calibrated; the others keep their parameters. Every row's `n_responses` is brought up to
-    date. Responses to questions not in the bank are ignored.
+    examinee) and marked calibrated; the others keep their parameters. Anchored: items that were calibrated before
+    keep their parameters, and the new items' estimates are linked to their scale (`link_to_anchors`), so a θ
+    measured yesterday means the same today. Every row's `n_responses` is brought up to date. Responses to
+    questions not in the bank are ignored.
     """
     if isinstance(min_responses, bool) or not isinstance(min_responses, int) or min_responses < 1:
         raise ValueError(f"min_responses must be an int >= 1, got {min_responses!r}")
@@ -181,6 +200,10 @@ def recalibrate(engine: Engine, *, min_responses: int = 30) -> CalibrationReport
                 _db.responses.c.created_at
             )
         ).all()
+        before = {
+            r.question_id: (float(r.a), float(r.b))
+            for r in conn.execute(select(_db.item_params).where(_db.item_params.c.provisional == 0))
+        }
     answers: dict[tuple[str, str], int] = {}  # (session, question) → 0/1, the latest if recorded twice
     for r in rows:
         if r.question_id in levels:
@@ -194,6 +217,7 @@ def recalibrate(engine: Engine, *, min_responses: int = 30) -> CalibrationReport
     reason = None
     estimates: Mapping[str, tuple[float, float]] = {}
     clipped: list[str] = []
+    anchors: list[str] = []
     people: set[str] = set()
     if len(eligible) < _MIN_ITEMS:
         reason = f"{len(eligible)} items have >= {min_responses} responses with some right and some wrong; at least {_MIN_ITEMS} are needed"
@@ -206,8 +230,12 @@ def recalibrate(engine: Engine, *, min_responses: int = 30) -> CalibrationReport
             if q in column:
                 matrix[row_of[s], column[q]] = right
         a, b = calibrate_2pl(matrix)
-        estimates = {q: (float(a[j]), float(b[j])) for q, j in column.items()}
-        clipped = [q for q, (aq, bq) in estimates.items() if aq in A_RANGE or bq in B_RANGE]
+        anchors = [q for q in eligible if q in before]
+        a, b = link_to_anchors(
+            a, b, [column[q] for q in anchors], np.array([before[q][1] for q in anchors], dtype=float)
+        )
+        estimates = {q: before.get(q, (float(a[j]), float(b[j]))) for q, j in column.items()}
+        clipped = [q for q, (aq, bq) in estimates.items() if q not in before and (aq in A_RANGE or bq in B_RANGE)]
         people = set(sessions)
     now = _now()
     with engine.begin() as conn:
@@ -234,4 +262,5 @@ def recalibrate(engine: Engine, *, min_responses: int = 30) -> CalibrationReport
         clipped=tuple(sorted(clipped)),
         seconds=time.perf_counter() - started,
         reason=reason,
+        anchors=tuple(sorted(anchors)),
     )

@@ -31,7 +31,7 @@ import numpy as np
 
 from ._irt import information
 
-__all__ = ["Bank", "CatRules", "StopReason", "next_item", "stop_reason"]
+__all__ = ["Bank", "CatRules", "StopReason", "next_item", "se_target_of", "stop_reason"]
 
 StopReason = Literal["se_target", "max_items"]
 
@@ -46,6 +46,11 @@ class CatRules:
     """How a test runs.
 
     se_target: stop once the ability's standard error is at or below this (and `min_items` are given).
+    level_derived_se_target: the target instead when the test has given a level-derived item (parameters from its
+      1-10 level, a = 1 assumed, not estimated from responses). Such an item gives at most a²/4 = 0.25 information,
+      so with the N(0, 1) prior 20 of them cannot bring the SE below 1/√(1 + 20/4) = 0.41: the seed's 0.30 would
+      never be met and every test would run its full length while looking as if it aimed at 0.30. 0.45 can be met
+      (from 16 well-targeted items); a test stopped by it says its items are level-derived (`SessionView`).
     min_items / max_items: bounds on the test's length.
     randomesque: exposure control — pick uniformly among this many most informative items left (1: always the best).
     content_targets: the share of items wanted per category, e.g. {"technical": .5, "business": .25, "general": .25}
@@ -54,14 +59,17 @@ class CatRules:
     """
 
     se_target: float = 0.30
+    level_derived_se_target: float = 0.45
     min_items: int = 5
     max_items: int = 20
     randomesque: int = 5
     content_targets: Mapping[str, float] | None = None
 
     def __post_init__(self) -> None:
-        if not (isinstance(self.se_target, (int, float)) and math.isfinite(self.se_target) and self.se_target > 0):
-            raise ValueError(f"se_target must be a number > 0, got {self.se_target!r}")
+        for name in ("se_target", "level_derived_se_target"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+                raise ValueError(f"{name} must be a number > 0, got {value!r}")
         for name in ("min_items", "max_items", "randomesque"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -312,13 +320,20 @@ def _pick(rng: np.random.Generator | random.Random, n: int) -> int:
     return int(rng.integers(n))
 
 
-def stop_reason(*, se: float, n: int, rules: CatRules) -> StopReason | None:
-    """Why a test of `n` items whose ability estimate has standard error `se` stops now, or None to go on.
+def se_target_of(rules: CatRules, *, level_derived: bool) -> float:
+    """The SE a test stops at: `se_target`, or the larger `level_derived_se_target` when it gave level-derived
+    items (see `CatRules`)."""
+    return max(rules.se_target, rules.level_derived_se_target) if level_derived else rules.se_target
+
+
+def stop_reason(*, se: float, n: int, rules: CatRules, level_derived: bool = False) -> StopReason | None:
+    """Why a test of `n` items whose ability estimate has standard error `se` stops now, or None to go on; the SE
+    target is `se_target_of(rules, level_derived=...)`.
 
     "se_target" once at least `rules.min_items` are given and se <= `rules.se_target`; else "max_items" once
     `rules.max_items` are given.
     """
-    if n >= rules.min_items and se <= rules.se_target:
+    if n >= rules.min_items and se <= se_target_of(rules, level_derived=level_derived):
         return "se_target"
     if n >= rules.max_items:
         return "max_items"

@@ -18,7 +18,9 @@ runs out. Multiple-choice and true/false answers are scored in code (exact, case
 `ShortAnswerScorer` (the model, through seed tool 6 `score_and_explain`, with the seed's fallback). Every scored
 answer is also a row of `_db.responses` (what items are recalibrated from), in the same transaction.
 
-The sessions' own tables (`quiz_test_sessions`, `quiz_test_items`) are quiz's (`_db`), migrated with the store. A session belongs to the principal that started it (a web session, the terminal's `local`): another
+The parts, one job each: what goes wrong (`_test_errors`), the profile form and the prior it sets (`_test_profile`),
+the bank as a test sees it (`_test_pool`), what front ends show (`_test_views`), the plot (`_ability_plot`), the
+grading (`_grading`); this module is the state machine. The sessions' own tables (`quiz_test_sessions`, `quiz_test_items`) are quiz's (`_db`), migrated with the store. A session belongs to the principal that started it (a web session, the terminal's `local`): another
 principal's session is `not_found`, exactly like an unknown one.
 """
 
@@ -27,31 +29,31 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import math
 import secrets
 import threading
-import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from datetime import UTC, datetime
-from html import escape
-from typing import Annotated, Any, Literal
+from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
-from pydantic_core import PydanticCustomError
+from pydantic import ValidationError
 from sqlalchemy import func, select, update
 from sqlalchemy.engine import Connection, Engine
 
-from ...i18n import catalog, normalize_lang, t
-from ...runtime import ConflictError, ConsultaError, InvalidAnswerError, NotFoundError, upsert, writing
+from ...i18n import normalize_lang
+from ...runtime import upsert, writing
 from . import _db
-from ._cat import Bank, CatRules, next_item, stop_reason
+from ._ability_plot import ability_svg
+from ._cat import CatRules, next_item, stop_reason
 from ._db import metadata, test_items, test_sessions
 from ._grading import FALLBACK, Scored, ShortAnswer, ShortAnswerScorer, model_short_answers, score_exact, truth
-from ._irt import eap, level_to_b, provisional_params
-from ._profiles import SELF_LEVELS, level_difficulty
+from ._irt import eap
+from ._test_errors import TestSessionError, _Conflict, _Invalid, _unknown_session, _Words
+from ._test_pool import _Item, _level_derived, _Pool, _questions
+from ._test_profile import PRIOR_SD, ProfileForm, parse_profile, prior_mean, user_id_of
+from ._test_views import AnswerResult, Feedback, ItemView, Point, Reviewed, SessionView, _feedback, _view
 
 __all__ = [
     "AnswerResult",
@@ -80,248 +82,12 @@ __all__ = [
 
 log = logging.getLogger("consulta.quiz")
 
-PRIOR_SD = 1.0
-_USERS = uuid.UUID("6f1d3c3e-2a51-4f5e-9a53-8c1b0f7f2d11")
-"""The namespace of the profile ids made from principals (`user_id_of`)."""
 
 # ---- tables -----------------------------------------------------------------------------------------------------
 
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
-
-
-# ---- errors -----------------------------------------------------------------------------------------------------
-
-
-class TestSessionError(ConsultaError):
-    """A request about a test that cannot be carried out; nothing was changed. `code` names it (the message key is
-    `quiz.take.error.<code>`); `status` is its HTTP status; `field` the input at fault, if one is."""
-
-    __test__ = False  # not a pytest class
-    status = 400
-
-    def __init__(self, code: str, message: str, *, field: str | None = None, **values: Any) -> None:
-        super().__init__(message)
-        self.code = code
-        self.field = field
-        self.values = values
-
-    def localized(self, lang: str) -> str:
-        key = f"quiz.take.error.{self.code}"
-        if key not in catalog(normalize_lang(lang)):
-            return str(self)
-        return t(key, lang, **{k: _localized_value(v, lang) for k, v in self.values.items()})
-
-
-def _localized_value(value: Any, lang: str) -> Any:
-    return value.localized(lang) if isinstance(value, _Words) else value
-
-
-@dataclass(frozen=True)
-class _Words:
-    """A value of an error message that has words of its own (`quiz.take.<key>` formatted with `values`)."""
-
-    key: str
-    values: Mapping[str, Any]
-
-    def localized(self, lang: str) -> str:
-        return t(f"quiz.take.{self.key}", lang, **self.values)
-
-
-class _NotFound(TestSessionError, NotFoundError):
-    status = 404
-
-
-class _Conflict(TestSessionError, ConflictError):
-    status = 409
-
-
-class _Invalid(TestSessionError, InvalidAnswerError):
-    status = 422
-
-
-def _unknown_session(session_id: str) -> TestSessionError:
-    return _NotFound(
-        "unknown_test",
-        f"No test {session_id!r} of yours: start a test, or open the one you are taking.",
-        session=session_id,
-    )
-
-
-# ---- the profile --------------------------------------------------------------------------------------------------
-
-_NOT_BLANK = r"[^\s\x1c-\x1f]"  # a character str.strip() keeps (it strips \x1c-\x1f, which the schema's \S would allow)
-"""Some text besides spaces (a JSON schema `pattern`, so the API's docs say it too)."""
-Interest = Annotated[str, StringConstraints(min_length=1, max_length=50, pattern=_NOT_BLANK)]
-
-
-class ProfileForm(BaseModel):
-    """The profile a person gives to start a test: the seed's fields (tool 1) — their own level, years of
-    experience, job role, duty and interests — each required and within the seed's bounds (stored in
-    `quiz_profiles`, read by tool 1 as `_profiles.Profile`). Text is kept without its surrounding spaces."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)  # "3" is not a number of years
-
-    self_level: Literal["beginner", "intermediate", "advanced", "expert"]
-    years_experience: int = Field(ge=0, le=60)
-    job_role: str = Field(min_length=1, max_length=100, pattern=_NOT_BLANK)
-    duty: str = Field(min_length=1, max_length=500, pattern=_NOT_BLANK)
-    interests: list[Interest] = Field(min_length=1, max_length=10)
-
-    @field_validator("job_role", "duty")
-    @classmethod
-    def _trimmed(cls, text: str) -> str:
-        return _not_blank(text)
-
-    @field_validator("interests")
-    @classmethod
-    def _each_trimmed(cls, interests: list[str]) -> list[str]:
-        return [_not_blank(text) for text in interests]
-
-
-def _not_blank(text: str) -> str:
-    """`text` without its surrounding spaces; a text that is nothing else is too short (a stored profile must read back)."""
-    trimmed = text.strip()
-    if not trimmed:
-        raise PydanticCustomError("string_too_short", "String should have at least 1 character that is not a space")
-    return trimmed
-
-
-_PROFILE_PROBLEMS = {
-    "missing": "missing",
-    "string_too_short": "empty",
-    "string_pattern_mismatch": "empty",
-    "too_short": "empty",
-    "string_too_long": "too_long",
-    "too_long": "too_many",
-    "greater_than_equal": "range",
-    "less_than_equal": "range",
-    "int_parsing": "number",
-    "int_type": "number",
-    "int_from_float": "number",
-    "string_type": "text",
-    "list_type": "list",
-    "literal_error": "level",
-    "extra_forbidden": "unknown",
-}
-_LIMITS = {"job_role": 100, "duty": 500, "interests": 10, "years_experience": 60}
-
-
-def parse_profile(values: Any) -> ProfileForm:
-    """`values` as a ProfileForm, or `invalid_profile` naming the first field at fault and why, in the reader's words."""
-    try:
-        return ProfileForm.model_validate(values)
-    except ValidationError as error:
-        first = error.errors()[0]
-        loc = [str(x) for x in first.get("loc", ())]
-        field = loc[0] if loc else "profile"
-        kind = _PROFILE_PROBLEMS.get(str(first.get("type")), "invalid")
-        if field == "interests" and len(loc) > 1 and kind in ("empty", "too_long"):
-            kind = "interest_" + kind
-        limit = 50 if kind.startswith("interest_") else _LIMITS.get(field, 0)
-        why = _Words(f"profile.bad.{kind}", {"limit": limit, "levels": " / ".join(SELF_LEVELS)})
-        raise _Invalid(
-            "invalid_profile",
-            f"The profile's {field} is not valid: {first.get('msg')}.",
-            field=".".join(["profile", *loc]),
-            name=_Words(
-                f"profile.{field}" if field in ProfileForm.model_fields else "profile.unknown_field", {"field": field}
-            ),
-            why=why,
-        ) from None
-
-
-def prior_mean(self_level: str) -> float:
-    """The prior's mean of θ for a person's own level: the b of the difficulty that level starts at (tool 1's
-    `level_difficulty`), so the first item is near what they say they can do."""
-    return level_to_b(level_difficulty(self_level))
-
-
-def user_id_of(principal: str) -> str:
-    """The profile id (a UUID, seed tool 1) of a principal: the same person, the same profile."""
-    return str(uuid.uuid5(_USERS, principal))
-
-
-# ---- what front ends show ---------------------------------------------------------------------------------------
-
-
-class ItemView(BaseModel):
-    """An item as the person sees it: never its key."""
-
-    position: int
-    question_id: str
-    item_type: Literal["multiple_choice", "true_false", "short_answer"]
-    stem: str
-    choices: list[str] | None = None
-    category: str
-    topic: str = ""
-    difficulty: int
-
-
-class Feedback(BaseModel):
-    """What an answer earned: its score (0-100) and correctness, the right answer, the item's explanation (and the
-    short-answer grader's own words), and the estimate after it."""
-
-    position: int
-    question_id: str
-    answer: str
-    score: float
-    is_correct: bool
-    correct_answer: str | None = None
-    correct_keywords: list[str] | None = None
-    explanation: str | None = None
-    grader_explanation: str | None = None
-    grader_feedback: str | None = None
-    graded_by: Literal["code", "model", "fallback"]
-    theta: float
-    se: float
-
-
-class Point(BaseModel):
-    """The estimate after `position` answers (0: the prior, before any)."""
-
-    position: int
-    theta: float
-    se: float
-    is_correct: bool | None = None
-
-
-class Reviewed(BaseModel):
-    item: ItemView
-    feedback: Feedback
-
-
-class SessionView(BaseModel):
-    """A test as its person sees it. In progress: `item` is the one to answer now (item `item.position` of at most
-    `max_items`). Finished: the stop reason, the estimate with its SE, and `review`, every item with its feedback."""
-
-    id: str
-    status: Literal["in_progress", "finished", "abandoned"]
-    lang: str
-    profile: ProfileForm
-    answered: int
-    min_items: int
-    max_items: int
-    se_target: float
-    theta: float
-    se: float
-    item: ItemView | None = None
-    last: Feedback | None = None
-    stop_reason: Literal["se_target", "max_items", "bank_exhausted"] | None = None
-    trajectory: list[Point]
-    review: list[Reviewed] | None = None
-    started_at: str
-    finished_at: str | None = None
-
-
-class AnswerResult(BaseModel):
-    """The answer's feedback and the test after it. `repeated`: this answer had been recorded already (a retry):
-    nothing was counted again."""
-
-    feedback: Feedback
-    session: SessionView
-    repeated: bool = False
 
 
 # ---- scoring ----------------------------------------------------------------------------------------------------
@@ -332,92 +98,6 @@ def recalibrate_items(engine: Engine) -> None:
     from ._calibration import recalibrate
 
     recalibrate(engine)
-
-
-# ---- the bank as the test sees it -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Item:
-    id: str
-    item_type: str
-    stem: str
-    choices: list[str] | None
-    key: str | None
-    keywords: list[str] | None
-    difficulty: int
-    category: str
-    topic: str
-    explanation: str | None
-
-    def view(self, position: int) -> ItemView:
-        return ItemView(
-            position=position,
-            question_id=self.id,
-            item_type=self.item_type,
-            stem=self.stem,  # type: ignore[arg-type]
-            choices=self.choices,
-            category=self.category,
-            topic=self.topic,
-            difficulty=self.difficulty,
-        )
-
-
-def _item(row: Mapping[str, Any]) -> _Item:
-    categories = json.loads(row["categories"] or "[]") or ["general"]
-    return _Item(
-        id=row["id"],
-        item_type=row["item_type"],
-        stem=row["stem"],
-        choices=json.loads(row["choices"]) if row["choices"] else None,
-        key=row["correct_key"],
-        keywords=json.loads(row["correct_keywords"]) if row["correct_keywords"] else None,
-        difficulty=int(row["difficulty"]),
-        category=str(categories[0]),
-        topic=row["topic"] or "",
-        explanation=row["explanation"],
-    )
-
-
-@dataclass(frozen=True)
-class _Pool:
-    """The items of one language, in a fixed order, with their parameters: what `next_item` chooses among."""
-
-    items: list[_Item]
-    bank: Bank
-    index: dict[str, int]
-
-    @classmethod
-    def read(cls, conn: Connection, lang: str, *, started_at: str | None = None) -> _Pool:
-        """The pool of a test in `lang`; of one that started at `started_at`, without the items generated since (a
-        person who has questions generated during their test has read those items' keys)."""
-        q, p = _db.questions, _db.item_params
-        known = q.c.lang == lang
-        if started_at is not None:
-            known = known & ((q.c.source == "bank") | (q.c.created_at <= started_at))
-        rows = (
-            conn.execute(
-                select(q, p.c.a, p.c.b)
-                .select_from(q.outerjoin(p, p.c.question_id == q.c.id))
-                .where(known)
-                .order_by(q.c.id)
-            )
-            .mappings()
-            .all()
-        )
-        items, a, b = [], [], []
-        for row in rows:
-            items.append(_item(row))
-            params = provisional_params(int(row["difficulty"])) if row["a"] is None else None
-            a.append(params.a if params else float(row["a"]))
-            b.append(params.b if params else float(row["b"]))
-        bank = Bank(
-            ids=tuple(i.id for i in items),
-            a=np.asarray(a, dtype=float),
-            b=np.asarray(b, dtype=float),
-            categories=tuple(i.category for i in items),
-        )
-        return cls(items=items, bank=bank, index={i.id: n for n, i in enumerate(items)})
 
 
 # ---- the sessions -------------------------------------------------------------------------------------------------
@@ -591,7 +271,8 @@ class TestSessions:
             session = self._session(conn, principal, session_id)
             rows = self._items(conn, session_id)
             questions = _questions(conn, [r["question_id"] for r in rows])
-        return _view(session, rows, questions)
+            derived = _level_derived(conn, rows)
+        return _view(session, rows, questions, derived)
 
     @staticmethod
     def _session(conn: Connection, principal: str, session_id: str, *, lock: bool = False) -> Mapping[str, Any]:
@@ -839,7 +520,8 @@ class TestSessions:
                 )
             )
         rules = CatRules(**json.loads(session["rules"]))
-        reason: str | None = stop_reason(se=se, n=len(u), rules=rules)
+        derived = _level_derived(conn, rows)
+        reason: str | None = stop_reason(se=se, n=len(u), rules=rules, level_derived=any(derived.values()))
         chosen: int | None = None
         if reason is None:
             pool = _Pool.read(conn, session["lang"], started_at=session["created_at"])
@@ -932,118 +614,3 @@ def answered_in_open_test(engine: Engine, principal: str) -> frozenset[str] | No
 
 def _rng(seed: int, position: int) -> np.random.Generator:
     return np.random.default_rng([seed, position])
-
-
-def _questions(conn: Connection, ids: Sequence[str]) -> dict[str, _Item]:
-    if not ids:
-        return {}
-    rows = conn.execute(select(_db.questions).where(_db.questions.c.id.in_(list(ids)))).mappings()
-    return {row["id"]: _item(row) for row in rows}
-
-
-def _feedback(row: Mapping[str, Any], item: _Item) -> Feedback:
-    grader = json.loads(row["grader"] or "{}")
-    return Feedback(
-        position=row["position"],
-        question_id=row["question_id"],
-        answer=row["answer"],
-        score=row["score"],
-        is_correct=bool(row["is_correct"]),
-        correct_answer=truth(item.key) if item.item_type == "true_false" else item.key,
-        correct_keywords=item.keywords,
-        explanation=item.explanation,
-        grader_explanation=grader.get("explanation"),
-        grader_feedback=grader.get("feedback"),
-        graded_by=row["graded_by"],
-        theta=row["theta"],
-        se=row["se"],
-    )
-
-
-def _view(session: Mapping[str, Any], rows: list[Mapping[str, Any]], questions: Mapping[str, _Item]) -> SessionView:
-    rules = json.loads(session["rules"])
-    answered = [r for r in rows if r["answer"] is not None]
-    feedback = [_feedback(r, questions[r["question_id"]]) for r in answered]
-    shown = next((r for r in rows if r["answer"] is None), None) if session["status"] == "in_progress" else None
-    trajectory = [Point(position=0, theta=session["prior_mean"], se=PRIOR_SD)] + [
-        Point(position=f.position, theta=f.theta, se=f.se, is_correct=f.is_correct) for f in feedback
-    ]
-    finished = session["status"] == "finished"
-    return SessionView(
-        id=session["id"],
-        status=session["status"],
-        lang=session["lang"],
-        profile=ProfileForm.model_validate_json(session["profile"]),
-        answered=len(answered),
-        min_items=rules["min_items"],
-        max_items=rules["max_items"],
-        se_target=rules["se_target"],
-        theta=session["theta"],
-        se=session["se"],
-        item=questions[shown["question_id"]].view(shown["position"]) if shown is not None else None,
-        last=feedback[-1] if feedback else None,
-        stop_reason=session["stop_reason"],
-        trajectory=trajectory,
-        review=[Reviewed(item=questions[f.question_id].view(f.position), feedback=f) for f in feedback]
-        if finished
-        else None,
-        started_at=session["created_at"],
-        finished_at=session["finished_at"],
-    )
-
-
-# ---- the plot ---------------------------------------------------------------------------------------------------
-
-
-def ability_svg(trajectory: Sequence[Point], *, lang: str, width: int = 640, height: int = 300) -> str:
-    """The ability estimate after each item with its uncertainty (θ ± SE, a band), as an SVG image: item number
-    across, θ up; each answer's point green (correct) or red (not). Words in `lang`."""
-    left, right, top, bottom = 64, 16, 20, 44
-    plot_w, plot_h = width - left - right, height - top - bottom
-    n = max(1, len(trajectory) - 1)
-    lows = [p.theta - p.se for p in trajectory]
-    highs = [p.theta + p.se for p in trajectory]
-    lo = math.floor(min([-3.0, *lows]))
-    hi = math.ceil(max([3.0, *highs]))
-
-    def x(position: int) -> float:
-        return left + plot_w * position / n
-
-    def y(theta: float) -> float:
-        return top + plot_h * (hi - theta) / (hi - lo)
-
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
-        f'role="img" aria-label="{escape(t("quiz.take.plot.title", lang))}" font-family="sans-serif" font-size="12">',
-        f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>',
-    ]
-    for tick in range(lo, hi + 1):
-        parts.append(
-            f'<line x1="{left}" x2="{width - right}" y1="{y(tick):.1f}" y2="{y(tick):.1f}" stroke="{"#9aa4b2" if tick == 0 else "#e3e7ee"}"/>'
-        )
-        parts.append(f'<text x="{left - 8}" y="{y(tick) + 4:.1f}" text-anchor="end" fill="#4a5568">{tick:+d}</text>')
-    step = max(1, math.ceil(n / 12))
-    for position in range(0, n + 1, step):
-        parts.append(
-            f'<text x="{x(position):.1f}" y="{height - bottom + 18}" text-anchor="middle" fill="#4a5568">{position}</text>'
-        )
-    band = [f"{x(p.position):.1f},{y(p.theta + p.se):.1f}" for p in trajectory]
-    band += [f"{x(p.position):.1f},{y(p.theta - p.se):.1f}" for p in reversed(trajectory)]
-    parts.append(f'<polygon points="{" ".join(band)}" fill="#3b82f6" fill-opacity="0.18" stroke="none"/>')
-    line = " ".join(f"{x(p.position):.1f},{y(p.theta):.1f}" for p in trajectory)
-    parts.append(f'<polyline points="{line}" fill="none" stroke="#1d4ed8" stroke-width="2"/>')
-    for p in trajectory:
-        colour = "#6b7280" if p.is_correct is None else "#16a34a" if p.is_correct else "#dc2626"
-        parts.append(
-            f'<circle cx="{x(p.position):.1f}" cy="{y(p.theta):.1f}" r="4" fill="{colour}"><title>'
-            f"{escape(t('quiz.take.plot.point', lang, position=p.position, theta=p.theta, se=p.se))}</title></circle>"
-        )
-    parts.append(
-        f'<text x="{left + plot_w / 2:.1f}" y="{height - 8}" text-anchor="middle" fill="#1f2937">{escape(t("quiz.take.plot.x", lang))}</text>'
-    )
-    parts.append(
-        f'<text x="16" y="{top + plot_h / 2:.1f}" text-anchor="middle" fill="#1f2937" '
-        f'transform="rotate(-90 16 {top + plot_h / 2:.1f})">{escape(t("quiz.take.plot.y", lang))}</text>'
-    )
-    parts.append("</svg>")
-    return "\n".join(parts)

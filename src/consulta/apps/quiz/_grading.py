@@ -53,7 +53,9 @@ FALLBACK = Scored(score=50.0, is_correct=False, graded_by="fallback")
 def model_short_answers(model: Callable[[], Any], *, timeout_s: float = 15.0) -> ShortAnswerScorer:
     """Short answers graded by the model `model()` makes (made once, at the first short answer, outside the time
     limit: loading the embedded model takes a while) through seed tool 6 (`score_and_explain` with a `ModelJudge`),
-    within the seed's 15 s (its `budget`; a little more bounds the whole call); the seed's fallback when it fails."""
+    within the seed's 15 s (its `budget`; a little more bounds the whole call); the seed's fallback when it fails.
+    Only the grade waits for the model: the explanation is code's (the item's own explanation, the expected ideas
+    found and missing, the references), so an answer is graded in the seconds one label read takes."""
     made: list[Any] = []
 
     async def grade(request: ShortAnswer) -> Scored:
@@ -79,6 +81,7 @@ def model_short_answers(model: Callable[[], Any], *, timeout_s: float = 15.0) ->
                     topic=request.topic or None,
                     lang=request.lang,
                     budget=timeout_s,
+                    model_explains=False,  # the person waits for the grade; the item's explanation is shown
                 ),
                 timeout_s + 5.0,
             )

@@ -109,6 +109,10 @@ _VERDICT_INSTRUCTIONS = (
     "and the expected ideas: wording, spelling and synonyms do not matter; a wrong statement does. Reply with one "
     "word: correct (it says what the reference says), partial (part of it), or incorrect (wrong, vague or off-topic)."
 )
+_BLIND_INSTRUCTIONS = (
+    "You take a test. Read the question and the options and reply with the answer only: the letter of the right option, "
+    "or true or false for a true/false statement."
+)
 _EXPLAIN_INSTRUCTIONS = (
     "You explain a test item's answer to a learner, in the language asked. In 3-5 sentences: say why the correct "
     "answer is correct, and what the learner's answer got right or wrong. Add up to 4 key points to remember. Use only "
@@ -209,6 +213,36 @@ class ModelJudge:
             lambda limit: asyncio.wait_for(read(system=_VERDICT_INSTRUCTIONS, prompt=prompt, labels=LABELS), limit),
             timeout,
         )
+
+    async def answer_blind(
+        self,
+        *,
+        stem: str,
+        question_type: str,
+        choices: Sequence[str] | None,
+        timeout: float | None = None,
+    ) -> dict[str, float] | None:
+        """The model's probability of each option being the answer to the item, from the stem and options only (no
+        key), read in one forward pass: a multiple-choice item's choices by their letters, a true/false item's
+        `true` / `false`. None when the model cannot give probabilities (it is not asked to write an answer: a sampled
+        answer would be a rating again) or the item has no options to choose from."""
+        read = getattr(self.model, "label_probabilities", None)
+        if read is None:
+            return None
+        if question_type == "true_false":
+            options, labels, shown = ["true", "false"], ["true", "false"], "Options: true, false"
+        elif question_type == "multiple_choice" and choices and len(choices) <= 26:
+            options = list(choices)
+            labels = [chr(ord("A") + i) for i in range(len(options))]
+            shown = "\n".join(f"{label}. {option}" for label, option in zip(labels, options, strict=True))
+        else:
+            return None
+        prompt = f"Question: {stem}\n{shown}\nAnswer:"
+        probabilities = await self._bounded(
+            lambda limit: asyncio.wait_for(read(system=_BLIND_INSTRUCTIONS, prompt=prompt, labels=labels), limit),
+            timeout,
+        )
+        return {option: probabilities[label] for option, label in zip(options, labels, strict=True)}
 
     async def explain(
         self,

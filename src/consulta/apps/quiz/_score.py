@@ -82,17 +82,20 @@ async def score_and_explain(
     lang: str | None = None,
     budget: float | None = None,
     calibration: Calibration | None = None,
+    model_explains: bool = True,
 ) -> dict[str, Any]:
     """Score one answer and explain it (seed tool 6). The seed's fields: `attempt_id`, `session_id`, `question_id`,
-    `user_id`, `is_correct`, `score` (0-100), `explanation` (>= 500 chars), `keyword_matches`, `feedback`,
-    `graded_at`; and `reference_links` (>= 3, each {title, url}), `model_score` (the model's P(correct) + P(partial)/2, 0-100), `fallback`.
+        `user_id`, `is_correct`, `score` (0-100), `explanation` (>= 500 chars), `keyword_matches`, `feedback`,
+        `graded_at`; and `reference_links` (>= 3, each {title, url}), `model_score` (the model's P(correct) + P(partial)/2, 0-100), `fallback`.
 
-    The keyword-only extras come from the question bank when known: the item's `stem`, its `explanation` and
-    `key_points`, its `topic` (what references are chosen by), `lang` (default: the stem's or answer's language).
-    `budget` (seconds) bounds the whole call, e.g. the seed's 15 s for tool 6: the grade gets what is left of it, the
-    model's explanation what is left after that (below 2 s the explanation is written by code), so the exact score of
-    a multiple-choice answer is never lost to a slow explanation. `calibration` maps a short answer's evidence and
-    verdict to its score (default: the shipped one). Raises the seed's TypeError/ValueError naming the field."""
+        The keyword-only extras come from the question bank when known: the item's `stem`, its `explanation` and
+        `key_points`, its `topic` (what references are chosen by), `lang` (default: the stem's or answer's language).
+        `budget` (seconds) bounds the whole call, e.g. the seed's 15 s for tool 6: the grade gets what is left of it, the
+        model's explanation what is left after that (below 2 s the explanation is written by code), so the exact score of
+        a multiple-choice answer is never lost to a slow explanation. `calibration` maps a short answer's evidence and
+        verdict to its score (default: the shipped one). `model_explains=False`: the explanation is written by code
+    from what is known (no model prose: the grade alone waits for the model, e.g. during an adaptive test, whose item
+    explanation is shown anyway). Raises the seed's TypeError/ValueError naming the field."""
     _check_inputs(
         session_id,
         user_id,
@@ -138,6 +141,8 @@ async def score_and_explain(
     try:
         if ungraded is not None:
             raise ungraded  # the model is not asked to explain a verdict nobody made
+        if not model_explains:
+            raise JudgeUnavailable("no_time", "the caller asked for code's explanation")
         remaining = left(reserve=MIN_EXPLAIN_SECONDS)
         written = await judge.explain(
             question_type=question_type,

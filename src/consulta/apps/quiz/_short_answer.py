@@ -53,7 +53,8 @@ CALIBRATION_FILE = Path(__file__).parent / "data" / "grading_calibration.json"
 _CJK_CHAR = r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"
 _WORD = re.compile(rf"{_CJK_CHAR}|[^\W_]+", re.UNICODE)
 _IS_CJK = re.compile(_CJK_CHAR)
-_NUMBER = re.compile(r"[-+]?(?:\d+(?:[.,]\d+)?|\.\d+)(?:\s*/\s*\d+)?")
+_NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d+)?|\.\d+)(?:\s*/\s*\d+)?")  # a comma separates: (2,1) is two numbers
+_DASHES = str.maketrans({"\u2212": "-", "\u2013": "-", "\ufe63": "-"})  # minus signs NFKC leaves: −1 reads as -1
 _STOP = frozenset(
     "a an the of to in on for and or but is are was were be been being it its this that these those which what when "
     "where why how with by from as at into than then there their they them will would could should can do does did "
@@ -64,7 +65,7 @@ _SUFFIXES = ("ingly", "edly", "ness", "ment", "ing", "ies", "ied", "ed", "es", "
 
 
 def _normal(text: str) -> str:
-    return unicodedata.normalize("NFKC", text).casefold()
+    return unicodedata.normalize("NFKC", text).casefold().translate(_DASHES)
 
 
 def _stem(word: str) -> str:
@@ -107,7 +108,7 @@ def tokens(text: str) -> list[str]:
 def _numbers(text: str) -> list[float]:
     values = []
     for raw in _NUMBER.findall(_normal(text)):
-        raw = raw.replace(" ", "").replace(",", ".")
+        raw = raw.replace(" ", "")
         try:
             values.append(float(Fraction(raw)))
         except (ValueError, ZeroDivisionError):

@@ -280,6 +280,13 @@ class _Take:
             right=t("quiz.take.result.right", self.lang, right=right, n=view.answered),
             stop=stop,
         )
+        if view.level_derived_items:
+            self.say(
+                "quiz.take.result.level_derived",
+                "dim",
+                derived=view.level_derived_items,
+                calibrated=view.calibrated_items,
+            )
         self.console.print()
         self.say("quiz.take.plot.title", "bold")
         for line in text_plot(view.trajectory, lang=self.lang):
@@ -291,6 +298,7 @@ class _Take:
             "quiz.take.feedback.your_answer",
             "quiz.take.feedback.right_answer",
             "quiz.take.feedback.score",
+            "quiz.take.cli.col.params",
         ):
             table.add_column(t(key, self.lang), overflow="fold")
         for reviewed in view.review or []:
@@ -307,6 +315,10 @@ class _Take:
                 escape(_shown(item, fb.answer, self.lang)),
                 escape(right_answer),
                 f"{fb.score:.0f}",
+                t(
+                    "quiz.take.cli.params.level" if reviewed.level_derived else "quiz.take.cli.params.calibrated",
+                    self.lang,
+                ),
             )
         self.console.print(table)
 

@@ -17,7 +17,17 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from ...i18n import normalize_lang, t
-from ._item_rules import QUESTION_TYPES, STEM_MAX_CHARS, Item, RuleFailure, check_item, has_cjk, rule_score
+from ._item_rules import (
+    FALSE_WORDS,
+    QUESTION_TYPES,
+    STEM_MAX_CHARS,
+    TRUE_WORDS,
+    Item,
+    RuleFailure,
+    check_item,
+    has_cjk,
+    rule_score,
+)
 from ._judge import Budget, JudgeUnavailable, ModelJudge
 
 __all__ = ["PASS_THRESHOLD", "REVISE_THRESHOLD", "FALLBACK_SCORE", "recommendation_for", "validate_question_quality"]
@@ -25,6 +35,8 @@ __all__ = ["PASS_THRESHOLD", "REVISE_THRESHOLD", "FALLBACK_SCORE", "recommendati
 PASS_THRESHOLD = 0.85
 REVISE_THRESHOLD = 0.70
 FALLBACK_SCORE = 0.5
+BLIND_DISAGREES_CAP = 0.5
+"""The final score's cap when the model, answering blind, picks another option than the key: below REVISE_THRESHOLD."""
 
 Recommendation = Literal["pass", "revise", "reject"]
 
@@ -137,12 +149,50 @@ def _issue(failure: RuleFailure, lang: str) -> str:
     return t(f"quiz.judge.rule.{failure.rule}", lang, **failure.values)
 
 
+def _keyed(item: Item) -> str | None:
+    """The option the key names, as `ModelJudge.answer_blind` names options (a true/false key as true or false)."""
+    key = (item.correct_answer or "").strip()
+    if item.question_type == "true_false":
+        folded = key.casefold()
+        return "true" if folded in TRUE_WORDS else "false" if folded in FALSE_WORDS else None
+    return next((c for c in item.choices or [] if c.strip().casefold() == key.casefold()), None)
+
+
+async def _blind_check(item: Item, *, judge: ModelJudge, lang: str, timeout: float | None) -> dict[str, Any] | None:
+    """The key checked independently: the model answers the item from its stem and options (`answer_blind`) and code
+    compares its most probable option with the key. None when no check could be made (no probabilities, no options,
+    the model did not answer in time: the other checks decide)."""
+    keyed = _keyed(item)
+    if keyed is None:
+        return None
+    try:
+        probabilities = await judge.answer_blind(
+            stem=item.stem, question_type=item.question_type, choices=item.choices, timeout=timeout
+        )
+    except JudgeUnavailable:
+        return None
+    if not probabilities:
+        return None
+    chosen = max(probabilities, key=lambda option: probabilities[option])
+    return {
+        "answer": chosen,
+        "probability": round(probabilities[chosen], 4),
+        "key_probability": round(probabilities.get(keyed, 0.0), 4),
+        "agrees": chosen == keyed,
+    }
+
+
 async def _validate(item: Item, *, judge: ModelJudge, lang: str | None, timeout: float | None) -> dict[str, Any]:
     lang = _lang_of(item, lang)
     failures = check_item(item)
     rules = rule_score(failures)
     issues = [_issue(f, lang) for f in failures]
+    left = Budget(timeout)
+    blind = await _blind_check(item, judge=judge, lang=lang, timeout=left())
+    if blind is not None and not blind["agrees"]:
+        issues.append(t("quiz.judge.blind_disagrees", lang, answer=blind["answer"], keyed=item.correct_answer))
     try:
+        timeout = left()
         judgment = await judge.judge_item(
             stem=item.stem,
             question_type=item.question_type,
@@ -165,10 +215,15 @@ async def _validate(item: Item, *, judge: ModelJudge, lang: str | None, timeout:
             reasons=[],
             fallback=True,
             lang=lang,
+            blind=blind,
         )
+    if blind is not None:  # the model's rating of the key counts only as far as code's check of the key agrees
+        judgment = judgment.model_copy(update={"answer_correct": 5 if blind["agrees"] else 1})
     score = judgment.score_for(with_distractors=item.question_type == "multiple_choice")
     reasons = [r for r in judgment.reasons if r.strip()]
     final = round(min(score, rules), 4)
+    if blind is not None and not blind["agrees"]:
+        final = min(final, BLIND_DISAGREES_CAP)  # a key the check finds wrong fails, whatever the ratings say
     recommendation = recommendation_for(final)
     feedback = [t(f"quiz.judge.recommendation.{recommendation}", lang), *issues, *reasons]
     return _result(
@@ -182,6 +237,7 @@ async def _validate(item: Item, *, judge: ModelJudge, lang: str | None, timeout:
         reasons=reasons,
         fallback=False,
         lang=lang,
+        blind=blind,
     )
 
 
@@ -197,6 +253,7 @@ def _result(
     reasons: list[str],
     fallback: bool,
     lang: str,
+    blind: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     lines = [*feedback, t("quiz.judge.scores", lang, model=score, rules=rules, final=final)]
     return {
@@ -210,6 +267,7 @@ def _result(
         "failed_rules": [f.rule for f in failures],
         "reasons": reasons,
         "fallback": fallback,
+        "blind_check": blind,
     }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ from ._datasets import uploaded_files
 from ._experts import tutor_experts
 from ._packet import SUBMIT_PACKET_TOOL_NAME, InstructionPacket, submit_packet_tool, uninspected_uploads
 from ._tasks import Task, load_catalog
+from ._turns import first_consultation
 
 __all__ = [
     "ASSISTANT",
@@ -160,9 +162,11 @@ def build_agent(options: TutorOptions, env: AppEnv) -> Agent:
         name=ORCHESTRATOR_AGENT,
         instructions=instructions,
         tools=(
-            consult_expert_tool(consultant),
+            # a concept question or a request for the solution opens with the explainer's consultation
+            replace(consult_expert_tool(consultant), opens_turn=True),
             submit_packet_tool(env.store, uploads=folder, inspect=consultant.consult),
         ),
+        first_look=first_consultation(catalog),
         tool_choice=_plan_steps(env.store, folder),
         question_timeout=options.question_timeout,
         options=_recorded(options, env),

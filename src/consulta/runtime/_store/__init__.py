@@ -6,6 +6,7 @@ tables in `_schema`, what SQLite and PostgreSQL spell differently in `_database`
 """
 
 from ._app_tables import AppTables, migrate_app_tables, upsert, writing
+from ._durable import RunSteps
 from ._facade import Store
 from ._schema import runs
 from ._state_book import StateBook, state_table
@@ -13,6 +14,7 @@ from ._values import new_id, utcnow
 
 __all__ = [
     "AppTables",
+    "RunSteps",
     "Store",
     "migrate_app_tables",
     "new_id",

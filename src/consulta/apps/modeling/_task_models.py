@@ -1,0 +1,228 @@
+"""A model family per task (issue 24): for each task the statement poses (`_tasks.statement_tasks`), the modeler
+chooses a family of the library (`families`) with its parameters — a typed choice whose grammar offers only the
+families that can give what the task asks for — and code checks that the data and the statement support it. A
+choice code turns down goes back to the modeler once with the reasons; a second one that fails makes the task "could
+not", with the reasons. A chosen family's script runs in the sandbox (`code/task<n>_<family>.py`, writing
+`results/task<n>_<family>.json` and `figures/task<n>_<family>.png`); one that fails is set aside with its error.
+The paper's section of each task is code's sentences from that JSON, or why it could not (`task_answer`).
+
+Every decision is on record in the Director's memo (`notes.task_models`): the eval and the gates read it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+from ._checks import CheckFailure
+from ._files import write_atomic
+from ._tasks import Task, TaskAnswer
+from ._team import TeamAnswer
+from .families import FAMILIES, SCRIPTS, FamilyParams, ProblemData, choice_type, family_named, fitting, parse_choice
+
+if TYPE_CHECKING:
+    from ._director import Director
+
+__all__ = ["TaskModel", "check_task_models", "choose_models", "record", "recorded", "run_task_models", "task_answer"]
+
+NOTE = "task_models"
+"""The memo's note holding each task's `TaskModel`."""
+
+
+class TaskModel(BaseModel):
+    """What the team did for one task: the family chosen and its parameters, or why it could not."""
+
+    task: Task
+    status: Literal["chosen", "ran", "could_not"]
+    family: str = ""
+    params: dict[str, Any] = Field(default_factory=dict)
+    reasons: list[str] = Field(default_factory=list)
+    """Why it could not (the checks' words, or the script's error)."""
+    tries: int = 0
+
+    @property
+    def out(self) -> str:
+        return f"task{self.task.number}_{self.family}"
+
+
+def _required_choice(schema: dict[str, Any]) -> None:
+    """The grammar must write a choice (the default None stands only for an answer that never fitted its form)."""
+    schema["required"] = sorted({*schema.get("required", []), "choice"})
+    choice = schema.get("properties", {}).get("choice", {})
+    choice.pop("default", None)
+    if "anyOf" in choice:
+        choice["anyOf"] = [a for a in choice["anyOf"] if a.get("type") != "null"]
+        if len(choice["anyOf"]) == 1:
+            choice.update(choice.pop("anyOf")[0])
+
+
+class _ChoiceBase(TeamAnswer):
+    model_config = ConfigDict(extra="ignore", json_schema_extra=_required_choice)
+
+
+def _choice_form(names: tuple[str, ...]) -> type[TeamAnswer]:
+    """The modeler's answer for one task: the family's parameters (only these families), and why it fits."""
+    model: type[TeamAnswer] = create_model(
+        "FamilyChoiceWork",
+        __base__=_ChoiceBase,
+        why=(str, Field("", max_length=120, description="为什么这个模型能回答这一问")),
+        choice=(choice_type(names) | None, Field(None, description="选用的模型及其参数（family 为模型名）")),
+    )
+    return model
+
+
+def _menu(names: tuple[str, ...], lang: str) -> str:
+    return "\n".join(f"- {n}: {FAMILIES[n].words(lang)}" for n in names)
+
+
+async def choose_models(director: Director, tasks: list[Task], data: ProblemData) -> list[TaskModel]:
+    """Each task's family, chosen by the modeler and checked by code (one retry with the reasons)."""
+    chosen = []
+    for task in tasks:
+        names = fitting(task.asks)
+        form = _choice_form(names)
+        reasons: list[str] = []
+        model = TaskModel(task=task, status="could_not")
+        for attempt in (1, 2):
+            retry = "" if not reasons else "\n上一次的选择不被数据或题目支持：\n" + "\n".join(f"- {r}" for r in reasons)
+            answer = await director.turn(
+                "modeler", "work", step=f"modeler:task{task.number}#{attempt}", output=form,
+                task=f"为第 {task.number} 问选一个模型（family）并填写它的参数：表名、列名必须是数据中的，数字必须是题目给出的。{retry}",
+                prompt=f"第 {task.number} 问（要求：{task.asks}）：{task.text}\n\n可选的模型：\n{_menu(names, 'zh')}\n\n"
+                f"数据文件：\n{data.describe()}\n\n题目：{data.statement[:600]}",
+            )  # fmt: skip
+            raw = answer.model_dump().get("choice")
+            if not raw:
+                reasons = ["no model was chosen"] + (
+                    [f"the modeler's answer did not fit its form ({director.unfit['modeler'][:160]})"]
+                    if "modeler" in director.unfit
+                    else []
+                )
+                model = TaskModel(task=task, status="could_not", reasons=reasons, tries=attempt)
+                continue
+            params = _table_named(parse_choice(raw), data)
+            reasons = FAMILIES[params.family].check(data, params)
+            model = TaskModel(
+                task=task, status="could_not" if reasons else "chosen", family=params.family,
+                params=params.model_dump(), reasons=reasons, tries=attempt,
+            )  # fmt: skip
+            if not reasons:
+                break
+        chosen.append(model)
+    return chosen
+
+
+async def run_task_models(director: Director, models: list[TaskModel]) -> list[TaskModel]:
+    """Run each chosen family's script in the sandbox; one that fails is set aside (its script moved out of code/,
+    so the gates' check that every script runs is not held up by a task the team could not do) with its error."""
+    from ._team_code import run_in_sandbox
+
+    ws = director.ws
+    done = []
+    for model in models:
+        if model.status == "could_not" or (model.status == "ran" and (ws / "results" / f"{model.out}.json").is_file()):
+            done.append(model)
+            continue
+        family = family_named(model.family)
+        params = parse_choice(model.params)
+        director._write_script("family_io", (SCRIPTS / "family_io.py").read_text(encoding="utf-8"), origin="library")
+        director._write_script(model.out, family.script(params, out=model.out), origin=f"library ({family.name})")
+        ran = await run_in_sandbox(ws, model.out)
+        if ran.ok and (ws / "results" / f"{model.out}.json").is_file():
+            done.append(model.model_copy(update={"status": "ran"}))
+            continue
+        error = ran.error or (ran.stderr.strip().splitlines() or ["no result file"])[-1]
+        aside = ws / "state" / "set_aside" / f"{model.out}.py"
+        write_atomic(aside, (ws / "code" / f"{model.out}.py").read_bytes())
+        (ws / "code" / f"{model.out}.py").unlink(missing_ok=True)
+        (ws / "code" / f"{model.out}.run.json").unlink(missing_ok=True)
+        done.append(model.model_copy(update={"status": "could_not", "reasons": [f"the script failed: {error[:300]}"]}))
+    return done
+
+
+_WORDS = {
+    "en": {"model": "Model: {title} (`results/{out}.json`).", "not": "Not answered: {why}.", "none": "no model of the library was chosen"},
+    "zh-CN": {"model": "模型：{title}（`results/{out}.json`）。", "not": "未能回答：{why}。", "none": "没有选出模型库中的模型"},
+}  # fmt: skip
+
+
+def _table_named(params: FamilyParams, data: ProblemData) -> FamilyParams:
+    """`params` with its data file named as the problem names it, when the modeler's slip is plain: the name without
+    `.csv`, in another case, or left empty when the problem has one file (anything else is for the check to say)."""
+    fixes = {}
+    for field in ("table", "next_table"):
+        name = str(getattr(params, field, "") or "")
+        if field == "next_table" and not name:
+            continue
+        if name in data.tables:
+            continue
+        found = [t for t in data.tables if t.lower() in (name.lower(), f"{name.lower()}.csv")]
+        if not name and field == "table" and len(data.tables) == 1:
+            found = list(data.tables)
+        if len(found) == 1:
+            fixes[field] = found[0]
+    return params.model_copy(update=fixes) if fixes else params
+
+
+def task_answer(model: TaskModel, workspace: Path, *, lang: str) -> TaskAnswer:
+    """The task's section: the family's sentences from its result JSON (and its figure), or why it could not."""
+    w = _WORDS["zh-CN" if lang.startswith("zh") else "en"]
+    path = Path(workspace) / "results" / f"{model.out}.json"
+    if model.status == "ran" and path.is_file():
+        family = family_named(model.family)
+        result = json.loads(path.read_text(encoding="utf-8"))
+        lines = [w["model"].format(title=family.words(lang), out=model.out), *family.sentences(result, lang=lang)]
+        figure = Path(workspace) / "figures" / f"{model.out}.png"
+        if figure.is_file():
+            lines.append(f"![{family.words(lang)}](../figures/{figure.name})")
+        return TaskAnswer(task=model.task, answered=True, text="\n\n".join(lines))
+    why = "; ".join(model.reasons) or w["none"]
+    return TaskAnswer(task=model.task, answered=False, text=w["not"].format(why=why.rstrip(".")))
+
+
+def check_task_models(workspace: Path) -> list[CheckFailure]:
+    """Each family that ran (`state/task_models.json`) can give what its task asks for, and its result file is there
+    and reads."""
+    failures = []
+    for model in recorded(workspace):
+        if model.status != "ran":
+            continue
+        family = FAMILIES.get(model.family)
+        if family is None or model.task.asks not in family.answers:
+            failures.append(
+                CheckFailure(
+                    "family_fits_task",
+                    f"Task {model.task.number} asks for a {model.task.asks}; the model {model.family} gives none. "
+                    "Choose a family that answers it.",
+                    f"task {model.task.number}: {model.family}",
+                )
+            )
+        path = Path(workspace) / "results" / f"{model.out}.json"
+        try:
+            json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:
+            failures.append(
+                CheckFailure(
+                    "task_result", f"results/{path.name} is missing or unreadable: run the task's script.", str(error)
+                )
+            )
+    return failures
+
+
+def record(director: Director, models: list[TaskModel]) -> None:
+    """Put the task models on record: the memo's note (a resumed run reads it) and `state/task_models.json` (the
+    gates read it)."""
+    rows = [m.model_dump(mode="json") for m in models]
+    director._note(NOTE, rows)
+    write_atomic(director.ws / "state" / "task_models.json", json.dumps(rows, ensure_ascii=False, indent=1).encode())
+
+
+def recorded(workspace: Path) -> list[TaskModel]:
+    """The task models `record` wrote into the workspace (none when there is no readable record)."""
+    try:
+        rows = json.loads((Path(workspace) / "state" / "task_models.json").read_text(encoding="utf-8"))
+        return [TaskModel.model_validate(r) for r in rows]
+    except (OSError, ValueError, ValidationError):
+        return []

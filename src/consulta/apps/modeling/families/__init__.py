@@ -1,0 +1,153 @@
+"""The library of model families the modeler chooses from, one per task: each family is one contract (`Family`): the
+typed parameters it needs from the data and the statement (`Params`), a `check` that says in words why the data or
+the statement do not support it, a script (`scripts/family_<name>.py`, run in the sandbox like the templates) that
+writes `results/<out>.json` and `figures/<out>.png`, and the `sentences` code can say about that JSON.
+
+Groups: structured populations (`leslie`), ODE systems (`lotka_volterra`, `pharmacokinetics`, `sir`), optimisation
+(`linear_programme`, `assignment`, `transport`), networks (`shortest_path`, `max_flow`, `centrality`), stochastic
+models (`markov_chain`, `queue`, `monte_carlo`), evaluation and decision (`ahp`, `topsis`, `entropy_weight`,
+`grey_relational`), statistics and forecasting (`gm11`, `kmeans`, `regression`, `time_series`).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Annotated, Any, Union
+
+from pydantic import Field, TypeAdapter
+
+from ._base import GROUPS, SCRIPTS, Family, FamilyParams, Group, ProblemData, num, stated
+from ._evaluation import (
+    Ahp,
+    AhpParams,
+    EntropyWeight,
+    EntropyWeightParams,
+    GreyRelational,
+    GreyRelationalParams,
+    Topsis,
+    TopsisParams,
+)
+from ._networks import Centrality, CentralityParams, MaxFlow, MaxFlowParams, ShortestPath, ShortestPathParams
+from ._ode import LotkaVolterra, LotkaVolterraParams, Pharmacokinetics, PharmacokineticsParams, Sir, SirParams
+from ._optimisation import (
+    Assignment,
+    AssignmentParams,
+    LinearProgramme,
+    LinearProgrammeParams,
+    Transport,
+    TransportParams,
+)
+from ._population import Leslie, LeslieParams
+from ._statistics import (
+    Gm11,
+    Gm11Params,
+    KMeansClusters,
+    KMeansParams,
+    Regression,
+    RegressionParams,
+    TimeSeries,
+    TimeSeriesParams,
+)
+from ._stochastic import MarkovChain, MarkovChainParams, MonteCarlo, MonteCarloParams, Queue, QueueParams
+
+__all__ = [
+    "FAMILIES",
+    "GROUPS",
+    "SCRIPTS",
+    "Family",
+    "FamilyChoice",
+    "FamilyParams",
+    "Group",
+    "ProblemData",
+    "choice_type",
+    "family_named",
+    "fitting",
+    "num",
+    "parse_choice",
+    "stated",
+]
+
+FAMILIES: dict[str, Family] = {
+    f.name: f
+    for f in (
+        Leslie(),
+        LotkaVolterra(),
+        Pharmacokinetics(),
+        Sir(),
+        LinearProgramme(),
+        Assignment(),
+        Transport(),
+        ShortestPath(),
+        MaxFlow(),
+        Centrality(),
+        MarkovChain(),
+        Queue(),
+        MonteCarlo(),
+        Ahp(),
+        Topsis(),
+        EntropyWeight(),
+        GreyRelational(),
+        Gm11(),
+        KMeansClusters(),
+        Regression(),
+        TimeSeries(),
+    )  # fmt: skip
+}
+"""Every family by name, in the order of their groups."""
+
+FamilyChoice = Annotated[
+    LeslieParams
+    | LotkaVolterraParams
+    | PharmacokineticsParams
+    | SirParams
+    | LinearProgrammeParams
+    | AssignmentParams
+    | TransportParams
+    | ShortestPathParams
+    | MaxFlowParams
+    | CentralityParams
+    | MarkovChainParams
+    | QueueParams
+    | MonteCarloParams
+    | AhpParams
+    | TopsisParams
+    | EntropyWeightParams
+    | GreyRelationalParams
+    | Gm11Params
+    | KMeansParams
+    | RegressionParams
+    | TimeSeriesParams,
+    Field(discriminator="family"),
+]
+"""One task's choice: a family's parameters, told apart by `family` (the union's discriminator)."""
+_CHOICE: TypeAdapter[Any] = TypeAdapter(FamilyChoice)
+
+
+def family_named(name: str) -> Family:
+    """The family called `name` (KeyError naming the families when there is none)."""
+    if name not in FAMILIES:
+        raise KeyError(f"No model family {name!r}; the families: {', '.join(FAMILIES)}.")
+    return FAMILIES[name]
+
+
+def parse_choice(value: Any) -> FamilyParams:
+    """A choice (a dict, e.g. from a model's JSON) as its family's parameters; pydantic's ValidationError otherwise."""
+    choice = _CHOICE.validate_python(value)
+    assert isinstance(choice, FamilyParams)
+    return choice
+
+
+def fitting(asks: str) -> tuple[str, ...]:
+    """The families that can answer a task asking for `asks` (every family when none says it can)."""
+    names = tuple(n for n, f in FAMILIES.items() if asks in f.answers)
+    return names or tuple(FAMILIES)
+
+
+@cache
+def choice_type(names: tuple[str, ...]) -> Any:
+    """The union of these families' parameters (discriminated by `family`): the grammar a modeler's choice for a
+    task is generated under, so it can name no other family and no field a family lacks."""
+    params = tuple(family_named(n).Params for n in names)
+    if len(params) == 1:
+        return params[0]
+    return Annotated[Union[params], Field(discriminator="family")]  # noqa: UP007

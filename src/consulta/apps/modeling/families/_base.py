@@ -1,0 +1,171 @@
+"""What every model family is: one contract (see `Family`), the data it is checked against (`ProblemData`), and the
+helpers its checks and sentences share.
+
+A family's script is a real file, `scripts/family_<name>.py`, with a line `CONFIG = json.loads("{}")` that
+`Family.script` fills with the task's parameters (as `_templates` fills a template's PLAN line). The script defines
+`solve(config, tables) -> dict` (the numbers; pure, so a test can call it on a known truth) and `draw(ax, config,
+tables, result)` (its figure), and runs them through `scripts/family_io.py` (copied next to it as
+`code/family_io.py`): it reads the tables (`data/*.csv`, else `problem/*.csv`), writes `results/<out>.json` with every
+float rounded to 4 significant digits and `figures/<out>.png`. The sentences a family says about its results are
+made from that JSON (numbers printed with `num`, which prints the file's value as it is), so the paper's numbers trace
+to the result file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field
+
+from .._tasks import Asks
+
+__all__ = [
+    "GROUPS",
+    "SCRIPTS",
+    "Family",
+    "FamilyParams",
+    "Group",
+    "ProblemData",
+    "columns_problem",
+    "num",
+    "stated",
+]
+
+Group = Literal["population", "ode", "optimisation", "network", "stochastic", "evaluation", "statistics"]
+GROUPS: tuple[Group, ...] = ("population", "ode", "optimisation", "network", "stochastic", "evaluation", "statistics")
+SCRIPTS = Path(__file__).parent.parent / "scripts"
+_CONFIG_LINE = 'CONFIG = json.loads("{}")'
+Name = Field(max_length=60)
+"""A table's or column's name, as the modeler writes it (bounded like every string a small model fills)."""
+
+
+class ProblemData(BaseModel):
+    """What a family is checked against: the problem's tables (file name → frame) and its statement."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    tables: dict[str, pd.DataFrame]
+    statement: str = ""
+
+    @classmethod
+    def load(cls, folder: Path, statement: str = "") -> ProblemData:
+        """The CSV files of `folder` (unreadable ones left out: the data gate says why)."""
+        tables = {}
+        for path in sorted(Path(folder).glob("*.csv")):
+            try:
+                frame = pd.read_csv(path)
+            except (ValueError, UnicodeDecodeError, OSError):
+                continue
+            frame.columns = [str(c).strip() for c in frame.columns]
+            tables[path.name] = frame
+        return cls(tables=tables, statement=statement)
+
+    def describe(self) -> str:
+        """The tables in one line each, for a prompt."""
+        return "\n".join(f"{n}（{len(f)} 行）：{', '.join(map(str, f.columns))}" for n, f in self.tables.items())
+
+
+def _every_field(schema: dict[str, Any]) -> None:
+    """A model's grammar writes every parameter (each has a default for code, none is left to chance)."""
+    schema["required"] = list(schema.get("properties", {}))
+
+
+class FamilyParams(BaseModel):
+    """The parameters the modeler fills for one task: `family` names it (the union's discriminator), `table` is the
+    data file it reads; each family adds its own. Its JSON schema requires every field (a grammar made from it
+    writes them all); validating a dict fills what is missing with the defaults."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_every_field)
+
+    family: str
+    table: str = Field("", max_length=60, description="数据文件名（如 data.csv）")
+
+
+def num(value: Any) -> str:
+    """A result's number as the result file holds it (4 significant digits at most: no digit added or lost)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    return f"{value:g}" if abs(value) < 1e15 else str(value)
+
+
+def stated(statement: str, value: float) -> bool:
+    """Whether the statement states `value` (a number as written, thousands separators allowed, or a percentage)."""
+    found = [float(m.replace(",", "")) for m in re.findall(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?", statement)]
+    return any(abs(v - value) <= 1e-9 * max(1.0, abs(v)) or abs(v / 100 - value) <= 1e-9 for v in found)
+
+
+def columns_problem(
+    data: ProblemData, table: str, columns: list[str], *, numeric: bool = True, min_rows: int = 1
+) -> list[str]:
+    """Why `table` cannot give these columns (missing table or column, text where numbers are needed, too few rows)."""
+    if table not in data.tables:
+        return [f"there is no data file {table!r} (the files: {', '.join(data.tables) or 'none'})"]
+    frame = data.tables[table]
+    reasons = []
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        reasons.append(
+            f"{table} has no column {', '.join(map(repr, missing))} (its columns: {', '.join(frame.columns)})"
+        )
+    if numeric:
+        text = [c for c in columns if c in frame.columns and not pd.api.types.is_numeric_dtype(frame[c])]
+        if text:
+            reasons.append(f"column {', '.join(map(repr, text))} of {table} is not numeric")
+    if len(frame) < min_rows:
+        reasons.append(f"{table} has {len(frame)} rows; this model needs at least {min_rows}")
+    return reasons
+
+
+class Family:
+    """One model family's contract. A subclass sets `name` (its script is `scripts/family_<name>.py`), `group`,
+    `title` (en, zh), `answers` (the kinds of task it can answer), `Params` (the typed parameters the modeler fills:
+    a `FamilyParams` with `family: Literal[name]`) and `outputs` (the keys its result JSON always holds), and
+    implements `check` (why the data and the statement do not support it) and `sentences` (what code can say about
+    its results, from the result JSON only)."""
+
+    name: ClassVar[str]
+    group: ClassVar[Group]
+    title: ClassVar[tuple[str, str]]
+    answers: ClassVar[frozenset[Asks]]
+    Params: ClassVar[type[FamilyParams]]
+    outputs: ClassVar[tuple[str, ...]] = ()
+
+    def check(self, data: ProblemData, params: Any) -> list[str]:
+        """Why `data` (its tables and statement) does not support this family with `params`; [] when it does."""
+        raise NotImplementedError
+
+    def sentences(self, result: dict[str, Any], *, lang: str) -> list[str]:
+        """What code can say about a result (the JSON the script wrote), each number as the file holds it."""
+        raise NotImplementedError
+
+    @property
+    def script_path(self) -> Path:
+        return SCRIPTS / f"family_{self.name}.py"
+
+    def script(self, params: FamilyParams, *, out: str) -> str:
+        """The source of the task's script: the family's file with its CONFIG line filled with `params` and the
+        name `out` its result files take (`results/<out>.json`, `figures/<out>.png`)."""
+        head, tail = _template(self.script_path)
+        config = json.dumps({**params.model_dump(), "out": out}, ensure_ascii=False)
+        return f"{head}CONFIG = json.loads({config!r})\n{tail}"
+
+    def words(self, lang: str) -> str:
+        return self.title[1] if lang.startswith("zh") else self.title[0]
+
+
+@cache
+def _template(path: Path) -> tuple[str, str]:
+    text = path.read_text(encoding="utf-8")
+    head, sep, tail = text.partition(_CONFIG_LINE)
+    if not sep:
+        raise ValueError(f"{path} has no line {_CONFIG_LINE!r} to write the task's parameters into.")
+    return head, tail.partition("\n")[2]
+
+
+def zh(lang: str) -> bool:
+    return lang.startswith("zh")

@@ -1,0 +1,158 @@
+"""Evaluation and decision: AHP, TOPSIS, entropy weights, grey relational analysis."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import pandas as pd
+from pydantic import Field
+
+from ._base import Family, FamilyParams, ProblemData, columns_problem, num, zh
+
+__all__ = [
+    "Ahp",
+    "AhpParams",
+    "EntropyWeight",
+    "EntropyWeightParams",
+    "GreyRelational",
+    "GreyRelationalParams",
+    "Topsis",
+    "TopsisParams",
+]
+
+
+class AhpParams(FamilyParams):
+    family: Literal["ahp"] = "ahp"
+    label_column: str = Field("", max_length=60, description="判断矩阵的行标签列")
+
+
+class Ahp(Family):
+    name = "ahp"
+    group = "evaluation"
+    title = ("Analytic hierarchy process", "层次分析法（AHP）")
+    answers = frozenset({"ranking", "estimate", "policy"})
+    Params = AhpParams
+    outputs = ("weights", "ranking", "cr")
+
+    def check(self, data: ProblemData, params: Any) -> list[str]:
+        p = AhpParams.model_validate(params)
+        reasons = columns_problem(data, p.table, [p.label_column], numeric=False, min_rows=2)
+        if reasons:
+            return reasons
+        frame = data.tables[p.table].set_index(p.label_column)
+        labels = [str(i) for i in frame.index]
+        matrix = frame[[c for c in frame.columns if str(c) in labels]]
+        if matrix.shape != (len(labels), len(labels)):
+            return [
+                f"{p.table} is not a square pairwise comparison matrix (its rows and columns must name the same items)"
+            ]
+        values = matrix.to_numpy(dtype=float)
+        if (values <= 0).any() or abs(values * values.T - 1).max() > 0.05:
+            return [f"{p.table} is not reciprocal (a[i][j] · a[j][i] must be 1, every entry positive)"]
+        return []
+
+    def sentences(self, result: dict[str, Any], *, lang: str) -> list[str]:
+        w = ", ".join(f"{k} {num(result['weights'][k])}" for k in result["ranking"])
+        if zh(lang):
+            verdict = "通过" if result["consistent"] else "未通过"
+            return [f"AHP 权重（从大到小）：{w}。", f"最大特征值 {num(result['lambda_max'])}，一致性比率 CR = {num(result['cr'])}，一致性检验{verdict}。"]  # fmt: skip
+        verdict = "passes" if result["consistent"] else "fails"
+        return [f"AHP weights, largest first: {w}.", f"The largest eigenvalue is {num(result['lambda_max'])}; the consistency ratio CR = {num(result['cr'])}: the matrix {verdict} the consistency check."]  # fmt: skip
+
+
+class _Criteria(FamilyParams):
+    label_column: str = Field("", max_length=60, description="被评价对象的名称列")
+    criteria: list[str] = Field(default_factory=list, max_length=12, description="评价指标列")
+    cost_criteria: list[str] = Field(default_factory=list, max_length=12, description="越小越好的指标（成本型）")
+
+
+def _criteria_problem(data: ProblemData, p: _Criteria) -> list[str]:
+    if len(p.criteria) < 2:
+        return ["an evaluation needs at least two criteria"]
+    reasons = columns_problem(data, p.table, p.criteria, min_rows=3)
+    if p.table in data.tables:
+        frame = data.tables[p.table]
+        if p.label_column not in frame.columns:
+            reasons.append(f"{p.table} has no label column {p.label_column!r}")
+        elif frame[p.label_column].duplicated().any():
+            reasons.append(f"{p.label_column} names an alternative twice")
+        if not reasons and pd.api.types.is_numeric_dtype(frame[p.label_column]) and p.label_column in p.criteria:
+            reasons.append("the label column cannot be a criterion")
+    stray = sorted(set(p.cost_criteria) - set(p.criteria))
+    if stray:
+        reasons.append(f"cost criteria {stray} are not among the criteria")
+    return reasons
+
+
+def _ranking_sentence(result: dict[str, Any], key: str, lang: str, what: tuple[str, str]) -> str:
+    top = ", ".join(f"{a} ({num(result[key][a])})" for a in result["ranking"])
+    return f"按{what[1]}排序：{top}。" if zh(lang) else f"Ranked by {what[0]}: {top}."
+
+
+def _weights_sentence(result: dict[str, Any], lang: str) -> str:
+    w = ", ".join(f"{k} {num(v)}" for k, v in result["weights"].items())
+    return f"指标权重：{w}。" if zh(lang) else f"Criteria weights: {w}."
+
+
+class TopsisParams(_Criteria):
+    family: Literal["topsis"] = "topsis"
+    weighting: Literal["entropy", "equal"] = "entropy"
+
+
+class Topsis(Family):
+    name = "topsis"
+    group = "evaluation"
+    title = ("TOPSIS", "TOPSIS 逼近理想解排序法")
+    answers = frozenset({"ranking", "policy"})
+    Params = TopsisParams
+    outputs = ("weights", "scores", "ranking")
+
+    def check(self, data: ProblemData, params: Any) -> list[str]:
+        return _criteria_problem(data, TopsisParams.model_validate(params))
+
+    def sentences(self, result: dict[str, Any], *, lang: str) -> list[str]:
+        return [_weights_sentence(result, lang), _ranking_sentence(result, "scores", lang, ("closeness to the ideal", "与理想解的贴近度"))]  # fmt: skip
+
+
+class EntropyWeightParams(_Criteria):
+    family: Literal["entropy_weight"] = "entropy_weight"
+
+
+class EntropyWeight(Family):
+    name = "entropy_weight"
+    group = "evaluation"
+    title = ("Entropy weight method", "熵权法")
+    answers = frozenset({"ranking", "estimate"})
+    Params = EntropyWeightParams
+    outputs = ("weights", "scores", "ranking")
+
+    def check(self, data: ProblemData, params: Any) -> list[str]:
+        return _criteria_problem(data, EntropyWeightParams.model_validate(params))
+
+    def sentences(self, result: dict[str, Any], *, lang: str) -> list[str]:
+        first = (
+            f"权重最大的指标：{result['top_criterion']}。"
+            if zh(lang)
+            else f"The criterion that weighs most: {result['top_criterion']}."
+        )
+        return [_weights_sentence(result, lang), first, _ranking_sentence(result, "scores", lang, ("weighted score", "加权得分"))]  # fmt: skip
+
+
+class GreyRelationalParams(_Criteria):
+    family: Literal["grey_relational"] = "grey_relational"
+    rho: float = Field(0.5, gt=0, le=1, description="分辨系数")
+
+
+class GreyRelational(Family):
+    name = "grey_relational"
+    group = "evaluation"
+    title = ("Grey relational analysis", "灰色关联分析")
+    answers = frozenset({"ranking", "explanation"})
+    Params = GreyRelationalParams
+    outputs = ("grades", "ranking")
+
+    def check(self, data: ProblemData, params: Any) -> list[str]:
+        return _criteria_problem(data, GreyRelationalParams.model_validate(params))
+
+    def sentences(self, result: dict[str, Any], *, lang: str) -> list[str]:
+        return [_ranking_sentence(result, "grades", lang, (f"grey relational grade (ρ = {num(result['rho'])})", f"灰色关联度（ρ = {num(result['rho'])}）"))]  # fmt: skip

@@ -1,0 +1,115 @@
+"""Networks and graphs (networkx): shortest path, maximum flow, centrality."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from ._base import Family, FamilyParams, ProblemData, columns_problem, num, zh
+
+__all__ = ["Centrality", "CentralityParams", "MaxFlow", "MaxFlowParams", "ShortestPath", "ShortestPathParams"]
+
+
+class _Edges(FamilyParams):
+    source_column: str = Field("", max_length=60, description="边的起点列")
+    target_column: str = Field("", max_length=60, description="边的终点列")
+
+
+def _nodes(data: ProblemData, p: _Edges) -> set[str]:
+    frame = data.tables[p.table]
+    return {str(v) for v in frame[p.source_column]} | {str(v) for v in frame[p.target_column]}
+
+
+def _edges_problem(data: ProblemData, p: _Edges, numbers: list[str], ends: list[str]) -> list[str]:
+    reasons = columns_problem(data, p.table, [p.source_column, p.target_column], numeric=False, min_rows=2)
+    reasons += columns_problem(data, p.table, numbers) if not reasons and numbers else []
+    if reasons:
+        return reasons
+    nodes = _nodes(data, p)
+    return [f"node {e!r} is not in the graph of {p.table}" for e in ends if e not in nodes]
+
+
+class ShortestPathParams(_Edges):
+    family: Literal["shortest_path"] = "shortest_path"
+    weight_column: str = Field("", max_length=60, description="边的长度／费用列")
+    start: str = Field("", max_length=60, description="起点")
+    end: str = Field("", max_length=60, description="终点")
+    directed: bool = False
+
+
+class ShortestPath(Family):
+    name = "shortest_path"
+    group = "network"
+    title = ("Shortest path (Dijkstra)", "最短路径（Dijkstra）")
+    answers = frozenset({"policy", "number"})
+    Params = ShortestPathParams
+    outputs = ("path", "length")
+
+    def check(self, data: ProblemData, params: Any) -> list[str]:
+        p = ShortestPathParams.model_validate(params)
+        reasons = _edges_problem(data, p, [p.weight_column] if p.weight_column else [], [p.start, p.end])
+        if not reasons and p.weight_column and (data.tables[p.table][p.weight_column] < 0).any():
+            reasons.append(f"{p.weight_column} has negative lengths: Dijkstra needs lengths ≥ 0")
+        return reasons
+
+    def sentences(self, result: dict[str, Any], *, lang: str) -> list[str]:
+        path = " → ".join(result["path"])
+        if zh(lang):
+            return [
+                f"从 {result['start']} 到 {result['end']} 的最短路径：{path}，总长度 {num(result['length'])}（{num(result['hops'])} 段）。"
+            ]
+        return [f"The shortest path from {result['start']} to {result['end']}: {path}, of total length {num(result['length'])} ({num(result['hops'])} legs)."]  # fmt: skip
+
+
+class MaxFlowParams(_Edges):
+    family: Literal["max_flow"] = "max_flow"
+    capacity_column: str = Field("", max_length=60, description="边的容量列")
+    source: str = Field("", max_length=60, description="源点")
+    sink: str = Field("", max_length=60, description="汇点")
+
+
+class MaxFlow(Family):
+    name = "max_flow"
+    group = "network"
+    title = ("Maximum flow and minimum cut", "最大流与最小割")
+    answers = frozenset({"number", "policy", "explanation"})
+    Params = MaxFlowParams
+    outputs = ("max_flow", "min_cut")
+
+    def check(self, data: ProblemData, params: Any) -> list[str]:
+        p = MaxFlowParams.model_validate(params)
+        return _edges_problem(data, p, [p.capacity_column], [p.source, p.sink])
+
+    def sentences(self, result: dict[str, Any], *, lang: str) -> list[str]:
+        cut = ", ".join(f"{u}→{v}" for u, v in result["min_cut"])
+        if zh(lang):
+            return [f"从 {result['source']} 到 {result['sink']} 的最大流为 {num(result['max_flow'])}。", f"限制它的最小割：{cut}（容量合计 {num(result['cut_capacity'])}）。"]  # fmt: skip
+        return [f"The maximum flow from {result['source']} to {result['sink']} is {num(result['max_flow'])}.", f"The minimum cut that limits it: {cut} (capacity {num(result['cut_capacity'])})."]  # fmt: skip
+
+
+class CentralityParams(_Edges):
+    family: Literal["centrality"] = "centrality"
+    measure: Literal["betweenness", "degree", "pagerank"] = "betweenness"
+    top: int = Field(5, ge=1, le=20, description="列出前几名")
+
+
+class Centrality(Family):
+    name = "centrality"
+    group = "network"
+    title = ("Network centrality", "网络中心性")
+    answers = frozenset({"ranking", "explanation"})
+    Params = CentralityParams
+    outputs = ("ranking", "scores")
+
+    def check(self, data: ProblemData, params: Any) -> list[str]:
+        p = CentralityParams.model_validate(params)
+        return _edges_problem(data, p, [], [])
+
+    def sentences(self, result: dict[str, Any], *, lang: str) -> list[str]:
+        top = ", ".join(f"{n} ({num(result['scores'][n])})" for n in result["ranking"])
+        if zh(lang):
+            return [
+                f"按 {result['measure']} 中心性，最重要的节点依次为：{top}（共 {num(result['nodes'])} 个节点、{num(result['edges'])} 条边）。"
+            ]
+        return [f"By {result['measure']} centrality the most central nodes are: {top} (of {num(result['nodes'])} nodes and {num(result['edges'])} edges)."]  # fmt: skip

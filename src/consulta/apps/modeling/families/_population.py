@@ -1,0 +1,84 @@
+"""Structured populations: the Leslie matrix with harvesting."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from ._base import Family, FamilyParams, ProblemData, columns_problem, num, stated, zh
+
+__all__ = ["Leslie", "LeslieParams"]
+
+
+class LeslieParams(FamilyParams):
+    family: Literal["leslie"] = "leslie"
+    next_table: str = Field("", max_length=60, description="下一年同样格式的数据文件（没有则留空）")
+    age_column: str = Field("", max_length=60, description="年龄列")
+    count_column: str = Field("", max_length=60, description="数量列（如雌性数量）")
+    breeding_age: int = Field(1, ge=0, le=100, description="开始繁殖的年龄")
+    fecundity: float = Field(0.0, ge=0, le=50, description="每个繁殖个体每年的后代数（0：由数据估计）")
+    years: int = Field(10, ge=1, le=100, description="预测的年数")
+    target: float = Field(0.0, ge=0, description="要维持的种群数量（题目给出；0：维持现有水平）")
+
+
+class Leslie(Family):
+    name = "leslie"
+    group = "population"
+    title = ("Leslie matrix with harvesting", "Leslie 矩阵（含收获）")
+    answers = frozenset({"estimate", "forecast", "policy", "number"})
+    Params = LeslieParams
+    outputs = ("survival", "growth_rate", "harvest_rate", "removals_per_year", "total_projected")
+
+    def check(self, data: ProblemData, params: Any) -> list[str]:
+        p = LeslieParams.model_validate(params)
+        reasons = columns_problem(data, p.table, [p.age_column, p.count_column], min_rows=3)
+        if p.next_table:
+            reasons += columns_problem(data, p.next_table, [p.age_column, p.count_column], min_rows=3)
+        if reasons:
+            return reasons
+        frame = data.tables[p.table]
+        ages = frame[p.age_column].dropna()
+        if not (ages == ages.round()).all():
+            return [f"{p.age_column} of {p.table} is not a whole-number age"]
+        for name in filter(None, [p.table, p.next_table]):
+            rows = data.tables[name][[p.age_column, p.count_column]].dropna().drop_duplicates()
+            clash = rows[p.age_column][rows[p.age_column].duplicated()]
+            if len(clash):
+                reasons.append(
+                    f"{name}: age {int(clash.iloc[0])} has two different counts; say which is right before a Leslie model"
+                )
+        if p.target and not stated(data.statement, p.target):
+            reasons.append(f"the level to keep ({p.target:g}) is not a number the problem states")
+        return reasons
+
+    def sentences(self, result: dict[str, Any], *, lang: str) -> list[str]:
+        s = result["survival"]
+        ages = result["ages"]
+        notes = []
+        if result.get("repeated_ages"):
+            notes.append(
+                ("重复出现的年龄取平均：" if zh(lang) else "Ages given twice were averaged: ")
+                + ", ".join(map(num, result["repeated_ages"]))
+            )
+        if result.get("filled_ages"):
+            notes.append(
+                ("缺失的年龄按相邻年龄插值：" if zh(lang) else "Missing ages were interpolated from their neighbours: ")
+                + ", ".join(map(num, result["filled_ages"]))
+            )
+        low = min(range(len(s)), key=lambda i: s[i]) if s else 0
+        if zh(lang):
+            return [
+                *notes,
+                f"各年龄的存活率从 {num(ages[0])} 岁的 {num(s[0])} 到 {num(ages[len(s) - 1])} 岁的 {num(s[-1])}，最低为 {num(ages[low])} 岁的 {num(s[low])}；繁殖年龄起于 {num(result['breeding_age'])} 岁，繁殖率 {num(result['fecundity'])}。",
+                f"Leslie 矩阵的主特征值（年增长率）为 {num(result['growth_rate'])}。",
+                f"不加管理，总数将从 {num(result['total_now'])} 变为 {num(result['years'])} 年后的 {num(result['total_projected'])}。",
+                f"每年按比例移走 {num(result['harvest_rate'])} 的个体可使种群保持稳定：在 {num(result['level'])} 的水平上约为每年 {num(result['removals_per_year'])} 只；{num(result['years'])} 年后总数为 {num(result['total_managed'])}。",
+            ]  # fmt: skip
+        return [
+            *notes,
+            f"Survival by age runs from {num(s[0])} at age {num(ages[0])} to {num(s[-1])} at age {num(ages[len(s) - 1])}, lowest at age {num(ages[low])} ({num(s[low])}); breeding starts at age {num(result['breeding_age'])} with fecundity {num(result['fecundity'])}.",
+            f"The Leslie matrix's dominant eigenvalue (the yearly growth rate) is {num(result['growth_rate'])}.",
+            f"Without management the total goes from {num(result['total_now'])} to {num(result['total_projected'])} in {num(result['years'])} years.",
+            f"Removing a share {num(result['harvest_rate'])} of the animals each year holds the population level: about {num(result['removals_per_year'])} a year at a level of {num(result['level'])}; after {num(result['years'])} years the total is {num(result['total_managed'])}.",
+        ]  # fmt: skip

@@ -1,0 +1,92 @@
+"""What a student's words ask of the tutor, read in code, and the consultation that opens such a turn.
+
+A question about a concept ("I don't understand what the how parameter of merge does", "groupby 到底是怎么工作的") and
+a request for the solution ("just give me the code for task_2_4", "直接把答案代码发给我") are both answered by
+explaining the idea, never by code: the runtime opens the turn by consulting the concept explainer itself (the
+orchestrator's first look), so the packet the assistant is handed carries an explanation to guide from. An error or a
+claim that a task is done is the data inspector's, and is left to the orchestrator.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any, Literal
+
+from ...asks import CONSULT_EXPERT_TOOL_NAME
+from ._tasks import Task, TaskCatalog
+
+__all__ = ["first_consultation", "what_is_asked"]
+
+_SOLUTION = re.compile(
+    r"\b(?:give|send|show|write)\s+me\s+(?:the\s+)?(?:code|answer|solution)|\bjust\s+(?:give|tell|write)\b|"
+    r"\b(?:the\s+)?(?:full\s+)?(?:solution|answer\s+code)\s+(?:for|to)\b|\bdo\s+(?:it|the\s+task)\s+for\s+me\b|"
+    r"答案|直接(?:把|给|发|告诉|写)|帮我写|代码发给我|替我做|帮我做",
+    re.IGNORECASE,
+)
+_CONCEPT = re.compile(
+    r"\b(?:don'?t|do\s+not|doesn'?t)\s+(?:really\s+)?(?:understand|get)\b|\bconfus\w*|\bexplain\w*|"
+    r"\bwhat\s+(?:does|do|is|are)\b.{0,60}?\b(?:mean|do|does|for)\b|\bhow\s+does\b.{0,60}?\bwork|"
+    r"\bdifference\s+between\b|\bwhat\s+is\s+(?:a|an|the)\b|"
+    r"没看懂|看不懂|不懂|不明白|不理解|搞不清|什么意思|是什么|怎么工作|如何工作|怎么用|区别|解释",
+    re.IGNORECASE,
+)
+_ERROR = re.compile(r"\w*(?:Error|Exception)\b|Traceback|报错|错误|\bfinished\b|\bdone\b|做完|完成了", re.IGNORECASE)
+_TASK = re.compile(r"\btask[_ ]?(\d+)[_.](\d+)\b", re.IGNORECASE)
+_WORD = re.compile(r"[A-Za-z_]+")
+_COMMON = frozenset(
+    "about also each from have into just over real that them then they this what when with your".split()
+)
+
+
+def what_is_asked(words: str) -> Literal["concept", "solution"] | None:
+    """`solution` for a request for the task's code or answer, `concept` for a question about how something works or
+    what it means; None for anything else (an error, a claim that a task is done, a dataset, chit-chat)."""
+    if _SOLUTION.search(words):
+        return "solution"
+    if _CONCEPT.search(words) and not _ERROR.search(words):
+        return "concept"
+    return None
+
+
+def _task_of(words: str, catalog: TaskCatalog) -> Task | None:
+    """The task the words name ("task_2_3"), else the one task whose objectives name a word they use ("merge")."""
+    ids = {t.id: t for t in catalog.tasks}
+    for major, minor in _TASK.findall(words):
+        if (task := ids.get(f"task_{major}_{minor}")) is not None:
+            return task
+    said = {w.casefold() for w in _WORD.findall(words) if len(w) >= 4} - _COMMON
+    fits = [t for t in catalog.tasks if said & {w.casefold() for w in _WORD.findall(t.learning_objectives)}]
+    return fits[0] if len(fits) == 1 else None
+
+
+def first_consultation(catalog: TaskCatalog) -> Callable[[str], list[tuple[str, dict[str, Any]]]]:
+    """The orchestrator's first look: for a concept question or a request for the solution about a task the words
+    point at, the consultation of the concept explainer (the student's words as the question); else nothing."""
+
+    def first_look(words: str) -> list[tuple[str, dict[str, Any]]]:
+        asked = what_is_asked(words)
+        task = _task_of(words, catalog) if asked else None
+        if asked is None or task is None:
+            return []
+        why = (
+            "The student asks for the solution; explain the idea behind it so the tutor can guide without code."
+            if asked == "solution"
+            else "The student is confused by a concept of the task; explain it so the tutor can guide them."
+        )
+        request = {
+            "expert_id": "concept_explainer",
+            "question": words.strip()[:1000],
+            "context": {
+                "task_id": task.id,
+                "task_requirements": task.requirements,
+                "learning_objectives": task.learning_objectives,
+                "student_confusion": words.strip()[:500],
+            },
+            "expected_output_type": "concept_explanation",
+            "scenario_id": "concept_clarification",
+            "reasoning": why,
+        }
+        return [(CONSULT_EXPERT_TOOL_NAME, request)]
+
+    return first_look
