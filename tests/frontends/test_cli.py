@@ -106,8 +106,8 @@ def test_stop_cancels_a_waiting_run_and_its_asks(home: Path) -> None:
 
 def test_an_apps_flags_come_from_its_options_model(tmp_path: Path) -> None:
     from consulta.apps import get_app
-    from consulta.frontends.cli._flags import app_flags
     from consulta.frontends.cli._base import new_command
+    from consulta.frontends.cli._flags import app_flags
     from consulta.frontends.cli._usage import UsageError
 
     new_command([])  # a command of its own: not the language of a command an earlier test ran in this process

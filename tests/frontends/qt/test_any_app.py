@@ -47,7 +47,8 @@ def test_the_probe_gets_a_desktop_window_with_its_panel_and_hand_over(qtbot: Any
         assert you == [t("qt.chat.you", "en", text="hello")]
         assert not any("planned" in line for line in window.chat.lines)
         # The planner's work shows as its step (the probe declares no words for its tool: the generic step).
-        assert t("qt.chat.step", "en", step=t("web.step.generic", "en")) in window.chat.lines
+        step = t("qt.chat.step", "en", step=t("web.step.generic", "en"))
+        assert any(line.startswith(step + " · ") and line.endswith(" s") for line in window.chat.lines)  # its time
         assert not any("note" in line for line in window.chat.lines)
         assert window.chat.input.placeholderText() == t(
             "qt.chat.placeholder", "en"

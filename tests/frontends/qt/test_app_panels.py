@@ -77,6 +77,7 @@ def answer_until_finished(qtbot: Any, test: AdaptiveTestPanel) -> list[str]:
         qtbot.mouseClick(test.submit_button, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda a=answered: test.feedback is not None and test.test.answered == a + 1, timeout=WAIT_MS)
         assert test.feedback_view.isVisible() and test.estimate.text().startswith("θ = ")
+        assert test.answered_item is not None and test.meta.text() == test._meta(test.answered_item)  # graded
         verdicts.append(test.feedback_view.toPlainText().splitlines()[0])
         qtbot.mouseClick(test.next_button, Qt.MouseButton.LeftButton)
     raise AssertionError("the test did not finish within 60 items")
@@ -184,7 +185,7 @@ def test_the_modeling_timeline_files_and_escalation(qtbot: Any, window_of: Any, 
     build_workspace(run_folder(tmp_path, window.turn_id or window.run_id))
     timeline.reread()
     qtbot.waitUntil(lambda: timeline.timeline is not None and timeline.waiting, timeout=WAIT_MS)
-    assert t("modeling.web.now.waiting", "en") in timeline.state.text()
+    assert t("modeling.qt.now.waiting", "en") in timeline.state.text()
     cards = timeline.cards.toPlainText()
     assert "modeler → data_engineer #1" in cards and "data/demand_monthly.csv: month 2019-06 appears twice." in cards
     phases = timeline.phases.text()
@@ -256,3 +257,12 @@ def test_a_step_says_its_time_and_thinking_shows_a_clock(qtbot: Any) -> None:
     assert (
         chat.lines[-1] == t("qt.chat.step_set_aside", "zh-CN") and "repeated_call" not in chat.transcript.toPlainText()
     )
+
+
+def test_step_details_are_a_developers_toggle(qtbot: Any, open_window: Any) -> None:
+    window = open_window()
+    assert not window.details_action.isChecked() and not window.chat.details  # off by default
+    window.details_action.setChecked(True)
+    send(qtbot, window, "帮我取一管K562")
+    wait_dialog(qtbot, window)
+    assert any("  [query_inventory]" in line for line in window.chat.lines)

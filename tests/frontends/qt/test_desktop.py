@@ -316,7 +316,8 @@ def test_the_menu_starts_a_new_conversation_and_quits_with_the_usual_keys(qtbot:
     grid = panel(window, GridPanel)
     assert window.tabs.currentWidget() is not window.plan  # the app's own panel first, not the empty plan tab
     assert window.tabs.currentWidget() is grid or window.side.indexOf(grid) >= 0
-    (menu,) = [a.menu() for a in window.menuBar().actions()]
+    menu, view = [a.menu() for a in window.menuBar().actions()]
+    assert [a.text() for a in view.actions()] == [t("qt.menu.details", "en")]  # for developers, off by default
     keys = {a.text(): a.shortcut().toString() for a in menu.actions() if a.text()}
     assert keys == {"New conversation": "Ctrl+N", "Close window": "Ctrl+W", "Quit": "Ctrl+Q"}
     window.turn_id = "run_earlier"

@@ -117,7 +117,7 @@ class TimelinePanel(QWidget):
         status = t(f"modeling.web.run.{timeline.run_status}", lang) if timeline.run_status in (
             "running", "waiting", "finished", "failed", "cancelled") else timeline.run_status  # fmt: skip
         now = (
-            t("modeling.web.now.waiting", lang)
+            t("modeling.qt.now.waiting", lang)
             if self.waiting
             else t("modeling.web.now.working", lang, agent=timeline.working)
             if timeline.working

@@ -316,11 +316,7 @@ class AdaptiveTestPanel(QWidget):
 
     def _draw_item(self, item: ItemView) -> None:
         lang = self.lang
-        category = t(_CATEGORY[item.category], lang) if item.category in _CATEGORY else item.category
-        self.meta.setText(
-            t("quiz.web.item.meta", lang, position=item.position, category=category, topic=item.topic or "—",
-              level=item.difficulty)
-        )  # fmt: skip
+        self.meta.setText(self._meta(item))
         self.stem.setText(item.stem)
         for button in self.choices.buttons():
             self.choices.removeButton(button)
@@ -343,6 +339,12 @@ class AdaptiveTestPanel(QWidget):
         self.next_button.hide()
         self.feedback_view.hide()
 
+    def _meta(self, item: ItemView) -> str:
+        lang = self.lang
+        category = t(_CATEGORY[item.category], lang) if item.category in _CATEGORY else item.category
+        return t("quiz.web.item.meta", lang, position=item.position, category=category, topic=item.topic or "—",
+                 level=item.difficulty)  # fmt: skip
+
     def _answer_text(self, item: ItemView | None, answer: str) -> str:
         if item is not None and item.item_type == "true_false" and answer in _TRUTH:
             return t(_TRUTH[answer], self.lang)
@@ -351,6 +353,8 @@ class AdaptiveTestPanel(QWidget):
     def _draw_feedback(self) -> None:
         feedback, item, lang = self.feedback, self.answered_item, self.lang
         assert feedback is not None
+        if item is not None:
+            self.meta.setText(self._meta(item))  # graded: no longer "Grading your answer…"
         for button in self.choices.buttons():
             button.setEnabled(False)
         self.text_answer.setEnabled(False)

@@ -101,6 +101,16 @@ def describe_event(event: Event, lang: str, *, app: str = "") -> tuple[str, Tone
             assert_never(event)
 
 
+def _detail(event: Event) -> str:
+    """What a developer reads of a step: the tool's name, or a refusal's code and message."""
+    if isinstance(event, ToolCalled):
+        return event.tool_name
+    if isinstance(event, ToolReturned) and not event.ok:
+        result = event.result if isinstance(event.result, dict) else {}
+        return f"{event.tool_name}: {result.get('error_code', '')} {result.get('message', '')}".strip()
+    return ""
+
+
 def _empty_chat(app: str, lang: str) -> str:
     """The app's words for what its chat is for: the desktop's own (`<app>.qt.chat.empty`), else the page's."""
     words = catalog(normalize_lang(lang))
@@ -162,6 +172,8 @@ class ChatPanel(QWidget):
         self.stop_button.clicked.connect(self.stop_requested)
         self.lines: list[str] = []
         """Every line shown, as plain text (what the transcript says, for people and tests alike)."""
+        self.details = False
+        """Steps show their tool's name, and a refusal its code (for developers: the View menu's toggle)."""
         self.reply_words: Callable[[str, str], str] | None = None
         """The app's words for a reply that is not prose (its desktop part's `reply`), once the window knows them."""
 
@@ -203,7 +215,8 @@ class ChatPanel(QWidget):
             event = event.model_copy(update={"text": self.reply_words(event.text, self.lang)})
         line = describe_event(event, self.lang, app=self.app)
         if line is not None:
-            self.add(*line)
+            detail = _detail(event) if self.details else ""
+            self.add(line[0] + (f"  [{detail}]" if detail else ""), line[1])
             self._step = (event.tool_call_id, len(self.lines) - 1) if isinstance(event, ToolCalled) else None
 
     def _thinking(self, started: bool) -> None:

@@ -133,6 +133,11 @@ class MainWindow(QMainWindow):
         menu.addActions([self.new_action, close])
         menu.addSeparator()
         menu.addAction(quit_)
+        view = self.menuBar().addMenu(t("qt.menu.view", self.lang))
+        self.details_action = QAction(t("qt.menu.details", self.lang), self)
+        self.details_action.setCheckable(True)  # off: a person reads steps in words only
+        self.details_action.toggled.connect(lambda on: setattr(self.chat, "details", on))
+        view.addAction(self.details_action)
 
     def new_conversation(self) -> None:
         """Start afresh: the next request begins a new conversation (not while a run goes on)."""

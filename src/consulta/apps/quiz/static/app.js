@@ -363,8 +363,10 @@ export class Quiz {
     $("#quiz-score").textContent = t("quiz.web.result.theta", { theta: signed(test.theta), se: number(test.se), n: test.answered });
     const right = (test.review || []).filter((r) => r.feedback.is_correct).length;
     const stop = STOP[test.stop_reason] ? t(STOP[test.stop_reason], { se: number(test.se_target) }) : t("quiz.web.stop.abandoned");
-    $("#quiz-stop").textContent = t("quiz.web.result.summary", { right: t("quiz.web.result.right", { right, n: test.answered }), stop }) +
-      (test.level_derived_items ? t("quiz.web.sentence_separator") + t("quiz.web.result.level_derived", { derived: test.level_derived_items, calibrated: test.calibrated_items }) : "");
+    const summary = t("quiz.web.result.summary", { right: t("quiz.web.result.right", { right, n: test.answered }), stop });
+    $("#quiz-stop").textContent = test.level_derived_items
+      ? t("quiz.web.result.with_note", { text: summary, note: t("quiz.web.result.level_derived", { derived: test.level_derived_items, calibrated: test.calibrated_items }) })
+      : summary;
     const plot = $("#quiz-plot");
     const source = path(`/tests/${encodeURIComponent(test.id)}/plot.svg`);
     if (plot.getAttribute("src") !== source) {
