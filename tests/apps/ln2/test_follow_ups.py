@@ -42,6 +42,13 @@ def staged(path: Path, evidence: Evidence, args: dict[str, Any]) -> tuple[int, l
         (MYC, "Thaw the one in box 5", {"box": 5}, (40, [76])),
         (MYC, "Thaw the one in box 5", {"cell_line": "K562-dTAG-MYC", "box": 5}, (40, [76])),
         (MYC, "解冻5号盒那一管", {"box": 5, "positions": [76]}, (40, [76])),
+        # the reply named the line only in part (seen on the embedded model): the person's own words single it out
+        (
+            ("Show me the dTAG-MYC tubes", "There are 5 dTAG-MYC tubes in box 2 and box 5."),
+            "Thaw the one in box 5",
+            {"box": 5},
+            (40, [76]),
+        ),
         (RESCUE, "Thaw the C122A one at position 29", {"positions": [29]}, (19, [29])),
         (
             RESCUE,

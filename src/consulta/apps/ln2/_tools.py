@@ -502,7 +502,8 @@ def _singled_out(inventory: Inventory, evidence: Evidence, words: Sequence[str] 
     boxes, places = said_boxes(text), said_positions(text, inventory.layout)
     if not (boxes or places):
         return []
-    shown = [r for r in pool if r.short_name and evidence.seen_in_data(r.short_name)]
+    # the records the person named ("dTAG-MYC" … "the one in box 5"), else those they were shown
+    shown = pool if pools else [r for r in pool if r.short_name and evidence.seen_in_data(r.short_name)]
     return [r for r in shown if (not boxes or r.box in boxes) and (not places or places & set(r.positions))]
 
 
