@@ -103,7 +103,7 @@ def test_each_app_s_own_panels_under_xvfb(display: str, app: str, lang: str, tmp
     for out in shots:
         out.unlink(missing_ok=True)
     env = {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb", "PYDANTIC_AI_NO_BANNER": "1"}
-    prefix = str(ARTIFACTS / app)
+    prefix = str(ARTIFACTS / f".{app}-{lang}")  # one per language: the two languages run on two workers at once
     done = subprocess.run(
         [sys.executable, str(PANELS), app, str(tmp_path), lang, prefix],
         env=env,
@@ -113,6 +113,8 @@ def test_each_app_s_own_panels_under_xvfb(display: str, app: str, lang: str, tmp
     )
     assert done.returncode == 0, done.stderr[-3000:]
     for shot in SHOTS[app]:
-        Path(f"{prefix}-{shot}.png").rename(ARTIFACTS / f"{app}-{shot}-{lang}.png")
+        taken = Path(f"{prefix}-{shot}.png")
+        assert taken.exists(), f"no {taken.name} after exit 0: {done.stdout[-1500:]} {done.stderr[-1500:]}"
+        taken.replace(ARTIFACTS / f"{app}-{shot}-{lang}.png")
     for out in shots:
         assert out.exists() and not_blank(out)
