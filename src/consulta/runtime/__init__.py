@@ -53,7 +53,7 @@ if TYPE_CHECKING:
         ToolCalled,
         ToolReturned,
     )
-    from ._facts import FactRules, check_facts, check_model_words, facts_in, model_words, unfounded
+    from ._facts import FactRules, check_facts, check_model_words, echoes, facts_in, model_words, unfounded
     from ._grounding import Evidence, mentions
     from ._leases import Leases
     from ._plan_book import PLAN_ASK, PlanBook, PlanOutcome, decided_reply, staged_result
@@ -177,6 +177,7 @@ __all__ = [
     "crash_point",
     "current_tool_call",
     "decided_reply",
+    "echoes",
     "facts_in",
     "find_claims",
     "invalid_arguments_result",

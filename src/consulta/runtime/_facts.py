@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from ._claims import ReplyCheck, ReplyRefused, TurnFacts, compose_reply
 
-__all__ = ["FactRules", "check_facts", "check_model_words", "facts_in", "model_words", "unfounded"]
+__all__ = ["FactRules", "check_facts", "check_model_words", "echoes", "facts_in", "model_words", "unfounded"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -261,6 +261,19 @@ def model_words(text: str, facts: TurnFacts) -> str | None:
             if span in meant:
                 return span
     return None
+
+
+def echoes(text: str, words: str) -> bool:
+    """Whether a reply `text` only says a person's `words` back, in any order and any case ("hela还有吗" → "还有
+    Hela 吗？"; "What is a KeyError?" → "What is a KeyError"): every letter of it is theirs and it is about as long."""
+    said, asked = _letters(text), _letters(words)
+    if not said:
+        return False
+    return said in asked or (set(said) <= set(asked) and len(said) <= len(asked) + 2 and len(said) * 2 >= len(asked))
+
+
+def _letters(text: str) -> str:
+    return re.sub(r"[\W_]+", "", text.casefold())
 
 
 def check_model_words(replacement: Callable[[TurnFacts], str] = compose_reply) -> ReplyCheck:

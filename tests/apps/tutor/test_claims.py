@@ -47,8 +47,8 @@ HOLDS = [
 ]
 
 
-def assistant(tmp_path: Path, packet: dict[str, Any]):  # noqa: ANN201
-    """The assistant as the host builds it after a hand-over of `packet`."""
+def assistant(tmp_path: Path, packet: dict[str, Any], student: str | None = None):  # noqa: ANN201
+    """The assistant as the host builds it after a hand-over of `packet` (answering the `student`'s words)."""
     store = Store(f"sqlite:///{tmp_path}/consulta.db")
     env = AppEnv(
         store=store,
@@ -57,7 +57,7 @@ def assistant(tmp_path: Path, packet: dict[str, Any]):  # noqa: ANN201
         lang="en",
         data_dir=tmp_path,
     )
-    options = tutor.TutorOptions(task_id=packet["task_id"], packet=packet)
+    options = tutor.TutorOptions(task_id=packet["task_id"], packet=packet, student=student)
     return store, tutor.build_assistant(options, env)
 
 
@@ -146,4 +146,5 @@ def test_the_hand_over_gives_the_assistant_the_packet(tmp_path: Path) -> None:
         duration_ms=1.0,
     )
     handover = tutor.follow_up(store.get_run(run.id), env)
-    assert handover is not None and handover.options == {"task_id": "task_2_1", "packet": BLOCKED}
+    assert handover is not None
+    assert handover.options == {"task_id": "task_2_1", "packet": BLOCKED, "student": "Can I start task_2_1?"}

@@ -81,3 +81,43 @@ def test_code_a_reply_names_is_not_a_fact_of_the_data(tmp_path: Path, run_once) 
     store, agent = assistant(tmp_path, READY)
     run = run_once(store, agent, tutor.ca_request(READY, student="Can I start?", lang="en"), FunctionModel(model))
     assert run.output == reply
+
+
+@pytest.mark.parametrize(
+    ("student", "reply", "lang"),
+    [
+        ("KeyError 是什么意思？", "KeyError 是什么意思", "zh-CN"),
+        ("What does KeyError mean?", "what does keyerror mean", "en"),
+        ("hela还有吗", "还有 Hela 吗？", "zh-CN"),
+    ],
+)
+def test_a_reply_that_says_the_students_words_back_is_replaced(
+    tmp_path: Path,
+    run_once,  # noqa: ANN001
+    student: str,
+    reply: str,
+    lang: str,
+) -> None:
+    """Seen on the embedded model (tutor eval, key_error_zh): the reply was the student's question. It is written
+    again with the reason, then replaced by the packet said by code in the student's language."""
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=[TextPart(reply)])
+
+    store, agent = assistant(tmp_path, READY, student=student)
+    run = run_once(store, agent, tutor.ca_request(READY, student=student, lang=lang), FunctionModel(model))
+    packet = tutor.InstructionPacket.model_validate(READY)
+    assert run.status == RunStatus.finished and run.output == tutor.packet_reply(packet, lang)
+    assert [e.data["check"] for e in store.list_events(run.id) if e.type == "reply_checked"] == ["tutor", "tutor"]
+
+
+def test_a_reply_that_quotes_the_student_and_answers_passes(tmp_path: Path, run_once) -> None:  # noqa: ANN001
+    student = "What does KeyError mean?"
+    reply = "What does KeyError mean? It means the column name you used is not in your table. Which names does it have?"
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=[TextPart(reply)])
+
+    store, agent = assistant(tmp_path, READY, student=student)
+    run = run_once(store, agent, tutor.ca_request(READY, student=student, lang="en"), FunctionModel(model))
+    assert run.output == reply

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ...i18n import t
-from ...runtime import FactRules, ReplyCheck, ReplyRefused, ToolOutcome, TurnFacts, compose_reply
+from ...runtime import FactRules, ReplyCheck, ReplyRefused, ToolOutcome, TurnFacts, compose_reply, echoes
 from ._inventory import Inventory, load_inventory
 from ._locate import said_boxes, said_places
 from ._turns import asks_for_change, named_in
@@ -150,18 +150,6 @@ def answer_from_results(facts: TurnFacts) -> str | None:
     return next((summary for call in facts.calls if (summary := summarize(call, facts.lang))), None)
 
 
-def _words(text: str) -> str:
-    return re.sub(r"[\W_]+", "", text.casefold())
-
-
-def _echoes(text: str, prompt: str) -> bool:
-    """Whether `text` only says the user's words back (in any order: "hela还有吗" → "还有 Hela 吗？")."""
-    said, asked = _words(text), _words(prompt)
-    if not said:
-        return False
-    return said in asked or (set(said) <= set(asked) and len(said) <= len(asked) + 2 and len(said) * 2 >= len(asked))
-
-
 _RECORD_NAME = re.compile(r"^id (\d+): ([^;(]+?)\s*(?:\(([^)]+)\))?(?:;|$)")
 
 
@@ -225,7 +213,7 @@ def check_ln2_reply(text: str, facts: TurnFacts) -> None:
     looking = not (facts.prompt and asks_for_change(facts.prompt))
     helpless = _HELPLESS.search(text)
     off_subject = looking and _off_subject(text, facts)
-    echo = facts.prompt is not None and _echoes(text, facts.prompt)
+    echo = facts.prompt is not None and echoes(text, facts.prompt)
     wrong_language = facts.lang == "zh-CN" and not _CJK.search(text)
     counts = counted(facts) if looking and facts.prompt and _HOW_MANY.search(facts.prompt) else set()
     said = {int(n) for n in re.findall(r"\d+", text)}

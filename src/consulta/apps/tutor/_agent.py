@@ -25,6 +25,7 @@ from ...runtime import (
     TurnFacts,
     all_checks,
     assertions,
+    echoes,
     reply_lang,
 )
 from .._def import AppEnv, AppOptions, Handover
@@ -65,6 +66,8 @@ class TutorOptions(AppOptions):
     """Set by the hand-over for the assistant: the task its reply must not give away."""
     packet: dict[str, Any] | None = Field(None, json_schema_extra={"flag": False})
     """Set by the hand-over for the assistant: the accepted packet its reply must not contradict."""
+    student: str | None = Field(None, json_schema_extra={"flag": False})
+    """Set by the hand-over for the assistant: the student's words it answers (its reply must not only repeat them)."""
 
 
 ORCHESTRATOR = """You plan a pandas tutoring session; you never talk to the student yourself. Tasks:
@@ -177,7 +180,7 @@ def build_assistant(options: TutorOptions, env: AppEnv) -> Agent:
     """The assistant of a hand-over (its task, if the packet named one, in `options.task_id`)."""
     task = _task(options.task_id) if options.task_id else None
     packet = InstructionPacket.model_validate(options.packet) if options.packet else None
-    return ca_agent(options=_recorded(options, env), task=task, packet=packet)
+    return ca_agent(options=_recorded(options, env), task=task, packet=packet, student=options.student)
 
 
 def _plan_steps(store: Store, uploads: Path) -> ToolChoice:
@@ -194,11 +197,18 @@ def _plan_steps(store: Store, uploads: Path) -> ToolChoice:
     return choose
 
 
-def ca_agent(*, options: dict[str, Any], task: Task | None = None, packet: InstructionPacket | None = None) -> Agent:
+def ca_agent(
+    *,
+    options: dict[str, Any],
+    task: Task | None = None,
+    packet: InstructionPacket | None = None,
+    student: str | None = None,
+) -> Agent:
     """The assistant who talks to the student (what to say comes with each request: see `ca_request`). Its reply is
     checked in code: no code block, nothing of the task's answer; a reply that has either is written again (twice at
     most: then the run fails, readably, rather than show the student the solution). A reply that contradicts the
-    `packet` it was handed (the student may start a blocked task) is written again, then replaced by code's."""
+    `packet` it was handed (the student may start a blocked task), or that only says the `student`'s words back, is
+    written again, then replaced by code's."""
     return Agent(
         app="tutor",
         name=ASSISTANT,
@@ -209,6 +219,7 @@ def ca_agent(*, options: dict[str, Any], task: Task | None = None, packet: Instr
         check_reply=all_checks(
             lambda text, facts: _no_solution(text, task),
             _follows(packet) if packet is not None else None,
+            _not_an_echo(student, packet) if student else None,
             _to_the_student,
         ),
         facts=tutor_facts(packet),  # every number, id and date of a reply comes from the notes or the student
@@ -305,6 +316,22 @@ def _to_the_student(text: str, facts: TurnFacts) -> None:
     )
 
 
+def _not_an_echo(student: str, packet: InstructionPacket | None) -> ReplyCheck:
+    """A reply that only says the student's words back ("KeyError 是什么意思？" → "KeyError 是什么意思") answers
+    nothing: written again, then replaced by the packet said by code."""
+
+    def check(text: str, facts: TurnFacts) -> None:
+        if echoes(text, student):
+            raise ReplyRefused(
+                "Your reply only repeats the student's words. Answer them from the notes: what the notes found and "
+                "what to do next, then one guiding question.",
+                replacement=packet_reply(packet, facts.lang) if packet is not None else None,
+                check="tutor",
+            )
+
+    return check
+
+
 def _no_solution(text: str, task: Task | None) -> None:
     if "```" in text:
         raise ValueError(
@@ -342,5 +369,5 @@ def follow_up(run: RunRecord, env: AppEnv) -> Handover | None:
     return Handover(
         agent=ASSISTANT,
         prompt=ca_request(packet, student=run.prompt, lang=run.lang),
-        options={"task_id": str(packet["task_id"]), "packet": packet},
+        options={"task_id": str(packet["task_id"]), "packet": packet, "student": run.prompt},
     )
