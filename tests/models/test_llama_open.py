@@ -3,6 +3,7 @@ without enabling the tile state kills the process with SIGILL at the first step.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 import pytest
 
 from consulta.models import _llama_cpu, _local
+from consulta.models._llama_cpu import free_cores, running_threads, threads_for_now
 
 
 class _Params:
@@ -42,3 +44,33 @@ def test_amx_is_read_from_the_cpu_flags(tmp_path: Path) -> None:
     info.write_text("flags\t\t: fpu avx2\n", encoding="ascii")
     assert not _llama_cpu.cpu_advertises_amx(info)
     assert not _llama_cpu.cpu_advertises_amx(tmp_path / "missing")
+
+
+# ---- threads for the cores free now ---------------------------------------------------------------------------
+
+
+def _samples(*running: int) -> Callable[[], int]:
+    counts = iter(running)
+    return lambda: next(counts)
+
+
+@pytest.mark.parametrize(
+    ("running", "free"),
+    [((1, 1, 1), 2), ((2, 2, 2), 1), ((3, 3, 3), 0), ((3, 1, 3), 2), ((9, 9, 9), 0)],
+)
+def test_free_cores_counts_the_other_running_threads_at_their_fewest(running: tuple[int, ...], free: int) -> None:
+    assert free_cores(2, running=_samples(*running), pause_s=0) == free
+
+
+def test_running_threads_reads_proc_and_says_when_it_cannot(tmp_path: Path) -> None:
+    (tmp_path / "loadavg").write_text("1.00 0.50 0.25 3/512 4242\n")
+    assert running_threads(tmp_path / "loadavg") == 3
+    assert running_threads(tmp_path / "missing") is None
+    (tmp_path / "odd").write_text("nothing here\n")
+    assert running_threads(tmp_path / "odd") is None
+    assert free_cores(2, running=lambda: None) == 2
+
+
+@pytest.mark.parametrize(("most", "free", "threads"), [(2, 2, 2), (2, 1, 1), (2, 0, 1), (4, 2, 2), (1, 2, 1)])
+def test_a_step_takes_the_free_cores_at_least_one_at_most_its_own(most: int, free: int, threads: int) -> None:
+    assert threads_for_now(most, free=lambda cores: free) == threads

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["cpu_advertises_amx", "without_extra_buffer_types"]
+__all__ = ["cpu_advertises_amx", "free_cores", "running_threads", "threads_for_now", "without_extra_buffer_types"]
 
 
 def cpu_advertises_amx(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
@@ -43,3 +45,37 @@ def without_extra_buffer_types(llama_cpp: Any) -> Iterator[None]:
         yield
     finally:
         low.llama_model_default_params = defaults
+
+
+def running_threads(loadavg: Path = Path("/proc/loadavg")) -> int | None:
+    """The threads running or runnable on the machine right now, the caller's included (None: not known here)."""
+    try:
+        return int(loadavg.read_text(encoding="ascii").split()[3].split("/")[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def free_cores(
+    cores: int, *, running: Callable[[], int | None] = running_threads, samples: int = 3, pause_s: float = 0.002
+) -> int:
+    """How many of `cores` no other thread is running on right now: `cores` minus the runnable threads besides the
+    caller's own, the fewest of a few quick samples (a burst is not a load). Where that is not known: `cores`."""
+    others: list[int] = []
+    for i in range(samples):
+        now = running()
+        if now is None:
+            return cores
+        others.append(now - 1)  # the caller is running while it reads
+        if i + 1 < samples:
+            time.sleep(pause_s)
+    return max(0, cores - min(others))
+
+
+def threads_for_now(most: int, *, free: Callable[[int], int] = free_cores) -> int:
+    """The threads a step of llama.cpp should use, at most `most`: the cores free right now, at least one.
+
+    llama.cpp's threads meet at a barrier after every layer and spin while they wait: on a core another process
+    also wants, each barrier waits for a descheduled thread, and two threads on 2 cores shared with one busy process
+    took twice as long as one thread (the structured-output test: 62.7 s against 33.2 s; bench/bench_threads.py
+    measures it). On cores nobody else uses, every thread helps."""
+    return max(1, min(most, free(os.cpu_count() or most)))

@@ -66,7 +66,7 @@ from pydantic_ai.usage import RequestUsage
 
 from ..runtime import ConfigError
 from ._grammar import schema_to_gbnf
-from ._llama_cpu import without_extra_buffer_types
+from ._llama_cpu import threads_for_now, without_extra_buffer_types
 from ._parsing import parse_step
 from ._prefix_cache import PrefixCache, common_prefix
 from ._rendering import ChatMessage, chat_template_formatter, describe_tools, format_instruction, render_messages
@@ -181,7 +181,9 @@ class LocalModel(Model):
     ) -> None:
         """Describe the model; nothing is loaded yet.
 
-        `n_threads` defaults to every core (llama-cpp-python's own default is half of them). `max_tokens` is the
+        `n_threads` defaults to every core (llama-cpp-python's own default is half of them); each step uses at most
+        that many, and no more than the cores other processes leave free at its start (`threads_for_now`: at least
+        one; on 2 cores shared with one busy process one thread is twice as fast as two). `max_tokens` is the
         default cap on generated tokens per step. `bounds` limits the strings and arrays the grammar allows.
         `prefix_cache` keeps system-message states on disk for later runs and processes (`None`: memory only).
         """
@@ -462,9 +464,15 @@ class LocalModel(Model):
             cancel.set()  # a caller that gave up (its time limit) frees the model within one chunk of tokens
             raise
 
+    def _fit_threads(self, llama_cpp: Any, llama: Llama) -> None:
+        """Give the next step the threads the cores free right now allow (see `threads_for_now`)."""
+        threads = threads_for_now(self.n_threads)
+        llama_cpp.llama_set_n_threads(llama.ctx, threads, threads)
+
     def _label_logits(
         self, chat: list[ChatMessage], labels: tuple[str, ...], cancel: threading.Event
     ) -> dict[str, float]:
+        import llama_cpp
         import numpy as np
 
         if cancel.is_set():
@@ -480,6 +488,7 @@ class LocalModel(Model):
                 raise ValueError(f"the labels {list(labels)} do not differ in their first token")
             keep = _reusable_prefix(llama, tokens)
             llama.n_tokens = keep
+            self._fit_threads(llama_cpp, llama)
             for start in range(keep, len(tokens), _LABEL_CHUNK):  # eval drops the KV cache after n_tokens first
                 if cancel.is_set():
                     raise TimeoutError("the caller gave up while the prompt was being read")
@@ -513,6 +522,7 @@ class LocalModel(Model):
                     "tokens: start a new conversation, shorten tool results, or raise n_ctx.",
                 )
             llama_cpp.llama_perf_context_reset(llama.ctx)
+            self._fit_threads(llama_cpp, llama)
             restored, saved = self._use_prefix_cache(llama, plan, tokens)
             reused = _reusable_prefix(llama, tokens)
             grammar = self._grammar(llama, plan.schema) if plan.schema is not None else None
