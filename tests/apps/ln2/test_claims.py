@@ -222,7 +222,7 @@ def test_a_write_on_an_information_request_is_refused_and_stages_nothing(tmp_pat
             ["HeLa", "box 1 positions 28,29,30,31"],
         ),
         # "how many" answered with a count the model made (records, not tubes): the tools' count is said instead
-        ("How many K562-WT tubes do we have?", ["We still have 2 K562-WT tubes.", "There are 2."], ["9 tube(s)"]),
+        ("How many K562-WT tubes do we have?", ["We still have 2 K562-WT tubes.", "There are 2."], ["tubes: 9"]),
         ("Jurkat 一共有几管？", ["Jurkat 一共有4管。", "4管。"], ["17 管"]),
     ],
 )
