@@ -40,6 +40,8 @@ from consulta.apps.quiz._cat_sessions import (
 from consulta.apps.quiz._profiles import load_profile
 from consulta.i18n import t
 
+from ._scripts import short_answer
+
 PROFILE = {
     "self_level": "intermediate",
     "years_experience": 3,
@@ -395,20 +397,7 @@ def test_short_answers_are_graded_and_fall_back_to_the_seeds_score(engine: Engin
         raise RuntimeError("no model here")
 
     grade = model_short_answers(model)
-    scored = asyncio.run(
-        grade(
-            ShortAnswer(
-                session_id="s",
-                user_id="u",
-                question_id="q",
-                answer="join",
-                keywords=["join"],
-                difficulty=4,
-                category="business",
-                lang="en",
-            )
-        )
-    )
+    scored = asyncio.run(grade(short_answer()))
     assert scored == FALLBACK and (scored.score, scored.is_correct) == (50.0, False)
     # In a test: short answers reach the grader with the item's keywords; without one, the seed's fallback.
     tests = TestSessions(engine, rules=CatRules(min_items=30, max_items=30, randomesque=1), short_answers=None)

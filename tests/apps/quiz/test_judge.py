@@ -13,7 +13,7 @@ import pytest
 from consulta.apps.quiz._judge import ItemJudgment, JudgeUnavailable, ModelJudge
 from consulta.apps.quiz._references import CATEGORIES, MIN_REFERENCES, choose_references, load_references
 
-from ._scripts import failing, final, rating, scripted, silent
+from ._scripts import failing, final, rating, scripted, short_answer, silent
 
 
 def test_item_ratings_map_to_a_0_1_score() -> None:
@@ -118,20 +118,10 @@ def test_a_label_reading_past_the_time_limit_is_judge_unavailable_and_cancelled(
 
 @pytest.mark.parametrize("reads_labels", [True, False], ids=["label-reader", "typed-answer"])
 def test_a_short_answer_the_model_never_grades_gets_the_seeds_fallback_in_time(reads_labels: bool) -> None:
-    from consulta.apps.quiz._grading import FALLBACK, ShortAnswer, model_short_answers
+    from consulta.apps.quiz._grading import FALLBACK, model_short_answers
 
     grade = model_short_answers(lambda: SilentReader() if reads_labels else silent().model, timeout_s=0.2)
-    request = ShortAnswer(
-        session_id="s",
-        user_id="u",
-        question_id="q",
-        answer="a higher pitch",
-        keywords=["pitch"],
-        difficulty=4,
-        category="general",
-        lang="en",
-        stem="What does a faster vibration give?",
-    )
+    request = short_answer(answer="a higher pitch", keywords=["pitch"], stem="What does a faster vibration give?")
     started = time.monotonic()
     scored = asyncio.run(grade(request))
     assert (scored.score, scored.is_correct, scored.graded_by) == (FALLBACK.score, False, "fallback")
