@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import os
 import stat
 import tempfile
@@ -138,8 +139,8 @@ def create_once(path: Path, data: bytes, *, mode: int | None = None) -> bool:
 
 def append_durable(path: Path, lines: bytes, *, mode: int = 0o600) -> None:
     """Append `lines` (whole lines, each ending in a newline) to `path` in one `write` of an `O_APPEND` file, fsynced
-    (and the folder, when this call made the file) before returning. Appenders in several threads or processes each
-    add whole lines; no line of theirs is interleaved with another's on a local file system.
+    (and the folder, when this call made the file) before returning. Appenders in several threads or processes take
+    turns (an exclusive `flock` on the file while it writes), so each adds whole lines, never mixed with another's.
 
     If the file ends in a torn line (no final newline: a kill mid-write), a newline is written first, so that the new
     lines never continue it: the torn line stays one line a reader can skip. `mode` is the new file's permissions
@@ -151,6 +152,9 @@ def append_durable(path: Path, lines: bytes, *, mode: int = 0o600) -> None:
     created = not path.exists()
     fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, mode)
     try:
+        # Appenders take turns: another's write under way may have grown the file by part of its line, which the
+        # look at the last byte would take for a torn line.
+        fcntl.flock(fd, fcntl.LOCK_EX)
         size = os.fstat(fd).st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":
             lines = b"\n" + lines
