@@ -1,4 +1,5 @@
-"""The shared atomic writes (`consulta._files`): the old file or the new one, never a part, and no draft left."""
+"""The shared atomic writes (`consulta._files`): the old file or the new one, never a part, and no draft left; durable
+appends of whole lines."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from consulta._files import create_once, replacing, write_atomic
+from consulta._files import append_durable, create_once, replacing, write_atomic
 
 
 def test_write_atomic_replaces_keeps_the_mode_and_leaves_no_draft(tmp_path: Path) -> None:
@@ -86,3 +87,39 @@ def test_of_writers_racing_to_create_once_exactly_one_wins(tmp_path: Path) -> No
     assert results.count(True) == 1
     assert target.read_bytes().startswith(b"writer ")
     assert [p.name for p in tmp_path.iterdir()] == ["record.md"]
+
+
+def test_append_durable_adds_whole_lines_to_a_new_or_existing_file(tmp_path: Path) -> None:
+    journal = tmp_path / "new" / "j.jsonl"
+    append_durable(journal, b"one\n")
+    append_durable(journal, b"two\nthree\n")
+    assert journal.read_bytes() == b"one\ntwo\nthree\n"
+    assert journal.stat().st_mode & 0o777 == 0o600
+    with pytest.raises(ValueError, match="whole lines"):
+        append_durable(journal, b"no newline")
+    assert journal.read_bytes() == b"one\ntwo\nthree\n" and list(journal.parent.iterdir()) == [journal]
+
+
+def test_append_durable_never_continues_a_torn_last_line(tmp_path: Path) -> None:
+    journal = tmp_path / "j.jsonl"
+    journal.write_bytes(b'{"a": 1}\n{"b": ')  # a kill mid-write
+    append_durable(journal, b'{"c": 3}\n')
+    assert journal.read_bytes().split(b"\n") == [b'{"a": 1}', b'{"b": ', b'{"c": 3}', b""]
+
+
+def test_appenders_in_threads_each_add_whole_lines(tmp_path: Path) -> None:
+    journal = tmp_path / "j.jsonl"
+    pad = "x" * 5000  # lines across page boundaries: a write under way grows the file a page at a time
+
+    def append(writer: int) -> None:
+        for n in range(40):
+            append_durable(journal, f"{writer}:{n}:{pad}\n".encode())
+
+    threads = [threading.Thread(target=append, args=(w,)) for w in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    lines = journal.read_bytes().decode().split("\n")
+    assert lines.pop() == ""  # no torn line was seen where there was none: no blank line either
+    assert sorted(lines) == sorted(f"{w}:{n}:{pad}" for w in range(4) for n in range(40))

@@ -4,8 +4,10 @@
   of its own to write to (a stream, a C library).
 - `create_once(path, data)` makes a file at most once (a record a resumed run must not write twice, a default copied
   in by servers starting together): the first writer stands.
+- `append_durable(path, lines)` adds lines to a journal (a log, a queue): durable when it returns; a kill mid-write
+  leaves at most one torn last line, which the journal's reader skips and the next append does not continue.
 
-Both write a temporary file `.<name>.<8 random characters>.tmp` beside the target (a crash before the rename may
+The first two write a temporary file `.<name>.<8 random characters>.tmp` beside the target (a crash before the rename may
 leave one; whoever cleans a folder may remove such drafts), fsync it, and rename or link it into place, then fsync
 the folder so that the rename itself survives a crash. They need nothing but the standard library, so that every
 layer (models, asks, runtime, apps) can use them.
@@ -15,13 +17,14 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import os
 import stat
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-__all__ = ["create_once", "fsync_dir", "replacing", "write_atomic"]
+__all__ = ["append_durable", "create_once", "fsync_dir", "replacing", "write_atomic"]
 
 
 def fsync_dir(folder: Path) -> None:
@@ -132,3 +135,33 @@ def create_once(path: Path, data: bytes, *, mode: int | None = None) -> bool:
             os.replace(draft, path)
     fsync_dir(path.parent)
     return True
+
+
+def append_durable(path: Path, lines: bytes, *, mode: int = 0o600) -> None:
+    """Append `lines` (whole lines, each ending in a newline) to `path` in one `write` of an `O_APPEND` file, fsynced
+    (and the folder, when this call made the file) before returning. Appenders in several threads or processes take
+    turns (an exclusive `flock` on the file while it writes), so each adds whole lines, never mixed with another's.
+
+    If the file ends in a torn line (no final newline: a kill mid-write), a newline is written first, so that the new
+    lines never continue it: the torn line stays one line a reader can skip. `mode` is the new file's permissions
+    (less the umask). Missing parent folders are created. ValueError if `lines` does not end in a newline."""
+    if not lines.endswith(b"\n"):
+        raise ValueError("append_durable writes whole lines: the data must end with a newline")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    created = not path.exists()
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, mode)
+    try:
+        # Appenders take turns: another's write under way may have grown the file by part of its line, which the
+        # look at the last byte would take for a torn line.
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            lines = b"\n" + lines
+        if os.write(fd, lines) != len(lines):  # a full disk: the part written is a torn line, skipped and not continued
+            raise OSError(errno.ENOSPC, f"only part of the lines could be appended to {path.name}", str(path))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    if created:
+        fsync_dir(path.parent)

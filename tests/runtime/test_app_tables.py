@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
@@ -95,4 +96,23 @@ def test_a_state_book_keeps_each_principals_state_whole(tmp_path: Path) -> None:
     with store.engine.begin() as conn:  # a state an earlier version wrote that this one cannot read
         conn.execute(sa.update(counters).where(counters.c.principal == "web:bob").values(state='{"count": "many"}'))
     assert book.load("web:bob") == Counter()
+    store.close()
+
+
+def test_a_state_book_finds_what_is_stored_and_writes_within_a_callers_transaction(tmp_path: Path) -> None:
+    store = Store(f"sqlite:///{tmp_path}/consulta.db")
+    counters_metadata.create_all(store.engine)
+    book = StateBook(store.engine, counters, Counter, columns=lambda c: {"label": c.label})
+    assert book.find("web:alice") is None  # nothing stored: None, not a new state
+    with pytest.raises(RuntimeError), writing(store.engine) as conn:
+        book.save("web:alice", Counter(count=1), conn=conn)
+        assert book.find("web:alice", conn=conn, for_update=True) == Counter(count=1)  # seen within it
+        raise RuntimeError("the caller's other write failed")
+    assert book.find("web:alice") is None  # rolled back with the caller's transaction
+    with writing(store.engine) as conn:
+        book.save("web:alice", Counter(count=2), conn=conn)
+    assert book.find("web:alice") == Counter(count=2) == book.load("web:alice")
+    with store.engine.begin() as conn:
+        conn.execute(sa.update(counters).values(state="{"))
+    assert book.find("web:alice") is None and book.load("web:alice") == Counter()
     store.close()

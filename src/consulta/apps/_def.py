@@ -61,9 +61,12 @@ class AppEnv:
     - its own tables: `AppTables` declared on `AppDef.tables`, created and migrated by Alembic with the store (its
       revisions in the app's `migrations/` folder); written with `consulta.runtime.upsert` and `writing` (the write
       transaction that holds the lock from its start);
-    - per-person state: `StateBook[Model]` over a `state_table` of its own;
-    - files: `consulta._files.write_atomic` / `replacing` / `create_once` (the old file or the new one, never a part);
-    - a model's typed answer: `typed_answer(…, within=current_tool_call(), timeout=…)`, bounded on every backend."""
+    - per-person state: `StateBook[Model]` over a `state_table` of its own (advisor's sessions, quiz's profiles),
+      written alone or within the app's `writing` transaction;
+    - files: `consulta._files.write_atomic` / `replacing` / `create_once` (the old file or the new one, never a part),
+      `append_durable` (whole lines to a journal, fsynced);
+    - a model's typed answer: `typed_answer(…, within=current_tool_call(), timeout=…)`, or its probability of each
+      label: `label_probabilities(…, timeout=…)`; each bounded on every backend."""
 
     store: Store
     resolve_model: Callable[[str], Model]

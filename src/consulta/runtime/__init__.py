@@ -87,7 +87,7 @@ if TYPE_CHECKING:
         write_tool,
     )
     from ._tracing import TRACES_SETTING, Tracing, tracing_from_setting
-    from ._typed_answer import TypedAnswer, typed_answer
+    from ._typed_answer import LabelReader, TypedAnswer, label_probabilities, typed_answer
 
 
 __all__ = [
@@ -165,6 +165,7 @@ __all__ = [
     "Tracing",
     "TurnFacts",
     "TypedAnswer",
+    "LabelReader",
     "all_checks",
     "apply_policies",
     "argument_validator",
@@ -192,6 +193,7 @@ __all__ = [
     "tracing_from_setting",
     "unfounded",
     "typed_answer",
+    "label_probabilities",
     "state_table",
     "upsert",
     "utcnow",

@@ -1,11 +1,13 @@
-"""One typed answer from a model: the output validated (and checked), asked again with the errors, bounded in time."""
+"""What a model answers, bounded in time: one typed answer (the output validated and checked, asked again with the
+errors) or its probability of each of a few labels (one forward pass, where the model can give it)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 from pydantic_ai import Agent as PaiAgent
@@ -19,7 +21,7 @@ from ._errors import ToolError
 from ._messages import count_steps, dump_messages
 from ._tools import ToolCallContext
 
-__all__ = ["TypedAnswer", "typed_answer"]
+__all__ = ["LabelReader", "TypedAnswer", "label_probabilities", "typed_answer"]
 
 
 @dataclass(frozen=True)
@@ -67,17 +69,13 @@ async def typed_answer(
     usage = within.usage if within is not None else None  # a nested run shares the run's usage and limits
     settings = ModelSettings(timeout=timeout) if timeout is not None else None
     try:
-        async with asyncio.timeout(timeout):
+        async with _within(timeout, output_type.__name__):
             result = await agent.run(
                 prompt,
                 model_settings=settings,
                 usage=usage,
                 usage_limits=within.usage_limits if within is not None and usage is not None else None,
             )
-    except TimeoutError:
-        if timeout is None:
-            raise
-        raise TimeoutError(f"The model gave no {output_type.__name__} within {timeout:g} s.") from None
     except UsageLimitExceeded as error:
         raise ToolError(
             "usage_limit_exceeded",
@@ -92,6 +90,46 @@ async def typed_answer(
         ) from None
     messages = result.all_messages()
     return TypedAnswer(output=result.output, attempts=count_steps(messages), messages=messages)
+
+
+@runtime_checkable
+class LabelReader(Protocol):
+    """A model that reads its probability of each label as the first token of its reply, without sampling (the
+    embedded `LocalModel` does, in one forward pass). Cancelling the call stops the reading."""
+
+    async def label_probabilities(self, *, system: str, prompt: str, labels: Sequence[str]) -> dict[str, float]: ...
+
+
+async def label_probabilities(
+    *, model: Model | LabelReader, system: str, prompt: str, labels: Sequence[str], timeout: float | None = None
+) -> dict[str, float] | None:
+    """`model`'s probability of each of `labels` as its reply to `prompt` under `system`, or None when the model
+    cannot give probabilities (it is no `LabelReader`: ask it for a `typed_answer` instead).
+
+    With a `timeout` (seconds), the reading is given up after that long: TimeoutError, and the model is cancelled
+    (the local model stops within a few tokens). A reading that does not give one probability in [0, 1] per label:
+    ValueError."""
+    if not isinstance(model, LabelReader):
+        return None
+    async with _within(timeout, "label probabilities"):
+        read = await model.label_probabilities(system=system, prompt=prompt, labels=labels)
+    if set(read) != set(labels) or not all(isinstance(p, int | float) and 0.0 <= p <= 1.0 for p in read.values()):
+        raise ValueError(
+            f"The model's label probabilities {read!r} do not give one in [0, 1] per label {list(labels)}."
+        )
+    return {label: float(read[label]) for label in labels}
+
+
+@asynccontextmanager
+async def _within(timeout: float | None, what: str) -> AsyncIterator[None]:
+    """The block bounded to `timeout` seconds (None: unbounded); past it, TimeoutError saying what was not given."""
+    try:
+        async with asyncio.timeout(timeout):
+            yield
+    except TimeoutError:
+        if timeout is None:
+            raise
+        raise TimeoutError(f"The model gave no {what} within {timeout:g} s.") from None
 
 
 def _checked_by(check: Callable[[Any], None]) -> Callable[[Any], Any]:

@@ -1,4 +1,5 @@
-"""Test doubles for the quiz judge: a scripted model's typed answers, a model that fails, one that never answers."""
+"""Test doubles for the quiz judge: a scripted model's typed answers, a model that fails, one that never answers; a
+short answer to grade."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
+from consulta.apps.quiz._grading import ShortAnswer
 from consulta.apps.quiz._judge import ModelJudge
 
 
@@ -59,3 +61,18 @@ def silent(timeout: float = 0.2) -> ModelJudge:
         raise AssertionError("unreachable")
 
     return ModelJudge(FunctionModel(never), timeout=timeout)
+
+
+def short_answer(**changes: Any) -> ShortAnswer:
+    """A short answer to grade (an answer naming the item's one keyword), with `changes`."""
+    fields: dict[str, Any] = {
+        "session_id": "s",
+        "user_id": "u",
+        "question_id": "q",
+        "answer": "join",
+        "keywords": ["join"],
+        "difficulty": 4,
+        "category": "business",
+        "lang": "en",
+    }
+    return ShortAnswer(**{**fields, **changes})

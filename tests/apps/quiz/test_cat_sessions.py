@@ -37,7 +37,10 @@ from consulta.apps.quiz._cat_sessions import (
     test_sessions,
     user_id_of,
 )
+from consulta.apps.quiz._profiles import load_profile
 from consulta.i18n import t
+
+from ._scripts import short_answer
 
 PROFILE = {
     "self_level": "intermediate",
@@ -265,11 +268,11 @@ def test_a_whole_test_from_profile_to_review(tests: TestSessions, engine: Engine
     # no item here was calibrated: the test says so, and stops at the target level-derived items can meet
     assert view.level_derived_items == view.answered and view.calibrated_items == 0 and view.se_target == 0.45
     assert all(r.level_derived for r in view.review)
-    with engine.connect() as conn:
-        score = conn.execute(
-            select(_db.profiles.c.previous_score).where(_db.profiles.c.user_id == user_id_of("alice"))
-        ).scalar()
-    assert score == 100.0
+    person = load_profile(engine, user_id_of("alice"))
+    assert person is not None and person.previous_score == 100.0 and person.lang == "en"
+    tests.start("alice", {**PROFILE, "years_experience": 9}, lang="en")  # the profile anew, its last score kept
+    person = load_profile(engine, user_id_of("alice"))
+    assert person is not None and (person.years_experience, person.previous_score) == (9, 100.0)
     svg = ability_svg(view.trajectory, lang="zh-CN")
     assert (
         svg.startswith("<svg") and t("quiz.take.plot.x", "zh-CN") in svg and svg.count("<circle") == view.answered + 1
@@ -394,20 +397,7 @@ def test_short_answers_are_graded_and_fall_back_to_the_seeds_score(engine: Engin
         raise RuntimeError("no model here")
 
     grade = model_short_answers(model)
-    scored = asyncio.run(
-        grade(
-            ShortAnswer(
-                session_id="s",
-                user_id="u",
-                question_id="q",
-                answer="join",
-                keywords=["join"],
-                difficulty=4,
-                category="business",
-                lang="en",
-            )
-        )
-    )
+    scored = asyncio.run(grade(short_answer()))
     assert scored == FALLBACK and (scored.score, scored.is_correct) == (50.0, False)
     # In a test: short answers reach the grader with the item's keywords; without one, the seed's fallback.
     tests = TestSessions(engine, rules=CatRules(min_items=30, max_items=30, randomesque=1), short_answers=None)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 from collections.abc import Sequence
 
 import pytest
@@ -12,7 +13,7 @@ import pytest
 from consulta.apps.quiz._judge import ItemJudgment, JudgeUnavailable, ModelJudge
 from consulta.apps.quiz._references import CATEGORIES, MIN_REFERENCES, choose_references, load_references
 
-from ._scripts import failing, final, rating, scripted, silent
+from ._scripts import failing, final, rating, scripted, short_answer, silent
 
 
 def test_item_ratings_map_to_a_0_1_score() -> None:
@@ -86,6 +87,45 @@ def test_failures_and_silence_are_judge_unavailable() -> None:
         asyncio.run(failing().grade_answer(user_answer="a", expected=["b"]))
     with pytest.raises(JudgeUnavailable, match="within 0.1 s"):
         asyncio.run(silent(0.1).explain(question_type="true_false", user_answer="True", is_correct=True))
+
+
+class SilentReader:
+    """A test double of a model that reads label probabilities but never gives them (the embedded model, stuck)."""
+
+    def __init__(self) -> None:
+        self.cancelled = 0
+
+    async def label_probabilities(self, *, system: str, prompt: str, labels: Sequence[str]) -> dict[str, float]:
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            self.cancelled += 1
+            raise
+        raise AssertionError("unreachable")
+
+
+def test_a_label_reading_past_the_time_limit_is_judge_unavailable_and_cancelled() -> None:
+    model = SilentReader()
+    judge = ModelJudge(model, timeout=10)  # type: ignore[arg-type]
+    started = time.monotonic()
+    with pytest.raises(JudgeUnavailable, match="within 0.1 s") as unavailable:
+        asyncio.run(judge.verdict(user_answer="higher", expected=["pitch"], timeout=0.1))
+    assert unavailable.value.kind == "timeout"
+    with pytest.raises(JudgeUnavailable, match="within 0.1 s"):
+        asyncio.run(judge.answer_blind(stem="2+2=4?", question_type="true_false", choices=None, timeout=0.1))
+    assert model.cancelled == 2 and time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize("reads_labels", [True, False], ids=["label-reader", "typed-answer"])
+def test_a_short_answer_the_model_never_grades_gets_the_seeds_fallback_in_time(reads_labels: bool) -> None:
+    from consulta.apps.quiz._grading import FALLBACK, model_short_answers
+
+    grade = model_short_answers(lambda: SilentReader() if reads_labels else silent().model, timeout_s=0.2)
+    request = short_answer(answer="a higher pitch", keywords=["pitch"], stem="What does a faster vibration give?")
+    started = time.monotonic()
+    scored = asyncio.run(grade(request))
+    assert (scored.score, scored.is_correct, scored.graded_by) == (FALLBACK.score, False, "fallback")
+    assert "did not answer in time" in (scored.explanation or "") and time.monotonic() - started < 5
 
 
 def _isbn13_ok(isbn: str) -> bool:

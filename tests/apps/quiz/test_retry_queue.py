@@ -5,6 +5,7 @@ drains the journal (or the background drainer does, with backoff), and every que
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 import time
 from pathlib import Path
@@ -172,6 +173,18 @@ def test_a_torn_last_line_is_skipped_and_a_saved_mark_closes_an_item(tmp_path: P
         handle.write(b'{"op": "queued", "key": "k3", "item": {"st')  # a crash mid-write
     assert list(queue.pending()) == ["k2"]
     assert RetryQueue(tmp_path / "missing.jsonl").pending() == {}
+    queue.put("k4", {"stem": "four"})  # after the crash: a line of its own, not glued onto the torn one
+    assert list(queue.pending()) == ["k2", "k4"]
+
+
+def test_the_journal_lines_are_sorted_json_one_per_event(tmp_path: Path) -> None:
+    queue = RetryQueue(tmp_path / "q" / "j.jsonl")
+    queue.put("k1", {"stem": "一", "a": 1})
+    at = json.loads(queue.path.read_bytes())["at"]
+    assert queue.path.read_bytes() == (
+        '{"at": "' + at + '", "item": {"a": 1, "stem": "一"}, "key": "k1", "op": "queued"}\n'
+    ).encode("utf-8")
+    assert queue.path.stat().st_mode & 0o777 == 0o600
 
 
 def test_drain_until_empty_backs_off_exponentially(tmp_path: Path) -> None:

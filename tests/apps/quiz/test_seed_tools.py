@@ -123,7 +123,7 @@ def test_tool1_retries_three_times_with_backoff_then_falls_back(
 
 def test_tool1_falls_back_when_its_table_is_gone(tools: QuizTools) -> None:
     with tools.engine.begin() as conn:
-        conn.execute(text("DROP TABLE quiz_profiles"))
+        conn.execute(text("DROP TABLE quiz_people"))
     assert run(tools.get_user_profile(USER)) == {"user_id": USER, **DEFAULT_PROFILE, "_fallback": True}
 
 

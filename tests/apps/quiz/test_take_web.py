@@ -255,22 +255,21 @@ def test_the_quiz_app_with_the_shipped_bank_and_tool_6_grading_short_answers(tmp
 def test_short_answers_are_graded_by_tool_6_on_the_model(tmp_path: Path) -> None:
     import asyncio
 
-    from consulta.apps.quiz._cat_sessions import ShortAnswer, model_short_answers
+    from consulta.apps.quiz._cat_sessions import model_short_answers
     from consulta.models import resolve_model
 
+    from ._scripts import short_answer
     from .conftest import write_script
 
     script = write_script(tmp_path / "judge.json")
     grade = model_short_answers(lambda: resolve_model(f"scripted:{script}"))
-    request = ShortAnswer(
+    request = short_answer(
         session_id="s1",
         user_id=str(uuid.uuid4()),
         question_id=str(uuid.uuid4()),
         answer="An index speeds up look-ups",
         keywords=["index"],
-        difficulty=4,
         category="technical",
-        lang="en",
         stem="What makes a lookup by a column fast?",
         topic="SQL indexes",
     )

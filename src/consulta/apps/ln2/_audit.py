@@ -24,7 +24,6 @@ from __future__ import annotations
 import datetime as dt
 import glob
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -33,7 +32,7 @@ from pydantic import BaseModel, ValidationError
 
 from consulta.runtime._errors import ToolError
 
-from ..._files import fsync_dir, write_atomic
+from ..._files import append_durable, fsync_dir, write_atomic
 from ._inventory import sha256_hex
 
 __all__ = [
@@ -306,14 +305,6 @@ def append_audit(path: Path | str, records: list[dict[str, Any]]) -> list[AuditE
     numbers = [int(n) for n in _AUDIT_ID_RE.findall(existing.decode("utf-8", errors="replace"))]
     start = max(numbers, default=0) + 1
     entries = [AuditEntry(audit_id=f"a_{start + i:06d}", **record) for i, record in enumerate(records)]
-    payload = "".join(e.model_dump_json() + "\n" for e in entries).encode("utf-8")
-    if existing and not existing.endswith(b"\n"):
-        payload = b"\n" + payload  # never glue a new entry onto a torn last line
-    created = not existing and not log.exists()
-    with open(log, "ab") as handle:
-        handle.write(payload)
-        handle.flush()
-        os.fsync(handle.fileno())
-    if created:
-        fsync_dir(log.parent)
+    # a torn last line is not continued (append_durable starts a new line), so read_audit still skips only it
+    append_durable(log, "".join(e.model_dump_json() + "\n" for e in entries).encode("utf-8"), mode=0o666)
     return entries

@@ -43,13 +43,14 @@ from sqlalchemy import func, select, update
 from sqlalchemy.engine import Connection, Engine
 
 from ...i18n import normalize_lang
-from ...runtime import upsert, writing
+from ...runtime import writing
 from . import _db
 from ._ability_plot import ability_svg
 from ._cat import CatRules, next_item, stop_reason
 from ._db import metadata, test_items, test_sessions
 from ._grading import FALLBACK, Scored, ShortAnswer, ShortAnswerScorer, model_short_answers, score_exact, truth
 from ._irt import eap
+from ._profiles import ProfileState, profile_book
 from ._test_errors import TestSessionError, _Conflict, _Invalid, _unknown_session, _Words
 from ._test_pool import _Item, _level_derived, _Pool, _questions
 from ._test_profile import PRIOR_SD, ProfileForm, parse_profile, prior_mean, user_id_of
@@ -121,6 +122,7 @@ class TestSessions:
         recalibrate: Callable[[Engine], Any] | None = None,
     ) -> None:
         self.engine = engine
+        self.profiles = profile_book(engine)
         self.rules = rules or CatRules()
         self.short_answers = short_answers
         self._prepare_bank = prepare_bank
@@ -152,27 +154,13 @@ class TestSessions:
     def saved_profile(self, principal: str) -> ProfileForm | None:
         """The profile this principal saved last, if any."""
         self._ensure()
-        p = _db.profiles
-        with self.engine.connect() as conn:
-            row = conn.execute(select(p).where(p.c.user_id == user_id_of(principal))).mappings().first()
-        if row is None:
+        state = self.profiles.find(user_id_of(principal))
+        if state is None:
             return None
         try:
-            return ProfileForm(
-                self_level=row["self_level"],
-                years_experience=row["years_experience"],
-                job_role=row["job_role"],
-                duty=row["duty"],
-                interests=json.loads(row["interests"]),
-            )
-        except (ValidationError, ValueError):  # a profile saved by another part, outside this form's bounds
+            return ProfileForm.model_validate(state.model_dump(include=set(ProfileForm.model_fields)))
+        except ValidationError:  # a profile saved by another part (tool 1's), outside this form's bounds
             return None
-
-    def _save_profile(self, conn: Connection, user_id: str, profile: ProfileForm, lang: str) -> None:
-        p = _db.profiles
-        values = {**profile.model_dump(), "interests": json.dumps(profile.interests, ensure_ascii=False)}
-        statement = upsert(conn, p, key=["user_id"], set_=[*values, "lang", "updated_at"])
-        conn.execute(statement.values(user_id=user_id, lang=lang, updated_at=_now(), previous_score=0.0, **values))
 
     # ---- starting ----
 
@@ -210,7 +198,11 @@ class TestSessions:
                 raise _Conflict(
                     "no_items", f"The question bank has no items in {lang} yet.", language=_Words(f"lang.{lang}", {})
                 )
-            self._save_profile(conn, user_id, checked, lang)
+            before = self.profiles.find(user_id, conn=conn, for_update=True)  # its last test's score is kept
+            score = before.previous_score if before is not None else 0.0
+            self.profiles.save(
+                user_id, ProfileState(**checked.model_dump(), lang=lang, previous_score=score), conn=conn
+            )
             conn.execute(
                 test_sessions.insert().values(
                     id=session_id,
@@ -538,12 +530,10 @@ class TestSessions:
             values["position"] = position + 1
         else:
             values.update(status="finished", stop_reason=reason, finished_at=now)
-            correct = sum(u) / len(u) * 100.0
-            conn.execute(
-                update(_db.profiles)
-                .where(_db.profiles.c.user_id == session["user_id"])
-                .values(previous_score=round(correct, 1))
-            )
+            person = self.profiles.find(session["user_id"], conn=conn, for_update=True)
+            if person is not None:
+                score = round(sum(u) / len(u) * 100.0, 1)
+                self.profiles.save(session["user_id"], person.model_copy(update={"previous_score": score}), conn=conn)
         guard = (
             test_sessions.c.id == session_id,
             test_sessions.c.status == "in_progress",

@@ -1,7 +1,7 @@
 """quiz's tables, in the same database as the rest of the store (`Store.engine`), migrated with it (`QUIZ_TABLES`).
 
 The contract other quiz modules write against: the question bank (`questions`), each item's IRT parameters
-(`item_params`), profiles (`profiles`), templates and difficulty keywords (seed tools 2 and 3), and every scored
+(`item_params`), people's profiles (`people`, a state book's table: `_profiles.profile_book`), templates and difficulty keywords (seed tools 2 and 3), and every scored
 response (`responses`, the data items are calibrated from), and a person's adaptive test sessions (`test_sessions`,
 `test_items`, see `_cat_sessions`).
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 from sqlalchemy import Column, Float, Integer, MetaData, String, Table, Text, UniqueConstraint
 from sqlalchemy.engine import Engine
 
-from ...runtime import AppTables, migrate_app_tables
+from ...runtime import AppTables, migrate_app_tables, state_table
 
 __all__ = [
     "QUIZ_TABLES",
@@ -21,7 +21,7 @@ __all__ = [
     "item_params",
     "keywords",
     "metadata",
-    "profiles",
+    "people",
     "questions",
     "responses",
     "templates",
@@ -31,19 +31,9 @@ __all__ = [
 
 metadata = MetaData()
 
-profiles = Table(
-    "quiz_profiles",
-    metadata,
-    Column("user_id", String(36), primary_key=True),  # a UUID (seed tool 1)
-    Column("self_level", String(20), nullable=False),  # beginner | intermediate | advanced | expert
-    Column("years_experience", Integer, nullable=False),
-    Column("job_role", String(100), nullable=False),
-    Column("duty", String(500), nullable=False),
-    Column("interests", Text, nullable=False),  # JSON list of str
-    Column("previous_score", Float, nullable=False, default=0),
-    Column("lang", String(10), nullable=False, default="en"),
-    Column("updated_at", String(32), nullable=False),
-)
+people = state_table("quiz_people", metadata, principal_length=36)
+"""Each person's profile (seed tool 1's fields, `_profiles.ProfileState`) in a `StateBook`, keyed by their profile id
+(a UUID: `principal` holds it)."""
 
 questions = Table(
     "quiz_questions",

@@ -53,9 +53,9 @@ FALLBACK = Scored(score=50.0, is_correct=False, graded_by="fallback")
 def model_short_answers(model: Callable[[], Any], *, timeout_s: float = 15.0) -> ShortAnswerScorer:
     """Short answers graded by the model `model()` makes (made once, at the first short answer, outside the time
     limit: loading the embedded model takes a while) through seed tool 6 (`score_and_explain` with a `ModelJudge`),
-    within the seed's 15 s (its `budget`; a little more bounds the whole call); the seed's fallback when it fails.
-    Only the grade waits for the model: the explanation is code's (the item's own explanation, the expected ideas
-    found and missing, the references), so an answer is graded in the seconds one label read takes."""
+    within the seed's 15 s (its `budget`, which bounds every model request of the grade); the seed's fallback when it
+    fails. Only the grade waits for the model: the explanation is code's (the item's own explanation, the expected
+    ideas found and missing, the references), so an answer is graded in the seconds one label read takes."""
     made: list[Any] = []
 
     async def grade(request: ShortAnswer) -> Scored:
@@ -65,25 +65,22 @@ def model_short_answers(model: Callable[[], Any], *, timeout_s: float = 15.0) ->
 
             if not made:
                 made.append(await asyncio.to_thread(model))
-            result = await asyncio.wait_for(
-                score_and_explain(
-                    request.session_id,
-                    request.user_id,
-                    request.question_id,
-                    "short_answer",
-                    request.answer,
-                    correct_keywords=request.keywords,
-                    difficulty=request.difficulty,
-                    category=request.category,
-                    judge=ModelJudge(made[0]),
-                    stem=request.stem or None,
-                    explanation=request.explanation,
-                    topic=request.topic or None,
-                    lang=request.lang,
-                    budget=timeout_s,
-                    model_explains=False,  # the person waits for the grade; the item's explanation is shown
-                ),
-                timeout_s + 5.0,
+            result = await score_and_explain(
+                request.session_id,
+                request.user_id,
+                request.question_id,
+                "short_answer",
+                request.answer,
+                correct_keywords=request.keywords,
+                difficulty=request.difficulty,
+                category=request.category,
+                judge=ModelJudge(made[0]),
+                stem=request.stem or None,
+                explanation=request.explanation,
+                topic=request.topic or None,
+                lang=request.lang,
+                budget=timeout_s,  # each model request gets what is left of it (`typed_answer`'s own timeout)
+                model_explains=False,  # the person waits for the grade; the item's explanation is shown
             )
         except Exception as error:  # noqa: BLE001 - any failure of the grader is the seed's fallback
             log.warning(

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 from pydantic_ai.models import Model
 
 from ...i18n import t
-from ...runtime import current_tool_call, typed_answer
+from ...runtime import LabelReader, current_tool_call, label_probabilities, typed_answer
 
 __all__ = ["AnswerGrade", "Budget", "Explanation", "ItemJudgment", "JudgeUnavailable", "ModelJudge"]
 
@@ -205,14 +205,11 @@ class ModelJudge:
             ("Expected ideas", [k.replace("|", " / ") for k in expected]),
             ("Student's answer", user_answer),
         )
-        read = getattr(self.model, "label_probabilities", None)
-        if read is None:
+        probabilities = await self._read_labels(_VERDICT_INSTRUCTIONS, prompt, LABELS, timeout)
+        if probabilities is None:
             answer = await self._ask(_VERDICT_INSTRUCTIONS, prompt, Verdict, timeout)
             return {label: float(label == answer.verdict) for label in LABELS}
-        return await self._bounded(
-            lambda limit: asyncio.wait_for(read(system=_VERDICT_INSTRUCTIONS, prompt=prompt, labels=LABELS), limit),
-            timeout,
-        )
+        return probabilities
 
     async def answer_blind(
         self,
@@ -226,8 +223,7 @@ class ModelJudge:
         key), read in one forward pass: a multiple-choice item's choices by their letters, a true/false item's
         `true` / `false`. None when the model cannot give probabilities (it is not asked to write an answer: a sampled
         answer would be a rating again) or the item has no options to choose from."""
-        read = getattr(self.model, "label_probabilities", None)
-        if read is None:
+        if not isinstance(self.model, LabelReader):
             return None
         if question_type == "true_false":
             options, labels, shown = ["true", "false"], ["true", "false"], "Options: true, false"
@@ -238,10 +234,9 @@ class ModelJudge:
         else:
             return None
         prompt = f"Question: {stem}\n{shown}\nAnswer:"
-        probabilities = await self._bounded(
-            lambda limit: asyncio.wait_for(read(system=_BLIND_INSTRUCTIONS, prompt=prompt, labels=labels), limit),
-            timeout,
-        )
+        probabilities = await self._read_labels(_BLIND_INSTRUCTIONS, prompt, labels, timeout)
+        if probabilities is None:
+            return None
         return {option: probabilities[label] for option, label in zip(options, labels, strict=True)}
 
     async def explain(
@@ -282,6 +277,17 @@ class ModelJudge:
             timeout,
         )
         return answer.output  # type: ignore[no-any-return]
+
+    async def _read_labels(
+        self, system: str, prompt: str, labels: Sequence[str], timeout: float | None
+    ) -> dict[str, float] | None:
+        """The model's probability of each label within `timeout` seconds (as `_ask`); None when it gives none."""
+        return await self._bounded(
+            lambda limit: label_probabilities(
+                model=self.model, system=system, prompt=prompt, labels=labels, timeout=limit
+            ),
+            timeout,
+        )
 
     async def _bounded(self, work: Callable[[float], Awaitable[R]], timeout: float | None) -> R:
         """`work(limit)`'s result, `work` bounding itself to `limit` seconds (the judge's timeout; a caller's shorter

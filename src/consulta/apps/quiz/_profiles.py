@@ -1,25 +1,26 @@
-"""People's self-assessment profiles (seed tool 1's data): the seed's fields, kept in `quiz_profiles`."""
+"""People's self-assessment profiles (seed tool 1's data): the seed's fields, kept in a `StateBook` by profile id
+(`quiz_people`)."""
 
 from __future__ import annotations
 
-import json
 import uuid
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
-from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
-from ...runtime import upsert, utcnow
-from ._db import profiles
+from ...runtime import StateBook
+from ._db import people
 
 __all__ = [
     "DEFAULT_PROFILE",
     "SELF_LEVELS",
     "Profile",
+    "ProfileState",
     "check_user_id",
     "level_difficulty",
     "load_profile",
+    "profile_book",
     "save_profile",
 ]
 
@@ -60,12 +61,12 @@ def check_user_id(user_id: Any) -> str:
     return user_id.lower()
 
 
-class Profile(BaseModel):
-    """A person's profile as they set it up (the seed's fields, plus the language they take tests in)."""
+class ProfileState(BaseModel):
+    """What quiz keeps of a person, whole, in their entry of the profile book (`profile_book`): the profile as they
+    set it up (the seed's fields), the score of their last test, the language they take tests in."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="ignore")  # a field a later version added does not make the state unreadable
 
-    user_id: str
     self_level: Literal["beginner", "intermediate", "advanced", "expert"] = "beginner"
     years_experience: int = Field(0, ge=0, le=60)
     job_role: str = Field("Unknown", min_length=1, max_length=100)
@@ -73,11 +74,6 @@ class Profile(BaseModel):
     interests: list[str] = Field(default_factory=list, max_length=10)
     previous_score: float = Field(0, ge=0, le=100)
     lang: Literal["en", "zh-CN"] = "en"
-
-    @field_validator("user_id")
-    @classmethod
-    def _uuid(cls, value: str) -> str:
-        return check_user_id(value)
 
     @field_validator("interests")
     @classmethod
@@ -87,36 +83,42 @@ class Profile(BaseModel):
             raise ValueError("each interest must be 1-50 characters")
         return cleaned
 
+
+class Profile(ProfileState):
+    """A person's profile as tool 1 reads it: their profile id (`user_id`, a UUID) and their `ProfileState`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    user_id: str
+
+    @field_validator("user_id")
+    @classmethod
+    def _uuid(cls, value: str) -> str:
+        return check_user_id(value)
+
+    def state(self) -> ProfileState:
+        """The profile without its id: what the book keeps under it."""
+        return ProfileState.model_validate(self.model_dump(exclude={"user_id"}))
+
     def tool_result(self) -> dict[str, Any]:
         """Tool 1's answer: the seed's fields."""
-        return self.model_dump(exclude={"lang"})
+        return {"user_id": self.user_id, **self.model_dump(exclude={"user_id", "lang"})}
+
+
+def profile_book(engine: Engine) -> StateBook[ProfileState]:
+    """People's profiles in `engine`'s database (the store's), one `ProfileState` per profile id."""
+    return StateBook(engine, people, ProfileState)
 
 
 def save_profile(engine: Engine, profile: Profile) -> Profile:
     """Create or replace `profile` (one statement)."""
-    row = {
-        **profile.model_dump(),
-        "interests": json.dumps(profile.interests, ensure_ascii=False),
-        "updated_at": utcnow(),
-    }
-    with engine.begin() as conn:
-        conn.execute(upsert(conn, profiles, key=["user_id"], set_=[k for k in row if k != "user_id"]).values(**row))
+    profile_book(engine).save(profile.user_id, profile.state())
     return profile
 
 
 def load_profile(engine: Engine, user_id: str) -> Profile | None:
-    """The stored profile of `user_id`, or None (database errors propagate: tool 1's policies handle them)."""
-    with engine.connect() as conn:
-        row = conn.execute(select(profiles).where(profiles.c.user_id == user_id.lower())).mappings().first()
-    if row is None:
-        return None
-    return Profile(
-        user_id=row["user_id"],
-        self_level=row["self_level"],
-        years_experience=row["years_experience"],
-        job_role=row["job_role"],
-        duty=row["duty"],
-        interests=json.loads(row["interests"] or "[]"),
-        previous_score=row["previous_score"] or 0,
-        lang=row["lang"] or "en",
-    )
+    """The stored profile of `user_id`, or None: none stored, or none this version can read (database errors
+    propagate: tool 1's policies handle them)."""
+    user_id = user_id.lower()
+    state = profile_book(engine).find(user_id)
+    return None if state is None else Profile(user_id=user_id, **state.model_dump())

@@ -23,14 +23,13 @@ import contextlib
 import fcntl
 import json
 import logging
-import os
 import threading
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..._files import write_atomic
+from ..._files import append_durable, write_atomic
 from ...runtime import utcnow
 
 __all__ = ["DrainReport", "RetryQueue", "SaveOutcome"]
@@ -64,14 +63,8 @@ class RetryQueue:
 
     def _append(self, record: dict[str, Any]) -> None:
         line = (json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         with self._lock, self._locked(shared=True):
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            try:
-                os.write(fd, line)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            append_durable(self.path, line, mode=0o600)
 
     @contextlib.contextmanager
     def _locked(self, *, shared: bool) -> Iterator[None]:

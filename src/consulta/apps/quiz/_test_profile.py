@@ -29,8 +29,8 @@ Interest = Annotated[str, StringConstraints(min_length=1, max_length=50, pattern
 
 class ProfileForm(BaseModel):
     """The profile a person gives to start a test: the seed's fields (tool 1) — their own level, years of
-    experience, job role, duty and interests — each required and within the seed's bounds (stored in
-    `quiz_profiles`, read by tool 1 as `_profiles.Profile`). Text is kept without its surrounding spaces."""
+    experience, job role, duty and interests — each required and within the seed's bounds (kept as the person's
+    `_profiles.ProfileState`, read by tool 1 as `_profiles.Profile`). Text is kept without its surrounding spaces."""
 
     model_config = ConfigDict(extra="forbid", strict=True)  # "3" is not a number of years
 

@@ -1,17 +1,20 @@
 """A typed per-person state book: one state (a pydantic model) per principal, kept whole in one of an app's tables.
 
 The table is the app's (declared in its `AppTables`, made by `state_table`): the principal, the state as JSON, when it
-was written, and any columns of the app's own that `columns(state)` fills (e.g. an id to look a state up by).
+was written, and any columns of the app's own that `columns(state)` fills (e.g. an id to look a state up by). The
+principal is whatever names the person to the app: the run's principal (advisor), or an id of the app's (quiz's
+profile id).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 from sqlalchemy import Column, MetaData, String, Table, Text, delete, select
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 
 from ._app_tables import upsert
 from ._values import utcnow
@@ -55,28 +58,44 @@ class StateBook(Generic[M]):
         self._new = new or model
         self._columns = columns
 
-    def load(self, principal: str) -> M:
+    def load(self, principal: str, *, conn: Connection | None = None) -> M:
         """The principal's state, or a new one (not yet stored)."""
-        with self.engine.connect() as conn:
-            row = conn.execute(select(self.table.c.state).where(self.table.c.principal == principal)).first()
+        found = self.find(principal, conn=conn)
+        return self._new() if found is None else found
+
+    def find(self, principal: str, *, conn: Connection | None = None, for_update: bool = False) -> M | None:
+        """The principal's stored state; None when there is none, or none this version can read. Within `conn` (a
+        transaction of the caller's, e.g. the store's `writing`), `for_update` locks the row on PostgreSQL until it
+        ends, so that a `save` in it writes over what was read."""
+        query = select(self.table.c.state).where(self.table.c.principal == principal)
+        with self._connection(conn, write=False) as c:
+            row = c.execute(query.with_for_update() if for_update else query).first()
         if row is None:
-            return self._new()
+            return None
         try:
             return self.model.model_validate_json(row.state)
         except ValidationError:
-            return self._new()
+            return None
 
-    def save(self, principal: str, state: M) -> None:
-        """Store the principal's state whole, in one statement."""
+    def save(self, principal: str, state: M, *, conn: Connection | None = None) -> None:
+        """Store the principal's state whole, in one statement (within `conn`'s transaction when given: it stands or
+        falls with the caller's other writes)."""
         values = {
             **(self._columns(state) if self._columns is not None else {}),
             "state": state.model_dump_json(),
             "updated_at": utcnow(),
         }
-        with self.engine.begin() as conn:
-            conn.execute(
-                upsert(conn, self.table, key=["principal"], set_=list(values)).values(principal=principal, **values)
-            )
+        with self._connection(conn, write=True) as c:
+            c.execute(upsert(c, self.table, key=["principal"], set_=list(values)).values(principal=principal, **values))
+
+    @contextmanager
+    def _connection(self, conn: Connection | None, *, write: bool) -> Iterator[Connection]:
+        """`conn` as it is, or one of the book's own (a transaction committed at the end when it writes)."""
+        if conn is not None:
+            yield conn
+            return
+        with self.engine.begin() if write else self.engine.connect() as own:
+            yield own
 
     def clear(self, principal: str) -> M:
         """Forget the principal's state; the new one is returned (not yet stored)."""
