@@ -85,8 +85,7 @@ def team_tool(options: ModelingOptions, env: AppEnv) -> ToolDef:
         )
         if run is None:
             raise ToolError("no_run", "run_team runs only as a tool of the Director's run.", hint="Start a run.")
-        runs = runs_folder(options.problem, env)
-        assert runs is not None  # there is a problem, so there is a folder for its runs
+        runs = runs_folder(options.problem, env) or source.parent  # (there is one wherever there is a problem)
         workspace = run_workspace(runs, run.thread_id)
         problem = prepare_workspace(workspace, source)
         rerun = decision in DECISIONS  # the runtime's question was answered: this call runs again with the decision

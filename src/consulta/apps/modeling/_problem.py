@@ -189,11 +189,16 @@ def load_problem(folder: Path, *, name: str | None = None) -> Problem:
         raise ProblemError("no_data", folder=folder)
     for name in data_files:
         _check_table(folder / name)
-    heading = re.search(r"^#\s+(.+)$", statement, re.M)
-    title = heading.group(1).strip() if heading else (name or folder.name).replace("_", " ")
-    lang = "zh-CN" if re.search(r"[\u4e00-\u9fff]", statement) else "en"
+    title, lang = title_and_lang(statement, name or folder.name)
     tasks = corrected_tasks(folder, statement)
     return Problem(title=title, statement=statement, data_files=data_files, lang=lang, tasks=tasks)
+
+
+def title_and_lang(statement: str, name: str) -> tuple[str, str]:
+    """A statement's title (its first heading, else `name`) and the language it is written in."""
+    heading = re.search(r"^#\s+(.+)$", statement, re.M)
+    title = heading.group(1).strip() if heading else name.replace("_", " ")
+    return title, "zh-CN" if re.search(r"[\u4e00-\u9fff]", statement) else "en"
 
 
 def workspace_path(data_dir: Path, problem: Path) -> Path:

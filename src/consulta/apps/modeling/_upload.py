@@ -38,6 +38,7 @@ from ._problem import (
     _check_table,
     load_problem,
     statement_digest,
+    title_and_lang,
     workspace_path,
 )
 from ._tasks import MAX_TASKS, MAX_TEXT, Asks, Task, statement_tasks
@@ -203,7 +204,8 @@ def _statement(folder: Path) -> str | None:
 
 def problem_view(env: AppEnv, server_problem: str | None, lang: str) -> ProblemView:
     """What a new run of the session would work on (`problem_source`), with its tasks."""
-    folder = session_problem(env)
+    session = _session_folder(env)
+    folder = session / "problem" if session is not None else None
     if folder is not None and (folder / STATEMENT).is_file():
         return _upload_view(folder, lang)
     if server_problem:
@@ -217,7 +219,7 @@ def problem_view(env: AppEnv, server_problem: str | None, lang: str) -> ProblemV
             data_files=[DataFile(name=n, size=(Path(server_problem) / n).stat().st_size) for n in loaded.data_files],
         )  # fmt: skip
     view = ProblemView(source=None)
-    if folder is not None:
+    if folder is not None and folder.is_dir():
         view.data_files = _data_files(folder)
         view.source = "upload" if view.data_files else None
     return view
@@ -239,11 +241,14 @@ def _upload_view(folder: Path, lang: str) -> ProblemView:
         name = str(meta.get("statement_name", STATEMENT)) if isinstance(meta, dict) else STATEMENT
     except (OSError, ValueError):
         name = STATEMENT
-    view = ProblemView(source="upload", statement_name=name, data_files=_data_files(folder), tasks=tasks)
-    view.corrected = corrected
+    title, lang_ = title_and_lang(statement, Path(name).stem)
+    view = ProblemView(
+        source="upload", statement_name=name, title=title, lang=lang_, data_files=_data_files(folder), tasks=tasks,
+        corrected=corrected,
+    )  # fmt: skip
     try:
-        loaded = load_problem(folder, name=Path(name).stem)
-        view.title, view.lang, view.ready = loaded.title, loaded.lang, bool(tasks)
+        load_problem(folder, name=Path(name).stem)
+        view.ready = bool(tasks)
     except ProblemError as error:
         view.problem = error.localized(lang) if error.reason != "no_data" else t("modeling.upload.needs_data", lang)
     return view

@@ -7,6 +7,9 @@ answers it.
 Routes (under /api/modeling, for the caller's own runs only: another session's run is a 404 like an unknown one):
 `GET /timeline?run_id=` the timeline of a run (the session's newest when none is named); `GET /files/{path}?run_id=`
 one file of its workspace, confined to the workspace's output folders (a path that leaves them is a 404).
+The session's own problem (`_upload`; no other session reads it): `GET /problem` what a new run works on, with its
+tasks; `POST /problem/statement` and `POST /problem/data` one file each (multipart/form-data, part `file`);
+`DELETE /problem/data/{name}`; `PUT /problem/tasks` the tasks as the person corrected them; `DELETE /problem`.
 
 (No `from __future__ import annotations`: FastAPI reads the routes' annotations, which name the kit's local types.)
 """

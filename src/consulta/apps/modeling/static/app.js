@@ -235,8 +235,12 @@ export class ProblemPanel {
       this.say(this.view.problem, "bad");
       return;
     }
-    document.querySelector("#new-chat")?.click();
     const prompt = document.querySelector("#prompt");
+    if (prompt.disabled) {
+      this.say(t("modeling.web.problem.busy"), "bad"); // a run works: one at a time
+      return;
+    }
+    document.querySelector("#new-chat")?.click();
     prompt.value = t("modeling.web.problem.start_prompt");
     document.querySelector("#composer")?.requestSubmit();
   }
