@@ -5,6 +5,7 @@ person's language, nothing changed; another session sees none of it; the server'
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from collections.abc import Iterator
@@ -201,3 +202,20 @@ def test_the_servers_problem_is_shown_until_the_session_uploads_its_own(home: Pa
         body = upload(c, frank, "statement", "bees.md", statement).json()
         assert body["source"] == "upload" and body["tasks"][0]["asks"] == "estimate"
         assert view(c, new_session(c))["source"] == "server"  # another session still sees the server's
+
+
+def test_a_problem_folders_own_tasks_json_is_not_taken_for_the_pages_record(tmp_path: Path) -> None:
+    """`--problem` folders as before: a tasks.json of their own (not the page's record, or for another statement) is
+    left alone; the page's record whose tasks do not read is refused with the problem's one line."""
+    from consulta.apps.modeling import ProblemError
+    from consulta.apps.modeling._problem import statement_digest
+
+    problem = shutil.copytree(SAMPLE, tmp_path / "electricity")
+    for foreign in ("[1, 2, 3]", '{"tasks": ["a"]}', "not json", '{"statement_sha256": "0", "tasks": []}'):
+        (problem / "tasks.json").write_text(foreign, encoding="utf-8")
+        assert load_problem(problem).tasks is None, foreign
+    digest = statement_digest(STATEMENT.decode("utf-8"))
+    (problem / "tasks.json").write_text(json.dumps({"statement_sha256": digest, "tasks": [{"n": 1}]}), encoding="utf-8")
+    with pytest.raises(ProblemError) as refused:
+        load_problem(problem)
+    assert refused.value.reason == "bad_tasks" and "\n" not in refused.value.localized("zh-CN")

@@ -130,17 +130,18 @@ def statement_digest(statement: str) -> str:
 
 
 def corrected_tasks(folder: Path, statement: str) -> list[Task] | None:
-    """The tasks of `folder`'s `TASKS_FILE` if it is there and was written for `statement`; ProblemError `bad_tasks`
-    when it does not read."""
+    """The tasks of `folder`'s `TASKS_FILE` if it is there and was written for `statement` (another file of that
+    name is not the page's record: ignored); ProblemError `bad_tasks` when the record's tasks do not read."""
     path = Path(folder) / TASKS_FILE
     if not path.is_file():
         return None
     try:
         data = json.loads(_text(path, MAX_STATEMENT_BYTES))
-        if not isinstance(data, dict):
-            raise ValueError("not an object")
-        if data.get("statement_sha256") != statement_digest(statement):
-            return None
+    except (ValueError, ProblemError):
+        return None  # not the page's record (a file of the problem's own of that name)
+    if not isinstance(data, dict) or data.get("statement_sha256") != statement_digest(statement):
+        return None
+    try:
         tasks = [Task.model_validate(row) for row in data["tasks"][:MAX_TASKS]]
     except (ValueError, KeyError, TypeError):
         raise ProblemError("bad_tasks", file=path.name) from None

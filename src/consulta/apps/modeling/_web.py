@@ -333,7 +333,8 @@ def router(kit: WebKit) -> APIRouter:
                 404,
                 "no_workspace",
                 f"Run {run.id} has no workspace (it was started without a problem).",
-                hint="Start the app with --problem DIR.",
+                hint="Upload a problem on the page (POST /api/modeling/problem/statement and /data), or start the app "
+                "with --problem DIR.",
             )
         return read_timeline(workspace, run, working_agent(host, run))
 
