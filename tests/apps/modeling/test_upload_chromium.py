@@ -17,6 +17,7 @@ import pytest
 
 from consulta.apps import get_app
 from consulta.frontends.web import create_app
+from consulta.runtime import Store
 from frontends.web.conftest import running_server, settings_for
 from frontends.web.test_browser import browser, open_page  # noqa: F401 - the fixtures: one browser for the module
 
@@ -120,6 +121,10 @@ def test_a_problem_uploaded_its_tasks_corrected_and_the_team_started_on_it(
             "problem.md",
             "tasks.json",
         ]
+        store = Store(f"sqlite:///{home}/consulta.db")
+        (reader,) = [r for r in store.list_runs(app="modeling", limit=200) if r.agent == "reader"]
+        store.close()
+        assert f"4. {ADDED}" in reader.prompt  # the team's agents are told the tasks as corrected
         files = p.text("#mt-file-list")
         assert "tasks.json" in files and "economy_yearly.csv" in files
         page.locator("#modeling-timeline").scroll_into_view_if_needed()

@@ -637,9 +637,12 @@ class Director:
 
     def _problem_prompt(self, *, short: bool = False) -> str:
         text = self.problem.statement.strip()
-        return f"题目：{self.problem.title}\n" + (
-            text[:400] if short else text[:1000]
-        )  # a small model reads ~20 tokens a second
+        corrected = "".join(f"\n{t.number}. {t.text}" for t in self.problem.tasks or [])  # the person's, on the page
+        return (
+            f"题目：{self.problem.title}\n"
+            + (text[:400] if short else text[:1000])  # a small model reads ~20 tokens a second
+            + (f"\n\n要回答的问题（以此为准）：{corrected}" if corrected else "")
+        )
 
     def _data_prompt(self) -> str:
         shape = describe_data(self.ws / "problem")
