@@ -94,8 +94,10 @@ def test_a_problem_is_uploaded_its_tasks_shown_and_corrected(client: TestClient,
     ]
     assert view(client, alice) == body
 
-    # another session sees none of it
+    # another session sees none of it; no session, nothing at all
     assert view(client, bob)["source"] is None
+    assert client.get("/api/modeling/problem").status_code == 401
+    assert upload(client, {}, "data", "x.csv", DATA).status_code == 401
 
 
 def test_the_run_works_on_the_sessions_problem_with_the_corrected_tasks(client: TestClient, home: Path) -> None:
@@ -131,6 +133,7 @@ BAD = [
     ("statement", "zero.md", b"", "empty_file", 422),
     ("data", "../escape.csv", DATA, "path_like_name", 422),
     ("data", ".hidden.csv", DATA, "path_like_name", 422),
+    ("statement", "sub/problem.md", STATEMENT, "path_like_name", 422),
     ("data", "ragged.csv", b"a,b\n1,2\n3\n", "not_table", 422),
     ("data", "header_only.csv", b"a,b\n", "not_table", 422),
     ("data", "table.xlsx", b"PK\x03\x04", "unsupported_file_type", 415),
@@ -166,6 +169,13 @@ def test_bad_input_gets_one_line_in_the_persons_language_and_changes_nothing(
         assert response.status_code == 422 and response.json()["error_code"] == code, response.text
         assert_one_line(response.json()["message"], lang)
         assert view(client, dave) == before
+    not_a_form = client.post(
+        "/api/modeling/problem/data", json={"file": "a,b"}, headers={**dave, "Accept-Language": lang}
+    )
+    assert not_a_form.status_code == 415 and not_a_form.json()["error_code"] == "unsupported_media_type"
+    assert_one_line(not_a_form.json()["message"], lang)
+    nameless = client.post("/api/modeling/problem/data", files={"other": ("x.csv", DATA)}, headers=dave)
+    assert nameless.status_code == 422 and nameless.json()["error_code"] == "missing_file"
     gone = client.delete("/api/modeling/problem/data/nope.csv", headers=dave)
     assert gone.status_code == 404 and gone.json()["error_code"] == "no_such_file"
     assert view(client, dave) == before
