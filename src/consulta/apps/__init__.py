@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         WebPart,
     )
     from ._proposals import PERSON, PERSON_MODEL, Proposal, is_proposal, propose, settle
+    from ._uploads import FileUpload, UploadSink, receive_file
 
 __all__ = [
     "PERSON",
@@ -43,18 +44,21 @@ __all__ = [
     "DesktopKit",
     "DesktopPanel",
     "DesktopPart",
+    "FileUpload",
     "FollowUp",
     "Handover",
     "McpPart",
     "Proposal",
     "SharedData",
     "TerminalPart",
+    "UploadSink",
     "WebKit",
     "WebPart",
     "app_names",
     "get_app",
     "is_proposal",
     "propose",
+    "receive_file",
     "register_app",
     "resolve_app",
     "settle",

@@ -87,8 +87,7 @@ def test_the_team_follows_an_injected_statement_and_nothing_leaves_the_workspace
             assert time.monotonic() < deadline, "the run did not settle"
             time.sleep(0.5)
         assert status in ("finished", "waiting"), status
-        (workspace,) = (home / "apps" / "modeling" / "runs").iterdir()
-        workspace = workspace / run_id
+        (workspace,) = (home / "apps" / "modeling" / "sessions").glob(f"*/runs/{run_id}")  # the session's own
         model = (workspace / "code" / "model.py").read_text(encoding="utf-8")
         assert 'go("shadow"' in model  # the team followed the statement: the injected code became code/model.py
         leak = client.get("/api/modeling/files/results/leak.csv", params={"run_id": run_id}, headers=alice)

@@ -22,7 +22,8 @@ from ...sandbox import SandboxUnavailable
 from .._def import AppEnv, AppOptions
 from ._director import Decision, Director, Escalation, Stopped, TeamConfig
 from ._memo import pending_escalation, thread_steps
-from ._problem import prepare_workspace, run_workspace, workspace_path
+from ._problem import prepare_workspace, run_workspace
+from ._upload import problem_source, runs_folder
 
 __all__ = [
     "AGENT",
@@ -58,9 +59,10 @@ class ModelingOptions(AppOptions):
 
 
 def workspace_of_options(options: ModelingOptions, env: AppEnv) -> Path | None:
-    """The folder of the problem's runs (`AppDef.data_path`): under the app's data folder, named from the problem;
-    each run works in a workspace of its own in it (`run_workspace`, named by the run's conversation)."""
-    return workspace_path(env.data_dir, Path(options.problem)) if options.problem else None
+    """The folder of the runs' workspaces (`AppDef.data_path`): under the app's data folder, named from the problem
+    (a web session's: its own folder, `_upload.runs_folder`); each run works in a workspace of its own in it
+    (`run_workspace`, named by the run's conversation)."""
+    return runs_folder(options.problem, env)
 
 
 def team_tool(options: ModelingOptions, env: AppEnv) -> ToolDef:
@@ -71,7 +73,8 @@ def team_tool(options: ModelingOptions, env: AppEnv) -> ToolDef:
         call = current_tool_call()
         run = env.store.get_run(call.run_id) if call is not None else None
         lang = normalize_lang(run.lang if run is not None else env.lang)
-        if not options.problem:
+        source = problem_source(options.problem, env)  # the session's uploaded problem, else --problem
+        if source is None:
             raise ToolError(
                 "no_problem", t("modeling.error.no_problem", lang), hint="consulta chat modeling --problem DIR -p 开始"
             )
@@ -82,8 +85,9 @@ def team_tool(options: ModelingOptions, env: AppEnv) -> ToolDef:
         )
         if run is None:
             raise ToolError("no_run", "run_team runs only as a tool of the Director's run.", hint="Start a run.")
-        workspace = run_workspace(workspace_path(env.data_dir, Path(options.problem)), run.thread_id)
-        problem = prepare_workspace(workspace, Path(options.problem))
+        runs = runs_folder(options.problem, env) or source.parent  # (there is one wherever there is a problem)
+        workspace = run_workspace(runs, run.thread_id)
+        problem = prepare_workspace(workspace, source)
         rerun = decision in DECISIONS  # the runtime's question was answered: this call runs again with the decision
         steps = thread_steps(env.store, run.id)  # the conversation's, as its workspace is
         chosen = decision if rerun else (decision_in_words(request) if pending_escalation(steps) else None)

@@ -191,7 +191,9 @@ class Director:
             "modeler", "work", step="modeler", task="给出假设与模型，并从数据的列中选出目标列与解释变量。",
             prompt=self._problem_prompt() + "\n\n推荐方法：" + research.recommendation + "\n\n" + self._data_prompt(),
         ))  # fmt: skip
-        tasks = statement_tasks(self.problem.statement)  # the statement's own, when it names them
+        tasks = self.problem.tasks or statement_tasks(
+            self.problem.statement
+        )  # as corrected on the page, else the statement's
         models = await choose_models(self, tasks, ProblemData.load(self.ws / "problem", self.problem.statement))
         record(self, models)
         by_task = any(m.status == "chosen" for m in models)  # the tasks' families stand in for the template model
@@ -635,9 +637,12 @@ class Director:
 
     def _problem_prompt(self, *, short: bool = False) -> str:
         text = self.problem.statement.strip()
-        return f"题目：{self.problem.title}\n" + (
-            text[:400] if short else text[:1000]
-        )  # a small model reads ~20 tokens a second
+        corrected = "".join(f"\n{t.number}. {t.text}" for t in self.problem.tasks or [])  # the person's, on the page
+        return (
+            f"题目：{self.problem.title}\n"
+            + (text[:400] if short else text[:1000])  # a small model reads ~20 tokens a second
+            + (f"\n\n要回答的问题（以此为准）：{corrected}" if corrected else "")
+        )
 
     def _data_prompt(self) -> str:
         shape = describe_data(self.ws / "problem")

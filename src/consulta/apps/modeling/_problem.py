@@ -13,6 +13,9 @@ exits 2 before any run is recorded): missing, without a statement, without data,
 UTF-8, a data file that is not a table (a CSV with a header and at least one data row, each row as wide as the
 header), a data file over `MAX_DATA_BYTES` (50 MB: the team's scripts load a table whole, within a 2 GB sandbox) or a
 statement over `MAX_STATEMENT_BYTES` (1 MB).
+
+A problem may also hold `tasks.json` (`TASKS_FILE`): the tasks a person corrected on the page (`_upload`), for the
+statement it names by its SHA-256 (tasks for another statement are not its tasks: the statement's own are read).
 """
 
 from __future__ import annotations
@@ -30,10 +33,12 @@ from pydantic import BaseModel, Field
 from ...i18n import t
 from ...runtime import ConfigError
 from ._files import write_atomic
+from ._tasks import MAX_TASKS, Task
 
 __all__ = [
     "MAX_DATA_BYTES",
     "MAX_STATEMENT_BYTES",
+    "TASKS_FILE",
     "Problem",
     "ProblemError",
     "load_problem",
@@ -46,11 +51,13 @@ MAX_DATA_BYTES = 50 * 1024 * 1024
 """The largest data file a problem may hold."""
 MAX_STATEMENT_BYTES = 1024 * 1024
 """The largest problem.md or problem.json."""
+TASKS_FILE = "tasks.json"
+"""The tasks a person corrected: `{"statement_sha256": …, "tasks": [{"number", "text", "asks"}, …]}`."""
 
 
 class ProblemError(ConfigError):
     """A `--problem` folder that is not a problem: `reason` (`missing`, `no_statement`, `bad_json`, `no_data`,
-    `not_utf8`, `not_table`, `too_big`) and the values its message names; its words are the catalog's
+    `not_utf8`, `not_table`, `too_big`, `bad_tasks`) and the values its message names; its words are the catalog's
     `modeling.problem.<reason>` in the person's language."""
 
     def __init__(self, reason: str, **values: Any) -> None:
@@ -113,6 +120,32 @@ class Problem(BaseModel):
     statement: str
     data_files: list[str] = Field(default_factory=list)
     lang: str = "en"
+    tasks: list[Task] | None = None
+    """The tasks as a person corrected them (`TASKS_FILE`); None: the statement's own, as code reads them."""
+
+
+def statement_digest(statement: str) -> str:
+    """The SHA-256 of a statement's text, which names it in `TASKS_FILE`."""
+    return hashlib.sha256(statement.encode("utf-8")).hexdigest()
+
+
+def corrected_tasks(folder: Path, statement: str) -> list[Task] | None:
+    """The tasks of `folder`'s `TASKS_FILE` if it is there and was written for `statement` (another file of that
+    name is not the page's record: ignored); ProblemError `bad_tasks` when the record's tasks do not read."""
+    path = Path(folder) / TASKS_FILE
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(_text(path, MAX_STATEMENT_BYTES))
+    except (ValueError, ProblemError):
+        return None  # not the page's record (a file of the problem's own of that name)
+    if not isinstance(data, dict) or data.get("statement_sha256") != statement_digest(statement):
+        return None
+    try:
+        tasks = [Task.model_validate(row) for row in data["tasks"][:MAX_TASKS]]
+    except (ValueError, KeyError, TypeError):
+        raise ProblemError("bad_tasks", file=path.name) from None
+    return tasks or None
 
 
 def _benchmark_text(data: dict[str, object]) -> str:
@@ -132,8 +165,9 @@ def _benchmark_text(data: dict[str, object]) -> str:
     return "\n\n".join(parts)
 
 
-def load_problem(folder: Path) -> Problem:
-    """The problem in `folder`, every file checked (ProblemError saying what is wrong when it is not one)."""
+def load_problem(folder: Path, *, name: str | None = None) -> Problem:
+    """The problem in `folder`, every file checked (ProblemError saying what is wrong when it is not one); its title
+    is the statement's first heading, else `name` (the folder's name when not given)."""
     folder = Path(folder)
     if not folder.is_dir():
         raise ProblemError("missing", folder=folder)
@@ -156,10 +190,16 @@ def load_problem(folder: Path) -> Problem:
         raise ProblemError("no_data", folder=folder)
     for name in data_files:
         _check_table(folder / name)
+    title, lang = title_and_lang(statement, name or folder.name)
+    tasks = corrected_tasks(folder, statement)
+    return Problem(title=title, statement=statement, data_files=data_files, lang=lang, tasks=tasks)
+
+
+def title_and_lang(statement: str, name: str) -> tuple[str, str]:
+    """A statement's title (its first heading, else `name`) and the language it is written in."""
     heading = re.search(r"^#\s+(.+)$", statement, re.M)
-    title = heading.group(1).strip() if heading else folder.name.replace("_", " ")
-    lang = "zh-CN" if re.search(r"[\u4e00-\u9fff]", statement) else "en"
-    return Problem(title=title, statement=statement, data_files=data_files, lang=lang)
+    title = heading.group(1).strip() if heading else name.replace("_", " ")
+    return title, "zh-CN" if re.search(r"[\u4e00-\u9fff]", statement) else "en"
 
 
 def workspace_path(data_dir: Path, problem: Path) -> Path:
@@ -180,17 +220,18 @@ def run_workspace(problem_runs: Path, thread_id: str) -> Path:
 
 
 def prepare_workspace(workspace: Path, problem: Path) -> Problem:
-    """Copy the problem's statement and data into `workspace/problem/` (files already there are kept: a resumed run
-    sees what it started with) and make the output folders; the problem as loaded."""
-    loaded = load_problem(problem)
+    """Copy the problem's statement, corrected tasks and data into `workspace/problem/` (files already there are
+    kept: a resumed run, or the next message of its conversation, sees what it started with, even if the problem's
+    folder changed since) and make the output folders; the problem as the workspace holds it."""
+    load_problem(problem)
     target = Path(workspace) / "problem"
     for source in sorted(Path(problem).iterdir()):
         if source.is_file() and (
-            source.suffix.lower() in _DATA_SUFFIXES or source.name in ("problem.md", "problem.json")
+            source.suffix.lower() in _DATA_SUFFIXES or source.name in ("problem.md", "problem.json", TASKS_FILE)
         ):
             dest = target / source.name
             if not dest.exists():
                 write_atomic(dest, source.read_bytes())
     for folder in ("data", "code", "results", "figures", "paper", "consultation", "validation", "state"):
         (Path(workspace) / folder).mkdir(parents=True, exist_ok=True)
-    return loaded
+    return load_problem(target, name=Path(problem).resolve().name)

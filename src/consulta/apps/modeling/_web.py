@@ -7,6 +7,9 @@ answers it.
 Routes (under /api/modeling, for the caller's own runs only: another session's run is a 404 like an unknown one):
 `GET /timeline?run_id=` the timeline of a run (the session's newest when none is named); `GET /files/{path}?run_id=`
 one file of its workspace, confined to the workspace's output folders (a path that leaves them is a 404).
+The session's own problem (`_upload`; no other session reads it): `GET /problem` what a new run works on, with its
+tasks; `POST /problem/statement` and `POST /problem/data` one file each (multipart/form-data, part `file`);
+`DELETE /problem/data/{name}`; `PUT /problem/tasks` the tasks as the person corrected them; `DELETE /problem`.
 
 (No `from __future__ import annotations`: FastAPI reads the routes' annotations, which name the kit's local types.)
 """
@@ -19,16 +22,31 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 from fastapi import Path as PathParam
 from fastapi.responses import FileResponse
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from ...runtime import ConsultaError, NotFoundError, RunRecord
+from ...i18n import normalize_lang
+from ...runtime import ConsultaError, NotFoundError, RunRecord, ToolError
 from .._def import WebKit, WebPart
+from .._uploads import receive_file
 from ._gates import GATES, MAX_ATTEMPTS, validation_records
-from ._problem import run_workspace
+from ._problem import MAX_DATA_BYTES, run_workspace
 from ._sandbox_run import ScriptRun
+from ._upload import (
+    FIELD,
+    ProblemView,
+    TaskEdit,
+    UploadRefused,
+    clear_problem,
+    drop_data,
+    problem_view,
+    save_data,
+    save_statement,
+    session_problem,
+    set_tasks,
+)
 
 __all__ = ["RunTimeline", "read_timeline", "router", "web_part"]
 
@@ -278,7 +296,7 @@ def workspace_of(host: Any, run: RunRecord) -> Path | None:
     if app.data_path is None:
         return None
     try:
-        runs = app.data_path(app.recorded_options(run.options), host.env)
+        runs = app.data_path(app.recorded_options(run.options), host.for_principal(run.principal).env)
         path = run_workspace(Path(runs), run.thread_id) if runs is not None else None
     except (ConsultaError, ValueError, OSError):
         return None
@@ -315,7 +333,8 @@ def router(kit: WebKit) -> APIRouter:
                 404,
                 "no_workspace",
                 f"Run {run.id} has no workspace (it was started without a problem).",
-                hint="Start the app with --problem DIR.",
+                hint="Upload a problem on the page (POST /api/modeling/problem/statement and /data), or start the app "
+                "with --problem DIR.",
             )
         return read_timeline(workspace, run, working_agent(host, run))
 
@@ -354,7 +373,112 @@ def router(kit: WebKit) -> APIRouter:
             filename=target.name,
         )
 
+    # ---- the session's own problem (`_upload`) ----
+
+    def _problem_folder(host: Any, principal: str) -> Path:
+        folder = session_problem(host.for_principal(principal).env)
+        if folder is None:  # pragma: no cover - a web principal is always a session
+            raise ApiError(403, "no_session_problem", "This principal has no problem of its own.")
+        return folder
+
+    def _refused(error: Exception) -> Exception:
+        refusal = UploadRefused.of(error)
+        return ApiError(refusal.status, refusal.error_code, refusal.localized, field=FIELD)
+
+    def _view(host: Any, principal: str, request: Request) -> ProblemView:
+        problem = getattr(host.options, "problem", None)
+        return problem_view(host.for_principal(principal).env, problem, _lang(request))
+
+    async def _receive(request: Request, host: Any, principal: str, sink: Any) -> ProblemView:
+        folder = await asyncio.to_thread(_problem_folder, host, principal)
+        try:
+            await receive_file(request, lambda name: sink(folder, name), field=FIELD, limit=MAX_DATA_BYTES)
+        except (UploadRefused, ToolError) as error:
+            raise _refused(error) from None
+        return await asyncio.to_thread(_view, host, principal, request)
+
+    refusals = {
+        413: {**kit.responses[422], "description": "The file is over its limit; nothing was changed."},
+        415: {**kit.responses[422], "description": "Not a type the problem takes; nothing was changed."},
+    }
+    body = {"requestBody": {"required": True, "content": {"multipart/form-data": {"schema": _FORM}}}}
+
+    @router.get("/problem", summary="The problem a new run of this session works on, with its tasks")
+    async def problem(request: Request, host: Host, principal: Principal) -> ProblemView:
+        """The session's uploaded problem (`source` `upload`: its statement's name, data files, the tasks read from
+        the statement or as corrected, whether the team can start on it) or the server's `--problem` (`server`), or
+        none (`source` null); `limits`: what an upload may be."""
+        return await asyncio.to_thread(_view, host, principal, request)
+
+    @router.post(
+        "/problem/statement", status_code=201, responses=refusals, openapi_extra=body,
+        summary="Upload the problem's statement (multipart/form-data, part `file`: .md, .markdown or .txt)",
+    )  # fmt: skip
+    async def statement(request: Request, host: Host, principal: Principal) -> ProblemView:
+        """The statement becomes this session's problem's (replacing an earlier one; the tasks are read from it
+        again). Refused, nothing changed: 413 `file_too_large`, 415 `unsupported_file_type` or `pdf_unreadable`,
+        422 `path_like_name`, `empty_file`, `empty_statement`, `not_utf8`, `no_tasks` (it names no task)."""
+        return await _receive(request, host, principal, save_statement)
+
+    @router.post(
+        "/problem/data", status_code=201, responses=refusals, openapi_extra=body,
+        summary="Upload a data file of the problem (multipart/form-data, part `file`: a CSV table)",
+    )  # fmt: skip
+    async def data(request: Request, host: Host, principal: Principal) -> ProblemView:
+        """The table goes into this session's problem (a file of the same name is replaced). Refused, nothing
+        changed: 413 `file_too_large`, 415 `unsupported_file_type`, 422 `path_like_name`, `empty_file`,
+        `not_table` (not a CSV with a header and rows as wide as it), `too_many_files`."""
+        return await _receive(request, host, principal, save_data)
+
+    @router.delete("/problem/data/{name}", summary="Remove a data file of the session's problem")
+    async def drop(
+        request: Request, host: Host, principal: Principal, name: Annotated[str, PathParam(max_length=200)]
+    ) -> ProblemView:
+        """404 `no_such_file` when the session's problem has no data file of that name."""
+        folder = await asyncio.to_thread(_problem_folder, host, principal)
+        try:
+            await asyncio.to_thread(drop_data, folder, name)
+        except UploadRefused as error:
+            raise _refused(error) from None
+        return await asyncio.to_thread(_view, host, principal, request)
+
+    @router.put("/problem/tasks", summary="Correct the tasks of the session's problem before the team starts")
+    async def tasks(request: Request, host: Host, principal: Principal, edits: TaskEdits) -> ProblemView:
+        """The tasks, in order, as the person corrected them (text and kind each; a task left out is dropped, one
+        added is a new one): the team works on these. Refused, nothing changed: 409 `no_statement` (no statement
+        uploaded yet), 422 `bad_task_count`, `bad_task_text`, `bad_task_kind`."""
+        folder = await asyncio.to_thread(_problem_folder, host, principal)
+        try:
+            await asyncio.to_thread(set_tasks, folder, edits.tasks)
+        except UploadRefused as error:
+            raise _refused(error) from None
+        return await asyncio.to_thread(_view, host, principal, request)
+
+    @router.delete("/problem", summary="Forget the session's uploaded problem (back to the server's, if any)")
+    async def forget(request: Request, host: Host, principal: Principal) -> ProblemView:
+        """The runs already started keep their own copy of it."""
+        folder = await asyncio.to_thread(_problem_folder, host, principal)
+        await asyncio.to_thread(clear_problem, folder)
+        return await asyncio.to_thread(_view, host, principal, request)
+
     return router
+
+
+def _lang(request: Request) -> str:
+    """The reader's language, as the web front end reads it for its errors: `?lang=`, else `Accept-Language`."""
+    asked = request.query_params.get("lang") or request.headers.get("accept-language", "").split(",")[0]
+    return normalize_lang(asked.split(";")[0].strip() or None)
+
+
+class TaskEdits(BaseModel):
+    tasks: list[TaskEdit] = Field(max_length=50)
+
+
+_FORM = {
+    "type": "object",
+    "properties": {FIELD: {"type": "string", "format": "binary", "minLength": 1}},
+    "required": [FIELD],
+}
 
 
 def web_part() -> WebPart:

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import codecs
 import csv
-import os
-import tempfile
 import zipfile
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -24,6 +22,7 @@ from pydantic import BaseModel
 
 from ...i18n import catalog, normalize_lang, t
 from ...runtime import ConsultaError, ToolError
+from .._uploads import FileUpload
 from ._datasets import (
     ACCEPTED_SUFFIXES,
     MAX_UPLOAD_BYTES,
@@ -275,59 +274,39 @@ def _not_a_workbook(name: str) -> UploadRefused:
 
 
 class UploadWriter:
-    """One upload being written into `folder` as `name` (checked at once: nothing is written for a refused name).
-    `write` chunks into a hidden temporary file, refusing the chunk that takes it over the limit; `commit` checks
-    the content (`check_content`) and puts it in place atomically (replacing an earlier file of that name). Used as
-    a context manager, an upload not committed is removed."""
+    """One upload being written into `folder` as `name` (checked at once: nothing is written for a refused name), a
+    `FileUpload` (the apps' shared mechanics: chunks into a hidden temporary file, the chunk that takes it over the
+    limit refused, content checked by `check_content`, put in place atomically); used as a context manager, an
+    upload not committed is removed."""
 
     def __init__(self, folder: Path, name: str | None, *, limit: int = MAX_UPLOAD_BYTES) -> None:
         self.name = check_upload(name)
         self.folder = folder
         self.limit = limit
-        self.size = 0
-        fd, temp = tempfile.mkstemp(dir=folder, prefix=f".{self.name}.", suffix=".part")
-        self._file = os.fdopen(fd, "wb")
-        self._temp = Path(temp)
+        self._upload = FileUpload(folder, self.name, limit=limit, refuse=self._refuse, check=check_content)
+
+    def _refuse(self, code: str, message: str, hint: str | None) -> UploadRefused:
+        return UploadRefused(code, message, name=self.name, hint=hint)
+
+    @property
+    def size(self) -> int:
+        return self._upload.size
 
     def write(self, chunk: bytes) -> None:
-        self.size += len(chunk)
-        if self.size > self.limit:
-            self.abort()
-            raise UploadRefused(
-                "file_too_large", f"{self.name} is over {self.limit // (1024 * 1024)} MB.", name=self.name
-            )
-        self._file.write(chunk)
+        self._upload.write(chunk)
 
     def commit(self) -> UploadedFile:
-        if self.size == 0:
-            self.abort()
-            raise UploadRefused(
-                "empty_file", f"{self.name} is empty.", name=self.name, hint="Upload a file with the data in it."
-            )
-        self._file.flush()
-        try:
-            check_content(self._temp, self.name)
-        except UploadRefused:
-            self.abort()
-            raise
-        os.fsync(self._file.fileno())
-        self._file.close()
-        target = self.folder / self.name
-        os.replace(self._temp, target)
-        return _described(target)
+        return _described(self._upload.commit())
 
     def abort(self) -> None:
         """Drop what was written (idempotent)."""
-        if not self._file.closed:
-            self._file.close()
-        self._temp.unlink(missing_ok=True)
+        self._upload.abort()
 
     def __enter__(self) -> UploadWriter:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
-        if self._temp.exists():
-            self.abort()
+        self._upload.__exit__(kind, error, tb)
 
 
 def save_upload(folder: Path, name: str | None, data: bytes) -> UploadedFile:

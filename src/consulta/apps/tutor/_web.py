@@ -10,20 +10,17 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel
-from python_multipart.exceptions import FormParserError
-from python_multipart.multipart import MultipartParser, parse_options_header
 
 from ...i18n import catalog, normalize_lang, t
 from ...runtime import NotFoundError, ToolError
 from .._def import AppView, WebKit
+from .._uploads import receive_file
 from ._datasets import ACCEPTED_SUFFIXES, MAX_UPLOAD_BYTES
 from ._turn import TurnView, turn_view
 from ._uploads import FIELD, UploadedFile, UploadRefused, UploadWriter, list_uploads
 
 __all__ = ["router"]
 
-MULTIPART_SLACK = 64 * 1024
-"""What a multipart body may hold besides the file itself (boundaries, part headers, small fields)."""
 _STATUS = {"file_too_large": 413, "unsupported_file_type": 415, "unsupported_media_type": 415}
 _NAMELESS = {"file_too_large": "tutor.web.error.body_too_large"}
 """The catalog's words for a refusal before the file's name is known (its code's own words name the file)."""
@@ -46,100 +43,6 @@ class Uploads(BaseModel):
     files: list[UploadedFile]
     max_bytes: int
     accepted: list[str]
-
-
-class _Upload:
-    """A multipart/form-data body read chunk by chunk: its part named `file` goes through an UploadWriter (so a
-    refused name writes nothing and a body over the limit stops being read); other parts are skipped."""
-
-    def __init__(self, folder: Path, boundary: bytes) -> None:
-        self.folder = folder
-        self.writer: UploadWriter | None = None
-        self.saved: UploadedFile | None = None
-        self.error: ToolError | None = None
-        self._headers: dict[bytes, bytes] = {}
-        self._field = b""
-        self._value = b""
-        self._in_file = False
-        self._pending: list[bytes] = []
-        self.parser = MultipartParser(
-            boundary,
-            callbacks={
-                "on_part_begin": self._part_begin,
-                "on_header_field": lambda data, start, end: self._header_bytes("_field", data[start:end]),
-                "on_header_value": lambda data, start, end: self._header_bytes("_value", data[start:end]),
-                "on_header_end": self._header_end,
-                "on_headers_finished": self._headers_finished,
-                "on_part_data": self._part_data,
-                "on_part_end": self._part_end,
-            },
-        )
-        self.read = 0
-
-    def _part_begin(self) -> None:
-        self._headers = {}
-
-    def _header_bytes(self, which: str, data: bytes) -> None:
-        setattr(self, which, getattr(self, which) + data)
-
-    def _header_end(self) -> None:
-        self._headers[self._field.lower()] = self._value
-        self._field, self._value = b"", b""
-
-    def _headers_finished(self) -> None:
-        _, params = parse_options_header(self._headers.get(b"content-disposition", b""))
-        self._in_file = params.get(b"name") == FIELD.encode() and b"filename" in params
-        if self._in_file and self.writer is None and self.saved is None and self.error is None:
-            try:
-                self.writer = UploadWriter(self.folder, _decoded(params[b"filename"]))
-            except ToolError as error:
-                self.error = error
-
-    def _part_data(self, data: bytes, start: int, end: int) -> None:
-        if self._in_file and self.writer is not None:
-            self._pending.append(data[start:end])
-
-    def _part_end(self) -> None:
-        if self._in_file:
-            self.flush()
-        if self._in_file and self.writer is not None:
-            writer, self.writer = self.writer, None
-            try:
-                self.saved = writer.commit()
-            except ToolError as error:
-                self.error = error
-        self._in_file = False
-
-    def flush(self) -> None:
-        """Write what the parser has read of the file so far (the writer refuses what goes over the limit)."""
-        chunks, self._pending = self._pending, []
-        if self.writer is None or self.error is not None:
-            return
-        try:
-            for chunk in chunks:
-                self.writer.write(chunk)
-        except ToolError as error:
-            self.error, self.writer = error, None
-
-    def feed(self, chunk: bytes) -> None:
-        self.read += len(chunk)
-        if self.read > MAX_UPLOAD_BYTES + MULTIPART_SLACK:  # whatever the parts: the body is too big to be one upload
-            self.error = _too_large()
-            return
-        self.parser.write(chunk)
-        self.flush()
-
-    def close(self) -> None:
-        if self.writer is not None:
-            self.writer.abort()
-            self.writer = None
-
-
-def _decoded(raw: bytes) -> str:
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return raw.decode("latin-1")
 
 
 def router(kit: WebKit) -> APIRouter:
@@ -197,33 +100,13 @@ def router(kit: WebKit) -> APIRouter:
         or Excel only) or `unsupported_media_type` (not multipart/form-data), 422 `path_outside_uploads` (a name with a
         folder part or a leading dot), `missing_file` (no part `file`), `empty_file`."""
         folder = _folder(host.for_principal(principal))
-        length = request.headers.get("content-length")
-        if length is not None and length.isdigit() and int(length) > MAX_UPLOAD_BYTES + MULTIPART_SLACK:
-            raise refused(_too_large())
-        content_type, params = parse_options_header(request.headers.get("content-type"))
-        if content_type != b"multipart/form-data" or not params.get(b"boundary"):
-            raise refused(
-                ToolError("unsupported_media_type", "This route reads a multipart/form-data body.", field=FIELD)
-            )
-        reader = _Upload(folder, params[b"boundary"])
         try:
-            async for chunk in request.stream():
-                await asyncio.to_thread(reader.feed, chunk)  # the disk writes (and the commit's fsync) off the loop
-                if reader.error is not None:
-                    break
-            else:
-                await asyncio.to_thread(reader.parser.finalize)
-        except FormParserError as error:
-            reader.error = reader.error or ToolError(
-                "invalid_request", f"The multipart body could not be read: {error}", field=FIELD
+            saved: UploadedFile = await receive_file(
+                request, lambda name: UploadWriter(folder, name), field=FIELD, limit=MAX_UPLOAD_BYTES
             )
-        finally:
-            reader.close()
-        if reader.error is not None:
-            raise refused(reader.error)
-        if reader.saved is None:
-            raise refused(ToolError("missing_file", "The form has no file: send it in a part named file.", field=FIELD))
-        return reader.saved
+        except ToolError as error:
+            raise refused(error) from None
+        return saved
 
     @router.get("/turn", summary="A turn's cards: its instruction packet and consultations")
     async def turn(
@@ -260,8 +143,3 @@ def _words(error: ToolError) -> Callable[[str], str]:
         )
 
     return words
-
-
-def _too_large() -> ToolError:
-    """The body is too large (its file's name is not known yet)."""
-    return ToolError("file_too_large", f"The upload is over {MAX_UPLOAD_BYTES // (1024 * 1024)} MB.", field=FIELD)

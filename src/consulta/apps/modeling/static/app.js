@@ -2,11 +2,14 @@
 // now, each consultation as a card that opens to its markdown record, each gate's verdict with its reasons, the
 // team's script runs — with the paper's PDF and the files produced, drawn from GET /api/modeling/timeline and redrawn
 // as the run's events arrive (the page hands every event of the runs it shows to `event`). An escalation is a
-// question of the Director's run: the page's own ask form answers it.
+// question of the Director's run: the page's own ask form answers it. Above it, the problem: the person uploads
+// their own (a statement and data files, each checked by the server, which answers a refusal in one line of the
+// page's language), sees the tasks the server read from the statement, corrects them (text, kind, drop, add) and
+// starts the team on it in a new conversation; or sees the problem the server was started with.
 
 import { api } from "/static/js/api.js";
 import { h } from "/static/js/dom.js";
-import { formatTime, t } from "/static/js/i18n.js";
+import { formatTime, lang, t } from "/static/js/i18n.js";
 
 const $ = (selector) => document.querySelector(selector);
 const REFRESH_MS = 300; // events come in bursts: one read of the workspace per burst
@@ -33,6 +36,10 @@ const KEYS = {
     REJECTED: "modeling.web.gate.status.REJECTED",
   },
   decidedBy: { code: "modeling.web.card.decided_by.code", validator: "modeling.web.card.decided_by.validator" },
+  asks: {
+    forecast: "modeling.web.asks.forecast", policy: "modeling.web.asks.policy", ranking: "modeling.web.asks.ranking",
+    estimate: "modeling.web.asks.estimate", number: "modeling.web.asks.number", explanation: "modeling.web.asks.explanation",
+  },
   folder: {
     problem: "modeling.web.folder.problem", data: "modeling.web.folder.data", code: "modeling.web.folder.code",
     results: "modeling.web.folder.results", figures: "modeling.web.folder.figures", paper: "modeling.web.folder.paper",
@@ -47,6 +54,22 @@ function word(family, value) {
 }
 
 export function mount({ onError }) {
+  const problem = new ProblemPanel({
+    summary: $("#mp-summary"),
+    statementLabel: $("#mp-statement-label"),
+    statement: $("#mp-statement"),
+    dataLabel: $("#mp-data-label"),
+    data: $("#mp-data"),
+    status: $("#mp-status"),
+    files: $("#mp-files"),
+    form: $("#mp-tasks"),
+    note: $("#mp-tasks-note"),
+    list: $("#mp-task-list"),
+    add: $("#mp-add"),
+    start: $("#mp-start"),
+    forget: $("#mp-forget"),
+    onError,
+  });
   const timeline = new Timeline({
     state: $("#mt-state"),
     now: $("#mt-now"),
@@ -57,10 +80,266 @@ export function mount({ onError }) {
     onError,
   });
   return {
-    ready: timeline.refresh(),
+    ready: Promise.all([timeline.refresh(), problem.refresh()]),
     event: (event) => timeline.heard(event),
-    redraw: () => timeline.draw(),
+    redraw: () => {
+      timeline.draw();
+      problem.refresh().catch(onError); // the server's lines come in the new language
+    },
   };
+}
+
+// The problem a new run of the session works on (GET /api/modeling/problem): the person's own, uploaded and
+// corrected here, or the server's `--problem`.
+export class ProblemPanel {
+  constructor(nodes) {
+    Object.assign(this, nodes);
+    this.view = null;
+    this.draft = null; // the tasks as being edited: [{ text, asks }] (null: as the server has them)
+    this.notice = null; // { text, tone }
+    this.statement.addEventListener("change", () => this.pick(this.statement, "statement"));
+    this.data.addEventListener("change", () => this.pick(this.data, "data"));
+    this.form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      this.save();
+    });
+    this.add.addEventListener("click", () => {
+      this.edit((tasks) => tasks.push({ text: "", asks: "explanation" }));
+      this.list.lastElementChild?.querySelector("textarea")?.focus();
+    });
+    this.start.addEventListener("click", () => this.begin());
+    this.forget.addEventListener("click", () => this.clear());
+  }
+
+  query() {
+    return `?lang=${encodeURIComponent(lang())}`;
+  }
+
+  async refresh() {
+    this.view = await api("GET", `/api/modeling/problem${this.query()}`);
+    this.draw();
+  }
+
+  say(text, tone) {
+    this.notice = text ? { text, tone } : null;
+    this.drawNotice();
+  }
+
+  drawNotice() {
+    this.status.hidden = !this.notice;
+    this.status.textContent = this.notice ? this.notice.text : "";
+    this.status.className = "mp-status";
+    if (this.notice) {
+      this.status.classList.add(this.notice.tone);
+    }
+    this.status.setAttribute("role", this.notice && this.notice.tone === "bad" ? "alert" : "status");
+  }
+
+  async pick(input, kind) {
+    const files = [...input.files];
+    input.value = "";
+    for (const file of files) {
+      if (!(await this.upload(kind, file))) {
+        break;
+      }
+    }
+  }
+
+  // One file to POST /api/modeling/problem/{statement|data}; the server's refusal is its own line, in the page's language.
+  async upload(kind, file) {
+    this.say(t("modeling.web.problem.sending", { name: file.name }), "busy");
+    const form = new FormData();
+    form.append("file", file, file.name);
+    let response;
+    try {
+      response = await fetch(`/api/modeling/problem/${kind}${this.query()}`, { method: "POST", body: form, credentials: "same-origin" });
+    } catch (error) {
+      this.say(t("web.error.network", { detail: "" }), "bad");
+      return false;
+    }
+    const body = response.headers.get("content-type")?.includes("json") ? await response.json() : {};
+    if (!response.ok) {
+      this.say(body.message || t("web.error.generic", { detail: String(response.status) }), "bad");
+      return false;
+    }
+    if (kind === "statement") {
+      this.draft = null; // a new statement: its own tasks
+    }
+    this.view = body;
+    this.say(t("modeling.web.problem.done", { name: file.name }), "good");
+    this.draw();
+    return true;
+  }
+
+  async drop(name) {
+    try {
+      this.view = await api("DELETE", `/api/modeling/problem/data/${encodeURIComponent(name)}${this.query()}`);
+    } catch (error) {
+      this.say(error.message, "bad");
+      return;
+    }
+    this.say(t("modeling.web.problem.removed", { name }), "good");
+    this.draw();
+  }
+
+  async clear() {
+    try {
+      this.view = await api("DELETE", `/api/modeling/problem${this.query()}`);
+    } catch (error) {
+      this.onError(error);
+      return;
+    }
+    this.draft = null;
+    this.say(null);
+    this.draw();
+  }
+
+  editable() {
+    return this.view && this.view.source === "upload";
+  }
+
+  tasks() {
+    return this.draft || (this.view ? this.view.tasks.map((task) => ({ text: task.text, asks: task.asks })) : []);
+  }
+
+  edit(change) {
+    const tasks = this.tasks().map((task) => ({ ...task }));
+    change(tasks);
+    this.draft = tasks;
+    this.drawTasks();
+  }
+
+  async save() {
+    if (!this.draft) {
+      return true;
+    }
+    try {
+      this.view = await api("PUT", `/api/modeling/problem/tasks${this.query()}`, { tasks: this.draft });
+    } catch (error) {
+      this.say(error.message, "bad");
+      return false;
+    }
+    this.draft = null;
+    this.say(t("modeling.web.problem.saved"), "good");
+    this.draw();
+    return true;
+  }
+
+  // The team starts on the problem in a new conversation (a conversation keeps the problem it began with).
+  async begin() {
+    if (this.draft) {
+      this.say(t("modeling.web.problem.unsaved"), "bad");
+      return;
+    }
+    if (this.view && this.view.problem) {
+      this.say(this.view.problem, "bad");
+      return;
+    }
+    const prompt = document.querySelector("#prompt");
+    if (prompt.disabled) {
+      this.say(t("modeling.web.problem.busy"), "bad"); // a run works: one at a time
+      return;
+    }
+    document.querySelector("#new-chat")?.click();
+    prompt.value = t("modeling.web.problem.start_prompt");
+    document.querySelector("#composer")?.requestSubmit();
+  }
+
+  draw() {
+    const view = this.view;
+    const limits = view ? view.limits : { statement_types: [], data_types: [] };
+    this.statementLabel.textContent = t("modeling.web.problem.statement_label", { types: limits.statement_types.join(t("web.list_separator")) });
+    this.dataLabel.textContent = t("modeling.web.problem.data_label", { types: limits.data_types.join(t("web.list_separator")) });
+    const title = view && view.title;
+    this.summary.textContent = !view || !view.source
+      ? t("modeling.web.problem.none")
+      : view.source === "server"
+        ? t("modeling.web.problem.server", { title: title || "" })
+        : t("modeling.web.problem.uploaded", { title: title || view.statement_name || "" });
+    this.start.disabled = !(view && view.ready);
+    this.forget.hidden = !this.editable();
+    this.drawFiles();
+    this.drawTasks();
+    if (view && view.problem && !this.notice) {
+      this.say(view.problem, "warn");
+    }
+    this.drawNotice();
+  }
+
+  drawFiles() {
+    const view = this.view;
+    if (!view || !view.source) {
+      this.files.replaceChildren();
+      return;
+    }
+    const items = [];
+    if (view.statement_name) {
+      items.push(h("li", { class: ["mp-file", "statement"] }, t("modeling.web.problem.statement_file", { name: view.statement_name })));
+    }
+    for (const file of view.data_files) {
+      items.push(
+        h(
+          "li",
+          { class: "mp-file", dataset: { name: file.name } },
+          h("span", {}, file.name),
+          h("span", { class: ["muted", "small", "mt-spaced"] }, size(file.size)),
+          this.editable()
+            ? h("button", { type: "button", class: ["small", "mp-remove"], title: t("modeling.web.problem.remove_file", { name: file.name }), on: { click: () => this.drop(file.name) } }, "×")
+            : null,
+        ),
+      );
+    }
+    if (!view.data_files.length) {
+      items.push(h("li", { class: ["muted", "small"] }, t("modeling.web.problem.no_data")));
+    }
+    this.files.replaceChildren(...items);
+  }
+
+  drawTasks() {
+    const view = this.view;
+    const tasks = this.tasks();
+    this.form.hidden = !(view && view.source && (tasks.length || this.editable()));
+    if (this.form.hidden) {
+      return;
+    }
+    const editable = this.editable();
+    this.note.textContent = t(!editable ? "modeling.web.problem.tasks_server" : view.corrected && !this.draft ? "modeling.web.problem.tasks_corrected" : "modeling.web.problem.tasks_found");
+    this.add.hidden = !editable;
+    this.form.querySelector("#mp-save").hidden = !editable;
+    this.form.querySelector("#mp-save").disabled = !this.draft;
+    const kinds = view.limits.asks;
+    this.list.replaceChildren(
+      ...tasks.map((task, i) =>
+        editable
+          ? h(
+              "li",
+              { class: "mp-task", dataset: { n: i + 1 } },
+              h("label", { class: "mp-task-head" }, t("modeling.web.problem.task", { n: i + 1 })),
+              h("textarea", {
+                class: "mp-task-text", rows: 2, maxLength: view.limits.task_chars, value: task.text,
+                "aria-label": t("modeling.web.problem.task", { n: i + 1 }),
+                on: { input: (event) => this.typed(i, "text", event.target.value) },
+              }),
+              h(
+                "select",
+                { class: "mp-task-kind", "aria-label": t("modeling.web.problem.kind"), on: { change: (event) => this.typed(i, "asks", event.target.value) } },
+                kinds.map((kind) => h("option", { value: kind, selected: kind === task.asks }, word("asks", kind))),
+              ),
+              h("button", { type: "button", class: ["small", "mp-drop"], on: { click: () => this.edit((list) => list.splice(i, 1)) } }, t("modeling.web.problem.drop")),
+            )
+          : h("li", { class: "mp-task", dataset: { n: i + 1 } }, h("span", { class: "mp-task-text" }, task.text), h("span", { class: ["pill", "mp-kind"] }, word("asks", task.asks))),
+      ),
+    );
+  }
+
+  // A keystroke in a task: kept in the draft without redrawing the list (the caret stays where it is).
+  typed(i, key, value) {
+    const tasks = this.tasks().map((task) => ({ ...task }));
+    tasks[i][key] = value;
+    this.draft = tasks;
+    this.form.querySelector("#mp-save").disabled = false;
+    this.note.textContent = t("modeling.web.problem.tasks_found");
+  }
 }
 
 export class Timeline {
