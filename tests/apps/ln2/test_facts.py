@@ -36,7 +36,9 @@ def test_the_hela_answer_with_invented_counts_is_replaced_by_codes(tmp_path: Pat
     )  # on subject and located (ln2's own check passes it): only the facts check sees the invented numbers
     run, store = run_script(tmp_path, inventory, "Do we have any HeLa cells left?", [{"text": invented}] * 2)
     assert run.status == RunStatus.finished
-    assert run.output is not None and run.output.startswith("Records found: 4, tubes: 11.\n- id 4: HeLa; box 1 positions")
+    assert run.output is not None and run.output.startswith(
+        "Records found: 4, tubes: 11.\n- id 4: HeLa; box 1 positions"
+    )
     assert shown(store, run.id) == [run.output] and checks(store, run.id) == ["facts", "facts"]
 
 
