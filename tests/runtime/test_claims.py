@@ -5,6 +5,7 @@ once with the reason, then replaced by the reply code composes from the facts. L
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -170,8 +171,33 @@ def test_saying_what_is_staged_passes_when_a_plan_is_staged(reply: str) -> None:
 @pytest.mark.parametrize("reply", LEGITIMATE)
 def test_legitimate_replies_pass(reply: str) -> None:
     assert find_claims(reply) == []
-    for facts in (NOTHING, LOOKED_UP, STAGED):
+    for facts in (NOTHING, LOOKED_UP):
         check_claims(reply, facts)
+
+
+@pytest.mark.parametrize(
+    ("reply", "lang"),
+    [
+        ("I'm sorry, but I can't help with that. Please try again later.", "en"),
+        ("There are 2 tubes left in box 3 at position 46.", "en"),
+        ("Staged the thaw of record 21; approve it to apply.", "zh-CN"),  # the person wrote Chinese
+    ],
+)
+def test_a_reply_that_hides_the_staged_plan_is_replaced_by_codes(reply: str, lang: str) -> None:
+    """Seen on the embedded model (ln2 eval): after staging two additions it said "I can't help with that"; after
+    staging a thaw for a Chinese request it answered in English about the tubes left. The person reads it beside
+    the plan they are asked to approve: code says what is staged instead."""
+    facts = replace(STAGED, lang=lang)
+    with pytest.raises(ReplyRefused, match="waits for the user's approval") as refused:
+        check_claims(reply, facts)
+    assert refused.value.replacement == compose_reply(facts)
+
+
+@pytest.mark.parametrize(
+    "reply", ["Staged: thaw record 21, box 3 position 46. Approve it to apply.", "已暂存：取出记录 21，等待您批准。"]
+)
+def test_a_reply_that_says_the_plan_waits_passes(reply: str) -> None:
+    check_claims(reply, replace(STAGED, lang="zh-CN" if "已" in reply else "en"))
 
 
 def test_a_description_of_looked_up_data_is_not_a_claim() -> None:

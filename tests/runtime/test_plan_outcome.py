@@ -3,6 +3,7 @@ the reply written while the plan waited ("staged, waiting for your approval").""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import anyio
@@ -19,6 +20,12 @@ from ._support import FakeExecutor, RecordingModel, call, calls, run_to_settle, 
 pytestmark = [pytest.mark.anyio, pytest.mark.both_backends]
 
 WAITING = "Staged, waiting for your approval: two renames."
+WAITING_ZH = "已暂存两项重命名，等待您批准。"
+
+
+def waiting(prompt: str) -> str:
+    """The scripted model's reply after staging, in the prompt's language (another is refused: `check_claims`)."""
+    return WAITING_ZH if re.search(r"[\u4e00-\u9fff]", prompt) else WAITING
 
 
 @write_tool
@@ -40,7 +47,7 @@ async def staged(make_runtime, executor: FakeExecutor, prompt: str = "rename the
         [
             calls(call("rename", {"name": "alpha"}, id="w1")),
             calls(call("rename", {"name": "beta"}, id="w2")),
-            say(WAITING),
+            say(waiting(prompt)),
         ]
     )
     rt = make_runtime(model, **kw)
@@ -68,19 +75,19 @@ def told(store, run_id: str) -> list[str]:
 )
 async def test_approved_the_run_ends_saying_what_was_applied(store, make_runtime, prompt, expected):
     rt, run = await staged(make_runtime, Bilingual(), prompt)
-    assert (run.status, run.output) == (RunStatus.waiting, WAITING)
+    assert (run.status, run.output) == (RunStatus.waiting, waiting(prompt))
     rt.answer(plan_ask_id(store, run.id), "approve")
     run = await settle(rt, run.id)
     assert store.list_plans(run_id=run.id)[0].status == PlanStatus.applied
     assert (run.status, run.output) == (RunStatus.finished, expected)
-    assert told(store, run.id) == [WAITING, expected]  # front ends show the outcome as the run's last reply
+    assert told(store, run.id) == [waiting(prompt), expected]  # front ends show the outcome as the run's last reply
     events = store.list_events(run.id)
     assert [e.type for e in events[-2:]] == ["model_text", "run_ended"] and events[-1].data["output"] == expected
     # the thread's next turn carries the outcome over as the agent's last reply
     _, checkpoint = store.load_checkpoint(run.id)
     assert [
         p.content for m in carry_over(load_messages(checkpoint)) if isinstance(m, ModelResponse) for p in m.parts
-    ] == [WAITING, expected]
+    ] == [waiting(prompt), expected]
 
 
 @pytest.mark.parametrize("lang", ["en", "zh-CN"])

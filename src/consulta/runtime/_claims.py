@@ -405,8 +405,9 @@ def runaway(text: str) -> str | None:
 
 def check_claims(text: str, facts: TurnFacts) -> None:
     """The runtime's check of every final reply: refuse (ReplyRefused, with the reply composed from the facts) a
-    runaway string, a claim of an action no write of the turn backs, and a claim of completion while the plan only
-    waits for approval."""
+    runaway string, a reply that does not say (in the person's language) that the turn's staged plan waits for
+    approval, a claim of an action no write of the turn backs, and a claim of completion while the plan only waits
+    for approval."""
     if (run := runaway(text)) is not None:
         raise ReplyRefused(
             f"Your reply has a runaway string ({run!r}…). Write one or two short sentences.",
@@ -431,6 +432,27 @@ def check_claims(text: str, facts: TurnFacts) -> None:
                 replacement=compose_reply(facts),
                 check="claims",
             )
+    if facts.staged and not (facts.applied or facts.questions) and (unsaid := _staging_unsaid(text, facts.lang)):
+        raise ReplyRefused(
+            f"A change is staged in this turn and waits for the user's approval, but your reply {unsaid}. Say, in one "
+            "short sentence in the user's language, what is staged and that it waits for approval.",
+            replacement=compose_reply(facts),
+            check="claims",
+        )
+
+
+_AWAITS = re.compile(r"approv|confirm|staged|stage|review|批准|确认|审批|暂存|同意", re.IGNORECASE)
+
+
+def _staging_unsaid(text: str, lang: str) -> str | None:
+    """How a reply on a turn whose plan waits for approval fails to say so (None: it says so): it is not in the
+    person's language, or it speaks of no approval at all ("I'm sorry, I can't help with that"; "There are 2 tubes
+    left in box 3" after staging their thaw). The person reads it beside the plan they are asked to approve."""
+    if lang == "zh-CN" and not _CJK.search(text):
+        return "is not in the user's language (Chinese)"
+    if not _AWAITS.search(text):
+        return "does not say so"
+    return None
 
 
 def compose_reply(facts: TurnFacts) -> str:
