@@ -99,6 +99,8 @@ def test_a_request_naming_no_cells_gets_a_question(tmp_path: Path, inventory: Pa
     lang = "zh-CN" if "细胞" in lang_prompt else "en"
     assert run.output is not None and run.output.startswith(t("ln2.reply.which_cells", lang, lines="")[:8])
     assert "HeLa" in run.output and "K562" in run.output and store.list_plans(run_id=run.id) == []
+    # the lines it offers are the ones the turn's own look-up returned, on record before the model's first step
+    assert [c.tool_name for c in store.list_tool_calls(run.id)][0] == "inventory_stats"
 
 
 def test_a_write_turn_refused_twice_ends_with_a_reply(tmp_path: Path, inventory: Path) -> None:  # noqa: F811

@@ -201,6 +201,8 @@ def test_the_words_name_an_inventory_name_or_part_of_one(
     assert named_in(words, load_inventory(inventory)) == named
     if named is not None and "thaw" not in words.casefold():
         assert first_look_for(inventory)(words) == [("query_inventory", {named[1]: named[0]})]
+    if named is None and "cells" in words:  # cells asked for, none named: the lines held, to ask which
+        assert first_look_for(inventory)(words) == [("inventory_stats", {})]
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,7 @@ from ...i18n import t
 from ...runtime import FactRules, ReplyCheck, ReplyRefused, ToolOutcome, TurnFacts, compose_reply, echoes
 from ._inventory import Inventory, load_inventory
 from ._locate import said_boxes, said_places
-from ._turns import asks_for_change, named_in
+from ._turns import asks_for_cells, asks_for_change, named_in
 
 __all__ = [
     "answer_from_results",
@@ -208,6 +208,8 @@ def check_ln2_reply(text: str, facts: TurnFacts) -> None:
     claim check's."""
     if facts.staged or facts.applied or facts.questions or any(c.kind == "write" for c in facts.calls):
         return
+    if _unnamed_request(facts):
+        return  # which cells is asked by `asks_which_cells`, not answered by a summary of the whole tank
     # On a request to change, what the turn did or did not do is the claim check's to say; this one only keeps a
     # reply from giving up, echoing, answering in another language or hiding that nothing is there.
     looking = not (facts.prompt and asks_for_change(facts.prompt))
@@ -296,11 +298,6 @@ def ln2_facts(inventory_path: Path) -> FactRules:
     return FactRules(names=names, declared=declared, ignore=_UNITS, say_found=answer_from_results)
 
 
-_NEED = re.compile(
-    r"\b(?:need|want|looking\s+for|give\s+me|get\s+me)\b.{0,40}?\b(?:cells?|tubes?|vials?|lines?)\b"
-    r"|(?:需要|想要|要|给我).{0,10}?(?:细胞|管)",
-    re.IGNORECASE,
-)
 _ASKS = re.compile(r"[?？]|吗|呢")
 
 
@@ -310,7 +307,7 @@ def asks_which_cells(inventory_path: Path) -> ReplyCheck:
 
     def check(text: str, facts: TurnFacts) -> None:
         words = facts.prompt
-        if not words or facts.staged or facts.applied or facts.questions or not _NEED.search(words):
+        if not words or facts.staged or facts.applied or facts.questions or not asks_for_cells(words):
             return
         try:
             inventory = load_inventory(inventory_path)
@@ -318,7 +315,9 @@ def asks_which_cells(inventory_path: Path) -> ReplyCheck:
             return
         if named_in(words, inventory) is not None or said_boxes(words) or _ASKS.search(text):
             return
-        lines = sorted({r.parent_cell_line for r in inventory.records if r.positions}, key=str.casefold)
+        held = _lines_held(facts)  # as the turn's look-up returned them (on record), else as the file has them
+        lines = held if held is not None else [r.parent_cell_line for r in inventory.records if r.positions]
+        lines = sorted(set(lines), key=str.casefold)
         raise ReplyRefused(
             "The user did not say which cells they need: do not pick any. Ask them which cells, in one short "
             "question in their language.",
@@ -327,6 +326,22 @@ def asks_which_cells(inventory_path: Path) -> ReplyCheck:
         )
 
     return check
+
+
+def _lines_held(facts: TurnFacts) -> list[str] | None:
+    """The cell lines with tubes left, as the turn's inventory statistics returned them (None: none was read)."""
+    for call in facts.calls:
+        data = _result(call)
+        if data is not None and isinstance(data.get("cell_lines"), dict):
+            return [str(n) for n, c in data["cell_lines"].items() if not isinstance(c, dict) or c.get("tubes")]
+    return None
+
+
+def _unnamed_request(facts: TurnFacts) -> bool:
+    """Whether the turn asks for cells without naming any and looked none up by name (`asks_which_cells` answers it
+    with a question)."""
+    by_name = any(c.args.get(k) for c in facts.calls for k in ("cell_line", "short_name", "plasmid"))
+    return bool(facts.prompt) and asks_for_cells(facts.prompt or "") and not by_name
 
 
 def _staged_places(facts: TurnFacts) -> set[tuple[int, int]] | None:

@@ -22,7 +22,7 @@ from typing import Any, Literal
 from ._inventory import Inventory, load_inventory
 from ._locate import said_boxes, said_positions
 
-__all__ = ["asks_for_change", "change_asked", "first_look_for", "named_in", "said_month"]
+__all__ = ["asks_for_cells", "asks_for_change", "change_asked", "first_look_for", "named_in", "said_month"]
 
 _CHANGE_EN = re.compile(
     r"\b(?:thaw\w*|take\s+(?:\w+\s+){0,4}?out|took\s+out|takeout|remove|discard\w*|throw\s+(?:\w+\s+)?away|dispose|"
@@ -43,6 +43,19 @@ _TAKE = re.compile(
     re.IGNORECASE,
 )
 _UNDO = re.compile(r"\b(?:undo|revert|roll\s*back|rollback)\b|撤销|撤回|回滚", re.IGNORECASE)
+_NEED = re.compile(
+    r"\b(?:need|want|looking\s+for|give\s+me|get\s+me)\b.{0,40}?\b(?:cells?|tubes?|vials?|lines?)\b"
+    r"|(?:需要|想要|要|给我).{0,10}?(?:细胞|管)",
+    re.IGNORECASE,
+)
+
+
+def asks_for_cells(words: str) -> bool:
+    """Whether the words ask for cells or tubes ("I need some cells for tomorrow", "我需要一些细胞"); whether they
+    name which is `named_in`'s to say."""
+    return _NEED.search(words) is not None
+
+
 _FREE = re.compile(
     r"\b(?:free|empty|space|available|vacant)\b|空位|空余|空的|剩余位置|还有几个位|有几个位", re.IGNORECASE
 )
@@ -203,6 +216,8 @@ def first_look_for(inventory_path: Path) -> Callable[[str], list[tuple[str, dict
             return [("query_inventory", {"box": box})]
         if _FREE.search(words):
             return [("empty_positions", {})]
+        if asks_for_cells(words):  # cells asked for, none named: the lines the tank holds, to ask which
+            return [("inventory_stats", {})]
         return []
 
     return first_look
