@@ -135,3 +135,32 @@ def test_ln2_facts_declare_the_layout_and_know_the_inventorys_names(inventory: P
 )
 def test_a_month_named_is_looked_up_by_its_dates(words: str, month: str | None) -> None:
     assert said_month(words) == month
+
+
+@pytest.mark.parametrize(
+    ("prompt", "args", "staged"),
+    [
+        # seen on the embedded model: two refused calls, then "Nothing was changed"
+        (
+            "Take out two HEK293T vials, the ones at positions 22 and 23.",
+            {"cell_line": "HEK293T", "positions": [22, 23], "action": "takeout"},
+            {"record_id": 3, "positions": [22, 23]},  # record 33 (HEK293T-Lenti-X) holds 22 only
+        ),
+        ("Thaw record 16, positions 1 and 2", {"record_id": 16, "box": 1, "positions": [1, 2]}, None),
+    ],
+)
+def test_the_words_single_out_the_tubes_though_the_call_adds_a_guess(
+    tmp_path: Path,
+    inventory: Path,  # noqa: F811
+    prompt: str,
+    args: dict,
+    staged: dict | None,
+) -> None:
+    """The record holding every position the person named is theirs; a box nobody said is left out of a call that
+    names its record by the id the person gave."""
+    steps = [{"tool_calls": [{"name": "record_thaw", "args": args}]}, {"text": "Staged; approve it."}]
+    run, store = run_script(tmp_path, inventory, prompt, steps)
+    [plan] = store.list_plans(run_id=run.id)
+    [item] = plan.items
+    expected = staged or {"record_id": 16, "positions": [1, 2]}
+    assert {k: item["op"][k] for k in ("record_id", "positions")} == expected

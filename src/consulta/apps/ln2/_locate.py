@@ -139,6 +139,9 @@ def locate(inventory: Inventory, ref: TubeRef) -> list[tuple[int, list[int]]]:
         holders = {p: [r for r in pool if p in r.positions] for p in positions}
         if missing := [p for p, rs in holders.items() if not rs]:
             raise _none(inventory, ref, missing)
+        whole = [r for r in pool if set(positions) <= set(r.positions)]
+        if len(positions) > 1 and len(whole) == 1:
+            return [(whole[0].id, positions)]  # "the ones at 22 and 23": the one record holding them all
         if any(len(rs) > 1 for rs in holders.values()):
             several = list({r.id: r for rs in holders.values() for r in rs}.values())
             raise _several(ref, [_candidate(r, [p for p in positions if p in r.positions]) for r in several])

@@ -337,6 +337,10 @@ class Ln2Plans:
         except ToolError:
             return dict(ref)
         kept = _grounded_ref(ref, evidence)
+        if kept is not None and kept.get("record_id") is not None and kept.get("box") is not None:
+            record = inventory.record(kept["record_id"])
+            if record is not None and record.box != kept["box"] and kept["box"] not in said_boxes(words):
+                kept = {**kept, "box": None}  # a box nobody said ("record 16, positions 1 and 2" → box 1)
         if kept is None:
             # Nothing the call named is grounded: name the tubes by the user's own words, if they name any.
             named = named_in(words, inventory)
@@ -535,11 +539,11 @@ def _grounded_ref(ref: dict[str, Any], evidence: Evidence) -> dict[str, Any] | N
     if ref.get("record_id") is not None:
         return dict(ref)  # a record named by id: its own grounding check judges it, its positions with it
     kept = dict(ref)
+    if kept.get("box") is not None and not known(kept["box"]):
+        kept["box"] = None
     for name in ("cell_line", "short_name", "plasmid"):
         if kept.get(name) and not known(kept[name]):
             kept[name] = None
-    if kept.get("box") is not None and not known(kept["box"]):
-        kept["box"] = None
     if kept.get("positions"):
         grounded = [p for p in kept["positions"] if known(p)]
         kept["positions"] = grounded or None
