@@ -470,15 +470,19 @@ def facts_not_returned(reply: str, sources: list[str]) -> list[str]:
 
 
 def _layout_words(case: Case) -> str:
-    """The inventory's layout, as the person knows it (boxes, rows, columns, positions) and today's date."""
+    """The inventory's layout, as the person knows it (boxes, rows, columns, positions), today's date, and what the
+    app declares of its domain (`ln2_facts(...).declared`: "an LN2 (liquid nitrogen, -196 °C) tank", …)."""
     from consulta.apps.ln2 import SAMPLE_INVENTORY
     from consulta.apps.ln2._inventory import load_inventory
+    from consulta.apps.ln2._replies import ln2_facts
 
     path = INVENTORIES[case.inventory] or (ROOT / "src" / "consulta" / "apps" / "ln2" / "data" / SAMPLE_INVENTORY)
     inventory = load_inventory(path)
     layout = inventory.layout
     today = datetime.now().date().isoformat()
-    return f"{inventory.meta.box_count} boxes {layout.rows}x{layout.cols} {layout.capacity} positions {today}"
+    declared = ln2_facts(path).declared
+    said = "\n".join(declared()) if declared is not None else ""
+    return f"{inventory.meta.box_count} boxes {layout.rows}x{layout.cols} {layout.capacity} positions {today}\n{said}"
 
 
 def _sentence_around(text: str, start: int, end: int) -> str:
