@@ -164,3 +164,32 @@ def test_the_words_single_out_the_tubes_though_the_call_adds_a_guess(
     [item] = plan.items
     expected = staged or {"record_id": 16, "positions": [1, 2]}
     assert {k: item["op"][k] for k in ("record_id", "positions")} == expected
+
+
+TUBE_LEVEL = Path(__file__).resolve().parents[3] / "bench" / "data" / "ln2" / "tube_level.yaml"
+
+
+def test_a_plasmid_passed_as_a_cell_line_still_finds_its_tube(tmp_path: Path) -> None:
+    """Seen on the embedded model: "取出p251120-4质粒对应的那管细胞" → record_thaw(cell_line="p251120-4") →
+    no_matching_tube, though a record's plasmid is p251120-4."""
+    inventory = tmp_path / "inventory.yaml"
+    inventory.write_bytes(TUBE_LEVEL.read_bytes())
+    steps = [
+        {"tool_calls": [{"name": "record_thaw", "args": {"cell_line": "p251120-4"}}]},
+        {"text": "已暂存，等待您批准。"},
+    ]
+    run, store = run_script(tmp_path, inventory, "取出p251120-4质粒对应的那管细胞", steps)
+    [plan] = store.list_plans(run_id=run.id)
+    [item] = plan.items
+    assert item["op"]["record_id"] == 10  # A549_RTCB_OE, plasmid p251120-4, box 2 position 30
+
+
+def test_a_reply_to_a_search_names_the_records_it_found(tmp_path: Path) -> None:
+    """Seen on the embedded model: "Which tubes were frozen in February 2026?" → "There are 4 tubes frozen in
+    February 2026: id 6, id 7, id 9, id 11." — no name. Written again, then said by code with the names."""
+    inventory = tmp_path / "inventory.yaml"
+    inventory.write_bytes(TUBE_LEVEL.read_bytes())
+    bare = {"text": "There are 4 tubes frozen in February 2026: id 6, id 7, id 9, id 11."}
+    run, store = run_script(tmp_path, inventory, "Which tubes were frozen in February 2026?", [bare, bare])
+    assert run.output is not None and "NCCIT_ctrl_A" in run.output and "MCF7" in run.output
+    assert checks(store, run.id) == ["ln2", "ln2"]

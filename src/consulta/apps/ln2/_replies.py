@@ -102,7 +102,6 @@ def summarize(call: ToolOutcome, lang: str) -> str | None:
                 tubes=data["occupied"],
                 boxes=len(boxes),
                 free=data.get("free"),
-                lines=len(data.get("cell_lines") or ()),
             )
         if "positions" in boxes[0]:
             parts = [
@@ -154,16 +153,17 @@ _RECORD_NAME = re.compile(r"^id (\d+): ([^;(]+?)\s*(?:\(([^)]+)\))?(?:;|$)")
 
 
 def _subject(facts: TurnFacts) -> set[str] | None:
-    """What the turn's first look-up by name (or of one box position) was about: the name asked for, the names of the
-    records it found and their ids as "record N" / "记录 N" (None when the turn looked up neither, or found no record).
-    A reply about that look-up names one."""
+    """What the turn's first look-up by name, of one box position or by a search (a month, a note's words) was about:
+    the name asked for, the names of the records it found and their ids as "record N" / "记录 N" (None when the turn
+    looked up none of these, or found no record). A reply about that look-up names one."""
     for call in facts.calls:
         data = _result(call)
         if data is None or not isinstance(data.get("records"), list):
             continue
         asked = [str(call.args[k]) for k in ("cell_line", "short_name", "plasmid") if call.args.get(k)]
         at_place = call.args.get("box") is not None and call.args.get("position") is not None
-        if not (asked or at_place) or not data["records"]:
+        searched = bool(call.args.get("text"))  # "frozen in February 2026": the records found are the answer
+        if not (asked or at_place or searched) or not data["records"]:
             return None
         names = set(asked)
         for line in data["records"]:

@@ -354,6 +354,7 @@ class Ln2Plans:
                 kept["positions"] = positions or None
             if named is None and kept["box"] is None:
                 return dict(ref)
+        kept = _in_the_field_that_holds_it(kept, inventory)
         kept = _narrowed_by_context(kept, inventory, evidence, words)
         if not kept.get("positions") and kept.get("record_id") is None and _ALL.search(words):
             # "all the X tubes": every tube of the one record the name fits
@@ -423,6 +424,11 @@ class Ln2Plans:
             return  # the user named the tubes' box and positions: those single the record out
         if record.short_name and (evidence.said_by_user(record.short_name) or evidence.answered(record.short_name)):
             return
+        plasmids = {n for n in (record.plasmid_id, record.plasmid_name) if n and evidence.said_by_user(n)}
+        if plasmids and [r for r in inventory.records if r.positions and {r.plasmid_id, r.plasmid_name} & plasmids] == [
+            record
+        ]:
+            return  # the user named its plasmid, which no other record with tubes left has
         if _singled_out(inventory, evidence, words) == [record] and set(positions) <= set(record.positions):
             return  # the user's words ("the C122A one", "the one in box 5") fit this record alone
         active = [r for r in inventory.records if r.positions]
@@ -528,6 +534,28 @@ def _narrowed_by_context(ref: dict[str, Any], inventory: Inventory, evidence: Ev
     if positions is None:
         return {**ref, "box": record.box, "short_name": record.short_name}
     return {**ref, "box": record.box, "positions": positions}
+
+
+_NAME_FIELDS = ("cell_line", "short_name", "plasmid")
+
+
+def _in_the_field_that_holds_it(ref: dict[str, Any], inventory: Inventory) -> dict[str, Any]:
+    """`ref` with a name passed in a field that holds no such name moved to the one that does ("取出p251120-4质粒对应
+    的那管" → cell_line='p251120-4', a plasmid); a name no field holds is left as it is (locate says so)."""
+
+    def holds(field: str, value: str) -> bool:
+        found, fuzzy = best_named(inventory, **{field: value})
+        return bool(found) and not fuzzy
+
+    moved = dict(ref)
+    for field in _NAME_FIELDS:
+        value = moved.get(field)
+        if not value or holds(field, value):
+            continue
+        holder = next((f for f in _NAME_FIELDS if f != field and holds(f, value)), None)
+        if holder is not None and not moved.get(holder):
+            moved[field], moved[holder] = None, value
+    return moved
 
 
 def _grounded_ref(ref: dict[str, Any], evidence: Evidence) -> dict[str, Any] | None:
