@@ -193,3 +193,17 @@ def test_a_reply_to_a_search_names_the_records_it_found(tmp_path: Path) -> None:
     run, store = run_script(tmp_path, inventory, "Which tubes were frozen in February 2026?", [bare, bare])
     assert run.output is not None and "NCCIT_ctrl_A" in run.output and "MCF7" in run.output
     assert checks(store, run.id) == ["ln2", "ln2"]
+
+
+def test_two_names_in_one_call_are_asked_about_not_refused(tmp_path: Path) -> None:
+    """Seen on the embedded model: "Thaw NCCIT_ctrl_A and K562_WT_P8" → one call with both names in two fields → "no
+    record matches", then an apology naming an unrelated line. The runtime asks which tube, among both names'."""
+    inventory = tmp_path / "inventory.yaml"
+    inventory.write_bytes(TUBE_LEVEL.read_bytes())
+    both = {"cell_line": "NCCIT_ctrl_A", "short_name": "K562_WT_P8"}
+    steps = [{"tool_calls": [{"name": "record_thaw", "args": both}]}, {"text": "Sorry."}, {"text": "Sorry."}]
+    run, store = run_script(tmp_path, inventory, "Thaw NCCIT_ctrl_A and K562_WT_P8", steps)
+    assert run.status == RunStatus.waiting and store.list_plans(run_id=run.id) == []
+    [ask] = store.list_asks(status=None, run_id=run.id)
+    options = " ".join(ask.payload["questions"][0]["options"])
+    assert "NCCIT_ctrl_A" in options and "K562_WT_P8" in options and "HEK293T" not in options

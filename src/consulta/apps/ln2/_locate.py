@@ -196,7 +196,7 @@ def _none(inventory: Inventory, ref: TubeRef, missing: list[int]) -> TubeChoiceE
     nearest = [_candidate(r, r.positions) for r in near]
     listing = "; ".join(c["label"] for c in nearest)
     choice = None
-    named = bool(ref.names()) and bool(best_named(inventory, **ref.names())[0])
+    named = bool(_named_apart(inventory, ref))
     if near and (named or ref.box is not None):
         # What the words could have meant becomes the runtime's question (as many tubes as were named, from each);
         # a name that fits nothing at all is not asked about with unrelated tubes.
@@ -218,10 +218,23 @@ def _none(inventory: Inventory, ref: TubeRef, missing: list[int]) -> TubeChoiceE
     )
 
 
+def _named_apart(inventory: Inventory, ref: TubeRef) -> list[Record]:
+    """The records the names fit together, else those each name fits alone ("Thaw NCCIT_ctrl_A and K562_WT_P8" in
+    one call: no record is both, each is one), in file order; [] when no name fits."""
+    names = ref.names()
+    if not names:
+        return []
+    together, fuzzy = best_named(inventory, **names)
+    if together and not fuzzy or len(names) == 1:
+        return together
+    apart = {r.id: r for field, name in names.items() for r in best_named(inventory, **{field: name})[0]}
+    return [r for r in inventory.records if r.id in apart] or together
+
+
 def _nearest(inventory: Inventory, ref: TubeRef, *, limit: int = 8) -> list[Record]:
     """The records nearest to what was asked: those of the names (close spellings too), else those in the box."""
     active = [r for r in inventory.records if r.positions]
-    named, _ = best_named(inventory, **ref.names()) if ref.names() else ([], False)
+    named = _named_apart(inventory, ref)
     pool = named or ([r for r in active if r.box == ref.box] if ref.box is not None else active)
 
     def distance(record: Record) -> tuple[int, int]:
