@@ -207,3 +207,29 @@ def test_two_names_in_one_call_are_asked_about_not_refused(tmp_path: Path) -> No
     [ask] = store.list_asks(status=None, run_id=run.id)
     options = " ".join(ask.payload["questions"][0]["options"])
     assert "NCCIT_ctrl_A" in options and "K562_WT_P8" in options and "HEK293T" not in options
+
+
+@pytest.mark.parametrize(
+    ("prompt", "args", "expected"),
+    [
+        # both seen on the embedded model: the call left out what the words said, then "Nothing was changed"
+        ("Thaw record 16, positions 1 and 2", {"box": 1, "positions": [1, 2]}, {"record_id": 16, "positions": [1, 2]}),
+        (
+            "Take out two HEK293T vials, the ones at positions 22 and 23.",
+            {"positions": [22, 23], "action": "takeout"},
+            {"record_id": 3, "positions": [22, 23]},
+        ),
+    ],
+)
+def test_a_call_that_leaves_out_what_the_words_name_is_completed_from_them(
+    tmp_path: Path,
+    inventory: Path,  # noqa: F811
+    prompt: str,
+    args: dict,
+    expected: dict,
+) -> None:
+    steps = [{"tool_calls": [{"name": "record_thaw", "args": args}]}, {"text": "Staged; approve it."}]
+    run, store = run_script(tmp_path, inventory, prompt, steps)
+    [plan] = store.list_plans(run_id=run.id)
+    [item] = plan.items
+    assert {k: item["op"][k] for k in ("record_id", "positions")} == expected

@@ -354,6 +354,7 @@ class Ln2Plans:
                 kept["positions"] = positions or None
             if named is None and kept["box"] is None:
                 return dict(ref)
+        kept = _completed_from_words(kept, inventory, words)
         kept = _in_the_field_that_holds_it(kept, inventory)
         kept = _narrowed_by_context(kept, inventory, evidence, words)
         if not kept.get("positions") and kept.get("record_id") is None and _ALL.search(words):
@@ -537,6 +538,26 @@ def _narrowed_by_context(ref: dict[str, Any], inventory: Inventory, evidence: Ev
 
 
 _NAME_FIELDS = ("cell_line", "short_name", "plasmid")
+
+
+def _completed_from_words(ref: dict[str, Any], inventory: Inventory, words: str) -> dict[str, Any]:
+    """`ref` with what the user's words name and the call left out: the one record id they mention ("Thaw record
+    16, positions 1 and 2", called with box 1 and no id: the box nobody said goes), else the name or the one box
+    they say, when the call gave neither (positions alone: "the HEK293T ones at 22 and 23")."""
+    completed = dict(ref)
+    if completed.get("record_id") is None:
+        ids = {r.id for r in inventory.records if re.search(_ID_MENTION.format(id=r.id), words, re.IGNORECASE)}
+        if len(ids) == 1:
+            completed["record_id"] = next(iter(ids))
+            if completed.get("box") is not None and completed["box"] not in said_boxes(words):
+                completed["box"] = None
+            return completed
+    if completed.get("record_id") is None and not any(completed.get(k) for k in (*_NAME_FIELDS, "box")):
+        if (named := named_in(words, inventory)) is not None:
+            completed[named[1]] = named[0]
+        if len(boxes := said_boxes(words)) == 1:
+            completed["box"] = next(iter(boxes))
+    return completed
 
 
 def _in_the_field_that_holds_it(ref: dict[str, Any], inventory: Inventory) -> dict[str, Any]:
