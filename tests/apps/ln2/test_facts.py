@@ -147,6 +147,13 @@ def test_a_month_named_is_looked_up_by_its_dates(words: str, month: str | None) 
             {"record_id": 3, "positions": [22, 23]},  # record 33 (HEK293T-Lenti-X) holds 22 only
         ),
         ("Thaw record 16, positions 1 and 2", {"record_id": 16, "box": 1, "positions": [1, 2]}, None),
+        # seen too: the call left out what the words said (the record id; the name)
+        ("Thaw record 16, positions 1 and 2", {"box": 1, "positions": [1, 2]}, None),
+        (
+            "Take out two HEK293T vials, the ones at positions 22 and 23.",
+            {"positions": [22, 23], "action": "takeout"},
+            {"record_id": 3, "positions": [22, 23]},
+        ),
     ],
 )
 def test_the_words_single_out_the_tubes_though_the_call_adds_a_guess(
@@ -157,7 +164,8 @@ def test_the_words_single_out_the_tubes_though_the_call_adds_a_guess(
     staged: dict | None,
 ) -> None:
     """The record holding every position the person named is theirs; a box nobody said is left out of a call that
-    names its record by the id the person gave."""
+    names its record by the id the person gave; what the call left out of the words (the one record id they
+    mention, the name) is completed from them."""
     steps = [{"tool_calls": [{"name": "record_thaw", "args": args}]}, {"text": "Staged; approve it."}]
     run, store = run_script(tmp_path, inventory, prompt, steps)
     [plan] = store.list_plans(run_id=run.id)
@@ -207,29 +215,3 @@ def test_two_names_in_one_call_are_asked_about_not_refused(tmp_path: Path) -> No
     [ask] = store.list_asks(status=None, run_id=run.id)
     options = " ".join(ask.payload["questions"][0]["options"])
     assert "NCCIT_ctrl_A" in options and "K562_WT_P8" in options and "HEK293T" not in options
-
-
-@pytest.mark.parametrize(
-    ("prompt", "args", "expected"),
-    [
-        # both seen on the embedded model: the call left out what the words said, then "Nothing was changed"
-        ("Thaw record 16, positions 1 and 2", {"box": 1, "positions": [1, 2]}, {"record_id": 16, "positions": [1, 2]}),
-        (
-            "Take out two HEK293T vials, the ones at positions 22 and 23.",
-            {"positions": [22, 23], "action": "takeout"},
-            {"record_id": 3, "positions": [22, 23]},
-        ),
-    ],
-)
-def test_a_call_that_leaves_out_what_the_words_name_is_completed_from_them(
-    tmp_path: Path,
-    inventory: Path,  # noqa: F811
-    prompt: str,
-    args: dict,
-    expected: dict,
-) -> None:
-    steps = [{"tool_calls": [{"name": "record_thaw", "args": args}]}, {"text": "Staged; approve it."}]
-    run, store = run_script(tmp_path, inventory, prompt, steps)
-    [plan] = store.list_plans(run_id=run.id)
-    [item] = plan.items
-    assert {k: item["op"][k] for k in ("record_id", "positions")} == expected

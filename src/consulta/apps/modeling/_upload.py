@@ -372,12 +372,13 @@ def save_data(folder: Path, name: str | None) -> _Sink:
 
 
 def drop_data(folder: Path, name: str) -> None:
-    """Remove the data file `name` from the session's problem (UploadRefused `no_such_file` when it has none)."""
-    name = _plain(name)
-    path = folder / name
+    """Remove the data file `name` from the session's problem (UploadRefused `no_such_file` when it has none: a
+    name that could not be a file of it, a path among them, is none of its files either)."""
     with _lock(folder):
-        if path.suffix.lower() not in _DATA_SUFFIXES or not path.is_file() or path.is_symlink():
-            raise UploadRefused("no_such_file", status=404, name=name)
+        held = {p.name: p for p in folder.iterdir() if p.is_file() and not p.is_symlink()} if folder.is_dir() else {}
+        path = held.get(name)
+        if path is None or path.suffix.lower() not in _DATA_SUFFIXES:
+            raise UploadRefused("no_such_file", status=404, name=name[:80])
         path.unlink()
 
 

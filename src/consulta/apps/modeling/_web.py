@@ -401,7 +401,16 @@ def router(kit: WebKit) -> APIRouter:
         413: {**kit.responses[422], "description": "The file is over its limit; nothing was changed."},
         415: {**kit.responses[422], "description": "Not a type the problem takes; nothing was changed."},
     }
-    body = {"requestBody": {"required": True, "content": {"multipart/form-data": {"schema": _FORM}}}}
+
+    def body(example: str) -> dict[str, Any]:
+        """The upload's form for the API's docs: its part `file`, whose name says its type (`example`)."""
+        disposition = {
+            "description": "The file's name: its suffix says its type (see `limits` in GET /api/modeling/problem).",
+            "schema": {"type": "string"},
+            "example": f'form-data; name="{FIELD}"; filename="{example}"',
+        }
+        form = {"schema": _FORM, "encoding": {FIELD: {"headers": {"Content-Disposition": disposition}}}}
+        return {"requestBody": {"required": True, "content": {"multipart/form-data": form}}}
 
     @router.get("/problem", summary="The problem a new run of this session works on, with its tasks")
     async def problem(request: Request, host: Host, principal: Principal) -> ProblemView:
@@ -411,7 +420,7 @@ def router(kit: WebKit) -> APIRouter:
         return await asyncio.to_thread(_view, host, principal, request)
 
     @router.post(
-        "/problem/statement", status_code=201, responses=refusals, openapi_extra=body,
+        "/problem/statement", status_code=201, responses=refusals, openapi_extra=body("problem.md"),
         summary="Upload the problem's statement (multipart/form-data, part `file`: .md, .markdown or .txt)",
     )  # fmt: skip
     async def statement(request: Request, host: Host, principal: Principal) -> ProblemView:
@@ -421,7 +430,7 @@ def router(kit: WebKit) -> APIRouter:
         return await _receive(request, host, principal, save_statement)
 
     @router.post(
-        "/problem/data", status_code=201, responses=refusals, openapi_extra=body,
+        "/problem/data", status_code=201, responses=refusals, openapi_extra=body("data.csv"),
         summary="Upload a data file of the problem (multipart/form-data, part `file`: a CSV table)",
     )  # fmt: skip
     async def data(request: Request, host: Host, principal: Principal) -> ProblemView:
