@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -300,10 +301,18 @@ def _records(home: Path) -> dict[str, bytes]:
     }
 
 
-@pytest.mark.slow
-@pytest.mark.subprocess
-@pytest.mark.timeout(1500)  # seven runs of the whole flow, each in a new process
-def test_killed_at_any_point_and_run_again_the_records_are_those_of_an_uninterrupted_run(tmp_path: Path) -> None:
+@dataclass(frozen=True)
+class _Uninterrupted:
+    problem: Path
+    script: Path
+    records: dict[str, bytes]
+    runs: tuple[list[str], list[str]]
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> _Uninterrupted:
+    """The whole flow once, in its own process, never killed: what every killed and resumed flow must match."""
+    tmp_path = tmp_path_factory.mktemp("uninterrupted")
     problem = tmp_path / "problem"
     shutil.copytree(SAMPLES / "electricity_demand", problem)
     script = write_script(
@@ -318,17 +327,30 @@ def test_killed_at_any_point_and_run_again_the_records_are_those_of_an_uninterru
         len([n for n in expected if n.startswith("consultation/")]) == 6
         and len([n for n in expected if n.startswith("validation/")]) == 4
     )
-    for point in KILL_POINTS:
-        home = tmp_path / point.replace(":", "_").replace("#", "_")
-        killed = _chat(home, problem, script, crash_at=point)
-        assert killed.returncode == -9, (point, killed.stdout[-2000:], killed.stderr[-2000:])
-        resumed = _resume(home, script)
-        assert resumed.returncode == 0, resumed.stdout + resumed.stderr
-        assert _records(home) == expected, point
-        # the killed run went on as itself and finished; each member's answer on record was replayed, not asked again
-        assert _runs(home) == (directors, members), point
-        assert "论文已完成" in resumed.stdout  # (the terminal wraps the PDF's path)
-        assert (_only_workspace(home) / "paper" / "paper.pdf").is_file()
+    return _Uninterrupted(problem=problem, script=script, records=expected, runs=(directors, members))
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+@pytest.mark.timeout(900)  # the whole flow once (shared), then killed and resumed: three processes
+@pytest.mark.parametrize(
+    "point",
+    # the first point in the README's test command; the others in the thorough pass (`kill_long`), as ln2's
+    [pytest.param(p, marks=[pytest.mark.kill_long] if i else []) for i, p in enumerate(KILL_POINTS)],
+)
+def test_killed_at_any_point_and_run_again_the_records_are_those_of_an_uninterrupted_run(
+    tmp_path: Path, uninterrupted: _Uninterrupted, point: str
+) -> None:
+    home = tmp_path / point.replace(":", "_").replace("#", "_")
+    killed = _chat(home, uninterrupted.problem, uninterrupted.script, crash_at=point)
+    assert killed.returncode == -9, (point, killed.stdout[-2000:], killed.stderr[-2000:])
+    resumed = _resume(home, uninterrupted.script)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert _records(home) == uninterrupted.records, point
+    # the killed run went on as itself and finished; each member's answer on record was replayed, not asked again
+    assert _runs(home) == uninterrupted.runs, point
+    assert "论文已完成" in resumed.stdout  # (the terminal wraps the PDF's path)
+    assert (_only_workspace(home) / "paper" / "paper.pdf").is_file()
 
 
 def test_the_terminal_says_who_works_each_consultation_and_each_verdict(
