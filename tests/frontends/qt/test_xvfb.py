@@ -103,7 +103,7 @@ def test_each_app_s_own_panels_under_xvfb(display: str, app: str, lang: str, tmp
     for out in shots:
         out.unlink(missing_ok=True)
     env = {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb", "PYDANTIC_AI_NO_BANNER": "1"}
-    prefix = str(ARTIFACTS / f".{app}-{lang}")  # one per language: the two languages run on two workers at once
+    prefix = str(ARTIFACTS / f".{app}-{lang}")  # one per run: no other run can take its shot away
     done = subprocess.run(
         [sys.executable, str(PANELS), app, str(tmp_path), lang, prefix],
         env=env,
