@@ -337,10 +337,6 @@ class Ln2Plans:
         except ToolError:
             return dict(ref)
         kept = _grounded_ref(ref, evidence)
-        if kept is not None and kept.get("record_id") is not None and kept.get("box") is not None:
-            record = inventory.record(kept["record_id"])
-            if record is not None and record.box != kept["box"] and kept["box"] not in said_boxes(words):
-                kept = {**kept, "box": None}  # a box nobody said ("record 16, positions 1 and 2" → box 1)
         if kept is None:
             # Nothing the call named is grounded: name the tubes by the user's own words, if they name any.
             named = named_in(words, inventory)
@@ -542,17 +538,20 @@ _NAME_FIELDS = ("cell_line", "short_name", "plasmid")
 
 def _completed_from_words(ref: dict[str, Any], inventory: Inventory, words: str) -> dict[str, Any]:
     """`ref` with what the user's words name and the call left out: the one record id they mention ("Thaw record
-    16, positions 1 and 2", called with box 1 and no id: the box nobody said goes), else the name or the one box
-    they say, when the call gave neither (positions alone: "the HEK293T ones at 22 and 23")."""
+    16, positions 1 and 2", called with box 1 and no id), and without a box nobody said that is not that record's;
+    else the name or the one box they say, when the call gave neither (positions alone: "the HEK293T ones at 22 and
+    23")."""
     completed = dict(ref)
     if completed.get("record_id") is None:
         ids = {r.id for r in inventory.records if re.search(_ID_MENTION.format(id=r.id), words, re.IGNORECASE)}
         if len(ids) == 1:
             completed["record_id"] = next(iter(ids))
-            if completed.get("box") is not None and completed["box"] not in said_boxes(words):
-                completed["box"] = None
-            return completed
-    if completed.get("record_id") is None and not any(completed.get(k) for k in (*_NAME_FIELDS, "box")):
+    if completed.get("record_id") is not None:
+        record, box = inventory.record(completed["record_id"]), completed.get("box")
+        if box is not None and box not in said_boxes(words) and (record is None or record.box != box):
+            completed["box"] = None  # a box nobody said would point elsewhere
+        return completed
+    if not any(completed.get(k) for k in (*_NAME_FIELDS, "box")):
         if (named := named_in(words, inventory)) is not None:
             completed[named[1]] = named[0]
         if len(boxes := said_boxes(words)) == 1:

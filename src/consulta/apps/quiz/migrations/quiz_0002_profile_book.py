@@ -1,6 +1,6 @@
 """People's profiles move from a table of columns (`quiz_profiles`) to a state book (`quiz_people`: the profile id,
 the profile as JSON, when it was written). Each stored profile is carried over whole; `quiz_profiles` is dropped.
-A `quiz_people` already there (made by a version's `create_all`) is kept, with the states it holds.
+A `quiz_people` already there (made by an earlier version without this migration) is kept, with the states it holds.
 
 Revision ID: quiz_0002
 Revises: quiz_0001
