@@ -125,8 +125,9 @@ def test_take_a_test_reload_mid_way_and_see_the_results(
         assert t["quiz.web.stop.max_items"] in p.text("#quiz-stop")
         assert p.text("#quiz-score").startswith(t["quiz.web.result.theta"].split("θ")[0])
         assert page.locator("#quiz-review li").count() == ITEMS
+        # a function, not a bare expression: Playwright polls a bare expression with eval, which the page's CSP refuses
         page.wait_for_function(
-            "document.querySelector('#quiz-plot').complete && document.querySelector('#quiz-plot').naturalWidth > 0"
+            "() => document.querySelector('#quiz-plot').complete && document.querySelector('#quiz-plot').naturalWidth > 0"
         )
         page.evaluate("window.scrollTo(0, 0)")
         page.screenshot(path=str(ARTIFACTS / f"{name}-05-results.png"), full_page=True)
