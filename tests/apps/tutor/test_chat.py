@@ -62,6 +62,9 @@ def test_chat_tutor_consults_then_the_assistant_speaks_from_the_packet(tmp_path:
     # and no runtime settings among them.
     orchestrator, assistant = sorted(store.list_runs(app="tutor"), key=lambda r: r.created_at)
     assert orchestrator.options["task_id"] is None and assistant.options["task_id"] == "task_2_1"
+    # what code found is handed over in code's words, for code's own reply in the student's language
+    assert assistant.options["issues"] == kept.expert_output["blocking_issues"] + kept.expert_output["warning_issues"]
+    assert assistant.options["issues"] and assistant.options["rules"] == ["dataset_not_suitable"]
     assert not {"database_url", "model", "models_dir", "lang"} & (set(orchestrator.options) | set(assistant.options))
     if hasattr(assistant, "agent"):  # RunRecord.agent (the store's part of issue 9)
         assert (orchestrator.agent, assistant.agent) == ("orchestrator", "assistant")

@@ -47,8 +47,9 @@ HOLDS = [
 ]
 
 
-def assistant(tmp_path: Path, packet: dict[str, Any], student: str | None = None):  # noqa: ANN201
-    """The assistant as the host builds it after a hand-over of `packet` (answering the `student`'s words)."""
+def assistant(tmp_path: Path, packet: dict[str, Any], student: str | None = None, issues: list[str] | None = None):  # noqa: ANN201
+    """The assistant as the host builds it after a hand-over of `packet` (answering the `student`'s words, with the
+    dataset `issues` code found)."""
     store = Store(f"sqlite:///{tmp_path}/consulta.db")
     env = AppEnv(
         store=store,
@@ -57,20 +58,21 @@ def assistant(tmp_path: Path, packet: dict[str, Any], student: str | None = None
         lang="en",
         data_dir=tmp_path,
     )
-    options = tutor.TutorOptions(task_id=packet["task_id"], packet=packet, student=student)
+    options = tutor.TutorOptions(task_id=packet["task_id"], packet=packet, student=student, issues=issues or [])
     return store, tutor.build_assistant(options, env)
 
 
 @pytest.mark.parametrize("reply", MAY_START)
 def test_you_can_start_on_a_blocked_packet_is_refused(tmp_path: Path, reply: str) -> None:
-    _, agent = assistant(tmp_path, BLOCKED)
+    """Code's reply says what code found (the issue of the inspection), in the student's language."""
+    _, agent = assistant(tmp_path, BLOCKED, issues=["missing column(s): age"])
     assert agent.check_reply is not None
     lang = "zh-CN" if any("\u4e00" <= c <= "\u9fff" for c in reply) else "en"
     with pytest.raises(ReplyRefused, match="task_2_1 is blocked") as refused:
         agent.check_reply(reply, TurnFacts(lang=lang))
-    assert refused.value.replacement == t(
-        "tutor.blocked_reply", lang, task="task_2_1", reasons="The dataset is missing column(s): age."
-    )
+    found = t("tutor.reply.issues", lang, issues=t("tutor.issue.missing_columns", lang, columns="age"))
+    assert refused.value.replacement == t("tutor.blocked_reply", lang, task="task_2_1", reasons=found)
+    assert ("缺少列：age" in refused.value.replacement) == (lang == "zh-CN")
     _, ready = assistant(tmp_path, READY)
     assert ready.check_reply is not None
     ready.check_reply(reply, TurnFacts(lang=lang))  # a task the student may start: fine
@@ -147,4 +149,10 @@ def test_the_hand_over_gives_the_assistant_the_packet(tmp_path: Path) -> None:
     )
     handover = tutor.follow_up(store.get_run(run.id), env)
     assert handover is not None
-    assert handover.options == {"task_id": "task_2_1", "packet": BLOCKED, "student": "Can I start task_2_1?"}
+    assert handover.options == {
+        "task_id": "task_2_1",
+        "packet": BLOCKED,
+        "student": "Can I start task_2_1?",
+        "issues": [],  # no consultation on record: code found nothing
+        "rules": [],
+    }

@@ -121,3 +121,52 @@ def test_a_reply_that_quotes_the_student_and_answers_passes(tmp_path: Path, run_
     store, agent = assistant(tmp_path, READY, student=student)
     run = run_once(store, agent, tutor.ca_request(READY, student=student, lang="en"), FunctionModel(model))
     assert run.output == reply
+
+
+@pytest.mark.parametrize(
+    "issue",
+    [
+        "only 40 rows; the task needs at least 100",
+        "missing column(s): age, city",
+        "column age should hold number values but is object",
+        "column city has 3 empty value(s)",
+        "2 duplicate row(s)",
+    ],
+)
+def test_each_issue_code_finds_is_said_in_chinese(issue: str) -> None:
+    """Seen on the embedded model (eval_tutor, start_ok_zh): code's reply to a Chinese student carried the English
+    words of the check. Every issue `check_dataset` words is said again in the student's language."""
+    said = tutor.say_issue(issue, "zh-CN")
+    assert said != issue and any("\u4e00" <= c <= "\u9fff" for c in said)
+    assert tutor.say_issue(issue, "en") == issue
+    assert tutor.say_issue("something else entirely", "zh-CN") == "something else entirely"
+
+
+def test_code_s_reply_says_what_code_found_in_the_students_language() -> None:
+    """The packet's `mention_to_student` is the model's English; code's reply to a Chinese student says the issues
+    and the rule's request in Chinese instead, and leaves the English out."""
+    packet = tutor.InstructionPacket.model_validate(
+        {**READY, "task_status": "in_progress", "mention_to_student": ["The student should show the code they ran."]}
+    )
+    findings = tutor.Findings(issues=("2 duplicate row(s)",), rules=("evidence_not_enough", "dataset_warnings"))
+    zh = tutor.packet_reply(packet, "zh-CN", findings)
+    assert "有 2 行重复" in zh and "运行的代码" in zh and "student" not in zh
+    en = tutor.packet_reply(packet, "en", findings)
+    assert "2 duplicate row(s)" in en and "Show the code you ran" in en and "student" not in en
+    assert "should show the code" in tutor.packet_reply(packet, "en")  # nothing found by code: the packet's words
+    assert "student" not in tutor.packet_reply(packet, "zh-CN")  # ... only in the student's language
+
+
+def test_a_reply_with_code_is_replaced_by_codes_reply_not_failed(tmp_path: Path, run_once) -> None:  # noqa: ANN001
+    """Seen on the embedded model (eval_tutor, no_age_zh): the assistant wrote code three times and the run failed,
+    leaving the student with no reply. Refused twice, the reply is code's."""
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=[TextPart("Try this:\n```python\ndf['age'].mean()\n```")])
+
+    store, agent = assistant(tmp_path, READY, issues=["missing column(s): age"])
+    run = run_once(store, agent, tutor.ca_request(READY, student="How do I start?", lang="en"), FunctionModel(model))
+    packet = tutor.InstructionPacket.model_validate(READY)
+    findings = tutor.Findings(issues=("missing column(s): age",))
+    assert run.status == RunStatus.finished and run.output == tutor.packet_reply(packet, "en", findings)
+    assert "```" not in run.output

@@ -8,19 +8,21 @@ updates; the orchestrator and the conversational assistant it hands each turn to
 from importlib import resources
 
 from ._agent import (
+    Findings,
     TutorOptions,
     build_agent,
     build_assistant,
     ca_agent,
     ca_request,
     follow_up,
+    found_for,
     packet_brief,
     packet_reply,
     reply_language,
     tutor_facts,
 )
 from ._app import APP  # noqa: E402 - the declaration, over the parts above
-from ._datasets import MAX_UPLOAD_BYTES, DatasetFacts, Verdict, check_dataset, open_dataset, upload_path
+from ._datasets import MAX_UPLOAD_BYTES, DatasetFacts, Verdict, check_dataset, open_dataset, say_issue, upload_path
 from ._experts import tutor_experts
 from ._packet import (
     SUBMIT_PACKET_TOOL_NAME,
@@ -40,6 +42,7 @@ __all__ = [
     "SUBMIT_PACKET_TOOL_NAME",
     "DatasetFacts",
     "DatasetRequirements",
+    "Findings",
     "InstructionPacket",
     "Task",
     "TaskCatalog",
@@ -52,11 +55,13 @@ __all__ = [
     "ca_request",
     "check_dataset",
     "follow_up",
+    "found_for",
     "load_catalog",
     "open_dataset",
     "packet_brief",
     "packet_reply",
     "reply_language",
+    "say_issue",
     "submit_packet_tool",
     "tutor_experts",
     "tutor_facts",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import Field
 
 from ...asks import CONSULT_EXPERT_TOOL_NAME, Consultant, RuleBook, consult_expert_tool
-from ...i18n import t
+from ...i18n import catalog, t
 from ...runtime import (
     Agent,
     FactRules,
@@ -29,21 +29,29 @@ from ...runtime import (
     reply_lang,
 )
 from .._def import AppEnv, AppOptions, Handover
-from ._datasets import uploaded_files
+from ._datasets import say_issue, uploaded_files
 from ._experts import tutor_experts
-from ._packet import SUBMIT_PACKET_TOOL_NAME, InstructionPacket, submit_packet_tool, uninspected_uploads
+from ._packet import (
+    SUBMIT_PACKET_TOOL_NAME,
+    InstructionPacket,
+    standing_consultations,
+    submit_packet_tool,
+    uninspected_uploads,
+)
 from ._tasks import Task, load_catalog
 from ._turns import first_consultation
 
 __all__ = [
     "ASSISTANT",
     "ORCHESTRATOR_AGENT",
+    "Findings",
     "TutorOptions",
     "build_agent",
     "build_assistant",
     "ca_agent",
     "ca_request",
     "follow_up",
+    "found_for",
     "packet_brief",
     "packet_reply",
     "reply_language",
@@ -68,6 +76,35 @@ class TutorOptions(AppOptions):
     """Set by the hand-over for the assistant: the accepted packet its reply must not contradict."""
     student: str | None = Field(None, json_schema_extra={"flag": False})
     """Set by the hand-over for the assistant: the student's words it answers (its reply must not only repeat them)."""
+    issues: list[str] = Field(default_factory=list, json_schema_extra={"flag": False})
+    """Set by the hand-over for the assistant: the dataset issues code found for the packet's task (as
+    `check_dataset` words them), which code's own reply says in the student's language."""
+    rules: list[str] = Field(default_factory=list, json_schema_extra={"flag": False})
+    """Set by the hand-over for the assistant: the binding rules that fired in the consultations the packet rests on."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Findings:
+    """What the consultations a packet rests on found, in code's words: the dataset's issues for the packet's task
+    and the binding rules that fired. Code's reply says them in the student's language; the packet's
+    `mention_to_student` is the model's words, said only when code found nothing and they are in that language."""
+
+    issues: tuple[str, ...] = ()
+    rules: tuple[str, ...] = ()
+
+    def reasons(self, packet: InstructionPacket, lang: str) -> str:
+        said = []
+        if self.issues:
+            said.append(
+                t("tutor.reply.issues", lang, issues=_LIST_SEP[lang].join(say_issue(i, lang) for i in self.issues))
+            )
+        said += [t(key, lang) for r in self.rules if (key := f"tutor.rule.{r}") in catalog(lang)]
+        if said:
+            return " ".join(said)
+        return " ".join(m for m in packet.mention_to_student if (reply_lang(m, "en") == "zh-CN") == (lang == "zh-CN"))
+
+
+_LIST_SEP = {"en": "; ", "zh-CN": "；"}
 
 
 ORCHESTRATOR = """You plan a pandas tutoring session; you never talk to the student yourself. Tasks:
@@ -180,7 +217,10 @@ def build_assistant(options: TutorOptions, env: AppEnv) -> Agent:
     """The assistant of a hand-over (its task, if the packet named one, in `options.task_id`)."""
     task = _task(options.task_id) if options.task_id else None
     packet = InstructionPacket.model_validate(options.packet) if options.packet else None
-    return ca_agent(options=_recorded(options, env), task=task, packet=packet, student=options.student)
+    findings = Findings(issues=tuple(options.issues), rules=tuple(options.rules))
+    return ca_agent(
+        options=_recorded(options, env), task=task, packet=packet, student=options.student, findings=findings
+    )
 
 
 def _plan_steps(store: Store, uploads: Path) -> ToolChoice:
@@ -203,12 +243,14 @@ def ca_agent(
     task: Task | None = None,
     packet: InstructionPacket | None = None,
     student: str | None = None,
+    findings: Findings = Findings(),
 ) -> Agent:
     """The assistant who talks to the student (what to say comes with each request: see `ca_request`). Its reply is
-    checked in code: no code block, nothing of the task's answer; a reply that has either is written again (twice at
-    most: then the run fails, readably, rather than show the student the solution). A reply that contradicts the
-    `packet` it was handed (the student may start a blocked task), or that only says the `student`'s words back, is
-    written again, then replaced by code's."""
+    checked in code: no code block, nothing of the task's answer; a reply that has either is written again (without
+    a packet, twice at most: then the run fails, readably, rather than show the student the solution). A reply that
+    contradicts the `packet` it was handed (the student may start a blocked task), or that only says the
+    `student`'s words back, is written again; refused again, each of these is replaced by code's reply: the packet
+    and what code found (`findings`), in the student's language (`packet_reply`)."""
     return Agent(
         app="tutor",
         name=ASSISTANT,
@@ -217,12 +259,12 @@ def ca_agent(
         options=options,
         max_steps=3,
         check_reply=all_checks(
-            lambda text, facts: _no_solution(text, task),
-            _follows(packet) if packet is not None else None,
-            _not_an_echo(student, packet) if student else None,
+            _no_solution(task, packet, findings),
+            _follows(packet, findings) if packet is not None else None,
+            _not_an_echo(student, packet, findings) if student else None,
             _to_the_student,
         ),
-        facts=tutor_facts(packet),  # every number, id and date of a reply comes from the notes or the student
+        facts=tutor_facts(packet, findings),  # every number, id and date of a reply comes from the notes or the student
     )
 
 
@@ -230,7 +272,7 @@ _CODE_WORDS = re.compile(r"`[^`\n]*`|\b[A-Za-z_][\w.]*\([^()\n]*\)|\.[A-Za-z_]\w
 """Code a reply names (`df.head(5)`, `pd.read_csv(...)`, `.iloc`): pandas' words, not facts of the student's data."""
 
 
-def tutor_facts(packet: InstructionPacket | None) -> FactRules:
+def tutor_facts(packet: InstructionPacket | None, findings: Findings = Findings()) -> FactRules:
     """What counts as a fact in the assistant's replies: numbers, ids and dates must come from its notes (the
     packet, in its request), the student's words or the task catalogue; code's statement instead of a refused
     reply is the packet's, said to the student in their language (`packet_reply`)."""
@@ -238,14 +280,14 @@ def tutor_facts(packet: InstructionPacket | None) -> FactRules:
     return FactRules(
         declared=lambda: tasks,
         ignore=_CODE_WORDS,
-        say_found=(lambda facts: packet_reply(packet, facts.lang)) if packet is not None else None,
+        say_found=(lambda facts: packet_reply(packet, facts.lang, findings)) if packet is not None else None,
     )
 
 
-def packet_reply(packet: InstructionPacket, lang: str) -> str:
-    """The packet said by code to the student, in `lang`: where the task stands, what the experts found for them
-    (`mention_to_student`), and one guiding question."""
-    reasons = " ".join(packet.mention_to_student)
+def packet_reply(packet: InstructionPacket, lang: str, findings: Findings = Findings()) -> str:
+    """The packet said by code to the student, in `lang`: where the task stands, what code found for them
+    (`Findings.reasons`), and one guiding question."""
+    reasons = findings.reasons(packet, lang)
     if packet.task_status == "blocked":
         return t("tutor.blocked_reply", lang, task=packet.task_id, reasons=reasons).strip()
     status = t(f"tutor.reply.{packet.task_status}", lang, task=packet.task_id)
@@ -262,7 +304,7 @@ _MAY_START = re.compile(
 """Saying the student may start (English and Chinese), in a sentence that asserts it."""
 
 
-def _follows(packet: InstructionPacket) -> ReplyCheck:
+def _follows(packet: InstructionPacket, findings: Findings) -> ReplyCheck:
     """The assistant's reply holds to the packet: never that the student can start (or use the data for) a task it
     marks blocked, or whose steps it blocks."""
 
@@ -271,11 +313,12 @@ def _follows(packet: InstructionPacket) -> ReplyCheck:
             return
         said = next((m.group(0) for s in assertions(text) if (m := _MAY_START.search(s))), None)
         if said is not None:
-            reasons = " ".join(packet.mention_to_student) or packet.guidance_for_ca
             raise ReplyRefused(
                 f'Your reply says "{said}", but task {packet.task_id} is blocked: the student cannot start it yet. '
                 "Say so plainly, say why from the notes, and end with one guiding question.",
-                replacement=t("tutor.blocked_reply", facts.lang, task=packet.task_id, reasons=reasons),
+                replacement=t(
+                    "tutor.blocked_reply", facts.lang, task=packet.task_id, reasons=findings.reasons(packet, facts.lang)
+                ).strip(),
             )
 
     return check
@@ -316,7 +359,7 @@ def _to_the_student(text: str, facts: TurnFacts) -> None:
     )
 
 
-def _not_an_echo(student: str, packet: InstructionPacket | None) -> ReplyCheck:
+def _not_an_echo(student: str, packet: InstructionPacket | None, findings: Findings) -> ReplyCheck:
     """A reply that only says the student's words back ("KeyError 是什么意思？" → "KeyError 是什么意思") answers
     nothing: written again, then replaced by the packet said by code."""
 
@@ -325,22 +368,28 @@ def _not_an_echo(student: str, packet: InstructionPacket | None) -> ReplyCheck:
             raise ReplyRefused(
                 "Your reply only repeats the student's words. Answer them from the notes: what the notes found and "
                 "what to do next, then one guiding question.",
-                replacement=packet_reply(packet, facts.lang) if packet is not None else None,
+                replacement=packet_reply(packet, facts.lang, findings) if packet is not None else None,
                 check="tutor",
             )
 
     return check
 
 
-def _no_solution(text: str, task: Task | None) -> None:
-    if "```" in text:
-        raise ValueError(
-            "Write no code for the student: no code block. Point them to what to check, and ask one guiding question."
-        )
-    if task is not None and (leaked := task.revealed_in(text)):
-        raise ValueError(
-            f"The reply gives the task's answer away ({leaked}); guide the student with a question instead."
-        )
+def _no_solution(task: Task | None, packet: InstructionPacket | None, findings: Findings) -> ReplyCheck:
+    """No code block and nothing of the task's answer. Refused again, the reply is code's (`packet_reply`) where
+    there is a packet; without one the run fails rather than show the solution."""
+
+    def check(text: str, facts: TurnFacts) -> None:
+        reason = None
+        if "```" in text:
+            reason = "Write no code for the student: no code block. Point them to what to check, and ask one guiding question."
+        elif task is not None and (leaked := task.revealed_in(text)):
+            reason = f"The reply gives the task's answer away ({leaked}); guide the student with a question instead."
+        if reason is not None:
+            replacement = packet_reply(packet, facts.lang, findings) if packet is not None else None
+            raise ReplyRefused(reason, replacement=replacement, check="tutor")
+
+    return check
 
 
 def ca_request(packet: dict[str, Any], *, student: str, lang: str) -> str:
@@ -366,8 +415,30 @@ def follow_up(run: RunRecord, env: AppEnv) -> Handover | None:
     if not accepted:
         return None
     packet = accepted[-1]
+    findings = found_for(env, run, task_id=str(packet["task_id"]))
     return Handover(
         agent=ASSISTANT,
         prompt=ca_request(packet, student=run.prompt, lang=run.lang),
-        options={"task_id": str(packet["task_id"]), "packet": packet, "student": run.prompt},
+        options={
+            "task_id": str(packet["task_id"]),
+            "packet": packet,
+            "student": run.prompt,
+            "issues": list(findings.issues),
+            "rules": list(findings.rules),
+        },
     )
+
+
+def found_for(env: AppEnv, run: RunRecord, *, task_id: str) -> Findings:
+    """What the consultations the orchestrator's packet rests on found for `task_id`: the dataset issues of its
+    inspections (blocking first, then warnings) and the binding rules that fired."""
+    uploads = run.options.get("uploads")
+    issues: list[str] = []
+    rules: list[str] = []
+    for c in standing_consultations(env.store, run.id, Path(uploads) if uploads else None):
+        output = c.expert_output or {}
+        context = c.request.get("context") or {}
+        if c.request.get("expected_output_type") == "suitability_judgment" and context.get("task_id") == task_id:
+            issues += [str(i) for i in [*output.get("blocking_issues", []), *output.get("warning_issues", [])]]
+        rules += [str(r.get("rule_name")) for r in c.binding_rules if r.get("rule_name")]
+    return Findings(issues=tuple(dict.fromkeys(issues)), rules=tuple(dict.fromkeys(rules)))

@@ -4,12 +4,15 @@ puts into words."""
 
 from __future__ import annotations
 
+import re
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 from pydantic import BaseModel, Field
 
+from ...i18n import catalog, t
 from ...runtime import ToolError
 from ._tasks import DatasetRequirements
 
@@ -23,6 +26,7 @@ __all__ = [
     "check_file_size",
     "check_file_type",
     "open_dataset",
+    "say_issue",
     "upload_path",
     "uploaded_files",
 ]
@@ -162,21 +166,46 @@ def check_dataset(
     )
     blocking, warnings = [], []
     if facts.rows < requirements.min_rows:
-        blocking.append(f"only {facts.rows} rows; the task needs at least {requirements.min_rows}")
+        blocking.append(t(_FEW_ROWS, rows=facts.rows, min=requirements.min_rows))
     missing = [c for c in requirements.required_columns if c not in columns]
     if missing:
-        blocking.append(f"missing column(s): {', '.join(missing)}")
+        blocking.append(t(_MISSING_COLUMNS, columns=", ".join(missing)))
     for column, kind in requirements.column_types.items():
         if column in columns and not _is(kind, frame[column]):
-            blocking.append(f"column {column} should hold {kind} values but is {facts.dtypes[column]}")
+            blocking.append(t(_COLUMN_TYPE, column=column, kind=kind, dtype=facts.dtypes[column]))
     for column in requirements.no_nulls_in:
         if facts.nulls.get(column):
-            warnings.append(f"column {column} has {facts.nulls[column]} empty value(s)")
+            warnings.append(t(_EMPTY_VALUES, column=column, count=facts.nulls[column]))
     if facts.duplicate_rows:
-        warnings.append(f"{facts.duplicate_rows} duplicate row(s)")
+        warnings.append(t(_DUPLICATE_ROWS, count=facts.duplicate_rows))
     evidence = [f"rows: {facts.rows}", f"columns: {', '.join(columns)}"] + [
         f"{c}: {t}" for c, t in facts.dtypes.items() if c in requirements.column_types
     ]
     return facts, Verdict(
         is_suitable=not blocking, blocking_issues=blocking, warning_issues=warnings, evidence=evidence
     )
+
+
+# The issues of `check_dataset`, by catalog key: the verdict holds them in English (the experts' and the model's
+# language); `say_issue` says one again in a person's language.
+_FEW_ROWS = "tutor.issue.few_rows"
+_MISSING_COLUMNS = "tutor.issue.missing_columns"
+_COLUMN_TYPE = "tutor.issue.column_type"
+_EMPTY_VALUES = "tutor.issue.empty_values"
+_DUPLICATE_ROWS = "tutor.issue.duplicate_rows"
+_ISSUES = (_FEW_ROWS, _MISSING_COLUMNS, _COLUMN_TYPE, _EMPTY_VALUES, _DUPLICATE_ROWS)
+
+
+@cache
+def _issue_pattern(key: str) -> re.Pattern[str]:
+    """The English message of `key` as a pattern whose groups are its values."""
+    parts = re.split(r"\{(\w+)\}", catalog("en")[key])
+    return re.compile("".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>.+?)" for i, p in enumerate(parts)))
+
+
+def say_issue(text: str, lang: str) -> str:
+    """An issue `check_dataset` found (as the verdict holds it) in `lang`; any other text as it is."""
+    for key in _ISSUES:
+        if (match := _issue_pattern(key).fullmatch(text)) is not None:
+            return t(key, lang, **match.groupdict())
+    return text
