@@ -492,7 +492,8 @@ _MAY_START = [
         r"\b(?:go\s+ahead\s+(?:and\s+(?:start|begin)|with\s+(?:the\s+)?task)|feel\s+free\s+to\s+(?:start|begin))\b",
         r"\blet'?s\s+(?:start|begin|get\s+started)(?:\s+(?:on|with)\s+(?:the\s+)?(?:task|exercise|analysis)|\s*(?:[!.]|$))",
         r"\b(?:dataset|file|data)\s+(?:is|looks|seems)\s+(?:really\s+|perfectly\s+|quite\s+|very\s+)?(?:suitable|fine|good|great|perfect|ready|ok(?:ay)?)\b",
-        r"\b(?:meets|satisfies|fulfils|fulfills)\s+(?:all\s+)?(?:of\s+)?(?:the\s+)?(?:task'?s?\s+)?requirements",
+        # not "a dataset that meets the task's requirements": the one the student is asked for
+        r"(?<!\bthat\s)(?<!\bwhich\s)\b(?:meets|satisfies|fulfils|fulfills)\s+(?:all\s+)?(?:of\s+)?(?:the\s+)?(?:task'?s?\s+)?requirements",
         r"(?<![不没])(?:可以|能够|能)(?:直接|马上|现在)?(?:开始|着手|动手|进行(?:任务|task)|使用(?:这个|该|此)?(?:数据|文件))(?!寻找|找|准备|上传|收集|检查数据)",
         r"开始吧|没问题",
         r"(?:数据集?|文件)[^。！？\n不没未]{0,6}(?:完全|很|非常)?(?:适合|符合(?:任务)?要求|满足(?:任务)?要求)",
@@ -701,7 +702,7 @@ async def one_turn(turn: Turn, *, model_spec: str, models_dir: Path) -> dict[str
         "expected": {"task": turn.task, "consult": turn.consult, "rules": sorted(turn.rules)},
         **checks,
         "right": all(checks.values()),
-        "error": crashed or (run.error if run is not None else None),
+        "error": crashed or (run.error if run is not None else None) or (reply.error if reply is not None else None),
         "stance": stance,
         "reply_problems": problems,
         "steps": len(calls),
