@@ -28,6 +28,7 @@ from consulta.runtime import (
     read_tool,
     unfounded,
     write_tool,
+    wrong_language,
 )
 
 from ._support import FakeExecutor
@@ -268,3 +269,43 @@ def test_a_reply_speaking_of_the_user_in_the_third_person_is_words_meant_for_the
     facts = TurnFacts(lang="en", prompt="取出3号盒1、2、3号位")
     said = "The user will be informed that the tubes in box 3 positions 1, 2, and 3 will be taken out on 2026-11-27."
     assert model_words(said, facts) == "The user will"
+
+
+_ZH = "我可以开始 task_2_4 吗？"
+
+
+@pytest.mark.parametrize(
+    ("reply", "prompt", "lang", "found"),
+    [
+        # seen on the embedded model (tutor eval, start_ok_zh): an English sentence in a reply to a Chinese student
+        (
+            "暂时还不能开始 task_2_4。The student should show the code they ran and its output.",
+            _ZH,
+            "zh-CN",
+            "The student should show the code they ran and its output.",
+        ),
+        ("Do not start: analysis.", _ZH, "zh-CN", "Do not start: analysis."),
+        # names, terms, code and the tools' own lines are not English sentences
+        (
+            "5号盒第37位是 K562-RTCB-KO-c5；plasmid pX458-sgRTCB; box 5 positions 37; frozen 2025-05-05。",
+            _ZH,
+            "zh-CN",
+            None,
+        ),
+        ("你可以先看 `df.groupby('city').size()` 的结果。", _ZH, "zh-CN", None),
+        # a quote of a tool's result, as written (below)
+        ("已保存：What is the SQL command to select all the rows of a table?", _ZH, "zh-CN", None),
+        # English words from a person in a Chinese session may be answered in English
+        ("You can start task_2_4 when you are ready.", "Can I start task_2_4?", "zh-CN", None),
+        # to a person who writes English, Chinese is the wrong language, unless it is quoted
+        ("You can start. 你现在可以开始了", "Can I start?", "en", "你现在可以开始了"),
+        ("The note says 细胞状态良好.", "What does the note say?", "en", None),
+        ("好的，你可以开始了", "可以开始了吗", "en", None),
+    ],
+)
+def test_wrong_language_finds_a_sentence_not_in_the_persons_language(
+    reply: str, prompt: str, lang: str, found: str | None
+) -> None:
+    data = "Saved: What is the SQL command to select all the rows of a table? Note: 细胞状态良好"
+    facts = TurnFacts(lang=lang, prompt=prompt, calls=(ToolOutcome(name="save", kind="read", ok=True, data=data),))
+    assert wrong_language(reply, facts) == found

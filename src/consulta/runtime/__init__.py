@@ -53,7 +53,17 @@ if TYPE_CHECKING:
         ToolCalled,
         ToolReturned,
     )
-    from ._facts import FactRules, check_facts, check_model_words, echoes, facts_in, model_words, unfounded
+    from ._facts import (
+        FactRules,
+        check_facts,
+        check_language,
+        check_model_words,
+        echoes,
+        facts_in,
+        model_words,
+        unfounded,
+        wrong_language,
+    )
     from ._grounding import Evidence, mentions
     from ._leases import Leases
     from ._plan_book import PLAN_ASK, PlanBook, PlanOutcome, decided_reply, staged_result
@@ -173,6 +183,7 @@ __all__ = [
     "assertions",
     "check_claims",
     "check_facts",
+    "check_language",
     "check_model_words",
     "compose_reply",
     "crash_point",
@@ -192,6 +203,7 @@ __all__ = [
     "tool_schemas",
     "tracing_from_setting",
     "unfounded",
+    "wrong_language",
     "typed_answer",
     "label_probabilities",
     "state_table",

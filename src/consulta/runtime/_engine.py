@@ -53,7 +53,7 @@ from ._claims import (
     gather_facts,
 )
 from ._events import ReplyChecked, StepStarted
-from ._facts import check_facts, check_model_words
+from ._facts import check_facts, check_language, check_model_words
 from ._grounding import Evidence
 from ._messages import (
     FIRST_LOOK_MODEL,
@@ -452,7 +452,8 @@ def build_engine_agent(agent: Agent, model: Model) -> PaiAgent[RunDeps, str | De
     )
     # Every reply is held to the agent's own check first (what its domain asks of a reply: e.g. every tube the
     # person named staged, so the model can still act on it), then to what its turn did (the runtime's claim check),
-    # kept free of words meant for the model, and held to the facts the turn found (for an agent that declares them).
+    # kept free of words meant for the model, in the person's language, and held to the facts the turn found (for an
+    # agent that declares them).
     # Only the model's words pass by a check: a replacement is code's.
     say_instead = agent.facts.replacement if agent.facts is not None else compose_reply
     engine.output_validator(
@@ -461,6 +462,7 @@ def build_engine_agent(agent: Agent, model: Model) -> PaiAgent[RunDeps, str | De
                 agent.check_reply,
                 check_claims,
                 check_model_words(say_instead),
+                check_language(say_instead),
                 check_facts(agent.facts) if agent.facts is not None else None,
             )
         )

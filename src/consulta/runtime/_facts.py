@@ -9,7 +9,8 @@ another is written again with the reason, and refused again it is replaced by co
 found (`FactRules.say_found`, else `compose_reply`), in the person's language.
 
 The same module keeps words meant for the model from reaching a person (`model_words`): a reply that repeats a
-tool's hint, a refusal's reason, the system instructions, an error code or a tool's name is refused the same way.
+tool's hint, a refusal's reason, the system instructions, an error code or a tool's name is refused the same way;
+and a reply with a sentence in another language than the person's (`wrong_language`) too.
 
 Apps declare what counts as a fact and how their results read with a `FactRules` on their `Agent` (`Agent.facts`);
 the runtime's check is the same for every app.
@@ -22,9 +23,19 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from ._claims import ReplyCheck, ReplyRefused, TurnFacts, compose_reply
+from ._claims import _CJK, ReplyCheck, ReplyRefused, TurnFacts, compose_reply
 
-__all__ = ["FactRules", "check_facts", "check_model_words", "echoes", "facts_in", "model_words", "unfounded"]
+__all__ = [
+    "FactRules",
+    "check_facts",
+    "check_language",
+    "check_model_words",
+    "echoes",
+    "facts_in",
+    "model_words",
+    "unfounded",
+    "wrong_language",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -287,6 +298,76 @@ def check_model_words(replacement: Callable[[TurnFacts], str] = compose_reply) -
                 "their language: say what was found or done, or ask them one plain question.",
                 replacement=replacement(facts),
                 check="model_words",
+            )
+
+    return check
+
+
+# ---- the person's language --------------------------------------------------------------------------------------
+
+_SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
+_LATIN_WORD = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
+_ENGLISH = frozenset(
+    "the a an is are was were be been to of and or in on for with you your it its this that these those can could "
+    "will would should must not do does did have has there we our please i they them their what which when how if "
+    "but before after from as at by".split()
+)
+_NOT_WORDS = re.compile(r"`[^`\n]*`|https?://\S+|\b[\w.+-]+@[\w-]+\.[\w.]+\b")
+_LATIN_SENTENCE = 4
+"""Latin words (two of them English function words) that make a sentence English rather than a name or a term."""
+_CJK_RUN = re.compile(r"[\u4e00-\u9fff]{4,}")
+
+
+def wrong_language(text: str, facts: TurnFacts) -> str | None:
+    """The first sentence of `text` that is not in the person's language, or None. To a person who wrote Chinese
+    (`facts.lang` zh-CN and Chinese in their words): a sentence of English (four or more Latin words, two of them
+    English function words, no Chinese). To a person who writes English: a run of four or more Chinese characters.
+    A sentence that quotes what the turn's tools, plans, questions or earlier turns said (e.g. a record's English
+    note, an item's stem) is not counted: it is theirs as written."""
+    words = _NOT_WORDS.sub(" ", _person_words(text))
+    sources = _fold(_quotable(facts))
+    if facts.lang == "zh-CN":
+        if not (facts.prompt and _CJK.search(facts.prompt)):
+            return None  # a person writing English in a Chinese session may be answered in English
+        for sentence in _SENTENCE.findall(words):
+            latin = _LATIN_WORD.findall(sentence)
+            english = sum(1 for w in latin if w.casefold() in _ENGLISH)
+            if len(latin) < _LATIN_SENTENCE or english < 2 or _CJK.search(sentence):
+                continue
+            if len(latin) >= _SPAN_WORDS:
+                quoted = bool(_spans(sentence) & _spans(sources))
+            else:
+                quoted = " ".join(w.casefold() for w in latin) in " ".join(_LATIN_WORD.findall(sources))
+            if not quoted:
+                return sentence.strip()
+        return None
+    if facts.prompt and _CJK.search(facts.prompt):
+        return None  # they wrote Chinese themselves
+    for run in _CJK_RUN.findall(words):
+        if run not in sources:
+            return run
+    return None
+
+
+def _quotable(facts: TurnFacts) -> str:
+    """What the turn's tools, plans, questions and earlier turns said: a reply may quote it in its own language."""
+    texts = [facts.earlier, *facts.staged, *facts.applied, *facts.questions]
+    for call in facts.calls:
+        texts += [call.data, call.message or ""]
+    return "\n".join(t for t in texts if t)
+
+
+def check_language(replacement: Callable[[TurnFacts], str] = compose_reply) -> ReplyCheck:
+    """The runtime's check that a reply is in the person's language (see `wrong_language`)."""
+
+    def check(text: str, facts: TurnFacts) -> None:
+        found = wrong_language(text, facts)
+        if found is not None:
+            language = "Chinese (简体中文)" if facts.lang == "zh-CN" else "English"
+            raise ReplyRefused(
+                f'Your reply is not all in the user\'s language ("{found[:80]}"). Write the whole reply in {language}.',
+                replacement=replacement(facts),
+                check="language",
             )
 
     return check

@@ -108,33 +108,52 @@ def test_added_while_only_staged_becomes_staged_waiting_for_approval(
 
 
 @pytest.mark.parametrize(
-    "reply",
+    ("prompt", "reply"),
     [
-        "Staged: a new HeLa tube in box 4 position 80, waiting for your approval.",
-        "已暂存：4 号盒 80 号位新增一管 HeLa，等待您批准。",
+        (
+            "Add a new HeLa tube in box 4 position 80",
+            "Staged: a new HeLa tube in box 4 position 80, waiting for your approval.",
+        ),
+        ("在 4 号盒 80 号位加一管新的 HeLa", "已暂存：4 号盒 80 号位新增一管 HeLa，等待您批准。"),
     ],
 )
-def test_saying_what_is_staged_passes_as_written(tmp_path: Path, inventory: Path, reply: str) -> None:
-    run, _ = run_script(
-        tmp_path, inventory, "Add a new HeLa tube in box 4 position 80", [{"tool_calls": [ADD]}, {"text": reply}]
-    )
+def test_saying_what_is_staged_passes_as_written(tmp_path: Path, inventory: Path, prompt: str, reply: str) -> None:
+    run, _ = run_script(tmp_path, inventory, prompt, [{"tool_calls": [ADD]}, {"text": reply}])
     assert run.status == RunStatus.waiting and run.output == reply
 
 
+_ASKED = {
+    "en": "Where is K562? Was one thawed on 2025-01-08, positions 7 and 8?",
+    "zh-CN": "K562 在哪里？2025-01-08 是不是取出过 7 和 8 号位？",
+}
+
+
 @pytest.mark.parametrize(
-    "reply",
+    ("lang", "reply"),
     [
-        "K562 has 3 records: K562-WT, K562-dTAG-BRD4 and K562-RTCB-KO-c3. Which one do you mean?",
-        "Record 1 (K562-WT) was thawed on 2025-01-08 (positions 7 and 8).",
-        "记录 1 于 2025-01-08 取出过 2 管。",
-        "K562 共有 3 条记录，您要哪一种？",
+        ("en", "K562 has 3 records: K562-WT, K562-dTAG-BRD4 and K562-RTCB-KO-c3. Which one do you mean?"),
+        ("en", "Record 1 (K562-WT) was thawed on 2025-01-08 (positions 7 and 8)."),
+        ("zh-CN", "记录 1 于 2025-01-08 取出过 2 管。"),
+        ("zh-CN", "K562 共有 3 条记录，您要哪一种？"),
     ],
 )
-def test_honest_replies_after_a_look_up_pass_as_written(tmp_path: Path, inventory: Path, reply: str) -> None:
+def test_honest_replies_after_a_look_up_pass_as_written(tmp_path: Path, inventory: Path, lang: str, reply: str) -> None:
     steps = [{"tool_calls": [{"name": "query_inventory", "args": {"cell_line": "K562"}}]}, {"text": reply}]
     # the thaw's date and positions are the user's words here (no look-up returns a record's history)
-    run, _ = run_script(tmp_path, inventory, "Where is K562? Was one thawed on 2025-01-08, positions 7 and 8?", steps)
+    run, _ = run_script(tmp_path, inventory, _ASKED[lang], steps)
     assert run.status == RunStatus.finished and run.output == reply
+
+
+def test_a_chinese_reply_to_english_words_is_replaced(tmp_path: Path, inventory: Path) -> None:
+    """The person's language: a reply in Chinese to a person who wrote English (in an English session) is written
+    again, then replaced by code's summary of the look-up, in English."""
+    steps = [{"tool_calls": [{"name": "query_inventory", "args": {"cell_line": "K562"}}]}]
+    steps += [{"text": "K562 共有 3 条记录，您要哪一种？"}] * 2
+    run, store = run_script(tmp_path, inventory, _ASKED["en"], steps)
+    assert run.status == RunStatus.finished and "K562" in (run.output or "")
+    assert not any("\u4e00" <= c <= "\u9fff" for c in run.output or "")
+    checked = [e.data["check"] for e in store.list_events(run.id) if e.type == "reply_checked"]
+    assert checked == ["language", "language"]
 
 
 READS = ["query_inventory", "search_records", "empty_positions", "inventory_stats", "audit_history", "question"]

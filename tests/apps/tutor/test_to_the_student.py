@@ -60,8 +60,14 @@ def test_a_number_the_notes_never_gave_is_replaced_by_the_packet_said_by_code(
     """Issue 26: a fact check for every agent. The notes say nothing of a row count: "your file has 25 rows" is
     written again, then replaced by code's statement of the packet, in the student's language."""
 
+    said = (
+        "你的文件有 25 行，够做 task_2_1。你打算怎么做？"
+        if lang == "zh-CN"
+        else "Your file has 25 rows, enough for task_2_1. What will you try?"
+    )
+
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        return ModelResponse(parts=[TextPart("Your file has 25 rows, enough for task_2_1. What will you try?")])
+        return ModelResponse(parts=[TextPart(said)])
 
     student = "我可以开始了吗？" if lang == "zh-CN" else "Can I start?"
     store, agent = assistant(tmp_path, READY)
