@@ -329,7 +329,7 @@ def wrong_language(text: str, facts: TurnFacts) -> str | None:
     if facts.lang == "zh-CN":
         if not (facts.prompt and _CJK.search(facts.prompt)):
             return None  # a person writing English in a Chinese session may be answered in English
-        for sentence in _SENTENCE.findall(words):
+        for sentence in (m.group(0) for m in _SENTENCE.finditer(words)):
             latin = _LATIN_WORD.findall(sentence)
             english = sum(1 for w in latin if w.casefold() in _ENGLISH)
             if len(latin) < _LATIN_SENTENCE or english < 2 or _CJK.search(sentence):
@@ -343,7 +343,7 @@ def wrong_language(text: str, facts: TurnFacts) -> str | None:
         return None
     if facts.prompt and _CJK.search(facts.prompt):
         return None  # they wrote Chinese themselves
-    for run in _CJK_RUN.findall(words):
+    for run in (m.group(0) for m in _CJK_RUN.finditer(words)):
         if run not in sources:
             return run
     return None
