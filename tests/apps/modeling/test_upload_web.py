@@ -76,7 +76,8 @@ def test_a_problem_is_uploaded_its_tasks_shown_and_corrected(client: TestClient,
     ]
     body = upload(client, alice, "data", "demand_monthly.csv", DATA).json()
     assert body["ready"] and body["title"] == "某省月度用电需求预测" and body["lang"] == "zh-CN"
-    assert body["data_files"] == [{"name": "demand_monthly.csv", "size": len(DATA)}] and not body["corrected"]
+    assert body["data_files"] == [{"name": "demand_monthly.csv", "size": len(DATA), "tables": ["demand_monthly.csv"]}]
+    assert not body["corrected"]
 
     # corrected: task 1's text and kind changed, task 4 dropped, one added
     edits = [
@@ -127,7 +128,7 @@ def test_the_run_works_on_the_sessions_problem_with_the_corrected_tasks(client: 
 BAD = [
     ("statement", "empty.md", b"   \n\n", "empty_statement", 422),
     ("statement", "nothing.md", b"# A problem\n\nSome background and no question at all.\n", "no_tasks", 422),
-    ("statement", "problem.pdf", b"%PDF-1.4\n", "pdf_unreadable", 415),
+    ("statement", "problem.pdf", b"%PDF-1.4\n", "pdf_unreadable", 422),
     ("statement", "problem.docx", b"PK\x03\x04", "unsupported_file_type", 415),
     ("statement", "latin.md", "Task 1: café".encode("latin-1"), "not_utf8", 422),
     ("statement", "zero.md", b"", "empty_file", 422),
@@ -136,7 +137,8 @@ BAD = [
     ("statement", "sub/problem.md", STATEMENT, "path_like_name", 422),
     ("data", "ragged.csv", b"a,b\n1,2\n3\n", "not_table", 422),
     ("data", "header_only.csv", b"a,b\n", "not_table", 422),
-    ("data", "table.xlsx", b"PK\x03\x04", "unsupported_file_type", 415),
+    ("data", "table.xlsx", b"PK\x03\x04", "not_workbook", 422),
+    ("data", "table.xls", b"\xd0\xcf\x11\xe0", "unsupported_file_type", 415),
     ("data", "big.csv", b"a,b\n" + b"1,2\n" * 600, "file_too_large", 413),
 ]
 
