@@ -279,9 +279,10 @@ def _sheets(path: Path, name: str) -> list[tuple[str, list[list[str]]]]:
     sheets: list[tuple[str, list[list[str]]]] = []
     cells = 0
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), path.open("rb") as handle:
             warnings.simplefilter("ignore")  # openpyxl warns of the parts it does not read (extensions, styles)
-            book = load_workbook(path, read_only=True, data_only=True, keep_links=False)
+            # an open file, not the path: openpyxl refuses a path by its suffix (an upload is checked as `.<name>.part`)
+            book = load_workbook(handle, read_only=True, data_only=True, keep_links=False)
             try:
                 worksheets = [ws for ws in book.worksheets if hasattr(ws, "reset_dimensions")]  # not chart sheets
                 if len(worksheets) > MAX_SHEETS:
