@@ -120,9 +120,12 @@ REFUSED = [
     ("garbage.xlsx", lambda: b"age,count\n0,310\n", "not_workbook"),
     ("document.xlsx", _zip_without_a_workbook, "not_workbook"),
     ("empty.xlsx", lambda: xlsx_bytes({"Sheet1": [], "Sheet2": [["only a header"]]}), "workbook_empty"),
-    ("long.xlsx", lambda: xlsx_bytes({"counts": [["age"]] + [[n] for n in range(8)]}), "workbook_too_big"),
-    ("wide.xlsx", lambda: xlsx_bytes({"counts": [list(range(7)), list(range(7))]}), "workbook_too_big"),
+    ("long.xlsx", lambda: xlsx_bytes({"counts": [["age"]] + [[n] for n in range(8)]}), "sheet_too_long"),
+    ("wide.xlsx", lambda: xlsx_bytes({"counts": [list(range(7)), list(range(7))]}), "sheet_too_wide"),
+    ("sheets.xlsx", lambda: xlsx_bytes({f"s{n}": [["a"], [n]] for n in range(4)}), "too_many_sheets"),
+    ("cells.xlsx", lambda: xlsx_bytes({"a": [[1, 2, 3]] * 5, "b": [[1, 2, 3]] * 5}), "too_many_cells"),
     ("pages.pdf", lambda: pdf_bytes([["Task 1: one."], ["Task 2: two."], ["Task 3: three."]]), "pdf_too_long"),
+    ("wordy.pdf", lambda: pdf_bytes([["Task 1: " + "many words " * 20]]), "pdf_too_much_text"),
 ]
 
 
@@ -133,6 +136,9 @@ def test_a_file_that_cannot_be_read_is_refused_in_one_line(
     monkeypatch.setattr(_inputs, "MAX_ROWS", 6)
     monkeypatch.setattr(_inputs, "MAX_COLUMNS", 6)
     monkeypatch.setattr(_inputs, "MAX_PDF_PAGES", 2)
+    monkeypatch.setattr(_inputs, "MAX_SHEETS", 3)
+    monkeypatch.setattr(_inputs, "MAX_CELLS", 20)
+    monkeypatch.setattr(_inputs, "MAX_STATEMENT_BYTES", 100)
     path = write(tmp_path / name, make())  # type: ignore[operator]
     read = pdf_statement if name.endswith(".pdf") else workbook_tables
     with pytest.raises(ProblemError) as refused:
@@ -141,6 +147,15 @@ def test_a_file_that_cannot_be_read_is_refused_in_one_line(
     for lang in ("en", "zh-CN"):
         line = refused.value.localized(lang)
         assert name in line and "\n" not in line and "Traceback" not in line
+
+
+def test_a_pdf_that_takes_too_long_to_read_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write(tmp_path / "slow.pdf", pdf_bytes(ELEPHANTS))
+    ticks = iter(range(0, 1000, 20))  # a clock where each look takes 20 s
+    monkeypatch.setattr(_inputs, "_clock", lambda: next(ticks))
+    with pytest.raises(ProblemError) as refused:
+        pdf_statement(path)
+    assert refused.value.reason == "pdf_too_slow" and "30" in refused.value.localized("zh-CN")
 
 
 def test_a_workbook_that_unpacks_past_its_bound_is_not_unpacked(

@@ -240,7 +240,7 @@ CONTEST_BAD = [
     ("statement", "no_task.pdf", pdf_bytes([["Elephants: some background, nothing asked."]]), "no_tasks"),
     ("data", "garbage.xlsx", b"age,count\n0,310\n", "not_workbook"),
     ("data", "empty.xlsx", xlsx_bytes({"Sheet1": []}), "workbook_empty"),
-    ("data", "long.xlsx", xlsx_bytes({"counts": [["age"]] + [[n] for n in range(12)]}), "workbook_too_big"),
+    ("data", "long.xlsx", xlsx_bytes({"counts": [["age"]] + [[n] for n in range(12)]}), "sheet_too_long"),
 ]
 
 

@@ -2,15 +2,17 @@
 folder): a statement in PDF read to text (pypdf), an Excel workbook's sheets read as CSV tables (openpyxl), each
 refused with a `ProblemError` (one line in the person's language, `modeling.problem.<reason>`) when it cannot be.
 
-The files are untrusted input. A PDF may be at most `MAX_PDF_BYTES` and `MAX_PDF_PAGES` pages, its text at most
-`MAX_STATEMENT_BYTES` (`pdf_too_long`); one that does not parse is `pdf_unreadable`, one that needs a password to
-open is `pdf_encrypted` (one only its owner's password protects, which any viewer opens, is read), one without text
-(a scan) is `pdf_no_text`. A workbook is a zip archive bounded before openpyxl unpacks it (`MAX_WORKBOOK_MEMBERS`,
-`MAX_WORKBOOK_UNPACKED`), read in openpyxl's read-only mode with the values Excel last saved (formulas are never
-evaluated: a formula cell no program computed and saved reads empty), at most `MAX_SHEETS` sheets, `MAX_ROWS` rows and
-`MAX_COLUMNS` columns a sheet and `MAX_CELLS` cells in all (`workbook_too_big`); each sheet with a header row and a
-data row becomes the table `<workbook's stem>.<sheet>.csv` (`table_names`; empty rows dropped, rows padded to the
-widest), and a workbook with none is `workbook_empty`; one that is not an .xlsx workbook is `not_workbook`.
+The files are untrusted input. A PDF may be at most `MAX_PDF_BYTES` (`too_big`) and `MAX_PDF_PAGES` pages
+(`pdf_too_long`), its text at most `MAX_STATEMENT_BYTES` (`pdf_too_much_text`), read in at most `MAX_PDF_SECONDS`
+(`pdf_too_slow`); one that does not parse is `pdf_unreadable`, one that needs a password to open is `pdf_encrypted`
+(one only its owner's password protects, which any viewer opens, is read), one without text (a scan) is
+`pdf_no_text`. A workbook is a zip archive bounded before openpyxl unpacks it (`MAX_WORKBOOK_MEMBERS`,
+`MAX_WORKBOOK_UNPACKED`: `workbook_too_big`), read in openpyxl's read-only mode with the values Excel last saved
+(formulas are never evaluated: a formula cell no program computed and saved reads empty), at most `MAX_SHEETS` sheets
+(`too_many_sheets`), `MAX_ROWS` rows (`sheet_too_long`) and `MAX_COLUMNS` columns (`sheet_too_wide`) a sheet,
+`MAX_CELLS` cells in all (`too_many_cells`) and `MAX_DATA_BYTES` a table (`sheet_too_big`); each sheet with a header
+row and a data row becomes the table `<workbook's stem>.<sheet>.csv` (`table_names`; empty rows dropped, rows padded
+to the widest), and a workbook with none is `workbook_empty`; one that is not an .xlsx workbook is `not_workbook`.
 
 What was read of a file is kept for the file as it is (its device, inode, size and modification time), so showing a
 problem on the page again does not read its PDF again."""
@@ -29,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, time
 from pathlib import Path
+from time import monotonic
 from typing import Any, TypeVar
 
 from ...i18n import t
@@ -42,6 +45,7 @@ __all__ = [
     "MAX_DATA_BYTES",
     "MAX_PDF_BYTES",
     "MAX_PDF_PAGES",
+    "MAX_PDF_SECONDS",
     "MAX_ROWS",
     "MAX_SHEETS",
     "MAX_STATEMENT_BYTES",
@@ -62,6 +66,9 @@ MAX_STATEMENT_BYTES = 1024 * 1024
 """The largest problem.md or problem.json, and the most text (UTF-8) a PDF statement may hold."""
 MAX_PDF_BYTES = 20 * 1024 * 1024
 MAX_PDF_PAGES = 60
+MAX_PDF_SECONDS = 30
+"""How long reading a PDF's pages may take (checked after each page)."""
+_clock = monotonic
 MAX_WORKBOOK_MEMBERS = 10_000
 MAX_WORKBOOK_UNPACKED = 4 * MAX_DATA_BYTES
 MAX_SHEETS = 20
@@ -77,9 +84,9 @@ DATA_SUFFIXES = (TABLE_SUFFIX, WORKBOOK_SUFFIX)
 
 class ProblemError(ConfigError):
     """A problem, or a file of it, that cannot be worked on: `reason` (`missing`, `no_statement`, `several_pdfs`,
-    `bad_json`, `no_data`, `not_utf8`, `not_table`, `too_big`, `bad_tasks`, `pdf_unreadable`, `pdf_encrypted`,
-    `pdf_no_text`, `pdf_too_long`, `not_workbook`, `workbook_empty`, `workbook_too_big`) and the values its message
-    names; its words are the catalog's `modeling.problem.<reason>` in the person's language."""
+    `bad_json`, `no_data`, `not_utf8`, `not_table`, `too_big`, `bad_tasks`, and the file readers' reasons the module
+    names) and the values its message names; its words are the catalog's `modeling.problem.<reason>` in the person's
+    language."""
 
     def __init__(self, reason: str, **values: Any) -> None:
         self.reason = reason
@@ -158,15 +165,15 @@ def _read_pdf(path: Path, name: str) -> str:
                 raise ProblemError("pdf_encrypted", file=name)
         count = len(reader.pages)
         if count > MAX_PDF_PAGES:
-            raise ProblemError("pdf_too_long", file=name, what=f"{count} pages", limit=f"{MAX_PDF_PAGES} pages")
-        held = 0
+            raise ProblemError("pdf_too_long", file=name, pages=count, limit=MAX_PDF_PAGES)
+        held, started = 0, _clock()
         for page in reader.pages:
             text = _CONTROL.sub("", page.extract_text() or "")
             held += len(text.encode("utf-8"))
             if held > MAX_STATEMENT_BYTES:
-                raise ProblemError(
-                    "pdf_too_long", file=name, what="its text", limit=size_text(MAX_STATEMENT_BYTES) + " of text"
-                )
+                raise ProblemError("pdf_too_much_text", file=name, limit=size_text(MAX_STATEMENT_BYTES))
+            if _clock() - started > MAX_PDF_SECONDS:  # a page's drawing can be made costly to read
+                raise ProblemError("pdf_too_slow", file=name, seconds=MAX_PDF_SECONDS)
             pages.append(text)
     except ProblemError:
         raise
@@ -249,9 +256,9 @@ def workbook_tables(path: Path, *, name: str | None = None) -> list[Table]:
     try:
         members, unpacked = zip_unpacked(path)
     except (zipfile.BadZipFile, OSError, ValueError, EOFError):
-        raise ProblemError("not_workbook", file=name, detail="not a zip archive") from None
+        raise ProblemError("not_workbook", file=name, detail="BadZipFile") from None
     if members > MAX_WORKBOOK_MEMBERS or unpacked > MAX_WORKBOOK_UNPACKED:
-        raise ProblemError("workbook_too_big", file=name, what="it unpacks to", limit=size_text(MAX_WORKBOOK_UNPACKED))
+        raise ProblemError("workbook_too_big", file=name, limit=size_text(MAX_WORKBOOK_UNPACKED))
     sheets = _sheets(path, name)
     tables, taken = [], set()
     for sheet, rows in sheets:
@@ -263,7 +270,7 @@ def workbook_tables(path: Path, *, name: str | None = None) -> list[Table]:
         writer.writerows(row + [""] * (width - len(row)) for row in rows)
         content = buffer.getvalue().encode("utf-8")
         if len(content) > MAX_DATA_BYTES:
-            raise ProblemError("workbook_too_big", file=name, what=f"sheet {sheet}", limit=size_text(MAX_DATA_BYTES))
+            raise ProblemError("sheet_too_big", file=name, sheet=sheet, limit=size_text(MAX_DATA_BYTES))
         table = _table_name(Path(name).stem, sheet, taken)
         taken.add(table.lower())
         tables.append(Table(name=table, sheet=sheet, rows=len(rows) - 1, content=content))
@@ -286,31 +293,23 @@ def _sheets(path: Path, name: str) -> list[tuple[str, list[list[str]]]]:
             try:
                 worksheets = [ws for ws in book.worksheets if hasattr(ws, "reset_dimensions")]  # not chart sheets
                 if len(worksheets) > MAX_SHEETS:
-                    raise ProblemError(
-                        "workbook_too_big", file=name, what=f"{len(worksheets)} sheets", limit=f"{MAX_SHEETS} sheets"
-                    )
+                    raise ProblemError("too_many_sheets", file=name, sheets=len(worksheets), limit=MAX_SHEETS)
                 for ws in worksheets:
                     ws.reset_dimensions()  # the size it declares may be wrong: read what it holds
                     rows: list[list[str]] = []
                     for number, values in enumerate(ws.iter_rows(values_only=True), start=1):
                         if number > MAX_ROWS:
-                            raise ProblemError(
-                                "workbook_too_big", file=name, what=f"sheet {ws.title}", limit=f"{MAX_ROWS} rows"
-                            )
+                            raise ProblemError("sheet_too_long", file=name, sheet=ws.title, limit=MAX_ROWS)
                         row = [_cell(value) for value in values]
                         while row and not row[-1].strip():
                             row.pop()
                         if not row:
                             continue
                         if len(row) > MAX_COLUMNS:
-                            raise ProblemError(
-                                "workbook_too_big", file=name, what=f"sheet {ws.title}", limit=f"{MAX_COLUMNS} columns"
-                            )
+                            raise ProblemError("sheet_too_wide", file=name, sheet=ws.title, limit=MAX_COLUMNS)
                         cells += len(row)
                         if cells > MAX_CELLS:
-                            raise ProblemError(
-                                "workbook_too_big", file=name, what="its sheets", limit=f"{MAX_CELLS} cells"
-                            )
+                            raise ProblemError("too_many_cells", file=name, limit=MAX_CELLS)
                         rows.append(row)
                     sheets.append((str(ws.title), rows))
             finally:

@@ -88,9 +88,9 @@ class UploadRefused(ConsultaError):
     """An upload or a correction refused, nothing changed. `error_code`: `path_like_name`, `unsupported_file_type`,
     `file_too_large`, `empty_file`, `empty_statement`, `no_tasks`, `not_utf8`, `not_table`, `too_many_files`,
     `no_such_file`, `bad_tasks`, what the file readers refuse (`pdf_unreadable`, `pdf_encrypted`, `pdf_no_text`,
-    `pdf_too_long`, `not_workbook`, `workbook_empty`, `workbook_too_big`: a `ProblemError`'s reason, `of_file`), or a
-    multipart reading code (`missing_file`, `unsupported_media_type`, `invalid_request`). `status`: the HTTP status
-    it answers with."""
+    `not_workbook`, `workbook_empty`, the bounds' `pdf_too_long`, `workbook_too_big`, `sheet_too_long`, …: a
+    `ProblemError`'s reason, `of_file`, see `_inputs`), or a multipart reading code (`missing_file`,
+    `unsupported_media_type`, `invalid_request`). `status`: the HTTP status it answers with."""
 
     code = "upload_refused"
 

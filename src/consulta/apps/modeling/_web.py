@@ -427,7 +427,8 @@ def router(kit: WebKit) -> APIRouter:
         """The statement becomes this session's problem's (replacing an earlier one; the tasks are read from it
         again; a PDF's from its text). Refused, nothing changed: 413 `file_too_large`, 415 `unsupported_file_type`,
         422 `path_like_name`, `empty_file`, `empty_statement`, `not_utf8`, `no_tasks` (it names no task),
-        `pdf_unreadable`, `pdf_encrypted`, `pdf_no_text` (a scan), `pdf_too_long`."""
+        `pdf_unreadable`, `pdf_encrypted`, `pdf_no_text` (a scan), `pdf_too_long`, `pdf_too_much_text`,
+        `pdf_too_slow`."""
         return await _receive(request, host, principal, save_statement)
 
     @router.post(
@@ -438,8 +439,9 @@ def router(kit: WebKit) -> APIRouter:
         """The table, or the workbook (each sheet holding a table read as `<stem>.<sheet>.csv`: `tables` in the
         view), goes into this session's problem (a file of the same name is replaced). Refused, nothing changed: 413
         `file_too_large`, 415 `unsupported_file_type`, 422 `path_like_name`, `empty_file`, `not_table` (not a CSV
-        with a header and rows as wide as it), `not_workbook`, `workbook_empty`, `workbook_too_big`,
-        `too_many_files`."""
+        with a header and rows as wide as it), `not_workbook`, `workbook_empty`, `too_many_files`, and the
+        workbook's bounds: `workbook_too_big`, `too_many_sheets`, `sheet_too_long`, `sheet_too_wide`,
+        `too_many_cells`, `sheet_too_big`."""
         return await _receive(request, host, principal, save_data)
 
     @router.delete("/problem/data/{name}", summary="Remove a data file of the session's problem")
