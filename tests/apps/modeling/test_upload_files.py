@@ -17,7 +17,7 @@ from consulta.apps.modeling import ProblemError, _inputs, load_problem, prepare_
 from consulta.apps.modeling._inputs import pdf_statement, table_names, workbook_tables
 from consulta.apps.modeling._tasks import statement_tasks
 
-from .contest_files import ELEPHANTS, pdf_bytes, xlsx_bytes
+from .contest_files import ELEPHANTS, XIANG, pdf_bytes, xlsx_bytes
 
 COUNTS = {
     "Female counts": [["age", "count", "surveyed"], [0, 310, datetime(2023, 5, 1)], [1, 288.5, datetime(2023, 5, 1)]],
@@ -45,6 +45,12 @@ def test_a_pdf_statement_reads_as_text_with_its_tasks_whole(tmp_path: Path) -> N
         (2, "How many elephants should be moved out of the park each year to keep the herd at 11000?"),
         (3, "Rank the three management policies below by the herd size they give after 20 years."),
     ]  # fmt: skip
+    chinese = pdf_statement(write(tmp_path / "象群.pdf", pdf_bytes(XIANG)))
+    assert [(task.number, task.text) for task in statement_tasks(chinese)] == [
+        (1, "根据两张表中的数据，估计各年龄段大象的存活率，并说明估计的可靠程度和可能的误差来源。"),
+        (2, "为了使象群规模保持在 11000 头左右，保护区每年应迁出多少头大象？"),
+    ]
+    assert "保护区希望通过每年迁出一定数量的大象来控制象群规模。" in chinese  # a wrapped paragraph is one line again
     # one only its owner's password protects opens as in any viewer
     owned = write(tmp_path / "owned.pdf", pdf_bytes(ELEPHANTS[:1], owner_password="chair"))
     assert "Task 1: Estimate the survival rate" in pdf_statement(owned)
