@@ -164,6 +164,16 @@ def test_a_pdf_that_takes_too_long_to_read_is_refused(tmp_path: Path, monkeypatc
     assert refused.value.reason == "pdf_too_slow" and "30" in refused.value.localized("zh-CN")
 
 
+def test_a_workbook_that_takes_too_long_to_read_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write(tmp_path / "slow.xlsx", xlsx_bytes({"counts": [["n"]] + [[n] for n in range(25)]}))
+    ticks = iter(range(0, 1000, 50))  # a clock where each look takes 50 s
+    monkeypatch.setattr(_inputs, "_clock", lambda: next(ticks))
+    monkeypatch.setattr(_inputs, "_ROWS_A_LOOK", 10)
+    with pytest.raises(ProblemError) as refused:
+        workbook_tables(path)
+    assert refused.value.reason == "workbook_too_slow" and "90" in refused.value.localized("zh-CN")
+
+
 def test_a_workbook_that_unpacks_past_its_bound_is_not_unpacked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -10,7 +10,8 @@ The files are untrusted input. A PDF may be at most `MAX_PDF_BYTES` (`too_big`) 
 `MAX_WORKBOOK_UNPACKED`: `workbook_too_big`), read in openpyxl's read-only mode with the values Excel last saved
 (formulas are never evaluated: a formula cell no program computed and saved reads empty), at most `MAX_SHEETS` sheets
 (`too_many_sheets`), `MAX_ROWS` rows (`sheet_too_long`) and `MAX_COLUMNS` columns (`sheet_too_wide`) a sheet,
-`MAX_CELLS` cells in all (`too_many_cells`) and `MAX_DATA_BYTES` a table (`sheet_too_big`); each sheet with a header
+`MAX_CELLS` cells in all (`too_many_cells`), `MAX_DATA_BYTES` a table (`sheet_too_big`), read in at most
+`MAX_WORKBOOK_SECONDS` (`workbook_too_slow`); each sheet with a header
 row and a data row becomes the table `<workbook's stem>.<sheet>.csv` (`table_names`; empty rows dropped, rows padded
 to the widest), and a workbook with none is `workbook_empty`; one that is not an .xlsx workbook is `not_workbook`.
 
@@ -48,6 +49,7 @@ __all__ = [
     "MAX_PDF_SECONDS",
     "MAX_ROWS",
     "MAX_SHEETS",
+    "MAX_WORKBOOK_SECONDS",
     "MAX_STATEMENT_BYTES",
     "PDF_SUFFIX",
     "TABLE_SUFFIX",
@@ -75,6 +77,9 @@ MAX_SHEETS = 20
 MAX_ROWS = 200_000
 MAX_COLUMNS = 500
 MAX_CELLS = 3_000_000
+MAX_WORKBOOK_SECONDS = 90
+"""How long reading a workbook's sheets may take (checked every `_ROWS_A_LOOK` rows; 500,000 cells took 12 s here)."""
+_ROWS_A_LOOK = 1000
 TABLE_SUFFIX = ".csv"
 WORKBOOK_SUFFIX = ".xlsx"
 PDF_SUFFIX = ".pdf"
@@ -284,7 +289,7 @@ def _sheets(path: Path, name: str) -> list[tuple[str, list[list[str]]]]:
     from openpyxl import load_workbook
 
     sheets: list[tuple[str, list[list[str]]]] = []
-    cells = 0
+    cells, started = 0, _clock()
     try:
         with warnings.catch_warnings(), path.open("rb") as handle:
             warnings.simplefilter("ignore")  # openpyxl warns of the parts it does not read (extensions, styles)
@@ -298,6 +303,8 @@ def _sheets(path: Path, name: str) -> list[tuple[str, list[list[str]]]]:
                     ws.reset_dimensions()  # the size it declares may be wrong: read what it holds
                     rows: list[list[str]] = []
                     for number, values in enumerate(ws.iter_rows(values_only=True), start=1):
+                        if number % _ROWS_A_LOOK == 0 and _clock() - started > MAX_WORKBOOK_SECONDS:
+                            raise ProblemError("workbook_too_slow", file=name, seconds=MAX_WORKBOOK_SECONDS)
                         if number > MAX_ROWS:
                             raise ProblemError("sheet_too_long", file=name, sheet=ws.title, limit=MAX_ROWS)
                         row = [_cell(value) for value in values]

@@ -441,7 +441,7 @@ def router(kit: WebKit) -> APIRouter:
         `file_too_large`, 415 `unsupported_file_type`, 422 `path_like_name`, `empty_file`, `not_table` (not a CSV
         with a header and rows as wide as it), `not_workbook`, `workbook_empty`, `too_many_files`, and the
         workbook's bounds: `workbook_too_big`, `too_many_sheets`, `sheet_too_long`, `sheet_too_wide`,
-        `too_many_cells`, `sheet_too_big`."""
+        `too_many_cells`, `sheet_too_big`, `workbook_too_slow`."""
         return await _receive(request, host, principal, save_data)
 
     @router.delete("/problem/data/{name}", summary="Remove a data file of the session's problem")
