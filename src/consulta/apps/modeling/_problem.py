@@ -8,11 +8,11 @@ text (`_inputs`) — and its data files: CSV tables, and Excel workbooks (.xlsx)
 
 The runs of a problem live under `<app data dir>/runs/<folder name>-<id>` (the id a hash of the folder's resolved
 path), each in a workspace of its own: `<that folder>/<thread id>`, the thread id being the id of the conversation's
-first run. So two runs on one problem never share files, while a resumed run, and
-a message that continues its conversation (the person's decision at an escalation), find the run's workspace again.
-The problem's files are copied into the workspace's `problem/` folder, once, as the team reads them: a PDF
-statement's text as `problem.md`, each workbook's tables as CSV files, the PDF and the workbooks themselves kept in
-`problem/original/` (the problem as it was given; the team reads the text and tables).
+first run. So two runs on one problem never share files, while a resumed run, and a message that continues its
+conversation (the person's decision at an escalation), find the run's workspace again. The problem's files are copied
+into the workspace's `problem/` folder, once, as the team reads them: a PDF statement's text as `problem.md`, each
+workbook's tables as CSV files, the PDF and the workbooks themselves kept in `problem/original/` (the problem as it
+was given; the team reads the text and tables).
 
 A folder that is not a problem is refused with a `ProblemError` (one line in the person's language; the terminal
 exits 2 before any run is recorded): missing, without a statement, without data, a statement or data file that is not
