@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import tempfile
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
@@ -17,7 +18,7 @@ from typing import Any, Protocol
 
 from ..runtime import ToolError
 
-__all__ = ["MULTIPART_SLACK", "FileUpload", "Refuse", "UploadSink", "receive_file", "too_large"]
+__all__ = ["MULTIPART_SLACK", "FileUpload", "Refuse", "UploadSink", "receive_file", "too_large", "zip_unpacked"]
 
 MULTIPART_SLACK = 64 * 1024
 """What a multipart body may hold besides the file itself (boundaries, part headers, small fields)."""
@@ -95,6 +96,16 @@ class FileUpload:
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
         if self.temp.exists():
             self.abort()
+
+
+def zip_unpacked(path: Path) -> tuple[int, int]:
+    """How many members the zip archive at `path` has and how many bytes they unpack to, as its directory declares
+    them (Python's zipfile never unpacks a member past its declared size): what a zipped upload (an Excel workbook)
+    is bounded by before any library unpacks it, since a few kB can unpack to gigabytes. zipfile.BadZipFile (or
+    OSError) when it is not a zip archive."""
+    with zipfile.ZipFile(path) as archive:
+        members = archive.infolist()
+        return len(members), sum(member.file_size for member in members)
 
 
 class UploadSink(Protocol):

@@ -22,6 +22,7 @@ from consulta.frontends.web import create_app
 from consulta.i18n import t
 from frontends.web.conftest import new_session, settings_for
 
+from .contest_files import ELEPHANTS, pdf_bytes, xlsx_bytes
 from .team_script import SAMPLES
 
 SAMPLE = SAMPLES / "electricity_demand"
@@ -76,7 +77,8 @@ def test_a_problem_is_uploaded_its_tasks_shown_and_corrected(client: TestClient,
     ]
     body = upload(client, alice, "data", "demand_monthly.csv", DATA).json()
     assert body["ready"] and body["title"] == "某省月度用电需求预测" and body["lang"] == "zh-CN"
-    assert body["data_files"] == [{"name": "demand_monthly.csv", "size": len(DATA)}] and not body["corrected"]
+    assert body["data_files"] == [{"name": "demand_monthly.csv", "size": len(DATA), "tables": ["demand_monthly.csv"]}]
+    assert not body["corrected"]
 
     # corrected: task 1's text and kind changed, task 4 dropped, one added
     edits = [
@@ -127,7 +129,7 @@ def test_the_run_works_on_the_sessions_problem_with_the_corrected_tasks(client: 
 BAD = [
     ("statement", "empty.md", b"   \n\n", "empty_statement", 422),
     ("statement", "nothing.md", b"# A problem\n\nSome background and no question at all.\n", "no_tasks", 422),
-    ("statement", "problem.pdf", b"%PDF-1.4\n", "pdf_unreadable", 415),
+    ("statement", "problem.pdf", b"%PDF-1.4\n", "pdf_unreadable", 422),
     ("statement", "problem.docx", b"PK\x03\x04", "unsupported_file_type", 415),
     ("statement", "latin.md", "Task 1: café".encode("latin-1"), "not_utf8", 422),
     ("statement", "zero.md", b"", "empty_file", 422),
@@ -136,7 +138,8 @@ BAD = [
     ("statement", "sub/problem.md", STATEMENT, "path_like_name", 422),
     ("data", "ragged.csv", b"a,b\n1,2\n3\n", "not_table", 422),
     ("data", "header_only.csv", b"a,b\n", "not_table", 422),
-    ("data", "table.xlsx", b"PK\x03\x04", "unsupported_file_type", 415),
+    ("data", "table.xlsx", b"PK\x03\x04", "not_workbook", 422),
+    ("data", "table.xls", b"\xd0\xcf\x11\xe0", "unsupported_file_type", 415),
     ("data", "big.csv", b"a,b\n" + b"1,2\n" * 600, "file_too_large", 413),
 ]
 
@@ -184,6 +187,82 @@ def test_bad_input_gets_one_line_in_the_persons_language_and_changes_nothing(
     assert leftovers == []
 
 
+HERD = {
+    "Female counts": [["age", "count"], [0, 310], [1, 288]],
+    "Males": [["age", "count"], [0, 305], [1, 270]],
+}
+
+
+def _session_folder(home: Path) -> Path:
+    """The problem folder of the session that uploaded last."""
+    sessions = sorted((home / "apps" / "modeling" / "sessions").iterdir(), key=lambda p: p.stat().st_mtime)
+    return sessions[-1] / "problem"
+
+
+def test_a_contest_problem_comes_as_a_pdf_and_a_workbook(client: TestClient, home: Path) -> None:
+    """The statement a PDF, the data an .xlsx: read by the same reader as a `--problem` folder's; the person sees
+    the tasks and the tables, corrects a task; the run's workspace gets the text, the tables and the originals."""
+    gina = new_session(client)
+    statement = pdf_bytes(ELEPHANTS)
+    body = upload(client, gina, "statement", "2024_MCM_A.pdf", statement).json()
+    assert body["statement_name"] == "2024_MCM_A.pdf" and not body["ready"]
+    assert [task["number"] for task in body["tasks"]] == [1, 2, 3]
+    assert body["tasks"][0]["text"].endswith("and say how sure the estimate is.")  # whole, over its two lines
+    assert ".pdf" in body["limits"]["statement_types"] and ".xlsx" in body["limits"]["data_types"]
+    workbook = xlsx_bytes(HERD)
+    body = upload(client, gina, "data", "herd.xlsx", workbook).json()
+    assert body["ready"], body
+    assert body["data_files"] == [
+        {"name": "herd.xlsx", "size": len(workbook), "tables": ["herd.Female_counts.csv", "herd.Males.csv"]}
+    ]
+    edits = [{"text": task["text"], "asks": task["asks"]} for task in body["tasks"][:2]]
+    assert client.put("/api/modeling/problem/tasks", json={"tasks": edits}, headers=gina).json()["corrected"]
+    folder = _session_folder(home)
+    assert (folder / "problem.pdf").read_bytes() == statement and not (folder / "problem.md").exists()
+    loaded = prepare_workspace(home / "ws-gina", folder)
+    assert loaded.data_files == ["herd.Female_counts.csv", "herd.Males.csv"] and len(loaded.tasks or []) == 2
+    problem = home / "ws-gina" / "problem"
+    assert (problem / "original" / "problem.pdf").read_bytes() == statement
+    assert (problem / "original" / "herd.xlsx").read_bytes() == workbook
+    assert (problem / "herd.Males.csv").read_text(encoding="utf-8") == "age,count\n0,305\n1,270\n"
+    assert "Task 2: How many elephants" in (problem / "problem.md").read_text(encoding="utf-8")
+    # a text statement replaces the PDF; the workbook is removed like any data file
+    upload(client, gina, "statement", "problem.md", STATEMENT)
+    assert not (folder / "problem.pdf").exists()
+    body = client.delete("/api/modeling/problem/data/herd.xlsx", headers=gina).json()
+    assert body["data_files"] == [] and body["statement_name"] == "problem.md"
+
+
+CONTEST_BAD = [
+    ("statement", "locked.pdf", pdf_bytes(ELEPHANTS, user_password="s3cret", owner_password="chair"), "pdf_encrypted"),
+    ("statement", "scan.pdf", pdf_bytes([[]]), "pdf_no_text"),
+    ("statement", "garbage.pdf", b"%PDF-1.7\n\x00garbage", "pdf_unreadable"),
+    ("statement", "no_task.pdf", pdf_bytes([["Elephants: some background, nothing asked."]]), "no_tasks"),
+    ("data", "garbage.xlsx", b"age,count\n0,310\n", "not_workbook"),
+    ("data", "empty.xlsx", xlsx_bytes({"Sheet1": []}), "workbook_empty"),
+    ("data", "long.xlsx", xlsx_bytes({"counts": [["age"]] + [[n] for n in range(12)]}), "sheet_too_long"),
+]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-CN"])
+def test_a_pdf_or_workbook_that_cannot_be_read_is_refused_and_changes_nothing(
+    client: TestClient, home: Path, lang: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("consulta.apps.modeling._inputs.MAX_ROWS", 10)
+    hank = new_session(client)
+    upload(client, hank, "statement", "2024_MCM_A.pdf", pdf_bytes(ELEPHANTS))
+    upload(client, hank, "data", "herd.xlsx", xlsx_bytes(HERD))
+    before = view(client, hank)
+    assert before["ready"]
+    for kind, name, data, code in CONTEST_BAD:
+        response = upload(client, hank, kind, name, data, lang)
+        assert response.status_code == 422 and response.json()["error_code"] == code, (name, response.text)
+        assert_one_line(response.json()["message"], lang)
+        assert name in response.json()["message"]
+        assert view(client, hank) == before, name
+    assert [p.name for p in _session_folder(home).iterdir() if p.name.endswith(".part")] == []
+
+
 def test_the_tasks_need_a_statement_first_and_the_upload_can_be_forgotten(client: TestClient) -> None:
     erin = new_session(client)
     response = client.put(
@@ -212,6 +291,20 @@ def test_the_servers_problem_is_shown_until_the_session_uploads_its_own(home: Pa
         body = upload(c, frank, "statement", "bees.md", statement).json()
         assert body["source"] == "upload" and body["tasks"][0]["asks"] == "estimate"
         assert view(c, new_session(c))["source"] == "server"  # another session still sees the server's
+
+
+def test_the_servers_problem_may_be_a_pdf_and_a_workbook(home: Path, tmp_path: Path) -> None:
+    problem = tmp_path / "elephants"
+    problem.mkdir()
+    (problem / "statement.pdf").write_bytes(pdf_bytes(ELEPHANTS))
+    (problem / "data.xlsx").write_bytes(xlsx_bytes(HERD))
+    settings = settings_for(home, home / "script.yaml")
+    with TestClient(create_app(app=get_app("modeling"), settings=settings, options={"problem": str(problem)})) as c:
+        body = view(c, new_session(c))
+    assert body["source"] == "server" and body["ready"] and len(body["tasks"]) == 3
+    assert [(f["name"], f["tables"]) for f in body["data_files"]] == [
+        ("data.xlsx", ["data.Female_counts.csv", "data.Males.csv"])
+    ]
 
 
 def test_a_problem_folders_own_tasks_json_is_not_taken_for_the_pages_record(tmp_path: Path) -> None:

@@ -50,7 +50,9 @@ class ModelingOptions(AppOptions):
     """The modeling app's options: the problem, and the bounds of the team's consultations."""
 
     problem: str | None = Field(
-        None, description="A folder holding problem.md and/or problem.json (benchmark form) and the data (CSV)"
+        None,
+        description="A folder holding the statement (problem.md, problem.json in benchmark form, or a PDF) and the "
+        "data (CSV tables, .xlsx workbooks)",
     )
     max_depth: int = Field(
         2, ge=1, le=5, description="How deep consultations may nest (2: a consulted agent may consult once more)"

@@ -1,18 +1,24 @@
 """A modeling problem and the run's workspace.
 
-A problem is a folder holding `problem.md` and/or `problem.json` (the public modeling benchmarks' form, read
-unchanged: `background`, `problem_requirement`, `dataset_path`, `dataset_description`, `variable_description`,
-`addendum`) and its data files (CSV). The runs of a problem live under `<app data dir>/runs/<folder name>-<id>` (the
-id a hash of the folder's resolved path), each in a workspace of its own: `<that folder>/<thread id>`, the thread id
-being the id of the conversation's first run. So two runs on one problem never share files, while a resumed run, and
-a message that continues its conversation (the person's decision at an escalation), find the run's workspace again.
-The problem's files are copied into the workspace's `problem/` folder, once.
+A problem is a folder holding its statement — `problem.md`, else `problem.json` (the public modeling benchmarks'
+form, read unchanged: `background`, `problem_requirement`, `dataset_path`, `dataset_description`,
+`variable_description`, `addendum`), else a PDF (`problem.pdf`, `statement.pdf`, or the folder's only PDF), read to
+text (`_inputs`) — and its data files: CSV tables, and Excel workbooks (.xlsx) whose sheets are read as tables named
+`<workbook's stem>.<sheet>.csv` (`_inputs`).
+
+The runs of a problem live under `<app data dir>/runs/<folder name>-<id>` (the id a hash of the folder's resolved
+path), each in a workspace of its own: `<that folder>/<thread id>`, the thread id being the id of the conversation's
+first run. So two runs on one problem never share files, while a resumed run, and a message that continues its
+conversation (the person's decision at an escalation), find the run's workspace again. The problem's files are copied
+into the workspace's `problem/` folder, once, as the team reads them: a PDF statement's text as `problem.md`, each
+workbook's tables as CSV files, the PDF and the workbooks themselves kept in `problem/original/` (the problem as it
+was given; the team reads the text and tables).
 
 A folder that is not a problem is refused with a `ProblemError` (one line in the person's language; the terminal
 exits 2 before any run is recorded): missing, without a statement, without data, a statement or data file that is not
 UTF-8, a data file that is not a table (a CSV with a header and at least one data row, each row as wide as the
 header), a data file over `MAX_DATA_BYTES` (50 MB: the team's scripts load a table whole, within a 2 GB sandbox) or a
-statement over `MAX_STATEMENT_BYTES` (1 MB).
+statement over `MAX_STATEMENT_BYTES` (1 MB), and a PDF or workbook `_inputs` refuses.
 
 A problem may also hold `tasks.json` (`TASKS_FILE`): the tasks a person corrected on the page (`_upload`), for the
 statement it names by its SHA-256 (tasks for another statement are not its tasks: the statement's own are read).
@@ -25,14 +31,25 @@ import hashlib
 import io
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ...i18n import t
-from ...runtime import ConfigError
 from ._files import write_atomic
+from ._inputs import (
+    DATA_SUFFIXES,
+    MAX_DATA_BYTES,
+    MAX_STATEMENT_BYTES,
+    PDF_SUFFIX,
+    TABLE_SUFFIX,
+    WORKBOOK_SUFFIX,
+    ProblemError,
+    pdf_statement,
+    size_text,
+    table_names,
+    workbook_tables,
+)
 from ._tasks import MAX_TASKS, Task
 
 __all__ = [
@@ -47,37 +64,17 @@ __all__ = [
     "workspace_path",
 ]
 
-MAX_DATA_BYTES = 50 * 1024 * 1024
-"""The largest data file a problem may hold."""
-MAX_STATEMENT_BYTES = 1024 * 1024
-"""The largest problem.md or problem.json."""
 TASKS_FILE = "tasks.json"
 """The tasks a person corrected: `{"statement_sha256": …, "tasks": [{"number", "text", "asks"}, …]}`."""
-
-
-class ProblemError(ConfigError):
-    """A `--problem` folder that is not a problem: `reason` (`missing`, `no_statement`, `bad_json`, `no_data`,
-    `not_utf8`, `not_table`, `too_big`, `bad_tasks`) and the values its message names; its words are the catalog's
-    `modeling.problem.<reason>` in the person's language."""
-
-    def __init__(self, reason: str, **values: Any) -> None:
-        self.reason = reason
-        self.values = {k: str(v) for k, v in values.items()}
-        super().__init__(self.localized("en"))
-
-    def localized(self, lang: str) -> str:
-        return t(f"modeling.problem.{self.reason}", lang, **self.values)
-
-
-def _size(n: int) -> str:
-    return f"{n / 1024**2:.1f} MB" if n >= 1024**2 else f"{max(n // 1024, 1)} kB"
+ORIGINALS = "original"
+"""The folder of a workspace's `problem/` that keeps the PDF and workbooks the problem was given as."""
 
 
 def _text(path: Path, limit: int) -> str:
     """`path`'s text: ProblemError when it is over `limit` bytes or not UTF-8."""
     size = path.stat().st_size
     if size > limit:
-        raise ProblemError("too_big", file=path.name, size=_size(size), limit=_size(limit))
+        raise ProblemError("too_big", file=path.name, size=size_text(size), limit=size_text(limit))
     try:
         return path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as error:
@@ -101,7 +98,6 @@ def _check_table(path: Path) -> None:
             raise ProblemError("not_table", file=path.name, detail=f"row {number}: {len(row)} ≠ {width}")
 
 
-_DATA_SUFFIXES = (".csv",)
 _BENCHMARK_FIELDS = (
     "background",
     "problem_requirement",
@@ -165,17 +161,26 @@ def _benchmark_text(data: dict[str, object]) -> str:
     return "\n\n".join(parts)
 
 
-def load_problem(folder: Path, *, name: str | None = None) -> Problem:
-    """The problem in `folder`, every file checked (ProblemError saying what is wrong when it is not one); its title
-    is the statement's first heading, else `name` (the folder's name when not given)."""
+def statement_pdf(folder: Path) -> Path | None:
+    """The PDF that is `folder`'s statement when it has no problem.md or problem.json: `problem.pdf`, else
+    `statement.pdf`, else its only PDF; None when it has none; ProblemError `several_pdfs` when it has several and
+    none of those names."""
+    for name in ("problem.pdf", "statement.pdf"):
+        if (Path(folder) / name).is_file():
+            return Path(folder) / name
+    pdfs = sorted(p for p in Path(folder).iterdir() if p.is_file() and _visible(p) and p.suffix.lower() == PDF_SUFFIX)
+    if len(pdfs) > 1:
+        raise ProblemError("several_pdfs", folder=folder, files=", ".join(p.name for p in pdfs[:6]))
+    return pdfs[0] if pdfs else None
+
+
+def read_statement(folder: Path) -> tuple[str, Path | None]:
+    """`folder`'s statement as text (see the module), and the PDF it was read from (None: it is problem.md's text or
+    problem.json's fields); ProblemError when it has none or it cannot be read."""
     folder = Path(folder)
-    if not folder.is_dir():
-        raise ProblemError("missing", folder=folder)
     md, js = folder / "problem.md", folder / "problem.json"
-    if not md.is_file() and not js.is_file():
-        raise ProblemError("no_statement", folder=folder)
     statement = _text(md, MAX_STATEMENT_BYTES) if md.is_file() else ""
-    if not statement and js.is_file():
+    if not statement.strip() and js.is_file():
         try:
             data = json.loads(_text(js, MAX_STATEMENT_BYTES))
         except ValueError:
@@ -183,16 +188,51 @@ def load_problem(folder: Path, *, name: str | None = None) -> Problem:
         if not isinstance(data, dict):
             raise ProblemError("bad_json", file=js.name, fields=", ".join(_BENCHMARK_FIELDS))
         statement = _benchmark_text(data)
+    if statement.strip():
+        return statement, None
+    pdf = statement_pdf(folder)
+    if pdf is None:
+        raise ProblemError("no_statement", folder=folder)
+    return pdf_statement(pdf), pdf
+
+
+def data_files(folder: Path) -> list[Path]:
+    """`folder`'s data files (visible CSV tables and Excel workbooks), by name."""
+    return sorted(
+        p for p in Path(folder).iterdir() if p.is_file() and _visible(p) and p.suffix.lower() in DATA_SUFFIXES
+    )
+
+
+def tables_of(path: Path) -> list[str]:
+    """The tables the team reads from the data file `path`: a CSV is one (checked: ProblemError `not_table`), a
+    workbook one a sheet (`table_names`)."""
+    if path.suffix.lower() == WORKBOOK_SUFFIX:
+        return table_names(path)
+    _check_table(path)
+    return [path.name]
+
+
+def _visible(path: Path) -> bool:
+    return not path.name.startswith(".")
+
+
+def load_problem(folder: Path, *, name: str | None = None) -> Problem:
+    """The problem in `folder`, every file checked (ProblemError saying what is wrong when it is not one); its title
+    is the statement's first heading, else `name` (the folder's name when not given). Its `data_files` are the tables
+    the team reads (a workbook's as `table_names` calls them; in a workspace, the files `prepare_workspace` wrote)."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ProblemError("missing", folder=folder)
+    statement, _ = read_statement(folder)
     if not statement.strip():
         raise ProblemError("no_statement", folder=folder)
-    data_files = sorted(p.name for p in folder.iterdir() if p.is_file() and p.suffix.lower() in _DATA_SUFFIXES)
-    if not data_files:
+    files = data_files(folder)
+    if not files:
         raise ProblemError("no_data", folder=folder)
-    for name in data_files:
-        _check_table(folder / name)
+    tables = sorted({table for path in files for table in tables_of(path)})
     title, lang = title_and_lang(statement, name or folder.name)
     tasks = corrected_tasks(folder, statement)
-    return Problem(title=title, statement=statement, data_files=data_files, lang=lang, tasks=tasks)
+    return Problem(title=title, statement=statement, data_files=tables, lang=lang, tasks=tasks)
 
 
 def title_and_lang(statement: str, name: str) -> tuple[str, str]:
@@ -220,18 +260,32 @@ def run_workspace(problem_runs: Path, thread_id: str) -> Path:
 
 
 def prepare_workspace(workspace: Path, problem: Path) -> Problem:
-    """Copy the problem's statement, corrected tasks and data into `workspace/problem/` (files already there are
-    kept: a resumed run, or the next message of its conversation, sees what it started with, even if the problem's
-    folder changed since) and make the output folders; the problem as the workspace holds it."""
+    """Copy the problem into `workspace/problem/` as the team reads it (see the module: its statement as text, its
+    corrected tasks, its tables; the PDF and workbooks it came as into `original/`) and make the output folders;
+    files already there are kept (a resumed run, or the next message of its conversation, sees what it started with,
+    even if the problem's folder changed since). The problem as the workspace holds it."""
     load_problem(problem)
-    target = Path(workspace) / "problem"
-    for source in sorted(Path(problem).iterdir()):
-        if source.is_file() and (
-            source.suffix.lower() in _DATA_SUFFIXES or source.name in ("problem.md", "problem.json", TASKS_FILE)
-        ):
-            dest = target / source.name
-            if not dest.exists():
-                write_atomic(dest, source.read_bytes())
+    source, target = Path(problem), Path(workspace) / "problem"
+    statement, pdf = read_statement(source)
+    if pdf is not None:
+        _put(target / ORIGINALS / pdf.name, pdf.read_bytes)
+        _put(target / "problem.md", lambda: statement.encode("utf-8"))
+    for path in sorted(source.iterdir()):
+        if not path.is_file():
+            continue
+        if path.name in ("problem.md", "problem.json", TASKS_FILE) or path.suffix.lower() == TABLE_SUFFIX:
+            _put(target / path.name, path.read_bytes)
+        elif path.suffix.lower() == WORKBOOK_SUFFIX and _visible(path):
+            _put(target / ORIGINALS / path.name, path.read_bytes)
+            if not all((target / table).exists() for table in table_names(path)):
+                for table in workbook_tables(path):
+                    _put(target / table.name, lambda table=table: table.content)  # type: ignore[misc]
     for folder in ("data", "code", "results", "figures", "paper", "consultation", "validation", "state"):
         (Path(workspace) / folder).mkdir(parents=True, exist_ok=True)
-    return load_problem(target, name=Path(problem).resolve().name)
+    return load_problem(target, name=source.resolve().name)
+
+
+def _put(dest: Path, content: Callable[[], bytes]) -> None:
+    """Write `dest` (atomically) unless it is there."""
+    if not dest.exists():
+        write_atomic(dest, content())

@@ -6,10 +6,14 @@ reads from the statement shown, corrected by the person (a task's text or kind c
 
 Each upload is checked before it is put in place, and put in place atomically (the apps' shared `FileUpload`): a
 plain file name (no folder part, no leading dot), a statement of text or markdown (`.md`, `.markdown`, `.txt`, UTF-8,
-not empty, at most `MAX_STATEMENT_BYTES`, naming at least one task; a PDF is refused, no PDF reader being installed)
-and data files the problem loader reads (`.csv` tables, at most `MAX_DATA_BYTES`, at most `MAX_DATA_FILES`). A
-refusal is an `UploadRefused` (one line in the person's language, `modeling.upload.error.<code>`) and changes
-nothing. The statement is data: it is stored and quoted, never followed.
+at most `MAX_STATEMENT_BYTES`) or a PDF (at most `MAX_PDF_BYTES`, read to text as a `--problem` folder's is:
+`_inputs`), not empty and naming at least one task, and data files the problem loader reads (`.csv` tables, `.xlsx`
+workbooks whose sheets are read as tables, at most `MAX_DATA_BYTES` each, at most `MAX_DATA_FILES`). A statement is
+kept as it was uploaded, as `problem.md` or `problem.pdf` (a new one replaces either), a workbook as itself: the page
+shows the files the person gave, and a run's workspace gets them with their text and tables (`prepare_workspace`). A
+refusal is an `UploadRefused` (one line in the person's language, `modeling.upload.error.<code>`, or
+`modeling.problem.<code>` for what the file readers refuse) and changes nothing. The statement is data: it is stored
+and quoted, never followed.
 """
 
 from __future__ import annotations
@@ -29,15 +33,18 @@ from ...runtime import ConsultaError
 from .._def import AppEnv
 from .._uploads import FileUpload
 from ._files import write_atomic
+from ._inputs import DATA_SUFFIXES, MAX_PDF_BYTES, PDF_SUFFIX, WORKBOOK_SUFFIX, pdf_statement, table_names
 from ._problem import (
-    _DATA_SUFFIXES,
     MAX_DATA_BYTES,
     MAX_STATEMENT_BYTES,
     TASKS_FILE,
     ProblemError,
     _check_table,
+    data_files,
     load_problem,
+    read_statement,
     statement_digest,
+    tables_of,
     title_and_lang,
     workspace_path,
 )
@@ -64,8 +71,11 @@ __all__ = [
 FIELD = "file"
 """The multipart part an upload is sent in (and the field its errors name)."""
 STATEMENT = "problem.md"
-"""The statement's name in the problem folder (what the problem loader reads), whatever it was uploaded as."""
-STATEMENT_SUFFIXES = (".md", ".markdown", ".txt")
+"""A text statement's name in the problem folder (what the problem loader reads), whatever it was uploaded as."""
+STATEMENT_PDF = "problem.pdf"
+"""A PDF statement's name there."""
+TEXT_SUFFIXES = (".md", ".markdown", ".txt")
+STATEMENT_SUFFIXES = (*TEXT_SUFFIXES, PDF_SUFFIX)
 MAX_DATA_FILES = 10
 ASKS: tuple[str, ...] = Asks.__args__  # type: ignore[attr-defined]
 _META = ".upload.json"
@@ -76,28 +86,39 @@ _LOCKS_GUARD = threading.Lock()
 
 class UploadRefused(ConsultaError):
     """An upload or a correction refused, nothing changed. `error_code`: `path_like_name`, `unsupported_file_type`,
-    `pdf_unreadable`, `file_too_large`, `empty_file`, `empty_statement`, `no_tasks`, `not_utf8`, `not_table`,
-    `too_many_files`, `no_such_file`, `bad_tasks`, or a multipart reading code (`missing_file`,
+    `file_too_large`, `empty_file`, `empty_statement`, `no_tasks`, `not_utf8`, `not_table`, `too_many_files`,
+    `no_such_file`, `bad_tasks`, what the file readers refuse (`pdf_unreadable`, `pdf_encrypted`, `pdf_no_text`,
+    `not_workbook`, `workbook_empty`, the bounds' `pdf_too_long`, `workbook_too_big`, `sheet_too_long`, …: a
+    `ProblemError`'s reason, `of_file`, see `_inputs`), or a multipart reading code (`missing_file`,
     `unsupported_media_type`, `invalid_request`). `status`: the HTTP status it answers with."""
 
     code = "upload_refused"
 
-    def __init__(self, error_code: str, *, status: int = 422, **values: Any) -> None:
+    def __init__(self, error_code: str, *, status: int = 422, key: str | None = None, **values: Any) -> None:
         self.error_code = error_code
         self.status = status
+        self.key = key or f"modeling.upload.error.{error_code}"
         self.values = {k: str(v) for k, v in values.items()}
         super().__init__(self.localized("en"))
 
     def localized(self, lang: str) -> str:
         values = {
             "statement_types": ", ".join(STATEMENT_SUFFIXES),
-            "data_types": ", ".join(_DATA_SUFFIXES),
+            "data_types": ", ".join(DATA_SUFFIXES),
             "max_files": MAX_DATA_FILES,
             "max_tasks": MAX_TASKS,
             "max_text": MAX_TEXT,
             **self.values,
         }
-        return t(f"modeling.upload.error.{self.error_code}", lang, **values)
+        return t(self.key, lang, **values)
+
+    @classmethod
+    def of_file(cls, error: ProblemError, name: str) -> UploadRefused:
+        """A file reader's refusal of the upload `name` (in the words of `modeling.problem.<reason>`)."""
+        status = 413 if error.reason == "too_big" else 422
+        return cls(
+            error.reason, status=status, key=f"modeling.problem.{error.reason}", **{**error.values, "file": name}
+        )
 
     @classmethod
     def of(cls, error: Exception, name: str = "") -> UploadRefused:
@@ -151,9 +172,13 @@ def runs_folder(problem: str | None, env: AppEnv) -> Path | None:
 def problem_source(problem: str | None, env: AppEnv) -> Path | None:
     """The problem a new run works on: the session's uploaded problem once it has a statement, else `--problem`."""
     folder = _session_folder(env)
-    if folder is not None and (folder / "problem" / STATEMENT).is_file():
+    if folder is not None and _has_statement(folder / "problem"):
         return folder / "problem"
     return Path(problem) if problem else None
+
+
+def _has_statement(folder: Path) -> bool:
+    return (folder / STATEMENT).is_file() or (folder / STATEMENT_PDF).is_file()
 
 
 # ---- what the page shows ----------------------------------------------------------------------------------------------
@@ -162,12 +187,15 @@ def problem_source(problem: str | None, env: AppEnv) -> Path | None:
 class DataFile(BaseModel):
     name: str
     size: int
+    tables: list[str] = Field(default_factory=list)
+    """The tables the team reads from it: a CSV is one, a workbook one a sheet (`<stem>.<sheet>.csv`)."""
 
 
 class Limits(BaseModel):
     statement_types: list[str] = list(STATEMENT_SUFFIXES)
-    data_types: list[str] = list(_DATA_SUFFIXES)
+    data_types: list[str] = list(DATA_SUFFIXES)
     statement_bytes: int = MAX_STATEMENT_BYTES
+    statement_pdf_bytes: int = MAX_PDF_BYTES
     data_bytes: int = MAX_DATA_BYTES
     data_files: int = MAX_DATA_FILES
     tasks: int = MAX_TASKS
@@ -196,9 +224,10 @@ class ProblemView(BaseModel):
 
 
 def _statement(folder: Path) -> str | None:
+    """The session's statement as text (a PDF's as it reads), None when it has none that reads."""
     try:
-        return (folder / STATEMENT).read_bytes().decode("utf-8-sig")
-    except (OSError, UnicodeDecodeError):
+        return read_statement(folder)[0]
+    except (OSError, ProblemError):
         return None
 
 
@@ -206,7 +235,7 @@ def problem_view(env: AppEnv, server_problem: str | None, lang: str) -> ProblemV
     """What a new run of the session would work on (`problem_source`), with its tasks."""
     session = _session_folder(env)
     folder = session / "problem" if session is not None else None
-    if folder is not None and (folder / STATEMENT).is_file():
+    if folder is not None and _has_statement(folder):
         return _upload_view(folder, lang)
     if server_problem:
         try:
@@ -216,7 +245,7 @@ def problem_view(env: AppEnv, server_problem: str | None, lang: str) -> ProblemV
         return ProblemView(
             source="server", title=loaded.title, lang=loaded.lang, ready=True,
             tasks=loaded.tasks or statement_tasks(loaded.statement), corrected=loaded.tasks is not None,
-            data_files=[DataFile(name=n, size=(Path(server_problem) / n).stat().st_size) for n in loaded.data_files],
+            data_files=_data_files(Path(server_problem)),
         )  # fmt: skip
     view = ProblemView(source=None)
     if folder is not None and folder.is_dir():
@@ -226,11 +255,16 @@ def problem_view(env: AppEnv, server_problem: str | None, lang: str) -> ProblemV
 
 
 def _data_files(folder: Path) -> list[DataFile]:
-    return [
-        DataFile(name=p.name, size=p.stat().st_size)
-        for p in sorted(folder.iterdir())
-        if p.is_file() and not p.name.startswith(".") and p.suffix.lower() in _DATA_SUFFIXES
-    ]
+    """The folder's data files as the person gave them, each with the tables read from it (none when it does not
+    read: the problem's line says why)."""
+    files = []
+    for path in data_files(folder):
+        try:  # a CSV is not read here: load_problem checks it, once
+            tables = tables_of(path) if path.suffix.lower() == WORKBOOK_SUFFIX else [path.name]
+        except ProblemError:
+            tables = []
+        files.append(DataFile(name=path.name, size=path.stat().st_size, tables=tables))
+    return files
 
 
 def _upload_view(folder: Path, lang: str) -> ProblemView:
@@ -292,12 +326,19 @@ def _refuser(name: str, limit: int) -> Any:
 
 
 def _check_statement(path: Path, name: str) -> None:
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise UploadRefused("not_utf8", name=name, at=error.start) from None
-    if "\x00" in text:
-        raise UploadRefused("not_utf8", name=name, at=text.index("\x00"))
+    """A statement upload's content: text (UTF-8) or a PDF that reads (`pdf_statement`), naming a task."""
+    if Path(name).suffix.lower() == PDF_SUFFIX:
+        try:
+            text = pdf_statement(path, name=name)
+        except ProblemError as error:
+            raise UploadRefused.of_file(error, name) from None
+    else:
+        try:
+            text = path.read_bytes().decode("utf-8-sig")
+        except UnicodeDecodeError as error:
+            raise UploadRefused("not_utf8", name=name, at=error.start) from None
+        if "\x00" in text:
+            raise UploadRefused("not_utf8", name=name, at=text.index("\x00"))
     if not text.strip():
         raise UploadRefused("empty_statement", name=name)
     if not statement_tasks(text):
@@ -305,10 +346,16 @@ def _check_statement(path: Path, name: str) -> None:
 
 
 def _check_data(path: Path, name: str) -> None:
+    """A data upload's content: a CSV table, or a workbook with a table in it (`workbook_tables`)."""
     try:
-        _check_table(path)
+        if Path(name).suffix.lower() == WORKBOOK_SUFFIX:
+            table_names(path, name=name)  # kept: the file in place is not read again
+        else:
+            _check_table(path)
     except ProblemError as error:
-        raise UploadRefused("not_table", name=name, detail=error.values.get("detail", "")) from None
+        if error.reason == "not_table":
+            raise UploadRefused("not_table", name=name, detail=error.values.get("detail", "")) from None
+        raise UploadRefused.of_file(error, name) from None
 
 
 class _Sink:
@@ -330,22 +377,23 @@ class _Sink:
 
 def save_statement(folder: Path, name: str | None) -> _Sink:
     """The sink of a statement uploaded as `name` into the session's problem `folder`: checked (see the module),
-    put in place as `problem.md`; the tasks go back to those code reads from it. UploadRefused for a name or type
-    refused at once (nothing written)."""
+    put in place as `problem.md` (text) or `problem.pdf` (the other one removed); the tasks go back to those code
+    reads from it. UploadRefused for a name or type refused at once (nothing written)."""
     name = _plain(name)
     suffix = Path(name).suffix.lower()
-    if suffix == ".pdf":
-        raise UploadRefused("pdf_unreadable", status=415, name=name)
     if suffix not in STATEMENT_SUFFIXES:
         raise UploadRefused("unsupported_file_type", status=415, name=name, types=", ".join(STATEMENT_SUFFIXES))
+    pdf = suffix == PDF_SUFFIX
+    limit = MAX_PDF_BYTES if pdf else MAX_STATEMENT_BYTES
+    target, other = (STATEMENT_PDF, STATEMENT) if pdf else (STATEMENT, STATEMENT_PDF)
     upload = FileUpload(
-        folder, name, limit=MAX_STATEMENT_BYTES, refuse=_refuser(name, MAX_STATEMENT_BYTES), check=_check_statement,
-        target=STATEMENT,
+        folder, name, limit=limit, refuse=_refuser(name, limit), check=_check_statement, target=target
     )  # fmt: skip
 
     def after(upload: FileUpload) -> Path:
         with _lock(folder):
             path = upload.commit()
+            (folder / other).unlink(missing_ok=True)
             write_atomic(folder / _META, json.dumps({"statement_name": name}, ensure_ascii=False).encode())
             (folder / TASKS_FILE).unlink(missing_ok=True)  # a new statement: its own tasks, as code reads them
             return path
@@ -354,12 +402,13 @@ def save_statement(folder: Path, name: str | None) -> _Sink:
 
 
 def save_data(folder: Path, name: str | None) -> _Sink:
-    """The sink of a data file uploaded as `name` into the session's problem `folder`: a CSV table (the problem
-    loader's check) of at most MAX_DATA_BYTES, one of at most MAX_DATA_FILES (a file of the same name is replaced)."""
+    """The sink of a data file uploaded as `name` into the session's problem `folder`: a CSV table or a workbook
+    holding one (the problem loader's checks) of at most MAX_DATA_BYTES, one of at most MAX_DATA_FILES (a file of the
+    same name is replaced)."""
     name = _plain(name)
-    if Path(name).suffix.lower() not in _DATA_SUFFIXES:
-        raise UploadRefused("unsupported_file_type", status=415, name=name, types=", ".join(_DATA_SUFFIXES))
-    present = {f.name for f in _data_files(folder)}
+    if Path(name).suffix.lower() not in DATA_SUFFIXES:
+        raise UploadRefused("unsupported_file_type", status=415, name=name, types=", ".join(DATA_SUFFIXES))
+    present = {path.name for path in data_files(folder)}
     if name not in present and len(present) >= MAX_DATA_FILES:
         raise UploadRefused("too_many_files", name=name)
     upload = FileUpload(folder, name, limit=MAX_DATA_BYTES, refuse=_refuser(name, MAX_DATA_BYTES), check=_check_data)
@@ -377,7 +426,7 @@ def drop_data(folder: Path, name: str) -> None:
     with _lock(folder):
         held = {p.name: p for p in folder.iterdir() if p.is_file() and not p.is_symlink()} if folder.is_dir() else {}
         path = held.get(name)
-        if path is None or path.suffix.lower() not in _DATA_SUFFIXES:
+        if path is None or path.suffix.lower() not in DATA_SUFFIXES:
             raise UploadRefused("no_such_file", status=404, name=name[:80])
         path.unlink()
 

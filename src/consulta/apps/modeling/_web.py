@@ -421,22 +421,27 @@ def router(kit: WebKit) -> APIRouter:
 
     @router.post(
         "/problem/statement", status_code=201, responses=refusals, openapi_extra=body("problem.md"),
-        summary="Upload the problem's statement (multipart/form-data, part `file`: .md, .markdown or .txt)",
+        summary="Upload the problem's statement (multipart/form-data, part `file`: .md, .markdown, .txt or .pdf)",
     )  # fmt: skip
     async def statement(request: Request, host: Host, principal: Principal) -> ProblemView:
         """The statement becomes this session's problem's (replacing an earlier one; the tasks are read from it
-        again). Refused, nothing changed: 413 `file_too_large`, 415 `unsupported_file_type` or `pdf_unreadable`,
-        422 `path_like_name`, `empty_file`, `empty_statement`, `not_utf8`, `no_tasks` (it names no task)."""
+        again; a PDF's from its text). Refused, nothing changed: 413 `file_too_large`, 415 `unsupported_file_type`,
+        422 `path_like_name`, `empty_file`, `empty_statement`, `not_utf8`, `no_tasks` (it names no task),
+        `pdf_unreadable`, `pdf_encrypted`, `pdf_no_text` (a scan), `pdf_too_long`, `pdf_too_much_text`,
+        `pdf_too_slow`."""
         return await _receive(request, host, principal, save_statement)
 
     @router.post(
         "/problem/data", status_code=201, responses=refusals, openapi_extra=body("data.csv"),
-        summary="Upload a data file of the problem (multipart/form-data, part `file`: a CSV table)",
+        summary="Upload a data file of the problem (multipart/form-data, part `file`: a .csv table or .xlsx workbook)",
     )  # fmt: skip
     async def data(request: Request, host: Host, principal: Principal) -> ProblemView:
-        """The table goes into this session's problem (a file of the same name is replaced). Refused, nothing
-        changed: 413 `file_too_large`, 415 `unsupported_file_type`, 422 `path_like_name`, `empty_file`,
-        `not_table` (not a CSV with a header and rows as wide as it), `too_many_files`."""
+        """The table, or the workbook (each sheet holding a table read as `<stem>.<sheet>.csv`: `tables` in the
+        view), goes into this session's problem (a file of the same name is replaced). Refused, nothing changed: 413
+        `file_too_large`, 415 `unsupported_file_type`, 422 `path_like_name`, `empty_file`, `not_table` (not a CSV
+        with a header and rows as wide as it), `not_workbook`, `workbook_empty`, `too_many_files`, and the
+        workbook's bounds: `workbook_too_big`, `too_many_sheets`, `sheet_too_long`, `sheet_too_wide`,
+        `too_many_cells`, `sheet_too_big`, `workbook_too_slow`."""
         return await _receive(request, host, principal, save_data)
 
     @router.delete("/problem/data/{name}", summary="Remove a data file of the session's problem")

@@ -283,6 +283,10 @@ export class ProblemPanel {
           { class: "mp-file", dataset: { name: file.name } },
           h("span", {}, file.name),
           h("span", { class: ["muted", "small", "mt-spaced"] }, size(file.size)),
+          // a workbook: the tables the team reads from it, one a sheet
+          file.tables && file.tables.join() !== file.name
+            ? h("span", { class: ["muted", "small", "mt-spaced", "mp-tables"] }, t("modeling.web.problem.tables", { tables: file.tables.join(t("web.list_separator")) }))
+            : null,
           this.editable()
             ? h("button", { type: "button", class: ["small", "mp-remove"], title: t("modeling.web.problem.remove_file", { name: file.name }), on: { click: () => this.drop(file.name) } }, "×")
             : null,
