@@ -22,9 +22,12 @@ from ...runtime import (
     RunRecord,
     Store,
     ToolChoice,
+    ToolDef,
+    ToolError,
     TurnFacts,
     all_checks,
     assertions,
+    current_tool_call,
     echoes,
     reply_lang,
 )
@@ -39,7 +42,7 @@ from ._packet import (
     uninspected_uploads,
 )
 from ._tasks import Task, load_catalog
-from ._turns import first_consultation
+from ._turns import first_consultation, shows_work
 
 __all__ = [
     "ASSISTANT",
@@ -203,7 +206,7 @@ def build_agent(options: TutorOptions, env: AppEnv) -> Agent:
         instructions=instructions,
         tools=(
             # a concept question or a request for the solution opens with the explainer's consultation
-            replace(consult_expert_tool(consultant), opens_turn=True),
+            replace(_validates_shown_work(consult_expert_tool(consultant), env.store), opens_turn=True),
             submit_packet_tool(env.store, uploads=folder, inspect=consultant.consult),
         ),
         first_look=first_consultation(catalog),
@@ -211,6 +214,27 @@ def build_agent(options: TutorOptions, env: AppEnv) -> Agent:
         question_timeout=options.question_timeout,
         options=_recorded(options, env),
     )
+
+
+def _validates_shown_work(tool: ToolDef, store: Store) -> ToolDef:
+    """`consult_expert` that refuses a `validation_report` when the student's words neither say a task is done nor
+    show work (seen on the embedded model: "can I start task_2_4?" was validated, found no evidence, and the
+    student was told to show their output before starting). The refusal points the model to what fits."""
+
+    async def consult_expert(**arguments: Any) -> Any:
+        call = current_tool_call()
+        words = store.get_run(call.run_id).prompt if call is not None else ""
+        if arguments.get("expected_output_type") == "validation_report" and not shows_work(words or ""):
+            raise ToolError(
+                "nothing_to_validate",
+                "The student's message does not say a task is done and shows no code or output: there is nothing "
+                "to validate.",
+                hint="For a question about starting a task with an upload, ask data_inspector for a "
+                "suitability_judgment; for anything else, submit the instruction packet.",
+            )
+        return await tool.function(**arguments)
+
+    return replace(tool, function=consult_expert)
 
 
 def build_assistant(options: TutorOptions, env: AppEnv) -> Agent:

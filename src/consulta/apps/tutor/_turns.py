@@ -16,7 +16,7 @@ from typing import Any, Literal
 from ...asks import CONSULT_EXPERT_TOOL_NAME
 from ._tasks import Task, TaskCatalog
 
-__all__ = ["first_consultation", "what_is_asked"]
+__all__ = ["first_consultation", "shows_work", "what_is_asked"]
 
 _SOLUTION = re.compile(
     r"\b(?:give|send|show|write)\s+me\s+(?:the\s+)?(?:code|answer|solution)|\bjust\s+(?:give|tell|write)\b|"
@@ -32,6 +32,12 @@ _CONCEPT = re.compile(
     re.IGNORECASE,
 )
 _ERROR = re.compile(r"\w*(?:Error|Exception)\b|Traceback|报错|错误|\bfinished\b|\bdone\b|做完|完成了", re.IGNORECASE)
+_WORK = re.compile(
+    r"\b(?:finished|done|completed?|solved|submitted|my\s+(?:code|answer|solution|output|result)|it\s+(?:printed|prints|"
+    r"shows|gave|returns?)|i\s+(?:wrote|ran|got|computed|calculated|used))\b|做完|完成|写好|写完|算出|跑了|运行了|我的(?:代码|答案|结果|输出)|输出(?:是|了)|结果(?:是|为)|"
+    r"\b(?:df|pd)\b[\w.\[\]'\"()]*\(|\.\w+\(|print\(",
+    re.IGNORECASE,
+)
 _TASK = re.compile(r"\btask[_ ]?(\d+)[_.](\d+)\b", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z_]+")
 _COMMON = frozenset(
@@ -47,6 +53,12 @@ def what_is_asked(words: str) -> Literal["concept", "solution"] | None:
     if _CONCEPT.search(words) and not _ERROR.search(words):
         return "concept"
     return None
+
+
+def shows_work(words: str) -> bool:
+    """Whether the student's words claim a task is done or show their work (code, its output): something a
+    `validation_report` can judge. "Can I start task_2_4?" shows none."""
+    return _WORK.search(words) is not None
 
 
 def _task_of(words: str, catalog: TaskCatalog) -> Task | None:
