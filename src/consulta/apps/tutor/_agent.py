@@ -103,7 +103,7 @@ class Findings:
             )
         said += [t(key, lang) for r in self.rules if (key := f"tutor.rule.{r}") in catalog(lang)]
         if said:
-            return " ".join(said)
+            return ("" if lang == "zh-CN" else " ").join(said)
         return " ".join(m for m in packet.mention_to_student if (reply_lang(m, "en") == "zh-CN") == (lang == "zh-CN"))
 
 
