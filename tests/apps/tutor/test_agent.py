@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart, ToolReturnPart
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from consulta.apps import AppEnv, tutor
@@ -192,13 +192,13 @@ def test_a_concept_question_or_a_request_for_the_solution_opens_with_the_explain
     [
         ("我上传了 classmates.csv，可以开始做 task_2_1 吗？", True),  # seen on the embedded model: start_ok_zh
         ("Can I start task_2_1?", True),
-        ("I finished task_2_1. My code: df.groupby('city')['age'].mean()", False),
         ("老师，task_2_1 我做完了，平均年龄已经算出来了。", False),
     ],
 )
 def test_a_validation_needs_work_the_student_said_or_showed(
     tmp_path: Path,
     run_once,  # noqa: ANN001
+    new_store_at,  # noqa: ANN001
     words: str,
     refused: bool,
 ) -> None:
@@ -212,13 +212,13 @@ def test_a_validation_needs_work_the_student_said_or_showed(
         "scenario_id": "progress_validation",
         "reasoning": "The student asks about the task.",
     }
-    store = Store(f"sqlite:///{tmp_path}/consulta.db")
+    store = new_store_at(f"sqlite:///{tmp_path}/consulta.db")
     env = AppEnv(store=store, resolve_model=resolve_model, model="scripted", lang="en", data_dir=tmp_path)
     agent = tutor.build_agent(tutor.TutorOptions(uploads=tmp_path / "uploads"), env)
 
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         if any(isinstance(p, ToolReturnPart) for m in messages for p in getattr(m, "parts", [])):
-            return ModelResponse(parts=[])  # stop after the first call: only its outcome matters here
+            return ModelResponse(parts=[TextPart("Which step will you try first?")])  # only the call matters here
         return ModelResponse(parts=[ToolCallPart("consult_expert", request)])
 
     run = run_once(store, agent, words, FunctionModel(model))
