@@ -88,3 +88,32 @@ def test_an_app_command_s_help_and_flags_speak_like_the_rest(tmp_path, monkeypat
     code, out = run_consulta(["quiz", "take", "--nwe"], tmp_path, monkeypatch, capsys)
     line = one_line(out)
     assert code == 2 and "did you mean --new?" in line and "--resume" in line and "--lang" in line
+
+
+def test_an_unknown_flag_before_the_app_is_a_flag_not_an_app(tmp_path, monkeypatch, capsys):
+    code, out = run_consulta(["serve", "--prot", "9000"], tmp_path, monkeypatch, capsys)
+    line = one_line(out)
+    assert code == 2 and "did you mean --port" in line and "--inventory" in line and "Unknown app" not in line
+
+
+@pytest.mark.parametrize(
+    ("argv", "lang", "said"),
+    [
+        (["chat"], "en", "Error: APP is missing: add it to the command."),
+        (["answer"], "en", "Error: ASK_ID is missing: add it to the command."),
+        (["serve", "ln2", "--port"], "en", "Error: --port needs a value after it."),
+        (["runs", "--lang"], "zh-CN", "错误：--lang 后面需要一个值。"),
+        (["servee"], "en", "Error: There is no command servee; did you mean serve?"),
+        (["lnn2", "take"], "zh-CN", "错误：没有命令 lnn2；您是想用 ln2 吗？"),
+        (["--lang", "zh-CN", "runs"], "en", "错误：命令前没有参数 --lang"),
+        (["runs", "extra"], "en", "Error: Unexpected words at the end: extra"),
+        (["runs", "--status", "bogus"], "en", "Error: --status takes one of running, waiting, finished"),
+        (["chat", "ln2", "--ask-policy", "x", "-p", "hi"], "en", "Error: --ask-policy is one of wait, defer, fail"),
+        (["quiz", "take", "--lang", "fr"], "en", "Error: Consulta does not speak fr: use one of en, zh-CN."),
+    ],
+)
+def test_every_mistyped_command_line_is_one_worded_line(tmp_path, monkeypatch, capsys, argv, lang, said):
+    """Missing arguments, flags without their value, unknown commands, extra words and a language an app's own
+    command does not know: one line in the person's language, never click's wording or a traceback."""
+    code, out = run_consulta(argv, tmp_path, monkeypatch, capsys, lang=lang)
+    assert code == 2 and one_line(out).startswith(said)

@@ -17,7 +17,7 @@ from ...apps import AppDef, AppOptions
 from ._base import messages_lang
 from ._usage import UsageError, bad_value, from_click, no_such_flag, option_flags
 
-__all__ = ["AppFlags", "app_flags", "flags_help"]
+__all__ = ["AppFlags", "app_flag_names", "app_flags", "flags_help"]
 
 _SCALARS: dict[Any, click.ParamType] = {
     str: click.STRING,
@@ -87,6 +87,11 @@ def flags_help(app: AppDef) -> str:
     return "\n".join(
         f"{' / '.join(p.opts)}: {p.help or ''}" for p in _command(app).params if isinstance(p, click.Option)
     )
+
+
+def app_flag_names(app: AppDef) -> list[str]:
+    """The app's long flags (its options' and its terminal-only ones), in order."""
+    return option_flags(_command(app).params)
 
 
 def app_flags(app: AppDef, args: Sequence[str], *, command_flags: Sequence[str] = ()) -> AppFlags:

@@ -224,12 +224,20 @@ def stop(run_id: str, lang: LangOpt = None) -> None:
 
 @app.command()
 def runs(
-    status: Annotated[str | None, typer.Option(help="Only runs with this status")] = None, lang: LangOpt = None
+    status: Annotated[
+        str | None, typer.Option(help="Only runs with this status: running, waiting, finished, failed, cancelled")
+    ] = None,
+    lang: LangOpt = None,
 ) -> None:
     """List recent runs."""
     from ...runtime import Store
+    from ._usage import UsageError
 
     settings = settings_for(lang=lang)
+    statuses = [s.value for s in RunStatus]
+    if status is not None and status not in statuses:
+        expected = t("cli.usage.expect.choice", settings.lang, choices=", ".join(statuses))
+        raise UsageError(key="cli.usage.takes", values={"flag": "--status", "expected": expected})
     store = Store(settings.database_url)
     found = store.list_runs(status=status)
     if not found:
