@@ -242,6 +242,7 @@ def test_a_step_says_its_time_and_thinking_shows_a_clock(qtbot: Any) -> None:
     chat.show()
     chat.show_event(StepStarted(run_id="r", step=1))
     assert chat.clock.isVisible() and chat.clock.text() == t("web.chat.thinking", "zh-CN", seconds=0)
+    assert chat.lines == []  # no "Thinking… (step 1)" left in the transcript: the clock says it while it lasts
     args = {"cell_line": "K562"}
     chat.show_event(ToolCalled(run_id="r", tool_call_id="c1", tool_name="query_inventory", args=args))
     assert not chat.clock.isVisible()

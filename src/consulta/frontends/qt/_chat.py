@@ -57,8 +57,8 @@ def describe_event(event: Event, lang: str, *, app: str = "") -> tuple[str, Tone
             return t("qt.chat.resumed", lang), Tone.quiet
         case RunStarted(prompt=prompt):
             return t("qt.chat.you", lang, text=prompt or ""), Tone.user
-        case StepStarted(step=step):
-            return t("qt.chat.thinking", lang, step=step), Tone.quiet
+        case StepStarted():
+            return None  # the clock below the transcript says the model is at work, and for how long
         case ModelText(text=text):
             return t("qt.chat.agent", lang, text=text), Tone.agent
         case ToolCalled(tool_name=name):
