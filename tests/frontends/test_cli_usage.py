@@ -105,6 +105,7 @@ def test_an_unknown_flag_before_the_app_is_a_flag_not_an_app(tmp_path, monkeypat
         (["runs", "--lang"], "zh-CN", "错误：--lang 后面需要一个值。"),
         (["servee"], "en", "Error: There is no command servee; did you mean serve?"),
         (["lnn2", "take"], "zh-CN", "错误：没有命令 lnn2；您是想用 ln2 吗？"),
+        (["ln2", "take"], "en", "Error: ln2 has no commands of its own: talk to it with consulta chat ln2"),
         (["--lang", "zh-CN", "runs"], "en", "错误：命令前没有参数 --lang"),
         (["runs", "extra"], "en", "Error: Unexpected words at the end: extra"),
         (["runs", "--status", "bogus"], "en", "Error: --status takes one of running, waiting, finished"),

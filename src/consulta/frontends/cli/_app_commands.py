@@ -98,9 +98,17 @@ class WithAppCommands(TyperGroup):
         except (click.UsageError, typer_errors.UsageError):
             if not args or args[0].startswith("-"):
                 raise
-            from ._usage import no_such_command
+            from ._base import messages_lang
+            from ._usage import UsageError, no_such_command
 
-            raise no_such_command(args[0], [*self.list_commands(ctx), *app_names()]) from None
+            name = args[0]
+            worded = (
+                UsageError(key="cli.usage.app_without_commands", values={"name": name})
+                if name in app_names()  # an app, but one without commands of its own
+                else no_such_command(name, [*self.list_commands(ctx), *app_names()])
+            )
+            # click's own kind of error, so that a caller in click's standalone mode says it too (exit 2)
+            raise typer_errors.UsageError(worded.localized(messages_lang()), ctx=ctx) from None
 
     def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         quiet_metavars(self)
