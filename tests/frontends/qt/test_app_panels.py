@@ -26,7 +26,7 @@ from consulta.apps.modeling._desktop import FilesPanel, TimelinePanel  # noqa: E
 from consulta.apps.quiz._desktop import AdaptiveTestPanel  # noqa: E402
 from consulta.config import Settings  # noqa: E402
 from consulta.frontends.qt import BridgeState, MainWindow  # noqa: E402
-from consulta.i18n import t  # noqa: E402
+from consulta.i18n import catalog, t  # noqa: E402
 from consulta.runtime import RunEnded  # noqa: E402
 
 from ._workspace import SAMPLE, TEST_APP, build_workspace, run_folder  # noqa: E402
@@ -229,6 +229,8 @@ def test_the_grid_marks_what_the_answer_is_about_and_follows_an_apply(qtbot: Any
 @pytest.mark.parametrize("app", ["tutor", "modeling"])
 def test_each_app_opens_on_its_main_tab(qtbot: Any, window_of: Any, app: str) -> None:
     window = window_of(app)
+    en = catalog("en")
+    assert window.windowTitle() == en["web.title"].format(name=en[f"{app}.web.name"])  # the page's title pattern
     own = next(p.widget for p in window.panels if p.placement == "tab")
     assert window.tabs.currentWidget() is own and window.tabs.indexOf(window.plan) >= 0
 
