@@ -201,6 +201,8 @@ class ChatPanel(QWidget):
             self._thinking(False)  # the words being written say it is at work
             self._drafted(event)
             return
+        if isinstance(event, ReplyChecked) and self.draft_text:
+            self.add(t("web.reply.withdrawn", self.lang), Tone.quiet)  # words they may have read leave: say so
         self._set_draft("")  # whatever comes next, the draft was provisional: the reply (if it is one) is a line
         self._thinking(isinstance(event, StepStarted))
         if (
