@@ -62,6 +62,8 @@ def test_no_runs_is_said_in_words(tmp_path, monkeypatch, capsys):
     assert code == 0 and one_line(out) == "No runs yet."
     code, out = run_consulta(["runs"], tmp_path, monkeypatch, capsys, lang="zh-CN")
     assert one_line(out) == "还没有运行记录。"
+    code, out = run_consulta(["asks", "--all"], tmp_path, monkeypatch, capsys)
+    assert code == 0 and one_line(out) == "No asks yet."  # not "no pending asks": closed ones were asked for too
 
 
 def test_serve_prints_where_to_open_it_and_keeps_the_access_log_off(tmp_path: Path, monkeypatch, capsys):

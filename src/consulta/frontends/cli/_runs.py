@@ -48,7 +48,7 @@ def asks(all_: Annotated[bool, typer.Option("--all", help="Also closed asks")] =
     store = Store(settings.database_url)
     rows = store.list_asks(status=None if all_ else "pending")
     if not rows:
-        console.print(t("cli.asks.none", settings.lang))
+        console.print(t("cli.asks.none_at_all" if all_ else "cli.asks.none", settings.lang))
         return
     table = id_table(
         t("cli.asks.title", settings.lang),
