@@ -48,6 +48,11 @@ def test_lang_in_the_address_wins_and_the_title_has_one_pattern(browser: Any, ba
         assert page.inner_text("#send") == zh["web.chat.send"]
         assert page.title() == zh["web.title"].format(name=zh["ln2.web.name"]) == "液氮库存助手 · Consulta"
         page.screenshot(path=str(ARTIFACTS / "look-lang-zh.png"))
+        page.select_option("#lang", "en")  # the person's choice, made after the link's, survives a reload
+        page.locator("#send", has_text=catalog("en")["web.chat.send"]).wait_for()
+        page.reload()
+        page.wait_for_selector("body[data-ready=true]")
+        assert page.evaluate("document.documentElement.lang") == "en" and "lang=en" in page.url
     finally:
         context.close()
     context, page = _open(browser, f"{base}/?lang=fr", locale="en-US")  # not a language of ours: the usual choice
