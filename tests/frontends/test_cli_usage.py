@@ -20,7 +20,7 @@ def one_line(output: str) -> str:
 def test_an_unknown_flag_suggests_the_near_one_among_the_commands_and_the_apps(tmp_path, monkeypatch, capsys):
     code, out = run_consulta(["serve", "ln2", "--prot", "9000"], tmp_path, monkeypatch, capsys)
     line = one_line(out)
-    assert code == 2 and "--prot" in line and "did you mean --port" in line
+    assert code == 2 and "--prot" in line and "did you mean --port?" in line  # the near one, not --host too
     assert "--host" in line and "--inventory" in line  # every flag that applies: the command's and the app's
     code, out = run_consulta(["serve", "ln2", "--inventri", "x"], tmp_path, monkeypatch, capsys, lang="zh-CN")
     assert code == 2 and "您是想用 --inventory 吗" in one_line(out)

@@ -47,18 +47,28 @@ def option_flags(params: Iterable[Any]) -> list[str]:
     return flags
 
 
+def _near(typed: str, known: Sequence[str]) -> list[str]:
+    """The known words nearest to `typed`: the best, and a second only when it is about as near (`--prot`: `--port`,
+    not `--host` too)."""
+    scored = sorted(
+        ((difflib.SequenceMatcher(None, typed, word).ratio(), word) for word in dict.fromkeys(known)), reverse=True
+    )
+    scored = [(score, word) for score, word in scored if score >= 0.6]
+    return [word for score, word in scored[:2] if score >= scored[0][0] - 0.05]
+
+
 def no_such_flag(flag: str, flags: Sequence[str]) -> UsageError:
     """`flag` is none of `flags`: the nearest ones suggested, all of them listed (no flags: they follow a command)."""
     if not flags:
         return UsageError(key="cli.usage.flag_before_command", values={"flag": flag})
-    near = difflib.get_close_matches(flag, flags, n=2, cutoff=0.6)
+    near = _near(flag, flags)
     values = {"flag": flag, "near": " / ".join(near), "flags": ", ".join(flags)}
     return UsageError(key="cli.usage.no_such_flag_near" if near else "cli.usage.no_such_flag", values=values)
 
 
 def no_such_command(name: str, commands: Sequence[str]) -> UsageError:
     """`name` is none of `commands` (`consulta`'s and the apps'): the nearest suggested, all of them listed."""
-    near = difflib.get_close_matches(name, commands, n=2, cutoff=0.6)
+    near = _near(name, commands)
     values = {"name": name, "near": " / ".join(near), "commands": ", ".join(commands)}
     return UsageError(key="cli.usage.no_such_command_near" if near else "cli.usage.no_such_command", values=values)
 
