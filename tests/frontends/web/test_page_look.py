@@ -151,6 +151,8 @@ def test_every_app_s_page_is_dark_with_the_system_titled_alike_and_fully_worded(
             assert page.evaluate("document.documentElement.lang") == "zh-CN"
             shown = page.inner_text("body")
             assert not re.findall(RAW_KEY, shown), "a key shown in place of its words"
+            # a file picker's face is in the page's words, never the browser's "Choose File / No file chosen"
+            assert page.locator("input[type=file]:not(.sr-only)").count() == 0
             page.screenshot(path=str(ARTIFACTS / f"look-dark-{app}-zh.png"))
             page.click("#theme")
             assert _background(page) != dark_bg and page.get_attribute("#theme", "aria-pressed") == "false"
