@@ -142,7 +142,7 @@ def test_the_advisor_s_ranking_and_detail_follow_its_turns(qtbot: Any, window_of
     assert (site.ranking.school, site.ranking.major) == (PKU_CS["school"], PKU_CS["major"])
     assert site.school.currentData() == "北京大学" and site.major.currentData() == PKU_CS["major"]
     # The chat shows the reply's words, not its JSON (the panel shows what its tool calls did).
-    replies = [line for line in window.chat.lines if line.startswith(t("qt.chat.assistant", lang, text=""))]
+    replies = [line for line in window.chat.lines if line.startswith(t("qt.chat.reply_line", lang, text=""))]
     assert replies and not any("voice_response" in line or "update_ranking" in line for line in replies)
     qtbot.waitUntil(lambda: len(site.heard) > 1000, timeout=WAIT_MS)  # the reply synthesised as speech (WAV)
     assert site.heard[:4] == b"RIFF"

@@ -60,7 +60,7 @@ def describe_event(event: Event, lang: str, *, app: str = "") -> tuple[str, Tone
         case StepStarted():
             return None  # the clock below the transcript says the model is at work, and for how long
         case ModelText(text=text):
-            return t("qt.chat.assistant", lang, text=text), Tone.agent  # the page's and the terminal's word
+            return t("qt.chat.reply_line", lang, text=text), Tone.agent  # who speaks, as the page says it
         case ToolCalled(tool_name=name):
             if name == QUESTION_TOOL:
                 return None  # the question shows as `ai.question.asking` when its ask opens
@@ -256,5 +256,5 @@ class ChatPanel(QWidget):
 
     def _set_draft(self, text: str) -> None:
         self.draft_text = text
-        self.draft.setText(t("qt.chat.assistant", self.lang, text=text + " …") if text else "")
+        self.draft.setText(t("qt.chat.reply_line", self.lang, text=text + " …") if text else "")
         self.draft.setVisible(bool(text))
