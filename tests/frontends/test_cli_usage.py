@@ -37,8 +37,11 @@ def test_an_unsupported_language_is_refused_with_the_list(tmp_path, monkeypatch,
         (["serve", "ln2", "--port", "abc"], "en", "Error: --port takes a whole number from 0 to 65535."),
         (["serve", "ln2", "--port", "abc", "--lang", "zh-CN"], "en", "错误：--port 需要0 到 65535 之间的整数。"),
         (["serve", "ln2", "--timeout", "soon"], "en", "Error: --timeout takes a number."),
+        (["serve", "ln2", "--timeout", "-5"], "en", "Error: --timeout takes a number greater than 0."),
+        (["serve", "ln2", "--timeout", "1e999"], "en", "Error: --timeout takes a number."),  # no endless wait
         (["chat", "tutor", "--file", "/nope.csv", "-p", "hi"], "en", "Error: --file: No file /nope.csv."),
         (["chat", "tutor", "--lang", "zh-CN", "--file", "/nope.csv", "-p", "hi"], "en", "/nope.csv"),
+        (["serve", "tutor", "--budget-per-task", "50", "--lang", "zh-CN"], "en", "不大于 20 的数"),
     ],
 )
 def test_a_wrong_value_is_one_line_in_the_persons_words(tmp_path, monkeypatch, capsys, argv, lang, said):
