@@ -7,7 +7,8 @@ import io
 from rich.console import Console
 
 from consulta.frontends.cli._render import EventPrinter
-from consulta.runtime import ModelText, TextDelta, ToolCalled
+from consulta.i18n import t
+from consulta.runtime import ModelText, ReplyChecked, TextDelta, ToolCalled
 
 
 def printer(*, terminal: bool) -> tuple[EventPrinter, io.StringIO]:
@@ -36,3 +37,15 @@ def test_a_tool_call_ends_the_draft_and_a_pipe_gets_only_the_reply():
     piped(TextDelta(run_id="r", offset=0, text="Let me look"))
     piped(ModelText(run_id="r", text="Done."))
     assert "Let me look" not in plain.getvalue() and "Done." in plain.getvalue()
+
+
+def test_a_draft_a_check_refused_is_said_withdrawn_where_it_was_seen():
+    show, out = printer(terminal=True)
+    show(TextDelta(run_id="r", offset=0, text="Done: I took out "))
+    show(ReplyChecked(run_id="r", check="claims", reason="no tool took anything out"))
+    assert show._live is None and t("cli.chat.reply_withdrawn", "en").strip() in out.getvalue()
+    assert "no tool took" not in out.getvalue()  # the reason is the model's to read
+    piped, plain = printer(terminal=False)  # a pipe never saw the draft: nothing to withdraw
+    piped(TextDelta(run_id="r", offset=0, text="Done: I took out "))
+    piped(ReplyChecked(run_id="r", check="claims", reason="no tool took anything out"))
+    assert plain.getvalue() == ""

@@ -26,7 +26,7 @@ from consulta.apps.modeling._desktop import FilesPanel, TimelinePanel  # noqa: E
 from consulta.apps.quiz._desktop import AdaptiveTestPanel  # noqa: E402
 from consulta.config import Settings  # noqa: E402
 from consulta.frontends.qt import BridgeState, MainWindow  # noqa: E402
-from consulta.i18n import t  # noqa: E402
+from consulta.i18n import catalog, t  # noqa: E402
 from consulta.runtime import RunEnded  # noqa: E402
 
 from ._workspace import SAMPLE, TEST_APP, build_workspace, run_folder  # noqa: E402
@@ -142,7 +142,7 @@ def test_the_advisor_s_ranking_and_detail_follow_its_turns(qtbot: Any, window_of
     assert (site.ranking.school, site.ranking.major) == (PKU_CS["school"], PKU_CS["major"])
     assert site.school.currentData() == "北京大学" and site.major.currentData() == PKU_CS["major"]
     # The chat shows the reply's words, not its JSON (the panel shows what its tool calls did).
-    replies = [line for line in window.chat.lines if line.startswith(t("qt.chat.agent", lang, text=""))]
+    replies = [line for line in window.chat.lines if line.startswith(t("qt.chat.reply_line", lang, text=""))]
     assert replies and not any("voice_response" in line or "update_ranking" in line for line in replies)
     qtbot.waitUntil(lambda: len(site.heard) > 1000, timeout=WAIT_MS)  # the reply synthesised as speech (WAV)
     assert site.heard[:4] == b"RIFF"
@@ -229,6 +229,8 @@ def test_the_grid_marks_what_the_answer_is_about_and_follows_an_apply(qtbot: Any
 @pytest.mark.parametrize("app", ["tutor", "modeling"])
 def test_each_app_opens_on_its_main_tab(qtbot: Any, window_of: Any, app: str) -> None:
     window = window_of(app)
+    en = catalog("en")
+    assert window.windowTitle() == en["web.title"].format(name=en[f"{app}.web.name"])  # the page's title pattern
     own = next(p.widget for p in window.panels if p.placement == "tab")
     assert window.tabs.currentWidget() is own and window.tabs.indexOf(window.plan) >= 0
 
@@ -242,6 +244,7 @@ def test_a_step_says_its_time_and_thinking_shows_a_clock(qtbot: Any) -> None:
     chat.show()
     chat.show_event(StepStarted(run_id="r", step=1))
     assert chat.clock.isVisible() and chat.clock.text() == t("web.chat.thinking", "zh-CN", seconds=0)
+    assert chat.lines == []  # no "Thinking… (step 1)" left in the transcript: the clock says it while it lasts
     args = {"cell_line": "K562"}
     chat.show_event(ToolCalled(run_id="r", tool_call_id="c1", tool_name="query_inventory", args=args))
     assert not chat.clock.isVisible()

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from consulta.frontends.qt import ChatPanel
-from consulta.runtime import ModelText, TextDelta, ToolCalled
+from consulta.i18n import t
+from consulta.runtime import ModelText, ReplyChecked, TextDelta, ToolCalled
 
 pytestmark = [pytest.mark.desktop, pytest.mark.slow]
 
@@ -30,3 +31,13 @@ def test_a_tool_call_takes_the_draft_away(qtbot) -> None:
     chat.show_event(ToolCalled(run_id="r", tool_call_id="c", tool_name="lookup", args={}))
     assert not chat.draft.isVisibleTo(chat)
     assert not any("Let me look" in line for line in chat.lines)
+
+
+def test_a_draft_a_check_refused_is_said_withdrawn(qtbot) -> None:
+    chat = ChatPanel(lang="zh-CN")
+    qtbot.addWidget(chat)
+    chat.show_event(TextDelta(run_id="r", offset=0, text="已取出"))
+    chat.show_event(ReplyChecked(run_id="r", check="claims", reason="no tool took anything out"))
+    assert not chat.draft.isVisibleTo(chat) and chat.lines == [t("web.reply.withdrawn", "zh-CN")]
+    chat.show_event(ReplyChecked(run_id="r", check="claims", reason="again, with no draft shown"))
+    assert chat.lines == [t("web.reply.withdrawn", "zh-CN")]  # nothing seen, nothing to withdraw

@@ -134,3 +134,42 @@ def test_a_refused_step_is_set_aside_in_muted_words_not_an_error(browser: Any, l
         page.screenshot(path=str(ARTIFACTS / "look-step-set-aside.png"))
     finally:
         context.close()
+
+
+CLAIMED = "Done: I took out one tube of HeLa from box 1, position 1, and recorded the thaw in the inventory."
+HONEST = "Nothing has been changed yet. Shall I stage taking out one HeLa tube for your approval?"
+
+
+@pytest.fixture(scope="module")
+def ln2_checked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """ln2 whose scripted model (a test double) first writes, word by word, a reply claiming a write no tool made
+    (the runtime's claims check refuses it), then an honest one."""
+    home = tmp_path_factory.mktemp("checked")
+    script = home / "checked.json"
+    script.write_text(json.dumps({"word_delay_s": 0.12, "steps": [{"text": CLAIMED}, {"text": HONEST}]}), "utf-8")
+    with running_server(create_app(app="ln2", settings=settings_for(home, script))) as url:
+        yield url
+
+
+def test_a_streamed_reply_the_check_refuses_is_taken_away_before_it_reads_as_final(
+    browser: Any, ln2_checked: str
+) -> None:
+    """The refused words show only as a draft (marked as being written), then leave the page with a note that they
+    were withdrawn; the checked reply alone stays."""
+    context, page = _open(browser, ln2_checked)
+    try:
+        page.fill("#prompt", "Take out one HeLa tube")
+        page.press("#prompt", "Enter")
+        draft = page.locator(".msg.agent.draft", has_text="took out one tube")
+        draft.wait_for()
+        assert draft.get_attribute("aria-busy") == "true" and page.locator(".msg.agent:not(.draft)").count() == 0
+        page.screenshot(path=str(ARTIFACTS / "look-reply-checked-01-draft.png"))
+        page.locator(".msg.agent:not(.draft)", has_text="Nothing has been changed yet").wait_for()
+        page.wait_for_function("() => document.querySelector('#stop').hidden")
+        assert [m.strip() for m in page.locator(".msg.agent").all_inner_texts()] == [HONEST]
+        assert "took out one tube" not in page.inner_text("#transcript")
+        withdrawn = page.locator(".note.withdrawn")  # said where the draft was, in muted words
+        assert withdrawn.count() == 1 and withdrawn.inner_text() == catalog("en")["web.reply.withdrawn"]
+        page.screenshot(path=str(ARTIFACTS / "look-reply-checked-02-reply.png"))
+    finally:
+        context.close()

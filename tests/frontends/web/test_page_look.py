@@ -48,6 +48,11 @@ def test_lang_in_the_address_wins_and_the_title_has_one_pattern(browser: Any, ba
         assert page.inner_text("#send") == zh["web.chat.send"]
         assert page.title() == zh["web.title"].format(name=zh["ln2.web.name"]) == "液氮库存助手 · Consulta"
         page.screenshot(path=str(ARTIFACTS / "look-lang-zh.png"))
+        page.select_option("#lang", "en")  # the person's choice, made after the link's, survives a reload
+        page.locator("#send", has_text=catalog("en")["web.chat.send"]).wait_for()
+        page.reload()
+        page.wait_for_selector("body[data-ready=true]")
+        assert page.evaluate("document.documentElement.lang") == "en" and "lang=en" in page.url
     finally:
         context.close()
     context, page = _open(browser, f"{base}/?lang=fr", locale="en-US")  # not a language of ours: the usual choice
@@ -120,3 +125,36 @@ def test_the_grid_marks_what_the_answer_is_about_and_arrows_move_in_it(browser: 
         assert page.locator(".cell[tabindex='0']").count() == 1
     finally:
         context.close()
+
+
+APPS = ["ln2", "tutor", "quiz", "advisor", "modeling"]
+RAW_KEY = r"\b(?:web|ai|ln2|tutor|quiz|advisor|modeling)\.[a-z0-9_]+\.[a-z0-9_.]+\b"
+"""A catalog key shown as itself: the page's words for it are missing."""
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_every_app_s_page_is_dark_with_the_system_titled_alike_and_fully_worded(
+    browser: Any, app: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Each of the five pages, as a new Chinese reader on a dark system sees it: the dark theme, the title
+    '{name} · Consulta', no key shown in place of its words, no script error; then the toggle to light."""
+    import re
+
+    zh = catalog("zh-CN")
+    home = tmp_path_factory.mktemp(f"look-{app}")
+    with running_server(create_app(app=app, settings=settings_for(home))) as url:
+        context, page = _open(browser, f"{url}/?lang=zh-CN", scheme="dark", locale="en-US")
+        try:
+            dark_bg = _background(page)
+            assert page.get_attribute("#theme", "aria-pressed") == "true"
+            assert page.title() == zh["web.title"].format(name=zh[f"{app}.web.name"])
+            assert page.evaluate("document.documentElement.lang") == "zh-CN"
+            shown = page.inner_text("body")
+            assert not re.findall(RAW_KEY, shown), "a key shown in place of its words"
+            # a file picker's face is in the page's words, never the browser's "Choose File / No file chosen"
+            assert page.locator("input[type=file]:not(.sr-only)").count() == 0
+            page.screenshot(path=str(ARTIFACTS / f"look-dark-{app}-zh.png"))
+            page.click("#theme")
+            assert _background(page) != dark_bg and page.get_attribute("#theme", "aria-pressed") == "false"
+        finally:
+            context.close()

@@ -18,7 +18,7 @@ from typer._click import exceptions as typer_errors
 from ...runtime import ConsultaError
 from . import _apps, _info, _runs  # noqa: F401 - each registers its commands on `app`
 from ._base import app, console, fail, messages_lang, new_command
-from ._usage import CLICK_ERRORS, from_click
+from ._usage import CLICK_ERRORS, UsageError, from_click
 
 __all__ = ["app", "main"]
 
@@ -35,11 +35,7 @@ def main() -> None:
         console.print(error.format_message(), markup=False, highlight=False)
         raise SystemExit(2) from None
     except CLICK_ERRORS as error:
-        worded = from_click(error, messages_lang())
-        if worded is None:
-            console.print(error.format_message(), style="red", markup=False, soft_wrap=True)
-            raise SystemExit(error.exit_code) from None
-        fail(worded)
+        fail(from_click(error, messages_lang()) or UsageError(error.format_message()))
     except (click.Abort, typer.Abort):
         raise SystemExit(1) from None
     raise SystemExit(code if isinstance(code, int) else 0)

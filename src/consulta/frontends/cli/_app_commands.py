@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 import typer
+from typer._click import exceptions as typer_errors  # Typer parses with its own copy of click
 from typer.core import TyperGroup
 
 from ...apps import app_names, get_app
@@ -26,7 +27,24 @@ def app_commands(name: str) -> click.Command | None:
     group = typer.main.get_group(app_def.terminal.commands())  # a group even when the app has one command
     group.name = name
     group.help = group.help or app_def.description
-    return group
+    return _lang_checked(group)
+
+
+def _lang_checked(command: Any) -> Any:
+    """Each `--lang` of an app's commands refuses a language Consulta does not speak, as `consulta`'s own do."""
+    from ._usage import check_lang
+
+    def check(ctx: Any, param: Any, value: Any) -> Any:
+        check_lang(value)
+        return value
+
+    for param in command.params:
+        if "--lang" in getattr(param, "opts", ()) and param.callback is None:
+            param.callback = check
+    for sub in getattr(command, "commands", {}).values():
+        if sub is not command:
+            _lang_checked(sub)
+    return command
 
 
 def quiet_metavars(command: Any) -> Any:
@@ -69,6 +87,28 @@ class WithAppCommands(TyperGroup):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         command = super().get_command(ctx, cmd_name) or app_commands(cmd_name)
         return quiet_metavars(command) if command is not None else None
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
+        """A name that is no command: said in one line, with the nearest among `consulta`'s commands and the apps
+        (an unknown flag before the command is the parser's, raised as it is)."""
+        try:
+            return super().resolve_command(ctx, args)
+        except (click.NoSuchOption, typer_errors.NoSuchOption):
+            raise
+        except (click.UsageError, typer_errors.UsageError):
+            if not args or args[0].startswith("-"):
+                raise
+            from ._base import messages_lang
+            from ._usage import UsageError, no_such_command
+
+            name = args[0]
+            worded = (
+                UsageError(key="cli.usage.app_without_commands", values={"name": name})
+                if name in app_names()  # an app, but one without commands of its own
+                else no_such_command(name, [*self.list_commands(ctx), *app_names()])
+            )
+            # click's own kind of error, so that a caller in click's standalone mode says it too (exit 2)
+            raise typer_errors.UsageError(worded.localized(messages_lang()), ctx=ctx) from None
 
     def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         quiet_metavars(self)

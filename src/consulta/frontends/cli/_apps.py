@@ -47,9 +47,13 @@ def _check_starts(settings: Settings, app_def: AppDef, flags: AppFlags) -> None:
 
 def _app(name: str, ctx: typer.Context, help_app: bool) -> tuple[AppDef, AppFlags]:
     """The app and what its flags say (`--help-app`: print them and exit)."""
-    from ._flags import app_flags, flags_help
-    from ._usage import option_flags
+    from ._flags import app_flag_names, app_flags, flags_help
+    from ._usage import no_such_flag, option_flags
 
+    if name.startswith("-"):  # an unknown flag before the app (`serve --prot 9000`), not an app's name
+        default = next((p.default for p in ctx.command.params if p.name == "app_name"), None)
+        among = app_flag_names(get_app(default)) if isinstance(default, str) else []
+        raise no_such_flag(name, [*option_flags(ctx.command.params), *among])
     app_def = get_app(name)
     if help_app:
         console.print(flags_help(app_def), markup=False, highlight=False)

@@ -3,6 +3,7 @@ declares: `--field-name VALUE` per field, its description as help; values valida
 
 from __future__ import annotations
 
+import math
 import types
 import typing
 from collections.abc import Sequence
@@ -14,17 +15,38 @@ from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
 from ...apps import AppDef, AppOptions
+from ...i18n import t
 from ._base import messages_lang
 from ._usage import UsageError, bad_value, from_click, no_such_flag, option_flags
 
-__all__ = ["AppFlags", "app_flags", "flags_help"]
+__all__ = ["AppFlags", "app_flag_names", "app_flags", "flags_help"]
+
+
+class _FiniteFloat(click.types.FloatParamType):
+    """A number, never `inf` or `nan` (a timeout of `inf` would be a wait without end)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
 
 _SCALARS: dict[Any, click.ParamType] = {
     str: click.STRING,
     int: click.INT,
-    float: click.FLOAT,
+    float: _FiniteFloat(),
     Path: click.Path(path_type=Path),
 }
+
+_BOUNDS = {
+    "greater_than": ("gt", "cli.usage.expect.gt"),
+    "greater_than_equal": ("ge", "cli.usage.expect.ge"),
+    "less_than": ("lt", "cli.usage.expect.lt"),
+    "less_than_equal": ("le", "cli.usage.expect.le"),
+}
+"""A value past a field's bound, as pydantic names it: the bound's name in the error's context, and the words for
+what the flag takes."""
 
 
 class AppFlags(BaseModel):
@@ -89,6 +111,11 @@ def flags_help(app: AppDef) -> str:
     )
 
 
+def app_flag_names(app: AppDef) -> list[str]:
+    """The app's long flags (its options' and its terminal-only ones), in order."""
+    return option_flags(_command(app).params)
+
+
 def app_flags(app: AppDef, args: Sequence[str], *, command_flags: Sequence[str] = ()) -> AppFlags:
     """Read `args` (what the command left unparsed) as the app's flags. An unknown flag, or a value that does not fit
     its flag, is a `UsageError`: one line in the person's language, suggesting the nearest of `command_flags` (the
@@ -115,6 +142,19 @@ def app_flags(app: AppDef, args: Sequence[str], *, command_flags: Sequence[str] 
         first = error.errors()[0]
         names = {p.name: option_flags([p])[0] for p in command.params if isinstance(p, click.Option)}
         flag = names.get(str(first["loc"][0]) if first["loc"] else "", str(first["loc"][0]) if first["loc"] else "")
-        cause = (first.get("ctx") or {}).get("error")
-        raise bad_value(flag, str(cause) if isinstance(cause, ValueError) else first["msg"]) from None
+        raise _worded(flag, first, lang) from None
     return AppFlags(options=options, terminal=terminal)
+
+
+def _worded(flag: str, error: Any, lang: str) -> UsageError:
+    """The person's line for pydantic's `error` about `flag`'s value (never pydantic's wording)."""
+    context = error.get("ctx") or {}
+    cause = context.get("error")
+    if isinstance(cause, ValueError):  # a validator's own message, written for people
+        return bad_value(flag, str(cause))
+    if error["type"] in _BOUNDS:
+        name, key = _BOUNDS[error["type"]]
+        limit = context[name]
+        limit = int(limit) if isinstance(limit, float) and limit.is_integer() else limit  # 0, not 0.0
+        return UsageError(key="cli.usage.takes", values={"flag": flag, "expected": t(key, lang, limit=limit)})
+    return UsageError(key="cli.usage.does_not_fit", values={"flag": flag, "value": error.get("input")})

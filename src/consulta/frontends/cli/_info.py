@@ -28,7 +28,7 @@ def apps() -> None:
 
 @app.command()
 def tools(
-    app_name: Annotated[str, typer.Argument(metavar="APP")],
+    app_name: Annotated[str, typer.Argument(metavar="APP", help="The app (`consulta apps` lists them)")],
     schema: Annotated[bool, typer.Option("--schema", help="Print the OpenAI function-calling schemas as JSON")] = False,
 ) -> None:
     """List an app's tools (`--schema`: OpenAI function-calling format, the seed's tool_schemas())."""
@@ -73,7 +73,7 @@ def models(lang: LangOpt = None) -> None:
 @app.command()
 def consultations(
     consultation_id: Annotated[
-        str | None, typer.Argument(metavar="[ID]", help="Show this consultation's full record")
+        str | None, typer.Argument(metavar="ID", help="Show this consultation's full record")
     ] = None,
     run: Annotated[str | None, typer.Option("--run", help="Only the consultations of this run")] = None,
     lang: LangOpt = None,

@@ -18,6 +18,7 @@ from ...runtime import (
     Event,
     ModelText,
     PlanDecided,
+    ReplyChecked,
     RunEnded,
     TextDelta,
     ToolCalled,
@@ -77,6 +78,8 @@ class EventPrinter:
         if isinstance(event, TextDelta):
             self._drafted(event)
             return
+        if isinstance(event, ReplyChecked) and self._draft:  # words they may have read leave the screen: say so
+            out.print(t("cli.chat.reply_withdrawn", lang), style="dim", markup=False, highlight=False)
         self._end_draft()  # whatever comes next, the draft was provisional: the reply (if it is one) is printed whole
         match event:
             case ToolCalled(tool_name=name, args=args) if name != "question":

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 __all__ = ["answer", "asks", "resume", "runs", "stop"]
 
+RunArg = Annotated[str, typer.Argument(metavar="RUN_ID", help="The run (see `consulta runs`)")]
+
 
 def _host_for(run: RunRecord, settings: Settings) -> AppHost:
     """A host of the run's app over the run's own options (so its main agent is the one the run was started with)."""
@@ -46,7 +48,7 @@ def asks(all_: Annotated[bool, typer.Option("--all", help="Also closed asks")] =
     store = Store(settings.database_url)
     rows = store.list_asks(status=None if all_ else "pending")
     if not rows:
-        console.print(t("cli.asks.none", settings.lang))
+        console.print(t("cli.asks.none_at_all" if all_ else "cli.asks.none", settings.lang))
         return
     table = id_table(
         t("cli.asks.title", settings.lang),
@@ -70,11 +72,12 @@ def _ask_summary(ask: AskRecord) -> str:
 
 @app.command()
 def answer(
-    ask_id: Annotated[str, typer.Argument(help="The ask to answer (see `consulta asks`)")],
+    ask_id: Annotated[str, typer.Argument(metavar="ASK_ID", help="The ask to answer (see `consulta asks`)")],
     values: Annotated[
         list[str] | None,
         typer.Argument(
-            help="One answer per question (a number picks an option; 1,3 picks several); for a plan: approve or reject"
+            metavar="ANSWER",
+            help="One answer per question (a number picks an option; 1,3 picks several); for a plan: approve or reject",
         ),
     ] = None,
     json_answer: Annotated[str | None, typer.Option("--json", help="The answers as a JSON list")] = None,
@@ -159,7 +162,7 @@ async def _answer(settings: Settings, ask: AskRecord, run: RunRecord, value: Any
 
 
 @app.command()
-def resume(run_id: str, model: ModelOpt = None, lang: LangOpt = None) -> None:
+def resume(run_id: RunArg, model: ModelOpt = None, lang: LangOpt = None) -> None:
     """Resume a waiting or interrupted run from its checkpoint (answer its questions here)."""
     from ...runtime import Store
 
@@ -197,7 +200,7 @@ async def _resume(settings: Settings, run: RunRecord) -> RunRecord:
 
 
 @app.command()
-def stop(run_id: str, lang: LangOpt = None) -> None:
+def stop(run_id: RunArg, lang: LangOpt = None) -> None:
     """Stop a run: its pending asks close as cancelled (a run live in another process stops within seconds)."""
     from ...runtime import Store
     from .._host import AppHost
@@ -224,12 +227,20 @@ def stop(run_id: str, lang: LangOpt = None) -> None:
 
 @app.command()
 def runs(
-    status: Annotated[str | None, typer.Option(help="Only runs with this status")] = None, lang: LangOpt = None
+    status: Annotated[
+        str | None, typer.Option(help="Only runs with this status: running, waiting, finished, failed, cancelled")
+    ] = None,
+    lang: LangOpt = None,
 ) -> None:
     """List recent runs."""
     from ...runtime import Store
+    from ._usage import UsageError
 
     settings = settings_for(lang=lang)
+    statuses = [s.value for s in RunStatus]
+    if status is not None and status not in statuses:
+        expected = t("cli.usage.expect.choice", settings.lang, choices=", ".join(statuses))
+        raise UsageError(key="cli.usage.takes", values={"flag": "--status", "expected": expected})
     store = Store(settings.database_url)
     found = store.list_runs(status=status)
     if not found:

@@ -16,12 +16,23 @@ from typer._click import exceptions as typer_errors  # Typer parses with its own
 from ...i18n import LANGUAGES, t
 from ...runtime import ConsultaError
 
-__all__ = ["CLICK_ERRORS", "UsageError", "bad_value", "check_lang", "from_click", "no_such_flag", "option_flags"]
+__all__ = [
+    "CLICK_ERRORS",
+    "UsageError",
+    "bad_value",
+    "check_lang",
+    "from_click",
+    "no_such_command",
+    "no_such_flag",
+    "option_flags",
+]
 
 CLICK_ERRORS = (click.ClickException, typer_errors.ClickException)
 _NO_SUCH = (click.NoSuchOption, typer_errors.NoSuchOption)
 _MISSING = (click.MissingParameter, typer_errors.MissingParameter)
 _BAD = (click.BadParameter, typer_errors.BadParameter)
+_NEEDS_VALUE = (click.BadOptionUsage, typer_errors.BadOptionUsage)
+_USAGE = (click.UsageError, typer_errors.UsageError)
 
 
 class UsageError(ConsultaError):
@@ -36,11 +47,30 @@ def option_flags(params: Iterable[Any]) -> list[str]:
     return flags
 
 
+def _near(typed: str, known: Sequence[str]) -> list[str]:
+    """The known words nearest to `typed`: the best, and a second only when it is about as near (`--prot`: `--port`,
+    not `--host` too)."""
+    scored = sorted(
+        ((difflib.SequenceMatcher(None, typed, word).ratio(), word) for word in dict.fromkeys(known)), reverse=True
+    )
+    scored = [(score, word) for score, word in scored if score >= 0.6]
+    return [word for score, word in scored[:2] if score >= scored[0][0] - 0.05]
+
+
 def no_such_flag(flag: str, flags: Sequence[str]) -> UsageError:
-    """`flag` is none of `flags`: the nearest ones suggested, all of them listed."""
-    near = difflib.get_close_matches(flag, flags, n=2, cutoff=0.6)
+    """`flag` is none of `flags`: the nearest ones suggested, all of them listed (no flags: they follow a command)."""
+    if not flags:
+        return UsageError(key="cli.usage.flag_before_command", values={"flag": flag})
+    near = _near(flag, flags)
     values = {"flag": flag, "near": " / ".join(near), "flags": ", ".join(flags)}
     return UsageError(key="cli.usage.no_such_flag_near" if near else "cli.usage.no_such_flag", values=values)
+
+
+def no_such_command(name: str, commands: Sequence[str]) -> UsageError:
+    """`name` is none of `commands` (`consulta`'s and the apps'): the nearest suggested, all of them listed."""
+    near = _near(name, commands)
+    values = {"name": name, "near": " / ".join(near), "commands": ", ".join(commands)}
+    return UsageError(key="cli.usage.no_such_command_near" if near else "cli.usage.no_such_command", values=values)
 
 
 def bad_value(flag: str, problem: str) -> UsageError:
@@ -86,10 +116,19 @@ def from_click(error: Exception, lang: str, *, flags: Sequence[str] = ()) -> Usa
         known = option_flags(context.command.params) if context is not None else []  # the command's, all of them
         return no_such_flag(error.option_name, flags or known or error.possibilities or ())
     if isinstance(error, _MISSING):
-        name = error.param.human_readable_name if error.param is not None else ""
+        param = error.param
+        flags = option_flags([param]) if param is not None and param.param_type_name == "option" else []
+        name = flags[0] if flags else (param.metavar or (param.name or "").upper()) if param is not None else ""
         return UsageError(key="cli.usage.missing", values={"name": name})
     if isinstance(error, _BAD):
         param = error.param
+        if param is None:  # raised by a command's own check, already in the person's words
+            return UsageError(error.message)
         flag = (option_flags([param]) or [getattr(param, "human_readable_name", "") or ""])[0] if param else ""
         return UsageError(key="cli.usage.takes", values={"flag": flag, "expected": _expected(param, lang)})
+    if isinstance(error, _NEEDS_VALUE) and error.option_name:
+        return UsageError(key="cli.usage.needs_value", values={"flag": error.option_name})
+    if isinstance(error, _USAGE) and error.message.startswith("Got unexpected extra argument"):
+        extra = error.message.rpartition(" (")[2].rstrip(")")
+        return UsageError(key="cli.usage.extra", values={"extra": extra})
     return None

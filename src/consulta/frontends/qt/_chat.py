@@ -57,10 +57,10 @@ def describe_event(event: Event, lang: str, *, app: str = "") -> tuple[str, Tone
             return t("qt.chat.resumed", lang), Tone.quiet
         case RunStarted(prompt=prompt):
             return t("qt.chat.you", lang, text=prompt or ""), Tone.user
-        case StepStarted(step=step):
-            return t("qt.chat.thinking", lang, step=step), Tone.quiet
+        case StepStarted():
+            return None  # the clock below the transcript says the model is at work, and for how long
         case ModelText(text=text):
-            return t("qt.chat.agent", lang, text=text), Tone.agent
+            return t("qt.chat.reply_line", lang, text=text), Tone.agent  # who speaks, as the page says it
         case ToolCalled(tool_name=name):
             if name == QUESTION_TOOL:
                 return None  # the question shows as `ai.question.asking` when its ask opens
@@ -201,6 +201,8 @@ class ChatPanel(QWidget):
             self._thinking(False)  # the words being written say it is at work
             self._drafted(event)
             return
+        if isinstance(event, ReplyChecked) and self.draft_text:
+            self.add(t("web.reply.withdrawn", self.lang), Tone.quiet)  # words they may have read leave: say so
         self._set_draft("")  # whatever comes next, the draft was provisional: the reply (if it is one) is a line
         self._thinking(isinstance(event, StepStarted))
         if (
@@ -254,5 +256,5 @@ class ChatPanel(QWidget):
 
     def _set_draft(self, text: str) -> None:
         self.draft_text = text
-        self.draft.setText(t("qt.chat.agent", self.lang, text=text + " …") if text else "")
+        self.draft.setText(t("qt.chat.reply_line", self.lang, text=text + " …") if text else "")
         self.draft.setVisible(bool(text))

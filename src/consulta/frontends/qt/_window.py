@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QMainWindow, QSplitter, QTabWidget, QWidget
 from ...apps import AppDef, AppOptions, AppView, DesktopPanel, resolve_app
 from ...asks import Question
 from ...config import Settings
-from ...i18n import normalize_lang, t
+from ...i18n import catalog, normalize_lang, t
 from ...runtime import (
     PLAN_ASK,
     AskClosed,
@@ -83,7 +83,9 @@ class MainWindow(QMainWindow):
         self.start_error: str | None = None
         """Why the host could not start (bad settings, unreadable data), if it could not."""
         self._closing = False
-        self.setWindowTitle(t("qt.window.title", self.lang, app=self.app.name))
+        own = f"{self.app.name}.web.name"  # the app's name for people, as the page's title says it
+        name = t(own, self.lang) if own in catalog(normalize_lang(self.lang)) else self.app.name
+        self.setWindowTitle(t("web.title", self.lang, name=name))  # one title pattern, the page's
         self.resize(1200, 760)
 
         self.chat = ChatPanel(lang=self.lang, app=self.app.name)

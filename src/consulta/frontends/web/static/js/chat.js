@@ -8,7 +8,8 @@
 //
 // While the model writes its reply, the words arrive as drafts (`text_delta`) and show in a bubble marked as being
 // written. A draft is provisional: the reply (`model_text`, after the runtime's checks) replaces it in place, and
-// any other event of the run (a tool call, a new step, a refusal, the end) removes it.
+// any other event of the run (a tool call, a new step, a refusal, the end) removes it; a draft a check refused
+// (`reply_checked`) leaves a note that it was withdrawn.
 
 import { closedQuestion, planCard, questionCard } from "./asks.js";
 import { h, json } from "./dom.js";
@@ -124,7 +125,12 @@ export class RunView {
       this.drawReply(); // the run went on after its reply: it stands
     }
     if (event.type !== "model_text" && this.reply === null) {
+      const withdrawn = event.type === "reply_checked" && this.draft !== null;
       this.dropDraft(); // the words being written were not the reply (a tool call came, or a check refused them)
+      if (withdrawn) {
+        // Words the person may have started reading leave the page: say so, in the draft's place.
+        this.add(h("li", { class: ["note", "muted", "withdrawn"] }, t("web.reply.withdrawn")));
+      }
     }
     switch (event.type) {
       case "run_started":

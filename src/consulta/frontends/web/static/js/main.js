@@ -208,6 +208,11 @@ function preferredLanguage(fallback) {
 
 async function switchLanguage(code) {
   localStorage.setItem("consulta.lang", code);
+  const address = new URL(window.location.href);
+  if (address.searchParams.has("lang")) {
+    address.searchParams.set("lang", code); // the address says the choice too, so a reload keeps it
+    window.history.replaceState(null, "", address);
+  }
   await load(code);
   apply();
   $("#lang").value = lang();
