@@ -263,6 +263,15 @@ def test_an_apps_structured_reply_may_name_the_tools_it_calls() -> None:
     assert model_words('{"voice_response": "I called update_ranking", "tool_calls": []}', facts) == "update_ranking"
 
 
+def test_a_tools_name_said_as_words_as_the_source_of_an_answer_is_words_meant_for_the_model() -> None:
+    """Seen in the terminal (issue 22): "The query inventory result shows that …". Its words in a reply of their own
+    ("57 empty positions") are the person's words, not a tool's name."""
+    facts = TurnFacts(lang="en", tool_names=("query_inventory", "empty_positions"))
+    said = "The query inventory result shows that box 1 holds 11 HeLa tubes."
+    assert model_words(said, facts) == "query inventory result"
+    assert model_words("There are 57 empty positions in box 4.", facts) is None
+
+
 def test_a_reply_speaking_of_the_user_in_the_third_person_is_words_meant_for_the_model() -> None:
     """Seen on the embedded model (eval_ln2, zh_multi_three): "The user will be informed that the tubes … will be taken
     out" reached the person."""

@@ -263,6 +263,13 @@ def model_words(text: str, facts: TurnFacts) -> str | None:
     for match in _CODE.finditer(text):
         if match.group(0) in known_codes:
             return match.group(0)
+    spaced = sorted({c.replace("_", " ") for c in known_codes if "_" in c}, key=len, reverse=True)
+    if spaced:  # "The query inventory result shows …": a tool's name said as words, as the source of an answer
+        named = re.search(
+            rf"\b(?:{'|'.join(map(re.escape, spaced))})\s+(?:tool|results?|function|call|output)\b", text, re.I
+        )
+        if named:
+            return named.group(0)
     said = _TO_THE_MODEL.search(text)
     if said and not (facts.prompt and said.group(0).casefold() in facts.prompt.casefold()):
         return said.group(0)
