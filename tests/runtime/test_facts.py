@@ -280,6 +280,20 @@ def test_a_reply_speaking_of_the_user_in_the_third_person_is_words_meant_for_the
     assert model_words(said, facts) == "The user will"
 
 
+@pytest.mark.parametrize(
+    "said",
+    [
+        # seen on the embedded model (eval_tutor, gaps_en): the tutor's reply framed as the text it was asked to write
+        'Your response should be "You can start task_2_1 after checking the file." Which step first?',
+        "Here is the reply: you can start task_2_1.",
+        "回复应为：你可以开始 task_2_1 了。",
+    ],
+)
+def test_a_reply_framed_as_the_text_the_model_was_asked_to_write_is_words_meant_for_the_model(said: str) -> None:
+    assert model_words(said, TurnFacts(lang="en", prompt="Can I start task_2_1?")) is not None
+    assert model_words("You can start task_2_1 once you have checked the file.", TurnFacts(lang="en")) is None
+
+
 _ZH = "我可以开始 task_2_4 吗？"
 
 
