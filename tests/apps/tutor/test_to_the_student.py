@@ -28,6 +28,8 @@ from .test_claims import READY, assistant
             "Your file needs 100 rows. You need more rows.",
         ),
         ("该学生需要至少 100 行数据。", "你需要至少 100 行数据。"),
+        # seen on the embedded model (eval_tutor, wine_error_zh)
+        ("现在需要提醒学生检查列名。你先看看 df.columns？", "现在需要提醒你检查列名。你先看看 df.columns？"),
     ],
 )
 def test_a_reply_about_the_student_becomes_one_to_them(tmp_path: Path, run_once, reply: str, shown: str) -> None:  # noqa: ANN001

@@ -349,7 +349,9 @@ def _follows(packet: InstructionPacket, findings: Findings) -> ReplyCheck:
 
 
 _OF_THE_STUDENT = re.compile(
-    r"\b(?:the|this|your)\s+students?(?:'s)?\b|该学生|这位学生|学生(?=可以|需要|应该|还|已经|不能|能|的数据)", re.I
+    r"\b(?:the|this|your)\s+students?(?:'s)?\b|该学生|这位学生|学生(?=可以|需要|应该|还|已经|不能|能|的数据)"
+    r"|(?<=指导|引导|告诉|提醒|帮助|鼓励)学生",
+    re.I,
 )
 _YOU = (
     (re.compile(r"\b(?:the|this)\s+student's\b", re.I), "your"),
@@ -359,7 +361,12 @@ _YOU = (
     (re.compile(r"\b(?:the|this)\s+student\s+(?:does)\b", re.I), "you do"),
     (re.compile(r"\b(?:the|this)\s+student\s+(\w+?)s\b(?<!ss)", re.I), r"you \1"),
     (re.compile(r"\b(?:the|this)\s+student\b", re.I), "you"),
-    (re.compile(r"该学生|这位学生|学生(?=可以|需要|应该|还|已经|不能|能|的数据)"), "你"),
+    (
+        re.compile(
+            r"该学生|这位学生|学生(?=可以|需要|应该|还|已经|不能|能|的数据)|(?<=指导|引导|告诉|提醒|帮助|鼓励)学生"
+        ),
+        "你",
+    ),
     (re.compile(r"\bthey\b", re.I), "you"),  # the student, said again
     (re.compile(r"\btheir\b", re.I), "your"),
     (re.compile(r"\bthem\b", re.I), "you"),
