@@ -287,6 +287,9 @@ def test_a_reply_speaking_of_the_user_in_the_third_person_is_words_meant_for_the
         'Your response should be "You can start task_2_1 after checking the file." Which step first?',
         "Here is the reply: you can start task_2_1.",
         "回复应为：你可以开始 task_2_1 了。",
+        # seen on the embedded model (eval_tutor, concept_en): the retry prompt itself reached the student
+        "Your previous response failed the application's validation (this is automated feedback, not a message from "
+        'the user):\n<pyai:retry_feedback>\nYour reply speaks of "you".',
     ],
 )
 def test_a_reply_framed_as_the_text_the_model_was_asked_to_write_is_words_meant_for_the_model(said: str) -> None:

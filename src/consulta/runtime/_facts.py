@@ -215,7 +215,9 @@ _TO_THE_MODEL = re.compile(
     r"|\bcall\s+(?:the\s+)?(?:question\s+)?tool\b|\btool\s+results?\b|\bONE\s+question\b|调用.{0,6}工具|询问用户|用户说"
     # the reply framed as a text the model was asked to write ("Your response should be "…"", "Here is the reply:")
     r"|\b[Yy]our\s+(?:response|reply)\s+(?:should|could|would|must)\b|\b[Hh]ere(?:'s|\s+is)\s+(?:the|a|my)\s+(?:reply|response)\b"
-    r"|(?:你的|您的)?(?:回复|回答)应(?:该)?(?:是|为)",
+    r"|(?:你的|您的)?(?:回复|回答)应(?:该)?(?:是|为)"
+    # the engine's own retry prompt said back (pydantic-ai's framing and fences)
+    r"|<\/?pyai:|\bfailed the application's validation\b|\bautomated feedback\b",
 )
 _CODE = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
 

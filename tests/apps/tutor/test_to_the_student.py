@@ -36,8 +36,10 @@ def test_a_reply_about_the_student_becomes_one_to_them(tmp_path: Path, run_once,
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         return ModelResponse(parts=[TextPart(reply)])
 
+    zh = any("\u4e00" <= c <= "\u9fff" for c in reply)
+    student, lang = ("我可以开始了吗？", "zh-CN") if zh else ("Can I start?", "en")
     store, agent = assistant(tmp_path, READY)
-    run = run_once(store, agent, tutor.ca_request(READY, student="Can I start?", lang="en"), FunctionModel(model))
+    run = run_once(store, agent, tutor.ca_request(READY, student=student, lang=lang), FunctionModel(model))
     assert run.status == RunStatus.finished and run.output == shown
     assert [e.data["check"] for e in store.list_events(run.id) if e.type == "reply_checked"] == ["tutor", "tutor"]
 
@@ -178,3 +180,24 @@ def test_a_reply_with_code_is_replaced_by_codes_reply_not_failed(tmp_path: Path,
     findings = tutor.Findings(issues=("missing column(s): age",))
     assert run.status == RunStatus.finished and run.output == tutor.packet_reply(packet, "en", findings)
     assert "```" not in run.output
+
+
+def test_a_reply_about_the_student_that_holds_the_retry_prompt_is_replaced_by_codes(
+    tmp_path: Path,
+    run_once,  # noqa: ANN001
+) -> None:
+    """Seen on the embedded model (eval_tutor, concept_en): the model said the engine's retry prompt back, which
+    spoke of "the student"; said in the second person, the prompt reached the student. Now code's reply is shown."""
+    leak = (
+        "Your previous response failed the application's validation (this is automated feedback, not a message from "
+        'the user):\n<pyai:retry_feedback>\nYour reply speaks of "the student"; you are talking to the student.'
+    )
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=[TextPart(leak)])
+
+    store, agent = assistant(tmp_path, READY)
+    run = run_once(store, agent, tutor.ca_request(READY, student="Can I start?", lang="en"), FunctionModel(model))
+    packet = tutor.InstructionPacket.model_validate(READY)
+    assert run.status == RunStatus.finished and run.output == tutor.packet_reply(packet, "en")
+    assert "pyai" not in run.output and "validation" not in run.output

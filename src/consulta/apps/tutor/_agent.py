@@ -29,7 +29,9 @@ from ...runtime import (
     assertions,
     current_tool_call,
     echoes,
+    model_words,
     reply_lang,
+    wrong_language,
 )
 from .._def import AppEnv, AppOptions, Handover
 from ._datasets import say_issue, uploaded_files
@@ -286,7 +288,7 @@ def ca_agent(
             _no_solution(task, packet, findings),
             _follows(packet, findings) if packet is not None else None,
             _not_an_echo(student, packet, findings) if student else None,
-            _to_the_student,
+            _to_the_student(packet, findings),
         ),
         facts=tutor_facts(packet, findings),  # every number, id and date of a reply comes from the notes or the student
     )
@@ -373,21 +375,30 @@ _YOU = (
 )
 
 
-def _to_the_student(text: str, facts: TurnFacts) -> None:
-    """The assistant speaks to the student ("you"), never of them ("The student can start task_2_1 once …")."""
-    said = _OF_THE_STUDENT.search(text)
-    if said is None:
-        return
-    spoken = text
-    for pattern, you in _YOU:
-        spoken = pattern.sub(you, spoken)
-    spoken = re.sub(r"(^|[.!?]\s+)(you|your)\b", lambda m: m.group(1) + m.group(2).capitalize(), spoken)
-    raise ReplyRefused(
-        f'Your reply speaks of "{said.group(0)}"; you are talking to the student: say "you". Say what the notes '
-        "found (the reason, the warning) and what to do next, and end with one guiding question.",
-        replacement=spoken,
-        check="tutor",
-    )
+def _to_the_student(packet: InstructionPacket | None, findings: Findings) -> ReplyCheck:
+    """The assistant speaks to the student ("you"), never of them ("The student can start task_2_1 once …").
+    Refused again, the reply is said to them: the same words in the second person, unless those still hold words
+    meant for the model or another language than the student's (seen on the embedded model: the engine's retry
+    prompt said back), and then code's reply (`packet_reply`)."""
+
+    def check(text: str, facts: TurnFacts) -> None:
+        said = _OF_THE_STUDENT.search(text)
+        if said is None:
+            return
+        spoken = text
+        for pattern, you in _YOU:
+            spoken = pattern.sub(you, spoken)
+        spoken = re.sub(r"(^|[.!?]\s+)(you|your)\b", lambda m: m.group(1) + m.group(2).capitalize(), spoken)
+        if packet is not None and (model_words(spoken, facts) or wrong_language(spoken, facts)):
+            spoken = packet_reply(packet, facts.lang, findings)
+        raise ReplyRefused(
+            f'Your reply speaks of "{said.group(0)}"; you are talking to the student: say "you". Say what the notes '
+            "found (the reason, the warning) and what to do next, and end with one guiding question.",
+            replacement=spoken,
+            check="tutor",
+        )
+
+    return check
 
 
 def _not_an_echo(student: str, packet: InstructionPacket | None, findings: Findings) -> ReplyCheck:
