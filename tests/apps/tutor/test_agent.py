@@ -224,3 +224,28 @@ def test_a_validation_needs_work_the_student_said_or_showed(
     run = run_once(store, agent, words, FunctionModel(model))
     (call,) = [c for c in store.list_tool_calls(run.id) if c.tool_name == "consult_expert"]
     assert (call.error_code == "nothing_to_validate") == refused
+
+
+def test_a_packet_may_call_a_task_done_only_on_a_valid_validation(
+    tmp_path: Path,
+    run_once,  # noqa: ANN001
+    new_store_at,  # noqa: ANN001
+) -> None:
+    """Seen on the embedded model (eval_tutor, merge_error_zh): a student's merge error ended in "you have finished
+    task_2_3", the packet's status chosen by the model. With no validation that found the work valid, a packet
+    saying done is refused (and one saying in_progress is not)."""
+    packet = {"task_id": "task_2_3", "task_status": "done", "guidance_for_ca": "Congratulate the student."}
+    store = new_store_at(f"sqlite:///{tmp_path}/consulta.db")
+    env = AppEnv(store=store, resolve_model=resolve_model, model="scripted", lang="en", data_dir=tmp_path)
+    agent = tutor.build_agent(tutor.TutorOptions(uploads=tmp_path / "uploads"), env)
+    sent: list[str] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        status = "done" if not sent else "in_progress"
+        sent.append(status)
+        return ModelResponse(parts=[ToolCallPart("submit_instruction_packet", {**packet, "task_status": status})])
+
+    run = run_once(store, agent, "I get a MergeError in task_2_3", FunctionModel(model))
+    calls = [c for c in store.list_tool_calls(run.id) if c.tool_name == "submit_instruction_packet"]
+    assert [c.error_code for c in calls] == ["not_validated", None]
+    assert calls[-1].result["packet"]["task_status"] == "in_progress"

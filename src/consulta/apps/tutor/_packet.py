@@ -121,6 +121,18 @@ async def _inspect_first(store: Store, run_id: str, task_id: str, uploads: Path,
         await inspect(request)
 
 
+def _validated(store: Store, run_id: str, packet: InstructionPacket, uploads: Path | None) -> bool:
+    """Whether a standing `validation_report` of the packet's task found the student's work valid: only then may the
+    packet call the task done (seen on the embedded model: a student's merge error answered "you have finished
+    task_2_3")."""
+    return any(
+        c.request.get("expected_output_type") == "validation_report"
+        and (c.request.get("context") or {}).get("task_id") == packet.task_id
+        and (c.expert_output or {}).get("is_valid") is True
+        for c in standing_consultations(store, run_id, uploads)
+    )
+
+
 def submit_packet_tool(store: Store, *, uploads: Path | None = None, inspect: Inspect | None = None) -> ToolDef:
     """The orchestrator's last call: its instruction packet, checked against the binding updates of the consultations
     it rests on. With `uploads`, every uploaded file first gets a standing inspection for the packet's task: made by
@@ -135,6 +147,17 @@ def submit_packet_tool(store: Store, *, uploads: Path | None = None, inspect: In
         call = current_tool_call()
         if call is not None and uploads is not None:
             await _inspect_first(store, call.run_id, accepted.task_id, uploads, inspect)
+        if (
+            call is not None
+            and accepted.task_status == "done"
+            and not _validated(store, call.run_id, accepted, uploads)
+        ):
+            raise ToolError(
+                "not_validated",
+                f"The packet says {accepted.task_id} is done, but no validation of the student's work found it valid.",
+                hint="Set task_status to in_progress, or consult data_inspector for a validation_report of the "
+                "student's work on the task first.",
+            )
         updates = binding_updates(store, call.run_id, uploads) if call is not None else {}
         missing = missing_updates(accepted.model_dump(), updates)
         if missing:
