@@ -24,6 +24,7 @@ from consulta.runtime import (
     ToolError,
     ToolOutcome,
     TurnFacts,
+    echoes,
     model_words,
     read_tool,
     unfounded,
@@ -335,3 +336,27 @@ def test_wrong_language_finds_a_sentence_not_in_the_persons_language(
     data = "Saved: What is the SQL command to select all the rows of a table? Note: 细胞状态良好"
     facts = TurnFacts(lang=lang, prompt=prompt, calls=(ToolOutcome(name="save", kind="read", ok=True, data=data),))
     assert wrong_language(reply, facts) == found
+
+
+@pytest.mark.parametrize(
+    ("reply", "words", "echo"),
+    [
+        ("还有 Hela 吗？", "hela还有吗", True),
+        # seen on the embedded model (eval_tutor, key_error_zh): the student's question said back, one word added
+        (
+            "在做 task_2_2 时，我写了 df['年龄'].mean()，报错 KeyError: '年龄'，这是为什么？",
+            "做 task_2_2 时我写了 df['年龄'].mean()，报错 KeyError: '年龄'，这是为什么？",
+            True,
+        ),
+        (
+            "KeyError: '年龄' 说明数据里没有 年龄 这一列。你先看看 df.columns？",
+            "报错 KeyError: '年龄'，这是为什么？",
+            False,
+        ),
+        ("Box 1 holds 11 HeLa tubes.", "Do we have any HeLa cells left?", False),
+        ("What is in box 4 position 28: WTC11.", "What is in box 4 position 28?", False),  # restated, then answered
+        ("Jurkat 一共有 17 管。", "Jurkat 一共有几管？", False),
+    ],
+)
+def test_echoes_finds_the_persons_words_said_back(reply: str, words: str, echo: bool) -> None:
+    assert echoes(reply, words) is echo

@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 
 from ._claims import _CJK, ReplyCheck, ReplyRefused, TurnFacts, compose_reply
 
@@ -288,11 +290,23 @@ def model_words(text: str, facts: TurnFacts) -> str | None:
 
 def echoes(text: str, words: str) -> bool:
     """Whether a reply `text` only says a person's `words` back, in any order and any case ("hela还有吗" → "还有
-    Hela 吗？"; "What is a KeyError?" → "What is a KeyError"): every letter of it is theirs and it is about as long."""
+    Hela 吗？"; "What is a KeyError?" → "What is a KeyError"): every letter of it is theirs and it is about as long,
+    or, for words of some length, it is theirs with a word or two changed."""
     said, asked = _letters(text), _letters(words)
     if not said:
         return False
-    return said in asked or (set(said) <= set(asked) and len(said) <= len(asked) + 2 and len(said) * 2 >= len(asked))
+    if said in asked or (set(said) <= set(asked) and len(said) <= len(asked) + 2 and len(said) * 2 >= len(asked)):
+        return True
+    # their words said back with a word or two changed ("做 task_2_2 时我写了 …" → "在做 task_2_2 时，我写了 …"):
+    # alike, and adding at most a few letters of its own, no digit among them (a number added is an answer)
+    added = Counter(said) - Counter(asked)
+    if len(asked) < 12 or sum(added.values()) > 3 or any(c.isdigit() for c in added):
+        return False
+    return SequenceMatcher(None, said, asked, autojunk=False).ratio() >= _ECHO_RATIO
+
+
+_ECHO_RATIO = 0.9
+"""How alike (difflib's ratio of their letters) a reply and a person's words are when the reply says them back."""
 
 
 def _letters(text: str) -> str:
