@@ -10,7 +10,7 @@ found (`FactRules.say_found`, else `compose_reply`), in the person's language.
 
 The same module keeps words meant for the model from reaching a person (`model_words`): a reply that repeats a
 tool's hint, a refusal's reason, the system instructions, an error code or a tool's name is refused the same way;
-and a reply with a sentence in another language than the person's (`wrong_language`) too.
+and a reply with an English sentence to a person who wrote Chinese (`wrong_language`) too.
 
 Apps declare what counts as a fact and how their results read with a `FactRules` on their `Agent` (`Agent.facts`);
 the runtime's check is the same for every app.
@@ -341,37 +341,29 @@ _ENGLISH = frozenset(
 _NOT_WORDS = re.compile(r"`[^`\n]*`|https?://\S+|\b[\w.+-]+@[\w-]+\.[\w.]+\b")
 _LATIN_SENTENCE = 4
 """Latin words (two of them English function words) that make a sentence English rather than a name or a term."""
-_CJK_RUN = re.compile(r"[\u4e00-\u9fff]{4,}")
 
 
 def wrong_language(text: str, facts: TurnFacts) -> str | None:
-    """The first sentence of `text` that is not in the person's language, or None. To a person who wrote Chinese
-    (`facts.lang` zh-CN and Chinese in their words): a sentence of English (four or more Latin words, two of them
-    English function words, no Chinese). To a person who writes English: a run of four or more Chinese characters.
-    A sentence that quotes what the turn's tools, plans, questions or earlier turns said (e.g. a record's English
-    note, an item's stem) is not counted: it is theirs as written."""
+    """The first sentence of `text` in English when the person wrote Chinese (`facts.lang` zh-CN and Chinese in
+    their words), or None: a sentence of four or more Latin words, two of them English function words, and no
+    Chinese. A sentence that quotes what the turn's tools, plans, questions or earlier turns said (e.g. a record's
+    English note, an item's stem) is not counted: it is theirs as written. (Chinese to a person who writes English is
+    not checked: the embedded model answers English in English, and test doubles answer either language.)"""
+    if facts.lang != "zh-CN" or not (facts.prompt and _CJK.search(facts.prompt)):
+        return None  # a person writing English, even in a Chinese session, may be answered in English
     words = _NOT_WORDS.sub(" ", _person_words(text))
     sources = _fold(_quotable(facts))
-    if facts.lang == "zh-CN":
-        if not (facts.prompt and _CJK.search(facts.prompt)):
-            return None  # a person writing English in a Chinese session may be answered in English
-        for sentence in (m.group(0) for m in _SENTENCE.finditer(words)):
-            latin = _LATIN_WORD.findall(sentence)
-            english = sum(1 for w in latin if w.casefold() in _ENGLISH)
-            if len(latin) < _LATIN_SENTENCE or english < 2 or _CJK.search(sentence):
-                continue
-            if len(latin) >= _SPAN_WORDS:
-                quoted = bool(_spans(sentence) & _spans(sources))
-            else:
-                quoted = " ".join(w.casefold() for w in latin) in " ".join(_LATIN_WORD.findall(sources))
-            if not quoted:
-                return sentence.strip()
-        return None
-    if facts.prompt and _CJK.search(facts.prompt):
-        return None  # they wrote Chinese themselves
-    for run in (m.group(0) for m in _CJK_RUN.finditer(words)):
-        if run not in sources:
-            return run
+    for sentence in (m.group(0) for m in _SENTENCE.finditer(words)):
+        latin = _LATIN_WORD.findall(sentence)
+        english = sum(1 for w in latin if w.casefold() in _ENGLISH)
+        if len(latin) < _LATIN_SENTENCE or english < 2 or _CJK.search(sentence):
+            continue
+        if len(latin) >= _SPAN_WORDS:
+            quoted = bool(_spans(sentence) & _spans(sources))
+        else:
+            quoted = " ".join(w.casefold() for w in latin) in " ".join(_LATIN_WORD.findall(sources))
+        if not quoted:
+            return sentence.strip()
     return None
 
 
@@ -384,14 +376,14 @@ def _quotable(facts: TurnFacts) -> str:
 
 
 def check_language(replacement: Callable[[TurnFacts], str] = compose_reply) -> ReplyCheck:
-    """The runtime's check that a reply is in the person's language (see `wrong_language`)."""
+    """The runtime's check that a reply to a person who wrote Chinese is in Chinese (see `wrong_language`)."""
 
     def check(text: str, facts: TurnFacts) -> None:
         found = wrong_language(text, facts)
         if found is not None:
-            language = "Chinese (简体中文)" if facts.lang == "zh-CN" else "English"
             raise ReplyRefused(
-                f'Your reply is not all in the user\'s language ("{found[:80]}"). Write the whole reply in {language}.',
+                f'Your reply has a sentence in English ("{found[:80]}"); the user wrote Chinese. Write the whole '
+                "reply in Chinese (简体中文).",
                 replacement=replacement(facts),
                 check="language",
             )

@@ -144,18 +144,6 @@ def test_honest_replies_after_a_look_up_pass_as_written(tmp_path: Path, inventor
     assert run.status == RunStatus.finished and run.output == reply
 
 
-def test_a_chinese_reply_to_english_words_is_replaced(tmp_path: Path, inventory: Path) -> None:
-    """The person's language: a reply in Chinese to a person who wrote English (in an English session) is written
-    again, then replaced by code's summary of the look-up, in English."""
-    steps = [{"tool_calls": [{"name": "query_inventory", "args": {"cell_line": "K562"}}]}]
-    steps += [{"text": "K562 共有 3 条记录，您要哪一种？"}] * 2
-    run, store = run_script(tmp_path, inventory, _ASKED["en"], steps)
-    assert run.status == RunStatus.finished and "K562" in (run.output or "")
-    assert not any("\u4e00" <= c <= "\u9fff" for c in run.output or "")
-    checked = [e.data["check"] for e in store.list_events(run.id) if e.type == "reply_checked"]
-    assert checked == ["language", "language"]
-
-
 READS = ["query_inventory", "search_records", "empty_positions", "inventory_stats", "audit_history", "question"]
 
 
