@@ -98,7 +98,7 @@ class WithAppCommands(TyperGroup):
         except (click.UsageError, typer_errors.UsageError):
             if not args or args[0].startswith("-"):
                 raise
-            from ._base import messages_lang
+            from ._lang import messages_lang
             from ._usage import UsageError, no_such_command
 
             name = args[0]

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 import queue
 import sys
 import threading
@@ -15,8 +14,9 @@ import typer
 from rich.console import Console
 
 from ...config import Settings
-from ...i18n import normalize_lang, t
+from ...i18n import t
 from ._app_commands import WithAppCommands
+from ._lang import choose_lang, env_lang, messages_lang, new_command
 
 if TYPE_CHECKING:
     from ...runtime import AskPolicy, ConsultaError
@@ -57,39 +57,6 @@ ModelOpt = Annotated[
 LangOpt = Annotated[str | None, typer.Option("--lang", help="en or zh-CN")]
 
 
-def env_lang() -> str:
-    """The language for messages given before the settings are read (`CONSULTA_LANG`)."""
-    return normalize_lang(os.environ.get("CONSULTA_LANG"))
-
-
-_chosen_lang: str | None = None
-"""The language of the command's settings, once read (`--lang`, else `CONSULTA_LANG`)."""
-
-
-def new_command(argv: list[str] | None = None) -> None:
-    """A command starts: its language is the `--lang` among `argv` when it names one Consulta speaks (so that even
-    a mistyped command line is answered in it), else not known until its settings are read."""
-    global _chosen_lang
-    _chosen_lang = None
-    args = argv or []
-    for i, arg in enumerate(args):
-        value = (
-            arg.partition("=")[2]
-            if arg.startswith("--lang=")
-            else args[i + 1]
-            if arg == "--lang" and i + 1 < len(args)
-            else None
-        )
-        if value is not None and value.replace("_", "-").lower().startswith(("en", "zh")):
-            _chosen_lang = normalize_lang(value)
-
-
-def messages_lang() -> str:
-    """The language to tell the person what went wrong in: the command's (`--lang`) once its settings are read, else
-    `CONSULTA_LANG`."""
-    return _chosen_lang or env_lang()
-
-
 def fail(error: ConsultaError, *, stderr: bool = False) -> NoReturn:
     """End the command on `error`: its one line in the person's language (`messages_lang`), exit code 2 — never a
     traceback. `stderr` when stdout is not the person's (MCP over stdio speaks the protocol there)."""
@@ -103,12 +70,11 @@ def fail(error: ConsultaError, *, stderr: bool = False) -> NoReturn:
 def settings_for(model: str | None = None, lang: str | None = None) -> Settings:
     """The settings from the environment and the options; a traces setting that cannot be used is refused here, as
     one line (ConfigError), before anything starts. Their language is the command's from now on (`messages_lang`)."""
-    global _chosen_lang
     from ._usage import check_lang
 
     check_lang(lang)
     if lang is not None:
-        _chosen_lang = normalize_lang(lang)
+        choose_lang(lang)
     settings = Settings.from_env(model=model, lang=lang)
     if settings.traces.strip().lower() not in ("", "off"):  # off needs no check (nor the runtime's import)
         from ...runtime import tracing_from_setting
@@ -116,8 +82,7 @@ def settings_for(model: str | None = None, lang: str | None = None) -> Settings:
         checked = tracing_from_setting(settings.traces)
         if checked is not None:
             checked.shutdown()  # only checked: each host makes its own
-    _chosen_lang = normalize_lang(settings.lang)
-    return replace(settings, lang=_chosen_lang)
+    return replace(settings, lang=choose_lang(settings.lang))
 
 
 def interactive() -> bool:
