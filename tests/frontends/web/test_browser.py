@@ -275,7 +275,8 @@ def test_cancel_tells_the_model_question_cancelled(open_page: Any, tmp_path: Pat
                             }
                         ]
                     },
-                    {"text": "OK, I will not take any tube."},
+                    # the person wrote Chinese (the seed's request): the reply is Chinese (the language check)
+                    {"text": "好的，我不会取出任何管子。"},
                 ]
             }
         ),
@@ -290,7 +291,7 @@ def test_cancel_tells_the_model_question_cancelled(open_page: Any, tmp_path: Pat
         p.page.locator(".card.question.closed").wait_for()
         assert p.text(".card.question.closed .closed-note") == p.t["web.question.cancelled"]
         p.page.locator(".msg.agent").wait_for()
-        assert p.text(".msg.agent") == "OK, I will not take any tube."
+        assert p.text(".msg.agent") == "好的，我不会取出任何管子。"
         p.shot("22-cancelled")
         store = app.state.host.store
         (ask,) = [a for a in store.list_asks(status=None) if a.kind == "question"]
