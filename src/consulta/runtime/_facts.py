@@ -313,20 +313,32 @@ def _letters(text: str) -> str:
     return re.sub(r"[\W_]+", "", text.casefold())
 
 
-def check_model_words(replacement: Callable[[TurnFacts], str] = compose_reply) -> ReplyCheck:
-    """The runtime's check that no words meant for the model reach the person (see `model_words`)."""
+def _check_for(
+    find: Callable[[str, TurnFacts], str | None], reason: Callable[[str], str], name: str
+) -> Callable[[Callable[[TurnFacts], str]], ReplyCheck]:
+    """A runtime check that refuses a reply in which `find` finds something (`reason` says why, to the model), with
+    code's `replacement`; counted as check `name`."""
 
-    def check(text: str, facts: TurnFacts) -> None:
-        found = model_words(text, facts)
-        if found is not None:
-            raise ReplyRefused(
-                f'Your reply repeats words meant for you, not the user ("{found}"). Speak to the user directly, in '
-                "their language: say what was found or done, or ask them one plain question.",
-                replacement=replacement(facts),
-                check="model_words",
-            )
+    def with_replacement(replacement: Callable[[TurnFacts], str] = compose_reply) -> ReplyCheck:
+        def check(text: str, facts: TurnFacts) -> None:
+            found = find(text, facts)
+            if found is not None:
+                raise ReplyRefused(reason(found), replacement=replacement(facts), check=name)
 
-    return check
+        return check
+
+    return with_replacement
+
+
+check_model_words = _check_for(
+    model_words,
+    lambda found: (
+        f'Your reply repeats words meant for you, not the user ("{found}"). Speak to the user directly, in '
+        "their language: say what was found or done, or ask them one plain question."
+    ),
+    "model_words",
+)
+"""The runtime's check that no words meant for the model reach the person (see `model_words`)."""
 
 
 # ---- the person's language --------------------------------------------------------------------------------------
@@ -375,17 +387,12 @@ def _quotable(facts: TurnFacts) -> str:
     return "\n".join(t for t in texts if t)
 
 
-def check_language(replacement: Callable[[TurnFacts], str] = compose_reply) -> ReplyCheck:
-    """The runtime's check that a reply to a person who wrote Chinese is in Chinese (see `wrong_language`)."""
-
-    def check(text: str, facts: TurnFacts) -> None:
-        found = wrong_language(text, facts)
-        if found is not None:
-            raise ReplyRefused(
-                f'Your reply has a sentence in English ("{found[:80]}"); the user wrote Chinese. Write the whole '
-                "reply in Chinese (简体中文).",
-                replacement=replacement(facts),
-                check="language",
-            )
-
-    return check
+check_language = _check_for(
+    wrong_language,
+    lambda found: (
+        f'Your reply has a sentence in English ("{found[:80]}"); the user wrote Chinese. Write the whole '
+        "reply in Chinese (简体中文)."
+    ),
+    "language",
+)
+"""The runtime's check that a reply to a person who wrote Chinese is in Chinese (see `wrong_language`)."""
