@@ -150,7 +150,9 @@ def _said_after_the_answer(p: Any) -> list[str]:
     return said
 
 
-@pytest.mark.parametrize("lang", ["en", "zh-CN"])
+# Each of the two runs in one language (a few seconds of the README pass's budget each): both languages are covered,
+# the finished run in Chinese (the longer text), the stopped one in English.
+@pytest.mark.parametrize("lang", ["zh-CN"])
 def test_the_real_team_escalates_and_goes_on_when_the_work_is_accepted(
     open_page: Any, tmp_path: Path, lang: str
 ) -> None:
@@ -219,7 +221,7 @@ def test_the_real_team_escalates_and_goes_on_when_the_work_is_accepted(
         p.close()  # before the server stops
 
 
-@pytest.mark.parametrize("lang", ["en", "zh-CN"])
+@pytest.mark.parametrize("lang", ["en"])
 def test_the_real_team_stops_when_the_person_says_stop(open_page: Any, tmp_path: Path, lang: str) -> None:
     with _serve(tmp_path, lang) as base:
         p = open_page(base, lang)
