@@ -13,7 +13,11 @@ turn's. Each turn is checked in code:
   runtime's: on a blocked packet (blocked status, or the task's dataset judged unsuitable) it never says the student
   may start; on a suitable dataset it never says they cannot or need another one; where the evidence was not
   enough it never says the task is done; and it holds no code block and no task's solution (the rules ask for
-  hints, never solutions) the student did not write themselves.
+  hints, never solutions) the student did not write themselves; and it reads as a tutor's words to this student:
+  nothing meant for the model (retry prompts, "Your response should be", the packet's field names, an agent's or
+  tool's id), the student's language (a Chinese turn answered in English sentences, an English one in Chinese),
+  the student addressed rather than spoken of ("the student", "提醒学生"), not spoken as ("好的，老师。我完成了"),
+  and not the student's own words said back.
 
 Figures per category (turns right / total, median seconds) and per language are printed at the end and saved with
 every reply in the JSON. An evaluation of the model against the app, not a speed benchmark.
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import difflib
 import json
 import os
 import re
@@ -550,6 +555,56 @@ _SOLUTIONS = [
 """The tasks' answers, matched with the spaces taken out."""
 
 
+_FOR_THE_MODEL = re.compile(
+    r"<pyai|failed the application's validation|automated feedback|your (?:previous )?response should|"
+    r"here is (?:the|my) (?:reply|response)|回复应为|\b(?:mention_to_student|task_status|instruction[_ ]packet|"
+    r"binding[_ ]rules?|expected_output_type|consult_expert|submit_\w+|orchestrator)\b|"
+    r"(?<![\w./-])[a-z\u4e00-\u9fff]+_(?:inspector|explainer|validator|diagnos\w*|expert)\b",
+    re.IGNORECASE,
+)
+"""Words meant for the model, or the app's inner names (an expert's id such as data_inspector or 数据_inspector)."""
+_OF_THE_STUDENT = re.compile(
+    r"\bthe student(?:'s)?\b|(?:提醒|告诉|指导|帮助|通知|让|请)学生|学生(?:可以|需要|应该|应当|已经|必须|还|的任务)",
+    re.IGNORECASE,
+)
+_AS_THE_STUDENT = re.compile(
+    r"^\W*(?:好的[，,]?\s*老师|老师[，,]|ok(?:ay)?,?\s+teacher)|\bI(?:'ve|\s+have)\s+(?:already\s+)?(?:completed|finished|done)\b"
+    r"|^\W*我(?:已经)?完成了",
+    re.IGNORECASE,
+)
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_CODE = re.compile(r"`[^`]*`|\b\w+\.(?:csv|tsv|xlsx?)\b|\b\w+_\w+\b")
+_EN_WORDS = re.compile(
+    r"\b(?:the|is|are|you|your|to|of|and|a|an|this|that|can|with|for|please|have|it)\b", re.IGNORECASE
+)
+
+
+def _wrong_language(reply: str, lang: str) -> str | None:
+    """A sentence not in the student's language: for a Chinese turn, one with no Chinese and four or more English
+    words, two of them function words; for an English one, a sentence with more Chinese characters than words."""
+    for sentence in _sentences(_CODE.sub(" ", reply)):
+        words = re.findall(r"[A-Za-z]{2,}", sentence)
+        if lang.startswith("zh"):
+            if not _CJK.search(sentence) and len(words) >= 4 and len(_EN_WORDS.findall(sentence)) >= 2:
+                return sentence
+        elif len(_CJK.findall(sentence)) > max(len(words), 3):
+            return sentence
+    return None
+
+
+def reading_problems(reply: str, *, student: str, lang: str) -> list[str]:
+    """What makes the reply read as something other than a tutor's words to this student (see the docstring)."""
+    problems = [f"words meant for the model: {m.group(0)!r}" for m in [_FOR_THE_MODEL.search(reply)] if m]
+    problems += [f"speaks of the student: {m.group(0)!r}" for m in [_OF_THE_STUDENT.search(reply)] if m]
+    problems += [f"speaks as the student: {m.group(0)!r}" for m in [_AS_THE_STUDENT.search(reply)] if m]
+    if (sentence := _wrong_language(reply, lang)) is not None:
+        problems.append(f"not in the student's language: {sentence[:80]!r}")
+    flat = re.sub(r"\W+", "", reply).lower()
+    if flat and difflib.SequenceMatcher(None, flat, re.sub(r"\W+", "", student).lower()).ratio() >= 0.8:
+        problems.append("the student's words said back")
+    return problems
+
+
 def _sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.findall(text) if s.strip()]
 
@@ -599,7 +654,7 @@ def packet_stance(packet: dict[str, Any] | None, consulted: Iterable[Consultatio
     return "open" if verdicts else "unknown"
 
 
-def reply_problems(reply: str | None, *, student: str, stance: Stance, rules: Iterable[str]) -> list[str]:
+def reply_problems(reply: str | None, *, student: str, lang: str, stance: Stance, rules: Iterable[str]) -> list[str]:
     """What in the reply contradicts the packet or gives a solution away (empty: consistent)."""
     if not (reply or "").strip():
         return ["no reply"]
@@ -616,6 +671,7 @@ def reply_problems(reply: str | None, *, student: str, stance: Stance, rules: It
         ]
     if NOT_ENOUGH in rules:
         problems += [f"says the task is done without the evidence: {p!r}" for p in _said(reply, _DONE)]
+    problems += reading_problems(reply, student=student, lang=lang)
     return problems + [f"gives a solution: {p!r}" for p in _solutions(reply, student)]
 
 
@@ -683,7 +739,7 @@ async def one_turn(turn: Turn, *, model_spec: str, models_dir: Path) -> dict[str
     fired = sorted({r["rule_name"] for c in done for r in c.binding_rules})
     text = reply.output if reply is not None and reply.status == RunStatus.finished else None
     stance = packet_stance(packet, done)
-    problems = reply_problems(text, student=turn.student, stance=stance, rules=fired)
+    problems = reply_problems(text, student=turn.student, lang=turn.lang, stance=stance, rules=fired)
     checks = {
         "finished": run is not None and run.status == RunStatus.finished,
         "packet_accepted": packet is not None,

@@ -35,7 +35,7 @@ from ...runtime import (
 )
 from .._def import AppEnv, AppOptions, Handover
 from ._datasets import say_issue, uploaded_files
-from ._experts import tutor_experts
+from ._experts import EXPERT_IDS, tutor_experts
 from ._packet import (
     SUBMIT_PACKET_TOOL_NAME,
     InstructionPacket,
@@ -289,6 +289,7 @@ def ca_agent(
             _follows(packet, findings) if packet is not None else None,
             _not_an_echo(student, packet, findings) if student else None,
             _to_the_student(packet, findings),
+            _no_inner_names(packet, findings),
         ),
         facts=tutor_facts(packet, findings),  # every number, id and date of a reply comes from the notes or the student
     )
@@ -397,6 +398,29 @@ def _to_the_student(packet: InstructionPacket | None, findings: Findings) -> Rep
             replacement=spoken,
             check="tutor",
         )
+
+    return check
+
+
+_INNER_NAMES = re.compile(
+    "|".join(rf"\b{a}_{b}\b|[\u4e00-\u9fff]+_{b}\b" for a, b in (i.split("_", 1) for i in EXPERT_IDS)), re.I
+)
+"""An expert's id in a reply (data_inspector), or half of it glued to Chinese (数据_inspector, seen on
+the embedded model): the app's inner names, not words for the student."""
+
+
+def _no_inner_names(packet: InstructionPacket | None, findings: Findings) -> ReplyCheck:
+    """The student never reads an expert's id ("你可以先向数据_inspector 询问一下"): written again, then replaced by
+    code's reply."""
+
+    def check(text: str, facts: TurnFacts) -> None:
+        if named := _INNER_NAMES.search(text):
+            raise ReplyRefused(
+                f"Your reply names {named.group(0)!r}, the app's inner name for an expert the student never meets. "
+                "Say what the notes found and what to do next, and end with one guiding question.",
+                replacement=packet_reply(packet, facts.lang, findings) if packet is not None else None,
+                check="tutor",
+            )
 
     return check
 

@@ -19,7 +19,10 @@ from ...sandbox import Limits, SandboxUnavailable, run_python
 from ._datasets import check_dataset, open_dataset, upload_path, uploaded_files
 from ._tasks import TaskCatalog
 
-__all__ = ["tutor_experts"]
+__all__ = ["EXPERT_IDS", "tutor_experts"]
+
+EXPERT_IDS = ("data_inspector", "concept_explainer")
+"""The tutor's experts, as the orchestrator names them (never said to the student)."""
 
 _CODE = re.compile(r"\b(df|pd)\b[\w.\[\]'\"()]*\(|\.groupby\(|\.merge\(|read_csv\(")
 
@@ -136,7 +139,7 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
 
     return [
         Expert(
-            expert_id="data_inspector",
+            expert_id=EXPERT_IDS[0],
             role="You are a data inspector for a pandas course. You explain to a tutor what checks on a student's data "
             "and code found. Use only the facts given; never write the student's solution.",
             output_types=("suitability_judgment", "error_diagnosis", "validation_report"),
@@ -146,7 +149,7 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
             check=check_data,
         ),
         Expert(
-            expert_id="concept_explainer",
+            expert_id=EXPERT_IDS[1],
             role="You explain pandas concepts to a tutor, clearly and briefly, with an example unrelated to the student's task.",
             output_types=("concept_explanation",),
             inspect=inspect_concept,

@@ -1,0 +1,70 @@
+"""The tutor evaluation's own reader (bench/eval_tutor.py `reading_problems`): the replies seen on the embedded model
+that its lexicon used to pass, and replies a tutor would send, which it must pass."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+_BENCH = Path(__file__).resolve().parents[3] / "bench"
+
+
+def _eval_tutor() -> ModuleType:
+    sys.path.insert(0, str(_BENCH))
+    try:
+        spec = importlib.util.spec_from_file_location("eval_tutor", _BENCH / "eval_tutor.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules.setdefault("eval_tutor", module)  # its dataclasses look their module up
+        spec.loader.exec_module(module)
+        return sys.modules["eval_tutor"]
+    finally:
+        sys.path.remove(str(_BENCH))
+
+
+reading_problems = _eval_tutor().reading_problems
+
+
+@pytest.mark.parametrize(
+    ("reply", "student", "lang", "kind"),
+    [  # each seen on the embedded model (tutor_eval.ed2b9bd.json) and passed by the lexicon then
+        ('Your response should be "You can start task_2_1 after …"', "Which gaps?", "en", "meant for the model"),
+        (
+            "Your previous response failed the application's validation (this is automated feedback): <pyai:x>",
+            "What is a mean?",
+            "en",
+            "meant for the model",
+        ),
+        ("你可以先向数据_inspector 询问一下数据是否合适。", "我可以开始了吗？", "zh-CN", "meant for the model"),
+        ("现在需要指导学生如何解决错误。", "为什么报错？", "zh-CN", "speaks of the student"),
+        ("好的，老师。我完成了 task_2_2。", "我做完了 task_2_2", "zh-CN", "speaks as the student"),
+        (
+            "在做 task_2_2 时，我写了 df['年龄'].mean()，报错 KeyError: '年龄'，这是为什么？",
+            "在做 task_2_2 时，我写了 df['年龄'].mean()，报错 KeyError: '年龄'，为什么？",
+            "zh-CN",
+            "said back",
+        ),
+        ("The file has the columns the task needs, so you can start.", "我可以开始了吗？", "zh-CN", "language"),
+        ("你可以开始了，这个文件有任务需要的列。", "Can I start?", "en", "language"),
+    ],
+)
+def test_replies_a_student_should_not_read_are_found(reply: str, student: str, lang: str, kind: str) -> None:
+    problems = reading_problems(reply, student=student, lang=lang)
+    assert problems and kind in problems[0], problems
+
+
+@pytest.mark.parametrize(
+    ("reply", "lang"),
+    [
+        ("You can start task_2_1: your file people.csv has the columns it needs. Which column first?", "en"),
+        ("你可以开始 task_2_1 了：`people.csv` 有需要的列。你打算先看哪一列？", "zh-CN"),
+        ("Your dataset has only 60 rows; this task needs at least 100. Please upload a larger file.", "en"),
+        ("报错 `KeyError: 'age'` 说明没有这一列。你先用 df.columns 看看有哪些列？", "zh-CN"),
+    ],
+)
+def test_a_tutor_s_reply_passes(reply: str, lang: str) -> None:
+    assert reading_problems(reply, student="Can I start?" if lang == "en" else "我可以开始了吗？", lang=lang) == []
