@@ -225,3 +225,22 @@ def test_an_expert_s_id_never_reaches_the_student(
     assert run.status == RunStatus.finished
     assert run.output == tutor.packet_reply(tutor.InstructionPacket.model_validate(READY), lang, tutor.Findings())
     assert "inspector" not in run.output
+
+
+@pytest.mark.parametrize(
+    ("reply", "student", "lang"),
+    [
+        ("好的，老师。我完成了 task_2_2，平均年龄已经算出来了。", "我做完了 task_2_2", "zh-CN"),  # seen: claim_bare_zh
+        ("I have completed task_2_2 and computed the mean age.", "I finished task_2_2", "en"),
+    ],
+)
+def test_the_assistant_never_speaks_as_the_student(
+    tmp_path: Path, run_once, reply: str, student: str, lang: str
+) -> None:  # noqa: ANN001
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=[TextPart(reply)])
+
+    store, agent = assistant(tmp_path, READY)
+    run = run_once(store, agent, tutor.ca_request(READY, student=student, lang=lang), FunctionModel(model))
+    assert run.status == RunStatus.finished
+    assert run.output == tutor.packet_reply(tutor.InstructionPacket.model_validate(READY), lang, tutor.Findings())

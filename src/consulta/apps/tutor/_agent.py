@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
@@ -290,6 +291,7 @@ def ca_agent(
             _not_an_echo(student, packet, findings) if student else None,
             _to_the_student(packet, findings),
             _no_inner_names(packet, findings),
+            _as_the_tutor(packet, findings),
         ),
         facts=tutor_facts(packet, findings),  # every number, id and date of a reply comes from the notes or the student
     )
@@ -409,36 +411,61 @@ _INNER_NAMES = re.compile(
 the embedded model): the app's inner names, not words for the student."""
 
 
-def _no_inner_names(packet: InstructionPacket | None, findings: Findings) -> ReplyCheck:
-    """The student never reads an expert's id ("你可以先向数据_inspector 询问一下"): written again, then replaced by
-    code's reply."""
+_AS_THE_STUDENT = re.compile(
+    r"^\W*(?:好的[，,]?\s*老师|老师[，,：:]|(?:ok(?:ay)?|yes|sure),?\s+(?:teacher|sir|miss)\b)"
+    r"|^\W*(?:我(?:已经)?(?:完成|做完|写完)了|I(?:'ve|\s+have)\s+(?:already\s+)?(?:completed|finished|done)\b)",
+    re.I,
+)
+"""A reply in the student's voice, to the teacher ("好的，老师。我完成了 task_2_2", seen on the embedded model)."""
+
+
+def _refused_with_codes_reply(
+    find: Callable[[str], str | None], reason: str, packet: InstructionPacket | None, findings: Findings
+) -> ReplyCheck:
+    """A check refusing a reply in which `find` finds something (`reason` says why, to the model, with what was
+    found as `{found}`): written again, then replaced by code's reply (`packet_reply`) where there is a packet."""
 
     def check(text: str, facts: TurnFacts) -> None:
-        if named := _INNER_NAMES.search(text):
+        if (found := find(text)) is not None:
             raise ReplyRefused(
-                f"Your reply names {named.group(0)!r}, the app's inner name for an expert the student never meets. "
-                "Say what the notes found and what to do next, and end with one guiding question.",
+                reason.format(found=found) + " Say what the notes found and what to do next, and end with one "
+                "guiding question.",
                 replacement=packet_reply(packet, facts.lang, findings) if packet is not None else None,
                 check="tutor",
             )
 
     return check
+
+
+def _no_inner_names(packet: InstructionPacket | None, findings: Findings) -> ReplyCheck:
+    """The student never reads an expert's id ("你可以先向数据_inspector 询问一下")."""
+    return _refused_with_codes_reply(
+        lambda text: m.group(0) if (m := _INNER_NAMES.search(text)) else None,
+        "Your reply names {found!r}, the app's inner name for an expert the student never meets.",
+        packet,
+        findings,
+    )
+
+
+def _as_the_tutor(packet: InstructionPacket | None, findings: Findings) -> ReplyCheck:
+    """The assistant is the tutor: it never answers in the student's voice ("好的，老师。我完成了 …")."""
+    return _refused_with_codes_reply(
+        lambda text: m.group(0) if (m := _AS_THE_STUDENT.search(text)) else None,
+        "Your reply {found!r} speaks as the student; you are the tutor, talking to the student.",
+        packet,
+        findings,
+    )
 
 
 def _not_an_echo(student: str, packet: InstructionPacket | None, findings: Findings) -> ReplyCheck:
     """A reply that only says the student's words back ("KeyError 是什么意思？" → "KeyError 是什么意思") answers
-    nothing: written again, then replaced by the packet said by code."""
-
-    def check(text: str, facts: TurnFacts) -> None:
-        if echoes(text, student):
-            raise ReplyRefused(
-                "Your reply only repeats the student's words. Answer them from the notes: what the notes found and "
-                "what to do next, then one guiding question.",
-                replacement=packet_reply(packet, facts.lang, findings) if packet is not None else None,
-                check="tutor",
-            )
-
-    return check
+    nothing."""
+    return _refused_with_codes_reply(
+        lambda text: text if echoes(text, student) else None,
+        "Your reply only repeats the student's words. Answer them from the notes.",
+        packet,
+        findings,
+    )
 
 
 def _no_solution(task: Task | None, packet: InstructionPacket | None, findings: Findings) -> ReplyCheck:
