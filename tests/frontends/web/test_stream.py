@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+import pytest
 from fastapi.testclient import TestClient
 
 from consulta.frontends.web import create_app
 
-from .conftest import AMBIGUOUS, pending_ask, run_status, running_server, settings_for, wait_for
+from .conftest import AMBIGUOUS, new_session, pending_ask, run_status, running_server, settings_for, wait_for
 
 
 @dataclass
@@ -70,8 +71,23 @@ def _finished_run(client: TestClient, headers: dict[str, str]) -> str:
 # ---- replay (TestClient) ---------------------------------------------------------------------------------------
 
 
-def test_replay_numbers_every_event_and_ends(client: TestClient, alice: dict[str, str]) -> None:
-    run_id = _finished_run(client, alice)
+@dataclass(frozen=True)
+class Finished:
+    client: TestClient
+    headers: dict[str, str]
+    run_id: str
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Finished]:
+    """One finished run (a question answered, a plan approved) that the replay tests only read: a run costs seconds."""
+    with TestClient(create_app(app="ln2", settings=settings_for(tmp_path_factory.mktemp("replay")))) as client:
+        headers = new_session(client)
+        yield Finished(client, headers, _finished_run(client, headers))
+
+
+def test_replay_numbers_every_event_and_ends(finished: Finished) -> None:
+    client, alice, run_id = finished.client, finished.headers, finished.run_id
     everything = replay(client, run_id, alice)
     events = [f for f in everything if f.event == "message"]
     assert [f.id for f in events] == list(range(1, len(events) + 1))
@@ -101,8 +117,8 @@ def test_replay_numbers_every_event_and_ends(client: TestClient, alice: dict[str
     ]
 
 
-def test_replay_after_a_sequence_number_gives_the_rest_exactly_once(client: TestClient, alice: dict[str, str]) -> None:
-    run_id = _finished_run(client, alice)
+def test_replay_after_a_sequence_number_gives_the_rest_exactly_once(finished: Finished) -> None:
+    client, alice, run_id = finished.client, finished.headers, finished.run_id
     full = [f.data for f in replay(client, run_id, alice) if f.event == "message"]
     for after in (0, 1, 7, len(full) - 1, len(full)):
         rest = [f.data for f in replay(client, run_id, alice, after=after) if f.event == "message"]
@@ -112,8 +128,8 @@ def test_replay_after_a_sequence_number_gives_the_rest_exactly_once(client: Test
     assert [f.id for f in by_header if f.event == "message"] == list(range(11, len(full) + 1))
 
 
-def test_a_sequence_number_the_server_never_gave_resets_the_client(client: TestClient, alice: dict[str, str]) -> None:
-    run_id = _finished_run(client, alice)
+def test_a_sequence_number_the_server_never_gave_resets_the_client(finished: Finished) -> None:
+    client, alice, run_id = finished.client, finished.headers, finished.run_id
     got = replay(client, run_id, {**alice, "Last-Event-ID": "999"})
     assert got[0].event == "reset"
     assert [f.id for f in got if f.event == "message"][0] == 1
