@@ -37,6 +37,8 @@ def test_the_orchestrator_must_consult_while_an_upload_is_uninspected(tmp_path: 
         "student",
         "issues",
         "rules",
+        "fits",
+        "concept",
     }  # no runtime settings
     run = store.create_run(app="tutor", prompt="Can I start task_2_1?", model="scripted", lang="en")
     assert agent.choose_tools(run.id) == ["consult_expert", "submit_instruction_packet"]  # nothing uploaded

@@ -155,4 +155,6 @@ def test_the_hand_over_gives_the_assistant_the_packet(tmp_path: Path) -> None:
         "student": "Can I start task_2_1?",
         "issues": [],  # no consultation on record: code found nothing
         "rules": [],
+        "fits": False,
+        "concept": [],
     }

@@ -244,3 +244,24 @@ def test_the_assistant_never_speaks_as_the_student(
     run = run_once(store, agent, tutor.ca_request(READY, student=student, lang=lang), FunctionModel(model))
     assert run.status == RunStatus.finished
     assert run.output == tutor.packet_reply(tutor.InstructionPacket.model_validate(READY), lang, tutor.Findings())
+
+
+def test_code_s_reply_says_the_file_fits_and_the_explanation_in_the_students_language() -> None:
+    """Seen on the embedded model (eval_tutor, start_ok_zh, concept turns): code's reply gave the packet's status
+    only: no "you can start" on a file the inspection found fit, and none of the explanation the concept explainer
+    gave. Now it says both, the explanation only when it is in the student's language and holds no code block."""
+    packet = tutor.InstructionPacket.model_validate({**READY, "task_status": "not_started"})
+    fits = tutor.Findings(fits=True)
+    assert "you can start" in tutor.packet_reply(packet, "en", fits)
+    assert "可以开始" in tutor.packet_reply(packet, "zh-CN", fits)
+    assert "can start" not in tutor.packet_reply(packet, "en")  # nothing judged: nothing said
+    done = tutor.InstructionPacket.model_validate({**READY, "task_status": "done"})
+    assert "can start" not in tutor.packet_reply(done, "en", fits)
+    en = tutor.Findings(
+        concept=("A mean is the sum of the values divided by their count.", "The mean of 2 and 4 is 3.")
+    )
+    assert "divided by their count. The mean of 2 and 4 is 3." in tutor.packet_reply(packet, "en", en)
+    assert "divided" not in tutor.packet_reply(packet, "zh-CN", en)  # not the student's language: left out
+    coded = tutor.Findings(concept=("均值是所有值的和除以个数。", "```python\ns.mean()\n```"))
+    zh = tutor.packet_reply(packet, "zh-CN", coded)
+    assert "均值是所有值的和除以个数。" in zh and "```" not in zh

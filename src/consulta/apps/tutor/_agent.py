@@ -87,6 +87,11 @@ class TutorOptions(AppOptions):
     `check_dataset` words them), which code's own reply says in the student's language."""
     rules: list[str] = Field(default_factory=list, json_schema_extra={"flag": False})
     """Set by the hand-over for the assistant: the binding rules that fired in the consultations the packet rests on."""
+    fits: bool = Field(False, json_schema_extra={"flag": False})
+    """Set by the hand-over for the assistant: a standing inspection found the student's file fit for the task."""
+    concept: list[str] = Field(default_factory=list, json_schema_extra={"flag": False})
+    """Set by the hand-over for the assistant: the concept explainer's checked explanation (its definition, then its
+    example), which code's own reply says when the model's cannot be shown."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -97,6 +102,15 @@ class Findings:
 
     issues: tuple[str, ...] = ()
     rules: tuple[str, ...] = ()
+    fits: bool = False
+    """A standing inspection of the student's file judged it suitable for the packet's task, nothing blocking."""
+    concept: tuple[str, ...] = ()
+    """The concept explainer's explanation (it passed the expert's check: nothing of the task's answer)."""
+
+    def said_concept(self, lang: str) -> str:
+        """The explanation, when it is in `lang` and holds no code block (code's reply writes no code)."""
+        text = " ".join(part.strip() for part in self.concept if part.strip() and "```" not in part)
+        return text if text and (reply_lang(text, "en") == "zh-CN") == (lang == "zh-CN") else ""
 
     def reasons(self, packet: InstructionPacket, lang: str) -> str:
         said = []
@@ -244,7 +258,9 @@ def build_assistant(options: TutorOptions, env: AppEnv) -> Agent:
     """The assistant of a hand-over (its task, if the packet named one, in `options.task_id`)."""
     task = _task(options.task_id) if options.task_id else None
     packet = InstructionPacket.model_validate(options.packet) if options.packet else None
-    findings = Findings(issues=tuple(options.issues), rules=tuple(options.rules))
+    findings = Findings(
+        issues=tuple(options.issues), rules=tuple(options.rules), fits=options.fits, concept=tuple(options.concept)
+    )
     return ca_agent(
         options=_recorded(options, env), task=task, packet=packet, student=options.student, findings=findings
     )
@@ -320,7 +336,13 @@ def packet_reply(packet: InstructionPacket, lang: str, findings: Findings = Find
     if packet.task_status == "blocked":
         return t("tutor.blocked_reply", lang, task=packet.task_id, reasons=reasons).strip()
     status = t(f"tutor.reply.{packet.task_status}", lang, task=packet.task_id)
-    return " ".join(part for part in (status, reasons, t("tutor.reply.next", lang)) if part)
+    fits = (
+        t("tutor.reply.fits", lang, task=packet.task_id)
+        if findings.fits and packet.task_status in ("not_started", "in_progress") and not packet.blocked_steps
+        else ""
+    )
+    parts = (status, fits, reasons, findings.said_concept(lang), t("tutor.reply.next", lang))
+    return ("" if lang == "zh-CN" else " ").join(part for part in parts if part)
 
 
 _MAY_START = re.compile(
@@ -518,6 +540,8 @@ def follow_up(run: RunRecord, env: AppEnv) -> Handover | None:
             "student": run.prompt,
             "issues": list(findings.issues),
             "rules": list(findings.rules),
+            "fits": findings.fits,
+            "concept": list(findings.concept),
         },
     )
 
@@ -528,10 +552,21 @@ def found_for(env: AppEnv, run: RunRecord, *, task_id: str) -> Findings:
     uploads = run.options.get("uploads")
     issues: list[str] = []
     rules: list[str] = []
+    judged: list[bool] = []
+    concept: tuple[str, ...] = ()
     for c in standing_consultations(env.store, run.id, Path(uploads) if uploads else None):
         output = c.expert_output or {}
         context = c.request.get("context") or {}
-        if c.request.get("expected_output_type") == "suitability_judgment" and context.get("task_id") == task_id:
+        kind = c.request.get("expected_output_type")
+        if kind == "suitability_judgment" and context.get("task_id") == task_id:
             issues += [str(i) for i in [*output.get("blocking_issues", []), *output.get("warning_issues", [])]]
+            judged.append(bool(output.get("is_suitable")) and not output.get("blocking_issues"))
+        elif kind == "concept_explanation" and c.status == "done":
+            concept = tuple(str(output.get(k) or "") for k in ("definition", "simple_example"))
         rules += [str(r.get("rule_name")) for r in c.binding_rules if r.get("rule_name")]
-    return Findings(issues=tuple(dict.fromkeys(issues)), rules=tuple(dict.fromkeys(rules)))
+    return Findings(
+        issues=tuple(dict.fromkeys(issues)),
+        rules=tuple(dict.fromkeys(rules)),
+        fits=bool(judged) and all(judged),
+        concept=concept,
+    )
