@@ -58,6 +58,9 @@ class Expert:
     inspect: Callable[[ConsultRequest], Facts | Awaitable[Facts]] | None = None
     """Work done in code before the model writes (e.g. open the student's file, run their snippet): the facts are
     given to the model and kept in the ledger. Raise ToolError when the request cannot be served (nothing is done)."""
+    answer: Callable[[ConsultRequest, Facts], ExpertOutput | None] | None = None
+    """The whole answer, from the facts, when code knows all of it (e.g. a dataset's verdict and the step that
+    follows from it): the model is not asked (seconds saved on a small local model); None asks the model."""
     complete: Callable[[ConsultRequest, Facts, ExpertOutput], ExpertOutput] | None = None
     """Put what code established over the model's answer (e.g. the verdict of the data checks): the model only
     writes the prose."""
@@ -122,16 +125,21 @@ class Consultant:
             "expert_run_id": expert_run.run.id,
         }
         try:
-            answer = await typed_answer(
-                model=self.resolve_model(self.model),
-                instructions=_instructions(expert, output_type.__name__, request.expected_output_type),
-                prompt=_prompt(request, facts),
-                output_type=output_type,
-                check=lambda output: expert.finish(request, facts, output),
-                retries=self.retries,
-                within=call,
-            )
-            output = expert.finish(request, facts, answer.output)  # type: ignore[arg-type]
+            by_code = expert.answer(request, facts) if expert.answer is not None else None
+            if by_code is not None:
+                output, attempts, messages = expert.finish(request, facts, by_code), 0, None
+            else:
+                answer = await typed_answer(
+                    model=self.resolve_model(self.model),
+                    instructions=_instructions(expert, output_type.__name__, request.expected_output_type),
+                    prompt=_prompt(request, facts),
+                    output_type=output_type,
+                    check=lambda output: expert.finish(request, facts, output),
+                    retries=self.retries,
+                    within=call,
+                )
+                output = expert.finish(request, facts, answer.output)  # type: ignore[arg-type]
+                attempts, messages = answer.attempts, answer.messages
         except ToolError as error:
             expert_run.end(RunStatus.failed, error=error.message)
             self._keep(
@@ -141,13 +149,13 @@ class Consultant:
         except BaseException as error:  # the expert's run ends on record whatever stopped it
             expert_run.end(RunStatus.failed, error=f"{type(error).__name__}: {error}")
             raise
-        expert_run.end(RunStatus.finished, output=output.model_dump_json(), messages=answer.messages)
+        expert_run.end(RunStatus.finished, output=output.model_dump_json(), messages=messages)
         outcome = self.rules.evaluate(output)  # type: ignore[arg-type]
         kept = self._keep(
             status="done",
             started=started,
             clock=clock,
-            attempts=answer.attempts,
+            attempts=attempts,
             expert_output=output.model_dump(mode="json"),
             binding_rules=[t.model_dump() for t in outcome.triggered],
             instruction_updates=outcome.instruction_updates,

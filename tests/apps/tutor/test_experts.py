@@ -53,19 +53,23 @@ def consult(c: Consultant, request: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_example_1_the_verdict_is_the_codes(tmp_path: Path, uploads: Path) -> None:
-    # The model claims the data is fine; the checks say otherwise, and the checks win.
+    # The checks' verdict and the step that follows from it are code's whole answer: the model is not asked (a model
+    # that would call the data fine is never heard).
     prose = final(
-        is_suitable=True,
-        blocking_issues=[],
-        warning_issues=[],
-        evidence=[],
-        recommended_next_step="请上传至少100行、含age列的数据。",
+        is_suitable=True, blocking_issues=[], warning_issues=[], evidence=[], recommended_next_step="Go ahead."
     )
-    result = consult(consultant(tmp_path, uploads, [prose]), SEED_EXAMPLES[0])
+    c = consultant(tmp_path, uploads, [prose])
+    result = consult(c, SEED_EXAMPLES[0])
     out = result["expert_output"]
     assert out["is_suitable"] is False
     assert out["blocking_issues"] == ["only 3 rows; the task needs at least 100", "missing column(s): age"]
-    assert "columns: name, city" in out["evidence"] and out["recommended_next_step"].startswith("请上传")
+    assert "columns: name, city" in out["evidence"]
+    assert out["recommended_next_step"] == (
+        "Do not start task_2_1 on this file: ask for a dataset that fixes: only 3 rows; the task needs at least 100; "
+        "missing column(s): age."
+    )
+    (record,) = c.store.list_consultations(limit=10)
+    assert record.attempts == 0  # answered by code: no model request
     assert [r["rule_name"] for r in result["binding_rules_triggered"]] == ["dataset_not_suitable"]
     assert result["instruction_updates"]["blocked_steps"] == ["analysis"]
 
@@ -357,3 +361,18 @@ def test_a_packet_resting_on_an_uninspected_upload_gets_it_inspected_and_its_rul
         "task_id": "task_2_1",
     }
     assert kept.expert_output is not None and kept.expert_output["is_suitable"] is False
+
+
+def test_code_s_next_step_is_in_the_session_s_language(tmp_path: Path, uploads: Path) -> None:
+    with resources.as_file(tutor.BINDING_RULES) as rules:
+        book = RuleBook.load(rules)
+    c = Consultant(
+        store=Store(f"sqlite:///{tmp_path}/consulta.db"),
+        experts=tutor.tutor_experts(catalog=tutor.load_catalog(), uploads=uploads, lang="zh-CN"),
+        rules=book,
+        resolve_model=lambda spec: ScriptedModel([]),
+        model="scripted",
+        lang="zh-CN",
+    )
+    step = consult(c, SEED_EXAMPLES[0])["expert_output"]["recommended_next_step"]
+    assert step.startswith("不要在这个文件上开始 task_2_1") and "缺少列：age" in step and "missing" not in step

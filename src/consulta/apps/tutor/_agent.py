@@ -35,7 +35,7 @@ from ...runtime import (
     wrong_language,
 )
 from .._def import AppEnv, AppOptions, Handover
-from ._datasets import say_issue, uploaded_files
+from ._datasets import say_issues, uploaded_files
 from ._experts import EXPERT_IDS, tutor_experts
 from ._packet import (
     SUBMIT_PACKET_TOOL_NAME,
@@ -115,16 +115,11 @@ class Findings:
     def reasons(self, packet: InstructionPacket, lang: str) -> str:
         said = []
         if self.issues:
-            said.append(
-                t("tutor.reply.issues", lang, issues=_LIST_SEP[lang].join(say_issue(i, lang) for i in self.issues))
-            )
+            said.append(t("tutor.reply.issues", lang, issues=say_issues(self.issues, lang)))
         said += [t(key, lang) for r in self.rules if (key := f"tutor.rule.{r}") in catalog(lang)]
         if said:
             return ("" if lang == "zh-CN" else " ").join(said)
         return " ".join(m for m in packet.mention_to_student if (reply_lang(m, "en") == "zh-CN") == (lang == "zh-CN"))
-
-
-_LIST_SEP = {"en": "; ", "zh-CN": "；"}
 
 
 ORCHESTRATOR = """You plan a pandas tutoring session; you never talk to the student yourself. Tasks:
@@ -204,7 +199,7 @@ def build_agent(options: TutorOptions, env: AppEnv) -> Agent:
         book = RuleBook.load(rules)
     consultant = Consultant(
         store=env.store,
-        experts=tutor_experts(catalog=catalog, uploads=folder),
+        experts=tutor_experts(catalog=catalog, uploads=folder, lang=env.lang),
         rules=book,
         resolve_model=env.resolve_model,
         model=env.model,

@@ -5,6 +5,7 @@ puts into words."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ __all__ = [
     "DatasetFacts",
     "Verdict",
     "check_dataset",
+    "say_issues",
     "check_file_name",
     "check_file_size",
     "check_file_type",
@@ -209,3 +211,11 @@ def say_issue(text: str, lang: str) -> str:
         if (match := _issue_pattern(key).fullmatch(text)) is not None:
             return t(key, lang, **match.groupdict())
     return text
+
+
+_LIST_SEP = {"en": "; ", "zh-CN": "；"}
+
+
+def say_issues(issues: Iterable[str], lang: str) -> str:
+    """Issues `check_dataset` found, each said in `lang` (`say_issue`), joined as a list in that language."""
+    return _LIST_SEP.get(lang, "; ").join(say_issue(i, lang) for i in issues)

@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from ...asks import ConsultRequest, ErrorDiagnosis, Expert, ExpertOutput, SuitabilityJudgment, ValidationReport
+from ...i18n import t
 from ...sandbox import Limits, SandboxUnavailable, run_python
-from ._datasets import check_dataset, open_dataset, upload_path, uploaded_files
+from ._datasets import check_dataset, open_dataset, say_issues, upload_path, uploaded_files
 from ._tasks import TaskCatalog
 
 __all__ = ["EXPERT_IDS", "tutor_experts"]
@@ -31,8 +32,9 @@ def _texts(output: ExpertOutput) -> str:
     return "\n".join(str(v) for v in output.model_dump().values())
 
 
-def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limits()) -> list[Expert]:
-    """The experts of one tutoring session, whose student's files are in `uploads`."""
+def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limits(), lang: str = "en") -> list[Expert]:
+    """The experts of one tutoring session, whose student's files are in `uploads` (what code writes of their
+    answers is in the session's `lang`)."""
 
     def load_prelude(name: str) -> str:
         reader = "read_excel" if name.lower().endswith((".xlsx", ".xls")) else "read_csv"
@@ -96,6 +98,20 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
                     facts.update(ran=ran.ok, exception=ran.exception, stdout=ran.stdout)
                 return facts
 
+    def answer_data(request: ConsultRequest, facts: dict[str, Any]) -> ExpertOutput | None:
+        """A suitability judgment is code's whole: the checks' verdict and the step that follows from it (the model
+        wrote only that step, a sentence code can say)."""
+        if request.expected_output_type != "suitability_judgment":
+            return None
+        verdict, task = facts["verdict"], request.context.task_id
+        if verdict.blocking_issues:
+            step = t("tutor.next_step.blocked", lang, task=task, issues=say_issues(verdict.blocking_issues, lang))
+        else:
+            step = t("tutor.next_step.fits", lang, task=task)
+            if verdict.warning_issues:
+                step += t("tutor.next_step.mention", lang, issues=say_issues(verdict.warning_issues, lang))
+        return SuitabilityJudgment(**verdict.model_dump(), recommended_next_step=step)
+
     def complete_data(request: ConsultRequest, facts: dict[str, Any], output: ExpertOutput) -> ExpertOutput:
         if isinstance(output, SuitabilityJudgment):
             verdict = facts["verdict"]
@@ -145,6 +161,7 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
             output_types=("suitability_judgment", "error_diagnosis", "validation_report"),
             prepare=prepare_data,
             inspect=inspect_data,
+            answer=answer_data,
             complete=complete_data,
             check=check_data,
         ),
