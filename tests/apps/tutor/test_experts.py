@@ -196,17 +196,17 @@ def test_an_unknown_task_is_refused(tmp_path: Path, uploads: Path) -> None:
     assert refused.value.error_code == "unknown_task"
 
 
-def test_the_packet_must_carry_the_binding_updates_of_the_runs_consultations(
+def test_the_binding_updates_the_packet_drops_are_applied_by_the_system(
     tmp_path: Path, uploads: Path, run_once
 ) -> None:  # noqa: ANN001
+    """Seed 000: "系统会自动应用 instruction_updates". A packet that drops a consultation's binding updates is accepted
+    with them applied by code (it used to be refused, costing the embedded model another step), and its result
+    names what was applied; a malformed packet is still refused."""
     from consulta.asks import consult_expert_tool
     from consulta.runtime import Agent, RunStatus
     from consulta.runtime._engine import load_messages
 
-    prose = final(
-        is_suitable=True, blocking_issues=[], warning_issues=[], evidence=[], recommended_next_step="换一个数据集。"
-    )
-    c = consultant(tmp_path, uploads, [prose])
+    c = consultant(tmp_path, uploads, [])
     orchestrator = Agent(
         app="tutor", instructions="Plan the session.", tools=(consult_expert_tool(c), tutor.submit_packet_tool(c.store))
     )
@@ -216,18 +216,11 @@ def test_the_packet_must_carry_the_binding_updates_of_the_runs_consultations(
         "guidance_for_ca": "Start with df.head().",
         "consultation_ids": ["consult_0001"],
     }
-    carried = {
-        **dropped,
-        "task_status": "blocked",
-        "guidance_for_ca": "Do not start the exercise on this file; tell the student what the dataset lacks and ask for one that meets the task's requirements. 先说明缺少 age 列。",
-        "blocked_steps": ["analysis"],
-    }
     model = ScriptedModel(
         [
             {"tool_calls": [{"name": "consult_expert", "args": SEED_EXAMPLES[0]}]},
+            {"tool_calls": [{"name": "submit_instruction_packet", "args": {**dropped, "task_status": "paused"}}]},
             {"tool_calls": [{"name": "submit_instruction_packet", "args": dropped}]},
-            {"tool_calls": [{"name": "submit_instruction_packet", "args": {**carried, "task_status": "paused"}}]},
-            {"tool_calls": [{"name": "submit_instruction_packet", "args": carried}]},
             {"text": "Packet submitted."},
         ]
     )
@@ -239,24 +232,17 @@ def test_the_packet_must_carry_the_binding_updates_of_the_runs_consultations(
         for p in getattr(m, "parts", [])
         if p.part_kind == "tool-return"
     ]
-    consulted, refused, malformed, accepted = results
+    consulted, malformed, accepted = results
     assert consulted["binding_rules_triggered"][0]["rule_name"] == "dataset_not_suitable"
-    assert (
-        refused["error_code"] == "binding_updates_dropped"
-        and "guidance_for_ca" in refused["message"]
-        and "blocked_steps" in refused["message"]
-    )
     assert malformed["error_code"] == "invalid_arguments" and malformed["field"] == "task_status"
-    suggested = json.loads(
-        refused["_hint"].split("Submit this packet: ", 1)[1]
-    )  # the model's packet, with what it dropped
-    assert suggested["guidance_for_ca"].startswith("Start with df.head(). Do not start the exercise") and suggested[
-        "blocked_steps"
-    ] == ["analysis"]
-    assert missing_updates(suggested, consulted["instruction_updates"]) == []
-    said = "Instruction packet for task_2_1 (blocked) accepted; the assistant takes it from here."
-    assert accepted == {"ok": True, "accepted": True, "packet": {**carried, "mention_to_student": []}, "message": said}
-    assert run.output == said  # an accepted packet ends the orchestrator's turn: no further step
+    packet = accepted["packet"]
+    assert accepted["accepted"] is True and packet["task_status"] == "in_progress"  # the updates block a step
+    assert packet["guidance_for_ca"].startswith("Start with df.head(). Do not start the exercise")
+    assert packet["blocked_steps"] == ["analysis"]
+    assert missing_updates(packet, consulted["instruction_updates"]) == []
+    assert accepted["applied_updates"] and "blocked_steps" in "; ".join(accepted["applied_updates"])
+    assert accepted["message"].startswith("Instruction packet for task_2_1 (in_progress) accepted")
+    assert run.output == accepted["message"]  # an accepted packet ends the orchestrator's turn: no further step
 
 
 @pytest.mark.parametrize(
@@ -315,7 +301,7 @@ def test_a_packet_resting_on_an_uninspected_upload_gets_it_inspected_and_its_rul
     tmp_path: Path, uploads: Path, run_once
 ) -> None:  # noqa: ANN001
     """The model skips the inspection; the packet tool makes it (a consultation on record under the packet's call),
-    and the packet is refused until it carries the inspection's binding updates, as offered in the refusal."""
+    and the packet is accepted with the inspection's binding updates applied."""
     from consulta.asks import consult_expert_tool
     from consulta.runtime import Agent, RunStatus
     from consulta.runtime._engine import load_messages
@@ -333,27 +319,17 @@ def test_a_packet_resting_on_an_uninspected_upload_gets_it_inspected_and_its_rul
         "guidance_for_ca": "Start with df.head(). Do not start the exercise on this file; tell the student what the dataset lacks and ask for one that meets the task's requirements.",
         "blocked_steps": ["analysis"],
     }
-    model = ScriptedModel(
-        [
-            {"tool_calls": [{"name": "submit_instruction_packet", "args": hasty}]},
-            {"tool_calls": [{"name": "submit_instruction_packet", "args": carried}]},
-        ]
-    )
+    model = ScriptedModel([{"tool_calls": [{"name": "submit_instruction_packet", "args": hasty}]}])
     run = run_once(c.store, orchestrator, "Can I start task_2_1?", model)
     assert run.status == RunStatus.finished
-    refused, accepted = [
+    (accepted,) = [
         p.content
         for m in load_messages(c.store.load_checkpoint(run.id)[1])
         for p in getattr(m, "parts", [])
         if p.part_kind == "tool-return"
     ]
-    assert refused["error_code"] == "binding_updates_dropped"
-    assert json.loads(refused["_hint"].split("Submit this packet: ", 1)[1]) == {
-        **carried,
-        "mention_to_student": [],
-        "consultation_ids": [],
-    }
     assert accepted["accepted"] is True
+    assert accepted["packet"] == {**carried, "mention_to_student": [], "consultation_ids": []}
     (kept,) = c.store.list_consultations(run_id=run.id)
     first_call = c.store.list_tool_calls(run.id)[0]
     assert kept.tool_call_id == first_call.tool_call_id and {k: v for k, v in kept.request["context"].items() if v} == {

@@ -396,11 +396,11 @@ class _Store:
 
 
 def test_a_refused_packet_shows_what_was_submitted_and_why_it_was_refused() -> None:
-    args = {"task_id": "task_2_1", "task_status": "in_progress", "guidance_for_ca": "start the analysis"}
+    args = {"task_id": "task_2_1", "task_status": "done", "guidance_for_ca": "start the analysis"}
     refusal = {
         "ok": False,
-        "error_code": "binding_updates_dropped",
-        "message": "The packet drops binding updates from the consultations: blocked_steps.",
+        "error_code": "not_validated",
+        "message": "The packet says task_2_1 is done, but no validation of the student's work found it valid.",
     }
     call = ToolCallRecord(
         run_id="run_o",
@@ -410,7 +410,7 @@ def test_a_refused_packet_shows_what_was_submitted_and_why_it_was_refused() -> N
         args=args,
         result=refusal,
         ok=False,
-        error_code="binding_updates_dropped",
+        error_code="not_validated",
         started_at="2026-11-23T00:00:00+00:00",
         duration_ms=3.0,
     )
@@ -429,5 +429,5 @@ def test_a_refused_packet_shows_what_was_submitted_and_why_it_was_refused() -> N
     turn = turn_view(_Store([call], kept), run)  # type: ignore[arg-type]
     assert turn.status == "failed" and turn.assistant_run_id is None
     assert turn.packet is not None and turn.packet.accepted is False
-    assert turn.packet.task_status == "in_progress" and turn.packet.refusal == refusal["message"]
+    assert turn.packet.task_status == "done" and turn.packet.refusal == refusal["message"]
     assert [c.binding_rules[0].rule_name for c in turn.consultations] == ["dataset_not_suitable"]

@@ -134,8 +134,9 @@ def _validated(store: Store, run_id: str, packet: InstructionPacket, uploads: Pa
 
 
 def submit_packet_tool(store: Store, *, uploads: Path | None = None, inspect: Inspect | None = None) -> ToolDef:
-    """The orchestrator's last call: its instruction packet, checked against the binding updates of the consultations
-    it rests on. With `uploads`, every uploaded file first gets a standing inspection for the packet's task: made by
+    """The orchestrator's last call: its instruction packet, with the binding updates of the consultations it rests on
+    applied by code where it lacks them (seed 000: the system applies a binding rule's `instruction_updates`; the
+    result names what was applied). With `uploads`, every uploaded file first gets a standing inspection for the packet's task: made by
     `inspect` (e.g. `Consultant.consult`), so its binding rules reach the packet even when the model did not ask for
     it; without `inspect` the packet is refused with `consult_first` until the model asks."""
 
@@ -160,15 +161,18 @@ def submit_packet_tool(store: Store, *, uploads: Path | None = None, inspect: In
             )
         updates = binding_updates(store, call.run_id, uploads) if call is not None else {}
         missing = missing_updates(accepted.model_dump(), updates)
-        if missing:
-            raise ToolError(
-                "binding_updates_dropped",
-                "The packet drops binding updates from the consultations: " + "; ".join(missing) + ".",
-                hint="Binding updates are not optional. Submit this packet: "
-                + json.dumps(carry_updates(accepted.model_dump(), updates), ensure_ascii=False),
-            )
+        if missing:  # seed 000: the system applies a binding rule's instruction_updates itself
+            accepted = InstructionPacket.model_validate(carry_updates(accepted.model_dump(), updates))
         message = f"Instruction packet for {accepted.task_id} ({accepted.task_status}) accepted; the assistant takes it from here."
-        return {"ok": True, "accepted": True, "packet": accepted.model_dump(), "message": message}
+        if missing:
+            message += " The binding updates it lacked were applied: " + "; ".join(missing) + "."
+        return {
+            "ok": True,
+            "accepted": True,
+            "packet": accepted.model_dump(),
+            "message": message,
+            **({"applied_updates": missing} if missing else {}),
+        }
 
     return ToolDef(
         name=SUBMIT_PACKET_TOOL_NAME,
