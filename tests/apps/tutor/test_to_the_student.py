@@ -255,8 +255,9 @@ def test_code_s_reply_says_the_file_fits_and_the_explanation_in_the_students_lan
     assert "you can start" in tutor.packet_reply(packet, "en", fits)
     assert "可以开始" in tutor.packet_reply(packet, "zh-CN", fits)
     assert "can start" not in tutor.packet_reply(packet, "en")  # nothing judged: nothing said
-    done = tutor.InstructionPacket.model_validate({**READY, "task_status": "done"})
-    assert "can start" not in tutor.packet_reply(done, "en", fits)
+    for status in ("in_progress", "done"):  # under way or finished: "you can start" would say nothing true
+        later = tutor.InstructionPacket.model_validate({**READY, "task_status": status})
+        assert "can start" not in tutor.packet_reply(later, "en", fits)
     en = tutor.Findings(
         concept=("A mean is the sum of the values divided by their count.", "The mean of 2 and 4 is 3.")
     )

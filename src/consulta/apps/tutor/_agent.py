@@ -333,7 +333,7 @@ def packet_reply(packet: InstructionPacket, lang: str, findings: Findings = Find
     status = t(f"tutor.reply.{packet.task_status}", lang, task=packet.task_id)
     fits = (
         t("tutor.reply.fits", lang, task=packet.task_id)
-        if findings.fits and packet.task_status in ("not_started", "in_progress") and not packet.blocked_steps
+        if findings.fits and packet.task_status == "not_started" and not packet.blocked_steps
         else ""
     )
     parts = (status, fits, reasons, findings.said_concept(lang), t("tutor.reply.next", lang))
