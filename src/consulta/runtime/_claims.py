@@ -104,12 +104,16 @@ give the reply code shows when the model's rewrite is refused again)."""
 
 class ReplyRefused(ValueError):
     """A reply refused with `reason` (told to the model); `replacement`, if given, is shown instead of a second
-    refused try."""
+    refused try — or, `at_once`, instead of this one (code's correction of the text is as good as a rewrite, and a
+    rewrite costs a model request)."""
 
-    def __init__(self, reason: str, *, replacement: str | None = None, check: str = "reply") -> None:
+    def __init__(
+        self, reason: str, *, replacement: str | None = None, check: str = "reply", at_once: bool = False
+    ) -> None:
         super().__init__(reason)
         self.replacement = replacement
         self.check = check
+        self.at_once = at_once and replacement is not None
         """Which check refused it (`claims`, `facts`, `model_words`, or an app's own): counted in `ReplyChecked`."""
 
 

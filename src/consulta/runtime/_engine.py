@@ -389,8 +389,8 @@ def _earlier_words(messages: list[ModelMessage]) -> str:
 
 def _checked_in_turn(check: ReplyCheck) -> Callable[[RunContext[RunDeps], Any], Any]:
     """An output validator holding the final text to `check` against the turn's facts. A refused text goes back to
-    the model with the reason; refused again in the same turn, a `ReplyRefused`'s replacement is the reply instead
-    (the conversation keeps it in place of the refused text)."""
+    the model with the reason; refused again in the same turn (or at once, when it says so), a `ReplyRefused`'s
+    replacement is the reply instead (the conversation keeps it in place of the refused text)."""
 
     def checked(ctx: RunContext[RunDeps], output: Any) -> Any:
         if isinstance(output, DeferredToolRequests):
@@ -399,7 +399,7 @@ def _checked_in_turn(check: ReplyCheck) -> Callable[[RunContext[RunDeps], Any], 
             check(str(output), _turn_facts(ctx))
         except ReplyRefused as error:
             last_step = _no_step_left(ctx)
-            replaced = error.replacement is not None and (bool(_refusals(ctx.messages)) or last_step)
+            replaced = error.replacement is not None and (error.at_once or bool(_refusals(ctx.messages)) or last_step)
             ctx.deps.log.emit(
                 ReplyChecked(run_id=ctx.deps.run_id, check=error.check, reason=str(error), replaced=replaced)
             )

@@ -1,6 +1,6 @@
 """The tutor's assistant speaks to the student (issue 26): a reply about "the student" in the third person ("The
-student can start task_2_1 once they have …") is written again with the reason, and said again is replaced by the
-same reply in the second person; a reply in the second person passes."""
+student can start task_2_1 once they have …") is replaced at once by the same reply in the second person (no model
+request for a rewrite); a reply in the second person passes."""
 
 from __future__ import annotations
 
@@ -41,7 +41,9 @@ def test_a_reply_about_the_student_becomes_one_to_them(tmp_path: Path, run_once,
     store, agent = assistant(tmp_path, READY)
     run = run_once(store, agent, tutor.ca_request(READY, student=student, lang=lang), FunctionModel(model))
     assert run.status == RunStatus.finished and run.output == shown
-    assert [e.data["check"] for e in store.list_events(run.id) if e.type == "reply_checked"] == ["tutor", "tutor"]
+    # said to the student at once: one check, its correction shown, no rewrite asked of the model
+    checked = [e.data for e in store.list_events(run.id) if e.type == "reply_checked"]
+    assert [(c["check"], c["replaced"]) for c in checked] == [("tutor", True)]
 
 
 def test_a_reply_to_the_student_passes(tmp_path: Path, run_once) -> None:  # noqa: ANN001

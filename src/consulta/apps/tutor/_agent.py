@@ -300,9 +300,9 @@ def ca_agent(
             _no_solution(task, packet, findings),
             _follows(packet, findings) if packet is not None else None,
             _not_an_echo(student, packet, findings) if student else None,
-            _to_the_student(packet, findings),
             _no_inner_names(packet, findings),
             _as_the_tutor(packet, findings),
+            _to_the_student(packet, findings),  # last: its correction is shown at once, past the checks above
         ),
         facts=tutor_facts(packet, findings),  # every number, id and date of a reply comes from the notes or the student
     )
@@ -396,10 +396,11 @@ _YOU = (
 
 
 def _to_the_student(packet: InstructionPacket | None, findings: Findings) -> ReplyCheck:
-    """The assistant speaks to the student ("you"), never of them ("The student can start task_2_1 once …").
-    Refused again, the reply is said to them: the same words in the second person, unless those still hold words
-    meant for the model or another language than the student's (seen on the embedded model: the engine's retry
-    prompt said back), and then code's reply (`packet_reply`)."""
+    """The assistant speaks to the student ("you"), never of them ("The student can start task_2_1 once …"). The
+    reply is said to them at once: the same words in the second person (no rewrite by the model) — unless those
+    still hold words meant for the model, an expert's id, the student's voice or another language than the
+    student's (seen on the embedded model: the engine's retry prompt said back): then the model writes again, and
+    refused again, the reply is code's (`packet_reply`)."""
 
     def check(text: str, facts: TurnFacts) -> None:
         said = _OF_THE_STUDENT.search(text)
@@ -409,13 +410,20 @@ def _to_the_student(packet: InstructionPacket | None, findings: Findings) -> Rep
         for pattern, you in _YOU:
             spoken = pattern.sub(you, spoken)
         spoken = re.sub(r"(^|[.!?]\s+)(you|your)\b", lambda m: m.group(1) + m.group(2).capitalize(), spoken)
-        if packet is not None and (model_words(spoken, facts) or wrong_language(spoken, facts)):
+        clean = not (
+            model_words(spoken, facts)
+            or wrong_language(spoken, facts)
+            or _INNER_NAMES.search(spoken)
+            or _AS_THE_STUDENT.search(spoken)
+        )
+        if packet is not None and not clean:
             spoken = packet_reply(packet, facts.lang, findings)
         raise ReplyRefused(
             f'Your reply speaks of "{said.group(0)}"; you are talking to the student: say "you". Say what the notes '
             "found (the reason, the warning) and what to do next, and end with one guiding question.",
             replacement=spoken,
             check="tutor",
+            at_once=clean,  # the same words said to the student: no rewrite needed (one model request saved)
         )
 
     return check
