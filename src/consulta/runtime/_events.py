@@ -65,7 +65,8 @@ class TextDelta(_Base):
 
 class ReplyChecked(_Base):
     """A final text a reply check refused (never shown): which check, why (told to the model), and whether code's
-    reply replaced it (the model's rewrite was refused too, no step was left for one, or code's correction needs none)."""
+    reply replaced it (the model's rewrite was refused too, no step was left for one, or code's correction needed
+    none)."""
 
     type: Literal["reply_checked"] = "reply_checked"
     check: str
