@@ -125,6 +125,13 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
             )
         if isinstance(output, ValidationReport) and facts.get("ran") is False:
             return output.model_copy(update={"is_valid": False})
+        exception = facts.get("exception")
+        if (
+            isinstance(output, ErrorDiagnosis)
+            and exception is not None
+            and exception.type not in output.error_root_cause + output.explanation
+        ):  # code ran the snippet: the root cause is the exception it raised (the model named none, or another)
+            return output.model_copy(update={"error_root_cause": f"{exception.type}: {exception.message}"})
         return output
 
     def check_data(request: ConsultRequest, facts: dict[str, Any], output: ExpertOutput) -> None:
@@ -134,9 +141,6 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
                 raise ValueError(
                     f"The answer contains the solution ({leaked}); give a direction, not the line of code."
                 )
-            exception = facts.get("exception")
-            if exception is not None and exception.type not in output.error_root_cause + output.explanation:
-                raise ValueError(f"Name the real exception, {exception.type}: {exception.message}.")
 
     def check_concept(request: ConsultRequest, facts: dict[str, Any], output: ExpertOutput) -> None:
         task = catalog.task(request.context.task_id)
