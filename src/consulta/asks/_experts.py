@@ -264,7 +264,10 @@ async def _maybe_await(value: Facts | Awaitable[Facts]) -> Facts:
 
 
 def _instructions(expert: Expert, type_name: str, output_type: str) -> str:
-    return f"{expert.role}\n\nAnswer with one {output_type} ({type_name}): fill every field from the facts given; invent nothing."
+    return (
+        f"{expert.role}\n\nAnswer with one {output_type} ({type_name}): fill every field from the facts given; invent "
+        "nothing. Be brief: each text one or two short sentences, each list at most two items."
+    )
 
 
 def _prompt(request: ConsultRequest, facts: Facts) -> str:

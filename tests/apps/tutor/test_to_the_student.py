@@ -268,3 +268,14 @@ def test_code_s_reply_says_the_file_fits_and_the_explanation_in_the_students_lan
     coded = tutor.Findings(concept=("均值是所有值的和除以个数。", "```python\ns.mean()\n```"))
     zh = tutor.packet_reply(packet, "zh-CN", coded)
     assert "均值是所有值的和除以个数。" in zh and "```" not in zh
+
+
+def test_an_explanation_cut_off_at_its_length_limit_is_said_in_whole_sentences() -> None:
+    """Seen on the embedded model (concept_en): the explainer's definition stopped mid-sentence ("'left' returns")."""
+    packet = tutor.InstructionPacket.model_validate({**READY, "task_status": "in_progress"})
+    cut = tutor.Findings(
+        concept=("The how parameter sets the join. 'inner' keeps matching rows. 'left' returns", "merged = pd.merge(a")
+    )
+    said = tutor.packet_reply(packet, "en", cut)
+    assert "The how parameter sets the join. 'inner' keeps matching rows." in said
+    assert "'left' returns" not in said and "pd.merge(a" not in said

@@ -108,8 +108,10 @@ class Findings:
     """The concept explainer's explanation (it passed the expert's check: nothing of the task's answer)."""
 
     def said_concept(self, lang: str) -> str:
-        """The explanation, when it is in `lang` and holds no code block (code's reply writes no code)."""
-        text = " ".join(part.strip() for part in self.concept if part.strip() and "```" not in part)
+        """The explanation, when it is in `lang` and holds no code block (code's reply writes no code), in whole
+        sentences (a small model's text may stop mid-sentence at its length limit: the unfinished one is left out)."""
+        parts = [_whole_sentences(part) for part in self.concept if "```" not in part]
+        text = " ".join(part for part in parts if part)
         return text if text and (reply_lang(text, "en") == "zh-CN") == (lang == "zh-CN") else ""
 
     def reasons(self, packet: InstructionPacket, lang: str) -> str:
@@ -322,6 +324,12 @@ def tutor_facts(packet: InstructionPacket | None, findings: Findings = Findings(
         ignore=_CODE_WORDS,
         say_found=(lambda facts: packet_reply(packet, facts.lang, findings)) if packet is not None else None,
     )
+
+
+def _whole_sentences(text: str) -> str:
+    """`text` up to its last finished sentence ("" when none is finished)."""
+    ends = [m.end() for m in re.finditer(r"[.!?。！？](?=\s|$)|[。！？]", text.strip())]
+    return text.strip()[: ends[-1]] if ends else ""
 
 
 def packet_reply(packet: InstructionPacket, lang: str, findings: Findings = Findings()) -> str:
