@@ -88,10 +88,10 @@ DATA_SUFFIXES = (TABLE_SUFFIX, WORKBOOK_SUFFIX)
 
 
 class ProblemError(ConfigError):
-    """A problem, or a file of it, that cannot be worked on: `reason` (`missing`, `no_statement`, `several_pdfs`,
-    `bad_json`, `no_data`, `not_utf8`, `not_table`, `too_big`, `bad_tasks`, and the file readers' reasons the module
-    names) and the values its message names; its words are the catalog's `modeling.problem.<reason>` in the person's
-    language."""
+    """A problem, or a file of it, that cannot be worked on: `reason` (`missing`, `not_folder`, `unreadable`,
+    `no_statement`, `several_pdfs`, `bad_json`, `no_data`, `not_utf8`, `not_table`, `too_big`, `bad_tasks`, and the
+    file readers' reasons the module names) and the values its message names; its words are the catalog's
+    `modeling.problem.<reason>` in the person's language."""
 
     def __init__(self, reason: str, **values: Any) -> None:
         self.reason = reason

@@ -15,10 +15,11 @@ workbook's tables as CSV files, the PDF and the workbooks themselves kept in `pr
 was given; the team reads the text and tables).
 
 A folder that is not a problem is refused with a `ProblemError` (one line in the person's language; the terminal
-exits 2 before any run is recorded): missing, without a statement, without data, a statement or data file that is not
-UTF-8, a data file that is not a table (a CSV with a header and at least one data row, each row as wide as the
-header), a data file over `MAX_DATA_BYTES` (50 MB: the team's scripts load a table whole, within a 2 GB sandbox) or a
-statement over `MAX_STATEMENT_BYTES` (1 MB), and a PDF or workbook `_inputs` refuses.
+exits 2 before any run is recorded): missing or not a folder, a file in it the system does not let us read, without a
+statement, without data, a statement or data file that is not UTF-8, a data file that is not a table (a CSV with a
+header and at least one data row, each row as wide as the header), a data file over `MAX_DATA_BYTES` (50 MB: the
+team's scripts load a table whole, within a 2 GB sandbox) or a statement over `MAX_STATEMENT_BYTES` (1 MB), and a PDF
+or workbook `_inputs` refuses.
 
 A problem may also hold `tasks.json` (`TASKS_FILE`): the tasks a person corrected on the page (`_upload`), for the
 statement it names by its SHA-256 (tasks for another statement are not its tasks: the statement's own are read).
@@ -222,14 +223,17 @@ def load_problem(folder: Path, *, name: str | None = None) -> Problem:
     the team reads (a workbook's as `table_names` calls them; in a workspace, the files `prepare_workspace` wrote)."""
     folder = Path(folder)
     if not folder.is_dir():
-        raise ProblemError("missing", folder=folder)
-    statement, _ = read_statement(folder)
-    if not statement.strip():
-        raise ProblemError("no_statement", folder=folder)
-    files = data_files(folder)
-    if not files:
-        raise ProblemError("no_data", folder=folder)
-    tables = sorted({table for path in files for table in tables_of(path)})
+        raise ProblemError("not_folder" if folder.exists() else "missing", folder=folder)
+    try:
+        statement, _ = read_statement(folder)
+        if not statement.strip():
+            raise ProblemError("no_statement", folder=folder)
+        files = data_files(folder)
+        if not files:
+            raise ProblemError("no_data", folder=folder)
+        tables = sorted({table for path in files for table in tables_of(path)})
+    except OSError as error:  # a file or the folder the system does not let us read (permissions, a broken disk)
+        raise ProblemError("unreadable", file=error.filename or folder, detail=error.strerror or error) from None
     title, lang = title_and_lang(statement, name or folder.name)
     tasks = corrected_tasks(folder, statement)
     return Problem(title=title, statement=statement, data_files=tables, lang=lang, tasks=tasks)
