@@ -18,6 +18,8 @@ from consulta.apps import get_app
 from consulta.apps.modeling import ProblemError, load_problem
 from consulta.frontends.cli import main
 
+from .contest_files import xlsx_bytes
+
 SAMPLE = Path(__file__).parents[3] / "src/consulta/apps/modeling/data/samples/electricity_demand"
 STATEMENT = "# Demand\n\nTask 1: forecast the demand.\n"
 TABLE = "month,demand\n2020-01,5\n2020-02,6\n"
@@ -49,12 +51,20 @@ def _bad_table(folder: Path) -> Path:
     return folder
 
 
+def _table_clash(folder: Path) -> Path:
+    (folder / "problem.md").write_text(STATEMENT, encoding="utf-8")
+    (folder / "demand.xlsx").write_bytes(xlsx_bytes({"monthly": [["month", "demand"], ["2020-01", 5]]}))
+    (folder / "demand.monthly.csv").write_text(TABLE, encoding="utf-8")  # the sheet's table's name
+    return folder
+
+
 FAULTS: dict[str, tuple[Callable[[Path], Path], str, str]] = {
     "missing": (_missing, "does not exist", "不存在"),
     "a_file": (_a_file, "is a file, not a folder", "是一个文件，不是文件夹"),
     "no_statement": (_no_statement, "no problem statement", "没有问题陈述"),
     "unreadable_pdf": (_not_a_pdf, "could not be read as a PDF", "无法作为 PDF"),
     "bad_table": (_bad_table, "is not a table", "不是表格"),
+    "table_clash": (_table_clash, "would both be read as the table demand.monthly.csv", "都会被读作表格"),
 }
 COMMANDS: dict[str, list[str]] = {
     "chat": ["chat", "modeling", "--model", "scripted:none", "-p", "go"],
