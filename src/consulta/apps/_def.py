@@ -245,17 +245,20 @@ class TerminalPart:
 @dataclass(frozen=True, kw_only=True)
 class AppDef:
     """One app, declared once. `agents` maps each agent's name to its builder; `main_agent` starts each turn;
-    `options` is the options model; `data_path(options, env)` is the app's data file or folder, if any;
-    `follow_up` hands a finished turn to another agent. `web`, `desktop`, `mcp`: lazy factories of the app's
-    front-end parts (None: the front end serves the chat alone); `terminal`: its terminal words. `tables`: the app's
-    own tables in the store's database, created and migrated with the store when a host opens the app
-    (`Store.open_app_tables`)."""
+    `options` is the options model; `check_options(options)`, if given, refuses options the app cannot work with (a
+    ConsultaError in the person's words, e.g. a data folder that is not one): the terminal calls it for every front
+    end it starts, before anything starts (a run resumed from its record is not checked again: it keeps what it
+    started with); `data_path(options, env)` is the app's data file or folder, if any; `follow_up` hands a finished
+    turn to another agent. `web`, `desktop`, `mcp`: lazy factories of the app's front-end parts (None: the front end
+    serves the chat alone); `terminal`: its terminal words. `tables`: the app's own tables in the store's database,
+    created and migrated with the store when a host opens the app (`Store.open_app_tables`)."""
 
     name: str
     description: str
     agents: Mapping[str, AgentBuilder]
     main_agent: str
     options: type[AppOptions] = AppOptions
+    check_options: Callable[[Any], None] | None = None
     data_path: Callable[[Any, AppEnv], Path | None] | None = None
     follow_up: FollowUp | None = None
     web: Callable[[], WebPart] | None = None

@@ -27,13 +27,19 @@ class ModelingFlags(BaseModel):
     quiet: bool = Field(False, description="Do not print a line as each agent of the team starts working")
 
 
+def _check_options(options: ModelingOptions) -> None:
+    """A `--problem` folder that is not a problem is refused here (ProblemError: one line in the person's language,
+    exit 2) before any front end starts or any run is recorded. No `--problem` is not refused: the page takes a
+    problem per session, and the terminal's welcome says that one is needed."""
+    if options.problem:
+        load_problem(Path(options.problem))
+
+
 def _welcome(host: AppView, lang: str) -> str | None:
-    """The problem and where its runs' workspaces are; a folder that is not a problem is refused here (ProblemError:
-    the terminal says it in one line and exits 2), before any run is recorded."""
+    """The problem (checked before the session started: `_check_options`) and where its runs' workspaces are."""
     options = host.options
     if not isinstance(options, ModelingOptions) or not options.problem:
         return t("modeling.cli.no_problem", lang)
-    load_problem(Path(options.problem))
     return t("modeling.cli.welcome", lang, problem=options.problem, workspace=str(host.data_path))
 
 
@@ -130,6 +136,7 @@ APP = AppDef(
     agents={AGENT: build_agent},
     main_agent=AGENT,
     options=ModelingOptions,
+    check_options=_check_options,
     data_path=workspace_of_options,
     web=_web,
     desktop=_desktop,

@@ -13,7 +13,9 @@ The files are untrusted input. A PDF may be at most `MAX_PDF_BYTES` (`too_big`) 
 `MAX_CELLS` cells in all (`too_many_cells`), `MAX_DATA_BYTES` a table (`sheet_too_big`), read in at most
 `MAX_WORKBOOK_SECONDS` (`workbook_too_slow`); each sheet with a header
 row and a data row becomes the table `<workbook's stem>.<sheet>.csv` (`table_names`; empty rows dropped, rows padded
-to the widest), and a workbook with none is `workbook_empty`; one that is not an .xlsx workbook is `not_workbook`.
+to the widest; a problem whose other data file is read under that name is refused as a whole, `table_clash`:
+`_problem.distinct_tables`), and a workbook with none is `workbook_empty`; one that is not an .xlsx workbook is
+`not_workbook`.
 
 What was read of a file is kept for the file as it is (its device, inode, size and modification time), so showing a
 problem on the page again does not read its PDF again."""
@@ -88,10 +90,10 @@ DATA_SUFFIXES = (TABLE_SUFFIX, WORKBOOK_SUFFIX)
 
 
 class ProblemError(ConfigError):
-    """A problem, or a file of it, that cannot be worked on: `reason` (`missing`, `no_statement`, `several_pdfs`,
-    `bad_json`, `no_data`, `not_utf8`, `not_table`, `too_big`, `bad_tasks`, and the file readers' reasons the module
-    names) and the values its message names; its words are the catalog's `modeling.problem.<reason>` in the person's
-    language."""
+    """A problem, or a file of it, that cannot be worked on: `reason` (`missing`, `not_folder`, `unreadable`,
+    `no_statement`, `several_pdfs`, `bad_json`, `no_data`, `not_utf8`, `not_table`, `too_big`, `bad_tasks`,
+    `table_clash`, and the file readers' reasons the module names) and the values its message names; its words are
+    the catalog's `modeling.problem.<reason>` in the person's language."""
 
     def __init__(self, reason: str, **values: Any) -> None:
         self.reason = reason

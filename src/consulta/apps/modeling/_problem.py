@@ -15,10 +15,12 @@ workbook's tables as CSV files, the PDF and the workbooks themselves kept in `pr
 was given; the team reads the text and tables).
 
 A folder that is not a problem is refused with a `ProblemError` (one line in the person's language; the terminal
-exits 2 before any run is recorded): missing, without a statement, without data, a statement or data file that is not
-UTF-8, a data file that is not a table (a CSV with a header and at least one data row, each row as wide as the
-header), a data file over `MAX_DATA_BYTES` (50 MB: the team's scripts load a table whole, within a 2 GB sandbox) or a
-statement over `MAX_STATEMENT_BYTES` (1 MB), and a PDF or workbook `_inputs` refuses.
+exits 2 before any run is recorded): missing or not a folder, a file in it the system does not let us read, without a
+statement, without data, a statement or data file that is not UTF-8, a data file that is not a table (a CSV with a
+header and at least one data row, each row as wide as the header), a data file over `MAX_DATA_BYTES` (50 MB: the
+team's scripts load a table whole, within a 2 GB sandbox) or a statement over `MAX_STATEMENT_BYTES` (1 MB), and a PDF
+or workbook `_inputs` refuses, and two data files read as tables of one name (`distinct_tables`: a CSV named like a
+workbook sheet's table).
 
 A problem may also hold `tasks.json` (`TASKS_FILE`): the tasks a person corrected on the page (`_upload`), for the
 statement it names by its SHA-256 (tasks for another statement are not its tasks: the statement's own are read).
@@ -31,7 +33,7 @@ import hashlib
 import io
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -212,6 +214,23 @@ def tables_of(path: Path) -> list[str]:
     return [path.name]
 
 
+def distinct_tables(files: Iterable[tuple[str, Iterable[str]]]) -> list[str]:
+    """The tables the team reads, sorted, from each data file's name and the tables it is read as (`tables_of`);
+    ProblemError `table_clash` when two files would be read as tables of one name, ignoring case (as a folder on macOS
+    or Windows does): a CSV named like a workbook sheet's table (`<stem>.<sheet>.csv`), or two workbooks whose long
+    names begin alike. Neither file is preferred nor renamed: which table the statement means, and whether the CSV is
+    that sheet again, only the person knows (`file` is the later of the two in `files`, `other` the earlier)."""
+    owners: dict[str, str] = {}
+    tables: list[str] = []
+    for name, read_as in files:
+        for table in read_as:
+            other = owners.setdefault(table.lower(), name)
+            if other != name:
+                raise ProblemError("table_clash", file=name, other=other, table=table)
+            tables.append(table)
+    return sorted(tables)
+
+
 def _visible(path: Path) -> bool:
     return not path.name.startswith(".")
 
@@ -222,14 +241,17 @@ def load_problem(folder: Path, *, name: str | None = None) -> Problem:
     the team reads (a workbook's as `table_names` calls them; in a workspace, the files `prepare_workspace` wrote)."""
     folder = Path(folder)
     if not folder.is_dir():
-        raise ProblemError("missing", folder=folder)
-    statement, _ = read_statement(folder)
-    if not statement.strip():
-        raise ProblemError("no_statement", folder=folder)
-    files = data_files(folder)
-    if not files:
-        raise ProblemError("no_data", folder=folder)
-    tables = sorted({table for path in files for table in tables_of(path)})
+        raise ProblemError("not_folder" if folder.exists() else "missing", folder=folder)
+    try:
+        statement, _ = read_statement(folder)
+        if not statement.strip():
+            raise ProblemError("no_statement", folder=folder)
+        files = data_files(folder)
+        if not files:
+            raise ProblemError("no_data", folder=folder)
+        tables = distinct_tables((path.name, tables_of(path)) for path in files)
+    except OSError as error:  # a file or the folder the system does not let us read (permissions, a broken disk)
+        raise ProblemError("unreadable", file=error.filename or folder, detail=error.strerror or error) from None
     title, lang = title_and_lang(statement, name or folder.name)
     tasks = corrected_tasks(folder, statement)
     return Problem(title=title, statement=statement, data_files=tables, lang=lang, tasks=tasks)

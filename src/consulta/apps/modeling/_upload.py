@@ -41,10 +41,10 @@ from ._problem import (
     ProblemError,
     _check_table,
     data_files,
+    distinct_tables,
     load_problem,
     read_statement,
     statement_digest,
-    tables_of,
     title_and_lang,
     workspace_path,
 )
@@ -87,10 +87,11 @@ _LOCKS_GUARD = threading.Lock()
 class UploadRefused(ConsultaError):
     """An upload or a correction refused, nothing changed. `error_code`: `path_like_name`, `unsupported_file_type`,
     `file_too_large`, `empty_file`, `empty_statement`, `no_tasks`, `not_utf8`, `not_table`, `too_many_files`,
-    `no_such_file`, `bad_tasks`, what the file readers refuse (`pdf_unreadable`, `pdf_encrypted`, `pdf_no_text`,
-    `not_workbook`, `workbook_empty`, the bounds' `pdf_too_long`, `workbook_too_big`, `sheet_too_long`, …: a
-    `ProblemError`'s reason, `of_file`, see `_inputs`), or a multipart reading code (`missing_file`,
-    `unsupported_media_type`, `invalid_request`). `status`: the HTTP status it answers with."""
+    `no_such_file`, `bad_tasks`, `table_clash` (a data file read as a table another one is read as), what the file
+    readers refuse (`pdf_unreadable`, `pdf_encrypted`, `pdf_no_text`, `not_workbook`, `workbook_empty`, the bounds'
+    `pdf_too_long`, `workbook_too_big`, `sheet_too_long`, …: a `ProblemError`'s reason, `of_file`, see `_inputs`), or
+    a multipart reading code (`missing_file`, `unsupported_media_type`, `invalid_request`). `status`: the HTTP status
+    it answers with."""
 
     code = "upload_refused"
 
@@ -258,12 +259,8 @@ def _data_files(folder: Path) -> list[DataFile]:
     """The folder's data files as the person gave them, each with the tables read from it (none when it does not
     read: the problem's line says why)."""
     files = []
-    for path in data_files(folder):
-        try:  # a CSV is not read here: load_problem checks it, once
-            tables = tables_of(path) if path.suffix.lower() == WORKBOOK_SUFFIX else [path.name]
-        except ProblemError:
-            tables = []
-        files.append(DataFile(name=path.name, size=path.stat().st_size, tables=tables))
+    for path in data_files(folder):  # a CSV is not read here: load_problem checks it, once
+        files.append(DataFile(name=path.name, size=path.stat().st_size, tables=_table_names(path)))
     return files
 
 
@@ -358,6 +355,29 @@ def _check_data(path: Path, name: str) -> None:
         raise UploadRefused.of_file(error, name) from None
 
 
+def _check_apart(folder: Path, path: Path, name: str) -> None:
+    """A data upload (checked: `_check_data`) read as no table of the same name as one of the folder's other data
+    files (`distinct_tables`: `table_clash`, as `--problem` refuses it); a file of its own name is the one it
+    replaces. Called under the folder's lock, as the upload is put in place."""
+    present = [(p.name, _table_names(p)) for p in data_files(folder) if p.name != name]
+    try:
+        distinct_tables([*present, (name, _table_names(path, name=name))])
+    except ProblemError as error:
+        raise UploadRefused.of_file(error, name) from None
+
+
+def _table_names(path: Path, *, name: str | None = None) -> list[str]:
+    """The tables a data file in place is read as (a CSV's name is its table's; a workbook's are kept from its check);
+    none for a file that no longer reads (the problem's line says why)."""
+    name = name or path.name
+    if Path(name).suffix.lower() != WORKBOOK_SUFFIX:
+        return [name]
+    try:
+        return table_names(path, name=name)
+    except ProblemError:
+        return []
+
+
 class _Sink:
     """A `FileUpload` that, once committed, runs `after` (under the folder's lock) and returns its view."""
 
@@ -404,14 +424,19 @@ def save_statement(folder: Path, name: str | None) -> _Sink:
 def save_data(folder: Path, name: str | None) -> _Sink:
     """The sink of a data file uploaded as `name` into the session's problem `folder`: a CSV table or a workbook
     holding one (the problem loader's checks) of at most MAX_DATA_BYTES, one of at most MAX_DATA_FILES (a file of the
-    same name is replaced)."""
+    same name is replaced), read as no table another of its data files is read as (`table_clash`)."""
     name = _plain(name)
     if Path(name).suffix.lower() not in DATA_SUFFIXES:
         raise UploadRefused("unsupported_file_type", status=415, name=name, types=", ".join(DATA_SUFFIXES))
     present = {path.name for path in data_files(folder)}
     if name not in present and len(present) >= MAX_DATA_FILES:
         raise UploadRefused("too_many_files", name=name)
-    upload = FileUpload(folder, name, limit=MAX_DATA_BYTES, refuse=_refuser(name, MAX_DATA_BYTES), check=_check_data)
+
+    def check(path: Path, name: str) -> None:
+        _check_data(path, name)
+        _check_apart(folder, path, name)
+
+    upload = FileUpload(folder, name, limit=MAX_DATA_BYTES, refuse=_refuser(name, MAX_DATA_BYTES), check=check)
 
     def after(upload: FileUpload) -> Path:
         with _lock(folder):

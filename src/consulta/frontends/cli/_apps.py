@@ -46,7 +46,8 @@ def _check_starts(settings: Settings, app_def: AppDef, flags: AppFlags) -> None:
 
 
 def _app(name: str, ctx: typer.Context, help_app: bool) -> tuple[AppDef, AppFlags]:
-    """The app and what its flags say (`--help-app`: print them and exit)."""
+    """The app and what its flags say, checked by the app (`AppDef.check_options`: a ConsultaError, one line, before
+    any host, server, window or model starts; `--help-app`: print the flags and exit)."""
     from ._flags import app_flag_names, app_flags, flags_help
     from ._usage import no_such_flag, option_flags
 
@@ -58,7 +59,10 @@ def _app(name: str, ctx: typer.Context, help_app: bool) -> tuple[AppDef, AppFlag
     if help_app:
         console.print(flags_help(app_def), markup=False, highlight=False)
         raise typer.Exit(0)
-    return app_def, app_flags(app_def, ctx.args, command_flags=option_flags(ctx.command.params))
+    flags = app_flags(app_def, ctx.args, command_flags=option_flags(ctx.command.params))
+    if app_def.check_options is not None:
+        app_def.check_options(flags.options)
+    return app_def, flags
 
 
 @app.command(context_settings=_EXTRA)
@@ -170,10 +174,10 @@ def desktop(
     help_app: HelpApp = False,
 ) -> None:
     """Open an app's desktop window (needs the `qt` extra)."""
-    from ..qt import run_desktop
-
     settings = settings_for(model, lang)
     app_def, flags = _app(app_name, ctx, help_app)
+    from ..qt import run_desktop  # after the flags' checks: a refused flag does not wait for Qt
+
     _check_starts(settings, app_def, flags)
     prepare_model(settings, settings.model)
     raise SystemExit(run_desktop(app=app_def, settings=settings, options=flags.options))
