@@ -70,6 +70,18 @@ def test_the_orchestrator_must_consult_while_an_upload_is_uninspected(tmp_path: 
     )
     # after the first call the packet is offered too: the packet tool inspects what is left
     assert agent.choose_tools(run.id) == ["consult_expert", "submit_instruction_packet"]
+    store.record_tool_call(
+        run_id=run.id,
+        step=2,
+        tool_call_id="call_2",
+        tool_name="consult_expert",
+        args=request,
+        result={"ok": False, "error_code": "repeated_call"},
+        started_at=utcnow(),
+        duration_ms=1.0,
+    )
+    # two consultations refused: only the packet, so the turn ends with a reply (seen: repeated until stopped)
+    assert agent.choose_tools(run.id) == ["submit_instruction_packet"]
     store.record_consultation(status="done", **failed)
     assert tutor.uninspected_uploads(store, run.id, uploads) == []
     other = store.create_run(app="tutor", prompt="another session", model="scripted", lang="en")

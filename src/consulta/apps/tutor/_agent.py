@@ -263,15 +263,24 @@ def build_assistant(options: TutorOptions, env: AppEnv) -> Agent:
     )
 
 
+_REFUSED_CONSULTATIONS = 2
+"""Refused consultations in a run after which the orchestrator is offered only the packet."""
+
+
 def _plan_steps(store: Store, uploads: Path) -> ToolChoice:
     """The orchestrator always calls a tool (its turn ends with an accepted packet), and its first call is a
     consultation when an upload has no standing inspection. After that the packet is offered too (held to
     consult_expert alone, the embedded model repeated a refused or unneeded consultation until it was stopped): an
-    upload still uninspected is then inspected by the packet tool itself."""
+    upload still uninspected is then inspected by the packet tool itself. After two refused consultations only the
+    packet is offered: the turn ends with what the run has (seen on the embedded model: an explanation refused again
+    and again for giving the answer away, the consultation repeated until the run was stopped, no reply at all)."""
 
     def choose(run_id: str) -> list[str]:
-        if not store.list_tool_calls(run_id) and uninspected_uploads(store, run_id, uploads):
+        calls = store.list_tool_calls(run_id)
+        if not calls and uninspected_uploads(store, run_id, uploads):
             return [CONSULT_EXPERT_TOOL_NAME]
+        if sum(1 for c in calls if c.tool_name == CONSULT_EXPERT_TOOL_NAME and not c.ok) >= _REFUSED_CONSULTATIONS:
+            return [SUBMIT_PACKET_TOOL_NAME]
         return [CONSULT_EXPERT_TOOL_NAME, SUBMIT_PACKET_TOOL_NAME]
 
     return choose
