@@ -232,7 +232,7 @@ def test_each_app_opens_on_its_main_tab(qtbot: Any, window_of: Any, app: str) ->
     en = catalog("en")
     assert window.windowTitle() == en["web.title"].format(name=en[f"{app}.web.name"])  # the page's title pattern
     own = next(p.widget for p in window.panels if p.placement == "tab")
-    assert window.tabs.currentWidget() is own and window.tabs.indexOf(window.plan) >= 0
+    assert window.tabs.currentWidget() is own and window.tabs.indexOf(window.plan) < 0  # they stage no plans
 
 
 def test_a_step_says_its_time_and_thinking_shows_a_clock(qtbot: Any) -> None:

@@ -1,5 +1,5 @@
-"""The desktop main window: chat on the left; on the right the staged plan and the app's own panels (its desktop
-part, built once the host is up). It holds no run state of its own beyond what it shows: every action goes through
+"""The desktop main window: chat on the left; on the right the staged plan (for an app whose agent stages plans: its
+plan executor, `Agent.executor`) and the app's own panels (its desktop part, built once the host is up). It holds no run state of its own beyond what it shows: every action goes through
 the host (via the bridge) and every change comes back as a runtime event."""
 
 from __future__ import annotations
@@ -89,14 +89,14 @@ class MainWindow(QMainWindow):
         self.resize(1200, 760)
 
         self.chat = ChatPanel(lang=self.lang, app=self.app.name)
-        self.plan = PlanPanel(lang=self.lang)
+        self.plan = PlanPanel(lang=self.lang, parent=self)  # Qt's to delete with the window, tab or not
+        self.plan.hide()
         self.panels: list[DesktopPanel] = []
         """The app's own panels (its desktop part), built once the host is ready."""
         self.panels_ready = False
         self._person_view: PersonView | None = None
         """What the chat shows of the host's events (made with the host)."""
-        self.tabs = QTabWidget()
-        self.tabs.addTab(self.plan, t("qt.tab.plan", self.lang))
+        self.tabs = QTabWidget()  # the plan's tab is added once the host says its agent stages plans (`_on_ready`)
         self.side = QSplitter(Qt.Orientation.Vertical)
         self.side.addWidget(self.tabs)
         splitter = QSplitter(Qt.Orientation.Horizontal)
@@ -157,6 +157,8 @@ class MainWindow(QMainWindow):
     def _on_ready(self) -> None:
         assert self.bridge.host is not None
         self._person_view = PersonView(self.bridge.host, lambda event: self.chat.show_event(event))
+        if self.bridge.host.agent.executor is not None:  # the runtime's mark of an agent whose writes are staged
+            self._show_plan_tab()
         if self.app.desktop is not None:
             try:
                 part = self.app.desktop()
@@ -344,9 +346,15 @@ class MainWindow(QMainWindow):
 
     # ---- plans and rollback ---------------------------------------------------------------------------------
 
+    def _show_plan_tab(self) -> None:
+        """The staged plan's tab, first, if it is not shown yet."""
+        if self.tabs.indexOf(self.plan) < 0:
+            self.tabs.insertTab(0, self.plan, t("qt.tab.plan", self.lang))
+
     def _open_plan(self, event: AskOpened) -> None:
         items = event.payload.get("items", [])
         self.plan.show_plan(event.ask_id, [i.get("preview", "") for i in items])
+        self._show_plan_tab()  # a plan to decide is shown whichever agent staged it
         self.tabs.setCurrentWidget(self.plan)  # the previews are in the run's language (the window's)
 
     def _decide_plan(self, ask_id: str, approve: bool) -> None:
