@@ -141,8 +141,11 @@ def test_the_assistant_is_asked_with_the_students_words_and_the_packet_as_notes(
     assert (
         asked.startswith('The student wrote: "我上传了数据，可以开始task_2_1吗？"') and "in Chinese" in asked
     )  # the student's language
-    assert "- Task task_2_1: NOT YET." in asked and "needs: at least 100 rows; columns name, age, city." in asked
-    assert "- Tell the student: Only 60 rows." in asked and "- Do not start: analysis." in asked
+    assert (
+        "- Task task_2_1: NOT YET: it cannot be started yet" in asked
+        and "needs: at least 100 rows; columns name, age, city." in asked
+    )
+    assert "- Say: Only 60 rows." in asked and "- Do not start: analysis." in asked
     assert "in English" in tutor.ca_request(packet, student="Can I start?", lang="en")
     assert "in Chinese" in tutor.ca_request(packet, student="Can I start?", lang="zh-CN")
 

@@ -140,18 +140,18 @@ CA = "You write a friendly pandas tutor's messages to a student."
 # answered "Can I start?" with "Yes" whatever they said; framed as the reply to write, it mostly follows them.
 CA_REQUEST = """The student wrote: "{student}"
 
-Write the tutor's reply to the student from these notes, in {language}. Write no code at all (no code block): at \
-most name a method or attribute to look at. End with one guiding question.
+Write the tutor's reply to the student from these notes, in {language}, speaking to them as "you". Write no code \
+at all (no code block): at most name a method or attribute to look at. End with one guiding question.
 Notes:
 {notes}"""
 
 _LANGUAGES = {"en": "English", "zh-CN": "Chinese (简体中文)"}
 
-_STATUS = {
-    "not_started": "The student has not started it yet.",
-    "in_progress": "The student is working on it; it is not done yet.",
-    "blocked": "NOT YET. The student cannot start it yet; say so plainly.",
-    "done": "The student has finished it.",
+_STATUS = {  # without "the student": the small model copied the notes' third person into its reply
+    "not_started": "not started yet.",
+    "in_progress": "under way, not done yet.",
+    "blocked": "NOT YET: it cannot be started yet; say so plainly.",
+    "done": "finished.",
 }
 
 
@@ -162,7 +162,7 @@ def packet_brief(packet: InstructionPacket, task: Task | None = None) -> str:
         lines.append(f"The task ({task.title}) needs: {task.requirements}.")
     lines.append(f"What to do now: {packet.guidance_for_ca}")
     if packet.mention_to_student:
-        lines.append("Tell the student: " + " ".join(packet.mention_to_student))
+        lines.append("Say: " + " ".join(packet.mention_to_student))
     if packet.blocked_steps:
         lines.append("Do not start: " + ", ".join(packet.blocked_steps) + ".")
     return "\n".join(f"- {line}" for line in lines)
