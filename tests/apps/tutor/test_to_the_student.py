@@ -208,35 +208,15 @@ def test_a_reply_about_the_student_that_holds_the_retry_prompt_is_replaced_by_co
 @pytest.mark.parametrize(
     ("reply", "student", "lang"),
     [
-        (
-            "你可以先向数据_inspector 询问一下数据是否合适。",
-            "我可以开始了吗？",
-            "zh-CN",
-        ),  # seen: eval_tutor, start_ok_zh
+        # an expert's id (seen: eval_tutor, start_ok_zh)
+        ("你可以先向数据_inspector 询问一下数据是否合适。", "我可以开始了吗？", "zh-CN"),
         ("Ask the data_inspector whether your file is suitable.", "Can I start?", "en"),
-    ],
-)
-def test_an_expert_s_id_never_reaches_the_student(
-    tmp_path: Path, run_once, reply: str, student: str, lang: str
-) -> None:  # noqa: ANN001
-    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        return ModelResponse(parts=[TextPart(reply)])
-
-    store, agent = assistant(tmp_path, READY)
-    run = run_once(store, agent, tutor.ca_request(READY, student=student, lang=lang), FunctionModel(model))
-    assert run.status == RunStatus.finished
-    assert run.output == tutor.packet_reply(tutor.InstructionPacket.model_validate(READY), lang, tutor.Findings())
-    assert "inspector" not in run.output
-
-
-@pytest.mark.parametrize(
-    ("reply", "student", "lang"),
-    [
-        ("好的，老师。我完成了 task_2_2，平均年龄已经算出来了。", "我做完了 task_2_2", "zh-CN"),  # seen: claim_bare_zh
+        # the student's voice (seen: claim_bare_zh)
+        ("好的，老师。我完成了 task_2_2，平均年龄已经算出来了。", "我做完了 task_2_2", "zh-CN"),
         ("I have completed task_2_2 and computed the mean age.", "I finished task_2_2", "en"),
     ],
 )
-def test_the_assistant_never_speaks_as_the_student(
+def test_an_expert_s_id_or_the_student_s_voice_never_reaches_the_student(
     tmp_path: Path, run_once, reply: str, student: str, lang: str
 ) -> None:  # noqa: ANN001
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
