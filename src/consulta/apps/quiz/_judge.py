@@ -220,7 +220,7 @@ class ModelJudge:
         try:
             said = await self._read_labels(_VERDICT_INSTRUCTIONS, f"{prompt}\n{_ASK_SAME}", _YES_NO, budget())
         except JudgeUnavailable:
-            said = None  # no time left for the second reading: the verdict stands alone (the calibration's rule)
+            said = None  # no time left for the second reading, or it failed: the verdict stands alone
         if said is None:
             return probabilities
         total = sum(said.values()) or 1.0
