@@ -8,15 +8,17 @@ Each set is reported on its own. Each is split in two, fixed by the answers' ids
 (what `--fit` fits the calibration on) and `test` (held out: the figures reported).
 
 Each answer is graded as tool 6 grades a short answer (`_short_answer`): code's evidence (expected keywords with
-variants, the reference's coverage) and the model's verdict read as probabilities (`ModelJudge.verdict`, one forward
-pass), mapped by the calibration to P(correct) and the seed's score, correct at >= 80. The expected ideas (tool 6's
+variants, the reference's coverage) and the model's verdict read as probabilities (`ModelJudge.verdict`: the labels
+and "does it say what the reference says?", one forward pass each over one prompt), mapped by the calibration to P(correct) and the seed's score, correct at >= 80. The expected ideas (tool 6's
 `correct_keywords`) are made by code from the reference answer: its content words that the question does not already
 say (all of them when that leaves fewer than two). The explanation is not generated (it does not change the score).
 
 Printed and saved, against the human labels, on the held-out split (and on all answers): κ, accuracy and the
 confusion table of (1) the tool's decision, (2) the model's verdict alone (P(correct)+P(partial)/2 >= 0.5),
 (3) the keyword baseline measured in the same run (correct when at least half the expected words appear), and with
-`--today` (4) the grader this replaced (the model's sampled 0-100, bounded by keywords); per question; seconds.
+`--today` (4) the grader this replaced (the model's sampled 0-100, bounded by keywords); per question; per set and
+the answer's language (`zh/en`: the zh set's answers written in English); seconds per answer (median, and those of
+each item's first answer, whose prompt the KV cache does not hold yet).
 
     .venv/bin/python bench/eval_quiz_grading.py [--model local] [--limit N] [--fit] [--today] [--out PATH]
     .venv/bin/python bench/eval_quiz_grading.py --refit-from bench/results/quiz_grading.json [more.json ...] --fit
@@ -44,6 +46,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import source_version  # noqa: E402
+from consulta.apps.quiz._item_rules import has_cjk  # noqa: E402
 from consulta.apps.quiz._judge import JudgeUnavailable, ModelJudge  # noqa: E402
 from consulta.apps.quiz._score import CORRECT_THRESHOLD, FALLBACK_SCORE, keyword_matches  # noqa: E402
 from consulta.apps.quiz._short_answer import (  # noqa: E402
@@ -66,7 +69,7 @@ SETS = {
         "a bilingual (zh/en) set of 40 answers to 4 questions, one rater (Apache-2.0; bench/data/grading_zh)",
     ),
 }
-FEATURES = ("bias", "model", "keywords", "reference")
+FEATURES = ("bias", "model", "same", "keywords", "reference")
 _STOP = frozenset(
     "the a an of to in on for and or but is are was were be been it its this that these those which what when where why "
     "how with by from as at into than then there their they them will would could should can other others each when "
@@ -190,6 +193,8 @@ async def grade_all(
             "probabilities": probabilities,
             "error": error,
             "seconds": seconds,
+            # the item's prompt is not in the KV cache yet: the whole prompt is read (a warm answer reads its own part)
+            "first_of_question": i == 1 or answers[i - 2]["question_id"] != item["question_id"],
         }
         if today:
             record.update(await _today(judge, q, item["answer"], keywords))
@@ -317,6 +322,7 @@ def summarize(graded: Sequence[dict[str, Any]]) -> dict[str, Any]:
         idx = [i for i, g in enumerate(graded) if g["question_id"] == qid]
         per_question[qid] = agreement([graders["tool"][i] for i in idx], [human[i] for i in idx])
     seconds = [g["seconds"] for g in graded]
+    cold = [g["seconds"] for g in graded if g.get("first_of_question")]
     summary = {
         "n": len(graded),
         "human_correct": sum(human),
@@ -325,6 +331,7 @@ def summarize(graded: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "fallbacks": sum(g["probabilities"] is None for g in graded),
         "seconds_median": round(statistics.median(seconds), 2) if seconds else None,
         "seconds_max": max(seconds) if seconds else None,
+        "seconds_first_of_question": cold,
     }
     if "today" in graders:
         summary["today_seconds_median"] = round(statistics.median(g["today_seconds"] for g in graded), 2)
@@ -345,7 +352,8 @@ def _print(summary: dict[str, Any], title: str) -> None:
             row, c = summary[key], summary[key]["confusion"]
             print(f"{name:<40}{row['kappa']!s:>8}{row['accuracy']:>10.3f}  {c['tp']} {c['fp']} {c['fn']} {c['tn']}")
     print(
-        f"fallbacks {summary['fallbacks']}, median {summary['seconds_median']} s per answer (max {summary['seconds_max']})"
+        f"fallbacks {summary['fallbacks']}, median {summary['seconds_median']} s per answer (max {summary['seconds_max']}"
+        f"; an item's first answer, its prompt not yet cached: {summary['seconds_first_of_question']} s)"
         + (f"; today's grader median {summary['today_seconds_median']} s" if "today_seconds_median" in summary else "")
     )
 
@@ -391,9 +399,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         wall = round(time.perf_counter() - started, 1)
         model_name = args.model
     graded = with_evidence(graded, questions)
+    for before, g in zip([None, *graded], graded, strict=False):  # records of older runs, kept in the order they ran
+        g.setdefault("first_of_question", before is None or before["question_id"] != g["question_id"])
     for g in graded:
         g["split"] = split[g["id"]]
         g.setdefault("set", "scientsbank")
+        g["lang"] = "zh" if has_cjk(g["answer"]) else "en"
     calibration = default_calibration()
     if args.fit:
         calibration = fit([g for g in graded if g["split"] == "train"], sets=names)
@@ -410,6 +421,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             "all": summarize([g for g in graded if g["set"] == name]) or None,
         }
         for name in names
+    }
+    summary["by_language"] = {  # per set and the answer's language: "zh/en" is the zh set's answers in English
+        part: {
+            "held_out": summarize([g for g in held_out if f"{g['set']}/{g['lang']}" == part]) or None,
+            "all": summarize([g for g in graded if f"{g['set']}/{g['lang']}" == part]) or None,
+        }
+        for part in sorted({f"{g['set']}/{g['lang']}" for g in graded})
     }
     out = args.out or RESULTS / ("quiz_grading.quick.json" if args.limit else "quiz_grading.json")
     record = {
@@ -433,6 +451,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         part = summary["by_set"][name]
         if part["held_out"]:
             _print(part["held_out"], f"held-out split of {name} ({SETS[name][1]}), model {model_name}")
+    for name, part in summary["by_language"].items():
+        if part["held_out"]:
+            _print(part["held_out"], f"held-out split, set/answer language {name}")
     if len(names) > 1 and summary["held_out"]:
         _print(summary["held_out"], "held-out split, all sets")
     _print(summary["all"], "all answers (train + held-out, all sets)")

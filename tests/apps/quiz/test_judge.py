@@ -61,25 +61,42 @@ def test_out_of_range_grade_is_asked_again_then_given_up() -> None:
     assert judge.model.calls == 2
 
 
-def test_a_verdict_is_read_from_probabilities_when_the_model_gives_them() -> None:
-    class ProbabilityDouble:
-        """A test double of a model that reads label probabilities (the embedded model does, in one forward pass)."""
+class ProbabilityDouble:
+    """A test double of a model that reads label probabilities (the embedded model does, in one forward pass): the
+    verdict's labels get `verdict`, yes / no / Yes / No get `yes_no` (None: it fails on them)."""
 
-        def __init__(self) -> None:
-            self.asked: list[tuple[str, tuple[str, ...]]] = []
+    def __init__(self, yes_no: dict[str, float] | None = None) -> None:
+        self.asked: list[tuple[str, str, tuple[str, ...]]] = []
+        self.yes_no = yes_no
 
-        async def label_probabilities(self, *, system: str, prompt: str, labels: Sequence[str]) -> dict[str, float]:
-            self.asked.append((prompt, tuple(labels)))
-            return {"correct": 0.7, "partial": 0.2, "incorrect": 0.1}
+    async def label_probabilities(self, *, system: str, prompt: str, labels: Sequence[str]) -> dict[str, float]:
+        self.asked.append((system, prompt, tuple(labels)))
+        if "yes" in labels:
+            if self.yes_no is None:
+                raise RuntimeError("the double gives no yes/no reading")
+            return self.yes_no
+        return {"correct": 0.7, "partial": 0.2, "incorrect": 0.1}
 
-    model = ProbabilityDouble()
+
+def test_a_verdict_is_two_readings_of_one_prompt_from_probabilities() -> None:
+    model = ProbabilityDouble({"yes": 0.3, "no": 0.2, "Yes": 0.3, "No": 0.2})
     judge = ModelJudge(model)  # type: ignore[arg-type]
     probabilities = asyncio.run(
         judge.verdict(user_answer="higher", expected=["pitch|tone"], stem="How?", reference_answer="Higher pitch.")
     )
-    assert probabilities["correct"] == 0.7
-    prompt, labels = model.asked[0]
-    assert labels == ("correct", "partial", "incorrect") and "Expected ideas: pitch / tone" in prompt
+    assert probabilities == pytest.approx({"correct": 0.7, "partial": 0.2, "incorrect": 0.1, "same": 0.6})
+    (system, first, labels), (system2, second, yes_no) = model.asked
+    assert labels == ("correct", "partial", "incorrect") and yes_no == ("yes", "no", "Yes", "No")
+    assert "Expected ideas: pitch / tone" in first and system == system2
+    # the KV cache serves the second reading: the same system and prompt up to the question asked at the end
+    shared = first.rsplit("\n", 1)[0]
+    assert second.startswith(shared) and shared.endswith("Student's answer: higher") and first != second
+
+
+def test_a_verdict_stands_alone_when_the_second_reading_fails() -> None:
+    judge = ModelJudge(ProbabilityDouble(None))  # type: ignore[arg-type]
+    probabilities = asyncio.run(judge.verdict(user_answer="higher", expected=["pitch"], reference_answer="Higher."))
+    assert probabilities == {"correct": 0.7, "partial": 0.2, "incorrect": 0.1}
 
 
 def test_failures_and_silence_are_judge_unavailable() -> None:
@@ -220,6 +237,8 @@ def test_the_labelled_set_and_the_grading_eval_with_a_scripted_model(tmp_path) -
     record = json.loads(out.read_text(encoding="utf-8"))
     assert record["summary"]["all"]["n"] == 8 and len({a["question_id"] for a in record["answers"]}) == 8
     assert set(record["summary"]["by_set"]) == {"scientsbank", "zh"}  # each set reported on its own
+    assert {"scientsbank/en", "zh/zh"} <= set(record["summary"]["by_language"])  # and by the answer's language
+    assert all(a["first_of_question"] for a in record["answers"])  # one answer per question: each read cold
     zh_questions, zh_answers = bench.load_set(bench.DATA_ZH, name="zh")
     assert len(zh_answers) == 40 and sum(a["label"] == "correct" for a in zh_answers) == 20
     assert all(q["keywords"] for q in zh_questions.values())  # a teacher's expected ideas, with variants

@@ -70,3 +70,12 @@ def test_the_shipped_calibration_is_fitted_and_sensible() -> None:
         {"correct": 0.02, "partial": 0.03, "incorrect": 0.95},
     )
     assert shipped.score(shipped.probability(yes, right)) >= 80 > shipped.score(shipped.probability(no, wrong))
+
+
+def test_calibration_reads_the_second_reading_and_does_without_it() -> None:
+    mapping = Calibration(weights={"bias": 0.0, "same": 1.0}, threshold=0.5, source="test")
+    seen = evidence("x", ["y"])
+    verdict = {"correct": 0.1, "partial": 0.0, "incorrect": 0.9}
+    assert mapping.probability({**verdict, "same": 0.8}, seen) == pytest.approx(0.8)
+    # a verdict read alone (no time for the second reading, or a model without probabilities) stands for both
+    assert mapping.probability(verdict, seen) == pytest.approx(0.1)

@@ -106,9 +106,14 @@ _GRADE_INSTRUCTIONS = (
 )
 _VERDICT_INSTRUCTIONS = (
     "You are a teacher marking a student's short answer to a question. Compare its meaning with the reference answer "
-    "and the expected ideas: wording, spelling and synonyms do not matter; a wrong statement does. Reply with one "
-    "word: correct (it says what the reference says), partial (part of it), or incorrect (wrong, vague or off-topic)."
+    "and the expected ideas: wording, spelling and synonyms do not matter; a wrong statement does. Reply to the "
+    "question asked at the end with one word."
 )
+# The two readings of a verdict: the same prompt up to the student's answer (the KV cache serves it to the second
+# reading and, for the item's part, to the next answer), then what is asked.
+_ASK_LABEL = "Your verdict: correct (it says what the reference says), partial (part of it), or incorrect?"
+_ASK_SAME = "Does the student's answer say what the reference answer says? yes or no?"
+_YES_NO = ("yes", "no", "Yes", "No")  # both spellings: the reply's first token may be either
 _BLIND_INSTRUCTIONS = (
     "You take a test. Read the question and the options and reply with the answer only: the letter of the right option, "
     "or true or false for a true/false statement."
@@ -193,10 +198,12 @@ class ModelJudge:
         reference_answer: str | None = None,
         timeout: float | None = None,
     ) -> dict[str, float]:
-        """Tool 6's short-answer stage: the model's probability of each label (`_short_answer.LABELS`) for the answer,
-        read in one forward pass when the model gives probabilities (`label_probabilities`, the embedded model), else
-        its one constrained label (probability 1). The prompt starts with what every answer to the item shares, so
-        the KV cache serves it to the next answer."""
+        """Tool 6's short-answer stage: the model's probability of each label (`_short_answer.LABELS`) for the answer
+        and, under `same`, its probability of "yes" to "does the answer say what the reference says?" — two readings,
+        each one forward pass over the same prompt but its last line, together within `timeout` (`label_probabilities`,
+        the embedded model). A model that gives no probabilities answers one constrained label (probability 1; no
+        `same`). The prompt starts with what every answer to the item shares, so the KV cache serves it to the next
+        answer."""
         from ._short_answer import LABELS, Verdict
 
         prompt = _lines(
@@ -205,11 +212,19 @@ class ModelJudge:
             ("Expected ideas", [k.replace("|", " / ") for k in expected]),
             ("Student's answer", user_answer),
         )
-        probabilities = await self._read_labels(_VERDICT_INSTRUCTIONS, prompt, LABELS, timeout)
+        budget = Budget(self.timeout if timeout is None else min(timeout, self.timeout))
+        probabilities = await self._read_labels(_VERDICT_INSTRUCTIONS, f"{prompt}\n{_ASK_LABEL}", LABELS, timeout)
         if probabilities is None:
-            answer = await self._ask(_VERDICT_INSTRUCTIONS, prompt, Verdict, timeout)
-            return {label: float(label == answer.verdict) for label in LABELS}
-        return probabilities
+            answer = await self._ask(_VERDICT_INSTRUCTIONS, f"{prompt}\n{_ASK_LABEL}", Verdict, timeout)
+            return {label: float(answer.verdict == label) for label in LABELS}
+        try:
+            said = await self._read_labels(_VERDICT_INSTRUCTIONS, f"{prompt}\n{_ASK_SAME}", _YES_NO, budget())
+        except JudgeUnavailable:
+            said = None  # no time left for the second reading, or it failed: the verdict stands alone
+        if said is None:
+            return probabilities
+        total = sum(said.values()) or 1.0
+        return {**probabilities, "same": (said["yes"] + said["Yes"]) / total}
 
     async def answer_blind(
         self,

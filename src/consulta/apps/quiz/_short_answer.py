@@ -12,9 +12,11 @@ Code does what code knows (`evidence`):
 - how much of the reference answer the answer covers (the share of its content words, or of its characters for
   Chinese).
 
-The model judges meaning (`Verdict`): one forward pass over a fixed instruction, the item and the answer, read as
-its probability of each label (`correct`, `partial`, `incorrect`) for the reply's first token; a backend that
-cannot give probabilities answers one label under a grammar (that label gets probability 1).
+The model judges meaning (`Verdict`), read twice from one prompt (a fixed instruction, the item, the answer) that
+differs only in its last line, one forward pass each (the second reads only that line, the rest is in the KV cache):
+its probability of each label (`correct`, `partial`, `incorrect`) and its probability of "yes" to "does the answer
+say what the reference says?" (`same`), each for the reply's first token; a backend that cannot give probabilities
+answers one label under a grammar (that label gets probability 1; no `same`).
 
 `Calibration` maps both to a probability that a person would call the answer correct (a logistic model fitted by
 `bench/eval_quiz_grading.py --fit` on a training split of human-scored answers; the fitted weights ship in
@@ -192,8 +194,8 @@ def _logit(p: float) -> float:
 class Calibration:
     """The fitted mapping from (the model's probabilities, code's evidence) to P(a person says correct).
 
-    `weights` name the features (`bias`, `model` — the logit of P(correct) + P(partial)/2 —, `keywords`,
-    `reference`); `threshold` is the probability at which an answer counts as correct (score 80). `source` says what
+    `weights` name the features (`bias`, `model` — the logit of P(correct) + P(partial)/2 —, `same` — the logit of
+    the model's P(yes) that the answer says what the reference says —, `keywords`, `reference`); `threshold` is the probability at which an answer counts as correct (score 80). `source` says what
     it was fitted on."""
 
     weights: Mapping[str, float]
@@ -203,9 +205,11 @@ class Calibration:
     @staticmethod
     def features(probabilities: Mapping[str, float] | None, found: Evidence) -> dict[str, float]:
         model = 0.0 if probabilities is None else _logit(probabilities["correct"] + probabilities.get("partial", 0) / 2)
+        same = probabilities.get("same") if probabilities is not None else None
         return {
             "bias": 1.0,
             "model": model,
+            "same": model if same is None else _logit(same),  # a verdict read alone stands for both readings
             "keywords": found.keyword_share,
             "reference": found.reference_share if found.reference_share is not None else found.keyword_share,
         }
