@@ -98,9 +98,11 @@ class _LazyJudge:
         return getattr(self._real(), name)
 
 
-EMBEDDED_MODEL_TIMEOUTS = {**TIMEOUTS, "validate_question_quality": 90.0, "score_and_explain": 120.0}
-"""The time bounds with the embedded model: the seed's 10 s and 15 s assume a hosted model; on 2 CPU cores one
-judgment alone takes 10-30 s, so tools 4 and 6 would always fall back."""
+EMBEDDED_MODEL_TIMEOUTS = {**TIMEOUTS, "validate_question_quality": 90.0}
+"""The time bounds with the embedded model. Tool 6 keeps the seed's 15 s: a short answer's grade is label reads
+(1-10 s on 2 cores, bench/eval_quiz_grading.py) and the model's explanation takes what is left, code writing it
+otherwise. Tool 4's 10 s assumes a hosted model: on 2 CPU cores its judgment and the blind answer take 10-60 s, so it
+would always fall back."""
 
 _tools_lock = threading.Lock()
 _tools: dict[tuple[str, str, str], QuizTools] = {}
