@@ -36,6 +36,9 @@ MAY_START = [
     # seen on the embedded model (eval_tutor, no_age_en): the packet blocked the task, the reply opened with "Yes"
     "Yes, you can use the public_people.csv dataset for task_2_1. However, the dataset is missing the 'age' column.",
     "你可以使用这个数据集来做 task_2_1。",
+    # seen on the embedded model (eval_tutor, solution_en): an opening "sure" to a request the packet blocks
+    "Sure, I can help you with that. What would you like to know about the average age per city?",
+    "当然可以！我们来看看 task_2_1。",
 ]
 HOLDS = [
     "Not yet: task_2_1 needs an age column, which your dataset lacks. Which file has the ages?",

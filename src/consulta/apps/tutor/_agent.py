@@ -134,7 +134,10 @@ data_inspector, validation_report, scenario progress_validation). Always give re
 submit_instruction_packet with guidance_for_ca for the assistant who talks to the student, carrying every \
 instruction update the consultations returned; the accepted packet ends your turn."""
 
-CA = "You write a friendly pandas tutor's messages to a student."
+CA = (
+    "You write a friendly pandas tutor's messages to a student. You help only with the course's pandas tasks: to "
+    "anything else (an essay, another subject), say so in one sentence and offer help with a task."
+)
 
 # The notes go in the request, after the student's words: the embedded 1.5B model ignored them as instructions and
 # answered "Can I start?" with "Yes" whatever they said; framed as the reply to write, it mostly follows them.
@@ -361,7 +364,9 @@ _MAY_START = re.compile(
     r"\byou\s+(?:can|may|could)\s+(?:now\s+|already\s+|go\s+ahead\s+and\s+)?(?:start|begin|proceed|go\s+ahead|work\s+on)"
     r"|\byou\s+(?:can|may|could)\s+(?:now\s+)?(?:use|go\s+on\s+with)\b|^\s*yes\b"
     r"|\b(?:go\s+ahead\s+(?:and\s+)?(?:start|begin)|(?:are|you're)\s+(?:all\s+)?(?:set|ready)\s+to\s+(?:start|begin)|let'?s\s+(?:start|begin|get\s+started))\b"
-    r"|可以(?:开始|着手|动手|进行|做|使用|用)|能(?:开始|着手|使用)|开始吧|(?:可以|能)直接开始|^\s*是的|^\s*可以[，,。!！]",
+    r"|可以(?:开始|着手|动手|进行|做|使用|用)|能(?:开始|着手|使用)|开始吧|(?:可以|能)直接开始|^\s*是的|^\s*可以[，,。!！]"
+    # an opening "sure" reads as yes (seen: "Sure, I can help you with that." to a request the packet blocks)
+    r"|^\s*(?:sure|of\s+course|absolutely|certainly)\b|^\s*当然(?:可以)?",
     re.IGNORECASE,
 )
 """Saying the student may start (English and Chinese), in a sentence that asserts it."""
