@@ -559,7 +559,8 @@ _FOR_THE_MODEL = re.compile(
     r"<pyai|failed the application's validation|automated feedback|your (?:previous )?response should|"
     r"here is (?:the|my) (?:reply|response)|回复应为|\b(?:mention_to_student|task_status|instruction[_ ]packet|"
     r"binding[_ ]rules?|expected_output_type|consult_expert|submit_\w+|orchestrator)\b|"
-    r"(?<![\w./-])[a-z\u4e00-\u9fff]+_(?:inspector|explainer|validator|diagnos\w*|expert)\b",
+    r"(?<![\w./-])[a-z\u4e00-\u9fff]+_(?:inspector|explainer|validator|diagnos\w*|expert)\b|"
+    r"\b(?:consult|ask)\s+(?:an?\s+|the\s+)?experts?\b|(?:咨询|请教)专家",
     re.IGNORECASE,
 )
 """Words meant for the model, or the app's inner names (an expert's id such as data_inspector or 数据_inspector)."""
@@ -569,7 +570,7 @@ _OF_THE_STUDENT = re.compile(
 )
 _AS_THE_STUDENT = re.compile(
     r"^\W*(?:好的[，,]?\s*老师|老师[，,]|ok(?:ay)?,?\s+teacher)|\bI(?:'ve|\s+have)\s+(?:already\s+)?(?:completed|finished|done)\b"
-    r"|^\W*我(?:已经)?完成了",
+    r"|^\W*我(?:已经)?完成了|我(?:会|将)[^。！？\n]{0,16}我(?:的|运行的)|\bI(?:'ll|\s+will)\s+(?:show|send|upload)\s+(?:you\s+)?my\b",
     re.IGNORECASE,
 )
 _CJK = re.compile(r"[\u4e00-\u9fff]")

@@ -214,6 +214,15 @@ def test_a_reply_about_the_student_that_holds_the_retry_prompt_is_replaced_by_co
         # the student's voice (seen: claim_bare_zh)
         ("好的，老师。我完成了 task_2_2，平均年龄已经算出来了。", "我做完了 task_2_2", "zh-CN"),
         ("I have completed task_2_2 and computed the mean age.", "I finished task_2_2", "en"),
+        (
+            "好的，我明白了。我会在下一次任务中再次展示我运行的代码和输出。",
+            "我做完了 task_2_2",
+            "zh-CN",
+        ),  # claim_bare_zh
+        ("OK. I will show you my code next time.", "I finished task_2_2", "en"),
+        # the orchestrator's step said to the student (seen: concept_en)
+        ("Consult an expert to explain the how parameter of merge.", "What does how= do in merge?", "en"),
+        ("你可以咨询专家来解释 merge 的 how 参数。", "merge 的 how 参数是什么？", "zh-CN"),
     ],
 )
 def test_an_expert_s_id_or_the_student_s_voice_never_reaches_the_student(

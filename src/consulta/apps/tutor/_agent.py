@@ -452,7 +452,10 @@ def _to_the_student(packet: InstructionPacket | None, findings: Findings) -> Rep
 
 
 _INNER_NAMES = re.compile(
-    "|".join(rf"\b{a}_{b}\b|[\u4e00-\u9fff]+_{b}\b" for a, b in (i.split("_", 1) for i in EXPERT_IDS)), re.I
+    "|".join(rf"\b{a}_{b}\b|[\u4e00-\u9fff]+_{b}\b" for a, b in (i.split("_", 1) for i in EXPERT_IDS))
+    # the orchestrator's own step said to the student (seen: "Consult an expert to explain the how parameter")
+    + r"|\b(?:consult|ask)\s+(?:an?\s+|the\s+)?experts?\b|(?:咨询|请教|询问)(?:一下|一位)?专家",
+    re.I,
 )
 """An expert's id in a reply (data_inspector), or half of it glued to Chinese (数据_inspector, seen on
 the embedded model): the app's inner names, not words for the student."""
@@ -460,7 +463,9 @@ the embedded model): the app's inner names, not words for the student."""
 
 _AS_THE_STUDENT = re.compile(
     r"^\W*(?:好的[，,]?\s*老师|老师[，,：:]|(?:ok(?:ay)?|yes|sure),?\s+(?:teacher|sir|miss)\b)"
-    r"|^\W*(?:我(?:已经)?(?:完成|做完|写完)了|I(?:'ve|\s+have)\s+(?:already\s+)?(?:completed|finished|done)\b)",
+    r"|^\W*(?:我(?:已经)?(?:完成|做完|写完)了|I(?:'ve|\s+have)\s+(?:already\s+)?(?:completed|finished|done)\b)"
+    # the student's promise, in the first person ("我会在下一次任务中再次展示我运行的代码", seen on the model)
+    r"|我(?:会|将|再)[^。！？\n]{0,16}(?:我的|我运行的)|\bI(?:'ll|\s+will)\s+(?:show|upload|share|send)\s+(?:you\s+)?my\b",
     re.I,
 )
 """A reply in the student's voice, to the teacher ("好的，老师。我完成了 task_2_2", seen on the embedded model)."""
