@@ -117,7 +117,7 @@ async def choose_models(director: Director, tasks: list[Task], data: ProblemData
                 model = TaskModel(task=task, status="could_not", reasons=reasons, tries=attempt)
                 continue
             params = _table_named(parse_choice(raw), data)
-            reasons = FAMILIES[params.family].check(data, params)
+            reasons = FAMILIES[params.family].supports(data, params)
             model = TaskModel(
                 task=task, status="could_not" if reasons else "chosen", family=params.family,
                 params=params.model_dump(), reasons=reasons, tries=attempt,

@@ -134,10 +134,21 @@ class Family:
     answers: ClassVar[frozenset[Asks]]
     Params: ClassVar[type[FamilyParams]]
     outputs: ClassVar[tuple[str, ...]] = ()
+    subject: ClassVar[tuple[str, ...]] = ()
+    """Words (English and Chinese, matched without case) one of which the statement must use for the family to fit
+    at all (a predator–prey model for a problem that names no predator or prey fits no task of it: seen on the
+    embedded model, Lotka–Volterra on a herd's counts by age); () when the data alone decide."""
 
     def check(self, data: ProblemData, params: Any) -> list[str]:
         """Why `data` (its tables and statement) does not support this family with `params`; [] when it does."""
         raise NotImplementedError
+
+    def supports(self, data: ProblemData, params: Any) -> list[str]:
+        """Why this family does not fit the problem: the statement names none of its `subject`, or its own `check`."""
+        text = data.statement.casefold()
+        if self.subject and not any(word.casefold() in text for word in self.subject):
+            return [f"the problem names none of what {self.title[0]} models ({', '.join(self.subject[:4])} …)"]
+        return self.check(data, params)
 
     def sentences(self, result: dict[str, Any], *, lang: str) -> list[str]:
         """What code can say about a result (the JSON the script wrote), each number as the file holds it."""

@@ -25,6 +25,7 @@ class LotkaVolterra(Family):
     answers = frozenset({"estimate", "forecast", "number", "explanation"})
     Params = LotkaVolterraParams
     outputs = ("alpha", "beta", "gamma", "delta", "period")
+    subject = ("predator", "prey", "捕食", "猎物", "天敌", "被捕食")
 
     def check(self, data: ProblemData, params: Any) -> list[str]:
         p = LotkaVolterraParams.model_validate(params)
@@ -62,6 +63,7 @@ class Pharmacokinetics(Family):
     answers = frozenset({"estimate", "number", "forecast", "explanation"})
     Params = PharmacokineticsParams
     outputs = ("ka", "ke", "half_life", "cmax", "tmax")
+    subject = ("drug", "dose", "concentration", "plasma", "药", "剂量", "浓度", "血")
 
     def check(self, data: ProblemData, params: Any) -> list[str]:
         p = PharmacokineticsParams.model_validate(params)
@@ -104,6 +106,20 @@ class Sir(Family):
     answers = frozenset({"estimate", "forecast", "number", "explanation"})
     Params = SirParams
     outputs = ("beta", "gamma", "r0", "peak_day")
+    subject = (
+        "infect",
+        "epidemic",
+        "disease",
+        "outbreak",
+        "flu",
+        "virus",
+        "感染",
+        "传染",
+        "疫情",
+        "流感",
+        "病毒",
+        "疾病",
+    )
 
     def check(self, data: ProblemData, params: Any) -> list[str]:
         p = SirParams.model_validate(params)
