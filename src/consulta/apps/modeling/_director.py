@@ -27,6 +27,7 @@ scripts are the code the code_runs gate runs and their results what the later ga
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -120,6 +121,18 @@ class Escalation(Exception):
 
 class Stopped(Exception):
     """The person chose to stop the run at an escalation."""
+
+
+def rejection_shows_evidence(reasons: list[str], names: set[str]) -> bool:
+    """Whether a REJECTED verdict's reasons show evidence: one of them names a file of the workspace (`names`) and is
+    a finished sentence (seen on the embedded model, three times in a run: "The file 'clean_data.py' is not correct.
+    It should be named 'clean_data.py' and", cut at its length limit, which stopped a sound run for the person)."""
+    return any(
+        name in reason and re.search(r"[.!?。！？)）]\s*$", reason.strip()) is not None
+        for reason in reasons
+        for name in names
+        if not re.search(rf"named\s+['\"`]?{re.escape(name)}", reason)  # "should be named X" of X itself says nothing
+    )
 
 
 class Director:
@@ -586,8 +599,8 @@ class Director:
         ledger(self.store, self.call, self.ws, key, request, started=began[0], clock=began[1], **fields)
 
     def _validator_check(self, answer: TeamAnswer) -> None:
-        """A REJECTED verdict must show its evidence: a reason naming a file of the workspace (else the validator is
-        asked again with this error; an answer that never fits is CONDITIONAL, see `answer`)."""
+        """A REJECTED verdict must show its evidence (`rejection_shows_evidence`; else the validator is asked again
+        with this error; an answer that never fits is CONDITIONAL, see `answer`)."""
         if not isinstance(answer, ValidatorWork) or answer.status != "REJECTED":
             return
         names = {
@@ -596,11 +609,11 @@ class Director:
             for p in (self.ws / folder).glob("*")
             if p.is_file()
         }
-        if not any(name in reason for reason in answer.reasons for name in names):
+        if not rejection_shows_evidence(answer.reasons, names):
             raise ValueError(
                 "REJECTED needs evidence: name the file that is wrong (one of: "
                 + ", ".join(sorted(names)[:12])
-                + ") and say what is wrong in it; "
+                + ") and say what is wrong in it, in a finished sentence; "
                 "if nothing is wrong, answer APPROVED, or CONDITIONAL with what to improve."
             )
 
