@@ -49,7 +49,12 @@ reading_problems = _eval_tutor().reading_problems
             "said back",
         ),
         ("Consult an expert to explain the how parameter of merge.", "What is how=?", "en", "meant for the model"),
-        ("好的，我明白了。我会在下一次任务中再次展示我运行的代码和输出。", "我做完了", "zh-CN", "speaks as the student"),
+        (
+            "好的，我明白了。我会在下一次任务中再次展示我运行的代码和输出。",
+            "我做完了",
+            "zh-CN",
+            "speaks as the student",
+        ),
         ("The file has the columns the task needs, so you can start.", "我可以开始了吗？", "zh-CN", "language"),
         ("你可以开始了，这个文件有任务需要的列。", "Can I start?", "en", "language"),
     ],
