@@ -113,9 +113,6 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
         return SuitabilityJudgment(**verdict.model_dump(), recommended_next_step=step)
 
     def complete_data(request: ConsultRequest, facts: dict[str, Any], output: ExpertOutput) -> ExpertOutput:
-        if isinstance(output, SuitabilityJudgment):
-            verdict = facts["verdict"]
-            return output.model_copy(update=verdict.model_dump())  # the model wrote recommended_next_step only
         if isinstance(output, ValidationReport) and not facts.get("evidence_has_code"):
             return output.model_copy(
                 update={
