@@ -53,12 +53,9 @@ def consult(c: Consultant, request: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_example_1_the_verdict_is_the_codes(tmp_path: Path, uploads: Path) -> None:
-    # The checks' verdict and the step that follows from it are code's whole answer: the model is not asked (a model
-    # that would call the data fine is never heard).
-    prose = final(
-        is_suitable=True, blocking_issues=[], warning_issues=[], evidence=[], recommended_next_step="Go ahead."
-    )
-    c = consultant(tmp_path, uploads, [prose])
+    # The checks' verdict and the step that follows from it are code's whole answer: the model is not asked (the
+    # scripted model has nothing to say, and a request to it would fail the test).
+    c = consultant(tmp_path, uploads, [])
     result = consult(c, SEED_EXAMPLES[0])
     out = result["expert_output"]
     assert out["is_suitable"] is False
@@ -154,16 +151,13 @@ def test_uploads_outside_the_folder_or_missing_are_refused(
 
 def test_with_no_file_named_the_only_upload_is_inspected_and_two_need_a_name(tmp_path: Path, uploads: Path) -> None:
     unnamed = {**SEED_EXAMPLES[0], "context": {"task_id": "task_2_1"}}
-    prose = final(
-        is_suitable=True, blocking_issues=[], warning_issues=[], evidence=[], recommended_next_step="Upload more rows."
-    )
-    c = consultant(tmp_path, uploads, [prose])
+    c = consultant(tmp_path, uploads, [])
     result = consult(c, unnamed)
     assert result["expert_output"]["is_suitable"] is False
     (kept,) = c.store.list_consultations()
     assert kept.request["context"]["file_name"] == "student_data.csv"  # the ledger keeps the completed request
     (uploads / "cities.csv").write_text("city\nParis\n", encoding="utf-8")
-    c = consultant(tmp_path, uploads, [prose])
+    c = consultant(tmp_path, uploads, [])
     with pytest.raises(ToolError) as refused:
         consult(c, unnamed)
     assert refused.value.error_code == "missing_required_field" and "cities.csv, student_data.csv" in (
@@ -265,10 +259,7 @@ def test_a_packet_before_the_upload_was_inspected_is_refused_with_the_call_to_ma
     from consulta.runtime import Agent
     from consulta.runtime._engine import load_messages
 
-    prose = final(
-        is_suitable=True, blocking_issues=[], warning_issues=[], evidence=[], recommended_next_step="换一个数据集。"
-    )
-    c = consultant(tmp_path, uploads, [prose])
+    c = consultant(tmp_path, uploads, [])
     orchestrator = Agent(
         app="tutor",
         instructions="Plan.",
@@ -301,10 +292,7 @@ def test_a_packet_resting_on_an_uninspected_upload_gets_it_inspected_and_its_rul
     from consulta.runtime import Agent, RunStatus
     from consulta.runtime._engine import load_messages
 
-    prose = final(
-        is_suitable=True, blocking_issues=[], warning_issues=[], evidence=[], recommended_next_step="Upload more rows."
-    )
-    c = consultant(tmp_path, uploads, [prose])
+    c = consultant(tmp_path, uploads, [])
     packet_tool = tutor.submit_packet_tool(c.store, uploads=uploads, inspect=c.consult)
     orchestrator = Agent(app="tutor", instructions="Plan the session.", tools=(consult_expert_tool(c), packet_tool))
     hasty = {"task_id": "task_2_1", "task_status": "in_progress", "guidance_for_ca": "Start with df.head()."}
