@@ -34,13 +34,14 @@ def listed(client: TestClient, headers: dict[str, str]) -> list[tuple[str, int]]
 
 
 def inspected(client: TestClient, headers: dict[str, str]) -> dict[str, Any]:
-    """Start a turn (the orchestrator's data inspector opens student_data.csv) and return what its consult_expert
-    call returned (the run's record)."""
+    """Start a turn (the orchestrator's data inspector opens student_data.csv) and return what its first
+    consult_expert call returned (the run's record): the runtime's first look when the session has a file, else the
+    scripted model's."""
     run = client.post("/api/runs", headers=headers, json={"prompt": PROMPT}).json()
     run_status(client, headers, run["id"], "finished", "failed")
     store = client.app.state.host.store  # type: ignore[attr-defined]
-    (call,) = [c for c in store.list_tool_calls(run["id"]) if c.tool_name == "consult_expert"]
-    return call.result
+    calls = [c for c in store.list_tool_calls(run["id"]) if c.tool_name == "consult_expert"]
+    return calls[0].result
 
 
 def test_web_sessions_cannot_list_read_replace_or_use_each_others_upload(tmp_path: Path, client: TestClient) -> None:

@@ -1,5 +1,6 @@
 """An MCP client's `consult_expert` call is a tool call of its session's run, as inside the runtime: the consultation
-is kept on that run, the expert's run nests under it (in its trace), and the per-task budget applies."""
+is kept on that run, the expert's run nests under it (in its trace), and the per-task budget applies; asking again
+for the inspection of an unchanged file is answered from the one on record."""
 
 from __future__ import annotations
 
@@ -39,21 +40,25 @@ def test_consult_expert_over_mcp_is_kept_on_the_sessions_run_within_its_budget(t
         )
         request = scripted_consultation(Path(script))
     server = build_server(app="tutor", settings=settings)
-    upload = {
-        "name": request["context"]["file_name"],
-        "content": "name,score\n" + "".join(f"s{i},{i}\n" for i in range(5)),
-    }
+    names = ["a.csv", "b.csv", "c.csv", "d.csv"]
+    content = "name,score\n" + "".join(f"s{i},{i}\n" for i in range(5))
+
+    def inspection(name: str) -> dict[str, Any]:
+        return {**request, "context": {**request["context"], "file_name": name}}
 
     async def scenario() -> list[dict[str, Any]]:
         async with Client(server) as client:
-            assert (await call(client, "upload_dataset", upload))["ok"] is True
-            return [await call(client, "consult_expert", request) for _ in range(4)]
+            for name in names:
+                assert (await call(client, "upload_dataset", {"name": name, "content": content}))["ok"] is True
+            asked = [await call(client, "consult_expert", inspection(name)) for name in names]
+            return [*asked, await call(client, "consult_expert", inspection("a.csv"))]
 
-    *done, refused = asyncio.run(scenario())
+    *done, refused, again = asyncio.run(scenario())
     assert all(r["consultation_id"].startswith("consult_") for r in done)
     assert (
         refused["ok"] is False and refused["error_code"] == "consultation_budget_exceeded"
     )  # the tutor allows 3 per task
+    assert again == done[0]  # the unchanged file's standing inspection answers again: no fourth consultation
     store = Store(settings.database_url)
     try:
         (session,) = [r for r in store.list_runs(app="tutor") if r.external]

@@ -13,7 +13,14 @@ from typing import Any
 
 from pydantic import Field
 
-from ...asks import CONSULT_EXPERT_TOOL_NAME, Consultant, RuleBook, consult_expert_tool
+from ...asks import (
+    CONSULT_EXPERT_TOOL_NAME,
+    BindingRuleTriggered,
+    Consultant,
+    ConsultResult,
+    RuleBook,
+    consult_expert_tool,
+)
 from ...i18n import catalog, t
 from ...runtime import (
     Agent,
@@ -223,14 +230,46 @@ def build_agent(options: TutorOptions, env: AppEnv) -> Agent:
         instructions=instructions,
         tools=(
             # a concept question or a request for the solution opens with the explainer's consultation
-            replace(_validates_shown_work(consult_expert_tool(consultant), env.store), opens_turn=True),
+            replace(
+                _standing_inspections(
+                    _validates_shown_work(consult_expert_tool(consultant), env.store), env.store, folder
+                ),
+                opens_turn=True,
+            ),
             submit_packet_tool(env.store, uploads=folder, inspect=consultant.consult),
         ),
-        first_look=first_consultation(catalog),
+        first_look=first_consultation(catalog, folder),
         tool_choice=_plan_steps(env.store, folder),
         question_timeout=options.question_timeout,
         options=_recorded(options, env),
     )
+
+
+def _standing_inspections(tool: ToolDef, store: Store, uploads: Path) -> ToolDef:
+    """`consult_expert` that answers the inspection of a file for a task from the thread's standing inspection of it
+    (the file unchanged since), as that consultation's result: no second consultation of the same file for the same
+    task, none counted against the task's budget."""
+
+    async def consult_expert(**arguments: Any) -> Any:
+        call = current_tool_call()
+        context = arguments.get("context") if isinstance(arguments.get("context"), dict) else {}
+        asked = (str(context.get("file_name")), str(context.get("task_id")))
+        if call is not None and arguments.get("expected_output_type") == "suitability_judgment":
+            for c in standing_consultations(store, call.run_id, uploads):
+                if c.request.get("expected_output_type") == "suitability_judgment" and asked == (
+                    str(c.request["context"].get("file_name")),
+                    str(c.request["context"].get("task_id")),
+                ):
+                    return ConsultResult(
+                        consultation_id=c.id,
+                        expert_id=c.expert_id,
+                        expert_output=c.expert_output or {},
+                        binding_rules_triggered=[BindingRuleTriggered.model_validate(r) for r in c.binding_rules],
+                        instruction_updates=c.instruction_updates,
+                    ).model_dump(mode="json")
+        return await tool.function(**arguments)
+
+    return replace(tool, function=consult_expert)
 
 
 def _validates_shown_work(tool: ToolDef, store: Store) -> ToolDef:

@@ -3,17 +3,22 @@
 A question about a concept ("I don't understand what the how parameter of merge does", "groupby 到底是怎么工作的") and
 a request for the solution ("just give me the code for task_2_4", "直接把答案代码发给我") are both answered by
 explaining the idea, never by code: the runtime opens the turn by consulting the concept explainer itself (the
-orchestrator's first look), so the packet the assistant is handed carries an explanation to guide from. An error or a
-claim that a task is done is the data inspector's, and is left to the orchestrator.
+orchestrator's first look), so the packet the assistant is handed carries an explanation to guide from. Words that
+name a task while files are uploaded open with the inspection of each file for that task (code's verdict: no model
+request), which the packet would need anyway. An error or a claim that a task is done is the data inspector's, and is
+left to the orchestrator.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Literal
 
 from ...asks import CONSULT_EXPERT_TOOL_NAME
+from ._datasets import uploaded_files
+from ._packet import inspection_request
 from ._tasks import Task, TaskCatalog
 
 __all__ = ["first_consultation", "shows_work", "what_is_asked"]
@@ -61,25 +66,37 @@ def shows_work(words: str) -> bool:
     return _WORK.search(words) is not None
 
 
+def _named_task(words: str, catalog: TaskCatalog) -> Task | None:
+    """The first task of the catalog the words name by its id ("task_2_3", "task 2.3")."""
+    ids = {t.id: t for t in catalog.tasks}
+    return next((task for major, minor in _TASK.findall(words) if (task := ids.get(f"task_{major}_{minor}"))), None)
+
+
 def _task_of(words: str, catalog: TaskCatalog) -> Task | None:
     """The task the words name ("task_2_3"), else the one task whose objectives name a word they use ("merge")."""
-    ids = {t.id: t for t in catalog.tasks}
-    for major, minor in _TASK.findall(words):
-        if (task := ids.get(f"task_{major}_{minor}")) is not None:
-            return task
+    if (task := _named_task(words, catalog)) is not None:
+        return task
     said = {w.casefold() for w in _WORD.findall(words) if len(w) >= 4} - _COMMON
     fits = [t for t in catalog.tasks if said & {w.casefold() for w in _WORD.findall(t.learning_objectives)}]
     return fits[0] if len(fits) == 1 else None
 
 
-def first_consultation(catalog: TaskCatalog) -> Callable[[str], list[tuple[str, dict[str, Any]]]]:
+def first_consultation(
+    catalog: TaskCatalog, uploads: Path | None = None
+) -> Callable[[str], list[tuple[str, dict[str, Any]]]]:
     """The orchestrator's first look: for a concept question or a request for the solution about a task the words
-    point at, the consultation of the concept explainer (the student's words as the question); else nothing."""
+    point at, the consultation of the concept explainer (the student's words as the question); else, when the words
+    name a task and `uploads` holds files, the inspection of each file for that task (a file with a standing
+    inspection is answered from it: see the orchestrator's `consult_expert`); else nothing."""
 
     def first_look(words: str) -> list[tuple[str, dict[str, Any]]]:
         asked = what_is_asked(words)
-        task = _task_of(words, catalog) if asked else None
-        if asked is None or task is None:
+        if asked is None:
+            named = _named_task(words, catalog)
+            files = uploaded_files(uploads) if uploads is not None and named is not None else []
+            return [(CONSULT_EXPERT_TOOL_NAME, inspection_request(f, named.id)) for f in files if named is not None]
+        task = _task_of(words, catalog)
+        if task is None:
             return []
         why = (
             "The student asks for the solution; explain the idea behind it so the tutor can guide without code."
