@@ -145,7 +145,7 @@ def test_the_assistant_is_asked_with_the_students_words_and_the_packet_as_notes(
         "- Task task_2_1: NOT YET: it cannot be started yet" in asked
         and "needs: at least 100 rows; columns name, age, city." in asked
     )
-    assert "- Say: Only 60 rows." in asked and "- Do not start: analysis." in asked
+    assert "- Say: Only 60 rows." in asked and "- The analysis step cannot start yet." in asked
     assert "in English" in tutor.ca_request(packet, student="Can I start?", lang="en")
     assert "in Chinese" in tutor.ca_request(packet, student="Can I start?", lang="zh-CN")
 

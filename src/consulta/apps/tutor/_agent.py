@@ -174,7 +174,9 @@ def packet_brief(packet: InstructionPacket, task: Task | None = None) -> str:
     if packet.mention_to_student:
         lines.append("Say: " + " ".join(packet.mention_to_student))
     if packet.blocked_steps:
-        lines.append("Do not start: " + ", ".join(packet.blocked_steps) + ".")
+        # a sentence the student may read as it is (seen: "Do not start: analysis." copied into replies)
+        steps = ", ".join(packet.blocked_steps)
+        lines.append(f"The {steps} step{'s' if len(packet.blocked_steps) > 1 else ''} cannot start yet.")
     return "\n".join(f"- {line}" for line in lines)
 
 
