@@ -560,10 +560,13 @@ _FOR_THE_MODEL = re.compile(
     r"here is (?:the|my) (?:reply|response)|回复应为|\b(?:mention_to_student|task_status|instruction[_ ]packet|"
     r"binding[_ ]rules?|expected_output_type|consult_expert|submit_\w+|orchestrator)\b|"
     r"(?<![\w./-])[a-z\u4e00-\u9fff]+_(?:inspector|explainer|validator|diagnos\w*|expert)\b|"
-    r"\b(?:consult|ask)\s+(?:an?\s+|the\s+)?experts?\b|(?:咨询|请教)专家",
+    r"\b(?:consult|ask)\s+(?:an?\s+|the\s+)?experts?\b|(?:咨询|请教)专家|"
+    r"\b(?:data|concept)\s+(?:inspector|explainer)s?\b|suitability\s+judge?ment|"
+    r"(?:数据|概念)(?:检查|检验|审查|解释|讲解)(?:员|器)|适合(?:性)?的?判断",
     re.IGNORECASE,
 )
-"""Words meant for the model, or the app's inner names (an expert's id such as data_inspector or 数据_inspector)."""
+"""Words meant for the model, or the app's inner names (an expert's id such as data_inspector or 数据_inspector, or
+said in words: "the data inspector", 数据检查员)."""
 _OF_THE_STUDENT = re.compile(
     r"\bthe student(?:'s)?\b|(?:提醒|告诉|指导|帮助|通知|让|请)学生|学生(?:可以|需要|应该|应当|已经|必须|还|的任务)",
     re.IGNORECASE,

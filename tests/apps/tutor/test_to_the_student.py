@@ -211,6 +211,9 @@ def test_a_reply_about_the_student_that_holds_the_retry_prompt_is_replaced_by_co
         # an expert's id (seen: eval_tutor, start_ok_zh)
         ("你可以先向数据_inspector 询问一下数据是否合适。", "我可以开始了吗？", "zh-CN"),
         ("Ask the data_inspector whether your file is suitable.", "Can I start?", "en"),
+        # the expert in words (seen: eval_tutor, wine_error_zh)
+        ("好的，你可以先向数据检查员询问一个适合的判断。", "我的代码报错了", "zh-CN"),
+        ("First ask the data inspector for a suitability judgement.", "My code fails", "en"),
         # the student's voice (seen: claim_bare_zh)
         ("好的，老师。我完成了 task_2_2，平均年龄已经算出来了。", "我做完了 task_2_2", "zh-CN"),
         ("I have completed task_2_2 and computed the mean age.", "I finished task_2_2", "en"),

@@ -495,11 +495,15 @@ def _to_the_student(packet: InstructionPacket | None, findings: Findings) -> Rep
 _INNER_NAMES = re.compile(
     "|".join(rf"\b{a}_{b}\b|[\u4e00-\u9fff]+_{b}\b" for a, b in (i.split("_", 1) for i in EXPERT_IDS))
     # the orchestrator's own step said to the student (seen: "Consult an expert to explain the how parameter")
-    + r"|\b(?:consult|ask)\s+(?:an?\s+|the\s+)?experts?\b|(?:咨询|请教|询问)(?:一下|一位)?专家",
+    + r"|\b(?:consult|ask)\s+(?:an?\s+|the\s+)?experts?\b|(?:咨询|请教|询问)(?:一下|一位)?专家"
+    # an expert or its output type in words, either language (seen: "你可以先向数据检查员询问一个适合的判断")
+    + r"|\bdata\s+inspector\b|\bconcept\s+explainer\b|\bsuitability\s+judge?ment\b"
+    + r"|数据(?:检查|检验|审查|检察)(?:员|器|专家)|概念(?:解释|讲解)(?:员|器|专家)|适合(?:性)?的?判断",
     re.I,
 )
 """An expert's id in a reply (data_inspector), or half of it glued to Chinese (数据_inspector, seen on
-the embedded model): the app's inner names, not words for the student."""
+the embedded model), or the expert or its output named in words (数据检查员): the app's inner names, not words for
+the student."""
 
 
 _AS_THE_STUDENT = re.compile(
