@@ -165,8 +165,13 @@ def test_code_s_reply_says_what_code_found_in_the_students_language() -> None:
     assert "有 2 行重复" in zh and "运行的代码" in zh and "student" not in zh
     en = tutor.packet_reply(packet, "en", findings)
     assert "2 duplicate row(s)" in en and "Show the code you ran" in en and "student" not in en
-    assert "should show the code" in tutor.packet_reply(packet, "en")  # nothing found by code: the packet's words
-    assert "student" not in tutor.packet_reply(packet, "zh-CN")  # ... only in the student's language
+    assert "student" not in tutor.packet_reply(packet, "zh-CN")  # the packet's words only in the student's language
+    assert "student" not in tutor.packet_reply(packet, "en")  # ... and only said to them, not of them
+    said = packet.model_copy(update={"mention_to_student": ["Show me the code you ran.", "请给我看你运行的代码。"]})
+    assert "Show me the code you ran." in tutor.packet_reply(said, "en")  # nothing found by code: the packet's words
+    assert "请给我看你运行的代码。" in tutor.packet_reply(said, "zh-CN")
+    inner = packet.model_copy(update={"mention_to_student": ["Consult an expert to explain the how parameter."]})
+    assert "expert" not in tutor.packet_reply(inner, "en")  # seen on the model (concept_en): the orchestrator's step
 
 
 def test_a_reply_with_code_is_replaced_by_codes_reply_not_failed(tmp_path: Path, run_once) -> None:  # noqa: ANN001

@@ -105,7 +105,8 @@ class TutorOptions(AppOptions):
 class Findings:
     """What the consultations a packet rests on found, in code's words: the dataset's issues for the packet's task
     and the binding rules that fired. Code's reply says them in the student's language; the packet's
-    `mention_to_student` is the model's words, said only when code found nothing and they are in that language."""
+    `mention_to_student` is the model's words, said only when code found nothing and they are in that language and
+    meant for the student (`_sayable`)."""
 
     issues: tuple[str, ...] = ()
     rules: tuple[str, ...] = ()
@@ -128,7 +129,15 @@ class Findings:
         said += [t(key, lang) for r in self.rules if (key := f"tutor.rule.{r}") in catalog(lang)]
         if said:
             return ("" if lang == "zh-CN" else " ").join(said)
-        return " ".join(m for m in packet.mention_to_student if (reply_lang(m, "en") == "zh-CN") == (lang == "zh-CN"))
+        return " ".join(m for m in packet.mention_to_student if _sayable(m, lang))
+
+
+def _sayable(mention: str, lang: str) -> bool:
+    """Whether code's reply may say the model's `mention` line: in `lang`, naming no expert or step of the
+    orchestrator's, not of "the student" (seen: "Consult an expert to explain the how parameter of merge" said to the
+    student when the explainer had failed)."""
+    in_lang = (reply_lang(mention, "en") == "zh-CN") == (lang == "zh-CN")
+    return in_lang and not _INNER_NAMES.search(mention) and not _OF_THE_STUDENT.search(mention)
 
 
 ORCHESTRATOR = """You plan a pandas tutoring session; you never talk to the student yourself. Tasks:
