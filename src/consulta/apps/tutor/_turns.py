@@ -36,6 +36,8 @@ _CONCEPT = re.compile(
     r"没看懂|看不懂|不懂|不明白|不理解|搞不清|什么意思|是什么|怎么工作|如何工作|怎么用|区别|解释",
     re.IGNORECASE,
 )
+_FAILED = re.compile(r"\w*(?:Error|Exception)\b|Traceback|报错|错误", re.IGNORECASE)
+"""An error the student reports: the data inspector's diagnosis, which the orchestrator asks for."""
 _ERROR = re.compile(r"\w*(?:Error|Exception)\b|Traceback|报错|错误|\bfinished\b|\bdone\b|做完|完成了", re.IGNORECASE)
 _WORK = re.compile(
     r"\b(?:finished|done|completed?|solved|submitted|my\s+(?:code|answer|solution|output|result)|it\s+(?:printed|prints|"
@@ -81,20 +83,44 @@ def _task_of(words: str, catalog: TaskCatalog) -> Task | None:
     return fits[0] if len(fits) == 1 else None
 
 
+def _validation_request(words: str, task: Task) -> dict[str, Any]:
+    """The consult_expert request that validates the student's claim that `task` is done (their words, with any code
+    and output in them, as the evidence)."""
+    return {
+        "expert_id": "data_inspector",
+        "question": f"Is the student's work on {task.id} complete and correct?",
+        "context": {
+            "task_id": task.id,
+            "task_requirements": task.requirements,
+            "learning_objectives": task.learning_objectives,
+            "student_evidence": words.strip()[:2000],
+        },
+        "expected_output_type": "validation_report",
+        "scenario_id": "progress_validation",
+        "reasoning": "The student says the task is done; the packet may call it done only on a valid validation.",
+    }
+
+
 def first_consultation(
     catalog: TaskCatalog, uploads: Path | None = None
 ) -> Callable[[str], list[tuple[str, dict[str, Any]]]]:
     """The orchestrator's first look: for a concept question or a request for the solution about a task the words
     point at, the consultation of the concept explainer (the student's words as the question); else, when the words
-    name a task and `uploads` holds files, the inspection of each file for that task (a file with a standing
-    inspection is answered from it: see the orchestrator's `consult_expert`); else nothing."""
+    name a task: the validation of the student's work if they say it is done or show it (and report no error), and
+    the inspection of each file in `uploads` for that task (a file with a standing inspection is answered from it:
+    see the orchestrator's `consult_expert`); else nothing."""
 
     def first_look(words: str) -> list[tuple[str, dict[str, Any]]]:
         asked = what_is_asked(words)
         if asked is None:
             named = _named_task(words, catalog)
-            files = uploaded_files(uploads) if uploads is not None and named is not None else []
-            return [(CONSULT_EXPERT_TOOL_NAME, inspection_request(f, named.id)) for f in files if named is not None]
+            if named is None:
+                return []
+            files = uploaded_files(uploads) if uploads is not None else []
+            opening = [(CONSULT_EXPERT_TOOL_NAME, inspection_request(f, named.id)) for f in files]
+            if shows_work(words) and not _FAILED.search(words):
+                opening.insert(0, (CONSULT_EXPERT_TOOL_NAME, _validation_request(words, named)))
+            return opening
         task = _task_of(words, catalog)
         if task is None:
             return []
