@@ -228,6 +228,8 @@ def test_a_reply_about_the_student_that_holds_the_retry_prompt_is_replaced_by_co
             "zh-CN",
         ),  # claim_bare_zh
         ("OK. I will show you my code next time.", "I finished task_2_2", "en"),
+        ("好的，我明白了。我会在下一次任务中再次尝试。", "老师，task_2_2 我做完了", "zh-CN"),  # claim_bare_zh
+        ("OK, I understand. I will try again next time.", "I finished task_2_2", "en"),
         # the orchestrator's step said to the student (seen: concept_en)
         ("Consult an expert to explain the how parameter of merge.", "What does how= do in merge?", "en"),
         ("你可以咨询专家来解释 merge 的 how 参数。", "merge 的 how 参数是什么？", "zh-CN"),
