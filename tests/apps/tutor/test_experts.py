@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from consulta.apps import tutor
+from consulta.apps.tutor._experts import student_code
 from consulta.asks import Consultant, RuleBook, missing_updates
 from consulta.models import ScriptedModel
 from consulta.runtime import Store, ToolError
@@ -129,6 +130,62 @@ def test_evidence_with_code_is_run_on_the_students_data(tmp_path: Path, uploads:
     claims = dict(is_valid=True, validation_details="Ran it.", missing_elements=[], recommended_action="Next task.")
     result = consult(consultant(tmp_path, uploads, [final(**claims)]), request)
     assert result["expert_output"]["is_valid"] is False  # it raised KeyError on the real file
+
+
+@pytest.mark.parametrize(
+    ("words", "code"),
+    [
+        (
+            "task_2_4 做完了。我的代码：\nprint(df.groupby('city')['age'].mean())\n输出：Lima 35.0, Oslo 34.0",
+            "print(df.groupby('city')['age'].mean())",
+        ),  # seen on the model: the whole message was run, a SyntaxError, and the work judged not shown
+        (
+            "I finished task_2_2. My code:\nimport pandas as pd\ndf = pd.read_csv('people.csv')\nprint(df['age'].mean())\n"
+            "It printed 34.5.",
+            "import pandas as pd\ndf = pd.read_csv('people.csv')\nprint(df['age'].mean())",
+        ),
+        ("我的代码：print(df['age'].mean())，输出 34.5", "print(df['age'].mean())"),
+        ("I used `df.groupby('city')['age'].mean()` and it worked", "df.groupby('city')['age'].mean()"),
+        ("Here:\n```python\nx = df.age\nprint(x.mean())\n```\nIt printed 3", "x = df.age\nprint(x.mean())"),
+        ("Done\nprint(df.head())\nDone", "print(df.head())"),
+        ("I finished task_2_4: I used groupby to get the mean age per city.", ""),
+        ("我成功使用groupby()计算了每个城市的平均年龄", ""),
+    ],
+)
+def test_the_code_in_a_students_words_is_what_runs(words: str, code: str) -> None:
+    assert student_code(words) == code
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-CN"])
+def test_work_that_runs_clean_and_holds_the_tasks_solution_is_validated_by_code(
+    tmp_path: Path, uploads: Path, lang: str
+) -> None:
+    """The code ran in the sandbox on the student's file, printed, and is the task's own way of doing it: valid,
+    code's whole answer (no model request; seen on the embedded model: such work judged "not enough evidence")."""
+    (uploads / "student_data.csv").write_text("name,city,age\nAda,Paris,30\nBo,Rome,40\nCy,Paris,50\n", "utf-8")
+    words = "task_2_4 做完了。我的代码：\nprint(df.groupby('city')['age'].mean())\n输出：Paris 40.0, Rome 40.0"
+    request = {**SEED_EXAMPLES[3], "context": {**SEED_EXAMPLES[3]["context"], "student_evidence": words}}
+    with resources.as_file(tutor.BINDING_RULES) as rules:
+        book = RuleBook.load(rules)
+    c = Consultant(
+        store=Store(f"sqlite:///{tmp_path}/consulta.db"),
+        experts=tutor.tutor_experts(catalog=tutor.load_catalog(), uploads=uploads, lang=lang),
+        rules=book,
+        resolve_model=lambda spec: ScriptedModel([]),
+        model="scripted",
+    )
+    result = consult(c, request)
+    out = result["expert_output"]
+    assert out["is_valid"] is True and out["missing_elements"] == [] and result["binding_rules_triggered"] == []
+    assert "Paris 40.0" in out["validation_details"] and "task_2_4" in out["recommended_action"]
+    assert ("代码运行无错误" in out["validation_details"]) == (lang == "zh-CN")
+    (record,) = c.store.list_consultations(limit=10)
+    assert record.attempts == 0
+    # another way that prints something: the model's to judge (here it says valid; the run shows it)
+    other = {**request, "context": {**request["context"], "student_evidence": "print(df.pivot_table('age', 'city'))"}}
+    judged = dict(is_valid=True, validation_details="Pivot.", missing_elements=[], recommended_action="Next.")
+    c.resolve_model = lambda spec: ScriptedModel([final(**judged)])
+    assert consult(c, other)["expert_output"]["validation_details"] == "Pivot."
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,52 @@ EXPERT_IDS = ("data_inspector", "concept_explainer")
 """The tutor's experts, as the orchestrator names them (never said to the student)."""
 
 _CODE = re.compile(r"\b(df|pd)\b[\w.\[\]'\"()]*\(|\.groupby\(|\.merge\(|read_csv\(")
+
+
+_FENCED = re.compile(r"```(?:python|py)?\s*\n(.*?)```", re.S | re.I)
+_INLINE = re.compile(r"`([^`\n]+)`")
+_PROSE_LEAD = re.compile(r"^[^\n]*?[:：]\s*(?=\S)")
+"""A line's lead-in before its code ("My code: print(…)", "我的代码：print(…)")."""
+
+
+def student_code(evidence: str) -> str:
+    """The code in a student's words, to run (their prose would not: "task_2_4 做完了。我的代码：…" is a SyntaxError):
+    their fenced blocks, else the longest run of lines that parses as Python and calls code (a line's lead-in before a
+    colon and prose after its last call taken off, lines of one bare word left out), else their inline `code`; ""
+    when there is none."""
+    fenced = [block.strip() for block in _FENCED.findall(evidence)]
+    if fenced:
+        return "\n\n".join(fenced)
+    lines = [_code_part(line) for line in evidence.splitlines()[:80]]
+    best = ""
+    for start in range(len(lines)):
+        for end in range(len(lines), start, -1):
+            block = "\n".join(line for line in lines[start:end] if line is not None)
+            if len(block) > len(best) and _CODE.search(block) and _parses(block):
+                best = block
+                break
+    if best:
+        return best
+    return "\n".join(c for c in _INLINE.findall(evidence) if _CODE.search(c) and _parses(c))
+
+
+def _code_part(line: str) -> str | None:
+    """The line as code: itself, or what follows its lead-in, whichever parses; None for prose or one bare word."""
+    for whole in (line.rstrip(), _PROSE_LEAD.sub("", line, count=1).rstrip()):
+        # the line, then its longest start that ends a call or an index ("print(df.age.mean())，输出 34.5")
+        cuts = [whole] + [whole[: i + 1] for i in range(len(whole) - 1, 0, -1) if whole[i] in ")]"]
+        for candidate in cuts:
+            if candidate.strip() and not re.fullmatch(r"\s*\w+\s*", candidate) and _parses(candidate.strip()):
+                return candidate
+    return None if line.strip() else ""
+
+
+def _parses(code: str) -> bool:
+    try:
+        ast.parse(code)
+    except (SyntaxError, ValueError):
+        return False
+    return True
 
 
 def _texts(output: ExpertOutput) -> str:
@@ -60,7 +107,8 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
                 return {"task": task.requirements, "dataset": facts, "verdict": verdict}
             case "error_diagnosis":
                 path = the_file(request)
-                snippet = request.context.student_code_snippet or ""
+                given = request.context.student_code_snippet or ""
+                snippet = student_code(given) or given  # the code of it, when prose came with it
                 columns = [str(c) for c in open_dataset(path).columns] if path else []
                 try:
                     ran = run_python(
@@ -78,16 +126,14 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
                     "columns": columns,
                 }
             case _:
-                evidence = request.context.student_evidence or ""
-                facts: dict[str, Any] = {
-                    "objectives": task.learning_objectives,
-                    "evidence_has_code": bool(_CODE.search(evidence)),
-                }
-                if facts["evidence_has_code"]:
+                code = student_code(request.context.student_evidence or "")
+                facts: dict[str, Any] = {"objectives": task.learning_objectives, "evidence_has_code": bool(code)}
+                if code:
+                    facts["code"] = code
                     path = the_file(request)
                     try:
                         ran = run_python(
-                            evidence,
+                            code,
                             files=[path] if path else [],
                             prelude=load_prelude(path.name) if path else "",
                             limits=limits,
@@ -100,7 +146,11 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
 
     def answer_data(request: ConsultRequest, facts: dict[str, Any]) -> ExpertOutput | None:
         """A suitability judgment is code's whole: the checks' verdict and the step that follows from it (the model
-        wrote only that step, a sentence code can say)."""
+        wrote only that step, a sentence code can say). So is the validation of work whose code ran clean in the
+        sandbox, printed, and holds the task's own solution (its `must_not_reveal`): the work is done, in the way
+        the task asks. Any other validation is the model's to judge."""
+        if request.expected_output_type == "validation_report":
+            return _validated_by_code(request, facts)
         if request.expected_output_type != "suitability_judgment":
             return None
         verdict, task = facts["verdict"], request.context.task_id
@@ -111,6 +161,23 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
             if verdict.warning_issues:
                 step += t("tutor.next_step.mention", lang, issues=say_issues(verdict.warning_issues, lang))
         return SuitabilityJudgment(**verdict.model_dump(), recommended_next_step=step)
+
+    def _validated_by_code(request: ConsultRequest, facts: dict[str, Any]) -> ValidationReport | None:
+        output = str(facts.get("stdout") or "").strip()
+        if facts.get("ran") is not True or facts.get("exception") is not None or not output:
+            return None
+        task = catalog.task(request.context.task_id)
+        method = task.revealed_in(str(facts.get("code") or ""))
+        if method is None:
+            return None
+        return ValidationReport(
+            is_valid=True,
+            validation_details=t(
+                "tutor.validated.details", lang, task=task.id, method=method, output=" ".join(output.split())[:200]
+            ),
+            missing_elements=[],
+            recommended_action=t("tutor.validated.next", lang, task=task.id),
+        )
 
     def complete_data(request: ConsultRequest, facts: dict[str, Any], output: ExpertOutput) -> ExpertOutput:
         if isinstance(output, ValidationReport) and not facts.get("evidence_has_code"):
