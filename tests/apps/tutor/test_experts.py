@@ -72,18 +72,27 @@ def test_example_1_the_verdict_is_the_codes(tmp_path: Path, uploads: Path) -> No
     assert result["instruction_updates"]["blocked_steps"] == ["analysis"]
 
 
-def test_example_2_an_explanation_that_gives_the_merge_away_is_regenerated(tmp_path: Path, uploads: Path) -> None:
+def test_example_2_what_gives_the_merge_away_is_taken_out_and_an_all_answer_explanation_regenerated(
+    tmp_path: Path, uploads: Path
+) -> None:
     leaky = dict(
         concept_name="pandas.merge()",
-        definition="Joins two DataFrames on key columns.",
-        use_cases=["combine tables"],
+        definition="Joins two DataFrames on key columns.\nFor your task: people.merge(cities, on='city').",
+        use_cases=["combine tables", "write on = 'city' to join on the city"],
         simple_example="people.merge(cities, on = 'city')",
         common_pitfalls=["how defaults to inner"],
     )
-    clean = {**leaky, "simple_example": "orders.merge(customers, on='customer_id', how='left')"}
-    c = consultant(tmp_path, uploads, [final(**leaky), final(**clean)])
+    c = consultant(tmp_path, uploads, [final(**leaky)])
     result = consult(c, SEED_EXAMPLES[1])
-    assert result["expert_output"]["simple_example"] == clean["simple_example"]
+    out = result["expert_output"]
+    assert out["definition"] == "Joins two DataFrames on key columns." and out["simple_example"] == ""
+    assert out["use_cases"] == ["combine tables"] and out["common_pitfalls"] == ["how defaults to inner"]
+    assert c.store.get_consultation(result["consultation_id"]).attempts == 1  # no model request to rewrite it
+    all_answer = {**leaky, "definition": "people.merge(cities, on='city')"}
+    clean = {**leaky, "definition": "Joins two DataFrames on key columns.", "simple_example": "a.merge(b, on='id')"}
+    c = consultant(tmp_path, uploads, [final(**all_answer), final(**clean)])
+    result = consult(c, SEED_EXAMPLES[1])
+    assert result["expert_output"]["simple_example"] == "a.merge(b, on='id')"
     assert c.store.get_consultation(result["consultation_id"]).attempts == 2
 
 

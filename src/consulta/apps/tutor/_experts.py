@@ -15,7 +15,15 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ...asks import ConsultRequest, ErrorDiagnosis, Expert, ExpertOutput, SuitabilityJudgment, ValidationReport
+from ...asks import (
+    ConceptExplanation,
+    ConsultRequest,
+    ErrorDiagnosis,
+    Expert,
+    ExpertOutput,
+    SuitabilityJudgment,
+    ValidationReport,
+)
 from ...i18n import t
 from ...sandbox import Limits, SandboxUnavailable, run_python
 from ._datasets import check_dataset, open_dataset, say_issues, upload_path, uploaded_files
@@ -206,6 +214,29 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
                     f"The answer contains the solution ({leaked}); give a direction, not the line of code."
                 )
 
+    def complete_concept(request: ConsultRequest, facts: dict[str, Any], output: ExpertOutput) -> ExpertOutput:
+        """The explanation with what gives the task's answer away taken out: the lines (of the definition, the
+        example) and the list items that hold it. A definition that is all answer is left for the check to refuse
+        (regenerated: nothing of it remains to explain with)."""
+        task = catalog.task(request.context.task_id)
+        if not isinstance(output, ConceptExplanation) or task.revealed_in(_texts(output)) is None:
+            return output
+
+        def kept(text: str) -> str:
+            lines = [line for line in text.splitlines() if task.revealed_in(line) is None]
+            return "\n".join(lines).strip() or text  # all of it the answer: unchanged, the check refuses it
+
+        return output.model_copy(
+            update={
+                "definition": kept(output.definition),
+                "simple_example": "\n".join(
+                    line for line in output.simple_example.splitlines() if task.revealed_in(line) is None
+                ).strip(),
+                "use_cases": [u for u in output.use_cases if task.revealed_in(u) is None],
+                "common_pitfalls": [p for p in output.common_pitfalls if task.revealed_in(p) is None],
+            }
+        )
+
     def check_concept(request: ConsultRequest, facts: dict[str, Any], output: ExpertOutput) -> None:
         task = catalog.task(request.context.task_id)
         if leaked := task.revealed_in(_texts(output)):
@@ -238,6 +269,7 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
             role="You explain pandas concepts to a tutor, clearly and briefly, with an example unrelated to the student's task.",
             output_types=("concept_explanation",),
             inspect=inspect_concept,
+            complete=complete_concept,
             check=check_concept,
         ),
     ]
