@@ -11,6 +11,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from consulta.apps import tutor
+from consulta.i18n import t
 from consulta.runtime import RunStatus
 
 from .test_claims import READY, assistant
@@ -278,3 +279,31 @@ def test_an_explanation_cut_off_at_its_length_limit_is_said_in_whole_sentences()
     said = tutor.packet_reply(packet, "en", cut)
     assert "The how parameter sets the join. 'inner' keeps matching rows." in said
     assert "'left' returns" not in said and "pd.merge(a" not in said
+
+
+@pytest.mark.parametrize(
+    ("student", "reply", "lang", "replaced"),
+    [
+        # seen on the embedded model (eval_tutor, offtopic_zh): an essay plan for an essay about spring
+        ("你能帮我写一篇关于春天的作文吗？", "当然可以！请先写一个简短的介绍，然后描述春天的季节特点。", "zh-CN", True),
+        ("Can you write my history essay about Napoleon?", "Sure! Start with his early life in Corsica.", "en", True),
+        ("Hi! What's your favourite movie?", "Hi! I'm here to help with your pandas tasks. Which one?", "en", False),
+        ("谢谢老师！", "不客气！你接下来想做哪个任务？", "zh-CN", False),
+        ("How do I read my file?", "Look at how pd.read_csv is called. Which file name did you pass?", "en", False),
+    ],
+)
+def test_a_reply_helping_with_something_outside_the_course_is_codes_line(
+    tmp_path: Path,
+    run_once,  # noqa: ANN001
+    student: str,
+    reply: str,
+    lang: str,
+    replaced: bool,
+) -> None:
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=[TextPart(reply)])
+
+    store, agent = assistant(tmp_path, READY, student=student)
+    run = run_once(store, agent, tutor.ca_request(READY, student=student, lang=lang), FunctionModel(model))
+    assert run.status == RunStatus.finished
+    assert (run.output == t("tutor.off_course", lang)) == replaced and (run.output == reply) != replaced

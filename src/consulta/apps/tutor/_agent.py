@@ -364,6 +364,7 @@ def ca_agent(
             _no_solution(task, packet, findings),
             _follows(packet, findings) if packet is not None else None,
             _not_an_echo(student, packet, findings) if student else None,
+            _on_course(student) if student else None,
             _no_inner_names(packet, findings),
             _as_the_tutor(packet, findings),
             _to_the_student(packet, findings),  # last: its correction is shown at once, past the checks above
@@ -575,6 +576,33 @@ def _not_an_echo(student: str, packet: InstructionPacket | None, findings: Findi
         packet,
         findings,
     )
+
+
+_COURSE = re.compile(
+    r"\b(?:pandas|python|data(?:set|frame)?s?|csv|excel|columns?|rows?|code|tasks?|df|pd|mean|average|merge|groupby|"
+    r"index|values?|error|files?|upload\w*|table|course|exercises?|homework)\b|\w+\(|"
+    r"数据|代码|任务|列|行|表|文件|上传|作业|课程|练习|平均|报错|错误|函数|分组|合并|熊猫",
+    re.I,
+)
+"""Words of the course (pandas tasks on the student's data), in either language."""
+
+
+def _on_course(student: str) -> ReplyCheck:
+    """A reply that helps with something else is not given (seen on the embedded model: "你能帮我写一篇关于春天的作文吗？"
+    answered with an essay plan): when neither the student's words nor the reply say anything of the course, code's
+    reply says what the tutor helps with, at once. Words that touch the course at all are left to the other checks."""
+
+    def check(text: str, facts: TurnFacts) -> None:
+        if _COURSE.search(student) or _COURSE.search(text):
+            return
+        raise ReplyRefused(
+            "The student asks for something outside the course; say you help with the course's pandas tasks only.",
+            replacement=t("tutor.off_course", facts.lang),
+            check="tutor",
+            at_once=True,
+        )
+
+    return check
 
 
 def _no_solution(task: Task | None, packet: InstructionPacket | None, findings: Findings) -> ReplyCheck:
