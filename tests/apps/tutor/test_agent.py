@@ -268,10 +268,10 @@ def test_a_packet_may_call_a_task_done_only_on_a_valid_validation(
     assert calls[-1].result["packet"]["task_status"] == "in_progress"
 
 
-def test_words_naming_a_task_open_with_the_uploads_inspection_which_stands_in_later_turns(tmp_path: Path) -> None:
-    """ "Can I start task_2_1?" with a file uploaded: the runtime inspects the file for task_2_1 before the model's
-    first step (code's verdict, no model request), so the model's first step is the packet. The next turn's
-    inspection of the unchanged file is answered from that consultation: no second one on record."""
+def test_can_i_start_is_codes_packet_and_the_inspection_stands_in_later_turns(tmp_path: Path) -> None:
+    """ "Can I start task_2_1?" with a file uploaded: code's packet, whose tool inspects the file (code's verdict) and
+    applies the rules; the orchestrator's model is never asked. A later turn naming the task opens with the file's
+    inspection, answered from that consultation: no second one on record."""
     import asyncio
 
     from consulta.runtime import Runtime
@@ -284,16 +284,20 @@ def test_words_naming_a_task_open_with_the_uploads_inspection_which_stands_in_la
     env = AppEnv(store=store, resolve_model=resolve_model, model="scripted", lang="en", data_dir=tmp_path)
     agent = tutor.build_agent(tutor.TutorOptions(uploads=uploads), env)
     assert agent.first_calls("What is a CSV file?") == [] and agent.first_calls("Can I start?") == []
-    ((name, request),) = agent.first_calls("Can I start task_2_1?")
+    ((name, packet),) = agent.first_calls("Can I start task_2_1?")
+    assert name == "submit_instruction_packet" and (packet["task_id"], packet["task_status"]) == (
+        "task_2_1",
+        "not_started",
+    )
+    ((name, request),) = agent.first_calls("Here is people.csv for task_2_1.")
     assert name == "consult_expert" and request["context"] == {"file_name": "people.csv", "task_id": "task_2_1"}
     seen: list[list[str]] = []
 
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         seen.append([p.tool_name for m in messages for p in getattr(m, "parts", []) if isinstance(p, ToolReturnPart)])
-        if info.function_tools and any(t.name == "submit_instruction_packet" for t in info.function_tools):
+        if "submit_instruction_packet" not in seen[-1]:
             packet = {"task_id": "task_2_1", "task_status": "not_started", "guidance_for_ca": "Ask for more rows."}
-            if "submit_instruction_packet" not in seen[-1]:
-                return ModelResponse(parts=[ToolCallPart("submit_instruction_packet", packet)])
+            return ModelResponse(parts=[ToolCallPart("submit_instruction_packet", packet)])
         return ModelResponse(parts=[TextPart("Your file needs more rows. Which dataset will you use?")])
 
     async def turns() -> list[str]:
@@ -301,14 +305,16 @@ def test_words_naming_a_task_open_with_the_uploads_inspection_which_stands_in_la
         try:
             first = await runtime.run(agent, "Can I start task_2_1?", model="scripted")
             second = await runtime.run(
-                agent, "And now, can I start task_2_1?", model="scripted", continue_from=first.id
+                agent, "Here is people.csv for task_2_1.", model="scripted", continue_from=first.id
             )
             return [first.id, second.id]
         finally:
             await runtime.aclose()
 
     first_id, second_id = asyncio.run(turns())
-    assert seen[0] == ["consult_expert"]  # the model's first step already has the inspection's result
+    (accepted,) = [c for c in store.list_tool_calls(first_id) if c.tool_name == "submit_instruction_packet"]
+    assert isinstance(accepted.result, dict) and accepted.result["packet"]["blocked_steps"] == ["analysis"]
+    assert seen == [["consult_expert"]]  # the first turn asked no model; the second's first step had the inspection
     (kept,) = store.list_consultations(limit=10)
     assert kept.run_id == first_id and kept.attempts == 0 and kept.expert_output is not None
     (again,) = [c for c in store.list_tool_calls(second_id) if c.tool_name == "consult_expert"]

@@ -378,8 +378,8 @@ def test_a_packet_resting_on_an_uninspected_upload_gets_it_inspected_and_its_rul
         if p.part_kind == "tool-return"
     ]
     assert accepted["accepted"] is True
-    assert accepted["packet"] == {**carried, "mention_to_student": [], "consultation_ids": []}
     (kept,) = c.store.list_consultations(run_id=run.id)
+    assert accepted["packet"] == {**carried, "mention_to_student": [], "consultation_ids": [kept.id]}
     first_call = c.store.list_tool_calls(run.id)[0]
     assert kept.tool_call_id == first_call.tool_call_id and {k: v for k, v in kept.request["context"].items() if v} == {
         "file_name": "student_data.csv",

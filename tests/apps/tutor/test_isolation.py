@@ -33,15 +33,18 @@ def listed(client: TestClient, headers: dict[str, str]) -> list[tuple[str, int]]
     return [(f["name"], f["size"]) for f in client.get("/api/tutor/uploads", headers=headers).json()["files"]]
 
 
-def inspected(client: TestClient, headers: dict[str, str]) -> dict[str, Any]:
-    """Start a turn (the orchestrator's data inspector opens student_data.csv) and return what its first
-    consult_expert call returned (the run's record): the runtime's first look when the session has a file, else the
-    scripted model's."""
+def inspected(client: TestClient, headers: dict[str, str]) -> Any:
+    """Start a turn (the data inspector opens student_data.csv for the task) and return what the inspection gave:
+    the run's consultations when one was made (code's packet inspects the session's file), else what the scripted
+    model's consult_expert call returned (the session has no file)."""
     run = client.post("/api/runs", headers=headers, json={"prompt": PROMPT}).json()
     run_status(client, headers, run["id"], "finished", "failed")
     store = client.app.state.host.store  # type: ignore[attr-defined]
-    calls = [c for c in store.list_tool_calls(run["id"]) if c.tool_name == "consult_expert"]
-    return calls[0].result
+    kept = store.list_consultations(run_id=run["id"])
+    if kept:
+        return [c.expert_output for c in kept]
+    (call,) = [c for c in store.list_tool_calls(run["id"]) if c.tool_name == "consult_expert"]
+    return call.result
 
 
 def test_web_sessions_cannot_list_read_replace_or_use_each_others_upload(tmp_path: Path, client: TestClient) -> None:

@@ -136,7 +136,7 @@ def _validated(store: Store, run_id: str, packet: InstructionPacket, uploads: Pa
 def submit_packet_tool(store: Store, *, uploads: Path | None = None, inspect: Inspect | None = None) -> ToolDef:
     """The orchestrator's last call: its instruction packet, with the binding updates of the consultations it rests on
     applied by code where it lacks them (seed 000: the system applies a binding rule's `instruction_updates`; the
-    result names what was applied). With `uploads`, every uploaded file first gets a standing inspection for the packet's task: made by
+    result names what was applied); a packet naming no consultation is given the ids of those it rests on. With `uploads`, every uploaded file first gets a standing inspection for the packet's task: made by
     `inspect` (e.g. `Consultant.consult`), so its binding rules reach the packet even when the model did not ask for
     it; without `inspect` the packet is refused with `consult_first` until the model asks."""
 
@@ -163,6 +163,9 @@ def submit_packet_tool(store: Store, *, uploads: Path | None = None, inspect: In
         missing = missing_updates(accepted.model_dump(), updates)
         if missing:  # seed 000: the system applies a binding rule's instruction_updates itself
             accepted = InstructionPacket.model_validate(carry_updates(accepted.model_dump(), updates))
+        if call is not None and not accepted.consultation_ids:  # what it rests on, on record: named by the system
+            rests_on = [c.id for c in standing_consultations(store, call.run_id, uploads)]
+            accepted = accepted.model_copy(update={"consultation_ids": rests_on})
         message = f"Instruction packet for {accepted.task_id} ({accepted.task_status}) accepted; the assistant takes it from here."
         if missing:
             message += " The binding updates it lacked were applied: " + "; ".join(missing) + "."

@@ -1,12 +1,17 @@
-"""What a student's words ask of the tutor, read in code, and the consultation that opens such a turn.
+"""What a student's words ask of the tutor, read in code, and the calls that open such a turn (the orchestrator's
+first look, made by the runtime before the model's first step).
 
-A question about a concept ("I don't understand what the how parameter of merge does", "groupby 到底是怎么工作的") and
-a request for the solution ("just give me the code for task_2_4", "直接把答案代码发给我") are both answered by
-explaining the idea, never by code: the runtime opens the turn by consulting the concept explainer itself (the
-orchestrator's first look), so the packet the assistant is handed carries an explanation to guide from. Words that
-name a task while files are uploaded open with the inspection of each file for that task (code's verdict: no model
-request), which the packet would need anyway. An error or a claim that a task is done is the data inspector's, and is
-left to the orchestrator.
+- A question about a concept ("I don't understand what the how parameter of merge does", "groupby 到底是怎么工作的")
+  and a request for the solution ("just give me the code for task_2_4", "直接把答案代码发给我") are both answered by
+  explaining the idea, never by code: the turn opens with the concept explainer's consultation, so the packet the
+  assistant is handed carries an explanation to guide from.
+- "Can I start task_2_1 (on my file)?": code's packet, whose tool inspects the uploaded files (code's verdict) and
+  applies the rules: the turn's plan needs no model request.
+- A claim that a named task is done, with work said or shown: the turn opens with its validation (seen on the
+  embedded model: "I finished task_2_2. My code: …" praised as correct with nothing validated).
+- Other words naming a task while files are uploaded open with each file's inspection for that task, which the
+  packet would need anyway. An error is the data inspector's diagnosis, left to the orchestrator, which words the
+  error and the code for it.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from typing import Any, Literal
 
 from ...asks import CONSULT_EXPERT_TOOL_NAME
 from ._datasets import uploaded_files
-from ._packet import inspection_request
+from ._packet import SUBMIT_PACKET_TOOL_NAME, inspection_request
 from ._tasks import Task, TaskCatalog
 
 __all__ = ["first_consultation", "shows_work", "what_is_asked"]
@@ -45,6 +50,12 @@ _WORK = re.compile(
     r"\b(?:df|pd)\b[\w.\[\]'\"()]*\(|\.\w+\(|print\(",
     re.IGNORECASE,
 )
+_ABOUT_STARTING = re.compile(
+    r"\b(?:start|begin|ready|suitable|suit|fits?|good\s+enough|use\s+(?:it|this|that|my|the))\b|"
+    r"开始|着手|动手|适合|合适|能用|可以用|够不够|行不行",
+    re.IGNORECASE,
+)
+"""Asking whether a task can start on the student's file ("Can I start task_2_1?", "能用它做 task_2_1 吗？")."""
 _TASK = re.compile(r"\btask[_ ]?(\d+)[_.](\d+)\b", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z_]+")
 _COMMON = frozenset(
@@ -83,6 +94,18 @@ def _task_of(words: str, catalog: TaskCatalog) -> Task | None:
     return fits[0] if len(fits) == 1 else None
 
 
+def _start_packet(task: Task) -> dict[str, Any]:
+    """Code's packet for "can I start `task` on my file?": everything it rests on is code's (the files' inspection,
+    made by the packet tool, whose binding updates it applies: a file that does not fit blocks the analysis and says
+    why), so no model request plans it. The assistant words the reply from it."""
+    return {
+        "task_id": task.id,
+        "task_status": "not_started",
+        "guidance_for_ca": f"Say whether {task.id} can start on this file, from what the check found; if it can, "
+        f"suggest one first step toward: {task.learning_objectives}.",
+    }
+
+
 def _validation_request(words: str, task: Task) -> dict[str, Any]:
     """The consult_expert request that validates the student's claim that `task` is done (their words, with any code
     and output in them, as the evidence)."""
@@ -106,9 +129,11 @@ def first_consultation(
 ) -> Callable[[str], list[tuple[str, dict[str, Any]]]]:
     """The orchestrator's first look: for a concept question or a request for the solution about a task the words
     point at, the consultation of the concept explainer (the student's words as the question); else, when the words
-    name a task: the validation of the student's work if they say it is done or show it (and report no error), and
-    the inspection of each file in `uploads` for that task (a file with a standing inspection is answered from it:
-    see the orchestrator's `consult_expert`); else nothing."""
+    name a task and ask whether it can start on the files in `uploads` (no work shown, no error): code's packet,
+    whose tool inspects the files and ends the turn (no model request); else, when the words name a task: the
+    validation of the student's work if they say it is done or show it (and report no error), and the inspection of
+    each file in `uploads` for that task (a file with a standing inspection is answered from it: see the
+    orchestrator's `consult_expert`); else nothing."""
 
     def first_look(words: str) -> list[tuple[str, dict[str, Any]]]:
         asked = what_is_asked(words)
@@ -117,8 +142,11 @@ def first_consultation(
             if named is None:
                 return []
             files = uploaded_files(uploads) if uploads is not None else []
+            work, failed = shows_work(words), _FAILED.search(words)
+            if files and not work and not failed and _ABOUT_STARTING.search(words):
+                return [(SUBMIT_PACKET_TOOL_NAME, _start_packet(named))]  # the packet tool inspects the files first
             opening = [(CONSULT_EXPERT_TOOL_NAME, inspection_request(f, named.id)) for f in files]
-            if shows_work(words) and not _FAILED.search(words):
+            if work and not failed:
                 opening.insert(0, (CONSULT_EXPERT_TOOL_NAME, _validation_request(words, named)))
             return opening
         task = _task_of(words, catalog)
