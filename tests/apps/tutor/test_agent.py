@@ -330,7 +330,8 @@ def test_can_i_start_is_codes_packet_and_the_inspection_stands_in_later_turns(tm
             ["validation_report", "people.csv"],
         ),
         ("老师，task_2_2 我做完了，平均年龄已经算出来了。", ["validation_report", "people.csv"]),
-        ("task_2_2: KeyError: 'Age' when I run df['Age']", ["people.csv"]),  # an error: the orchestrator's to word
+        ("task_2_2: KeyError: 'Age' when I run df['Age']", ["error_diagnosis"]),  # an error with its code
+        ("task_2_2 gives me a KeyError", ["people.csv"]),  # an error without code: the orchestrator's to word
         ("I finished!", []),  # no task named: the orchestrator's to choose
     ],
 )
@@ -353,3 +354,6 @@ def test_a_claim_that_a_named_task_is_done_opens_with_its_validation(
     for _, request in calls:
         if request["expected_output_type"] == "validation_report":
             assert request["context"]["student_evidence"] == words and request["context"]["task_id"] == "task_2_2"
+        if request["expected_output_type"] == "error_diagnosis":
+            assert request["context"]["student_code_snippet"] == "df['Age']"
+            assert request["context"]["error_message"] == "KeyError: 'Age' when I run df['Age']"

@@ -37,6 +37,8 @@ EXPERT_IDS = ("data_inspector", "concept_explainer")
 _CODE = re.compile(r"\b(df|pd)\b[\w.\[\]'\"()]*\(|\.groupby\(|\.merge\(|read_csv\(")
 
 
+_USES_PANDAS = re.compile(rf"{_CODE.pattern}|\b(?:df|pd)\s*[\[.]")
+"""Code that calls or indexes pandas (`df['age'] + 1` too)."""
 _FENCED = re.compile(r"```(?:python|py)?\s*\n(.*?)```", re.S | re.I)
 _INLINE = re.compile(r"`([^`\n]+)`")
 _PROSE_LEAD = re.compile(r"^[^\n]*?[:：]\s*(?=\S)")
@@ -56,23 +58,46 @@ def student_code(evidence: str) -> str:
     for start in range(len(lines)):
         for end in range(len(lines), start, -1):
             block = "\n".join(line for line in lines[start:end] if line is not None)
-            if len(block) > len(best) and _CODE.search(block) and _parses(block):
+            if len(block) > len(best) and _USES_PANDAS.search(block) and _parses(block):
                 best = block
                 break
     if best:
         return best
-    return "\n".join(c for c in _INLINE.findall(evidence) if _CODE.search(c) and _parses(c))
+    return "\n".join(c for c in _INLINE.findall(evidence) if _USES_PANDAS.search(c) and _parses(c))
+
+
+_CODE_START = re.compile(r"[A-Za-z_][\w.]*(?=[\[(.])")
+_NOT_CODE = re.compile(r"[^\x00-\x7f]|\s+(?:and|but|then|which|it|I)\s+(?:got|get|gave|gives|raised?|says?|printed)\b")
+"""Where code written inside a sentence ends: at Chinese text or full-width punctuation, or at "… and got"."""
 
 
 def _code_part(line: str) -> str | None:
-    """The line as code: itself, or what follows its lead-in, whichever parses; None for prose or one bare word."""
-    for whole in (line.rstrip(), _PROSE_LEAD.sub("", line, count=1).rstrip()):
-        # the line, then its longest start that ends a call or an index ("print(df.age.mean())，输出 34.5")
-        cuts = [whole] + [whole[: i + 1] for i in range(len(whole) - 1, 0, -1) if whole[i] in ")]"]
+    """The line as code: itself, what follows its lead-in, or the code written inside it ("I ran df['Age'].mean() and
+    got KeyError", "我写了 df['age'] + 1，报错"), whichever parses first; None for prose or one bare word."""
+    whole_line = [line.rstrip(), _PROSE_LEAD.sub("", line, count=1).rstrip()]
+    inside = [line[m.start() :].rstrip() for m in _CODE_START.finditer(line) if _USES_PANDAS.search(line[m.start() :])]
+    for index, text in enumerate([*whole_line, *inside]):
+        # the text, then up to where prose takes over, then its longest start that ends a call or an index
+        cuts = [text, _NOT_CODE.split(text, maxsplit=1)[0].rstrip()]
+        cuts += [text[: i + 1] for i in range(len(text) - 1, 0, -1) if text[i] in ")]"]
         for candidate in cuts:
-            if candidate.strip() and not re.fullmatch(r"\s*\w+\s*", candidate) and _parses(candidate.strip()):
+            code = candidate.strip()
+            if not code or not _is_code(code):
+                continue
+            if index < len(whole_line) or _USES_PANDAS.search(code):  # code inside a sentence must call code
                 return candidate
     return None if line.strip() else ""
+
+
+def _is_code(code: str) -> bool:
+    """Whether `code` parses as Python that does something: not one bare word or literal ("Done", "'age'")."""
+    try:
+        body = ast.parse(code).body
+    except (SyntaxError, ValueError):
+        return False
+    return bool(body) and not (
+        len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant | ast.Name)
+    )
 
 
 def _parses(code: str) -> bool:

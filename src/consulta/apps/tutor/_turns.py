@@ -9,9 +9,10 @@ first look, made by the runtime before the model's first step).
   applies the rules: the turn's plan needs no model request.
 - A claim that a named task is done, with work said or shown: the turn opens with its validation (seen on the
   embedded model: "I finished task_2_2. My code: …" praised as correct with nothing validated).
+- An error quoted with the code that raised it, for a named task: the turn opens with its diagnosis (the sandbox
+  reruns the code on the student's file); an error without code is left to the orchestrator to word.
 - Other words naming a task while files are uploaded open with each file's inspection for that task, which the
-  packet would need anyway. An error is the data inspector's diagnosis, left to the orchestrator, which words the
-  error and the code for it.
+  packet would need anyway.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any, Literal
 
 from ...asks import CONSULT_EXPERT_TOOL_NAME
 from ._datasets import uploaded_files
+from ._experts import student_code
 from ._packet import SUBMIT_PACKET_TOOL_NAME, inspection_request
 from ._tasks import Task, TaskCatalog
 
@@ -43,6 +45,8 @@ _CONCEPT = re.compile(
 )
 _FAILED = re.compile(r"\w*(?:Error|Exception)\b|Traceback|报错|错误", re.IGNORECASE)
 """An error the student reports: the data inspector's diagnosis, which the orchestrator asks for."""
+_ERROR_LINE = re.compile(r"\b\w*(?:Error|Exception)\b(?::[^\n。，？?]*)?")
+"""The error the student quotes ("KeyError: 'Age'", "MergeError: Must pass \"right_on\" OR \"right_index\"")."""
 _ERROR = re.compile(r"\w*(?:Error|Exception)\b|Traceback|报错|错误|\bfinished\b|\bdone\b|做完|完成了", re.IGNORECASE)
 _WORK = re.compile(
     r"\b(?:finished|done|completed?|solved|submitted|my\s+(?:code|answer|solution|output|result)|it\s+(?:printed|prints|"
@@ -106,6 +110,27 @@ def _start_packet(task: Task) -> dict[str, Any]:
     }
 
 
+def _diagnosis_request(words: str, task: Task) -> dict[str, Any] | None:
+    """The consult_expert request that diagnoses the error the student quotes with the code they ran (both in their
+    words), or None when the words hold no code to run (the orchestrator words it then)."""
+    code, error = student_code(words), _ERROR_LINE.search(words)
+    if not code or error is None:
+        return None
+    return {
+        "expert_id": "data_inspector",
+        "question": f"Why does the student's code for {task.id} raise {error.group(0).strip()}?",
+        "context": {
+            "task_id": task.id,
+            "task_requirements": task.requirements,
+            "error_message": error.group(0).strip()[:500],
+            "student_code_snippet": code,
+        },
+        "expected_output_type": "error_diagnosis",
+        "scenario_id": "error_diagnosis",
+        "reasoning": "The student quotes an error with the code that raised it; the sandbox reproduces it on their data.",
+    }
+
+
 def _validation_request(words: str, task: Task) -> dict[str, Any]:
     """The consult_expert request that validates the student's claim that `task` is done (their words, with any code
     and output in them, as the evidence)."""
@@ -148,6 +173,8 @@ def first_consultation(
             opening = [(CONSULT_EXPERT_TOOL_NAME, inspection_request(f, named.id)) for f in files]
             if work and not failed:
                 opening.insert(0, (CONSULT_EXPERT_TOOL_NAME, _validation_request(words, named)))
+            elif failed and (diagnosis := _diagnosis_request(words, named)) is not None:
+                opening = [(CONSULT_EXPERT_TOOL_NAME, diagnosis)]  # the packet tool inspects the files after
             return opening
         task = _task_of(words, catalog)
         if task is None:
