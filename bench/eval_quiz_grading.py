@@ -8,8 +8,10 @@ Each set is reported on its own. Each is split in two, fixed by the answers' ids
 (what `--fit` fits the calibration on) and `test` (held out: the figures reported).
 
 Each answer is graded as tool 6 grades a short answer (`_short_answer`): code's evidence (expected keywords with
-variants, the reference's coverage) and the model's verdict read as probabilities (`ModelJudge.verdict`: the labels
-and "does it say what the reference says?", one forward pass each over one prompt), mapped by the calibration to P(correct) and the seed's score, correct at >= 80. The expected ideas (tool 6's
+variants, the reference's coverage) and the model's verdict read as probabilities (`ModelJudge.verdict`: the labels,
+then yes/no questions such as "does it say what the reference says?" — `--readings`, by default those the shipped
+calibration weighs —, one forward pass each over one prompt), mapped by the calibration to P(correct) and the seed's
+score, correct at >= 80. The expected ideas (tool 6's
 `correct_keywords`) are made by code from the reference answer: its content words that the question does not already
 say (all of them when that leaves fewer than two). The explanation is not generated (it does not change the score).
 
@@ -20,11 +22,13 @@ confusion table of (1) the tool's decision, (2) the model's verdict alone (P(cor
 the answer's language (`zh/en`: the zh set's answers written in English); seconds per answer (median, and those of
 each item's first answer, whose prompt the KV cache does not hold yet).
 
-    .venv/bin/python bench/eval_quiz_grading.py [--model local] [--limit N] [--fit] [--today] [--out PATH]
+    .venv/bin/python bench/eval_quiz_grading.py [--model local] [--limit N] [--readings all] [--fit] [--today] [--out PATH]
     .venv/bin/python bench/eval_quiz_grading.py --refit-from bench/results/quiz_grading.json [more.json ...] --fit
 
 `--fit` fits the calibration on the train split and writes it to src/consulta/apps/quiz/data/grading_calibration.json
-(what the tool ships); `--refit-from` reuses the model's recorded probabilities instead of running it again.
+(what the tool ships): its features are chosen on the train split alone, by forward selection on the log loss of
+predicting each question's answers from a fit on the other questions' (`select_features`; a run with `--readings all`
+gives it every yes/no reading to choose from); `--refit-from` reuses the model's recorded probabilities instead of running it again.
 `--model scripted:PATH` replays a script (a smoke test of the pipeline). A run with `--limit` writes
 `bench/results/quiz_grading.quick.json` (unless `--out`), never the figures of a full run.
 """
@@ -431,6 +435,8 @@ def _print(summary: dict[str, Any], title: str) -> None:
         f"; an item's first answer, its prompt not yet cached: {summary['seconds_first_of_question']} s)"
         + (f"; today's grader median {summary['today_seconds_median']} s" if "today_seconds_median" in summary else "")
     )
+    if summary.get("signal_auc"):
+        print("each signal alone, AUC: " + ", ".join(f"{k} {v}" for k, v in summary["signal_auc"].items()))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
