@@ -8,8 +8,10 @@ Each set is reported on its own. Each is split in two, fixed by the answers' ids
 (what `--fit` fits the calibration on) and `test` (held out: the figures reported).
 
 Each answer is graded as tool 6 grades a short answer (`_short_answer`): code's evidence (expected keywords with
-variants, the reference's coverage) and the model's verdict read as probabilities (`ModelJudge.verdict`: the labels
-and "does it say what the reference says?", one forward pass each over one prompt), mapped by the calibration to P(correct) and the seed's score, correct at >= 80. The expected ideas (tool 6's
+variants, the reference's coverage) and the model's verdict read as probabilities (`ModelJudge.verdict`: the labels,
+then yes/no questions such as "does it say what the reference says?" — `--readings`, by default those the shipped
+calibration weighs —, one forward pass each over one prompt), mapped by the calibration to P(correct) and the seed's
+score, correct at >= 80. The expected ideas (tool 6's
 `correct_keywords`) are made by code from the reference answer: its content words that the question does not already
 say (all of them when that leaves fewer than two). The explanation is not generated (it does not change the score).
 
@@ -20,11 +22,13 @@ confusion table of (1) the tool's decision, (2) the model's verdict alone (P(cor
 the answer's language (`zh/en`: the zh set's answers written in English); seconds per answer (median, and those of
 each item's first answer, whose prompt the KV cache does not hold yet).
 
-    .venv/bin/python bench/eval_quiz_grading.py [--model local] [--limit N] [--fit] [--today] [--out PATH]
+    .venv/bin/python bench/eval_quiz_grading.py [--model local] [--limit N] [--readings all] [--fit] [--today] [--out PATH]
     .venv/bin/python bench/eval_quiz_grading.py --refit-from bench/results/quiz_grading.json [more.json ...] --fit
 
 `--fit` fits the calibration on the train split and writes it to src/consulta/apps/quiz/data/grading_calibration.json
-(what the tool ships); `--refit-from` reuses the model's recorded probabilities instead of running it again.
+(what the tool ships): its features are chosen on the train split alone, by forward selection on the log loss of
+predicting each question's answers from a fit on the other questions' (`select_features`; a run with `--readings all`
+gives it every yes/no reading to choose from); `--refit-from` reuses the model's recorded probabilities instead of running it again.
 `--model scripted:PATH` replays a script (a smoke test of the pipeline). A run with `--limit` writes
 `bench/results/quiz_grading.quick.json` (unless `--out`), never the figures of a full run.
 """
@@ -47,7 +51,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import source_version  # noqa: E402
 from consulta.apps.quiz._item_rules import has_cjk  # noqa: E402
-from consulta.apps.quiz._judge import JudgeUnavailable, ModelJudge  # noqa: E402
+from consulta.apps.quiz._judge import YES_NO_READINGS, JudgeUnavailable, ModelJudge  # noqa: E402
 from consulta.apps.quiz._score import CORRECT_THRESHOLD, FALLBACK_SCORE, keyword_matches  # noqa: E402
 from consulta.apps.quiz._short_answer import (  # noqa: E402
     CALIBRATION_FILE,
@@ -69,7 +73,7 @@ SETS = {
         "a bilingual (zh/en) set of 40 answers to 4 questions, one rater (Apache-2.0; bench/data/grading_zh)",
     ),
 }
-FEATURES = ("bias", "model", "same", "keywords", "reference")
+FIXED = ("bias", "model", "keywords", "reference")  # then one feature per yes/no reading of the verdict
 _STOP = frozenset(
     "the a an of to in on for and or but is are was were be been it its this that these those which what when where why "
     "how with by from as at into than then there their they them will would could should can other others each when "
@@ -163,10 +167,12 @@ async def grade_all(
     questions: dict[str, dict[str, Any]],
     answers: Sequence[dict[str, Any]],
     *,
+    readings: Sequence[str] = ("same",),
     today: bool = False,
     progress: bool = True,
 ) -> list[dict[str, Any]]:
-    """The model's verdict probabilities and code's evidence for each answer (and today's grade with `today`)."""
+    """The model's verdict probabilities (its labels and the yes/no `readings`) and code's evidence for each answer
+    (and today's grade with `today`)."""
     graded = []
     for i, item in enumerate(answers, 1):
         q = questions[item["question_id"]]
@@ -178,6 +184,7 @@ async def grade_all(
                 expected=keywords,
                 stem=q["question"],
                 reference_answer=q["reference_answer"],
+                readings=readings,
             )
             error = None
         except JudgeUnavailable as failure:
@@ -244,28 +251,31 @@ def with_evidence(graded: list[dict[str, Any]], questions: dict[str, dict[str, A
     return graded
 
 
-def _features(g: dict[str, Any]) -> list[float]:
+def _evidence_of(g: dict[str, Any]) -> Any:
     from consulta.apps.quiz._short_answer import Evidence
 
-    found = Evidence(
+    return Evidence(
         found=tuple(g["found"]),
         missing=(),
         keyword_share=g["keyword_share"],
         reference_share=g["reference_share"],
         answer_tokens=0,
     )
-    x = Calibration.features(g["probabilities"], found)
-    return [x[name] for name in FEATURES]
 
 
-def fit(train: Sequence[dict[str, Any]], *, sets: Sequence[str] = ("scientsbank",), l2: float = 1.0) -> Calibration:
-    """Logistic regression (Newton's method, an L2 penalty on all but the bias) of the human label on the features,
-    then the threshold on P(correct) that maximises κ on the same training answers."""
+def _design(rows: Sequence[dict[str, Any]], names: Sequence[str]) -> Any:
+    """The feature matrix of `rows` for the features `names` (`FIXED` ones and yes/no readings)."""
     import numpy as np
 
-    rows = [g for g in train if g["probabilities"] is not None]
-    x = np.array([_features(g) for g in rows])
-    y = np.array([g["human"] == "correct" for g in rows], dtype=float)
+    readings = [n for n in names if n not in FIXED]
+    table = [Calibration.features(g["probabilities"], _evidence_of(g), readings) for g in rows]
+    return np.array([[x[n] for n in names] for x in table], dtype=float)
+
+
+def _logistic(x: Any, y: Any, l2: float) -> Any:
+    """Logistic regression weights (Newton's method, an L2 penalty on all but the first column, the bias)."""
+    import numpy as np
+
     w = np.zeros(x.shape[1])
     penalty = np.diag([0.0] + [l2] * (x.shape[1] - 1))
     for _ in range(50):
@@ -276,30 +286,98 @@ def fit(train: Sequence[dict[str, Any]], *, sets: Sequence[str] = ("scientsbank"
         w -= step
         if np.abs(step).max() < 1e-8:
             break
+    return w
+
+
+def _cv_log_loss(rows: Sequence[dict[str, Any]], names: Sequence[str], l2: float) -> float:
+    """Mean log loss of the features `names`, each question's answers predicted by a fit on the other questions'
+    (leave one question out: a new item is what the tool meets)."""
+    import numpy as np
+
+    x, y = _design(rows, names), np.array([g["human"] == "correct" for g in rows], dtype=float)
+    groups = np.array([g["question_id"] for g in rows])
+    loss = 0.0
+    for question in dict.fromkeys(groups):
+        out = groups == question
+        w = _logistic(x[~out], y[~out], l2)
+        p = np.clip(1 / (1 + np.exp(-(x[out] @ w))), 1e-6, 1 - 1e-6)
+        loss -= float(np.sum(y[out] * np.log(p) + (1 - y[out]) * np.log(1 - p)))
+    return loss / len(rows)
+
+
+def select_features(
+    rows: Sequence[dict[str, Any]], *, l2: float = 1.0, gain: float = 0.002
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """Forward selection on the training answers: from the bias alone, add the feature (code's evidence, the labels,
+    a yes/no reading every row has) that lowers the leave-one-question-out log loss most, while it lowers it by at
+    least `gain`. The chosen names and each step's loss."""
+    have = [r for r in YES_NO_READINGS if all(r in g["probabilities"] for g in rows)]
+    chosen, loss = ["bias"], _cv_log_loss(rows, ["bias"], l2)
+    steps: list[dict[str, Any]] = [{"added": "bias", "cv_log_loss": round(loss, 4)}]
+    candidates = [n for n in (*FIXED, *have) if n != "bias"]
+    while candidates:
+        losses = {n: _cv_log_loss(rows, [*chosen, n], l2) for n in candidates}
+        best = min(losses, key=losses.__getitem__)
+        if loss - losses[best] < gain:
+            break
+        loss = losses[best]
+        chosen.append(best)
+        candidates.remove(best)
+        steps.append({"added": best, "cv_log_loss": round(losses[best], 4)})
+    return chosen, steps
+
+
+def fit(
+    train: Sequence[dict[str, Any]], *, sets: Sequence[str] = ("scientsbank",), l2: float = 1.0
+) -> tuple[Calibration, list[dict[str, Any]]]:
+    """The features chosen by `select_features`, the logistic regression of the human label on them over all the
+    training answers, then the threshold on P(correct) that maximises κ on the same answers; and the selection's
+    steps."""
+    import numpy as np
+
+    rows = [g for g in train if g["probabilities"] is not None]
+    names, steps = select_features(rows, l2=l2)
+    x = _design(rows, names)
+    y = np.array([g["human"] == "correct" for g in rows], dtype=float)
+    w = _logistic(x, y, l2)
     p = 1 / (1 + np.exp(-(x @ w)))
     human = [bool(v) for v in y]
     best = max((cohen_kappa([pi >= t for pi in p], human) or -1.0, -abs(t - 0.5), t) for t in np.linspace(0.1, 0.9, 81))
-    weights = {name: round(float(v), 4) for name, v in zip(FEATURES, w, strict=True)}
+    weights = {name: round(float(v), 4) for name, v in zip(names, w, strict=True)}
     named = "; ".join(SETS[name][1] for name in sets)
-    source = f"{named}: train split ({len(rows)} answers), bench/eval_quiz_grading.py --fit"
-    return Calibration(weights=weights, threshold=round(float(best[2]), 3), source=source)
+    source = (
+        f"{named}: train split ({len(rows)} answers), features chosen by leave-one-question-out log loss, "
+        "bench/eval_quiz_grading.py --fit"
+    )
+    return Calibration(weights=weights, threshold=round(float(best[2]), 3), source=source), steps
+
+
+def readings_auc(graded: Sequence[dict[str, Any]]) -> dict[str, float | None]:
+    """How well each raw signal alone ranks the people's correct answers above their incorrect ones (AUC)."""
+    rows = [g for g in graded if g["probabilities"] is not None]
+    signals: dict[str, Any] = {
+        "model": lambda g: g["probabilities"]["correct"] + g["probabilities"].get("partial", 0.0) / 2,
+        "keywords": lambda g: g["keyword_share"],
+        "reference": lambda g: g["reference_share"] or 0.0,
+        **{r: (lambda g, r=r: g["probabilities"].get(r)) for r in YES_NO_READINGS},
+    }
+    out: dict[str, float | None] = {}
+    for name, signal in signals.items():
+        pairs = [(signal(g), g["human"] == "correct") for g in rows if signal(g) is not None]
+        pos = [v for v, h in pairs if h]
+        neg = [v for v, h in pairs if not h]
+        if pos and neg and len(pairs) == len(rows):
+            wins = sum((a > b) + 0.5 * (a == b) for a in pos for b in neg)
+            out[name] = round(wins / (len(pos) * len(neg)), 3)
+    return out
 
 
 def decide(graded: list[dict[str, Any]], calibration: Calibration) -> None:
-    from consulta.apps.quiz._short_answer import Evidence
-
     for g in graded:
         if g["probabilities"] is None:
             g["score"], g["is_correct"] = FALLBACK_SCORE, False
             continue
-        found = Evidence(
-            found=tuple(g["found"]),
-            missing=(),
-            keyword_share=g["keyword_share"],
-            reference_share=g["reference_share"],
-            answer_tokens=0,
-        )
-        g["score"] = calibration.score(calibration.probability(g["probabilities"], found))
+        g["score"] = calibration.score(calibration.probability(g["probabilities"], _evidence_of(g)))
         g["is_correct"] = g["score"] >= CORRECT_THRESHOLD
         pr = g["probabilities"]
         g["model_correct"] = pr["correct"] + pr.get("partial", 0.0) / 2 >= 0.5
@@ -332,6 +410,7 @@ def summarize(graded: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "seconds_median": round(statistics.median(seconds), 2) if seconds else None,
         "seconds_max": max(seconds) if seconds else None,
         "seconds_first_of_question": cold,
+        "signal_auc": readings_auc(graded),
     }
     if "today" in graders:
         summary["today_seconds_median"] = round(statistics.median(g["today_seconds"] for g in graded), 2)
@@ -356,6 +435,8 @@ def _print(summary: dict[str, Any], title: str) -> None:
         f"; an item's first answer, its prompt not yet cached: {summary['seconds_first_of_question']} s)"
         + (f"; today's grader median {summary['today_seconds_median']} s" if "today_seconds_median" in summary else "")
     )
+    if summary.get("signal_auc"):
+        print("each signal alone, AUC: " + ", ".join(f"{k} {v}" for k, v in summary["signal_auc"].items()))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -373,9 +454,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None, help="where to write the JSON results")
     parser.add_argument("--quiet", action="store_true", help="no line per answer")
     parser.add_argument("--set", choices=[*SETS, "all"], default="all", help="which labelled set (default: all)")
+    parser.add_argument(
+        "--readings",
+        default=None,
+        help="the verdict's yes/no readings, comma-separated names, or 'all' (default: those the shipped calibration "
+        f"uses); names: {', '.join(YES_NO_READINGS)}",
+    )
     args = parser.parse_args(argv)
     if args.limit is not None and args.limit < 1:
         parser.error("--limit must be at least 1")
+    if args.readings is None:
+        readings = list(default_calibration().readings)
+    elif args.readings == "all":
+        readings = list(YES_NO_READINGS)
+    else:
+        readings = [r.strip() for r in args.readings.split(",") if r.strip()]
+        if unknown := [r for r in readings if r not in YES_NO_READINGS]:
+            parser.error(f"unknown --readings {unknown}; names: {', '.join(YES_NO_READINGS)}")
     names = list(SETS) if args.set == "all" else [args.set]
     questions, answers = load_sets(names)
     split = split_of(answers)
@@ -395,7 +490,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         load_seconds = round(time.perf_counter() - loading, 1)
         judge = ModelJudge(model, timeout=args.timeout)
         started = time.perf_counter()
-        graded = asyncio.run(grade_all(judge, questions, chosen, today=args.today, progress=not args.quiet))
+        graded = asyncio.run(
+            grade_all(judge, questions, chosen, readings=readings, today=args.today, progress=not args.quiet)
+        )
         wall = round(time.perf_counter() - started, 1)
         model_name = args.model
     graded = with_evidence(graded, questions)
@@ -405,9 +502,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         g["split"] = split[g["id"]]
         g.setdefault("set", "scientsbank")
         g["lang"] = "zh" if has_cjk(g["answer"]) else "en"
-    calibration = default_calibration()
+    calibration, selection = default_calibration(), None
     if args.fit:
-        calibration = fit([g for g in graded if g["split"] == "train"], sets=names)
+        calibration, selection = fit([g for g in graded if g["split"] == "train"], sets=names)
         tmp = CALIBRATION_FILE.with_suffix(".json.tmp")
         tmp.write_text(calibration.to_json(), encoding="utf-8")
         tmp.replace(CALIBRATION_FILE)
@@ -436,7 +533,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "model": model_name,
         "limit": args.limit,
         "datasets": {name: SETS[name][1] for name in names},
+        "readings": readings if not args.refit_from else None,
         "calibration": {"weights": dict(calibration.weights), "threshold": calibration.threshold},
+        "feature_selection": selection,
         "correct_threshold": CORRECT_THRESHOLD,
         "load_seconds": load_seconds,
         "wall_seconds": wall,

@@ -82,6 +82,6 @@ def test_a_model_that_keeps_repeating_a_refused_call_stops_the_run_early(tmp_pat
 
     run = asyncio.run(scenario())
     assert run.status.value == "failed" and run.error is not None
-    assert run.error.startswith("ModelStuck: The model called lookup with the same arguments again after 3 refusals")
+    assert run.error.startswith("The model called lookup with the same arguments again after 3 refusals")
     refused = [c for c in store.list_tool_calls(run.id) if c.error_code == "repeated_call"]
     assert len(refused) == 3  # the first call ran, three repeats were refused, the fourth stopped the run

@@ -44,6 +44,7 @@ from ._plan_book import PLAN_ASK, PlanBook, decided_reply, staged_result
 from ._records import AskRecord, AskStatus, PlanRecord, PlanStatus, RunStatus
 from ._run_log import RunLog
 from ._store import Store
+from ._tool_wrappers import ModelStuck
 
 __all__ = ["AskPolicy", "EngineTracing", "LiveRun", "RunLoop"]
 
@@ -274,6 +275,9 @@ class RunLoop:
             self.finish(
                 live.run_id, RunStatus.failed, error=f"The run reached its step limit ({agent.max_steps}): {error}"
             )
+            return
+        except ModelStuck as error:  # a person reads why, in their language
+            self.finish(live.run_id, RunStatus.failed, error=error.localized(reply_lang(log.run.prompt, log.run.lang)))
             return
         except Exception as error:  # the run fails with a readable reason; the process goes on
             self.finish(live.run_id, RunStatus.failed, error=f"{type(error).__name__}: {error}")

@@ -38,7 +38,7 @@ from pydantic_ai.tools import ToolDefinition
 
 from ..i18n import catalog, normalize_lang, t
 from ._agent import Agent
-from ._errors import ToolError
+from ._errors import ConsultaError, ToolError
 from ._grounding import Evidence
 from ._messages import (
     count_steps,
@@ -207,8 +207,11 @@ MAX_REPEATS = 3
 """Repeated calls answered `repeated_call` in one turn before the run stops as stuck."""
 
 
-class ModelStuck(Exception):
-    """The model keeps repeating a call it was told it already made: the run fails with a readable reason."""
+class ModelStuck(ConsultaError):
+    """The model keeps repeating a call it was told it already made: the run fails with a readable reason, which the
+    person reads in their language (`localized`; `str()` is the English)."""
+
+    code = "model_stuck"
 
 
 # ---- the wrappers --------------------------------------------------------------------------------------------------
@@ -330,11 +333,7 @@ class RepeatGuard(ToolWrapper):
         if not repeats_earlier_call(messages, call, site.args, _parameter_defaults(site.tool_def)):
             return await call_next(site)
         if repeats_this_turn(messages) >= MAX_REPEATS:
-            raise ModelStuck(
-                f"The model called {call.tool_name} with the same arguments again after {MAX_REPEATS} "
-                "refusals as repeated calls; the run stops here instead of spending its step limit. "
-                "A larger model (--model openai:…) follows the tools' hints."
-            )
+            raise ModelStuck(key="error.run.model_stuck", values={"tool": call.tool_name, "repeats": MAX_REPEATS})
         staged = " (what it staged stays staged)." if site.tool is not None and site.tool.kind == "write" else "."
         return {
             "ok": False,

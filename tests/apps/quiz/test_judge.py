@@ -244,3 +244,39 @@ def test_the_labelled_set_and_the_grading_eval_with_a_scripted_model(tmp_path) -
     assert all(q["keywords"] for q in zh_questions.values())  # a teacher's expected ideas, with variants
     assert all(a["probabilities"] == {"correct": 1.0, "partial": 0.0, "incorrect": 0.0} for a in record["answers"])
     assert record["summary"]["all"]["model_verdict_alone"]["kappa"] == 0.0  # a constant grader agrees by chance only
+
+
+def test_a_verdict_reads_the_yes_no_questions_asked_for_each_over_the_same_prompt() -> None:
+    from consulta.apps.quiz._judge import YES_NO_READINGS
+
+    model = ProbabilityDouble({"yes": 0.1, "no": 0.6, "Yes": 0.1, "No": 0.2})
+    judge = ModelJudge(model)  # type: ignore[arg-type]
+    probabilities = asyncio.run(
+        judge.verdict(user_answer="lower", expected=["pitch"], reference_answer="Higher.", readings=("false", "same"))
+    )
+    assert probabilities == pytest.approx({"correct": 0.7, "partial": 0.2, "incorrect": 0.1, "false": 0.2, "same": 0.2})
+    asked = [prompt.rsplit("\n", 1) for _, prompt, _ in model.asked]
+    assert [last for _, last in asked[1:]] == [YES_NO_READINGS["false"], YES_NO_READINGS["same"]]
+    assert len({shared for shared, _ in asked}) == 1  # one prompt up to its last line: the KV cache serves the rest
+    none = asyncio.run(judge.verdict(user_answer="lower", expected=["pitch"], readings=()))
+    assert set(none) == {"correct", "partial", "incorrect"}
+    with pytest.raises(ValueError, match="Unknown verdict readings"):
+        asyncio.run(judge.verdict(user_answer="lower", expected=["pitch"], readings=("vibes",)))
+
+
+def test_tool_6_reads_the_yes_no_questions_its_calibration_weighs() -> None:
+    from consulta.apps.quiz._score import score_and_explain
+    from consulta.apps.quiz._short_answer import Calibration
+
+    model = ProbabilityDouble({"yes": 0.9, "no": 0.1, "Yes": 0.0, "No": 0.0})
+    mapping = Calibration(weights={"bias": 0.0, "keywords": 1.0, "gist": 2.0}, threshold=0.5, source="test")
+    assert mapping.readings == ("gist",)
+    result = asyncio.run(
+        score_and_explain(
+            "s", "u", "q", "short_answer", "higher pitch", correct_keywords=["pitch"], difficulty=3, category="physics",
+            judge=ModelJudge(model), calibration=mapping, correct_answer="Higher pitch.", model_explains=False,
+        )
+    )  # fmt: skip
+    assert [labels for _, _, labels in model.asked] == [("correct", "partial", "incorrect"), ("yes", "no", "Yes", "No")]
+    assert model.asked[1][1].endswith("main idea of the reference answer, maybe in other words? yes or no?")
+    assert result["is_correct"] is True

@@ -328,3 +328,34 @@ def test_mode1_an_item_off_the_requested_topic_is_sent_back(tmp_path: Path) -> N
     submits = [c for c in calls if c.tool_name == "submit_questions"]
     assert submits[0].error_code == "not_new" and "off_topic" in str(submits[0].result)
     assert submits[1].result["saved"] == 1 and "已保存 1/2" in run.output  # the count says what was saved
+
+
+# ---- a model that gets stuck --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("lang", "words"),
+    [("en", "Generate 1 business question at difficulty 2"), ("zh-CN", "生成1道关于会计的商业类题目，难度2")],
+)
+def test_a_model_stuck_repeating_a_call_tells_the_person_why_in_their_language(
+    tmp_path: Path, lang: str, words: str
+) -> None:
+    from consulta.i18n import t
+    from consulta.runtime._tool_wrappers import MAX_REPEATS
+
+    same = {"tool_calls": [{"name": "get_difficulty_keywords", "args": {"difficulty": 2, "category": "business"}}]}
+    script = write_script(tmp_path / "script.json", generator=[same] * (MAX_REPEATS + 3))
+
+    async def scenario() -> Any:
+        host = host_for(tmp_path, script)
+        try:
+            run = await host.start(words, principal=None)
+            return await host.runtime.settled(run.id)
+        finally:
+            await host.aclose()
+
+    run = asyncio.run(scenario())
+    assert run.status == RunStatus.failed
+    # one line from the person's catalog, not the runtime's English sentence or an exception's name
+    assert run.error == t("error.run.model_stuck", lang, tool="get_difficulty_keywords", repeats=MAX_REPEATS)
+    assert "ModelStuck" not in run.error and "\n" not in run.error

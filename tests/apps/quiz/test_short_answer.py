@@ -79,3 +79,12 @@ def test_calibration_reads_the_second_reading_and_does_without_it() -> None:
     assert mapping.probability({**verdict, "same": 0.8}, seen) == pytest.approx(0.8)
     # a verdict read alone (no time for the second reading, or a model without probabilities) stands for both
     assert mapping.probability(verdict, seen) == pytest.approx(0.1)
+
+
+def test_calibration_names_the_readings_it_weighs_and_a_missing_one_stands_as_the_labels() -> None:
+    mapping = Calibration(weights={"bias": 0.0, "model": 0.0, "false": -1.0, "same": 0.0}, threshold=0.5, source="t")
+    assert mapping.readings == ("false",)  # a zero weight is not read
+    seen = evidence("x", ["y"])
+    verdict = {"correct": 0.2, "partial": 0.0, "incorrect": 0.8}
+    assert mapping.probability({**verdict, "false": 0.9}, seen) == pytest.approx(0.1)
+    assert mapping.probability(verdict, seen) == pytest.approx(0.8)  # -1 × logit(0.2)

@@ -21,7 +21,15 @@ from pydantic_ai.models import Model
 from ...i18n import t
 from ...runtime import LabelReader, current_tool_call, label_probabilities, typed_answer
 
-__all__ = ["AnswerGrade", "Budget", "Explanation", "ItemJudgment", "JudgeUnavailable", "ModelJudge"]
+__all__ = [
+    "YES_NO_READINGS",
+    "AnswerGrade",
+    "Budget",
+    "Explanation",
+    "ItemJudgment",
+    "JudgeUnavailable",
+    "ModelJudge",
+]
 
 Short = Annotated[str, Field(max_length=100)]  # short outputs: a small local model writes ~9 tokens/s
 Rating = Literal[1, 2, 3, 4, 5]  # an enum, not ge/le: the local model's grammar enforces enums, not integer bounds
@@ -112,7 +120,16 @@ _VERDICT_INSTRUCTIONS = (
 # The two readings of a verdict: the same prompt up to the student's answer (the KV cache serves it to the second
 # reading and, for the item's part, to the next answer), then what is asked.
 _ASK_LABEL = "Your verdict: correct (it says what the reference says), partial (part of it), or incorrect?"
-_ASK_SAME = "Does the student's answer say what the reference answer says? yes or no?"
+YES_NO_READINGS: dict[str, str] = {
+    # The yes/no questions a verdict may read after its labels, by the name a calibration's weight gives them. Each is
+    # one more forward pass over the last line only; the calibration says which ones it uses.
+    "same": "Does the student's answer say what the reference answer says? yes or no?",
+    "right": "Is the student's answer correct? yes or no?",
+    "false": "Does the student's answer state something false, or the opposite of the reference answer? yes or no?",
+    "gist": "Does the student's answer give the main idea of the reference answer, maybe in other words? yes or no?",
+    "answers": "Does the student's answer answer the question that was asked? yes or no?",
+    "marks": "Would a teacher give the student's answer full marks? yes or no?",
+}
 _YES_NO = ("yes", "no", "Yes", "No")  # both spellings: the reply's first token may be either
 _BLIND_INSTRUCTIONS = (
     "You take a test. Read the question and the options and reply with the answer only: the letter of the right option, "
@@ -196,16 +213,23 @@ class ModelJudge:
         expected: Sequence[str],
         stem: str | None = None,
         reference_answer: str | None = None,
+        readings: Sequence[str] = ("same",),
         timeout: float | None = None,
     ) -> dict[str, float]:
         """Tool 6's short-answer stage: the model's probability of each label (`_short_answer.LABELS`) for the answer
-        and, under `same`, its probability of "yes" to "does the answer say what the reference says?" — two readings,
-        each one forward pass over the same prompt but its last line, together within `timeout` (`label_probabilities`,
-        the embedded model). A model that gives no probabilities answers one constrained label (probability 1; no
-        `same`). The prompt starts with what every answer to the item shares, so the KV cache serves it to the next
-        answer."""
+        and, under each name of `readings` (`YES_NO_READINGS`), its probability of "yes" to that question (e.g. `same`:
+        "does the answer say what the reference says?") — each one forward pass over the same prompt but its last
+        line, together within `timeout` (`label_probabilities`, the embedded model). A yes/no reading that fails or
+        finds no time left is left out (the calibration does without it). A model that gives no probabilities
+        answers one constrained label (probability 1; no yes/no readings). The prompt starts with what every answer
+        to the item shares, so the KV cache serves it to the next answer."""
         from ._short_answer import LABELS, Verdict
 
+        unknown = [name for name in readings if name not in YES_NO_READINGS]
+        if unknown:
+            raise ValueError(
+                f"Unknown verdict readings {unknown}: use names of YES_NO_READINGS {list(YES_NO_READINGS)}."
+            )
         prompt = _lines(
             ("Question", stem),
             ("Reference answer", reference_answer),
@@ -217,14 +241,17 @@ class ModelJudge:
         if probabilities is None:
             answer = await self._ask(_VERDICT_INSTRUCTIONS, f"{prompt}\n{_ASK_LABEL}", Verdict, timeout)
             return {label: float(answer.verdict == label) for label in LABELS}
-        try:
-            said = await self._read_labels(_VERDICT_INSTRUCTIONS, f"{prompt}\n{_ASK_SAME}", _YES_NO, budget())
-        except JudgeUnavailable:
-            said = None  # no time left for the second reading, or it failed: the verdict stands alone
-        if said is None:
-            return probabilities
-        total = sum(said.values()) or 1.0
-        return {**probabilities, "same": (said["yes"] + said["Yes"]) / total}
+        for name in dict.fromkeys(readings):
+            try:
+                said = await self._read_labels(
+                    _VERDICT_INSTRUCTIONS, f"{prompt}\n{YES_NO_READINGS[name]}", _YES_NO, budget()
+                )
+            except JudgeUnavailable:
+                break  # no time left for this reading (nor the next), or it failed: the verdict stands without them
+            if said is not None:
+                total = sum(said.values()) or 1.0
+                probabilities[name] = (said["yes"] + said["Yes"]) / total
+        return probabilities
 
     async def answer_blind(
         self,

@@ -118,16 +118,17 @@ async def score_and_explain(
     if question_type == "short_answer":
         seen = evidence(user_answer, keywords, reference=correct_answer, stem=stem)
         found, missing = list(seen.found), list(seen.missing)
+        mapping = calibration or default_calibration()
         try:
             probabilities = await judge.verdict(
                 user_answer=user_answer,
                 expected=keywords,
                 stem=stem,
                 reference_answer=correct_answer,
+                readings=mapping.readings,
                 timeout=left(),
             )
             model_score = round(100 * (probabilities["correct"] + probabilities.get("partial", 0.0) / 2))
-            mapping = calibration or default_calibration()
             score = mapping.score(mapping.probability(probabilities, seen))
         except JudgeUnavailable as error:
             score, ungraded = FALLBACK_SCORE, error

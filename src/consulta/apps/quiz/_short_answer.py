@@ -185,6 +185,9 @@ class Verdict(BaseModel):
     )
 
 
+_FIXED_FEATURES = frozenset({"bias", "model", "keywords", "reference"})
+
+
 def _logit(p: float) -> float:
     p = min(max(p, 1e-4), 1 - 1e-4)
     return math.log(p / (1 - p))
@@ -194,29 +197,40 @@ def _logit(p: float) -> float:
 class Calibration:
     """The fitted mapping from (the model's probabilities, code's evidence) to P(a person says correct).
 
-    `weights` name the features (`bias`, `model` — the logit of P(correct) + P(partial)/2 —, `same` — the logit of
-    the model's P(yes) that the answer says what the reference says —, `keywords`, `reference`); `threshold` is the probability at which an answer counts as correct (score 80). `source` says what
-    it was fitted on."""
+    `weights` name the features: `bias`; `model` — the logit of P(correct) + P(partial)/2 —; `keywords` and
+    `reference` — code's shares —; any other name is a yes/no reading of the verdict (`_judge.YES_NO_READINGS`, e.g.
+    `same`: "does the answer say what the reference says?"), its feature the logit of the model's P(yes), and
+    `readings` lists them for the judge to read. `threshold` is the probability at which an answer counts as correct
+    (score 80). `source` says what it was fitted on."""
 
     weights: Mapping[str, float]
     threshold: float
     source: str
 
+    @property
+    def readings(self) -> tuple[str, ...]:
+        """The verdict's yes/no readings this mapping uses (weights other than the fixed features, not zero)."""
+        return tuple(name for name, w in self.weights.items() if name not in _FIXED_FEATURES and w != 0.0)
+
     @staticmethod
-    def features(probabilities: Mapping[str, float] | None, found: Evidence) -> dict[str, float]:
+    def features(
+        probabilities: Mapping[str, float] | None, found: Evidence, readings: Sequence[str] = ("same",)
+    ) -> dict[str, float]:
+        """The features of an answer: the fixed ones and one per name of `readings` (a reading missing — no time
+        left, or a model without probabilities — stands as the labels' `model` feature)."""
         model = 0.0 if probabilities is None else _logit(probabilities["correct"] + probabilities.get("partial", 0) / 2)
-        same = probabilities.get("same") if probabilities is not None else None
+        read = {name: (probabilities or {}).get(name) for name in readings}
         return {
             "bias": 1.0,
             "model": model,
-            "same": model if same is None else _logit(same),  # a verdict read alone stands for both readings
             "keywords": found.keyword_share,
             "reference": found.reference_share if found.reference_share is not None else found.keyword_share,
+            **{name: model if p is None else _logit(p) for name, p in read.items()},
         }
 
     def probability(self, probabilities: Mapping[str, float] | None, found: Evidence) -> float:
         """P(correct) by the fitted logistic model."""
-        x = self.features(probabilities, found)
+        x = self.features(probabilities, found, self.readings)
         z = sum(self.weights.get(name, 0.0) * value for name, value in x.items())
         return 1 / (1 + math.exp(-max(min(z, 40.0), -40.0)))
 
