@@ -29,6 +29,7 @@ class Leslie(Family):
     answers = frozenset({"estimate", "forecast", "policy", "number"})
     Params = LeslieParams
     outputs = ("survival", "growth_rate", "harvest_rate", "removals_per_year", "total_projected")
+    subject = ("age", "survival", "cohort", "population", "herd", "breed", "年龄", "龄", "存活", "种群", "繁殖")
 
     def check(self, data: ProblemData, params: Any) -> list[str]:
         p = LeslieParams.model_validate(params)
