@@ -42,3 +42,13 @@ def test_a_statement_that_names_no_subject_is_offered_every_family_that_answers(
     (task,) = statement_tasks("Task 1: How many?")
     data = ProblemData(tables={}, statement="Task 1: How many?")
     assert set(_menu_names(task, data)) == {n for n in fitting(task.asks) if not FAMILIES[n].subject}
+
+
+def test_a_column_that_is_no_run_of_ages_is_no_leslie_age_column() -> None:
+    statement = "Task 1: Propose a yearly management policy for the herd."
+    params = {"family": "leslie", "table": "t.csv", "age_column": "profit", "count_column": "wood_m3"}
+    (reason,) = FAMILIES["leslie"].supports(ProblemData(tables={"t.csv": PRODUCTS}, statement=statement), params)
+    assert "not a run of ages" in reason
+    herd = pd.DataFrame({"age": [0, 1, 2, 3, 5, 6, 7], "female": [400, 360, 330, 300, 250, 220, 200]})  # age 4 missing
+    params = {**params, "age_column": "age", "count_column": "female"}
+    assert FAMILIES["leslie"].supports(ProblemData(tables={"t.csv": herd}, statement=statement), params) == []
