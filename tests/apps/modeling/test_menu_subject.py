@@ -52,3 +52,11 @@ def test_a_column_that_is_no_run_of_ages_is_no_leslie_age_column() -> None:
     herd = pd.DataFrame({"age": [0, 1, 2, 3, 5, 6, 7], "female": [400, 360, 330, 300, 250, 220, 200]})  # age 4 missing
     params = {**params, "age_column": "age", "count_column": "female"}
     assert FAMILIES["leslie"].supports(ProblemData(tables={"t.csv": herd}, statement=statement), params) == []
+
+
+def test_a_reason_is_given_once_when_the_same_table_is_named_twice() -> None:
+    # seen on the embedded model: "products.csv has no column 'age', 'count'" twice in the paper's section
+    params = {"family": "leslie", "table": "t.csv", "next_table": "t.csv", "age_column": "age", "count_column": "count"}
+    data = ProblemData(tables={"t.csv": PRODUCTS}, statement="Task 1: the herd by age.")
+    (reason,) = FAMILIES["leslie"].supports(data, params)
+    assert "no column 'age', 'count'" in reason

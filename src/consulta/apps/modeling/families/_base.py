@@ -152,7 +152,7 @@ class Family:
         """Why this family does not fit the problem: the statement names none of its `subject`, or its own `check`."""
         if not self.named_in(data.statement):
             return [f"the problem names none of what {self.title[0]} models ({', '.join(self.subject[:4])} …)"]
-        return self.check(data, params)
+        return list(dict.fromkeys(self.check(data, params)))  # a reason once (a table named twice says it twice)
 
     def sentences(self, result: dict[str, Any], *, lang: str) -> list[str]:
         """What code can say about a result (the JSON the script wrote), each number as the file holds it."""
