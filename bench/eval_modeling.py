@@ -45,6 +45,7 @@ import pandas as pd
 
 from consulta.apps.modeling._checks import paper_numbers, result_values
 from consulta.apps.modeling._tasks import statement_tasks
+from consulta.config import Settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import source_version  # noqa: E402
@@ -649,7 +650,7 @@ def run_one(name: str, *, model: str, script: Path | None, timeout: float, keep:
     truth = make(folder, np.random.default_rng(sum(map(ord, name))))  # a seed of its own name: the same data every run
     home = base / "home"
     home.mkdir()
-    models = Path(os.environ.get("CONSULTA_HOME", Path.home() / ".consulta")) / "models"
+    models = Settings.from_env().models_dir  # where the CLI itself looks (CONSULTA_HOME, else the user's data dir)
     if models.is_dir():
         (home / "models").symlink_to(models)  # the embedded model is not downloaded again
     if model == "scripted":  # the test double: the team's script, with the right family chosen for each task

@@ -43,4 +43,4 @@ def test_a_problem_that_names_them_is_checked_on_its_data(statement: str) -> Non
 
 
 def test_families_without_a_subject_are_decided_by_their_data() -> None:
-    assert FAMILIES["leslie"].subject == () and FAMILIES["lotka_volterra"].subject
+    assert FAMILIES["linear_programme"].subject == () and FAMILIES["lotka_volterra"].subject

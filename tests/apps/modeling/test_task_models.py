@@ -123,6 +123,8 @@ def test_a_contest_problem_is_answered_task_by_task_to_a_paper(tmp_path: Path) -
     ]
     assert (ws / "results" / "task1_topsis.json").is_file() and (ws / "figures" / "task1_topsis.png").is_file()
     assert not (ws / "code" / "train.py").exists()  # the tasks' families stood in for the template model
+    answers = json.loads((ws / "state" / "director.json").read_text(encoding="utf-8"))["answers"]
+    assert not any(k.startswith("modeler:scenario") for k in answers)  # no template case asked for
     paper = (ws / "paper" / "paper.md").read_text(encoding="utf-8")
     one, two = paper.split("### 6.1 Task 1", 1)[1].split("### 6.2 Task 2", 1)
     ranking = json.loads((ws / "results" / "task1_topsis.json").read_text(encoding="utf-8"))["ranking"]

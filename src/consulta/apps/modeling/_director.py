@@ -212,7 +212,7 @@ class Director:
         by_task = any(m.status == "chosen" for m in models)  # the tasks' families stand in for the template model
         shape = describe_data(self.ws / "problem")
         choices = modeler.model_dump()
-        if shape.kind == "regression":
+        if shape.kind == "regression" and not by_task:  # the tasks' families need no template case (a turn saved)
             choices["scenario"] = await self._scenario(shape, choices)
         plan, notes = plan_for(shape, choices, self.problem.statement)
         self._note(

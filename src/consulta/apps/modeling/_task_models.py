@@ -87,6 +87,14 @@ def _choice_form(names: tuple[str, ...]) -> type[TeamAnswer]:
     return model
 
 
+def _menu_names(task: Task, data: ProblemData) -> tuple[str, ...]:
+    """The families offered for `task`: those that answer what it asks, less those whose subject the statement never
+    names (code would turn them down: seen on the embedded model, a small model takes the menu's first family, a
+    Leslie matrix for a workshop's production plan); all that answer it when the statement names none."""
+    names = fitting(task.asks)
+    return tuple(n for n in names if FAMILIES[n].named_in(data.statement)) or names
+
+
 def _menu(names: tuple[str, ...], lang: str) -> str:
     return "\n".join(f"- {n}: {FAMILIES[n].words(lang)}" for n in names)
 
@@ -95,7 +103,7 @@ async def choose_models(director: Director, tasks: list[Task], data: ProblemData
     """Each task's family, chosen by the modeler and checked by code (one retry with the reasons)."""
     chosen = []
     for task in tasks:
-        names = fitting(task.asks)
+        names = _menu_names(task, data)
         form = _choice_form(names)
         reasons: list[str] = []
         model = TaskModel(task=task, status="could_not")

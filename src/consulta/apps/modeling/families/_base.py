@@ -143,12 +143,16 @@ class Family:
         """Why `data` (its tables and statement) does not support this family with `params`; [] when it does."""
         raise NotImplementedError
 
+    def named_in(self, statement: str) -> bool:
+        """Whether `statement` names one of `subject` (always, when the family has none): a Latin word at the start
+        of a word ("infect" in "infection", not "age" in "manage"), a Chinese one anywhere."""
+        return not self.subject or any(_SUBJECT[word].search(statement) for word in self.subject)
+
     def supports(self, data: ProblemData, params: Any) -> list[str]:
         """Why this family does not fit the problem: the statement names none of its `subject`, or its own `check`."""
-        text = data.statement.casefold()
-        if self.subject and not any(word.casefold() in text for word in self.subject):
+        if not self.named_in(data.statement):
             return [f"the problem names none of what {self.title[0]} models ({', '.join(self.subject[:4])} …)"]
-        return self.check(data, params)
+        return list(dict.fromkeys(self.check(data, params)))  # a reason once (a table named twice says it twice)
 
     def sentences(self, result: dict[str, Any], *, lang: str) -> list[str]:
         """What code can say about a result (the JSON the script wrote), each number as the file holds it."""
@@ -167,6 +171,18 @@ class Family:
 
     def words(self, lang: str) -> str:
         return self.title[1] if lang.startswith("zh") else self.title[0]
+
+
+class _SubjectWords(dict[str, re.Pattern[str]]):
+    """A subject word → its pattern (made once): Latin words match at a word's start, other scripts anywhere."""
+
+    def __missing__(self, word: str) -> re.Pattern[str]:
+        prefix = r"(?<![A-Za-z])" if word[:1].isascii() else ""
+        pattern = self[word] = re.compile(prefix + re.escape(word), re.I)
+        return pattern
+
+
+_SUBJECT = _SubjectWords()
 
 
 @cache

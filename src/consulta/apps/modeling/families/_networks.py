@@ -45,6 +45,7 @@ class ShortestPath(Family):
     answers = frozenset({"policy", "number"})
     Params = ShortestPathParams
     outputs = ("path", "length")
+    subject = ("path", "route", "road", "network", "node", "graph", "distance", "路", "网络", "节点", "距离")
 
     def check(self, data: ProblemData, params: Any) -> list[str]:
         p = ShortestPathParams.model_validate(params)
@@ -76,6 +77,7 @@ class MaxFlow(Family):
     answers = frozenset({"number", "policy", "explanation"})
     Params = MaxFlowParams
     outputs = ("max_flow", "min_cut")
+    subject = ("flow", "capacity", "network", "road", "pipe", "traffic", "流", "通行能力", "容量", "网络", "管道")
 
     def check(self, data: ProblemData, params: Any) -> list[str]:
         p = MaxFlowParams.model_validate(params)
@@ -101,6 +103,7 @@ class Centrality(Family):
     answers = frozenset({"ranking", "explanation"})
     Params = CentralityParams
     outputs = ("ranking", "scores")
+    subject = ("network", "node", "graph", "road", "junction", "hub", "link", "网络", "节点", "路", "枢纽", "连接")
 
     def check(self, data: ProblemData, params: Any) -> list[str]:
         p = CentralityParams.model_validate(params)

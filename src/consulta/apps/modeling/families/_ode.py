@@ -112,6 +112,7 @@ class Sir(Family):
         "disease",
         "outbreak",
         "flu",
+        "influenza",
         "virus",
         "感染",
         "传染",

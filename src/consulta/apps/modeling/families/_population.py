@@ -22,6 +22,12 @@ class LeslieParams(FamilyParams):
     target: float = Field(0.0, ge=0, description="要维持的种群数量（题目给出；0：维持现有水平）")
 
 
+MAX_AGE = 200
+COVERED_AGES = 0.8
+"""An age column's distinct values cover at least this share of the whole ages from its least to its greatest (one
+age missing of a herd's 16 passes; a column of prices or profits does not)."""
+
+
 class Leslie(Family):
     name = "leslie"
     group = "population"
@@ -29,6 +35,7 @@ class Leslie(Family):
     answers = frozenset({"estimate", "forecast", "policy", "number"})
     Params = LeslieParams
     outputs = ("survival", "growth_rate", "harvest_rate", "removals_per_year", "total_projected")
+    subject = ("age", "survival", "cohort", "population", "herd", "breed", "年龄", "龄", "存活", "种群", "繁殖")
 
     def check(self, data: ProblemData, params: Any) -> list[str]:
         p = LeslieParams.model_validate(params)
@@ -41,6 +48,14 @@ class Leslie(Family):
         ages = frame[p.age_column].dropna()
         if not (ages == ages.round()).all():
             return [f"{p.age_column} of {p.table} is not a whole-number age"]
+        distinct = ages.drop_duplicates()
+        span = ages.max() - ages.min() + 1
+        if ages.min() < 0 or ages.max() > MAX_AGE or len(distinct) < COVERED_AGES * span:
+            # seen on the embedded model: a workshop's profit per product (45, 80, 120, 30) taken for ages
+            return [
+                f"{p.age_column} of {p.table} is not a run of ages ({len(distinct)} values from {ages.min():g} to "
+                f"{ages.max():g}): a Leslie model needs a count for each age class"
+            ]
         for name in filter(None, [p.table, p.next_table]):
             rows = data.tables[name][[p.age_column, p.count_column]].dropna().drop_duplicates()
             clash = rows[p.age_column][rows[p.age_column].duplicated()]

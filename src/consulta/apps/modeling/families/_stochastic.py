@@ -59,6 +59,7 @@ class Queue(Family):
     answers = frozenset({"number", "policy", "estimate"})
     Params = QueueParams
     outputs = ("arrival_rate", "service_rate", "servers_needed")
+    subject = ("queue", "arriv", "wait", "server", "counter", "window", "排队", "到达", "等待", "窗口", "服务台")
 
     def check(self, data: ProblemData, params: Any) -> list[str]:
         p = QueueParams.model_validate(params)
