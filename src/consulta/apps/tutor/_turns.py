@@ -60,7 +60,7 @@ _ABOUT_STARTING = re.compile(
     re.IGNORECASE,
 )
 """Asking whether a task can start on the student's file ("Can I start task_2_1?", "能用它做 task_2_1 吗？")."""
-_TASK = re.compile(r"\btask[_ ]?(\d+)[_.](\d+)\b", re.IGNORECASE)
+_TASK = re.compile(r"(?<![A-Za-z0-9])task[_ ]?(\d+)[_.](\d+)(?![0-9])", re.IGNORECASE)  # "开始task_2_1吗" too
 _WORD = re.compile(r"[A-Za-z_]+")
 _COMMON = frozenset(
     "about also each from have into just over real that them then they this what when with your".split()
