@@ -235,7 +235,7 @@ def test_the_turns_cards_show_the_packet_and_the_consultation_with_its_binding_r
     packet = turn["packet"]
     assert packet["accepted"] is True and packet["refusal"] is None
     assert packet["task_id"] == "task_2_1" and packet["task_status"] == "blocked"
-    assert packet["guidance_for_ca"].startswith("Do not start the exercise on this file")
+    assert "Do not start the exercise on this file" in packet["guidance_for_ca"]  # the rule's, applied
     assert packet["blocked_steps"] == ["analysis"] and packet["consultation_ids"] == ["consult_0001"]
 
     (card,) = turn["consultations"]

@@ -163,6 +163,11 @@ def submit_packet_tool(store: Store, *, uploads: Path | None = None, inspect: In
         missing = missing_updates(accepted.model_dump(), updates)
         if missing:  # seed 000: the system applies a binding rule's instruction_updates itself
             accepted = InstructionPacket.model_validate(carry_updates(accepted.model_dump(), updates))
+        if accepted.task_status == "not_started" and accepted.blocked_steps:
+            # a task whose steps the rules block cannot start: its status says so (code's own packet for "can I
+            # start?" is written before the inspection it rests on)
+            accepted = accepted.model_copy(update={"task_status": "blocked"})
+            missing = [*missing, "task_status: blocked (its steps are blocked)"]
         if call is not None and not accepted.consultation_ids:  # what it rests on, on record: named by the system
             rests_on = [c.id for c in standing_consultations(store, call.run_id, uploads)]
             accepted = accepted.model_copy(update={"consultation_ids": rests_on})
