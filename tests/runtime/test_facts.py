@@ -288,6 +288,8 @@ def test_a_reply_speaking_of_the_user_in_the_third_person_is_words_meant_for_the
         'Your response should be "You can start task_2_1 after checking the file." Which step first?',
         "Here is the reply: you can start task_2_1.",
         "回复应为：你可以开始 task_2_1 了。",
+        # seen on the embedded model (eval_tutor, claim_bare_zh): the claims check's retry prompt, translated
+        "我之前的回答没有完成任务，没有改变任何东西。请先使用工具（写入用户批准的更改），然后提问，否则只显示工具的结果。",
         # seen on the embedded model (eval_tutor, concept_en): the retry prompt itself reached the student
         "Your previous response failed the application's validation (this is automated feedback, not a message from "
         'the user):\n<pyai:retry_feedback>\nYour reply speaks of "you".',
