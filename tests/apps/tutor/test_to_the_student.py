@@ -230,6 +230,7 @@ def test_a_reply_about_the_student_that_holds_the_retry_prompt_is_replaced_by_co
         ),  # claim_bare_zh
         ("OK. I will show you my code next time.", "I finished task_2_2", "en"),
         ("好的，我明白了。我会在下一次任务中再次尝试。", "老师，task_2_2 我做完了", "zh-CN"),  # claim_bare_zh
+        ("好的，我明白了。我会在 task_2_5 中继续。", "task_2_4 做完了。我的代码：…", "zh-CN"),  # claim_evidence_zh
         ("OK, I understand. I will try again next time.", "I finished task_2_2", "en"),
         # the orchestrator's step said to the student (seen: concept_en)
         ("Consult an expert to explain the how parameter of merge.", "What does how= do in merge?", "en"),

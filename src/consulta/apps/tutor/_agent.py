@@ -522,7 +522,7 @@ _AS_THE_STUDENT = re.compile(
     # the student's promise, in the first person ("我会在下一次任务中再次展示我运行的代码", seen on the model)
     r"|我(?:会|将|再)[^。！？\n]{0,16}(?:我的|我运行的)|\bI(?:'ll|\s+will)\s+(?:show|upload|share|send)\s+(?:you\s+)?my\b"
     # the student's resolve ("我会在下一次任务中再次尝试", seen on the model: claim_bare_zh)
-    r"|我(?:会|将)(?:在[^。！？\n]{0,12})?(?:再次|重新|继续)?(?:尝试|试试|努力|改正|完成|提交|展示|上传)"
+    r"|我(?:会|将)(?:在[^。！？\n]{0,12})?(?:再次|重新)?(?:继续|尝试|试试|努力|改正|完成|提交|展示|上传)"
     r"|\bI(?:'ll|\s+will)\s+(?:try|do\s+it)\s+again\b",
     re.I,
 )
