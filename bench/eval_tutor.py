@@ -574,7 +574,7 @@ _OF_THE_STUDENT = re.compile(
 _AS_THE_STUDENT = re.compile(
     r"^\W*(?:好的[，,]?\s*老师|老师[，,]|ok(?:ay)?,?\s+teacher)|\bI(?:'ve|\s+have)\s+(?:already\s+)?(?:completed|finished|done)\b"
     r"|^\W*我(?:已经)?完成了|我(?:会|将)[^。！？\n]{0,16}我(?:的|运行的)|\bI(?:'ll|\s+will)\s+(?:show|send|upload)\s+(?:you\s+)?my\b"
-    r"|我(?:会|将)(?:在下一?次[^。！？\n]{0,8})?(?:再次|重新)?(?:尝试|努力|改正|提交)|\bI(?:'ll|\s+will)\s+try\s+again\b",
+    r"|我(?:会|将)(?:在[^。！？\n]{0,12})?(?:再次|重新)?(?:继续|尝试|努力|改正|提交)|\bI(?:'ll|\s+will)\s+try\s+again\b",
     re.IGNORECASE,
 )
 _CJK = re.compile(r"[\u4e00-\u9fff]")
