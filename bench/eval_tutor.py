@@ -562,7 +562,8 @@ _FOR_THE_MODEL = re.compile(
     r"(?<![\w./-])[a-z\u4e00-\u9fff]+_(?:inspector|explainer|validator|diagnos\w*|expert)\b|"
     r"\b(?:consult|ask)\s+(?:an?\s+|the\s+)?experts?\b|(?:咨询|请教)专家|"
     r"\b(?:data|concept)\s+(?:inspector|explainer)s?\b|suitability\s+judge?ment|"
-    r"(?:数据|概念)(?:检查|检验|审查|解释|讲解)(?:员|器)|适合(?:性)?的?判断",
+    r"(?:数据|概念)(?:检查|检验|审查|解释|讲解)(?:员|器)|适合(?:性)?的?判断|"
+    r"使用.{0,4}工具|工具的?结果|用户批准",
     re.IGNORECASE,
 )
 """Words meant for the model, or the app's inner names (an expert's id such as data_inspector or 数据_inspector, or

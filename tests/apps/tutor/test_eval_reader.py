@@ -43,6 +43,7 @@ reading_problems = _eval_tutor().reading_problems
         ("好的，你可以先向数据检查员询问一个适合的判断。", "我的代码报错了", "zh-CN", "meant for the model"),
         ("好的，我明白了。我会在下一次任务中再次尝试。", "task_2_2 我做完了", "zh-CN", "as the student"),
         ("好的，我明白了。我会在 task_2_5 中继续。", "task_2_4 做完了", "zh-CN", "as the student"),
+        ("请先使用工具（写入用户批准的更改），然后提问。", "task_2_2 我做完了", "zh-CN", "meant for the model"),
         ("Ask the data inspector whether your file fits.", "Can I start?", "en", "meant for the model"),
         ("现在需要指导学生如何解决错误。", "为什么报错？", "zh-CN", "speaks of the student"),
         ("好的，老师。我完成了 task_2_2。", "我做完了 task_2_2", "zh-CN", "speaks as the student"),
