@@ -33,6 +33,7 @@ MAY_START = [
     "可以开始 task_2_1 了。数据集缺少 age 列。",
     "是的，你可以开始做 task_2_1 了！",
     "你现在就能开始 task_2_1。",
+    "Yes, task_2_2 is blocked: you cannot start it yet. The dataset lacks a column named 'age'.",  # no_age_en again
     # seen on the embedded model (eval_tutor, no_age_en): the packet blocked the task, the reply opened with "Yes"
     "Yes, you can use the public_people.csv dataset for task_2_1. However, the dataset is missing the 'age' column.",
     "你可以使用这个数据集来做 task_2_1。",

@@ -423,6 +423,12 @@ _MAY_START = re.compile(
 """Saying the student may start (English and Chinese), in a sentence that asserts it."""
 
 
+_OPENING_YES = re.compile(
+    r"\s*(?:yes|yeah|sure|of\s+course|absolutely|certainly)\b|\s*(?:是的|当然(?:可以)?|可以的)", re.I
+)
+"""A reply that opens with yes (seen on the embedded model: "Yes, task_2_2 is blocked: you cannot start it yet.")."""
+
+
 def _follows(packet: InstructionPacket, findings: Findings) -> ReplyCheck:
     """The assistant's reply holds to the packet: never that the student can start (or use the data for) a task it
     marks blocked, or whose steps it blocks."""
@@ -431,6 +437,8 @@ def _follows(packet: InstructionPacket, findings: Findings) -> ReplyCheck:
         if packet.task_status != "blocked" and not packet.blocked_steps:
             return
         said = next((m.group(0) for s in assertions(text) if (m := _MAY_START.search(s))), None)
+        if said is None and (opening := _OPENING_YES.match(text)):  # "Yes, task_2_2 is blocked…" reads as yes
+            said = opening.group(0).strip()
         if said is not None:
             raise ReplyRefused(
                 f'Your reply says "{said}", but task {packet.task_id} is blocked: the student cannot start it yet. '
