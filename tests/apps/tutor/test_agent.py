@@ -16,6 +16,11 @@ from consulta.models import resolve_model
 from consulta.runtime import Store, TurnFacts, utcnow
 
 
+def scripted_env(tmp_path: Path, store: Store) -> AppEnv:
+    """The tutor's environment on `store`, in English, with the scripted model (a test double)."""
+    return AppEnv(store=store, resolve_model=resolve_model, model="scripted", lang="en", data_dir=tmp_path)
+
+
 def test_the_orchestrator_must_consult_while_an_upload_is_uninspected(tmp_path: Path) -> None:
     store = Store(f"sqlite:///{tmp_path}/consulta.db")
     uploads = tmp_path / "uploads"
@@ -182,13 +187,7 @@ def test_the_assistants_reply_is_checked_for_code_and_the_tasks_answer() -> None
 def test_a_concept_question_or_a_request_for_the_solution_opens_with_the_explainer(
     tmp_path: Path, words: str, task: str | None
 ) -> None:
-    env = AppEnv(
-        store=Store(f"sqlite:///{tmp_path}/consulta.db"),
-        resolve_model=resolve_model,
-        model="scripted",
-        lang="en",
-        data_dir=tmp_path,
-    )
+    env = scripted_env(tmp_path, Store(f"sqlite:///{tmp_path}/consulta.db"))
     agent = tutor.build_agent(tutor.TutorOptions(uploads=tmp_path / "uploads"), env)
     calls = agent.first_calls(words)
     if task is None:
@@ -230,7 +229,7 @@ def test_a_validation_needs_work_the_student_said_or_showed(
         "reasoning": "The student asks about the task.",
     }
     store = new_store_at(f"sqlite:///{tmp_path}/consulta.db")
-    env = AppEnv(store=store, resolve_model=resolve_model, model="scripted", lang="en", data_dir=tmp_path)
+    env = scripted_env(tmp_path, store)
     agent = tutor.build_agent(tutor.TutorOptions(uploads=tmp_path / "uploads"), env)
 
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -253,7 +252,7 @@ def test_a_packet_may_call_a_task_done_only_on_a_valid_validation(
     saying done is refused (and one saying in_progress is not)."""
     packet = {"task_id": "task_2_3", "task_status": "done", "guidance_for_ca": "Congratulate the student."}
     store = new_store_at(f"sqlite:///{tmp_path}/consulta.db")
-    env = AppEnv(store=store, resolve_model=resolve_model, model="scripted", lang="en", data_dir=tmp_path)
+    env = scripted_env(tmp_path, store)
     agent = tutor.build_agent(tutor.TutorOptions(uploads=tmp_path / "uploads"), env)
     sent: list[str] = []
 
@@ -281,7 +280,7 @@ def test_can_i_start_is_codes_packet_and_the_inspection_stands_in_later_turns(tm
     uploads.mkdir()
     (uploads / "people.csv").write_text("name,city\nAda,Paris\n", encoding="utf-8")
     os.utime(uploads / "people.csv", (1e9, 1e9))
-    env = AppEnv(store=store, resolve_model=resolve_model, model="scripted", lang="en", data_dir=tmp_path)
+    env = scripted_env(tmp_path, store)
     agent = tutor.build_agent(tutor.TutorOptions(uploads=uploads), env)
     assert agent.first_calls("What is a CSV file?") == [] and agent.first_calls("Can I start?") == []
     ((name, packet),) = agent.first_calls("Can I start task_2_1?")
@@ -342,13 +341,7 @@ def test_a_claim_that_a_named_task_is_done_opens_with_its_validation(
     uploads = tmp_path / "uploads"
     uploads.mkdir()
     (uploads / "people.csv").write_text("name,age\nAda,3\n", encoding="utf-8")
-    env = AppEnv(
-        store=Store(f"sqlite:///{tmp_path}/c.db"),
-        resolve_model=resolve_model,
-        model="scripted",
-        lang="en",
-        data_dir=tmp_path,
-    )
+    env = scripted_env(tmp_path, Store(f"sqlite:///{tmp_path}/c.db"))
     agent = tutor.build_agent(tutor.TutorOptions(uploads=uploads), env)
     calls = agent.first_calls(words)
     assert [a["context"].get("file_name") or a["expected_output_type"] for _, a in calls] == opening

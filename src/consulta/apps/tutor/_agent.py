@@ -48,6 +48,7 @@ from ._packet import (
     SUBMIT_PACKET_TOOL_NAME,
     InstructionPacket,
     standing_consultations,
+    standing_inspection,
     submit_packet_tool,
     uninspected_uploads,
 )
@@ -264,20 +265,22 @@ def _standing_inspections(tool: ToolDef, store: Store, uploads: Path) -> ToolDef
     async def consult_expert(**arguments: Any) -> Any:
         call = current_tool_call()
         context = arguments.get("context") if isinstance(arguments.get("context"), dict) else {}
-        asked = (str(context.get("file_name")), str(context.get("task_id")))
         if call is not None and arguments.get("expected_output_type") == "suitability_judgment":
-            for c in standing_consultations(store, call.run_id, uploads):
-                if c.request.get("expected_output_type") == "suitability_judgment" and asked == (
-                    str(c.request["context"].get("file_name")),
-                    str(c.request["context"].get("task_id")),
-                ):
-                    return ConsultResult(
-                        consultation_id=c.id,
-                        expert_id=c.expert_id,
-                        expert_output=c.expert_output or {},
-                        binding_rules_triggered=[BindingRuleTriggered.model_validate(r) for r in c.binding_rules],
-                        instruction_updates=c.instruction_updates,
-                    ).model_dump(mode="json")
+            standing = standing_inspection(
+                store,
+                call.run_id,
+                uploads,
+                file_name=str(context.get("file_name")),
+                task_id=str(context.get("task_id")),
+            )
+            if standing is not None:
+                return ConsultResult(
+                    consultation_id=standing.id,
+                    expert_id=standing.expert_id,
+                    expert_output=standing.expert_output or {},
+                    binding_rules_triggered=[BindingRuleTriggered.model_validate(r) for r in standing.binding_rules],
+                    instruction_updates=standing.instruction_updates,
+                ).model_dump(mode="json")
         return await tool.function(**arguments)
 
     return replace(tool, function=consult_expert)
@@ -423,12 +426,6 @@ _MAY_START = re.compile(
 """Saying the student may start (English and Chinese), in a sentence that asserts it."""
 
 
-_OPENING_YES = re.compile(
-    r"\s*(?:yes|yeah|sure|of\s+course|absolutely|certainly)\b|\s*(?:是的|当然(?:可以)?|可以的)", re.I
-)
-"""A reply that opens with yes (seen on the embedded model: "Yes, task_2_2 is blocked: you cannot start it yet.")."""
-
-
 def _follows(packet: InstructionPacket, findings: Findings) -> ReplyCheck:
     """The assistant's reply holds to the packet: never that the student can start (or use the data for) a task it
     marks blocked, or whose steps it blocks."""
@@ -437,7 +434,7 @@ def _follows(packet: InstructionPacket, findings: Findings) -> ReplyCheck:
         if packet.task_status != "blocked" and not packet.blocked_steps:
             return
         said = next((m.group(0) for s in assertions(text) if (m := _MAY_START.search(s))), None)
-        if said is None and (opening := _OPENING_YES.match(text)):  # "Yes, task_2_2 is blocked…" reads as yes
+        if said is None and (opening := _MAY_START.match(text)):  # "Yes, task_2_2 is blocked…" still opens with yes
             said = opening.group(0).strip()
         if said is not None:
             raise ReplyRefused(

@@ -91,21 +91,22 @@ def _code_part(line: str) -> str | None:
 
 def _is_code(code: str) -> bool:
     """Whether `code` parses as Python that does something: not one bare word or literal ("Done", "'age'")."""
-    try:
-        body = ast.parse(code).body
-    except (SyntaxError, ValueError):
-        return False
+    body = _parsed(code)
     return bool(body) and not (
         len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant | ast.Name)
     )
 
 
 def _parses(code: str) -> bool:
+    return _parsed(code) is not None
+
+
+def _parsed(code: str) -> list[ast.stmt] | None:
+    """The statements of `code`, or None when it is not Python."""
     try:
-        ast.parse(code)
+        return ast.parse(code).body
     except (SyntaxError, ValueError):
-        return False
-    return True
+        return None
 
 
 def _texts(output: ExpertOutput) -> str:
@@ -248,15 +249,13 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
             return output
 
         def kept(text: str) -> str:
-            lines = [line for line in text.splitlines() if task.revealed_in(line) is None]
-            return "\n".join(lines).strip() or text  # all of it the answer: unchanged, the check refuses it
+            return "\n".join(line for line in text.splitlines() if task.revealed_in(line) is None).strip()
 
         return output.model_copy(
             update={
-                "definition": kept(output.definition),
-                "simple_example": "\n".join(
-                    line for line in output.simple_example.splitlines() if task.revealed_in(line) is None
-                ).strip(),
+                # a definition that is all answer stays whole: the check refuses it
+                "definition": kept(output.definition) or output.definition,
+                "simple_example": kept(output.simple_example),
                 "use_cases": [u for u in output.use_cases if task.revealed_in(u) is None],
                 "common_pitfalls": [p for p in output.common_pitfalls if task.revealed_in(p) is None],
             }

@@ -23,6 +23,7 @@ __all__ = [
     "binding_updates",
     "inspection_request",
     "standing_consultations",
+    "standing_inspection",
     "submit_packet_tool",
     "uninspected_uploads",
 ]
@@ -75,6 +76,16 @@ def _inspected(consultation: ConsultationRecord) -> tuple[str, str] | None:
     if consultation.request.get("expected_output_type") != "suitability_judgment" or not context.get("file_name"):
         return None
     return str(context["file_name"]), str(context.get("task_id"))
+
+
+def standing_inspection(
+    store: Store, run_id: str, uploads: Path, *, file_name: str, task_id: str
+) -> ConsultationRecord | None:
+    """The standing inspection (`suitability_judgment`) of `file_name` for `task_id` the run's packet would rest on,
+    if any."""
+    return next(
+        (c for c in standing_consultations(store, run_id, uploads) if _inspected(c) == (file_name, task_id)), None
+    )
 
 
 def binding_updates(store: Store, run_id: str, uploads: Path | None = None) -> dict[str, Any]:

@@ -47,7 +47,7 @@ _FAILED = re.compile(r"\w*(?:Error|Exception)\b|Traceback|报错|错误", re.IGN
 """An error the student reports: the data inspector's diagnosis, which the orchestrator asks for."""
 _ERROR_LINE = re.compile(r"\b\w*(?:Error|Exception)\b(?::[^\n。，？?]*)?")
 """The error the student quotes ("KeyError: 'Age'", "MergeError: Must pass \"right_on\" OR \"right_index\"")."""
-_ERROR = re.compile(r"\w*(?:Error|Exception)\b|Traceback|报错|错误|\bfinished\b|\bdone\b|做完|完成了", re.IGNORECASE)
+_ERROR = re.compile(rf"{_FAILED.pattern}|\bfinished\b|\bdone\b|做完|完成了", re.IGNORECASE)
 _WORK = re.compile(
     r"\b(?:finished|done|completed?|solved|submitted|my\s+(?:code|answer|solution|output|result)|it\s+(?:printed|prints|"
     r"shows|gave|returns?)|i\s+(?:wrote|ran|got|computed|calculated|used))\b|做完|完成|写好|写完|算出|跑了|运行了|我的(?:代码|答案|结果|输出)|输出(?:是|了)|结果(?:是|为)|"
