@@ -404,3 +404,13 @@ def test_code_s_next_step_is_in_the_session_s_language(tmp_path: Path, uploads: 
     )
     step = consult(c, SEED_EXAMPLES[0])["expert_output"]["recommended_next_step"]
     assert step.startswith("不要在这个文件上开始 task_2_1") and "缺少列：age" in step and "missing" not in step
+
+
+@pytest.mark.parametrize(
+    "words",
+    ["(" * 5000 + "df.x" + ")" * 5000, ("df.a(" + ")" * 3 + " x ") * 400, "\n".join(["y = ("] * 200)],
+)
+def test_hostile_words_are_not_code_and_cost_little_to_read(words: str) -> None:
+    """A student's words are untrusted: nesting too deep for the parser, or a line of many closing brackets, is
+    read as no code (a bounded number of parses), never an exception."""
+    assert student_code(words) == ""

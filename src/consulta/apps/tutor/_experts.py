@@ -66,6 +66,8 @@ def student_code(evidence: str) -> str:
     return "\n".join(c for c in _INLINE.findall(evidence) if _USES_PANDAS.search(c) and _parses(c))
 
 
+_MAX_TRIES = 12
+"""Starts and ends tried per line: the student's words are untrusted, and each try is a parse."""
 _CODE_START = re.compile(r"[A-Za-z_][\w.]*(?=[\[(.])")
 _NOT_CODE = re.compile(r"[^\x00-\x7f]|\s+(?:and|but|then|which|it|I)\s+(?:got|get|gave|gives|raised?|says?|printed)\b")
 """Where code written inside a sentence ends: at Chinese text or full-width punctuation, or at "… and got"."""
@@ -76,10 +78,10 @@ def _code_part(line: str) -> str | None:
     got KeyError", "我写了 df['age'] + 1，报错"), whichever parses first; None for prose or one bare word."""
     whole_line = [line.rstrip(), _PROSE_LEAD.sub("", line, count=1).rstrip()]
     inside = [line[m.start() :].rstrip() for m in _CODE_START.finditer(line) if _USES_PANDAS.search(line[m.start() :])]
-    for index, text in enumerate([*whole_line, *inside]):
-        # the text, then up to where prose takes over, then its longest start that ends a call or an index
+    for index, text in enumerate([*whole_line, *inside[:_MAX_TRIES]]):
+        # the text, then up to where prose takes over, then its longest starts that end a call or an index
         cuts = [text, _NOT_CODE.split(text, maxsplit=1)[0].rstrip()]
-        cuts += [text[: i + 1] for i in range(len(text) - 1, 0, -1) if text[i] in ")]"]
+        cuts += [text[: i + 1] for i in range(len(text) - 1, 0, -1) if text[i] in ")]"][:_MAX_TRIES]
         for candidate in cuts:
             code = candidate.strip()
             if not code or not _is_code(code):
@@ -105,7 +107,7 @@ def _parsed(code: str) -> list[ast.stmt] | None:
     """The statements of `code`, or None when it is not Python."""
     try:
         return ast.parse(code).body
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # untrusted text: nesting too deep is not code
         return None
 
 
