@@ -25,6 +25,7 @@ from consulta.runtime import (
     ToolOutcome,
     TurnFacts,
     echoes,
+    false_comparisons,
     model_words,
     read_tool,
     unfounded,
@@ -112,6 +113,37 @@ def agent_with(*tools: Any, **kw: Any) -> Agent:
 
 def checked(store: Store, run_id: str) -> list[tuple[str, bool]]:
     return [(e.data["check"], e.data["replaced"]) for e in store.list_events(run_id) if e.type == "reply_checked"]
+
+
+@pytest.mark.parametrize(
+    ("reply", "wrong"),
+    [
+        (
+            "Your file has 569 rows, which is less than the required 100 rows.",
+            ["569 rows, which is less than the required 100"],
+        ),
+        ("只有569行，少于要求的100行。", ["569行，少于要求的100"]),
+        ("The mean is 12.5, greater than 13.", ["12.5, greater than 13"]),
+        ("Your file has 40 rows, which is less than the required 100.", []),
+        ("你的文件有 40 行，不足 100 行。", []),
+        ("3 boxes have more than 10 free positions.", []),  # said of other things, not of the number
+        ("Box 3 has 2 tubes, more than box 10.", []),  # a label, not a quantity
+        ("只有 20 行，这个任务至少需要 100 行。", []),
+    ],
+)
+def test_false_comparisons_finds_two_numbers_compared_wrongly(reply: str, wrong: list[str]) -> None:
+    assert false_comparisons(reply) == wrong
+
+
+def test_a_false_comparison_is_rewritten(tmp_path: Path, run_once) -> None:  # noqa: ANN001
+    store = Store(f"sqlite:///{tmp_path}/c.db")
+    model, _ = scripted(
+        ["We have 11 HeLa tubes, fewer than 5.", "We have 11 HeLa tubes, in boxes 1, 3 and 5."],
+        first=[ToolCallPart("count_tubes", {"name": "HeLa"})],
+    )
+    run = run_once(store, agent_with(count_tubes), "Do we have any HeLa cells left?", model)
+    assert run.output == "We have 11 HeLa tubes, in boxes 1, 3 and 5."
+    assert checked(store, run.id) == [("facts", False)]
 
 
 def test_an_invented_count_is_rewritten_then_replaced(tmp_path: Path, run_once) -> None:  # noqa: ANN001

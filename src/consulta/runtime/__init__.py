@@ -60,12 +60,14 @@ if TYPE_CHECKING:
         check_model_words,
         echoes,
         facts_in,
+        false_comparisons,
         model_words,
         unfounded,
         wrong_language,
     )
     from ._grounding import Evidence, mentions
     from ._leases import Leases
+    from ._messages import by_first_look
     from ._plan_book import PLAN_ASK, PlanBook, PlanOutcome, decided_reply, staged_result
     from ._plans import PlanExecutor
     from ._policies import Cache, Fallback, Retry, Timeout, ToolPolicy, apply_policies
@@ -186,11 +188,13 @@ __all__ = [
     "check_language",
     "check_model_words",
     "compose_reply",
+    "by_first_look",
     "crash_point",
     "current_tool_call",
     "decided_reply",
     "echoes",
     "facts_in",
+    "false_comparisons",
     "find_claims",
     "invalid_arguments_result",
     "json_schema_for",

@@ -56,6 +56,7 @@ from ._events import ReplyChecked, StepStarted
 from ._facts import check_facts, check_language, check_model_words
 from ._grounding import Evidence
 from ._messages import (
+    FIRST_LOOK_CALL,
     FIRST_LOOK_MODEL,
     called_this_turn,
     carry_over,
@@ -257,7 +258,7 @@ def _first_look(agent: Agent, prompt: str) -> list[ModelMessage]:
     calls = agent.first_calls(prompt)
     if not calls:
         return []
-    parts = [ToolCallPart(name, args, tool_call_id=f"look_{uuid.uuid4().hex[:16]}") for name, args in calls]
+    parts = [ToolCallPart(name, args, tool_call_id=f"{FIRST_LOOK_CALL}{uuid.uuid4().hex[:16]}") for name, args in calls]
     return [ModelRequest(parts=[UserPromptPart(prompt)]), ModelResponse(parts=parts, model_name=FIRST_LOOK_MODEL)]
 
 

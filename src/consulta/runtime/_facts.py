@@ -4,7 +4,8 @@ A *fact* is a number, a date, an identifier (a token mixing letters and digits: 
 of the app's domain (`FactRules.names`: e.g. the cell lines of an inventory). A fact in a final reply must appear in
 the turn's *sources*: the tools' results (and their refusals, which are code's words about the data), the plans
 staged or applied, the questions asked and their answers, the person's words (this turn's and the earlier turns'
-of the thread, with what was shown to them) and the app's declared facts (`FactRules.declared`). A reply stating
+of the thread, with what was shown to them) and the app's declared facts (`FactRules.declared`); two numbers it
+compares must compare so (`false_comparisons`: not "569 rows, less than the required 100"). A reply stating
 another is written again with the reason, and refused again it is replaced by code's statement of what the tools
 found (`FactRules.say_found`, else `compose_reply`), in the person's language.
 
@@ -34,6 +35,7 @@ __all__ = [
     "check_model_words",
     "echoes",
     "facts_in",
+    "false_comparisons",
     "model_words",
     "unfounded",
     "wrong_language",
@@ -188,11 +190,54 @@ def _number(n: float) -> str:
     return str(int(n)) if n == int(n) else str(n)
 
 
+_LESS = r"less|fewer|lower|smaller"
+_MORE = r"more|greater|larger|higher|bigger"
+_QUANTITY = r"(?<![A-Za-z0-9_.])(?P<{}>\d+(?:\.\d+)?)(?![A-Za-z0-9_]|\.\d)"
+_COMPARISON = re.compile(
+    _QUANTITY.format("a")  # a number, its unit, then what is said of it: "569 rows, which is", "40 行，"
+    + r"(?:\s*(?:(?!(?:have|has|had|with|hold|holds|contain|contains|get|gets)\b)[A-Za-z%]+\s*){0,2}[,，(（]?\s*(?:(?:which|that)\s+(?:is|are)\s+|(?:is|are)\s+)?"
+    r"(?:still\s+|far\s+|much\s+|well\s+)?"
+    r"|\s*[\u4e00-\u9fff]{0,2}\s*[，,]?\s*(?:这|即)?\s*(?:远|还|仍)?"
+    rf")(?:\b(?:(?P<less>(?:{_LESS})\s+than|below)|(?P<more>(?:{_MORE})\s+than|above|exceed(?:s|ing)?))\b"
+    r"|(?P<zh_less>少于|小于|低于|不足|不到)|(?P<zh_more>多于|大于|高于|超过))"
+    r"(?P<between>[^.!?。！？\n\d]{0,25}?)"  # … compared with another number in the same sentence
+     + _QUANTITY.format("b"),
+    re.I,
+)
+_LABEL = re.compile(
+    r"(?:\b(?:box|position|pos|slot|rack|record|task|step|row|line|id|no\.?)|#|盒|位置|号|第|行)\s*$", re.I
+)
+"""A number after one of these is a label ("more than box 10"), not a quantity compared."""
+
+
+def false_comparisons(text: str) -> list[str]:
+    """The comparisons of two numbers `text` states that are false, as written ("569 rows, which is less than the
+    required 100"; "只有 569 行，少于要求的 100 行"): the first number said to be less, fewer, lower, more, greater …
+    than the second when it is not."""
+    wrong: list[str] = []
+    for match in _COMPARISON.finditer(text):
+        if _LABEL.search(match.group("between")):
+            continue
+        a, b = float(match.group("a")), float(match.group("b"))
+        less = match.group("less") or match.group("zh_less")
+        if (a >= b) if less else (a <= b):
+            wrong.append(match.group(0).strip())
+    return wrong
+
+
 def check_facts(rules: FactRules) -> ReplyCheck:
     """The runtime's fact check under an app's `rules`: a reply stating a fact no source holds is refused
     (`ReplyRefused`, with the rules' replacement)."""
 
     def check(text: str, facts: TurnFacts) -> None:
+        wrong = false_comparisons(text)
+        if wrong:
+            raise ReplyRefused(
+                f'Your reply says "{wrong[0]}", which is not so: compare the two numbers again. Say only what the '
+                "tool results above show, in one or two short sentences in the user's language.",
+                replacement=rules.replacement(facts),
+                check="facts",
+            )
         missing = unfounded(text, facts, rules)
         if missing:
             listed = ", ".join(missing[:6])

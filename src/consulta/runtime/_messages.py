@@ -20,6 +20,8 @@ from pydantic_ai.messages import (
 )
 
 __all__ = [
+    "by_first_look",
+    "FIRST_LOOK_CALL",
     "FIRST_LOOK_MODEL",
     "called_this_turn",
     "carry_over",
@@ -42,6 +44,13 @@ __all__ = [
 
 FIRST_LOOK_MODEL = "consulta:first-look"
 """The model name on a response the runtime made itself (the turn's first look)."""
+FIRST_LOOK_CALL = "look_"
+"""How the id of a call the runtime made itself (the turn's first look) begins."""
+
+
+def by_first_look(tool_call_id: str) -> bool:
+    """Whether the call `tool_call_id` was the runtime's own (the turn's first look), not the model's."""
+    return tool_call_id.startswith(FIRST_LOOK_CALL)
 
 
 def dump_messages(messages: list[ModelMessage]) -> str:
@@ -142,10 +151,6 @@ def turn_words(messages: list[ModelMessage]) -> str | None:
                         else " ".join(str(c) for c in part.content if isinstance(c, str))
                     )
     return None
-
-
-FIRST_LOOK_MODEL = "consulta:first-look"
-"""The model name on a response the runtime made itself (the turn's first look)."""
 
 
 def called_this_turn(messages: list[ModelMessage]) -> bool:

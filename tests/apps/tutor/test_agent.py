@@ -44,6 +44,7 @@ def test_the_orchestrator_must_consult_while_an_upload_is_uninspected(tmp_path: 
         "rules",
         "fits",
         "concept",
+        "planned_by_code",
     }  # no runtime settings
     run = store.create_run(app="tutor", prompt="Can I start task_2_1?", model="scripted", lang="en")
     assert agent.choose_tools(run.id) == ["consult_expert", "submit_instruction_packet"]  # nothing uploaded
@@ -299,10 +300,18 @@ def test_can_i_start_is_codes_packet_and_the_inspection_stands_in_later_turns(tm
             return ModelResponse(parts=[ToolCallPart("submit_instruction_packet", packet)])
         return ModelResponse(parts=[TextPart("Your file needs more rows. Which dataset will you use?")])
 
+    replies: list[str | None] = []
+
     async def turns() -> list[str]:
         runtime = Runtime(store=store, resolve_model=lambda _: FunctionModel(model))
         try:
             first = await runtime.run(agent, "Can I start task_2_1?", model="scripted")
+            # code planned the turn, so code says it: the assistant's run asks no model either
+            handover = tutor.follow_up(store.get_run(first.id), env)
+            assert handover is not None and handover.options["planned_by_code"] is True
+            options = tutor.TutorOptions.model_validate({**first.options, **handover.options})
+            said = await runtime.run(tutor.build_assistant(options, env), handover.prompt, model="scripted")
+            replies.append(said.output)
             second = await runtime.run(
                 agent, "Here is people.csv for task_2_1.", model="scripted", continue_from=first.id
             )
@@ -311,6 +320,10 @@ def test_can_i_start_is_codes_packet_and_the_inspection_stands_in_later_turns(tm
             await runtime.aclose()
 
     first_id, second_id = asyncio.run(turns())
+    assert replies == [
+        "You cannot start task_2_1 yet. What the check of your file found: only 1 rows; the task needs at least 100; "
+        "missing column(s): age. Please upload a dataset that meets the task's requirements."
+    ]
     (accepted,) = [c for c in store.list_tool_calls(first_id) if c.tool_name == "submit_instruction_packet"]
     assert isinstance(accepted.result, dict) and accepted.result["packet"]["blocked_steps"] == ["analysis"]
     assert seen == [["consult_expert"]]  # the first turn asked no model; the second's first step had the inspection

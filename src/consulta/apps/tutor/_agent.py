@@ -35,6 +35,7 @@ from ...runtime import (
     TurnFacts,
     all_checks,
     assertions,
+    by_first_look,
     current_tool_call,
     echoes,
     model_words,
@@ -57,6 +58,7 @@ from ._turns import first_consultation, shows_work
 
 __all__ = [
     "ASSISTANT",
+    "SAY_PACKET_TOOL_NAME",
     "ORCHESTRATOR_AGENT",
     "Findings",
     "TutorOptions",
@@ -64,6 +66,7 @@ __all__ = [
     "build_assistant",
     "ca_agent",
     "ca_request",
+    "code_says",
     "follow_up",
     "found_for",
     "packet_brief",
@@ -100,6 +103,9 @@ class TutorOptions(AppOptions):
     concept: list[str] = Field(default_factory=list, json_schema_extra={"flag": False})
     """Set by the hand-over for the assistant: the concept explainer's checked explanation (its definition, then its
     example), which code's own reply says when the model's cannot be shown."""
+    planned_by_code: bool = Field(False, json_schema_extra={"flag": False})
+    """Set by the hand-over for the assistant: the packet was code's own (the orchestrator's first look), so code
+    says it too (`code_says`)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -308,15 +314,45 @@ def _validates_shown_work(tool: ToolDef, store: Store) -> ToolDef:
 
 
 def build_assistant(options: TutorOptions, env: AppEnv) -> Agent:
-    """The assistant of a hand-over (its task, if the packet named one, in `options.task_id`)."""
+    """The assistant of a hand-over (its task, if the packet named one, in `options.task_id`); when code planned the
+    turn, code says the packet (`code_says`)."""
     task = _task(options.task_id) if options.task_id else None
     packet = InstructionPacket.model_validate(options.packet) if options.packet else None
     findings = Findings(
         issues=tuple(options.issues), rules=tuple(options.rules), fits=options.fits, concept=tuple(options.concept)
     )
-    return ca_agent(
+    assistant = ca_agent(
         options=_recorded(options, env), task=task, packet=packet, student=options.student, findings=findings
     )
+    if options.planned_by_code and packet is not None:
+        return code_says(assistant, env.store, packet=packet, findings=findings, student=options.student or "")
+    return assistant
+
+
+SAY_PACKET_TOOL_NAME = "say_packet"
+
+
+def code_says(assistant: Agent, store: Store, *, packet: InstructionPacket, findings: Findings, student: str) -> Agent:
+    """The assistant of a turn code planned whole (the orchestrator's packet was its first look's: "can I start
+    task_2_1 on my file?"): code says the packet to the student (`packet_reply`, in their language) and the run
+    makes no model request. Everything the reply rests on is code's (the file's check, the rules), and the model
+    only reworded it, often wrongly: at 08c4aaf, of 16 can-I-start and odd-file turns, 10 replies were refused at
+    least once (most then replaced by this same text) and 2 were wrong."""
+
+    async def say_packet() -> dict[str, Any]:
+        call = current_tool_call()
+        lang = store.get_run(call.run_id).lang if call is not None else "en"
+        return {"ok": True, "message": packet_reply(packet, reply_lang(student, lang), findings)}
+
+    tool = ToolDef(
+        name=SAY_PACKET_TOOL_NAME,
+        function=say_packet,
+        description="Say the instruction packet to the student in code's words.",
+        parameters={"type": "object", "properties": {}},
+        opens_turn=True,
+        ends_turn=True,
+    )
+    return replace(assistant, tools=(tool,), first_look=lambda _words: [(SAY_PACKET_TOOL_NAME, {})])
 
 
 _REFUSED_CONSULTATIONS = 2
@@ -410,7 +446,7 @@ def packet_reply(packet: InstructionPacket, lang: str, findings: Findings = Find
         if findings.fits and packet.task_status == "not_started" and not packet.blocked_steps
         else ""
     )
-    parts = (status, fits, reasons, findings.said_concept(lang), t("tutor.reply.next", lang))
+    parts = (fits or status, reasons, findings.said_concept(lang), t("tutor.reply.next", lang))
     return ("" if lang == "zh-CN" else " ").join(part for part in parts if part)
 
 
@@ -643,13 +679,13 @@ def follow_up(run: RunRecord, env: AppEnv) -> Handover | None:
     if (getattr(run, "agent", "") or ORCHESTRATOR_AGENT) != ORCHESTRATOR_AGENT:
         return None  # the assistant's own run ends the turn
     accepted = [
-        c.result["packet"]
+        c
         for c in env.store.list_tool_calls(run.id)
         if c.tool_name == SUBMIT_PACKET_TOOL_NAME and isinstance(c.result, dict) and c.result.get("accepted")
     ]
     if not accepted:
         return None
-    packet = accepted[-1]
+    packet = accepted[-1].result["packet"]
     findings = found_for(env, run, task_id=str(packet["task_id"]))
     return Handover(
         agent=ASSISTANT,
@@ -662,6 +698,7 @@ def follow_up(run: RunRecord, env: AppEnv) -> Handover | None:
             "rules": list(findings.rules),
             "fits": findings.fits,
             "concept": list(findings.concept),
+            "planned_by_code": by_first_look(accepted[-1].tool_call_id),
         },
     )
 

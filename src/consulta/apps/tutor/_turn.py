@@ -83,8 +83,7 @@ def turn_view(store: Store, run: RunRecord, *, earlier: Iterable[RunRecord] = ()
     """The turn `run` belongs to: `run` is its orchestrator's run, or the assistant's run one of the `earlier` runs
     (the same principal's, newest first) handed over to."""
     orchestrator, assistant_id = run, _handed_to(store, run.id)
-    if assistant_id is None and run.parent_run_id is None and not store.list_tool_calls(run.id):
-        # no tool call: an assistant's run, or a turn that has not called anything yet
+    if assistant_id is None and run.parent_run_id is None:  # an assistant's run, or a turn not handed over yet
         handing = next((r for r in earlier if r.id != run.id and _handed_to(store, r.id) == run.id), None)
         if handing is not None:
             orchestrator, assistant_id = handing, run.id
