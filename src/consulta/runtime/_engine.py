@@ -310,11 +310,15 @@ def _is_unknown_tool_retry(part: Any) -> bool:
 def _engine_tool(tool: ToolDef) -> Tool[RunDeps]:
     # Without policies the plain function is handed over: the engine runs it (a sync one in a thread) itself.
     function = tool.call if tool.policies else tool.function
+    # A call that ends the turn runs after the calls made before it in the same step (the engine runs the others
+    # side by side), so it sees what they found: e.g. a first look that consults, then submits what it rests on.
+    sequential = tool.ends_turn
+    description = _full_description(tool)
     if tool.parameters is not None:
         return Tool.from_schema(
-            function, name=tool.name, description=_full_description(tool), json_schema=tool.parameters
+            function, name=tool.name, description=description, json_schema=tool.parameters, sequential=sequential
         )
-    return Tool(function, name=tool.name, description=_full_description(tool), takes_ctx=False)
+    return Tool(function, name=tool.name, description=description, takes_ctx=False, sequential=sequential)
 
 
 def _full_description(tool: ToolDef) -> str:

@@ -44,6 +44,8 @@ def test_the_orchestrator_must_consult_while_an_upload_is_uninspected(tmp_path: 
         "rules",
         "fits",
         "concept",
+        "diagnosis",
+        "validation",
         "planned_by_code",
     }  # no runtime settings
     run = store.create_run(app="tutor", prompt="Can I start task_2_1?", model="scripted", lang="en")
@@ -192,10 +194,11 @@ def test_a_concept_question_or_a_request_for_the_solution_opens_with_the_explain
     agent = tutor.build_agent(tutor.TutorOptions(uploads=tmp_path / "uploads"), env)
     calls = agent.first_calls(words)
     if task is None:
-        assert not [a for _, a in calls if a["expert_id"] == "concept_explainer"]
+        assert not [a for _, a in calls if a.get("expert_id") == "concept_explainer"]
         return
-    ((name, request),) = calls
-    assert name == "consult_expert"
+    ((name, request), (then, packet)) = calls  # the consultation, then code's packet: no model request plans it
+    assert name == "consult_expert" and then == "submit_instruction_packet"
+    assert (packet["task_id"], packet["task_status"]) == (task, "in_progress")
     assert (request["expert_id"], request["expected_output_type"], request["scenario_id"]) == (
         "concept_explainer",
         "concept_explanation",
@@ -339,13 +342,13 @@ def test_can_i_start_is_codes_packet_and_the_inspection_stands_in_later_turns(tm
     [
         (
             "I finished task_2_2. My code:\nprint(df['age'].mean())\nIt printed 34.5.",
-            ["validation_report", "people.csv"],
+            ["validation_report", "people.csv", "packet"],  # code's packet last: it rests on what came before
         ),
-        ("老师，task_2_2 我做完了，平均年龄已经算出来了。", ["validation_report", "people.csv"]),
-        ("task_2_2: KeyError: 'Age' when I run df['Age']", ["error_diagnosis"]),  # an error with its code
+        ("老师，task_2_2 我做完了，平均年龄已经算出来了。", ["validation_report", "people.csv", "packet"]),
+        ("task_2_2: KeyError: 'Age' when I run df['Age']", ["error_diagnosis", "packet"]),  # an error with its code
         ("task_2_2 gives me a KeyError", ["people.csv"]),  # an error without code: the orchestrator's to word
         ("I finished!", []),  # no task named: the orchestrator's to choose
-        ("老师，做task_2_2时我写了 df['Age']，报错 KeyError: 'Age'", ["error_diagnosis"]),  # a task glued to Chinese
+        ("老师，做task_2_2时我写了 df['Age']，报错 KeyError: 'Age'", ["error_diagnosis", "packet"]),  # glued to Chinese
     ],
 )
 def test_a_claim_that_a_named_task_is_done_opens_with_its_validation(
@@ -357,8 +360,14 @@ def test_a_claim_that_a_named_task_is_done_opens_with_its_validation(
     env = scripted_env(tmp_path, Store(f"sqlite:///{tmp_path}/c.db"))
     agent = tutor.build_agent(tutor.TutorOptions(uploads=uploads), env)
     calls = agent.first_calls(words)
-    assert [a["context"].get("file_name") or a["expected_output_type"] for _, a in calls] == opening
+    said = [
+        "packet" if name == "submit_instruction_packet" else a["context"].get("file_name") or a["expected_output_type"]
+        for name, a in calls
+    ]
+    assert said == opening
     for _, request in calls:
+        if "expected_output_type" not in request:
+            continue
         if request["expected_output_type"] == "validation_report":
             assert request["context"]["student_evidence"] == words and request["context"]["task_id"] == "task_2_2"
         if request["expected_output_type"] == "error_diagnosis":

@@ -161,5 +161,63 @@ def test_the_hand_over_gives_the_assistant_the_packet(tmp_path: Path) -> None:
         "rules": [],
         "fits": False,
         "concept": [],
+        "diagnosis": [],
+        "validation": [],
         "planned_by_code": False,  # the model's packet (call c1), not the first look's
     }
+
+
+@pytest.mark.parametrize("valid", [True, False])
+def test_codes_packet_after_a_validation_says_what_it_found(tmp_path: Path, valid: bool) -> None:
+    """The first look's packet after a validation (written before it, "in_progress") is made "done" by the packet
+    tool only when the validation found the work valid; the assistant's notes carry the validation's words, so the
+    model words the reply (code planned it, but an expert spoke)."""
+    import asyncio
+
+    from consulta.runtime import CURRENT_TOOL_CALL, ToolCallContext, utcnow
+
+    store = Store(f"sqlite:///{tmp_path}/consulta.db")
+    env = AppEnv(store=store, resolve_model=resolve_model, model="scripted", lang="en", data_dir=tmp_path)
+    words = "I finished task_2_2. My code:\nprint(df['age'].mean())\nIt printed 34.5."
+    run = store.create_run(app="tutor", agent="orchestrator", prompt=words, model="scripted", lang="en")
+    output = {
+        "is_valid": valid,
+        "validation_details": "The code prints the mean age." if valid else "No output of the mean was shown.",
+        "missing_elements": [],
+        "recommended_action": "Move on to task_2_3." if valid else "Run it and show what it prints.",
+    }
+    request = {"expert_id": "data_inspector", "context": {"task_id": "task_2_2"}}
+    request["expected_output_type"] = "validation_report"
+    store.record_consultation(
+        expert_id="data_inspector",
+        status="done",
+        request=request,
+        expert_output=output,
+        started_at=utcnow(),
+        duration_ms=1.0,
+        attempts=0,
+        run_id=run.id,
+    )
+    tool = tutor.submit_packet_tool(store)
+    ((_, packet),) = [c for c in tutor.build_agent(tutor.TutorOptions(), env).first_calls(words) if "task_id" in c[1]]
+    call = ToolCallContext(run_id=run.id, tool_call_id="look_0123456789abcdef", tool_name=tool.name)
+    token = CURRENT_TOOL_CALL.set(call)
+    try:
+        result = asyncio.run(tool.function(**packet))
+    finally:
+        CURRENT_TOOL_CALL.reset(token)
+    assert result["packet"]["task_status"] == ("done" if valid else "in_progress")
+    store.record_tool_call(
+        run_id=run.id,
+        step=1,
+        tool_call_id=call.tool_call_id,
+        tool_name=tool.name,
+        args=packet,
+        result=result,
+        started_at=utcnow(),
+        duration_ms=1.0,
+    )
+    handover = tutor.follow_up(store.get_run(run.id), env)
+    assert handover is not None and handover.options["planned_by_code"] is False
+    assert handover.options["validation"] == [output["validation_details"], output["recommended_action"]]
+    assert f"What the check of their work found: {output['validation_details']}" in handover.prompt

@@ -103,6 +103,12 @@ class TutorOptions(AppOptions):
     concept: list[str] = Field(default_factory=list, json_schema_extra={"flag": False})
     """Set by the hand-over for the assistant: the concept explainer's checked explanation (its definition, then its
     example), which code's own reply says when the model's cannot be shown."""
+    diagnosis: list[str] = Field(default_factory=list, json_schema_extra={"flag": False})
+    """Set by the hand-over for the assistant: the error diagnosis of the turn (its root cause, then the direction
+    of a fix)."""
+    validation: list[str] = Field(default_factory=list, json_schema_extra={"flag": False})
+    """Set by the hand-over for the assistant: the validation of the student's work in the turn (its details, then
+    the recommended action)."""
     planned_by_code: bool = Field(False, json_schema_extra={"flag": False})
     """Set by the hand-over for the assistant: the packet was code's own (the orchestrator's first look), so code
     says it too (`code_says`)."""
@@ -121,13 +127,35 @@ class Findings:
     """A standing inspection of the student's file judged it suitable for the packet's task, nothing blocking."""
     concept: tuple[str, ...] = ()
     """The concept explainer's explanation (it passed the expert's check: nothing of the task's answer)."""
+    diagnosis: tuple[str, ...] = ()
+    """The turn's error diagnosis: its root cause, then the direction of a fix."""
+    validation: tuple[str, ...] = ()
+    """The turn's validation of the student's work: its details, then the recommended action."""
 
-    def said_concept(self, lang: str) -> str:
-        """The explanation, when it is in `lang` and holds no code block (code's reply writes no code), in whole
-        sentences (a small model's text may stop mid-sentence at its length limit: the unfinished one is left out)."""
-        parts = [_whole_sentences(part) for part in self.concept if "```" not in part]
+    def said_by_experts(self, lang: str) -> str:
+        """What the experts said (the explanation, the diagnosis, the validation), when it is in `lang` and holds no
+        code block (code's reply writes no code), in whole sentences (a small model's text may stop mid-sentence at
+        its length limit: the unfinished one is left out)."""
+        parts = [_whole_sentences(p) for p in (*self.concept, *self.diagnosis, *self.validation) if "```" not in p]
         text = " ".join(part for part in parts if part)
         return text if text and (reply_lang(text, "en") == "zh-CN") == (lang == "zh-CN") else ""
+
+    def notes(self) -> list[str]:
+        """What the experts said, as the assistant's notes (their words, whatever their language: the assistant
+        says them in the student's)."""
+        lines = []
+        if any(self.concept):
+            lines.append("The idea, in plain words: " + " ".join(p for p in self.concept if p))
+        if any(self.diagnosis):
+            lines.append("Why the error happens, and where to look: " + " ".join(p for p in self.diagnosis if p))
+        if any(self.validation):
+            lines.append("What the check of their work found: " + " ".join(p for p in self.validation if p))
+        return lines
+
+    @property
+    def experts_spoke(self) -> bool:
+        """Whether an expert's own words are among the findings (code's reply alone would not say them well)."""
+        return any((*self.concept, *self.diagnosis, *self.validation))
 
     def reasons(self, packet: InstructionPacket, lang: str) -> str:
         said = []
@@ -181,12 +209,14 @@ _STATUS = {  # without "the student": the small model copied the notes' third pe
 }
 
 
-def packet_brief(packet: InstructionPacket, task: Task | None = None) -> str:
-    """The packet (and its task's requirements) as the plain lines a small model follows; JSON it paraphrased away."""
+def packet_brief(packet: InstructionPacket, task: Task | None = None, findings: Findings = Findings()) -> str:
+    """The packet (and its task's requirements, and what the experts said) as the plain lines a small model follows;
+    JSON it paraphrased away."""
     lines = [f"Task {packet.task_id}: {_STATUS[packet.task_status]}"]
     if task is not None:
         lines.append(f"The task ({task.title}) needs: {task.requirements}.")
     lines.append(f"What to do now: {packet.guidance_for_ca}")
+    lines += findings.notes()
     if packet.mention_to_student:
         lines.append("Say: " + " ".join(packet.mention_to_student))
     if packet.blocked_steps:
@@ -319,7 +349,12 @@ def build_assistant(options: TutorOptions, env: AppEnv) -> Agent:
     task = _task(options.task_id) if options.task_id else None
     packet = InstructionPacket.model_validate(options.packet) if options.packet else None
     findings = Findings(
-        issues=tuple(options.issues), rules=tuple(options.rules), fits=options.fits, concept=tuple(options.concept)
+        issues=tuple(options.issues),
+        rules=tuple(options.rules),
+        fits=options.fits,
+        concept=tuple(options.concept),
+        diagnosis=tuple(options.diagnosis),
+        validation=tuple(options.validation),
     )
     assistant = ca_agent(
         options=_recorded(options, env), task=task, packet=packet, student=options.student, findings=findings
@@ -446,7 +481,7 @@ def packet_reply(packet: InstructionPacket, lang: str, findings: Findings = Find
         if findings.fits and packet.task_status == "not_started" and not packet.blocked_steps
         else ""
     )
-    parts = (fits or status, reasons, findings.said_concept(lang), t("tutor.reply.next", lang))
+    parts = (fits or status, reasons, findings.said_by_experts(lang), t("tutor.reply.next", lang))
     return ("" if lang == "zh-CN" else " ").join(part for part in parts if part)
 
 
@@ -663,10 +698,11 @@ def _no_solution(task: Task | None, packet: InstructionPacket | None, findings: 
     return check
 
 
-def ca_request(packet: dict[str, Any], *, student: str, lang: str) -> str:
-    """What the assistant is asked: the student's words and the accepted InstructionPacket, as notes."""
+def ca_request(packet: dict[str, Any], *, student: str, lang: str, findings: Findings = Findings()) -> str:
+    """What the assistant is asked: the student's words and the accepted InstructionPacket (with what the experts
+    said), as notes."""
     accepted = InstructionPacket.model_validate(packet)
-    brief = packet_brief(accepted, _task(accepted.task_id))
+    brief = packet_brief(accepted, _task(accepted.task_id), findings)
     return CA_REQUEST.format(student=student, language=reply_language(student, lang), notes=brief)
 
 
@@ -689,7 +725,7 @@ def follow_up(run: RunRecord, env: AppEnv) -> Handover | None:
     findings = found_for(env, run, task_id=str(packet["task_id"]))
     return Handover(
         agent=ASSISTANT,
-        prompt=ca_request(packet, student=run.prompt, lang=run.lang),
+        prompt=ca_request(packet, student=run.prompt, lang=run.lang, findings=findings),
         options={
             "task_id": str(packet["task_id"]),
             "packet": packet,
@@ -698,7 +734,10 @@ def follow_up(run: RunRecord, env: AppEnv) -> Handover | None:
             "rules": list(findings.rules),
             "fits": findings.fits,
             "concept": list(findings.concept),
-            "planned_by_code": by_first_look(accepted[-1].tool_call_id),
+            "diagnosis": list(findings.diagnosis),
+            "validation": list(findings.validation),
+            # code planned the turn and found all it rests on (no expert's words to put in the student's): code says it
+            "planned_by_code": by_first_look(accepted[-1].tool_call_id) and not findings.experts_spoke,
         },
     )
 
@@ -711,6 +750,8 @@ def found_for(env: AppEnv, run: RunRecord, *, task_id: str) -> Findings:
     rules: list[str] = []
     judged: list[bool] = []
     concept: tuple[str, ...] = ()
+    diagnosis: tuple[str, ...] = ()
+    validation: tuple[str, ...] = ()
     for c in standing_consultations(env.store, run.id, Path(uploads) if uploads else None):
         output = c.expert_output or {}
         context = c.request.get("context") or {}
@@ -718,12 +759,18 @@ def found_for(env: AppEnv, run: RunRecord, *, task_id: str) -> Findings:
         if kind == "suitability_judgment" and context.get("task_id") == task_id:
             issues += [str(i) for i in [*output.get("blocking_issues", []), *output.get("warning_issues", [])]]
             judged.append(bool(output.get("is_suitable")) and not output.get("blocking_issues"))
-        elif kind == "concept_explanation" and c.status == "done":
+        elif kind == "concept_explanation":
             concept = tuple(str(output.get(k) or "") for k in ("definition", "simple_example"))
+        elif kind == "error_diagnosis" and context.get("task_id") == task_id:
+            diagnosis = tuple(str(output.get(k) or "") for k in ("error_root_cause", "suggested_fix_direction"))
+        elif kind == "validation_report" and context.get("task_id") == task_id:
+            validation = tuple(str(output.get(k) or "") for k in ("validation_details", "recommended_action"))
         rules += [str(r.get("rule_name")) for r in c.binding_rules if r.get("rule_name")]
     return Findings(
         issues=tuple(dict.fromkeys(issues)),
         rules=tuple(dict.fromkeys(rules)),
         fits=bool(judged) and all(judged),
         concept=concept,
+        diagnosis=diagnosis,
+        validation=validation,
     )

@@ -13,7 +13,15 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ...asks import carry_updates, merge_updates, missing_updates
-from ...runtime import ConsultationRecord, Store, ToolDef, ToolError, current_tool_call, invalid_arguments_result
+from ...runtime import (
+    ConsultationRecord,
+    Store,
+    ToolDef,
+    ToolError,
+    by_first_look,
+    current_tool_call,
+    invalid_arguments_result,
+)
 from ._datasets import uploaded_files
 
 __all__ = [
@@ -159,6 +167,14 @@ def submit_packet_tool(store: Store, *, uploads: Path | None = None, inspect: In
         call = current_tool_call()
         if call is not None and uploads is not None:
             await _inspect_first(store, call.run_id, accepted.task_id, uploads, inspect)
+        upgraded = False
+        if (
+            call is not None
+            and by_first_look(call.tool_call_id)
+            and accepted.task_status == "in_progress"
+            and _validated(store, call.run_id, accepted, uploads)
+        ):  # code's packet, written before the validation it rests on: the work was found valid, the task is done
+            accepted, upgraded = accepted.model_copy(update={"task_status": "done"}), True
         if (
             call is not None
             and accepted.task_status == "done"
@@ -179,6 +195,8 @@ def submit_packet_tool(store: Store, *, uploads: Path | None = None, inspect: In
             # start?" is written before the inspection it rests on)
             accepted = accepted.model_copy(update={"task_status": "blocked"})
             missing = [*missing, "task_status: blocked (its steps are blocked)"]
+        if upgraded:
+            missing = [*missing, "task_status: done (the validation found the work valid)"]
         if call is not None and not accepted.consultation_ids:  # what it rests on, on record: named by the system
             rests_on = [c.id for c in standing_consultations(store, call.run_id, uploads)]
             accepted = accepted.model_copy(update={"consultation_ids": rests_on})

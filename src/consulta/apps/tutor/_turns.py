@@ -110,6 +110,24 @@ def _start_packet(task: Task) -> dict[str, Any]:
     }
 
 
+_AFTER = {
+    "concept": "Explain the idea the student asks about in plain words, from the idea in these notes, and help them "
+    "take the next step themselves.",
+    "solution": "The student asked for the solution: do not give it. Explain the idea behind it in plain words, from "
+    "the idea in these notes, and ask what they would try first.",
+    "diagnosis": "Tell the student why their error happens and where to look, from these notes; let them write the "
+    "fix themselves.",
+    "validation": "Tell the student what the check of their work found, from these notes, and what to do next.",
+}
+
+
+def _packet_after(task: Task, consulted: Literal["concept", "solution", "diagnosis", "validation"]) -> dict[str, Any]:
+    """Code's packet after the first look's consultation: the task is under way (the packet tool calls it done
+    when the first look's validation found the work valid), and the assistant words what the expert said (its notes
+    carry the expert's words). The orchestrator's model has nothing left to plan."""
+    return {"task_id": task.id, "task_status": "in_progress", "guidance_for_ca": _AFTER[consulted]}
+
+
 def _diagnosis_request(words: str, task: Task) -> dict[str, Any] | None:
     """The consult_expert request that diagnoses the error the student quotes with the code they ran (both in their
     words), or None when the words hold no code to run (the orchestrator words it then)."""
@@ -172,9 +190,14 @@ def first_consultation(
                 return [(SUBMIT_PACKET_TOOL_NAME, _start_packet(named))]  # the packet tool inspects the files first
             opening = [(CONSULT_EXPERT_TOOL_NAME, inspection_request(f, named.id)) for f in files]
             if work and not failed:
-                opening.insert(0, (CONSULT_EXPERT_TOOL_NAME, _validation_request(words, named)))
-            elif failed and (diagnosis := _diagnosis_request(words, named)) is not None:
-                opening = [(CONSULT_EXPERT_TOOL_NAME, diagnosis)]  # the packet tool inspects the files after
+                validation = (CONSULT_EXPERT_TOOL_NAME, _validation_request(words, named))
+                return [validation, *opening, (SUBMIT_PACKET_TOOL_NAME, _packet_after(named, "validation"))]
+            if failed and (diagnosis := _diagnosis_request(words, named)) is not None:
+                # the packet tool inspects the files after
+                return [
+                    (CONSULT_EXPERT_TOOL_NAME, diagnosis),
+                    (SUBMIT_PACKET_TOOL_NAME, _packet_after(named, "diagnosis")),
+                ]
             return opening
         task = _task_of(words, catalog)
         if task is None:
@@ -197,6 +220,6 @@ def first_consultation(
             "scenario_id": "concept_clarification",
             "reasoning": why,
         }
-        return [(CONSULT_EXPERT_TOOL_NAME, request)]
+        return [(CONSULT_EXPERT_TOOL_NAME, request), (SUBMIT_PACKET_TOOL_NAME, _packet_after(task, asked))]
 
     return first_look
