@@ -59,6 +59,10 @@ APPLIED = TurnFacts(lang="en", applied=("Thaw record 9 position 1",))
 FALSE_WITH_NO_ACTION = [
     # the replies seen on the embedded model (issue 10), and variants in both languages
     "已撤销上一次操作。",
+    # a promise with nothing staged (seen: after a refused call)
+    "I see, I'll add a new K562-GFP tube in box 5 positions 80 and 81.",
+    "I will thaw the HeLa tube in box 3 now.",
+    "我这就为您取出那管 HeLa。",
     "Tubing at positions 1-9 in box 1 has been thawed.",
     "Staging the removal of one tube from the K562 box.",
     "A new tube of HeLa has been added to box 4 position 80.",
@@ -110,6 +114,9 @@ LEGITIMATE = [
     "Nothing has been changed yet.",
     "I have not thawed anything: tell me which box and position.",
     "I can stage a thaw of record 9 once you confirm the position.",
+    "I'll add it once you tell me the box.",
+    "I'll check which boxes have room.",
+    "Shall I add the tube to box 5?",
     "If you approve, the tube at position 5 will be removed.",
     "Would you like me to add a new entry for HeLa?",
     "Box 2 is full; positions 1-81 are all taken.",

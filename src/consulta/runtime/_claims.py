@@ -333,6 +333,37 @@ _LEXICON: tuple[tuple[ClaimKind, re.Pattern[str]], ...] = tuple(
     )
 )
 
+EN_WILL = (
+    "thaw",
+    "add",
+    "remove",
+    "take out",
+    "undo",
+    "revert",
+    "roll back",
+    "record",
+    "update",
+    "delete",
+    "move",
+    "stage",
+    "freeze",
+    "put",
+    "discard",
+    "store",
+    "log",
+    "register",
+)
+"""The actions a reply may promise ("I'll add a tube to box 5"): a promise is an action under way."""
+_PROMISE = re.compile(
+    rf"\b(?:I|we)(?:'ll|\s+will|'m\s+going\s+to|\s+am\s+going\s+to|\s+are\s+going\s+to)\s+"
+    rf"(?:now\s+|then\s+|just\s+|go\s+ahead\s+and\s+)?(?:{_words(EN_WILL)})\b"
+    rf"|我(?:们)?(?:会|将|这就|马上|现在就|来)(?:为您|为你|帮您|帮你|给您|给你)?(?:{_ZH_VERBS})",
+    re.IGNORECASE,
+)
+"""A promise to act ("I'll add …", "I will thaw …", "我这就为您取出 …"): said while nothing is staged, the person
+waits for an action the turn never set up (seen: "I'll add a new K562-GFP tube in box 5 positions 80 and 81" after
+a refused call, nothing staged)."""
+
 _SENTENCE = re.compile(r"[^.!?。！？;；\n]+[.!?。！？;；]*")
 _CLAUSE = re.compile(r"[,，、]|\bthat\b", re.IGNORECASE)
 """Clauses: a modal one ("You will be told") is left out, not what it reports ("that the tube has been thawed")."""
@@ -381,6 +412,9 @@ def find_claims(text: str, data: str = "") -> list[Claim]:
     claims: list[Claim] = []
     for sentence in assertions(text):
         if any(d in data for d in _DATE.findall(sentence)):
+            continue
+        if promised := _PROMISE.search(sentence):  # what the reply says it will do is under way (or should be)
+            claims.append(Claim("acting", promised.group(0).strip()))
             continue
         # What could or will be done is not what was: modal clauses are left out.
         said = "，".join(c for c in _CLAUSE.split(sentence) if not _MODAL.search(c))
