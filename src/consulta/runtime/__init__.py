@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_names
 
 if TYPE_CHECKING:
-    from ._agent import Agent, ChangeRequest, FirstLook, Instructions, ToolChoice, tool_schemas
+    from ._agent import Agent, ChangeRequest, FirstLook, Instructions, ToolChoice, WritesAsked, tool_schemas
     from ._asks import AskTimers, Outcome
     from ._claims import (
         Claim,
@@ -111,6 +111,7 @@ __all__ = [
     "Agent",
     "AppTables",
     "ChangeRequest",
+    "WritesAsked",
     "FactRules",
     "FirstLook",
     "AskClosed",

@@ -14,7 +14,7 @@ from ._records import RunRecord
 from ._schemas import json_schema_for
 from ._tools import AskKind, ToolDef
 
-__all__ = ["Agent", "ChangeRequest", "FirstLook", "Instructions", "ToolChoice", "tool_schemas"]
+__all__ = ["Agent", "ChangeRequest", "FirstLook", "Instructions", "ToolChoice", "WritesAsked", "tool_schemas"]
 
 Instructions = str | Callable[[RunRecord], str]
 """An agent's instructions: a text, or a function of the run giving it (e.g. with the date the run started on:
@@ -28,6 +28,10 @@ call any tool or answer in text)."""
 
 ChangeRequest = Callable[[str], bool]
 """Given the user's words of a turn: whether they ask for a change (a write); see `Agent.asks_for_change`."""
+
+WritesAsked = Callable[[str], Sequence[str] | None]
+"""Given the user's words of a turn that asks for a change: the write tools of the change they ask for (None: any);
+see `Agent.writes_asked`."""
 
 FirstLook = Callable[[str], Sequence[tuple[str, dict[str, Any]]]]
 """Given the user's words of a turn: the read calls (tool name, arguments) to make before the model's first step."""
@@ -46,6 +50,8 @@ class Agent:
     them): an agent whose turns act or look up starts from facts, and free text comes after them.
     `asks_for_change`: when given, a turn whose words do not ask for a change is offered no write tool at any step,
     and a write called anyway is refused (`not_a_change_request`): a request for information never leads to a write.
+    `writes_asked`: when given, a turn asking for a change is offered only the write tools of the change its words
+    ask for (e.g. putting tubes in, not taking them out); its other tools stay offered.
     `first_look`: read (or `opens_turn`) calls the runtime makes itself when a turn starts, from the user's words (e.g.
     the records of a name the user wrote); they are recorded as the turn's first tool calls and the model starts from
     their results.
@@ -61,6 +67,7 @@ class Agent:
     tool_choice: ToolChoice | None = None
     first_step_tool: bool = False
     asks_for_change: ChangeRequest | None = None
+    writes_asked: WritesAsked | None = None
     first_look: FirstLook | None = None
     check_reply: ReplyCheck | None = None
     """The agent's own check in code of its final text against the turn's facts (`TurnFacts`), after the runtime's
@@ -104,6 +111,13 @@ class Agent:
     def offers_writes(self, words: str | None) -> bool:
         """Whether a turn with these user words may call write tools."""
         return self.asks_for_change is None or words is None or self.asks_for_change(words)
+
+    def offered_writes(self, words: str | None) -> list[str] | None:
+        """The write tools a turn asking for a change with these words is offered (None: all of them)."""
+        if self.writes_asked is None or words is None:
+            return None
+        asked = self.writes_asked(words)
+        return None if asked is None else [t.name for t in self.tools if t.kind == "write" and t.name in asked]
 
     def first_calls(self, words: str) -> list[tuple[str, dict[str, Any]]]:
         """The turn's first look: calls of read tools and of tools declared `opens_turn` only (another name is left

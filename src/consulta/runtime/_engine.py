@@ -155,7 +155,8 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
                 # It asked again for what it already has, its writes keep being refused, or its step budget is
                 # nearly spent: this step says what the results show (small models loop; a turn always ends).
                 return ModelSettings(tool_choice="none")
-            information = not agent.offers_writes(turn_words(ctx.messages))
+            words = turn_words(ctx.messages)
+            information = not agent.offers_writes(words)
             if information and looked_first(ctx.messages):
                 # A request for information whose first look the runtime made: that look-up is what the words
                 # point at, so the model's first step answers from it (more look-ups only wandered off the subject).
@@ -166,6 +167,12 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
                 if not others:
                     return ModelSettings(tool_choice="none")
                 return ModelSettings(tool_choice=others if first else ToolOrOutput(function_tools=others))
+            asked = agent.offered_writes(words)
+            if asked is not None:
+                # A change of one kind (putting in, not taking out): only its writes are offered (seen on the
+                # embedded model: "Freeze two K562-GFP tubes into box 5…" called the take-out tool).
+                offered = [t.name for t in agent.tools if t.kind != "write" or t.name in asked]
+                return ModelSettings(tool_choice=offered if first else ToolOrOutput(function_tools=offered))
             if first:
                 return ModelSettings(tool_choice="required")  # facts first: the turn's first step calls a tool
             return ModelSettings()

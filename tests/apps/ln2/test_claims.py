@@ -150,8 +150,12 @@ READS = ["query_inventory", "search_records", "empty_positions", "inventory_stat
 @pytest.mark.parametrize(
     ("prompt", "first_choice", "looked"),
     [
-        # an action: the first step must call a tool, any of them
-        ("Thaw the tube in box 1 position 28", "required", []),
+        # an action: the first step must call a tool, any but the writes of the other kind of change
+        ("Thaw the tube in box 1 position 28", [*READS[:5], "record_thaw", "batch_thaw", "question"], []),
+        ("Freeze two K562-GFP tubes into box 5 positions 80 and 81", [*READS[:5], "add_entry", "question"], []),
+        ("在3号盒第70位放入一管新冻存的 HeLa", [*READS[:5], "add_entry", "question"], []),
+        # both kinds of change, or neither said plainly: any tool
+        ("Move the HeLa tube from box 1 position 4 to box 2 position 9", "required", []),
         # information with nothing named: a read (or the question) must come first; no write is offered
         ("Which tubes were frozen most recently?", READS, []),
         # a month named: the runtime searched the records' dates for it itself; the model's first step answers

@@ -22,7 +22,15 @@ from typing import Any, Literal
 from ._inventory import Inventory, load_inventory
 from ._locate import said_boxes, said_positions
 
-__all__ = ["asks_for_cells", "asks_for_change", "change_asked", "first_look_for", "named_in", "said_month"]
+__all__ = [
+    "asks_for_cells",
+    "asks_for_change",
+    "change_asked",
+    "first_look_for",
+    "named_in",
+    "said_month",
+    "writes_asked",
+]
 
 _CHANGE_EN = re.compile(
     r"\b(?:thaw\w*|take\s+(?:\w+\s+){0,4}?out|took\s+out|takeout|remove|discard\w*|throw\s+(?:\w+\s+)?away|dispose|"
@@ -111,6 +119,16 @@ def change_asked(words: str) -> Literal["add", "take"] | None:
         return None
     add, take = bool(_ADD.search(words)), bool(_TAKE.search(words))
     return "add" if add and not take else "take" if take and not add else None
+
+
+_WRITES = {"add": ("add_entry",), "take": ("record_thaw", "batch_thaw")}
+
+
+def writes_asked(words: str) -> tuple[str, ...] | None:
+    """The write tools of the change the words ask for: adding tubes, or taking them out (None: either, an undo, or
+    words that say both)."""
+    said = change_asked(words)
+    return _WRITES[said] if said is not None else None
 
 
 def asks_for_change(words: str) -> bool:
