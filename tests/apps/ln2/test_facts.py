@@ -16,7 +16,7 @@ from consulta.runtime import RunStatus, TurnFacts, unfounded
 
 from .test_agent_flow import inventory  # noqa: F401 (a fixture)
 from .test_claims import run_script
-from .test_inventory import tiny_copy
+from .test_inventory import SAMPLE, tiny_copy
 
 HELA = {"tool_calls": [{"name": "query_inventory", "args": {"cell_line": "HeLa"}}]}
 
@@ -201,6 +201,16 @@ def test_a_reply_to_a_search_names_the_records_it_found(tmp_path: Path) -> None:
     run, store = run_script(tmp_path, inventory, "Which tubes were frozen in February 2026?", [bare, bare])
     assert run.output is not None and "NCCIT_ctrl_A" in run.output and "MCF7" in run.output
     assert checks(store, run.id) == ["ln2", "ln2"]
+
+
+def test_a_month_no_tube_was_frozen_in_finds_none_not_close_dates(tmp_path: Path) -> None:
+    """Seen: "Which tubes were frozen in February 2026?" on the sample inventory (no tube frozen then) answered with
+    7 records of other months, 2024-08 to 2025-02: the search fell back to "close spellings" of the date."""
+    inventory = tmp_path / "inventory.yaml"
+    inventory.write_bytes(SAMPLE.read_bytes())
+    invented = {"text": "There are 7 tubes frozen in February 2026."}
+    run, _ = run_script(tmp_path, inventory, "Which tubes were frozen in February 2026?", [invented, invented])
+    assert run.output == t("ln2.reply.none", "en")
 
 
 def test_two_names_in_one_call_are_asked_about_not_refused(tmp_path: Path) -> None:

@@ -114,7 +114,7 @@ def test_sample_k562_is_ambiguous_between_three_lines_with_tubes() -> None:
     assert with_tubes == {"K562", "K562-dTAG", "K562-RTCB"}
     assert result["consumed_hidden"] == 3
     typo = query_inventory(inv, cell_line="K652", limit=50)
-    assert typo["total"] == result["total"] and "close spellings" in typo["note"]
+    assert typo["total"] == result["total"] and "close spellings" in typo["note"] and typo["close_spellings"]
     long_note = next(hit for hit in result["records"] if hit["id"] == 9)["note"]
     assert len(long_note) <= 60 and long_note.endswith("…")
     assert_compact(result)
@@ -131,7 +131,10 @@ def test_search_records(tiny: Inventory) -> None:
     assert ids(search_records(tiny, "contaminated", include_consumed=False)) == []
     assert ids(search_records(tiny, "2025-0")) == [1, 2, 3, 5]
     fuzzy = search_records(tiny, "knockuot")
-    assert ids(fuzzy) == [3] and "close spellings" in fuzzy["note"]
+    assert ids(fuzzy) == [3] and "close spellings" in fuzzy["note"] and fuzzy["close_spellings"] is True
+    # a date is not spelled: a month no record was frozen in finds nothing, not the months "close" to it
+    assert search_records(tiny, "2031-02") == {"total": 0, "records": []}
+    assert "close_spellings" not in search_records(tiny, "knockout")
     assert search_records(tiny, "K562", limit=1)["total"] == 3
     with pytest.raises(ToolError) as info:
         search_records(tiny, "   ")

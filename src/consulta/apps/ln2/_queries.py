@@ -174,7 +174,8 @@ def query_inventory(
     filters = _filters(cell_line, short_name, plasmid)
     scored = _scored(inventory, filters, box=box, exact=exact)
     notes = []
-    if scored and max(level for level, _ in scored) == _FUZZY:
+    close = bool(scored) and max(level for level, _ in scored) == _FUZZY
+    if close:
         asked = ", ".join(repr(q) for q, _ in filters)
         notes.append(f"Nothing contains {asked}; these are close spellings — confirm with the user.")
     else:
@@ -192,6 +193,8 @@ def query_inventory(
         result["distinct_short_names"] = short_names
     if consumed_hidden:
         result["consumed_hidden"] = consumed_hidden
+    if close and matches:
+        result["close_spellings"] = True
     if len(matches) > limit:
         notes.append(f"Showing {limit} of {len(matches)}; narrow the filters or raise limit.")
     return result | _notes(notes)
@@ -245,14 +248,21 @@ def search_records(
     candidates = [r for r in inventory.records if include_consumed or not r.consumed]
     notes = []
     hits = [(r, m) for r in candidates if (m := matched_fields(r, fuzzy=False))]
-    if not hits:
+    close = False
+    # a date or a number is not spelled: "2026-02" is never close to "2025-02-14"
+    if not hits and not any(_NUMERIC.fullmatch(term) for term in terms):
         hits = [(r, m) for r in candidates if (m := matched_fields(r, fuzzy=True))]
-        if hits:
+        close = bool(hits)
+        if close:
             notes.append(f"Nothing contains {text.strip()!r}; these are close spellings — confirm with the user.")
     if len(hits) > limit:
         notes.append(f"Showing {limit} of {len(hits)}; add words or raise limit.")
     records = [_hit(r, inventory.layout) | {"matched": m} for r, m in hits[:limit]]
-    return {"total": len(hits), "records": records} | _notes(notes)
+    return {"total": len(hits), "records": records} | ({"close_spellings": True} if close else {}) | _notes(notes)
+
+
+_NUMERIC = re.compile(r"[\d\-/.:年月日号]+")
+"""A search term that is a date or a number."""
 
 
 def _ranges(numbers: Sequence[int]) -> str:

@@ -89,7 +89,9 @@ def summarize(call: ToolOutcome, lang: str) -> str | None:
         total = data.get("total", len(lines))
         tubes = data.get("tubes", None)
         key = "ln2.reply.records" if tubes is not None else "ln2.reply.records_only"
-        return t(key, lang, total=total, tubes=tubes, records="\n".join(f"- {line}" for line in lines))  # one a line
+        said = t(key, lang, total=total, tubes=tubes, records="\n".join(f"- {line}" for line in lines))  # one a line
+        # nothing matched as asked: these are only close spellings, and the person is told so first
+        return t("ln2.reply.close_spellings", lang) + said if data.get("close_spellings") else said
     if isinstance(data.get("entries"), list):
         entries = [f"{e.get('audit_id')}: {e.get('summary')}" for e in data["entries"] if isinstance(e, dict)]
         return t("ln2.reply.audit", lang, entries=sep.join(entries[-5:])) if entries else t("ln2.reply.no_audit", lang)
