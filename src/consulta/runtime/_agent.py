@@ -55,6 +55,9 @@ class Agent:
     `first_look`: read (or `opens_turn`) calls the runtime makes itself when a turn starts, from the user's words (e.g.
     the records of a name the user wrote); they are recorded as the turn's first tool calls and the model starts from
     their results.
+    `answered_by_first_look`: given the words of a turn asking for no change, whether its first look answers them
+    whole (a plain look-up: "Do we have any HeLa cells left?"); then what code says the look found (`facts.say_found`)
+    is the reply, and the model is not asked.
     """
 
     app: str
@@ -69,6 +72,7 @@ class Agent:
     asks_for_change: ChangeRequest | None = None
     writes_asked: WritesAsked | None = None
     first_look: FirstLook | None = None
+    answered_by_first_look: Callable[[str], bool] | None = None
     check_reply: ReplyCheck | None = None
     """The agent's own check in code of its final text against the turn's facts (`TurnFacts`), after the runtime's
     claim check that every agent has: raise ValueError saying why, and the model writes it again with that reason

@@ -520,7 +520,7 @@ class EngineRun:
                     if not messages or messages[-1] is not request:
                         messages = [*messages, request]
                     self.on_step(messages)
-                    final = _turn_ending_result(self.deps.agent, request)
+                    final = _turn_ending_result(self.deps.agent, request) or _said_by_first_look(self.deps, messages)
                     if final is not None:
                         return final, [], messages
                 if drafts is not None and PaiAgent.is_model_request_node(node):
@@ -563,6 +563,20 @@ def _turn_ending_result(agent: Agent, request: ModelRequest) -> str | None:
         ):
             return str(part.content.get("message") or json.dumps(part.content, ensure_ascii=False))
     return None
+
+
+def _said_by_first_look(deps: RunDeps, messages: list[ModelMessage]) -> str | None:
+    """Code's reply to a turn its first look answers whole (`Agent.answered_by_first_look`): what the look found, said
+    by the agent's `facts.say_found`; None when the turn is not such a turn or code has nothing to say."""
+    agent = deps.agent
+    if agent.answered_by_first_look is None or agent.facts is None or agent.facts.say_found is None:
+        return None
+    words = turn_words(messages)
+    if words is None or agent.offers_writes(words) or not looked_first(messages):
+        return None
+    if not agent.answered_by_first_look(words):
+        return None
+    return agent.facts.say_found(_facts_of(deps, messages)) or None
 
 
 @dataclass(frozen=True)

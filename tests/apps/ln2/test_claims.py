@@ -158,12 +158,13 @@ READS = ["query_inventory", "search_records", "empty_positions", "inventory_stat
         ("Move the HeLa tube from box 1 position 4 to box 2 position 9", "required", []),
         # information with nothing named: a read (or the question) must come first; no write is offered
         ("Which tubes were frozen most recently?", READS, []),
-        # a month named: the runtime searched the records' dates for it itself; the model's first step answers
-        ("Which tubes were frozen in July 2025?", "none", ["search_records"]),
-        # information naming a record: the runtime looked it up itself; the model answers from it, no write
-        ("Do we have any HeLa cells left?", "none", ["query_inventory"]),
-        ("5号盒第37位是什么？", "none", ["query_inventory"]),
-        ("Where is there free space in the tank?", "none", ["empty_positions"]),
+        # a month named, more asked of it: the runtime searched the records' dates itself; the model's first step
+        # answers from that
+        ("Which tubes were frozen in July 2025, and by whom?", "none", ["search_records"]),
+        # information naming a record, more asked of it: the runtime looked it up itself; the model answers from it
+        ("Which HeLa tube is the oldest?", "none", ["query_inventory"]),
+        ("5号盒第37位是什么时候冻的？", "none", ["query_inventory"]),
+        ("Where is there free space in the tank for 12 tubes?", "none", ["empty_positions"]),
         # an undo: the runtime read the history; the model's own first step must still call a tool (the rollback)
         ("Undo the last change", "required", ["audit_history"]),
     ],
@@ -196,13 +197,48 @@ def test_an_ln2_turn_starts_from_facts_and_information_never_writes(
     assert calls == [*looked, "inventory_stats"]
 
 
+@pytest.mark.parametrize(
+    ("prompt", "looked", "said"),
+    [
+        ("Which tubes were frozen in July 2025?", "search_records", "2025-07"),
+        ("Do we have any HeLa cells left?", "query_inventory", "tubes: 11"),
+        ("5号盒第37位是什么？", "query_inventory", "RTCB"),
+        ("Where is there free space in the tank?", "empty_positions", "free positions"),
+        ("2号盒还有多少个空位？", "empty_positions", "2号盒有 60 个空位"),
+    ],
+)
+def test_a_plain_look_up_is_answered_by_code_from_the_first_look(
+    tmp_path: Path, inventory: Path, prompt: str, looked: str, said: str
+) -> None:
+    """Words that are only a question's frame around what the first look found: code says what it found, and the
+    model is never asked."""
+    agent = ln2.build_agent(inventory=inventory)
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        raise AssertionError("the model was asked")
+
+    store = Store(f"sqlite:///{tmp_path}/consulta.db")
+
+    async def scenario() -> RunRecord:
+        runtime = Runtime(store=store, resolve_model=lambda _: FunctionModel(model))
+        try:
+            return await runtime.run(agent, prompt, model="scripted")
+        finally:
+            await runtime.aclose()
+
+    run = asyncio.run(scenario())
+    assert run.status == RunStatus.finished and run.output
+    assert [c.tool_name for c in store.list_tool_calls(run.id)] == [looked]
+    assert said in run.output
+
+
 def test_a_write_on_an_information_request_is_refused_and_stages_nothing(tmp_path: Path, inventory: Path) -> None:
     before = inventory.read_bytes()
     steps = [
         {"tool_calls": [{"name": "record_thaw", "args": {"box": 1, "positions": [28]}}]},
         {"text": "HeLa is in box 1."},
     ]
-    run, store = run_script(tmp_path, inventory, "What is in box 1 position 28?", steps)
+    run, store = run_script(tmp_path, inventory, "What is in box 1 position 28 these days?", steps)
     (thaw,) = [c for c in store.list_tool_calls(run.id) if c.tool_name == "record_thaw"]
     assert thaw.error_code == "not_a_change_request"
     assert store.list_plans(run_id=run.id) == [] and inventory.read_bytes() == before
@@ -249,8 +285,9 @@ def test_a_look_up_turn_is_answered_from_its_results(
 @pytest.mark.parametrize(
     ("prompt", "reply"),
     [
-        ("我们还有 HeLa 细胞吗？", "有，HeLa 在 1 号盒 28-31 号位。"),
-        ("How many K562-WT tubes do we have?", "We have 9 K562-WT tubes, in boxes 1 and 5."),
+        # (more asked than a plain look-up, which code answers itself)
+        ("我们还有 HeLa 细胞吗？明天要用。", "有，HeLa 在 1 号盒 28-31 号位。"),
+        ("How many K562-WT tubes do we have for the screen?", "We have 9 K562-WT tubes, in boxes 1 and 5."),
     ],
 )
 def test_an_honest_answer_after_the_look_up_stands(tmp_path: Path, inventory: Path, prompt: str, reply: str) -> None:
@@ -301,9 +338,10 @@ def test_a_write_names_tubes_by_the_users_words_not_invented_ones(
     ("prompt", "reply", "said"),
     [
         # seen on the embedded model (eval_ln2, en_lookup_hela): the look-up found HeLa, the reply spoke of free space
-        ("Do we have any HeLa cells left?", "The tank has 11 free positions in box 1.", "HeLa"),
+        # (asked here with more than a plain look-up, which code answers itself)
+        ("Do we have any HeLa cells left for tomorrow?", "The tank has 11 free positions in box 1.", "HeLa"),
         # seen (en_lookup_position): the tube at the place asked about, its name left out
-        ("What is in box 4 position 28?", "There are 3 tubes in box 4 position 28, 29, and 30.", "WTC11"),
+        ("What is in box 4 position 28 these days?", "There are 3 tubes in box 4 position 28, 29, and 30.", "WTC11"),
     ],
 )
 def test_a_reply_that_names_none_of_what_the_look_up_found_is_replaced_by_the_look_up(
@@ -318,7 +356,7 @@ def test_a_reply_that_names_none_of_what_the_look_up_found_is_replaced_by_the_lo
 
 def test_a_reply_naming_what_the_look_up_found_passes(tmp_path: Path, inventory: Path) -> None:
     reply = "Yes: 11 HeLa tubes, in boxes 1, 3 and 5."
-    run, _ = run_script(tmp_path, inventory, "Do we have any HeLa cells left?", [{"text": reply}])
+    run, _ = run_script(tmp_path, inventory, "Do we have any HeLa cells left for tomorrow?", [{"text": reply}])
     assert run.output == reply
 
 

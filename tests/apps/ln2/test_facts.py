@@ -34,7 +34,9 @@ def test_the_hela_answer_with_invented_counts_is_replaced_by_codes(tmp_path: Pat
         "HeLa: the tank has 11 tubes left in box 1, and 30 tubes left in box 1. There are 4 boxes with 51 free "
         "positions."
     )  # on subject and located (ln2's own check passes it): only the facts check sees the invented numbers
-    run, store = run_script(tmp_path, inventory, "Do we have any HeLa cells left?", [{"text": invented}] * 2)
+    run, store = run_script(
+        tmp_path, inventory, "Do we have any HeLa cells left for tomorrow?", [{"text": invented}] * 2
+    )
     assert run.status == RunStatus.finished
     assert run.output is not None and run.output.startswith(
         "Records found: 4, tubes: 11.\n- id 4: HeLa; box 1 positions"
@@ -72,7 +74,7 @@ def test_an_empty_position_is_said_by_code(tmp_path: Path, inventory: Path, prom
 
 def test_a_negative_answer_in_the_models_words_passes(tmp_path: Path, inventory: Path) -> None:  # noqa: F811
     run, store = run_script(
-        tmp_path, inventory, "What is in box 1 position 7?", [{"text": "Box 1 position 7 is empty."}]
+        tmp_path, inventory, "What is in box 1 position 7 these days?", [{"text": "Box 1 position 7 is empty."}]
     )
     assert run.output == "Box 1 position 7 is empty." and checks(store, run.id) == []
 
@@ -198,7 +200,8 @@ def test_a_reply_to_a_search_names_the_records_it_found(tmp_path: Path) -> None:
     inventory = tmp_path / "inventory.yaml"
     inventory.write_bytes(TUBE_LEVEL.read_bytes())
     bare = {"text": "There are 4 tubes frozen in February 2026: id 6, id 7, id 9, id 11."}
-    run, store = run_script(tmp_path, inventory, "Which tubes were frozen in February 2026?", [bare, bare])
+    prompt = "Which tubes were frozen in February 2026, and by whom?"  # more than a plain look-up: the model answers
+    run, store = run_script(tmp_path, inventory, prompt, [bare, bare])
     assert run.output is not None and "NCCIT_ctrl_A" in run.output and "MCF7" in run.output
     assert checks(store, run.id) == ["ln2", "ln2"]
 

@@ -14,7 +14,7 @@ from consulta.runtime import Evidence, ToolError
 
 from .test_agent_flow import Harness, inventory  # noqa: F401 (inventory: the fixture)
 
-KYOTO = ("Where is HeLa-Kyoto?", "We still have 2 tubes of HeLa-Kyoto in box 5 positions 28,29.")
+KYOTO = ("Where is HeLa-Kyoto kept these days?", "We still have 2 tubes of HeLa-Kyoto in box 5 positions 28,29.")
 MYC = ("Show me the dTAG-MYC tubes", "K562-dTAG-MYC: 1 tube in box 5 position 76.")
 RESCUE = (
     "Do we have RTCB rescue lines?",

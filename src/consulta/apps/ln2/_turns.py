@@ -28,6 +28,7 @@ __all__ = [
     "change_asked",
     "first_look_for",
     "named_in",
+    "plain_look_up_for",
     "said_month",
     "writes_asked",
 ]
@@ -202,6 +203,50 @@ def _whole_named(words: str, inventory: Inventory) -> tuple[str, str] | None:
                 return name, field
             at = folded.find(name.casefold(), at + 1)
     return None
+
+
+_FRAME_EN = frozenset(
+    """a all an any are available at box boxes can cell cells count do does free frozen got have hold holds how i in
+    is it left line lines list located many me much number of open our place places plasmid please pos position positions
+    remain remaining show slot slots some space spaces still stock stored tank tell the there tube tubes vial vials
+    was we were what what's whats where which who whose you""".split()
+)
+"""The words of a plain look-up's frame ("Do we have any … left?", "What is in box … position …?", "Where are …?")."""
+_FRAME_ZH = tuple(
+    sorted(
+        """我们 我 还有 有没有 有多少 有几 一共 共 总共 还剩 剩下 剩余 剩 多少 几管 几支 几个 几号 几 管 支 个 空位 空 号 盒 第 位
+        置 在 哪里 哪儿 哪 是 什么 的 吗 呢 啊 细胞 冻存 冻 请问 查 一下 列出 所有 哪些 年 月 份 里 中 现在 目前 库存 罐 液氮
+        有 还 质粒""".split(),
+        key=len,
+        reverse=True,
+    )
+)
+_MONTH_WORDS = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b|\d+", re.IGNORECASE)
+
+
+def plain_look_up_for(inventory_path: Path) -> Callable[[str], bool]:
+    """Whether words asking for no change are a plain look-up its first look answers whole: the frame of a
+    question ("Do we have any HeLa cells left?", "5号盒第37位是什么？", "How many free positions are in box 4?",
+    "Which tubes were frozen in February 2026?") around the one name, place or month it looked up, and nothing
+    else. A word outside the frame ("oldest", "enough", "tomorrow", a second name) leaves the answer to the model."""
+
+    def plain(words: str) -> bool:
+        rest = words.casefold()
+        try:
+            named = named_in(words, load_inventory(inventory_path))
+        except Exception:  # an unreadable file: the model's own call reports it
+            return False
+        if named is not None:
+            if said_boxes(words):  # "Is there HeLa in box 3?": the look-up was of the name alone
+                return False
+            rest = rest.replace(named[0].casefold(), " ")
+        rest = _MONTH_WORDS.sub(" ", rest)
+        for frame in _FRAME_ZH:
+            rest = rest.replace(frame, " ")
+        latin = re.findall(r"[a-z][a-z'’]*", rest)
+        return all(word in _FRAME_EN for word in latin) and not re.search(r"[\u4e00-\u9fff]", rest)
+
+    return plain
 
 
 def first_look_for(inventory_path: Path) -> Callable[[str], list[tuple[str, dict[str, Any]]]]:
