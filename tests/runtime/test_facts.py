@@ -311,6 +311,8 @@ def test_a_reply_speaking_of_the_user_in_the_third_person_is_words_meant_for_the
     facts = TurnFacts(lang="en", prompt="取出3号盒1、2、3号位")
     said = "The user will be informed that the tubes in box 3 positions 1, 2, and 3 will be taken out on 2026-11-27."
     assert model_words(said, facts) == "The user will"
+    # seen (eval_ln2 at 9254008, en_empty_thaw): "I'll need to check with the user to see which tube they meant"
+    assert model_words("I'll need to check with the user to see which tube they meant.", facts) == "check with the user"
 
 
 @pytest.mark.parametrize(

@@ -258,7 +258,7 @@ _SPAN_WORDS = 6
 """A reply sharing this many words in a row with a text meant for the model repeats it (hints are long)."""
 _SPAN_CJK = 10
 _TO_THE_MODEL = re.compile(
-    r"\b(?:ask|tell|inform|confirm\s+with)\s+the\s+user\b|\b[Tt]he\s+user(?:'s|\s+(?:said|wrote|asked|named|must|will|should|can|is|has|needs?|wants?))\b"
+    r"\b(?:ask|tell|inform|(?:confirm|check)\s+with)\s+the\s+user\b|\b[Tt]he\s+user(?:'s|\s+(?:said|wrote|asked|named|must|will|should|can|is|has|needs?|wants?))\b"
     r"|\bcall\s+(?:the\s+)?(?:question\s+)?tool\b|\btool\s+results?\b|\bONE\s+question\b|调用.{0,6}工具|询问用户|用户说"
     # the same in Chinese, as the model translates a retry prompt ("请先使用工具（写入用户批准的更改）…工具的结果")
     r"|使用.{0,4}工具|工具的?(?:结果|调用)|用户(?:批准|确认|同意)的"
