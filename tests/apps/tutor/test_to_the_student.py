@@ -12,7 +12,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from consulta.apps import tutor
 from consulta.i18n import t
-from consulta.runtime import RunStatus
+from consulta.runtime import ReplyRefused, RunStatus, TurnFacts
 
 from .test_claims import READY, assistant
 
@@ -308,3 +308,21 @@ def test_a_reply_helping_with_something_outside_the_course_is_codes_line(
     run = run_once(store, agent, tutor.ca_request(READY, student=student, lang=lang), FunctionModel(model))
     assert run.status == RunStatus.finished
     assert (run.output == t("tutor.off_course", lang)) == replaced and (run.output == reply) != replaced
+
+
+def test_the_notes_guidance_said_back_is_refused_then_codes_reply() -> None:
+    """Seen on the embedded model (eval_tutor concept_en, at code's packet): "To explain the idea you ask about in
+    plain words, from the idea in these notes, and help you take the next step themselves, you can say: …"."""
+    packet = tutor.InstructionPacket(
+        task_id="task_2_3",
+        task_status="in_progress",
+        guidance_for_ca="Explain the idea the student asks about in plain words, from the idea in these notes, and "
+        "help them take the next step themselves.",
+    )
+    check = tutor.ca_agent(options={}, packet=packet).check_reply
+    assert check is not None
+    facts = TurnFacts(lang="en", prompt="What does how do in merge?")
+    with pytest.raises(ReplyRefused, match="repeats your notes") as refused:
+        check("To explain the idea you ask about in plain words, from the idea in these notes, you can say: …", facts)
+    assert refused.value.replacement == tutor.packet_reply(packet, "en")
+    check("The how parameter chooses which rows a merge keeps. Which join do you need?", facts)

@@ -7,6 +7,7 @@ import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from difflib import SequenceMatcher
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -440,6 +441,7 @@ def ca_agent(
             _not_an_echo(student, packet, findings) if student else None,
             _on_course(student) if student else None,
             _no_inner_names(packet, findings),
+            _not_the_notes(packet, findings) if packet is not None else None,
             _as_the_tutor(packet, findings),
             _to_the_student(packet, findings),  # last: its correction is shown at once, past the checks above
         ),
@@ -628,6 +630,38 @@ def _no_inner_names(packet: InstructionPacket | None, findings: Findings) -> Rep
     return _refused_with_codes_reply(
         lambda text: m.group(0) if (m := _INNER_NAMES.search(text)) else None,
         "Your reply names {found!r}, the app's inner name for an expert the student never meets.",
+        packet,
+        findings,
+    )
+
+
+_THE_NOTES = re.compile(r"\b(?:these|the|my|your)\s+notes\b|(?:这些|我的)(?:笔记|备注|说明)", re.I)
+"""The assistant's notes named: the student has none (their words are the packet's, for the assistant)."""
+_WORD_RUN = re.compile(r"[a-z0-9']+|[\u4e00-\u9fff]")
+_NOTES_RUN = 8
+"""Words (or Chinese characters) in a row a reply shares with the guidance when it says the guidance back; shorter
+runs are its content ("a dataset with an age column")."""
+
+
+def _not_the_notes(packet: InstructionPacket, findings: Findings) -> ReplyCheck:
+    """The student never reads the assistant's notes as they are: the packet's guidance is meant for the assistant
+    (seen on the embedded model: "To explain the idea you ask about in plain words, from the idea in these notes,
+    … you can say: …"). Its words come in the request, the student's turn, so the runtime's own check of words
+    meant for the model does not see them: this check holds the reply to them."""
+
+    guidance = _WORD_RUN.findall(packet.guidance_for_ca.casefold())
+
+    def repeated(text: str) -> str | None:
+        if said := _THE_NOTES.search(text):
+            return said.group(0)
+        words = _WORD_RUN.findall(text.casefold())
+        run = SequenceMatcher(None, words, guidance, autojunk=False).find_longest_match()
+        return " ".join(words[run.a : run.a + run.size]) if run.size >= _NOTES_RUN else None
+
+    return _refused_with_codes_reply(
+        repeated,
+        "Your reply repeats your notes ({found!r}); they are for you, not the student. Speak to the student: say "
+        "what the notes found, in your own words.",
         packet,
         findings,
     )
