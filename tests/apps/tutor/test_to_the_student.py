@@ -326,3 +326,14 @@ def test_the_notes_guidance_said_back_is_refused_then_codes_reply() -> None:
         check("To explain the idea you ask about in plain words, from the idea in these notes, you can say: …", facts)
     assert refused.value.replacement == tutor.packet_reply(packet, "en")
     check("The how parameter chooses which rows a merge keeps. Which join do you need?", facts)
+
+
+def test_codes_reply_says_a_diagnosis_written_without_a_full_stop() -> None:
+    """Seen on the embedded model (eval_tutor merge_error_en): code's reply left the diagnosis out, its root cause
+    having no full stop; a long text with none may have been cut, and is still left out."""
+    packet = tutor.InstructionPacket(task_id="task_2_3", task_status="in_progress", guidance_for_ca="Help.")
+    cause = "The right table has no column named id"
+    said = tutor.packet_reply(packet, "en", tutor.Findings(diagnosis=(cause, "")))
+    assert f"{cause}." in said
+    cut = "The merge " + "keeps rows that match " * 12
+    assert "keeps rows" not in tutor.packet_reply(packet, "en", tutor.Findings(diagnosis=(cut, "")))

@@ -466,9 +466,21 @@ def tutor_facts(packet: InstructionPacket | None, findings: Findings = Findings(
 
 
 def _whole_sentences(text: str) -> str:
-    """`text` up to its last finished sentence ("" when none is finished)."""
-    ends = [m.end() for m in re.finditer(r"[.!?。！？](?=\s|$)|[。！？]", text.strip())]
-    return text.strip()[: ends[-1]] if ends else ""
+    """`text` up to its last finished sentence; a short one-line text with no end mark is whole (an expert's field:
+    "The right table has no column named id"), given its full stop; "" when nothing is finished."""
+    text = text.strip()
+    ends = [m.end() for m in re.finditer(r"[.!?。！？](?=\s|$)|[。！？]", text)]
+    if ends:
+        return text[: ends[-1]]
+    if text and len(text) <= _SHORT_FIELD and "\n" not in text and not _CODE_MARKS.search(text):
+        return text + ("。" if reply_lang(text, "en") == "zh-CN" else ".")
+    return ""
+
+
+_CODE_MARKS = re.compile(r"[=()\[\]{}]")
+"""Marks of code (an example such as "merged = pd.merge(a"), which code's reply never says."""
+_SHORT_FIELD = 160
+"""Characters of a text with no end mark that is still whole: longer, it may have been cut at the model's limit."""
 
 
 def packet_reply(packet: InstructionPacket, lang: str, findings: Findings = Findings()) -> str:
