@@ -135,6 +135,11 @@ _BLIND_INSTRUCTIONS = (
     "You take a test. Read the question and the options and reply with the answer only: the letter of the right option, "
     "or true or false for a true/false statement."
 )
+_REWRITE_INSTRUCTIONS = (
+    "You revise test questions. You get the task, a draft question and the one problem found in it. Write the "
+    "question again with that problem fixed: on the task's topic, in the task's language, one clear question with "
+    "exactly one right answer; keep what was right. Write a new question of your own, not a copy."
+)
 _EXPLAIN_INSTRUCTIONS = (
     "You explain a test item's answer to a learner, in the language asked. In 3-5 sentences: say why the correct "
     "answer is correct, and what the learner's answer got right or wrong. Add up to 4 key points to remember. Use only "
@@ -280,6 +285,11 @@ class ModelJudge:
         if probabilities is None:
             return None
         return {option: probabilities[label] for option, label in zip(options, labels, strict=True)}
+
+    async def rewrite_item(self, *, prompt: str, output_type: type[T], timeout: float | None = None) -> T:
+        """Mode 1's rewrite: the model writes a rejected draft again as `output_type` (its grammar fixes the shape),
+        from `prompt` (the task, the draft and its one problem: `_drafting.rewrite_prompt`)."""
+        return await self._ask(_REWRITE_INSTRUCTIONS, prompt, output_type, timeout)
 
     async def explain(
         self,
