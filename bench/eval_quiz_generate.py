@@ -13,7 +13,7 @@ seconds. It prints and saves:
     .venv/bin/python bench/eval_quiz_generate.py [--model local | --model scripted:PATH] [--requests N] [--out FILE]
 
 With the default `--model local` the results go to bench/results/quiz_generate.json. Run the embedded model under
-the shared lock: `flock /tmp/consulta-model.lock .venv/bin/python bench/eval_quiz_generate.py`.
+the shared lock: `flock /work/model.lock .venv/bin/python bench/eval_quiz_generate.py`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import json
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -63,8 +63,23 @@ HELD_OUT: list[tuple[str, str]] = [
     ("zh-CN", "生成2道关于中国地理的通用类题目，难度4"),
     ("en", "Generate 2 business questions about Supply chains at level 5"),
     ("zh-CN", "生成2道关于化学反应的技术类题目，难度6"),
+    ("en", "Generate 2 technical questions about Cryptography at level 4"),
+    ("zh-CN", "生成2道关于世界历史的通用类题目，难度3"),
+    ("en", "Generate 2 general questions about The solar system at level 2"),
+    ("zh-CN", "生成2道关于电子商务的商业类题目，难度5"),
+    ("en", "Generate 2 business questions about Customer service at level 6"),
+    ("zh-CN", "生成2道关于编译原理的技术类题目，难度7"),
+    ("en", "Generate 2 general questions about Human anatomy at level 5"),
+    ("zh-CN", "生成2道关于软件测试的技术类题目，难度4"),
+    ("en", "Generate 2 technical questions about Cloud computing at level 7"),
+    ("zh-CN", "生成2道关于经济学的商业类题目，难度3"),
+    ("en", "Generate 2 general questions about Ecology at level 3"),
+    ("zh-CN", "生成2道关于物理的通用类题目，难度6"),
+    ("en", "Generate 2 business questions about Human resources at level 4"),
+    ("zh-CN", "生成2道关于天文学的通用类题目，难度2"),
 ]
-"""Requests on topics not used while the generator and its checks were built (`--held-out`)."""
+"""Requests on topics not in the shipped bank and not used while the generator and its checks were built
+(`--held-out`; the first six as in the runs before the list grew to twenty)."""
 
 
 @dataclass
@@ -81,16 +96,31 @@ class Outcome:
     blind_checked: int = 0
     blind_disagreed: int = 0
     copies_refused: int = 0
+    rewrites: int = 0
+    problems: list[str] = field(default_factory=list)
+    saved_items: list[dict[str, Any]] = field(default_factory=list)
+    saved_key_disputed: int = 0
 
 
 def outcome_of(host: AppHost, run: Any, lang: str, request: str, seconds: float) -> Outcome:
+    """One run's figures from its record. Drafts: every draft code checked, the model's first ones and each rewrite
+    that changed the draft (`drafts_checked` of the submit's result; before rewrites existed, the submitted ones)."""
     calls = host.store.list_tool_calls(run.id)
     checked = [c for c in calls if c.tool_name == "validate_question_quality"]
     passed = sum(1 for c in checked if isinstance(c.result, dict) and float(c.result.get("final_score", 0)) >= 0.70)
     blind = [c.result.get("blind_check") for c in checked if isinstance(c.result, dict) and c.result.get("blind_check")]
-    submit = next((c for c in reversed(calls) if c.tool_name == "submit_questions"), None)
+    submits = [c for c in calls if c.tool_name == "submit_questions"]
+    submit = submits[-1] if submits else None
     submitted = submit.result if submit is not None and isinstance(submit.result, dict) else {}
-    drafts = len(submit.args.get("questions") or []) if submit is not None and isinstance(submit.args, dict) else 0
+    drafts = sum(
+        int(c.result["drafts_checked"])
+        if isinstance(c.result, dict) and "drafts_checked" in c.result
+        else len(c.args.get("questions") or [])
+        for c in submits
+        if isinstance(c.args, dict)
+    )
+    rewrites = [c for c in calls if c.tool_name == "rewrite_question" and isinstance(c.args, dict)]
+    final_rejected = list(submitted.get("rejected") or [])
     return Outcome(
         lang=lang,
         request=request,
@@ -99,13 +129,37 @@ def outcome_of(host: AppHost, run: Any, lang: str, request: str, seconds: float)
         drafts=drafts,
         passed=passed,
         saved=int(submitted.get("saved", 0) or 0),
-        rejected=list(submitted.get("rejected") or []),
+        rejected=final_rejected,
         output=run.output or run.error or "",
         blind_checked=len(blind),
         blind_disagreed=sum(1 for b in blind if not b.get("agrees")),
-        copies_refused=sum(
-            "copies_existing_question" in (r.get("issues") or []) for r in submitted.get("rejected") or []
-        ),
+        copies_refused=sum(c.args.get("problem") == "copies_existing_question" for c in rewrites)
+        + sum("copies_existing_question" in (r.get("issues") or []) for r in final_rejected),
+        rewrites=len(rewrites),
+        problems=[str(c.args.get("problem")) for c in rewrites],
+        saved_items=[
+            {
+                "stem": i.get("stem"),
+                "choices": i.get("choices"),
+                "key": (i.get("answer_schema") or {}).get("correct_key"),
+            }
+            | {"keywords": i.get("correct_keywords"), "validation_score": i.get("validation_score")}
+            for i in submitted.get("items") or []
+        ],
+        saved_key_disputed=_saved_key_disputed(checked, submitted),
+    )
+
+
+def _saved_key_disputed(checked: list[Any], submitted: dict[str, Any]) -> int:
+    """Saved items whose key the blind check (tool 4's) found wrong: 0 unless a disagreement was saved anyway."""
+    stems = {i.get("stem") for i in submitted.get("items") or []}
+    return sum(
+        1
+        for c in checked
+        if isinstance(c.result, dict)
+        and (c.result.get("blind_check") or {}).get("agrees") is False
+        and isinstance(c.args, dict)
+        and c.args.get("stem") in stems
     )
 
 
@@ -164,10 +218,19 @@ def summary(outcomes: list[Outcome]) -> dict[str, Any]:
         "blind_checked": sum(o.blind_checked for o in outcomes),
         "blind_disagreed": sum(o.blind_disagreed for o in outcomes),
         "copies_refused": sum(o.copies_refused for o in outcomes),
+        "rewrites": sum(o.rewrites for o in outcomes),
+        "saved_key_disputed": sum(o.saved_key_disputed for o in outcomes),
+        "saved_short_answers_without_blind_check": sum(
+            1
+            for o in outcomes
+            for i in o.saved_items
+            if i.get("keywords") and not i.get("choices") and not i.get("key")
+        ),
         "by_lang": {
             lang: {
                 "drafts": sum(o.drafts for o in outcomes if o.lang == lang),
                 "saved": sum(o.saved for o in outcomes if o.lang == lang),
+                "passed_validation": sum(o.passed for o in outcomes if o.lang == lang),
             }
             for lang in ("en", "zh-CN")
         },
@@ -212,6 +275,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "blind_disagreed",
             "copies_refused",
             "copies_saved",
+            "rewrites",
+            "saved_key_disputed",
         )
     }
     print(json.dumps(figures, ensure_ascii=False))

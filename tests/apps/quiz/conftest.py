@@ -59,7 +59,7 @@ def write_script(
     if generator is not None:
         agents.append({"when": "You write test questions", "steps": generator})
     if rewrite is not None:
-        agents.append({"when": "You revise test questions", "steps": [final(**rewrite)]})
+        agents.append({"when": "You revise test questions", "steps": [final(question=rewrite)]})
     path.write_text(json.dumps({"agents": agents}), encoding="utf-8")
     return path
 

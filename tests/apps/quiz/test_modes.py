@@ -368,3 +368,26 @@ def test_a_model_stuck_repeating_a_call_tells_the_person_why_in_their_language(
     # one line from the person's catalog, not the runtime's English sentence or an exception's name
     assert run.error == t("error.run.model_stuck", lang, tool="get_difficulty_keywords", repeats=MAX_REPEATS)
     assert "ModelStuck" not in run.error and "\n" not in run.error
+
+
+def test_each_item_type_has_its_own_shape_in_the_submit_tools_schema_and_the_local_models_grammar(
+    tmp_path: Path,
+) -> None:
+    from consulta.models._grammar import schema_to_gbnf
+    from consulta.models._schema import bound_schema
+    from consulta.runtime._agent import tool_schemas
+
+    host = host_for(tmp_path, write_script(tmp_path / "script.json"))
+    try:
+        schemas = tool_schemas(host.agent)
+    finally:
+        asyncio.run(host.aclose())
+    submit = next(s["function"]["parameters"] for s in schemas if s["function"]["name"] == "submit_questions")
+    defs = submit["$defs"]
+    shapes = {name: defs[name] for name in ("ChoiceDraftArg", "TrueFalseDraftArg", "ShortAnswerDraftArg")}
+    assert shapes["ChoiceDraftArg"]["properties"]["choices"]["minItems"] == 4
+    assert set(shapes["ChoiceDraftArg"]["required"]) == {"item_type", "stem", "choices", "correct_key"}
+    assert shapes["TrueFalseDraftArg"]["properties"]["correct_key"]["enum"] == ["True", "False", "true", "false"]
+    assert shapes["ShortAnswerDraftArg"]["properties"]["correct_keywords"]["maxItems"] == 3
+    grammar = schema_to_gbnf(bound_schema(submit))
+    assert grammar.count("multiple_choice") == 1 and "true_false" in grammar and "short_answer" in grammar

@@ -135,6 +135,22 @@ _BLIND_INSTRUCTIONS = (
     "You take a test. Read the question and the options and reply with the answer only: the letter of the right option, "
     "or true or false for a true/false statement."
 )
+_REVIEW_INSTRUCTIONS = (
+    "You review a test item written for learners. Reply to the question asked at the end with one word: yes or no."
+)
+ITEM_READINGS: dict[str, str] = {
+    # Tool 4's ratings as the model's probability of "yes" (one forward pass each over the same item prefix).
+    "clarity": "Is the question clear, asking exactly one thing? yes or no?",
+    "answer_correct": "Is the key the right answer, and the only right one? yes or no?",
+    "distractors": "Are the other options wrong, yet plausible to a learner who does not know? yes or no?",
+    "fairness": "Is the item fair: no trick, no bias, nothing it does not test? yes or no?",
+}
+_DOUBTS = {
+    "clarity": "the question may be unclear or ask more than one thing",
+    "answer_correct": "the key may be wrong, or not the only right answer",
+    "distractors": "the wrong options may be implausible or not clearly wrong",
+    "fairness": "the item may be unfair or a trick",
+}
 _REWRITE_INSTRUCTIONS = (
     "You revise test questions. You get the task, a draft question and the one problem found in it. Write the "
     "question again with that problem fixed: on the task's topic, in the task's language, one clear question with "
@@ -180,7 +196,14 @@ class ModelJudge:
         lang: str = "en",
         timeout: float | None = None,
     ) -> ItemJudgment:
-        """Tool 4's semantic stage: the model's ratings of one item."""
+        """Tool 4's semantic stage: the model's ratings of one item. A model that reads label probabilities gives each
+        rating as its probability of "yes" to the criterion's question (`ITEM_READINGS`), mapped to 1-5, one forward
+        pass each over the same item (seconds, not a sampled answer); another model answers one typed
+        `ItemJudgment`."""
+        if isinstance(self.model, LabelReader):
+            return await self._read_item(
+                stem=stem, question_type=question_type, choices=choices, correct_answer=correct_answer, timeout=timeout
+            )
         item: dict[str, Any] = {"type": question_type, "stem": stem}
         if choices:
             item["choices"] = list(choices)
@@ -188,6 +211,38 @@ class ModelJudge:
             item["correct_answer"] = correct_answer
         prompt = f"Item ({_language(lang)}):\n{json.dumps(item, ensure_ascii=False)}"
         return await self._ask(_ITEM_INSTRUCTIONS, prompt, ItemJudgment, timeout)
+
+    async def _read_item(
+        self,
+        *,
+        stem: str,
+        question_type: str,
+        choices: Sequence[str] | None,
+        correct_answer: str | None,
+        timeout: float | None,
+    ) -> ItemJudgment:
+        shown = [f"Question: {stem}"]
+        if question_type == "multiple_choice" and choices:
+            shown += [f"{chr(ord('A') + i)}. {c}" for i, c in enumerate(choices)]
+        elif question_type == "true_false":
+            shown[0] = f"Statement (true or false): {stem}"
+        key = "Expected answer words" if question_type == "short_answer" else "Key"
+        shown.append(f"{key}: {correct_answer or '-'}")
+        prompt = "\n".join(shown)
+        budget = Budget(self.timeout if timeout is None else min(timeout, self.timeout))
+        criteria = [c for c in ITEM_READINGS if c != "distractors" or question_type == "multiple_choice"]
+        ratings: dict[str, int] = {}
+        doubts: list[str] = []
+        for criterion in criteria:
+            said = await self._read_labels(
+                _REVIEW_INSTRUCTIONS, f"{prompt}\n{ITEM_READINGS[criterion]}", _YES_NO, budget()
+            )
+            assert said is not None  # a LabelReader gives probabilities
+            yes = (said["yes"] + said["Yes"]) / (sum(said.values()) or 1.0)
+            ratings[criterion] = 1 + round(4 * yes)
+            if ratings[criterion] <= 2:
+                doubts.append(f"The model's review: {_DOUBTS[criterion]} (p(yes) {yes:.2f}).")
+        return ItemJudgment.model_validate({"distractors": 5, **ratings, "reasons": doubts[:3]})
 
     async def grade_answer(
         self,

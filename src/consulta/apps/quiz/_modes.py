@@ -18,7 +18,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Required
+from typing import Annotated, Any, Literal, NotRequired
 
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import select
@@ -66,30 +66,79 @@ MAX_ITEMS = 5
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 
 
+Stem = Annotated[str, Field(min_length=5, max_length=250)]
+Option = Annotated[str, Field(min_length=1, max_length=120)]
+Keyword = Annotated[str, Field(min_length=1, max_length=40)]
+Explanation = Annotated[str, Field(max_length=300)]
+
+
 class Draft(BaseModel):
     """One item as the model writes it (bounded: a small model's strings must not run away)."""
 
     model_config = ConfigDict(extra="forbid")
 
     item_type: Literal["multiple_choice", "true_false", "short_answer"]
-    stem: Annotated[str, Field(min_length=5, max_length=250)]
-    choices: Annotated[list[Annotated[str, Field(min_length=1, max_length=120)]], Field(max_length=5)] | None = None
+    stem: Stem
+    choices: Annotated[list[Option], Field(max_length=5)] | None = None
     correct_key: Annotated[str, Field(max_length=120)] | None = None
-    correct_keywords: (
-        Annotated[list[Annotated[str, Field(min_length=1, max_length=40)]], Field(max_length=4)] | None
-    ) = None
-    explanation: Annotated[str, Field(max_length=300)] = ""
+    correct_keywords: Annotated[list[Keyword], Field(max_length=4)] | None = None
+    explanation: Explanation = ""
 
 
-class DraftArg(TypedDict, total=False):
-    """A `Draft` as a tool argument (a plain dict, so the call's record holds JSON, not a model's repr)."""
+# The drafts as tool arguments, one shape per item type, so that the local model's grammar gives each type its own
+# fields (4-5 options and then the key; a true/false key; 1-3 keywords). Plain dicts: a call's record holds JSON.
 
-    item_type: Required[Literal["multiple_choice", "true_false", "short_answer"]]
-    stem: Required[Annotated[str, Field(min_length=5, max_length=250)]]
-    choices: Annotated[list[Annotated[str, Field(min_length=1, max_length=120)]], Field(max_length=5)] | None
-    correct_key: Annotated[str, Field(max_length=120)] | None
-    correct_keywords: Annotated[list[Annotated[str, Field(min_length=1, max_length=40)]], Field(max_length=4)] | None
-    explanation: Annotated[str, Field(max_length=300)]
+
+class ChoiceDraftArg(TypedDict):
+    """A multiple-choice draft: the options, then the right one copied as the key."""
+
+    item_type: Literal["multiple_choice"]
+    stem: Stem
+    choices: Annotated[list[Option], Field(min_length=4, max_length=5)]
+    correct_key: Annotated[str, Field(min_length=1, max_length=120)]
+    explanation: NotRequired[Explanation]
+
+
+class TrueFalseDraftArg(TypedDict):
+    """A true/false draft: a statement and whether it is true."""
+
+    item_type: Literal["true_false"]
+    stem: Stem
+    correct_key: Literal["True", "False", "true", "false"]
+    explanation: NotRequired[Explanation]
+
+
+class ShortAnswerDraftArg(TypedDict):
+    """A short-answer draft: a question and the words a right answer contains."""
+
+    item_type: Literal["short_answer"]
+    stem: Stem
+    correct_keywords: Annotated[list[Keyword], Field(min_length=1, max_length=3)]
+    explanation: NotRequired[Explanation]
+
+
+DraftArg = Annotated[ChoiceDraftArg | TrueFalseDraftArg | ShortAnswerDraftArg, Field(discriminator="item_type")]
+"""A `Draft` as a tool argument, its shape fixed by its item type."""
+
+
+class _RewrittenChoice(BaseModel):
+    question: ChoiceDraftArg
+
+
+class _RewrittenTrueFalse(BaseModel):
+    question: TrueFalseDraftArg
+
+
+class _RewrittenShortAnswer(BaseModel):
+    question: ShortAnswerDraftArg
+
+
+REWRITTEN: dict[str, type[BaseModel]] = {
+    "multiple_choice": _RewrittenChoice,
+    "true_false": _RewrittenTrueFalse,
+    "short_answer": _RewrittenShortAnswer,
+}
+"""A rewrite's typed answer by the draft's item type: the same shape as the tool argument (the grammar fixes it)."""
 
 
 class AnswerArg(TypedDict):
@@ -305,14 +354,16 @@ async def generate(
     """Tidy each draft in code (`_drafting.tidy`), refuse in code what code sees is wrong (a copy, another language,
     another topic, a structural rule), validate the rest (tool 4) and save the ones scoring at least 0.70 (tool 5).
     With `rewrite`, a rejected draft goes back to the model with its one reason, up to `MAX_REWRITES` times. Returns
-    the saved items, the rejected ones with the reasons, how many rewrites were asked, and a message for the person."""
+    the saved items, the rejected ones with the reasons, how many rewrites were asked and drafts checked (the model's
+    first ones and each changed rewrite), and a message for the person."""
     saved: list[dict[str, Any]] = []
     rejected: list[dict[str, Any]] = []
-    queued = rewrites = 0
+    queued = rewrites = checked = 0
     about = topic or request.interests[0]
     for draft in drafts[: request.count]:
         current = tidy(draft.model_dump())
         for attempt in range(MAX_REWRITES + 1):
+            checked += 1
             outcome, problem = await _check_and_save(
                 current, request, tools=tools, round_id=round_id, record=record, topic=topic
             )
@@ -352,6 +403,7 @@ async def generate(
         "rejected": rejected,
         "queued_for_retry": queued,
         "rewrites": rewrites,
+        "drafts_checked": checked,
         "message": generation_message(saved, rejected, queued, request),
     }
 
@@ -370,10 +422,10 @@ def model_rewriter(judge: Any, request: GenerateRequest, topic: str) -> Rewriter
             category=request.category,
         )
         try:
-            written = await judge.rewrite_item(prompt=prompt, output_type=Draft)
+            written = await judge.rewrite_item(prompt=prompt, output_type=REWRITTEN[draft["item_type"]])
         except JudgeUnavailable as error:
             return {"ok": False, "error_code": "no_rewrite", "message": f"The model wrote no new draft: {error}"}
-        return {"ok": True, "draft": written.model_dump()}
+        return {"ok": True, "draft": Draft.model_validate(written.question).model_dump()}  # type: ignore[attr-defined]
 
     return rewrite
 
