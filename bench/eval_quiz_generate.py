@@ -2,15 +2,18 @@
 and both languages, each run as `consulta chat quiz -p "…"` runs it (the quiz agent on the runtime, one fresh run per
 request, one model for all: the local model's prefix cache holds across them).
 
-For each request it records the drafts the model submitted, how many passed validation (tool 4's final score at least
-0.70; a copy of an example or of a saved question is refused before it) and were saved (tool 5), the run's status and
+For each request it records the drafts code checked (the model's first ones and each rewrite it wrote from a
+rejection's one reason), how many passed validation (tool 4's final score at least 0.70; a copy, another language,
+another topic or a structural flaw is refused in code before it, and counts as failing) and were saved (tool 5), the
+rewrites and their reasons, the blind key checks and saved items whose key that check disputed, the run's status and
 seconds. It prints and saves:
 
-- items generated per minute (drafts the model wrote / wall-clock minutes of the runs),
+- items generated per minute (drafts checked / wall-clock minutes of the runs),
 - items saved per minute,
-- the share of drafts passing validation (final score at least 0.70; a copy of an existing question counts as failing).
+- the share of drafts passing validation.
 
-    .venv/bin/python bench/eval_quiz_generate.py [--model local | --model scripted:PATH] [--requests N] [--out FILE]
+    .venv/bin/python bench/eval_quiz_generate.py [--model local | --model scripted:PATH] [--requests N] [--held-out]
+        [--start I] [--out FILE]
 
 With the default `--model local` the results go to bench/results/quiz_generate.json. Run the embedded model under
 the shared lock: `flock /work/model.lock .venv/bin/python bench/eval_quiz_generate.py`.
@@ -180,13 +183,15 @@ def copies_saved(home: Path) -> int:
     return sum(_near_copy(stem, lang) for stem, lang in rows)
 
 
-async def evaluate(model: str, n: int, home: Path, requests: list[tuple[str, str]] = REQUESTS) -> list[Outcome]:
+async def evaluate(
+    model: str, n: int, home: Path, requests: list[tuple[str, str]] = REQUESTS, start: int = 0
+) -> list[Outcome]:
     settings = Settings(home=home, database_url=f"sqlite:///{home}/consulta.db", model=model, lang="en")
     host = AppHost(app="quiz", settings=settings, ask_policy="defer")
     outcomes = []
     try:
         for i in range(n):
-            lang, request = requests[i % len(requests)]
+            lang, request = requests[(start + i) % len(requests)]
             started = time.perf_counter()
             run = await host.start(request, principal=None, lang=lang)
             run = await host.runtime.settled(run.id)
@@ -247,16 +252,21 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "--out", type=Path, help="where the JSON goes (default: results/quiz_generate.json for the local model)"
     )
     parser.add_argument("--held-out", action="store_true", help="topics not used while building (HELD_OUT)")
+    parser.add_argument(
+        "--start", type=int, default=0, help="index of the first request (to run a long list in parts; default 0)"
+    )
     args = parser.parse_args(argv)
-    if args.requests < 1:
-        parser.error("--requests must be at least 1")
+    if args.requests < 1 or args.start < 0:
+        parser.error("--requests must be at least 1 and --start at least 0")
     with tempfile.TemporaryDirectory(prefix="quiz-eval-") as home:
-        outcomes = asyncio.run(evaluate(args.model, args.requests, Path(home), HELD_OUT if args.held_out else REQUESTS))
+        requests = HELD_OUT if args.held_out else REQUESTS
+        outcomes = asyncio.run(evaluate(args.model, args.requests, Path(home), requests, args.start))
         copies = copies_saved(Path(home))
     result = {
         "source": source_version(),
         "model": args.model,
         "held_out": args.held_out,
+        "start": args.start,
         **summary(outcomes),
         "copies_saved": copies,
         "runs": [asdict(o) for o in outcomes],
