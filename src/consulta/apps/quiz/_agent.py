@@ -47,8 +47,8 @@ RETRY_JOURNAL = "save_retry_queue.jsonl"
 FIRST_LOOK_PREFIX = "look_"
 MAX_REQUESTS = 100
 """Model requests a run may make, the judge's inside tools 4 and 6 included (they share the run's usage limits):
-one generation step, then up to two requests (one re-ask) per item judged, or four per short answer graded and
-explained (20 at most)."""
+one generation step, then per draft up to two rewrites and two requests per judgment (one re-ask; none where the
+model gives label probabilities), or four per short answer graded and explained (20 at most)."""
 EXAMPLES = 3
 """Templates the first look fetches as examples: a small model's prompt is paid for token by token."""
 
