@@ -391,3 +391,32 @@ def test_each_item_type_has_its_own_shape_in_the_submit_tools_schema_and_the_loc
     assert shapes["ShortAnswerDraftArg"]["properties"]["correct_keywords"]["maxItems"] == 3
     grammar = schema_to_gbnf(bound_schema(submit))
     assert grammar.count("multiple_choice") == 1 and "true_false" in grammar and "short_answer" in grammar
+
+
+def test_mode1_saves_a_draft_whose_key_code_could_read_from_its_letter(tmp_path: Path) -> None:
+    lettered = {
+        "item_type": "multiple_choice",
+        "stem": "Which SQL keyword removes duplicate rows from a result?",
+        "choices": ["A. GROUP", "B. DISTINCT", "C. LIMIT", "D. OFFSET"],
+        "correct_key": "B",
+    }
+    script = write_script(tmp_path / "script.json", generator=[submit(lettered)])
+
+    async def scenario() -> list[Any]:
+        host = host_for(tmp_path, script)
+        try:
+            run = await host.start("Generate 1 technical question about SQL", principal=None)
+            await host.runtime.settled(run.id)
+            return host.store.list_tool_calls(run.id)
+        finally:
+            await host.aclose()
+
+    calls = asyncio.run(scenario())
+    checked = next(c for c in calls if c.tool_name == "validate_question_quality")
+    assert checked.args["correct_answer"] == "DISTINCT" and sorted(checked.args["choices"]) == [
+        "DISTINCT",
+        "GROUP",
+        "LIMIT",
+        "OFFSET",
+    ]
+    assert calls[-1].result["saved"] == 1 and calls[-1].result["items"][0]["answer_schema"]["correct_key"] == "DISTINCT"
