@@ -27,6 +27,7 @@ import json
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -103,6 +104,8 @@ class Outcome:
     problems: list[str] = field(default_factory=list)
     saved_items: list[dict[str, Any]] = field(default_factory=list)
     saved_key_disputed: int = 0
+    validations: list[dict[str, Any]] = field(default_factory=list)
+    """Each tool 4 call: seconds, final score, the key's position among the options, the blind answer's."""
 
 
 def outcome_of(host: AppHost, run: Any, lang: str, request: str, seconds: float) -> Outcome:
@@ -150,7 +153,26 @@ def outcome_of(host: AppHost, run: Any, lang: str, request: str, seconds: float)
             for i in submitted.get("items") or []
         ],
         saved_key_disputed=_saved_key_disputed(checked, submitted),
+        validations=[_validation(c) for c in checked],
     )
+
+
+def _validation(call: Any) -> dict[str, Any]:
+    args = call.args if isinstance(call.args, dict) else {}
+    result = call.result if isinstance(call.result, dict) else {}
+    choices = args.get("choices") or []
+    blind = result.get("blind_check") or {}
+    key = args.get("correct_answer")
+    return {
+        "type": args.get("question_type"),
+        "seconds": round(call.duration_ms / 1000, 2),
+        "final_score": result.get("final_score"),
+        "score": result.get("score"),
+        "fallback": result.get("fallback"),
+        "key_at": choices.index(key) if key in choices else None,
+        "blind_at": choices.index(blind["answer"]) if blind.get("answer") in choices else blind.get("answer"),
+        "agrees": blind.get("agrees"),
+    }
 
 
 def _saved_key_disputed(checked: list[Any], submitted: dict[str, Any]) -> int:
@@ -184,8 +206,14 @@ def copies_saved(home: Path) -> int:
 
 
 async def evaluate(
-    model: str, n: int, home: Path, requests: list[tuple[str, str]] = REQUESTS, start: int = 0
+    model: str,
+    n: int,
+    home: Path,
+    requests: list[tuple[str, str]] = REQUESTS,
+    start: int = 0,
+    on_outcome: Callable[[list[Outcome]], None] | None = None,
 ) -> list[Outcome]:
+    """Run `n` requests from `start` in one fresh home; `on_outcome` gets the outcomes so far after each one."""
     settings = Settings(home=home, database_url=f"sqlite:///{home}/consulta.db", model=model, lang="en")
     host = AppHost(app="quiz", settings=settings, ask_policy="defer")
     outcomes = []
@@ -201,6 +229,8 @@ async def evaluate(
                 f"[{i + 1}/{n}] {outcome.status:9} {outcome.seconds:6.1f}s drafts {outcome.drafts} saved {outcome.saved}  {request}",
                 flush=True,
             )
+            if on_outcome is not None:
+                on_outcome(outcomes)
     finally:
         await host.aclose()
     return outcomes
@@ -258,19 +288,42 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parser.parse_args(argv)
     if args.requests < 1 or args.start < 0:
         parser.error("--requests must be at least 1 and --start at least 0")
+    out = args.out or (RESULTS / "quiz_generate.json" if args.model == "local" else None)
+
+    def result_of(outcomes: list[Outcome], copies: int | None) -> dict[str, Any]:
+        return {
+            "source": source_version(),
+            "model": args.model,
+            "held_out": args.held_out,
+            "start": args.start,
+            "complete": copies is not None,
+            **summary(outcomes),
+            "copies_saved": copies,
+            "runs": [asdict(o) for o in outcomes],
+        }
+
+    def write(result: dict[str, Any]) -> None:
+        if out is None:
+            return
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(out.name + ".tmp")
+        tmp.write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        tmp.replace(out)
+
     with tempfile.TemporaryDirectory(prefix="quiz-eval-") as home:
         requests = HELD_OUT if args.held_out else REQUESTS
-        outcomes = asyncio.run(evaluate(args.model, args.requests, Path(home), requests, args.start))
+        outcomes = asyncio.run(
+            evaluate(
+                args.model,
+                args.requests,
+                Path(home),
+                requests,
+                args.start,
+                on_outcome=lambda so_far: write(result_of(so_far, None)),  # a run stopped early keeps what it did
+            )
+        )
         copies = copies_saved(Path(home))
-    result = {
-        "source": source_version(),
-        "model": args.model,
-        "held_out": args.held_out,
-        "start": args.start,
-        **summary(outcomes),
-        "copies_saved": copies,
-        "runs": [asdict(o) for o in outcomes],
-    }
+    result = result_of(outcomes, copies)
     figures = {
         k: result[k]
         for k in (
@@ -290,12 +343,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         )
     }
     print(json.dumps(figures, ensure_ascii=False))
-    out = args.out or (RESULTS / "quiz_generate.json" if args.model == "local" else None)
+    write(result)
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name(out.name + ".tmp")
-        tmp.write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-        tmp.replace(out)
         print(f"wrote {out}")
     return result
 

@@ -322,24 +322,40 @@ class ModelJudge:
         timeout: float | None = None,
     ) -> dict[str, float] | None:
         """The model's probability of each option being the answer to the item, from the stem and options only (no
-        key), read in one forward pass: a multiple-choice item's choices by their letters, a true/false item's
-        `true` / `false`. None when the model cannot give probabilities (it is not asked to write an answer: a sampled
-        answer would be a rating again) or the item has no options to choose from."""
+        key): a true/false item's `true` / `false` in one forward pass; a multiple-choice item's options by their
+        letters, read twice, the second time with the options rotated by half, and averaged per option (a small
+        model favours a letter; the average cancels most of that; a second reading with no time left is skipped).
+        None when the model cannot give probabilities (it is not asked to write an answer: a sampled answer would be
+        a rating again) or the item has no options to choose from."""
         if not isinstance(self.model, LabelReader):
             return None
         if question_type == "true_false":
-            options, labels, shown = ["true", "false"], ["true", "false"], "Options: true, false"
-        elif question_type == "multiple_choice" and choices and len(choices) <= 26:
-            options = list(choices)
-            labels = [chr(ord("A") + i) for i in range(len(options))]
-            shown = "\n".join(f"{label}. {option}" for label, option in zip(labels, options, strict=True))
-        else:
+            probabilities = await self._read_labels(
+                _BLIND_INSTRUCTIONS, f"Question: {stem}\nOptions: true, false\nAnswer:", ["true", "false"], timeout
+            )
+            return None if probabilities is None else dict(probabilities)
+        if question_type != "multiple_choice" or not choices or len(choices) > 26:
             return None
-        prompt = f"Question: {stem}\n{shown}\nAnswer:"
-        probabilities = await self._read_labels(_BLIND_INSTRUCTIONS, prompt, labels, timeout)
-        if probabilities is None:
-            return None
-        return {option: probabilities[label] for option, label in zip(options, labels, strict=True)}
+        options = list(choices)
+        n = len(options)
+        labels = [chr(ord("A") + i) for i in range(n)]
+        budget = Budget(self.timeout if timeout is None else min(timeout, self.timeout))
+        orders = [list(range(n)), [(i + n // 2) % n for i in range(n)]] if n > 1 else [[0]]
+        readings: list[dict[str, float]] = []
+        for order in orders:
+            shown = "\n".join(f"{label}. {options[i]}" for label, i in zip(labels, order, strict=True))
+            try:
+                read = await self._read_labels(
+                    _BLIND_INSTRUCTIONS, f"Question: {stem}\n{shown}\nAnswer:", labels, budget()
+                )
+            except JudgeUnavailable:
+                if not readings:
+                    raise
+                break  # the first reading stands alone
+            if read is None:
+                return None
+            readings.append({options[i]: read[label] for label, i in zip(labels, order, strict=True)})
+        return {option: sum(r[option] for r in readings) / len(readings) for option in options}
 
     async def rewrite_item(self, *, prompt: str, output_type: type[T], timeout: float | None = None) -> T:
         """Mode 1's rewrite: the model writes a rejected draft again as `output_type` (its grammar fixes the shape),
