@@ -2,18 +2,21 @@
 and both languages, each run as `consulta chat quiz -p "…"` runs it (the quiz agent on the runtime, one fresh run per
 request, one model for all: the local model's prefix cache holds across them).
 
-For each request it records the drafts the model submitted, how many passed validation (tool 4's final score at least
-0.70; a copy of an example or of a saved question is refused before it) and were saved (tool 5), the run's status and
+For each request it records the drafts code checked (the model's first ones and each rewrite it wrote from a
+rejection's one reason), how many passed validation (tool 4's final score at least 0.70; a copy, another language,
+another topic or a structural flaw is refused in code before it, and counts as failing) and were saved (tool 5), the
+rewrites and their reasons, the blind key checks and saved items whose key that check disputed, the run's status and
 seconds. It prints and saves:
 
-- items generated per minute (drafts the model wrote / wall-clock minutes of the runs),
+- items generated per minute (drafts checked / wall-clock minutes of the runs),
 - items saved per minute,
-- the share of drafts passing validation (final score at least 0.70; a copy of an existing question counts as failing).
+- the share of drafts passing validation.
 
-    .venv/bin/python bench/eval_quiz_generate.py [--model local | --model scripted:PATH] [--requests N] [--out FILE]
+    .venv/bin/python bench/eval_quiz_generate.py [--model local | --model scripted:PATH] [--requests N] [--held-out]
+        [--start I] [--out FILE]
 
 With the default `--model local` the results go to bench/results/quiz_generate.json. Run the embedded model under
-the shared lock: `flock /tmp/consulta-model.lock .venv/bin/python bench/eval_quiz_generate.py`.
+the shared lock: `flock /work/model.lock .venv/bin/python bench/eval_quiz_generate.py`.
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ import json
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -63,8 +67,23 @@ HELD_OUT: list[tuple[str, str]] = [
     ("zh-CN", "生成2道关于中国地理的通用类题目，难度4"),
     ("en", "Generate 2 business questions about Supply chains at level 5"),
     ("zh-CN", "生成2道关于化学反应的技术类题目，难度6"),
+    ("en", "Generate 2 technical questions about Cryptography at level 4"),
+    ("zh-CN", "生成2道关于世界历史的通用类题目，难度3"),
+    ("en", "Generate 2 general questions about The solar system at level 2"),
+    ("zh-CN", "生成2道关于电子商务的商业类题目，难度5"),
+    ("en", "Generate 2 business questions about Customer service at level 6"),
+    ("zh-CN", "生成2道关于编译原理的技术类题目，难度7"),
+    ("en", "Generate 2 general questions about Human anatomy at level 5"),
+    ("zh-CN", "生成2道关于软件测试的技术类题目，难度4"),
+    ("en", "Generate 2 technical questions about Cloud computing at level 7"),
+    ("zh-CN", "生成2道关于经济学的商业类题目，难度3"),
+    ("en", "Generate 2 general questions about Ecology at level 3"),
+    ("zh-CN", "生成2道关于物理的通用类题目，难度6"),
+    ("en", "Generate 2 business questions about Human resources at level 4"),
+    ("zh-CN", "生成2道关于天文学的通用类题目，难度2"),
 ]
-"""Requests on topics not used while the generator and its checks were built (`--held-out`)."""
+"""Requests on topics not in the shipped bank and not used while the generator and its checks were built
+(`--held-out`; the first six as in the runs before the list grew to twenty)."""
 
 
 @dataclass
@@ -81,16 +100,33 @@ class Outcome:
     blind_checked: int = 0
     blind_disagreed: int = 0
     copies_refused: int = 0
+    rewrites: int = 0
+    problems: list[str] = field(default_factory=list)
+    saved_items: list[dict[str, Any]] = field(default_factory=list)
+    saved_key_disputed: int = 0
+    validations: list[dict[str, Any]] = field(default_factory=list)
+    """Each tool 4 call: seconds, final score, the key's position among the options, the blind answer's."""
 
 
 def outcome_of(host: AppHost, run: Any, lang: str, request: str, seconds: float) -> Outcome:
+    """One run's figures from its record. Drafts: every draft code checked, the model's first ones and each rewrite
+    that changed the draft (`drafts_checked` of the submit's result; before rewrites existed, the submitted ones)."""
     calls = host.store.list_tool_calls(run.id)
     checked = [c for c in calls if c.tool_name == "validate_question_quality"]
     passed = sum(1 for c in checked if isinstance(c.result, dict) and float(c.result.get("final_score", 0)) >= 0.70)
     blind = [c.result.get("blind_check") for c in checked if isinstance(c.result, dict) and c.result.get("blind_check")]
-    submit = next((c for c in reversed(calls) if c.tool_name == "submit_questions"), None)
+    submits = [c for c in calls if c.tool_name == "submit_questions"]
+    submit = submits[-1] if submits else None
     submitted = submit.result if submit is not None and isinstance(submit.result, dict) else {}
-    drafts = len(submit.args.get("questions") or []) if submit is not None and isinstance(submit.args, dict) else 0
+    drafts = sum(
+        int(c.result["drafts_checked"])
+        if isinstance(c.result, dict) and "drafts_checked" in c.result
+        else len(c.args.get("questions") or [])
+        for c in submits
+        if isinstance(c.args, dict)
+    )
+    rewrites = [c for c in calls if c.tool_name == "rewrite_question" and isinstance(c.args, dict)]
+    final_rejected = list(submitted.get("rejected") or [])
     return Outcome(
         lang=lang,
         request=request,
@@ -99,13 +135,56 @@ def outcome_of(host: AppHost, run: Any, lang: str, request: str, seconds: float)
         drafts=drafts,
         passed=passed,
         saved=int(submitted.get("saved", 0) or 0),
-        rejected=list(submitted.get("rejected") or []),
+        rejected=final_rejected,
         output=run.output or run.error or "",
         blind_checked=len(blind),
         blind_disagreed=sum(1 for b in blind if not b.get("agrees")),
-        copies_refused=sum(
-            "copies_existing_question" in (r.get("issues") or []) for r in submitted.get("rejected") or []
-        ),
+        copies_refused=sum(c.args.get("problem") == "copies_existing_question" for c in rewrites)
+        + sum("copies_existing_question" in (r.get("issues") or []) for r in final_rejected),
+        rewrites=len(rewrites),
+        problems=[str(c.args.get("problem")) for c in rewrites],
+        saved_items=[
+            {
+                "stem": i.get("stem"),
+                "choices": i.get("choices"),
+                "key": (i.get("answer_schema") or {}).get("correct_key"),
+            }
+            | {"keywords": i.get("correct_keywords"), "validation_score": i.get("validation_score")}
+            for i in submitted.get("items") or []
+        ],
+        saved_key_disputed=_saved_key_disputed(checked, submitted),
+        validations=[_validation(c) for c in checked],
+    )
+
+
+def _validation(call: Any) -> dict[str, Any]:
+    args = call.args if isinstance(call.args, dict) else {}
+    result = call.result if isinstance(call.result, dict) else {}
+    choices = args.get("choices") or []
+    blind = result.get("blind_check") or {}
+    key = args.get("correct_answer")
+    return {
+        "type": args.get("question_type"),
+        "seconds": round(call.duration_ms / 1000, 2),
+        "final_score": result.get("final_score"),
+        "score": result.get("score"),
+        "fallback": result.get("fallback"),
+        "key_at": choices.index(key) if key in choices else None,
+        "blind_at": choices.index(blind["answer"]) if blind.get("answer") in choices else blind.get("answer"),
+        "agrees": blind.get("agrees"),
+    }
+
+
+def _saved_key_disputed(checked: list[Any], submitted: dict[str, Any]) -> int:
+    """Saved items whose key the blind check (tool 4's) found wrong: 0 unless a disagreement was saved anyway."""
+    stems = {i.get("stem") for i in submitted.get("items") or []}
+    return sum(
+        1
+        for c in checked
+        if isinstance(c.result, dict)
+        and (c.result.get("blind_check") or {}).get("agrees") is False
+        and isinstance(c.args, dict)
+        and c.args.get("stem") in stems
     )
 
 
@@ -126,13 +205,21 @@ def copies_saved(home: Path) -> int:
     return sum(_near_copy(stem, lang) for stem, lang in rows)
 
 
-async def evaluate(model: str, n: int, home: Path, requests: list[tuple[str, str]] = REQUESTS) -> list[Outcome]:
+async def evaluate(
+    model: str,
+    n: int,
+    home: Path,
+    requests: list[tuple[str, str]] = REQUESTS,
+    start: int = 0,
+    on_outcome: Callable[[list[Outcome]], None] | None = None,
+) -> list[Outcome]:
+    """Run `n` requests from `start` in one fresh home; `on_outcome` gets the outcomes so far after each one."""
     settings = Settings(home=home, database_url=f"sqlite:///{home}/consulta.db", model=model, lang="en")
     host = AppHost(app="quiz", settings=settings, ask_policy="defer")
     outcomes = []
     try:
         for i in range(n):
-            lang, request = requests[i % len(requests)]
+            lang, request = requests[(start + i) % len(requests)]
             started = time.perf_counter()
             run = await host.start(request, principal=None, lang=lang)
             run = await host.runtime.settled(run.id)
@@ -142,6 +229,8 @@ async def evaluate(model: str, n: int, home: Path, requests: list[tuple[str, str
                 f"[{i + 1}/{n}] {outcome.status:9} {outcome.seconds:6.1f}s drafts {outcome.drafts} saved {outcome.saved}  {request}",
                 flush=True,
             )
+            if on_outcome is not None:
+                on_outcome(outcomes)
     finally:
         await host.aclose()
     return outcomes
@@ -164,10 +253,19 @@ def summary(outcomes: list[Outcome]) -> dict[str, Any]:
         "blind_checked": sum(o.blind_checked for o in outcomes),
         "blind_disagreed": sum(o.blind_disagreed for o in outcomes),
         "copies_refused": sum(o.copies_refused for o in outcomes),
+        "rewrites": sum(o.rewrites for o in outcomes),
+        "saved_key_disputed": sum(o.saved_key_disputed for o in outcomes),
+        "saved_short_answers_without_blind_check": sum(
+            1
+            for o in outcomes
+            for i in o.saved_items
+            if i.get("keywords") and not i.get("choices") and not i.get("key")
+        ),
         "by_lang": {
             lang: {
                 "drafts": sum(o.drafts for o in outcomes if o.lang == lang),
                 "saved": sum(o.saved for o in outcomes if o.lang == lang),
+                "passed_validation": sum(o.passed for o in outcomes if o.lang == lang),
             }
             for lang in ("en", "zh-CN")
         },
@@ -184,20 +282,48 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "--out", type=Path, help="where the JSON goes (default: results/quiz_generate.json for the local model)"
     )
     parser.add_argument("--held-out", action="store_true", help="topics not used while building (HELD_OUT)")
+    parser.add_argument(
+        "--start", type=int, default=0, help="index of the first request (to run a long list in parts; default 0)"
+    )
     args = parser.parse_args(argv)
-    if args.requests < 1:
-        parser.error("--requests must be at least 1")
+    if args.requests < 1 or args.start < 0:
+        parser.error("--requests must be at least 1 and --start at least 0")
+    out = args.out or (RESULTS / "quiz_generate.json" if args.model == "local" else None)
+
+    def result_of(outcomes: list[Outcome], copies: int | None) -> dict[str, Any]:
+        return {
+            "source": source_version(),
+            "model": args.model,
+            "held_out": args.held_out,
+            "start": args.start,
+            "complete": copies is not None,
+            **summary(outcomes),
+            "copies_saved": copies,
+            "runs": [asdict(o) for o in outcomes],
+        }
+
+    def write(result: dict[str, Any]) -> None:
+        if out is None:
+            return
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(out.name + ".tmp")
+        tmp.write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        tmp.replace(out)
+
     with tempfile.TemporaryDirectory(prefix="quiz-eval-") as home:
-        outcomes = asyncio.run(evaluate(args.model, args.requests, Path(home), HELD_OUT if args.held_out else REQUESTS))
+        requests = HELD_OUT if args.held_out else REQUESTS
+        outcomes = asyncio.run(
+            evaluate(
+                args.model,
+                args.requests,
+                Path(home),
+                requests,
+                args.start,
+                on_outcome=lambda so_far: write(result_of(so_far, None)),  # a run stopped early keeps what it did
+            )
+        )
         copies = copies_saved(Path(home))
-    result = {
-        "source": source_version(),
-        "model": args.model,
-        "held_out": args.held_out,
-        **summary(outcomes),
-        "copies_saved": copies,
-        "runs": [asdict(o) for o in outcomes],
-    }
+    result = result_of(outcomes, copies)
     figures = {
         k: result[k]
         for k in (
@@ -212,15 +338,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "blind_disagreed",
             "copies_refused",
             "copies_saved",
+            "rewrites",
+            "saved_key_disputed",
         )
     }
     print(json.dumps(figures, ensure_ascii=False))
-    out = args.out or (RESULTS / "quiz_generate.json" if args.model == "local" else None)
+    write(result)
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name(out.name + ".tmp")
-        tmp.write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-        tmp.replace(out)
         print(f"wrote {out}")
     return result
 

@@ -46,10 +46,20 @@ def submit(*questions: dict[str, Any]) -> dict[str, Any]:
     return {"tool_calls": [{"name": "submit_questions", "args": {"questions": list(questions)}}]}
 
 
-def write_script(path: Path, *, generator: list[dict[str, Any]] | None = None, rating: int = 5) -> Path:
+def write_script(
+    path: Path,
+    *,
+    generator: list[dict[str, Any]] | None = None,
+    rating: int = 5,
+    rewrite: dict[str, Any] | None = None,
+) -> Path:
+    """A script for the generator's steps, the judge's requests (all rated `rating`) and, with `rewrite`, the draft
+    every rewrite request answers with (each rewrite is its own conversation: the same answer each time)."""
     agents = judge_agents(rating)
     if generator is not None:
         agents.append({"when": "You write test questions", "steps": generator})
+    if rewrite is not None:
+        agents.append({"when": "You revise test questions", "steps": [final(question=rewrite)]})
     path.write_text(json.dumps({"agents": agents}), encoding="utf-8")
     return path
 

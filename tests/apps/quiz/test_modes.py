@@ -22,6 +22,7 @@ from consulta.apps.quiz import (
     save_profile,
 )
 from consulta.apps.quiz._db import questions, responses
+from consulta.apps.quiz._modes import MAX_REWRITES
 from consulta.config import Settings
 from consulta.frontends import AppHost
 from consulta.runtime import RunStatus
@@ -134,14 +135,18 @@ def test_mode1_validates_the_models_items_saves_those_that_pass_and_returns_them
     run, calls = asyncio.run(scenario())
     assert run.status == RunStatus.finished, run
     names = [c.tool_name for c in calls]
-    assert set(names[:3]) == {
+    assert set(names[:4]) == {
         "get_user_profile",
         "get_difficulty_keywords",
         "search_question_templates",
+        "get_generation_brief",
     }  # run side by side
-    assert all(c.tool_call_id.startswith("look_") for c in calls[:3])
+    assert all(c.tool_call_id.startswith("look_") for c in calls[:4])
+    brief = next(c.result for c in calls if c.tool_name == "get_generation_brief")
+    assert brief["topic"] == "SQL" and brief["count"] == 3 and brief["language"] == "English"
+    # the bad item's repeated options are seen in code: no model judges it, and no rewrite is scripted
     assert (
-        names.count("validate_question_quality") == 3
+        names.count("validate_question_quality") == 2
         and names.count("save_generated_question") == 2
         and names[-1] == "submit_questions"
     )
@@ -270,7 +275,7 @@ def test_the_generation_evaluation_runs_on_the_scripted_model(tmp_path: Path) ->
     assert json.loads(out.read_text(encoding="utf-8"))["runs"][0]["request"].startswith("Generate 2 technical")
 
 
-def test_mode1_sends_a_copy_of_a_bank_item_back_once_and_never_saves_one(tmp_path: Path) -> None:
+def test_mode1_sends_a_copy_back_to_the_model_with_the_reason_and_never_saves_one(tmp_path: Path) -> None:
     example = next(i for i in bank_items() if i.type == "true_false" and i.lang == "en" and i.topic == "SQL")
     copy = {
         "item_type": "true_false",
@@ -279,7 +284,7 @@ def test_mode1_sends_a_copy_of_a_bank_item_back_once_and_never_saves_one(tmp_pat
     }
     words = example.stem.split()
     near = {**copy, "stem": " ".join(["Indeed,", *words])}  # one word more: still the shipped item
-    script = write_script(tmp_path / "script.json", generator=[submit(copy), submit(near)])
+    script = write_script(tmp_path / "script.json", generator=[submit(copy)], rewrite=near)
 
     async def scenario() -> list[Any]:
         host = host_for(tmp_path, script)
@@ -291,20 +296,23 @@ def test_mode1_sends_a_copy_of_a_bank_item_back_once_and_never_saves_one(tmp_pat
             await host.aclose()
 
     calls = asyncio.run(scenario())
-    submits = [c for c in calls if c.tool_name == "submit_questions"]
-    assert "validate_question_quality" not in [c.tool_name for c in calls] and len(submits) == 2
-    assert submits[0].ok is False and submits[0].error_code == "not_new"  # told, it writes again
-    assert (
-        submits[1].result["rejected"][0]["issues"] == ["copies_existing_question"] and submits[1].result["saved"] == 0
-    )
+    names = [c.tool_name for c in calls]
+    assert "validate_question_quality" not in names and names.count("submit_questions") == 1
+    rewrites = [c for c in calls if c.tool_name == "rewrite_question"]
+    assert len(rewrites) == MAX_REWRITES  # told why each time, it wrote again; a copy still, it is not saved
+    assert {c.args["problem"] for c in rewrites} == {"copies_existing_question"}
+    assert "copies an existing one" in rewrites[0].args["reason"] and rewrites[0].args["draft"]["stem"] == example.stem
+    submitted = calls[-1].result
+    assert submitted["rejected"][0]["issues"] == ["copies_existing_question"] and submitted["saved"] == 0
+    assert submitted["rewrites"] == MAX_REWRITES
 
 
-def test_mode1_an_item_off_the_requested_topic_is_sent_back(tmp_path: Path) -> None:
+def test_mode1_an_item_off_the_topic_or_in_another_language_is_written_again(tmp_path: Path) -> None:
     logic = next(i for i in bank_items() if i.lang == "zh-CN" and "下雨" in i.stem)
-    off = {
-        "item_type": "true_false",
-        "stem": "如果明天是晴天，我们就去公园；今天下雨了，所以明天不去公园。",
-        "correct_key": "False",
+    english = {
+        "item_type": "short_answer",
+        "stem": "What is the vertex of the quadratic function y = x^2 - 2x + 1?",
+        "correct_keywords": ["(1, 0)"],
     }
     on = {
         "item_type": "short_answer",
@@ -313,7 +321,7 @@ def test_mode1_an_item_off_the_requested_topic_is_sent_back(tmp_path: Path) -> N
         "explanation": "配方得 y = (x − 1)²，顶点为 (1, 0)。",
     }
     copied = {"item_type": "true_false", "stem": logic.stem, "correct_key": "True"}
-    script = write_script(tmp_path / "script.json", generator=[submit(copied, off), submit(on)])
+    script = write_script(tmp_path / "script.json", generator=[submit(english, copied)], rewrite=on)
 
     async def scenario() -> tuple[Any, list[Any]]:
         host = host_for(tmp_path, script)
@@ -325,9 +333,10 @@ def test_mode1_an_item_off_the_requested_topic_is_sent_back(tmp_path: Path) -> N
             await host.aclose()
 
     run, calls = asyncio.run(scenario())
-    submits = [c for c in calls if c.tool_name == "submit_questions"]
-    assert submits[0].error_code == "not_new" and "off_topic" in str(submits[0].result)
-    assert submits[1].result["saved"] == 1 and "已保存 1/2" in run.output  # the count says what was saved
+    problems = [c.args["problem"] for c in calls if c.tool_name == "rewrite_question"]
+    assert problems[:2] == ["wrong_language", "copies_existing_question"]
+    # the second rewrite is the first's item again: a copy of the saved one, so it is not saved twice
+    assert calls[-1].result["saved"] == 1 and "已保存 1/2" in run.output
 
 
 # ---- a model that gets stuck --------------------------------------------------------------------------------------
@@ -359,3 +368,55 @@ def test_a_model_stuck_repeating_a_call_tells_the_person_why_in_their_language(
     # one line from the person's catalog, not the runtime's English sentence or an exception's name
     assert run.error == t("error.run.model_stuck", lang, tool="get_difficulty_keywords", repeats=MAX_REPEATS)
     assert "ModelStuck" not in run.error and "\n" not in run.error
+
+
+def test_each_item_type_has_its_own_shape_in_the_submit_tools_schema_and_the_local_models_grammar(
+    tmp_path: Path,
+) -> None:
+    from consulta.models._grammar import schema_to_gbnf
+    from consulta.models._schema import bound_schema
+    from consulta.runtime._agent import tool_schemas
+
+    host = host_for(tmp_path, write_script(tmp_path / "script.json"))
+    try:
+        schemas = tool_schemas(host.agent)
+    finally:
+        asyncio.run(host.aclose())
+    submit = next(s["function"]["parameters"] for s in schemas if s["function"]["name"] == "submit_questions")
+    defs = submit["$defs"]
+    shapes = {name: defs[name] for name in ("ChoiceDraftArg", "TrueFalseDraftArg", "ShortAnswerDraftArg")}
+    assert shapes["ChoiceDraftArg"]["properties"]["choices"]["minItems"] == 4
+    assert set(shapes["ChoiceDraftArg"]["required"]) == {"item_type", "stem", "choices", "correct_key"}
+    assert shapes["TrueFalseDraftArg"]["properties"]["correct_key"]["enum"] == ["True", "False", "true", "false"]
+    assert shapes["ShortAnswerDraftArg"]["properties"]["correct_keywords"]["maxItems"] == 3
+    grammar = schema_to_gbnf(bound_schema(submit))
+    assert grammar.count("multiple_choice") == 1 and "true_false" in grammar and "short_answer" in grammar
+
+
+def test_mode1_saves_a_draft_whose_key_code_could_read_from_its_letter(tmp_path: Path) -> None:
+    lettered = {
+        "item_type": "multiple_choice",
+        "stem": "Which SQL keyword removes duplicate rows from a result?",
+        "choices": ["A. GROUP", "B. DISTINCT", "C. LIMIT", "D. OFFSET"],
+        "correct_key": "B",
+    }
+    script = write_script(tmp_path / "script.json", generator=[submit(lettered)])
+
+    async def scenario() -> list[Any]:
+        host = host_for(tmp_path, script)
+        try:
+            run = await host.start("Generate 1 technical question about SQL", principal=None)
+            await host.runtime.settled(run.id)
+            return host.store.list_tool_calls(run.id)
+        finally:
+            await host.aclose()
+
+    calls = asyncio.run(scenario())
+    checked = next(c for c in calls if c.tool_name == "validate_question_quality")
+    assert checked.args["correct_answer"] == "DISTINCT" and sorted(checked.args["choices"]) == [
+        "DISTINCT",
+        "GROUP",
+        "LIMIT",
+        "OFFSET",
+    ]
+    assert calls[-1].result["saved"] == 1 and calls[-1].result["items"][0]["answer_schema"]["correct_key"] == "DISTINCT"

@@ -219,35 +219,80 @@ def test_every_flaw_reaches_the_result_named_and_worded(lang: str) -> None:
 
 
 def _blind(chosen: str, *ratings: int) -> Any:
-    """A judge whose model (a test double) gives label probabilities as the embedded one does, putting `chosen`
-    first, and answers typed requests with `ratings`."""
+    """A judge whose model (a test double) gives label probabilities as the embedded one does: blind, it puts the
+    label of the option `chosen` (its text, or true / false) first wherever the option is shown; asked a review question (`ITEM_READINGS`), its "yes" is the criterion's rating in `ratings`
+    (clarity, answer_correct, distractors, fairness) mapped from 1-5 to 0-1."""
+    from consulta.apps.quiz._judge import ITEM_READINGS
+
     judge = scripted(rating(*ratings))
     model = judge.model
     model.prompts = []  # type: ignore[attr-defined]
+    by_question = dict(zip(ITEM_READINGS.values(), ratings or (5, 5, 5, 5), strict=True))
 
     async def label_probabilities(*, system: str, prompt: str, labels: Any) -> dict[str, float]:
         model.prompts.append(prompt)  # type: ignore[attr-defined]
-        return {label: (0.7 if label == chosen else 0.3 / (len(labels) - 1)) for label in labels}
+        asked = prompt.splitlines()[-1]
+        if asked in by_question:
+            yes = (by_question[asked] - 1) / 4
+            return {"yes": yes, "no": 1 - yes, "Yes": 0.0, "No": 0.0}
+        shown = [line.split(". ", 1) for line in prompt.splitlines() if ". " in line[:3]]
+        label = chosen if chosen in labels else next(letter for letter, text in shown if text == chosen)
+        return {each: (0.7 if each == label else 0.3 / (len(labels) - 1)) for each in labels}
 
     model.label_probabilities = label_probabilities  # type: ignore[attr-defined]
     return judge
 
 
 def test_the_key_is_checked_blind_and_a_disagreement_fails_whatever_the_ratings() -> None:
-    judge = _blind("A", 5, 5, 5, 5)  # the model, blind, picks WHERE; the key says HAVING
+    judge = _blind("WHERE", 5, 5, 5, 5)  # the model, blind, picks WHERE; the key says HAVING
     result = validate(**GOOD_MC, judge=judge)
     assert result["blind_check"] == {"answer": "WHERE", "probability": 0.7, "key_probability": 0.1, "agrees": False}
     assert result["is_valid"] is False and result["recommendation"] == "reject"
     assert any("WHERE" in issue and "HAVING" in issue for issue in result["issues"])
     assert judge.model.prompts[0].count("HAVING") == 1 and "B. HAVING" in judge.model.prompts[0]  # no key given
+    assert "D. HAVING" in judge.model.prompts[1]  # read again with the options rotated by half
 
 
 def test_a_blind_answer_that_agrees_replaces_the_models_rating_of_the_key() -> None:
-    result = validate(**GOOD_MC, judge=_blind("B", 5, 2, 5, 5))  # rated the key 2, but answers it blind
+    result = validate(**GOOD_MC, judge=_blind("HAVING", 5, 2, 5, 5))  # rated the key 2, but answers it blind
     assert result["blind_check"]["agrees"] is True and result["score"] == 1.0 and result["is_valid"] is True
     assert result["fallback"] is False
     tf = validate("Water boils at 100 °C at sea level.", "true_false", None, "正确", judge=_blind("true", 5, 5, 5, 5))
     assert tf["blind_check"]["answer"] == "true" and tf["blind_check"]["agrees"] is True
+
+
+def test_a_model_with_probabilities_rates_the_item_by_yes_no_readings_with_no_sampled_answer() -> None:
+    judge = _blind("HAVING", 5, 4, 2, 5)
+    result = validate(**GOOD_MC, judge=judge)
+    assert judge.model.calls == 0  # no typed answer was asked for
+    readings = [p for p in judge.model.prompts if p.endswith("yes or no?")]
+    assert (
+        len(readings) == 4
+        and len(judge.model.prompts) == 6
+        and all(p.startswith("Question: Which SQL clause") and "Key: HAVING" in p for p in readings)
+    )
+    assert result["score"] == pytest.approx((1 + 1 + 0.25 + 1) / 4)  # the key's rating from the blind check (agrees)
+    assert result["reasons"] == [
+        "The model's review: the wrong options may be implausible or not clearly wrong (p(yes) 0.25)."
+    ]
+    other = _blind("WHERE")
+    short = validate("Which SQL keyword removes duplicate rows?", "short_answer", None, "DISTINCT", judge=other)
+    assert short["blind_check"] is None and short["score"] == 1.0 and len(other.model.prompts) == 3  # no distractors
+    assert all("Expected answer words: DISTINCT" in p for p in other.model.prompts)
+
+
+def test_a_model_that_favours_a_letter_gets_no_option_by_its_letter_alone() -> None:
+    from consulta.apps.quiz._judge import ModelJudge
+
+    class LetterA:
+        async def label_probabilities(self, *, system: str, prompt: str, labels: Any) -> dict[str, float]:
+            return {label: (0.7 if label == "A" else 0.1) for label in labels}
+
+    judge = ModelJudge(LetterA())  # type: ignore[arg-type]
+    read = asyncio.run(
+        judge.answer_blind(stem=GOOD_MC["stem"], question_type="multiple_choice", choices=GOOD_MC["choices"])
+    )
+    assert read == pytest.approx({"WHERE": 0.4, "HAVING": 0.1, "GROUP BY": 0.4, "ORDER BY": 0.1})
 
 
 def test_without_probabilities_no_blind_check_is_claimed() -> None:

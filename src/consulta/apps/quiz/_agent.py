@@ -21,7 +21,6 @@ from ...runtime import Agent, Store, ToolDef, ToolError, current_tool_call, utcn
 from .._def import AppEnv, AppOptions
 from ._cat_sessions import answered_in_open_test
 from ._modes import (
-    NOT_NEW,
     AnswerArg,
     AnswerIn,
     CallRecorder,
@@ -30,6 +29,7 @@ from ._modes import (
     GenerateRequest,
     ScoreRequest,
     generate,
+    model_rewriter,
     profile_reader,
     question_known,
     read_request,
@@ -47,8 +47,8 @@ RETRY_JOURNAL = "save_retry_queue.jsonl"
 FIRST_LOOK_PREFIX = "look_"
 MAX_REQUESTS = 100
 """Model requests a run may make, the judge's inside tools 4 and 6 included (they share the run's usage limits):
-one generation step, then up to two requests (one re-ask) per item judged, or four per short answer graded and
-explained (20 at most)."""
+one generation step, then per draft up to two rewrites and two requests per judgment (one re-ask; none where the
+model gives label probabilities), or four per short answer graded and explained (20 at most)."""
 EXAMPLES = 3
 """Templates the first look fetches as examples: a small model's prompt is paid for token by token."""
 
@@ -64,16 +64,16 @@ class QuizOptions(AppOptions):
         return None if value is None else check_user_id(value)
 
 
-INSTRUCTIONS = """You write test questions. The tool results give the user's profile, example questions and the \
-keywords and concepts of the level (its difficulty 1-10 and category). Call submit_questions once with as many \
-questions as the user asks for (3 if they do not say), on the topic they name, in the language of their words, at \
-that level:
-- multiple_choice: 4 different choices; correct_key is one of the choices, copied exactly.
+INSTRUCTIONS = """You write test questions. The tool results give the user's profile, example questions, the \
+keywords and concepts of the level (its difficulty 1-10 and category), and last the brief: the task, its topic, how \
+many questions and their language. Call submit_questions once with that many questions, each about the brief's \
+topic, in its language, at that level:
+- multiple_choice: 4 different choices; correct_key is the right choice, copied exactly.
 - true_false: a statement; correct_key is True or False.
 - short_answer: correct_keywords lists 1-3 words a right answer must contain.
-Each stem is one clear question of at most 250 characters that an expert answers from the concepts; no "all of the \
-above", no "never" or "always" tricks. explanation: one sentence on why the answer is right. Write new questions; do \
-not copy the examples."""
+Each stem is one clear question of at most 250 characters with exactly one right answer; no "all of the above", no \
+"never" or "always" tricks. explanation: one short sentence on why the answer is right. Write new questions of your \
+own; the examples show the format only."""
 
 
 class _LazyJudge:
@@ -171,9 +171,62 @@ def _first_look(read: _Reader) -> Any:
                 },
             )
         )
+        calls.append(("get_generation_brief", brief_args(request)))
         return calls
 
     return look
+
+
+def brief_args(request: GenerateRequest) -> dict[str, Any]:
+    return {
+        "topic": request.interests[0],
+        "count": request.count,
+        "lang": request.lang,
+        "difficulty": request.difficulty,
+        "category": request.category,
+    }
+
+
+async def get_generation_brief(
+    topic: Annotated[str, Field(min_length=1, max_length=100)],
+    count: Annotated[int, Field(ge=1, le=5)],
+    lang: Literal["en", "zh-CN"],
+    difficulty: Annotated[int, Field(ge=1, le=10)],
+    category: Literal["technical", "business", "general"],
+) -> dict[str, Any]:
+    """The task as code read it from the person's words: how many questions, on what topic, in which language, at
+    which level.
+
+    Args:
+        topic: The questions' topic.
+        count: How many questions.
+        lang: en or zh-CN.
+        difficulty: Difficulty 1-10.
+        category: technical, business or general.
+    """
+    # The last thing the model reads before it writes: a small model writes about what it read last, and the level's
+    # keywords and examples above are often of other topics.
+    if lang == "zh-CN":
+        task = f"用简体中文写 {count} 道关于「{topic}」的新题，难度 {difficulty}/10。"
+    else:
+        task = f"Write {count} new question(s) about {topic}, in English, difficulty {difficulty}/10."
+    return {
+        "task": task,
+        "topic": topic,
+        "count": count,
+        "language": "Chinese (简体中文)" if lang == "zh-CN" else "English",
+        "difficulty": difficulty,
+        "category": category,
+        "note": f"The keywords, concepts and examples above show the level and the format only. Every question asks "
+        f"about {topic} itself; do not reuse an example's question.",
+    }
+
+
+BRIEF = ToolDef(
+    name="get_generation_brief",
+    function=get_generation_brief,
+    description=(get_generation_brief.__doc__ or "").split("\n\n")[0].strip(),
+)
 
 
 KEY_FIELDS = frozenset(
@@ -269,21 +322,12 @@ def _mode_tools(tools: QuizTools, store: Store, read: _Reader) -> tuple[ToolDef,
         session = context.run_id if context is not None else f"mcp-{utcnow()[:10]}"
         round_id = f"{session}_1_{utcnow()}"
         drafts = [Draft.model_validate(q) for q in questions]
-        result = await generate(
-            drafts, request, tools=tools, round_id=round_id, record=CallRecorder(store), topic=topic
+        # In a chat turn a rejected draft goes back to the session's model with its reason; over MCP the client's
+        # model reads the reasons in the result and writes again itself.
+        rewrite = model_rewriter(tools.judge, request, topic) if isinstance(asked, GenerateRequest) else None
+        return await generate(
+            drafts, request, tools=tools, round_id=round_id, record=CallRecorder(store), topic=topic, rewrite=rewrite
         )
-        not_new = [r for r in result["rejected"] if set(r["issues"]) <= set(NOT_NEW)]
-        if not result["saved"] and len(not_new) == len(result["rejected"]) and _first_submit(store, context):
-            # Nothing was validated: every draft copied a shipped item or left the topic. The model writes again.
-            raise ToolError(
-                "not_new",
-                "No question was saved: "
-                + "; ".join(f"{r['stem'][:60]!r} {r['issues'][0]}" for r in not_new)
-                + ". The examples are for the format only.",
-                hint=f"Write {request.count} new questions about {', '.join(request.interests[:2])} in "
-                f"{'Chinese' if request.lang == 'zh-CN' else 'English'}; do not reuse the examples' stems.",
-            )
-        return result
 
     async def score_answers_tool(
         answers: Annotated[list[AnswerArg], Field(min_length=1, max_length=20)],
@@ -322,13 +366,6 @@ def _mode_tools(tools: QuizTools, store: Store, read: _Reader) -> tuple[ToolDef,
     return submit, score
 
 
-def _first_submit(store: Store, context: Any) -> bool:
-    """Whether this run has made no submit_questions call before (a rejected batch is sent back once)."""
-    if context is None:
-        return False  # over MCP the client's model reads the rejections in the result
-    return not any(c.tool_name == "submit_questions" for c in store.list_tool_calls(context.run_id))
-
-
 def _steps(store: Store, read: _Reader) -> Any:
     def choose(run_id: str) -> Sequence[str] | None:
         request = read(store.get_run(run_id).prompt)
@@ -351,6 +388,7 @@ def build_agent(options: QuizOptions, env: AppEnv) -> Agent:
             seed["get_user_profile"],
             _keyless_in_a_test(seed["get_difficulty_keywords"], env.store),
             _keyless_in_a_test(seed["search_question_templates"], env.store),
+            BRIEF,
             submit,
             score,
         ),

@@ -135,6 +135,27 @@ _BLIND_INSTRUCTIONS = (
     "You take a test. Read the question and the options and reply with the answer only: the letter of the right option, "
     "or true or false for a true/false statement."
 )
+_REVIEW_INSTRUCTIONS = (
+    "You review a test item written for learners. Reply to the question asked at the end with one word: yes or no."
+)
+ITEM_READINGS: dict[str, str] = {
+    # Tool 4's ratings as the model's probability of "yes" (one forward pass each over the same item prefix).
+    "clarity": "Is the question clear, asking exactly one thing? yes or no?",
+    "answer_correct": "Is the key the right answer, and the only right one? yes or no?",
+    "distractors": "Are the other options wrong, yet plausible to a learner who does not know? yes or no?",
+    "fairness": "Is the item fair: no trick, no bias, nothing it does not test? yes or no?",
+}
+_DOUBTS = {
+    "clarity": "the question may be unclear or ask more than one thing",
+    "answer_correct": "the key may be wrong, or not the only right answer",
+    "distractors": "the wrong options may be implausible or not clearly wrong",
+    "fairness": "the item may be unfair or a trick",
+}
+_REWRITE_INSTRUCTIONS = (
+    "You revise test questions. You get the task, a draft question and the one problem found in it. Write the "
+    "question again with that problem fixed: on the task's topic, in the task's language, one clear question with "
+    "exactly one right answer; keep what was right. Write a new question of your own, not a copy."
+)
 _EXPLAIN_INSTRUCTIONS = (
     "You explain a test item's answer to a learner, in the language asked. In 3-5 sentences: say why the correct "
     "answer is correct, and what the learner's answer got right or wrong. Add up to 4 key points to remember. Use only "
@@ -175,7 +196,14 @@ class ModelJudge:
         lang: str = "en",
         timeout: float | None = None,
     ) -> ItemJudgment:
-        """Tool 4's semantic stage: the model's ratings of one item."""
+        """Tool 4's semantic stage: the model's ratings of one item. A model that reads label probabilities gives each
+        rating as its probability of "yes" to the criterion's question (`ITEM_READINGS`), mapped to 1-5, one forward
+        pass each over the same item (seconds, not a sampled answer); another model answers one typed
+        `ItemJudgment`."""
+        if isinstance(self.model, LabelReader):
+            return await self._read_item(
+                stem=stem, question_type=question_type, choices=choices, correct_answer=correct_answer, timeout=timeout
+            )
         item: dict[str, Any] = {"type": question_type, "stem": stem}
         if choices:
             item["choices"] = list(choices)
@@ -183,6 +211,38 @@ class ModelJudge:
             item["correct_answer"] = correct_answer
         prompt = f"Item ({_language(lang)}):\n{json.dumps(item, ensure_ascii=False)}"
         return await self._ask(_ITEM_INSTRUCTIONS, prompt, ItemJudgment, timeout)
+
+    async def _read_item(
+        self,
+        *,
+        stem: str,
+        question_type: str,
+        choices: Sequence[str] | None,
+        correct_answer: str | None,
+        timeout: float | None,
+    ) -> ItemJudgment:
+        shown = [f"Question: {stem}"]
+        if question_type == "multiple_choice" and choices:
+            shown += [f"{chr(ord('A') + i)}. {c}" for i, c in enumerate(choices)]
+        elif question_type == "true_false":
+            shown[0] = f"Statement (true or false): {stem}"
+        key = "Expected answer words" if question_type == "short_answer" else "Key"
+        shown.append(f"{key}: {correct_answer or '-'}")
+        prompt = "\n".join(shown)
+        budget = Budget(self.timeout if timeout is None else min(timeout, self.timeout))
+        criteria = [c for c in ITEM_READINGS if c != "distractors" or question_type == "multiple_choice"]
+        ratings: dict[str, int] = {}
+        doubts: list[str] = []
+        for criterion in criteria:
+            said = await self._read_labels(
+                _REVIEW_INSTRUCTIONS, f"{prompt}\n{ITEM_READINGS[criterion]}", _YES_NO, budget()
+            )
+            assert said is not None  # a LabelReader gives probabilities
+            yes = (said["yes"] + said["Yes"]) / (sum(said.values()) or 1.0)
+            ratings[criterion] = 1 + round(4 * yes)
+            if ratings[criterion] <= 2:
+                doubts.append(f"The model's review: {_DOUBTS[criterion]} (p(yes) {yes:.2f}).")
+        return ItemJudgment.model_validate({"distractors": 5, **ratings, "reasons": doubts[:3]})
 
     async def grade_answer(
         self,
@@ -262,24 +322,45 @@ class ModelJudge:
         timeout: float | None = None,
     ) -> dict[str, float] | None:
         """The model's probability of each option being the answer to the item, from the stem and options only (no
-        key), read in one forward pass: a multiple-choice item's choices by their letters, a true/false item's
-        `true` / `false`. None when the model cannot give probabilities (it is not asked to write an answer: a sampled
-        answer would be a rating again) or the item has no options to choose from."""
+        key): a true/false item's `true` / `false` in one forward pass; a multiple-choice item's options by their
+        letters, read twice, the second time with the options rotated by half, and averaged per option (a small
+        model favours a letter; the average cancels most of that; a second reading with no time left is skipped).
+        None when the model cannot give probabilities (it is not asked to write an answer: a sampled answer would be
+        a rating again) or the item has no options to choose from."""
         if not isinstance(self.model, LabelReader):
             return None
         if question_type == "true_false":
-            options, labels, shown = ["true", "false"], ["true", "false"], "Options: true, false"
-        elif question_type == "multiple_choice" and choices and len(choices) <= 26:
-            options = list(choices)
-            labels = [chr(ord("A") + i) for i in range(len(options))]
-            shown = "\n".join(f"{label}. {option}" for label, option in zip(labels, options, strict=True))
-        else:
+            probabilities = await self._read_labels(
+                _BLIND_INSTRUCTIONS, f"Question: {stem}\nOptions: true, false\nAnswer:", ["true", "false"], timeout
+            )
+            return None if probabilities is None else dict(probabilities)
+        if question_type != "multiple_choice" or not choices or len(choices) > 26:
             return None
-        prompt = f"Question: {stem}\n{shown}\nAnswer:"
-        probabilities = await self._read_labels(_BLIND_INSTRUCTIONS, prompt, labels, timeout)
-        if probabilities is None:
-            return None
-        return {option: probabilities[label] for option, label in zip(options, labels, strict=True)}
+        options = list(choices)
+        n = len(options)
+        labels = [chr(ord("A") + i) for i in range(n)]
+        budget = Budget(self.timeout if timeout is None else min(timeout, self.timeout))
+        orders = [list(range(n)), [(i + n // 2) % n for i in range(n)]] if n > 1 else [[0]]
+        readings: list[dict[str, float]] = []
+        for order in orders:
+            shown = "\n".join(f"{label}. {options[i]}" for label, i in zip(labels, order, strict=True))
+            try:
+                read = await self._read_labels(
+                    _BLIND_INSTRUCTIONS, f"Question: {stem}\n{shown}\nAnswer:", labels, budget()
+                )
+            except JudgeUnavailable:
+                if not readings:
+                    raise
+                break  # the first reading stands alone
+            if read is None:
+                return None
+            readings.append({options[i]: read[label] for label, i in zip(labels, order, strict=True)})
+        return {option: sum(r[option] for r in readings) / len(readings) for option in options}
+
+    async def rewrite_item(self, *, prompt: str, output_type: type[T], timeout: float | None = None) -> T:
+        """Mode 1's rewrite: the model writes a rejected draft again as `output_type` (its grammar fixes the shape),
+        from `prompt` (the task, the draft and its one problem: `_drafting.rewrite_prompt`)."""
+        return await self._ask(_REWRITE_INSTRUCTIONS, prompt, output_type, timeout)
 
     async def explain(
         self,

@@ -18,7 +18,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Required
+from typing import Annotated, Any, Literal, NotRequired
 
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import select
@@ -28,11 +28,13 @@ from ...i18n import t
 from ...runtime import current_tool_call, reply_lang, tool_exception_result, utcnow
 from ._bank import CATEGORIES, bank_items, content_hash
 from ._db import questions, responses
+from ._drafting import Problem, first_problem, reason_of, rewrite_prompt, tidy
 from ._profiles import Profile, level_difficulty, load_profile
 from ._short_answer import tokens
 from ._tools import QuizTools
 
 __all__ = [
+    "MAX_REWRITES",
     "NOT_NEW",
     "PASS_SCORE",
     "AnswerArg",
@@ -42,8 +44,10 @@ __all__ = [
     "DraftArg",
     "GenerateRequest",
     "QuizRequest",
+    "Rewriter",
     "ScoreRequest",
     "generate",
+    "model_rewriter",
     "read_request",
     "score_answers",
 ]
@@ -53,11 +57,19 @@ PASS_SCORE = 0.70
 COPY_SIMILARITY = 0.6
 """A draft whose stem shares this share of its words (Jaccard, `_short_answer.tokens`) with a shipped item's is a
 copy, not a new item."""
-NOT_NEW = ("copies_existing_question", "off_topic")
-"""Why code rejects a draft before validation: the model is told and writes again (once per run)."""
+NOT_NEW = ("copies_existing_question", "off_topic", "wrong_language")
+"""Why code rejects a draft as no new item for the request, before validation (named by these codes)."""
+MAX_REWRITES = 2
+"""Times a rejected draft goes back to the model with its one reason (each a model request of ~100 tokens)."""
 MAX_ITEMS = 5
 
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+
+
+Stem = Annotated[str, Field(min_length=5, max_length=250)]
+Option = Annotated[str, Field(min_length=1, max_length=120)]
+Keyword = Annotated[str, Field(min_length=1, max_length=40)]
+Explanation = Annotated[str, Field(max_length=300)]
 
 
 class Draft(BaseModel):
@@ -66,24 +78,67 @@ class Draft(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     item_type: Literal["multiple_choice", "true_false", "short_answer"]
-    stem: Annotated[str, Field(min_length=5, max_length=250)]
-    choices: Annotated[list[Annotated[str, Field(min_length=1, max_length=120)]], Field(max_length=5)] | None = None
+    stem: Stem
+    choices: Annotated[list[Option], Field(max_length=5)] | None = None
     correct_key: Annotated[str, Field(max_length=120)] | None = None
-    correct_keywords: (
-        Annotated[list[Annotated[str, Field(min_length=1, max_length=40)]], Field(max_length=4)] | None
-    ) = None
-    explanation: Annotated[str, Field(max_length=300)] = ""
+    correct_keywords: Annotated[list[Keyword], Field(max_length=4)] | None = None
+    explanation: Explanation = ""
 
 
-class DraftArg(TypedDict, total=False):
-    """A `Draft` as a tool argument (a plain dict, so the call's record holds JSON, not a model's repr)."""
+# The drafts as tool arguments, one shape per item type, so that the local model's grammar gives each type its own
+# fields (4-5 options and then the key; a true/false key; 1-3 keywords). Plain dicts: a call's record holds JSON.
 
-    item_type: Required[Literal["multiple_choice", "true_false", "short_answer"]]
-    stem: Required[Annotated[str, Field(min_length=5, max_length=250)]]
-    choices: Annotated[list[Annotated[str, Field(min_length=1, max_length=120)]], Field(max_length=5)] | None
-    correct_key: Annotated[str, Field(max_length=120)] | None
-    correct_keywords: Annotated[list[Annotated[str, Field(min_length=1, max_length=40)]], Field(max_length=4)] | None
-    explanation: Annotated[str, Field(max_length=300)]
+
+class ChoiceDraftArg(TypedDict):
+    """A multiple-choice draft: the options, then the right one copied as the key."""
+
+    item_type: Literal["multiple_choice"]
+    stem: Stem
+    choices: Annotated[list[Option], Field(min_length=4, max_length=5)]
+    correct_key: Annotated[str, Field(min_length=1, max_length=120)]
+    explanation: NotRequired[Explanation]
+
+
+class TrueFalseDraftArg(TypedDict):
+    """A true/false draft: a statement and whether it is true."""
+
+    item_type: Literal["true_false"]
+    stem: Stem
+    correct_key: Literal["True", "False", "true", "false"]
+    explanation: NotRequired[Explanation]
+
+
+class ShortAnswerDraftArg(TypedDict):
+    """A short-answer draft: a question and the words a right answer contains."""
+
+    item_type: Literal["short_answer"]
+    stem: Stem
+    correct_keywords: Annotated[list[Keyword], Field(min_length=1, max_length=3)]
+    explanation: NotRequired[Explanation]
+
+
+DraftArg = Annotated[ChoiceDraftArg | TrueFalseDraftArg | ShortAnswerDraftArg, Field(discriminator="item_type")]
+"""A `Draft` as a tool argument, its shape fixed by its item type."""
+
+
+class _RewrittenChoice(BaseModel):
+    question: ChoiceDraftArg
+
+
+class _RewrittenTrueFalse(BaseModel):
+    question: TrueFalseDraftArg
+
+
+class _RewrittenShortAnswer(BaseModel):
+    question: ShortAnswerDraftArg
+
+
+REWRITTEN: dict[str, type[BaseModel]] = {
+    "multiple_choice": _RewrittenChoice,
+    "true_false": _RewrittenTrueFalse,
+    "short_answer": _RewrittenShortAnswer,
+}
+"""A rewrite's typed answer by the draft's item type: the same shape as the tool argument (the grammar fixes it)."""
 
 
 class AnswerArg(TypedDict):
@@ -281,12 +336,9 @@ class CallRecorder:
 # ---- Mode 1 -------------------------------------------------------------------------------------------------------
 
 
-def _answer_of(draft: Draft) -> str | None:
-    if draft.item_type == "short_answer":
-        return ", ".join(draft.correct_keywords or []) or None
-    if draft.item_type == "true_false" and draft.correct_key:
-        return draft.correct_key.strip().capitalize()
-    return draft.correct_key
+Rewriter = Callable[[dict[str, Any], Problem], Awaitable[dict[str, Any]]]
+"""Asks the model to write a rejected draft again given its one problem; the result is recorded as the call
+`rewrite_question`: `{"ok": True, "draft": {...}}`, or `{"ok": False, ...}` when the model gave no draft (in time)."""
 
 
 async def generate(
@@ -297,67 +349,144 @@ async def generate(
     round_id: str,
     record: CallRecorder,
     topic: str = "",
+    rewrite: Rewriter | None = None,
 ) -> dict[str, Any]:
-    """Validate each draft (tool 4) and save the ones scoring at least 0.70 (tool 5): the saved items, the rejected
-    ones with the reasons, and a message for the person."""
+    """Tidy each draft in code (`_drafting.tidy`), refuse in code what code sees is wrong (a copy, another language,
+    another topic, a structural rule), validate the rest (tool 4) and save the ones scoring at least 0.70 (tool 5).
+    With `rewrite`, a rejected draft goes back to the model with its one reason, up to `MAX_REWRITES` times. Returns
+    the saved items, the rejected ones with the reasons, how many rewrites were asked and drafts checked (the model's
+    first ones and each changed rewrite), and a message for the person."""
     saved: list[dict[str, Any]] = []
     rejected: list[dict[str, Any]] = []
-    queued = 0
+    queued = rewrites = checked = 0
+    about = topic or request.interests[0]
     for draft in drafts[: request.count]:
-        answer = _answer_of(draft)
-        choices = draft.choices if draft.item_type == "multiple_choice" else None
-        if _exists(tools, draft, choices, request.lang) or _near_copy(draft.stem, request.lang):
-            # a copy of an example or a saved item is not a new item
-            rejected.append({"stem": draft.stem, "final_score": 0.0, "issues": ["copies_existing_question"]})
-            continue
-        if not _on_topic(draft, request.interests):
-            rejected.append({"stem": draft.stem, "final_score": 0.0, "issues": ["off_topic"]})
-            continue
-        check_args = {
-            "stem": draft.stem,
-            "question_type": draft.item_type,
-            "choices": choices,
-            "correct_answer": answer,
-        }
-        verdict = await record(
-            "validate_question_quality", check_args, tools.validate_question_quality(**check_args, lang=request.lang)
-        )
-        score = float(verdict.get("final_score", 0.0)) if isinstance(verdict, dict) else 0.0
-        if not isinstance(verdict, dict) or verdict.get("ok") is False or score < PASS_SCORE:
-            rejected.append({"stem": draft.stem, "final_score": score, "issues": _reasons(verdict)})
-            continue
-        save_args = {
-            "item_type": draft.item_type,
-            "stem": draft.stem,
-            "choices": choices,
-            "correct_key": answer if draft.item_type != "short_answer" else None,
-            "correct_keywords": draft.correct_keywords if draft.item_type == "short_answer" else None,
-            "difficulty": request.difficulty,
-            "categories": [request.category],
-            "round_id": round_id,
-            "validation_score": round(score, 4),
-            "explanation": draft.explanation or None,
-        }
-        result = await record(
-            "save_generated_question",
-            {**save_args, "topic": topic, "lang": request.lang},
-            tools.save_generated_question(**save_args, topic=topic, lang=request.lang),
-        )
-        if result.get("success"):
-            saved.append({**result, "correct_keywords": draft.correct_keywords, "explanation": draft.explanation})
-        elif result.get("queued_for_retry"):
-            queued += 1
-            rejected.append({"stem": draft.stem, "final_score": score, "issues": ["queued_for_retry"]})
-        else:
-            rejected.append({"stem": draft.stem, "final_score": score, "issues": [result.get("message", "not saved")]})
+        current = tidy(draft.model_dump())
+        for attempt in range(MAX_REWRITES + 1):
+            checked += 1
+            outcome, problem = await _check_and_save(
+                current, request, tools=tools, round_id=round_id, record=record, topic=topic
+            )
+            if problem is None:
+                if outcome.get("success"):
+                    saved.append(
+                        {
+                            **outcome,
+                            "correct_keywords": current.get("correct_keywords"),
+                            "explanation": current.get("explanation"),
+                        }
+                    )
+                else:
+                    queued += bool(outcome.get("queued_for_retry"))
+                    rejected.append(outcome["rejected"])
+                break
+            if rewrite is None or attempt == MAX_REWRITES:
+                rejected.append(outcome["rejected"])
+                break
+            rewrites += 1
+            written = await record(
+                "rewrite_question",
+                {"draft": current, "problem": problem.code, "reason": problem.reason, "topic": about},
+                rewrite(current, problem),
+            )
+            again = (
+                tidy(written["draft"]) if isinstance(written, dict) and isinstance(written.get("draft"), dict) else None
+            )
+            if again is None or again == current:  # no draft, or the same one: asking again would not change it
+                rejected.append(outcome["rejected"])
+                break
+            current = again
     return {
         "ok": True,
         "saved": len(saved),
         "items": saved,
         "rejected": rejected,
         "queued_for_retry": queued,
+        "rewrites": rewrites,
+        "drafts_checked": checked,
         "message": generation_message(saved, rejected, queued, request),
     }
+
+
+def model_rewriter(judge: Any, request: GenerateRequest, topic: str) -> Rewriter:
+    """A `Rewriter` asking `judge`'s model (`ModelJudge.rewrite_item`) for the draft again, typed as a `Draft`."""
+    from ._judge import JudgeUnavailable
+
+    async def rewrite(draft: dict[str, Any], problem: Problem) -> dict[str, Any]:
+        prompt = rewrite_prompt(
+            draft,
+            problem.reason,
+            topic=topic,
+            lang=request.lang,
+            difficulty=request.difficulty,
+            category=request.category,
+        )
+        try:
+            written = await judge.rewrite_item(prompt=prompt, output_type=REWRITTEN[draft["item_type"]])
+        except JudgeUnavailable as error:
+            return {"ok": False, "error_code": "no_rewrite", "message": f"The model wrote no new draft: {error}"}
+        return {"ok": True, "draft": Draft.model_validate(written.question).model_dump()}  # type: ignore[attr-defined]
+
+    return rewrite
+
+
+async def _check_and_save(
+    draft: dict[str, Any],
+    request: GenerateRequest,
+    *,
+    tools: QuizTools,
+    round_id: str,
+    record: CallRecorder,
+    topic: str,
+) -> tuple[dict[str, Any], Problem | None]:
+    """One tidied draft through code's checks, tool 4 and tool 5: (tool 5's result, None) when it was saved or
+    queued (then `rejected` says so for a queued one), else ({"rejected": entry}, the one problem to fix)."""
+    kind = draft["item_type"]
+    answer = (
+        ", ".join(draft.get("correct_keywords") or []) or None if kind == "short_answer" else draft.get("correct_key")
+    )
+    choices = draft.get("choices") if kind == "multiple_choice" else None
+    copied = _exists(tools, kind, draft["stem"], choices, request.lang) or _near_copy(draft["stem"], request.lang)
+    problem = first_problem(
+        draft,
+        lang=request.lang,
+        topic=topic or request.interests[0],
+        copied=copied,
+        on_topic=_on_topic(draft, request.interests),
+    )
+    if problem is not None:
+        issues = list(problem.issues) or [problem.code]
+        return {"rejected": {"stem": draft["stem"], "final_score": 0.0, "issues": issues}}, problem
+    check_args = {"stem": draft["stem"], "question_type": kind, "choices": choices, "correct_answer": answer}
+    verdict = await record(
+        "validate_question_quality", check_args, tools.validate_question_quality(**check_args, lang=request.lang)
+    )
+    score = float(verdict.get("final_score", 0.0)) if isinstance(verdict, dict) else 0.0
+    if not isinstance(verdict, dict) or verdict.get("ok") is False or score < PASS_SCORE:
+        entry = {"stem": draft["stem"], "final_score": score, "issues": _reasons(verdict)}
+        code = "validation_unavailable" if "validation_unavailable" in entry["issues"] else "failed_validation"
+        return {"rejected": entry}, Problem(code, reason_of(verdict))
+    save_args = {
+        "item_type": kind,
+        "stem": draft["stem"],
+        "choices": choices,
+        "correct_key": answer if kind != "short_answer" else None,
+        "correct_keywords": draft.get("correct_keywords") if kind == "short_answer" else None,
+        "difficulty": request.difficulty,
+        "categories": [request.category],
+        "round_id": round_id,
+        "validation_score": round(score, 4),
+        "explanation": draft.get("explanation") or None,
+    }
+    result = await record(
+        "save_generated_question",
+        {**save_args, "topic": topic, "lang": request.lang},
+        tools.save_generated_question(**save_args, topic=topic, lang=request.lang),
+    )
+    if not result.get("success"):
+        issue = "queued_for_retry" if result.get("queued_for_retry") else result.get("message", "not saved")
+        result = {**result, "rejected": {"stem": draft["stem"], "final_score": score, "issues": [issue]}}
+    return result, None
 
 
 def _reasons(verdict: Any) -> list[str]:
@@ -385,12 +514,11 @@ def _near_copy(stem: str, lang: str) -> bool:
     )
 
 
-def _on_topic(draft: Draft, interests: Sequence[str]) -> bool:
+def _on_topic(draft: dict[str, Any], interests: Sequence[str]) -> bool:
     """Whether the draft says a word of one of the requested topics (for a Chinese topic, one of its two-character
     words: single characters match too easily)."""
-    said = set(
-        tokens(" ".join([draft.stem, *(draft.choices or []), *(draft.correct_keywords or []), draft.explanation]))
-    )
+    texts = [draft["stem"], *(draft.get("choices") or []), *(draft.get("correct_keywords") or [])]
+    said = set(tokens(" ".join([*texts, draft.get("explanation") or ""])))
     for topic in interests:
         words = set(tokens(topic))
         long = {w for w in words if len(w) > 1}
@@ -399,8 +527,8 @@ def _on_topic(draft: Draft, interests: Sequence[str]) -> bool:
     return False
 
 
-def _exists(tools: QuizTools, draft: Draft, choices: list[str] | None, lang: str) -> bool:
-    digest = content_hash(item_type=draft.item_type, stem=draft.stem, choices=choices, lang=lang)
+def _exists(tools: QuizTools, item_type: str, stem: str, choices: list[str] | None, lang: str) -> bool:
+    digest = content_hash(item_type=item_type, stem=stem, choices=choices, lang=lang)
     try:
         with tools.engine.connect() as conn:
             return conn.execute(select(questions.c.id).where(questions.c.content_hash == digest)).first() is not None

@@ -1,0 +1,246 @@
+"""Mode 1's drafts between the model and validation: what code can fix, code fixes (`tidy`); what code can see is
+wrong, code names as one precise reason (`first_problem`, `reason_of`), which goes back to the model with the draft
+(`rewrite_prompt`) so that its rewrite fixes that.
+
+`tidy` changes only the form, never what an item asks or which option is right: whitespace; option labels the model
+wrote into the options ("A. …"); a key given as the option's letter or with other spacing or case, as the option's
+text; the key missing from three options, added as the fourth; a true/false key in any of its spellings; options in
+order (numbers ascending, else the key at a position drawn from the stem, so keys spread over A-D whatever the model's
+habit); short-answer keywords trimmed and unique.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ...i18n import t
+from ._item_rules import FALSE_WORDS, TRUE_WORDS, Item, check_item, has_cjk, rule_score
+
+__all__ = ["Problem", "first_problem", "key_of", "reason_of", "rewrite_prompt", "tidy"]
+
+_LABEL = re.compile(r"^\s*(?:[(（]\s*([A-Ea-e])\s*[)）]|([A-Ea-e])\s*[.)．、:：）])\s*")
+_LETTER_KEY = re.compile(
+    r"^\s*(?:(?:option|choice|answer|选项|答案)\s*[:：]?\s*)?"
+    r"(?:[(（]\s*([A-Ea-e])\s*[)）]|([A-Ea-e])(?=\s*$|\s*[)）.．、:：]|\s+\S))\s*[)）.．、:：]?\s*(.*)$",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(r"^[-+−]?\d+(?:[.,]\d+)?\s*%?$")
+_REFERS_BY_LETTER = re.compile(r"\b[A-E]\s*(?:and|or|&|和|与|或)\s*[A-E]\b")
+_EDGE_PUNCT = " .。,，;；:：!！?？'\"“”‘’`"
+_TRUE = TRUE_WORDS | {"correct", "right", "√", "✓", "真的", "对的"}
+_FALSE = FALSE_WORDS | {"incorrect", "wrong", "×", "✗", "假的", "不对", "不正确"}
+
+
+def _space(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _norm(text: str) -> str:
+    return _space(text).strip(_EDGE_PUNCT).casefold()
+
+
+def _unlabelled(choices: list[str]) -> list[str]:
+    """The options without the letters the model wrote before them, when every option has its letter in order."""
+    letters = []
+    for choice in choices:
+        match = _LABEL.match(choice)
+        if match is None:
+            return choices
+        letters.append((match.group(1) or match.group(2)).upper())
+    if letters != [chr(ord("A") + i) for i in range(len(choices))]:
+        return choices
+    stripped = [_LABEL.sub("", c, count=1).strip() for c in choices]
+    return stripped if all(stripped) else choices
+
+
+def key_of(key: str, choices: Sequence[str]) -> str | None:
+    """The option `key` names: the option itself (spacing, case and edge punctuation aside), its letter ("B", "(B)",
+    "Option B", "B. text"), or the one option containing it or contained in it; None when it names none or several."""
+    wanted = _norm(key)
+    if not wanted:
+        return None
+    normed = [_norm(c) for c in choices]
+    if wanted in normed:
+        return choices[normed.index(wanted)]
+    letter = _LETTER_KEY.match(key.strip())
+    if letter is not None:
+        index = ord((letter.group(1) or letter.group(2)).upper()) - ord("A")
+        rest = _norm(letter.group(3))
+        if index < len(choices) and (not rest or rest == normed[index]):
+            return choices[index]
+        if rest in normed:
+            return choices[normed.index(rest)]
+    shortest = 2 if has_cjk(wanted) else 3
+    if len(wanted) < shortest:
+        return None
+    holding = [c for c, n in zip(choices, normed, strict=True) if wanted in n or (len(n) >= shortest and n in wanted)]
+    return holding[0] if len(holding) == 1 else None
+
+
+def _true_false(key: str) -> str | None:
+    folded = _norm(key)
+    return "True" if folded in _TRUE else "False" if folded in _FALSE else None
+
+
+def _spot(stem: str, n: int) -> int:
+    """Where the key goes among `n` options: drawn from the stem (the same item always gets the same order)."""
+    return int(hashlib.sha256(stem.encode("utf-8")).hexdigest()[:8], 16) % n
+
+
+def _ordered(choices: list[str], key: str, stem: str) -> list[str]:
+    """Numbers ascending; else the distractors in the model's order with the key at `_spot` (options that name
+    others by letter keep their order)."""
+    values = [c.replace("−", "-").replace(",", ".").rstrip("%").strip() for c in choices]
+    if all(_NUMBER.match(c) for c in choices):
+        return [c for _, c in sorted(zip((float(v) for v in values), choices, strict=True), key=lambda p: p[0])]
+    if any(_REFERS_BY_LETTER.search(c) for c in choices):
+        return choices
+    others = [c for c in choices if c != key]
+    others.insert(_spot(stem, len(choices)), key)
+    return others
+
+
+def tidy(draft: dict[str, Any]) -> dict[str, Any]:
+    """The draft (a `Draft`'s fields) with what code can fix fixed (see the module's docstring); nothing else."""
+    out = dict(draft)
+    out["stem"] = _space(str(draft.get("stem") or ""))
+    out["explanation"] = _space(str(draft.get("explanation") or ""))
+    kind = draft.get("item_type")
+    key = _space(str(draft.get("correct_key") or ""))
+    choices = [_space(c) for c in draft.get("choices") or [] if _space(c)]
+    if kind == "multiple_choice":
+        choices = _unlabelled(choices)
+        if {_norm(c) for c in choices} in ({"true", "false"}, {"正确", "错误"}, {"对", "错"}):
+            kind, choices = "true_false", []  # two options, true and false: a true/false item
+        else:
+            named = key_of(key, choices) if key else None
+            letter = _LETTER_KEY.match(key)
+            if named is None and key and len(choices) == 3 and (letter is None or letter.group(3)):
+                choices, named = [*choices, key], key  # three distractors and the key written apart
+            if named is not None:
+                key = named
+                if len({_norm(c) for c in choices}) == len(choices):
+                    choices = _ordered(choices, key, out["stem"])
+            out["choices"] = choices
+    if kind == "true_false":
+        key = _true_false(key) or key
+        out["choices"] = None
+    if kind == "short_answer":
+        words = [_space(w) for w in draft.get("correct_keywords") or []]
+        if not any(words) and key and len(key) <= 40:
+            words = [key]
+        out["correct_keywords"] = list({w.casefold(): w for w in words if w}.values()) or None
+        out["choices"] = None
+        key = ""
+    out["item_type"] = kind
+    out["correct_key"] = key or None
+    return out
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Why a draft cannot be saved: its code (as the rejected list names it) and one sentence the model acts on."""
+
+    code: str
+    reason: str
+    issues: tuple[str, ...] = ()
+    """The lines the rejected list shows a person (in the request's language); empty: the code says it."""
+
+
+def _language_name(lang: str) -> str:
+    return "Chinese (简体中文)" if lang == "zh-CN" else "English"
+
+
+def _in_language(draft: dict[str, Any], lang: str) -> bool:
+    """Whether the stem is written in `lang`: Chinese characters for zh-CN; for English, mostly Latin words."""
+    stem = draft["stem"]
+    if lang == "zh-CN":
+        return has_cjk(stem)
+    cjk = len(re.findall(r"[\u3400-\u9fff]", stem))
+    return cjk <= len(re.findall(r"[A-Za-z]+", stem)) // 2
+
+
+def first_problem(draft: dict[str, Any], *, lang: str, topic: str, copied: bool, on_topic: bool) -> Problem | None:
+    """The first thing code sees wrong with a tidied draft, before any model judges it: a copy of an existing
+    question, the wrong language, another topic, then a structural rule (one that alone rejects the item)."""
+    if copied:
+        return Problem(
+            "copies_existing_question",
+            f"This question copies an existing one. Write a new question of your own about {topic}.",
+        )
+    if not _in_language(draft, lang):
+        return Problem(
+            "wrong_language", f"The question is not in {_language_name(lang)}. Write it in {_language_name(lang)}."
+        )
+    if not on_topic:
+        return Problem("off_topic", f"The question is not about {topic}. Ask about {topic} itself.")
+    failures = check_item(item_of(draft))
+    if rule_score(failures) < 0.70:
+        failed = failures[0]
+        return Problem(
+            failed.rule,
+            t(f"quiz.judge.rule.{failed.rule}", "en", **failed.values),
+            tuple(t(f"quiz.judge.rule.{f.rule}", lang, **f.values) for f in failures),
+        )
+    return None
+
+
+def item_of(draft: dict[str, Any]) -> Item:
+    """The draft as tool 4 sees it."""
+    kind = draft["item_type"]
+    answer = ", ".join(draft.get("correct_keywords") or []) if kind == "short_answer" else draft.get("correct_key")
+    return Item(
+        stem=draft["stem"],
+        question_type=kind,
+        choices=tuple(draft["choices"]) if kind == "multiple_choice" and draft.get("choices") else None,
+        correct_answer=answer or None,
+    )
+
+
+def reason_of(verdict: Any) -> str:
+    """One precise reason from tool 4's result for the model: the key the blind check disputes, a failed rule, the
+    model's own first reason, else the scores."""
+    if not isinstance(verdict, dict):
+        return "The question could not be checked; write it more simply."
+    blind = verdict.get("blind_check") or {}
+    if blind and not blind.get("agrees"):
+        return (
+            f'Answering without the key, a reader picks "{blind.get("answer")}", not the key. Make exactly one option '
+            "right, and make it the key."
+        )
+    failed = verdict.get("failed_rules") or []
+    issues = verdict.get("issues") or []
+    if failed and issues:
+        return str(issues[0])
+    reasons = [str(r) for r in verdict.get("reasons") or [] if str(r).strip()]
+    if reasons:
+        return reasons[0]
+    return "A reviewer found the question unclear or unfair. Ask one clear question with one right answer."
+
+
+_KINDS = {
+    "multiple_choice": "multiple-choice question (4 options, one right; correct_key copies the right option)",
+    "true_false": "true/false statement (correct_key True or False)",
+    "short_answer": "short-answer question (correct_keywords: 1-3 words a right answer contains)",
+}
+
+
+def rewrite_prompt(
+    draft: dict[str, Any], problem: str, *, topic: str, lang: str, difficulty: int, category: str
+) -> str:
+    """The prompt asking the model to write a rejected draft again: the task, the draft, the one reason."""
+    shown = {k: v for k, v in draft.items() if v not in (None, "", [])}
+    return "\n".join(
+        [
+            f"Task: one {_KINDS.get(draft.get('item_type') or '', 'question')} about {topic}, in "
+            f"{_language_name(lang)}, difficulty {difficulty}/10 ({category}).",
+            f"Draft: {json.dumps(shown, ensure_ascii=False)}",
+            f"Problem: {problem}",
+            "Write the question again with this problem fixed.",
+        ]
+    )

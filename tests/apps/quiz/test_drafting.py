@@ -1,0 +1,118 @@
+"""Mode 1's drafts before validation: code fixes the form (never what is asked or which option is right), names what
+it sees wrong as one reason, and words the rewrite request."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from consulta.apps.quiz._drafting import first_problem, key_of, reason_of, rewrite_prompt, tidy
+
+MC = {
+    "item_type": "multiple_choice",
+    "stem": "Which  gas do plants take in for photosynthesis? ",
+    "choices": ["A. Carbon dioxide", "B. Oxygen", "C. Nitrogen", "D. Helium"],
+    "correct_key": "A",
+    "correct_keywords": None,
+    "explanation": " It is fixed into sugar. ",
+}
+
+
+def mc(**changes: Any) -> dict[str, Any]:
+    return {**MC, **changes}
+
+
+@pytest.mark.parametrize(
+    "key", ["A", "(a)", "Option A", "A. Carbon dioxide", "carbon  dioxide", "Carbon dioxide.", "carbon dioxide gas"]
+)
+def test_a_key_given_by_letter_or_spelled_otherwise_becomes_the_options_text(key: str) -> None:
+    tidied = tidy(mc(correct_key=key))
+    assert tidied["correct_key"] == "Carbon dioxide" and "Carbon dioxide" in tidied["choices"]
+    assert sorted(tidied["choices"]) == ["Carbon dioxide", "Helium", "Nitrogen", "Oxygen"]  # labels gone
+    assert tidied["stem"] == "Which gas do plants take in for photosynthesis?" and tidied["explanation"] == (
+        "It is fixed into sugar."
+    )
+
+
+def test_a_key_that_names_no_option_or_several_is_left_for_validation_to_refuse() -> None:
+    assert key_of("Argon", ["Oxygen", "Nitrogen", "Helium", "Neon"]) is None
+    assert key_of("gen", ["Oxygen", "Nitrogen", "Helium", "Neon"]) is None  # in two options
+    tidied = tidy(mc(correct_key="Argon"))
+    assert tidied["correct_key"] == "Argon" and tidied["choices"] == ["Carbon dioxide", "Oxygen", "Nitrogen", "Helium"]
+
+
+def test_the_key_moves_to_a_spot_drawn_from_the_stem_and_numbers_go_in_order() -> None:
+    spots = {
+        tidy(mc(stem=f"Which gas do plants take in, case {n}?"))["choices"].index("Carbon dioxide") for n in range(40)
+    }
+    assert spots == {0, 1, 2, 3}  # keys spread over A-D whatever the model's habit
+    again = tidy(mc())
+    assert again == tidy(mc()) and tidy(again) == again  # the same item, the same order; tidying twice changes nothing
+    numbers = tidy(mc(stem="How many chambers has a human heart?", choices=["4", "2", "3", "6"], correct_key="4"))
+    assert numbers["choices"] == ["2", "3", "4", "6"] and numbers["correct_key"] == "4"
+
+
+def test_three_distractors_and_the_key_written_apart_make_four_options() -> None:
+    tidied = tidy(mc(choices=["Oxygen", "Nitrogen", "Helium"], correct_key="Carbon dioxide"))
+    assert sorted(tidied["choices"]) == ["Carbon dioxide", "Helium", "Nitrogen", "Oxygen"]
+    assert tidied["correct_key"] == "Carbon dioxide"
+
+
+@pytest.mark.parametrize(("key", "want"), [("正确", "True"), ("yes", "True"), ("错", "False"), ("FALSE", "False")])
+def test_a_true_false_key_in_any_spelling_becomes_true_or_false(key: str, want: str) -> None:
+    tidied = tidy(
+        {"item_type": "true_false", "stem": "光合作用释放氧气。", "correct_key": key, "choices": ["对", "错"]}
+    )
+    assert tidied["correct_key"] == want and tidied["choices"] is None
+    two = tidy(mc(choices=["True", "False"], correct_key="False"))
+    assert two["item_type"] == "true_false" and two["correct_key"] == "False"
+
+
+def test_short_answer_keywords_are_trimmed_and_unique_and_a_key_alone_becomes_one() -> None:
+    sa = {"item_type": "short_answer", "stem": "What pigment makes leaves green?", "choices": ["x"]}
+    assert tidy({**sa, "correct_keywords": [" chlorophyll ", "Chlorophyll", ""]})["correct_keywords"] == ["Chlorophyll"]
+    alone = tidy({**sa, "correct_keywords": None, "correct_key": "chlorophyll"})
+    assert alone["correct_keywords"] == ["chlorophyll"] and alone["correct_key"] is None and alone["choices"] is None
+
+
+def test_the_first_problem_code_sees_is_named_with_one_reason() -> None:
+    good = tidy(mc())
+    assert first_problem(good, lang="en", topic="Photosynthesis", copied=False, on_topic=True) is None
+    copy = first_problem(good, lang="en", topic="Photosynthesis", copied=True, on_topic=False)
+    assert copy is not None and copy.code == "copies_existing_question" and "Photosynthesis" in copy.reason
+    chinese = first_problem(good, lang="zh-CN", topic="光合作用", copied=False, on_topic=True)
+    assert chinese is not None and chinese.code == "wrong_language" and "Chinese" in chinese.reason
+    english = tidy(mc(stem="植物进行光合作用时吸收哪种气体？"))
+    assert first_problem(english, lang="en", topic="Photosynthesis", copied=False, on_topic=True).code == (  # type: ignore[union-attr]
+        "wrong_language"
+    )
+    off = first_problem(good, lang="en", topic="Volcanoes", copied=False, on_topic=False)
+    assert off is not None and off.code == "off_topic"
+    repeated = tidy(mc(choices=["Oxygen", "Oxygen", "Helium", "Carbon dioxide"], correct_key="Carbon dioxide"))
+    rule = first_problem(repeated, lang="zh-CN", topic="光合作用", copied=False, on_topic=True)
+    assert rule is not None and rule.code == "wrong_language"  # the language first
+    rule = first_problem(repeated, lang="en", topic="Photosynthesis", copied=False, on_topic=True)
+    assert rule is not None and rule.code == "duplicate_choices" and "Oxygen" in rule.reason and rule.issues
+
+
+def test_tool_4s_verdict_gives_one_reason_the_key_the_blind_check_disputes_first() -> None:
+    blind = {"blind_check": {"answer": "Oxygen", "agrees": False}, "failed_rules": ["vague_terms"], "issues": ["x"]}
+    assert '"Oxygen"' in reason_of(blind) and "exactly one option" in reason_of(blind)
+    assert reason_of({"failed_rules": ["vague_terms"], "issues": ["Vague frequency terms (often)."]}).startswith(
+        "Vague"
+    )
+    assert reason_of({"reasons": ["", "Two options are right."]}) == "Two options are right."
+    assert reason_of({"final_score": 0.5}) and reason_of(None)
+
+
+def test_the_rewrite_prompt_gives_the_task_the_draft_and_the_problem() -> None:
+    prompt = rewrite_prompt(
+        tidy(mc()), "Options repeat.", topic="光合作用", lang="zh-CN", difficulty=3, category="general"
+    )
+    lines = prompt.splitlines()
+    assert (
+        lines[0].startswith("Task: one multiple-choice question") and "光合作用" in lines[0] and "Chinese" in lines[0]
+    )
+    assert lines[1].startswith("Draft: {") and '"correct_keywords"' not in lines[1]
+    assert lines[2] == "Problem: Options repeat."
