@@ -20,7 +20,17 @@ from ._checks import CheckFailure
 from ._files import write_atomic
 from ._tasks import Task, TaskAnswer
 from ._team import TeamAnswer
-from .families import FAMILIES, SCRIPTS, FamilyParams, ProblemData, choice_type, family_named, fitting, parse_choice
+from .families import (
+    FAMILIES,
+    SCRIPTS,
+    Family,
+    FamilyParams,
+    ProblemData,
+    choice_type,
+    family_named,
+    fitting,
+    parse_choice,
+)
 
 
 class Director(Protocol):
@@ -88,15 +98,52 @@ def _choice_form(names: tuple[str, ...]) -> type[TeamAnswer]:
 
 
 def _menu_names(task: Task, data: ProblemData) -> tuple[str, ...]:
-    """The families offered for `task`: those that answer what it asks, less those whose subject the statement never
-    names (code would turn them down: seen on the embedded model, a small model takes the menu's first family, a
-    Leslie matrix for a workshop's production plan); all that answer it when the statement names none."""
+    """The families offered for `task`, the likeliest first (seen on the embedded model: a small model takes the
+    menu's first family, a Leslie matrix for a workshop's production plan): of those that answer what it asks, the
+    ones some table has the shape for, less those whose subject the statement never names (code would turn them
+    down), less those the statement uses no word of when some it does; ranked by the words of the task, then of the
+    whole statement (the library's order on a tie). Each filter is skipped when it would leave nothing."""
     names = fitting(task.asks)
-    return tuple(n for n in names if FAMILIES[n].named_in(data.statement)) or names
+    names = tuple(n for n in names if not FAMILIES[n].data_misfit(data)) or names
+    names = tuple(n for n in names if FAMILIES[n].named_in(data.statement)) or names
+    names = tuple(n for n in names if FAMILIES[n].cue_hits(data.statement)) or names
+    score = {n: _score(FAMILIES[n], task, data.statement) for n in names}
+    return tuple(sorted(names, key=score.__getitem__, reverse=True))  # a stable sort: ties keep the library's order
 
 
-def _menu(names: tuple[str, ...], lang: str) -> str:
-    return "\n".join(f"- {n}: {FAMILIES[n].words(lang)}" for n in names)
+def _score(family: Family, task: Task, statement: str) -> tuple[int, int]:
+    """How strongly the words point to `family` for `task`: the task's words it has, one more for a family of a
+    field the statement names (a herd by age, a drug, a disease: more telling than a method's word like "forecast"),
+    then the whole statement's words it has."""
+    field = 1 if family.subject and family.named_in(statement) else 0
+    return len(family.cue_hits(task.text)) + field, len(family.cue_hits(statement))
+
+
+def _menu(names: tuple[str, ...], task: Task, data: ProblemData, lang: str) -> str:
+    lines = []
+    for n in names:
+        hits = FAMILIES[n].cue_hits(f"{task.text}\n{data.statement}")[:4]
+        said = f"（题目提到：{'、'.join(hits)}）" if hits else ""
+        lines.append(f"- {n}: {FAMILIES[n].words(lang)}{said}")
+    return "\n".join(lines)
+
+
+def _misfit(name: str, data: ProblemData) -> bool:
+    """Whether family `name` cannot fit the problem whatever its parameters (its subject unnamed, no table of its
+    shape): a choice of it is not tried again."""
+    return not FAMILIES[name].named_in(data.statement) or bool(FAMILIES[name].data_misfit(data))
+
+
+def _offer(rejected: str, names: tuple[str, ...], task: Task, data: ProblemData) -> str:
+    """The family code offers when `rejected` was turned down: the menu's first when the choice was another one or
+    cannot fit at all (then the next); "" when the choice was the menu's first and only its parameters were wrong."""
+    others = [n for n in names if n != rejected]
+    if not others or (names[:1] == (rejected,) and not _misfit(rejected, data)):
+        return ""
+    best = FAMILIES[others[0]]
+    hits = best.cue_hits(f"{task.text}\n{data.statement}")[:4]
+    said = f"; the problem speaks of {', '.join(hits)}" if hits else ""
+    return f"the family the statement and the data fit: {best.name} ({best.title[0]}{said})"
 
 
 async def choose_models(director: Director, tasks: list[Task], data: ProblemData) -> list[TaskModel]:
@@ -104,16 +151,15 @@ async def choose_models(director: Director, tasks: list[Task], data: ProblemData
     chosen = []
     for task in tasks:
         names = _menu_names(task, data)
-        form = _choice_form(names)
         reasons: list[str] = []
         model = TaskModel(task=task, status="could_not")
         for attempt in (1, 2):
             retry = "" if not reasons else "\n上一次的选择不被数据或题目支持：\n" + "\n".join(f"- {r}" for r in reasons)
             answer = await director.turn(
-                "modeler", "work", step=f"modeler:task{task.number}#{attempt}", output=form,
+                "modeler", "work", step=f"modeler:task{task.number}#{attempt}", output=_choice_form(names),
                 task=f"为第 {task.number} 问选一个模型（family）并填写它的参数：表名、列名必须是数据中的，数字必须是题目给出的。{retry}",
-                prompt=f"第 {task.number} 问（要求：{task.asks}）：{task.text}\n\n可选的模型：\n{_menu(names, 'zh')}\n\n"
-                f"数据文件：\n{data.describe()}\n\n题目：{data.statement[:600]}",
+                prompt=f"第 {task.number} 问（要求：{task.asks}）：{task.text}\n\n可选的模型（按题目的用词与数据的形状排序，"
+                f"第一个最可能）：\n{_menu(names, task, data, 'zh')}\n\n数据文件：\n{data.describe()}\n\n题目：{data.statement[:600]}",
             )  # fmt: skip
             raw = answer.model_dump().get("choice")
             if not raw:
@@ -126,6 +172,10 @@ async def choose_models(director: Director, tasks: list[Task], data: ProblemData
                 continue
             params = _table_named(parse_choice(raw), data)
             reasons = FAMILIES[params.family].supports(data, params)
+            offer = _offer(params.family, names, task, data) if reasons else ""
+            reasons += [offer] if offer else []
+            if reasons and _misfit(params.family, data) and len(names) > 1:
+                names = tuple(n for n in names if n != params.family)  # not offered again
             model = TaskModel(
                 task=task, status="could_not" if reasons else "chosen", family=params.family,
                 params=params.model_dump(), reasons=reasons, tries=attempt,
