@@ -138,3 +138,16 @@ def test_a_choice_that_cannot_fit_is_sent_back_with_the_offer_and_the_retry_is_t
         choose_models(director, statement_tasks(problem.statement), ProblemData.load(ws / "problem", problem.statement))
     )
     assert (model.status, model.family, model.tries) == ("chosen", "leslie", 2)
+
+
+def test_a_family_far_behind_the_first_is_not_offered() -> None:
+    # an assignment or a transportation problem shares only the optimum's words ("maximise") with a plan
+    recipes = pd.DataFrame({"item": ["bread", "cake", "pie"], "profit": [1.2, 3.5, 2.8], "flour_kg": [0.5, 0.3, 0.4],
+                            "oven_min": [30, 45, 50]})  # fmt: skip
+    statement = (
+        "A bakery makes three items (`recipes.csv`: the profit on each, its flour and oven time). It has 60 kg of "
+        "flour and 1,200 oven minutes a day.\n\nTask 1: How many of each item should it bake a day so that the plan "
+        "maximises its profit?\n"
+    )
+    (task,) = statement_tasks(statement)
+    assert _menu_names(task, ProblemData(tables={"recipes.csv": recipes}, statement=statement)) == ("linear_programme",)

@@ -102,13 +102,17 @@ def _menu_names(task: Task, data: ProblemData) -> tuple[str, ...]:
     menu's first family, a Leslie matrix for a workshop's production plan): of those that answer what it asks, the
     ones some table has the shape for, less those whose subject the statement never names (code would turn them
     down), less those the statement uses no word of when some it does; ranked by the words of the task, then of the
-    whole statement (the library's order on a tie). Each filter is skipped when it would leave nothing."""
+    whole statement (the library's order on a tie), less those with under half the first one's words (a task's word
+    counting twice: an assignment for a production plan that shares only "maximise" with it). Each filter is
+    skipped when it would leave nothing."""
     names = fitting(task.asks)
     names = tuple(n for n in names if not FAMILIES[n].data_misfit(data)) or names
     names = tuple(n for n in names if FAMILIES[n].named_in(data.statement)) or names
     names = tuple(n for n in names if FAMILIES[n].cue_hits(data.statement)) or names
     score = {n: _score(FAMILIES[n], task, data.statement) for n in names}
-    return tuple(sorted(names, key=score.__getitem__, reverse=True))  # a stable sort: ties keep the library's order
+    ranked = sorted(names, key=score.__getitem__, reverse=True)  # a stable sort: ties keep the library's order
+    weight = {n: 2 * score[n][0] + score[n][1] for n in ranked}
+    return tuple(n for n in ranked if 2 * weight[n] >= weight[ranked[0]])  # far behind the first: not offered
 
 
 def _score(family: Family, task: Task, statement: str) -> tuple[int, int]:

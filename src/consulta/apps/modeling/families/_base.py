@@ -209,14 +209,15 @@ class Family:
 
 class _SubjectWords(dict[str, re.Pattern[str]]):
     """A subject word → its pattern (made once): a Latin word matches at a word's start (a stem: "infect" in
-    "infection"), one of three letters or fewer only as a whole word or its plural ("age", "ages", not "agent" nor
-    "flu" in "fluctuate"); other scripts anywhere."""
+    "infection"), one of three letters or fewer, or one written with a final "$", only as a whole word or its plural
+    ("age", "ages", not "agent" nor "flu" in "fluctuate"; "plan$" not in "plant"); other scripts anywhere."""
 
     def __missing__(self, word: str) -> re.Pattern[str]:
         latin = word[:1].isascii()
+        stem = word.removesuffix("$")
         prefix = r"(?<![A-Za-z])" if latin else ""
-        suffix = r"s?(?![A-Za-z])" if latin and len(word) <= 3 else ""
-        pattern = self[word] = re.compile(prefix + re.escape(word) + suffix, re.I)
+        suffix = r"s?(?![A-Za-z])" if latin and (len(stem) <= 3 or stem != word) else ""
+        pattern = self[word] = re.compile(prefix + re.escape(stem) + suffix, re.I)
         return pattern
 
 
@@ -224,7 +225,7 @@ _SUBJECT = _SubjectWords()
 
 
 def _hits(words: tuple[str, ...], text: str) -> list[str]:
-    return [word for word in words if _SUBJECT[word].search(text)]
+    return [word.removesuffix("$") for word in words if _SUBJECT[word].search(text)]
 
 
 @cache

@@ -41,7 +41,7 @@ class LinearProgramme(Family):
     Params = LinearProgrammeParams
     outputs = ("status", "objective", "plan", "binding")
     cues = (
-        *_OPTIMUM, "profit", "budget", "resource", "produc", "planning", "schedul", "constrain", "limit", "capacit",
+        *_OPTIMUM, "profit", "budget", "resource", "produc", "plan$", "planning", "how many of each", "schedul", "constrain", "limit", "capacit",
         "diet", "blend", "mix", "invest", "规划", "利润", "预算", "资源", "生产", "产量", "约束", "限制", "安排", "计划",
         "投资", "配比",
     )  # fmt: skip
