@@ -595,7 +595,7 @@ def _judge_tasks(ws: Path, truth: Truth, memo: dict[str, Any], paper: str, state
             )
         ]
         row: dict[str, Any] = {
-            "task": number, "family": model.get("family") or None, "status": model.get("status"),
+            "task": number, "family": model.get("family") or None, "status": model.get("status"), "offered": model.get("offered"),
             "expected": list(truth.families.get(number, ())), "family_right": model.get("family") in truth.families.get(number, ()),
             "answered": bool(text) and not body.strip().startswith(("Not answered", "未能回答")),
             "declined_with_reason": body.strip().startswith(("Not answered", "未能回答")) and len(body.strip()) > 20,

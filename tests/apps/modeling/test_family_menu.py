@@ -121,23 +121,28 @@ def _scripted(first: dict[str, Any], retry: dict[str, Any]) -> ScriptedModel:
     return ScriptedModel(script)
 
 
-def test_a_choice_that_cannot_fit_is_sent_back_with_the_offer_and_the_retry_is_taken(tmp_path: Path) -> None:
-    folder = tmp_path / "lake"
+def test_a_choice_turned_down_is_sent_back_with_the_offer_and_the_retry_is_taken(tmp_path: Path) -> None:
+    folder = tmp_path / "courier"
     folder.mkdir()
-    FISH.to_csv(folder / "fish.csv", index=False)
+    ROUTES.assign(vehicles_per_hour=[40, 30, 20, 25, 10, 35]).to_csv(folder / "roads.csv", index=False)
     (folder / "problem.md").write_text(
-        "# Fish\n\nThe lake's fish were counted by age (`fish.csv`).\n\n## Tasks\nTask 1: Estimate the survival rate "
-        "of each age.\n",
+        "# A courier\n\nA courier drives from its depot to a shop over the road network of `roads.csv` (length in km, "
+        "capacity in vehicles per hour).\n\n## Tasks\nTask 1: Find the shortest route from the depot to the shop.\n",
         encoding="utf-8",
     )
     ws, problem = workspace(tmp_path, problem=folder)
-    wrong = {"family": "lotka_volterra", "table": "fish.csv", "time_column": "龄", "prey_column": "数量"}
-    right = {"family": "leslie", "table": "fish.csv", "age_column": "龄", "count_column": "数量", "breeding_age": 2}
+    ends = {"table": "roads.csv", "source_column": "from", "target_column": "to"}
+    wrong = {"family": "max_flow", **ends, "capacity_column": "lanes", "source": "Depot", "sink": "Shop"}
+    right = {"family": "shortest_path", **ends, "weight_column": "km", "start": "Depot", "end": "Shop"}
     director = Director(workspace=ws, problem=problem, model=_scripted(wrong, right))
-    (model,) = asyncio.run(
-        choose_models(director, statement_tasks(problem.statement), ProblemData.load(ws / "problem", problem.statement))
+    data = ProblemData.load(ws / "problem", problem.statement)
+    (task,) = statement_tasks(problem.statement)
+    assert _offer("max_flow", _menu_names(task, data), task, data).startswith(
+        "the family the statement and the data fit: shortest_path"
     )
-    assert (model.status, model.family, model.tries) == ("chosen", "leslie", 2)
+    (model,) = asyncio.run(choose_models(director, [task], data))
+    assert (model.status, model.family, model.tries) == ("chosen", "shortest_path", 2)
+    assert model.offered == ["shortest_path", "max_flow"]  # what the menu was, on record
 
 
 def test_a_family_far_behind_the_first_is_not_offered() -> None:

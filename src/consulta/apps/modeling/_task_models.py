@@ -65,6 +65,8 @@ class TaskModel(BaseModel):
     reasons: list[str] = Field(default_factory=list)
     """Why it could not (the checks' words, or the script's error)."""
     tries: int = 0
+    offered: list[str] = Field(default_factory=list)
+    """The families the menu offered, the likeliest first (on record: was the choice code's first?)."""
 
     @property
     def out(self) -> str:
@@ -154,9 +156,9 @@ async def choose_models(director: Director, tasks: list[Task], data: ProblemData
     """Each task's family, chosen by the modeler and checked by code (one retry with the reasons)."""
     chosen = []
     for task in tasks:
-        names = _menu_names(task, data)
+        names = offered = _menu_names(task, data)
         reasons: list[str] = []
-        model = TaskModel(task=task, status="could_not")
+        model = TaskModel(task=task, status="could_not", offered=list(offered))
         for attempt in (1, 2):
             retry = "" if not reasons else "\n上一次的选择不被数据或题目支持：\n" + "\n".join(f"- {r}" for r in reasons)
             answer = await director.turn(
@@ -172,7 +174,7 @@ async def choose_models(director: Director, tasks: list[Task], data: ProblemData
                     if "modeler" in director.unfit
                     else []
                 )
-                model = TaskModel(task=task, status="could_not", reasons=reasons, tries=attempt)
+                model = TaskModel(task=task, status="could_not", reasons=reasons, tries=attempt, offered=list(offered))
                 continue
             params = _table_named(parse_choice(raw), data)
             reasons = FAMILIES[params.family].supports(data, params)
@@ -182,7 +184,7 @@ async def choose_models(director: Director, tasks: list[Task], data: ProblemData
                 names = tuple(n for n in names if n != params.family)  # not offered again
             model = TaskModel(
                 task=task, status="could_not" if reasons else "chosen", family=params.family,
-                params=params.model_dump(), reasons=reasons, tries=attempt,
+                params=params.model_dump(), reasons=reasons, tries=attempt, offered=list(offered),
             )  # fmt: skip
             if not reasons:
                 break
