@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from consulta.apps.modeling import Director
-from consulta.apps.modeling._task_models import _menu_names, _offer, choose_models
+from consulta.apps.modeling._task_models import _menu, _menu_names, _offer, choose_models
 from consulta.apps.modeling._tasks import statement_tasks
 from consulta.apps.modeling.families import FAMILIES, ProblemData
 from consulta.models import ScriptedModel
@@ -156,3 +156,14 @@ def test_a_family_far_behind_the_first_is_not_offered() -> None:
     )
     (task,) = statement_tasks(statement)
     assert _menu_names(task, ProblemData(tables={"recipes.csv": recipes}, statement=statement)) == ("linear_programme",)
+
+
+def test_the_menu_says_the_words_found_as_the_statement_writes_them_and_the_tables_of_the_familys_shape() -> None:
+    assert FAMILIES["leslie"].cue_words("Survival of each age class; the herd's ages.") == ["age", "survival", "herd"]
+    assert FAMILIES["leslie"].cue_hits("the agent's planet plant") == []  # whole words for "age"
+    assert FAMILIES["linear_programme"].cue_hits("the plans of the plant") == ["plan"]
+    tables, statement, _ = PROBLEMS["route_en"]
+    data = ProblemData(tables={**tables, "fish.csv": FISH}, statement=statement)
+    (task,) = statement_tasks(statement)
+    line = _menu(_menu_names(task, data), task, data, "zh").splitlines()[0]
+    assert line.startswith("- shortest_path:") and "route、roads、shortest" in line and "可用的数据：roads.csv）" in line

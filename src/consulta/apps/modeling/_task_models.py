@@ -128,9 +128,11 @@ def _score(family: Family, task: Task, statement: str) -> tuple[int, int]:
 def _menu(names: tuple[str, ...], task: Task, data: ProblemData, lang: str) -> str:
     lines = []
     for n in names:
-        hits = FAMILIES[n].cue_hits(f"{task.text}\n{data.statement}")[:4]
+        hits = FAMILIES[n].cue_words(f"{task.text}\n{data.statement}")[:4]
         said = f"（题目提到：{'、'.join(hits)}）" if hits else ""
-        lines.append(f"- {n}: {FAMILIES[n].words(lang)}{said}")
+        fit = [t for t, frame in data.tables.items() if not FAMILIES[n].table_misfit(frame)]
+        tables = f"（可用的数据：{'、'.join(fit)}）" if fit and len(fit) < len(data.tables) else ""
+        lines.append(f"- {n}: {FAMILIES[n].words(lang)}{said}{tables}")
     return "\n".join(lines)
 
 
@@ -147,7 +149,7 @@ def _offer(rejected: str, names: tuple[str, ...], task: Task, data: ProblemData)
     if not others or (names[:1] == (rejected,) and not _misfit(rejected, data)):
         return ""
     best = FAMILIES[others[0]]
-    hits = best.cue_hits(f"{task.text}\n{data.statement}")[:4]
+    hits = best.cue_words(f"{task.text}\n{data.statement}")[:4]
     said = f"; the problem speaks of {', '.join(hits)}" if hits else ""
     return f"the family the statement and the data fit: {best.name} ({best.title[0]}{said})"
 

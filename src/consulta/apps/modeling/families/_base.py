@@ -174,6 +174,11 @@ class Family:
         "manage")."""
         return _hits(self.subject + self.cues, text)
 
+    def cue_words(self, text: str) -> list[str]:
+        """The words of `text` that `cue_hits` found, as the text writes them ("survival" for the stem "surviv")."""
+        found = (_SUBJECT[word].search(text) for word in self.subject + self.cues)
+        return list(dict.fromkeys(_word_at(text, m) for m in found if m))
+
     def named_in(self, statement: str) -> bool:
         """Whether `statement` names one of `subject` (always, when the family has none)."""
         return not self.subject or bool(_hits(self.subject, statement))
@@ -222,6 +227,14 @@ class _SubjectWords(dict[str, re.Pattern[str]]):
 
 
 _SUBJECT = _SubjectWords()
+
+
+def _word_at(text: str, match: re.Match[str]) -> str:
+    """The whole word a Latin stem's `match` starts (the match itself in other scripts)."""
+    if not match.group()[:1].isascii():
+        return match.group()
+    end = re.compile(r"[A-Za-z-]*").match(text, match.end())
+    return (match.group() + (end.group() if end else "")).lower()
 
 
 def _hits(words: tuple[str, ...], text: str) -> list[str]:
