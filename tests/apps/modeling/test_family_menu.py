@@ -166,4 +166,6 @@ def test_the_menu_says_the_words_found_as_the_statement_writes_them_and_the_tabl
     data = ProblemData(tables={**tables, "fish.csv": FISH}, statement=statement)
     (task,) = statement_tasks(statement)
     line = _menu(_menu_names(task, data), task, data, "zh").splitlines()[0]
-    assert line.startswith("- shortest_path:") and "route、roads、shortest" in line and "可用的数据：roads.csv）" in line
+    assert (
+        line.startswith("- shortest_path:") and "route、roads、shortest" in line and "可用的数据：roads.csv）" in line
+    )
