@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 
 from consulta.apps.modeling import Director
-from consulta.apps.modeling._task_models import _menu, _menu_names, _offer, choose_models
+from consulta.apps.modeling._task_models import _menu, _menu_names, _offer, _table_named, choose_models
 from consulta.apps.modeling._tasks import statement_tasks
-from consulta.apps.modeling.families import FAMILIES, ProblemData
+from consulta.apps.modeling.families import FAMILIES, ProblemData, parse_choice
 from consulta.models import ScriptedModel
 
 from .team_script import team_script, workspace
@@ -169,3 +169,16 @@ def test_the_menu_says_the_words_found_as_the_statement_writes_them_and_the_tabl
     assert (
         line.startswith("- shortest_path:") and "route、roads、shortest" in line and "可用的数据：roads.csv）" in line
     )
+
+
+def test_a_plain_slip_in_a_file_or_column_name_is_mended_and_any_other_is_left_for_the_check() -> None:
+    data = ProblemData(tables={"notes.csv": CITIES, "fish.csv": FISH}, statement="The fish of the lake by age.")
+    slip = parse_choice({"family": "leslie", "table": "data.csv", "age_column": " 龄 ", "count_column": "数量"})
+    mended = _table_named(slip, data)
+    assert (mended.table, mended.age_column) == ("fish.csv", "龄")  # the one file of a Leslie shape
+    assert FAMILIES["leslie"].supports(data, mended) == []
+    wrong = _table_named(parse_choice({"family": "leslie", "table": "fish.csv", "age_column": "years"}), data)
+    assert wrong.age_column == "years" and "no column 'years'" in FAMILIES["leslie"].supports(data, wrong)[0]
+    criteria = parse_choice({"family": "topsis", "table": "NOTES", "label_column": "City", "criteria": ["Rent", "x"]})
+    mended = _table_named(criteria, data)
+    assert (mended.table, mended.label_column, mended.criteria) == ("notes.csv", "city", ["rent", "x"])

@@ -230,7 +230,8 @@ _WORDS = {
 
 def _table_named(params: FamilyParams, data: ProblemData) -> FamilyParams:
     """`params` with its data file named as the problem names it, when the modeler's slip is plain: the name without
-    `.csv`, in another case, or left empty when the problem has one file (anything else is for the check to say)."""
+    `.csv`, in another case, or a name no file has (or none) when one file alone has the family's shape; then its
+    columns (`_columns_named`). Anything else is for the check to say."""
     fixes = {}
     for field in ("table", "next_table"):
         name = str(getattr(params, field, "") or "")
@@ -239,11 +240,45 @@ def _table_named(params: FamilyParams, data: ProblemData) -> FamilyParams:
         if name in data.tables:
             continue
         found = [t for t in data.tables if t.lower() in (name.lower(), f"{name.lower()}.csv")]
-        if not name and field == "table" and len(data.tables) == 1:
-            found = list(data.tables)
+        if not found and field == "table":  # no such file: the one table of the family's shape, if only one is
+            family = FAMILIES[params.family]
+            found = [t for t, frame in data.tables.items() if not family.table_misfit(frame)]
         if len(found) == 1:
             fixes[field] = found[0]
-    return params.model_copy(update=fixes) if fixes else params
+    params = params.model_copy(update=fixes) if fixes else params
+    return _columns_named(params, data)
+
+
+def _columns_named(params: FamilyParams, data: ProblemData) -> FamilyParams:
+    """`params` with each column named as its table names it, when the modeler's slip is plain: another case, or
+    spaces around it (anything else is for the check to say)."""
+    frame = data.tables.get(params.table)
+    if frame is None:
+        return params
+    by_lower: dict[str, list[str]] = {}
+    for column in map(str, frame.columns):
+        by_lower.setdefault(column.strip().lower(), []).append(column)
+
+    def named(value: str) -> str:
+        if value in frame.columns:
+            return value
+        found = by_lower.get(value.strip().lower(), [])
+        return found[0] if len(found) == 1 else value
+
+    fixes: dict[str, Any] = {}
+    for field, value in params.model_dump().items():
+        if field.endswith("_column") and isinstance(value, str) and value:
+            fixes[field] = named(value)
+        elif field in _COLUMN_LISTS and isinstance(value, list):
+            fixes[field] = [named(v) if isinstance(v, str) else v for v in value]
+        elif field == "target" and isinstance(value, str) and value:
+            fixes[field] = named(value)
+    changed = {k: v for k, v in fixes.items() if getattr(params, k) != v}
+    return params.model_copy(update=changed) if changed else params
+
+
+_COLUMN_LISTS = ("resource_columns", "criteria", "cost_criteria", "columns", "covariates")
+"""The parameters that list columns of the family's table."""
 
 
 def task_answer(model: TaskModel, workspace: Path, *, lang: str) -> TaskAnswer:
