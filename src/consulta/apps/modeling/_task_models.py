@@ -1,8 +1,9 @@
 """A model family per task (issue 24): for each task the statement poses (`_tasks.statement_tasks`), the modeler
 chooses a family of the library (`families`) with its parameters — a typed choice whose grammar offers only the
-families that can give what the task asks for — and code checks that the data and the statement support it. A
-choice code turns down goes back to the modeler once with the reasons; a second one that fails makes the task "could
-not", with the reasons. A chosen family's script runs in the sandbox (`code/task<n>_<family>.py`, writing
+families that can give what the task asks for and that the data's shape and the statement's words point to, the
+likeliest first (`_menu_names`) — and code checks that the data and the statement support it. A choice code turns
+down goes back to the modeler once with the reasons and the family code offers instead (`_offer`); a second one that
+fails makes the task "could not", with the reasons. A chosen family's script runs in the sandbox (`code/task<n>_<family>.py`, writing
 `results/task<n>_<family>.json` and `figures/task<n>_<family>.png`); one that fails is set aside with its error.
 The paper's section of each task is code's sentences from that JSON, or why it could not (`task_answer`).
 
