@@ -182,3 +182,13 @@ def test_a_plain_slip_in_a_file_or_column_name_is_mended_and_any_other_is_left_f
     criteria = parse_choice({"family": "topsis", "table": "NOTES", "label_column": "City", "criteria": ["Rent", "x"]})
     mended = _table_named(criteria, data)
     assert (mended.table, mended.label_column, mended.criteria) == ("notes.csv", "city", ["rent", "x"])
+
+
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+def test_every_family_has_words_en_and_zh_none_counted_twice(name: str) -> None:
+    words = FAMILIES[name].subject + FAMILIES[name].cues
+    assert any(w.isascii() for w in words) and any(not w.isascii() for w in words)
+    for a in (w for w in words if not w.endswith("$")):  # ("plan$" is a whole word: not in "planning")
+        # a stem inside another word of the family would count one word of a statement twice
+        inside = [b for b in words if b != a and (b.lower().startswith(a) if a.isascii() else a in b)]
+        assert not inside, (a, inside)

@@ -12,6 +12,11 @@ from ._base import Family, FamilyParams, ProblemData, columns_problem, num, zh
 __all__ = ["Centrality", "CentralityParams", "MaxFlow", "MaxFlowParams", "ShortestPath", "ShortestPathParams"]
 
 
+_GRAPH = ("network", "node", "graph", "edge", "vertex", "vertices", "link", "connect", "网络", "节点", "图论", "顶点",
+          "连接", "连通")  # fmt: skip
+"""Words of any statement about a graph: every network family's subject (the rest tell them apart)."""
+
+
 class _Edges(FamilyParams):
     source_column: str = Field("", max_length=60, description="边的起点列")
     target_column: str = Field("", max_length=60, description="边的终点列")
@@ -67,8 +72,8 @@ class ShortestPath(_Network):
     Params = ShortestPathParams
     outputs = ("path", "length")
     subject = (
-        "path", "route", "road", "network", "node", "graph", "distance", "shortest", "travel", "journey", "路",
-        "网络", "节点", "距离", "最短", "行程",
+        *_GRAPH, "path", "route", "road", "distance", "shortest", "travel", "journey", "flight", "trip", "路", "距离",
+        "最短", "行程", "航线",
     )  # fmt: skip
 
     def check(self, data: ProblemData, params: Any) -> list[str]:
@@ -102,8 +107,8 @@ class MaxFlow(_Network):
     Params = MaxFlowParams
     outputs = ("max_flow", "min_cut")
     subject = (
-        "flow", "capacit", "network", "road", "pipe", "traffic", "throughput", "bottleneck", "vehicles per",
-        "流", "通行能力", "容量", "网络", "管道", "能通过", "瓶颈", "道路",
+        *_GRAPH, "flow", "capacit", "road", "pipe", "traffic", "throughput", "bottleneck", "vehicles per", "流",
+        "通行能力", "容量", "管道", "能通过", "瓶颈", "道路",
     )  # fmt: skip
 
     def check(self, data: ProblemData, params: Any) -> list[str]:
@@ -130,10 +135,7 @@ class Centrality(_Network):
     answers = frozenset({"ranking", "explanation"})
     Params = CentralityParams
     outputs = ("ranking", "scores")
-    subject = (
-        "network", "node", "graph", "road", "junction", "intersection", "hub", "link", "connect", "网络", "节点", "路",
-        "枢纽", "连接", "交叉口",
-    )  # fmt: skip
+    subject = (*_GRAPH, "road", "junction", "intersection", "hub", "路", "枢纽", "交叉口")
 
     def check(self, data: ProblemData, params: Any) -> list[str]:
         p = CentralityParams.model_validate(params)
