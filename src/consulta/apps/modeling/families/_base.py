@@ -32,12 +32,10 @@ __all__ = [
     "Group",
     "ProblemData",
     "columns_problem",
-    "is_index",
     "measures",
     "num",
     "numeric_columns",
     "stated",
-    "text_columns",
 ]
 
 Group = Literal["population", "ode", "optimisation", "network", "stochastic", "evaluation", "statistics"]
@@ -250,7 +248,7 @@ def _template(path: Path) -> tuple[str, str]:
     return head, tail.partition("\n")[2]
 
 
-def is_index(series: pd.Series) -> bool:
+def _is_index(series: pd.Series) -> bool:
     """Whether a numeric column only numbers the rows (1, 2, 3 … or evenly spaced times): no measurement."""
     values = series.dropna()
     if len(values) < 3 or not pd.api.types.is_numeric_dtype(values):
@@ -263,13 +261,9 @@ def numeric_columns(frame: pd.DataFrame) -> list[str]:
     return [str(c) for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])]
 
 
-def text_columns(frame: pd.DataFrame) -> list[str]:
-    return [str(c) for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]
-
-
 def measures(frame: pd.DataFrame) -> list[str]:
     """The numeric columns that measure something (not a row number, not a time at even steps)."""
-    return [c for c in numeric_columns(frame) if not is_index(frame[c])]
+    return [c for c in numeric_columns(frame) if not _is_index(frame[c])]
 
 
 def zh(lang: str) -> bool:
