@@ -192,3 +192,12 @@ def test_every_family_has_words_en_and_zh_none_counted_twice(name: str) -> None:
         # a stem inside another word of the family would count one word of a statement twice
         inside = [b for b in words if b != a and (b.lower().startswith(a) if a.isascii() else a in b)]
         assert not inside, (a, inside)
+
+
+def test_a_row_number_is_no_measurement_to_resample_and_a_float_column_no_states() -> None:
+    days = pd.DataFrame({"day": range(1, 41), "sky": ["sun", "rain", "cloud", "sun"] * 10})
+    assert FAMILIES["monte_carlo"].data_misfit(ProblemData(tables={"d.csv": days}))  # "day" only numbers the rows
+    assert not FAMILIES["markov_chain"].data_misfit(ProblemData(tables={"d.csv": days}))
+    demand = days.assign(tonnes=[98.5, 101.2, 87.0, 110.4] * 10).drop(columns="sky")
+    assert not FAMILIES["monte_carlo"].data_misfit(ProblemData(tables={"d.csv": demand}))
+    assert FAMILIES["markov_chain"].data_misfit(ProblemData(tables={"d.csv": demand}))  # four values, but measured
