@@ -13,7 +13,14 @@ import pandas as pd
 import pytest
 
 from consulta.apps.modeling import Director
-from consulta.apps.modeling._task_models import _menu, _menu_names, _offer, _table_named, choose_models
+from consulta.apps.modeling._task_models import (
+    _choice_prompt,
+    _menu,
+    _menu_names,
+    _offer,
+    _table_named,
+    choose_models,
+)
 from consulta.apps.modeling._tasks import statement_tasks
 from consulta.apps.modeling.families import FAMILIES, ProblemData, parse_choice
 from consulta.models import ScriptedModel
@@ -201,3 +208,12 @@ def test_a_row_number_is_no_measurement_to_resample_and_a_float_column_no_states
     demand = days.assign(tonnes=[98.5, 101.2, 87.0, 110.4] * 10).drop(columns="sky")
     assert not FAMILIES["monte_carlo"].data_misfit(ProblemData(tables={"d.csv": demand}))
     assert FAMILIES["markov_chain"].data_misfit(ProblemData(tables={"d.csv": demand}))  # four values, but measured
+
+
+def test_the_choice_prompt_lists_the_numbers_the_statement_states() -> None:
+    statement = (
+        "It holds 3,200 tonnes; restocked every 30 days; at most 5% risk.\n\nTask 1: How many tonnes should it hold?"
+    )
+    (task,) = statement_tasks(statement)
+    prompt = _choice_prompt(task, ("monte_carlo",), ProblemData(tables={}, statement=statement))
+    assert "题目给出的数字：3,200、30、5%、1" in prompt and "- monte_carlo:" in prompt

@@ -12,6 +12,7 @@ Every decision is on record in the Director's memo (`notes.task_models`): the ev
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -137,6 +138,17 @@ def _menu(names: tuple[str, ...], task: Task, data: ProblemData, lang: str) -> s
     return "\n".join(lines)
 
 
+def _choice_prompt(task: Task, names: tuple[str, ...], data: ProblemData) -> str:
+    """What the modeler reads to choose a task's family: the task, the menu, the data files, the numbers the statement
+    states (the only ones a limit, a level or a threshold may take) and the statement's start."""
+    numbers = list(dict.fromkeys(re.findall(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?%?", data.statement)))
+    return (
+        f"第 {task.number} 问（要求：{task.asks}）：{task.text}\n\n可选的模型（按题目的用词与数据的形状排序，第一个最可能）：\n"
+        f"{_menu(names, task, data, 'zh')}\n\n数据文件：\n{data.describe()}\n\n题目给出的数字：{'、'.join(numbers[:30]) or '无'}"
+        f"\n\n题目：{data.statement[:600]}"
+    )
+
+
 def _misfit(name: str, data: ProblemData) -> bool:
     """Whether family `name` cannot fit the problem whatever its parameters (its subject unnamed, no table of its
     shape): a choice of it is not tried again."""
@@ -167,8 +179,7 @@ async def choose_models(director: Director, tasks: list[Task], data: ProblemData
             answer = await director.turn(
                 "modeler", "work", step=f"modeler:task{task.number}#{attempt}", output=_choice_form(names),
                 task=f"为第 {task.number} 问选一个模型（family）并填写它的参数：表名、列名必须是数据中的，数字必须是题目给出的。{retry}",
-                prompt=f"第 {task.number} 问（要求：{task.asks}）：{task.text}\n\n可选的模型（按题目的用词与数据的形状排序，"
-                f"第一个最可能）：\n{_menu(names, task, data, 'zh')}\n\n数据文件：\n{data.describe()}\n\n题目：{data.statement[:600]}",
+                prompt=_choice_prompt(task, names, data),
             )  # fmt: skip
             raw = answer.model_dump().get("choice")
             if not raw:
