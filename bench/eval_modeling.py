@@ -22,6 +22,7 @@ With `--model scripted` the test double chooses the right family with the right 
 
     flock /work/model.lock .venv/bin/python bench/eval_modeling.py --model local   # results/modeling_eval.json
     .venv/bin/python bench/eval_modeling.py --model scripted --only houses_en       # the code paths, quickly
+    .venv/bin/python bench/eval_modeling.py --menus --out bench/results/modeling_eval.menus.json  # code's menus
 """
 
 from __future__ import annotations
@@ -595,7 +596,7 @@ def _judge_tasks(ws: Path, truth: Truth, memo: dict[str, Any], paper: str, state
             )
         ]
         row: dict[str, Any] = {
-            "task": number, "family": model.get("family") or None, "status": model.get("status"),
+            "task": number, "family": model.get("family") or None, "status": model.get("status"), "offered": model.get("offered"),
             "expected": list(truth.families.get(number, ())), "family_right": model.get("family") in truth.families.get(number, ()),
             "answered": bool(text) and not body.strip().startswith(("Not answered", "未能回答")),
             "declined_with_reason": body.strip().startswith(("Not answered", "未能回答")) and len(body.strip()) > 20,
@@ -721,7 +722,15 @@ def main() -> None:
         default=None,
         help="judge the kept workspaces of this results file again (the truth remade from each problem's seed)",
     )
+    parser.add_argument(
+        "--menus",
+        action="store_true",
+        help="no team run: per task, the families code offers the modeler (its menu) against the truth's",
+    )
     args = parser.parse_args()
+    if args.menus:
+        _menus(args.only or list(PROBLEMS), args.out)
+        return
     if args.rejudge:
         earlier = json.loads(args.rejudge.read_text(encoding="utf-8"))
         runs = [_rejudged(r) for r in earlier["runs"]]
@@ -765,6 +774,39 @@ def main() -> None:
         "modeling_eval.scripted.json" if args.model == "scripted" else "modeling_eval.json"
     )
     _write(out, args.model, runs)
+
+
+def _menus(names: list[str], out: Path | None) -> None:
+    """Per task of each problem with a truth of families: the menu code offers (`_task_models._menu_names`, the
+    likeliest first), whether its first family fits the task, and whether a family that fits is offered at all.
+    No model: what the menu gives a model that takes its first family."""
+    from consulta.apps.modeling._task_models import _menu_names
+    from consulta.apps.modeling.families import ProblemData
+
+    rows = []
+    for name in names:
+        make, _ = PROBLEMS[name]
+        folder = Path(tempfile.mkdtemp(prefix=f"eval-modeling-menus-{name}-"))
+        truth = make(folder, np.random.default_rng(sum(map(ord, name))))
+        if not truth.families:
+            continue
+        statement = "".join(p.read_text(encoding="utf-8") for p in sorted(folder.glob("problem.md")))
+        data = ProblemData.load(folder, statement)
+        for task in statement_tasks(statement):
+            menu = _menu_names(task, data)
+            fits = truth.families.get(task.number, ())
+            rows.append({"problem": name, "task": task.number, "asks": task.asks, "menu": list(menu),
+                         "expected": list(fits), "first_fits": menu[0] in fits, "offered": any(m in fits for m in menu)})  # fmt: skip
+            print(
+                f"{'ok ' if rows[-1]['first_fits'] else 'BAD'} {name} task {task.number} ({task.asks}): {', '.join(menu)}"
+            )
+    summary = {"tasks": len(rows), "first_fits": sum(r["first_fits"] for r in rows), "offered": sum(r["offered"] for r in rows),
+               "median_menu": float(np.median([len(r["menu"]) for r in rows])) if rows else None}  # fmt: skip
+    print(json.dumps(summary))
+    if out:
+        out.write_text(json.dumps({"benchmark": "modeling_eval.menus", "source": source_version(), "summary": summary,
+                                   "rows": rows}, ensure_ascii=False, indent=1), encoding="utf-8")  # fmt: skip
+        print(f"written {out}")
 
 
 def _rejudged(run: dict[str, Any]) -> dict[str, Any]:

@@ -47,7 +47,10 @@ def test_a_statement_that_names_no_subject_is_offered_every_family_that_answers(
 def test_a_column_that_is_no_run_of_ages_is_no_leslie_age_column() -> None:
     statement = "Task 1: Propose a yearly management policy for the herd."
     params = {"family": "leslie", "table": "t.csv", "age_column": "profit", "count_column": "wood_m3"}
-    (reason,) = FAMILIES["leslie"].supports(ProblemData(tables={"t.csv": PRODUCTS}, statement=statement), params)
+    data = ProblemData(tables={"t.csv": PRODUCTS}, statement=statement)
+    (reason,) = FAMILIES["leslie"].supports(data, params)
+    assert "no data file has the shape" in reason and "run of whole-number ages" in reason  # no table is one
+    (reason,) = FAMILIES["leslie"].check(data, params)
     assert "not a run of ages" in reason
     herd = pd.DataFrame({"age": [0, 1, 2, 3, 5, 6, 7], "female": [400, 360, 330, 300, 250, 220, 200]})  # age 4 missing
     params = {**params, "age_column": "age", "count_column": "female"}
@@ -56,7 +59,14 @@ def test_a_column_that_is_no_run_of_ages_is_no_leslie_age_column() -> None:
 
 def test_a_reason_is_given_once_when_the_same_table_is_named_twice() -> None:
     # seen on the embedded model: "products.csv has no column 'age', 'count'" twice in the paper's section
-    params = {"family": "leslie", "table": "t.csv", "next_table": "t.csv", "age_column": "age", "count_column": "count"}
-    data = ProblemData(tables={"t.csv": PRODUCTS}, statement="Task 1: the herd by age.")
+    params = {
+        "family": "leslie",
+        "table": "t.csv",
+        "next_table": "t.csv",
+        "age_column": "years",
+        "count_column": "count",
+    }
+    herd = pd.DataFrame({"age": [0, 1, 2, 3], "female": [400, 360, 330, 300]})
+    data = ProblemData(tables={"t.csv": herd}, statement="Task 1: the herd by age.")
     (reason,) = FAMILIES["leslie"].supports(data, params)
-    assert "no column 'age', 'count'" in reason
+    assert "no column 'years', 'count'" in reason

@@ -1,8 +1,9 @@
 """A model family per task (issue 24): for each task the statement poses (`_tasks.statement_tasks`), the modeler
 chooses a family of the library (`families`) with its parameters — a typed choice whose grammar offers only the
-families that can give what the task asks for — and code checks that the data and the statement support it. A
-choice code turns down goes back to the modeler once with the reasons; a second one that fails makes the task "could
-not", with the reasons. A chosen family's script runs in the sandbox (`code/task<n>_<family>.py`, writing
+families that can give what the task asks for and that the data's shape and the statement's words point to, the
+likeliest first (`_menu_names`) — and code checks that the data and the statement support it. A choice code turns
+down goes back to the modeler once with the reasons and the family code offers instead (`_offer`); a second one that
+fails makes the task "could not", with the reasons. A chosen family's script runs in the sandbox (`code/task<n>_<family>.py`, writing
 `results/task<n>_<family>.json` and `figures/task<n>_<family>.png`); one that fails is set aside with its error.
 The paper's section of each task is code's sentences from that JSON, or why it could not (`task_answer`).
 
@@ -11,6 +12,7 @@ Every decision is on record in the Director's memo (`notes.task_models`): the ev
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -20,7 +22,17 @@ from ._checks import CheckFailure
 from ._files import write_atomic
 from ._tasks import Task, TaskAnswer
 from ._team import TeamAnswer
-from .families import FAMILIES, SCRIPTS, FamilyParams, ProblemData, choice_type, family_named, fitting, parse_choice
+from .families import (
+    FAMILIES,
+    SCRIPTS,
+    Family,
+    FamilyParams,
+    ProblemData,
+    choice_type,
+    family_named,
+    fitting,
+    parse_choice,
+)
 
 
 class Director(Protocol):
@@ -55,6 +67,8 @@ class TaskModel(BaseModel):
     reasons: list[str] = Field(default_factory=list)
     """Why it could not (the checks' words, or the script's error)."""
     tries: int = 0
+    offered: list[str] = Field(default_factory=list)
+    """The families the menu offered, the likeliest first (on record: was the choice code's first?)."""
 
     @property
     def out(self) -> str:
@@ -88,32 +102,84 @@ def _choice_form(names: tuple[str, ...]) -> type[TeamAnswer]:
 
 
 def _menu_names(task: Task, data: ProblemData) -> tuple[str, ...]:
-    """The families offered for `task`: those that answer what it asks, less those whose subject the statement never
-    names (code would turn them down: seen on the embedded model, a small model takes the menu's first family, a
-    Leslie matrix for a workshop's production plan); all that answer it when the statement names none."""
+    """The families offered for `task`, the likeliest first (seen on the embedded model: a small model takes the
+    menu's first family, a Leslie matrix for a workshop's production plan): of those that answer what it asks, the
+    ones some table has the shape for, less those whose subject the statement never names (code would turn them
+    down), less those the statement uses no word of when some it does; ranked by the words of the task, then of the
+    whole statement (the library's order on a tie), less those with under half the first one's words (a task's word
+    counting twice: an assignment for a production plan that shares only "maximise" with it). Each filter is
+    skipped when it would leave nothing."""
     names = fitting(task.asks)
-    return tuple(n for n in names if FAMILIES[n].named_in(data.statement)) or names
+    names = tuple(n for n in names if not FAMILIES[n].data_misfit(data)) or names
+    names = tuple(n for n in names if FAMILIES[n].named_in(data.statement)) or names
+    names = tuple(n for n in names if FAMILIES[n].cue_hits(data.statement)) or names
+    score = {n: _score(FAMILIES[n], task, data.statement) for n in names}
+    ranked = sorted(names, key=score.__getitem__, reverse=True)  # a stable sort: ties keep the library's order
+    weight = {n: 2 * score[n][0] + score[n][1] for n in ranked}
+    return tuple(n for n in ranked if 2 * weight[n] >= weight[ranked[0]])  # far behind the first: not offered
 
 
-def _menu(names: tuple[str, ...], lang: str) -> str:
-    return "\n".join(f"- {n}: {FAMILIES[n].words(lang)}" for n in names)
+def _score(family: Family, task: Task, statement: str) -> tuple[int, int]:
+    """How strongly the words point to `family` for `task`: the task's words it has, one more for a family of a
+    field the statement names (a herd by age, a drug, a disease: more telling than a method's word like "forecast"),
+    then the whole statement's words it has."""
+    field = 1 if family.subject and family.named_in(statement) else 0
+    return len(family.cue_hits(task.text)) + field, len(family.cue_hits(statement))
+
+
+def _menu(names: tuple[str, ...], task: Task, data: ProblemData, lang: str) -> str:
+    lines = []
+    for n in names:
+        hits = FAMILIES[n].cue_words(f"{task.text}\n{data.statement}")[:4]
+        said = f"（题目提到：{'、'.join(hits)}）" if hits else ""
+        fit = [t for t, frame in data.tables.items() if not FAMILIES[n].table_misfit(frame)]
+        tables = f"（可用的数据：{'、'.join(fit)}）" if fit and len(fit) < len(data.tables) else ""
+        lines.append(f"- {n}: {FAMILIES[n].words(lang)}{said}{tables}")
+    return "\n".join(lines)
+
+
+def _choice_prompt(task: Task, names: tuple[str, ...], data: ProblemData) -> str:
+    """What the modeler reads to choose a task's family: the task, the menu, the data files, the numbers the statement
+    states (the only ones a limit, a level or a threshold may take) and the statement's start."""
+    numbers = list(dict.fromkeys(re.findall(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?%?", data.statement)))
+    return (
+        f"第 {task.number} 问（要求：{task.asks}）：{task.text}\n\n可选的模型（按题目的用词与数据的形状排序，第一个最可能）：\n"
+        f"{_menu(names, task, data, 'zh')}\n\n数据文件：\n{data.describe()}\n\n题目给出的数字：{'、'.join(numbers[:30]) or '无'}"
+        f"\n\n题目：{data.statement[:600]}"
+    )
+
+
+def _misfit(name: str, data: ProblemData) -> bool:
+    """Whether family `name` cannot fit the problem whatever its parameters (its subject unnamed, no table of its
+    shape): a choice of it is not tried again."""
+    return not FAMILIES[name].named_in(data.statement) or bool(FAMILIES[name].data_misfit(data))
+
+
+def _offer(rejected: str, names: tuple[str, ...], task: Task, data: ProblemData) -> str:
+    """The family code offers when `rejected` was turned down: the menu's first when the choice was another one or
+    cannot fit at all (then the next); "" when the choice was the menu's first and only its parameters were wrong."""
+    others = [n for n in names if n != rejected]
+    if not others or (names[:1] == (rejected,) and not _misfit(rejected, data)):
+        return ""
+    best = FAMILIES[others[0]]
+    hits = best.cue_words(f"{task.text}\n{data.statement}")[:4]
+    said = f"; the problem speaks of {', '.join(hits)}" if hits else ""
+    return f"the family the statement and the data fit: {best.name} ({best.title[0]}{said})"
 
 
 async def choose_models(director: Director, tasks: list[Task], data: ProblemData) -> list[TaskModel]:
     """Each task's family, chosen by the modeler and checked by code (one retry with the reasons)."""
     chosen = []
     for task in tasks:
-        names = _menu_names(task, data)
-        form = _choice_form(names)
+        names = offered = _menu_names(task, data)
         reasons: list[str] = []
-        model = TaskModel(task=task, status="could_not")
+        model = TaskModel(task=task, status="could_not", offered=list(offered))
         for attempt in (1, 2):
             retry = "" if not reasons else "\n上一次的选择不被数据或题目支持：\n" + "\n".join(f"- {r}" for r in reasons)
             answer = await director.turn(
-                "modeler", "work", step=f"modeler:task{task.number}#{attempt}", output=form,
+                "modeler", "work", step=f"modeler:task{task.number}#{attempt}", output=_choice_form(names),
                 task=f"为第 {task.number} 问选一个模型（family）并填写它的参数：表名、列名必须是数据中的，数字必须是题目给出的。{retry}",
-                prompt=f"第 {task.number} 问（要求：{task.asks}）：{task.text}\n\n可选的模型：\n{_menu(names, 'zh')}\n\n"
-                f"数据文件：\n{data.describe()}\n\n题目：{data.statement[:600]}",
+                prompt=_choice_prompt(task, names, data),
             )  # fmt: skip
             raw = answer.model_dump().get("choice")
             if not raw:
@@ -122,13 +188,17 @@ async def choose_models(director: Director, tasks: list[Task], data: ProblemData
                     if "modeler" in director.unfit
                     else []
                 )
-                model = TaskModel(task=task, status="could_not", reasons=reasons, tries=attempt)
+                model = TaskModel(task=task, status="could_not", reasons=reasons, tries=attempt, offered=list(offered))
                 continue
             params = _table_named(parse_choice(raw), data)
             reasons = FAMILIES[params.family].supports(data, params)
+            offer = _offer(params.family, names, task, data) if reasons else ""
+            reasons += [offer] if offer else []
+            if reasons and _misfit(params.family, data) and len(names) > 1:
+                names = tuple(n for n in names if n != params.family)  # not offered again
             model = TaskModel(
                 task=task, status="could_not" if reasons else "chosen", family=params.family,
-                params=params.model_dump(), reasons=reasons, tries=attempt,
+                params=params.model_dump(), reasons=reasons, tries=attempt, offered=list(offered),
             )  # fmt: skip
             if not reasons:
                 break
@@ -172,7 +242,8 @@ _WORDS = {
 
 def _table_named(params: FamilyParams, data: ProblemData) -> FamilyParams:
     """`params` with its data file named as the problem names it, when the modeler's slip is plain: the name without
-    `.csv`, in another case, or left empty when the problem has one file (anything else is for the check to say)."""
+    `.csv`, in another case, or a name no file has (or none) when one file alone has the family's shape; then its
+    columns (`_columns_named`). Anything else is for the check to say."""
     fixes = {}
     for field in ("table", "next_table"):
         name = str(getattr(params, field, "") or "")
@@ -181,11 +252,45 @@ def _table_named(params: FamilyParams, data: ProblemData) -> FamilyParams:
         if name in data.tables:
             continue
         found = [t for t in data.tables if t.lower() in (name.lower(), f"{name.lower()}.csv")]
-        if not name and field == "table" and len(data.tables) == 1:
-            found = list(data.tables)
+        if not found and field == "table":  # no such file: the one table of the family's shape, if only one is
+            family = FAMILIES[params.family]
+            found = [t for t, frame in data.tables.items() if not family.table_misfit(frame)]
         if len(found) == 1:
             fixes[field] = found[0]
-    return params.model_copy(update=fixes) if fixes else params
+    params = params.model_copy(update=fixes) if fixes else params
+    return _columns_named(params, data)
+
+
+def _columns_named(params: FamilyParams, data: ProblemData) -> FamilyParams:
+    """`params` with each column named as its table names it, when the modeler's slip is plain: another case, or
+    spaces around it (anything else is for the check to say)."""
+    frame = data.tables.get(params.table)
+    if frame is None:
+        return params
+    by_lower: dict[str, list[str]] = {}
+    for column in map(str, frame.columns):
+        by_lower.setdefault(column.strip().lower(), []).append(column)
+
+    def named(value: str) -> str:
+        if value in frame.columns:
+            return value
+        found = by_lower.get(value.strip().lower(), [])
+        return found[0] if len(found) == 1 else value
+
+    fixes: dict[str, Any] = {}
+    for field, value in params.model_dump().items():
+        if field.endswith("_column") and isinstance(value, str) and value:
+            fixes[field] = named(value)
+        elif field in _COLUMN_LISTS and isinstance(value, list):
+            fixes[field] = [named(v) if isinstance(v, str) else v for v in value]
+        elif field == "target" and isinstance(value, str) and value:
+            fixes[field] = named(value)
+    changed = {k: v for k, v in fixes.items() if getattr(params, k) != v}
+    return params.model_copy(update=changed) if changed else params
+
+
+_COLUMN_LISTS = ("resource_columns", "criteria", "cost_criteria", "columns", "covariates")
+"""The parameters that list columns of the family's table."""
 
 
 def task_answer(model: TaskModel, workspace: Path, *, lang: str) -> TaskAnswer:

@@ -36,6 +36,13 @@ _ASKS: tuple[tuple[Asks, re.Pattern[str]], ...] = (
         re.compile(r"(forecast|predict|project|next \d+|future|will (?:be|change)|预测|未来|将来|今后)", re.I),
     ),
     ("ranking", re.compile(r"(rank|which .{0,30}most|most important|order of|排序|排名|最重要|哪个.{0,10}最)", re.I)),
+    (  # the best of something ("the shortest route", "the least cost"): a plan, found by optimising
+        "policy",
+        re.compile(
+            r"\b(shortest|cheapest|fastest|optimal|optimi[sz]|least|minimi[sz]|maximi[sz])|最短|最优|最小|最大|最少|最多|最省",
+            re.I,
+        ),
+    ),
     ("estimate", re.compile(r"(estimat|fit|rate|parameter|估计|估算|拟合|参数|比率)", re.I)),
     ("number", re.compile(r"(how many|how much|number of|多少|几)", re.I)),
 )

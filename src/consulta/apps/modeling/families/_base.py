@@ -32,7 +32,9 @@ __all__ = [
     "Group",
     "ProblemData",
     "columns_problem",
+    "measures",
     "num",
+    "numeric_columns",
     "stated",
 ]
 
@@ -135,23 +137,58 @@ class Family:
     Params: ClassVar[type[FamilyParams]]
     outputs: ClassVar[tuple[str, ...]] = ()
     subject: ClassVar[tuple[str, ...]] = ()
-    """Words (English and Chinese, matched without case) one of which the statement must use for the family to fit
-    at all (a predator–prey model for a problem that names no predator or prey fits no task of it: seen on the
-    embedded model, Lotka–Volterra on a herd's counts by age); () when the data alone decide."""
+    """Words (English and Chinese, matched without case) a statement of the family's kind uses, one of which it must
+    use for the family to fit at all (a predator–prey model for a problem that names no predator or prey fits no
+    task of it: seen on the embedded model, Lotka–Volterra on a herd's counts by age); () when the data alone
+    decide: a family of a field (animals by age, a drug, a disease, predators, queues, a network) has them; a method
+    that applies wherever its data fit (a programme, an evaluation, a regression) has `cues` instead."""
+    cues: ClassVar[tuple[str, ...]] = ()
+    """Words a statement of the family's kind uses, ranking it in a task's menu but required of no statement (a
+    family's `subject` words are its cues too; see `cue_hits`)."""
 
     def check(self, data: ProblemData, params: Any) -> list[str]:
         """Why `data` (its tables and statement) does not support this family with `params`; [] when it does."""
         raise NotImplementedError
 
+    def table_misfit(self, frame: pd.DataFrame) -> str:
+        """Why this one table cannot be what the family reads, whatever the parameters (the shape of data it needs:
+        a run of ages, an edge list, a square matrix …); "" when it can. The default: any table can."""
+        return ""
+
+    def data_misfit(self, data: ProblemData) -> str:
+        """Why no table of the problem has the shape this family needs ("" when one has, or there is no table):
+        what the menu leaves a family out for, and what is said when a choice of it is turned down."""
+        misfits = {name: self.table_misfit(frame) for name, frame in data.tables.items()}
+        if not misfits or not all(misfits.values()):
+            return ""
+        return (
+            f"no data file has the shape {self.title[0]} needs ("
+            + "; ".join(f"{name}: {why}" for name, why in misfits.items())[:400]
+            + ")"
+        )
+
+    def cue_hits(self, text: str) -> list[str]:
+        """The words of `subject` and `cues` that `text` uses (see `_SubjectWords`: "age" in "ages", not in
+        "manage")."""
+        return _hits(self.subject + self.cues, text)
+
+    def cue_words(self, text: str) -> list[str]:
+        """The words of `text` that `cue_hits` found, as the text writes them ("survival" for the stem "surviv")."""
+        found = (_SUBJECT[word].search(text) for word in self.subject + self.cues)
+        return list(dict.fromkeys(_word_at(text, m) for m in found if m))
+
     def named_in(self, statement: str) -> bool:
-        """Whether `statement` names one of `subject` (always, when the family has none): a Latin word at the start
-        of a word ("infect" in "infection", not "age" in "manage"), a Chinese one anywhere."""
-        return not self.subject or any(_SUBJECT[word].search(statement) for word in self.subject)
+        """Whether `statement` names one of `subject` (always, when the family has none)."""
+        return not self.subject or bool(_hits(self.subject, statement))
 
     def supports(self, data: ProblemData, params: Any) -> list[str]:
-        """Why this family does not fit the problem: the statement names none of its `subject`, or its own `check`."""
+        """Why this family does not fit the problem: the statement names none of its `subject`, no table has the shape
+        it needs, or its own `check` of the parameters."""
         if not self.named_in(data.statement):
             return [f"the problem names none of what {self.title[0]} models ({', '.join(self.subject[:4])} …)"]
+        misfit = self.data_misfit(data)
+        if misfit:
+            return [misfit]
         return list(dict.fromkeys(self.check(data, params)))  # a reason once (a table named twice says it twice)
 
     def sentences(self, result: dict[str, Any], *, lang: str) -> list[str]:
@@ -174,15 +211,32 @@ class Family:
 
 
 class _SubjectWords(dict[str, re.Pattern[str]]):
-    """A subject word → its pattern (made once): Latin words match at a word's start, other scripts anywhere."""
+    """A subject word → its pattern (made once): a Latin word matches at a word's start (a stem: "infect" in
+    "infection"), one of three letters or fewer, or one written with a final "$", only as a whole word or its plural
+    ("age", "ages", not "agent" nor "flu" in "fluctuate"; "plan$" not in "plant"); other scripts anywhere."""
 
     def __missing__(self, word: str) -> re.Pattern[str]:
-        prefix = r"(?<![A-Za-z])" if word[:1].isascii() else ""
-        pattern = self[word] = re.compile(prefix + re.escape(word), re.I)
+        latin = word[:1].isascii()
+        stem = word.removesuffix("$")
+        prefix = r"(?<![A-Za-z])" if latin else ""
+        suffix = r"s?(?![A-Za-z])" if latin and (len(stem) <= 3 or stem != word) else ""
+        pattern = self[word] = re.compile(prefix + re.escape(stem) + suffix, re.I)
         return pattern
 
 
 _SUBJECT = _SubjectWords()
+
+
+def _word_at(text: str, match: re.Match[str]) -> str:
+    """The whole word a Latin stem's `match` starts (the match itself in other scripts)."""
+    if not match.group()[:1].isascii():
+        return match.group()
+    end = re.compile(r"[A-Za-z-]*").match(text, match.end())
+    return (match.group() + (end.group() if end else "")).lower()
+
+
+def _hits(words: tuple[str, ...], text: str) -> list[str]:
+    return [word.removesuffix("$") for word in words if _SUBJECT[word].search(text)]
 
 
 @cache
@@ -192,6 +246,24 @@ def _template(path: Path) -> tuple[str, str]:
     if not sep:
         raise ValueError(f"{path} has no line {_CONFIG_LINE!r} to write the task's parameters into.")
     return head, tail.partition("\n")[2]
+
+
+def _is_index(series: pd.Series) -> bool:
+    """Whether a numeric column only numbers the rows (1, 2, 3 … or evenly spaced times): no measurement."""
+    values = series.dropna()
+    if len(values) < 3 or not pd.api.types.is_numeric_dtype(values):
+        return False
+    steps = values.diff().dropna()
+    return bool((steps > 0).all() and (steps - steps.iloc[0]).abs().max() <= 1e-9 * max(1.0, abs(steps.iloc[0])))
+
+
+def numeric_columns(frame: pd.DataFrame) -> list[str]:
+    return [str(c) for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])]
+
+
+def measures(frame: pd.DataFrame) -> list[str]:
+    """The numeric columns that measure something (not a row number, not a time at even steps)."""
+    return [c for c in numeric_columns(frame) if not _is_index(frame[c])]
 
 
 def zh(lang: str) -> bool:

@@ -7,7 +7,7 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import Field
 
-from ._base import Family, FamilyParams, ProblemData, columns_problem, num, zh
+from ._base import Family, FamilyParams, ProblemData, columns_problem, num, numeric_columns, zh
 
 __all__ = [
     "Ahp",
@@ -33,6 +33,17 @@ class Ahp(Family):
     answers = frozenset({"ranking", "estimate", "policy"})
     Params = AhpParams
     outputs = ("weights", "ranking", "cr")
+    cues = (
+        "pairwise", "compar", "judg", "saaty", "hierarch", "criteri", "weight", "importance", "consisten", "两两",
+        "比较", "判断矩阵", "层次", "准则", "权重", "重要性", "一致性",
+    )  # fmt: skip
+
+    def table_misfit(self, frame: pd.DataFrame) -> str:
+        for column in frame.columns:
+            labels = {str(v) for v in frame[column]}
+            if len(frame) >= 2 and labels and labels <= {str(c) for c in frame.columns}:
+                return ""
+        return "it needs a square matrix of pairwise comparisons (its rows and columns naming the same items)"
 
     def check(self, data: ProblemData, params: Any) -> list[str]:
         p = AhpParams.model_validate(params)
@@ -64,6 +75,21 @@ class _Criteria(FamilyParams):
     label_column: str = Field("", max_length=60, description="被评价对象的名称列")
     criteria: list[str] = Field(default_factory=list, max_length=12, description="评价指标列")
     cost_criteria: list[str] = Field(default_factory=list, max_length=12, description="越小越好的指标（成本型）")
+
+
+class _Evaluation(Family):
+    """A family that scores alternatives (a row each, named) on criteria (two numeric columns or more)."""
+
+    def table_misfit(self, frame: pd.DataFrame) -> str:
+        named = any(frame[c].notna().all() and not frame[c].duplicated().any() for c in frame.columns)
+        if len(frame) < 3 or not named or len(numeric_columns(frame)) < 2:
+            return "it needs a row per alternative (at least 3, each named once) and two numeric criteria or more"
+        return ""
+
+
+_RANKING = ("rank", "evaluat", "assess", "score", "criteri", "indicator", "best", "排序", "排名", "评价", "评估", "指标",
+            "综合", "优劣")  # fmt: skip
+"""Words a statement asking to score and rank alternatives uses."""
 
 
 def _criteria_problem(data: ProblemData, p: _Criteria) -> list[str]:
@@ -99,13 +125,14 @@ class TopsisParams(_Criteria):
     weighting: Literal["entropy", "equal"] = "entropy"
 
 
-class Topsis(Family):
+class Topsis(_Evaluation):
     name = "topsis"
     group = "evaluation"
     title = ("TOPSIS", "TOPSIS 逼近理想解排序法")
     answers = frozenset({"ranking", "policy"})
     Params = TopsisParams
     outputs = ("weights", "scores", "ranking")
+    cues = (*_RANKING, "ideal", "select", "choose", "alternative", "candidate", "理想解", "选择", "选出", "方案优选")
 
     def check(self, data: ProblemData, params: Any) -> list[str]:
         return _criteria_problem(data, TopsisParams.model_validate(params))
@@ -118,13 +145,14 @@ class EntropyWeightParams(_Criteria):
     family: Literal["entropy_weight"] = "entropy_weight"
 
 
-class EntropyWeight(Family):
+class EntropyWeight(_Evaluation):
     name = "entropy_weight"
     group = "evaluation"
     title = ("Entropy weight method", "熵权法")
     answers = frozenset({"ranking", "estimate"})
     Params = EntropyWeightParams
     outputs = ("weights", "scores", "ranking")
+    cues = (*_RANKING, "weight", "objective", "entropy", "权重", "赋权", "客观", "熵")
 
     def check(self, data: ProblemData, params: Any) -> list[str]:
         return _criteria_problem(data, EntropyWeightParams.model_validate(params))
@@ -143,13 +171,17 @@ class GreyRelationalParams(_Criteria):
     rho: float = Field(0.5, gt=0, le=1, description="分辨系数")
 
 
-class GreyRelational(Family):
+class GreyRelational(_Evaluation):
     name = "grey_relational"
     group = "evaluation"
     title = ("Grey relational analysis", "灰色关联分析")
     answers = frozenset({"ranking", "explanation"})
     Params = GreyRelationalParams
     outputs = ("grades", "ranking")
+    cues = (
+        *_RANKING, "relat", "correlat", "factor", "influenc", "associat", "grey", "gray", "关联", "相关", "因素", "影响",
+        "灰色",
+    )  # fmt: skip
 
     def check(self, data: ProblemData, params: Any) -> list[str]:
         return _criteria_problem(data, GreyRelationalParams.model_validate(params))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+import pandas as pd
 from pydantic import Field
 
 from ._base import Family, FamilyParams, ProblemData, columns_problem, num, zh
@@ -11,9 +12,34 @@ from ._base import Family, FamilyParams, ProblemData, columns_problem, num, zh
 __all__ = ["Centrality", "CentralityParams", "MaxFlow", "MaxFlowParams", "ShortestPath", "ShortestPathParams"]
 
 
+_GRAPH = ("network", "node", "graph", "edge", "vertex", "vertices", "link", "connect", "网络", "节点", "图论", "顶点",
+          "连接", "连通")  # fmt: skip
+"""Words of any statement about a graph: every network family's subject (the rest tell them apart)."""
+
+
 class _Edges(FamilyParams):
     source_column: str = Field("", max_length=60, description="边的起点列")
     target_column: str = Field("", max_length=60, description="边的终点列")
+
+
+def _not_edges(frame: pd.DataFrame) -> str:
+    """Why `frame` is no list of edges ("" when two of its columns, names or whole numbers, share at least half
+    the values of each: the nodes a row links)."""
+    ends = [c for c in frame.columns if not pd.api.types.is_float_dtype(frame[c])]
+    values = {c: {str(v) for v in frame[c].dropna()} for c in ends}
+    for i, a in enumerate(ends):
+        for b in ends[i + 1 :]:
+            common = values[a] & values[b]
+            if common and len(common) * 2 >= max(len(values[a]), len(values[b])) and len(frame) >= 2:
+                return ""
+    return "it needs a row per link: two columns naming the nodes it joins"
+
+
+class _Network(Family):
+    """A family that reads a list of edges."""
+
+    def table_misfit(self, frame: pd.DataFrame) -> str:
+        return _not_edges(frame)
 
 
 def _nodes(data: ProblemData, p: _Edges) -> set[str]:
@@ -38,14 +64,17 @@ class ShortestPathParams(_Edges):
     directed: bool = False
 
 
-class ShortestPath(Family):
+class ShortestPath(_Network):
     name = "shortest_path"
     group = "network"
     title = ("Shortest path (Dijkstra)", "最短路径（Dijkstra）")
     answers = frozenset({"policy", "number"})
     Params = ShortestPathParams
     outputs = ("path", "length")
-    subject = ("path", "route", "road", "network", "node", "graph", "distance", "路", "网络", "节点", "距离")
+    subject = (
+        *_GRAPH, "path", "route", "road", "distance", "shortest", "travel", "journey", "flight", "trip", "路", "距离",
+        "最短", "行程", "航线",
+    )  # fmt: skip
 
     def check(self, data: ProblemData, params: Any) -> list[str]:
         p = ShortestPathParams.model_validate(params)
@@ -70,14 +99,17 @@ class MaxFlowParams(_Edges):
     sink: str = Field("", max_length=60, description="汇点")
 
 
-class MaxFlow(Family):
+class MaxFlow(_Network):
     name = "max_flow"
     group = "network"
     title = ("Maximum flow and minimum cut", "最大流与最小割")
     answers = frozenset({"number", "policy", "explanation"})
     Params = MaxFlowParams
     outputs = ("max_flow", "min_cut")
-    subject = ("flow", "capacity", "network", "road", "pipe", "traffic", "流", "通行能力", "容量", "网络", "管道")
+    subject = (
+        *_GRAPH, "flow", "capacit", "road", "pipe", "traffic", "throughput", "bottleneck", "vehicles per", "流",
+        "通行能力", "容量", "管道", "能通过", "瓶颈", "道路",
+    )  # fmt: skip
 
     def check(self, data: ProblemData, params: Any) -> list[str]:
         p = MaxFlowParams.model_validate(params)
@@ -96,14 +128,14 @@ class CentralityParams(_Edges):
     top: int = Field(5, ge=1, le=20, description="列出前几名")
 
 
-class Centrality(Family):
+class Centrality(_Network):
     name = "centrality"
     group = "network"
     title = ("Network centrality", "网络中心性")
     answers = frozenset({"ranking", "explanation"})
     Params = CentralityParams
     outputs = ("ranking", "scores")
-    subject = ("network", "node", "graph", "road", "junction", "hub", "link", "网络", "节点", "路", "枢纽", "连接")
+    subject = (*_GRAPH, "road", "junction", "intersection", "hub", "路", "枢纽", "交叉口")
 
     def check(self, data: ProblemData, params: Any) -> list[str]:
         p = CentralityParams.model_validate(params)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+import pandas as pd
 from pydantic import Field
 
-from ._base import Family, FamilyParams, ProblemData, columns_problem, num, stated, zh
+from ._base import Family, FamilyParams, ProblemData, columns_problem, measures, num, numeric_columns, stated, zh
 
 __all__ = ["LotkaVolterra", "LotkaVolterraParams", "Pharmacokinetics", "PharmacokineticsParams", "Sir", "SirParams"]
 
@@ -25,7 +26,15 @@ class LotkaVolterra(Family):
     answers = frozenset({"estimate", "forecast", "number", "explanation"})
     Params = LotkaVolterraParams
     outputs = ("alpha", "beta", "gamma", "delta", "period")
-    subject = ("predator", "prey", "捕食", "猎物", "天敌", "被捕食")
+    subject = (
+        "predator", "prey", "predation", "species", "equilibri", "oscillat", "捕食", "猎物", "天敌", "物种", "平衡点",
+        "周期性",
+    )  # fmt: skip
+
+    def table_misfit(self, frame: pd.DataFrame) -> str:
+        if len(frame) < 8 or len(numeric_columns(frame)) < 3:
+            return "it needs at least 8 times and three numeric columns (the time, the prey, the predators)"
+        return ""
 
     def check(self, data: ProblemData, params: Any) -> list[str]:
         p = LotkaVolterraParams.model_validate(params)
@@ -63,7 +72,15 @@ class Pharmacokinetics(Family):
     answers = frozenset({"estimate", "number", "forecast", "explanation"})
     Params = PharmacokineticsParams
     outputs = ("ka", "ke", "half_life", "cmax", "tmax")
-    subject = ("drug", "dose", "concentration", "plasma", "药", "剂量", "浓度", "血")
+    subject = (
+        "drug", "dose", "dosing", "concentration", "plasma", "medic", "absor", "elimin", "half-life", "pharmac", "药",
+        "剂量", "浓度", "血", "吸收", "消除", "半衰期",
+    )  # fmt: skip
+
+    def table_misfit(self, frame: pd.DataFrame) -> str:
+        if len(frame) < 5 or len(numeric_columns(frame)) < 2:
+            return "it needs at least 5 times and two numeric columns (the time, the concentration)"
+        return ""
 
     def check(self, data: ProblemData, params: Any) -> list[str]:
         p = PharmacokineticsParams.model_validate(params)
@@ -108,7 +125,6 @@ class Sir(Family):
     outputs = ("beta", "gamma", "r0", "peak_day")
     subject = (
         "infect",
-        "epidemic",
         "disease",
         "outbreak",
         "flu",
@@ -120,7 +136,18 @@ class Sir(Family):
         "流感",
         "病毒",
         "疾病",
+        "recover",
+        "contagio",
+        "transmi",
+        "epidemi",
+        "康复",
+        "传播",
     )
+
+    def table_misfit(self, frame: pd.DataFrame) -> str:
+        if len(frame) < 7 or not measures(frame):
+            return "it needs a column of case counts over at least 7 days"
+        return ""
 
     def check(self, data: ProblemData, params: Any) -> list[str]:
         p = SirParams.model_validate(params)

@@ -7,7 +7,7 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import Field
 
-from ._base import Family, FamilyParams, ProblemData, columns_problem, num, stated, zh
+from ._base import Family, FamilyParams, ProblemData, columns_problem, num, numeric_columns, stated, zh
 
 __all__ = [
     "Assignment",
@@ -17,6 +17,10 @@ __all__ = [
     "Transport",
     "TransportParams",
 ]
+
+
+_OPTIMUM = ("maximi", "minimi", "optim", "cost", "least", "最大", "最小", "最多", "最少", "最优", "成本", "最省")
+"""Words a statement asking for the best plan uses: every optimisation family's cues (the rest tell them apart)."""
 
 
 class LinearProgrammeParams(FamilyParams):
@@ -36,6 +40,16 @@ class LinearProgramme(Family):
     answers = frozenset({"policy", "number"})
     Params = LinearProgrammeParams
     outputs = ("status", "objective", "plan", "binding")
+    cues = (
+        *_OPTIMUM, "profit", "budget", "resource", "produc", "plan$", "planning", "how many of each", "schedul", "constrain", "limit", "capacit",
+        "diet", "blend", "mix", "invest", "规划", "利润", "预算", "资源", "生产", "产量", "约束", "限制", "安排", "计划",
+        "投资", "配比",
+    )  # fmt: skip
+
+    def table_misfit(self, frame: pd.DataFrame) -> str:
+        if len(frame.columns) < 3 or len(numeric_columns(frame)) < 2:
+            return "it needs a name column and numeric columns (the objective, each resource's use)"
+        return ""
 
     def check(self, data: ProblemData, params: Any) -> list[str]:
         p = LinearProgrammeParams.model_validate(params)
@@ -67,6 +81,21 @@ class LinearProgramme(Family):
         return [f"The optimal plan: {plan}; the {goal} objective is {num(r['objective'])}.", f"Resources used up (binding constraints): {binding}."]  # fmt: skip
 
 
+def _not_matrix(frame: pd.DataFrame, *, also: int = 0) -> str:
+    """Why `frame` is no matrix of numbers beside a label column ("" when some column labels rows whose other
+    cells, `also` columns besides at least two, are all numbers)."""
+    for label in frame.columns:
+        rest = frame.drop(columns=[label])
+        if (
+            len(frame) >= 2
+            and rest.shape[1] >= 2 + also
+            and all(pd.api.types.is_numeric_dtype(rest[c]) for c in rest.columns)
+            and not rest.isna().any().any()
+        ):
+            return ""
+    return "it needs a label column and a matrix of numbers beside it (no empty cell)"
+
+
 class AssignmentParams(FamilyParams):
     family: Literal["assignment"] = "assignment"
     label_column: str = Field("", max_length=60, description="行标签列（如工人）；其余列为各任务的成本")
@@ -93,6 +122,13 @@ class Assignment(Family):
     answers = frozenset({"policy", "number"})
     Params = AssignmentParams
     outputs = ("pairs", "total")
+    cues = (
+        *_OPTIMUM, "assign", "allocat", "match", "pairing", "worker", "staff", "employee", "job", "crew", "person", "one each",
+        "指派", "分配", "匹配", "工人", "员工", "人员", "每人", "一人", "岗位", "分派",
+    )  # fmt: skip
+
+    def table_misfit(self, frame: pd.DataFrame) -> str:
+        return _not_matrix(frame)
 
     def check(self, data: ProblemData, params: Any) -> list[str]:
         p = AssignmentParams.model_validate(params)
@@ -119,6 +155,16 @@ class Transport(Family):
     answers = frozenset({"policy", "number"})
     Params = TransportParams
     outputs = ("status", "total_cost", "flows")
+    cues = (
+        *_OPTIMUM, "transport", "ship", "deliver", "supply", "demand", "warehouse", "depot", "freight", "haul", "origins",
+        "destination", "logistic", "运输", "运费", "调运", "供应", "供给", "需求", "产地", "销地",
+        "仓库", "配送", "物流", "发货", "调配",
+    )  # fmt: skip
+
+    def table_misfit(self, frame: pd.DataFrame) -> str:
+        if len(frame) < 3:
+            return "it needs a row per source and a row of demands"
+        return _not_matrix(frame, also=1)  # the supply column besides the costs
 
     def check(self, data: ProblemData, params: Any) -> list[str]:
         p = TransportParams.model_validate(params)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+import pandas as pd
 from pydantic import Field
 
-from ._base import Family, FamilyParams, ProblemData, columns_problem, num, stated, zh
+from ._base import Family, FamilyParams, ProblemData, columns_problem, num, numeric_columns, stated, zh
 
 __all__ = ["Leslie", "LeslieParams"]
 
@@ -28,6 +29,22 @@ COVERED_AGES = 0.8
 age missing of a herd's 16 passes; a column of prices or profits does not)."""
 
 
+def _not_ages(column: pd.Series) -> str:
+    """Why `column` is not a run of ages ("" when it is)."""
+    ages = column.dropna()
+    if len(ages) < 3 or not pd.api.types.is_numeric_dtype(ages) or not (ages == ages.round()).all():
+        return "is not a whole-number age"
+    distinct = ages.drop_duplicates()
+    span = ages.max() - ages.min() + 1
+    if ages.min() < 0 or ages.max() > MAX_AGE or len(distinct) < COVERED_AGES * span:
+        # seen on the embedded model: a workshop's profit per product (45, 80, 120, 30) taken for ages
+        return (
+            f"is not a run of ages ({len(distinct)} values from {ages.min():g} to {ages.max():g}): a Leslie model "
+            "needs a count for each age class"
+        )
+    return ""
+
+
 class Leslie(Family):
     name = "leslie"
     group = "population"
@@ -35,7 +52,18 @@ class Leslie(Family):
     answers = frozenset({"estimate", "forecast", "policy", "number"})
     Params = LeslieParams
     outputs = ("survival", "growth_rate", "harvest_rate", "removals_per_year", "total_projected")
-    subject = ("age", "survival", "cohort", "population", "herd", "breed", "年龄", "龄", "存活", "种群", "繁殖")
+    subject = (
+        "age", "surviv", "cohort", "population", "herd", "breed", "birth", "fertil", "fecund", "mortal", "harvest",
+        "cull", "hunt", "龄", "存活", "种群", "繁殖", "出生", "生育", "死亡率", "捕获", "捕捞",
+        "猎杀", "淘汰",
+    )  # fmt: skip
+
+    def table_misfit(self, frame: pd.DataFrame) -> str:
+        if len(numeric_columns(frame)) < 2:
+            return "it needs an age column and a count column"
+        if not any(not _not_ages(frame[c]) for c in numeric_columns(frame)):
+            return "no column is a run of whole-number ages"
+        return ""
 
     def check(self, data: ProblemData, params: Any) -> list[str]:
         p = LeslieParams.model_validate(params)
@@ -44,18 +72,9 @@ class Leslie(Family):
             reasons += columns_problem(data, p.next_table, [p.age_column, p.count_column], min_rows=3)
         if reasons:
             return reasons
-        frame = data.tables[p.table]
-        ages = frame[p.age_column].dropna()
-        if not (ages == ages.round()).all():
-            return [f"{p.age_column} of {p.table} is not a whole-number age"]
-        distinct = ages.drop_duplicates()
-        span = ages.max() - ages.min() + 1
-        if ages.min() < 0 or ages.max() > MAX_AGE or len(distinct) < COVERED_AGES * span:
-            # seen on the embedded model: a workshop's profit per product (45, 80, 120, 30) taken for ages
-            return [
-                f"{p.age_column} of {p.table} is not a run of ages ({len(distinct)} values from {ages.min():g} to "
-                f"{ages.max():g}): a Leslie model needs a count for each age class"
-            ]
+        not_ages = _not_ages(data.tables[p.table][p.age_column])
+        if not_ages:
+            return [f"{p.age_column} of {p.table} {not_ages}"]
         for name in filter(None, [p.table, p.next_table]):
             rows = data.tables[name][[p.age_column, p.count_column]].dropna().drop_duplicates()
             clash = rows[p.age_column][rows[p.age_column].duplicated()]

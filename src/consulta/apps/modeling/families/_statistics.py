@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+import pandas as pd
 from pydantic import Field
 
 from .._fit_checks import made_of
-from ._base import Family, FamilyParams, ProblemData, columns_problem, num, zh
+from ._base import Family, FamilyParams, ProblemData, columns_problem, measures, num, numeric_columns, zh
 
 __all__ = [
     "Gm11",
@@ -20,6 +21,10 @@ __all__ = [
     "TimeSeries",
     "TimeSeriesParams",
 ]
+
+
+_FORECAST = ("forecast", "predict", "project", "trend", "future", "coming", "预测", "趋势", "未来", "今后", "将来")
+"""Words a statement asking for a series' future uses."""
 
 
 class Gm11Params(FamilyParams):
@@ -36,6 +41,13 @@ class Gm11(Family):
     answers = frozenset({"forecast", "number", "estimate"})
     Params = Gm11Params
     outputs = ("a", "b", "forecast", "mean_relative_error")
+    cues = _FORECAST + ("growth", "grey", "gray", "annual", "yearly", "增长", "灰色", "逐年", "年度")
+
+    def table_misfit(self, frame: pd.DataFrame) -> str:
+        positive = [c for c in measures(frame) if (frame[c].dropna() > 0).all()]
+        if not 4 <= len(frame) <= 30 or not positive:
+            return "it needs a short positive series (4 to 30 values)"
+        return ""
 
     def check(self, data: ProblemData, params: Any) -> list[str]:
         p = Gm11Params.model_validate(params)
@@ -74,6 +86,15 @@ class KMeansClusters(Family):
     answers = frozenset({"explanation", "number", "ranking"})
     Params = KMeansParams
     outputs = ("k", "sizes", "centres", "silhouette")
+    cues = (
+        "group", "cluster", "segment", "categor", "classif", "type", "similar", "pattern", "profile", "聚类", "分类",
+        "类别", "分组", "群", "类型", "相似", "几类",
+    )  # fmt: skip
+
+    def table_misfit(self, frame: pd.DataFrame) -> str:
+        if len(frame) < 8 or not measures(frame):
+            return "it needs at least 8 rows with a measured column to cluster on"
+        return ""
 
     def check(self, data: ProblemData, params: Any) -> list[str]:
         p = KMeansParams.model_validate(params)
@@ -105,6 +126,15 @@ class Regression(Family):
     answers = frozenset({"estimate", "ranking", "explanation", "number"})
     Params = RegressionParams
     outputs = ("effects", "r2", "ranking")
+    cues = (
+        "depend", "effect", "affect", "factor", "relat", "explain", "influenc", "impact", "driv", "regress", "correlat",
+        "determin", "影响", "关系", "因素", "回归", "相关", "决定", "解释", "依赖",
+    )  # fmt: skip
+
+    def table_misfit(self, frame: pd.DataFrame) -> str:
+        if len(frame) < 6 or len(numeric_columns(frame)) < 2:
+            return "it needs at least 6 rows and two numeric columns (a target and a covariate)"
+        return ""
 
     def check(self, data: ProblemData, params: Any) -> list[str]:
         p = RegressionParams.model_validate(params)
@@ -140,6 +170,25 @@ class TimeSeries(Family):
     answers = frozenset({"forecast", "number"})
     Params = TimeSeriesParams
     outputs = ("forecast", "mape_holdout_pct")
+    cues = _FORECAST + (
+        "season",
+        "month",
+        "week",
+        "daily",
+        "series",
+        "next",
+        "季节",
+        "月",
+        "周",
+        "每天",
+        "每日",
+        "序列",
+    )
+
+    def table_misfit(self, frame: pd.DataFrame) -> str:
+        if len(frame) < 10 or not measures(frame):
+            return "it needs a series of at least 10 measured values"
+        return ""
 
     def check(self, data: ProblemData, params: Any) -> list[str]:
         p = TimeSeriesParams.model_validate(params)

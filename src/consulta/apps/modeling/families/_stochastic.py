@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+import pandas as pd
 from pydantic import Field
 
-from ._base import Family, FamilyParams, ProblemData, columns_problem, num, stated, zh
+from ._base import Family, FamilyParams, ProblemData, columns_problem, measures, num, stated, zh
 
 __all__ = ["MarkovChain", "MarkovChainParams", "MonteCarlo", "MonteCarloParams", "Queue", "QueueParams"]
 
@@ -24,6 +25,19 @@ class MarkovChain(Family):
     answers = frozenset({"forecast", "estimate", "number", "explanation"})
     Params = MarkovChainParams
     outputs = ("transitions", "steady_state", "ahead")
+    cues = (
+        "state", "transition", "markov", "moving from", "move from", "switch", "long run", "long-run", "steady",
+        "tomorrow", "next day", "sequence", "状态", "转移", "马尔可夫", "马尔科夫", "长期", "稳态", "明天", "次日", "下一",
+    )  # fmt: skip
+
+    def table_misfit(self, frame: pd.DataFrame) -> str:
+        for column in frame.columns:  # states are names or whole-number codes
+            if pd.api.types.is_float_dtype(frame[column]):
+                continue
+            states = frame[column].dropna().nunique()
+            if 2 <= states <= 20 and len(frame) >= max(20, 3 * states):
+                return ""
+        return "it needs a column of states (2 to 20 values) recorded in order, at least 20 of them"
 
     def check(self, data: ProblemData, params: Any) -> list[str]:
         p = MarkovChainParams.model_validate(params)
@@ -59,7 +73,15 @@ class Queue(Family):
     answers = frozenset({"number", "policy", "estimate"})
     Params = QueueParams
     outputs = ("arrival_rate", "service_rate", "servers_needed")
-    subject = ("queue", "arriv", "wait", "server", "counter", "window", "排队", "到达", "等待", "窗口", "服务台")
+    subject = (
+        "queue", "queuing", "arriv", "wait", "server", "service time", "counter", "window", "checkout", "teller",
+        "排队", "到达", "等待", "窗口", "服务台", "服务时间", "服务率", "收银",
+    )  # fmt: skip
+
+    def table_misfit(self, frame: pd.DataFrame) -> str:
+        if len(frame) < 10 or len(measures(frame)) < 2:
+            return "it needs at least 10 rows of two measured times (between arrivals, of service)"
+        return ""
 
     def check(self, data: ProblemData, params: Any) -> list[str]:
         p = QueueParams.model_validate(params)
@@ -106,6 +128,16 @@ class MonteCarlo(Family):
     answers = frozenset({"number", "estimate", "forecast", "policy"})
     Params = MonteCarloParams
     outputs = ("probability_exceed", "mean_total", "p95")
+    cues = (
+        "simulat", "probabilit", "chance", "random", "risk", "uncertain", "exceed", "shortage", "stock", "inventor",
+        "reliab", "likel", "monte carlo", "模拟", "概率", "随机", "风险", "不确定", "超过", "短缺", "库存", "可能性",
+        "蒙特卡",
+    )  # fmt: skip
+
+    def table_misfit(self, frame: pd.DataFrame) -> str:
+        if len(frame) < 10 or not measures(frame):
+            return "it needs at least 10 observations of a measured quantity to resample"
+        return ""
 
     def check(self, data: ProblemData, params: Any) -> list[str]:
         p = MonteCarloParams.model_validate(params)
