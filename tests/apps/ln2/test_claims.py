@@ -247,30 +247,35 @@ def test_a_write_on_an_information_request_is_refused_and_stages_nothing(tmp_pat
 @pytest.mark.parametrize(
     ("prompt", "replies", "said"),
     [
+        # (each asked with more than a plain look-up, which code answers itself: the model's replies are checked)
         # a reply that gives up after the look-up answered the request: code says what the look-up found
         (
-            "Do we have any HeLa cells left?",
+            "Do we have any HeLa cells left for tomorrow?",
             ["I'm sorry, I can't assist with that.", "Sorry, please try again later."],
             ["HeLa", "box 1 positions 28,29,30,31"],
         ),
         # a Chinese request answered in English: written again, then said by code in Chinese
-        ("我们还有 HeLa 细胞吗？", ["HeLa is in box 1.", "We have HeLa."], ["共", "HeLa"]),
+        ("我们还有 HeLa 细胞吗？明天要用。", ["HeLa is in box 1.", "We have HeLa."], ["共", "HeLa"]),
         ("撤销刚才的操作", ["抱歉，我无法完成。", "抱歉。"], ["没有可撤销的操作"]),
         # the user's words repeated back (seen on the embedded model, eval_ln2 zh_lookup_hela)
         (
-            "我们还有 HeLa 细胞吗？",
+            "我们还有 HeLa 细胞吗？明天要用。",
             ["我们还有 HeLa 细胞吗？", "我们还有HeLa细胞吗"],
-            ["共", "box 1 positions 28,29,30,31"],
+            ["共", "1号盒 28,29,30,31 号位"],
         ),
         # where the tubes are is half the answer: a count alone is written again, then said by code
         (
-            "Do we have any HeLa cells left?",
+            "Do we have any HeLa cells left for tomorrow?",
             ["We still have 11 HeLa cells left.", "Yes, 11 HeLa tubes."],
             ["HeLa", "box 1 positions 28,29,30,31"],
         ),
         # "how many" answered with a count the model made (records, not tubes): the tools' count is said instead
-        ("How many K562-WT tubes do we have?", ["We still have 2 K562-WT tubes.", "There are 2."], ["tubes: 9"]),
-        ("Jurkat 一共有几管？", ["Jurkat 一共有4管。", "4管。"], ["17 管"]),
+        (
+            "How many K562-WT tubes do we have for the screen?",
+            ["We still have 2 K562-WT tubes.", "There are 2."],
+            ["tubes: 9"],
+        ),
+        ("Jurkat 一共有几管？明天要用。", ["Jurkat 一共有4管。", "4管。"], ["17 管"]),
     ],
 )
 def test_a_look_up_turn_is_answered_from_its_results(

@@ -23,6 +23,7 @@ from ._locate import said_boxes, said_places
 from ._turns import asks_for_cells, asks_for_change, named_in
 
 __all__ = [
+    "say_record",
     "answer_from_results",
     "asks_which_cells",
     "check_ln2_reply",
@@ -76,6 +77,31 @@ def counted(facts: TurnFacts) -> set[int]:
     return numbers
 
 
+_RECORD_LINE = re.compile(
+    r"^id (?P<id>\d+): (?P<name>.+?)(?:; plasmid (?P<plasmid>.+?))?; box (?P<box>\d+) "
+    r"(?:positions (?P<positions>[\d,]+)|(?P<consumed>consumed)); frozen (?P<frozen>[^;]+)(?:; note: (?P<note>.*))?$"
+)
+
+
+def say_record(line: str, lang: str) -> str:
+    """A record as the look-up tools list it ("id 4: HeLa; box 1 positions 28,29; frozen 2024-11-05"), said in
+    `lang` (the names, dates and notes as they are); a line of another shape as it is."""
+    found = _RECORD_LINE.match(line)
+    if found is None or lang == "en":
+        return line
+    parts = [t("ln2.record.name", lang, id=found["id"], name=found["name"])]
+    if found["plasmid"]:
+        parts.append(t("ln2.record.plasmid", lang, plasmid=found["plasmid"]))
+    if found["consumed"]:
+        parts.append(t("ln2.record.consumed", lang, box=found["box"]))
+    else:
+        parts.append(t("ln2.record.positions", lang, box=found["box"], positions=found["positions"]))
+    parts.append(t("ln2.record.frozen", lang, frozen=found["frozen"]))
+    if found["note"]:
+        parts.append(t("ln2.record.note", lang, note=found["note"]))
+    return t("ln2.record.sep", lang).join(parts)
+
+
 def summarize(call: ToolOutcome, lang: str) -> str | None:
     """What one read call returned, said by code in `lang` (None for a result it does not know the shape of)."""
     data = _result(call)
@@ -89,7 +115,8 @@ def summarize(call: ToolOutcome, lang: str) -> str | None:
         total = data.get("total", len(lines))
         tubes = data.get("tubes", None)
         key = "ln2.reply.records" if tubes is not None else "ln2.reply.records_only"
-        said = t(key, lang, total=total, tubes=tubes, records="\n".join(f"- {line}" for line in lines))  # one a line
+        records = "\n".join(f"- {say_record(line, lang)}" for line in lines)  # one a line
+        said = t(key, lang, total=total, tubes=tubes, records=records)
         # nothing matched as asked: these are only close spellings, and the person is told so first
         return t("ln2.reply.close_spellings", lang) + said if data.get("close_spellings") else said
     if isinstance(data.get("entries"), list):
