@@ -116,3 +116,30 @@ def test_the_rewrite_prompt_gives_the_task_the_draft_and_the_problem() -> None:
     )
     assert lines[1].startswith("Draft: {") and '"correct_keywords"' not in lines[1]
     assert lines[2] == "Problem: Options repeat."
+
+
+def test_a_draft_that_does_not_say_the_topics_words_is_on_topic_when_the_model_reads_it_so() -> None:
+    import asyncio
+    from types import SimpleNamespace
+
+    from consulta.apps.quiz._judge import ModelJudge
+    from consulta.apps.quiz._modes import _about_topic
+
+    class Reader:
+        """A test double of the embedded model's label reading: yes when the question names SHA-256."""
+
+        prompts: list[str] = []
+
+        async def label_probabilities(self, *, system: str, prompt: str, labels: Any) -> dict[str, float]:
+            self.prompts.append(prompt)
+            yes = 0.9 if "SHA-256" in prompt else 0.2
+            return {"yes": yes, "no": 1 - yes, "Yes": 0.0, "No": 0.0}
+
+    tools = SimpleNamespace(judge=ModelJudge(Reader()))  # type: ignore[arg-type]
+    sha = {"stem": "What is the purpose of the SHA-256 hashing algorithm?", "choices": None}
+    gil = {"stem": "What does the GIL do in CPython?", "choices": None}
+    assert asyncio.run(_about_topic(tools, sha, "Cryptography")) is True  # type: ignore[arg-type]
+    assert asyncio.run(_about_topic(tools, gil, "Cryptography")) is False  # type: ignore[arg-type]
+    assert Reader.prompts[0].startswith("Topic: Cryptography\nQuestion: What is the purpose of the SHA-256")
+    without = SimpleNamespace(judge=ModelJudge(object()))  # type: ignore[arg-type]  # no probabilities: words decide
+    assert asyncio.run(_about_topic(without, sha, "Cryptography")) is False  # type: ignore[arg-type]

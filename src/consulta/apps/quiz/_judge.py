@@ -151,6 +151,7 @@ _DOUBTS = {
     "distractors": "the wrong options may be implausible or not clearly wrong",
     "fairness": "the item may be unfair or a trick",
 }
+_TOPIC_INSTRUCTIONS = "You sort test questions by topic. Reply to the question asked at the end with yes or no."
 _REWRITE_INSTRUCTIONS = (
     "You revise test questions. You get the task, a draft question and the one problem found in it. Write the "
     "question again with that problem fixed: on the task's topic, in the task's language, one clear question with "
@@ -356,6 +357,17 @@ class ModelJudge:
                 return None
             readings.append({options[i]: read[label] for label, i in zip(labels, order, strict=True)})
         return {option: sum(r[option] for r in readings) / len(readings) for option in options}
+
+    async def about_topic(self, *, text: str, topic: str, timeout: float | None = None) -> float | None:
+        """The model's probability that `text` (an item) is about `topic`, read in one forward pass (yes / no); None
+        when the model gives no probabilities."""
+        if not isinstance(self.model, LabelReader):
+            return None
+        prompt = f"Topic: {topic}\nQuestion: {text}\nIs this question about the topic {topic}? yes or no?"
+        said = await self._read_labels(_TOPIC_INSTRUCTIONS, prompt, _YES_NO, timeout)
+        if said is None:
+            return None
+        return (said["yes"] + said["Yes"]) / (sum(said.values()) or 1.0)
 
     async def rewrite_item(self, *, prompt: str, output_type: type[T], timeout: float | None = None) -> T:
         """Mode 1's rewrite: the model writes a rejected draft again as `output_type` (its grammar fixes the shape),

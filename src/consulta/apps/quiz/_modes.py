@@ -62,6 +62,8 @@ NOT_NEW = ("copies_existing_question", "off_topic", "wrong_language")
 MAX_REWRITES = 2
 """Times a rejected draft goes back to the model with its one reason (each a model request of ~100 tokens)."""
 MAX_ITEMS = 5
+TOPIC_READING_S = 15.0
+"""The bound of the model's one reading of whether a draft is about the topic (a forward pass: ~1 s on 2 cores)."""
 
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 
@@ -447,12 +449,13 @@ async def _check_and_save(
     )
     choices = draft.get("choices") if kind == "multiple_choice" else None
     copied = _exists(tools, kind, draft["stem"], choices, request.lang) or _near_copy(draft["stem"], request.lang)
+    about = topic or request.interests[0]
     problem = first_problem(
         draft,
         lang=request.lang,
-        topic=topic or request.interests[0],
+        topic=about,
         copied=copied,
-        on_topic=_on_topic(draft, request.interests),
+        on_topic=_on_topic(draft, request.interests) or await _about_topic(tools, draft, about),
     )
     if problem is not None:
         issues = list(problem.issues) or [problem.code]
@@ -525,6 +528,22 @@ def _on_topic(draft: dict[str, Any], interests: Sequence[str]) -> bool:
         if not words or (long or words) & said:
             return True
     return False
+
+
+async def _about_topic(tools: QuizTools, draft: dict[str, Any], topic: str) -> bool:
+    """Whether the model reads a draft that does not say the topic's words as about the topic anyway (an item on
+    SHA-256 is about cryptography): its probability of yes at least 0.5; False when it gives none."""
+    from ._judge import JudgeUnavailable
+
+    about = getattr(tools.judge, "about_topic", None)
+    if about is None:
+        return False
+    text = " ".join([draft["stem"], *(draft.get("choices") or [])])
+    try:
+        p = await about(text=text, topic=topic, timeout=TOPIC_READING_S)
+    except JudgeUnavailable:
+        return False
+    return p is not None and p >= 0.5
 
 
 def _exists(tools: QuizTools, item_type: str, stem: str, choices: list[str] | None, lang: str) -> bool:
