@@ -49,7 +49,7 @@ def test_chat_tutor_consults_then_the_assistant_speaks_from_the_packet(tmp_path:
     en = catalog("en")  # the orchestrator's steps in the student's words, not its tools' names
     # "can I start task_2_1?" is code's packet, whose tool makes the inspection (on record: see below)
     assert en["tutor.step.submit_instruction_packet"] in chat.stdout and "consult_expert" not in chat.stdout
-    assert "没有 age 列" in chat.stdout  # the assistant's reply to the student
+    assert "缺少列：age" in chat.stdout  # the reply to the student: code says its own packet (no model request)
     store = Store(f"sqlite:///{tmp_path / 'home' / 'consulta.db'}")
     (kept,) = store.list_consultations()
     assert (

@@ -80,7 +80,7 @@ def test_upload_then_a_turn_shows_its_cards(qtbot: Any, open_window: Any, tmp_pa
     window.chat.input.setFocus()
     window.chat.input.insert("我上传了数据，可以开始task_2_1吗？")
     qtbot.keyClick(window.chat.input, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: "没有 age 列" in window.chat.transcript.toPlainText(), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: "缺少列：age" in window.chat.transcript.toPlainText(), timeout=WAIT_MS)  # code says it
     qtbot.waitUntil(lambda: turn.turn is not None and turn.turn.assistant_status == "finished", timeout=WAIT_MS)
     shown = turn.view.toPlainText()
     assert t("tutor.web.packet.title", lang) in shown and t("tutor.web.packet.accepted", lang) in shown
