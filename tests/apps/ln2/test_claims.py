@@ -144,6 +144,19 @@ def test_honest_replies_after_a_look_up_pass_as_written(tmp_path: Path, inventor
     assert run.status == RunStatus.finished and run.output == reply
 
 
+def run_with(store: Store, agent: Any, prompt: str, model: Any) -> RunRecord:
+    """One turn of `agent` on `store` with the function `model` (a test double)."""
+
+    async def scenario() -> RunRecord:
+        runtime = Runtime(store=store, resolve_model=lambda _: FunctionModel(model))
+        try:
+            return await runtime.run(agent, prompt, model="scripted")
+        finally:
+            await runtime.aclose()
+
+    return asyncio.run(scenario())
+
+
 READS = ["query_inventory", "search_records", "empty_positions", "inventory_stats", "audit_history", "question"]
 
 
@@ -183,15 +196,7 @@ def test_an_ln2_turn_starts_from_facts_and_information_never_writes(
         return ModelResponse(parts=[TextPart("Box 1 holds 30 tubes.")])
 
     store = Store(f"sqlite:///{tmp_path}/consulta.db")
-
-    async def scenario() -> RunRecord:
-        runtime = Runtime(store=store, resolve_model=lambda _: FunctionModel(model))
-        try:
-            return await runtime.run(agent, prompt, model="scripted")
-        finally:
-            await runtime.aclose()
-
-    run = asyncio.run(scenario())
+    run = run_with(store, agent, prompt, model)
     assert run.status == RunStatus.finished and seen[0] == first_choice
     calls = [c.tool_name for c in store.list_tool_calls(run.id)]
     assert calls == [*looked, "inventory_stats"]
@@ -218,15 +223,7 @@ def test_a_plain_look_up_is_answered_by_code_from_the_first_look(
         raise AssertionError("the model was asked")
 
     store = Store(f"sqlite:///{tmp_path}/consulta.db")
-
-    async def scenario() -> RunRecord:
-        runtime = Runtime(store=store, resolve_model=lambda _: FunctionModel(model))
-        try:
-            return await runtime.run(agent, prompt, model="scripted")
-        finally:
-            await runtime.aclose()
-
-    run = asyncio.run(scenario())
+    run = run_with(store, agent, prompt, model)
     assert run.status == RunStatus.finished and run.output
     assert [c.tool_name for c in store.list_tool_calls(run.id)] == [looked]
     assert said in run.output
