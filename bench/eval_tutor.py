@@ -707,11 +707,12 @@ async def one_turn(turn: Turn, *, model_spec: str, models_dir: Path) -> dict[str
             store=store, resolve_model=runtime.resolve_model, model=model_spec, lang=turn.lang, data_dir=Path(tmp)
         )
         agent = tutor.APP.build(tutor.APP.main_agent, tutor.TutorOptions(uploads=uploads), env)
-        started = time.perf_counter()
+        started = planned = time.perf_counter()
         run = reply = None
         crashed: str | None = None
         try:
             run = await runtime.run(agent, turn.student, model=model_spec, lang=turn.lang)
+            planned = time.perf_counter()
             handed = tutor.follow_up(run, env) if run.status == RunStatus.finished else None
             if handed is not None:  # as the host hands over: the next agent over the run's options and the hand-over's
                 options = tutor.APP.recorded_options({**run.options, **handed.options})
@@ -722,7 +723,8 @@ async def one_turn(turn: Turn, *, model_spec: str, models_dir: Path) -> dict[str
             crashed = f"{type(error).__name__}: {error}"
         finally:
             await runtime.aclose()
-        seconds = time.perf_counter() - started
+        ended = time.perf_counter()
+        seconds = ended - started
         calls = store.list_tool_calls(run.id) if run is not None else []
         reply_checks = [
             (check, replaced)
@@ -771,10 +773,17 @@ async def one_turn(turn: Turn, *, model_spec: str, models_dir: Path) -> dict[str
         "refusals": [c.error_code for c in calls if c.error_code],
         "consultations": [f"{c.expert_id}/{c.request.get('expected_output_type')}/{c.status}" for c in consulted],
         "rules": fired,
+        "expert_outputs": [c.expert_output for c in done if c.attempts],  # the experts' models' words (not code's)
         "packet": packet,
         "reply": reply.output if reply else None,
         "reply_checks": reply_checks,
         "seconds": round(seconds, 1),
+        # where the turn's time went: the orchestrator's run (its consultations inside it), then the assistant's
+        "seconds_parts": {
+            "orchestrator": round(planned - started, 1),
+            "consultations": round(sum(c.duration_ms or 0 for c in consulted) / 1000, 1),
+            "assistant": round(ended - planned, 1) if reply is not None else None,
+        },
     }
 
 

@@ -30,6 +30,7 @@ from ..runtime import (
     ToolDef,
     ToolError,
     current_tool_call,
+    reply_lang,
     typed_answer,
     utcnow,
 )
@@ -132,7 +133,7 @@ class Consultant:
                 answer = await typed_answer(
                     model=self.resolve_model(self.model),
                     instructions=_instructions(expert, output_type.__name__, request.expected_output_type),
-                    prompt=_prompt(request, facts),
+                    prompt=_prompt(request, facts, lang=self._reader_lang(run_id)),
                     output_type=output_type,
                     check=lambda output: expert.finish(request, facts, output),
                     retries=self.retries,
@@ -184,6 +185,12 @@ class Consultant:
         if call is not None and call.log is not None and call.run_id == run_id:
             return call.log.nested(**fields)
         return RunRecorder(self.store).nested(self.store.get_run(run_id) if run_id else None, **fields)
+
+    def _reader_lang(self, run_id: str | None) -> str:
+        """The language of the person the consulting run answers (Chinese when they wrote Chinese, else the run's):
+        the expert's texts are written in it, so what is passed on to that person needs no translation."""
+        run = self.store.get_run(run_id) if run_id else None
+        return reply_lang(run.prompt, run.lang) if run is not None else self.lang
 
     def _expert(self, request: ConsultRequest) -> Expert:
         expert = self.experts.get(request.expert_id)
@@ -263,6 +270,9 @@ async def _maybe_await(value: Facts | Awaitable[Facts]) -> Facts:
     return await value if inspect.isawaitable(value) else value  # type: ignore[return-value]
 
 
+_WRITTEN_IN = {"en": "English", "zh-CN": "Chinese (简体中文)"}
+
+
 def _instructions(expert: Expert, type_name: str, output_type: str) -> str:
     return (
         f"{expert.role}\n\nAnswer with one {output_type} ({type_name}): fill every field from the facts given; invent "
@@ -270,7 +280,9 @@ def _instructions(expert: Expert, type_name: str, output_type: str) -> str:
     )
 
 
-def _prompt(request: ConsultRequest, facts: Facts) -> str:
+def _prompt(request: ConsultRequest, facts: Facts, *, lang: str = "en") -> str:
+    """The request and code's facts; the language to write in last (a small model follows the prompt's last line
+    better than its instructions: seen, an explanation in English for a Chinese student)."""
     parts = [
         f"Question: {request.question}",
         "Context: " + json.dumps(request.context.model_dump(exclude_none=True), ensure_ascii=False),
@@ -278,4 +290,5 @@ def _prompt(request: ConsultRequest, facts: Facts) -> str:
     if facts:
         known = {k: v.model_dump(mode="json") if hasattr(v, "model_dump") else v for k, v in facts.items()}
         parts.append("Facts established in code: " + json.dumps(known, ensure_ascii=False, default=str))
+    parts.append(f"Write every text in {_WRITTEN_IN.get(lang, 'English')}.")
     return "\n".join(parts)

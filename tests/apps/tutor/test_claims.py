@@ -170,8 +170,8 @@ def test_the_hand_over_gives_the_assistant_the_packet(tmp_path: Path) -> None:
 @pytest.mark.parametrize("valid", [True, False])
 def test_codes_packet_after_a_validation_says_what_it_found(tmp_path: Path, valid: bool) -> None:
     """The first look's packet after a validation (written before it, "in_progress") is made "done" by the packet
-    tool only when the validation found the work valid; the assistant's notes carry the validation's words, so the
-    model words the reply (code planned it, but an expert spoke)."""
+    tool only when the validation found the work valid; the assistant's notes carry the validation's words, and, as
+    they are in the student's language, code says the reply with them (no model request)."""
     import asyncio
 
     from consulta.runtime import CURRENT_TOOL_CALL, ToolCallContext, utcnow
@@ -218,6 +218,26 @@ def test_codes_packet_after_a_validation_says_what_it_found(tmp_path: Path, vali
         duration_ms=1.0,
     )
     handover = tutor.follow_up(store.get_run(run.id), env)
-    assert handover is not None and handover.options["planned_by_code"] is False
+    assert handover is not None and handover.options["planned_by_code"] is True
     assert handover.options["validation"] == [output["validation_details"], output["recommended_action"]]
     assert f"What the check of their work found: {output['validation_details']}" in handover.prompt
+
+
+def test_code_says_the_experts_words_only_in_the_students_language_and_to_them() -> None:
+    """The experts' words code says: whole sentences in the reply's language, said to the student, none that names
+    an expert, no code."""
+    findings = tutor.Findings(
+        concept=(
+            "A merge joins two tables on a key. The data_inspector found it. The student should try it.",
+            "```x```",
+        ),
+        diagnosis=("KeyError: 'Age'", "Look at the exact column names: the student's code wrote 'Age'"),
+    )
+    said = findings.said_by_experts("en")
+    assert said == (
+        "A merge joins two tables on a key. You should try it. KeyError: 'Age'. "
+        "Look at the exact column names: your code wrote 'Age'."
+    )
+    assert findings.said_by_experts("zh-CN") == ""
+    chinese = tutor.Findings(concept=("合并按键把两张表连在一起。该学生应该试一试。",))
+    assert chinese.said_by_experts("zh-CN") == "合并按键把两张表连在一起。你应该试一试。"

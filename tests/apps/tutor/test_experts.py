@@ -125,9 +125,12 @@ def test_example_4_words_alone_do_not_validate_the_task(tmp_path: Path, uploads:
         missing_elements=[],
         recommended_action="Move on.",
     )
-    result = consult(consultant(tmp_path, uploads, [final(**generous)]), SEED_EXAMPLES[3])
+    c = consultant(tmp_path, uploads, [final(**generous)])
+    result = consult(c, SEED_EXAMPLES[3])
     out = result["expert_output"]
     assert out["is_valid"] is False and "code or output that shows it" in out["missing_elements"]
+    assert out["validation_details"] == "Your message shows no code or output for task_2_4."
+    assert c.store.get_consultation(result["consultation_id"]).attempts == 0  # code knew it whole: no model request
     assert result["instruction_updates"]["task_status"] == "in_progress"
 
 
@@ -137,8 +140,25 @@ def test_evidence_with_code_is_run_on_the_students_data(tmp_path: Path, uploads:
         "context": {**SEED_EXAMPLES[3]["context"], "student_evidence": "print(df.groupby('city')['age'].mean())"},
     }
     claims = dict(is_valid=True, validation_details="Ran it.", missing_elements=[], recommended_action="Next task.")
-    result = consult(consultant(tmp_path, uploads, [final(**claims)]), request)
+    c = consultant(tmp_path, uploads, [final(**claims)])
+    result = consult(c, request)
     assert result["expert_output"]["is_valid"] is False  # it raised KeyError on the real file
+    assert "KeyError: 'Column not found: age'" in result["expert_output"]["validation_details"]
+    assert c.store.get_consultation(result["consultation_id"]).attempts == 0  # said by code, not the model
+
+
+def test_a_keyerror_of_a_column_spelt_otherwise_points_to_the_files_column(tmp_path: Path, uploads: Path) -> None:
+    """Code knows where to look when the missing key is one of the file's columns written another way."""
+    request = {
+        **SEED_EXAMPLES[2],
+        "context": {**SEED_EXAMPLES[2]["context"], "student_code_snippet": "df['City'].unique()"},
+    }
+    vague = dict(error_root_cause="A typo.", explanation="Check.", suggested_fix_direction="Look.", related_concepts=[])
+    result = consult(consultant(tmp_path, uploads, [final(**vague)]), request)
+    assert result["expert_output"]["error_root_cause"] == "KeyError: 'City'"
+    assert result["expert_output"]["suggested_fix_direction"] == (
+        "Your file has no column 'City', but it has 'city': a column's name must be written exactly as in the file."
+    )
 
 
 @pytest.mark.parametrize(

@@ -55,7 +55,7 @@ from ._packet import (
     uninspected_uploads,
 )
 from ._tasks import Task, load_catalog
-from ._turns import first_consultation, shows_work
+from ._turns import first_consultation, shows_work, what_is_asked
 
 __all__ = [
     "ASSISTANT",
@@ -133,12 +133,18 @@ class Findings:
     validation: tuple[str, ...] = ()
     """The turn's validation of the student's work: its details, then the recommended action."""
 
-    def said_by_experts(self, lang: str) -> str:
+    def said_by_experts(self, lang: str, *, besides: str = "") -> str:
         """What the experts said (the explanation, the diagnosis, the validation), when it is in `lang` and holds no
         code block (code's reply writes no code), in whole sentences (a small model's text may stop mid-sentence at
-        its length limit: the unfinished one is left out)."""
+        its length limit: the unfinished one is left out), said to the student ("the student's file" → "your file"),
+        without a sentence that still names an expert or speaks of the student, or that code's reply says already
+        (`besides`)."""
         parts = [_whole_sentences(p) for p in (*self.concept, *self.diagnosis, *self.validation) if "```" not in p]
-        text = " ".join(part for part in parts if part)
+        sentences = [s.strip() for part in parts for s in _SENTENCE.findall(part) if s.strip()]
+        # a sentence of the student said to them ("they", "their" only there: "divided by their count" stays)
+        sentences = [_second_person(s) if _OF_THE_STUDENT.search(s) else s for s in sentences]
+        kept = [s for s in sentences if not (_INNER_NAMES.search(s) or _OF_THE_STUDENT.search(s) or s in besides)]
+        text = ("" if lang == "zh-CN" else " ").join(kept)
         return text if text and (reply_lang(text, "en") == "zh-CN") == (lang == "zh-CN") else ""
 
     def notes(self) -> list[str]:
@@ -378,7 +384,10 @@ def code_says(assistant: Agent, store: Store, *, packet: InstructionPacket, find
     async def say_packet() -> dict[str, Any]:
         call = current_tool_call()
         lang = store.get_run(call.run_id).lang if call is not None else "en"
-        return {"ok": True, "message": packet_reply(packet, reply_lang(student, lang), findings)}
+        said = reply_lang(student, lang)
+        # a request for the task's code is answered with the idea, and the reply says why there is no code
+        lead = t("tutor.reply.no_solution", said) if what_is_asked(student) == "solution" else ""
+        return {"ok": True, "message": _joined(said, lead, packet_reply(packet, said, findings))}
 
     tool = ToolDef(
         name=SAY_PACKET_TOOL_NAME,
@@ -477,6 +486,8 @@ def _whole_sentences(text: str) -> str:
     return ""
 
 
+_SENTENCE = re.compile(r".+?(?:[.!?](?=\s|$)|[。！？]|$)", re.S)
+"""One sentence of a text made of whole ones (`_whole_sentences`)."""
 _CODE_MARKS = re.compile(r"[=()\[\]{}]")
 """Marks of code (an example such as "merged = pd.merge(a"), which code's reply never says."""
 _SHORT_FIELD = 160
@@ -495,7 +506,13 @@ def packet_reply(packet: InstructionPacket, lang: str, findings: Findings = Find
         if findings.fits and packet.task_status == "not_started" and not packet.blocked_steps
         else ""
     )
-    parts = (fits or status, reasons, findings.said_by_experts(lang), t("tutor.reply.next", lang))
+    said = findings.said_by_experts(lang, besides=reasons)
+    ask = t("tutor.reply.next_done" if packet.task_status == "done" else "tutor.reply.next", lang)
+    return _joined(lang, fits or status, reasons, said, ask)
+
+
+def _joined(lang: str, *parts: str) -> str:
+    """The parts of a reply that are there, as one text in `lang` (Chinese sentences are not spaced)."""
     return ("" if lang == "zh-CN" else " ").join(part for part in parts if part)
 
 
@@ -558,6 +575,13 @@ _YOU = (
 )
 
 
+def _second_person(text: str) -> str:
+    """`text` said to the student: "the student's file" → "your file", "该学生需要" → "你需要"."""
+    for pattern, you in _YOU:
+        text = pattern.sub(you, text)
+    return re.sub(r"(^|[.!?]\s+)(you|your)\b", lambda m: m.group(1) + m.group(2).capitalize(), text)
+
+
 def _to_the_student(packet: InstructionPacket | None, findings: Findings) -> ReplyCheck:
     """The assistant speaks to the student ("you"), never of them ("The student can start task_2_1 once …"). The
     reply is said to them at once: the same words in the second person (no rewrite by the model) — unless those
@@ -569,10 +593,7 @@ def _to_the_student(packet: InstructionPacket | None, findings: Findings) -> Rep
         said = _OF_THE_STUDENT.search(text)
         if said is None:
             return
-        spoken = text
-        for pattern, you in _YOU:
-            spoken = pattern.sub(you, spoken)
-        spoken = re.sub(r"(^|[.!?]\s+)(you|your)\b", lambda m: m.group(1) + m.group(2).capitalize(), spoken)
+        spoken = _second_person(text)
         clean = not (
             model_words(spoken, facts)
             or wrong_language(spoken, facts)
@@ -782,8 +803,10 @@ def follow_up(run: RunRecord, env: AppEnv) -> Handover | None:
             "concept": list(findings.concept),
             "diagnosis": list(findings.diagnosis),
             "validation": list(findings.validation),
-            # code planned the turn and found all it rests on (no expert's words to put in the student's): code says it
-            "planned_by_code": by_first_look(accepted[-1].tool_call_id) and not findings.experts_spoke,
+            # code planned the turn and has all it rests on (what code found; the experts' words, written in the
+            # student's language and to them): code says it, no model request
+            "planned_by_code": by_first_look(accepted[-1].tool_call_id)
+            and (not findings.experts_spoke or bool(findings.said_by_experts(reply_lang(run.prompt, run.lang)))),
         },
     )
 

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import ast
+import difflib
 import re
 from pathlib import Path
 from typing import Any
@@ -111,6 +112,28 @@ def _parsed(code: str) -> list[ast.stmt] | None:
         return None
 
 
+def _said_error(exception: Any) -> str:
+    """An exception the sandbox caught, as one line: `KeyError: 'Age'`."""
+    return " ".join(f"{exception.type}: {exception.message}".split())[:200]
+
+
+def _near_column(exception: Any, columns: list[str]) -> tuple[str, str] | None:
+    """For a KeyError of a missing column: the key and the file's column it is nearest to (the same but for case,
+    spaces or underscores, else one close spelling), None when there is none."""
+    if exception is None or exception.type != "KeyError":
+        return None
+    key = exception.message.strip().strip("\"'")
+    if not key or key in columns:
+        return None
+
+    def folded(name: str) -> str:
+        return re.sub(r"[\s_]+", "", name).casefold()
+
+    same = [c for c in columns if folded(c) == folded(key)]
+    close = same or difflib.get_close_matches(key, columns, n=1, cutoff=0.8)
+    return (key, close[0]) if close else None
+
+
 def _texts(output: ExpertOutput) -> str:
     return "\n".join(str(v) for v in output.model_dump().values())
 
@@ -199,6 +222,23 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
         return SuitabilityJudgment(**verdict.model_dump(), recommended_next_step=step)
 
     def _validated_by_code(request: ConsultRequest, facts: dict[str, Any]) -> ValidationReport | None:
+        """Code's validation when code knows it whole: no code in the evidence, or code that raised when run (not
+        valid: what is missing is said by code), or code that ran clean, printed and holds the task's solution."""
+        task_id = request.context.task_id
+        if not facts.get("evidence_has_code"):
+            return ValidationReport(
+                is_valid=False,
+                validation_details=t("tutor.validation.no_code", lang, task=task_id),
+                missing_elements=["code or output that shows it"],
+                recommended_action=t("tutor.rule.evidence_not_enough", lang),
+            )
+        if (raised := facts.get("exception")) is not None:
+            return ValidationReport(
+                is_valid=False,
+                validation_details=t("tutor.validation.raised", lang, task=task_id, error=_said_error(raised)),
+                missing_elements=["code that runs without error"],
+                recommended_action=t("tutor.validation.fix_first", lang),
+            )
         output = str(facts.get("stdout") or "").strip()
         if facts.get("ran") is not True or facts.get("exception") is not None or not output:
             return None
@@ -216,13 +256,6 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
         )
 
     def complete_data(request: ConsultRequest, facts: dict[str, Any], output: ExpertOutput) -> ExpertOutput:
-        if isinstance(output, ValidationReport) and not facts.get("evidence_has_code"):
-            return output.model_copy(
-                update={
-                    "is_valid": False,
-                    "missing_elements": sorted({*output.missing_elements, "code or output that shows it"}),
-                }
-            )
         if isinstance(output, ValidationReport) and facts.get("ran") is False:
             return output.model_copy(update={"is_valid": False})
         exception = facts.get("exception")
@@ -231,7 +264,13 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
             and exception is not None
             and exception.type not in output.error_root_cause + output.explanation
         ):  # code ran the snippet: the root cause is the exception it raised (the model named none, or another)
-            return output.model_copy(update={"error_root_cause": f"{exception.type}: {exception.message}"})
+            output = output.model_copy(update={"error_root_cause": f"{exception.type}: {exception.message}"})
+        if isinstance(output, ErrorDiagnosis) and (near := _near_column(exception, facts.get("columns") or [])):
+            # code knows where to look: the column the missing key was meant to be (a direction, not the fix)
+            key, column = near
+            return output.model_copy(
+                update={"suggested_fix_direction": t("tutor.diagnosis.near_column", lang, missing=key, column=column)}
+            )
         return output
 
     def check_data(request: ConsultRequest, facts: dict[str, Any], output: ExpertOutput) -> None:
@@ -281,8 +320,9 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
     return [
         Expert(
             expert_id=EXPERT_IDS[0],
-            role="You are a data inspector for a pandas course. You explain to a tutor what checks on a student's data "
-            "and code found. Use only the facts given; never write the student's solution.",
+            role="You are a data inspector for a pandas course. You say what the checks on a student's data and code "
+            'found; your texts are passed to the student as written, so speak to them as "you". Use only the facts '
+            "given; never write the student's solution.",
             output_types=("suitability_judgment", "error_diagnosis", "validation_report"),
             prepare=prepare_data,
             inspect=inspect_data,
@@ -292,7 +332,9 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
         ),
         Expert(
             expert_id=EXPERT_IDS[1],
-            role="You explain pandas concepts to a tutor, clearly and briefly, with an example unrelated to the student's task.",
+            role='You explain pandas concepts to a student, clearly and briefly, speaking to them as "you", with an '
+            "example unrelated to their task; your texts are passed to the student as written. The student is "
+            "never shown code: give the example in words, one sentence, with no code.",
             output_types=("concept_explanation",),
             inspect=inspect_concept,
             complete=complete_concept,
