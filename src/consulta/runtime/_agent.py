@@ -58,6 +58,10 @@ class Agent:
     `answered_by_first_look`: given the words of a turn asking for no change, whether its first look answers them
     whole (a plain look-up: "Do we have any HeLa cells left?"); then what code says the look found (`facts.say_found`)
     is the reply, and the model is not asked.
+    `answered_by_staging`: given the words of a turn asking for a change, whether one staged plan answers them whole
+    (one change of one thing: "Thaw the tube in box 1 position 28"); then, once a step stages a write and every call
+    of that step succeeded, code's statement of the plan (`compose_reply`) is the reply, when the agent's own check
+    (`check_reply`) lets it stand, and the model writes no reply of its own.
     """
 
     app: str
@@ -73,6 +77,7 @@ class Agent:
     writes_asked: WritesAsked | None = None
     first_look: FirstLook | None = None
     answered_by_first_look: Callable[[str], bool] | None = None
+    answered_by_staging: Callable[[str], bool] | None = None
     check_reply: ReplyCheck | None = None
     """The agent's own check in code of its final text against the turn's facts (`TurnFacts`), after the runtime's
     claim check that every agent has: raise ValueError saying why, and the model writes it again with that reason

@@ -520,7 +520,11 @@ class EngineRun:
                     if not messages or messages[-1] is not request:
                         messages = [*messages, request]
                     self.on_step(messages)
-                    final = _turn_ending_result(self.deps.agent, request) or _said_by_first_look(self.deps, messages)
+                    final = (
+                        _turn_ending_result(self.deps.agent, request)
+                        or _said_by_first_look(self.deps, messages)
+                        or _said_by_staging(self.deps, messages, request)
+                    )
                     if final is not None:
                         return final, [], messages
                 if drafts is not None and PaiAgent.is_model_request_node(node):
@@ -577,6 +581,32 @@ def _said_by_first_look(deps: RunDeps, messages: list[ModelMessage]) -> str | No
     if not agent.answered_by_first_look(words):
         return None
     return agent.facts.say_found(_facts_of(deps, messages)) or None
+
+
+def _said_by_staging(deps: RunDeps, messages: list[ModelMessage], request: ModelRequest) -> str | None:
+    """Code's reply to a turn one staged plan answers whole (`Agent.answered_by_staging`): the plan, said by code,
+    once the step's calls all succeeded and one of the turn's staged a write, when the agent's own check lets that
+    reply stand; None otherwise (the model goes on)."""
+    agent = deps.agent
+    if agent.answered_by_staging is None or not agent.offers_writes(words := turn_words(messages) or ""):
+        return None
+    if any(isinstance(p, RetryPromptPart) for p in request.parts) or any(
+        isinstance(p, ToolReturnPart) and isinstance(p.content, dict) and p.content.get("ok") is False
+        for p in request.parts
+    ):
+        return None
+    if not agent.answered_by_staging(words):
+        return None
+    facts = _facts_of(deps, messages)
+    if not facts.staged or facts.applied or facts.questions:
+        return None
+    text = agent.facts.replacement(facts) if agent.facts is not None else compose_reply(facts)
+    if agent.check_reply is not None:
+        try:
+            agent.check_reply(text, facts)
+        except ValueError:  # ReplyRefused too: the plan does not answer the words yet (a place left out)
+            return None
+    return text
 
 
 @dataclass(frozen=True)

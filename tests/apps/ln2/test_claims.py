@@ -14,6 +14,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from consulta.apps import ln2
+from consulta.apps.ln2._turns import one_change
 from consulta.i18n import t
 from consulta.runtime import PlanStatus, RunRecord, RunStatus, Runtime, Store
 
@@ -83,6 +84,7 @@ def test_a_look_up_then_a_refused_claim_says_nothing_changed(tmp_path: Path, inv
 
 
 ADD = {"name": "add_entry", "args": {"parent_cell_line": "HeLa", "box": 4, "positions": [80]}}
+THAW_4_1 = {"name": "record_thaw", "args": {"box": 4, "positions": [1], "action": "thaw"}}
 
 
 @pytest.mark.parametrize(
@@ -111,15 +113,56 @@ def test_added_while_only_staged_becomes_staged_waiting_for_approval(
     ("prompt", "reply"),
     [
         (
-            "Add a new HeLa tube in box 4 position 80",
+            "Add a new HeLa tube in box 4 position 80 and tell me who froze the last one",
             "Staged: a new HeLa tube in box 4 position 80, waiting for your approval.",
         ),
-        ("在 4 号盒 80 号位加一管新的 HeLa", "已暂存：4 号盒 80 号位新增一管 HeLa，等待您批准。"),
+        ("在 4 号盒 80 号位加一管新的 HeLa，还有别的吗", "已暂存：4 号盒 80 号位新增一管 HeLa，等待您批准。"),
     ],
 )
 def test_saying_what_is_staged_passes_as_written(tmp_path: Path, inventory: Path, prompt: str, reply: str) -> None:
+    """Words that may ask for more than the one change staged: the model goes on, and its honest reply stands."""
     run, _ = run_script(tmp_path, inventory, prompt, [{"tool_calls": [ADD]}, {"text": reply}])
     assert run.status == RunStatus.waiting and run.output == reply
+
+
+@pytest.mark.parametrize(
+    ("prompt", "call", "lang"),
+    [
+        ("Add a new HeLa tube in box 4 position 80", ADD, "en"),
+        ("Thaw the tube in box 4 position 1", THAW_4_1, "en"),
+        ("把4号盒1号位的管子取出来", THAW_4_1, "zh-CN"),
+    ],
+)
+def test_one_change_staged_is_said_by_code_with_no_model_reply(
+    tmp_path: Path, inventory: Path, prompt: str, call: dict[str, Any], lang: str
+) -> None:
+    """A request for one change of one thing: once the write is staged, code says the plan (issue 26: a write turn
+    took a minute on the embedded model, most of it the model's own reply, then replaced by this same text). The
+    scripted model has no reply to give: a request for one would fail the run."""
+    run, store = run_script(tmp_path, inventory, prompt, [{"tool_calls": [call]}])
+    assert run.status == RunStatus.waiting, run.error
+    (plan,) = store.list_plans(run_id=run.id)
+    previews = ln2.Ln2Plans(inventory).validate([i["op"] for i in plan.items], lang=lang)
+    assert run.output == t("claims.staged", lang, items=previews[0].rstrip("。."))
+
+
+@pytest.mark.parametrize(
+    ("words", "one"),
+    [
+        ("Thaw the tube in box 1 position 28", True),
+        ("Put a new CHO tube in box 2 position 40", True),
+        ("把2号盒55位的K562取出来", True),
+        ("Thaw all the HeLa tubes", False),
+        ("Take out two HEK293T vials, the ones at positions 22 and 23", False),
+        ("Thaw NCCIT_ctrl_A and K562_WT_P8", False),
+        ("取两管 K562", False),
+        ("把所有 HeLa 都丢掉", False),
+        ("Where is the HeLa tube?", False),  # no change
+        ("Undo the last change", False),  # an undo: not one add or one take-out
+    ],
+)
+def test_one_change_is_one_add_or_take_out_of_one_thing(words: str, one: bool) -> None:
+    assert one_change(words) is one
 
 
 _ASKED = {
@@ -304,7 +347,8 @@ def test_a_repeated_write_call_is_refused_and_stages_once(tmp_path: Path, invent
         {"tool_calls": [call]},
         {"text": "Staged: thaw box 1 position 28, waiting for your approval."},
     ]
-    run, store = run_script(tmp_path, inventory, "Thaw the tube in box 1 position 28", steps)
+    # words that may ask for more than the one change (the model goes on after staging it, and may repeat its call)
+    run, store = run_script(tmp_path, inventory, "Thaw the tube in box 1 position 28 and the rest of it", steps)
     codes = [c.error_code for c in store.list_tool_calls(run.id) if c.tool_name == "record_thaw"]
     assert codes == [None, "repeated_call"]
     (plan,) = store.list_plans(run_id=run.id)

@@ -28,6 +28,7 @@ __all__ = [
     "change_asked",
     "first_look_for",
     "named_in",
+    "one_change",
     "plain_look_up_for",
     "said_month",
     "writes_asked",
@@ -130,6 +131,22 @@ def writes_asked(words: str) -> tuple[str, ...] | None:
     words that say both)."""
     said = change_asked(words)
     return _WRITES[said] if said is not None else None
+
+
+_MORE_THAN_ONE = re.compile(
+    r"\b(?:all|every|each|both|and|plus|also|another|several|rest|remaining|other|two|three|four|five|six|"
+    r"\d+\s*(?:tubes|vials|cryovials|aliquots))\b"
+    r"|所有|全部|都|各|和|跟|与|及|还有|并且|另|两|俩|[二三四五六七八九十\d]+\s*(?:管|支|个)",
+    re.IGNORECASE,
+)
+"""Words that may ask for more than one change, or the change of more than one tube's record ("thaw all the HeLa",
+"取两管"): the model goes on after a first staged write."""
+
+
+def one_change(words: str) -> bool:
+    """Whether `words` ask for one change of one thing ("Thaw the tube in box 1 position 28", "把2号盒55位的K562取出来"):
+    one staged write answers them whole, and code says the plan."""
+    return change_asked(words) is not None and not _MORE_THAN_ONE.search(words)
 
 
 def asks_for_change(words: str) -> bool:
