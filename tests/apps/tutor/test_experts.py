@@ -109,13 +109,20 @@ def test_example_3_the_real_keyerror_and_columns_from_the_sandbox(tmp_path: Path
         suggested_fix_direction="df['age'].mean() needs an age column",
         related_concepts=["df.columns"],
     )
-    c = consultant(tmp_path, uploads, [final(**solved), final(**vague)])
+    c = consultant(tmp_path, uploads, [final(**vague)])
     result = consult(c, SEED_EXAMPLES[2])
     # the root cause is the exception code saw when it ran the snippet (the model named none); the rest is the model's
     assert result["expert_output"] == {**vague, "error_root_cause": "KeyError: 'age'"}
-    kept = c.store.get_consultation(result["consultation_id"])
-    assert kept.attempts == 2  # solved (the answer's line) was refused
     assert [r["rule_name"] for r in result["binding_rules_triggered"]] == ["no_solution_in_hints"]
+    # an answer whose direction is the task's own line: that sentence is taken out, and code gives the direction
+    (tmp_path / "again").mkdir()
+    c = consultant(tmp_path / "again", uploads, [final(**solved)])
+    out = consult(c, SEED_EXAMPLES[2])["expert_output"]
+    assert "mean()" not in out["suggested_fix_direction"] + out["explanation"]
+    assert out["suggested_fix_direction"] == (
+        "Read the error's last line again, then check the column and the method your code uses against what the "
+        "task asks."
+    )
 
 
 def test_example_4_words_alone_do_not_validate_the_task(tmp_path: Path, uploads: Path) -> None:
@@ -434,3 +441,17 @@ def test_hostile_words_are_not_code_and_cost_little_to_read(words: str) -> None:
     """A student's words are untrusted: nesting too deep for the parser, or a line of many closing brackets, is
     read as no code (a bounded number of parses), never an exception."""
     assert student_code(words) == ""
+
+
+def test_with_no_file_named_each_upload_is_a_dataframe_named_after_it(tmp_path: Path, uploads: Path) -> None:
+    """`pd.merge(people, cities, …)` on two uploads runs as the student ran it: the error reproduced is theirs (a
+    MergeError), not a NameError of `pd` or `people`."""
+    (uploads / "people.csv").write_text("name,city\nAda,Paris\n", encoding="utf-8")
+    (uploads / "cities.csv").write_text("city,country\nParis,France\n", encoding="utf-8")
+    request = {
+        **SEED_EXAMPLES[2],
+        "context": {"task_id": "task_2_3", "student_code_snippet": "pd.merge(people, cities, left_on='city')"},
+    }
+    vague = dict(error_root_cause="A typo.", explanation="Check.", suggested_fix_direction="Look.", related_concepts=[])
+    result = consult(consultant(tmp_path, uploads, [final(**vague)]), request)
+    assert result["expert_output"]["error_root_cause"].startswith("MergeError")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import keyword
 import re
 from pathlib import Path
 from typing import Any
@@ -66,6 +67,12 @@ def student_code(evidence: str) -> str:
         return best
     return "\n".join(c for c in _INLINE.findall(evidence) if _USES_PANDAS.search(c) and _parses(c))
 
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
+"""Where an expert's sentence ends (a full stop inside code, `df.age.mean()`, does not end one)."""
+
+_MAX_FILES_LOADED = 5
+"""Uploads loaded for a student's code when no file is named (each is read in the sandbox, within its limits)."""
 
 _MAX_TRIES = 12
 """Starts and ends tried per line: the student's words are untrusted, and each try is a parse."""
@@ -142,9 +149,21 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
     """The experts of one tutoring session, whose student's files are in `uploads` (what code writes of their
     answers is in the session's `lang`)."""
 
-    def load_prelude(name: str) -> str:
-        reader = "read_excel" if name.lower().endswith((".xlsx", ".xls")) else "read_csv"
-        return f"import pandas as pd\ndf = pd.{reader}({name!r})\n"
+    def run_students(code: str, request: ConsultRequest) -> Any:
+        """The student's code run in the sandbox on their files, as their code expects them: pandas as `pd`, the
+        file the request names (or the only one) as `df`, and, with no file named, each upload as a DataFrame named
+        after it (`people`, `cities`: seen, `pd.merge(people, cities, …)` reproduced as a NameError of `pd`)."""
+        path = the_file(request)
+        files = [path] if path else [upload_path(uploads, n) for n in uploaded_files(uploads)[:_MAX_FILES_LOADED]]
+        lines = ["import pandas as pd"]
+        for file in files:
+            reader = "read_excel" if file.name.lower().endswith((".xlsx", ".xls")) else "read_csv"
+            stem = file.stem
+            if stem.isidentifier() and not keyword.iskeyword(stem) and stem not in {"pd", "df"}:
+                lines.append(f"{stem} = pd.{reader}({file.name!r})")
+            if len(files) == 1:
+                lines.append(f"df = pd.{reader}({file.name!r})")
+        return run_python(code, files=files, prelude="\n".join(lines) + "\n", limits=limits)
 
     def prepare_data(request: ConsultRequest) -> ConsultRequest:
         """With one upload and no file named, the file is that upload (there is nothing else it could mean)."""
@@ -170,12 +189,7 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
                 snippet = student_code(given) or given  # the code of it, when prose came with it
                 columns = [str(c) for c in open_dataset(path).columns] if path else []
                 try:
-                    ran = run_python(
-                        snippet,
-                        files=[path] if path else [],
-                        prelude=load_prelude(path.name) if path else "",
-                        limits=limits,
-                    )
+                    ran = run_students(snippet, request)
                 except SandboxUnavailable as refused:  # the code is not run unconfined: the expert says so
                     return {"reproduced": False, "not_run": refused.reason, "columns": columns}
                 return {
@@ -189,14 +203,8 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
                 facts: dict[str, Any] = {"objectives": task.learning_objectives, "evidence_has_code": bool(code)}
                 if code:
                     facts["code"] = code
-                    path = the_file(request)
                     try:
-                        ran = run_python(
-                            code,
-                            files=[path] if path else [],
-                            prelude=load_prelude(path.name) if path else "",
-                            limits=limits,
-                        )
+                        ran = run_students(code, request)
                     except SandboxUnavailable as refused:
                         facts.update(ran=False, not_run=refused.reason)
                         return facts
@@ -265,6 +273,20 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
             and exception.type not in output.error_root_cause + output.explanation
         ):  # code ran the snippet: the root cause is the exception it raised (the model named none, or another)
             output = output.model_copy(update={"error_root_cause": f"{exception.type}: {exception.message}"})
+        if isinstance(output, ErrorDiagnosis) and (task := catalog.task(request.context.task_id)).revealed_in(
+            output.explanation + output.suggested_fix_direction
+        ):  # the sentences that give the task's answer away are taken out (seen: the model wrote it on every try)
+
+            def kept(text: str) -> str:
+                return " ".join(s for s in _SENTENCE_END.split(text) if s and task.revealed_in(s) is None).strip()
+
+            output = output.model_copy(
+                update={
+                    "explanation": kept(output.explanation),
+                    "suggested_fix_direction": kept(output.suggested_fix_direction)
+                    or t("tutor.diagnosis.direction", lang),
+                }
+            )
         if isinstance(output, ErrorDiagnosis) and (near := _near_column(exception, facts.get("columns") or [])):
             # code knows where to look: the column the missing key was meant to be (a direction, not the fix)
             key, column = near
