@@ -14,7 +14,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from consulta.apps import ln2
-from consulta.apps.ln2._turns import one_change
+from consulta.apps.ln2._turns import one_change, one_change_for
 from consulta.i18n import t
 from consulta.runtime import PlanStatus, RunRecord, RunStatus, Runtime, Store
 
@@ -163,6 +163,21 @@ def test_one_change_staged_is_said_by_code_with_no_model_reply(
 )
 def test_one_change_is_one_add_or_take_out_of_one_thing(words: str, one: bool) -> None:
     assert one_change(words) is one
+
+
+@pytest.mark.parametrize(
+    ("words", "one"),
+    [
+        ("Discard the K562-GFP tubes in box 5 positions 73 and 74", True),  # the places: held by stages_every_place
+        ("Take out box 4 position 1 and box 5 position 19", True),
+        ("把3号盒1、2号位取出来", True),
+        ("Thaw record 16, positions 1 and 2", False),  # no box named: nothing holds the plan to both
+        ("Thaw all tubes in box 5 positions 73 and 74", False),
+        ("Thaw the tube in box 1 position 28", True),
+    ],
+)
+def test_the_places_named_in_boxes_are_one_change(inventory: Path, words: str, one: bool) -> None:
+    assert one_change_for(inventory)(words) is one
 
 
 _ASKED = {

@@ -13,7 +13,7 @@ from ...runtime import Agent, RunRecord, all_checks
 from ._inventory import load_inventory
 from ._replies import asks_which_cells, check_ln2_reply, ln2_facts, stages_every_place
 from ._tools import Ln2Plans, ln2_tools
-from ._turns import asks_for_change, first_look_for, one_change, plain_look_up_for, writes_asked
+from ._turns import asks_for_change, first_look_for, one_change_for, plain_look_up_for, writes_asked
 
 __all__ = ["AGENT", "SAMPLE_INVENTORY", "build_agent", "default_inventory", "instructions"]
 
@@ -100,7 +100,7 @@ def build_agent(*, inventory: Path | str, question_timeout: float = 300.0) -> Ag
         writes_asked=writes_asked,  # putting tubes in is never offered the take-out tools, and the other way round
         first_look=first_look_for(path),  # the records the words point at, before the model's first step
         answered_by_first_look=plain_look_up_for(path),  # "Do we have HeLa left?": code says what the look found
-        answered_by_staging=one_change,  # "Thaw the tube in box 1 position 28": code says the plan once it is staged
+        answered_by_staging=one_change_for(path),  # "Thaw box 1 position 28": code says the plan once it is staged
         # a look-up turn is answered from its results, in the user's language; a request naming no cells, by a
         # question; a request naming tubes in several boxes stages them all
         check_reply=all_checks(asks_which_cells(path), check_ln2_reply, stages_every_place(path)),

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ._inventory import Inventory, load_inventory
-from ._locate import said_boxes, said_positions
+from ._locate import said_boxes, said_places, said_positions
 
 __all__ = [
     "asks_for_cells",
@@ -29,6 +29,7 @@ __all__ = [
     "first_look_for",
     "named_in",
     "one_change",
+    "one_change_for",
     "plain_look_up_for",
     "said_month",
     "writes_asked",
@@ -143,10 +144,32 @@ _MORE_THAN_ONE = re.compile(
 "取两管"): the model goes on after a first staged write."""
 
 
+_JOINING = re.compile(r"\b(?:and|&)\b|[,，、和与及跟]", re.IGNORECASE)
+
+
 def one_change(words: str) -> bool:
     """Whether `words` ask for one change of one thing ("Thaw the tube in box 1 position 28", "把2号盒55位的K562取出来"):
     one staged write answers them whole, and code says the plan."""
     return change_asked(words) is not None and not _MORE_THAN_ONE.search(words)
+
+
+def one_change_for(inventory_path: Path) -> Callable[[str], bool]:
+    """`one_change`, and the change of the places the words name in boxes, joined by "and" ("Discard box 5
+    positions 73 and 74", "box 4 position 1 and box 5 position 19"): the plan is held to every one of those places
+    (`stages_every_place`), so staging them answers the words whole."""
+
+    def one(words: str) -> bool:
+        if one_change(words):
+            return True
+        if change_asked(words) is None or _MORE_THAN_ONE.search(_JOINING.sub(" ", words)):
+            return False
+        try:
+            layout = load_inventory(inventory_path).layout
+        except Exception:  # noqa: BLE001 - an unreadable file: the model goes on, and the tools say what is wrong
+            return False
+        return sum(len(positions) for positions in said_places(words, layout).values()) >= 2
+
+    return one
 
 
 def asks_for_change(words: str) -> bool:
