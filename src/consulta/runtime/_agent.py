@@ -55,9 +55,9 @@ class Agent:
     `first_look`: read (or `opens_turn`) calls the runtime makes itself when a turn starts, from the user's words (e.g.
     the records of a name the user wrote); they are recorded as the turn's first tool calls and the model starts from
     their results.
-    `answered_by_first_look`: given the words of a turn asking for no change, whether its first look answers them
-    whole (a plain look-up: "Do we have any HeLa cells left?"); then what code says the look found (`facts.say_found`)
-    is the reply, and the model is not asked.
+    `answered_by_first_look`: given the words of a turn, whether its first look answers them whole (a plain look-up:
+    "Do we have any HeLa cells left?"; an undo with no change on record); then what code says the look found
+    (`facts.say_found`) is the reply, and the model is not asked.
     `answered_by_staging`: given the words of a turn asking for a change, whether one staged plan answers them whole
     (one change of one thing: "Thaw the tube in box 1 position 28"); then, once a step stages a write and every call
     of that step succeeded, code's statement of the plan (`compose_reply`) is the reply, when the agent's own check

@@ -576,7 +576,7 @@ def _said_by_first_look(deps: RunDeps, messages: list[ModelMessage]) -> str | No
     if agent.answered_by_first_look is None or agent.facts is None or agent.facts.say_found is None:
         return None
     words = turn_words(messages)
-    if words is None or agent.offers_writes(words) or not looked_first(messages):
+    if words is None or not looked_first(messages):
         return None
     if not agent.answered_by_first_look(words):
         return None

@@ -60,7 +60,9 @@ def test_a_claim_with_no_call_is_replaced_by_codes_reply(
     run, store = run_script(tmp_path, inventory, prompt, [{"text": reply}, {"text": reply}])  # the model repeats it
     lang = "zh-CN" if any("\u4e00" <= c <= "\u9fff" for c in prompt) else "en"
     assert run.status == RunStatus.finished
-    assert run.output == t("claims.nothing", lang) and reply not in (run.output or "")
+    # an undo with nothing on record is answered by code from the first look (the model is not asked at all)
+    expected = "ln2.reply.no_audit" if prompt.startswith(("Undo", "撤销")) else "claims.nothing"
+    assert run.output == t(expected, lang) and reply not in (run.output or "")
     assert store.list_plans(run_id=run.id) == [] and inventory.read_bytes() == before
     told = [e for e in store.list_events(run.id) if e.type == "model_text"]
     assert [e.data["text"] for e in told] == [run.output]  # the false text never reached a front end
@@ -236,13 +238,16 @@ READS = ["query_inventory", "search_records", "empty_positions", "inventory_stat
         ("Which HeLa tube is the oldest?", "none", ["query_inventory"]),
         ("5号盒第37位是什么时候冻的？", "none", ["query_inventory"]),
         ("Where is there free space in the tank for 12 tubes?", "none", ["empty_positions"]),
-        # an undo: the runtime read the history; the model's own first step must still call a tool (the rollback)
+        # an undo with a change on record: the runtime read the history; the model's own first step must still call
+        # a tool (the rollback)
         ("Undo the last change", "required", ["audit_history"]),
     ],
 )
 def test_an_ln2_turn_starts_from_facts_and_information_never_writes(
     tmp_path: Path, inventory: Path, prompt: str, first_choice: Any, looked: list[str]
 ) -> None:
+    thaw = ln2.RecordThaw(record_id=1, positions=[1], date="2026-01-05")
+    ln2.apply_plan(inventory, [thaw], plan_id="p_0", actor="tester")  # a change on record
     agent = ln2.build_agent(inventory=inventory)
     assert agent.first_step_tool
     seen: list[Any] = []
@@ -443,3 +448,20 @@ def test_a_place_left_out_of_the_plan_is_said_by_code(tmp_path: Path, inventory:
     (plan,) = store.list_plans(run_id=run.id)
     assert len(plan.items) == 1
     assert "Not in the plan yet: box 5 position 19." in (run.output or "")
+
+
+@pytest.mark.parametrize(("prompt", "lang"), [("Undo the last change", "en"), ("撤销刚才的操作", "zh-CN")])
+def test_an_undo_with_no_change_on_record_is_answered_by_code(
+    tmp_path: Path, inventory: Path, prompt: str, lang: str
+) -> None:
+    """Seen on the embedded model (eval_ln2 en_tubes_undo_none): a rollback of an invented audit id, refused, then
+    the question "What is the audit id of the un: latest change?". The first look read the empty history: code says
+    there is nothing to undo, and the model is not asked."""
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        raise AssertionError("the model is not asked")
+
+    store = Store(f"sqlite:///{tmp_path}/consulta.db")
+    run = run_with(store, ln2.build_agent(inventory=inventory), prompt, model)
+    assert run.status == RunStatus.finished and run.output == t("ln2.reply.no_audit", lang)
+    assert [c.tool_name for c in store.list_tool_calls(run.id)] == ["audit_history"]

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
+from ._audit import read_audit
 from ._inventory import Inventory, load_inventory
 from ._locate import said_boxes, said_places, said_positions
 
@@ -265,12 +266,15 @@ _MONTH_WORDS = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|no
 
 
 def plain_look_up_for(inventory_path: Path) -> Callable[[str], bool]:
-    """Whether words asking for no change are a plain look-up its first look answers whole: the frame of a
+    """Whether a turn's first look answers its words whole: an undo when no change is on record (its first look
+    read the empty history: "nothing to undo"), or words asking for no change that are a plain look-up: the frame of a
     question ("Do we have any HeLa cells left?", "5号盒第37位是什么？", "How many free positions are in box 4?",
     "Which tubes were frozen in February 2026?") around the one name, place or month it looked up, and nothing
     else. A word outside the frame ("oldest", "enough", "tomorrow", a second name) leaves the answer to the model."""
 
     def plain(words: str) -> bool:
+        if asks_for_change(words):  # a change's first look answers it whole only when there is nothing to undo
+            return bool(_UNDO.search(words)) and not read_audit(inventory_path).entries
         rest = words.casefold()
         try:
             named = named_in(words, load_inventory(inventory_path))
