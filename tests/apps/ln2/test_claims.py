@@ -465,3 +465,26 @@ def test_an_undo_with_no_change_on_record_is_answered_by_code(
     run = run_with(store, ln2.build_agent(inventory=inventory), prompt, model)
     assert run.status == RunStatus.finished and run.output == t("ln2.reply.no_audit", lang)
     assert [c.tool_name for c in store.list_tool_calls(run.id)] == ["audit_history"]
+
+
+@pytest.mark.parametrize(
+    ("prompt", "lang", "asked"),
+    [
+        ("I need some cells for my experiment tomorrow.", "en", "Which cells do you need?"),
+        ("明天做实验，我需要一些细胞", "zh-CN", "？"),
+    ],
+)
+def test_a_request_for_cells_naming_none_is_asked_which_by_code(
+    tmp_path: Path, inventory: Path, prompt: str, lang: str, asked: str
+) -> None:
+    """Seen on the embedded model: 95 s, then "Do you need any cells for your experiment tomorrow?" with no options.
+    Code asks which, listing the lines the tank holds (its first look read them); the model is not asked."""
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        raise AssertionError("the model is not asked")
+
+    store = Store(f"sqlite:///{tmp_path}/consulta.db")
+    run = run_with(store, ln2.build_agent(inventory=inventory), prompt, model)
+    assert run.status == RunStatus.finished and asked in (run.output or "")
+    assert "HeLa" in (run.output or "")
+    assert [c.tool_name for c in store.list_tool_calls(run.id)] == ["inventory_stats"]

@@ -324,7 +324,22 @@ def ln2_facts(inventory_path: Path) -> FactRules:
         layout = inv.layout
         return [*known, f"{inv.meta.box_count} boxes of {layout.rows}x{layout.cols}, {layout.capacity} positions"]
 
-    return FactRules(names=names, declared=declared, ignore=_UNITS, say_found=answer_from_results)
+    def say_found(facts: TurnFacts) -> str | None:
+        """Which cells, when the words ask for cells and name none (the lines the tank holds); else the look-up."""
+        if _unnamed_request(facts) and not facts.staged:
+            inv = inventory()
+            held = _lines_held(facts)
+            lines = (
+                held if held is not None or inv is None else [r.parent_cell_line for r in inv.records if r.positions]
+            )
+            return t(
+                "ln2.reply.which_cells",
+                facts.lang,
+                lines=", ".join(sorted(set(lines or []), key=str.casefold)[:12]) or "-",
+            )
+        return answer_from_results(facts)
+
+    return FactRules(names=names, declared=declared, ignore=_UNITS, say_found=say_found)
 
 
 _ASKS = re.compile(r"[?？]|吗|呢")

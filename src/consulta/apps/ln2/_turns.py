@@ -267,8 +267,9 @@ _MONTH_WORDS = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|no
 
 def plain_look_up_for(inventory_path: Path) -> Callable[[str], bool]:
     """Whether a turn's first look answers its words whole: an undo when no change is on record (its first look
-    read the empty history: "nothing to undo"), or words asking for no change that are a plain look-up: the frame of a
-    question ("Do we have any HeLa cells left?", "5号盒第37位是什么？", "How many free positions are in box 4?",
+    read the empty history: "nothing to undo"); a request for cells that names none ("I need some cells for
+    tomorrow": code asks which, listing the lines the tank holds); or words asking for no change that are a plain
+    look-up: the frame of a question ("Do we have any HeLa cells left?", "5号盒第37位是什么？", "How many free positions are in box 4?",
     "Which tubes were frozen in February 2026?") around the one name, place or month it looked up, and nothing
     else. A word outside the frame ("oldest", "enough", "tomorrow", a second name) leaves the answer to the model."""
 
@@ -280,6 +281,12 @@ def plain_look_up_for(inventory_path: Path) -> Callable[[str], bool]:
             named = named_in(words, load_inventory(inventory_path))
         except Exception:  # an unreadable file: the model's own call reports it
             return False
+        if (
+            named is None
+            and asks_for_cells(words)
+            and not (said_boxes(words) or _FREE.search(words) or said_month(words))
+        ):
+            return True  # cells asked for, none named: code asks which, from the lines its first look found
         if named is not None:
             if said_boxes(words):  # "Is there HeLa in box 3?": the look-up was of the name alone
                 return False
