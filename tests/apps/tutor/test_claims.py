@@ -239,5 +239,8 @@ def test_code_says_the_experts_words_only_in_the_students_language_and_to_them()
         "Look at the exact column names: your code wrote 'Age'."
     )
     assert findings.said_by_experts("zh-CN") == ""
+    mixed = tutor.Findings(diagnosis=("MergeError: Must pass right_on.", "The left table has no key. 左表没有键。"))
+    assert mixed.said_by_experts("zh-CN") == "MergeError: Must pass right_on.左表没有键。"
+    assert tutor.Findings(diagnosis=("MergeError: Must pass right_on.", "No key.")).said_by_experts("zh-CN") == ""
     chinese = tutor.Findings(concept=("合并按键把两张表连在一起。该学生应该试一试。",))
     assert chinese.said_by_experts("zh-CN") == "合并按键把两张表连在一起。你应该试一试。"

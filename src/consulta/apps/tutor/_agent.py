@@ -144,8 +144,13 @@ class Findings:
         # a sentence of the student said to them ("they", "their" only there: "divided by their count" stays)
         sentences = [_second_person(s) if _OF_THE_STUDENT.search(s) else s for s in sentences]
         kept = [s for s in sentences if not (_INNER_NAMES.search(s) or _OF_THE_STUDENT.search(s) or s in besides)]
-        text = ("" if lang == "zh-CN" else " ").join(kept)
-        return text if text and (reply_lang(text, "en") == "zh-CN") == (lang == "zh-CN") else ""
+        # each sentence in the reply's language (an expert may mix them); an error's own line ("KeyError: 'Age'")
+        # is said in either, beside at least one sentence in that language
+        in_lang = [s for s in kept if (reply_lang(s, "en") == "zh-CN") == (lang == "zh-CN")]
+        if not [s for s in in_lang if not _ERROR_LINE.match(s)]:
+            return ""
+        said = [s for s in kept if s in in_lang or _ERROR_LINE.match(s)]
+        return ("" if lang == "zh-CN" else " ").join(said)
 
     def notes(self) -> list[str]:
         """What the experts said, as the assistant's notes (their words, whatever their language: the assistant
@@ -486,6 +491,8 @@ def _whole_sentences(text: str) -> str:
     return ""
 
 
+_ERROR_LINE = re.compile(r"[A-Z]\w*(?:Error|Exception|Warning)\b")
+"""A sentence that is an error's own line (`KeyError: 'Age'`), the same in every language."""
 _SENTENCE = re.compile(r".+?(?:[.!?](?=\s|$)|[。！？]|$)", re.S)
 """One sentence of a text made of whole ones (`_whole_sentences`)."""
 _CODE_MARKS = re.compile(r"[=()\[\]{}]")
