@@ -411,6 +411,10 @@ _CLAIM_ZH = re.compile(
 _STAGED = re.compile(r"暂存|待.{0,4}批准|等待.{0,6}(?:批准|确认|审批)|stag|approv|pending", re.IGNORECASE)
 
 
+_NEGATED = re.compile(r"\b(?:no|not|never|nothing|none)\b|n't|没有|未|不", re.IGNORECASE)
+"""A negation before a claim's words, in its clause: the reply says the thing was not done."""
+
+
 def unbacked_claim(reply: str) -> str | None:
     """The phrase of `reply` that says something was done, or None."""
     for pattern in (_CLAIM_EN, _CLAIM_ZH):
@@ -418,6 +422,9 @@ def unbacked_claim(reply: str) -> str | None:
             sentence = _sentence_around(reply, match.start(), match.end())
             if pattern is _CLAIM_ZH and _STAGED.search(sentence):
                 continue
+            clause = re.split(r"[.;:,!?，。；：！？]", reply[max(0, match.start() - 40) : match.start()])[-1]
+            if _NEGATED.search(clause):
+                continue  # "No change has been applied …", "nothing has been thawed", "没有已…": said not done
             return sentence.strip()
     return None
 
