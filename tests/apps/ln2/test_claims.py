@@ -14,7 +14,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from consulta.apps import ln2
-from consulta.apps.ln2._turns import one_change, one_change_for
+from consulta.apps.ln2._turns import lone_name, one_change, one_change_for
 from consulta.i18n import t
 from consulta.runtime import PlanStatus, RunRecord, RunStatus, Runtime, Store
 
@@ -488,3 +488,38 @@ def test_a_request_for_cells_naming_none_is_asked_which_by_code(
     assert run.status == RunStatus.finished and asked in (run.output or "")
     assert "HeLa" in (run.output or "")
     assert [c.tool_name for c in store.list_tool_calls(run.id)] == ["inventory_stats"]
+
+
+@pytest.mark.parametrize(
+    ("words", "name"),
+    [
+        ("Do we have any HepG2 left?", "HepG2"),
+        ("有没有 HepG2？", "HepG2"),
+        ("Do we have CHO?", "CHO"),
+        ("Hi there!", None),
+        ("Thanks!", None),
+        ("OK", None),
+        ("Is the LN2 low?", None),
+        ("How many tubes are there in total?", None),
+        ("What's the weather in Paris today?", None),
+        ("谢谢！", None),
+    ],
+)
+def test_the_lone_name_a_question_is_about(words: str, name: str | None) -> None:
+    assert lone_name(words) == name
+
+
+@pytest.mark.parametrize(("prompt", "lang"), [("Do we have any HepG2 cells left?", "en"), ("有没有 HepG2？", "zh-CN")])
+def test_a_name_the_tank_does_not_hold_is_answered_by_code(
+    tmp_path: Path, inventory: Path, prompt: str, lang: str
+) -> None:
+    """Issue 26: "Do we have any HeLa cells left?" on an inventory with none was answered "We have 79 free positions in
+    box 1." The first look asks for the name; code says the tank holds none, and the model is not asked."""
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        raise AssertionError("the model is not asked")
+
+    store = Store(f"sqlite:///{tmp_path}/consulta.db")
+    run = run_with(store, ln2.build_agent(inventory=inventory), prompt, model)
+    assert run.status == RunStatus.finished, run.error
+    assert "HepG2" in (run.output or "") and [c.tool_name for c in store.list_tool_calls(run.id)] == ["query_inventory"]

@@ -287,6 +287,8 @@ def plain_look_up_for(inventory_path: Path) -> Callable[[str], bool]:
             and not (said_boxes(words) or _FREE.search(words) or said_month(words))
         ):
             return True  # cells asked for, none named: code asks which, from the lines its first look found
+        if named is None and not said_boxes(words) and (unknown := lone_name(words)) is not None:
+            named = (unknown, "cell_line")  # the first look asked for the name the tank may not hold
         if named is not None:
             if said_boxes(words):  # "Is there HeLa in box 3?": the look-up was of the name alone
                 return False
@@ -332,6 +334,34 @@ def first_look_for(inventory_path: Path) -> Callable[[str], list[tuple[str, dict
             return [("empty_positions", {})]
         if asks_for_cells(words):  # cells asked for, none named: the lines the tank holds, to ask which
             return [("inventory_stats", {})]
+        if (unknown := lone_name(words)) is not None:  # "Do we have any HepG2 left?": a name the tank may not hold
+            return [("query_inventory", {"cell_line": unknown})]
         return []
 
     return first_look
+
+
+_TOKEN_SAID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+\-]*[A-Za-z0-9+]|[A-Za-z]")
+
+
+def lone_name(words: str) -> str | None:
+    """The one word a plain question's frame is around, as written ("Do we have any HepG2 left?" → "HepG2", "有没有
+    Vero？" → "Vero"): what is left when the frame's words (English and Chinese) are taken out, when that is one Latin
+    word that looks like a cell line's name (`_NAME_LIKE`); None otherwise (Chinese words left, several words, an
+    ordinary word)."""
+    rest = words
+    for frame in _FRAME_ZH:
+        rest = rest.replace(frame, " ")
+    if re.search(r"[\u4e00-\u9fff]", rest):
+        return None
+    left = [w for w in _TOKEN_SAID.findall(rest) if w.casefold() not in _FRAME_EN and not w.isdigit()]
+    if len(left) != 1 or left[0].casefold() in _NOT_NAMES or not _NAME_LIKE.search(left[0]):
+        return None
+    return left[0]
+
+
+_NOT_NAMES = frozenset("ok okay hi ps fyi asap ln2 id ids pcr dna rna".split())
+"""Words written like a name that are not a cell line's (the tank itself is LN2)."""
+_NAME_LIKE = re.compile(r"\d|^[A-Za-z][a-z]*[A-Z]|^[A-Z]{2,}$")
+"""How a cell line's name looks beside an ordinary word: a digit (HEK293T, HepG2), a capital inside (HeLa), all
+capitals (CHO). "Hi", "Thanks", "Dewar" are left to the model."""
