@@ -747,7 +747,7 @@ def main() -> None:
     if args.rejudge:
         report(
             rejudged(Path(args.rejudge)),
-            out_path=None,
+            out_path=Path(args.out) if args.out else None,
             argv=sys.argv[1:],
             model="(rejudged)",
             source=json.loads(Path(args.rejudge).read_text())["source"],
