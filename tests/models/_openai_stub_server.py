@@ -3,7 +3,8 @@
 It answers `/v1/chat/completions` like a model that calls the first tool offered (or the one `tool_choice` names)
 with a string for each required argument, and once a tool result is in the conversation replies
 `"Tool said: <result>"`. `refuse` says what it answers with an HTTP error instead: `"forced"` (a `tool_choice` of
-"required" or naming a tool, 400 as vLLM does), `"tool_choice"` (any `tool_choice` field, 422), `"tools"` (any
+"required" or naming a tool, 400 as vLLM does), `"allowed_tools"` (a list of tools allowed, 500 with
+llama-cpp-python's wording of the validation error), `"tool_choice"` (any `tool_choice` field, 422), `"tools"` (any
 tools: a server without tool calling, 400), `"null_content"` (an assistant message with tool calls and `content: null`,
 422 with llama-cpp-python's wording of the validation error; that server answers 500, which the OpenAI client
 retries with back-off), `"tool_results"` (any
@@ -24,7 +25,7 @@ import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-Refusal = Literal["forced", "tool_choice", "tools", "null_content", "tool_results"]
+Refusal = Literal["forced", "allowed_tools", "tool_choice", "tools", "null_content", "tool_results"]
 
 
 class OpenAIStubServer:
@@ -94,6 +95,10 @@ class OpenAIStubServer:
             if "tool_results" in self.refuse and role == "tool":
                 return _error(422, f"messages.{index}.role: Input should be 'system', 'user' or 'assistant'")
         choice = body.get("tool_choice")
+        if "allowed_tools" in self.refuse and isinstance(choice, dict) and choice.get("type") == "allowed_tools":
+            # llama-cpp-python's server: a request validation error, answered 500
+            loc = "('body', 'tool_choice', \"literal['none','auto','required']\")"
+            return _error(500, f"3 validation errors: {{'type': 'literal_error', 'loc': {loc}, 'input': {choice}}}")
         if "forced" in self.refuse and (choice == "required" or isinstance(choice, dict)):
             return _error(400, f"tool_choice {json.dumps(choice)} is not supported")
         return None

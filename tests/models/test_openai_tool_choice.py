@@ -80,6 +80,11 @@ def _run(model_name: str, choice: object) -> str:
         """Throw one vial away."""
         return f"{line}: discarded"
 
+    @agent.tool_plain
+    def label_vial(line: str) -> str:
+        """Print a vial's label."""
+        return f"{line}: labelled"
+
     async def go() -> str:
         return (await agent.run("Do we have any HeLa cells left?")).output
 
@@ -113,6 +118,19 @@ def test_named_tools_keep_their_restriction_when_auto(server: OpenAIStubServer) 
     assert [t["function"]["name"] for t in retried["tools"]] == ["count_vials"]  # discard_vial is not offered
     assert len(server.refused) == 1
     assert "must call one of these tools: count_vials" in _system(retried)
+
+
+def test_a_list_of_allowed_tools_refused_with_a_500_steps_down_and_keeps_the_restriction(
+    server: OpenAIStubServer,
+) -> None:
+    """llama-cpp-python's server answers the list form (`{"type": "allowed_tools", …}`) with a 500 naming
+    `tool_choice` (seen: every ln2 write turn through it failed); the backend steps down to "auto" with those tools."""
+    server.refuse.add("allowed_tools")
+    assert _run("refuses-allowed", ["count_vials", "discard_vial"]) == "Tool said: HeLa: 3 vials"
+    assert server.refused[0]["tool_choice"]["type"] == "allowed_tools"
+    retried = next(r for r in server.requests if r not in server.refused)
+    assert retried["tool_choice"] == "auto"
+    assert {t["function"]["name"] for t in retried["tools"]} == {"count_vials", "discard_vial"}
 
 
 def test_a_server_refusing_the_field_gets_none_at_all(server: OpenAIStubServer) -> None:
