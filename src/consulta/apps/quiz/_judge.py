@@ -114,24 +114,8 @@ _GRADE_INSTRUCTIONS = (
 )
 _VERDICT_INSTRUCTIONS = (
     "You are a teacher marking a student's short answer to a question. Compare its meaning with the reference answer "
-    "and the expected ideas: wording, spelling, grammar and synonyms do not matter, and the same idea said the other "
-    "way round counts; an answer that only repeats the question, stays vague, or says something wrong or the opposite "
-    "is not correct. Reply to the question asked at the end with one word.\n\n"
-    # Worked examples on questions of their own (the prefix cache keeps them: they cost nothing after the first read)
-    "Examples:\n"
-    "Question: Why does a metal spoon feel colder than a wooden spoon in the same room?\n"
-    "Reference answer: Metal conducts heat away from the hand faster than wood.\n"
-    "Student's answer: the metal lets the heat go thru it fast -> correct (other words, same idea)\n"
-    "Student's answer: wood does not take the heat out of your hand as quick as metal -> correct (said the other way "
-    "round)\n"
-    "Student's answer: Metal is a conductor. -> partial (true, but not why the hand feels cold)\n"
-    "Student's answer: Because the metal spoon is colder. -> incorrect (repeats the question)\n"
-    "Student's answer: Wood conducts heat better than metal. -> incorrect (the opposite)\n"
-    "Question: 在高山上烧水，水的沸点会怎样变化？\n"
-    "Reference answer: 沸点降低，因为气压变低。\n"
-    "Student's answer: 山上气压小，水不到100度就开了 -> correct\n"
-    "Student's answer: 沸点升高了 -> incorrect (the opposite)\n"
-    "Student's answer: 山上很冷 -> incorrect (off the point)"
+    "and the expected ideas: wording, spelling and synonyms do not matter; a wrong statement does. Reply to the "
+    "question asked at the end with one word."
 )
 # The two readings of a verdict: the same prompt up to the student's answer (the KV cache serves it to the second
 # reading and, for the item's part, to the next answer), then what is asked.
