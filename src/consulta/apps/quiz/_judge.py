@@ -294,8 +294,7 @@ class ModelJudge:
         prompt = _lines(
             ("Question", stem),
             ("Reference answer", reference_answer),
-            # the expected ideas only without a reference answer: code counts the words, the model reads the meaning
-            ("Expected ideas", None if reference_answer else [k.replace("|", " / ") for k in expected]),
+            ("Expected ideas", [k.replace("|", " / ") for k in expected]),
             ("Student's answer", user_answer),
         )
         budget = Budget(self.timeout if timeout is None else min(timeout, self.timeout))
