@@ -12,11 +12,11 @@ Code does what code knows (`evidence`):
 - how much of the reference answer the answer covers (the share of its content words, or of its characters for
   Chinese).
 
-The model judges meaning (`Verdict`), read twice from one prompt (a fixed instruction, the item, the answer) that
-differs only in its last line, one forward pass each (the second reads only that line, the rest is in the KV cache):
-its probability of each label (`correct`, `partial`, `incorrect`) and its probability of "yes" to "does the answer
-say what the reference says?" (`same`), each for the reply's first token; a backend that cannot give probabilities
-answers one label under a grammar (that label gets probability 1; no `same`).
+The model judges meaning (`Verdict`), read from one prompt (a fixed instruction, the item, the answer), one forward
+pass for its probability of each label (`correct`, `partial`, `incorrect`, the reply's first token), and one more
+per yes/no reading the calibration weighs (e.g. `same`: "does the answer say what the reference says?"; the prompt
+differs only in its last line, so the rest is in the KV cache; the shipped calibration weighs none today); a backend
+that cannot give probabilities answers one label under a grammar (that label gets probability 1; no yes/no reading).
 
 `Calibration` maps both to a probability that a person would call the answer correct (a logistic model fitted by
 `bench/eval_quiz_grading.py --fit` on a training split of human-scored answers; the fitted weights ship in
