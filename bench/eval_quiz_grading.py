@@ -23,13 +23,16 @@ the answer's language (`zh/en`: the zh set's answers written in English); second
 each item's first answer, whose prompt the KV cache does not hold yet).
 
     .venv/bin/python bench/eval_quiz_grading.py [--model local] [--limit N] [--readings all] [--fit] [--today] [--out PATH]
+        [--split train|test] [--previous EARLIER.json]
     .venv/bin/python bench/eval_quiz_grading.py --refit-from bench/results/quiz_grading.json [more.json ...] --fit
 
 `--fit` fits the calibration on the train split and writes it to src/consulta/apps/quiz/data/grading_calibration.json
 (what the tool ships): its features are chosen on the train split alone, by forward selection on the log loss of
 predicting each question's answers from a fit on the other questions' (`select_features`; a run with `--readings all`
 gives it every yes/no reading to choose from); `--refit-from` reuses the model's recorded probabilities instead of running it again.
-`--model scripted:PATH` replays a script (a smoke test of the pipeline). A run with `--limit` writes
+`--split train` grades the train split alone (to try a change on it
+without seeing the held-out answers); `--previous EARLIER.json` prints that run's decisions on the same answers as one
+more grader (the grader this run's code replaces). `--model scripted:PATH` replays a script (a smoke test of the pipeline). A run with `--limit` or `--split` writes
 `bench/results/quiz_grading.quick.json` (unless `--out`), never the figures of a full run.
 """
 
@@ -395,6 +398,8 @@ def summarize(graded: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
     if graded and all("today_correct" in g for g in graded):
         graders["today"] = [g["today_correct"] for g in graded]
+    if graded and all("previous_correct" in g for g in graded):
+        graders["previous"] = [g["previous_correct"] for g in graded]
     per_question = {}
     for qid in dict.fromkeys(g["question_id"] for g in graded):
         idx = [i for i, g in enumerate(graded) if g["question_id"] == qid]
@@ -426,6 +431,7 @@ def _print(summary: dict[str, Any], title: str) -> None:
         ("baseline: half the keywords", "baseline_keywords_half"),
         ("code alone: every expected idea found", "code_every_idea_found"),
         ("today's grader (sampled 0-100 + cap)", "today"),
+        ("previous grader (--previous run)", "previous"),
     ):
         if key in summary:
             row, c = summary[key], summary[key]["confusion"]
@@ -455,6 +461,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quiet", action="store_true", help="no line per answer")
     parser.add_argument("--set", choices=[*SETS, "all"], default="all", help="which labelled set (default: all)")
     parser.add_argument(
+        "--split",
+        choices=["train", "test", "all"],
+        default="all",
+        help="grade only the train split (to try a change without seeing the held-out answers) or the test split",
+    )
+    parser.add_argument(
+        "--previous",
+        type=Path,
+        default=None,
+        help="an earlier results file: its grader's decisions on the same answers, side by side (no model run)",
+    )
+    parser.add_argument(
         "--readings",
         default=None,
         help="the verdict's yes/no readings, comma-separated names, or 'all' (default: those the shipped calibration "
@@ -473,11 +491,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"unknown --readings {unknown}; names: {', '.join(YES_NO_READINGS)}")
     names = list(SETS) if args.set == "all" else [args.set]
     questions, answers = load_sets(names)
-    split = split_of(answers)
+    split = split_of(answers)  # of the whole set: a split run grades the same answers as a full run's split
+    if args.split != "all":
+        if args.fit and args.split == "test":
+            parser.error("--fit needs the train split")
+        answers = [a for a in answers if split[a["id"]] == args.split]
     load_seconds = wall = 0.0
     if args.refit_from:
         runs = [json.loads(path.read_text(encoding="utf-8")) for path in args.refit_from]
-        by_id = {g["id"]: g for run in runs for g in run["answers"] if g.get("set", "scientsbank") in names}
+        wanted = {a["id"] for a in answers}
+        by_id = {g["id"]: g for run in runs for g in run["answers"] if g["id"] in wanted}
         graded = list(by_id.values())  # a later file's record of an answer replaces an earlier one's
         model_name = " + ".join(dict.fromkeys(run["model"] for run in runs))
     else:
@@ -510,6 +533,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         tmp.replace(CALIBRATION_FILE)
         print(f"fitted {calibration.weights}, threshold {calibration.threshold}; wrote {CALIBRATION_FILE}")
     decide(graded, calibration)
+    if args.previous:
+        before = {g["id"]: g for g in json.loads(args.previous.read_text(encoding="utf-8"))["answers"]}
+        if missing := [g["id"] for g in graded if g["id"] not in before or "is_correct" not in before[g["id"]]]:
+            parser.error(f"--previous {args.previous} has no decision for {len(missing)} answers, e.g. {missing[0]}")
+        for g in graded:
+            g["previous_correct"] = before[g["id"]]["is_correct"]
     held_out = [g for g in graded if g["split"] == "test"]
     summary: dict[str, Any] = {"held_out": summarize(held_out) if held_out else None, "all": summarize(graded)}
     summary["by_set"] = {
@@ -526,7 +555,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         }
         for part in sorted({f"{g['set']}/{g['lang']}" for g in graded})
     }
-    out = args.out or RESULTS / ("quiz_grading.quick.json" if args.limit else "quiz_grading.json")
+    partial_run = args.limit or args.split != "all"
+    out = args.out or RESULTS / ("quiz_grading.quick.json" if partial_run else "quiz_grading.json")
     record = {
         "benchmark": "eval_quiz_grading",
         "source": source_version(),
@@ -534,6 +564,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "limit": args.limit,
         "datasets": {name: SETS[name][1] for name in names},
         "readings": readings if not args.refit_from else None,
+        "split": args.split,
+        "previous": str(args.previous) if args.previous else None,
         "calibration": {"weights": dict(calibration.weights), "threshold": calibration.threshold},
         "feature_selection": selection,
         "correct_threshold": CORRECT_THRESHOLD,
@@ -555,7 +587,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             _print(part["held_out"], f"held-out split, set/answer language {name}")
     if len(names) > 1 and summary["held_out"]:
         _print(summary["held_out"], "held-out split, all sets")
-    _print(summary["all"], "all answers (train + held-out, all sets)")
+    if args.split == "train":
+        for name in names:
+            if part := summary["by_set"][name]["all"]:
+                _print(part, f"train split of {name}, model {model_name}")
+    _print(
+        summary["all"],
+        "all answers graded (" + ("train + held-out" if args.split == "all" else args.split) + ", all sets)",
+    )
     print(f"wrote {out}")
     return 0
 

@@ -213,6 +213,20 @@ def test_the_seeds_four_structural_rules() -> None:
     assert failed("Which port does HTTPS use by default?", ["443", "80", "8080", "21"], " 443 ") == []  # trimmed match
 
 
+def test_a_short_answer_whose_expected_words_only_repeat_the_question_fails() -> None:
+    def short(stem: str, keywords: str) -> list[str]:
+        return failed(stem, answer=keywords, kind="short_answer")
+
+    assert short("What percentage of the human body is composed of water?", "water, body, percentage") == [
+        "keywords_in_stem"
+    ]
+    assert short("二次函数的图像的顶点坐标是什么？", "顶点坐标, 二次函数") == ["keywords_in_stem"]
+    assert short("What percentage of the human body is water?", "60%, water") == []  # the number is the answer
+    assert short("What does a tighter string do to the sound's pitch?", "higher, pitch") == []
+    assert short("What carries genetic information in a cell?", "DNA") == []  # too short to tell: passes
+    assert short("把吉他弦拧紧后声音有什么变化？", "音调|音高, 高") == []
+
+
 def test_true_false_items() -> None:
     assert failed("Python lists are mutable.", kind="true_false", answer="True") == []
     assert failed("Python 的列表是可变的。", kind="true_false", answer="正确") == []
@@ -268,6 +282,7 @@ def test_every_failed_rule_reads_as_one_line_in_both_languages() -> None:
     items += [
         Item(stem="Q?", question_type="multiple_choice", choices=("a", "a", "b"), correct_answer="c"),
         Item(stem="Is it?", question_type="true_false", correct_answer="maybe"),
+        Item(stem="What share of the body is water?", question_type="short_answer", correct_answer="water, body"),
     ]
     seen = set()
     for item in items:

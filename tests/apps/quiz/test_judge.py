@@ -244,6 +244,12 @@ def test_the_labelled_set_and_the_grading_eval_with_a_scripted_model(tmp_path) -
     assert all(q["keywords"] for q in zh_questions.values())  # a teacher's expected ideas, with variants
     assert all(a["probabilities"] == {"correct": 1.0, "partial": 0.0, "incorrect": 0.0} for a in record["answers"])
     assert record["summary"]["all"]["model_verdict_alone"]["kappa"] == 0.0  # a constant grader agrees by chance only
+    # a change tried on the train split alone, the grader it replaces beside it (its decisions, no model run)
+    again = tmp_path / "again.json"
+    assert bench.main(["--refit-from", str(out), "--split", "train", "--previous", str(out), "--out", str(again)]) == 0
+    tried = json.loads(again.read_text(encoding="utf-8"))
+    assert tried["answers"] and all(a["split"] == "train" for a in tried["answers"])
+    assert tried["summary"]["all"]["previous"]["accuracy"] == tried["summary"]["all"]["tool"]["accuracy"]
 
 
 def test_a_verdict_reads_the_yes_no_questions_asked_for_each_over_the_same_prompt() -> None:

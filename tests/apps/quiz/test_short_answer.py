@@ -9,7 +9,11 @@ from consulta.apps.quiz._short_answer import Calibration, default_calibration, e
 
 
 def test_tokens_stem_english_and_read_chinese_by_characters() -> None:
-    assert tokens("The scratches were tightened") == ["scratch", "tighten"]
+    assert tokens("The scratches were tightened") == ["scratch", "tight"]
+    # the forms of one word meet: a keyword `dissolves` is said by "must dissolve", `tighter` by "tightened"
+    assert tokens("dissolve dissolves dissolved") == ["dissolv"] * 3
+    assert tokens("tight tighter tighten tightened") == ["tight"] * 4
+    assert tokens("high higher highest") == ["high"] * 3
     assert {"二次", "函数", "顶点", "坐标"} <= set(tokens("二次函数的顶点坐标"))
     assert "的" not in tokens("顶点的坐标")
 
@@ -20,6 +24,8 @@ def test_tokens_stem_english_and_read_chinese_by_characters() -> None:
         ("If the penny scratches the nickel", "scratch", True),
         ("It is HARMFUL to the cell", "deleterious|harmful", True),  # a variant the item lists
         ("the pitch got higher", "higher pitch", True),  # every word, in any order
+        ("The solid must dissolve.", "dissolves", True),  # another form of the word
+        ("When the string is tightened", "tighter", True),
         ("x = 1/2", "0.5", True),  # numbers compared as numbers
         ("答案是 .50", "0.5", True),
         ("5", "50", False),

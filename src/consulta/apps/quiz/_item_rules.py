@@ -1,7 +1,7 @@
 """Tool 4's rule checks: pure code over one item, English and Chinese, each failed rule named.
 
-The seed's four (`stem_length`, `choice_count`, `answer_in_choices`, `duplicate_choices`, plus `true_false_answer`)
-are structural: one of them alone makes the rule score fall below 0.70 (reject). The item-writing flaws code can see
+The seed's four (`stem_length`, `choice_count`, `answer_in_choices`, `duplicate_choices`, plus `true_false_answer`
+and `keywords_in_stem`: a short answer whose expected words the question already says, all of them) are structural: one of them alone makes the rule score fall below 0.70 (reject). The item-writing flaws code can see
 (Haladyna, Downing & Rodriguez 2002) each take the item below 0.85 (revise), `vague_terms` less:
 
 | rule | fails when |
@@ -180,6 +180,18 @@ def _true_false_answer(item: Item) -> dict[str, Any] | None:
     return None if answer in TRUE_WORDS | FALSE_WORDS else {"answer": item.correct_answer or ""}
 
 
+def _keywords_in_stem(item: Item) -> dict[str, Any] | None:
+    """A short answer's expected words that the question already says, every one of them: the key names nothing a
+    reader must know ("What share of the body is water?" keyed `water, body, share`). A keyword with no content word
+    (a number, a short term such as `DNA`) is never counted as said, so such a key passes."""
+    if item.question_type != "short_answer" or not (item.correct_answer or "").strip():
+        return None
+    stem = _content(_plain(item.stem))
+    words = [k.strip() for k in re.split(r"[,，、;；]", item.correct_answer or "") if k.strip()]
+    said = [k for k in words if any(_content(v) and _content(v) <= stem for v in k.split("|"))]
+    return {"words": ", ".join(said)} if words and len(said) == len(words) else None
+
+
 # --- item-writing flaws -------------------------------------------------------------------------------------------
 
 _ABOVE_EN = re.compile(
@@ -356,6 +368,7 @@ RULES: tuple[Rule, ...] = (
     Rule("answer_in_choices", 0.5, _answer_in_choices),
     Rule("duplicate_choices", STRUCTURAL_WEIGHT, _duplicate_choices),
     Rule("true_false_answer", 0.5, _true_false_answer),
+    Rule("keywords_in_stem", STRUCTURAL_WEIGHT, _keywords_in_stem),
     Rule("all_none_of_the_above", FLAW_WEIGHT, _all_none_of_the_above),
     Rule("absolute_terms", FLAW_WEIGHT, _absolute_terms),
     Rule("vague_terms", 0.1, _vague_terms),
@@ -364,7 +377,7 @@ RULES: tuple[Rule, ...] = (
     Rule("key_repeats_stem", FLAW_WEIGHT, _key_repeats_stem),
     Rule("grammatical_cue", FLAW_WEIGHT, _grammatical_cue),
 )
-FLAW_RULES = tuple(r.name for r in RULES[5:])
+FLAW_RULES = tuple(r.name for r in RULES[6:])
 
 
 def check_item(item: Item, rules: Sequence[Rule] = RULES) -> list[RuleFailure]:

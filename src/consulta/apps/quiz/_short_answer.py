@@ -12,11 +12,11 @@ Code does what code knows (`evidence`):
 - how much of the reference answer the answer covers (the share of its content words, or of its characters for
   Chinese).
 
-The model judges meaning (`Verdict`), read twice from one prompt (a fixed instruction, the item, the answer) that
-differs only in its last line, one forward pass each (the second reads only that line, the rest is in the KV cache):
-its probability of each label (`correct`, `partial`, `incorrect`) and its probability of "yes" to "does the answer
-say what the reference says?" (`same`), each for the reply's first token; a backend that cannot give probabilities
-answers one label under a grammar (that label gets probability 1; no `same`).
+The model judges meaning (`Verdict`), read from one prompt (a fixed instruction, the item, the answer), one forward
+pass for its probability of each label (`correct`, `partial`, `incorrect`, the reply's first token), and one more
+per yes/no reading the calibration weighs (e.g. `same`: "does the answer say what the reference says?"; the prompt
+differs only in its last line, so the rest is in the KV cache; the shipped calibration weighs none today); a backend
+that cannot give probabilities answers one label under a grammar (that label gets probability 1; no yes/no reading).
 
 `Calibration` maps both to a probability that a person would call the answer correct (a logistic model fitted by
 `bench/eval_quiz_grading.py --fit` on a training split of human-scored answers; the fitted weights ship in
@@ -63,7 +63,7 @@ _STOP = frozenset(
     "not no so if very more most less much many some such has have had i you he she we my your his her our".split()
 )
 _CJK_STOP = frozenset("的了是在和与及或也都就而吗呢吧啊")
-_SUFFIXES = ("ingly", "edly", "ness", "ment", "ing", "ies", "ied", "ed", "es", "er", "ly", "s")
+_SUFFIXES = ("ingly", "edly", "ness", "ment", "ing", "ies", "ied", "est", "ed", "es", "er", "ly", "s")
 
 
 def _normal(text: str) -> str:
@@ -71,15 +71,21 @@ def _normal(text: str) -> str:
 
 
 def _stem(word: str) -> str:
-    """A light English stem: enough for plural and tense variants, never below 3 letters."""
+    """A light English stem: enough for plural, tense and comparative variants, never below 3 letters. The forms of
+    one word meet: `dissolve` / `dissolves` / `dissolved` → `dissolv`, `tight` / `tighter` / `tighten(ed)` → `tight`,
+    `high` / `higher` / `highest` → `high`."""
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             word = word[: -len(suffix)]
             if suffix in ("ies", "ied"):
                 word += "y"
             break
+    if word.endswith("en") and len(word) >= 6:
+        word = word[:-2]  # tighten → tight, harden → hard
+    if word.endswith("e") and len(word) > 3:
+        word = word[:-1]  # dissolve meets dissolv(es), mak(es) meets make
     if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiouls":
-        word = word[:-1]  # tighten / tightt- ; stopp(ed) → stop
+        word = word[:-1]  # stopp(ed) → stop
     return word
 
 
