@@ -249,3 +249,7 @@ def test_the_cleaning_reports_a_repeated_and_a_missing_value_of_a_sequence(
     assert "`herd.csv`, sequence `age` (F): 3 appears 2 times (found before cleaning)." in account
     assert "`herd.csv`, sequence `age` (F): 5 is missing (found before cleaning)." in account
     assert "`sales.csv`, sequence `year`: 2008 is missing (found before cleaning)." in account
+    assert not any("no task's model uses" in line for line in account)  # who uses what: not known, nothing said
+    account = data_account(tmp_path, lang="en", used={"herd.csv", "sales.csv"})
+    unused = [line for line in account if "no task's model uses" in line]
+    assert unused == [f"`{name}`: cleaned as above, and no task's model uses it." for name in ("houses.csv", "picked.csv", "weather.csv")]  # fmt: skip

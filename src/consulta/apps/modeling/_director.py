@@ -309,7 +309,7 @@ class Director:
                 assumptions=modeler.assumptions, method=whole(research, "recommendation"),
                 model_description=whole(modeler, "model_description"), model_formula="" if by_task else KINDS[plan.kind].formula,
                 data_notes=self.memo["notes"].get("data_notes", ""),
-                data_account=data_account(self.ws, lang=self.problem.lang),
+                data_account=data_account(self.ws, lang=self.problem.lang, used=_files_used(models, plan, by_task=by_task)),
                 findings=[f.text for f in found], headline=[f.text for f in found if f.headline], abstract=whole(writer, "abstract"),
                 discussion=whole(writer, "discussion"), conclusion=whole(writer, "conclusion"),
                 captions=viz.captions, figures=[] if by_task else list(KINDS[plan.kind].figures), consultations=sorted(p.name for p in (self.ws / "consultation").glob("*.md")),
@@ -734,6 +734,15 @@ def _answer(model: TaskModel | None, template: TaskAnswer, workspace: Path, lang
     if model is None or (model.status != "ran" and template.answered):
         return template
     return task_answer(model, workspace, lang=lang)
+
+
+def _files_used(models: list[TaskModel], plan: Plan, *, by_task: bool) -> set[str]:
+    """The data files the paper's results come from: those the tasks' families read that ran (`table`, and a second
+    year's `next_table`), else the template model's table."""
+    if not by_task:
+        return {plan.table}
+    named = (m.params.get(key) for m in models if m.status == "ran" for key in ("table", "next_table"))
+    return {name for name in named if isinstance(name, str) and name}
 
 
 def _task(task: str, reasons: list[str]) -> str:
