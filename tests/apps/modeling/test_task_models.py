@@ -133,3 +133,5 @@ def test_a_contest_problem_is_answered_task_by_task_to_a_paper(tmp_path: Path) -
     assert "Not answered:" in two and "no_such_column" in two
     unused = [line for line in paper.splitlines() if "no task's model uses" in line]  # the data file no task reads
     assert unused == ["- `visits.csv`: cleaned as above, and no task's model uses it."]
+    assert "## 3 Model\n\n- Task 1: TOPSIS.\n- Task 2: no model of the library ran.\n" in paper  # what ran
+    assert "线性回归" not in paper  # the team's recommendation, written before the families were chosen, is left out

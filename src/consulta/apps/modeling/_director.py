@@ -74,7 +74,16 @@ from ._plan import Plan, plan_for
 from ._problem import Problem
 from ._sandbox_run import ScriptRun
 from ._shape import DataShape, describe_data
-from ._task_models import TaskModel, choose_models, record, recorded, run_task_models, task_answer
+from ._task_models import (
+    TaskModel,
+    choose_models,
+    models_not_run,
+    models_run,
+    record,
+    recorded,
+    run_task_models,
+    task_answer,
+)
 from ._tasks import TaskAnswer, answer_of, statement_tasks
 from ._team import (
     ROLES,
@@ -292,9 +301,10 @@ class Director:
                     origin="template",
                 )
                 await self._run_script("figures")
+            ran = models_run(models, lang=self.problem.lang) if by_task else []  # what ran, not what was planned
             writer = typed(WriterWork, await self.turn(
                 "writer", "work", step=f"writer#{attempt}", task=_task("写摘要、讨论与结论（不要写数字）。", reasons),
-                prompt=self._results_prompt() + "\n\n模型：" + modeler.model_description,
+                prompt=self._results_prompt() + "\n\n模型：" + (" ".join(ran) or modeler.model_description),
             ))  # fmt: skip
             found = [] if by_task else findings(self.ws, kind=plan.kind, target=plan.target, lang=self.problem.lang)
             results = {p.name for p in (self.ws / "results").glob("*.csv")}
@@ -305,7 +315,7 @@ class Director:
             ]  # fmt: skip
             parts = PaperParts(
                 title=self.problem.title, lang=self.problem.lang, summary=whole(reader, "summary"),
-                tasks=[t.text for t in tasks] or reader.tasks, answers=answers,
+                tasks=[t.text for t in tasks] or reader.tasks, answers=answers, models=ran, not_run=models_not_run(models) if by_task else [],
                 assumptions=modeler.assumptions, method=whole(research, "recommendation"),
                 model_description=whole(modeler, "model_description"), model_formula="" if by_task else KINDS[plan.kind].formula,
                 data_notes=self.memo["notes"].get("data_notes", ""),

@@ -51,7 +51,17 @@ class Director(Protocol):
     def _note(self, key: str, lines: list[str]) -> None: ...
 
 
-__all__ = ["TaskModel", "check_task_models", "choose_models", "record", "recorded", "run_task_models", "task_answer"]
+__all__ = [
+    "TaskModel",
+    "check_task_models",
+    "choose_models",
+    "models_not_run",
+    "models_run",
+    "record",
+    "recorded",
+    "run_task_models",
+    "task_answer",
+]
 
 NOTE = "task_models"
 """The memo's note holding each task's `TaskModel`."""
@@ -235,9 +245,32 @@ async def run_task_models(director: Director, models: list[TaskModel]) -> list[T
 
 
 _WORDS = {
-    "en": {"model": "Model: {title} (`results/{out}.json`).", "not": "Not answered: {why}.", "none": "no model of the library was chosen"},
-    "zh-CN": {"model": "模型：{title}（`results/{out}.json`）。", "not": "未能回答：{why}。", "none": "没有选出模型库中的模型"},
+    "en": {"model": "Model: {title} (`results/{out}.json`).", "not": "Not answered: {why}.", "none": "no model of the library was chosen",
+           "task_model": "Task {n}: {title}.", "no_model": "Task {n}: no model of the library ran."},
+    "zh-CN": {"model": "模型：{title}（`results/{out}.json`）。", "not": "未能回答：{why}。", "none": "没有选出模型库中的模型",
+              "task_model": "问题 {n}：{title}。", "no_model": "问题 {n}：没有运行模型库中的模型。"},
 }  # fmt: skip
+
+
+def models_run(models: list[TaskModel], *, lang: str) -> list[str]:
+    """The model of each task, in code's words (the paper's model section: what ran, not what was planned)."""
+    w = _WORDS["zh-CN" if lang.startswith("zh") else "en"]
+    return [
+        w["task_model"].format(n=m.task.number, title=family_named(m.family).words(lang))
+        if m.status == "ran"
+        else w["no_model"].format(n=m.task.number)
+        for m in models
+    ]
+
+
+def models_not_run(models: list[TaskModel]) -> list[str]:
+    """What a text calls the library's families that ran for no task (`Family.names`), save a name that is part of
+    one that ran: a sentence of the team naming one describes a model the paper has no result of."""
+    ran = [n for m in models if m.status == "ran" for n in family_named(m.family).names()]
+    others = (
+        n for f in FAMILIES.values() if f.name not in {m.family for m in models if m.status == "ran"} for n in f.names()
+    )
+    return sorted({n for n in others if not any(n.lower() in r.lower() for r in ran)})
 
 
 def _table_named(params: FamilyParams, data: ProblemData) -> FamilyParams:

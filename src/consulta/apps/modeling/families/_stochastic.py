@@ -22,6 +22,7 @@ class MarkovChain(Family):
     name = "markov_chain"
     group = "stochastic"
     title = ("Markov chain", "马尔可夫链")
+    aliases = ("Markov", "马尔可夫", "马氏链")
     answers = frozenset({"forecast", "estimate", "number", "explanation"})
     Params = MarkovChainParams
     outputs = ("transitions", "steady_state", "ahead")
@@ -125,6 +126,7 @@ class MonteCarlo(Family):
     name = "monte_carlo"
     group = "stochastic"
     title = ("Monte Carlo simulation (resampling)", "蒙特卡洛模拟（重抽样）")
+    aliases = ("Monte Carlo", "蒙特卡洛", "蒙特卡罗")
     answers = frozenset({"number", "estimate", "forecast", "policy"})
     Params = MonteCarloParams
     outputs = ("probability_exceed", "mean_total", "p95")
