@@ -150,3 +150,20 @@ def test_a_sentence_naming_a_model_that_did_not_run_is_left_out(tmp_path: Path) 
     assert "linear regression" not in paper.lower() and "回归" not in paper
     assert "The drug follows first-order kinetics." in paper and "The dose is absorbed whole." in paper
     assert "A pharmacokinetic model of the dose." in paper and "- Fit a regression." in paper  # the task as stated
+
+
+def test_a_list_item_cut_at_its_bound_is_left_out_and_code_names_the_section_of_the_numbers(tmp_path: Path) -> None:
+    """ "Markov Chain is a suitable model for this problem as it can capture the temporal" was an assumption the
+    item's bound (80 characters) stopped mid-sentence; with the answers by task, the numbers are in section 6."""
+    from consulta.apps.modeling._compose import PaperParts, compose_paper
+    from consulta.apps.modeling._director import whole_items
+    from consulta.apps.modeling._tasks import Task, TaskAnswer
+    from consulta.apps.modeling._team import LINE_LENGTH, ModelerWork
+
+    cut = "Markov Chain is a suitable model for this problem as it can capture the temporal dependence of weather"
+    long = ("A state. Then a long one cut off " + "x" * 60)[:LINE_LENGTH]
+    work = ModelerWork(assumptions=[cut[:LINE_LENGTH], "Days follow a chain.", long])
+    assert whole_items(work, "assumptions") == ["", "Days follow a chain.", "A state."]
+    answer = TaskAnswer(task=Task(number=1, text="Rank.", asks="ranking"), answered=True, text="Model: x.")
+    paper = compose_paper(tmp_path, PaperParts(title="T", lang="en", answers=[answer])).read_text(encoding="utf-8")
+    assert "Every number above is taken from the result files (section 6)." in paper and "## 6 Answers by task" in paper

@@ -79,7 +79,7 @@ _WORDS = {
         "data": "数据处理", "results": "结果", "answers": "逐题回答", "task": "问题 {n}", "discussion": "讨论", "conclusion": "结论", "record": "附录：团队的咨询记录",
         "no_abstract": "本文根据题目给出的数据建立模型，结果见结果文件与下列表格、图形。",
         "no_discussion": "模型的局限：它只利用了题目给出的数据，假设未来与过去的规律相同。",
-        "no_conclusion": "各项数值均来自结果文件，见第 5 节的表格。", "file": "文件", "fig_fit": "模型拟合", "fig_forecast": "预测", "fig_effects": "各解释变量的重要性", "join": "",
+        "no_conclusion": "各项数值均来自结果文件，见第 {section} 节。", "file": "文件", "fig_fit": "模型拟合", "fig_forecast": "预测", "fig_effects": "各解释变量的重要性", "join": "",
         "none": "（无）",
     },
     "en": {
@@ -87,7 +87,7 @@ _WORDS = {
         "data": "Data", "results": "Results", "answers": "Answers by task", "task": "Task {n}", "discussion": "Discussion", "conclusion": "Conclusion", "record": "Appendix: the team's consultations",
         "no_abstract": "We model the problem from its data; the results are the result files, shown in the tables and figures below.",
         "no_discussion": "Limits: the model uses only the data given and assumes the future follows the past.",
-        "no_conclusion": "Every number above is taken from the result files (section 5).", "file": "file", "fig_fit": "Model fit",
+        "no_conclusion": "Every number above is taken from the result files (section {section}).", "file": "file", "fig_fit": "Model fit",
         "fig_forecast": "Projection", "fig_effects": "Importance of each covariate", "none": "(none)", "join": " ",
     },
 }  # fmt: skip
@@ -186,7 +186,7 @@ def compose_paper(workspace: Path, parts: PaperParts, *, strict: bool = False) -
     out += [
         f"## {section + 1} {w['conclusion']}",
         "",
-        _clean(parts.conclusion, True, parts.not_run) or w["no_conclusion"],
+        _clean(parts.conclusion, True, parts.not_run) or w["no_conclusion"].format(section=6 if parts.answers else 5),
         "",
     ]
     if parts.consultations:

@@ -86,6 +86,7 @@ from ._task_models import (
 )
 from ._tasks import TaskAnswer, answer_of, statement_tasks
 from ._team import (
+    LINE_LENGTH,
     ROLES,
     Answer,
     CodeTranslatorWork,
@@ -301,11 +302,6 @@ class Director:
                     origin="template",
                 )
                 await self._run_script("figures")
-            ran = models_run(models, lang=self.problem.lang) if by_task else []  # what ran, not what was planned
-            writer = typed(WriterWork, await self.turn(
-                "writer", "work", step=f"writer#{attempt}", task=_task("写摘要、讨论与结论（不要写数字）。", reasons),
-                prompt=self._results_prompt() + "\n\n模型：" + (" ".join(ran) or modeler.model_description),
-            ))  # fmt: skip
             found = [] if by_task else findings(self.ws, kind=plan.kind, target=plan.target, lang=self.problem.lang)
             results = {p.name for p in (self.ws / "results").glob("*.csv")}
             of_task = {m.task.number: m for m in models}
@@ -313,16 +309,22 @@ class Director:
                 _answer(of_task.get(t.number), answer_of(t, kind=plan.kind, target=plan.target, results=results, lang=self.problem.lang), self.ws, self.problem.lang)
                 for t in tasks
             ]  # fmt: skip
+            ran = models_run(models, lang=self.problem.lang) if by_task else []  # what ran, not what was planned
+            writer = typed(WriterWork, await self.turn(
+                "writer", "work", step=f"writer#{attempt}", task=_task("写摘要、讨论与结论（不要写数字）。", reasons),
+                prompt=self._results_prompt() + "\n\n模型：" + (" ".join(ran) or modeler.model_description)
+                + "".join(f"\n\n{_said(a)}" for a in answers if by_task),
+            ))  # fmt: skip
             parts = PaperParts(
                 title=self.problem.title, lang=self.problem.lang, summary=whole(reader, "summary"),
-                tasks=[t.text for t in tasks] or reader.tasks, answers=answers, models=ran, not_run=models_not_run(models) if by_task else [],
-                assumptions=modeler.assumptions, method=whole(research, "recommendation"),
+                tasks=[t.text for t in tasks] or whole_items(reader, "tasks"), answers=answers, models=ran, not_run=models_not_run(models) if by_task else [],
+                assumptions=whole_items(modeler, "assumptions"), method=whole(research, "recommendation"),
                 model_description=whole(modeler, "model_description"), model_formula="" if by_task else KINDS[plan.kind].formula,
                 data_notes=self.memo["notes"].get("data_notes", ""),
                 data_account=data_account(self.ws, lang=self.problem.lang, used=_files_used(models, plan, by_task=by_task)),
                 findings=[f.text for f in found], headline=[f.text for f in found if f.headline], abstract=whole(writer, "abstract"),
                 discussion=whole(writer, "discussion"), conclusion=whole(writer, "conclusion"),
-                captions=viz.captions, figures=[] if by_task else list(KINDS[plan.kind].figures), consultations=sorted(p.name for p in (self.ws / "consultation").glob("*.md")),
+                captions=whole_items(viz, "captions"), figures=[] if by_task else list(KINDS[plan.kind].figures), consultations=sorted(p.name for p in (self.ws / "consultation").glob("*.md")),
             )  # fmt: skip
             strict = attempt > 1  # a gate sent the paper back: every number is code's now
             compose_paper(self.ws, parts, strict=strict)
@@ -674,7 +676,7 @@ class Director:
         )
 
     def _results_prompt(self) -> str:
-        files = sorted(p.name for p in (self.ws / "results").glob("*.csv"))
+        files = sorted(p.name for p in (self.ws / "results").glob("*") if p.suffix in (".csv", ".json"))
         return "结果文件：" + ", ".join(files)
 
     def _gate_prompt(self, gate: Gate) -> str:
@@ -738,6 +740,12 @@ def whole(answer: TeamAnswer, field: str) -> str:
     return whole_sentences(text, bound=bound) if bound else text
 
 
+def whole_items(answer: TeamAnswer, field: str) -> list[str]:
+    """The answer's list `field` (of `Line`s), each item without a last sentence its bound cut off: an item the
+    bound stopped before any sentence end is "" (its place kept: a caption's belongs to its figure)."""
+    return [whole_sentences(str(item), bound=LINE_LENGTH) for item in answer.model_dump()[field]]
+
+
 def _answer(model: TaskModel | None, template: TaskAnswer, workspace: Path, lang: str) -> TaskAnswer:
     """A task's section: its family's results when one ran; else the template model's files when they bear on it;
     else why its family could not."""
@@ -753,6 +761,12 @@ def _files_used(models: list[TaskModel], plan: Plan, *, by_task: bool) -> set[st
         return {plan.table}
     named = (m.params.get(key) for m in models if m.status == "ran" for key in ("table", "next_table"))
     return {name for name in named if isinstance(name, str) and name}
+
+
+def _said(answer: TaskAnswer) -> str:
+    """A task's section as the writer reads it: the task, then what code says about its results (figures aside)."""
+    lines = [line for line in answer.text.split("\n\n") if not line.startswith("![")]
+    return f"{answer.task.number}. {answer.task.text}\n" + "\n".join(lines)[:300]
 
 
 def _task(task: str, reasons: list[str]) -> str:
