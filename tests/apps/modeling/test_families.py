@@ -25,6 +25,7 @@ from consulta.apps.modeling.families import (
     choice_type,
     family_named,
     fitting,
+    num,
     parse_choice,
 )
 
@@ -251,6 +252,11 @@ def test_markov_chain_recovers_the_steady_state() -> None:
     )
     assert r["steady_state"]["sunny"] == pytest.approx(5 / 6, abs=0.02)
     assert r["transitions"]["sunny"]["rainy"] == pytest.approx(0.1, abs=0.02)
+    said = " ".join(FAMILIES["markov_chain"].sentences(r, lang="en"))  # the matrix, as the task asks for it
+    assert (
+        f"sunny → rainy {num(r['transitions']['sunny']['rainy'])}, sunny {num(r['transitions']['sunny']['sunny'])}"
+        in said
+    )
 
 
 def test_queue_matches_the_erlang_formula_and_finds_the_servers_needed() -> None:
