@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from ._checks import CheckFailure
@@ -296,10 +297,12 @@ def _table_named(params: FamilyParams, data: ProblemData) -> FamilyParams:
 
 def _columns_named(params: FamilyParams, data: ProblemData) -> FamilyParams:
     """`params` with each column named as its table names it, when the modeler's slip is plain: another case, or
-    spaces around it (anything else is for the check to say)."""
+    spaces around it; a label (the rows' names) that is a column of numbers or none of the table, when the table has
+    one column of text alone (anything else is for the check to say)."""
     frame = data.tables.get(params.table)
     if frame is None:
         return params
+    texts = [str(c) for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]
     by_lower: dict[str, list[str]] = {}
     for column in map(str, frame.columns):
         by_lower.setdefault(column.strip().lower(), []).append(column)
@@ -312,7 +315,10 @@ def _columns_named(params: FamilyParams, data: ProblemData) -> FamilyParams:
 
     fixes: dict[str, Any] = {}
     for field, value in params.model_dump().items():
-        if field.endswith("_column") and isinstance(value, str) and value:
+        if field == "label_column" and isinstance(value, str) and value and len(texts) == 1:
+            label = named(value)
+            fixes[field] = label if label in texts else texts[0]
+        elif field.endswith("_column") and isinstance(value, str) and value:
             fixes[field] = named(value)
         elif field in _COLUMN_LISTS and isinstance(value, list):
             fixes[field] = [named(v) if isinstance(v, str) else v for v in value]
