@@ -142,6 +142,19 @@ def rejection_shows_evidence(reasons: list[str], names: set[str]) -> bool:
         for reason in reasons
         for name in names
         if not re.search(rf"named\s+['\"`]?{re.escape(name)}", reason)  # "should be named X" of X itself says nothing
+        and not _missing(name).search(reason)  # `names` are there: "X is missing" is false (seen: 3 times in a run)
+    )
+
+
+def _missing(name: str) -> re.Pattern[str]:
+    """A sentence saying the file `name` is missing ("The file 'x.py' is missing", "x.py does not exist", "缺少 x.py")."""
+    q, n = "['\"`‘’“”「」]?", re.escape(name)
+    return re.compile(
+        rf"{n}{q}\s*(?:file\s*)?(?:is|was|are)\s+(?:missing|absent|not\s+(?:found|present|there))(?!\s+(?!from\b|which\b|and\b|but\b)\w)"
+        rf"|{n}{q}\s*(?:file\s*)?(?:does\s+not|doesn't|did\s+not|didn't)\s+exist"
+        rf"|(?:missing|no|absent)\s+(?:file\s+)?{q}{n}"
+        rf"|(?:缺少|缺失|没有|找不到|未找到)\s*(?:文件)?\s*{q}{n}|{n}{q}\s*(?:文件)?\s*(?:不存在|缺失|没有找到|找不到)",
+        re.I,
     )
 
 
@@ -623,7 +636,7 @@ class Director:
         }
         if not rejection_shows_evidence(answer.reasons, names):
             raise ValueError(
-                "REJECTED needs evidence: name the file that is wrong (one of: "
+                "REJECTED needs evidence: name the file that is wrong (one of these, which all exist: "
                 + ", ".join(sorted(names)[:12])
                 + ") and say what is wrong in it, in a finished sentence; "
                 "if nothing is wrong, answer APPROVED, or CONDITIONAL with what to improve."
