@@ -562,9 +562,8 @@ def _judge(ws: Path, truth: Truth) -> dict[str, Any]:
     out["tasks_answered"] = sum(not text.startswith(("Not answered", "未能回答")) for _, text in sections)
     out["tasks_declined_with_reason"] = sum(text.startswith(("Not answered", "未能回答")) for _, text in sections)
     out |= _judge_tasks(ws, truth, memo, paper, statement)
-    out["paper_rules"] = paper_rules(
-        paper, data_files=[p.name for p in (ws / "problem").glob("*") if p.name != "problem.md"]
-    )
+    files = [p.name for p in (ws / "problem").glob("*") if p.name != "problem.md"]
+    out["paper_rules"] = paper_rules(paper, data_files=files) if paper else {}  # no paper: no rule to read
     return out
 
 
