@@ -45,6 +45,7 @@ import numpy as np
 import pandas as pd
 
 from consulta.apps.modeling._checks import paper_numbers, result_values
+from consulta.apps.modeling._compose import _SENTENCE, _UNDONE
 from consulta.apps.modeling._tasks import statement_tasks
 from consulta.config import Settings
 
@@ -561,7 +562,35 @@ def _judge(ws: Path, truth: Truth) -> dict[str, Any]:
     out["tasks_answered"] = sum(not text.startswith(("Not answered", "未能回答")) for _, text in sections)
     out["tasks_declined_with_reason"] = sum(text.startswith(("Not answered", "未能回答")) for _, text in sections)
     out |= _judge_tasks(ws, truth, memo, paper, statement)
+    files = [p.name for p in (ws / "problem").glob("*") if p.name != "problem.md"]
+    out["paper_rules"] = paper_rules(paper, data_files=files) if paper else {}  # no paper: no rule to read
     return out
+
+
+_TWICE = re.compile(r"^#{2,6}\s+\d+(?:\.\d+)*\.?\s+(?:\d+(?:\.\d+)*[.、)]?|[一二三四五六七八九十]+、)\s*\S.*$", re.M)
+_ENDED = re.compile(r"[.。!?！？:：;；)）\]】\"”'*`$]$")
+
+
+PAPER_RULES = ("headings_numbered_twice", "unended_paragraphs", "data_files_unnamed", "undone_claims")
+
+
+def paper_rules(paper: str, *, data_files: list[str]) -> dict[str, list[str]]:
+    """The paper rules of issue 24, read from `paper.md`: headings numbered twice ("## 2 1 Problem analysis"), prose
+    paragraphs that end without a sentence end (a sentence cut off), data files of the problem the paper never names
+    (neither used nor their omission explained), and sentences claiming an outlier treatment the cleaning never does."""
+    paragraphs, block = [], []
+    for line in [*paper.split("\n"), ""]:
+        if line.strip() and not re.match(r"^\s*(#|\||!\[|[-*+] |\d+[.)] |\$\$|```|>)", line):
+            block.append(line.strip())
+        elif block:
+            paragraphs.append(" ".join(block))
+            block = []
+    return {
+        "headings_numbered_twice": _TWICE.findall(paper),
+        "unended_paragraphs": [p[-60:] for p in paragraphs if not _ENDED.search(p)],
+        "data_files_unnamed": sorted(f for f in data_files if f not in paper),
+        "undone_claims": [s.strip() for s in _SENTENCE.findall(paper) if _UNDONE.search(s)],
+    }
 
 
 def _dig(result: Any, key: str) -> Any:
@@ -734,7 +763,7 @@ def main() -> None:
     if args.rejudge:
         earlier = json.loads(args.rejudge.read_text(encoding="utf-8"))
         runs = [_rejudged(r) for r in earlier["runs"]]
-        _write(args.out or args.rejudge, earlier["model"], runs)
+        _write(args.out or args.rejudge, earlier["model"], runs, source=earlier.get("source"))
         return
     script = None
     if args.model == "scripted":
@@ -820,7 +849,9 @@ def _rejudged(run: dict[str, Any]) -> dict[str, Any]:
     return judged
 
 
-def _write(out: Path, model: str, runs: list[dict[str, Any]]) -> None:
+def _write(out: Path, model: str, runs: list[dict[str, Any]], *, source: str | None = None) -> None:
+    """The results file; `source` is the commit the runs were made with (a rejudged file keeps its runs' commit and
+    says which code judged it again)."""
     summary = {
         "problems": len(runs), "exit_0": sum(r["exit_status"] == 0 for r in runs), "pdf": sum(bool(r.get("pdf")) for r in runs),
         "kind_right": sum(bool(r.get("kind_right")) for r in runs),
@@ -834,12 +865,14 @@ def _write(out: Path, model: str, runs: list[dict[str, Any]]) -> None:
         "tasks_answered": sum(sum(t["answered"] for t in r.get("task_rows", [])) for r in runs),
         "untraced_numbers": sum(r.get("untraced_numbers", 0) for r in runs),
         "truth_recovered": f"{sum(int(str(r.get('truth_recovered', '0/0')).split('/')[0]) for r in runs)}/{sum(int(str(r.get('truth_recovered', '0/0')).split('/')[1]) for r in runs)}",
+        "paper_rule_faults": {rule: sum(len(r.get("paper_rules", {}).get(rule, [])) for r in runs) for rule in PAPER_RULES},
     }  # fmt: skip
     out.write_text(
         json.dumps(
             {
                 "benchmark": "modeling_eval",
-                "source": source_version(),
+                "source": source or source_version(),
+                **({"judged_with": source_version()} if source else {}),
                 "model": model,
                 "summary": summary,
                 "runs": runs,

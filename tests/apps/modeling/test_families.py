@@ -25,6 +25,7 @@ from consulta.apps.modeling.families import (
     choice_type,
     family_named,
     fitting,
+    num,
     parse_choice,
 )
 
@@ -251,6 +252,11 @@ def test_markov_chain_recovers_the_steady_state() -> None:
     )
     assert r["steady_state"]["sunny"] == pytest.approx(5 / 6, abs=0.02)
     assert r["transitions"]["sunny"]["rainy"] == pytest.approx(0.1, abs=0.02)
+    said = " ".join(FAMILIES["markov_chain"].sentences(r, lang="en"))  # the matrix, as the task asks for it
+    assert (
+        f"sunny → rainy {num(r['transitions']['sunny']['rainy'])}, sunny {num(r['transitions']['sunny']['sunny'])}"
+        in said
+    )
 
 
 def test_queue_matches_the_erlang_formula_and_finds_the_servers_needed() -> None:
@@ -283,6 +289,11 @@ def test_ahp_recovers_consistent_weights() -> None:
     r = solved("ahp", {"m.csv": frame}, table="m.csv", label_column="criterion")
     assert list(r["weights"].values()) == pytest.approx(w, abs=1e-3) and r["cr"] == pytest.approx(0, abs=1e-3)
     assert r["ranking"] == names
+    w = np.array([0.45, 0.25, 0.2, 0.1])  # written as people write them (0.22 for 2/9): consistent, CR never below 0
+    rounded = pd.DataFrame((w[:, None] / w[None, :]).round(2), columns=[*names, "range"])
+    rounded.insert(0, "criterion", [*names, "range"])
+    r = solved("ahp", {"m.csv": rounded}, table="m.csv", label_column="criterion")
+    assert r["ci"] >= 0 and r["cr"] >= 0 and r["consistent"]
 
 
 CITIES = pd.DataFrame({"city": ["A", "B", "C", "D"], "gdp": [9, 6, 3, 5], "green": [8, 5, 2, 7], "crime": [1, 5, 9, 3]})

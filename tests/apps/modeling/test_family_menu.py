@@ -189,6 +189,9 @@ def test_a_plain_slip_in_a_file_or_column_name_is_mended_and_any_other_is_left_f
     criteria = parse_choice({"family": "topsis", "table": "NOTES", "label_column": "City", "criteria": ["Rent", "x"]})
     mended = _table_named(criteria, data)
     assert (mended.table, mended.label_column, mended.criteria) == ("notes.csv", "city", ["rent", "x"])
+    for slip in ("rent", "cities"):  # the rows' names are the one text column, not a criterion nor a missing one
+        label = parse_choice({"family": "topsis", "table": "notes.csv", "label_column": slip, "criteria": ["rent"]})
+        assert _table_named(label, data).label_column == "city"
 
 
 @pytest.mark.parametrize("name", sorted(FAMILIES))

@@ -123,3 +123,47 @@ def test_a_sentence_cut_at_its_bound_and_a_cleaning_never_done_are_left_out(tmp_
     )  # fmt: skip
     paper = compose_paper(tmp_path, parts).read_text(encoding="utf-8")
     assert "outlier" not in paper.lower() and "Counts rise with age." in paper and "The fit is good." in paper
+
+
+def test_a_sentence_naming_a_model_that_did_not_run_is_left_out(tmp_path: Path) -> None:
+    """The modeler wrote "linear regression" before the tasks' families were chosen, and a pharmacokinetic model
+    ran: the model section says what ran (code's line per task), the team's sentences naming another family of the
+    library are left out, its other sentences stay; the statement's tasks are never cut."""
+    from consulta.apps.modeling._compose import PaperParts, compose_paper
+    from consulta.apps.modeling._task_models import TaskModel, models_not_run, models_run
+    from consulta.apps.modeling._tasks import Task
+
+    models = [
+        TaskModel(task=Task(number=1, text="Estimate the rates.", asks="estimate"), status="ran", family="pharmacokinetics"),
+        TaskModel(task=Task(number=2, text="Fit a regression.", asks="estimate"), status="could_not", family="regression"),
+    ]  # fmt: skip
+    not_run = models_not_run(models)
+    assert "Linear regression" in not_run and "回归" in not_run and "regression" in not_run
+    assert not any("pharmacokinetic" in n.lower() or "药代动力学" in n for n in not_run)
+    parts = PaperParts(
+        title="T", lang="en", tasks=["Fit a regression."], assumptions=["A linear regression fits the rates.", "The dose is absorbed whole."],
+        method="We combine linear regression with half-lives. The drug follows first-order kinetics.",
+        abstract="A pharmacokinetic model of the dose. 我们用回归估计速率。", models=models_run(models, lang="en"), not_run=not_run,
+    )  # fmt: skip
+    paper = compose_paper(tmp_path, parts).read_text(encoding="utf-8")
+    assert "- Task 1: One-compartment pharmacokinetic model.\n- Task 2: no model of the library ran." in paper
+    assert "linear regression" not in paper.lower() and "回归" not in paper
+    assert "The drug follows first-order kinetics." in paper and "The dose is absorbed whole." in paper
+    assert "A pharmacokinetic model of the dose." in paper and "- Fit a regression." in paper  # the task as stated
+
+
+def test_a_list_item_cut_at_its_bound_is_left_out_and_code_names_the_section_of_the_numbers(tmp_path: Path) -> None:
+    """ "Markov Chain is a suitable model for this problem as it can capture the temporal" was an assumption the
+    item's bound (80 characters) stopped mid-sentence; with the answers by task, the numbers are in section 6."""
+    from consulta.apps.modeling._compose import PaperParts, compose_paper
+    from consulta.apps.modeling._director import whole_items
+    from consulta.apps.modeling._tasks import Task, TaskAnswer
+    from consulta.apps.modeling._team import LINE_LENGTH, ModelerWork
+
+    cut = "Markov Chain is a suitable model for this problem as it can capture the temporal dependence of weather"
+    long = ("A state. Then a long one cut off " + "x" * 60)[:LINE_LENGTH]
+    work = ModelerWork(assumptions=[cut[:LINE_LENGTH], "Days follow a chain.", long])
+    assert whole_items(work, "assumptions") == ["", "Days follow a chain.", "A state."]
+    answer = TaskAnswer(task=Task(number=1, text="Rank.", asks="ranking"), answered=True, text="Model: x.")
+    paper = compose_paper(tmp_path, PaperParts(title="T", lang="en", answers=[answer])).read_text(encoding="utf-8")
+    assert "Every number above is taken from the result files (section 6)." in paper and "## 6 Answers by task" in paper

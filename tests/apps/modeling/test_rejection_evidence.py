@@ -16,6 +16,13 @@ NAMES = {"clean_data.py", "herd_2023.csv"}
         "The file 'clean_data.py' is not correct. It should be named 'clean_data.py' and",
         "The file 'clean_data.py' should be named 'clean_data.py'.",  # a file's own name says nothing wrong with it
         "The cleaning is not correct.",  # no file named
+        # seen on the embedded model, three times in one run of fleet_ahp_en (the file was there): a file that is
+        # there is not missing
+        "The 'clean_data.py' file is missing, which is essential for the pairwise data.",
+        "The file 'clean_data.py' is missing.",
+        "clean_data.py does not exist.",
+        "缺少 clean_data.py 文件。",
+        "herd_2023.csv 不存在。",
     ],
 )
 def test_a_rejection_without_evidence_is_asked_again(reason: str) -> None:
@@ -24,7 +31,11 @@ def test_a_rejection_without_evidence_is_asked_again(reason: str) -> None:
 
 @pytest.mark.parametrize(
     "reason",
-    ["clean_data.py drops 12 rows of herd_2023.csv without saying why.", "herd_2023.csv 中年龄 7 出现了两次。"],
+    [
+        "clean_data.py drops 12 rows of herd_2023.csv without saying why.",
+        "herd_2023.csv 中年龄 7 出现了两次。",
+        "herd_2023.csv is missing age 5 in the female rows.",  # what is missing is in the file: evidence
+    ],
 )
 def test_a_rejection_that_names_what_is_wrong_stands(reason: str) -> None:
     assert rejection_shows_evidence(["Some words", reason], NAMES)

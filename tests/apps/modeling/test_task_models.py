@@ -44,6 +44,7 @@ def _problem(folder: Path) -> Path:
         "name": ["S1", "S2", "S3", "S4", "S5", "S6"], "quality": [92, 85, 78, 88, 70, 95],
         "on_time": [0.96, 0.9, 0.85, 0.93, 0.8, 0.98], "price": [120, 105, 98, 110, 95, 118],
     }).to_csv(folder / "suppliers.csv", index=False)  # fmt: skip
+    pd.DataFrame({"day": [1, 2, 3], "visits": [4, 5, 6]}).to_csv(folder / "visits.csv", index=False)  # used by none
     (folder / "problem.md").write_text(STATEMENT, encoding="utf-8")
     return folder
 
@@ -130,3 +131,7 @@ def test_a_contest_problem_is_answered_task_by_task_to_a_paper(tmp_path: Path) -
     ranking = json.loads((ws / "results" / "task1_topsis.json").read_text(encoding="utf-8"))["ranking"]
     assert f"Ranked by closeness to the ideal: {ranking[0]} (" in one
     assert "Not answered:" in two and "no_such_column" in two
+    unused = [line for line in paper.splitlines() if "no task's model uses" in line]  # the data file no task reads
+    assert unused == ["- `visits.csv`: cleaned as above, and no task's model uses it."]
+    assert "## 3 Model\n\n- Task 1: TOPSIS.\n- Task 2: no model of the library ran.\n" in paper  # what ran
+    assert "线性回归" not in paper  # the team's recommendation, written before the families were chosen, is left out

@@ -206,7 +206,8 @@ def test_the_cleaning_reports_a_repeated_and_a_missing_value_of_a_sequence(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """An age given twice and an age missing (within each sex) are found before cleaning and said in the paper's data
-    section; an attribute many rows share (a house's age) is no sequence. (The template runs here in process: it is
+    section; an attribute many rows share (a house's age) is no sequence, a text column whose values are states of
+    the sequence's steps (a day's weather) no category, and numbers with more gaps than values no sequence. (The template runs here in process: it is
     our own file; the team's scripts run in the sandbox.)"""
     import runpy
 
@@ -222,6 +223,13 @@ def test_the_cleaning_reports_a_repeated_and_a_missing_value_of_a_sequence(
     )
     pd.DataFrame({"house": range(40), "age_years": [5, 10] * 20, "price": range(40)}).to_csv(
         tmp_path / "problem" / "houses.csv", index=False
+    )
+    states = ["sunny", "rainy", "cloudy"]  # a day's weather is a state of the sequence, not a category with days
+    pd.DataFrame({"day": range(1, 61), "weather": [states[d * d % 3] for d in range(60)]}).to_csv(
+        tmp_path / "problem" / "weather.csv", index=False
+    )
+    pd.DataFrame({"period": [3, 40, 41, 90, 160, 161], "x": range(6)}).to_csv(  # mostly gaps: no sequence
+        tmp_path / "problem" / "picked.csv", index=False
     )
     years = [2001, 2002, 2003, 2004, 2005, 2005, 2006, 2007, 2009, 2010]
     pd.DataFrame({"year": years, "sales": range(10)}).to_csv(tmp_path / "problem" / "sales.csv", index=False)
@@ -241,3 +249,7 @@ def test_the_cleaning_reports_a_repeated_and_a_missing_value_of_a_sequence(
     assert "`herd.csv`, sequence `age` (F): 3 appears 2 times (found before cleaning)." in account
     assert "`herd.csv`, sequence `age` (F): 5 is missing (found before cleaning)." in account
     assert "`sales.csv`, sequence `year`: 2008 is missing (found before cleaning)." in account
+    assert not any("no task's model uses" in line for line in account)  # who uses what: not known, nothing said
+    account = data_account(tmp_path, lang="en", used={"herd.csv", "sales.csv"})
+    unused = [line for line in account if "no task's model uses" in line]
+    assert unused == [f"`{name}`: cleaned as above, and no task's model uses it." for name in ("houses.csv", "picked.csv", "weather.csv")]  # fmt: skip

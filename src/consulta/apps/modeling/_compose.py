@@ -8,12 +8,17 @@ of the team (after a gate found a number in the paper that no file holds): then 
 Nothing said about the data that the cleaning did not do: the cleaning (`scripts/clean_data.py`) never removes or
 caps outliers, so a sentence of the team that says it did is left out (what it did is `data_account`, code's).
 A sentence cut off where its field's bound stopped the model (`whole_sentences`) is left out too.
+
+Nothing said about a model that did not run: when the tasks' families made the results, the model section begins
+with code's line per task (`models`), and a sentence of the team that names a family of the library no task ran
+(`not_run`: the modeler and the researcher wrote before the families were chosen) is left out.
 """
 
 from __future__ import annotations
 
 import csv
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -59,6 +64,10 @@ class PaperParts(BaseModel):
     figures: list[str] = Field(default_factory=lambda: ["fit.png", "forecast.png"])
     """The figures (names in `figures/`) in the order the paper shows them; `captions` follow the same order."""
     consultations: list[str] = Field(default_factory=list)
+    models: list[str] = Field(default_factory=list)
+    """The model each task's results come from, in code's words: the model section's first lines."""
+    not_run: list[str] = Field(default_factory=list)
+    """Names of models no result comes from: a sentence of the team naming one is left out."""
     answers: list[TaskAnswer] = Field(default_factory=list)
     """Each task of the statement with what the results say about it, or why they cannot (`_tasks.answer_of`): a
     section of its own each."""
@@ -70,7 +79,7 @@ _WORDS = {
         "data": "数据处理", "results": "结果", "answers": "逐题回答", "task": "问题 {n}", "discussion": "讨论", "conclusion": "结论", "record": "附录：团队的咨询记录",
         "no_abstract": "本文根据题目给出的数据建立模型，结果见结果文件与下列表格、图形。",
         "no_discussion": "模型的局限：它只利用了题目给出的数据，假设未来与过去的规律相同。",
-        "no_conclusion": "各项数值均来自结果文件，见第 5 节的表格。", "file": "文件", "fig_fit": "模型拟合", "fig_forecast": "预测", "fig_effects": "各解释变量的重要性", "join": "",
+        "no_conclusion": "各项数值均来自结果文件，见第 {section} 节。", "file": "文件", "fig_fit": "模型拟合", "fig_forecast": "预测", "fig_effects": "各解释变量的重要性", "join": "",
         "none": "（无）",
     },
     "en": {
@@ -78,7 +87,7 @@ _WORDS = {
         "data": "Data", "results": "Results", "answers": "Answers by task", "task": "Task {n}", "discussion": "Discussion", "conclusion": "Conclusion", "record": "Appendix: the team's consultations",
         "no_abstract": "We model the problem from its data; the results are the result files, shown in the tables and figures below.",
         "no_discussion": "Limits: the model uses only the data given and assumes the future follows the past.",
-        "no_conclusion": "Every number above is taken from the result files (section 5).", "file": "file", "fig_fit": "Model fit",
+        "no_conclusion": "Every number above is taken from the result files (section {section}).", "file": "file", "fig_fit": "Model fit",
         "fig_forecast": "Projection", "fig_effects": "Importance of each covariate", "none": "(none)", "join": " ",
     },
 }  # fmt: skip
@@ -94,13 +103,17 @@ def whole_sentences(text: str, *, bound: int) -> str:
     return text[: ends[-1]].strip() if ends else ""
 
 
-def _clean(text: str, strict: bool) -> str:
-    """The team's text without claims the cleaning never made true; with `strict`, its sentences that carry a digit
-    left out too."""
+def _clean(text: str, strict: bool, not_run: Sequence[str] = ()) -> str:
+    """The team's text without claims the cleaning never made true, nor sentences naming a model that did not run
+    (`not_run`); with `strict`, its sentences that carry a digit left out too."""
     text = text.strip()
-    if not strict and not _UNDONE.search(text):
+
+    def said(sentence: str) -> bool:
+        return bool(_UNDONE.search(sentence)) or any(name.lower() in sentence.lower() for name in not_run)
+
+    if not strict and not said(text):
         return text
-    kept = (s for s in _SENTENCE.findall(text) if not _UNDONE.search(s))
+    kept = (s for s in _SENTENCE.findall(text) if not said(s))
     return "".join(s for s in kept if not (strict and re.search(r"\d", s))).strip()
 
 
@@ -125,19 +138,21 @@ def compose_paper(workspace: Path, parts: PaperParts, *, strict: bool = False) -
         "",
         f"## {w['abstract']}",
         "",
-        w["join"].join([_clean(parts.abstract, True) or w["no_abstract"], *parts.headline]),
+        w["join"].join([_clean(parts.abstract, True, parts.not_run) or w["no_abstract"], *parts.headline]),
         "",
     ]
     out += [f"## 1 {w['analysis']}", "", _clean(parts.summary, strict) or w["none"], ""]
     tasks = [t for t in (_clean(t, strict) for t in parts.tasks) if t]
     if tasks:
         out += [f"**{w['tasks']}**", "", *[f"- {t}" for t in tasks], ""]
-    assumptions = [a for a in (_clean(a, strict) for a in parts.assumptions) if a]
+    assumptions = [a for a in (_clean(a, strict, parts.not_run) for a in parts.assumptions) if a]
     out += [f"## 2 {w['assumptions']}", "", *([f"- {a}" for a in assumptions] or [w["none"]]), ""]
     out += [f"## 3 {w['model']}", ""]
+    if parts.models:
+        out += [*(f"- {line}" for line in parts.models), ""]
     for text in (parts.method, parts.model_description):
-        if _clean(text, strict):
-            out += [_clean(text, strict), ""]
+        if _clean(text, strict, parts.not_run):
+            out += [_clean(text, strict, parts.not_run), ""]
     if parts.model_formula:
         out += [f"$$ {parts.model_formula} $$", ""]
     out += [f"## 4 {w['data']}", ""]
@@ -153,7 +168,7 @@ def compose_paper(workspace: Path, parts: PaperParts, *, strict: bool = False) -
         out += [f"{w['file']} `results/{path.name}`:", "", _table(path), ""]
     for i, name in enumerate(parts.figures):
         if (workspace / "figures" / name).is_file():
-            caption = _clean(parts.captions[i], True) if i < len(parts.captions) else ""
+            caption = _clean(parts.captions[i], True, parts.not_run) if i < len(parts.captions) else ""
             out += [f"![{caption or w.get('fig_' + Path(name).stem, name)}](../figures/{name})", ""]
     section = 6
     if parts.answers:
@@ -162,8 +177,18 @@ def compose_paper(workspace: Path, parts: PaperParts, *, strict: bool = False) -
             out += [f"### {section}.{i} {w['task'].format(n=answer.task.number)}", "", f"*{answer.task.text}*", ""]
             out += [answer.text, ""]
         section += 1
-    out += [f"## {section} {w['discussion']}", "", _clean(parts.discussion, True) or w["no_discussion"], ""]
-    out += [f"## {section + 1} {w['conclusion']}", "", _clean(parts.conclusion, True) or w["no_conclusion"], ""]
+    out += [
+        f"## {section} {w['discussion']}",
+        "",
+        _clean(parts.discussion, True, parts.not_run) or w["no_discussion"],
+        "",
+    ]
+    out += [
+        f"## {section + 1} {w['conclusion']}",
+        "",
+        _clean(parts.conclusion, True, parts.not_run) or w["no_conclusion"].format(section=6 if parts.answers else 5),
+        "",
+    ]
     if parts.consultations:
         out += [f"## {w['record']}", "", *[f"- `{c}`" for c in parts.consultations], ""]
     path = workspace / "paper" / "paper.md"

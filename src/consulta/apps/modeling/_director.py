@@ -74,9 +74,19 @@ from ._plan import Plan, plan_for
 from ._problem import Problem
 from ._sandbox_run import ScriptRun
 from ._shape import DataShape, describe_data
-from ._task_models import TaskModel, choose_models, record, recorded, run_task_models, task_answer
+from ._task_models import (
+    TaskModel,
+    choose_models,
+    models_not_run,
+    models_run,
+    record,
+    recorded,
+    run_task_models,
+    task_answer,
+)
 from ._tasks import TaskAnswer, answer_of, statement_tasks
 from ._team import (
+    LINE_LENGTH,
     ROLES,
     Answer,
     CodeTranslatorWork,
@@ -132,6 +142,19 @@ def rejection_shows_evidence(reasons: list[str], names: set[str]) -> bool:
         for reason in reasons
         for name in names
         if not re.search(rf"named\s+['\"`]?{re.escape(name)}", reason)  # "should be named X" of X itself says nothing
+        and not _missing(name).search(reason)  # `names` are there: "X is missing" is false (seen: 3 times in a run)
+    )
+
+
+def _missing(name: str) -> re.Pattern[str]:
+    """A sentence saying the file `name` is missing ("The file 'x.py' is missing", "x.py does not exist", "缺少 x.py")."""
+    q, n = "['\"`‘’“”「」]?", re.escape(name)
+    return re.compile(
+        rf"{n}{q}\s*(?:file\s*)?(?:is|was|are)\s+(?:missing|absent|not\s+(?:found|present|there))(?!\s+(?!from\b|which\b|and\b|but\b)\w)"
+        rf"|{n}{q}\s*(?:file\s*)?(?:does\s+not|doesn't|did\s+not|didn't)\s+exist"
+        rf"|(?:missing|no|absent)\s+(?:file\s+)?{q}{n}"
+        rf"|(?:缺少|缺失|没有|找不到|未找到)\s*(?:文件)?\s*{q}{n}|{n}{q}\s*(?:文件)?\s*(?:不存在|缺失|没有找到|找不到)",
+        re.I,
     )
 
 
@@ -292,10 +315,6 @@ class Director:
                     origin="template",
                 )
                 await self._run_script("figures")
-            writer = typed(WriterWork, await self.turn(
-                "writer", "work", step=f"writer#{attempt}", task=_task("写摘要、讨论与结论（不要写数字）。", reasons),
-                prompt=self._results_prompt() + "\n\n模型：" + modeler.model_description,
-            ))  # fmt: skip
             found = [] if by_task else findings(self.ws, kind=plan.kind, target=plan.target, lang=self.problem.lang)
             results = {p.name for p in (self.ws / "results").glob("*.csv")}
             of_task = {m.task.number: m for m in models}
@@ -303,16 +322,22 @@ class Director:
                 _answer(of_task.get(t.number), answer_of(t, kind=plan.kind, target=plan.target, results=results, lang=self.problem.lang), self.ws, self.problem.lang)
                 for t in tasks
             ]  # fmt: skip
+            ran = models_run(models, lang=self.problem.lang) if by_task else []  # what ran, not what was planned
+            writer = typed(WriterWork, await self.turn(
+                "writer", "work", step=f"writer#{attempt}", task=_task("写摘要、讨论与结论（不要写数字）。", reasons),
+                prompt=self._results_prompt() + "\n\n模型：" + (" ".join(ran) or modeler.model_description)
+                + "".join(f"\n\n{_said(a)}" for a in answers if by_task),
+            ))  # fmt: skip
             parts = PaperParts(
                 title=self.problem.title, lang=self.problem.lang, summary=whole(reader, "summary"),
-                tasks=[t.text for t in tasks] or reader.tasks, answers=answers,
-                assumptions=modeler.assumptions, method=whole(research, "recommendation"),
+                tasks=[t.text for t in tasks] or whole_items(reader, "tasks"), answers=answers, models=ran, not_run=models_not_run(models) if by_task else [],
+                assumptions=whole_items(modeler, "assumptions"), method=whole(research, "recommendation"),
                 model_description=whole(modeler, "model_description"), model_formula="" if by_task else KINDS[plan.kind].formula,
                 data_notes=self.memo["notes"].get("data_notes", ""),
-                data_account=data_account(self.ws, lang=self.problem.lang),
+                data_account=data_account(self.ws, lang=self.problem.lang, used=_files_used(models, plan, by_task=by_task)),
                 findings=[f.text for f in found], headline=[f.text for f in found if f.headline], abstract=whole(writer, "abstract"),
                 discussion=whole(writer, "discussion"), conclusion=whole(writer, "conclusion"),
-                captions=viz.captions, figures=[] if by_task else list(KINDS[plan.kind].figures), consultations=sorted(p.name for p in (self.ws / "consultation").glob("*.md")),
+                captions=whole_items(viz, "captions"), figures=[] if by_task else list(KINDS[plan.kind].figures), consultations=sorted(p.name for p in (self.ws / "consultation").glob("*.md")),
             )  # fmt: skip
             strict = attempt > 1  # a gate sent the paper back: every number is code's now
             compose_paper(self.ws, parts, strict=strict)
@@ -611,7 +636,7 @@ class Director:
         }
         if not rejection_shows_evidence(answer.reasons, names):
             raise ValueError(
-                "REJECTED needs evidence: name the file that is wrong (one of: "
+                "REJECTED needs evidence: name the file that is wrong (one of these, which all exist: "
                 + ", ".join(sorted(names)[:12])
                 + ") and say what is wrong in it, in a finished sentence; "
                 "if nothing is wrong, answer APPROVED, or CONDITIONAL with what to improve."
@@ -664,7 +689,7 @@ class Director:
         )
 
     def _results_prompt(self) -> str:
-        files = sorted(p.name for p in (self.ws / "results").glob("*.csv"))
+        files = sorted(p.name for p in (self.ws / "results").glob("*") if p.suffix in (".csv", ".json"))
         return "结果文件：" + ", ".join(files)
 
     def _gate_prompt(self, gate: Gate) -> str:
@@ -728,12 +753,33 @@ def whole(answer: TeamAnswer, field: str) -> str:
     return whole_sentences(text, bound=bound) if bound else text
 
 
+def whole_items(answer: TeamAnswer, field: str) -> list[str]:
+    """The answer's list `field` (of `Line`s), each item without a last sentence its bound cut off: an item the
+    bound stopped before any sentence end is "" (its place kept: a caption's belongs to its figure)."""
+    return [whole_sentences(str(item), bound=LINE_LENGTH) for item in answer.model_dump()[field]]
+
+
 def _answer(model: TaskModel | None, template: TaskAnswer, workspace: Path, lang: str) -> TaskAnswer:
     """A task's section: its family's results when one ran; else the template model's files when they bear on it;
     else why its family could not."""
     if model is None or (model.status != "ran" and template.answered):
         return template
     return task_answer(model, workspace, lang=lang)
+
+
+def _files_used(models: list[TaskModel], plan: Plan, *, by_task: bool) -> set[str]:
+    """The data files the paper's results come from: those the tasks' families read that ran (`table`, and a second
+    year's `next_table`), else the template model's table."""
+    if not by_task:
+        return {plan.table}
+    named = (m.params.get(key) for m in models if m.status == "ran" for key in ("table", "next_table"))
+    return {name for name in named if isinstance(name, str) and name}
+
+
+def _said(answer: TaskAnswer) -> str:
+    """A task's section as the writer reads it: the task, then what code says about its results (figures aside)."""
+    lines = [line for line in answer.text.split("\n\n") if not line.startswith("![")]
+    return f"{answer.task.number}. {answer.task.text}\n" + "\n".join(lines)[:300]
 
 
 def _task(task: str, reasons: list[str]) -> str:

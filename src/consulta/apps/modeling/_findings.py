@@ -8,6 +8,7 @@ Each kind of model has its own files (see `_templates`); a file a run did not wr
 from __future__ import annotations
 
 import csv
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,6 +45,7 @@ _WORDS = {
         "median": "中位数", "interpolation": "线性插值",
         "repeated": "`{file}` 的序列 `{column}`{where}：{value} 出现了 {times} 次（清洗前检查发现）。",
         "missing": "`{file}` 的序列 `{column}`{where}：缺少 {value}（清洗前检查发现）。", "in_group": "（{group}）",
+        "unused": "`{file}`：只做了上面的清洗，没有哪一题的模型用到它。",
     },
     "en": {
         "holdout": "On the {holdout_rows} held-out rows the model's RMSE is {rmse_holdout} and its MAE {mae_holdout}{mape}, with R² {r2_holdout}; on all rows R² is {r2_in_sample}.",
@@ -64,6 +66,7 @@ _WORDS = {
         "median": "the column's median", "interpolation": "linear interpolation",
         "repeated": "`{file}`, sequence `{column}`{where}: {value} appears {times} times (found before cleaning).",
         "missing": "`{file}`, sequence `{column}`{where}: {value} is missing (found before cleaning).", "in_group": " ({group})",
+        "unused": "`{file}`: cleaned as above, and no task's model uses it.",
     },
 }  # fmt: skip
 _SIGNIFICANCE = 0.05
@@ -146,16 +149,19 @@ def findings(workspace: Path, *, kind: ModelKind, target: str, lang: str) -> lis
     return out
 
 
-def data_account(workspace: Path, *, lang: str) -> list[str]:
+def data_account(workspace: Path, *, lang: str, used: Collection[str] | None = None) -> list[str]:
     """What the cleaning did, file by file (from `results/cleaning.csv`, which the cleaning script writes), then what
-    the check of the sequences found (`sequence_account`). The data
-    engineer's own notes are not repeated: they say what it meant to do, which may not be what the script did."""
+    the check of the sequences found (`sequence_account`), then each file the cleaning read that no model uses
+    (`used`: the files the models read; None: not known, nothing said). The data engineer's own notes are not
+    repeated: they say what it meant to do, which may not be what the script did."""
     w = _words(lang)
+    rows = _rows(Path(workspace) / "results" / "cleaning.csv")
     done = [
         w["cleaning"].format(**row | {"method": w.get(row.get("fill_method", ""), row.get("fill_method", ""))})
-        for row in _rows(Path(workspace) / "results" / "cleaning.csv")
+        for row in rows
     ]
-    return done + sequence_account(workspace, lang=lang)
+    unused = [w["unused"].format(file=row["file"]) for row in rows if used is not None and row["file"] not in used]
+    return done + sequence_account(workspace, lang=lang) + unused
 
 
 def sequence_account(workspace: Path, *, lang: str) -> list[str]:

@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from ._checks import CheckFailure
@@ -51,7 +52,17 @@ class Director(Protocol):
     def _note(self, key: str, lines: list[str]) -> None: ...
 
 
-__all__ = ["TaskModel", "check_task_models", "choose_models", "record", "recorded", "run_task_models", "task_answer"]
+__all__ = [
+    "TaskModel",
+    "check_task_models",
+    "choose_models",
+    "models_not_run",
+    "models_run",
+    "record",
+    "recorded",
+    "run_task_models",
+    "task_answer",
+]
 
 NOTE = "task_models"
 """The memo's note holding each task's `TaskModel`."""
@@ -235,9 +246,32 @@ async def run_task_models(director: Director, models: list[TaskModel]) -> list[T
 
 
 _WORDS = {
-    "en": {"model": "Model: {title} (`results/{out}.json`).", "not": "Not answered: {why}.", "none": "no model of the library was chosen"},
-    "zh-CN": {"model": "模型：{title}（`results/{out}.json`）。", "not": "未能回答：{why}。", "none": "没有选出模型库中的模型"},
+    "en": {"model": "Model: {title} (`results/{out}.json`).", "not": "Not answered: {why}.", "none": "no model of the library was chosen",
+           "task_model": "Task {n}: {title}.", "no_model": "Task {n}: no model of the library ran."},
+    "zh-CN": {"model": "模型：{title}（`results/{out}.json`）。", "not": "未能回答：{why}。", "none": "没有选出模型库中的模型",
+              "task_model": "问题 {n}：{title}。", "no_model": "问题 {n}：没有运行模型库中的模型。"},
 }  # fmt: skip
+
+
+def models_run(models: list[TaskModel], *, lang: str) -> list[str]:
+    """The model of each task, in code's words (the paper's model section: what ran, not what was planned)."""
+    w = _WORDS["zh-CN" if lang.startswith("zh") else "en"]
+    return [
+        w["task_model"].format(n=m.task.number, title=family_named(m.family).words(lang))
+        if m.status == "ran"
+        else w["no_model"].format(n=m.task.number)
+        for m in models
+    ]
+
+
+def models_not_run(models: list[TaskModel]) -> list[str]:
+    """What a text calls the library's families that ran for no task (`Family.names`), save a name that is part of
+    one that ran: a sentence of the team naming one describes a model the paper has no result of."""
+    ran = [n for m in models if m.status == "ran" for n in family_named(m.family).names()]
+    others = (
+        n for f in FAMILIES.values() if f.name not in {m.family for m in models if m.status == "ran"} for n in f.names()
+    )
+    return sorted({n for n in others if not any(n.lower() in r.lower() for r in ran)})
 
 
 def _table_named(params: FamilyParams, data: ProblemData) -> FamilyParams:
@@ -263,10 +297,12 @@ def _table_named(params: FamilyParams, data: ProblemData) -> FamilyParams:
 
 def _columns_named(params: FamilyParams, data: ProblemData) -> FamilyParams:
     """`params` with each column named as its table names it, when the modeler's slip is plain: another case, or
-    spaces around it (anything else is for the check to say)."""
+    spaces around it; a label (the rows' names) that is a column of numbers or none of the table, when the table has
+    one column of text alone (anything else is for the check to say)."""
     frame = data.tables.get(params.table)
     if frame is None:
         return params
+    texts = [str(c) for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]
     by_lower: dict[str, list[str]] = {}
     for column in map(str, frame.columns):
         by_lower.setdefault(column.strip().lower(), []).append(column)
@@ -279,7 +315,10 @@ def _columns_named(params: FamilyParams, data: ProblemData) -> FamilyParams:
 
     fixes: dict[str, Any] = {}
     for field, value in params.model_dump().items():
-        if field.endswith("_column") and isinstance(value, str) and value:
+        if field == "label_column" and isinstance(value, str) and value and len(texts) == 1:
+            label = named(value)
+            fixes[field] = label if label in texts else texts[0]
+        elif field.endswith("_column") and isinstance(value, str) and value:
             fixes[field] = named(value)
         elif field in _COLUMN_LISTS and isinstance(value, list):
             fixes[field] = [named(v) if isinstance(v, str) else v for v in value]

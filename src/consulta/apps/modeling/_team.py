@@ -39,7 +39,8 @@ __all__ = [
 ]
 
 Mode = Literal["work", "work+reply", "answer", "answer+reply"]
-Line = Annotated[str, Field(max_length=80)]
+LINE_LENGTH = 80
+Line = Annotated[str, Field(max_length=LINE_LENGTH)]
 """One item of a list: bounded like every string (an unbounded item lets a small model run away)."""
 
 

@@ -136,6 +136,8 @@ class Family:
     answers: ClassVar[frozenset[Asks]]
     Params: ClassVar[type[FamilyParams]]
     outputs: ClassVar[tuple[str, ...]] = ()
+    aliases: ClassVar[tuple[str, ...]] = ()
+    """Other names a text gives the family's model, besides its titles ("regression", "回归"): see `names`."""
     subject: ClassVar[tuple[str, ...]] = ()
     """Words (English and Chinese, matched without case) a statement of the family's kind uses, one of which it must
     use for the family to fit at all (a predator–prey model for a problem that names no predator or prey fits no
@@ -208,6 +210,12 @@ class Family:
 
     def words(self, lang: str) -> str:
         return self.title[1] if lang.startswith("zh") else self.title[0]
+
+    def names(self) -> tuple[str, ...]:
+        """What a text calls this family, in both languages: each title, its head before a bracket ("线性回归" of
+        "线性回归（最小二乘）", "Linear regression" of "Linear regression (OLS)"), and its `aliases`."""
+        heads = (re.split(r"（| \(", t, maxsplit=1)[0].strip() for t in self.title)
+        return tuple(dict.fromkeys([*self.title, *heads, *self.aliases]))
 
 
 class _SubjectWords(dict[str, re.Pattern[str]]):

@@ -30,6 +30,7 @@ class Ahp(Family):
     name = "ahp"
     group = "evaluation"
     title = ("Analytic hierarchy process", "层次分析法（AHP）")
+    aliases = ("AHP",)
     answers = frozenset({"ranking", "estimate", "policy"})
     Params = AhpParams
     outputs = ("weights", "ranking", "cr")

@@ -68,6 +68,7 @@ class ShortestPath(_Network):
     name = "shortest_path"
     group = "network"
     title = ("Shortest path (Dijkstra)", "最短路径（Dijkstra）")
+    aliases = ("Dijkstra",)
     answers = frozenset({"policy", "number"})
     Params = ShortestPathParams
     outputs = ("path", "length")

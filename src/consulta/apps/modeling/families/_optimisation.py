@@ -37,6 +37,7 @@ class LinearProgramme(Family):
     name = "linear_programme"
     group = "optimisation"
     title = ("Linear / integer programme (PuLP)", "线性／整数规划（PuLP）")
+    aliases = ("linear programm", "integer programm", "线性规划", "整数规划")
     answers = frozenset({"policy", "number"})
     Params = LinearProgrammeParams
     outputs = ("status", "objective", "plan", "binding")

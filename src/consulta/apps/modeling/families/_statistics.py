@@ -38,6 +38,7 @@ class Gm11(Family):
     name = "gm11"
     group = "statistics"
     title = ("Grey forecasting GM(1,1)", "灰色预测 GM(1,1)")
+    aliases = ("GM(1,1)", "灰色预测", "grey forecast")
     answers = frozenset({"forecast", "number", "estimate"})
     Params = Gm11Params
     outputs = ("a", "b", "forecast", "mean_relative_error")
@@ -83,6 +84,7 @@ class KMeansClusters(Family):
     name = "kmeans"
     group = "statistics"
     title = ("k-means clustering", "k-means 聚类")
+    aliases = ("k-means", "clustering", "聚类")
     answers = frozenset({"explanation", "number", "ranking"})
     Params = KMeansParams
     outputs = ("k", "sizes", "centres", "silhouette")
@@ -123,6 +125,7 @@ class Regression(Family):
     name = "regression"
     group = "statistics"
     title = ("Linear regression (OLS)", "线性回归（最小二乘）")
+    aliases = ("regression", "回归")
     answers = frozenset({"estimate", "ranking", "explanation", "number"})
     Params = RegressionParams
     outputs = ("effects", "r2", "ranking")
@@ -167,6 +170,7 @@ class TimeSeries(Family):
     name = "time_series"
     group = "statistics"
     title = ("Exponential smoothing (Holt–Winters)", "指数平滑（Holt–Winters）")
+    aliases = ("Holt–Winters", "Holt-Winters")
     answers = frozenset({"forecast", "number"})
     Params = TimeSeriesParams
     outputs = ("forecast", "mape_holdout_pct")

@@ -18,10 +18,16 @@ class MarkovChainParams(FamilyParams):
     steps: int = Field(1, ge=1, le=1000, description="向后预测的步数")
 
 
+MATRIX_STATES = 6
+"""A chain of at most this many states has its whole transition matrix said; a larger one each state's likeliest
+next state."""
+
+
 class MarkovChain(Family):
     name = "markov_chain"
     group = "stochastic"
     title = ("Markov chain", "马尔可夫链")
+    aliases = ("Markov", "马尔可夫", "马氏链")
     answers = frozenset({"forecast", "estimate", "number", "explanation"})
     Params = MarkovChainParams
     outputs = ("transitions", "steady_state", "ahead")
@@ -51,10 +57,17 @@ class MarkovChain(Family):
     def sentences(self, result: dict[str, Any], *, lang: str) -> list[str]:
         steady = ", ".join(f"{s} {num(v)}" for s, v in result["steady_state"].items())
         ahead = ", ".join(f"{s} {num(v)}" for s, v in result["ahead"].items())
+        rows = result["transitions"]
+        if len(rows) <= MATRIX_STATES:  # the matrix itself (what "the probabilities of moving" asks for)
+            moves = "; ".join(f"{a} → " + ", ".join(f"{b} {num(p)}" for b, p in row.items()) for a, row in rows.items())
+        else:  # too many to read: each state's likeliest next one
+            moves = "; ".join(f"{a} → {max(row, key=row.get)} {num(max(row.values()))}" for a, row in rows.items())
         if zh(lang):
             return [f"由 {num(result['observations'])} 个观测估计转移矩阵；稳态分布：{steady}（最可能的状态：{result['most_likely_steady']}）。",
+                    f"转移概率（{'当前状态 → 下一状态' if len(rows) <= MATRIX_STATES else '各状态最可能的下一状态'}）：{moves}。",
                     f"从最后的状态 {result['last_state']} 出发，{num(result['steps'])} 步后的分布：{ahead}。"]  # fmt: skip
         return [f"The transition matrix is estimated from {num(result['observations'])} observations; the steady state: {steady} (most likely: {result['most_likely_steady']}).",
+                f"Transition probabilities ({'from a state → to the next' if len(rows) <= MATRIX_STATES else 'each state’s likeliest next state'}): {moves}.",
                 f"From the last state, {result['last_state']}, the distribution {num(result['steps'])} steps ahead: {ahead}."]  # fmt: skip
 
 
@@ -125,6 +138,7 @@ class MonteCarlo(Family):
     name = "monte_carlo"
     group = "stochastic"
     title = ("Monte Carlo simulation (resampling)", "蒙特卡洛模拟（重抽样）")
+    aliases = ("Monte Carlo", "蒙特卡洛", "蒙特卡罗")
     answers = frozenset({"number", "estimate", "forecast", "policy"})
     Params = MonteCarloParams
     outputs = ("probability_exceed", "mean_total", "p95")

@@ -30,10 +30,12 @@ SEQUENCE_WORDS = (
 )
 MAX_LEVELS = 12
 """A text column with at most this many values is a category (each has a sequence of its own)."""
+SHARED_VALUES = 0.25
+"""Categories each have a sequence of their own when this share of the table's rows repeat a value of another."""
 UNIQUE_SHARE = 0.8
 """A sequence gives (nearly) every row of its category a value of its own."""
 MAX_CHECKS = 20
-"""Rows of results/sequence_checks.csv per table (a sequence with more gaps than that is not a sequence)."""
+"""Rows of results/sequence_checks.csv per table at most (the first ones)."""
 
 
 def sequence_column(frame):
@@ -54,21 +56,24 @@ def sequence_checks(name, frame):
     groups = [  # categories (sex, region …): a text column with few values; ids and dates are not
         c for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c]) and frame[c].nunique() <= MAX_LEVELS
     ]
+    if frame[key].dropna().duplicated().mean() < SHARED_VALUES:  # (nearly) each value once in the table: one
+        groups = []  # sequence, whose text columns are states of its steps (a day's weather), not categories
     found = []
     for label, part in frame.groupby(groups, dropna=False) if groups else [("", frame)]:
         counts = part[key].dropna().astype(int).value_counts().sort_index()
-        if len(counts) < UNIQUE_SHARE * counts.sum():  # values shared by many rows: an attribute, not a sequence
+        if counts.empty or len(counts) < UNIQUE_SHARE * counts.sum():  # values many rows share: an attribute
             continue
         steps = pd.Series(counts.index).diff().dropna()
         step = int(steps[steps > 0].mode().iloc[0]) if (steps > 0).any() else 1
+        present = set(counts.index)
+        missing = [v for v in range(int(counts.index.min()), int(counts.index.max()) + 1, step) if v not in present]
+        if len(missing) > len(present):  # more gaps than values: numbers picked from a range, not a sequence
+            continue
         where = " / ".join(str(v) for v in (label if isinstance(label, tuple) else (label,))) if groups else "all"
         for value, times in counts.items():
             if times > 1:
                 found.append({"file": name, "column": key, "group": where, "value": int(value), "times": int(times)})
-        present = set(counts.index)
-        for value in range(int(counts.index.min()), int(counts.index.max()) + 1, step) if len(counts) else []:
-            if value not in present:
-                found.append({"file": name, "column": key, "group": where, "value": value, "times": 0})
+        found += [{"file": name, "column": key, "group": where, "value": value, "times": 0} for value in missing]
     return found[:MAX_CHECKS]
 
 

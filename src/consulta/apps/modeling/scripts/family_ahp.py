@@ -19,7 +19,8 @@ def solve(config, tables):
     w = np.abs(vectors[:, top].real)
     w = w / w.sum()
     n = len(a)
-    ci = (float(values[top].real) - n) / (n - 1) if n > 1 else 0.0
+    # λmax ≥ n for a positive reciprocal matrix: below n only through entries written rounded (0.33 for 1/3)
+    ci = max(0.0, float(values[top].real) - n) / (n - 1) if n > 1 else 0.0
     cr = ci / RANDOM_INDEX[n - 1] if n - 1 < len(RANDOM_INDEX) and RANDOM_INDEX[n - 1] else 0.0
     return {"weights": dict(zip(labels, w.tolist(), strict=True)), "ranking": ranked(labels, w), "lambda_max": float(values[top].real),
             "ci": ci, "cr": cr, "consistent": cr < 0.1, "size": n}  # fmt: skip
