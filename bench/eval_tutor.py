@@ -772,6 +772,7 @@ async def one_turn(turn: Turn, *, model_spec: str, models_dir: Path) -> dict[str
         "steps": len(calls),
         "refusals": [c.error_code for c in calls if c.error_code],
         "consultations": [f"{c.expert_id}/{c.request.get('expected_output_type')}/{c.status}" for c in consulted],
+        "consultation_attempts": [c.attempts for c in consulted],  # the expert model's tries (0: code's answer)
         "rules": fired,
         "expert_outputs": [c.expert_output for c in done if c.attempts],  # the experts' models' words (not code's)
         "packet": packet,
