@@ -20,6 +20,7 @@ from typing import Any
 
 from pydantic_ai.models import Model
 
+from ..i18n import language_name
 from ..runtime import (
     ConsultationRecord,
     RunLog,
@@ -270,9 +271,6 @@ async def _maybe_await(value: Facts | Awaitable[Facts]) -> Facts:
     return await value if inspect.isawaitable(value) else value  # type: ignore[return-value]
 
 
-_WRITTEN_IN = {"en": "English", "zh-CN": "Chinese (简体中文)"}
-
-
 def _instructions(expert: Expert, type_name: str, output_type: str) -> str:
     return (
         f"{expert.role}\n\nAnswer with one {output_type} ({type_name}): fill every field from the facts given; invent "
@@ -290,5 +288,5 @@ def _prompt(request: ConsultRequest, facts: Facts, *, lang: str = "en") -> str:
     if facts:
         known = {k: v.model_dump(mode="json") if hasattr(v, "model_dump") else v for k, v in facts.items()}
         parts.append("Facts established in code: " + json.dumps(known, ensure_ascii=False, default=str))
-    parts.append(f"Write every text in {_WRITTEN_IN.get(lang, 'English')}.")
+    parts.append(f"Write every text in {language_name(lang)}.")
     return "\n".join(parts)

@@ -15,7 +15,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-__all__ = ["LANGUAGES", "catalog", "normalize_lang", "t", "t_app"]
+__all__ = ["LANGUAGES", "catalog", "language_name", "normalize_lang", "t", "t_app"]
 
 LANGUAGES = ("en", "zh-CN")
 
@@ -25,6 +25,11 @@ def normalize_lang(lang: str | None) -> str:
     if lang and lang.replace("_", "-").lower().startswith("zh"):
         return "zh-CN"
     return "en"
+
+
+def language_name(lang: str | None) -> str:
+    """The language's name as a model is told to write in it: `English`, `Chinese (简体中文)`."""
+    return "Chinese (简体中文)" if normalize_lang(lang) == "zh-CN" else "English"
 
 
 @cache

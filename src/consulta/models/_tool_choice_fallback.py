@@ -47,9 +47,9 @@ __all__ = ["ServerToolChoice", "ToolChoiceFallbackModel", "server_tool_choice"]
 log = logging.getLogger("consulta.models")
 
 Form = Literal["as_asked", "auto", "omitted"]
-_MESSAGE_REFUSALS = (400, 422, 500)  # llama-cpp-python's server turns its request validation errors into 500
-# the same for a tool_choice it does not take (seen: the list of allowed tools, `{"type": "allowed_tools", …}`)
-_TOOL_REFUSALS = (400, 422, 500)
+# llama-cpp-python's server turns its request validation errors into 500: of a message, or of a tool_choice it does
+# not take (seen: the list of allowed tools, `{"type": "allowed_tools", …}`)
+_REFUSALS = (400, 422, 500)
 # where a validation error is: `messages.2`, `messages[2]`, `messages.[2]` (OpenAI), `('body', 'messages', 2, …)`
 _AT_A_MESSAGE = re.compile(r"messages(?:\.|\[|\.\[|'\s*,\s*|\"\s*,\s*)\d", re.IGNORECASE)
 
@@ -137,7 +137,7 @@ class ToolChoiceFallbackModel(WrapperModel):
                 f"{self.model_name!r} ({_detail(error)}). Use a server whose chat API takes tool results (vLLM with "
                 "--enable-auto-tool-choice, llama.cpp's server with --jinja, Ollama, a hosted API)."
             ) from None
-        if isinstance(error, ModelHTTPError) and error.status_code in _TOOL_REFUSALS and _about_tools(error):
+        if isinstance(error, ModelHTTPError) and error.status_code in _REFUSALS and _about_tools(error):
             if parameters.tool_defs and self._step_down(asked, error):
                 return
             raise ConfigError(
@@ -286,7 +286,7 @@ def _about_messages(error: ModelAPIError) -> bool:
     """A refusal of the request's messages: a validation error located at one of them (`_AT_A_MESSAGE`)."""
     return (
         isinstance(error, ModelHTTPError)
-        and error.status_code in _MESSAGE_REFUSALS
+        and error.status_code in _REFUSALS
         and _AT_A_MESSAGE.search(_detail(error)) is not None
     )
 

@@ -51,6 +51,21 @@ BAD_MC = {
 }
 
 
+def generation_calls(tmp_path: Path, script: Path) -> list[Any]:
+    """The tool calls of one Mode 1 request ("Generate 1 technical question about SQL") on the scripted `script`."""
+
+    async def scenario() -> list[Any]:
+        host = host_for(tmp_path, script)
+        try:
+            run = await host.start("Generate 1 technical question about SQL", principal=None)
+            await host.runtime.settled(run.id)
+            return host.store.list_tool_calls(run.id)
+        finally:
+            await host.aclose()
+
+    return asyncio.run(scenario())
+
+
 def host_for(tmp_path: Path, script: Path, **options: Any) -> AppHost:
     settings = Settings(
         home=tmp_path, database_url=f"sqlite:///{tmp_path}/consulta.db", model=f"scripted:{script}", lang="en"
@@ -286,16 +301,7 @@ def test_mode1_sends_a_copy_back_to_the_model_with_the_reason_and_never_saves_on
     near = {**copy, "stem": " ".join(["Indeed,", *words])}  # one word more: still the shipped item
     script = write_script(tmp_path / "script.json", generator=[submit(copy)], rewrite=near)
 
-    async def scenario() -> list[Any]:
-        host = host_for(tmp_path, script)
-        try:
-            run = await host.start("Generate 1 technical question about SQL", principal=None)
-            await host.runtime.settled(run.id)
-            return host.store.list_tool_calls(run.id)
-        finally:
-            await host.aclose()
-
-    calls = asyncio.run(scenario())
+    calls = generation_calls(tmp_path, script)
     names = [c.tool_name for c in calls]
     assert "validate_question_quality" not in names and names.count("submit_questions") == 1
     rewrites = [c for c in calls if c.tool_name == "rewrite_question"]
@@ -402,16 +408,7 @@ def test_mode1_saves_a_draft_whose_key_code_could_read_from_its_letter(tmp_path:
     }
     script = write_script(tmp_path / "script.json", generator=[submit(lettered)])
 
-    async def scenario() -> list[Any]:
-        host = host_for(tmp_path, script)
-        try:
-            run = await host.start("Generate 1 technical question about SQL", principal=None)
-            await host.runtime.settled(run.id)
-            return host.store.list_tool_calls(run.id)
-        finally:
-            await host.aclose()
-
-    calls = asyncio.run(scenario())
+    calls = generation_calls(tmp_path, script)
     checked = next(c for c in calls if c.tool_name == "validate_question_quality")
     assert checked.args["correct_answer"] == "DISTINCT" and sorted(checked.args["choices"]) == [
         "DISTINCT",

@@ -327,16 +327,7 @@ def ln2_facts(inventory_path: Path) -> FactRules:
     def say_found(facts: TurnFacts) -> str | None:
         """Which cells, when the words ask for cells and name none (the lines the tank holds); else the look-up."""
         if _unnamed_request(facts) and not facts.staged:
-            inv = inventory()
-            held = _lines_held(facts)
-            lines = (
-                held if held is not None or inv is None else [r.parent_cell_line for r in inv.records if r.positions]
-            )
-            return t(
-                "ln2.reply.which_cells",
-                facts.lang,
-                lines=", ".join(sorted(set(lines or []), key=str.casefold)[:12]) or "-",
-            )
+            return _which_cells(facts, inventory())
         return answer_from_results(facts)
 
     return FactRules(names=names, declared=declared, ignore=_UNITS, say_found=say_found)
@@ -359,17 +350,24 @@ def asks_which_cells(inventory_path: Path) -> ReplyCheck:
             return
         if named_in(words, inventory) is not None or said_boxes(words) or _ASKS.search(text):
             return
-        held = _lines_held(facts)  # as the turn's look-up returned them (on record), else as the file has them
-        lines = held if held is not None else [r.parent_cell_line for r in inventory.records if r.positions]
-        lines = sorted(set(lines), key=str.casefold)
         raise ReplyRefused(
             "The user did not say which cells they need: do not pick any. Ask them which cells, in one short "
             "question in their language.",
-            replacement=t("ln2.reply.which_cells", facts.lang, lines=", ".join(lines[:12]) or "-"),
+            replacement=_which_cells(facts, inventory),
             check="ln2",
         )
 
     return check
+
+
+def _which_cells(facts: TurnFacts, inventory: Inventory | None) -> str:
+    """Code's question of which cells, listing the lines with tubes left: as the turn's look-up returned them (on
+    record), else as the file has them."""
+    held = _lines_held(facts)
+    if held is None:
+        held = [r.parent_cell_line for r in inventory.records if r.positions] if inventory is not None else []
+    lines = sorted(set(held), key=str.casefold)
+    return t("ln2.reply.which_cells", facts.lang, lines=", ".join(lines[:12]) or "-")
 
 
 def _lines_held(facts: TurnFacts) -> list[str] | None:

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 
-from ...i18n import t
+from ...i18n import language_name, t
 from ...runtime import Agent, Store, ToolDef, ToolError, current_tool_call, utcnow
 from .._def import AppEnv, AppOptions
 from ._cat_sessions import answered_in_open_test
@@ -214,7 +214,7 @@ async def get_generation_brief(
         "task": task,
         "topic": topic,
         "count": count,
-        "language": "Chinese (简体中文)" if lang == "zh-CN" else "English",
+        "language": language_name(lang),
         "difficulty": difficulty,
         "category": category,
         "note": f"The keywords, concepts and examples above show the level and the format only. Every question asks "

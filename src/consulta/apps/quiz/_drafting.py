@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ...i18n import t
+from ...i18n import language_name, t
 from ._item_rules import FALSE_WORDS, TRUE_WORDS, Item, check_item, has_cjk, rule_score
 
 __all__ = ["Problem", "first_problem", "key_of", "reason_of", "rewrite_prompt", "tidy"]
@@ -152,10 +152,6 @@ class Problem:
     """The lines the rejected list shows a person (in the request's language); empty: the code says it."""
 
 
-def _language_name(lang: str) -> str:
-    return "Chinese (简体中文)" if lang == "zh-CN" else "English"
-
-
 def _in_language(draft: dict[str, Any], lang: str) -> bool:
     """Whether the stem is written in `lang`: Chinese characters for zh-CN; for English, mostly Latin words."""
     stem = draft["stem"]
@@ -175,7 +171,7 @@ def first_problem(draft: dict[str, Any], *, lang: str, topic: str, copied: bool,
         )
     if not _in_language(draft, lang):
         return Problem(
-            "wrong_language", f"The question is not in {_language_name(lang)}. Write it in {_language_name(lang)}."
+            "wrong_language", f"The question is not in {language_name(lang)}. Write it in {language_name(lang)}."
         )
     if not on_topic:
         return Problem("off_topic", f"The question is not about {topic}. Ask about {topic} itself.")
@@ -238,7 +234,7 @@ def rewrite_prompt(
     return "\n".join(
         [
             f"Task: one {_KINDS.get(draft.get('item_type') or '', 'question')} about {topic}, in "
-            f"{_language_name(lang)}, difficulty {difficulty}/10 ({category}).",
+            f"{language_name(lang)}, difficulty {difficulty}/10 ({category}).",
             f"Draft: {json.dumps(shown, ensure_ascii=False)}",
             f"Problem: {problem}",
             "Write the question again with this problem fixed.",

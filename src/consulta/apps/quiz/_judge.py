@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import BaseModel, Field
 from pydantic_ai.models import Model
 
-from ...i18n import t
+from ...i18n import language_name, t
 from ...runtime import LabelReader, current_tool_call, label_probabilities, typed_answer
 
 __all__ = [
@@ -174,10 +174,6 @@ def _lines(*fields: tuple[str, str | Sequence[str] | None]) -> str:
     )
 
 
-def _language(lang: str) -> str:
-    return "Chinese (简体中文)" if lang.lower().startswith("zh") else "English"
-
-
 class ModelJudge:
     """The model's structured judgments, each bounded by `timeout` seconds (or a call's shorter `timeout`) and
     `retries` re-asks of a misfit answer."""
@@ -210,7 +206,7 @@ class ModelJudge:
             item["choices"] = list(choices)
         if correct_answer:
             item["correct_answer"] = correct_answer
-        prompt = f"Item ({_language(lang)}):\n{json.dumps(item, ensure_ascii=False)}"
+        prompt = f"Item ({language_name(lang)}):\n{json.dumps(item, ensure_ascii=False)}"
         return await self._ask(_ITEM_INSTRUCTIONS, prompt, ItemJudgment, timeout)
 
     async def _read_item(
@@ -258,7 +254,7 @@ class ModelJudge:
     ) -> AnswerGrade:
         """Tool 6's short-answer stage: the model's 0-100 grade of `user_answer` against the expected ideas."""
         prompt = _lines(
-            ("Write in", _language(lang)),
+            ("Write in", language_name(lang)),
             ("Question", stem),
             ("Reference answer", reference_answer),
             ("Expected ideas", expected),
@@ -388,7 +384,7 @@ class ModelJudge:
     ) -> Explanation:
         """Tool 6's explanation: the model's prose (code completes it and adds the references)."""
         prompt = _lines(
-            ("Write in", _language(lang)),
+            ("Write in", language_name(lang)),
             ("Item type", question_type),
             ("Question", stem),
             ("Correct answer", correct_answer),

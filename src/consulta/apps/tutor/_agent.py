@@ -22,7 +22,7 @@ from ...asks import (
     RuleBook,
     consult_expert_tool,
 )
-from ...i18n import catalog, t
+from ...i18n import catalog, language_name, t
 from ...runtime import (
     Agent,
     FactRules,
@@ -45,7 +45,7 @@ from ...runtime import (
 )
 from .._def import AppEnv, AppOptions, Handover
 from ._datasets import say_issues, uploaded_files
-from ._experts import EXPERT_IDS, tutor_experts
+from ._experts import EXPERT_IDS, sentences, tutor_experts
 from ._packet import (
     SUBMIT_PACKET_TOOL_NAME,
     InstructionPacket,
@@ -140,10 +140,9 @@ class Findings:
         without a sentence that still names an expert or speaks of the student, or that code's reply says already
         (`besides`)."""
         parts = [_whole_sentences(p) for p in (*self.concept, *self.diagnosis, *self.validation) if "```" not in p]
-        sentences = [s.strip() for part in parts for s in _SENTENCE.findall(part) if s.strip()]
         # a sentence of the student said to them ("they", "their" only there: "divided by their count" stays)
-        sentences = [_second_person(s) if _OF_THE_STUDENT.search(s) else s for s in sentences]
-        kept = [s for s in sentences if not (_INNER_NAMES.search(s) or _OF_THE_STUDENT.search(s) or s in besides)]
+        said_to = [_second_person(s) if _OF_THE_STUDENT.search(s) else s for part in parts for s in sentences(part)]
+        kept = [s for s in said_to if not (_INNER_NAMES.search(s) or _OF_THE_STUDENT.search(s) or s in besides)]
         # each sentence in the reply's language (an expert may mix them); an error's own line ("KeyError: 'Age'")
         # is said in either, beside at least one sentence in that language
         in_lang = [s for s in kept if (reply_lang(s, "en") == "zh-CN") == (lang == "zh-CN")]
@@ -211,8 +210,6 @@ at all (no code block): at most name a method or attribute to look at. End with 
 Notes:
 {notes}"""
 
-_LANGUAGES = {"en": "English", "zh-CN": "Chinese (简体中文)"}
-
 _STATUS = {  # without "the student": the small model copied the notes' third person into its reply
     "not_started": "not started yet.",
     "in_progress": "under way, not done yet.",
@@ -240,7 +237,7 @@ def packet_brief(packet: InstructionPacket, task: Task | None = None, findings: 
 
 def reply_language(student: str, lang: str) -> str:
     """The language to answer in: the student's (Chinese when they wrote Chinese), else the session's."""
-    return _LANGUAGES[reply_lang(student, lang)]
+    return language_name(reply_lang(student, lang))
 
 
 def uploads_folder(options: TutorOptions, env: AppEnv) -> Path:
@@ -493,8 +490,6 @@ def _whole_sentences(text: str) -> str:
 
 _ERROR_LINE = re.compile(r"[A-Z]\w*(?:Error|Exception|Warning)\b")
 """A sentence that is an error's own line (`KeyError: 'Age'`), the same in every language."""
-_SENTENCE = re.compile(r".+?(?:[.!?](?=\s|$)|[。！？]|$)", re.S)
-"""One sentence of a text made of whole ones (`_whole_sentences`)."""
 _CODE_MARKS = re.compile(r"[=()\[\]{}]")
 """Marks of code (an example such as "merged = pd.merge(a"), which code's reply never says."""
 _SHORT_FIELD = 160

@@ -68,8 +68,14 @@ def student_code(evidence: str) -> str:
     return "\n".join(c for c in _INLINE.findall(evidence) if _USES_PANDAS.search(c) and _parses(c))
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
-"""Where an expert's sentence ends (a full stop inside code, `df.age.mean()`, does not end one)."""
+_SENTENCE = re.compile(r".+?(?:[.!?](?=\s|$)|[。！？]|$)", re.S)
+"""One sentence of an expert's text (a full stop inside code, `df.age.mean()`, does not end one)."""
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of an expert's text, each stripped, in order."""
+    return [s.strip() for s in _SENTENCE.findall(text) if s.strip()]
+
 
 _MAX_FILES_LOADED = 5
 """Uploads loaded for a student's code when no file is named (each is read in the sandbox, within its limits)."""
@@ -278,7 +284,7 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
         ):  # the sentences that give the task's answer away are taken out (seen: the model wrote it on every try)
 
             def kept(text: str) -> str:
-                return " ".join(s for s in _SENTENCE_END.split(text) if s and task.revealed_in(s) is None).strip()
+                return " ".join(s for s in sentences(text) if task.revealed_in(s) is None)
 
             output = output.model_copy(
                 update={
