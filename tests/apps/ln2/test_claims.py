@@ -217,6 +217,16 @@ def run_with(store: Store, agent: Any, prompt: str, model: Any) -> RunRecord:
     return asyncio.run(scenario())
 
 
+def run_by_code(tmp_path: Path, inventory: Path, prompt: str) -> tuple[RunRecord, Store]:  # noqa: F811
+    """One ln2 turn code answers whole: the model double fails the run if it is asked anything."""
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        raise AssertionError("the model is not asked")
+
+    store = Store(f"sqlite:///{tmp_path}/consulta.db")
+    return run_with(store, ln2.build_agent(inventory=inventory), prompt, model), store
+
+
 READS = ["query_inventory", "search_records", "empty_positions", "inventory_stats", "audit_history", "question"]
 
 
@@ -458,11 +468,7 @@ def test_an_undo_with_no_change_on_record_is_answered_by_code(
     the question "What is the audit id of the un: latest change?". The first look read the empty history: code says
     there is nothing to undo, and the model is not asked."""
 
-    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        raise AssertionError("the model is not asked")
-
-    store = Store(f"sqlite:///{tmp_path}/consulta.db")
-    run = run_with(store, ln2.build_agent(inventory=inventory), prompt, model)
+    run, store = run_by_code(tmp_path, inventory, prompt)
     assert run.status == RunStatus.finished and run.output == t("ln2.reply.no_audit", lang)
     assert [c.tool_name for c in store.list_tool_calls(run.id)] == ["audit_history"]
 
@@ -480,11 +486,7 @@ def test_a_request_for_cells_naming_none_is_asked_which_by_code(
     """Seen on the embedded model: 95 s, then "Do you need any cells for your experiment tomorrow?" with no options.
     Code asks which, listing the lines the tank holds (its first look read them); the model is not asked."""
 
-    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        raise AssertionError("the model is not asked")
-
-    store = Store(f"sqlite:///{tmp_path}/consulta.db")
-    run = run_with(store, ln2.build_agent(inventory=inventory), prompt, model)
+    run, store = run_by_code(tmp_path, inventory, prompt)
     assert run.status == RunStatus.finished and asked in (run.output or "")
     assert "HeLa" in (run.output or "")
     assert [c.tool_name for c in store.list_tool_calls(run.id)] == ["inventory_stats"]
@@ -516,10 +518,6 @@ def test_a_name_the_tank_does_not_hold_is_answered_by_code(
     """Issue 26: "Do we have any HeLa cells left?" on an inventory with none was answered "We have 79 free positions in
     box 1." The first look asks for the name; code says the tank holds none, and the model is not asked."""
 
-    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        raise AssertionError("the model is not asked")
-
-    store = Store(f"sqlite:///{tmp_path}/consulta.db")
-    run = run_with(store, ln2.build_agent(inventory=inventory), prompt, model)
+    run, store = run_by_code(tmp_path, inventory, prompt)
     assert run.status == RunStatus.finished, run.error
     assert "HepG2" in (run.output or "") and [c.tool_name for c in store.list_tool_calls(run.id)] == ["query_inventory"]
