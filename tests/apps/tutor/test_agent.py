@@ -373,3 +373,34 @@ def test_a_claim_that_a_named_task_is_done_opens_with_its_validation(
         if request["expected_output_type"] == "error_diagnosis":
             assert request["context"]["student_code_snippet"] == "df['Age']"
             assert request["context"]["error_message"].startswith("KeyError: 'Age'")
+
+
+def test_code_fills_in_the_task_the_consultation_names(tmp_path: Path, run_once, new_store_at) -> None:  # noqa: ANN001
+    """The orchestrator's model gives a consultation's context without the task's requirements and objectives (its
+    tool's schema has neither); the consultation on record carries the catalog's, for the task it names."""
+    store = new_store_at(f"sqlite:///{tmp_path}/consulta.db")
+    agent = tutor.build_agent(tutor.TutorOptions(uploads=tmp_path / "uploads"), scripted_env(tmp_path, store))
+    (consult,) = [tool for tool in agent.tools if tool.name == "consult_expert"]
+    context = (consult.parameters or {})["$defs"]["ConsultContext"]["properties"]
+    assert "task_id" in context and not {"task_requirements", "learning_objectives"} & set(context)
+    (tmp_path / "uploads" / "people.csv").write_text("name,age,city\nAda,30,Oslo\n", encoding="utf-8")
+    request = {
+        "expert_id": "data_inspector",
+        "question": "Does people.csv fit task_2_4?",
+        "context": {"task_id": "task_2_4", "file_name": "people.csv"},
+        "expected_output_type": "suitability_judgment",
+        "scenario_id": "dataset_suitability_check",
+        "reasoning": "The student uploaded a file.",
+    }
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if any(isinstance(p, ToolReturnPart) for m in messages for p in getattr(m, "parts", [])):
+            return ModelResponse(parts=[TextPart("Which step will you try first?")])  # only the call matters here
+        return ModelResponse(parts=[ToolCallPart("consult_expert", request)])
+
+    run_once(store, agent, "Is my file all right?", FunctionModel(model))
+    (record,) = store.list_consultations()
+    task = next(t for t in tutor.load_catalog().tasks if t.id == "task_2_4")
+    assert record.request["context"]["task_requirements"] == task.requirements
+    assert record.request["context"]["learning_objectives"] == task.learning_objectives
+    assert record.request["context"]["file_name"] == "people.csv"

@@ -3,6 +3,7 @@ conversational assistant (CA), which talks to the student from that packet."""
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import re
 from collections.abc import Callable
@@ -54,7 +55,7 @@ from ._packet import (
     submit_packet_tool,
     uninspected_uploads,
 )
-from ._tasks import Task, load_catalog
+from ._tasks import Task, TaskCatalog, load_catalog
 from ._turns import first_consultation, shows_work, what_is_asked
 
 __all__ = [
@@ -288,8 +289,11 @@ def build_agent(options: TutorOptions, env: AppEnv) -> Agent:
         tools=(
             # a concept question or a request for the solution opens with the explainer's consultation
             replace(
-                _standing_inspections(
-                    _validates_shown_work(consult_expert_tool(consultant), env.store), env.store, folder
+                _context_from_catalog(
+                    _standing_inspections(
+                        _validates_shown_work(consult_expert_tool(consultant), env.store), env.store, folder
+                    ),
+                    catalog,
                 ),
                 opens_turn=True,
             ),
@@ -300,6 +304,31 @@ def build_agent(options: TutorOptions, env: AppEnv) -> Agent:
         question_timeout=options.question_timeout,
         options=_recorded(options, env),
     )
+
+
+_FROM_CATALOG = ("task_requirements", "learning_objectives")
+"""What a consultation's context says of its task, which the catalog holds: code fills it in from the task id."""
+
+
+def _context_from_catalog(tool: ToolDef, catalog: TaskCatalog) -> ToolDef:
+    """`consult_expert` whose context the model gives without the task's requirements and objectives, which code
+    fills in from the catalog (the consultation's record keeps the seed's whole context). Seen on the embedded model:
+    ~190 of a consultation's tokens spent copying the task list's text into the call, ~20 s on 2 cores."""
+    schema = copy.deepcopy(tool.parameters or {})
+    context = schema.get("$defs", {}).get("ConsultContext", {})
+    for name in _FROM_CATALOG:
+        context.get("properties", {}).pop(name, None)
+
+    async def consult_expert(**arguments: Any) -> Any:
+        context = arguments.get("context")
+        ids = {t.id: t for t in catalog.tasks}
+        task = ids.get(str(context.get("task_id"))) if isinstance(context, dict) else None
+        if isinstance(context, dict) and task is not None:
+            known = {"task_requirements": task.requirements, "learning_objectives": task.learning_objectives}
+            arguments = {**arguments, "context": {**known, **{k: v for k, v in context.items() if v}}}
+        return await tool.function(**arguments)
+
+    return replace(tool, function=consult_expert, parameters=schema)
 
 
 def _standing_inspections(tool: ToolDef, store: Store, uploads: Path) -> ToolDef:
