@@ -6,7 +6,9 @@ Each case is a short conversation on a fresh store (the real runtime, the real a
 model or `--model scripted`); each step is one utterance with what must come of it: the seed's tool calls (names,
 in order), the form afterwards (the fields given), a question opened (with an option that must be among its
 options, then answered), the reply (exact, or containing), and whether the turn is settled by code alone. Timings
-per step: message → reply (the run settled, or the question opened), split into code-settled and model turns.
+per step: message → reply (the run settled, or the question opened), split into code-settled and model turns. The
+runtime's reply checks that fired are counted from the runs' `reply_checked` events: in how many utterances each
+fired, in how many code's reply was shown, and how many of those were right.
 
 The look-ups are advisor-site's (`_lookups`, over the store's data) when that module is installed and its data is
 there (`--lookups site`), else a small synthetic set built here (`--lookups synthetic`): the results file says which.
@@ -32,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import source_version  # noqa: E402
+from _common import reply_check_figures, reply_checks_of, source_version  # noqa: E402
 from consulta.apps.advisor import AdvisorTurns, SiteLookupError, SiteLookups, agent_over, session_of, spoken_length  # noqa: E402
 from consulta.runtime import RunStatus, Runtime, Store  # noqa: E402
 
@@ -545,6 +547,7 @@ async def run_step(
         "problems": problems,
         "output": output,
         "form": form,
+        "reply_checks": reply_checks_of(store, [run.id]),
         "seconds": round(elapsed, 3),
         "to_question_s": round(asked_s, 3) if asked_s is not None else None,
         "kind": "model" if step.model else "code",
@@ -620,6 +623,7 @@ def main() -> None:
         "median_code_turn_s": round(statistics.median(code), 3) if code else None,
         "median_to_question_s": round(statistics.median(questions), 3) if questions else None,
         "median_model_turn_s": round(statistics.median(model_turns), 3) if model_turns else None,
+        **reply_check_figures([(s["reply_checks"], s["right"]) for s in steps]),
     }
     print(json.dumps(figures, ensure_ascii=False))
     name = "advisor_eval" + ("" if args.model == "local" else f".{args.model}") + (".partial" if args.only else "")
