@@ -10,6 +10,7 @@ recorded as a failed consultation and returned as `invalid_expert_output`.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import time
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, create_model
 from pydantic_ai.models import Model
 
 from ..i18n import language_name
@@ -63,6 +65,10 @@ class Expert:
     answer: Callable[[ConsultRequest, Facts], ExpertOutput | None] | None = None
     """The whole answer, from the facts, when code knows all of it (e.g. a dataset's verdict and the step that
     follows from it): the model is not asked (seconds saved on a small local model); None asks the model."""
+    given: Callable[[ConsultRequest, Facts], dict[str, Any]] | None = None
+    """Fields of the answer code sets itself, from the facts (e.g. what running the student's code raised): the
+    model is asked for the other fields only (each token a small local model does not generate is time saved), and
+    code's values are put in before `complete`."""
     complete: Callable[[ConsultRequest, Facts, ExpertOutput], ExpertOutput] | None = None
     """Put what code established over the model's answer (e.g. the verdict of the data checks): the model only
     writes the prose."""
@@ -131,16 +137,21 @@ class Consultant:
             if by_code is not None:
                 output, attempts, messages = expert.finish(request, facts, by_code), 0, None
             else:
+                preset = expert.given(request, facts) if expert.given is not None else {}
+
+                def whole(asked: Any) -> ExpertOutput:
+                    return output_type.model_validate({**asked.model_dump(), **preset}) if preset else asked
+
                 answer = await typed_answer(
                     model=self.resolve_model(self.model),
                     instructions=_instructions(expert, output_type.__name__, request.expected_output_type),
                     prompt=_prompt(request, facts, lang=self._reader_lang(run_id)),
-                    output_type=output_type,
-                    check=lambda output: expert.finish(request, facts, output),
+                    output_type=without_fields(output_type, frozenset(preset)),
+                    check=lambda output: expert.finish(request, facts, whole(output)),
                     retries=self.retries,
                     within=call,
                 )
-                output = expert.finish(request, facts, answer.output)  # type: ignore[arg-type]
+                output = expert.finish(request, facts, whole(answer.output))
                 attempts, messages = answer.attempts, answer.messages
         except ToolError as error:
             expert_run.end(RunStatus.failed, error=error.message)
@@ -269,6 +280,17 @@ def consult_expert_tool(consultant: Consultant) -> ToolDef:
 
 async def _maybe_await(value: Facts | Awaitable[Facts]) -> Facts:
     return await value if inspect.isawaitable(value) else value  # type: ignore[return-value]
+
+
+@functools.cache
+def without_fields(output_type: type[ExpertOutput], fields: frozenset[str]) -> type[BaseModel]:
+    """`output_type` without `fields` (those code sets): the type the model is asked for, under the same name. A
+    model that writes one of them anyway is not refused for it (code's value is the one kept)."""
+    if not fields:
+        return output_type
+    kept = {name: (f.annotation, f) for name, f in output_type.model_fields.items() if name not in fields}
+    config = ConfigDict(**{**output_type.model_config, "extra": "ignore"})  # type: ignore[typeddict-item]
+    return create_model(output_type.__name__, __config__=config, **kept)  # type: ignore[call-overload,no-any-return]
 
 
 def _instructions(expert: Expert, type_name: str, output_type: str) -> str:

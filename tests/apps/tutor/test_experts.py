@@ -111,8 +111,13 @@ def test_example_3_the_real_keyerror_and_columns_from_the_sandbox(tmp_path: Path
     )
     c = consultant(tmp_path, uploads, [final(**vague)])
     result = consult(c, SEED_EXAMPLES[2])
-    # the root cause is the exception code saw when it ran the snippet (the model named none); the rest is the model's
-    assert result["expert_output"] == {**vague, "error_root_cause": "KeyError: 'age'"}
+    # the root cause is the exception code saw when it ran the snippet (the model named none), and the explanation is
+    # what running it raised (code's, never asked of the model); the rest is the model's
+    assert result["expert_output"] == {
+        **vague,
+        "error_root_cause": "KeyError: 'age'",
+        "explanation": "When your code was run on your data, it raised KeyError: 'age'.",
+    }
     assert [r["rule_name"] for r in result["binding_rules_triggered"]] == ["no_solution_in_hints"]
     # an answer whose direction is the task's own line: that sentence is taken out, and code gives the direction
     (tmp_path / "again").mkdir()
@@ -123,6 +128,23 @@ def test_example_3_the_real_keyerror_and_columns_from_the_sandbox(tmp_path: Path
         "Read the error's last line again, then check the column and the method your code uses against what the "
         "task asks."
     )
+
+
+def test_the_model_is_not_asked_for_what_running_the_code_showed(tmp_path: Path, uploads: Path) -> None:
+    """The explanation of an error code reproduced is code's: the model's answer has no explanation field to write
+    (fewer tokens to generate), and the consultation's output carries the seed's whole shape."""
+    c = consultant(
+        tmp_path,
+        uploads,
+        [final(error_root_cause="The column 'age' is not in the file.", suggested_fix_direction="Look at df.columns.")],
+    )
+    out = consult(c, SEED_EXAMPLES[2])["expert_output"]
+    assert out == {
+        "error_root_cause": "The column 'age' is not in the file.",  # names what the error is about: the model's kept
+        "explanation": "When your code was run on your data, it raised KeyError: 'age'.",
+        "suggested_fix_direction": "Look at df.columns.",
+        "related_concepts": [],
+    }
 
 
 def test_example_4_words_alone_do_not_validate_the_task(tmp_path: Path, uploads: Path) -> None:

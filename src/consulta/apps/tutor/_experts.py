@@ -130,6 +130,12 @@ def _said_error(exception: Any) -> str:
     return " ".join(f"{exception.type}: {exception.message}".split())[:200]
 
 
+def _names_error(text: str, exception: Any) -> bool:
+    """Whether `text` names the exception code saw: its type, or what it is about (`'Age'` of `KeyError: 'Age'`)."""
+    about = exception.message.strip().strip("\"'")
+    return exception.type in text or (0 < len(about) <= 60 and about in text)
+
+
 def _near_column(exception: Any, columns: list[str]) -> tuple[str, str] | None:
     """For a KeyError of a missing column: the key and the file's column it is nearest to (the same but for case,
     spaces or underscores, else one close spelling), None when there is none."""
@@ -269,6 +275,17 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
             recommended_action=t("tutor.validated.next", lang, task=task.id),
         )
 
+    def given_data(request: ConsultRequest, facts: dict[str, Any]) -> dict[str, Any]:
+        """What code says of an error it reproduced: the explanation is what running the code raised, and where
+        the missing key is a column spelled another way, the direction points to it. The model writes the rest."""
+        exception = facts.get("exception")
+        if request.expected_output_type != "error_diagnosis" or exception is None:
+            return {}
+        given = {"explanation": t("tutor.diagnosis.ran", lang, error=_said_error(exception))}
+        if near := _near_column(exception, facts.get("columns") or []):
+            given["suggested_fix_direction"] = t("tutor.diagnosis.near_column", lang, missing=near[0], column=near[1])
+        return given
+
     def complete_data(request: ConsultRequest, facts: dict[str, Any], output: ExpertOutput) -> ExpertOutput:
         if isinstance(output, ValidationReport) and facts.get("ran") is False:
             return output.model_copy(update={"is_valid": False})
@@ -276,7 +293,7 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
         if (
             isinstance(output, ErrorDiagnosis)
             and exception is not None
-            and exception.type not in output.error_root_cause + output.explanation
+            and not _names_error(output.error_root_cause, exception)
         ):  # code ran the snippet: the root cause is the exception it raised (the model named none, or another)
             output = output.model_copy(update={"error_root_cause": f"{exception.type}: {exception.message}"})
         if isinstance(output, ErrorDiagnosis) and (task := catalog.task(request.context.task_id)).revealed_in(
@@ -355,6 +372,7 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
             prepare=prepare_data,
             inspect=inspect_data,
             answer=answer_data,
+            given=given_data,
             complete=complete_data,
             check=check_data,
         ),
