@@ -14,7 +14,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from consulta.apps import ln2
-from consulta.apps.ln2._turns import lone_name, one_change, one_change_for
+from consulta.apps.ln2._turns import about_the_tank, lone_name, one_change, one_change_for
 from consulta.i18n import t
 from consulta.runtime import PlanStatus, RunRecord, RunStatus, Runtime, Store
 
@@ -521,3 +521,43 @@ def test_a_name_the_tank_does_not_hold_is_answered_by_code(
     run, store = run_by_code(tmp_path, inventory, prompt)
     assert run.status == RunStatus.finished, run.error
     assert "HepG2" in (run.output or "") and [c.tool_name for c in store.list_tool_calls(run.id)] == ["query_inventory"]
+
+
+@pytest.mark.parametrize(
+    ("prompt", "lang", "lead"),
+    [
+        ("Hello!", "en", "ln2.reply.off_tank"),
+        ("你好，你是谁？", "zh-CN", "ln2.reply.off_tank"),
+        ("What's the weather in Paris today?", "en", "ln2.reply.off_tank"),
+        ("Thanks, that's all.", "en", "ln2.reply.welcome"),
+        ("谢谢！", "zh-CN", "ln2.reply.welcome"),
+    ],
+)
+def test_words_that_do_not_touch_the_tank_are_answered_by_code(
+    tmp_path: Path, inventory: Path, prompt: str, lang: str, lead: str
+) -> None:
+    """Seen on the embedded model (eval_ln2 chat cases): "Hello!" answered with every box's counts, "你好，你是谁？" with
+    "好的，我明白了。", the weather question echoed back as a question. Code says what the app does (or acknowledges
+    thanks) with the tank's totals its first look read; the model is not asked."""
+
+    run, store = run_by_code(tmp_path, inventory, prompt)
+    assert run.status == RunStatus.finished, run.error
+    assert (run.output or "").startswith(t(lead, lang))
+    assert t("ln2.reply.tank", lang, tubes=112, boxes=5, free=293) in (run.output or "")
+    assert [c.tool_name for c in store.list_tool_calls(run.id)] == ["inventory_stats"]
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        "Do we have HeLa?",
+        "hela还有吗",
+        "K562?",
+        "box 3",
+        "最早冻的是哪管",
+        "How should I thaw frozen cells?",
+        "Undo that",
+    ],
+)
+def test_words_of_the_tank_are_about_it(words: str) -> None:
+    assert about_the_tank(words, None)

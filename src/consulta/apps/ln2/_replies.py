@@ -20,7 +20,7 @@ from ...i18n import t
 from ...runtime import FactRules, ReplyCheck, ReplyRefused, ToolOutcome, TurnFacts, compose_reply, echoes
 from ._inventory import Inventory, load_inventory
 from ._locate import said_boxes, said_places
-from ._turns import asks_for_cells, asks_for_change, named_in
+from ._turns import about_the_tank, asks_for_cells, asks_for_change, named_in
 
 __all__ = [
     "say_record",
@@ -325,12 +325,26 @@ def ln2_facts(inventory_path: Path) -> FactRules:
         return [*known, f"{inv.meta.box_count} boxes of {layout.rows}x{layout.cols}, {layout.capacity} positions"]
 
     def say_found(facts: TurnFacts) -> str | None:
-        """Which cells, when the words ask for cells and name none (the lines the tank holds); else the look-up."""
+        """Which cells, when the words ask for cells and name none (the lines the tank holds); what the app does, when
+        they do not touch the tank; else the look-up."""
         if _unnamed_request(facts) and not facts.staged:
             return _which_cells(facts, inventory())
+        if facts.prompt and not facts.staged and not about_the_tank(facts.prompt, inventory()):
+            return _off_tank(facts)
         return answer_from_results(facts)
 
     return FactRules(names=names, declared=declared, ignore=_UNITS, say_found=say_found)
+
+
+_THANKS = re.compile(r"\b(?:thanks?|thank\s+you|thx|cheers)\b|谢谢|多谢|感谢|谢了", re.IGNORECASE)
+
+
+def _off_tank(facts: TurnFacts) -> str:
+    """Code's reply to words that do not touch the tank: thanks acknowledged, else what the app does; then the
+    tank's totals as the turn's look-up returned them."""
+    lead = t("ln2.reply.welcome" if _THANKS.search(facts.prompt or "") else "ln2.reply.off_tank", facts.lang)
+    found = answer_from_results(facts)
+    return f"{lead} {found}" if found else lead
 
 
 _ASKS = re.compile(r"[?？]|吗|呢")

@@ -24,6 +24,7 @@ from ._inventory import Inventory, load_inventory
 from ._locate import said_boxes, said_places, said_positions
 
 __all__ = [
+    "about_the_tank",
     "asks_for_cells",
     "asks_for_change",
     "change_asked",
@@ -181,6 +182,29 @@ def asks_for_change(words: str) -> bool:
     return bool(_CHANGE_EN.search(words) or _CHANGE_ZH.search(words))
 
 
+_TANK = re.compile(
+    r"\b(?:tubes?|vials?|aliquots?|box(?:es)?|pos(?:ition)?s?|slots?|racks?|tanks?|dewars?|ln2|nitrogen|inventory|"
+    r"stocks?|cells?|lines?|records?|frozen|freez\w*|thaw\w*|left|free|empty|space|count|how\s+many|history|audit|"
+    r"changes?|plasmids?|clones?|passages?|samples?)\b|管|支|盒|位|罐|液氮|库存|细胞|记录|冻|复苏|解冻|质粒|空|多少|几|剩|"
+    r"还有|历史|撤销|克隆|代|样",
+    re.IGNORECASE,
+)
+"""Words of the tank and its tubes, in either language."""
+
+
+def about_the_tank(words: str, inventory: Inventory | None) -> bool:
+    """Whether the words touch the tank at all: a change asked for, a word of the tank or its tubes, a number, a name
+    the inventory holds or one written like a cell line's ("HepG2"). "Hello!", "你好，你是谁？", "What's the weather in
+    Paris today?" do not, and code says what the app does (`ln2.reply.off_tank`)."""
+    return bool(
+        asks_for_change(words)
+        or _TANK.search(words)
+        or re.search(r"\d", words)
+        or (inventory is not None and named_in(words, inventory) is not None)
+        or lone_name(words) is not None
+    )
+
+
 def _names(inventory: Inventory) -> list[tuple[str, str]]:
     """(name, query field) of every record, longest first: short names, cell lines, plasmids (a used-up record's
     name too: its look-up then says when it was used up)."""
@@ -278,9 +302,12 @@ def plain_look_up_for(inventory_path: Path) -> Callable[[str], bool]:
             return bool(_UNDO.search(words)) and not read_audit(inventory_path).entries
         rest = words.casefold()
         try:
-            named = named_in(words, load_inventory(inventory_path))
+            inventory = load_inventory(inventory_path)
         except Exception:  # an unreadable file: the model's own call reports it
             return False
+        if not about_the_tank(words, inventory):
+            return True  # code says what the app does, with the tank's totals its first look read
+        named = named_in(words, inventory)
         if (
             named is None
             and asks_for_cells(words)
@@ -336,6 +363,8 @@ def first_look_for(inventory_path: Path) -> Callable[[str], list[tuple[str, dict
             return [("inventory_stats", {})]
         if (unknown := lone_name(words)) is not None:  # "Do we have any HepG2 left?": a name the tank may not hold
             return [("query_inventory", {"cell_line": unknown})]
+        if not about_the_tank(words, inventory):  # "Hello!": the tank's totals, for code's word of what it does
+            return [("inventory_stats", {})]
         return []
 
     return first_look
