@@ -35,6 +35,19 @@ def _eval_tutor() -> ModuleType:
 ev = _eval_tutor()
 
 
+def _load(data: Any) -> Any:
+    """The turns of a file holding `data`; a SystemExit's line without the file's name (checked to lead it)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp, "turns.json")
+        path.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
+        try:
+            return ev.load_turns(path)
+        except SystemExit as error:
+            line = str(error.code)
+            assert line.startswith(str(path)) and "\n" not in line
+            raise SystemExit(line.removeprefix(f"{path}: ")) from None
+
+
 def test_the_heldout_turns_load_with_public_uploads_in_both_languages() -> None:
     turns = ev.load_turns(HELDOUT)
     assert len(turns) >= 14
@@ -72,19 +85,6 @@ def test_an_inline_upload_and_a_turn_with_no_task() -> None:
     }
     turn = _load(data)[0]
     assert turn.files == (("a.csv", "age\n1\n"),) and turn.rules == frozenset() and turn.task is None
-
-
-def _load(data: Any) -> Any:
-    """The turns of a file holding `data`; a SystemExit's line without the file's name (checked to lead it)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp, "turns.json")
-        path.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
-        try:
-            return ev.load_turns(path)
-        except SystemExit as error:
-            line = str(error.code)
-            assert line.startswith(str(path)) and "\n" not in line
-            raise SystemExit(line.removeprefix(f"{path}: ")) from None
 
 
 GOOD = {
