@@ -32,6 +32,7 @@ ended or paused on an ask); the child's wall time includes loading the model (~2
     .venv/bin/python bench/eval_ln2.py --only zh_lookup_hela --only en_count_box4
     .venv/bin/python bench/eval_ln2.py --category ambiguous --limit 3
     .venv/bin/python bench/eval_ln2.py --rejudge results/ln2_eval.json   # the saved outcomes, checked again (no model)
+    .venv/bin/python bench/eval_ln2.py --cases bench/data/heldout/ln2_cases.json   # another file's cases (load_cases)
 """
 
 from __future__ import annotations
@@ -395,6 +396,63 @@ CASES: list[Case] = [
     Case("zh_empty_total", "empty", ("一共有多少管？",), "look", (("0", "没有"),), inventory="empty"),
 ]
 
+
+INVENTORY_DIR = ROOT / "bench" / "data" / "ln2"
+
+
+def load_cases(path: Path) -> list[Case]:
+    """The cases of a JSON file (`--cases FILE`), in place of CASES and judged the same way: `{"cases": [{...}]}`, each
+    case's fields those of `Case` (`turns` a list, `mentions` a list of lists, `takes` a list of [record id,
+    position], `adds` [box, [positions]], `setup_thaw` [record id, position]); its id starts `en_` or `zh_` (the
+    run's language). An `inventory` that is not a key of INVENTORIES names a file under bench/data/ln2/, registered
+    under that name. A file that cannot be used is a SystemExit with one line naming the file, the case and why."""
+    from pydantic import TypeAdapter, ValidationError
+
+    def bad(why: str) -> SystemExit:
+        return SystemExit(f"{path}: {why}")
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        raise bad(f"cannot read it ({error.__class__.__name__}: {error})") from None
+    except json.JSONDecodeError as error:
+        raise bad(f"not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("cases"), list) or not data["cases"]:
+        raise bad('expected an object with a non-empty list "cases"')
+    adapter = TypeAdapter(Case)
+    known = set(Case.__dataclass_fields__)
+    cases: list[Case] = []
+    for n, raw in enumerate(data["cases"], 1):
+        where = f"case {n}" + (f" ({raw['id']})" if isinstance(raw, dict) and isinstance(raw.get("id"), str) else "")
+        if not isinstance(raw, dict):
+            raise bad(f"{where}: expected an object")
+        if unknown := sorted(set(raw) - known):
+            raise bad(f"{where}: unknown field {', '.join(unknown)} (fields: {', '.join(sorted(known))})")
+        try:
+            case = adapter.validate_python(raw)
+        except ValidationError as error:
+            first = error.errors()[0]
+            raise bad(f"{where}: {'.'.join(map(str, first['loc'])) or 'case'}: {first['msg']}") from None
+        if not case.id.startswith(("en_", "zh_")):
+            raise bad(f"{where}: the id must start with en_ or zh_ (the run's language)")
+        if not case.turns or not all(t.strip() for t in case.turns):
+            raise bad(f"{where}: turns must be one or more non-empty requests")
+        if case.expect == "stage" and not (case.takes or case.adds or case.rollback):
+            raise bad(f"{where}: a stage case needs takes, adds or rollback")
+        if case.inventory not in INVENTORIES:
+            file = (INVENTORY_DIR / case.inventory).resolve()
+            if not file.is_relative_to(INVENTORY_DIR.resolve()) or not file.is_file():
+                raise bad(
+                    f"{where}: inventory {case.inventory!r} is neither one of {', '.join(INVENTORIES)} "
+                    f"nor a file under {INVENTORY_DIR.relative_to(ROOT)}/"
+                )
+            INVENTORIES[case.inventory] = file
+        cases.append(case)
+    if len({c.id for c in cases}) != len(cases):
+        raise bad("two cases share an id")
+    return cases
+
+
 # An independent lexicon of "it was done" (never the runtime's own): in defer mode nothing is applied, so any match
 # is a claim without a backing action. "staged"/"暂存"/"待批准" are not claims.
 _CLAIM_EN = re.compile(
@@ -743,10 +801,14 @@ def main() -> None:
     parser.add_argument(
         "--rejudge", metavar="JSON", help="check the outcomes saved in JSON again against these cases; run nothing"
     )
+    parser.add_argument(
+        "--cases", metavar="FILE", help="the cases of this JSON file instead of the built-in ones (see load_cases)"
+    )
     args = parser.parse_args()
+    base = load_cases(Path(args.cases)) if args.cases else CASES
     if args.rejudge:
         report(
-            rejudged(Path(args.rejudge)),
+            rejudged(Path(args.rejudge), base),
             out_path=Path(args.out) if args.out else None,
             argv=sys.argv[1:],
             model="(rejudged)",
@@ -761,11 +823,11 @@ def main() -> None:
     if args.model == "local" and not os.environ.get("CONSULTA_GGUF"):
         ensure_default_gguf(settings.models_dir)  # join the GGUF once, before the children start (not loaded here)
     cases = [
-        c for c in CASES if (not args.only or c.id in args.only) and (not args.category or c.category in args.category)
+        c for c in base if (not args.only or c.id in args.only) and (not args.category or c.category in args.category)
     ]
     if args.limit:
         cases = cases[: args.limit]
-    full = len(cases) == len(CASES)
+    full = len(cases) == len(base)
     results: list[Outcome] = []
     for case in cases:
         out = run_case(case, models_dir=settings.models_dir, model=args.model, timeout=args.timeout)
@@ -787,7 +849,7 @@ def main() -> None:
         Path(args.out)
         if args.out
         else (
-            ROOT / "bench" / "results" / "ln2_eval.json"
+            ROOT / "bench" / "results" / (f"ln2_eval.{Path(args.cases).stem}.json" if args.cases else "ln2_eval.json")
             if full
             else Path(tempfile.gettempdir()) / "ln2_eval.partial.json"
         )
@@ -815,8 +877,8 @@ def rejudge_outcome(case: Case, saved: dict[str, Any]) -> Outcome:
     return out
 
 
-def rejudged(path: Path) -> list[Outcome]:
-    cases = {c.id: c for c in CASES}
+def rejudged(path: Path, against: list[Case] = CASES) -> list[Outcome]:
+    cases = {c.id: c for c in against}
     saved = json.loads(path.read_text(encoding="utf-8"))["cases"]
     return [rejudge_outcome(cases[s["id"]], s) for s in saved if s["id"] in cases]
 

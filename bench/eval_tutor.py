@@ -23,6 +23,7 @@ Figures per category (turns right / total, median seconds) and per language are 
 every reply in the JSON. An evaluation of the model against the app, not a speed benchmark.
 
     .venv/bin/python bench/eval_tutor.py [--model local] [--only NAME ...] [--limit N]
+    .venv/bin/python bench/eval_tutor.py --cases bench/data/heldout/tutor_turns.json   # another file's turns (load_turns)
 """
 
 from __future__ import annotations
@@ -791,13 +792,87 @@ async def one_turn(turn: Turn, *, model_spec: str, models_dir: Path) -> dict[str
 # ---- the run ------------------------------------------------------------------------------------------------------
 
 
-def chosen_turns(*, only: Sequence[str] | None, limit: int | None) -> list[Turn]:
-    """The turns named by `only` (all without it); with `limit`, at most that many, taken in turn from each category
-    (in both languages) so a short run still sees every kind."""
-    unknown = sorted(set(only or ()) - {t.name for t in TURNS})
+def load_turns(path: Path) -> list[Turn]:
+    """The turns of a JSON file (`--cases FILE`), in place of TURNS and judged the same way: `{"turns": [{...}]}`,
+    each turn's fields those of `Turn` (`rules` a list; `consult` one of the four output types or null; `task` one of
+    the tutor's tasks or null), its `files` a list of uploads, each `{"name": ..., "text": ...}` or a table a
+    package ships, `{"name": ..., "package": ..., "path": ...}` (read from the installed package; `.gz` unpacked).
+    A file that cannot be used is a SystemExit with one line naming the file, the turn and why."""
+    import gzip
+    from importlib import resources
+
+    from pydantic import TypeAdapter, ValidationError
+    from ruamel.yaml import YAML
+
+    def bad(why: str) -> SystemExit:
+        return SystemExit(f"{path}: {why}")
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        raise bad(f"cannot read it ({error.__class__.__name__}: {error})") from None
+    except json.JSONDecodeError as error:
+        raise bad(f"not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("turns"), list) or not data["turns"]:
+        raise bad('expected an object with a non-empty list "turns"')
+    catalog = YAML(typ="safe").load(resources.files(tutor).joinpath("data", "tasks.yaml").read_text(encoding="utf-8"))
+    tasks = {t["id"] for t in catalog["tasks"]}
+    adapter = TypeAdapter(Turn)
+    known = set(Turn.__dataclass_fields__)
+    turns: list[Turn] = []
+    for n, raw in enumerate(data["turns"], 1):
+        where = f"turn {n}" + (
+            f" ({raw['name']})" if isinstance(raw, dict) and isinstance(raw.get("name"), str) else ""
+        )
+        if not isinstance(raw, dict):
+            raise bad(f"{where}: expected an object")
+        if unknown := sorted(set(raw) - known):
+            raise bad(f"{where}: unknown field {', '.join(unknown)} (fields: {', '.join(sorted(known))})")
+        files: list[tuple[str, str]] = []
+        for upload in raw.get("files") or []:
+            if not isinstance(upload, dict) or not isinstance(upload.get("name"), str):
+                raise bad(f"{where}: each file needs a name and its text, or a package and path")
+            if isinstance(upload.get("text"), str) and set(upload) == {"name", "text"}:
+                files.append((upload["name"], upload["text"]))
+                continue
+            if set(upload) != {"name", "package", "path"}:
+                raise bad(f"{where}: file {upload['name']!r} needs either text, or package and path")
+            try:
+                content = resources.files(upload["package"]).joinpath(upload["path"]).read_bytes()
+                if upload["path"].endswith(".gz"):
+                    content = gzip.decompress(content)
+                files.append((upload["name"], content.decode("utf-8")))
+            except (ImportError, OSError, TypeError, UnicodeDecodeError, EOFError) as error:
+                raise bad(
+                    f"{where}: cannot read {upload['path']!r} from package {upload['package']!r} "
+                    f"({error.__class__.__name__}: {error})"
+                ) from None
+        try:
+            turn = adapter.validate_python({**raw, "files": files})
+        except ValidationError as error:
+            first = error.errors()[0]
+            raise bad(f"{where}: {'.'.join(map(str, first['loc'])) or 'turn'}: {first['msg']}") from None
+        if not turn.student.strip():
+            raise bad(f"{where}: the student's words are empty")
+        if turn.task is not None and turn.task not in tasks:
+            raise bad(f"{where}: task {turn.task!r} is not one of the tutor's ({', '.join(sorted(tasks))})")
+        if turn.consult not in (None, JUDGE, DIAGNOSE, EXPLAIN, VALIDATE):
+            raise bad(
+                f"{where}: consult {turn.consult!r} is not an output type ({JUDGE}, {DIAGNOSE}, {EXPLAIN}, {VALIDATE})"
+            )
+        turns.append(turn)
+    if len({t.name for t in turns}) != len(turns):
+        raise bad("two turns share a name")
+    return turns
+
+
+def chosen_turns(*, only: Sequence[str] | None, limit: int | None, among: Sequence[Turn] = TURNS) -> list[Turn]:
+    """The turns of `among` named by `only` (all without it); with `limit`, at most that many, taken in turn from each
+    category (in both languages) so a short run still sees every kind."""
+    unknown = sorted(set(only or ()) - {t.name for t in among})
     if unknown:
-        raise SystemExit(f"No turn named {', '.join(unknown)}; turns: {', '.join(t.name for t in TURNS)}.")
-    turns = [t for t in TURNS if not only or t.name in only]
+        raise SystemExit(f"No turn named {', '.join(unknown)}; turns: {', '.join(t.name for t in among)}.")
+    turns = [t for t in among if not only or t.name in only]
     if limit is None:
         return turns
     by_category: dict[str, list[Turn]] = {}
@@ -833,11 +908,20 @@ async def main() -> None:
         type=Path,
         help="where the JSON goes (default: results/tutor_local.json for a full run, the temp dir for a partial one)",
     )
+    parser.add_argument(
+        "--cases",
+        type=Path,
+        metavar="FILE",
+        help="the turns of this JSON file instead of the built-in ones (load_turns)",
+    )
     args = parser.parse_args()
-    turns = chosen_turns(only=args.only, limit=args.limit)
-    full = len(turns) == len(TURNS)
+    base = load_turns(args.cases) if args.cases else TURNS
+    turns = chosen_turns(only=args.only, limit=args.limit, among=base)
+    full = len(turns) == len(base)
     out = args.out or (
-        RESULTS / "tutor_local.json" if full else Path(tempfile.gettempdir()) / "tutor_local.partial.json"
+        RESULTS / (f"tutor_local.{args.cases.stem}.json" if args.cases else "tutor_local.json")
+        if full
+        else Path(tempfile.gettempdir()) / "tutor_local.partial.json"
     )
     settings = Settings.from_env(model=args.model)
     model = resolve_model(args.model, models_dir=settings.models_dir)
