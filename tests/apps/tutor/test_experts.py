@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from consulta.apps import tutor
+from consulta.apps.tutor._datasets import check_dataset
 from consulta.apps.tutor._experts import student_code
 from consulta.asks import Consultant, RuleBook, missing_updates
 from consulta.models import ScriptedModel
@@ -477,3 +478,26 @@ def test_with_no_file_named_each_upload_is_a_dataframe_named_after_it(tmp_path: 
     vague = dict(error_root_cause="A typo.", explanation="Check.", suggested_fix_direction="Look.", related_concepts=[])
     result = consult(consultant(tmp_path, uploads, [final(**vague)]), request)
     assert result["expert_output"]["error_root_cause"].startswith("MergeError")
+
+
+@pytest.mark.parametrize(
+    ("columns", "blocking", "warning"),
+    [
+        ({"AGE": range(12)}, [], "column age is written 'AGE' in your file: write it as the file does"),
+        ({"Age ": [f"{i} y" for i in range(12)]}, ["column Age  should hold number values but is str"], "'Age '"),
+        ({"years": range(12)}, ["missing column(s): age"], None),
+        ({"AGE": range(12), "age_": range(12)}, ["missing column(s): age"], None),  # two spellings: neither is it
+    ],
+)
+def test_a_column_written_another_way_is_the_tasks_column_with_a_warning(
+    columns: dict[str, Any], blocking: list[str], warning: str | None
+) -> None:
+    """A held-out upload (statsmodels' ccard, column AGE) was refused for task_2_2 as "missing column(s): age". The
+    column is there, written another way: the file fits, and the warning says how the file writes it."""
+    import pandas as pd
+
+    task = next(t for t in tutor.load_catalog().tasks if t.id == "task_2_2")
+    _, verdict = check_dataset(pd.DataFrame(columns), task.dataset, file_name="upload.csv")
+    assert verdict.blocking_issues == blocking
+    assert (warning is None) == (not verdict.warning_issues)
+    assert warning is None or warning in verdict.warning_issues[0]

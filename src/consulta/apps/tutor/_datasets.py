@@ -29,6 +29,7 @@ __all__ = [
     "check_file_type",
     "open_dataset",
     "say_issue",
+    "spelled_as",
     "upload_path",
     "uploaded_files",
 ]
@@ -169,15 +170,18 @@ def check_dataset(
     blocking, warnings = [], []
     if facts.rows < requirements.min_rows:
         blocking.append(t(_FEW_ROWS, rows=facts.rows, min=requirements.min_rows))
-    missing = [c for c in requirements.required_columns if c not in columns]
+    spelled = {c: s for c in requirements.required_columns if c not in columns and (s := spelled_as(c, columns))}
+    warnings += [t(_SPELLED_OTHERWISE, column=c, spelled=s) for c, s in spelled.items()]
+    missing = [c for c in requirements.required_columns if c not in columns and c not in spelled]
     if missing:
         blocking.append(t(_MISSING_COLUMNS, columns=", ".join(missing)))
     for column, kind in requirements.column_types.items():
-        if column in columns and not _is(kind, frame[column]):
-            blocking.append(t(_COLUMN_TYPE, column=column, kind=kind, dtype=facts.dtypes[column]))
+        name = spelled.get(column, column)
+        if name in columns and not _is(kind, frame[name]):
+            blocking.append(t(_COLUMN_TYPE, column=name, kind=kind, dtype=facts.dtypes[name]))
     for column in requirements.no_nulls_in:
-        if facts.nulls.get(column):
-            warnings.append(t(_EMPTY_VALUES, column=column, count=facts.nulls[column]))
+        if facts.nulls.get(name := spelled.get(column, column)):
+            warnings.append(t(_EMPTY_VALUES, column=name, count=facts.nulls[name]))
     if facts.duplicate_rows:
         warnings.append(t(_DUPLICATE_ROWS, count=facts.duplicate_rows))
     evidence = [f"rows: {facts.rows}", f"columns: {', '.join(columns)}"] + [
@@ -188,6 +192,14 @@ def check_dataset(
     )
 
 
+def spelled_as(column: str, columns: list[str]) -> str | None:
+    """The file's one column that is `column` but for case, spaces or underscores ("AGE", "Age ", "a_ge"), else
+    None: the task's column is there, written another way (a warning, not a reason to refuse the file)."""
+    folded = re.sub(r"[\s_]+", "", column).casefold()
+    same = [c for c in columns if re.sub(r"[\s_]+", "", c).casefold() == folded]
+    return same[0] if len(same) == 1 else None
+
+
 # The issues of `check_dataset`, by catalog key: the verdict holds them in English (the experts' and the model's
 # language); `say_issue` says one again in a person's language.
 _FEW_ROWS = "tutor.issue.few_rows"
@@ -195,7 +207,8 @@ _MISSING_COLUMNS = "tutor.issue.missing_columns"
 _COLUMN_TYPE = "tutor.issue.column_type"
 _EMPTY_VALUES = "tutor.issue.empty_values"
 _DUPLICATE_ROWS = "tutor.issue.duplicate_rows"
-_ISSUES = (_FEW_ROWS, _MISSING_COLUMNS, _COLUMN_TYPE, _EMPTY_VALUES, _DUPLICATE_ROWS)
+_SPELLED_OTHERWISE = "tutor.issue.spelled_otherwise"
+_ISSUES = (_FEW_ROWS, _MISSING_COLUMNS, _COLUMN_TYPE, _EMPTY_VALUES, _DUPLICATE_ROWS, _SPELLED_OTHERWISE)
 
 
 @cache

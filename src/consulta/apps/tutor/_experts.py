@@ -28,7 +28,7 @@ from ...asks import (
 )
 from ...i18n import t
 from ...sandbox import Limits, SandboxUnavailable, run_python
-from ._datasets import check_dataset, open_dataset, say_issues, upload_path, uploaded_files
+from ._datasets import check_dataset, open_dataset, say_issues, spelled_as, upload_path, uploaded_files
 from ._tasks import TaskCatalog
 
 __all__ = ["EXPERT_IDS", "tutor_experts"]
@@ -144,12 +144,8 @@ def _near_column(exception: Any, columns: list[str]) -> tuple[str, str] | None:
     key = exception.message.strip().strip("\"'")
     if not key or key in columns:
         return None
-
-    def folded(name: str) -> str:
-        return re.sub(r"[\s_]+", "", name).casefold()
-
-    same = [c for c in columns if folded(c) == folded(key)]
-    close = same or difflib.get_close_matches(key, columns, n=1, cutoff=0.8)
+    same = spelled_as(key, columns)
+    close = [same] if same else difflib.get_close_matches(key, columns, n=1, cutoff=0.8)
     return (key, close[0]) if close else None
 
 
