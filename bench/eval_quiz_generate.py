@@ -106,6 +106,8 @@ class Outcome:
     saved_key_disputed: int = 0
     validations: list[dict[str, Any]] = field(default_factory=list)
     """Each tool 4 call: seconds, final score, the key's position among the options, the blind answer's."""
+    timing: dict[str, float] = field(default_factory=dict)
+    """Where the run's seconds went (`timing_of`)."""
 
 
 def outcome_of(host: AppHost, run: Any, lang: str, request: str, seconds: float) -> Outcome:
@@ -154,7 +156,32 @@ def outcome_of(host: AppHost, run: Any, lang: str, request: str, seconds: float)
         ],
         saved_key_disputed=_saved_key_disputed(checked, submitted),
         validations=[_validation(c) for c in checked],
+        timing=timing_of(calls, seconds),
     )
+
+
+def timing_of(calls: list[Any], seconds: float) -> dict[str, float]:
+    """Where a run's seconds went, from its recorded calls: `write_s` the model writing the drafts (the run less the
+    submit call and the first look), `rewrite_s` the model's rewrites, `validate_s` tool 4 (blind answer and
+    ratings), `save_s` tool 5, `code_checks_s` the rest of the submit call (code's checks and the topic reading)."""
+
+    def spent(name: str) -> float:
+        return sum(c.duration_ms for c in calls if c.tool_name == name) / 1000
+
+    submit = spent("submit_questions")
+    parts = {
+        "rewrite_s": spent("rewrite_question"),
+        "validate_s": spent("validate_question_quality"),
+        "save_s": spent("save_generated_question"),
+    }
+    first_look = sum(c.duration_ms for c in calls if c.tool_call_id.startswith("look_")) / 1000
+    timing = {
+        "write_s": seconds - submit - first_look,
+        "first_look_s": first_look,
+        **parts,
+        "code_checks_s": submit - sum(parts.values()),
+    }
+    return {k: round(v, 2) for k, v in timing.items()}
 
 
 def _validation(call: Any) -> dict[str, Any]:
@@ -261,6 +288,10 @@ def summary(outcomes: list[Outcome]) -> dict[str, Any]:
             for i in o.saved_items
             if i.get("keywords") and not i.get("choices") and not i.get("key")
         ),
+        "timing_s": {
+            part: round(sum(o.timing.get(part, 0.0) for o in outcomes), 1)
+            for part in ("write_s", "first_look_s", "rewrite_s", "validate_s", "save_s", "code_checks_s")
+        },
         "by_lang": {
             lang: {
                 "drafts": sum(o.drafts for o in outcomes if o.lang == lang),
