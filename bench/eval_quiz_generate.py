@@ -108,6 +108,8 @@ class Outcome:
     """Each tool 4 call: seconds, final score, the key's position among the options, the blind answer's."""
     timing: dict[str, float] = field(default_factory=dict)
     """Where the run's seconds went (`timing_of`)."""
+    model_steps: list[dict[str, Any]] = field(default_factory=list)
+    """The embedded model's steps in the run (its writing and rewrites, not the label reads): tokens and seconds."""
 
 
 def outcome_of(host: AppHost, run: Any, lang: str, request: str, seconds: float) -> Outcome:
@@ -232,6 +234,45 @@ def copies_saved(home: Path) -> int:
     return sum(_near_copy(stem, lang) for stem, lang in rows)
 
 
+class StepLog:
+    """The embedded model's generated steps, as llama.cpp reports them (`LocalModel.last_stats`), while installed."""
+
+    def __init__(self) -> None:
+        self.steps: list[dict[str, Any]] = []
+
+    def install(self) -> Callable[[], None]:
+        """Record every step from now on; returns the undo."""
+        from consulta.models import LocalModel
+
+        original = LocalModel._response
+        log = self.steps
+
+        def recorded(model: Any, plan: Any, generation: Any) -> Any:
+            stats = generation.stats
+            log.append(
+                {
+                    "kind": plan.kind,
+                    "prompt_tokens": stats.prompt_tokens,
+                    "reused_tokens": stats.reused_tokens,
+                    "prompt_s": round(stats.prompt_seconds, 2),
+                    "generated_tokens": stats.generated_tokens,
+                    "generation_s": round(stats.generation_seconds, 2),
+                }
+            )
+            return original(model, plan, generation)
+
+        LocalModel._response = recorded  # type: ignore[method-assign]
+
+        def undo() -> None:
+            LocalModel._response = original  # type: ignore[method-assign]
+
+        return undo
+
+    def take(self) -> list[dict[str, Any]]:
+        taken, self.steps[:] = list(self.steps), []
+        return taken
+
+
 async def evaluate(
     model: str,
     n: int,
@@ -244,6 +285,8 @@ async def evaluate(
     settings = Settings(home=home, database_url=f"sqlite:///{home}/consulta.db", model=model, lang="en")
     host = AppHost(app="quiz", settings=settings, ask_policy="defer")
     outcomes = []
+    steps = StepLog()
+    undo = steps.install()
     try:
         for i in range(n):
             lang, request = requests[(start + i) % len(requests)]
@@ -251,6 +294,7 @@ async def evaluate(
             run = await host.start(request, principal=None, lang=lang)
             run = await host.runtime.settled(run.id)
             outcome = outcome_of(host, run, lang, request, time.perf_counter() - started)
+            outcome.model_steps = steps.take()
             outcomes.append(outcome)
             print(
                 f"[{i + 1}/{n}] {outcome.status:9} {outcome.seconds:6.1f}s drafts {outcome.drafts} saved {outcome.saved}  {request}",
@@ -259,6 +303,7 @@ async def evaluate(
             if on_outcome is not None:
                 on_outcome(outcomes)
     finally:
+        undo()
         await host.aclose()
     return outcomes
 

@@ -96,6 +96,28 @@ def test_the_first_problem_code_sees_is_named_with_one_reason() -> None:
     assert rule is not None and rule.code == "duplicate_choices" and "Oxygen" in rule.reason and rule.issues
 
 
+def test_a_true_false_item_that_asks_a_question_goes_back_to_be_written_as_a_statement() -> None:
+    asked = tidy(
+        {"item_type": "true_false", "stem": "在软件测试中，哪个阶段是测试用例设计阶段？", "correct_key": "True"}
+    )
+    problem = first_problem(asked, lang="zh-CN", topic="软件测试", copied=False, on_topic=True)
+    assert problem is not None and problem.code == "true_false_asks" and "statement" in problem.reason
+    yes_no = tidy({"item_type": "true_false", "stem": "Does chlorophyll absorb green light?", "correct_key": "False"})
+    assert first_problem(yes_no, lang="en", topic="Photosynthesis", copied=False, on_topic=True) is not None
+    ma = tidy({"item_type": "true_false", "stem": "二次函数的图像是抛物线吗", "correct_key": "True"})
+    assert first_problem(ma, lang="zh-CN", topic="二次函数", copied=False, on_topic=True) is not None
+    for stem in ("Chlorophyll absorbs mostly green light.", "二次函数 y = x² 的图像是抛物线。"):
+        stated = tidy({"item_type": "true_false", "stem": stem, "correct_key": "False"})
+        assert (
+            first_problem(stated, lang="zh-CN" if "二" in stem else "en", topic="x", copied=False, on_topic=True)
+            is None
+        )
+    question = tidy(
+        {"item_type": "short_answer", "stem": "Which pigment absorbs light?", "correct_keywords": ["chlorophyll"]}
+    )
+    assert first_problem(question, lang="en", topic="Photosynthesis", copied=False, on_topic=True) is None
+
+
 def test_tool_4s_verdict_gives_one_reason_the_key_the_blind_check_disputes_first() -> None:
     blind = {"blind_check": {"answer": "Oxygen", "agrees": False}, "failed_rules": ["vague_terms"], "issues": ["x"]}
     assert '"Oxygen"' in reason_of(blind) and "exactly one option" in reason_of(blind)

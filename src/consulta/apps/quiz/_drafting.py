@@ -161,9 +161,23 @@ def _in_language(draft: dict[str, Any], lang: str) -> bool:
     return cjk <= len(re.findall(r"[A-Za-z]+", stem)) // 2
 
 
+_ASKS = re.compile(r"[?？]\s*$|吗\s*[。.]?\s*$")
+
+
+def asks_instead_of_stating(draft: dict[str, Any]) -> bool:
+    """Whether a true/false draft asks a question ("Which stage designs the test cases?", "哪个阶段…？") where it
+    should state a claim that is true or false: its stem ends with a question mark, or with 吗."""
+    return draft.get("item_type") == "true_false" and _ASKS.search(_plain_quotes(draft["stem"])) is not None
+
+
+def _plain_quotes(text: str) -> str:
+    return text.strip().strip("\"'“”‘’「」")
+
+
 def first_problem(draft: dict[str, Any], *, lang: str, topic: str, copied: bool, on_topic: bool) -> Problem | None:
     """The first thing code sees wrong with a tidied draft, before any model judges it: a copy of an existing
-    question, the wrong language, another topic, then a structural rule (one that alone rejects the item)."""
+    question, the wrong language, another topic, a true/false item that asks instead of stating, then a structural
+    rule (one that alone rejects the item)."""
     if copied:
         return Problem(
             "copies_existing_question",
@@ -175,6 +189,12 @@ def first_problem(draft: dict[str, Any], *, lang: str, topic: str, copied: bool,
         )
     if not on_topic:
         return Problem("off_topic", f"The question is not about {topic}. Ask about {topic} itself.")
+    if asks_instead_of_stating(draft):
+        return Problem(
+            "true_false_asks",
+            "A true/false item states one claim that is either true or false; this one asks a question. Write it as "
+            "a statement (no question mark) and set correct_key to True or False.",
+        )
     failures = check_item(item_of(draft))
     if rule_score(failures) < 0.70:
         failed = failures[0]
