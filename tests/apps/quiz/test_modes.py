@@ -51,13 +51,14 @@ BAD_MC = {
 }
 
 
-def generation_calls(tmp_path: Path, script: Path) -> list[Any]:
-    """The tool calls of one Mode 1 request ("Generate 1 technical question about SQL") on the scripted `script`."""
+def generation_calls(tmp_path: Path, script: Path, count: int = 1) -> list[Any]:
+    """The tool calls of one Mode 1 request ("Generate `count` technical question(s) about SQL") on the scripted
+    `script`."""
 
     async def scenario() -> list[Any]:
         host = host_for(tmp_path, script)
         try:
-            run = await host.start("Generate 1 technical question about SQL", principal=None)
+            run = await host.start(f"Generate {count} technical questions about SQL", principal=None)
             await host.runtime.settled(run.id)
             return host.store.list_tool_calls(run.id)
         finally:
@@ -417,3 +418,23 @@ def test_mode1_saves_a_draft_whose_key_code_could_read_from_its_letter(tmp_path:
         "OFFSET",
     ]
     assert calls[-1].result["saved"] == 1 and calls[-1].result["items"][0]["answer_schema"]["correct_key"] == "DISTINCT"
+
+
+def test_mode1_a_draft_repeating_one_saved_for_the_request_is_told_which_and_the_writer_sees_no_shipped_examples(
+    tmp_path: Path,
+) -> None:
+    other = {
+        "item_type": "multiple_choice",
+        "stem": "Which SQL clause filters groups after aggregation?",
+        "choices": ["HAVING", "WHERE", "ORDER BY", "LIMIT"],
+        "correct_key": "HAVING",
+    }
+    script = write_script(tmp_path / "script.json", generator=[submit(SQL_MC, SQL_MC)], rewrite=other)
+    calls = generation_calls(tmp_path, script, count=2)
+    level = next(c for c in calls if c.tool_name == "get_difficulty_keywords")
+    assert level.result["keywords"] and "example_questions" not in level.result  # shipped items: the writer copies
+    (rewrite,) = [c for c in calls if c.tool_name == "rewrite_question"]
+    assert rewrite.args["problem"] == "copies_existing_question"
+    assert f'already written for this request ("{SQL_MC["stem"]}")' in rewrite.args["reason"]
+    submitted = calls[-1].result
+    assert submitted["saved"] == 2 and [i["stem"] for i in submitted["items"]] == [SQL_MC["stem"], other["stem"]]

@@ -267,6 +267,25 @@ def _keyless_in_a_test(tool: ToolDef, store: Store) -> ToolDef:
     return replace(tool, function=keyless, policies=(), _wrapped=None)
 
 
+WRITER_LEAVES_OUT = frozenset({"example_questions"})
+"""What of tool 3's result the writing model is not shown: the level's example questions are shipped items, of any
+topic of the category, and a small model copies them (seen: a copy refused in 4 of 4 held-out runs at c5fb434, each
+costing a rewrite of 16-30 s); the seed's Mode 1 writes from the profile, keywords, concepts and templates."""
+
+
+def _for_the_writer(tool: ToolDef) -> ToolDef:
+    """Tool 3 as the chat agent's first look calls it: its result without `WRITER_LEAVES_OUT` (the tool itself, over
+    MCP, is unchanged)."""
+    call = tool.call
+
+    @functools.wraps(tool.function)
+    async def shown(**kwargs: Any) -> Any:
+        result = await call(**kwargs)
+        return {k: v for k, v in result.items() if k not in WRITER_LEAVES_OUT} if isinstance(result, dict) else result
+
+    return replace(tool, function=shown, policies=(), _wrapped=None)
+
+
 def _not_during_a_test(store: Store, answers: Sequence[AnswerIn], lang: str) -> None:
     """Scoring an item of the bank the person's test shows or may show, before their answer to it is recorded in the
     test, would give its key away: refused (`in_test`), nothing scored or recorded."""
@@ -386,7 +405,7 @@ def build_agent(options: QuizOptions, env: AppEnv) -> Agent:
         instructions=INSTRUCTIONS,  # the same every run: the local model's cached prefix
         tools=(
             seed["get_user_profile"],
-            _keyless_in_a_test(seed["get_difficulty_keywords"], env.store),
+            _keyless_in_a_test(_for_the_writer(seed["get_difficulty_keywords"]), env.store),
             _keyless_in_a_test(seed["search_question_templates"], env.store),
             BRIEF,
             submit,

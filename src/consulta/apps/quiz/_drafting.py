@@ -174,10 +174,18 @@ def _plain_quotes(text: str) -> str:
     return text.strip().strip("\"'“”‘’「」")
 
 
-def first_problem(draft: dict[str, Any], *, lang: str, topic: str, copied: bool, on_topic: bool) -> Problem | None:
+def first_problem(
+    draft: dict[str, Any], *, lang: str, topic: str, copied: bool, on_topic: bool, repeats: str | None = None
+) -> Problem | None:
     """The first thing code sees wrong with a tidied draft, before any model judges it: a copy of an existing
-    question, the wrong language, another topic, a true/false item that asks instead of stating, then a structural
-    rule (one that alone rejects the item)."""
+    question (`repeats`: the question written for this request that it repeats), the wrong language, another topic, a
+    true/false item that asks instead of stating, then a structural rule (one that alone rejects the item)."""
+    if repeats is not None:
+        return Problem(
+            "copies_existing_question",
+            f'This question repeats one already written for this request ("{repeats}"). Write a different question '
+            f"about {topic}, on another aspect of it.",
+        )
     if copied:
         return Problem(
             "copies_existing_question",

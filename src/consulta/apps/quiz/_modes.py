@@ -367,7 +367,13 @@ async def generate(
         for attempt in range(MAX_REWRITES + 1):
             checked += 1
             outcome, problem = await _check_and_save(
-                current, request, tools=tools, round_id=round_id, record=record, topic=topic
+                current,
+                request,
+                tools=tools,
+                round_id=round_id,
+                record=record,
+                topic=topic,
+                written=[item["stem"] for item in saved],
             )
             if problem is None:
                 if outcome.get("success"):
@@ -440,23 +446,28 @@ async def _check_and_save(
     round_id: str,
     record: CallRecorder,
     topic: str,
+    written: Sequence[str] = (),
 ) -> tuple[dict[str, Any], Problem | None]:
     """One tidied draft through code's checks, tool 4 and tool 5: (tool 5's result, None) when it was saved or
-    queued (then `rejected` says so for a queued one), else ({"rejected": entry}, the one problem to fix)."""
+    queued (then `rejected` says so for a queued one), else ({"rejected": entry}, the one problem to fix). `written`:
+    the stems saved for this request so far (a draft repeating one is told which). The model reads whether the draft
+    is on the topic only when code's checks before that one (copy, language) find nothing."""
     kind = draft["item_type"]
     answer = (
         ", ".join(draft.get("correct_keywords") or []) or None if kind == "short_answer" else draft.get("correct_key")
     )
     choices = draft.get("choices") if kind == "multiple_choice" else None
-    copied = _exists(tools, kind, draft["stem"], choices, request.lang) or _near_copy(draft["stem"], request.lang)
-    about = topic or request.interests[0]
-    problem = first_problem(
-        draft,
-        lang=request.lang,
-        topic=about,
-        copied=copied,
-        on_topic=_on_topic(draft, request.interests) or await _about_topic(tools, draft, about),
+    repeated = next((stem for stem in written if _same_question(draft["stem"], stem)), None)
+    copied = (
+        repeated is not None
+        or _exists(tools, kind, draft["stem"], choices, request.lang)
+        or _near_copy(draft["stem"], request.lang)
     )
+    about = topic or request.interests[0]
+    problem = first_problem(draft, lang=request.lang, topic=about, copied=copied, on_topic=True, repeats=repeated)
+    if problem is None or problem.code not in ("copies_existing_question", "wrong_language"):
+        on_topic = _on_topic(draft, request.interests) or await _about_topic(tools, draft, about)
+        problem = first_problem(draft, lang=request.lang, topic=about, copied=copied, on_topic=on_topic)
     if problem is not None:
         issues = list(problem.issues) or [problem.code]
         return {"rejected": {"stem": draft["stem"], "final_score": 0.0, "issues": issues}}, problem
@@ -507,6 +518,14 @@ def _reasons(verdict: Any) -> list[str]:
 @functools.cache
 def _shipped_words(lang: str) -> tuple[frozenset[str], ...]:
     return tuple(frozenset(tokens(i.stem)) for i in bank_items() if i.lang == lang)
+
+
+def _same_question(stem: str, other: str) -> bool:
+    """Whether two stems ask the same (Jaccard of their words >= `COPY_SIMILARITY`, or the same text)."""
+    mine, theirs = frozenset(tokens(stem)), frozenset(tokens(other))
+    if not mine or not theirs:
+        return stem.strip().casefold() == other.strip().casefold()
+    return len(mine & theirs) / len(mine | theirs) >= COPY_SIMILARITY
 
 
 def _near_copy(stem: str, lang: str) -> bool:
