@@ -205,16 +205,14 @@ def _validation(call: Any) -> dict[str, Any]:
 
 
 def _saved_key_disputed(checked: list[Any], submitted: dict[str, Any]) -> int:
-    """Saved items whose key the blind check (tool 4's) found wrong: 0 unless a disagreement was saved anyway."""
-    stems = {i.get("stem") for i in submitted.get("items") or []}
-    return sum(
-        1
-        for c in checked
-        if isinstance(c.result, dict)
-        and (c.result.get("blind_check") or {}).get("agrees") is False
-        and isinstance(c.args, dict)
-        and c.args.get("stem") in stems
-    )
+    """Saved items whose key the blind check (tool 4's) found wrong: 0 unless a disagreement was saved anyway. An
+    item's last check counts (a rewrite may keep the stem and fix the options)."""
+    saved = {(i.get("stem"), (i.get("answer_schema") or {}).get("correct_key")) for i in submitted.get("items") or []}
+    last: dict[tuple[Any, Any], Any] = {}
+    for c in checked:
+        if isinstance(c.args, dict) and isinstance(c.result, dict):
+            last[(c.args.get("stem"), c.args.get("correct_answer"))] = c.result
+    return sum(1 for item in saved if (last.get(item, {}).get("blind_check") or {}).get("agrees") is False)
 
 
 def copies_saved(home: Path) -> int:
@@ -366,9 +364,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         parser.error("--requests must be at least 1 and --start at least 0")
     out = args.out or (RESULTS / "quiz_generate.json" if args.model == "local" else None)
 
+    source = source_version()  # the code that runs: taken once, before a commit made meanwhile can move it
+
     def result_of(outcomes: list[Outcome], copies: int | None) -> dict[str, Any]:
         return {
-            "source": source_version(),
+            "source": source,
             "model": args.model,
             "held_out": args.held_out,
             "start": args.start,

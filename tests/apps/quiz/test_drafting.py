@@ -118,6 +118,25 @@ def test_a_true_false_item_that_asks_a_question_goes_back_to_be_written_as_a_sta
     assert first_problem(question, lang="en", topic="Photosynthesis", copied=False, on_topic=True) is None
 
 
+def test_a_multiple_choice_stem_that_says_its_key_and_no_other_option_goes_back() -> None:
+    said = tidy(
+        mc(stem='天文学中，"恒星"是什么类型的天体？', choices=["行星", "卫星", "彗星", "恒星"], correct_key="恒星")
+    )
+    problem = first_problem(said, lang="zh-CN", topic="天文学", copied=False, on_topic=True)
+    assert problem is not None and problem.code == "key_in_stem" and "恒星" in problem.reason
+    listed = tidy(mc(stem="Which is prime: 4, 6, 7 or 9?", choices=["4", "6", "7", "9"], correct_key="7"))
+    assert first_problem(listed, lang="en", topic="primes", copied=False, on_topic=True) is None  # all are said
+    assert first_problem(tidy(mc()), lang="en", topic="Photosynthesis", copied=False, on_topic=True) is None
+    part = tidy(
+        mc(stem="Which SQL keyword joins two tables?", choices=["JOIN", "UNION", "MERGE", "LINK"], correct_key="JOIN")
+    )
+    assert first_problem(part, lang="en", topic="SQL", copied=False, on_topic=True) is None  # "joins": another word
+    named = tidy(
+        mc(stem="Is the Calvin cycle part of photosynthesis?", choices=["Calvin cycle", "Krebs", "No", "Maybe"])
+    )
+    assert first_problem({**named, "correct_key": "Calvin cycle"}, lang="en", topic="x", copied=False, on_topic=True)
+
+
 def test_tool_4s_verdict_gives_one_reason_the_key_the_blind_check_disputes_first() -> None:
     blind = {"blind_check": {"answer": "Oxygen", "agrees": False}, "failed_rules": ["vague_terms"], "issues": ["x"]}
     assert '"Oxygen"' in reason_of(blind) and "exactly one option" in reason_of(blind)

@@ -432,9 +432,26 @@ def test_mode1_a_draft_repeating_one_saved_for_the_request_is_told_which_and_the
     script = write_script(tmp_path / "script.json", generator=[submit(SQL_MC, SQL_MC)], rewrite=other)
     calls = generation_calls(tmp_path, script, count=2)
     level = next(c for c in calls if c.tool_name == "get_difficulty_keywords")
-    assert level.result["keywords"] and "example_questions" not in level.result  # shipped items: the writer copies
+    assert "example_questions" not in level.result  # shipped items: the writer copies them
+    assert all("sql" in k.casefold() for k in level.result.get("keywords", []))  # the level's words of other topics
+    assert level.result["difficulty"] == 5 and level.result["category"] == "technical"
     (rewrite,) = [c for c in calls if c.tool_name == "rewrite_question"]
     assert rewrite.args["problem"] == "copies_existing_question"
     assert f'already written for this request ("{SQL_MC["stem"]}")' in rewrite.args["reason"]
     submitted = calls[-1].result
     assert submitted["saved"] == 2 and [i["stem"] for i in submitted["items"]] == [SQL_MC["stem"], other["stem"]]
+
+
+def test_the_writer_is_shown_the_levels_keywords_and_concepts_that_name_the_topic_only() -> None:
+    from consulta.apps.quiz._agent import writer_view
+
+    level = {
+        "difficulty": 6,
+        "category": "general",
+        "keywords": ["幸存者偏差", "锚定效应", "物理模型"],
+        "concepts": [{"name": "BATNA", "definition": "谈判破裂时的最佳行动。"}],
+        "example_questions": [{"stem": "什么是锚定效应？", "answer_summary": "先入为主"}],
+    }
+    assert writer_view(level, ["物理"]) == {"difficulty": 6, "category": "general", "keywords": ["物理模型"]}
+    assert writer_view(level, ["Ecology"]) == {"difficulty": 6, "category": "general"}
+    assert writer_view(level, ["谈判"])["concepts"] == level["concepts"]

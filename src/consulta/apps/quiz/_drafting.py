@@ -174,12 +174,31 @@ def _plain_quotes(text: str) -> str:
     return text.strip().strip("\"'“”‘’「」")
 
 
+def key_in_stem(draft: dict[str, Any]) -> str | None:
+    """The key of a multiple-choice draft when its stem says it word for word and says no other option: the question
+    gives its answer away ('天文学中，"恒星"是什么类型的天体？' keyed 恒星). None otherwise."""
+    if draft.get("item_type") != "multiple_choice":
+        return None
+    stem = _norm(draft["stem"])
+    key = draft.get("correct_key") or ""
+    others = [c for c in draft.get("choices") or [] if c != key]
+
+    def says(option: str) -> bool:
+        text = _norm(option)
+        if has_cjk(text):
+            return len(text) >= 2 and text in stem
+        return bool(text) and re.search(rf"(?<!\w){re.escape(text)}(?!\w)", stem) is not None
+
+    return key if len(_norm(key)) >= 2 and says(key) and not any(says(c) for c in others) else None
+
+
 def first_problem(
     draft: dict[str, Any], *, lang: str, topic: str, copied: bool, on_topic: bool, repeats: str | None = None
 ) -> Problem | None:
     """The first thing code sees wrong with a tidied draft, before any model judges it: a copy of an existing
     question (`repeats`: the question written for this request that it repeats), the wrong language, another topic, a
-    true/false item that asks instead of stating, then a structural rule (one that alone rejects the item)."""
+    true/false item that asks instead of stating, a multiple-choice key the stem says, then a structural rule (one that
+    alone rejects the item)."""
     if repeats is not None:
         return Problem(
             "copies_existing_question",
@@ -202,6 +221,13 @@ def first_problem(
             "true_false_asks",
             "A true/false item states one claim that is either true or false; this one asks a question. Write it as "
             "a statement (no question mark) and set correct_key to True or False.",
+        )
+    given = key_in_stem(draft)
+    if given is not None:
+        return Problem(
+            "key_in_stem",
+            f'The question says its own answer ("{given}"). Ask it without naming the answer, or choose another '
+            "question.",
         )
     failures = check_item(item_of(draft))
     if rule_score(failures) < 0.70:

@@ -47,6 +47,7 @@ __all__ = [
     "Rewriter",
     "ScoreRequest",
     "generate",
+    "mentions",
     "model_rewriter",
     "read_request",
     "score_answers",
@@ -537,11 +538,16 @@ def _near_copy(stem: str, lang: str) -> bool:
 
 
 def _on_topic(draft: dict[str, Any], interests: Sequence[str]) -> bool:
-    """Whether the draft says a word of one of the requested topics (for a Chinese topic, one of its two-character
-    words: single characters match too easily)."""
+    """Whether the draft says a word of one of the requested topics (`mentions`)."""
     texts = [draft["stem"], *(draft.get("choices") or []), *(draft.get("correct_keywords") or [])]
-    said = set(tokens(" ".join([*texts, draft.get("explanation") or ""])))
-    for topic in interests:
+    return mentions(" ".join([*texts, draft.get("explanation") or ""]), interests)
+
+
+def mentions(text: str, topics: Sequence[str]) -> bool:
+    """Whether `text` says a word of one of `topics` (for a Chinese topic, one of its two-character words: single
+    characters match too easily); a topic with no word counts as said."""
+    said = set(tokens(text))
+    for topic in topics:
         words = set(tokens(topic))
         long = {w for w in words if len(w) > 1}
         if not words or (long or words) & said:
