@@ -455,3 +455,39 @@ def test_the_writer_is_shown_the_levels_keywords_and_concepts_that_name_the_topi
     assert writer_view(level, ["物理"]) == {"difficulty": 6, "category": "general", "keywords": ["物理模型"]}
     assert writer_view(level, ["Ecology"]) == {"difficulty": 6, "category": "general"}
     assert writer_view(level, ["谈判"])["concepts"] == level["concepts"]
+
+
+def test_mode1_the_model_reads_the_topic_only_after_codes_copy_and_language_checks_pass() -> None:
+    from types import SimpleNamespace
+
+    from consulta.apps.quiz._modes import CallRecorder, _check_and_save
+
+    read: list[str] = []
+
+    async def about_topic(*, text: str, topic: str, timeout: float | None = None) -> float:
+        read.append(text)
+        return 0.9
+
+    tools = SimpleNamespace(engine=None, judge=SimpleNamespace(about_topic=about_topic))
+    request = GenerateRequest(category="technical", difficulty=3, count=2, interests=["Cryptography"], lang="en")
+    repeat = {"item_type": "true_false", "stem": "SHA-256 output is 256 bits long.", "correct_key": "True"}
+    outcome, problem = asyncio.run(
+        _check_and_save(
+            repeat,
+            request,
+            tools=tools,
+            round_id="r",
+            record=CallRecorder(),
+            topic="",
+            written=[repeat["stem"]],  # type: ignore[arg-type]
+        )
+    )
+    assert problem is not None and problem.code == "copies_existing_question" and read == []
+    chinese = {**repeat, "stem": "SHA-256 的输出是 256 位。"}
+    _, problem = asyncio.run(
+        _check_and_save(chinese, request, tools=tools, round_id="r", record=CallRecorder(), topic="")
+    )  # type: ignore[arg-type]
+    assert problem is not None and problem.code == "wrong_language" and read == []
+    asks = {**repeat, "stem": "How long is a SHA-256 output?"}
+    _, problem = asyncio.run(_check_and_save(asks, request, tools=tools, round_id="r", record=CallRecorder(), topic=""))  # type: ignore[arg-type]
+    assert problem is not None and problem.code == "true_false_asks" and read == [asks["stem"]]  # read, then refused
