@@ -137,6 +137,17 @@ def test_a_multiple_choice_stem_that_says_its_key_and_no_other_option_goes_back(
     assert first_problem({**named, "correct_key": "Calvin cycle"}, lang="en", topic="x", copied=False, on_topic=True)
 
 
+def test_all_of_the_above_goes_back_in_mode_1_as_the_writers_instructions_forbid_it() -> None:
+    above = tidy(
+        mc(
+            choices=["Reduced costs", "More security", "All of the above", "Scalability"],
+            correct_key="All of the above",
+        )
+    )
+    problem = first_problem(above, lang="en", topic="Photosynthesis", copied=False, on_topic=True)
+    assert problem is not None and problem.code == "all_none_of_the_above" and "All of the above" in problem.reason
+
+
 def test_tool_4s_verdict_gives_one_reason_the_key_the_blind_check_disputes_first() -> None:
     blind = {"blind_check": {"answer": "Oxygen", "agrees": False}, "failed_rules": ["vague_terms"], "issues": ["x"]}
     assert '"Oxygen"' in reason_of(blind) and "exactly one option" in reason_of(blind)

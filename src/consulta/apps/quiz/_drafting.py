@@ -161,6 +161,11 @@ def _in_language(draft: dict[str, Any], lang: str) -> bool:
     return cjk <= len(re.findall(r"[A-Za-z]+", stem)) // 2
 
 
+WRITING_FORBIDS = frozenset({"all_none_of_the_above"})
+"""Item-writing flaws the writer's instructions forbid (no "all of the above"): in Mode 1 a draft with one goes back
+to the model like a structural fault (tool 4 alone would take 0.16 off and save it: seen saved at 0.84, keyed "All
+of the above")."""
+
 _ASKS = re.compile(r"[?？]\s*$|吗\s*[。.]?\s*$")
 
 
@@ -230,8 +235,9 @@ def first_problem(
             "question.",
         )
     failures = check_item(item_of(draft))
-    if rule_score(failures) < 0.70:
-        failed = failures[0]
+    forbidden = [f for f in failures if f.rule in WRITING_FORBIDS]
+    if rule_score(failures) < 0.70 or forbidden:
+        failed = failures[0] if rule_score(failures) < 0.70 else forbidden[0]
         return Problem(
             failed.rule,
             t(f"quiz.judge.rule.{failed.rule}", "en", **failed.values),
