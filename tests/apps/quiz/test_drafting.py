@@ -170,6 +170,16 @@ def test_the_rewrite_prompt_gives_the_task_the_draft_and_the_problem() -> None:
     assert lines[2] == "Problem: Options repeat."
 
 
+def test_a_copy_is_written_again_from_the_task_without_the_copied_draft() -> None:
+    prompt = rewrite_prompt(
+        tidy(mc()), "This copies an existing one.", topic="SQL", lang="en", difficulty=3, category="technical",
+        show_draft=False,
+    )  # fmt: skip
+    lines = prompt.splitlines()
+    assert lines[0].startswith("Task: one multiple-choice question") and "about SQL" in lines[0] and len(lines) == 3
+    assert "Draft" not in prompt and MC["stem"] not in prompt and lines[1] == "Problem: This copies an existing one."
+
+
 def test_a_draft_that_does_not_say_the_topics_words_is_on_topic_when_the_model_reads_it_so() -> None:
     import asyncio
     from types import SimpleNamespace

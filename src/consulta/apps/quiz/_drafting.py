@@ -287,16 +287,24 @@ _KINDS = {
 
 
 def rewrite_prompt(
-    draft: dict[str, Any], problem: str, *, topic: str, lang: str, difficulty: int, category: str
+    draft: dict[str, Any],
+    problem: str,
+    *,
+    topic: str,
+    lang: str,
+    difficulty: int,
+    category: str,
+    show_draft: bool = True,
 ) -> str:
-    """The prompt asking the model to write a rejected draft again: the task, the draft, the one reason."""
+    """The prompt asking the model to write a rejected draft again: the task, the draft, the one reason. Without
+    `show_draft` (a draft that copies a shipped item: shown it again, a small model writes the copy again — seen at
+    c4a49ed, 10 copies refused in 4 requests on the bank's topics), the task and the reason only."""
     shown = {k: v for k, v in draft.items() if v not in (None, "", [])}
-    return "\n".join(
-        [
-            f"Task: one {_KINDS.get(draft.get('item_type') or '', 'question')} about {topic}, in "
-            f"{language_name(lang)}, difficulty {difficulty}/10 ({category}).",
-            f"Draft: {json.dumps(shown, ensure_ascii=False)}",
-            f"Problem: {problem}",
-            "Write the question again with this problem fixed.",
-        ]
-    )
+    lines = [
+        f"Task: one {_KINDS.get(draft.get('item_type') or '', 'question')} about {topic}, in "
+        f"{language_name(lang)}, difficulty {difficulty}/10 ({category}).",
+        f"Draft: {json.dumps(shown, ensure_ascii=False)}" if show_draft else "",
+        f"Problem: {problem}",
+        "Write the question again with this problem fixed." if show_draft else "Write a new question for the task.",
+    ]
+    return "\n".join(line for line in lines if line)

@@ -429,6 +429,7 @@ def model_rewriter(judge: Any, request: GenerateRequest, topic: str) -> Rewriter
             lang=request.lang,
             difficulty=request.difficulty,
             category=request.category,
+            show_draft=problem.code != "copies_existing_question",
         )
         try:
             written = await judge.rewrite_item(prompt=prompt, output_type=REWRITTEN[draft["item_type"]])
