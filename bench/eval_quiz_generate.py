@@ -106,6 +106,10 @@ class Outcome:
     saved_key_disputed: int = 0
     validations: list[dict[str, Any]] = field(default_factory=list)
     """Each tool 4 call: seconds, final score, the key's position among the options, the blind answer's."""
+    timing: dict[str, float] = field(default_factory=dict)
+    """Where the run's seconds went (`timing_of`)."""
+    model_steps: list[dict[str, Any]] = field(default_factory=list)
+    """The embedded model's steps in the run (its writing and rewrites, not the label reads): tokens and seconds."""
 
 
 def outcome_of(host: AppHost, run: Any, lang: str, request: str, seconds: float) -> Outcome:
@@ -154,7 +158,32 @@ def outcome_of(host: AppHost, run: Any, lang: str, request: str, seconds: float)
         ],
         saved_key_disputed=_saved_key_disputed(checked, submitted),
         validations=[_validation(c) for c in checked],
+        timing=timing_of(calls, seconds),
     )
+
+
+def timing_of(calls: list[Any], seconds: float) -> dict[str, float]:
+    """Where a run's seconds went, from its recorded calls: `write_s` the model writing the drafts (the run less the
+    submit call and the first look), `rewrite_s` the model's rewrites, `validate_s` tool 4 (blind answer and
+    ratings), `save_s` tool 5, `code_checks_s` the rest of the submit call (code's checks and the topic reading)."""
+
+    def spent(name: str) -> float:
+        return sum(c.duration_ms for c in calls if c.tool_name == name) / 1000
+
+    submit = spent("submit_questions")
+    parts = {
+        "rewrite_s": spent("rewrite_question"),
+        "validate_s": spent("validate_question_quality"),
+        "save_s": spent("save_generated_question"),
+    }
+    first_look = sum(c.duration_ms for c in calls if c.tool_call_id.startswith("look_")) / 1000
+    timing = {
+        "write_s": seconds - submit - first_look,
+        "first_look_s": first_look,
+        **parts,
+        "code_checks_s": submit - sum(parts.values()),
+    }
+    return {k: round(v, 2) for k, v in timing.items()}
 
 
 def _validation(call: Any) -> dict[str, Any]:
@@ -176,16 +205,14 @@ def _validation(call: Any) -> dict[str, Any]:
 
 
 def _saved_key_disputed(checked: list[Any], submitted: dict[str, Any]) -> int:
-    """Saved items whose key the blind check (tool 4's) found wrong: 0 unless a disagreement was saved anyway."""
-    stems = {i.get("stem") for i in submitted.get("items") or []}
-    return sum(
-        1
-        for c in checked
-        if isinstance(c.result, dict)
-        and (c.result.get("blind_check") or {}).get("agrees") is False
-        and isinstance(c.args, dict)
-        and c.args.get("stem") in stems
-    )
+    """Saved items whose key the blind check (tool 4's) found wrong: 0 unless a disagreement was saved anyway. An
+    item's last check counts (a rewrite may keep the stem and fix the options)."""
+    saved = {(i.get("stem"), (i.get("answer_schema") or {}).get("correct_key")) for i in submitted.get("items") or []}
+    last: dict[tuple[Any, Any], Any] = {}
+    for c in checked:
+        if isinstance(c.args, dict) and isinstance(c.result, dict):
+            last[(c.args.get("stem"), c.args.get("correct_answer"))] = c.result
+    return sum(1 for item in saved if (last.get(item, {}).get("blind_check") or {}).get("agrees") is False)
 
 
 def copies_saved(home: Path) -> int:
@@ -205,6 +232,45 @@ def copies_saved(home: Path) -> int:
     return sum(_near_copy(stem, lang) for stem, lang in rows)
 
 
+class StepLog:
+    """The embedded model's generated steps, as llama.cpp reports them (`LocalModel.last_stats`), while installed."""
+
+    def __init__(self) -> None:
+        self.steps: list[dict[str, Any]] = []
+
+    def install(self) -> Callable[[], None]:
+        """Record every step from now on; returns the undo."""
+        from consulta.models import LocalModel
+
+        original = LocalModel._response
+        log = self.steps
+
+        def recorded(model: Any, plan: Any, generation: Any) -> Any:
+            stats = generation.stats
+            log.append(
+                {
+                    "kind": plan.kind,
+                    "prompt_tokens": stats.prompt_tokens,
+                    "reused_tokens": stats.reused_tokens,
+                    "prompt_s": round(stats.prompt_seconds, 2),
+                    "generated_tokens": stats.generated_tokens,
+                    "generation_s": round(stats.generation_seconds, 2),
+                }
+            )
+            return original(model, plan, generation)
+
+        LocalModel._response = recorded  # type: ignore[method-assign]
+
+        def undo() -> None:
+            LocalModel._response = original  # type: ignore[method-assign]
+
+        return undo
+
+    def take(self) -> list[dict[str, Any]]:
+        taken, self.steps[:] = list(self.steps), []
+        return taken
+
+
 async def evaluate(
     model: str,
     n: int,
@@ -217,6 +283,8 @@ async def evaluate(
     settings = Settings(home=home, database_url=f"sqlite:///{home}/consulta.db", model=model, lang="en")
     host = AppHost(app="quiz", settings=settings, ask_policy="defer")
     outcomes = []
+    steps = StepLog()
+    undo = steps.install()
     try:
         for i in range(n):
             lang, request = requests[(start + i) % len(requests)]
@@ -224,6 +292,7 @@ async def evaluate(
             run = await host.start(request, principal=None, lang=lang)
             run = await host.runtime.settled(run.id)
             outcome = outcome_of(host, run, lang, request, time.perf_counter() - started)
+            outcome.model_steps = steps.take()
             outcomes.append(outcome)
             print(
                 f"[{i + 1}/{n}] {outcome.status:9} {outcome.seconds:6.1f}s drafts {outcome.drafts} saved {outcome.saved}  {request}",
@@ -232,6 +301,7 @@ async def evaluate(
             if on_outcome is not None:
                 on_outcome(outcomes)
     finally:
+        undo()
         await host.aclose()
     return outcomes
 
@@ -261,6 +331,10 @@ def summary(outcomes: list[Outcome]) -> dict[str, Any]:
             for i in o.saved_items
             if i.get("keywords") and not i.get("choices") and not i.get("key")
         ),
+        "timing_s": {
+            part: round(sum(o.timing.get(part, 0.0) for o in outcomes), 1)
+            for part in ("write_s", "first_look_s", "rewrite_s", "validate_s", "save_s", "code_checks_s")
+        },
         "by_lang": {
             lang: {
                 "drafts": sum(o.drafts for o in outcomes if o.lang == lang),
@@ -290,9 +364,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         parser.error("--requests must be at least 1 and --start at least 0")
     out = args.out or (RESULTS / "quiz_generate.json" if args.model == "local" else None)
 
+    source = source_version()  # the code that runs: taken once, before a commit made meanwhile can move it
+
     def result_of(outcomes: list[Outcome], copies: int | None) -> dict[str, Any]:
         return {
-            "source": source_version(),
+            "source": source,
             "model": args.model,
             "held_out": args.held_out,
             "start": args.start,

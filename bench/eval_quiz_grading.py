@@ -12,8 +12,9 @@ variants, the reference's coverage) and the model's verdict read as probabilitie
 then yes/no questions such as "does it say what the reference says?" — `--readings`, by default those the shipped
 calibration weighs —, one forward pass each over one prompt), mapped by the calibration to P(correct) and the seed's
 score, correct at >= 80. The expected ideas (tool 6's
-`correct_keywords`) are made by code from the reference answer: its content words that the question does not already
-say (all of them when that leaves fewer than two). The explanation is not generated (it does not change the score).
+`correct_keywords`) are the question's own `keywords` (a teacher's, with variants: both sets' questions give them),
+else made by code from the reference answer: its content words that the question does not already say (all of them
+when that leaves fewer than two). The explanation is not generated (it does not change the score).
 
 Printed and saved, against the human labels, on the held-out split (and on all answers): κ, accuracy and the
 confusion table of (1) the tool's decision, (2) the model's verdict alone (P(correct)+P(partial)/2 >= 0.5),

@@ -96,6 +96,58 @@ def test_the_first_problem_code_sees_is_named_with_one_reason() -> None:
     assert rule is not None and rule.code == "duplicate_choices" and "Oxygen" in rule.reason and rule.issues
 
 
+def test_a_true_false_item_that_asks_a_question_goes_back_to_be_written_as_a_statement() -> None:
+    asked = tidy(
+        {"item_type": "true_false", "stem": "在软件测试中，哪个阶段是测试用例设计阶段？", "correct_key": "True"}
+    )
+    problem = first_problem(asked, lang="zh-CN", topic="软件测试", copied=False, on_topic=True)
+    assert problem is not None and problem.code == "true_false_asks" and "statement" in problem.reason
+    yes_no = tidy({"item_type": "true_false", "stem": "Does chlorophyll absorb green light?", "correct_key": "False"})
+    assert first_problem(yes_no, lang="en", topic="Photosynthesis", copied=False, on_topic=True) is not None
+    ma = tidy({"item_type": "true_false", "stem": "二次函数的图像是抛物线吗", "correct_key": "True"})
+    assert first_problem(ma, lang="zh-CN", topic="二次函数", copied=False, on_topic=True) is not None
+    for stem in ("Chlorophyll absorbs mostly green light.", "二次函数 y = x² 的图像是抛物线。"):
+        stated = tidy({"item_type": "true_false", "stem": stem, "correct_key": "False"})
+        assert (
+            first_problem(stated, lang="zh-CN" if "二" in stem else "en", topic="x", copied=False, on_topic=True)
+            is None
+        )
+    question = tidy(
+        {"item_type": "short_answer", "stem": "Which pigment absorbs light?", "correct_keywords": ["chlorophyll"]}
+    )
+    assert first_problem(question, lang="en", topic="Photosynthesis", copied=False, on_topic=True) is None
+
+
+def test_a_multiple_choice_stem_that_says_its_key_and_no_other_option_goes_back() -> None:
+    said = tidy(
+        mc(stem='天文学中，"恒星"是什么类型的天体？', choices=["行星", "卫星", "彗星", "恒星"], correct_key="恒星")
+    )
+    problem = first_problem(said, lang="zh-CN", topic="天文学", copied=False, on_topic=True)
+    assert problem is not None and problem.code == "key_in_stem" and "恒星" in problem.reason
+    listed = tidy(mc(stem="Which is prime: 4, 6, 7 or 9?", choices=["4", "6", "7", "9"], correct_key="7"))
+    assert first_problem(listed, lang="en", topic="primes", copied=False, on_topic=True) is None  # all are said
+    assert first_problem(tidy(mc()), lang="en", topic="Photosynthesis", copied=False, on_topic=True) is None
+    part = tidy(
+        mc(stem="Which SQL keyword joins two tables?", choices=["JOIN", "UNION", "MERGE", "LINK"], correct_key="JOIN")
+    )
+    assert first_problem(part, lang="en", topic="SQL", copied=False, on_topic=True) is None  # "joins": another word
+    named = tidy(
+        mc(stem="Is the Calvin cycle part of photosynthesis?", choices=["Calvin cycle", "Krebs", "No", "Maybe"])
+    )
+    assert first_problem({**named, "correct_key": "Calvin cycle"}, lang="en", topic="x", copied=False, on_topic=True)
+
+
+def test_all_of_the_above_goes_back_in_mode_1_as_the_writers_instructions_forbid_it() -> None:
+    above = tidy(
+        mc(
+            choices=["Reduced costs", "More security", "All of the above", "Scalability"],
+            correct_key="All of the above",
+        )
+    )
+    problem = first_problem(above, lang="en", topic="Photosynthesis", copied=False, on_topic=True)
+    assert problem is not None and problem.code == "all_none_of_the_above" and "All of the above" in problem.reason
+
+
 def test_tool_4s_verdict_gives_one_reason_the_key_the_blind_check_disputes_first() -> None:
     blind = {"blind_check": {"answer": "Oxygen", "agrees": False}, "failed_rules": ["vague_terms"], "issues": ["x"]}
     assert '"Oxygen"' in reason_of(blind) and "exactly one option" in reason_of(blind)
@@ -116,6 +168,16 @@ def test_the_rewrite_prompt_gives_the_task_the_draft_and_the_problem() -> None:
     )
     assert lines[1].startswith("Draft: {") and '"correct_keywords"' not in lines[1]
     assert lines[2] == "Problem: Options repeat."
+
+
+def test_a_copy_is_written_again_from_the_task_without_the_copied_draft() -> None:
+    prompt = rewrite_prompt(
+        tidy(mc()), "This copies an existing one.", topic="SQL", lang="en", difficulty=3, category="technical",
+        show_draft=False,
+    )  # fmt: skip
+    lines = prompt.splitlines()
+    assert lines[0].startswith("Task: one multiple-choice question") and "about SQL" in lines[0] and len(lines) == 3
+    assert "Draft" not in prompt and MC["stem"] not in prompt and lines[1] == "Problem: This copies an existing one."
 
 
 def test_a_draft_that_does_not_say_the_topics_words_is_on_topic_when_the_model_reads_it_so() -> None:

@@ -51,13 +51,14 @@ BAD_MC = {
 }
 
 
-def generation_calls(tmp_path: Path, script: Path) -> list[Any]:
-    """The tool calls of one Mode 1 request ("Generate 1 technical question about SQL") on the scripted `script`."""
+def generation_calls(tmp_path: Path, script: Path, count: int = 1) -> list[Any]:
+    """The tool calls of one Mode 1 request ("Generate `count` technical question(s) about SQL") on the scripted
+    `script`."""
 
     async def scenario() -> list[Any]:
         host = host_for(tmp_path, script)
         try:
-            run = await host.start("Generate 1 technical question about SQL", principal=None)
+            run = await host.start(f"Generate {count} technical questions about SQL", principal=None)
             await host.runtime.settled(run.id)
             return host.store.list_tool_calls(run.id)
         finally:
@@ -417,3 +418,76 @@ def test_mode1_saves_a_draft_whose_key_code_could_read_from_its_letter(tmp_path:
         "OFFSET",
     ]
     assert calls[-1].result["saved"] == 1 and calls[-1].result["items"][0]["answer_schema"]["correct_key"] == "DISTINCT"
+
+
+def test_mode1_a_draft_repeating_one_saved_for_the_request_is_told_which_and_the_writer_sees_no_shipped_examples(
+    tmp_path: Path,
+) -> None:
+    other = {
+        "item_type": "multiple_choice",
+        "stem": "Which SQL clause filters groups after aggregation?",
+        "choices": ["HAVING", "WHERE", "ORDER BY", "LIMIT"],
+        "correct_key": "HAVING",
+    }
+    script = write_script(tmp_path / "script.json", generator=[submit(SQL_MC, SQL_MC)], rewrite=other)
+    calls = generation_calls(tmp_path, script, count=2)
+    level = next(c for c in calls if c.tool_name == "get_difficulty_keywords")
+    assert "example_questions" not in level.result  # shipped items: the writer copies them
+    assert all("sql" in k.casefold() for k in level.result.get("keywords", []))  # the level's words of other topics
+    assert level.result["difficulty"] == 5 and level.result["category"] == "technical"
+    (rewrite,) = [c for c in calls if c.tool_name == "rewrite_question"]
+    assert rewrite.args["problem"] == "copies_existing_question"
+    assert f'already written for this request ("{SQL_MC["stem"]}")' in rewrite.args["reason"]
+    submitted = calls[-1].result
+    assert submitted["saved"] == 2 and [i["stem"] for i in submitted["items"]] == [SQL_MC["stem"], other["stem"]]
+
+
+def test_the_writer_is_shown_the_levels_keywords_and_concepts_that_name_the_topic_only() -> None:
+    from consulta.apps.quiz._agent import writer_view
+
+    level = {
+        "difficulty": 6,
+        "category": "general",
+        "keywords": ["幸存者偏差", "锚定效应", "物理模型"],
+        "concepts": [{"name": "BATNA", "definition": "谈判破裂时的最佳行动。"}],
+        "example_questions": [{"stem": "什么是锚定效应？", "answer_summary": "先入为主"}],
+    }
+    assert writer_view(level, ["物理"]) == {"difficulty": 6, "category": "general", "keywords": ["物理模型"]}
+    assert writer_view(level, ["Ecology"]) == {"difficulty": 6, "category": "general"}
+    assert writer_view(level, ["谈判"])["concepts"] == level["concepts"]
+
+
+def test_mode1_the_model_reads_the_topic_only_after_codes_copy_and_language_checks_pass() -> None:
+    from types import SimpleNamespace
+
+    from consulta.apps.quiz._modes import CallRecorder, _check_and_save
+
+    read: list[str] = []
+
+    async def about_topic(*, text: str, topic: str, timeout: float | None = None) -> float:
+        read.append(text)
+        return 0.9
+
+    tools = SimpleNamespace(engine=None, judge=SimpleNamespace(about_topic=about_topic))
+    request = GenerateRequest(category="technical", difficulty=3, count=2, interests=["Cryptography"], lang="en")
+    repeat = {"item_type": "true_false", "stem": "SHA-256 output is 256 bits long.", "correct_key": "True"}
+    outcome, problem = asyncio.run(
+        _check_and_save(
+            repeat,
+            request,
+            tools=tools,
+            round_id="r",
+            record=CallRecorder(),
+            topic="",
+            written=[repeat["stem"]],  # type: ignore[arg-type]
+        )
+    )
+    assert problem is not None and problem.code == "copies_existing_question" and read == []
+    chinese = {**repeat, "stem": "SHA-256 的输出是 256 位。"}
+    _, problem = asyncio.run(
+        _check_and_save(chinese, request, tools=tools, round_id="r", record=CallRecorder(), topic="")
+    )  # type: ignore[arg-type]
+    assert problem is not None and problem.code == "wrong_language" and read == []
+    asks = {**repeat, "stem": "How long is a SHA-256 output?"}
+    _, problem = asyncio.run(_check_and_save(asks, request, tools=tools, round_id="r", record=CallRecorder(), topic=""))  # type: ignore[arg-type]
+    assert problem is not None and problem.code == "true_false_asks" and read == [asks["stem"]]  # read, then refused

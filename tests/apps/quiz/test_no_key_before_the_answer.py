@@ -135,8 +135,8 @@ def test_after_the_answer_the_item_may_be_scored_and_others_are_not_held(home: P
     calls = client.app.state.host.store.list_tool_calls(  # type: ignore[attr-defined]
         turn(client, bob, "give me 3 technical questions about SQL at level 5")
     )
-    templates = next(c.result for c in calls if c.tool_name == "get_difficulty_keywords")
-    assert any("answer_summary" in e for e in templates["example_questions"])  # no test in progress: as the seed says
+    templates = next(c.result for c in calls if c.tool_name == "search_question_templates")
+    assert templates and all("correct_answer" in e for e in templates)  # no test in progress: as the seed says
 
 
 def test_an_item_generated_during_the_test_is_never_shown_in_it(home: Path, client: TestClient) -> None:

@@ -9,6 +9,7 @@ then the model makes one structured call, `submit_questions`, with the items it 
 from __future__ import annotations
 
 import functools
+import json
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -29,6 +30,7 @@ from ._modes import (
     GenerateRequest,
     ScoreRequest,
     generate,
+    mentions,
     model_rewriter,
     profile_reader,
     question_known,
@@ -267,6 +269,41 @@ def _keyless_in_a_test(tool: ToolDef, store: Store) -> ToolDef:
     return replace(tool, function=keyless, policies=(), _wrapped=None)
 
 
+def writer_view(level: dict[str, Any], topics: Sequence[str]) -> dict[str, Any]:
+    """Tool 3's result as the writing model is shown it for a request on `topics`: the level and category, and only
+    the keywords and concepts that name one of the topics. The level's keywords, concepts and example questions are of
+    whatever topics the bank holds for that level and category; a small model writes about them instead of the topic
+    asked for (seen at c5fb434, held-out requests: survivorship bias for physics, accrual accounting for human
+    resources — both level keywords —, and a copy of an example question refused in 5 of 7 runs, each copy a rewrite of
+    16-30 s). The seed's Mode 1 writes from the profile, keywords, concepts and templates: tool 2's templates are on
+    the topic."""
+    shown = {k: v for k, v in level.items() if k not in ("keywords", "concepts", "example_questions")}
+    keywords = [k for k in level.get("keywords") or [] if isinstance(k, str) and mentions(k, topics)]
+    concepts = [
+        c
+        for c in level.get("concepts") or []
+        if isinstance(c, dict) and mentions(json.dumps(c, ensure_ascii=False), topics)
+    ]
+    return shown | ({"keywords": keywords} if keywords else {}) | ({"concepts": concepts} if concepts else {})
+
+
+def _for_the_writer(tool: ToolDef, store: Store, read: _Reader) -> ToolDef:
+    """Tool 3 as the chat agent's first look calls it for a generation request: `writer_view` of its result (the
+    tool itself, over MCP or for a request to score, is unchanged)."""
+    call = tool.call
+
+    @functools.wraps(tool.function)
+    async def shown(**kwargs: Any) -> Any:
+        result = await call(**kwargs)
+        context = current_tool_call()
+        if context is None or not context.tool_call_id.startswith(FIRST_LOOK_PREFIX) or not isinstance(result, dict):
+            return result
+        request = read(store.get_run(context.run_id).prompt)
+        return writer_view(result, request.interests) if isinstance(request, GenerateRequest) else result
+
+    return replace(tool, function=shown, policies=(), _wrapped=None)
+
+
 def _not_during_a_test(store: Store, answers: Sequence[AnswerIn], lang: str) -> None:
     """Scoring an item of the bank the person's test shows or may show, before their answer to it is recorded in the
     test, would give its key away: refused (`in_test`), nothing scored or recorded."""
@@ -386,7 +423,7 @@ def build_agent(options: QuizOptions, env: AppEnv) -> Agent:
         instructions=INSTRUCTIONS,  # the same every run: the local model's cached prefix
         tools=(
             seed["get_user_profile"],
-            _keyless_in_a_test(seed["get_difficulty_keywords"], env.store),
+            _keyless_in_a_test(_for_the_writer(seed["get_difficulty_keywords"], env.store, read), env.store),
             _keyless_in_a_test(seed["search_question_templates"], env.store),
             BRIEF,
             submit,

@@ -47,6 +47,7 @@ __all__ = [
     "Rewriter",
     "ScoreRequest",
     "generate",
+    "mentions",
     "model_rewriter",
     "read_request",
     "score_answers",
@@ -367,7 +368,13 @@ async def generate(
         for attempt in range(MAX_REWRITES + 1):
             checked += 1
             outcome, problem = await _check_and_save(
-                current, request, tools=tools, round_id=round_id, record=record, topic=topic
+                current,
+                request,
+                tools=tools,
+                round_id=round_id,
+                record=record,
+                topic=topic,
+                written=[item["stem"] for item in saved],
             )
             if problem is None:
                 if outcome.get("success"):
@@ -422,6 +429,7 @@ def model_rewriter(judge: Any, request: GenerateRequest, topic: str) -> Rewriter
             lang=request.lang,
             difficulty=request.difficulty,
             category=request.category,
+            show_draft=problem.code != "copies_existing_question",
         )
         try:
             written = await judge.rewrite_item(prompt=prompt, output_type=REWRITTEN[draft["item_type"]])
@@ -440,23 +448,28 @@ async def _check_and_save(
     round_id: str,
     record: CallRecorder,
     topic: str,
+    written: Sequence[str] = (),
 ) -> tuple[dict[str, Any], Problem | None]:
     """One tidied draft through code's checks, tool 4 and tool 5: (tool 5's result, None) when it was saved or
-    queued (then `rejected` says so for a queued one), else ({"rejected": entry}, the one problem to fix)."""
+    queued (then `rejected` says so for a queued one), else ({"rejected": entry}, the one problem to fix). `written`:
+    the stems saved for this request so far (a draft repeating one is told which). The model reads whether the draft
+    is on the topic only when code's checks before that one (copy, language) find nothing."""
     kind = draft["item_type"]
     answer = (
         ", ".join(draft.get("correct_keywords") or []) or None if kind == "short_answer" else draft.get("correct_key")
     )
     choices = draft.get("choices") if kind == "multiple_choice" else None
-    copied = _exists(tools, kind, draft["stem"], choices, request.lang) or _near_copy(draft["stem"], request.lang)
-    about = topic or request.interests[0]
-    problem = first_problem(
-        draft,
-        lang=request.lang,
-        topic=about,
-        copied=copied,
-        on_topic=_on_topic(draft, request.interests) or await _about_topic(tools, draft, about),
+    repeated = next((stem for stem in written if _same_question(draft["stem"], stem)), None)
+    copied = (
+        repeated is not None
+        or _exists(tools, kind, draft["stem"], choices, request.lang)
+        or _near_copy(draft["stem"], request.lang)
     )
+    about = topic or request.interests[0]
+    problem = first_problem(draft, lang=request.lang, topic=about, copied=copied, on_topic=True, repeats=repeated)
+    if problem is None or problem.code not in ("copies_existing_question", "wrong_language"):
+        on_topic = _on_topic(draft, request.interests) or await _about_topic(tools, draft, about)
+        problem = first_problem(draft, lang=request.lang, topic=about, copied=copied, on_topic=on_topic)
     if problem is not None:
         issues = list(problem.issues) or [problem.code]
         return {"rejected": {"stem": draft["stem"], "final_score": 0.0, "issues": issues}}, problem
@@ -509,6 +522,14 @@ def _shipped_words(lang: str) -> tuple[frozenset[str], ...]:
     return tuple(frozenset(tokens(i.stem)) for i in bank_items() if i.lang == lang)
 
 
+def _same_question(stem: str, other: str) -> bool:
+    """Whether two stems ask the same (Jaccard of their words >= `COPY_SIMILARITY`, or the same text)."""
+    mine, theirs = frozenset(tokens(stem)), frozenset(tokens(other))
+    if not mine or not theirs:
+        return stem.strip().casefold() == other.strip().casefold()
+    return len(mine & theirs) / len(mine | theirs) >= COPY_SIMILARITY
+
+
 def _near_copy(stem: str, lang: str) -> bool:
     """Whether `stem` is a shipped item's stem with a few words changed (Jaccard of their words >= 0.6)."""
     mine = frozenset(tokens(stem))
@@ -518,11 +539,16 @@ def _near_copy(stem: str, lang: str) -> bool:
 
 
 def _on_topic(draft: dict[str, Any], interests: Sequence[str]) -> bool:
-    """Whether the draft says a word of one of the requested topics (for a Chinese topic, one of its two-character
-    words: single characters match too easily)."""
+    """Whether the draft says a word of one of the requested topics (`mentions`)."""
     texts = [draft["stem"], *(draft.get("choices") or []), *(draft.get("correct_keywords") or [])]
-    said = set(tokens(" ".join([*texts, draft.get("explanation") or ""])))
-    for topic in interests:
+    return mentions(" ".join([*texts, draft.get("explanation") or ""]), interests)
+
+
+def mentions(text: str, topics: Sequence[str]) -> bool:
+    """Whether `text` says a word of one of `topics` (for a Chinese topic, one of its two-character words: single
+    characters match too easily); a topic with no word counts as said."""
+    said = set(tokens(text))
+    for topic in topics:
         words = set(tokens(topic))
         long = {w for w in words if len(w) > 1}
         if not words or (long or words) & said:
