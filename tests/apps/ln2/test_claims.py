@@ -281,6 +281,8 @@ def test_an_ln2_turn_starts_from_facts_and_information_never_writes(
         ("Which tubes were frozen in July 2025?", "search_records", "2025-07"),
         ("Do we have any HeLa cells left?", "query_inventory", "tubes: 11"),
         ("5号盒第37位是什么？", "query_inventory", "RTCB"),
+        ("5号盒第37个位置放的是什么细胞？", "query_inventory", "RTCB"),  # held-out: the model named another line
+        ("What's sitting in box 5, position 37?", "query_inventory", "RTCB"),  # held-out: four calls, 56 s
         ("Where is there free space in the tank?", "empty_positions", "free positions"),
         ("2号盒还有多少个空位？", "empty_positions", "2号盒有 60 个空位"),
     ],
@@ -497,6 +499,7 @@ def test_a_request_for_cells_naming_none_is_asked_which_by_code(
     [
         ("Do we have any HepG2 left?", "HepG2"),
         ("有没有 HepG2？", "HepG2"),
+        ("我们这有 HepG2 吗？", "HepG2"),
         ("Do we have CHO?", "CHO"),
         ("Hi there!", None),
         ("Thanks!", None),
@@ -561,3 +564,20 @@ def test_words_that_do_not_touch_the_tank_are_answered_by_code(
 )
 def test_words_of_the_tank_are_about_it(words: str) -> None:
     assert about_the_tank(words, None)
+
+
+@pytest.mark.parametrize(
+    ("words", "code"),
+    [
+        ("用 p251128-1 那批质粒做的细胞放在哪？", "p251128-1"),
+        ("Which tubes came from prep PB240715?", "PB240715"),
+        ("What is in box 3 position 12?", None),
+        ("Do we have HEK293T?", None),
+        ("Which tubes were frozen in 2026-02?", None),
+    ],
+)
+def test_a_prep_or_clone_code_is_searched_for_in_the_records(inventory: Path, words: str, code: str | None) -> None:
+    """A held-out request named a plasmid prep the records keep in their notes; the model looked it up as a plasmid
+    name and said none was found. The first look searches the records' text for the code."""
+    look = ln2.build_agent(inventory=inventory).first_calls(words)
+    assert (look == [("search_records", {"text": code})]) == (code is not None)

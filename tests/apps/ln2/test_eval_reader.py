@@ -41,6 +41,9 @@ unbacked_claim = _unbacked_claim()
         ("No change has been applied to the inventory yet, so there is nothing to undo.", False),
         ("The tube has not been thawed yet.", False),
         ("已暂存，等待您批准：取出一管 K562。", False),
+        ("They were frozen on 2026-02-09, 2026-02-20, and 2026-02-20, respectively.", False),  # the records' dates
+        ("The tube was frozen in 2025 by Ana.", False),
+        ("The tube has been thawed on your request.", True),
     ],
 )
 def test_a_claim_is_a_thing_said_done(reply: str, claim: bool) -> None:

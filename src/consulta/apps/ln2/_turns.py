@@ -194,14 +194,14 @@ _TANK = re.compile(
 
 def about_the_tank(words: str, inventory: Inventory | None) -> bool:
     """Whether the words touch the tank at all: a change asked for, a word of the tank or its tubes, a number, a name
-    the inventory holds or one written like a cell line's ("HepG2"). "Hello!", "你好，你是谁？", "What's the weather in
+    the inventory holds or a word written like a cell line's name ("HepG2", "我们这有 HeLa 吗？"). "Hello!", "你好，你是谁？", "What's the weather in
     Paris today?" do not, and code says what the app does (`ln2.reply.off_tank`)."""
     return bool(
         asks_for_change(words)
         or _TANK.search(words)
         or re.search(r"\d", words)
         or (inventory is not None and named_in(words, inventory) is not None)
-        or lone_name(words) is not None
+        or any(w.casefold() not in _NOT_NAMES and _NAME_LIKE.search(w) for w in _TOKEN_SAID.findall(words))
     )
 
 
@@ -274,14 +274,14 @@ _FRAME_EN = frozenset(
     """a all an any are available at box boxes can cell cells count do does free frozen got have hold holds how i in
     is it left line lines list located many me much number of open our place places plasmid please pos position positions
     remain remaining show slot slots some space spaces still stock stored tank tell the there tube tubes vial vials
-    was we were what what's whats where which who whose you""".split()
+    was we were what what's whats where which who whose you sitting sits kept placed lying inside""".split()
 )
 """The words of a plain look-up's frame ("Do we have any … left?", "What is in box … position …?", "Where are …?")."""
 _FRAME_ZH = tuple(
     sorted(
         """我们 我 还有 有没有 有多少 有几 一共 共 总共 还剩 剩下 剩余 剩 多少 几管 几支 几个 几号 几 管 支 个 空位 空 号 盒 第 位
         置 在 哪里 哪儿 哪 是 什么 的 吗 呢 啊 细胞 冻存 冻 请问 查 一下 列出 所有 哪些 年 月 份 里 中 现在 目前 库存 罐 液氮
-        有 还 质粒""".split(),
+        有 还 质粒 放 装 搁 这里 这儿 这""".split(),
         key=len,
         reverse=True,
     )
@@ -363,11 +363,23 @@ def first_look_for(inventory_path: Path) -> Callable[[str], list[tuple[str, dict
             return [("inventory_stats", {})]
         if (unknown := lone_name(words)) is not None:  # "Do we have any HepG2 left?": a name the tank may not hold
             return [("query_inventory", {"cell_line": unknown})]
+        if (code := said_code(words)) is not None:  # "p251128-1 那批质粒做的细胞": a prep or clone id, in the notes
+            return [("search_records", {"text": code})]
         if not about_the_tank(words, inventory):  # "Hello!": the tank's totals, for code's word of what it does
             return [("inventory_stats", {})]
         return []
 
     return first_look
+
+
+_CODE = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{1,4}[-_]?\d{4,}(?:[-_.][A-Za-z0-9]+)*(?![A-Za-z0-9])")
+"""A lab's code for a prep, a batch or a clone: a few letters and four digits or more ("p251128-1", "PB-2024-07")."""
+
+
+def said_code(words: str) -> str | None:
+    """The one code of a prep, batch or clone the words say (records keep them in their notes), else None."""
+    found = set(_CODE.findall(words))
+    return found.pop() if len(found) == 1 else None
 
 
 _TOKEN_SAID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+\-]*[A-Za-z0-9+]|[A-Za-z]")
