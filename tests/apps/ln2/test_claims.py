@@ -581,3 +581,12 @@ def test_a_prep_or_clone_code_is_searched_for_in_the_records(inventory: Path, wo
     name and said none was found. The first look searches the records' text for the code."""
     look = ln2.build_agent(inventory=inventory).first_calls(words)
     assert (look == [("search_records", {"text": code})]) == (code is not None)
+
+
+@pytest.mark.parametrize(
+    "words", ["5号盒第37个位置放的是什么细胞？", "5号盒第37位是什么？", "What's sitting in box 5, position 37?"]
+)
+def test_a_place_said_is_looked_up_as_that_place(inventory: Path, words: str) -> None:
+    """Held-out: "4号盒第13个位置…" was read as box 4 alone (its position not read), and the model named another line
+    of the box."""
+    assert ln2.build_agent(inventory=inventory).first_calls(words) == [("query_inventory", {"box": 5, "position": 37})]
