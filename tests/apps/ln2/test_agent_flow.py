@@ -302,7 +302,7 @@ def test_plan_previews_are_in_the_runs_language_and_english_for_the_model(tmp_pa
     h = Harness(tmp_path, inventory, steps)
 
     async def scenario() -> None:
-        run = await h.run("从记录 9 的 1 号位取一管", lang="zh-CN")
+        run = await h.run("从记录 9 的 1 号位取一管复苏", lang="zh-CN")
         plan_ask = h.pending()
         (item,) = plan_ask.payload["items"]
         assert "记录 9（K562-dTAG-BRD4），2 号盒 1 (A1)" in item["preview"]

@@ -14,7 +14,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from consulta.apps import ln2
-from consulta.apps.ln2._turns import about_the_tank, lone_name, one_change, one_change_for
+from consulta.apps.ln2._turns import about_the_tank, asks_for_change, lone_name, one_change, one_change_for
 from consulta.i18n import t
 from consulta.runtime import PlanStatus, RunRecord, RunStatus, Runtime, Store
 
@@ -480,6 +480,8 @@ def test_an_undo_with_no_change_on_record_is_answered_by_code(
     [
         ("I need some cells for my experiment tomorrow.", "en", "Which cells do you need?"),
         ("明天做实验，我需要一些细胞", "zh-CN", "？"),
+        ("I need to thaw something for tomorrow's transfection.", "en", "Which cells do you need?"),  # held-out
+        ("帮我拿一管细胞出来", "zh-CN", "？"),  # held-out: the model tried a box it made up
     ],
 )
 def test_a_request_for_cells_naming_none_is_asked_which_by_code(
@@ -533,6 +535,8 @@ def test_a_name_the_tank_does_not_hold_is_answered_by_code(
         ("你好，你是谁？", "zh-CN", "ln2.reply.off_tank"),
         ("What's the weather in Paris today?", "en", "ln2.reply.off_tank"),
         ("Thanks, that's all.", "en", "ln2.reply.welcome"),
+        ("How should I thaw frozen cells properly?", "en", "ln2.reply.how_to"),  # the question was echoed back
+        ("复苏细胞的时候水浴锅要设多少度？", "zh-CN", "ln2.reply.how_to"),  # held-out: a K562 the tank lacks named
         ("谢谢！", "zh-CN", "ln2.reply.welcome"),
     ],
 )
@@ -590,3 +594,34 @@ def test_a_place_said_is_looked_up_as_that_place(inventory: Path, words: str) ->
     """Held-out: "4号盒第13个位置…" was read as box 4 alone (its position not read), and the model named another line
     of the box."""
     assert ln2.build_agent(inventory=inventory).first_calls(words) == [("query_inventory", {"box": 5, "position": 37})]
+
+
+@pytest.mark.parametrize(
+    ("prompt", "model_action", "staged_action"),
+    [
+        ("把5号盒37号位那管拿出来解冻", "takeout", "thaw"),  # held-out: staged as a takeout
+        ("Take out box 5 position 37", "thaw", "takeout"),
+        ("Discard the tube in box 5 position 37", "thaw", "discard"),
+    ],
+)
+def test_the_users_verb_decides_the_take_outs_action(
+    tmp_path: Path, inventory: Path, prompt: str, model_action: str, staged_action: str
+) -> None:
+    steps = [{"tool_calls": [_thaw(5, [37]) | {"args": {**_thaw(5, [37])["args"], "action": model_action}}]}]
+    run, store = run_script(tmp_path, inventory, prompt, [*steps, {"text": "Staged."}])
+    (plan,) = store.list_plans(run_id=run.id)
+    assert [item["op"]["action"] for item in plan.items] == [staged_action]
+
+
+@pytest.mark.parametrize(
+    ("words", "change"),
+    [
+        ("2025年4月冻存了哪些细胞？", False),  # held-out: a question about the tank was taken for a freeze
+        ("Which tube should I thaw?", False),
+        ("Can you thaw box 3 position 4?", True),
+        ("能帮我取出3号盒4号位吗？", True),
+        ("pull out a Cas9 line for me", True),  # held-out: "pull out" was no change
+    ],
+)
+def test_a_question_asking_which_is_no_change(words: str, change: bool) -> None:
+    assert asks_for_change(words) is change

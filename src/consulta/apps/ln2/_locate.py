@@ -255,7 +255,10 @@ _LIST = rf"({_ITEM}(?:\s*(?:[,，、/&+~–-]|\band\b|\bto\b|和|与|及|到|至
 _POSITIONS = re.compile(
     rf"(?:\b(?:positions?|pos\.?|slots?|wells?)|位置|孔位|孔|位)\s*[:：#]?\s*{_LIST}", re.IGNORECASE
 )
-_ZH_POSITION = re.compile(r"(?:第\s*)?(\d+)\s*号\s*(?:位|孔)|第\s*(\d+)\s*个?\s*(?:位|孔)")
+_ZH_POSITION = re.compile(
+    r"(?:第\s*)?(\d+)\s*号\s*(?:位|孔)|第\s*(\d+)\s*个?\s*(?:位|孔)|(?:^|(?<=[盒的]))\s*(\d+)\s*(?:位|孔)(?!数)"
+)
+"""A position said the Chinese way: "15号位", "第15位", "第15个位置", and after its box "1号盒21位"."""
 _ZH_LIST = re.compile(rf"{_LIST}\s*号\s*(?:位|孔)")
 """A list said before its one "号位" ("1、2、3号位": each of them a position)."""
 _LABEL = re.compile(r"(?<![\w-])([A-Za-z])(\d{1,2})(?![\w-])")

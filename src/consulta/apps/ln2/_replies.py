@@ -20,7 +20,7 @@ from ...i18n import t
 from ...runtime import FactRules, ReplyCheck, ReplyRefused, ToolOutcome, TurnFacts, compose_reply, echoes
 from ._inventory import Inventory, load_inventory
 from ._locate import said_boxes, said_places
-from ._turns import about_the_tank, asks_for_cells, asks_for_change, named_in
+from ._turns import about_the_tank, asks_for_cells, asks_for_change, asks_how, named_in, names_no_tube, unnamed_request
 
 __all__ = [
     "say_record",
@@ -237,7 +237,7 @@ def check_ln2_reply(text: str, facts: TurnFacts) -> None:
     claim check's."""
     if facts.staged or facts.applied or facts.questions or any(c.kind == "write" for c in facts.calls):
         return
-    if _unnamed_request(facts):
+    if facts.prompt and asks_for_cells(facts.prompt) and not _by_name(facts):
         return  # which cells is asked by `asks_which_cells`, not answered by a summary of the whole tank
     # On a request to change, what the turn did or did not do is the claim check's to say; this one only keeps a
     # reply from giving up, echoing, answering in another language or hiding that nothing is there.
@@ -327,9 +327,12 @@ def ln2_facts(inventory_path: Path) -> FactRules:
     def say_found(facts: TurnFacts) -> str | None:
         """Which cells, when the words ask for cells and name none (the lines the tank holds); what the app does, when
         they do not touch the tank; else the look-up."""
-        if _unnamed_request(facts) and not facts.staged:
-            return _which_cells(facts, inventory())
-        if facts.prompt and not facts.staged and not about_the_tank(facts.prompt, inventory()):
+        inv, words = inventory(), facts.prompt or ""
+        if facts.staged or inv is None:
+            return answer_from_results(facts)
+        if _unnamed_request(facts, inv):
+            return _which_cells(facts, inv)
+        if words and (not about_the_tank(words, inv) or (asks_how(words) and names_no_tube(words, inv))):
             return _off_tank(facts)
         return answer_from_results(facts)
 
@@ -340,9 +343,18 @@ _THANKS = re.compile(r"\b(?:thanks?|thank\s+you|thx|cheers)\b|谢谢|多谢|感�
 
 
 def _off_tank(facts: TurnFacts) -> str:
-    """Code's reply to words that do not touch the tank: thanks acknowledged, else what the app does; then the
-    tank's totals as the turn's look-up returned them."""
-    lead = t("ln2.reply.welcome" if _THANKS.search(facts.prompt or "") else "ln2.reply.off_tank", facts.lang)
+    """Code's reply to words that do not touch the tank, or ask how to do something in the lab: that the app keeps
+    the tank's inventory and gives no lab methods, thanks acknowledged, or what the app does; then the tank's totals
+    as the turn's look-up returned them."""
+    words = facts.prompt or ""
+    key = (
+        "ln2.reply.how_to"
+        if asks_how(words)
+        else "ln2.reply.welcome"
+        if _THANKS.search(words)
+        else "ln2.reply.off_tank"
+    )
+    lead = t(key, facts.lang)
     found = answer_from_results(facts)
     return f"{lead} {found}" if found else lead
 
@@ -393,11 +405,15 @@ def _lines_held(facts: TurnFacts) -> list[str] | None:
     return None
 
 
-def _unnamed_request(facts: TurnFacts) -> bool:
-    """Whether the turn asks for cells without naming any and looked none up by name (`asks_which_cells` answers it
-    with a question)."""
-    by_name = any(c.args.get(k) for c in facts.calls for k in ("cell_line", "short_name", "plasmid"))
-    return bool(facts.prompt) and asks_for_cells(facts.prompt or "") and not by_name
+def _unnamed_request(facts: TurnFacts, inventory: Inventory) -> bool:
+    """Whether the turn asks for cells, or to take tubes out, without pointing at any and looked none up by name
+    (code asks which)."""
+    return bool(facts.prompt) and unnamed_request(facts.prompt or "", inventory) and not _by_name(facts)
+
+
+def _by_name(facts: TurnFacts) -> bool:
+    """Whether the turn looked something up by a name."""
+    return any(c.args.get(k) for c in facts.calls for k in ("cell_line", "short_name", "plasmid"))
 
 
 def _staged_places(facts: TurnFacts) -> set[tuple[int, int]] | None:

@@ -24,7 +24,7 @@ from ._queries import empty_positions as _empty_positions
 from ._queries import inventory_stats as _inventory_stats
 from ._queries import query_inventory as _query_inventory
 from ._queries import search_records as _search_records
-from ._turns import change_asked, named_in
+from ._turns import action_said, change_asked, named_in
 
 __all__ = ["Ln2Plans", "ln2_tools"]
 
@@ -321,6 +321,10 @@ class Ln2Plans:
         wrong = {"record_thaw": "add", "batch_thaw": "add", "add_entry": "take"}.get(tool_name)
         if wrong is not None and said == wrong:
             raise _wrong_operation(tool_name, said)
+        if tool_name in ("record_thaw", "batch_thaw") and (
+            action := action_said(evidence.user_texts[-1] if evidence.user_texts else "")
+        ):
+            args = {**args, "action": action}  # the user's verb decides it (seen: "拿出来解冻" staged as a takeout)
         if tool_name == "record_thaw":
             return {**args, **self._grounded_ref(args, evidence)}
         if tool_name == "batch_thaw" and isinstance(args.get("entries"), list):

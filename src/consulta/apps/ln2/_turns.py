@@ -25,21 +25,25 @@ from ._locate import said_boxes, said_places, said_positions
 
 __all__ = [
     "about_the_tank",
+    "action_said",
+    "asks_how",
     "asks_for_cells",
     "asks_for_change",
     "change_asked",
     "first_look_for",
     "named_in",
+    "names_no_tube",
     "one_change",
     "one_change_for",
     "plain_look_up_for",
     "said_month",
+    "unnamed_request",
     "writes_asked",
 ]
 
 _CHANGE_EN = re.compile(
-    r"\b(?:thaw\w*|take\s+(?:\w+\s+){0,4}?out|took\s+out|takeout|remove|discard\w*|throw\s+(?:\w+\s+)?away|dispose|"
-    r"add|adding|put|freeze|freezing|store|deposit|undo|revert|roll\s*back|rollback|restore|delete|use\s+up|move)\b",
+    r"\b(?:thaw\w*|take\s+(?:\w+\s+){0,4}?out|took\s+out|takeout|pull(?:ed)?\s+(?:\w+\s+){0,4}?out|grab|fetch|remove|"
+    r"discard\w*|throw\s+(?:\w+\s+)?away|dispose|add|adding|put|freeze|freezing|store|deposit|undo|revert|roll\s*back|rollback|restore|delete|use\s+up|move)\b",
     re.IGNORECASE,
 )
 _CHANGE_ZH = re.compile(
@@ -51,10 +55,27 @@ _ADD = re.compile(
     re.IGNORECASE,
 )
 _TAKE = re.compile(
-    r"\b(?:thaw\w*|take\s+(?:\w+\s+){0,4}?out|took\s+out|takeout|remove|discard\w*|throw\s+(?:\w+\s+)?away|dispose|use\s+up)\b|"
+    r"\b(?:thaw\w*|take\s+(?:\w+\s+){0,4}?out|took\s+out|takeout|pull(?:ed)?\s+(?:\w+\s+){0,4}?out|grab|fetch|remove|"
+    r"discard\w*|throw\s+(?:\w+\s+)?away|dispose|use\s+up)\b|"
     r"取出|取一|取两|取走|拿出|拿一|拿两|拿走|解冻|复苏|丢弃|扔掉|扔了|销毁|弃掉|用掉",
     re.IGNORECASE,
 )
+_DISCARD = re.compile(
+    r"\b(?:discard\w*|throw\s+(?:\w+\s+)?away|dispose\w*|trash)\b|丢弃|扔掉|扔了|销毁|弃掉|废弃", re.IGNORECASE
+)
+_THAW = re.compile(r"\bthaw\w*|\brevive\w*|解冻|复苏", re.IGNORECASE)
+
+
+def action_said(words: str) -> Literal["thaw", "takeout", "discard"] | None:
+    """The take-out's action the words say: discard ("丢弃", "throw away"), else thaw ("拿出来解冻": taken out to
+    thaw), else a plain take-out ("取出", "take out"); None when they say no take-out."""
+    if _DISCARD.search(words):
+        return "discard"
+    if _THAW.search(words):
+        return "thaw"
+    return "takeout" if _TAKE.search(words) else None
+
+
 _UNDO = re.compile(r"\b(?:undo|revert|roll\s*back|rollback)\b|撤销|撤回|回滚", re.IGNORECASE)
 _NEED = re.compile(
     r"\b(?:need|want|looking\s+for|give\s+me|get\s+me)\b.{0,40}?\b(?:cells?|tubes?|vials?|lines?)\b"
@@ -75,9 +96,43 @@ _FREE = re.compile(
 
 
 _HOW_TO = re.compile(
-    r"^\s*(?:how\s+(?:do|should|can|would|to)\b|what(?:'s|\s+is)\s+the\s+(?:best\s+)?way\b|why\b)|(?:怎么|怎样|如何|为什么)",
+    r"^\s*(?:how\s+(?:do|should|can|would|to)\b|what(?:'s|\s+is)\s+the\s+(?:best\s+)?way\b|why\b)|"
+    r"\bwhen\s+(?:you\s+|I\s+|we\s+)?\w+ing\b|(?:怎么|怎样|如何|为什么|的时候)",
     re.IGNORECASE,
 )
+"""Asking how or why ("How should I thaw cells?", "复苏细胞的时候水浴锅要设多少度？"): knowledge, not a change."""
+_ASKING = re.compile(r"\b(?:which|what|who|whom|whose|when)\b|哪些|哪个|哪一|哪几|什么|谁|何时|几时", re.IGNORECASE)
+_QUESTION_END = re.compile(r"(?:[?？]|吗[?？]?)\s*$")
+_REFERS = re.compile(
+    r"\b(?:it|them|those|these|that|this|one\s+of|the\s+(?:first|second|last|other))\b|那|这|它|其中|上面|刚才",
+    re.IGNORECASE,
+)
+"""Words that point back at what the conversation showed ("thaw one of them", "那管"): the model reads the turns."""
+
+
+def asks_how(words: str) -> bool:
+    """Whether the words ask how or why (knowledge of the lab, not of this tank)."""
+    return _HOW_TO.search(words) is not None
+
+
+def names_no_tube(words: str, inventory: Inventory) -> bool:
+    """Whether the words point at no tube at all: no name the inventory holds nor one written like a name, no box or
+    position, no prep code, and nothing pointing back at what an earlier turn showed."""
+    return not (
+        named_in(words, inventory)
+        or said_boxes(words)
+        or said_positions(words, inventory.layout)
+        or said_code(words)
+        or _name_like(words)
+        or _REFERS.search(words)
+    )
+
+
+def unnamed_request(words: str, inventory: Inventory) -> bool:
+    """A request for cells, or to take tubes out, that points at no tube ("I need to thaw something for tomorrow",
+    "帮我拿一管细胞出来"): code asks which cells."""
+    asked = asks_for_cells(words) or (asks_for_change(words) and change_asked(words) == "take")
+    return asked and not (_FREE.search(words) or said_month(words)) and names_no_tube(words, inventory)
 
 
 _MONTHS = {
@@ -176,9 +231,10 @@ def one_change_for(inventory_path: Path) -> Callable[[str], bool]:
 
 def asks_for_change(words: str) -> bool:
     """Whether `words` ask to change the inventory (take out, add, undo…), in English or Chinese; a how-to or why
-    question ("How should I thaw cells?", "怎么复苏细胞？") asks for knowledge, not a change."""
-    if _HOW_TO.search(words):
-        return False
+    question ("How should I thaw cells?", "怎么复苏细胞？") asks for knowledge, not a change, and a question asking
+    which, what, who or when ("2025年4月冻存了哪些细胞？") asks about the tank."""
+    if _HOW_TO.search(words) or (_ASKING.search(words) and _QUESTION_END.search(words)):
+        return False  # "2025年4月冻存了哪些细胞？", "Which tube should I thaw?": a question about the tank
     return bool(_CHANGE_EN.search(words) or _CHANGE_ZH.search(words))
 
 
@@ -201,8 +257,13 @@ def about_the_tank(words: str, inventory: Inventory | None) -> bool:
         or _TANK.search(words)
         or re.search(r"\d", words)
         or (inventory is not None and named_in(words, inventory) is not None)
-        or any(w.casefold() not in _NOT_NAMES and _NAME_LIKE.search(w) for w in _TOKEN_SAID.findall(words))
+        or _name_like(words)
     )
+
+
+def _name_like(words: str) -> bool:
+    """Whether a word of `words` is written like a cell line's name ("HepG2", "HeLa", "CHO")."""
+    return any(w.casefold() not in _NOT_NAMES and _NAME_LIKE.search(w) for w in _TOKEN_SAID.findall(words))
 
 
 def _names(inventory: Inventory) -> list[tuple[str, str]]:
@@ -281,7 +342,7 @@ _FRAME_ZH = tuple(
     sorted(
         """我们 我 还有 有没有 有多少 有几 一共 共 总共 还剩 剩下 剩余 剩 多少 几管 几支 几个 几号 几 管 支 个 空位 空 号 盒 第 位
         置 在 哪里 哪儿 哪 是 什么 的 吗 呢 啊 细胞 冻存 冻 请问 查 一下 列出 所有 哪些 年 月 份 里 中 现在 目前 库存 罐 液氮
-        有 还 质粒 放 装 搁 这里 这儿 这""".split(),
+        有 还 质粒 放 装 搁 这里 这儿 这 了""".split(),
         key=len,
         reverse=True,
     )
@@ -298,22 +359,18 @@ def plain_look_up_for(inventory_path: Path) -> Callable[[str], bool]:
     else. A word outside the frame ("oldest", "enough", "tomorrow", a second name) leaves the answer to the model."""
 
     def plain(words: str) -> bool:
-        if asks_for_change(words):  # a change's first look answers it whole only when there is nothing to undo
-            return bool(_UNDO.search(words)) and not read_audit(inventory_path).entries
-        rest = words.casefold()
         try:
             inventory = load_inventory(inventory_path)
         except Exception:  # an unreadable file: the model's own call reports it
             return False
-        if not about_the_tank(words, inventory):
+        if unnamed_request(words, inventory):
+            return True  # cells asked for or a take-out, none named: code asks which, from the lines the look found
+        if asks_for_change(words):  # a change's first look answers it whole only when there is nothing to undo
+            return bool(_UNDO.search(words)) and not read_audit(inventory_path).entries
+        if not about_the_tank(words, inventory) or (asks_how(words) and names_no_tube(words, inventory)):
             return True  # code says what the app does, with the tank's totals its first look read
+        rest = words.casefold()
         named = named_in(words, inventory)
-        if (
-            named is None
-            and asks_for_cells(words)
-            and not (said_boxes(words) or _FREE.search(words) or said_month(words))
-        ):
-            return True  # cells asked for, none named: code asks which, from the lines its first look found
         if named is None and not said_boxes(words) and (unknown := lone_name(words)) is not None:
             named = (unknown, "cell_line")  # the first look asked for the name the tank may not hold
         if named is not None:
@@ -337,6 +394,8 @@ def first_look_for(inventory_path: Path) -> Callable[[str], list[tuple[str, dict
             inventory = load_inventory(inventory_path)
         except Exception:  # an unreadable file: the model's own call reports it properly
             return []
+        if unnamed_request(words, inventory):  # cells asked for, none named: the lines the tank holds, to ask which
+            return [("inventory_stats", {})]
         change = asks_for_change(words)
         if change and _UNDO.search(words):
             return [("audit_history", {})]
@@ -359,14 +418,12 @@ def first_look_for(inventory_path: Path) -> Callable[[str], list[tuple[str, dict
             return [("query_inventory", {"box": box})]
         if _FREE.search(words):
             return [("empty_positions", {})]
-        if asks_for_cells(words):  # cells asked for, none named: the lines the tank holds, to ask which
-            return [("inventory_stats", {})]
         if (unknown := lone_name(words)) is not None:  # "Do we have any HepG2 left?": a name the tank may not hold
             return [("query_inventory", {"cell_line": unknown})]
         if (code := said_code(words)) is not None:  # "p251128-1 那批质粒做的细胞": a prep or clone id, in the notes
             return [("search_records", {"text": code})]
-        if not about_the_tank(words, inventory):  # "Hello!": the tank's totals, for code's word of what it does
-            return [("inventory_stats", {})]
+        if not about_the_tank(words, inventory) or asks_how(words):  # "Hello!", "how should I thaw cells?": the
+            return [("inventory_stats", {})]  # tank's totals, for code's word of what the app does
         return []
 
     return first_look
