@@ -6,6 +6,7 @@ replies pass as written, and an ln2 turn's first step must call a tool."""
 from __future__ import annotations
 
 import asyncio
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -625,3 +626,15 @@ def test_the_users_verb_decides_the_take_outs_action(
 )
 def test_a_question_asking_which_is_no_change(words: str, change: bool) -> None:
     assert asks_for_change(words) is change
+
+
+def test_the_digit_of_a_name_is_no_position_and_both_takes_the_two(tmp_path: Path) -> None:
+    """Held-out ("Thaw both MCF7-ER-GFP tubes"): the model took the 7 of MCF7 for a position, and the runtime asked
+    which tube with the one option that fit. A position is grounded only when said as a place, and "both" of a record
+    holding two tubes stages the two."""
+    inventory = tmp_path / "heldout_lab.yaml"
+    shutil.copy(Path(__file__).parents[3] / "bench" / "data" / "ln2" / "heldout_lab.yaml", inventory)
+    steps = [{"tool_calls": [{"name": "record_thaw", "args": {"cell_line": "MCF7-ER-GFP", "positions": [7]}}]}]
+    run, store = run_script(tmp_path, inventory, "Thaw both MCF7-ER-GFP tubes", [*steps, {"text": "Staged."}])
+    (plan,) = store.list_plans(run_id=run.id)
+    assert [(i["op"]["record_id"], i["op"]["positions"]) for i in plan.items] == [(8, [31, 32])]

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from ...runtime import Choice, Evidence, ToolDef, ToolError, read_tool, write_tool
 from ._audit import read_audit
-from ._inventory import Inventory, Record, load_inventory
+from ._inventory import BoxLayout, Inventory, Record, load_inventory
 from ._locate import TubeRef, _candidate, locate, place_said, said_boxes, said_positions, tube_choice
 from ._operations import apply_plan, parse_op, preview, reconcile_plan
 from ._queries import best_named
@@ -340,7 +340,7 @@ class Ln2Plans:
             inventory = load_inventory(self.path)
         except ToolError:
             return dict(ref)
-        kept = _grounded_ref(ref, evidence)
+        kept = _grounded_ref(ref, evidence, inventory.layout)
         if kept is None:
             # Nothing the call named is grounded: name the tubes by the user's own words, if they name any.
             named = named_in(words, inventory)
@@ -365,7 +365,7 @@ class Ln2Plans:
                 if names
                 else []
             )
-            if len(pool) == 1:
+            if len(pool) == 1 and (not _BOTH.search(words) or len(pool[0].positions) == 2):
                 kept = {**kept, "box": pool[0].box, "positions": list(pool[0].positions)}
         return kept
 
@@ -491,7 +491,9 @@ class Ln2Plans:
         return result.model_dump(mode="json") if result is not None else None
 
 
-_ALL = re.compile(r"\ball\b|\bevery\b|全部|所有|都", re.IGNORECASE)
+_ALL = re.compile(r"\ball\b|\bevery\b|\bboth\b|全部|所有|都|两管都", re.IGNORECASE)
+_BOTH = re.compile(r"\bboth\b|两管都", re.IGNORECASE)
+"""Both of them: every tube of the record only when it holds two."""
 
 
 def _singled_out(inventory: Inventory, evidence: Evidence, words: Sequence[str] | str) -> list[Record]:
@@ -582,11 +584,15 @@ def _in_the_field_that_holds_it(ref: dict[str, Any], inventory: Inventory) -> di
     return moved
 
 
-def _grounded_ref(ref: dict[str, Any], evidence: Evidence) -> dict[str, Any] | None:
-    """`ref` without what nothing grounds; None when nothing it named is grounded."""
+def _grounded_ref(ref: dict[str, Any], evidence: Evidence, layout: BoxLayout) -> dict[str, Any] | None:
+    """`ref` without what nothing grounds; None when nothing it named is grounded. A position is grounded when the
+    user said it as a place ("position 7", "7号位"), not merely the number (the 7 of "MCF7": seen, a thaw of a
+    position 7 nobody named)."""
 
     def known(value: Any) -> bool:
         return evidence.said_by_user(value) or evidence.seen_in_data(value) or evidence.answered(value)
+
+    places = said_positions(" ".join((*evidence.user_texts, *evidence.answers)), layout)
 
     if ref.get("record_id") is not None:
         return dict(ref)  # a record named by id: its own grounding check judges it, its positions with it
@@ -597,7 +603,7 @@ def _grounded_ref(ref: dict[str, Any], evidence: Evidence) -> dict[str, Any] | N
         if kept.get(name) and not known(kept[name]):
             kept[name] = None
     if kept.get("positions"):
-        grounded = [p for p in kept["positions"] if known(p)]
+        grounded = [p for p in kept["positions"] if p in places or evidence.seen_in_data(p) or evidence.answered(p)]
         kept["positions"] = grounded or None
     if not any(kept.get(k) not in (None, [], "") for k in ("cell_line", "short_name", "plasmid", "box", "positions")):
         return None
