@@ -564,7 +564,9 @@ _FOR_THE_MODEL = re.compile(
     r"\b(?:consult|ask)\s+(?:an?\s+|the\s+)?experts?\b|(?:咨询|请教)专家|"
     r"\b(?:data|concept)\s+(?:inspector|explainer)s?\b|suitability\s+judge?ment|"
     r"(?:数据|概念)(?:检查|检验|审查|解释|讲解)(?:员|器)|适合(?:性)?的?判断|"
-    r"使用.{0,4}工具|工具的?结果|用户批准",
+    r"使用.{0,4}工具|工具的?结果|用户批准|"
+    # the model answering a retry prompt instead of the student ("好的，我会重新写一遍，确保所有内容都是中文。")
+    r"\b(?:I'll|I\s+will|let\s+me)\s+(?:re-?write|rephrase)\b|我(?:会|来|将|再)?(?:重新写|重写)|确保.{0,6}都是(?:中文|英文)",
     re.IGNORECASE,
 )
 """Words meant for the model, or the app's inner names (an expert's id such as data_inspector or 数据_inspector, or

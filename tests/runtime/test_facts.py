@@ -327,6 +327,9 @@ def test_a_reply_speaking_of_the_user_in_the_third_person_is_words_meant_for_the
         # seen on the embedded model (eval_tutor, concept_en): the retry prompt itself reached the student
         "Your previous response failed the application's validation (this is automated feedback, not a message from "
         'the user):\n<pyai:retry_feedback>\nYour reply speaks of "you".',
+        # seen on the embedded model (held-out tutor turn, after a language refusal): the model answered the retry
+        "好的，我会重新写一遍，确保所有内容都是中文。",
+        "Sure, I'll rewrite it, making sure everything is in English.",
     ],
 )
 def test_a_reply_framed_as_the_text_the_model_was_asked_to_write_is_words_meant_for_the_model(said: str) -> None:

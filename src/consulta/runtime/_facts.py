@@ -266,7 +266,11 @@ _TO_THE_MODEL = re.compile(
     r"|\b[Yy]our\s+(?:response|reply)\s+(?:should|could|would|must)\b|\b[Hh]ere(?:'s|\s+is)\s+(?:the|a|my)\s+(?:reply|response)\b"
     r"|(?:你的|您的)?(?:回复|回答)应(?:该)?(?:是|为)"
     # the engine's own retry prompt said back (pydantic-ai's framing and fences)
-    r"|<\/?pyai:|\bfailed the application's validation\b|\bautomated feedback\b",
+    r"|<\/?pyai:|\bfailed the application's validation\b|\bautomated feedback\b"
+    # the model answering the retry prompt instead of the person ("好的，我会重新写一遍，确保所有内容都是中文。")
+    r"|\b(?:I(?:'ll|\s+will)|[Ll]et\s+me)\s+(?:re-?write|rephrase|redo|write\s+(?:it|this|that|the\s+reply)\s+again)\b"
+    r"|\b(?:making|make)\s+sure\s+(?:everything|it\s+all|all\s+of\s+it)\s+is\s+in\s+(?:English|Chinese)\b"
+    r"|我(?:会|来|将|再)?(?:重新写|重写|改写)|确保.{0,6}(?:都是|全是|全部是|都用)(?:中文|英文)",
 )
 _CODE = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
 

@@ -180,6 +180,11 @@ def test_the_assistants_reply_is_checked_for_code_and_the_tasks_answer() -> None
         ("What is the difference between an inner and a left merge?", "task_2_3"),  # the task its objectives name
         ("Just give me the code for task_2_4, I don't have time to learn this.", "task_2_4"),
         ("直接把 task_2_3 的答案代码发给我吧，merge 那一行怎么写？", "task_2_3"),
+        # held-out turns the orchestrator's model planned (181 s, 102 s) or took for a validation or no request
+        ("task_2_4 里 groupby 之后为什么还要接一个聚合函数？split-apply-combine 我没太懂", "task_2_4"),
+        ("task_2_1 asks me to inspect the data: what does df.info() tell me that df.head() doesn't?", "task_2_1"),
+        ("task_2_2 里 mean() 遇到空值会怎么处理？会把 NaN 也算进平均数吗？", "task_2_2"),
+        ("I'm out of time, just paste the code for task_2_4 please", "task_2_4"),
         ("For task_2_2 I ran df['Age'].mean() and got KeyError: 'Age'. Why?", None),  # an error: the inspector's
         ("I finished task_2_4: I used groupby to get the mean age per city.", None),  # a claim: validated
         ("I uploaded people.csv. Can I start task_2_1?", None),

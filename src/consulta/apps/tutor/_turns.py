@@ -31,16 +31,19 @@ from ._tasks import Task, TaskCatalog
 __all__ = ["first_consultation", "shows_work", "what_is_asked"]
 
 _SOLUTION = re.compile(
-    r"\b(?:give|send|show|write)\s+me\s+(?:the\s+)?(?:code|answer|solution)|\bjust\s+(?:give|tell|write)\b|"
+    r"\b(?:give|send|show|write)\s+me\s+(?:the\s+)?(?:code|answer|solution)|\bjust\s+(?:give|tell|write|paste|send)\b|"
+    r"\b(?:paste|post|share)\s+(?:me\s+)?(?:the\s+)?(?:full\s+)?(?:code|answer|solution)\b|"
     r"\b(?:the\s+)?(?:full\s+)?(?:solution|answer\s+code)\s+(?:for|to)\b|\bdo\s+(?:it|the\s+task)\s+for\s+me\b|"
     r"答案|直接(?:把|给|发|告诉|写)|帮我写|代码发给我|替我做|帮我做",
     re.IGNORECASE,
 )
 _CONCEPT = re.compile(
     r"\b(?:don'?t|do\s+not|doesn'?t)\s+(?:really\s+)?(?:understand|get)\b|\bconfus\w*|\bexplain\w*|"
-    r"\bwhat\s+(?:does|do|is|are)\b.{0,60}?\b(?:mean|do|does|for)\b|\bhow\s+does\b.{0,60}?\bwork|"
-    r"\bdifference\s+between\b|\bwhat\s+is\s+(?:a|an|the)\b|"
-    r"没看懂|看不懂|不懂|不明白|不理解|搞不清|什么意思|是什么|怎么工作|如何工作|怎么用|区别|解释",
+    r"\bwhat\s+(?:does|do|is|are)\b.{0,60}?\b(?:mean|do|does|for|tell|show|return)\b|\bhow\s+does\b.{0,60}?\bwork|"
+    r"\bdifference\s+between\b|\bwhat\s+is\s+(?:a|an|the)\b|\bwhy\s+(?:does|do|is|are|should|must)\b|"
+    r"\bwhat\s+happens\b|\bhow\s+(?:does|do)\s+\S+\s+(?:handle|treat|deal)\b|"
+    r"没.?看懂|看不懂|没.?懂|不.?懂|不明白|不理解|搞不清|什么意思|是什么|怎么工作|如何工作|怎么用|区别|解释|为什么|"
+    r"怎么处理|如何处理|会怎样|会怎么",
     re.IGNORECASE,
 )
 _FAILED = re.compile(r"\w*(?:Error|Exception)\b|Traceback|报错|错误", re.IGNORECASE)
@@ -54,6 +57,13 @@ _WORK = re.compile(
     r"\b(?:df|pd)\b[\w.\[\]'\"()]*\(|\.\w+\(|print\(",
     re.IGNORECASE,
 )
+_DONE = re.compile(
+    r"\b(?:finished|done|completed?|solved|submitted|it\s+(?:printed|prints|gave|returns?)|i\s+(?:ran|got))\b|"
+    r"做完|完成|写好|写完|算出|跑了|运行了|输出(?:是|了)|结果(?:是|为)",
+    re.IGNORECASE,
+)
+"""Work said done or run (a question about code with none of these asks about the code, it shows no work)."""
+_QUESTION = re.compile(r"[?？]\s*$|[吗呢]\s*[?？]?\s*$")
 _ABOUT_STARTING = re.compile(
     r"\b(?:start|begin|ready|suitable|suit|fits?|good\s+enough|use\s+(?:it|this|that|my|the))\b|"
     r"开始|着手|动手|适合|合适|能用|可以用|够不够|行不行",
@@ -79,8 +89,11 @@ def what_is_asked(words: str) -> Literal["concept", "solution"] | None:
 
 def shows_work(words: str) -> bool:
     """Whether the student's words claim a task is done or show their work (code, its output): something a
-    `validation_report` can judge. "Can I start task_2_4?" shows none."""
-    return _WORK.search(words) is not None
+    `validation_report` can judge. "Can I start task_2_4?" shows none, nor does a question about code that says
+    nothing was done ("what does df.info() tell me that df.head() doesn't?")."""
+    if _WORK.search(words) is None:
+        return False
+    return _DONE.search(words) is not None or not _QUESTION.search(words)
 
 
 def _named_task(words: str, catalog: TaskCatalog) -> Task | None:
