@@ -107,7 +107,7 @@ def _request(client: TestClient, world: dict[str, Any], method: str, path: str, 
     )
     body: dict[str, Any] | None = None
     if path == "/api/runs" and method == "POST":
-        body = {"prompt": "take one", "continue_from": world["run"]["id"]}
+        body = {"prompt": "take one K562", "continue_from": world["run"]["id"]}
     elif path.endswith("/answer"):
         body = {"answers": ["K562-WT"]}
     if path.endswith("/events"):
