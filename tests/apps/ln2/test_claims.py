@@ -638,3 +638,13 @@ def test_the_digit_of_a_name_is_no_position_and_both_takes_the_two(tmp_path: Pat
     run, store = run_script(tmp_path, inventory, "Thaw both MCF7-ER-GFP tubes", [*steps, {"text": "Staged."}])
     (plan,) = store.list_plans(run_id=run.id)
     assert [(i["op"]["record_id"], i["op"]["positions"]) for i in plan.items] == [(8, [31, 32])]
+
+
+def test_a_range_of_positions_in_one_box_is_staged_whole(tmp_path: Path, inventory: Path) -> None:
+    """Held-out ("把2号盒1到3号位的 HCT116-WT 都解冻"): the model staged positions 1 and 3 only. "1到3号位" names 1, 2 and
+    3; a plan that leaves one out is not said as done, and code's reply names what is not in the plan yet."""
+    steps = [{"tool_calls": [_thaw(1, [28, 30])]}, {"text": "已暂存。"}, {"text": "已暂存。"}]
+    run, store = run_script(tmp_path, inventory, "把1号盒28到30号位解冻", steps)
+    (plan,) = store.list_plans(run_id=run.id)
+    assert [i["op"]["positions"] for i in plan.items] == [[28, 30]]
+    assert t("ln2.reply.not_staged", "zh-CN", places="1号盒29号位") in (run.output or "")

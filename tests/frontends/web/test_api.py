@@ -260,11 +260,15 @@ def test_continuing_a_run_that_has_not_ended_is_409(tmp_path: Path) -> None:
         headers = new_session(client)
         run = client.post("/api/runs", json={"prompt": "Which tube is the oldest?"}, headers=headers).json()
         question = pending_ask(client, headers, kind="question")
-        busy = client.post("/api/runs", json={"prompt": "And the newest tube?", "continue_from": run["id"]}, headers=headers)
+        busy = client.post(
+            "/api/runs", json={"prompt": "And the newest tube?", "continue_from": run["id"]}, headers=headers
+        )
         assert busy.status_code == 409
         client.post(f"/api/asks/{question['id']}/answer", json={"answers": [["1", "3"], "none"]}, headers=headers)
         run_status(client, headers, run["id"], "finished")
-        second = client.post("/api/runs", json={"prompt": "And the newest tube?", "continue_from": run["id"]}, headers=headers)
+        second = client.post(
+            "/api/runs", json={"prompt": "And the newest tube?", "continue_from": run["id"]}, headers=headers
+        )
         assert second.status_code == 201 and second.json()["parent_run_id"] == run["id"]
         assert second.json()["thread_id"] == run["thread_id"]
         assert run_status(client, headers, second.json()["id"], "finished")["output"] == "Second turn."

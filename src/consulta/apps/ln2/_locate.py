@@ -275,6 +275,17 @@ def _position(token: str, layout: BoxLayout) -> int | None:
     return None
 
 
+def _listed(listed: str, layout: BoxLayout) -> set[int]:
+    """The positions of a list said of them ("1-3, 7", "1到3号位": 1, 2, 3, 7): each item, and each range whole."""
+    said: set[int] = set()
+    for lo, hi in _RANGE.findall(listed):
+        a, b = _position(lo, layout), _position(hi, layout)
+        if a is not None and b is not None and 0 <= b - a <= layout.capacity:
+            said.update(range(a, b + 1))
+    said.update(p for token in re.findall(_ITEM, listed) if (p := _position(token, layout)) is not None)
+    return said
+
+
 def said_boxes(text: str) -> set[int]:
     """The box numbers `text` names as boxes ("box 2", "2号盒", "盒子 2")."""
     return {int(n) for groups in _BOX.findall(text) for n in groups if n}
@@ -283,16 +294,9 @@ def said_boxes(text: str) -> set[int]:
 def said_positions(text: str, layout: BoxLayout) -> set[int]:
     """The positions `text` names as places ("position 15", "positions 1-3", "15号位", "第15位", "第15个位置", "B6")."""
     said: set[int] = set()
-    for match in _POSITIONS.finditer(text):
-        listed = match.group(1)
-        for lo, hi in _RANGE.findall(listed):
-            a, b = _position(lo, layout), _position(hi, layout)
-            if a is not None and b is not None and 0 <= b - a <= layout.capacity:
-                said.update(range(a, b + 1))
-        said.update(p for token in re.findall(_ITEM, listed) if (p := _position(token, layout)) is not None)
+    for listed in [m.group(1) for m in _POSITIONS.finditer(text)] + _ZH_LIST.findall(text):
+        said |= _listed(listed, layout)
     said.update(int(n) for groups in _ZH_POSITION.findall(text) for n in groups if n)
-    for listed in _ZH_LIST.findall(text):
-        said.update(p for token in re.findall(_ITEM, listed) if (p := _position(token, layout)) is not None)
     said.update(p for row, col in _LABEL.findall(text) if (p := _position(row + col, layout)) is not None)
     return said
 

@@ -433,8 +433,9 @@ def _staged_places(facts: TurnFacts) -> set[tuple[int, int]] | None:
 
 
 def stages_every_place(inventory_path: Path) -> ReplyCheck:
-    """A request naming tubes in several boxes ("box 4 position 1 and box 5 position 19") stages every one of them:
-    a reply after a plan that left some out is refused, and the model stages the rest (a plan grows by each call)."""
+    """A request naming several tubes by place ("box 4 position 1 and box 5 position 19", "2号盒1到3号位") stages
+    every one of them: a reply after a plan that left some out is refused, and the model stages the rest (a plan grows
+    by each call)."""
 
     def check(text: str, facts: TurnFacts) -> None:
         if not facts.staged or facts.applied or not facts.prompt:
@@ -445,7 +446,7 @@ def stages_every_place(inventory_path: Path) -> ReplyCheck:
             return
         named = said_places(facts.prompt, layout)
         staged = _staged_places(facts)
-        if len(named) < 2 or staged is None:
+        if sum(len(ps) for ps in named.values()) < 2 or staged is None:
             return
         missing = sorted((box, p) for box, ps in named.items() for p in ps if (box, p) not in staged)
         if missing:
