@@ -32,6 +32,7 @@ from .families import (
     choice_type,
     family_named,
     fitting,
+    measure_misfit,
     parse_choice,
 )
 
@@ -114,13 +115,15 @@ def _choice_form(names: tuple[str, ...]) -> type[TeamAnswer]:
 
 def _menu_names(task: Task, data: ProblemData) -> tuple[str, ...]:
     """The families offered for `task`, the likeliest first (seen on the embedded model: a small model takes the
-    menu's first family, a Leslie matrix for a workshop's production plan): of those that answer what it asks, the
+    menu's first family, a Leslie matrix for a workshop's production plan): of those that answer what it asks (and
+    give the quantity it asks for: a capacity, a distance; `measure_misfit`), the
     ones some table has the shape for, less those whose subject the statement never names (code would turn them
     down), less those the statement uses no word of when some it does; ranked by the words of the task, then of the
     whole statement (the library's order on a tie), less those with under half the first one's words (a task's word
     counting twice: an assignment for a production plan that shares only "maximise" with it). Each filter is
     skipped when it would leave nothing."""
     names = fitting(task.asks)
+    names = tuple(n for n in names if not measure_misfit(n, task.text)) or names
     names = tuple(n for n in names if not FAMILIES[n].data_misfit(data)) or names
     names = tuple(n for n in names if FAMILIES[n].named_in(data.statement)) or names
     names = tuple(n for n in names if FAMILIES[n].cue_hits(data.statement)) or names
@@ -202,7 +205,9 @@ async def choose_models(director: Director, tasks: list[Task], data: ProblemData
                 model = TaskModel(task=task, status="could_not", reasons=reasons, tries=attempt, offered=list(offered))
                 continue
             params = _table_named(parse_choice(raw), data)
-            reasons = FAMILIES[params.family].supports(data, params)
+            measure = measure_misfit(params.family, task.text)
+            reasons = [measure] if measure else []
+            reasons += FAMILIES[params.family].supports(data, params)
             offer = _offer(params.family, names, task, data) if reasons else ""
             reasons += [offer] if offer else []
             if reasons and _misfit(params.family, data) and len(names) > 1:
@@ -362,6 +367,15 @@ def check_task_models(workspace: Path) -> list[CheckFailure]:
                     "family_fits_task",
                     f"Task {model.task.number} asks for a {model.task.asks}; the model {model.family} gives none. "
                     "Choose a family that answers it.",
+                    f"task {model.task.number}: {model.family}",
+                )
+            )
+        measure = measure_misfit(model.family, model.task.text) if family is not None else ""
+        if measure:
+            failures.append(
+                CheckFailure(
+                    "family_fits_task",
+                    f"Task {model.task.number}: {measure}.",
                     f"task {model.task.number}: {model.family}",
                 )
             )

@@ -16,6 +16,7 @@ from typing import Annotated, Any, Union
 
 from pydantic import Field, TypeAdapter
 
+from .._tasks import measure_of
 from ._base import GROUPS, SCRIPTS, Family, FamilyParams, Group, ProblemData, num, stated
 from ._evaluation import (
     Ahp,
@@ -62,6 +63,7 @@ __all__ = [
     "choice_type",
     "family_named",
     "fitting",
+    "measure_misfit",
     "num",
     "parse_choice",
     "stated",
@@ -141,6 +143,24 @@ def fitting(asks: str) -> tuple[str, ...]:
     """The families that can answer a task asking for `asks` (every family when none says it can)."""
     names = tuple(n for n, f in FAMILIES.items() if asks in f.answers)
     return names or tuple(FAMILIES)
+
+
+_MEASURE_WORDS = {
+    "capacity": "a capacity (the most that can pass through the network: a maximum flow)",
+    "distance": "a distance or a route (the length of a way through the network: a shortest path)",
+}
+
+
+def measure_misfit(name: str, task_text: str) -> str:
+    """Why family `name` does not give the quantity the task asks for (`_tasks.measure_of`: a capacity, a distance),
+    naming the families that do; "" when it gives it, or either side does not tell them apart."""
+    measure = measure_of(task_text)
+    family = FAMILIES[name]
+    if measure is None or not family.measures or measure in family.measures:
+        return ""
+    gives = " or ".join(_MEASURE_WORDS[m].split(" (")[0] for m in sorted(family.measures))
+    fits = ", ".join(n for n, f in FAMILIES.items() if measure in f.measures)
+    return f"the task asks for {_MEASURE_WORDS[measure]}; {name} gives {gives}: choose {fits}"
 
 
 @cache

@@ -70,6 +70,7 @@ class ShortestPath(_Network):
     title = ("Shortest path (Dijkstra)", "最短路径（Dijkstra）")
     aliases = ("Dijkstra",)
     answers = frozenset({"policy", "number"})
+    measures = frozenset({"distance"})
     Params = ShortestPathParams
     outputs = ("path", "length")
     subject = (
@@ -105,6 +106,7 @@ class MaxFlow(_Network):
     group = "network"
     title = ("Maximum flow and minimum cut", "最大流与最小割")
     answers = frozenset({"number", "policy", "explanation"})
+    measures = frozenset({"capacity"})
     Params = MaxFlowParams
     outputs = ("max_flow", "min_cut")
     subject = (
