@@ -1,5 +1,6 @@
 """A network task's quantity (issue 24): a capacity ("how many cars per minute at most") is a maximum flow's, a
-distance or a route a shortest path's; the menu, the check of the modeler's choice and the gate each hold to it."""
+distance or a route a shortest path's; the menu, the check of the modeler's choice and the gate each hold to it. A network's links go one way only when
+the statement says so."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 
 from consulta.apps.modeling._task_models import TaskModel, _menu_names, check_task_models, record
 from consulta.apps.modeling._tasks import Task, measure_of, statement_tasks
-from consulta.apps.modeling.families import ProblemData, measure_misfit
+from consulta.apps.modeling.families import ProblemData, measure_misfit, parse_choice, stated_direction
 
 ROADS = pd.DataFrame({"起点": ["A", "A", "B", "C", "B"], "终点": ["B", "C", "D", "D", "C"],
                       "距离_km": [4.0, 2.0, 5.0, 8.0, 1.0], "通行能力": [30, 20, 25, 15, 10]})  # fmt: skip
@@ -72,3 +73,27 @@ def test_the_gate_rejects_a_shortest_path_that_ran_for_a_capacity(tmp_path: Path
     record(_Recorder(), [model])  # type: ignore[arg-type]
     failures = check_task_models(tmp_path)
     assert [f.check for f in failures] == ["family_fits_task"] and "choose max_flow" in failures[0].message
+
+
+@pytest.mark.parametrize(
+    ("statement", "directed"),
+    [
+        ("某城市的道路网络见 `道路.csv`。", False),
+        ("The roads of `roads.csv` link the junctions.", False),
+        ("The streets of `roads.csv` are one-way, from the first junction to the second.", True),
+        ("每条道路均为单向通行。", True),
+        ("管网是一个有向图。", True),
+        ("The network is a directed graph of pipes.", True),
+        ("The network is an undirected graph of pipes.", False),
+        ("道路为无向（双向通行）。", False),
+    ],
+)
+def test_a_network_goes_one_way_when_the_statement_says_so_whatever_the_modeler_guessed(
+    statement: str, directed: bool
+) -> None:
+    ends = {"table": "道路.csv", "source_column": "起点", "target_column": "终点"}
+    for family, guess in (("shortest_path", not directed), ("max_flow", not directed), ("centrality", not directed)):
+        params = parse_choice({"family": family, **ends, "directed": guess})
+        assert stated_direction(params, statement).directed is directed  # type: ignore[attr-defined]
+    topsis = parse_choice({"family": "topsis", "table": "t.csv"})
+    assert stated_direction(topsis, statement) is topsis  # no network: as it was

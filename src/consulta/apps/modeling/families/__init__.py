@@ -28,7 +28,15 @@ from ._evaluation import (
     Topsis,
     TopsisParams,
 )
-from ._networks import Centrality, CentralityParams, MaxFlow, MaxFlowParams, ShortestPath, ShortestPathParams
+from ._networks import (
+    Centrality,
+    CentralityParams,
+    MaxFlow,
+    MaxFlowParams,
+    ShortestPath,
+    ShortestPathParams,
+    stated_direction,
+)
 from ._ode import LotkaVolterra, LotkaVolterraParams, Pharmacokinetics, PharmacokineticsParams, Sir, SirParams
 from ._optimisation import (
     Assignment,
@@ -67,6 +75,7 @@ __all__ = [
     "num",
     "parse_choice",
     "stated",
+    "stated_direction",
 ]
 
 FAMILIES: dict[str, Family] = {

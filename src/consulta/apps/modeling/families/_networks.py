@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 import pandas as pd
@@ -9,7 +10,15 @@ from pydantic import Field
 
 from ._base import Family, FamilyParams, ProblemData, columns_problem, num, zh
 
-__all__ = ["Centrality", "CentralityParams", "MaxFlow", "MaxFlowParams", "ShortestPath", "ShortestPathParams"]
+__all__ = [
+    "Centrality",
+    "CentralityParams",
+    "MaxFlow",
+    "MaxFlowParams",
+    "ShortestPath",
+    "ShortestPathParams",
+    "stated_direction",
+]
 
 
 _GRAPH = ("network", "node", "graph", "edge", "vertex", "vertices", "link", "connect", "网络", "节点", "图论", "顶点",
@@ -20,6 +29,7 @@ _GRAPH = ("network", "node", "graph", "edge", "vertex", "vertices", "link", "con
 class _Edges(FamilyParams):
     source_column: str = Field("", max_length=60, description="边的起点列")
     target_column: str = Field("", max_length=60, description="边的终点列")
+    directed: bool = Field(False, description="边是否单向（由题目的用词决定：单向、有向、one-way、directed）")
 
 
 def _not_edges(frame: pd.DataFrame) -> str:
@@ -33,6 +43,19 @@ def _not_edges(frame: pd.DataFrame) -> str:
             if common and len(common) * 2 >= max(len(values[a]), len(values[b])) and len(frame) >= 2:
                 return ""
     return "it needs a row per link: two columns naming the nodes it joins"
+
+
+_ONE_WAY = re.compile(r"one[- ]way|(?<![A-Za-z])directed(?![A-Za-z])|单向|单行|有向", re.I)
+"""The words of a statement whose links go one way only ("undirected", 无向, 双向 are not among them)."""
+
+
+def stated_direction(params: FamilyParams, statement: str) -> FamilyParams:
+    """`params` of a network family with `directed` as the statement says it, not as the modeler guessed: one-way
+    when it uses a word for it (`_ONE_WAY`), else both ways (roads, pipes and links of no stated direction); any
+    other family's `params` as they are."""
+    if not isinstance(params, _Edges):
+        return params
+    return params.model_copy(update={"directed": bool(_ONE_WAY.search(statement))})
 
 
 class _Network(Family):
@@ -61,7 +84,6 @@ class ShortestPathParams(_Edges):
     weight_column: str = Field("", max_length=60, description="边的长度／费用列")
     start: str = Field("", max_length=60, description="起点")
     end: str = Field("", max_length=60, description="终点")
-    directed: bool = False
 
 
 class ShortestPath(_Network):
