@@ -13,7 +13,8 @@ import pytest
 
 from consulta.apps.modeling._task_models import TaskModel, _menu_names, check_task_models, record
 from consulta.apps.modeling._tasks import Task, measure_of, statement_tasks
-from consulta.apps.modeling.families import ProblemData, measure_misfit, parse_choice, stated_direction
+from consulta.apps.modeling.families import ProblemData, measure_misfit, parse_choice
+from consulta.apps.modeling.families._networks import stated_direction
 
 ROADS = pd.DataFrame({"起点": ["A", "A", "B", "C", "B"], "终点": ["B", "C", "D", "D", "C"],
                       "距离_km": [4.0, 2.0, 5.0, 8.0, 1.0], "通行能力": [30, 20, 25, 15, 10]})  # fmt: skip

@@ -29,12 +29,12 @@ from .families import (
     Family,
     FamilyParams,
     ProblemData,
+    as_stated,
     choice_type,
     family_named,
     fitting,
     measure_misfit,
     parse_choice,
-    stated_direction,
 )
 
 
@@ -205,7 +205,7 @@ async def choose_models(director: Director, tasks: list[Task], data: ProblemData
                 )
                 model = TaskModel(task=task, status="could_not", reasons=reasons, tries=attempt, offered=list(offered))
                 continue
-            params = stated_direction(_table_named(parse_choice(raw), data), data.statement)
+            params = as_stated(_table_named(parse_choice(raw), data), data.statement)
             measure = measure_misfit(params.family, task.text)
             reasons = [measure] if measure else []
             reasons += FAMILIES[params.family].supports(data, params)

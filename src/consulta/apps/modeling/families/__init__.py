@@ -27,6 +27,7 @@ from ._evaluation import (
     GreyRelationalParams,
     Topsis,
     TopsisParams,
+    stated_costs,
 )
 from ._networks import (
     Centrality,
@@ -74,8 +75,8 @@ __all__ = [
     "measure_misfit",
     "num",
     "parse_choice",
+    "as_stated",
     "stated",
-    "stated_direction",
 ]
 
 FAMILIES: dict[str, Family] = {
@@ -152,6 +153,12 @@ def fitting(asks: str) -> tuple[str, ...]:
     """The families that can answer a task asking for `asks` (every family when none says it can)."""
     names = tuple(n for n, f in FAMILIES.items() if asks in f.answers)
     return names or tuple(FAMILIES)
+
+
+def as_stated(params: FamilyParams, statement: str) -> FamilyParams:
+    """`params` with what code reads from the statement in place of the modeler's guess: a network's direction
+    (`stated_direction`), an evaluation's cost criteria (`stated_costs`)."""
+    return stated_costs(stated_direction(params, statement), statement)
 
 
 _MEASURE_WORDS = {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 import pandas as pd
@@ -18,6 +19,7 @@ __all__ = [
     "GreyRelationalParams",
     "Topsis",
     "TopsisParams",
+    "stated_costs",
 ]
 
 
@@ -91,6 +93,70 @@ class _Evaluation(Family):
 _RANKING = ("rank", "evaluat", "assess", "score", "criteri", "indicator", "best", "排序", "排名", "评价", "评估", "指标",
             "综合", "优劣")  # fmt: skip
 """Words a statement asking to score and rank alternatives uses."""
+
+
+_LOWER = re.compile(
+    r"(?:lower|smaller|less|fewer|shorter|cheaper)\s+(?:is|are)\s+better|\bthe\s+(?:lower|smaller|less|fewer|shorter)\b"
+    r"[^.;]{0,30}?\bthe\s+better|\b(?:should|must)\s+be\s+(?:low|small|short|as low)|\bminimi[sz]|成本型|越(?:低|小|少|短|便宜)",
+    re.I,
+)
+_HIGHER = re.compile(
+    r"(?:higher|larger|greater|more|bigger|longer)\s+(?:is|are)\s+better|\bthe\s+(?:higher|larger|greater|more|bigger)\b"
+    r"[^.;]{0,30}?\bthe\s+better|\b(?:should|must)\s+be\s+(?:high|large|as high)|\bmaximi[sz]|效益型|越(?:高|大|多|长)",
+    re.I,
+)
+"""What a statement says of a criterion that is better low (a cost) or high (a benefit)."""
+_COST_NAME = re.compile(
+    r"(?<![A-Za-z])(?:costs?|prices?|expenses?|fees?|rents?|distances?|durations?|delays?|km|minutes?|min|hours?)"
+    r"(?![A-Za-z])|费用|成本|价格|价钱|租金|耗时|时间|距离|时长|能耗",
+    re.I,
+)
+"""A criterion's name that says it is a cost (a price, a distance, a time measured in minutes)."""
+
+
+def _mentions(statement: str, name: str) -> list[int]:
+    """Where the statement names the criterion `name` (its column name, the unit in brackets set aside, or its words
+    with "_" read as a space)."""
+    head = re.split(r"[（(\[]", name, maxsplit=1)[0].strip() or name
+    forms = {name, head, head.replace("_", " ")}
+    return sorted({m.start() for f in forms if f for m in re.finditer(re.escape(f), statement, re.I)})
+
+
+def _stated_cost(statement: str, name: str) -> bool | None:
+    """Whether the statement says criterion `name` is better low (True) or high (False), by the nearest such words
+    after a mention of it in the same sentence (else just before it); None when it says neither."""
+    for at in _mentions(statement, name):
+        sentence_end = re.search(r"[。；;\n]|\.(?:\s|$)", statement[at:])
+        after = statement[at : at + (sentence_end.start() if sentence_end else len(statement) - at)][:60]
+        found = [(m.start(), True) for m in _LOWER.finditer(after)] + [
+            (m.start(), False) for m in _HIGHER.finditer(after)
+        ]
+        if found:
+            return min(found)[1]
+        before = re.split(r"[。；;\n,，]|\.(?:\s|$)", statement[max(0, at - 40) : at])[-1]
+        found = [(m.end(), True) for m in _LOWER.finditer(before)] + [
+            (m.end(), False) for m in _HIGHER.finditer(before)
+        ]
+        if found:
+            return max(found)[1]
+    return None
+
+
+def stated_costs(params: FamilyParams, statement: str) -> FamilyParams:
+    """`params` of an evaluation with its cost criteria (smaller better) as code reads them, not as the modeler
+    guessed: a criterion the statement says is better low or high ("price (lower is better)", "价格越低越好"), else one
+    whose name says it is a cost (a price, a distance, a time in minutes); the modeler's word only for a criterion of
+    which neither says anything. Any other family's `params` as they are."""
+    if not isinstance(params, _Criteria):
+        return params
+    costs = []
+    for criterion in params.criteria:
+        said = _stated_cost(statement, criterion)
+        if said is None:
+            said = True if _COST_NAME.search(criterion) else None
+        if said or (said is None and criterion in params.cost_criteria):
+            costs.append(criterion)
+    return params.model_copy(update={"cost_criteria": costs})
 
 
 def _criteria_problem(data: ProblemData, p: _Criteria) -> list[str]:
