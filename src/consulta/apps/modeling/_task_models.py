@@ -35,6 +35,7 @@ from .families import (
     fitting,
     measure_misfit,
     parse_choice,
+    with_ahp_weights,
 )
 
 
@@ -223,9 +224,24 @@ async def choose_models(director: Director, tasks: list[Task], data: ProblemData
     return chosen
 
 
+def _ahp_results(ws: Path, done: list[TaskModel]) -> dict[str, dict[str, Any]]:
+    """The results of the AHPs that ran for earlier tasks of the run (`results/<out>.json` → its JSON), the earliest
+    first: a later TOPSIS over the same criteria takes their weights (`with_ahp_weights`)."""
+    found = {}
+    for model in done:
+        path = ws / "results" / f"{model.out}.json"
+        if model.family == "ahp" and model.status == "ran" and path.is_file():
+            try:
+                found[f"results/{path.name}"] = json.loads(path.read_text(encoding="utf-8"))
+            except ValueError:
+                continue
+    return found
+
+
 async def run_task_models(director: Director, models: list[TaskModel]) -> list[TaskModel]:
     """Run each chosen family's script in the sandbox; one that fails is set aside (its script moved out of code/,
-    so the gates' check that every script runs is not held up by a task the team could not do) with its error."""
+    so the gates' check that every script runs is not held up by a task the team could not do) with its error. A
+    TOPSIS over the criteria an earlier task's AHP weighed uses the AHP's weights (`with_ahp_weights`)."""
     from ._team_code import run_in_sandbox
 
     ws = director.ws
@@ -235,7 +251,8 @@ async def run_task_models(director: Director, models: list[TaskModel]) -> list[T
             done.append(model)
             continue
         family = family_named(model.family)
-        params = parse_choice(model.params)
+        params = with_ahp_weights(parse_choice(model.params), _ahp_results(ws, done))
+        model = model.model_copy(update={"params": params.model_dump()})
         director._write_script("family_io", (SCRIPTS / "family_io.py").read_text(encoding="utf-8"), origin="library")
         director._write_script(model.out, family.script(params, out=model.out), origin=f"library ({family.name})")
         ran = await run_in_sandbox(ws, model.out)

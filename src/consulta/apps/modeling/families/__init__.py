@@ -28,6 +28,7 @@ from ._evaluation import (
     Topsis,
     TopsisParams,
     stated_costs,
+    with_ahp_weights,
 )
 from ._networks import (
     Centrality,
@@ -77,6 +78,7 @@ __all__ = [
     "parse_choice",
     "as_stated",
     "stated",
+    "with_ahp_weights",
 ]
 
 FAMILIES: dict[str, Family] = {

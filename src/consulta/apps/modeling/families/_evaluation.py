@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 import pandas as pd
 from pydantic import Field
+from pydantic.json_schema import SkipJsonSchema
 
 from ._base import Family, FamilyParams, ProblemData, columns_problem, num, numeric_columns, zh
 
@@ -20,6 +21,7 @@ __all__ = [
     "Topsis",
     "TopsisParams",
     "stated_costs",
+    "with_ahp_weights",
 ]
 
 
@@ -190,6 +192,25 @@ def _weights_sentence(result: dict[str, Any], lang: str) -> str:
 class TopsisParams(_Criteria):
     family: Literal["topsis"] = "topsis"
     weighting: Literal["entropy", "equal"] = "entropy"
+    ahp_weights: SkipJsonSchema[dict[str, float]] = Field(default_factory=dict)
+    """The criteria's weights an earlier task's AHP computed, set by code (`with_ahp_weights`), never by the modeler:
+    used in place of `weighting` when there."""
+    weights_from: SkipJsonSchema[str] = ""
+    """The result file those weights are read from (`results/<out>.json`)."""
+
+
+def with_ahp_weights(params: FamilyParams, ahp: dict[str, dict[str, Any]]) -> FamilyParams:
+    """A TOPSIS's `params` with the weights of an AHP run earlier for the same criteria (`ahp`: each AHP result
+    file's name → its result JSON, the earliest first; its weights' names matching the criteria without case):
+    the problem's own judgment of the criteria, in place of entropy or equal weights. Anything else as it is."""
+    if not isinstance(params, TopsisParams):
+        return params
+    for file, result in ahp.items():
+        weights = {str(k).strip().lower(): float(v) for k, v in (result.get("weights") or {}).items()}
+        if len(params.criteria) >= 2 and sorted(weights) == sorted(c.strip().lower() for c in params.criteria):
+            found = {c: weights[c.strip().lower()] for c in params.criteria}
+            return params.model_copy(update={"ahp_weights": found, "weights_from": file})
+    return params
 
 
 class Topsis(_Evaluation):
@@ -205,7 +226,21 @@ class Topsis(_Evaluation):
         return _criteria_problem(data, TopsisParams.model_validate(params))
 
     def sentences(self, result: dict[str, Any], *, lang: str) -> list[str]:
-        return [_weights_sentence(result, lang), _ranking_sentence(result, "scores", lang, ("closeness to the ideal", "与理想解的贴近度"))]  # fmt: skip
+        w = ", ".join(f"{k} {num(v)}" for k, v in result["weights"].items())
+        source, costs = result.get("weights_from") or "", result.get("cost_criteria") or []
+        if zh(lang):
+            how = {"ahp": f"取自层次分析法的结果 `{source}`", "entropy": "熵权法", "equal": "等权"}.get(
+                result.get("weighting", ""), ""
+            )
+            lines = [f"指标权重（{how}）：{w}。"]
+            lines += [f"成本型指标（越小越好）：{'、'.join(costs)}。"] if costs else []
+        else:
+            how = {"ahp": f"the AHP's, from `{source}`", "entropy": "entropy weights", "equal": "equal weights"}.get(
+                result.get("weighting", ""), ""
+            )
+            lines = [f"Criteria weights ({how}): {w}."]
+            lines += [f"Cost criteria (smaller is better): {', '.join(costs)}."] if costs else []
+        return [*lines, _ranking_sentence(result, "scores", lang, ("closeness to the ideal", "与理想解的贴近度"))]  # fmt: skip
 
 
 class EntropyWeightParams(_Criteria):
