@@ -12,7 +12,7 @@ import pytest
 
 from consulta.apps.modeling._task_models import TaskModel, _ahp_results
 from consulta.apps.modeling._tasks import Task
-from consulta.apps.modeling.families import as_stated, family_named, parse_choice, with_ahp_weights
+from consulta.apps.modeling.families import ProblemData, as_stated, family_named, parse_choice, with_ahp_weights
 from consulta.apps.modeling.families._evaluation import TopsisParams
 
 from .test_families import _module
@@ -22,7 +22,7 @@ CRITERIA = ["quality", "on_time", "price", "commute_min"]
 
 def _costs(statement: str, guess: list[str], criteria: list[str] = CRITERIA) -> list[str]:
     params = parse_choice({"family": "topsis", "table": "t.csv", "label_column": "name", "criteria": criteria, "cost_criteria": guess})  # fmt: skip
-    return as_stated(params, statement).cost_criteria  # type: ignore[attr-defined, no-any-return]
+    return as_stated(params, ProblemData(tables={}, statement=statement)).cost_criteria  # type: ignore[attr-defined, no-any-return]
 
 
 def test_every_criterion_put_among_the_costs_is_read_again_from_the_names() -> None:
@@ -55,7 +55,7 @@ def test_the_statement_says_which_criteria_are_costs_in_chinese() -> None:
 
 def test_a_family_without_criteria_is_left_as_it_is() -> None:
     params = parse_choice({"family": "gm11", "table": "t.csv"})
-    assert as_stated(params, "price lower is better") is params
+    assert as_stated(params, ProblemData(tables={}, statement="price lower is better")) is params
 
 
 AHP = {"weights": {"Quality": 0.5, "Price": 0.3, "On_time": 0.2}, "ranking": ["Quality", "Price", "On_time"]}

@@ -87,14 +87,26 @@ def test_the_gate_rejects_a_shortest_path_that_ran_for_a_capacity(tmp_path: Path
         ("The network is a directed graph of pipes.", True),
         ("The network is an undirected graph of pipes.", False),
         ("道路为无向（双向通行）。", False),
+        ("Each street is traffic in the direction from the first junction to the second.", True),
     ],
 )
 def test_a_network_goes_one_way_when_the_statement_says_so_whatever_the_modeler_guessed(
     statement: str, directed: bool
 ) -> None:
     ends = {"table": "道路.csv", "source_column": "起点", "target_column": "终点"}
+    data = ProblemData(tables={"道路.csv": ROADS}, statement=statement)
     for family, guess in (("shortest_path", not directed), ("max_flow", not directed), ("centrality", not directed)):
         params = parse_choice({"family": family, **ends, "directed": guess})
-        assert stated_direction(params, statement).directed is directed  # type: ignore[attr-defined]
+        assert stated_direction(params, data).directed is directed  # type: ignore[attr-defined]
     topsis = parse_choice({"family": "topsis", "table": "t.csv"})
-    assert stated_direction(topsis, statement) is topsis  # no network: as it was
+    assert stated_direction(topsis, data) is topsis  # no network: as it was
+
+
+def test_a_direction_said_of_one_quantity_holds_for_the_family_that_reads_it() -> None:
+    statement = "道路见 `道路.csv`（距离与每分钟的通行能力，通行能力按起点到终点的方向）。"
+    data = ProblemData(tables={"道路.csv": ROADS}, statement=statement)
+    ends = {"table": "道路.csv", "source_column": "起点", "target_column": "终点"}
+    flow = parse_choice({"family": "max_flow", **ends, "capacity_column": "通行能力"})
+    path = parse_choice({"family": "shortest_path", **ends, "weight_column": "距离_km", "directed": True})
+    assert stated_direction(flow, data).directed is True  # type: ignore[attr-defined]
+    assert stated_direction(path, data).directed is False  # type: ignore[attr-defined]

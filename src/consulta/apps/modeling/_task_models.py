@@ -206,7 +206,7 @@ async def choose_models(director: Director, tasks: list[Task], data: ProblemData
                 )
                 model = TaskModel(task=task, status="could_not", reasons=reasons, tries=attempt, offered=list(offered))
                 continue
-            params = as_stated(_table_named(parse_choice(raw), data), data.statement)
+            params = as_stated(_table_named(parse_choice(raw), data), data)
             measure = measure_misfit(params.family, task.text)
             reasons = [measure] if measure else []
             reasons += FAMILIES[params.family].supports(data, params)

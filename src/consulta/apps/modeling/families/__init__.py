@@ -157,10 +157,10 @@ def fitting(asks: str) -> tuple[str, ...]:
     return names or tuple(FAMILIES)
 
 
-def as_stated(params: FamilyParams, statement: str) -> FamilyParams:
+def as_stated(params: FamilyParams, data: ProblemData) -> FamilyParams:
     """`params` with what code reads from the statement in place of the modeler's guess: a network's direction
     (`stated_direction`), an evaluation's cost criteria (`stated_costs`)."""
-    return stated_costs(stated_direction(params, statement), statement)
+    return stated_costs(stated_direction(params, data), data.statement)
 
 
 _MEASURE_WORDS = {

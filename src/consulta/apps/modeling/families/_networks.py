@@ -45,17 +45,40 @@ def _not_edges(frame: pd.DataFrame) -> str:
     return "it needs a row per link: two columns naming the nodes it joins"
 
 
-_ONE_WAY = re.compile(r"one[- ]way|(?<![A-Za-z])directed(?![A-Za-z])|单向|单行|有向", re.I)
+_ONE_WAY = re.compile(
+    r"one[- ]way|(?<![A-Za-z])directed(?![A-Za-z])|in the direction (?:of|from)|单向|单行|有向|按[^，,。；;]{0,12}方向",
+    re.I,
+)
 """The words of a statement whose links go one way only ("undirected", 无向, 双向 are not among them)."""
+_TWO_WAY = re.compile(r"two[- ]way|both (?:ways|directions)|either direction|undirected|双向|无向|两个方向", re.I)
+"""The words of a statement whose links go both ways."""
 
 
-def stated_direction(params: FamilyParams, statement: str) -> FamilyParams:
+def _heads(column: str) -> set[str]:
+    """What a statement calls a column: its name, and its head before a unit ("距离" of "距离_km")."""
+    head = re.split(r"[_（(\[]", column, maxsplit=1)[0].strip()
+    return {c for c in (column, head) if c}
+
+
+def stated_direction(params: FamilyParams, data: ProblemData) -> FamilyParams:
     """`params` of a network family with `directed` as the statement says it, not as the modeler guessed: one-way
-    when it uses a word for it (`_ONE_WAY`), else both ways (roads, pipes and links of no stated direction); any
-    other family's `params` as they are."""
+    when a clause of the statement uses a word for it (`_ONE_WAY`) and no word for both ways, and names no column of
+    the table or the one the family reads (a capacity "按起点到终点的方向" makes the flow one-way, not the distances);
+    else both ways (roads, pipes and links of no stated direction). Any other family's `params` as they are."""
     if not isinstance(params, _Edges):
         return params
-    return params.model_copy(update={"directed": bool(_ONE_WAY.search(statement))})
+    frame = data.tables.get(params.table)
+    columns = [str(c) for c in frame.columns] if frame is not None else []
+    ends = {params.source_column, params.target_column}
+    own = {str(v) for k, v in params.model_dump().items() if k.endswith("_column") and v and v not in ends}
+    directed = False
+    for clause in re.split(r"[，,。；;\n]|\.(?:\s|$)", data.statement):
+        if not _ONE_WAY.search(clause) or _TWO_WAY.search(clause):
+            continue
+        named = {c for c in columns if c not in ends and any(h.lower() in clause.lower() for h in _heads(c))}
+        if not named or named & own:
+            directed = True
+    return params.model_copy(update={"directed": directed})
 
 
 class _Network(Family):
