@@ -225,6 +225,10 @@ def test_networks_find_the_shortest_path_the_max_flow_and_the_hub(tmp_path: Path
     assert r["path"] == ["s", "x", "y", "t"] and r["length"] == 4
     r = solved("max_flow", {"e.csv": edges}, sandbox=tmp_path / "2", table="e.csv", source_column="a", target_column="b", capacity_column="cap", source="s", sink="t")  # fmt: skip
     assert r["max_flow"] == 5 and r["cut_capacity"] == 5
+    written_backwards = pd.DataFrame({"a": ["x", "t"], "b": ["s", "x"], "cap": [4, 3]})  # t→x, x→s as written
+    for directed, flow in ((False, 3), (True, 0)):  # a two-way road carries either way; a one-way one does not
+        r = solved("max_flow", {"w.csv": written_backwards}, sandbox=tmp_path / f"w{directed}", table="w.csv", source_column="a", target_column="b", capacity_column="cap", source="s", sink="t", directed=directed)  # fmt: skip
+        assert r["max_flow"] == flow
     star = pd.DataFrame({"a": ["hub"] * 5 + ["n1"], "b": ["n1", "n2", "n3", "n4", "n5", "n2"]})
     r = solved(
         "centrality",

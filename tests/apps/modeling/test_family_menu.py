@@ -149,7 +149,7 @@ def test_a_choice_turned_down_is_sent_back_with_the_offer_and_the_retry_is_taken
     )
     (model,) = asyncio.run(choose_models(director, [task], data))
     assert (model.status, model.family, model.tries) == ("chosen", "shortest_path", 2)
-    assert model.offered == ["shortest_path", "max_flow"]  # what the menu was, on record
+    assert model.offered == ["shortest_path"]  # what the menu was, on record: a route's (no capacity's max_flow)
 
 
 def test_a_family_far_behind_the_first_is_not_offered() -> None:

@@ -29,10 +29,13 @@ from .families import (
     Family,
     FamilyParams,
     ProblemData,
+    as_stated,
     choice_type,
     family_named,
     fitting,
+    measure_misfit,
     parse_choice,
+    with_ahp_weights,
 )
 
 
@@ -114,13 +117,15 @@ def _choice_form(names: tuple[str, ...]) -> type[TeamAnswer]:
 
 def _menu_names(task: Task, data: ProblemData) -> tuple[str, ...]:
     """The families offered for `task`, the likeliest first (seen on the embedded model: a small model takes the
-    menu's first family, a Leslie matrix for a workshop's production plan): of those that answer what it asks, the
+    menu's first family, a Leslie matrix for a workshop's production plan): of those that answer what it asks (and
+    give the quantity it asks for: a capacity, a distance; `measure_misfit`), the
     ones some table has the shape for, less those whose subject the statement never names (code would turn them
     down), less those the statement uses no word of when some it does; ranked by the words of the task, then of the
     whole statement (the library's order on a tie), less those with under half the first one's words (a task's word
     counting twice: an assignment for a production plan that shares only "maximise" with it). Each filter is
     skipped when it would leave nothing."""
     names = fitting(task.asks)
+    names = tuple(n for n in names if not measure_misfit(n, task.text)) or names
     names = tuple(n for n in names if not FAMILIES[n].data_misfit(data)) or names
     names = tuple(n for n in names if FAMILIES[n].named_in(data.statement)) or names
     names = tuple(n for n in names if FAMILIES[n].cue_hits(data.statement)) or names
@@ -201,8 +206,10 @@ async def choose_models(director: Director, tasks: list[Task], data: ProblemData
                 )
                 model = TaskModel(task=task, status="could_not", reasons=reasons, tries=attempt, offered=list(offered))
                 continue
-            params = _table_named(parse_choice(raw), data)
-            reasons = FAMILIES[params.family].supports(data, params)
+            params = as_stated(_table_named(parse_choice(raw), data), data)
+            measure = measure_misfit(params.family, task.text)
+            reasons = [measure] if measure else []
+            reasons += FAMILIES[params.family].supports(data, params)
             offer = _offer(params.family, names, task, data) if reasons else ""
             reasons += [offer] if offer else []
             if reasons and _misfit(params.family, data) and len(names) > 1:
@@ -217,9 +224,24 @@ async def choose_models(director: Director, tasks: list[Task], data: ProblemData
     return chosen
 
 
+def _ahp_results(ws: Path, done: list[TaskModel]) -> dict[str, dict[str, Any]]:
+    """The results of the AHPs that ran for earlier tasks of the run (`results/<out>.json` → its JSON), the earliest
+    first: a later TOPSIS over the same criteria takes their weights (`with_ahp_weights`)."""
+    found = {}
+    for model in done:
+        path = ws / "results" / f"{model.out}.json"
+        if model.family == "ahp" and model.status == "ran" and path.is_file():
+            try:
+                found[f"results/{path.name}"] = json.loads(path.read_text(encoding="utf-8"))
+            except ValueError:
+                continue
+    return found
+
+
 async def run_task_models(director: Director, models: list[TaskModel]) -> list[TaskModel]:
     """Run each chosen family's script in the sandbox; one that fails is set aside (its script moved out of code/,
-    so the gates' check that every script runs is not held up by a task the team could not do) with its error."""
+    so the gates' check that every script runs is not held up by a task the team could not do) with its error. A
+    TOPSIS over the criteria an earlier task's AHP weighed uses the AHP's weights (`with_ahp_weights`)."""
     from ._team_code import run_in_sandbox
 
     ws = director.ws
@@ -229,7 +251,8 @@ async def run_task_models(director: Director, models: list[TaskModel]) -> list[T
             done.append(model)
             continue
         family = family_named(model.family)
-        params = parse_choice(model.params)
+        params = with_ahp_weights(parse_choice(model.params), _ahp_results(ws, done))
+        model = model.model_copy(update={"params": params.model_dump()})
         director._write_script("family_io", (SCRIPTS / "family_io.py").read_text(encoding="utf-8"), origin="library")
         director._write_script(model.out, family.script(params, out=model.out), origin=f"library ({family.name})")
         ran = await run_in_sandbox(ws, model.out)
@@ -362,6 +385,15 @@ def check_task_models(workspace: Path) -> list[CheckFailure]:
                     "family_fits_task",
                     f"Task {model.task.number} asks for a {model.task.asks}; the model {model.family} gives none. "
                     "Choose a family that answers it.",
+                    f"task {model.task.number}: {model.family}",
+                )
+            )
+        measure = measure_misfit(model.family, model.task.text) if family is not None else ""
+        if measure:
+            failures.append(
+                CheckFailure(
+                    "family_fits_task",
+                    f"Task {model.task.number}: {measure}.",
                     f"task {model.task.number}: {model.family}",
                 )
             )

@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from ._shape import ModelKind
 
-__all__ = ["Asks", "Task", "TaskAnswer", "answer_of", "statement_tasks"]
+__all__ = ["Asks", "Measure", "Task", "TaskAnswer", "answer_of", "measure_of", "statement_tasks"]
 
 Asks = Literal["forecast", "policy", "ranking", "estimate", "number", "explanation"]
 MAX_TASKS = 8
@@ -46,6 +46,37 @@ _ASKS: tuple[tuple[Asks, re.Pattern[str]], ...] = (
     ("estimate", re.compile(r"(estimat|fit|rate|parameter|估计|估算|拟合|参数|比率)", re.I)),
     ("number", re.compile(r"(how many|how much|number of|多少|几)", re.I)),
 )
+
+
+Measure = Literal["capacity", "distance"]
+"""What quantity a task about a network asks for: the most that can pass (a capacity, a throughput: a maximum flow)
+or the length of a way (a distance, a route, a travel time: a shortest path). Read from the task's words by
+`measure_of`; a task of neither kind has none."""
+_MEASURES: tuple[tuple[Measure, re.Pattern[str]], ...] = (
+    (
+        "capacity",
+        re.compile(
+            r"(capacit|throughput|max(?:imum|imal)?\s+flow|bottleneck|at most\b.{0,40}\bper\b|"
+            r"\bper\s+(?:second|minute|hour|day)\b.{0,20}\bat most|(?:most|maximum)\b.{0,30}\b(?:can|could) (?:pass|get through|flow)|"
+            r"通行能力|容量|吞吐|最大流|最多.{0,12}(?:通过|通行|运送|输送)|能通过多少|瓶颈)",
+            re.I,
+        ),
+    ),
+    (
+        "distance",
+        re.compile(
+            r"(shortest|distance|route|\bpath|how far|travel time|quickest way|fastest way|"
+            r"最短|距离|路线|路径|路程|多远|行程)",
+            re.I,
+        ),
+    ),
+)
+
+
+def measure_of(text: str) -> Measure | None:
+    """The quantity `text` (a task) asks for, a capacity before a distance when it names both ("the most cars per
+    minute along the route"); None when it names neither."""
+    return next((kind for kind, pattern in _MEASURES if pattern.search(text)), None)
 
 
 class Task(BaseModel):

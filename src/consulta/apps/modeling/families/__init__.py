@@ -16,6 +16,7 @@ from typing import Annotated, Any, Union
 
 from pydantic import Field, TypeAdapter
 
+from .._tasks import measure_of
 from ._base import GROUPS, SCRIPTS, Family, FamilyParams, Group, ProblemData, num, stated
 from ._evaluation import (
     Ahp,
@@ -26,8 +27,18 @@ from ._evaluation import (
     GreyRelationalParams,
     Topsis,
     TopsisParams,
+    stated_costs,
+    with_ahp_weights,
 )
-from ._networks import Centrality, CentralityParams, MaxFlow, MaxFlowParams, ShortestPath, ShortestPathParams
+from ._networks import (
+    Centrality,
+    CentralityParams,
+    MaxFlow,
+    MaxFlowParams,
+    ShortestPath,
+    ShortestPathParams,
+    stated_direction,
+)
 from ._ode import LotkaVolterra, LotkaVolterraParams, Pharmacokinetics, PharmacokineticsParams, Sir, SirParams
 from ._optimisation import (
     Assignment,
@@ -62,9 +73,12 @@ __all__ = [
     "choice_type",
     "family_named",
     "fitting",
+    "measure_misfit",
     "num",
     "parse_choice",
+    "as_stated",
     "stated",
+    "with_ahp_weights",
 ]
 
 FAMILIES: dict[str, Family] = {
@@ -141,6 +155,30 @@ def fitting(asks: str) -> tuple[str, ...]:
     """The families that can answer a task asking for `asks` (every family when none says it can)."""
     names = tuple(n for n, f in FAMILIES.items() if asks in f.answers)
     return names or tuple(FAMILIES)
+
+
+def as_stated(params: FamilyParams, data: ProblemData) -> FamilyParams:
+    """`params` with what code reads from the statement in place of the modeler's guess: a network's direction
+    (`stated_direction`), an evaluation's cost criteria (`stated_costs`)."""
+    return stated_costs(stated_direction(params, data), data.statement)
+
+
+_MEASURE_WORDS = {
+    "capacity": "a capacity (the most that can pass through the network: a maximum flow)",
+    "distance": "a distance or a route (the length of a way through the network: a shortest path)",
+}
+
+
+def measure_misfit(name: str, task_text: str) -> str:
+    """Why family `name` does not give the quantity the task asks for (`_tasks.measure_of`: a capacity, a distance),
+    naming the families that do; "" when it gives it, or either side does not tell them apart."""
+    measure = measure_of(task_text)
+    family = FAMILIES[name]
+    if measure is None or not family.measures or measure in family.measures:
+        return ""
+    gives = " or ".join(_MEASURE_WORDS[m].split(" (")[0] for m in sorted(family.measures))
+    fits = ", ".join(n for n, f in FAMILIES.items() if measure in f.measures)
+    return f"the task asks for {_MEASURE_WORDS[measure]}; {name} gives {gives}: choose {fits}"
 
 
 @cache

@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Literal
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
-from .._tasks import Asks
+from .._tasks import Asks, Measure
 
 __all__ = [
     "GROUPS",
@@ -144,6 +144,9 @@ class Family:
     task of it: seen on the embedded model, Lotka–Volterra on a herd's counts by age); () when the data alone
     decide: a family of a field (animals by age, a drug, a disease, predators, queues, a network) has them; a method
     that applies wherever its data fit (a programme, an evaluation, a regression) has `cues` instead."""
+    measures: ClassVar[frozenset[Measure]] = frozenset()
+    """The quantities of a network task (`_tasks.measure_of`) the family gives: a task asking for another one is not
+    for it (a shortest path for "how many cars per minute at most"); empty: the family does not tell them apart."""
     cues: ClassVar[tuple[str, ...]] = ()
     """Words a statement of the family's kind uses, ranking it in a task's menu but required of no statement (a
     family's `subject` words are its cues too; see `cue_hits`)."""

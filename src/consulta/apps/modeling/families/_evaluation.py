@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 import pandas as pd
 from pydantic import Field
+from pydantic.json_schema import SkipJsonSchema
 
 from ._base import Family, FamilyParams, ProblemData, columns_problem, num, numeric_columns, zh
 
@@ -18,6 +20,8 @@ __all__ = [
     "GreyRelationalParams",
     "Topsis",
     "TopsisParams",
+    "stated_costs",
+    "with_ahp_weights",
 ]
 
 
@@ -93,6 +97,70 @@ _RANKING = ("rank", "evaluat", "assess", "score", "criteri", "indicator", "best"
 """Words a statement asking to score and rank alternatives uses."""
 
 
+_LOWER = re.compile(
+    r"(?:lower|smaller|less|fewer|shorter|cheaper)\s+(?:is|are)\s+better|\bthe\s+(?:lower|smaller|less|fewer|shorter)\b"
+    r"[^.;]{0,30}?\bthe\s+better|\b(?:should|must)\s+be\s+(?:low|small|short|as low)|\bminimi[sz]|成本型|越(?:低|小|少|短|便宜)",
+    re.I,
+)
+_HIGHER = re.compile(
+    r"(?:higher|larger|greater|more|bigger|longer)\s+(?:is|are)\s+better|\bthe\s+(?:higher|larger|greater|more|bigger)\b"
+    r"[^.;]{0,30}?\bthe\s+better|\b(?:should|must)\s+be\s+(?:high|large|as high)|\bmaximi[sz]|效益型|越(?:高|大|多|长)",
+    re.I,
+)
+"""What a statement says of a criterion that is better low (a cost) or high (a benefit)."""
+_COST_NAME = re.compile(
+    r"(?<![A-Za-z])(?:costs?|prices?|expenses?|fees?|rents?|distances?|durations?|delays?|km|minutes?|min|hours?)"
+    r"(?![A-Za-z])|费用|成本|价格|价钱|租金|耗时|时间|距离|时长|能耗",
+    re.I,
+)
+"""A criterion's name that says it is a cost (a price, a distance, a time measured in minutes)."""
+
+
+def _mentions(statement: str, name: str) -> list[int]:
+    """Where the statement names the criterion `name` (its column name, the unit in brackets set aside, or its words
+    with "_" read as a space)."""
+    head = re.split(r"[（(\[]", name, maxsplit=1)[0].strip() or name
+    forms = {name, head, head.replace("_", " ")}
+    return sorted({m.start() for f in forms if f for m in re.finditer(re.escape(f), statement, re.I)})
+
+
+def _stated_cost(statement: str, name: str) -> bool | None:
+    """Whether the statement says criterion `name` is better low (True) or high (False), by the nearest such words
+    after a mention of it in the same sentence (else just before it); None when it says neither."""
+    for at in _mentions(statement, name):
+        sentence_end = re.search(r"[。；;\n]|\.(?:\s|$)", statement[at:])
+        after = statement[at : at + (sentence_end.start() if sentence_end else len(statement) - at)][:60]
+        found = [(m.start(), True) for m in _LOWER.finditer(after)] + [
+            (m.start(), False) for m in _HIGHER.finditer(after)
+        ]
+        if found:
+            return min(found)[1]
+        before = re.split(r"[。；;\n,，]|\.(?:\s|$)", statement[max(0, at - 40) : at])[-1]
+        found = [(m.end(), True) for m in _LOWER.finditer(before)] + [
+            (m.end(), False) for m in _HIGHER.finditer(before)
+        ]
+        if found:
+            return max(found)[1]
+    return None
+
+
+def stated_costs(params: FamilyParams, statement: str) -> FamilyParams:
+    """`params` of an evaluation with its cost criteria (smaller better) as code reads them, not as the modeler
+    guessed: a criterion the statement says is better low or high ("price (lower is better)", "价格越低越好"), else one
+    whose name says it is a cost (a price, a distance, a time in minutes); the modeler's word only for a criterion of
+    which neither says anything. Any other family's `params` as they are."""
+    if not isinstance(params, _Criteria):
+        return params
+    costs = []
+    for criterion in params.criteria:
+        said = _stated_cost(statement, criterion)
+        if said is None:
+            said = True if _COST_NAME.search(criterion) else None
+        if said or (said is None and criterion in params.cost_criteria):
+            costs.append(criterion)
+    return params.model_copy(update={"cost_criteria": costs})
+
+
 def _criteria_problem(data: ProblemData, p: _Criteria) -> list[str]:
     if len(p.criteria) < 2:
         return ["an evaluation needs at least two criteria"]
@@ -124,6 +192,25 @@ def _weights_sentence(result: dict[str, Any], lang: str) -> str:
 class TopsisParams(_Criteria):
     family: Literal["topsis"] = "topsis"
     weighting: Literal["entropy", "equal"] = "entropy"
+    ahp_weights: SkipJsonSchema[dict[str, float]] = Field(default_factory=dict)
+    """The criteria's weights an earlier task's AHP computed, set by code (`with_ahp_weights`), never by the modeler:
+    used in place of `weighting` when there."""
+    weights_from: SkipJsonSchema[str] = ""
+    """The result file those weights are read from (`results/<out>.json`)."""
+
+
+def with_ahp_weights(params: FamilyParams, ahp: dict[str, dict[str, Any]]) -> FamilyParams:
+    """A TOPSIS's `params` with the weights of an AHP run earlier for the same criteria (`ahp`: each AHP result
+    file's name → its result JSON, the earliest first; its weights' names matching the criteria without case):
+    the problem's own judgment of the criteria, in place of entropy or equal weights. Anything else as it is."""
+    if not isinstance(params, TopsisParams):
+        return params
+    for file, result in ahp.items():
+        weights = {str(k).strip().lower(): float(v) for k, v in (result.get("weights") or {}).items()}
+        if len(params.criteria) >= 2 and sorted(weights) == sorted(c.strip().lower() for c in params.criteria):
+            found = {c: weights[c.strip().lower()] for c in params.criteria}
+            return params.model_copy(update={"ahp_weights": found, "weights_from": file})
+    return params
 
 
 class Topsis(_Evaluation):
@@ -139,7 +226,21 @@ class Topsis(_Evaluation):
         return _criteria_problem(data, TopsisParams.model_validate(params))
 
     def sentences(self, result: dict[str, Any], *, lang: str) -> list[str]:
-        return [_weights_sentence(result, lang), _ranking_sentence(result, "scores", lang, ("closeness to the ideal", "与理想解的贴近度"))]  # fmt: skip
+        w = ", ".join(f"{k} {num(v)}" for k, v in result["weights"].items())
+        source, costs = result.get("weights_from") or "", result.get("cost_criteria") or []
+        if zh(lang):
+            how = {"ahp": f"取自层次分析法的结果 `{source}`", "entropy": "熵权法", "equal": "等权"}.get(
+                result.get("weighting", ""), ""
+            )
+            lines = [f"指标权重（{how}）：{w}。"]
+            lines += [f"成本型指标（越小越好）：{'、'.join(costs)}。"] if costs else []
+        else:
+            how = {"ahp": f"the AHP's, from `{source}`", "entropy": "entropy weights", "equal": "equal weights"}.get(
+                result.get("weighting", ""), ""
+            )
+            lines = [f"Criteria weights ({how}): {w}."]
+            lines += [f"Cost criteria (smaller is better): {', '.join(costs)}."] if costs else []
+        return [*lines, _ranking_sentence(result, "scores", lang, ("closeness to the ideal", "与理想解的贴近度"))]  # fmt: skip
 
 
 class EntropyWeightParams(_Criteria):

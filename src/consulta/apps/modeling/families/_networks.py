@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 import pandas as pd
@@ -9,7 +10,15 @@ from pydantic import Field
 
 from ._base import Family, FamilyParams, ProblemData, columns_problem, num, zh
 
-__all__ = ["Centrality", "CentralityParams", "MaxFlow", "MaxFlowParams", "ShortestPath", "ShortestPathParams"]
+__all__ = [
+    "Centrality",
+    "CentralityParams",
+    "MaxFlow",
+    "MaxFlowParams",
+    "ShortestPath",
+    "ShortestPathParams",
+    "stated_direction",
+]
 
 
 _GRAPH = ("network", "node", "graph", "edge", "vertex", "vertices", "link", "connect", "网络", "节点", "图论", "顶点",
@@ -20,6 +29,7 @@ _GRAPH = ("network", "node", "graph", "edge", "vertex", "vertices", "link", "con
 class _Edges(FamilyParams):
     source_column: str = Field("", max_length=60, description="边的起点列")
     target_column: str = Field("", max_length=60, description="边的终点列")
+    directed: bool = Field(False, description="边是否单向（由题目的用词决定：单向、有向、one-way、directed）")
 
 
 def _not_edges(frame: pd.DataFrame) -> str:
@@ -33,6 +43,42 @@ def _not_edges(frame: pd.DataFrame) -> str:
             if common and len(common) * 2 >= max(len(values[a]), len(values[b])) and len(frame) >= 2:
                 return ""
     return "it needs a row per link: two columns naming the nodes it joins"
+
+
+_ONE_WAY = re.compile(
+    r"one[- ]way|(?<![A-Za-z])directed(?![A-Za-z])|in the direction (?:of|from)|单向|单行|有向|按[^，,。；;]{0,12}方向",
+    re.I,
+)
+"""The words of a statement whose links go one way only ("undirected", 无向, 双向 are not among them)."""
+_TWO_WAY = re.compile(r"two[- ]way|both (?:ways|directions)|either direction|undirected|双向|无向|两个方向", re.I)
+"""The words of a statement whose links go both ways."""
+
+
+def _heads(column: str) -> set[str]:
+    """What a statement calls a column: its name, and its head before a unit ("距离" of "距离_km")."""
+    head = re.split(r"[_（(\[]", column, maxsplit=1)[0].strip()
+    return {c for c in (column, head) if c}
+
+
+def stated_direction(params: FamilyParams, data: ProblemData) -> FamilyParams:
+    """`params` of a network family with `directed` as the statement says it, not as the modeler guessed: one-way
+    when a clause of the statement uses a word for it (`_ONE_WAY`) and no word for both ways, and names no column of
+    the table or the one the family reads (a capacity "按起点到终点的方向" makes the flow one-way, not the distances);
+    else both ways (roads, pipes and links of no stated direction). Any other family's `params` as they are."""
+    if not isinstance(params, _Edges):
+        return params
+    frame = data.tables.get(params.table)
+    columns = [str(c) for c in frame.columns] if frame is not None else []
+    ends = {params.source_column, params.target_column}
+    own = {str(v) for k, v in params.model_dump().items() if k.endswith("_column") and v and v not in ends}
+    directed = False
+    for clause in re.split(r"[，,。；;\n]|\.(?:\s|$)", data.statement):
+        if not _ONE_WAY.search(clause) or _TWO_WAY.search(clause):
+            continue
+        named = {c for c in columns if c not in ends and any(h.lower() in clause.lower() for h in _heads(c))}
+        if not named or named & own:
+            directed = True
+    return params.model_copy(update={"directed": directed})
 
 
 class _Network(Family):
@@ -61,7 +107,6 @@ class ShortestPathParams(_Edges):
     weight_column: str = Field("", max_length=60, description="边的长度／费用列")
     start: str = Field("", max_length=60, description="起点")
     end: str = Field("", max_length=60, description="终点")
-    directed: bool = False
 
 
 class ShortestPath(_Network):
@@ -70,6 +115,7 @@ class ShortestPath(_Network):
     title = ("Shortest path (Dijkstra)", "最短路径（Dijkstra）")
     aliases = ("Dijkstra",)
     answers = frozenset({"policy", "number"})
+    measures = frozenset({"distance"})
     Params = ShortestPathParams
     outputs = ("path", "length")
     subject = (
@@ -105,6 +151,7 @@ class MaxFlow(_Network):
     group = "network"
     title = ("Maximum flow and minimum cut", "最大流与最小割")
     answers = frozenset({"number", "policy", "explanation"})
+    measures = frozenset({"capacity"})
     Params = MaxFlowParams
     outputs = ("max_flow", "min_cut")
     subject = (

@@ -10,7 +10,7 @@ MEASURES = {"betweenness": nx.betweenness_centrality, "degree": nx.degree_centra
 
 
 def graph(config, tables):
-    g = nx.Graph()
+    g = nx.DiGraph() if config.get("directed") else nx.Graph()
     for values in tables[config["table"]].to_dict("records"):
         g.add_edge(str(values[config["source_column"]]), str(values[config["target_column"]]))
     return g

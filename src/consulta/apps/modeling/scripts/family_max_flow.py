@@ -12,8 +12,10 @@ def graph(config, tables):
     frame = tables[config["table"]]
     g = nx.DiGraph()
     for values in frame.to_dict("records"):
-        g.add_edge(str(values[config["source_column"]]), str(values[config["target_column"]]),
-                   capacity=float(values[config["capacity_column"]]))  # fmt: skip
+        ends = (str(values[config["source_column"]]), str(values[config["target_column"]]))
+        capacity = float(values[config["capacity_column"]])
+        for u, v in [ends] if config.get("directed") else [ends, ends[::-1]]:  # a two-way link carries either way
+            g.add_edge(u, v, capacity=g.get_edge_data(u, v, {}).get("capacity", 0.0) + capacity)
     return g
 
 

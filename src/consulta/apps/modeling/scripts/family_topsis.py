@@ -1,5 +1,6 @@
 """TOPSIS: alternatives ranked by their closeness to the ideal and distance from the worst, on vector-normalised
-criteria (a cost criterion: smaller is better) with entropy or equal weights."""
+criteria (a cost criterion: smaller is better) with an earlier AHP's weights of the same criteria, or entropy or equal
+weights."""
 
 import json
 
@@ -14,11 +15,15 @@ def solve(config, tables):
     labels = [str(v) for v in frame[config["label_column"]]]
     criteria, cost = config["criteria"], set(config.get("cost_criteria") or [])
     x = frame[criteria].to_numpy(dtype=float)
-    w = (
-        entropy_weights(criteria_matrix(frame, criteria, cost))
-        if config.get("weighting") == "entropy"
-        else np.full(len(criteria), 1 / len(criteria))
-    )
+    ahp = config.get("ahp_weights") or {}
+    if ahp:
+        w = np.array([float(ahp[c]) for c in criteria])
+        w = w / w.sum()
+    elif config.get("weighting") == "entropy":
+        w = entropy_weights(criteria_matrix(frame, criteria, cost))
+    else:
+        w = np.full(len(criteria), 1 / len(criteria))
+    weighting = "ahp" if ahp else config.get("weighting") or "equal"
     v = x / np.sqrt((x**2).sum(axis=0)) * w
     is_cost = np.array([c in cost for c in criteria])
     best = np.where(is_cost, v.min(axis=0), v.max(axis=0))
@@ -26,7 +31,8 @@ def solve(config, tables):
     d_best, d_worst = np.sqrt(((v - best) ** 2).sum(axis=1)), np.sqrt(((v - worst) ** 2).sum(axis=1))
     score = d_worst / np.where(d_best + d_worst > 0, d_best + d_worst, 1)
     return {"weights": dict(zip(criteria, w.tolist(), strict=True)), "scores": dict(zip(labels, score.tolist(), strict=True)),
-            "ranking": ranked(labels, score), "weighting": config.get("weighting") or "equal", "cost_criteria": sorted(cost)}  # fmt: skip
+            "ranking": ranked(labels, score), "weighting": weighting, "cost_criteria": sorted(cost),
+            **({"weights_from": config.get("weights_from") or ""} if ahp else {})}  # fmt: skip
 
 
 def draw(ax, config, tables, result):
