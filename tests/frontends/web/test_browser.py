@@ -292,8 +292,9 @@ def test_cancel_tells_the_model_question_cancelled(open_page: Any, tmp_path: Pat
         form.locator("button[type=button]").click()
         p.page.locator(".card.question.closed").wait_for()
         assert p.text(".card.question.closed .closed-note") == p.t["web.question.cancelled"]
-        p.page.locator(".msg.agent").wait_for()
-        assert p.text(".msg.agent") == "好的，我不会取出任何管子。"
+        # the reply streams in as a draft first: wait for the whole of it
+        p.page.locator(".msg.agent:not(.draft)", has_text="好的，我不会取出任何管子。").wait_for()
+        assert p.text(".msg.agent:not(.draft)") == "好的，我不会取出任何管子。"
         p.shot("22-cancelled")
         store = app.state.host.store
         (ask,) = [a for a in store.list_asks(status=None) if a.kind == "question"]
