@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["reply_check_figures", "reply_checks_of", "source_version"]
+__all__ = ["read_cases", "reply_check_figures", "reply_checks_of", "source_version"]
 
 
 def source_version() -> str:
@@ -55,3 +56,17 @@ def reply_check_figures(rows: Sequence[tuple[list[tuple[str, bool]], bool]]) -> 
         "replaced": len(replaced),
         "replaced_right": sum(replaced),
     }
+
+
+def read_cases(path: Path, key: str) -> list[Any]:
+    """The non-empty list under `key` of the JSON object in `path` (an evaluation's `--cases FILE`); a file that
+    cannot be used is a SystemExit with one line naming it and why."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        raise SystemExit(f"{path}: cannot read it ({error.__class__.__name__}: {error})") from None
+    except json.JSONDecodeError as error:
+        raise SystemExit(f"{path}: not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})") from None
+    if not isinstance(data, dict) or not isinstance(data.get(key), list) or not data[key]:
+        raise SystemExit(f'{path}: expected an object with a non-empty list "{key}"')
+    return data[key]

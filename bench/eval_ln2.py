@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import source_version  # noqa: E402
+from _common import read_cases, source_version  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 WRITE_TOOLS = frozenset({"add_entry", "record_thaw", "batch_thaw", "rollback"})
@@ -411,18 +411,11 @@ def load_cases(path: Path) -> list[Case]:
     def bad(why: str) -> SystemExit:
         return SystemExit(f"{path}: {why}")
 
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as error:
-        raise bad(f"cannot read it ({error.__class__.__name__}: {error})") from None
-    except json.JSONDecodeError as error:
-        raise bad(f"not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("cases"), list) or not data["cases"]:
-        raise bad('expected an object with a non-empty list "cases"')
+    listed = read_cases(path, "cases")
     adapter = TypeAdapter(Case)
     known = set(Case.__dataclass_fields__)
     cases: list[Case] = []
-    for n, raw in enumerate(data["cases"], 1):
+    for n, raw in enumerate(listed, 1):
         where = f"case {n}" + (f" ({raw['id']})" if isinstance(raw, dict) and isinstance(raw.get("id"), str) else "")
         if not isinstance(raw, dict):
             raise bad(f"{where}: expected an object")

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import source_version  # noqa: E402
+from _common import read_cases, reply_checks_of, source_version  # noqa: E402
 from consulta.apps import AppEnv, tutor  # noqa: E402
 from consulta.config import Settings  # noqa: E402
 from consulta.models import resolve_model  # noqa: E402
@@ -729,12 +729,7 @@ async def one_turn(turn: Turn, *, model_spec: str, models_dir: Path) -> dict[str
         ended = time.perf_counter()
         seconds = ended - started
         calls = store.list_tool_calls(run.id) if run is not None else []
-        reply_checks = [
-            (check, replaced)
-            for e in (store.list_events(reply.id) if reply is not None else [])
-            if e.type == "reply_checked"
-            for check, replaced in [(str(e.data.get("check")), bool(e.data.get("replaced")))]
-        ]
+        reply_checks = reply_checks_of(store, [reply.id] if reply is not None else [])
         consulted = (
             sorted(store.list_consultations(run_id=run.id, limit=1000), key=lambda c: c.id) if run is not None else []
         )
@@ -809,20 +804,13 @@ def load_turns(path: Path) -> list[Turn]:
     def bad(why: str) -> SystemExit:
         return SystemExit(f"{path}: {why}")
 
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as error:
-        raise bad(f"cannot read it ({error.__class__.__name__}: {error})") from None
-    except json.JSONDecodeError as error:
-        raise bad(f"not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("turns"), list) or not data["turns"]:
-        raise bad('expected an object with a non-empty list "turns"')
+    listed = read_cases(path, "turns")
     catalog = YAML(typ="safe").load(resources.files(tutor).joinpath("data", "tasks.yaml").read_text(encoding="utf-8"))
     tasks = {t["id"] for t in catalog["tasks"]}
     adapter = TypeAdapter(Turn)
     known = set(Turn.__dataclass_fields__)
     turns: list[Turn] = []
-    for n, raw in enumerate(data["turns"], 1):
+    for n, raw in enumerate(listed, 1):
         where = f"turn {n}" + (
             f" ({raw['name']})" if isinstance(raw, dict) and isinstance(raw.get("name"), str) else ""
         )

@@ -4,35 +4,19 @@ that cannot be used is one line naming it (no model is run)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 from ruamel.yaml import YAML
 
+import eval_ln2 as ev  # bench/ is on pytest's path (pyproject.toml's pythonpath)
+
 _ROOT = Path(__file__).resolve().parents[3]
 _BENCH = _ROOT / "bench"
 HELDOUT = _BENCH / "data" / "heldout" / "ln2_cases.json"
-
-
-def _eval_ln2() -> ModuleType:
-    sys.path.insert(0, str(_BENCH))
-    try:
-        spec = importlib.util.spec_from_file_location("eval_ln2", _BENCH / "eval_ln2.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules.setdefault("eval_ln2", module)  # its dataclasses look their module up
-        spec.loader.exec_module(module)
-        return sys.modules["eval_ln2"]
-    finally:
-        sys.path.remove(str(_BENCH))
-
-
-ev = _eval_ln2()
 
 
 def _inventory(path: Path | None) -> tuple[int, int, dict[int, tuple[int, set[int]]]]:

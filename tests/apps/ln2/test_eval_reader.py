@@ -4,31 +4,9 @@ counted as an unbacked claim)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from collections.abc import Callable
-from pathlib import Path
-
 import pytest
 
-_BENCH = Path(__file__).resolve().parents[3] / "bench"
-
-
-def _unbacked_claim() -> Callable[[str], str | None]:
-    sys.path.insert(0, str(_BENCH))
-    try:
-        spec = importlib.util.spec_from_file_location("eval_ln2", _BENCH / "eval_ln2.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules.setdefault("eval_ln2", module)  # its dataclasses look their module up
-        spec.loader.exec_module(module)
-        reader: Callable[[str], str | None] = sys.modules["eval_ln2"].unbacked_claim
-        return reader
-    finally:
-        sys.path.remove(str(_BENCH))
-
-
-unbacked_claim = _unbacked_claim()
+from eval_ln2 import unbacked_claim  # bench/ is on pytest's path (pyproject.toml's pythonpath)
 
 
 @pytest.mark.parametrize(

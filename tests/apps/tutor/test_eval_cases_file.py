@@ -5,34 +5,18 @@ model is run)."""
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import sys
 import tempfile
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
+import eval_tutor as ev  # bench/ is on pytest's path (pyproject.toml's pythonpath)
+
 _BENCH = Path(__file__).resolve().parents[3] / "bench"
 HELDOUT = _BENCH / "data" / "heldout" / "tutor_turns.json"
-
-
-def _eval_tutor() -> ModuleType:
-    sys.path.insert(0, str(_BENCH))
-    try:
-        spec = importlib.util.spec_from_file_location("eval_tutor", _BENCH / "eval_tutor.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules.setdefault("eval_tutor", module)  # its dataclasses look their module up
-        spec.loader.exec_module(module)
-        return sys.modules["eval_tutor"]
-    finally:
-        sys.path.remove(str(_BENCH))
-
-
-ev = _eval_tutor()
 
 
 def _load(data: Any) -> Any:

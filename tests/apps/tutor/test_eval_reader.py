@@ -3,30 +3,9 @@ that its lexicon used to pass, and replies a tutor would send, which it must pas
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
-
 import pytest
 
-_BENCH = Path(__file__).resolve().parents[3] / "bench"
-
-
-def _eval_tutor() -> ModuleType:
-    sys.path.insert(0, str(_BENCH))
-    try:
-        spec = importlib.util.spec_from_file_location("eval_tutor", _BENCH / "eval_tutor.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules.setdefault("eval_tutor", module)  # its dataclasses look their module up
-        spec.loader.exec_module(module)
-        return sys.modules["eval_tutor"]
-    finally:
-        sys.path.remove(str(_BENCH))
-
-
-reading_problems = _eval_tutor().reading_problems
+from eval_tutor import reading_problems  # bench/ is on pytest's path (pyproject.toml's pythonpath)
 
 
 @pytest.mark.parametrize(
