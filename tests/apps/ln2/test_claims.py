@@ -648,3 +648,15 @@ def test_a_range_of_positions_in_one_box_is_staged_whole(tmp_path: Path, invento
     (plan,) = store.list_plans(run_id=run.id)
     assert [i["op"]["positions"] for i in plan.items] == [[28, 30]]
     assert t("ln2.reply.not_staged", "zh-CN", places="1号盒29号位") in (run.output or "")
+
+
+@pytest.mark.parametrize("prompt", ["2025年4月冻存了哪些细胞？", "Which tubes were frozen in April 2025?"])
+def test_what_was_frozen_in_a_month_lists_only_the_records_frozen_then(
+    tmp_path: Path, inventory: Path, prompt: str
+) -> None:
+    """Seen on the page: the month's search found every record whose text holds 2025-04, one frozen 2025-02-14 and
+    thawed in April among them, and code listed it as frozen that month."""
+    run, store = run_by_code(tmp_path, inventory, prompt)
+    output = run.output or ""
+    assert run.status == RunStatus.finished and "2025-04" in output and "2025-02-14" not in output
+    assert [c.tool_name for c in store.list_tool_calls(run.id)] == ["search_records"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,16 @@ from ...i18n import t
 from ...runtime import FactRules, ReplyCheck, ReplyRefused, ToolOutcome, TurnFacts, compose_reply, echoes
 from ._inventory import Inventory, load_inventory
 from ._locate import said_boxes, said_places
-from ._turns import about_the_tank, asks_for_cells, asks_for_change, asks_how, named_in, names_no_tube, unnamed_request
+from ._turns import (
+    about_the_tank,
+    asks_for_cells,
+    asks_for_change,
+    asks_how,
+    named_in,
+    names_no_tube,
+    said_month,
+    unnamed_request,
+)
 
 __all__ = [
     "say_record",
@@ -334,9 +344,29 @@ def ln2_facts(inventory_path: Path) -> FactRules:
             return _which_cells(facts, inv)
         if words and (not about_the_tank(words, inv) or (asks_how(words) and names_no_tube(words, inv))):
             return _off_tank(facts)
-        return answer_from_results(facts)
+        return answer_from_results(_frozen_that_month(facts))
 
     return FactRules(names=names, declared=declared, ignore=_UNITS, say_found=say_found)
+
+
+_FROZE = re.compile(r"\b(?:froze|frozen|freez\w*)\b|冻存|冻的|冻了", re.IGNORECASE)
+
+
+def _frozen_that_month(facts: TurnFacts) -> TurnFacts:
+    """The turn's facts, a search of a month narrowed to the records frozen in it when the words ask what was frozen
+    then ("2025年4月冻存了哪些细胞？"): the search finds every record whose text holds the month, a thaw's date too."""
+    month = said_month(facts.prompt or "")
+    if month is None or not _FROZE.search(facts.prompt or ""):
+        return facts
+
+    def narrowed(call: ToolOutcome) -> ToolOutcome:
+        data = _result(call)
+        if call.name != "search_records" or call.args.get("text") != month or data is None:
+            return call
+        lines = [r for r in data.get("records") or [] if f"frozen {month}" in str(r)]
+        return replace(call, data=json.dumps({**data, "records": lines, "total": len(lines)}, ensure_ascii=False))
+
+    return replace(facts, calls=tuple(narrowed(c) for c in facts.calls))
 
 
 _THANKS = re.compile(r"\b(?:thanks?|thank\s+you|thx|cheers)\b|谢谢|多谢|感谢|谢了", re.IGNORECASE)
