@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
@@ -19,6 +21,17 @@ from consulta.runtime import Store, TurnFacts, utcnow
 def scripted_env(tmp_path: Path, store: Store) -> AppEnv:
     """The tutor's environment on `store`, in English, with the scripted model (a test double)."""
     return AppEnv(store=store, resolve_model=resolve_model, model="scripted", lang="en", data_dir=tmp_path)
+
+
+def consults_once(request: dict[str, Any]) -> Callable[[list[ModelMessage], AgentInfo], ModelResponse]:
+    """A scripted model (a test double) that makes one consult_expert call, then replies: only the call matters."""
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if any(isinstance(p, ToolReturnPart) for m in messages for p in getattr(m, "parts", [])):
+            return ModelResponse(parts=[TextPart("Which step will you try first?")])
+        return ModelResponse(parts=[ToolCallPart("consult_expert", request)])
+
+    return model
 
 
 def test_the_orchestrator_must_consult_while_an_upload_is_uninspected(tmp_path: Path) -> None:
@@ -241,12 +254,7 @@ def test_a_validation_needs_work_the_student_said_or_showed(
     env = scripted_env(tmp_path, store)
     agent = tutor.build_agent(tutor.TutorOptions(uploads=tmp_path / "uploads"), env)
 
-    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        if any(isinstance(p, ToolReturnPart) for m in messages for p in getattr(m, "parts", [])):
-            return ModelResponse(parts=[TextPart("Which step will you try first?")])  # only the call matters here
-        return ModelResponse(parts=[ToolCallPart("consult_expert", request)])
-
-    run = run_once(store, agent, words, FunctionModel(model))
+    run = run_once(store, agent, words, FunctionModel(consults_once(request)))
     (call,) = [c for c in store.list_tool_calls(run.id) if c.tool_name == "consult_expert"]
     assert (call.error_code == "nothing_to_validate") == refused
 
@@ -398,12 +406,7 @@ def test_code_fills_in_the_task_the_consultation_names(tmp_path: Path, run_once,
         "reasoning": "The student uploaded a file.",
     }
 
-    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        if any(isinstance(p, ToolReturnPart) for m in messages for p in getattr(m, "parts", [])):
-            return ModelResponse(parts=[TextPart("Which step will you try first?")])  # only the call matters here
-        return ModelResponse(parts=[ToolCallPart("consult_expert", request)])
-
-    run_once(store, agent, "Is my file all right?", FunctionModel(model))
+    run_once(store, agent, "Is my file all right?", FunctionModel(consults_once(request)))
     (record,) = store.list_consultations()
     task = next(t for t in tutor.load_catalog().tasks if t.id == "task_2_4")
     assert record.request["context"]["task_requirements"] == task.requirements

@@ -4,6 +4,7 @@ conversational assistant (CA), which talks to the student from that packet."""
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import re
 from collections.abc import Callable
@@ -321,8 +322,7 @@ def _context_from_catalog(tool: ToolDef, catalog: TaskCatalog) -> ToolDef:
 
     async def consult_expert(**arguments: Any) -> Any:
         context = arguments.get("context")
-        ids = {t.id: t for t in catalog.tasks}
-        task = ids.get(str(context.get("task_id"))) if isinstance(context, dict) else None
+        task = catalog.get(str(context.get("task_id"))) if isinstance(context, dict) else None
         if isinstance(context, dict) and task is not None:
             known = {"task_requirements": task.requirements, "learning_objectives": task.learning_objectives}
             arguments = {**arguments, "context": {**known, **{k: v for k, v in context.items() if v}}}
@@ -804,8 +804,14 @@ def ca_request(packet: dict[str, Any], *, student: str, lang: str, findings: Fin
     return CA_REQUEST.format(student=student, language=reply_language(student, lang), notes=brief)
 
 
+@functools.cache
+def _shipped_catalog() -> TaskCatalog:
+    """The shipped task catalog, read once, when first needed (the assistant's task and brief look tasks up in it)."""
+    return load_catalog()
+
+
 def _task(task_id: str) -> Task | None:
-    return next((t for t in load_catalog().tasks if t.id == task_id), None)
+    return _shipped_catalog().get(task_id)
 
 
 def follow_up(run: RunRecord, env: AppEnv) -> Handover | None:

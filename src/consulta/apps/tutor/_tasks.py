@@ -49,9 +49,13 @@ def _squeezed(text: str) -> str:
 class TaskCatalog(_Model):
     tasks: list[Task]
 
+    def get(self, task_id: str) -> Task | None:
+        """The task `task_id`, or None."""
+        return next((t for t in self.tasks if t.id == task_id), None)
+
     def task(self, task_id: str) -> Task:
         """The task `task_id`; ToolError `unknown_task` naming the known ones."""
-        found = next((t for t in self.tasks if t.id == task_id), None)
+        found = self.get(task_id)
         if found is None:
             raise ToolError(
                 "unknown_task",
