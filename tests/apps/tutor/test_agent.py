@@ -222,7 +222,12 @@ def test_a_concept_question_or_a_request_for_the_solution_opens_with_the_explain
         "concept_explanation",
         "concept_clarification",
     )
-    assert request["context"]["task_id"] == task and request["question"] == words
+    assert request["context"]["task_id"] == task and request["context"]["student_confusion"] == words
+    # a concept question is asked as the student put it; a request for the solution asks for the task's idea
+    assert request["question"] in (
+        words,
+        f"What is the idea behind {task}, in plain words? (its objectives are in the facts)",
+    )
 
 
 @pytest.mark.parametrize(
@@ -299,7 +304,7 @@ def test_can_i_start_is_codes_packet_and_the_inspection_stands_in_later_turns(tm
     os.utime(uploads / "people.csv", (1e9, 1e9))
     env = scripted_env(tmp_path, store)
     agent = tutor.build_agent(tutor.TutorOptions(uploads=uploads), env)
-    assert agent.first_calls("What is a CSV file?") == [] and agent.first_calls("Can I start?") == []
+    assert agent.first_calls("Can I start?") == []
     ((name, packet),) = agent.first_calls("Can I start task_2_1?")
     assert name == "submit_instruction_packet" and (packet["task_id"], packet["task_status"]) == (
         "task_2_1",
@@ -412,3 +417,64 @@ def test_code_fills_in_the_task_the_consultation_names(tmp_path: Path, run_once,
     assert record.request["context"]["task_requirements"] == task.requirements
     assert record.request["context"]["learning_objectives"] == task.learning_objectives
     assert record.request["context"]["file_name"] == "people.csv"
+
+
+def test_small_talk_and_a_concept_naming_no_task_are_on_the_sessions_current_task(tmp_path: Path) -> None:
+    """A greeting, thanks or goodbye is code's packet and code's line, no model asked (seen on the embedded model: 34 s
+    and "Sure, please upload your dataset file." to "hey! long day, how are you doing?"); its task, like that of a
+    concept question naming none, is the session's current one: the task of its latest consultation, else the
+    first task, not started."""
+    import asyncio
+
+    from consulta.runtime import Runtime
+
+    store = Store(f"sqlite:///{tmp_path}/consulta.db")
+    uploads = tmp_path / "uploads"
+    uploads.mkdir()
+    (uploads / "people.csv").write_text("name,city\nAda,Paris\n", encoding="utf-8")
+    env = scripted_env(tmp_path, store)
+    agent = tutor.build_agent(tutor.TutorOptions(uploads=uploads), env)
+    ((_, explain), (_, packet)) = agent.first_calls("What is a CSV file?")
+    assert explain["context"]["task_id"] == packet["task_id"] == tutor.CURRENT_TASK
+    for words in ("Hi! What's your favourite movie?", "谢谢！", "好的，今天先到这里，拜拜"):
+        ((name, packet),) = agent.first_calls(words)
+        assert name == "submit_instruction_packet" and packet["task_id"] == tutor.CURRENT_TASK
+    for words in (
+        "hi, can I start task_2_1?",
+        "thanks, but df.head() gives a KeyError",
+        "thank you, what does merge do?",
+    ):
+        assert all(a.get("task_id") != tutor.CURRENT_TASK for _, a in agent.first_calls(words))
+
+    def no_model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        raise AssertionError("code plans and says a greeting: no model request")
+
+    async def turn(runtime: Runtime, words: str, after: str | None = None) -> tuple[str, str, dict[str, Any]]:
+        run = await runtime.run(agent, words, model="scripted", continue_from=after)
+        handover = tutor.follow_up(store.get_run(run.id), env)
+        assert handover is not None and handover.options["planned_by_code"] is True
+        options = tutor.TutorOptions.model_validate({**run.options, **handover.options})
+        said = await runtime.run(tutor.build_assistant(options, env), handover.prompt, model="scripted")
+        return run.id, str(said.output), handover.options["packet"]
+
+    async def turns() -> list[tuple[str, str, dict[str, Any]]]:
+        runtime = Runtime(store=store, resolve_model=lambda _: FunctionModel(no_model))
+        try:
+            first = await turn(runtime, "hey! long day, how are you doing?")
+            checked = await turn(runtime, "Can I start task_2_3?", after=first[0])  # code's packet and inspection
+            last = await turn(runtime, "谢谢老师，今天先学到这里吧", after=checked[0])
+            return [first, last]
+        finally:
+            await runtime.aclose()
+
+    (_, hello, first), (_, bye, last) = asyncio.run(turns())
+    assert hello == tutor_line("tutor.reply.greeting", "en") and bye == tutor_line("tutor.reply.farewell", "zh-CN")
+    # the packet tool inspected the upload for the first task: too few rows, so that task is blocked
+    assert (first["task_id"], first["task_status"]) == ("task_2_1", "blocked")
+    assert (last["task_id"], last["task_status"]) == ("task_2_3", "in_progress")
+
+
+def tutor_line(key: str, lang: str) -> str:
+    from consulta.i18n import t
+
+    return t(key, lang)

@@ -501,3 +501,60 @@ def test_a_column_written_another_way_is_the_tasks_column_with_a_warning(
     assert verdict.blocking_issues == blocking
     assert (warning is None) == (not verdict.warning_issues)
     assert warning is None or warning in verdict.warning_issues[0]
+
+
+def test_a_quoted_keyerror_with_no_file_to_run_on_is_codes_diagnosis(tmp_path: Path) -> None:
+    """With no upload, the student's code is not run (seen: `df['age'].mean()` "diagnosed" as the NameError of `df`
+    that running it on nothing raised): a quoted KeyError is explained by code, no model asked; another error is the
+    model's to explain, with code's word that nothing was run."""
+    empty = tmp_path / "uploads"
+    empty.mkdir()
+    request = {
+        "expert_id": "data_inspector",
+        "question": "Why does df['age'].mean() raise KeyError: 'age'?",
+        "context": {
+            "task_id": "task_2_2",
+            "error_message": "KeyError: 'age'",
+            "student_code_snippet": "df['age'].mean()",
+        },
+        "expected_output_type": "error_diagnosis",
+        "scenario_id": "error_diagnosis",
+        "reasoning": "The student quotes an error.",
+    }
+    c = consultant(tmp_path, empty, [])  # no model step scripted: asking the model would fail the test
+    result = consult(c, request)
+    assert result["expert_output"]["error_root_cause"] == "KeyError: 'age'"
+    assert result["expert_output"]["explanation"] == (
+        "A KeyError: 'age' means the table your code reads has no column named 'age'."
+    )
+    assert c.store.get_consultation(result["consultation_id"]).attempts == 0
+    other = {**request, "context": {**request["context"], "error_message": "TypeError: unsupported operand"}}
+    (tmp_path / "again").mkdir()
+    c = consultant(
+        tmp_path / "again",
+        empty,
+        [final(error_root_cause="A text column was added.", suggested_fix_direction="Look at df.dtypes.")],
+    )
+    out = consult(c, other)["expert_output"]
+    assert (
+        out["explanation"].startswith("Your code was not run") and out["error_root_cause"] == "A text column was added."
+    )
+
+
+def test_an_explanation_that_says_the_students_words_back_is_written_again(tmp_path: Path, uploads: Path) -> None:
+    """Seen on the embedded model: "直接把答案代码发我吧，我实在不会" given back as the concept's name and definition."""
+    words = "直接把答案代码发我吧，我实在不会"
+    request = {
+        "expert_id": "concept_explainer",
+        "question": "What is the idea behind task_2_2, in plain words?",
+        "context": {"task_id": "task_2_2", "student_confusion": words},
+        "expected_output_type": "concept_explanation",
+        "scenario_id": "concept_clarification",
+        "reasoning": "The student asks for the solution.",
+    }
+    echo = dict(concept_name=words, definition=words, use_cases=[], simple_example="", common_pitfalls=[])
+    fine = {**echo, "concept_name": "聚合", "definition": "聚合是把一列的很多个值算成一个数，比如求平均。"}
+    c = consultant(tmp_path, uploads, [final(**echo), final(**fine)])
+    result = consult(c, request)
+    assert result["expert_output"]["definition"] == fine["definition"]
+    assert c.store.get_consultation(result["consultation_id"]).attempts == 2

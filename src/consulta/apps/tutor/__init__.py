@@ -32,12 +32,14 @@ from ._packet import (
     uninspected_uploads,
 )
 from ._tasks import DatasetRequirements, Task, TaskCatalog, load_catalog
+from ._turns import CURRENT_TASK
 
 BINDING_RULES = resources.files(__package__).joinpath("data", "binding_rules.yaml")
 
 __all__ = [
     "APP",
     "BINDING_RULES",
+    "CURRENT_TASK",
     "MAX_UPLOAD_BYTES",
     "SUBMIT_PACKET_TOOL_NAME",
     "DatasetFacts",

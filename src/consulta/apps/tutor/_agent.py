@@ -57,7 +57,7 @@ from ._packet import (
     uninspected_uploads,
 )
 from ._tasks import Task, TaskCatalog, load_catalog
-from ._turns import first_consultation, shows_work, what_is_asked
+from ._turns import COURSE_WORDS, CURRENT_TASK, first_consultation, shows_work, small_talk, what_is_asked
 
 __all__ = [
     "ASSISTANT",
@@ -107,8 +107,8 @@ class TutorOptions(AppOptions):
     """Set by the hand-over for the assistant: the concept explainer's checked explanation (its definition, then its
     example), which code's own reply says when the model's cannot be shown."""
     diagnosis: list[str] = Field(default_factory=list, json_schema_extra={"flag": False})
-    """Set by the hand-over for the assistant: the error diagnosis of the turn (its root cause, then the direction
-    of a fix)."""
+    """Set by the hand-over for the assistant: the error diagnosis of the turn (its root cause, its explanation,
+    then the direction of a fix)."""
     validation: list[str] = Field(default_factory=list, json_schema_extra={"flag": False})
     """Set by the hand-over for the assistant: the validation of the student's work in the turn (its details, then
     the recommended action)."""
@@ -131,7 +131,7 @@ class Findings:
     concept: tuple[str, ...] = ()
     """The concept explainer's explanation (it passed the expert's check: nothing of the task's answer)."""
     diagnosis: tuple[str, ...] = ()
-    """The turn's error diagnosis: its root cause, then the direction of a fix."""
+    """The turn's error diagnosis: its root cause, its explanation, then the direction of a fix."""
     validation: tuple[str, ...] = ()
     """The turn's validation of the student's work: its details, then the recommended action."""
 
@@ -290,21 +290,60 @@ def build_agent(options: TutorOptions, env: AppEnv) -> Agent:
         tools=(
             # a concept question or a request for the solution opens with the explainer's consultation
             replace(
-                _context_from_catalog(
-                    _standing_inspections(
-                        _validates_shown_work(consult_expert_tool(consultant), env.store), env.store, folder
+                on_current_task(
+                    _context_from_catalog(
+                        _standing_inspections(
+                            _validates_shown_work(consult_expert_tool(consultant), env.store), env.store, folder
+                        ),
+                        catalog,
                     ),
+                    env.store,
                     catalog,
                 ),
                 opens_turn=True,
             ),
-            submit_packet_tool(env.store, uploads=folder, inspect=consultant.consult),
+            on_current_task(
+                submit_packet_tool(env.store, uploads=folder, inspect=consultant.consult), env.store, catalog
+            ),
         ),
         first_look=first_consultation(catalog, folder),
         tool_choice=_plan_steps(env.store, folder),
         question_timeout=options.question_timeout,
         options=_recorded(options, env),
     )
+
+
+def current_task(store: Store, run_id: str, catalog: TaskCatalog) -> tuple[str, str]:
+    """(task id, status) of the session's current task: the task of the thread's latest consultation before this run
+    (done when that was a valid validation of the work, else under way), else the catalog's first task, not
+    started."""
+    run = store.get_run(run_id)
+    for c in store.list_consultations(thread_id=run.thread_id, limit=200):  # newest first
+        task_id = str((c.request.get("context") or {}).get("task_id"))
+        if c.run_id == run_id or catalog.get(task_id) is None:
+            continue
+        valid = c.request.get("expected_output_type") == "validation_report" and (c.expert_output or {}).get("is_valid")
+        return task_id, "done" if valid else "in_progress"
+    return catalog.tasks[0].id, "not_started"
+
+
+def on_current_task(tool: ToolDef, store: Store, catalog: TaskCatalog) -> ToolDef:
+    """`tool` (the packet, or `consult_expert`) whose code-made requests for a turn that names no task (`CURRENT_TASK`:
+    a greeting, a concept question) are made on the session's current task (`current_task`); a packet's status
+    is then that task's."""
+
+    async def on_current(**arguments: Any) -> Any:
+        call = current_tool_call()
+        context = arguments.get("context")
+        if call is not None and arguments.get("task_id") == CURRENT_TASK:
+            task_id, status = current_task(store, call.run_id, catalog)
+            arguments = {**arguments, "task_id": task_id, "task_status": status}
+        if call is not None and isinstance(context, dict) and context.get("task_id") == CURRENT_TASK:
+            task_id, _status = current_task(store, call.run_id, catalog)
+            arguments = {**arguments, "context": {**context, "task_id": task_id}}
+        return await tool.function(**arguments)
+
+    return replace(tool, function=on_current)
 
 
 _FROM_CATALOG = ("task_requirements", "learning_objectives")
@@ -416,6 +455,8 @@ def code_says(assistant: Agent, store: Store, *, packet: InstructionPacket, find
         call = current_tool_call()
         lang = store.get_run(call.run_id).lang if call is not None else "en"
         said = reply_lang(student, lang)
+        if (kind := small_talk(student)) is not None:  # a greeting, thanks or goodbye: answered, nothing planned
+            return {"ok": True, "message": t(f"tutor.reply.{kind}", said)}
         # a request for the task's code is answered with the idea, and the reply says why there is no code
         lead = t("tutor.reply.no_solution", said) if what_is_asked(student) == "solution" else ""
         return {"ok": True, "message": _joined(said, lead, packet_reply(packet, said, findings))}
@@ -531,7 +572,8 @@ def packet_reply(packet: InstructionPacket, lang: str, findings: Findings = Find
     reasons = findings.reasons(packet, lang)
     if packet.task_status == "blocked":
         return t("tutor.blocked_reply", lang, task=packet.task_id, reasons=reasons).strip()
-    status = t(f"tutor.reply.{packet.task_status}", lang, task=packet.task_id)
+    # an explanation is about the idea asked of, not where the task stands
+    status = "" if any(findings.concept) else t(f"tutor.reply.{packet.task_status}", lang, task=packet.task_id)
     fits = (
         t("tutor.reply.fits", lang, task=packet.task_id)
         if findings.fits and packet.task_status == "not_started" and not packet.blocked_steps
@@ -752,22 +794,13 @@ def _not_an_echo(student: str, packet: InstructionPacket | None, findings: Findi
     )
 
 
-_COURSE = re.compile(
-    r"\b(?:pandas|python|data(?:set|frame)?s?|csv|excel|columns?|rows?|code|tasks?|df|pd|mean|average|merge|groupby|"
-    r"index|values?|error|files?|upload\w*|table|course|exercises?|homework)\b|\w+\(|"
-    r"数据|代码|任务|列|行|表|文件|上传|作业|课程|练习|平均|报错|错误|函数|分组|合并|熊猫",
-    re.I,
-)
-"""Words of the course (pandas tasks on the student's data), in either language."""
-
-
 def _on_course(student: str) -> ReplyCheck:
     """A reply that helps with something else is not given (seen on the embedded model: "你能帮我写一篇关于春天的作文吗？"
     answered with an essay plan): when neither the student's words nor the reply say anything of the course, code's
     reply says what the tutor helps with, at once. Words that touch the course at all are left to the other checks."""
 
     def check(text: str, facts: TurnFacts) -> None:
-        if _COURSE.search(student) or _COURSE.search(text):
+        if COURSE_WORDS.search(student) or COURSE_WORDS.search(text):
             return
         raise ReplyRefused(
             "The student asks for something outside the course; say you help with the course's pandas tasks only.",
@@ -868,7 +901,9 @@ def found_for(env: AppEnv, run: RunRecord, *, task_id: str) -> Findings:
         elif kind == "concept_explanation":
             concept = tuple(str(output.get(k) or "") for k in ("definition", "simple_example"))
         elif kind == "error_diagnosis" and context.get("task_id") == task_id:
-            diagnosis = tuple(str(output.get(k) or "") for k in ("error_root_cause", "suggested_fix_direction"))
+            diagnosis = tuple(
+                str(output.get(k) or "") for k in ("error_root_cause", "explanation", "suggested_fix_direction")
+            )
         elif kind == "validation_report" and context.get("task_id") == task_id:
             validation = tuple(str(output.get(k) or "") for k in ("validation_details", "recommended_action"))
         rules += [str(r.get("rule_name")) for r in c.binding_rules if r.get("rule_name")]

@@ -149,6 +149,16 @@ def _near_column(exception: Any, columns: list[str]) -> tuple[str, str] | None:
     return (key, close[0]) if close else None
 
 
+_KEY_ERROR = re.compile(r"KeyError:?\s*['\"]([^'\"\n]{1,80})['\"]")
+"""A missing key the student quotes ("KeyError: 'age'")."""
+
+
+def _echoes(text: str, words: str) -> bool:
+    """Whether `text` only says `words` again (the student's request given back as its own explanation)."""
+    said, asked = re.sub(r"\W+", "", text.casefold()), re.sub(r"\W+", "", words.casefold())
+    return len(asked) >= 6 and (said == asked or difflib.SequenceMatcher(None, said, asked).ratio() > 0.8)
+
+
 def _texts(output: ExpertOutput) -> str:
     return "\n".join(str(v) for v in output.model_dump().values())
 
@@ -193,6 +203,8 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
                 return {"task": task.requirements, "dataset": facts, "verdict": verdict}
             case "error_diagnosis":
                 path = the_file(request)
+                if path is None and not uploaded_files(uploads):  # nothing of theirs to run it on: the quoted error
+                    return {"reproduced": False, "no_data": True, "quoted": request.context.error_message or ""}
                 given = request.context.student_code_snippet or ""
                 snippet = student_code(given) or given  # the code of it, when prose came with it
                 columns = [str(c) for c in open_dataset(path).columns] if path else []
@@ -226,6 +238,8 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
         the task asks. Any other validation is the model's to judge."""
         if request.expected_output_type == "validation_report":
             return _validated_by_code(request, facts)
+        if request.expected_output_type == "error_diagnosis":
+            return _missing_key_quoted(facts)
         if request.expected_output_type != "suitability_judgment":
             return None
         verdict, task = facts["verdict"], request.context.task_id
@@ -271,9 +285,26 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
             recommended_action=t("tutor.validated.next", lang, task=task.id),
         )
 
+    def _missing_key_quoted(facts: dict[str, Any]) -> ErrorDiagnosis | None:
+        """Code's diagnosis of a KeyError the student quotes when there is no file of theirs to run the code on
+        (seen: `df['age'].mean()` run on nothing, "diagnosed" as the NameError of `df`): the table has no such
+        column, and where to look."""
+        key = _KEY_ERROR.search(str(facts.get("quoted") or "")) if facts.get("no_data") else None
+        if key is None:
+            return None
+        return ErrorDiagnosis(
+            error_root_cause=key.group(0),
+            explanation=t("tutor.diagnosis.key_error", lang, column=key.group(1)),
+            suggested_fix_direction=t("tutor.diagnosis.check_columns", lang),
+            related_concepts=["KeyError", "DataFrame.columns"],
+        )
+
     def given_data(request: ConsultRequest, facts: dict[str, Any]) -> dict[str, Any]:
         """What code says of an error it reproduced: the explanation is what running the code raised, and where
-        the missing key is a column spelled another way, the direction points to it. The model writes the rest."""
+        the missing key is a column spelled another way, the direction points to it; of an error it could not run
+        (no file of theirs), that the code was not run. The model writes the rest."""
+        if request.expected_output_type == "error_diagnosis" and facts.get("no_data"):
+            return {"explanation": t("tutor.diagnosis.not_run", lang)}
         exception = facts.get("exception")
         if request.expected_output_type != "error_diagnosis" or exception is None:
             return {}
@@ -345,6 +376,11 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
 
     def check_concept(request: ConsultRequest, facts: dict[str, Any], output: ExpertOutput) -> None:
         task = catalog.task(request.context.task_id)
+        asked = request.context.student_confusion or request.question
+        if isinstance(output, ConceptExplanation) and _echoes(output.definition, asked):
+            raise ValueError(
+                "The definition repeats the student's words; explain the idea itself in your own plain words."
+            )
         if leaked := task.revealed_in(_texts(output)):
             raise ValueError(
                 f"The explanation gives away the task's answer ({leaked}); use an example unrelated to the task."

@@ -28,7 +28,11 @@ from ._experts import student_code
 from ._packet import SUBMIT_PACKET_TOOL_NAME, inspection_request
 from ._tasks import Task, TaskCatalog
 
-__all__ = ["first_consultation", "shows_work", "what_is_asked"]
+__all__ = ["CURRENT_TASK", "COURSE_WORDS", "first_consultation", "shows_work", "small_talk", "what_is_asked"]
+
+CURRENT_TASK = "current"
+"""The task id of code's requests for a turn whose words name no task (a greeting, a concept question): the task the
+session is on, which the tools' wrapper (`on_current_task`) puts in its place."""
 
 _SOLUTION = re.compile(
     r"\b(?:give|send|show|write)\s+me\s+(?:the\s+)?(?:code|answer|solution)|\bjust\s+(?:give|tell|write|paste|send)\b|"
@@ -70,6 +74,37 @@ _ABOUT_STARTING = re.compile(
     re.IGNORECASE,
 )
 """Asking whether a task can start on the student's file ("Can I start task_2_1?", "能用它做 task_2_1 吗？")."""
+COURSE_WORDS = re.compile(
+    r"\b(?:pandas|python|data(?:set|frame)?s?|csv|excel|columns?|rows?|code|tasks?|df|pd|mean|average|merge|groupby|"
+    r"index|values?|error|files?|upload\w*|table|course|exercises?|homework)\b|\w+\(|"
+    r"数据|代码|任务|列|行|表|文件|上传|作业|课程|练习|平均|报错|错误|函数|分组|合并|熊猫",
+    re.I,
+)
+"""Words of the course (pandas tasks on the student's data), in either language."""
+_SMALL_TALK: dict[Literal["farewell", "thanks", "greeting"], re.Pattern[str]] = {
+    "farewell": re.compile(
+        r"\b(?:bye|goodbye|see\s+(?:you|ya)|good\s*night|(?:that'?s|this\s+is)\s+(?:all|it|enough)\s+for\s+(?:today|now)|"
+        r"gotta\s+go|talk\s+(?:to\s+you\s+)?later|i'?m\s+(?:done|off)\s+for\s+today)\b|"
+        r"再见|拜拜|下次见|回头见|先(?:学)?到这|今天(?:就)?(?:学)?到这|晚安|下线了",
+        re.IGNORECASE,
+    ),
+    "thanks": re.compile(r"\b(?:thanks?|thank\s+you|thx|ty|cheers|appreciate\s+it)\b|谢谢|多谢|感谢|谢了", re.I),
+    "greeting": re.compile(
+        r"^\W*(?:hi|hello|hey|hiya|yo|howdy|good\s+(?:morning|afternoon|evening)|greetings)\b|\bhow\s+are\s+you\b|"
+        r"\bhow'?s\s+it\s+going\b|\bwhat'?s\s+up\b|你好|您好|^\W*嗨|哈喽|老师好|早上好|下午好|晚上好|在吗|最近怎么样",
+        re.IGNORECASE,
+    ),
+}
+
+
+def small_talk(words: str) -> Literal["farewell", "thanks", "greeting"] | None:
+    """A goodbye, thanks or greeting that asks nothing of the course ("hey! long day, how are you?", "谢谢老师，今天先学到
+    这里吧"), which code answers at once; None when the words touch the course at all (a task, data, code, an error)."""
+    if COURSE_WORDS.search(words) or _TASK.search(words) or _FAILED.search(words):
+        return None
+    return next((kind for kind, said in _SMALL_TALK.items() if said.search(words)), None)
+
+
 _TASK = re.compile(r"(?<![A-Za-z0-9])task[_ ]?(\d+)[_.](\d+)(?![0-9])", re.IGNORECASE)  # "开始task_2_1吗" too
 _WORD = re.compile(r"[A-Za-z_]+")
 _COMMON = frozenset(
@@ -103,12 +138,22 @@ def _named_task(words: str, catalog: TaskCatalog) -> Task | None:
 
 
 def _task_of(words: str, catalog: TaskCatalog) -> Task | None:
-    """The task the words name ("task_2_3"), else the one task whose objectives name a word they use ("merge")."""
+    """The task the words name ("task_2_3"), else the one task whose objectives name a word they use ("merge"), else
+    None (the session's current task is meant)."""
     if (task := _named_task(words, catalog)) is not None:
         return task
     said = {w.casefold() for w in _WORD.findall(words) if len(w) >= 4} - _COMMON
     fits = [t for t in catalog.tasks if said & {w.casefold() for w in _WORD.findall(t.learning_objectives)}]
     return fits[0] if len(fits) == 1 else None
+
+
+def _small_talk_packet(kind: Literal["farewell", "thanks", "greeting"]) -> dict[str, Any]:
+    """Code's packet for a greeting, thanks or goodbye, on the session's current task: code says the reply."""
+    return {
+        "task_id": CURRENT_TASK,
+        "task_status": "not_started",  # the current task's own status takes its place (`on_current_task`)
+        "guidance_for_ca": f"Answer the student's {kind} in one friendly sentence and offer help with the course.",
+    }
 
 
 def _start_packet(task: Task) -> dict[str, Any]:
@@ -134,11 +179,14 @@ _AFTER = {
 }
 
 
-def _packet_after(task: Task, consulted: Literal["concept", "solution", "diagnosis", "validation"]) -> dict[str, Any]:
-    """Code's packet after the first look's consultation: the task is under way (the packet tool calls it done
-    when the first look's validation found the work valid), and the assistant words what the expert said (its notes
-    carry the expert's words). The orchestrator's model has nothing left to plan."""
-    return {"task_id": task.id, "task_status": "in_progress", "guidance_for_ca": _AFTER[consulted]}
+def _packet_after(
+    task: Task | None, consulted: Literal["concept", "solution", "diagnosis", "validation"]
+) -> dict[str, Any]:
+    """Code's packet after the first look's consultation: the task (None: the session's current one) is under way
+    (the packet tool calls it done when the first look's validation found the work valid), and the assistant words
+    what the expert said (its notes carry the expert's words). The orchestrator's model has nothing left to plan."""
+    task_id = task.id if task is not None else CURRENT_TASK
+    return {"task_id": task_id, "task_status": "in_progress", "guidance_for_ca": _AFTER[consulted]}
 
 
 def _diagnosis_request(words: str, task: Task) -> dict[str, Any] | None:
@@ -196,7 +244,8 @@ def first_consultation(
         if asked is None:
             named = _named_task(words, catalog)
             if named is None:
-                return []
+                kind = small_talk(words)
+                return [(SUBMIT_PACKET_TOOL_NAME, _small_talk_packet(kind))] if kind is not None else []
             files = uploaded_files(uploads) if uploads is not None else []
             work, failed = shows_work(words), _FAILED.search(words)
             if files and not work and not failed and _ABOUT_STARTING.search(words):
@@ -213,22 +262,24 @@ def first_consultation(
                 ]
             return opening
         task = _task_of(words, catalog)
-        if task is None:
-            return []
-        why = (
-            "The student asks for the solution; explain the idea behind it so the tutor can guide without code."
-            if asked == "solution"
-            else "The student is confused by a concept of the task; explain it so the tutor can guide them."
-        )
+        if task is None and not COURSE_WORDS.search(words):
+            return []  # nothing of the course ("帮我写一篇作文"): the orchestrator's to word, the reply checked
+        if asked == "solution":
+            # the idea behind the task is explained, not the student's request (seen: "直接把答案代码发我吧" explained
+            # as a concept, word for word)
+            named = task.id if task is not None else "the student's current task"
+            question = f"What is the idea behind {named}, in plain words? (its objectives are in the facts)"
+            why = "The student asks for the solution; explain the idea behind it so the tutor can guide without code."
+        else:
+            question = words.strip()[:1000]
+            why = "The student is confused by a concept; explain it so the tutor can guide them."
+        context: dict[str, Any] = {"task_id": task.id if task is not None else CURRENT_TASK}
+        if task is not None:
+            context |= {"task_requirements": task.requirements, "learning_objectives": task.learning_objectives}
         request = {
             "expert_id": "concept_explainer",
-            "question": words.strip()[:1000],
-            "context": {
-                "task_id": task.id,
-                "task_requirements": task.requirements,
-                "learning_objectives": task.learning_objectives,
-                "student_confusion": words.strip()[:500],
-            },
+            "question": question,
+            "context": {**context, "student_confusion": words.strip()[:500]},
             "expected_output_type": "concept_explanation",
             "scenario_id": "concept_clarification",
             "reasoning": why,
