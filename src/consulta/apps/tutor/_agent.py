@@ -148,9 +148,15 @@ class Findings:
         # each sentence in the reply's language (an expert may mix them); an error's own line ("KeyError: 'Age'")
         # is said in either, beside at least one sentence in that language
         in_lang = [s for s in kept if (reply_lang(s, "en") == "zh-CN") == (lang == "zh-CN")]
-        if not [s for s in in_lang if not _ERROR_LINE.match(s)]:
+        if not [s for s in in_lang if not _an_error_line(s)]:
             return ""
-        said = [s for s in kept if s in in_lang or _ERROR_LINE.match(s)]
+        said = [s for s in kept if s in in_lang or _an_error_line(s)]
+        # an error's line that a sentence after it quotes is said once ("KeyError: 'age'." then "KeyError: 'age' 的意思是…")
+        said = [
+            s
+            for i, s in enumerate(said)
+            if not (_an_error_line(s) and any(s.rstrip(".。") in o for o in said[i + 1 :]))
+        ]
         return ("" if lang == "zh-CN" else " ").join(said)
 
     def notes(self) -> list[str]:
@@ -560,6 +566,13 @@ def _whole_sentences(text: str) -> str:
 
 _ERROR_LINE = re.compile(r"[A-Z]\w*(?:Error|Exception|Warning)\b")
 """A sentence that is an error's own line (`KeyError: 'Age'`), the same in every language."""
+
+
+def _an_error_line(sentence: str) -> bool:
+    """Whether `sentence` is an error's line alone, in no language ("KeyError: 'age' 的意思是…" is Chinese)."""
+    return bool(_ERROR_LINE.match(sentence)) and reply_lang(sentence, "en") == "en"
+
+
 _CODE_MARKS = re.compile(r"[=()\[\]{}]")
 """Marks of code (an example such as "merged = pd.merge(a"), which code's reply never says."""
 _SHORT_FIELD = 160
