@@ -35,6 +35,8 @@ class ToolError(Exception):
     `{"ok": false, "error_code": ..., "message": ..., "_hint": ...}` (plus `field` when one argument is at fault)
     and the run goes on. Nothing the tool was about to change may have changed when it is raised.
     With a `choice`, a read or write tool's error becomes a question the runtime asks the user (see `Choice`).
+    With a catalog `key` (and its `values`), the message is said in the language of the turn's words, since the
+    person may read it as the reason nothing was changed; `message` is the English one.
     """
 
     def __init__(
@@ -45,6 +47,8 @@ class ToolError(Exception):
         hint: str | None = None,
         field: str | None = None,
         choice: Choice | None = None,
+        key: str | None = None,
+        values: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(message)
         self.error_code = error_code
@@ -52,10 +56,17 @@ class ToolError(Exception):
         self.hint = hint
         self.field = field
         self.choice = choice
+        # private names: subclasses keep words of their own in `key`, `values` and the like
+        self._say_key = key
+        self._say_values = dict(values or {})
 
-    def to_result(self) -> dict[str, Any]:
-        """The JSON result the model sees."""
-        result: dict[str, Any] = {"ok": False, "error_code": self.error_code, "message": self.message}
+    def message_in(self, lang: str) -> str:
+        """The message in `lang`: the catalog's words when raised with a key, else the English message."""
+        return t(self._say_key, lang, **self._say_values) if self._say_key is not None else self.message
+
+    def to_result(self, lang: str = "en") -> dict[str, Any]:
+        """The JSON result the model sees, its message in `lang` (see `message_in`)."""
+        result: dict[str, Any] = {"ok": False, "error_code": self.error_code, "message": self.message_in(lang)}
         if self.field is not None:
             result["field"] = self.field
         if self.hint is not None:

@@ -38,6 +38,7 @@ from pydantic_ai.tools import ToolDefinition
 
 from ..i18n import catalog, normalize_lang, t
 from ._agent import Agent
+from ._claims import reply_lang
 from ._errors import ConsultaError, ToolError
 from ._grounding import Evidence
 from ._messages import (
@@ -303,7 +304,7 @@ class ErrorsAsResults(ToolWrapper):
                 # A guess becomes a question: the runtime asks the user itself and runs this call again with the answer.
                 ask = _choice_ask(error, site.call, site.args, site.deps.log.run.lang)
                 raise CallDeferred(metadata={ASK_METADATA_KEY: ask}, kind="question") from None
-            result = error.to_result()
+            result = error.to_result(reply_lang(turn_words(site.ctx.messages), site.deps.log.run.lang))
             if answers:  # asked once already: the model sees what the user answered with the refusal
                 result["user_answer"] = answers[0] if len(answers) == 1 else answers
             return result

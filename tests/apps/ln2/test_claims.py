@@ -660,3 +660,37 @@ def test_what_was_frozen_in_a_month_lists_only_the_records_frozen_then(
     output = run.output or ""
     assert run.status == RunStatus.finished and "2025-04" in output and "2025-02-14" not in output
     assert [c.tool_name for c in store.list_tool_calls(run.id)] == ["search_records"]
+
+
+@pytest.mark.parametrize(
+    ("prompt", "args", "said"),
+    [
+        (
+            "把9号盒第1位的细胞复苏",
+            {"name": "record_thaw", "args": {"box": 9, "positions": [1]}},
+            "没有 9 号盒：盒子编号是 1 到 5。",
+        ),
+        (
+            "Thaw the tube in box 9 position 1",
+            {"name": "record_thaw", "args": {"box": 9, "positions": [1]}},
+            "Box 9 does not exist: boxes are numbered 1..5.",
+        ),
+        ("9号盒里有什么？", {"name": "query_inventory", "args": {"box": 9}}, "没有 9 号盒：盒子编号是 1 到 5。"),
+    ],
+)
+def test_a_box_the_tank_does_not_have_is_said_in_the_persons_language(
+    tmp_path: Path,
+    inventory: Path,  # noqa: F811
+    prompt: str,
+    args: dict[str, Any],
+    said: str,
+) -> None:
+    """Seen on the embedded model: "把4号盒第1位的细胞复苏" on a 3-box tank refused as "box 4 holds no tube at position 1"
+    and followed by an English question with no options. The box is refused as not existing, in the words' language
+    (a person may read the refusal as the reason nothing was done)."""
+    before = inventory.read_bytes()
+    run, store = run_script(tmp_path, inventory, prompt, [{"tool_calls": [args]}, {"text": said}])
+    results = [c.result for c in store.list_tool_calls(run.id) if isinstance(c.result, dict)]
+    refused = [r["message"] for r in results if r.get("error_code") == "invalid_box"]  # the first look's too
+    assert refused and set(refused) == {said}
+    assert store.list_plans(run_id=run.id) == [] and inventory.read_bytes() == before

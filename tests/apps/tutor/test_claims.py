@@ -243,6 +243,8 @@ def test_code_says_the_experts_words_only_in_the_students_language_and_to_them()
     assert mixed.said_by_experts("zh-CN") == "MergeError: Must pass right_on.左表没有键。"
     assert tutor.Findings(diagnosis=("MergeError: Must pass right_on.", "No key.")).said_by_experts("zh-CN") == ""
     quoted = tutor.Findings(diagnosis=("KeyError: 'age'", "KeyError: 'age' 的意思是：表里没有 'age' 这一列。", ""))
-    assert quoted.said_by_experts("zh-CN") == "KeyError: 'age' 的意思是：表里没有 'age' 这一列。"  # the error's line once
+    assert (
+        quoted.said_by_experts("zh-CN") == "KeyError: 'age' 的意思是：表里没有 'age' 这一列。"
+    )  # the error's line once
     chinese = tutor.Findings(concept=("合并按键把两张表连在一起。该学生应该试一试。",))
     assert chinese.said_by_experts("zh-CN") == "合并按键把两张表连在一起。你应该试一试。"

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from ...runtime import Choice, ToolError
 from ._inventory import BoxLayout, Inventory, Record
 from ._operations import Positions
-from ._queries import _ranges, best_named
+from ._queries import _ranges, best_named, check_box
 
 __all__ = [
     "TubeChoiceError",
@@ -71,8 +71,8 @@ class TubeChoiceError(ToolError):
         super().__init__(error_code, message, hint=hint, choice=choice)
         self.candidates = candidates
 
-    def to_result(self) -> dict[str, Any]:
-        return {**super().to_result(), "candidates": self.candidates}
+    def to_result(self, lang: str = "en") -> dict[str, Any]:
+        return {**super().to_result(lang), "candidates": self.candidates}
 
 
 def _candidate(record: Record, positions: Sequence[int]) -> dict[str, Any]:
@@ -128,6 +128,7 @@ def locate(inventory: Inventory, ref: TubeRef) -> list[tuple[int, list[int]]]:
             hint="Pass box and positions as the user said them, e.g. box=2, positions=[15].",
             field="box",
         )
+    check_box(inventory, ref.box, hint="Ask the user which box they mean; inventory_stats() lists the boxes.")
     pool, fuzzy = best_named(inventory, **names)
     if fuzzy:
         pool = []

@@ -52,6 +52,7 @@ from ._inventory import (
     parse_iso_date,
     sha256_hex,
 )
+from ._queries import check_box
 
 __all__ = [
     "AddEntry",
@@ -290,16 +291,6 @@ def _check_date(value: str, *, name: str, today: dt.date, not_before: str | None
     return day.isoformat()
 
 
-def _check_box(box: int, state: Inventory) -> None:
-    if not 1 <= box <= state.meta.box_count:
-        raise ToolError(
-            "invalid_box",
-            f"Box {box} does not exist: boxes are numbered 1..{state.meta.box_count}.",
-            hint="Call inventory_stats() to see the boxes and how full they are.",
-            field="box",
-        )
-
-
 def _check_positions(positions: Sequence[int], layout: BoxLayout, *, name: str, range_hint: str) -> None:
     """Non-empty, each in 1..capacity, no position twice."""
     if not positions:
@@ -333,7 +324,7 @@ def _check_positions(positions: Sequence[int], layout: BoxLayout, *, name: str, 
 def _check_add(sim: _Simulation, op: AddEntry) -> _Outcome:
     state, layout = sim.state, sim.layout
     cell_line = _check_text(op.parent_cell_line, name="parent_cell_line")
-    _check_box(op.box, state)
+    check_box(state, op.box, hint="Call inventory_stats() to see the boxes and how full they are.")
     free_hint = f"Call empty_positions(box={op.box}) to find a free position."
     _check_positions(op.positions, layout, name="positions", range_hint=free_hint)
     frozen_at = _check_date(op.frozen_at, name="frozen_at", today=sim.today)
@@ -344,12 +335,20 @@ def _check_add(sim: _Simulation, op: AddEntry) -> _Outcome:
             holder = state.record(holder_id)
             assert holder is not None
             origin = f", added by operation {sim.added_by[holder_id]} of this plan" if holder_id in sim.added_by else ""
+            where, label = describe_position(pos, layout), _record_label(holder)
             raise ToolError(
                 "position_occupied",
-                f"Position {describe_position(pos, layout)} in box {op.box} is already held by "
-                f"{_record_label(holder)}{origin}.",
+                f"Position {where} in box {op.box} is already held by {label}{origin}.",
                 hint=free_hint,
                 field="positions",
+                key="ln2.error.position_occupied_in_plan" if origin else "ln2.error.position_occupied",
+                values={
+                    "position": where,
+                    "box": op.box,
+                    "record": holder.id,
+                    "name": holder.display_name,
+                    "step": sim.added_by.get(holder_id),
+                },
             )
     record = Record(
         id=state.next_id(),

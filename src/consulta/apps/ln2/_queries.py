@@ -11,8 +11,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from consulta.runtime._errors import ToolError
-
+from ...runtime import ToolError
 from ._inventory import BoxLayout, Inventory, Record, occupancy, position_label
 
 __all__ = ["best_named", "query_inventory", "search_records", "empty_positions", "inventory_stats"]
@@ -62,13 +61,18 @@ def _check_limit(limit: int | None) -> None:
         )
 
 
-def _check_box(inventory: Inventory, box: int | None) -> None:
-    if box is not None and not 1 <= box <= inventory.meta.box_count:
+def check_box(inventory: Inventory, box: int | None, *, hint: str = "Leave box out to search all boxes.") -> None:
+    """ToolError `invalid_box` when `box` is not one of the inventory's (said in the person's language: they may
+    read it as the reason nothing was done)."""
+    count = inventory.meta.box_count
+    if box is not None and not 1 <= box <= count:
         raise ToolError(
             "invalid_box",
-            f"Box {box} does not exist: boxes are numbered 1..{inventory.meta.box_count}.",
-            hint="Leave box out to search all boxes.",
+            f"Box {box} does not exist: boxes are numbered 1..{count}.",
+            hint=hint,
             field="box",
+            key="ln2.error.invalid_box",
+            values={"box": box, "count": count},
         )
 
 
@@ -170,7 +174,7 @@ def query_inventory(
     but several short names), `consumed_hidden` (matching consumed records left out) and `note`.
     """
     _check_limit(limit)
-    _check_box(inventory, box)
+    check_box(inventory, box)
     filters = _filters(cell_line, short_name, plasmid)
     scored = _scored(inventory, filters, box=box, exact=exact)
     notes = []
@@ -291,7 +295,7 @@ def empty_positions(inventory: Inventory, *, box: int | None = None, limit: int 
     position have no "positions". With `limit`, only the first `limit` free positions of each box are listed.
     """
     _check_limit(limit)
-    _check_box(inventory, box)
+    check_box(inventory, box)
     layout, held = inventory.layout, occupancy(inventory)
     boxes = []
     for number in [box] if box is not None else range(1, inventory.meta.box_count + 1):
