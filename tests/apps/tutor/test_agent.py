@@ -304,7 +304,8 @@ def test_can_i_start_is_codes_packet_and_the_inspection_stands_in_later_turns(tm
     os.utime(uploads / "people.csv", (1e9, 1e9))
     env = scripted_env(tmp_path, store)
     agent = tutor.build_agent(tutor.TutorOptions(uploads=uploads), env)
-    assert agent.first_calls("Can I start?") == []
+    ((name, packet),) = agent.first_calls("Can I start?")  # on the session's current task
+    assert name == "submit_instruction_packet" and packet["task_id"] == tutor.CURRENT_TASK
     ((name, packet),) = agent.first_calls("Can I start task_2_1?")
     assert name == "submit_instruction_packet" and (packet["task_id"], packet["task_status"]) == (
         "task_2_1",
@@ -436,7 +437,14 @@ def test_small_talk_and_a_concept_naming_no_task_are_on_the_sessions_current_tas
     agent = tutor.build_agent(tutor.TutorOptions(uploads=uploads), env)
     ((_, explain), (_, packet)) = agent.first_calls("What is a CSV file?")
     assert explain["context"]["task_id"] == packet["task_id"] == tutor.CURRENT_TASK
-    for words in ("Hi! What's your favourite movie?", "谢谢！", "好的，今天先到这里，拜拜"):
+    for words in (
+        "Hi! What's your favourite movie?",
+        "谢谢！",
+        "好的，今天先到这里，拜拜",
+        "ok",
+        "明白了",
+        "我该从哪里开始？",
+    ):
         ((name, packet),) = agent.first_calls(words)
         assert name == "submit_instruction_packet" and packet["task_id"] == tutor.CURRENT_TASK
     for words in (
@@ -463,11 +471,23 @@ def test_small_talk_and_a_concept_naming_no_task_are_on_the_sessions_current_tas
             first = await turn(runtime, "hey! long day, how are you doing?")
             checked = await turn(runtime, "Can I start task_2_3?", after=first[0])  # code's packet and inspection
             last = await turn(runtime, "谢谢老师，今天先学到这里吧", after=checked[0])
+            nothing_uploaded = tutor.build_agent(tutor.TutorOptions(uploads=tmp_path / "none"), env)
+            run = await runtime.run(nothing_uploaded, "What should I do next?", model="scripted")
+            handover = tutor.follow_up(store.get_run(run.id), env)
+            assert handover is not None
+            options = tutor.TutorOptions.model_validate({**run.options, **handover.options})
+            said = await runtime.run(tutor.build_assistant(options, env), handover.prompt, model="scripted")
+            next_steps.append(str(said.output))
             return [first, last]
         finally:
             await runtime.aclose()
 
+    next_steps: list[str] = []
     (_, hello, first), (_, bye, last) = asyncio.run(turns())
+    assert next_steps == [
+        "task_2_1 (pandas basics on your own dataset) is about: load a CSV with read_csv, inspect it with "
+        "head/info/describe, select columns. You have not started task_2_1 yet. Which step will you try first?"
+    ]
     assert hello == tutor_line("tutor.reply.greeting", "en") and bye == tutor_line("tutor.reply.farewell", "zh-CN")
     # the packet tool inspected the upload for the first task: too few rows, so that task is blocked
     assert (first["task_id"], first["task_status"]) == ("task_2_1", "blocked")

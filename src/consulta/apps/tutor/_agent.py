@@ -57,7 +57,7 @@ from ._packet import (
     uninspected_uploads,
 )
 from ._tasks import Task, TaskCatalog, load_catalog
-from ._turns import COURSE_WORDS, CURRENT_TASK, first_consultation, shows_work, small_talk, what_is_asked
+from ._turns import COURSE_WORDS, CURRENT_TASK, asks_next, first_consultation, shows_work, small_talk, what_is_asked
 
 __all__ = [
     "ASSISTANT",
@@ -463,8 +463,13 @@ def code_says(assistant: Agent, store: Store, *, packet: InstructionPacket, find
         said = reply_lang(student, lang)
         if (kind := small_talk(student)) is not None:  # a greeting, thanks or goodbye: answered, nothing planned
             return {"ok": True, "message": t(f"tutor.reply.{kind}", said)}
-        # a request for the task's code is answered with the idea, and the reply says why there is no code
-        lead = t("tutor.reply.no_solution", said) if what_is_asked(student) == "solution" else ""
+        lead = ""
+        if what_is_asked(student) == "solution":  # answered with the idea: the reply says why there is no code
+            lead = t("tutor.reply.no_solution", said)
+        elif asks_next(student) and (task := _task(packet.task_id)) is not None:  # what the task is about
+            lead = t(
+                "tutor.reply.objectives", said, task=task.id, title=task.title, objectives=task.learning_objectives
+            )
         return {"ok": True, "message": _joined(said, lead, packet_reply(packet, said, findings))}
 
     tool = ToolDef(

@@ -28,7 +28,15 @@ from ._experts import student_code
 from ._packet import SUBMIT_PACKET_TOOL_NAME, inspection_request
 from ._tasks import Task, TaskCatalog
 
-__all__ = ["CURRENT_TASK", "COURSE_WORDS", "first_consultation", "shows_work", "small_talk", "what_is_asked"]
+__all__ = [
+    "COURSE_WORDS",
+    "CURRENT_TASK",
+    "asks_next",
+    "first_consultation",
+    "shows_work",
+    "small_talk",
+    "what_is_asked",
+]
 
 CURRENT_TASK = "current"
 """The task id of code's requests for a turn whose words name no task (a greeting, a concept question): the task the
@@ -47,7 +55,8 @@ _CONCEPT = re.compile(
     r"\bdifference\s+between\b|\bwhat\s+is\s+(?:a|an|the)\b|\bwhy\s+(?:does|do|is|are|should|must)\b|"
     r"\bwhat\s+happens\b|\bhow\s+(?:does|do)\s+\S+\s+(?:handle|treat|deal)\b|"
     r"没.?看懂|看不懂|没.?懂|不.?懂|不明白|不理解|搞不清|什么意思|是什么|怎么工作|如何工作|怎么用|区别|解释|为什么|"
-    r"怎么处理|如何处理|会怎样|会怎么",
+    r"怎么处理|如何处理|会怎样|会怎么|什么是|干嘛|干什么用|有什么用|做什么用|是做什么的|"
+    r"\bhow\s+(?:do|can|would|should)\s+(?:i|you|we)\b|\bwhat'?s\s+(?:a|an|the)\b|\bwhen\s+(?:should|would|do)\s+i\s+use\b",
     re.IGNORECASE,
 )
 _FAILED = re.compile(r"\w*(?:Error|Exception)\b|Traceback|报错|错误", re.IGNORECASE)
@@ -67,6 +76,14 @@ _DONE = re.compile(
     re.IGNORECASE,
 )
 """Work said done or run (a question about code with none of these asks about the code, it shows no work)."""
+_NEXT = re.compile(
+    r"\bwhat\s+(?:should|do|can|must)\s+i\s+do\b|\bwhere\s+(?:do|should|can)\s+i\s+(?:start|begin)\b|"
+    r"\bwhere\s+to\s+(?:start|begin)\b|\bwhat\s+now\b|\bwhat'?s\s+next\b|\bnext\s+step\b|\bwhich\s+task\b|"
+    r"\bhow\s+do\s+i\s+(?:start|begin|get\s+started)\b|\bwhat\s+(?:is|are)\s+(?:the\s+|my\s+)?tasks?\b|"
+    r"从哪(?:里|儿)?(?:开始|入手|下手)|下一步|该做什么|要做什么|做什么好|哪个任务|什么任务|接下来(?:做|干|该)",
+    re.IGNORECASE,
+)
+"""Asking where to start or what to do next ("What should I do next?", "我该从哪里开始？"): where the task stands."""
 _QUESTION = re.compile(r"[?？]\s*$|[吗呢]\s*[?？]?\s*$")
 _ABOUT_STARTING = re.compile(
     r"\b(?:start|begin|ready|suitable|suit|fits?|good\s+enough|use\s+(?:it|this|that|my|the))\b|"
@@ -81,7 +98,8 @@ COURSE_WORDS = re.compile(
     re.I,
 )
 """Words of the course (pandas tasks on the student's data), in either language."""
-_SMALL_TALK: dict[Literal["farewell", "thanks", "greeting"], re.Pattern[str]] = {
+SmallTalk = Literal["farewell", "thanks", "greeting", "ack"]
+_SMALL_TALK: dict[SmallTalk, re.Pattern[str]] = {
     "farewell": re.compile(
         r"\b(?:bye|goodbye|see\s+(?:you|ya)|good\s*night|(?:that'?s|this\s+is)\s+(?:all|it|enough)\s+for\s+(?:today|now)|"
         r"gotta\s+go|talk\s+(?:to\s+you\s+)?later|i'?m\s+(?:done|off)\s+for\s+today)\b|"
@@ -94,11 +112,16 @@ _SMALL_TALK: dict[Literal["farewell", "thanks", "greeting"], re.Pattern[str]] = 
         r"\bhow'?s\s+it\s+going\b|\bwhat'?s\s+up\b|你好|您好|^\W*嗨|哈喽|老师好|早上好|下午好|晚上好|在吗|最近怎么样",
         re.IGNORECASE,
     ),
+    "ack": re.compile(
+        r"^\W*(?:ok(?:ay)?|k|got\s+it|i\s+see|alright|all\s+right|sure|cool|nice|great|understood|makes\s+sense|"
+        r"好的?|好吧|嗯+|哦+|明白了?|懂了|知道了|收到|行)\W*$",
+        re.IGNORECASE,
+    ),
 }
 
 
-def small_talk(words: str) -> Literal["farewell", "thanks", "greeting"] | None:
-    """A goodbye, thanks or greeting that asks nothing of the course ("hey! long day, how are you?", "谢谢老师，今天先学到
+def small_talk(words: str) -> SmallTalk | None:
+    """A goodbye, thanks, greeting or acknowledgement ("ok", "明白了") that asks nothing of the course ("hey! long day, how are you?", "谢谢老师，今天先学到
     这里吧"), which code answers at once; None when the words touch the course at all (a task, data, code, an error)."""
     if COURSE_WORDS.search(words) or _TASK.search(words) or _FAILED.search(words):
         return None
@@ -107,6 +130,7 @@ def small_talk(words: str) -> Literal["farewell", "thanks", "greeting"] | None:
 
 _TASK = re.compile(r"(?<![A-Za-z0-9])task[_ ]?(\d+)[_.](\d+)(?![0-9])", re.IGNORECASE)  # "开始task_2_1吗" too
 _WORD = re.compile(r"[A-Za-z_]+")
+_CALLED = re.compile(r"\.?([A-Za-z_]\w*)\(")
 _COMMON = frozenset(
     "about also each from have into just over real that them then they this what when with your".split()
 )
@@ -117,7 +141,7 @@ def what_is_asked(words: str) -> Literal["concept", "solution"] | None:
     what it means; None for anything else (an error, a claim that a task is done, a dataset, chit-chat)."""
     if _SOLUTION.search(words):
         return "solution"
-    if _CONCEPT.search(words) and not _ERROR.search(words):
+    if _CONCEPT.search(words) and not _ERROR.search(words) and not _NEXT.search(words):
         return "concept"
     return None
 
@@ -142,12 +166,19 @@ def _task_of(words: str, catalog: TaskCatalog) -> Task | None:
     None (the session's current task is meant)."""
     if (task := _named_task(words, catalog)) is not None:
         return task
+    called = {m.casefold() for m in _CALLED.findall(words)}  # the methods their code calls say most ("groupby(")
+    if called and len(fits := [t for t in catalog.tasks if called & _words_of(t.learning_objectives)]) == 1:
+        return fits[0]
     said = {w.casefold() for w in _WORD.findall(words) if len(w) >= 4} - _COMMON
-    fits = [t for t in catalog.tasks if said & {w.casefold() for w in _WORD.findall(t.learning_objectives)}]
+    fits = [t for t in catalog.tasks if said & _words_of(t.learning_objectives)]
     return fits[0] if len(fits) == 1 else None
 
 
-def _small_talk_packet(kind: Literal["farewell", "thanks", "greeting"]) -> dict[str, Any]:
+def _words_of(text: str) -> set[str]:
+    return {w.casefold() for w in _WORD.findall(text)}
+
+
+def _small_talk_packet(kind: SmallTalk) -> dict[str, Any]:
     """Code's packet for a greeting, thanks or goodbye, on the session's current task: code says the reply."""
     return {
         "task_id": CURRENT_TASK,
@@ -156,15 +187,31 @@ def _small_talk_packet(kind: Literal["farewell", "thanks", "greeting"]) -> dict[
     }
 
 
-def _start_packet(task: Task) -> dict[str, Any]:
-    """Code's packet for "can I start `task` on my file?": everything it rests on is code's (the files' inspection,
-    made by the packet tool, whose binding updates it applies: a file that does not fit blocks the analysis and says
-    why), so no model request plans it. The assistant words the reply from it."""
+def asks_next(words: str) -> bool:
+    """Whether the words ask where to start or what to do next, and nothing else (no work, no error)."""
+    return bool(_NEXT.search(words)) and not _FAILED.search(words) and not shows_work(words)
+
+
+def _start_packet(task: Task | None) -> dict[str, Any]:
+    """Code's packet for "can I start `task` (None: the session's current one) on my file?": everything it rests on
+    is code's (the files' inspection, made by the packet tool, whose binding updates it applies: a file that does not
+    fit blocks the analysis and says why), so no model request plans it. The assistant words the reply from it."""
+    if task is None:
+        guidance = "Say whether the task can start on this file, from what the check found."
+    else:
+        guidance = (
+            f"Say whether {task.id} can start on this file, from what the check found; if it can, suggest one first "
+            f"step toward: {task.learning_objectives}."
+        )
+    return {"task_id": task.id if task else CURRENT_TASK, "task_status": "not_started", "guidance_for_ca": guidance}
+
+
+def _next_packet(task: Task | None) -> dict[str, Any]:
+    """Code's packet for "what should I do next?": where the task (None: the session's current one) stands."""
     return {
-        "task_id": task.id,
-        "task_status": "not_started",
-        "guidance_for_ca": f"Say whether {task.id} can start on this file, from what the check found; if it can, "
-        f"suggest one first step toward: {task.learning_objectives}.",
+        "task_id": task.id if task else CURRENT_TASK,
+        "task_status": "not_started",  # the current task's own status takes its place (`on_current_task`)
+        "guidance_for_ca": "Tell the student where their task stands and what it is about, and ask for a first step.",
     }
 
 
@@ -210,18 +257,16 @@ def _diagnosis_request(words: str, task: Task) -> dict[str, Any] | None:
     }
 
 
-def _validation_request(words: str, task: Task) -> dict[str, Any]:
-    """The consult_expert request that validates the student's claim that `task` is done (their words, with any code
-    and output in them, as the evidence)."""
+def _validation_request(words: str, task: Task | None) -> dict[str, Any]:
+    """The consult_expert request that validates the student's claim that `task` (None: the session's current one)
+    is done (their words, with any code and output in them, as the evidence)."""
+    context: dict[str, Any] = {"task_id": task.id if task else CURRENT_TASK}
+    if task is not None:
+        context |= {"task_requirements": task.requirements, "learning_objectives": task.learning_objectives}
     return {
         "expert_id": "data_inspector",
-        "question": f"Is the student's work on {task.id} complete and correct?",
-        "context": {
-            "task_id": task.id,
-            "task_requirements": task.requirements,
-            "learning_objectives": task.learning_objectives,
-            "student_evidence": words.strip()[:2000],
-        },
+        "question": f"Is the student's work on {task.id if task else 'their current task'} complete and correct?",
+        "context": {**context, "student_evidence": words.strip()[:2000]},
         "expected_output_type": "validation_report",
         "scenario_id": "progress_validation",
         "reasoning": "The student says the task is done; the packet may call it done only on a valid validation.",
@@ -239,15 +284,34 @@ def first_consultation(
     each file in `uploads` for that task (a file with a standing inspection is answered from it: see the
     orchestrator's `consult_expert`); else nothing."""
 
+    def _on_no_task_named(
+        words: str, *, files: list[str], work: bool, failed: bool
+    ) -> list[tuple[str, dict[str, Any]]]:
+        """Words that name no task: small talk, "can I use this file?" and "what should I do next?" are code's
+        packet on the session's current task (the uploads inspected for it); work shown with its code is validated
+        against the task it points at (its objectives' words: "groupby"), else the current one; else nothing."""
+        if (kind := small_talk(words)) is not None:
+            return [(SUBMIT_PACKET_TOOL_NAME, _small_talk_packet(kind))]
+        if files and not work and not failed and (_ABOUT_STARTING.search(words) or asks_next(words)):
+            return [(SUBMIT_PACKET_TOOL_NAME, _start_packet(None))]  # the packet tool inspects the files first
+        if asks_next(words):
+            return [(SUBMIT_PACKET_TOOL_NAME, _next_packet(None))]
+        if work and not failed and student_code(words):
+            task = _task_of(words, catalog)
+            validation = (CONSULT_EXPERT_TOOL_NAME, _validation_request(words, task))
+            return [validation, (SUBMIT_PACKET_TOOL_NAME, _packet_after(task, "validation"))]
+        return []
+
     def first_look(words: str) -> list[tuple[str, dict[str, Any]]]:
         asked = what_is_asked(words)
         if asked is None:
             named = _named_task(words, catalog)
-            if named is None:
-                kind = small_talk(words)
-                return [(SUBMIT_PACKET_TOOL_NAME, _small_talk_packet(kind))] if kind is not None else []
             files = uploaded_files(uploads) if uploads is not None else []
             work, failed = shows_work(words), _FAILED.search(words)
+            if named is None:
+                return _on_no_task_named(words, files=files, work=work, failed=bool(failed))
+            if asks_next(words) and not files:
+                return [(SUBMIT_PACKET_TOOL_NAME, _next_packet(named))]
             if files and not work and not failed and _ABOUT_STARTING.search(words):
                 return [(SUBMIT_PACKET_TOOL_NAME, _start_packet(named))]  # the packet tool inspects the files first
             opening = [(CONSULT_EXPERT_TOOL_NAME, inspection_request(f, named.id)) for f in files]
