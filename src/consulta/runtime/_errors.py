@@ -26,6 +26,9 @@ class Choice:
     """Message catalog keys: when the run's language has both, they (formatted with `values`) are asked instead of
     `header` and `question`."""
     values: dict[str, Any] = field(default_factory=dict)
+    option_keys: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    """Each option's catalog key and values, in the order of `options`: when the run's language has them all, the
+    options are asked in its words (an answer maps to the same arguments)."""
 
 
 class ToolError(Exception):

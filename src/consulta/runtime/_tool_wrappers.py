@@ -180,12 +180,17 @@ def _choice_ask(error: ToolError, call: ToolCallPart, args: dict[str, Any], lang
     words = catalog(normalize_lang(lang))
     if choice.header_key in words and choice.question_key in words:
         header, text = t(choice.header_key, lang, **choice.values), t(choice.question_key, lang, **choice.values)
-    question = {"header": header[:30], "question": text, "options": list(choice.options), "multiple": False}
+    options, args_for_option = list(choice.options), choice.args_for_option
+    if len(choice.option_keys) == len(options) and all(key in words for key, _ in choice.option_keys):
+        said = [t(key, lang, **values) for key, values in choice.option_keys]
+        args_for_option = {s: args_for_option[o] for s, o in zip(said, options, strict=True) if o in args_for_option}
+        options = said
+    question = {"header": header[:30], "question": text, "options": options, "multiple": False}
     rerun = {
         "tool_call_id": call.tool_call_id,
         "tool_name": call.tool_name,
         "args": args,
-        "args_for_option": choice.args_for_option,
+        "args_for_option": args_for_option,
     }
     return {"kind": QUESTION_KIND, "payload": {"questions": [question], RERUN_KEY: rerun}}
 
@@ -302,7 +307,8 @@ class ErrorsAsResults(ToolWrapper):
                 and not person_declined_this_turn(site.ctx.messages)
             ):
                 # A guess becomes a question: the runtime asks the user itself and runs this call again with the answer.
-                ask = _choice_ask(error, site.call, site.args, site.deps.log.run.lang)
+                lang = reply_lang(turn_words(site.ctx.messages), site.deps.log.run.lang)
+                ask = _choice_ask(error, site.call, site.args, lang)
                 raise CallDeferred(metadata={ASK_METADATA_KEY: ask}, kind="question") from None
             result = error.to_result(reply_lang(turn_words(site.ctx.messages), site.deps.log.run.lang))
             if answers:  # asked once already: the model sees what the user answered with the refusal

@@ -174,12 +174,14 @@ def test_ungrounded_write_becomes_the_runtimes_question(tmp_path: Path, inventor
         ask = h.pending()
         assert ask.kind == "question" and ask.tool_call_id == "call_1_0"
         (question,) = ask.payload["questions"]
-        assert "record 9 (K562-dTAG-BRD4) was not named by the user" in question["question"]
+        # asked in the words' language, nothing meant for the model ("record 9 … was not named by the user")
+        assert question["question"] == ("Which tube do you mean?" if prompt.isascii() else "您指的是哪一管？")
         options = question["options"]
-        assert any(o.startswith("K562-WT,") for o in options) and any(o.startswith("K562-Cas9,") for o in options)
+        assert any(o.startswith(("K562-WT,", "K562-WT，")) for o in options)
+        assert any(o.startswith(("K562-Cas9,", "K562-Cas9，")) for o in options)
         assert h.store.list_plans(run_id=run.id) == []  # nothing staged before the answer
 
-        wt = next(o for o in options if o.startswith("K562-WT,"))
+        wt = next(o for o in options if o.startswith(("K562-WT,", "K562-WT，")))
         h.runtime.answer(ask.id, [wt])
         run = await h.runtime.settled(run.id)
         assert tool_results(h.store, run.id)["call_1_0"]["staged"] is True

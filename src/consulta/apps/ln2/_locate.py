@@ -55,6 +55,17 @@ class TubeRef(BaseModel):
             parts.append(f"position{'s' if len(self.positions) > 1 else ''} {', '.join(map(str, self.positions))}")
         return ", ".join(parts) or "nothing"
 
+    def describe_zh(self) -> str:
+        """`describe` in Chinese words ("「SH-SY5Y」，2号盒，5、6号位")."""
+        parts = [f"「{v}」" for v in self.names().values()]
+        if self.record_id is not None:
+            parts.insert(0, f"记录 {self.record_id}")
+        if self.box is not None:
+            parts.append(f"{self.box}号盒")
+        if self.positions:
+            parts.append(f"{'、'.join(map(str, self.positions))}号位")
+        return "，".join(parts) or "（未指明）"
+
 
 class TubeChoiceError(ToolError):
     """A ToolError whose result also lists `candidates`: the tubes the user may have meant."""
@@ -87,6 +98,18 @@ def _candidate(record: Record, positions: Sequence[int]) -> dict[str, Any]:
     }
 
 
+def _option_words(candidate: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A candidate's label as a catalog key and values (asked in the run's language)."""
+    positions = sorted(candidate["positions"])
+    values = {
+        "name": candidate["short_name"],
+        "box": candidate["box"],
+        "at": _ranges(positions),
+        "record": candidate["record_id"],
+    }
+    return ("ln2.choice.option.one" if len(positions) == 1 else "ln2.choice.option.many"), values
+
+
 def tube_choice(
     candidates: list[dict[str, Any]],
     *,
@@ -104,6 +127,7 @@ def tube_choice(
         question_key=keys[1] if keys else None,
         values=values or {},
         options=[c["label"] for c in candidates],
+        option_keys=[_option_words(c) for c in candidates],
         args_for_option={
             c["label"]: {"record_id": c["record_id"], "box": c["box"], "positions": c["positions"]} for c in candidates
         },
@@ -173,14 +197,14 @@ def _several(ref: TubeRef, candidates: list[dict[str, Any]], *, which: str = "re
             header=f"Which {which}",
             question=f"{ref.describe()} fits {len(candidates)} {which}s. Which one do you mean?",
             keys=("ln2.choice.several.header", "ln2.choice.several.question"),
-            values={"what": ref.describe(), "count": len(candidates)},
+            values={"what": ref.describe(), "what_zh": ref.describe_zh(), "count": len(candidates)},
         ),
     )
 
 
 def _none(inventory: Inventory, ref: TubeRef, missing: list[int]) -> TubeChoiceError:
     what = ref.describe()
-    values: dict[str, Any] = {"what": what}
+    values: dict[str, Any] = {"what": what, "what_zh": ref.describe_zh()}
     if missing and ref.box is not None:
         at = ", ".join(map(str, missing))
         holders = [r for r in inventory.records if r.box == ref.box and set(missing) & set(r.positions)]

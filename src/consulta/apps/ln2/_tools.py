@@ -459,15 +459,23 @@ class Ln2Plans:
         said = record.parent_cell_line if evidence.said_by_user(record.parent_cell_line) else None
         if said and len(names) > 1:
             detail = f"'{said}' matches {len(names)} lines: {', '.join(names[:8])}."
+            asked = ("ln2.choice.several.header", "ln2.choice.matches")
         else:
             detail = f"record {record_id} ({record.short_name or record.parent_cell_line}) was not named by the user."
+            asked = ("ln2.choice.several.header", "ln2.choice.which")
         options = json.dumps(names[:8], ensure_ascii=False)
         # The runtime asks which of the named records (as many tubes as the call named, from each).
         shown = [_candidate(r, r.positions[: max(1, len(positions))]) for r in named[:8]]
         raise _ungrounded(
             "record_id",
             detail,
-            choice=tube_choice(shown, header="Which tube", question=f"{detail} Which one do you mean?")
+            choice=tube_choice(
+                shown,
+                header="Which tube",
+                question=f"{detail} Which one do you mean?",
+                keys=asked,
+                values={"said": said, "count": len(names), "names": ", ".join(names[:8])},
+            )
             if shown
             else None,
             hint=(
