@@ -366,6 +366,10 @@ def test_can_i_start_is_codes_packet_and_the_inspection_stands_in_later_turns(tm
         ("老师，task_2_2 我做完了，平均年龄已经算出来了。", ["validation_report", "people.csv", "packet"]),
         ("task_2_2: KeyError: 'Age' when I run df['Age']", ["error_diagnosis", "packet"]),  # an error with its code
         ("task_2_2 gives me a KeyError", ["people.csv"]),  # an error without code: the orchestrator's to word
+        (
+            "task_2_2 报错 KeyError: 'Age'，不知道为什么",
+            ["error_diagnosis", "packet"],
+        ),  # the error's message: diagnosed
         ("I finished!", []),  # no task named: the orchestrator's to choose
         ("老师，做task_2_2时我写了 df['Age']，报错 KeyError: 'Age'", ["error_diagnosis", "packet"]),  # glued to Chinese
     ],
@@ -390,7 +394,7 @@ def test_a_claim_that_a_named_task_is_done_opens_with_its_validation(
         if request["expected_output_type"] == "validation_report":
             assert request["context"]["student_evidence"] == words and request["context"]["task_id"] == "task_2_2"
         if request["expected_output_type"] == "error_diagnosis":
-            assert request["context"]["student_code_snippet"] == "df['Age']"
+            assert request["context"].get("student_code_snippet") == ("df['Age']" if "df[" in words else None)
             assert request["context"]["error_message"].startswith("KeyError: 'Age'")
 
 

@@ -558,3 +558,30 @@ def test_an_explanation_that_says_the_students_words_back_is_written_again(tmp_p
     result = consult(c, request)
     assert result["expert_output"]["definition"] == fine["definition"]
     assert c.store.get_consultation(result["consultation_id"]).attempts == 2
+
+
+def test_a_quoted_keyerror_without_its_code_points_to_the_files_column(tmp_path: Path, uploads: Path) -> None:
+    """ "I got KeyError: 'City'" with no code: nothing to run, the file's columns known: code's diagnosis names the
+    column the key was meant to be; another error without its code is the model's to explain."""
+    request = {
+        "expert_id": "data_inspector",
+        "question": "Why does the student's code raise KeyError: 'City'?",
+        "context": {"task_id": "task_2_3", "error_message": "KeyError: 'City'"},
+        "expected_output_type": "error_diagnosis",
+        "scenario_id": "error_diagnosis",
+        "reasoning": "The student quotes an error.",
+    }
+    c = consultant(tmp_path, uploads, [])
+    out = consult(c, request)["expert_output"]
+    assert out["suggested_fix_direction"] == (
+        "Your file has no column 'City', but it has 'city': a column's name must be written exactly as in the file."
+    )
+    (tmp_path / "again").mkdir()
+    other = {**request, "context": {"task_id": "task_2_2", "error_message": "ValueError: could not convert"}}
+    c = consultant(
+        tmp_path / "again",
+        uploads,
+        [final(error_root_cause="Text in a number column.", suggested_fix_direction="Look at df.dtypes.")],
+    )
+    out = consult(c, other)["expert_output"]
+    assert out["explanation"] == "You did not show the code that raised it, so this comes from the error alone."

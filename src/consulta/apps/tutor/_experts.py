@@ -141,7 +141,11 @@ def _near_column(exception: Any, columns: list[str]) -> tuple[str, str] | None:
     spaces or underscores, else one close spelling), None when there is none."""
     if exception is None or exception.type != "KeyError":
         return None
-    key = exception.message.strip().strip("\"'")
+    return _near_key(exception.message.strip().strip("\"'"), columns)
+
+
+def _near_key(key: str, columns: list[str]) -> tuple[str, str] | None:
+    """The missing column `key` and the file's column it is nearest to (see `_near_column`), or None."""
     if not key or key in columns:
         return None
     same = spelled_as(key, columns)
@@ -208,6 +212,9 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
                 given = request.context.student_code_snippet or ""
                 snippet = student_code(given) or given  # the code of it, when prose came with it
                 columns = [str(c) for c in open_dataset(path).columns] if path else []
+                if not snippet.strip():  # the error alone, no code to run
+                    quoted = request.context.error_message or ""
+                    return {"reproduced": False, "no_code": True, "quoted": quoted, "columns": columns}
                 try:
                     ran = run_students(snippet, request)
                 except SandboxUnavailable as refused:  # the code is not run unconfined: the expert says so
@@ -289,13 +296,18 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
         """Code's diagnosis of a KeyError the student quotes when there is no file of theirs to run the code on
         (seen: `df['age'].mean()` run on nothing, "diagnosed" as the NameError of `df`): the table has no such
         column, and where to look."""
-        key = _KEY_ERROR.search(str(facts.get("quoted") or "")) if facts.get("no_data") else None
+        not_run = facts.get("no_data") or facts.get("no_code")
+        key = _KEY_ERROR.search(str(facts.get("quoted") or "")) if not_run else None
         if key is None:
             return None
+        missing = key.group(1)
+        near = _near_key(missing, facts.get("columns") or [])
         return ErrorDiagnosis(
             error_root_cause=key.group(0),
-            explanation=t("tutor.diagnosis.key_error", lang, column=key.group(1)),
-            suggested_fix_direction=t("tutor.diagnosis.check_columns", lang),
+            explanation=t("tutor.diagnosis.key_error", lang, column=missing),
+            suggested_fix_direction=t("tutor.diagnosis.near_column", lang, missing=near[0], column=near[1])
+            if near
+            else t("tutor.diagnosis.check_columns", lang),
             related_concepts=["KeyError", "DataFrame.columns"],
         )
 
@@ -305,6 +317,8 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
         (no file of theirs), that the code was not run. The model writes the rest."""
         if request.expected_output_type == "error_diagnosis" and facts.get("no_data"):
             return {"explanation": t("tutor.diagnosis.not_run", lang)}
+        if request.expected_output_type == "error_diagnosis" and facts.get("no_code"):
+            return {"explanation": t("tutor.diagnosis.no_code", lang)}
         exception = facts.get("exception")
         if request.expected_output_type != "error_diagnosis" or exception is None:
             return {}

@@ -236,24 +236,27 @@ def _packet_after(
     return {"task_id": task_id, "task_status": "in_progress", "guidance_for_ca": _AFTER[consulted]}
 
 
-def _diagnosis_request(words: str, task: Task) -> dict[str, Any] | None:
-    """The consult_expert request that diagnoses the error the student quotes with the code they ran (both in their
-    words), or None when the words hold no code to run (the orchestrator words it then)."""
+def _diagnosis_request(words: str, task: Task | None) -> dict[str, Any] | None:
+    """The consult_expert request that diagnoses the error the student quotes (on `task`, None: the session's
+    current one), with the code they ran when their words hold it (the sandbox reruns it); None when they quote
+    neither code nor the error's own message ("task_2_2 gives me a KeyError": the orchestrator words it then)."""
     code, error = student_code(words), _ERROR_LINE.search(words)
-    if not code or error is None:
+    if error is None or not (code or ":" in error.group(0)):
         return None
+    quoted = error.group(0).strip()
+    context: dict[str, Any] = {"task_id": task.id if task else CURRENT_TASK, "error_message": quoted[:500]}
+    if task is not None:
+        context["task_requirements"] = task.requirements
+    if code:
+        context["student_code_snippet"] = code
     return {
         "expert_id": "data_inspector",
-        "question": f"Why does the student's code for {task.id} raise {error.group(0).strip()}?",
-        "context": {
-            "task_id": task.id,
-            "task_requirements": task.requirements,
-            "error_message": error.group(0).strip()[:500],
-            "student_code_snippet": code,
-        },
+        "question": f"Why does the student's code for {task.id if task else 'their task'} raise {quoted}?",
+        "context": context,
         "expected_output_type": "error_diagnosis",
         "scenario_id": "error_diagnosis",
-        "reasoning": "The student quotes an error with the code that raised it; the sandbox reproduces it on their data.",
+        "reasoning": "The student quotes an error"
+        + (" with the code that raised it; the sandbox reproduces it on their data." if code else "."),
     }
 
 
@@ -296,10 +299,15 @@ def first_consultation(
             return [(SUBMIT_PACKET_TOOL_NAME, _start_packet(None))]  # the packet tool inspects the files first
         if asks_next(words):
             return [(SUBMIT_PACKET_TOOL_NAME, _next_packet(None))]
+        pointed = _task_of(words, catalog)
+        if failed and (diagnosis := _diagnosis_request(words, pointed)) is not None:
+            return [
+                (CONSULT_EXPERT_TOOL_NAME, diagnosis),
+                (SUBMIT_PACKET_TOOL_NAME, _packet_after(pointed, "diagnosis")),
+            ]
         if work and not failed and student_code(words):
-            task = _task_of(words, catalog)
-            validation = (CONSULT_EXPERT_TOOL_NAME, _validation_request(words, task))
-            return [validation, (SUBMIT_PACKET_TOOL_NAME, _packet_after(task, "validation"))]
+            validation = (CONSULT_EXPERT_TOOL_NAME, _validation_request(words, pointed))
+            return [validation, (SUBMIT_PACKET_TOOL_NAME, _packet_after(pointed, "validation"))]
         return []
 
     def first_look(words: str) -> list[tuple[str, dict[str, Any]]]:
