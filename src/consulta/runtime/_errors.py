@@ -64,8 +64,11 @@ class ToolError(Exception):
         self._say_values = dict(values or {})
 
     def message_in(self, lang: str) -> str:
-        """The message in `lang`: the catalog's words when raised with a key, else the English message."""
-        return t(self._say_key, lang, **self._say_values) if self._say_key is not None else self.message
+        """The message in `lang`: the catalog's words when raised with a key and the message is still the one the
+        key says in English (a caller that rewrote `message`, e.g. prefixed it, gets its own words back)."""
+        if self._say_key is None or t(self._say_key, "en", **self._say_values) != self.message:
+            return self.message
+        return t(self._say_key, lang, **self._say_values)
 
     def to_result(self, lang: str = "en") -> dict[str, Any]:
         """The JSON result the model sees, its message in `lang` (see `message_in`)."""

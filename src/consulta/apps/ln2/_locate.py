@@ -78,8 +78,10 @@ class TubeChoiceError(ToolError):
         hint: str,
         candidates: list[dict[str, Any]],
         choice: Choice | None = None,
+        key: str | None = None,
+        values: dict[str, Any] | None = None,
     ) -> None:
-        super().__init__(error_code, message, hint=hint, choice=choice)
+        super().__init__(error_code, message, hint=hint, choice=choice, key=key, values=values)
         self.candidates = candidates
 
     def to_result(self, lang: str = "en") -> dict[str, Any]:
@@ -234,12 +236,15 @@ def _none(inventory: Inventory, ref: TubeRef, missing: list[int]) -> TubeChoiceE
             keys=("ln2.choice.none.header", f"ln2.choice.none.{case}"),
             values=values,
         )
+    nearby = f" Nearest: {listing}." if listing else ""
     return TubeChoiceError(
         "no_matching_tube",
-        f"Not staged: {detail}." + (f" Nearest: {listing}." if listing else ""),
+        f"Not staged: {detail}.{nearby}",
         hint="Check with query_inventory or empty_positions, or ask the user which tube they mean.",
         candidates=nearest,
         choice=choice,
+        key=f"ln2.error.no_tube.{case}",
+        values={**values, "nearest": nearby},
     )
 
 
