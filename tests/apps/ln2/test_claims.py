@@ -286,6 +286,9 @@ def test_an_ln2_turn_starts_from_facts_and_information_never_writes(
         ("What's sitting in box 5, position 37?", "query_inventory", "RTCB"),  # held-out: four calls, 56 s
         ("Where is there free space in the tank?", "empty_positions", "free positions"),
         ("2号盒还有多少个空位？", "empty_positions", "2号盒有 60 个空位"),
+        # held-out, through an OpenAI-compatible server: no call at all, then "nothing was changed"
+        ("整个液氮罐里一共有多少管细胞？", "inventory_stats", "液氮罐共有 5 个盒子"),
+        ("How many tubes do we have in total?", "inventory_stats", "The tank holds"),
     ],
 )
 def test_a_plain_look_up_is_answered_by_code_from_the_first_look(

@@ -95,6 +95,14 @@ _FREE = re.compile(
 )
 
 
+_TOTAL = re.compile(
+    r"\b(?:in\s+total|altogether|overall|total|whole\s+tank|entire\s+tank|how\s+full|"
+    r"how\s+many\s+(?:tubes|vials|samples|stocks|records|boxes))\b|一共|总共|总数|整个|共有|满了",
+    re.IGNORECASE,
+)
+"""Asking about the whole tank ("整个液氮罐里一共有多少管细胞？", "How many tubes do we have in total?")."""
+
+
 _HOW_TO = re.compile(
     r"^\s*(?:how\s+(?:do|should|can|would|to)\b|what(?:'s|\s+is)\s+the\s+(?:best\s+)?way\b|why\b)|"
     r"\bwhen\s+(?:you\s+|I\s+|we\s+)?\w+ing\b|(?:怎么|怎样|如何|为什么|的时候)",
@@ -335,14 +343,15 @@ _FRAME_EN = frozenset(
     """a all an any are available at box boxes can cell cells count do does free frozen got have hold holds how i in
     is it left line lines list located many me much number of open our place places plasmid please pos position positions
     remain remaining show slot slots some space spaces still stock stored tank tell the there tube tubes vial vials
-    was we were what what's whats where which who whose you sitting sits kept placed lying inside""".split()
+    was we were what what's whats where which who whose you sitting sits kept placed lying inside total altogether
+    overall whole entire full""".split()
 )
 """The words of a plain look-up's frame ("Do we have any … left?", "What is in box … position …?", "Where are …?")."""
 _FRAME_ZH = tuple(
     sorted(
         """我们 我 还有 有没有 有多少 有几 一共 共 总共 还剩 剩下 剩余 剩 多少 几管 几支 几个 几号 几 管 支 个 空位 空 号 盒 第 位
         置 在 哪里 哪儿 哪 是 什么 的 吗 呢 啊 细胞 冻存 冻 请问 查 一下 列出 所有 哪些 年 月 份 里 中 现在 目前 库存 罐 液氮
-        有 还 质粒 放 装 搁 这里 这儿 这 了""".split(),
+        有 还 质粒 放 装 搁 这里 这儿 这 了 整个 总数 满""".split(),
         key=len,
         reverse=True,
     )
@@ -418,6 +427,8 @@ def first_look_for(inventory_path: Path) -> Callable[[str], list[tuple[str, dict
             return [("query_inventory", {"box": box})]
         if _FREE.search(words):
             return [("empty_positions", {})]
+        if _TOTAL.search(words) and lone_name(words) is None:  # the whole tank: its totals
+            return [("inventory_stats", {})]
         if (unknown := lone_name(words)) is not None:  # "Do we have any HepG2 left?": a name the tank may not hold
             return [("query_inventory", {"cell_line": unknown})]
         if (code := said_code(words)) is not None:  # "p251128-1 那批质粒做的细胞": a prep or clone id, in the notes
