@@ -45,26 +45,19 @@ class TubeRef(BaseModel):
     def names(self) -> dict[str, str]:
         return {k: v for k in ("cell_line", "short_name", "plasmid") if (v := getattr(self, k)) and v.strip()}
 
-    def describe(self) -> str:
-        parts = [f"{k.replace('_', ' ')} {v!r}" for k, v in self.names().items()]
+    def describe(self, lang: str = "en") -> str:
+        """What the words named, for messages: "cell line 'SH-SY5Y', box 2, positions 5, 6" (zh-CN: "「SH-SY5Y」，2号盒，
+        5、6号位")."""
+        zh = lang == "zh-CN"
+        parts = [f"「{v}」" if zh else f"{k.replace('_', ' ')} {v!r}" for k, v in self.names().items()]
         if self.record_id is not None:
-            parts.insert(0, f"record {self.record_id}")
+            parts.insert(0, f"记录 {self.record_id}" if zh else f"record {self.record_id}")
         if self.box is not None:
-            parts.append(f"box {self.box}")
+            parts.append(f"{self.box}号盒" if zh else f"box {self.box}")
         if self.positions:
-            parts.append(f"position{'s' if len(self.positions) > 1 else ''} {', '.join(map(str, self.positions))}")
-        return ", ".join(parts) or "nothing"
-
-    def describe_zh(self) -> str:
-        """`describe` in Chinese words ("「SH-SY5Y」，2号盒，5、6号位")."""
-        parts = [f"「{v}」" for v in self.names().values()]
-        if self.record_id is not None:
-            parts.insert(0, f"记录 {self.record_id}")
-        if self.box is not None:
-            parts.append(f"{self.box}号盒")
-        if self.positions:
-            parts.append(f"{'、'.join(map(str, self.positions))}号位")
-        return "，".join(parts) or "（未指明）"
+            listed = ("、" if zh else ", ").join(map(str, self.positions))
+            parts.append(f"{listed}号位" if zh else f"position{'s' if len(self.positions) > 1 else ''} {listed}")
+        return ("，" if zh else ", ").join(parts) or ("（未指明）" if zh else "nothing")
 
 
 class TubeChoiceError(ToolError):
@@ -199,14 +192,14 @@ def _several(ref: TubeRef, candidates: list[dict[str, Any]], *, which: str = "re
             header=f"Which {which}",
             question=f"{ref.describe()} fits {len(candidates)} {which}s. Which one do you mean?",
             keys=("ln2.choice.several.header", "ln2.choice.several.question"),
-            values={"what": ref.describe(), "what_zh": ref.describe_zh(), "count": len(candidates)},
+            values={"what": ref.describe(), "what_zh": ref.describe("zh-CN"), "count": len(candidates)},
         ),
     )
 
 
 def _none(inventory: Inventory, ref: TubeRef, missing: list[int]) -> TubeChoiceError:
     what = ref.describe()
-    values: dict[str, Any] = {"what": what, "what_zh": ref.describe_zh()}
+    values: dict[str, Any] = {"what": what, "what_zh": ref.describe("zh-CN")}
     if missing and ref.box is not None:
         at = ", ".join(map(str, missing))
         holders = [r for r in inventory.records if r.box == ref.box and set(missing) & set(r.positions)]
