@@ -304,8 +304,9 @@ def test_can_i_start_is_codes_packet_and_the_inspection_stands_in_later_turns(tm
     os.utime(uploads / "people.csv", (1e9, 1e9))
     env = scripted_env(tmp_path, store)
     agent = tutor.build_agent(tutor.TutorOptions(uploads=uploads), env)
-    ((name, packet),) = agent.first_calls("Can I start?")  # on the session's current task
-    assert name == "submit_instruction_packet" and packet["task_id"] == tutor.CURRENT_TASK
+    for words in ("Can I start?", "what's in my file?", "帮我检查一下我的数据"):  # on the session's current task
+        ((name, packet),) = agent.first_calls(words)
+        assert name == "submit_instruction_packet" and packet["task_id"] == tutor.CURRENT_TASK
     ((name, packet),) = agent.first_calls("Can I start task_2_1?")
     assert name == "submit_instruction_packet" and (packet["task_id"], packet["task_status"]) == (
         "task_2_1",

@@ -91,6 +91,13 @@ _ABOUT_STARTING = re.compile(
     re.IGNORECASE,
 )
 """Asking whether a task can start on the student's file ("Can I start task_2_1?", "能用它做 task_2_1 吗？")."""
+_ABOUT_FILE = re.compile(
+    r"\bwhat'?s\s+in\s+(?:my|the|this)\s+(?:file|data|dataset|csv|table)\b|"
+    r"\b(?:check|look\s+at|inspect)\s+(?:my|the|this)\s+(?:file|data|dataset|csv|upload)\b|"
+    r"看看?(?:我的|这个)?(?:文件|数据)|检查(?:一下)?(?:我的|这个)?(?:文件|数据)|(?:文件|数据)里(?:有|是)什么",
+    re.IGNORECASE,
+)
+"""Asking what the uploaded file holds or whether it is all right: its inspection for the task."""
 COURSE_WORDS = re.compile(
     r"\b(?:pandas|python|data(?:set|frame)?s?|csv|excel|columns?|rows?|code|tasks?|df|pd|mean|average|merge|groupby|"
     r"index|values?|error|files?|upload\w*|table|course|exercises?|homework)\b|\w+\(|"
@@ -295,7 +302,12 @@ def first_consultation(
         against the task it points at (its objectives' words: "groupby"), else the current one; else nothing."""
         if (kind := small_talk(words)) is not None:
             return [(SUBMIT_PACKET_TOOL_NAME, _small_talk_packet(kind))]
-        if files and not work and not failed and (_ABOUT_STARTING.search(words) or asks_next(words)):
+        if (
+            files
+            and not work
+            and not failed
+            and (_ABOUT_STARTING.search(words) or _ABOUT_FILE.search(words) or asks_next(words))
+        ):
             return [(SUBMIT_PACKET_TOOL_NAME, _start_packet(None))]  # the packet tool inspects the files first
         if asks_next(words):
             return [(SUBMIT_PACKET_TOOL_NAME, _next_packet(None))]
