@@ -11,11 +11,25 @@ app's catalog has it, else the app-neutral `key` (the web page does the same in 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any
 
-__all__ = ["LANGUAGES", "catalog", "language_name", "normalize_lang", "t", "t_app"]
+__all__ = ["LANGUAGES", "PerLanguage", "catalog", "language_name", "normalize_lang", "t", "t_app"]
+
+
+@dataclass(frozen=True)
+class PerLanguage:
+    """A placeholder's value said differently in each language ("cell line 'HeLa'" / "「HeLa」"): `t` puts the
+    words of its language in (the English ones where it has none)."""
+
+    words: Mapping[str, str]
+
+    def said_in(self, lang: str) -> str:
+        return self.words.get(normalize_lang(lang), self.words.get("en", ""))
+
 
 LANGUAGES = ("en", "zh-CN")
 
@@ -48,7 +62,9 @@ def catalog(lang: str) -> dict[str, str]:
 def t(key: str, lang: str = "en", **values: Any) -> str:
     """The message `key` in `lang`, formatted with `values`. A missing key raises KeyError (tests check both catalogs)."""
     text = catalog(normalize_lang(lang))[key]
-    return text.format(**values) if values else text
+    if not values:
+        return text
+    return text.format(**{k: v.said_in(lang) if isinstance(v, PerLanguage) else v for k, v in values.items()})
 
 
 def t_app(app: str, key: str, lang: str = "en", /, **values: Any) -> str:

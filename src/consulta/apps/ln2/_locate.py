@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ...i18n import LANGUAGES, PerLanguage
 from ...runtime import Choice, ToolError
 from ._inventory import BoxLayout, Inventory, Record
 from ._operations import Positions
@@ -58,6 +59,10 @@ class TubeRef(BaseModel):
             listed = ("、" if zh else ", ").join(map(str, self.positions))
             parts.append(f"{listed}号位" if zh else f"position{'s' if len(self.positions) > 1 else ''} {listed}")
         return ("，" if zh else ", ").join(parts) or ("（未指明）" if zh else "nothing")
+
+    def said(self) -> PerLanguage:
+        """`describe` in each language, for a message's placeholder."""
+        return PerLanguage({lang: self.describe(lang) for lang in LANGUAGES})
 
 
 class TubeChoiceError(ToolError):
@@ -192,14 +197,14 @@ def _several(ref: TubeRef, candidates: list[dict[str, Any]], *, which: str = "re
             header=f"Which {which}",
             question=f"{ref.describe()} fits {len(candidates)} {which}s. Which one do you mean?",
             keys=("ln2.choice.several.header", "ln2.choice.several.question"),
-            values={"what": ref.describe(), "what_zh": ref.describe("zh-CN"), "count": len(candidates)},
+            values={"what": ref.said(), "count": len(candidates)},
         ),
     )
 
 
 def _none(inventory: Inventory, ref: TubeRef, missing: list[int]) -> TubeChoiceError:
     what = ref.describe()
-    values: dict[str, Any] = {"what": what, "what_zh": ref.describe("zh-CN")}
+    values: dict[str, Any] = {"what": ref.said()}
     if missing and ref.box is not None:
         at = ", ".join(map(str, missing))
         holders = [r for r in inventory.records if r.box == ref.box and set(missing) & set(r.positions)]
@@ -237,7 +242,7 @@ def _none(inventory: Inventory, ref: TubeRef, missing: list[int]) -> TubeChoiceE
         candidates=nearest,
         choice=choice,
         key=f"ln2.error.no_tube.{case}",
-        values={**values, "nearest": nearby},
+        values={**values, "nearest": PerLanguage({"en": nearby, "zh-CN": ""})},  # the options are the model's
     )
 
 
