@@ -337,3 +337,13 @@ def test_codes_reply_says_a_diagnosis_written_without_a_full_stop() -> None:
     assert f"{cause}." in said
     cut = "The merge " + "keeps rows that match " * 12
     assert "keeps rows" not in tutor.packet_reply(packet, "en", tutor.Findings(diagnosis=(cut, "")))
+
+
+def test_an_explanation_is_said_without_the_tasks_status_and_ends_asking_what_to_try() -> None:
+    """A concept question is about the idea, not where the task stands (seen: "你正在做 task_2_3，还没有完成。" before
+    an explanation of DataFrame and Series)."""
+    packet = tutor.InstructionPacket(task_id="task_2_3", task_status="in_progress", guidance_for_ca="Explain it.")
+    findings = tutor.Findings(concept=("A merge joins two tables on a key column.", ""))
+    assert tutor.packet_reply(packet, "en", findings) == (
+        "A merge joins two tables on a key column. Does that help? What would you like to try with it first?"
+    )

@@ -598,7 +598,14 @@ def packet_reply(packet: InstructionPacket, lang: str, findings: Findings = Find
         else ""
     )
     said = findings.said_by_experts(lang, besides=reasons)
-    ask = t("tutor.reply.next_done" if packet.task_status == "done" else "tutor.reply.next", lang)
+    ask = t(
+        "tutor.reply.next_done"
+        if packet.task_status == "done"
+        else "tutor.reply.next_concept"
+        if any(findings.concept)
+        else "tutor.reply.next",
+        lang,
+    )
     return _joined(lang, fits or status, reasons, said, ask)
 
 
