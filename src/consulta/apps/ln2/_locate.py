@@ -289,6 +289,8 @@ _ZH_POSITION = re.compile(
 """A position said the Chinese way: "15号位", "第15位", "第15个位置", and after its box "1号盒21位"."""
 _ZH_LIST = re.compile(rf"{_LIST}\s*号\s*(?:位|孔)")
 """A list said before its one "号位" ("1、2、3号位": each of them a position)."""
+_HASH = re.compile(r"(?<![\w#])#\s*(\d+)")
+"""A position said by its number ("box2 #13"), a box's own "#" taken out first."""
 _LABEL = re.compile(r"(?<![\w-])([A-Za-z])(\d{1,2})(?![\w-])")
 _RANGE = re.compile(rf"({_ITEM})\s*(?:[~–-]|\bto\b|到|至)\s*({_ITEM})", re.IGNORECASE)
 
@@ -326,6 +328,7 @@ def said_positions(text: str, layout: BoxLayout) -> set[int]:
         said |= _listed(listed, layout)
     said.update(int(n) for groups in _ZH_POSITION.findall(text) for n in groups if n)
     said.update(p for row, col in _LABEL.findall(text) if (p := _position(row + col, layout)) is not None)
+    said.update(int(n) for n in _HASH.findall(_BOX.sub(" ", text)) if 1 <= int(n) <= layout.capacity)
     return said
 
 
