@@ -87,6 +87,8 @@ FALSE_WITH_NO_ACTION = [
     "正在为您取出 K562。",
     "已暂存：取出一管 K562。",
     "好的，已记录这次解冻。",
+    "已丢弃 MCF7_ctrl (MCF7) 在 2 号盒 40 位。",  # held-out (third set): through as a fact, nothing staged
+    "那管已经扔掉了。",
     "The tube in box 1 position 28 is thawed.",  # seen on the embedded model after a staged thaw (eval_ln2)
     "The two K562-GFP tubes are now discarded.",
     # seen on the embedded model (eval_ln2): a staged add and a staged rollback said done

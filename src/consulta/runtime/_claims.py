@@ -269,6 +269,13 @@ EN_ACTING = (
 """Present participles of an action under way ("Staging the removal …")."""
 
 ZH_DONE = (
+    "丢弃",
+    "丢掉",
+    "扔掉",
+    "销毁",
+    "弃掉",
+    "拿出",
+    "取走",
     "撤销",
     "撤回",
     "取出",

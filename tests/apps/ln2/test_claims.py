@@ -582,6 +582,9 @@ def test_words_of_the_tank_are_about_it(words: str) -> None:
         ("What is in box 3 position 12?", None),
         ("Do we have HEK293T?", None),
         ("Which tubes were frozen in 2026-02?", None),
+        ("p260101-1 这个质粒的细胞放在哪", "p260101-1"),  # held-out (third set): looked up as a cell line
+        ("where are the cells from pHQ-2211-03?", "pHQ-2211-03"),  # not the month 2211-03
+        ("any H1299 left?", None),  # a cell line's name
     ],
 )
 def test_a_prep_or_clone_code_is_searched_for_in_the_records(inventory: Path, words: str, code: str | None) -> None:

@@ -176,7 +176,7 @@ _MONTHS = {
 }
 _MONTH_EN = re.compile(rf"\b({'|'.join(_MONTHS)})\.?\s+(?:of\s+)?(\d{{4}})\b", re.IGNORECASE)
 _MONTH_ZH = re.compile(r"(\d{4})\s*年\s*(\d{1,2})\s*月(?!\s*\d{1,2}\s*[日号])")
-_MONTH_ISO = re.compile(r"(?<!\d)(\d{4})-(\d{2})(?![-\d])")
+_MONTH_ISO = re.compile(r"(?<![A-Za-z0-9-])(\d{4})-(\d{2})(?![-\d])")  # not inside a code ("PB-2024-07")
 
 
 def said_month(words: str) -> str | None:
@@ -442,10 +442,11 @@ def first_look_for(inventory_path: Path) -> Callable[[str], list[tuple[str, dict
             return [("empty_positions", {})]
         if _TOTAL.search(words) and lone_name(words) is None:  # the whole tank: its totals
             return [("inventory_stats", {})]
+        # "p251128-1 那批质粒做的细胞": a prep or clone id, in the notes (before a lone name: the id looks like one)
+        if (code := said_code(words)) is not None:
+            return [("search_records", {"text": code})]
         if (unknown := lone_name(words)) is not None:  # "Do we have any HepG2 left?": a name the tank may not hold
             return [("query_inventory", {"cell_line": unknown})]
-        if (code := said_code(words)) is not None:  # "p251128-1 那批质粒做的细胞": a prep or clone id, in the notes
-            return [("search_records", {"text": code})]
         if not about_the_tank(words, inventory) or asks_how(words):  # "Hello!", "how should I thaw cells?": the
             return [("inventory_stats", {})]  # tank's totals, for code's word of what the app does
         return []
@@ -453,8 +454,11 @@ def first_look_for(inventory_path: Path) -> Callable[[str], list[tuple[str, dict
     return first_look
 
 
-_CODE = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{1,4}[-_]?\d{4,}(?:[-_.][A-Za-z0-9]+)*(?![A-Za-z0-9])")
-"""A lab's code for a prep, a batch or a clone: a few letters and four digits or more ("p251128-1", "PB-2024-07")."""
+_CODE = re.compile(
+    r"(?<![A-Za-z0-9])[A-Za-z]{1,4}(?:[-_]?\d{5,}|[-_]\d{4}|\d{4}[-_.][A-Za-z0-9]+)(?:[-_.][A-Za-z0-9]+)*(?![A-Za-z0-9])"
+)
+"""A lab's code for a prep, a batch or a clone: a few letters and five digits or more ("PB240715"), or four with a
+separator ("p251128-1", "PB-2024-07", "LQ-0417"); a cell line's name such as "H1299" is neither."""
 
 
 def said_code(words: str) -> str | None:
