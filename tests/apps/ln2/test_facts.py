@@ -228,3 +228,19 @@ def test_two_names_in_one_call_are_asked_about_not_refused(tmp_path: Path) -> No
     [ask] = store.list_asks(status=None, run_id=run.id)
     options = " ".join(ask.payload["questions"][0]["options"])
     assert "NCCIT_ctrl_A" in options and "K562_WT_P8" in options and "HEK293T" not in options
+
+
+def test_the_positions_said_in_the_calls_box_complete_a_call_that_left_them_out(
+    tmp_path: Path,
+    inventory: Path,  # noqa: F811
+) -> None:
+    """Held-out (third set): "Take out the BV2 tube in box 4 well B2" called with the box and the name, no position,
+    was asked about (two tubes of the box); the position the words say in that box completes the call."""
+    steps = [
+        {"tool_calls": [{"name": "record_thaw", "args": {"cell_line": "HeLa", "box": 1, "action": "takeout"}}]},
+        {"text": "Staged; approve it."},
+    ]
+    run, store = run_script(tmp_path, inventory, "Take out the HeLa tube in box 1 position 29 please", steps)
+    [plan] = store.list_plans(run_id=run.id)
+    [item] = plan.items
+    assert item["op"]["positions"] == [29] and item["op"]["action"] == "takeout"

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from ...runtime import Choice, Evidence, ToolDef, ToolError, read_tool, write_tool
 from ._audit import read_audit
 from ._inventory import BoxLayout, Inventory, Record, load_inventory
-from ._locate import TubeRef, _candidate, locate, place_said, said_boxes, said_positions, tube_choice
+from ._locate import TubeRef, _candidate, locate, place_said, said_boxes, said_places, said_positions, tube_choice
 from ._operations import apply_plan, parse_op, preview, reconcile_plan
 from ._queries import best_named
 from ._queries import empty_positions as _empty_positions
@@ -554,8 +554,12 @@ def _completed_from_words(ref: dict[str, Any], inventory: Inventory, words: str)
     """`ref` with what the user's words name and the call left out: the one record id they mention ("Thaw record
     16, positions 1 and 2", called with box 1 and no id), and without a box nobody said that is not that record's;
     else the name or the one box they say, when the call gave neither (positions alone: "the HEK293T ones at 22 and
-    23")."""
+    23"); and the positions they say in the call's box when the call gave none ("the BV2 tube in box 4 well B2",
+    called with box 4 and the name)."""
     completed = dict(ref)
+    box = completed.get("box")
+    if box is not None and not completed.get("positions") and (at := said_places(words, inventory.layout).get(box)):
+        completed["positions"] = sorted(at)
     if completed.get("record_id") is None:
         ids = {r.id for r in inventory.records if re.search(_ID_MENTION.format(id=r.id), words, re.IGNORECASE)}
         if len(ids) == 1:
