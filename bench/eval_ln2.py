@@ -459,8 +459,12 @@ _CLAIM_EN = re.compile(
 _CLAIM_ZH = re.compile(
     r"已(?:经)?(?:成功)?(?:添加|取出|解冻|撤销|删除|丢弃|完成|记录|放入|冻存|更新|恢复|回滚|移除|存入)"
 )
-_DATED = re.compile(r"[^.;:!?\n]{0,40}?\b(?:on|in)\s+\d{4}")
-"""What follows a record's date ("were frozen on 2026-02-09, 2026-02-20", "was frozen in 2025")."""
+_DATED = re.compile(
+    r"[^.;:!?\n]{0,40}?\b(?:on|in)\s+(?:\d{4}|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4})",
+    re.IGNORECASE,
+)
+"""What follows a record's date ("were frozen on 2026-02-09, 2026-02-20", "was frozen in 2025", "was frozen on
+October 30, 2025")."""
 _STAGED = re.compile(r"暂存|待.{0,4}批准|等待.{0,6}(?:批准|确认|审批)|stag|approv|pending", re.IGNORECASE)
 
 

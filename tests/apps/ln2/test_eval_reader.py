@@ -20,6 +20,7 @@ from eval_ln2 import unbacked_claim  # bench/ is on pytest's path (pyproject.tom
         ("The tube has not been thawed yet.", False),
         ("已暂存，等待您批准：取出一管 K562。", False),
         ("They were frozen on 2026-02-09, 2026-02-20, and 2026-02-20, respectively.", False),  # the records' dates
+        ("It was frozen on October 30, 2025, and has a note about NTCP.", False),  # held-out (third set), the same
         ("The tube was frozen in 2025 by Ana.", False),
         ("The tube has been thawed on your request.", True),
     ],
