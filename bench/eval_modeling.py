@@ -831,7 +831,8 @@ def _menus(names: list[str], out: Path | None) -> None:
         statement = "".join(p.read_text(encoding="utf-8") for p in sorted(folder.glob("problem.md")))
         data = ProblemData.load(folder, statement)
         for task in statement_tasks(statement):
-            menu = _menu_names(task, data)
+            earlier = frozenset(f[0] for n, f in truth.families.items() if n < task.number and f)  # chosen before
+            menu = _menu_names(task, data, earlier)
             fits = truth.families.get(task.number, ())
             rows.append({"problem": name, "task": task.number, "asks": task.asks, "menu": list(menu),
                          "expected": list(fits), "first_fits": menu[0] in fits, "offered": any(m in fits for m in menu)})  # fmt: skip
