@@ -23,6 +23,7 @@ With `--model scripted` the test double chooses the right family with the right 
     flock /work/model.lock .venv/bin/python bench/eval_modeling.py --model local   # results/modeling_eval.json
     .venv/bin/python bench/eval_modeling.py --model scripted --only houses_en       # the code paths, quickly
     .venv/bin/python bench/eval_modeling.py --menus --out bench/results/modeling_eval.menus.json  # code's menus
+    .venv/bin/python bench/eval_modeling.py --aggregate --out bench/results/modeling_aggregate.json  # issue 24's measures
 """
 
 from __future__ import annotations
@@ -756,7 +757,15 @@ def main() -> None:
         action="store_true",
         help="no team run: per task, the families code offers the modeler (its menu) against the truth's",
     )
+    parser.add_argument(
+        "--aggregate",
+        action="store_true",
+        help="no run: issue 24's measures over the committed embedded-model result files, the latest run per problem",
+    )
     args = parser.parse_args()
+    if args.aggregate:
+        aggregate(ROOT / "bench" / "results", args.out)
+        return
     if args.menus:
         _menus(args.only or list(PROBLEMS), args.out)
         return
@@ -822,7 +831,8 @@ def _menus(names: list[str], out: Path | None) -> None:
         statement = "".join(p.read_text(encoding="utf-8") for p in sorted(folder.glob("problem.md")))
         data = ProblemData.load(folder, statement)
         for task in statement_tasks(statement):
-            menu = _menu_names(task, data)
+            earlier = frozenset(f[0] for n, f in truth.families.items() if n < task.number and f)  # chosen before
+            menu = _menu_names(task, data, earlier)
             fits = truth.families.get(task.number, ())
             rows.append({"problem": name, "task": task.number, "asks": task.asks, "menu": list(menu),
                          "expected": list(fits), "first_fits": menu[0] in fits, "offered": any(m in fits for m in menu)})  # fmt: skip
@@ -836,6 +846,79 @@ def _menus(names: list[str], out: Path | None) -> None:
         out.write_text(json.dumps({"benchmark": "modeling_eval.menus", "source": source_version(), "summary": summary,
                                    "rows": rows}, ensure_ascii=False, indent=1), encoding="utf-8")  # fmt: skip
         print(f"written {out}")
+
+
+def _committed_at(path: Path) -> int | None:
+    """When `path` was last committed (seconds since the epoch); None when git never saw it."""
+    done = subprocess.run(
+        ["git", "log", "-1", "--format=%ct", "--", path.name], cwd=path.parent, capture_output=True, text=True
+    )
+    return int(done.stdout.strip()) if done.returncode == 0 and done.stdout.strip() else None
+
+
+def latest_runs(results: Path) -> list[tuple[str, dict[str, Any]]]:
+    """(file, run) of the latest committed embedded-model run of each problem: over `modeling_eval*.json` whose model is
+    `local`, the file committed last wins (the first run in it on a tie of files); files git never saw are not read."""
+    best: dict[str, tuple[int, str, dict[str, Any]]] = {}
+    for path in sorted(results.glob("modeling_eval*.json")):
+        when = _committed_at(path)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError:
+            continue
+        if when is None or not str(data.get("model", "")).startswith("local") or "runs" not in data:
+            continue
+        for run in data["runs"]:
+            name = run.get("problem")
+            if name and (name not in best or when > best[name][0]):
+                best[name] = (when, path.name, run)
+    return [(file, run) for _, file, run in (best[n] for n in sorted(best))]
+
+
+def aggregate(results: Path, out: Path | None) -> dict[str, Any]:
+    """Issue 24's measures over the latest committed embedded-model run of each problem (`latest_runs`): tasks found,
+    the family chosen fits, each task answered or declined with a reason, numbers in the paper no result file holds,
+    the median wall time; with the files read and the problems with no committed run."""
+    chosen = latest_runs(results)
+    rows = [
+        {
+            "problem": run["problem"], "file": file, "exit_status": run.get("exit_status"), "wall_time_s": run.get("wall_time_s"),
+            "pdf": bool(run.get("pdf")), "tasks_expected": run.get("tasks_expected", 0),
+            "tasks_found": min(run.get("tasks_found", 0), run.get("tasks_expected", 0)),
+            "families_right": run.get("families_right", 0), "families_expected": run.get("families_expected", 0),
+            "answered_or_declined": run.get("answered_or_declined", 0), "untraced_numbers": run.get("untraced_numbers", 0),
+            "truth_recovered": run.get("truth_recovered"),
+        }
+        for file, run in chosen
+    ]  # fmt: skip
+
+    def share(part: str, whole: str) -> float | None:
+        total = sum(r[whole] for r in rows)
+        return round(100 * sum(r[part] for r in rows) / total, 1) if total else None
+
+    times = [r["wall_time_s"] for r in rows if isinstance(r["wall_time_s"], int | float)]
+    with_tasks = [r for r in rows if r["tasks_expected"]]
+    summary = {
+        "problems": len(rows), "problems_with_tasks": len(with_tasks), "pdf": sum(r["pdf"] for r in rows),
+        "tasks_found_pct": share("tasks_found", "tasks_expected"), "family_fits_pct": share("families_right", "families_expected"),
+        "tasks_answered_or_declined": f"{sum(r['answered_or_declined'] for r in with_tasks)}/{sum(r['tasks_expected'] for r in with_tasks)}",
+        "untraced_numbers": sum(r["untraced_numbers"] for r in rows),
+        "median_wall_time_s": float(np.median(times)) if times else None,
+        "not_run": sorted(set(PROBLEMS) - {r["problem"] for r in rows}),
+    }  # fmt: skip
+    for r in rows:
+        print(
+            f"{r['problem']:24} {r['file']:48} {str(r['exit_status']):8} {r['wall_time_s']!s:>7} s  tasks {r['tasks_found']}/"
+            f"{r['tasks_expected']}  families {r['families_right']}/{r['families_expected']}  answered {r['answered_or_declined']}"
+            f"  untraced {r['untraced_numbers']}"
+        )
+    print(json.dumps(summary, ensure_ascii=False))
+    report = {"benchmark": "modeling_eval.aggregate", "source": source_version(), "summary": summary, "rows": rows,
+              "files": sorted({r["file"] for r in rows})}  # fmt: skip
+    if out:
+        out.write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
+        print(f"written {out}")
+    return report
 
 
 def _rejudged(run: dict[str, Any]) -> dict[str, Any]:

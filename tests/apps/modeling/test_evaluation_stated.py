@@ -95,3 +95,18 @@ def test_topsis_says_whose_weights_it_used_and_which_criteria_are_costs() -> Non
     plain = _module("topsis").solve({**_topsis(["quality", "price"]).model_dump(), "out": "t"}, {"s.csv": frame})
     assert plain["weighting"] == "entropy" and "weights_from" not in plain
     assert family_named("topsis").sentences(plain, lang="en")[0].startswith("Criteria weights (entropy weights):")
+
+
+def test_a_ranking_after_an_ahp_is_offered_only_what_takes_its_weights() -> None:
+    """Seen on the embedded model (fleet_ahp_en): task 1 weighed the criteria by AHP, and task 2 "Rank the four
+    cars" was ranked by entropy weights, ignoring them; after a task chose an AHP, the ranking's menu is TOPSIS
+    alone (it takes the AHP's weights), and without one it is as before."""
+    from consulta.apps.modeling._task_models import _menu_names
+
+    cars = pd.DataFrame({"car": ["A", "B", "C"], "cost": [10, 12, 9], "safety": [3, 4, 5], "comfort": [2, 3, 4]})
+    data = ProblemData(tables={"cars.csv": cars}, statement="Task 1: weigh the criteria. Task 2: Rank the cars.")
+    task = Task(number=2, text="Rank the cars.", asks="ranking")
+    before = _menu_names(task, data)
+    assert len(before) > 1 and "topsis" in before
+    assert _menu_names(task, data, frozenset({"ahp"})) == ("topsis",)
+    assert _menu_names(task, data, frozenset({"kmeans"})) == before

@@ -167,3 +167,20 @@ def test_a_list_item_cut_at_its_bound_is_left_out_and_code_names_the_section_of_
     answer = TaskAnswer(task=Task(number=1, text="Rank.", asks="ranking"), answered=True, text="Model: x.")
     paper = compose_paper(tmp_path, PaperParts(title="T", lang="en", answers=[answer])).read_text(encoding="utf-8")
     assert "Every number above is taken from the result files (section 6)." in paper and "## 6 Answers by task" in paper
+
+
+def test_the_teams_whole_prose_without_its_stop_ends_as_a_sentence(tmp_path: Path) -> None:
+    """Seen on the embedded model (roads_network_zh): the researcher's "Dijkstra算法" and the modeler's
+    "使用Dijkstra算法计算从A到E的最短路径及其长度", whole answers under their bound written without a stop, stood in the
+    paper as paragraphs that read as cut sentences; they end with the language's stop, a sentence that ends keeps its."""
+    from consulta.apps.modeling._compose import PaperParts, compose_paper
+
+    parts = PaperParts(
+        title="T", method="Dijkstra算法", model_description="使用Dijkstra算法计算从A到E的最短路径及其长度",
+        summary="三个问题。", discussion="It is simple (and fast)", conclusion="",
+    )  # fmt: skip
+    paper = compose_paper(tmp_path, parts).read_text(encoding="utf-8")
+    assert "\nDijkstra算法。\n" in paper and "\n使用Dijkstra算法计算从A到E的最短路径及其长度。\n" in paper
+    assert "\n三个问题。\n" in paper and "\nIt is simple (and fast)。\n" in paper  # a Chinese paper's stop
+    english = compose_paper(tmp_path, PaperParts(title="T", lang="en", summary="Three tasks (see below)")).read_text()
+    assert "\nThree tasks (see below).\n" in english and "\n(none)\n" in english  # nothing written: code's words

@@ -103,6 +103,18 @@ def whole_sentences(text: str, *, bound: int) -> str:
     return text[: ends[-1]].strip() if ends else ""
 
 
+_ENDED = re.compile(r"[。！？.!?:：;；…]([)）\]】\"”'’*`]*)$")
+
+
+def _ended(text: str, lang: str) -> str:
+    """A paragraph of the team's prose ended as a sentence ends: a whole answer the model wrote without its stop
+    ("使用Dijkstra算法计算最短路径", under its field's bound) reads as a cut sentence in a paper; "" stays ""."""
+    text = text.strip()
+    if not text or _ENDED.search(text):
+        return text
+    return text + ("。" if lang.startswith("zh") or re.search(r"[\u4e00-\u9fff]$", text) else ".")
+
+
 def _clean(text: str, strict: bool, not_run: Sequence[str] = ()) -> str:
     """The team's text without claims the cleaning never made true, nor sentences naming a model that did not run
     (`not_run`); with `strict`, its sentences that carry a digit left out too."""
@@ -132,16 +144,19 @@ def _table(path: Path) -> str:
 def compose_paper(workspace: Path, parts: PaperParts, *, strict: bool = False) -> Path:
     """Write `paper/paper.md` (atomically) from `parts` and the workspace's result files and figures."""
     workspace = Path(workspace)
-    w = _WORDS["zh-CN" if parts.lang.startswith("zh") else "en"]
+    lang = "zh-CN" if parts.lang.startswith("zh") else "en"
+    w = _WORDS[lang]
     out = [
         f"# {parts.title}",
         "",
         f"## {w['abstract']}",
         "",
-        w["join"].join([_clean(parts.abstract, True, parts.not_run) or w["no_abstract"], *parts.headline]),
+        w["join"].join(
+            [_ended(_clean(parts.abstract, True, parts.not_run), lang) or w["no_abstract"], *parts.headline]
+        ),
         "",
     ]
-    out += [f"## 1 {w['analysis']}", "", _clean(parts.summary, strict) or w["none"], ""]
+    out += [f"## 1 {w['analysis']}", "", _ended(_clean(parts.summary, strict), lang) or w["none"], ""]
     tasks = [t for t in (_clean(t, strict) for t in parts.tasks) if t]
     if tasks:
         out += [f"**{w['tasks']}**", "", *[f"- {t}" for t in tasks], ""]
@@ -152,14 +167,14 @@ def compose_paper(workspace: Path, parts: PaperParts, *, strict: bool = False) -
         out += [*(f"- {line}" for line in parts.models), ""]
     for text in (parts.method, parts.model_description):
         if _clean(text, strict, parts.not_run):
-            out += [_clean(text, strict, parts.not_run), ""]
+            out += [_ended(_clean(text, strict, parts.not_run), lang), ""]
     if parts.model_formula:
         out += [f"$$ {parts.model_formula} $$", ""]
     out += [f"## 4 {w['data']}", ""]
     out += (
         [*(f"- {line}" for line in parts.data_account), ""]
         if parts.data_account
-        else [_clean(parts.data_notes, strict) or w["none"], ""]
+        else [_ended(_clean(parts.data_notes, strict), lang) or w["none"], ""]
     )
     out += [f"## 5 {w['results']}", ""]
     if parts.findings:
@@ -180,13 +195,14 @@ def compose_paper(workspace: Path, parts: PaperParts, *, strict: bool = False) -
     out += [
         f"## {section} {w['discussion']}",
         "",
-        _clean(parts.discussion, True, parts.not_run) or w["no_discussion"],
+        _ended(_clean(parts.discussion, True, parts.not_run), lang) or w["no_discussion"],
         "",
     ]
     out += [
         f"## {section + 1} {w['conclusion']}",
         "",
-        _clean(parts.conclusion, True, parts.not_run) or w["no_conclusion"].format(section=6 if parts.answers else 5),
+        _ended(_clean(parts.conclusion, True, parts.not_run), lang)
+        or w["no_conclusion"].format(section=6 if parts.answers else 5),
         "",
     ]
     if parts.consultations:

@@ -115,16 +115,19 @@ def _choice_form(names: tuple[str, ...]) -> type[TeamAnswer]:
     return model
 
 
-def _menu_names(task: Task, data: ProblemData) -> tuple[str, ...]:
+def _menu_names(task: Task, data: ProblemData, earlier: frozenset[str] = frozenset()) -> tuple[str, ...]:
     """The families offered for `task`, the likeliest first (seen on the embedded model: a small model takes the
     menu's first family, a Leslie matrix for a workshop's production plan): of those that answer what it asks (and
     give the quantity it asks for: a capacity, a distance; `measure_misfit`), the
     ones some table has the shape for, less those whose subject the statement never names (code would turn them
     down), less those the statement uses no word of when some it does; ranked by the words of the task, then of the
     whole statement (the library's order on a tie), less those with under half the first one's words (a task's word
-    counting twice: an assignment for a production plan that shares only "maximise" with it). Each filter is
-    skipped when it would leave nothing."""
+    counting twice: an assignment for a production plan that shares only "maximise" with it). After an earlier
+    task chose a family (`earlier`) whose result gives weights, only the families taking them (`weighed_by`; seen on
+    the embedded model: "Rank the four cars" after an AHP weighed the criteria, ranked by entropy weights instead).
+    Each filter is skipped when it would leave nothing."""
     names = fitting(task.asks)
+    names = tuple(n for n in names if FAMILIES[n].weighed_by & earlier) or names
     names = tuple(n for n in names if not measure_misfit(n, task.text)) or names
     names = tuple(n for n in names if not FAMILIES[n].data_misfit(data)) or names
     names = tuple(n for n in names if FAMILIES[n].named_in(data.statement)) or names
@@ -187,7 +190,8 @@ async def choose_models(director: Director, tasks: list[Task], data: ProblemData
     """Each task's family, chosen by the modeler and checked by code (one retry with the reasons)."""
     chosen = []
     for task in tasks:
-        names = offered = _menu_names(task, data)
+        earlier = frozenset(m.family for m in chosen if m.status == "chosen")
+        names = offered = _menu_names(task, data, earlier)
         reasons: list[str] = []
         model = TaskModel(task=task, status="could_not", offered=list(offered))
         for attempt in (1, 2):

@@ -147,6 +147,10 @@ class Family:
     measures: ClassVar[frozenset[Measure]] = frozenset()
     """The quantities of a network task (`_tasks.measure_of`) the family gives: a task asking for another one is not
     for it (a shortest path for "how many cars per minute at most"); empty: the family does not tell them apart."""
+    weighed_by: ClassVar[frozenset[str]] = frozenset()
+    """Families whose result an earlier task's run gives this one its weights from (TOPSIS: an AHP's): after a task
+    chose one of them, a later task is offered only the families that take those weights (`_task_models._menu_names`),
+    not one that would weigh the criteria again from the data."""
     cues: ClassVar[tuple[str, ...]] = ()
     """Words a statement of the family's kind uses, ranking it in a task's menu but required of no statement (a
     family's `subject` words are its cues too; see `cue_hits`)."""

@@ -220,6 +220,7 @@ class Topsis(_Evaluation):
     answers = frozenset({"ranking", "policy"})
     Params = TopsisParams
     outputs = ("weights", "scores", "ranking")
+    weighed_by = frozenset({"ahp"})
     cues = (*_RANKING, "ideal", "select", "choose", "alternative", "candidate", "理想解", "选择", "选出", "方案优选")
 
     def check(self, data: ProblemData, params: Any) -> list[str]:
