@@ -2,10 +2,14 @@
 
 The set: 140 student answers to 4 SciEntsBank questions of SemEval-2013 Task 7 (Dzikovska et al. 2013), each
 labelled correct / incorrect by trained annotators (the 2-way labels), CC BY-SA 3.0 — see bench/data/grading/README.md.
-A second set (`--set zh`; both by default): 40 answers to 4 Chinese school questions, 32 in Chinese and 8 in English,
+A second set (`--set zh`; all sets by default): 40 answers to 4 Chinese school questions, 32 in Chinese and 8 in English,
 labelled by one person (see bench/data/grading_zh/README.md; its questions give their expected ideas with variants).
-Each set is reported on its own. Each is split in two, fixed by the answers' ids (per question and label, alternately by a hash of the id): `train`
-(what `--fit` fits the calibration on) and `test` (held out: the figures reported).
+Two more (`--set seb`, `--set beetle`): SemEval-2013 Task 7 SciEntsBank (63 questions, 420 answers) and Beetle (25
+questions, 188 answers), CC BY-SA 3.0, split BY QUESTION as the organisers split them (`test` = their unseen
+questions) — see bench/data/grading_semeval/README.md; their expected ideas are made by code from the reference.
+Each set is reported on its own. Each is split in two: by its questions' `split` where they give one (the SemEval
+sets), else fixed by the answers' ids (per question and label, alternately by a hash of the id): `train` (what `--fit`
+fits the calibration on) and `test` (held out: the figures reported).
 
 Each answer is graded as tool 6 grades a short answer (`_short_answer`): code's evidence (expected keywords with
 variants, the reference's coverage) and the model's verdict read as probabilities (`ModelJudge.verdict`: the labels,
@@ -31,7 +35,9 @@ each item's first answer, whose prompt the KV cache does not hold yet).
 (what the tool ships): its features are chosen on the train split alone, by forward selection on the log loss of
 predicting each question's answers from a fit on the other questions' (`select_features`; a run with `--readings all`
 gives it every yes/no reading to choose from); `--refit-from` reuses the model's recorded probabilities instead of running it again.
-`--split train` grades the train split alone (to try a change on it
+`--previous-calibration FILE` decides with an earlier calibration on this run's model probabilities and prints it as
+the previous grader (the grader before, on the same answers, no extra model run). `--split train` grades the train
+split alone (to try a change on it
 without seeing the held-out answers); `--previous EARLIER.json` prints that run's decisions on the same answers as one
 more grader (the grader this run's code replaces). `--model scripted:PATH` replays a script (a smoke test of the pipeline). A run with `--limit` or `--split` writes
 `bench/results/quiz_grading.quick.json` (unless `--out`), never the figures of a full run.
