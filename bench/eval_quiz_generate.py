@@ -85,6 +85,31 @@ HELD_OUT: list[tuple[str, str]] = [
 """Requests on topics not in the shipped bank and not used while the generator and its checks were built
 (`--held-out`; the first six as in the runs before the list grew to twenty)."""
 
+FRESH: list[tuple[str, str]] = [
+    ("en", "Generate 2 general questions about Volcanoes at level 3"),
+    ("zh-CN", "生成2道关于光学的通用类题目，难度4"),
+    ("en", "Generate 2 technical questions about Linux shell commands at level 4"),
+    ("zh-CN", "生成2道关于遗传学的技术类题目，难度5"),
+    ("en", "Generate 2 business questions about Negotiation at level 5"),
+    ("zh-CN", "生成2道关于唐朝历史的通用类题目，难度3"),
+    ("en", "Generate 2 general questions about Nutrition at level 2"),
+    ("zh-CN", "生成2道关于税务的商业类题目，难度6"),
+    ("en", "Generate 2 technical questions about Machine learning at level 6"),
+    ("zh-CN", "生成2道关于微积分的通用类题目，难度7"),
+    ("en", "Generate 2 business questions about Insurance at level 3"),
+    ("zh-CN", "生成2道关于环境保护的通用类题目，难度2"),
+    ("en", "Generate 2 general questions about Ancient Rome at level 4"),
+    ("zh-CN", "生成2道关于汽车工程的技术类题目，难度6"),
+    ("en", "Generate 2 technical questions about Computer graphics at level 5"),
+    ("zh-CN", "生成2道关于品牌管理的商业类题目，难度4"),
+    ("en", "Generate 2 business questions about International trade at level 7"),
+    ("zh-CN", "生成2道关于心理学的通用类题目，难度5"),
+    ("en", "Generate 2 general questions about The immune system at level 6"),
+    ("zh-CN", "生成2道关于嵌入式系统的技术类题目，难度8"),
+]
+"""Requests written after every run of the lists above (Nov 2026, quiz30), on topics neither the bank, REQUESTS nor
+HELD_OUT has, English and Chinese alternating over the three categories (`--fresh`)."""
+
 
 @dataclass
 class Outcome:
@@ -356,10 +381,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "--out", type=Path, help="where the JSON goes (default: results/quiz_generate.json for the local model)"
     )
     parser.add_argument("--held-out", action="store_true", help="topics not used while building (HELD_OUT)")
+    parser.add_argument("--fresh", action="store_true", help="topics no run has used before (FRESH)")
     parser.add_argument(
         "--start", type=int, default=0, help="index of the first request (to run a long list in parts; default 0)"
     )
     args = parser.parse_args(argv)
+    if args.held_out and args.fresh:
+        parser.error("--held-out and --fresh are two lists: choose one")
     if args.requests < 1 or args.start < 0:
         parser.error("--requests must be at least 1 and --start at least 0")
     out = args.out or (RESULTS / "quiz_generate.json" if args.model == "local" else None)
@@ -371,6 +399,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "source": source,
             "model": args.model,
             "held_out": args.held_out,
+            "fresh": args.fresh,
             "start": args.start,
             "complete": copies is not None,
             **summary(outcomes),
@@ -387,7 +416,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         tmp.replace(out)
 
     with tempfile.TemporaryDirectory(prefix="quiz-eval-") as home:
-        requests = HELD_OUT if args.held_out else REQUESTS
+        requests = FRESH if args.fresh else HELD_OUT if args.held_out else REQUESTS
         outcomes = asyncio.run(
             evaluate(
                 args.model,

@@ -2,10 +2,14 @@
 
 The set: 140 student answers to 4 SciEntsBank questions of SemEval-2013 Task 7 (Dzikovska et al. 2013), each
 labelled correct / incorrect by trained annotators (the 2-way labels), CC BY-SA 3.0 — see bench/data/grading/README.md.
-A second set (`--set zh`; both by default): 40 answers to 4 Chinese school questions, 32 in Chinese and 8 in English,
+A second set (`--set zh`; all sets by default): 40 answers to 4 Chinese school questions, 32 in Chinese and 8 in English,
 labelled by one person (see bench/data/grading_zh/README.md; its questions give their expected ideas with variants).
-Each set is reported on its own. Each is split in two, fixed by the answers' ids (per question and label, alternately by a hash of the id): `train`
-(what `--fit` fits the calibration on) and `test` (held out: the figures reported).
+Two more (`--set seb`, `--set beetle`): SemEval-2013 Task 7 SciEntsBank (63 questions, 420 answers) and Beetle (25
+questions, 188 answers), CC BY-SA 3.0, split BY QUESTION as the organisers split them (`test` = their unseen
+questions) — see bench/data/grading_semeval/README.md; their expected ideas are made by code from the reference.
+Each set is reported on its own. Each is split in two: by its questions' `split` where they give one (the SemEval
+sets), else fixed by the answers' ids (per question and label, alternately by a hash of the id): `train` (what `--fit`
+fits the calibration on) and `test` (held out: the figures reported).
 
 Each answer is graded as tool 6 grades a short answer (`_short_answer`): code's evidence (expected keywords with
 variants, the reference's coverage) and the model's verdict read as probabilities (`ModelJudge.verdict`: the labels,
@@ -31,7 +35,9 @@ each item's first answer, whose prompt the KV cache does not hold yet).
 (what the tool ships): its features are chosen on the train split alone, by forward selection on the log loss of
 predicting each question's answers from a fit on the other questions' (`select_features`; a run with `--readings all`
 gives it every yes/no reading to choose from); `--refit-from` reuses the model's recorded probabilities instead of running it again.
-`--split train` grades the train split alone (to try a change on it
+`--previous-calibration FILE` decides with an earlier calibration on this run's model probabilities and prints it as
+the previous grader (the grader before, on the same answers, no extra model run). `--split train` grades the train
+split alone (to try a change on it
 without seeing the held-out answers); `--previous EARLIER.json` prints that run's decisions on the same answers as one
 more grader (the grader this run's code replaces). `--model scripted:PATH` replays a script (a smoke test of the pipeline). A run with `--limit` or `--split` writes
 `bench/results/quiz_grading.quick.json` (unless `--out`), never the figures of a full run.
@@ -59,6 +65,7 @@ from consulta.apps.quiz._judge import YES_NO_READINGS, JudgeUnavailable, ModelJu
 from consulta.apps.quiz._score import CORRECT_THRESHOLD, FALLBACK_SCORE, keyword_matches  # noqa: E402
 from consulta.apps.quiz._short_answer import (  # noqa: E402
     CALIBRATION_FILE,
+    CODE_FEATURES,
     Calibration,
     default_calibration,
     evidence,
@@ -68,6 +75,7 @@ from consulta.models import prepare_model  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data" / "grading"
 DATA_ZH = Path(__file__).resolve().parent / "data" / "grading_zh"
+DATA_SEMEVAL = Path(__file__).resolve().parent / "data" / "grading_semeval"
 RESULTS = Path(__file__).resolve().parent / "results"
 DATASET = "SemEval-2013 Task 7 SciEntsBank, 4 questions, 2-way labels (CC BY-SA 3.0; bench/data/grading)"
 SETS = {
@@ -76,8 +84,18 @@ SETS = {
         DATA_ZH,
         "a bilingual (zh/en) set of 40 answers to 4 questions, one rater (Apache-2.0; bench/data/grading_zh)",
     ),
+    "seb": (
+        DATA_SEMEVAL / "sciEntsBank",
+        "SemEval-2013 Task 7 SciEntsBank, 63 questions (48 train, 15 test = the release's unseen questions), 420 "
+        "answers, 2-way labels (CC BY-SA 3.0; bench/data/grading_semeval)",
+    ),
+    "beetle": (
+        DATA_SEMEVAL / "beetle",
+        "SemEval-2013 Task 7 Beetle, 25 questions (16 train, 9 test = the release's unseen questions), 188 answers, "
+        "2-way labels (CC BY-SA 3.0; bench/data/grading_semeval)",
+    ),
 }
-FIXED = ("bias", "model", "keywords", "reference")  # then one feature per yes/no reading of the verdict
+FIXED = ("bias", "model", *CODE_FEATURES)  # then one feature per yes/no reading of the verdict
 _STOP = frozenset(
     "the a an of to in on for and or but is are was were be been it its this that these those which what when where why "
     "how with by from as at into than then there their they them will would could should can other others each when "
@@ -115,12 +133,17 @@ def keywords_of(question: dict[str, Any]) -> list[str]:
     return list(question.get("keywords") or expected_ideas(question["question"], question["reference_answer"]))
 
 
-def split_of(answers: Sequence[dict[str, Any]]) -> dict[str, str]:
-    """`train` or `test` for each answer id: within each (question, label), ordered by a hash of the id, alternately."""
+def split_of(answers: Sequence[dict[str, Any]], questions: dict[str, dict[str, Any]] | None = None) -> dict[str, str]:
+    """`train` or `test` for each answer id: its question's `split` when the question gives one (the SemEval sets are
+    split by question: a held-out question is one the fit never saw); else within each (question, label), ordered by
+    a hash of the id, alternately."""
     groups: dict[tuple[str, str], list[str]] = {}
-    for a in answers:
-        groups.setdefault((a["question_id"], a["label"]), []).append(a["id"])
     split = {}
+    for a in answers:
+        if questions and (given := questions[a["question_id"]].get("split")):
+            split[a["id"]] = given
+            continue
+        groups.setdefault((a["question_id"], a["label"]), []).append(a["id"])
     for ids in groups.values():
         for i, answer_id in enumerate(sorted(ids, key=lambda x: hashlib.sha256(x.encode()).hexdigest())):
             split[answer_id] = "train" if i % 2 == 0 else "test"
@@ -247,6 +270,11 @@ def with_evidence(graded: list[dict[str, Any]], questions: dict[str, dict[str, A
             found.keyword_share,
             found.reference_share,
         )
+        g["answer_tokens"], g["negation_differs"], g["on_topic_share"] = (
+            found.answer_tokens,
+            found.negation_differs,
+            found.on_topic_share,
+        )
         said = sum(
             any(v.strip() in g["answer"].casefold() for v in k.casefold().split("|") if v.strip())
             for k in g["keywords"]
@@ -263,7 +291,9 @@ def _evidence_of(g: dict[str, Any]) -> Any:
         missing=(),
         keyword_share=g["keyword_share"],
         reference_share=g["reference_share"],
-        answer_tokens=0,
+        answer_tokens=g.get("answer_tokens", 0),
+        negation_differs=g.get("negation_differs", False),
+        on_topic_share=g.get("on_topic_share"),
     )
 
 
@@ -363,6 +393,9 @@ def readings_auc(graded: Sequence[dict[str, Any]]) -> dict[str, float | None]:
         "model": lambda g: g["probabilities"]["correct"] + g["probabilities"].get("partial", 0.0) / 2,
         "keywords": lambda g: g["keyword_share"],
         "reference": lambda g: g["reference_share"] or 0.0,
+        "negation_same": lambda g: float(not g.get("negation_differs", False)),
+        "on_topic": lambda g: g.get("on_topic_share") or 0.0,
+        "length": lambda g: g.get("answer_tokens", 0),
         **{r: (lambda g, r=r: g["probabilities"].get(r)) for r in YES_NO_READINGS},
     }
     out: dict[str, float | None] = {}
@@ -460,7 +493,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--out", type=Path, default=None, help="where to write the JSON results")
     parser.add_argument("--quiet", action="store_true", help="no line per answer")
-    parser.add_argument("--set", choices=[*SETS, "all"], default="all", help="which labelled set (default: all)")
+    parser.add_argument(
+        "--set", choices=[*SETS, "all"], nargs="+", default=["all"], help="which labelled sets (default: all)"
+    )
     parser.add_argument(
         "--split",
         choices=["train", "test", "all"],
@@ -472,6 +507,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=Path,
         default=None,
         help="an earlier results file: its grader's decisions on the same answers, side by side (no model run)",
+    )
+    parser.add_argument(
+        "--previous-calibration",
+        type=Path,
+        default=None,
+        help="an earlier calibration file: its decisions on this run's model probabilities, side by side as the "
+        "previous grader (no model run)",
     )
     parser.add_argument(
         "--readings",
@@ -490,9 +532,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         readings = [r.strip() for r in args.readings.split(",") if r.strip()]
         if unknown := [r for r in readings if r not in YES_NO_READINGS]:
             parser.error(f"unknown --readings {unknown}; names: {', '.join(YES_NO_READINGS)}")
-    names = list(SETS) if args.set == "all" else [args.set]
+    names = list(SETS) if "all" in args.set else list(dict.fromkeys(args.set))
     questions, answers = load_sets(names)
-    split = split_of(answers)  # of the whole set: a split run grades the same answers as a full run's split
+    split = split_of(answers, questions)  # of the whole set: a split run grades the same answers as a full run's split
     if args.split != "all":
         if args.fit and args.split == "test":
             parser.error("--fit needs the train split")
@@ -540,6 +582,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"--previous {args.previous} has no decision for {len(missing)} answers, e.g. {missing[0]}")
         for g in graded:
             g["previous_correct"] = before[g["id"]]["is_correct"]
+    if args.previous_calibration:
+        before_calibration = Calibration.from_file(args.previous_calibration)
+        for g in graded:
+            p = before_calibration.probability(g["probabilities"], _evidence_of(g)) if g["probabilities"] else 0.0
+            g["previous_correct"] = g["probabilities"] is not None and before_calibration.score(p) >= CORRECT_THRESHOLD
     held_out = [g for g in graded if g["split"] == "test"]
     summary: dict[str, Any] = {"held_out": summarize(held_out) if held_out else None, "all": summarize(graded)}
     summary["by_set"] = {
@@ -566,7 +613,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "datasets": {name: SETS[name][1] for name in names},
         "readings": readings if not args.refit_from else None,
         "split": args.split,
-        "previous": str(args.previous) if args.previous else None,
+        "previous": str(args.previous or args.previous_calibration or "") or None,
         "calibration": {"weights": dict(calibration.weights), "threshold": calibration.threshold},
         "feature_selection": selection,
         "correct_threshold": CORRECT_THRESHOLD,

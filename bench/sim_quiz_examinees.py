@@ -173,30 +173,47 @@ def main(argv: list[str] | None = None) -> int:
         server = _serve(home, args.model, port)
         engine = create_engine(f"sqlite:///{home}/consulta.db")
         try:
-            runs = []
-            for theta in thetas:
-                for _ in range(args.per_theta):
-                    run = take(f"http://127.0.0.1:{port}", engine, theta, rng, args.lang)
-                    runs.append(run)
-                    print(
-                        f"θ={theta:+.1f}: θ̂={run['theta_hat']:+.2f} ± {run['se']:.2f}, {run['items']} items, "
-                        f"stop {run['stop_reason']}; short answers {len(run['short_answers'])}: "
-                        + ", ".join(
-                            f"{'R' if s['right'] else 'W'}→{s['score']:.0f}/{s['graded_by']}/{s['seconds']}s"
-                            for s in run["short_answers"]
-                        ),
-                        flush=True,
-                    )
+            runs: list[dict[str, Any]] = []
+            for theta in [t for _ in range(args.per_theta) for t in thetas]:  # round-robin: a cut run stays balanced
+                run = take(f"http://127.0.0.1:{port}", engine, theta, rng, args.lang)
+                runs.append(run)
+                print(
+                    f"θ={theta:+.1f}: θ̂={run['theta_hat']:+.2f} ± {run['se']:.2f}, {run['items']} items, "
+                    f"stop {run['stop_reason']}; short answers {len(run['short_answers'])}: "
+                    + ", ".join(
+                        f"{'R' if s['right'] else 'W'}→{s['score']:.0f}/{s['graded_by']}/{s['seconds']}s"
+                        for s in run["short_answers"]
+                    ),
+                    flush=True,
+                )
+                _write(args, runs, complete=False)  # a run stopped by its bound keeps what it did
         finally:
             engine.dispose()
             server.terminate()
             server.wait(timeout=30)
+    print(json.dumps(_write(args, runs, complete=True)))
+    print(f"wrote {args.out}")
+    return 0
+
+
+def _write(args: argparse.Namespace, runs: list[dict[str, Any]], *, complete: bool) -> dict[str, Any]:
+    """The summary of `runs` so far (bias and RMSE of θ̂, the short answers' grades), written to `args.out`."""
     errors = [r["theta_hat"] - r["theta"] for r in runs]
     shorts = [s for r in runs for s in r["short_answers"]]
     summary = {
         "examinees": len(runs),
+        "complete": complete,
         "bias": round(statistics.mean(errors), 3),
         "rmse": round(statistics.mean(e * e for e in errors) ** 0.5, 3),
+        "by_theta": {
+            f"{theta:+.1f}": {
+                "n": len(errs),
+                "bias": round(statistics.mean(errs), 3),
+                "rmse": round(statistics.mean(e * e for e in errs) ** 0.5, 3),
+            }
+            for theta in dict.fromkeys(r["theta"] for r in runs)
+            if (errs := [r["theta_hat"] - r["theta"] for r in runs if r["theta"] == theta])
+        },
         "items_mean": round(statistics.mean(r["items"] for r in runs), 1),
         "stopped_by_se": sum(r["stop_reason"] == "se_target" for r in runs),
         "short_answers": len(shorts),
@@ -206,12 +223,12 @@ def main(argv: list[str] | None = None) -> int:
         "not_graded_in_time": sum(s["graded_by"] == "fallback" for s in shorts),
         "short_seconds_median": round(statistics.median(s["seconds"] for s in shorts), 2) if shorts else None,
     }
-    print(json.dumps(summary))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     record = {"benchmark": "sim_quiz_examinees", "source": source_version(), "model": args.model, "lang": args.lang}
-    args.out.write_text(json.dumps({**record, "summary": summary, "runs": runs}, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {args.out}")
-    return 0
+    tmp = args.out.with_name(args.out.name + ".tmp")
+    tmp.write_text(json.dumps({**record, "summary": summary, "runs": runs}, indent=1) + "\n", encoding="utf-8")
+    tmp.replace(args.out)
+    return summary
 
 
 if __name__ == "__main__":

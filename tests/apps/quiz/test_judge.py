@@ -236,9 +236,15 @@ def test_the_labelled_set_and_the_grading_eval_with_a_scripted_model(tmp_path) -
     assert bench.main(["--model", f"scripted:{script}", "--limit", "8", "--out", str(out), "--quiet"]) == 0
     record = json.loads(out.read_text(encoding="utf-8"))
     assert record["summary"]["all"]["n"] == 8 and len({a["question_id"] for a in record["answers"]}) == 8
-    assert set(record["summary"]["by_set"]) == {"scientsbank", "zh"}  # each set reported on its own
+    assert set(record["summary"]["by_set"]) == {"scientsbank", "zh", "seb", "beetle"}  # each set reported on its own
     assert {"scientsbank/en", "zh/zh"} <= set(record["summary"]["by_language"])  # and by the answer's language
     assert all(a["first_of_question"] for a in record["answers"])  # one answer per question: each read cold
+    for name in ("seb", "beetle"):  # the SemEval sets are split by question: a held-out question is never fitted on
+        sem_questions, sem_answers = bench.load_set(bench.SETS[name][0], name=name)
+        sem_split = bench.split_of(sem_answers, sem_questions)
+        by_question = {(a["question_id"], sem_split[a["id"]]) for a in sem_answers}
+        assert len(by_question) == len(sem_questions) and {s for _, s in by_question} == {"train", "test"}
+        assert not set(sem_questions) & set(questions)  # the 4 questions of the first set are left out
     zh_questions, zh_answers = bench.load_set(bench.DATA_ZH, name="zh")
     assert len(zh_answers) == 40 and sum(a["label"] == "correct" for a in zh_answers) == 20
     assert all(q["keywords"] for q in zh_questions.values())  # a teacher's expected ideas, with variants

@@ -55,6 +55,18 @@ def test_evidence_counts_keywords_and_what_the_reference_adds_to_the_question() 
     assert blank.keyword_share == 0.0 and blank.reference_share == 0.0 and blank.missing == ("harder", "scratch")
 
 
+def test_evidence_sees_a_negation_the_reference_lacks_and_words_off_the_item() -> None:
+    reference = "Terminal 1 and the positive terminal are separated by the gap"
+    said = evidence("terminal 1 isn't separated from the positive terminal", ["separated"], reference=reference)
+    assert said.keyword_share == 1.0 and said.negation_differs  # every word said, the meaning reversed
+    assert not evidence("a gap separates them", ["separated"], reference=reference).negation_differs
+    assert evidence("它不是顶点", ["顶点"], reference="顶点是(1,2)").negation_differs
+    off = evidence("my dog likes the terminal", ["separated"], reference=reference, stem="Why 1.5 volts?")
+    assert off.on_topic_share == pytest.approx(1 / 3)  # dog, like: not the item's words; terminal is
+    features = Calibration.features(None, said, ())
+    assert features["negation"] == 1.0 and features["on_topic"] == 1.0
+
+
 def test_calibration_maps_the_threshold_to_80() -> None:
     mapping = Calibration(weights={"bias": 0.0, "model": 1.0}, threshold=0.6, source="test")
     assert mapping.score(0.6) == 80 and mapping.score(0.59) < 80 and mapping.score(1.0) == 100 and mapping.score(0) == 0

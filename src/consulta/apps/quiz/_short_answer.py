@@ -40,6 +40,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 __all__ = [
+    "CODE_FEATURES",
     "LABELS",
     "Calibration",
     "Evidence",
@@ -47,6 +48,7 @@ __all__ = [
     "default_calibration",
     "evidence",
     "keyword_found",
+    "negated",
     "tokens",
 ]
 
@@ -60,7 +62,8 @@ _DASHES = str.maketrans({"\u2212": "-", "\u2013": "-", "\ufe63": "-"})  # minus 
 _STOP = frozenset(
     "a an the of to in on for and or but is are was were be been being it its this that these those which what when "
     "where why how with by from as at into than then there their they them will would could should can do does did "
-    "not no so if very more most less much many some such has have had i you he she we my your his her our".split()
+    "not no so if very more most less much many some such has have had i you he she we my your his her our "
+    "isn aren wasn weren don doesn didn won wouldn couldn shouldn hasn haven t s ll re ve d m".split()  # it's, don't
 )
 _CJK_STOP = frozenset("的了是在和与及或也都就而吗呢吧啊")
 _SUFFIXES = ("ingly", "edly", "ness", "ment", "ing", "ies", "ied", "est", "ed", "es", "er", "ly", "s")
@@ -149,15 +152,29 @@ def keyword_found(answer: str, keyword: str) -> bool:
     return False
 
 
+_NEGATION = re.compile(
+    r"\b(?:not|no|never|none|nothing|neither|nor|cannot|without)\b|n't|n’t|[不没無无未非別别]", re.UNICODE
+)
+
+
+def negated(text: str) -> bool:
+    """Whether `text` says a negation (not, no, never, -n't, 不, 没 …): the stop words `tokens` drops."""
+    return bool(_NEGATION.search(_normal(text)))
+
+
 @dataclass(frozen=True, kw_only=True)
 class Evidence:
-    """What code sees in an answer: the keywords it says, the share of the reference it covers, its length."""
+    """What code sees in an answer: the keywords it says, the share of the reference it covers, its length; whether
+    it negates where the reference does not (or the reverse: `negation_differs`), and the share of its own content
+    words the question or the reference also use (`on_topic_share`, None for an answer with none)."""
 
     found: tuple[str, ...]
     missing: tuple[str, ...]
     keyword_share: float
     reference_share: float | None
     answer_tokens: int
+    negation_differs: bool = False
+    on_topic_share: float | None = None
 
 
 def evidence(
@@ -169,17 +186,20 @@ def evidence(
     found = tuple(k for k in wanted if keyword_found(answer, k))
     said = set(tokens(answer))
     share: float | None = None
+    asked = set(tokens(stem or ""))
+    ref = set(tokens(reference or ""))
     if reference and reference.strip():
-        asked = set(tokens(stem or ""))
-        ref = set(tokens(reference))
         new = ref - asked or ref
         share = len(new & said) / len(new) if new else None
+    known = ref | asked | {t for k in wanted for t in tokens(k.replace("|", " "))}
     return Evidence(
         found=found,
         missing=tuple(k for k in wanted if k not in found),
         keyword_share=len(found) / len(wanted) if wanted else 0.0,
         reference_share=share,
         answer_tokens=len(said),
+        negation_differs=bool(reference and reference.strip()) and negated(answer) != negated(reference or ""),
+        on_topic_share=len(said & known) / len(said) if said and known else None,
     )
 
 
@@ -191,7 +211,10 @@ class Verdict(BaseModel):
     )
 
 
-_FIXED_FEATURES = frozenset({"bias", "model", "keywords", "reference"})
+CODE_FEATURES = ("keywords", "reference", "negation", "on_topic", "length")
+"""Code's evidence as features: the shares of expected ideas and of the reference said, a negation the reference does
+not share (1/0), the share of the answer's words on the item's topic, log(1 + the answer's content words)."""
+_FIXED_FEATURES = frozenset({"bias", "model", *CODE_FEATURES})
 
 
 def _logit(p: float) -> float:
@@ -203,8 +226,8 @@ def _logit(p: float) -> float:
 class Calibration:
     """The fitted mapping from (the model's probabilities, code's evidence) to P(a person says correct).
 
-    `weights` name the features: `bias`; `model` — the logit of P(correct) + P(partial)/2 —; `keywords` and
-    `reference` — code's shares —; any other name is a yes/no reading of the verdict (`_judge.YES_NO_READINGS`, e.g.
+    `weights` name the features: `bias`; `model` — the logit of P(correct) + P(partial)/2 —; code's evidence
+    (`CODE_FEATURES`); any other name is a yes/no reading of the verdict (`_judge.YES_NO_READINGS`, e.g.
     `same`: "does the answer say what the reference says?"), its feature the logit of the model's P(yes), and
     `readings` lists them for the judge to read. `threshold` is the probability at which an answer counts as correct
     (score 80). `source` says what it was fitted on."""
@@ -231,6 +254,9 @@ class Calibration:
             "model": model,
             "keywords": found.keyword_share,
             "reference": found.reference_share if found.reference_share is not None else found.keyword_share,
+            "negation": float(found.negation_differs),
+            "on_topic": found.on_topic_share if found.on_topic_share is not None else 0.0,
+            "length": math.log1p(found.answer_tokens),
             **{name: model if p is None else _logit(p) for name, p in read.items()},
         }
 
