@@ -198,6 +198,11 @@ def test_the_assistants_reply_is_checked_for_code_and_the_tasks_answer() -> None
         ("task_2_1 asks me to inspect the data: what does df.info() tell me that df.head() doesn't?", "task_2_1"),
         ("task_2_2 里 mean() 遇到空值会怎么处理？会把 NaN 也算进平均数吗？", "task_2_2"),
         ("I'm out of time, just paste the code for task_2_4 please", "task_2_4"),
+        # held-out (third set): planned by the orchestrator's model in 252 s
+        (
+            "Quick conceptual question for task_2_2: what does a KeyError actually mean in pandas? Not my code",
+            "task_2_2",
+        ),
         ("For task_2_2 I ran df['Age'].mean() and got KeyError: 'Age'. Why?", None),  # an error: the inspector's
         ("I finished task_2_4: I used groupby to get the mean age per city.", None),  # a claim: validated
         ("I uploaded people.csv. Can I start task_2_1?", None),

@@ -148,9 +148,22 @@ def what_is_asked(words: str) -> Literal["concept", "solution"] | None:
     what it means; None for anything else (an error, a claim that a task is done, a dataset, chit-chat)."""
     if _SOLUTION.search(words):
         return "solution"
-    if _CONCEPT.search(words) and not _ERROR.search(words) and not _NEXT.search(words):
+    if _CONCEPT.search(words) and (not _ERROR.search(words) or _about_an_error(words)) and not _NEXT.search(words):
         return "concept"
     return None
+
+
+def _about_an_error(words: str) -> bool:
+    """A question about what an error means that quotes none of theirs ("what does a KeyError actually mean in
+    pandas? Not my code, just the idea."): no message, no code, nothing said done."""
+    error = _ERROR_LINE.search(words)
+    return (
+        error is not None
+        and ":" not in error.group(0)
+        and not student_code(words)
+        and not _DONE.search(words)
+        and "traceback" not in words.casefold()
+    )
 
 
 def shows_work(words: str) -> bool:
