@@ -46,9 +46,37 @@ _SOLUTION = re.compile(
     r"\b(?:give|send|show|write)\s+me\s+(?:the\s+)?(?:code|answer|solution)|\bjust\s+(?:give|tell|write|paste|send)\b|"
     r"\b(?:paste|post|share)\s+(?:me\s+)?(?:the\s+)?(?:full\s+)?(?:code|answer|solution)\b|"
     r"\b(?:the\s+)?(?:full\s+)?(?:solution|answer\s+code)\s+(?:for|to)\b|\bdo\s+(?:it|the\s+task)\s+for\s+me\b|"
+    r"\b(?:output|print|show|give|write|tell)\s+(?:me\s+)?(?:the\s+)?(?:exact|whole|full|complete|final)\s+"
+    r"(?:line|code|answer|solution)|"
     r"答案|直接(?:把|给|发|告诉|写)|帮我写|代码发给我|替我做|帮我做",
     re.IGNORECASE,
 )
+_INJECTED = re.compile(
+    r"\b(?:ignore|disregard|forget|override)\s+(?:\w+\s+){0,3}?(?:rules|instructions|prompts?|guidelines|restrictions)\b|"
+    r"\bsystem\s*(?:prompt|override)?\s*:|\b(?:admin(?:istrator)?|system)\s+(?:override|mode)\b|\bjailbreak|"
+    r"\byou\s+are\s+no\s+longer\b|must_not_reveal|"
+    r"(?:忽略|无视|忘记|忘掉)(?:你|您)?(?:之前|以前|上面|前面|原来)?的?(?:所有|全部|一切)?(?:规则|指令|指示|设定|限制|要求)|"
+    r"你(?:现在)?不再是",
+    re.IGNORECASE,
+)
+"""Words that try to take the tutor over (a prompt injection): answered as a request for the solution, which the
+tutor never gives (the idea behind the task instead)."""
+_ELSEWHERE = re.compile(
+    r"\b(?:write|draft|compose)\s+(?:me\s+)?(?:a|an|my|the)\s+(?:cover\s+letter|essay|poem|story|letter|email|resume|cv|"
+    r"speech|report|song|article|blog)|作文|论文|简历|求职信|情书|写诗|写首诗|写一首|写一封",
+    re.IGNORECASE,
+)
+_PANDAS = re.compile(
+    r"\b(?:pandas|df|dataframe|csv|columns?|groupby|merge|python|code)\b|task[_ ]?\d|代码|列|函数", re.I
+)
+
+
+def off_course(words: str) -> bool:
+    """A request for something outside the course ("can you write my cover letter for a data analyst internship?",
+    "帮我写一篇作文") that names nothing of pandas: code's line says what the tutor helps with."""
+    return bool(_ELSEWHERE.search(words)) and not _PANDAS.search(words)
+
+
 _CONCEPT = re.compile(
     r"\b(?:don'?t|do\s+not|doesn'?t)\s+(?:really\s+)?(?:understand|get)\b|\bconfus\w*|\bexplain\w*|"
     r"\bwhat\s+(?:does|do|is|are)\b.{0,60}?\b(?:mean|do|does|for|tell|show|return)\b|\bhow\s+does\b.{0,60}?\bwork|"
@@ -105,8 +133,8 @@ COURSE_WORDS = re.compile(
     re.I,
 )
 """Words of the course (pandas tasks on the student's data), in either language."""
-SmallTalk = Literal["farewell", "thanks", "greeting", "ack"]
-_SMALL_TALK: dict[SmallTalk, re.Pattern[str]] = {
+SmallTalk = Literal["farewell", "thanks", "greeting", "ack", "off_course"]
+_SMALL_TALK: dict[Literal["farewell", "thanks", "greeting", "ack"], re.Pattern[str]] = {
     "farewell": re.compile(
         r"\b(?:bye|goodbye|see\s+(?:you|ya)|good\s*night|(?:that'?s|this\s+is)\s+(?:all|it|enough)\s+for\s+(?:today|now)|"
         r"gotta\s+go|talk\s+(?:to\s+you\s+)?later|i'?m\s+(?:done|off)\s+for\s+today)\b|"
@@ -128,8 +156,11 @@ _SMALL_TALK: dict[SmallTalk, re.Pattern[str]] = {
 
 
 def small_talk(words: str) -> SmallTalk | None:
-    """A goodbye, thanks, greeting or acknowledgement ("ok", "明白了") that asks nothing of the course ("hey! long day, how are you?", "谢谢老师，今天先学到
+    """A request for something outside the course (`off_course`), or a goodbye, thanks, greeting or acknowledgement
+    ("ok", "明白了") that asks nothing of the course ("hey! long day, how are you?", "谢谢老师，今天先学到
     这里吧"), which code answers at once; None when the words touch the course at all (a task, data, code, an error)."""
+    if off_course(words):  # something else asked for, which code declines at once
+        return "off_course"
     if COURSE_WORDS.search(words) or _TASK.search(words) or _FAILED.search(words):
         return None
     return next((kind for kind, said in _SMALL_TALK.items() if said.search(words)), None)
@@ -146,7 +177,7 @@ _COMMON = frozenset(
 def what_is_asked(words: str) -> Literal["concept", "solution"] | None:
     """`solution` for a request for the task's code or answer, `concept` for a question about how something works or
     what it means; None for anything else (an error, a claim that a task is done, a dataset, chit-chat)."""
-    if _SOLUTION.search(words):
+    if _SOLUTION.search(words) or _INJECTED.search(words):
         return "solution"
     if _CONCEPT.search(words) and (not _ERROR.search(words) or _about_an_error(words)) and not _NEXT.search(words):
         return "concept"
@@ -336,6 +367,8 @@ def first_consultation(
         return []
 
     def first_look(words: str) -> list[tuple[str, dict[str, Any]]]:
+        if off_course(words):
+            return [(SUBMIT_PACKET_TOOL_NAME, _small_talk_packet("off_course"))]
         asked = what_is_asked(words)
         if asked is None:
             named = _named_task(words, catalog)
