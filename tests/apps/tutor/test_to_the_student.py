@@ -347,3 +347,14 @@ def test_an_explanation_is_said_without_the_tasks_status_and_ends_asking_what_to
     assert tutor.packet_reply(packet, "en", findings) == (
         "A merge joins two tables on a key column. Does that help? What would you like to try with it first?"
     )
+
+
+def test_an_explanation_is_said_without_what_the_check_of_a_file_found() -> None:
+    """Seen on the page: "什么是 groupby？" with a 3-row upload answered with the file's missing columns first."""
+    packet = tutor.InstructionPacket(
+        task_id="task_2_4", task_status="blocked", guidance_for_ca="Explain it.", blocked_steps=["analysis"]
+    )
+    findings = tutor.Findings(
+        issues=("only 3 rows; the task needs at least 20",), concept=("groupby 把行按列分组。", "")
+    )
+    assert tutor.packet_reply(packet, "zh-CN", findings) == "groupby 把行按列分组。这样讲清楚吗？你想先用它试试什么？"

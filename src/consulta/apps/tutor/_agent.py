@@ -586,7 +586,11 @@ _SHORT_FIELD = 160
 
 def packet_reply(packet: InstructionPacket, lang: str, findings: Findings = Findings()) -> str:
     """The packet said by code to the student, in `lang`: where the task stands, what code found for them
-    (`Findings.reasons`), and one guiding question."""
+    (`Findings.reasons`), and one guiding question. An explanation is said alone: the idea asked about, not where
+    the task stands nor what the check of a file found (seen on the page: "什么是 groupby？" answered with the upload's
+    missing columns first)."""
+    if any(findings.concept) and (said := findings.said_by_experts(lang)):
+        return _joined(lang, said, t("tutor.reply.next_concept", lang))
     reasons = findings.reasons(packet, lang)
     if packet.task_status == "blocked":
         return t("tutor.blocked_reply", lang, task=packet.task_id, reasons=reasons).strip()
