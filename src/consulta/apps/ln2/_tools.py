@@ -301,7 +301,8 @@ def _op(op: str, **fields: Any) -> dict[str, Any]:
     )
 
 
-_ID_MENTION = r"(?:\bid\b|\brecord\b|#|编号|记录)\s*[:：#]?\s*{id}(?!\d)"
+_ID_MENTION = r"(?:\bid\b|\brecord\b|(?<!\d)(?<!\d\s)#|编号|记录)\s*[:：#]?\s*{id}(?!\d)"
+"""A record's id said as one ("record 16", "#16"); "#13" right after a box ("box2 #13") is a position."""
 _DATE_WORDS = re.compile(r"\d{1,4}[-/.年月]\d{1,2}|yesterday|today|昨天|前天|今天|上周|last\s+\w+day", re.IGNORECASE)
 
 
@@ -340,6 +341,13 @@ class Ln2Plans:
             inventory = load_inventory(self.path)
         except ToolError:
             return dict(ref)
+        rid = ref.get("record_id")
+        if (
+            rid is not None
+            and not re.search(_ID_MENTION.format(id=rid), words, re.IGNORECASE)
+            and rid in said_positions(words, inventory.layout)
+        ):
+            ref = {**ref, "record_id": None}  # "box2 #13": the 13 was said as a place, not a record
         kept = _grounded_ref(ref, evidence, inventory.layout)
         if kept is None:
             # Nothing the call named is grounded: name the tubes by the user's own words, if they name any.
