@@ -339,14 +339,15 @@ def on_current_task(tool: ToolDef, store: Store, catalog: TaskCatalog) -> ToolDe
     is then that task's."""
 
     async def on_current(**arguments: Any) -> Any:
-        call = current_tool_call()
-        context = arguments.get("context")
-        if call is not None and arguments.get("task_id") == CURRENT_TASK:
+        call, context = current_tool_call(), arguments.get("context")
+        in_packet = arguments.get("task_id") == CURRENT_TASK
+        in_context = isinstance(context, dict) and context.get("task_id") == CURRENT_TASK
+        if call is not None and (in_packet or in_context):
             task_id, status = current_task(store, call.run_id, catalog)
-            arguments = {**arguments, "task_id": task_id, "task_status": status}
-        if call is not None and isinstance(context, dict) and context.get("task_id") == CURRENT_TASK:
-            task_id, _status = current_task(store, call.run_id, catalog)
-            arguments = {**arguments, "context": {**context, "task_id": task_id}}
+            if in_packet:
+                arguments = {**arguments, "task_id": task_id, "task_status": status}
+            if in_context:
+                arguments = {**arguments, "context": {**context, "task_id": task_id}}
         return await tool.function(**arguments)
 
     return replace(tool, function=on_current)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ...asks import CONSULT_EXPERT_TOOL_NAME
+from ...runtime import takes_over
 from ._datasets import uploaded_files
 from ._experts import student_code
 from ._packet import SUBMIT_PACKET_TOOL_NAME, inspection_request
@@ -51,16 +52,6 @@ _SOLUTION = re.compile(
     r"答案|直接(?:把|给|发|告诉|写)|帮我写|代码发给我|替我做|帮我做",
     re.IGNORECASE,
 )
-_INJECTED = re.compile(
-    r"\b(?:ignore|disregard|forget|override)\s+(?:\w+\s+){0,3}?(?:rules|instructions|prompts?|guidelines|restrictions)\b|"
-    r"\bsystem\s*(?:prompt|override)?\s*:|\b(?:admin(?:istrator)?|system)\s+(?:override|mode)\b|\bjailbreak|"
-    r"\byou\s+are\s+no\s+longer\b|must_not_reveal|"
-    r"(?:忽略|无视|忘记|忘掉)(?:你|您)?(?:之前|以前|上面|前面|原来)?的?(?:所有|全部|一切)?(?:规则|指令|指示|设定|限制|要求)|"
-    r"你(?:现在)?不再是",
-    re.IGNORECASE,
-)
-"""Words that try to take the tutor over (a prompt injection): answered as a request for the solution, which the
-tutor never gives (the idea behind the task instead)."""
 _ELSEWHERE = re.compile(
     r"\b(?:write|draft|compose)\s+(?:me\s+)?(?:a|an|my|the)\s+(?:cover\s+letter|essay|poem|story|letter|email|resume|cv|"
     r"speech|report|song|article|blog)|作文|论文|简历|求职信|情书|写诗|写首诗|写一首|写一封",
@@ -177,7 +168,7 @@ _COMMON = frozenset(
 def what_is_asked(words: str) -> Literal["concept", "solution"] | None:
     """`solution` for a request for the task's code or answer, `concept` for a question about how something works or
     what it means; None for anything else (an error, a claim that a task is done, a dataset, chit-chat)."""
-    if _SOLUTION.search(words) or _INJECTED.search(words):
+    if _SOLUTION.search(words) or takes_over(words):
         return "solution"
     if _CONCEPT.search(words) and (not _ERROR.search(words) or _about_an_error(words)) and not _NEXT.search(words):
         return "concept"
