@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ...i18n import LANGUAGES, PerLanguage
+from ...i18n import LANGUAGES, PerLanguage, t
 from ...runtime import Choice, ToolError
 from ._inventory import BoxLayout, Inventory, Record
 from ._operations import Positions
@@ -87,15 +87,15 @@ class TubeChoiceError(ToolError):
 
 
 def _candidate(record: Record, positions: Sequence[int]) -> dict[str, Any]:
-    name = record.display_name
-    where = f"position {positions[0]}" if len(positions) == 1 else f"positions {_ranges(sorted(positions))}"
-    return {
+    """A tube the words may have meant, its label the English words of its option (`_option_words`)."""
+    candidate: dict[str, Any] = {
         "record_id": record.id,
-        "short_name": name,
+        "short_name": record.display_name,
         "box": record.box,
         "positions": list(positions),
-        "label": f"{name}, box {record.box}, {where} (record {record.id})",
     }
+    key, values = _option_words(candidate)
+    return {**candidate, "label": t(key, "en", **values)}
 
 
 def _option_words(candidate: dict[str, Any]) -> tuple[str, dict[str, Any]]:
