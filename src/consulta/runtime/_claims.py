@@ -517,8 +517,9 @@ def compose_reply(facts: TurnFacts) -> str:
     failed = facts.failed_writes
     if failed:
         last = failed[-1]
-        if last.error_code in _UNCLEAR or not last.message:
-            # the refusal's own words are the model's (what to pass, "the user"): code says it plainly
+        if last.error_code in _UNCLEAR or not last.message or (lang == "zh-CN" and not _CJK.search(last.message)):
+            # the refusal's own words are the model's (what to pass, "the user"), or not in the person's language:
+            # code says it plainly
             return t("claims.refused_unclear", lang)
         return t("claims.refused_write", lang, reason=last.message.rstrip(". "))
     return t("claims.nothing", lang)

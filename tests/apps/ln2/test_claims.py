@@ -726,3 +726,18 @@ def test_a_position_said_with_a_hash_after_its_box() -> None:
     layout = BoxLayout(rows=8, cols=12)
     assert said_places("the PC-3-Luc2 tube (box2 #13)", layout) == {2: {13}}
     assert said_places("box #2, position 5", layout) == {2: {5}}
+
+
+def test_positions_listed_right_after_their_box_without_a_word_for_them() -> None:
+    from consulta.apps.ln2._inventory import BoxLayout
+    from consulta.apps.ln2._locate import said_places, said_positions
+
+    layout = BoxLayout(rows=8, cols=12)
+    said = "thaw both HAP1-WT (box 1, 25 and 26) and one WTC11-LMNB1-mEGFP from box 3 pos 13"
+    assert said_places(said, layout) == {1: {25, 26}, 3: {13}}
+    assert said_places("1号盒：25、26", layout) == {1: {25, 26}}
+    # a count after a box, a list after "boxes" and a number beyond the box are not positions
+    assert said_positions("box 1, 3 HeLa tubes", layout) == set()
+    assert said_positions("1号盒，3管HeLa", layout) == set()
+    assert said_positions("boxes 1, 2 and 3", layout) == set()
+    assert said_positions("box 1, 97", layout) == set()

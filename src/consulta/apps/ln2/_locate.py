@@ -94,8 +94,12 @@ def _candidate(record: Record, positions: Sequence[int]) -> dict[str, Any]:
         "box": record.box,
         "positions": list(positions),
     }
+    return {**candidate, "label": _option_label(candidate, "en")}
+
+
+def _option_label(candidate: dict[str, Any], lang: str) -> str:
     key, values = _option_words(candidate)
-    return {**candidate, "label": t(key, "en", **values)}
+    return t(key, lang, **values)
 
 
 def _option_words(candidate: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -151,6 +155,7 @@ def locate(inventory: Inventory, ref: TubeRef) -> list[tuple[int, list[int]]]:
             "Say which tubes: box + positions, or a cell line / short name / plasmid, or a record id.",
             hint="Pass box and positions as the user said them, e.g. box=2, positions=[15].",
             field="box",
+            key="ln2.error.which_tubes",
         )
     check_box(inventory, ref.box, hint="Ask the user which box they mean; inventory_stats() lists the boxes.")
     pool, fuzzy = best_named(inventory, **names)
@@ -186,10 +191,13 @@ def locate(inventory: Inventory, ref: TubeRef) -> list[tuple[int, list[int]]]:
 
 def _several(ref: TubeRef, candidates: list[dict[str, Any]], *, which: str = "record") -> TubeChoiceError:
     shown = candidates[:8]
-    options = "; ".join(c["label"] for c in shown)
+    options = PerLanguage(
+        {lang: ("；" if lang == "zh-CN" else "; ").join(_option_label(c, lang) for c in shown) for lang in LANGUAGES}
+    )
+    values = {"what": ref.said(), "count": len(candidates), "options": options}
     return TubeChoiceError(
         "ambiguous_tube",
-        f"Not staged: {ref.describe()} fits {len(candidates)} {which}s: {options}.",
+        t(f"ln2.error.several.{which}", "en", **values),
         hint="Ask the user which one with the question tool (these as options), then call again with box and positions.",
         candidates=shown,
         choice=tube_choice(
@@ -199,6 +207,8 @@ def _several(ref: TubeRef, candidates: list[dict[str, Any]], *, which: str = "re
             keys=("ln2.choice.several.header", "ln2.choice.several.question"),
             values={"what": ref.said(), "count": len(candidates)},
         ),
+        key=f"ln2.error.several.{which}",
+        values=values,
     )
 
 
@@ -292,6 +302,11 @@ _ZH_LIST = re.compile(rf"{_LIST}\s*号\s*(?:位|孔)")
 _HASH = re.compile(r"(?<![\w#])#\s*(\d+)")
 """A position said by its number ("box2 #13"), a box's own "#" taken out first."""
 _LABEL = re.compile(r"(?<![\w-])([A-Za-z])(\d{1,2})(?![\w-])")
+_AFTER_BOX = re.compile(
+    rf"\s*[,，:：]\s*{_LIST}(?=\s*(?:$|[).;:!?。；，,！？）]|\band\b|\bfrom\b|和|及|以及))", re.IGNORECASE
+)
+"""A list said right after one box, with no word for positions ("box 1, 25 and 26", "1号盒：25、26"); a count after a
+box ("box 1, 3 HeLa tubes") is not one, nor a list after "boxes"."""
 _RANGE = re.compile(rf"({_ITEM})\s*(?:[~–-]|\bto\b|到|至)\s*({_ITEM})", re.IGNORECASE)
 
 
@@ -322,13 +337,17 @@ def said_boxes(text: str) -> set[int]:
 
 
 def said_positions(text: str, layout: BoxLayout) -> set[int]:
-    """The positions `text` names as places ("position 15", "positions 1-3", "15号位", "第15位", "第15个位置", "B6")."""
+    """The positions `text` names as places ("position 15", "positions 1-3", "15号位", "第15位", "第15个位置", "B6",
+    "box 1, 25 and 26")."""
     said: set[int] = set()
     for listed in [m.group(1) for m in _POSITIONS.finditer(text)] + _ZH_LIST.findall(text):
         said |= _listed(listed, layout)
     said.update(int(n) for groups in _ZH_POSITION.findall(text) for n in groups if n)
     said.update(p for row, col in _LABEL.findall(text) if (p := _position(row + col, layout)) is not None)
     said.update(int(n) for n in _HASH.findall(_BOX.sub(" ", text)) if 1 <= int(n) <= layout.capacity)
+    for box in _BOX.finditer(text):
+        if not box.group(0).lower().startswith("boxes") and (listed := _AFTER_BOX.match(text, box.end())):
+            said |= {p for p in _listed(listed.group(1), layout) if 1 <= p <= layout.capacity}
     return said
 
 
@@ -341,7 +360,7 @@ def said_places(text: str, layout: BoxLayout) -> dict[int, set[int]]:
     for i, mark in enumerate(marks):
         box = int(next(g for g in mark.groups() if g))
         end = marks[i + 1].start() if i + 1 < len(marks) else len(text)
-        if positions := said_positions(text[mark.end() : end], layout):
+        if positions := said_positions(text[mark.start() : end], layout):
             places.setdefault(box, set()).update(positions)
     return places
 

@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal, assert_never
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError
 
-from consulta.i18n import LANGUAGES, t
+from consulta.i18n import LANGUAGES, PerLanguage, t
 from consulta.runtime import ToolError, crash_point
 
 from ..._files import write_atomic
@@ -237,13 +237,31 @@ class _Simulation:
         return self.state.layout
 
 
-def _prefixed(err: ToolError, where: str) -> ToolError:
-    """The same error, its message saying where in the plan it happened."""
-    return ToolError(err.error_code, f"{where}: {err.message}", hint=err.hint, field=err.field)
+def _prefixed(err: ToolError, where: PerLanguage) -> ToolError:
+    """The same error, its message (in each language) saying where in the plan it happened."""
+    said = PerLanguage({lang: err.message_in(lang) for lang in LANGUAGES})
+    return ToolError(
+        err.error_code,
+        t("ln2.error.where", "en", where=where, error=said),
+        hint=err.hint,
+        field=err.field,
+        key="ln2.error.where",
+        values={"where": where, "error": said},
+    )
 
 
-def _record_label(record: Record, *, start: bool = False) -> str:
-    return f"{'R' if start else 'r'}ecord {record.id} ({record.display_name})"
+def _words(key: str, **values: Any) -> PerLanguage:
+    """A catalog entry said in every language, as a placeholder's value."""
+    return PerLanguage({lang: t(key, lang, **values) for lang in LANGUAGES})
+
+
+def _field_name(name: str) -> PerLanguage:
+    """A field's name as a person reads it: the name itself in English (the model passes it), words in Chinese."""
+    return PerLanguage({"en": name, "zh-CN": t(f"ln2.field.{name.rsplit('.', 1)[-1]}", "zh-CN")})
+
+
+def _record_label(record: Record) -> str:
+    return f"record {record.id} ({record.display_name})"
 
 
 def _check_text(value: str | None, *, name: str) -> str:
@@ -253,6 +271,8 @@ def _check_text(value: str | None, *, name: str) -> str:
             f"{name} is required and must not be empty.",
             hint=f"Ask the user for the {name.replace('_', ' ')} if it is not known.",
             field=name,
+            key="ln2.error.required",
+            values={"name": _field_name(name)},
         )
     return value.strip()
 
@@ -263,30 +283,41 @@ def _optional_text(value: str | None) -> str | None:
     return value.strip() or None
 
 
-def _check_date(value: str, *, name: str, today: dt.date, not_before: str | None = None, what: str = "") -> str:
+def _check_date(
+    value: str, *, name: str, today: dt.date, not_before: str | None = None, what: str | PerLanguage = ""
+) -> str:
     """The YYYY-MM-DD text of a real date that is not in the future (nor before `not_before`)."""
     try:
         day = parse_iso_date(value)
     except ValueError as exc:
+        reason = PerLanguage({"en": str(exc), "zh-CN": t("ln2.error.not_a_date", "zh-CN")})
         raise ToolError(
             "invalid_date",
             f"{name} {exc}.",
             hint="Write the date as YYYY-MM-DD, e.g. 2025-06-01; ask the user if the day is not known.",
             field=name,
+            key="ln2.error.bad_date",
+            values={"name": _field_name(name), "reason": reason},
         ) from None
     if day > today:
+        values: dict[str, Any] = {"name": _field_name(name), "day": day.isoformat(), "today": today.isoformat()}
         raise ToolError(
             "invalid_date",
-            f"{name} {day.isoformat()} is in the future (today is {today.isoformat()}).",
+            t("ln2.error.future_date", "en", **values),
             hint="Record events that have happened: use today's date or an earlier one.",
             field=name,
+            key="ln2.error.future_date",
+            values=values,
         )
     if not_before is not None and day < parse_iso_date(not_before):
+        values = {"name": _field_name(name), "day": day.isoformat(), "what": what, "since": not_before}
         raise ToolError(
             "invalid_date",
-            f"{name} {day.isoformat()} is before {what} ({not_before}).",
+            t("ln2.error.early_date", "en", **values),
             hint="Check the date with the user.",
             field=name,
+            key="ln2.error.early_date",
+            values=values,
         )
     return day.isoformat()
 
@@ -299,6 +330,8 @@ def _check_positions(positions: Sequence[int], layout: BoxLayout, *, name: str, 
             f"{name} is empty: at least one position is needed.",
             hint="List the tube positions as numbers, e.g. [5, 6].",
             field=name,
+            key="ln2.error.no_positions",
+            values={"name": _field_name(name)},
         )
     for pos in positions:
         if not 1 <= pos <= layout.capacity:
@@ -308,6 +341,8 @@ def _check_positions(positions: Sequence[int], layout: BoxLayout, *, name: str, 
                 f"Position {pos} does not exist: a {layout.rows}×{layout.cols} box has positions 1..{last}.",
                 hint=range_hint,
                 field=name,
+                key="ln2.error.position_out_of_range",
+                values={"position": pos, "rows": layout.rows, "cols": layout.cols, "last": last},
             )
     seen: set[int] = set()
     for pos in positions:
@@ -317,6 +352,8 @@ def _check_positions(positions: Sequence[int], layout: BoxLayout, *, name: str, 
                 f"Position {describe_position(pos, layout)} is listed twice.",
                 hint="List each tube position once.",
                 field=name,
+                key="ln2.error.duplicate_position",
+                values={"position": describe_position(pos, layout)},
             )
         seen.add(pos)
 
@@ -395,41 +432,55 @@ def _check_removal(
     record = state.record(record_id)
     if record is None:
         ids = [r.id for r in state.records]
-        known = f"ids are {min(ids)}..{max(ids)}" if ids else "the inventory is empty"
+        known = _words("ln2.error.ids_are", low=min(ids), high=max(ids)) if ids else _words("ln2.error.no_records")
         raise ToolError(
             "unknown_record",
-            f"There is no record with id {record_id} ({known}).",
+            t("ln2.error.unknown_record", "en", id=record_id, known=known),
             hint="Call query_inventory or search_records to find the record's id.",
             field=f"{prefix}record_id",
+            key="ln2.error.unknown_record",
+            values={"id": record_id, "known": known},
         )
     find_hint = f"Call query_inventory(cell_line='{record.parent_cell_line}') to see which tubes are left."
     _check_positions(positions, layout, name=f"{prefix}positions", range_hint=find_hint)
     if record.consumed:
         last = record.thaw_events[-1] if record.thaw_events else None
-        why = f" (last event: {last.action} on {last.date})" if last else ""
+        verb = PerLanguage({"en": last.action, "zh-CN": t(f"ln2.verb.{last.action}", "zh-CN")}) if last else ""
+        why = _words("ln2.error.last_event", verb=verb, date=last.date) if last else ""
         if any(key[0] == record.id for key in sim.removed_by):
-            why = " (an earlier operation of this plan removes its last tubes)"
+            why = _words("ln2.error.removed_in_plan")
+        values = {"id": record.id, "name": record.display_name, "why": why}
         raise ToolError(
             "record_consumed",
-            f"{_record_label(record, start=True)} is fully consumed: no tube is left{why}.",
+            t("ln2.error.record_consumed", "en", **values),
             hint=find_hint,
             field=f"{prefix}record_id",
+            key="ln2.error.record_consumed",
+            values=values,
         )
     for pos in positions:
         if pos in record.positions:
             continue
         if (record.id, pos) in sim.removed_by:
-            why = f"operation {sim.removed_by[(record.id, pos)]} of this plan already removes it"
+            why = _words("ln2.error.removed_by_step", step=sim.removed_by[(record.id, pos)])
         else:
-            why = f"it holds {describe_positions(record.positions, layout)}"
+            why = _words("ln2.error.it_holds", positions=describe_positions(record.positions, layout))
+        values = {
+            "id": record.id,
+            "name": record.display_name,
+            "box": record.box,
+            "position": describe_position(pos, layout),
+            "why": why,
+        }
         raise ToolError(
             "position_not_held",
-            f"{_record_label(record, start=True)} in box {record.box} does not hold position "
-            f"{describe_position(pos, layout)}: {why}.",
+            t("ln2.error.position_not_held", "en", **values),
             hint="Use one of the positions the record holds.",
             field=f"{prefix}positions",
+            key="ln2.error.position_not_held",
+            values=values,
         )
-    frozen = f"record {record.id} was frozen"
+    frozen = _words("ln2.error.was_frozen", id=record.id)
     day = _check_date(date, name="date", today=sim.today, not_before=record.frozen_at, what=frozen)
     event = ThawEvent(date=day, action=action, positions=list(positions), note=_optional_text(note))
     record.positions = [p for p in record.positions if p not in positions]
@@ -480,7 +531,7 @@ def _check_batch(sim: _Simulation, op: BatchThaw) -> _Outcome:
                 prefix=f"entries[{index}].",
             )
         except ToolError as err:
-            raise _prefixed(err, f"Entry {index + 1}") from None
+            raise _prefixed(err, _words("ln2.error.entry", number=index + 1)) from None
         removals.append(removal)
         parts.append(part)
     tubes = sum(len(r.positions) for r in removals)
@@ -554,7 +605,7 @@ def _simulate(
         except ToolError as err:
             if len(ops) == 1:
                 raise
-            raise _prefixed(err, f"Operation {number} of {len(ops)} ({op.op})") from None
+            raise _prefixed(err, _words("ln2.error.operation", number=number, total=len(ops), op=op.op)) from None
     return sim.state, outcomes
 
 
@@ -632,10 +683,13 @@ def _exclusive_lock(path: Path, *, timeout: float) -> Iterator[None]:
 
 
 def _changed_error(path: Path, expected: str, actual: str) -> ToolError:
+    values = {"file": path.name, "actual": actual[:12], "expected": expected[:12]}
     return ToolError(
         "inventory_changed",
-        f"{path.name} changed since the plan was made (sha256 {actual[:12]}… instead of {expected[:12]}…).",
+        t("ln2.error.inventory_changed", "en", **values),
         hint="Re-read the inventory (query_inventory) and stage the changes again.",
+        key="ln2.error.inventory_changed",
+        values=values,
     )
 
 
@@ -720,10 +774,13 @@ def _settle(path: Path) -> None:
 def _refuse_read_only(path: Path) -> None:
     mode = stat.S_IMODE(path.stat().st_mode)
     if not mode & 0o222 or not os.access(path, os.W_OK):
+        values = {"file": path.name, "mode": f"{mode:o}"}
         raise ToolError(
             "inventory_read_only",
-            f"{path.name} is read-only (mode {mode:o}), so it was not changed; nothing was written.",
+            t("ln2.error.inventory_read_only", "en", **values),
             hint=f"If it should change, make it writable (chmod u+w {path}) and approve the changes again.",
+            key="ln2.error.inventory_read_only",
+            values=values,
         )
 
 
