@@ -103,6 +103,15 @@ def test_an_empty_position_is_no_matching_tube(inventory: Path) -> None:
     assert conflict["error_code"] == "no_matching_tube"
 
 
+def test_two_tubes_names_in_one_call_take_the_one_at_the_place_said(inventory: Path) -> None:
+    """ "HeLa … and one K562-dTAG-MYC from box 2 position 11" in one call (the second name in `plasmid`): the tube at
+    the place is the one a name fits alone; a name that fits nothing there is still refused."""
+    op = tool(inventory, "record_thaw")(cell_line="HeLa", plasmid="K562-dTAG-MYC", box=2, positions=[11])
+    assert (op["record_id"], op["positions"]) == (10, [11])
+    wrong = error_of(inventory, "record_thaw", cell_line="HeLa", plasmid="Vero", box=2, positions=[11])
+    assert wrong["error_code"] == "no_matching_tube"
+
+
 def test_batch_items_take_the_same_words(inventory: Path) -> None:
     op = tool(inventory, "batch_thaw")(
         entries=[

@@ -248,3 +248,18 @@ def test_code_says_the_experts_words_only_in_the_students_language_and_to_them()
     )  # the error's line once
     chinese = tutor.Findings(concept=("合并按键把两张表连在一起。该学生应该试一试。",))
     assert chinese.said_by_experts("zh-CN") == "合并按键把两张表连在一起。你应该试一试。"
+
+
+def test_a_sentence_going_on_of_the_student_is_said_to_them_too() -> None:
+    """ "They" right after a sentence of the student is the student ("… They ran the code" → "You ran the code");
+    elsewhere "they" is not ("Their mean is 3" of columns stays)."""
+    findings = tutor.Findings(
+        validation=(
+            "The student's work on task_2_2 is complete. They ran the code and printed the mean. "
+            "The columns are numeric. They are all floats.",
+        )
+    )
+    assert findings.said_by_experts("en") == (
+        "Your work on task_2_2 is complete. You ran the code and printed the mean. "
+        "The columns are numeric. They are all floats."
+    )

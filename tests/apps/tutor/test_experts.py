@@ -87,7 +87,8 @@ def test_example_2_what_gives_the_merge_away_is_taken_out_and_an_all_answer_expl
     result = consult(c, SEED_EXAMPLES[1])
     out = result["expert_output"]
     assert out["definition"] == "Joins two DataFrames on key columns." and out["simple_example"] == ""
-    assert out["use_cases"] == ["combine tables"] and out["common_pitfalls"] == ["how defaults to inner"]
+    # the lists are code's (empty: the student is told the definition and the example only), not the model's
+    assert out["use_cases"] == [] and out["common_pitfalls"] == []
     assert c.store.get_consultation(result["consultation_id"]).attempts == 1  # no model request to rewrite it
     all_answer = {**leaky, "definition": "people.merge(cities, on='city')"}
     clean = {**leaky, "definition": "Joins two DataFrames on key columns.", "simple_example": "a.merge(b, on='id')"}

@@ -167,6 +167,12 @@ def locate(inventory: Inventory, ref: TubeRef) -> list[tuple[int, list[int]]]:
         pool = [r for r in pool if r.box == ref.box]
     if positions:
         holders = {p: [r for r in pool if p in r.positions] for p in positions}
+        if [p for p, rs in holders.items() if not rs] and len(names) > 1:
+            # names of two tubes in one call ("HAP1-WT … and one WTC11-LMNB1-mEGFP from box 3 pos 13"), whatever
+            # their fields: the place said is held by what one of the names fits alone
+            apart = [r for r in _fits_any_name(inventory, ref) if ref.box is None or r.box == ref.box]
+            if all(any(p in r.positions for r in apart) for p in positions):
+                pool, holders = apart, {p: [r for r in apart if p in r.positions] for p in positions}
         if missing := [p for p, rs in holders.items() if not rs]:
             raise _none(inventory, ref, missing)
         whole = [r for r in pool if set(positions) <= set(r.positions)]
@@ -267,6 +273,17 @@ def _named_apart(inventory: Inventory, ref: TubeRef) -> list[Record]:
         return together
     apart = {r.id: r for field, name in names.items() for r in best_named(inventory, **{field: name})[0]}
     return [r for r in inventory.records if r.id in apart] or together
+
+
+def _fits_any_name(inventory: Inventory, ref: TubeRef) -> list[Record]:
+    """The records with tubes left that one of the names fits (not a close spelling), whichever field it was passed
+    in (a small model puts a second tube's name in `plasmid`)."""
+    fits: dict[int, Record] = {}
+    for name in ref.names().values():
+        for field in ("cell_line", "plasmid"):
+            found, fuzzy = best_named(inventory, **{field: name})
+            fits |= {} if fuzzy else {r.id: r for r in found}
+    return [r for r in inventory.records if r.id in fits]
 
 
 def _nearest(inventory: Inventory, ref: TubeRef, *, limit: int = 8) -> list[Record]:

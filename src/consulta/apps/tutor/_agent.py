@@ -142,8 +142,14 @@ class Findings:
         without a sentence that still names an expert or speaks of the student, or that code's reply says already
         (`besides`)."""
         parts = [_whole_sentences(p) for p in (*self.concept, *self.diagnosis, *self.validation) if "```" not in p]
-        # a sentence of the student said to them ("they", "their" only there: "divided by their count" stays)
-        said_to = [_second_person(s) if _OF_THE_STUDENT.search(s) else s for part in parts for s in sentences(part)]
+        # a sentence of the student said to them ("they", "their" only there: "divided by their count" stays), and
+        # the one after it that goes on of them ("The student's work is correct. They ran …" → "… You ran …")
+        said_to: list[str] = []
+        for part in parts:
+            of_them = False
+            for s in sentences(part):
+                of_them, went_on = bool(_OF_THE_STUDENT.search(s)), of_them and bool(_THEY.match(s))
+                said_to.append(_second_person(s) if of_them else _THEY.sub(_you, s) if went_on else s)
         kept = [s for s in said_to if not (_INNER_NAMES.search(s) or _OF_THE_STUDENT.search(s) or s in besides)]
         # each sentence in the reply's language (an expert may mix them); an error's own line ("KeyError: 'Age'")
         # is said in either, beside at least one sentence in that language
@@ -676,6 +682,15 @@ _YOU = (
     (re.compile(r"\btheir\b", re.I), "your"),
     (re.compile(r"\bthem\b", re.I), "you"),
 )
+
+
+_THEY = re.compile(r"^(They|Their|Theirs)\b(?:\s+(are|were|have|do|don't|did|didn't)\b)?")
+"""A sentence going on of whom the one before spoke ("They ran the code …")."""
+
+
+def _you(match: re.Match[str]) -> str:
+    you = {"They": "You", "Their": "Your", "Theirs": "Yours"}[match.group(1)]
+    return f"{you} {match.group(2)}" if match.group(2) else you
 
 
 def _second_person(text: str) -> str:

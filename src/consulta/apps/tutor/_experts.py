@@ -367,6 +367,11 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
                     f"The answer contains the solution ({leaked}); give a direction, not the line of code."
                 )
 
+    def given_concept(request: ConsultRequest, facts: dict[str, Any]) -> dict[str, Any]:
+        """The lists of uses and pitfalls are left empty: the student is told the definition and the example only
+        (`Findings`), and each token a small local model does not write is seconds saved on a concept turn."""
+        return {"use_cases": [], "common_pitfalls": []}
+
     def complete_concept(request: ConsultRequest, facts: dict[str, Any], output: ExpertOutput) -> ExpertOutput:
         """The explanation with what gives the task's answer away taken out: the lines (of the definition, the
         example) and the list items that hold it. A definition that is all answer is left for the check to refuse
@@ -429,6 +434,7 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
             "never shown code: give the example in words, one sentence, with no code.",
             output_types=("concept_explanation",),
             inspect=inspect_concept,
+            given=given_concept,
             complete=complete_concept,
             check=check_concept,
         ),
