@@ -4,14 +4,13 @@ the limits a file must keep within."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from consulta.i18n import catalog, normalize_lang
+from consulta.i18n import LANGUAGES, PerLanguage, catalog, normalize_lang
 from consulta.runtime import ConsultaError, ToolError
 
-__all__ = ["MAX_INVENTORY_BYTES", "MAX_INVENTORY_RECORDS", "MAX_VALUES", "InventoryFileError", "Words", "too_large"]
+__all__ = ["MAX_INVENTORY_BYTES", "MAX_INVENTORY_RECORDS", "MAX_VALUES", "InventoryFileError", "said_by_pydantic", "too_large"]
 
 MAX_INVENTORY_BYTES = 2 * 1024 * 1024
 """ln2's limit on the size of an inventory file, checked with `os.stat` before a byte is read. A file is parsed on
@@ -20,18 +19,6 @@ MAX_INVENTORY_RECORDS = 10_000
 """ln2's limit on the records of an inventory, counted on the text before it is parsed (and again once parsed)."""
 MAX_VALUES = 100 * MAX_INVENTORY_RECORDS
 """The values a loaded document may hold, aliases expanded (a few `&anchor`/`*alias` pairs can make billions)."""
-
-
-@dataclass(frozen=True)
-class Words:
-    """A part of a message said in the reader's language: catalog key `key` with `values`, else `text` as it is."""
-
-    text: str
-    key: str | None = None
-    values: Mapping[str, Any] = field(default_factory=dict)
-
-    def said_in(self, lang: str) -> str:
-        return _say(self.key, lang, self.values) if self.key else self.text
 
 
 def _say(key: str, lang: str, values: Mapping[str, Any]) -> str:
@@ -73,7 +60,7 @@ class InventoryFileError(ToolError, ConsultaError):
         super().__init__("inventory_file_error", self._message("en"), hint=self.fix)
 
     def _said(self, lang: str) -> dict[str, Any]:
-        return {k: v.said_in(lang) if isinstance(v, Words) else v for k, v in self.values.items()}
+        return {k: v.said_in(lang) if isinstance(v, PerLanguage) else v for k, v in self.values.items()}
 
     def _problem(self, lang: str) -> str:
         return _say(self.problem_key, lang, self._said(lang))
@@ -90,6 +77,14 @@ class InventoryFileError(ToolError, ConsultaError):
 
     def __str__(self) -> str:
         return self.localized("en")
+
+
+def said_by_pydantic(error_type: str, message: str, context: Mapping[str, Any]) -> PerLanguage | str:
+    """A pydantic error's words in every language: the catalog's for its type, else its own (English) message."""
+    key = f"ln2.input.detail.{error_type}"
+    if key not in catalog("en"):
+        return message
+    return PerLanguage({lang: _say(key, lang, context) for lang in LANGUAGES})
 
 
 def _size_text(size: int) -> str:

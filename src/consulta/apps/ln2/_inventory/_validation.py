@@ -9,10 +9,8 @@ from typing import Any
 from pydantic import ValidationError
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-from consulta.i18n import catalog
-
 from ._dialects import FileDialect, custom_field_keys
-from ._errors import MAX_INVENTORY_RECORDS, InventoryFileError, Words
+from ._errors import MAX_INVENTORY_RECORDS, InventoryFileError, said_by_pydantic
 from ._positions import describe_position
 from ._records import Inventory, InventoryMeta, Record
 
@@ -52,8 +50,7 @@ def _pydantic_problem(exc: ValidationError, document: Any, file_loc: Any, source
     loc = file_loc(list(err["loc"]))
     where = ".".join(str(part) for part in loc)
     key = next((str(part) for part in reversed(loc) if isinstance(part, str)), where)
-    known = f"ln2.input.detail.{err['type']}"
-    detail = Words(err["msg"], known if known in catalog("en") else None, dict(err.get("ctx") or {}))
+    detail = said_by_pydantic(err["type"], err["msg"], dict(err.get("ctx") or {}))
     fix = {"missing": "field.fix_missing", "model_type": "field.fix_record"}.get(err["type"], "field.fix")
     return InventoryFileError(
         source,
