@@ -6,6 +6,7 @@ replies pass as written, and an ln2 turn's first step must call a tool."""
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -741,3 +742,37 @@ def test_positions_listed_right_after_their_box_without_a_word_for_them() -> Non
     assert said_positions("1号盒，3管HeLa", layout) == set()
     assert said_positions("boxes 1, 2 and 3", layout) == set()
     assert said_positions("box 1, 97", layout) == set()
+
+
+@pytest.mark.parametrize(
+    ("words", "look"),
+    [
+        ("show me the last 5 changes", ("audit_history", {})),
+        ("who modified the inventory yesterday", ("audit_history", {})),
+        ("最近一次改动是什么", ("audit_history", {})),
+        ("今天有人动过罐子吗", ("audit_history", {})),
+        ("is there room in box 3 for 6 more vials", ("empty_positions", {"box": 3})),
+        ("which box is the emptiest", ("empty_positions", {})),
+        ("pls log: discarded box 5 slot 12, tube cracked", None),  # a change: the write tools read the words
+    ],
+)
+def test_questions_of_the_history_and_of_room_look_there_first(inventory: Path, words: str, look) -> None:
+    """A question of what changed reads the audit log first (it was the tank's totals, and "what can I do" words),
+    and a question of room reads the free positions."""
+    assert ln2.build_agent(inventory=inventory).first_calls(words) == ([look] if look else [])
+
+
+def test_the_history_is_said_in_the_readers_language() -> None:
+    from consulta.apps.ln2._replies import summarize
+    from consulta.runtime import ToolOutcome
+
+    entry = {"audit_id": "a_000001", "ts": "t", "op": "record_thaw", "summary": "Thaw on 2026-01-02: record 4."}
+    zh = {**entry, "translations": {"en": entry["summary"], "zh-CN": "2026-01-02 复苏：记录 4。"}}
+    said = summarize(
+        ToolOutcome(name="audit_history", kind="read", ok=True, data=json.dumps({"entries": [zh]})), "zh-CN"
+    )
+    assert said == "最近的修改：a_000001: 2026-01-02 复苏：记录 4。"
+    old = summarize(
+        ToolOutcome(name="audit_history", kind="read", ok=True, data=json.dumps({"entries": [entry]})), "en"
+    )
+    assert old == "Latest changes: a_000001: Thaw on 2026-01-02: record 4."

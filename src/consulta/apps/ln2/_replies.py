@@ -130,7 +130,7 @@ def summarize(call: ToolOutcome, lang: str) -> str | None:
         # nothing matched as asked: these are only close spellings, and the person is told so first
         return t("ln2.reply.close_spellings", lang) + said if data.get("close_spellings") else said
     if isinstance(data.get("entries"), list):
-        entries = [f"{e.get('audit_id')}: {e.get('summary')}" for e in data["entries"] if isinstance(e, dict)]
+        entries = [f"{e.get('audit_id')}: {_summary_in(e, lang)}" for e in data["entries"] if isinstance(e, dict)]
         return t("ln2.reply.audit", lang, entries=sep.join(entries[-5:])) if entries else t("ln2.reply.no_audit", lang)
     boxes = data.get("boxes")
     if isinstance(boxes, list) and boxes and isinstance(boxes[0], dict):
@@ -154,6 +154,13 @@ def summarize(call: ToolOutcome, lang: str) -> str | None:
             ]
         return sep.join(parts) + ("。" if lang == "zh-CN" else ".")
     return None
+
+
+def _summary_in(entry: dict[str, Any], lang: str) -> str:
+    """An audit entry's summary in `lang` when the log holds it so (entries written before translations: English)."""
+    said = entry.get("translations")
+    summary = str(said.get(lang) or entry.get("summary")) if isinstance(said, dict) else str(entry.get("summary"))
+    return summary.rstrip("。. ")  # the reply's own sentence ends it
 
 
 def _nothing_found(call: ToolOutcome, data: dict[str, Any], lang: str) -> str:

@@ -121,7 +121,11 @@ def ln2_tools(inventory_path: Path) -> tuple[ToolDef, ...]:
         """
         log = read_audit(inventory_path, limit=limit)
         return {
-            "entries": [{"audit_id": e.audit_id, "ts": e.ts, "op": e.op, "summary": e.summary} for e in log.entries]
+            "entries": [
+                {"audit_id": e.audit_id, "ts": e.ts, "op": e.op, "summary": e.summary}
+                | ({"translations": e.translations} if e.translations else {})
+                for e in log.entries
+            ]
         }
 
     @write_tool

@@ -96,12 +96,22 @@ def asks_for_cells(words: str) -> bool:
 
 
 _FREE = re.compile(
-    r"\b(?:free|empty|space|available|vacant)\b|空位|空余|空的|剩余位置|还有几个位|有几个位", re.IGNORECASE
+    r"\b(?:free|empty|emptiest|space|available|vacant)\b|\broom\s+(?:in|for|left)\b|\bany\s+room\b|"
+    r"空位|空余|空的|剩余位置|还有几个位|有几个位|最空",
+    re.IGNORECASE,
 )
+_HISTORY = re.compile(
+    r"\b(?:history|audit|change\s*log|recent\s+changes?|last\s+(?:\d+\s+|few\s+)?changes?|"
+    r"(?:what|who)\s+(?:has\s+|have\s+|was\s+)?(?:changed|modified|edited|touched)|"
+    r"changes\s+(?:made|today|yesterday|this\s+week|recently))\b|"
+    r"(?:最近|上次|上一次|今天|昨天|本周|这周|谁).{0,8}?(?:改动|修改|变动|动过|操作)|(?:改动|修改|变动|操作)(?:记录|历史)|历史|日志",
+    re.IGNORECASE,
+)
+"""Asking what was changed ("show me the last 5 changes", "最近一次改动是什么", "今天有人动过罐子吗"): the audit log."""
 
 
 _TOTAL = re.compile(
-    r"\b(?:in\s+total|altogether|overall|total|whole\s+tank|entire\s+tank|how\s+full|"
+    r"\b(?:in\s+total|altogether|overall|total|whole\s+tank|entire\s+tank|how\s+full|fullest|"
     r"how\s+many\s+(?:tubes|vials|samples|stocks|records|boxes))\b|一共|总共|总数|整个|共有|满了",
     re.IGNORECASE,
 )
@@ -420,6 +430,8 @@ def first_look_for(inventory_path: Path) -> Callable[[str], list[tuple[str, dict
         positions = said_positions(words, inventory.layout)
         if change:
             return []  # the write tools take the user's words themselves; a question follows when they fit several
+        if _HISTORY.search(words):
+            return [("audit_history", {})]
         if box is not None and len(positions) == 1:
             return [("query_inventory", {"box": box, "position": next(iter(positions))})]
         if box is not None and _FREE.search(words):

@@ -10,7 +10,14 @@ from typing import Any
 from consulta.i18n import LANGUAGES, PerLanguage, catalog, normalize_lang
 from consulta.runtime import ConsultaError, ToolError
 
-__all__ = ["MAX_INVENTORY_BYTES", "MAX_INVENTORY_RECORDS", "MAX_VALUES", "InventoryFileError", "said_by_pydantic", "too_large"]
+__all__ = [
+    "MAX_INVENTORY_BYTES",
+    "MAX_INVENTORY_RECORDS",
+    "MAX_VALUES",
+    "InventoryFileError",
+    "said_by_pydantic",
+    "too_large",
+]
 
 MAX_INVENTORY_BYTES = 2 * 1024 * 1024
 """ln2's limit on the size of an inventory file, checked with `os.stat` before a byte is read. A file is parsed on
