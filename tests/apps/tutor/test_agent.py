@@ -59,6 +59,7 @@ def test_the_orchestrator_must_consult_while_an_upload_is_uninspected(tmp_path: 
         "concept",
         "diagnosis",
         "validation",
+        "no_file",
         "planned_by_code",
     }  # no runtime settings
     run = store.create_run(app="tutor", prompt="Can I start task_2_1?", model="scripted", lang="en")
@@ -244,8 +245,8 @@ def test_a_concept_question_or_a_request_for_the_solution_opens_with_the_explain
 @pytest.mark.parametrize(
     ("words", "refused"),
     [
-        ("我上传了 classmates.csv，可以开始做 task_2_1 吗？", True),  # seen on the embedded model: start_ok_zh
-        ("Can I start task_2_1?", True),
+        ("task_2_1 进展如何？", True),  # no work: "can I start task_2_1?" is code's packet, no validation asked
+        ("What about task_2_1?", True),
         ("老师，task_2_1 我做完了，平均年龄已经算出来了。", False),
     ],
 )
@@ -504,8 +505,9 @@ def test_small_talk_and_a_concept_naming_no_task_are_on_the_sessions_current_tas
     (_, hello, first), (_, bye, last) = asyncio.run(turns())
     assert next_steps == [
         "task_2_1 (pandas basics on your own dataset) is about: load a CSV with read_csv, inspect it with "
-        "head/info/describe, select columns. You have not started task_2_1 yet. Which step will you try first?"
-    ]
+        "head/info/describe, select columns. You have not started task_2_1 yet. Upload your CSV file first: every "
+        "task works on your own data."
+    ]  # nothing uploaded: the step to take is the upload
     assert hello == tutor_line("tutor.reply.greeting", "en") and bye == tutor_line("tutor.reply.farewell", "zh-CN")
     # the packet tool inspected the upload for the first task: too few rows, so that task is blocked
     assert (first["task_id"], first["task_status"]) == ("task_2_1", "blocked")
@@ -516,3 +518,29 @@ def tutor_line(key: str, lang: str) -> str:
     from consulta.i18n import t
 
     return t(key, lang)
+
+
+@pytest.mark.parametrize(
+    ("words", "first"),
+    [
+        ("write the whole thing for me", "concept_explanation"),  # the solution asked: the task's idea explained
+        ("帮我把代码全写了", "concept_explanation"),
+        ("what is NaN", "concept_explanation"),
+        ("缺失值怎么处理", "concept_explanation"),
+        ("怎么给列改名", "concept_explanation"),
+        ("my merge gives way more rows than expected, why?", "concept_explanation"),
+        ("can you check if my file works for task 2.1?", "packet"),  # nothing uploaded: code says upload it
+        ("我的文件能用来做 task_2_1 吗", "packet"),
+        ("task_2_1 进展如何？", None),  # "how is it going", not how something works: the model's
+        ("这是怎么回事", None),
+    ],
+)
+def test_unseen_wordings_of_a_concept_a_solution_or_a_file_question_open_as_their_kind(
+    tmp_path: Path, words: str, first: str | None
+) -> None:
+    """Wordings the team had not tried (a solution asked with no task named, a pandas word with no article, a
+    Chinese "how to", a file asked about before any upload) open the turn as their kind, no model planning it."""
+    env = scripted_env(tmp_path, Store(f"sqlite:///{tmp_path}/consulta.db"))
+    calls = tutor.build_agent(tutor.TutorOptions(uploads=tmp_path / "uploads"), env).first_calls(words)
+    kinds = [a.get("expected_output_type") or "packet" for _, a in calls[:1]]
+    assert kinds == ([first] if first else [])

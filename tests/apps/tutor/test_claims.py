@@ -163,6 +163,7 @@ def test_the_hand_over_gives_the_assistant_the_packet(tmp_path: Path) -> None:
         "concept": [],
         "diagnosis": [],
         "validation": [],
+        "no_file": False,
         "planned_by_code": False,  # the model's packet (call c1), not the first look's
     }
 

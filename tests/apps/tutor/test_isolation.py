@@ -33,11 +33,11 @@ def listed(client: TestClient, headers: dict[str, str]) -> list[tuple[str, int]]
     return [(f["name"], f["size"]) for f in client.get("/api/tutor/uploads", headers=headers).json()["files"]]
 
 
-def inspected(client: TestClient, headers: dict[str, str]) -> Any:
+def inspected(client: TestClient, headers: dict[str, str], prompt: str = PROMPT) -> Any:
     """Start a turn (the data inspector opens student_data.csv for the task) and return what the inspection gave:
     the run's consultations when one was made (code's packet inspects the session's file), else what the scripted
     model's consult_expert call returned (the session has no file)."""
-    run = client.post("/api/runs", headers=headers, json={"prompt": PROMPT}).json()
+    run = client.post("/api/runs", headers=headers, json={"prompt": prompt}).json()
     run_status(client, headers, run["id"], "finished", "failed")
     store = client.app.state.host.store  # type: ignore[attr-defined]
     kept = store.list_consultations(run_id=run["id"])
@@ -54,7 +54,9 @@ def test_web_sessions_cannot_list_read_replace_or_use_each_others_upload(tmp_pat
     before = (alice_folder / "student_data.csv").read_bytes()
 
     assert listed(client, bob) == []  # list: Bob sees none of Alice's files
-    used = inspected(client, bob)  # use: Bob's inspector looks for the same name in Bob's folder alone
+    # use: Bob's inspector, asked by the model for the file Alice uploaded, looks in Bob's folder alone (with no file
+    # of his, "can I start?" is code's packet: no inspection is asked)
+    used = inspected(client, bob, "Please inspect student_data.csv for task_2_1.")
     assert used["ok"] is False and used["error_code"] == "file_not_found", used
     alice_runs = client.get("/api/runs", headers=alice).json()
     assert alice_runs == []  # read: Bob's run is not Alice's, and Alice's runs are not Bob's

@@ -112,6 +112,8 @@ class TutorOptions(AppOptions):
     validation: list[str] = Field(default_factory=list, json_schema_extra={"flag": False})
     """Set by the hand-over for the assistant: the validation of the student's work in the turn (its details, then
     the recommended action)."""
+    no_file: bool = Field(False, json_schema_extra={"flag": False})
+    """Set by the hand-over for the assistant: the student has uploaded no file yet (every task works on one)."""
     planned_by_code: bool = Field(False, json_schema_extra={"flag": False})
     """Set by the hand-over for the assistant: the packet was code's own (the orchestrator's first look), so code
     says it too (`code_says`)."""
@@ -134,6 +136,8 @@ class Findings:
     """The turn's error diagnosis: its root cause, its explanation, then the direction of a fix."""
     validation: tuple[str, ...] = ()
     """The turn's validation of the student's work: its details, then the recommended action."""
+    no_file: bool = False
+    """The student has uploaded no file yet: a task not started waits for one (every task works on their data)."""
 
     def said_by_experts(self, lang: str, *, besides: str = "") -> str:
         """What the experts said (the explanation, the diagnosis, the validation), when it is in `lang` and holds no
@@ -175,6 +179,8 @@ class Findings:
             lines.append("Why the error happens, and where to look: " + " ".join(p for p in self.diagnosis if p))
         if any(self.validation):
             lines.append("What the check of their work found: " + " ".join(p for p in self.validation if p))
+        if self.no_file:
+            lines.append("No file is uploaded yet: the task starts once they upload their CSV file.")
         return lines
 
     @property
@@ -445,6 +451,7 @@ def build_assistant(options: TutorOptions, env: AppEnv) -> Agent:
         concept=tuple(options.concept),
         diagnosis=tuple(options.diagnosis),
         validation=tuple(options.validation),
+        no_file=options.no_file,
     )
     assistant = ca_agent(
         options=_recorded(options, env), task=task, packet=packet, student=options.student, findings=findings
@@ -608,6 +615,8 @@ def packet_reply(packet: InstructionPacket, lang: str, findings: Findings = Find
         if findings.fits and packet.task_status == "not_started" and not packet.blocked_steps
         else ""
     )
+    if findings.no_file and packet.task_status == "not_started" and not any(findings.concept):
+        return _joined(lang, status, reasons, t("tutor.reply.upload_first", lang))  # the step to take: the upload
     said = findings.said_by_experts(lang, besides=reasons)
     ask = t(
         "tutor.reply.next_done"
@@ -918,6 +927,7 @@ def follow_up(run: RunRecord, env: AppEnv) -> Handover | None:
             "concept": list(findings.concept),
             "diagnosis": list(findings.diagnosis),
             "validation": list(findings.validation),
+            "no_file": findings.no_file,
             # code planned the turn and has all it rests on (what code found; the experts' words, written in the
             # student's language and to them): code says it, no model request
             "planned_by_code": by_first_look(accepted[-1].tool_call_id)
@@ -959,4 +969,5 @@ def found_for(env: AppEnv, run: RunRecord, *, task_id: str) -> Findings:
         concept=concept,
         diagnosis=diagnosis,
         validation=validation,
+        no_file=bool(uploads) and not uploaded_files(Path(uploads)),
     )

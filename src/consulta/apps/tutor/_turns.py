@@ -49,7 +49,10 @@ _SOLUTION = re.compile(
     r"\b(?:the\s+)?(?:full\s+)?(?:solution|answer\s+code)\s+(?:for|to)\b|\bdo\s+(?:it|the\s+task)\s+for\s+me\b|"
     r"\b(?:output|print|show|give|write|tell)\s+(?:me\s+)?(?:the\s+)?(?:exact|whole|full|complete|final)\s+"
     r"(?:line|code|answer|solution)|"
-    r"答案|直接(?:把|给|发|告诉|写)|帮我写|代码发给我|替我做|帮我做",
+    r"\bwrite\s+(?:it|this|that|everything|all\s+of\s+it|the\s+(?:whole|entire)\s+thing)\s+for\s+me\b|"
+    r"\b(?:do|solve|finish)\s+(?:my|this|the)\s+(?:homework|assignment|exercise|task)\s+for\s+me\b|"
+    r"\bsolve\s+it\s+for\s+me\b|"
+    r"答案|直接(?:把|给|发|告诉|写)|帮我写|帮我把.{0,12}写|全写|代码发给我|替我做|替我写|帮我做",
     re.IGNORECASE,
 )
 _ELSEWHERE = re.compile(
@@ -75,7 +78,9 @@ _CONCEPT = re.compile(
     r"\bwhat\s+happens\b|\bhow\s+(?:does|do)\s+\S+\s+(?:handle|treat|deal)\b|"
     r"没.?看懂|看不懂|没.?懂|不.?懂|不明白|不理解|搞不清|什么意思|是什么|怎么工作|如何工作|怎么用|区别|解释|为什么|"
     r"怎么处理|如何处理|会怎样|会怎么|什么是|干嘛|干什么用|有什么用|做什么用|是做什么的|"
-    r"\bhow\s+(?:do|can|would|should)\s+(?:i|you|we)\b|\bwhat'?s\s+(?:a|an|the)\b|\bwhen\s+(?:should|would|do)\s+i\s+use\b",
+    r"\bhow\s+(?:do|can|would|should)\s+(?:i|you|we)\b|\bwhat'?s\s+(?:a|an|the)\b|\bwhen\s+(?:should|would|do)\s+i\s+use\b|"
+    r"\bwhat\s+(?:is|are)\s+\w+\s*\??\s*$|\bwhy\s*\?\s*$|\bhow\s+come\b|"
+    r"(?:怎么|如何|怎样)(?=[\u4e00-\u9fff])(?!样|办|回事)",
     re.IGNORECASE,
 )
 _FAILED = re.compile(r"\w*(?:Error|Exception)\b|Traceback|报错|错误", re.IGNORECASE)
@@ -112,15 +117,17 @@ _ABOUT_STARTING = re.compile(
 """Asking whether a task can start on the student's file ("Can I start task_2_1?", "能用它做 task_2_1 吗？")."""
 _ABOUT_FILE = re.compile(
     r"\bwhat'?s\s+in\s+(?:my|the|this)\s+(?:file|data|dataset|csv|table)\b|"
-    r"\b(?:check|look\s+at|inspect)\s+(?:my|the|this)\s+(?:file|data|dataset|csv|upload)\b|"
+    r"\b(?:check|look\s+at|inspect)\s+(?:if\s+|whether\s+)?(?:my|the|this)\s+(?:file|data|dataset|csv|upload)\b|"
+    r"\b(?:file|data|dataset|csv)\s+(?:works?|is\s+(?:ok|okay|fine|good|usable))\b|"
     r"看看?(?:我的|这个)?(?:文件|数据)|检查(?:一下)?(?:我的|这个)?(?:文件|数据)|(?:文件|数据)里(?:有|是)什么",
     re.IGNORECASE,
 )
 """Asking what the uploaded file holds or whether it is all right: its inspection for the task."""
 COURSE_WORDS = re.compile(
     r"\b(?:pandas|python|data(?:set|frame)?s?|csv|excel|columns?|rows?|code|tasks?|df|pd|mean|average|merge|groupby|"
-    r"index|values?|error|files?|upload\w*|table|course|exercises?|homework)\b|\w+\(|"
-    r"数据|代码|任务|列|行|表|文件|上传|作业|课程|练习|平均|报错|错误|函数|分组|合并|熊猫",
+    r"index|values?|error|files?|upload\w*|table|course|exercises?|homework|nan|null|missing|dtypes?|series|"
+    r"apply|lambda|pivot|concat|join|sort\w*|filter\w*|loc|iloc|rename|astype|dropna|fillna|isna|duplicates?)\b|"
+    r"\w+\(|数据|代码|任务|列|行|表|文件|上传|作业|课程|练习|平均|报错|错误|函数|分组|合并|熊猫|缺失|空值|索引|排序|筛选|类型",
     re.I,
 )
 """Words of the course (pandas tasks on the student's data), in either language."""
@@ -338,12 +345,12 @@ def first_consultation(
         if (kind := small_talk(words)) is not None:
             return [(SUBMIT_PACKET_TOOL_NAME, _small_talk_packet(kind))]
         if (
-            files
-            and not work
+            not work
             and not failed
-            and (_ABOUT_STARTING.search(words) or _ABOUT_FILE.search(words) or asks_next(words))
+            and (_ABOUT_FILE.search(words) or (files and (_ABOUT_STARTING.search(words) or asks_next(words))))
         ):
-            return [(SUBMIT_PACKET_TOOL_NAME, _start_packet(None))]  # the packet tool inspects the files first
+            # the packet tool inspects the files first (none uploaded: the task is blocked until one is)
+            return [(SUBMIT_PACKET_TOOL_NAME, _start_packet(None))]
         if asks_next(words):
             return [(SUBMIT_PACKET_TOOL_NAME, _next_packet(None))]
         pointed = _task_of(words, catalog)
@@ -369,8 +376,9 @@ def first_consultation(
                 return _on_no_task_named(words, files=files, work=work, failed=bool(failed))
             if asks_next(words) and not files:
                 return [(SUBMIT_PACKET_TOOL_NAME, _next_packet(named))]
-            if files and not work and not failed and _ABOUT_STARTING.search(words):
-                return [(SUBMIT_PACKET_TOOL_NAME, _start_packet(named))]  # the packet tool inspects the files first
+            if not work and not failed and (_ABOUT_STARTING.search(words) or _ABOUT_FILE.search(words)):
+                # the packet tool inspects the files first (none uploaded: the task is blocked until one is)
+                return [(SUBMIT_PACKET_TOOL_NAME, _start_packet(named))]
             opening = [(CONSULT_EXPERT_TOOL_NAME, inspection_request(f, named.id)) for f in files]
             if work and not failed:
                 validation = (CONSULT_EXPERT_TOOL_NAME, _validation_request(words, named))
@@ -383,7 +391,7 @@ def first_consultation(
                 ]
             return opening
         task = _task_of(words, catalog)
-        if task is None and not COURSE_WORDS.search(words):
+        if task is None and asked == "concept" and not COURSE_WORDS.search(words):
             return []  # nothing of the course ("帮我写一篇作文"): the orchestrator's to word, the reply checked
         if asked == "solution":
             # the idea behind the task is explained, not the student's request (seen: "直接把答案代码发我吧" explained
