@@ -240,7 +240,7 @@ READS = ["query_inventory", "search_records", "empty_positions", "inventory_stat
         ("Freeze two K562-GFP tubes into box 5 positions 80 and 81", [*READS[:5], "add_entry", "question"], []),
         ("在3号盒第70位放入一管新冻存的 HeLa", [*READS[:5], "add_entry", "question"], []),
         # both kinds of change, or neither said plainly: any tool
-        ("Move the HeLa tube from box 1 position 4 to box 2 position 9", "required", []),
+        ("Take the HeLa tube out of box 1 position 4 and put a new HeLa in box 2 position 9", "required", []),
         # information with nothing named: a read (or the question) must come first; no write is offered
         ("Which tubes were frozen most recently?", READS, []),
         # a month named, more asked of it: the runtime searched the records' dates itself; the model's first step
@@ -290,6 +290,8 @@ def test_an_ln2_turn_starts_from_facts_and_information_never_writes(
         # held-out, through an OpenAI-compatible server: no call at all, then "nothing was changed"
         ("整个液氮罐里一共有多少管细胞？", "inventory_stats", "液氮罐共有 5 个盒子"),
         ("How many tubes do we have in total?", "inventory_stats", "The tank holds"),
+        ("move the HEK293T tube from box 1 pos 19 to box 2 pos 1", "query_inventory", "does not record moving"),
+        ("把1号盒19位的HEK293T移到2号盒1位", "query_inventory", "库存不记录移动"),
     ],
 )
 def test_a_plain_look_up_is_answered_by_code_from_the_first_look(
@@ -776,3 +778,26 @@ def test_the_history_is_said_in_the_readers_language() -> None:
         ToolOutcome(name="audit_history", kind="read", ok=True, data=json.dumps({"entries": [entry]})), "en"
     )
     assert old == "Latest changes: a_000001: Thaw on 2026-01-02: record 4."
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        "move the HEK293T tube from box 1 pos 19 to box 2 pos 1",
+        "把1号盒19位的HEK293T移到2号盒1位",
+        "move box 3 to the other rack",
+    ],
+)
+def test_a_move_is_said_to_be_unrecorded_and_nothing_is_staged(inventory: Path, words: str) -> None:
+    """Seen on the embedded model: a move staged as two take-outs, the tube at the new place among them. The
+    inventory records no move: code says so at once, with what is at the place said first, and no write is offered."""
+    from consulta.apps.ln2._turns import asks_for_change, plain_look_up_for
+
+    agent = ln2.build_agent(inventory=inventory)
+    assert not asks_for_change(words) and plain_look_up_for(inventory)(words)
+    assert not agent.offers_writes(words)
+    first = agent.first_calls(words)
+    assert first and first[0][0] == "query_inventory"
+    from consulta.apps.ln2._turns import asks_to_move
+
+    assert not asks_to_move("transfer the PC-3 tube to the Moreno lab")  # a hand-over names no place: a take-out

@@ -26,6 +26,7 @@ from ._turns import (
     asks_for_cells,
     asks_for_change,
     asks_how,
+    asks_to_move,
     named_in,
     names_no_tube,
     said_month,
@@ -351,6 +352,9 @@ def ln2_facts(inventory_path: Path) -> FactRules:
             return _which_cells(facts, inv)
         if words and (not about_the_tank(words, inv) or (asks_how(words) and names_no_tube(words, inv))):
             return _off_tank(facts)
+        if words and asks_to_move(words):
+            found = answer_from_results(facts)
+            return " ".join(part for part in (t("ln2.reply.no_move", facts.lang), found) if part)
         return answer_from_results(_frozen_that_month(facts))
 
     return FactRules(names=names, declared=declared, ignore=_UNITS, say_found=say_found)
