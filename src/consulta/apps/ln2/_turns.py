@@ -45,7 +45,11 @@ __all__ = [
 
 _TAKE_EN = (
     r"thaw[a-z]*|tak(?:e|ing)\s+(?:\w+\s+){0,4}?out|took\s+out|takeout|pull(?:ed|ing)?\s+(?:\w+\s+){0,4}?out|grab|fetch|"
-    r"remove|discard[a-z]*|throw\s+(?:\w+\s+)?away|dispose|use\s+up"
+    r"remove|discard[a-z]*|throw\s+(?:\w+\s+)?away|dispose|use\s+up|toss(?:ed)?|chuck(?:ed)?|trash(?:ed)?|"
+    r"bin(?:ned)?\s+(?:it|them|this|that|those|these|the)\b|"
+    r"(?:tak(?:e|ing)|took|cross(?:ed|ing)?)\s+(?:\w+\s+){0,3}?off\s+(?:the\s+|our\s+)?(?:list|inventory|books|records?)|"
+    r"(?:giv(?:e|ing)|gave|send(?:ing)?|sent|ship(?:ping|ped)?|hand(?:ing|ed)?)\s+(?!me\b|us\b)(?:[\w-]+\s+){0,6}?"
+    r"(?:to\s+(?:the\s+|our\s+)?(?:[A-Z][\w.-]*\s+){0,3}(?:lab|group|team|core|facility|collaborators?)|away)"
 )
 _TAKE_ZH = "取出|取一|取两|取走|拿出|拿一|拿两|拿走|解冻|复苏|丢弃|丢掉|丢了|扔掉|扔了|销毁|弃掉|用掉"
 _ADD_EN = "add|adding|put|freeze|freezing|store|deposit"
@@ -66,7 +70,8 @@ _CHANGE = re.compile(
 _ADD = re.compile(rf"\b(?:{_ADD_EN})\b|{_ADD_ZH}", re.IGNORECASE)
 _TAKE = re.compile(rf"{_english(_TAKE_EN)}|{_TAKE_ZH}", re.IGNORECASE)
 _DISCARD = re.compile(
-    r"(?<![A-Za-z])(?:discard[a-z]*|throw\s+(?:\w+\s+)?away|dispose[a-z]*|trash)(?![A-Za-z])|丢弃|丢掉|丢了|扔掉|扔了|销毁|弃掉|废弃",
+    r"(?<![A-Za-z])(?:discard[a-z]*|throw\s+(?:\w+\s+)?away|dispose[a-z]*|trash(?:ed)?|toss(?:ed)?|chuck(?:ed)?|"
+    r"bin(?:ned)?\s+(?:it|them|this|that|those|these|the))(?![A-Za-z])|丢弃|丢掉|丢了|扔掉|扔了|销毁|弃掉|废弃",
     re.IGNORECASE,
 )
 _THAW = re.compile(r"(?<![A-Za-z])(?:thaw|reviv)[a-z]*|解冻|复苏", re.IGNORECASE)
