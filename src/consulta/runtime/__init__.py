@@ -66,7 +66,7 @@ if TYPE_CHECKING:
         wrong_language,
     )
     from ._grounding import Evidence, mentions
-    from ._injection import takes_over
+    from ._injection import own_words, takes_over
     from ._leases import Leases
     from ._messages import by_first_look
     from ._plan_book import PLAN_ASK, PlanBook, PlanOutcome, decided_reply, staged_result
@@ -205,6 +205,7 @@ __all__ = [
     "read_tool",
     "reply_lang",
     "staged_result",
+    "own_words",
     "takes_over",
     "tool_exception_result",
     "tool_schemas",

@@ -320,10 +320,11 @@ _HASH = re.compile(r"(?<![\w#])#\s*(\d+)")
 """A position said by its number ("box2 #13"), a box's own "#" taken out first."""
 _LABEL = re.compile(r"(?<![\w-])([A-Za-z])(\d{1,2})(?![\w-])")
 _AFTER_BOX = re.compile(
-    rf"\s*[,，:：]\s*{_LIST}(?=\s*(?:$|[).;:!?。；，,！？）]|\band\b|\bfrom\b|和|及|以及))", re.IGNORECASE
+    rf"(?:\s*[,，:：]\s*|\s+){_LIST}(?=\s*(?:$|[()（）.;:!?。；，,！？—–]|\band\b|\bfrom\b|和|及|以及))", re.IGNORECASE
 )
-"""A list said right after one box, with no word for positions ("box 1, 25 and 26", "1号盒：25、26"); a count after a
-box ("box 1, 3 HeLa tubes") is not one, nor a list after "boxes"."""
+"""A list said right after one box, with no word for positions ("box 1, 25 and 26", "1号盒：25、26", "box 2 31-33 (the
+shKRAS ones)", "box 1: 1 and 2 — …"); a count after a box ("box 1, 3 HeLa tubes") is not one, nor a list after
+"boxes"."""
 _RANGE = re.compile(rf"({_ITEM})\s*(?:[~–-]|\bto\b|到|至)\s*({_ITEM})", re.IGNORECASE)
 
 
@@ -364,7 +365,9 @@ def said_positions(text: str, layout: BoxLayout) -> set[int]:
     said.update(int(n) for n in _HASH.findall(_BOX.sub(" ", text)) if 1 <= int(n) <= layout.capacity)
     for box in _BOX.finditer(text):
         if not box.group(0).lower().startswith("boxes") and (listed := _AFTER_BOX.match(text, box.end())):
-            said |= {p for p in _listed(listed.group(1), layout) if 1 <= p <= layout.capacity}
+            numbers = [int(n) for n in re.findall(r"\d+", listed.group(1))]
+            if all(1 <= n <= layout.capacity for n in numbers):  # "box 3 2025-10" is a month, not places
+                said |= _listed(listed.group(1), layout)
     return said
 
 

@@ -367,6 +367,7 @@ class Ln2Plans:
             if named is None and kept["box"] is None:
                 return dict(ref)
         kept = _completed_from_words(kept, inventory, words)
+        kept = _by_the_places_said(kept, inventory, words)
         kept = _in_the_field_that_holds_it(kept, inventory)
         kept = _narrowed_by_context(kept, inventory, evidence, words)
         if not kept.get("positions") and kept.get("record_id") is None and _ALL.search(words):
@@ -587,6 +588,29 @@ def _completed_from_words(ref: dict[str, Any], inventory: Inventory, words: str)
         if len(boxes := said_boxes(words)) == 1:
             completed["box"] = next(iter(boxes))
     return completed
+
+
+def _by_the_places_said(ref: dict[str, Any], inventory: Inventory, words: str) -> dict[str, Any]:
+    """`ref` without its names when its box and positions are places the user's words said, each holding a tube of a
+    line the words name: the places say which tubes (held-out: "U937-WT from box 3 position 4 and U937-Cas9 from box
+    3 position 23" called as one U937-WT at positions 4 and 23). Anything else is left as it is."""
+    box, positions = ref.get("box"), ref.get("positions")
+    if box is None or not positions or not any(ref.get(k) for k in _NAME_FIELDS):
+        return ref
+    if not set(positions) <= said_places(words, inventory.layout).get(box, set()):
+        return ref
+    said = words.casefold()
+    holders = [r for r in inventory.records if r.box == box and set(positions) & set(r.positions)]
+    covered = {p for r in holders for p in r.positions} >= set(positions)
+    if not holders or not covered or not all(_named_in_words(r, said) for r in holders):
+        return ref
+    return {**ref, **dict.fromkeys(_NAME_FIELDS)}
+
+
+def _named_in_words(record: Record, said: str) -> bool:
+    """Whether the (casefolded) words name the record: its short name, else its line when that is all it is."""
+    names = [record.short_name] if record.short_name else [record.parent_cell_line]
+    return any(name and name.casefold() in said for name in names)
 
 
 def _in_the_field_that_holds_it(ref: dict[str, Any], inventory: Inventory) -> dict[str, Any]:
