@@ -830,3 +830,33 @@ def test_a_tube_given_away_or_taken_off_the_list_is_a_take_out(words: str, asked
 
     assert change_asked(words) == asked
     assert said_places("the C2C12 at box 4 spot 3", BoxLayout(rows=10, cols=10)) == {4: {3}}
+
+
+HELDOUT4_LAB = Path(__file__).parents[3] / "bench" / "data" / "ln2" / "heldout4_lab.yaml"
+
+
+@pytest.mark.parametrize(
+    ("words", "look"),
+    [
+        ("Mbeki 冻的那些细胞在哪里？", ("search_records", {"text": "Mbeki"})),  # a person the notes name
+        ("which tubes did rossi take?", ("search_records", {"text": "rossi"})),
+        ("thanks a lot", ("inventory_stats", {})),  # an ordinary word is no name
+        ("3号盒22号的U937-Cas9污染了，扔掉吧", None),  # a change: the write tools read the words
+    ],
+)
+def test_a_name_only_the_notes_hold_is_searched_for_there(words: str, look) -> None:
+    """Held-out (fourth set): "Mbeki 冻的那些细胞在哪里？" was looked up as a cell line ("no Mbeki cells"); Mbeki is
+    who froze them, in the records' notes."""
+    from consulta.apps.ln2._turns import first_look_for
+
+    assert first_look_for(HELDOUT4_LAB)(words) == ([look] if look else [])
+
+
+def test_chinese_positions_after_a_box_without_a_word_for_them() -> None:
+    from consulta.apps.ln2._inventory import BoxLayout
+    from consulta.apps.ln2._locate import said_places
+
+    layout = BoxLayout(rows=10, cols=10)
+    assert said_places("复苏两管 HCT116 野生型：1号盒21、22", layout) == {1: {21, 22}}
+    assert said_places("3号盒22号的U937-Cas9污染了，扔掉吧", layout) == {3: {22}}
+    assert said_places("1号盒2管HeLa", layout) == {}  # a count

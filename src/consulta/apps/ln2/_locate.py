@@ -311,9 +311,10 @@ _POSITIONS = re.compile(
     rf"(?:\b(?:positions?|pos\.?|slots?|wells?|spots?)|位置|孔位|孔|位)\s*[:：#]?\s*{_LIST}", re.IGNORECASE
 )
 _ZH_POSITION = re.compile(
-    r"(?:第\s*)?(\d+)\s*号\s*(?:位|孔)|第\s*(\d+)\s*个?\s*(?:位|孔)|(?:^|(?<=[盒的]))\s*(\d+)\s*(?:位|孔)(?!数)"
+    r"(?:第\s*)?(\d+)\s*号\s*(?:位|孔)|第\s*(\d+)\s*个?\s*(?:位|孔)|(?:^|(?<=[盒的]))\s*(\d+)\s*(?:位|孔)(?!数)|"
+    r"(?<=盒)\s*(\d+)\s*号(?!\s*盒)"
 )
-"""A position said the Chinese way: "15号位", "第15位", "第15个位置", and after its box "1号盒21位"."""
+"""A position said the Chinese way: "15号位", "第15位", "第15个位置", and after its box "1号盒21位", "3号盒22号的"."""
 _ZH_LIST = re.compile(rf"{_LIST}\s*号\s*(?:位|孔)")
 """A list said before its one "号位" ("1、2、3号位": each of them a position)."""
 _HASH = re.compile(r"(?<![\w#])#\s*(\d+)")
@@ -325,6 +326,8 @@ _AFTER_BOX = re.compile(
 """A list said right after one box, with no word for positions ("box 1, 25 and 26", "1号盒：25、26", "box 2 31-33 (the
 shKRAS ones)", "box 1: 1 and 2 — …"); a count after a box ("box 1, 3 HeLa tubes") is not one, nor a list after
 "boxes"."""
+_AFTER_ZH_BOX = re.compile(rf"\s*[,，:：]?\s*{_LIST}(?=\s*(?:$|[()（）.;:!?。；，,！？—–]|和|及|以及))")
+"""The same right after a box said the Chinese way, where no separator is needed ("1号盒21、22")."""
 _RANGE = re.compile(rf"({_ITEM})\s*(?:[~–-]|\bto\b|到|至)\s*({_ITEM})", re.IGNORECASE)
 
 
@@ -364,8 +367,9 @@ def said_positions(text: str, layout: BoxLayout) -> set[int]:
     said.update(p for row, col in _LABEL.findall(text) if (p := _position(row + col, layout)) is not None)
     said.update(int(n) for n in _HASH.findall(_BOX.sub(" ", text)) if 1 <= int(n) <= layout.capacity)
     for box in _BOX.finditer(text):
-        if not box.group(0).lower().startswith("boxes") and (listed := _AFTER_BOX.match(text, box.end())):
-            numbers = [int(n) for n in re.findall(r"\d+", listed.group(1))]
+        after = _AFTER_ZH_BOX if box.group(0).endswith("盒") else _AFTER_BOX
+        if not box.group(0).lower().startswith("boxes") and (listed := after.match(text, box.end())):
+            numbers = [int(n) for n in re.findall(r"\d+", listed.group(1))]  # "1号盒21、22": no separator needed
             if all(1 <= n <= layout.capacity for n in numbers):  # "box 3 2025-10" is a month, not places
                 said |= _listed(listed.group(1), layout)
     return said

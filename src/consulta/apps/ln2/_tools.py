@@ -608,9 +608,9 @@ def _by_the_places_said(ref: dict[str, Any], inventory: Inventory, words: str) -
 
 
 def _named_in_words(record: Record, said: str) -> bool:
-    """Whether the (casefolded) words name the record: its short name, else its line when that is all it is."""
-    names = [record.short_name] if record.short_name else [record.parent_cell_line]
-    return any(name and name.casefold() in said for name in names)
+    """Whether the (casefolded) words name the record's line: its short name or its parent line ("HCT116 野生型：1号盒
+    21、22" of HCT116-WT)."""
+    return any(name and name.casefold() in said for name in (record.short_name, record.parent_cell_line))
 
 
 def _in_the_field_that_holds_it(ref: dict[str, Any], inventory: Inventory) -> dict[str, Any]:

@@ -38,6 +38,7 @@ __all__ = [
     "one_change",
     "one_change_for",
     "plain_look_up_for",
+    "said_in_notes",
     "said_month",
     "unnamed_request",
     "writes_asked",
@@ -483,6 +484,8 @@ def first_look_for(inventory_path: Path) -> Callable[[str], list[tuple[str, dict
         # "p251128-1 那批质粒做的细胞": a prep or clone id, in the notes (before a lone name: the id looks like one)
         if (code := said_code(words)) is not None:
             return [("search_records", {"text": code})]
+        if (noted := said_in_notes(words, inventory)) is not None:  # "Mbeki 冻的那些细胞在哪里？": a person in notes
+            return [("search_records", {"text": noted})]
         if (unknown := lone_name(words)) is not None:  # "Do we have any HepG2 left?": a name the tank may not hold
             return [("query_inventory", {"cell_line": unknown})]
         if not about_the_tank(words, inventory) or asks_how(words):  # "Hello!", "how should I thaw cells?": the
@@ -506,6 +509,28 @@ def said_code(words: str) -> str | None:
 
 
 _TOKEN_SAID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+\-]*[A-Za-z0-9+]|[A-Za-z]")
+
+
+_WORD_SAID = re.compile(r"[A-Za-z][A-Za-z'’-]{2,}")
+
+
+def said_in_notes(words: str, inventory: Inventory) -> str | None:
+    """A word of `words` the records' notes hold as a name (capitalised) and none of their names does ("Mbeki 冻的那些细胞
+    在哪里？", "which tubes did Rossi freeze?": a person, a project, a place in the notes), as written; None when there
+    is none."""
+    notes = " ".join(" ".join([r.note or "", *(e.note or "" for e in r.thaw_events)]) for r in inventory.records)
+    names = " ".join(
+        " ".join(v for v in (r.parent_cell_line, r.short_name, r.plasmid_name, r.plasmid_id) if v)
+        for r in inventory.records
+    ).casefold()
+    for word in _WORD_SAID.findall(words):
+        key = word.casefold()
+        if key in _FRAME_EN or key in _NOT_NAMES or key in names:
+            continue
+        proper = word[:1].upper() + word[1:]  # a name the notes write capitalised ("Mbeki"), not a word ("lot")
+        if re.search(rf"(?<![A-Za-z]){re.escape(proper)}(?![A-Za-z])", notes):
+            return word
+    return None
 
 
 def lone_name(words: str) -> str | None:
