@@ -458,3 +458,16 @@ async def test_stop_under_the_wait_policy(store, make_runtime):
     assert store.get_ask(pending.id).status == AskStatus.cancelled
     assert (await settle(rt, started.id)).status == RunStatus.cancelled
     assert len(model.requests) == 1
+
+
+async def test_a_question_not_in_the_chinese_persons_language_is_refused(store, make_runtime):
+    """Seen on the embedded model: "What is the audit id of the '0' change?" asked of a person writing Chinese. The
+    runtime refuses it (the seed's `invalid_question_format`) and the model asks again, in Chinese."""
+    zh = {"questions": [{"header": "细胞系", "question": "哪一个？", "options": ["K562", "HeLa"], "multiple": False}]}
+    model = RecordingModel([calls(call("question", PAYLOAD, id="q1")), calls(call("question", zh, id="q2"))])
+    rt = make_runtime(model)
+    with anyio.fail_after(10):
+        run = await rt.run(toy_agent(), "查一下那管细胞", model="scripted")
+    (refused,) = seen_by_model(model, "question")
+    assert refused["error_code"] == "invalid_question_format" and "Chinese" in refused["message"]
+    assert only_ask(store, run.id).payload["questions"][0]["question"] == "哪一个？"

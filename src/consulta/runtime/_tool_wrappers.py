@@ -18,6 +18,7 @@ answer in the tool's place, change the arguments, or act on the result.
 from __future__ import annotations
 
 import json
+import re
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Sequence
@@ -291,6 +292,9 @@ class Recorded(ToolWrapper):
         return result
 
 
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
 class ErrorsAsResults(ToolWrapper):
     async def __call__(self, site: ToolCallSite, call_next: Next) -> Any:
         try:
@@ -331,6 +335,16 @@ class AskDeferral(ToolWrapper):
         if siblings:
             return kind.not_alone_result()
         payload = kind.prepare(site.args)  # raises ToolError with the kind's own codes
+        if reply_lang(turn_words(site.ctx.messages), site.deps.log.run.lang) == "zh-CN" and not _CJK.search(
+            json.dumps(payload, ensure_ascii=False)
+        ):
+            # seen on the embedded model: "What is the audit id of the '0' change?" asked of a person writing Chinese
+            return {
+                "ok": False,
+                "error_code": "invalid_question_format",
+                "message": "The question is not in the user's language: the user writes Chinese.",
+                "_hint": "Ask again, the header, question and options written in Chinese (简体中文).",
+            }
         raise CallDeferred(metadata={ASK_METADATA_KEY: {"kind": kind.name, "payload": payload}}, kind="question")
 
 

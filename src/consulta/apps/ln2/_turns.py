@@ -54,7 +54,7 @@ _TAKE_EN = (
 )
 _TAKE_ZH = "取出|取一|取两|取走|拿出|拿一|拿两|拿走|解冻|复苏|丢弃|丢掉|丢了|扔掉|扔了|销毁|弃掉|用掉"
 _ADD_EN = r"add|adding|put|freeze|freezing|froze|store|deposit|go(?:es)?\s+(?:in|into)\s+box"
-_ADD_ZH = "放入|放进|放一|放两|放到|存入|冻存|新增|添加|加入|加一|登记"
+_ADD_ZH = r"放入|放进|放一|放两|放到|放(?:在)?(?=\s*\d+\s*号?\s*盒)|存入|冻存|新冻|冻了|新增|添加|加入|加一|登记"
 _OTHER_EN = r"undo|revert|roll\s*back|rollback|restore|delete|move"
 _OTHER_ZH = "取几|冻一|冻两|撤销|撤回|回滚|恢复|删除|删掉|移到|移动"
 """The verbs of change, in each language: taking tubes out, putting them in, and the rest (undo, delete, move)."""
@@ -131,7 +131,10 @@ _HOW_TO = re.compile(
     re.IGNORECASE,
 )
 """Asking how or why ("How should I thaw cells?", "复苏细胞的时候水浴锅要设多少度？"): knowledge, not a change."""
-_ASKING = re.compile(r"\b(?:which|what|who|whom|whose|when)\b|哪些|哪个|哪一|哪几|什么|谁|何时|几时", re.IGNORECASE)
+_ASKING = re.compile(
+    r"\b(?:which|what|who|whom|whose|when|where)\b|哪些|哪个|哪一|哪几|哪里|哪儿|在哪|什么|谁|何时|几时|多久|多长时间",
+    re.IGNORECASE,
+)
 _QUESTION_END = re.compile(r"(?:[?？]|吗[?？]?)\s*$")
 _REFERS = re.compile(
     r"\b(?:it|them|those|these|that|this|one\s+of|the\s+(?:first|second|last|other))\b|那|这|它|其中|上面|刚才",
@@ -326,6 +329,7 @@ def _names(inventory: Inventory) -> list[tuple[str, str]]:
             (record.short_name, "cell_line"),
             (record.parent_cell_line, "cell_line"),
             (record.plasmid_name, "plasmid"),
+            (record.plasmid_id, "plasmid"),  # "p0001 质粒的细胞放在哪？": the id the seed's tube-level files keep
         ):
             if value and len(value) >= 3:
                 found.setdefault(value, field)
