@@ -132,8 +132,7 @@ _HOW_TO = re.compile(
 )
 """Asking how or why ("How should I thaw cells?", "复苏细胞的时候水浴锅要设多少度？"): knowledge, not a change."""
 _ASKING = re.compile(
-    r"\b(?:which|what|who|whom|whose|when|where)\b|哪些|哪个|哪一|哪几|哪里|哪儿|在哪|什么|谁|何时|几时|多久|多长时间",
-    re.IGNORECASE,
+    r"\b(?:which|what|who|whom|whose|when)\b|哪些|哪个|哪一|哪几|什么|谁|何时|几时|多久|多长时间", re.I
 )
 _QUESTION_END = re.compile(r"(?:[?？]|吗[?？]?)\s*$")
 _REFERS = re.compile(
