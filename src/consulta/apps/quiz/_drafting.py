@@ -6,7 +6,9 @@ wrong, code names as one precise reason (`first_problem`, `reason_of`), which go
 wrote into the options ("A. …"); a key given as the option's letter or with other spacing or case, as the option's
 text; the key missing from three options, added as the fourth; a true/false key in any of its spellings; options in
 order (numbers ascending, else the key at a position drawn from the stem, so keys spread over A-D whatever the model's
-habit); short-answer keywords trimmed and unique.
+habit); a true/false statement the model wrote as a yes/no question whose answer is the key ("Is it true that X?",
+"X, right?", "X吗？", "A是否是B？"), as the statement; short-answer keywords trimmed and unique, without those the
+question already says when others remain (a right answer need not repeat the question).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...i18n import language_name, t
-from ._item_rules import FALSE_WORDS, TRUE_WORDS, Item, check_item, has_cjk, rule_score
+from ._item_rules import FALSE_WORDS, TRUE_WORDS, Item, check_item, has_cjk, rule_score, stem_says
 
 __all__ = ["Problem", "first_problem", "key_of", "reason_of", "rewrite_prompt", "tidy"]
 
@@ -105,6 +107,47 @@ def _ordered(choices: list[str], key: str, stem: str) -> list[str]:
     return others
 
 
+_CLAIM_ASKED_EN = re.compile(
+    r"^\s*(?:(?:is\s+it|it\s+is)\s+true\s+(?:or\s+false\s+)?that|(?:is\s+it\s+)?true\s+or\s+false\s*(?:that|[:：,，?？-])"
+    r"|is\s+the\s+following\s+(?:statement\s+)?true\s*[:：?？])\s*(.+?)\s*[?？.]?\s*$",
+    re.IGNORECASE | re.DOTALL,
+)
+_TAG_EN = re.compile(
+    r"^(.+?)\s*,\s*(?:right|true|correct|isn'?t\s+it|is\s+that\s+(?:right|true|correct)|true\s+or\s+false)\s*[?？]\s*$",
+    re.IGNORECASE | re.DOTALL,
+)
+_TAG_ZH = re.compile(r"^(.+?)[，,]\s*(?:对吗|是吗|对不对|是不是|正确吗|对么)\s*[?？]?\s*$", re.DOTALL)
+_MA_ZH = re.compile(r"^(.+?)[吗么]\s*[?？]?\s*$", re.DOTALL)
+_ASKS_WHICH_ZH = re.compile(r"什么|哪|谁|怎么|怎样|如何|为什么|为何|多少|几[个种次]")
+_WHETHER_ZH = re.compile(r"是否|是不是")
+
+
+def _as_statement(stem: str) -> str:
+    """A true/false stem written as a yes/no question whose answer is the claim's truth, as that claim; any other
+    stem as it is. Only the wrapping goes: "Is it true that X?" and "X, right?" become "X."; "X吗？", "X，对吗？" and
+    "A是否(是)B？" become "X。" and "A是B。" (no question word: "哪个…吗" asks which, and stays)."""
+    for pattern in (_CLAIM_ASKED_EN, _TAG_EN):
+        match = pattern.match(stem)
+        if match is not None:
+            claim = match.group(1).strip().rstrip(",，")
+            return claim[:1].upper() + claim[1:] + ("" if claim.endswith(".") else ".")
+    if not has_cjk(stem) or _ASKS_WHICH_ZH.search(stem):
+        return stem
+    match = _TAG_ZH.match(stem) or _MA_ZH.match(stem)
+    if match is not None and not _WHETHER_ZH.search(match.group(1)):
+        return match.group(1).strip().rstrip("，,") + "。"
+    if re.search(r"[?？]\s*$", stem) and len(_WHETHER_ZH.findall(stem)) == 1:
+        said = _WHETHER_ZH.sub(lambda m: "是" if m.group(0) == "是不是" else "", stem, count=1)
+        return re.sub(r"\s*[?？]\s*$", "。", said.replace("是是", "是"))
+    return stem
+
+
+def _new_keywords(words: list[str], stem: str) -> list[str]:
+    """The keywords without those the stem already says, when some remain (all said: left for the rule to refuse)."""
+    new = [w for w in words if not stem_says(stem, w)]
+    return new or words
+
+
 def tidy(draft: dict[str, Any]) -> dict[str, Any]:
     """The draft (a `Draft`'s fields) with what code can fix fixed (see the module's docstring); nothing else."""
     out = dict(draft)
@@ -129,12 +172,14 @@ def tidy(draft: dict[str, Any]) -> dict[str, Any]:
             out["choices"] = choices
     if kind == "true_false":
         key = _true_false(key) or key
+        out["stem"] = _as_statement(out["stem"])
         out["choices"] = None
     if kind == "short_answer":
         words = [_space(w) for w in draft.get("correct_keywords") or []]
         if not any(words) and key and len(key) <= 40:
             words = [key]
-        out["correct_keywords"] = list({w.casefold(): w for w in words if w}.values()) or None
+        unique = list({w.casefold(): w for w in words if w}.values())
+        out["correct_keywords"] = _new_keywords(unique, out["stem"]) or None
         out["choices"] = None
         key = ""
     out["item_type"] = kind
@@ -281,8 +326,9 @@ def reason_of(verdict: Any) -> str:
 
 _KINDS = {
     "multiple_choice": "multiple-choice question (4 options, one right; correct_key copies the right option)",
-    "true_false": "true/false statement (correct_key True or False)",
-    "short_answer": "short-answer question (correct_keywords: 1-3 words a right answer contains)",
+    "true_false": "true/false statement, not a question (correct_key True or False)",
+    "short_answer": "short-answer question (explanation: the right answer; correct_keywords: 1-3 words of it that the "
+    "question does not say)",
 }
 
 
