@@ -7,8 +7,9 @@ wrote into the options ("A. …"); a key given as the option's letter or with ot
 text; the key missing from three options, added as the fourth; a true/false key in any of its spellings; options in
 order (numbers ascending, else the key at a position drawn from the stem, so keys spread over A-D whatever the model's
 habit); a true/false statement the model wrote as a yes/no question whose answer is the key ("Is it true that X?",
-"X, right?", "X吗？", "A是否是B？"), as the statement; short-answer keywords trimmed and unique, without those the
-question already says when others remain (a right answer need not repeat the question).
+"X, right?", "X吗？", "A是否是B？"), as the statement; short-answer keywords trimmed and unique (kept even when the question
+says them: "What was the capital of Ancient Rome?" is answered by a word of its stem; the rule `keywords_in_stem`
+refuses a key whose words the stem says, all of them).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...i18n import language_name, t
-from ._item_rules import FALSE_WORDS, TRUE_WORDS, Item, check_item, has_cjk, rule_score, stem_says
+from ._item_rules import FALSE_WORDS, TRUE_WORDS, Item, check_item, has_cjk, rule_score
 
 __all__ = ["Problem", "first_problem", "key_of", "reason_of", "rewrite_prompt", "tidy"]
 
@@ -142,12 +143,6 @@ def _as_statement(stem: str) -> str:
     return stem
 
 
-def _new_keywords(words: list[str], stem: str) -> list[str]:
-    """The keywords without those the stem already says, when some remain (all said: left for the rule to refuse)."""
-    new = [w for w in words if not stem_says(stem, w)]
-    return new or words
-
-
 def tidy(draft: dict[str, Any]) -> dict[str, Any]:
     """The draft (a `Draft`'s fields) with what code can fix fixed (see the module's docstring); nothing else."""
     out = dict(draft)
@@ -178,8 +173,7 @@ def tidy(draft: dict[str, Any]) -> dict[str, Any]:
         words = [_space(w) for w in draft.get("correct_keywords") or []]
         if not any(words) and key and len(key) <= 40:
             words = [key]
-        unique = list({w.casefold(): w for w in words if w}.values())
-        out["correct_keywords"] = _new_keywords(unique, out["stem"]) or None
+        out["correct_keywords"] = list({w.casefold(): w for w in words if w}.values()) or None
         out["choices"] = None
         key = ""
     out["item_type"] = kind
@@ -327,8 +321,8 @@ def reason_of(verdict: Any) -> str:
 _KINDS = {
     "multiple_choice": "multiple-choice question (4 options, one right; correct_key copies the right option)",
     "true_false": "true/false statement, not a question (correct_key True or False)",
-    "short_answer": "short-answer question (explanation: the right answer; correct_keywords: 1-3 words of it that the "
-    "question does not say)",
+    "short_answer": "short-answer question (explanation: the right answer; correct_keywords: 1-3 words of it, not only "
+    "words the question says)",
 }
 
 

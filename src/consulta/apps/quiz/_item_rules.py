@@ -36,7 +36,6 @@ __all__ = [
     "check_item",
     "has_cjk",
     "rule_score",
-    "stem_says",
 ]
 
 QUESTION_TYPES = ("multiple_choice", "true_false", "short_answer")
@@ -145,13 +144,6 @@ def _content(text: str) -> set[str]:
     return words | pairs
 
 
-def stem_says(stem: str, keyword: str) -> bool:
-    """Whether the question already says an expected keyword (one of its `|` variants): all its content words are
-    the stem's. A keyword with no content word (a number, a short term such as `DNA`) is never said."""
-    words = _content(_plain(stem))
-    return any(_content(v) and _content(v) <= words for v in keyword.split("|"))
-
-
 # --- the seed's four (structural) ---------------------------------------------------------------------------------
 
 
@@ -194,8 +186,9 @@ def _keywords_in_stem(item: Item) -> dict[str, Any] | None:
     (a number, a short term such as `DNA`) is never counted as said, so such a key passes."""
     if item.question_type != "short_answer" or not (item.correct_answer or "").strip():
         return None
+    stem = _content(_plain(item.stem))
     words = [k.strip() for k in re.split(r"[,，、;；]", item.correct_answer or "") if k.strip()]
-    said = [k for k in words if stem_says(item.stem, k)]
+    said = [k for k in words if any(_content(v) and _content(v) <= stem for v in k.split("|"))]
     return {"words": ", ".join(said)} if words and len(said) == len(words) else None
 
 
