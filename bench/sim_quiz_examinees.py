@@ -167,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     thetas = args.theta or [-1.0, 0.0, 1.0]
     rng = random.Random(args.seed)
+    source = source_version()  # the code the server runs: taken once, before a commit made meanwhile can move it
     with tempfile.TemporaryDirectory(prefix="quiz-sim-") as folder:
         home = Path(folder)
         port = _free_port()
@@ -186,18 +187,19 @@ def main(argv: list[str] | None = None) -> int:
                     ),
                     flush=True,
                 )
-                _write(args, runs, complete=False)  # a run stopped by its bound keeps what it did
+                _write(args, source, runs, complete=False)  # a run stopped by its bound keeps what it did
         finally:
             engine.dispose()
             server.terminate()
             server.wait(timeout=30)
-    print(json.dumps(_write(args, runs, complete=True)))
+    print(json.dumps(_write(args, source, runs, complete=True)))
     print(f"wrote {args.out}")
     return 0
 
 
-def _write(args: argparse.Namespace, runs: list[dict[str, Any]], *, complete: bool) -> dict[str, Any]:
-    """The summary of `runs` so far (bias and RMSE of θ̂, the short answers' grades), written to `args.out`."""
+def _write(args: argparse.Namespace, source: str, runs: list[dict[str, Any]], *, complete: bool) -> dict[str, Any]:
+    """The summary of `runs` so far (bias and RMSE of θ̂, the short answers' grades), written to `args.out` with the
+    `source` the run started from."""
     errors = [r["theta_hat"] - r["theta"] for r in runs]
     shorts = [s for r in runs for s in r["short_answers"]]
     summary = {
@@ -224,7 +226,7 @@ def _write(args: argparse.Namespace, runs: list[dict[str, Any]], *, complete: bo
         "short_seconds_median": round(statistics.median(s["seconds"] for s in shorts), 2) if shorts else None,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    record = {"benchmark": "sim_quiz_examinees", "source": source_version(), "model": args.model, "lang": args.lang}
+    record = {"benchmark": "sim_quiz_examinees", "source": source, "model": args.model, "lang": args.lang}
     tmp = args.out.with_name(args.out.name + ".tmp")
     tmp.write_text(json.dumps({**record, "summary": summary, "runs": runs}, indent=1) + "\n", encoding="utf-8")
     tmp.replace(args.out)

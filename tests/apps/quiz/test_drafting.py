@@ -104,8 +104,8 @@ def test_a_true_false_item_that_asks_a_question_goes_back_to_be_written_as_a_sta
     assert problem is not None and problem.code == "true_false_asks" and "statement" in problem.reason
     yes_no = tidy({"item_type": "true_false", "stem": "Does chlorophyll absorb green light?", "correct_key": "False"})
     assert first_problem(yes_no, lang="en", topic="Photosynthesis", copied=False, on_topic=True) is not None
-    ma = tidy({"item_type": "true_false", "stem": "二次函数的图像是抛物线吗", "correct_key": "True"})
-    assert first_problem(ma, lang="zh-CN", topic="二次函数", copied=False, on_topic=True) is not None
+    which = tidy({"item_type": "true_false", "stem": "哪个函数的图像是抛物线吗", "correct_key": "True"})
+    assert first_problem(which, lang="zh-CN", topic="二次函数", copied=False, on_topic=True) is not None
     for stem in ("Chlorophyll absorbs mostly green light.", "二次函数 y = x² 的图像是抛物线。"):
         stated = tidy({"item_type": "true_false", "stem": stem, "correct_key": "False"})
         assert (
@@ -116,6 +116,56 @@ def test_a_true_false_item_that_asks_a_question_goes_back_to_be_written_as_a_sta
         {"item_type": "short_answer", "stem": "Which pigment absorbs light?", "correct_keywords": ["chlorophyll"]}
     )
     assert first_problem(question, lang="en", topic="Photosynthesis", copied=False, on_topic=True) is None
+
+
+@pytest.mark.parametrize(
+    ("asked", "stated"),
+    [
+        (
+            "Is it true that in negotiations, it's important to be flexible?",
+            "In negotiations, it's important to be flexible.",
+        ),
+        ("True or false: light travels faster than sound.", "Light travels faster than sound."),
+        ("Is the following statement true: water boils at 90 °C at sea level?", "Water boils at 90 °C at sea level."),
+        ("Light is a wave, right?", "Light is a wave."),
+        ("光是电磁波吗？", "光是电磁波。"),
+        ("二次函数的图像是抛物线吗", "二次函数的图像是抛物线。"),
+        ("水在100度沸腾，对吗？", "水在100度沸腾。"),
+        ("增值税是否是消费税？", "增值税是消费税。"),
+        ("光速是否大于声速？", "光速大于声速。"),
+        ("光是不是电磁波？", "光是电磁波。"),
+    ],
+)
+def test_a_true_false_claim_asked_as_a_yes_no_question_becomes_the_statement_with_its_key(
+    asked: str, stated: str
+) -> None:
+    tidied = tidy({"item_type": "true_false", "stem": asked, "correct_key": "no"})
+    assert tidied["stem"] == stated and tidied["correct_key"] == "False"
+    lang = "zh-CN" if "光" in asked or "水" in asked or "函数" in asked or "税" in asked else "en"
+    assert first_problem(tidied, lang=lang, topic="x", copied=False, on_topic=True) is None
+
+
+@pytest.mark.parametrize(
+    "asked",
+    [
+        "Does chlorophyll absorb green light?",
+        "唐朝历史上，哪位皇帝是第一个皇帝？",
+        "什么是光学？",
+        "哪个阶段是设计阶段吗？",
+    ],
+)
+def test_a_true_false_stem_that_asks_something_else_is_left_as_written(asked: str) -> None:
+    assert tidy({"item_type": "true_false", "stem": asked, "correct_key": "True"})["stem"] == asked
+    mc_stem = tidy(mc(stem="Is it true that plants take in oxygen?"))["stem"]
+    assert mc_stem == "Is it true that plants take in oxygen?"  # only true/false stems are claims
+
+
+def test_short_answer_keywords_the_question_says_stay_for_they_may_be_the_answer() -> None:
+    rome = {"item_type": "short_answer", "stem": "What was the capital of Ancient Rome?"}
+    assert tidy({**rome, "correct_keywords": ["Rome", "city"]})["correct_keywords"] == ["Rome", "city"]
+    said = tidy({**rome, "correct_keywords": ["capital", "Ancient Rome"]})
+    problem = first_problem(said, lang="en", topic="Ancient Rome", copied=False, on_topic=True)
+    assert problem is not None and problem.code == "keywords_in_stem"
 
 
 def test_a_multiple_choice_stem_that_says_its_key_and_no_other_option_goes_back() -> None:

@@ -319,6 +319,7 @@ def test_mode1_an_item_off_the_topic_or_in_another_language_is_written_again(tmp
     english = {
         "item_type": "short_answer",
         "stem": "What is the vertex of the quadratic function y = x^2 - 2x + 1?",
+        "explanation": "y = (x - 1)^2, so the vertex is (1, 0).",
         "correct_keywords": ["(1, 0)"],
     }
     on = {
@@ -396,6 +397,9 @@ def test_each_item_type_has_its_own_shape_in_the_submit_tools_schema_and_the_loc
     assert set(shapes["ChoiceDraftArg"]["required"]) == {"item_type", "stem", "choices", "correct_key"}
     assert shapes["TrueFalseDraftArg"]["properties"]["correct_key"]["enum"] == ["True", "False", "true", "false"]
     assert shapes["ShortAnswerDraftArg"]["properties"]["correct_keywords"]["maxItems"] == 3
+    short = shapes["ShortAnswerDraftArg"]  # the answer said first, then its keywords (the grammar keeps this order)
+    assert list(short["properties"]).index("explanation") < list(short["properties"]).index("correct_keywords")
+    assert {"explanation", "correct_keywords"} <= set(short["required"])
     grammar = schema_to_gbnf(bound_schema(submit))
     assert grammar.count("multiple_choice") == 1 and "true_false" in grammar and "short_answer" in grammar
 

@@ -73,8 +73,8 @@ keywords and concepts of the level (its difficulty 1-10 and category), and last 
 many questions and their language. Call submit_questions once with that many questions, each about the brief's \
 topic, in its language, at that level:
 - multiple_choice: 4 different choices; correct_key is the right choice, copied exactly.
-- true_false: a statement; correct_key is True or False.
-- short_answer: correct_keywords lists 1-3 words a right answer must contain.
+- true_false: a statement, never a question ("Light travels faster than sound." - no question mark); correct_key is True or False.
+- short_answer: explanation first gives the right answer; then correct_keywords lists 1-3 words of that answer, not only words the question already says.
 Each stem is one clear question of at most 250 characters with exactly one right answer; no "all of the above", no \
 "never" or "always" tricks. explanation: one short sentence on why the answer is right. Write new questions of your \
 own; the examples show the format only."""

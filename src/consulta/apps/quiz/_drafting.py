@@ -6,7 +6,10 @@ wrong, code names as one precise reason (`first_problem`, `reason_of`), which go
 wrote into the options ("A. …"); a key given as the option's letter or with other spacing or case, as the option's
 text; the key missing from three options, added as the fourth; a true/false key in any of its spellings; options in
 order (numbers ascending, else the key at a position drawn from the stem, so keys spread over A-D whatever the model's
-habit); short-answer keywords trimmed and unique.
+habit); a true/false statement the model wrote as a yes/no question whose answer is the key ("Is it true that X?",
+"X, right?", "X吗？", "A是否是B？"), as the statement; short-answer keywords trimmed and unique (kept even when the question
+says them: "What was the capital of Ancient Rome?" is answered by a word of its stem; the rule `keywords_in_stem`
+refuses a key whose words the stem says, all of them).
 """
 
 from __future__ import annotations
@@ -105,6 +108,41 @@ def _ordered(choices: list[str], key: str, stem: str) -> list[str]:
     return others
 
 
+_CLAIM_ASKED_EN = re.compile(
+    r"^\s*(?:(?:is\s+it|it\s+is)\s+true\s+(?:or\s+false\s+)?that|(?:is\s+it\s+)?true\s+or\s+false\s*(?:that|[:：,，?？-])"
+    r"|is\s+the\s+following\s+(?:statement\s+)?true\s*[:：?？])\s*(.+?)\s*[?？.]?\s*$",
+    re.IGNORECASE | re.DOTALL,
+)
+_TAG_EN = re.compile(
+    r"^(.+?)\s*,\s*(?:right|true|correct|isn'?t\s+it|is\s+that\s+(?:right|true|correct)|true\s+or\s+false)\s*[?？]\s*$",
+    re.IGNORECASE | re.DOTALL,
+)
+_TAG_ZH = re.compile(r"^(.+?)[，,]\s*(?:对吗|是吗|对不对|是不是|正确吗|对么)\s*[?？]?\s*$", re.DOTALL)
+_MA_ZH = re.compile(r"^(.+?)[吗么]\s*[?？]?\s*$", re.DOTALL)
+_ASKS_WHICH_ZH = re.compile(r"什么|哪|谁|怎么|怎样|如何|为什么|为何|多少|几[个种次]")
+_WHETHER_ZH = re.compile(r"是否|是不是")
+
+
+def _as_statement(stem: str) -> str:
+    """A true/false stem written as a yes/no question whose answer is the claim's truth, as that claim; any other
+    stem as it is. Only the wrapping goes: "Is it true that X?" and "X, right?" become "X."; "X吗？", "X，对吗？" and
+    "A是否(是)B？" become "X。" and "A是B。" (no question word: "哪个…吗" asks which, and stays)."""
+    for pattern in (_CLAIM_ASKED_EN, _TAG_EN):
+        match = pattern.match(stem)
+        if match is not None:
+            claim = match.group(1).strip().rstrip(",，")
+            return claim[:1].upper() + claim[1:] + ("" if claim.endswith(".") else ".")
+    if not has_cjk(stem) or _ASKS_WHICH_ZH.search(stem):
+        return stem
+    match = _TAG_ZH.match(stem) or _MA_ZH.match(stem)
+    if match is not None and not _WHETHER_ZH.search(match.group(1)):
+        return match.group(1).strip().rstrip("，,") + "。"
+    if re.search(r"[?？]\s*$", stem) and len(_WHETHER_ZH.findall(stem)) == 1:
+        said = _WHETHER_ZH.sub(lambda m: "是" if m.group(0) == "是不是" else "", stem, count=1)
+        return re.sub(r"\s*[?？]\s*$", "。", said.replace("是是", "是"))
+    return stem
+
+
 def tidy(draft: dict[str, Any]) -> dict[str, Any]:
     """The draft (a `Draft`'s fields) with what code can fix fixed (see the module's docstring); nothing else."""
     out = dict(draft)
@@ -129,6 +167,7 @@ def tidy(draft: dict[str, Any]) -> dict[str, Any]:
             out["choices"] = choices
     if kind == "true_false":
         key = _true_false(key) or key
+        out["stem"] = _as_statement(out["stem"])
         out["choices"] = None
     if kind == "short_answer":
         words = [_space(w) for w in draft.get("correct_keywords") or []]
@@ -281,8 +320,9 @@ def reason_of(verdict: Any) -> str:
 
 _KINDS = {
     "multiple_choice": "multiple-choice question (4 options, one right; correct_key copies the right option)",
-    "true_false": "true/false statement (correct_key True or False)",
-    "short_answer": "short-answer question (correct_keywords: 1-3 words a right answer contains)",
+    "true_false": "true/false statement, not a question (correct_key True or False)",
+    "short_answer": "short-answer question (explanation: the right answer; correct_keywords: 1-3 words of it, not only "
+    "words the question says)",
 }
 
 
