@@ -544,3 +544,20 @@ def test_unseen_wordings_of_a_concept_a_solution_or_a_file_question_open_as_thei
     calls = tutor.build_agent(tutor.TutorOptions(uploads=tmp_path / "uploads"), env).first_calls(words)
     kinds = [a.get("expected_output_type") or "packet" for _, a in calls[:1]]
     assert kinds == ([first] if first else [])
+
+
+@pytest.mark.parametrize(
+    ("words", "task"),
+    [
+        ("can i do the average age task (2.2) on randhie.csv?", "task_2_2"),  # held-out (fourth set): task_2_1
+        ("2.3 那个任务我不会", "task_2_3"),
+        ("I got 2.5 as the mean for task 2.2", "task_2_2"),  # the id, not the number said
+        ("the mean is 2.4", None),  # a number, no task spoken of
+    ],
+)
+def test_a_task_is_named_by_its_number_when_the_words_speak_of_a_task(tmp_path: Path, words: str, task) -> None:
+    from consulta.apps.tutor._tasks import load_catalog
+    from consulta.apps.tutor._turns import _named_task
+
+    named = _named_task(words, load_catalog())
+    assert (named.id if named else None) == task

@@ -204,10 +204,16 @@ def shows_work(words: str) -> bool:
     return _DONE.search(words) is not None or not _QUESTION.search(words)
 
 
+_TASK_WORD = re.compile(r"\b(?:task|exercise|assignment)s?\b|任务|练习|作业|题", re.IGNORECASE)
+_NUMBERED = re.compile(r"(?<![\d.])(\d+)[._](\d+)(?![\d.])")
+
+
 def _named_task(words: str, catalog: TaskCatalog) -> Task | None:
-    """The first task of the catalog the words name by its id ("task_2_3", "task 2.3")."""
+    """The first task of the catalog the words name by its id ("task_2_3", "task 2.3"), or by its number when they
+    speak of a task ("the average age task (2.2)", "2.3 那个任务")."""
     ids = {t.id: t for t in catalog.tasks}
-    return next((task for major, minor in _TASK.findall(words) if (task := ids.get(f"task_{major}_{minor}"))), None)
+    named = _TASK.findall(words) or (_NUMBERED.findall(words) if _TASK_WORD.search(words) else [])
+    return next((task for major, minor in named if (task := ids.get(f"task_{major}_{minor}"))), None)
 
 
 def _task_of(words: str, catalog: TaskCatalog) -> Task | None:
