@@ -561,3 +561,49 @@ def test_a_task_is_named_by_its_number_when_the_words_speak_of_a_task(tmp_path: 
 
     named = _named_task(words, load_catalog())
     assert (named.id if named else None) == task
+
+
+@pytest.mark.parametrize(
+    ("words", "said"),
+    [
+        (
+            "This is the only file I have on my laptop, digits.csv.gz. Will it work for task_2_2?",
+            "not a file the course",
+        ),
+        ("我只有 digits.csv.gz 这个文件，能做 task_2_2 吗？", "不是课程能读的文件"),
+    ],
+)
+def test_an_upload_of_a_type_the_course_cannot_read_does_not_fit_and_is_said_so(
+    tmp_path: Path, words: str, said: str
+) -> None:
+    """Held-out (fourth set): digits.csv.gz was refused again and again by the inspection, and the turn ended with no
+    reply. A file the course cannot read is a file that does not fit: code's packet and reply say why."""
+    import asyncio
+
+    from consulta.runtime import Runtime
+
+    store = Store(f"sqlite:///{tmp_path}/consulta.db")
+    uploads = tmp_path / "uploads"
+    uploads.mkdir()
+    (uploads / "digits.csv.gz").write_bytes(b"\x1f\x8b\x08\x00not a table")
+    env = scripted_env(tmp_path, store)
+    agent = tutor.build_agent(tutor.TutorOptions(uploads=uploads), env)
+
+    def no_model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        raise AssertionError("code plans and says it: no model request")
+
+    async def turn() -> str:
+        runtime = Runtime(store=store, resolve_model=lambda _: FunctionModel(no_model))
+        try:
+            run = await runtime.run(agent, words, model="scripted")
+            handover = tutor.follow_up(store.get_run(run.id), env)
+            assert handover is not None
+            options = tutor.TutorOptions.model_validate({**run.options, **handover.options})
+            return str(
+                (await runtime.run(tutor.build_assistant(options, env), handover.prompt, model="scripted")).output
+            )
+        finally:
+            await runtime.aclose()
+
+    reply = asyncio.run(turn())
+    assert said in reply and "task_2_2" in reply

@@ -30,6 +30,7 @@ __all__ = [
     "open_dataset",
     "say_issue",
     "spelled_as",
+    "unreadable",
     "upload_path",
     "uploaded_files",
 ]
@@ -208,7 +209,14 @@ _COLUMN_TYPE = "tutor.issue.column_type"
 _EMPTY_VALUES = "tutor.issue.empty_values"
 _DUPLICATE_ROWS = "tutor.issue.duplicate_rows"
 _SPELLED_OTHERWISE = "tutor.issue.spelled_otherwise"
-_ISSUES = (_FEW_ROWS, _MISSING_COLUMNS, _COLUMN_TYPE, _EMPTY_VALUES, _DUPLICATE_ROWS, _SPELLED_OTHERWISE)
+_FILE_TYPE = "tutor.issue.file_type"
+_ISSUES = (_FEW_ROWS, _MISSING_COLUMNS, _COLUMN_TYPE, _EMPTY_VALUES, _DUPLICATE_ROWS, _SPELLED_OTHERWISE, _FILE_TYPE)
+
+
+def unreadable(file_name: str | None) -> Verdict:
+    """The verdict on an upload of a type the course does not read (`ACCEPTED_SUFFIXES`): not suitable, and why."""
+    issue = t(_FILE_TYPE, name=file_name or "?", types=", ".join(ACCEPTED_SUFFIXES))
+    return Verdict(is_suitable=False, blocking_issues=[issue], evidence=[f"file: {file_name}"])
 
 
 @cache

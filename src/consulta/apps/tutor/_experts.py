@@ -27,8 +27,9 @@ from ...asks import (
     ValidationReport,
 )
 from ...i18n import t
+from ...runtime import ToolError
 from ...sandbox import Limits, SandboxUnavailable, run_python
-from ._datasets import check_dataset, open_dataset, say_issues, spelled_as, upload_path, uploaded_files
+from ._datasets import check_dataset, open_dataset, say_issues, spelled_as, unreadable, upload_path, uploaded_files
 from ._tasks import TaskCatalog
 
 __all__ = ["EXPERT_IDS", "tutor_experts"]
@@ -202,7 +203,18 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
         task = catalog.task(request.context.task_id)
         match request.expected_output_type:
             case "suitability_judgment":
-                path = upload_path(uploads, request.context.file_name)
+                try:
+                    path = upload_path(uploads, request.context.file_name)
+                except ToolError as error:
+                    if error.error_code != "unsupported_file_type":
+                        raise
+                    # a file of the student's the course cannot read is a file that does not fit: said, not refused
+                    # (held-out: digits.csv.gz refused again and again, the turn ended with no reply)
+                    return {
+                        "task": task.requirements,
+                        "dataset": None,
+                        "verdict": unreadable(request.context.file_name),
+                    }
                 facts, verdict = check_dataset(open_dataset(path), task.dataset, file_name=path.name)
                 return {"task": task.requirements, "dataset": facts, "verdict": verdict}
             case "error_diagnosis":

@@ -110,8 +110,9 @@ _NEXT = re.compile(
 """Asking where to start or what to do next ("What should I do next?", "我该从哪里开始？"): where the task stands."""
 _QUESTION = re.compile(r"[?？]\s*$|[吗呢]\s*[?？]?\s*$")
 _ABOUT_STARTING = re.compile(
-    r"\b(?:start|begin|ready|suitable|suit|fits?|good\s+enough|use\s+(?:it|this|that|my|the))\b|"
-    r"开始|着手|动手|适合|合适|能用|可以用|够不够|行不行",
+    r"\b(?:start|begin|ready|suitable|suit|fits?|good\s+enough|use\s+(?:it|this|that|my|the)|works?\s+for|"
+    r"(?:will|would|does|can)\s+(?:it|this|that)\s+work)\b|"
+    r"开始|着手|动手|适合|合适|能用|可以用|够不够|行不行|能做|可以做|能不能做",
     re.IGNORECASE,
 )
 """Asking whether a task can start on the student's file ("Can I start task_2_1?", "能用它做 task_2_1 吗？")."""
@@ -217,15 +218,19 @@ def _named_task(words: str, catalog: TaskCatalog) -> Task | None:
 
 
 def _task_of(words: str, catalog: TaskCatalog) -> Task | None:
-    """The task the words name ("task_2_3"), else the one task whose objectives name a word they use ("merge"), else
-    None (the session's current task is meant)."""
+    """The task the words name ("task_2_3"), else the one task whose objectives name a method their code calls, else
+    the one whose title and objectives share most words with theirs ("merge"), else None (the session's current task
+    is meant)."""
     if (task := _named_task(words, catalog)) is not None:
         return task
     called = {m.casefold() for m in _CALLED.findall(words)}  # the methods their code calls say most ("groupby(")
     if called and len(fits := [t for t in catalog.tasks if called & _words_of(t.learning_objectives)]) == 1:
         return fits[0]
+    # else the task whose title and objectives share most words with theirs ("KeyError" and "column": task_2_2)
     said = {w.casefold() for w in _WORD.findall(words) if len(w) >= 4} - _COMMON
-    fits = [t for t in catalog.tasks if said & _words_of(t.learning_objectives)]
+    shared = {t.id: len(said & _words_of(f"{t.title} {t.learning_objectives}")) for t in catalog.tasks}
+    best = max(shared.values(), default=0)
+    fits = [t for t in catalog.tasks if best and shared[t.id] == best]
     return fits[0] if len(fits) == 1 else None
 
 
