@@ -4,6 +4,7 @@ choice, from the run's consultations), and the assistant is asked from the accep
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -607,3 +608,21 @@ def test_an_upload_of_a_type_the_course_cannot_read_does_not_fit_and_is_said_so(
 
     reply = asyncio.run(turn())
     assert said in reply and "task_2_2" in reply
+
+
+def test_a_task_is_described_in_the_students_language(tmp_path: Path) -> None:
+    """Held-out (fourth set): "task_2_4 我已经把数据读进来了，下一步该干嘛？" was told the task's English objectives
+    inside a Chinese reply; the catalog says each task in Chinese too."""
+    from consulta.apps.tutor._tasks import load_catalog
+
+    for task in load_catalog().tasks:
+        words = task.words_in("zh-CN")
+        assert re.search(r"[\u4e00-\u9fff]", words.title) and re.search(r"[\u4e00-\u9fff]", words.learning_objectives)
+        assert task.words_in("en").title == task.title
+
+
+def test_a_request_for_other_writing_is_off_course_and_an_explanation_is_in_the_students_language() -> None:
+    from consulta.apps.tutor._turns import off_course
+
+    assert off_course("帮我写一份实习周报，300字左右") and off_course("write me a weekly report")
+    assert not off_course("帮我写一下 task_2_4 的代码")  # the solution asked: never given, the idea explained

@@ -78,7 +78,7 @@ def test_example_2_what_gives_the_merge_away_is_taken_out_and_an_all_answer_expl
 ) -> None:
     leaky = dict(
         concept_name="pandas.merge()",
-        definition="Joins two DataFrames on key columns.\nFor your task: people.merge(cities, on='city').",
+        definition="按键列把两个 DataFrame 连起来。\nFor your task: people.merge(cities, on='city').",
         use_cases=["combine tables", "write on = 'city' to join on the city"],
         simple_example="people.merge(cities, on = 'city')",
         common_pitfalls=["how defaults to inner"],
@@ -86,12 +86,12 @@ def test_example_2_what_gives_the_merge_away_is_taken_out_and_an_all_answer_expl
     c = consultant(tmp_path, uploads, [final(**leaky)])
     result = consult(c, SEED_EXAMPLES[1])
     out = result["expert_output"]
-    assert out["definition"] == "Joins two DataFrames on key columns." and out["simple_example"] == ""
+    assert out["definition"] == "按键列把两个 DataFrame 连起来。" and out["simple_example"] == ""
     # the lists are code's (empty: the student is told the definition and the example only), not the model's
     assert out["use_cases"] == [] and out["common_pitfalls"] == []
     assert c.store.get_consultation(result["consultation_id"]).attempts == 1  # no model request to rewrite it
     all_answer = {**leaky, "definition": "people.merge(cities, on='city')"}
-    clean = {**leaky, "definition": "Joins two DataFrames on key columns.", "simple_example": "a.merge(b, on='id')"}
+    clean = {**leaky, "definition": "按键列把两个 DataFrame 连起来。", "simple_example": "a.merge(b, on='id')"}
     c = consultant(tmp_path, uploads, [final(**all_answer), final(**clean)])
     result = consult(c, SEED_EXAMPLES[1])
     assert result["expert_output"]["simple_example"] == "a.merge(b, on='id')"
@@ -586,3 +586,14 @@ def test_a_quoted_keyerror_without_its_code_points_to_the_files_column(tmp_path:
     )
     out = consult(c, other)["expert_output"]
     assert out["explanation"] == "You did not show the code that raised it, so this comes from the error alone."
+
+
+def test_an_explanation_for_a_chinese_question_is_written_in_chinese(tmp_path: Path, uploads: Path) -> None:
+    """Held-out (fourth set): an English explanation for a Chinese question, none of which the tutor could say to
+    the student (the reply was a bare "这样讲清楚吗？"). It is written again, in Chinese."""
+    english = dict(concept_name="merge", definition="Joins two tables on a key.", simple_example="")
+    chinese = dict(concept_name="merge", definition="按一个键把两张表连起来。", simple_example="")
+    c = consultant(tmp_path, uploads, [final(**english), final(**chinese)])
+    result = consult(c, SEED_EXAMPLES[1])  # its student_confusion is Chinese
+    assert result["expert_output"]["definition"] == "按一个键把两张表连起来。"
+    assert c.store.get_consultation(result["consultation_id"]).attempts == 2

@@ -481,8 +481,9 @@ def code_says(assistant: Agent, store: Store, *, packet: InstructionPacket, find
         if what_is_asked(student) == "solution":  # answered with the idea: the reply says why there is no code
             lead = t("tutor.reply.no_solution", said)
         elif asks_next(student) and (task := _task(packet.task_id)) is not None:  # what the task is about
+            words = task.words_in(said)
             lead = t(
-                "tutor.reply.objectives", said, task=task.id, title=task.title, objectives=task.learning_objectives
+                "tutor.reply.objectives", said, task=task.id, title=words.title, objectives=words.learning_objectives
             )
         return {"ok": True, "message": _joined(said, lead, packet_reply(packet, said, findings))}
 

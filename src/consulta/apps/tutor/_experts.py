@@ -412,6 +412,10 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
             raise ValueError(
                 "The definition repeats the student's words; explain the idea itself in your own plain words."
             )
+        chinese = re.search(r"[\u4e00-\u9fff]", request.context.student_confusion or "")
+        if isinstance(output, ConceptExplanation) and chinese and not re.search(r"[\u4e00-\u9fff]", output.definition):
+            # held-out: an English explanation for a Chinese question; the tutor could say none of it to the student
+            raise ValueError("The student writes Chinese: write the definition and the example in Chinese (简体中文).")
         if leaked := task.revealed_in(_texts(output)):
             raise ValueError(
                 f"The explanation gives away the task's answer ({leaked}); use an example unrelated to the task."

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..._yaml_files import load_yaml_model
 from ...runtime import ToolError
 
-__all__ = ["DatasetRequirements", "Task", "TaskCatalog", "load_catalog"]
+__all__ = ["DatasetRequirements", "Task", "TaskCatalog", "TaskWords", "load_catalog"]
 
 
 class _Model(BaseModel):
@@ -27,6 +27,13 @@ class DatasetRequirements(_Model):
     no_nulls_in: list[str] = Field(default_factory=list)
 
 
+class TaskWords(_Model):
+    """A task's title and objectives as a student reading another language reads them."""
+
+    title: str
+    learning_objectives: str
+
+
 class Task(_Model):
     id: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     title: str
@@ -35,6 +42,12 @@ class Task(_Model):
     learning_objectives: str
     must_not_reveal: list[str] = Field(default_factory=list)
     """Code an explanation must not contain (the task's answer), compared without spaces."""
+    said: dict[str, TaskWords] = Field(default_factory=dict)
+    """The title and objectives in other languages than English, by language code (`zh-CN`); optional."""
+
+    def words_in(self, lang: str) -> TaskWords:
+        """The title and objectives a student reading `lang` is told: that language's, else the English ones."""
+        return self.said.get(lang) or TaskWords(title=self.title, learning_objectives=self.learning_objectives)
 
     def revealed_in(self, text: str) -> str | None:
         """The first of `must_not_reveal` that `text` contains (spaces ignored), or None."""

@@ -56,8 +56,9 @@ _SOLUTION = re.compile(
     re.IGNORECASE,
 )
 _ELSEWHERE = re.compile(
-    r"\b(?:write|draft|compose)\s+(?:me\s+)?(?:a|an|my|the)\s+(?:cover\s+letter|essay|poem|story|letter|email|resume|cv|"
-    r"speech|report|song|article|blog)|作文|论文|简历|求职信|情书|写诗|写首诗|写一首|写一封",
+    r"\b(?:write|draft|compose)\s+(?:me\s+)?(?:a|an|my|the)\s+(?:[\w-]+\s+){0,2}?(?:cover\s+letter|essay|poem|story|letter|email|resume|cv|"
+    r"speech|report|song|article|blog)|作文|论文|简历|求职信|情书|写诗|写首诗|写一首|写一封|"
+    r"写(?:一|个|份|篇|封|首)?.{0,10}?(?:周报|日报|月报|报告|总结|文章|邮件|演讲稿|故事|小说|文案|申请书|读后感|心得)",
     re.IGNORECASE,
 )
 _PANDAS = re.compile(
