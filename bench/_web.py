@@ -36,6 +36,11 @@ _UP_TIMEOUT_S = 120.0
 _STOP_TIMEOUT_S = 15.0
 
 
+def _pythonpath() -> str:
+    """This checkout's source first: the server runs the code the evaluation sits next to."""
+    return os.pathsep.join([str(ROOT / "src"), *filter(None, [os.environ.get("PYTHONPATH")])])
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -71,7 +76,7 @@ class WebServer:
         with self.log.open("w") as out:
             self.process = subprocess.Popen(
                 argv,
-                env={**os.environ, **env, "CONSULTA_HOME": str(home)},
+                env={**os.environ, **env, "CONSULTA_HOME": str(home), "PYTHONPATH": _pythonpath()},
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 cwd=home,

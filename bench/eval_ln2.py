@@ -33,6 +33,7 @@ ended or paused on an ask); the child's wall time includes loading the model (~2
     .venv/bin/python bench/eval_ln2.py --category ambiguous --limit 3
     .venv/bin/python bench/eval_ln2.py --rejudge results/ln2_eval.json   # the saved outcomes, checked again (no model)
     .venv/bin/python bench/eval_ln2.py --cases bench/data/heldout/ln2_cases.json   # another file's cases (load_cases)
+    .venv/bin/python bench/eval_ln2.py --via web --limit 8   # through the web page's API (bench/_web.py), not the terminal
 """
 
 from __future__ import annotations

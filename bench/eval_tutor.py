@@ -24,6 +24,7 @@ every reply in the JSON. An evaluation of the model against the app, not a speed
 
     .venv/bin/python bench/eval_tutor.py [--model local] [--only NAME ...] [--limit N]
     .venv/bin/python bench/eval_tutor.py --cases bench/data/heldout/tutor_turns.json   # another file's turns (load_turns)
+    .venv/bin/python bench/eval_tutor.py --via web --limit 6   # through the web page's API (bench/_web.py), uploads too
 """
 
 from __future__ import annotations
