@@ -33,6 +33,7 @@ ended or paused on an ask); the child's wall time includes loading the model (~2
     .venv/bin/python bench/eval_ln2.py --category ambiguous --limit 3
     .venv/bin/python bench/eval_ln2.py --rejudge results/ln2_eval.json   # the saved outcomes, checked again (no model)
     .venv/bin/python bench/eval_ln2.py --cases bench/data/heldout/ln2_cases.json   # another file's cases (load_cases)
+    .venv/bin/python bench/eval_ln2.py --via web --limit 8   # through the web page's API (bench/_web.py), not the terminal
 """
 
 from __future__ import annotations
@@ -55,12 +56,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _web  # noqa: E402
 from _common import read_cases, source_version  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 WRITE_TOOLS = frozenset({"add_entry", "record_thaw", "batch_thaw", "rollback"})
 READ_TOOLS = frozenset({"query_inventory", "search_records", "empty_positions", "inventory_stats", "audit_history"})
 
+Via = Literal["cli", "web"]
 Kind = Literal["look", "stage", "ask", "no_write", "chat", "question"]
 INVENTORIES = {
     "sample": None,  # the app's own sample, copied into the data dir by the app itself
@@ -583,6 +586,7 @@ class Outcome:
     checks: list[tuple[str, bool]] = field(
         default_factory=list
     )  # the runtime's reply checks that fired: (check, replaced)
+    shown_model_words: list[str] = field(default_factory=list)  # `--via web`: words meant for the model the page showed
 
 
 def _setup_history(home: Path, record_id: int, position: int) -> None:
@@ -600,7 +604,9 @@ def _setup_history(home: Path, record_id: int, position: int) -> None:
     subprocess.run([sys.executable, "-c", code, str(app_dir), str(record_id), str(position)], check=True, cwd=ROOT)
 
 
-def run_case(case: Case, *, models_dir: Path, model: str, timeout: float) -> Outcome:
+def run_case(case: Case, *, models_dir: Path, model: str, timeout: float, via: Via = "cli") -> Outcome:
+    """One case in a fresh data dir, through the terminal (`consulta chat ln2 --ask-policy defer`) or the web page's
+    API (`consulta serve ln2`, stopped at the first open ask as defer stops); judged the same way from its store."""
     out = Outcome(case)
     with tempfile.TemporaryDirectory(prefix="consulta-eval-ln2-") as tmp:
         home = Path(tmp)
@@ -623,22 +629,53 @@ def run_case(case: Case, *, models_dir: Path, model: str, timeout: float) -> Out
                 out.failed = f"setup failed: {error}"
                 _judge(out)
                 return out
-        argv = [str(ROOT / ".venv/bin/consulta"), "chat", "ln2", "--ask-policy", "defer"]
-        for turn in case.turns:
-            argv += ["-p", turn]
         started = time.perf_counter()
-        try:
-            proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout, cwd=tmp)
-            if proc.returncode != 0:
-                out.failed = f"exit {proc.returncode}: {(proc.stderr or proc.stdout).strip().splitlines()[-1:]}"
-        except subprocess.TimeoutExpired:
-            out.failed = f"timed out after {timeout:.0f} s"
+        if via == "web":
+            _run_web(case, out, home=home, env=env, timeout=timeout)
+        else:
+            _run_cli(case, out, home=home, env=env, timeout=timeout)
         out.wall_s = time.perf_counter() - started
-        db = home / "consulta.db"
-        if db.exists():
-            _read_store(db, out)
     _judge(out)
     return out
+
+
+def _run_cli(case: Case, out: Outcome, *, home: Path, env: dict[str, str], timeout: float) -> None:
+    argv = [str(ROOT / ".venv/bin/consulta"), "chat", "ln2", "--ask-policy", "defer"]
+    for turn in case.turns:
+        argv += ["-p", turn]
+    try:
+        proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout, cwd=home)
+        if proc.returncode != 0:
+            out.failed = f"exit {proc.returncode}: {(proc.stderr or proc.stdout).strip().splitlines()[-1:]}"
+    except subprocess.TimeoutExpired:
+        out.failed = f"timed out after {timeout:.0f} s"
+    db = home / "consulta.db"
+    if db.exists():
+        _read_store(db, out)
+
+
+def _run_web(case: Case, out: Outcome, *, home: Path, env: dict[str, str], timeout: float) -> None:
+    """The case's turns on the page's API, each continuing the last; the store read while the server still runs
+    (stopping it may close what waits)."""
+    deadline = time.monotonic() + timeout
+    try:
+        with _web.WebServer("ln2", home=home, env=env) as server:
+            previous: str | None = None
+            for prompt in case.turns:
+                turn = server.turn(
+                    prompt, lang=case.lang, continue_from=previous, timeout=max(1.0, deadline - time.monotonic())
+                )
+                out.shown_model_words += _web.model_words_shown(turn.events, prompt=prompt, lang=case.lang)
+                previous = turn.runs[0] if turn.runs else previous
+                if turn.failed and turn.status != "failed":  # a failed run is read from the store, as on the CLI
+                    out.failed = turn.failed
+                if turn.waiting or turn.failed:
+                    break
+            db = home / "consulta.db"
+            if db.exists():
+                _read_store(db, out)
+    except RuntimeError as error:
+        out.failed = out.failed or str(error)[:300]
 
 
 def _ts(value: str) -> float:
@@ -797,6 +834,12 @@ def main() -> None:
     parser.add_argument("--limit", type=int, help="at most this many cases")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per case")
     parser.add_argument(
+        "--via",
+        choices=["cli", "web"],
+        default="cli",
+        help="the front end: the terminal (`consulta chat`), or the web page's API (`consulta serve`, one per case)",
+    )
+    parser.add_argument(
         "--out", help="JSON results (default bench/results/ln2_eval.json for a full run, else a temp file)"
     )
     parser.add_argument(
@@ -831,7 +874,7 @@ def main() -> None:
     full = len(cases) == len(base)
     results: list[Outcome] = []
     for case in cases:
-        out = run_case(case, models_dir=settings.models_dir, model=args.model, timeout=args.timeout)
+        out = run_case(case, models_dir=settings.models_dir, model=args.model, timeout=args.timeout, via=args.via)
         results.append(out)
         mark = "✓" if out.right else "✗"
         first = f"{out.first_tool_s:5.1f}" if out.first_tool_s is not None else "  -  "
@@ -873,6 +916,7 @@ def rejudge_outcome(case: Case, saved: dict[str, Any]) -> Outcome:
         failed=saved["failed"],
         sources=saved.get("sources", []),
         checks=[tuple(c) for c in saved.get("checks", [])],
+        shown_model_words=saved.get("shown_model_words", []),
     )
     _judge(out)
     return out
@@ -923,6 +967,8 @@ def report(results: list[Outcome], *, out_path: Path | None, argv: list[str], mo
             "replaced": sum(any(r for _, r in o.checks) for o in group),
             "replaced_right": sum(any(r for _, r in o.checks) and o.right for o in group),
             "writes_on_info": sum(o.write_on_info for o in group),
+            # `--via web`: shown texts (replies, questions) holding words meant for the model (runtime's detector)
+            "model_words_shown": sum(len(o.shown_model_words) for o in group),
             "median_first_tool_s": round(statistics.median(firsts), 1) if firsts else None,
             "median_first_model_tool_s": round(statistics.median(models), 1) if models else None,
             "median_request_s": round(statistics.median(turns), 1) if turns else None,
@@ -948,7 +994,8 @@ def report(results: list[Outcome], *, out_path: Path | None, argv: list[str], mo
         f"unbacked claims {total['unbacked_claims']} (target 0); writes on information requests {total['writes_on_info']} (target 0); "
         f"replies with facts no tool returned {total['facts_not_returned']} (target 0); reply checks fired in "
         f"{total['check_fired']} cases {total['check_fired_by']}, code's reply shown in {total['replaced']} "
-        f"({total['replaced_right']} of them right); "
+        f"({total['replaced_right']} of them right); texts shown with words meant for the model "
+        f"{total['model_words_shown']} (web only; target 0); "
         f"median request → first tool call {total['median_first_tool_s']} s (the model's own first call: "
         f"{total['median_first_model_tool_s']} s; target ≤ 8); median request {total['median_request_s']} s (target ≤ 20)"
     )
@@ -983,6 +1030,7 @@ def report(results: list[Outcome], *, out_path: Path | None, argv: list[str], mo
                         "turn_s": o.turn_s,
                         "wall_s": round(o.wall_s, 1),
                         "failed": o.failed,
+                        "shown_model_words": o.shown_model_words,
                         "inventory": o.case.inventory,
                         "unfounded": o.unfounded,
                         "checks": o.checks,

@@ -24,6 +24,7 @@ every reply in the JSON. An evaluation of the model against the app, not a speed
 
     .venv/bin/python bench/eval_tutor.py [--model local] [--only NAME ...] [--limit N]
     .venv/bin/python bench/eval_tutor.py --cases bench/data/heldout/tutor_turns.json   # another file's turns (load_turns)
+    .venv/bin/python bench/eval_tutor.py --via web --limit 6   # through the web page's API (bench/_web.py), uploads too
 """
 
 from __future__ import annotations
@@ -39,17 +40,18 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain, zip_longest
 from pathlib import Path
 from typing import Any, Literal
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _web  # noqa: E402
 from _common import read_cases, reply_checks_of, source_version  # noqa: E402
 from consulta.apps import AppEnv, tutor  # noqa: E402
 from consulta.config import Settings  # noqa: E402
 from consulta.models import resolve_model  # noqa: E402
-from consulta.runtime import ConsultationRecord, RunStatus, Runtime, Store  # noqa: E402
+from consulta.runtime import ConsultationRecord, RunRecord, RunStatus, Runtime, Store  # noqa: E402
 
 # ---- the students' files ------------------------------------------------------------------------------------------
 
@@ -698,42 +700,107 @@ CHECKS = (
 )
 
 
-async def one_turn(turn: Turn, *, model_spec: str, models_dir: Path) -> dict[str, Any]:
+Via = Literal["cli", "web"]
+
+
+@dataclass
+class _Ran:
+    """What one turn did, whichever front end ran it: its store (closed by the judging), the orchestrator's run and
+    the assistant's it handed over to, and when each part ended."""
+
+    store: Store
+    run: RunRecord | None = None
+    reply: RunRecord | None = None
+    crashed: str | None = None
+    started: float = 0.0
+    planned: float = 0.0
+    ended: float = 0.0
+    shown_model_words: list[str] = field(default_factory=list)
+
+
+async def one_turn(
+    turn: Turn, *, model_spec: str, models_dir: Path, via: Via = "cli", timeout: float = 600.0
+) -> dict[str, Any]:
+    """One turn in a fresh session: in process as `consulta chat tutor` runs it (`cli`), or through the web page's
+    API on a `consulta serve tutor` of its own (`web`: the files uploaded with `POST /api/tutor/uploads`); judged
+    the same way from its store."""
     with tempfile.TemporaryDirectory(prefix="consulta-eval-tutor-") as tmp:
-        uploads = Path(tmp, "uploads")
-        uploads.mkdir()
-        for name, content in turn.files:
-            Path(uploads, name).write_text(content, encoding="utf-8")
-        store = Store(f"sqlite:///{tmp}/eval.db")
-        runtime = Runtime(store=store, resolve_model=lambda spec: resolve_model(spec, models_dir=models_dir))
-        env = AppEnv(
-            store=store, resolve_model=runtime.resolve_model, model=model_spec, lang=turn.lang, data_dir=Path(tmp)
-        )
-        agent = tutor.APP.build(tutor.APP.main_agent, tutor.TutorOptions(uploads=uploads), env)
-        started = planned = time.perf_counter()
-        run = reply = None
-        crashed: str | None = None
+        if via == "web":
+            ran = await asyncio.to_thread(
+                _web_turn, turn, home=Path(tmp), model_spec=model_spec, models_dir=models_dir, timeout=timeout
+            )
+        else:
+            ran = await _chat_turn(turn, tmp=Path(tmp), model_spec=model_spec, models_dir=models_dir)
         try:
-            run = await runtime.run(agent, turn.student, model=model_spec, lang=turn.lang)
-            planned = time.perf_counter()
-            handed = tutor.follow_up(run, env) if run.status == RunStatus.finished else None
-            if handed is not None:  # as the host hands over: the next agent over the run's options and the hand-over's
-                options = tutor.APP.recorded_options({**run.options, **handed.options})
-                reply = await runtime.run(
-                    tutor.APP.build(handed.agent, options, env), handed.prompt, model=model_spec, lang=turn.lang
-                )
-        except Exception as error:  # noqa: BLE001 - one turn's crash is that turn's failure, not the evaluation's
-            crashed = f"{type(error).__name__}: {error}"
+            return _judged(turn, ran)
         finally:
-            await runtime.aclose()
-        ended = time.perf_counter()
-        seconds = ended - started
-        calls = store.list_tool_calls(run.id) if run is not None else []
-        reply_checks = reply_checks_of(store, [reply.id] if reply is not None else [])
-        consulted = (
-            sorted(store.list_consultations(run_id=run.id, limit=1000), key=lambda c: c.id) if run is not None else []
-        )
-        store.close()
+            ran.store.close()
+
+
+async def _chat_turn(turn: Turn, *, tmp: Path, model_spec: str, models_dir: Path) -> _Ran:
+    uploads = Path(tmp, "uploads")
+    uploads.mkdir()
+    for name, content in turn.files:
+        Path(uploads, name).write_text(content, encoding="utf-8")
+    store = Store(f"sqlite:///{tmp}/eval.db")
+    runtime = Runtime(store=store, resolve_model=lambda spec: resolve_model(spec, models_dir=models_dir))
+    env = AppEnv(store=store, resolve_model=runtime.resolve_model, model=model_spec, lang=turn.lang, data_dir=tmp)
+    agent = tutor.APP.build(tutor.APP.main_agent, tutor.TutorOptions(uploads=uploads), env)
+    ran = _Ran(store, started=time.perf_counter())
+    ran.planned = ran.started
+    try:
+        ran.run = await runtime.run(agent, turn.student, model=model_spec, lang=turn.lang)
+        ran.planned = time.perf_counter()
+        handed = tutor.follow_up(ran.run, env) if ran.run.status == RunStatus.finished else None
+        if handed is not None:  # as the host hands over: the next agent over the run's options and the hand-over's
+            options = tutor.APP.recorded_options({**ran.run.options, **handed.options})
+            ran.reply = await runtime.run(
+                tutor.APP.build(handed.agent, options, env), handed.prompt, model=model_spec, lang=turn.lang
+            )
+    except Exception as error:  # noqa: BLE001 - one turn's crash is that turn's failure, not the evaluation's
+        ran.crashed = f"{type(error).__name__}: {error}"
+    finally:
+        await runtime.aclose()
+    ran.ended = time.perf_counter()
+    return ran
+
+
+def _web_turn(turn: Turn, *, home: Path, model_spec: str, models_dir: Path, timeout: float) -> _Ran:
+    """The turn on the page's API: the files uploaded, the student's words sent, the orchestrator's run followed
+    and the assistant's run it hands over to; the store read while the server still runs."""
+    (home / "models").symlink_to(models_dir)
+    env = {"CONSULTA_MODEL": model_spec, "CONSULTA_LANG": turn.lang, "NO_COLOR": "1"}
+    ran = _Ran(Store(f"sqlite:///{home}/consulta.db"), started=time.perf_counter())
+    ran.planned = ran.started
+    try:
+        with _web.WebServer("tutor", home=home, env=env) as server:
+            for name, content in turn.files:
+                server.upload(name, content)
+            ran.started = time.perf_counter()  # as in process: from the student's words (the server is up)
+            seen = server.turn(turn.student, lang=turn.lang, timeout=timeout)
+            ran.ended = time.perf_counter()
+            ran.planned = seen.ended_at[0] if seen.ended_at else ran.ended
+            ran.shown_model_words = _web.model_words_shown(seen.events, prompt=turn.student, lang=turn.lang)
+            if seen.failed and seen.status != "failed":  # a failed run says why in its record
+                ran.crashed = seen.failed
+            if seen.runs:
+                ran.run = ran.store.get_run(seen.runs[0])
+            if len(seen.runs) > 1:
+                ran.reply = ran.store.get_run(seen.runs[1])
+    except RuntimeError as error:
+        ran.crashed = ran.crashed or str(error)[:300]
+    ran.ended = ran.ended or time.perf_counter()
+    return ran
+
+
+def _judged(turn: Turn, ran: _Ran) -> dict[str, Any]:
+    store, run, reply, crashed = ran.store, ran.run, ran.reply, ran.crashed
+    seconds = ran.ended - ran.started
+    calls = store.list_tool_calls(run.id) if run is not None else []
+    reply_checks = reply_checks_of(store, [reply.id] if reply is not None else [])
+    consulted = (
+        sorted(store.list_consultations(run_id=run.id, limit=1000), key=lambda c: c.id) if run is not None else []
+    )
     done = [c for c in consulted if c.status == "done"]
     types = [str(c.request.get("expected_output_type")) for c in done]
     packets = [
@@ -776,12 +843,13 @@ async def one_turn(turn: Turn, *, model_spec: str, models_dir: Path) -> dict[str
         "packet": packet,
         "reply": reply.output if reply else None,
         "reply_checks": reply_checks,
+        "shown_model_words": ran.shown_model_words,  # `--via web`: shown texts with words meant for the model
         "seconds": round(seconds, 1),
         # where the turn's time went: the orchestrator's run (its consultations inside it), then the assistant's
         "seconds_parts": {
-            "orchestrator": round(planned - started, 1),
+            "orchestrator": round(ran.planned - ran.started, 1),
             "consultations": round(sum(c.duration_ms or 0 for c in consulted) / 1000, 1),
-            "assistant": round(ended - planned, 1) if reply is not None else None,
+            "assistant": round(ran.ended - ran.planned, 1) if reply is not None else None,
         },
     }
 
@@ -904,6 +972,14 @@ async def main() -> None:
         metavar="FILE",
         help="the turns of this JSON file instead of the built-in ones (load_turns)",
     )
+    parser.add_argument(
+        "--via",
+        choices=["cli", "web"],
+        default="cli",
+        help="the front end: in process as `consulta chat` runs a turn, or the web page's API (`consulta serve`, one "
+        "per turn)",
+    )
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per turn (--via web)")
     args = parser.parse_args()
     base = load_turns(args.cases) if args.cases else TURNS
     turns = chosen_turns(only=args.only, limit=args.limit, among=base)
@@ -915,11 +991,13 @@ async def main() -> None:
     )
     settings = Settings.from_env(model=args.model)
     model = resolve_model(args.model, models_dir=settings.models_dir)
-    if callable(load := getattr(model, "load", None)):
+    if args.via == "cli" and callable(load := getattr(model, "load", None)):  # (each server loads its own)
         load()
     rows = []
     for turn in turns:
-        row = await one_turn(turn, model_spec=args.model, models_dir=settings.models_dir)
+        row = await one_turn(
+            turn, model_spec=args.model, models_dir=settings.models_dir, via=args.via, timeout=args.timeout
+        )
         rows.append(row)
         marks = " ".join(f"{k}={'✓' if row[k] else '✗'}" for k in CHECKS)
         print(
@@ -950,6 +1028,9 @@ async def main() -> None:
         f"the runtime's reply checks fired in {len(fired)} turns {dict(sorted(by_check.items()))}; code's reply shown "
         f"in {len(replaced)}, of which {sum(r['reply_consistent'] for r in replaced)} hold to the packet"
     )
+    shown = sum(len(r["shown_model_words"]) for r in rows)
+    if args.via == "web":
+        print(f"texts the page showed with words meant for the model: {shown} (the runtime's detector; target 0)")
     out.write_text(
         json.dumps(
             {
@@ -966,6 +1047,8 @@ async def main() -> None:
                 "reply_checks_by": dict(sorted(by_check.items())),
                 "replaced": len(replaced),
                 "replaced_consistent": sum(r["reply_consistent"] for r in replaced),
+                "via": args.via,
+                "model_words_shown": shown,
                 "categories": categories,
                 "languages": languages,
                 "turns": rows,
