@@ -26,16 +26,30 @@ from .test_timeline_web import SAMPLE, TEST_APP, WORKSPACE, build_workspace
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
+# A question is asked in the person's language (the runtime refuses an English one asked of a person writing Chinese)
 ESCALATION = {
-    "header": "Gate",
-    "question": "The paper gate rejected the work three times. Accept it as it is?",
-    "options": ["Accept the work", "Stop the team"],
+    "en": {
+        "header": "Gate",
+        "question": "The paper gate rejected the work three times. Accept it as it is?",
+        "options": ["Accept the work", "Stop the team"],
+    },
+    "zh-CN": {
+        "header": "关卡",
+        "question": "论文关卡已三次驳回这份工作。按现状接受吗？",
+        "options": ["接受这份工作", "停止团队"],
+    },
 }
-SCRIPT = [
-    {"tool_calls": [{"name": "advance_team", "args": {}}]},
-    {"tool_calls": [{"name": "question", "args": {"questions": [ESCALATION]}}]},
-    {"text": "The team goes on with your decision."},
-]
+REPLY = {"en": "The team goes on with your decision.", "zh-CN": "团队按你的决定继续。"}
+
+
+def _script(lang: str) -> list[dict[str, Any]]:
+    return [
+        {"tool_calls": [{"name": "advance_team", "args": {}}]},
+        {"tool_calls": [{"name": "question", "args": {"questions": [ESCALATION[lang]]}}]},
+        {"text": REPLY[lang]},
+    ]
+
+
 WORKING = {"en": "model_trainer is training the model…", "zh-CN": "model_trainer 正在训练模型……"}
 
 
@@ -85,7 +99,7 @@ def test_the_timeline_follows_the_run(open_page: Any, tmp_path: Path, lang: str)
     made = build_workspace(tmp_path / "made" / WORKSPACE)
     app = _app(made, home / "apps" / "modeling" / "runs" / WORKSPACE, lang)
     script = tmp_path / "script.yaml"
-    script.write_text(json.dumps(SCRIPT), encoding="utf-8")
+    script.write_text(json.dumps(_script(lang)), encoding="utf-8")
     settings = settings_for(home, script, lang=lang)
     with running_server(create_app(app=app, settings=settings, options={"problem": str(SAMPLE)})) as base:
         p = open_page(base, lang)
@@ -122,7 +136,7 @@ def test_the_timeline_follows_the_run(open_page: Any, tmp_path: Path, lang: str)
         page.locator("#mt-state.waiting, #mt-state.running").wait_for()
         assert now.inner_text() == t["modeling.web.now.waiting"]
         p.shot(f"{name}-03-escalation")
-        page.select_option(".question-form select", "Accept the work")
+        page.select_option(".question-form select", ESCALATION[lang]["options"][0])
         form.locator("button[type=submit]").click()
         page.locator(".card.question.closed").wait_for()
         page.locator("#mt-state.finished").wait_for()

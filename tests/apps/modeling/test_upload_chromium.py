@@ -4,8 +4,9 @@ statement that names no task is refused with the server's one line in the page's
 two data files are uploaded, the tasks the server read from the statement are shown; one is corrected (its text and
 its kind), one added (the markup and orders in it shown as words), one dropped, and saved; the team is started from
 the panel and progresses on the uploaded problem (the data gate decided, the corrected tasks the ones it chose models
-for); a second start while it works is refused by the page; then the run is stopped. No script error on the page
-(but the browser's own log line of the refused upload's 422). Screenshots in test-artifacts/web/."""
+for); started again in a new conversation, a further start while it works is refused by the page; then that run is
+stopped. No script error on the page (but the browser's own log line of the refused upload's 422). Screenshots in
+test-artifacts/web/."""
 
 from __future__ import annotations
 
@@ -130,6 +131,11 @@ def test_a_problem_uploaded_its_tasks_corrected_and_the_team_started_on_it(
         page.locator("#modeling-timeline").scroll_into_view_if_needed()
         p.shot(f"{name}-04-progress")
 
+        # started again, in a new conversation: while that run works (checked at once: the scripted team may finish
+        # in seconds), a further start is refused by the page, which starts none; then the run is stopped
+        page.locator("#mt-state.finished").wait_for(timeout=RUN_MS)
+        page.click("#mp-start")
+        page.locator("#stop").wait_for()
         page.click("#mp-start")  # one run at a time: the page says so and starts none
         assert page.locator("#mp-status.bad").inner_text() == t["modeling.web.problem.busy"]
         assert page.locator(".msg.user").count() == 1

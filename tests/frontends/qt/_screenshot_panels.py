@@ -31,16 +31,22 @@ from frontends.qt._workspace import SAMPLE, TEST_APP, build_workspace, run_folde
 
 LIMIT_MS = 90_000
 SETTLE_MS = 700  # let the X server draw what changed before reading the screen
-ESCALATE = {"tool_calls": [{"name": "question", "args": {"questions": [{
-    "header": "Gate", "question": "code_runs was rejected 3 times. Accept it as it is, or stop?",
-    "options": ["accept", "stop"]}]}}]}  # fmt: skip
+# the question in the person's language (the runtime refuses an English one asked of a person writing Chinese)
+ESCALATE = {
+    "en": {"header": "Gate", "question": "code_runs was rejected 3 times. Accept it as it is, or stop?",
+           "options": ["accept", "stop"]},
+    "zh-CN": {"header": "关卡", "question": "code_runs 已被驳回 3 次。按现状接受，还是停止？",
+              "options": ["接受", "停止"]},
+}  # fmt: skip
+SOLVE = {"en": "Solve the problem.", "zh-CN": "请解决这个问题。"}
 ASK = {"en": "I want to study computer science at Peking University", "zh-CN": "我想考北京大学计算机系"}
 
 
 def main() -> int:
     app_name, home, lang, prefix = sys.argv[1], Path(sys.argv[2]), sys.argv[3], sys.argv[4]
     script = home / "script.json"
-    steps: list[Any] = [ESCALATE, {"text": "Stopped."}] if app_name == "modeling" else []
+    escalate = {"tool_calls": [{"name": "question", "args": {"questions": [ESCALATE[lang]]}}]}
+    steps: list[Any] = [escalate, {"text": "Stopped."}] if app_name == "modeling" else []
     script.write_text(json.dumps(steps), encoding="utf-8")
     settings = Settings(home=home, database_url=f"sqlite:///{home}/consulta.db", model=f"scripted:{script}", lang=lang)
     qt = QApplication(sys.argv[:1])
@@ -123,7 +129,7 @@ def main() -> int:
             own().reread()
 
         plan += [
-            (lambda: window.panels_ready, lambda: send("Solve the problem.")),
+            (lambda: window.panels_ready, lambda: send(SOLVE[lang])),
             (lambda: any(d.isVisible() for d in window.dialogs.values()), made),
             (lambda: own().timeline is not None and own().waiting, shoot("timeline")),
         ]

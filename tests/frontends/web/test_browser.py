@@ -67,9 +67,10 @@ class Page:
     def text(self, selector: str) -> str:
         return self.page.locator(selector).first.inner_text()
 
-    def ask_ambiguous(self) -> Any:
-        """Send the ambiguous request with Enter; the question form it brings."""
-        self.page.fill("#prompt", AMBIGUOUS)
+    def ask_ambiguous(self, words: str = AMBIGUOUS) -> Any:
+        """Send the ambiguous request with Enter; the question form it brings. A question must be in the person's
+        language (the runtime refuses an English one asked of a person writing Chinese)."""
+        self.page.fill("#prompt", words)
         self.page.press("#prompt", "Enter")
         form = self.page.locator(".question-form")
         form.wait_for()
@@ -268,8 +269,8 @@ def test_cancel_tells_the_model_question_cancelled(open_page: Any, tmp_path: Pat
                                 "args": {
                                     "questions": [
                                         {
-                                            "header": "Cell Line",
-                                            "question": "Which K562?",
+                                            "header": "细胞系",
+                                            "question": "取哪一种K562？",
                                             "options": ["K562-WT", "K562-dTAG-BRD4"],
                                         },
                                     ]
@@ -352,7 +353,7 @@ def test_the_question_form_follows_the_questions_schema(open_page: Any, tmp_path
     app = create_app(app="ln2", settings=settings_for(tmp_path, script))
     with running_server(app) as base:
         p = open_page(base, "en")
-        form = p.ask_ambiguous()
+        form = p.ask_ambiguous("Take out one K562 tube")
         assert form.locator("select").count() == 1  # single choice
         assert form.locator("fieldset input[type=checkbox]").count() == 3  # multiple
         labels = form.locator(".field > label[for], legend").all_inner_texts()
