@@ -11,13 +11,24 @@ app's catalog has it, else the app-neutral `key` (the web page does the same in 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any
 
-__all__ = ["LANGUAGES", "PerLanguage", "catalog", "language_name", "normalize_lang", "t", "t_app"]
+__all__ = [
+    "LANGUAGES",
+    "PerLanguage",
+    "catalog",
+    "han_count",
+    "has_chinese",
+    "language_name",
+    "normalize_lang",
+    "t",
+    "t_app",
+]
 
 
 @dataclass(frozen=True)
@@ -39,6 +50,19 @@ def normalize_lang(lang: str | None) -> str:
     if lang and lang.replace("_", "-").lower().startswith("zh"):
         return "zh-CN"
     return "en"
+
+
+_HAN = re.compile(r"[\u4e00-\u9fff]")  # the CJK Unified Ideographs: the characters Chinese text is written in
+
+
+def has_chinese(text: str | None) -> bool:
+    """Whether `text` holds a Chinese character (how the apps and the runtime tell Chinese words from others)."""
+    return bool(text and _HAN.search(text))
+
+
+def han_count(text: str) -> int:
+    """How many Chinese characters `text` holds."""
+    return len(_HAN.findall(text))
 
 
 def language_name(lang: str | None) -> str:

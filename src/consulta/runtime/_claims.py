@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..i18n import normalize_lang, t
+from ..i18n import has_chinese, normalize_lang, t
 from ._errors import ToolError
 from ._plans import PlanExecutor
 from ._records import PlanStatus, RunRecord
@@ -130,12 +130,10 @@ def all_checks(*checks: ReplyCheck | None) -> ReplyCheck:
 
 # ---- gathering the facts ----------------------------------------------------------------------------------------
 
-_CJK = re.compile(r"[\u4e00-\u9fff]")
-
 
 def reply_lang(prompt: str | None, lang: str) -> str:
     """The language to reply in: zh-CN when the user wrote Chinese, else the run's (`en` or `zh-CN`)."""
-    return "zh-CN" if prompt and _CJK.search(prompt) else normalize_lang(lang)
+    return "zh-CN" if has_chinese(prompt) else normalize_lang(lang)
 
 
 def gather_facts(
@@ -494,7 +492,7 @@ def _staging_unsaid(text: str, lang: str) -> str | None:
     """How a reply on a turn whose plan waits for approval fails to say so (None: it says so): it is not in the
     person's language, or it speaks of no approval at all ("I'm sorry, I can't help with that"; "There are 2 tubes
     left in box 3" after staging their thaw). The person reads it beside the plan they are asked to approve."""
-    if lang == "zh-CN" and not _CJK.search(text):
+    if lang == "zh-CN" and not has_chinese(text):
         return "is not in the user's language (Chinese)"
     if not _AWAITS.search(text):
         return "does not say so"
@@ -518,7 +516,7 @@ def compose_reply(facts: TurnFacts) -> str:
     failed = facts.failed_writes
     if failed:
         last = failed[-1]
-        if last.error_code in _UNCLEAR or not last.message or (lang == "zh-CN" and not _CJK.search(last.message)):
+        if last.error_code in _UNCLEAR or not last.message or (lang == "zh-CN" and not has_chinese(last.message)):
             # the refusal's own words are the model's (what to pass, "the user"), or not in the person's language:
             # code says it plainly
             return t("claims.refused_unclear", lang)

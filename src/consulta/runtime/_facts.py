@@ -26,7 +26,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-from ._claims import _CJK, ReplyCheck, ReplyRefused, TurnFacts, compose_reply
+from ..i18n import has_chinese
+from ._claims import ReplyCheck, ReplyRefused, TurnFacts, compose_reply
 
 __all__ = [
     "FactRules",
@@ -412,14 +413,14 @@ def wrong_language(text: str, facts: TurnFacts) -> str | None:
     Chinese. A sentence that quotes what the turn's tools, plans, questions or earlier turns said (e.g. a record's
     English note, an item's stem) is not counted: it is theirs as written. (Chinese to a person who writes English is
     not checked: the embedded model answers English in English, and test doubles answer either language.)"""
-    if facts.lang != "zh-CN" or not (facts.prompt and _CJK.search(facts.prompt)):
+    if facts.lang != "zh-CN" or not has_chinese(facts.prompt):
         return None  # a person writing English, even in a Chinese session, may be answered in English
     words = _NOT_WORDS.sub(" ", _person_words(text))
     sources = _fold(_quotable(facts))
     for sentence in (m.group(0) for m in _SENTENCE.finditer(words)):
         latin = _LATIN_WORD.findall(sentence)
         english = sum(1 for w in latin if w.casefold() in _ENGLISH)
-        if len(latin) < _LATIN_SENTENCE or english < 2 or _CJK.search(sentence):
+        if len(latin) < _LATIN_SENTENCE or english < 2 or has_chinese(sentence):
             continue
         if len(latin) >= _SPAN_WORDS:
             quoted = bool(_spans(sentence) & _spans(sources))

@@ -18,7 +18,6 @@ answer in the tool's place, change the arguments, or act on the result.
 from __future__ import annotations
 
 import json
-import re
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Sequence
@@ -37,7 +36,7 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.tools import ToolDefinition
 
-from ..i18n import catalog, normalize_lang, t
+from ..i18n import catalog, has_chinese, normalize_lang, t
 from ._agent import Agent
 from ._claims import reply_lang
 from ._errors import ConsultaError, ToolError
@@ -292,9 +291,6 @@ class Recorded(ToolWrapper):
         return result
 
 
-_CJK = re.compile(r"[\u4e00-\u9fff]")
-
-
 class ErrorsAsResults(ToolWrapper):
     async def __call__(self, site: ToolCallSite, call_next: Next) -> Any:
         try:
@@ -335,7 +331,7 @@ class AskDeferral(ToolWrapper):
         if siblings:
             return kind.not_alone_result()
         payload = kind.prepare(site.args)  # raises ToolError with the kind's own codes
-        if reply_lang(turn_words(site.ctx.messages), site.deps.log.run.lang) == "zh-CN" and not _CJK.search(
+        if reply_lang(turn_words(site.ctx.messages), site.deps.log.run.lang) == "zh-CN" and not has_chinese(
             json.dumps(payload, ensure_ascii=False)
         ):
             # seen on the embedded model: "What is the audit id of the '0' change?" asked of a person writing Chinese

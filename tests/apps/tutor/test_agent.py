@@ -357,7 +357,7 @@ def test_can_i_start_is_codes_packet_and_the_inspection_stands_in_later_turns(tm
 
     first_id, second_id = asyncio.run(turns())
     assert replies == [
-        "You cannot start task_2_1 yet. What the check of your file found: only 1 rows; the task needs at least 100; "
+        "You cannot start task_2_1 yet. What the check of your file found: too few rows: 1; the task needs at least 100; "
         "missing column(s): age. Please upload a dataset that meets the task's requirements."
     ]
     (accepted,) = [c for c in store.list_tool_calls(first_id) if c.tool_name == "submit_instruction_packet"]

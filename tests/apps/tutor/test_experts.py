@@ -61,10 +61,10 @@ def test_example_1_the_verdict_is_the_codes(tmp_path: Path, uploads: Path) -> No
     result = consult(c, SEED_EXAMPLES[0])
     out = result["expert_output"]
     assert out["is_suitable"] is False
-    assert out["blocking_issues"] == ["only 3 rows; the task needs at least 100", "missing column(s): age"]
+    assert out["blocking_issues"] == ["too few rows: 3; the task needs at least 100", "missing column(s): age"]
     assert "columns: name, city" in out["evidence"]
     assert out["recommended_next_step"] == (
-        "Do not start task_2_1 on this file: ask for a dataset that fixes: only 3 rows; the task needs at least 100; "
+        "Do not start task_2_1 on this file: ask for a dataset that fixes: too few rows: 3; the task needs at least 100; "
         "missing column(s): age."
     )
     (record,) = c.store.list_consultations(limit=10)

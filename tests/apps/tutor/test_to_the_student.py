@@ -139,7 +139,7 @@ def test_a_reply_that_quotes_the_student_and_answers_passes(tmp_path: Path, run_
 @pytest.mark.parametrize(
     "issue",
     [
-        "only 40 rows; the task needs at least 100",
+        "too few rows: 40; the task needs at least 100",
         "missing column(s): age, city",
         "column age should hold number values but is object",
         "column city has 3 empty value(s)",
@@ -355,6 +355,6 @@ def test_an_explanation_is_said_without_what_the_check_of_a_file_found() -> None
         task_id="task_2_4", task_status="blocked", guidance_for_ca="Explain it.", blocked_steps=["analysis"]
     )
     findings = tutor.Findings(
-        issues=("only 3 rows; the task needs at least 20",), concept=("groupby 把行按列分组。", "")
+        issues=("too few rows: 3; the task needs at least 20",), concept=("groupby 把行按列分组。", "")
     )
     assert tutor.packet_reply(packet, "zh-CN", findings) == "groupby 把行按列分组。这样讲清楚吗？你想先用它试试什么？"

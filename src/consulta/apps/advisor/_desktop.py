@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...i18n import t
+from ...i18n import han_count, t
 from ...runtime import Event, RunEnded, ToolError
 from .._def import AppView, DesktopKit, DesktopPanel
 from ._catalog import DIMENSIONS, PageContext, RankingFilters, SelectedAdvisor, VisibleAdvisor, save_page_context
@@ -66,7 +66,7 @@ _SORT_LABELS = {
 
 def spoken_language(text: str) -> str:
     """The voice for a reply: Mandarin when it is mostly Chinese (whatever the window's language), else English."""
-    han = len(re.findall(r"[\u4e00-\u9fff]", text))
+    han = han_count(text)
     words = len(re.findall(r"[A-Za-z]+", text))
     return "zh-CN" if han and han >= words else "en"
 

@@ -19,6 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ...i18n import has_chinese
 from ._names import Ambiguous, Found, Match, NameResult, Unknown, majors, schools
 
 __all__ = [
@@ -220,7 +221,7 @@ def _weak_major(found: Found, text: str, school_ends: Iterable[int]) -> bool:
     """A short major alias (环境, 管理, 工程 …) said in passing (实验室环境好) is not a major: it counts in a message
     that names a school (南大的物理), before 系/专业/学科/方向, after 读/考/学/报/专业是, or as the whole message."""
     said = text[found.start : found.end]
-    if len(said) >= 3 or not re.search(r"[\u4e00-\u9fff]", said):
+    if len(said) >= 3 or not has_chinese(said):
         return False
     if isinstance(found.result, Match) and found.result.name == said:
         return False  # the full name (法学, 化学)
@@ -290,7 +291,7 @@ def _direction(text: str, taken: list[tuple[int, int]], extra: Iterable[str]) ->
     for name, others in DIRECTIONS.items():
         forms += [(name, name), *((o, name) for o in others)]
     for form, name in sorted(forms, key=lambda p: -len(p[0])):
-        ascii_form = not re.search(r"[\u4e00-\u9fff]", form)
+        ascii_form = not has_chinese(form)
         pattern = rf"(?<![A-Za-z]){re.escape(form)}(?![A-Za-z])" if ascii_form else re.escape(form)
         flags = 0 if ascii_form and form.isupper() else re.IGNORECASE
         for m in re.finditer(pattern, text, flags):

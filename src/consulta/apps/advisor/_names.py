@@ -22,6 +22,8 @@ from pypinyin import Style, lazy_pinyin
 from rapidfuzz import fuzz, process
 from ruamel.yaml import YAML
 
+from ...i18n import has_chinese
+
 __all__ = [
     "Ambiguous",
     "Found",
@@ -80,7 +82,6 @@ WEAK = 70.0
 MARGIN = 8.0
 """How far the best fuzzy score must lead the next name's for the best to be sure."""
 
-_CJK = re.compile(r"[\u4e00-\u9fff]")
 _ASCII_WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*")
 _COMMON_WORDS = frozenset({"hit"})
 """Aliases that are also ordinary words: matched inside English text only as typed in capitals (HIT)."""
@@ -137,13 +138,13 @@ class NameBook:
         keys: dict[str, set[str]] = {}
         for e in entries:
             for form in (e.name, *e.aliases):
-                if _CJK.search(form):
+                if has_chinese(form):
                     keys.setdefault(_pinyin(form), set()).add(e.name)
             for form in (e.name, *e.aliases):
-                if len(form) >= 3 and _CJK.search(form):
+                if len(form) >= 3 and has_chinese(form):
                     keys.setdefault(_initials(form), set()).add(e.name)
         for alias, names in ambiguous.items():
-            if _CJK.search(alias):
+            if has_chinese(alias):
                 keys.setdefault(_pinyin(alias), set()).update(names)
         self._pinyin = {k: tuple(sorted(v, key=self.names.index)) for k, v in keys.items() if len(k) >= 3}
         # surface forms searched for in free text, longest first
@@ -154,14 +155,14 @@ class NameBook:
         for alias in ambiguous:
             forms[alias] = ""
         self._forms = sorted(forms, key=len, reverse=True)
-        self._fuzzy_cjk = sorted({f for f in (*self._exact_forms(), *ambiguous) if _CJK.search(f)})
-        self._fuzzy_ascii = sorted({_fold(f) for f in self._exact_forms() if not _CJK.search(f)} | set(self._pinyin))
+        self._fuzzy_cjk = sorted({f for f in (*self._exact_forms(), *ambiguous) if has_chinese(f)})
+        self._fuzzy_ascii = sorted({_fold(f) for f in self._exact_forms() if not has_chinese(f)} | set(self._pinyin))
         # English names scored without the words every school shares ("University of …"), else Harvard University
         # would look close to Peking University
         self._stems: dict[str, set[str]] = {}
         for e in entries:
             for form in (e.en, *e.aliases):
-                if not _CJK.search(form) and (stem := _stem(form)):
+                if not has_chinese(form) and (stem := _stem(form)):
                     self._stems.setdefault(stem, set()).add(e.name)
 
     def _exact_forms(self) -> list[str]:
@@ -201,7 +202,7 @@ class NameBook:
         return self._fuzzy(said)
 
     def _by_pinyin(self, said: str) -> NameResult | None:
-        cjk = bool(_CJK.search(said))
+        cjk = has_chinese(said)
         if cjk and re.search(r"[A-Za-z]", said):
             return None
         key = _pinyin(said) if cjk else re.sub(r"[^a-z]", "", said.casefold())
@@ -218,7 +219,7 @@ class NameBook:
         """Latin letters: rapidfuzz's ratio over names, aliases and pinyin keys, sure only well ahead of the next.
         Chinese: a name of the same length one character off (华中科枝大学), or one the words are an abbreviation
         of (北京航天大学), is a guess to ask about (homophones were caught by pinyin); else unknown, nearest offered."""
-        cjk = bool(_CJK.search(said))
+        cjk = has_chinese(said)
         if cjk:
             return self._fuzzy_cjk_name(said)
         query = _fold(said)
@@ -285,7 +286,7 @@ class NameBook:
             found.append(Found(result, start, end))
 
         for form in self._forms:
-            if _CJK.search(form):
+            if has_chinese(form):
                 pattern = re.escape(form)
                 flags = 0
             else:

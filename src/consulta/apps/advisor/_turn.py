@@ -21,7 +21,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
-from ...i18n import t
+from ...i18n import han_count, has_chinese, t
 from ._form import (
     DIRECTIONS,
     Extraction,
@@ -706,7 +706,6 @@ Latin letters or digits (a word), so the limit means the same in both languages.
 _UNIT = re.compile(r"[\u4e00-\u9fff]|[A-Za-z0-9]+(?:['.\-][A-Za-z0-9]+)*")
 _SENTENCE = re.compile(r"(?<=[。！？!?])|(?<=\.)\s+")
 _CLAUSE = re.compile(r"(?<=[，,；;：:])")
-_CJK = re.compile(r"[\u4e00-\u9fff]")
 _ACTION = re.compile(
     r"正在(?:为你)?(?:筛选|查找|搜索|加载|打开|推荐)|已(?:经)?(?:为你)?(?:筛选|更新|打开|推荐|跳转|加载|查询)|(?:为你|给你)(?:筛选|推荐|打开)|"
     r"帮你(?:筛选|打开|查)了|跳转到|排行榜已|"
@@ -729,7 +728,7 @@ def fit(text: str, limit: int = LIMIT) -> str:
         return text
     kept = ""
     for sentence in (s.strip() for s in _SENTENCE.split(text) if s.strip()):
-        trial = f"{kept}{'' if not kept or _CJK.search(kept[-1]) else ' '}{sentence}"
+        trial = f"{kept}{'' if not kept or has_chinese(kept[-1]) else ' '}{sentence}"
         if spoken_length(trial) > limit:
             break
         kept = trial
@@ -740,7 +739,7 @@ def fit(text: str, limit: int = LIMIT) -> str:
             break
         kept += clause
     if kept:
-        return kept.rstrip("，,；;：: ") + ("。" if _CJK.search(kept) else ".")
+        return kept.rstrip("，,；;：: ") + ("。" if has_chinese(kept) else ".")
     for count, m in enumerate(_UNIT.finditer(text), start=1):
         if count >= limit:
             return text[: m.start()].rstrip() + "…"
@@ -758,7 +757,7 @@ def whole_sentences(text: str) -> str:
 
 def language_fits(text: str, lang: str) -> bool:
     """Whether the reply is in `lang`: a Chinese one mostly Chinese characters; an English one has few (a name)."""
-    cjk = len(_CJK.findall(text))
+    cjk = han_count(text)
     latin = len(re.findall(r"[A-Za-z]+", text))
     if lang.startswith("zh"):
         return cjk > 0 and cjk >= latin

@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ...i18n import t
+from ...i18n import has_chinese, t
 from ...runtime import FactRules, ReplyCheck, ReplyRefused, ToolOutcome, TurnFacts, compose_reply, echoes
 from ._inventory import Inventory, load_inventory
 from ._locate import said_boxes, said_places
@@ -49,7 +49,6 @@ _HELPLESS = re.compile(
     r"I\s+don'?t\s+know)\b|抱歉|对不起|无法(?:协助|帮助|继续|完成|提供)|请稍后",
     re.IGNORECASE,
 )
-_CJK = re.compile(r"[\u4e00-\u9fff]")
 _NEGATIVE = re.compile(
     r"\b(?:no|not|none|nothing|never|zero|0|used\s+up|empty|free|out\s+of)\b|n't\b|没有|无|未|不|用完|空",
     re.IGNORECASE,
@@ -263,7 +262,7 @@ def check_ln2_reply(text: str, facts: TurnFacts) -> None:
     helpless = _HELPLESS.search(text)
     off_subject = looking and _off_subject(text, facts)
     echo = facts.prompt is not None and echoes(text, facts.prompt)
-    wrong_language = facts.lang == "zh-CN" and not _CJK.search(text)
+    wrong_language = facts.lang == "zh-CN" and not has_chinese(text)
     counts = counted(facts) if looking and facts.prompt and _HOW_MANY.search(facts.prompt) else set()
     said = {int(n) for n in re.findall(r"\d+", text)}
     miscounted = bool(counts) and not (counts & said)

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
+from ...i18n import has_chinese
 from ...runtime import own_words, takes_over
 from ._audit import read_audit
 from ._inventory import Inventory, load_inventory
@@ -439,7 +440,7 @@ def plain_look_up_for(inventory_path: Path) -> Callable[[str], bool]:
         for frame in _FRAME_ZH:
             rest = rest.replace(frame, " ")
         latin = re.findall(r"[a-z][a-z'’]*", rest)
-        return all(word in _FRAME_EN for word in latin) and not re.search(r"[\u4e00-\u9fff]", rest)
+        return all(word in _FRAME_EN for word in latin) and not has_chinese(rest)
 
     return plain
 
@@ -544,7 +545,7 @@ def lone_name(words: str) -> str | None:
     rest = words
     for frame in _FRAME_ZH:
         rest = rest.replace(frame, " ")
-    if re.search(r"[\u4e00-\u9fff]", rest):
+    if has_chinese(rest):
         return None
     left = [w for w in _TOKEN_SAID.findall(rest) if w.casefold() not in _FRAME_EN and not w.isdigit()]
     if len(left) != 1 or left[0].casefold() in _NOT_NAMES or not _NAME_LIKE.search(left[0]):

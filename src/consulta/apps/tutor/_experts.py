@@ -26,7 +26,7 @@ from ...asks import (
     SuitabilityJudgment,
     ValidationReport,
 )
-from ...i18n import t
+from ...i18n import has_chinese, t
 from ...runtime import ToolError
 from ...sandbox import Limits, SandboxUnavailable, run_python
 from ._datasets import check_dataset, open_dataset, say_issues, spelled_as, unreadable, upload_path, uploaded_files
@@ -412,8 +412,8 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
             raise ValueError(
                 "The definition repeats the student's words; explain the idea itself in your own plain words."
             )
-        chinese = re.search(r"[\u4e00-\u9fff]", request.context.student_confusion or "")
-        if isinstance(output, ConceptExplanation) and chinese and not re.search(r"[\u4e00-\u9fff]", output.definition):
+        chinese = has_chinese(request.context.student_confusion)
+        if isinstance(output, ConceptExplanation) and chinese and not has_chinese(output.definition):
             # held-out: an English explanation for a Chinese question; the tutor could say none of it to the student
             raise ValueError("The student writes Chinese: write the definition and the example in Chinese (简体中文).")
         if leaked := task.revealed_in(_texts(output)):
