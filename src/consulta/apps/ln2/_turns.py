@@ -45,20 +45,27 @@ __all__ = [
     "writes_asked",
 ]
 
+_THAW_EN = r"thaw[a-z]*|reviv[a-z]*"
+_THAW_ZH = "解冻|复苏"
+_DISCARD_EN = (
+    r"discard[a-z]*|throw\s+(?:\w+\s+)?away|dispose[a-z]*|toss(?:ed)?|chuck(?:ed)?|trash(?:ed)?|"
+    r"bin(?:ned)?\s+(?:it|them|this|that|those|these|the)\b"
+)
+_DISCARD_ZH = "丢弃|丢掉|丢了|扔掉|扔了|销毁|弃掉|废弃"
 _TAKE_EN = (
-    r"thaw[a-z]*|tak(?:e|ing)\s+(?:\w+\s+){0,4}?out|took\s+out|takeout|pull(?:ed|ing)?\s+(?:\w+\s+){0,4}?out|grab|fetch|"
-    r"remove|discard[a-z]*|throw\s+(?:\w+\s+)?away|dispose|use\s+up|toss(?:ed)?|chuck(?:ed)?|trash(?:ed)?|"
-    r"bin(?:ned)?\s+(?:it|them|this|that|those|these|the)\b|"
+    rf"{_THAW_EN}|{_DISCARD_EN}|tak(?:e|ing)\s+(?:\w+\s+){{0,4}}?out|took\s+out|takeout|use\s+up|"
+    r"pull(?:ed|ing)?\s+(?:\w+\s+){0,4}?out|grab|fetch|remove|"
     r"(?:tak(?:e|ing)|took|cross(?:ed|ing)?)\s+(?:\w+\s+){0,3}?off\s+(?:the\s+|our\s+)?(?:list|inventory|books|records?)|"
     r"(?:giv(?:e|ing)|gave|send(?:ing)?|sent|ship(?:ping|ped)?|hand(?:ing|ed)?)\s+(?!me\b|us\b)(?:[\w-]+\s+){0,6}?"
     r"(?:to\s+(?:the\s+|our\s+)?(?:[A-Z][\w.-]*\s+){0,3}(?:lab|group|team|core|facility|collaborators?)|away)"
 )
-_TAKE_ZH = "取出|取一|取两|取走|拿出|拿一|拿两|拿走|解冻|复苏|丢弃|丢掉|丢了|扔掉|扔了|销毁|弃掉|用掉"
+_TAKE_ZH = f"{_THAW_ZH}|{_DISCARD_ZH}|取出|取一|取两|取走|拿出|拿一|拿两|拿走|用掉"
 _ADD_EN = r"add|adding|put|freeze|freezing|froze|store|deposit|go(?:es)?\s+(?:in|into)\s+box"
 _ADD_ZH = r"放入|放进|放一|放两|放到|放(?:在)?(?=\s*\d+\s*号?\s*盒)|存入|冻存|新冻|冻了|新增|添加|加入|加一|登记"
 _OTHER_EN = r"undo|revert|roll\s*back|rollback|restore|delete|move"
 _OTHER_ZH = "取几|冻一|冻两|撤销|撤回|回滚|恢复|删除|删掉|移到|移动"
-"""The verbs of change, in each language: taking tubes out, putting them in, and the rest (undo, delete, move)."""
+"""The verbs of change, in each language: taking tubes out (thawing and discarding are ways of it: one list each,
+which `action_said` reads too), putting them in, and the rest (undo, delete, move)."""
 
 
 def _english(verbs: str) -> str:
@@ -71,12 +78,8 @@ _CHANGE = re.compile(
 )
 _ADD = re.compile(rf"\b(?:{_ADD_EN})\b|{_ADD_ZH}", re.IGNORECASE)
 _TAKE = re.compile(rf"{_english(_TAKE_EN)}|{_TAKE_ZH}", re.IGNORECASE)
-_DISCARD = re.compile(
-    r"(?<![A-Za-z])(?:discard[a-z]*|throw\s+(?:\w+\s+)?away|dispose[a-z]*|trash(?:ed)?|toss(?:ed)?|chuck(?:ed)?|"
-    r"bin(?:ned)?\s+(?:it|them|this|that|those|these|the))(?![A-Za-z])|丢弃|丢掉|丢了|扔掉|扔了|销毁|弃掉|废弃",
-    re.IGNORECASE,
-)
-_THAW = re.compile(r"(?<![A-Za-z])(?:thaw|reviv)[a-z]*|解冻|复苏", re.IGNORECASE)
+_DISCARD = re.compile(rf"{_english(_DISCARD_EN)}|{_DISCARD_ZH}", re.IGNORECASE)
+_THAW = re.compile(rf"(?<![A-Za-z])(?:{_THAW_EN})|{_THAW_ZH}", re.IGNORECASE)
 
 
 def action_said(words: str) -> Literal["thaw", "takeout", "discard"] | None:
