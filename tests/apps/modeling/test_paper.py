@@ -184,3 +184,20 @@ def test_the_teams_whole_prose_without_its_stop_ends_as_a_sentence(tmp_path: Pat
     assert "\n三个问题。\n" in paper and "\nIt is simple (and fast)。\n" in paper  # a Chinese paper's stop
     english = compose_paper(tmp_path, PaperParts(title="T", lang="en", summary="Three tasks (see below)")).read_text()
     assert "\nThree tasks (see below).\n" in english and "\n(none)\n" in english  # nothing written: code's words
+
+
+def test_a_paragraph_the_team_wrote_for_two_sections_and_a_repeated_assumption_are_said_once(tmp_path: Path) -> None:
+    """Seen on the embedded model (deer_leslie_zh): one sentence was the abstract, the discussion and the
+    conclusion, and an assumption stood twice in the list; the later copies give way to code's words."""
+    from consulta.apps.modeling._compose import PaperParts, compose_paper
+
+    same = "模型的优缺点包括 Leslie 矩阵的主特征值（年增长率）和种群的稳定移除率。"
+    parts = PaperParts(
+        title="T", abstract=same, discussion=same, conclusion=same.rstrip("。"),
+        assumptions=["假设雌鹿从 2 岁开始繁殖", "假设数量在繁殖中保持不变", "假设数量在繁殖中保持不变"],
+    )  # fmt: skip
+    paper = compose_paper(tmp_path, parts).read_text(encoding="utf-8")
+    assert paper.count(same) == 1 and paper.count("假设数量在繁殖中保持不变") == 1
+    assert "模型的局限：它只利用了题目给出的数据" in paper and "各项数值均来自结果文件，见第 5 节。" in paper
+    kept = compose_paper(tmp_path, PaperParts(title="T", abstract="A.", discussion="B.", conclusion="C.")).read_text()
+    assert "\nA.\n" in kept and "\nB.\n" in kept and "\nC.\n" in kept

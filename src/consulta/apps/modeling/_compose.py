@@ -129,6 +129,18 @@ def _clean(text: str, strict: bool, not_run: Sequence[str] = ()) -> str:
     return "".join(s for s in kept if not (strict and re.search(r"\d", s))).strip()
 
 
+def _once(texts: list[str]) -> list[str]:
+    """`texts` (the abstract, the discussion, the conclusion) with a text that repeats an earlier one made "" (code's
+    words stand in): seen on the embedded model, one sentence written as all three sections."""
+    seen: set[str] = set()
+    out = []
+    for text in texts:
+        key = re.sub(r"\W+", "", text).lower()
+        out.append("" if key and key in seen else text)
+        seen.add(key)
+    return out
+
+
 def _table(path: Path) -> str:
     """The CSV as a Markdown table, cells as the file writes them (at most MAX_TABLE_ROWS rows)."""
     with path.open(encoding="utf-8", newline="") as f:
@@ -146,21 +158,22 @@ def compose_paper(workspace: Path, parts: PaperParts, *, strict: bool = False) -
     workspace = Path(workspace)
     lang = "zh-CN" if parts.lang.startswith("zh") else "en"
     w = _WORDS[lang]
+    abstract, discussion, conclusion = _once(
+        [_ended(_clean(t, True, parts.not_run), lang) for t in (parts.abstract, parts.discussion, parts.conclusion)]
+    )
     out = [
         f"# {parts.title}",
         "",
         f"## {w['abstract']}",
         "",
-        w["join"].join(
-            [_ended(_clean(parts.abstract, True, parts.not_run), lang) or w["no_abstract"], *parts.headline]
-        ),
+        w["join"].join([abstract or w["no_abstract"], *parts.headline]),
         "",
     ]
     out += [f"## 1 {w['analysis']}", "", _ended(_clean(parts.summary, strict), lang) or w["none"], ""]
     tasks = [t for t in (_clean(t, strict) for t in parts.tasks) if t]
     if tasks:
         out += [f"**{w['tasks']}**", "", *[f"- {t}" for t in tasks], ""]
-    assumptions = [a for a in (_clean(a, strict, parts.not_run) for a in parts.assumptions) if a]
+    assumptions = list(dict.fromkeys(a for a in (_clean(a, strict, parts.not_run) for a in parts.assumptions) if a))
     out += [f"## 2 {w['assumptions']}", "", *([f"- {a}" for a in assumptions] or [w["none"]]), ""]
     out += [f"## 3 {w['model']}", ""]
     if parts.models:
@@ -195,14 +208,13 @@ def compose_paper(workspace: Path, parts: PaperParts, *, strict: bool = False) -
     out += [
         f"## {section} {w['discussion']}",
         "",
-        _ended(_clean(parts.discussion, True, parts.not_run), lang) or w["no_discussion"],
+        discussion or w["no_discussion"],
         "",
     ]
     out += [
         f"## {section + 1} {w['conclusion']}",
         "",
-        _ended(_clean(parts.conclusion, True, parts.not_run), lang)
-        or w["no_conclusion"].format(section=6 if parts.answers else 5),
+        conclusion or w["no_conclusion"].format(section=6 if parts.answers else 5),
         "",
     ]
     if parts.consultations:
