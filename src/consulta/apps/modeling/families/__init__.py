@@ -14,9 +14,9 @@ from __future__ import annotations
 from functools import cache
 from typing import Annotated, Any, Union
 
-from pydantic import Field, TypeAdapter
+from pydantic import Field, TypeAdapter, ValidationError
 
-from .._tasks import measure_of
+from .._tasks import horizon_of, measure_of
 from ._base import GROUPS, SCRIPTS, Family, FamilyParams, Group, ProblemData, num, stated
 from ._evaluation import (
     Ahp,
@@ -157,10 +157,29 @@ def fitting(asks: str) -> tuple[str, ...]:
     return names or tuple(FAMILIES)
 
 
-def as_stated(params: FamilyParams, data: ProblemData) -> FamilyParams:
+def as_stated(params: FamilyParams, data: ProblemData, *, task: str = "") -> FamilyParams:
     """`params` with what code reads from the statement in place of the modeler's guess: a network's direction
-    (`stated_direction`), an evaluation's cost criteria (`stated_costs`)."""
-    return stated_costs(stated_direction(params, data), data.statement)
+    (`stated_direction`), an evaluation's cost criteria (`stated_costs`), the family's `stated_only` parameters
+    the statement does not state (their default: code finds them from the data) and the periods ahead that the
+    task's text (`task`) states (`_tasks.horizon_of`, into the family's `horizon`)."""
+    params = stated_costs(stated_direction(params, data), data.statement)
+    family = family_named(params.family)
+    fixes: dict[str, Any] = {
+        name: type(params).model_fields[name].default
+        for name in family.stated_only
+        if getattr(params, name) and not stated(data.statement, getattr(params, name))
+    }
+    ahead = horizon_of(task) if family.horizon else None
+    if ahead is not None:
+        fixes[family.horizon] = ahead
+    fixes = {k: v for k, v in fixes.items() if getattr(params, k) != v}
+    if not fixes:
+        return params
+    try:  # within the parameter's bounds, else the modeler's value stands
+        return type(params).model_validate({**params.model_dump(), **fixes})
+    except ValidationError:
+        fixes.pop(family.horizon, None)
+        return type(params).model_validate({**params.model_dump(), **fixes}) if fixes else params
 
 
 _MEASURE_WORDS = {

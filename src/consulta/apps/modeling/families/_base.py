@@ -95,8 +95,15 @@ def num(value: Any) -> str:
     return f"{value:g}" if abs(value) < 1e15 else str(value)
 
 
+_TASK_LABEL = re.compile(
+    r"(?<![A-Za-z])(?:task|question|problem|requirement|part)\s*\d+|(?:任务|问题|要求)\s*\d+", re.I
+)
+
+
 def stated(statement: str, value: float) -> bool:
-    """Whether the statement states `value` (a number as written, thousands separators allowed, or a percentage)."""
+    """Whether the statement states `value` (a number as written, thousands separators allowed, or a percentage); a
+    task's own number ("Task 2:", "问题 2") states nothing."""
+    statement = _TASK_LABEL.sub(" ", statement)
     found = [float(m.replace(",", "")) for m in re.findall(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?", statement)]
     return any(abs(v - value) <= 1e-9 * max(1.0, abs(v)) or abs(v / 100 - value) <= 1e-9 for v in found)
 
@@ -151,6 +158,14 @@ class Family:
     """Families whose result an earlier task's run gives this one its weights from (TOPSIS: an AHP's): after a task
     chose one of them, a later task is offered only the families that take those weights (`_task_models._menu_names`),
     not one that would weigh the criteria again from the data."""
+    horizon: ClassVar[str] = ""
+    """The parameter counting the periods the family looks ahead (a Leslie projection's years, a forecast's periods, a
+    chain's steps): a task stating how far ("10 年后", "3 days after") sets it, whatever the modeler wrote (seen on
+    the embedded model: "预测 10 年后的总数" answered for 2 years); "" when the family has none."""
+    stated_only: ClassVar[tuple[str, ...]] = ()
+    """Parameters whose default means "code finds it from the data" (a Leslie fecundity, a clustering's number of
+    groups): a value the statement does not state is a guess and gives way to that default (seen on the embedded
+    model: fecundities of 50, 1 and 10 made up for three tasks of one herd, whose data give 0.9)."""
     cues: ClassVar[tuple[str, ...]] = ()
     """Words a statement of the family's kind uses, ranking it in a task's menu but required of no statement (a
     family's `subject` words are its cues too; see `cue_hits`)."""

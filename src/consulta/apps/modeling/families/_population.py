@@ -47,6 +47,8 @@ def _not_ages(column: pd.Series) -> str:
 
 class Leslie(Family):
     name = "leslie"
+    horizon = "years"
+    stated_only = ("fecundity",)
     group = "population"
     title = ("Leslie matrix with harvesting", "Leslie 矩阵（含收获）")
     answers = frozenset({"estimate", "forecast", "policy", "number"})

@@ -25,6 +25,7 @@ next state."""
 
 class MarkovChain(Family):
     name = "markov_chain"
+    horizon = "steps"
     group = "stochastic"
     title = ("Markov chain", "马尔可夫链")
     aliases = ("Markov", "马尔可夫", "马氏链")
@@ -81,6 +82,7 @@ class QueueParams(FamilyParams):
 
 class Queue(Family):
     name = "queue"
+    stated_only = ("servers",)
     group = "stochastic"
     title = ("M/M/c queue (Erlang C)", "M/M/c 排队模型（Erlang C）")
     answers = frozenset({"number", "policy", "estimate"})
@@ -136,6 +138,7 @@ class MonteCarloParams(FamilyParams):
 
 class MonteCarlo(Family):
     name = "monte_carlo"
+    horizon = "horizon"
     group = "stochastic"
     title = ("Monte Carlo simulation (resampling)", "蒙特卡洛模拟（重抽样）")
     aliases = ("Monte Carlo", "蒙特卡洛", "蒙特卡罗")
