@@ -119,6 +119,10 @@ PHASES = {
 """The phase each agent works in (a consulted agent works in its asker's; the validator in its gate's)."""
 _MAX_REQUESTS_PER_TURN = 3
 """Consultations one answer of an agent may ask for in a row (refused ones included) before its requests are ignored."""
+_ANSWER_STANDS = frozenset({"repeated", "budget_exhausted"})
+"""Refusals after which the asker's answer stands as it is: it already has the reply it asks for again, or it is told
+to work with what it has (seen on the embedded model: the modeler asked the data engineer's answered question twice
+more, each refusal costing a full answer of ~23 s)."""
 
 
 class Escalation(Exception):
@@ -457,6 +461,8 @@ class Director:
                 background=f"{agent} 在做这件事时提出：{task.splitlines()[0]}",
             )  # fmt: skip
             outcome = await self.consult(request, step=step, phase=phase, depth=depth + 1, waiting=waiting)
+            if isinstance(outcome, Refusal) and outcome.code in _ANSWER_STANDS:
+                break  # on record in the ledger; the answer it came with stands (asking again would cost a turn)
             if isinstance(outcome, Refusal):
                 told = f"Director 拒绝了这次咨询：{outcome.reason}"
                 record = None
