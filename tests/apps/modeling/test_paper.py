@@ -201,3 +201,26 @@ def test_a_paragraph_the_team_wrote_for_two_sections_and_a_repeated_assumption_a
     assert "模型的局限：它只利用了题目给出的数据" in paper and "各项数值均来自结果文件，见第 5 节。" in paper
     kept = compose_paper(tmp_path, PaperParts(title="T", abstract="A.", discussion="B.", conclusion="C.")).read_text()
     assert "\nA.\n" in kept and "\nB.\n" in kept and "\nC.\n" in kept
+
+
+def test_an_assumption_copying_a_line_of_the_problem_is_none() -> None:
+    """Seen on the embedded model (bank_queue_zh): the problem's title, a task line and the data files' line were the
+    model's assumptions in the paper."""
+    from consulta.apps.modeling._director import not_given
+
+    given = "银行窗口的设置\n题目：银行窗口的设置\n# 银行窗口的设置\n任务一：估计顾客的到达率与服务率。\n数据文件：银行.csv（400 行）：顾客, 到达间隔_分钟"
+    items = ["银行窗口的设置", "任务一：估计顾客的到达率与服务率", "数据文件：银行.csv（400 行）：顾客, 到达间隔_分钟",
+             "顾客的到达服从泊松过程。", "服务时间服从指数分布"]  # fmt: skip
+    assert not_given(items, given) == ["顾客的到达服从泊松过程。", "服务时间服从指数分布"]
+
+
+def test_a_dot_inside_a_file_name_or_a_number_ends_no_sentence(tmp_path: Path) -> None:
+    """Seen on the embedded model (bank_queue_zh): the abstract's "通过读取`results/task1_queue.json`文件来获取这些信息。"
+    was split at ".json": its half with a digit left out, "json`文件来获取这些信息。" stood in the abstract."""
+    from consulta.apps.modeling._compose import PaperParts, compose_paper
+
+    abstract = (
+        "我们用排队模型估计到达率。通过读取`results/task1_queue.json`文件来获取这些信息。We keep 0.5 of it. It ends."
+    )
+    paper = compose_paper(tmp_path, PaperParts(title="T", abstract=abstract)).read_text(encoding="utf-8")
+    assert "\n我们用排队模型估计到达率。 It ends.\n" in paper and "json`" not in paper
