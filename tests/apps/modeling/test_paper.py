@@ -224,3 +224,25 @@ def test_a_dot_inside_a_file_name_or_a_number_ends_no_sentence(tmp_path: Path) -
     )
     paper = compose_paper(tmp_path, PaperParts(title="T", abstract=abstract)).read_text(encoding="utf-8")
     assert "\n我们用排队模型估计到达率。 It ends.\n" in paper and "json`" not in paper
+
+
+def test_a_sentence_of_the_team_with_a_number_no_file_holds_is_left_out(tmp_path: Path) -> None:
+    """Seen on the embedded model (warehouse_mc_en, customers_kmeans_en): the reader's analysis, written before any
+    result, said "3,200 + 1,000 = 4,200 tonnes" and "the second largest group having 50 customers"; the paper gate
+    sent the paper back for it. Such a sentence is left out (the gate's own test), a number the problem, the data or
+    a result holds stays."""
+    import json
+
+    from consulta.apps.modeling._checks import check_paper_numbers
+    from consulta.apps.modeling._compose import PaperParts, compose_paper
+
+    (tmp_path / "problem").mkdir()
+    (tmp_path / "problem" / "problem.md").write_text("It holds 3,200 tonnes for 30 days.", encoding="utf-8")
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "task1_monte_carlo.json").write_text(json.dumps({"p95": 3221.0}), encoding="utf-8")
+    summary = "The depot holds 3,200 tonnes. It should hold 3,200 + 1,000 = 4,200 tonnes. We need 3221 at most."
+    parts = PaperParts(title="T", lang="en", summary=summary, method="Groups of 50 and 20 customers. Resample days.")
+    paper = compose_paper(tmp_path, parts).read_text(encoding="utf-8")
+    assert "\nThe depot holds 3,200 tonnes. We need 3221 at most.\n" in paper and "4,200" not in paper
+    assert "\nResample days.\n" in paper and "50" not in paper
+    assert check_paper_numbers(tmp_path) == []
