@@ -37,6 +37,7 @@ from .families import (
     measure_misfit,
     parse_choice,
     with_ahp_weights,
+    without_unit,
 )
 
 
@@ -346,6 +347,8 @@ def _columns_named(params: FamilyParams, data: ProblemData) -> FamilyParams:
         if value in frame.columns:
             return value
         found = by_lower.get(value.strip().lower(), [])
+        if not found:  # the name the statement gives it, its unit set aside ("单价" for "单价_元")
+            found = [c for c in map(str, frame.columns) if without_unit(c).lower() == value.strip().lower()]
         if not found:  # a near miss: one letter more or less ("hare_thousands" for "hares_thousands")
             found = difflib.get_close_matches(value.strip().lower(), list(by_lower), n=2, cutoff=_NEAR)
             found = by_lower[found[0]] if len(found) == 1 else []

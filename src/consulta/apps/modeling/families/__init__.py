@@ -17,7 +17,7 @@ from typing import Annotated, Any, Union
 from pydantic import Field, TypeAdapter, ValidationError
 
 from .._tasks import horizon_of, measure_of
-from ._base import GROUPS, SCRIPTS, Family, FamilyParams, Group, ProblemData, num, stated
+from ._base import GROUPS, SCRIPTS, Family, FamilyParams, Group, ProblemData, num, stated, without_unit
 from ._evaluation import (
     Ahp,
     AhpParams,
@@ -79,6 +79,7 @@ __all__ = [
     "as_stated",
     "stated",
     "with_ahp_weights",
+    "without_unit",
 ]
 
 FAMILIES: dict[str, Family] = {
@@ -162,7 +163,9 @@ def as_stated(params: FamilyParams, data: ProblemData, *, task: str = "") -> Fam
     (`stated_direction`), an evaluation's cost criteria (`stated_costs`), the family's `stated_only` parameters
     the statement does not state (their default: code finds them from the data) and the periods ahead that the
     task's text (`task`) states (`_tasks.horizon_of`, into the family's `horizon`)."""
-    params = stated_costs(stated_direction(params, data), data.statement)
+    table = data.tables.get(params.table)
+    columns = tuple(map(str, table.columns)) if table is not None else ()
+    params = stated_costs(stated_direction(params, data), data.statement, columns)
     family = family_named(params.family)
     fixes: dict[str, Any] = {
         name: type(params).model_fields[name].default

@@ -36,6 +36,7 @@ __all__ = [
     "num",
     "numeric_columns",
     "stated",
+    "without_unit",
 ]
 
 Group = Literal["population", "ode", "optimisation", "network", "stochastic", "evaluation", "statistics"]
@@ -93,6 +94,17 @@ def num(value: Any) -> str:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return str(value)
     return f"{value:g}" if abs(value) < 1e15 else str(value)
+
+
+_UNIT = re.compile(r"_(?:[\u4e00-\u9fff]{1,2}|usd|eur|yuan|rmb|km|kg|t|h|min|pct|percent)$", re.I)
+"""A unit written after a column name's last "_" ("单价_元", "price_usd", "commute_min")."""
+
+
+def without_unit(name: str) -> str:
+    """A column's name as a text names it: its unit in brackets or after its last "_" set aside ("单价_元" → "单价",
+    "价格（元）" → "价格"); the name itself when nothing is left."""
+    head = re.split(r"[（(\[]", name, maxsplit=1)[0].strip() or name
+    return _UNIT.sub("", head) or head
 
 
 _TASK_LABEL = re.compile(

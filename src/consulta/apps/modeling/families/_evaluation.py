@@ -9,7 +9,7 @@ import pandas as pd
 from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
-from ._base import Family, FamilyParams, ProblemData, columns_problem, num, numeric_columns, zh
+from ._base import Family, FamilyParams, ProblemData, columns_problem, num, numeric_columns, without_unit, zh
 
 __all__ = [
     "Ahp",
@@ -116,8 +116,6 @@ _COST_NAME = re.compile(
 """A criterion's name that says it is a cost (a price, a distance, a time measured in minutes)."""
 
 
-_UNIT = re.compile(r"_(?:[\u4e00-\u9fff]{1,2}|usd|eur|yuan|rmb|km|kg|t|h|min|pct|percent)$", re.I)
-"""A unit written after a column name's last "_" ("单价_元", "price_usd", "commute_min")."""
 _REST = re.compile(
     r"(?:其余|其他|其它|余下)(?:指标|的)?\s*(?P<zh>越(?:低|小|少|短)|越(?:高|大|多|长))"
     r"|(?:the\s+(?:others?|rest)|all\s+others?|other\s+criteria)\b[^.;]{0,20}?\b(?P<en>lower|smaller|less|higher|larger|greater|more)\b",
@@ -130,7 +128,7 @@ def _mentions(statement: str, name: str) -> list[int]:
     """Where the statement names the criterion `name` (its column name, the unit in brackets or after its last "_"
     set aside, or its words with "_" read as a space)."""
     head = re.split(r"[（(\[]", name, maxsplit=1)[0].strip() or name
-    bare = _UNIT.sub("", head)
+    bare = without_unit(name)
     forms = {name, head, head.replace("_", " "), bare, bare.replace("_", " ")}
     return sorted({m.start() for f in forms if f for m in re.finditer(re.escape(f), statement, re.I)})
 
@@ -158,7 +156,7 @@ def _stated_cost(statement: str, name: str, others: tuple[str, ...] = ()) -> boo
     return None
 
 
-def stated_costs(params: FamilyParams, statement: str) -> FamilyParams:
+def stated_costs(params: FamilyParams, statement: str, columns: tuple[str, ...] = ()) -> FamilyParams:
     """`params` of an evaluation with its cost criteria (smaller better) as code reads them, not as the modeler
     guessed: a criterion the statement says is better low or high ("price (lower is better)", "价格越低越好"), else one
     whose name says it is a cost (a price, a distance, a time in minutes); the modeler's word only for a criterion of
@@ -171,7 +169,7 @@ def stated_costs(params: FamilyParams, statement: str) -> FamilyParams:
         rest and re.match(r"越(?:低|小|少|短)|lower|smaller|less", rest.group("zh") or rest.group("en"), re.I)
     )
     for criterion in params.criteria:
-        said = _stated_cost(statement, criterion, tuple(params.criteria))
+        said = _stated_cost(statement, criterion, (*params.criteria, *columns))
         if said is None:
             said = True if _COST_NAME.search(criterion) else None
         if said is None and rest:  # "其余越高越好": what the statement says of the criteria it names no direction for
