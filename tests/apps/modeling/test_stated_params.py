@@ -50,6 +50,8 @@ def test_the_task_sets_the_projection_years_and_a_fecundity_nobody_stated_is_est
         task="估计存活率。",
     )
     assert (params.years, params.fecundity) == (4, 0.9)  # type: ignore[attr-defined]
+    # a number the statement states for something else is no fecundity (seen: 10, the statement's "10 年后")
+    assert _leslie("每年应捕获多少只鹿？", fecundity=10).fecundity == 0
 
 
 def test_a_horizon_beyond_the_parameters_bounds_leaves_the_modelers_value() -> None:

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Union
 from pydantic import Field, TypeAdapter, ValidationError
 
 from .._tasks import horizon_of, measure_of
-from ._base import GROUPS, SCRIPTS, Family, FamilyParams, Group, ProblemData, num, stated, without_unit
+from ._base import GROUPS, SCRIPTS, Family, FamilyParams, Group, ProblemData, num, stated, stated_near, without_unit
 from ._evaluation import (
     Ahp,
     AhpParams,
@@ -169,8 +169,8 @@ def as_stated(params: FamilyParams, data: ProblemData, *, task: str = "") -> Fam
     family = family_named(params.family)
     fixes: dict[str, Any] = {
         name: type(params).model_fields[name].default
-        for name in family.stated_only
-        if getattr(params, name) and not stated(data.statement, getattr(params, name))
+        for name, words in family.stated_only.items()
+        if getattr(params, name) and not stated_near(data.statement, getattr(params, name), words)
     }
     ahead = horizon_of(task) if family.horizon else None
     if ahead is not None:

@@ -36,6 +36,7 @@ __all__ = [
     "num",
     "numeric_columns",
     "stated",
+    "stated_near",
     "without_unit",
 ]
 
@@ -120,6 +121,17 @@ def stated(statement: str, value: float) -> bool:
     return any(abs(v - value) <= 1e-9 * max(1.0, abs(v)) or abs(v / 100 - value) <= 1e-9 for v in found)
 
 
+def stated_near(statement: str, value: float, words: tuple[str, ...], *, reach: int = 20) -> bool:
+    """Whether the statement states `value` (`stated`) within `reach` characters of one of `words` (matched without
+    case, a Latin word at a word's start): "每只雌鹿每年产仔 0.9 只" states a fecundity, "10 年后" does not."""
+    for word in words:
+        pattern = (r"(?<![A-Za-z])" if word[:1].isascii() else "") + re.escape(word)
+        for m in re.finditer(pattern, statement, re.I):
+            if stated(statement[max(0, m.start() - reach) : m.end() + reach], value):
+                return True
+    return False
+
+
 def columns_problem(
     data: ProblemData, table: str, columns: list[str], *, numeric: bool = True, min_rows: int = 1
 ) -> list[str]:
@@ -174,10 +186,11 @@ class Family:
     """The parameter counting the periods the family looks ahead (a Leslie projection's years, a forecast's periods, a
     chain's steps): a task stating how far ("10 年后", "3 days after") sets it, whatever the modeler wrote (seen on
     the embedded model: "预测 10 年后的总数" answered for 2 years); "" when the family has none."""
-    stated_only: ClassVar[tuple[str, ...]] = ()
+    stated_only: ClassVar[dict[str, tuple[str, ...]]] = {}
     """Parameters whose default means "code finds it from the data" (a Leslie fecundity, a clustering's number of
-    groups): a value the statement does not state is a guess and gives way to that default (seen on the embedded
-    model: fecundities of 50, 1 and 10 made up for three tasks of one herd, whose data give 0.9)."""
+    groups), each with the words a statement stating it uses: a value the statement does not state near one of them
+    (`stated_near`) is a guess and gives way to that default (seen on the embedded model: fecundities of 50, 1 and
+    10 made up for three tasks of one herd, whose data give 0.9; the 10 was the statement's "10 年后")."""
     cues: ClassVar[tuple[str, ...]] = ()
     """Words a statement of the family's kind uses, ranking it in a task's menu but required of no statement (a
     family's `subject` words are its cues too; see `cue_hits`)."""

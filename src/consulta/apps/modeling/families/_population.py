@@ -48,7 +48,7 @@ def _not_ages(column: pd.Series) -> str:
 class Leslie(Family):
     name = "leslie"
     horizon = "years"
-    stated_only = ("fecundity",)
+    stated_only = {"fecundity": ("fecund", "fertil", "offspring", "birth", "calv", "fawn", "breed", "繁殖", "生育", "产仔", "出生", "幼崽")}  # fmt: skip
     group = "population"
     title = ("Leslie matrix with harvesting", "Leslie 矩阵（含收获）")
     answers = frozenset({"estimate", "forecast", "policy", "number"})

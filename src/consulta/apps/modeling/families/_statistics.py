@@ -83,7 +83,7 @@ class KMeansParams(FamilyParams):
 
 class KMeansClusters(Family):
     name = "kmeans"
-    stated_only = ("k",)
+    stated_only = {"k": ("group", "cluster", "segment", "class", "categor", "类", "群", "组")}
     group = "statistics"
     title = ("k-means clustering", "k-means 聚类")
     aliases = ("k-means", "clustering", "聚类")

@@ -82,7 +82,7 @@ class QueueParams(FamilyParams):
 
 class Queue(Family):
     name = "queue"
-    stated_only = ("servers",)
+    stated_only = {"servers": ("server", "window", "counter", "desk", "teller", "till", "窗口", "服务台", "柜台", "收银")}  # fmt: skip
     group = "stochastic"
     title = ("M/M/c queue (Erlang C)", "M/M/c 排队模型（Erlang C）")
     answers = frozenset({"number", "policy", "estimate"})
