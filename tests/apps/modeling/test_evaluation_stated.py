@@ -110,3 +110,29 @@ def test_a_ranking_after_an_ahp_is_offered_only_what_takes_its_weights() -> None
     assert len(before) > 1 and "topsis" in before
     assert _menu_names(task, data, frozenset({"ahp"})) == ("topsis",)
     assert _menu_names(task, data, frozenset({"kmeans"})) == before
+
+
+def test_a_direction_said_after_a_list_of_criteria_is_the_named_ones_and_the_rest_take_the_others() -> None:
+    """Seen on the embedded model (suppliers_eval_zh): "质量得分、准时率、单价和服务评分（…），单价越低越好，其余越高越好"
+    made quality, punctuality and service costs (the price's "越低" read as theirs) and the price, named "单价_元" in
+    the data, a benefit."""
+    criteria = ["质量得分", "准时率", "单价_元", "服务评分"]
+    statement = "企业收集了六家供应商的质量得分、准时率、单价和服务评分（`供应商.csv`），单价越低越好，其余越高越好。"
+    assert _costs(statement, ["质量得分", "准时率", "服务评分"], criteria) == ["单价_元"]
+    english = "Each supplier has quality, on_time, price_usd and service; price is better lower, the others higher."
+    assert _costs(english, ["quality"], ["quality", "on_time", "price_usd", "service"]) == ["price_usd"]
+    rest_low = "质量、单价和工期：质量越高越好，其余越低越好。"
+    assert _costs(rest_low, [], ["质量", "单价_元", "工期_天"]) == ["单价_元", "工期_天"]
+
+
+def test_a_direction_word_belongs_to_a_column_of_the_table_even_when_the_task_leaves_it_out() -> None:
+    """Seen on the embedded model (suppliers_eval_zh, task 1 weighing quality, punctuality and service only): "…单价和
+    服务评分（…），单价越低越好，其余越高越好" made service a cost: the price, not among the task's criteria, was not
+    seen as the owner of "越低"."""
+    table = pd.DataFrame({"供应商": ["S1", "S2", "S3"], "质量得分": [92, 85, 78], "准时率": [0.9, 0.8, 0.7],
+                          "单价_元": [120, 105, 98], "服务评分": [8.5, 7.9, 7.0]})  # fmt: skip
+    statement = "企业收集了六家供应商的质量得分、准时率、单价和服务评分（`供应商.csv`），单价越低越好，其余越高越好。"
+    choice = {"family": "entropy_weight", "table": "供应商.csv", "label_column": "供应商",
+              "criteria": ["质量得分", "准时率", "服务评分"], "cost_criteria": ["服务评分"]}  # fmt: skip
+    params = as_stated(parse_choice(choice), ProblemData(tables={"供应商.csv": table}, statement=statement))
+    assert params.cost_criteria == []  # type: ignore[attr-defined]

@@ -136,6 +136,15 @@ def test_leslie_recovers_survival_growth_and_the_harvest_that_holds_the_level() 
     assert result["removals_per_year"] == pytest.approx((lam - 1) * 1000, rel=1e-2)
     plain = (1 - result["harvest_rate"]) * lam
     assert plain == pytest.approx(1, abs=1e-3)
+    # a herd above the level to keep is first brought down to it, then held (seen on deer_leslie_zh: "保持在 3000 只
+    # 左右" answered with a managed herd of 3346 after 10 years, held at today's 3499)
+    assert result["total_now"] > 1000 and result["first_removal"] == pytest.approx(result["total_now"] - 1000, abs=1)
+    assert result["managed_projection"][0] == pytest.approx(1000, abs=1) and abs(result["total_managed"] - 1000) < 150
+    below = solved(
+        "leslie", {"y1.csv": year(n0), "y2.csv": year(n1)}, "keep it near 2,000", table="y1.csv", next_table="y2.csv",
+        age_column="age", count_column="female", breeding_age=breeding, years=5, target=2000,
+    )  # fmt: skip
+    assert below["first_removal"] == 0 and below["managed_projection"][0] == below["total_now"]  # held as it is
 
 
 def test_leslie_says_why_it_cannot_take_an_age_with_two_counts() -> None:
@@ -283,6 +292,10 @@ def test_monte_carlo_matches_the_exact_probability() -> None:
     r = solved("monte_carlo", {"d.csv": frame}, "capacity 7", table="d.csv", column="demand", horizon=10, capacity=7, runs=40000)  # fmt: skip
     exact = sum(math.comb(10, k) for k in (8, 9, 10)) / 2**10
     assert r["probability_exceed"] == pytest.approx(exact, abs=0.01)
+    # "how much must it hold so that it is exceeded with probability at most 5%" is said, not left to the range
+    # (seen on the embedded model: warehouse_mc_en's task 2 read off a 90% range)
+    said = family_named("monte_carlo").sentences(r, lang="en")[-1]
+    assert r["p95"] == 8 and said.startswith("A capacity of at least 8 (the total's upper 5% point)")
 
 
 def test_ahp_recovers_consistent_weights() -> None:

@@ -194,6 +194,27 @@ def test_a_plain_slip_in_a_file_or_column_name_is_mended_and_any_other_is_left_f
         assert _table_named(label, data).label_column == "city"
 
 
+def test_a_column_name_one_letter_off_one_column_alone_is_mended() -> None:
+    """Seen on the embedded model (lynx_ode_en): "hare_thousands" for "hares_thousands", twice, the retry's reason
+    naming the columns notwithstanding; (suppliers_eval_zh) "单价" as the statement says it for "单价_元"; a name
+    like two columns, or like none, is left for the check."""
+    pelts = pd.DataFrame({"year": range(8), "hares_thousands": range(30, 38), "lynx_thousands": range(4, 12)})
+    data = ProblemData(tables={"pelts.csv": pelts}, statement="Hares (prey) and lynx (predators).")
+    choice = {"family": "lotka_volterra", "table": "pelts.csv", "time_column": "year"}
+    slip = parse_choice({**choice, "prey_column": "hare_thousands", "predator_column": "Lynx_thousand"})
+    mended = _table_named(slip, data)
+    assert (mended.prey_column, mended.predator_column) == ("hares_thousands", "lynx_thousands")
+    assert FAMILIES["lotka_volterra"].supports(data, mended) == []
+    prices = pd.DataFrame({"供应商": ["S1", "S2", "S3"], "单价_元": [120, 105, 98], "质量": [9, 8, 7]})
+    data = ProblemData(tables={"s.csv": prices}, statement="单价越低越好。")
+    said = parse_choice({"family": "topsis", "table": "s.csv", "label_column": "供应商", "criteria": ["单价", "质量"]})
+    assert _table_named(said, data).criteria == ["单价_元", "质量"]  # the statement's name, its unit set aside
+    two = pd.DataFrame({"sales_2022": [1, 2, 3], "sales_2023": [2, 3, 4], "t": [1, 2, 3]})
+    data = ProblemData(tables={"s.csv": two}, statement="Sales.")
+    unclear = _table_named(parse_choice({"family": "regression", "table": "s.csv", "target": "sales_202", "covariates": ["tt", "price"]}), data)  # fmt: skip
+    assert (unclear.target, unclear.covariates) == ("sales_202", ["tt", "price"])
+
+
 @pytest.mark.parametrize("name", sorted(FAMILIES))
 def test_every_family_has_words_en_and_zh_none_counted_twice(name: str) -> None:
     words = FAMILIES[name].subject + FAMILIES[name].cues

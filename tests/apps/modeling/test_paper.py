@@ -184,3 +184,65 @@ def test_the_teams_whole_prose_without_its_stop_ends_as_a_sentence(tmp_path: Pat
     assert "\n三个问题。\n" in paper and "\nIt is simple (and fast)。\n" in paper  # a Chinese paper's stop
     english = compose_paper(tmp_path, PaperParts(title="T", lang="en", summary="Three tasks (see below)")).read_text()
     assert "\nThree tasks (see below).\n" in english and "\n(none)\n" in english  # nothing written: code's words
+
+
+def test_a_paragraph_the_team_wrote_for_two_sections_and_a_repeated_assumption_are_said_once(tmp_path: Path) -> None:
+    """Seen on the embedded model (deer_leslie_zh): one sentence was the abstract, the discussion and the
+    conclusion, and an assumption stood twice in the list; the later copies give way to code's words."""
+    from consulta.apps.modeling._compose import PaperParts, compose_paper
+
+    same = "模型的优缺点包括 Leslie 矩阵的主特征值（年增长率）和种群的稳定移除率。"
+    parts = PaperParts(
+        title="T", abstract=same, discussion=same, conclusion=same.rstrip("。"),
+        assumptions=["假设雌鹿从 2 岁开始繁殖", "假设数量在繁殖中保持不变", "假设数量在繁殖中保持不变"],
+    )  # fmt: skip
+    paper = compose_paper(tmp_path, parts).read_text(encoding="utf-8")
+    assert paper.count(same) == 1 and paper.count("假设数量在繁殖中保持不变") == 1
+    assert "模型的局限：它只利用了题目给出的数据" in paper and "各项数值均来自结果文件，见第 5 节。" in paper
+    kept = compose_paper(tmp_path, PaperParts(title="T", abstract="A.", discussion="B.", conclusion="C.")).read_text()
+    assert "\nA.\n" in kept and "\nB.\n" in kept and "\nC.\n" in kept
+
+
+def test_an_assumption_copying_a_line_of_the_problem_is_none() -> None:
+    """Seen on the embedded model (bank_queue_zh): the problem's title, a task line and the data files' line were the
+    model's assumptions in the paper."""
+    from consulta.apps.modeling._director import not_given
+
+    given = "银行窗口的设置\n题目：银行窗口的设置\n# 银行窗口的设置\n任务一：估计顾客的到达率与服务率。\n数据文件：银行.csv（400 行）：顾客, 到达间隔_分钟"
+    items = ["银行窗口的设置", "任务一：估计顾客的到达率与服务率", "数据文件：银行.csv（400 行）：顾客, 到达间隔_分钟",
+             "顾客的到达服从泊松过程。", "服务时间服从指数分布"]  # fmt: skip
+    assert not_given(items, given) == ["顾客的到达服从泊松过程。", "服务时间服从指数分布"]
+
+
+def test_a_dot_inside_a_file_name_or_a_number_ends_no_sentence(tmp_path: Path) -> None:
+    """Seen on the embedded model (bank_queue_zh): the abstract's "通过读取`results/task1_queue.json`文件来获取这些信息。"
+    was split at ".json": its half with a digit left out, "json`文件来获取这些信息。" stood in the abstract."""
+    from consulta.apps.modeling._compose import PaperParts, compose_paper
+
+    abstract = (
+        "我们用排队模型估计到达率。通过读取`results/task1_queue.json`文件来获取这些信息。We keep 0.5 of it. It ends."
+    )
+    paper = compose_paper(tmp_path, PaperParts(title="T", abstract=abstract)).read_text(encoding="utf-8")
+    assert "\n我们用排队模型估计到达率。 It ends.\n" in paper and "json`" not in paper
+
+
+def test_a_sentence_of_the_team_with_a_number_no_file_holds_is_left_out(tmp_path: Path) -> None:
+    """Seen on the embedded model (warehouse_mc_en, customers_kmeans_en): the reader's analysis, written before any
+    result, said "3,200 + 1,000 = 4,200 tonnes" and "the second largest group having 50 customers"; the paper gate
+    sent the paper back for it. Such a sentence is left out (the gate's own test), a number the problem, the data or
+    a result holds stays."""
+    import json
+
+    from consulta.apps.modeling._checks import check_paper_numbers
+    from consulta.apps.modeling._compose import PaperParts, compose_paper
+
+    (tmp_path / "problem").mkdir()
+    (tmp_path / "problem" / "problem.md").write_text("It holds 3,200 tonnes for 30 days.", encoding="utf-8")
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "task1_monte_carlo.json").write_text(json.dumps({"p95": 3221.0}), encoding="utf-8")
+    summary = "The depot holds 3,200 tonnes. It should hold 3,200 + 1,000 = 4,200 tonnes. We need 3221 at most."
+    parts = PaperParts(title="T", lang="en", summary=summary, method="Groups of 50 and 20 customers. Resample days.")
+    paper = compose_paper(tmp_path, parts).read_text(encoding="utf-8")
+    assert "\nThe depot holds 3,200 tonnes. We need 3221 at most.\n" in paper and "4,200" not in paper
+    assert "\nResample days.\n" in paper and "50" not in paper
+    assert check_paper_numbers(tmp_path) == []

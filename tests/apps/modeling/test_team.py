@@ -384,3 +384,17 @@ def test_an_agent_may_ask_the_director_itself_which_answers_from_its_records(tmp
     assert "# 咨询记录: model_trainer → director #1" in text and "model_trainer 收到回复后继续工作" in text
     refused = {c["code"] for c in team.memo["consults"].values() if c["status"] == "refused"}
     assert "unknown_agent" not in refused  # (the script asks again after the reply: `repeated`, as for a colleague)
+
+
+def test_an_answer_asking_again_what_was_answered_stands_without_another_turn(tmp_path: Path) -> None:
+    """Seen on the embedded model (lynx_ode_en): after the data engineer's reply the modeler asked the same question
+    twice more; each refusal was told back and cost a full answer. The refusal is on record, the answer stands."""
+    ws, problem = workspace(tmp_path)
+    model = scripted(consults={"modeler": "researcher"})
+    team = director(ws, problem, model, config=TeamConfig(budget=5))
+    run(team.turn("modeler", "work", step="modeler#1", phase="analysis", task="t", prompt="p"))
+    asked = len(team.memo["answers"])
+    answer = run(team.turn("modeler", "work", step="modeler#2", phase="analysis", task="t", prompt="p"))
+    assert [c["code"] for c in team.memo["consults"].values() if c["status"] == "refused"] == ["repeated"]
+    assert len(team.memo["answers"]) == asked + 1  # the answer that asked again, and no answer after the refusal
+    assert answer.model_dump().get("consult_agent") == "researcher"  # that answer, as it was

@@ -14,7 +14,7 @@ import csv
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,7 @@ __all__ = [
     "check_files_exist",
     "check_paper_figures",
     "check_paper_numbers",
+    "number_tracer",
     "check_table",
     "infer_table_spec",
     "paper_numbers",
@@ -555,6 +556,21 @@ def _data_facts(workspace: Path) -> Iterator[float]:
             yield float(values.nunique())
 
 
+def number_tracer(workspace: Path) -> Callable[[PaperNumber], bool]:
+    """Whether a number the paper states is one `check_paper_numbers` accepts: a value of a result file (to the
+    precision printed; a percentage may be the fraction ×100), of the problem statement, or a fact of the data."""
+    known = _Known(result_values(workspace))
+    given = _Known([*_values_of_text(_problem_text(workspace)), *_data_facts(workspace)])
+
+    def traced(number: PaperNumber) -> bool:
+        candidates = [(number.value, number.tolerance)]
+        if number.percent:
+            candidates.append((number.value / 100, number.tolerance / 100))
+        return any(known.has(v, tol) or given.has(v, tol) for v, tol in candidates)
+
+    return traced
+
+
 def check_paper_numbers(workspace: Path) -> list[CheckFailure]:
     """Every number `paper/paper.md` states is a value of a result file (`results/*.csv`), to the precision it is
     printed with (a percentage may be the fraction ×100), or a number of the problem statement; each that is not is
@@ -567,16 +583,8 @@ def check_paper_numbers(workspace: Path) -> list[CheckFailure]:
             )
         ]
     results = sorted((workspace / "results").glob("*.csv")) + sorted((workspace / "results").glob("*.json"))
-    known = _Known(result_values(workspace))
-    given = _Known([*_values_of_text(_problem_text(workspace)), *_data_facts(workspace)])
-    unknown = []
-    for number in paper_numbers(paper.read_text(encoding="utf-8", errors="replace")):
-        candidates = [(number.value, number.tolerance)]
-        if number.percent:
-            candidates.append((number.value / 100, number.tolerance / 100))
-        if any(known.has(v, tol) or given.has(v, tol) for v, tol in candidates):
-            continue
-        unknown.append(number)
+    traced = number_tracer(workspace)
+    unknown = [n for n in paper_numbers(paper.read_text(encoding="utf-8", errors="replace")) if not traced(n)]
     if not unknown:
         return []
     evidence = "; ".join(f"line {n.line}: {n.text} in “{n.context}”" for n in unknown[:MAX_EVIDENCE])

@@ -119,6 +119,10 @@ PHASES = {
 """The phase each agent works in (a consulted agent works in its asker's; the validator in its gate's)."""
 _MAX_REQUESTS_PER_TURN = 3
 """Consultations one answer of an agent may ask for in a row (refused ones included) before its requests are ignored."""
+_ANSWER_STANDS = frozenset({"repeated", "budget_exhausted"})
+"""Refusals after which the asker's answer stands as it is: it already has the reply it asks for again, or it is told
+to work with what it has (seen on the embedded model: the modeler asked the data engineer's answered question twice
+more, each refusal costing a full answer of ~23 s)."""
 
 
 class Escalation(Exception):
@@ -331,7 +335,8 @@ class Director:
             parts = PaperParts(
                 title=self.problem.title, lang=self.problem.lang, summary=whole(reader, "summary"),
                 tasks=[t.text for t in tasks] or whole_items(reader, "tasks"), answers=answers, models=ran, not_run=models_not_run(models) if by_task else [],
-                assumptions=whole_items(modeler, "assumptions"), method=whole(research, "recommendation"),
+                assumptions=not_given(whole_items(modeler, "assumptions"), f"{self.problem.title}\n{self._problem_prompt()}\n{self._data_prompt()}"),
+                method=whole(research, "recommendation"),
                 model_description=whole(modeler, "model_description"), model_formula="" if by_task else KINDS[plan.kind].formula,
                 data_notes=self.memo["notes"].get("data_notes", ""),
                 data_account=data_account(self.ws, lang=self.problem.lang, used=_files_used(models, plan, by_task=by_task)),
@@ -457,6 +462,8 @@ class Director:
                 background=f"{agent} 在做这件事时提出：{task.splitlines()[0]}",
             )  # fmt: skip
             outcome = await self.consult(request, step=step, phase=phase, depth=depth + 1, waiting=waiting)
+            if isinstance(outcome, Refusal) and outcome.code in _ANSWER_STANDS:
+                break  # on record in the ledger; the answer it came with stands (asking again would cost a turn)
             if isinstance(outcome, Refusal):
                 told = f"Director 拒绝了这次咨询：{outcome.reason}"
                 record = None
@@ -757,6 +764,18 @@ def whole_items(answer: TeamAnswer, field: str) -> list[str]:
     """The answer's list `field` (of `Line`s), each item without a last sentence its bound cut off: an item the
     bound stopped before any sentence end is "" (its place kept: a caption's belongs to its figure)."""
     return [whole_sentences(str(item), bound=LINE_LENGTH) for item in answer.model_dump()[field]]
+
+
+def not_given(items: list[str], given: str) -> list[str]:
+    """`items` (the modeler's assumptions) less those that copy a line of what the team was given (`given`: the
+    problem's title, a task line, the data files' line), compared without punctuation or spaces (seen on the embedded
+    model: "银行窗口的设置", "任务一：估计顾客的到达率与服务率" and the data line listed as the model's assumptions)."""
+
+    def bare(text: str) -> str:
+        return re.sub(r"[\W_]+", "", text).lower()
+
+    lines = {bare(line) for line in given.splitlines()} - {""}
+    return [item for item in items if bare(item) not in lines]
 
 
 def _answer(model: TaskModel | None, template: TaskAnswer, workspace: Path, lang: str) -> TaskAnswer:

@@ -11,6 +11,7 @@ Every decision is on record in the Director's memo (`notes.task_models`): the ev
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from pathlib import Path
@@ -36,6 +37,7 @@ from .families import (
     measure_misfit,
     parse_choice,
     with_ahp_weights,
+    without_unit,
 )
 
 
@@ -210,7 +212,7 @@ async def choose_models(director: Director, tasks: list[Task], data: ProblemData
                 )
                 model = TaskModel(task=task, status="could_not", reasons=reasons, tries=attempt, offered=list(offered))
                 continue
-            params = as_stated(_table_named(parse_choice(raw), data), data)
+            params = as_stated(_table_named(parse_choice(raw), data), data, task=task.text)
             measure = measure_misfit(params.family, task.text)
             reasons = [measure] if measure else []
             reasons += FAMILIES[params.family].supports(data, params)
@@ -322,9 +324,16 @@ def _table_named(params: FamilyParams, data: ProblemData) -> FamilyParams:
     return _columns_named(params, data)
 
 
+_NEAR = 0.85
+"""How alike (difflib's ratio) a column name the modeler wrote and the table's one column like it must be for the
+slip to be plain: a letter more or less in a name of ten ("hare_thousands", "hares_thousands": 0.97); two columns
+that like it: no mend."""
+
+
 def _columns_named(params: FamilyParams, data: ProblemData) -> FamilyParams:
-    """`params` with each column named as its table names it, when the modeler's slip is plain: another case, or
-    spaces around it; a label (the rows' names) that is a column of numbers or none of the table, when the table has
+    """`params` with each column named as its table names it, when the modeler's slip is plain: another case, spaces
+    around it, or a near miss of one column alone (`_NEAR`: seen on the embedded model, "hare_thousands" written
+    twice for "hares_thousands", the retry's reason naming the columns notwithstanding); a label (the rows' names) that is a column of numbers or none of the table, when the table has
     one column of text alone (anything else is for the check to say)."""
     frame = data.tables.get(params.table)
     if frame is None:
@@ -338,6 +347,11 @@ def _columns_named(params: FamilyParams, data: ProblemData) -> FamilyParams:
         if value in frame.columns:
             return value
         found = by_lower.get(value.strip().lower(), [])
+        if not found:  # the name the statement gives it, its unit set aside ("单价" for "单价_元")
+            found = [c for c in map(str, frame.columns) if without_unit(c).lower() == value.strip().lower()]
+        if not found:  # a near miss: one letter more or less ("hare_thousands" for "hares_thousands")
+            found = difflib.get_close_matches(value.strip().lower(), list(by_lower), n=2, cutoff=_NEAR)
+            found = by_lower[found[0]] if len(found) == 1 else []
         return found[0] if len(found) == 1 else value
 
     fixes: dict[str, Any] = {}

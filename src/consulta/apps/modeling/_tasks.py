@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from ._shape import ModelKind
 
-__all__ = ["Asks", "Measure", "Task", "TaskAnswer", "answer_of", "measure_of", "statement_tasks"]
+__all__ = ["Asks", "Measure", "Task", "TaskAnswer", "answer_of", "horizon_of", "measure_of", "statement_tasks"]
 
 Asks = Literal["forecast", "policy", "ranking", "estimate", "number", "explanation"]
 MAX_TASKS = 8
@@ -77,6 +77,22 @@ def measure_of(text: str) -> Measure | None:
     """The quantity `text` (a task) asks for, a capacity before a distance when it names both ("the most cars per
     minute along the route"); None when it names neither."""
     return next((kind for kind, pattern in _MEASURES if pattern.search(text)), None)
+
+
+_HORIZON = re.compile(
+    r"(?<![\d.])(\d+)\s*(?:个)?\s*(?:年|天|日|月|周|星期|期|步|小时)(?!级|龄)"
+    r"|(?<![\d.])(\d+)[\s-]*(?:years?|days?|months?|weeks?|periods?|steps?|hours?|quarters?)\b",
+    re.I,
+)
+
+
+def horizon_of(text: str) -> int | None:
+    """How many periods ahead `text` (a task) asks about, when it states one number of them ("10 年后", "未来 3 年",
+    "3 days after the last day", "over 30 days"); None when it states none or several. A calendar year ("2023 年")
+    is no count of periods."""
+    found = {int(m.group(1) or m.group(2)) for m in _HORIZON.finditer(text)}
+    found = {n for n in found if 0 < n < 1000}
+    return found.pop() if len(found) == 1 else None
 
 
 class Task(BaseModel):

@@ -14,10 +14,10 @@ from __future__ import annotations
 from functools import cache
 from typing import Annotated, Any, Union
 
-from pydantic import Field, TypeAdapter
+from pydantic import Field, TypeAdapter, ValidationError
 
-from .._tasks import measure_of
-from ._base import GROUPS, SCRIPTS, Family, FamilyParams, Group, ProblemData, num, stated
+from .._tasks import horizon_of, measure_of
+from ._base import GROUPS, SCRIPTS, Family, FamilyParams, Group, ProblemData, num, stated, stated_near, without_unit
 from ._evaluation import (
     Ahp,
     AhpParams,
@@ -79,6 +79,7 @@ __all__ = [
     "as_stated",
     "stated",
     "with_ahp_weights",
+    "without_unit",
 ]
 
 FAMILIES: dict[str, Family] = {
@@ -157,10 +158,31 @@ def fitting(asks: str) -> tuple[str, ...]:
     return names or tuple(FAMILIES)
 
 
-def as_stated(params: FamilyParams, data: ProblemData) -> FamilyParams:
+def as_stated(params: FamilyParams, data: ProblemData, *, task: str = "") -> FamilyParams:
     """`params` with what code reads from the statement in place of the modeler's guess: a network's direction
-    (`stated_direction`), an evaluation's cost criteria (`stated_costs`)."""
-    return stated_costs(stated_direction(params, data), data.statement)
+    (`stated_direction`), an evaluation's cost criteria (`stated_costs`), the family's `stated_only` parameters
+    the statement does not state (their default: code finds them from the data) and the periods ahead that the
+    task's text (`task`) states (`_tasks.horizon_of`, into the family's `horizon`)."""
+    table = data.tables.get(params.table)
+    columns = tuple(map(str, table.columns)) if table is not None else ()
+    params = stated_costs(stated_direction(params, data), data.statement, columns)
+    family = family_named(params.family)
+    fixes: dict[str, Any] = {
+        name: type(params).model_fields[name].default
+        for name, words in family.stated_only.items()
+        if getattr(params, name) and not stated_near(data.statement, getattr(params, name), words)
+    }
+    ahead = horizon_of(task) if family.horizon else None
+    if ahead is not None:
+        fixes[family.horizon] = ahead
+    fixes = {k: v for k, v in fixes.items() if getattr(params, k) != v}
+    if not fixes:
+        return params
+    try:  # within the parameter's bounds, else the modeler's value stands
+        return type(params).model_validate({**params.model_dump(), **fixes})
+    except ValidationError:
+        fixes.pop(family.horizon, None)
+        return type(params).model_validate({**params.model_dump(), **fixes}) if fixes else params
 
 
 _MEASURE_WORDS = {

@@ -36,6 +36,8 @@ __all__ = [
     "num",
     "numeric_columns",
     "stated",
+    "stated_near",
+    "without_unit",
 ]
 
 Group = Literal["population", "ode", "optimisation", "network", "stochastic", "evaluation", "statistics"]
@@ -95,10 +97,39 @@ def num(value: Any) -> str:
     return f"{value:g}" if abs(value) < 1e15 else str(value)
 
 
+_UNIT = re.compile(r"_(?:[\u4e00-\u9fff]{1,2}|usd|eur|yuan|rmb|km|kg|t|h|min|pct|percent)$", re.I)
+"""A unit written after a column name's last "_" ("单价_元", "price_usd", "commute_min")."""
+
+
+def without_unit(name: str) -> str:
+    """A column's name as a text names it: its unit in brackets or after its last "_" set aside ("单价_元" → "单价",
+    "价格（元）" → "价格"); the name itself when nothing is left."""
+    head = re.split(r"[（(\[]", name, maxsplit=1)[0].strip() or name
+    return _UNIT.sub("", head) or head
+
+
+_TASK_LABEL = re.compile(
+    r"(?<![A-Za-z])(?:task|question|problem|requirement|part)\s*\d+|(?:任务|问题|要求)\s*\d+", re.I
+)
+
+
 def stated(statement: str, value: float) -> bool:
-    """Whether the statement states `value` (a number as written, thousands separators allowed, or a percentage)."""
+    """Whether the statement states `value` (a number as written, thousands separators allowed, or a percentage); a
+    task's own number ("Task 2:", "问题 2") states nothing."""
+    statement = _TASK_LABEL.sub(" ", statement)
     found = [float(m.replace(",", "")) for m in re.findall(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?", statement)]
     return any(abs(v - value) <= 1e-9 * max(1.0, abs(v)) or abs(v / 100 - value) <= 1e-9 for v in found)
+
+
+def stated_near(statement: str, value: float, words: tuple[str, ...], *, reach: int = 20) -> bool:
+    """Whether the statement states `value` (`stated`) within `reach` characters of one of `words` (matched without
+    case, a Latin word at a word's start): "每只雌鹿每年产仔 0.9 只" states a fecundity, "10 年后" does not."""
+    for word in words:
+        pattern = (r"(?<![A-Za-z])" if word[:1].isascii() else "") + re.escape(word)
+        for m in re.finditer(pattern, statement, re.I):
+            if stated(statement[max(0, m.start() - reach) : m.end() + reach], value):
+                return True
+    return False
 
 
 def columns_problem(
@@ -151,6 +182,15 @@ class Family:
     """Families whose result an earlier task's run gives this one its weights from (TOPSIS: an AHP's): after a task
     chose one of them, a later task is offered only the families that take those weights (`_task_models._menu_names`),
     not one that would weigh the criteria again from the data."""
+    horizon: ClassVar[str] = ""
+    """The parameter counting the periods the family looks ahead (a Leslie projection's years, a forecast's periods, a
+    chain's steps): a task stating how far ("10 年后", "3 days after") sets it, whatever the modeler wrote (seen on
+    the embedded model: "预测 10 年后的总数" answered for 2 years); "" when the family has none."""
+    stated_only: ClassVar[dict[str, tuple[str, ...]]] = {}
+    """Parameters whose default means "code finds it from the data" (a Leslie fecundity, a clustering's number of
+    groups), each with the words a statement stating it uses: a value the statement does not state near one of them
+    (`stated_near`) is a guess and gives way to that default (seen on the embedded model: fecundities of 50, 1 and
+    10 made up for three tasks of one herd, whose data give 0.9; the 10 was the statement's "10 年后")."""
     cues: ClassVar[tuple[str, ...]] = ()
     """Words a statement of the family's kind uses, ranking it in a task's menu but required of no statement (a
     family's `subject` words are its cues too; see `cue_hits`)."""

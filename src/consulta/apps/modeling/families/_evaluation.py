@@ -9,7 +9,7 @@ import pandas as pd
 from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
-from ._base import Family, FamilyParams, ProblemData, columns_problem, num, numeric_columns, zh
+from ._base import Family, FamilyParams, ProblemData, columns_problem, num, numeric_columns, without_unit, zh
 
 __all__ = [
     "Ahp",
@@ -110,26 +110,38 @@ _HIGHER = re.compile(
 """What a statement says of a criterion that is better low (a cost) or high (a benefit)."""
 _COST_NAME = re.compile(
     r"(?<![A-Za-z])(?:costs?|prices?|expenses?|fees?|rents?|distances?|durations?|delays?|km|minutes?|min|hours?)"
-    r"(?![A-Za-z])|费用|成本|价格|价钱|租金|耗时|时间|距离|时长|能耗",
+    r"(?![A-Za-z])|费用|成本|价格|单价|价钱|租金|耗时|时间|距离|时长|能耗",
     re.I,
 )
 """A criterion's name that says it is a cost (a price, a distance, a time measured in minutes)."""
 
 
+_REST = re.compile(
+    r"(?:其余|其他|其它|余下)(?:指标|的)?\s*(?P<zh>越(?:低|小|少|短)|越(?:高|大|多|长))"
+    r"|(?:the\s+(?:others?|rest)|all\s+others?|other\s+criteria)\b[^.;]{0,20}?\b(?P<en>lower|smaller|less|higher|larger|greater|more)\b",
+    re.I,
+)
+"""What a statement says of the criteria it names no direction for ("其余越高越好", "the others: higher is better")."""
+
+
 def _mentions(statement: str, name: str) -> list[int]:
-    """Where the statement names the criterion `name` (its column name, the unit in brackets set aside, or its words
-    with "_" read as a space)."""
+    """Where the statement names the criterion `name` (its column name, the unit in brackets or after its last "_"
+    set aside, or its words with "_" read as a space)."""
     head = re.split(r"[（(\[]", name, maxsplit=1)[0].strip() or name
-    forms = {name, head, head.replace("_", " ")}
+    bare = without_unit(name)
+    forms = {name, head, head.replace("_", " "), bare, bare.replace("_", " ")}
     return sorted({m.start() for f in forms if f for m in re.finditer(re.escape(f), statement, re.I)})
 
 
-def _stated_cost(statement: str, name: str) -> bool | None:
+def _stated_cost(statement: str, name: str, others: tuple[str, ...] = ()) -> bool | None:
     """Whether the statement says criterion `name` is better low (True) or high (False), by the nearest such words
-    after a mention of it in the same sentence (else just before it); None when it says neither."""
+    after a mention of it in the same sentence, before a mention of another criterion (`others`: in "质量、单价和服务，
+    单价越低越好" the words are the price's), else just before it; None when it says neither."""
     for at in _mentions(statement, name):
         sentence_end = re.search(r"[。；;\n]|\.(?:\s|$)", statement[at:])
         after = statement[at : at + (sentence_end.start() if sentence_end else len(statement) - at)][:60]
+        nxt = [i - at for o in others if o != name for i in _mentions(statement, o) if at < i < at + len(after)]
+        after = after[: min(nxt)] if nxt else after
         found = [(m.start(), True) for m in _LOWER.finditer(after)] + [
             (m.start(), False) for m in _HIGHER.finditer(after)
         ]
@@ -144,7 +156,7 @@ def _stated_cost(statement: str, name: str) -> bool | None:
     return None
 
 
-def stated_costs(params: FamilyParams, statement: str) -> FamilyParams:
+def stated_costs(params: FamilyParams, statement: str, columns: tuple[str, ...] = ()) -> FamilyParams:
     """`params` of an evaluation with its cost criteria (smaller better) as code reads them, not as the modeler
     guessed: a criterion the statement says is better low or high ("price (lower is better)", "价格越低越好"), else one
     whose name says it is a cost (a price, a distance, a time in minutes); the modeler's word only for a criterion of
@@ -152,10 +164,16 @@ def stated_costs(params: FamilyParams, statement: str) -> FamilyParams:
     if not isinstance(params, _Criteria):
         return params
     costs = []
+    rest = _REST.search(statement)
+    rest_cost = bool(
+        rest and re.match(r"越(?:低|小|少|短)|lower|smaller|less", rest.group("zh") or rest.group("en"), re.I)
+    )
     for criterion in params.criteria:
-        said = _stated_cost(statement, criterion)
+        said = _stated_cost(statement, criterion, (*params.criteria, *columns))
         if said is None:
             said = True if _COST_NAME.search(criterion) else None
+        if said is None and rest:  # "其余越高越好": what the statement says of the criteria it names no direction for
+            said = rest_cost
         if said or (said is None and criterion in params.cost_criteria):
             costs.append(criterion)
     return params.model_copy(update={"cost_criteria": costs})

@@ -118,6 +118,7 @@ class SirParams(FamilyParams):
 
 class Sir(Family):
     name = "sir"
+    horizon = "horizon"
     group = "ode"
     title = ("SIR epidemic model", "SIR 传染病模型")
     answers = frozenset({"estimate", "forecast", "number", "explanation"})

@@ -47,6 +47,8 @@ def _not_ages(column: pd.Series) -> str:
 
 class Leslie(Family):
     name = "leslie"
+    horizon = "years"
+    stated_only = {"fecundity": ("fecund", "fertil", "offspring", "birth", "calv", "fawn", "breed", "繁殖", "生育", "产仔", "出生", "幼崽")}  # fmt: skip
     group = "population"
     title = ("Leslie matrix with harvesting", "Leslie 矩阵（含收获）")
     answers = frozenset({"estimate", "forecast", "policy", "number"})
@@ -107,6 +109,7 @@ class Leslie(Family):
                 f"各年龄的存活率从 {num(ages[0])} 岁的 {num(s[0])} 到 {num(ages[len(s) - 1])} 岁的 {num(s[-1])}，最低为 {num(ages[low])} 岁的 {num(s[low])}；繁殖年龄起于 {num(result['breeding_age'])} 岁，繁殖率 {num(result['fecundity'])}。",
                 f"Leslie 矩阵的主特征值（年增长率）为 {num(result['growth_rate'])}。",
                 f"不加管理，总数将从 {num(result['total_now'])} 变为 {num(result['years'])} 年后的 {num(result['total_projected'])}。",
+                *([f"先移走 {num(result['first_removal'])} 只（各年龄按比例），使总数降到 {num(result['level'])}。"] if result.get("first_removal") else []),
                 f"每年按比例移走 {num(result['harvest_rate'])} 的个体可使种群保持稳定：在 {num(result['level'])} 的水平上约为每年 {num(result['removals_per_year'])} 只；{num(result['years'])} 年后总数为 {num(result['total_managed'])}。",
             ]  # fmt: skip
         return [
@@ -114,5 +117,6 @@ class Leslie(Family):
             f"Survival by age runs from {num(s[0])} at age {num(ages[0])} to {num(s[-1])} at age {num(ages[len(s) - 1])}, lowest at age {num(ages[low])} ({num(s[low])}); breeding starts at age {num(result['breeding_age'])} with fecundity {num(result['fecundity'])}.",
             f"The Leslie matrix's dominant eigenvalue (the yearly growth rate) is {num(result['growth_rate'])}.",
             f"Without management the total goes from {num(result['total_now'])} to {num(result['total_projected'])} in {num(result['years'])} years.",
+            *([f"First {num(result['first_removal'])} animals are removed (each age alike), bringing the total down to {num(result['level'])}."] if result.get("first_removal") else []),
             f"Removing a share {num(result['harvest_rate'])} of the animals each year holds the population level: about {num(result['removals_per_year'])} a year at a level of {num(result['level'])}; after {num(result['years'])} years the total is {num(result['total_managed'])}.",
         ]  # fmt: skip

@@ -36,6 +36,7 @@ class Gm11Params(FamilyParams):
 
 class Gm11(Family):
     name = "gm11"
+    horizon = "horizon"
     group = "statistics"
     title = ("Grey forecasting GM(1,1)", "灰色预测 GM(1,1)")
     aliases = ("GM(1,1)", "灰色预测", "grey forecast")
@@ -82,6 +83,7 @@ class KMeansParams(FamilyParams):
 
 class KMeansClusters(Family):
     name = "kmeans"
+    stated_only = {"k": ("group", "cluster", "segment", "class", "categor", "类", "群", "组")}
     group = "statistics"
     title = ("k-means clustering", "k-means 聚类")
     aliases = ("k-means", "clustering", "聚类")
@@ -168,6 +170,7 @@ class TimeSeriesParams(FamilyParams):
 
 class TimeSeries(Family):
     name = "time_series"
+    horizon = "horizon"
     group = "statistics"
     title = ("Exponential smoothing (Holt–Winters)", "指数平滑（Holt–Winters）")
     aliases = ("Holt–Winters", "Holt-Winters")

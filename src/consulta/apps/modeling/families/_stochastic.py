@@ -25,6 +25,7 @@ next state."""
 
 class MarkovChain(Family):
     name = "markov_chain"
+    horizon = "steps"
     group = "stochastic"
     title = ("Markov chain", "马尔可夫链")
     aliases = ("Markov", "马尔可夫", "马氏链")
@@ -81,6 +82,7 @@ class QueueParams(FamilyParams):
 
 class Queue(Family):
     name = "queue"
+    stated_only = {"servers": ("server", "window", "counter", "desk", "teller", "till", "窗口", "服务台", "柜台", "收银")}  # fmt: skip
     group = "stochastic"
     title = ("M/M/c queue (Erlang C)", "M/M/c 排队模型（Erlang C）")
     answers = frozenset({"number", "policy", "estimate"})
@@ -136,6 +138,7 @@ class MonteCarloParams(FamilyParams):
 
 class MonteCarlo(Family):
     name = "monte_carlo"
+    horizon = "horizon"
     group = "stochastic"
     title = ("Monte Carlo simulation (resampling)", "蒙特卡洛模拟（重抽样）")
     aliases = ("Monte Carlo", "蒙特卡洛", "蒙特卡罗")
@@ -163,5 +166,11 @@ class MonteCarlo(Family):
     def sentences(self, result: dict[str, Any], *, lang: str) -> list[str]:
         r = result
         if zh(lang):
-            return [f"{num(r['runs'])} 次模拟（每次 {num(r['horizon'])} 期）中，总量超过 {num(r['capacity'])} 的概率为 {num(r['probability_exceed'])}；总量均值 {num(r['mean_total'])}，{num(r['interval_pct'])}% 区间 {num(r['p05'])} 到 {num(r['p95'])}。"]  # fmt: skip
-        return [f"In {num(r['runs'])} simulations of {num(r['horizon'])} periods the total exceeds {num(r['capacity'])} with probability {num(r['probability_exceed'])}; its mean is {num(r['mean_total'])}, its {num(r['interval_pct'])}% range {num(r['p05'])} to {num(r['p95'])}."]  # fmt: skip
+            return [
+                f"{num(r['runs'])} 次模拟（每次 {num(r['horizon'])} 期）中，总量超过 {num(r['capacity'])} 的概率为 {num(r['probability_exceed'])}；总量均值 {num(r['mean_total'])}，{num(r['interval_pct'])}% 区间 {num(r['p05'])} 到 {num(r['p95'])}。",
+                *([f"容量不低于 {num(r['p95'])}（总量的上 {num(r['tail_pct'])}% 分位点）时，{num(r['horizon'])} 期的总量超过容量的概率不超过 {num(r['tail_pct'])}%。"] if "tail_pct" in r else []),
+            ]  # fmt: skip
+        return [
+            f"In {num(r['runs'])} simulations of {num(r['horizon'])} periods the total exceeds {num(r['capacity'])} with probability {num(r['probability_exceed'])}; its mean is {num(r['mean_total'])}, its {num(r['interval_pct'])}% range {num(r['p05'])} to {num(r['p95'])}.",
+            *([f"A capacity of at least {num(r['p95'])} (the total's upper {num(r['tail_pct'])}% point) is exceeded over {num(r['horizon'])} periods with probability at most {num(r['tail_pct'])}%."] if "tail_pct" in r else []),
+        ]  # fmt: skip

@@ -47,19 +47,22 @@ def solve(config, tables):
     stable = stable / stable.sum()
     years = int(config.get("years") or 10)
     harvest = max(0.0, 1 - 1 / growth) if growth > 0 else 0.0
-    plain, managed = [float(now.sum())], [float(now.sum())]
-    x, y = now.copy(), now.copy()
+    level = float(config.get("target") or now.sum())
+    # a herd above the level to keep is first brought down to it (its age structure kept), then held there
+    start = now * min(1.0, level / max(float(now.sum()), 1e-9))
+    plain, managed = [float(now.sum())], [float(start.sum())]
+    x, y = now.copy(), start.copy()
     for _ in range(years):
         x = leslie @ x
         y = (1 - harvest) * (leslie @ y)
         plain.append(float(x.sum()))
         managed.append(float(y.sum()))
-    level = float(config.get("target") or now.sum())
     return {
         "ages": ages[:size], "survival": survival.tolist(), "fecundity": fecundity, "breeding_age": b,
         "growth_rate": growth, "stable_structure": stable.tolist(), "total_now": float(now.sum()), "years": years,
         "total_projected": plain[-1], "projection": plain, "harvest_rate": harvest, "level": level,
-        "removals_per_year": harvest * growth * level, "managed_projection": managed, "total_managed": managed[-1],
+        "removals_per_year": harvest * growth * level, "first_removal": float(now.sum() - start.sum()),
+        "managed_projection": managed, "total_managed": managed[-1],
         "repeated_ages": sorted(set(repeated + repeated2)), "filled_ages": sorted(set(filled + filled2)),
     }  # fmt: skip
 

@@ -18,6 +18,7 @@ def solve(config, tables):
     return {
         "runs": runs, "horizon": horizon, "capacity": capacity, "probability_exceed": exceed,
         "mean_total": float(totals.mean()), "p05": float(np.quantile(totals, 0.05)), "p95": float(np.quantile(totals, 0.95)), "interval_pct": 90,
+        "tail_pct": 5,
         "observations": len(values),
     }  # fmt: skip
 
