@@ -856,6 +856,40 @@ def test_a_name_only_the_notes_hold_is_searched_for_there(words: str, look) -> N
     assert first_look_for(HELDOUT4_LAB)(words) == ([look] if look else [])
 
 
+HELDOUT5_LAB = Path(__file__).parents[3] / "bench" / "data" / "ln2" / "heldout5_lab.yaml"
+
+
+@pytest.mark.parametrize(
+    ("words", "look"),
+    [
+        # a question mid-message asks; the verb in it ("freeze") asks for no change
+        ("which vials did Dubois freeze? need to ask her about them", ("search_records", {"text": "Dubois"})),
+        ("吴冻的那些还在吗", ("search_records", {"text": "吴"})),  # a Chinese name the notes write on its own
+        ("which line was made with prep 25-117", ("search_records", {"text": "25-117"})),  # a code after its word
+        ("What did we freeze last month?", ("search_records", {"text": "2026-10"})),
+        ("anything frozen on 09/30/2025?", ("search_records", {"text": "2025-09-30"})),
+        ("上个月冻了哪些细胞？", ("search_records", {"text": "2026-10"})),
+        ("Thaw the MV4-11 in box 1 pos 19. Thanks!", None),  # a change, a thanks after it
+    ],
+)
+def test_people_codes_and_dates_the_words_say_are_searched_for(
+    words: str, look: tuple[str, dict[str, str]] | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fifth held-out set: "which vials did Dubois freeze? need to ask her…" was taken for a change (the model asked
+    the person back), "吴冻的那些" and "prep 25-117" found nothing, "last month" and "09/30/2025" were no dates."""
+    import datetime as dt
+
+    from consulta.apps.ln2 import _turns
+
+    class Today(dt.date):
+        @classmethod
+        def today(cls) -> Today:
+            return cls(2026, 11, 29)
+
+    monkeypatch.setattr(_turns.dt, "date", Today)
+    assert _turns.first_look_for(HELDOUT5_LAB)(words) == ([look] if look else [])
+
+
 def test_chinese_positions_after_a_box_without_a_word_for_them() -> None:
     from consulta.apps.ln2._inventory import BoxLayout
     from consulta.apps.ln2._locate import said_places

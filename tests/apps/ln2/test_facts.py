@@ -5,12 +5,13 @@ names no cells gets a question, and a turn whose writes are refused ends with a 
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
 import pytest
 
 from consulta.apps.ln2._replies import ln2_facts
-from consulta.apps.ln2._turns import said_month
+from consulta.apps.ln2._turns import said_date
 from consulta.i18n import t
 from consulta.runtime import RunStatus, TurnFacts, unfounded
 
@@ -132,11 +133,25 @@ def test_ln2_facts_declare_the_layout_and_know_the_inventorys_names(inventory: P
     [
         ("Which tubes were frozen in February 2026?", "2026-02"),
         ("2026年2月冻存的管子有哪些？", "2026-02"),
+        ("what went into the tank in Dec '25", "2025-12"),
+        ("25年9月冻的都有啥", "2025-09"),
+        ("anything frozen on 09/30/2025?", "2025-09-30"),
+        ("frozen 30.09.2025", "2025-09-30"),
+        ("tubes from 3/4/2025", None),  # March 4 or April 3: no date
+        ("frozen on Sep 30, 2025", "2025-09-30"),
+        ("frozen on 30 September 2025", "2025-09-30"),
+        ("2025年9月30日冻的", "2025-09-30"),
+        ("what did we freeze in 09/2025", "2025-09"),
+        ("What did we freeze last month?", "2026-10"),
+        ("上个月冻了哪些细胞？", "2026-10"),
+        ("本月冻了什么", "2026-11"),
+        ("box 2 #33", None),
+        ("prep PB-2024-07", None),
         ("hi", None),
     ],
 )
-def test_a_month_named_is_looked_up_by_its_dates(words: str, month: str | None) -> None:
-    assert said_month(words) == month
+def test_a_month_or_a_day_named_is_looked_up_by_its_dates(words: str, month: str | None) -> None:
+    assert said_date(words, today=dt.date(2026, 11, 29)) == month
 
 
 @pytest.mark.parametrize(

@@ -257,3 +257,58 @@ def test_positions_right_after_a_box_with_a_space_or_before_a_dash() -> None:
     assert said_places("A375-WT, box 1: 1 and 2 — taking them out", layout) == {1: {1, 2}}
     assert said_places("tubes in box 3 2025-10?", layout) == {}  # a month, not places
     assert said_places("box 2 3 tubes", layout) == {}  # a count
+
+
+@pytest.mark.parametrize(
+    ("words", "places"),
+    [
+        ("thaw MV4-11 box 1 pos 19 — no wait, 20, sorry", {1: {20}}),
+        ("拿出2号盒19号位的HaCaT，啊不对，是20号位", {2: {20}}),
+        ("Take out box 2 position 5, I mean box 3 position 5", {3: {5}}),
+        ("I mean the K562 in box 1 position 4", {1: {4}}),  # nothing said before it to take back
+        ("thaw box 1 pos 19", {1: {19}}),
+    ],
+)
+def test_a_place_taken_back_gives_way_to_the_one_said_again(words: str, places: dict[int, set[int]]) -> None:
+    """Fifth held-out set: "pos 19 — no wait, 20" staged 19; "19号位，啊不对，是20号位" staged both."""
+    from consulta.apps.ln2._inventory import BoxLayout
+    from consulta.apps.ln2._locate import said_places, said_positions
+
+    layout = BoxLayout(rows=9, cols=9)
+    assert said_places(words, layout) == places
+    assert said_positions(words, layout) == set().union(*places.values())
+
+
+def test_a_take_out_at_a_place_taken_back_is_grounded_at_the_one_said_again(inventory: Path) -> None:
+    plans = Ln2Plans(inventory)
+    words = "thaw a K562-dTAG-BRD4 from box 2 pos 28 — no wait, 29"
+    args = {"short_name": "K562-dTAG-BRD4", "box": 2, "positions": [28]}
+    op = tool(inventory, "record_thaw")(**plans.ground_args("record_thaw", args, Evidence(user_texts=(words,))))
+    assert (op["record_id"], op["positions"]) == (12, [29])
+
+
+def test_new_tubes_go_to_the_places_said_by_their_labels(inventory: Path) -> None:
+    """Fifth held-out set: "box 2, spots F1 and F2" called as positions 1 and 2 (refused as taken); F1 of a 9 x 9
+    box is position 46."""
+    plans = Ln2Plans(inventory)
+    words = "add 2 tubes of HaCaT-K14 to box 2, spots F1 and F2"
+    args = {"parent_cell_line": "HaCaT-K14", "box": 2, "positions": [1, 2]}
+    grounded_args = plans.ground_args("add_entry", args, Evidence(user_texts=(words,)))
+    assert grounded_args["positions"] == [46, 47]
+    op = {"op": "add_entry", **grounded_args, "frozen_at": None}
+    assert grounded(inventory, "add_entry", op, words)
+    kept = plans.ground_args("add_entry", {**args, "positions": [46]}, Evidence(user_texts=(words,)))
+    assert kept["positions"] == [46]  # the model's subset of the places said stays
+
+
+def test_a_number_inside_a_name_is_no_box() -> None:
+    """Fifth held-out set: after "MV4-11 在哪个位置？" showed box 1 positions 19-20, "好，取出19号位那管" was called as
+    box 4 position 19 (the 4 of "MV4-11" counted as said) and asked about with one option. A box is grounded when it
+    was said or shown as a box."""
+    lab = Path(__file__).parents[3] / "bench" / "data" / "ln2" / "heldout5_lab.yaml"
+    shown = '{"total": 1, "records": ["id 3: MV4-11-WT (MV4-11); box 1 positions 19,20; frozen 2025-07-15"]}'
+    evidence = Evidence(user_texts=("MV4-11 在哪个位置？", "好，取出19号位那管"), data_texts=(shown,))
+    args = Ln2Plans(lab).ground_args("record_thaw", {"box": 4, "positions": [19], "action": "takeout"}, evidence)
+    op = tool(lab, "record_thaw")(**args)
+    assert (op["record_id"], op["positions"]) == (3, [19])
+    Ln2Plans(lab).check_grounding("record_thaw", op, evidence)  # no refusal, no question

@@ -357,9 +357,36 @@ def said_boxes(text: str) -> set[int]:
     return {int(n) for groups in _BOX.findall(text) for n in groups if n}
 
 
+_CORRECTION = re.compile(
+    r"\b(?:no\s*,?\s+wait|wait\s*,?\s+no|sorry\s*,?\s+I\s+mean[t]?|I\s+mean[t]?|scratch\s+that|make\s+(?:it|that))\b"
+    r"|不对|说错了|搞错了|写错了|应该是|更正一下|哦不|啊不",
+    re.IGNORECASE,
+)
+"""Words that take back a place just said ("pos 19 — no wait, 20", "19号位，啊不对，是20号位")."""
+_BARE = re.compile(r"(?<![\w.#-])(\d{1,3})(?![\w.])")
+
+
+def _taken_back(text: str, layout: BoxLayout) -> tuple[str, str, set[int]] | None:
+    """(words before the last correction, words after it, the positions said after it) when a correction says
+    positions again; a bare number right after it is one ("no wait, 20, sorry")."""
+    marks = list(_CORRECTION.finditer(text))
+    if not marks:
+        return None
+    before, after = text[: marks[-1].start()], text[marks[-1].end() :]
+    again = _said_positions(after, layout) or {
+        n for found in _BARE.findall(after[:24]) if 1 <= (n := int(found)) <= layout.capacity
+    }
+    return (before, after, again) if again and _said_positions(before, layout) else None
+
+
 def said_positions(text: str, layout: BoxLayout) -> set[int]:
     """The positions `text` names as places ("position 15", "positions 1-3", "15号位", "第15位", "第15个位置", "B6",
-    "box 1, 25 and 26")."""
+    "box 1, 25 and 26"); a place taken back is not one ("pos 19 — no wait, 20": 20)."""
+    corrected = _taken_back(text, layout)
+    return corrected[2] if corrected is not None else _said_positions(text, layout)
+
+
+def _said_positions(text: str, layout: BoxLayout) -> set[int]:
     said: set[int] = set()
     for listed in [m.group(1) for m in _POSITIONS.finditer(text)] + _ZH_LIST.findall(text):
         said |= _listed(listed, layout)
@@ -378,13 +405,33 @@ def said_positions(text: str, layout: BoxLayout) -> set[int]:
 def said_places(text: str, layout: BoxLayout) -> dict[int, set[int]]:
     """The positions `text` names in each box it names, read box by box: the positions said after a box (and before
     the next) are that box's ("box 4 position 1 and box 5 position 19" → {4: {1}, 5: {19}}; "3号盒1、2、3号位" →
-    {3: {1, 2, 3}}). A box named with no position is left out."""
+    {3: {1, 2, 3}}). A box named with no position is left out. Positions taken back give way to those said again, in
+    the box said again or else the last box said before ("box 1 pos 19 — no wait, 20" → {1: {20}}; "box 2 position 5,
+    I mean box 3 position 5" → {3: {5}})."""
+    corrected = _taken_back(text, layout)
+    if corrected is None:
+        return _said_places(text, layout)
+    before, after, again = corrected
+    places = _said_places(before, layout)
+    earlier, again_in = _box_numbers(before)[-1:], _box_numbers(after)[:1]
+    if again_in:  # "box 2 position 5, I mean box 3 position 5": the place in box 2 is taken back
+        places.pop(next(iter(earlier), 0), None)
+    for box in again_in or earlier:
+        places[box] = again
+    return places
+
+
+def _box_numbers(text: str) -> list[int]:
+    return [int(next(g for g in m.groups() if g)) for m in _BOX.finditer(text)]
+
+
+def _said_places(text: str, layout: BoxLayout) -> dict[int, set[int]]:
     marks = list(_BOX.finditer(text))
     places: dict[int, set[int]] = {}
     for i, mark in enumerate(marks):
         box = int(next(g for g in mark.groups() if g))
         end = marks[i + 1].start() if i + 1 < len(marks) else len(text)
-        if positions := said_positions(text[mark.start() : end], layout):
+        if positions := _said_positions(text[mark.start() : end], layout):
             places.setdefault(box, set()).update(positions)
     return places
 

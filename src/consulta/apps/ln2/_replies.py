@@ -29,7 +29,7 @@ from ._turns import (
     asks_to_move,
     named_in,
     names_no_tube,
-    said_month,
+    said_date,
     unnamed_request,
 )
 
@@ -365,7 +365,7 @@ _FROZE = re.compile(r"\b(?:froze|frozen|freez\w*)\b|冻存|冻的|冻了", re.IG
 def _frozen_that_month(facts: TurnFacts) -> TurnFacts:
     """The turn's facts, a search of a month narrowed to the records frozen in it when the words ask what was frozen
     then ("2025年4月冻存了哪些细胞？"): the search finds every record whose text holds the month, a thaw's date too."""
-    month = said_month(facts.prompt or "")
+    month = said_date(facts.prompt or "")
     if month is None or not _FROZE.search(facts.prompt or ""):
         return facts
 

@@ -337,7 +337,22 @@ class Ln2Plans:
                 **args,
                 "entries": [self._grounded_ref(e, evidence) if isinstance(e, dict) else e for e in args["entries"]],
             }
+        if tool_name == "add_entry":
+            return self._placed_as_said(args, evidence)
         return args
+
+    def _placed_as_said(self, args: dict[str, Any], evidence: Evidence) -> dict[str, Any]:
+        """New tubes go where the user's words put them in the call's box: positions the words did not say give way
+        to the places they did (held-out: "box 2, spots F1 and F2" called as positions 1 and 2, refused as taken)."""
+        box, positions = args.get("box"), args.get("positions")
+        if not isinstance(box, int) or not isinstance(positions, list):
+            return args
+        try:
+            inventory = load_inventory(self.path)
+        except ToolError:
+            return args
+        said = said_places(" ".join((*evidence.user_texts, *evidence.answers)), inventory.layout).get(box)
+        return {**args, "positions": sorted(said)} if said and not set(positions) <= said else args
 
     def _grounded_ref(self, ref: dict[str, Any], evidence: Evidence) -> dict[str, Any]:
         words = " ".join((*evidence.user_texts, *evidence.answers))
@@ -388,8 +403,10 @@ class Ln2Plans:
         if kind == "add_entry":
             self._require_said(evidence, "parent_cell_line", op["parent_cell_line"])
             self._require_said(evidence, "box", op["box"])
+            said = said_positions(" ".join((*evidence.user_texts, *evidence.answers)), inventory.layout)
             for position in op["positions"]:
-                self._require_said(evidence, "positions", position)
+                if position not in said:  # "F1" says position 46 of a 9 x 9 box
+                    self._require_said(evidence, "positions", position)
             self._check_date(evidence, "frozen_at", op.get("frozen_at"))
         elif kind == "record_thaw":
             self._check_record(inventory, evidence, op["record_id"], op["positions"], tool_name)
@@ -633,19 +650,24 @@ def _in_the_field_that_holds_it(ref: dict[str, Any], inventory: Inventory) -> di
 
 
 def _grounded_ref(ref: dict[str, Any], evidence: Evidence, layout: BoxLayout) -> dict[str, Any] | None:
-    """`ref` without what nothing grounds; None when nothing it named is grounded. A position is grounded when the
-    user said it as a place ("position 7", "7号位"), not merely the number (the 7 of "MCF7": seen, a thaw of a
-    position 7 nobody named)."""
+    """`ref` without what nothing grounds; None when nothing it named is grounded. A box or a position is grounded
+    when the user said it as a place ("box 4", "7号位") or the turn's data showed it as one, not merely the number
+    (the 7 of "MCF7": seen, a thaw of a position 7 nobody named; the 4 of "MV4-11": a box 4 nobody named)."""
 
     def known(value: Any) -> bool:
         return evidence.said_by_user(value) or evidence.seen_in_data(value) or evidence.answered(value)
 
-    places = said_positions(" ".join((*evidence.user_texts, *evidence.answers)), layout)
+    words = " ".join((*evidence.user_texts, *evidence.answers))
+    places = said_positions(words, layout)
+
+    def a_box_known(box: Any) -> bool:
+        shown = re.compile(rf"\bbox(?:es)?\s*{re.escape(str(box))}\b", re.IGNORECASE)
+        return box in said_boxes(words) or evidence.answered(box) or any(shown.search(d) for d in evidence.data_texts)
 
     if ref.get("record_id") is not None:
         return dict(ref)  # a record named by id: its own grounding check judges it, its positions with it
     kept = dict(ref)
-    if kept.get("box") is not None and not known(kept["box"]):
+    if kept.get("box") is not None and not a_box_known(kept["box"]):
         kept["box"] = None
     for name in ("cell_line", "short_name", "plasmid"):
         if kept.get(name) and not known(kept[name]):
