@@ -554,6 +554,14 @@ def test_unseen_wordings_of_a_concept_a_solution_or_a_file_question_open_as_thei
         ("2.3 那个任务我不会", "task_2_3"),
         ("I got 2.5 as the mean for task 2.2", "task_2_2"),  # the id, not the number said
         ("the mean is 2.4", None),  # a number, no task spoken of
+        # fifth held-out set: its place in the course, its title in either language (the longest said)
+        ("我上传了epil.csv，能做第4题吗？", "task_2_4"),
+        ("第二个任务怎么做", "task_2_2"),
+        ("I'm stuck on the last exercise", "task_2_4"),
+        ("ok to start the average age one?", "task_2_2"),
+        ("I would like to begin the exercise called 'average age per city'", "task_2_4"),
+        ("这个文件 合并两张表那题能用吗", "task_2_3"),
+        ("I already did 3 tasks", None),
     ],
 )
 def test_a_task_is_named_by_its_number_when_the_words_speak_of_a_task(tmp_path: Path, words: str, task) -> None:
@@ -564,21 +572,30 @@ def test_a_task_is_named_by_its_number_when_the_words_speak_of_a_task(tmp_path: 
     assert (named.id if named else None) == task
 
 
+GZIPPED = b"\x1f\x8b\x08\x00not a table"
+
+
 @pytest.mark.parametrize(
-    ("words", "said"),
+    ("file", "content", "words", "said"),
     [
         (
+            "digits.csv.gz",
+            GZIPPED,
             "This is the only file I have on my laptop, digits.csv.gz. Will it work for task_2_2?",
             "not a file the course",
         ),
-        ("我只有 digits.csv.gz 这个文件，能做 task_2_2 吗？", "不是课程能读的文件"),
+        ("digits.csv.gz", GZIPPED, "我只有 digits.csv.gz 这个文件，能做 task_2_2 吗？", "不是课程能读的文件"),
+        ("data.csv", b"", "uploaded my data for task_2_2, can I start?", "data.csv is empty"),  # fifth held-out set
+        ("data.csv", b"", "数据传好了，task_2_2 能开始吗？", "data.csv 是空文件"),
+        ("data.csv", b"\xff\xfe\x00\xd8garbage\x00\x01\n", "can I start task_2_2 on data.csv?", "could not be read"),
     ],
 )
-def test_an_upload_of_a_type_the_course_cannot_read_does_not_fit_and_is_said_so(
-    tmp_path: Path, words: str, said: str
+def test_an_upload_the_course_cannot_read_does_not_fit_and_is_said_so(
+    tmp_path: Path, file: str, content: bytes, words: str, said: str
 ) -> None:
     """Held-out (fourth set): digits.csv.gz was refused again and again by the inspection, and the turn ended with no
-    reply. A file the course cannot read is a file that does not fit: code's packet and reply say why."""
+    reply; (fifth set) an empty data.csv the same. A file the course cannot read is a file that does not fit: code's
+    packet and reply say why."""
     import asyncio
 
     from consulta.runtime import Runtime
@@ -586,7 +603,7 @@ def test_an_upload_of_a_type_the_course_cannot_read_does_not_fit_and_is_said_so(
     store = Store(f"sqlite:///{tmp_path}/consulta.db")
     uploads = tmp_path / "uploads"
     uploads.mkdir()
-    (uploads / "digits.csv.gz").write_bytes(b"\x1f\x8b\x08\x00not a table")
+    (uploads / file).write_bytes(content)
     env = scripted_env(tmp_path, store)
     agent = tutor.build_agent(tutor.TutorOptions(uploads=uploads), env)
 

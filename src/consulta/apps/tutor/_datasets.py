@@ -30,6 +30,7 @@ __all__ = [
     "open_dataset",
     "say_issue",
     "spelled_as",
+    "not_a_table",
     "unreadable",
     "upload_path",
     "uploaded_files",
@@ -210,13 +211,33 @@ _EMPTY_VALUES = "tutor.issue.empty_values"
 _DUPLICATE_ROWS = "tutor.issue.duplicate_rows"
 _SPELLED_OTHERWISE = "tutor.issue.spelled_otherwise"
 _FILE_TYPE = "tutor.issue.file_type"
-_ISSUES = (_FEW_ROWS, _MISSING_COLUMNS, _COLUMN_TYPE, _EMPTY_VALUES, _DUPLICATE_ROWS, _SPELLED_OTHERWISE, _FILE_TYPE)
+_EMPTY_FILE = "tutor.issue.empty_file"
+_UNPARSABLE = "tutor.issue.unparsable"
+_ISSUES = (
+    _FEW_ROWS,
+    _MISSING_COLUMNS,
+    _COLUMN_TYPE,
+    _EMPTY_VALUES,
+    _DUPLICATE_ROWS,
+    _SPELLED_OTHERWISE,
+    _FILE_TYPE,
+    _EMPTY_FILE,
+    _UNPARSABLE,
+)
 
 
 def unreadable(file_name: str | None) -> Verdict:
     """The verdict on an upload of a type the course does not read (`ACCEPTED_SUFFIXES`): not suitable, and why."""
     issue = t(_FILE_TYPE, name=file_name or "?", types=", ".join(ACCEPTED_SUFFIXES))
     return Verdict(is_suitable=False, blocking_issues=[issue], evidence=[f"file: {file_name}"])
+
+
+def not_a_table(path: Path, reason: str) -> Verdict:
+    """The verdict on an upload that cannot be read as a table (`open_dataset` refused it): not suitable, and why — an
+    empty file said as such (held-out: an empty data.csv refused again and again, the turn ended with no reply)."""
+    empty = not path.exists() or path.stat().st_size == 0 or "EmptyDataError" in reason
+    issue = t(_EMPTY_FILE if empty else _UNPARSABLE, name=path.name)
+    return Verdict(is_suitable=False, blocking_issues=[issue], evidence=[f"file: {path.name}"])
 
 
 @cache

@@ -29,7 +29,16 @@ from ...asks import (
 from ...i18n import has_chinese, t
 from ...runtime import ToolError
 from ...sandbox import Limits, SandboxUnavailable, run_python
-from ._datasets import check_dataset, open_dataset, say_issues, spelled_as, unreadable, upload_path, uploaded_files
+from ._datasets import (
+    check_dataset,
+    not_a_table,
+    open_dataset,
+    say_issues,
+    spelled_as,
+    unreadable,
+    upload_path,
+    uploaded_files,
+)
 from ._tasks import TaskCatalog
 
 __all__ = ["EXPERT_IDS", "tutor_experts"]
@@ -215,7 +224,12 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
                         "dataset": None,
                         "verdict": unreadable(request.context.file_name),
                     }
-                facts, verdict = check_dataset(open_dataset(path), task.dataset, file_name=path.name)
+                try:
+                    frame = open_dataset(path)
+                except ToolError as error:  # a file that is no table does not fit: said, not refused
+                    verdict = not_a_table(path, error.message)
+                    return {"task": task.requirements, "dataset": None, "verdict": verdict}
+                facts, verdict = check_dataset(frame, task.dataset, file_name=path.name)
                 return {"task": task.requirements, "dataset": facts, "verdict": verdict}
             case "error_diagnosis":
                 path = the_file(request)

@@ -210,12 +210,46 @@ _TASK_WORD = re.compile(r"\b(?:task|exercise|assignment)s?\b|任务|练习|作�
 _NUMBERED = re.compile(r"(?<![\d.])(\d+)[._](\d+)(?![\d.])")
 
 
+_ZH_DIGITS = {c: i for i, c in enumerate("一二三四五六七八九十", start=1)}
+_NTH = re.compile(
+    r"第\s*([1-9]|[一二三四五六七八九十])\s*(?:道|个)?\s*(?:题|任务|练习|作业)"
+    r"|\b(?:task|exercise|assignment|question)\s*(?:no\.?|number|#)?\s*([1-9])\b(?![._]\d)"
+    r"|\b([1-9])(?:st|nd|rd|th)\s+(?:task|exercise|assignment|one)\b"
+    r"|\b(first|second|third|fourth|fifth|last)\s+(?:task|exercise|assignment)\b",
+    re.IGNORECASE,
+)
+_ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5}
+
+
 def _named_task(words: str, catalog: TaskCatalog) -> Task | None:
-    """The first task of the catalog the words name by its id ("task_2_3", "task 2.3"), or by its number when they
-    speak of a task ("the average age task (2.2)", "2.3 那个任务")."""
+    """The first task of the catalog the words name by its id ("task_2_3", "task 2.3"), by its number when they speak
+    of a task ("the average age task (2.2)", "2.3 那个任务"), by its place in the course ("第4题", "第二个任务", "task
+    4", "the last exercise"), or by its title in either language, the longest title said ("'average age per city'"
+    before "the average age", "合并两张表那题")."""
     ids = {t.id: t for t in catalog.tasks}
     named = _TASK.findall(words) or (_NUMBERED.findall(words) if _TASK_WORD.search(words) else [])
-    return next((task for major, minor in named if (task := ids.get(f"task_{major}_{minor}"))), None)
+    if (task := next((task for major, minor in named if (task := ids.get(f"task_{major}_{minor}"))), None)) is not None:
+        return task
+    if (nth := _NTH.search(words)) is not None:
+        said = next(g for g in nth.groups() if g).casefold()
+        place = len(catalog.tasks) if said == "last" else _ORDINALS.get(said) or _ZH_DIGITS.get(said) or int(said)
+        return catalog.tasks[place - 1] if 1 <= place <= len(catalog.tasks) else None
+    return _titled(words, catalog)
+
+
+_ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
+
+
+def _titled(words: str, catalog: TaskCatalog) -> Task | None:
+    """The task whose title (without its article, in any language the catalog says it) the words hold, the longest."""
+    folded = re.sub(r"\s+", " ", words.casefold())
+    titles = [
+        (len(title), task)
+        for task in catalog.tasks
+        for said in (task.title, *(w.title for w in task.said.values()))
+        if len(title := _ARTICLE.sub("", said.casefold()).strip()) >= 4 and title in folded
+    ]
+    return max(titles, key=lambda found: found[0])[1] if titles else None
 
 
 def _task_of(words: str, catalog: TaskCatalog) -> Task | None:
