@@ -312,3 +312,11 @@ def test_a_number_inside_a_name_is_no_box() -> None:
     op = tool(lab, "record_thaw")(**args)
     assert (op["record_id"], op["positions"]) == (3, [19])
     Ln2Plans(lab).check_grounding("record_thaw", op, evidence)  # no refusal, no question
+
+
+def test_a_name_given_in_several_fields_is_said_once() -> None:
+    """Fifth held-out set: "没有还剩管子的记录符合 「Kasumi-1」，「Kasumi-1」，「Kasumi-1」，1号盒" (one name in three fields)."""
+    ref = TubeRef(cell_line="Kasumi-1", short_name="Kasumi-1", plasmid="Kasumi-1", box=1)
+    assert (ref.describe(), ref.describe("zh-CN")) == ("cell line 'Kasumi-1', box 1", "「Kasumi-1」，1号盒")
+    two = TubeRef(cell_line="HeLa", short_name="HeLa-Kyoto")
+    assert two.describe() == "cell line 'HeLa', short name 'HeLa-Kyoto'"

@@ -50,7 +50,10 @@ class TubeRef(BaseModel):
         """What the words named, for messages: "cell line 'SH-SY5Y', box 2, positions 5, 6" (zh-CN: "「SH-SY5Y」，2号盒，
         5、6号位")."""
         zh = lang == "zh-CN"
-        parts = [f"「{v}」" if zh else f"{k.replace('_', ' ')} {v!r}" for k, v in self.names().items()]
+        fields: dict[str, str] = {}
+        for field, name in self.names().items():
+            fields.setdefault(name, field)  # a name given in several fields is said once
+        parts = [f"「{v}」" if zh else f"{k.replace('_', ' ')} {v!r}" for v, k in fields.items()]
         if self.record_id is not None:
             parts.insert(0, f"记录 {self.record_id}" if zh else f"record {self.record_id}")
         if self.box is not None:
