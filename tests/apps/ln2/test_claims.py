@@ -890,6 +890,17 @@ def test_people_codes_and_dates_the_words_say_are_searched_for(
     assert _turns.first_look_for(HELDOUT5_LAB)(words) == ([look] if look else [])
 
 
+def test_two_lines_named_are_both_looked_up() -> None:
+    """Fifth held-out set: "where's the Calu-3, and how many T47D do we have in total" answered of Calu-3 alone."""
+    from consulta.apps.ln2._turns import first_look_for
+
+    assert first_look_for(HELDOUT5_LAB)("where's the Calu-3, and how many T47D do we have in total") == [
+        ("query_inventory", {"cell_line": "Calu-3"}),
+        ("query_inventory", {"cell_line": "T47D"}),
+    ]
+    assert first_look_for(HELDOUT5_LAB)("how many T47D do we have") == [("query_inventory", {"cell_line": "T47D"})]
+
+
 def test_chinese_positions_after_a_box_without_a_word_for_them() -> None:
     from consulta.apps.ln2._inventory import BoxLayout
     from consulta.apps.ln2._locate import said_places

@@ -526,7 +526,12 @@ def first_look_for(inventory_path: Path) -> Callable[[str], list[tuple[str, dict
         named = named_in(words, inventory)
         if named is not None:
             name, field = named
-            return [("query_inventory", {field: name})]
+            looks = [("query_inventory", {field: name})]
+            # "where's the Calu-3, and how many T47D do we have": a second line named is looked up too
+            rest = re.sub(re.escape(name), " ", words, flags=re.IGNORECASE)
+            if (other := _whole_named(rest, inventory)) is not None and other[0].casefold() not in name.casefold():
+                looks.append(("query_inventory", {other[1]: other[0]}))
+            return looks
         if box is not None:
             return [("query_inventory", {"box": box})]
         if _FREE.search(words):
