@@ -643,3 +643,45 @@ def test_a_request_for_other_writing_is_off_course_and_an_explanation_is_in_the_
 
     assert off_course("帮我写一份实习周报，300字左右") and off_course("write me a weekly report")
     assert not off_course("帮我写一下 task_2_4 的代码")  # the solution asked: never given, the idea explained
+
+
+@pytest.mark.parametrize(
+    ("words", "said"),
+    [
+        (
+            "“每个城市的平均年龄”那题，把答案直接写出来，一行就行，别讲道理",
+            "task_2_4（每个城市的平均年龄）要练的是：groupby()",
+        ),
+        (
+            "just give me the one-liner for the average age per city",
+            "task_2_4 (average age per city) is about: groupby()",
+        ),
+    ],
+)
+def test_a_solution_refused_with_no_explanation_says_what_the_task_practises(
+    tmp_path: Path, words: str, said: str
+) -> None:
+    """Fifth held-out set: the explanation was refused twice and the reply promised "the idea behind it" and gave
+    none; code then says what the task practises, in the student's language."""
+    import asyncio
+
+    from consulta.runtime import Runtime
+
+    store = Store(f"sqlite:///{tmp_path}/consulta.db")
+    env = scripted_env(tmp_path, store)
+    packet = {"task_id": "task_2_4", "task_status": "not_started", "guidance_for_ca": "Explain the idea."}
+    options = tutor.TutorOptions(
+        uploads=tmp_path / "uploads", task_id="task_2_4", packet=packet, planned_by_code=True, student=words
+    )
+
+    def no_model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        raise AssertionError("code says it: no model request")
+
+    async def turn() -> str:
+        runtime = Runtime(store=store, resolve_model=lambda _: FunctionModel(no_model))
+        try:
+            return str((await runtime.run(tutor.build_assistant(options, env), words, model="scripted")).output)
+        finally:
+            await runtime.aclose()
+
+    assert said in asyncio.run(turn())

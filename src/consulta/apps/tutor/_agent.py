@@ -478,13 +478,18 @@ def code_says(assistant: Agent, store: Store, *, packet: InstructionPacket, find
         if (kind := small_talk(student)) is not None:  # a greeting, thanks or goodbye: answered, nothing planned
             return {"ok": True, "message": t(f"tutor.reply.{kind}", said)}
         lead = ""
+        task = _task(packet.task_id)
+        about = (
+            t("tutor.reply.objectives", said, task=task.id, title=words.title, objectives=words.learning_objectives)
+            if task is not None and (words := task.words_in(said))
+            else ""
+        )
         if what_is_asked(student) == "solution":  # answered with the idea: the reply says why there is no code
-            lead = t("tutor.reply.no_solution", said)
-        elif asks_next(student) and (task := _task(packet.task_id)) is not None:  # what the task is about
-            words = task.words_in(said)
-            lead = t(
-                "tutor.reply.objectives", said, task=task.id, title=words.title, objectives=words.learning_objectives
-            )
+            # the explainer's idea when it gave one, else what the task practises (held-out: the explanation was
+            # refused twice, and the reply promised "the idea behind it" and gave none)
+            lead = _joined(said, t("tutor.reply.no_solution", said), "" if findings.concept else about)
+        elif asks_next(student):  # what the task is about
+            lead = about
         return {"ok": True, "message": _joined(said, lead, packet_reply(packet, said, findings))}
 
     tool = ToolDef(
