@@ -252,6 +252,36 @@ def test_work_that_runs_clean_and_holds_the_tasks_solution_is_validated_by_code(
 
 
 @pytest.mark.parametrize(
+    ("said", "valid"),
+    [("output: 71.5", False), ("输出：40", True), ("it printed 40.00", True), ("I got 39.9", False)],
+)
+def test_work_whose_output_the_student_misquotes_is_not_validated(
+    tmp_path: Path, uploads: Path, said: str, valid: bool
+) -> None:
+    """Fifth held-out set: "Finished task 2! … output: 71.5" where the code printed 74.23 on the student's file was
+    passed as done. The output the student gives must be what the run printed, to the digits they wrote."""
+    (uploads / "student_data.csv").write_text("name,city,age\nAda,Paris,30\nBo,Rome,40\nCy,Paris,50\n", "utf-8")
+    words = f"task_2_2 done:\nprint(df['age'].mean())\n{said}"
+    request = {
+        **SEED_EXAMPLES[3],
+        "context": {**SEED_EXAMPLES[3]["context"], "task_id": "task_2_2", "student_evidence": words},
+    }
+    with resources.as_file(tutor.BINDING_RULES) as rules:
+        book = RuleBook.load(rules)
+    c = Consultant(
+        store=Store(f"sqlite:///{tmp_path}/consulta.db"),
+        experts=tutor.tutor_experts(catalog=tutor.load_catalog(), uploads=uploads, lang="en"),
+        rules=book,
+        resolve_model=lambda spec: ScriptedModel([]),
+        model="scripted",
+    )
+    out = consult(c, request)["expert_output"]
+    assert out["is_valid"] is valid
+    if not valid:
+        assert "40.0" in out["validation_details"] and said.split()[-1] in out["validation_details"]
+
+
+@pytest.mark.parametrize(
     ("file_name", "code"),
     [
         ("../secret.csv", "path_outside_uploads"),

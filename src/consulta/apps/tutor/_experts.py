@@ -309,6 +309,21 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
         method = task.revealed_in(str(facts.get("code") or ""))
         if method is None:
             return None
+        claimed = _claimed_outputs(request.context.student_evidence or "")  # "output: 71.5" may be read as code
+        if claimed and not any(_printed(number, output) for number in claimed):
+            # held-out: "output: 71.5" where the code printed 74.23 on the student's file was passed as done
+            return ValidationReport(
+                is_valid=False,
+                validation_details=t(
+                    "tutor.validation.output_differs",
+                    lang,
+                    task=task.id,
+                    claimed=claimed[0],
+                    printed=" ".join(output.split())[:200],
+                ),
+                missing_elements=["the output the code prints"],
+                recommended_action=t("tutor.validation.show_output", lang),
+            )
         return ValidationReport(
             is_valid=True,
             validation_details=t(
@@ -469,3 +484,22 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
             check=check_concept,
         ),
     ]
+
+
+_CLAIMED = re.compile(
+    r"(?:\b(?:output|outputs|printed|prints|result|got|gives|answer)\b|输出|结果|得到|打印)\s*(?:is|was|of)?\s*[:：=]?\s*"
+    r"(-?\d+(?:\.\d+)?)",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def _claimed_outputs(words: str) -> list[str]:
+    """The numbers the student's words give as their code's output ("output: 71.5", "输出：28.34")."""
+    return _CLAIMED.findall(words)
+
+
+def _printed(claimed: str, output: str) -> bool:
+    """Whether the run's output holds the claimed number, to the digits the student wrote ("28.34" of 28.3389…)."""
+    digits = len(claimed.split(".")[1]) if "." in claimed else 0
+    return any(round(float(n), digits) == float(claimed) for n in _NUMBER.findall(output))
