@@ -278,7 +278,9 @@ def test_a_paper_number_that_disagrees_with_its_csv_is_rejected(tmp_path: Path) 
 
 @pytest.mark.slow
 @pytest.mark.sandbox  # > 20 s: three rounds of sandboxed scripts
-def test_an_invented_number_is_rejected_then_the_paper_is_codes(tmp_path: Path) -> None:
+def test_an_invented_number_never_reaches_the_paper(tmp_path: Path) -> None:
+    """A sentence of the team stating a number no result file, the problem or the data holds is dropped when the
+    paper is composed (it used to reach the paper gate and cost a rework); the gate then approves the paper."""
     ws, problem = workspace(tmp_path)
     from .team_script import WORK
 
@@ -292,9 +294,7 @@ def test_an_invented_number_is_rejected_then_the_paper_is_codes(tmp_path: Path) 
     }  # the writer's sentence with a digit never is
     run(director(ws, problem, scripted(work={"reader": reader, "writer": writer})).run())
     verdicts = [(v.gate, v.attempt, v.status) for _, v in validation_records(ws) if v.gate == "paper_written"]
-    assert verdicts == [("paper_written", 1, "REJECTED"), ("paper_written", 2, "APPROVED")]
-    rejected = (ws / "validation" / "paper_written_1.md").read_text(encoding="utf-8")
-    assert "0.123" in rejected and "0.456" not in rejected
+    assert verdicts == [("paper_written", 1, "APPROVED")]
     paper = (ws / "paper" / "paper.md").read_text(encoding="utf-8")
     assert "0.123" not in paper and "0.456" not in paper and "本文建立回归模型。" in paper
 

@@ -136,6 +136,7 @@ def test_a_problem_uploaded_its_tasks_corrected_and_the_team_started_on_it(
         page.locator("#mt-state.finished").wait_for(timeout=RUN_MS)
         page.click("#mp-start")
         page.locator("#stop").wait_for()
+        page.locator(".msg.user").first.wait_for()  # the new conversation's one message
         page.click("#mp-start")  # one run at a time: the page says so and starts none
         assert page.locator("#mp-status.bad").inner_text() == t["modeling.web.problem.busy"]
         assert page.locator(".msg.user").count() == 1
