@@ -266,16 +266,7 @@ def test_work_whose_output_the_student_misquotes_is_not_validated(
         **SEED_EXAMPLES[3],
         "context": {**SEED_EXAMPLES[3]["context"], "task_id": "task_2_2", "student_evidence": words},
     }
-    with resources.as_file(tutor.BINDING_RULES) as rules:
-        book = RuleBook.load(rules)
-    c = Consultant(
-        store=Store(f"sqlite:///{tmp_path}/consulta.db"),
-        experts=tutor.tutor_experts(catalog=tutor.load_catalog(), uploads=uploads, lang="en"),
-        rules=book,
-        resolve_model=lambda spec: ScriptedModel([]),
-        model="scripted",
-    )
-    out = consult(c, request)["expert_output"]
+    out = consult(_code_consultant(tmp_path, uploads, "en"), request)["expert_output"]
     assert out["is_valid"] is valid
     if not valid:
         assert "40.0" in out["validation_details"] and said.split()[-1] in out["validation_details"]
@@ -473,16 +464,7 @@ def test_a_packet_resting_on_an_uninspected_upload_gets_it_inspected_and_its_rul
 
 
 def test_code_s_next_step_is_in_the_session_s_language(tmp_path: Path, uploads: Path) -> None:
-    with resources.as_file(tutor.BINDING_RULES) as rules:
-        book = RuleBook.load(rules)
-    c = Consultant(
-        store=Store(f"sqlite:///{tmp_path}/consulta.db"),
-        experts=tutor.tutor_experts(catalog=tutor.load_catalog(), uploads=uploads, lang="zh-CN"),
-        rules=book,
-        resolve_model=lambda spec: ScriptedModel([]),
-        model="scripted",
-        lang="zh-CN",
-    )
+    c = _code_consultant(tmp_path, uploads, "zh-CN")
     step = consult(c, SEED_EXAMPLES[0])["expert_output"]["recommended_next_step"]
     assert step.startswith("不要在这个文件上开始 task_2_1") and "缺少列：age" in step and "missing" not in step
 
@@ -627,3 +609,17 @@ def test_an_explanation_for_a_chinese_question_is_written_in_chinese(tmp_path: P
     result = consult(c, SEED_EXAMPLES[1])  # its student_confusion is Chinese
     assert result["expert_output"]["definition"] == "按一个键把两张表连起来。"
     assert c.store.get_consultation(result["consultation_id"]).attempts == 2
+
+
+def _code_consultant(tmp_path: Path, uploads: Path, lang: str) -> Consultant:
+    """The tutor's experts, in `lang`, with a scripted model that has nothing to say: what they answer is code's."""
+    with resources.as_file(tutor.BINDING_RULES) as rules:
+        book = RuleBook.load(rules)
+    return Consultant(
+        store=Store(f"sqlite:///{tmp_path}/consulta.db"),
+        experts=tutor.tutor_experts(catalog=tutor.load_catalog(), uploads=uploads, lang=lang),
+        rules=book,
+        resolve_model=lambda spec: ScriptedModel([]),
+        model="scripted",
+        lang=lang,
+    )
