@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from consulta.i18n import catalog, normalize_lang, t
+import pytest
+
+from consulta.i18n import catalog, chinese_number, normalize_lang, t
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "consulta"
 
@@ -76,3 +78,26 @@ def test_each_app_words_the_chat_its_own_way_and_the_generic_words_name_no_app()
         "ln2", "qt.chat.placeholder", "zh-CN"
     )
     assert t_app("ln2", "qt.window.title", "en", app="ln2") == t("qt.window.title", "en", app="ln2")  # values as for t
+
+
+@pytest.mark.parametrize(
+    ("raw", "value"),
+    [
+        ("三", 3),
+        ("两", 2),
+        ("零", 0),
+        ("十", 10),
+        ("十二", 12),
+        ("二十", 20),
+        ("三十五", 35),
+        ("九十九", 99),
+        ("12", 12),
+    ],
+)
+def test_a_chinese_number_is_read_as_people_write_it(raw: str, value: int) -> None:
+    assert chinese_number(raw) == value
+
+
+@pytest.mark.parametrize("raw", ["", "百", "一二", "十十", "二十零", "零十", "three", "１２"])
+def test_what_is_no_chinese_number_reads_as_none(raw: str) -> None:
+    assert chinese_number(raw) is None

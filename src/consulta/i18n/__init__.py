@@ -20,8 +20,10 @@ from typing import Any
 
 __all__ = [
     "LANGUAGES",
+    "ZH_NUMERALS",
     "PerLanguage",
     "catalog",
+    "chinese_number",
     "han_count",
     "has_chinese",
     "language_name",
@@ -63,6 +65,29 @@ def has_chinese(text: str | None) -> bool:
 def han_count(text: str) -> int:
     """How many Chinese characters `text` holds."""
     return len(_HAN.findall(text))
+
+
+ZH_NUMERALS = "零一二两三四五六七八九十"
+"""The characters Chinese numbers up to 九十九 are written with (for character classes in patterns)."""
+_ZH_DIGIT = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"两": 2}
+
+
+def chinese_number(raw: str) -> int | None:
+    """The value of a whole number written in Chinese numerals from 零 to 九十九 ("三" → 3, "两" → 2, "十二" → 12,
+    "二十" → 20, "三十五" → 35) or in ASCII digits ("12" → 12); None when `raw` is neither."""
+    raw = raw.strip()
+    if raw.isascii() and raw.isdigit():
+        return int(raw)
+    if raw in _ZH_DIGIT:
+        return _ZH_DIGIT[raw]
+    tens, ten, ones = raw.partition("十")
+    if not ten or len(tens) > 1 or len(ones) > 1:
+        return None
+    high = 1 if not tens else _ZH_DIGIT.get(tens)
+    low = 0 if not ones else _ZH_DIGIT.get(ones)
+    if high is None or low is None or high == 0 or (ones == "零"):
+        return None
+    return high * 10 + low
 
 
 def language_name(lang: str | None) -> str:

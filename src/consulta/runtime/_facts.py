@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-from ..i18n import has_chinese
+from ..i18n import ZH_NUMERALS, chinese_number, has_chinese
 from ._claims import ReplyCheck, ReplyRefused, TurnFacts, compose_reply
 
 __all__ = [
@@ -97,7 +97,7 @@ _WORDS = {
     )
     for w in ws
 }
-_ZH_NUMBERS = dict(zip("零一二两三四五六七八九十", (0, 1, 2, 2, 3, 4, 5, 6, 7, 8, 9, 10), strict=True))
+_ZH_RUN = re.compile(f"[{ZH_NUMERALS}]+")
 
 
 def _dates(text: str) -> tuple[set[str], str]:
@@ -160,7 +160,8 @@ class _Sources:
                 self.numbers |= {float(n) for n in range(low, high + 1)}
         words = re.findall(r"[a-z]+", self.text)
         self.numbers |= {float(_WORDS[w]) for w in words if w in _WORDS}
-        self.numbers |= {float(_ZH_NUMBERS[c]) for c in joined if c in _ZH_NUMBERS}
+        for run in _ZH_RUN.findall(joined):  # "十二" states 12; each numeral of "一二" is a number of its own
+            self.numbers |= {float(n) for n in (chinese_number(run), *map(chinese_number, run)) if n is not None}
 
     def has_ident(self, ident: str) -> bool:
         return _mentions(self.text, _fold(ident))

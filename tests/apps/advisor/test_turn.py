@@ -66,7 +66,13 @@ def test_a_failed_look_up_says_so_verbatim_and_changes_nothing_on_the_page() -> 
 
 @pytest.mark.parametrize(
     ("words", "advisor_id"),
-    [("第一个导师怎么样？", "12345"), ("第二位", "12346"), ("the third one?", "12347"), ("最后一个怎么样", "12347")],
+    [
+        ("第一个导师怎么样？", "12345"),
+        ("第二位", "12346"),
+        ("第三位", "12347"),
+        ("the third one?", "12347"),
+        ("最后一个怎么样", "12347"),
+    ],
 )
 def test_ordinals_resolve_from_the_page(words: str, advisor_id: str) -> None:
     result = turn(words, Session(), FakeLookups(), page=ranking_page(), lang="en" if words.isascii() else "zh-CN")

@@ -107,6 +107,9 @@ def test_the_request_is_read_from_english_and_chinese_words() -> None:
     )
     capped = read_request("Generate 40 general questions", "en", profile=no_profile, known_question=nothing_known)
     assert isinstance(capped, GenerateRequest) and capped.count == 5 and capped.category == "general"
+    for words, count in (("出两道关于会计的题", 2), ("来十二道会计题", 5), ("四个关于会计的问题", 4)):
+        said = read_request(words, "zh-CN", profile=no_profile, known_question=nothing_known)
+        assert isinstance(said, GenerateRequest) and said.count == count, words
 
 
 def test_what_the_words_leave_out_comes_from_the_profile() -> None:

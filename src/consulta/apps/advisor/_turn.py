@@ -21,7 +21,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
-from ...i18n import han_count, has_chinese, t
+from ...i18n import ZH_NUMERALS, chinese_number, han_count, has_chinese, t
 from ._form import (
     DIRECTIONS,
     Extraction,
@@ -172,7 +172,6 @@ class Turn:
 
 # ---- references to advisors ------------------------------------------------------------------------------------
 
-_ZH_NUM = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10}
 _EN_ORD = {
     "first": 1,
     "second": 2,
@@ -191,9 +190,7 @@ _EN_ORD = {
     "5th": 5,
     "top": 1,
 }
-_ORDINAL_ZH = re.compile(
-    r"第\s*([一二两三四五六七八九十\d]+)\s*(?:个|位|名)?|排名?第\s*([一二两三四五六七八九十\d]+)|最后一(?:个|位)"
-)
+_ORDINAL_ZH = re.compile(rf"第\s*([{ZH_NUMERALS}\d]+)\s*(?:个|位|名)?|排名?第\s*([{ZH_NUMERALS}\d]+)|最后一(?:个|位)")
 _ORDINAL_EN = re.compile(
     r"\b(?:the\s+)?(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|1st|2nd|3rd|4th|5th|top|last)\s+(?:one|advisor|professor|person|on\s+the\s+list)\b|\b(?:number|no\.?|#)\s*(\d+)\b",
     re.IGNORECASE,
@@ -236,13 +233,7 @@ def _ordinal(words: str) -> int | None:
         if m.group(0).startswith("最后"):
             return -1
         raw = m.group(1) or m.group(2)
-        if raw.isdigit():
-            return int(raw)
-        if raw.startswith("十"):
-            return 10 + _ZH_NUM.get(raw[1:], 0) if len(raw) > 1 else 10
-        return _ZH_NUM.get(raw[0], 0) * (10 if raw.endswith("十") and len(raw) == 2 else 1) + (
-            _ZH_NUM.get(raw[2], 0) if len(raw) == 3 else 0
-        )
+        return chinese_number(raw) or 0
     m = _ORDINAL_EN.search(words)
     if m:
         if m.group(2):

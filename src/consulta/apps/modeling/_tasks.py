@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from ...i18n import ZH_NUMERALS, chinese_number
 from ._shape import ModelKind
 
 __all__ = ["Asks", "Measure", "Task", "TaskAnswer", "answer_of", "horizon_of", "measure_of", "statement_tasks"]
@@ -18,9 +19,8 @@ Asks = Literal["forecast", "policy", "ranking", "estimate", "number", "explanati
 MAX_TASKS = 8
 MAX_TEXT = 300
 
-_NUMERALS = "一二三四五六七八九十"
 _TASK_LINE = re.compile(
-    rf"^\s*(?:[-*]\s*)?(?:\*\*)?(?:task|question|problem|requirement|任务|问题|要求)\s*(?P<n>\d+|[{_NUMERALS}])(?:\*\*)?"
+    rf"^\s*(?:[-*]\s*)?(?:\*\*)?(?:task|question|problem|requirement|任务|问题|要求)\s*(?P<n>\d+|[{ZH_NUMERALS}]{{1,3}})(?:\*\*)?"
     r"\s*[:：.)、]?\s*(?:\*\*)?\s*(?P<text>\S.*)$",
     re.I,
 )
@@ -113,7 +113,7 @@ def _asks(text: str) -> Asks:
 
 
 def _number(raw: str) -> int:
-    return int(raw) if raw.isdigit() else _NUMERALS.index(raw) + 1
+    return chinese_number(raw) or 0
 
 
 def statement_tasks(statement: str) -> list[Task]:

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import select
 from typing_extensions import TypedDict
 
-from ...i18n import t
+from ...i18n import ZH_NUMERALS, chinese_number, t
 from ...runtime import current_tool_call, reply_lang, tool_exception_result, utcnow
 from ._bank import CATEGORIES, bank_items, content_hash
 from ._db import questions, responses
@@ -194,15 +194,9 @@ _NUMBER_WORDS = {
     "three": 3,
     "four": 4,
     "five": 5,
-    "一": 1,
-    "两": 2,
-    "二": 2,
-    "三": 3,
-    "四": 4,
-    "五": 5,
 }
 _COUNT = re.compile(
-    r"(\d{1,2}|one|two|three|four|five|[一两二三四五])\s*(?:new\s+)?(?:\w+\s+){0,2}?(?:questions?|items?|道|个|题)",
+    rf"(\d{{1,2}}|one|two|three|four|five|[{ZH_NUMERALS}]{{1,3}})\s*(?:new\s+)?(?:\w+\s+){{0,2}}?(?:questions?|items?|道|个|题)",
     re.IGNORECASE,
 )
 _LEVEL = re.compile(
@@ -281,7 +275,7 @@ def read_request(
     count = 3
     if count_match:
         raw = count_match.group(1).lower()
-        count = int(raw) if raw.isdigit() else _NUMBER_WORDS[raw]
+        count = _NUMBER_WORDS.get(raw) or chinese_number(raw) or count
     return GenerateRequest(
         user_id=user_id,
         category=category,

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ...asks import CONSULT_EXPERT_TOOL_NAME
+from ...i18n import ZH_NUMERALS, chinese_number
 from ...runtime import takes_over
 from ._datasets import uploaded_files
 from ._experts import student_code
@@ -210,9 +211,8 @@ _TASK_WORD = re.compile(r"\b(?:task|exercise|assignment)s?\b|任务|练习|作�
 _NUMBERED = re.compile(r"(?<![\d.])(\d+)[._](\d+)(?![\d.])")
 
 
-_ZH_DIGITS = {c: i for i, c in enumerate("一二三四五六七八九十", start=1)}
 _NTH = re.compile(
-    r"第\s*([1-9]|[一二三四五六七八九十])\s*(?:道|个)?\s*(?:题|任务|练习|作业)"
+    rf"第\s*([1-9]|[{ZH_NUMERALS}]{{1,3}})\s*(?:道|个)?\s*(?:题|任务|练习|作业)"
     r"|\b(?:task|exercise|assignment|question)\s*(?:no\.?|number|#)?\s*([1-9])\b(?![._]\d)"
     r"|\b([1-9])(?:st|nd|rd|th)\s+(?:task|exercise|assignment|one)\b"
     r"|\b(first|second|third|fourth|fifth|last)\s+(?:task|exercise|assignment)\b",
@@ -232,7 +232,7 @@ def _named_task(words: str, catalog: TaskCatalog) -> Task | None:
         return task
     if (nth := _NTH.search(words)) is not None:
         said = next(g for g in nth.groups() if g).casefold()
-        place = len(catalog.tasks) if said == "last" else _ORDINALS.get(said) or _ZH_DIGITS.get(said) or int(said)
+        place = len(catalog.tasks) if said == "last" else _ORDINALS.get(said) or chinese_number(said) or 0
         return catalog.tasks[place - 1] if 1 <= place <= len(catalog.tasks) else None
     return _titled(words, catalog)
 
