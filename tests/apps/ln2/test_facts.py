@@ -275,3 +275,17 @@ def test_a_number_said_as_a_place_is_not_taken_for_a_record_id(
     [plan] = store.list_plans(run_id=run.id)
     [item] = plan.items
     assert (item["op"]["record_id"], item["op"]["positions"]) == (10, [13])
+
+
+def test_a_reply_to_where_says_the_positions_and_both_questions_are_answered(tmp_path: Path, inventory: Path) -> None:  # noqa: F811
+    """Seen on the embedded model: "where's the Calu-3, and how many T47D" → "We have 1 Calu-3 tube in box 2, and 5
+    T47D tubes in total." — the box, not the position. Written again, then said by code: both look-ups."""
+    boxed = {"text": "We have HeLa-Kyoto in box 5, and 2 K562-GFP tubes in total."}
+    prompt = "where's the HeLa-Kyoto, and how many K562-GFP do we have in total"
+    run, store = run_script(tmp_path, inventory, prompt, [boxed, boxed])
+    assert run.output is not None and "positions 28,29" in run.output and "positions 73,74" in run.output
+    assert checks(store, run.id) == ["ln2", "ln2"]
+    placed = {"text": "HeLa-Kyoto is in box 5, positions 28 and 29; we have 2 K562-GFP tubes in total."}
+    (again := tmp_path / "again").mkdir()
+    run, store = run_script(again, inventory, prompt, [placed])
+    assert run.output == placed["text"] and checks(store, run.id) == []

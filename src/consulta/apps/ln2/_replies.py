@@ -190,9 +190,27 @@ def found_nothing(facts: TurnFacts) -> bool:
     return False
 
 
+def _named_lookup(call: ToolOutcome) -> str | None:
+    """The name a look-up of records asked for (cell line, short name or plasmid), folded; None for other calls."""
+    if _result(call) is None:
+        return None
+    return next(
+        (str(call.args[k]).casefold() for k in ("cell_line", "short_name", "plasmid") if call.args.get(k)), None
+    )
+
+
 def answer_from_results(facts: TurnFacts) -> str | None:
-    """The turn's first successful look-up, said by code; None when the turn looked nothing up."""
-    return next((summary for call in facts.calls if (summary := summarize(call, facts.lang))), None)
+    """The turn's first successful look-up, said by code, and after it each later look-up of another name ("where's
+    the Calu-3, and how many T47D": both are the answer); None when the turn looked nothing up."""
+    said: list[str] = []
+    names: set[str | None] = set()
+    for call in facts.calls:
+        name = _named_lookup(call)
+        if (said and (name is None or name in names)) or (summary := summarize(call, facts.lang)) is None:
+            continue
+        said.append(summary)
+        names.add(name)
+    return "\n".join(said) or None
 
 
 _RECORD_NAME = re.compile(r"^id (\d+): ([^;(]+?)\s*(?:\(([^)]+)\))?(?:;|$)")
@@ -231,9 +249,44 @@ def _off_subject(text: str, facts: TurnFacts) -> bool:
 _BOX_OF_HIT = re.compile(r"; box (\d+) positions? ")
 
 
+_WHERE = re.compile(
+    r"\bwhere\b|\blocat(?:e|ed|ion)\b|\bwhich\s+(?:box|position|slot|spot)\b|哪里|哪儿|在哪|放哪|哪个(?:位置|盒)|什么位置|位置",
+    re.IGNORECASE,
+)
+_POSITIONS_OF_HIT = re.compile(r"; box \d+ positions ([\d,]+)")
+
+
+_CLAUSE = re.compile(r"[,，;；、。?？!！]|\band\b|\balso\b|和|还有|以及|另外|再")
+
+
+def _unplaced(text: str, facts: TurnFacts) -> bool:
+    """Whether a reply to "where is …" leaves out the positions of a line the turn looked up by name and found (the
+    box alone is not where a tube is: "1 Calu-3 tube in box 2" for box 2 position 37). The lines asked "where" of are
+    those named in a clause that asks it ("where's the Calu-3, and how many T47D": the Calu-3); all found when no
+    clause names one ("where are they?")."""
+    where = [c.casefold() for c in _CLAUSE.split(facts.prompt or "") if _WHERE.search(c)]
+    found = {
+        name: data["records"]
+        for call in facts.calls
+        if (name := _named_lookup(call)) is not None
+        and (data := _result(call)) is not None
+        and isinstance(data.get("records"), list)
+    }
+    asked = {name: records for name, records in found.items() if any(name in clause for clause in where)} or found
+    said = {int(n) for n in re.findall(r"\d+", text)}
+    for records in asked.values():
+        positions = {int(p) for line in records for run in _POSITIONS_OF_HIT.findall(str(line)) for p in run.split(",")}
+        if positions and not positions & said:
+            return True
+    return False
+
+
 def _unlocated(text: str, facts: TurnFacts) -> bool:
     """Whether a reply to a look-up by name ("Do we have HeLa?") that found tubes says none of their boxes: where
-    they are is half the answer. A "how many" question is answered by its count."""
+    they are is half the answer; to "where is …", their positions too. A "how many" question alone is answered by
+    its count."""
+    if facts.prompt and _WHERE.search(facts.prompt) and _unplaced(text, facts):
+        return True
     if facts.prompt and _HOW_MANY.search(facts.prompt):
         return False
     for call in facts.calls:
