@@ -873,21 +873,16 @@ HELDOUT5_LAB = Path(__file__).parents[3] / "bench" / "data" / "ln2" / "heldout5_
     ],
 )
 def test_people_codes_and_dates_the_words_say_are_searched_for(
-    words: str, look: tuple[str, dict[str, str]] | None, monkeypatch: pytest.MonkeyPatch
+    words: str, look: tuple[str, dict[str, str]] | None
 ) -> None:
     """Fifth held-out set: "which vials did Dubois freeze? need to ask her…" was taken for a change (the model asked
     the person back), "吴冻的那些" and "prep 25-117" found nothing, "last month" and "09/30/2025" were no dates."""
     import datetime as dt
 
-    from consulta.apps.ln2 import _turns
+    from consulta.apps.ln2._turns import first_look_for
 
-    class Today(dt.date):
-        @classmethod
-        def today(cls) -> Today:
-            return cls(2026, 11, 29)
-
-    monkeypatch.setattr(_turns.dt, "date", Today)
-    assert _turns.first_look_for(HELDOUT5_LAB)(words) == ([look] if look else [])
+    look_up = first_look_for(HELDOUT5_LAB, today=lambda: dt.date(2026, 11, 29))
+    assert look_up(words) == ([look] if look else [])
 
 
 def test_two_lines_named_are_both_looked_up() -> None:

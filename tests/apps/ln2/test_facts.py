@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from consulta.apps.ln2._dates import said_date
 from consulta.apps.ln2._replies import ln2_facts
-from consulta.apps.ln2._turns import said_date
 from consulta.i18n import t
 from consulta.runtime import RunStatus, TurnFacts, unfounded
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from ...i18n import has_chinese, t
 from ...runtime import FactRules, ReplyCheck, ReplyRefused, ToolOutcome, TurnFacts, compose_reply, echoes
+from ._dates import said_date
 from ._inventory import Inventory, load_inventory
 from ._locate import said_boxes, said_places
 from ._turns import (
@@ -29,7 +30,6 @@ from ._turns import (
     asks_to_move,
     named_in,
     names_no_tube,
-    said_date,
     unnamed_request,
 )
 

@@ -23,6 +23,7 @@ from typing import Any, Literal
 from ...i18n import has_chinese
 from ...runtime import own_words, takes_over
 from ._audit import read_audit
+from ._dates import said_date
 from ._inventory import Inventory, load_inventory
 from ._locate import said_boxes, said_places, said_positions
 
@@ -41,7 +42,6 @@ __all__ = [
     "one_change_for",
     "plain_look_up_for",
     "said_in_notes",
-    "said_date",
     "unnamed_request",
     "writes_asked",
 ]
@@ -170,79 +170,6 @@ def unnamed_request(words: str, inventory: Inventory) -> bool:
     "帮我拿一管细胞出来"): code asks which cells."""
     asked = asks_for_cells(words) or (asks_for_change(words) and change_asked(words) == "take")
     return asked and not (_FREE.search(words) or said_date(words)) and names_no_tube(words, inventory)
-
-
-_MONTHS = {
-    m: i + 1
-    for i, names in enumerate(
-        [
-            ("january", "jan"),
-            ("february", "feb"),
-            ("march", "mar"),
-            ("april", "apr"),
-            ("may",),
-            ("june", "jun"),
-            ("july", "jul"),
-            ("august", "aug"),
-            ("september", "sep", "sept"),
-            ("october", "oct"),
-            ("november", "nov"),
-            ("december", "dec"),
-        ]
-    )
-    for m in names
-}
-_MONTH_EN = re.compile(
-    rf"\b(?:(\d{{1,2}})(?:st|nd|rd|th)?\s+)?({'|'.join(_MONTHS)})\.?\s+(?:(\d{{1,2}})(?:st|nd|rd|th)?,?\s+)?(?:of\s+)?"
-    r"(\d{4}|['’]\d{2})\b",
-    re.IGNORECASE,
-)
-_DATE_ZH = re.compile(r"(\d{4}|\d{2})\s*年\s*(\d{1,2})\s*月(?:\s*(\d{1,2})\s*[日号])?")
-_DATE_ISO = re.compile(r"(?<![A-Za-z0-9-])(\d{4})[-/.](\d{1,2})(?:[-/.](\d{1,2}))?(?![-/.\d])")  # not in "PB-2024-07"
-_DATE_SLASHED = re.compile(r"(?<![\d/])(\d{1,2})[/.](\d{1,2})[/.](\d{4})(?![\d/])")
-_MONTH_SLASHED = re.compile(r"(?<![\d/.-])(\d{1,2})/(\d{4})(?![\d/])")
-_LAST_MONTH = re.compile(r"\b(?:last|previous|past)\s+month\b|上个?月", re.IGNORECASE)
-_THIS_MONTH = re.compile(r"\bthis\s+month\b|这个月|本月", re.IGNORECASE)
-
-
-def _dated(year: int, month: int, day: int | None = None) -> str | None:
-    """YYYY-MM or YYYY-MM-DD, None when no such date."""
-    try:
-        found = dt.date(year, month, day or 1)
-    except ValueError:
-        return None
-    return found.isoformat() if day else found.isoformat()[:7]
-
-
-def said_date(words: str, *, today: dt.date | None = None) -> str | None:
-    """A month or a day the words name, as record dates begin with it: "February 2026", "Dec '25", "2026年2月",
-    "25年9月", "2026-02", "09/2025", "last month", "上个月" → YYYY-MM; "09/30/2025", "30.09.2025", "Sep 30, 2025",
-    "2025年9月30日", "2025-09-30" → YYYY-MM-DD (a day and a month that could be either way round is no date)."""
-    if found := _MONTH_EN.search(words):
-        first, name, second, year = found.groups()
-        full = int(year[-2:]) + 2000 if len(year) == 3 else int(year)
-        return _dated(full, _MONTHS[name.lower()], int(first or second) if (first or second) else None)
-    if found := _DATE_ZH.search(words):
-        year, month, day = found.groups()
-        return _dated(int(year) + (2000 if len(year) == 2 else 0), int(month), int(day) if day else None)
-    if found := _DATE_ISO.search(words):
-        year, month, day = found.groups()
-        return _dated(int(year), int(month), int(day) if day else None)
-    if found := _DATE_SLASHED.search(words):
-        a, b, year = (int(g) for g in found.groups())
-        if a > 12 >= b:
-            return _dated(year, b, a)
-        if b > 12 >= a or a == b:
-            return _dated(year, a, b)
-        return None
-    if found := _MONTH_SLASHED.search(words):
-        return _dated(int(found.group(2)), int(found.group(1)))
-    today = today or dt.date.today()
-    if _LAST_MONTH.search(words):
-        return (today.replace(day=1) - dt.timedelta(days=1)).isoformat()[:7]
-    if _THIS_MONTH.search(words):
-        return today.isoformat()[:7]
-    return None
 
 
 def change_asked(words: str) -> Literal["add", "take"] | None:
@@ -493,8 +420,11 @@ def plain_look_up_for(inventory_path: Path) -> Callable[[str], bool]:
     return plain
 
 
-def first_look_for(inventory_path: Path) -> Callable[[str], list[tuple[str, dict[str, Any]]]]:
-    """The first look of turns over the inventory file at `inventory_path` (read afresh each turn)."""
+def first_look_for(
+    inventory_path: Path, *, today: Callable[[], dt.date] = dt.date.today
+) -> Callable[[str], list[tuple[str, dict[str, Any]]]]:
+    """The first look of turns over the inventory file at `inventory_path` (read afresh each turn); `today` is the
+    clock "last month" is read by."""
 
     def first_look(words: str) -> list[tuple[str, dict[str, Any]]]:
         try:
@@ -521,7 +451,7 @@ def first_look_for(inventory_path: Path) -> Callable[[str], list[tuple[str, dict
             return [("query_inventory", {"box": box, "position": next(iter(positions))})]
         if box is not None and _FREE.search(words):
             return [("empty_positions", {"box": box})]
-        if (date := said_date(words)) is not None:
+        if (date := said_date(words, today=today())) is not None:
             return [("search_records", {"text": date})]
         named = named_in(words, inventory)
         if named is not None:

@@ -1,0 +1,82 @@
+"""The month or the day a person's words name, read as people write dates: "February 2026", "Dec '25", "2026年2月",
+"25年9月", "09/2025", "last month", "上个月" (a month); "09/30/2025", "30.09.2025", "Sep 30, 2025", "2025年9月30日",
+"2025-09-30" (a day). Record dates are ISO, so a date said is given as the prefix they begin with."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+__all__ = ["said_date"]
+
+_MONTHS = {
+    m: i + 1
+    for i, names in enumerate(
+        [
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ]
+    )
+    for m in names
+}
+_MONTH_EN = re.compile(
+    rf"\b(?:(\d{{1,2}})(?:st|nd|rd|th)?\s+)?({'|'.join(_MONTHS)})\.?\s+(?:(\d{{1,2}})(?:st|nd|rd|th)?,?\s+)?(?:of\s+)?"
+    r"(\d{4}|['’]\d{2})\b",
+    re.IGNORECASE,
+)
+_DATE_ZH = re.compile(r"(\d{4}|\d{2})\s*年\s*(\d{1,2})\s*月(?:\s*(\d{1,2})\s*[日号])?")
+_DATE_ISO = re.compile(r"(?<![A-Za-z0-9-])(\d{4})[-/.](\d{1,2})(?:[-/.](\d{1,2}))?(?![-/.\d])")  # not in "PB-2024-07"
+_DATE_SLASHED = re.compile(r"(?<![\d/])(\d{1,2})[/.](\d{1,2})[/.](\d{4})(?![\d/])")
+_MONTH_SLASHED = re.compile(r"(?<![\d/.-])(\d{1,2})/(\d{4})(?![\d/])")
+_LAST_MONTH = re.compile(r"\b(?:last|previous|past)\s+month\b|上个?月", re.IGNORECASE)
+_THIS_MONTH = re.compile(r"\bthis\s+month\b|这个月|本月", re.IGNORECASE)
+
+
+def _dated(year: int, month: int, day: int | None = None) -> str | None:
+    """YYYY-MM or YYYY-MM-DD, None when no such date."""
+    try:
+        found = dt.date(year, month, day or 1)
+    except ValueError:
+        return None
+    return found.isoformat() if day else found.isoformat()[:7]
+
+
+def said_date(words: str, *, today: dt.date | None = None) -> str | None:
+    """A month or a day the words name, as record dates begin with it: "February 2026", "Dec '25", "2026年2月",
+    "25年9月", "2026-02", "09/2025", "last month", "上个月" → YYYY-MM; "09/30/2025", "30.09.2025", "Sep 30, 2025",
+    "2025年9月30日", "2025-09-30" → YYYY-MM-DD (a day and a month that could be either way round is no date)."""
+    if found := _MONTH_EN.search(words):
+        first, name, second, year = found.groups()
+        full = int(year[-2:]) + 2000 if len(year) == 3 else int(year)
+        return _dated(full, _MONTHS[name.lower()], int(first or second) if (first or second) else None)
+    if found := _DATE_ZH.search(words):
+        year, month, day = found.groups()
+        return _dated(int(year) + (2000 if len(year) == 2 else 0), int(month), int(day) if day else None)
+    if found := _DATE_ISO.search(words):
+        year, month, day = found.groups()
+        return _dated(int(year), int(month), int(day) if day else None)
+    if found := _DATE_SLASHED.search(words):
+        a, b, year = (int(g) for g in found.groups())
+        if a > 12 >= b:
+            return _dated(year, b, a)
+        if b > 12 >= a or a == b:
+            return _dated(year, a, b)
+        return None
+    if found := _MONTH_SLASHED.search(words):
+        return _dated(int(found.group(2)), int(found.group(1)))
+    today = today or dt.date.today()
+    if _LAST_MONTH.search(words):
+        return (today.replace(day=1) - dt.timedelta(days=1)).isoformat()[:7]
+    if _THIS_MONTH.search(words):
+        return today.isoformat()[:7]
+    return None
