@@ -15,6 +15,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from consulta.apps import AppEnv, tutor
+from consulta.i18n import has_chinese, t
 from consulta.models import resolve_model
 from consulta.runtime import Store, TurnFacts, utcnow
 
@@ -235,12 +236,15 @@ def test_a_concept_question_or_a_request_for_the_solution_opens_with_the_explain
         "concept_explanation",
         "concept_clarification",
     )
-    assert request["context"]["task_id"] == task and request["context"]["student_confusion"] == words
-    # a concept question is asked as the student put it; a request for the solution asks for the task's idea
-    assert request["question"] in (
-        words,
-        f"What is the idea behind {task}, in plain words? (its objectives are in the facts)",
-    )
+    assert request["context"]["task_id"] == task
+    # a concept question is asked as the student put it; a request for the solution asks for the task's idea, in
+    # the student's language, and the student's "just paste the code" is not the explainer's brief
+    if request["question"] != words:
+        lang = "zh-CN" if has_chinese(words) else "en"
+        title = tutor.load_catalog().task(task).words_in(lang).title
+        named = t("tutor.solution.task", lang, task=task, title=title)
+        assert request["question"] == t("tutor.solution.question", lang, task=named)
+    assert request["context"]["student_confusion"] == request["question"][:500]
 
 
 @pytest.mark.parametrize(

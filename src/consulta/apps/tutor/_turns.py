@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ...asks import CONSULT_EXPERT_TOOL_NAME
-from ...i18n import ZH_NUMERALS, chinese_number
+from ...i18n import ZH_NUMERALS, chinese_number, has_chinese, t
 from ...runtime import takes_over
 from ._datasets import uploaded_files
 from ._experts import student_code
@@ -441,12 +441,18 @@ def first_consultation(
             return []  # nothing of the course ("帮我写一篇作文"): the orchestrator's to word, the reply checked
         if asked == "solution":
             # the idea behind the task is explained, not the student's request (seen: "直接把答案代码发我吧" explained
-            # as a concept, word for word)
-            named = task.id if task is not None else "the student's current task"
-            question = f"What is the idea behind {named}, in plain words? (its objectives are in the facts)"
+            # as a concept, word for word), asked in the student's language: the explainer answers in the language it
+            # is asked in, and "write it in one line" is the student's words, not the explainer's brief
+            lang = "zh-CN" if has_chinese(words) else "en"
+            named = (
+                t("tutor.solution.task", lang, task=task.id, title=task.words_in(lang).title)
+                if task is not None
+                else t("tutor.solution.current_task", lang)
+            )
+            question = confusion = t("tutor.solution.question", lang, task=named)
             why = "The student asks for the solution; explain the idea behind it so the tutor can guide without code."
         else:
-            question = words.strip()[:1000]
+            question, confusion = words.strip()[:1000], words.strip()[:500]
             why = "The student is confused by a concept; explain it so the tutor can guide them."
         context: dict[str, Any] = {"task_id": task.id if task is not None else CURRENT_TASK}
         if task is not None:
@@ -454,7 +460,7 @@ def first_consultation(
         request = {
             "expert_id": "concept_explainer",
             "question": question,
-            "context": {**context, "student_confusion": words.strip()[:500]},
+            "context": {**context, "student_confusion": confusion},
             "expected_output_type": "concept_explanation",
             "scenario_id": "concept_clarification",
             "reasoning": why,
