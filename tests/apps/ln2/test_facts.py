@@ -289,3 +289,18 @@ def test_a_reply_to_where_says_the_positions_and_both_questions_are_answered(tmp
     (again := tmp_path / "again").mkdir()
     run, store = run_script(again, inventory, prompt, [placed])
     assert run.output == placed["text"] and checks(store, run.id) == []
+
+
+def test_codes_answer_says_the_names_the_person_asked_about_not_the_models_guesses() -> None:
+    from consulta.apps.ln2._replies import answer_from_results
+    from consulta.runtime import ToolOutcome
+
+    def found(name: str, box: int, position: int) -> ToolOutcome:
+        line = f"id {position}: {name}; box {box} positions {position}; frozen 2025-01-02"
+        data = f'{{"total": 1, "records": ["{line}"], "tubes": 1}}'
+        return ToolOutcome(name="query_inventory", kind="read", ok=True, data=data, args={"cell_line": name})
+
+    calls = (found("Calu-3", 2, 37), found("HeLa", 1, 5), found("T47D", 4, 28))
+    facts = TurnFacts(lang="en", prompt="where's the Calu-3, and how many T47D", calls=calls)
+    answer = answer_from_results(facts)
+    assert answer is not None and "Calu-3" in answer and "T47D" in answer and "HeLa" not in answer

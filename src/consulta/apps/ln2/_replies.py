@@ -200,13 +200,16 @@ def _named_lookup(call: ToolOutcome) -> str | None:
 
 
 def answer_from_results(facts: TurnFacts) -> str | None:
-    """The turn's first successful look-up, said by code, and after it each later look-up of another name ("where's
-    the Calu-3, and how many T47D": both are the answer); None when the turn looked nothing up."""
+    """The turn's first successful look-up, said by code, and after it each later look-up of another name the person
+    said ("where's the Calu-3, and how many T47D": both are the answer); None when the turn looked nothing up."""
     said: list[str] = []
     names: set[str | None] = set()
+    asked = (facts.prompt or "").casefold()
     for call in facts.calls:
         name = _named_lookup(call)
-        if (said and (name is None or name in names)) or (summary := summarize(call, facts.lang)) is None:
+        if said and (name is None or name in names or name not in asked):  # a later look-up: of a name the person said
+            continue
+        if (summary := summarize(call, facts.lang)) is None:
             continue
         said.append(summary)
         names.add(name)
