@@ -551,6 +551,9 @@ def test_a_name_the_tank_does_not_hold_is_answered_by_code(
         ("How should I thaw frozen cells properly?", "en", "ln2.reply.how_to"),  # the question was echoed back
         ("复苏细胞的时候水浴锅要设多少度？", "zh-CN", "ln2.reply.how_to"),  # held-out: a K562 the tank lacks named
         ("谢谢！", "zh-CN", "ln2.reply.welcome"),
+        # heldout5: tank stats after 87 s of rewrites; the tank's upkeep is not its tubes
+        ("lol the LN2 alarm beeped twice this morning, normal?", "en", "ln2.reply.how_to"),
+        ("液氮罐一般多久要补一次液氮？", "zh-CN", "ln2.reply.how_to"),
     ],
 )
 def test_words_that_do_not_touch_the_tank_are_answered_by_code(

@@ -27,9 +27,9 @@ from ._turns import (
     asks_for_cells,
     asks_for_change,
     asks_how,
+    asks_lab_knowledge,
     asks_to_move,
     named_in,
-    names_no_tube,
     unnamed_request,
 )
 
@@ -405,7 +405,7 @@ def ln2_facts(inventory_path: Path) -> FactRules:
             return answer_from_results(facts)
         if _unnamed_request(facts, inv):
             return _which_cells(facts, inv)
-        if words and (not about_the_tank(words, inv) or (asks_how(words) and names_no_tube(words, inv))):
+        if words and (not about_the_tank(words, inv) or asks_lab_knowledge(words, inv)):
             return _off_tank(facts)
         if words and asks_to_move(words):
             found = answer_from_results(facts)

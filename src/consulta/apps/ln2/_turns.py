@@ -31,6 +31,7 @@ __all__ = [
     "about_the_tank",
     "action_said",
     "asks_how",
+    "asks_lab_knowledge",
     "asks_to_move",
     "asks_for_cells",
     "asks_for_change",
@@ -136,6 +137,14 @@ _HOW_TO = re.compile(
     re.IGNORECASE,
 )
 """Asking how or why ("How should I thaw cells?", "复苏细胞的时候水浴锅要设多少度？"): knowledge, not a change."""
+_UPKEEP = re.compile(
+    r"\b(?:alarms?|alerts?|refill\w*|top(?:ping|ped)?\s+(?:it\s+)?up|(?:ln2|nitrogen|fill)\s+levels?|evaporat\w*|"
+    r"pressure|frostbite|cold\s+burns?|goggles|gloves|ppe|safety|maintenance|servic(?:e|ing))\b|"
+    r"报警|警报|[补加添灌].{0,3}液氮|液位|液面|挥发|蒸发|压力|冻伤|护目镜|手套|防护|安全|维护|保养",
+    re.IGNORECASE,
+)
+"""The tank's upkeep and safety ("the tank alarm went off again, is that normal?", "液氮罐多久要补一次液氮？"):
+knowledge of the lab, not of the tubes the tank holds."""
 _ASKING = re.compile(
     r"\b(?:which|what|who|whom|whose|when)\b|哪些|哪个|哪一|哪几|什么|谁|何时|几时|多久|多长时间", re.I
 )
@@ -148,21 +157,33 @@ _REFERS = re.compile(
 
 
 def asks_how(words: str) -> bool:
-    """Whether the words ask how or why (knowledge of the lab, not of this tank)."""
-    return _HOW_TO.search(words) is not None
+    """Whether the words ask how or why, or of the tank's upkeep (knowledge of the lab, not of this tank's tubes)."""
+    return _HOW_TO.search(words) is not None or _UPKEEP.search(words) is not None
 
 
 def names_no_tube(words: str, inventory: Inventory) -> bool:
     """Whether the words point at no tube at all: no name the inventory holds nor one written like a name, no box or
     position, no prep code, and nothing pointing back at what an earlier turn showed."""
+    return _say_no_tube(words, inventory) and not _REFERS.search(words)
+
+
+def _say_no_tube(words: str, inventory: Inventory) -> bool:
     return not (
         named_in(words, inventory)
         or said_boxes(words)
         or said_positions(words, inventory.layout)
         or said_code(words)
         or _name_like(words)
-        or _REFERS.search(words)
     )
+
+
+def asks_lab_knowledge(words: str, inventory: Inventory) -> bool:
+    """Whether the words ask how or why of no tube ("How should I thaw cells?"), or of the tank's upkeep and name no
+    tube ("the alarm went off again this morning, is that normal?"): knowledge of the lab, which code answers with
+    what the app does."""
+    if _UPKEEP.search(words):
+        return _say_no_tube(words, inventory)
+    return _HOW_TO.search(words) is not None and names_no_tube(words, inventory)
 
 
 def unnamed_request(words: str, inventory: Inventory) -> bool:
@@ -401,7 +422,7 @@ def plain_look_up_for(inventory_path: Path) -> Callable[[str], bool]:
             return True
         if asks_for_change(words):  # a change's first look answers it whole only when there is nothing to undo
             return bool(_UNDO.search(words)) and not read_audit(inventory_path).entries
-        if not about_the_tank(words, inventory) or (asks_how(words) and names_no_tube(words, inventory)):
+        if not about_the_tank(words, inventory) or asks_lab_knowledge(words, inventory):
             return True  # code says what the app does, with the tank's totals its first look read
         rest = words.casefold()
         named = named_in(words, inventory)
