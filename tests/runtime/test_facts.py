@@ -231,6 +231,28 @@ def test_a_write_turn_whose_writes_are_refused_ends_with_a_reply(tmp_path: Path,
     assert offered[-1] == "none" and len(offered) == 3  # two refused writes, then the reply
 
 
+def test_a_turn_whose_questions_are_refused_ends_with_a_reply(tmp_path: Path, run_once) -> None:  # noqa: ANN001
+    """Seen on the embedded model (heldout5, "在6号盒第3位放两管 B16"): 22 English questions to a person writing
+    Chinese, each refused, for 169 s. After two refused questions the next step may only reply."""
+    from consulta.asks import question_tool
+
+    store = Store(f"sqlite:///{tmp_path}/c.db")
+    english = {"questions": [{"header": "Box", "question": "Which box?", "options": ["1", "2"], "multiple": False}]}
+    offered: list[Any] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        choice = (info.model_settings or {}).get("tool_choice")
+        offered.append(choice)
+        if choice == "none":
+            return ModelResponse(parts=[TextPart("没有 6 号盒：罐里只有 1–5 号盒。")])
+        return ModelResponse(parts=[ToolCallPart("question", english)])
+
+    agent = agent_with(take_out, question_tool(), executor=FakeExecutor())
+    run = run_once(store, agent, "在6号盒第3位放两管 B16", FunctionModel(model))
+    assert run.status == RunStatus.finished and store.list_asks(status=None, run_id=run.id) == []
+    assert offered[:3] == [None, None, "none"] and set(offered[2:]) == {"none"}  # then only replies (and rewrites)
+
+
 def test_the_last_step_of_the_budget_is_a_reply_and_a_refused_one_is_replaced(tmp_path: Path, run_once) -> None:  # noqa: ANN001
     store = Store(f"sqlite:///{tmp_path}/c.db")
     model, offered = scripted(["We have 99 tubes."], first=[ToolCallPart("count_tubes", {"name": "HeLa"})])

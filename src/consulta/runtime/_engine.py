@@ -287,12 +287,15 @@ MAX_REFUSED_WRITES = 2
 """Write calls refused in one turn (not by a question the runtime asked) before the model may only reply."""
 MAX_CALLS_PER_TURN = 4
 """Tool calls in one turn of a writing agent before the model may only reply (a small model loops on look-ups)."""
+MAX_REFUSED_QUESTIONS = 2
+"""Questions refused in one turn (their form, their language) before the model may only reply: seen on the embedded
+model, 22 English questions to a person writing Chinese, each refused, in 169 s."""
 
 
 def _must_reply(ctx: RunContext[RunDeps]) -> bool:
     """Whether this step of an agent that writes must be the turn's reply: its writes were refused
-    `MAX_REFUSED_WRITES` times, it made `MAX_CALLS_PER_TURN` calls, or the run's step limit leaves only this request
-    and one for a rewrite."""
+    `MAX_REFUSED_WRITES` times, its questions `MAX_REFUSED_QUESTIONS` times, it made `MAX_CALLS_PER_TURN` calls, or
+    the run's step limit leaves only this request and one for a rewrite."""
     if ctx.deps.agent.executor is None:
         return False  # an agent that only reads and asks keeps its own step plan
     limit = ctx.usage_limits.request_limit if ctx.usage_limits is not None else None
@@ -300,6 +303,8 @@ def _must_reply(ctx: RunContext[RunDeps]) -> bool:
         return True
     outcomes = turn_outcomes(ctx.messages, ctx.deps.agent)
     if len([c for c in outcomes if c.kind != "ask"]) >= MAX_CALLS_PER_TURN:
+        return True
+    if len([c for c in outcomes if c.kind == "ask" and not c.ok]) >= MAX_REFUSED_QUESTIONS:
         return True
     return len([c for c in outcomes if c.kind == "write" and not c.ok]) >= MAX_REFUSED_WRITES
 

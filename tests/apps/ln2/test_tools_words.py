@@ -320,3 +320,23 @@ def test_a_name_given_in_several_fields_is_said_once() -> None:
     assert (ref.describe(), ref.describe("zh-CN")) == ("cell line 'Kasumi-1', box 1", "「Kasumi-1」，1号盒")
     two = TubeRef(cell_line="HeLa", short_name="HeLa-Kyoto")
     assert two.describe() == "cell line 'HeLa', short name 'HeLa-Kyoto'"
+
+
+def test_a_box_the_tank_does_not_have_is_why_nothing_is_added(inventory: Path) -> None:  # noqa: F811
+    """heldout5: "在6号盒第3位放两管 B16" (a tank of 5 boxes) was refused for position 4, not said, and the model
+    then asked 22 questions; the box is the reason, said first."""
+    op = {"op": "add_entry", "parent_cell_line": "B16", "box": 6, "positions": [3, 4]}
+    with pytest.raises(ToolError) as info:
+        Ln2Plans(inventory).check_grounding("add_entry", op, Evidence(user_texts=("在6号盒第3位放两管 B16",)))
+    assert info.value.error_code == "invalid_box" and "1..5" in str(info.value)
+
+
+def test_a_used_up_line_says_when_its_last_tube_went_and_an_unknown_one_lists_no_strangers() -> None:
+    """heldout5: "thaw a CT26 vial" (used up) was answered with eight unrelated records as "Nearest"."""
+    lab = Path(__file__).parents[3] / "bench" / "data" / "ln2" / "heldout5_lab.yaml"
+    used = error_of(lab, "record_thaw", cell_line="CT26", short_name="CT26")
+    assert used["error_code"] == "no_matching_tube" and used["candidates"] == []
+    assert used["message"] == "Not staged: no CT26 tube is left: record 21 (CT26-WT) was used up on 2025-08-08."
+    unknown = error_of(lab, "record_thaw", cell_line="Raji")
+    assert unknown["message"] == "Not staged: no record with tubes left matches cell line 'Raji'."
+    assert unknown["candidates"] == []

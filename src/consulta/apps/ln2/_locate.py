@@ -19,7 +19,7 @@ from ...i18n import LANGUAGES, PerLanguage, t
 from ...runtime import Choice, ToolError
 from ._inventory import BoxLayout, Inventory, Record
 from ._operations import Positions
-from ._queries import _ranges, best_named, check_box
+from ._queries import _ranges, best_named, check_box, used_up
 
 __all__ = [
     "TubeChoiceError",
@@ -235,6 +235,8 @@ def _none(inventory: Inventory, ref: TubeRef, missing: list[int]) -> TubeChoiceE
         else:
             detail, case = f"box {ref.box} holds no tube at position {at}", "empty"
     else:
+        if not _named_apart(inventory, ref) and (gone := _gone(inventory, ref)):
+            return _used_up_error(ref, gone)
         detail, case = f"no record with tubes left matches {what}", "unmatched"
     near = _nearest(inventory, ref)
     nearest = [_candidate(r, r.positions) for r in near]
@@ -265,6 +267,35 @@ def _none(inventory: Inventory, ref: TubeRef, missing: list[int]) -> TubeChoiceE
     )
 
 
+def _gone(inventory: Inventory, ref: TubeRef) -> list[dict[str, Any]]:
+    """The used-up records the names fit, each name alone (newest use first, at most 3)."""
+    found = {u["id"]: u for field, name in ref.names().items() for u in used_up(inventory, **{field: name})}
+    return sorted(found.values(), key=lambda u: u.get("on", ""), reverse=True)[:3]
+
+
+def _used_up_error(ref: TubeRef, gone: list[dict[str, Any]]) -> TubeChoiceError:
+    """`no_matching_tube` for a line whose tubes are all used up: when each went, not other lines' tubes to choose
+    from (heldout5: "thaw a CT26 vial" answered with eight unrelated records)."""
+    name = next(iter(ref.names().values()))
+    records = PerLanguage(
+        {
+            lang: ("；" if lang == "zh-CN" else "; ").join(
+                t("ln2.reply.used_up_record", lang, id=u["id"], name=u["name"], on=u.get("on", "?")) for u in gone
+            )
+            for lang in LANGUAGES
+        }
+    )
+    values = {"name": name, "records": records}
+    return TubeChoiceError(
+        "no_matching_tube",
+        t("ln2.error.no_tube.used_up", "en", **values),
+        hint="Tell the user no such tube is left and when the last one was used; stage nothing.",
+        candidates=[],
+        key="ln2.error.no_tube.used_up",
+        values=values,
+    )
+
+
 def _named_apart(inventory: Inventory, ref: TubeRef) -> list[Record]:
     """The records the names fit together, else those each name fits alone ("Thaw NCCIT_ctrl_A and K562_WT_P8" in
     one call: no record is both, each is one), in file order; [] when no name fits."""
@@ -290,9 +321,12 @@ def _fits_any_name(inventory: Inventory, ref: TubeRef) -> list[Record]:
 
 
 def _nearest(inventory: Inventory, ref: TubeRef, *, limit: int = 8) -> list[Record]:
-    """The records nearest to what was asked: those of the names (close spellings too), else those in the box."""
+    """The records nearest to what was asked: those of the names (close spellings too), else those in the box; none
+    for a name that fits nothing and no box (the tank's first records are not near "Raji")."""
     active = [r for r in inventory.records if r.positions]
     named = _named_apart(inventory, ref)
+    if not named and ref.box is None and ref.names():
+        return []
     pool = named or ([r for r in active if r.box == ref.box] if ref.box is not None else active)
 
     def distance(record: Record) -> tuple[int, int]:

@@ -14,7 +14,15 @@ from typing import Any
 from ...runtime import ToolError
 from ._inventory import BoxLayout, Inventory, Record, occupancy, position_label
 
-__all__ = ["best_named", "query_inventory", "search_records", "empty_positions", "inventory_stats"]
+__all__ = [
+    "best_named",
+    "check_box",
+    "empty_positions",
+    "inventory_stats",
+    "query_inventory",
+    "search_records",
+    "used_up",
+]
 
 _NOTE_CHARS = 60
 _FUZZY_CUTOFF = 0.75  # 'K652' vs 'K562' scores exactly 0.75
@@ -202,6 +210,23 @@ def query_inventory(
     if len(matches) > limit:
         notes.append(f"Showing {limit} of {len(matches)}; narrow the filters or raise limit.")
     return result | _notes(notes)
+
+
+def used_up(inventory: Inventory, **filters: Any) -> list[dict[str, Any]]:
+    """The consumed records matching `filters` (at most 3, newest use first): id, name, the day their last tube went."""
+    found = query_inventory(inventory, include_consumed=True, limit=len(inventory.records) or 1, **filters)
+    if found.get("close_spellings"):
+        return []  # only close spellings: nothing of the name asked was used up
+    used = []
+    for hit in found["records"]:
+        record = inventory.record(hit["id"])
+        if record is None or not record.consumed:
+            continue
+        last = max((e.date for e in record.thaw_events), default=None)
+        used.append(
+            {"id": record.id, "name": record.short_name or record.parent_cell_line} | ({"on": last} if last else {})
+        )
+    return sorted(used, key=lambda u: u.get("on", ""), reverse=True)[:3]
 
 
 def _search_fields(record: Record) -> list[tuple[str, str]]:

@@ -19,7 +19,7 @@ from ._audit import read_audit
 from ._inventory import BoxLayout, Inventory, Record, load_inventory
 from ._locate import TubeRef, _candidate, locate, place_said, said_boxes, said_places, said_positions, tube_choice
 from ._operations import apply_plan, parse_op, preview, reconcile_plan
-from ._queries import best_named
+from ._queries import best_named, check_box, used_up
 from ._queries import empty_positions as _empty_positions
 from ._queries import inventory_stats as _inventory_stats
 from ._queries import query_inventory as _query_inventory
@@ -85,7 +85,7 @@ def ln2_tools(inventory_path: Path) -> tuple[ToolDef, ...]:
         found["records"] = found["records"][:20]
         if not found["tubes"] and position is None and (cell_line or short_name or plasmid):
             # nothing left: say which records of that name were used up, and when (a negative answer, grounded)
-            if used := _used_up(inventory, cell_line=cell_line, short_name=short_name, plasmid=plasmid, box=box):
+            if used := used_up(inventory, cell_line=cell_line, short_name=short_name, plasmid=plasmid, box=box):
                 found["used_up"] = used
         return _compact(found)
 
@@ -243,21 +243,6 @@ def ln2_tools(inventory_path: Path) -> tuple[ToolDef, ...]:
     )
 
 
-def _used_up(inventory: Inventory, **filters: Any) -> list[dict[str, Any]]:
-    """The consumed records matching `filters` (at most 3, newest use first): id, name, the day their last tube went."""
-    found = _query_inventory(inventory, include_consumed=True, limit=len(inventory.records) or 1, **filters)
-    used = []
-    for hit in found["records"]:
-        record = inventory.record(hit["id"])
-        if record is None or not record.consumed:
-            continue
-        last = max((e.date for e in record.thaw_events), default=None)
-        used.append(
-            {"id": record.id, "name": record.short_name or record.parent_cell_line} | ({"on": last} if last else {})
-        )
-    return sorted(used, key=lambda u: u.get("on", ""), reverse=True)[:3]
-
-
 def _compact(result: dict[str, Any], *, with_note: bool = False) -> dict[str, Any]:
     """Records as one line each: a small model pays for every token of a tool result, on every later step."""
     records = result.get("records")
@@ -403,6 +388,8 @@ class Ln2Plans:
         if kind == "add_entry":
             self._require_said(evidence, "parent_cell_line", op["parent_cell_line"])
             self._require_said(evidence, "box", op["box"])
+            # a box the tank does not have is the reason nothing can be added, before any position is weighed
+            check_box(inventory, op["box"], hint="Tell the user which boxes the tank has; add nothing.")
             said = said_positions(" ".join((*evidence.user_texts, *evidence.answers)), inventory.layout)
             for position in op["positions"]:
                 if position not in said:  # "F1" says position 46 of a 9 x 9 box
