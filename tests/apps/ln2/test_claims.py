@@ -907,3 +907,12 @@ def test_chinese_positions_after_a_box_without_a_word_for_them() -> None:
     assert said_places("复苏两管 HCT116 野生型：1号盒21、22", layout) == {1: {21, 22}}
     assert said_places("3号盒22号的U937-Cas9污染了，扔掉吧", layout) == {3: {22}}
     assert said_places("1号盒2管HeLa", layout) == {}  # a count
+
+
+@pytest.mark.parametrize(("prompt", "lang"), [("取出一管 Jurkat", "zh-CN"), ("Take out a tube for me please", "en")])
+def test_on_an_empty_tank_code_says_it_holds_no_tubes(tmp_path: Path, prompt: str, lang: str) -> None:
+    """heldout5: "取出一管 Jurkat" on an empty tank → "您需要哪种细胞？库存中有：-。"."""
+    empty = tmp_path / "inventory.yaml"
+    empty.write_bytes((Path(__file__).parents[3] / "bench" / "data" / "ln2" / "empty.yaml").read_bytes())
+    run, _ = run_by_code(tmp_path, empty, prompt)
+    assert run.status == RunStatus.finished and run.output == t("ln2.reply.tank_empty", lang)

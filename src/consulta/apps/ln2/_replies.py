@@ -484,12 +484,14 @@ def asks_which_cells(inventory_path: Path) -> ReplyCheck:
 
 def _which_cells(facts: TurnFacts, inventory: Inventory | None) -> str:
     """Code's question of which cells, listing the lines with tubes left: as the turn's look-up returned them (on
-    record), else as the file has them."""
+    record), else as the file has them; that the tank holds none, when it is empty."""
     held = _lines_held(facts)
     if held is None:
         held = [r.parent_cell_line for r in inventory.records if r.positions] if inventory is not None else []
     lines = sorted(set(held), key=str.casefold)
-    return t("ln2.reply.which_cells", facts.lang, lines=", ".join(lines[:12]) or "-")
+    if not lines:
+        return t("ln2.reply.tank_empty", facts.lang)
+    return t("ln2.reply.which_cells", facts.lang, lines=", ".join(lines[:12]))
 
 
 def _lines_held(facts: TurnFacts) -> list[str] | None:
