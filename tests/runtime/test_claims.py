@@ -26,6 +26,7 @@ from consulta.i18n import t
 from consulta.runtime import (
     Agent,
     ConfigError,
+    FactRules,
     ReplyRefused,
     RunStatus,
     Store,
@@ -354,3 +355,49 @@ def test_a_sentence_dated_from_the_data_is_history_unless_it_says_staged_or_prom
     assert (claim.kind, claim.phrase) == ("acting", "Staged")
     assert find_claims("I will thaw the C2C12 tube frozen on 2025-05-05.", data)
     assert find_claims("Tube 3 was thawed on 2024-06-01.", data) == []  # what the record says happened
+
+
+REFUSED_ADD = ToolOutcome(
+    name="add_entry",
+    kind="write",
+    ok=False,
+    error_code="position_out_of_range",
+    message="Not staged: Position 90 does not exist: a 9×9 box has positions 1..81 (I9).",
+)
+
+
+@pytest.mark.parametrize(
+    ("reply", "refused"),
+    [
+        ("I see, I'll look for a free position in box 3.", True),  # seen on the embedded model (heldout5)
+        ("Position 90 does not exist in a 9×9 box; the last is 81.", False),
+        ("Which position in box 3 should I use instead?", False),
+        ("90号位不存在：每个盒子只有 81 个位置。", False),
+    ],
+)
+def test_a_turn_whose_write_was_refused_says_nothing_was_changed(reply: str, refused: bool) -> None:
+    facts = TurnFacts(lang="en", prompt="add one tube of SH-SY5Y-WT to box 3 position 90", calls=(REFUSED_ADD,))
+    if not refused:
+        check_claims(reply, facts)
+        return
+    with pytest.raises(ReplyRefused) as info:
+        check_claims(reply, facts)
+    # code's reply says why, once ("Nothing was changed: Not staged: …" said it twice)
+    assert (
+        info.value.replacement == "Nothing was changed: Position 90 does not exist: a 9×9 box has positions 1..81 (I9)."
+    )
+
+
+def test_a_write_refused_as_no_change_request_leaves_an_answer_alone() -> None:
+    offered = replace(REFUSED_ADD, error_code="not_a_change_request", message="Not staged: no change asked.")
+    check_claims("We have 6 HeLa tubes in box 1.", TurnFacts(lang="en", prompt="How many HeLa?", calls=(offered,)))
+
+
+def test_codes_reply_after_a_refused_write_says_why_then_what_was_found() -> None:
+    found = ToolOutcome(name="empty_positions", kind="read", ok=True, data='{"free": 69}')
+    rules = FactRules(say_found=lambda facts: "Box 2 has 69 free positions.")
+    facts = TurnFacts(lang="en", prompt="put a Caco-2 in box 2 position 1", calls=(REFUSED_ADD, found))
+    assert rules.replacement(facts) == (
+        "Nothing was changed: Position 90 does not exist: a 9×9 box has positions 1..81 (I9). "
+        "Box 2 has 69 free positions."
+    )

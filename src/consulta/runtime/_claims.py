@@ -476,6 +476,14 @@ def check_claims(text: str, facts: TurnFacts) -> None:
                 replacement=compose_reply(facts),
                 check="claims",
             )
+    refused = [c for c in facts.failed_writes if c.error_code != "not_a_change_request"]  # a write it tried, refused
+    if refused and not (facts.staged or facts.applied or facts.questions) and not _SAYS_UNDONE.search(text):
+        raise ReplyRefused(
+            "The change you tried was refused (see its result): nothing was changed, and your reply does not say so. "
+            "Say in one short sentence that nothing was changed and why, or ask the user one question.",
+            replacement=compose_reply(facts),
+            check="claims",
+        )
     if facts.staged and not (facts.applied or facts.questions) and (unsaid := _staging_unsaid(text, facts.lang)):
         raise ReplyRefused(
             f"A change is staged in this turn and waits for the user's approval, but your reply {unsaid}. Say, in one "
@@ -484,6 +492,15 @@ def check_claims(text: str, facts: TurnFacts) -> None:
             check="claims",
         )
 
+
+_SAYS_UNDONE = re.compile(
+    r"\b(?:not|no|nothing|none|cannot|unable|already|occupied|taken|held|full|exists?)\b|n't\b|[?？]"
+    r"|没|不|未|无|已|占|满|吗",
+    re.IGNORECASE,
+)
+"""A reply that says a change was not made, or why, or asks: what a turn whose writes were all refused may reply
+(seen on the embedded model: "I see, I'll look for a free position in box 3." after position 90 of a 9×9 box was
+refused)."""
 
 _AWAITS = re.compile(r"approv|confirm|staged|stage|review|批准|确认|审批|暂存|同意", re.IGNORECASE)
 
@@ -520,9 +537,12 @@ def compose_reply(facts: TurnFacts) -> str:
             # the refusal's own words are the model's (what to pass, "the user"), or not in the person's language:
             # code says it plainly
             return t("claims.refused_unclear", lang)
-        return t("claims.refused_write", lang, reason=last.message.rstrip(". "))
+        reason = _NOT_STAGED.sub("", last.message).rstrip(". ")  # "Nothing was changed: Not staged: …" says it twice
+        return t("claims.refused_write", lang, reason=reason)
     return t("claims.nothing", lang)
 
+
+_NOT_STAGED = re.compile(r"^\s*Not staged:\s*", re.IGNORECASE)
 
 _UNCLEAR = frozenset(
     {
