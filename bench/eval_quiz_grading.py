@@ -61,7 +61,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import source_version  # noqa: E402
 from consulta.apps.quiz._item_rules import has_cjk  # noqa: E402
-from consulta.apps.quiz._judge import YES_NO_READINGS, JudgeUnavailable, ModelJudge  # noqa: E402
+from consulta.apps.quiz._judge import VERDICT_READINGS, JudgeUnavailable, ModelJudge  # noqa: E402
 from consulta.apps.quiz._score import CORRECT_THRESHOLD, FALLBACK_SCORE, keyword_matches  # noqa: E402
 from consulta.apps.quiz._short_answer import (  # noqa: E402
     CALIBRATION_FILE,
@@ -345,7 +345,7 @@ def select_features(
     """Forward selection on the training answers: from the bias alone, add the feature (code's evidence, the labels,
     a yes/no reading every row has) that lowers the leave-one-question-out log loss most, while it lowers it by at
     least `gain`. The chosen names and each step's loss."""
-    have = [r for r in YES_NO_READINGS if all(r in g["probabilities"] for g in rows)]
+    have = [r for r in VERDICT_READINGS if all(r in g["probabilities"] for g in rows)]
     chosen, loss = ["bias"], _cv_log_loss(rows, ["bias"], l2)
     steps: list[dict[str, Any]] = [{"added": "bias", "cv_log_loss": round(loss, 4)}]
     candidates = [n for n in (*FIXED, *have) if n != "bias"]
@@ -396,7 +396,7 @@ def readings_auc(graded: Sequence[dict[str, Any]]) -> dict[str, float | None]:
         "negation_same": lambda g: float(not g.get("negation_differs", False)),
         "on_topic": lambda g: g.get("on_topic_share") or 0.0,
         "length": lambda g: g.get("answer_tokens", 0),
-        **{r: (lambda g, r=r: g["probabilities"].get(r)) for r in YES_NO_READINGS},
+        **{r: (lambda g, r=r: g["probabilities"].get(r)) for r in VERDICT_READINGS},
     }
     out: dict[str, float | None] = {}
     for name, signal in signals.items():
@@ -519,7 +519,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--readings",
         default=None,
         help="the verdict's yes/no readings, comma-separated names, or 'all' (default: those the shipped calibration "
-        f"uses); names: {', '.join(YES_NO_READINGS)}",
+        f"uses); names: {', '.join(VERDICT_READINGS)}",
     )
     args = parser.parse_args(argv)
     if args.limit is not None and args.limit < 1:
@@ -527,11 +527,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.readings is None:
         readings = list(default_calibration().readings)
     elif args.readings == "all":
-        readings = list(YES_NO_READINGS)
+        readings = list(VERDICT_READINGS)
     else:
         readings = [r.strip() for r in args.readings.split(",") if r.strip()]
-        if unknown := [r for r in readings if r not in YES_NO_READINGS]:
-            parser.error(f"unknown --readings {unknown}; names: {', '.join(YES_NO_READINGS)}")
+        if unknown := [r for r in readings if r not in VERDICT_READINGS]:
+            parser.error(f"unknown --readings {unknown}; names: {', '.join(VERDICT_READINGS)}")
     names = list(SETS) if "all" in args.set else list(dict.fromkeys(args.set))
     questions, answers = load_sets(names)
     split = split_of(answers, questions)  # of the whole set: a split run grades the same answers as a full run's split

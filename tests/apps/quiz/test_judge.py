@@ -292,3 +292,36 @@ def test_tool_6_reads_the_yes_no_questions_its_calibration_weighs() -> None:
     assert [labels for _, _, labels in model.asked] == [("correct", "partial", "incorrect"), ("yes", "no", "Yes", "No")]
     assert model.asked[1][1].endswith("main idea of the reference answer, maybe in other words? yes or no?")
     assert result["is_correct"] is True
+
+
+def test_a_verdict_reads_each_idea_of_the_reference_and_keeps_the_least_said() -> None:
+    class ByIdea(ProbabilityDouble):
+        async def label_probabilities(self, *, system: str, prompt: str, labels: Sequence[str]) -> dict[str, float]:
+            if "yes" not in labels:
+                return await super().label_probabilities(system=system, prompt=prompt, labels=labels)
+            self.asked.append((system, prompt, tuple(labels)))
+            yes = 0.9 if "tighter" in prompt.rsplit("\n", 1)[1] else 0.2
+            return {"yes": yes, "no": 1 - yes, "Yes": 0.0, "No": 0.0}
+
+    model = ByIdea()
+    judge = ModelJudge(model)  # type: ignore[arg-type]
+    probabilities = asyncio.run(
+        judge.verdict(
+            user_answer="it was tighter",
+            expected=["pitch"],
+            stem="What happened?",
+            reference_answer="When the string was tighter, the pitch was higher.",
+            readings=("ideas",),
+        )
+    )
+    assert probabilities["ideas"] == pytest.approx(0.2)  # every idea must be said: the least said one counts
+    ideas = [prompt for _, prompt, labels in model.asked if "yes" in labels]
+    assert [p.rsplit("\n", 1)[1] for p in ideas] == [
+        'Does the student\'s answer say this: "When the string was tighter"? yes or no?',
+        'Does the student\'s answer say this: "the pitch was higher"? yes or no?',
+    ]
+    assert {p.rsplit("\n", 1)[0] for p in ideas} == {"Question: What happened?\nStudent's answer: it was tighter"}
+    assert "Expected ideas" not in ideas[0]  # the idea alone is asked about, not code's keywords
+    # no reference answer: no ideas to read, the labels stand (the calibration uses them in its place)
+    alone = asyncio.run(judge.verdict(user_answer="x", expected=["pitch"], readings=("ideas",)))
+    assert set(alone) == {"correct", "partial", "incorrect"}

@@ -106,3 +106,23 @@ def test_calibration_names_the_readings_it_weighs_and_a_missing_one_stands_as_th
     verdict = {"correct": 0.2, "partial": 0.0, "incorrect": 0.8}
     assert mapping.probability({**verdict, "false": 0.9}, seen) == pytest.approx(0.1)
     assert mapping.probability(verdict, seen) == pytest.approx(0.8)  # -1 × logit(0.2)
+
+
+def test_a_reference_answer_is_cut_into_the_ideas_an_answer_must_say() -> None:
+    from consulta.apps.quiz._short_answer import ideas_of
+
+    assert ideas_of("Terminals 1 and 6 are separated by the gap") == ["Terminals 1 and 6 are separated by the gap"]
+    assert ideas_of("When the string was tighter, the pitch was higher.") == [
+        "When the string was tighter",
+        "the pitch was higher",
+    ]
+    assert ideas_of("The motor will continue to run because the motor still has a pathway to the D-cell") == [
+        "The motor will continue to run",
+        "because the motor still has a pathway to the D-cell",
+    ]
+    assert ideas_of("弦拧得越紧，音调越高。") == ["弦拧得越紧", "音调越高"]
+    assert ideas_of("At noon, shadows are short.") == ["At noon, shadows are short"]  # 2 words: no idea alone
+    many = "One idea here. Two idea here. Three idea here. Four idea here. Five idea here."
+    assert ideas_of(many) == ["One idea here, Two idea here", "Three idea here", "Four idea here, Five idea here"]
+    assert len(ideas_of(many, limit=2)) == 2
+    assert ideas_of("") == [] and ideas_of(" . ") == []

@@ -22,6 +22,8 @@ from ...i18n import language_name, t
 from ...runtime import LabelReader, current_tool_call, label_probabilities, typed_answer
 
 __all__ = [
+    "IDEAS_READING",
+    "VERDICT_READINGS",
     "YES_NO_READINGS",
     "AnswerGrade",
     "Budget",
@@ -130,6 +132,16 @@ YES_NO_READINGS: dict[str, str] = {
     "answers": "Does the student's answer answer the question that was asked? yes or no?",
     "marks": "Would a teacher give the student's answer full marks? yes or no?",
 }
+IDEAS_READING = "ideas"
+"""The reading of each idea of the reference answer (`_short_answer.ideas_of`) on its own: "does the student's answer
+say this: «idea»?", one forward pass per idea over a prompt of its own (the question and the answer, no expected
+ideas); its probability is the least P(yes) of the ideas (every idea must be said)."""
+VERDICT_READINGS = (*YES_NO_READINGS, IDEAS_READING)
+"""Every reading a verdict may add to its labels, by name."""
+_IDEAS_INSTRUCTIONS = (
+    "You are a teacher marking a student's short answer. Judge meaning, not wording: synonyms, spelling and other "
+    "words for the same thing do not matter. Reply to the question at the end with one word: yes or no."
+)
 _YES_NO = ("yes", "no", "Yes", "No")  # both spellings: the reply's first token may be either
 _BLIND_INSTRUCTIONS = (
     "You take a test. Read the question and the options and reply with the answer only: the letter of the right option, "
@@ -165,6 +177,11 @@ _EXPLAIN_INSTRUCTIONS = (
 
 T = TypeVar("T", bound=BaseModel)
 R = TypeVar("R")
+
+
+def _yes(said: dict[str, float]) -> float:
+    """P(yes) of a yes/no reading, both spellings, normalised over the four."""
+    return (said["yes"] + said["Yes"]) / (sum(said.values()) or 1.0)
 
 
 def _lines(*fields: tuple[str, str | Sequence[str] | None]) -> str:
@@ -235,7 +252,7 @@ class ModelJudge:
                 _REVIEW_INSTRUCTIONS, f"{prompt}\n{ITEM_READINGS[criterion]}", _YES_NO, budget()
             )
             assert said is not None  # a LabelReader gives probabilities
-            yes = (said["yes"] + said["Yes"]) / (sum(said.values()) or 1.0)
+            yes = _yes(said)
             ratings[criterion] = 1 + round(4 * yes)
             if ratings[criterion] <= 2:
                 doubts.append(f"The model's review: {_DOUBTS[criterion]} (p(yes) {yes:.2f}).")
@@ -279,14 +296,13 @@ class ModelJudge:
         line, together within `timeout` (`label_probabilities`, the embedded model). A yes/no reading that fails or
         finds no time left is left out (the calibration does without it). A model that gives no probabilities
         answers one constrained label (probability 1; no yes/no readings). The prompt starts with what every answer
-        to the item shares, so the KV cache serves it to the next answer."""
+        to the item shares, so the KV cache serves it to the next answer. `IDEAS_READING` (`ideas`) reads each idea
+        of the reference answer on its own prompt instead (none without a reference)."""
         from ._short_answer import LABELS, Verdict
 
-        unknown = [name for name in readings if name not in YES_NO_READINGS]
+        unknown = [name for name in readings if name not in VERDICT_READINGS]
         if unknown:
-            raise ValueError(
-                f"Unknown verdict readings {unknown}: use names of YES_NO_READINGS {list(YES_NO_READINGS)}."
-            )
+            raise ValueError(f"Unknown verdict readings {unknown}: use names of VERDICT_READINGS {VERDICT_READINGS}.")
         prompt = _lines(
             ("Question", stem),
             ("Reference answer", reference_answer),
@@ -300,15 +316,38 @@ class ModelJudge:
             return {label: float(answer.verdict == label) for label in LABELS}
         for name in dict.fromkeys(readings):
             try:
+                if name == IDEAS_READING:
+                    said_each = await self._ideas_said(
+                        user_answer, stem=stem, reference=reference_answer, budget=budget
+                    )
+                    if said_each:
+                        probabilities[name] = min(said_each)
+                    continue
                 said = await self._read_labels(
                     _VERDICT_INSTRUCTIONS, f"{prompt}\n{YES_NO_READINGS[name]}", _YES_NO, budget()
                 )
             except JudgeUnavailable:
                 break  # no time left for this reading (nor the next), or it failed: the verdict stands without them
             if said is not None:
-                total = sum(said.values()) or 1.0
-                probabilities[name] = (said["yes"] + said["Yes"]) / total
+                probabilities[name] = _yes(said)
         return probabilities
+
+    async def _ideas_said(
+        self, user_answer: str, *, stem: str | None, reference: str | None, budget: Budget
+    ) -> list[float]:
+        """The model's P(yes) that `user_answer` says each idea of `reference` (`IDEAS_READING`); none without a
+        reference. The prompt is the same up to the idea asked about: the KV cache serves it to the next idea."""
+        from ._short_answer import ideas_of
+
+        shown = _lines(("Question", stem), ("Student's answer", user_answer))
+        said_each = []
+        for idea in ideas_of(reference or ""):
+            ask = f'Does the student\'s answer say this: "{idea}"? yes or no?'
+            said = await self._read_labels(_IDEAS_INSTRUCTIONS, f"{shown}\n{ask}", _YES_NO, budget())
+            if said is None:
+                return []
+            said_each.append(_yes(said))
+        return said_each
 
     async def answer_blind(
         self,
@@ -363,7 +402,7 @@ class ModelJudge:
         said = await self._read_labels(_TOPIC_INSTRUCTIONS, prompt, _YES_NO, timeout)
         if said is None:
             return None
-        return (said["yes"] + said["Yes"]) / (sum(said.values()) or 1.0)
+        return _yes(said)
 
     async def rewrite_item(self, *, prompt: str, output_type: type[T], timeout: float | None = None) -> T:
         """Mode 1's rewrite: the model writes a rejected draft again as `output_type` (its grammar fixes the shape),

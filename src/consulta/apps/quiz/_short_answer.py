@@ -47,6 +47,7 @@ __all__ = [
     "Verdict",
     "default_calibration",
     "evidence",
+    "ideas_of",
     "keyword_found",
     "negated",
     "tokens",
@@ -152,6 +153,32 @@ def keyword_found(answer: str, keyword: str) -> bool:
     return False
 
 
+_CLAUSE_END = re.compile(r"(?<=[.!?;。！？；，,])\s*|\s+(?=because\b)")
+_CLAUSE_TRIM = " .。,，;；"
+
+
+def ideas_of(reference: str, *, limit: int = 3) -> list[str]:
+    """The ideas of a reference answer, each to be looked for in an answer on its own: its sentences and clauses (cut
+    at `.`, `;`, `,`, `，`, `。` … and before "because"), a piece of fewer than 3 words (and 4 Chinese characters)
+    joined to the one before it, at most `limit` (the two shortest neighbours joined until so). `Terminals 1 and 6 are
+    separated by the gap` is one idea; `When the string was tighter, the pitch was higher` two; `弦拧得越紧，音调越高` two."""
+    parts = [p.strip(_CLAUSE_TRIM) for p in _CLAUSE_END.split(reference) if p and p.strip(_CLAUSE_TRIM)]
+
+    def small(part: str) -> bool:
+        return len(re.findall(r"[^\W\d_]+|\d+", part)) < 3 and len(_IS_CJK.findall(part)) < 4
+
+    out: list[str] = []
+    for part in parts:
+        if out and (small(part) or small(out[-1])):
+            out[-1] = f"{out[-1]}, {part}"
+        else:
+            out.append(part)
+    while len(out) > limit:
+        i = min(range(len(out) - 1), key=lambda j: len(out[j]) + len(out[j + 1]))
+        out[i : i + 2] = [f"{out[i]}, {out[i + 1]}"]
+    return out or ([whole] if (whole := reference.strip(_CLAUSE_TRIM)) else [])
+
+
 _NEGATION = re.compile(
     r"\b(?:not|no|never|none|nothing|neither|nor|cannot|without)\b|n't|n’t|[不没無无未非別别]", re.UNICODE
 )
@@ -227,7 +254,7 @@ class Calibration:
     """The fitted mapping from (the model's probabilities, code's evidence) to P(a person says correct).
 
     `weights` name the features: `bias`; `model` — the logit of P(correct) + P(partial)/2 —; code's evidence
-    (`CODE_FEATURES`); any other name is a yes/no reading of the verdict (`_judge.YES_NO_READINGS`, e.g.
+    (`CODE_FEATURES`); any other name is a yes/no reading of the verdict (`_judge.VERDICT_READINGS`, e.g.
     `same`: "does the answer say what the reference says?"), its feature the logit of the model's P(yes), and
     `readings` lists them for the judge to read. `threshold` is the probability at which an answer counts as correct
     (score 80). `source` says what it was fitted on."""
