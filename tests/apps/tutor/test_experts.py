@@ -516,6 +516,18 @@ def test_a_column_written_another_way_is_the_tasks_column_with_a_warning(
     assert warning is None or warning in verdict.warning_issues[0]
 
 
+def test_empty_values_in_a_column_the_task_works_on_are_a_warning_others_are_not() -> None:
+    """task_2_4 declares no `no_nulls_in`, yet 3 empty ages make its mean per city one over fewer rows: a warning.
+    Empty values in a column the task does not use say nothing."""
+    import pandas as pd
+
+    task = next(t for t in tutor.load_catalog().tasks if t.id == "task_2_4")
+    ages = [None if i % 10 == 0 else 20 + i for i in range(30)]
+    frame = pd.DataFrame({"city": [f"c{i}" for i in range(30)], "age": ages, "note": [None] * 30})
+    _, verdict = check_dataset(frame, task.dataset, file_name="members.csv")
+    assert verdict.is_suitable and verdict.warning_issues == ["column age has 3 empty value(s)"]
+
+
 def test_a_quoted_keyerror_with_no_file_to_run_on_is_codes_diagnosis(tmp_path: Path) -> None:
     """With no upload, the student's code is not run (seen: `df['age'].mean()` "diagnosed" as the NameError of `df`
     that running it on nothing raised): a quoted KeyError is explained by code, no model asked; another error is the

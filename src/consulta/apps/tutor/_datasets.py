@@ -181,7 +181,8 @@ def check_dataset(
         name = spelled.get(column, column)
         if name in columns and not _is(kind, frame[name]):
             blocking.append(t(_COLUMN_TYPE, column=name, kind=kind, dtype=facts.dtypes[name]))
-    for column in requirements.no_nulls_in:
+    # empty values in a column the task works on are worth saying (pandas skips them: a mean over fewer rows)
+    for column in dict.fromkeys([*requirements.no_nulls_in, *requirements.required_columns]):
         if facts.nulls.get(name := spelled.get(column, column)):
             warnings.append(t(_EMPTY_VALUES, column=name, count=facts.nulls[name]))
     if facts.duplicate_rows:
