@@ -916,3 +916,33 @@ def test_on_an_empty_tank_code_says_it_holds_no_tubes(tmp_path: Path, prompt: st
     empty.write_bytes((Path(__file__).parents[3] / "bench" / "data" / "ln2" / "empty.yaml").read_bytes())
     run, _ = run_by_code(tmp_path, empty, prompt)
     assert run.status == RunStatus.finished and run.output == t("ln2.reply.tank_empty", lang)
+
+
+HELDOUT6_LAB = Path(__file__).parents[3] / "bench" / "data" / "ln2" / "heldout6_lab.yaml"
+
+
+@pytest.mark.parametrize(
+    ("words", "look"),
+    [
+        ("do we have any A375 left? need a melanoma line for Thursday", ("query_inventory", {"cell_line": "A375"})),
+        ("2025.08 冻存的是哪株？", ("search_records", {"text": "2025-08"})),  # a question, not a freezing
+        ("上月冻存的都有啥", ("search_records", {"text": "2026-10"})),  # a question that ends in 啥
+        ("何婷冻过哪些细胞", ("search_records", {"text": "何婷"})),
+        ("1号盒还能放几管", ("empty_positions", {"box": 1})),
+        ("ugh, I logged the wrong vial a minute ago. can you roll that back?", ("audit_history", {})),
+    ],
+)
+def test_sixth_set_words_start_from_the_right_look(words: str, look: tuple[str, dict[str, Any]]) -> None:
+    """Sixth held-out set (seen on the embedded model at dd083d2): each of these started from no look or the wrong one."""
+    import datetime as dt
+
+    from consulta.apps.ln2._turns import first_look_for
+
+    assert first_look_for(HELDOUT6_LAB, today=lambda: dt.date(2026, 11, 29))(words) == [look]
+
+
+def test_log_n_vials_asks_to_add_and_a_logged_mistake_does_not() -> None:
+    from consulta.apps.ln2._turns import change_asked
+
+    assert change_asked("first day with the new tank! log 3 vials of HCT116 parental into box 1, A1-A3") == "add"
+    assert change_asked("ugh, I logged the wrong vial a minute ago. can you roll that back?") is None

@@ -340,3 +340,21 @@ def test_a_used_up_line_says_when_its_last_tube_went_and_an_unknown_one_lists_no
     unknown = error_of(lab, "record_thaw", cell_line="Raji")
     assert unknown["message"] == "Not staged: no record with tubes left matches cell line 'Raji'."
     assert unknown["candidates"] == []
+
+
+@pytest.mark.parametrize(
+    ("words", "positions"),
+    [
+        ("Taking one Vero E6 out to send to the virology core on the 3rd floor, the one at 99.", {99}),  # E6: a name
+        ("复苏4号盒B1那管RAW", {11}),  # a grid label glued to Chinese
+        ("thawing the RAW264.7 in box 4 slot 11 for the LPS run... actually make that slot 13, 11 is promised", {13}),
+        ("box 2 A3 and A4", {3, 4}),
+        ("Take A3 from box 2", {3}),
+    ],
+)
+def test_places_said_in_the_sixth_set(words: str, positions: set[int]) -> None:
+    from consulta.apps.ln2._inventory import load_inventory
+    from consulta.apps.ln2._locate import said_positions
+
+    lab = Path(__file__).parents[3] / "bench" / "data" / "ln2" / "heldout6_lab.yaml"
+    assert said_positions(words, load_inventory(lab).layout) == positions

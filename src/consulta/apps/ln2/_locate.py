@@ -345,7 +345,8 @@ _BOX = re.compile(
 _ITEM = r"[A-Za-z]?\d+"
 _LIST = rf"({_ITEM}(?:\s*(?:[,，、/&+~–-]|\band\b|\bto\b|和|与|及|到|至)\s*{_ITEM})*)"
 _POSITIONS = re.compile(
-    rf"(?:\b(?:positions?|pos\.?|slots?|wells?|spots?)|位置|孔位|孔|位)\s*[:：#]?\s*{_LIST}", re.IGNORECASE
+    rf"(?:\b(?:positions?|pos\.?|slots?|wells?|spots?|the\s+(?:one|tube|vial)\s+at)|位置|孔位|孔|位)\s*[:：#]?\s*{_LIST}",
+    re.IGNORECASE,
 )
 _ZH_POSITION = re.compile(
     r"(?:第\s*)?(\d+)\s*号\s*(?:位|孔)|第\s*(\d+)\s*个?\s*(?:位|孔)|(?:^|(?<=[盒的]))\s*(\d+)\s*(?:位|孔)(?!数)|"
@@ -356,7 +357,26 @@ _ZH_LIST = re.compile(rf"{_LIST}\s*号\s*(?:位|孔)")
 """A list said before its one "号位" ("1、2、3号位": each of them a position)."""
 _HASH = re.compile(r"(?<![\w#])#\s*(\d+)")
 """A position said by its number ("box2 #13"), a box's own "#" taken out first."""
-_LABEL = re.compile(r"(?<![\w-])([A-Za-z])(\d{1,2})(?![\w-])")
+_LABEL = re.compile(r"(?<![A-Za-z0-9_-])([A-Za-z])(\d{1,2})(?![A-Za-z0-9_-])")
+"""A grid label ("B6", "4号盒B1")."""
+_NAME_BEFORE = re.compile(r"(?<![A-Za-z])([A-Z][A-Za-z]*)[ ]$")
+_NOT_A_NAME = frozenset(
+    "take thaw discard add put box spot spots position positions pos slot slots well wells and or at in".split()
+)
+
+
+def _labels(text: str, layout: BoxLayout) -> set[int]:
+    """The positions grid labels say; a label that is the second word of a name ("Vero E6", "Jurkat E6") is none."""
+    said = set()
+    for label in _LABEL.finditer(text):
+        before = _NAME_BEFORE.search(text, 0, label.start())
+        if before is not None and before.group(1).casefold() not in _NOT_A_NAME:
+            continue
+        if (position := _position(label.group(1) + label.group(2), layout)) is not None:
+            said.add(position)
+    return said
+
+
 _AFTER_BOX = re.compile(
     rf"(?:\s*[,，:：]\s*|\s+){_LIST}(?=\s*(?:$|[()（）.;:!?。；，,！？—–]|\band\b|\bfrom\b|和|及|以及))", re.IGNORECASE
 )
@@ -413,7 +433,10 @@ def _taken_back(text: str, layout: BoxLayout) -> tuple[str, str, set[int]] | Non
     again = _said_positions(after, layout) or {
         n for found in _BARE.findall(after[:24]) if 1 <= (n := int(found)) <= layout.capacity
     }
-    return (before, after, again) if again and _said_positions(before, layout) else None
+    taken = _said_positions(before, layout)
+    # "make that slot 13, 11 is promised to Haddad": a place taken back and named again in passing is still taken back
+    again = (again - taken) or again
+    return (before, after, again) if again and taken else None
 
 
 def said_positions(text: str, layout: BoxLayout) -> set[int]:
@@ -428,7 +451,7 @@ def _said_positions(text: str, layout: BoxLayout) -> set[int]:
     for listed in [m.group(1) for m in _POSITIONS.finditer(text)] + _ZH_LIST.findall(text):
         said |= _listed(listed, layout)
     said.update(int(n) for groups in _ZH_POSITION.findall(text) for n in groups if n)
-    said.update(p for row, col in _LABEL.findall(text) if (p := _position(row + col, layout)) is not None)
+    said |= _labels(text, layout)
     said.update(int(n) for n in _HASH.findall(_BOX.sub(" ", text)) if 1 <= int(n) <= layout.capacity)
     for box in _BOX.finditer(text):
         after = _AFTER_ZH_BOX if box.group(0).endswith("盒") else _AFTER_BOX

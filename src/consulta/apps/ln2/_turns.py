@@ -62,9 +62,12 @@ _TAKE_EN = (
     r"(?:to\s+(?:the\s+|our\s+)?(?:[A-Z][\w.-]*\s+){0,3}(?:lab|group|team|core|facility|collaborators?)|away)"
 )
 _TAKE_ZH = f"{_THAW_ZH}|{_DISCARD_ZH}|取出|取一|取两|取走|拿出|拿一|拿两|拿走|用掉"
-_ADD_EN = r"add|adding|put|freeze|freezing|froze|store|deposit|go(?:es)?\s+(?:in|into)\s+box"
+_ADD_EN = (
+    r"add|adding|put|freeze|freezing|froze|store|deposit|go(?:es)?\s+(?:in|into)\s+box"
+    r"|log(?:ged|ging)?(?=\s+(?:\d+|a|an|one|two|three|four|five|six)\s)"  # "log 3 vials of …", not "logged the wrong vial"
+)
 _ADD_ZH = r"放入|放进|放一|放两|放到|放(?:在)?(?=\s*\d+\s*号?\s*盒)|存入|冻存|新冻|冻了|新增|添加|加入|加一|登记"
-_OTHER_EN = r"undo|revert|roll\s*back|rollback|restore|delete|move"
+_OTHER_EN = r"undo|revert|roll\s*back|rollback|roll\s+(?:it|that|this|them)\s+back|restore|delete|move"
 _OTHER_ZH = "取几|冻一|冻两|撤销|撤回|回滚|恢复|删除|删掉|移到|移动"
 """The verbs of change, in each language: taking tubes out (thawing and discarding are ways of it: one list each,
 which `action_said` reads too), putting them in, and the rest (undo, delete, move)."""
@@ -94,7 +97,9 @@ def action_said(words: str) -> Literal["thaw", "takeout", "discard"] | None:
     return "takeout" if _TAKE.search(words) else None
 
 
-_UNDO = re.compile(r"\b(?:undo|revert|roll\s*back|rollback)\b|撤销|撤回|回滚", re.IGNORECASE)
+_UNDO = re.compile(
+    r"\b(?:undo|revert|roll\s*back|rollback|roll\s+(?:it|that|this|them)\s+back)\b|撤销|撤回|回滚", re.IGNORECASE
+)
 _NEED = re.compile(
     r"\b(?:need|want|looking\s+for|give\s+me|get\s+me)\b.{0,40}?\b(?:cells?|tubes?|vials?|lines?)\b"
     r"|(?:需要|想要|要|给我).{0,10}?(?:细胞|管)",
@@ -110,7 +115,7 @@ def asks_for_cells(words: str) -> bool:
 
 _FREE = re.compile(
     r"\b(?:free|empty|emptiest|space|available|vacant)\b|\broom\s+(?:in|for|left)\b|\bany\s+room\b|"
-    r"空位|空余|空的|剩余位置|还有几个位|有几个位|最空",
+    r"空位|空余|空的|剩余位置|还有几个位|有几个位|最空|还能放|还可以放|能放几|放得下|装得下",
     re.IGNORECASE,
 )
 _HISTORY = re.compile(
@@ -146,9 +151,10 @@ _UPKEEP = re.compile(
 """The tank's upkeep and safety ("the tank alarm went off again, is that normal?", "液氮罐多久要补一次液氮？"):
 knowledge of the lab, not of the tubes the tank holds."""
 _ASKING = re.compile(
-    r"\b(?:which|what|who|whom|whose|when)\b|哪些|哪个|哪一|哪几|什么|谁|何时|几时|多久|多长时间", re.I
+    r"\b(?:which|what|who|whom|whose|when)\b|哪些|哪个|哪一|哪几|哪株|哪种|哪条|哪批|什么|啥|谁|何时|几时|多久|多长时间",
+    re.I,
 )
-_QUESTION_END = re.compile(r"(?:[?？]|吗[?？]?)\s*$")
+_QUESTION_END = re.compile(r"(?:[?？]|吗[?？]?|(?:啥|什么|哪些|谁|呢)[。.]?)\s*$")
 _REFERS = re.compile(
     r"\b(?:it|them|those|these|that|this|one\s+of|the\s+(?:first|second|last|other))\b|那|这|它|其中|上面|刚才",
     re.IGNORECASE,
@@ -553,14 +559,18 @@ def said_in_notes(words: str, inventory: Inventory) -> str | None:
     return None
 
 
-_ZH_BY = re.compile(r"([\u4e00-\u9fff]{1,4})(?=冻(?:的|存|了))")
+_ZH_BY = re.compile(r"([\u4e00-\u9fff]{1,4})(?=冻(?:的|存|了|过))")
 
 
 def lone_name(words: str) -> str | None:
     """The one word a plain question's frame is around, as written ("Do we have any HepG2 left?" → "HepG2", "有没有
     Vero？" → "Vero"): what is left when the frame's words (English and Chinese) are taken out, when that is one Latin
     word that looks like a cell line's name (`_NAME_LIKE`); None otherwise (Chinese words left, several words, an
-    ordinary word)."""
+    ordinary word). A question beside other sentences is read on its own ("do we have any A375 left? need a melanoma
+    line for Thursday" → "A375")."""
+    sentences = [s for s in _SENTENCE_END.split(words) if s.strip()]
+    if len(sentences) > 1:
+        return next((n for s in sentences if _QUESTION_END.search(s) and (n := lone_name(s)) is not None), None)
     rest = words
     for frame in _FRAME_ZH:
         rest = rest.replace(frame, " ")
