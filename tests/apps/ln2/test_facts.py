@@ -40,7 +40,8 @@ def test_the_hela_answer_with_invented_counts_is_replaced_by_codes(tmp_path: Pat
     )
     assert run.status == RunStatus.finished
     assert run.output is not None and run.output.startswith(
-        "Records found: 4, tubes: 11.\n- id 4: HeLa; box 1 positions"
+        "Records found: 4, tubes: 11.\nBy name: HeLa 4, HeLa-H2B-mCherry 2, HeLa-Kyoto 2, HeLa-RTCB-KO 3.\n"
+        "- id 4: HeLa; box 1 positions"
     )
     assert shown(store, run.id) == [run.output] and checks(store, run.id) == ["facts", "facts"]
 
@@ -304,3 +305,38 @@ def test_codes_answer_says_the_names_the_person_asked_about_not_the_models_guess
     facts = TurnFacts(lang="en", prompt="where's the Calu-3, and how many T47D", calls=calls)
     answer = answer_from_results(facts)
     assert answer is not None and "Calu-3" in answer and "T47D" in answer and "HeLa" not in answer
+
+
+@pytest.mark.parametrize(
+    ("reply", "refused"),
+    [
+        ("HCT116 还剩 7 管，其中 WT 和 p53 敲除的分别是 HCT116-WT 和 HCT116-TP53-KO。", True),  # sixth set, at dd083d2
+        ("HCT116 还剩 7 管：HCT116-WT 4 管，HCT116-TP53-KO 3 管。", False),
+        ("HCT116-WT 4 管，HCT116-TP53-KO 3 管。", False),
+    ],
+)
+def test_how_many_of_a_name_with_several_lines_says_each_lines_count(reply: str, refused: bool) -> None:
+    import json
+
+    from consulta.apps.ln2._replies import check_ln2_reply
+    from consulta.runtime import ReplyRefused, ToolOutcome
+
+    data = {
+        "total": 2,
+        "records": [
+            "id 1: HCT116-WT (HCT116); box 1 positions 1,2,3,4; frozen 2025-02-14",
+            "id 2: HCT116-TP53-KO (HCT116); plasmid pX459-sgTP53; box 1 positions 11,12,13; frozen 2025-10-21",
+        ],
+        "distinct_short_names": ["HCT116-TP53-KO", "HCT116-WT"],
+        "tubes": 7,
+    }
+    call = ToolOutcome(
+        name="query_inventory", kind="read", ok=True, data=json.dumps(data), args={"cell_line": "HCT116"}
+    )
+    facts = TurnFacts(lang="zh-CN", prompt="HCT116 还剩多少管？WT 和 p53 敲除的分开说", calls=(call,))
+    if not refused:
+        check_ln2_reply(reply, facts)
+        return
+    with pytest.raises(ReplyRefused) as info:
+        check_ln2_reply(reply, facts)
+    assert info.value.replacement is not None and "按名称：HCT116-TP53-KO 3，HCT116-WT 4。" in info.value.replacement

@@ -126,6 +126,9 @@ def summarize(call: ToolOutcome, lang: str) -> str | None:
         tubes = data.get("tubes", None)
         key = "ln2.reply.records" if tubes is not None else "ln2.reply.records_only"
         records = "\n".join(f"- {say_record(line, lang)}" for line in lines)  # one a line
+        if by_name := _tubes_by_name(data):  # several lines of one name: how many of each, before the records
+            counts = ("，" if lang == "zh-CN" else ", ").join(f"{n} {c}" for n, c in by_name.items())
+            records = t("ln2.reply.by_name", lang, counts=counts) + "\n" + records
         said = t(key, lang, total=total, tubes=tubes, records=records)
         # nothing matched as asked: these are only close spellings, and the person is told so first
         return t("ln2.reply.close_spellings", lang) + said if data.get("close_spellings") else said
@@ -161,6 +164,23 @@ def _summary_in(entry: dict[str, Any], lang: str) -> str:
     said = entry.get("translations")
     summary = str(said.get(lang) or entry.get("summary")) if isinstance(said, dict) else str(entry.get("summary"))
     return summary.rstrip("。. ")  # the reply's own sentence ends it
+
+
+def _tubes_by_name(data: dict[str, Any]) -> dict[str, int] | None:
+    """Tubes per short name when a look-up found two to four of them ("HCT116" → HCT116-WT 4, HCT116-TP53-KO 3), as
+    its record lines list them; None otherwise."""
+    names = data.get("distinct_short_names")
+    if not isinstance(names, list) or not 2 <= len(names) <= 4 or len(data.get("records") or ()) < data.get("total", 0):
+        return None
+    counts = dict.fromkeys(map(str, names), 0)
+    for line in data.get("records") or ():
+        found = _RECORD_LINE.match(str(line))
+        if found is None or not found["positions"]:
+            continue
+        name = found["name"].split(" (")[0]
+        if name in counts:
+            counts[name] += len(found["positions"].split(","))
+    return counts if all(counts.values()) else None
 
 
 def _nothing_found(call: ToolOutcome, data: dict[str, Any], lang: str) -> str:
@@ -319,9 +339,12 @@ def check_ln2_reply(text: str, facts: TurnFacts) -> None:
     off_subject = looking and _off_subject(text, facts)
     echo = facts.prompt is not None and echoes(text, facts.prompt)
     wrong_language = facts.lang == "zh-CN" and not has_chinese(text)
-    counts = counted(facts) if looking and facts.prompt and _HOW_MANY.search(facts.prompt) else set()
+    how_many = looking and facts.prompt is not None and _HOW_MANY.search(facts.prompt) is not None
+    counts = counted(facts) if how_many else set()
     said = {int(n) for n in re.findall(r"\d+", text)}
-    miscounted = bool(counts) and not (counts & said)
+    by_name = next((b for c in facts.calls if (d := _result(c)) is not None and (b := _tubes_by_name(d))), None)
+    split = set(by_name.values()) if how_many and by_name else set()
+    miscounted = (bool(counts) and not ((counts | split) & said)) or not split <= said
     not_negative = found_nothing(facts) and not _NEGATIVE.search(text)
     unlocated = looking and _unlocated(text, facts)
     if not (helpless or echo or wrong_language or miscounted or not_negative or off_subject or unlocated):
@@ -341,6 +364,10 @@ def check_ln2_reply(text: str, facts: TurnFacts) -> None:
         )
     elif unlocated:
         reason = "Say where the tubes are: each record's box and positions, as the results list them."
+    elif miscounted and split:
+        reason = (
+            f"The user asked how many; the tubes of each name are {by_name}: say each count, do not count yourself."
+        )
     elif miscounted:
         reason = f"The user asked how many; the tool results counted {sorted(counts)}: say that number, do not count yourself."
     else:
