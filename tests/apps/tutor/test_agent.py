@@ -566,6 +566,9 @@ def test_unseen_wordings_of_a_concept_a_solution_or_a_file_question_open_as_thei
         ("I would like to begin the exercise called 'average age per city'", "task_2_4"),
         ("这个文件 合并两张表那题能用吗", "task_2_3"),
         ("I already did 3 tasks", None),
+        # sixth held-out set: the method its objectives name, however joined
+        ("I want to use sunspots.csv for the group-by-city one. will that work??", "task_2_4"),
+        ("can I start?", None),
     ],
 )
 def test_a_task_is_named_by_its_number_when_the_words_speak_of_a_task(tmp_path: Path, words: str, task) -> None:

@@ -241,7 +241,8 @@ _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
 
 
 def _titled(words: str, catalog: TaskCatalog) -> Task | None:
-    """The task whose title (without its article, in any language the catalog says it) the words hold, the longest."""
+    """The task whose title (without its article, in any language the catalog says it) the words hold, the longest;
+    else the one task whose objectives' method the words spell, however joined ("the group-by-city one": groupby())."""
     folded = re.sub(r"\s+", " ", words.casefold())
     titles = [
         (len(title), task)
@@ -249,7 +250,17 @@ def _titled(words: str, catalog: TaskCatalog) -> Task | None:
         for said in (task.title, *(w.title for w in task.said.values()))
         if len(title := _ARTICLE.sub("", said.casefold()).strip()) >= 4 and title in folded
     ]
-    return max(titles, key=lambda found: found[0])[1] if titles else None
+    if titles:
+        return max(titles, key=lambda found: found[0])[1]
+    joined = re.sub(r"[\s_\-]+", "", folded)
+    spelled = [
+        task
+        for task in catalog.tasks
+        if any(
+            len(m) >= 5 and re.sub(r"_", "", m.casefold()) in joined for m in _CALLED.findall(task.learning_objectives)
+        )
+    ]
+    return spelled[0] if len(spelled) == 1 else None
 
 
 def _task_of(words: str, catalog: TaskCatalog) -> Task | None:
