@@ -45,7 +45,8 @@ CURRENT_TASK = "current"
 session is on, which the tools' wrapper (`on_current_task`) puts in its place."""
 
 _SOLUTION = re.compile(
-    r"\b(?:give|send|show|write)\s+me\s+(?:the\s+)?(?:code|answer|solution)|\bjust\s+(?:give|tell|write|paste|send)\b|"
+    r"\b(?:give|send|show|write)\s+me\s+(?:the\s+|a\s+)?(?:(?:model|sample|reference|correct|right|official|full)\s+)?"
+    r"(?:code|answer|solution)|\bjust\s+(?:give|tell|write|paste|send)\b|"
     r"\b(?:paste|post|share)\s+(?:me\s+)?(?:the\s+)?(?:full\s+)?(?:code|answer|solution)\b|"
     r"\b(?:the\s+)?(?:full\s+)?(?:solution|answer\s+code)\s+(?:for|to)\b|\bdo\s+(?:it|the\s+task)\s+for\s+me\b|"
     r"\b(?:output|print|show|give|write|tell)\s+(?:me\s+)?(?:the\s+)?(?:exact|whole|full|complete|final)\s+"
@@ -162,8 +163,8 @@ def small_talk(words: str) -> SmallTalk | None:
     这里吧"), which code answers at once; None when the words touch the course at all (a task, data, code, an error)."""
     if off_course(words):  # something else asked for, which code declines at once
         return "off_course"
-    if COURSE_WORDS.search(words) or _TASK.search(words) or _FAILED.search(words):
-        return None
+    if COURSE_WORDS.search(words) or _TASK.search(words) or _TASK_WORD.search(words) or _FAILED.search(words):
+        return None  # "老师好，第四题我打算用…": a greeting before a question of the course
     return next((kind for kind, said in _SMALL_TALK.items() if said.search(words)), None)
 
 
