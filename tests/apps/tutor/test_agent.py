@@ -570,6 +570,7 @@ def test_unseen_wordings_of_a_concept_a_solution_or_a_file_question_open_as_thei
         ("I already did 3 tasks", None),
         # sixth held-out set: the method its objectives name, however joined
         ("I want to use sunspots.csv for the group-by-city one. will that work??", "task_2_4"),
+        ("合并那题我合完之后行数变少了，内连接为什么会把行弄丢？", "task_2_3"),  # the start of its Chinese title
         ("can I start?", None),
     ],
 )

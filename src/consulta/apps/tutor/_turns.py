@@ -253,6 +253,17 @@ def _titled(words: str, catalog: TaskCatalog) -> Task | None:
     ]
     if titles:
         return max(titles, key=lambda found: found[0])[1]
+    # the start of a Chinese title, then the word for a task ("合并那题" for 合并两张表)
+    started = {
+        task.id: task
+        for task in catalog.tasks
+        for said in task.said.values()
+        for n in range(2, len(said.title))
+        if has_chinese(said.title[:n])
+        and re.search(rf"{re.escape(said.title[:n])}(?:的|那|这)?(?:道|个)?(?:题|任务|练习)", words)
+    }
+    if len(started) == 1:
+        return next(iter(started.values()))
     joined = re.sub(r"[\s_\-]+", "", folded)
     spelled = [
         task
