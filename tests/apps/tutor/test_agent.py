@@ -571,6 +571,7 @@ def test_unseen_wordings_of_a_concept_a_solution_or_a_file_question_open_as_thei
         # sixth held-out set: the method its objectives name, however joined
         ("I want to use sunspots.csv for the group-by-city one. will that work??", "task_2_4"),
         ("合并那题我合完之后行数变少了，内连接为什么会把行弄丢？", "task_2_3"),  # the start of its Chinese title
+        ("每个城市平均年龄做完了", "task_2_4"),  # its title without 的
         ("can I start?", None),
     ],
 )
@@ -712,3 +713,12 @@ def test_a_greeting_before_a_question_of_a_task_is_not_small_talk(words: str, ki
     from consulta.apps.tutor._turns import small_talk
 
     assert small_talk(words) == kind
+
+
+def test_a_chinese_claim_in_other_words_opens_with_its_validation(tmp_path: Path) -> None:
+    """Sixth held-out set: "第一题搞定了，head() 和 info() 都跑出来了" was not read as a claim (no validation)."""
+    env = scripted_env(tmp_path, Store(f"sqlite:///{tmp_path}/consulta.db"))
+    calls = tutor.build_agent(tutor.TutorOptions(uploads=tmp_path / "uploads"), env).first_calls(
+        "第一题搞定了，head() 和 info() 都跑出来了"
+    )
+    assert [a.get("expected_output_type") for _, a in calls[:1]] == ["validation_report"]

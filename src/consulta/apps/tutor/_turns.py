@@ -90,16 +90,16 @@ _FAILED = re.compile(r"\w*(?:Error|Exception)\b|Traceback|报错|错误", re.IGN
 """An error the student reports: the data inspector's diagnosis, which the orchestrator asks for."""
 _ERROR_LINE = re.compile(r"\b\w*(?:Error|Exception)\b(?::[^\n。，？?]*)?")
 """The error the student quotes ("KeyError: 'Age'", "MergeError: Must pass \"right_on\" OR \"right_index\"")."""
-_ERROR = re.compile(rf"{_FAILED.pattern}|\bfinished\b|\bdone\b|做完|完成了", re.IGNORECASE)
+_ERROR = re.compile(rf"{_FAILED.pattern}|\bfinished\b|\bdone\b|做完|完成了|搞定|弄完|做好了", re.IGNORECASE)
 _WORK = re.compile(
     r"\b(?:finished|done|completed?|solved|submitted|my\s+(?:code|answer|solution|output|result)|it\s+(?:printed|prints|"
-    r"shows|gave|returns?)|i\s+(?:wrote|ran|got|computed|calculated|used))\b|做完|完成|写好|写完|算出|跑了|运行了|我的(?:代码|答案|结果|输出)|输出(?:是|了)|结果(?:是|为)|"
+    r"shows|gave|returns?)|i\s+(?:wrote|ran|got|computed|calculated|used))\b|做完|完成|写好|写完|算出|跑了|运行了|搞定|弄完|做好了|跑出来|跑通|我的(?:代码|答案|结果|输出)|输出(?:是|了)|结果(?:是|为)|"
     r"\b(?:df|pd)\b[\w.\[\]'\"()]*\(|\.\w+\(|print\(",
     re.IGNORECASE,
 )
 _DONE = re.compile(
     r"\b(?:finished|done|completed?|solved|submitted|it\s+(?:printed|prints|gave|returns?)|i\s+(?:ran|got))\b|"
-    r"做完|完成|写好|写完|算出|跑了|运行了|输出(?:是|了)|结果(?:是|为)",
+    r"做完|完成|写好|写完|算出|跑了|运行了|搞定|弄完|做好了|跑出来|跑通|输出(?:是|了)|结果(?:是|为)",
     re.IGNORECASE,
 )
 """Work said done or run (a question about code with none of these asks about the code, it shows no work)."""
@@ -245,11 +245,13 @@ def _titled(words: str, catalog: TaskCatalog) -> Task | None:
     """The task whose title (without its article, in any language the catalog says it) the words hold, the longest;
     else the one task whose objectives' method the words spell, however joined ("the group-by-city one": groupby())."""
     folded = re.sub(r"\s+", " ", words.casefold())
+    bare = re.sub(r"\s+|的", "", folded)  # "每个城市平均年龄" says 每个城市的平均年龄
     titles = [
         (len(title), task)
         for task in catalog.tasks
         for said in (task.title, *(w.title for w in task.said.values()))
-        if len(title := _ARTICLE.sub("", said.casefold()).strip()) >= 4 and title in folded
+        if len(title := _ARTICLE.sub("", said.casefold()).strip()) >= 4
+        and (title in folded or (has_chinese(title) and re.sub(r"\s+|的", "", title) in bare))
     ]
     if titles:
         return max(titles, key=lambda found: found[0])[1]
