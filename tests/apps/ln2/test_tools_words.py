@@ -358,3 +358,15 @@ def test_places_said_in_the_sixth_set(words: str, positions: set[int]) -> None:
 
     lab = Path(__file__).parents[3] / "bench" / "data" / "ln2" / "heldout6_lab.yaml"
     assert said_positions(words, load_inventory(lab).layout) == positions
+
+
+def test_a_position_taken_back_is_not_grounded_though_the_name_is() -> None:
+    """Sixth set (second look at 4178dc9): "box 4 slot 11 … actually make that slot 13, 11 is promised to Haddad"
+    staged 13 and 11: the name grounded the record, and both numbers had been said."""
+    lab = Path(__file__).parents[3] / "bench" / "data" / "ln2" / "heldout6_lab.yaml"
+    words = (
+        "thawing the RAW264.7 in box 4 slot 11 for the LPS run... actually make that slot 13, 11 is promised to Haddad"
+    )
+    op = tool(lab, "record_thaw")(box=4, positions=[13, 11])
+    assert not grounded(lab, "record_thaw", op, words)
+    assert grounded(lab, "record_thaw", tool(lab, "record_thaw")(box=4, positions=[13]), words)

@@ -29,6 +29,7 @@ __all__ = [
     "said_boxes",
     "said_places",
     "said_positions",
+    "taken_back",
     "tube_choice",
 ]
 
@@ -494,6 +495,12 @@ def _said_places(text: str, layout: BoxLayout) -> dict[int, set[int]]:
         if positions := _said_positions(text[mark.start() : end], layout):
             places.setdefault(box, set()).update(positions)
     return places
+
+
+def taken_back(text: str, layout: BoxLayout) -> set[int]:
+    """The positions the words said and then took back ("slot 11 … actually make that slot 13": {11})."""
+    corrected = _taken_back(text, layout)
+    return _said_positions(corrected[0], layout) - corrected[2] if corrected is not None else set()
 
 
 def place_said(texts: Iterable[str], *, box: int, positions: Sequence[int], layout: BoxLayout) -> bool:

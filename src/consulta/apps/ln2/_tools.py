@@ -17,7 +17,17 @@ from typing import Any, Literal
 from ...runtime import Choice, Evidence, ToolDef, ToolError, read_tool, write_tool
 from ._audit import read_audit
 from ._inventory import BoxLayout, Inventory, Record, load_inventory
-from ._locate import TubeRef, _candidate, locate, place_said, said_boxes, said_places, said_positions, tube_choice
+from ._locate import (
+    TubeRef,
+    _candidate,
+    locate,
+    place_said,
+    said_boxes,
+    said_places,
+    said_positions,
+    taken_back,
+    tube_choice,
+)
 from ._operations import apply_plan, parse_op, preview, reconcile_plan
 from ._queries import best_named, check_box, used_up
 from ._queries import empty_positions as _empty_positions
@@ -396,6 +406,7 @@ class Ln2Plans:
                     self._require_said(evidence, "positions", position)
             self._check_date(evidence, "frozen_at", op.get("frozen_at"))
         elif kind == "record_thaw":
+            self._check_not_taken_back(inventory, evidence, op["positions"])
             self._check_record(inventory, evidence, op["record_id"], op["positions"], tool_name)
             self._check_date(evidence, "date", op.get("date"))
         elif kind == "batch_thaw":
@@ -412,6 +423,15 @@ class Ln2Plans:
                 raise _ungrounded(
                     "audit_id", f"audit id {audit_id} was neither named by the user nor listed by audit_history."
                 )
+
+    @staticmethod
+    def _check_not_taken_back(inventory: Inventory, evidence: Evidence, positions: list[int]) -> None:
+        """A position the user said and then took back ("slot 11 … actually make that slot 13") is not theirs."""
+        back = {p for text in evidence.user_texts for p in taken_back(text, inventory.layout)} & set(positions)
+        if back:
+            raise _ungrounded(
+                "positions", f"position {min(back)} was taken back by the user; use only the one said after."
+            )
 
     @staticmethod
     def _require_said(evidence: Evidence, field: str, value: Any) -> None:
