@@ -946,3 +946,13 @@ def test_log_n_vials_asks_to_add_and_a_logged_mistake_does_not() -> None:
 
     assert change_asked("first day with the new tank! log 3 vials of HCT116 parental into box 1, A1-A3") == "add"
     assert change_asked("ugh, I logged the wrong vial a minute ago. can you roll that back?") is None
+
+
+def test_a_name_the_tank_lacks_is_answered_by_code_beside_other_sentences(tmp_path: Path) -> None:
+    """Sixth set (second look at 4178dc9): "do we have any A375 left? need a melanoma line for Thursday" looked the name
+    up, found nothing, and the model asked "Do you need any cells?" with no options."""
+    lab = tmp_path / "inventory.yaml"
+    lab.write_bytes(HELDOUT6_LAB.read_bytes())
+    run, store = run_by_code(tmp_path, lab, "do we have any A375 left? need a melanoma line for Thursday")
+    assert run.status == RunStatus.finished and "A375" in (run.output or "")
+    assert [c.tool_name for c in store.list_tool_calls(run.id)] == ["query_inventory"]

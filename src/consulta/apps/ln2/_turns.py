@@ -26,6 +26,7 @@ from ._audit import read_audit
 from ._dates import said_date
 from ._inventory import Inventory, load_inventory
 from ._locate import said_boxes, said_places, said_positions
+from ._queries import best_named
 
 __all__ = [
     "about_the_tank",
@@ -434,6 +435,9 @@ def plain_look_up_for(inventory_path: Path) -> Callable[[str], bool]:
         named = named_in(words, inventory)
         if named is None and not said_boxes(words) and (unknown := lone_name(words)) is not None:
             named = (unknown, "cell_line")  # the first look asked for the name the tank may not hold
+            held, close = best_named(inventory, cell_line=unknown)
+            if not held or close:  # none held ("do we have any A375 left? need a melanoma line"): code says so
+                return True
         if named is not None:
             if said_boxes(words):  # "Is there HeLa in box 3?": the look-up was of the name alone
                 return False
