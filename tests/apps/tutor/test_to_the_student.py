@@ -31,6 +31,11 @@ from .test_claims import READY, assistant
         ("该学生需要至少 100 行数据。", "你需要至少 100 行数据。"),
         # seen on the embedded model (eval_tutor, wine_error_zh)
         ("现在需要提醒学生检查列名。你先看看 df.columns？", "现在需要提醒你检查列名。你先看看 df.columns？"),
+        # sixth held-out set (second look)
+        (
+            "如果学生有任何问题，请检查代码和数据。你想先看哪一列？",
+            "如果你有任何问题，请检查代码和数据。你想先看哪一列？",
+        ),
     ],
 )
 def test_a_reply_about_the_student_becomes_one_to_them(tmp_path: Path, run_once, reply: str, shown: str) -> None:  # noqa: ANN001

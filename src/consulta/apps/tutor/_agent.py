@@ -697,11 +697,11 @@ def _concrete(issues: Sequence[str]) -> set[str]:
     return {w.casefold() for issue in issues for w in _WORD.findall(issue)} - frame
 
 
-_OF_THE_STUDENT = re.compile(
-    r"\b(?:the|this|your)\s+students?(?:'s)?\b|该学生|这位学生|学生(?=可以|需要|应该|还|已经|不能|能|的数据)"
-    r"|(?<=指导|引导|告诉|提醒|帮助|鼓励)学生",
-    re.I,
+_STUDENT_ZH = (
+    r"该学生|这位学生|学生(?=可以|需要|应该|还|已经|不能|能|的数据|有)|(?<=指导|引导|告诉|提醒|帮助|鼓励|如果)学生"
 )
+"""The student spoken of in Chinese ("如果学生有任何问题", seen on the embedded model), one pattern for finding and saying."""
+_OF_THE_STUDENT = re.compile(rf"\b(?:the|this|your)\s+students?(?:'s)?\b|{_STUDENT_ZH}", re.I)
 _YOU = (
     (re.compile(r"\b(?:the|this)\s+student's\b", re.I), "your"),
     (re.compile(r"\b(?:the|this)\s+student\s+(?:has)\b", re.I), "you have"),
@@ -710,12 +710,7 @@ _YOU = (
     (re.compile(r"\b(?:the|this)\s+student\s+(?:does)\b", re.I), "you do"),
     (re.compile(r"\b(?:the|this)\s+student\s+(\w+?)s\b(?<!ss)", re.I), r"you \1"),
     (re.compile(r"\b(?:the|this)\s+student\b", re.I), "you"),
-    (
-        re.compile(
-            r"该学生|这位学生|学生(?=可以|需要|应该|还|已经|不能|能|的数据)|(?<=指导|引导|告诉|提醒|帮助|鼓励)学生"
-        ),
-        "你",
-    ),
+    (re.compile(_STUDENT_ZH), "你"),
     (re.compile(r"\bthey\b", re.I), "you"),  # the student, said again
     (re.compile(r"\btheir\b", re.I), "your"),
     (re.compile(r"\bthem\b", re.I), "you"),
