@@ -838,6 +838,7 @@ def _judged(turn: Turn, ran: _Ran) -> dict[str, Any]:
         "refusals": [c.error_code for c in calls if c.error_code],
         "consultations": [f"{c.expert_id}/{c.request.get('expected_output_type')}/{c.status}" for c in consulted],
         "consultation_attempts": [c.attempts for c in consulted],  # the expert model's tries (0: code's answer)
+        "consultation_errors": [c.error for c in consulted if c.error],  # why a consultation failed (its last refusal)
         "rules": fired,
         "expert_outputs": [c.expert_output for c in done if c.attempts],  # the experts' models' words (not code's)
         "packet": packet,
