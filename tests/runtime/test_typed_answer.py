@@ -55,6 +55,24 @@ def test_an_answer_within_the_timeout_is_the_answer() -> None:
     assert answer.output == Verdict(ok=True)
 
 
+def test_an_answer_refused_every_try_says_the_last_reason() -> None:
+    """The record of a failed consultation says why its last try was refused, not only that tries ran out."""
+    from consulta.runtime import ToolError
+
+    async def answers(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, {"ok": False})])
+
+    def check(output: Verdict) -> None:
+        raise ValueError("The explanation gives away the task's answer; use an example unrelated to the task.")
+
+    with pytest.raises(ToolError) as info:
+        asyncio.run(
+            typed_answer(model=FunctionModel(answers), instructions="J.", prompt="?", output_type=Verdict, check=check)
+        )
+    assert info.value.error_code == "invalid_expert_output"
+    assert "the last refusal: The explanation gives away the task's answer" in str(info.value)
+
+
 class ReaderDouble:
     """A test double of a model that reads label probabilities (the embedded model does), after `delay_s` seconds."""
 

@@ -11,9 +11,9 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 from pydantic_ai import Agent as PaiAgent
-from pydantic_ai import DeferredToolRequests
+from pydantic_ai import DeferredToolRequests, capture_run_messages
 from pydantic_ai.exceptions import ModelRetry, UnexpectedModelBehavior, UsageLimitExceeded
-from pydantic_ai.messages import ModelMessage
+from pydantic_ai.messages import ModelMessage, ModelRequest, RetryPromptPart, ToolReturnPart
 from pydantic_ai.models import Model
 from pydantic_ai.settings import ModelSettings
 
@@ -69,13 +69,14 @@ async def typed_answer(
     usage = within.usage if within is not None else None  # a nested run shares the run's usage and limits
     settings = ModelSettings(timeout=timeout) if timeout is not None else None
     try:
-        async with _within(timeout, output_type.__name__):
-            result = await agent.run(
-                prompt,
-                model_settings=settings,
-                usage=usage,
-                usage_limits=within.usage_limits if within is not None and usage is not None else None,
-            )
+        with capture_run_messages() as tried:
+            async with _within(timeout, output_type.__name__):
+                result = await agent.run(
+                    prompt,
+                    model_settings=settings,
+                    usage=usage,
+                    usage_limits=within.usage_limits if within is not None and usage is not None else None,
+                )
     except UsageLimitExceeded as error:
         raise ToolError(
             "usage_limit_exceeded",
@@ -85,11 +86,27 @@ async def typed_answer(
     except UnexpectedModelBehavior as error:
         raise ToolError(
             "invalid_expert_output",
-            f"The expert's answer did not fit {output_type.__name__} after {retries + 1} tries: {error.message}",
+            f"The expert's answer did not fit {output_type.__name__} after {retries + 1} tries: {error.message}"
+            + _last_refusal(tried),
             hint="Ask a narrower question, or consult another expert.",
         ) from None
     messages = result.all_messages()
     return TypedAnswer(output=result.output, attempts=count_steps(messages), messages=messages)
+
+
+def _last_refusal(messages: list[ModelMessage]) -> str:
+    """Why the last refused try the conversation holds was refused (a check's reason or the validation errors), for
+    the record. pydantic-ai sends a refused output back as a RetryPromptPart, or (output tools) a ToolReturnPart whose
+    outcome is `retried`."""
+    for message in reversed(messages):
+        if isinstance(message, ModelRequest):
+            for part in message.parts:
+                retried = isinstance(part, ToolReturnPart) and part.outcome == "retried"
+                if isinstance(part, RetryPromptPart) or retried:
+                    content = getattr(part, "content", "")
+                    reason = content if isinstance(content, str) else str(content)
+                    return f"; the last refusal: {' '.join(reason.split())[:300]}"
+    return ""
 
 
 @runtime_checkable
