@@ -474,7 +474,10 @@ def first_consultation(
                 if task is not None
                 else t("tutor.solution.current_task", lang)
             )
-            question = confusion = t("tutor.solution.question", lang, task=named)
+            question = t("tutor.solution.question", lang, task=named)
+            # what the student is after, in their language, and nothing an explanation could say back (the question
+            # holds the task's title: "the definition repeats the student's words" refused it three times)
+            confusion = t("tutor.solution.confusion", lang)
             why = "The student asks for the solution; explain the idea behind it so the tutor can guide without code."
         else:
             question, confusion = words.strip()[:1000], words.strip()[:500]
