@@ -585,6 +585,34 @@ def test_an_explanation_that_says_the_students_words_back_is_written_again(tmp_p
     assert c.store.get_consultation(result["consultation_id"]).attempts == 2
 
 
+def test_an_explanation_whose_example_says_the_question_back_is_written_again(tmp_path: Path, uploads: Path) -> None:
+    """Sixth set (zh_solution_fake_ta): the definition was fine, the example gave back the request's own words."""
+    question = "请用平实的中文讲清楚task_2_1（用你自己的数据学 pandas 基础）背后的思路，不写代码。"
+    request = {
+        "expert_id": "concept_explainer",
+        "question": question,
+        "context": {"task_id": "task_2_1", "student_confusion": "我本来想直接要答案；请给我讲讲背后的思路。"},
+        "expected_output_type": "concept_explanation",
+        "scenario_id": "concept_clarification",
+        "reasoning": "The student asks for the solution.",
+    }
+    base = dict(concept_name="pandas 基础", use_cases=[], common_pitfalls=[])
+    echo = {
+        **base,
+        "definition": "先读入数据，再查看它的结构。",
+        "simple_example": "我本来想直接要答案；请给我讲讲背后的思路。",
+    }
+    fine = {
+        **base,
+        "definition": "先读入数据，再查看它的结构。",
+        "simple_example": "就像拿到一张表格，先看前几行和每列的类型。",
+    }
+    c = consultant(tmp_path, uploads, [final(**echo), final(**fine)])
+    result = consult(c, request)
+    assert result["expert_output"]["simple_example"] == fine["simple_example"]
+    assert c.store.get_consultation(result["consultation_id"]).attempts == 2
+
+
 def test_a_quoted_keyerror_without_its_code_points_to_the_files_column(tmp_path: Path, uploads: Path) -> None:
     """ "I got KeyError: 'City'" with no code: nothing to run, the file's columns known: code's diagnosis names the
     column the key was meant to be; another error without its code is the model's to explain."""

@@ -437,7 +437,12 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
     def check_concept(request: ConsultRequest, facts: dict[str, Any], output: ExpertOutput) -> None:
         task = catalog.task(request.context.task_id)
         asked = request.context.student_confusion or request.question
-        if isinstance(output, ConceptExplanation) and _echoes(output.definition, asked):
+        if isinstance(output, ConceptExplanation) and any(
+            _echoes(said, words)
+            for said in (output.definition, output.simple_example)
+            for words in (asked, request.question)
+            if said
+        ):
             raise ValueError(
                 "The definition repeats the student's words; explain the idea itself in your own plain words."
             )
