@@ -429,8 +429,11 @@ class Ln2Plans:
         """A position the user said and then took back ("slot 11 … actually make that slot 13") is not theirs."""
         back = {p for text in evidence.user_texts for p in taken_back(text, inventory.layout)} & set(positions)
         if back:
+            kept = sorted(set(positions) - back)
             raise _ungrounded(
-                "positions", f"position {min(back)} was taken back by the user; use only the one said after."
+                "positions",
+                f"position {min(back)} was taken back by the user.",
+                hint=f"Call record_thaw again now with positions={kept}: the ones said after." if kept else None,
             )
 
     @staticmethod
