@@ -96,6 +96,11 @@ class TurnFacts:
     def failed_writes(self) -> tuple[ToolOutcome, ...]:
         return tuple(c for c in self.calls if c.kind == "write" and not c.ok)
 
+    @property
+    def refused_writes(self) -> tuple[ToolOutcome, ...]:
+        """The writes the turn tried and had refused: not those refused because its words asked for no change."""
+        return tuple(c for c in self.failed_writes if c.error_code != "not_a_change_request")
+
 
 ReplyCheck = Callable[[str, TurnFacts], None]
 """A check of an agent's final text against its turn: raise ValueError saying why it is refused (`ReplyRefused` to
@@ -476,8 +481,11 @@ def check_claims(text: str, facts: TurnFacts) -> None:
                 replacement=compose_reply(facts),
                 check="claims",
             )
-    refused = [c for c in facts.failed_writes if c.error_code != "not_a_change_request"]  # a write it tried, refused
-    if refused and not (facts.staged or facts.applied or facts.questions) and not _SAYS_UNDONE.search(text):
+    if (
+        facts.refused_writes
+        and not (facts.staged or facts.applied or facts.questions)
+        and not _SAYS_UNDONE.search(text)
+    ):
         raise ReplyRefused(
             "The change you tried was refused (see its result): nothing was changed, and your reply does not say so. "
             "Say in one short sentence that nothing was changed and why, or ask the user one question.",

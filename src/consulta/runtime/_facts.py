@@ -64,8 +64,7 @@ class FactRules:
         turn tried and had refused, that nothing was changed and why, then the findings ("Position 1 in box 2 is
         held …" before box 2's free positions)."""
         said = self.say_found(facts) if self.say_found is not None and not (facts.staged or facts.applied) else None
-        tried = [c for c in facts.failed_writes if c.error_code != "not_a_change_request"]
-        if tried and not (facts.staged or facts.applied):
+        if facts.refused_writes and not (facts.staged or facts.applied):
             done = compose_reply(facts)
             return f"{done}{'' if facts.lang == 'zh-CN' else ' '}{said}" if said and said not in done else done
         return said or compose_reply(facts)

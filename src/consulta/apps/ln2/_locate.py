@@ -361,7 +361,7 @@ _HASH = re.compile(r"(?<![\w#])#\s*(\d+)")
 _LABEL = re.compile(r"(?<![A-Za-z0-9_-])([A-Za-z])(\d{1,2})(?![A-Za-z0-9_-])")
 """A grid label ("B6", "4号盒B1")."""
 _NAME_BEFORE = re.compile(r"(?<![A-Za-z])([A-Z][A-Za-z]*)[ ]$")
-_NOT_A_NAME = frozenset(
+_BEFORE_A_LABEL = frozenset(
     "take thaw discard add put box spot spots position positions pos slot slots well wells and or at in".split()
 )
 
@@ -371,7 +371,7 @@ def _labels(text: str, layout: BoxLayout) -> set[int]:
     said = set()
     for label in _LABEL.finditer(text):
         before = _NAME_BEFORE.search(text, 0, label.start())
-        if before is not None and before.group(1).casefold() not in _NOT_A_NAME:
+        if before is not None and before.group(1).casefold() not in _BEFORE_A_LABEL:
             continue
         if (position := _position(label.group(1) + label.group(2), layout)) is not None:
             said.add(position)

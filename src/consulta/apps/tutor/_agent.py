@@ -688,13 +688,18 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*[A-Za-z0-9_]|[A-Za-z]|\d+")
 def _concrete(issues: Sequence[str]) -> set[str]:
     """What the dataset check's issues name (columns, counts, file names), folded: their words less those of the
     issue messages themselves ("missing column(s): name, city" → {"name", "city"})."""
-    frame = {
+    return {w.casefold() for issue in issues for w in _WORD.findall(issue)} - _issue_words()
+
+
+@functools.cache
+def _issue_words() -> frozenset[str]:
+    """The words of the issue messages themselves (not their placeholders), folded: read once."""
+    return frozenset(
         w.casefold()
         for key, text in catalog("en").items()
         if key.startswith("tutor.issue.")
-        for w in _WORD.findall(re.sub(r"\{\w+\}", " ", text))  # the message's words, not its placeholders
-    }
-    return {w.casefold() for issue in issues for w in _WORD.findall(issue)} - frame
+        for w in _WORD.findall(re.sub(r"\{\w+\}", " ", text))
+    )
 
 
 _STUDENT_ZH = (
