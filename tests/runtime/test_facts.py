@@ -253,6 +253,38 @@ def test_a_turn_whose_questions_are_refused_ends_with_a_reply(tmp_path: Path, ru
     assert offered[:3] == [None, None, "none"] and set(offered[2:]) == {"none"}  # then only replies (and rewrites)
 
 
+def test_a_request_for_a_change_answered_without_trying_it_is_tried_or_asked(tmp_path: Path, run_once) -> None:  # noqa: ANN001
+    """Seen on the embedded model (heldout6, "给我取一管HCT116", two lines fit): it looked up and listed the lines,
+    no write and no question. Such a reply goes back once, and the next step may only write or ask; a request for
+    information answered in text is not touched."""
+    from consulta.asks import question_tool
+
+    store = Store(f"sqlite:///{tmp_path}/c.db")
+    offered: list[Any] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        choice = (info.model_settings or {}).get("tool_choice")
+        offered.append(choice)
+        if isinstance(choice, list) and "question" in choice:
+            return ModelResponse(parts=[ToolCallPart("take_out", {"box": 1, "position": 4})])
+        return ModelResponse(parts=[TextPart("HCT116 is held in the tank.")])
+
+    agent = agent_with(
+        count_tubes,
+        take_out,
+        question_tool(),
+        executor=FakeExecutor(),
+        asks_for_change=lambda w: "取" in w or "take" in w,
+    )
+    run = run_once(store, agent, "给我取一管HCT116", FunctionModel(model))
+    assert offered[1] == ["take_out", "question"] and checked(store, run.id)[0] == ("change_not_tried", False)
+    assert run.status == RunStatus.waiting and len(store.list_plans(run_id=run.id)) == 1  # staged, for approval
+
+    offered.clear()
+    run = run_once(store, agent, "Is there any HCT116 left?", FunctionModel(model))
+    assert run.output == "HCT116 is held in the tank." and checked(store, run.id) == []
+
+
 def test_the_last_step_of_the_budget_is_a_reply_and_a_refused_one_is_replaced(tmp_path: Path, run_once) -> None:  # noqa: ANN001
     store = Store(f"sqlite:///{tmp_path}/c.db")
     model, offered = scripted(["We have 99 tubes."], first=[ToolCallPart("count_tubes", {"name": "HeLa"})])

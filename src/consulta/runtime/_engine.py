@@ -151,6 +151,11 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
             if chosen is not None:
                 return ModelSettings(tool_choice=chosen)
             first = agent.first_step_tool and not called_this_turn(ctx.messages)
+            if _change_not_tried(ctx) and _last_was_refused(ctx.messages, CHANGE_NOT_TRIED):
+                # Its reply to a request for a change tried none: this step writes or asks (seen on the embedded
+                # model: "给我取一管HCT116" looked up the two lines and listed them, where a question was due).
+                tried = [t.name for t in agent.tools if t.kind == "ask" or t.name in _writes_offered(agent, ctx)]
+                return ModelSettings(tool_choice=tried)
             if _last_result_was_repeat(ctx.messages) or _must_reply(ctx):
                 # It asked again for what it already has, its writes keep being refused, or its step budget is
                 # nearly spent: this step says what the results show (small models loop; a turn always ends).
@@ -309,6 +314,33 @@ def _must_reply(ctx: RunContext[RunDeps]) -> bool:
     return len([c for c in outcomes if c.kind == "write" and not c.ok]) >= MAX_REFUSED_WRITES
 
 
+CHANGE_NOT_TRIED = "change_not_tried"
+"""The runtime's check of a reply to a request for a change that neither called a write nor asked a question."""
+
+
+def _writes_offered(agent: Agent, ctx: RunContext[RunDeps]) -> list[str]:
+    asked = agent.offered_writes(turn_words(ctx.messages))
+    return asked if asked is not None else [t.name for t in agent.tools if t.kind == "write"]
+
+
+def _change_not_tried(ctx: RunContext[RunDeps]) -> bool:
+    """Whether this turn's words ask for a change (the agent tells: `asks_for_change`) and the model has neither
+    called a write nor asked a question in it."""
+    agent = ctx.deps.agent
+    words = turn_words(ctx.messages)
+    if agent.asks_for_change is None or agent.executor is None or words is None or not agent.offers_writes(words):
+        return False
+    return not any(c.kind in ("write", "ask") for c in turn_outcomes(ctx.messages, agent))
+
+
+def _last_was_refused(messages: list[ModelMessage], check: str) -> bool:
+    """Whether the latest request sends a final text back with the reason of `check`."""
+    last = messages[-1] if messages else None
+    return isinstance(last, ModelRequest) and any(
+        is_refusal(p) and str(p.content).startswith(_REFUSED_BY[check]) for p in last.parts
+    )
+
+
 def _is_unknown_tool_retry(part: Any) -> bool:
     if isinstance(part, ToolReturnPart):
         return getattr(getattr(part, "retry", None), "cause", None) == "unknown_tool"
@@ -412,6 +444,12 @@ def _checked_in_turn(check: ReplyCheck) -> Callable[[RunContext[RunDeps], Any], 
     def checked(ctx: RunContext[RunDeps], output: Any) -> Any:
         if isinstance(output, DeferredToolRequests):
             return output
+        if _change_not_tried(ctx) and not (_refusals(ctx.messages) or _must_reply(ctx) or _no_step_left(ctx)):
+            # Once per turn: a request for a change answered without trying it is tried (the write's own checks,
+            # and the questions the runtime asks for it, then speak), or a question is asked.
+            reason = _REFUSED_BY[CHANGE_NOT_TRIED] + " " + ", ".join(_writes_offered(ctx.deps.agent, ctx)) + "."
+            ctx.deps.log.emit(ReplyChecked(run_id=ctx.deps.run_id, check=CHANGE_NOT_TRIED, reason=reason))
+            raise ModelRetry(reason)
         try:
             check(str(output), _turn_facts(ctx))
         except ReplyRefused as error:
@@ -431,6 +469,13 @@ def _checked_in_turn(check: ReplyCheck) -> Callable[[RunContext[RunDeps], Any], 
         return output
 
     return checked
+
+
+_REFUSED_BY = {
+    CHANGE_NOT_TRIED: "The user asked for a change and no write tool was called, nor a question asked: call the "
+    "write tool with what they said (when it fits several things, the user is asked which), or ask them one "
+    "question. Write tools:"
+}
 
 
 def _no_step_left(ctx: RunContext[RunDeps]) -> bool:

@@ -156,6 +156,10 @@ _ASKING = re.compile(
     re.I,
 )
 _QUESTION_END = re.compile(r"(?:[?？]|吗[?？]?|(?:啥|什么|哪些|谁|呢)[。.]?)\s*$")
+_DONE_BEFORE = re.compile(
+    r"^\s*(?:was|were|did|has|have|had)\b|(?:取出|取|拿出|拿|复苏|解冻|丢弃|丢|扔|冻存|冻|放|用)过", re.IGNORECASE
+)
+"""Asking whether something was done ("Was one thawed on 2025-01-08?", "是不是取出过 7 和 8 号位？"): history."""
 _REFERS = re.compile(
     r"\b(?:it|them|those|these|that|this|one\s+of|the\s+(?:first|second|last|other))\b|那|这|它|其中|上面|刚才",
     re.IGNORECASE,
@@ -291,8 +295,9 @@ _SENTENCE_END = re.compile(r"(?<=[!?。！？])\s*|(?<=[.;；])\s+")
 
 
 def _a_question(sentence: str) -> bool:
-    """A how-to or why question, or one asking which, what, who or when."""
-    return bool(_HOW_TO.search(sentence) or (_ASKING.search(sentence) and _QUESTION_END.search(sentence)))
+    """A how-to or why question, or one asking which, what, who or when, or whether something was done."""
+    asking = _ASKING.search(sentence) or _DONE_BEFORE.search(sentence)
+    return bool(_HOW_TO.search(sentence) or (asking and _QUESTION_END.search(sentence)))
 
 
 _TANK = re.compile(
