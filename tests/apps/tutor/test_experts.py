@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from consulta.apps import tutor
-from consulta.apps.tutor._datasets import check_dataset
+from consulta.apps.tutor._datasets import check_dataset, say_issue
 from consulta.apps.tutor._experts import student_code
 from consulta.asks import Consultant, RuleBook, missing_updates
 from consulta.models import ScriptedModel
@@ -526,6 +526,22 @@ def test_empty_values_in_a_column_the_task_works_on_are_a_warning_others_are_not
     frame = pd.DataFrame({"city": [f"c{i}" for i in range(30)], "age": ages, "note": [None] * 30})
     _, verdict = check_dataset(frame, task.dataset, file_name="members.csv")
     assert verdict.is_suitable and verdict.warning_issues == ["column age has 3 empty value(s)"]
+
+
+def test_empty_values_where_the_task_forbids_them_block_it() -> None:
+    """task_2_1 declares `no_nulls_in: [name, age]` (heldout6's writer read it so: 6 empty names, unsuitable); empty
+    cities are only worth saying."""
+    import pandas as pd
+
+    task = next(t for t in tutor.load_catalog().tasks if t.id == "task_2_1")
+    names = [None if i % 20 == 0 else f"n{i}" for i in range(120)]
+    cities = [None if i % 40 == 1 else "Oslo" for i in range(120)]
+    frame = pd.DataFrame({"name": names, "age": range(120), "city": cities})
+    _, verdict = check_dataset(frame, task.dataset, file_name="sign_up.csv")
+    assert not verdict.is_suitable
+    assert verdict.blocking_issues == ["column name has 6 empty value(s); the task needs it filled in every row"]
+    assert verdict.warning_issues == ["column city has 3 empty value(s)"]
+    assert say_issue(verdict.blocking_issues[0], "zh-CN") == "列 name 有 6 个空值；这个任务要求每一行都填了"
 
 
 def test_a_quoted_keyerror_with_no_file_to_run_on_is_codes_diagnosis(tmp_path: Path) -> None:

@@ -181,10 +181,13 @@ def check_dataset(
         name = spelled.get(column, column)
         if name in columns and not _is(kind, frame[name]):
             blocking.append(t(_COLUMN_TYPE, column=name, kind=kind, dtype=facts.dtypes[name]))
-    # empty values in a column the task works on are worth saying (pandas skips them: a mean over fewer rows)
+    # Empty values where the task forbids them (`no_nulls_in`) block it; in another column the task works on they
+    # are worth saying (pandas skips them: a mean over fewer rows).
     for column in dict.fromkeys([*requirements.no_nulls_in, *requirements.required_columns]):
         if facts.nulls.get(name := spelled.get(column, column)):
-            warnings.append(t(_EMPTY_VALUES, column=name, count=facts.nulls[name]))
+            forbidden = column in requirements.no_nulls_in
+            said = t(_NULLS_FORBIDDEN if forbidden else _EMPTY_VALUES, column=name, count=facts.nulls[name])
+            (blocking if forbidden else warnings).append(said)
     if facts.duplicate_rows:
         warnings.append(t(_DUPLICATE_ROWS, count=facts.duplicate_rows))
     evidence = [f"rows: {facts.rows}", f"columns: {', '.join(columns)}"] + [
@@ -209,6 +212,7 @@ _FEW_ROWS = "tutor.issue.few_rows"
 _MISSING_COLUMNS = "tutor.issue.missing_columns"
 _COLUMN_TYPE = "tutor.issue.column_type"
 _EMPTY_VALUES = "tutor.issue.empty_values"
+_NULLS_FORBIDDEN = "tutor.issue.nulls_forbidden"
 _DUPLICATE_ROWS = "tutor.issue.duplicate_rows"
 _SPELLED_OTHERWISE = "tutor.issue.spelled_otherwise"
 _FILE_TYPE = "tutor.issue.file_type"
@@ -219,6 +223,7 @@ _ISSUES = (
     _MISSING_COLUMNS,
     _COLUMN_TYPE,
     _EMPTY_VALUES,
+    _NULLS_FORBIDDEN,
     _DUPLICATE_ROWS,
     _SPELLED_OTHERWISE,
     _FILE_TYPE,
