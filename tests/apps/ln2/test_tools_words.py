@@ -11,6 +11,7 @@ import pytest
 
 from consulta.apps.ln2._locate import TubeRef
 from consulta.apps.ln2._tools import Ln2Plans, ln2_tools
+from consulta.i18n import t
 from consulta.runtime import Evidence, RunStatus, ToolError
 
 from .test_agent_flow import Harness, audit_lines, inventory, sha, tool_results  # noqa: F401 (inventory: the fixture)
@@ -340,6 +341,22 @@ def test_a_used_up_line_says_when_its_last_tube_went_and_an_unknown_one_lists_no
     unknown = error_of(lab, "record_thaw", cell_line="Raji")
     assert unknown["message"] == "Not staged: no record with tubes left matches cell line 'Raji'."
     assert unknown["candidates"] == []
+
+
+def test_a_name_that_fits_none_exactly_asks_which_of_the_nearest() -> None:
+    """heldout6's "MDA231 拿一支出来复苏" was asked "没有还剩管子的记录符合「MDA231」" over the two MDA-MB-231 lines: the
+    question says the name fits none exactly and the options are the nearest names."""
+    lab = Path(__file__).parents[3] / "bench" / "data" / "ln2" / "heldout6_lab.yaml"
+    with pytest.raises(ToolError) as info:
+        tool(lab, "record_thaw")(cell_line="MDA231")
+    choice = info.value.choice
+    assert choice is not None and choice.question_key is not None
+    assert choice.question == (
+        "No tube left matches cell line 'MDA231' exactly; the nearest names are below. Which tube do you mean?"
+    )
+    said = t(choice.question_key, "zh-CN", **choice.values)
+    assert said == "没有剩余的管子与 「MDA231」 完全相符；下面是名字最接近的。您指的是哪一管？"
+    assert all(o.startswith("MDA-MB-231") for o in choice.options)
 
 
 @pytest.mark.parametrize(

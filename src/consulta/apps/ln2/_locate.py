@@ -252,7 +252,9 @@ def _none(inventory: Inventory, ref: TubeRef, missing: list[int]) -> TubeChoiceE
         choice = tube_choice(
             shown,
             header="Which tube",
-            question=f"{detail[:1].upper()}{detail[1:]}. Which tube do you mean?",
+            question=t("ln2.choice.none.unmatched", "en", what=what)
+            if case == "unmatched"
+            else f"{detail[:1].upper()}{detail[1:]}. Which tube do you mean?",
             keys=("ln2.choice.none.header", f"ln2.choice.none.{case}"),
             values=values,
         )
