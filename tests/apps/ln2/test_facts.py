@@ -316,6 +316,8 @@ def test_codes_answer_says_the_names_the_person_asked_about_not_the_models_guess
     ],
 )
 def test_how_many_of_a_name_with_several_lines_says_each_lines_count(reply: str, refused: bool) -> None:
+    """The look-up counts each line's tubes (`tubes_by_name`, checked on the sixth set's lab below); a reply to "how
+    many" of a name with several lines says each count."""
     import json
 
     from consulta.apps.ln2._replies import check_ln2_reply
@@ -329,6 +331,7 @@ def test_how_many_of_a_name_with_several_lines_says_each_lines_count(reply: str,
         ],
         "distinct_short_names": ["HCT116-TP53-KO", "HCT116-WT"],
         "tubes": 7,
+        "tubes_by_name": {"HCT116-TP53-KO": 3, "HCT116-WT": 4},
     }
     call = ToolOutcome(
         name="query_inventory", kind="read", ok=True, data=json.dumps(data), args={"cell_line": "HCT116"}

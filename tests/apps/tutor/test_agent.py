@@ -574,6 +574,9 @@ def test_unseen_wordings_of_a_concept_a_solution_or_a_file_question_open_as_thei
         ("I want to use sunspots.csv for the group-by-city one. will that work??", "task_2_4"),
         ("合并那题我合完之后行数变少了，内连接为什么会把行弄丢？", "task_2_3"),  # the start of its Chinese title
         ("每个城市平均年龄做完了", "task_2_4"),  # its title without 的
+        # seventh set: "mean" for "average"
+        ("just give me the exact final code for the mean age task so I can copy it", "task_2_2"),
+        ("the mean age per city one", "task_2_4"),
         ("can I start?", None),
     ],
 )

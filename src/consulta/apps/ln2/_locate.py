@@ -351,6 +351,13 @@ _POSITIONS = re.compile(
     rf"(?:\b(?:positions?|pos\.?|slots?|wells?|spots?|the\s+(?:one|tube|vial)\s+at)|位置|孔位|孔|位)\s*[:：#]?\s*{_LIST}",
     re.IGNORECASE,
 )
+_AT = re.compile(
+    r"(?<![\w-])(?:[A-Za-z][\w./-]*|\d+[A-Za-z][\w./-]*)\s+at\s+(\d{1,3})(?!\d)(?!\s*(?:°|º|℃|degrees?\b|deg\b|[cC]\b|[ap]\.?m\b|h\b|hrs?\b|"
+    r"min|s\b|sec|%|x\b|×|g\b|rpm|[:.]\d))",
+)
+"""A tube named and its place ("the Sf9 at 96", "the one at 37"), not a temperature, a time or a speed ("thaw at 37 °C")."""
+_ZH_ORDINALS = re.compile(r"第\s*(\d+(?:\s*(?:[、,，和与及跟/]|到|至)\s*第?\s*\d+)+)\s*个?\s*号?\s*(?:位|孔)")
+"""Positions each said with 第 ("第10和第11位", "第3到第5位")."""
 _ZH_POSITION = re.compile(
     r"(?:第\s*)?(\d+)\s*号\s*(?:位|孔)|第\s*(\d+)\s*个?\s*(?:位|孔)|(?:^|(?<=[盒的]))\s*(\d+)\s*(?:位|孔)(?!数)|"
     r"(?<=盒)\s*(\d+)\s*号(?!\s*盒)"
@@ -360,8 +367,8 @@ _ZH_LIST = re.compile(rf"{_LIST}\s*号\s*(?:位|孔)")
 """A list said before its one "号位" ("1、2、3号位": each of them a position)."""
 _HASH = re.compile(r"(?<![\w#])#\s*(\d+)")
 """A position said by its number ("box2 #13"), a box's own "#" taken out first."""
-_LABEL = re.compile(r"(?<![A-Za-z0-9_-])([A-Za-z])(\d{1,2})(?![A-Za-z0-9_-])")
-"""A grid label ("B6", "4号盒B1")."""
+_LABEL = re.compile(r"(?<![A-Za-z0-9_-])(?<![A-Za-z]/)([A-Za-z])(\d{1,2})(?![A-Za-z0-9_-])")
+"""A grid label ("B6", "4号盒B1"), not the end of a name with a slash ("Ba/F3")."""
 _NAME_BEFORE = re.compile(r"(?<![A-Za-z])([A-Z][A-Za-z]*)[ ]$")
 _BEFORE_A_LABEL = frozenset(
     "take thaw discard add put box spot spots position positions pos slot slots well wells and or at in".split()
@@ -454,6 +461,9 @@ def _said_positions(text: str, layout: BoxLayout) -> set[int]:
     for listed in [m.group(1) for m in _POSITIONS.finditer(text)] + _ZH_LIST.findall(text):
         said |= _listed(listed, layout)
     said.update(int(n) for groups in _ZH_POSITION.findall(text) for n in groups if n)
+    for listed in _ZH_ORDINALS.findall(text):
+        said |= _listed(listed.replace("第", ""), layout)
+    said.update(n for found in _AT.findall(text) if 1 <= (n := int(found)) <= layout.capacity)
     said |= _labels(text, layout)
     said.update(int(n) for n in _HASH.findall(_BOX.sub(" ", text)) if 1 <= int(n) <= layout.capacity)
     for box in _BOX.finditer(text):

@@ -38,6 +38,9 @@ def _norm(text: str) -> str:
     return "".join(_SPLIT.split(text.casefold()))
 
 
+_PLURAL = re.compile(r"[A-Za-z0-9]{3,}s$")
+
+
 def _match_level(query: str, value: str | None, *, exact: bool) -> int:
     if not value:
         return _NONE
@@ -48,7 +51,7 @@ def _match_level(query: str, value: str | None, *, exact: bool) -> int:
         return _NONE
     if q == v:
         return _EXACT
-    if q in v:
+    if q in v or (_PLURAL.search(query.strip()) and q[:-1] in v):  # "Jurkats", "HUVECs": the name's tubes
         return _SUBSTRING
     if len(q) >= _FUZZY_MIN_LEN:
         # Compare with the whole value, each of its words and its start, so 'K652' finds 'K562-dTAG-BRD4' too.

@@ -167,20 +167,11 @@ def _summary_in(entry: dict[str, Any], lang: str) -> str:
 
 
 def _tubes_by_name(data: dict[str, Any]) -> dict[str, int] | None:
-    """Tubes per short name when a look-up found two to four of them ("HCT116" → HCT116-WT 4, HCT116-TP53-KO 3), as
-    its record lines list them; None otherwise."""
-    names = data.get("distinct_short_names")
-    if not isinstance(names, list) or not 2 <= len(names) <= 4 or len(data.get("records") or ()) < data.get("total", 0):
+    """Tubes per short name, as the look-up counted them (`tubes_by_name`, two to four names); None otherwise."""
+    counts = data.get("tubes_by_name")
+    if not isinstance(counts, dict) or not counts:
         return None
-    counts = dict.fromkeys(map(str, names), 0)
-    for line in data.get("records") or ():
-        found = _RECORD_LINE.match(str(line))
-        if found is None or not found["positions"]:
-            continue
-        name = found["name"].split(" (")[0]
-        if name in counts:
-            counts[name] += len(found["positions"].split(","))
-    return counts if all(counts.values()) else None
+    return {str(name): int(count) for name, count in counts.items() if isinstance(count, int)}
 
 
 def _nothing_found(call: ToolOutcome, data: dict[str, Any], lang: str) -> str:

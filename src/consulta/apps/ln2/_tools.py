@@ -34,7 +34,7 @@ from ._queries import empty_positions as _empty_positions
 from ._queries import inventory_stats as _inventory_stats
 from ._queries import query_inventory as _query_inventory
 from ._queries import search_records as _search_records
-from ._turns import action_said, change_asked, named_in
+from ._turns import action_said, asks_for_one, change_asked, named_in, tubes_said
 
 __all__ = ["Ln2Plans", "ln2_tools"]
 
@@ -92,6 +92,8 @@ def ln2_tools(inventory_path: Path) -> tuple[ToolDef, ...]:
             )
         # Counting is done here: a small model adds up lists of positions badly.
         found["tubes"] = sum(len(r.get("positions") or ()) for r in found["records"])
+        if by_name := _tubes_by_name(found):
+            found["tubes_by_name"] = by_name
         found["records"] = found["records"][:20]
         if not found["tubes"] and position is None and (cell_line or short_name or plasmid):
             # nothing left: say which records of that name were used up, and when (a negative answer, grounded)
@@ -253,6 +255,19 @@ def ln2_tools(inventory_path: Path) -> tuple[ToolDef, ...]:
     )
 
 
+def _tubes_by_name(found: dict[str, Any]) -> dict[str, int] | None:
+    """Tubes per short name when a look-up found two to four of them ("HCT116" → HCT116-WT 4, HCT116-TP53-KO 3):
+    counted here, so the person's "how many of each" is answered from the result; None otherwise."""
+    names = found.get("distinct_short_names")
+    if not isinstance(names, list) or not 2 <= len(names) <= 4:
+        return None
+    counts = dict.fromkeys(map(str, names), 0)
+    for hit in found["records"]:
+        if hit.get("short_name") in counts:
+            counts[hit["short_name"]] += len(hit.get("positions") or ())
+    return counts if all(counts.values()) else None
+
+
 def _compact(result: dict[str, Any], *, with_note: bool = False) -> dict[str, Any]:
     """Records as one line each: a small model pays for every token of a tool result, on every later step."""
     records = result.get("records")
@@ -338,7 +353,9 @@ class Ln2Plans:
 
     def _placed_as_said(self, args: dict[str, Any], evidence: Evidence) -> dict[str, Any]:
         """New tubes go where the user's words put them in the call's box: positions the words did not say give way
-        to the places they did (held-out: "box 2, spots F1 and F2" called as positions 1 and 2, refused as taken)."""
+        to the places they did (held-out: "box 2, spots F1 and F2" called as positions 1 and 2, refused as taken), and
+        a call of some of them to all, when the words count as many tubes ("两管MRC-5，放2号盒第10和第11位" called
+        with 11 alone)."""
         box, positions = args.get("box"), args.get("positions")
         if not isinstance(box, int) or not isinstance(positions, list):
             return args
@@ -346,8 +363,11 @@ class Ln2Plans:
             inventory = load_inventory(self.path)
         except ToolError:
             return args
-        said = said_places(" ".join((*evidence.user_texts, *evidence.answers)), inventory.layout).get(box)
-        return {**args, "positions": sorted(said)} if said and not set(positions) <= said else args
+        words = " ".join((*evidence.user_texts, *evidence.answers))
+        said = said_places(words, inventory.layout).get(box)
+        if not said or (set(positions) <= said and tubes_said(words) != len(said)):
+            return args
+        return {**args, "positions": sorted(said)}
 
     def _grounded_ref(self, ref: dict[str, Any], evidence: Evidence) -> dict[str, Any]:
         words = " ".join((*evidence.user_texts, *evidence.answers))
@@ -376,10 +396,14 @@ class Ln2Plans:
                 kept["positions"] = positions or None
             if named is None and kept["box"] is None:
                 return dict(ref)
+        latest = evidence.user_texts[-1] if evidence.user_texts else words
         kept = _completed_from_words(kept, inventory, words)
         kept = _by_the_places_said(kept, inventory, words)
+        kept = _without_strangers(kept, inventory)
         kept = _in_the_field_that_holds_it(kept, inventory)
         kept = _narrowed_by_context(kept, inventory, evidence, words)
+        kept = _at_the_positions_said(kept, inventory, latest)
+        kept = _only_the_positions_said(kept, inventory, latest)
         if not kept.get("positions") and kept.get("record_id") is None and _ALL.search(words):
             # "all the X tubes": every tube of the one record the name fits
             names = {k: kept[k] for k in ("cell_line", "short_name", "plasmid") if kept.get(k)}
@@ -638,6 +662,50 @@ def _named_in_words(record: Record, said: str) -> bool:
     """Whether the (casefolded) words name the record's line: its short name or its parent line ("HCT116 野生型：1号盒
     21、22" of HCT116-WT)."""
     return any(name and name.casefold() in said for name in (record.short_name, record.parent_cell_line))
+
+
+def _without_strangers(ref: dict[str, Any], inventory: Inventory) -> dict[str, Any]:
+    """`ref` without the names it gives that no record holds in any field, not even by a close spelling, when another
+    name it gives fits a record (heldout7: "thawing all 3 PBMC donor 11 vials for the ELISpot" called with plasmid
+    'ELISpot'; "the Ba/F3 in box 4 D2" with plasmid 'D2': a small model puts the person's other words in spare fields)."""
+    names = {k: ref[k] for k in _NAME_FIELDS if ref.get(k)}
+
+    def held(value: str) -> bool:
+        return any(best_named(inventory, **{field: value})[0] for field in _NAME_FIELDS)
+
+    strangers = [k for k, value in names.items() if not held(value)]
+    if not strangers or len(strangers) == len(names):
+        return ref
+    return {**ref, **dict.fromkeys(strangers)}
+
+
+def _at_the_positions_said(ref: dict[str, Any], inventory: Inventory, latest: str) -> dict[str, Any]:
+    """A call naming a line and no positions, whose person's latest words say positions ("Expi293F第3位那支拿走了",
+    "the Sf9 at 96"): the one record of that name holding them all, at those positions. Anything else is left as it
+    is (the locate asks which)."""
+    if ref.get("record_id") is not None or ref.get("positions") or not any(ref.get(k) for k in _NAME_FIELDS):
+        return ref
+    said = said_positions(latest, inventory.layout)
+    if not said:
+        return ref
+    names = {k: ref[k] for k in _NAME_FIELDS if ref.get(k)}
+    holders = [
+        r for r in best_named(inventory, **names)[0] if said <= set(r.positions) and ref.get("box") in (None, r.box)
+    ]
+    if len(holders) != 1:
+        return ref
+    return {**ref, "box": holders[0].box, "positions": sorted(said)}
+
+
+def _only_the_positions_said(ref: dict[str, Any], inventory: Inventory, latest: str) -> dict[str, Any]:
+    """A take-out of one tube whose call adds positions the person's latest words did not say to those they did
+    (heldout7: "ok thaw the one at 37", after a look showed 37 and 38, called with both): the positions said. Words
+    asking for more than one ("both", "all", "two tubes") keep the call's."""
+    positions = ref.get("positions")
+    if not positions or not asks_for_one(latest):
+        return ref
+    kept = [p for p in positions if p in said_positions(latest, inventory.layout)]
+    return {**ref, "positions": kept} if kept and len(kept) < len(positions) else ref
 
 
 def _in_the_field_that_holds_it(ref: dict[str, Any], inventory: Inventory) -> dict[str, Any]:

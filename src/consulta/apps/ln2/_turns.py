@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from ...i18n import has_chinese
+from ...i18n import ZH_NUMERALS, chinese_number, has_chinese
 from ...runtime import own_words, takes_over
 from ._audit import read_audit
 from ._dates import said_date
@@ -54,7 +54,7 @@ _DISCARD_EN = (
     r"discard[a-z]*|throw\s+(?:\w+\s+)?away|dispose[a-z]*|toss(?:ed)?|chuck(?:ed)?|trash(?:ed)?|"
     r"bin(?:ned)?\s+(?:it|them|this|that|those|these|the)\b"
 )
-_DISCARD_ZH = "丢弃|丢掉|丢了|扔掉|扔了|销毁|弃掉|废弃"
+_DISCARD_ZH = "丢弃|丢掉|丢了|扔掉|扔了|销毁|弃掉|废弃|报废|作废"
 _TAKE_EN = (
     rf"{_THAW_EN}|{_DISCARD_EN}|tak(?:e|ing)\s+(?:\w+\s+){{0,4}}?out|took\s+out|takeout|use\s+up|"
     r"pull(?:ed|ing)?\s+(?:\w+\s+){0,4}?out|grab|fetch|remove|"
@@ -115,8 +115,8 @@ def asks_for_cells(words: str) -> bool:
 
 
 _FREE = re.compile(
-    r"\b(?:free|empty|emptiest|space|available|vacant)\b|\broom\s+(?:in|for|left)\b|\bany\s+room\b|"
-    r"空位|空余|空的|剩余位置|还有几个位|有几个位|最空|还能放|还可以放|能放几|放得下|装得下",
+    r"\b(?:free|empty|emptiest|space|available|vacant|fit)\b|\broom\s+(?:in|for|left)\b|\bany\s+room\b|"
+    r"空位|空余|空的|空着|空出|空下|闲置|没放|剩余位置|还有几个位|有几个位|最空|还能放|还可以放|能放几|放得下|装得下",
     re.IGNORECASE,
 )
 _HISTORY = re.compile(
@@ -135,6 +135,12 @@ _TOTAL = re.compile(
     re.IGNORECASE,
 )
 """Asking about the whole tank ("整个液氮罐里一共有多少管细胞？", "How many tubes do we have in total?")."""
+_TUBES_COUNTED = re.compile(
+    r"\bhow\s+many\s+(?:tubes|vials|samples|stocks|cryovials)\b(?!.*\b(?:fit|free|empty|space|room|more)\b)"
+    r"|(?:一共|总共|共)(?:有|存了?)?多少管",
+    re.IGNORECASE,
+)
+"""Counting tubes, not places ("tank's basically empty rn right? how many vials total")."""
 
 
 _HOW_TO = re.compile(
@@ -160,6 +166,25 @@ _DONE_BEFORE = re.compile(
     r"^\s*(?:was|were|did|has|have|had)\b|(?:取出|取|拿出|拿|复苏|解冻|丢弃|丢|扔|冻存|冻|放|用)过", re.IGNORECASE
 )
 """Asking whether something was done ("Was one thawed on 2025-01-08?", "是不是取出过 7 和 8 号位？"): history."""
+_WH_ASKED = re.compile(
+    r"^\s*(?:what|which|who|whom|whose|where|when|how\s+many)\s+(?:[\w-]+\s+){0,2}?"
+    r"(?:did|do|does|was|were|is|are|has|have|had)\b",
+    re.IGNORECASE,
+)
+"""A question by its word order, with or without its "?" ("what did Fitzgerald freeze last year")."""
+_LOOK_LEAD = re.compile(
+    r"^\s*(?:(?:please|pls|plz|can\s+you|could\s+you)\s+)?(?:pull\s+up|show|list|find|look\s*up|search|display|"
+    r"tell\s+me|give\s+me\s+(?:a\s+|the\s+)?(?:list|rundown|overview))\b"
+    r"|^\s*(?:帮我|请|麻烦)?\s*(?:查一下|查查|查|看看|看一下|列出|列一下|调出|找出|找一下|显示|统计)",
+    re.IGNORECASE,
+)
+_DONE_FORMS = re.compile(
+    r"\b(?:froze|frozen|thawed|discarded|tossed|added|stored|logged|took\s+out|taken\s+out|removed)\b"
+    r"|冻存的|冻过的|冻的|存的|放的|取出的|复苏的|解冻的|丢弃的",
+    re.IGNORECASE,
+)
+"""What was done, said of tubes ("everything Fitzgerald froze down", "王磊冻存的"): after a look-up's lead ("pull up",
+"列出"), words of history, not a change asked for."""
 _REFERS = re.compile(
     r"\b(?:it|them|those|these|that|this|one\s+of|the\s+(?:first|second|last|other))\b|那|这|它|其中|上面|刚才",
     re.IGNORECASE,
@@ -234,13 +259,38 @@ _MORE_THAN_ONE = re.compile(
 "取两管"): the model goes on after a first staged write."""
 
 
+def asks_for_one(words: str) -> bool:
+    """Whether nothing in `words` asks for more than one tube or change ("thaw the one at 37"; not "thaw both", "取两管")."""
+    return _MORE_THAN_ONE.search(words) is None
+
+
+_EN_COUNTS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten".split())} | {
+    "a": 1,
+    "an": 1,
+}
+_TUBES = re.compile(
+    rf"\b(\d{{1,2}}|{'|'.join(_EN_COUNTS)})\s+(?:new\s+|more\s+|fresh\s+)?(?:[\w./-]+\s+)?(?:tubes?|vials?|cryovials?|aliquots?)\b"
+    rf"|([\d{ZH_NUMERALS}]{{1,3}})\s*(?:管|支)",
+    re.IGNORECASE,
+)
+
+
+def tubes_said(words: str) -> int | None:
+    """How many tubes the words count ("two vials of …", "3 new HEK293 tubes", "两管MRC-5"), when they count once."""
+    counts = {
+        _EN_COUNTS.get(en.casefold()) if en and not en.isdigit() else chinese_number(en or zh)
+        for en, zh in _TUBES.findall(words)
+    }
+    return next(iter(counts)) if len(counts) == 1 else None
+
+
 _JOINING = re.compile(r"\b(?:and|&)\b|[,，、和与及跟]", re.IGNORECASE)
 
 
 def one_change(words: str) -> bool:
     """Whether `words` ask for one change of one thing ("Thaw the tube in box 1 position 28", "把2号盒55位的K562取出来"):
     one staged write answers them whole, and code says the plan."""
-    return change_asked(words) is not None and not _MORE_THAN_ONE.search(words)
+    return change_asked(words) is not None and asks_for_one(words)
 
 
 def one_change_for(inventory_path: Path) -> Callable[[str], bool]:
@@ -295,9 +345,12 @@ _SENTENCE_END = re.compile(r"(?<=[!?。！？])\s*|(?<=[.;；])\s+")
 
 
 def _a_question(sentence: str) -> bool:
-    """A how-to or why question, or one asking which, what, who or when, or whether something was done."""
+    """A how-to or why question, one asking which, what, who or when, or whether something was done, or a look-up
+    ("pull up …", "列出 …") of what was done."""
     asking = _ASKING.search(sentence) or _DONE_BEFORE.search(sentence)
-    return bool(_HOW_TO.search(sentence) or (asking and _QUESTION_END.search(sentence)))
+    if _HOW_TO.search(sentence) or _WH_ASKED.search(sentence) or (asking and _QUESTION_END.search(sentence)):
+        return True
+    return bool(_LOOK_LEAD.search(sentence)) and not _CHANGE.search(_DONE_FORMS.sub(" ", sentence))
 
 
 _TANK = re.compile(
@@ -399,7 +452,7 @@ _FRAME_EN = frozenset(
     is it left line lines list located many me much number of open our place places plasmid please pos position positions
     remain remaining show slot slots some space spaces still stock stored tank tell the there tube tubes vial vials
     was we were what what's whats where which who whose you sitting sits kept placed lying inside total altogether
-    overall whole entire full""".split()
+    overall whole entire full somewhere anywhere around""".split()
 )
 """The words of a plain look-up's frame ("Do we have any … left?", "What is in box … position …?", "Where are …?")."""
 _FRAME_ZH = tuple(
@@ -500,7 +553,7 @@ def first_look_for(
             return looks
         if box is not None:
             return [("query_inventory", {"box": box})]
-        if _FREE.search(words):
+        if _FREE.search(words) and not _TUBES_COUNTED.search(words):
             return [("empty_positions", {})]
         if _TOTAL.search(words) and lone_name(words) is None:  # the whole tank: its totals
             return [("inventory_stats", {})]
@@ -586,11 +639,17 @@ def lone_name(words: str) -> str | None:
     if has_chinese(rest):
         return None
     left = [w for w in _TOKEN_SAID.findall(rest) if w.casefold() not in _FRAME_EN and not w.isdigit()]
-    if len(left) != 1 or left[0].casefold() in _NOT_NAMES or not _NAME_LIKE.search(left[0]):
+    if len(left) != 1 or left[0].casefold() in _NOT_NAMES:
+        return None
+    if not (_NAME_LIKE.search(left[0]) or (_CAPITALISED.match(left[0]) and _HAVE_ANY.search(words))):
         return None
     return left[0]
 
 
+_CAPITALISED = re.compile(r"[A-Z][a-z]{2,}s?$")
+_HAVE_ANY = re.compile(r"\b(?:do|does)\s+(?:we|you|anyone|the\s+lab)\s+(?:still\s+)?have\b|\bany\b.*\bleft\b", re.I)
+"""Asking whether the tank still holds something: the one capitalised word it is asked of is a name ("do we still
+have Jurkats somewhere?"), though an ordinary word looks the same."""
 _NOT_NAMES = frozenset("ok okay hi ps fyi asap ln2 id ids pcr dna rna".split())
 """Words written like a name that are not a cell line's (the tank itself is LN2)."""
 _NAME_LIKE = re.compile(r"\d|^[A-Za-z][a-z]*[A-Z]|^[A-Z]{2,}$")

@@ -239,12 +239,13 @@ def _named_task(words: str, catalog: TaskCatalog) -> Task | None:
 
 
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
+_SAME_WORD = re.compile(r"\b(?:mean|avg)\b")
 
 
 def _titled(words: str, catalog: TaskCatalog) -> Task | None:
     """The task whose title (without its article, in any language the catalog says it) the words hold, the longest;
     else the one task whose objectives' method the words spell, however joined ("the group-by-city one": groupby())."""
-    folded = re.sub(r"\s+", " ", words.casefold())
+    folded = _SAME_WORD.sub("average", re.sub(r"\s+", " ", words.casefold()))  # "the mean age task": the average age
     bare = re.sub(r"\s+|的", "", folded)  # "每个城市平均年龄" says 每个城市的平均年龄
     titles = [
         (len(title), task)
