@@ -52,6 +52,25 @@ def test_a_reply_about_the_student_becomes_one_to_them(tmp_path: Path, run_once,
     assert [(c["check"], c["replaced"]) for c in checked] == [("tutor", True)]
 
 
+def test_guidance_said_back_in_chinese_is_written_again_then_codes(tmp_path: Path, run_once) -> None:  # noqa: ANN001
+    """Seventh set (zh_odd_fullwidth): "…告诉你这个文件缺少哪些信息，然后要求他们提供一个符合任务要求的数据集" — the
+    assistant's guidance said back in Chinese, the student as "them": not shown as it is, the model writes again, and
+    the same again is code's reply."""
+    reply = "现在，不要开始这个文件的分析，告诉你这个文件缺少哪些信息，然后要求他们提供一个符合任务要求的数据集。"
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=[TextPart(reply)])
+
+    store, agent = assistant(tmp_path, READY)
+    run = run_once(
+        store, agent, tutor.ca_request(READY, student="我可以开始了吗？", lang="zh-CN"), FunctionModel(model)
+    )
+    assert run.status == RunStatus.finished and "他们" not in (run.output or "")
+    checked = [(e.data["check"], e.data["replaced"]) for e in store.list_events(run.id) if e.type == "reply_checked"]
+    assert checked == [("tutor", False), ("tutor", True)]
+    assert run.output == tutor.packet_reply(tutor.InstructionPacket.model_validate(READY), "zh-CN")
+
+
 def test_a_reply_to_the_student_passes(tmp_path: Path, run_once) -> None:  # noqa: ANN001
     reply = "You can start task_2_1: your file has the columns it needs. Which column will you look at first?"
 

@@ -702,8 +702,12 @@ def _issue_words() -> frozenset[str]:
     )
 
 
+_THEM_ZH = r"(?:(?<=要求|告诉|提醒|鼓励|引导|指导|帮助)|(?<=让|请))(?:他们|他|她)(?=提供|上传|重新|换|去|再|先|把|用|检查|修改|改)"
+"""The student as "them", told what to do ("然后要求他们提供一个符合任务要求的数据集", seen on the embedded model: the
+assistant's guidance said back in Chinese)."""
 _STUDENT_ZH = (
     r"该学生|这位学生|学生(?=可以|需要|应该|还|已经|不能|能|的数据|有)|(?<=指导|引导|告诉|提醒|帮助|鼓励|如果)学生"
+    rf"|{_THEM_ZH}"
 )
 """The student spoken of in Chinese ("如果学生有任何问题", seen on the embedded model), one pattern for finding and saying."""
 _OF_THE_STUDENT = re.compile(rf"\b(?:the|this|your)\s+students?(?:'s)?\b|{_STUDENT_ZH}", re.I)
@@ -751,7 +755,8 @@ def _to_the_student(packet: InstructionPacket | None, findings: Findings) -> Rep
             return
         spoken = _second_person(text)
         clean = not (
-            model_words(spoken, facts)
+            re.search(_THEM_ZH, text)  # guidance said back, in other words: the model writes again
+            or model_words(spoken, facts)
             or wrong_language(spoken, facts)
             or _INNER_NAMES.search(spoken)
             or _AS_THE_STUDENT.search(spoken)
