@@ -243,9 +243,11 @@ def test_a_concept_question_or_a_request_for_the_solution_opens_with_the_explain
     # the student's language, and the student's "just paste the code" is not the explainer's brief
     if request["question"] != words:
         lang = "zh-CN" if has_chinese(words) else "en"
-        title = tutor.load_catalog().task(task).words_in(lang).title
-        named = t("tutor.solution.task", lang, task=task, title=title)
+        said = tutor.load_catalog().task(task).words_in(lang)
+        named = t("tutor.solution.task", lang, task=task, title=said.title)
         assert request["question"] == t("tutor.solution.question", lang, task=named)
+        # its objectives too (seventh set: English objectives, an English definition three times, refused)
+        assert request["context"]["learning_objectives"] == said.learning_objectives
         assert request["context"]["student_confusion"] == t("tutor.solution.confusion", lang)
     else:
         assert request["context"]["student_confusion"] == words

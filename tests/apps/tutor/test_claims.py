@@ -40,6 +40,9 @@ MAY_START = [
     # seen on the embedded model (eval_tutor, solution_en): an opening "sure" to a request the packet blocks
     "Sure, I can help you with that. What would you like to know about the average age per city?",
     "当然可以！我们来看看 task_2_1。",
+    # seventh set (en_start_ucla): praise opening a reply to a file the check refused
+    "Great! You need to add at least 100 rows and columns with the names 'age', 'city', and 'name' to your dataset.",
+    "太好了！你的数据还需要 age 列。",
 ]
 HOLDS = [
     "Not yet: task_2_1 needs an age column, which your dataset lacks. Which file has the ages?",

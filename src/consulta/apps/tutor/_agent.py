@@ -646,7 +646,9 @@ _MAY_START = re.compile(
     r"|\b(?:go\s+ahead\s+(?:and\s+)?(?:start|begin)|(?:are|you're)\s+(?:all\s+)?(?:set|ready)\s+to\s+(?:start|begin)|let'?s\s+(?:start|begin|get\s+started))\b"
     r"|可以(?:开始|着手|动手|进行|做|使用|用)|能(?:开始|着手|使用)|开始吧|(?:可以|能)直接开始|^\s*是的|^\s*可以[，,。!！]"
     # an opening "sure" reads as yes (seen: "Sure, I can help you with that." to a request the packet blocks)
-    r"|^\s*(?:sure|of\s+course|absolutely|certainly)\b|^\s*当然(?:可以)?",
+    r"|^\s*(?:sure|of\s+course|absolutely|certainly)\b|^\s*当然(?:可以)?"
+    # so does praise (seen: "Great! You need to add at least 100 rows …" to a file the check refused)
+    r"|^\W*(?:great|perfect|awesome|excellent|good\s+news|looks\s+good)\b|^\s*(?:太好了|很好|没问题)",
     re.IGNORECASE,
 )
 """Saying the student may start (English and Chinese), in a sentence that asserts it."""

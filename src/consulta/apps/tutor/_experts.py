@@ -449,7 +449,10 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
         chinese = has_chinese(request.context.student_confusion)
         if isinstance(output, ConceptExplanation) and chinese and not has_chinese(output.definition):
             # held-out: an English explanation for a Chinese question; the tutor could say none of it to the student
-            raise ValueError("The student writes Chinese: write the definition and the example in Chinese (简体中文).")
+            raise ValueError(
+                "The definition is in English, but the student writes Chinese: write the definition in Chinese "
+                "(简体中文), in your own words (定义请用简体中文写)."
+            )
         if leaked := task.revealed_in(_texts(output)):
             raise ValueError(
                 f"The explanation gives away the task's answer ({leaked}); use an example unrelated to the task."

@@ -485,7 +485,10 @@ def first_consultation(
             why = "The student is confused by a concept; explain it so the tutor can guide them."
         context: dict[str, Any] = {"task_id": task.id if task is not None else CURRENT_TASK}
         if task is not None:
-            context |= {"task_requirements": task.requirements, "learning_objectives": task.learning_objectives}
+            # the objectives in the student's language: a small model writes in the language of what it is given
+            # (seen: a Chinese request, the English objectives, an English definition three times)
+            objectives = task.words_in("zh-CN" if has_chinese(words) else "en").learning_objectives
+            context |= {"task_requirements": task.requirements, "learning_objectives": objectives}
         request = {
             "expert_id": "concept_explainer",
             "question": question,
