@@ -285,6 +285,31 @@ def test_a_request_for_a_change_answered_without_trying_it_is_tried_or_asked(tmp
     assert run.output == "HCT116 is held in the tank." and checked(store, run.id) == []
 
 
+def test_a_question_repeating_words_meant_for_the_model_is_not_asked(tmp_path: Path, run_once) -> None:  # noqa: ANN001
+    """Seen on the embedded model (heldout7, through the page): "What was found or done?" — a refusal's reason — was
+    asked of the person. A question holding words meant for the model goes back to it; no question is opened."""
+    from consulta.asks import question_tool
+
+    store = Store(f"sqlite:///{tmp_path}/c.db")
+    parroted = {
+        "questions": [{"header": "Tank", "question": "Answer about the tank. Never invent counts?", "options": []}]
+    }
+    results: list[str] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        last = messages[-1]
+        if isinstance(last, ModelRequest):
+            results.extend(str(getattr(p, "content", "")) for p in last.parts if getattr(p, "tool_name", None))
+        if sum(isinstance(m, ModelResponse) for m in messages) == 0:
+            return ModelResponse(parts=[ToolCallPart("question", parroted)])
+        return ModelResponse(parts=[TextPart("Which box do you mean?")])
+
+    run = run_once(store, agent_with(question_tool()), "What is in the tank?", FunctionModel(model))
+    assert run.status == RunStatus.finished and run.output == "Which box do you mean?"
+    assert store.list_asks(status=None, run_id=run.id) == []
+    assert "invalid_question_format" in results[0] and "meant for you" in results[0]
+
+
 def test_the_last_step_of_the_budget_is_a_reply_and_a_refused_one_is_replaced(tmp_path: Path, run_once) -> None:  # noqa: ANN001
     store = Store(f"sqlite:///{tmp_path}/c.db")
     model, offered = scripted(["We have 99 tubes."], first=[ToolCallPart("count_tubes", {"name": "HeLa"})])

@@ -341,6 +341,12 @@ _LEXICON: tuple[tuple[ClaimKind, re.Pattern[str]], ...] = tuple(
         ("done", r"已(?:经)?(?:为|帮|给|替)(?:您|你)"),
         ("done", rf"已(?:经)?{_ZH_GAP}(?:{_ZH_VERBS})"),
         ("done", rf"(?:成功|顺利)(?:地)?(?:{_ZH_VERBS})|(?:{_ZH_VERBS})[^，,：:；;]{{0,12}}?(?:好了|完毕|成功|完成了)"),
+        # the passive, or "marked as", unless the sentence dates it (seen: "管子25、26…被标记为丢弃" after a look-up)
+        (
+            "done",
+            r"(?:^|(?<=[。！？!?\n]))(?![^。！？!?\n]*(?:\d{4}-\d{2}|\d{4}年))[^。！？!?\n]*?"
+            rf"(?:(?<![会将要可能管支])被|(?<![未没])(?:标记|标|记)为)(?:标记为|标为|记为)?(?:{_ZH_VERBS})",
+        ),
         ("acting", rf"已(?:经)?(?:为您|为你)?暂存|暂存了|正在(?:为您)?(?:暂存|{_ZH_VERBS})|^\s*暂存"),
     )
 )

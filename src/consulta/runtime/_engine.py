@@ -45,16 +45,13 @@ from ._agent import Agent
 from ._claims import (
     ReplyCheck,
     ReplyRefused,
-    ToolOutcome,
     TurnFacts,
     all_checks,
     check_claims,
     compose_reply,
-    gather_facts,
 )
 from ._events import ReplyChecked, StepStarted
 from ._facts import check_facts, check_language, check_model_words
-from ._grounding import Evidence
 from ._messages import (
     FIRST_LOOK_CALL,
     FIRST_LOOK_MODEL,
@@ -86,6 +83,7 @@ from ._tool_wrappers import (
     tool_exception_result,
 )
 from ._tools import ToolDef
+from ._turn_facts import facts_of, turn_outcomes
 from ._typed_answer import TypedAnswer, typed_answer
 
 __all__ = [
@@ -369,71 +367,8 @@ def _full_description(tool: ToolDef) -> str:
     return tool.description if not tool.notes else f"{tool.description} {tool.notes}"
 
 
-def turn_outcomes(messages: list[ModelMessage], agent: Agent) -> list[ToolOutcome]:
-    """The tool calls of the turn and how they ended, from its conversation."""
-    outcomes = []
-    calls = {c.tool_call_id: c for m in this_turn(messages) if isinstance(m, ModelResponse) for c in m.tool_calls}
-    for message in this_turn(messages):
-        if not isinstance(message, ModelRequest):
-            continue
-        for part in message.parts:
-            if not isinstance(part, ToolReturnPart):
-                continue
-            content = part.content
-            if isinstance(content, str):
-                try:
-                    content = json.loads(content)
-                except ValueError:
-                    pass
-            result = content if isinstance(content, dict) else {}
-            tool = agent.tool(part.tool_name)
-            ok = result.get("ok") is not False and getattr(part, "outcome", "success") != "failed"
-            call = calls.get(part.tool_call_id)
-            outcomes.append(
-                ToolOutcome(
-                    name=part.tool_name,
-                    kind=tool.kind if tool is not None else "other",
-                    ok=ok,
-                    error_code=result.get("error_code"),
-                    message=result.get("message"),
-                    data=Evidence.data_text(content)
-                    if tool is not None and tool.kind in ("read", "ask") and ok
-                    else "",
-                    args=call.args_as_dict() if call is not None else {},
-                    hint=" ".join(str(result[k]) for k in ("_hint", "next_step") if result.get(k)) or None,
-                )
-            )
-    return outcomes
-
-
 def _turn_facts(ctx: RunContext[RunDeps]) -> TurnFacts:
-    return _facts_of(ctx.deps, ctx.messages)
-
-
-def _facts_of(deps: RunDeps, messages: list[ModelMessage]) -> TurnFacts:
-    calls = turn_outcomes(messages, deps.agent)
-    turn = this_turn(messages)
-    refusals = [str(p.content) for m in turn if isinstance(m, ModelRequest) for p in m.parts if is_refusal(p)]
-    return gather_facts(
-        store=deps.log.store,
-        run=deps.log.run,
-        calls=calls,
-        prompt=deps.prompt,
-        executor=deps.agent.executor,
-        earlier=_earlier_words(messages[: len(messages) - len(turn)]),
-        model_meant=(deps.instructions, *(c.hint for c in calls if c.hint), *refusals),
-        tool_names=tuple(t.name for t in deps.agent.tools),
-    )
-
-
-def _earlier_words(messages: list[ModelMessage]) -> str:
-    """The thread's earlier turns as the person saw them: their words and the replies shown."""
-    return "\n".join(
-        str(p.content)
-        for m in carry_over(messages)
-        for p in m.parts
-        if isinstance(p, UserPromptPart | TextPart) and isinstance(p.content, str)
-    )
+    return facts_of(ctx.deps, ctx.messages)
 
 
 def _checked_in_turn(check: ReplyCheck) -> Callable[[RunContext[RunDeps], Any], Any]:
@@ -600,7 +535,7 @@ class EngineRun:
         return ReplyDrafts(
             run_id=deps.run_id,
             publish=deps.log.recorder.bus.publish,
-            facts=lambda messages: _facts_of(deps, messages),
+            facts=lambda messages: facts_of(deps, messages),
             stop=self.check_cancel,
         )
 
@@ -630,7 +565,7 @@ def _said_by_first_look(deps: RunDeps, messages: list[ModelMessage]) -> str | No
         return None
     if not agent.answered_by_first_look(words):
         return None
-    return agent.facts.say_found(_facts_of(deps, messages)) or None
+    return agent.facts.say_found(facts_of(deps, messages)) or None
 
 
 def _said_by_staging(deps: RunDeps, messages: list[ModelMessage], request: ModelRequest) -> str | None:
@@ -647,7 +582,7 @@ def _said_by_staging(deps: RunDeps, messages: list[ModelMessage], request: Model
         return None
     if not agent.answered_by_staging(words):
         return None
-    facts = _facts_of(deps, messages)
+    facts = facts_of(deps, messages)
     if not facts.staged or facts.applied or facts.questions:
         return None
     text = agent.facts.replacement(facts) if agent.facts is not None else compose_reply(facts)

@@ -40,6 +40,7 @@ from ..i18n import catalog, has_chinese, normalize_lang, t
 from ._agent import Agent
 from ._claims import reply_lang
 from ._errors import ConsultaError, ToolError
+from ._facts import model_words
 from ._grounding import Evidence
 from ._messages import (
     count_steps,
@@ -51,6 +52,7 @@ from ._messages import (
 )
 from ._store import utcnow
 from ._tools import CURRENT_TOOL_CALL, ToolCallContext, ToolDef
+from ._turn_facts import facts_of
 
 if TYPE_CHECKING:
     from ._run_log import RunLog
@@ -341,7 +343,26 @@ class AskDeferral(ToolWrapper):
                 "message": "The question is not in the user's language: the user writes Chinese.",
                 "_hint": "Ask again, the header, question and options written in Chinese (简体中文).",
             }
+        if (meant := model_words(" \n".join(_texts_of(payload)), facts_of(site.deps, site.ctx.messages))) is not None:
+            # seen on the embedded model: "What was found or done?", a refusal's reason, asked of the person
+            return {
+                "ok": False,
+                "error_code": "invalid_question_format",
+                "message": f"The question repeats words meant for you, not the user ({meant!r}).",
+                "_hint": "Ask the user one plain question about what they asked for, in their words, or reply.",
+            }
         raise CallDeferred(metadata={ASK_METADATA_KEY: {"kind": kind.name, "payload": payload}}, kind="question")
+
+
+def _texts_of(value: Any) -> list[str]:
+    """The words of an ask's payload a person reads: its string values (not its keys)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [text for v in value.values() for text in _texts_of(v)]
+    if isinstance(value, list):
+        return [text for v in value for text in _texts_of(v)]
+    return []
 
 
 class RepeatGuard(ToolWrapper):

@@ -475,6 +475,17 @@ def test_a_place_left_out_of_the_plan_is_said_by_code(tmp_path: Path, inventory:
     assert "Not in the plan yet: box 5 position 19." in (run.output or "")
 
 
+def test_new_tubes_put_where_the_words_say_are_not_said_left_out(tmp_path: Path, inventory: Path) -> None:
+    """Seventh set, through the page: "新冻了两管Jurkat，放7号盒B1、B2" called with positions 1 and 2, staged at 13 and
+    14 (the labels) — and then said "尚未加入计划：7号盒13号位；7号盒14号位。如需取出…": a take-out's check read an add."""
+    prompt = "新冻了两管Jurkat，放2号盒B6、B7"
+    add = {"name": "add_entry", "args": {"parent_cell_line": "Jurkat", "box": 2, "positions": [6, 7]}}
+    run, store = run_script(tmp_path, inventory, prompt, [{"tool_calls": [add]}, {"text": "已暂存。"}])
+    (plan,) = store.list_plans(run_id=run.id)
+    assert plan.items[0]["op"]["positions"] == [15, 16]
+    assert "尚未加入计划" not in (run.output or "")
+
+
 @pytest.mark.parametrize(("prompt", "lang"), [("Undo the last change", "en"), ("撤销刚才的操作", "zh-CN")])
 def test_an_undo_with_no_change_on_record_is_answered_by_code(
     tmp_path: Path, inventory: Path, prompt: str, lang: str

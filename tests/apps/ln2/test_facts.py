@@ -343,3 +343,35 @@ def test_how_many_of_a_name_with_several_lines_says_each_lines_count(reply: str,
     with pytest.raises(ReplyRefused) as info:
         check_ln2_reply(reply, facts)
     assert info.value.replacement is not None and "按名称：HCT116-TP53-KO 3，HCT116-WT 4。" in info.value.replacement
+
+
+@pytest.mark.parametrize(
+    ("reply", "refused"),
+    [
+        ("There are 7 Sf9 tubes left in box 7 positions 95,96. There are 5 Raji tubes left.", True),  # seventh set
+        ("There are 2 Sf9 tubes left in box 7 positions 95,96. There are 5 Raji tubes left.", False),
+        ("Sf9 还剩 2 管，在 7 号盒 95、96 号位；Raji 还剩 5 管。", False),
+    ],
+)
+def test_a_number_said_as_a_count_of_tubes_is_one_the_results_counted(reply: str, refused: bool) -> None:
+    import json
+
+    from consulta.apps.ln2._replies import check_ln2_reply
+    from consulta.runtime import ReplyRefused, ToolOutcome
+
+    def found(name: str, line: str, tubes: int) -> ToolOutcome:
+        data = {"total": 1, "records": [line], "tubes": tubes}
+        return ToolOutcome(
+            name="query_inventory", kind="read", ok=True, data=json.dumps(data), args={"cell_line": name}
+        )
+
+    calls = (
+        found("Sf9", "id 24: Sf9; box 7 positions 95,96; frozen 2025-10-30", 2),
+        found("Raji", "id 15: Raji; box 4 positions 25,26,27,28,29; frozen 2025-07-07", 5),
+    )
+    facts = TurnFacts(lang="en", prompt="where's the Sf9 and also how many Raji are left", calls=calls)
+    if not refused:
+        check_ln2_reply(reply, facts)
+        return
+    with pytest.raises(ReplyRefused):
+        check_ln2_reply(reply, facts)

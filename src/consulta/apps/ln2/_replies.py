@@ -29,6 +29,7 @@ from ._turns import (
     asks_how,
     asks_lab_knowledge,
     asks_to_move,
+    change_asked,
     named_in,
     unnamed_request,
 )
@@ -85,6 +86,23 @@ def counted(facts: TurnFacts) -> set[int]:
         if isinstance(data.get("occupied"), int):
             numbers.add(data["occupied"])
     return numbers
+
+
+_TUBE_COUNT = re.compile(
+    r"(?<![\d.,-])(\d+)\s+(?:[\w./-]+\s+){0,3}?(?:tubes?|vials?|cryovials?)\b|(?<![\d.,-])(\d+)\s*(?:管|支)", re.I
+)
+"""A number said as a count of tubes ("7 Sf9 tubes", "还剩 5 管")."""
+
+
+def _record_counts(facts: TurnFacts) -> set[int]:
+    """The tubes each record the turn's look-ups listed holds (a reply may count one record's tubes)."""
+    return {
+        len(found["positions"].split(","))
+        for data in filter(None, map(_result, facts.calls))
+        if isinstance(data.get("records"), list)
+        for line in data["records"]
+        if (found := _RECORD_LINE.match(str(line))) is not None and found["positions"]
+    }
 
 
 _RECORD_LINE = re.compile(
@@ -335,7 +353,14 @@ def check_ln2_reply(text: str, facts: TurnFacts) -> None:
     said = {int(n) for n in re.findall(r"\d+", text)}
     by_name = next((b for c in facts.calls if (d := _result(c)) is not None and (b := _tubes_by_name(d))), None)
     split = set(by_name.values()) if how_many and by_name else set()
-    miscounted = (bool(counts) and not ((counts | split) & said)) or not split <= said
+    # a number said as a count of tubes is one the results counted (seen: "There are 7 Sf9 tubes left in box 7
+    # positions 95,96" — the box's number said as the count)
+    as_tubes = {int(a or b) for a, b in _TUBE_COUNT.findall(text)} if how_many else set()
+    miscounted = (
+        (bool(counts) and not ((counts | split) & said))
+        or not split <= said
+        or bool(as_tubes - counts - split - _record_counts(facts))
+    )
     not_negative = found_nothing(facts) and not _NEGATIVE.search(text)
     unlocated = looking and _unlocated(text, facts)
     if not (helpless or echo or wrong_language or miscounted or not_negative or off_subject or unlocated):
@@ -554,8 +579,8 @@ def stages_every_place(inventory_path: Path) -> ReplyCheck:
     by each call)."""
 
     def check(text: str, facts: TurnFacts) -> None:
-        if not facts.staged or facts.applied or not facts.prompt:
-            return
+        if not facts.staged or facts.applied or not facts.prompt or change_asked(facts.prompt) != "take":
+            return  # new tubes go where the words put them (`Ln2Plans.ground_args`), not where the call said
         try:
             layout = load_inventory(inventory_path).layout
         except Exception:
