@@ -378,6 +378,7 @@ REFUSED_ADD = ToolOutcome(
         ("Position 90 does not exist in a 9×9 box; the last is 81.", False),
         ("Which position in box 3 should I use instead?", False),
         ("90号位不存在：每个盒子只有 81 个位置。", False),
+        ("Nothing was changed.", True),  # says it, not why (seventh set: "没有放着记录，没有放任何记录。")
     ],
 )
 def test_a_turn_whose_write_was_refused_says_nothing_was_changed(reply: str, refused: bool) -> None:

@@ -492,11 +492,12 @@ def check_claims(text: str, facts: TurnFacts) -> None:
     if (
         facts.refused_writes
         and not (facts.staged or facts.applied or facts.questions)
-        and not _SAYS_UNDONE.search(text)
+        and not (_SAYS_UNDONE.search(text) and (_ASKS.search(text) or _says_why(text, facts)))
     ):
         raise ReplyRefused(
-            "The change you tried was refused (see its result): nothing was changed, and your reply does not say so. "
-            "Say in one short sentence that nothing was changed and why, or ask the user one question.",
+            "The change you tried was refused (see its result): nothing was changed, and your reply does not say so "
+            "and why. Say in one short sentence that nothing was changed and why (what the refusal names), or ask "
+            "the user one question.",
             replacement=compose_reply(facts),
             check="claims",
         )
@@ -517,6 +518,17 @@ _SAYS_UNDONE = re.compile(
 """A reply that says a change was not made, or why, or asks: what a turn whose writes were all refused may reply
 (seen on the embedded model: "I see, I'll look for a free position in box 3." after position 90 of a 9×9 box was
 refused)."""
+
+_ASKS = re.compile(r"[?？]\s*$|吗[?？。]?\s*$")
+_PARTICULAR = re.compile(r"\d+|[A-Za-z][\w.-]*\d[\w.-]*|[A-Z][a-z]*[A-Z][\w.-]*")
+
+
+def _says_why(text: str, facts: TurnFacts) -> bool:
+    """Whether a reply after refused writes names something a refusal named (a box, a position, a line: "没有 9 号盒"
+    → 9), when the refusals name anything (seen: "没有放着记录，没有放任何记录。" after "没有 9 号盒")."""
+    named = {m.casefold() for c in facts.refused_writes for m in _PARTICULAR.findall(c.message or "")}
+    return not named or any(m.casefold() in named for m in _PARTICULAR.findall(text))
+
 
 _AWAITS = re.compile(r"approv|confirm|staged|stage|review|批准|确认|审批|暂存|同意", re.IGNORECASE)
 
@@ -546,9 +558,11 @@ def compose_reply(facts: TurnFacts) -> str:
         return t("claims.staged", lang, items=items(facts.staged))
     if facts.rejected:
         return t("claims.rejected", lang)
-    failed = facts.failed_writes
+    failed = facts.refused_writes or facts.failed_writes
     if failed:
-        last = failed[-1]
+        # the first refusal is of what the person asked; later ones are of the model's own tries (seen: "没有 9 号盒"
+        # then box 1 position 1, which the model picked, "already holds record 1")
+        last = failed[0]
         if last.error_code in _UNCLEAR or not last.message or (lang == "zh-CN" and not has_chinese(last.message)):
             # the refusal's own words are the model's (what to pass, "the user"), or not in the person's language:
             # code says it plainly
