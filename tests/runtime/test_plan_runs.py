@@ -285,7 +285,9 @@ async def test_validate_refusal_reaches_the_model_and_stages_nothing(store, make
     executor = FakeExecutor(
         validate_error=ToolError("position_taken", "Position 3 of box 1 is taken.", field="positions")
     )
-    model = RecordingModel([calls(call("rename", {"name": "alpha"}, id="w1")), say("Could not stage: position 3 of box 1 is taken.")])
+    model = RecordingModel(
+        [calls(call("rename", {"name": "alpha"}, id="w1")), say("Could not stage: position 3 of box 1 is taken.")]
+    )
     rt = make_runtime(model)
     run = await run_to_settle(rt, plan_agent(executor))
     assert (run.status, run.output) == (RunStatus.finished, "Could not stage: position 3 of box 1 is taken.")
