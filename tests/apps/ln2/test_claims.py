@@ -660,6 +660,8 @@ def test_the_users_verb_decides_the_take_outs_action(
         ("show me the HeLa and thaw one", True),
         ("I took out box 1 position 3", True),
         ("3号盒2号位那管标签看不清了，报废掉吧", True),
+        ("Should I thaw the last HepG2 today?", False),  # advice asked, not a change
+        ("该不该把那管HeLa扔掉？", False),
     ],
 )
 def test_a_question_asking_which_is_no_change(words: str, change: bool) -> None:

@@ -163,9 +163,12 @@ _ASKING = re.compile(
 )
 _QUESTION_END = re.compile(r"(?:[?？]|吗[?？]?|(?:啥|什么|哪些|谁|呢)[。.]?)\s*$")
 _DONE_BEFORE = re.compile(
-    r"^\s*(?:was|were|did|has|have|had)\b|(?:取出|取|拿出|拿|复苏|解冻|丢弃|丢|扔|冻存|冻|放|用)过", re.IGNORECASE
+    r"^\s*(?:was|were|did|has|have|had|should|shall)\b|该不该|应不应该|应该不应该|需不需要"
+    r"|(?:取出|取|拿出|拿|复苏|解冻|丢弃|丢|扔|冻存|冻|放|用)过",
+    re.IGNORECASE,
 )
-"""Asking whether something was done ("Was one thawed on 2025-01-08?", "是不是取出过 7 和 8 号位？"): history."""
+"""Asking whether something was done ("Was one thawed on 2025-01-08?", "是不是取出过 7 和 8 号位？"): history; or
+whether it should be ("Should I thaw the last HepG2 today?", "该不该把它扔掉？"): advice."""
 _WH_ASKED = re.compile(
     r"^\s*(?:what|which|who|whom|whose|where|when|how\s+many)\s+(?:[\w-]+\s+){0,2}?"
     r"(?:did|do|does|was|were|is|are|has|have|had)\b",
