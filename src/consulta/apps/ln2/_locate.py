@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ...i18n import LANGUAGES, PerLanguage, t
+from ...i18n import LANGUAGES, ZH_NUMERALS, PerLanguage, chinese_number, simplified, t
 from ...runtime import Choice, ToolError
 from ._inventory import BoxLayout, Inventory, Record
 from ._operations import Positions
@@ -348,7 +348,7 @@ _BOX = re.compile(
 _ITEM = r"[A-Za-z]?\d+"
 _LIST = rf"({_ITEM}(?:\s*(?:[,，、/&+~–-]|\band\b|\bto\b|和|与|及|到|至)\s*{_ITEM})*)"
 _POSITIONS = re.compile(
-    rf"(?:\b(?:positions?|pos\.?|slots?|wells?|spots?|the\s+(?:one|tube|vial)\s+at)|位置|孔位|孔|位)\s*[:：#]?\s*{_LIST}",
+    rf"(?:\b(?:positions?|pos\.?|slots?|wells?|spots?|the\s+(?:one|tube|vial)\s+at)|位置|孔位|孔|位|格)\s*[:：#]?\s*{_LIST}",
     re.IGNORECASE,
 )
 _AT = re.compile(
@@ -356,14 +356,14 @@ _AT = re.compile(
     r"min|s\b|sec|%|x\b|×|g\b|rpm|[:.]\d))",
 )
 """A tube named and its place ("the Sf9 at 96", "the one at 37"), not a temperature, a time or a speed ("thaw at 37 °C")."""
-_ZH_ORDINALS = re.compile(r"第\s*(\d+(?:\s*(?:[、,，和与及跟/]|到|至)\s*第?\s*\d+)+)\s*个?\s*号?\s*(?:位|孔)")
+_ZH_ORDINALS = re.compile(r"第\s*(\d+(?:\s*(?:[、,，和与及跟/]|到|至)\s*第?\s*\d+)+)\s*个?\s*号?\s*(?:位|孔|格)")
 """Positions each said with 第 ("第10和第11位", "第3到第5位")."""
 _ZH_POSITION = re.compile(
-    r"(?:第\s*)?(\d+)\s*号\s*(?:位|孔)|第\s*(\d+)\s*个?\s*(?:位|孔)|(?:^|(?<=[盒的]))\s*(\d+)\s*(?:位|孔)(?!数)|"
+    r"(?:第\s*)?(\d+)\s*号\s*(?:位|孔|格)|第\s*(\d+)\s*个?\s*(?:位|孔|格)|(?:^|(?<=[盒的]))\s*(\d+)\s*(?:位|孔|格)(?!数)|"
     r"(?<=盒)\s*(\d+)\s*号(?!\s*盒)"
 )
 """A position said the Chinese way: "15号位", "第15位", "第15个位置", and after its box "1号盒21位", "3号盒22号的"."""
-_ZH_LIST = re.compile(rf"{_LIST}\s*号\s*(?:位|孔)")
+_ZH_LIST = re.compile(rf"{_LIST}\s*号\s*(?:位|孔|格)")
 """A list said before its one "号位" ("1、2、3号位": each of them a position)."""
 _HASH = re.compile(r"(?<![\w#])#\s*(\d+)")
 """A position said by its number ("box2 #13"), a box's own "#" taken out first."""
@@ -421,11 +421,25 @@ def _listed(listed: str, layout: BoxLayout) -> set[int]:
 
 def said_boxes(text: str) -> set[int]:
     """The box numbers `text` names as boxes ("box 2", "2号盒", "盒子 2")."""
+    text = _as_read(text)
     return {int(n) for groups in _BOX.findall(text) for n in groups if n}
 
 
+_ZH_COUNTED = re.compile(
+    rf"([{ZH_NUMERALS}]+)(?=\s*号?\s*(?:冻存)?盒|\s*号?\s*(?:位|孔|格))|(?<=第)([{ZH_NUMERALS}]+)(?=\s*个?\s*号?\s*(?:位|孔|格))"
+)
+
+
+def _as_read(text: str) -> str:
+    """The words as the readers of places read them: simplified characters, and Chinese numerals of boxes and
+    positions as digits ("四号盒第二格" → "4号盒第2格")."""
+    text = simplified(text)
+    return _ZH_COUNTED.sub(lambda m: str(chinese_number(m.group(0)) or m.group(0)), text)
+
+
 _CORRECTION = re.compile(
-    r"\b(?:no\s*,?\s+wait|wait\s*,?\s+no|sorry\s*,?\s+I\s+mean[t]?|I\s+mean[t]?|scratch\s+that|make\s+(?:it|that))\b"
+    r"\b(?:no\s*,?\s+wait|wait\s*,?\s+no|no\s*,?\s+sorry|sorry\s*,?\s+no|sorry\s*,?\s+I\s+mean[t]?|I\s+mean[t]?|"
+    r"scratch\s+that|make\s+(?:it|that)|actually\s*,?\s+(?:it'?s|its)|correction)\b"
     r"|不对|说错了|搞错了|写错了|应该是|更正一下|哦不|啊不",
     re.IGNORECASE,
 )
@@ -452,6 +466,7 @@ def _taken_back(text: str, layout: BoxLayout) -> tuple[str, str, set[int]] | Non
 def said_positions(text: str, layout: BoxLayout) -> set[int]:
     """The positions `text` names as places ("position 15", "positions 1-3", "15号位", "第15位", "第15个位置", "B6",
     "box 1, 25 and 26"); a place taken back is not one ("pos 19 — no wait, 20": 20)."""
+    text = _as_read(text)
     corrected = _taken_back(text, layout)
     return corrected[2] if corrected is not None else _said_positions(text, layout)
 
@@ -481,6 +496,7 @@ def said_places(text: str, layout: BoxLayout) -> dict[int, set[int]]:
     {3: {1, 2, 3}}). A box named with no position is left out. Positions taken back give way to those said again, in
     the box said again or else the last box said before ("box 1 pos 19 — no wait, 20" → {1: {20}}; "box 2 position 5,
     I mean box 3 position 5" → {3: {5}})."""
+    text = _as_read(text)
     corrected = _taken_back(text, layout)
     if corrected is None:
         return _said_places(text, layout)
@@ -511,6 +527,7 @@ def _said_places(text: str, layout: BoxLayout) -> dict[int, set[int]]:
 
 def taken_back(text: str, layout: BoxLayout) -> set[int]:
     """The positions the words said and then took back ("slot 11 … actually make that slot 13": {11})."""
+    text = _as_read(text)
     corrected = _taken_back(text, layout)
     return _said_positions(corrected[0], layout) - corrected[2] if corrected is not None else set()
 

@@ -319,8 +319,9 @@ def _layout_help(layout: BoxLayout) -> str:
 def empty_positions(inventory: Inventory, *, box: int | None = None, limit: int | None = None) -> dict[str, Any]:
     """Free positions per box (all boxes, or only `box`), as compact ranges like '7-9, 14-18'.
 
-    Returns `{"layout": ..., "boxes": [{"box", "free" (count), "positions" (ranges)}]}`; boxes with no free
-    position have no "positions". With `limit`, only the first `limit` free positions of each box are listed.
+    Returns `{"layout": ..., "boxes": [{"box", "free" (count), "positions" (ranges)}]}` and, over several boxes,
+    `free_in_all` (counted here: "how many free positions in total" is read from it); boxes with no free position
+    have no "positions". With `limit`, only the first `limit` free positions of each box are listed.
     """
     _check_limit(limit)
     check_box(inventory, box)
@@ -334,7 +335,10 @@ def empty_positions(inventory: Inventory, *, box: int | None = None, limit: int 
             if limit is not None and len(free) > limit:
                 entry["positions"] += ", …"
         boxes.append(entry)
-    return {"layout": _layout_help(layout), "boxes": boxes}
+    result: dict[str, Any] = {"layout": _layout_help(layout), "boxes": boxes}
+    if len(boxes) > 1:
+        result["free_in_all"] = sum(b["free"] for b in boxes)
+    return result
 
 
 def inventory_stats(inventory: Inventory) -> dict[str, Any]:

@@ -85,6 +85,8 @@ def counted(facts: TurnFacts) -> set[int]:
             numbers.add(boxes[0]["free"])
         if isinstance(data.get("occupied"), int):
             numbers.add(data["occupied"])
+        if isinstance(data.get("free_in_all"), int):
+            numbers.add(data["free_in_all"])
     return numbers
 
 
@@ -168,6 +170,8 @@ def summarize(call: ToolOutcome, lang: str) -> str | None:
                 t("ln2.reply.free", lang, box=b.get("box"), free=b.get("free"), positions=b.get("positions"))
                 for b in boxes
             ]
+            if isinstance(data.get("free_in_all"), int):
+                parts.insert(0, t("ln2.reply.free_in_all", lang, free=data["free_in_all"]))
         else:
             parts = [
                 t("ln2.reply.box", lang, box=b.get("box"), occupied=b.get("occupied"), free=b.get("free"))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -34,7 +34,7 @@ from ._queries import empty_positions as _empty_positions
 from ._queries import inventory_stats as _inventory_stats
 from ._queries import query_inventory as _query_inventory
 from ._queries import search_records as _search_records
-from ._turns import action_said, asks_for_one, change_asked, named_in, tubes_said
+from ._turns import action_for, asks_for_one, change_asked, named_in, tubes_said
 
 __all__ = ["Ln2Plans", "ln2_tools"]
 
@@ -337,7 +337,7 @@ class Ln2Plans:
         if wrong is not None and said == wrong:
             raise _wrong_operation(tool_name, said)
         if tool_name in ("record_thaw", "batch_thaw") and (
-            action := action_said(evidence.user_texts[-1] if evidence.user_texts else "")
+            action := action_for(evidence.user_texts[-1] if evidence.user_texts else "", self._names_the_call(args))
         ):
             args = {**args, "action": action}  # the user's verb decides it (seen: "拿出来解冻" staged as a takeout)
         if tool_name == "record_thaw":
@@ -350,6 +350,24 @@ class Ln2Plans:
         if tool_name == "add_entry":
             return self._placed_as_said(args, evidence)
         return args
+
+    def _names_the_call(self, args: dict[str, Any]) -> Callable[[str], bool]:
+        """Whether a clause of the person's words names the call's tube: its box and a position, or its name."""
+        names = [str(args[k]).casefold() for k in ("cell_line", "short_name", "plasmid") if args.get(k)]
+        box, positions = args.get("box"), args.get("positions") or ()
+        try:
+            layout = load_inventory(self.path).layout
+        except ToolError:
+            layout = None
+
+        def names_it(clause: str) -> bool:
+            if any(n in clause.casefold() for n in names):
+                return True
+            if layout is None or not isinstance(box, int):
+                return False
+            return bool(set(positions) & said_places(clause, layout).get(box, set()))
+
+        return names_it
 
     def _placed_as_said(self, args: dict[str, Any], evidence: Evidence) -> dict[str, Any]:
         """New tubes go where the user's words put them in the call's box: positions the words did not say give way
@@ -399,7 +417,8 @@ class Ln2Plans:
         latest = evidence.user_texts[-1] if evidence.user_texts else words
         kept = _completed_from_words(kept, inventory, words)
         kept = _by_the_places_said(kept, inventory, words)
-        kept = _without_strangers(kept, inventory)
+        kept = _without_strangers(kept, inventory, words)
+        kept = _one_name_joined(kept, inventory)
         kept = _in_the_field_that_holds_it(kept, inventory)
         kept = _narrowed_by_context(kept, inventory, evidence, words)
         kept = _at_the_positions_said(kept, inventory, latest)
@@ -664,19 +683,44 @@ def _named_in_words(record: Record, said: str) -> bool:
     return any(name and name.casefold() in said for name in (record.short_name, record.parent_cell_line))
 
 
-def _without_strangers(ref: dict[str, Any], inventory: Inventory) -> dict[str, Any]:
+def _without_strangers(ref: dict[str, Any], inventory: Inventory, words: str) -> dict[str, Any]:
     """`ref` without the names it gives that no record holds in any field, not even by a close spelling, when another
     name it gives fits a record (heldout7: "thawing all 3 PBMC donor 11 vials for the ELISpot" called with plasmid
-    'ELISpot'; "the Ba/F3 in box 4 D2" with plasmid 'D2': a small model puts the person's other words in spare fields)."""
+    'ELISpot'; "the Ba/F3 in box 4 D2" with plasmid 'D2': a small model puts the person's other words in spare fields),
+    or when the place it gives is one the words said (heldout8: "枯草芽孢杆菌168从3号盒C3取一管", the line's Chinese name:
+    the place says which tube)."""
     names = {k: ref[k] for k in _NAME_FIELDS if ref.get(k)}
 
     def held(value: str) -> bool:
         return any(best_named(inventory, **{field: value})[0] for field in _NAME_FIELDS)
 
     strangers = [k for k, value in names.items() if not held(value)]
-    if not strangers or len(strangers) == len(names):
+    box, positions = ref.get("box"), ref.get("positions")
+    placed = (
+        isinstance(box, int)
+        and bool(positions)
+        and set(positions) <= said_places(words, inventory.layout).get(box, set())
+    )
+    if not strangers or (len(strangers) == len(names) and not placed):
         return ref
     return {**ref, **dict.fromkeys(strangers)}
+
+
+def _one_name_joined(ref: dict[str, Any], inventory: Inventory) -> dict[str, Any]:
+    """A name given in parts over several fields, which together fit no record, as the one record name holding every
+    part (heldout8: "thaw all four GV3101 pMP90" called as cell_line 'GV3101', plasmid 'pMP90')."""
+    names = {k: ref[k] for k in _NAME_FIELDS if ref.get(k)}
+    if len(names) < 2 or best_named(inventory, **names)[0]:
+        return ref
+    parts = [str(v).casefold() for v in names.values()]
+    whole = {
+        name
+        for r in inventory.records
+        if r.positions
+        for name in (r.short_name, r.parent_cell_line)
+        if name and all(p in name.casefold() for p in parts)
+    }
+    return {**ref, **dict.fromkeys(_NAME_FIELDS), "cell_line": whole.pop()} if len(whole) == 1 else ref
 
 
 def _at_the_positions_said(ref: dict[str, Any], inventory: Inventory, latest: str) -> dict[str, Any]:
