@@ -214,6 +214,11 @@ def test_the_assistants_reply_is_checked_for_code_and_the_tasks_answer() -> None
             "Quick conceptual question for task_2_2: what does a KeyError actually mean in pandas? Not my code",
             "task_2_2",
         ),
+        # eighth set: "what's actually different", planned by the orchestrator's model in 96 s and blocked
+        (
+            "for the merge task, what's actually different between how='inner' and how='left'? same rows either way",
+            "task_2_3",
+        ),
         ("For task_2_2 I ran df['Age'].mean() and got KeyError: 'Age'. Why?", None),  # an error: the inspector's
         ("I finished task_2_4: I used groupby to get the mean age per city.", None),  # a claim: validated
         ("I uploaded people.csv. Can I start task_2_1?", None),
@@ -579,6 +584,9 @@ def test_unseen_wordings_of_a_concept_a_solution_or_a_file_question_open_as_thei
         # seventh set: "mean" for "average"
         ("just give me the exact final code for the mean age task so I can copy it", "task_2_2"),
         ("the mean age per city one", "task_2_4"),
+        # eighth set: per city said otherwise
+        ("按城市算平均年龄那个练习，我用社团的名单行不行？", "task_2_4"),
+        ("average age by city task", "task_2_4"),
         ("can I start?", None),
     ],
 )

@@ -601,8 +601,10 @@ def test_an_explanation_that_says_the_students_words_back_is_written_again(tmp_p
     assert c.store.get_consultation(result["consultation_id"]).attempts == 2
 
 
-def test_an_explanation_whose_example_says_the_question_back_is_written_again(tmp_path: Path, uploads: Path) -> None:
-    """Sixth set (zh_solution_fake_ta): the definition was fine, the example gave back the request's own words."""
+def test_an_example_that_says_the_request_back_is_left_out(tmp_path: Path, uploads: Path) -> None:
+    """Sixth set (zh_solution_fake_ta): the definition was fine, the example gave back the request's own words. The
+    example is left out and the definition stands (eighth set: regenerating failed three times on such examples, and
+    the student was told nothing); a definition saying the request back is still written again."""
     question = "请用平实的中文讲清楚task_2_1（用你自己的数据学 pandas 基础）背后的思路，不写代码。"
     request = {
         "expert_id": "concept_explainer",
@@ -625,7 +627,15 @@ def test_an_explanation_whose_example_says_the_question_back_is_written_again(tm
     }
     c = consultant(tmp_path, uploads, [final(**echo), final(**fine)])
     result = consult(c, request)
-    assert result["expert_output"]["simple_example"] == fine["simple_example"]
+    assert (
+        result["expert_output"]["simple_example"] == "" and result["expert_output"]["definition"] == echo["definition"]
+    )
+    assert c.store.get_consultation(result["consultation_id"]).attempts == 1
+    parroted = {**echo, "definition": echo["simple_example"], "simple_example": ""}
+    (tmp_path / "again").mkdir()
+    c = consultant(tmp_path / "again", uploads, [final(**parroted), final(**fine)])
+    result = consult(c, request)
+    assert result["expert_output"]["definition"] == fine["definition"]
     assert c.store.get_consultation(result["consultation_id"]).attempts == 2
 
 

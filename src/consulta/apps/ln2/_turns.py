@@ -380,8 +380,8 @@ def _a_question(sentence: str) -> bool:
 _TANK = re.compile(
     r"\b(?:tubes?|vials?|aliquots?|box(?:es)?|pos(?:ition)?s?|slots?|racks?|tanks?|dewars?|ln2|nitrogen|inventory|"
     r"stocks?|cells?|lines?|records?|frozen|freez\w*|thaw\w*|left|free|empty|space|count|how\s+many|history|audit|"
-    r"changes?|plasmids?|clones?|passages?|samples?)\b|管|支|盒|位|罐|液氮|库存|细胞|记录|冻|复苏|解冻|质粒|空|多少|几|剩|"
-    r"还有|历史|撤销|克隆|代|样",
+    r"changes?|plasmids?|clones?|passages?|samples?|strains?|isolates?|glycerols?|organoids?|spores?)\b|"
+    r"管|支|盒|位|格|罐|液氮|库存|细胞|记录|冻|复苏|解冻|质粒|空|多少|几|剩|还有|历史|撤销|克隆|代|样|菌|株|孢子",
     re.IGNORECASE,
 )
 """Words of the tank and its tubes, in either language."""

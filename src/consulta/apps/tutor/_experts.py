@@ -415,10 +415,17 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
 
     def complete_concept(request: ConsultRequest, facts: dict[str, Any], output: ExpertOutput) -> ExpertOutput:
         """The explanation with what gives the task's answer away taken out: the lines (of the definition, the
-        example) and the list items that hold it. A definition that is all answer is left for the check to refuse
-        (regenerated: nothing of it remains to explain with)."""
+        example) and the list items that hold it, and an example that only says the request back. A definition that is
+        all answer is left for the check to refuse (regenerated: nothing of it remains to explain with)."""
         task = catalog.task(request.context.task_id)
-        if not isinstance(output, ConceptExplanation) or task.revealed_in(_texts(output)) is None:
+        if not isinstance(output, ConceptExplanation):
+            return output
+        asked = (request.context.student_confusion or request.question, request.question)
+        if output.definition and output.simple_example and any(_echoes(output.simple_example, w) for w in asked):
+            # an example that only says the request back is left out; the definition still explains (seen on the
+            # embedded model: three tries refused for a parroted example, the student told nothing)
+            output = output.model_copy(update={"simple_example": ""})
+        if task.revealed_in(_texts(output)) is None:
             return output
 
         def kept(text: str) -> str:
@@ -438,10 +445,7 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
         task = catalog.task(request.context.task_id)
         asked = request.context.student_confusion or request.question
         if isinstance(output, ConceptExplanation) and any(
-            _echoes(said, words)
-            for said in (output.definition, output.simple_example)
-            for words in (asked, request.question)
-            if said
+            _echoes(output.definition or output.simple_example, words) for words in (asked, request.question)
         ):
             raise ValueError(
                 "The definition repeats the student's words; explain the idea itself in your own plain words."

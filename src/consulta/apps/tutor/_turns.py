@@ -77,7 +77,8 @@ def off_course(words: str) -> bool:
 _CONCEPT = re.compile(
     r"\b(?:don'?t|do\s+not|doesn'?t)\s+(?:really\s+)?(?:understand|get)\b|\bconfus\w*|\bexplain\w*|"
     r"\bwhat\s+(?:does|do|is|are)\b.{0,60}?\b(?:mean|do|does|for|tell|show|return)\b|\bhow\s+does\b.{0,60}?\bwork|"
-    r"\bdifference\s+between\b|\bwhat\s+is\s+(?:a|an|the)\b|\bwhy\s+(?:does|do|is|are|should|must)\b|"
+    r"\bdifference\s+between\b|\bwhat(?:'s|\s+is)\s+(?:\w+\s+)?(?:different|the\s+diff)\b|\bvs\.?\b.{0,40}\?|"
+    r"\bwhat\s+is\s+(?:a|an|the)\b|\bwhy\s+(?:does|do|is|are|should|must)\b|"
     r"\bwhat\s+happens\b|\bhow\s+(?:does|do)\s+\S+\s+(?:handle|treat|deal)\b|"
     r"没.?看懂|看不懂|没.?懂|不.?懂|不明白|不理解|搞不清|什么意思|是什么|怎么工作|如何工作|怎么用|区别|解释|为什么|"
     r"怎么处理|如何处理|会怎样|会怎么|什么是|干嘛|干什么用|有什么用|做什么用|是做什么的|"
@@ -240,12 +241,17 @@ def _named_task(words: str, catalog: TaskCatalog) -> Task | None:
 
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
 _SAME_WORD = re.compile(r"\b(?:mean|avg)\b")
+_PER_CITY = re.compile(
+    r"\b(?:by|for\s+each|in\s+each|each)\s+city\b|(?:按|各|分|每个?)\s*城市(?:的|来|去)?(?:算|计算|求)?"
+)
+"""Per city said otherwise ("by city", "按城市算平均年龄"): the title's "per city", "每个城市的"."""
 
 
 def _titled(words: str, catalog: TaskCatalog) -> Task | None:
     """The task whose title (without its article, in any language the catalog says it) the words hold, the longest;
     else the one task whose objectives' method the words spell, however joined ("the group-by-city one": groupby())."""
     folded = _SAME_WORD.sub("average", re.sub(r"\s+", " ", words.casefold()))  # "the mean age task": the average age
+    folded = _PER_CITY.sub(lambda m: "每个城市的" if has_chinese(m.group(0)) else "per city", folded)
     bare = re.sub(r"\s+|的", "", folded)  # "每个城市平均年龄" says 每个城市的平均年龄
     titles = [
         (len(title), task)
