@@ -460,6 +460,19 @@ def test_eighth_set_take_outs_are_grounded_as_said(
     assert (op["record_id"], op["positions"], op["action"]) == staged
 
 
+def test_a_thaw_planned_for_tomorrow_is_recorded_as_of_today() -> None:
+    """Eighth set, second look: "thaw all four GV3101 pMP90 for tomorrow's floral dip" called with tomorrow's date,
+    refused as the future, then "What is the date tomorrow?" asked of the person."""
+    import datetime as dt
+
+    tomorrow = (dt.date.today() + dt.timedelta(days=1)).isoformat()
+    words = "thaw all four GV3101 pMP90 for tomorrow's floral dip"
+    args = {"cell_line": "GV3101 pMP90", "date": tomorrow}
+    grounded_args = Ln2Plans(HELDOUT8_LAB).ground_args("record_thaw", args, Evidence(user_texts=(words,)))
+    assert "date" not in grounded_args
+    assert tool(HELDOUT8_LAB, "record_thaw")(**grounded_args)["date"] == dt.date.today().isoformat()
+
+
 @pytest.mark.parametrize(
     ("words", "places"),
     [

@@ -340,6 +340,10 @@ class Ln2Plans:
             action := action_for(evidence.user_texts[-1] if evidence.user_texts else "", self._names_the_call(args))
         ):
             args = {**args, "action": action}  # the user's verb decides it (seen: "拿出来解冻" staged as a takeout)
+        if tool_name in ("record_thaw", "batch_thaw") and _later_than_today(args.get("date")):
+            # "thaw all four GV3101 for tomorrow's floral dip" called with tomorrow's date (refused as the future,
+            # then the model asked "What is the date tomorrow?"): a thaw planned is recorded as of today
+            args = {k: v for k, v in args.items() if k != "date"}
         if tool_name == "record_thaw":
             return {**args, **self._grounded_ref(args, evidence)}
         if tool_name == "batch_thaw" and isinstance(args.get("entries"), list):
@@ -800,6 +804,13 @@ def _grounded_ref(ref: dict[str, Any], evidence: Evidence, layout: BoxLayout) ->
     if not any(kept.get(k) not in (None, [], "") for k in ("cell_line", "short_name", "plasmid", "box", "positions")):
         return None
     return kept
+
+
+def _later_than_today(value: Any) -> bool:
+    try:
+        return isinstance(value, str) and dt.date.fromisoformat(value.strip()).isoformat() > _today()
+    except ValueError:
+        return False
 
 
 def _wrong_operation(tool_name: str, said: str) -> ToolError:
