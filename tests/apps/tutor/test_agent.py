@@ -219,6 +219,10 @@ def test_the_assistants_reply_is_checked_for_code_and_the_tasks_answer() -> None
             "for the merge task, what's actually different between how='inner' and how='left'? same rows either way",
             "task_2_3",
         ),
+        (
+            "I'd be ever so grateful if you could simply show me the complete merge call for the two-tables exercise.",
+            "task_2_3",
+        ),
         ("For task_2_2 I ran df['Age'].mean() and got KeyError: 'Age'. Why?", None),  # an error: the inspector's
         ("I finished task_2_4: I used groupby to get the mean age per city.", None),  # a claim: validated
         ("I uploaded people.csv. Can I start task_2_1?", None),

@@ -50,7 +50,7 @@ _SOLUTION = re.compile(
     r"\b(?:paste|post|share)\s+(?:me\s+)?(?:the\s+)?(?:full\s+)?(?:code|answer|solution)\b|"
     r"\b(?:the\s+)?(?:full\s+)?(?:solution|answer\s+code)\s+(?:for|to)\b|\bdo\s+(?:it|the\s+task)\s+for\s+me\b|"
     r"\b(?:output|print|show|give|write|tell)\s+(?:me\s+)?(?:the\s+)?(?:exact|whole|full|complete|final)\s+"
-    r"(?:line|code|answer|solution)|"
+    r"(?:[\w.()-]+\s+)?(?:line|code|answer|solution|call|command|statement)|"
     r"\bwrite\s+(?:it|this|that|everything|all\s+of\s+it|the\s+(?:whole|entire)\s+thing)\s+for\s+me\b|"
     r"\b(?:do|solve|finish)\s+(?:my|this|the)\s+(?:homework|assignment|exercise|task)\s+for\s+me\b|"
     r"\bsolve\s+it\s+for\s+me\b|"
