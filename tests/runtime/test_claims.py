@@ -409,3 +409,13 @@ def test_codes_reply_after_a_refused_write_says_why_then_what_was_found() -> Non
         "Nothing was changed: Position 90 does not exist: a 9×9 box has positions 1..81 (I9). "
         "Box 2 has 69 free positions."
     )
+
+
+def test_codes_word_of_a_refused_write_ends_once() -> None:
+    """Eighth set: "没有任何改动：没有 11 号盒：盒子编号是 1 到 10。。" — the refusal's own full stop, then the template's."""
+    refused = ToolOutcome(
+        name="add_entry", kind="write", ok=False, error_code="invalid_box", message="没有 11 号盒：盒子编号是 1 到 10。"
+    )
+    assert (
+        compose_reply(TurnFacts(lang="zh-CN", calls=(refused,))) == "没有任何改动：没有 11 号盒：盒子编号是 1 到 10。"
+    )

@@ -310,6 +310,27 @@ def test_a_question_repeating_words_meant_for_the_model_is_not_asked(tmp_path: P
     assert "invalid_question_format" in results[0] and "meant for you" in results[0]
 
 
+def test_a_question_saying_a_refusals_reason_back_is_not_asked(tmp_path: Path, run_once) -> None:  # noqa: ANN001
+    """Seen on the embedded model (heldout8, after a reply refused for words meant for it): "What was found or
+    done?" — five words of the refusal's reason, too short for the check of repeated runs — as the question."""
+    from consulta.asks import question_tool
+
+    store = Store(f"sqlite:///{tmp_path}/c.db")
+    asked = {"questions": [{"header": "What was found or done?", "question": "What was found or done?", "options": []}]}
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        steps = sum(isinstance(m, ModelResponse) for m in messages)
+        if steps == 0:
+            return ModelResponse(parts=[TextPart("The user asked about the tank; the tool results show it.")])
+        if steps == 1:
+            return ModelResponse(parts=[ToolCallPart("question", asked)])
+        return ModelResponse(parts=[TextPart("Which box do you mean?")])
+
+    run = run_once(store, agent_with(question_tool()), "What is in the tank?", FunctionModel(model))
+    assert store.list_asks(status=None, run_id=run.id) == []
+    assert run.status == RunStatus.finished
+
+
 def test_a_claim_on_a_request_for_information_is_replaced_by_what_the_tools_found(tmp_path: Path, run_once) -> None:  # noqa: ANN001
     """Seen on the embedded model (heldout8: "what have we frozen down so far this month"): a reply read as a claim
     was replaced by "Nothing was changed in this turn …". On a turn that asks for no change, code says what the tools

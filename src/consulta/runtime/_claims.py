@@ -570,7 +570,7 @@ def compose_reply(facts: TurnFacts) -> str:
             # the refusal's own words are the model's (what to pass, "the user"), or not in the person's language:
             # code says it plainly
             return t("claims.refused_unclear", lang)
-        reason = _NOT_STAGED.sub("", last.message).rstrip(". ")  # "Nothing was changed: Not staged: …" says it twice
+        reason = _NOT_STAGED.sub("", last.message).rstrip(".。 ")  # "Nothing was changed: Not staged: …" says it twice
         return t("claims.refused_write", lang, reason=reason)
     return t("claims.nothing", lang)
 

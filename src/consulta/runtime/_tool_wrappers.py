@@ -18,6 +18,7 @@ answer in the tool's place, change the arguments, or act on the result.
 from __future__ import annotations
 
 import json
+import re
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Sequence
@@ -343,7 +344,9 @@ class AskDeferral(ToolWrapper):
                 "message": "The question is not in the user's language: the user writes Chinese.",
                 "_hint": "Ask again, the header, question and options written in Chinese (简体中文).",
             }
-        if (meant := model_words(" \n".join(_texts_of(payload)), facts_of(site.deps, site.ctx.messages))) is not None:
+        facts = facts_of(site.deps, site.ctx.messages)
+        shown = _texts_of(payload)
+        if (meant := model_words(" \n".join(shown), facts) or _said_back(shown, facts.model_meant)) is not None:
             # seen on the embedded model: "What was found or done?", a refusal's reason, asked of the person
             return {
                 "ok": False,
@@ -352,6 +355,18 @@ class AskDeferral(ToolWrapper):
                 "_hint": "Ask the user one plain question about what they asked for, in their words, or reply.",
             }
         raise CallDeferred(metadata={ASK_METADATA_KEY: {"kind": kind.name, "payload": payload}}, kind="question")
+
+
+def _said_back(texts: list[str], meant: Sequence[str]) -> str | None:
+    """A text of three words or more (six Chinese characters) that is part of a text meant for the model, said back
+    whole (seen: "What was found or done?", from a refusal's reason, as a question's header and question)."""
+    folded = [re.sub(r"\s+", " ", m.casefold()) for m in meant]
+    for text in texts:
+        bare = re.sub(r"\s+", " ", text.casefold()).strip(" ?？.。!！:：")
+        long_enough = len(bare.split()) >= 3 or len(re.findall(r"[\u4e00-\u9fff]", bare)) >= 6
+        if long_enough and any(bare in m for m in folded):
+            return text
+    return None
 
 
 def _texts_of(value: Any) -> list[str]:

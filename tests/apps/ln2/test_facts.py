@@ -375,3 +375,33 @@ def test_a_number_said_as_a_count_of_tubes_is_one_the_results_counted(reply: str
         return
     with pytest.raises(ReplyRefused):
         check_ln2_reply(reply, facts)
+
+
+@pytest.mark.parametrize(
+    ("reply", "refused"),
+    [
+        ("我们还有白色念珠菌SC5314，还有1个空位。", True),  # eighth set: "还有" after a look-up that found none
+        ("We still have SC5314 in box 3.", True),
+        ("白色念珠菌SC5314 已经没有了：记录 19 于 2025-11-11 用完。", False),
+        ("No SC5314 tube is left: record 19 was used up on 2025-11-11.", False),
+    ],
+)
+def test_a_look_up_that_found_nothing_is_never_answered_with_we_still_have(reply: str, refused: bool) -> None:
+    import json
+
+    from consulta.apps.ln2._replies import check_ln2_reply
+    from consulta.runtime import ReplyRefused, ToolOutcome
+
+    data = {"total": 0, "records": [], "tubes": 0, "used_up": [{"id": 19, "name": "SC5314", "on": "2025-11-11"}]}
+    call = ToolOutcome(
+        name="query_inventory", kind="read", ok=True, data=json.dumps(data), args={"cell_line": "白色念珠菌SC5314"}
+    )
+    lang = "zh-CN" if any("\u4e00" <= c <= "\u9fff" for c in reply) else "en"
+    facts = TurnFacts(
+        lang=lang, prompt="咱们还有白色念珠菌SC5314吗" if lang == "zh-CN" else "any SC5314 left?", calls=(call,)
+    )
+    if not refused:
+        check_ln2_reply(reply, facts)
+        return
+    with pytest.raises(ReplyRefused):
+        check_ln2_reply(reply, facts)

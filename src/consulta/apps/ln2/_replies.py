@@ -51,9 +51,13 @@ _HELPLESS = re.compile(
     re.IGNORECASE,
 )
 _NEGATIVE = re.compile(
-    r"\b(?:no|not|none|nothing|never|zero|0|used\s+up|empty|free|out\s+of)\b|n't\b|没有|无|未|不|用完|空",
+    r"\b(?:no|not|none|nothing|never|zero|0|used\s+up|empty|free|out\s+of)\b|n't\b|没有|无|未|不|用完|空(?!位)",
     re.IGNORECASE,
 )
+_STILL_HAVE = re.compile(
+    r"\bwe\s+(?:still\s+)?have\s+(?!no\b)|\bthere\s+(?:is|are)\s+still\b|(?:我们|咱们)?(?:还有|仍有)(?!没有)", re.I
+)
+"""Saying the tank still holds it (seen after a look-up that found none: "我们还有白色念珠菌SC5314，还有1个空位。")."""
 _HOW_MANY = re.compile(r"\bhow\s+many\b|\bcount\b|\bnumber\s+of\b|多少|几管|几支|几个|几只|数量", re.IGNORECASE)
 
 
@@ -365,7 +369,7 @@ def check_ln2_reply(text: str, facts: TurnFacts) -> None:
         or not split <= said
         or bool(as_tubes - counts - split - _record_counts(facts))
     )
-    not_negative = found_nothing(facts) and not _NEGATIVE.search(text)
+    not_negative = found_nothing(facts) and (not _NEGATIVE.search(text) or bool(_STILL_HAVE.search(text)))
     unlocated = looking and _unlocated(text, facts)
     if not (helpless or echo or wrong_language or miscounted or not_negative or off_subject or unlocated):
         return

@@ -340,9 +340,11 @@ class Ln2Plans:
             action := action_for(evidence.user_texts[-1] if evidence.user_texts else "", self._names_the_call(args))
         ):
             args = {**args, "action": action}  # the user's verb decides it (seen: "拿出来解冻" staged as a takeout)
-        if tool_name in ("record_thaw", "batch_thaw") and _later_than_today(args.get("date")):
+        planned = _PLANNED.search(" ".join(evidence.user_texts)) is not None
+        if tool_name in ("record_thaw", "batch_thaw") and planned and _later_than_today(args.get("date")):
             # "thaw all four GV3101 for tomorrow's floral dip" called with tomorrow's date (refused as the future,
-            # then the model asked "What is the date tomorrow?"): a thaw planned is recorded as of today
+            # then the model asked "What is the date tomorrow?"): a thaw planned is recorded as of today (a future
+            # date the person did not put so is still refused)
             args = {k: v for k, v in args.items() if k != "date"}
         if tool_name == "record_thaw":
             return {**args, **self._grounded_ref(args, evidence)}
@@ -804,6 +806,14 @@ def _grounded_ref(ref: dict[str, Any], evidence: Evidence, layout: BoxLayout) ->
     if not any(kept.get(k) not in (None, [], "") for k in ("cell_line", "short_name", "plasmid", "box", "positions")):
         return None
     return kept
+
+
+_PLANNED = re.compile(
+    r"\b(?:tomorrow|tmrw|tmr|tonight|later\s+today|next\s+(?:week|monday|tuesday|wednesday|thursday|friday))\b"
+    r"|明天|明早|后天|下周|下个?星期|晚点|晚些",
+    re.IGNORECASE,
+)
+"""Words of a day to come the thawed cells are for ("for tomorrow's floral dip"), not the day of the thaw."""
 
 
 def _later_than_today(value: Any) -> bool:
