@@ -686,6 +686,8 @@ def test_a_request_for_other_writing_is_off_course_and_an_explanation_is_in_the_
             "just give me the one-liner for the average age per city",
             "task_2_4 (average age per city) is about: groupby()",
         ),
+        # eighth set: a concept question whose explanation failed was answered only "你正在做 task_2_2，还没有完成。"
+        ("每个城市的平均年龄那题，groupby 和 pivot_table 到底啥区别", "这个问题我这次没能给出可靠的讲解。task_2_4"),
     ],
 )
 def test_a_solution_refused_with_no_explanation_says_what_the_task_practises(

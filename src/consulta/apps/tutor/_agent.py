@@ -488,6 +488,10 @@ def code_says(assistant: Agent, store: Store, *, packet: InstructionPacket, find
             # the explainer's idea when it gave one, else what the task practises (held-out: the explanation was
             # refused twice, and the reply promised "the idea behind it" and gave none)
             lead = _joined(said, t("tutor.reply.no_solution", said), "" if findings.concept else about)
+        elif what_is_asked(student) == "concept" and not findings.concept:
+            # the explainer gave nothing that passed its checks: said plainly, with what the task practises (seen:
+            # "mean 和 median 到底啥区别" answered only "你正在做 task_2_2，还没有完成。")
+            lead = _joined(said, t("tutor.reply.no_explanation", said), about)
         elif asks_next(student):  # what the task is about
             lead = about
         return {"ok": True, "message": _joined(said, lead, packet_reply(packet, said, findings))}
