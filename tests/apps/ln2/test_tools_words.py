@@ -399,6 +399,7 @@ def test_seventh_set_take_outs_are_grounded_at_the_tubes_said(
         ("thaw the K562 at 3pm", set()),
         ("the HeLa at 12, box 2", {12}),
         ("第3到第5位", {3, 4, 5}),
+        ("put them in box 5 A1 through A3", {1, 2, 3}),  # ninth set: "through"
         ("box 2, A1/A2", {1, 2}),
     ],
 )

@@ -346,7 +346,7 @@ _BOX = re.compile(
     re.IGNORECASE,
 )
 _ITEM = r"[A-Za-z]?\d+"
-_LIST = rf"({_ITEM}(?:\s*(?:[,，、/&+~–-]|\band\b|\bto\b|和|与|及|到|至)\s*{_ITEM})*)"
+_LIST = rf"({_ITEM}(?:\s*(?:[,，、/&+~–-]|\band\b|\bto\b|\bthrough\b|\bthru\b|和|与|及|到|至)\s*{_ITEM})*)"
 _POSITIONS = re.compile(
     rf"(?:\b(?:positions?|pos\.?|slots?|wells?|spots?|the\s+(?:one|tube|vial)\s+at)|位置|孔位|孔|位|格)\s*[:：#]?\s*{_LIST}",
     re.IGNORECASE,
@@ -395,7 +395,7 @@ shKRAS ones)", "box 1: 1 and 2 — …"); a count after a box ("box 1, 3 HeLa tu
 "boxes"."""
 _AFTER_ZH_BOX = re.compile(rf"\s*[,，:：]?\s*{_LIST}(?=\s*(?:$|[()（）.;:!?。；，,！？—–]|和|及|以及))")
 """The same right after a box said the Chinese way, where no separator is needed ("1号盒21、22")."""
-_RANGE = re.compile(rf"({_ITEM})\s*(?:[~–-]|\bto\b|到|至)\s*({_ITEM})", re.IGNORECASE)
+_RANGE = re.compile(rf"({_ITEM})\s*(?:[~–-]|\bto\b|\bthrough\b|\bthru\b|到|至)\s*({_ITEM})", re.IGNORECASE)
 
 
 def _position(token: str, layout: BoxLayout) -> int | None:

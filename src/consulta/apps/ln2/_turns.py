@@ -59,7 +59,8 @@ _TAKE_EN = (
     rf"{_THAW_EN}|{_DISCARD_EN}|tak(?:e|en|ing)\s+(?:\w+\s+){{0,4}}?out|took\s+out|takeout|use\s+up|"
     r"(?:tak(?:e|ing)|took|bring(?:ing)?|brought)\s+(?:[\w/.-]+\s+){1,8}?(?:over\s+)?to\s+(?:the\s+|our\s+)?"
     r"(?:[A-Z][\w.-]*\s+){0,3}(?:lab|group|team|core|facility)\b|"
-    r"pull(?:ed|ing)?\s+(?:\w+\s+){0,4}?out|grab|fetch|remove|"
+    r"pull(?:ed|ing)?\s+(?:\w+\s+){0,4}?out|pull(?:ed|ing)?\s+(?:a|an|one|two|three|\d+)\s+(?:\w+\s+)?(?:vials?|tubes?)|"
+    r"grab|fetch|remove|"
     r"(?:tak(?:e|ing)|took|cross(?:ed|ing)?)\s+(?:\w+\s+){0,3}?off\s+(?:the\s+|our\s+)?(?:list|inventory|books|records?)|"
     r"(?:giv(?:e|ing)|gave|send(?:ing)?|sent|ship(?:ping|ped)?|hand(?:ing|ed)?)\s+(?!me\b|us\b)(?:[\w-]+\s+){0,6}?"
     r"(?:to\s+(?:the\s+|our\s+)?(?:[A-Z][\w.-]*\s+){0,3}(?:lab|group|team|core|facility|collaborators?)|away)"
@@ -374,6 +375,8 @@ def _a_question(sentence: str) -> bool:
     asking = _ASKING.search(sentence) or _DONE_BEFORE.search(sentence)
     if _HOW_TO.search(sentence) or _WH_ASKED.search(sentence) or (asking and _QUESTION_END.search(sentence)):
         return True
+    if _ASKING.search(sentence) and said_date(sentence) is not None:
+        return True  # "2025年12月份冻了哪些细胞" without its "？": what was done then
     return bool(_LOOK_LEAD.search(sentence)) and not _CHANGE.search(_DONE_FORMS.sub(" ", sentence))
 
 
@@ -566,6 +569,10 @@ def first_look_for(
             return [("empty_positions", {"box": box})]
         if (date := said_date(words, today=today())) is not None:
             return [("search_records", {"text": date})]
+        if (code := said_code(words)) is not None and named_in(code, inventory) is None:
+            # "which vials came from stable pool P-2611-07?": the prep's code, in the notes, before a word of a name
+            # ("pool") the words hold besides
+            return [("search_records", {"text": code})]
         named = named_in(words, inventory)
         if named is not None:
             name, field = named
