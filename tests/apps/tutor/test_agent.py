@@ -591,6 +591,7 @@ def test_unseen_wordings_of_a_concept_a_solution_or_a_file_question_open_as_thei
         # eighth set: per city said otherwise
         ("按城市算平均年龄那个练习，我用社团的名单行不行？", "task_2_4"),
         ("average age by city task", "task_2_4"),
+        ("Can I use this one for the mean-age-by-city task?", "task_2_4"),  # ninth set: hyphens
         ("can I start?", None),
     ],
 )

@@ -250,7 +250,7 @@ _PER_CITY = re.compile(
 def _titled(words: str, catalog: TaskCatalog) -> Task | None:
     """The task whose title (without its article, in any language the catalog says it) the words hold, the longest;
     else the one task whose objectives' method the words spell, however joined ("the group-by-city one": groupby())."""
-    folded = _SAME_WORD.sub("average", re.sub(r"\s+", " ", words.casefold()))  # "the mean age task": the average age
+    folded = _SAME_WORD.sub("average", re.sub(r"[\s_-]+", " ", words.casefold()))  # "the mean age task": average age
     folded = _PER_CITY.sub(lambda m: "每个城市的" if has_chinese(m.group(0)) else "per city", folded)
     bare = re.sub(r"\s+|的", "", folded)  # "每个城市平均年龄" says 每个城市的平均年龄
     titles = [
