@@ -273,7 +273,7 @@ def _titled(words: str, catalog: TaskCatalog) -> Task | None:
     }
     if len(started) == 1:
         return next(iter(started.values()))
-    joined = re.sub(r"[\s_\-]+", "", folded)
+    joined = re.sub(r"[\s_\-]+", "", words.casefold())  # as written: "group-by-city" spells groupby
     spelled = [
         task
         for task in catalog.tasks
