@@ -393,10 +393,9 @@ def test_a_look_up_that_found_nothing_is_never_answered_with_we_still_have(reply
     from consulta.runtime import ReplyRefused, ToolOutcome
 
     data = {"total": 0, "records": [], "tubes": 0, "used_up": [{"id": 19, "name": "SC5314", "on": "2025-11-11"}]}
-    call = ToolOutcome(
-        name="query_inventory", kind="read", ok=True, data=json.dumps(data), args={"cell_line": "白色念珠菌SC5314"}
-    )
     lang = "zh-CN" if any("\u4e00" <= c <= "\u9fff" for c in reply) else "en"
+    name = "白色念珠菌SC5314" if lang == "zh-CN" else "SC5314"
+    call = ToolOutcome(name="query_inventory", kind="read", ok=True, data=json.dumps(data), args={"cell_line": name})
     facts = TurnFacts(
         lang=lang, prompt="咱们还有白色念珠菌SC5314吗" if lang == "zh-CN" else "any SC5314 left?", calls=(call,)
     )
@@ -405,3 +404,20 @@ def test_a_look_up_that_found_nothing_is_never_answered_with_we_still_have(reply
         return
     with pytest.raises(ReplyRefused):
         check_ln2_reply(reply, facts)
+
+
+def test_codes_answer_never_says_a_guessed_line_is_missing() -> None:
+    """Ninth set: "can someone pull a vial for me, doing a fusion tomorrow" — the model looked up K562 (a line of its
+    own instructions' examples) and code's reply said "The inventory holds no K562 tube.": a fact of a name nobody
+    asked about. A look-up that found nothing of a name the person did not say is not said."""
+    import json
+
+    from consulta.apps.ln2._replies import answer_from_results
+    from consulta.runtime import ToolOutcome
+
+    nothing = json.dumps({"total": 0, "records": [], "tubes": 0})
+    call = ToolOutcome(name="query_inventory", kind="read", ok=True, data=nothing, args={"cell_line": "K562"})
+    facts = TurnFacts(lang="en", prompt="can someone pull a vial for me, doing a fusion tomorrow", calls=(call,))
+    assert answer_from_results(facts) is None
+    asked = TurnFacts(lang="en", prompt="any K562 left?", calls=(call,))
+    assert "K562" in (answer_from_results(asked) or "")

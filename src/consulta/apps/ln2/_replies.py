@@ -246,6 +246,8 @@ def answer_from_results(facts: TurnFacts) -> str | None:
         name = _named_lookup(call)
         if said and (name is None or name in names or name not in asked):  # a later look-up: of a name the person said
             continue
+        if name is not None and name not in asked and not (_result(call) or {}).get("records"):
+            continue  # "no K562 tube" of a line the model guessed (seen: "can someone pull a vial for me …")
         if (summary := summarize(call, facts.lang)) is None:
             continue
         said.append(summary)
