@@ -5,7 +5,7 @@ what a tool shows the person (a question)."""
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolReturnPart, UserPromptPart
 
@@ -13,11 +13,22 @@ from ._agent import Agent
 from ._claims import ToolOutcome, TurnFacts, gather_facts
 from ._grounding import Evidence
 from ._messages import carry_over, is_refusal, this_turn
+from ._run_log import RunLog
 
-if TYPE_CHECKING:
-    from ._tool_wrappers import RunDeps
+__all__ = ["TurnDeps", "facts_of", "turn_outcomes"]
 
-__all__ = ["facts_of", "turn_outcomes"]
+
+class TurnDeps(Protocol):
+    """What reading a turn's facts needs of a run (the engine's `RunDeps` has it)."""
+
+    @property
+    def agent(self) -> Agent: ...
+    @property
+    def instructions(self) -> str: ...
+    @property
+    def prompt(self) -> str | None: ...
+    @property
+    def log(self) -> RunLog: ...
 
 
 def turn_outcomes(messages: list[ModelMessage], agent: Agent) -> list[ToolOutcome]:
@@ -57,7 +68,7 @@ def turn_outcomes(messages: list[ModelMessage], agent: Agent) -> list[ToolOutcom
     return outcomes
 
 
-def facts_of(deps: RunDeps, messages: list[ModelMessage]) -> TurnFacts:
+def facts_of(deps: TurnDeps, messages: list[ModelMessage]) -> TurnFacts:
     calls = turn_outcomes(messages, deps.agent)
     turn = this_turn(messages)
     refusals = [
