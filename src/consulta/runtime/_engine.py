@@ -150,7 +150,7 @@ class _ConsultaTools(AbstractCapability[RunDeps]):
             if chosen is not None:
                 return ModelSettings(tool_choice=chosen)
             first = agent.first_step_tool and not called_this_turn(ctx.messages)
-            if _change_not_tried(ctx) and _last_was_refused(ctx.messages, CHANGE_NOT_TRIED):
+            if _change_not_tried(ctx) and _last_was_refused(ctx.messages, _NOT_TRIED):
                 # Its reply to a request for a change tried none: this step writes or asks (seen on the embedded
                 # model: "给我取一管HCT116" looked up the two lines and listed them, where a question was due).
                 tried = [t.name for t in agent.tools if t.kind == "ask" or t.name in _writes_offered(agent, ctx)]
@@ -332,11 +332,11 @@ def _change_not_tried(ctx: RunContext[RunDeps]) -> bool:
     return not any(c.kind in ("write", "ask") for c in turn_outcomes(ctx.messages, agent))
 
 
-def _last_was_refused(messages: list[ModelMessage], check: str) -> bool:
-    """Whether the latest request sends a final text back with the reason of `check`."""
+def _last_was_refused(messages: list[ModelMessage], reason: str) -> bool:
+    """Whether the latest request sends a final text back with a reason starting `reason`."""
     last = messages[-1] if messages else None
     return isinstance(last, ModelRequest) and any(
-        is_refusal(p) and str(p.content).startswith(_REFUSED_BY[check]) for p in last.parts
+        is_refusal(p) and str(p.content).startswith(reason) for p in last.parts
     )
 
 
@@ -383,7 +383,7 @@ def _checked_in_turn(check: ReplyCheck) -> Callable[[RunContext[RunDeps], Any], 
         if _change_not_tried(ctx) and not (_refusals(ctx.messages) or _must_reply(ctx) or _no_step_left(ctx)):
             # Once per turn: a request for a change answered without trying it is tried (the write's own checks,
             # and the questions the runtime asks for it, then speak), or a question is asked.
-            reason = _REFUSED_BY[CHANGE_NOT_TRIED] + " " + ", ".join(_writes_offered(ctx.deps.agent, ctx)) + "."
+            reason = f"{_NOT_TRIED} {', '.join(_writes_offered(ctx.deps.agent, ctx))}."
             ctx.deps.log.emit(ReplyChecked(run_id=ctx.deps.run_id, check=CHANGE_NOT_TRIED, reason=reason))
             raise ModelRetry(reason)
         try:
@@ -407,11 +407,11 @@ def _checked_in_turn(check: ReplyCheck) -> Callable[[RunContext[RunDeps], Any], 
     return checked
 
 
-_REFUSED_BY = {
-    CHANGE_NOT_TRIED: "The user asked for a change and no write tool was called, nor a question asked: call the "
+_NOT_TRIED = (
+    "The user asked for a change and no write tool was called, nor a question asked: call the "
     "write tool with what they said (when it fits several things, the user is asked which), or ask them one "
     "question. Write tools:"
-}
+)
 
 
 def _for_information(agent: Agent, say_instead: Callable[[TurnFacts], str]) -> Callable[[TurnFacts], str]:

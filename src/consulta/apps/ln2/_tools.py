@@ -7,6 +7,7 @@ The write tools only build an operation; the runtime stages it after `Ln2Plans.c
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import re
 from collections.abc import Callable, Sequence
@@ -359,19 +360,22 @@ class Ln2Plans:
 
     def _names_the_call(self, args: dict[str, Any]) -> Callable[[str], bool]:
         """Whether a clause of the person's words names the call's tube: its box and a position, or its name."""
-        names = [str(args[k]).casefold() for k in ("cell_line", "short_name", "plasmid") if args.get(k)]
+        names = [str(v).casefold() for v in _names_of(args).values()]
         box, positions = args.get("box"), args.get("positions") or ()
-        try:
-            layout = load_inventory(self.path).layout
-        except ToolError:
-            layout = None
+
+        @functools.cache
+        def layout() -> BoxLayout | None:  # read only when a clause must be read for places
+            try:
+                return load_inventory(self.path).layout
+            except ToolError:
+                return None
 
         def names_it(clause: str) -> bool:
             if any(n in clause.casefold() for n in names):
                 return True
-            if layout is None or not isinstance(box, int):
+            if not isinstance(box, int) or (grid := layout()) is None:
                 return False
-            return bool(set(positions) & said_places(clause, layout).get(box, set()))
+            return bool(set(positions) & said_places(clause, grid).get(box, set()))
 
         return names_it
 
@@ -431,7 +435,7 @@ class Ln2Plans:
         kept = _only_the_positions_said(kept, inventory, latest)
         if not kept.get("positions") and kept.get("record_id") is None and _ALL.search(words):
             # "all the X tubes": every tube of the one record the name fits
-            names = {k: kept[k] for k in ("cell_line", "short_name", "plasmid") if kept.get(k)}
+            names = _names_of(kept)
             pool = (
                 [r for r in best_named(inventory, **names)[0] if r.positions and kept.get("box") in (None, r.box)]
                 if names
@@ -639,6 +643,11 @@ def _narrowed_by_context(ref: dict[str, Any], inventory: Inventory, evidence: Ev
 _NAME_FIELDS = ("cell_line", "short_name", "plasmid")
 
 
+def _names_of(ref: dict[str, Any]) -> dict[str, Any]:
+    """The names a call gives its tubes by (its name fields that hold something)."""
+    return {k: ref[k] for k in _NAME_FIELDS if ref.get(k)}
+
+
 def _completed_from_words(ref: dict[str, Any], inventory: Inventory, words: str) -> dict[str, Any]:
     """`ref` with what the user's words name and the call left out: the one record id they mention ("Thaw record
     16, positions 1 and 2", called with box 1 and no id), and without a box nobody said that is not that record's;
@@ -695,7 +704,7 @@ def _without_strangers(ref: dict[str, Any], inventory: Inventory, words: str) ->
     'ELISpot'; "the Ba/F3 in box 4 D2" with plasmid 'D2': a small model puts the person's other words in spare fields),
     or when the place it gives is one the words said (heldout8: "枯草芽孢杆菌168从3号盒C3取一管", the line's Chinese name:
     the place says which tube)."""
-    names = {k: ref[k] for k in _NAME_FIELDS if ref.get(k)}
+    names = _names_of(ref)
 
     def held(value: str) -> bool:
         return any(best_named(inventory, **{field: value})[0] for field in _NAME_FIELDS)
@@ -715,7 +724,7 @@ def _without_strangers(ref: dict[str, Any], inventory: Inventory, words: str) ->
 def _one_name_joined(ref: dict[str, Any], inventory: Inventory) -> dict[str, Any]:
     """A name given in parts over several fields, which together fit no record, as the one record name holding every
     part (heldout8: "thaw all four GV3101 pMP90" called as cell_line 'GV3101', plasmid 'pMP90')."""
-    names = {k: ref[k] for k in _NAME_FIELDS if ref.get(k)}
+    names = _names_of(ref)
     if len(names) < 2 or best_named(inventory, **names)[0]:
         return ref
     parts = [str(v).casefold() for v in names.values()]
@@ -738,7 +747,7 @@ def _at_the_positions_said(ref: dict[str, Any], inventory: Inventory, latest: st
     said = said_positions(latest, inventory.layout)
     if not said:
         return ref
-    names = {k: ref[k] for k in _NAME_FIELDS if ref.get(k)}
+    names = _names_of(ref)
     holders = [
         r for r in best_named(inventory, **names)[0] if said <= set(r.positions) and ref.get("box") in (None, r.box)
     ]
