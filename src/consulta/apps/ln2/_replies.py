@@ -31,6 +31,7 @@ from ._turns import (
     asks_to_move,
     change_asked,
     named_in,
+    tube_counts,
     unnamed_request,
 )
 
@@ -92,12 +93,6 @@ def counted(facts: TurnFacts) -> set[int]:
         if isinstance(data.get("free_in_all"), int):
             numbers.add(data["free_in_all"])
     return numbers
-
-
-_TUBE_COUNT = re.compile(
-    r"(?<![\d.,-])(\d+)\s+(?:[\w./-]+\s+){0,3}?(?:tubes?|vials?|cryovials?)\b|(?<![\d.,-])(\d+)\s*(?:管|支)", re.I
-)
-"""A number said as a count of tubes ("7 Sf9 tubes", "还剩 5 管")."""
 
 
 def _record_counts(facts: TurnFacts) -> set[int]:
@@ -365,7 +360,7 @@ def check_ln2_reply(text: str, facts: TurnFacts) -> None:
     split = set(by_name.values()) if how_many and by_name else set()
     # a number said as a count of tubes is one the results counted (seen: "There are 7 Sf9 tubes left in box 7
     # positions 95,96" — the box's number said as the count)
-    as_tubes = {int(a or b) for a, b in _TUBE_COUNT.findall(text)} if how_many else set()
+    as_tubes = set(tube_counts(text)) if how_many else set()
     miscounted = (
         (bool(counts) and not ((counts | split) & said))
         or not split <= said

@@ -293,18 +293,27 @@ _EN_COUNTS = {w: i for i, w in enumerate("zero one two three four five six seven
     "an": 1,
 }
 _TUBES = re.compile(
-    rf"\b(\d{{1,2}}|{'|'.join(_EN_COUNTS)})\s+(?:new\s+|more\s+|fresh\s+)?(?:[\w./-]+\s+)?(?:tubes?|vials?|cryovials?|aliquots?)\b"
-    rf"|([\d{ZH_NUMERALS}]{{1,3}})\s*(?:管|支)",
+    # up to three words between the count and "tubes", each holding a letter ("7 Sf9 tubes", "3 new HEK293 vials"),
+    # so "2 boxes of 5 tubes" counts 5
+    rf"(?:(?<![\d.,-])\b(\d{{1,3}})|\b({'|'.join(_EN_COUNTS)}))\s+(?:(?=[\w./-]*[^\W\d])[\w./-]+\s+){{0,3}}?"
+    r"(?:tubes?|vials?|cryovials?|aliquots?)\b"
+    rf"|(?<![\d.,-])([\d{ZH_NUMERALS}]{{1,3}})\s*(?:管|支)",
     re.IGNORECASE,
 )
 
 
+def tube_counts(words: str) -> list[int]:
+    """Every number `words` say as a count of tubes, in order ("7 Sf9 tubes", "two vials of …", "两管MRC-5", "还剩 5 管")."""
+    counts = (
+        int(digits) if digits else _EN_COUNTS[en.casefold()] if en else chinese_number(zh)
+        for digits, en, zh in _TUBES.findall(words)
+    )
+    return [n for n in counts if n is not None]
+
+
 def tubes_said(words: str) -> int | None:
     """How many tubes the words count ("two vials of …", "3 new HEK293 tubes", "两管MRC-5"), when they count once."""
-    counts = {
-        _EN_COUNTS.get(en.casefold()) if en and not en.isdigit() else chinese_number(en or zh)
-        for en, zh in _TUBES.findall(words)
-    }
+    counts = set(tube_counts(words))
     return next(iter(counts)) if len(counts) == 1 else None
 
 
