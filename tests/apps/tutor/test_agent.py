@@ -296,6 +296,22 @@ def test_a_validation_needs_work_the_student_said_or_showed(
     assert (call.error_code == "nothing_to_validate") == refused
 
 
+@pytest.mark.parametrize(
+    ("words", "shown"),
+    [
+        ("请问我的数据可以用来完成平均年龄这道题吗？", False),  # tenth set: completing said as a purpose, not a claim
+        ("can I use this file to complete the merge task?", False),
+        ("how do I finish task 3?", False),
+        ("我完成了第一题", True),
+        ("I completed task 2", True),
+    ],
+)
+def test_completing_said_as_a_purpose_shows_no_work(words: str, shown: bool) -> None:
+    from consulta.apps.tutor._turns import shows_work
+
+    assert shows_work(words) is shown
+
+
 def test_a_packet_may_call_a_task_done_only_on_a_valid_validation(
     tmp_path: Path,
     run_once,  # noqa: ANN001
@@ -553,6 +569,17 @@ def tutor_line(key: str, lang: str) -> str:
         ("我的文件能用来做 task_2_1 吗", "packet"),
         ("task_2_1 进展如何？", None),  # "how is it going", not how something works: the model's
         ("这是怎么回事", None),
+        # tenth held-out set: what a method does with something; "write out" the whole code
+        (
+            "quick q on the average age exercise: does mean() just skip blank ages or does it break",
+            "concept_explanation",
+        ),
+        ("mean()会不会跳过空的年龄？", "concept_explanation"),
+        (
+            "Could you write out the whole code for exercise 1? I learn better from a worked example.",
+            "concept_explanation",
+        ),
+        ("我的文件会不会太小？", None),
     ],
 )
 def test_unseen_wordings_of_a_concept_a_solution_or_a_file_question_open_as_their_kind(
@@ -592,6 +619,8 @@ def test_unseen_wordings_of_a_concept_a_solution_or_a_file_question_open_as_thei
         ("按城市算平均年龄那个练习，我用社团的名单行不行？", "task_2_4"),
         ("average age by city task", "task_2_4"),
         ("Can I use this one for the mean-age-by-city task?", "task_2_4"),  # ninth set: hyphens
+        ("can i use fair_pt.csv for the averge age one?", "task_2_2"),  # tenth set: a typing slip in the title
+        ("merge two tabels", "task_2_3"),
         ("can I start?", None),
     ],
 )

@@ -14,6 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 from fastapi.testclient import TestClient
 
@@ -147,6 +148,8 @@ def test_good_files_still_go_in(tmp_path: Path, folder: Path) -> None:
         "bom.csv": b"\xef\xbb\xbfname,city\nAda,Paris\n",
         "data.tsv": "名字\t城市\n张三\t北京\n".encode(),
         "long_value.csv": b"a,b\n" + b"x" * 300_000 + b",1\n",
+        # R's write.csv: a header one field short of every row (row names), which pandas reads as the index
+        "row_names.csv": b'"weight","feed"\n"1",26.5,NA\n"2",27.6,5.2\n',
     }
     workbook = io.BytesIO()
     with zipfile.ZipFile(workbook, "w") as parts:
@@ -155,6 +158,13 @@ def test_good_files_still_go_in(tmp_path: Path, folder: Path) -> None:
     for name, data in good.items():
         assert save_upload(folder, name, data).size == len(data)
     assert uploads(folder) == sorted(good)
+    assert list(pd.read_csv(folder / "row_names.csv").columns) == ["weight", "feed"]
+
+
+def test_row_names_fix_the_width_a_later_row_is_held_to(folder: Path) -> None:
+    with pytest.raises(UploadRefused) as info:
+        save_upload(folder, "row_names.csv", b"a,b\n1,2,3\n4,5\n")
+    assert info.value.error_code == "ragged_rows" and uploads(folder) == []
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -22,6 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
+from rapidfuzz.distance import Levenshtein
+
 from ...asks import CONSULT_EXPERT_TOOL_NAME
 from ...i18n import ZH_NUMERALS, chinese_number, has_chinese, t
 from ...runtime import takes_over
@@ -49,7 +51,7 @@ _SOLUTION = re.compile(
     r"(?:code|answer|solution)|\bjust\s+(?:give|tell|write|paste|send)\b|"
     r"\b(?:paste|post|share)\s+(?:me\s+)?(?:the\s+)?(?:full\s+)?(?:code|answer|solution)\b|"
     r"\b(?:the\s+)?(?:full\s+)?(?:solution|answer\s+code)\s+(?:for|to)\b|\bdo\s+(?:it|the\s+task)\s+for\s+me\b|"
-    r"\b(?:output|print|show|give|write|tell)\s+(?:me\s+)?(?:the\s+)?(?:exact|whole|full|complete|final)\s+"
+    r"\b(?:output|print|show|give|write|tell)(?:\s+out)?\s+(?:me\s+)?(?:the\s+)?(?:exact|whole|full|complete|final)\s+"
     r"(?:[\w.()-]+\s+)?(?:line|code|answer|solution|call|command|statement)|"
     r"\bwrite\s+(?:it|this|that|everything|all\s+of\s+it|the\s+(?:whole|entire)\s+thing)\s+for\s+me\b|"
     r"\b(?:do|solve|finish)\s+(?:my|this|the)\s+(?:homework|assignment|exercise|task)\s+for\s+me\b|"
@@ -84,6 +86,10 @@ _CONCEPT = re.compile(
     r"怎么处理|如何处理|会怎样|会怎么|什么是|干嘛|干什么用|有什么用|做什么用|是做什么的|"
     r"\bhow\s+(?:do|can|would|should)\s+(?:i|you|we)\b|\bwhat'?s\s+(?:a|an|the)\b|\bwhen\s+(?:should|would|do)\s+i\s+use\b|"
     r"\bwhat\s+(?:is|are)\s+\w+\s*\??\s*$|\bwhy\s*\?\s*$|\bhow\s+come\b|"
+    # what a method does with something ("does mean() just skip blank ages", "会不会跳过空值")
+    r"\b(?:does|do|will|would|can)\s+(?:it|\.?[a-z_]\w*(?:\(\))?)\s+(?:just\s+|really\s+|actually\s+|also\s+)?"
+    r"(?:skip|ignore|drop|keep|count|include|exclude|treat|handle|change|modify|overwrite|sort|copy)s?\b|"
+    r"(?:会不会|是不是会|会)(?:自动)?(?:跳过|忽略|去掉|删掉|保留|算上|算进|排序|改变|覆盖)|"
     r"(?:怎么|如何|怎样)(?=[\u4e00-\u9fff])(?!样|办|回事)",
     re.IGNORECASE,
 )
@@ -200,10 +206,21 @@ def _about_an_error(words: str) -> bool:
     )
 
 
+_PURPOSE = re.compile(
+    r"\b(?:to|can|could|will|would|should|help\s+me|how\s+(?:do|can|should)\s+i)\s+(?:complete|finish|solve|submit)\b"
+    r"|(?:用来|拿来|来|去|能|可以|才能|怎么|如何|要|想|帮我)(?:完成|做完|写完|搞定)",
+    re.IGNORECASE,
+)
+"""A task's completion as a purpose or a wish, not a claim ("can I use it to complete the average age task?",
+"可以用来完成平均年龄这道题吗")."""
+
+
 def shows_work(words: str) -> bool:
     """Whether the student's words claim a task is done or show their work (code, its output): something a
     `validation_report` can judge. "Can I start task_2_4?" shows none, nor does a question about code that says
-    nothing was done ("what does df.info() tell me that df.head() doesn't?")."""
+    nothing was done ("what does df.info() tell me that df.head() doesn't?"), nor completion said as a purpose
+    ("可以用来完成这道题吗")."""
+    words = _PURPOSE.sub(" ", words)
     if _WORK.search(words) is None:
         return False
     return _DONE.search(words) is not None or not _QUESTION.search(words)
@@ -247,10 +264,27 @@ _PER_CITY = re.compile(
 """Per city said otherwise ("by city", "按城市算平均年龄"): the title's "per city", "每个城市的"."""
 
 
+def _spelled_right(words: str, catalog: TaskCatalog) -> str:
+    """`words` with each word of five letters or more that is one edit from exactly one word of the catalog's English
+    titles written as the title does ("the averge age one": average)."""
+    known = {w for task in catalog.tasks for w in _WORD.findall(task.title.casefold()) if len(w) >= 5}
+
+    def right(match: re.Match[str]) -> str:
+        word = match.group(0)
+        if len(word) < 5 or word in known:
+            return word
+        near = [k for k in known if Levenshtein.distance(word, k, score_cutoff=1) <= 1]
+        return near[0] if len(near) == 1 else word
+
+    return _WORD.sub(right, words)
+
+
 def _titled(words: str, catalog: TaskCatalog) -> Task | None:
-    """The task whose title (without its article, in any language the catalog says it) the words hold, the longest;
-    else the one task whose objectives' method the words spell, however joined ("the group-by-city one": groupby())."""
-    folded = _SAME_WORD.sub("average", re.sub(r"[\s_-]+", " ", words.casefold()))  # "the mean age task": average age
+    """The task whose title (without its article, in any language the catalog says it) the words hold, the longest,
+    an English word one typing slip off counting as the title's; else the one task whose objectives' method the words
+    spell, however joined ("the group-by-city one": groupby())."""
+    # "the mean age task": the average age
+    folded = _SAME_WORD.sub("average", re.sub(r"[\s_-]+", " ", _spelled_right(words.casefold(), catalog)))
     folded = _PER_CITY.sub(lambda m: "每个城市的" if has_chinese(m.group(0)) else "per city", folded)
     bare = re.sub(r"\s+|的", "", folded)  # "每个城市平均年龄" says 每个城市的平均年龄
     titles = [

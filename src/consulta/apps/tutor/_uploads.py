@@ -148,7 +148,8 @@ def check_upload(name: str | None, size: int | None = None) -> str:
 def check_content(path: Path, name: str) -> None:
     """The content of the file at `path` (to be uploaded as `name`) fits its type, else UploadRefused: a CSV or TSV
     is UTF-8 text (`not_text`, `invalid_encoding`) with a header and at least one row (`no_rows`), every row as wide
-    as the header (`ragged_rows`, `unreadable_table`); an .xlsx is a workbook that unpacks to at most
+    as the header, or every row one wider when the first is (row names, which pandas reads as the index)
+    (`ragged_rows`, `unreadable_table`); an .xlsx is a workbook that unpacks to at most
     MAX_UNPACKED_BYTES (`not_a_workbook`, `unpacks_too_large`); an .xls is an Excel 97-2003 file."""
     suffix = Path(name).suffix.lower()
     if suffix in (".csv", ".tsv"):
@@ -205,6 +206,7 @@ def _not_utf8(name: str, message: str) -> UploadRefused:
 
 def _check_rows(path: Path, name: str, delimiter: str) -> None:
     header: list[str] | None = None
+    width = 0
     rows = 0
     with path.open(encoding="utf-8-sig", newline="") as handle:
         reader = csv.reader(handle, delimiter=delimiter)
@@ -213,10 +215,12 @@ def _check_rows(path: Path, name: str, delimiter: str) -> None:
                 if not row or not any(cell.strip() for cell in row):
                     continue  # blank lines are skipped, as pandas does
                 if header is None:
-                    header = row
+                    header, width = row, len(row)
                     continue
                 rows += 1
-                if len(row) != len(header):
+                if rows == 1 and len(row) == width + 1:
+                    width += 1  # one more field than the header: row names (R's write.csv), pandas' index
+                if len(row) != width:
                     message = f"{name}: line {reader.line_num} has {len(row)} fields, the header has {len(header)}."
                     raise UploadRefused(
                         "ragged_rows",
