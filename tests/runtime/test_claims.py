@@ -419,3 +419,17 @@ def test_codes_word_of_a_refused_write_ends_once() -> None:
     assert (
         compose_reply(TurnFacts(lang="zh-CN", calls=(refused,))) == "没有任何改动：没有 11 号盒：盒子编号是 1 到 10。"
     )
+
+
+def test_codes_word_of_a_refused_write_leaves_out_the_argument_it_is_of() -> None:
+    """Tenth set: "Nothing was changed: entries[0]: Not staged: no record …" — the argument path is the model's."""
+    refused = ToolOutcome(
+        name="batch_thaw",
+        kind="write",
+        ok=False,
+        error_code="no_matching_tube",
+        message="entries[0]: Not staged: no record with tubes left matches cell line 'CHO'.",
+    )
+    assert compose_reply(TurnFacts(lang="en", calls=(refused,))) == (
+        "Nothing was changed: no record with tubes left matches cell line 'CHO'."
+    )

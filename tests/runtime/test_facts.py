@@ -444,6 +444,9 @@ def test_a_reply_speaking_of_the_user_in_the_third_person_is_words_meant_for_the
         # seen on the embedded model (held-out tutor turn, after a language refusal): the model answered the retry
         "好的，我会重新写一遍，确保所有内容都是中文。",
         "Sure, I'll rewrite it, making sure everything is in English.",
+        # seen on the embedded model (tenth held-out set, zh_start_group_warn): the may-start refusal, translated
+        "好的，你的回复说“可以使用”，但任务 task_2_4被阻止：你还没有开始。说说为什么，从笔记中，然后问一个引导问题。",
+        'Your reply says "you can start", but the task is blocked. End with one guiding question.',
     ],
 )
 def test_a_reply_framed_as_the_text_the_model_was_asked_to_write_is_words_meant_for_the_model(said: str) -> None:

@@ -575,7 +575,9 @@ def compose_reply(facts: TurnFacts) -> str:
     return t("claims.nothing", lang)
 
 
-_NOT_STAGED = re.compile(r"^\s*Not staged:\s*", re.IGNORECASE)
+_NOT_STAGED = re.compile(r"^\s*(?:[A-Za-z_]\w*\[\d+\]\s*:\s*)?(?:Not staged:\s*)?", re.IGNORECASE)
+"""What a refusal's message opens with that a person need not read: the argument it is of ("entries[0]: "), and
+"Not staged:" (the reply says "Nothing was changed:" already)."""
 
 _UNCLEAR = frozenset(
     {

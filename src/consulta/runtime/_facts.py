@@ -274,7 +274,11 @@ _TO_THE_MODEL = re.compile(
     # the model answering the retry prompt instead of the person ("好的，我会重新写一遍，确保所有内容都是中文。")
     r"|\b(?:I(?:'ll|\s+will)|[Ll]et\s+me)\s+(?:re-?write|rephrase|redo|write\s+(?:it|this|that|the\s+reply)\s+again)\b"
     r"|\b(?:making|make)\s+sure\s+(?:everything|it\s+all|all\s+of\s+it)\s+is\s+in\s+(?:English|Chinese)\b"
-    r"|我(?:会|来|将|再)?(?:重新写|重写|改写)|确保.{0,6}(?:都是|全是|全部是|都用)(?:中文|英文)",
+    r"|我(?:会|来|将|再)?(?:重新写|重写|改写)|确保.{0,6}(?:都是|全是|全部是|都用)(?:中文|英文)"
+    # a retry prompt translated and said back (tenth set: "你的回复说“可以使用”，但任务 task_2_4被阻止…说说为什么，从笔记中，
+    # 然后问一个引导问题。"): the model's own reply spoken of, and the prompt's "guiding question"
+    r"|\b[Yy]our\s+(?:previous\s+|last\s+|first\s+)?(?:response|reply)\s+(?:says|said|claims|states)\b"
+    r"|(?:你的|您的)(?:上一条|上一个|前一个)?(?:回复|回答)(?:里|中)?(?:说|称|写)|\bguiding\s+question\b|引导(?:性)?的?问题",
 )
 _CODE = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
 

@@ -1058,3 +1058,49 @@ def test_a_name_the_tank_lacks_is_answered_by_code_beside_other_sentences(tmp_pa
     run, store = run_by_code(tmp_path, lab, "do we have any A375 left? need a melanoma line for Thursday")
     assert run.status == RunStatus.finished and "A375" in (run.output or "")
     assert [c.tool_name for c in store.list_tool_calls(run.id)] == ["query_inventory"]
+
+
+HELDOUT10_LAB = Path(__file__).parents[3] / "bench" / "data" / "ln2" / "heldout10_lab.yaml"
+
+
+@pytest.mark.parametrize(
+    ("words", "places", "positions"),
+    [
+        ("thaw 1 vero e6 p21, box 1 A4", {1: {4}}, {4}),  # a name typed in lower case: its "e6" is no place
+        ("how many C6/36 tubes left?", {}, set()),  # a name with a slash after its "C6"
+        ("the Ba/F3 in box 4 D2", {4: {32}}, {32}),
+        ("box 3 b2 and c4", {3: {12, 24}}, {12, 24}),
+        ("grab the jurkat e6 from box 2 a1", {2: {1}}, {1}),
+        ("复苏一管PC12，2号盒31号……哦不对，是32号", {2: {32}}, {32}),  # a bare number after a Chinese correction
+    ],
+)
+def test_tenth_set_grid_labels_inside_names_are_no_places(
+    words: str, places: dict[int, set[int]], positions: set[int]
+) -> None:
+    """Tenth held-out set (5 × 10 boxes): "vero e6" read as position E6 = 46, "C6/36" as C6 = 26."""
+    from consulta.apps.ln2._inventory import load_inventory
+    from consulta.apps.ln2._locate import said_places, said_positions
+
+    layout = load_inventory(HELDOUT10_LAB).layout
+    assert said_places(words, layout) == places and said_positions(words, layout) == positions
+
+
+def test_tenth_set_open_slots_are_free_places() -> None:
+    from consulta.apps.ln2._turns import first_look_for
+
+    assert first_look_for(HELDOUT10_LAB)("how many open slots have we got in box 2") == [
+        ("empty_positions", {"box": 2})
+    ]
+
+
+def test_tenth_set_hua_dong_asks_for_a_thaw() -> None:
+    from consulta.apps.ln2._turns import action_for, change_asked
+
+    assert change_asked("化冻huh7.5 3盒A8") == "take" and action_for("化冻huh7.5 3盒A8", lambda clause: True) == "thaw"
+
+
+def test_tenth_set_help_me_get_cells_names_none_and_code_asks() -> None:
+    from consulta.apps.ln2._turns import first_look_for
+
+    assert first_look_for(HELDOUT10_LAB)("帮我拿管细胞 下午感染用") == [("inventory_stats", {})]
+    assert first_look_for(HELDOUT10_LAB)("帮我拿一管PC12") == []  # a line named: the write tools take it

@@ -689,3 +689,78 @@ def _code_consultant(tmp_path: Path, uploads: Path, lang: str) -> Consultant:
         model="scripted",
         lang=lang,
     )
+
+
+@pytest.mark.parametrize(
+    ("quoted", "lang", "said"),
+    [
+        ("AttributeError: 'Series' object has no attribute 'avg'", "zh-CN", "Series 没有叫 avg 的方法或属性"),
+        ("TypeError: dtype 'str' does not support operation 'mean'", "en", "holds text (str)"),
+        ("ValueError: could not convert string to float: 'thirty'", "en", "'thirty', is text"),
+        ("MergeError: No common columns to perform merge on. Merge options: left_on=None", "zh-CN", "没有同名的列"),
+        ("FileNotFoundError: [Errno 2] No such file or directory: 'cities.csv'", "en", "no file cities.csv"),
+    ],
+)
+def test_a_quoted_error_of_a_known_form_is_explained_by_code_in_the_students_language(
+    tmp_path: Path, quoted: str, lang: str, said: str
+) -> None:
+    """Tenth held-out set: a Chinese student's AttributeError, no file to run on, was explained by the model in English
+    only, so the reply said nothing of it. An error of a form code reads is explained by code, in their language."""
+    empty = tmp_path / "uploads"
+    empty.mkdir()
+    request = {
+        "expert_id": "data_inspector",
+        "question": f"Why does the student's code raise {quoted}?",
+        "context": {"task_id": "task_2_2", "error_message": quoted},
+        "expected_output_type": "error_diagnosis",
+        "scenario_id": "error_diagnosis",
+        "reasoning": "The student quotes an error.",
+    }
+    c = _code_consultant(tmp_path, empty, lang)
+    result = consult(c, request)
+    output = result["expert_output"]
+    assert said in output["explanation"] and output["suggested_fix_direction"]
+    assert c.store.get_consultation(result["consultation_id"]).attempts == 0
+    assert "mean()" not in output["suggested_fix_direction"]  # a direction, never the task's line
+
+
+def test_a_step_the_packet_blocks_that_no_rule_blocks_is_taken_out(tmp_path: Path, uploads: Path, run_once) -> None:  # noqa: ANN001
+    """Tenth held-out set: a file fit for the task (warnings only), and the packet blocked "check_data_quality" — so
+    the reply that the student may start was refused and the retry prompt reached them. What is blocked is what a
+    binding rule blocks; a step only the packet's word blocks is taken out, and the result says so."""
+    from consulta.asks import consult_expert_tool
+    from consulta.runtime import Agent, RunStatus
+    from consulta.runtime._engine import load_messages
+
+    (uploads / "student_data.csv").write_text(
+        "name,age,city\n" + "".join(f"p{i},{20 + i},Paris\n" for i in range(120)), encoding="utf-8"
+    )
+    c = consultant(tmp_path, uploads, [])
+    orchestrator = Agent(
+        app="tutor", instructions="Plan the session.", tools=(consult_expert_tool(c), tutor.submit_packet_tool(c.store))
+    )
+    packet = {
+        "task_id": "task_2_1",
+        "task_status": "in_progress",
+        "guidance_for_ca": "Start by checking the data quality.",
+        "blocked_steps": ["check_data_quality"],
+    }
+    model = ScriptedModel(
+        [
+            {"tool_calls": [{"name": "consult_expert", "args": SEED_EXAMPLES[0]}]},
+            {"tool_calls": [{"name": "submit_instruction_packet", "args": packet}]},
+            {"text": "Packet submitted."},
+        ]
+    )
+    run = run_once(c.store, orchestrator, "The student uploaded student_data.csv for task_2_1.", model)
+    assert run.status == RunStatus.finished
+    results = [
+        p.content
+        for m in load_messages(c.store.load_checkpoint(run.id)[1])
+        for p in getattr(m, "parts", [])
+        if p.part_kind == "tool-return"
+    ]
+    consulted, accepted = results
+    assert consulted["binding_rules_triggered"] == []
+    assert accepted["packet"]["blocked_steps"] == []
+    assert "check_data_quality taken out" in "; ".join(accepted["applied_updates"])

@@ -367,20 +367,23 @@ _ZH_LIST = re.compile(rf"{_LIST}\s*号\s*(?:位|孔|格)")
 """A list said before its one "号位" ("1、2、3号位": each of them a position)."""
 _HASH = re.compile(r"(?<![\w#])#\s*(\d+)")
 """A position said by its number ("box2 #13"), a box's own "#" taken out first."""
-_LABEL = re.compile(r"(?<![A-Za-z0-9_-])(?<![A-Za-z]/)([A-Za-z])(\d{1,2})(?![A-Za-z0-9_-])")
-"""A grid label ("B6", "4号盒B1"), not the end of a name with a slash ("Ba/F3")."""
-_NAME_BEFORE = re.compile(r"(?<![A-Za-z])([A-Z][A-Za-z]*)[ ]$")
+_LABEL = re.compile(r"(?<![A-Za-z0-9_-])(?<![A-Za-z]/)([A-Za-z])(\d{1,2})(?![A-Za-z0-9_-])(?!/\w)")
+"""A grid label ("B6", "4号盒B1"), not an end of a name with a slash ("Ba/F3", "C6/36")."""
+_NAME_BEFORE = re.compile(r"(?<![A-Za-z])([A-Za-z]+)[ ]$")
 _BEFORE_A_LABEL = frozenset(
-    "take thaw discard add put box spot spots position positions pos slot slots well wells and or at in".split()
+    "take thaw discard add put box spot spots position positions pos slot slots well wells and or at in on from of to "
+    "into is was the rack tank row tube vial".split()
 )
 
 
 def _labels(text: str, layout: BoxLayout) -> set[int]:
-    """The positions grid labels say; a label that is the second word of a name ("Vero E6", "Jurkat E6") is none."""
+    """The positions grid labels say; a label that is the second word of a name ("Vero E6", "Jurkat E6", and typed
+    all in lower case, "vero e6") is none."""
     said = set()
     for label in _LABEL.finditer(text):
         before = _NAME_BEFORE.search(text, 0, label.start())
-        if before is not None and before.group(1).casefold() not in _BEFORE_A_LABEL:
+        named = before is not None and (before.group(1)[0].isupper() or label.group(1).islower())
+        if named and before is not None and before.group(1).casefold() not in _BEFORE_A_LABEL:
             continue
         if (position := _position(label.group(1) + label.group(2), layout)) is not None:
             said.add(position)
@@ -444,7 +447,7 @@ _CORRECTION = re.compile(
     re.IGNORECASE,
 )
 """Words that take back a place just said ("pos 19 — no wait, 20", "19号位，啊不对，是20号位")."""
-_BARE = re.compile(r"(?<![\w.#-])(\d{1,3})(?![\w.])")
+_BARE = re.compile(r"(?<![A-Za-z0-9_.#-])(\d{1,3})(?![A-Za-z0-9_.])")
 
 
 def _taken_back(text: str, layout: BoxLayout) -> tuple[str, str, set[int]] | None:

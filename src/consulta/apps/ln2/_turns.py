@@ -49,7 +49,7 @@ __all__ = [
 ]
 
 _THAW_EN = r"thaw[a-z]*|reviv[a-z]*"
-_THAW_ZH = "解冻|复苏"
+_THAW_ZH = "解冻|复苏|化冻"
 _DISCARD_EN = (
     r"discard[a-z]*|throw\s+(?:\w+\s+)?away|dispose[a-z]*|toss(?:ed)?|chuck(?:ed)?|trash(?:ed)?|"
     r"bin(?:ned)?\s+(?:it|them|this|that|those|these|the)\b"
@@ -118,7 +118,7 @@ _UNDO = re.compile(
 )
 _NEED = re.compile(
     r"\b(?:need|want|looking\s+for|give\s+me|get\s+me)\b.{0,40}?\b(?:cells?|tubes?|vials?|lines?)\b"
-    r"|(?:需要|想要|要|给我).{0,10}?(?:细胞|管)",
+    r"|(?:需要|想要|要|给我).{0,10}?(?:细胞|管)|(?:帮我|给我|替我|帮忙)(?:拿|取|找|弄).{0,8}?(?:细胞|管|支)",
     re.IGNORECASE,
 )
 
@@ -130,7 +130,8 @@ def asks_for_cells(words: str) -> bool:
 
 
 _FREE = re.compile(
-    r"\b(?:free|empty|emptiest|space|available|vacant|fit)\b|\broom\s+(?:in|for|left)\b|\bany\s+room\b|"
+    r"\b(?:free|empty|emptiest|space|available|vacant|fit|unused|unoccupied)\b|\broom\s+(?:in|for|left)\b|\bany\s+room\b|"
+    r"\bopen\s+(?:slots?|spots?|positions?|places?|wells?|spaces?)\b|"
     r"空位|空余|空的|空着|空出|空下|闲置|没放|剩余位置|还有几个位|有几个位|最空|还能放|还可以放|能放几|放得下|装得下",
     re.IGNORECASE,
 )

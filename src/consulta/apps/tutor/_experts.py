@@ -14,6 +14,7 @@ import ast
 import difflib
 import keyword
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -165,6 +166,69 @@ def _near_key(key: str, columns: list[str]) -> tuple[str, str] | None:
 
 _KEY_ERROR = re.compile(r"KeyError:?\s*['\"]([^'\"\n]{1,80})['\"]")
 """A missing key the student quotes ("KeyError: 'age'")."""
+
+
+@dataclass(frozen=True)
+class _ErrorForm:
+    """An error whose message says what went wrong in a form code reads: what it means and where to look, in the
+    catalog's words (`tutor.diagnosis.<meaning>`, `tutor.diagnosis.<direction>`) filled with the message's parts."""
+
+    pattern: re.Pattern[str]
+    meaning: str
+    direction: str
+    concepts: tuple[str, ...]
+
+
+_ERROR_FORMS = (
+    _ErrorForm(
+        re.compile(r"AttributeError:\s*'(?P<obj>\w+)' object has no attribute '(?P<attr>\w+)'"),
+        "no_attribute",
+        "check_method",
+        ("AttributeError", "methods of a DataFrame and a Series"),
+    ),
+    _ErrorForm(
+        re.compile(r"NameError:\s*name '(?P<name>\w+)' is not defined"), "not_defined", "define_first", ("NameError",)
+    ),
+    _ErrorForm(
+        re.compile(r"FileNotFoundError:.*?(?:No such file or directory|does not exist)\W*'?(?P<path>[^'\n]{1,120})'?"),
+        "no_such_file",
+        "check_path",
+        ("FileNotFoundError", "file paths"),
+    ),
+    _ErrorForm(
+        re.compile(r"TypeError:\s*'(?P<obj>\w+)' object is not callable"),
+        "not_callable",
+        "brackets",
+        ("TypeError", "selecting columns"),
+    ),
+    _ErrorForm(
+        re.compile(r"ValueError:\s*could not convert string to float:\s*'(?P<value>[^'\n]{1,60})'"),
+        "not_a_number",
+        "find_text_values",
+        ("ValueError", "column types"),
+    ),
+    _ErrorForm(
+        re.compile(
+            r"TypeError:\s*(?:dtype '(?:str|object)' does not support operation '(?P<op>\w+)'|"
+            r"Could not convert .{0,200}? to numeric|unsupported operand type\(s\) for .{1,4}: '(?:str|int|float)' and 'str')"
+        ),
+        "text_column",
+        "check_dtypes",
+        ("TypeError", "column types"),
+    ),
+    _ErrorForm(
+        re.compile(r"MergeError:\s*No common columns to perform merge on"),
+        "no_common_column",
+        "compare_columns",
+        ("MergeError", "merge keys"),
+    ),
+)
+"""The errors a pandas beginner meets most, besides a missing column (`_KEY_ERROR`)."""
+
+
+def _error_form(text: str) -> tuple[_ErrorForm, re.Match[str]] | None:
+    """The first known error form `text` quotes, with its match."""
+    return next(((f, m) for f in _ERROR_FORMS if (m := f.pattern.search(text)) is not None), None)
 
 
 def _echoes(text: str, words: str) -> bool:
@@ -333,14 +397,32 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
             recommended_action=t("tutor.validated.next", lang, task=task.id),
         )
 
+    def _said_meaning(form: _ErrorForm, match: re.Match[str]) -> tuple[str, str]:
+        """What an error of a known form means and where to look, in the student's language."""
+        parts = {k: v or "?" for k, v in match.groupdict().items()}
+        return t(f"tutor.diagnosis.{form.meaning}", lang, **parts), t(
+            f"tutor.diagnosis.{form.direction}", lang, **parts
+        )
+
     def _missing_key_quoted(facts: dict[str, Any]) -> ErrorDiagnosis | None:
-        """Code's diagnosis of a KeyError the student quotes when there is no file of theirs to run the code on
-        (seen: `df['age'].mean()` run on nothing, "diagnosed" as the NameError of `df`): the table has no such
-        column, and where to look."""
+        """Code's diagnosis of an error the student quotes when there is no file of theirs to run the code on (seen:
+        `df['age'].mean()` run on nothing, "diagnosed" as the NameError of `df`): a KeyError's missing column, or
+        what an error of a known form (`_ERROR_FORMS`) means, and where to look — in the student's language (seen:
+        a Chinese student's AttributeError explained by the model in English only, so nothing of it was said)."""
         not_run = facts.get("no_data") or facts.get("no_code")
-        key = _KEY_ERROR.search(str(facts.get("quoted") or "")) if not_run else None
+        quoted = str(facts.get("quoted") or "") if not_run else ""
+        key = _KEY_ERROR.search(quoted)
         if key is None:
-            return None
+            if (found := _error_form(quoted)) is None:
+                return None
+            form, match = found
+            meaning, direction = _said_meaning(form, match)
+            return ErrorDiagnosis(
+                error_root_cause=" ".join(match.group(0).split())[:200],
+                explanation=meaning,
+                suggested_fix_direction=direction,
+                related_concepts=list(form.concepts),
+            )
         missing = key.group(1)
         near = _near_key(missing, facts.get("columns") or [])
         return ErrorDiagnosis(
@@ -364,6 +446,9 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
         if request.expected_output_type != "error_diagnosis" or exception is None:
             return {}
         given = {"explanation": t("tutor.diagnosis.ran", lang, error=_said_error(exception))}
+        if (found := _error_form(_said_error(exception))) is not None:
+            meaning, direction = _said_meaning(*found)
+            given |= {"explanation": f"{given['explanation']} {meaning}", "suggested_fix_direction": direction}
         if near := _near_column(exception, facts.get("columns") or []):
             given["suggested_fix_direction"] = t("tutor.diagnosis.near_column", lang, missing=near[0], column=near[1])
         return given

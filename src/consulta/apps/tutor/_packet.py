@@ -190,6 +190,13 @@ def submit_packet_tool(store: Store, *, uploads: Path | None = None, inspect: In
         missing = missing_updates(accepted.model_dump(), updates)
         if missing:  # seed 000: the system applies a binding rule's instruction_updates itself
             accepted = InstructionPacket.model_validate(carry_updates(accepted.model_dump(), updates))
+        ruled = set(updates.get("blocked_steps") or [])
+        if accepted.task_status != "blocked" and (unruled := [s for s in accepted.blocked_steps if s not in ruled]):
+            # a step is blocked by a binding rule that fired, not by the packet's word alone (tenth set: a file fit
+            # for task_2_4, with warnings, and the step "check_data_quality" blocked: the reply that it may start was
+            # refused, and the student read the retry prompt)
+            accepted = accepted.model_copy(update={"blocked_steps": [s for s in accepted.blocked_steps if s in ruled]})
+            missing = [*missing, f"blocked_steps: {', '.join(unruled)} taken out (no consultation blocks it)"]
         if accepted.task_status == "not_started" and accepted.blocked_steps:
             # a task whose steps the rules block cannot start: its status says so (code's own packet for "can I
             # start?" is written before the inspection it rests on)
