@@ -1104,3 +1104,38 @@ def test_tenth_set_help_me_get_cells_names_none_and_code_asks() -> None:
 
     assert first_look_for(HELDOUT10_LAB)("帮我拿管细胞 下午感染用") == [("inventory_stats", {})]
     assert first_look_for(HELDOUT10_LAB)("帮我拿一管PC12") == []  # a line named: the write tools take it
+
+
+def test_a_batch_called_through_the_runtime_is_grounded_entry_by_entry(tmp_path: Path) -> None:
+    """Tenth set: "thaw all 3 CHO-K1 pls" called as batch_thaw(entries=[{cell_line 'CHO', short_name 'K1', plasmid
+    'pls'}]) was refused — the entries reach the grounding validated (TubeRefs), and were passed by untouched."""
+    lab = tmp_path / "inventory.yaml"
+    lab.write_bytes(HELDOUT10_LAB.read_bytes())
+    entry = {"cell_line": "CHO", "short_name": "K1", "plasmid": "pls"}
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(parts=[ToolCallPart("batch_thaw", {"entries": [entry], "action": "thaw"})])
+        return ModelResponse(parts=[TextPart("Staged.")])
+
+    store = Store(f"sqlite:///{tmp_path}/consulta.db")
+    run = run_with(
+        store, ln2.build_agent(inventory=lab), "thaw all 3 CHO-K1 pls, need them for binding controls", model
+    )
+    (call,) = store.list_tool_calls(run.id)
+    assert call.result["staged"] is True and "record 19 (CHO-K1)" in call.result["preview"]
+
+
+def test_a_follow_up_call_naming_nothing_takes_the_one_record_the_look_showed() -> None:
+    """Tenth set: "where are the U87s?" (box 6, 1-4 shown), then "ok thaw the one in position 3" called with no
+    argument, then with an invented box 2 position 15: the one record the turn singles out names the tube."""
+    from consulta.apps.ln2._tools import Ln2Plans
+    from consulta.runtime._grounding import Evidence
+
+    shown = '{"total": 1, "records": ["id 20: U-87 MG; box 6 positions 1,2,3,4; frozen 2025-12-16"], "tubes": 4}'
+    evidence = Evidence(user_texts=("where are the U87s?", "ok thaw the one in position 3"), data_texts=(shown,))
+    grounded = Ln2Plans(HELDOUT10_LAB).ground_args("record_thaw", {}, evidence)
+    assert (grounded["box"], grounded["positions"]) == (6, [3])
+    assert Ln2Plans(HELDOUT10_LAB).ground_args("record_thaw", {}, Evidence(user_texts=("thaw position 3",))) == {
+        "action": "thaw"
+    }

@@ -350,9 +350,18 @@ class Ln2Plans:
         if tool_name == "record_thaw":
             return {**args, **self._grounded_ref(args, evidence)}
         if tool_name == "batch_thaw" and isinstance(args.get("entries"), list):
+            # the entries come validated, as TubeRefs (seen: never grounded, "thaw all 3 CHO-K1 pls" called with
+            # plasmid 'pls' refused), or as dicts
             return {
                 **args,
-                "entries": [self._grounded_ref(e, evidence) if isinstance(e, dict) else e for e in args["entries"]],
+                "entries": [
+                    TubeRef.model_validate(self._grounded_ref(e.model_dump(), evidence))
+                    if isinstance(e, TubeRef)
+                    else self._grounded_ref(e, evidence)
+                    if isinstance(e, dict)
+                    else e
+                    for e in args["entries"]
+                ],
             }
         if tool_name == "add_entry":
             return self._placed_as_said(args, evidence)
@@ -423,7 +432,11 @@ class Ln2Plans:
                 kept["box"] = next(iter(boxes))
                 kept["positions"] = positions or None
             if named is None and kept["box"] is None:
-                return dict(ref)
+                # nor a box: the one record the turn singles out, if any ("where are the U87s?" then "ok thaw the one
+                # in position 3", called with no argument)
+                kept = _narrowed_by_context(kept, inventory, evidence, words)
+                if kept.get("box") is None:
+                    return dict(ref)
         latest = evidence.user_texts[-1] if evidence.user_texts else words
         kept = _completed_from_words(kept, inventory, words)
         kept = _by_the_places_said(kept, inventory, words)
