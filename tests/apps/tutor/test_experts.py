@@ -699,6 +699,11 @@ def _code_consultant(tmp_path: Path, uploads: Path, lang: str) -> Consultant:
         ("ValueError: could not convert string to float: 'thirty'", "en", "'thirty', is text"),
         ("MergeError: No common columns to perform merge on. Merge options: left_on=None", "zh-CN", "没有同名的列"),
         ("FileNotFoundError: [Errno 2] No such file or directory: 'cities.csv'", "en", "no file cities.csv"),
+        (
+            "ParserError: Error tokenizing data. C error: Expected 1 fields in line 10, saw 3",
+            "zh-CN",
+            "第 10 行有 3 个值",
+        ),
     ],
 )
 def test_a_quoted_error_of_a_known_form_is_explained_by_code_in_the_students_language(
@@ -764,3 +769,25 @@ def test_a_step_the_packet_blocks_that_no_rule_blocks_is_taken_out(tmp_path: Pat
     assert consulted["binding_rules_triggered"] == []
     assert accepted["packet"]["blocked_steps"] == []
     assert "check_data_quality taken out" in "; ".join(accepted["applied_updates"])
+
+
+def test_an_error_quoted_beside_a_file_the_course_cannot_read_is_still_diagnosed(tmp_path: Path) -> None:
+    """Tenth set: "读 Norris.dat 报 ParserError" with the .dat attached — the diagnosis was refused for the file's type
+    and the turn said only that the file does not fit. The quoted error is diagnosed as quoted."""
+    folder = tmp_path / "uploads"
+    folder.mkdir()
+    (folder / "Norris.dat").write_text("NIST/ITL StRD\nDataset Name: Norris\n", encoding="utf-8")
+    request = {
+        "expert_id": "data_inspector",
+        "question": "Why does reading Norris.dat raise a ParserError?",
+        "context": {
+            "task_id": "task_2_1",
+            "file_name": "Norris.dat",
+            "error_message": "ParserError: Error tokenizing data. C error: Expected 1 fields in line 10, saw 3",
+        },
+        "expected_output_type": "error_diagnosis",
+        "scenario_id": "error_diagnosis",
+        "reasoning": "The student quotes an error.",
+    }
+    output = consult(_code_consultant(tmp_path, folder, "en"), request)["expert_output"]
+    assert "line 10 has 3" in output["explanation"]

@@ -285,6 +285,11 @@ def test_code_s_reply_says_the_file_fits_and_the_explanation_in_the_students_lan
     for status in ("in_progress", "done"):  # under way or finished: "you can start" would say nothing true
         later = tutor.InstructionPacket.model_validate({**READY, "task_status": status})
         assert "can start" not in tutor.packet_reply(later, "en", fits)
+    # under way, a turn that judged only the file says it fits (tenth set: "can i use fair_pt.csv for the averge age
+    # one?" answered "You are working on task_2_2; it is not done yet.")
+    under_way = tutor.InstructionPacket.model_validate({**READY, "task_status": "in_progress"})
+    assert tutor.packet_reply(under_way, "en", fits).startswith("Your file fits task_2_1: you can go on with it.")
+    assert "fits" not in tutor.packet_reply(under_way, "en", tutor.Findings(fits=True, diagnosis=("KeyError: 'x'",)))
     en = tutor.Findings(
         concept=("A mean is the sum of the values divided by their count.", "The mean of 2 and 4 is 3.")
     )
@@ -382,3 +387,21 @@ def test_an_explanation_is_said_without_what_the_check_of_a_file_found() -> None
         issues=("too few rows: 3; the task needs at least 20",), concept=("groupby 把行按列分组。", "")
     )
     assert tutor.packet_reply(packet, "zh-CN", findings) == "groupby 把行按列分组。这样讲清楚吗？你想先用它试试什么？"
+
+
+def test_a_reply_to_a_file_with_warnings_names_what_the_check_found() -> None:
+    """Tenth set: a file fit for task_2_4 with 2 empty ages and 3 duplicate rows answered "如果有任何空值或重复的行，
+    你需要先清理数据" — hedging what code knows. Such a reply is code's instead, which says the file fits and what
+    was found."""
+    from consulta.apps.tutor._agent import _names_the_warnings
+
+    packet = tutor.InstructionPacket.model_validate({**READY, "task_id": "task_2_4", "task_status": "in_progress"})
+    findings = tutor.Findings(
+        issues=("column age has 2 empty value(s)", "3 duplicate row(s)"), rules=("dataset_warnings",), fits=True
+    )
+    check = _names_the_warnings(packet, findings)
+    check("你的文件可以用，但 age 列有 2 个空值，还有 3 行重复。", TurnFacts(lang="zh-CN"))
+    with pytest.raises(ReplyRefused) as refused:
+        check("好的，你已经检查了数据质量了吗？如果有任何空值或重复的行，你需要先清理数据。", TurnFacts(lang="zh-CN"))
+    said = refused.value.replacement or ""
+    assert said.startswith("你的文件适合 task_2_4") and "列 age 有 2 个空值" in said and "3 行重复" in said

@@ -554,6 +554,7 @@ def ca_agent(
         check_reply=all_checks(
             _no_solution(task, packet, findings),
             _follows(packet, findings) if packet is not None else None,
+            _names_the_warnings(packet, findings) if packet is not None else None,
             _not_an_echo(student, packet, findings) if student else None,
             _on_course(student) if student else None,
             _no_inner_names(packet, findings),
@@ -620,9 +621,16 @@ def packet_reply(packet: InstructionPacket, lang: str, findings: Findings = Find
         return t("tutor.blocked_reply", lang, task=packet.task_id, reasons=reasons).strip()
     # an explanation is about the idea asked of, not where the task stands
     status = "" if any(findings.concept) else t(f"tutor.reply.{packet.task_status}", lang, task=packet.task_id)
+    # the file fits: said when the task has not started, or is under way and the turn judged only the file (tenth
+    # set: "can i use fair_pt.csv for the averge age one?" answered "You are working on task_2_2; it is not done yet.")
+    judged_only_the_file = not any((*findings.concept, *findings.diagnosis, *findings.validation))
     fits = (
-        t("tutor.reply.fits", lang, task=packet.task_id)
-        if findings.fits and packet.task_status == "not_started" and not packet.blocked_steps
+        ""
+        if not findings.fits or packet.blocked_steps
+        else t("tutor.reply.fits", lang, task=packet.task_id)
+        if packet.task_status == "not_started"
+        else t("tutor.reply.fits_under_way", lang, task=packet.task_id)
+        if packet.task_status == "in_progress" and judged_only_the_file
         else ""
     )
     if findings.no_file and packet.task_status == "not_started" and not any(findings.concept):
@@ -683,6 +691,26 @@ def _follows(packet: InstructionPacket, findings: Findings) -> ReplyCheck:
         if found and not any(f in text.casefold() for f in found):
             raise ReplyRefused(
                 "Say why the task cannot start, from the notes.", replacement=blocked, check="tutor", at_once=True
+            )
+
+    return check
+
+
+def _names_the_warnings(packet: InstructionPacket, findings: Findings) -> ReplyCheck:
+    """A file fit for the task with data-quality warnings (`dataset_warnings`): the reply names what the check found
+    (a column, a count) — "如果有任何空值或重复的行，你需要先清理数据" hedges what code knows (tenth set: 2 empty ages, 3
+    duplicate rows), and is said by code instead (`packet_reply`)."""
+
+    def check(text: str, facts: TurnFacts) -> None:
+        if packet.task_status == "blocked" or "dataset_warnings" not in findings.rules:
+            return
+        found = _concrete(findings.issues)
+        if found and not any(f in text.casefold() for f in found):
+            raise ReplyRefused(
+                "Say what the check of the file found, from the notes.",
+                replacement=packet_reply(packet, facts.lang, findings),
+                check="tutor",
+                at_once=True,
             )
 
     return check

@@ -217,6 +217,12 @@ _ERROR_FORMS = (
         ("TypeError", "column types"),
     ),
     _ErrorForm(
+        re.compile(r"ParserError:.{0,80}?Expected (?P<expected>\d+) fields? in line (?P<line>\d+), saw (?P<saw>\d+)"),
+        "ragged_line",
+        "look_at_the_lines",
+        ("ParserError", "reading a CSV file"),
+    ),
+    _ErrorForm(
         re.compile(r"MergeError:\s*No common columns to perform merge on"),
         "no_common_column",
         "compare_columns",
@@ -296,12 +302,20 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
                 facts, verdict = check_dataset(frame, task.dataset, file_name=path.name)
                 return {"task": task.requirements, "dataset": facts, "verdict": verdict}
             case "error_diagnosis":
-                path = the_file(request)
+                quoted_alone = {"reproduced": False, "no_data": True, "quoted": request.context.error_message or ""}
+                try:
+                    path = the_file(request)
+                    columns = [str(c) for c in open_dataset(path).columns] if path else []
+                except ToolError as error:
+                    if error.error_code not in ("unsupported_file_type", "unreadable_file"):
+                        raise
+                    # a file the course cannot read is nothing to run the code on: the error is diagnosed as quoted
+                    # (tenth set: a ParserError reading Norris.dat refused as the file's type, and not diagnosed)
+                    return quoted_alone
                 if path is None and not uploaded_files(uploads):  # nothing of theirs to run it on: the quoted error
-                    return {"reproduced": False, "no_data": True, "quoted": request.context.error_message or ""}
+                    return quoted_alone
                 given = request.context.student_code_snippet or ""
                 snippet = student_code(given) or given  # the code of it, when prose came with it
-                columns = [str(c) for c in open_dataset(path).columns] if path else []
                 if not snippet.strip():  # the error alone, no code to run
                     quoted = request.context.error_message or ""
                     return {"reproduced": False, "no_code": True, "quoted": quoted, "columns": columns}
