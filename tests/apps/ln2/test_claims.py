@@ -1139,3 +1139,14 @@ def test_a_follow_up_call_naming_nothing_takes_the_one_record_the_look_showed() 
     assert Ln2Plans(HELDOUT10_LAB).ground_args("record_thaw", {}, Evidence(user_texts=("thaw position 3",))) == {
         "action": "thaw"
     }
+
+
+def test_a_name_said_with_its_parts_run_together_is_named() -> None:
+    """Tenth set: "where are the U87s?" of U-87 MG was no name, so "ok thaw the one in position 3" found no tube."""
+    from consulta.apps.ln2._inventory import load_inventory
+    from consulta.apps.ln2._turns import named_in
+
+    inventory = load_inventory(HELDOUT10_LAB)
+    assert named_in("where are the U87s?", inventory) == ("U-87 MG", "cell_line")
+    assert named_in("u87mg left?", inventory) == ("U-87 MG", "cell_line")
+    assert named_in("the ones in box 3", inventory) is None

@@ -157,7 +157,9 @@ def locate(inventory: Inventory, ref: TubeRef) -> list[tuple[int, list[int]]]:
         raise ToolError(
             "missing_required_field",
             "Say which tubes: box + positions, or a cell line / short name / plasmid, or a record id.",
-            hint="Pass box and positions as the user said them, e.g. box=2, positions=[15].",
+            # no example numbers: a small model copies them as the place (tenth set: box 2 position 15, never said)
+            hint="Pass the box and positions the user said, or the name they said; if they said neither, ask them "
+            "which tube.",
             field="box",
             key="ln2.error.which_tubes",
         )

@@ -461,11 +461,25 @@ def _part_named(words: str, inventory: Inventory) -> tuple[str, str] | None:
     return (best[1], best[2]) if best else None
 
 
+def _joined_named(words: str, inventory: Inventory) -> tuple[str, str] | None:
+    """The one name of which the words say two or more tokens run together ("U87s" of U-87 MG, "hek293t" of
+    HEK-293T), a plural "s" aside, with its query field; None when none, or several names, fit."""
+    said = {t.casefold() for t in _TOKEN.findall(words)}
+    said |= {t[:-1] for t in said if len(t) > 3 and t.endswith("s")}
+    fits: dict[str, tuple[str, str]] = {}
+    for name, field in _names(inventory):
+        tokens = [t.casefold() for t in _TOKEN.findall(name)]
+        runs = ("".join(tokens[i:j]) for i in range(len(tokens)) for j in range(i + 2, len(tokens) + 1))
+        if any(len(run) >= 3 and not run.isdigit() and run in said for run in runs):
+            fits.setdefault(name.casefold(), (name, field))
+    return next(iter(fits.values())) if len(fits) == 1 else None
+
+
 def named_in(words: str, inventory: Inventory) -> tuple[str, str] | None:
     """The longest inventory name the words contain (case-insensitive, at ASCII word edges) and the query field it is
     for (`cell_line` or `plasmid`); else the longest part of a name they say ("RTCB rescue", "dTAG-MYC": a run of the
-    name's own words), as said; else None."""
-    return _whole_named(words, inventory) or _part_named(words, inventory)
+    name's own words), as said; else the one name whose tokens they run together ("U87s"); else None."""
+    return _whole_named(words, inventory) or _part_named(words, inventory) or _joined_named(words, inventory)
 
 
 def _whole_named(words: str, inventory: Inventory) -> tuple[str, str] | None:
