@@ -326,12 +326,9 @@ def test_an_unknown_task_is_refused(tmp_path: Path, uploads: Path) -> None:
     assert refused.value.error_code == "unknown_task"
 
 
-def test_the_binding_updates_the_packet_drops_are_applied_by_the_system(
-    tmp_path: Path, uploads: Path, run_once
-) -> None:  # noqa: ANN001
-    """Seed 000: "系统会自动应用 instruction_updates". A packet that drops a consultation's binding updates is accepted
-    with them applied by code (it used to be refused, costing the embedded model another step), and its result
-    names what was applied; a malformed packet is still refused."""
+def _orchestrated(tmp_path: Path, uploads: Path, run_once, packets: list[dict[str, Any]]) -> tuple[Any, list[Any]]:  # noqa: ANN001
+    """The run and the tool results of one orchestrator turn that consults on seed 000's first example, then submits `packets` in
+    turn (a test double's steps)."""
     from consulta.asks import consult_expert_tool
     from consulta.runtime import Agent, RunStatus
     from consulta.runtime._engine import load_messages
@@ -340,29 +337,37 @@ def test_the_binding_updates_the_packet_drops_are_applied_by_the_system(
     orchestrator = Agent(
         app="tutor", instructions="Plan the session.", tools=(consult_expert_tool(c), tutor.submit_packet_tool(c.store))
     )
+    model = ScriptedModel(
+        [
+            {"tool_calls": [{"name": "consult_expert", "args": SEED_EXAMPLES[0]}]},
+            *({"tool_calls": [{"name": "submit_instruction_packet", "args": p}]} for p in packets),
+            {"text": "Packet submitted."},
+        ]
+    )
+    run = run_once(c.store, orchestrator, "The student uploaded student_data.csv for task_2_1.", model)
+    assert run.status == RunStatus.finished
+    return run, [
+        p.content
+        for m in load_messages(c.store.load_checkpoint(run.id)[1])
+        for p in getattr(m, "parts", [])
+        if p.part_kind == "tool-return"
+    ]
+
+
+def test_the_binding_updates_the_packet_drops_are_applied_by_the_system(
+    tmp_path: Path, uploads: Path, run_once
+) -> None:  # noqa: ANN001
+    """Seed 000: "系统会自动应用 instruction_updates". A packet that drops a consultation's binding updates is accepted
+    with them applied by code (it used to be refused, costing the embedded model another step), and its result
+    names what was applied; a malformed packet is still refused."""
     dropped = {
         "task_id": "task_2_1",
         "task_status": "in_progress",
         "guidance_for_ca": "Start with df.head().",
         "consultation_ids": ["consult_0001"],
     }
-    model = ScriptedModel(
-        [
-            {"tool_calls": [{"name": "consult_expert", "args": SEED_EXAMPLES[0]}]},
-            {"tool_calls": [{"name": "submit_instruction_packet", "args": {**dropped, "task_status": "paused"}}]},
-            {"tool_calls": [{"name": "submit_instruction_packet", "args": dropped}]},
-            {"text": "Packet submitted."},
-        ]
-    )
-    run = run_once(c.store, orchestrator, "The student uploaded student_data.csv for task_2_1.", model)
-    assert run.status == RunStatus.finished
-    results = [
-        p.content
-        for m in load_messages(c.store.load_checkpoint(run.id)[1])
-        for p in getattr(m, "parts", [])
-        if p.part_kind == "tool-return"
-    ]
-    consulted, malformed, accepted = results
+    packets = [{**dropped, "task_status": "paused"}, dropped]
+    run, (consulted, malformed, accepted) = _orchestrated(tmp_path, uploads, run_once, packets)
     assert consulted["binding_rules_triggered"][0]["rule_name"] == "dataset_not_suitable"
     assert malformed["error_code"] == "invalid_arguments" and malformed["field"] == "task_status"
     packet = accepted["packet"]
@@ -733,16 +738,8 @@ def test_a_step_the_packet_blocks_that_no_rule_blocks_is_taken_out(tmp_path: Pat
     """Tenth held-out set: a file fit for the task (warnings only), and the packet blocked "check_data_quality" — so
     the reply that the student may start was refused and the retry prompt reached them. What is blocked is what a
     binding rule blocks; a step only the packet's word blocks is taken out, and the result says so."""
-    from consulta.asks import consult_expert_tool
-    from consulta.runtime import Agent, RunStatus
-    from consulta.runtime._engine import load_messages
-
     (uploads / "student_data.csv").write_text(
         "name,age,city\n" + "".join(f"p{i},{20 + i},Paris\n" for i in range(120)), encoding="utf-8"
-    )
-    c = consultant(tmp_path, uploads, [])
-    orchestrator = Agent(
-        app="tutor", instructions="Plan the session.", tools=(consult_expert_tool(c), tutor.submit_packet_tool(c.store))
     )
     packet = {
         "task_id": "task_2_1",
@@ -750,22 +747,7 @@ def test_a_step_the_packet_blocks_that_no_rule_blocks_is_taken_out(tmp_path: Pat
         "guidance_for_ca": "Start by checking the data quality.",
         "blocked_steps": ["check_data_quality"],
     }
-    model = ScriptedModel(
-        [
-            {"tool_calls": [{"name": "consult_expert", "args": SEED_EXAMPLES[0]}]},
-            {"tool_calls": [{"name": "submit_instruction_packet", "args": packet}]},
-            {"text": "Packet submitted."},
-        ]
-    )
-    run = run_once(c.store, orchestrator, "The student uploaded student_data.csv for task_2_1.", model)
-    assert run.status == RunStatus.finished
-    results = [
-        p.content
-        for m in load_messages(c.store.load_checkpoint(run.id)[1])
-        for p in getattr(m, "parts", [])
-        if p.part_kind == "tool-return"
-    ]
-    consulted, accepted = results
+    _, (consulted, accepted) = _orchestrated(tmp_path, uploads, run_once, [packet])
     assert consulted["binding_rules_triggered"] == []
     assert accepted["packet"]["blocked_steps"] == []
     assert "check_data_quality taken out" in "; ".join(accepted["applied_updates"])
