@@ -302,6 +302,7 @@ def test_a_validation_needs_work_the_student_said_or_showed(
         ("请问我的数据可以用来完成平均年龄这道题吗？", False),  # tenth set: completing said as a purpose, not a claim
         ("can I use this file to complete the merge task?", False),
         ("how do I finish task 3?", False),
+        ("合并两张表那个 我应该算是搞定了吧，跑出来没报错", True),  # eleventh set: "no error" reports none
         ("我完成了第一题", True),
         ("I completed task 2", True),
     ],
@@ -580,6 +581,9 @@ def tutor_line(key: str, lang: str) -> str:
             "concept_explanation",
         ),
         ("我的文件会不会太小？", None),
+        # eleventh set: 为啥; a solution asked half in English
+        ("groupby 之后返回的为啥是 Series 不是 DataFrame 啊，每个城市的平均年龄那题", "concept_explanation"),
+        ("第二题 answer 是啥 给个 code 就行 thx", "concept_explanation"),
     ],
 )
 def test_unseen_wordings_of_a_concept_a_solution_or_a_file_question_open_as_their_kind(
@@ -773,3 +777,12 @@ def test_a_chinese_claim_in_other_words_opens_with_its_validation(tmp_path: Path
         "第一题搞定了，head() 和 info() 都跑出来了"
     )
     assert [a.get("expected_output_type") for _, a in calls[:1]] == ["validation_report"]
+
+
+def test_an_error_said_not_to_have_happened_is_no_error_reported() -> None:
+    from consulta.apps.tutor._turns import _reports_error
+
+    assert not _reports_error("合并两张表那个 我应该算是搞定了吧，跑出来没报错")
+    assert not _reports_error("I ran it with no errors and got 32.5")
+    assert _reports_error("我的代码报错了：KeyError: 'age'")
+    assert _reports_error("no idea why, it raises KeyError: 'age'")

@@ -405,3 +405,22 @@ def test_a_reply_to_a_file_with_warnings_names_what_the_check_found() -> None:
         check("好的，你已经检查了数据质量了吗？如果有任何空值或重复的行，你需要先清理数据。", TurnFacts(lang="zh-CN"))
     said = refused.value.replacement or ""
     assert said.startswith("你的文件适合 task_2_4") and "列 age 有 2 个空值" in said and "3 行重复" in said
+
+
+def test_a_task_is_said_done_only_when_a_validation_found_it_so() -> None:
+    """Tenth-set reply (eleventh set, terminal): "你已经完成了任务_2_3，没有报错。接下来，CA应该指导你检查合并后的表是否正确。"
+    to "我应该算是搞定了吧，跑出来没报错", with no validation: a false claim, and the assistant's own name."""
+    from consulta.apps.tutor._agent import _INNER_NAMES, _done_only_when_validated
+
+    packet = tutor.InstructionPacket.model_validate({**READY, "task_id": "task_2_3", "task_status": "in_progress"})
+    check = _done_only_when_validated(packet, tutor.Findings())
+    check("你还没有完成 task_2_3：先给出你运行的代码和输出。", TurnFacts(lang="zh-CN"))
+    check("When you have finished, show me the output.", TurnFacts(lang="en"))  # a condition, not a claim
+    with pytest.raises(ReplyRefused) as refused:
+        check("你已经完成了任务_2_3，没有报错。", TurnFacts(lang="zh-CN"))
+    assert (refused.value.replacement or "").startswith("你正在做 task_2_3，还没有完成")
+    done = tutor.InstructionPacket.model_validate({**READY, "task_id": "task_2_3", "task_status": "done"})
+    _done_only_when_validated(done, tutor.Findings())("You have finished task_2_3.", TurnFacts(lang="en"))
+    assert _INNER_NAMES.search("接下来，CA应该指导你检查合并后的表是否正确。")
+    assert _INNER_NAMES.search("The CA will guide you.")
+    assert not _INNER_NAMES.search("Your file lists Los Angeles, CA and San Diego, CA.")

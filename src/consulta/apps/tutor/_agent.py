@@ -555,6 +555,7 @@ def ca_agent(
             _no_solution(task, packet, findings),
             _follows(packet, findings) if packet is not None else None,
             _names_the_warnings(packet, findings) if packet is not None else None,
+            _done_only_when_validated(packet, findings) if packet is not None else None,
             _not_an_echo(student, packet, findings) if student else None,
             _on_course(student) if student else None,
             _no_inner_names(packet, findings),
@@ -696,6 +697,35 @@ def _follows(packet: InstructionPacket, findings: Findings) -> ReplyCheck:
     return check
 
 
+_SAID_DONE = re.compile(
+    r"\byou(?:'ve|\s+have)\s+(?:now\s+|already\s+)?(?:finished|completed|done)\b|\byou\s+(?:finished|completed)\b|"
+    r"\b(?:the\s+task|task_\d+_\d+|it)\s+is\s+(?:now\s+)?(?:done|complete|completed|finished)\b|"
+    r"你(?:已经|已)?(?:完成|做完|搞定|写完)了|(?:任务|这道题|这题|task_\d+_\d+)(?:已经|已)(?:完成|做完)",
+    re.IGNORECASE,
+)
+"""A task said done to the student ("你已经完成了任务_2_3", "You have finished task_2_2")."""
+
+
+def _done_only_when_validated(packet: InstructionPacket, findings: Findings) -> ReplyCheck:
+    """A task is said done only when the packet says so (a validation found the work valid): tenth-set reply "你已经完成了
+    任务_2_3，没有报错。" to "我应该算是搞定了吧，跑出来没报错", with no validation at all. Said by code instead."""
+
+    def check(text: str, facts: TurnFacts) -> None:
+        if packet.task_status == "done":
+            return
+        clauses = re.sub(r"[，,；;]", "。", text)  # "你已经完成了任务_2_3，没有报错": the claim, then a negation
+        said = next((m.group(0) for s in assertions(clauses) if (m := _SAID_DONE.search(s))), None)
+        if said is not None:
+            raise ReplyRefused(
+                f'Your reply says "{said}", but no validation found the work on {packet.task_id} done.',
+                replacement=packet_reply(packet, facts.lang, findings),
+                check="tutor",
+                at_once=True,
+            )
+
+    return check
+
+
 def _names_the_warnings(packet: InstructionPacket, findings: Findings) -> ReplyCheck:
     """A file fit for the task with data-quality warnings (`dataset_warnings`): the reply names what the check found
     (a column, a count) — "如果有任何空值或重复的行，你需要先清理数据" hedges what code knows (tenth set: 2 empty ages, 3
@@ -814,7 +844,9 @@ _INNER_NAMES = re.compile(
     + r"|\b(?:consult|ask)\s+(?:an?\s+|the\s+)?experts?\b|(?:咨询|请教|询问)(?:一下|一位)?专家"
     # an expert or its output type in words, either language (seen: "你可以先向数据检查员询问一个适合的判断")
     + r"|\bdata\s+inspector\b|\bconcept\s+explainer\b|\bsuitability\s+judge?ment\b"
-    + r"|数据(?:检查|检验|审查|检察)(?:员|器|专家)|概念(?:解释|讲解)(?:员|器|专家)|适合(?:性)?的?判断",
+    + r"|数据(?:检查|检验|审查|检察)(?:员|器|专家)|概念(?:解释|讲解)(?:员|器|专家)|适合(?:性)?的?判断"
+    # the assistant itself by the packet's name for it (tenth set: "接下来，CA应该指导你检查合并后的表"), not a state's "CA"
+    + r"|\bthe\s+CA\b|\bCA\s+(?:should|will|must|can|needs?\s+to)\b|\bCA\s*(?:应该|应当|会|需要|要|可以|将)",
     re.I,
 )
 """An expert's id in a reply (data_inspector), or half of it glued to Chinese (数据_inspector, seen on

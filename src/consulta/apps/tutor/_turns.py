@@ -56,7 +56,9 @@ _SOLUTION = re.compile(
     r"\bwrite\s+(?:it|this|that|everything|all\s+of\s+it|the\s+(?:whole|entire)\s+thing)\s+for\s+me\b|"
     r"\b(?:do|solve|finish)\s+(?:my|this|the)\s+(?:homework|assignment|exercise|task)\s+for\s+me\b|"
     r"\bsolve\s+it\s+for\s+me\b|"
-    r"答案|直接(?:把|给|发|告诉|写)|帮我写|帮我把.{0,12}写|全写|代码发给我|替我做|替我写|帮我做",
+    r"答案|直接(?:把|给|发|告诉|写)|帮我写|帮我把.{0,12}写|全写|代码发给我|替我做|替我写|帮我做|"
+    # said half in English ("第二题 answer 是啥 给个 code 就行")
+    r"(?:给|发)(?:个|我|一下|一份)?\s*(?:code|answer|solution)\b|\banswer\s*(?:是啥|是什么)",
     re.IGNORECASE,
 )
 _ELSEWHERE = re.compile(
@@ -82,7 +84,7 @@ _CONCEPT = re.compile(
     r"\bdifference\s+between\b|\bwhat(?:'s|\s+is)\s+(?:\w+\s+)?(?:different|the\s+diff)\b|\bvs\.?\b.{0,40}\?|"
     r"\bwhat\s+is\s+(?:a|an|the)\b|\bwhy\s+(?:does|do|is|are|should|must)\b|"
     r"\bwhat\s+happens\b|\bhow\s+(?:does|do)\s+\S+\s+(?:handle|treat|deal)\b|"
-    r"没.?看懂|看不懂|没.?懂|不.?懂|不明白|不理解|搞不清|什么意思|是什么|怎么工作|如何工作|怎么用|区别|解释|为什么|"
+    r"没.?看懂|看不懂|没.?懂|不.?懂|不明白|不理解|搞不清|什么意思|是什么|怎么工作|如何工作|怎么用|区别|解释|为什么|为啥|为嘛|"
     r"怎么处理|如何处理|会怎样|会怎么|什么是|干嘛|干什么用|有什么用|做什么用|是做什么的|"
     r"\bhow\s+(?:do|can|would|should)\s+(?:i|you|we)\b|\bwhat'?s\s+(?:a|an|the)\b|\bwhen\s+(?:should|would|do)\s+i\s+use\b|"
     r"\bwhat\s+(?:is|are)\s+\w+\s*\??\s*$|\bwhy\s*\?\s*$|\bhow\s+come\b|"
@@ -95,6 +97,20 @@ _CONCEPT = re.compile(
 )
 _FAILED = re.compile(r"\w*(?:Error|Exception)\b|Traceback|报错|错误", re.IGNORECASE)
 """An error the student reports: the data inspector's diagnosis, which the orchestrator asks for."""
+_NO_ERROR = re.compile(
+    r"\b(?:no|without(?:\s+any)?|zero)\s+errors?\b|\berror[\s-]free\b|"
+    r"\b(?:didn'?t|did\s+not|doesn'?t|does\s+not|never)\s+(?:get|throw|raise|give|show)\s+(?:an?\s+|any\s+)?errors?\b|"
+    r"(?:没|没有|不|未|无)(?:再)?(?:报错|出错|错误)",
+    re.IGNORECASE,
+)
+"""An error said not to have happened ("跑出来没报错", "ran with no errors"): no error reported."""
+
+
+def _reports_error(words: str) -> bool:
+    """Whether the student reports an error (one not said to be absent)."""
+    return _FAILED.search(_NO_ERROR.sub(" ", words)) is not None
+
+
 _ERROR_LINE = re.compile(r"\b\w*(?:Error|Exception)\b(?::[^\n。，？?]*)?")
 """The error the student quotes ("KeyError: 'Age'", "MergeError: Must pass \"right_on\" OR \"right_index\"")."""
 _ERROR = re.compile(rf"{_FAILED.pattern}|\bfinished\b|\bdone\b|做完|完成了|搞定|弄完|做好了", re.IGNORECASE)
@@ -153,7 +169,8 @@ _SMALL_TALK: dict[Literal["farewell", "thanks", "greeting", "ack"], re.Pattern[s
     "thanks": re.compile(r"\b(?:thanks?|thank\s+you|thx|ty|cheers|appreciate\s+it)\b|谢谢|多谢|感谢|谢了", re.I),
     "greeting": re.compile(
         r"^\W*(?:hi|hello|hey|hiya|yo|howdy|good\s+(?:morning|afternoon|evening)|greetings)\b|\bhow\s+are\s+you\b|"
-        r"\bhow'?s\s+it\s+going\b|\bwhat'?s\s+up\b|你好|您好|^\W*嗨|哈喽|老师好|早上好|下午好|晚上好|在吗|最近怎么样",
+        r"\bhow'?s\s+it\s+going\b|\bwhat'?s\s+up\b|\bhow(?:'?s|\s+is|\s+was)\s+(?:your|ur)\s+day\b|"
+        r"你好|您好|^\W*嗨|哈喽|老师好|早上好|下午好|晚上好|在吗|最近怎么样",
         re.IGNORECASE,
     ),
     "ack": re.compile(
@@ -170,7 +187,7 @@ def small_talk(words: str) -> SmallTalk | None:
     这里吧"), which code answers at once; None when the words touch the course at all (a task, data, code, an error)."""
     if off_course(words):  # something else asked for, which code declines at once
         return "off_course"
-    if COURSE_WORDS.search(words) or _TASK.search(words) or _TASK_WORD.search(words) or _FAILED.search(words):
+    if COURSE_WORDS.search(words) or _TASK.search(words) or _TASK_WORD.search(words) or _reports_error(words):
         return None  # "老师好，第四题我打算用…": a greeting before a question of the course
     return next((kind for kind, said in _SMALL_TALK.items() if said.search(words)), None)
 
@@ -350,7 +367,7 @@ def _small_talk_packet(kind: SmallTalk) -> dict[str, Any]:
 
 def asks_next(words: str) -> bool:
     """Whether the words ask where to start or what to do next, and nothing else (no work, no error)."""
-    return bool(_NEXT.search(words)) and not _FAILED.search(words) and not shows_work(words)
+    return bool(_NEXT.search(words)) and not _reports_error(words) and not shows_work(words)
 
 
 def _start_packet(task: Task | None) -> dict[str, Any]:
@@ -483,7 +500,7 @@ def first_consultation(
         if asked is None:
             named = _named_task(words, catalog)
             files = uploaded_files(uploads) if uploads is not None else []
-            work, failed = shows_work(words), _FAILED.search(words)
+            work, failed = shows_work(words), _reports_error(words)
             if named is None:
                 return _on_no_task_named(words, files=files, work=work, failed=bool(failed))
             if asks_next(words) and not files:
