@@ -773,3 +773,38 @@ def test_an_error_quoted_beside_a_file_the_course_cannot_read_is_still_diagnosed
     }
     output = consult(_code_consultant(tmp_path, folder, "en"), request)["expert_output"]
     assert "line 10 has 3" in output["explanation"]
+
+
+def test_code_using_a_name_it_never_defines_is_no_reproduction_of_the_students_error(tmp_path: Path) -> None:
+    """Eleventh set: "people.merge(cities)" with people.csv and cities_cn.csv uploaded ran here as NameError 'cities',
+    which the reply gave as the cause of the student's MergeError; and "roster.merge(countries) gives (130, 4)" was
+    judged as code that raises. Their code reads its tables under names of its own: not run as it is, the quoted
+    error is explained, and a claim asks for the whole code."""
+    folder = tmp_path / "uploads"
+    folder.mkdir()
+    (folder / "people.csv").write_text("name,age,town\n" + "".join(f"p{i},{20 + i},Rome\n" for i in range(12)))
+    (folder / "cities_cn.csv").write_text("city,province\n" + "".join(f"c{i},P{i}\n" for i in range(12)))
+    quoted = "MergeError: No common columns to perform merge on. Merge options: left_on=None, right_on=None"
+    diagnosis = {
+        "expert_id": "data_inspector",
+        "question": "Why does people.merge(cities) raise a MergeError?",
+        "context": {"task_id": "task_2_3", "error_message": quoted, "student_code_snippet": "people.merge(cities)"},
+        "expected_output_type": "error_diagnosis",
+        "scenario_id": "error_diagnosis",
+        "reasoning": "The student quotes an error.",
+    }
+    c = _code_consultant(tmp_path, folder, "en")
+    output = consult(c, diagnosis)["expert_output"]
+    assert "uses cities, which it does not define" not in output["explanation"]  # code's own words replace them:
+    assert "no column with the same name" in output["explanation"] and "NameError" not in output["error_root_cause"]
+    claim = {
+        "expert_id": "data_inspector",
+        "question": "Is the student's work on task_2_3 valid?",
+        "context": {"task_id": "task_2_3", "student_evidence": "merge done: people.merge(cities, how='inner').shape"},
+        "expected_output_type": "validation_report",
+        "scenario_id": "progress_validation",
+        "reasoning": "The student says the task is done.",
+    }
+    (tmp_path / "again").mkdir()
+    report = consult(_code_consultant(tmp_path / "again", folder, "en"), claim)["expert_output"]
+    assert report["is_valid"] is False and "uses cities, which it does not define" in report["validation_details"]

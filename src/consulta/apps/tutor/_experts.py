@@ -232,6 +232,23 @@ _ERROR_FORMS = (
 """The errors a pandas beginner meets most, besides a missing column (`_KEY_ERROR`)."""
 
 
+_NOT_DEFINED = re.compile(r"name '(\w+)' is not defined")
+
+
+def _undefined_name(exception: Any, code: str) -> str | None:
+    """The name a NameError says is not defined, when the student's code never gives it a value: their code is part
+    of a longer program (its tables read under names of their own), which the sandbox cannot run as it is (eleventh
+    set: `roster.merge(countries)` on club_roster.csv and countries.csv)."""
+    if exception is None or exception.type != "NameError":
+        return None
+    found = _NOT_DEFINED.search(str(exception.message))
+    name = found.group(1) if found is not None else None
+    given = name is not None and re.search(
+        rf"(?m)^\s*(?:\w+\s*,\s*)*{name}\s*(?:,\s*\w+\s*)*=(?!=)|\bimport\b.*\b{name}\b|\b(?:for|as)\s+{name}\b", code
+    )
+    return None if given else name
+
+
 def _error_form(text: str) -> tuple[_ErrorForm, re.Match[str]] | None:
     """The first known error form `text` quotes, with its match."""
     return next(((f, m) for f in _ERROR_FORMS if (m := f.pattern.search(text)) is not None), None)
@@ -323,6 +340,11 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
                     ran = run_students(snippet, request)
                 except SandboxUnavailable as refused:  # the code is not run unconfined: the expert says so
                     return {"reproduced": False, "not_run": refused.reason, "columns": columns}
+                quoted = request.context.error_message or ""
+                if (name := _undefined_name(ran.exception, snippet)) is not None and "NameError" not in quoted:
+                    # it stopped at a name their code does not define: not the error they quoted (eleventh set:
+                    # "people.merge(cities)" reproduced as NameError 'cities', the student's MergeError not explained)
+                    return {"reproduced": False, "not_reproduced": name, "quoted": quoted, "columns": columns}
                 return {
                     "reproduced": ran.exception is not None,
                     "exception": ran.exception,
@@ -372,6 +394,13 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
                 validation_details=t("tutor.validation.no_code", lang, task=task_id),
                 missing_elements=["code or output that shows it"],
                 recommended_action=t("tutor.rule.evidence_not_enough", lang),
+            )
+        if (name := _undefined_name(facts.get("exception"), str(facts.get("code") or ""))) is not None:
+            return ValidationReport(
+                is_valid=False,
+                validation_details=t("tutor.validation.undefined", lang, task=task_id, name=name),
+                missing_elements=["the whole code, from reading the files"],
+                recommended_action=t("tutor.validation.show_whole", lang),
             )
         if (raised := facts.get("exception")) is not None:
             return ValidationReport(
@@ -423,7 +452,7 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
         `df['age'].mean()` run on nothing, "diagnosed" as the NameError of `df`): a KeyError's missing column, or
         what an error of a known form (`_ERROR_FORMS`) means, and where to look — in the student's language (seen:
         a Chinese student's AttributeError explained by the model in English only, so nothing of it was said)."""
-        not_run = facts.get("no_data") or facts.get("no_code")
+        not_run = facts.get("no_data") or facts.get("no_code") or facts.get("not_reproduced")
         quoted = str(facts.get("quoted") or "") if not_run else ""
         key = _KEY_ERROR.search(quoted)
         if key is None:
@@ -456,6 +485,8 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
             return {"explanation": t("tutor.diagnosis.not_run", lang)}
         if request.expected_output_type == "error_diagnosis" and facts.get("no_code"):
             return {"explanation": t("tutor.diagnosis.no_code", lang)}
+        if request.expected_output_type == "error_diagnosis" and (name := facts.get("not_reproduced")):
+            return {"explanation": t("tutor.diagnosis.not_reproduced", lang, name=name)}
         exception = facts.get("exception")
         if request.expected_output_type != "error_diagnosis" or exception is None:
             return {}
