@@ -285,15 +285,32 @@ def test_a_request_for_a_change_answered_without_trying_it_is_tried_or_asked(tmp
     assert run.output == "HCT116 is held in the tank." and checked(store, run.id) == []
 
 
-def test_a_question_repeating_words_meant_for_the_model_is_not_asked(tmp_path: Path, run_once) -> None:  # noqa: ANN001
+@pytest.mark.parametrize(
+    ("prompt", "asked", "said"),
+    [
+        ("What is in the tank?", "Answer about the tank. Never invent counts?", "meant for you"),
+        # eleventh set, through the page: the person's own request asked back of them, after a look-up that answered it
+        (
+            "What did we put into the dewar last month?",
+            "What did we put into the dewar last month?",
+            "the user's own request back",
+        ),
+    ],
+)
+def test_a_question_repeating_words_meant_for_the_model_is_not_asked(
+    tmp_path: Path,
+    run_once,  # noqa: ANN001
+    prompt: str,
+    asked: str,
+    said: str,
+) -> None:
     """Seen on the embedded model (heldout7, through the page): "What was found or done?" — a refusal's reason — was
-    asked of the person. A question holding words meant for the model goes back to it; no question is opened."""
+    asked of the person. A question holding words meant for the model, or only the person's own words, goes back to
+    it; no question is opened."""
     from consulta.asks import question_tool
 
     store = Store(f"sqlite:///{tmp_path}/c.db")
-    parroted = {
-        "questions": [{"header": "Tank", "question": "Answer about the tank. Never invent counts?", "options": []}]
-    }
+    parroted = {"questions": [{"header": "Tank", "question": asked, "options": []}]}
     results: list[str] = []
 
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -304,10 +321,10 @@ def test_a_question_repeating_words_meant_for_the_model_is_not_asked(tmp_path: P
             return ModelResponse(parts=[ToolCallPart("question", parroted)])
         return ModelResponse(parts=[TextPart("Which box do you mean?")])
 
-    run = run_once(store, agent_with(question_tool()), "What is in the tank?", FunctionModel(model))
+    run = run_once(store, agent_with(question_tool()), prompt, FunctionModel(model))
     assert run.status == RunStatus.finished and run.output == "Which box do you mean?"
     assert store.list_asks(status=None, run_id=run.id) == []
-    assert "invalid_question_format" in results[0] and "meant for you" in results[0]
+    assert "invalid_question_format" in results[0] and said in results[0]
 
 
 def test_a_question_saying_a_refusals_reason_back_is_not_asked(tmp_path: Path, run_once) -> None:  # noqa: ANN001

@@ -41,7 +41,7 @@ from ..i18n import catalog, has_chinese, normalize_lang, t
 from ._agent import Agent
 from ._claims import reply_lang
 from ._errors import ConsultaError, ToolError
-from ._facts import model_words
+from ._facts import echoes, model_words
 from ._grounding import Evidence
 from ._messages import (
     count_steps,
@@ -353,6 +353,15 @@ class AskDeferral(ToolWrapper):
                 "error_code": "invalid_question_format",
                 "message": f"The question repeats words meant for you, not the user ({meant!r}).",
                 "_hint": "Ask the user one plain question about what they asked for, in their words, or reply.",
+            }
+        if facts.prompt and (asked := next((t for t in shown if echoes(t, facts.prompt)), None)) is not None:
+            # seen on the embedded model: "What did we put into the dewar last month?" asked back of the person
+            # who asked it, after a look-up that had found the answer
+            return {
+                "ok": False,
+                "error_code": "invalid_question_format",
+                "message": f"The question only says the user's own request back ({asked!r}).",
+                "_hint": "Answer it from the results of this turn's tools; ask only about what is unclear in it.",
             }
         raise CallDeferred(metadata={ASK_METADATA_KEY: {"kind": kind.name, "payload": payload}}, kind="question")
 

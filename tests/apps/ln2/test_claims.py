@@ -1150,3 +1150,20 @@ def test_a_name_said_with_its_parts_run_together_is_named() -> None:
     assert named_in("where are the U87s?", inventory) == ("U-87 MG", "cell_line")
     assert named_in("u87mg left?", inventory) == ("U-87 MG", "cell_line")
     assert named_in("the ones in box 3", inventory) is None
+
+
+HELDOUT11_LAB = Path(__file__).parents[3] / "bench" / "data" / "ln2" / "heldout11_lab.yaml"
+
+
+@pytest.mark.parametrize(
+    ("words", "change"),
+    [
+        ("anything we froze in feb 2026?", False),  # eleventh set: what was done then, asked (add_entry was tried)
+        ("anything thawed last week?", False),
+        ("we froze 3 HeLa into box 2 pos 1-3, can you log them?", True),
+        ("froze 2 vials of S2 in box 1 A1 A2?", True),
+        ("we froze 2 HeLa today, can you add them?", True),
+    ],
+)
+def test_eleventh_set_what_was_frozen_asked_is_no_change(words: str, change: bool) -> None:
+    assert asks_for_change(words) is change

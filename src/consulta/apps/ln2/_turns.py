@@ -376,6 +376,7 @@ def asks_for_change(words: str) -> bool:
     return any(_CHANGE.search(s) and not _a_question(s) for s in _SENTENCE_END.split(words))
 
 
+_ANY = re.compile(r"\b(?:any|anything|everything|something)\b", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[!?。！？])\s*|(?<=[.;；])\s+")
 
 
@@ -387,6 +388,14 @@ def _a_question(sentence: str) -> bool:
         return True
     if _ASKING.search(sentence) and said_date(sentence) is not None:
         return True  # "2025年12月份冻了哪些细胞" without its "？": what was done then
+    if (
+        _QUESTION_END.search(sentence)
+        and _DONE_FORMS.search(sentence)
+        and not _CHANGE.search(_DONE_FORMS.sub(" ", sentence))
+        and (said_date(sentence) is not None or _ANY.search(sentence))
+        and not said_boxes(sentence)
+    ):
+        return True  # "anything we froze in feb 2026?": what was done then (not "we froze 3 into box 2, log them?")
     return bool(_LOOK_LEAD.search(sentence)) and not _CHANGE.search(_DONE_FORMS.sub(" ", sentence))
 
 
