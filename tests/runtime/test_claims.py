@@ -102,6 +102,9 @@ FALSE_WITH_NO_ACTION = [
     "我把它们标记为丢弃了。",
     # eighth set: traditional characters ("已復甦 BY4742 管", said after a look-up only)
     "已復甦 BY4742 管，8 号盒第 2 格，共 3 管。",
+    # eleventh set, through the page: "化一管AB9 3盒D2" answered with a freeze said done, after a look-up only
+    "已冻结AB9 3盒D2，共3管。",
+    "已经冻好了两管。",
 ]
 
 COMPLETION_WHILE_STAGED = [

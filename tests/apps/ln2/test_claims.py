@@ -1167,3 +1167,16 @@ HELDOUT11_LAB = Path(__file__).parents[3] / "bench" / "data" / "ln2" / "heldout1
 )
 def test_eleventh_set_what_was_frozen_asked_is_no_change(words: str, change: bool) -> None:
     assert asks_for_change(words) is change
+
+
+def test_eleventh_set_the_asking_sentence_picks_the_look_and_hua_thaws() -> None:
+    """Eleventh set, through the page: "Which vials did Haugen freeze down? need to clear some space before she
+    leaves" looked up free places (156); "化一管AB9 3盒D2" (化冻 said short) was no change."""
+    from consulta.apps.ln2._turns import change_asked, first_look_for
+
+    look = first_look_for(HELDOUT11_LAB)
+    assert look("Which vials did Haugen freeze down? need to clear some space before she leaves") == [
+        ("search_records", {"text": "Haugen"})
+    ]
+    assert look("how many free positions are there") == [("empty_positions", {})]
+    assert change_asked("化一管AB9 3盒D2") == "take" and change_asked("文化管理") is None

@@ -49,7 +49,7 @@ __all__ = [
 ]
 
 _THAW_EN = r"thaw[a-z]*|reviv[a-z]*"
-_THAW_ZH = "解冻|复苏|化冻"
+_THAW_ZH = r"解冻|复苏|化冻|化(?=[一两二三四五六七八九十几\d]+[管支])"  # "化一管AB9": 化冻 said short
 _DISCARD_EN = (
     r"discard[a-z]*|throw\s+(?:\w+\s+)?away|dispose[a-z]*|toss(?:ed)?|chuck(?:ed)?|trash(?:ed)?|"
     r"bin(?:ned)?\s+(?:it|them|this|that|those|these|the)\b"
@@ -376,6 +376,13 @@ def asks_for_change(words: str) -> bool:
     return any(_CHANGE.search(s) and not _a_question(s) for s in _SENTENCE_END.split(words))
 
 
+def _asked(words: str) -> str:
+    """The sentences of `words` that ask (end with a question mark), else all of them: "Which vials did Haugen freeze
+    down? need to clear some space before she leaves" asks of Haugen's vials, not of space."""
+    asked = [s for s in _SENTENCE_END.split(words) if re.search(r"[?？]\s*$", s)]
+    return " ".join(asked) or words
+
+
 _ANY = re.compile(r"\b(?:any|anything|everything|something)\b", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[!?。！？])\s*|(?<=[.;；])\s+")
 
@@ -617,7 +624,7 @@ def first_look_for(
             return looks
         if box is not None:
             return [("query_inventory", {"box": box})]
-        if _FREE.search(words) and not _TUBES_COUNTED.search(words):
+        if _FREE.search(_asked(words)) and not _TUBES_COUNTED.search(words):
             return [("empty_positions", {})]
         if _TOTAL.search(words) and lone_name(words) is None:  # the whole tank: its totals
             return [("inventory_stats", {})]
