@@ -1180,3 +1180,15 @@ def test_eleventh_set_the_asking_sentence_picks_the_look_and_hua_thaws() -> None
     ]
     assert look("how many free positions are there") == [("empty_positions", {})]
     assert change_asked("化一管AB9 3盒D2") == "take" and change_asked("文化管理") is None
+
+
+def test_eleventh_set_get_out_asks_which_cells_and_a_hyphen_range_after_di_is_places() -> None:
+    from consulta.apps.ln2._inventory import load_inventory
+    from consulta.apps.ln2._locate import said_places
+    from consulta.apps.ln2._turns import first_look_for
+
+    assert first_look_for(HELDOUT11_LAB)("can you get a vial out for me? need it tmrw morning") == [
+        ("inventory_stats", {})
+    ]
+    layout = load_inventory(HELDOUT11_LAB).layout
+    assert said_places("帮忙登记一下 3 tubes of S2R+ Act-Cas9 sgFz，放5号盒第31-33格", layout) == {5: {31, 32, 33}}

@@ -358,8 +358,8 @@ _AT = re.compile(
     r"min|s\b|sec|%|x\b|×|g\b|rpm|[:.]\d))",
 )
 """A tube named and its place ("the Sf9 at 96", "the one at 37"), not a temperature, a time or a speed ("thaw at 37 °C")."""
-_ZH_ORDINALS = re.compile(r"第\s*(\d+(?:\s*(?:[、,，和与及跟/]|到|至)\s*第?\s*\d+)+)\s*个?\s*号?\s*(?:位|孔|格)")
-"""Positions each said with 第 ("第10和第11位", "第3到第5位")."""
+_ZH_ORDINALS = re.compile(r"第\s*(\d+(?:\s*(?:[、,，和与及跟/~–-]|到|至)\s*第?\s*\d+)+)\s*个?\s*号?\s*(?:位|孔|格)")
+"""Positions each said with 第 ("第10和第11位", "第3到第5位", "第31-33格")."""
 _ZH_POSITION = re.compile(
     r"(?:第\s*)?(\d+)\s*号\s*(?:位|孔|格)|第\s*(\d+)\s*个?\s*(?:位|孔|格)|(?:^|(?<=[盒的]))\s*(\d+)\s*(?:位|孔|格)(?!数)|"
     r"(?<=盒)\s*(\d+)\s*号(?!\s*盒)"

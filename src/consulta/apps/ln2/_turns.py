@@ -59,7 +59,7 @@ _TAKE_EN = (
     rf"{_THAW_EN}|{_DISCARD_EN}|tak(?:e|en|ing)\s+(?:\w+\s+){{0,4}}?out|took\s+out|takeout|use\s+up|"
     r"(?:tak(?:e|ing)|took|bring(?:ing)?|brought)\s+(?:[\w/.-]+\s+){1,8}?(?:over\s+)?to\s+(?:the\s+|our\s+)?"
     r"(?:[A-Z][\w.-]*\s+){0,3}(?:lab|group|team|core|facility)\b|"
-    r"pull(?:ed|ing)?\s+(?:\w+\s+){0,4}?out|pull(?:ed|ing)?\s+(?:a|an|one|two|three|\d+)\s+(?:\w+\s+)?(?:vials?|tubes?)|"
+    r"(?:pull|get)(?:ed|ing|s)?\s+(?:\w+\s+){0,4}?out|pull(?:ed|ing)?\s+(?:a|an|one|two|three|\d+)\s+(?:\w+\s+)?(?:vials?|tubes?)|"
     r"grab|fetch|remove|"
     r"(?:tak(?:e|ing)|took|cross(?:ed|ing)?)\s+(?:\w+\s+){0,3}?off\s+(?:the\s+|our\s+)?(?:list|inventory|books|records?)|"
     r"(?:giv(?:e|ing)|gave|send(?:ing)?|sent|ship(?:ping|ped)?|hand(?:ing|ed)?)\s+(?!me\b|us\b)(?:[\w-]+\s+){0,6}?"
