@@ -1192,3 +1192,18 @@ def test_eleventh_set_get_out_asks_which_cells_and_a_hyphen_range_after_di_is_pl
     ]
     layout = load_inventory(HELDOUT11_LAB).layout
     assert said_places("帮忙登记一下 3 tubes of S2R+ Act-Cas9 sgFz，放5号盒第31-33格", layout) == {5: {31, 32, 33}}
+
+
+@pytest.mark.parametrize(
+    ("words", "said"),
+    [
+        ("anything we froze in feb 2026?", "RTgill-W1"),  # eleventh set: the model's reply mixed in a used-up record
+        ("What did we put into the dewar last month?", "ZF4 H2B-mCherry cl.5"),  # the request asked back
+        ("这个月新冻了些啥", "S2R+ Act-Cas9"),  # the model said "S2R+"
+    ],
+)
+def test_eleventh_set_what_was_frozen_when_is_answered_by_code(tmp_path: Path, words: str, said: str) -> None:
+    lab = tmp_path / "inventory.yaml"
+    lab.write_bytes(HELDOUT11_LAB.read_bytes())
+    run, _ = run_by_code(tmp_path, lab, words)
+    assert run.status == RunStatus.finished and said in (run.output or "")

@@ -519,14 +519,15 @@ _FRAME_EN = frozenset(
     is it left line lines list located many me much number of open our place places plasmid please pos position positions
     remain remaining show slot slots some space spaces still stock stored tank tell the there tube tubes vial vials
     was we were what what's whats where which who whose you sitting sits kept placed lying inside total altogether
-    overall whole entire full somewhere anywhere around""".split()
+    overall whole entire full somewhere anywhere around anything something froze freeze put into dewar did last this
+    month week year ago recently new newly added""".split()
 )
 """The words of a plain look-up's frame ("Do we have any … left?", "What is in box … position …?", "Where are …?")."""
 _FRAME_ZH = tuple(
     sorted(
         """我们 我 还有 有没有 有多少 有几 一共 共 总共 还剩 剩下 剩余 剩 多少 几管 几支 几个 几号 几 管 支 个 空位 空 号 盒 第 位
         置 在 哪里 哪儿 哪 是 什么 的 吗 呢 啊 细胞 冻存 冻 请问 查 一下 列出 所有 哪些 年 月 份 里 中 现在 目前 库存 罐 液氮
-        有 还 质粒 放 装 搁 这里 这儿 这 了 整个 总数 满""".split(),
+        有 还 质粒 放 装 搁 这里 这儿 这 了 整个 总数 满 新 些 啥 进 上 本""".split(),
         key=len,
         reverse=True,
     )
