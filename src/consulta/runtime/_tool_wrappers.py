@@ -354,7 +354,7 @@ class AskDeferral(ToolWrapper):
                 "message": f"The question repeats words meant for you, not the user ({meant!r}).",
                 "_hint": "Ask the user one plain question about what they asked for, in their words, or reply.",
             }
-        if facts.prompt and (asked := next((t for t in shown if echoes(t, facts.prompt)), None)) is not None:
+        if facts.prompt and (asked := next((t for t in shown if _long(t) and echoes(t, facts.prompt)), None)):
             # seen on the embedded model: "What did we put into the dewar last month?" asked back of the person
             # who asked it, after a look-up that had found the answer
             return {
@@ -366,14 +366,20 @@ class AskDeferral(ToolWrapper):
         raise CallDeferred(metadata={ASK_METADATA_KEY: {"kind": kind.name, "payload": payload}}, kind="question")
 
 
+def _long(text: str) -> bool:
+    """Whether `text` is long enough to be a repeat: three words or more, or six Chinese characters (an option "A" or
+    a header "Which?" is not)."""
+    bare = text.strip(" ?？.。!！:：")
+    return len(bare.split()) >= 3 or len(re.findall(r"[\u4e00-\u9fff]", bare)) >= 6
+
+
 def _said_back(texts: list[str], meant: Sequence[str]) -> str | None:
     """A text of three words or more (six Chinese characters) that is part of a text meant for the model, said back
     whole (seen: "What was found or done?", from a refusal's reason, as a question's header and question)."""
     folded = [re.sub(r"\s+", " ", m.casefold()) for m in meant]
     for text in texts:
         bare = re.sub(r"\s+", " ", text.casefold()).strip(" ?？.。!！:：")
-        long_enough = len(bare.split()) >= 3 or len(re.findall(r"[\u4e00-\u9fff]", bare)) >= 6
-        if long_enough and any(bare in m for m in folded):
+        if _long(bare) and any(bare in m for m in folded):
             return text
     return None
 
