@@ -392,8 +392,11 @@ def test_a_test_only_app_gets_its_page_and_the_next_agents_reply(open_page: Any,
         assert p.page.evaluate("document.body.dataset.probeMounted") == "true"
         p.page.fill("#prompt", "hello")
         p.page.press("#prompt", "Enter")
-        p.page.locator(".msg.agent", has_text="Spoken!").wait_for()
+        # `.first`: while the page follows the hand-over, the reply's stream and the reply may both be on the page for
+        # a moment; that it is shown once is asserted when the turn has ended
+        p.page.locator(".msg.agent", has_text="Spoken!").first.wait_for()
         wait_for(lambda: not p.page.is_visible("#stop"), what="the turn to end")
+        wait_for(lambda: p.page.locator(".msg.agent").count() == 1, what="the reply shown once")
         # The person reads their message and the speaker's reply: not the planner's note, not the speaker's prompt.
         assert [m.strip() for m in p.page.locator(".msg.user").all_inner_texts()] == ["hello"]
         assert [m.strip() for m in p.page.locator(".msg.agent").all_inner_texts()] == ["Spoken!"]
