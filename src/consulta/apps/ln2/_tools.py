@@ -350,19 +350,7 @@ class Ln2Plans:
         if tool_name == "record_thaw":
             return {**args, **self._grounded_ref(args, evidence)}
         if tool_name == "batch_thaw" and isinstance(args.get("entries"), list):
-            # the entries come validated, as TubeRefs (seen: never grounded, "thaw all 3 CHO-K1 pls" called with
-            # plasmid 'pls' refused), or as dicts
-            return {
-                **args,
-                "entries": [
-                    TubeRef.model_validate(self._grounded_ref(e.model_dump(), evidence))
-                    if isinstance(e, TubeRef)
-                    else self._grounded_ref(e, evidence)
-                    if isinstance(e, dict)
-                    else e
-                    for e in args["entries"]
-                ],
-            }
+            return {**args, "entries": [self._grounded_entry(e, evidence) for e in args["entries"]]}
         if tool_name == "add_entry":
             return self._placed_as_said(args, evidence)
         return args
@@ -405,6 +393,13 @@ class Ln2Plans:
         if not said or (set(positions) <= said and tubes_said(words) != len(said)):
             return args
         return {**args, "positions": sorted(said)}
+
+    def _grounded_entry(self, entry: Any, evidence: Evidence) -> Any:
+        """A batch entry grounded like a record_thaw call. Entries come validated, as TubeRefs (seen: never grounded,
+        "thaw all 3 CHO-K1 pls" called with plasmid 'pls' and refused), or as dicts; anything else is left as it is."""
+        if isinstance(entry, TubeRef):
+            return TubeRef.model_validate(self._grounded_ref(entry.model_dump(), evidence))
+        return self._grounded_ref(entry, evidence) if isinstance(entry, dict) else entry
 
     def _grounded_ref(self, ref: dict[str, Any], evidence: Evidence) -> dict[str, Any]:
         words = " ".join((*evidence.user_texts, *evidence.answers))

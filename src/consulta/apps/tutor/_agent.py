@@ -688,8 +688,7 @@ def _follows(packet: InstructionPacket, findings: Findings) -> ReplyCheck:
                 "Say so plainly, say why from the notes, and end with one guiding question.",
                 replacement=blocked,
             )
-        found = _concrete(findings.issues)
-        if found and not any(f in text.casefold() for f in found):
+        if _misses_the_findings(text, findings):
             raise ReplyRefused(
                 "Say why the task cannot start, from the notes.", replacement=blocked, check="tutor", at_once=True
             )
@@ -734,8 +733,7 @@ def _names_the_warnings(packet: InstructionPacket, findings: Findings) -> ReplyC
     def check(text: str, facts: TurnFacts) -> None:
         if packet.task_status == "blocked" or "dataset_warnings" not in findings.rules:
             return
-        found = _concrete(findings.issues)
-        if found and not any(f in text.casefold() for f in found):
+        if _misses_the_findings(text, findings):
             raise ReplyRefused(
                 "Say what the check of the file found, from the notes.",
                 replacement=packet_reply(packet, facts.lang, findings),
@@ -747,6 +745,12 @@ def _names_the_warnings(packet: InstructionPacket, findings: Findings) -> ReplyC
 
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*[A-Za-z0-9_]|[A-Za-z]|\d+")
+
+
+def _misses_the_findings(text: str, findings: Findings) -> bool:
+    """Whether a reply names nothing the dataset check found (a column, a count, the file), when it found something."""
+    found = _concrete(findings.issues)
+    return bool(found) and not any(f in text.casefold() for f in found)
 
 
 def _concrete(issues: Sequence[str]) -> set[str]:
