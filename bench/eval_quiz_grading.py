@@ -414,7 +414,8 @@ def decide(graded: list[dict[str, Any]], calibration: Calibration) -> None:
         if g["probabilities"] is None:
             g["score"], g["is_correct"] = FALLBACK_SCORE, False
             continue
-        g["score"] = calibration.score(calibration.probability(g["probabilities"], _evidence_of(g)))
+        mapping = calibration.for_verdict(g["probabilities"])
+        g["score"] = mapping.score(mapping.probability(g["probabilities"], _evidence_of(g)))
         g["is_correct"] = g["score"] >= CORRECT_THRESHOLD
         pr = g["probabilities"]
         g["model_correct"] = pr["correct"] + pr.get("partial", 0.0) / 2 >= 0.5
@@ -525,7 +526,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.limit is not None and args.limit < 1:
         parser.error("--limit must be at least 1")
     if args.readings is None:
-        readings = list(default_calibration().readings)
+        readings = list(default_calibration().wanted)
     elif args.readings == "all":
         readings = list(VERDICT_READINGS)
     else:
@@ -585,8 +586,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.previous_calibration:
         before_calibration = Calibration.from_file(args.previous_calibration)
         for g in graded:
-            p = before_calibration.probability(g["probabilities"], _evidence_of(g)) if g["probabilities"] else 0.0
-            g["previous_correct"] = g["probabilities"] is not None and before_calibration.score(p) >= CORRECT_THRESHOLD
+            mapping = before_calibration.for_verdict(g["probabilities"])
+            p = mapping.probability(g["probabilities"], _evidence_of(g)) if g["probabilities"] else 0.0
+            g["previous_correct"] = g["probabilities"] is not None and mapping.score(p) >= CORRECT_THRESHOLD
     held_out = [g for g in graded if g["split"] == "test"]
     summary: dict[str, Any] = {"held_out": summarize(held_out) if held_out else None, "all": summarize(graded)}
     summary["by_set"] = {

@@ -74,6 +74,29 @@ def main(release: Path) -> None:
             "".join(json.dumps(a, ensure_ascii=False) + "\n" for a in answers), encoding="utf-8"
         )
         print(f"{corpus}: {len(questions)} questions, {len(answers)} answers")
+    probe_pool(release)
+
+
+PROBE_POOL = {"sciEntsBank": 10, "beetle": 12}  # answers per training question for the grading probe's fit
+
+
+def probe_pool(release: Path) -> None:
+    """`probe_train/`: every training question of both corpora (but LEFT_OUT) with its first N answers by the same
+    hash (a superset of the `train` answers above): what `bench/fit_quiz_probe.py` fits the grading probe on. No test
+    question is in it."""
+    questions, answers = [], []
+    for corpus, n in PROBE_POOL.items():
+        for path in sorted((release / "training" / "2way" / corpus).glob("*.xml")):
+            if ET.parse(path).getroot().attrib["id"] in LEFT_OUT:
+                continue
+            question, rows = _question(path, split="train", answers=n)
+            questions.append({**question, "corpus": corpus})
+            answers.extend(rows)
+    out = HERE / "probe_train"
+    out.mkdir(exist_ok=True)
+    (out / "questions.json").write_text(json.dumps(questions, indent=1, ensure_ascii=False) + "\n", "utf-8")
+    (out / "answers.jsonl").write_text("".join(json.dumps(a, ensure_ascii=False) + "\n" for a in answers), "utf-8")
+    print(f"probe_train: {len(questions)} questions, {len(answers)} answers")
 
 
 if __name__ == "__main__":

@@ -464,6 +464,56 @@ class LocalModel(Model):
             cancel.set()  # a caller that gave up (its time limit) frees the model within one chunk of tokens
             raise
 
+    async def last_state(self, *, system: str, prompt: str) -> list[float]:
+        """The model's hidden state (the final layer, normalised as the output head reads it) at the last token of the
+        prompt it would answer (`prompt` under `system`, the assistant's turn opened): what a linear read-out such as a
+        fitted grading probe weighs. One forward pass, the KV cache reused as for `label_probabilities`."""
+        chat: list[ChatMessage] = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
+        cancel = threading.Event()
+        try:
+            future = self._worker.submit(self._last_state, chat, cancel)
+            return await anyio.to_thread.run_sync(future.result, abandon_on_cancel=True)
+        except anyio.get_cancelled_exc_class():
+            cancel.set()
+            raise
+
+    def _last_state(self, chat: list[ChatMessage], cancel: threading.Event) -> list[float]:
+        import llama_cpp
+        import numpy as np
+
+        if cancel.is_set():
+            raise TimeoutError("the caller gave up before the model was free")
+        with self._lock:
+            llama = self._load_locked()
+            tokens = self._prompt_tokens(llama, chat)
+            keep = _reusable_prefix(llama, tokens)
+            llama.n_tokens = keep
+            self._fit_threads(llama_cpp, llama)
+            for start in range(keep, len(tokens) - 1, _LABEL_CHUNK):
+                if cancel.is_set():
+                    raise TimeoutError("the caller gave up while the prompt was being read")
+                llama.eval(tokens[start : min(start + _LABEL_CHUNK, len(tokens) - 1)])
+            # Embeddings on for the last token alone: on for the whole prompt, llama.cpp would compute every token's
+            # logits (151k each) as outputs.
+            llama_cpp.llama_set_embeddings(llama.ctx, True)
+            try:
+                llama.eval(tokens[-1:])
+                state = np.ctypeslib.as_array(
+                    llama_cpp.llama_get_embeddings_ith(llama.ctx, -1), shape=(llama.n_embd(),)
+                )
+                return [float(x) for x in state]
+            finally:
+                llama_cpp.llama_set_embeddings(llama.ctx, False)
+
+    def _prompt_tokens(self, llama: Llama, chat: list[ChatMessage]) -> list[int]:
+        """`chat` rendered by the model's template and tokenised; a prompt that leaves no room in the context window
+        raises `ModelContextWindowExceededError`."""
+        formatted = self._formatter(messages=chat)
+        tokens = llama.tokenize(formatted.prompt.encode("utf-8"), add_bos=not formatted.added_special, special=True)
+        if len(tokens) >= llama.n_ctx():
+            raise ModelContextWindowExceededError(self.model_name, f"The prompt is {len(tokens)} tokens, too long.")
+        return tokens
+
     def _fit_threads(self, llama_cpp: Any, llama: Llama) -> None:
         """Give the next step the threads the cores free right now allow (see `threads_for_now`)."""
         threads = threads_for_now(self.n_threads)
@@ -479,10 +529,7 @@ class LocalModel(Model):
             raise TimeoutError("the caller gave up before the model was free")
         with self._lock:
             llama = self._load_locked()
-            formatted = self._formatter(messages=chat)
-            tokens = llama.tokenize(formatted.prompt.encode("utf-8"), add_bos=not formatted.added_special, special=True)
-            if len(tokens) >= llama.n_ctx():
-                raise ModelContextWindowExceededError(self.model_name, f"The prompt is {len(tokens)} tokens, too long.")
+            tokens = self._prompt_tokens(llama, chat)
             firsts = [llama.tokenize(label.encode("utf-8"), add_bos=False, special=False)[0] for label in labels]
             if len(set(firsts)) != len(firsts):
                 raise ValueError(f"the labels {list(labels)} do not differ in their first token")

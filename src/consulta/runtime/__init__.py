@@ -100,7 +100,7 @@ if TYPE_CHECKING:
         write_tool,
     )
     from ._tracing import TRACES_SETTING, Tracing, tracing_from_setting
-    from ._typed_answer import LabelReader, TypedAnswer, label_probabilities, typed_answer
+    from ._typed_answer import LabelReader, StateReader, TypedAnswer, label_probabilities, last_state, typed_answer
 
 
 __all__ = [
@@ -180,6 +180,7 @@ __all__ = [
     "TurnFacts",
     "TypedAnswer",
     "LabelReader",
+    "StateReader",
     "all_checks",
     "apply_policies",
     "argument_validator",
@@ -214,6 +215,7 @@ __all__ = [
     "wrong_language",
     "typed_answer",
     "label_probabilities",
+    "last_state",
     "state_table",
     "upsert",
     "utcnow",

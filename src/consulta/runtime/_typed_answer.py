@@ -4,6 +4,7 @@ errors) or its probability of each of a few labels (one forward pass, where the 
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from ._errors import ToolError
 from ._messages import count_steps, dump_messages
 from ._tools import ToolCallContext
 
-__all__ = ["LabelReader", "TypedAnswer", "label_probabilities", "typed_answer"]
+__all__ = ["LabelReader", "StateReader", "TypedAnswer", "label_probabilities", "last_state", "typed_answer"]
 
 
 @dataclass(frozen=True)
@@ -135,6 +136,32 @@ async def label_probabilities(
             f"The model's label probabilities {read!r} do not give one in [0, 1] per label {list(labels)}."
         )
     return {label: float(read[label]) for label in labels}
+
+
+@runtime_checkable
+class StateReader(Protocol):
+    """A model that gives its final hidden state at the end of a prompt, the assistant's turn opened (the embedded
+    `LocalModel` does): what a read-out fitted on that model weighs. `model_name` says which model the state is of."""
+
+    @property
+    def model_name(self) -> str: ...
+
+    async def last_state(self, *, system: str, prompt: str) -> list[float]: ...
+
+
+async def last_state(
+    *, model: Model | StateReader, system: str, prompt: str, timeout: float | None = None
+) -> list[float] | None:
+    """`model`'s final hidden state at the end of `prompt` under `system`, or None when the model gives none (it is no
+    `StateReader`). With a `timeout` (seconds), TimeoutError past it (the model is cancelled); a state that is not a
+    list of finite numbers: ValueError."""
+    if not isinstance(model, StateReader):
+        return None
+    async with _within(timeout, "hidden state"):
+        state = await model.last_state(system=system, prompt=prompt)
+    if not state or not all(isinstance(x, int | float) and math.isfinite(x) for x in state):
+        raise ValueError(f"The model's hidden state is not a list of finite numbers (length {len(state)}).")
+    return [float(x) for x in state]
 
 
 @asynccontextmanager

@@ -19,12 +19,16 @@ from pydantic import BaseModel, Field
 from pydantic_ai.models import Model
 
 from ...i18n import language_name, t
-from ...runtime import LabelReader, current_tool_call, label_probabilities, typed_answer
+from ...runtime import LabelReader, StateReader, current_tool_call, label_probabilities, last_state, typed_answer
+from ._probe import GradingProbe, prompt_key, shipped_probe
 
 __all__ = [
     "IDEAS_READING",
+    "PROBE_READING",
+    "VERDICT_PROMPT_KEY",
     "VERDICT_READINGS",
     "YES_NO_READINGS",
+    "verdict_prompt",
     "AnswerGrade",
     "Budget",
     "Explanation",
@@ -136,7 +140,12 @@ IDEAS_READING = "ideas"
 """The reading of each idea of the reference answer (`_short_answer.ideas_of`) on its own: "does the student's answer
 say this: «idea»?", one forward pass per idea over a prompt of its own (the question and the answer, no expected
 ideas); its probability is the least P(yes) of the ideas (every idea must be said)."""
-VERDICT_READINGS = (*YES_NO_READINGS, IDEAS_READING)
+PROBE_READING = "probe"
+"""The grading probe's P(correct) (`_probe.GradingProbe`): a fitted read-out of the model's hidden state at the end of
+the labels' prompt, one token more than the labels; read only for the model and prompt it was fitted on."""
+VERDICT_PROMPT_KEY = prompt_key(_VERDICT_INSTRUCTIONS, _ASK_LABEL)
+"""The key of the verdict's fixed prompt parts a probe records (`GradingProbe.prompt`)."""
+VERDICT_READINGS = (*YES_NO_READINGS, IDEAS_READING, PROBE_READING)
 """Every reading a verdict may add to its labels, by name."""
 _IDEAS_INSTRUCTIONS = (
     "You are a teacher marking a student's short answer. Judge meaning, not wording: synonyms, spelling and other "
@@ -191,14 +200,45 @@ def _lines(*fields: tuple[str, str | Sequence[str] | None]) -> str:
     )
 
 
+def _answer_lines(user_answer: str, *, expected: Sequence[str], stem: str | None, reference_answer: str | None) -> str:
+    """The verdict prompts' item and answer: what every answer to the item shares first (the KV cache keeps it)."""
+    return _lines(
+        ("Question", stem),
+        ("Reference answer", reference_answer),
+        ("Expected ideas", [k.replace("|", " / ") for k in expected]),
+        ("Student's answer", user_answer),
+    )
+
+
+def verdict_prompt(
+    *, user_answer: str, expected: Sequence[str], stem: str | None = None, reference_answer: str | None = None
+) -> tuple[str, str]:
+    """The system instruction and the prompt of a short answer's verdict labels (and of the grading probe's state)."""
+    asked = _answer_lines(user_answer, expected=expected, stem=stem, reference_answer=reference_answer)
+    return _VERDICT_INSTRUCTIONS, f"{asked}\n{_ASK_LABEL}"
+
+
 class ModelJudge:
     """The model's structured judgments, each bounded by `timeout` seconds (or a call's shorter `timeout`) and
     `retries` re-asks of a misfit answer."""
 
-    def __init__(self, model: Model, *, timeout: float = 60.0, retries: int = 1) -> None:
+    def __init__(
+        self, model: Model, *, timeout: float = 60.0, retries: int = 1, probe: GradingProbe | None = None
+    ) -> None:
         self.model = model
         self.timeout = timeout
         self.retries = retries
+        self.probe = probe if probe is not None else shipped_probe()
+
+    @property
+    def reads_probe(self) -> bool:
+        """Whether the verdict's `probe` reading applies: the model gives its hidden state and is the one the probe
+        was fitted on, after the same prompt."""
+        return (
+            self.probe is not None
+            and isinstance(self.model, StateReader)
+            and self.probe.applies_to(model_name=self.model.model_name, prompt=VERDICT_PROMPT_KEY)
+        )
 
     async def judge_item(
         self,
@@ -303,19 +343,21 @@ class ModelJudge:
         unknown = [name for name in readings if name not in VERDICT_READINGS]
         if unknown:
             raise ValueError(f"Unknown verdict readings {unknown}: use names of VERDICT_READINGS {VERDICT_READINGS}.")
-        prompt = _lines(
-            ("Question", stem),
-            ("Reference answer", reference_answer),
-            ("Expected ideas", [k.replace("|", " / ") for k in expected]),
-            ("Student's answer", user_answer),
-        )
+        prompt = _answer_lines(user_answer, expected=expected, stem=stem, reference_answer=reference_answer)
         budget = Budget(self.timeout if timeout is None else min(timeout, self.timeout))
-        probabilities = await self._read_labels(_VERDICT_INSTRUCTIONS, f"{prompt}\n{_ASK_LABEL}", LABELS, timeout)
+        system, asked = verdict_prompt(
+            user_answer=user_answer, expected=expected, stem=stem, reference_answer=reference_answer
+        )
+        probabilities = await self._read_labels(system, asked, LABELS, timeout)
         if probabilities is None:
-            answer = await self._ask(_VERDICT_INSTRUCTIONS, f"{prompt}\n{_ASK_LABEL}", Verdict, timeout)
+            answer = await self._ask(system, asked, Verdict, timeout)
             return {label: float(answer.verdict == label) for label in LABELS}
         for name in dict.fromkeys(readings):
             try:
+                if name == PROBE_READING:
+                    if self.reads_probe:
+                        probabilities[name] = await self._probe_said(asked, budget)
+                    continue
                 if name == IDEAS_READING:
                     said_each = await self._ideas_said(
                         user_answer, stem=stem, reference=reference_answer, budget=budget
@@ -331,6 +373,18 @@ class ModelJudge:
             if said is not None:
                 probabilities[name] = _yes(said)
         return probabilities
+
+    async def _probe_said(self, asked: str, budget: Budget) -> float:
+        """The probe's P(correct) for the hidden state at the end of `asked` (the labels' prompt: in the KV cache,
+        so one token is read)."""
+        assert self.probe is not None
+        state = await self._bounded(
+            lambda limit: last_state(model=self.model, system=_VERDICT_INSTRUCTIONS, prompt=asked, timeout=limit),
+            budget(),
+        )
+        if state is None:
+            raise JudgeUnavailable("error", "the model gave no hidden state")
+        return self.probe.probability(state)
 
     async def _ideas_said(
         self, user_answer: str, *, stem: str | None, reference: str | None, budget: Budget

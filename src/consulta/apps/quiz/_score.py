@@ -125,10 +125,11 @@ async def score_and_explain(
                 expected=keywords,
                 stem=stem,
                 reference_answer=correct_answer,
-                readings=mapping.readings,
+                readings=mapping.wanted,
                 timeout=left(),
             )
             model_score = round(100 * (probabilities["correct"] + probabilities.get("partial", 0.0) / 2))
+            mapping = mapping.for_verdict(probabilities)
             score = mapping.score(mapping.probability(probabilities, seen))
         except JudgeUnavailable as error:
             score, ungraded = FALLBACK_SCORE, error

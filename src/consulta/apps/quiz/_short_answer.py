@@ -262,11 +262,20 @@ class Calibration:
     weights: Mapping[str, float]
     threshold: float
     source: str
+    fallback: Calibration | None = None
+    """The mapping for a verdict that lacks one of this one's readings (no time left, a model that cannot give it —
+    the grading probe reads only the model it was fitted on); None: a missing reading stands as `model`."""
 
     @property
     def readings(self) -> tuple[str, ...]:
         """The verdict's yes/no readings this mapping uses (weights other than the fixed features, not zero)."""
         return tuple(name for name, w in self.weights.items() if name not in _FIXED_FEATURES and w != 0.0)
+
+    @property
+    def wanted(self) -> tuple[str, ...]:
+        """The readings to ask the judge for: this mapping's, then its fallbacks' (read where they can be)."""
+        later = self.fallback.wanted if self.fallback is not None else ()
+        return tuple(dict.fromkeys((*self.readings, *later)))
 
     @staticmethod
     def features(
@@ -287,8 +296,14 @@ class Calibration:
             **{name: model if p is None else _logit(p) for name, p in read.items()},
         }
 
+    def for_verdict(self, probabilities: Mapping[str, float] | None) -> Calibration:
+        """The mapping for this verdict: this one, or its `fallback` (in turn) when a reading it weighs is missing."""
+        if self.fallback is not None and any(name not in (probabilities or {}) for name in self.readings):
+            return self.fallback.for_verdict(probabilities)
+        return self
+
     def probability(self, probabilities: Mapping[str, float] | None, found: Evidence) -> float:
-        """P(correct) by the fitted logistic model."""
+        """P(correct) by the fitted logistic model (`for_verdict` picks the model first)."""
         x = self.features(probabilities, found, self.readings)
         z = sum(self.weights.get(name, 0.0) * value for name, value in x.items())
         return 1 / (1 + math.exp(-max(min(z, 40.0), -40.0)))
@@ -304,8 +319,17 @@ class Calibration:
 
     @classmethod
     def from_file(cls, path: Path) -> Calibration:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return cls(weights=dict(data["weights"]), threshold=float(data["threshold"]), source=str(data["source"]))
+        return cls.from_dict(json.loads(path.read_text(encoding="utf-8")))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object]) -> Calibration:
+        fallback = data.get("fallback")
+        return cls(
+            weights={str(k): float(v) for k, v in dict(data["weights"]).items()},  # type: ignore[call-overload]
+            threshold=float(data["threshold"]),  # type: ignore[arg-type]
+            source=str(data["source"]),
+            fallback=cls.from_dict(fallback) if isinstance(fallback, Mapping) else None,
+        )
 
 
 @cache
