@@ -274,3 +274,22 @@ def test_real_model_grammar_for_varied_schemas_parses(local_model: LocalModel, t
 def test_real_model_structured_output(local_model: LocalModel) -> None:
     result = Agent(local_model, output_type=Position).run_sync("The vial is in box 7, slot 4. Report its position.")
     assert (result.output.box, result.output.slot) == (7, 4)
+
+
+@pytest.mark.model
+def test_real_model_gives_its_hidden_state_after_the_labels_prompt(local_model: LocalModel) -> None:
+    import math
+
+    from consulta.apps.quiz._judge import ModelJudge, verdict_prompt
+
+    system, prompt = verdict_prompt(user_answer="It gets higher.", expected=["higher"], stem="What happens to the pitch?")
+    labels = anyio.run(lambda: local_model.label_probabilities(system=system, prompt=prompt, labels=("yes", "no")))
+    state = anyio.run(lambda: local_model.last_state(system=system, prompt=prompt))
+    again = anyio.run(lambda: local_model.last_state(system=system, prompt=prompt))
+    assert len(state) == local_model.llama.n_embd() and all(math.isfinite(x) for x in state)
+    assert again == state and sum(labels.values()) == pytest.approx(1.0)
+    # the labels still read right after a state was read (embeddings are switched off again)
+    assert anyio.run(lambda: local_model.label_probabilities(system=system, prompt=prompt, labels=("yes", "no"))) == (
+        pytest.approx(labels)
+    )
+    assert ModelJudge(local_model).reads_probe  # the shipped probe was fitted on this model and prompt
