@@ -282,14 +282,19 @@ def test_real_model_gives_its_hidden_state_after_the_labels_prompt(local_model: 
 
     from consulta.apps.quiz._judge import ModelJudge, verdict_prompt
 
-    system, prompt = verdict_prompt(user_answer="It gets higher.", expected=["higher"], stem="What happens to the pitch?")
-    labels = anyio.run(lambda: local_model.label_probabilities(system=system, prompt=prompt, labels=("yes", "no")))
+    system, prompt = verdict_prompt(
+        user_answer="It gets higher.", expected=["higher"], stem="What happens to the pitch?"
+    )
+
+    def labels() -> dict[str, float]:
+        return anyio.run(lambda: local_model.label_probabilities(system=system, prompt=prompt, labels=("yes", "no")))
+
+    labels()
+    replayed = labels()  # the prompt in the KV cache: its last token replayed alone (a batch of one reads a little
+    # differently from the whole prompt's batch, so the state is read as the grader reads it: after the labels)
     state = anyio.run(lambda: local_model.last_state(system=system, prompt=prompt))
     again = anyio.run(lambda: local_model.last_state(system=system, prompt=prompt))
     assert len(state) == local_model.llama.n_embd() and all(math.isfinite(x) for x in state)
-    assert again == state and sum(labels.values()) == pytest.approx(1.0)
-    # the labels still read right after a state was read (embeddings are switched off again)
-    assert anyio.run(lambda: local_model.label_probabilities(system=system, prompt=prompt, labels=("yes", "no"))) == (
-        pytest.approx(labels)
-    )
+    assert again == state and sum(replayed.values()) == pytest.approx(1.0)
+    assert labels() == replayed  # the labels read as before once a state was read (embeddings switched off again)
     assert ModelJudge(local_model).reads_probe  # the shipped probe was fitted on this model and prompt

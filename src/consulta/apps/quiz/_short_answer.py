@@ -15,12 +15,15 @@ Code does what code knows (`evidence`):
 The model judges meaning (`Verdict`), read from one prompt (a fixed instruction, the item, the answer), one forward
 pass for its probability of each label (`correct`, `partial`, `incorrect`, the reply's first token), and one more
 per yes/no reading the calibration weighs (e.g. `same`: "does the answer say what the reference says?"; the prompt
-differs only in its last line, so the rest is in the KV cache; the shipped calibration weighs none today); a backend
-that cannot give probabilities answers one label under a grammar (that label gets probability 1; no yes/no reading).
+differs only in its last line, so the rest is in the KV cache; the shipped calibration weighs none), and the
+grading probe's P(correct) on the embedded model (`_probe`: a fitted read-out of its hidden state at the end of the
+labels' prompt, one token more); a backend that cannot give probabilities answers one label under a grammar (that
+label gets probability 1; no yes/no reading).
 
 `Calibration` maps both to a probability that a person would call the answer correct (a logistic model fitted by
-`bench/eval_quiz_grading.py --fit` on a training split of human-scored answers; the fitted weights ship in
-`data/grading_calibration.json` with where they came from) and that probability to the seed's score: the fitted
+`bench/fit_quiz_probe.py` — or `bench/eval_quiz_grading.py --fit` without the probe — on training answers scored by
+people; the fitted weights ship in `data/grading_calibration.json` with where they came from, the probe-less mapping
+as its `fallback` for a verdict without the probe) and that probability to the seed's score: the fitted
 decision threshold is 80 (the seed's `is_correct`), 0 → 0 and 1 → 100, linear in between.
 """
 
