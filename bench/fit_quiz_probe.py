@@ -4,7 +4,7 @@ The probe (`consulta.apps.quiz._probe`) is a logistic read-out of the embedded m
 of the short-answer verdict prompt (`ModelJudge.verdict`'s labels prompt). This script:
 
 1. reads every answer of the training pool (`bench/data/grading_semeval/probe_train`: all 178 SemEval-2013 Task 7
-   training questions of SciEntsBank and Beetle but the four of bench/data/grading, 1,874 answers, CC BY-SA 3.0; and
+   training questions of SciEntsBank and Beetle but the four of bench/data/grading, 2,586 answers, CC BY-SA 3.0; and
    the `train` split of the `zh` and `scientsbank` sets of eval_quiz_grading.py) through the model: the verdict's
    label probabilities and the hidden state, one prompt each (the states are kept in `--states`, not committed);
 2. fits the probe: an L2 logistic regression on the standardised states, its strength chosen by grouped
@@ -43,8 +43,8 @@ from consulta.runtime import label_probabilities, last_state  # noqa: E402
 
 POOL = grading.DATA_SEMEVAL / "probe_train"
 POOL_NAME = (
-    "SemEval-2013 Task 7 SciEntsBank and Beetle, all 178 training questions but 4, 1,874 answers, 2-way labels "
-    "(CC BY-SA 3.0; bench/data/grading_semeval/probe_train)"
+    "SemEval-2013 Task 7 SciEntsBank and Beetle, their training questions but 4, up to 14 (SciEntsBank) and 16 "
+    "(Beetle) answers each, 2-way labels (CC BY-SA 3.0; bench/data/grading_semeval/probe_train)"
 )
 STATES = Path(__file__).resolve().parent / "results" / "quiz_probe_states.jsonl"
 STRENGTHS = (0.0003, 0.001, 0.003, 0.01)  # sklearn's C: the inverse of the L2 penalty on standardised states

@@ -77,7 +77,7 @@ def main(release: Path) -> None:
     probe_pool(release)
 
 
-PROBE_POOL = {"sciEntsBank": 10, "beetle": 12}  # answers per training question for the grading probe's fit
+PROBE_POOL = {"sciEntsBank": 14, "beetle": 16}  # answers per training question for the grading probe's fit
 
 
 def probe_pool(release: Path) -> None:
