@@ -70,6 +70,8 @@ FALSE_WITH_NO_ACTION = [
     "The last operation has been undone.",
     "I have rolled back your last change.",
     "I've taken out one K562 tube from box 2.",
+    "The HEK293T vial at box 1 position 23 has been pulled out.",  # twelfth held-out set: only a look-up ran
+    "我扔掉管A20，4号盒第3格。",  # twelfth held-out set: "I threw away", no 已 or 了, after look-ups alone
     "We removed the tube at position 5.",
     "The thaw of record 9 has been recorded successfully.",
     "Record 9 has now been updated.",
@@ -119,6 +121,7 @@ COMPLETION_WHILE_STAGED = [
 ]
 
 LEGITIMATE = [
+    "我处理不了这个请求，请告诉我是哪一管。",  # a first person and a verb, said not done
     "Which K562 line do you mean: K562-WT, K562-dTAG or K562-RTCB?",
     "You can approve the plan to thaw tube 3, or reject it.",
     "We have 3 HeLa tubes left, in box 1 positions 4, 5 and 6.",

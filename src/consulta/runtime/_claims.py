@@ -208,6 +208,7 @@ EN_DONE = (
     "added",
     "removed",
     "taken out",
+    "pulled out",
     "undone",
     "reverted",
     "rolled back",
@@ -245,6 +246,7 @@ EN_NOW_DONE = (
     "added",
     "removed",
     "taken out",
+    "pulled out",
     "undone",
     "reverted",
     "rolled back",
@@ -344,6 +346,12 @@ _LEXICON: tuple[tuple[ClaimKind, re.Pattern[str]], ...] = tuple(
             r"\b(?:has|have|'ve|is|are)\s+(?:now\s+|just\s+)?(?:been\s+)?staged\b|\bI(?:'ve|\s+have)\s+staged\b|^\s*staged\b",
         ),
         ("done", r"已(?:经)?(?:为|帮|给|替)(?:您|你)"),
+        # "我扔掉管A20，4号盒第3格。": the reply says I did it, no 已 or 了 (seen after a look-up alone)
+        (
+            "done",
+            r"(?:^|(?<=[。！？!?，,；;\n]))\s*我(?:们)?(?:刚刚?|刚才)?(?:为您|为你|帮您|帮你|给您|给你)?"
+            rf"(?:{_ZH_VERBS})(?!不|没)",
+        ),
         ("done", rf"已(?:经)?{_ZH_GAP}(?:{_ZH_VERBS})"),
         ("done", rf"(?:成功|顺利)(?:地)?(?:{_ZH_VERBS})|(?:{_ZH_VERBS})[^，,：:；;]{{0,12}}?(?:好了|完毕|成功|完成了)"),
         # the passive, or "marked as", unless the sentence dates it (seen: "管子25、26…被标记为丢弃" after a look-up)

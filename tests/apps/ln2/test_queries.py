@@ -195,3 +195,11 @@ def test_sample_stats_add_up() -> None:
     assert sum(b["occupied"] for b in stats["boxes"]) == stats["occupied"]
     assert sum(c["tubes"] for c in stats["cell_lines"].values()) == stats["occupied"]
     assert stats["records"] == stats["active_records"] + stats["consumed_records"] == 40
+
+
+@pytest.mark.parametrize("typed", ["gamma delta T", "GAMMA-DELTA t", "γδ T"])
+def test_a_name_in_greek_letters_is_found_by_their_names(tmp_path: Path, typed: str) -> None:
+    inventory = load_inventory(tiny_copy(tmp_path))
+    record = inventory.records[0].model_copy(update={"parent_cell_line": "γδ T (Vδ2) D-131", "short_name": None})
+    inventory = inventory.model_copy(update={"records": [record, *inventory.records[1:]]})
+    assert ids(query_inventory(inventory, cell_line=typed)) == [1]

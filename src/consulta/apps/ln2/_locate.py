@@ -350,7 +350,7 @@ _BOX = re.compile(
 _ITEM = r"[A-Za-z]?\d+"
 _LIST = rf"({_ITEM}(?:\s*(?:[,，、/&+~–-]|\band\b|\bto\b|\bthrough\b|\bthru\b|和|与|及|到|至)\s*{_ITEM})*)"
 _POSITIONS = re.compile(
-    rf"(?:\b(?:positions?|pos\.?|slots?|wells?|spots?|the\s+(?:one|tube|vial)\s+at)|位置|孔位|孔|位|格)\s*[:：#]?\s*{_LIST}",
+    rf"(?:\b(?:positions?|pos\.?|slots?|wells?|spots?|the\s+(?:one|tube|vial)\s+(?:at|in))|位置|孔位|孔|位|格)\s*[:：#]?\s*{_LIST}",
     re.IGNORECASE,
 )
 _AT = re.compile(
@@ -369,8 +369,9 @@ _ZH_LIST = re.compile(rf"{_LIST}\s*号\s*(?:位|孔|格)")
 """A list said before its one "号位" ("1、2、3号位": each of them a position)."""
 _HASH = re.compile(r"(?<![\w#])#\s*(\d+)")
 """A position said by its number ("box2 #13"), a box's own "#" taken out first."""
-_LABEL = re.compile(r"(?<![A-Za-z0-9_-])(?<![A-Za-z]/)([A-Za-z])(\d{1,2})(?![A-Za-z0-9_-])(?!/\w)")
-"""A grid label ("B6", "4号盒B1"), not an end of a name with a slash ("Ba/F3", "C6/36")."""
+_LABEL = re.compile(r"(?<![A-Za-z0-9_-])(?<![A-Za-z]/)(?<!\w\.)([A-Za-z])(\d{1,2})(?![A-Za-z0-9_-])(?!/\w)(?!\.\w)")
+"""A grid label ("B6", "4号盒B1"), not an end of a name with a slash ("Ba/F3", "C6/36") nor a part of a dotted name
+("D10.G4.1": neither D10 nor G4)."""
 _NAME_BEFORE = re.compile(r"(?<![A-Za-z])([A-Za-z]+)[ ]$")
 _BEFORE_A_LABEL = frozenset(
     "take thaw discard add put box spot spots position positions pos slot slots well wells and or at in on from of to "

@@ -33,9 +33,25 @@ _SPLIT = re.compile(r"[^0-9a-z\u00c0-\uffff]+")
 _EXACT, _SUBSTRING, _FUZZY, _NONE = 3, 2, 1, 0
 
 
+_GREEK = str.maketrans(
+    {
+        letter: name
+        for letters, name in (
+            ("αΑ", "alpha"), ("βΒ", "beta"), ("γΓ", "gamma"), ("δΔ", "delta"), ("εΕϵ", "epsilon"), ("ζΖ", "zeta"),
+            ("ηΗ", "eta"), ("θΘ", "theta"), ("ιΙ", "iota"), ("κΚ", "kappa"), ("λΛ", "lambda"), ("μΜµ", "mu"),
+            ("νΝ", "nu"), ("ξΞ", "xi"), ("πΠ", "pi"), ("ρΡ", "rho"), ("σςΣ", "sigma"), ("τΤ", "tau"),
+            ("φΦ", "phi"), ("χΧ", "chi"), ("ψΨ", "psi"), ("ωΩ", "omega"),
+        )
+        for letter in letters
+    }
+)  # fmt: skip
+"""Greek letters as their names: a line named 'γδ T' is typed 'gamma delta T' (TNF-α as 'TNF-alpha')."""
+
+
 def _norm(text: str) -> str:
-    """Case- and punctuation-insensitive form: 'K562 dTAG' and 'k562-dtag' are the same."""
-    return "".join(_SPLIT.split(text.casefold()))
+    """Case-, punctuation- and Greek-insensitive form: 'K562 dTAG' and 'k562-dtag' are the same, so are 'γδ T' and
+    'gamma delta T'."""
+    return "".join(_SPLIT.split(text.translate(_GREEK).casefold()))
 
 
 _PLURAL = re.compile(r"[A-Za-z0-9]{3,}s$")

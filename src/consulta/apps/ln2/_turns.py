@@ -54,12 +54,12 @@ _DISCARD_EN = (
     r"discard[a-z]*|throw\s+(?:\w+\s+)?away|dispose[a-z]*|toss(?:ed)?|chuck(?:ed)?|trash(?:ed)?|"
     r"bin(?:ned)?\s+(?:it|them|this|that|those|these|the)\b"
 )
-_DISCARD_ZH = "丢弃|丢掉|丢了|扔掉|扔了|销毁|弃掉|废弃|报废|作废"
+_DISCARD_ZH = "丢弃|丢掉|丢了|扔掉|扔了|扔(?=[一两二三四五六七八九十几\\d])|销毁|弃掉|废弃|报废|作废"
 _TAKE_EN = (
-    rf"{_THAW_EN}|{_DISCARD_EN}|tak(?:e|en|ing)\s+(?:\w+\s+){{0,4}}?out|took\s+out|takeout|use\s+up|"
+    rf"{_THAW_EN}|{_DISCARD_EN}|tak(?:e|en|ing)\s+(?:[\w.-]+\s+){{0,8}}?out|took\s+out|takeout|use\s+up|"
     r"(?:tak(?:e|ing)|took|bring(?:ing)?|brought)\s+(?:[\w/.-]+\s+){1,8}?(?:over\s+)?to\s+(?:the\s+|our\s+)?"
     r"(?:[A-Z][\w.-]*\s+){0,3}(?:lab|group|team|core|facility)\b|"
-    r"(?:pull|get)(?:ed|ing|s)?\s+(?:\w+\s+){0,4}?out|pull(?:ed|ing)?\s+(?:a|an|one|two|three|\d+)\s+(?:\w+\s+)?(?:vials?|tubes?)|"
+    r"(?:pull|get)(?:ed|ing|s)?\s+(?:[\w.-]+\s+){0,8}?out|pull(?:ed|ing)?\s+(?:a|an|one|two|three|\d+)\s+(?:\w+\s+)?(?:vials?|tubes?)|"
     r"grab|fetch|remove|"
     r"(?:tak(?:e|ing)|took|cross(?:ed|ing)?)\s+(?:\w+\s+){0,3}?off\s+(?:the\s+|our\s+)?(?:list|inventory|books|records?)|"
     r"(?:giv(?:e|ing)|gave|send(?:ing)?|sent|ship(?:ping|ped)?|hand(?:ing|ed)?)\s+(?!me\b|us\b)(?:[\w-]+\s+){0,6}?"
@@ -210,10 +210,11 @@ _REFERS = re.compile(
 )
 """Words that point back at what the conversation showed ("thaw one of them", "那管"): the model reads the turns."""
 _NOT_REFERRING = re.compile(
-    r"\bthis\s+(?:morning|afternoon|evening|week|month|year|time|semester|term)\b|\b(?:need|want|use|using)\s+it\b",
+    r"\bthis\s+(?:morning|afternoon|evening|week|month|year|time|semester|term)\b|\b(?:need|want|use|using)\s+it\b"
+    r"|\b(?:log|record|note|register)\s+it\b",
     re.I,
 )
-"""The same words pointing at no tube ("need it for the practical this afternoon")."""
+"""The same words pointing at no tube ("need it for the practical this afternoon", "can u log it": the change)."""
 
 
 def asks_how(words: str) -> bool:
