@@ -584,6 +584,7 @@ def tutor_line(key: str, lang: str) -> str:
         # eleventh set: 为啥; a solution asked half in English
         ("groupby 之后返回的为啥是 Series 不是 DataFrame 啊，每个城市的平均年龄那题", "concept_explanation"),
         ("第二题 answer 是啥 给个 code 就行 thx", "concept_explanation"),
+        ("每个城市平均年龄那题 full solution 能给一个吗 我对一下我的对不对", "concept_explanation"),  # twelfth set
     ],
 )
 def test_unseen_wordings_of_a_concept_a_solution_or_a_file_question_open_as_their_kind(
@@ -625,6 +626,7 @@ def test_unseen_wordings_of_a_concept_a_solution_or_a_file_question_open_as_thei
         ("Can I use this one for the mean-age-by-city task?", "task_2_4"),  # ninth set: hyphens
         ("can i use fair_pt.csv for the averge age one?", "task_2_2"),  # tenth set: a typing slip in the title
         ("merge two tabels", "task_2_3"),
+        ("Before I begin the exercise on merging two tables, could you check this file?", "task_2_3"),  # twelfth set
         ("can I start?", None),
     ],
 )

@@ -207,6 +207,12 @@ def test_a_keyerror_of_a_column_spelt_otherwise_points_to_the_files_column(tmp_p
         ("我的代码：print(df['age'].mean())，输出 34.5", "print(df['age'].mean())"),
         ("I used `df.groupby('city')['age'].mean()` and it worked", "df.groupby('city')['age'].mean()"),
         ("Here:\n```python\nx = df.age\nprint(x.mean())\n```\nIt printed 3", "x = df.age\nprint(x.mean())"),
+        # twelfth set: the printed output in a fence of its own was run as code (an IndentationError at its line 6)
+        (
+            "Finished task_2_1. Code:\n```\nprint(df.shape)\n```\nOutput:\n```\n(120, 3)\n      age\ncount  120.0\n```",
+            "print(df.shape)",
+        ),
+        ("mine:\n```\ndf = pd.read_csv('a.csv'\n```\nwhy?", "df = pd.read_csv('a.csv'"),  # broken: still run
         ("Done\nprint(df.head())\nDone", "print(df.head())"),
         ("For task_2_2 I ran df['Age'].mean() and got KeyError: 'Age'. Why?", "df['Age'].mean()"),
         ("task_2_2 里我写 df['age'] + 1，报错 TypeError: can only concatenate str", "df['age'] + 1"),

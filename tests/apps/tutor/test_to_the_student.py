@@ -36,6 +36,11 @@ from .test_claims import READY, assistant
             "如果学生有任何问题，请检查代码和数据。你想先看哪一列？",
             "如果你有任何问题，请检查代码和数据。你想先看哪一列？",
         ),
+        # twelfth held-out set, through the page
+        (
+            "学生在 task_2_2 中正确地计算了平均年龄。你想先看哪一列？",
+            "你在 task_2_2 中正确地计算了平均年龄。你想先看哪一列？",
+        ),
     ],
 )
 def test_a_reply_about_the_student_becomes_one_to_them(tmp_path: Path, run_once, reply: str, shown: str) -> None:  # noqa: ANN001

@@ -47,7 +47,7 @@ from ...runtime import (
 )
 from .._def import AppEnv, AppOptions, Handover
 from ._datasets import say_issues, uploaded_files
-from ._experts import EXPERT_IDS, sentences, tutor_experts
+from ._experts import ABBREVIATED, EXPERT_IDS, sentences, tutor_experts
 from ._packet import (
     SUBMIT_PACKET_TOOL_NAME,
     InstructionPacket,
@@ -587,7 +587,7 @@ def _whole_sentences(text: str) -> str:
     """`text` up to its last finished sentence; a short one-line text with no end mark is whole (an expert's field:
     "The right table has no column named id"), given its full stop; "" when nothing is finished."""
     text = text.strip()
-    ends = [m.end() for m in re.finditer(r"[.!?。！？](?=\s|$)|[。！？]", text)]
+    ends = [m.end() for m in re.finditer(rf"{ABBREVIATED}[.!?](?=\s|$)|[。！？]", text)]
     if ends:
         return text[: ends[-1]]
     if text and len(text) <= _SHORT_FIELD and "\n" not in text and not _CODE_MARKS.search(text):
@@ -774,7 +774,8 @@ _THEM_ZH = r"(?:(?<=要求|告诉|提醒|鼓励|引导|指导|帮助)|(?<=让|�
 """The student as "them", told what to do ("然后要求他们提供一个符合任务要求的数据集", seen on the embedded model: the
 assistant's guidance said back in Chinese)."""
 _STUDENT_ZH = (
-    r"该学生|这位学生|学生(?=可以|需要|应该|还|已经|不能|能|的数据|有)|(?<=指导|引导|告诉|提醒|帮助|鼓励|如果)学生"
+    r"该学生|这位学生|学生(?=可以|需要|应该|还|已经|不能|能|的数据|有|在|正确|成功|使用|用了|计算|上传|运行|写了|做了|完成)"
+    r"|(?<=指导|引导|告诉|提醒|帮助|鼓励|如果)学生"
     rf"|{_THEM_ZH}"
 )
 """The student spoken of in Chinese ("如果学生有任何问题", seen on the embedded model), one pattern for finding and saying."""

@@ -42,7 +42,7 @@ from ._datasets import (
 )
 from ._tasks import TaskCatalog
 
-__all__ = ["EXPERT_IDS", "tutor_experts"]
+__all__ = ["ABBREVIATED", "EXPERT_IDS", "sentences", "tutor_experts"]
 
 EXPERT_IDS = ("data_inspector", "concept_explainer")
 """The tutor's experts, as the orchestrator names them (never said to the student)."""
@@ -60,12 +60,14 @@ _PROSE_LEAD = re.compile(r"^[^\n]*?[:：]\s*(?=\S)")
 
 def student_code(evidence: str) -> str:
     """The code in a student's words, to run (their prose would not: "task_2_4 做完了。我的代码：…" is a SyntaxError):
-    their fenced blocks, else the longest run of lines that parses as Python and calls code (a line's lead-in before a
+    their fenced blocks that are code (a block of printed output is not), else the longest run of lines that parses as Python and calls code (a line's lead-in before a
     colon and prose after its last call taken off, lines of one bare word left out), else their inline `code`; ""
     when there is none."""
     fenced = [block.strip() for block in _FENCED.findall(evidence)]
     if fenced:
-        return "\n\n".join(fenced)
+        # the blocks that are code, not the output they printed ("Code: ``` … ``` Output: ``` (120, 3) … ```"); none
+        # parses (broken code pasted to be diagnosed): the first block
+        return "\n\n".join([block for block in fenced if _is_code(block)] or fenced[:1])
     lines = [_code_part(line) for line in evidence.splitlines()[:80]]
     best = ""
     for start in range(len(lines)):
@@ -79,8 +81,10 @@ def student_code(evidence: str) -> str:
     return "\n".join(c for c in _INLINE.findall(evidence) if _USES_PANDAS.search(c) and _parses(c))
 
 
-_SENTENCE = re.compile(r".+?(?:[.!?](?=\s|$)|[。！？]|$)", re.S)
-"""One sentence of an expert's text (a full stop inside code, `df.age.mean()`, does not end one)."""
+ABBREVIATED = r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bcf)"
+"""Before a full stop that ends no sentence: "e.g.", "i.e.", "vs.", "cf." (pandas' own messages say "(e.g. 'Int64')")."""
+_SENTENCE = re.compile(rf".+?(?:{ABBREVIATED}[.!?](?=\s|$)|[。！？]|$)", re.S)
+"""One sentence of an expert's text (a full stop inside code, `df.age.mean()`, or after "e.g", does not end one)."""
 
 
 def sentences(text: str) -> list[str]:

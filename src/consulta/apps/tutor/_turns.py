@@ -58,7 +58,8 @@ _SOLUTION = re.compile(
     r"\bsolve\s+it\s+for\s+me\b|"
     r"答案|直接(?:把|给|发|告诉|写)|帮我写|帮我把.{0,12}写|全写|代码发给我|替我做|替我写|帮我做|"
     # said half in English ("第二题 answer 是啥 给个 code 就行")
-    r"(?:给|发)(?:个|我|一下|一份)?\s*(?:code|answer|solution)\b|\banswer\s*(?:是啥|是什么)",
+    r"(?:给|发)(?:个|我|一下|一份)?\s*(?:code|answer|solution)\b|\banswer\s*(?:是啥|是什么)|"
+    r"\b(?:full|complete|whole|model|reference)\s+(?:solution|answer|code)\b\s*(?:能|可以|可不可以)?\s*(?:给|发|贴)",
     re.IGNORECASE,
 )
 _ELSEWHERE = re.compile(
@@ -296,6 +297,14 @@ def _spelled_right(words: str, catalog: TaskCatalog) -> str:
     return _WORD.sub(right, words)
 
 
+_SUFFIX = re.compile(r"(?<=[a-z]{3})(?:ing|ed|es|s|e)\b")
+
+
+def _stems(text: str) -> str:
+    """English words with their ending cut ("merging two tables" and "merge two tables" are both "merg two tabl")."""
+    return " ".join(_SUFFIX.sub("", w) for w in _WORD.findall(text.casefold()))
+
+
 def _titled(words: str, catalog: TaskCatalog) -> Task | None:
     """The task whose title (without its article, in any language the catalog says it) the words hold, the longest,
     an English word one typing slip off counting as the title's; else the one task whose objectives' method the words
@@ -304,12 +313,17 @@ def _titled(words: str, catalog: TaskCatalog) -> Task | None:
     folded = _SAME_WORD.sub("average", re.sub(r"[\s_-]+", " ", _spelled_right(words.casefold(), catalog)))
     folded = _PER_CITY.sub(lambda m: "每个城市的" if has_chinese(m.group(0)) else "per city", folded)
     bare = re.sub(r"\s+|的", "", folded)  # "每个城市平均年龄" says 每个城市的平均年龄
+    stems = _stems(folded)
     titles = [
         (len(title), task)
         for task in catalog.tasks
         for said in (task.title, *(w.title for w in task.said.values()))
         if len(title := _ARTICLE.sub("", said.casefold()).strip()) >= 4
-        and (title in folded or (has_chinese(title) and re.sub(r"\s+|的", "", title) in bare))
+        and (
+            title in folded
+            or (has_chinese(title) and re.sub(r"\s+|的", "", title) in bare)
+            or (not has_chinese(title) and f" {_stems(title)} " in f" {stems} ")
+        )
     ]
     if titles:
         return max(titles, key=lambda found: found[0])[1]
