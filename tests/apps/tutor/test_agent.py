@@ -627,6 +627,8 @@ def test_unseen_wordings_of_a_concept_a_solution_or_a_file_question_open_as_thei
         ("can i use fair_pt.csv for the averge age one?", "task_2_2"),  # tenth set: a typing slip in the title
         ("merge two tabels", "task_2_3"),
         ("Before I begin the exercise on merging two tables, could you check this file?", "task_2_3"),  # twelfth set
+        # twelfth set: the code's own names ("avg_age", 'mean') are not the prose's title
+        ("每个城市的平均年龄做完了：\n```\nprint(df.groupby('city').agg(avg_age=('age', 'mean')))\n```", "task_2_4"),
         ("can I start?", None),
     ],
 )

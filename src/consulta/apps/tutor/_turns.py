@@ -297,6 +297,8 @@ def _spelled_right(words: str, catalog: TaskCatalog) -> str:
     return _WORD.sub(right, words)
 
 
+_QUOTED_CODE = re.compile(r"```.*?(?:```|$)|`[^`\n]*`", re.S)
+"""Code and output a student quotes in fences or backticks."""
 _SUFFIX = re.compile(r"(?<=[a-z]{3})(?:ing|ed|es|s|e)\b")
 
 
@@ -309,6 +311,7 @@ def _titled(words: str, catalog: TaskCatalog) -> Task | None:
     """The task whose title (without its article, in any language the catalog says it) the words hold, the longest,
     an English word one typing slip off counting as the title's; else the one task whose objectives' method the words
     spell, however joined ("the group-by-city one": groupby())."""
+    words = _QUOTED_CODE.sub(" ", words)  # the prose names the task, not the code's names ("avg_age", 'mean')
     # "the mean age task": the average age
     folded = _SAME_WORD.sub("average", re.sub(r"[\s_-]+", " ", _spelled_right(words.casefold(), catalog)))
     folded = _PER_CITY.sub(lambda m: "每个城市的" if has_chinese(m.group(0)) else "per city", folded)
