@@ -94,6 +94,11 @@ SETS = {
         "SemEval-2013 Task 7 Beetle, 25 questions (16 train, 9 test = the release's unseen questions), 188 answers, "
         "2-way labels (CC BY-SA 3.0; bench/data/grading_semeval)",
     ),
+    "seb_domains": (
+        DATA_SEMEVAL / "seb_domains",
+        "SemEval-2013 Task 7 SciEntsBank unseen-domains test, 46 questions, 460 answers, all test, 2-way labels (CC BY-SA "
+        "3.0; bench/data/grading_semeval/seb_domains)",
+    ),
 }
 FIXED = ("bias", "model", *CODE_FEATURES)  # then one feature per yes/no reading of the verdict
 _STOP = frozenset(

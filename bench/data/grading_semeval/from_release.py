@@ -75,6 +75,26 @@ def main(release: Path) -> None:
         )
         print(f"{corpus}: {len(questions)} questions, {len(answers)} answers")
     probe_pool(release)
+    unseen_domains(release)
+
+
+DOMAINS_PER_QUESTION = 10
+
+
+def unseen_domains(release: Path) -> None:
+    """`seb_domains/`: SciEntsBank's *unseen-domains* test (46 questions of science domains no training question is
+    from), the first 10 answers of each by the same hash, all `split: test`: a held-out set no fit or exploration has
+    read (added after the grading probe was fitted)."""
+    questions, answers = [], []
+    for path in sorted((release / "test" / "2way" / "sciEntsBank" / "test-unseen-domains").glob("*.xml")):
+        question, rows = _question(path, split="test", answers=DOMAINS_PER_QUESTION)
+        questions.append(question)
+        answers.extend(rows)
+    out = HERE / "seb_domains"
+    out.mkdir(exist_ok=True)
+    (out / "questions.json").write_text(json.dumps(questions, indent=1, ensure_ascii=False) + "\n", "utf-8")
+    (out / "answers.jsonl").write_text("".join(json.dumps(a, ensure_ascii=False) + "\n" for a in answers), "utf-8")
+    print(f"seb_domains: {len(questions)} questions, {len(answers)} answers")
 
 
 PROBE_POOL = {"sciEntsBank": 14, "beetle": 16}  # answers per training question for the grading probe's fit

@@ -236,7 +236,7 @@ def test_the_labelled_set_and_the_grading_eval_with_a_scripted_model(tmp_path) -
     assert bench.main(["--model", f"scripted:{script}", "--limit", "8", "--out", str(out), "--quiet"]) == 0
     record = json.loads(out.read_text(encoding="utf-8"))
     assert record["summary"]["all"]["n"] == 8 and len({a["question_id"] for a in record["answers"]}) == 8
-    assert set(record["summary"]["by_set"]) == {"scientsbank", "zh", "seb", "beetle"}  # each set reported on its own
+    assert set(record["summary"]["by_set"]) == {"scientsbank", "zh", "seb", "beetle", "seb_domains"}  # each on its own
     assert {"scientsbank/en", "zh/zh"} <= set(record["summary"]["by_language"])  # and by the answer's language
     assert all(a["first_of_question"] for a in record["answers"])  # one answer per question: each read cold
     for name in ("seb", "beetle"):  # the SemEval sets are split by question: a held-out question is never fitted on
