@@ -96,15 +96,15 @@ def test_a_calibration_without_its_reading_falls_back_to_the_probe_less_mapping(
     assert Calibration.from_dict(__import__("json").loads(mapping.to_json())) == mapping
 
 
-def test_the_shipped_probe_matches_the_verdict_prompt_and_the_shipped_calibration_weighs_it() -> None:
+def test_the_shipped_probe_matches_the_verdict_prompt_and_the_shipped_calibration_does_not_weigh_it() -> None:
     probe = shipped_probe()
     assert probe is not None, "data/grading_probe.json is missing: run bench/fit_quiz_probe.py"
     # A changed verdict instruction or question makes the probe read states it was not fitted on: refit it.
     assert probe.prompt == VERDICT_PROMPT_KEY, "the verdict prompt changed: rerun bench/fit_quiz_probe.py"
     assert len(probe.weights) == 1536  # the embedded model's hidden size
-    calibration = default_calibration()
-    assert PROBE_READING in calibration.readings and calibration.fallback is not None
-    assert PROBE_READING not in calibration.fallback.wanted
+    # Not weighed by the shipped calibration: on SciEntsBank's unseen domains it graded worse than the labels and the
+    # keywords (bench/results/quiz_grading.seb_domains.probe.bf93a32.json); a calibration may opt in.
+    assert PROBE_READING not in default_calibration().wanted
 
 
 def test_tool_6_grades_with_the_fallback_mapping_when_the_model_gives_no_state() -> None:

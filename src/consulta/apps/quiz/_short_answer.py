@@ -22,8 +22,8 @@ label gets probability 1; no yes/no reading).
 
 `Calibration` maps both to a probability that a person would call the answer correct (a logistic model fitted by
 `bench/fit_quiz_probe.py` — or `bench/eval_quiz_grading.py --fit` without the probe — on training answers scored by
-people; the fitted weights ship in `data/grading_calibration.json` with where they came from, the probe-less mapping
-as its `fallback` for a verdict without the probe) and that probability to the seed's score: the fitted
+people; the fitted weights ship in `data/grading_calibration.json` with where they came from — today's weighs no
+probe: on unseen science domains it graded worse —; a calibration weighing the probe carries a probe-less `fallback`) and that probability to the seed's score: the fitted
 decision threshold is 80 (the seed's `is_correct`), 0 → 0 and 1 → 100, linear in between.
 """
 
