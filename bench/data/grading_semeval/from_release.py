@@ -55,6 +55,15 @@ def _question(path: Path, *, split: str, answers: int) -> tuple[dict[str, str], 
     return question, sorted(rows, key=lambda r: r["id"])
 
 
+def _write(folder: str, questions: list[dict[str, str]], answers: list[dict[str, str]]) -> None:
+    """`HERE/folder/questions.json` and `answers.jsonl`, and a line saying how many."""
+    out = HERE / folder
+    out.mkdir(exist_ok=True)
+    (out / "questions.json").write_text(json.dumps(questions, indent=1, ensure_ascii=False) + "\n", "utf-8")
+    (out / "answers.jsonl").write_text("".join(json.dumps(a, ensure_ascii=False) + "\n" for a in answers), "utf-8")
+    print(f"{folder}: {len(questions)} questions, {len(answers)} answers")
+
+
 def main(release: Path) -> None:
     for corpus, (kept, per_train, per_test) in CORPORA.items():
         train_files = sorted((release / "training" / "2way" / corpus).glob("*.xml"))
@@ -67,13 +76,7 @@ def main(release: Path) -> None:
                 question, rows = _question(path, split=split, answers=n)
                 questions.append(question)
                 answers.extend(rows)
-        out = HERE / corpus
-        out.mkdir(exist_ok=True)
-        (out / "questions.json").write_text(json.dumps(questions, indent=1, ensure_ascii=False) + "\n", "utf-8")
-        (out / "answers.jsonl").write_text(
-            "".join(json.dumps(a, ensure_ascii=False) + "\n" for a in answers), encoding="utf-8"
-        )
-        print(f"{corpus}: {len(questions)} questions, {len(answers)} answers")
+        _write(corpus, questions, answers)
     probe_pool(release)
     unseen_domains(release)
 
@@ -90,11 +93,7 @@ def unseen_domains(release: Path) -> None:
         question, rows = _question(path, split="test", answers=DOMAINS_PER_QUESTION)
         questions.append(question)
         answers.extend(rows)
-    out = HERE / "seb_domains"
-    out.mkdir(exist_ok=True)
-    (out / "questions.json").write_text(json.dumps(questions, indent=1, ensure_ascii=False) + "\n", "utf-8")
-    (out / "answers.jsonl").write_text("".join(json.dumps(a, ensure_ascii=False) + "\n" for a in answers), "utf-8")
-    print(f"seb_domains: {len(questions)} questions, {len(answers)} answers")
+    _write("seb_domains", questions, answers)
 
 
 PROBE_POOL = {"sciEntsBank": 14, "beetle": 16}  # answers per training question for the grading probe's fit
@@ -112,11 +111,7 @@ def probe_pool(release: Path) -> None:
             question, rows = _question(path, split="train", answers=n)
             questions.append({**question, "corpus": corpus})
             answers.extend(rows)
-    out = HERE / "probe_train"
-    out.mkdir(exist_ok=True)
-    (out / "questions.json").write_text(json.dumps(questions, indent=1, ensure_ascii=False) + "\n", "utf-8")
-    (out / "answers.jsonl").write_text("".join(json.dumps(a, ensure_ascii=False) + "\n" for a in answers), "utf-8")
-    print(f"probe_train: {len(questions)} questions, {len(answers)} answers")
+    _write("probe_train", questions, answers)
 
 
 if __name__ == "__main__":
