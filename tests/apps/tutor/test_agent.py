@@ -305,6 +305,8 @@ def test_a_validation_needs_work_the_student_said_or_showed(
         ("合并两张表那个 我应该算是搞定了吧，跑出来没报错", True),  # eleventh set: "no error" reports none
         ("我完成了第一题", True),
         ("I completed task 2", True),
+        ("平均年龄那题我应该做对了吧", True),  # thirteenth set: said right, not said done
+        ("I think I did it right, the numbers look ok", True),
     ],
 )
 def test_completing_said_as_a_purpose_shows_no_work(words: str, shown: bool) -> None:
@@ -585,6 +587,12 @@ def tutor_line(key: str, lang: str) -> str:
         ("groupby 之后返回的为啥是 Series 不是 DataFrame 啊，每个城市的平均年龄那题", "concept_explanation"),
         ("第二题 answer 是啥 给个 code 就行 thx", "concept_explanation"),
         ("每个城市平均年龄那题 full solution 能给一个吗 我对一下我的对不对", "concept_explanation"),  # twelfth set
+        # thirteenth set
+        (
+            "stuck on the average age task for 2 hours... could you please just show me the one line that does it?",
+            "concept_explanation",
+        ),
+        ("每个城市平均年龄那个我应该做对了吧，结果看着差不多", "validation_report"),
     ],
 )
 def test_unseen_wordings_of_a_concept_a_solution_or_a_file_question_open_as_their_kind(
@@ -766,6 +774,7 @@ def test_a_solution_refused_with_no_explanation_says_what_the_task_practises(
         ),  # sixth set: answered as a greeting
         ("老师好", "greeting"),
         ("thanks!", "thanks"),
+        ("lol my cat just walked across my keyboard. anyway how r u", "greeting"),  # thirteenth set
     ],
 )
 def test_a_greeting_before_a_question_of_a_task_is_not_small_talk(words: str, kind: str | None) -> None:

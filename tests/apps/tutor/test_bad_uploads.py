@@ -20,12 +20,15 @@ from fastapi.testclient import TestClient
 
 from apps.tutor._folders import session_uploads
 from consulta.apps.tutor import MAX_UPLOAD_BYTES
+from consulta.apps.tutor._datasets import not_a_table, open_dataset, say_issue
 from consulta.apps.tutor._uploads import MAX_UNPACKED_BYTES, UploadRefused, copy_upload, save_upload
 from consulta.frontends.web import create_app
+from consulta.runtime import ToolError
 from frontends._terminal import run_consulta
 from frontends.web.conftest import new_session, settings_for
 
 CORPUS = Path(__file__).parent / "bad_uploads"
+ODD_CORPUS = Path(__file__).parent / "odd_uploads"
 SCRIPT = resources.files("consulta.apps.tutor").joinpath("data", "scripts", "unsuitable_upload.yaml")
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
@@ -39,13 +42,9 @@ EXPECTED: dict[str, str] = {
     "header_only.csv": "no_rows",
     "latin1.csv": "invalid_encoding",
     "no_extension": "unsupported_file_type",
-    "notes.txt": "unsupported_file_type",
     "png_named.csv": "not_text",
-    "ragged_fewer.tsv": "ragged_rows",
-    "ragged_more.csv": "ragged_rows",
     "text_named.xls": "not_a_workbook",
     "text_named.xlsx": "not_a_workbook",
-    "unclosed_quote.csv": "ragged_rows",
     "utf16.csv": "invalid_encoding",
     "word_document.xlsx": "not_a_workbook",
     "workbook_named.csv": "not_text",
@@ -161,10 +160,38 @@ def test_good_files_still_go_in(tmp_path: Path, folder: Path) -> None:
     assert list(pd.read_csv(folder / "row_names.csv").columns) == ["weight", "feed"]
 
 
-def test_row_names_fix_the_width_a_later_row_is_held_to(folder: Path) -> None:
-    with pytest.raises(UploadRefused) as info:
-        save_upload(folder, "row_names.csv", b"a,b\n1,2,3\n4,5\n")
-    assert info.value.error_code == "ragged_rows" and uploads(folder) == []
+# Files pandas cannot read, or reads oddly, are the student's problem the tutor helps with: they go in, and the data
+# inspector's verdict says what pandas made of them (file: what the verdict's blocking issue says, None = it reads).
+ODD: dict[str, str | None] = {
+    "notes.txt": None,  # a CSV saved as .txt: its separator is sniffed
+    "ragged_fewer.tsv": None,  # a row short of the header: pandas fills it with NaN
+    "ragged_more.csv": "line 3 has 4 fields, the header has 3",
+    "unclosed_quote.csv": "could not be read as a table",
+}
+
+
+def test_the_odd_corpus_is_the_table() -> None:
+    assert sorted(p.name for p in ODD_CORPUS.iterdir()) == sorted(ODD)
+
+
+@pytest.mark.parametrize("name", sorted(ODD))
+def test_an_odd_table_goes_in_and_the_inspection_says_what_pandas_made_of_it(folder: Path, name: str) -> None:
+    source = ODD_CORPUS / name
+    copy_upload(folder, source)
+    assert uploads(folder) == [name]
+    path = folder / name
+    said = ODD[name]
+    if said is None:
+        assert list(open_dataset(path).columns) == ["name", "city", "score"]
+        return
+    with pytest.raises(ToolError) as info:
+        open_dataset(path)
+    verdict = not_a_table(path, info.value.message)
+    assert not verdict.is_suitable and len(verdict.blocking_issues) == 1
+    issue = verdict.blocking_issues[0]
+    assert issue.startswith(name) and said in issue
+    chinese = say_issue(issue, "zh-CN")
+    assert chinese.startswith(name) and CJK.search(chinese)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -194,7 +221,7 @@ def test_the_web_refuses_each_with_a_4xx_and_the_error_body(client: TestClient, 
 
 
 @pytest.mark.parametrize("lang", ["en", "zh-CN"])
-@pytest.mark.parametrize("name", ["ragged_more.csv", "gbk.csv", "notes.txt", "word_document.xlsx"])
+@pytest.mark.parametrize("name", ["header_only.csv", "gbk.csv", "data.json", "word_document.xlsx"])
 def test_the_terminal_refuses_a_file_in_one_line_and_exits_2(
     tmp_path: Path, lang: str, name: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -209,12 +236,10 @@ def test_the_terminal_refuses_a_file_in_one_line_and_exits_2(
 
 
 def test_mcp_upload_dataset_refuses_with_the_tool_error(folder: Path) -> None:
-    from consulta.runtime import ToolError
-
-    data = (CORPUS / "ragged_more.csv").read_bytes()
+    data = (CORPUS / "header_only.csv").read_bytes()
     with pytest.raises(ToolError) as info:
-        asyncio.run(_mcp_upload(folder, "ragged_more.csv", data.decode()))
-    assert info.value.to_result()["error_code"] == "ragged_rows" and uploads(folder) == []
+        asyncio.run(_mcp_upload(folder, "header_only.csv", data.decode()))
+    assert info.value.to_result()["error_code"] == "no_rows" and uploads(folder) == []
 
 
 async def _mcp_upload(folder: Path, name: str, content: str) -> Any:

@@ -28,7 +28,7 @@ REPLY = {"en": "missing column(s): age", "zh-CN": "缺少列：age"}  # code say
 def test_upload_ask_and_read_the_turns_cards(open_page: Any, tmp_path: Path, lang: str) -> None:
     home = tmp_path / "home"
     home.mkdir()
-    notes = tmp_path / "notes.txt"
+    notes = tmp_path / "notes.md"
     notes.write_text("not a dataset", encoding="utf-8")
     data = tmp_path / "student_data.csv"
     data.write_text(STUDENT_DATA, encoding="utf-8")
@@ -48,8 +48,8 @@ def test_upload_ask_and_read_the_turns_cards(open_page: Any, tmp_path: Path, lan
         page.set_input_files("#upload-input", str(notes))
         status = page.locator("#upload-status.bad")
         status.wait_for()
-        types = t["web.list_separator"].join([".csv", ".tsv", ".xlsx", ".xls"])
-        assert status.inner_text() == t["tutor.web.error.unsupported_file_type"].format(name="notes.txt", types=types)
+        types = t["web.list_separator"].join([".csv", ".tsv", ".txt", ".dat", ".xlsx", ".xls"])
+        assert status.inner_text() == t["tutor.web.error.unsupported_file_type"].format(name="notes.md", types=types)
         assert status.get_attribute("role") == "alert"
         assert not list(session_uploads(home).iterdir())
         p.shot(f"{name}-01-refused")

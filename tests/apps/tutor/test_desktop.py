@@ -64,11 +64,11 @@ def test_upload_then_a_turn_shows_its_cards(qtbot: Any, open_window: Any, tmp_pa
     assert uploads.files.item(0).text() == t("tutor.web.uploads.empty", lang)
     folder = tmp_path / "apps" / "tutor" / "uploads"
 
-    notes = tmp_path / "notes.txt"
+    notes = tmp_path / "notes.md"
     notes.write_text("not a dataset", encoding="utf-8")
     assert uploads.upload_file(notes) is False
-    types = t("web.list_separator", lang).join([".csv", ".tsv", ".xlsx", ".xls"])
-    assert uploads.status.text() == t("tutor.web.error.unsupported_file_type", lang, name="notes.txt", types=types)
+    types = t("web.list_separator", lang).join([".csv", ".tsv", ".txt", ".dat", ".xlsx", ".xls"])
+    assert uploads.status.text() == t("tutor.web.error.unsupported_file_type", lang, name="notes.md", types=types)
     assert list(folder.iterdir()) == []
 
     data = tmp_path / "student_data.csv"

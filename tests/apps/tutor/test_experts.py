@@ -278,6 +278,21 @@ def test_work_whose_output_the_student_misquotes_is_not_validated(
         assert "40.0" in out["validation_details"] and said.split()[-1] in out["validation_details"]
 
 
+@pytest.mark.parametrize("lang", ["en", "zh-CN"])
+def test_work_on_other_columns_than_the_tasks_is_not_validated(tmp_path: Path, uploads: Path, lang: str) -> None:
+    """Thirteenth held-out set: "average age task done" with `df['motivation'].mean()` on a file without an age
+    column was passed as done. Code that selects columns by name, none of them the task's, is not the task done."""
+    (uploads / "scores.csv").write_text("read,motivation\n1,0.5\n2,-0.5\n3,0.1\n", "utf-8")
+    words = "average age task done\nprint(df['motivation'].mean())\noutput: 0.0333"
+    request = {
+        **SEED_EXAMPLES[3],
+        "context": {"task_id": "task_2_2", "file_name": "scores.csv", "student_evidence": words},
+    }
+    out = consult(_code_consultant(tmp_path, uploads, lang), request)["expert_output"]
+    assert out["is_valid"] is False and "motivation" in out["validation_details"]
+    assert "age" in out["validation_details"] and ("用的是" in out["validation_details"]) == (lang == "zh-CN")
+
+
 @pytest.mark.parametrize(
     ("file_name", "code"),
     [

@@ -108,7 +108,7 @@ def test_an_excel_file_goes_in_as_base64(server: FastMCP, tmp_path: Path) -> Non
     ("args", "code"),
     [
         ({"name": "../escape.csv", "content": STUDENT_DATA}, "path_outside_uploads"),
-        ({"name": "notes.txt", "content": STUDENT_DATA}, "unsupported_file_type"),
+        ({"name": "notes.md", "content": STUDENT_DATA}, "unsupported_file_type"),
         ({"name": "empty.csv", "content": ""}, "empty_file"),
         ({"name": "big.csv", "content": "x" * (MAX_UPLOAD_BYTES + 1)}, "file_too_large"),
         ({"name": "scores.xlsx", "content": "not base64!", "encoding": "base64"}, "invalid_base64"),

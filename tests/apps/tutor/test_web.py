@@ -77,7 +77,11 @@ def refused(response: Any, status: int, code: str) -> dict[str, Any]:
 
 def test_an_upload_is_listed_and_kept_byte_for_byte(client: TestClient, alice: dict[str, str], home: Path) -> None:
     empty = client.get("/api/tutor/uploads", headers=alice).json()
-    assert empty == {"files": [], "max_bytes": MAX_UPLOAD_BYTES, "accepted": [".csv", ".tsv", ".xlsx", ".xls"]}
+    assert empty == {
+        "files": [],
+        "max_bytes": MAX_UPLOAD_BYTES,
+        "accepted": [".csv", ".tsv", ".txt", ".dat", ".xlsx", ".xls"],
+    }
     saved = upload(client, alice, "student_data.csv", STUDENT_DATA)
     assert saved.status_code == 201, saved.text
     assert saved.json()["name"] == "student_data.csv" and saved.json()["size"] == len(STUDENT_DATA)
@@ -104,7 +108,7 @@ def test_uploads_need_a_session(client: TestClient) -> None:
 @pytest.mark.parametrize(
     ("name", "status", "code"),
     [
-        ("notes.txt", 415, "unsupported_file_type"),
+        ("notes.md", 415, "unsupported_file_type"),
         ("script.py", 415, "unsupported_file_type"),
         ("data", 415, "unsupported_file_type"),
         ("../escape.csv", 422, "path_outside_uploads"),

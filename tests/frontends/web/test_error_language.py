@@ -159,7 +159,7 @@ TUTOR: dict[str, tuple[int, str, Callable[[TestClient, dict[str, str]], Any]]] =
             content=b"--x--",
         ),
     ),
-    "wrong type": (415, "unsupported_file_type", lambda c, h: upload(c, h, "notes.txt", b"a,b\n1,2\n")),
+    "wrong type": (415, "unsupported_file_type", lambda c, h: upload(c, h, "notes.json", b'{"a": 1}')),
     "not multipart": (
         415,
         "unsupported_media_type",
@@ -167,7 +167,7 @@ TUTOR: dict[str, tuple[int, str, Callable[[TestClient, dict[str, str]], Any]]] =
     ),
     "a folder in the name": (422, "path_outside_uploads", lambda c, h: upload(c, h, ".hidden.csv", b"a,b\n1,2\n")),
     "empty": (422, "empty_file", lambda c, h: upload(c, h, "empty.csv", b"")),
-    "ragged": (422, "ragged_rows", lambda c, h: upload(c, h, "ragged.csv", b"a,b\n1,2\n3,4,5\n")),
+    "header only": (422, "no_rows", lambda c, h: upload(c, h, "header.csv", b"a,b\n")),
     "not UTF-8": (
         422,
         "invalid_encoding",

@@ -27,6 +27,7 @@ __all__ = [
     "check_file_name",
     "check_file_size",
     "check_file_type",
+    "folded",
     "open_dataset",
     "say_issue",
     "spelled_as",
@@ -40,6 +41,9 @@ MAX_UPLOAD_BYTES = 20 * 1024 * 1024
 _READERS = {
     ".csv": pd.read_csv,
     ".tsv": lambda p: pd.read_csv(p, sep="\t"),
+    # plain-text tables (course data often comes as .txt or .dat): the separator is sniffed (comma, tab, space, ;)
+    ".txt": lambda p: pd.read_csv(p, sep=None, engine="python"),
+    ".dat": lambda p: pd.read_csv(p, sep=None, engine="python"),
     ".xlsx": pd.read_excel,
     ".xls": pd.read_excel,
 }
@@ -73,7 +77,7 @@ def check_file_type(name: str, *, field: str = "context.file_name") -> None:
     if Path(name).suffix.lower() not in _READERS:
         raise ToolError(
             "unsupported_file_type",
-            f"{name} is not a CSV, TSV or Excel file.",
+            f"{name} is not a CSV, TSV, text (.txt, .dat) or Excel file.",
             hint=f"Accepted: {', '.join(ACCEPTED_SUFFIXES)}.",
             field=field,
         )
@@ -201,9 +205,13 @@ def check_dataset(
 def spelled_as(column: str, columns: list[str]) -> str | None:
     """The file's one column that is `column` but for case, spaces or underscores ("AGE", "Age ", "a_ge"), else
     None: the task's column is there, written another way (a warning, not a reason to refuse the file)."""
-    folded = re.sub(r"[\s_]+", "", column).casefold()
-    same = [c for c in columns if re.sub(r"[\s_]+", "", c).casefold() == folded]
+    same = [c for c in columns if folded(c) == folded(column)]
     return same[0] if len(same) == 1 else None
+
+
+def folded(column: str) -> str:
+    """A column name with case, spaces and underscores aside: what `spelled_as` compares."""
+    return re.sub(r"[\s_]+", "", column).casefold()
 
 
 # The issues of `check_dataset`, by catalog key: the verdict holds them in English (the experts' and the model's
@@ -218,6 +226,7 @@ _SPELLED_OTHERWISE = "tutor.issue.spelled_otherwise"
 _FILE_TYPE = "tutor.issue.file_type"
 _EMPTY_FILE = "tutor.issue.empty_file"
 _UNPARSABLE = "tutor.issue.unparsable"
+_UNPARSABLE_AT = "tutor.issue.unparsable_at"
 _ISSUES = (
     _FEW_ROWS,
     _MISSING_COLUMNS,
@@ -229,7 +238,9 @@ _ISSUES = (
     _FILE_TYPE,
     _EMPTY_FILE,
     _UNPARSABLE,
+    _UNPARSABLE_AT,
 )
+_PARSER_LINE = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
 
 
 def unreadable(file_name: str | None) -> Verdict:
@@ -242,7 +253,13 @@ def not_a_table(path: Path, reason: str) -> Verdict:
     """The verdict on an upload that cannot be read as a table (`open_dataset` refused it): not suitable, and why — an
     empty file said as such (held-out: an empty data.csv refused again and again, the turn ended with no reply)."""
     empty = not path.exists() or path.stat().st_size == 0 or "EmptyDataError" in reason
-    issue = t(_EMPTY_FILE if empty else _UNPARSABLE, name=path.name)
+    at = _PARSER_LINE.search(reason)
+    if empty:
+        issue = t(_EMPTY_FILE, name=path.name)
+    elif at is not None:  # pandas' own particulars: the line where the rows stop being alike
+        issue = t(_UNPARSABLE_AT, name=path.name, line=at[2], fields=at[3], header=at[1])
+    else:
+        issue = t(_UNPARSABLE, name=path.name)
     return Verdict(is_suitable=False, blocking_issues=[issue], evidence=[f"file: {path.name}"])
 
 

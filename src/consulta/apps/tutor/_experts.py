@@ -32,6 +32,7 @@ from ...runtime import ToolError
 from ...sandbox import Limits, SandboxUnavailable, run_python
 from ._datasets import (
     check_dataset,
+    folded,
     not_a_table,
     open_dataset,
     say_issues,
@@ -236,6 +237,22 @@ _ERROR_FORMS = (
 """The errors a pandas beginner meets most, besides a missing column (`_KEY_ERROR`)."""
 
 
+def _columns_named(code: str) -> list[str]:
+    """The column names `code` selects by name (`df['x']`, `df[['a', 'b']]`, `df.loc[:, 'x']`), in order, once each;
+    empty when it selects none by name (or is not Python): then nothing is known of the columns it works on."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    named: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript):
+            for part in ast.walk(node.slice):
+                if isinstance(part, ast.Constant) and isinstance(part.value, str) and part.value not in named:
+                    named.append(part.value)
+    return named
+
+
 _NOT_DEFINED = re.compile(r"name '(\w+)' is not defined")
 
 
@@ -419,6 +436,22 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
         task = catalog.task(request.context.task_id)
         method = task.revealed_in(str(facts.get("code") or ""))
         if method is None:
+            used = _columns_named(str(facts.get("code") or ""))
+            wanted = task.dataset.required_columns
+            if used and wanted and not any(folded(c) in {folded(u) for u in used} for c in wanted):
+                # held-out: `df['motivation'].mean()` on a file with no age column was passed as the average age done
+                return ValidationReport(
+                    is_valid=False,
+                    validation_details=t(
+                        "tutor.validation.other_columns",
+                        lang,
+                        task=task.id,
+                        columns=", ".join(wanted),
+                        used=", ".join(used[:5]),
+                    ),
+                    missing_elements=[f"code working on the column(s) {', '.join(wanted)}"],
+                    recommended_action=t("tutor.validation.use_task_columns", lang, columns=", ".join(wanted)),
+                )
             return None
         claimed = _claimed_outputs(request.context.student_evidence or "")  # "output: 71.5" may be read as code
         if claimed and not any(_printed(number, output) for number in claimed):

@@ -48,10 +48,11 @@ session is on, which the tools' wrapper (`on_current_task`) puts in its place.""
 
 _SOLUTION = re.compile(
     r"\b(?:give|send|show|write)\s+me\s+(?:the\s+|a\s+)?(?:(?:model|sample|reference|correct|right|official|full)\s+)?"
-    r"(?:code|answer|solution)|\bjust\s+(?:give|tell|write|paste|send)\b|"
+    r"(?:code|answer|solution)|\bjust\s+(?:give|tell|write|paste|send|show)\b|"
     r"\b(?:paste|post|share)\s+(?:me\s+)?(?:the\s+)?(?:full\s+)?(?:code|answer|solution)\b|"
     r"\b(?:the\s+)?(?:full\s+)?(?:solution|answer\s+code)\s+(?:for|to)\b|\bdo\s+(?:it|the\s+task)\s+for\s+me\b|"
-    r"\b(?:output|print|show|give|write|tell)(?:\s+out)?\s+(?:me\s+)?(?:the\s+)?(?:exact|whole|full|complete|final)\s+"
+    r"\b(?:output|print|show|give|write|tell)(?:\s+out)?\s+(?:me\s+)?(?:the\s+)?(?:exact|whole|full|complete|final|one|single|"
+    r"right|correct|working)\s+"
     r"(?:[\w.()-]+\s+)?(?:line|code|answer|solution|call|command|statement)|"
     r"\bwrite\s+(?:it|this|that|everything|all\s+of\s+it|the\s+(?:whole|entire)\s+thing)\s+for\s+me\b|"
     r"\b(?:do|solve|finish)\s+(?:my|this|the)\s+(?:homework|assignment|exercise|task)\s+for\s+me\b|"
@@ -117,13 +118,14 @@ _ERROR_LINE = re.compile(r"\b\w*(?:Error|Exception)\b(?::[^\n。，？?]*)?")
 _ERROR = re.compile(rf"{_FAILED.pattern}|\bfinished\b|\bdone\b|做完|完成了|搞定|弄完|做好了", re.IGNORECASE)
 _WORK = re.compile(
     r"\b(?:finished|done|completed?|solved|submitted|my\s+(?:code|answer|solution|output|result)|it\s+(?:printed|prints|"
-    r"shows|gave|returns?)|i\s+(?:wrote|ran|got|computed|calculated|used))\b|做完|完成|写好|写完|算出|跑了|运行了|搞定|弄完|做好了|跑出来|跑通|我的(?:代码|答案|结果|输出)|输出(?:是|了)|结果(?:是|为)|"
+    r"shows|gave|returns?)|i\s+(?:wrote|ran|got|computed|calculated|used)|did\s+it\s+(?:right|correctly))\b|做完|完成|做对|写对|算对|写好|写完|算出|跑了|运行了|搞定|弄完|做好了|跑出来|跑通|我的(?:代码|答案|结果|输出)|输出(?:是|了)|结果(?:是|为)|"
     r"\b(?:df|pd)\b[\w.\[\]'\"()]*\(|\.\w+\(|print\(",
     re.IGNORECASE,
 )
 _DONE = re.compile(
-    r"\b(?:finished|done|completed?|solved|submitted|it\s+(?:printed|prints|gave|returns?)|i\s+(?:ran|got))\b|"
-    r"做完|完成|写好|写完|算出|跑了|运行了|搞定|弄完|做好了|跑出来|跑通|输出(?:是|了)|结果(?:是|为)",
+    r"\b(?:finished|done|completed?|solved|submitted|it\s+(?:printed|prints|gave|returns?)|i\s+(?:ran|got)|"
+    r"did\s+it\s+(?:right|correctly))\b|"
+    r"做完|完成|做对|写对|算对|写好|写完|算出|跑了|运行了|搞定|弄完|做好了|跑出来|跑通|输出(?:是|了)|结果(?:是|为)",
     re.IGNORECASE,
 )
 """Work said done or run (a question about code with none of these asks about the code, it shows no work)."""
@@ -170,7 +172,7 @@ _SMALL_TALK: dict[Literal["farewell", "thanks", "greeting", "ack"], re.Pattern[s
     "thanks": re.compile(r"\b(?:thanks?|thank\s+you|thx|ty|cheers|appreciate\s+it)\b|谢谢|多谢|感谢|谢了", re.I),
     "greeting": re.compile(
         r"^\W*(?:hi|hello|hey|hiya|yo|howdy|good\s+(?:morning|afternoon|evening)|greetings)\b|\bhow\s+are\s+you\b|"
-        r"\bhow'?s\s+it\s+going\b|\bwhat'?s\s+up\b|\bhow(?:'?s|\s+is|\s+was)\s+(?:your|ur)\s+day\b|"
+        r"\bhow\s+(?:r|are)\s+(?:u|ya)\b|\bhow'?s\s+it\s+going\b|\bwhat'?s\s+up\b|\bhow(?:'?s|\s+is|\s+was)\s+(?:your|ur)\s+day\b|"
         r"你好|您好|^\W*嗨|哈喽|老师好|早上好|下午好|晚上好|在吗|最近怎么样",
         re.IGNORECASE,
     ),

@@ -13,7 +13,6 @@ from __future__ import annotations
 import codecs
 import csv
 import zipfile
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -49,9 +48,11 @@ FIELD = "file"
 MAX_UNPACKED_BYTES = 10 * MAX_UPLOAD_BYTES
 """What an Excel workbook (a zip) may unpack to: a few kB can unpack to gigabytes (a zip bomb)."""
 _MAX_MEMBERS = 10_000
-# A single value may be as long as a whole upload (pandas reads it): the csv module's default stops at 128 kB.
+# A single value may be as long as a whole upload: the csv module's default (pandas' python engine, which sniffs a
+# .txt/.dat file's separator, reads with it) stops at 128 kB.
 csv.field_size_limit(max(csv.field_size_limit(), MAX_UPLOAD_BYTES))
 _CHUNK = 1024 * 1024
+_TEXT_SUFFIXES = (".csv", ".tsv", ".txt", ".dat")
 _XLS_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # the OLE2 container of Excel 97-2003 files
 _OTHER_ENCODINGS = (
     (codecs.BOM_UTF32_LE, "UTF-32"),
@@ -64,7 +65,7 @@ _OTHER_ENCODINGS = (
 class UploadRefused(ToolError, ConsultaError):
     """An upload refused, nothing written. `error_code` is one of `missing_file_name`, `path_outside_uploads`,
     `unsupported_file_type`, `file_too_large`, `empty_file`, `not_text`, `invalid_encoding`, `no_rows`,
-    `ragged_rows`, `unreadable_table`, `not_a_workbook`, `unpacks_too_large`."""
+    `not_a_workbook`, `unpacks_too_large`."""
 
     code = "upload_refused"
 
@@ -75,12 +76,9 @@ class UploadRefused(ToolError, ConsultaError):
         *,
         name: str,
         hint: str | None = None,
-        detail: Callable[[str], str] | None = None,
     ) -> None:
         super().__init__(error_code, message, hint=hint, field=FIELD)
         self.name = name
-        self.detail = detail
-        """The refusal's particulars in a language (the catalog's words' `{detail}`; else the English message)."""
 
     @classmethod
     def of(cls, error: ToolError, name: str) -> UploadRefused:
@@ -97,16 +95,10 @@ class UploadRefused(ToolError, ConsultaError):
             return str(self)
         types = t("web.list_separator", lang).join(ACCEPTED_SUFFIXES)
         limit = f"{MAX_UPLOAD_BYTES // (1024 * 1024)} MB"
-        detail = self.detail(lang) if self.detail is not None else self.message
-        return t(key, lang, name=self.name, limit=limit, types=types, detail=detail)
+        return t(key, lang, name=self.name, limit=limit, types=types)
 
     def __str__(self) -> str:
         return f"{self.message} {self.hint}" if self.hint else self.message
-
-
-def _particulars(english: str, key: str, **values: object) -> Callable[[str], str]:
-    """A refusal's particulars: the check's own words in English, the catalog's `key` in another language."""
-    return lambda lang: english if normalize_lang(lang) == "en" else t(key, lang, **values)
 
 
 class UploadedFile(BaseModel):
@@ -146,15 +138,14 @@ def check_upload(name: str | None, size: int | None = None) -> str:
 
 
 def check_content(path: Path, name: str) -> None:
-    """The content of the file at `path` (to be uploaded as `name`) fits its type, else UploadRefused: a CSV or TSV
-    is UTF-8 text (`not_text`, `invalid_encoding`) with a header and at least one row (`no_rows`), every row as wide
-    as the header, or every row one wider when the first is (row names, which pandas reads as the index)
-    (`ragged_rows`, `unreadable_table`); an .xlsx is a workbook that unpacks to at most
+    """The content of the file at `path` (to be uploaded as `name`) fits its type, else UploadRefused: a text table
+    (.csv, .tsv, .txt, .dat) is UTF-8 text (`not_text`, `invalid_encoding`) with a header and at least one more line
+    (`no_rows`); an .xlsx is a workbook that unpacks to at most
     MAX_UNPACKED_BYTES (`not_a_workbook`, `unpacks_too_large`); an .xls is an Excel 97-2003 file."""
     suffix = Path(name).suffix.lower()
-    if suffix in (".csv", ".tsv"):
+    if suffix in _TEXT_SUFFIXES:
         _check_text(path, name)
-        _check_rows(path, name, "\t" if suffix == ".tsv" else ",")
+        _check_has_rows(path, name)
     elif suffix == ".xlsx":
         _check_workbook(path, name)
     elif suffix == ".xls":
@@ -204,51 +195,23 @@ def _not_utf8(name: str, message: str) -> UploadRefused:
     )
 
 
-def _check_rows(path: Path, name: str, delimiter: str) -> None:
-    header: list[str] | None = None
-    width = 0
-    rows = 0
-    with path.open(encoding="utf-8-sig", newline="") as handle:
-        reader = csv.reader(handle, delimiter=delimiter)
-        try:
-            for row in reader:
-                if not row or not any(cell.strip() for cell in row):
-                    continue  # blank lines are skipped, as pandas does
-                if header is None:
-                    header, width = row, len(row)
-                    continue
-                rows += 1
-                if rows == 1 and len(row) == width + 1:
-                    width += 1  # one more field than the header: row names (R's write.csv), pandas' index
-                if len(row) != width:
-                    message = f"{name}: line {reader.line_num} has {len(row)} fields, the header has {len(header)}."
-                    raise UploadRefused(
-                        "ragged_rows",
-                        message,
-                        name=name,
-                        hint="Give every row one value per column (an empty one between two separators), "
-                        "or quote values that contain the separator.",
-                        detail=_particulars(
-                            message, "tutor.upload.ragged", line=reader.line_num, fields=len(row), header=len(header)
-                        ),
-                    )
-        except csv.Error as error:
-            message = f"{name}: line {reader.line_num}: {error}."
-            raise UploadRefused(
-                "unreadable_table",
-                message,
-                name=name,
-                hint="Check that line's quotes: a quoted value must end with a quote.",
-                detail=_particulars(message, "tutor.upload.line", line=reader.line_num),
-            ) from None
-    if rows == 0:
-        what = "only a header" if header is not None else "no header and no rows"
-        raise UploadRefused(
-            "no_rows",
-            f"{name} has {what}: there is no data in it.",
-            name=name,
-            hint="Upload the file with the rows of data in it.",
-        )
+def _check_has_rows(path: Path, name: str) -> None:
+    """A header line and at least one more line that is not blank (`no_rows`). Whether the lines make a table is not
+    refused here: a file pandas cannot read, or reads oddly, is the student's problem the tutor is there to help with
+    (the data inspector says what it found, e.g. the line where the rows stop being alike)."""
+    lines = 0
+    with path.open(encoding="utf-8-sig") as handle:
+        for line in handle:
+            lines += bool(line.strip())
+            if lines == 2:
+                return
+    what = "only a header" if lines else "no header and no rows"
+    raise UploadRefused(
+        "no_rows",
+        f"{name} has {what}: there is no data in it.",
+        name=name,
+        hint="Upload the file with the rows of data in it.",
+    )
 
 
 def _check_workbook(path: Path, name: str) -> None:

@@ -83,7 +83,7 @@ def router(kit: WebKit) -> APIRouter:
             413: {**kit.responses[422], "description": "The file is over the upload limit; nothing was written."},
             415: {
                 **kit.responses[422],
-                "description": "Not a CSV, TSV or Excel file, or not a multipart/form-data body; nothing was written.",
+                "description": "Not a CSV, TSV, text or Excel file, or not a multipart/form-data body; nothing was written.",
             },
         },
         openapi_extra={
@@ -96,7 +96,7 @@ def router(kit: WebKit) -> APIRouter:
     async def upload(request: Request, host: Host, principal: Principal) -> UploadedFile:
         """The file goes into this session's upload folder (a file of the same name is replaced), written atomically. Refused,
         with nothing written: 413 `file_too_large` (over the limit; a Content-Length over it is refused before the
-        body is read, and the body stops being read once the file goes over), 415 `unsupported_file_type` (CSV, TSV
+        body is read, and the body stops being read once the file goes over), 415 `unsupported_file_type` (CSV, TSV, text
         or Excel only) or `unsupported_media_type` (not multipart/form-data), 422 `path_outside_uploads` (a name with a
         folder part or a leading dot), `missing_file` (no part `file`), `empty_file`."""
         folder = _folder(host.for_principal(principal))
