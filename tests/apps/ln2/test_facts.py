@@ -146,6 +146,10 @@ def test_ln2_facts_declare_the_layout_and_know_the_inventorys_names(inventory: P
         ("What did we freeze last month?", "2026-10"),
         ("上个月冻了哪些细胞？", "2026-10"),
         ("本月冻了什么", "2026-11"),
+        ("昨天冻的是哪个", "2026-11-28"),  # thirteenth set
+        ("what did we freeze yesterday?", "2026-11-28"),
+        ("前天存进去的管子", "2026-11-27"),
+        ("I need some cells today", None),  # when they are wanted, not a date
         ("box 2 #33", None),
         ("prep PB-2024-07", None),
         ("hi", None),

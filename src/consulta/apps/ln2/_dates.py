@@ -1,6 +1,6 @@
 """The month or the day a person's words name, read as people write dates: "February 2026", "Dec '25", "2026年2月",
 "25年9月", "09/2025", "last month", "上个月" (a month); "09/30/2025", "30.09.2025", "Sep 30, 2025", "2025年9月30日",
-"2025-09-30" (a day). Record dates are ISO, so a date said is given as the prefix they begin with."""
+"2025-09-30", "yesterday", "前天" (a day). Record dates are ISO, so a date said is given as the prefix they begin with."""
 
 from __future__ import annotations
 
@@ -40,6 +40,11 @@ _DATE_SLASHED = re.compile(r"(?<![\d/])(\d{1,2})[/.](\d{1,2})[/.](\d{4})(?![\d/]
 _MONTH_SLASHED = re.compile(r"(?<![\d/.-])(\d{1,2})/(\d{4})(?![\d/])")
 _LAST_MONTH = re.compile(r"\b(?:last|previous|past)\s+month\b|上个?月", re.IGNORECASE)
 _THIS_MONTH = re.compile(r"\bthis\s+month\b|这个月|本月", re.IGNORECASE)
+# a past day said by its distance ("today" is left out: "I need cells today" says when they are wanted, not a date)
+_DAYS_AGO = (
+    (re.compile(r"\b(?:the\s+)?day\s+before\s+yesterday\b|前天", re.IGNORECASE), 2),
+    (re.compile(r"\byesterday\b|昨天|昨日|昨儿", re.IGNORECASE), 1),
+)
 
 
 def _dated(year: int, month: int, day: int | None = None) -> str | None:
@@ -54,7 +59,8 @@ def _dated(year: int, month: int, day: int | None = None) -> str | None:
 def said_date(words: str, *, today: dt.date | None = None) -> str | None:
     """A month or a day the words name, as record dates begin with it: "February 2026", "Dec '25", "2026年2月",
     "25年9月", "2026-02", "09/2025", "last month", "上个月" → YYYY-MM; "09/30/2025", "30.09.2025", "Sep 30, 2025",
-    "2025年9月30日", "2025-09-30" → YYYY-MM-DD (a day and a month that could be either way round is no date)."""
+    "2025年9月30日", "2025-09-30", "yesterday", "昨天", "前天" → YYYY-MM-DD (a day and a month that could be either way
+    round is no date)."""
     if found := _MONTH_EN.search(words):
         first, name, second, year = found.groups()
         full = int(year[-2:]) + 2000 if len(year) == 3 else int(year)
@@ -79,4 +85,7 @@ def said_date(words: str, *, today: dt.date | None = None) -> str | None:
         return (today.replace(day=1) - dt.timedelta(days=1)).isoformat()[:7]
     if _THIS_MONTH.search(words):
         return today.isoformat()[:7]
+    for said, days in _DAYS_AGO:
+        if said.search(words):
+            return (today - dt.timedelta(days=days)).isoformat()
     return None
