@@ -290,6 +290,7 @@ def test_an_ln2_turn_starts_from_facts_and_information_never_writes(
         # held-out, through an OpenAI-compatible server: no call at all, then "nothing was changed"
         ("整个液氮罐里一共有多少管细胞？", "inventory_stats", "液氮罐共有 5 个盒子"),
         ("How many tubes do we have in total?", "inventory_stats", "The tank holds"),
+        ("list everything we have frozen pls", "inventory_stats", "The tank holds"),  # thirteenth set
         ("move the HEK293T tube from box 1 pos 19 to box 2 pos 1", "query_inventory", "does not record moving"),
         ("把1号盒19位的HEK293T移到2号盒1位", "query_inventory", "库存不记录移动"),
         # held-out (fourth set): the injection's words kept the look-up from being code's; the model said a count

@@ -259,6 +259,7 @@ def test_positions_right_after_a_box_with_a_space_or_before_a_dash() -> None:
     assert said_places("A375-WT, box 1: 1 and 2 — taking them out", layout) == {1: {1, 2}}
     assert said_places("tubes in box 3 2025-10?", layout) == {}  # a month, not places
     assert said_places("box 2 3 tubes", layout) == {}  # a count
+    assert said_places("Mos55拿三管复苏，9号盒1、2、3格", layout) == {9: {1, 2, 3}}  # thirteenth set
 
 
 @pytest.mark.parametrize(
@@ -269,6 +270,9 @@ def test_positions_right_after_a_box_with_a_space_or_before_a_dash() -> None:
         ("Take out box 2 position 5, I mean box 3 position 5", {3: {5}}),
         ("I mean the K562 in box 1 position 4", {1: {4}}),  # nothing said before it to take back
         ("thaw box 1 pos 19", {1: {19}}),
+        ("thaw 1 BSR-T7/5, box 4 pos 22 -- sorry, 23", {4: {23}}),  # thirteenth set
+        ("sorry to bother, thaw box 4 pos 22", {4: {22}}),  # a sorry before nothing said: nothing taken back
+        ("box 4 pos 22, sorry for the mess", {4: {22}}),
     ],
 )
 def test_a_place_taken_back_gives_way_to_the_one_said_again(words: str, places: dict[int, set[int]]) -> None:

@@ -399,7 +399,7 @@ _AFTER_BOX = re.compile(
 """A list said right after one box, with no word for positions ("box 1, 25 and 26", "1号盒：25、26", "box 2 31-33 (the
 shKRAS ones)", "box 1: 1 and 2 — …"); a count after a box ("box 1, 3 HeLa tubes") is not one, nor a list after
 "boxes"."""
-_AFTER_ZH_BOX = re.compile(rf"\s*[,，:：]?\s*{_LIST}(?=\s*(?:$|[()（）.;:!?。；，,！？—–]|和|及|以及))")
+_AFTER_ZH_BOX = re.compile(rf"\s*[,，:：]?\s*{_LIST}(?=\s*(?:$|[()（）.;:!?。；，,！？—–]|和|及|以及|[格位孔]))")
 """The same right after a box said the Chinese way, where no separator is needed ("1号盒21、22")."""
 _RANGE = re.compile(rf"({_ITEM})\s*(?:[~–-]|\bto\b|\bthrough\b|\bthru\b|到|至)\s*({_ITEM})", re.IGNORECASE)
 
@@ -445,8 +445,10 @@ def _as_read(text: str) -> str:
 
 _CORRECTION = re.compile(
     r"\b(?:no\s*,?\s+wait|wait\s*,?\s+no|no\s*,?\s+sorry|sorry\s*,?\s+no|sorry\s*,?\s+I\s+mean[t]?|I\s+mean[t]?|"
-    r"scratch\s+that|make\s+(?:it|that)|actually\s*,?\s+(?:it'?s|its)|correction)\b"
-    r"|不对|说错了|搞错了|写错了|应该是|更正一下|哦不|啊不",
+    r"scratch\s+that|make\s+(?:it|that)|actually\s*,?\s+(?:it'?s|its)|correction|"
+    # "box 4 pos 22 -- sorry, 23": a sorry or an oops right before a place said again
+    r"(?:sorry|oops|whoops)(?=\s*[,，:]?\s*(?:pos(?:ition)?\s*|slot\s*|#\s*)?\d))\b"
+    r"|不对|说错了|搞错了|写错了|应该是|更正一下|哦不|啊不|我是说",
     re.IGNORECASE,
 )
 """Words that take back a place just said ("pos 19 — no wait, 20", "19号位，啊不对，是20号位")."""

@@ -147,7 +147,10 @@ _HISTORY = re.compile(
 
 _TOTAL = re.compile(
     r"\b(?:in\s+total|altogether|overall|total|whole\s+tank|entire\s+tank|how\s+full|fullest|"
-    r"how\s+many\s+(?:tubes|vials|samples|stocks|records|boxes))\b|一共|总共|总数|整个|共有|满了",
+    r"how\s+many\s+(?:tubes|vials|samples|stocks|records|boxes)|"
+    # "list everything we have frozen pls": the whole tank asked for
+    r"(?:list|show)\s+(?:me\s+)?(?:everything|all\s+(?:the\s+|of\s+the\s+)?(?:tubes|vials|samples|stocks|records|cells))|"
+    r"everything\s+(?:we\s+have|in\s+the\s+(?:tank|dewar)))\b|一共|总共|总数|整个|共有|满了|全部(?:的)?(?:管|细胞|记录|库存)",
     re.IGNORECASE,
 )
 """Asking about the whole tank ("整个液氮罐里一共有多少管细胞？", "How many tubes do we have in total?")."""
@@ -521,7 +524,7 @@ _FRAME_EN = frozenset(
     remain remaining show slot slots some space spaces still stock stored tank tell the there tube tubes vial vials
     was we were what what's whats where which who whose you sitting sits kept placed lying inside total altogether
     overall whole entire full somewhere anywhere around anything something froze freeze put into dewar did last this
-    month week year ago recently new newly added""".split()
+    month week year ago recently new newly added everything pls plz thanks""".split()
 )
 """The words of a plain look-up's frame ("Do we have any … left?", "What is in box … position …?", "Where are …?")."""
 _FRAME_ZH = tuple(
