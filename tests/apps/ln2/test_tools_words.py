@@ -260,6 +260,8 @@ def test_positions_right_after_a_box_with_a_space_or_before_a_dash() -> None:
     assert said_places("tubes in box 3 2025-10?", layout) == {}  # a month, not places
     assert said_places("box 2 3 tubes", layout) == {}  # a count
     assert said_places("Mos55拿三管复苏，9号盒1、2、3格", layout) == {9: {1, 2, 3}}  # thirteenth set
+    assert said_places("thaw both A549-ACE2 #7 vials", layout) == {}  # a clone's number, no box beside it
+    assert said_places("the tube (box2 #13)", layout) == {2: {13}}
 
 
 @pytest.mark.parametrize(

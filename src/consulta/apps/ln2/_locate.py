@@ -367,8 +367,10 @@ _ZH_POSITION = re.compile(
 """A position said the Chinese way: "15号位", "第15位", "第15个位置", and after its box "1号盒21位", "3号盒22号的"."""
 _ZH_LIST = re.compile(rf"{_LIST}\s*号\s*(?:位|孔|格)")
 """A list said before its one "号位" ("1、2、3号位": each of them a position)."""
-_HASH = re.compile(r"(?<![\w#])#\s*(\d+)")
-"""A position said by its number ("box2 #13"), a box's own "#" taken out first."""
+_HASH_AFTER_BOX = re.compile(rf"(?:{_BOX.pattern})\s*[,，:：(（]?\s*#\s*(?P<at>\d+)", re.IGNORECASE)
+_HASH_BEFORE_BOX = re.compile(rf"(?<![\w#])#\s*(?P<at>\d+)\s*(?:,|，|in|of|from)?\s*(?:{_BOX.pattern})", re.IGNORECASE)
+"""A position said by its number next to its box ("box2 #13", "#13 in box 2"); a "#7" with no box beside it is part
+of a name ("A549-ACE2 #7", a clone's number), not a place."""
 _LABEL = re.compile(r"(?<![A-Za-z0-9_-])(?<![A-Za-z]/)(?<!\w\.)([A-Za-z])(\d{1,2})(?![A-Za-z0-9_-])(?!/\w)(?!\.\w)")
 """A grid label ("B6", "4号盒B1"), not an end of a name with a slash ("Ba/F3", "C6/36") nor a part of a dotted name
 ("D10.G4.1": neither D10 nor G4)."""
@@ -488,7 +490,9 @@ def _said_positions(text: str, layout: BoxLayout) -> set[int]:
         said |= _listed(listed.replace("第", ""), layout)
     said.update(n for found in _AT.findall(text) if 1 <= (n := int(found)) <= layout.capacity)
     said |= _labels(text, layout)
-    said.update(int(n) for n in _HASH.findall(_BOX.sub(" ", text)) if 1 <= int(n) <= layout.capacity)
+    for hashed in (*_HASH_AFTER_BOX.finditer(text), *_HASH_BEFORE_BOX.finditer(text)):
+        if 1 <= (n := int(hashed["at"])) <= layout.capacity:
+            said.add(n)
     for box in _BOX.finditer(text):
         after = _AFTER_ZH_BOX if box.group(0).endswith("盒") else _AFTER_BOX
         if not box.group(0).lower().startswith("boxes") and (listed := after.match(text, box.end())):
