@@ -790,6 +790,9 @@ def test_positions_listed_right_after_their_box_without_a_word_for_them() -> Non
         ("show me the last 5 changes", ("audit_history", {})),
         ("who modified the inventory yesterday", ("audit_history", {})),
         ("最近一次改动是什么", ("audit_history", {})),
+        ("what did I log last?", ("audit_history", {})),  # thirteenth set
+        ("刚才登记了什么", ("audit_history", {})),
+        ("what did we record in box 3 in March 2026?", ("search_records", {"text": "2026-03"})),
         ("今天有人动过罐子吗", ("audit_history", {})),
         ("is there room in box 3 for 6 more vials", ("empty_positions", {"box": 3})),
         ("which box is the emptiest", ("empty_positions", {})),

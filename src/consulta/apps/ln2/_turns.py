@@ -138,8 +138,13 @@ _FREE = re.compile(
 _HISTORY = re.compile(
     r"\b(?:history|audit|change\s*log|recent\s+changes?|last\s+(?:\d+\s+|few\s+)?changes?|"
     r"(?:what|who)\s+(?:has\s+|have\s+|was\s+)?(?:changed|modified|edited|touched)|"
-    r"changes\s+(?:made|today|yesterday|this\s+week|recently))\b|"
-    r"(?:最近|上次|上一次|今天|昨天|本周|这周|谁).{0,8}?(?:改动|修改|变动|动过|操作)|(?:改动|修改|变动|操作)(?:记录|历史)|历史|日志",
+    r"changes\s+(?:made|today|yesterday|this\s+week|recently)|"
+    # "what did I log last?": what was recorded, the log's latest entries
+    r"(?:what|which)\s+(?:did|have)\s+(?:i|we|you)\s+(?:just\s+|last\s+)?(?:log|logged|record|recorded|enter|entered)"
+    r"(?:\s+(?:last|just\s+now|today))?\s*(?=[?？.!]|$)|"
+    r"(?:last|latest|previous)\s+(?:entry|entries|log\s+entry|thing\s+(?:i|we)\s+(?:logged|recorded)))\b|"
+    r"(?:最近|上次|上一次|今天|昨天|本周|这周|谁).{0,8}?(?:改动|修改|变动|动过|操作)|(?:改动|修改|变动|操作)(?:记录|历史)|历史|日志|"
+    r"(?:刚才|上次|最后)(?:登记|记录)了?(?:什么|啥)",
     re.IGNORECASE,
 )
 """Asking what was changed ("show me the last 5 changes", "最近一次改动是什么", "今天有人动过罐子吗"): the audit log."""
