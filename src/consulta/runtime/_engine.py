@@ -54,6 +54,7 @@ from ._claims import (
 from ._events import ReplyChecked, StepStarted
 from ._facts import check_facts, check_language, check_model_words
 from ._messages import (
+    CODE_MODEL,
     FIRST_LOOK_CALL,
     FIRST_LOOK_MODEL,
     called_this_turn,
@@ -519,7 +520,9 @@ class EngineRun:
                         or _said_by_staging(self.deps, messages, request)
                     )
                     if final is not None:
-                        return final, [], messages
+                        # on record as the turn's reply, so that a later turn of the thread carries it (without
+                        # it, this turn's words and the next one's ran together into one request)
+                        return final, [], [*messages, ModelResponse(parts=[TextPart(final)], model_name=CODE_MODEL)]
                 if drafts is not None and PaiAgent.is_model_request_node(node):
                     await drafts.stream(node, run.ctx)  # its words reach listeners as drafts while it streams
                 if self.check_cancel():

@@ -22,6 +22,7 @@ from pydantic_ai.messages import (
 __all__ = [
     "by_first_look",
     "FIRST_LOOK_CALL",
+    "CODE_MODEL",
     "FIRST_LOOK_MODEL",
     "called_this_turn",
     "carry_over",
@@ -44,6 +45,8 @@ __all__ = [
 
 FIRST_LOOK_MODEL = "consulta:first-look"
 """The model name on a response the runtime made itself (the turn's first look)."""
+CODE_MODEL = "consulta:code"
+"""The model name on a reply code gave in the model's place (a look-up, a staged plan, a turn-ending tool)."""
 FIRST_LOOK_CALL = "look_"
 """How the id of a call the runtime made itself (the turn's first look) begins."""
 
@@ -143,7 +146,7 @@ def turn_words(messages: list[ModelMessage]) -> str | None:
     """What the user wrote to start this turn (None before any)."""
     for message in reversed(messages):
         if isinstance(message, ModelRequest):
-            for part in message.parts:
+            for part in reversed(message.parts):  # the last words, should two turns' run together in one request
                 if isinstance(part, UserPromptPart):
                     return (
                         part.content

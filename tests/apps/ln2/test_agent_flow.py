@@ -347,3 +347,32 @@ def test_instructions_tell_each_run_the_day_it_started(tmp_path: Path, inventory
     later = replace(run, created_at="2031-02-03T00:00:01+00:00")
     assert "Today is 2031-02-03." in agent.instructions(later)
     assert f"Today is {run.created_at[:10]}." in agent.instructions(run)
+
+
+def test_a_turn_after_one_code_answered_is_read_as_its_own_words(tmp_path: Path, inventory: Path) -> None:
+    """Thirteenth held-out set: "what did I log last?" (answered by code from the audit log), then "undo that, grabbed
+    the wrong vial" was answered as the first question again: code's reply was not on record, so the two turns' words
+    ran together into one request and the first was read. The second turn is its own: a rollback is staged."""
+    turns = [
+        [
+            {"tool_calls": [{"name": "record_thaw", "args": {"box": 1, "positions": [28], "action": "thaw"}}]},
+            {"text": "Staged."},
+        ],
+        [],  # "what did I log last?": code answers, the model is not asked
+        [{"tool_calls": [{"name": "rollback", "args": {"audit_id": "a_000001"}}]}, {"text": "Staged the undo."}],
+    ]
+    h = Harness(tmp_path, inventory, {"turns": turns})
+
+    async def scenario() -> None:
+        setup = await h.run("Thaw the HeLa in box 1 position 28")
+        h.runtime.answer(h.pending().id, "approve")
+        setup = await h.runtime.settled(setup.id)
+        assert setup.status == RunStatus.finished and len(audit_lines(inventory)) == 1
+        first = await h.run("what did I log last?", continue_from=setup.id)
+        assert first.status == RunStatus.finished and "a_000001" in first.output  # code's reply, no model asked
+        again = await h.run("undo that, grabbed the wrong vial", continue_from=first.id)
+        assert again.status == RunStatus.waiting  # the rollback, staged
+        assert h.pending().kind == "plan"
+        await h.runtime.aclose()
+
+    asyncio.run(scenario())
