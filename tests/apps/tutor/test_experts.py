@@ -278,6 +278,23 @@ def test_work_whose_output_the_student_misquotes_is_not_validated(
         assert "40.0" in out["validation_details"] and said.split()[-1] in out["validation_details"]
 
 
+@pytest.mark.parametrize(("name", "separator", "suitable"), [("people.csv", ";", False), ("people.txt", "\t", True)])
+def test_a_table_separated_otherwise_than_by_commas_says_how_to_read_it(
+    tmp_path: Path, uploads: Path, name: str, separator: str, suitable: bool
+) -> None:
+    """A .csv split by semicolons is read as one column by `pd.read_csv`: the verdict says to pass `sep`, not that
+    the task's columns are missing; a tab-separated .txt (which the course reads by sniffing) fits, with the same
+    word as a warning."""
+    rows = "".join(f"P{i}{separator}{20 + i}{separator}Rome\n" for i in range(120))
+    (uploads / name).write_text(f"name{separator}age{separator}city\n{rows}", "utf-8")
+    request = {**SEED_EXAMPLES[0], "context": {"task_id": "task_2_1", "file_name": name}}
+    out = consult(_code_consultant(tmp_path, uploads, "en"), request)["expert_output"]
+    assert out["is_suitable"] is suitable
+    said = out["warning_issues"] if suitable else out["blocking_issues"]
+    assert f"sep={separator!r}" in said[0]
+    assert not any("missing" in issue for issue in out["blocking_issues"])
+
+
 @pytest.mark.parametrize("lang", ["en", "zh-CN"])
 def test_work_on_other_columns_than_the_tasks_is_not_validated(tmp_path: Path, uploads: Path, lang: str) -> None:
     """Thirteenth held-out set: "average age task done" with `df['motivation'].mean()` on a file without an age

@@ -28,6 +28,8 @@ __all__ = [
     "check_file_size",
     "check_file_type",
     "folded",
+    "other_separator",
+    "said_separator",
     "open_dataset",
     "say_issue",
     "spelled_as",
@@ -115,10 +117,11 @@ def upload_path(folder: Path, name: str | None) -> Path:
     return path
 
 
-def open_dataset(path: Path) -> pd.DataFrame:
-    """The file as a DataFrame; ToolError `unreadable_file` with pandas' reason when it cannot be parsed."""
+def open_dataset(path: Path, *, separator: str | None = None) -> pd.DataFrame:
+    """The file as a DataFrame (a text table split on `separator` when given); ToolError `unreadable_file` with
+    pandas' reason when it cannot be parsed."""
     try:
-        return _READERS[path.suffix.lower()](path)
+        return pd.read_csv(path, sep=separator) if separator else _READERS[path.suffix.lower()](path)
     except Exception as error:  # noqa: BLE001 - any parser failure is the file's problem, reported as such
         raise ToolError(
             "unreadable_file",
@@ -214,6 +217,43 @@ def folded(column: str) -> str:
     return re.sub(r"[\s_]+", "", column).casefold()
 
 
+_OTHER_SEPARATORS = (";", "\t", "|")
+
+
+def other_separator(path: Path) -> str | None:
+    """The separator a text table's header line is written with when it is not the comma `pd.read_csv` splits on by
+    default (";", a tab, "|"), else None (a .tsv, which the course reads with tabs, and a workbook: None)."""
+    if path.suffix.lower() not in (".csv", ".txt", ".dat"):
+        return None
+    try:
+        with path.open(encoding="utf-8-sig", errors="replace") as handle:
+            header = next((line for line in handle if line.strip()), "")
+    except OSError:
+        return None
+    if "," in header:
+        return None
+    return max((s for s in _OTHER_SEPARATORS if s in header), key=header.count, default=None)
+
+
+def said_separator(verdict: Verdict, path: Path) -> Verdict:
+    """`verdict` with the file's separator said when it is not the comma (`other_separator`): what `pd.read_csv`
+    needs to read it. A .csv the course read as one column is blocked by it first (its columns were not missing, they
+    were not split); a .txt/.dat the course read by sniffing the separator is warned of it (the student's own
+    `pd.read_csv` reads one column unless told)."""
+    separator = other_separator(path)
+    if separator is None:
+        return verdict
+    said = t(
+        _OTHER_SEPARATOR,
+        name=path.name,
+        separator=repr(separator),
+        code=f"pd.read_csv({path.name!r}, sep={separator!r})",
+    )
+    if path.suffix.lower() == ".csv":
+        return verdict.model_copy(update={"is_suitable": False, "blocking_issues": [said, *verdict.blocking_issues]})
+    return verdict.model_copy(update={"warning_issues": [*verdict.warning_issues, said]})
+
+
 # The issues of `check_dataset`, by catalog key: the verdict holds them in English (the experts' and the model's
 # language); `say_issue` says one again in a person's language.
 _FEW_ROWS = "tutor.issue.few_rows"
@@ -227,6 +267,7 @@ _FILE_TYPE = "tutor.issue.file_type"
 _EMPTY_FILE = "tutor.issue.empty_file"
 _UNPARSABLE = "tutor.issue.unparsable"
 _UNPARSABLE_AT = "tutor.issue.unparsable_at"
+_OTHER_SEPARATOR = "tutor.issue.other_separator"
 _ISSUES = (
     _FEW_ROWS,
     _MISSING_COLUMNS,
@@ -239,6 +280,7 @@ _ISSUES = (
     _EMPTY_FILE,
     _UNPARSABLE,
     _UNPARSABLE_AT,
+    _OTHER_SEPARATOR,
 )
 _PARSER_LINE = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
 

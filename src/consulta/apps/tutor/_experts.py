@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import ast
+import contextlib
 import difflib
 import keyword
 import re
@@ -35,6 +36,8 @@ from ._datasets import (
     folded,
     not_a_table,
     open_dataset,
+    other_separator,
+    said_separator,
     say_issues,
     spelled_as,
     unreadable,
@@ -337,7 +340,11 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
                 except ToolError as error:  # a file that is no table does not fit: said, not refused
                     verdict = not_a_table(path, error.message)
                     return {"task": task.requirements, "dataset": None, "verdict": verdict}
+                if len(frame.columns) == 1 and (separator := other_separator(path)) is not None:
+                    with contextlib.suppress(ToolError):  # the columns as the separator splits them, to judge
+                        frame = open_dataset(path, separator=separator)
                 facts, verdict = check_dataset(frame, task.dataset, file_name=path.name)
+                verdict = said_separator(verdict, path)
                 return {"task": task.requirements, "dataset": facts, "verdict": verdict}
             case "error_diagnosis":
                 quoted_alone = {"reproduced": False, "no_data": True, "quoted": request.context.error_message or ""}
