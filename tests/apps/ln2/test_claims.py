@@ -1166,6 +1166,18 @@ def test_a_name_said_with_its_parts_run_together_is_named() -> None:
     assert named_in("the ones in box 3", inventory) is None
 
 
+def test_a_greek_letter_spelled_out_names_the_line() -> None:
+    """Twelfth set: "how many gamma delta T vials" of the line `γδ T (Vδ2) D-131` was no name: the model looked."""
+    from consulta.apps.ln2._inventory import load_inventory
+    from consulta.apps.ln2._queries import query_inventory
+    from consulta.apps.ln2._turns import named_in
+
+    inventory = load_inventory(HELDOUT10_LAB.with_name("heldout12_lab.yaml"))
+    assert named_in("how many gamma delta T vials do we still have", inventory) == ("gamma delta T", "cell_line")
+    found = query_inventory(inventory, cell_line="gamma delta T")
+    assert found["total"] == 1 and "γδ T (Vδ2) D-131" in str(found["records"][0]), found
+
+
 HELDOUT11_LAB = Path(__file__).parents[3] / "bench" / "data" / "ln2" / "heldout11_lab.yaml"
 
 

@@ -16,6 +16,7 @@ from ._inventory import BoxLayout, Inventory, Record, occupancy, position_label
 
 __all__ = [
     "best_named",
+    "spelled_out",
     "check_box",
     "empty_positions",
     "inventory_stats",
@@ -46,6 +47,12 @@ _GREEK = str.maketrans(
     }
 )  # fmt: skip
 """Greek letters as their names: a line named 'γδ T' is typed 'gamma delta T' (TNF-α as 'TNF-alpha')."""
+
+
+def spelled_out(text: str) -> str:
+    """`text` with each Greek letter as its name, a word of its own ("γδ T (Vδ2)" → " gamma  delta  T (V delta 2)"):
+    the name's words as a person types them."""
+    return "".join(f" {part} " if len(part) > 1 else part for part in (c.translate(_GREEK) for c in text))
 
 
 def _norm(text: str) -> str:

@@ -26,7 +26,7 @@ from ._audit import read_audit
 from ._dates import said_date
 from ._inventory import Inventory, load_inventory
 from ._locate import said_boxes, said_places, said_positions
-from ._queries import best_named
+from ._queries import best_named, spelled_out
 
 __all__ = [
     "about_the_tank",
@@ -468,8 +468,13 @@ _MAX_RUN = 4
 
 def _part_named(words: str, inventory: Inventory) -> tuple[str, str] | None:
     """The longest run of the words' tokens that is a run of a name's own tokens ("RTCB rescue" in
-    K562-RTCB-rescue-WT, "dTAG-MYC" in K562-dTAG-MYC), as the words said it, with its query field."""
-    name_tokens = [([t.casefold() for t in _TOKEN.findall(name)], field) for name, field in _names(inventory)]
+    K562-RTCB-rescue-WT, "dTAG-MYC" in K562-dTAG-MYC, "gamma delta T" in γδ T (Vδ2)), as the words said it, with its
+    query field."""
+    name_tokens = [
+        ([t.casefold() for t in _TOKEN.findall(form)], field)
+        for name, field in _names(inventory)
+        for form in dict.fromkeys((name, spelled_out(name)))  # "gamma delta T" of "γδ T (Vδ2)" too
+    ]
     tokens = list(_TOKEN.finditer(words))
     best: tuple[int, str, str] | None = None
     for start in range(len(tokens)):
