@@ -593,6 +593,14 @@ def tutor_line(key: str, lang: str) -> str:
             "concept_explanation",
         ),
         ("每个城市平均年龄那个我应该做对了吧，结果看着差不多", "validation_report"),
+        # fourteenth set
+        ("merge 的 how 参数里 outer 和 left 到底差在哪？啥时候会多出 NaN", "concept_explanation"),
+        ("算平均年龄的时候 mean() 会把空值也算进去吗？NaN是当0处理还是直接跳过", "concept_explanation"),
+        ("just gimme the code for task 2.4 pls", "concept_explanation"),
+        (
+            "老师，第一题（pandas基础）的完整参考代码能发我看看吗？我想跟自己写的对一下哪里不一样。",
+            "concept_explanation",
+        ),
     ],
 )
 def test_unseen_wordings_of_a_concept_a_solution_or_a_file_question_open_as_their_kind(

@@ -278,6 +278,22 @@ def test_work_whose_output_the_student_misquotes_is_not_validated(
         assert "40.0" in out["validation_details"] and said.split()[-1] in out["validation_details"]
 
 
+@pytest.mark.parametrize(("shown", "valid"), [("38.5", False), ("40.0", True), ("```\n38.5\n```", False)])
+def test_a_number_shown_after_the_code_is_the_output_claimed(
+    tmp_path: Path, uploads: Path, shown: str, valid: bool
+) -> None:
+    """Fourteenth set: "got this: ```…print(df["age"].sum() / len(df))``` 38.5", where the code printed 40.05 on the
+    student's file, was passed as done: a number alone after the code, or in a block of output, is the output claimed."""
+    (uploads / "student_data.csv").write_text("name,city,age\nAda,Paris,30\nBo,Rome,40\nCy,Paris,50\n", "utf-8")
+    words = f"avg age task done, got this:\n\n```python\nprint(df['age'].mean())\n```\n\n{shown}"
+    request = {
+        **SEED_EXAMPLES[3],
+        "context": {**SEED_EXAMPLES[3]["context"], "task_id": "task_2_2", "student_evidence": words},
+    }
+    out = consult(_code_consultant(tmp_path, uploads, "en"), request)["expert_output"]
+    assert out["is_valid"] is valid
+
+
 @pytest.mark.parametrize(("name", "separator", "suitable"), [("people.csv", ";", False), ("people.txt", "\t", True)])
 def test_a_table_separated_otherwise_than_by_commas_says_how_to_read_it(
     tmp_path: Path, uploads: Path, name: str, separator: str, suitable: bool

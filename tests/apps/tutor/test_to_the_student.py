@@ -57,6 +57,26 @@ def test_a_reply_about_the_student_becomes_one_to_them(tmp_path: Path, run_once,
     assert [(c["check"], c["replaced"]) for c in checked] == [("tutor", True)]
 
 
+@pytest.mark.parametrize(
+    "reply",
+    [
+        # fourteenth set, through the page: the model's notes said back to the student
+        "好的，我明白了。你的笔记中提到的文件和列信息是正确的，但它们是针对你，而不是学生。请向学生解释这些信息，并告诉他们接下来应该做什么。",
+        "Got it. The notes are for you, not the student: explain them to the student and say what to do next.",
+    ],
+)
+def test_the_models_notes_said_back_are_never_shown(tmp_path: Path, run_once, reply: str) -> None:  # noqa: ANN001
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=[TextPart(reply)])
+
+    zh = any("\u4e00" <= c <= "\u9fff" for c in reply)
+    student, lang = ("我可以开始了吗？", "zh-CN") if zh else ("Can I start?", "en")
+    store, agent = assistant(tmp_path, READY)
+    run = run_once(store, agent, tutor.ca_request(READY, student=student, lang=lang), FunctionModel(model))
+    assert run.status == RunStatus.finished
+    assert run.output == tutor.packet_reply(tutor.InstructionPacket.model_validate(READY), lang)
+
+
 def test_guidance_said_back_in_chinese_is_written_again_then_codes(tmp_path: Path, run_once) -> None:  # noqa: ANN001
     """Seventh set (zh_odd_fullwidth): "…告诉你这个文件缺少哪些信息，然后要求他们提供一个符合任务要求的数据集" — the
     assistant's guidance said back in Chinese, the student as "them": not shown as it is, the model writes again, and

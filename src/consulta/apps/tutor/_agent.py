@@ -775,7 +775,7 @@ _THEM_ZH = r"(?:(?<=要求|告诉|提醒|鼓励|引导|指导|帮助)|(?<=让|�
 assistant's guidance said back in Chinese)."""
 _STUDENT_ZH = (
     r"该学生|这位学生|学生(?=可以|需要|应该|还|已经|不能|能|的数据|有|在|正确|成功|使用|用了|计算|上传|运行|写了|做了|完成)"
-    r"|(?<=指导|引导|告诉|提醒|帮助|鼓励|如果)学生"
+    r"|(?<=指导|引导|告诉|提醒|帮助|鼓励|如果|不是)学生|(?<=[向对给])学生"
     rf"|{_THEM_ZH}"
 )
 """The student spoken of in Chinese ("如果学生有任何问题", seen on the embedded model), one pattern for finding and saying."""
@@ -829,6 +829,7 @@ def _to_the_student(packet: InstructionPacket | None, findings: Findings) -> Rep
             or wrong_language(spoken, facts)
             or _INNER_NAMES.search(spoken)
             or _AS_THE_STUDENT.search(spoken)
+            or _OF_THE_NOTES.search(spoken)
         )
         if packet is not None and not clean:
             spoken = packet_reply(packet, facts.lang, findings)
@@ -843,6 +844,11 @@ def _to_the_student(packet: InstructionPacket | None, findings: Findings) -> Rep
     return check
 
 
+_OF_THE_NOTES = re.compile(
+    r"\b(?:your|the|these|those|my)\s+(?:notes|instructions)\b|\bsystem\s+prompt\b|笔记|指令|提示词|系统提示", re.I
+)
+"""The model's notes or instructions spoken of (fourteenth set: "你的笔记中提到的文件和列信息是正确的，但它们是针对你，而不是
+学生。请向学生解释这些信息"): words about the turn, not to the student."""
 _INNER_NAMES = re.compile(
     "|".join(rf"\b{a}_{b}\b|[\u4e00-\u9fff]+_{b}\b" for a, b in (i.split("_", 1) for i in EXPERT_IDS))
     # the orchestrator's own step said to the student (seen: "Consult an expert to explain the how parameter")

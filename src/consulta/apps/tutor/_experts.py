@@ -680,9 +680,20 @@ _CLAIMED = re.compile(
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 
+_ALONE = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*$", re.M)
+
+
 def _claimed_outputs(words: str) -> list[str]:
-    """The numbers the student's words give as their code's output ("output: 71.5", "输出：28.34")."""
-    return _CLAIMED.findall(words)
+    """The numbers the student's words give as their code's output: said so ("output: 71.5", "输出：28.34"), or
+    shown as what was printed — a number alone on a line after their fenced code, or in a block of output
+    (fourteenth set: "got this: ```…print(df["age"].sum() / len(df))``` 38.5", where the code printed 40.05)."""
+    said = _CLAIMED.findall(words)
+    blocks = list(_FENCED.finditer(words))
+    if said or not blocks:
+        return said
+    shown = [block.group(1) for block in blocks if not _is_code(block.group(1).strip())]
+    after = words[blocks[-1].end() :]
+    return [n for text in (*shown, after) for n in _ALONE.findall(text)]
 
 
 def _printed(claimed: str, output: str) -> bool:

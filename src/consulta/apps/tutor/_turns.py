@@ -48,7 +48,9 @@ session is on, which the tools' wrapper (`on_current_task`) puts in its place.""
 
 _SOLUTION = re.compile(
     r"\b(?:give|send|show|write)\s+me\s+(?:the\s+|a\s+)?(?:(?:model|sample|reference|correct|right|official|full)\s+)?"
-    r"(?:code|answer|solution)|\bjust\s+(?:give|tell|write|paste|send|show)\b|"
+    r"(?:code|answer|solution)|\bjust\s+(?:give|gimme|tell|write|paste|send|show)\b|\bgimme\s+(?:the\s+)?(?:code|answer|solution)\b|"
+    r"\b(?:give|send|show|post|paste|share|need|want|gimme)\s+(?:me\s+|us\s+)?(?:the\s+)?(?:full\s+|whole\s+|complete\s+|"
+    r"working\s+)?code\s+for\s+(?:task|exercise|question|assignment|the\s+task)\b|"
     r"\b(?:paste|post|share)\s+(?:me\s+)?(?:the\s+)?(?:full\s+)?(?:code|answer|solution)\b|"
     r"\b(?:the\s+)?(?:full\s+)?(?:solution|answer\s+code)\s+(?:for|to)\b|\bdo\s+(?:it|the\s+task)\s+for\s+me\b|"
     r"\b(?:output|print|show|give|write|tell)(?:\s+out)?\s+(?:me\s+)?(?:the\s+)?(?:exact|whole|full|complete|final|one|single|"
@@ -58,6 +60,7 @@ _SOLUTION = re.compile(
     r"\b(?:do|solve|finish)\s+(?:my|this|the)\s+(?:homework|assignment|exercise|task)\s+for\s+me\b|"
     r"\bsolve\s+it\s+for\s+me\b|"
     r"答案|直接(?:把|给|发|告诉|写)|帮我写|帮我把.{0,12}写|全写|代码发给我|替我做|替我写|帮我做|"
+    r"(?:完整|参考|标准|正确)的?(?:参考)?(?:代码|解法|程序|写法)|"
     # said half in English ("第二题 answer 是啥 给个 code 就行")
     r"(?:给|发)(?:个|我|一下|一份)?\s*(?:code|answer|solution)\b|\banswer\s*(?:是啥|是什么)|"
     r"\b(?:full|complete|whole|model|reference)\s+(?:solution|answer|code)\b\s*(?:能|可以|可不可以)?\s*(?:给|发|贴)",
@@ -94,6 +97,9 @@ _CONCEPT = re.compile(
     r"\b(?:does|do|will|would|can)\s+(?:it|\.?[a-z_]\w*(?:\(\))?)\s+(?:just\s+|really\s+|actually\s+|also\s+)?"
     r"(?:skip|ignore|drop|keep|count|include|exclude|treat|handle|change|modify|overwrite|sort|copy)s?\b|"
     r"(?:会不会|是不是会|会)(?:自动)?(?:跳过|忽略|去掉|删掉|保留|算上|算进|排序|改变|覆盖)|"
+    # fourteenth set: "outer 和 left 到底差在哪？啥时候会多出 NaN", "mean() 会把空值也算进去吗？NaN是当0处理还是直接跳过"
+    r"差在哪|差别|有(?:啥|什么)不(?:同|一样)|不一样在哪|(?:啥|什么)时候(?:会|该|用|要)|什么情况下|"
+    r"会把.{0,12}?(?:算进去?|算上|跳过|忽略|去掉|删掉|当成?)|当.{0,6}?(?:处理|算)还是|"
     r"(?:怎么|如何|怎样)(?=[\u4e00-\u9fff])(?!样|办|回事)",
     re.IGNORECASE,
 )
