@@ -783,6 +783,7 @@ def test_a_solution_refused_with_no_explanation_says_what_the_task_practises(
         ("老师好", "greeting"),
         ("thanks!", "thanks"),
         ("lol my cat just walked across my keyboard. anyway how r u", "greeting"),  # thirteenth set
+        ("lol ok brb getting coffee ☕", "farewell"),  # fourteenth set
     ],
 )
 def test_a_greeting_before_a_question_of_a_task_is_not_small_talk(words: str, kind: str | None) -> None:

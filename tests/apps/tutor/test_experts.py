@@ -278,6 +278,13 @@ def test_work_whose_output_the_student_misquotes_is_not_validated(
         assert "40.0" in out["validation_details"] and said.split()[-1] in out["validation_details"]
 
 
+def test_a_tasks_own_way_is_found_whatever_the_quotes() -> None:
+    """Fourteenth set: `round(df["age"].mean(), 1)` was not the task's `df['age'].mean()`, so the model judged it."""
+    task = tutor.load_catalog().task("task_2_2")
+    assert task.revealed_in('print(round(df["age"].mean(), 1))') == "df['age'].mean()"
+    assert task.revealed_in("print(df['name'].head())") is None
+
+
 @pytest.mark.parametrize(("shown", "valid"), [("38.5", False), ("40.0", True), ("```\n38.5\n```", False)])
 def test_a_number_shown_after_the_code_is_the_output_claimed(
     tmp_path: Path, uploads: Path, shown: str, valid: bool

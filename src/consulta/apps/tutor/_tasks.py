@@ -50,13 +50,14 @@ class Task(_Model):
         return self.said.get(lang) or TaskWords(title=self.title, learning_objectives=self.learning_objectives)
 
     def revealed_in(self, text: str) -> str | None:
-        """The first of `must_not_reveal` that `text` contains (spaces ignored), or None."""
+        """The first of `must_not_reveal` that `text` contains (spaces and the kind of quotes ignored), or None."""
         flat = _squeezed(text)
         return next((f for f in self.must_not_reveal if _squeezed(f) in flat), None)
 
 
 def _squeezed(text: str) -> str:
-    return re.sub(r"\s+", "", text)
+    """`text` without spaces and with one kind of quote: `df["age"].mean()` is `df['age'].mean()`."""
+    return re.sub(r"\s+", "", text).replace('"', "'")
 
 
 class TaskCatalog(_Model):

@@ -171,7 +171,8 @@ SmallTalk = Literal["farewell", "thanks", "greeting", "ack", "off_course"]
 _SMALL_TALK: dict[Literal["farewell", "thanks", "greeting", "ack"], re.Pattern[str]] = {
     "farewell": re.compile(
         r"\b(?:bye|goodbye|see\s+(?:you|ya)|good\s*night|(?:that'?s|this\s+is)\s+(?:all|it|enough)\s+for\s+(?:today|now)|"
-        r"gotta\s+go|talk\s+(?:to\s+you\s+)?later|i'?m\s+(?:done|off)\s+for\s+today)\b|"
+        r"gotta\s+go|talk\s+(?:to\s+you\s+)?later|i'?m\s+(?:done|off)\s+for\s+today|brb|be\s+right\s+back|"
+        r"back\s+in\s+a\s+(?:bit|sec|second|min|minute))\b|马上回来|一会儿?回来|等我一下|"
         r"再见|拜拜|下次见|回头见|先(?:学)?到这|今天(?:就)?(?:学)?到这|晚安|下线了",
         re.IGNORECASE,
     ),
