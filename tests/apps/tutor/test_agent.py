@@ -645,6 +645,8 @@ def test_unseen_wordings_of_a_concept_a_solution_or_a_file_question_open_as_thei
         ("Before I begin the exercise on merging two tables, could you check this file?", "task_2_3"),  # twelfth set
         # twelfth set: the code's own names ("avg_age", 'mean') are not the prose's title
         ("每个城市的平均年龄做完了：\n```\nprint(df.groupby('city').agg(avg_age=('age', 'mean')))\n```", "task_2_4"),
+        ("平均年令那题直接给我answer吧", "task_2_2"),  # fourteenth set: a homophone slip in a Chinese title
+        ("我的年龄是20", None),
         ("can I start?", None),
     ],
 )

@@ -278,6 +278,13 @@ def test_work_whose_output_the_student_misquotes_is_not_validated(
         assert "40.0" in out["validation_details"] and said.split()[-1] in out["validation_details"]
 
 
+def test_a_part_of_the_question_said_back_is_no_explanation() -> None:
+    from consulta.apps.tutor._experts import _echoes
+
+    assert _echoes("当前任务背后的思路，不写代码。", "请用平实的中文讲清楚当前任务背后的思路，不写代码。")
+    assert not _echoes("mean() 跳过空值：NaN 不算进分母。", "请用平实的中文讲清楚当前任务背后的思路，不写代码。")
+
+
 def test_a_tasks_own_way_is_found_whatever_the_quotes() -> None:
     """Fourteenth set: `round(df["age"].mean(), 1)` was not the task's `df['age'].mean()`, so the model judged it."""
     task = tutor.load_catalog().task("task_2_2")

@@ -279,9 +279,12 @@ def _error_form(text: str) -> tuple[_ErrorForm, re.Match[str]] | None:
 
 
 def _echoes(text: str, words: str) -> bool:
-    """Whether `text` only says `words` again (the student's request given back as its own explanation)."""
+    """Whether `text` only says `words` again (the student's request given back as its own explanation), or a part of
+    them (fourteenth set: "当前任务背后的思路，不写代码。" of the question "请用平实的中文讲清楚当前任务背后的思路，不写代码。")."""
     said, asked = re.sub(r"\W+", "", text.casefold()), re.sub(r"\W+", "", words.casefold())
-    return len(asked) >= 6 and (said == asked or difflib.SequenceMatcher(None, said, asked).ratio() > 0.8)
+    return len(asked) >= 6 and (
+        said == asked or (len(said) >= 6 and said in asked) or difflib.SequenceMatcher(None, said, asked).ratio() > 0.8
+    )
 
 
 def _texts(output: ExpertOutput) -> str:

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from rapidfuzz.distance import Levenshtein
+from rapidfuzz.distance import Hamming, Levenshtein
 
 from ...asks import CONSULT_EXPERT_TOOL_NAME
 from ...i18n import ZH_NUMERALS, chinese_number, has_chinese, t
@@ -339,6 +339,20 @@ def _titled(words: str, catalog: TaskCatalog) -> Task | None:
     ]
     if titles:
         return max(titles, key=lambda found: found[0])[1]
+    # a Chinese title one character slip off ("平均年令那题" for 平均年龄: a homophone the input method picked)
+    slipped = [
+        (len(title), task)
+        for task in catalog.tasks
+        for said in task.said.values()
+        if len(title := re.sub(r"\s+|的", "", said.title)) >= 4
+        and has_chinese(title)
+        and any(
+            Hamming.distance(bare[i : i + len(title)], title, score_cutoff=1) <= 1
+            for i in range(len(bare) - len(title) + 1)
+        )
+    ]
+    if slipped:
+        return max(slipped, key=lambda found: found[0])[1]
     # the start of a Chinese title, then the word for a task ("合并那题" for 合并两张表)
     started = {
         task.id: task
