@@ -646,6 +646,7 @@ def test_unseen_wordings_of_a_concept_a_solution_or_a_file_question_open_as_thei
         # twelfth set: the code's own names ("avg_age", 'mean') are not the prose's title
         ("每个城市的平均年龄做完了：\n```\nprint(df.groupby('city').agg(avg_age=('age', 'mean')))\n```", "task_2_4"),
         ("平均年令那题直接给我answer吧", "task_2_2"),  # fourteenth set: a homophone slip in a Chinese title
+        ("For the per-city average age exercise, what does groupby do?", "task_2_4"),  # its title's words reordered
         ("我的年龄是20", None),
         ("can I start?", None),
     ],

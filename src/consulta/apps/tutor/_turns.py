@@ -337,6 +337,15 @@ def _titled(words: str, catalog: TaskCatalog) -> Task | None:
             or (not has_chinese(title) and f" {_stems(title)} " in f" {stems} ")
         )
     ]
+    # an English title's words in another order, close together ("the per-city average age exercise")
+    said = stems.split()
+    titles += [
+        (len(title), task)
+        for task in catalog.tasks
+        for title in [_ARTICLE.sub("", task.title.casefold()).strip()]
+        if len(wanted := set(_stems(title).split())) >= 2
+        and any(wanted <= set(said[i : i + len(wanted) + 2]) for i in range(len(said)))
+    ]
     if titles:
         return max(titles, key=lambda found: found[0])[1]
     # a Chinese title one character slip off ("平均年令那题" for 平均年龄: a homophone the input method picked)
