@@ -425,3 +425,33 @@ def test_codes_answer_never_says_a_guessed_line_is_missing() -> None:
     assert answer_from_results(facts) is None
     asked = TurnFacts(lang="en", prompt="any K562 left?", calls=(call,))
     assert "K562" in (answer_from_results(asked) or "")
+
+
+@pytest.mark.parametrize(
+    ("words", "span"),
+    [
+        ("what did we put in the tank over the last 7 days?", ("2026-11-22", "2026-11-29")),  # fourteenth set
+        ("最近三天冻了啥", ("2026-11-26", "2026-11-29")),
+        ("最近一周冻了什么", ("2026-11-22", "2026-11-29")),
+        ("anything frozen this week?", ("2026-11-23", "2026-11-29")),
+        ("what went in last week", ("2026-11-16", "2026-11-22")),  # the week before, Monday to Sunday
+        ("上周存了什么", ("2026-11-16", "2026-11-22")),
+        ("what did we freeze last month?", None),  # a month, not a span of days
+        ("box 2 has 7 days of backlog", None),
+    ],
+)
+def test_a_span_of_days_named_is_read_as_its_first_and_last_day(words: str, span: tuple[str, str] | None) -> None:
+    from consulta.apps.ln2._dates import said_days
+
+    found = said_days(words, today=dt.date(2026, 11, 29))
+    assert (tuple(d.isoformat() for d in found) if found else None) == span
+
+
+def test_a_span_across_two_months_is_looked_up_in_each(inventory: Path) -> None:
+    from consulta.apps.ln2._turns import first_look_for
+
+    look = first_look_for(inventory, today=lambda: dt.date(2026, 12, 3))
+    assert look("what did we freeze in the past week?") == [
+        ("search_records", {"text": "2026-11"}),
+        ("search_records", {"text": "2026-12"}),
+    ]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-__all__ = ["said_date"]
+__all__ = ["said_date", "said_days"]
 
 _MONTHS = {
     m: i + 1
@@ -88,4 +88,47 @@ def said_date(words: str, *, today: dt.date | None = None) -> str | None:
     for said, days in _DAYS_AGO:
         if said.search(words):
             return (today - dt.timedelta(days=days)).isoformat()
+    return None
+
+
+_LAST_DAYS = re.compile(
+    r"\b(?:last|past|previous)\s+(\d{1,2}|few|couple\s+of|two|three|seven|ten|fourteen)\s+days\b"
+    r"|(?:最近|近|过去|前)\s*(\d{1,2}|[一二两三四五六七八九十]{1,3})\s*天",
+    re.IGNORECASE,
+)
+_THIS_WEEK = re.compile(r"\bthis\s+week\b|这周|本周|这个星期|这礼拜", re.IGNORECASE)
+_LAST_WEEK = re.compile(r"\b(?:last|previous)\s+week\b|上周|上个?星期|上礼拜", re.IGNORECASE)
+_PAST_WEEK = re.compile(r"\bpast\s+week\b|\bwithin\s+(?:the\s+|a\s+)?week\b|最近一周|近一周|过去一周", re.IGNORECASE)
+_COUNTED = {"few": 3, "couple of": 2, "two": 2, "three": 3, "seven": 7, "ten": 10, "fourteen": 14}
+_ZH_COUNTED = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10}
+
+
+def _zh_number(text: str) -> int:
+    if text.isdigit():
+        return int(text)
+    if text.startswith("十"):
+        return 10 + _ZH_COUNTED.get(text[1:], 0)
+    if "十" in text:
+        tens, _, ones = text.partition("十")
+        return _ZH_COUNTED.get(tens, 1) * 10 + _ZH_COUNTED.get(ones, 0)
+    return _ZH_COUNTED.get(text, 0)
+
+
+def said_days(words: str, *, today: dt.date | None = None) -> tuple[dt.date, dt.date] | None:
+    """The days a span the words name covers, first and last: "the last 7 days", "past week", "最近三天" (to today),
+    "this week" (Monday to today), "last week", "上周" (the week before, Monday to Sunday); None when they name no
+    span."""
+    today = today or dt.date.today()
+    if found := _LAST_DAYS.search(words):
+        english, chinese = found.groups()
+        said = english or chinese
+        days = int(said) if said.isdigit() else _COUNTED.get(said.lower(), 0) if english else _zh_number(said)
+        return (today - dt.timedelta(days=days), today) if 0 < days <= 62 else None
+    if _THIS_WEEK.search(words):
+        return today - dt.timedelta(days=today.weekday()), today
+    if _PAST_WEEK.search(words):
+        return today - dt.timedelta(days=7), today
+    if _LAST_WEEK.search(words):  # the week before this one, Monday to Sunday
+        monday = today - dt.timedelta(days=today.weekday())
+        return monday - dt.timedelta(days=7), monday - dt.timedelta(days=1)
     return None

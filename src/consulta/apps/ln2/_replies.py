@@ -19,7 +19,7 @@ from typing import Any
 
 from ...i18n import has_chinese, t
 from ...runtime import FactRules, ReplyCheck, ReplyRefused, ToolOutcome, TurnFacts, compose_reply, echoes
-from ._dates import said_date
+from ._dates import said_date, said_days
 from ._inventory import Inventory, load_inventory
 from ._locate import said_boxes, said_places
 from ._turns import (
@@ -458,26 +458,45 @@ def ln2_facts(inventory_path: Path) -> FactRules:
         if words and asks_to_move(words):
             found = answer_from_results(facts)
             return " ".join(part for part in (t("ln2.reply.no_move", facts.lang), found) if part)
-        return answer_from_results(_frozen_that_month(facts))
+        return answer_from_results(_frozen_then(facts))
 
     return FactRules(names=names, declared=declared, ignore=_UNITS, say_found=say_found)
 
 
-_FROZE = re.compile(r"\b(?:froze|frozen|freez\w*)\b|冻存|冻的|冻了", re.IGNORECASE)
+_FROZE = re.compile(
+    r"\b(?:froze|frozen|freez\w*|put\s+in(?:to)?|added|stored|went\s+in(?:to)?)\b|冻存|冻的|冻了|存进|存了|放进|放了",
+    re.IGNORECASE,
+)
+_FROZEN_ON = re.compile(r"frozen (\d{4}-\d{2}-\d{2})")
 
 
-def _frozen_that_month(facts: TurnFacts) -> TurnFacts:
-    """The turn's facts, a search of a month narrowed to the records frozen in it when the words ask what was frozen
-    then ("2025年4月冻存了哪些细胞？"): the search finds every record whose text holds the month, a thaw's date too."""
-    month = said_date(facts.prompt or "")
-    if month is None or not _FROZE.search(facts.prompt or ""):
+def _frozen_then(facts: TurnFacts) -> TurnFacts:
+    """The turn's facts, a search of a month narrowed to the records frozen then when the words ask what was frozen
+    ("2025年4月冻存了哪些细胞？") — within the days they name, for a span ("what went in over the last 7 days?": each
+    month of the span searched) — the search finds every record whose text holds the month, a thaw's date too."""
+    words = facts.prompt or ""
+    month, span = said_date(words), said_days(words)
+    if (month is None and span is None) or not _FROZE.search(words):
         return facts
+
+    def kept(line: object, searched: str) -> bool:
+        frozen = _FROZEN_ON.search(str(line))
+        if span is None:
+            return f"frozen {searched}" in str(line)
+        return (
+            frozen is not None
+            and frozen[1].startswith(searched)
+            and span[0].isoformat() <= frozen[1] <= span[1].isoformat()
+        )
 
     def narrowed(call: ToolOutcome) -> ToolOutcome:
         data = _result(call)
-        if call.name != "search_records" or call.args.get("text") != month or data is None:
+        searched = str(call.args.get("text") or "")
+        if call.name != "search_records" or data is None or (span is None and searched != month):
             return call
-        lines = [r for r in data.get("records") or [] if f"frozen {month}" in str(r)]
+        if span is not None and not re.fullmatch(r"\d{4}-\d{2}", searched):
+            return call
+        lines = [r for r in data.get("records") or [] if kept(r, searched)]
         return replace(call, data=json.dumps({**data, "records": lines, "total": len(lines)}, ensure_ascii=False))
 
     return replace(facts, calls=tuple(narrowed(c) for c in facts.calls))

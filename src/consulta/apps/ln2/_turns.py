@@ -23,7 +23,7 @@ from typing import Any, Literal
 from ...i18n import ZH_NUMERALS, chinese_number, has_chinese, simplified
 from ...runtime import own_words, takes_over
 from ._audit import read_audit
-from ._dates import said_date
+from ._dates import said_date, said_days
 from ._inventory import Inventory, load_inventory
 from ._locate import said_boxes, said_places, said_positions
 from ._queries import best_named, spelled_out
@@ -534,14 +534,15 @@ _FRAME_EN = frozenset(
     remain remaining show slot slots some space spaces still stock stored tank tell the there tube tubes vial vials
     was we were what what's whats where which who whose you sitting sits kept placed lying inside total altogether
     overall whole entire full somewhere anywhere around anything something froze freeze put into dewar did last this
-    month week year ago recently new newly added everything pls plz thanks""".split()
+    month week year ago recently new newly added everything pls plz thanks over past days day within few couple""".split()
 )
 """The words of a plain look-up's frame ("Do we have any … left?", "What is in box … position …?", "Where are …?")."""
 _FRAME_ZH = tuple(
     sorted(
         """我们 我 还有 有没有 有多少 有几 一共 共 总共 还剩 剩下 剩余 剩 多少 几管 几支 几个 几号 几 管 支 个 空位 空 号 盒 第 位
         置 在 哪里 哪儿 哪 是 什么 的 吗 呢 啊 细胞 冻存 冻 请问 查 一下 列出 所有 哪些 年 月 份 里 中 现在 目前 库存 罐 液氮
-        有 还 质粒 放 装 搁 这里 这儿 这 了 整个 总数 满 新 些 啥 进 上 本""".split(),
+        有 还 质粒 放 装 搁 这里 这儿 这 了 整个 总数 满 新 些 啥 进 上 本 最近 近 过去 前 天 周 星期 礼拜 两 三 四 五 六 七
+        八 九 十 一 存""".split(),
         key=len,
         reverse=True,
     )
@@ -622,6 +623,8 @@ def first_look_for(
             return [("query_inventory", {"box": box, "position": next(iter(positions))})]
         if box is not None and _FREE.search(words):
             return [("empty_positions", {"box": box})]
+        if (span := said_days(words, today=today())) is not None:  # "the last 7 days": each month of the span
+            return [("search_records", {"text": m}) for m in sorted({day.isoformat()[:7] for day in span})]
         if (date := said_date(words, today=today())) is not None:
             return [("search_records", {"text": date})]
         if (code := said_code(words)) is not None and named_in(code, inventory) is None:
