@@ -61,6 +61,8 @@ _TAKE_EN = (
     r"(?:[A-Z][\w.-]*\s+){0,3}(?:lab|group|team|core|facility)\b|"
     r"(?:pull|get)(?:ed|ing|s)?\s+(?:[\w.-]+\s+){0,8}?out|pull(?:ed|ing)?\s+(?:a|an|one|two|three|\d+)\s+(?:\w+\s+)?(?:vials?|tubes?)|"
     r"grab|fetch|remove|"
+    # the lab's words for recording a take-out: "logging out the Endo-9 vial", "signed out two tubes"
+    r"(?:log|sign)(?:s|ged|ed|ging|ing)?\s+(?:[\w.()+-]+\s+){0,8}?out\b|"
     r"(?:tak(?:e|ing)|took|cross(?:ed|ing)?)\s+(?:\w+\s+){0,3}?off\s+(?:the\s+|our\s+)?(?:list|inventory|books|records?)|"
     r"(?:giv(?:e|ing)|gave|send(?:ing)?|sent|ship(?:ping|ped)?|hand(?:ing|ed)?)\s+(?!me\b|us\b)(?:[\w-]+\s+){0,6}?"
     r"(?:to\s+(?:the\s+|our\s+)?(?:[A-Z][\w.-]*\s+){0,3}(?:lab|group|team|core|facility|collaborators?)|away)"
@@ -534,7 +536,8 @@ _FRAME_EN = frozenset(
     remain remaining show slot slots some space spaces still stock stored tank tell the there tube tubes vial vials
     was we were what what's whats where which who whose you sitting sits kept placed lying inside total altogether
     overall whole entire full somewhere anywhere around anything something froze freeze put into dewar did last this
-    month week year ago recently new newly added everything pls plz thanks over past days day within few couple""".split()
+    month week year ago recently new newly added everything pls plz thanks over past days day within few couple and
+    also plus btw""".split()
 )
 """The words of a plain look-up's frame ("Do we have any … left?", "What is in box … position …?", "Where are …?")."""
 _FRAME_ZH = tuple(
@@ -542,7 +545,7 @@ _FRAME_ZH = tuple(
         """我们 我 还有 有没有 有多少 有几 一共 共 总共 还剩 剩下 剩余 剩 多少 几管 几支 几个 几号 几 管 支 个 空位 空 号 盒 第 位
         置 在 哪里 哪儿 哪 是 什么 的 吗 呢 啊 细胞 冻存 冻 请问 查 一下 列出 所有 哪些 年 月 份 里 中 现在 目前 库存 罐 液氮
         有 还 质粒 放 装 搁 这里 这儿 这 了 整个 总数 满 新 些 啥 进 上 本 最近 近 过去 前 天 周 星期 礼拜 两 三 四 五 六 七
-        八 九 十 一 存""".split(),
+        八 九 十 一 存 顺便 说下 说 下 和 以及 另外 还有""".split(),
         key=len,
         reverse=True,
     )
@@ -583,6 +586,10 @@ def plain_look_up_for(inventory_path: Path) -> Callable[[str], bool]:
             if said_boxes(words):  # "Is there HeLa in box 3?": the look-up was of the name alone
                 return False
             rest = rest.replace(named[0].casefold(), " ")
+            if (
+                other := named_in(rest, inventory)
+            ) is not None:  # "GBO-7还有吗？顺便说下Retina-R3在哪个盒": both looked up
+                rest = rest.replace(other[0].casefold(), " ")
         rest = _MONTH_WORDS.sub(" ", rest)
         for frame in _FRAME_ZH:
             rest = rest.replace(frame, " ")
