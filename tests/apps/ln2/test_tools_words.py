@@ -547,3 +547,17 @@ def test_a_position_taken_back_is_not_grounded_though_the_name_is() -> None:
     op = tool(lab, "record_thaw")(box=4, positions=[13, 11])
     assert not grounded(lab, "record_thaw", op, words)
     assert grounded(lab, "record_thaw", tool(lab, "record_thaw")(box=4, positions=[13]), words)
+
+
+def test_a_record_id_taken_from_a_names_number_gives_way_to_the_place_said() -> None:
+    """Fourteenth set: "复苏一管Colon#7，4号盒第40格……啊不是，第42格" called with record_id 7 (the name's number), which
+    is at none of the places said: the runtime asked which tube. The place said names the tube."""
+    from consulta.apps.ln2._tools import Ln2Plans
+    from consulta.runtime import Evidence
+
+    lab = Path(__file__).parents[3] / "bench" / "data" / "ln2" / "heldout14_lab.yaml"
+    evidence = Evidence(user_texts=("复苏一管Colon#7，4号盒第40格……啊不是，第42格",))
+    grounded = Ln2Plans(lab).ground_args("record_thaw", {"record_id": 7, "box": 4, "positions": [42]}, evidence)
+    assert (grounded["record_id"], grounded["box"], grounded["positions"]) == (None, 4, [42])
+    said = Evidence(user_texts=("thaw record 7",))
+    assert Ln2Plans(lab).ground_args("record_thaw", {"record_id": 7}, said)["record_id"] == 7

@@ -316,8 +316,8 @@ def _op(op: str, **fields: Any) -> dict[str, Any]:
     )
 
 
-_ID_MENTION = r"(?:\bid\b|\brecord\b|(?<!\d)(?<!\d\s)#|编号|记录)\s*[:：#]?\s*{id}(?!\d)"
-"""A record's id said as one ("record 16", "#16"); "#13" right after a box ("box2 #13") is a position."""
+_ID_MENTION = r"(?:\bid\b|\brecord\b|(?<![\w#])(?<!\d\s)#|编号|记录)\s*[:：#]?\s*{id}(?!\d)"
+"""A record's id said as one ("record 16", "#16"); "#13" right after a box ("box2 #13") is a position, "Colon#7" a name."""
 _DATE_WORDS = re.compile(r"\d{1,4}[-/.年月]\d{1,2}|yesterday|today|昨天|前天|今天|上周|last\s+\w+day", re.IGNORECASE)
 
 
@@ -408,12 +408,16 @@ class Ln2Plans:
         except ToolError:
             return dict(ref)
         rid = ref.get("record_id")
-        if (
-            rid is not None
-            and not re.search(_ID_MENTION.format(id=rid), words, re.IGNORECASE)
-            and rid in said_positions(words, inventory.layout)
-        ):
-            ref = {**ref, "record_id": None}  # "box2 #13": the 13 was said as a place, not a record
+        if rid is not None and not re.search(_ID_MENTION.format(id=rid), words, re.IGNORECASE):
+            record, places = inventory.record(rid), said_places(words, inventory.layout)
+            elsewhere = bool(places) and (
+                record is None
+                or not any(record.box == box and set(record.positions) & at for box, at in places.items())
+            )
+            if rid in said_positions(words, inventory.layout) or elsewhere:
+                # "box2 #13": the 13 was said as a place, not a record; "Colon#7，4号盒第42格": a record the user never
+                # named, at none of the places they said (the model took the name's number for it)
+                ref = {**ref, "record_id": None}
         kept = _grounded_ref(ref, evidence, inventory.layout)
         if kept is None:
             # Nothing the call named is grounded: name the tubes by the user's own words, if they name any.
