@@ -261,6 +261,7 @@ def test_positions_right_after_a_box_with_a_space_or_before_a_dash() -> None:
     assert said_places("box 2 3 tubes", layout) == {}  # a count
     assert said_places("Mos55拿三管复苏，9号盒1、2、3格", layout) == {9: {1, 2, 3}}  # thirteenth set
     assert said_places("thaw both A549-ACE2 #7 vials", layout) == {}  # a clone's number, no box beside it
+    assert said_places("在1号盒H3到H5放三管新的iPSC", layout) == {1: {73, 74, 75}}  # fourteenth set: a range of labels
     assert said_places("the tube (box2 #13)", layout) == {2: {13}}
 
 
@@ -561,3 +562,25 @@ def test_a_record_id_taken_from_a_names_number_gives_way_to_the_place_said() -> 
     assert (grounded["record_id"], grounded["box"], grounded["positions"]) == (None, 4, [42])
     said = Evidence(user_texts=("thaw record 7",))
     assert Ln2Plans(lab).ground_args("record_thaw", {"record_id": 7}, said)["record_id"] == 7
+
+
+def test_a_date_the_person_never_said_is_left_out_of_a_take_out() -> None:
+    """Fourteenth set: "化一支GC-31+5FU-R，2号盒第11格" called with the record's frozen date as the thaw's date, refused,
+    then the model asked "What is the date?": a date nobody said is left out (the take-out is today's)."""
+    from consulta.apps.ln2._tools import Ln2Plans
+    from consulta.runtime import Evidence
+
+    lab = Path(__file__).parents[3] / "bench" / "data" / "ln2" / "heldout14_lab.yaml"
+    args = {"box": 2, "positions": [11], "date": "2026-06-05", "action": "thaw"}
+    grounded = Ln2Plans(lab).ground_args("record_thaw", args, Evidence(user_texts=("化一支GC-31+5FU-R，2号盒第11格",)))
+    assert "date" not in grounded
+    said = Evidence(user_texts=("thaw box 2 pos 11, it was on 2026-11-20",))
+    assert Ln2Plans(lab).ground_args("record_thaw", {**args, "date": "2026-11-20"}, said)["date"] == "2026-11-20"
+
+
+def test_a_field_of_the_files_own_names_the_person() -> None:
+    from consulta.apps.ln2._inventory import load_inventory
+    from consulta.apps.ln2._turns import said_in_notes
+
+    tubes = load_inventory(Path(__file__).parents[3] / "bench" / "data" / "ln2" / "tube_level.yaml")
+    assert said_in_notes("zhao 存的那几管都是什么？", tubes) == "zhao"  # fourteenth set: `operator: zhao`

@@ -381,6 +381,12 @@ _BEFORE_A_LABEL = frozenset(
 )
 
 
+_LABEL_RANGE = re.compile(
+    r"(?<![A-Za-z0-9_-])([A-Za-z]\d{1,2})\s*(?:[~–-]|\bto\b|\bthrough\b|到|至)\s*([A-Za-z]\d{1,2})(?![A-Za-z0-9_-])",
+    re.I,
+)
+
+
 def _labels(text: str, layout: BoxLayout) -> set[int]:
     """The positions grid labels say; a label that is the second word of a name ("Vero E6", "Jurkat E6", and typed
     all in lower case, "vero e6") is none."""
@@ -490,6 +496,8 @@ def _said_positions(text: str, layout: BoxLayout) -> set[int]:
         said |= _listed(listed.replace("第", ""), layout)
     said.update(n for found in _AT.findall(text) if 1 <= (n := int(found)) <= layout.capacity)
     said |= _labels(text, layout)
+    for lo, hi in _LABEL_RANGE.findall(text):  # "H3到H5", "B2-B4": the places between the labels too
+        said |= _listed(f"{lo}-{hi}", layout)
     for hashed in (*_HASH_AFTER_BOX.finditer(text), *_HASH_BEFORE_BOX.finditer(text)):
         if 1 <= (n := int(hashed["at"])) <= layout.capacity:
             said.add(n)

@@ -341,6 +341,14 @@ class Ln2Plans:
             action := action_for(evidence.user_texts[-1] if evidence.user_texts else "", self._names_the_call(args))
         ):
             args = {**args, "action": action}  # the user's verb decides it (seen: "拿出来解冻" staged as a takeout)
+        if (
+            tool_name in ("record_thaw", "batch_thaw")
+            and args.get("date")
+            and not _DATE_WORDS.search(" ".join((*evidence.user_texts, *evidence.answers)))
+        ):
+            # a date the person said nothing of (fourteenth set: the record's frozen date copied from the look-up,
+            # refused, then the model asked "What is the date?"): the take-out is of today
+            args = {k: v for k, v in args.items() if k != "date"}
         planned = _PLANNED.search(" ".join(evidence.user_texts)) is not None
         if tool_name in ("record_thaw", "batch_thaw") and planned and _later_than_today(args.get("date")):
             # "thaw all four GV3101 for tomorrow's floral dip" called with tomorrow's date (refused as the future,

@@ -70,9 +70,10 @@ _TAKE_EN = (
 _TAKE_ZH = f"{_THAW_ZH}|{_DISCARD_ZH}|取出|取一|取两|取走|拿出|拿一|拿两|拿走|用掉|[拿取][^，,。；;？?]{{1,8}}?出来"
 _ADD_EN = (
     r"add|adding|put|freeze|freezing|froze|store|deposit|go(?:es)?\s+(?:in|into)\s+box"
-    r"|log(?:ged|ging)?(?=\s+(?:\d+|a|an|one|two|three|four|five|six)\s)"  # "log 3 vials of …", not "logged the wrong vial"
+    r"|log(?:ged|ging)?(?=\s+(?:\d+|a|an|one|two|three|four|five|six)\s)(?!(?:\s+[\w.()+-]+){1,8}?\s+out\b)"
+    # "log 3 vials of …", not "logged the wrong vial", nor "log a vial out" (a take-out)
 )
-_ADD_ZH = r"放入|放进|放一|放两|放到|放(?:在)?(?=\s*\d+\s*号?\s*盒)|存入|冻存(?!管)|新冻|冻了|新增|添加|加入|加一|登记"
+_ADD_ZH = r"放入|放进|放一|放两|放到|放(?:在)?(?=\s*\d+\s*号?\s*盒)|放(?=[三四五六七八九十\d]+\s*[管支])|存入|冻存(?!管)|新冻|冻了|新增|添加|加入|加一|登记"
 _OTHER_EN = r"undo|revert|roll\s*back|rollback|roll\s+(?:it|that|this|them)\s+back|restore|delete|move"
 _OTHER_ZH = "取几|冻一|冻两|撤销|撤回|回滚|恢复|删除|删掉|移到|移动"
 """The verbs of change, in each language: taking tubes out (thawing and discarding are ways of it: one list each,
@@ -695,7 +696,8 @@ _WORD_SAID = re.compile(r"[A-Za-z][A-Za-z'’-]{2,}")
 
 
 def said_in_notes(words: str, inventory: Inventory) -> str | None:
-    """A word of `words` the records' notes hold as a name (capitalised) and none of their names does ("Mbeki 冻的那些细胞
+    """A word of `words` the records' notes hold as a name (capitalised), or a field of the file's own holds as its
+    value ("zhao 存的那几管" of `operator: zhao`), and none of their names does ("Mbeki 冻的那些细胞
     在哪里？", "which tubes did Rossi freeze?": a person, a project, a place in the notes), as written, or the Chinese
     name before "冻的" the notes write on its own ("吴冻的那些" of a note "吴冻存"); None when there is none."""
     notes = " ".join(" ".join([r.note or "", *(e.note or "" for e in r.thaw_events)]) for r in inventory.records)
@@ -703,11 +705,15 @@ def said_in_notes(words: str, inventory: Inventory) -> str | None:
         " ".join(v for v in (r.parent_cell_line, r.short_name, r.plasmid_name, r.plasmid_id) if v)
         for r in inventory.records
     ).casefold()
+    # the file's own fields ("operator: zhao"), whatever the case they are written in
+    own = {v.casefold() for r in inventory.records for v in r.custom.values() if isinstance(v, str) and len(v) >= 2}
     for word in _WORD_SAID.findall(words):
         word = re.sub(r"['’]s$", "", word)  # "Abernethy's": the person
         key = word.casefold()
         if key in _FRAME_EN or key in _NOT_NAMES or key in names:
             continue
+        if key in own:
+            return word
         proper = word[:1].upper() + word[1:]  # a name the notes write capitalised ("Mbeki"), not a word ("lot")
         if re.search(rf"(?<![A-Za-z]){re.escape(proper)}(?![A-Za-z])", notes):
             return word
