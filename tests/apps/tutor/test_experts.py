@@ -292,14 +292,23 @@ def test_a_tasks_own_way_is_found_whatever_the_quotes() -> None:
     assert task.revealed_in("print(df['name'].head())") is None
 
 
-@pytest.mark.parametrize(("shown", "valid"), [("38.5", False), ("40.0", True), ("```\n38.5\n```", False)])
+@pytest.mark.parametrize(
+    ("code", "shown", "valid"),
+    [
+        ("print(df['age'].mean())", "38.5", False),
+        ("print(df['age'].mean())", "40.0", True),
+        ("print(df['age'].mean())", "```\n38.5\n```", False),
+        # another way than the task's own: its output is checked all the same (fourteenth set: passed by the model)
+        ("print(df['age'].sum() / len(df))", "38.5", False),
+    ],
+)
 def test_a_number_shown_after_the_code_is_the_output_claimed(
-    tmp_path: Path, uploads: Path, shown: str, valid: bool
+    tmp_path: Path, uploads: Path, code: str, shown: str, valid: bool
 ) -> None:
     """Fourteenth set: "got this: ```…print(df["age"].sum() / len(df))``` 38.5", where the code printed 40.05 on the
     student's file, was passed as done: a number alone after the code, or in a block of output, is the output claimed."""
     (uploads / "student_data.csv").write_text("name,city,age\nAda,Paris,30\nBo,Rome,40\nCy,Paris,50\n", "utf-8")
-    words = f"avg age task done, got this:\n\n```python\nprint(df['age'].mean())\n```\n\n{shown}"
+    words = f"avg age task done, got this:\n\n```python\n{code}\n```\n\n{shown}"
     request = {
         **SEED_EXAMPLES[3],
         "context": {**SEED_EXAMPLES[3]["context"], "task_id": "task_2_2", "student_evidence": words},

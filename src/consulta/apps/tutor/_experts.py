@@ -444,6 +444,21 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
         if facts.get("ran") is not True or facts.get("exception") is not None or not output:
             return None
         task = catalog.task(request.context.task_id)
+        claimed = _claimed_outputs(request.context.student_evidence or "")  # "output: 71.5" may be read as code
+        if claimed and not any(_printed(number, output) for number in claimed):
+            # held-out: "output: 71.5" where the code printed 74.23 on the student's file was passed as done
+            return ValidationReport(
+                is_valid=False,
+                validation_details=t(
+                    "tutor.validation.output_differs",
+                    lang,
+                    task=task.id,
+                    claimed=claimed[0],
+                    printed=" ".join(output.split())[:200],
+                ),
+                missing_elements=["the output the code prints"],
+                recommended_action=t("tutor.validation.show_output", lang),
+            )
         method = task.revealed_in(str(facts.get("code") or ""))
         if method is None:
             used = _columns_named(str(facts.get("code") or ""))
@@ -463,21 +478,6 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
                     recommended_action=t("tutor.validation.use_task_columns", lang, columns=", ".join(wanted)),
                 )
             return None
-        claimed = _claimed_outputs(request.context.student_evidence or "")  # "output: 71.5" may be read as code
-        if claimed and not any(_printed(number, output) for number in claimed):
-            # held-out: "output: 71.5" where the code printed 74.23 on the student's file was passed as done
-            return ValidationReport(
-                is_valid=False,
-                validation_details=t(
-                    "tutor.validation.output_differs",
-                    lang,
-                    task=task.id,
-                    claimed=claimed[0],
-                    printed=" ".join(output.split())[:200],
-                ),
-                missing_elements=["the output the code prints"],
-                recommended_action=t("tutor.validation.show_output", lang),
-            )
         return ValidationReport(
             is_valid=True,
             validation_details=t(
