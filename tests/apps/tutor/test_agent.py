@@ -811,3 +811,21 @@ def test_an_error_said_not_to_have_happened_is_no_error_reported() -> None:
     assert not _reports_error("I ran it with no errors and got 32.5")
     assert _reports_error("我的代码报错了：KeyError: 'age'")
     assert _reports_error("no idea why, it raises KeyError: 'age'")
+
+
+@pytest.mark.parametrize(
+    ("words", "task"),
+    [
+        # fourteenth set: read_csv is every task's first line, groupby is the per-city task's own
+        (
+            'wtf, city is literaly in teh file??\n```python\ndf = pd.read_csv("r.csv")\nprint(df.groupby("city").age.mean())\n```',
+            "task_2_4",
+        ),
+        ('```python\ndf = pd.read_csv("x.csv")\nprint(df.head())\n```', "task_2_1"),
+    ],
+)
+def test_the_methods_a_students_code_calls_name_its_task(words: str, task: str) -> None:
+    from consulta.apps.tutor._turns import _task_of
+
+    found = _task_of(words, tutor.load_catalog())
+    assert found is not None and found.id == task
