@@ -5,6 +5,7 @@ request for a rewrite); a reply in the second person passes."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
@@ -15,6 +16,20 @@ from consulta.i18n import t
 from consulta.runtime import ReplyRefused, RunStatus, TurnFacts
 
 from .test_claims import READY, assistant
+
+
+def replied(tmp_path: Path, run_once: Any, reply: str) -> tuple[Any, Any, str]:
+    """One turn of the assistant whose model says `reply` to a student asking whether they can start, in the
+    reply's language: (the run, its store, the language)."""
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=[TextPart(reply)])
+
+    zh = any("\u4e00" <= c <= "\u9fff" for c in reply)
+    student, lang = ("我可以开始了吗？", "zh-CN") if zh else ("Can I start?", "en")
+    store, agent = assistant(tmp_path, READY)
+    run = run_once(store, agent, tutor.ca_request(READY, student=student, lang=lang), FunctionModel(model))
+    return run, store, lang
 
 
 @pytest.mark.parametrize(
@@ -44,13 +59,7 @@ from .test_claims import READY, assistant
     ],
 )
 def test_a_reply_about_the_student_becomes_one_to_them(tmp_path: Path, run_once, reply: str, shown: str) -> None:  # noqa: ANN001
-    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        return ModelResponse(parts=[TextPart(reply)])
-
-    zh = any("\u4e00" <= c <= "\u9fff" for c in reply)
-    student, lang = ("我可以开始了吗？", "zh-CN") if zh else ("Can I start?", "en")
-    store, agent = assistant(tmp_path, READY)
-    run = run_once(store, agent, tutor.ca_request(READY, student=student, lang=lang), FunctionModel(model))
+    run, store, _ = replied(tmp_path, run_once, reply)
     assert run.status == RunStatus.finished and run.output == shown
     # said to the student at once: one check, its correction shown, no rewrite asked of the model
     checked = [e.data for e in store.list_events(run.id) if e.type == "reply_checked"]
@@ -66,13 +75,7 @@ def test_a_reply_about_the_student_becomes_one_to_them(tmp_path: Path, run_once,
     ],
 )
 def test_the_models_notes_said_back_are_never_shown(tmp_path: Path, run_once, reply: str) -> None:  # noqa: ANN001
-    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        return ModelResponse(parts=[TextPart(reply)])
-
-    zh = any("\u4e00" <= c <= "\u9fff" for c in reply)
-    student, lang = ("我可以开始了吗？", "zh-CN") if zh else ("Can I start?", "en")
-    store, agent = assistant(tmp_path, READY)
-    run = run_once(store, agent, tutor.ca_request(READY, student=student, lang=lang), FunctionModel(model))
+    run, _, lang = replied(tmp_path, run_once, reply)
     assert run.status == RunStatus.finished
     assert run.output == tutor.packet_reply(tutor.InstructionPacket.model_validate(READY), lang)
 
