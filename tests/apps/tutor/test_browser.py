@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from apps.tutor._folders import session_uploads
+from consulta.apps.tutor._datasets import ACCEPTED_SUFFIXES
 from consulta.frontends.web import create_app
 from frontends.web.conftest import running_server, settings_for
 from frontends.web.test_browser import browser, open_page  # noqa: F401 - the fixtures, shared with the ln2 page's tests
@@ -48,7 +49,7 @@ def test_upload_ask_and_read_the_turns_cards(open_page: Any, tmp_path: Path, lan
         page.set_input_files("#upload-input", str(notes))
         status = page.locator("#upload-status.bad")
         status.wait_for()
-        types = t["web.list_separator"].join([".csv", ".tsv", ".txt", ".dat", ".xlsx", ".xls"])
+        types = t["web.list_separator"].join(ACCEPTED_SUFFIXES)
         assert status.inner_text() == t["tutor.web.error.unsupported_file_type"].format(name="notes.md", types=types)
         assert status.get_attribute("role") == "alert"
         assert not list(session_uploads(home).iterdir())
@@ -60,7 +61,7 @@ def test_upload_ask_and_read_the_turns_cards(open_page: Any, tmp_path: Path, lan
             page.locator("#upload-status.good").inner_text().startswith(t["tutor.web.uploads.done"].split("{name}")[0])
         )
         assert (session_uploads(home) / "student_data.csv").read_text(encoding="utf-8") == STUDENT_DATA
-        assert page.get_attribute("#upload-input", "accept") == ".csv,.tsv,.xlsx,.xls"
+        assert page.get_attribute("#upload-input", "accept") == ",".join(ACCEPTED_SUFFIXES)
         # a file dropped on the panel goes the same way
         page.evaluate(
             """(text) => {
