@@ -464,6 +464,9 @@ def test_a_reply_speaking_of_the_user_in_the_third_person_is_words_meant_for_the
         # seen on the embedded model (tenth held-out set, zh_start_group_warn): the may-start refusal, translated
         "好的，你的回复说“可以使用”，但任务 task_2_4被阻止：你还没有开始。说说为什么，从笔记中，然后问一个引导问题。",
         'Your reply says "you can start", but the task is blocked. End with one guiding question.',
+        # seen on the embedded model (fourteenth held-out set, through the page): the model's notes said back
+        "好的，我明白了。你的笔记中提到的文件和列信息是正确的，但它们是针对你，而不是学生。请向学生解释这些信息。",
+        "Got it: your notes are right, I will explain them.",
     ],
 )
 def test_a_reply_framed_as_the_text_the_model_was_asked_to_write_is_words_meant_for_the_model(said: str) -> None:

@@ -278,7 +278,10 @@ _TO_THE_MODEL = re.compile(
     # a retry prompt translated and said back (tenth set: "你的回复说“可以使用”，但任务 task_2_4被阻止…说说为什么，从笔记中，
     # 然后问一个引导问题。"): the model's own reply spoken of, and the prompt's "guiding question"
     r"|\b[Yy]our\s+(?:previous\s+|last\s+|first\s+)?(?:response|reply)\s+(?:says|said|claims|states)\b"
-    r"|(?:你的|您的)(?:上一条|上一个|前一个)?(?:回复|回答)(?:里|中)?(?:说|称|写)|\bguiding\s+question\b|引导(?:性)?的?问题",
+    r"|(?:你的|您的)(?:上一条|上一个|前一个)?(?:回复|回答)(?:里|中)?(?:说|称|写)|\bguiding\s+question\b|引导(?:性)?的?问题"
+    # the model's notes spoken of, and what it was told to tell the person (fourteenth set: "你的笔记中提到的…是针对你，
+    # 而不是学生。请向学生解释这些信息")
+    r"|\b[Yy]our\s+notes\b|你的笔记|请向(?:用户|学生)(?:解释|说明|介绍|讲)",
 )
 _CODE = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
 
