@@ -7,6 +7,8 @@ from __future__ import annotations
 import datetime as dt
 import re
 
+from ...i18n import ZH_NUMERALS, chinese_number
+
 __all__ = ["said_date", "said_days"]
 
 _MONTHS = {
@@ -93,25 +95,13 @@ def said_date(words: str, *, today: dt.date | None = None) -> str | None:
 
 _LAST_DAYS = re.compile(
     r"\b(?:last|past|previous)\s+(\d{1,2}|few|couple\s+of|two|three|seven|ten|fourteen)\s+days\b"
-    r"|(?:最近|近|过去|前)\s*(\d{1,2}|[一二两三四五六七八九十]{1,3})\s*天",
+    rf"|(?:最近|近|过去|前)\s*(\d{{1,2}}|[{ZH_NUMERALS}]{{1,3}})\s*天",
     re.IGNORECASE,
 )
 _THIS_WEEK = re.compile(r"\bthis\s+week\b|这周|本周|这个星期|这礼拜", re.IGNORECASE)
 _LAST_WEEK = re.compile(r"\b(?:last|previous)\s+week\b|上周|上个?星期|上礼拜", re.IGNORECASE)
 _PAST_WEEK = re.compile(r"\bpast\s+week\b|\bwithin\s+(?:the\s+|a\s+)?week\b|最近一周|近一周|过去一周", re.IGNORECASE)
 _COUNTED = {"few": 3, "couple of": 2, "two": 2, "three": 3, "seven": 7, "ten": 10, "fourteen": 14}
-_ZH_COUNTED = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10}
-
-
-def _zh_number(text: str) -> int:
-    if text.isdigit():
-        return int(text)
-    if text.startswith("十"):
-        return 10 + _ZH_COUNTED.get(text[1:], 0)
-    if "十" in text:
-        tens, _, ones = text.partition("十")
-        return _ZH_COUNTED.get(tens, 1) * 10 + _ZH_COUNTED.get(ones, 0)
-    return _ZH_COUNTED.get(text, 0)
 
 
 def said_days(words: str, *, today: dt.date | None = None) -> tuple[dt.date, dt.date] | None:
@@ -122,7 +112,9 @@ def said_days(words: str, *, today: dt.date | None = None) -> tuple[dt.date, dt.
     if found := _LAST_DAYS.search(words):
         english, chinese = found.groups()
         said = english or chinese
-        days = int(said) if said.isdigit() else _COUNTED.get(said.lower(), 0) if english else _zh_number(said)
+        days = (
+            (int(said) if said.isdigit() else _COUNTED.get(said.lower(), 0)) if english else chinese_number(said) or 0
+        )
         return (today - dt.timedelta(days=days), today) if 0 < days <= 62 else None
     if _THIS_WEEK.search(words):
         return today - dt.timedelta(days=today.weekday()), today

@@ -348,6 +348,8 @@ _BOX = re.compile(
     re.IGNORECASE,
 )
 _ITEM = r"[A-Za-z]?\d+"
+_TO = r"(?:[~–-]|\bto\b|\bthrough\b|\bthru\b|到|至)"
+"""What joins the two ends of a range ("1-3", "H3到H5", "21 to 24")."""
 _LIST = rf"({_ITEM}(?:\s*(?:[,，、/&+~–-]|\band\b|\bto\b|\bthrough\b|\bthru\b|和|与|及|到|至)\s*{_ITEM})*)"
 _POSITIONS = re.compile(
     rf"(?:\b(?:positions?|pos\.?|slots?|wells?|spots?|the\s+(?:one|tube|vial)\s+(?:at|in))|位置|孔位|孔|位|格)\s*[:：#]?\s*{_LIST}",
@@ -382,9 +384,9 @@ _BEFORE_A_LABEL = frozenset(
 
 
 _LABEL_RANGE = re.compile(
-    r"(?<![A-Za-z0-9_-])([A-Za-z]\d{1,2})\s*(?:[~–-]|\bto\b|\bthrough\b|到|至)\s*([A-Za-z]\d{1,2})(?![A-Za-z0-9_-])",
-    re.I,
+    rf"(?<![A-Za-z0-9_-])([A-Za-z]\d{{1,2}})\s*{_TO}\s*([A-Za-z]\d{{1,2}})(?![A-Za-z0-9_-])", re.I
 )
+"""A range of grid labels said on its own ("H3到H5", "B2-B4"), with no word for positions before it."""
 
 
 def _labels(text: str, layout: BoxLayout) -> set[int]:
@@ -409,7 +411,7 @@ shKRAS ones)", "box 1: 1 and 2 — …"); a count after a box ("box 1, 3 HeLa tu
 "boxes"."""
 _AFTER_ZH_BOX = re.compile(rf"\s*[,，:：]?\s*{_LIST}(?=\s*(?:$|[()（）.;:!?。；，,！？—–]|和|及|以及|[格位孔]))")
 """The same right after a box said the Chinese way, where no separator is needed ("1号盒21、22")."""
-_RANGE = re.compile(rf"({_ITEM})\s*(?:[~–-]|\bto\b|\bthrough\b|\bthru\b|到|至)\s*({_ITEM})", re.IGNORECASE)
+_RANGE = re.compile(rf"({_ITEM})\s*{_TO}\s*({_ITEM})", re.IGNORECASE)
 
 
 def _position(token: str, layout: BoxLayout) -> int | None:

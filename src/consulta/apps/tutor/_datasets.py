@@ -235,12 +235,11 @@ def other_separator(path: Path) -> str | None:
     return max((s for s in _OTHER_SEPARATORS if s in header), key=header.count, default=None)
 
 
-def said_separator(verdict: Verdict, path: Path) -> Verdict:
-    """`verdict` with the file's separator said when it is not the comma (`other_separator`): what `pd.read_csv`
-    needs to read it. A .csv the course read as one column is blocked by it first (its columns were not missing, they
-    were not split); a .txt/.dat the course read by sniffing the separator is warned of it (the student's own
-    `pd.read_csv` reads one column unless told)."""
-    separator = other_separator(path)
+def said_separator(verdict: Verdict, path: Path, separator: str | None) -> Verdict:
+    """`verdict` with the file's `separator` said when it is not the comma (`other_separator`, None: nothing to say):
+    what `pd.read_csv` needs to read it. A .csv the course read as one column is blocked by it first (its columns were
+    not missing, they were not split); a .txt/.dat the course read by sniffing the separator is warned of it (the
+    student's own `pd.read_csv` reads one column unless told)."""
     if separator is None:
         return verdict
     said = t(

@@ -343,11 +343,12 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
                 except ToolError as error:  # a file that is no table does not fit: said, not refused
                     verdict = not_a_table(path, error.message)
                     return {"task": task.requirements, "dataset": None, "verdict": verdict}
-                if len(frame.columns) == 1 and (separator := other_separator(path)) is not None:
+                separator = other_separator(path)
+                if len(frame.columns) == 1 and separator is not None:
                     with contextlib.suppress(ToolError):  # the columns as the separator splits them, to judge
                         frame = open_dataset(path, separator=separator)
                 facts, verdict = check_dataset(frame, task.dataset, file_name=path.name)
-                verdict = said_separator(verdict, path)
+                verdict = said_separator(verdict, path, separator)
                 return {"task": task.requirements, "dataset": facts, "verdict": verdict}
             case "error_diagnosis":
                 quoted_alone = {"reproduced": False, "no_data": True, "quoted": request.context.error_message or ""}
@@ -463,7 +464,7 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
         if method is None:
             used = _columns_named(str(facts.get("code") or ""))
             wanted = task.dataset.required_columns
-            if used and wanted and not any(folded(c) in {folded(u) for u in used} for c in wanted):
+            if used and wanted and not {folded(c) for c in wanted} & {folded(u) for u in used}:
                 # held-out: `df['motivation'].mean()` on a file with no age column was passed as the average age done
                 return ValidationReport(
                     is_valid=False,

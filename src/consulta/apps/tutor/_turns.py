@@ -338,13 +338,13 @@ def _titled(words: str, catalog: TaskCatalog) -> Task | None:
         )
     ]
     # an English title's words in another order, close together ("the per-city average age exercise")
-    said = stems.split()
+    said_stems = stems.split()
     titles += [
         (len(title), task)
         for task in catalog.tasks
         for title in [_ARTICLE.sub("", task.title.casefold()).strip()]
         if len(wanted := set(_stems(title).split())) >= 2
-        and any(wanted <= set(said[i : i + len(wanted) + 2]) for i in range(len(said)))
+        and any(wanted <= set(said_stems[i : i + len(wanted) + 2]) for i in range(len(said_stems)))
     ]
     if titles:
         return max(titles, key=lambda found: found[0])[1]
