@@ -1257,3 +1257,14 @@ def test_two_lines_asked_about_are_answered_by_code(tmp_path: Path, prompt: str,
     assert run.status == RunStatus.finished
     assert [c.tool_name for c in store.list_tool_calls(run.id)] == ["query_inventory", "query_inventory"]
     assert all(part in run.output for part in said), run.output
+
+
+@pytest.mark.parametrize("prompt", ["what did I log last?", "刚才登记了什么"])
+def test_a_question_of_the_history_is_answered_by_code_from_the_log(
+    tmp_path: Path, inventory: Path, prompt: str
+) -> None:
+    """Newcomer check of this stop: "what did I log last?" was answered with "I keep this LN2 tank's inventory: …"
+    before the log's word (the words were not taken as about the tank)."""
+    run, store = run_by_code(tmp_path, inventory, prompt)
+    assert run.status == RunStatus.finished and "LN2" not in run.output
+    assert [c.tool_name for c in store.list_tool_calls(run.id)] == ["audit_history"]

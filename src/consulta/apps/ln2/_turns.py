@@ -435,6 +435,7 @@ def about_the_tank(words: str, inventory: Inventory | None) -> bool:
     return bool(
         asks_for_change(words)
         or _TANK.search(words)
+        or _HISTORY.search(words)  # "what did I log last?": the tank's own record
         or re.search(r"\d", words)
         or (inventory is not None and named_in(words, inventory) is not None)
         or _name_like(words)
@@ -576,6 +577,8 @@ def plain_look_up_for(inventory_path: Path) -> Callable[[str], bool]:
             return bool(_UNDO.search(words)) and not read_audit(inventory_path).entries
         if not about_the_tank(words, inventory) or asks_lab_knowledge(words, inventory):
             return True  # code says what the app does, with the tank's totals its first look read
+        if _HISTORY.search(words) and not said_boxes(words) and named_in(words, inventory) is None:
+            return True  # "what did I log last?": the audit log the first look read, said by code
         rest = words.casefold()
         named = named_in(words, inventory)
         if named is None and not said_boxes(words) and (unknown := lone_name(words)) is not None:
