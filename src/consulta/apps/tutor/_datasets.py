@@ -4,6 +4,7 @@ puts into words."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterable
 from functools import cache
@@ -28,8 +29,8 @@ __all__ = [
     "check_file_size",
     "check_file_type",
     "folded",
-    "other_separator",
-    "said_separator",
+    "issues_for_code",
+    "judge_upload",
     "open_dataset",
     "say_issue",
     "spelled_as",
@@ -179,8 +180,10 @@ def check_dataset(
     blocking, warnings = [], []
     if facts.rows < requirements.min_rows:
         blocking.append(t(_FEW_ROWS, rows=facts.rows, min=requirements.min_rows))
+    # a column written another way ("Age", " age") is not found by `df["age"]`: the file does not fit as it is (every
+    # held-out set's writer judged so), and the issue says how it is written and what to do
     spelled = {c: s for c in requirements.required_columns if c not in columns and (s := spelled_as(c, columns))}
-    warnings += [t(_SPELLED_OTHERWISE, column=c, spelled=s) for c, s in spelled.items()]
+    blocking += [t(_SPELLED_OTHERWISE, column=c, spelled=s) for c, s in spelled.items()]
     missing = [c for c in requirements.required_columns if c not in columns and c not in spelled]
     if missing:
         blocking.append(t(_MISSING_COLUMNS, columns=", ".join(missing)))
@@ -207,7 +210,7 @@ def check_dataset(
 
 def spelled_as(column: str, columns: list[str]) -> str | None:
     """The file's one column that is `column` but for case, spaces or underscores ("AGE", "Age ", "a_ge"), else
-    None: the task's column is there, written another way (a warning, not a reason to refuse the file)."""
+    None: the task's column is there, written another way (said as such, not as a missing column)."""
     same = [c for c in columns if folded(c) == folded(column)]
     return same[0] if len(same) == 1 else None
 
@@ -235,11 +238,33 @@ def other_separator(path: Path) -> str | None:
     return max((s for s in _OTHER_SEPARATORS if s in header), key=header.count, default=None)
 
 
+def judge_upload(path: Path, requirements: DatasetRequirements) -> tuple[DatasetFacts | None, Verdict]:
+    """An uploaded file judged against a task's dataset `requirements`: its facts (None: no table could be read) and
+    the verdict. A text table written with another separator than the comma is judged on the columns that separator
+    splits (its columns were not missing, they were not split), and the separator is said (`said_separator`)."""
+    try:
+        frame = open_dataset(path)
+    except ToolError as error:  # a file that is no table does not fit: said, not refused
+        return None, not_a_table(path, error.message)
+    separator = other_separator(path)
+    if len(frame.columns) == 1 and separator is not None:
+        with contextlib.suppress(ToolError):
+            frame = open_dataset(path, separator=separator)
+    facts, verdict = check_dataset(frame, requirements, file_name=path.name)
+    return facts, said_separator(verdict, path, separator)
+
+
+def issues_for_code(verdict: Verdict) -> list[str]:
+    """The blocking issues of `verdict` that bear on code reading the file (how it is split, its columns and their
+    types, whether it is a table): all but its size, which no error of the student's code comes from."""
+    return [issue for issue in verdict.blocking_issues if not _issue_pattern(_FEW_ROWS).fullmatch(issue)]
+
+
 def said_separator(verdict: Verdict, path: Path, separator: str | None) -> Verdict:
     """`verdict` with the file's `separator` said when it is not the comma (`other_separator`, None: nothing to say):
-    what `pd.read_csv` needs to read it. A .csv the course read as one column is blocked by it first (its columns were
-    not missing, they were not split); a .txt/.dat the course read by sniffing the separator is warned of it (the
-    student's own `pd.read_csv` reads one column unless told)."""
+    what `pd.read_csv` needs to read it, first among the blocking issues: the student's own `pd.read_csv` reads one
+    column unless told (its columns were not missing, they were not split), whatever the file's suffix (the course
+    reads a .txt/.dat by sniffing the separator; the student's code does not)."""
     if separator is None:
         return verdict
     said = t(
@@ -248,9 +273,7 @@ def said_separator(verdict: Verdict, path: Path, separator: str | None) -> Verdi
         separator=repr(separator),
         code=f"pd.read_csv({path.name!r}, sep={separator!r})",
     )
-    if path.suffix.lower() == ".csv":
-        return verdict.model_copy(update={"is_suitable": False, "blocking_issues": [said, *verdict.blocking_issues]})
-    return verdict.model_copy(update={"warning_issues": [*verdict.warning_issues, said]})
+    return verdict.model_copy(update={"is_suitable": False, "blocking_issues": [said, *verdict.blocking_issues]})
 
 
 # The issues of `check_dataset`, by catalog key: the verdict holds them in English (the experts' and the model's
@@ -306,9 +329,12 @@ def not_a_table(path: Path, reason: str) -> Verdict:
 
 @cache
 def _issue_pattern(key: str) -> re.Pattern[str]:
-    """The English message of `key` as a pattern whose groups are its values."""
-    parts = re.split(r"\{(\w+)\}", catalog("en")[key])
-    return re.compile("".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>.+?)" for i, p in enumerate(parts)))
+    """The English message of `key` as a pattern whose groups are its values (a value said twice matches itself)."""
+    parts, seen, pattern = re.split(r"\{(\w+)\}", catalog("en")[key]), set(), []
+    for i, part in enumerate(parts):
+        pattern.append(re.escape(part) if i % 2 == 0 else f"(?P={part})" if part in seen else f"(?P<{part}>.+?)")
+        seen.add(part)
+    return re.compile("".join(pattern))
 
 
 def say_issue(text: str, lang: str) -> str:

@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import ast
-import contextlib
 import difflib
 import keyword
 import re
@@ -32,19 +31,17 @@ from ...i18n import has_chinese, t
 from ...runtime import ToolError
 from ...sandbox import Limits, SandboxUnavailable, run_python
 from ._datasets import (
-    check_dataset,
     folded,
-    not_a_table,
+    issues_for_code,
+    judge_upload,
     open_dataset,
-    other_separator,
-    said_separator,
     say_issues,
     spelled_as,
     unreadable,
     upload_path,
     uploaded_files,
 )
-from ._tasks import TaskCatalog
+from ._tasks import Task, TaskCatalog
 
 __all__ = ["ABBREVIATED", "EXPERT_IDS", "sentences", "tutor_experts"]
 
@@ -338,17 +335,7 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
                         "dataset": None,
                         "verdict": unreadable(request.context.file_name),
                     }
-                try:
-                    frame = open_dataset(path)
-                except ToolError as error:  # a file that is no table does not fit: said, not refused
-                    verdict = not_a_table(path, error.message)
-                    return {"task": task.requirements, "dataset": None, "verdict": verdict}
-                separator = other_separator(path)
-                if len(frame.columns) == 1 and separator is not None:
-                    with contextlib.suppress(ToolError):  # the columns as the separator splits them, to judge
-                        frame = open_dataset(path, separator=separator)
-                facts, verdict = check_dataset(frame, task.dataset, file_name=path.name)
-                verdict = said_separator(verdict, path, separator)
+                facts, verdict = judge_upload(path, task.dataset)
                 return {"task": task.requirements, "dataset": facts, "verdict": verdict}
             case "error_diagnosis":
                 quoted_alone = {"reproduced": False, "no_data": True, "quoted": request.context.error_message or ""}
@@ -363,25 +350,27 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
                     return quoted_alone
                 if path is None and not uploaded_files(uploads):  # nothing of theirs to run it on: the quoted error
                     return quoted_alone
+                found = _reading_issues(path, task)
                 given = request.context.student_code_snippet or ""
                 snippet = student_code(given) or given  # the code of it, when prose came with it
                 if not snippet.strip():  # the error alone, no code to run
                     quoted = request.context.error_message or ""
-                    return {"reproduced": False, "no_code": True, "quoted": quoted, "columns": columns}
+                    return {"reproduced": False, "no_code": True, "quoted": quoted, "columns": columns, **found}
                 try:
                     ran = run_students(snippet, request)
                 except SandboxUnavailable as refused:  # the code is not run unconfined: the expert says so
-                    return {"reproduced": False, "not_run": refused.reason, "columns": columns}
+                    return {"reproduced": False, "not_run": refused.reason, "columns": columns, **found}
                 quoted = request.context.error_message or ""
                 if (name := _undefined_name(ran.exception, snippet)) is not None and "NameError" not in quoted:
                     # it stopped at a name their code does not define: not the error they quoted (eleventh set:
                     # "people.merge(cities)" reproduced as NameError 'cities', the student's MergeError not explained)
-                    return {"reproduced": False, "not_reproduced": name, "quoted": quoted, "columns": columns}
+                    return {"reproduced": False, "not_reproduced": name, "quoted": quoted, "columns": columns, **found}
                 return {
                     "reproduced": ran.exception is not None,
                     "exception": ran.exception,
                     "stdout": ran.stdout,
                     "columns": columns,
+                    **found,
                 }
             case _:
                 code = student_code(request.context.student_evidence or "")
@@ -395,6 +384,14 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
                         return facts
                     facts.update(ran=ran.ok, exception=ran.exception, stdout=ran.stdout)
                 return facts
+
+    def _reading_issues(path: Path | None, task: Task) -> dict[str, Any]:
+        """What the check of the files the student's code reads (`path`, else each upload it is given) finds
+        against `task` that bears on code (`issues_for_code`), as a diagnosis's facts: an error on a file written with ';' or a header ' age' is diagnosed
+        with it; the turn's packet rests on the diagnosis (the turn is about the error, the files are not judged)."""
+        paths = [path] if path else [upload_path(uploads, n) for n in uploaded_files(uploads)[:_MAX_FILES_LOADED]]
+        issues = [issue for p in paths for issue in issues_for_code(judge_upload(p, task.dataset)[1])]
+        return {"file_issues": list(dict.fromkeys(issues))} if issues else {}
 
     def answer_data(request: ConsultRequest, facts: dict[str, Any]) -> ExpertOutput | None:
         """A suitability judgment is code's whole: the checks' verdict and the step that follows from it (the model
@@ -573,9 +570,13 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
         if isinstance(output, ErrorDiagnosis) and (near := _near_column(exception, facts.get("columns") or [])):
             # code knows where to look: the column the missing key was meant to be (a direction, not the fix)
             key, column = near
-            return output.model_copy(
+            output = output.model_copy(
                 update={"suggested_fix_direction": t("tutor.diagnosis.near_column", lang, missing=key, column=column)}
             )
+        if isinstance(output, ErrorDiagnosis) and (issues := facts.get("file_issues")):
+            found = t("tutor.reply.issues", lang, issues=say_issues(issues, lang))
+            if found not in output.explanation:
+                output = output.model_copy(update={"explanation": f"{output.explanation} {found}".strip()})
         return output
 
     def check_data(request: ConsultRequest, facts: dict[str, Any], output: ExpertOutput) -> None:

@@ -60,11 +60,12 @@ class InstructionPacket(BaseModel):
 def standing_consultations(store: Store, run_id: str, uploads: Path | None = None) -> list[ConsultationRecord]:
     """What a packet of this run rests on, oldest first: the run's finished consultations and, for each uploaded file
     and task, the thread's latest finished inspection of it since the file last changed. A dataset's verdict (and its
-    binding updates) stands as long as the file does; other advice is for the turn it was asked in."""
+    binding updates) stands as long as the file does; other advice is for the turn it was asked in. A turn about the
+    student's work (its error diagnosed, its claim validated: `_about_work`) rests on this run's consultations only."""
     mine = [c for c in store.list_consultations(run_id=run_id, limit=1000) if c.status == "done"]
     covered = {_inspected(c) for c in mine} - {None}
     earlier: list[ConsultationRecord] = []
-    if uploads is not None:
+    if uploads is not None and not _about_work(mine):
         for c in store.list_consultations(thread_id=store.get_run(run_id).thread_id, limit=1000):  # newest first
             key = _inspected(c)
             if c.status != "done" or c.run_id == run_id or key is None or key in covered:
@@ -76,6 +77,16 @@ def standing_consultations(store: Store, run_id: str, uploads: Path | None = Non
                 covered.add(key)
                 earlier.append(c)
     return sorted([*mine, *earlier], key=lambda c: c.id)
+
+
+_WORK = ("error_diagnosis", "validation_report")
+
+
+def _about_work(consultations: list[ConsultationRecord]) -> bool:
+    """Whether the run diagnosed the student's error or validated their work: the turn is about that work, and its
+    packet rests on it, not on a judgment of the files (the diagnosis ran their code on them and says what the file
+    check found; every held-out set after the first expected no dataset rule on such a turn)."""
+    return any(c.request.get("expected_output_type") in _WORK for c in consultations)
 
 
 def _inspected(consultation: ConsultationRecord) -> tuple[str, str] | None:
@@ -126,7 +137,10 @@ def inspection_request(file_name: str, task_id: str) -> dict[str, Any]:
 
 async def _inspect_first(store: Store, run_id: str, task_id: str, uploads: Path, inspect: Inspect | None) -> None:
     """Every upload gets a standing inspection for the packet's task before the packet is judged: made here with
-    `inspect` (a consultation on record, under this call), or, without it, asked of the model (`consult_first`)."""
+    `inspect` (a consultation on record, under this call), or, without it, asked of the model (`consult_first`).
+    A turn about the student's work (`_about_work`) needs none."""
+    if _about_work([c for c in store.list_consultations(run_id=run_id, limit=1000) if c.status == "done"]):
+        return
     for name in uninspected_uploads(store, run_id, uploads, task_id=task_id):
         request = inspection_request(name, task_id)
         if inspect is None:

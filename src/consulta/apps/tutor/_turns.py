@@ -558,17 +558,16 @@ def first_consultation(
             if not work and not failed and (_ABOUT_STARTING.search(words) or _ABOUT_FILE.search(words)):
                 # the packet tool inspects the files first (none uploaded: the task is blocked until one is)
                 return [(SUBMIT_PACKET_TOOL_NAME, _start_packet(named))]
-            opening = [(CONSULT_EXPERT_TOOL_NAME, inspection_request(f, named.id)) for f in files]
-            if work and not failed:
+            if work and not failed:  # the packet rests on the validation (the files are not judged again)
                 validation = (CONSULT_EXPERT_TOOL_NAME, _validation_request(words, named))
-                return [validation, *opening, (SUBMIT_PACKET_TOOL_NAME, _packet_after(named, "validation"))]
+                return [validation, (SUBMIT_PACKET_TOOL_NAME, _packet_after(named, "validation"))]
             if failed and (diagnosis := _diagnosis_request(words, named)) is not None:
-                # the packet tool inspects the files after
+                # the packet rests on the diagnosis, which says what the check of the files found
                 return [
                     (CONSULT_EXPERT_TOOL_NAME, diagnosis),
                     (SUBMIT_PACKET_TOOL_NAME, _packet_after(named, "diagnosis")),
                 ]
-            return opening
+            return [(CONSULT_EXPERT_TOOL_NAME, inspection_request(f, named.id)) for f in files]
         task = _task_of(words, catalog)
         if task is None and asked == "concept" and not COURSE_WORDS.search(words):
             return []  # nothing of the course ("帮我写一篇作文"): the orchestrator's to word, the reply checked
