@@ -584,3 +584,108 @@ def test_a_field_of_the_files_own_names_the_person() -> None:
 
     tubes = load_inventory(Path(__file__).parents[3] / "bench" / "data" / "ln2" / "tube_level.yaml")
     assert said_in_notes("zhao 存的那几管都是什么？", tubes) == "zhao"  # fourteenth set: `operator: zhao`
+
+
+PLANT_LAB = """\
+meta:
+  box_layout: {rows: 6, cols: 8}
+  box_count: 3
+inventory:
+- {id: 1, parent_cell_line: Nipponbare, short_name: 日本晴愈伤组织 N-3, box: 1, positions: [33, 34, 35], frozen_at: '2026-10-08'}
+- {id: 2, parent_cell_line: Nipponbare, short_name: 日本晴愈伤组织 N-4, box: 2, positions: [9], frozen_at: '2026-10-08'}
+- {id: 3, parent_cell_line: Col-0, short_name: abi1-1 callus, box: 1, positions: [17, 18], frozen_at: '2025-12-03'}
+- {id: 4, parent_cell_line: Ler-0, short_name: Ler-0 protoplast P3, box: 1, positions: [], frozen_at: '2026-01-03'}
+- {id: 5, parent_cell_line: Col-0, short_name: 'GUS-β #3', box: 3, positions: [24], frozen_at: '2026-03-01'}
+- {id: 6, parent_cell_line: Marchantia, short_name: Tak-2 ♀, box: 2, positions: [14], frozen_at: '2026-06-02'}
+"""
+
+
+@pytest.fixture
+def plant_lab(tmp_path: Path) -> Path:
+    path = tmp_path / "plant.yaml"
+    path.write_text(PLANT_LAB, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("words", "named"),
+    [
+        # fifteenth set: Chinese characters a name holds ("日本晴愈伤" of 日本晴愈伤组织 N-3 and N-4), not the tank's total
+        ("日本晴愈伤一共还剩几管", ("日本晴愈伤", "cell_line")),
+        # an ordinary word of a name led by a name the tank does not hold: that name, not the abi1-1 callus held
+        ("do we still have any Kitaake rice callus?", ("Kitaake rice callus", "cell_line")),
+        ("any callus left?", ("callus", "cell_line")),
+        ("还有几管愈伤组织？", ("愈伤组织", "cell_line")),
+        ("一共还剩几管？", None),  # the frame of a question is no name
+    ],
+)
+def test_a_name_said_in_part_is_the_part_or_the_longer_name_said(
+    plant_lab: Path, words: str, named: tuple[str, str] | None
+) -> None:
+    from consulta.apps.ln2._turns import named_in
+
+    assert named_in(words, load_inventory(plant_lab)) == named
+
+
+def test_a_name_the_tank_does_not_hold_is_looked_up_whole_and_counts_are_of_the_part_said(plant_lab: Path) -> None:
+    from consulta.apps.ln2._turns import first_look_for, plain_look_up_for
+
+    kitaake = "do we still have any Kitaake rice callus?"
+    assert first_look_for(plant_lab)(kitaake) == [("query_inventory", {"cell_line": "Kitaake rice callus"})]
+    assert tool(plant_lab, "query_inventory")(cell_line="Kitaake rice callus")["total"] == 0
+    assert plain_look_up_for(plant_lab)(kitaake)  # code says none is held
+    assert tool(plant_lab, "query_inventory")(cell_line="日本晴愈伤")["tubes"] == 4
+
+
+@pytest.mark.parametrize(
+    ("words", "change"),
+    [
+        ("pulling the Tak-2 ♀ vial out of box 2 slot 14, it's going to the Kyoto collaborators", "take"),
+        ("could you check a tube out for me?", "take"),
+        ("new CHO-K1 stock, 2 vials → box 2 F6 and F7", "add"),
+        ("HeLa -> 3号盒 5号位", "add"),
+        ("check out box 3", None),
+        ("box 2 → what is in it?", None),
+    ],
+)
+def test_words_of_change_around_any_name_and_an_arrow_to_a_box(words: str, change: str | None) -> None:
+    from consulta.apps.ln2._turns import asks_for_change, change_asked
+
+    assert (change_asked(words) if asks_for_change(words) else None) == change
+
+
+def test_a_tube_left_to_us_for_a_purpose_is_asked_which(plant_lab: Path) -> None:
+    """Fifteenth set: "could you check a tube out for me? whatever works for the protoplast transfection tomorrow"
+    was answered with the used-up protoplast record; the person named no line: code asks which."""
+    from consulta.apps.ln2._turns import first_look_for, unnamed_request
+
+    inv = load_inventory(plant_lab)
+    words = "could you check a tube out for me? whatever works for the protoplast transfection tomorrow"
+    assert unnamed_request(words, inv) and first_look_for(plant_lab)(words) == [("inventory_stats", {})]
+    assert not unnamed_request("thaw the Ler-0 protoplast P3, whatever works", inv)  # a line named whole
+
+
+def test_a_grid_place_no_box_has_stages_nothing_and_says_why(tmp_path: Path, inventory: Path) -> None:  # noqa: F811
+    """Fifteenth set: "put a Sf9 vial in box 2 J1" on 9 × 9 boxes was staged at position 1."""
+    op = {"op": "add_entry", "parent_cell_line": "Sf9", "box": 2, "positions": [1]}
+    with pytest.raises(ToolError) as info:
+        Ln2Plans(inventory).check_grounding("add_entry", op, Evidence(user_texts=("put a Sf9 vial in box 2 J1",)))
+    assert info.value.error_code == "invalid_position"
+    assert info.value.message_in("zh-CN") == "未暂存：盒子里没有 J1 这个位置：行是 A–I，列是 1–9。"
+    b16 = {"op": "add_entry", "parent_cell_line": "B16", "box": 2, "positions": [3]}  # a line named like a place
+    Ln2Plans(inventory).check_grounding("add_entry", b16, Evidence(user_texts=("put a B16 vial in box 2 position 3",)))
+
+
+def test_the_number_of_a_name_is_no_record_id(plant_lab: Path) -> None:
+    """Fifteenth set: "把5号盒C8那支GUS-β #3取出来" asked whether record 3 was meant (the model took "#3" for an id)."""
+    from consulta.apps.ln2._tools import _id_said
+
+    inv = load_inventory(plant_lab)
+    assert not _id_said("把3号盒C8那支GUS-β #3取出来", 3, inv)
+    assert _id_said("take out record #3", 3, inv) and _id_said("把记录3取出来", 3, inv)
+    args = Ln2Plans(plant_lab).ground_args(
+        "record_thaw",
+        {"record_id": 3, "box": 3, "positions": [24], "action": "takeout"},
+        Evidence(user_texts=("把3号盒C8那支GUS-β #3取出来",)),
+    )
+    assert args.get("record_id") is None and args["box"] == 3 and args["positions"] == [24]

@@ -24,6 +24,7 @@ from ._queries import _ranges, best_named, check_box, used_up
 __all__ = [
     "TubeChoiceError",
     "TubeRef",
+    "labels_outside",
     "locate",
     "place_said",
     "said_boxes",
@@ -389,18 +390,31 @@ _LABEL_RANGE = re.compile(
 """A range of grid labels said on its own ("H3到H5", "B2-B4"), with no word for positions before it."""
 
 
-def _labels(text: str, layout: BoxLayout) -> set[int]:
-    """The positions grid labels say; a label that is the second word of a name ("Vero E6", "Jurkat E6", and typed
-    all in lower case, "vero e6") is none."""
-    said = set()
+def _label_tokens(text: str) -> list[str]:
+    """The grid labels `text` says, as said; a label that is the second word of a name ("Vero E6", "Jurkat E6", and
+    typed all in lower case, "vero e6") is none."""
+    said = []
     for label in _LABEL.finditer(text):
         before = _NAME_BEFORE.search(text, 0, label.start())
         named = before is not None and (before.group(1)[0].isupper() or label.group(1).islower())
         if named and before is not None and before.group(1).casefold() not in _BEFORE_A_LABEL:
             continue
-        if (position := _position(label.group(1) + label.group(2), layout)) is not None:
-            said.add(position)
+        said.append(label.group(1) + label.group(2))
     return said
+
+
+def _labels(text: str, layout: BoxLayout) -> set[int]:
+    """The positions grid labels say (`_label_tokens`) in a box of `layout`."""
+    return {p for label in _label_tokens(text) if (p := _position(label, layout)) is not None}
+
+
+def labels_outside(text: str, layout: BoxLayout) -> list[str]:
+    """The grid labels `text` says beside a box that no box of `layout` has ("box 2 J1" of rows A–I, "C10" of 8
+    columns), as said: a place that does not exist, not a position to guess."""
+    text = _as_read(text)
+    if not _BOX.search(text):
+        return []
+    return [label for label in _label_tokens(text) if _position(label, layout) is None]
 
 
 _AFTER_BOX = re.compile(

@@ -15,12 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from ...i18n import t
 from ...runtime import Choice, Evidence, ToolDef, ToolError, read_tool, write_tool
 from ._audit import read_audit
 from ._inventory import BoxLayout, Inventory, Record, load_inventory
 from ._locate import (
     TubeRef,
     _candidate,
+    labels_outside,
     locate,
     place_said,
     said_boxes,
@@ -318,6 +320,18 @@ def _op(op: str, **fields: Any) -> dict[str, Any]:
 
 _ID_MENTION = r"(?:\bid\b|\brecord\b|(?<![\w#])(?<!\d\s)#|编号|记录)\s*[:：#]?\s*{id}(?!\d)"
 """A record's id said as one ("record 16", "#16"); "#13" right after a box ("box2 #13") is a position, "Colon#7" a name."""
+
+
+def _id_said(text: str, record_id: int, inventory: Inventory) -> bool:
+    """Whether `text` says `record_id` as a record's id (`_ID_MENTION`), not as the number of a name it says ("把5号盒
+    C8那支GUS-β #3取出来": the line GUS-β #3, not record 3)."""
+    for record in inventory.records:
+        for name in (record.short_name, record.parent_cell_line, record.plasmid_name):
+            if name and "#" in name:
+                text = re.sub(re.escape(name), " ", text, flags=re.IGNORECASE)
+    return re.search(_ID_MENTION.format(id=record_id), text, re.IGNORECASE) is not None
+
+
 _DATE_WORDS = re.compile(r"\d{1,4}[-/.年月]\d{1,2}|yesterday|today|昨天|前天|今天|上周|last\s+\w+day", re.IGNORECASE)
 
 
@@ -416,7 +430,7 @@ class Ln2Plans:
         except ToolError:
             return dict(ref)
         rid = ref.get("record_id")
-        if rid is not None and not re.search(_ID_MENTION.format(id=rid), words, re.IGNORECASE):
+        if rid is not None and not _id_said(words, rid, inventory):
             record, places = inventory.record(rid), said_places(words, inventory.layout)
             elsewhere = bool(places) and (
                 record is None
@@ -473,16 +487,19 @@ class Ln2Plans:
             self._require_said(evidence, "box", op["box"])
             # a box the tank does not have is the reason nothing can be added, before any position is weighed
             check_box(inventory, op["box"], hint="Tell the user which boxes the tank has; add nothing.")
+            _check_labels(inventory, evidence, names=(op.get("parent_cell_line"), op.get("short_name")))
             said = said_positions(" ".join((*evidence.user_texts, *evidence.answers)), inventory.layout)
             for position in op["positions"]:
                 if position not in said:  # "F1" says position 46 of a 9 x 9 box
                     self._require_said(evidence, "positions", position)
             self._check_date(evidence, "frozen_at", op.get("frozen_at"))
         elif kind == "record_thaw":
+            _check_labels(inventory, evidence)
             self._check_not_taken_back(inventory, evidence, op["positions"])
             self._check_record(inventory, evidence, op["record_id"], op["positions"], tool_name)
             self._check_date(evidence, "date", op.get("date"))
         elif kind == "batch_thaw":
+            _check_labels(inventory, evidence)
             for entry in op["entries"]:
                 try:
                     self._check_record(inventory, evidence, entry["record_id"], entry["positions"], tool_name)
@@ -530,7 +547,7 @@ class Ln2Plans:
         if record is None:
             return  # validation reports the unknown id
         words = (*evidence.user_texts, *evidence.answers)
-        if any(re.search(_ID_MENTION.format(id=record_id), text, re.IGNORECASE) for text in words):
+        if any(_id_said(text, record_id, inventory) for text in words):
             return
         if set(positions) <= set(record.positions) and place_said(
             words, box=record.box, positions=positions, layout=inventory.layout
@@ -679,7 +696,7 @@ def _completed_from_words(ref: dict[str, Any], inventory: Inventory, words: str)
     if box is not None and not completed.get("positions") and (at := said_places(words, inventory.layout).get(box)):
         completed["positions"] = sorted(at)
     if completed.get("record_id") is None:
-        ids = {r.id for r in inventory.records if re.search(_ID_MENTION.format(id=r.id), words, re.IGNORECASE)}
+        ids = {r.id for r in inventory.records if _id_said(words, r.id, inventory)}
         if len(ids) == 1:
             completed["record_id"] = next(iter(ids))
     if completed.get("record_id") is not None:
@@ -850,6 +867,28 @@ def _later_than_today(value: Any) -> bool:
         return isinstance(value, str) and dt.date.fromisoformat(value.strip()).isoformat() > _today()
     except ValueError:
         return False
+
+
+def _check_labels(inventory: Inventory, evidence: Evidence, *, names: Sequence[str | None] = ()) -> None:
+    """ToolError `invalid_position` when the person's words name a grid place no box has ("put a Sf9 vial in box 2
+    J1" of rows A–I: seen, an add staged at position 1), said in their language: nothing is staged at a guessed place.
+    A name that reads like one (the line B16, `names` of the call or a record's) is no place."""
+    layout = inventory.layout
+    words = " ".join((*evidence.user_texts, *evidence.answers))
+    held = [*names, *(n for r in inventory.records for n in (r.short_name, r.parent_cell_line))]
+    for name in sorted({n for n in held if n}, key=len, reverse=True):
+        words = re.sub(re.escape(name), " ", words, flags=re.IGNORECASE)
+    outside = labels_outside(words, layout)
+    if outside:
+        values = {"label": outside[0], "last_row": chr(ord("A") + layout.rows - 1), "cols": layout.cols}
+        raise ToolError(
+            "invalid_position",
+            t("ln2.error.no_such_label", "en", **values),
+            hint="Tell the user which places a box has; stage nothing.",
+            field="positions",
+            key="ln2.error.no_such_label",
+            values=values,
+        )
 
 
 def _wrong_operation(tool_name: str, said: str) -> ToolError:

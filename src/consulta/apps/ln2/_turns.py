@@ -56,11 +56,12 @@ _DISCARD_EN = (
 )
 _DISCARD_ZH = "丢弃|丢掉|丢了|扔掉|扔了|扔(?=[一两二三四五六七八九十几\\d])|销毁|弃掉|废弃|报废|作废"
 _TAKE_EN = (
-    rf"{_THAW_EN}|{_DISCARD_EN}|tak(?:e|en|ing)\s+(?:[\w.-]+\s+){{0,8}}?out|took\s+out|takeout|use\s+up|"
+    rf"{_THAW_EN}|{_DISCARD_EN}|tak(?:e|en|ing)\s+(?:\S+\s+){{0,8}}?out|took\s+out|takeout|use\s+up|"
     r"(?:tak(?:e|ing)|took|bring(?:ing)?|brought)\s+(?:[\w/.-]+\s+){1,8}?(?:over\s+)?to\s+(?:the\s+|our\s+)?"
     r"(?:[A-Z][\w.-]*\s+){0,3}(?:lab|group|team|core|facility)\b|"
-    r"(?:pull|get)(?:ed|ing|s)?\s+(?:[\w.-]+\s+){0,8}?out|pull(?:ed|ing)?\s+(?:a|an|one|two|three|\d+)\s+(?:\w+\s+)?(?:vials?|tubes?)|"
-    r"grab|fetch|remove|"
+    # a name of any letters between ("pulling the Tak-2 ♀ vial out")
+    r"(?:pull|get)(?:ed|ing|s)?\s+(?:\S+\s+){0,8}?out|pull(?:ed|ing)?\s+(?:a|an|one|two|three|\d+)\s+(?:\w+\s+)?(?:vials?|tubes?)|"
+    r"grab|fetch|remove|check(?:s|ed|ing)?\s+(?:\S+\s+){1,6}?out\b|"
     # the lab's words for recording a take-out: "logging out the Endo-9 vial", "signed out two tubes"
     r"(?:log|sign)(?:s|ged|ed|ging|ing)?\s+(?:[\w.()+-]+\s+){0,8}?out\b|"
     r"(?:tak(?:e|ing)|took|cross(?:ed|ing)?)\s+(?:\w+\s+){0,3}?off\s+(?:the\s+|our\s+)?(?:list|inventory|books|records?)|"
@@ -73,7 +74,8 @@ _ADD_EN = (
     r"|log(?:ged|ging)?(?=\s+(?:\d+|a|an|one|two|three|four|five|six)\s)(?!(?:\s+[\w.()+-]+){1,8}?\s+out\b)"
     # "log 3 vials of …", not "logged the wrong vial", nor "log a vial out" (a take-out)
 )
-_ADD_ZH = r"放入|放进|放一|放两|放到|放(?:在)?(?=\s*\d+\s*号?\s*盒)|放(?=[三四五六七八九十\d]+\s*[管支])|存入|冻存(?!管)|新冻|冻了|新增|添加|加入|加一|登记"
+# an arrow to a box is where new tubes go ("new CHO-K1 stock, 2 vials → box 2 F6 and F7"); said in either language
+_ADD_ZH = r"(?:→|->|=>)\s*(?:box|\d+\s*号?\s*盒)|放入|放进|放一|放两|放到|放(?:在)?(?=\s*\d+\s*号?\s*盒)|放(?=[三四五六七八九十\d]+\s*[管支])|存入|冻存(?!管)|新冻|冻了|新增|添加|加入|加一|登记"
 _OTHER_EN = r"undo|revert|roll\s*back|rollback|roll\s+(?:it|that|this|them)\s+back|restore|delete|move"
 _OTHER_ZH = "取几|冻一|冻两|撤销|撤回|回滚|恢复|删除|删掉|移到|移动"
 """The verbs of change, in each language: taking tubes out (thawing and discarding are ways of it: one list each,
@@ -258,11 +260,27 @@ def asks_lab_knowledge(words: str, inventory: Inventory) -> bool:
     return _HOW_TO.search(words) is not None and names_no_tube(words, inventory)
 
 
+_LEFT_TO_US = re.compile(
+    r"\b(?:whatever|whichever|any(?:thing|one)?)\s+(?:works|will\s+do|is\s+(?:fine|ok(?:ay)?))\b|"
+    r"随便|哪个都行|哪种都行|哪管都行|都可以",
+    re.IGNORECASE,
+)
+
+
 def unnamed_request(words: str, inventory: Inventory) -> bool:
     """A request for cells, or to take tubes out, that points at no tube ("I need to thaw something for tomorrow",
-    "帮我拿一管细胞出来"): code asks which cells."""
+    "帮我拿一管细胞出来"), or leaves the tube to us with one ordinary word of a name as its purpose ("check a tube out
+    for me? whatever works for the protoplast transfection"): code asks which cells."""
     asked = asks_for_cells(words) or (asks_for_change(words) and change_asked(words) == "take")
-    return asked and not (_FREE.search(words) or said_date(words)) and names_no_tube(words, inventory)
+    if not asked or _FREE.search(words) or said_date(words):
+        return False
+    named = named_in(words, inventory)
+    left_to_us = (
+        _LEFT_TO_US.search(words) is not None
+        and (named is None or re.fullmatch(r"[a-z]+", named[0]) is not None)
+        and not (said_boxes(words) or said_code(words))
+    )
+    return left_to_us or names_no_tube(words, inventory)
 
 
 def change_asked(words: str) -> Literal["add", "take"] | None:
@@ -492,7 +510,59 @@ def _part_named(words: str, inventory: Inventory) -> tuple[str, str] | None:
             said = words[tokens[start].start() : tokens[end - 1].end()]
             if best is None or len(said) > best[0]:
                 best = (len(said), said, "cell_line" if "cell_line" in fields else "plasmid")
-    return (best[1], best[2]) if best else None
+    if best is None:
+        return None
+    return _said_whole(words, best[1], {t for toks, _ in name_tokens for t in toks}), best[2]
+
+
+_CAPITAL = re.compile(r"[A-Z]")
+_LEAD = 2
+"""Words before an ordinary word of a name that may belong to the name the person says ("Kitaake rice callus")."""
+
+
+def _said_whole(words: str, part: str, held: set[str]) -> str:
+    """`part` of a name, or the longer name the words say when `part` is one ordinary word ("callus") led by words
+    no name holds, one of them written as a name ("do we still have any Kitaake rice callus?": "Kitaake rice
+    callus", which the tank does not hold, not the abi1-1 callus it does)."""
+    if not re.fullmatch(r"[a-z]+", part):
+        return part
+    at = words.find(part)
+    before = list(_TOKEN.finditer(words, 0, at))[-_LEAD:]
+    lead: list[re.Match[str]] = []
+    for token in reversed(before):
+        word = token.group()
+        if word.casefold() in held or word.casefold() in _FRAME_EN or word.casefold() in _NOT_A_NAME:
+            break
+        lead.insert(0, token)
+    if not any(_CAPITAL.search(t.group()) or t.group().isalnum() and not t.group().isalpha() for t in lead):
+        return part
+    return words[lead[0].start() : at + len(part)]
+
+
+_CJK_RUN = re.compile(r"[\u4e00-\u9fff]{3,}")
+_ZH_PART_MIN = 3
+
+
+def _zh_part_named(words: str, inventory: Inventory) -> tuple[str, str] | None:
+    """The longest run of three or more Chinese characters the words share with a name, other than the frame of a
+    question ("日本晴愈伤一共还剩几管" → "日本晴愈伤" of 日本晴愈伤组织 N-3 and N-4), with its query field."""
+    names = [(name, field) for name, field in _names(inventory) if has_chinese(name)]
+    best: tuple[str, str] | None = None
+    for run in _CJK_RUN.findall(words):
+        for i in range(len(run)):
+            for j in range(len(run), i + _ZH_PART_MIN - 1, -1):
+                part = run[i:j]
+                if best is not None and len(part) <= len(best[0]):
+                    break
+                rest = part
+                for frame in _FRAME_ZH:
+                    rest = rest.replace(frame, "")
+                if len(rest) < 2:
+                    continue
+                if (field := next((f for n, f in names if part in n), None)) is not None:
+                    best = (part, field)
+                    break
+    return best
 
 
 def _joined_named(words: str, inventory: Inventory) -> tuple[str, str] | None:
@@ -512,8 +582,14 @@ def _joined_named(words: str, inventory: Inventory) -> tuple[str, str] | None:
 def named_in(words: str, inventory: Inventory) -> tuple[str, str] | None:
     """The longest inventory name the words contain (case-insensitive, at ASCII word edges) and the query field it is
     for (`cell_line` or `plasmid`); else the longest part of a name they say ("RTCB rescue", "dTAG-MYC": a run of the
-    name's own words), as said; else the one name whose tokens they run together ("U87s"); else None."""
-    return _whole_named(words, inventory) or _part_named(words, inventory) or _joined_named(words, inventory)
+    name's own words; "日本晴愈伤": Chinese characters a name holds), as said; else the one name whose tokens they run
+    together ("U87s"); else None."""
+    return (
+        _whole_named(words, inventory)
+        or _part_named(words, inventory)
+        or _zh_part_named(words, inventory)
+        or _joined_named(words, inventory)
+    )
 
 
 def _whole_named(words: str, inventory: Inventory) -> tuple[str, str] | None:

@@ -58,7 +58,8 @@ _SOLUTION = re.compile(
     r"(?:[\w.()-]+\s+)?(?:line|code|answer|solution|call|command|statement)|"
     r"\bwrite\s+(?:it|this|that|everything|all\s+of\s+it|the\s+(?:whole|entire)\s+thing)\s+for\s+me\b|"
     r"\b(?:do|solve|finish)\s+(?:my|this|the)\s+(?:homework|assignment|exercise|task)\s+for\s+me\b|"
-    r"\bsolve\s+it\s+for\s+me\b|"
+    r"\bsolve\s+it\s+for\s+me\b|\banswer[\s-]*key\b|"
+    r"\b(?:read|recite)\s+(?:me\s+|us\s+)?(?:out\s+)?(?:the\s+)?(?:answer|solution|code)\b|"
     r"答案|直接(?:把|给|发|告诉|写)|帮我写|帮我把.{0,12}写|全写|代码发给我|替我做|替我写|帮我做|"
     r"(?:完整|参考|标准|正确)的?(?:参考)?(?:代码|解法|程序|写法)|"
     # said half in English ("第二题 answer 是啥 给个 code 就行")
@@ -538,7 +539,9 @@ def first_consultation(
                 (CONSULT_EXPERT_TOOL_NAME, diagnosis),
                 (SUBMIT_PACKET_TOOL_NAME, _packet_after(pointed, "diagnosis")),
             ]
-        if work and not failed and student_code(words):
+        if work and not failed and (student_code(words) or (pointed is not None and _DONE.search(words))):
+            # work shown, or a task it points at said done ("finished the basics one 👍 can i move on to 2.2
+            # now?"): validated before anything next (no evidence is said so by code's validation)
             validation = (CONSULT_EXPERT_TOOL_NAME, _validation_request(words, pointed))
             return [validation, (SUBMIT_PACKET_TOOL_NAME, _packet_after(pointed, "validation"))]
         return []
