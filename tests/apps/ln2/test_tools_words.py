@@ -689,3 +689,30 @@ def test_the_number_of_a_name_is_no_record_id(plant_lab: Path) -> None:
         Evidence(user_texts=("把3号盒C8那支GUS-β #3取出来",)),
     )
     assert args.get("record_id") is None and args["box"] == 3 and args["positions"] == [24]
+
+
+@pytest.mark.parametrize(
+    ("words", "call", "line", "plasmid"),
+    [
+        # fifteenth set (after its fix): "new CHO-K1 stock" staged as cell line CHO with plasmid K1
+        (
+            "new CHO-K1 stock, 2 vials → box 2 F6 and F7",
+            {"parent_cell_line": "CHO", "plasmid_name": "K1"},
+            "CHO-K1",
+            None,
+        ),
+        ("add HEK293T-pX458 to box 2 F6", {"parent_cell_line": "HEK293T", "plasmid_name": "pX458"}, "HEK293T", "pX458"),
+        ("put a CHO vial in box 2 F6", {"parent_cell_line": "CHO"}, "CHO", None),
+    ],
+)
+def test_a_new_line_is_named_as_the_words_join_it(
+    inventory: Path,  # noqa: F811
+    words: str,
+    call: dict[str, Any],
+    line: str,
+    plasmid: str | None,
+) -> None:
+    args = Ln2Plans(inventory).ground_args(
+        "add_entry", {**call, "box": 2, "positions": [51]}, Evidence(user_texts=(words,))
+    )
+    assert (args["parent_cell_line"], args.get("plasmid_name")) == (line, plasmid)

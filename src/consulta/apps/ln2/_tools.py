@@ -374,7 +374,7 @@ class Ln2Plans:
         if tool_name == "batch_thaw" and isinstance(args.get("entries"), list):
             return {**args, "entries": [self._grounded_entry(e, evidence) for e in args["entries"]]}
         if tool_name == "add_entry":
-            return self._placed_as_said(args, evidence)
+            return _named_whole(self._placed_as_said(args, evidence), evidence)
         return args
 
     def _names_the_call(self, args: dict[str, Any]) -> Callable[[str], bool]:
@@ -867,6 +867,34 @@ def _later_than_today(value: Any) -> bool:
         return isinstance(value, str) and dt.date.fromisoformat(value.strip()).isoformat() > _today()
     except ValueError:
         return False
+
+
+_NAME_TOKEN = re.compile(r"[^\s,，;；。、:：()（）→]+")
+
+
+def _named_whole(args: dict[str, Any], evidence: Evidence) -> dict[str, Any]:
+    """A new record's cell line as the words write it: a line the call gives as a part of one joined name the words
+    say, and nowhere alone ("new CHO-K1 stock" called as cell line CHO, plasmid K1), is the whole name, and the field
+    that took the rest is left out; a plasmid's name joined to a line ("HEK293T-pX458") stays apart."""
+    line = args.get("parent_cell_line")
+    if not isinstance(line, str) or not line.strip():
+        return args
+    words = " ".join((*evidence.user_texts, *evidence.answers))
+    if re.search(rf"(?<![\w-]){re.escape(line)}(?![\w-])", words, re.IGNORECASE):
+        return args  # said alone too
+    for token in _NAME_TOKEN.findall(words):
+        head, sep, rest = token.partition("-")
+        if sep and head.casefold() == line.casefold() and rest and not _PLASMID_LIKE.match(rest):
+            kept = {
+                k: v for k, v in args.items() if not (k in _NAME_FIELDS_ADDED and str(v).casefold() == rest.casefold())
+            }
+            return {**kept, "parent_cell_line": token}
+    return args
+
+
+_NAME_FIELDS_ADDED = ("short_name", "plasmid_name", "plasmid_id")
+_PLASMID_LIKE = re.compile(r"p[A-Z0-9]")
+"""A plasmid's name as labs write them ("pX458", "pLKO.1"): a line joined to one ("HEK293T-pX458") is two names."""
 
 
 def _check_labels(inventory: Inventory, evidence: Evidence, *, names: Sequence[str | None] = ()) -> None:
