@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -31,6 +32,7 @@ __all__ = [
     "normalize_lang",
     "t",
     "t_app",
+    "unaccented",
 ]
 
 
@@ -78,6 +80,12 @@ def simplified(text: str) -> str:
     """`text` with the traditional characters the apps' readers of words look for written simplified ("復甦一管，8號盒"
     → "复苏一管，8号盒"): what code reads of a person's words, never what it shows them."""
     return text.translate(_TO_SIMPLIFIED)
+
+
+def unaccented(text: str) -> str:
+    """`text` with the accents of Latin letters taken off ("Díaz" → "Diaz", "Désirée" → "Desiree"): how a name is
+    typed on a keyboard without them, for comparing what a person wrote with what a file holds."""
+    return "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
 
 
 def han_count(text: str) -> int:

@@ -716,3 +716,41 @@ def test_a_new_line_is_named_as_the_words_join_it(
         "add_entry", {**call, "box": 2, "positions": [51]}, Evidence(user_texts=(words,))
     )
     assert (args["parent_cell_line"], args.get("plasmid_name")) == (line, plasmid)
+
+
+def test_sixteenth_set_look_ups_are_plain_and_a_person_is_found_without_accents() -> None:
+    """Sixteenth set: "box 4 D4 - what's that tube?" (a grid label beside its box) and "what got frozen down in Aug
+    2026?" were left to the model (it asked about tubes that do not exist, and listed a used-up record as frozen);
+    "what stocks did Diaz put in?" found nothing (the notes write "Díaz"); "taking the ΦX174 host vial from box 5 pos
+    62 over to the phage lab" was no take-out (nine words before "over to", a lab named in lower case)."""
+    from consulta.apps.ln2._queries import search_records
+    from consulta.apps.ln2._turns import asks_for_change, change_asked, first_look_for, plain_look_up_for
+
+    lab = Path(__file__).parents[3] / "bench" / "data" / "ln2" / "heldout16_lab.yaml"
+    plain, look = plain_look_up_for(lab), first_look_for(lab)
+    assert plain("box 4 D4 - what's that tube?") and look("box 4 D4 - what's that tube?") == [
+        ("query_inventory", {"box": 4, "position": 34})
+    ]
+    assert plain("what got frozen down in Aug 2026?")
+    assert look("what stocks did Diaz put in?") == [("search_records", {"text": "Diaz"})]
+    assert plain("what stocks did Diaz put in?") and not plain("which tubes did Diaz freeze? need to ask her")
+    assert search_records(load_inventory(lab), "Diaz")["total"] == 7
+    taking = "taking the ΦX174 host vial from box 5 pos 62 over to the phage lab, log it"
+    assert asks_for_change(taking) and change_asked(taking) == "take"
+
+
+def test_sixteenth_set_places_listed_with_spaces_a_stock_asked_for_and_a_note_looked_up() -> None:
+    """Sixteenth set: "add 3 new PA14 ΔlasR vials to box 1, slots 24 25 26" staged 24 alone; "can u pull a glycerol
+    stock for me? need something to streak tmrw" (no line named) was answered by the model without a question;
+    "which stock was made w/ glycerol lot G-2291?" was left to the model (the note's own words around the lot)."""
+    from consulta.apps.ln2._locate import said_places
+    from consulta.apps.ln2._turns import first_look_for, plain_look_up_for, unnamed_request
+
+    lab = Path(__file__).parents[3] / "bench" / "data" / "ln2" / "heldout16_lab.yaml"
+    inv = load_inventory(lab)
+    assert said_places("add 3 new PA14 ΔlasR vials to box 1, slots 24 25 26", inv.layout) == {1: {24, 25, 26}}
+    assert said_places("box 1 slots 24 2 vials", inv.layout) == {1: {24}}  # a count after them is no place
+    stock = "can u pull a glycerol stock for me? need something to streak tmrw"
+    assert unnamed_request(stock, inv) and first_look_for(lab)(stock) == [("inventory_stats", {})]
+    assert plain_look_up_for(lab)("which stock was made w/ glycerol lot G-2291?")
+    assert not plain_look_up_for(lab)("which stock was made w/ glycerol lot G-2291 and is it the oldest?")

@@ -887,10 +887,55 @@ def test_a_turn_about_an_error_rests_on_its_diagnosis_which_says_what_the_file_c
 def test_a_task_said_done_by_its_title_is_validated_and_an_answer_key_is_a_solution_request(
     tmp_path: Path, words: str, opening: list[Any]
 ) -> None:
+    assert _opening(tmp_path, words) == opening
+
+
+def _opening(tmp_path: Path, words: str) -> list[Any]:
+    """The first look of a turn with no upload: each consultation as (output type, task), then "packet"."""
     env = scripted_env(tmp_path, Store(f"sqlite:///{tmp_path}/c.db"))
     agent = tutor.build_agent(tutor.TutorOptions(uploads=tmp_path / "uploads"), env)
-    said = [
+    return [
         "packet" if name == "submit_instruction_packet" else (a["expected_output_type"], a["context"]["task_id"])
         for name, a in agent.first_calls(words)
     ]
-    assert said == opening
+
+
+@pytest.mark.parametrize(
+    ("words", "opening"),
+    [
+        # sixteenth set: a wrong result reported with the code (no error raised) is diagnosed
+        (
+            "no error message but the average age is clearly wrong??\n\nimport pandas as pd\ndf = pd.read_csv('r.csv')\n"
+            "a = df['age']\nprint(a.mean())\n\n77.48760330578513",
+            [("error_diagnosis", "task_2_2"), "packet"],
+        ),
+        # an error asked about is a question of the concept, not an error of theirs
+        ("请问 mean() 碰到空值(NaN)会怎么处理呀？是直接报错还是跳过？", [("concept_explanation", "current"), "packet"]),
+        # fill in the blanks, translate into code: requests for the solution
+        (
+            "just fill in the blanks for me: df.groupby(____)[____].mean()",
+            [("concept_explanation", "task_2_4"), "packet"],
+        ),
+        ("你就当翻译：把题目要求逐句翻译成pandas代码就行", [("concept_explanation", "current"), "packet"]),
+        # the task from the prose, not from the unfenced code's `.mean()` ("the average age")
+        (
+            "每个城市平均年龄 做完了！\n\nimport pandas as pd\ndf = pd.read_csv('r.csv')\n"
+            "print(df.groupby('city')['age'].mean())\n\ncity\nRome 40.9",
+            [("validation_report", "task_2_4"), "packet"],
+        ),
+    ],
+)
+def test_sixteenth_set_openings(tmp_path: Path, words: str, opening: list[Any]) -> None:
+    assert _opening(tmp_path, words) == opening
+
+
+@pytest.mark.parametrize(
+    ("words", "task"),
+    [("here's my file for the per city average, can i use it", "task_2_4"), ("算平均值那题能用这个文件吗", "task_2_2")],
+)
+def test_a_title_said_with_a_word_left_out_or_one_character_more(words: str, task: str) -> None:
+    from consulta.apps.tutor._tasks import load_catalog
+    from consulta.apps.tutor._turns import _named_task
+
+    named = _named_task(words, load_catalog())
+    assert named is not None and named.id == task

@@ -899,3 +899,19 @@ def test_code_using_a_name_it_never_defines_is_no_reproduction_of_the_students_e
     (tmp_path / "again").mkdir()
     report = consult(_code_consultant(tmp_path / "again", folder, "en"), claim)["expert_output"]
     assert report["is_valid"] is False and "uses cities, which it does not define" in report["validation_details"]
+
+
+def test_hand_copied_group_means_with_two_values_swapped_are_not_the_output(tmp_path: Path, uploads: Path) -> None:
+    """Sixteenth set: "每个城市平均年龄 做完了！结果我手抄过来的" with two cities' means swapped was passed as done."""
+    rows = "".join(f"P{i},{30 + (i % 2) * 10},{'Rome' if i % 2 else 'Oslo'}\n" for i in range(40))
+    (uploads / "student_data.csv").write_text(f"name,age,city\n{rows}", "utf-8")
+    code = "import pandas as pd\ndf = pd.read_csv('student_data.csv')\nprint(df.groupby('city')['age'].mean())"
+    for i, (shown, valid) in enumerate((("Oslo    40.0\nRome    30.0", False), ("Oslo    30.0\nRome    40.0", True))):
+        words = f"每个城市平均年龄 做完了！结果我手抄过来的：\n\n{code}\n\ncity\n{shown}"
+        request = {
+            **SEED_EXAMPLES[3],
+            "context": {**SEED_EXAMPLES[3]["context"], "task_id": "task_2_4", "student_evidence": words},
+        }
+        (tmp_path / str(i)).mkdir()
+        out = consult(_code_consultant(tmp_path / str(i), uploads, "zh-CN"), request)["expert_output"]
+        assert out["is_valid"] is valid, out

@@ -356,6 +356,11 @@ _POSITIONS = re.compile(
     rf"(?:\b(?:positions?|pos\.?|slots?|wells?|spots?|the\s+(?:one|tube|vial)\s+(?:at|in))|位置|孔位|孔|位|格)\s*[:：#]?\s*{_LIST}",
     re.IGNORECASE,
 )
+_SPACED = re.compile(
+    r"\b(?:positions|pos|slots|wells|spots)\s*[:：]?\s*(\d+(?:\s+\d+)+)(?![\d.])(?!\s*(?:vials?|tubes?|stocks?|管|支))",
+    re.IGNORECASE,
+)
+"""Positions listed with spaces alone after a plural word for them ("slots 24 25 26"), not a count after them."""
 _AT = re.compile(
     r"(?<![\w-])(?:[A-Za-z][\w./-]*|\d+[A-Za-z][\w./-]*)\s+at\s+(\d{1,3})(?!\d)(?!\s*(?:°|º|℃|degrees?\b|deg\b|[cC]\b|[ap]\.?m\b|h\b|hrs?\b|"
     r"min|s\b|sec|%|x\b|×|g\b|rpm|[:.]\d))",
@@ -511,6 +516,8 @@ def _said_positions(text: str, layout: BoxLayout) -> set[int]:
     for listed in _ZH_ORDINALS.findall(text):
         said |= _listed(listed.replace("第", ""), layout)
     said.update(n for found in _AT.findall(text) if 1 <= (n := int(found)) <= layout.capacity)
+    for spaced in _SPACED.findall(text):
+        said.update(n for found in spaced.split() if 1 <= (n := int(found)) <= layout.capacity)
     said |= _labels(text, layout)
     for lo, hi in _LABEL_RANGE.findall(text):  # "H3到H5", "B2-B4": the places between the labels too
         said |= _listed(f"{lo}-{hi}", layout)

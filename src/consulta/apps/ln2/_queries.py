@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ...i18n import unaccented
 from ...runtime import ToolError
 from ._inventory import BoxLayout, Inventory, Record, occupancy, position_label
 
@@ -277,7 +278,7 @@ def search_records(
     `note` when the result is approximate or cut at `limit`.
     """
     _check_limit(limit)
-    terms = [t.casefold() for t in text.split()]
+    terms = [unaccented(t).casefold() for t in text.split()]
     if not terms:
         raise ToolError(
             "missing_required_field",
@@ -293,7 +294,7 @@ def search_records(
             hits = [
                 key
                 for key, value in fields
-                if term in value.casefold() or (fuzzy and _match_level(term, value, exact=False) > _NONE)
+                if term in unaccented(value).casefold() or (fuzzy and _match_level(term, value, exact=False) > _NONE)
             ]
             if not hits:
                 return None

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from ...i18n import ZH_NUMERALS, chinese_number, has_chinese, simplified
+from ...i18n import ZH_NUMERALS, chinese_number, has_chinese, simplified, unaccented
 from ...runtime import own_words, takes_over
 from ._audit import read_audit
 from ._dates import said_date, said_days
@@ -57,10 +57,10 @@ _DISCARD_EN = (
 _DISCARD_ZH = "丢弃|丢掉|丢了|扔掉|扔了|扔(?=[一两二三四五六七八九十几\\d])|销毁|弃掉|废弃|报废|作废"
 _TAKE_EN = (
     rf"{_THAW_EN}|{_DISCARD_EN}|tak(?:e|en|ing)\s+(?:\S+\s+){{0,8}}?out|took\s+out|takeout|use\s+up|"
-    r"(?:tak(?:e|ing)|took|bring(?:ing)?|brought)\s+(?:[\w/.-]+\s+){1,8}?(?:over\s+)?to\s+(?:the\s+|our\s+)?"
-    r"(?:[A-Z][\w.-]*\s+){0,3}(?:lab|group|team|core|facility)\b|"
+    r"(?:tak(?:e|ing)|took|bring(?:ing)?|brought)\s+(?:\S+\s+){1,12}?(?:over\s+)?to\s+(?:the\s+|our\s+)?"
+    r"(?:[\w.-]+\s+){0,3}(?:lab|group|team|core|facility)\b|"
     # a name of any letters between ("pulling the Tak-2 ♀ vial out")
-    r"(?:pull|get)(?:ed|ing|s)?\s+(?:\S+\s+){0,8}?out|pull(?:ed|ing)?\s+(?:a|an|one|two|three|\d+)\s+(?:\w+\s+)?(?:vials?|tubes?)|"
+    r"(?:pull|get)(?:ed|ing|s)?\s+(?:\S+\s+){0,8}?out|pull(?:ed|ing)?\s+(?:a|an|one|two|three|\d+)\s+(?:\w+\s+)?(?:vials?|tubes?|stocks?|aliquots?|straws?)|"
     r"grab|fetch|remove|check(?:s|ed|ing)?\s+(?:\S+\s+){1,6}?out\b|"
     # the lab's words for recording a take-out: "logging out the Endo-9 vial", "signed out two tubes"
     r"(?:log|sign)(?:s|ged|ed|ging|ing)?\s+(?:[\w.()+-]+\s+){0,8}?out\b|"
@@ -122,7 +122,7 @@ _UNDO = re.compile(
     r"\b(?:undo|revert|roll\s*back|rollback|roll\s+(?:it|that|this|them)\s+back)\b|撤销|撤回|回滚", re.IGNORECASE
 )
 _NEED = re.compile(
-    r"\b(?:need|want|looking\s+for|give\s+me|get\s+me)\b.{0,40}?\b(?:cells?|tubes?|vials?|lines?)\b"
+    r"\b(?:need|want|looking\s+for|give\s+me|get\s+me)\b.{0,40}?\b(?:cells?|tubes?|vials?|lines?|stocks?|strains?|aliquots?)\b"
     r"|(?:需要|想要|要|给我).{0,10}?(?:细胞|管)|(?:帮我|给我|替我|帮忙)(?:拿|取|找|弄).{0,8}?(?:细胞|管|支)",
     re.IGNORECASE,
 )
@@ -615,7 +615,7 @@ _FRAME_EN = frozenset(
     was we were what what's whats where which who whose you sitting sits kept placed lying inside total altogether
     overall whole entire full somewhere anywhere around anything something froze freeze put into dewar did last this
     month week year ago recently new newly added everything pls plz thanks over past days day within few couple and
-    also plus btw""".split()
+    also plus btw that down made w with using used from lot batch""".split()
 )
 """The words of a plain look-up's frame ("Do we have any … left?", "What is in box … position …?", "Where are …?")."""
 _FRAME_ZH = tuple(
@@ -629,6 +629,9 @@ _FRAME_ZH = tuple(
     )
 )
 _MONTH_WORDS = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b|\d+", re.IGNORECASE)
+
+
+_A_LABEL = re.compile(r"(?<![a-z0-9])[a-z]\d{1,2}(?![a-z0-9])")
 
 
 def plain_look_up_for(inventory_path: Path) -> Callable[[str], bool]:
@@ -670,11 +673,20 @@ def plain_look_up_for(inventory_path: Path) -> Callable[[str], bool]:
                 other := named_in(rest, inventory)
             ) is not None:  # "GBO-7还有吗？顺便说下Retina-R3在哪个盒": both looked up
                 rest = rest.replace(other[0].casefold(), " ")
+        if said_boxes(words):  # "box 4 D4 - what's that tube?": the grid label is the place looked up
+            rest = _A_LABEL.sub(" ", rest)
+        if named is None and (searched := said_code(words) or said_in_notes(words, inventory)) is not None:
+            rest = rest.replace(searched.casefold(), " ")  # "what stocks did Diaz put in?": the person looked up
+            # "which stock was made w/ glycerol lot G-2291?": the note's own words around what was looked up
+            noted = " ".join(
+                r.note or "" for r in inventory.records if searched.casefold() in (r.note or "").casefold()
+            )
+            rest = " ".join(w for w in rest.split() if w.strip("?？.,!") not in noted.casefold().split())
         rest = _MONTH_WORDS.sub(" ", rest)
         for frame in _FRAME_ZH:
             rest = rest.replace(frame, " ")
         latin = re.findall(r"[a-z][a-z'’]*", rest)
-        return all(word in _FRAME_EN for word in latin) and not has_chinese(rest)
+        return all(w in _FRAME_EN or w.removesuffix("s") in _FRAME_EN for w in latin) and not has_chinese(rest)
 
     return plain
 
@@ -779,7 +791,10 @@ def said_in_notes(words: str, inventory: Inventory) -> str | None:
     value ("zhao 存的那几管" of `operator: zhao`), and none of their names does ("Mbeki 冻的那些细胞
     在哪里？", "which tubes did Rossi freeze?": a person, a project, a place in the notes), as written, or the Chinese
     name before "冻的" the notes write on its own ("吴冻的那些" of a note "吴冻存"); None when there is none."""
-    notes = " ".join(" ".join([r.note or "", *(e.note or "" for e in r.thaw_events)]) for r in inventory.records)
+    # "Diaz" of a note's "Díaz": compared as typed without accents
+    notes = unaccented(
+        " ".join(" ".join([r.note or "", *(e.note or "" for e in r.thaw_events)]) for r in inventory.records)
+    )
     names = " ".join(
         " ".join(v for v in (r.parent_cell_line, r.short_name, r.plasmid_name, r.plasmid_id) if v)
         for r in inventory.records
@@ -793,7 +808,7 @@ def said_in_notes(words: str, inventory: Inventory) -> str | None:
             continue
         if key in own:
             return word
-        proper = word[:1].upper() + word[1:]  # a name the notes write capitalised ("Mbeki"), not a word ("lot")
+        proper = unaccented(word[:1].upper() + word[1:])  # a name the notes write capitalised ("Mbeki"), not "lot"
         if re.search(rf"(?<![A-Za-z]){re.escape(proper)}(?![A-Za-z])", notes):
             return word
     for before in _ZH_BY.findall(words):  # "吴冻的那些还在吗", "小吴冻存的": the person the notes name ("吴冻存", "吴")

@@ -442,21 +442,15 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
         if facts.get("ran") is not True or facts.get("exception") is not None or not output:
             return None
         task = catalog.task(request.context.task_id)
-        claimed = _claimed_outputs(request.context.student_evidence or "")  # "output: 71.5" may be read as code
+        evidence = request.context.student_evidence or ""
+        claimed = _claimed_outputs(evidence)  # "output: 71.5" may be read as code
         if claimed and not any(_printed(number, output) for number in claimed):
             # held-out: "output: 71.5" where the code printed 74.23 on the student's file was passed as done
-            return ValidationReport(
-                is_valid=False,
-                validation_details=t(
-                    "tutor.validation.output_differs",
-                    lang,
-                    task=task.id,
-                    claimed=claimed[0],
-                    printed=" ".join(output.split())[:200],
-                ),
-                missing_elements=["the output the code prints"],
-                recommended_action=t("tutor.validation.show_output", lang),
-            )
+            return _output_differs(task.id, claimed[0], " ".join(output.split())[:200])
+        if (differs := _differing_pair(_shown_after_code(evidence), output)) is not None:
+            # sixteenth set: hand-copied means, two cities' values swapped, passed as done
+            label, shown, ran = differs
+            return _output_differs(task.id, f"{label} {shown}", f"{label} {ran}")
         method = task.revealed_in(str(facts.get("code") or ""))
         if method is None:
             used = _columns_named(str(facts.get("code") or ""))
@@ -483,6 +477,17 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
             ),
             missing_elements=[],
             recommended_action=t("tutor.validated.next", lang, task=task.id),
+        )
+
+    def _output_differs(task_id: str, claimed: str, printed: str) -> ValidationReport:
+        """Not valid: the output the student shows is not what their code printed on their file."""
+        return ValidationReport(
+            is_valid=False,
+            validation_details=t(
+                "tutor.validation.output_differs", lang, task=task_id, claimed=claimed, printed=printed
+            ),
+            missing_elements=["the output the code prints"],
+            recommended_action=t("tutor.validation.show_output", lang),
         )
 
     def _said_meaning(form: _ErrorForm, match: re.Match[str]) -> tuple[str, str]:
@@ -686,6 +691,33 @@ _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 
 _ALONE = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*$", re.M)
+
+
+_PAIR = re.compile(r"^\s*([^\s\d][^\n]*?)\s+(-?\d+(?:\.\d+)?)\s*$", re.M)
+"""A labelled value on a line of printed output ("Changsha     40.9": a group and its mean)."""
+
+
+def _shown_after_code(words: str) -> str:
+    """What the student shows as their code's output: blocks that are not code and the text after the last fenced
+    block, or, with no fence, the text after the code their words hold."""
+    blocks = list(_FENCED.finditer(words))
+    if blocks:
+        shown = [block.group(1) for block in blocks if not _is_code(block.group(1).strip())]
+        return "\n".join([*shown, words[blocks[-1].end() :]])
+    code = student_code(words).strip()
+    at = words.find(code) if code else -1
+    return words[at + len(code) :] if at >= 0 else ""
+
+
+def _differing_pair(shown: str, output: str) -> tuple[str, str, str] | None:
+    """A labelled value the student shows that the run printed with another value under the same label (sixteenth
+    set: a groupby's means copied by hand with two cities' values swapped), as (label, shown, printed); else None."""
+    printed = {" ".join(label.split()): value for label, value in _PAIR.findall(output)}
+    for label, value in _PAIR.findall(shown):
+        ran = printed.get(" ".join(label.split()))
+        if ran is not None and not _printed(value, ran):
+            return " ".join(label.split()), value, ran
+    return None
 
 
 def _claimed_outputs(words: str) -> list[str]:

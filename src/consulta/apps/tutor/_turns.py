@@ -58,7 +58,9 @@ _SOLUTION = re.compile(
     r"(?:[\w.()-]+\s+)?(?:line|code|answer|solution|call|command|statement)|"
     r"\bwrite\s+(?:it|this|that|everything|all\s+of\s+it|the\s+(?:whole|entire)\s+thing)\s+for\s+me\b|"
     r"\b(?:do|solve|finish)\s+(?:my|this|the)\s+(?:homework|assignment|exercise|task)\s+for\s+me\b|"
-    r"\bsolve\s+it\s+for\s+me\b|\banswer[\s-]*key\b|"
+    r"\bsolve\s+it\s+for\s+me\b|\banswer[\s-]*key\b|\bfill\s+(?:in\s+)?(?:the\s+)?blanks?\b|\bfill\s+(?:it|them)\s+in\b|"
+    r"\b(?:translate|turn|convert)\s+(?:this|that|it|these|the\s+\w+)\s+(?:\w+\s+)?(?:in)?to\s+(?:pandas\s+|python\s+)?code\b|"
+    r"填空|补全(?:代码)?|(?:翻译|转|改写|写)成.{0,8}?代码|"
     r"\b(?:read|recite)\s+(?:me\s+|us\s+)?(?:out\s+)?(?:the\s+)?(?:answer|solution|code)\b|"
     r"答案|直接(?:把|给|发|告诉|写)|帮我写|帮我把.{0,12}写|全写|代码发给我|替我做|替我写|帮我做|"
     r"(?:完整|参考|标准|正确)的?(?:参考)?(?:代码|解法|程序|写法)|"
@@ -115,9 +117,26 @@ _NO_ERROR = re.compile(
 """An error said not to have happened ("跑出来没报错", "ran with no errors"): no error reported."""
 
 
+_ASKED_ERROR = re.compile(
+    r"(?:是|会)?(?:直接)?报错还是|还是(?:直接)?报错|会不会报错|会报错吗|是不是会报错|"
+    r"\b(?:would|will|does|do|can)\s+(?:it|that|this|pandas)\s+(?:throw|raise|give)\s+(?:an?\s+)?(?:error|exception)",
+    re.IGNORECASE,
+)
+"""An error asked about, not reported ("mean() 碰到 NaN 会怎么处理？是直接报错还是跳过？")."""
+_WRONG_RESULT = re.compile(
+    r"\b(?:is|looks|seems)\s+(?:clearly\s+|totally\s+|obviously\s+|way\s+)?(?:wrong|off)\b|\bcan'?t\s+be\s+(?:right|this)\b|"
+    r"\bdoesn'?t\s+(?:look|seem)\s+right\b|\bmakes?\s+no\s+sense\b|"
+    r"(?:结果|数|数字|答案|值|平均)\S{0,4}?(?:明显|好像|感觉|肯定)?(?:不对|有问题|错了)|不可能是",
+    re.IGNORECASE,
+)
+"""A result the student says is wrong, with no error raised ("the number is clearly wrong?? … 77.48")."""
+
+
 def _reports_error(words: str) -> bool:
-    """Whether the student reports an error (one not said to be absent)."""
-    return _FAILED.search(_NO_ERROR.sub(" ", words)) is not None
+    """Whether the student reports an error (one not said to be absent, nor only asked about), or a wrong result
+    of the code they show."""
+    said = _ASKED_ERROR.sub(" ", _NO_ERROR.sub(" ", words))
+    return _FAILED.search(said) is not None or (_WRONG_RESULT.search(words) is not None and bool(student_code(words)))
 
 
 _ERROR_LINE = re.compile(r"\b\w*(?:Error|Exception)\b(?::[^\n。，？?]*)?")
@@ -216,7 +235,8 @@ def what_is_asked(words: str) -> Literal["concept", "solution"] | None:
     what it means; None for anything else (an error, a claim that a task is done, a dataset, chit-chat)."""
     if _SOLUTION.search(words) or takes_over(words):
         return "solution"
-    if _CONCEPT.search(words) and (not _ERROR.search(words) or _about_an_error(words)) and not _NEXT.search(words):
+    asked = _ASKED_ERROR.sub(" ", words)
+    if _CONCEPT.search(words) and (not _ERROR.search(asked) or _about_an_error(words)) and not _NEXT.search(words):
         return "concept"
     return None
 
@@ -322,6 +342,8 @@ def _titled(words: str, catalog: TaskCatalog) -> Task | None:
     an English word one typing slip off counting as the title's; else the one task whose objectives' method the words
     spell, however joined ("the group-by-city one": groupby())."""
     words = _QUOTED_CODE.sub(" ", words)  # the prose names the task, not the code's names ("avg_age", 'mean')
+    if code := student_code(words):  # unfenced code too (sixteenth set: `.mean()` read as "the average age")
+        words = words.replace(code.strip(), " ")
     # "the mean age task": the average age
     folded = _SAME_WORD.sub("average", re.sub(r"[\s_-]+", " ", _spelled_right(words.casefold(), catalog)))
     folded = _PER_CITY.sub(lambda m: "每个城市的" if has_chinese(m.group(0)) else "per city", folded)
@@ -345,8 +367,11 @@ def _titled(words: str, catalog: TaskCatalog) -> Task | None:
         for task in catalog.tasks
         for title in [_ARTICLE.sub("", task.title.casefold()).strip()]
         if len(wanted := set(_stems(title).split())) >= 2
-        and any(wanted <= set(said_stems[i : i + len(wanted) + 2]) for i in range(len(said_stems)))
-    ]
+        and any(
+            len(wanted - set(said_stems[i : i + len(wanted) + 2])) <= (1 if len(wanted) >= 4 else 0)
+            for i in range(len(said_stems))
+        )
+    ]  # a title of four words or more with one left out too ("the per city average" of average age per city)
     if titles:
         return max(titles, key=lambda found: found[0])[1]
     # a Chinese title one character slip off ("平均年令那题" for 平均年龄: a homophone the input method picked)
@@ -370,7 +395,7 @@ def _titled(words: str, catalog: TaskCatalog) -> Task | None:
         for said in task.said.values()
         for n in range(2, len(said.title))
         if has_chinese(said.title[:n])
-        and re.search(rf"{re.escape(said.title[:n])}(?:的|那|这)?(?:道|个)?(?:题|任务|练习)", words)
+        and re.search(rf"{re.escape(said.title[:n])}[\u4e00-\u9fff]?(?:的|那|这)?(?:道|个)?(?:题|任务|练习)", words)
     }
     if len(started) == 1:
         return next(iter(started.values()))
@@ -469,10 +494,11 @@ def _diagnosis_request(words: str, task: Task | None) -> dict[str, Any] | None:
     """The consult_expert request that diagnoses the error the student quotes (on `task`, None: the session's
     current one), with the code they ran when their words hold it (the sandbox reruns it); None when they quote
     neither code nor the error's own message ("task_2_2 gives me a KeyError": the orchestrator words it then)."""
-    code, error = student_code(words), _ERROR_LINE.search(words)
+    code, error = student_code(words), _ERROR_LINE.search(words) or _WRONG_RESULT.search(words)
     if error is None or not (code or ":" in error.group(0)):
         return None
-    quoted = error.group(0).strip()
+    # the error's line, or the line that says the result is wrong ("the number is clearly wrong?? …")
+    quoted = error.group(0).strip() if error.re is _ERROR_LINE else _line_of(words, error.start())
     context: dict[str, Any] = {"task_id": task.id if task else CURRENT_TASK, "error_message": quoted[:500]}
     if task is not None:
         context["task_requirements"] = task.requirements
@@ -487,6 +513,13 @@ def _diagnosis_request(words: str, task: Task | None) -> dict[str, Any] | None:
         "reasoning": "The student quotes an error"
         + (" with the code that raised it; the sandbox reproduces it on their data." if code else "."),
     }
+
+
+def _line_of(text: str, at: int) -> str:
+    """The line of `text` that holds the character at `at`."""
+    start = text.rfind("\n", 0, at) + 1
+    end = text.find("\n", at)
+    return text[start : end if end >= 0 else len(text)].strip()
 
 
 def _validation_request(words: str, task: Task | None) -> dict[str, Any]:
