@@ -253,8 +253,8 @@ def test_a_concept_question_or_a_request_for_the_solution_opens_with_the_explain
     if request["question"] != words:
         lang = "zh-CN" if has_chinese(words) else "en"
         said = tutor.load_catalog().task(task).words_in(lang)
-        named = t("tutor.solution.task", lang, task=task, title=said.title)
-        assert request["question"] == t("tutor.solution.question", lang, task=named)
+        steps = said.learning_objectives.rstrip("。.")  # the steps it teaches: its title was written back
+        assert request["question"] == t("tutor.solution.question", lang, steps=steps)
         # its objectives too (seventh set: English objectives, an English definition three times, refused)
         assert request["context"]["learning_objectives"] == said.learning_objectives
         assert request["context"]["student_confusion"] == t("tutor.solution.confusion", lang)

@@ -612,12 +612,13 @@ def first_consultation(
             # as a concept, word for word), asked in the student's language: the explainer answers in the language it
             # is asked in, and "write it in one line" is the student's words, not the explainer's brief
             lang = "zh-CN" if has_chinese(words) else "en"
-            named = (
-                t("tutor.solution.task", lang, task=task.id, title=task.words_in(lang).title)
+            # the steps the task teaches, not its title (fourteenth to sixteenth sets: "用你自己的数据学 pandas 基础"
+            # written back as the definition three times, refused, the student told code's fallback)
+            question = (
+                t("tutor.solution.question", lang, steps=task.words_in(lang).learning_objectives.rstrip("。."))
                 if task is not None
-                else t("tutor.solution.current_task", lang)
+                else t("tutor.solution.question_current", lang)
             )
-            question = t("tutor.solution.question", lang, task=named)
             # what the student is after, in their language, and nothing an explanation could say back (the question
             # holds the task's title: "the definition repeats the student's words" refused it three times)
             confusion = t("tutor.solution.confusion", lang)
