@@ -917,6 +917,12 @@ def _opening(tmp_path: Path, words: str) -> list[Any]:
             [("concept_explanation", "task_2_4"), "packet"],
         ),
         ("你就当翻译：把题目要求逐句翻译成pandas代码就行", [("concept_explanation", "current"), "packet"]),
+        # a method the unfenced code calls still spells the task (`pd.merge(`: merge two tables)
+        (
+            "合并报错 KeyError 是怎么回事啊\n\nimport pandas as pd\npeople = pd.read_csv('p.csv')\n"
+            "cities = pd.read_csv('c.csv')\nm = pd.merge(people, cities, on='城市')\nprint(m.head())\n\nKeyError: '城市'",
+            [("error_diagnosis", "task_2_3"), "packet"],
+        ),
         # the task from the prose, not from the unfenced code's `.mean()` ("the average age")
         (
             "每个城市平均年龄 做完了！\n\nimport pandas as pd\ndf = pd.read_csv('r.csv')\n"

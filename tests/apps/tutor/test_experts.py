@@ -915,3 +915,16 @@ def test_hand_copied_group_means_with_two_values_swapped_are_not_the_output(tmp_
         (tmp_path / str(i)).mkdir()
         out = consult(_code_consultant(tmp_path / str(i), uploads, "zh-CN"), request)["expert_output"]
         assert out["is_valid"] is valid, out
+
+
+def test_an_english_sentence_glued_to_a_chinese_one_is_a_sentence_of_its_own() -> None:
+    """Sixteenth set: "… missing in the 'people' DataFrame.你的代码在你的数据上运行时报错…" was one sentence, so a Chinese
+    reply said the English one too."""
+    from consulta.apps.tutor._experts import sentences
+
+    text = "Your code raises KeyError in the DataFrame.你的代码报错：KeyError: '城市'。Use df.age.mean() here."
+    assert sentences(text) == [
+        "Your code raises KeyError in the DataFrame.",
+        "你的代码报错：KeyError: '城市'。",
+        "Use df.age.mean() here.",
+    ]

@@ -84,8 +84,9 @@ def student_code(evidence: str) -> str:
 
 ABBREVIATED = r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bcf)"
 """Before a full stop that ends no sentence: "e.g.", "i.e.", "vs.", "cf." (pandas' own messages say "(e.g. 'Int64')")."""
-_SENTENCE = re.compile(rf".+?(?:{ABBREVIATED}[.!?](?=\s|$)|[。！？]|$)", re.S)
-"""One sentence of an expert's text (a full stop inside code, `df.age.mean()`, or after "e.g", does not end one)."""
+_SENTENCE = re.compile(rf".+?(?:{ABBREVIATED}[.!?](?=\s|$|[\u4e00-\u9fff])|[。！？]|$)", re.S)
+"""One sentence of an expert's text (a full stop inside code, `df.age.mean()`, or after "e.g", does not end one; one
+right before Chinese text does: "… DataFrame.你的代码…", an English sentence glued to a Chinese one)."""
 
 
 def sentences(text: str) -> list[str]:

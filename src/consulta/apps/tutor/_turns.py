@@ -342,10 +342,12 @@ def _titled(words: str, catalog: TaskCatalog) -> Task | None:
     an English word one typing slip off counting as the title's; else the one task whose objectives' method the words
     spell, however joined ("the group-by-city one": groupby())."""
     words = _QUOTED_CODE.sub(" ", words)  # the prose names the task, not the code's names ("avg_age", 'mean')
-    if code := student_code(words):  # unfenced code too (sixteenth set: `.mean()` read as "the average age")
-        words = words.replace(code.strip(), " ")
+    # a title is said in prose, not by unfenced code (sixteenth set: `.mean()` read as "the average age"); a method
+    # the code calls may still spell the task (`pd.merge(`), below
+    code = student_code(words).strip()
+    prose = words.replace(code, " ") if code else words
     # "the mean age task": the average age
-    folded = _SAME_WORD.sub("average", re.sub(r"[\s_-]+", " ", _spelled_right(words.casefold(), catalog)))
+    folded = _SAME_WORD.sub("average", re.sub(r"[\s_-]+", " ", _spelled_right(prose.casefold(), catalog)))
     folded = _PER_CITY.sub(lambda m: "每个城市的" if has_chinese(m.group(0)) else "per city", folded)
     bare = re.sub(r"\s+|的", "", folded)  # "每个城市平均年龄" says 每个城市的平均年龄
     stems = _stems(folded)
