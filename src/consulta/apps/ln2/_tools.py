@@ -10,7 +10,7 @@ import datetime as dt
 import functools
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -325,11 +325,17 @@ _ID_MENTION = r"(?:\bid\b|\brecord\b|(?<![\w#])(?<!\d\s)#|编号|记录)\s*[:：
 def _id_said(text: str, record_id: int, inventory: Inventory) -> bool:
     """Whether `text` says `record_id` as a record's id (`_ID_MENTION`), not as the number of a name it says ("把5号盒
     C8那支GUS-β #3取出来": the line GUS-β #3, not record 3)."""
-    for record in inventory.records:
-        for name in (record.short_name, record.parent_cell_line, record.plasmid_name):
-            if name and "#" in name:
-                text = re.sub(re.escape(name), " ", text, flags=re.IGNORECASE)
-    return re.search(_ID_MENTION.format(id=record_id), text, re.IGNORECASE) is not None
+    numbered = (
+        n for r in inventory.records for n in (r.short_name, r.parent_cell_line, r.plasmid_name) if n and "#" in n
+    )
+    return re.search(_ID_MENTION.format(id=record_id), _without(text, numbered), re.IGNORECASE) is not None
+
+
+def _without(text: str, names: Iterable[str | None]) -> str:
+    """`text` with each of `names` taken out (case-insensitively, the longest first)."""
+    for name in sorted({n for n in names if n}, key=len, reverse=True):
+        text = re.sub(re.escape(name), " ", text, flags=re.IGNORECASE)
+    return text
 
 
 _DATE_WORDS = re.compile(r"\d{1,4}[-/.年月]\d{1,2}|yesterday|today|昨天|前天|今天|上周|last\s+\w+day", re.IGNORECASE)
@@ -904,9 +910,7 @@ def _check_labels(inventory: Inventory, evidence: Evidence, *, names: Sequence[s
     layout = inventory.layout
     words = " ".join((*evidence.user_texts, *evidence.answers))
     held = [*names, *(n for r in inventory.records for n in (r.short_name, r.parent_cell_line))]
-    for name in sorted({n for n in held if n}, key=len, reverse=True):
-        words = re.sub(re.escape(name), " ", words, flags=re.IGNORECASE)
-    outside = labels_outside(words, layout)
+    outside = labels_outside(_without(words, held), layout)
     if outside:
         values = {"label": outside[0], "last_row": chr(ord("A") + layout.rows - 1), "cols": layout.cols}
         raise ToolError(

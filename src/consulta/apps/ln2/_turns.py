@@ -277,7 +277,7 @@ def unnamed_request(words: str, inventory: Inventory) -> bool:
     named = named_in(words, inventory)
     left_to_us = (
         _LEFT_TO_US.search(words) is not None
-        and (named is None or re.fullmatch(r"[a-z]+", named[0]) is not None)
+        and (named is None or _ordinary_word(named[0]))
         and not (said_boxes(words) or said_code(words))
     )
     return left_to_us or names_no_tube(words, inventory)
@@ -524,7 +524,7 @@ def _said_whole(words: str, part: str, held: set[str]) -> str:
     """`part` of a name, or the longer name the words say when `part` is one ordinary word ("callus") led by words
     no name holds, one of them written as a name ("do we still have any Kitaake rice callus?": "Kitaake rice
     callus", which the tank does not hold, not the abi1-1 callus it does)."""
-    if not re.fullmatch(r"[a-z]+", part):
+    if not _ordinary_word(part):
         return part
     at = words.find(part)
     before = list(_TOKEN.finditer(words, 0, at))[-_LEAD:]
@@ -554,10 +554,7 @@ def _zh_part_named(words: str, inventory: Inventory) -> tuple[str, str] | None:
                 part = run[i:j]
                 if best is not None and len(part) <= len(best[0]):
                     break
-                rest = part
-                for frame in _FRAME_ZH:
-                    rest = rest.replace(frame, "")
-                if len(rest) < 2:
+                if len(_without_zh_frame(part, by="")) < 2:
                     continue
                 if (field := next((f for n, f in names if part in n), None)) is not None:
                     best = (part, field)
@@ -628,6 +625,21 @@ _FRAME_ZH = tuple(
         reverse=True,
     )
 )
+
+
+def _without_zh_frame(text: str, *, by: str = " ") -> str:
+    """`text` with the Chinese words of a question's frame (`_FRAME_ZH`) replaced `by`."""
+    for frame in _FRAME_ZH:
+        text = text.replace(frame, by)
+    return text
+
+
+def _ordinary_word(said: str) -> bool:
+    """Whether a name's part as said is one ordinary lower-case word ("callus", "protoplast"), not a name's own
+    token ("abi1-1", "HeLa")."""
+    return re.fullmatch(r"[a-z]+", said) is not None
+
+
 _MONTH_WORDS = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b|\d+", re.IGNORECASE)
 
 
@@ -683,8 +695,7 @@ def plain_look_up_for(inventory_path: Path) -> Callable[[str], bool]:
             )
             rest = " ".join(w for w in rest.split() if w.strip("?？.,!") not in noted.casefold().split())
         rest = _MONTH_WORDS.sub(" ", rest)
-        for frame in _FRAME_ZH:
-            rest = rest.replace(frame, " ")
+        rest = _without_zh_frame(rest)
         latin = re.findall(r"[a-z][a-z'’]*", rest)
         return all(w in _FRAME_EN or w.removesuffix("s") in _FRAME_EN for w in latin) and not has_chinese(rest)
 
@@ -831,8 +842,7 @@ def lone_name(words: str) -> str | None:
     if len(sentences) > 1:
         return next((n for s in sentences if _QUESTION_END.search(s) and (n := lone_name(s)) is not None), None)
     rest = words
-    for frame in _FRAME_ZH:
-        rest = rest.replace(frame, " ")
+    rest = _without_zh_frame(rest)
     if has_chinese(rest):
         return None
     left = [w for w in _TOKEN_SAID.findall(rest) if w.casefold() not in _FRAME_EN and not w.isdigit()]
