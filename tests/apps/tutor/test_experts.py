@@ -271,11 +271,7 @@ def test_work_whose_output_the_student_misquotes_is_not_validated(
     passed as done. The output the student gives must be what the run printed, to the digits they wrote."""
     (uploads / "student_data.csv").write_text("name,city,age\nAda,Paris,30\nBo,Rome,40\nCy,Paris,50\n", "utf-8")
     words = f"task_2_2 done:\nprint(df['age'].mean())\n{said}"
-    request = {
-        **SEED_EXAMPLES[3],
-        "context": {**SEED_EXAMPLES[3]["context"], "task_id": "task_2_2", "student_evidence": words},
-    }
-    out = consult(_code_consultant(tmp_path, uploads, "en"), request)["expert_output"]
+    out = _validated_by_code(tmp_path, uploads, task="task_2_2", words=words)
     assert out["is_valid"] is valid
     if not valid:
         assert "40.0" in out["validation_details"] and said.split()[-1] in out["validation_details"]
@@ -312,11 +308,7 @@ def test_a_number_shown_after_the_code_is_the_output_claimed(
     student's file, was passed as done: a number alone after the code, or in a block of output, is the output claimed."""
     (uploads / "student_data.csv").write_text("name,city,age\nAda,Paris,30\nBo,Rome,40\nCy,Paris,50\n", "utf-8")
     words = f"avg age task done, got this:\n\n```python\n{code}\n```\n\n{shown}"
-    request = {
-        **SEED_EXAMPLES[3],
-        "context": {**SEED_EXAMPLES[3]["context"], "task_id": "task_2_2", "student_evidence": words},
-    }
-    out = consult(_code_consultant(tmp_path, uploads, "en"), request)["expert_output"]
+    out = _validated_by_code(tmp_path, uploads, task="task_2_2", words=words)
     assert out["is_valid"] is valid
 
 
@@ -787,6 +779,13 @@ def _code_consultant(tmp_path: Path, uploads: Path, lang: str) -> Consultant:
     )
 
 
+def _validated_by_code(tmp_path: Path, uploads: Path, *, task: str, words: str, lang: str = "en") -> dict[str, Any]:
+    """The data inspector's validation of `words` as the student's evidence for `task` (seed example 4's request),
+    answered by code (the scripted model has nothing to say)."""
+    context = {**SEED_EXAMPLES[3]["context"], "task_id": task, "student_evidence": words}
+    return consult(_code_consultant(tmp_path, uploads, lang), {**SEED_EXAMPLES[3], "context": context})["expert_output"]
+
+
 @pytest.mark.parametrize(
     ("quoted", "lang", "said"),
     [
@@ -908,12 +907,8 @@ def test_hand_copied_group_means_with_two_values_swapped_are_not_the_output(tmp_
     code = "import pandas as pd\ndf = pd.read_csv('student_data.csv')\nprint(df.groupby('city')['age'].mean())"
     for i, (shown, valid) in enumerate((("Oslo    40.0\nRome    30.0", False), ("Oslo    30.0\nRome    40.0", True))):
         words = f"每个城市平均年龄 做完了！结果我手抄过来的：\n\n{code}\n\ncity\n{shown}"
-        request = {
-            **SEED_EXAMPLES[3],
-            "context": {**SEED_EXAMPLES[3]["context"], "task_id": "task_2_4", "student_evidence": words},
-        }
         (tmp_path / str(i)).mkdir()
-        out = consult(_code_consultant(tmp_path / str(i), uploads, "zh-CN"), request)["expert_output"]
+        out = _validated_by_code(tmp_path / str(i), uploads, task="task_2_4", words=words, lang="zh-CN")
         assert out["is_valid"] is valid, out
 
 
