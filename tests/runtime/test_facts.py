@@ -29,6 +29,7 @@ from consulta.runtime import (
     model_words,
     read_tool,
     unfounded,
+    unfounded_names,
     write_tool,
     wrong_language,
 )
@@ -63,6 +64,13 @@ RULES = FactRules(names=lambda: ["HeLa", "HeLa-Kyoto", "K562"])
 def test_unfounded_names_the_facts_no_source_holds(reply: str, missing: list[str]) -> None:
     data = '{"tubes": 11, "records": ["id 5: HeLa; box 3 positions 46-48; frozen 2025-03-02"]}'
     assert sorted(unfounded(reply, facts_of(data, prompt="Do we have HeLa?"), RULES)) == sorted(missing)
+
+
+def test_unfounded_names_leaves_numbers_a_question_may_offer() -> None:
+    data = '{"tubes": 11, "records": ["id 5: HeLa; box 3 positions 46-48; frozen 2025-03-02"]}'
+    facts = facts_of(data, prompt="Thaw a HeLa")
+    assert unfounded_names("HeLa, box 3 position 46 / 47 / 48; or 2 tubes?", facts, RULES) == []
+    assert unfounded_names("HeLa-Kyoto or HeLa a_000009?", facts, RULES) == ["HeLa-Kyoto", "a_000009"]
 
 
 def test_the_persons_words_and_declared_facts_are_sources() -> None:
@@ -325,6 +333,32 @@ def test_a_question_repeating_words_meant_for_the_model_is_not_asked(
     assert run.status == RunStatus.finished and run.output == "Which box do you mean?"
     assert store.list_asks(status=None, run_id=run.id) == []
     assert "invalid_question_format" in results[0] and said in results[0]
+
+
+def test_a_question_offering_names_no_tool_returned_is_not_asked(tmp_path: Path, run_once) -> None:  # noqa: ANN001
+    """Seen on the embedded model (heldout16): "What is the tube in box 4?" with options NA1000 … NA1009, where the
+    look-up had found NA1000 alone. A question naming what no source holds goes back to the model; none is opened."""
+    from consulta.asks import question_tool
+
+    store = Store(f"sqlite:///{tmp_path}/c.db")
+    invented = {"questions": [{"header": "Line", "question": "Which one?", "options": ["HeLa", "K562", "HEK293T"]}]}
+    results: list[str] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        last = messages[-1]
+        if isinstance(last, ModelRequest):
+            results.extend(str(getattr(p, "content", "")) for p in last.parts if getattr(p, "tool_name", None))
+        steps = sum(isinstance(m, ModelResponse) for m in messages)
+        if steps == 0:
+            return ModelResponse(parts=[ToolCallPart("count_tubes", {"name": "HeLa"})])
+        if steps == 1:
+            return ModelResponse(parts=[ToolCallPart("question", invented)])
+        return ModelResponse(parts=[TextPart("There are 11 HeLa tubes.")])
+
+    run = run_once(store, agent_with(count_tubes, question_tool()), "Which cells do we have?", FunctionModel(model))
+    assert run.status == RunStatus.finished and run.output == "There are 11 HeLa tubes."
+    assert store.list_asks(status=None, run_id=run.id) == []
+    assert "invalid_question_format" in results[1] and "K562, HEK293T" in results[1]
 
 
 def test_a_question_saying_a_refusals_reason_back_is_not_asked(tmp_path: Path, run_once) -> None:  # noqa: ANN001

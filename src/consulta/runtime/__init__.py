@@ -63,6 +63,7 @@ if TYPE_CHECKING:
         false_comparisons,
         model_words,
         unfounded,
+        unfounded_names,
         wrong_language,
     )
     from ._grounding import Evidence, mentions
@@ -212,6 +213,7 @@ __all__ = [
     "tool_schemas",
     "tracing_from_setting",
     "unfounded",
+    "unfounded_names",
     "wrong_language",
     "typed_answer",
     "label_probabilities",

@@ -39,6 +39,7 @@ __all__ = [
     "false_comparisons",
     "model_words",
     "unfounded",
+    "unfounded_names",
     "wrong_language",
 ]
 
@@ -179,15 +180,28 @@ def _sources(facts: TurnFacts, declared: Iterable[str]) -> _Sources:
 
 def unfounded(text: str, facts: TurnFacts, rules: FactRules) -> list[str]:
     """The facts `text` states that no source of the turn holds (see the module docstring), as written."""
-    names = list(rules.names()) if rules.names is not None else []
-    found = facts_in(text, names=names, ignore=rules.ignore)
-    sources = _sources(facts, rules.declared() if rules.declared is not None else ())
-    missing: list[str] = []
-    missing += sorted(d for d in found.dates if d not in sources.dates)
-    missing += sorted(n for n in found.names if not _mentions(sources.text, _fold(n)))
-    missing += sorted(i for i in found.idents if not sources.has_ident(i) and i not in missing)
+    found, sources = _found_and_sources(text, facts, rules)
+    missing = sorted(d for d in found.dates if d not in sources.dates)
+    missing += _unfounded_names(found, sources)
     missing += [_number(n) for n in sorted(found.numbers) if n not in sources.numbers]
     return missing
+
+
+def unfounded_names(text: str, facts: TurnFacts, rules: FactRules) -> list[str]:
+    """The names and identifiers `text` states that no source of the turn holds, as written: what a question's
+    options may not offer (a count or a position the person may choose need not have been found)."""
+    return _unfounded_names(*_found_and_sources(text, facts, rules))
+
+
+def _found_and_sources(text: str, facts: TurnFacts, rules: FactRules) -> tuple[_Found, _Sources]:
+    names = list(rules.names()) if rules.names is not None else []
+    found = facts_in(text, names=names, ignore=rules.ignore)
+    return found, _sources(facts, rules.declared() if rules.declared is not None else ())
+
+
+def _unfounded_names(found: _Found, sources: _Sources) -> list[str]:
+    missing = sorted(n for n in found.names if not _mentions(sources.text, _fold(n)))
+    return missing + sorted(i for i in found.idents if not sources.has_ident(i) and i not in missing)
 
 
 def _number(n: float) -> str:

@@ -41,7 +41,7 @@ from ..i18n import catalog, has_chinese, normalize_lang, t
 from ._agent import Agent
 from ._claims import reply_lang
 from ._errors import ConsultaError, ToolError
-from ._facts import echoes, model_words
+from ._facts import echoes, model_words, unfounded_names
 from ._grounding import Evidence
 from ._messages import (
     count_steps,
@@ -362,6 +362,16 @@ class AskDeferral(ToolWrapper):
                 "error_code": "invalid_question_format",
                 "message": f"The question only says the user's own request back ({asked!r}).",
                 "_hint": "Answer it from the results of this turn's tools; ask only about what is unclear in it.",
+            }
+        rules = site.deps.agent.facts
+        if rules is not None and (offered := unfounded_names(" \n".join(shown), facts, rules)):
+            # seen on the embedded model: "NA1000 … NA1009" offered as the tubes of box 4, which holds NA1000 alone
+            return {
+                "ok": False,
+                "error_code": "invalid_question_format",
+                "message": f"The question names {', '.join(offered[:6])}, which no tool result of this turn and "
+                "nothing the user said holds.",
+                "_hint": "Ask only about what the tool results above show, names exactly as they are there; or reply.",
             }
         raise CallDeferred(metadata={ASK_METADATA_KEY: {"kind": kind.name, "payload": payload}}, kind="question")
 
