@@ -9,9 +9,18 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from pydantic_ai import (
+    ModelAuthenticationError,
+    ModelContextWindowExceededError,
+    ModelHTTPError,
+    ModelRateLimitError,
+    ModelServerError,
+)
+from pydantic_ai.messages import ModelMessage, ModelResponse
+from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from consulta.asks import question_tool
-from consulta.runtime import Agent, AskStatus, ListenerError, RunStatus, Store
+from consulta.runtime import Agent, AskStatus, ConfigError, ListenerError, RunStatus, Runtime, Store
 from consulta.runtime._events import Event
 
 from ._support import CELL_LINE_Q, SETTLE_LIMIT, RecordingModel, ask, call, calls, lookup, say
@@ -173,7 +182,11 @@ async def test_a_listener_that_raises_fails_the_run_and_the_next_run_works(make_
     runtime.subscribe(second)
     run = await run_bounded(runtime, toy_agent())
     assert run.status == RunStatus.failed
-    assert "ListenerError" in run.error and "the listener's bug" in run.error and "tool_called" in run.error
+    assert (
+        "A listener of the runtime's events" in run.error
+        and "the listener's bug" in run.error
+        and "tool_called" in run.error
+    )
     assert "second:tool_called" in heard  # the other listeners heard the event all the same
     assert heard[-1] == "second:run_ended"
     assert store.get_run(run.id).status == RunStatus.failed
@@ -214,3 +227,50 @@ async def test_a_listener_that_raises_on_an_answer_does_not_stop_the_run(make_ru
     runtime.answer(pending.id, ["K562"])  # recorded: the answerer is not told of a listener's bug
     settled = await asyncio.wait_for(runtime.settled(run.id), SETTLE_LIMIT)
     assert (settled.status, settled.output) == (RunStatus.finished, "K562 it is.")
+
+
+@pytest.mark.parametrize(
+    ("category", "status", "prompt", "says"),
+    [
+        # seen through llama-cpp-python's server (heldout16 smoke, stop 41): the run ended with the provider's raw error
+        (ModelContextWindowExceededError, 400, "Where are the K562 tubes?", "--n_ctx"),
+        (ModelContextWindowExceededError, 400, "K562在哪里？", "上下文窗口"),
+        (ModelAuthenticationError, 401, "Where are the K562 tubes?", "OPENAI_API_KEY"),
+        (ModelRateLimitError, 429, "Where are the K562 tubes?", "rate limit"),
+        (ModelServerError, 500, "K562在哪里？", "500"),
+    ],
+)
+async def test_a_model_servers_failure_fails_the_run_with_one_readable_line(
+    store: Store, category: Any, status: int, prompt: str, says: str
+) -> None:
+    """The model API's failures (pydantic-ai's categories) end the run with what went wrong and what to do, in the
+    person's language: no exception's name, no provider body."""
+
+    def refuse(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        body = {"message": "This model's maximum context length is 8192 tokens.", "code": "context_length_exceeded"}
+        raise ModelHTTPError.for_category(category, status_code=status, model_name="embedded", body=body)
+
+    runtime = Runtime(store=store, resolve_model=lambda _: FunctionModel(refuse))
+    try:
+        run = await runtime.run(Agent(app="t", instructions="Answer.", tools=()), prompt, model="scripted")
+    finally:
+        await runtime.aclose()
+    assert run.status == RunStatus.failed and run.error is not None
+    assert says in run.error and "embedded" in run.error and "\n" not in run.error
+    assert "Error" not in run.error and "8192" not in run.error
+
+
+async def test_a_model_servers_missing_feature_fails_the_run_with_the_backends_own_line(store: Store) -> None:
+    """The OpenAI-compatible backend's line for what a server lacks (a `ConfigError`) is the run's reason as it is,
+    without an exception's name before it."""
+    said = "Cannot reach the model server at http://127.0.0.1:9/v1 (refused). Start it, or set OPENAI_BASE_URL."
+
+    def unreachable(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        raise ConfigError(said)
+
+    runtime = Runtime(store=store, resolve_model=lambda _: FunctionModel(unreachable))
+    try:
+        run = await runtime.run(Agent(app="t", instructions="Answer.", tools=()), "Any K562?", model="scripted")
+    finally:
+        await runtime.aclose()
+    assert run.status == RunStatus.failed and run.error == said

@@ -3,7 +3,8 @@
 `python -m consulta.models.openai_server [llama_cpp.server arguments]` is `python -m llama_cpp.server …` (the
 `server` extra) with llama.cpp's extra buffer types left off where the CPU advertises AMX that it cannot run (see
 `_llama_cpu`). Without `--model` it serves the embedded GGUF (joined into the settings' models directory if needed),
-by default as the embedded model runs it (an 8192-token context, every core), and without `--chat_format` with tool
+by default on every core with a 16384-token context (twice the embedded model's 8192: this chat format states the tools'
+schemas in every request, and a turn of several look-ups outgrew 8192 there), and without `--chat_format` with tool
 calls in the chat format `chatml-function-calling-results`: llama-cpp-python's
 `chatml-function-calling` with tool results shown to the model and `tool_choice="required"` refused in words
 (see `_openai_server_format`). For example, the embedded model behind `--model openai:NAME`::
@@ -41,8 +42,9 @@ def main(argv: list[str] | None = None) -> None:
 
         args = ["--model", str(ensure_default_gguf(Settings.from_env().models_dir)), *args]
     cores = str(os.cpu_count() or 1)
-    # As the embedded model runs: its context window, every core (llama-cpp-python's server: 2048, half the cores)
-    defaults = {"--chat_format": CHAT_FORMAT, "--n_ctx": "8192", "--n_threads": cores, "--n_threads_batch": cores}
+    # Every core, as the embedded model runs; the context twice its window, for the tools stated in each request
+    # (llama-cpp-python's server: 2048, half the cores)
+    defaults = {"--chat_format": CHAT_FORMAT, "--n_ctx": "16384", "--n_threads": cores, "--n_threads_batch": cores}
     args = [*(word for flag, value in defaults.items() if not _given(args, flag) for word in (flag, value)), *args]
     register_chat_format(llama_chat_format)
     sys.argv = ["llama_cpp.server", *args]

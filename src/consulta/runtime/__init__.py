@@ -34,8 +34,10 @@ if TYPE_CHECKING:
         ConsultaError,
         InvalidAnswerError,
         ListenerError,
+        ModelFailed,
         NotFoundError,
         ToolError,
+        model_failure,
     )
     from ._event_bus import EventBus, Listener
     from ._events import (
@@ -137,6 +139,7 @@ __all__ = [
     "Instructions",
     "InvalidAnswerError",
     "ListenerError",
+    "ModelFailed",
     "Leases",
     "Listener",
     "ModelText",
@@ -203,6 +206,7 @@ __all__ = [
     "invalid_arguments_result",
     "json_schema_for",
     "mentions",
+    "model_failure",
     "model_words",
     "read_tool",
     "reply_lang",

@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic_ai import exceptions as model_errors
+
 from ..i18n import t
 
 
@@ -132,3 +134,31 @@ class ListenerError(ConsultaError):
     emitted: a run whose step emitted it fails with this message; a run that could not start is recorded failed."""
 
     code = "listener_failed"
+
+
+class ModelFailed(ConsultaError):
+    """The model (or the server behind it) could not answer a step: the run fails with what went wrong and what to
+    do, in the person's language (`localized`), never the provider's raw error."""
+
+    code = "model_failed"
+
+
+def model_failure(error: BaseException) -> ModelFailed | None:
+    """`error` as a `ModelFailed` when it is one of the model API's failures (pydantic-ai's categories), else None."""
+    if not isinstance(error, model_errors.ModelAPIError):
+        return None
+    values: dict[str, Any] = {"model": error.model_name or "the model"}
+    if isinstance(error, model_errors.ModelContextWindowExceededError):
+        key = "error.model.context_window"
+    elif isinstance(error, model_errors.ModelAuthenticationError):
+        key = "error.model.authentication"
+    elif isinstance(error, model_errors.ModelNotFoundError):
+        key = "error.model.not_found"
+    elif isinstance(error, model_errors.ModelRateLimitError | model_errors.ModelQuotaExceededError):
+        key = "error.model.rate_limited"
+    elif isinstance(error, model_errors.ModelConnectionError | model_errors.ModelRequestTimeout):
+        key = "error.model.unreachable"
+    else:  # a server error, an unavailable server, a request it refused for another reason
+        key = "error.model.refused"
+        values["status"] = getattr(error, "status_code", None) or "no status"
+    return ModelFailed(key=key, values=values)

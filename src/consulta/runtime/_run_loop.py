@@ -37,14 +37,13 @@ from ._engine import (
     pending_tool_calls,
     returned_call_ids,
 )
-from ._errors import ToolError
+from ._errors import ConsultaError, ToolError, model_failure
 from ._events import ModelText, ToolReturned
 from ._grounding import Evidence
 from ._plan_book import PLAN_ASK, PlanBook, decided_reply, staged_result
 from ._records import AskRecord, AskStatus, PlanRecord, PlanStatus, RunStatus
 from ._run_log import RunLog
 from ._store import Store
-from ._tool_wrappers import ModelStuck
 
 __all__ = ["AskPolicy", "EngineTracing", "LiveRun", "RunLoop"]
 
@@ -276,11 +275,12 @@ class RunLoop:
                 live.run_id, RunStatus.failed, error=f"The run reached its step limit ({agent.max_steps}): {error}"
             )
             return
-        except ModelStuck as error:  # a person reads why, in their language
-            self.finish(live.run_id, RunStatus.failed, error=error.localized(reply_lang(log.run.prompt, log.run.lang)))
-            return
         except Exception as error:  # the run fails with a readable reason; the process goes on
-            self.finish(live.run_id, RunStatus.failed, error=f"{type(error).__name__}: {error}")
+            # Ours (the model stuck, a model server's missing feature) and the model API's failures say what went
+            # wrong and what to do, in the person's language; anything else is named as it is.
+            known = error if isinstance(error, ConsultaError) else model_failure(error)
+            reason = known.localized(reply_lang(log.run.prompt, log.run.lang)) if known else None
+            self.finish(live.run_id, RunStatus.failed, error=reason or f"{type(error).__name__}: {error}")
             return
         if live.cancel:
             log.checkpoint(messages)
