@@ -242,12 +242,12 @@ READS = ["query_inventory", "search_records", "empty_positions", "inventory_stat
         # both kinds of change, or neither said plainly: any tool
         ("Take the HeLa tube out of box 1 position 4 and put a new HeLa in box 2 position 9", "required", []),
         # information with nothing named: a read (or the question) must come first; no write is offered
-        ("Which tubes were frozen most recently?", READS, []),
+        ("Which tubes were frozen, and when were they last thawed?", READS, []),
         # a month named, more asked of it: the runtime searched the records' dates itself; the model's first step
         # answers from that
         ("Which tubes were frozen in July 2025, and by whom?", "none", ["search_records"]),
         # information naming a record, more asked of it: the runtime looked it up itself; the model answers from it
-        ("Which HeLa tube is the oldest?", "none", ["query_inventory"]),
+        ("Which HeLa tube is the best one?", "none", ["query_inventory"]),
         ("5号盒第37位是什么时候冻的？", "none", ["query_inventory"]),
         ("Where is there free space in the tank for 12 tubes?", "none", ["empty_positions"]),
         # an undo with a change on record: the runtime read the history; the model's own first step must still call
@@ -286,6 +286,13 @@ def test_an_ln2_turn_starts_from_facts_and_information_never_writes(
         ("5号盒第37个位置放的是什么细胞？", "query_inventory", "RTCB"),  # held-out: the model named another line
         ("What's sitting in box 5, position 37?", "query_inventory", "RTCB"),  # held-out: four calls, 56 s
         ("Where is there free space in the tank?", "empty_positions", "free positions"),
+        # the oldest or newest (seventeenth set: "whats the oldest stuff in the tank" was left to the model, which
+        # listed free places): code compares the frozen dates of the records with tubes left (record 7, of 2023, is
+        # used up)
+        ("whats the oldest stuff in the tank", "query_inventory", "id 3: HEK293T; box 1 positions 19,20,21,22,23,24"),
+        ("罐里最早冻的是哪管？", "query_inventory", "冻存于 2024-08-20"),
+        ("Which tubes were frozen most recently?", "query_inventory", "Records found: 1, tubes: 3.\n- id 14"),
+        ("Which HeLa tube is the oldest?", "query_inventory", "Records found: 1, tubes: 4.\n- id 4: HeLa;"),
         ("2号盒还有多少个空位？", "empty_positions", "2号盒有 60 个空位"),
         # held-out, through an OpenAI-compatible server: no call at all, then "nothing was changed"
         ("整个液氮罐里一共有多少管细胞？", "inventory_stats", "液氮罐共有 5 个盒子"),
@@ -860,6 +867,11 @@ def test_a_move_is_said_to_be_unrecorded_and_nothing_is_staged(inventory: Path, 
         ("which bin is box 3 in", None),
         ("新冻了三管 PANC-1，放2号盒23、24、25号位", "add"),  # held-out (fourth set): read as information
         ("Froze 2 new MRC-5 tubes today, they go in box 4 slots 23 and 24.", "add"),
+        # seventeenth set: new tubes with their place, without a verb of putting in
+        ("new vials: 2x BY4741 pdr5Δ, box 1 positions 41 and 42", "add"),
+        ("帮我存一管新的 972 h⁻ 到2号盒D1", "add"),
+        ("any new vials in box 1?", None),
+        ("谁存的这些管子？", None),
         ("这管冻了多久了？", None),  # questions, not changes
         ("PANC-1 放在哪？", None),
         ("send the list to my email", None),

@@ -385,6 +385,13 @@ _BAF3_SHOWN = "id 16: Ba/F3 IL-3 dep. (Ba/F3); box 4 positions 37,38"
             {"cell_line": "Ba/F3", "box": 4, "positions": [37, 38]},
             (16, [37]),
         ),
+        # seventeenth set's kind: called at the other shown position than the one said
+        (
+            ("where do we keep the Ba/F3?",),
+            "把第38格那管拿出来",
+            {"cell_line": "Ba/F3", "box": 4, "positions": [37]},
+            (16, [38]),
+        ),
     ],
 )
 def test_seventh_set_take_outs_are_grounded_at_the_tubes_said(

@@ -24,6 +24,7 @@ from ._inventory import Inventory, load_inventory
 from ._locate import said_boxes, said_places
 from ._turns import (
     about_the_tank,
+    asks_by_age,
     asks_for_cells,
     asks_for_change,
     asks_how,
@@ -458,7 +459,7 @@ def ln2_facts(inventory_path: Path) -> FactRules:
         if words and asks_to_move(words):
             found = answer_from_results(facts)
             return " ".join(part for part in (t("ln2.reply.no_move", facts.lang), found) if part)
-        return answer_from_results(_frozen_then(facts))
+        return answer_from_results(_by_age(_frozen_then(facts)))
 
     return FactRules(names=names, declared=declared, ignore=_UNITS, say_found=say_found)
 
@@ -468,6 +469,8 @@ _FROZE = re.compile(
     re.IGNORECASE,
 )
 _FROZEN_ON = re.compile(r"frozen (\d{4}-\d{2}-\d{2})")
+_POSITIONS = re.compile(r"\bpositions? ([\d,\s]+)")
+_PLACES = re.compile(r"\d+")
 
 
 def _frozen_then(facts: TurnFacts) -> TurnFacts:
@@ -498,6 +501,29 @@ def _frozen_then(facts: TurnFacts) -> TurnFacts:
             return call
         lines = [r for r in data.get("records") or [] if kept(r, searched)]
         return replace(call, data=json.dumps({**data, "records": lines, "total": len(lines)}, ensure_ascii=False))
+
+    return replace(facts, calls=tuple(narrowed(c) for c in facts.calls))
+
+
+def _by_age(facts: TurnFacts) -> TurnFacts:
+    """The turn's facts, each look-up of records narrowed to those frozen first (or last) when the words ask for the
+    oldest (or newest) tubes ("whats the oldest stuff in the tank"): code compares the dates, not the model."""
+    age = asks_by_age(facts.prompt or "")
+    if age is None:
+        return facts
+
+    def narrowed(call: ToolOutcome) -> ToolOutcome:
+        data = _result(call)
+        records = data.get("records") if data is not None else None
+        dated = [(m[1], r) for r in records or () if (m := _FROZEN_ON.search(str(r)))]
+        if data is None or not dated:
+            return call
+        when = (max if age == "newest" else min)(d for d, _ in dated)
+        lines = [r for d, r in dated if d == when]
+        kept = {k: v for k, v in data.items() if k != "tubes_by_name"} | {"records": lines, "total": len(lines)}
+        if "tubes" in data:
+            kept["tubes"] = sum(len(_PLACES.findall(m[1])) for line in lines if (m := _POSITIONS.search(str(line))))
+        return replace(call, data=json.dumps(kept, ensure_ascii=False))
 
     return replace(facts, calls=tuple(narrowed(c) for c in facts.calls))
 

