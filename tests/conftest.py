@@ -103,11 +103,13 @@ def _uses_qt(nodeid: str) -> bool:
 def run_once() -> Callable[..., RunRecord]:
     """Run an agent once to its end (or pause) in a fresh Runtime on `model`, closing the runtime after."""
 
-    def run(store: Store, agent: Agent, prompt: str, model: Model, *, spec: str = "scripted") -> RunRecord:
+    def run(
+        store: Store, agent: Agent, prompt: str, model: Model, *, spec: str = "scripted", lang: str = "en"
+    ) -> RunRecord:
         async def scenario() -> RunRecord:
             runtime = Runtime(store=store, resolve_model=lambda _: model)
             try:
-                return await runtime.run(agent, prompt, model=spec)
+                return await runtime.run(agent, prompt, model=spec, lang=lang)
             finally:
                 await runtime.aclose()
 

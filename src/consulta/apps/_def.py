@@ -90,11 +90,13 @@ AgentBuilder = Callable[[Any, AppEnv], Agent]
 @dataclass(frozen=True, kw_only=True)
 class Handover:
     """The turn goes to agent `agent` of the same app, asked `prompt`; `options` (field values) are set on top of the
-    finished run's options for it (e.g. the task the tutor's assistant checks its reply against)."""
+    finished run's options for it (e.g. the task the tutor's assistant checks its reply against). `lang`: the
+    language of the person the turn answers, when `prompt` is not their own words (None: the finished run's)."""
 
     agent: str
     prompt: str
     options: Mapping[str, Any] = field(default_factory=dict)
+    lang: str | None = None
 
 
 FollowUp = Callable[[RunRecord, AppEnv], Handover | None]

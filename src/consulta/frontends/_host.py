@@ -318,7 +318,7 @@ class AppHost:
         handing = _HANDING_OVER.set(run.id)
         try:
             follow = await self.runtime.start(
-                agent, handover.prompt, model=run.model, lang=run.lang, principal=run.principal
+                agent, handover.prompt, model=run.model, lang=handover.lang or run.lang, principal=run.principal
             )
         finally:
             _HANDING_OVER.reset(handing)

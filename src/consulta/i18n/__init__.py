@@ -33,6 +33,7 @@ __all__ = [
     "t",
     "t_app",
     "unaccented",
+    "writes_chinese",
 ]
 
 
@@ -86,6 +87,14 @@ def unaccented(text: str) -> str:
     """`text` with the accents of Latin letters taken off ("Díaz" → "Diaz", "Désirée" → "Desiree"): how a name is
     typed on a keyboard without them, for comparing what a person wrote with what a file holds."""
     return "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
+
+
+def writes_chinese(text: str | None) -> bool:
+    """Whether a person writing `text` writes Chinese: it holds more Chinese characters than ordinary lower-case
+    English words ("帮我thaw一管HeLa", "HeLa还有吗"; not "the 安琪 isolate got contaminated, toss it", an
+    English sentence naming a strain in Chinese)."""
+    han = han_count(text or "")
+    return han > 0 and han > len(re.findall(r"(?<![A-Za-z])[a-z]{2,}(?![A-Za-z])", text or ""))
 
 
 def han_count(text: str) -> int:

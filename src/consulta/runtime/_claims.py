@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..i18n import has_chinese, normalize_lang, simplified, t
+from ..i18n import has_chinese, normalize_lang, simplified, t, writes_chinese
 from ._errors import ToolError
 from ._plans import PlanExecutor
 from ._records import PlanStatus, RunRecord
@@ -137,8 +137,9 @@ def all_checks(*checks: ReplyCheck | None) -> ReplyCheck:
 
 
 def reply_lang(prompt: str | None, lang: str) -> str:
-    """The language to reply in: zh-CN when the user wrote Chinese, else the run's (`en` or `zh-CN`)."""
-    return "zh-CN" if has_chinese(prompt) else normalize_lang(lang)
+    """The language to reply in: zh-CN when the user wrote Chinese (not only a Chinese name in English words), else
+    the run's (`en` or `zh-CN`)."""
+    return "zh-CN" if writes_chinese(prompt) else normalize_lang(lang)
 
 
 def gather_facts(

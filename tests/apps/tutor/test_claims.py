@@ -16,6 +16,8 @@ from consulta.i18n import t
 from consulta.models import resolve_model
 from consulta.runtime import ReplyRefused, RunStatus, Store, TurnFacts
 
+from ._assistant import ask_assistant
+
 BLOCKED = tutor.InstructionPacket(
     task_id="task_2_1",
     task_status="blocked",
@@ -148,7 +150,7 @@ def test_the_assistant_repeating_it_is_replaced_by_codes_reply(
         return ModelResponse(parts=[TextPart(reply)])
 
     store, agent = assistant(tmp_path, BLOCKED)
-    run = run_once(store, agent, tutor.ca_request(BLOCKED, student=student, lang="en"), FunctionModel(model))
+    run = ask_assistant(run_once, store, agent, BLOCKED, student=student, lang="en", model=FunctionModel(model))
     assert run.status == RunStatus.finished
     assert run.output is not None and run.output.startswith(expected) and reply not in run.output
     assert len(told) == 1 and "task_2_1 is blocked" in told[0]

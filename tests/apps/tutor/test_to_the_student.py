@@ -15,6 +15,7 @@ from consulta.apps import tutor
 from consulta.i18n import t
 from consulta.runtime import ReplyRefused, RunStatus, TurnFacts
 
+from ._assistant import ask_assistant
 from .test_claims import READY, assistant
 
 
@@ -28,7 +29,7 @@ def replied(tmp_path: Path, run_once: Any, reply: str) -> tuple[Any, Any, str]:
     zh = any("\u4e00" <= c <= "\u9fff" for c in reply)
     student, lang = ("我可以开始了吗？", "zh-CN") if zh else ("Can I start?", "en")
     store, agent = assistant(tmp_path, READY)
-    run = run_once(store, agent, tutor.ca_request(READY, student=student, lang=lang), FunctionModel(model))
+    run = ask_assistant(run_once, store, agent, READY, student=student, lang=lang, model=FunctionModel(model))
     return run, store, lang
 
 
@@ -90,8 +91,8 @@ def test_guidance_said_back_in_chinese_is_written_again_then_codes(tmp_path: Pat
         return ModelResponse(parts=[TextPart(reply)])
 
     store, agent = assistant(tmp_path, READY)
-    run = run_once(
-        store, agent, tutor.ca_request(READY, student="我可以开始了吗？", lang="zh-CN"), FunctionModel(model)
+    run = ask_assistant(
+        run_once, store, agent, READY, student="我可以开始了吗？", lang="zh-CN", model=FunctionModel(model)
     )
     assert run.status == RunStatus.finished and "他们" not in (run.output or "")
     checked = [(e.data["check"], e.data["replaced"]) for e in store.list_events(run.id) if e.type == "reply_checked"]
@@ -106,7 +107,7 @@ def test_a_reply_to_the_student_passes(tmp_path: Path, run_once) -> None:  # noq
         return ModelResponse(parts=[TextPart(reply)])
 
     store, agent = assistant(tmp_path, READY)
-    run = run_once(store, agent, tutor.ca_request(READY, student="Can I start?", lang="en"), FunctionModel(model))
+    run = ask_assistant(run_once, store, agent, READY, student="Can I start?", lang="en", model=FunctionModel(model))
     assert run.output == reply
 
 
@@ -130,7 +131,7 @@ def test_a_number_the_notes_never_gave_is_replaced_by_the_packet_said_by_code(
 
     student = "我可以开始了吗？" if lang == "zh-CN" else "Can I start?"
     store, agent = assistant(tmp_path, READY)
-    run = run_once(store, agent, tutor.ca_request(READY, student=student, lang=lang), FunctionModel(model))
+    run = ask_assistant(run_once, store, agent, READY, student=student, lang=lang, model=FunctionModel(model))
     packet = tutor.InstructionPacket.model_validate(READY)
     assert run.status == RunStatus.finished and run.output == tutor.packet_reply(packet, lang)
     assert "25" not in run.output and "task_2_1" in run.output
@@ -144,7 +145,7 @@ def test_code_a_reply_names_is_not_a_fact_of_the_data(tmp_path: Path, run_once) 
         return ModelResponse(parts=[TextPart(reply)])
 
     store, agent = assistant(tmp_path, READY)
-    run = run_once(store, agent, tutor.ca_request(READY, student="Can I start?", lang="en"), FunctionModel(model))
+    run = ask_assistant(run_once, store, agent, READY, student="Can I start?", lang="en", model=FunctionModel(model))
     assert run.output == reply
 
 
@@ -170,7 +171,7 @@ def test_a_reply_that_says_the_students_words_back_is_replaced(
         return ModelResponse(parts=[TextPart(reply)])
 
     store, agent = assistant(tmp_path, READY, student=student)
-    run = run_once(store, agent, tutor.ca_request(READY, student=student, lang=lang), FunctionModel(model))
+    run = ask_assistant(run_once, store, agent, READY, student=student, lang=lang, model=FunctionModel(model))
     packet = tutor.InstructionPacket.model_validate(READY)
     assert run.status == RunStatus.finished and run.output == tutor.packet_reply(packet, lang)
     assert [e.data["check"] for e in store.list_events(run.id) if e.type == "reply_checked"] == ["tutor", "tutor"]
@@ -184,7 +185,7 @@ def test_a_reply_that_quotes_the_student_and_answers_passes(tmp_path: Path, run_
         return ModelResponse(parts=[TextPart(reply)])
 
     store, agent = assistant(tmp_path, READY, student=student)
-    run = run_once(store, agent, tutor.ca_request(READY, student=student, lang="en"), FunctionModel(model))
+    run = ask_assistant(run_once, store, agent, READY, student=student, lang="en", model=FunctionModel(model))
     assert run.output == reply
 
 
@@ -235,7 +236,7 @@ def test_a_reply_with_code_is_replaced_by_codes_reply_not_failed(tmp_path: Path,
         return ModelResponse(parts=[TextPart("Try this:\n```python\ndf['age'].mean()\n```")])
 
     store, agent = assistant(tmp_path, READY, issues=["missing column(s): age"])
-    run = run_once(store, agent, tutor.ca_request(READY, student="How do I start?", lang="en"), FunctionModel(model))
+    run = ask_assistant(run_once, store, agent, READY, student="How do I start?", lang="en", model=FunctionModel(model))
     packet = tutor.InstructionPacket.model_validate(READY)
     findings = tutor.Findings(issues=("missing column(s): age",))
     assert run.status == RunStatus.finished and run.output == tutor.packet_reply(packet, "en", findings)
@@ -257,7 +258,7 @@ def test_a_reply_about_the_student_that_holds_the_retry_prompt_is_replaced_by_co
         return ModelResponse(parts=[TextPart(leak)])
 
     store, agent = assistant(tmp_path, READY)
-    run = run_once(store, agent, tutor.ca_request(READY, student="Can I start?", lang="en"), FunctionModel(model))
+    run = ask_assistant(run_once, store, agent, READY, student="Can I start?", lang="en", model=FunctionModel(model))
     packet = tutor.InstructionPacket.model_validate(READY)
     assert run.status == RunStatus.finished and run.output == tutor.packet_reply(packet, "en")
     assert "pyai" not in run.output and "validation" not in run.output
@@ -296,7 +297,7 @@ def test_an_expert_s_id_or_the_student_s_voice_never_reaches_the_student(
         return ModelResponse(parts=[TextPart(reply)])
 
     store, agent = assistant(tmp_path, READY)
-    run = run_once(store, agent, tutor.ca_request(READY, student=student, lang=lang), FunctionModel(model))
+    run = ask_assistant(run_once, store, agent, READY, student=student, lang=lang, model=FunctionModel(model))
     assert run.status == RunStatus.finished
     assert run.output == tutor.packet_reply(tutor.InstructionPacket.model_validate(READY), lang, tutor.Findings())
 
@@ -362,7 +363,7 @@ def test_a_reply_helping_with_something_outside_the_course_is_codes_line(
         return ModelResponse(parts=[TextPart(reply)])
 
     store, agent = assistant(tmp_path, READY, student=student)
-    run = run_once(store, agent, tutor.ca_request(READY, student=student, lang=lang), FunctionModel(model))
+    run = ask_assistant(run_once, store, agent, READY, student=student, lang=lang, model=FunctionModel(model))
     assert run.status == RunStatus.finished
     assert (run.output == t("tutor.off_course", lang)) == replaced and (run.output == reply) != replaced
 

@@ -251,6 +251,7 @@ def _say_no_tube(words: str, inventory: Inventory) -> bool:
         or said_positions(words, inventory.layout)
         or said_code(words)
         or _name_like(words)
+        or lone_name(words) is not None  # "do we still have any Kluyveromyces lactis?"
     )
 
 
@@ -460,6 +461,7 @@ def about_the_tank(words: str, inventory: Inventory | None) -> bool:
         or re.search(r"\d", words)
         or (inventory is not None and named_in(words, inventory) is not None)
         or _name_like(words)
+        or lone_name(words) is not None  # "do we still have any Kluyveromyces lactis?"
     )
 
 
@@ -543,14 +545,23 @@ def _said_whole(words: str, part: str, held: set[str]) -> str:
 
 
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff]{3,}")
+_CJK_WORDS = re.compile(r"[\u4e00-\u9fff]{2,}")
 _ZH_PART_MIN = 3
 
 
 def _zh_part_named(words: str, inventory: Inventory) -> tuple[str, str] | None:
     """The longest run of three or more Chinese characters the words share with a name, other than the frame of a
-    question ("日本晴愈伤一共还剩几管" → "日本晴愈伤" of 日本晴愈伤组织 N-3 and N-4), with its query field."""
+    question ("日本晴愈伤一共还剩几管" → "日本晴愈伤" of 日本晴愈伤组织 N-3 and N-4), else two that start the Chinese word
+    of one name ("安琪还有吗"), with its query field."""
     names = [(name, field) for name, field in _names(inventory) if has_chinese(name)]
     best: tuple[str, str] | None = None
+    for run in _CJK_WORDS.findall(words):
+        # two characters besides a question's frame, or alone among English words, that start one name's Chinese
+        # word ("the 安琪 isolate got contaminated", "安琪还有吗" of 安琪酵母 单菌落 #2)
+        pair = _without_zh_frame(run, by="")
+        starts = {n: f for n, f in names if re.search(rf"(?<![\u4e00-\u9fff]){re.escape(pair)}", n)}
+        if len(pair) == 2 and pair in run and len(starts) == 1:
+            return next((pair, f) for f in starts.values())
     for run in _CJK_RUN.findall(words):
         for i in range(len(run)):
             for j in range(len(run), i + _ZH_PART_MIN - 1, -1):
@@ -870,6 +881,8 @@ def lone_name(words: str) -> str | None:
     if has_chinese(rest):
         return None
     left = [w for w in _TOKEN_SAID.findall(rest) if w.casefold() not in _FRAME_EN and not w.isdigit()]
+    if len(left) == 2 and (species := _BINOMIAL.search(rest)) is not None and species[1] == left[0]:
+        return species.group(0)  # "do we still have any Kluyveromyces lactis?", "any K. lactis left?"
     if len(left) != 1 or left[0].casefold() in _NOT_NAMES:
         return None
     if not (_NAME_LIKE.search(left[0]) or (_CAPITALISED.match(left[0]) and _HAVE_ANY.search(words))):
@@ -878,6 +891,8 @@ def lone_name(words: str) -> str | None:
 
 
 _CAPITALISED = re.compile(r"[A-Z][a-z]{2,}s?$")
+_BINOMIAL = re.compile(r"(?<![\w.])([A-Z][a-z]{3,}|[A-Z])\.?\s+[a-z]{3,}(?![\w-])")
+"""A species named the Latin way, genus and epithet: "Kluyveromyces lactis", "K. lactis"."""
 _HAVE_ANY = re.compile(r"\b(?:do|does)\s+(?:we|you|anyone|the\s+lab)\s+(?:still\s+)?have\b|\bany\b.*\bleft\b", re.I)
 """Asking whether the tank still holds something: the one capitalised word it is asked of is a name ("do we still
 have Jurkats somewhere?"), though an ordinary word looks the same."""

@@ -1028,6 +1028,7 @@ def follow_up(run: RunRecord, env: AppEnv) -> Handover | None:
     return Handover(
         agent=ASSISTANT,
         prompt=ca_request(packet, student=run.prompt, lang=run.lang, findings=findings),
+        lang=reply_lang(run.prompt, run.lang),  # the student's, not that of the request's English frame
         options={
             "task_id": str(packet["task_id"]),
             "packet": packet,
