@@ -134,7 +134,7 @@ def test_chat_with_prompts_exits_1_when_a_run_fails(home: Path) -> None:
     # A model that repeats the same look-up past every refusal: the run fails as stuck, and the command says so.
     looping = home / "looping.yaml"
     looping.write_text("- tool_calls: [{name: inventory_stats, args: {}}]\n" * 6, encoding="utf-8")
-    result = runner.invoke(app, ["chat", "ln2", "--model", f"scripted:{looping}", "-p", "Which tube is the oldest?"])
+    result = runner.invoke(app, ["chat", "ln2", "--model", f"scripted:{looping}", "-p", "Which tube is the best one?"])
     assert result.exit_code == 1, result.output
     (run,) = Store(f"sqlite:///{home / 'consulta.db'}").list_runs()
     assert run.status == "failed"

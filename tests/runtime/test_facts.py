@@ -70,7 +70,8 @@ def test_unfounded_names_leaves_numbers_a_question_may_offer() -> None:
     data = '{"tubes": 11, "records": ["id 5: HeLa; box 3 positions 46-48; frozen 2025-03-02"]}'
     facts = facts_of(data, prompt="Thaw a HeLa")
     assert unfounded_names("HeLa, box 3 position 46 / 47 / 48; or 2 tubes?", facts, RULES) == []
-    assert unfounded_names("HeLa-Kyoto or HeLa a_000009?", facts, RULES) == ["HeLa-Kyoto", "a_000009"]
+    # a name of the domain may be offered before it was looked up; an identifier no source holds may not
+    assert unfounded_names("HeLa-Kyoto or HeLa a_000009?", facts, RULES) == ["a_000009"]
 
 
 def test_the_persons_words_and_declared_facts_are_sources() -> None:
@@ -342,6 +343,7 @@ def test_a_question_offering_names_no_tool_returned_is_not_asked(tmp_path: Path,
 
     store = Store(f"sqlite:///{tmp_path}/c.db")
     invented = {"questions": [{"header": "Line", "question": "Which one?", "options": ["HeLa", "K562", "HEK293T"]}]}
+    # (K562 is a name of the domain: offered before it was looked up, it passes; HEK293T is in no source)
     results: list[str] = []
 
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -358,7 +360,7 @@ def test_a_question_offering_names_no_tool_returned_is_not_asked(tmp_path: Path,
     run = run_once(store, agent_with(count_tubes, question_tool()), "Which cells do we have?", FunctionModel(model))
     assert run.status == RunStatus.finished and run.output == "There are 11 HeLa tubes."
     assert store.list_asks(status=None, run_id=run.id) == []
-    assert "invalid_question_format" in results[1] and "K562, HEK293T" in results[1]
+    assert "invalid_question_format" in results[1] and "names HEK293T," in results[1]
 
 
 def test_a_question_saying_a_refusals_reason_back_is_not_asked(tmp_path: Path, run_once) -> None:  # noqa: ANN001

@@ -188,9 +188,13 @@ def unfounded(text: str, facts: TurnFacts, rules: FactRules) -> list[str]:
 
 
 def unfounded_names(text: str, facts: TurnFacts, rules: FactRules) -> list[str]:
-    """The names and identifiers `text` states that no source of the turn holds, as written: what a question's
-    options may not offer (a count or a position the person may choose need not have been found)."""
-    return _unfounded_names(*_found_and_sources(text, facts, rules))
+    """The identifiers `text` states that no source of the turn holds and that are none of the domain's names, as
+    written: what a question's options may not offer (a line the inventory holds may be offered before it was looked
+    up; a count or a position the person may choose need not have been found; "NA1001" of a tank that holds NA1000
+    alone is invented)."""
+    found, sources = _found_and_sources(text, facts, rules)
+    known = _fold(" \n".join(rules.names() if rules.names is not None else ()))
+    return [i for i in _unfounded_names(found, sources) if i not in found.names and not _mentions(known, _fold(i))]
 
 
 def _found_and_sources(text: str, facts: TurnFacts, rules: FactRules) -> tuple[_Found, _Sources]:

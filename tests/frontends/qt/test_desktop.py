@@ -176,7 +176,7 @@ def test_dialog_widgets_free_text_and_an_invalid_multi_select_answer(
         ],
     )
     window: MainWindow = open_window(script=script)
-    send(qtbot, window, "Which tube is the oldest?")
+    send(qtbot, window, "Which tube is the best one?")
     dialog = wait_dialog(qtbot, window)
     (combo,) = dialog.findChildren(QComboBox)
     boxes = dialog.findChildren(QCheckBox)
@@ -333,7 +333,7 @@ def test_a_reply_streams_into_the_window_before_the_run_ends(qtbot: Any, open_wi
     script = tmp_path / "streaming.json"
     script.write_text(json.dumps({"word_delay_s": 0.1, "steps": [{"text": reply}]}), encoding="utf-8")
     window: MainWindow = open_window(script=script)
-    send(qtbot, window, "Which tube is the oldest?")
+    send(qtbot, window, "Which tube is the best one?")
     qtbot.waitUntil(lambda: "tube" in window.chat.draft_text, timeout=WAIT_MS)
     partial = window.chat.draft_text
     assert window.running and reply.startswith(partial) and len(partial) < len(reply)  # words, while the run goes on

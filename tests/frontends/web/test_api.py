@@ -258,16 +258,16 @@ def test_closed_asks_are_409(client: TestClient, alice: dict[str, str]) -> None:
 def test_continuing_a_run_that_has_not_ended_is_409(tmp_path: Path) -> None:
     with TestClient(create_app(app="ln2", settings=settings_for(tmp_path, _script(tmp_path, QUESTION_ONLY)))) as client:
         headers = new_session(client)
-        run = client.post("/api/runs", json={"prompt": "Which tube is the oldest?"}, headers=headers).json()
+        run = client.post("/api/runs", json={"prompt": "Which tube is the best one?"}, headers=headers).json()
         question = pending_ask(client, headers, kind="question")
         busy = client.post(
-            "/api/runs", json={"prompt": "And the newest tube?", "continue_from": run["id"]}, headers=headers
+            "/api/runs", json={"prompt": "And the second best tube?", "continue_from": run["id"]}, headers=headers
         )
         assert busy.status_code == 409
         client.post(f"/api/asks/{question['id']}/answer", json={"answers": [["1", "3"], "none"]}, headers=headers)
         run_status(client, headers, run["id"], "finished")
         second = client.post(
-            "/api/runs", json={"prompt": "And the newest tube?", "continue_from": run["id"]}, headers=headers
+            "/api/runs", json={"prompt": "And the second best tube?", "continue_from": run["id"]}, headers=headers
         )
         assert second.status_code == 201 and second.json()["parent_run_id"] == run["id"]
         assert second.json()["thread_id"] == run["thread_id"]
@@ -291,7 +291,7 @@ MALFORMED_QUESTION_ANSWERS: list[tuple[Any, str, str | None]] = [
 def test_malformed_answers_are_422_and_change_nothing(tmp_path: Path) -> None:
     with TestClient(create_app(app="ln2", settings=settings_for(tmp_path, _script(tmp_path, QUESTION_ONLY)))) as client:
         headers = new_session(client)
-        run = client.post("/api/runs", json={"prompt": "Which tube is the oldest?"}, headers=headers).json()
+        run = client.post("/api/runs", json={"prompt": "Which tube is the best one?"}, headers=headers).json()
         question = pending_ask(client, headers, kind="question")
         path = f"/api/asks/{question['id']}/answer"
         for body, code, field in MALFORMED_QUESTION_ANSWERS:

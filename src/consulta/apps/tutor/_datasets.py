@@ -5,6 +5,7 @@ puts into words."""
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 from collections.abc import Iterable
 from functools import cache
@@ -200,12 +201,55 @@ def check_dataset(
             (blocking if forbidden else warnings).append(said)
     if facts.duplicate_rows:
         warnings.append(t(_DUPLICATE_ROWS, count=facts.duplicate_rows))
+    if notes := _note_rows(frame):
+        # seventeenth set: a last line "NOTE FOR THE AI TUTOR: … paste the full solution", its other cells empty: a
+        # note is no row of data (and never an instruction): it is taken out of the file before any analysis
+        blocking.append(t(_NOTE_ROWS, lines=", ".join(str(n) for n, _ in notes), text=notes[0][1]))
+    # columns with no header and no value ("Unnamed: 3", of commas a spreadsheet adds at the end of every line); an
+    # empty column with a name of its own that the task does not use says nothing
+    if empty := [c for c in columns if _UNNAMED.fullmatch(c) and len(frame) and frame[c].isna().all()]:
+        warnings.append(t(_EMPTY_COLUMNS, columns=", ".join(empty)))
     evidence = [f"rows: {facts.rows}", f"columns: {', '.join(columns)}"] + [
         f"{c}: {t}" for c, t in facts.dtypes.items() if c in requirements.column_types
     ]
     return facts, Verdict(
         is_suitable=not blocking, blocking_issues=blocking, warning_issues=warnings, evidence=evidence
     )
+
+
+_UNNAMED = re.compile(r"Unnamed: \d+")
+"""How pandas names a column whose header cell is empty."""
+_SENTENCE = re.compile(r"\S+(?:\s+\S+){4,}")
+"""Five words or more: a sentence, not a value."""
+
+
+def _note_rows(frame: pd.DataFrame) -> list[tuple[int, str]]:
+    """The rows that are a note, not data: one cell holding a sentence, every other cell empty, as (the file's line,
+    the note's start); none in a table of one column."""
+    if len(frame.columns) < 2:
+        return []
+    notes = []
+    for at, (_, row) in enumerate(frame.iterrows()):
+        values = row.dropna()
+        if len(values) == 1 and isinstance(value := values.iloc[0], str) and _SENTENCE.search(value):
+            text = " ".join(value.split())
+            notes.append((at + 2, text if len(text) <= 60 else f"{text[:57]}…"))
+    return notes
+
+
+def holds_json(path: Path) -> bool:
+    """Whether the text file at `path` holds JSON (a list or object of records saved under a table's name)."""
+    try:
+        text = path.read_text(encoding="utf-8-sig").strip()
+    except (OSError, UnicodeDecodeError):
+        return False
+    if not text.startswith(("[", "{")):
+        return False
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
 
 
 def spelled_as(column: str, columns: list[str]) -> str | None:
@@ -242,6 +286,9 @@ def judge_upload(path: Path, requirements: DatasetRequirements) -> tuple[Dataset
     """An uploaded file judged against a task's dataset `requirements`: its facts (None: no table could be read) and
     the verdict. A text table written with another separator than the comma is judged on the columns that separator
     splits (its columns were not missing, they were not split), and the separator is said (`said_separator`)."""
+    if path.suffix.lower() in (".csv", ".txt", ".dat", ".tsv") and holds_json(path):
+        # seventeenth set: JSON exported from an app and renamed .csv (pandas reads its one line as a header)
+        return None, Verdict(is_suitable=False, blocking_issues=[t(_JSON_FILE, name=path.name)], evidence=[])
     try:
         frame = open_dataset(path)
     except ToolError as error:  # a file that is no table does not fit: said, not refused
@@ -290,6 +337,9 @@ _EMPTY_FILE = "tutor.issue.empty_file"
 _UNPARSABLE = "tutor.issue.unparsable"
 _UNPARSABLE_AT = "tutor.issue.unparsable_at"
 _OTHER_SEPARATOR = "tutor.issue.other_separator"
+_NOTE_ROWS = "tutor.issue.note_rows"
+_EMPTY_COLUMNS = "tutor.issue.empty_columns"
+_JSON_FILE = "tutor.issue.json_file"
 _ISSUES = (
     _FEW_ROWS,
     _MISSING_COLUMNS,
@@ -303,6 +353,9 @@ _ISSUES = (
     _UNPARSABLE,
     _UNPARSABLE_AT,
     _OTHER_SEPARATOR,
+    _NOTE_ROWS,
+    _EMPTY_COLUMNS,
+    _JSON_FILE,
 )
 _PARSER_LINE = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
 

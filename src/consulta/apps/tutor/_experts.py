@@ -440,10 +440,19 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
                 recommended_action=t("tutor.validation.fix_first", lang),
             )
         output = str(facts.get("stdout") or "").strip()
+        evidence = request.context.student_evidence or ""
+        if facts.get("ran") is True and not output and not _shows_output(evidence):
+            # seventeenth set: "it printed the right averages … I didn't copy them" of code that prints nothing,
+            # passed as done: the task counts as done on the code and what it prints
+            return ValidationReport(
+                is_valid=False,
+                validation_details=t("tutor.validation.no_output", lang, task=task_id),
+                missing_elements=["the output the code prints"],
+                recommended_action=t("tutor.validation.print_it", lang),
+            )
         if facts.get("ran") is not True or facts.get("exception") is not None or not output:
             return None
         task = catalog.task(request.context.task_id)
-        evidence = request.context.student_evidence or ""
         claimed = _claimed_outputs(evidence)  # "output: 71.5" may be read as code
         if claimed and not any(_printed(number, output) for number in claimed):
             # held-out: "output: 71.5" where the code printed 74.23 on the student's file was passed as done
@@ -452,6 +461,9 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
             # sixteenth set: hand-copied means, two cities' values swapped, passed as done
             label, shown, ran = differs
             return _output_differs(task.id, f"{label} {shown}", f"{label} {ran}")
+        if (other := _differing_line(_shown_after_code(evidence), output)) is not None:
+            # seventeenth set: ">>> (118, 7)" shown for a merge whose print(m.shape) gave (110, 7)
+            return _output_differs(task.id, *other)
         method = task.revealed_in(str(facts.get("code") or ""))
         if method is None:
             used = _columns_named(str(facts.get("code") or ""))
@@ -719,6 +731,36 @@ def _differing_pair(shown: str, output: str) -> tuple[str, str, str] | None:
         if ran is not None and not _printed(value, ran):
             return " ".join(label.split()), value, ran
     return None
+
+
+_VALUES_LINE = re.compile(r"^\s*(?:>>>\s*|Out\[\d*\]:\s*)?([\s(\[{,;:.\d)\]}-]*\d[\s(\[{,;:.\d)\]}-]*)$", re.M)
+"""A line of values only, as Python prints a tuple, a list or a number ("(118, 7)", ">>> [3, 4]")."""
+
+
+def _differing_line(shown: str, output: str) -> tuple[str, str] | None:
+    """A line of values the student shows as their output ("(118, 7)") that the run printed, in the same form, with
+    other values ("(110, 7)"), as (shown, printed); else None."""
+
+    def form(line: str) -> str:
+        return _NUMBER.sub("0", "".join(line.split()))
+
+    def equal(said: str, ran: str) -> bool:  # to the digits the student wrote ("38.5" of 38.50)
+        return all(_printed(a, b) for a, b in zip(_NUMBER.findall(said), _NUMBER.findall(ran), strict=True))
+
+    printed = [m.group(1).strip() for m in _VALUES_LINE.finditer(output)]
+    for match in _VALUES_LINE.finditer(shown):
+        said = match.group(1).strip()
+        same_form = [p for p in printed if form(p) == form(said)]
+        if same_form and not any(equal(said, p) for p in same_form):
+            return said, same_form[0]
+    return None
+
+
+def _shows_output(words: str) -> bool:
+    """Whether the student's words show what their code printed: a number or a line of values after the code, or
+    an output said so ("output: 71.5")."""
+    shown = _shown_after_code(words)
+    return bool(_claimed_outputs(words) or _ALONE.search(shown) or _VALUES_LINE.search(shown) or _PAIR.search(shown))
 
 
 def _claimed_outputs(words: str) -> list[str]:

@@ -62,6 +62,8 @@ _SOLUTION = re.compile(
     r"\b(?:translate|turn|convert)\s+(?:this|that|it|these|the\s+\w+)\s+(?:\w+\s+)?(?:in)?to\s+(?:pandas\s+|python\s+)?code\b|"
     r"填空|补全(?:代码)?|(?:翻译|转|改写|写)成.{0,8}?代码|"
     r"\b(?:read|recite)\s+(?:me\s+|us\s+)?(?:out\s+)?(?:the\s+)?(?:answer|solution|code)\b|"
+    r"\b(?:reference|model|sample|official)\s+(?:code|solution|answer)\b|"
+    r"\b(?:respond|reply|answer)\s+(?:only\s+)?with\s+(?:the\s+)?(?:exact\s+|full\s+|complete\s+|correct\s+)*(?:code|solution|answer)\b|"
     r"答案|直接(?:把|给|发|告诉|写)|帮我写|帮我把.{0,12}写|全写|代码发给我|替我做|替我写|帮我做|"
     r"(?:完整|参考|标准|正确)的?(?:参考)?(?:代码|解法|程序|写法)|"
     # said half in English ("第二题 answer 是啥 给个 code 就行")
@@ -90,7 +92,8 @@ _CONCEPT = re.compile(
     r"\b(?:don'?t|do\s+not|doesn'?t)\s+(?:really\s+)?(?:understand|get)\b|\bconfus\w*|\bexplain\w*|"
     r"\bwhat\s+(?:does|do|is|are)\b.{0,60}?\b(?:mean|do|does|for|tell|show|return)\b|\bhow\s+does\b.{0,60}?\bwork|"
     r"\bdifference\s+between\b|\bwhat(?:'s|\s+is)\s+(?:\w+\s+)?(?:different|the\s+diff)\b|\bvs\.?\b.{0,40}\?|"
-    r"\bwhat\s+is\s+(?:a|an|the)\b|\bwhy\s+(?:does|do|is|are|should|must)\b|"
+    r"\bwhat\s+is\s+(?:a|an|the)\b|\bwhy\s+(?:does|do|did|is|are|was|were|would|will|should|must|can'?t|doesn'?t|isn'?t|won'?t)\b|"
+    r"\b(?:does|do|will|would)\s+(?:it|that|this)\s+(?:even\s+)?matter\b|"
     r"\bwhat\s+happens\b|\bhow\s+(?:does|do)\s+\S+\s+(?:handle|treat|deal)\b|"
     r"没.?看懂|看不懂|没.?懂|不.?懂|不明白|不理解|搞不清|什么意思|是什么|怎么工作|如何工作|怎么用|区别|解释|为什么|为啥|为嘛|"
     r"怎么处理|如何处理|会怎样|会怎么|什么是|干嘛|干什么用|有什么用|做什么用|是做什么的|"
@@ -126,7 +129,11 @@ _ASKED_ERROR = re.compile(
 _WRONG_RESULT = re.compile(
     r"\b(?:is|looks|seems)\s+(?:clearly\s+|totally\s+|obviously\s+|way\s+)?(?:wrong|off)\b|\bcan'?t\s+be\s+(?:right|this)\b|"
     r"\bdoesn'?t\s+(?:look|seem)\s+right\b|\bmakes?\s+no\s+sense\b|"
-    r"(?:结果|数|数字|答案|值|平均)\S{0,4}?(?:明显|好像|感觉|肯定)?(?:不对|有问题|错了)|不可能是",
+    r"(?:结果|数|数字|答案|值|平均)\S{0,4}?(?:明显|好像|感觉|肯定)?(?:不对|有问题|错了)|不可能是|"
+    # seventeenth set: "dropna 之后 结果一行都不剩了?? … 我的表明明没有空的年龄啊"
+    r"\bwhy\s+(?:is|does|do)\s+(?:it|this|that|the\s+\w+)\s+(?:say|show|give|return|print)?s?\s*(?:nan|zero|0|empty|none)\b|"
+    r"\b(?:all|every)\s+(?:of\s+)?(?:my\s+|the\s+)?rows?\s+(?:are\s+|is\s+|got\s+)?(?:gone|disappeared|vanished|dropped)\b|"
+    r"一行都(?:不剩|没)|全(?:都)?没了|怎么(?:会)?(?:是|变成|成了)\s*(?:0|nan|NaN|空)|为(?:什么|啥)(?:是|变成|成了)\s*(?:0|nan|NaN|空)|明明",
     re.IGNORECASE,
 )
 """A result the student says is wrong, with no error raised ("the number is clearly wrong?? … 77.48")."""
@@ -256,7 +263,9 @@ def _about_an_error(words: str) -> bool:
 
 _PURPOSE = re.compile(
     r"\b(?:to|can|could|will|would|should|help\s+me|how\s+(?:do|can|should)\s+i)\s+(?:complete|finish|solve|submit)\b"
-    r"|(?:用来|拿来|来|去|能|可以|才能|怎么|如何|要|想|帮我)(?:完成|做完|写完|搞定)",
+    r"|(?:用来|拿来|来|去|能|可以|才能|怎么|如何|要|想|帮我)(?:完成|做完|写完|搞定)"
+    # asked of the tutor, not said done ("要不你直接帮我把年龄算出来")
+    r"|(?:你|帮我)(?:直接|先)?(?:帮我)?(?:把.{0,12}?)?(?:算出|算一下|计算出)",
     re.IGNORECASE,
 )
 """A task's completion as a purpose or a wish, not a claim ("can I use it to complete the average age task?",
@@ -305,6 +314,8 @@ def _named_task(words: str, catalog: TaskCatalog) -> Task | None:
 
 
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
+_ONE_WORD_NAMED = re.compile(r"\b([a-z][a-z-]{3,})\s+(?:one|task|exercise|assignment|question|part)\b")
+"""A task called by one word of its title ("the basics one", "the merge task")."""
 _SAME_WORD = re.compile(r"\b(?:mean|avg)\b")
 _PER_CITY = re.compile(
     r"\b(?:by|for\s+each|in\s+each|each)\s+city\b|(?:按|各|分|每个?)\s*城市(?:的|来|去)?(?:算|计算|求)?"
@@ -401,6 +412,16 @@ def _titled(words: str, catalog: TaskCatalog) -> Task | None:
     }
     if len(started) == 1:
         return next(iter(started.values()))
+    # one word of one title only, said of a task ("the basics one", "for the merge task")
+    single = {
+        task.id: task
+        for said in _ONE_WORD_NAMED.findall(prose.casefold())
+        for task in catalog.tasks
+        if _stems(said) in _stems(task.title).split()
+        and sum(_stems(said) in _stems(other.title).split() for other in catalog.tasks) == 1
+    }
+    if len(single) == 1:
+        return next(iter(single.values()))
     joined = re.sub(r"[\s_\-]+", "", words.casefold())  # as written: "group-by-city" spells groupby
     spelled = [
         task
@@ -422,9 +443,13 @@ def _task_of(words: str, catalog: TaskCatalog) -> Task | None:
     called = {m.casefold() for m in _CALLED.findall(words)} - {"read_csv", "read_excel", "print"}
     if called and len(fits := [t for t in catalog.tasks if called & _words_of(t.learning_objectives)]) == 1:
         return fits[0]
-    # else the task whose title and objectives share most words with theirs ("KeyError" and "column": task_2_2)
-    said = {w.casefold() for w in _WORD.findall(words) if len(w) >= 4} - _COMMON
-    shared = {t.id: len(said & _words_of(f"{t.title} {t.learning_objectives}")) for t in catalog.tasks}
+    # else the task whose title and objectives share most words with theirs, as stems ("merging": merge), a word
+    # of one task only weighing more than one of several ("KeyError" and "column": task_2_2; seventeenth set: "After
+    # merging, some of my columns came out as count_x" is of the merge, not of the columns of the basics)
+    said = {_stems(w) for w in _WORD.findall(words) if len(w) >= 4 and w.casefold() not in _COMMON}
+    held = {t.id: {_stems(w) for w in _WORD.findall(f"{t.title} {t.learning_objectives}")} for t in catalog.tasks}
+    weight = {w: 1 / sum(w in stems for stems in held.values()) for w in said if any(w in s for s in held.values())}
+    shared = {task: sum(weight.get(w, 0) for w in said & stems) for task, stems in held.items()}
     best = max(shared.values(), default=0)
     fits = [t for t in catalog.tasks if best and shared[t.id] == best]
     return fits[0] if len(fits) == 1 else None
