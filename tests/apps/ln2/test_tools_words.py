@@ -761,3 +761,22 @@ def test_sixteenth_set_places_listed_with_spaces_a_stock_asked_for_and_a_note_lo
     assert unnamed_request(stock, inv) and first_look_for(lab)(stock) == [("inventory_stats", {})]
     assert plain_look_up_for(lab)("which stock was made w/ glycerol lot G-2291?")
     assert not plain_look_up_for(lab)("which stock was made w/ glycerol lot G-2291 and is it the oldest?")
+
+
+def test_seventeenth_set_a_note_phrase_a_species_and_a_chinese_name_part_are_looked_up() -> None:
+    """Seventeenth set (at 86d4603): "which one did we isolate from the baking yeast packet?" found nothing (a
+    note's phrase); "do we still have any Kluyveromyces lactis?" was answered with what the app does; "the 安琪
+    isolate got contaminated, toss it" asked, in Chinese, which of box 1's tubes was meant."""
+    from consulta.apps.ln2._turns import change_asked, first_look_for, named_in, plain_look_up_for
+    from consulta.runtime import reply_lang
+
+    lab = Path(__file__).parents[3] / "bench" / "data" / "ln2" / "heldout17_lab.yaml"
+    plain, look, inv = plain_look_up_for(lab), first_look_for(lab), load_inventory(lab)
+    baking = "which one did we isolate from the baking yeast packet? where is it"
+    assert look(baking) == [("search_records", {"text": "baking yeast packet"})] and plain(baking)
+    species = "do we still have any Kluyveromyces lactis?"
+    assert look(species) == [("query_inventory", {"cell_line": "Kluyveromyces lactis"})] and plain(species)
+    toss = "the 安琪 isolate got contaminated, toss it"
+    assert named_in(toss, inv) == ("安琪", "cell_line") and change_asked(toss) == "take"
+    assert reply_lang(toss, "en") == "en" and reply_lang("安琪还有吗", "en") == "zh-CN"
+    assert named_in("安琪还有吗", inv) == ("安琪", "cell_line")

@@ -626,7 +626,7 @@ _FRAME_EN = frozenset(
     was we were what what's whats where which who whose you sitting sits kept placed lying inside total altogether
     overall whole entire full somewhere anywhere around anything something froze freeze put into dewar did last this
     month week year ago recently new newly added everything pls plz thanks over past days day within few couple and
-    also plus btw that down made w with using used from lot batch stuff thing things""".split()
+    also plus btw that down made w with using used from lot batch stuff thing things one ones""".split()
 )
 """The words of a plain look-up's frame ("Do we have any … left?", "What is in box … position …?", "Where are …?")."""
 _FRAME_ZH = tuple(
@@ -708,7 +708,8 @@ def plain_look_up_for(inventory_path: Path) -> Callable[[str], bool]:
             noted = " ".join(
                 r.note or "" for r in inventory.records if searched.casefold() in (r.note or "").casefold()
             )
-            rest = " ".join(w for w in rest.split() if w.strip("?？.,!") not in noted.casefold().split())
+            held = {_stem(w) for w in noted.casefold().split()}  # "isolate" of a note's "isolated"
+            rest = " ".join(w for w in rest.split() if _stem(w.strip("?？.,!")) not in held)
         if searched is None:  # the oldest or newest of a name, a box or the tank: code picks them by their dates
             rest = _AGE.sub(" ", rest)
         rest = _MONTH_WORDS.sub(" ", rest)
@@ -861,6 +862,27 @@ def said_in_notes(words: str, inventory: Inventory) -> str | None:
         for name in (before[-n:] for n in range(min(3, len(before)), 0, -1)):
             if re.search(rf"(?<![\u4e00-\u9fff]){re.escape(name)}(?:冻|(?![\u4e00-\u9fff]))", notes):
                 return name
+    return _note_phrase(words, notes.casefold(), names)
+
+
+def _stem(word: str) -> str:
+    """An English word without its ending ("isolated", "isolate" → "isolat")."""
+    return re.sub(r"(?<=[a-z]{3})(?:ing|ed|es|e|s|d)$", "", word)
+
+
+def _note_phrase(words: str, notes: str, names: str) -> str | None:
+    """The longest run of the words, two of them or more outside a question's frame, that the (folded) `notes` hold
+    as it is and no name does ("which one did we isolate from the baking yeast packet?" of a note "isolated from a
+    baking yeast packet"), folded; None when there is none."""
+    said = re.findall(r"[a-z][a-z'-]+", unaccented(words).casefold())
+    for size in range(min(len(said), 6), 1, -1):
+        for at in range(len(said) - size + 1):
+            run = said[at : at + size]
+            if sum(w not in _FRAME_EN for w in run) < 2 or any(len(w) < 3 and w not in _FRAME_EN for w in run):
+                continue
+            phrase = " ".join(run)
+            if re.search(rf"(?<![a-z]){re.escape(phrase)}(?![a-z])", notes) and phrase not in names:
+                return phrase
     return None
 
 
