@@ -708,8 +708,8 @@ def plain_look_up_for(inventory_path: Path) -> Callable[[str], bool]:
             noted = " ".join(
                 r.note or "" for r in inventory.records if searched.casefold() in (r.note or "").casefold()
             )
-            held = {_stem(w) for w in noted.casefold().split()}  # "isolate" of a note's "isolated"
-            rest = " ".join(w for w in rest.split() if _stem(w.strip("?？.,!")) not in held)
+            stems = {_stem(w) for w in noted.casefold().split()}  # "isolate" of a note's "isolated"
+            rest = " ".join(w for w in rest.split() if _stem(w.strip("?？.,!")) not in stems)
         if searched is None:  # the oldest or newest of a name, a box or the tank: code picks them by their dates
             rest = _AGE.sub(" ", rest)
         rest = _MONTH_WORDS.sub(" ", rest)
