@@ -408,6 +408,15 @@ def test_can_i_start_is_codes_packet_and_the_inspection_stands_in_later_turns(tm
     assert again.result["expert_output"]["is_suitable"] is False
 
 
+def _first_calls_with_an_upload(tmp_path: Path, words: str) -> list[tuple[str, dict[str, Any]]]:
+    """The orchestrator's first look at `words` in a session with one small upload, people.csv."""
+    uploads = tmp_path / "uploads"
+    uploads.mkdir()
+    (uploads / "people.csv").write_text("name,age\nAda,3\n", encoding="utf-8")
+    env = scripted_env(tmp_path, Store(f"sqlite:///{tmp_path}/c.db"))
+    return tutor.build_agent(tutor.TutorOptions(uploads=uploads), env).first_calls(words)
+
+
 @pytest.mark.parametrize(
     ("words", "opening"),
     [
@@ -429,12 +438,7 @@ def test_can_i_start_is_codes_packet_and_the_inspection_stands_in_later_turns(tm
 def test_a_claim_that_a_named_task_is_done_opens_with_its_validation(
     tmp_path: Path, words: str, opening: list[str]
 ) -> None:
-    uploads = tmp_path / "uploads"
-    uploads.mkdir()
-    (uploads / "people.csv").write_text("name,age\nAda,3\n", encoding="utf-8")
-    env = scripted_env(tmp_path, Store(f"sqlite:///{tmp_path}/c.db"))
-    agent = tutor.build_agent(tutor.TutorOptions(uploads=uploads), env)
-    calls = agent.first_calls(words)
+    calls = _first_calls_with_an_upload(tmp_path, words)
     said = [
         "packet" if name == "submit_instruction_packet" else a["context"].get("file_name") or a["expected_output_type"]
         for name, a in calls
@@ -983,12 +987,7 @@ def test_seventeenth_set_turns_open_with_what_they_ask(
 ) -> None:
     """Seventeenth set (through the page at 86d4603): each was opened with another consultation, or none, or on
     another task."""
-    uploads = tmp_path / "uploads"
-    uploads.mkdir()
-    (uploads / "people.csv").write_text("name,age\nAda,3\n", encoding="utf-8")
-    env = scripted_env(tmp_path, Store(f"sqlite:///{tmp_path}/c.db"))
-    agent = tutor.build_agent(tutor.TutorOptions(uploads=uploads), env)
-    calls = agent.first_calls(words)
+    calls = _first_calls_with_an_upload(tmp_path, words)
     said = ["packet" if name == "submit_instruction_packet" else a["expected_output_type"] for name, a in calls]
     assert said == opening
     assert all((a.get("context") or a).get("task_id") == task for _, a in calls)
