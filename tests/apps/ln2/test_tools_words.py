@@ -392,6 +392,8 @@ _BAF3_SHOWN = "id 16: Ba/F3 IL-3 dep. (Ba/F3); box 4 positions 37,38"
             {"cell_line": "Ba/F3", "box": 4, "positions": [37]},
             (16, [38]),
         ),
+        # and by the record's id (seventeenth set, at 9367df4: record_id 21 at 4 for "第5格")
+        (("where do we keep the Ba/F3?",), "把第38格那管拿出来", {"record_id": 16, "positions": [37]}, (16, [38])),
     ],
 )
 def test_seventh_set_take_outs_are_grounded_at_the_tubes_said(

@@ -811,8 +811,12 @@ def _only_the_positions_said(ref: dict[str, Any], inventory: Inventory, latest: 
     if not said & set(positions):
         # none of the places said (seventeenth set: "[PSI+]有几管？" showed 3, 4, 5, then "把第5格那管拿出来" was called
         # at 4): the places said, when the record the call names by its places holds them all
-        holder = next(
-            (r for r in inventory.records if r.box == ref.get("box") and set(positions) <= set(r.positions)), None
+        holder = (
+            inventory.record(ref["record_id"])
+            if ref.get("record_id") is not None
+            else next(
+                (r for r in inventory.records if r.box == ref.get("box") and set(positions) <= set(r.positions)), None
+            )
         )
         return {**ref, "positions": sorted(said)} if holder is not None and said <= set(holder.positions) else ref
     kept = [p for p in positions if p in said]
