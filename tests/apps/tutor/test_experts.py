@@ -972,8 +972,22 @@ def test_a_note_row_unnamed_empty_columns_and_json_under_a_tables_name_are_said(
         "column(s) Unnamed: 3, Unnamed: 4 have no name and no value in any row (a spreadsheet often adds them): you can "
         "delete them"
     ]
+    # dropna() drops every row of a file with such columns: a diagnosis says them (zh_err_dropna_empty)
+    from consulta.apps.tutor._datasets import issues_for_code
+
+    assert issues_for_code(verdict) == verdict.warning_issues
     exported = tmp_path / "roster.csv"
     exported.write_text('[{"name": "Ada", "age": 37.0, "city": "Oslo"}, {"name": "Bo", "age": 27.0, "city": "Rome"}]')
     check_content(exported, "roster.csv")  # not refused: the tutor says what it holds
     _, verdict = judge_upload(exported, task.dataset)
     assert not verdict.is_suitable and verdict.blocking_issues[0].startswith("roster.csv holds JSON")
+
+
+def test_a_sentence_the_experts_said_twice_is_said_once() -> None:
+    """Seventeenth set (zh_err_dropna_empty): a diagnosis whose explanation and direction were one sentence was said
+    twice in a row."""
+    from consulta.apps.tutor._agent import Findings
+
+    twice = "在计算平均年龄之前，数据集中没有行。"
+    findings = Findings(diagnosis=("df.dropna()", twice, f"{twice}先看看哪些列是空的。"))
+    assert findings.said_by_experts("zh-CN").count(twice) == 1

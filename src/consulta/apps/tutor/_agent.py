@@ -167,6 +167,8 @@ class Findings:
             for i, s in enumerate(said)
             if not (_an_error_line(s) and any(s.rstrip(".。") in o for o in said[i + 1 :]))
         ]
+        # a sentence said twice (seventeenth set: a diagnosis whose explanation and direction were one sentence)
+        said = list(dict.fromkeys(said))
         return ("" if lang == "zh-CN" else " ").join(said)
 
     def notes(self) -> list[str]:
@@ -688,7 +690,7 @@ def _follows(packet: InstructionPacket, findings: Findings) -> ReplyCheck:
                 "Say so plainly, say why from the notes, and end with one guiding question.",
                 replacement=blocked,
             )
-        if _misses_the_findings(text, findings):
+        if _misses_the_findings(text, findings, _task(packet.task_id)):
             raise ReplyRefused(
                 "Say why the task cannot start, from the notes.", replacement=blocked, check="tutor", at_once=True
             )
@@ -733,7 +735,7 @@ def _names_the_warnings(packet: InstructionPacket, findings: Findings) -> ReplyC
     def check(text: str, facts: TurnFacts) -> None:
         if packet.task_status == "blocked" or "dataset_warnings" not in findings.rules:
             return
-        if _misses_the_findings(text, findings):
+        if _misses_the_findings(text, findings, _task(packet.task_id)):
             raise ReplyRefused(
                 "Say what the check of the file found, from the notes.",
                 replacement=packet_reply(packet, facts.lang, findings),
@@ -747,10 +749,17 @@ def _names_the_warnings(packet: InstructionPacket, findings: Findings) -> ReplyC
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*[A-Za-z0-9_]|[A-Za-z]|\d+")
 
 
-def _misses_the_findings(text: str, findings: Findings) -> bool:
-    """Whether a reply names nothing the dataset check found (a column, a count, the file), when it found something."""
+def _misses_the_findings(text: str, findings: Findings, task: Task | None) -> bool:
+    """Whether a reply names nothing the dataset check found (a column, a count, the file), when it found something:
+    what the task asks of every file (its columns, its rows) counts only when the check found nothing else (a reply
+    listing the requirements says nothing of the file: seventeenth set, "… at least 100 rows, columns named 'name',
+    'age', and 'city'" for a file whose last line is a note)."""
     found = _concrete(findings.issues)
-    return bool(found) and not any(f in text.casefold() for f in found)
+    asked = {c.casefold() for c in task.dataset.required_columns} | {str(task.dataset.min_rows)} if task else set()
+    said = text.casefold()
+    return bool(found) and not any(
+        re.search(rf"(?<![A-Za-z0-9_]){re.escape(f)}(?![A-Za-z0-9_])", said) for f in (found - asked or found)
+    )
 
 
 def _concrete(issues: Sequence[str]) -> set[str]:

@@ -302,9 +302,11 @@ def judge_upload(path: Path, requirements: DatasetRequirements) -> tuple[Dataset
 
 
 def issues_for_code(verdict: Verdict) -> list[str]:
-    """The blocking issues of `verdict` that bear on code reading the file (how it is split, its columns and their
-    types, whether it is a table): all but its size, which no error of the student's code comes from."""
-    return [issue for issue in verdict.blocking_issues if not _issue_pattern(_FEW_ROWS).fullmatch(issue)]
+    """The issues of `verdict` that bear on code reading the file (how it is split, its columns and their types,
+    whether it is a table, columns with no name and no value, which `dropna()` drops every row for): all blocking
+    issues but its size, which no error of the student's code comes from, and that warning."""
+    blocking = [issue for issue in verdict.blocking_issues if not _issue_pattern(_FEW_ROWS).fullmatch(issue)]
+    return blocking + [issue for issue in verdict.warning_issues if _issue_pattern(_EMPTY_COLUMNS).fullmatch(issue)]
 
 
 def said_separator(verdict: Verdict, path: Path, separator: str | None) -> Verdict:
