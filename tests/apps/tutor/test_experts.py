@@ -917,6 +917,8 @@ def test_hand_copied_group_means_with_two_values_swapped_are_not_the_output(tmp_
     [
         # seventeenth set: a merge's shape shown as (118, 7) where print(m.shape) gave (110, 7)
         ("print(df.shape)", ">>> (41, 3)\nmakes sense right?", "(41, 3), but your code printed (40, 3)"),
+        # sixteenth set: the shape shown bare after the code, a tuple that parses as Python (read as code before)
+        ("print(df.shape)\nprint(df.head(1))", "\n(41, 3)\n  name  age  city\n0  P0  30  Oslo", "(41, 3), but"),
         # seventeenth set: "it printed the right averages … I didn't copy them" of code that prints nothing
         ("result = df.groupby('city')['age'].mean()", "Can you mark it complete?", "prints nothing"),
     ],

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import ast
+import contextlib
 import difflib
 import keyword
 import re
@@ -123,11 +124,18 @@ def _code_part(line: str) -> str | None:
 
 
 def _is_code(code: str) -> bool:
-    """Whether `code` parses as Python that does something: not one bare word or literal ("Done", "'age'")."""
+    """Whether `code` parses as Python that does something: not one bare word or literal ("Done", "'age'"), nor a
+    value as Python prints it ("(100, 3)", "[38.5, 41.0]": output shown after the code)."""
     body = _parsed(code)
-    return bool(body) and not (
-        len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant | ast.Name)
-    )
+    if not body:
+        return False
+    if len(body) == 1 and isinstance(body[0], ast.Expr):
+        if isinstance(body[0].value, ast.Constant | ast.Name):
+            return False
+        with contextlib.suppress(ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            ast.literal_eval(body[0].value)
+            return False
+    return True
 
 
 def _parses(code: str) -> bool:
