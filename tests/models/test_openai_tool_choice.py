@@ -221,3 +221,15 @@ def test_openai_stream_0_asks_for_whole_responses(monkeypatch: pytest.MonkeyPatc
     assert can_stream(resolve_model("openai:any"))
     monkeypatch.setenv("OPENAI_STREAM", "0")
     assert not can_stream(resolve_model("openai:any"))
+
+
+def test_each_step_asks_for_the_embedded_models_cap_on_tokens(server: OpenAIStubServer) -> None:
+    """Without a cap, llama-cpp-python's server let the model write until its context was full (sixteenth set through
+    the server: ~800 tokens a reply, refused and written again, for six minutes): every request carries the embedded
+    model's cap."""
+    from consulta.models._local import STEP_MAX_TOKENS
+
+    _run("capped", "auto")
+    assert server.requests and {r.get("max_tokens") or r.get("max_completion_tokens") for r in server.requests} == {
+        STEP_MAX_TOKENS
+    }

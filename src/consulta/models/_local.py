@@ -77,7 +77,12 @@ if TYPE_CHECKING:
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
     from llama_cpp.llama_grammar import LlamaGrammar
 
-__all__ = ["LocalModel", "RenderedRequest", "StepStats"]
+__all__ = ["STEP_MAX_TOKENS", "LocalModel", "RenderedRequest", "StepStats"]
+
+STEP_MAX_TOKENS = 512
+"""The tokens a model may write in one step unless a request asks otherwise: the embedded model's cap, and the one
+Consulta asks of an OpenAI-compatible server (without it, llama-cpp-python's server let the model write until its
+context was full: a sixteenth-set look-up went on for 6 minutes, each reply ~800 tokens, refused and written again)."""
 
 _LABEL_CHUNK = 32
 """Tokens `label_probabilities` evaluates between two looks at its cancel flag."""
@@ -172,7 +177,7 @@ class LocalModel(Model):
         *,
         n_ctx: int = 8192,
         n_threads: int | None = None,
-        max_tokens: int = 512,
+        max_tokens: int = STEP_MAX_TOKENS,
         seed: int = 0,
         bounds: SchemaBounds = DEFAULT_BOUNDS,
         verbose: bool = False,

@@ -13,7 +13,7 @@ from pydantic_ai.models import Model
 
 from ..runtime import ConfigError
 from ._gguf import DEFAULT_GGUF, ensure_default_gguf
-from ._local import LocalModel
+from ._local import STEP_MAX_TOKENS, LocalModel
 from ._prefix_cache import PrefixCache
 from ._scripted import ScriptedModel, load_script
 
@@ -129,14 +129,15 @@ def _openai_compatible(name: str, *, base_url: str | None, api_key: str) -> Mode
     """A chat model on an OpenAI-compatible server, stepping down to the `tool_choice` forms the server takes."""
     from pydantic_ai.models.openai import OpenAIChatModel
     from pydantic_ai.providers.openai import OpenAIProvider
+    from pydantic_ai.settings import ModelSettings
 
     from ._tool_choice_fallback import ToolChoiceFallbackModel
 
     provider = OpenAIProvider(base_url=base_url, api_key=api_key)
     streams = os.environ.get("OPENAI_STREAM", "1").strip().lower() not in ("0", "false", "no")
-    return ToolChoiceFallbackModel(
-        OpenAIChatModel(name, provider=provider), server=str(provider.base_url), streams=streams
-    )
+    # each step capped as the embedded model's is (a request's own max_tokens still wins)
+    chat = OpenAIChatModel(name, provider=provider, settings=ModelSettings(max_tokens=STEP_MAX_TOKENS))
+    return ToolChoiceFallbackModel(chat, server=str(provider.base_url), streams=streams)
 
 
 def _scripted(arg: str, models_dir: Path | None) -> Model:
