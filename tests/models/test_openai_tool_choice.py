@@ -224,9 +224,8 @@ def test_openai_stream_0_asks_for_whole_responses(monkeypatch: pytest.MonkeyPatc
 
 
 def test_each_step_asks_for_the_embedded_models_cap_on_tokens(server: OpenAIStubServer) -> None:
-    """Without a cap, llama-cpp-python's server let the model write until its context was full (sixteenth set through
-    the server: ~800 tokens a reply, refused and written again, for six minutes): every request carries the embedded
-    model's cap."""
+    """Every request carries the embedded model's cap on a step's tokens (without it a server applies its own
+    default, up to its context's end)."""
     from consulta.models._local import STEP_MAX_TOKENS
 
     _run("capped", "auto")

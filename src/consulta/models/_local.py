@@ -81,8 +81,7 @@ __all__ = ["STEP_MAX_TOKENS", "LocalModel", "RenderedRequest", "StepStats"]
 
 STEP_MAX_TOKENS = 512
 """The tokens a model may write in one step unless a request asks otherwise: the embedded model's cap, and the one
-Consulta asks of an OpenAI-compatible server (without it, llama-cpp-python's server let the model write until its
-context was full: a sixteenth-set look-up went on for 6 minutes, each reply ~800 tokens, refused and written again)."""
+Consulta asks of an OpenAI-compatible server (which otherwise applies its own default, up to its context's end)."""
 
 _LABEL_CHUNK = 32
 """Tokens `label_probabilities` evaluates between two looks at its cancel flag."""
