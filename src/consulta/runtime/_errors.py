@@ -6,8 +6,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic_ai import exceptions as model_errors
-
 from ..i18n import t
 
 
@@ -145,6 +143,8 @@ class ModelFailed(ConsultaError):
 
 def model_failure(error: BaseException) -> ModelFailed | None:
     """`error` as a `ModelFailed` when it is one of the model API's failures (pydantic-ai's categories), else None."""
+    from pydantic_ai import exceptions as model_errors  # here: the CLI's start imports this module, not the engine
+
     if not isinstance(error, model_errors.ModelAPIError):
         return None
     values: dict[str, Any] = {"model": error.model_name or "the model"}
