@@ -192,13 +192,18 @@ def unfounded_names(text: str, facts: TurnFacts, rules: FactRules) -> list[str]:
     written: what a question's options may not offer (a line the inventory holds may be offered before it was looked
     up; a count or a position the person may choose need not have been found; "NA1001" of a tank that holds NA1000
     alone is invented)."""
-    found, sources = _found_and_sources(text, facts, rules)
-    known = _fold(" \n".join(rules.names() if rules.names is not None else ()))
+    names = list(rules.names()) if rules.names is not None else []
+    found, sources = _found_and_sources(text, facts, rules, names)
+    known = _fold(" \n".join(names))
     return [i for i in _unfounded_names(found, sources) if i not in found.names and not _mentions(known, _fold(i))]
 
 
-def _found_and_sources(text: str, facts: TurnFacts, rules: FactRules) -> tuple[_Found, _Sources]:
-    names = list(rules.names()) if rules.names is not None else []
+def _found_and_sources(
+    text: str, facts: TurnFacts, rules: FactRules, names: list[str] | None = None
+) -> tuple[_Found, _Sources]:
+    """The facts `text` states and the turn's sources; `names`: the domain's, when the caller has read them."""
+    if names is None:
+        names = list(rules.names()) if rules.names is not None else []
     found = facts_in(text, names=names, ignore=rules.ignore)
     return found, _sources(facts, rules.declared() if rules.declared is not None else ())
 

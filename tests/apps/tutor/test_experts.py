@@ -900,10 +900,15 @@ def test_code_using_a_name_it_never_defines_is_no_reproduction_of_the_students_e
     assert report["is_valid"] is False and "uses cities, which it does not define" in report["validation_details"]
 
 
-def test_hand_copied_group_means_with_two_values_swapped_are_not_the_output(tmp_path: Path, uploads: Path) -> None:
-    """Sixteenth set: "每个城市平均年龄 做完了！结果我手抄过来的" with two cities' means swapped was passed as done."""
+def _forty_people(uploads: Path) -> None:
+    """The student's upload: 40 people, ages 30 (Oslo) and 40 (Rome) by turns."""
     rows = "".join(f"P{i},{30 + (i % 2) * 10},{'Rome' if i % 2 else 'Oslo'}\n" for i in range(40))
     (uploads / "student_data.csv").write_text(f"name,age,city\n{rows}", "utf-8")
+
+
+def test_hand_copied_group_means_with_two_values_swapped_are_not_the_output(tmp_path: Path, uploads: Path) -> None:
+    """Sixteenth set: "每个城市平均年龄 做完了！结果我手抄过来的" with two cities' means swapped was passed as done."""
+    _forty_people(uploads)
     code = "import pandas as pd\ndf = pd.read_csv('student_data.csv')\nprint(df.groupby('city')['age'].mean())"
     for i, (shown, valid) in enumerate((("Oslo    40.0\nRome    30.0", False), ("Oslo    30.0\nRome    40.0", True))):
         words = f"每个城市平均年龄 做完了！结果我手抄过来的：\n\n{code}\n\ncity\n{shown}"
@@ -926,8 +931,7 @@ def test_hand_copied_group_means_with_two_values_swapped_are_not_the_output(tmp_
 def test_values_shown_otherwise_than_printed_or_nothing_printed_is_not_done(
     tmp_path: Path, uploads: Path, code: str, after: str, said: str
 ) -> None:
-    rows = "".join(f"P{i},{30 + (i % 2) * 10},{'Rome' if i % 2 else 'Oslo'}\n" for i in range(40))
-    (uploads / "student_data.csv").write_text(f"name,age,city\n{rows}", "utf-8")
+    _forty_people(uploads)
     words = f"done!\nimport pandas as pd\ndf = pd.read_csv('student_data.csv')\n{code}\n{after}"
     out = _validated_by_code(tmp_path, uploads, task="task_2_4", words=words)
     assert out["is_valid"] is False and said in out["validation_details"], out

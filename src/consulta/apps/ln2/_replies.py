@@ -499,8 +499,7 @@ def _frozen_then(facts: TurnFacts) -> TurnFacts:
             return call
         if span is not None and not re.fullmatch(r"\d{4}-\d{2}", searched):
             return call
-        lines = [r for r in data.get("records") or [] if kept(r, searched)]
-        return replace(call, data=json.dumps({**data, "records": lines, "total": len(lines)}, ensure_ascii=False))
+        return _with_records(call, data, [r for r in data.get("records") or [] if kept(r, searched)])
 
     return replace(facts, calls=tuple(narrowed(c) for c in facts.calls))
 
@@ -519,13 +518,18 @@ def _by_age(facts: TurnFacts) -> TurnFacts:
         if data is None or not dated:
             return call
         when = (max if age == "newest" else min)(d for d, _ in dated)
-        lines = [r for d, r in dated if d == when]
-        kept = {k: v for k, v in data.items() if k != "tubes_by_name"} | {"records": lines, "total": len(lines)}
-        if "tubes" in data:
-            kept["tubes"] = sum(len(_PLACES.findall(m[1])) for line in lines if (m := _POSITIONS.search(str(line))))
-        return replace(call, data=json.dumps(kept, ensure_ascii=False))
+        return _with_records(call, data, [r for d, r in dated if d == when])
 
     return replace(facts, calls=tuple(narrowed(c) for c in facts.calls))
+
+
+def _with_records(call: ToolOutcome, data: dict[str, Any], lines: list[Any]) -> ToolOutcome:
+    """`call` as if its look-up had found only the records `lines` (of its result `data`): their total, and their
+    tubes counted again when the result counts tubes (its count by name left out, no longer true)."""
+    kept = {k: v for k, v in data.items() if k != "tubes_by_name"} | {"records": lines, "total": len(lines)}
+    if "tubes" in data:
+        kept["tubes"] = sum(len(_PLACES.findall(m[1])) for line in lines if (m := _POSITIONS.search(str(line))))
+    return replace(call, data=json.dumps(kept, ensure_ascii=False))
 
 
 _THANKS = re.compile(r"\b(?:thanks?|thank\s+you|thx|cheers)\b|谢谢|多谢|感谢|谢了", re.IGNORECASE)

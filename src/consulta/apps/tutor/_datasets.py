@@ -229,25 +229,23 @@ def _note_rows(frame: pd.DataFrame) -> list[tuple[int, str]]:
     if len(frame.columns) < 2:
         return []
     notes = []
-    for at, (_, row) in enumerate(frame.iterrows()):
-        values = row.dropna()
-        if len(values) == 1 and isinstance(value := values.iloc[0], str) and _SENTENCE.search(value):
+    # only the rows with one cell filled are read one by one (an upload may hold many thousand rows)
+    for at in (frame.notna().sum(axis=1).to_numpy() == 1).nonzero()[0]:
+        value = frame.iloc[at].dropna().iloc[0]
+        if isinstance(value, str) and _SENTENCE.search(value):
             text = " ".join(value.split())
-            notes.append((at + 2, text if len(text) <= 60 else f"{text[:57]}…"))
+            notes.append((int(at) + 2, text if len(text) <= 60 else f"{text[:57]}…"))
     return notes
 
 
 def holds_json(path: Path) -> bool:
     """Whether the text file at `path` holds JSON (a list or object of records saved under a table's name)."""
     try:
-        text = path.read_text(encoding="utf-8-sig").strip()
-    except (OSError, UnicodeDecodeError):
-        return False
-    if not text.startswith(("[", "{")):
-        return False
-    try:
-        json.loads(text)
-    except ValueError:
+        with path.open(encoding="utf-8-sig") as handle:  # a table's first character says it is none: not read on
+            if not handle.read(256).lstrip().startswith(("[", "{")):
+                return False
+        json.loads(path.read_text(encoding="utf-8-sig"))
+    except (OSError, ValueError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         return False
     return True
 

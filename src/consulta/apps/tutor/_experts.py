@@ -449,7 +449,8 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
             )
         output = str(facts.get("stdout") or "").strip()
         evidence = request.context.student_evidence or ""
-        if facts.get("ran") is True and not output and not _shows_output(evidence):
+        shown = _shown_after_code(evidence)  # once: finding the code in the words parses many of their runs
+        if facts.get("ran") is True and not output and not _shows_output(evidence, shown):
             # seventeenth set: "it printed the right averages … I didn't copy them" of code that prints nothing,
             # passed as done: the task counts as done on the code and what it prints
             return ValidationReport(
@@ -465,11 +466,11 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
         if claimed and not any(_printed(number, output) for number in claimed):
             # held-out: "output: 71.5" where the code printed 74.23 on the student's file was passed as done
             return _output_differs(task.id, claimed[0], " ".join(output.split())[:200])
-        if (differs := _differing_pair(_shown_after_code(evidence), output)) is not None:
+        if (differs := _differing_pair(shown, output)) is not None:
             # sixteenth set: hand-copied means, two cities' values swapped, passed as done
             label, shown, ran = differs
             return _output_differs(task.id, f"{label} {shown}", f"{label} {ran}")
-        if (other := _differing_line(_shown_after_code(evidence), output)) is not None:
+        if (other := _differing_line(shown, output)) is not None:
             # seventeenth set: ">>> (118, 7)" shown for a merge whose print(m.shape) gave (110, 7)
             return _output_differs(task.id, *other)
         method = task.revealed_in(str(facts.get("code") or ""))
@@ -764,10 +765,9 @@ def _differing_line(shown: str, output: str) -> tuple[str, str] | None:
     return None
 
 
-def _shows_output(words: str) -> bool:
-    """Whether the student's words show what their code printed: a number or a line of values after the code, or
-    an output said so ("output: 71.5")."""
-    shown = _shown_after_code(words)
+def _shows_output(words: str, shown: str) -> bool:
+    """Whether the student's words show what their code printed (`shown`: `_shown_after_code(words)`): a number or a
+    line of values after the code, or an output said so ("output: 71.5")."""
     return bool(_claimed_outputs(words) or _ALONE.search(shown) or _VALUES_LINE.search(shown) or _PAIR.search(shown))
 
 
