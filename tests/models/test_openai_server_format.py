@@ -16,17 +16,19 @@ from consulta.models._openai_server_format import CHAT_FORMAT, register_chat_for
 
 
 class PromptKeepingLlamaDouble:
-    """Test double of `llama_cpp.Llama`: keeps each prompt and completes it with `reply`."""
+    """Test double of `llama_cpp.Llama`: keeps each prompt and completes it with `reply`, then `replies` in turn."""
 
     verbose = False
 
-    def __init__(self, reply: str) -> None:
-        self.reply = reply
+    def __init__(self, reply: str, *replies: str) -> None:
+        self.replies = [reply, *replies]
         self.prompts: list[str] = []
 
     def create_completion(self, *, prompt: str, **_: Any) -> dict[str, Any]:
+        """Completes with the next of its replies (the last one again when they run out)."""
         self.prompts.append(prompt)
-        choice = {"text": self.reply, "index": 0, "logprobs": None, "finish_reason": "stop"}
+        text = self.replies[min(len(self.prompts), len(self.replies)) - 1]
+        choice = {"text": text, "index": 0, "logprobs": None, "finish_reason": "stop"}
         usage = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
         return {"id": "1", "object": "text_completion", "created": 0, "model": "m", "choices": [choice], "usage": usage}
 
@@ -89,3 +91,18 @@ def test_required_with_several_tools_is_a_400_that_says_what_to_send(handler: An
         handler(llama, messages=CONVERSATION[:2], tools=tools, tool_choice="required")
     assert refused.value.status_code == 400 and "send tool_choice 'auto'" in str(refused.value.detail)
     assert not llama.prompts
+
+
+def test_auto_choosing_a_message_writes_one(handler: Any) -> None:
+    """Stock `auto`: after choosing `message:` the template's grammar allows only a tool's name or the end, so the
+    message comes back empty; here it is written again as `tool_choice="none"` writes it."""
+    llama = PromptKeepingLlamaDouble("message", "", "7 HeLa vials; no K562.")
+    done = handler(llama, messages=CONVERSATION, tools=[_tool("count_vials")], tool_choice="auto")
+    assert done["choices"][0]["message"]["content"] == "7 HeLa vials; no K562."
+    assert len(llama.prompts) == 3 and llama.prompts[1].endswith("message:\n")
+
+
+def test_auto_calling_a_tool_is_kept(handler: Any) -> None:
+    llama = PromptKeepingLlamaDouble("functions.count_vials", '{"line": "HeLa"}', "<|im_end|>")
+    done = handler(llama, messages=CONVERSATION[:2], tools=[_tool("count_vials")], tool_choice="auto")
+    assert done["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "count_vials"

@@ -207,6 +207,30 @@ def test_words_meant_for_the_model_never_reach_the_person(tmp_path: Path, run_on
     assert all(e.data["text"] != leak for e in store.list_events(run.id) if e.type == "model_text")
 
 
+@pytest.mark.parametrize(
+    ("replies", "output", "checks"),
+    [
+        (["", ""], "Code: 11 tubes in boxes 1, 3 and 5.", [("empty", False), ("empty", True)]),
+        (["", "We have 11 HeLa tubes."], "We have 11 HeLa tubes.", [("empty", False)]),
+    ],
+)
+def test_an_empty_response_is_asked_again_once_then_code_says_what_was_found(
+    tmp_path: Path,
+    run_once,  # noqa: ANN001
+    replies: list[str],
+    output: str,
+    checks: list[tuple[str, bool]],
+) -> None:
+    """A model (or its server) may answer with no text and no call: pydantic-ai alone asks again for as long as the
+    run's retries last (seen: 15 requests to a server whose every answer was empty)."""
+    store = Store(f"sqlite:///{tmp_path}/c.db")
+    model, _ = scripted(replies, first=[ToolCallPart("count_tubes", {"name": "HeLa"})])
+    agent = agent_with(count_tubes, asks_for_change=lambda words: False)  # a look-up: code says what was found
+    run = run_once(store, agent, "Do we have any HeLa cells left?", model)
+    assert run.status == RunStatus.finished and run.output == output
+    assert checked(store, run.id) == checks
+
+
 def test_model_words_finds_the_instructions_repeated() -> None:
     facts = TurnFacts(lang="en", model_meant=("Keep replies short and always in the user's own language please.",))
     assert model_words("I keep replies short and always in the user's own language please.", facts) is not None

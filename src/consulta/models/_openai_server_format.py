@@ -9,6 +9,9 @@
 - `tool_choice="required"` fails an assertion inside it (HTTP 500 with an empty message, which no client can act on).
   Here it is a named tool when only one is offered, else an HTTP 400 saying what to send instead, which Consulta's
   OpenAI backend answers by stepping down to `"auto"` with the choice as an instruction (`_tool_choice_fallback`).
+- With `tool_choice="auto"`, a model that chooses to write a message writes nothing: after `message:` the template's
+  follow-up grammar allows only a tool's name or the end (an empty reply, which a client asks again for, forever).
+  Here an empty message of a whole (not streamed) response is written again as `tool_choice="none"` writes one.
 """
 
 from __future__ import annotations
@@ -37,7 +40,11 @@ def register_chat_format(chat_format_module: ModuleType) -> None:
                     "send tool_choice 'auto', or name one tool.",
                 )
             kwargs["tool_choice"] = {"type": "function", "function": {"name": tools[0]["function"]["name"]}}
-        return base(llama, messages=prompt_messages(messages), **kwargs)
+        shown = prompt_messages(messages)
+        response = base(llama, messages=shown, **kwargs)
+        if tools and kwargs.get("tool_choice") in (None, "auto") and not kwargs.get("stream") and _empty(response):
+            response = base(llama, messages=shown, **{**kwargs, "tool_choice": "none"})
+        return response
 
     registry = chat_format_module.LlamaChatCompletionHandlerRegistry()
     registry.register_chat_completion_handler(CHAT_FORMAT, handler, overwrite=True)
@@ -63,6 +70,12 @@ def prompt_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         out.append({"role": "user", "content": Markup(f"{out.pop()['content']}\n{block}" if after_tool else block)})
         after_tool = True
     return out
+
+
+def _empty(response: Any) -> bool:
+    """Whether a whole chat completion's first choice is a message with no text and no tool call."""
+    message = (response.get("choices") or [{}])[0].get("message") or {}
+    return not (message.get("content") or "").strip() and not message.get("tool_calls")
 
 
 def _shown_call(call: dict[str, Any], safe: type[str]) -> dict[str, Any]:

@@ -52,7 +52,7 @@ from ._claims import (
     compose_reply,
 )
 from ._events import ReplyChecked, StepStarted
-from ._facts import check_facts, check_language, check_model_words
+from ._facts import check_facts, check_language, check_model_words, check_said_something
 from ._messages import (
     CODE_MODEL,
     FIRST_LOOK_CALL,
@@ -387,8 +387,9 @@ def _checked_in_turn(check: ReplyCheck) -> Callable[[RunContext[RunDeps], Any], 
             reason = f"{_NOT_TRIED} {', '.join(_writes_offered(ctx.deps.agent, ctx))}."
             ctx.deps.log.emit(ReplyChecked(run_id=ctx.deps.run_id, check=CHANGE_NOT_TRIED, reason=reason))
             raise ModelRetry(reason)
+        text = "" if output is None else str(output)  # None: the model's response held no text and no call
         try:
-            check(str(output), _turn_facts(ctx))
+            check(text, _turn_facts(ctx))
         except ReplyRefused as error:
             last_step = _no_step_left(ctx)
             replaced = error.replacement is not None and (error.at_once or bool(_refusals(ctx.messages)) or last_step)
@@ -403,7 +404,7 @@ def _checked_in_turn(check: ReplyCheck) -> Callable[[RunContext[RunDeps], Any], 
         except ValueError as error:
             ctx.deps.log.emit(ReplyChecked(run_id=ctx.deps.run_id, check="reply", reason=str(error)))
             raise ModelRetry(str(error)) from None
-        return output
+        return text
 
     return checked
 
@@ -452,7 +453,9 @@ def build_engine_agent(agent: Agent, model: Model) -> PaiAgent[RunDeps, str | De
         instructions=agent.instructions if isinstance(agent.instructions, str) else _run_instructions,
         tools=[_engine_tool(t) for t in agent.tools],
         deps_type=RunDeps,
-        output_type=[str, DeferredToolRequests],  # type: ignore[arg-type]
+        # None: a response with no text and no call reaches the reply checks (as an empty reply) instead of
+        # pydantic-ai asking again for as long as the run's retries last
+        output_type=[str, DeferredToolRequests, None],  # type: ignore[arg-type]
         capabilities=[_ConsultaTools()],
         retries=agent.max_steps,
     )
@@ -465,6 +468,7 @@ def build_engine_agent(agent: Agent, model: Model) -> PaiAgent[RunDeps, str | De
     engine.output_validator(
         _checked_in_turn(
             all_checks(
+                check_said_something(_for_information(agent, say_instead)),
                 agent.check_reply,
                 functools.partial(check_claims, say_instead=_for_information(agent, say_instead)),
                 check_model_words(say_instead),

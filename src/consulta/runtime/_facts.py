@@ -425,6 +425,13 @@ check_model_words = _check_for(
 )
 """The runtime's check that no words meant for the model reach the person (see `model_words`)."""
 
+check_said_something = _check_for(
+    lambda text, _facts: None if text.strip() else "nothing",
+    lambda _found: "Your reply was empty. Answer the user: say what was found or done, or ask them one plain question.",
+    "empty",
+)
+"""The runtime's check that a reply says something: a model (or its server) may answer with no text and no call."""
+
 
 # ---- the person's language --------------------------------------------------------------------------------------
 
