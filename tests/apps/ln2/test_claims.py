@@ -291,7 +291,8 @@ def test_an_ln2_turn_starts_from_facts_and_information_never_writes(
         # used up)
         ("whats the oldest stuff in the tank", "query_inventory", "id 3: HEK293T; box 1 positions 19,20,21,22,23,24"),
         ("罐里最早冻的是哪管？", "query_inventory", "冻存于 2024-08-20"),
-        ("Which tubes were frozen most recently?", "query_inventory", "Records found: 1, tubes: 3.\n- id 14"),
+        # (records 39 and 40, the 39th and 40th: a look-up lists 20, so the records come by date)
+        ("Which tubes were frozen most recently?", "query_inventory", "Records found: 2, tubes: 3.\n- id 39"),
         ("Which HeLa tube is the oldest?", "query_inventory", "Records found: 1, tubes: 4.\n- id 4: HeLa;"),
         ("2号盒还有多少个空位？", "empty_positions", "2号盒有 60 个空位"),
         # held-out, through an OpenAI-compatible server: no call at all, then "nothing was changed"
@@ -320,6 +321,32 @@ def test_a_plain_look_up_is_answered_by_code_from_the_first_look(
 
     store = Store(f"sqlite:///{tmp_path}/consulta.db")
     run = run_with(store, agent, prompt, model)
+    assert run.status == RunStatus.finished and run.output
+    assert [c.tool_name for c in store.list_tool_calls(run.id)] == [looked]
+    assert said in run.output
+
+
+HELDOUT18_LAB = Path(__file__).resolve().parents[3] / "bench" / "data" / "ln2" / "heldout18_lab.yaml"
+
+
+@pytest.mark.parametrize(
+    ("prompt", "looked", "said"),
+    [
+        # the kind of sample said as a word of its own ("sperm"): still the oldest of the tank
+        ("what's the oldest sperm we've still got in there?", "query_inventory", "id 25: AB ♂#11"),
+        # the newest of 29 records, more than a look-up lists: the records come by date (was: of the first 20)
+        ("最近一次冻的是哪个？", "query_inventory", "记录 27：casper ♂#5"),
+        # what the straw is for ("for IVF") names no tube: code asks which
+        ("I need some sperm for IVF tomorrow morning, can you get a straw ready?", "inventory_stats", "Which cells"),
+        # which of two ways is better, a reagent's letters in it: no tube, code says what the app does
+        ("斑马鱼精子冻存用甲醇还是DMF做保护剂比较好？", "inventory_stats", "不提供实验操作"),
+    ],
+)
+def test_eighteenth_set_look_ups_are_answered_by_code(tmp_path: Path, prompt: str, looked: str, said: str) -> None:
+    """Eighteenth held-out set (a zebrafish sperm cryobank, terminal at 1452fc5): each was left to the model."""
+    lab = tmp_path / "inventory.yaml"
+    lab.write_bytes(HELDOUT18_LAB.read_bytes())
+    run, store = run_by_code(tmp_path, lab, prompt)
     assert run.status == RunStatus.finished and run.output
     assert [c.tool_name for c in store.list_tool_calls(run.id)] == [looked]
     assert said in run.output

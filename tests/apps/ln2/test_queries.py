@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from consulta.apps.ln2._inventory import Inventory, load_inventory
-from consulta.apps.ln2._queries import empty_positions, inventory_stats, query_inventory, search_records
+from consulta.apps.ln2._queries import best_named, empty_positions, inventory_stats, query_inventory, search_records
 from consulta.runtime._errors import ToolError
 
 from .test_inventory import SAMPLE, tiny_copy
@@ -203,3 +203,19 @@ def test_a_name_in_greek_letters_is_found_by_their_names(tmp_path: Path, typed: 
     record = inventory.records[0].model_copy(update={"parent_cell_line": "γδ T (Vδ2) D-131", "short_name": None})
     inventory = inventory.model_copy(update={"records": [record, *inventory.records[1:]]})
     assert ids(query_inventory(inventory, cell_line=typed)) == [1]
+
+
+@pytest.mark.parametrize(
+    ("said", "ids"),
+    [
+        ("AB", [1, 2, 25]),  # a word of "Danio rerio AB", not the letters inside "Zebrabow" (record 15)
+        ("WIK straw", [5]),  # a name said with its container
+        ("the WIK straws", [5]),
+        ("WIK那管", [5]),
+        ("Zebrabow", [15]),
+    ],
+)
+def test_a_few_letters_name_a_word_and_a_container_is_no_part_of_a_name(said: str, ids: list[int]) -> None:
+    lab = load_inventory(Path(__file__).resolve().parents[3] / "bench" / "data" / "ln2" / "heldout18_lab.yaml")
+    found, close = best_named(lab, cell_line=said)
+    assert [r.id for r in found] == ids and not close

@@ -782,3 +782,28 @@ def test_seventeenth_set_a_note_phrase_a_species_and_a_chinese_name_part_are_loo
     assert named_in(toss, inv) == ("安琪", "cell_line") and change_asked(toss) == "take"
     assert reply_lang(toss, "en") == "en" and reply_lang("安琪还有吗", "en") == "zh-CN"
     assert named_in("安琪还有吗", inv) == ("安琪", "cell_line")
+
+
+TUBE_LEVEL = Path(__file__).parents[3] / "bench" / "data" / "ln2" / "tube_level.yaml"
+HELDOUT18_LAB = Path(__file__).parents[3] / "bench" / "data" / "ln2" / "heldout18_lab.yaml"
+
+
+@pytest.mark.parametrize(
+    ("lab", "words", "args", "staged"),
+    [
+        # the note the words quote picks the one of two NCCIT tubes (notes "seed tube A" and "seed tube B")
+        (TUBE_LEVEL, "把写着 seed tube B 的那管 NCCIT 复苏", {"cell_line": "NCCIT"}, (7, [2])),
+        # the name said with its container ("WIK straw"): the WIK record
+        (HELDOUT18_LAB, "the WIK straw is cracked, bin it", {"cell_line": "WIK straw", "action": "discard"}, (5, [13])),
+    ],
+)
+def test_eighteenth_set_take_outs_are_grounded_at_the_tubes_said(
+    lab: Path, words: str, args: dict[str, Any], staged: tuple[int, list[int]]
+) -> None:
+    """Eighteenth held-out set (terminal, at 1452fc5): a question of which NCCIT tube, and "no record matches 'WIK
+    straw'"."""
+    evidence = Evidence(user_texts=(words,))
+    plans = Ln2Plans(lab)
+    op = tool(lab, "record_thaw")(**plans.ground_args("record_thaw", args, evidence))
+    plans.check_grounding("record_thaw", op, evidence)
+    assert (op["record_id"], op["positions"]) == staged

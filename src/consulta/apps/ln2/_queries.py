@@ -29,6 +29,12 @@ __all__ = [
 _NOTE_CHARS = 60
 _FUZZY_CUTOFF = 0.75  # 'K652' vs 'K562' scores exactly 0.75
 _FUZZY_MIN_LEN = 4  # shorter queries match too much by accident
+_WORD_ONLY_LEN = 3  # letters-only queries this short match a whole word of a name
+_HOLDER = re.compile(
+    r"^(?:the|a|an|one)\s+|\s+(?:tubes?|vials?|cryovials?|straws?|aliquots?|ampoules?|stocks?|cells?)$|(?:那|这|一)?[管支]$",
+    re.IGNORECASE,
+)
+"""What a name may be said with in a call ("the WIK straw", "HeLa vials", "K562那管"): no part of any name."""
 _SPLIT = re.compile(r"[^0-9a-z\u00c0-\uffff]+")
 
 # How well a query matched a value: the best level wins, and fuzzy hits are shown only when nothing matched better.
@@ -75,6 +81,11 @@ def _match_level(query: str, value: str | None, *, exact: bool) -> int:
         return _NONE
     if q == v:
         return _EXACT
+    if len(q) <= _WORD_ONLY_LEN and q.isalpha():
+        # a few letters start a word of the name ("AB" of "Danio rerio AB", "HEK" of HEK293T), not letters inside
+        # one (the "ab" of Zebrabow)
+        words = _SPLIT.split(spelled_out(value).casefold())
+        return _SUBSTRING if any(w.startswith(q) for w in words) else _NONE
     if q in v or (_PLURAL.search(query.strip()) and q[:-1] in v):  # "Jurkats", "HUVECs": the name's tubes
         return _SUBSTRING
     if len(q) >= _FUZZY_MIN_LEN:
@@ -159,7 +170,18 @@ def _filters(cell_line: str | None, short_name: str | None, plasmid: str | None)
 
 
 def _scored(inventory: Inventory, filters: _Filters, *, box: int | None, exact: bool) -> list[tuple[int, Record]]:
-    """(match level, record) of the records in `box` (any box: None) that match every filter, in file order."""
+    """(match level, record) of the records in `box` (any box: None) that match every filter, in file order; when
+    none does, those that match the filters said without the words a name comes with ("the WIK straw": WIK)."""
+    scored = _scored_as_said(inventory, filters, box=box, exact=exact)
+    bare = [(_HOLDER.sub("", _HOLDER.sub("", q.strip())).strip(), fields) for q, fields in filters]
+    if bare == filters or not all(q for q, _ in bare) or max((level for level, _ in scored), default=_NONE) > _FUZZY:
+        return scored
+    return _scored_as_said(inventory, bare, box=box, exact=exact) or scored
+
+
+def _scored_as_said(
+    inventory: Inventory, filters: _Filters, *, box: int | None, exact: bool
+) -> list[tuple[int, Record]]:
     scored: list[tuple[int, Record]] = []
     for record in inventory.records:
         if box is not None and record.box != box:

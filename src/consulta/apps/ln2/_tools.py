@@ -7,6 +7,7 @@ The write tools only build an operation; the runtime stages it after `Ln2Plans.c
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 import functools
 import json
 import re
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ...i18n import t
+from ...i18n import t, unaccented
 from ...runtime import Choice, Evidence, ToolDef, ToolError, read_tool, write_tool
 from ._audit import read_audit
 from ._inventory import BoxLayout, Inventory, Record, load_inventory
@@ -63,6 +64,7 @@ def ln2_tools(inventory_path: Path) -> tuple[ToolDef, ...]:
         position: int | None = None,
         exact: bool = False,
         include_consumed: bool = False,
+        frozen_first: bool | None = None,
     ) -> dict[str, Any]:
         """Find tube records by cell line, short name, plasmid, box or box + position: where tubes are, how many.
 
@@ -74,6 +76,7 @@ def ln2_tools(inventory_path: Path) -> tuple[ToolDef, ...]:
             position: Position in the box (with box): the record holding it.
             exact: Match names exactly instead of fuzzily.
             include_consumed: Also list records with no tubes left.
+            frozen_first: List the records by the day they were frozen: true, the oldest first; false, the newest.
         """
         inventory = inv()
         found = _query_inventory(
@@ -97,6 +100,10 @@ def ln2_tools(inventory_path: Path) -> tuple[ToolDef, ...]:
         found["tubes"] = sum(len(r.get("positions") or ()) for r in found["records"])
         if by_name := _tubes_by_name(found):
             found["tubes_by_name"] = by_name
+        if frozen_first is not None:  # the oldest or newest among the first shown, however many records there are
+            dated = [r for r in found["records"] if r.get("frozen_at")]
+            dated.sort(key=lambda r: str(r["frozen_at"]), reverse=not frozen_first)  # a day's records in file order
+            found["records"] = dated + [r for r in found["records"] if not r.get("frozen_at")]
         found["records"] = found["records"][:20]
         if not found["tubes"] and position is None and (cell_line or short_name or plasmid):
             # nothing left: say which records of that name were used up, and when (a negative answer, grounded)
@@ -473,6 +480,7 @@ class Ln2Plans:
         kept = _narrowed_by_context(kept, inventory, evidence, words)
         kept = _at_the_positions_said(kept, inventory, latest)
         kept = _only_the_positions_said(kept, inventory, latest)
+        kept = _by_the_note_said(kept, inventory, latest)
         if not kept.get("positions") and kept.get("record_id") is None and _ALL.search(words):
             # "all the X tubes": every tube of the one record the name fits
             names = _names_of(kept)
@@ -797,6 +805,33 @@ def _at_the_positions_said(ref: dict[str, Any], inventory: Inventory, latest: st
     if len(holders) != 1:
         return ref
     return {**ref, "box": holders[0].box, "positions": sorted(said)}
+
+
+def _by_the_note_said(ref: dict[str, Any], inventory: Inventory, words: str) -> dict[str, Any]:
+    """`ref` pointed at the one record, of the several its names fit, whose note the words quote longest, two words
+    or more ("把写着 seed tube B 的那管 NCCIT 复苏" of notes "seed tube A" and "seed tube B"). Anything else is left as
+    it is (the locate then asks which)."""
+    names = _names_of(ref)
+    if ref.get("record_id") is not None or ref.get("positions") or not names:
+        return ref
+    pool = [r for r in best_named(inventory, **names)[0] if r.positions and ref.get("box") in (None, r.box)]
+    said = _note_words(words)
+    quoted = {r.id: _longest_run(said, _note_words(r.note or "")) for r in pool}
+    best = max(quoted.values(), default=0)
+    if len(pool) < 2 or best < 2 or list(quoted.values()).count(best) != 1:
+        return ref
+    record = next(r for r in pool if quoted[r.id] == best)
+    return {**ref, "record_id": record.id, "box": record.box}
+
+
+def _note_words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", unaccented(text).casefold())
+
+
+def _longest_run(said: list[str], note: list[str]) -> int:
+    """The most words in a row `said` and `note` share."""
+    match = difflib.SequenceMatcher(None, said, note, autojunk=False).find_longest_match()
+    return match.size
 
 
 def _only_the_positions_said(ref: dict[str, Any], inventory: Inventory, latest: str) -> dict[str, Any]:

@@ -124,8 +124,13 @@ def action_for(words: str, said: Callable[[str], bool]) -> Literal["thaw", "take
 _UNDO = re.compile(
     r"\b(?:undo|revert|roll\s*back|rollback|roll\s+(?:it|that|this|them)\s+back)\b|撤销|撤回|回滚", re.IGNORECASE
 )
+_KEPT_EN = (
+    r"tubes?|vials?|cryovials?|straws?|aliquots?|ampoules?|stocks?|cells?|lines?|samples?|strains?|isolates?|"
+    r"clones?|glycerols?|organoids?|spores?|sperm|embryos?|seeds?"
+)
+"""What a tank keeps, in English: its containers and the kinds of living material frozen in them."""
 _NEED = re.compile(
-    r"\b(?:need|want|looking\s+for|give\s+me|get\s+me)\b.{0,40}?\b(?:cells?|tubes?|vials?|lines?|stocks?|strains?|aliquots?)\b"
+    rf"\b(?:need|want|looking\s+for|give\s+me|get\s+me)\b.{{0,40}}?\b(?:{_KEPT_EN})\b"
     r"|(?:需要|想要|要|给我).{0,10}?(?:细胞|管)|(?:帮我|给我|替我|帮忙)(?:拿|取|找|弄).{0,8}?(?:细胞|管|支)",
     re.IGNORECASE,
 )
@@ -177,10 +182,13 @@ _TUBES_COUNTED = re.compile(
 
 _HOW_TO = re.compile(
     r"^\s*(?:how\s+(?:do|should|can|would|to)\b|what(?:'s|\s+is)\s+the\s+(?:best\s+)?way\b|why\b)|"
-    r"\bwhen\s+(?:you\s+|I\s+|we\s+)?\w+ing\b|(?:怎么|怎样|如何|为什么|的时候)",
+    r"\bwhen\s+(?:you\s+|I\s+|we\s+)?\w+ing\b|(?:怎么|怎样|如何|为什么|的时候)|"
+    # which of two ways is better ("methanol or DMF as the cryoprotectant?", "用甲醇还是DMF做保护剂比较好？")
+    r"\bshould\s+(?:I|we)\s+use\b|\bwhich\s+(?:is|one\s+is|works)\s+better\b|(?:用|选).{0,15}还是.{0,15}(?:好|合适)",
     re.IGNORECASE,
 )
-"""Asking how or why ("How should I thaw cells?", "复苏细胞的时候水浴锅要设多少度？"): knowledge, not a change."""
+"""Asking how or why ("How should I thaw cells?", "复苏细胞的时候水浴锅要设多少度？"), or which way is better:
+knowledge, not a change."""
 _UPKEEP = re.compile(
     r"\b(?:alarms?|alerts?|refill\w*|top(?:ping|ped)?\s+(?:it\s+)?up|(?:ln2|nitrogen|fill)\s+levels?|evaporat\w*|"
     r"pressure|frostbite|cold\s+burns?|goggles|gloves|ppe|safety|maintenance|servic(?:e|ing))\b|"
@@ -245,14 +253,19 @@ def names_no_tube(words: str, inventory: Inventory) -> bool:
 
 
 def _say_no_tube(words: str, inventory: Inventory) -> bool:
+    unheld = _PURPOSE.sub(" ", words)  # "some sperm for IVF tomorrow": what it is for names no tube
     return not (
         named_in(words, inventory)
         or said_boxes(words)
         or said_positions(words, inventory.layout)
         or said_code(words)
-        or _name_like(words)
-        or lone_name(words) is not None  # "do we still have any Kluyveromyces lactis?"
+        or _name_like(unheld)
+        or lone_name(unheld) is not None  # "do we still have any Kluyveromyces lactis?"
     )
+
+
+_PURPOSE = re.compile(r"\bfor\s+(?:the\s+|my\s+|our\s+|an?\s+|his\s+|her\s+|their\s+)?[A-Z][\w-]*")
+"""What tubes are asked for, said after "for" ("for IVF", "for the ELISpot")."""
 
 
 def asks_lab_knowledge(words: str, inventory: Inventory) -> bool:
@@ -261,7 +274,11 @@ def asks_lab_knowledge(words: str, inventory: Inventory) -> bool:
     what the app does."""
     if _UPKEEP.search(words):
         return _say_no_tube(words, inventory)
-    return _HOW_TO.search(words) is not None and names_no_tube(words, inventory)
+    # a reagent's or a method's letters ("methanol or DMF", "PBS") in a question of how are not a tube's name
+    return _HOW_TO.search(words) is not None and names_no_tube(_ACRONYM.sub(" ", words), inventory)
+
+
+_ACRONYM = re.compile(r"(?<![A-Za-z0-9-])[A-Z]{2,4}(?![A-Za-z0-9-])")
 
 
 _LEFT_TO_US = re.compile(
@@ -441,9 +458,9 @@ def _a_question(sentence: str) -> bool:
 
 
 _TANK = re.compile(
-    r"\b(?:tubes?|vials?|aliquots?|box(?:es)?|pos(?:ition)?s?|slots?|racks?|tanks?|dewars?|ln2|nitrogen|inventory|"
-    r"stocks?|cells?|lines?|records?|frozen|freez\w*|thaw\w*|left|free|empty|space|count|how\s+many|history|audit|"
-    r"changes?|plasmids?|clones?|passages?|samples?|strains?|isolates?|glycerols?|organoids?|spores?)\b|"
+    rf"\b(?:{_KEPT_EN}|box(?:es)?|pos(?:ition)?s?|slots?|racks?|tanks?|dewars?|ln2|nitrogen|inventory|canes?|"
+    r"records?|frozen|freez\w*|thaw\w*|left|free|empty|space|count|how\s+many|history|audit|"
+    r"changes?|plasmids?|passages?|(?:still|we(?:'ve|\s+have))\s+got)\b|"
     r"管|支|盒|位|格|罐|液氮|库存|细胞|记录|冻|复苏|解冻|质粒|空|多少|几|剩|还有|历史|撤销|克隆|代|样|菌|株|孢子",
     re.IGNORECASE,
 )
@@ -502,12 +519,16 @@ def _part_named(words: str, inventory: Inventory) -> tuple[str, str] | None:
         for name, field in _names(inventory)
         for form in dict.fromkeys((name, spelled_out(name)))  # "gamma delta T" of "γδ T (Vδ2)" too
     ]
+    # a name's word of two capitals ("AB" of "Danio rerio AB") names it when said so; in lower case it is a word
+    capitals = {t for name, _ in _names(inventory) for t in _TOKEN.findall(name) if len(t) == 2 and t.isupper()}
     tokens = list(_TOKEN.finditer(words))
     best: tuple[int, str, str] | None = None
     for start in range(len(tokens)):
         for end in range(start + 1, min(start + _MAX_RUN, len(tokens)) + 1):
             run = [t.group().casefold() for t in tokens[start:end]]
-            if all(t.isdigit() or t in _NOT_A_NAME for t in run) or sum(map(len, run)) < 3:
+            if all(t.isdigit() or t in _NOT_A_NAME for t in run) or (
+                sum(map(len, run)) < 3 and tokens[start].group() not in capitals
+            ):
                 continue
             fields = {f for toks, f in name_tokens if any(toks[i : i + len(run)] == run for i in range(len(toks)))}
             if not fields:
@@ -626,7 +647,7 @@ _FRAME_EN = frozenset(
     was we were what what's whats where which who whose you sitting sits kept placed lying inside total altogether
     overall whole entire full somewhere anywhere around anything something froze freeze put into dewar did last this
     month week year ago recently new newly added everything pls plz thanks over past days day within few couple and
-    also plus btw that down made w with using used from lot batch stuff thing things one ones""".split()
+    also plus btw that down made w with using used from lot batch stuff thing things one ones we've i've got""".split()
 )
 """The words of a plain look-up's frame ("Do we have any … left?", "What is in box … position …?", "Where are …?")."""
 _FRAME_ZH = tuple(
@@ -639,6 +660,11 @@ _FRAME_ZH = tuple(
         reverse=True,
     )
 )
+
+
+def _frame_word(word: str) -> bool:
+    """Whether an English word (lower case) is one of a look-up's frame or of what a tank keeps ("sperm", "straws")."""
+    return word in _FRAME_EN or word.removesuffix("s") in _FRAME_EN or re.fullmatch(_KEPT_EN, word) is not None
 
 
 def _without_zh_frame(text: str, *, by: str = " ") -> str:
@@ -715,7 +741,7 @@ def plain_look_up_for(inventory_path: Path) -> Callable[[str], bool]:
         rest = _MONTH_WORDS.sub(" ", rest)
         rest = _without_zh_frame(rest)
         latin = re.findall(r"[a-z][a-z'’]*", rest)
-        return all(w in _FRAME_EN or w.removesuffix("s") in _FRAME_EN for w in latin) and not has_chinese(rest)
+        return all(_frame_word(w) for w in latin) and not has_chinese(rest)
 
     return plain
 
@@ -771,7 +797,7 @@ def first_look_for(
         if box is not None:
             return [("query_inventory", {"box": box})]
         if asks_by_age(words) is not None:  # "whats the oldest stuff in the tank": every record, dated
-            return [("query_inventory", {})]
+            return [("query_inventory", {"frozen_first": asks_by_age(words) == "oldest"})]
         if _FREE.search(_asked(words)) and not _TUBES_COUNTED.search(words):
             return [("empty_positions", {})]
         if _TOTAL.search(words) and lone_name(words) is None:  # the whole tank: its totals
@@ -791,10 +817,11 @@ def first_look_for(
 
 
 _AGE = re.compile(
-    r"\b(?:oldest|earliest|longest|newest|latest|youngest|most\s+recent(?:ly)?)\b|最早|最老|最久|最旧|最新|最近冻",
+    r"\b(?:oldest|earliest|longest|newest|latest|youngest|most\s+recent(?:ly)?)\b|最早|最老|最久|最旧|最新|"
+    r"(?:最近|最后)(?:一次|一批|一管|那次)?(?:冻|存)",
     re.IGNORECASE,
 )
-_NEWEST = re.compile(r"newest|latest|youngest|most|最新|最近", re.IGNORECASE)
+_NEWEST = re.compile(r"newest|latest|youngest|most|最新|最近|最后", re.IGNORECASE)
 
 
 def asks_by_age(words: str) -> Literal["oldest", "newest"] | None:
