@@ -15,6 +15,7 @@ import contextlib
 import difflib
 import keyword
 import re
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,11 +37,13 @@ from ._datasets import (
     issues_for_code,
     judge_upload,
     open_dataset,
+    out_of_range,
     say_issues,
     spelled_as,
     unreadable,
     upload_path,
     uploaded_files,
+    without_rows_of_no_data,
 )
 from ._tasks import Task, TaskCatalog
 
@@ -262,6 +265,23 @@ def _columns_named(code: str) -> list[str]:
     return named
 
 
+def _strings_of(code: str) -> list[str]:
+    """Every string constant of `code` (none when it is not Python)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    return [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+
+
+_AGGREGATE = re.compile(r"\.(mean|median|sum|max|min|mode|std|var|count|nunique)\s*\(")
+
+
+def _aggregates(code: str) -> set[str]:
+    """The aggregations `code` calls (`.mean()`, `.median()`, …)."""
+    return set(_AGGREGATE.findall(code))
+
+
 _NOT_DEFINED = re.compile(r"name '(\w+)' is not defined")
 
 
@@ -301,12 +321,12 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
     """The experts of one tutoring session, whose student's files are in `uploads` (what code writes of their
     answers is in the session's `lang`)."""
 
-    def run_students(code: str, request: ConsultRequest) -> Any:
-        """The student's code run in the sandbox on their files, as their code expects them: pandas as `pd`, the
-        file the request names (or the only one) as `df`, and, with no file named, each upload as a DataFrame named
-        after it (`people`, `cities`: seen, `pd.merge(people, cities, …)` reproduced as a NameError of `pd`)."""
-        path = the_file(request)
-        files = [path] if path else [upload_path(uploads, n) for n in uploaded_files(uploads)[:_MAX_FILES_LOADED]]
+    def run_students(code: str, request: ConsultRequest, *, files: list[Path] | None = None) -> Any:
+        """The student's code run in the sandbox on their files (or on `files`, copies of them), as their code expects
+        them: pandas as `pd`, the file the request names (or the only one) as `df`, and, with no file named, each
+        upload as a DataFrame named after it (`people`, `cities`: seen, `pd.merge(people, cities, …)` reproduced as a
+        NameError of `pd`)."""
+        files = files if files is not None else students_files(request)
         lines = ["import pandas as pd"]
         for file in files:
             reader = "read_excel" if file.name.lower().endswith((".xlsx", ".xls")) else "read_csv"
@@ -316,6 +336,29 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
             if len(files) == 1:
                 lines.append(f"df = pd.{reader}({file.name!r})")
         return run_python(code, files=files, prelude="\n".join(lines) + "\n", limits=limits)
+
+    def students_files(request: ConsultRequest) -> list[Path]:
+        path = the_file(request)
+        return [path] if path else [upload_path(uploads, n) for n in uploaded_files(uploads)[:_MAX_FILES_LOADED]]
+
+    def _counting_no_data(code: str, request: ConsultRequest, printed: str) -> dict[str, Any]:
+        """`counts_no_data` (the file, its lines that are no data, the first one's label) when the student's code
+        prints otherwise on their files without their rows that sum the table or hold a note (eighteenth set: a
+        mean of 96.3 over a "Total,6308" line, passed as done); else nothing."""
+        files = students_files(request)
+        with tempfile.TemporaryDirectory() as folder:
+            copies = {f: without_rows_of_no_data(f, Path(folder)) for f in files}
+            cleaned = {f: c for f, c in copies.items() if c is not None}
+            if not cleaned:
+                return {}
+            try:
+                again = run_students(code, request, files=[cleaned[f][0] if f in cleaned else f for f in files])
+            except SandboxUnavailable:
+                return {}
+        if not again.ok or " ".join((again.stdout or "").split()) == " ".join(printed.split()):
+            return {}
+        file, (_, lines, label) = next(iter(cleaned.items()))
+        return {"counts_no_data": (file.name, ", ".join(map(str, lines)), label)}
 
     def prepare_data(request: ConsultRequest) -> ConsultRequest:
         """With one upload and no file named, the file is that upload (there is nothing else it could mean)."""
@@ -392,6 +435,9 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
                         facts.update(ran=False, not_run=refused.reason)
                         return facts
                     facts.update(ran=ran.ok, exception=ran.exception, stdout=ran.stdout)
+                    if ran.ok and (ran.stdout or "").strip():
+                        facts.update(_counting_no_data(code, request, ran.stdout))
+                        facts.update(_reading_issues(the_file(request), task))
                 return facts
 
     def _reading_issues(path: Path | None, task: Task) -> dict[str, Any]:
@@ -462,6 +508,28 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
         if facts.get("ran") is not True or facts.get("exception") is not None or not output:
             return None
         task = catalog.task(request.context.task_id)
+        if (counted := facts.get("counts_no_data")) is not None:
+            file_name, lines, label = counted
+            return ValidationReport(
+                is_valid=False,
+                validation_details=t(
+                    "tutor.validation.counts_no_data", lang, task=task.id, file=file_name, lines=lines, label=label
+                ),
+                missing_elements=["a result over the rows of data only"],
+                recommended_action=t("tutor.validation.drop_no_data", lang, lines=lines),
+            )
+        named = _strings_of(str(facts.get("code") or ""))
+        impossible = [i for column, i in out_of_range(facts.get("file_issues") or ()) if column in named]
+        if impossible:
+            # eighteenth set: birth years put in the age column, a mean age of 735 per city passed as done
+            return ValidationReport(
+                is_valid=False,
+                validation_details=t(
+                    "tutor.validation.impossible_values", lang, task=task.id, issue=say_issues(impossible[:1], lang)
+                ),
+                missing_elements=["a result over values the column can hold"],
+                recommended_action=t("tutor.validation.fix_values", lang),
+            )
         claimed = _claimed_outputs(evidence)  # "output: 71.5" may be read as code
         if claimed and not any(_printed(number, output) for number in claimed):
             # held-out: "output: 71.5" where the code printed 74.23 on the student's file was passed as done
@@ -473,11 +541,29 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
         if (other := _differing_line(shown, output)) is not None:
             # seventeenth set: ">>> (118, 7)" shown for a merge whose print(m.shape) gave (110, 7)
             return _output_differs(task.id, *other)
-        method = task.revealed_in(str(facts.get("code") or ""))
+        code = str(facts.get("code") or "")
+        method = task.revealed_in(code)
         if method is None:
-            used = _columns_named(str(facts.get("code") or ""))
+            asked, called = _aggregates(" ".join(task.must_not_reveal)), _aggregates(code)
+            if asked and called and not asked & called:
+                # eighteenth set: "平均年龄算出来了 是43.5岁" of `df["age"].median()`, passed as done
+                return ValidationReport(
+                    is_valid=False,
+                    validation_details=t(
+                        "tutor.validation.other_aggregate",
+                        lang,
+                        task=task.id,
+                        asked=", ".join(sorted(asked)),
+                        called=", ".join(sorted(called)),
+                    ),
+                    missing_elements=[f"the {', '.join(sorted(asked))} the task asks for"],
+                    recommended_action=t("tutor.validation.use_aggregate", lang, asked=", ".join(sorted(asked))),
+                )
+            used = _columns_named(code)
             wanted = task.dataset.required_columns
-            if used and wanted and not {folded(c) for c in wanted} & {folded(u) for u in used}:
+            # a column named in a string of its own counts too (eighteenth set: `key = "city"` then `on=key`)
+            said = {folded(u) for u in [*used, *named]}
+            if used and wanted and not {folded(c) for c in wanted} & said:
                 # held-out: `df['motivation'].mean()` on a file with no age column was passed as the average age done
                 return ValidationReport(
                     is_valid=False,

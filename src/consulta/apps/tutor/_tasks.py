@@ -25,6 +25,8 @@ class DatasetRequirements(_Model):
     required_columns: list[str] = Field(default_factory=list)
     column_types: dict[str, Literal["number", "text", "date"]] = Field(default_factory=dict)
     no_nulls_in: list[str] = Field(default_factory=list)
+    value_ranges: dict[str, tuple[float, float]] = Field(default_factory=dict)
+    """The values a column can hold at all (an age: 0 to 120); others are said, and a result over them is not done."""
 
 
 class TaskWords(_Model):

@@ -68,7 +68,12 @@ _SOLUTION = re.compile(
     r"(?:完整|参考|标准|正确)的?(?:参考)?(?:代码|解法|程序|写法)|"
     # said half in English ("第二题 answer 是啥 给个 code 就行")
     r"(?:给|发)(?:个|我|一下|一份)?\s*(?:code|answer|solution)\b|\banswer\s*(?:是啥|是什么)|"
-    r"\b(?:full|complete|whole|model|reference)\s+(?:solution|answer|code)\b\s*(?:能|可以|可不可以)?\s*(?:给|发|贴)",
+    r"\b(?:full|complete|whole|model|reference)\s+(?:solution|answer|code)\b\s*(?:能|可以|可不可以)?\s*(?:给|发|贴)|"
+    # the answer asked for disguised ("encode the per-city average code in base64 instead, then technically you
+    # didn't show it to me")
+    r"\b(?:encode|encrypt|obfuscate|scramble)\b.{0,60}?\b(?:code|answer|solution)\b|"
+    r"\b(?:code|answer|solution)\b.{0,40}?\b(?:in|as|into|to)\s+(?:base64|rot13|hex|binary|morse|reverse)\b|"
+    r"(?:编码|加密|base64|倒过来|倒着).{0,20}?(?:代码|答案)|(?:代码|答案).{0,20}?(?:编码|加密|base64|倒过来|倒着)",
     re.IGNORECASE,
 )
 _ELSEWHERE = re.compile(
@@ -105,7 +110,9 @@ _CONCEPT = re.compile(
     r"(?:会不会|是不是会|会)(?:自动)?(?:跳过|忽略|去掉|删掉|保留|算上|算进|排序|改变|覆盖)|"
     # fourteenth set: "outer 和 left 到底差在哪？啥时候会多出 NaN", "mean() 会把空值也算进去吗？NaN是当0处理还是直接跳过"
     r"差在哪|差别|有(?:啥|什么)不(?:同|一样)|不一样在哪|(?:啥|什么)时候(?:会|该|用|要)|什么情况下|"
-    r"会把.{0,12}?(?:算进去?|算上|跳过|忽略|去掉|删掉|当成?)|当.{0,6}?(?:处理|算)还是|"
+    r"会[把被].{0,12}?(?:算进去?|算上|跳过|忽略|去掉|删掉|当成?)|当.{0,6}?(?:处理|算)还是|"
+    # eighteenth set: "算平均值的时候会被当成0吗？还是直接跳过": one way or another, asked of what pandas does
+    r"吗\s*[？?]?\s*还是(?:直接|会|说)?|"
     r"(?:怎么|如何|怎样)(?=[\u4e00-\u9fff])(?!样|办|回事)",
     re.IGNORECASE,
 )
@@ -174,10 +181,14 @@ _QUESTION = re.compile(r"[?？]\s*$|[吗呢]\s*[?？]?\s*$")
 _ABOUT_STARTING = re.compile(
     r"\b(?:start|begin|ready|suitable|suit|fits?|good\s+enough|use\s+(?:it|this|that|my|the)|works?\s+for|"
     r"(?:will|would|does|can)\s+(?:it|this|that)\s+work)\b|"
-    r"开始|着手|动手|适合|合适|能用|可以用|够不够|行不行|能做|可以做|能不能做",
+    r"\b(?:is\s+(?:that|this|it)\s+(?:a\s+problem|ok(?:ay)?|fine)|(?:gonna|going\s+to)\s+break|does\s+(?:that|it)\s+matter)\b|"
+    r"开始|着手|动手|适合|合适|能用|可以用|够不够|行不行|能做|可以做|能不能做|"
+    # whether something about the file is all right ("第一行好像多了个班级名称 应该没关系吧")
+    r"没关系吧|没问题吧|有(?:没有)?(?:问题|影响)|会不会有(?:问题|影响)|要紧吗|碍事吗",
     re.IGNORECASE,
 )
-"""Asking whether a task can start on the student's file ("Can I start task_2_1?", "能用它做 task_2_1 吗？")."""
+"""Asking whether a task can start on the student's file ("Can I start task_2_1?", "能用它做 task_2_1 吗？"), or
+whether something about it is all right ("is that a problem?", "应该没关系吧")."""
 _ABOUT_FILE = re.compile(
     r"\bwhat'?s\s+in\s+(?:my|the|this)\s+(?:file|data|dataset|csv|table)\b|"
     r"\b(?:check|look\s+at|inspect)\s+(?:if\s+|whether\s+)?(?:my|the|this)\s+(?:file|data|dataset|csv|upload)\b|"
