@@ -279,6 +279,7 @@ def asks_lab_knowledge(words: str, inventory: Inventory) -> bool:
 
 
 _ACRONYM = re.compile(r"(?<![A-Za-z0-9-])[A-Z]{2,4}(?![A-Za-z0-9-])")
+"""A word of two to four capitals ("DMF", "PBS"): a reagent's or a method's letters in a question of how."""
 
 
 _LEFT_TO_US = re.compile(
@@ -796,8 +797,8 @@ def first_look_for(
             return looks
         if box is not None:
             return [("query_inventory", {"box": box})]
-        if asks_by_age(words) is not None:  # "whats the oldest stuff in the tank": every record, dated
-            return [("query_inventory", {"frozen_first": asks_by_age(words) == "oldest"})]
+        if (age := asks_by_age(words)) is not None:  # "whats the oldest stuff in the tank": every record, by date
+            return [("query_inventory", {"frozen_first": age == "oldest"})]
         if _FREE.search(_asked(words)) and not _TUBES_COUNTED.search(words):
             return [("empty_positions", {})]
         if _TOTAL.search(words) and lone_name(words) is None:  # the whole tank: its totals

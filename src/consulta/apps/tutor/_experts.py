@@ -338,6 +338,7 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
         return run_python(code, files=files, prelude="\n".join(lines) + "\n", limits=limits)
 
     def students_files(request: ConsultRequest) -> list[Path]:
+        """The file the request names, else each upload (as many as are loaded)."""
         path = the_file(request)
         return [path] if path else [upload_path(uploads, n) for n in uploaded_files(uploads)[:_MAX_FILES_LOADED]]
 
@@ -402,7 +403,7 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
                     return quoted_alone
                 if path is None and not uploaded_files(uploads):  # nothing of theirs to run it on: the quoted error
                     return quoted_alone
-                found = _reading_issues(path, task)
+                found = _reading_issues(request, task)
                 given = request.context.student_code_snippet or ""
                 snippet = student_code(given) or given  # the code of it, when prose came with it
                 if not snippet.strip():  # the error alone, no code to run
@@ -437,14 +438,15 @@ def tutor_experts(*, catalog: TaskCatalog, uploads: Path, limits: Limits = Limit
                     facts.update(ran=ran.ok, exception=ran.exception, stdout=ran.stdout)
                     if ran.ok and (ran.stdout or "").strip():
                         facts.update(_counting_no_data(code, request, ran.stdout))
-                        facts.update(_reading_issues(the_file(request), task))
+                        facts.update(_reading_issues(request, task))
                 return facts
 
-    def _reading_issues(path: Path | None, task: Task) -> dict[str, Any]:
-        """What the check of the files the student's code reads (`path`, else each upload it is given) finds
-        against `task` that bears on code (`issues_for_code`), as a diagnosis's facts: an error on a file written with ';' or a header ' age' is diagnosed
-        with it; the turn's packet rests on the diagnosis (the turn is about the error, the files are not judged)."""
-        paths = [path] if path else [upload_path(uploads, n) for n in uploaded_files(uploads)[:_MAX_FILES_LOADED]]
+    def _reading_issues(request: ConsultRequest, task: Task) -> dict[str, Any]:
+        """What the check of the files the student's code reads (`students_files`) finds against `task` that bears on
+        code (`issues_for_code`), as facts: an error on a file written with ';' or a header ' age' is diagnosed with
+        it (the turn's packet rests on the diagnosis: the turn is about the error, the files are not judged); a result
+        over ages no person has is not validated."""
+        paths = students_files(request)
         issues = [issue for p in paths for issue in issues_for_code(judge_upload(p, task.dataset)[1])]
         return {"file_issues": list(dict.fromkeys(issues))} if issues else {}
 
