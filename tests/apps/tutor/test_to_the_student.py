@@ -453,3 +453,13 @@ def test_a_task_is_said_done_only_when_a_validation_found_it_so() -> None:
     assert _INNER_NAMES.search("接下来，CA应该指导你检查合并后的表是否正确。")
     assert _INNER_NAMES.search("The CA will guide you.")
     assert not _INNER_NAMES.search("Your file lists Los Angeles, CA and San Diego, CA.")
+
+
+def test_a_validation_that_says_why_is_said_without_the_rules_request_for_code() -> None:
+    """Eighteenth set: "Show the code you ran and its output" was said before the validation of the code and output
+    the student had shown ("… counts line 132 ("Total") …")."""
+    packet = tutor.InstructionPacket.model_validate({**READY, "task_status": "in_progress"})
+    why = "Your code runs, but its result counts line 132 (\"Total\"), which is not data."
+    findings = tutor.Findings(rules=("evidence_not_enough",), validation=(why, "Take line 132 out of the data."))
+    said = tutor.packet_reply(packet, "en", findings)
+    assert why in said and "Show the code you ran" not in said

@@ -194,7 +194,13 @@ class Findings:
         said = []
         if self.issues:
             said.append(t("tutor.reply.issues", lang, issues=say_issues(self.issues, lang)))
-        said += [t(key, lang) for r in self.rules if (key := f"tutor.rule.{r}") in catalog(lang)]
+        # a rule's own sentence, unless the consultation it fired on says why in its own words (eighteenth set: "Show
+        # the code you ran and its output" said before the validation of the code and output the student showed)
+        said += [
+            t(key, lang)
+            for r in self.rules
+            if (key := f"tutor.rule.{r}") in catalog(lang) and not (r == "evidence_not_enough" and any(self.validation))
+        ]
         if said:
             return ("" if lang == "zh-CN" else " ").join(said)
         return " ".join(m for m in packet.mention_to_student if _sayable(m, lang))
