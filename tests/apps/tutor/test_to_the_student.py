@@ -459,7 +459,7 @@ def test_a_validation_that_says_why_is_said_without_the_rules_request_for_code()
     """Eighteenth set: "Show the code you ran and its output" was said before the validation of the code and output
     the student had shown ("… counts line 132 ("Total") …")."""
     packet = tutor.InstructionPacket.model_validate({**READY, "task_status": "in_progress"})
-    why = "Your code runs, but its result counts line 132 (\"Total\"), which is not data."
+    why = 'Your code runs, but its result counts line 132 ("Total"), which is not data.'
     findings = tutor.Findings(rules=("evidence_not_enough",), validation=(why, "Take line 132 out of the data."))
     said = tutor.packet_reply(packet, "en", findings)
     assert why in said and "Show the code you ran" not in said
