@@ -1307,3 +1307,29 @@ def test_a_question_of_the_history_is_answered_by_code_from_the_log(
     run, store = run_by_code(tmp_path, inventory, prompt)
     assert run.status == RunStatus.finished and "LN2" not in run.output
     assert [c.tool_name for c in store.list_tool_calls(run.id)] == ["audit_history"]
+
+
+@pytest.mark.parametrize(
+    ("replies", "stands"),
+    [
+        (["There are 3 tubes in the dewar that were frozen in November 2026.", "3 tubes."], False),  # 3 records
+        (
+            [
+                "5 tubes went in during November 2026: HuC:GCaMP6s ♂#3 and ubi:Zebrabow-M ♂#1 in box 2 (positions 13, "
+                "14, 19, 20) and casper ♂#5 in box 5 position 9."
+            ],
+            True,
+        ),
+    ],
+)
+def test_a_count_of_tubes_said_unasked_is_one_the_look_up_counted(
+    tmp_path: Path, replies: list[str], stands: bool
+) -> None:
+    """Eighteenth set ("anything new go into the dewar this past week?"): "3 tubes" said of three records holding 5,
+    counted right by no check because nobody asked how many."""
+    lab = tmp_path / "inventory.yaml"
+    lab.write_bytes(HELDOUT18_LAB.read_bytes())
+    prompt = "anything new go into the dewar in November 2026? for the report"
+    run, _ = run_script(tmp_path, lab, prompt, [{"text": r} for r in replies])
+    assert run.status == RunStatus.finished
+    assert (run.output == replies[0]) is stands and ("3 tubes" in (run.output or "")) is False

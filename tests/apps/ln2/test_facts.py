@@ -31,10 +31,7 @@ def checks(store, run_id: str) -> list[str]:  # noqa: ANN001
 
 
 def test_the_hela_answer_with_invented_counts_is_replaced_by_codes(tmp_path: Path, inventory: Path) -> None:  # noqa: F811
-    invented = (
-        "HeLa: the tank has 11 tubes left in box 1, and 30 tubes left in box 1. There are 4 boxes with 51 free "
-        "positions."
-    )  # on subject and located (ln2's own check passes it): only the facts check sees the invented numbers
+    invented = "HeLa: the tank has HeLa left in box 1, and in box 3. There are 4 boxes with 51 free positions."  # on subject, located and no count of tubes (ln2's own check passes it): only the facts check sees the 51
     run, store = run_script(
         tmp_path, inventory, "Do we have any HeLa cells left for tomorrow?", [{"text": invented}] * 2
     )

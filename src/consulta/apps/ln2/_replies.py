@@ -360,12 +360,14 @@ def check_ln2_reply(text: str, facts: TurnFacts) -> None:
     by_name = next((b for c in facts.calls if (d := _result(c)) is not None and (b := _tubes_by_name(d))), None)
     split = set(by_name.values()) if how_many and by_name else set()
     # a number said as a count of tubes is one the results counted (seen: "There are 7 Sf9 tubes left in box 7
-    # positions 95,96" — the box's number said as the count)
-    as_tubes = set(tube_counts(text)) if how_many else set()
+    # positions 95,96" — the box's number said as the count), asked how many or not (eighteenth set: "3 tubes … frozen
+    # this past week" of three records holding 5)
+    each = _record_counts(facts)
+    as_tubes = set(tube_counts(text)) if how_many or each else set()
     miscounted = (
         (bool(counts) and not ((counts | split) & said))
         or not split <= said
-        or bool(as_tubes - counts - split - _record_counts(facts))
+        or bool(as_tubes - counted(facts) - split - each)
     )
     not_negative = found_nothing(facts) and (not _NEGATIVE.search(text) or bool(_STILL_HAVE.search(text)))
     unlocated = looking and _unlocated(text, facts)

@@ -118,7 +118,9 @@ def ln2_tools(inventory_path: Path) -> tuple[ToolDef, ...]:
         Args:
             text: Words to look for.
         """
-        return _compact(_search_records(inv(), text), with_note=True)
+        found = _search_records(inv(), text)
+        found["tubes"] = sum(len(r.get("positions") or ()) for r in found["records"])  # code counts, not the model
+        return _compact(found, with_note=True)
 
     @read_tool
     def empty_positions(box: int | None = None) -> dict[str, Any]:
