@@ -681,6 +681,11 @@ def test_a_grid_place_no_box_has_stages_nothing_and_says_why(tmp_path: Path, inv
         Ln2Plans(inventory).check_grounding("add_entry", op, Evidence(user_texts=("put a Sf9 vial in box 2 J1",)))
     assert info.value.error_code == "invalid_position"
     assert info.value.message_in("zh-CN") == "未暂存：盒子里没有 J1 这个位置：行是 A–I，列是 1–9。"
+    # the place put in the call as a name (stop 43, the README's page: add_entry(short_name="J1", positions=[1]))
+    named = {**op, "short_name": "J1"}
+    with pytest.raises(ToolError) as info:
+        Ln2Plans(inventory).check_grounding("add_entry", named, Evidence(user_texts=("put a Sf9 vial in box 2 J1",)))
+    assert info.value.error_code == "invalid_position"
     b16 = {"op": "add_entry", "parent_cell_line": "B16", "box": 2, "positions": [3]}  # a line named like a place
     Ln2Plans(inventory).check_grounding("add_entry", b16, Evidence(user_texts=("put a B16 vial in box 2 position 3",)))
 
