@@ -23,6 +23,7 @@ from ._queries import _ranges, best_named, check_box, used_up
 
 __all__ = [
     "TubeChoiceError",
+    "said_after_a_box",
     "TubeRef",
     "labels_outside",
     "locate",
@@ -348,6 +349,16 @@ _BOX = re.compile(
     r"(?:\bbox(?:es)?\s*(?:no\.?|number|#)?\s*[:：#]?\s*(\d+))|(?:(\d+)\s*号?\s*(?:冻存)?盒)|(?:盒子?\s*[:：#]?\s*(\d+))",
     re.IGNORECASE,
 )
+
+
+def said_after_a_box(label: str, words: str) -> bool:
+    """Whether `label`, written like a grid label ("J1"), follows a box in `words` ("box 2 J1", "2号盒J1")."""
+    if not re.fullmatch(r"[A-Za-z]\d{1,2}", label):
+        return False
+    after = rf"(?:{_BOX.pattern})\s*[,，:：]?\s*(?:at\s+|position\s+)?{re.escape(label)}(?![A-Za-z0-9])"
+    return re.search(after, words, re.IGNORECASE) is not None
+
+
 _ITEM = r"[A-Za-z]?\d+"
 _TO = r"(?:[~–-]|\bto\b|\bthrough\b|\bthru\b|到|至)"
 """What joins the two ends of a range ("1-3", "H3到H5", "21 to 24")."""

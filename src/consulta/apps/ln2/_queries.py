@@ -16,6 +16,7 @@ from ...runtime import ToolError
 from ._inventory import BoxLayout, Inventory, Record, occupancy, position_label
 
 __all__ = [
+    "CONTAINERS_EN",
     "best_named",
     "spelled_out",
     "check_box",
@@ -30,8 +31,10 @@ _NOTE_CHARS = 60
 _FUZZY_CUTOFF = 0.75  # 'K652' vs 'K562' scores exactly 0.75
 _FUZZY_MIN_LEN = 4  # shorter queries match too much by accident
 _WORD_ONLY_LEN = 3  # letters-only queries this short match a whole word of a name
+CONTAINERS_EN = r"tubes?|vials?|cryovials?|straws?|aliquots?|ampoules?|stocks?"
+"""What a tank's samples are kept in, in English (a regular expression's alternatives)."""
 _HOLDER = re.compile(
-    r"^(?:the|a|an|one)\s+|\s+(?:tubes?|vials?|cryovials?|straws?|aliquots?|ampoules?|stocks?|cells?)$|(?:那|这|一)?[管支]$",
+    rf"^(?:the|a|an|one)\s+|\s+(?:{CONTAINERS_EN}|cells?)$|(?:那|这|一)?[管支]$",
     re.IGNORECASE,
 )
 """What a name may be said with in a call ("the WIK straw", "HeLa vials", "K562那管"): no part of any name."""

@@ -26,6 +26,7 @@ from ._locate import (
     labels_outside,
     locate,
     place_said,
+    said_after_a_box,
     said_boxes,
     said_places,
     said_positions,
@@ -961,7 +962,7 @@ def _check_labels(inventory: Inventory, evidence: Evidence, *, names: Sequence[s
     words = " ".join((*evidence.user_texts, *evidence.answers))
     # a call's name that is a grid label the words say right after a box ("J1" of "box 2 J1", put in short_name) is
     # the place said, not a name (a line named like a place, "a B16 vial", stays a name)
-    given = [n for n in names if n and not _said_after_a_box(n.strip(), words)]
+    given = [n for n in names if n and not said_after_a_box(n.strip(), words)]
     held = [*given, *(n for r in inventory.records for n in (r.short_name, r.parent_cell_line))]
     outside = labels_outside(_without(words, held), layout)
     if outside:
@@ -974,14 +975,6 @@ def _check_labels(inventory: Inventory, evidence: Evidence, *, names: Sequence[s
             key="ln2.error.no_such_label",
             values=values,
         )
-
-
-def _said_after_a_box(label: str, words: str) -> bool:
-    """Whether `label`, written like a grid label ("J1"), follows a box in `words` ("box 2 J1", "2号盒J1")."""
-    if not re.fullmatch(r"[A-Za-z]\d{1,2}", label):
-        return False
-    after_a_box = rf"(?:\bbox\s*\d+|\d+\s*号盒)\s*[,，:：]?\s*(?:at\s+|position\s+)?{re.escape(label)}(?![A-Za-z0-9])"
-    return re.search(after_a_box, words, re.IGNORECASE) is not None
 
 
 def _wrong_operation(tool_name: str, said: str) -> ToolError:

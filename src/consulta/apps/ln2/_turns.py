@@ -26,7 +26,7 @@ from ._audit import read_audit
 from ._dates import said_date, said_days
 from ._inventory import Inventory, load_inventory
 from ._locate import said_boxes, said_places, said_positions
-from ._queries import best_named, spelled_out
+from ._queries import CONTAINERS_EN, best_named, spelled_out
 
 __all__ = [
     "about_the_tank",
@@ -125,8 +125,8 @@ _UNDO = re.compile(
     r"\b(?:undo|revert|roll\s*back|rollback|roll\s+(?:it|that|this|them)\s+back)\b|撤销|撤回|回滚", re.IGNORECASE
 )
 _KEPT_EN = (
-    r"tubes?|vials?|cryovials?|straws?|aliquots?|ampoules?|stocks?|cells?|lines?|samples?|strains?|isolates?|"
-    r"clones?|glycerols?|organoids?|spores?|sperm|embryos?|seeds?"
+    rf"{CONTAINERS_EN}|cells?|lines?|samples?|strains?|isolates?|clones?|glycerols?|organoids?|spores?|sperm|embryos?|"
+    r"seeds?"
 )
 """What a tank keeps, in English: its containers and the kinds of living material frozen in them."""
 _NEED = re.compile(

@@ -239,10 +239,18 @@ def check_dataset(
     )
 
 
+_TEXT_TABLES = (".csv", ".txt", ".dat", ".tsv")
+"""The uploads that are tables written as text."""
 _UNNAMED = re.compile(r"Unnamed: \d+")
 """How pandas names a column whose header cell is empty."""
 _SENTENCE = re.compile(r"\S+(?:\s+\S+){4,}")
 """Five words or more: a sentence, not a value."""
+
+
+def _start_of(text: str) -> str:
+    """A cell's text on one line, its first 60 characters: what an issue quotes of it."""
+    text = " ".join(text.split())
+    return text if len(text) <= 60 else f"{text[:57]}…"
 
 
 def _note_rows(frame: pd.DataFrame) -> list[tuple[int, str]]:
@@ -255,8 +263,7 @@ def _note_rows(frame: pd.DataFrame) -> list[tuple[int, str]]:
     for at in (frame.notna().sum(axis=1).to_numpy() == 1).nonzero()[0]:
         value = frame.iloc[at].dropna().iloc[0]
         if isinstance(value, str) and _SENTENCE.search(value):
-            text = " ".join(value.split())
-            notes.append((int(at) + 2, text if len(text) <= 60 else f"{text[:57]}…"))
+            notes.append((int(at) + 2, _start_of(value)))
     return notes
 
 
@@ -280,7 +287,7 @@ def without_rows_of_no_data(path: Path, into: Path) -> tuple[Path, list[int], st
     """A copy of the text table at `path` in folder `into` (same name) without its rows that are no data (sums,
     notes: `_total_rows`, `_note_rows`), with their lines and the first one's label; None when it has none, or when
     its rows are not one line each (a quoted cell over several lines: no line is dropped blindly)."""
-    if path.suffix.lower() not in (".csv", ".txt", ".dat", ".tsv"):
+    if path.suffix.lower() not in _TEXT_TABLES:
         return None
     try:
         frame = open_dataset(path)
@@ -307,8 +314,7 @@ def _addressed_cells(frame: pd.DataFrame) -> list[tuple[int, str, str]]:
         for at in (values.astype(str).str.len() > _ADDRESS_MIN).to_numpy().nonzero()[0]:
             value = values.iloc[at]
             if isinstance(value, str) and takes_over(value):
-                text = " ".join(value.split())
-                found.append((int(at) + 2, str(column), text if len(text) <= 60 else f"{text[:57]}…"))
+                found.append((int(at) + 2, str(column), _start_of(value)))
     return found
 
 
@@ -362,7 +368,7 @@ def judge_upload(path: Path, requirements: DatasetRequirements) -> tuple[Dataset
     """An uploaded file judged against a task's dataset `requirements`: its facts (None: no table could be read) and
     the verdict. A text table written with another separator than the comma is judged on the columns that separator
     splits (its columns were not missing, they were not split), and the separator is said (`said_separator`)."""
-    if path.suffix.lower() in (".csv", ".txt", ".dat", ".tsv") and holds_json(path):
+    if path.suffix.lower() in _TEXT_TABLES and holds_json(path):
         # seventeenth set: JSON exported from an app and renamed .csv (pandas reads its one line as a header)
         return None, Verdict(is_suitable=False, blocking_issues=[t(_JSON_FILE, name=path.name)], evidence=[])
     try:
